@@ -1,0 +1,117 @@
+//! Configuration from the environment, checked once at start-up.
+
+use crate::auth::{ConfirmSecret, MIN_CONFIRM_SECRET_LEN};
+use crate::domain::{HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
+
+/// Start-up errors: each names the variable at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("environment variable {0} is required but not set")]
+    Missing(&'static str),
+    #[error("environment variable {name} must be {expected}, got {got:?}")]
+    Invalid { name: &'static str, expected: String, got: String },
+    #[error("environment variable CONFIRM_SECRET must be at least {MIN_CONFIRM_SECRET_LEN} characters")]
+    ShortSecret,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub table_name: String,
+    /// Hold time for events created without `holdSeconds`.
+    pub hold_seconds: u32,
+    pub max_seats_per_order: u32,
+    /// Only the confirm function (and the dev server) needs it.
+    pub confirm_secret: Option<ConfirmSecret>,
+}
+
+pub const DEFAULT_HOLD_SECONDS: u32 = 420;
+pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
+
+/// Which optional parts a binary requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Store,
+    StoreAndConfirmSecret,
+}
+
+impl Config {
+    pub fn from_env(needs: Needs) -> Result<Self, ConfigError> {
+        Self::from_lookup(needs, |k| std::env::var(k).ok())
+    }
+
+    /// The same rules over any lookup, so they are testable without
+    /// touching the process environment.
+    pub fn from_lookup(
+        needs: Needs,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let table_name = get("TABLE_NAME")
+            .filter(|v| !v.trim().is_empty())
+            .ok_or(ConfigError::Missing("TABLE_NAME"))?;
+        let hold_seconds = number(&get, "HOLD_SECONDS", DEFAULT_HOLD_SECONDS, HOLD_SECONDS_RANGE)?;
+        let max_seats_per_order = number(
+            &get,
+            "MAX_SEATS_PER_ORDER",
+            DEFAULT_MAX_SEATS_PER_ORDER,
+            SEATS_PER_ORDER_RANGE,
+        )?;
+        let confirm_secret = match (get("CONFIRM_SECRET"), needs) {
+            (Some(s), _) => Some(ConfirmSecret::new(&s).ok_or(ConfigError::ShortSecret)?),
+            (None, Needs::StoreAndConfirmSecret) => return Err(ConfigError::Missing("CONFIRM_SECRET")),
+            (None, Needs::Store) => None,
+        };
+        Ok(Self { table_name, hold_seconds, max_seats_per_order, confirm_secret })
+    }
+}
+
+fn number(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u32,
+    range: std::ops::RangeInclusive<u32>,
+) -> Result<u32, ConfigError> {
+    let Some(raw) = get(name) else { return Ok(default) };
+    raw.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| range.contains(n))
+        .ok_or_else(|| ConfigError::Invalid {
+            name,
+            expected: format!("a whole number from {} to {}", range.start(), range.end()),
+            got: raw,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_and_required_names() {
+        let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")])).unwrap();
+        assert_eq!((c.hold_seconds, c.max_seats_per_order), (420, 10));
+        assert!(c.confirm_secret.is_none());
+        let e = Config::from_lookup(Needs::Store, lookup(&[])).unwrap_err();
+        assert!(e.to_string().contains("TABLE_NAME"));
+        let e = Config::from_lookup(Needs::StoreAndConfirmSecret, lookup(&[("TABLE_NAME", "t")]))
+            .unwrap_err();
+        assert!(e.to_string().contains("CONFIRM_SECRET"));
+    }
+
+    #[test]
+    fn ranges_are_enforced() {
+        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "100"), ("MAX_SEATS_PER_ORDER", "x")] {
+            let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)])).unwrap_err();
+            assert!(e.to_string().contains(k), "{e}");
+        }
+        let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), ("CONFIRM_SECRET", "short")])).unwrap_err();
+        assert!(matches!(e, ConfigError::ShortSecret));
+    }
+}

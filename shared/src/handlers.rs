@@ -1,0 +1,371 @@
+//! The API's handlers: plain async functions of the app and a request,
+//! called by the Lambda binaries and by the local dev server alike.
+
+use std::convert::Infallible;
+
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Request, Response};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::HoldToken;
+use crate::domain::{
+    seat_display_order, Event, EventId, EventPlan, Millis, Order, OrderId, OrderStatus,
+    PaymentId, SeatId, SectionId, MAX_USER_ID_LEN,
+};
+use crate::error::Error;
+use crate::http::{header, json, json_body, path_param, query_param, raw_body, serve};
+use crate::store::{ConfirmOutcome, StoredOrder};
+use crate::App;
+
+type Reply = Result<Response<Body>, Infallible>;
+
+// ----- create-event ---------------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventReply<'a> {
+    event_id: &'a EventId,
+    name: &'a str,
+    hold_seconds: u32,
+    seat_count: u32,
+}
+
+/// `PUT /events/{eventId}`
+pub async fn create_event(app: &App, req: Request) -> Reply {
+    Ok(serve("create-event", &req, async {
+        let event_id = path_param(&req, "eventId", EventId::parse)?;
+        let plan: EventPlan = json_body(&req, None)?;
+        // Every check happens before the first write: bad input never
+        // leaves a partial event behind.
+        let seats = plan.seats()?;
+        let event = Event {
+            event_id,
+            name: plan.name.clone(),
+            hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
+            // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
+            seat_count: seats.len() as u32,
+        };
+        app.store.create_event(&event, &seats).await?;
+        Ok(json(
+            StatusCode::CREATED,
+            &EventReply {
+                event_id: &event.event_id,
+                name: &event.name,
+                hold_seconds: event.hold_seconds,
+                seat_count: event.seat_count,
+            },
+        ))
+    })
+    .await)
+}
+
+// ----- list-seats -----------------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SeatView {
+    seat_id: SeatId,
+    section_id: SectionId,
+    row: crate::domain::RowId,
+    number: u32,
+    status: crate::domain::SeatStatus,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SeatsReply<'a> {
+    event_id: &'a EventId,
+    seats: Vec<SeatView>,
+}
+
+/// `GET /events/{eventId}/seats[?section=S]` — never reveals holders.
+pub async fn list_seats(app: &App, req: Request) -> Reply {
+    Ok(serve("list-seats", &req, async {
+        let event_id = path_param(&req, "eventId", EventId::parse)?;
+        let section = query_param(&req, "section", SectionId::parse)?;
+        let mut seats = app
+            .store
+            .list_seats(&event_id, section.as_ref())
+            .await?
+            .ok_or(Error::EventNotFound)?;
+        seats.sort_by(|a, b| seat_display_order(&a.spec, &b.spec));
+        let now = Millis::now();
+        let seats = seats
+            .into_iter()
+            .map(|seat| SeatView {
+                status: seat.state.visible_status(now),
+                seat_id: seat.spec.seat_id,
+                section_id: seat.spec.section_id,
+                row: seat.spec.row,
+                number: seat.spec.number,
+            })
+            .collect();
+        Ok(json(StatusCode::OK, &SeatsReply { event_id: &event_id, seats }))
+    })
+    .await)
+}
+
+// ----- create-order ---------------------------------------------------------
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CreateOrderBody {
+    #[serde(default)]
+    user_id: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateOrderReply<'a> {
+    order_id: &'a OrderId,
+    hold_token: &'a str,
+    event_id: &'a EventId,
+    status: OrderStatus,
+    expires_at: String,
+}
+
+/// `POST /events/{eventId}/orders`
+pub async fn create_order(app: &App, req: Request) -> Reply {
+    Ok(serve("create-order", &req, async {
+        let event_id = path_param(&req, "eventId", EventId::parse)?;
+        let body: CreateOrderBody = json_body(&req, Some(CreateOrderBody::default()))?;
+        if let Some(user) = &body.user_id {
+            if user.is_empty() || user.chars().count() > MAX_USER_ID_LEN || user.chars().any(char::is_control) {
+                return Err(Error::BadRequest(format!(
+                    "userId must be 1-{MAX_USER_ID_LEN} characters without control characters"
+                )));
+            }
+        }
+        let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
+        let expires_at = Millis::now().plus_seconds(event.hold_seconds);
+        let token = HoldToken::generate(&event_id, expires_at)?;
+        let order = Order {
+            order_id: OrderId::generate(),
+            event_id,
+            status: OrderStatus::Pending,
+            expires_at,
+            token_hash: token.hash(),
+            seats: Vec::new(),
+            payment_id: None,
+            user_id: body.user_id,
+        };
+        app.store.create_order(&order).await?;
+        Ok(json(
+            StatusCode::CREATED,
+            &CreateOrderReply {
+                order_id: &order.order_id,
+                hold_token: token.as_str(),
+                event_id: &order.event_id,
+                status: OrderStatus::Pending,
+                expires_at: expires_at.to_rfc3339(),
+            },
+        ))
+    })
+    .await)
+}
+
+// ----- get-order ------------------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OrderReply<'a> {
+    order_id: &'a OrderId,
+    event_id: &'a EventId,
+    status: OrderStatus,
+    expires_at: String,
+    seats: &'a [SeatId],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payment_id: Option<&'a PaymentId>,
+}
+
+fn bearer(req: &Request) -> Option<HoldToken> {
+    HoldToken::from_authorization(header(req, "authorization"))
+}
+
+/// `GET /orders/{orderId}`
+pub async fn get_order(app: &App, req: Request) -> Reply {
+    Ok(serve("get-order", &req, async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let token = bearer(&req);
+        let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
+        let order = &stored.order;
+        if !token.is_some_and(|t| t.matches(&order.token_hash)) {
+            return Err(Error::Unauthorized);
+        }
+        Ok(json(
+            StatusCode::OK,
+            &OrderReply {
+                order_id: &order.order_id,
+                event_id: &order.event_id,
+                status: order.effective_status(Millis::now()),
+                expires_at: order.expires_at.to_rfc3339(),
+                seats: &order.seats,
+                payment_id: order.payment_id.as_ref(),
+            },
+        ))
+    })
+    .await)
+}
+
+// ----- get-seat / drop-seat -------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SeatReply<'a> {
+    order_id: &'a OrderId,
+    seat_id: &'a SeatId,
+    status: crate::domain::SeatStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<String>,
+}
+
+/// The hold token of an order route. Without a well-formed one there is no
+/// key to write, so the order is read only to tell `404` from `401`.
+async fn order_token(app: &App, req: &Request, order_id: &OrderId) -> Result<HoldToken, Error> {
+    match bearer(req) {
+        Some(token) => Ok(token),
+        None => match app.store.get_order(order_id).await? {
+            None => Err(Error::OrderNotFound),
+            Some(_) => Err(Error::Unauthorized),
+        },
+    }
+}
+
+/// `POST /orders/{orderId}/seats/{seatId}`: one transaction, no read.
+pub async fn get_seat(app: &App, req: Request) -> Reply {
+    Ok(serve("get-seat", &req, async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let seat_id = path_param(&req, "seatId", SeatId::parse)?;
+        let token = order_token(app, &req, &order_id).await?;
+        app.store
+            .claim_seat(&order_id, &token, &seat_id, app.config.max_seats_per_order, Millis::now())
+            .await?;
+        Ok(json(
+            StatusCode::OK,
+            &SeatReply {
+                order_id: &order_id,
+                seat_id: &seat_id,
+                status: crate::domain::SeatStatus::Held,
+                expires_at: Some(token.expires_at().to_rfc3339()),
+            },
+        ))
+    })
+    .await)
+}
+
+/// `DELETE /orders/{orderId}/seats/{seatId}`: one transaction, no read.
+pub async fn drop_seat(app: &App, req: Request) -> Reply {
+    Ok(serve("drop-seat", &req, async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let seat_id = path_param(&req, "seatId", SeatId::parse)?;
+        let token = order_token(app, &req, &order_id).await?;
+        app.store.release_seat(&order_id, &token, &seat_id, Millis::now()).await?;
+        Ok(json(
+            StatusCode::OK,
+            &SeatReply {
+                order_id: &order_id,
+                seat_id: &seat_id,
+                status: crate::domain::SeatStatus::Available,
+                expires_at: None,
+            },
+        ))
+    })
+    .await)
+}
+
+// ----- confirm --------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfirmBody {
+    payment_id: PaymentId,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfirmReply<'a> {
+    order_id: &'a OrderId,
+    status: OrderStatus,
+    seats: &'a [SeatId],
+    payment_id: &'a PaymentId,
+}
+
+/// Reads of the order confirm may make: each transaction that fails
+/// because the order changed is followed by a fresh read and a new
+/// decision. Orders only move forward (PENDING → EXPIRED → COMPLETED or
+/// REFUND_DUE), so this converges in two or three.
+const CONFIRM_ROUNDS: usize = 4;
+
+/// `POST /orders/{orderId}/confirm` — called by the payment backend.
+pub async fn confirm(app: &App, req: Request) -> Reply {
+    Ok(serve("confirm", &req, async {
+        let secret = app.config.confirm_secret.as_ref().ok_or(Error::Unauthorized)?;
+        let body = raw_body(&req)?;
+        // The signature is checked before anything else.
+        secret.verify(header(&req, "x-signature"), body)?;
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let ConfirmBody { payment_id } = json_body(&req, None)?;
+        for _ in 0..CONFIRM_ROUNDS {
+            let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
+            if let Some(done) = confirm_step(app, &stored, &payment_id).await? {
+                return done;
+            }
+        }
+        tracing::warn!(order_id = %order_id, "confirm: order kept changing under it");
+        Err(Error::StoreUnavailable)
+    })
+    .await)
+}
+
+/// One decision on a freshly read order; `Ok(None)` means "it changed,
+/// read it again".
+async fn confirm_step(
+    app: &App,
+    stored: &StoredOrder,
+    payment: &PaymentId,
+) -> Result<Option<Result<Response<Body>, Error>>, Error> {
+    let order = &stored.order;
+    let now = Millis::now();
+    let completed = || {
+        json(
+            StatusCode::OK,
+            &ConfirmReply { order_id: &order.order_id, status: OrderStatus::Completed, seats: &order.seats, payment_id: payment },
+        )
+    };
+    match order.status {
+        OrderStatus::Completed if order.payment_id.as_ref() == Some(payment) => Ok(Some(Ok(completed()))),
+        OrderStatus::Completed => Ok(Some(Err(Error::AlreadyCompleted))),
+        OrderStatus::RefundDue => {
+            if order.payment_id.as_ref() != Some(payment) {
+                app.store.record_extra_refund(&order.order_id, payment).await?;
+                tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a refund-due order");
+            }
+            Ok(Some(Err(Error::OrderExpired)))
+        }
+        OrderStatus::Pending | OrderStatus::Expired if order.seats.is_empty() => Ok(Some(Err(Error::OrderEmpty))),
+        OrderStatus::Pending if order.is_holdable(now) => {
+            match app.store.sell_held_seats(stored, payment, now).await? {
+                ConfirmOutcome::Completed => Ok(Some(Ok(completed()))),
+                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+            }
+        }
+        // Paid after expiry: honour it if every seat is still free.
+        OrderStatus::Pending | OrderStatus::Expired => {
+            match app.store.sell_free_seats(stored, payment, now).await? {
+                ConfirmOutcome::Completed => {
+                    tracing::info!(order_id = %order.order_id, "late payment: seats re-acquired");
+                    Ok(Some(Ok(completed())))
+                }
+                ConfirmOutcome::SeatsTaken => {
+                    if app.store.mark_refund_due(stored, payment).await? {
+                        tracing::warn!(order_id = %order.order_id, payment_id = %payment, "late payment: seats taken, refund due");
+                        Ok(Some(Err(Error::OrderExpired)))
+                    } else {
+                        Ok(None)
+                    }
+                }
+                ConfirmOutcome::OrderChanged => Ok(None),
+            }
+        }
+    }
+}

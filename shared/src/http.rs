@@ -1,0 +1,110 @@
+//! HTTP glue shared by every API handler: reading path ids, headers and
+//! bodies; writing JSON replies and errors; one log line per request.
+
+use std::future::Future;
+use std::time::Instant;
+
+use lambda_http::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use lambda_http::http::{HeaderValue, StatusCode};
+use lambda_http::{Body, Request, RequestExt, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{chain, Error};
+
+/// Largest request body accepted. A 20,000-seat plan of one-seat rows is
+/// well under this; API Gateway itself stops at 10 MB.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// A JSON reply.
+pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
+    let text = serde_json::to_string(value).unwrap_or_else(|e| {
+        // Our reply types are plain structs of strings and numbers; this
+        // cannot fail, but a broken reply must not panic the function.
+        tracing::error!(error = %e, "could not serialise a reply");
+        r#"{"error":"internal-error","message":"internal error"}"#.to_owned()
+    });
+    let mut response = Response::new(Body::Text(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The contract's error body, with `Retry-After` on 503.
+pub fn error_response(err: &Error) -> Response<Body> {
+    let mut response = json(err.status(), &err.body());
+    if err.status() == StatusCode::SERVICE_UNAVAILABLE {
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// Runs one request's work, turns its error into the contract's reply and
+/// logs one JSON line: route, method, path, status, error code, latency.
+/// Never logs headers or bodies (tokens and signatures live there).
+pub async fn serve<F>(route: &'static str, req: &Request, work: F) -> Response<Body>
+where
+    F: Future<Output = Result<Response<Body>, Error>>,
+{
+    let started = Instant::now();
+    let result = work.await;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let method = req.method().as_str();
+    let path = req.uri().path();
+    match result {
+        Ok(response) => {
+            tracing::info!(route, method, path, status = response.status().as_u16(), elapsed_ms, "request");
+            response
+        }
+        Err(err) => {
+            let status = err.status().as_u16();
+            if err.status() == StatusCode::INTERNAL_SERVER_ERROR {
+                tracing::error!(route, method, path, status, code = err.code(), error = %chain(&err), elapsed_ms, "request failed");
+            } else {
+                tracing::info!(route, method, path, status, code = err.code(), elapsed_ms, "request");
+            }
+            error_response(&err)
+        }
+    }
+}
+
+/// A path parameter, validated by `parse` (a 400 names the field).
+pub fn path_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
+    let params = req.path_parameters();
+    let raw = params
+        .first(name)
+        .ok_or_else(|| Error::BadRequest(format!("missing path parameter {name}")))?;
+    parse(raw)
+}
+
+/// A query string parameter, validated by `parse` if present.
+pub fn query_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Error>) -> Result<Option<T>, Error> {
+    let params = req.query_string_parameters();
+    params.first(name).map(parse).transpose()
+}
+
+/// A header as text; a non-text header reads as absent.
+pub fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The raw body bytes, capped at [`MAX_BODY_BYTES`].
+pub fn raw_body(req: &Request) -> Result<&[u8], Error> {
+    let bytes: &[u8] = req.body().as_ref();
+    if bytes.len() > MAX_BODY_BYTES {
+        return Err(Error::PayloadTooLarge { limit: MAX_BODY_BYTES });
+    }
+    Ok(bytes)
+}
+
+/// The body as JSON of type `T`. `empty` is what an absent body means
+/// (`None`: a body is required).
+pub fn json_body<T: DeserializeOwned>(req: &Request, empty: Option<T>) -> Result<T, Error> {
+    let bytes = raw_body(req)?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return empty.ok_or_else(|| Error::BadRequest("a JSON body is required".into()));
+    }
+    serde_json::from_slice(bytes).map_err(|e| Error::BadRequest(format!("invalid JSON body: {e}")))
+}

@@ -1,0 +1,1152 @@
+//! The DynamoDB store: the only module that talks to DynamoDB. Every key,
+//! attribute name and condition expression lives here, and every condition
+//! failure or transaction cancellation is turned into a typed domain error.
+//!
+//! Single table (see template.yaml, `SeatsTable`):
+//!
+//! | item  | PK              | SK             | notes                                   |
+//! |-------|-----------------|----------------|-----------------------------------------|
+//! | event | `EVENT#{event}` | `EVENT`        | name, holdSeconds, seatCount, ready     |
+//! | seat  | `EVENT#{event}` | `SEAT#{seat}`  | status, holderOrderId, holdExpiresAt    |
+//! | order | `ORDER#{order}` | `ORDER`        | status, expiresAt, tokenHash, seats, …  |
+//!
+//! The claim lives on the seat item; a seat's hold expiry is copied from its
+//! order. Pending orders carry `pendingShard`/`pendingExpiresAt`, the keys of
+//! the sparse `PendingByExpiry` index the sweep queries; the keys are removed
+//! when an order leaves PENDING, so the index only ever holds pending work.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_config::timeout::TimeoutConfig;
+use aws_config::BehaviorVersion;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, CancellationReason, PutRequest, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem, Update, WriteRequest,
+};
+use aws_sdk_dynamodb::Client;
+use sha2::{Digest, Sha256};
+
+use crate::auth::HoldToken;
+use crate::domain::{
+    Event, EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RowId, Seat, SeatId,
+    SeatSpec, SeatState, SectionId,
+};
+use crate::error::Error;
+
+/// Name of the sparse index of pending orders by expiry (template.yaml).
+pub const PENDING_INDEX: &str = "PendingByExpiry";
+/// Pending orders spread over this many index partitions so one event's
+/// on-sale does not make a hot partition; the sweep queries each.
+pub const PENDING_SHARDS: u8 = 8;
+/// Expired orders are garbage-collected by DynamoDB TTL this long after
+/// their expiry (completed and refund-due orders are kept).
+pub const EXPIRED_ORDER_RETENTION_SECONDS: i64 = 30 * 24 * 3600;
+
+// Attribute names.
+const PK: &str = "PK";
+const SK: &str = "SK";
+const KIND: &str = "kind";
+const EVENT_ID: &str = "eventId";
+const NAME: &str = "name";
+const HOLD_SECONDS: &str = "holdSeconds";
+const SEAT_COUNT: &str = "seatCount";
+const PLAN_HASH: &str = "planHash";
+const READY: &str = "ready";
+const SEAT_ID: &str = "seatId";
+const SECTION_ID: &str = "sectionId";
+const ROW: &str = "row";
+const NUMBER: &str = "number";
+const STATUS: &str = "status";
+const HOLDER: &str = "holderOrderId";
+const HOLD_EXPIRES_AT: &str = "holdExpiresAt";
+const ORDER_ID: &str = "orderId";
+const EXPIRES_AT: &str = "expiresAt";
+const TOKEN_HASH: &str = "tokenHash";
+const SEATS: &str = "seats";
+const VERSION: &str = "version";
+const PAYMENT_ID: &str = "paymentId";
+const EXTRA_PAYMENT_IDS: &str = "refundPaymentIds";
+const USER_ID: &str = "userId";
+const CREATED_AT: &str = "createdAt";
+const PENDING_SHARD: &str = "pendingShard";
+const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
+const TTL: &str = "ttl";
+
+const SEAT_AVAILABLE: &str = "AVAILABLE";
+const SEAT_HELD: &str = "HELD";
+const SEAT_SOLD: &str = "SOLD";
+
+/// BatchWriteItem takes at most 25 items.
+const BATCH_SIZE: usize = 25;
+/// Seat batches in flight while creating an event.
+const BATCHES_IN_FLIGHT: usize = 8;
+/// Rounds of re-sending a batch's unprocessed items (DynamoDB returns them
+/// under load instead of failing; the SDK does not retry them itself).
+const UNPROCESSED_ROUNDS: u32 = 8;
+
+/// Failures talking to DynamoDB. SDK errors stay typed sources.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("DynamoDB {op} failed")]
+    Sdk {
+        op: &'static str,
+        /// Throttled, timed out, unreachable or a 5xx: worth a retry later.
+        unavailable: bool,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("could not build the DynamoDB {op} request")]
+    Build {
+        op: &'static str,
+        #[source]
+        source: aws_sdk_dynamodb::error::BuildError,
+    },
+    #[error("DynamoDB {op}: {count} items still unprocessed after {UNPROCESSED_ROUNDS} rounds")]
+    Unprocessed { op: &'static str, count: usize },
+    #[error("item {key} is malformed: {problem}")]
+    Malformed { key: String, problem: String },
+}
+
+impl StoreError {
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Sdk { unavailable, .. } => *unavailable,
+            Self::Unprocessed { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+const UNAVAILABLE_CODES: &[&str] = &[
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "TransactionInProgressException",
+];
+
+fn sdk_error<E, R>(op: &'static str, err: SdkError<E, R>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    let unavailable = match &err {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
+        SdkError::ServiceError(ctx) => {
+            ctx.err().code().is_some_and(|c| UNAVAILABLE_CODES.contains(&c))
+        }
+        _ => false,
+    };
+    StoreError::Sdk { op, unavailable, source: Box::new(err) }
+}
+
+fn build_error(op: &'static str) -> impl FnOnce(aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    move |source| StoreError::Build { op, source }
+}
+
+type Item = HashMap<String, AttributeValue>;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+fn ss(values: &[&str]) -> AttributeValue {
+    AttributeValue::Ss(values.iter().map(|v| (*v).to_owned()).collect())
+}
+
+fn event_pk(event: &EventId) -> AttributeValue {
+    s(format!("EVENT#{event}"))
+}
+fn event_key(event: &EventId) -> Item {
+    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s("EVENT"))])
+}
+fn seat_sk_prefix() -> &'static str {
+    "SEAT#"
+}
+fn seat_key(event: &EventId, seat: &SeatId) -> Item {
+    HashMap::from([
+        (PK.into(), event_pk(event)),
+        (SK.into(), s(format!("{}{seat}", seat_sk_prefix()))),
+    ])
+}
+fn order_key(order: &OrderId) -> Item {
+    HashMap::from([(PK.into(), s(format!("ORDER#{order}"))), (SK.into(), s("ORDER"))])
+}
+fn pending_shard(order: &OrderId) -> String {
+    // Spread by the order id's own randomness (a v4 UUID): stable, no state.
+    let h = Sha256::digest(order.as_str().as_bytes());
+    format!("PENDING#{}", h[0] % PENDING_SHARDS)
+}
+fn shard_key(shard: u8) -> String {
+    format!("PENDING#{shard}")
+}
+fn expired_order_ttl(expires_at: Millis) -> i64 {
+    expires_at.0 / 1000 + EXPIRED_ORDER_RETENTION_SECONDS
+}
+
+/// Typed reads of item attributes; a missing or mistyped attribute is a
+/// `Malformed` store error naming the item and the attribute.
+struct Fields<'a> {
+    item: &'a Item,
+}
+
+impl<'a> Fields<'a> {
+    fn new(item: &'a Item) -> Self {
+        Self { item }
+    }
+    fn key(&self) -> String {
+        let get = |k| self.item.get(k).and_then(|v: &AttributeValue| v.as_s().ok()).map(String::as_str);
+        format!("{}/{}", get(PK).unwrap_or("?"), get(SK).unwrap_or("?"))
+    }
+    fn malformed(&self, attr: &str) -> StoreError {
+        StoreError::Malformed { key: self.key(), problem: format!("{attr} missing or mistyped") }
+    }
+    fn opt_s(&self, attr: &str) -> Option<&'a str> {
+        self.item.get(attr).and_then(|v| v.as_s().ok()).map(String::as_str)
+    }
+    fn str(&self, attr: &str) -> Result<&'a str, StoreError> {
+        self.opt_s(attr).ok_or_else(|| self.malformed(attr))
+    }
+    fn opt_i64(&self, attr: &str) -> Result<Option<i64>, StoreError> {
+        match self.item.get(attr) {
+            None => Ok(None),
+            Some(v) => v
+                .as_n()
+                .ok()
+                .and_then(|x| x.parse().ok())
+                .map(Some)
+                .ok_or_else(|| self.malformed(attr)),
+        }
+    }
+    fn i64(&self, attr: &str) -> Result<i64, StoreError> {
+        self.opt_i64(attr)?.ok_or_else(|| self.malformed(attr))
+    }
+    fn u32(&self, attr: &str) -> Result<u32, StoreError> {
+        u32::try_from(self.i64(attr)?).map_err(|_| self.malformed(attr))
+    }
+    fn string_set(&self, attr: &str) -> Result<Vec<String>, StoreError> {
+        match self.item.get(attr) {
+            None => Ok(Vec::new()),
+            Some(AttributeValue::Ss(v)) => Ok(v.clone()),
+            Some(_) => Err(self.malformed(attr)),
+        }
+    }
+    fn id<T>(&self, attr: &str, parse: fn(&str) -> Result<T, Error>) -> Result<T, StoreError> {
+        parse(self.str(attr)?).map_err(|_| self.malformed(attr))
+    }
+}
+
+fn parse_event(item: &Item) -> Result<Event, StoreError> {
+    let f = Fields::new(item);
+    Ok(Event {
+        event_id: f.id(EVENT_ID, EventId::parse)?,
+        name: f.str(NAME)?.to_owned(),
+        hold_seconds: f.u32(HOLD_SECONDS)?,
+        seat_count: f.u32(SEAT_COUNT)?,
+    })
+}
+
+fn event_is_ready(item: &Item) -> bool {
+    matches!(item.get(READY), Some(AttributeValue::Bool(true)))
+}
+
+fn parse_seat(item: &Item) -> Result<Seat, StoreError> {
+    let f = Fields::new(item);
+    let spec = SeatSpec {
+        seat_id: f.id(SEAT_ID, SeatId::parse)?,
+        section_id: f.id(SECTION_ID, SectionId::parse)?,
+        row: f.id(ROW, RowId::parse)?,
+        number: f.u32(NUMBER)?,
+    };
+    let state = match f.str(STATUS)? {
+        SEAT_AVAILABLE => SeatState::Available,
+        SEAT_HELD => SeatState::Held {
+            order: f.id(HOLDER, OrderId::parse)?,
+            expires_at: Millis(f.i64(HOLD_EXPIRES_AT)?),
+        },
+        SEAT_SOLD => SeatState::Sold { order: f.id(HOLDER, OrderId::parse)? },
+        _ => return Err(f.malformed(STATUS)),
+    };
+    Ok(Seat { spec, state })
+}
+
+/// An order as read, with its optimistic-concurrency version.
+#[derive(Debug, Clone)]
+pub struct StoredOrder {
+    pub order: Order,
+    pub version: i64,
+}
+
+fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
+    let f = Fields::new(item);
+    let mut seats = f
+        .string_set(SEATS)?
+        .iter()
+        .map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS)))
+        .collect::<Result<Vec<_>, _>>()?;
+    seats.sort();
+    let order = Order {
+        order_id: f.id(ORDER_ID, OrderId::parse)?,
+        event_id: f.id(EVENT_ID, EventId::parse)?,
+        status: OrderStatus::parse(f.str(STATUS)?).ok_or_else(|| f.malformed(STATUS))?,
+        expires_at: Millis(f.i64(EXPIRES_AT)?),
+        token_hash: f.str(TOKEN_HASH)?.to_owned(),
+        seats,
+        payment_id: f.opt_s(PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(PAYMENT_ID))?,
+        user_id: f.opt_s(USER_ID).map(str::to_owned),
+    };
+    Ok(StoredOrder { order, version: f.opt_i64(VERSION)?.unwrap_or(0) })
+}
+
+/// Why one item of a cancelled transaction failed, with the item as it was.
+#[derive(Debug)]
+enum ItemFailure {
+    /// Its condition failed; the item before the transaction (None: absent).
+    Condition(Option<Item>),
+    /// Another transaction was changing it at the same time.
+    Conflict,
+}
+
+/// Per-item outcome of a cancelled `TransactWriteItems`, in request order:
+/// `None` for items that did not cause the cancellation.
+fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFailure>> {
+    reasons
+        .iter()
+        .map(|r| match r.code() {
+            Some("ConditionalCheckFailed") => Some(ItemFailure::Condition(r.item().cloned())),
+            Some("TransactionConflict") => Some(ItemFailure::Conflict),
+            Some("None") | None => None,
+            // Throttling and the like: counted as a conflict; the caller
+            // answers 503 for those unless another item explains the failure.
+            Some(_) => Some(ItemFailure::Conflict),
+        })
+        .collect()
+}
+
+/// Result of a transaction: committed, or cancelled with per-item reasons.
+enum Txn {
+    Committed,
+    Cancelled(Vec<Option<ItemFailure>>),
+}
+
+/// Where the next page of a query starts (opaque outside the store).
+#[derive(Debug, Clone)]
+pub struct PageCursor(Item);
+
+/// What the sweep found: an order past its expiry still in the index.
+#[derive(Debug, Clone)]
+pub struct ExpiredOrder {
+    pub order_id: OrderId,
+    pub event_id: EventId,
+    pub status: OrderStatus,
+    pub seats: Vec<SeatId>,
+}
+
+/// How confirm's transaction ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ConfirmOutcome {
+    Completed,
+    /// A seat is no longer this order's (late payment only).
+    SeatsTaken,
+    /// The order changed since it was read: read it again and decide anew.
+    OrderChanged,
+}
+
+/// The DynamoDB client and table, built once per process.
+#[derive(Clone, Debug)]
+pub struct Store {
+    client: Client,
+    table: Arc<str>,
+}
+
+impl Store {
+    /// Loads the SDK configuration from the environment (region,
+    /// credentials, `AWS_ENDPOINT_URL_DYNAMODB`) with deliberate timeouts:
+    /// a hung store fails fast instead of burning the Lambda's timeout.
+    pub async fn connect(table: &str) -> Self {
+        let timeouts = TimeoutConfig::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .operation_attempt_timeout(Duration::from_secs(3))
+            .operation_timeout(Duration::from_secs(8))
+            .build();
+        let sdk = aws_config::defaults(BehaviorVersion::latest()).timeout_config(timeouts).load().await;
+        Self::new(Client::new(&sdk), table)
+    }
+
+    pub fn new(client: Client, table: &str) -> Self {
+        Self { client, table: Arc::from(table) }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn table_name(&self) -> &str {
+        &self.table
+    }
+
+    // ----- events -------------------------------------------------------
+
+    /// Creates an event and its seats. The event item is written first with
+    /// `ready = false` under `attribute_not_exists`, then the seats, then
+    /// `ready = true`; nothing reads a not-ready event. If a creation failed
+    /// half-way, the same PUT again resumes it (same plan fingerprint);
+    /// any other PUT of a taken id is `event-exists`.
+    pub async fn create_event(&self, event: &Event, seats: &[SeatSpec]) -> Result<(), Error> {
+        let fingerprint = plan_fingerprint(event, seats);
+        let mut item = event_key(&event.event_id);
+        item.extend([
+            (KIND.into(), s("event")),
+            (EVENT_ID.into(), s(event.event_id.as_str())),
+            (NAME.into(), s(&event.name)),
+            (HOLD_SECONDS.into(), n(event.hold_seconds)),
+            (SEAT_COUNT.into(), n(event.seat_count)),
+            (PLAN_HASH.into(), s(&fingerprint)),
+            (READY.into(), AttributeValue::Bool(false)),
+            (CREATED_AT.into(), s(Millis::now().to_rfc3339())),
+        ]);
+        let put = self
+            .client
+            .put_item()
+            .table_name(&*self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        if let Err(err) = put {
+            let existing = match err.as_service_error() {
+                Some(e) if e.is_conditional_check_failed_exception() => match e {
+                    aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c) => c.item().cloned(),
+                    _ => None,
+                },
+                _ => return Err(sdk_error("PutItem", err).into()),
+            };
+            let resumable = existing.as_ref().is_some_and(|old| {
+                !event_is_ready(old) && Fields::new(old).opt_s(PLAN_HASH) == Some(fingerprint.as_str())
+            });
+            if !resumable {
+                return Err(Error::EventExists);
+            }
+            tracing::info!(event_id = %event.event_id, "resuming an interrupted event creation");
+        }
+        self.write_seats(&event.event_id, seats).await?;
+        self.client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(event_key(&event.event_id)))
+            .update_expression("SET #ready = :true")
+            .expression_attribute_names("#ready", READY)
+            .expression_attribute_values(":true", AttributeValue::Bool(true))
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
+        Ok(())
+    }
+
+    async fn write_seats(&self, event: &EventId, seats: &[SeatSpec]) -> Result<(), StoreError> {
+        let mut batches = seats.chunks(BATCH_SIZE).map(|chunk| {
+            chunk
+                .iter()
+                .map(|seat| {
+                    let mut item = seat_key(event, &seat.seat_id);
+                    item.extend([
+                        (KIND.into(), s("seat")),
+                        (SEAT_ID.into(), s(seat.seat_id.as_str())),
+                        (SECTION_ID.into(), s(seat.section_id.as_str())),
+                        (ROW.into(), s(seat.row.as_str())),
+                        (NUMBER.into(), n(seat.number)),
+                        (STATUS.into(), s(SEAT_AVAILABLE)),
+                    ]);
+                    PutRequest::builder()
+                        .set_item(Some(item))
+                        .build()
+                        .map(|put| WriteRequest::builder().put_request(put).build())
+                        .map_err(build_error("BatchWriteItem"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        });
+        let mut in_flight = tokio::task::JoinSet::new();
+        loop {
+            while in_flight.len() < BATCHES_IN_FLIGHT {
+                let Some(batch) = batches.next() else { break };
+                let store = self.clone();
+                let batch = batch?;
+                in_flight.spawn(async move { store.batch_write(batch).await });
+            }
+            match in_flight.join_next().await {
+                None => return Ok(()),
+                Some(Ok(result)) => result?,
+                Some(Err(join)) => {
+                    return Err(StoreError::Sdk { op: "BatchWriteItem", unavailable: false, source: Box::new(join) })
+                }
+            }
+        }
+    }
+
+    async fn batch_write(&self, mut requests: Vec<WriteRequest>) -> Result<(), StoreError> {
+        for round in 0..UNPROCESSED_ROUNDS {
+            let out = self
+                .client
+                .batch_write_item()
+                .request_items(&*self.table, requests)
+                .send()
+                .await
+                .map_err(|e| sdk_error("BatchWriteItem", e))?;
+            requests = out
+                .unprocessed_items
+                .and_then(|mut m| m.remove(&*self.table))
+                .unwrap_or_default();
+            if requests.is_empty() {
+                return Ok(());
+            }
+            // Back off before re-sending what DynamoDB could not take.
+            tokio::time::sleep(Duration::from_millis(25 << round)).await;
+        }
+        Err(StoreError::Unprocessed { op: "BatchWriteItem", count: requests.len() })
+    }
+
+    /// A ready event, or `None`.
+    pub async fn get_event(&self, event: &EventId) -> Result<Option<Event>, Error> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&*self.table)
+            .set_key(Some(event_key(event)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        match out.item {
+            Some(item) if event_is_ready(&item) => Ok(Some(parse_event(&item)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// An event's seats (one section's, if given), one `Query` per page.
+    /// `None` if the event does not exist (or is still being created).
+    pub async fn list_seats(
+        &self,
+        event: &EventId,
+        section: Option<&SectionId>,
+    ) -> Result<Option<Vec<Seat>>, Error> {
+        let mut seats = Vec::new();
+        let mut event_seen = section.is_some();
+        let mut start: Option<Item> = None;
+        loop {
+            let mut q = self
+                .client
+                .query()
+                .table_name(&*self.table)
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .expression_attribute_values(":pk", event_pk(event));
+            q = match section {
+                // The event item (SK `EVENT`) sorts before every `SEAT#`:
+                // the whole partition is the event, then its seats.
+                None => q.key_condition_expression("PK = :pk"),
+                // `begins_with` on `SEAT#{section}-` may also match a
+                // section whose id extends this one (`A` vs `A-1`), so the
+                // section is filtered exactly as well.
+                Some(sec) => q
+                    .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+                    .filter_expression("#section = :section")
+                    .expression_attribute_names("#section", SECTION_ID)
+                    .expression_attribute_values(":prefix", s(format!("{}{sec}-", seat_sk_prefix())))
+                    .expression_attribute_values(":section", s(sec.as_str())),
+            };
+            let out = q.send().await.map_err(|e| sdk_error("Query", e))?;
+            for item in out.items.unwrap_or_default() {
+                if Fields::new(&item).opt_s(KIND) == Some("event") {
+                    if !event_is_ready(&item) {
+                        return Ok(None);
+                    }
+                    event_seen = true;
+                } else {
+                    seats.push(parse_seat(&item)?);
+                }
+            }
+            match out.last_evaluated_key {
+                Some(k) => start = Some(k),
+                None => break,
+            }
+        }
+        if !event_seen {
+            return Ok(None);
+        }
+        if section.is_some() && seats.is_empty() && self.get_event(event).await?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(seats))
+    }
+
+    // ----- orders -------------------------------------------------------
+
+    /// Writes a new PENDING order (its id is fresh; the condition only
+    /// guards against the impossible collision).
+    pub async fn create_order(&self, order: &Order) -> Result<(), Error> {
+        let mut item = order_key(&order.order_id);
+        item.extend([
+            (KIND.into(), s("order")),
+            (ORDER_ID.into(), s(order.order_id.as_str())),
+            (EVENT_ID.into(), s(order.event_id.as_str())),
+            (STATUS.into(), s(OrderStatus::Pending.as_str())),
+            (EXPIRES_AT.into(), n(order.expires_at.0)),
+            (TOKEN_HASH.into(), s(&order.token_hash)),
+            (VERSION.into(), n(0)),
+            (CREATED_AT.into(), s(Millis::now().to_rfc3339())),
+            (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
+            (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
+            (TTL.into(), n(expired_order_ttl(order.expires_at))),
+        ]);
+        if let Some(user) = &order.user_id {
+            item.insert(USER_ID.into(), s(user));
+        }
+        self.client
+            .put_item()
+            .table_name(&*self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await
+            .map_err(|e| sdk_error("PutItem", e))?;
+        Ok(())
+    }
+
+    /// One strongly consistent read of an order.
+    pub async fn get_order(&self, order: &OrderId) -> Result<Option<StoredOrder>, Error> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&*self.table)
+            .set_key(Some(order_key(order)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        Ok(out.item.as_ref().map(parse_order).transpose()?)
+    }
+
+    async fn transact(&self, items: Vec<TransactWriteItem>) -> Result<Txn, StoreError> {
+        match self.client.transact_write_items().set_transact_items(Some(items)).send().await {
+            Ok(_) => Ok(Txn::Committed),
+            Err(err) => match err.as_service_error() {
+                Some(aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(c)) => {
+                    Ok(Txn::Cancelled(cancellation(c.cancellation_reasons())))
+                }
+                _ => Err(sdk_error("TransactWriteItems", err)),
+            },
+        }
+    }
+
+    fn update(&self, key: Item) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+        Update::builder()
+            .table_name(&*self.table)
+            .set_key(Some(key))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    }
+
+    /// get-seat: claims `seat` for the order and records it on the order in
+    /// one transaction, with no read before it. The seat is claimable if it
+    /// exists, is not sold, and is free, held by this order, or held by an
+    /// order whose hold expired (`holdExpiresAt < :now`: no stale window).
+    /// The order must match the token's hash, be PENDING, unexpired, and
+    /// have room (or hold the seat already: re-claiming is idempotent).
+    pub async fn claim_seat(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        seat: &SeatId,
+        max_seats: u32,
+        now: Millis,
+    ) -> Result<(), Error> {
+        let event = token.event_id();
+        let expires_at = token.expires_at();
+        let claim = self
+            .update(seat_key(event, seat))
+            .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
+            .condition_expression(
+                "attribute_exists(PK) AND #status <> :sold AND \
+                 (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)",
+            )
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#holder", HOLDER)
+            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+            .expression_attribute_values(":held", s(SEAT_HELD))
+            .expression_attribute_values(":sold", s(SEAT_SOLD))
+            .expression_attribute_values(":order", s(order.as_str()))
+            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let record = self
+            .update(order_key(order))
+            .update_expression("ADD #seats :seat, #version :one")
+            .condition_expression(
+                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
+                 AND #expiresAt = :exp AND #expiresAt > :now \
+                 AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
+            )
+            .expression_attribute_names("#seats", SEATS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#tokenHash", TOKEN_HASH)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
+            .expression_attribute_values(":seatId", s(seat.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":tokenHash", s(token.hash()))
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":now", n(now.0))
+            .expression_attribute_values(":max", n(max_seats))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let items = vec![
+            TransactWriteItem::builder().update(claim).build(),
+            TransactWriteItem::builder().update(record).build(),
+        ];
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
+        let order_failure = reasons.pop().flatten();
+        let seat_failure = reasons.pop().flatten();
+        if let Some(err) = order_error(order_failure.as_ref(), token, now)? {
+            return Err(err);
+        }
+        match seat_failure {
+            Some(ItemFailure::Condition(None)) => Err(Error::SeatNotFound),
+            Some(ItemFailure::Condition(Some(old)))
+                if Fields::new(&old).opt_s(STATUS) == Some(SEAT_SOLD) =>
+            {
+                Err(Error::SeatSold)
+            }
+            // Held by a live order, or being claimed this very moment.
+            Some(_) => Err(Error::SeatHeld),
+            // Only the order's condition failed and it was not about the
+            // token, status or expiry: the order is full.
+            None if matches!(order_failure, Some(ItemFailure::Condition(_))) => {
+                Err(Error::SeatLimit { max: max_seats })
+            }
+            None => Err(Error::StoreUnavailable),
+        }
+    }
+
+    /// drop-seat: releases a seat this order holds and removes it from the
+    /// order, in one transaction and one round trip.
+    pub async fn release_seat(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        seat: &SeatId,
+        now: Millis,
+    ) -> Result<(), Error> {
+        let release = self
+            .update(seat_key(token.event_id(), seat))
+            .update_expression("SET #status = :available REMOVE #holder, #holdExp")
+            .condition_expression("#holder = :order AND #status = :held")
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#holder", HOLDER)
+            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+            .expression_attribute_values(":available", s(SEAT_AVAILABLE))
+            .expression_attribute_values(":held", s(SEAT_HELD))
+            .expression_attribute_values(":order", s(order.as_str()))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let record = self
+            .update(order_key(order))
+            .update_expression("DELETE #seats :seat ADD #version :one")
+            .condition_expression(
+                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
+                 AND #expiresAt > :now AND contains(#seats, :seatId)",
+            )
+            .expression_attribute_names("#seats", SEATS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#tokenHash", TOKEN_HASH)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
+            .expression_attribute_values(":seatId", s(seat.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":tokenHash", s(token.hash()))
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let items = vec![
+            TransactWriteItem::builder().update(release).build(),
+            TransactWriteItem::builder().update(record).build(),
+        ];
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
+        let order_failure = reasons.pop().flatten();
+        let seat_failure = reasons.pop().flatten();
+        if let Some(err) = order_error(order_failure.as_ref(), token, now)? {
+            return Err(err);
+        }
+        match (seat_failure, order_failure) {
+            (Some(ItemFailure::Condition(None)), _) => Err(Error::SeatNotFound),
+            (Some(ItemFailure::Condition(_)), _) | (_, Some(ItemFailure::Condition(_))) => {
+                Err(Error::SeatNotHeld)
+            }
+            _ => Err(Error::StoreUnavailable),
+        }
+    }
+
+    /// confirm, live order: every seat SOLD and the order COMPLETED, or
+    /// nothing. Re-checks everything the decision rested on: the order is
+    /// still PENDING, unexpired and unchanged (`version`), and each seat is
+    /// still held by it.
+    pub async fn sell_held_seats(
+        &self,
+        stored: &StoredOrder,
+        payment: &PaymentId,
+        now: Millis,
+    ) -> Result<ConfirmOutcome, Error> {
+        let order = &stored.order;
+        let mut items = Vec::with_capacity(order.seats.len() + 1);
+        for seat in &order.seats {
+            let sell = self
+                .update(seat_key(&order.event_id, seat))
+                .update_expression("SET #status = :sold REMOVE #holdExp")
+                .condition_expression("#holder = :order AND #status = :held AND #holdExp > :now")
+                .expression_attribute_names("#status", STATUS)
+                .expression_attribute_names("#holder", HOLDER)
+                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+                .expression_attribute_values(":sold", s(SEAT_SOLD))
+                .expression_attribute_values(":held", s(SEAT_HELD))
+                .expression_attribute_values(":order", s(order.order_id.as_str()))
+                .expression_attribute_values(":now", n(now.0))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            items.push(TransactWriteItem::builder().update(sell).build());
+        }
+        let complete = self
+            .complete_order(order, stored.version, payment)
+            .condition_expression("#status = :pending AND #version = :version AND #expiresAt > :now")
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        items.push(TransactWriteItem::builder().update(complete).build());
+        self.finish_confirm(items, false).await
+    }
+
+    /// confirm, expired order (late payment): re-claims every seat and
+    /// completes the order if all seats are still free, in one transaction.
+    /// A seat is free if it is not sold and unheld, held by this order, or
+    /// held by an order whose hold expired too.
+    pub async fn sell_free_seats(
+        &self,
+        stored: &StoredOrder,
+        payment: &PaymentId,
+        now: Millis,
+    ) -> Result<ConfirmOutcome, Error> {
+        let order = &stored.order;
+        let mut items = Vec::with_capacity(order.seats.len() + 1);
+        for seat in &order.seats {
+            let sell = self
+                .update(seat_key(&order.event_id, seat))
+                .update_expression("SET #status = :sold, #holder = :order REMOVE #holdExp")
+                .condition_expression(
+                    "attribute_exists(PK) AND #status <> :sold AND \
+                     (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)",
+                )
+                .expression_attribute_names("#status", STATUS)
+                .expression_attribute_names("#holder", HOLDER)
+                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+                .expression_attribute_values(":sold", s(SEAT_SOLD))
+                .expression_attribute_values(":order", s(order.order_id.as_str()))
+                .expression_attribute_values(":now", n(now.0))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            items.push(TransactWriteItem::builder().update(sell).build());
+        }
+        let complete = self
+            .complete_order(order, stored.version, payment)
+            .condition_expression("#status = :seen AND #version = :version")
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        items.push(TransactWriteItem::builder().update(complete).build());
+        self.finish_confirm(items, true).await
+    }
+
+    fn complete_order(
+        &self,
+        order: &Order,
+        version: i64,
+        payment: &PaymentId,
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+        // Completed orders leave the pending index and are kept (no TTL).
+        self.update(order_key(&order.order_id))
+            .update_expression(
+                "SET #status = :completed, #payment = :payment, #version = #version + :one \
+                 REMOVE #shard, #pendingExp, #ttl",
+            )
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#payment", PAYMENT_ID)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_values(":completed", s(OrderStatus::Completed.as_str()))
+            .expression_attribute_values(":payment", s(payment.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":version", n(version))
+    }
+
+    async fn finish_confirm(&self, items: Vec<TransactWriteItem>, late: bool) -> Result<ConfirmOutcome, Error> {
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+            return Ok(ConfirmOutcome::Completed);
+        };
+        let order_failure = reasons.pop().flatten();
+        let seat_failed = reasons.iter().any(|r| matches!(r, Some(ItemFailure::Condition(_))));
+        let seat_conflict = reasons.iter().any(|r| matches!(r, Some(ItemFailure::Conflict)));
+        Ok(match order_failure {
+            Some(_) => ConfirmOutcome::OrderChanged,
+            None if late && seat_failed => ConfirmOutcome::SeatsTaken,
+            // A live order's seat not held by it: the order moved on
+            // (expired at this instant); decide again from a fresh read.
+            None if seat_failed => ConfirmOutcome::OrderChanged,
+            None if seat_conflict => return Err(Error::StoreUnavailable),
+            None => ConfirmOutcome::OrderChanged,
+        })
+    }
+
+    /// Records a late payment that could not be honoured: the order becomes
+    /// REFUND_DUE with the payment id, if it is still as read. The pending
+    /// index keys stay, so the sweep releases whatever holds it still has.
+    pub async fn mark_refund_due(&self, stored: &StoredOrder, payment: &PaymentId) -> Result<bool, Error> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(order_key(&stored.order.order_id)))
+            .update_expression("SET #status = :refund, #payment = :payment, #version = #version + :one REMOVE #ttl")
+            .condition_expression("#status = :seen AND #version = :version")
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#payment", PAYMENT_ID)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_values(":refund", s(OrderStatus::RefundDue.as_str()))
+            .expression_attribute_values(":payment", s(payment.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":seen", s(stored.order.status.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .send()
+            .await;
+        conditional(result, "UpdateItem")
+    }
+
+    /// A further payment for an order already REFUND_DUE: kept beside the
+    /// first so that no payment is lost.
+    pub async fn record_extra_refund(&self, order: &OrderId, payment: &PaymentId) -> Result<(), Error> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(order_key(order)))
+            .update_expression("ADD #extra :payment")
+            .condition_expression("#status = :refund")
+            .expression_attribute_names("#extra", EXTRA_PAYMENT_IDS)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_values(":payment", ss(&[payment.as_str()]))
+            .expression_attribute_values(":refund", s(OrderStatus::RefundDue.as_str()))
+            .send()
+            .await;
+        conditional(result, "UpdateItem").map(|_| ())
+    }
+
+    // ----- expiry sweep -------------------------------------------------
+
+    /// Orders in one shard of the pending index whose expiry has passed:
+    /// one `Query` per page, reading only expired entries (no Scan).
+    pub async fn expired_orders(
+        &self,
+        shard: u8,
+        now: Millis,
+        limit: i32,
+        start: Option<PageCursor>,
+    ) -> Result<(Vec<ExpiredOrder>, Option<PageCursor>), Error> {
+        let out = self
+            .client
+            .query()
+            .table_name(&*self.table)
+            .index_name(PENDING_INDEX)
+            .key_condition_expression("#shard = :shard AND #pendingExp < :now")
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":shard", s(shard_key(shard)))
+            .expression_attribute_values(":now", n(now.0))
+            .limit(limit)
+            .set_exclusive_start_key(start.map(|c| c.0))
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        let next = out.last_evaluated_key.map(PageCursor);
+        let orders = out
+            .items
+            .unwrap_or_default()
+            .iter()
+            .map(|item| {
+                let f = Fields::new(item);
+                let order_id = f
+                    .str(PK)?
+                    .strip_prefix("ORDER#")
+                    .and_then(|id| OrderId::parse(id).ok())
+                    .ok_or_else(|| f.malformed(PK))?;
+                let seats = f
+                    .string_set(SEATS)?
+                    .iter()
+                    .map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(ExpiredOrder {
+                    order_id,
+                    event_id: f.id(EVENT_ID, EventId::parse)?,
+                    status: OrderStatus::parse(f.str(STATUS)?).ok_or_else(|| f.malformed(STATUS))?,
+                    seats,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok((orders, next))
+    }
+
+    /// Releases `seat` only if it is still HELD by `order` (a seat already
+    /// re-claimed or sold is left alone). True if this call released it.
+    pub async fn release_expired_hold(&self, event: &EventId, seat: &SeatId, order: &OrderId) -> Result<bool, Error> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(seat_key(event, seat)))
+            .update_expression("SET #status = :available REMOVE #holder, #holdExp")
+            .condition_expression("#holder = :order AND #status = :held")
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#holder", HOLDER)
+            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+            .expression_attribute_values(":available", s(SEAT_AVAILABLE))
+            .expression_attribute_values(":held", s(SEAT_HELD))
+            .expression_attribute_values(":order", s(order.as_str()))
+            .send()
+            .await;
+        conditional(result, "UpdateItem")
+    }
+
+    /// Takes a swept order out of the pending index; a PENDING one becomes
+    /// EXPIRED (only if still PENDING and expired). True if this call made
+    /// the change (a concurrent sweep or confirm may have got there first).
+    pub async fn retire_expired_order(&self, order: &ExpiredOrder, now: Millis) -> Result<bool, Error> {
+        let base = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(order_key(&order.order_id)))
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT);
+        let request = if order.status == OrderStatus::Pending {
+            base.update_expression("SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp")
+                .condition_expression("#status = :pending AND #expiresAt < :now")
+                .expression_attribute_names("#version", VERSION)
+                .expression_attribute_names("#expiresAt", EXPIRES_AT)
+                .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
+                .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+                .expression_attribute_values(":one", n(1))
+                .expression_attribute_values(":now", n(now.0))
+        } else {
+            base.update_expression("REMOVE #shard, #pendingExp")
+                .condition_expression("#status = :seen AND attribute_exists(#shard)")
+                .expression_attribute_values(":seen", s(order.status.as_str()))
+        };
+        conditional(request.send().await, "UpdateItem")
+    }
+}
+
+/// Ok(true) if a conditional single-item write happened, Ok(false) if its
+/// condition failed.
+fn conditional<T, E, R>(result: Result<T, SdkError<E, R>>, op: &'static str) -> Result<bool, Error>
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match result {
+        Ok(_) => Ok(true),
+        Err(SdkError::ServiceError(ctx)) if ctx.err().code() == Some("ConditionalCheckFailedException") => Ok(false),
+        Err(e) => Err(sdk_error(op, e).into()),
+    }
+}
+
+/// Explains an order item's failed condition in get-seat / drop-seat, in
+/// the contract's precedence: missing order, wrong token, not holdable.
+/// `Ok(None)`: the order was fine on those counts (or did not fail).
+fn order_error(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Error>, StoreError> {
+    match failure {
+        None => Ok(None),
+        Some(ItemFailure::Conflict) => Ok(Some(Error::StoreUnavailable)),
+        Some(ItemFailure::Condition(None)) => Ok(Some(Error::OrderNotFound)),
+        Some(ItemFailure::Condition(Some(item))) => {
+            let stored = parse_order(item)?;
+            if !token.matches(&stored.order.token_hash) {
+                return Ok(Some(Error::Unauthorized));
+            }
+            if !stored.order.is_holdable(now) {
+                return Ok(Some(Error::OrderNotHoldable));
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Identifies an event's plan, so a retried create-event can resume.
+fn plan_fingerprint(event: &Event, seats: &[SeatSpec]) -> String {
+    let mut h = Sha256::new();
+    h.update(event.name.as_bytes());
+    h.update([0]);
+    h.update(event.hold_seconds.to_be_bytes());
+    for seat in seats {
+        h.update(seat.seat_id.as_str().as_bytes());
+        h.update([0]);
+        h.update(seat.section_id.as_str().as_bytes());
+        h.update([0]);
+        h.update(seat.row.as_str().as_bytes());
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_shards() {
+        let e = EventId::parse("gala").unwrap();
+        let seat = SeatId::parse("A-1-1").unwrap();
+        assert_eq!(seat_key(&e, &seat)[SK], s("SEAT#A-1-1"));
+        assert_eq!(event_key(&e)[PK], s("EVENT#gala"));
+        // The event item sorts before its seats, so a partition query
+        // meets it first.
+        assert!("EVENT" < "SEAT#");
+        let shards: std::collections::HashSet<_> =
+            (0..200).map(|_| pending_shard(&OrderId::generate())).collect();
+        assert_eq!(shards.len(), PENDING_SHARDS as usize, "orders spread over every shard");
+    }
+
+    #[test]
+    fn cancellation_reasons_are_typed() {
+        let reasons = vec![
+            CancellationReason::builder().code("None").build(),
+            CancellationReason::builder().code("ConditionalCheckFailed").build(),
+            CancellationReason::builder().code("TransactionConflict").build(),
+        ];
+        let got = cancellation(&reasons);
+        assert!(got[0].is_none());
+        assert!(matches!(got[1], Some(ItemFailure::Condition(None))));
+        assert!(matches!(got[2], Some(ItemFailure::Conflict)));
+    }
+}

@@ -1,0 +1,120 @@
+//! The expiry sweep (expire-holds): marks expired PENDING orders EXPIRED and
+//! releases the seats they still hold. Correctness never depends on it (a
+//! claim compares the hold's expiry itself); it tidies up, so that seats read
+//! as free in the table and orders read as EXPIRED in the index.
+
+use serde::Serialize;
+
+use crate::domain::{Millis, OrderStatus};
+use crate::error::chain;
+use crate::store::{ExpiredOrder, Store, PENDING_SHARDS};
+
+/// Orders read per index query.
+const PAGE_SIZE: i32 = 100;
+/// Orders released concurrently.
+const ORDERS_IN_FLIGHT: usize = 16;
+/// Stop starting new pages when the invocation has less than this left,
+/// so the report still goes out; the next run finishes the rest.
+pub const DEADLINE_MARGIN_MS: i64 = 2_000;
+
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SweepSummary {
+    /// Orders this run moved from PENDING to EXPIRED.
+    pub expired_orders: u64,
+    /// Seats this run released (each still held by its expired order).
+    pub released_seats: u64,
+    /// Orders that failed (logged); they stay in the index for the next run.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub failed_orders: u64,
+    /// True when the deadline stopped the run before the index was empty.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_early: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Sweeps every shard of the pending index for orders expired at `now`.
+/// Safe to run twice at once: each release and each retirement is a
+/// conditional write that only one run can win.
+pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepSummary {
+    let mut summary = SweepSummary::default();
+    'shards: for shard in 0..PENDING_SHARDS {
+        let mut cursor = None;
+        loop {
+            if deadline.is_some_and(|d| Millis::now().0 + DEADLINE_MARGIN_MS >= d.0) {
+                summary.stopped_early = true;
+                break 'shards;
+            }
+            let (orders, next) = match store.expired_orders(shard, now, PAGE_SIZE, cursor.take()).await {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::error!(shard, error = %chain(&e), "sweep: index query failed");
+                    summary.failed_orders += 1;
+                    continue 'shards;
+                }
+            };
+            release_page(store, orders, now, &mut summary).await;
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    tracing::info!(
+        expired_orders = summary.expired_orders,
+        released_seats = summary.released_seats,
+        failed_orders = summary.failed_orders,
+        stopped_early = summary.stopped_early,
+        "sweep"
+    );
+    summary
+}
+
+async fn release_page(store: &Store, orders: Vec<ExpiredOrder>, now: Millis, summary: &mut SweepSummary) {
+    let mut orders = orders.into_iter();
+    let mut in_flight = tokio::task::JoinSet::new();
+    loop {
+        while in_flight.len() < ORDERS_IN_FLIGHT {
+            let Some(order) = orders.next() else { break };
+            let store = store.clone();
+            in_flight.spawn(async move {
+                let result = release_order(&store, &order, now).await;
+                (order, result)
+            });
+        }
+        let Some(joined) = in_flight.join_next().await else { return };
+        match joined {
+            Ok((_, Ok((seats, expired)))) => {
+                summary.released_seats += seats;
+                summary.expired_orders += u64::from(expired);
+            }
+            Ok((order, Err(e))) => {
+                summary.failed_orders += 1;
+                tracing::error!(order_id = %order.order_id, error = %chain(&e), "sweep: order failed; next run retries it");
+            }
+            Err(join) => {
+                summary.failed_orders += 1;
+                tracing::error!(error = %join, "sweep: task failed");
+            }
+        }
+    }
+}
+
+/// Releases the seats an expired order still holds, then retires it.
+/// Seats first: if the run dies in between, the order is still in the index
+/// and the next run completes it.
+async fn release_order(store: &Store, order: &ExpiredOrder, now: Millis) -> Result<(u64, bool), crate::Error> {
+    let mut released = 0;
+    if order.status != OrderStatus::Completed {
+        for seat in &order.seats {
+            if store.release_expired_hold(&order.event_id, seat, &order.order_id).await? {
+                released += 1;
+            }
+        }
+    }
+    let retired = store.retire_expired_order(order, now).await?;
+    Ok((released, retired && order.status == OrderStatus::Pending))
+}
