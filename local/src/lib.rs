@@ -1,1 +1,33 @@
-pub fn placeholder() {}
+//! Local development for seatclaim: DynamoDB Local, the table created from
+//! template.yaml, a dev HTTP server that routes to the very handlers the
+//! Lambda binaries call, and the harness the integration tests use.
+
+pub mod dynamodb_local;
+pub mod router;
+pub mod server;
+pub mod table;
+pub mod testing;
+
+use std::path::PathBuf;
+
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+
+/// The repository root (this crate's parent folder), or `SEATCLAIM_ROOT`.
+pub fn repo_root() -> PathBuf {
+    std::env::var_os("SEATCLAIM_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+}
+
+/// A DynamoDB client for a local endpoint: dummy credentials, the region
+/// from `AWS_REGION` or us-east-1 (DynamoDB Local accepts any).
+pub fn local_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
+    let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned());
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(region))
+        .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-local"))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_dynamodb::Client::from_conf(config)
+}

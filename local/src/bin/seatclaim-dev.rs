@@ -1,0 +1,82 @@
+//! `make dev`: DynamoDB Local, the table from template.yaml, every route on
+//! http://127.0.0.1:$PORT through the Lambda handlers, and the expiry sweep
+//! every $SWEEP_INTERVAL_SECONDS. Ctrl-C stops all of it.
+
+use std::time::Duration;
+
+use local::dynamodb_local::{DynamoDbLocal, Storage};
+use local::table::TableSpec;
+use local::testing::DEV_CONFIRM_SECRET;
+use shared::{App, Config, Needs, Store};
+
+fn env_u16(name: &'static str, default: u16) -> Result<u16, String> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => v.trim().parse().map_err(|_| format!("{name} must be a port number, got {v:?}")),
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    shared::telemetry::init();
+    if let Err(e) = run().await {
+        eprintln!("seatclaim-dev: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let port = env_u16("PORT", 3000)?;
+    let dynamodb_port = env_u16("DYNAMODB_LOCAL_PORT", 8000)?;
+    let sweep_every = match std::env::var("SWEEP_INTERVAL_SECONDS") {
+        Err(_) => 60,
+        Ok(v) => v.trim().parse::<u64>().ok().filter(|s| *s > 0)
+            .ok_or_else(|| format!("SWEEP_INTERVAL_SECONDS must be a whole number of seconds, got {v:?}"))?,
+    };
+    if std::env::var_os("TABLE_NAME").is_none() {
+        std::env::set_var("TABLE_NAME", "seatclaim-local");
+    }
+    if std::env::var_os("CONFIRM_SECRET").is_none() {
+        eprintln!("*** CONFIRM_SECRET is not set: using the DEVELOPMENT DEFAULT {DEV_CONFIRM_SECRET:?}. Never deploy it. ***");
+        std::env::set_var("CONFIRM_SECRET", DEV_CONFIRM_SECRET);
+    }
+    let config = Config::from_env(Needs::StoreAndConfirmSecret).map_err(|e| e.to_string())?;
+
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{port} ({e}); set PORT to a free port"))?;
+    let dynamodb = DynamoDbLocal::start(dynamodb_port, "DYNAMODB_LOCAL_PORT", Storage::InMemory).map_err(|e| e.to_string())?;
+    let client = local::local_client(&dynamodb.endpoint());
+    TableSpec::from_repo()
+        .map_err(|e| e.to_string())?
+        .ensure(&client, &config.table_name)
+        .await
+        .map_err(|e| e.to_string())?;
+    let app = App { store: Store::new(client, &config.table_name), config };
+
+    println!(
+        "seatclaim dev server listening on http://127.0.0.1:{port} (DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",
+        dynamodb.endpoint(),
+        app.config.table_name
+    );
+
+    let sweeper = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(sweep_every));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                shared::sweep::release_expired(&app.store, shared::domain::Millis::now(), None).await;
+            }
+        })
+    };
+    local::server::run(listener, app, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
+    sweeper.abort();
+    drop(dynamodb);
+    println!("seatclaim dev server stopped");
+    Ok(())
+}

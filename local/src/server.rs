@@ -1,0 +1,72 @@
+//! The dev HTTP server: hyper in front of the router.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use lambda_http::Body;
+use shared::http::{error_response, MAX_BODY_BYTES};
+use shared::{App, Error};
+use tokio::net::TcpListener;
+
+/// Serves until `shutdown` completes.
+pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output = ()>) {
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _peer): (_, SocketAddr) = tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+        };
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let app = app.clone();
+                async move { Ok::<_, Infallible>(handle(&app, req).await) }
+            });
+            if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
+                tracing::debug!(error = %e, "connection closed with an error");
+            }
+        });
+    }
+}
+
+async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return to_hyper(error_response(&Error::PayloadTooLarge { limit: MAX_BODY_BYTES })),
+    };
+    let body = if bytes.is_empty() {
+        Body::Empty
+    } else {
+        match String::from_utf8(bytes.to_vec()) {
+            Ok(text) => Body::Text(text),
+            Err(e) => Body::Binary(e.into_bytes()),
+        }
+    };
+    let req = lambda_http::http::Request::from_parts(parts, body);
+    to_hyper(crate::router::dispatch(app, req).await)
+}
+
+fn to_hyper(response: lambda_http::Response<Body>) -> hyper::Response<Full<Bytes>> {
+    let (parts, body) = response.into_parts();
+    let bytes = match body {
+        Body::Empty => Bytes::new(),
+        Body::Text(t) => Bytes::from(t),
+        Body::Binary(b) => Bytes::from(b),
+        _ => Bytes::new(),
+    };
+    hyper::Response::from_parts(parts, Full::new(bytes))
+}
