@@ -1,0 +1,123 @@
+//! Helpers shared by the integration tests: requests through the router
+//! (as the dev server and API Gateway route them) and readers of replies.
+#![allow(dead_code)]
+
+use lambda_http::{Body, Response};
+use local::router::{dispatch, request};
+use local::testing::DEV_CONFIRM_SECRET;
+use serde_json::{json, Value};
+use shared::auth::ConfirmSecret;
+use shared::domain::{EventId, OrderId};
+use shared::App;
+
+pub use local::testing::fresh_app;
+
+/// Status and JSON body of a reply (also checks the content type).
+pub fn read(resp: Response<Body>) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    let ct = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    assert_eq!(ct, "application/json", "every reply is JSON");
+    let body: &[u8] = resp.body().as_ref();
+    let value: Value = serde_json::from_slice(body).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {body:?}"));
+    if status >= 400 {
+        assert!(value["error"].is_string() && value["message"].is_string(), "error shape: {value}");
+    }
+    (status, value)
+}
+
+pub async fn call(app: &App, method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> (u16, Value) {
+    let body = if body.is_empty() { Body::Empty } else { Body::Text(body.to_owned()) };
+    read(dispatch(app, request(method, uri, headers, body)).await)
+}
+
+pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
+    let mut sections: Vec<(String, Vec<Value>)> = Vec::new();
+    for (section, row, count) in rows {
+        let entry = json!({"row": row, "count": count});
+        match sections.iter_mut().find(|(s, _)| s == section) {
+            Some((_, r)) => r.push(entry),
+            None => sections.push((section.to_string(), vec![entry])),
+        }
+    }
+    let mut body = json!({
+        "name": "Test event",
+        "sections": sections.into_iter().map(|(s, r)| json!({"sectionId": s, "rows": r})).collect::<Vec<_>>(),
+    });
+    if let Some(h) = hold_seconds {
+        body["holdSeconds"] = json!(h);
+    }
+    body.to_string()
+}
+
+/// Creates an event `id` with one section A, one row 1, `seats` seats.
+pub async fn event(app: &App, seats: u32, hold_seconds: u32) -> String {
+    let id = format!("ev-{}", uuid::Uuid::new_v4().simple());
+    let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], &plan(&[("A", "1", seats)], Some(hold_seconds))).await;
+    assert_eq!(status, 201, "{body}");
+    id
+}
+
+#[derive(Clone, Debug)]
+pub struct TestOrder {
+    pub id: String,
+    pub token: String,
+    pub expires_at: String,
+}
+
+impl TestOrder {
+    pub fn auth(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+    pub fn order_id(&self) -> OrderId {
+        OrderId::parse(&self.id).unwrap()
+    }
+}
+
+pub async fn order(app: &App, event: &str) -> TestOrder {
+    let (status, body) = call(app, "POST", &format!("/events/{event}/orders"), &[], "{}").await;
+    assert_eq!(status, 201, "{body}");
+    TestOrder {
+        id: body["orderId"].as_str().unwrap().to_owned(),
+        token: body["holdToken"].as_str().unwrap().to_owned(),
+        expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
+    }
+}
+
+pub async fn claim(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
+    call(app, "POST", &format!("/orders/{}/seats/{seat}", o.id), &[("authorization", &o.auth())], "").await
+}
+
+pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
+    call(app, "DELETE", &format!("/orders/{}/seats/{seat}", o.id), &[("authorization", &o.auth())], "").await
+}
+
+pub async fn get_order(app: &App, o: &TestOrder) -> (u16, Value) {
+    call(app, "GET", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
+}
+
+pub fn sign(body: &str) -> String {
+    ConfirmSecret::new(DEV_CONFIRM_SECRET).unwrap().sign(body.as_bytes())
+}
+
+pub async fn confirm(app: &App, order_id: &str, payment: &str) -> (u16, Value) {
+    let body = json!({ "paymentId": payment }).to_string();
+    let sig = sign(&body);
+    call(app, "POST", &format!("/orders/{order_id}/confirm"), &[("x-signature", &sig)], &body).await
+}
+
+pub async fn seats(app: &App, event: &str) -> Vec<shared::domain::Seat> {
+    app.store.list_seats(&EventId::parse(event).unwrap(), None).await.unwrap().unwrap()
+}
+
+pub async fn stored_order(app: &App, id: &str) -> shared::domain::Order {
+    app.store.get_order(&OrderId::parse(id).unwrap()).await.unwrap().unwrap().order
+}
+
+pub async fn sweep(app: &App) -> shared::sweep::SweepSummary {
+    shared::sweep::release_expired(&app.store, shared::domain::Millis::now(), None).await
+}
+
+/// Sleeps until a hold of `hold_seconds` taken now has surely expired.
+pub async fn let_holds_expire(hold_seconds: u64) {
+    tokio::time::sleep(std::time::Duration::from_millis(hold_seconds * 1000 + 150)).await;
+}
