@@ -52,7 +52,9 @@ impl DynamoDbLocal {
         let log = std::fs::File::create(&log_path).map_err(|e| LocalError::Io("creating the DynamoDB Local log", e))?;
         let log_err = log.try_clone().map_err(|e| LocalError::Io("creating the DynamoDB Local log", e))?;
         let mut cmd = Command::new("java");
-        cmd.arg(format!("-Djava.library.path={}", jar_dir.join("DynamoDBLocal_lib").display()))
+        // Its working folder receives a metadata file; keep it out of the repo.
+        cmd.current_dir(std::env::temp_dir())
+            .arg(format!("-Djava.library.path={}", jar_dir.join("DynamoDBLocal_lib").display()))
             .arg("-Xshare:auto")
             .arg("-jar")
             .arg(jar_dir.join("DynamoDBLocal.jar"));

@@ -46,10 +46,10 @@ pub const PENDING_SHARDS: u8 = 8;
 pub const EXPIRED_ORDER_RETENTION_SECONDS: i64 = 30 * 24 * 3600;
 
 // Attribute names.
-const PK: &str = "PK";
-const SK: &str = "SK";
+pub const PK: &str = "PK";
+pub const SK: &str = "SK";
 const KIND: &str = "kind";
-const EVENT_ID: &str = "eventId";
+pub const EVENT_ID: &str = "eventId";
 const NAME: &str = "name";
 const HOLD_SECONDS: &str = "holdSeconds";
 const SEAT_COUNT: &str = "seatCount";
@@ -59,25 +59,28 @@ const SEAT_ID: &str = "seatId";
 const SECTION_ID: &str = "sectionId";
 const ROW: &str = "row";
 const NUMBER: &str = "number";
-const STATUS: &str = "status";
+pub const STATUS: &str = "status";
 const HOLDER: &str = "holderOrderId";
 const HOLD_EXPIRES_AT: &str = "holdExpiresAt";
 const ORDER_ID: &str = "orderId";
 const EXPIRES_AT: &str = "expiresAt";
 const TOKEN_HASH: &str = "tokenHash";
-const SEATS: &str = "seats";
+pub const SEATS: &str = "seats";
 const VERSION: &str = "version";
 const PAYMENT_ID: &str = "paymentId";
 const EXTRA_PAYMENT_IDS: &str = "refundPaymentIds";
 const USER_ID: &str = "userId";
 const CREATED_AT: &str = "createdAt";
-const PENDING_SHARD: &str = "pendingShard";
-const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
-const TTL: &str = "ttl";
+pub const PENDING_SHARD: &str = "pendingShard";
+pub const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
+pub const TTL: &str = "ttl";
 
 const SEAT_AVAILABLE: &str = "AVAILABLE";
 const SEAT_HELD: &str = "HELD";
 const SEAT_SOLD: &str = "SOLD";
+
+/// Attributes the pending index projects: what the sweep reads.
+pub const PENDING_INDEX_PROJECTION: [&str; 3] = [EVENT_ID, SEATS, STATUS];
 
 /// BatchWriteItem takes at most 25 items.
 const BATCH_SIZE: usize = 25;

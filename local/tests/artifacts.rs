@@ -1,0 +1,141 @@
+//! The repository's artifacts agree with the code: template.yaml's table
+//! and routes, and every sample event in events/ runs through its handler.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use local::router::{call, ROUTES};
+use local::table::TableSpec;
+use serde_json::Value;
+use shared::store;
+
+const EXAMPLE_ORDER: &str = "3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81";
+const EXAMPLE_TOKEN: &str = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+fn template() -> serde_yaml_ng::Value {
+    let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_table_in_template_yaml_is_the_one_the_store_uses() {
+    let spec = TableSpec::from_repo().unwrap();
+    assert_eq!(spec.billing_mode, "PAY_PER_REQUEST");
+    let keys: Vec<_> = spec.key_schema.iter().map(|k| (k.attribute_name.as_str(), k.key_type.as_str())).collect();
+    assert_eq!(keys, [(store::PK, "HASH"), (store::SK, "RANGE")]);
+    let attr_type = |name: &str| {
+        spec.attribute_definitions.iter().find(|a| a.attribute_name == name).map(|a| a.attribute_type.clone())
+    };
+    assert_eq!(attr_type(store::PK).as_deref(), Some("S"));
+    assert_eq!(attr_type(store::SK).as_deref(), Some("S"));
+    assert_eq!(attr_type(store::PENDING_SHARD).as_deref(), Some("S"));
+    assert_eq!(attr_type(store::PENDING_EXPIRES_AT).as_deref(), Some("N"), "expiries compare as numbers");
+    assert_eq!(spec.global_secondary_indexes.len(), 1);
+    let gsi = &spec.global_secondary_indexes[0];
+    assert_eq!(gsi.index_name, store::PENDING_INDEX);
+    let gsi_keys: Vec<_> = gsi.key_schema.iter().map(|k| (k.attribute_name.as_str(), k.key_type.as_str())).collect();
+    assert_eq!(gsi_keys, [(store::PENDING_SHARD, "HASH"), (store::PENDING_EXPIRES_AT, "RANGE")]);
+    let projected: BTreeSet<_> = gsi.projection.non_key_attributes.iter().map(String::as_str).collect();
+    assert_eq!(gsi.projection.projection_type, "INCLUDE");
+    assert_eq!(projected, store::PENDING_INDEX_PROJECTION.into_iter().collect());
+    let ttl = spec.time_to_live_specification.as_ref().unwrap();
+    assert_eq!((ttl.attribute_name.as_str(), ttl.enabled), (store::TTL, true));
+}
+
+/// Each function's HttpApi route in template.yaml, as (METHOD, path, function).
+fn template_routes() -> BTreeSet<(String, String, String)> {
+    let doc = template();
+    let resources = doc["Resources"].as_mapping().unwrap();
+    let mut routes = BTreeSet::new();
+    for (_, resource) in resources {
+        let Some(events) = resource["Properties"]["Events"].as_mapping() else { continue };
+        let function = resource["Properties"]["CodeUri"].as_str().unwrap().trim_start_matches("functions/").to_owned();
+        for (_, event) in events {
+            if event["Type"].as_str() == Some("HttpApi") {
+                let p = &event["Properties"];
+                routes.insert((p["Method"].as_str().unwrap().to_uppercase(), p["Path"].as_str().unwrap().to_owned(), function.clone()));
+            }
+        }
+    }
+    routes
+}
+
+#[test]
+fn the_dev_server_routes_are_the_templates_routes() {
+    let ours: BTreeSet<_> = ROUTES.iter().map(|r| (r.method.to_owned(), r.path.to_owned(), r.function.to_owned())).collect();
+    assert_eq!(ours, template_routes());
+}
+
+#[test]
+fn every_function_has_a_crate_a_resource_and_an_event_file() {
+    let doc = template();
+    let root = local::repo_root();
+    let mut functions = BTreeSet::new();
+    for (name, resource) in doc["Resources"].as_mapping().unwrap() {
+        if resource["Type"].as_str() != Some("AWS::Serverless::Function") {
+            continue;
+        }
+        let code_uri = resource["Properties"]["CodeUri"].as_str().unwrap();
+        let function = code_uri.trim_start_matches("functions/");
+        assert_eq!(resource["Metadata"]["BuildMethod"].as_str(), Some("rust-cargolambda"));
+        assert_eq!(resource["Metadata"]["BuildProperties"]["Binary"].as_str(), Some(function), "binary = folder");
+        let pascal: String = function.split('-').map(|w| w[..1].to_uppercase() + &w[1..]).collect();
+        assert_eq!(name.as_str().unwrap(), format!("{pascal}Function"));
+        let manifest = std::fs::read_to_string(root.join(code_uri).join("Cargo.toml")).unwrap();
+        assert!(manifest.contains(&format!("name = \"{function}\"")), "package name = folder for {function}");
+        assert!(root.join("events").join(format!("{function}.json")).is_file(), "events/{function}.json");
+        functions.insert(function.to_owned());
+    }
+    assert_eq!(functions.len(), 8);
+}
+
+fn event_text(function: &str) -> String {
+    std::fs::read_to_string(local::repo_root().join("events").join(format!("{function}.json"))).unwrap()
+}
+
+async fn run_event(app: &shared::App, function: &str, replace: &[(&str, &str)]) -> (u16, Value) {
+    let mut text = event_text(function);
+    for (from, to) in replace {
+        text = text.replace(from, to);
+    }
+    let req = lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("events/{function}.json: {e}"));
+    common::read(call(function, app, req).await)
+}
+
+#[tokio::test]
+async fn every_event_file_runs_through_its_handler() {
+    let app = common::fresh_app().await;
+    let (status, body) = run_event(&app, "create-event", &[]).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["eventId"], "gala-2026");
+    let (status, body) = run_event(&app, "list-seats", &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["seats"].as_array().unwrap().iter().all(|s| s["sectionId"] == "A"));
+    let (status, order) = run_event(&app, "create-order", &[]).await;
+    assert_eq!(status, 201, "{order}");
+    let id = order["orderId"].as_str().unwrap();
+    let token = order["holdToken"].as_str().unwrap();
+    let real = [(EXAMPLE_ORDER, id), (EXAMPLE_TOKEN, token)];
+    let (status, body) = run_event(&app, "get-seat", &real).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("HELD")), "{body}");
+    let seat = body["seatId"].as_str().unwrap().to_owned();
+    let (status, body) = run_event(&app, "get-order", &real).await;
+    assert_eq!((status, body["seats"].clone()), (200, serde_json::json!([seat])), "{body}");
+    let (status, body) = run_event(&app, "drop-seat", &real).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("AVAILABLE")), "{body}");
+    assert_eq!(run_event(&app, "get-seat", &real).await.0, 200);
+    // Signed with the development secret over the file's exact body.
+    let (status, body) = run_event(&app, "confirm", &real).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("COMPLETED")), "{body}");
+
+    // Unchanged, the order routes' files name an order that does not exist.
+    assert_eq!(run_event(&app, "get-order", &[]).await.0, 404);
+
+    let scheduled: Value = serde_json::from_str(&event_text("expire-holds")).unwrap();
+    assert_eq!(scheduled["detail-type"], "Scheduled Event");
+    let invocation = lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
+    let summary = shared::expire_holds(&app, invocation).await.unwrap();
+    let summary = serde_json::to_value(summary).unwrap();
+    assert_eq!(summary, serde_json::json!({"expiredOrders": 0, "releasedSeats": 0}));
+}
