@@ -42,6 +42,7 @@ sam-local-test: node-deps python-tools podman
 
 ## The deployable build: arm64 release binaries through cargo-lambda + zig.
 sam-build: python-tools
+	rustup target add aarch64-unknown-linux-gnu
 	PATH="$(TOOLS_PATH)" $(SAM) build
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/check_sam_build.py
 

@@ -475,7 +475,7 @@ mod tests {
             row: RowId::parse(row).unwrap(),
             number: n,
         };
-        let mut v = vec![s("10", 1), s("9", 2), s("9", 1)];
+        let mut v = [s("10", 1), s("9", 2), s("9", 1)];
         v.sort_by(seat_display_order);
         let got: Vec<_> = v.iter().map(|x| (x.row.to_string(), x.number)).collect();
         assert_eq!(got, [("9".into(), 1), ("9".into(), 2), ("10".into(), 1)]);

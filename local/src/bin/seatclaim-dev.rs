@@ -71,12 +71,24 @@ async fn run() -> Result<(), String> {
             }
         })
     };
-    local::server::run(listener, app, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await;
+    local::server::run(listener, app, stop_signal()).await;
     sweeper.abort();
     drop(dynamodb);
     println!("seatclaim dev server stopped");
     Ok(())
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
 }
