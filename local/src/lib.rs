@@ -3,6 +3,7 @@
 //! Lambda binaries call, and the harness the integration tests use.
 
 pub mod dynamodb_local;
+pub mod metrics;
 pub mod router;
 pub mod server;
 pub mod table;
@@ -22,12 +23,21 @@ pub fn repo_root() -> PathBuf {
 /// A DynamoDB client for a local endpoint: dummy credentials, the region
 /// from `AWS_REGION` or us-east-1 (DynamoDB Local accepts any).
 pub fn local_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
+    local_client_counting(endpoint, None)
+}
+
+/// [`local_client`] with a request counter attached.
+pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCounter>) -> aws_sdk_dynamodb::Client {
     let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned());
     let config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region))
         .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-local"))
-        .endpoint_url(endpoint)
-        .build();
+        .endpoint_url(endpoint);
+    let config = match counter {
+        Some(c) => config.interceptor(c),
+        None => config,
+    }
+    .build();
     aws_sdk_dynamodb::Client::from_conf(config)
 }

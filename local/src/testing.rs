@@ -31,7 +31,12 @@ pub fn dynamodb_endpoint() -> String {
 /// An app on a new, empty table made from template.yaml, with the
 /// contract's default settings and [`DEV_CONFIRM_SECRET`].
 pub async fn fresh_app() -> App {
-    let client = crate::local_client(&dynamodb_endpoint());
+    fresh_app_counting(None).await
+}
+
+/// [`fresh_app`] whose DynamoDB client counts its requests.
+pub async fn fresh_app_counting(counter: Option<crate::metrics::RequestCounter>) -> App {
+    let client = crate::local_client_counting(&dynamodb_endpoint(), counter);
     let table = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
     let spec = TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
     spec.create(&client, &table).await.unwrap_or_else(|e| panic!("{e}"));

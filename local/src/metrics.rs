@@ -1,0 +1,51 @@
+//! Counts the DynamoDB requests a client sends, per operation, with an SDK
+//! interceptor: every transmitted attempt is one round trip (retries count).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+
+/// Shared counters; clone it into the client and keep one to read.
+#[derive(Debug, Clone, Default)]
+pub struct RequestCounter {
+    counts: Arc<Mutex<BTreeMap<String, u64>>>,
+}
+
+impl RequestCounter {
+    /// Requests per operation since the last call, and resets them.
+    pub fn take(&self) -> BTreeMap<String, u64> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    /// All requests since the last `take`.
+    pub fn total(&self) -> u64 {
+        self.lock().values().sum()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+        // A poisoned counter only means a test thread panicked mid-count;
+        // the numbers are still the numbers.
+        self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Intercept for RequestCounter {
+    fn name(&self) -> &'static str {
+        "RequestCounter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let op = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "unknown".into());
+        *self.lock().entry(op).or_default() += 1;
+        Ok(())
+    }
+}

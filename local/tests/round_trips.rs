@@ -1,0 +1,54 @@
+//! DynamoDB requests per operation, counted by an SDK interceptor: the
+//! physical limit is one. get-seat and drop-seat reach it; confirm makes one
+//! order read plus one transaction whatever its seat count.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use local::metrics::RequestCounter;
+
+fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+#[tokio::test]
+async fn requests_per_operation() {
+    let counter = RequestCounter::default();
+    let app = local::testing::fresh_app_counting(Some(counter.clone())).await;
+    let ev = event(&app, 12, 300).await;
+    counter.take();
+
+    let o = order(&app, &ev).await;
+    assert_eq!(counter.take(), counts(&[("GetItem", 1), ("PutItem", 1)]), "create-order");
+    assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
+    assert_eq!(counter.take(), counts(&[("TransactWriteItems", 1)]), "get-seat: one round trip");
+    assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
+    assert_eq!(counter.take(), counts(&[("TransactWriteItems", 1)]), "idempotent get-seat");
+    let rival = order(&app, &ev).await;
+    counter.take();
+    assert_eq!(claim(&app, &rival, "A-1-1").await.0, 409);
+    assert_eq!(counter.take(), counts(&[("TransactWriteItems", 1)]), "a refused get-seat: still one");
+    assert_eq!(drop_seat(&app, &o, "A-1-1").await.0, 200);
+    assert_eq!(counter.take(), counts(&[("TransactWriteItems", 1)]), "drop-seat: one round trip");
+    assert_eq!(get_order(&app, &o).await.0, 200);
+    assert_eq!(counter.take(), counts(&[("GetItem", 1)]), "get-order");
+    assert_eq!(call(&app, "GET", &format!("/events/{ev}/seats"), &[], "").await.0, 200);
+    assert_eq!(counter.take(), counts(&[("Query", 1)]), "list-seats: one query per page");
+    assert_eq!(call(&app, "GET", &format!("/events/{ev}/seats?section=A"), &[], "").await.0, 200);
+    assert_eq!(counter.take(), counts(&[("Query", 1)]), "list-seats of a section");
+
+    // confirm: one read and one transaction, for 1 seat or 10.
+    let mut next_seat = 2;
+    for seats in [1usize, 10] {
+        let buyer = order(&app, &ev).await;
+        for _ in 0..seats {
+            assert_eq!(claim(&app, &buyer, &format!("A-1-{next_seat}")).await.0, 200);
+            next_seat += 1;
+        }
+        counter.take();
+        assert_eq!(confirm(&app, &buyer.id, &format!("pi_{seats}")).await.0, 200);
+        assert_eq!(counter.take(), counts(&[("GetItem", 1), ("TransactWriteItems", 1)]), "confirm with {seats} seats");
+    }
+}
