@@ -13,12 +13,22 @@ CARGO_LAMBDA_VERSION := 1.9.2
 TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
+.PHONY: bench bench-smoke
+## Benchmarks: release build, writes docs/BENCHMARKS.md and its pictures.
+bench: node-deps
+	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
+
+## A small pass of every benchmark scenario, to keep the bench working (CI).
+bench-smoke: node-deps
+	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p local --bin seatclaim-bench -- --smoke
+
 .PHONY: help dev test unit-test integration-test lint validate sam-local-test sam-build \
         node-deps python-tools podman clean
 
 help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
 	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function"
+	@echo "make bench  - every benchmark scenario; writes docs/BENCHMARKS.md"
 	@echo "make sam-build - sam build (arm64 release, as deployed) and check every function's bootstrap"
 
 ## The README's first command.

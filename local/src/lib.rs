@@ -2,6 +2,7 @@
 //! template.yaml, a dev HTTP server that routes to the very handlers the
 //! Lambda binaries call, and the harness the integration tests use.
 
+pub mod bench;
 pub mod dynamodb_local;
 pub mod metrics;
 pub mod router;

@@ -42,7 +42,18 @@ pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output =
     }
 }
 
+/// The API's OpenAPI document, as this binary was built with it.
+pub const OPENAPI_YAML: &str = include_str!("../../docs/openapi.yaml");
+
 async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
+    if req.method() == hyper::Method::GET && req.uri().path() == "/openapi.yaml" {
+        let mut response = hyper::Response::new(Full::new(Bytes::from_static(OPENAPI_YAML.as_bytes())));
+        response.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("application/yaml"),
+        );
+        return response;
+    }
     let (parts, body) = req.into_parts();
     let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
