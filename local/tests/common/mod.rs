@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests: requests through the router
 //! (as the dev server and API Gateway route them) and readers of replies.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use lambda_http::{Body, Response};
 use local::router::{dispatch, request};

@@ -1,0 +1,137 @@
+//! Least privilege, proven: each function's IAM policy in template.yaml
+//! grants exactly the DynamoDB actions its code sends (observed by an SDK
+//! interceptor over its success and error paths), on only the table or the
+//! index it uses.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::*;
+use local::metrics::RequestCounter;
+use local::router::request;
+use serde_yaml_ng::Value;
+
+/// IAM action for each DynamoDB operation the code sends. The store's
+/// transactions hold Update items only, and IAM authorises each item's
+/// action (`dynamodb:UpdateItem`), not TransactWriteItems.
+fn iam_action(operation: &str) -> String {
+    match operation {
+        "TransactWriteItems" => "dynamodb:UpdateItem".into(),
+        other => format!("dynamodb:{other}"),
+    }
+}
+
+/// (function, action, resource) as the template grants them.
+fn granted() -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();
+    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
+    let mut out = BTreeMap::new();
+    for (_, res) in doc["Resources"].as_mapping().unwrap() {
+        if res["Type"].as_str() != Some("AWS::Serverless::Function") {
+            continue;
+        }
+        let function = res["Properties"]["CodeUri"].as_str().unwrap().trim_start_matches("functions/").to_owned();
+        let mut grants = BTreeSet::new();
+        for policy in res["Properties"]["Policies"].as_sequence().unwrap() {
+            for statement in policy["Statement"].as_sequence().unwrap() {
+                assert_eq!(statement["Effect"].as_str(), Some("Allow"));
+                let resource = match &statement["Resource"] {
+                    Value::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
+                    other => panic!("{function}: resource must be the table or its index, got {other:?}"),
+                };
+                for action in statement["Action"].as_sequence().unwrap() {
+                    grants.insert((action.as_str().unwrap().to_owned(), resource.clone()));
+                }
+            }
+        }
+        out.insert(function, grants);
+    }
+    out
+}
+
+const TABLE: &str = "!GetAtt SeatsTable.Arn";
+const INDEX: &str = "!Sub ${SeatsTable.Arn}/index/PendingByExpiry";
+
+/// Runs requests through the router and records, per function, the IAM
+/// actions its DynamoDB requests need.
+struct Observer {
+    app: shared::App,
+    counter: RequestCounter,
+    used: BTreeMap<String, BTreeSet<(String, String)>>,
+}
+
+impl Observer {
+    fn record(&mut self, function: &str) {
+        for op in self.counter.take().into_keys() {
+            let resource = if function == "expire-holds" && op == "Query" { INDEX } else { TABLE };
+            self.used.entry(function.to_owned()).or_default().insert((iam_action(&op), resource.to_owned()));
+        }
+    }
+
+    async fn run(&mut self, method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> (u16, serde_json::Value) {
+        let path = uri.split('?').next().unwrap();
+        let (route, _) = local::router::resolve(method, path).unwrap();
+        let reply = read(local::router::dispatch(&self.app, request(method, uri, headers, body.to_owned())).await);
+        self.record(route.function);
+        reply
+    }
+
+    async fn order(&mut self, event: &str) -> (String, String) {
+        let (_, o) = self.run("POST", &format!("/events/{event}/orders"), &[], "{}").await;
+        (o["orderId"].as_str().unwrap().to_owned(), format!("Bearer {}", o["holdToken"].as_str().unwrap()))
+    }
+}
+
+#[tokio::test]
+async fn each_function_is_granted_exactly_what_its_code_uses() {
+    let counter = RequestCounter::default();
+    let app = local::testing::fresh_app_counting(Some(counter.clone())).await;
+    counter.take();
+    let mut ob = Observer { app, counter, used: BTreeMap::new() };
+
+    // Each function over its success and error paths.
+    let ev = "iam-event";
+    let plan = plan(&[("A", "1", 3)], Some(1));
+    for body in [plan.as_str(), plan.as_str(), "{\"name\": 1}"] {
+        ob.run("PUT", &format!("/events/{ev}"), &[], body).await;
+    }
+    ob.run("GET", &format!("/events/{ev}/seats"), &[], "").await;
+    ob.run("GET", &format!("/events/{ev}/seats?section=Z"), &[], "").await;
+    ob.run("GET", "/events/nope/seats?section=A", &[], "").await;
+    ob.run("POST", "/events/nope/orders", &[], "{}").await;
+    let (id, auth) = ob.order(ev).await;
+    let a = [("authorization", auth.as_str())];
+    ob.run("GET", &format!("/orders/{id}"), &a, "").await;
+    ob.run("GET", "/orders/ghost", &a, "").await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-9"), &a, "").await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "").await;
+    let pay = r#"{"paymentId":"pi_1"}"#;
+    let sig = sign(pay);
+    let signed = [("x-signature", sig.as_str())];
+    assert_eq!(ob.run("POST", &format!("/orders/{id}/confirm"), &signed, pay).await.0, 200);
+    ob.run("POST", &format!("/orders/{id}/confirm"), &signed, pay).await;
+    // A late payment for a taken seat (REFUND_DUE), then a second payment.
+    let (late, late_auth) = ob.order(ev).await;
+    ob.run("POST", &format!("/orders/{late}/seats/A-1-3"), &[("authorization", late_auth.as_str())], "").await;
+    let_holds_expire(1).await;
+    let (rival, rival_auth) = ob.order(ev).await;
+    ob.run("POST", &format!("/orders/{rival}/seats/A-1-3"), &[("authorization", rival_auth.as_str())], "").await;
+    assert_eq!(ob.run("POST", &format!("/orders/{late}/confirm"), &signed, pay).await.0, 409);
+    let pay2 = r#"{"paymentId":"pi_2"}"#;
+    ob.run("POST", &format!("/orders/{late}/confirm"), &[("x-signature", sign(pay2).as_str())], pay2).await;
+    let_holds_expire(1).await;
+    let summary = shared::sweep::release_expired(&ob.app.store, shared::domain::Millis::now(), None).await;
+    assert!(summary.expired_orders >= 1 && summary.released_seats >= 1, "{summary:?}");
+    ob.record("expire-holds");
+
+    let granted = granted();
+    assert_eq!(granted.keys().collect::<Vec<_>>(), ob.used.keys().collect::<Vec<_>>(), "every function was exercised");
+    for (function, grants) in &granted {
+        assert_eq!(grants, &ob.used[function], "{function}: template grants (left) vs code uses (right)");
+    }
+}
