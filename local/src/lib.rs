@@ -34,7 +34,11 @@ pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCou
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region))
         .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-local"))
-        .endpoint_url(endpoint);
+        .endpoint_url(endpoint)
+        // DynamoDB Local on two busy cores sometimes drops a connection
+        // under a 250-way stampede; the SDK's own retry policy absorbs that
+        // (every write here is conditional, so a retry is safe).
+        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::standard().with_max_attempts(6));
     let config = match counter {
         Some(c) => config.interceptor(c),
         None => config,

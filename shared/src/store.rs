@@ -312,8 +312,9 @@ fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
 enum ItemFailure {
     /// Its condition failed; the item before the transaction (None: absent).
     Condition(Option<Item>),
-    /// Another transaction was changing it at the same time.
-    Conflict,
+    /// Another transaction was changing it at the same time (or another
+    /// non-condition reason, whose code is kept for the log).
+    Conflict(String),
 }
 
 /// Per-item outcome of a cancelled `TransactWriteItems`, in request order:
@@ -323,11 +324,10 @@ fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFailure>> {
         .iter()
         .map(|r| match r.code() {
             Some("ConditionalCheckFailed") => Some(ItemFailure::Condition(r.item().cloned())),
-            Some("TransactionConflict") => Some(ItemFailure::Conflict),
             Some("None") | None => None,
-            // Throttling and the like: counted as a conflict; the caller
+            // TransactionConflict, and throttling and the like: the caller
             // answers 503 for those unless another item explains the failure.
-            Some(_) => Some(ItemFailure::Conflict),
+            Some(code) => Some(ItemFailure::Conflict(code.to_owned())),
         })
         .collect()
 }
@@ -721,21 +721,20 @@ impl Store {
         if let Some(err) = order_error(order_failure.as_ref(), token, now)? {
             return Err(err);
         }
-        match seat_failure {
-            Some(ItemFailure::Condition(None)) => Err(Error::SeatNotFound),
-            Some(ItemFailure::Condition(Some(old)))
-                if Fields::new(&old).opt_s(STATUS) == Some(SEAT_SOLD) =>
+        match (&seat_failure, &order_failure) {
+            (Some(ItemFailure::Condition(None)), _) => Err(Error::SeatNotFound),
+            (Some(ItemFailure::Condition(Some(old))), _)
+                if Fields::new(old).opt_s(STATUS) == Some(SEAT_SOLD) =>
             {
                 Err(Error::SeatSold)
             }
-            // Held by a live order, or being claimed this very moment.
-            Some(_) => Err(Error::SeatHeld),
+            // Held by a live order, or being claimed this very moment by
+            // another transaction (a conflict on the seat).
+            (Some(_), _) => Err(Error::SeatHeld),
             // Only the order's condition failed and it was not about the
             // token, status or expiry: the order is full.
-            None if matches!(order_failure, Some(ItemFailure::Condition(_))) => {
-                Err(Error::SeatLimit { max: max_seats })
-            }
-            None => Err(Error::StoreUnavailable),
+            (None, Some(ItemFailure::Condition(_))) => Err(Error::SeatLimit { max: max_seats }),
+            _ => Err(unexplained("get-seat", &[seat_failure, order_failure])),
         }
     }
 
@@ -790,12 +789,12 @@ impl Store {
         if let Some(err) = order_error(order_failure.as_ref(), token, now)? {
             return Err(err);
         }
-        match (seat_failure, order_failure) {
+        match (&seat_failure, &order_failure) {
             (Some(ItemFailure::Condition(None)), _) => Err(Error::SeatNotFound),
             (Some(ItemFailure::Condition(_)), _) | (_, Some(ItemFailure::Condition(_))) => {
                 Err(Error::SeatNotHeld)
             }
-            _ => Err(Error::StoreUnavailable),
+            _ => Err(unexplained("drop-seat", &[seat_failure, order_failure])),
         }
     }
 
@@ -909,15 +908,15 @@ impl Store {
         };
         let order_failure = reasons.pop().flatten();
         let seat_failed = reasons.iter().any(|r| matches!(r, Some(ItemFailure::Condition(_))));
-        let seat_conflict = reasons.iter().any(|r| matches!(r, Some(ItemFailure::Conflict)));
         Ok(match order_failure {
             Some(_) => ConfirmOutcome::OrderChanged,
             None if late && seat_failed => ConfirmOutcome::SeatsTaken,
             // A live order's seat not held by it: the order moved on
             // (expired at this instant); decide again from a fresh read.
             None if seat_failed => ConfirmOutcome::OrderChanged,
-            None if seat_conflict => return Err(Error::StoreUnavailable),
-            None => ConfirmOutcome::OrderChanged,
+            // Only conflicts on seats: another transaction is on them right
+            // now; the order is unchanged, so the client may simply retry.
+            None => return Err(unexplained("confirm", &reasons)),
         })
     }
 
@@ -1084,13 +1083,30 @@ where
     }
 }
 
+/// A cancellation no condition explains (conflicts, throttling): logged
+/// with its reason codes and answered as a retryable 503.
+fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Error {
+    let codes: Vec<&str> = reasons
+        .iter()
+        .map(|r| match r {
+            None => "None",
+            Some(ItemFailure::Condition(_)) => "ConditionalCheckFailed",
+            Some(ItemFailure::Conflict(code)) => code.as_str(),
+        })
+        .collect();
+    tracing::warn!(operation, reasons = ?codes, "transaction cancelled without a failed condition");
+    Error::StoreUnavailable
+}
+
 /// Explains an order item's failed condition in get-seat / drop-seat, in
 /// the contract's precedence: missing order, wrong token, not holdable.
 /// `Ok(None)`: the order was fine on those counts (or did not fail).
 fn order_error(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Error>, StoreError> {
     match failure {
         None => Ok(None),
-        Some(ItemFailure::Conflict) => Ok(Some(Error::StoreUnavailable)),
+        // A conflict on the order alone is decided by the caller, after the
+        // seat's reason (a seat conflict is a claim in progress: seat-held).
+        Some(ItemFailure::Conflict(_)) => Ok(None),
         Some(ItemFailure::Condition(None)) => Ok(Some(Error::OrderNotFound)),
         Some(ItemFailure::Condition(Some(item))) => {
             let stored = parse_order(item)?;
@@ -1150,6 +1166,6 @@ mod tests {
         let got = cancellation(&reasons);
         assert!(got[0].is_none());
         assert!(matches!(got[1], Some(ItemFailure::Condition(None))));
-        assert!(matches!(got[2], Some(ItemFailure::Conflict)));
+        assert!(matches!(&got[2], Some(ItemFailure::Conflict(c)) if c == "TransactionConflict"));
     }
 }

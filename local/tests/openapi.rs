@@ -1,0 +1,256 @@
+//! docs/openapi.yaml agrees with the code: the same routes as the router
+//! (and so as template.yaml), every error a handler can return documented
+//! with its status, nothing documented that the code cannot say, and the
+//! dev server serving the very file.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use local::router::ROUTES;
+use serde_yaml_ng::Value;
+use shared::Error;
+
+fn spec() -> Value {
+    let text = std::fs::read_to_string(local::repo_root().join("docs/openapi.yaml")).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+const METHODS: [&str; 8] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+
+/// Each operation as ((METHOD, path), operation).
+fn operations(doc: &Value) -> BTreeMap<(String, String), Value> {
+    let mut ops = BTreeMap::new();
+    for (path, item) in doc["paths"].as_mapping().unwrap() {
+        for (key, op) in item.as_mapping().unwrap() {
+            let key = key.as_str().unwrap();
+            if METHODS.contains(&key) {
+                ops.insert((key.to_uppercase(), path.as_str().unwrap().to_owned()), op.clone());
+            }
+        }
+    }
+    ops
+}
+
+/// Follows a local `$ref` (`#/components/...`).
+fn resolve<'a>(doc: &'a Value, value: &'a Value) -> &'a Value {
+    match value.get("$ref").and_then(Value::as_str) {
+        Some(reference) => {
+            let mut target = doc;
+            for part in reference.trim_start_matches("#/").split('/') {
+                target = &target[part];
+            }
+            assert!(!target.is_null(), "dangling $ref {reference}");
+            resolve(doc, target)
+        }
+        None => value,
+    }
+}
+
+/// Every `error` code a response schema allows (its `enum`s, through
+/// `allOf`/`oneOf`/`anyOf` and `$ref`s).
+fn error_codes(doc: &Value, schema: &Value, out: &mut BTreeSet<String>) {
+    let schema = resolve(doc, schema);
+    if let Some(codes) = schema["properties"]["error"]["enum"].as_sequence() {
+        out.extend(codes.iter().map(|c| c.as_str().unwrap().to_owned()));
+    }
+    for key in ["allOf", "oneOf", "anyOf"] {
+        for sub in schema[key].as_sequence().into_iter().flatten() {
+            error_codes(doc, sub, out);
+        }
+    }
+}
+
+/// (status, code) pairs an operation documents.
+fn documented_errors(doc: &Value, op: &Value) -> BTreeSet<(u16, String)> {
+    let mut pairs = BTreeSet::new();
+    for (status, response) in op["responses"].as_mapping().unwrap() {
+        let status: u16 = status.as_str().unwrap().parse().unwrap();
+        if status < 400 {
+            continue;
+        }
+        let response = resolve(doc, response);
+        let schema = &response["content"]["application/json"]["schema"];
+        assert!(!schema.is_null(), "{status} has a JSON schema");
+        let mut codes = BTreeSet::new();
+        error_codes(doc, schema, &mut codes);
+        assert!(!codes.is_empty(), "{status} names its error codes");
+        pairs.extend(codes.into_iter().map(|c| (status, c)));
+    }
+    pairs
+}
+
+/// What each function's handler (and the dev server's router in front of
+/// it) can answer besides success, from shared/src/handlers.rs and
+/// shared/src/store.rs.
+fn errors_of(function: &str) -> Vec<Error> {
+    use Error::*;
+    let route_not_found = || RouteNotFound { method: String::new(), path: String::new() };
+    let internal = || Corrupt(String::new());
+    let mut errors = vec![BadRequest(String::new()), route_not_found(), StoreUnavailable, internal()];
+    errors.extend(match function {
+        "create-event" => vec![EventExists, PayloadTooLarge { limit: 0 }],
+        "list-seats" => vec![EventNotFound, MethodNotAllowed { method: String::new() }],
+        "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new() }],
+        "get-order" => vec![Unauthorized, OrderNotFound],
+        "get-seat" => vec![
+            Unauthorized,
+            OrderNotFound,
+            SeatNotFound,
+            SeatHeld,
+            SeatSold,
+            OrderNotHoldable,
+            SeatLimit { max: 10 },
+            MethodNotAllowed { method: String::new() },
+        ],
+        "drop-seat" => vec![
+            Unauthorized,
+            OrderNotFound,
+            SeatNotFound,
+            SeatNotHeld,
+            OrderNotHoldable,
+            MethodNotAllowed { method: String::new() },
+        ],
+        "confirm" => vec![
+            Unauthorized,
+            OrderNotFound,
+            AlreadyCompleted,
+            OrderEmpty,
+            OrderExpired,
+            PayloadTooLarge { limit: 0 },
+            MethodNotAllowed { method: String::new() },
+        ],
+        other => panic!("no error list for {other}"),
+    });
+    errors
+}
+
+#[test]
+fn the_spec_lists_exactly_the_routers_routes() {
+    let doc = spec();
+    assert_eq!(doc["openapi"].as_str(), Some("3.0.3"));
+    let documented: BTreeSet<_> = operations(&doc).into_keys().collect();
+    let routed: BTreeSet<_> = ROUTES.iter().map(|r| (r.method.to_owned(), r.path.to_owned())).collect();
+    assert_eq!(documented, routed, "docs/openapi.yaml paths vs local::router::ROUTES (= template.yaml)");
+}
+
+#[test]
+fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
+    let doc = spec();
+    let ops = operations(&doc);
+    let mut ids = BTreeSet::new();
+    for route in ROUTES {
+        let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
+        let what = format!("{} {} ({})", route.method, route.path, route.function);
+        assert!(ids.insert(op["operationId"].as_str().unwrap().to_owned()), "{what}: unique operationId");
+        let statuses: Vec<u16> =
+            op["responses"].as_mapping().unwrap().keys().map(|k| k.as_str().unwrap().parse().unwrap()).collect();
+        assert_eq!(statuses.iter().filter(|s| (200..300).contains(*s)).count(), 1, "{what}: one success status");
+        assert!(statuses.iter().any(|s| (400..500).contains(s)), "{what}: documents 4xx responses");
+
+        let documented = documented_errors(&doc, op);
+        for err in errors_of(route.function) {
+            let pair = (err.status().as_u16(), err.code().to_owned());
+            assert!(documented.contains(&pair), "{what}: {pair:?} is missing from docs/openapi.yaml");
+        }
+    }
+}
+
+#[test]
+fn every_documented_error_code_exists_with_that_status() {
+    use Error::*;
+    let all = [
+        BadRequest(String::new()),
+        PayloadTooLarge { limit: 0 },
+        Unauthorized,
+        RouteNotFound { method: String::new(), path: String::new() },
+        MethodNotAllowed { method: String::new() },
+        EventNotFound,
+        EventExists,
+        OrderNotFound,
+        SeatNotFound,
+        SeatHeld,
+        SeatSold,
+        SeatNotHeld,
+        OrderNotHoldable,
+        SeatLimit { max: 10 },
+        AlreadyCompleted,
+        OrderEmpty,
+        OrderExpired,
+        StoreUnavailable,
+        Corrupt(String::new()),
+    ];
+    let real: BTreeSet<(u16, String)> = all.iter().map(|e| (e.status().as_u16(), e.code().to_owned())).collect();
+    let doc = spec();
+    for ((method, path), op) in operations(&doc) {
+        for pair in documented_errors(&doc, &op) {
+            assert!(real.contains(&pair), "{method} {path} documents {pair:?}, which no Error produces");
+        }
+    }
+}
+
+#[test]
+fn special_error_bodies_and_headers_are_documented() {
+    let doc = spec();
+    let ops = operations(&doc);
+    // 409 order-expired carries "refund": true.
+    let confirm = &ops[&("POST".to_owned(), "/orders/{orderId}/confirm".to_owned())];
+    let conflict = resolve(&doc, &confirm["responses"]["409"]);
+    let text = serde_yaml_ng::to_string(&conflict["content"]["application/json"]["schema"]).unwrap();
+    let refund = resolve(&doc, &doc["components"]["schemas"]["RefundError"]);
+    assert!(text.contains("RefundError"), "confirm's 409 allows the refund body");
+    assert_eq!(refund["properties"]["error"]["enum"][0].as_str(), Some(Error::OrderExpired.code()));
+    assert!(refund["required"].as_sequence().unwrap().iter().any(|r| r.as_str() == Some("refund")));
+    assert_eq!(Error::OrderExpired.body()["refund"], true);
+    // The signature header, and the hold token on the order routes.
+    let signature = confirm["parameters"].as_sequence().unwrap().iter().map(|p| resolve(&doc, p));
+    assert!(signature.into_iter().any(|p| p["name"].as_str() == Some("X-Signature") && p["required"].as_bool() == Some(true)));
+    for route in ROUTES.iter().filter(|r| r.path.starts_with("/orders/") && r.function != "confirm") {
+        let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
+        assert!(op["security"][0]["holdToken"].is_sequence(), "{} {} requires the hold token", route.method, route.path);
+    }
+    assert_eq!(doc["components"]["securitySchemes"]["holdToken"]["scheme"].as_str(), Some("bearer"));
+    // 503 says when to retry.
+    let unavailable = resolve(&doc, &doc["components"]["responses"]["StoreUnavailable"]);
+    assert!(!unavailable["headers"]["Retry-After"].is_null());
+    // Ids as the domain checks them.
+    let id = &doc["components"]["schemas"]["Id"];
+    assert_eq!(id["pattern"].as_str(), Some("^[A-Za-z0-9_.-]{1,64}$"));
+    assert_eq!(id["maxLength"].as_u64(), Some(shared::domain::MAX_ID_LEN as u64));
+    let seat = &doc["components"]["schemas"]["SeatId"];
+    assert_eq!(seat["maxLength"].as_u64(), Some(shared::domain::MAX_SEAT_ID_LEN as u64));
+    assert_eq!(seat["pattern"].as_str(), Some(format!("^[A-Za-z0-9_.-]{{1,{}}}$", shared::domain::MAX_SEAT_ID_LEN).as_str()));
+}
+
+#[tokio::test]
+async fn the_dev_server_serves_the_spec() {
+    use std::io::{Read, Write};
+
+    let on_disk = std::fs::read_to_string(local::repo_root().join("docs/openapi.yaml")).unwrap();
+    assert_eq!(local::server::OPENAPI_YAML, on_disk, "the binary embeds docs/openapi.yaml");
+
+    let app = common::fresh_app().await;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(local::server::run(listener, app, async {
+        let _ = stopped.await;
+    }));
+    // A plain blocking client, off the runtime's threads.
+    let reply = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /openapi.yaml HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).unwrap();
+        reply
+    })
+    .await
+    .unwrap();
+    let reply = String::from_utf8(reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.to_ascii_lowercase().contains("content-type: application/yaml"), "{head}");
+    assert_eq!(body, on_disk);
+    let _ = stop.send(());
+    server.await.unwrap();
+}
