@@ -22,6 +22,24 @@ bench: node-deps
 bench-smoke: node-deps
 	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p local --bin seatclaim-bench -- --smoke
 
+SCHEMATHESIS_VERSION := 4.32.5
+.PHONY: fuzz fuzz-long fuzz-tools
+## schemathesis (pinned) in the project venv, for the API fuzzing.
+fuzz-tools: $(VENV)/.fuzz-installed-$(SCHEMATHESIS_VERSION)
+$(VENV)/.fuzz-installed-$(SCHEMATHESIS_VERSION): $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check "schemathesis==$(SCHEMATHESIS_VERSION)"
+	touch $@
+
+## schemathesis against the dev server and docs/openapi.yaml: a short pass, a few hundred requests.
+fuzz: node-deps fuzz-tools
+	cargo build --quiet -p local --bin seatclaim-dev
+	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-10} --min-requests 200
+
+## The long pass: at least 10,000 requests (figures in docs/FUZZING.md).
+fuzz-long: node-deps fuzz-tools
+	cargo build --quiet -p local --bin seatclaim-dev
+	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-300} --min-requests 10000
+
 .PHONY: help dev test unit-test integration-test lint validate sam-local-test sam-build \
         node-deps python-tools podman clean
 
@@ -29,6 +47,7 @@ help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
 	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function"
 	@echo "make bench  - every benchmark scenario; writes docs/BENCHMARKS.md"
+	@echo "make fuzz   - schemathesis against the dev server and docs/openapi.yaml (fuzz-long: >= 10,000 requests)"
 	@echo "make sam-build - sam build (arm64 release, as deployed) and check every function's bootstrap"
 
 ## The README's first command.

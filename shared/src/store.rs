@@ -611,15 +611,27 @@ impl Store {
         if let Some(user) = &order.user_id {
             item.insert(USER_ID.into(), s(user));
         }
-        self.client
+        let put = self
+            .client
             .put_item()
             .table_name(&*self.table)
             .set_item(Some(item))
             .condition_expression("attribute_not_exists(PK)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
-            .await
-            .map_err(|e| sdk_error("PutItem", e))?;
-        Ok(())
+            .await;
+        match put {
+            Ok(_) => Ok(()),
+            // The SDK retried a put whose first attempt had landed: the item
+            // there is ours (same token hash), so the order exists as asked.
+            Err(SdkError::ServiceError(ctx))
+                if matches!(ctx.err(), aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)
+                    if c.item().is_some_and(|old| Fields::new(old).opt_s(TOKEN_HASH) == Some(order.token_hash.as_str()))) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(sdk_error("PutItem", e).into()),
+        }
     }
 
     /// One strongly consistent read of an order.
