@@ -38,7 +38,8 @@ fuzz: node-deps fuzz-tools
 ## The long pass: at least 10,000 requests (figures in docs/FUZZING.md).
 fuzz-long: node-deps fuzz-tools
 	cargo build --quiet -p local --bin seatclaim-dev
-	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-300} --min-requests 10000
+	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-300} --max-time $${FUZZ_MAX_TIME:-600} \
+	  --min-requests 10000
 
 .PHONY: help dev test unit-test integration-test lint validate sam-local-test sam-build \
         node-deps python-tools podman clean
@@ -59,6 +60,7 @@ test: node-deps python-tools
 	cargo test --workspace
 	$(MAKE) --no-print-directory validate
 	$(MAKE) --no-print-directory sam-local-test
+	$(MAKE) --no-print-directory fuzz
 
 validate: python-tools
 	PATH="$(TOOLS_PATH)" $(SAM) validate --lint

@@ -51,17 +51,17 @@ fn match_path(template: &str, path: &str) -> Option<HashMap<String, String>> {
 /// The route for a request, with its path parameters; 404 for an unknown
 /// path, 405 for a known path with another method.
 pub fn resolve(method: &str, path: &str) -> Result<(Route, HashMap<String, String>), Error> {
-    let mut path_known = false;
+    let mut allowed = Vec::new();
     for route in ROUTES {
         if let Some(params) = match_path(route.path, path) {
             if route.method.eq_ignore_ascii_case(method) {
                 return Ok((*route, params));
             }
-            path_known = true;
+            allowed.push(route.method);
         }
     }
-    if path_known {
-        Err(Error::MethodNotAllowed { method: method.to_owned() })
+    if !allowed.is_empty() {
+        Err(Error::MethodNotAllowed { method: method.to_owned(), allow: allowed.join(", ") })
     } else {
         Err(Error::RouteNotFound { method: method.to_owned(), path: path.to_owned() })
     }

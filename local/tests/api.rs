@@ -35,6 +35,7 @@ async fn bad_event_plans_are_400_and_write_nothing() {
     let cases = [
         ("/events/e1", "not json"),
         ("/events/e1", "[]"),
+        ("/events/e1", r#"["G", null, [["A", [["1", 2]]]]]"#),
         ("/events/e1", "null"),
         ("/events/e1", r#"{"name": 5, "sections": []}"#),
         ("/events/e1", r#"{"sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 1}]}]}"#),
@@ -134,7 +135,7 @@ async fn create_order_replies_with_a_token_and_expiry() {
 
     // An empty body is `{}`.
     assert_eq!(call(&app, "POST", &format!("/events/{ev}/orders"), &[], "").await.0, 201);
-    for bad in ["nope", r#"{"userId": 5}"#, r#"{"userId": ""}"#, "[1]"] {
+    for bad in ["nope", r#"{"userId": 5}"#, r#"{"userId": ""}"#, "[1]", "[]", r#"["x"]"#] {
         let (status, reply) = call(&app, "POST", &format!("/events/{ev}/orders"), &[], bad).await;
         assert_eq!((status, reply["error"].as_str()), (400, Some("bad-request")), "{bad}");
     }
@@ -339,6 +340,8 @@ async fn unknown_routes_and_methods_are_json_4xx() {
     let app = fresh_app().await;
     let (status, reply) = call(&app, "GET", "/nowhere", &[], "").await;
     assert_eq!((status, reply["error"].as_str()), (404, Some("not-found")));
-    let (status, reply) = call(&app, "PATCH", "/orders/o1", &[], "").await;
+    let resp = local::router::dispatch(&app, local::router::request("PATCH", "/orders/o1/seats/A-1-1", &[], lambda_http::Body::Empty)).await;
+    assert_eq!(resp.headers()["allow"], "POST, DELETE");
+    let (status, reply) = read(resp);
     assert_eq!((status, reply["error"].as_str()), (405, Some("method-not-allowed")));
 }

@@ -90,8 +90,8 @@ fn errors_of(function: &str) -> Vec<Error> {
     let mut errors = vec![BadRequest(String::new()), route_not_found(), StoreUnavailable, internal()];
     errors.extend(match function {
         "create-event" => vec![EventExists, PayloadTooLarge { limit: 0 }],
-        "list-seats" => vec![EventNotFound, MethodNotAllowed { method: String::new() }],
-        "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new() }],
+        "list-seats" => vec![EventNotFound, MethodNotAllowed { method: String::new(), allow: String::new() }],
+        "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "get-order" => vec![Unauthorized, OrderNotFound],
         "get-seat" => vec![
             Unauthorized,
@@ -101,7 +101,7 @@ fn errors_of(function: &str) -> Vec<Error> {
             SeatSold,
             OrderNotHoldable,
             SeatLimit { max: 10 },
-            MethodNotAllowed { method: String::new() },
+            MethodNotAllowed { method: String::new(), allow: String::new() },
         ],
         "drop-seat" => vec![
             Unauthorized,
@@ -109,7 +109,7 @@ fn errors_of(function: &str) -> Vec<Error> {
             SeatNotFound,
             SeatNotHeld,
             OrderNotHoldable,
-            MethodNotAllowed { method: String::new() },
+            MethodNotAllowed { method: String::new(), allow: String::new() },
         ],
         "confirm" => vec![
             Unauthorized,
@@ -118,7 +118,7 @@ fn errors_of(function: &str) -> Vec<Error> {
             OrderEmpty,
             OrderExpired,
             PayloadTooLarge { limit: 0 },
-            MethodNotAllowed { method: String::new() },
+            MethodNotAllowed { method: String::new(), allow: String::new() },
         ],
         other => panic!("no error list for {other}"),
     });
@@ -164,7 +164,7 @@ fn every_documented_error_code_exists_with_that_status() {
         PayloadTooLarge { limit: 0 },
         Unauthorized,
         RouteNotFound { method: String::new(), path: String::new() },
-        MethodNotAllowed { method: String::new() },
+        MethodNotAllowed { method: String::new(), allow: String::new() },
         EventNotFound,
         EventExists,
         OrderNotFound,

@@ -17,8 +17,8 @@ pub enum Error {
     Unauthorized,
     #[error("no route matches {method} {path}")]
     RouteNotFound { method: String, path: String },
-    #[error("{method} is not allowed on this route")]
-    MethodNotAllowed { method: String },
+    #[error("{method} is not allowed on this route; allowed: {allow}")]
+    MethodNotAllowed { method: String, allow: String },
     #[error("no event has this id")]
     EventNotFound,
     #[error("an event with this id exists already")]

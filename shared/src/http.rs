@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::Instant;
 
-use lambda_http::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use lambda_http::http::header::{ALLOW, CONTENT_TYPE, RETRY_AFTER};
 use lambda_http::http::{HeaderValue, StatusCode};
 use lambda_http::{Body, Request, RequestExt, Response};
 use serde::de::DeserializeOwned;
@@ -37,6 +37,11 @@ pub fn error_response(err: &Error) -> Response<Body> {
     let mut response = json(err.status(), &err.body());
     if err.status() == StatusCode::SERVICE_UNAVAILABLE {
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    if let Error::MethodNotAllowed { allow, .. } = err {
+        if let Ok(value) = HeaderValue::from_str(allow) {
+            response.headers_mut().insert(ALLOW, value);
+        }
     }
     response
 }
@@ -103,8 +108,12 @@ pub fn raw_body(req: &Request) -> Result<&[u8], Error> {
 /// (`None`: a body is required).
 pub fn json_body<T: DeserializeOwned>(req: &Request, empty: Option<T>) -> Result<T, Error> {
     let bytes = raw_body(req)?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return empty.ok_or_else(|| Error::BadRequest("a JSON body is required".into()));
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => return empty.ok_or_else(|| Error::BadRequest("a JSON body is required".into())),
+        // serde would also read a struct from an array of its fields;
+        // the contract's bodies are objects, so only an object is accepted.
+        Some(b'{') => {}
+        Some(_) => return Err(Error::BadRequest("the body must be a JSON object".into())),
     }
     serde_json::from_slice(bytes).map_err(|e| Error::BadRequest(format!("invalid JSON body: {e}")))
 }

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Fuzzes the dev server with schemathesis against docs/openapi.yaml.
+
+Starts target/debug/seatclaim-dev (DynamoDB Local included) on free ports,
+seeds an event, orders and holds so that the order routes have real things
+to work on, runs `st run` on the schema the server itself serves
+(`GET /openapi.yaml`), then checks:
+
+- schemathesis found nothing (no 5xx, every status, content type, header
+  and body as the spec says);
+- no response at all was a 5xx (counted by scripts/fuzz_hooks.py);
+- the server is still alive and answering afterwards.
+
+Prints `fuzz: N requests, ...` and a closing `fuzz: P passed, F failed`.
+Exits non-zero on any failure. Stops the server (and its DynamoDB Local)
+with SIGINT in every case.
+
+    .tools/venv/bin/python scripts/fuzz_api.py --max-examples 25
+    .tools/venv/bin/python scripts/fuzz_api.py --max-examples 1500
+"""
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "target" / "debug" / "seatclaim-dev"
+VENV_BIN = ROOT / ".tools" / "venv" / "bin"
+CHECKS = ",".join([
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_headers_conformance",
+    "response_schema_conformance",
+])
+SEED_EVENT = "fuzz-event"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(base: str, method: str, path: str, body=None, headers=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def expect(status_body, want: int, what: str):
+    status, body = status_body
+    if status != want:
+        raise SystemExit(f"fuzz: seeding failed: {what}: {status} {body[:300]!r}")
+    return json.loads(body) if body else None
+
+
+def sign(body: bytes) -> str:
+    secret = os.environ.get("FUZZ_CONFIRM_SECRET", "seatclaim-local-development-secret-do-not-deploy").encode()
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def confirm(base: str, order_id: str, payment: str):
+    body = json.dumps({"paymentId": payment}).encode()
+    req = urllib.request.Request(f"{base}/orders/{order_id}/confirm", data=body, method="POST",
+                                 headers={"X-Signature": sign(body), "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def seed(base: str) -> dict:
+    """Orders in every state for the order routes to work on: holding seats,
+    full (MAX_SEATS_PER_ORDER = 10 seats), empty, completed, expired, and
+    refund-due (expired, its seat sold to another order since)."""
+    plan = {"name": "Fuzz", "holdSeconds": 7200, "sections": [
+        {"sectionId": "A", "rows": [{"row": "1", "count": 10}, {"row": "2", "count": 10}]},
+        {"sectionId": "B", "rows": [{"row": "1", "count": 10}]},
+    ]}
+    expect(call(base, "PUT", f"/events/{SEED_EVENT}", plan), 201, "create the event")
+    expect(call(base, "PUT", "/events/fuzz-short",
+                {"name": "Short", "holdSeconds": 1, "sections": [{"sectionId": "S", "rows": [{"row": "1", "count": 3}]}]}),
+           201, "create the short event")
+    seats = [f"A-{r}-{n}" for r in (1, 2) for n in range(1, 11)] + [f"B-1-{n}" for n in range(1, 11)]
+
+    def order(event: str, holds: list) -> dict:
+        o = expect(call(base, "POST", f"/events/{event}/orders", {"userId": "fuzz@example.com"}), 201, "create an order")
+        for seat in holds:
+            expect(call(base, "POST", f"/orders/{o['orderId']}/seats/{seat}",
+                        headers={"Authorization": f"Bearer {o['holdToken']}"}), 200, f"hold {seat}")
+        return o
+
+    orders = [order(SEED_EVENT, seats[i * 2:i * 2 + 2]) for i in range(6)]  # A-1-1 .. A-2-2
+    orders.append(order(SEED_EVENT, seats[20:30]))  # full: B-1-1 .. B-1-10
+    orders.append(order(SEED_EVENT, []))  # empty
+    expect(confirm(base, orders[0]["orderId"], "pi_seed"), 200, "confirm an order")  # completed, A-1-1/2 SOLD
+    late = order("fuzz-short", ["S-1-1"])
+    empty_late = order("fuzz-short", [])
+    time.sleep(1.2)  # both expire
+    rival = order("fuzz-short", ["S-1-1"])  # takes the expired hold...
+    expect(confirm(base, rival["orderId"], "pi_rival"), 200, "confirm the rival")  # ...and buys it
+    expect(confirm(base, late["orderId"], "pi_late"), 409, "a late payment for a seat sold since")  # REFUND_DUE
+    orders += [late, empty_late, rival]
+    return {"orders": [{"orderId": o["orderId"], "holdToken": o["holdToken"]} for o in orders],
+            "seats": seats + ["S-1-1", "S-1-2", "A-9-9", "nope"]}
+
+
+def start_server(port: int, dynamodb_port: int, log_path: Path) -> subprocess.Popen:
+    env = dict(os.environ, PORT=str(port), DYNAMODB_LOCAL_PORT=str(dynamodb_port),
+               SWEEP_INTERVAL_SECONDS=os.environ.get("FUZZ_SWEEP_SECONDS", "5"),
+               CONFIRM_SECRET=os.environ.get("FUZZ_CONFIRM_SECRET", "seatclaim-local-development-secret-do-not-deploy"))
+    env.setdefault("RUST_LOG", "info")
+    log = open(log_path, "wb")
+    proc = subprocess.Popen([str(SERVER)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"fuzz: the dev server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+        if b"listening on" in log_path.read_bytes():
+            return proc
+        time.sleep(0.2)
+    stop_server(proc)
+    raise SystemExit(f"fuzz: the dev server did not start in 90 s:\n{log_path.read_text()[-3000:]}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--max-examples", type=int, default=int(os.environ.get("FUZZ_MAX_EXAMPLES", "25")),
+                    help="test cases per operation and phase (schemathesis -n); default 25 or $FUZZ_MAX_EXAMPLES")
+    ap.add_argument("--phases", default=os.environ.get("FUZZ_PHASES", "examples,coverage,fuzzing,stateful"))
+    ap.add_argument("--workers", default=os.environ.get("FUZZ_WORKERS", "1"),
+                    help="schemathesis workers; default 1: under several, CPython 3.11's non-thread-safe "
+                         "ast.parse breaks hypothesis' lambda descriptions (runtime errors, not findings)")
+    ap.add_argument("--seed", default=os.environ.get("FUZZ_SEED"), help="schemathesis --seed (random if unset)")
+    ap.add_argument("--max-time", default=os.environ.get("FUZZ_MAX_TIME"), help="schemathesis --max-time, seconds")
+    ap.add_argument("--min-requests", type=int, default=int(os.environ.get("FUZZ_MIN_REQUESTS", "0")),
+                    help="fail if fewer requests than this were made")
+    ap.add_argument("--checks", default=os.environ.get("FUZZ_CHECKS", CHECKS),
+                    help=f"schemathesis checks (default {CHECKS})")
+    ap.add_argument("--report-dir", default=None, help="keep schemathesis' reports (junit, ndjson) here")
+    args = ap.parse_args()
+
+    if not SERVER.is_file():
+        raise SystemExit(f"fuzz: {SERVER} is missing; run `cargo build -p local --bin seatclaim-dev`")
+    st = VENV_BIN / "st"
+    if not st.is_file():
+        raise SystemExit("fuzz: schemathesis is missing; run `make fuzz-tools`")
+
+    work = Path(tempfile.mkdtemp(prefix="seatclaim-fuzz-"))
+    port, dynamodb_port = free_port(), free_port()
+    while dynamodb_port == port:
+        dynamodb_port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log_path = work / "server.log"
+    started = time.monotonic()
+    proc = start_server(port, dynamodb_port, log_path)
+    try:
+        status, schema = call(base, "GET", "/openapi.yaml")
+        if status != 200 or not schema.startswith(b"openapi: 3.0.3"):
+            raise SystemExit(f"fuzz: GET /openapi.yaml answered {status}")
+        seeds = seed(base)
+        (work / "seeds.json").write_text(json.dumps(seeds))
+        stats_path = work / "stats.json"
+        cmd = [str(st), "run", f"{base}/openapi.yaml", "--url", base,
+               "--checks", args.checks, "--max-examples", str(args.max_examples),
+               "--phases", args.phases, "--workers", str(args.workers),
+               "--generation-database", "none", "--request-timeout", "30",
+               "--suppress-health-check", "all", "--no-color", "--output-truncate", "true"]
+        if args.seed:
+            cmd += ["--seed", str(args.seed)]
+        if args.max_time:
+            cmd += ["--max-time", str(args.max_time)]
+        if args.report_dir:
+            cmd += ["--report", "junit,ndjson", "--report-dir", str(Path(args.report_dir).resolve())]
+        env = dict(os.environ, SCHEMATHESIS_HOOKS=str(ROOT / "scripts" / "fuzz_hooks.py"),
+                   FUZZ_SEEDS=str(work / "seeds.json"), FUZZ_STATS=str(stats_path))
+        print("fuzz: " + " ".join(cmd), flush=True)
+        fuzz_started = time.monotonic()
+        # In the scratch folder: schemathesis keeps its replay data (.schemathesis/) in the working directory.
+        st_proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, errors="replace")
+        st_failures = 0
+        for line in st_proc.stdout:
+            sys.stdout.write(line)
+            found = re.search(r"=+ (\d+) failures?\b", line)
+            if found:
+                st_failures = int(found.group(1))
+        st_rc = st_proc.wait()
+        sys.stdout.flush()
+        fuzz_seconds = time.monotonic() - fuzz_started
+
+        alive = proc.poll() is None
+        answering = alive and call(base, "GET", f"/events/{SEED_EVENT}/seats")[0] == 200
+        stats = json.loads(stats_path.read_text()) if stats_path.is_file() else {}
+        if args.report_dir:
+            Path(args.report_dir).mkdir(parents=True, exist_ok=True)
+            (Path(args.report_dir) / "stats.json").write_text(json.dumps(stats, indent=2))
+    finally:
+        stop_server(proc)
+
+    log_text = log_path.read_text(errors="replace")
+    panics = log_text.count("panicked at")
+    requests = stats.get("requests", 0)
+    statuses = stats.get("statuses", {})
+    server_errors = sum(v for k, v in statuses.items() if int(k) >= 500)
+    failed = stats.get("failed_requests", 0)
+    for op, counts in stats.get("by_operation", {}).items():
+        print(f"fuzz:   {op:<42} {counts}")
+    print(f"fuzz:   error codes: {stats.get('error_codes', {})}")
+    for e in stats.get("server_errors", [])[:10]:
+        print(f"fuzz: 5xx: {e}")
+    print(f"fuzz: {requests} requests in {fuzz_seconds:.1f} s ({time.monotonic() - started:.1f} s with start-up), "
+          f"statuses {statuses}, {server_errors} 5xx, {stats.get('signed_confirms', 0)} signed confirms, "
+          f"schemathesis exit {st_rc}, server {'alive' if alive else 'DEAD'}"
+          f"{'' if answering or not alive else ' but not answering'}, {panics} panics logged")
+    problems = []
+    if st_rc != 0:
+        problems.append(f"schemathesis reported failures (exit {st_rc})")
+    if server_errors:
+        problems.append(f"{server_errors} responses were 5xx")
+    if not alive or not answering:
+        problems.append("the server died or stopped answering")
+    if panics:
+        problems.append(f"{panics} panics in the server log {log_path}")
+    if requests < args.min_requests:
+        problems.append(f"only {requests} requests, fewer than --min-requests {args.min_requests}")
+    if problems:
+        print("fuzz: FAILED: " + "; ".join(problems) + f" (server log: {log_path})")
+    failed = max(failed, st_failures, server_errors, 1 if problems else 0)
+    print(f"fuzz: {max(requests - failed, 0)} passed, {failed} failed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
