@@ -455,11 +455,15 @@ def cold_start(rie, fn, payload, workdir, env):
         hwm = status_kb(pid, "VmHWM") if pid else None
         init_ms, report_init_ms = emu.init_durations()
         status, body = answer_status(fn, http_status, data)
-        return {"exec_to_answer_ms": round(elapsed_ms, 3), "init_ms": init_ms, "report_init_ms": report_init_ms,
-                "peak_rss_bytes": hwm, "status": status, "body": body}
+        sample = {"exec_to_answer_ms": round(elapsed_ms, 3), "init_ms": init_ms, "report_init_ms": report_init_ms,
+                  "peak_rss_bytes": hwm, "status": status, "body": body}
+        if status is None or status >= 500:
+            sample["rie_http_status"] = http_status
+            sample["rie_output"] = emu.tail(25)
+        return sample
     except Exception as err:  # noqa: BLE001 (recorded, reported, fails the run)
         return {"exec_to_answer_ms": None, "init_ms": None, "report_init_ms": None, "peak_rss_bytes": None,
-                "status": None, "body": f"{type(err).__name__}: {err}"}
+                "status": None, "body": f"{type(err).__name__}: {err}", "rie_output": emu.tail(25)}
     finally:
         emu.stop()
 
@@ -662,14 +666,16 @@ def render(result):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=20, help="cold starts per function (default 20)")
-    parser.add_argument("--warm", type=int, default=50, help="warm get-seat calls for the CPU comparison (50)")
+    parser.add_argument("--runs", type=int, help="cold starts per function (default 20; 2 with --smoke)")
+    parser.add_argument("--warm", type=int, help="warm get-seat calls for the CPU comparison (50; 5 with --smoke)")
     parser.add_argument("--smoke", action="store_true", help="2 runs, 5 warm calls, no docs written (CI)")
     parser.add_argument("--build", action="store_true", help="run cargo build even if the binaries exist")
     parser.add_argument("--only", nargs="+", metavar="FN", help="only these functions (and 'python')")
     args = parser.parse_args()
-    if args.smoke:
-        args.runs, args.warm = 2, 5
+    if args.runs is None:
+        args.runs = 2 if args.smoke else 20
+    if args.warm is None:
+        args.warm = 5 if args.smoke else 50
     selected = args.only or FUNCTIONS + ["python"]
     rust_fns = [fn for fn in FUNCTIONS if fn in selected]
     with_python = "python" in selected
