@@ -79,6 +79,18 @@ const SEAT_AVAILABLE: &str = "AVAILABLE";
 const SEAT_HELD: &str = "HELD";
 const SEAT_SOLD: &str = "SOLD";
 
+// The seat-side expressions, one place each. Names: #status, #holder,
+// #holdExp; values: :order, :now, :sold, :held, :available.
+
+/// The claim condition (invariants 1–3): the seat exists, is not sold, and
+/// is unheld, already this order's, or held by a hold that has expired —
+/// compared with the writer's clock, so no sweep is needed first.
+const SEAT_IS_FREE_FOR_ORDER: &str = "attribute_exists(PK) AND #status <> :sold AND \
+     (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)";
+/// Only the holding order's hold can be released (drop-seat, the sweep).
+const SEAT_HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
+const RELEASE_SEAT: &str = "SET #status = :available REMOVE #holder, #holdExp";
+
 /// Attributes the pending index projects: what the sweep reads.
 pub const PENDING_INDEX_PROJECTION: [&str; 3] = [EVENT_ID, SEATS, STATUS];
 
@@ -686,10 +698,7 @@ impl Store {
         let claim = self
             .update(seat_key(event, seat))
             .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
-            .condition_expression(
-                "attribute_exists(PK) AND #status <> :sold AND \
-                 (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)",
-            )
+            .condition_expression(SEAT_IS_FREE_FOR_ORDER)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#holder", HOLDER)
             .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
@@ -761,8 +770,8 @@ impl Store {
     ) -> Result<(), Error> {
         let release = self
             .update(seat_key(token.event_id(), seat))
-            .update_expression("SET #status = :available REMOVE #holder, #holdExp")
-            .condition_expression("#holder = :order AND #status = :held")
+            .update_expression(RELEASE_SEAT)
+            .condition_expression(SEAT_HELD_BY_ORDER)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#holder", HOLDER)
             .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
@@ -866,10 +875,7 @@ impl Store {
             let sell = self
                 .update(seat_key(&order.event_id, seat))
                 .update_expression("SET #status = :sold, #holder = :order REMOVE #holdExp")
-                .condition_expression(
-                    "attribute_exists(PK) AND #status <> :sold AND \
-                     (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)",
-                )
+                .condition_expression(SEAT_IS_FREE_FOR_ORDER)
                 .expression_attribute_names("#status", STATUS)
                 .expression_attribute_names("#holder", HOLDER)
                 .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
@@ -1038,8 +1044,8 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(seat_key(event, seat)))
-            .update_expression("SET #status = :available REMOVE #holder, #holdExp")
-            .condition_expression("#holder = :order AND #status = :held")
+            .update_expression(RELEASE_SEAT)
+            .condition_expression(SEAT_HELD_BY_ORDER)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#holder", HOLDER)
             .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
