@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod dynamodb_local;
+pub mod faults;
 pub mod metrics;
 pub mod router;
 pub mod server;

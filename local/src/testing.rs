@@ -1,10 +1,16 @@
 //! The integration-test harness: one DynamoDB Local per test process,
-//! started on a free port on first use, and a fresh table per test.
+//! started on a free port on first use, a fresh table per test, and the
+//! invariant check read back from the table. Test support: a failure here
+//! panics with its reason, as a failed assertion would.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
 use shared::auth::ConfirmSecret;
-use shared::{App, Config, Store};
+use shared::domain::{hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, SeatId, SeatState};
+use shared::{store, App, Config, Store};
 
 use crate::dynamodb_local::{free_port, DynamoDbLocal, Storage};
 use crate::table::TableSpec;
@@ -36,15 +42,193 @@ pub async fn fresh_app() -> App {
 
 /// [`fresh_app`] whose DynamoDB client counts its requests.
 pub async fn fresh_app_counting(counter: Option<crate::metrics::RequestCounter>) -> App {
-    let client = crate::local_client_counting(&dynamodb_endpoint(), counter);
+    fresh_app_with(crate::local_client_counting(&dynamodb_endpoint(), counter)).await
+}
+
+/// An app on a new, empty table created through `client` (which may point
+/// at another DynamoDB Local, or carry interceptors).
+pub async fn fresh_app_with(client: Client) -> App {
     let table = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
     let spec = TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
     spec.create(&client, &table).await.unwrap_or_else(|e| panic!("{e}"));
+    app_on(client, &table)
+}
+
+/// An app on an existing table (or none: requests then fail as the store
+/// fails), with the contract's default settings and [`DEV_CONFIRM_SECRET`].
+pub fn app_on(client: Client, table: &str) -> App {
     let config = Config {
-        table_name: table.clone(),
+        table_name: table.to_owned(),
         hold_seconds: shared::config::DEFAULT_HOLD_SECONDS,
         max_seats_per_order: shared::config::DEFAULT_MAX_SEATS_PER_ORDER,
         confirm_secret: ConfirmSecret::new(DEV_CONFIRM_SECRET),
     };
-    App { store: Store::new(client, &table), config }
+    App { store: Store::new(client, table), config }
+}
+
+/// What [`check_invariants`] read from the table, and what it found wrong.
+#[derive(Debug, Default)]
+pub struct TableCheck {
+    pub seats: usize,
+    pub sold: usize,
+    pub live_holds: usize,
+    pub orders: usize,
+    pub completed: usize,
+    pub violations: Vec<String>,
+}
+
+/// Checks the contract's invariants 1, 2 and 4 over everything the table
+/// holds for `event`, reading it back (consistent reads, no handler):
+/// - a SOLD seat belongs to a COMPLETED order that lists it (never sold
+///   twice: with the next rule, no other completed order lists it either);
+/// - a COMPLETED order lists at least one seat and every seat it lists is
+///   SOLD to it (all or nothing);
+/// - a live PENDING order's seats are HELD by it, with its expiry; a live
+///   hold belongs to a live PENDING order that lists the seat (no half-done
+///   claim or release), so no seat is held by two live orders.
+///
+/// Orders are found by a `Scan` (test tables are small; the service itself
+/// never scans), so orders whose replies were lost are checked too. Call it
+/// when nothing else writes to the event.
+pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
+    let event_id = EventId::parse(event).unwrap_or_else(|e| panic!("event id {event}: {e}"));
+    // One instant for every liveness judgement, so a hold expiring while
+    // the check reads cannot look like a violation.
+    let now = Millis::now();
+    let seats = app
+        .store
+        .list_seats(&event_id, None)
+        .await
+        .unwrap_or_else(|e| panic!("reading the seats: {}", shared::error::chain(&e)))
+        .unwrap_or_else(|| panic!("event {event} not found"));
+    let mut orders: HashMap<OrderId, Order> = HashMap::new();
+    // Read a few at a time: a stampede leaves hundreds of orders.
+    let mut ids = order_ids(app, event).await.into_iter();
+    let mut reads = tokio::task::JoinSet::new();
+    loop {
+        while reads.len() < 16 {
+            let Some(id) = ids.next() else { break };
+            let store = app.store.clone();
+            reads.spawn(async move {
+                let stored = store.get_order(&id).await;
+                (id, stored)
+            });
+        }
+        let Some(joined) = reads.join_next().await else { break };
+        let (id, stored) = joined.unwrap_or_else(|e| panic!("reading an order: {e}"));
+        let stored = stored.unwrap_or_else(|e| panic!("reading order {id}: {}", shared::error::chain(&e)));
+        if let Some(stored) = stored {
+            orders.insert(id, stored.order);
+        }
+    }
+    let mut check = TableCheck { seats: seats.len(), orders: orders.len(), ..TableCheck::default() };
+    let by_id: HashMap<&SeatId, &SeatState> = seats.iter().map(|s| (&s.spec.seat_id, &s.state)).collect();
+    for seat in &seats {
+        let id = &seat.spec.seat_id;
+        match &seat.state {
+            SeatState::Available => {}
+            SeatState::Sold { order } => {
+                check.sold += 1;
+                match orders.get(order) {
+                    Some(o) if o.status == OrderStatus::Completed && o.seats.contains(id) => {}
+                    Some(o) => check.violations.push(format!(
+                        "seat {id} is SOLD to order {order}, which is {:?} with seats {:?}",
+                        o.status, o.seats
+                    )),
+                    None => check.violations.push(format!("seat {id} is SOLD to order {order}, which does not exist")),
+                }
+            }
+            SeatState::Held { order, expires_at } if hold_is_live(*expires_at, now) => {
+                check.live_holds += 1;
+                match orders.get(order) {
+                    Some(o) if o.is_holdable(now) && o.seats.contains(id) && o.expires_at == *expires_at => {}
+                    Some(o) => check.violations.push(format!(
+                        "seat {id} has a live hold by order {order}, which is {:?} (expires {:?}, hold {:?}) with seats {:?}",
+                        o.effective_status(now),
+                        o.expires_at,
+                        expires_at,
+                        o.seats
+                    )),
+                    None => check.violations.push(format!("seat {id} is held by order {order}, which does not exist")),
+                }
+            }
+            // An expired hold is a free seat (invariant 3); the sweep may
+            // not have tidied it yet.
+            SeatState::Held { .. } => {}
+        }
+    }
+    let mut live_claims: HashMap<&SeatId, Vec<&OrderId>> = HashMap::new();
+    for (id, order) in &orders {
+        if order.status == OrderStatus::Completed {
+            check.completed += 1;
+            if order.seats.is_empty() {
+                check.violations.push(format!("order {id} is COMPLETED with no seats"));
+            }
+            for seat in &order.seats {
+                match by_id.get(seat) {
+                    Some(SeatState::Sold { order: buyer }) if buyer == id => {}
+                    other => check.violations.push(format!("COMPLETED order {id} lists {seat}, which is {other:?}")),
+                }
+            }
+        }
+        if order.is_holdable(now) {
+            for seat in &order.seats {
+                live_claims.entry(seat).or_default().push(id);
+                match by_id.get(seat) {
+                    Some(SeatState::Held { order: holder, .. }) if holder == id => {}
+                    other => check.violations.push(format!("live order {id} lists {seat}, which is {other:?}")),
+                }
+            }
+        }
+    }
+    for (seat, holders) in live_claims {
+        if holders.len() > 1 {
+            check.violations.push(format!("seat {seat} is listed by several live orders: {holders:?}"));
+        }
+    }
+    check
+}
+
+/// [`check_invariants`], panicking with every violation found.
+pub async fn assert_invariants(app: &App, event: &str) -> TableCheck {
+    let check = check_invariants(app, event).await;
+    assert!(check.violations.is_empty(), "invariants violated for event {event}:\n{}", check.violations.join("\n"));
+    check
+}
+
+/// The ids of every order item of `event` in the app's table.
+async fn order_ids(app: &App, event: &str) -> Vec<OrderId> {
+    let mut ids = Vec::new();
+    let mut start = None;
+    loop {
+        let out = app
+            .store
+            .client()
+            .scan()
+            .table_name(app.store.table_name())
+            .consistent_read(true)
+            .filter_expression("begins_with(#pk, :order) AND #event = :event")
+            .projection_expression("#pk")
+            .expression_attribute_names("#pk", store::PK)
+            .expression_attribute_names("#event", store::EVENT_ID)
+            .expression_attribute_values(":order", AttributeValue::S("ORDER#".into()))
+            .expression_attribute_values(":event", AttributeValue::S(event.into()))
+            .set_exclusive_start_key(start.take())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("scanning for orders: {}", shared::error::chain(&e)));
+        for item in out.items() {
+            let id = item
+                .get(store::PK)
+                .and_then(|v| v.as_s().ok())
+                .and_then(|pk| pk.strip_prefix("ORDER#"))
+                .and_then(|id| OrderId::parse(id).ok())
+                .unwrap_or_else(|| panic!("order item with a bad key: {item:?}"));
+            ids.push(id);
+        }
+        match out.last_evaluated_key {
+            Some(key) => start = Some(key),
+            None => return ids,
+        }
+    }
 }

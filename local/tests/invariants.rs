@@ -7,48 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use common::*;
+use local::testing::assert_invariants;
 use shared::domain::{OrderStatus, SeatState};
-
-/// Checks invariants 1, 2 and 4 over an event's table state: every SOLD
-/// seat belongs to a COMPLETED order that lists it; a COMPLETED order's
-/// seats are all SOLD to it; no seat is held by two live orders.
-async fn assert_consistent(app: &shared::App, event: &str, orders: &[TestOrder]) {
-    let seats = seats(app, event).await;
-    let mut stored = HashMap::new();
-    for o in orders {
-        stored.insert(o.id.clone(), stored_order(app, &o.id).await);
-    }
-    let now = shared::domain::Millis::now();
-    for seat in &seats {
-        if let SeatState::Sold { order } = &seat.state {
-            let buyer = &stored[order.as_str()];
-            assert_eq!(buyer.status, OrderStatus::Completed, "seat {} SOLD to an order that is not COMPLETED", seat.spec.seat_id);
-            assert!(buyer.seats.contains(&seat.spec.seat_id));
-        }
-    }
-    let mut live_claims: HashMap<String, Vec<String>> = HashMap::new();
-    for (id, o) in &stored {
-        if o.status == OrderStatus::Completed {
-            for s in &o.seats {
-                let seat = seats.iter().find(|x| &x.spec.seat_id == s).unwrap();
-                assert_eq!(seat.state, SeatState::Sold { order: o.order_id.clone() }, "completed order {id} lacks seat {s}");
-            }
-        }
-        if o.is_holdable(now) {
-            for s in &o.seats {
-                live_claims.entry(s.to_string()).or_default().push(id.clone());
-                let seat = seats.iter().find(|x| &x.spec.seat_id == s).unwrap();
-                assert!(
-                    matches!(&seat.state, SeatState::Held { order, .. } if order == &o.order_id),
-                    "live order {id} lists {s} but the seat says {:?}", seat.state
-                );
-            }
-        }
-    }
-    for (seat, holders) in live_claims {
-        assert_eq!(holders.len(), 1, "seat {seat} held by several live orders: {holders:?}");
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_concurrent_claims_of_one_seat_have_one_winner() {
@@ -80,7 +40,7 @@ async fn many_concurrent_claims_of_one_seat_have_one_winner() {
     }
     assert_eq!(winners, 1, "exactly one winner; losers: {codes:?}");
     assert_eq!(codes.get("409 seat-held"), Some(&(CLAIMERS - 1)), "{codes:?}");
-    assert_consistent(&app, &ev, &orders).await;
+    assert_invariants(&app, &ev).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -124,7 +84,7 @@ async fn many_orders_over_few_seats_never_share_one() {
             assert!(claimed.insert(seat.clone()), "seat {seat} won by two orders");
         }
     }
-    assert_consistent(&app, &ev, &orders).await;
+    assert_invariants(&app, &ev).await;
 }
 
 #[tokio::test]
@@ -211,7 +171,7 @@ async fn a_late_payment_reacquires_free_seats() {
     assert_eq!(body["status"], "COMPLETED");
     assert_eq!(body["seats"], serde_json::json!(["A-1-1", "A-1-2"]));
     assert_eq!(get_order(&app, &o).await.1["status"], "COMPLETED");
-    assert_consistent(&app, &ev, &[o]).await;
+    assert_invariants(&app, &ev).await;
 }
 
 #[tokio::test]
@@ -225,7 +185,7 @@ async fn a_late_payment_before_the_sweep_reacquires_too() {
     // The sweep then has nothing to release and does not expire it.
     let s = sweep(&app).await;
     assert_eq!((s.expired_orders, s.released_seats), (0, 0));
-    assert_consistent(&app, &ev, &[o]).await;
+    assert_invariants(&app, &ev).await;
 }
 
 #[tokio::test]
@@ -252,7 +212,7 @@ async fn a_late_payment_for_taken_seats_is_recorded_for_refund() {
     assert_eq!((status, again["error"].as_str(), again["refund"].as_bool()), (409, Some("order-expired"), Some(true)));
     // The newer order still holds its seat and can buy it.
     assert_eq!(confirm(&app, &newer.id, "pi_newer").await.0, 200);
-    assert_consistent(&app, &ev, &[late, newer]).await;
+    assert_invariants(&app, &ev).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -284,55 +244,132 @@ async fn duplicate_webhooks_at_once_complete_once() {
     assert_eq!(winners.len(), 1, "one payment completes the order: {winners:?}");
     let stored = stored_order(&app, &o.id).await;
     assert_eq!(stored.payment_id.unwrap().as_str(), winners.iter().next().unwrap());
-    assert_consistent(&app, &ev, &[o]).await;
+    assert_invariants(&app, &ev).await;
 }
 
-/// Confirm, the sweep and a rival claim all at the expiry instant, many
-/// times: whatever wins, the outcome is one of the contract's and the
-/// invariants hold — never SOLD to an expired order while another holds it.
+/// Confirm, the sweep and a rival claim at the buyer's expiry instant, many
+/// rounds: whatever wins, every answer is one of the contract's and the
+/// invariants hold after each round — never SOLD to an expired order while
+/// another holds a seat, never half sold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn confirm_racing_the_sweep_at_the_expiry_boundary() {
-    let app = Arc::new(fresh_app().await);
-    let mut outcomes: HashMap<String, usize> = HashMap::new();
-    for round in 0..10 {
-        let ev = event(&app, 2, 2).await;
-        let buyer = order(&app, &ev).await;
-        assert_eq!(claim(&app, &buyer, "A-1-1").await.0, 200);
-        assert_eq!(claim(&app, &buyer, "A-1-2").await.0, 200);
-        // The rivals start a second later, so they are surely live while
-        // the buyer's order crosses its expiry.
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        let rival = order(&app, &ev).await;
-        let rival2 = order(&app, &ev).await;
-        let expires: chrono::DateTime<chrono::Utc> = buyer.expires_at.parse().unwrap();
-        // Aim at the boundary, a little either side of it from round to round.
-        let offset_ms = (round % 6) as i64 * 4 - 10;
-        let wait = (expires - chrono::Utc::now()).num_milliseconds() + offset_ms;
-        if wait > 0 {
-            tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
-        }
-        let (c, _, r) = tokio::join!(
-            confirm(&app, &buyer.id, "pi_race"),
-            sweep(&app),
-            async {
-                let r = claim(&app, &rival2, "A-1-2").await;
-                let _ = claim(&app, &rival, "A-1-2").await;
-                r
-            },
-        );
-        let outcome = match (c.0, c.1["error"].as_str()) {
-            (200, _) => "completed",
-            (409, Some("order-expired")) => {
-                assert_eq!(c.1["refund"], true);
-                "refund-due"
+    // Lanes run side by side, each on its own table: a sweep releases every
+    // expired hold in its table, so lanes sharing one would sweep each
+    // other's orders at other instants than their own boundary.
+    const LANES: usize = 10;
+    const ROUNDS_PER_LANE: usize = 10;
+    let started = std::time::Instant::now();
+    let mut lanes = Vec::new();
+    for lane in 0..LANES {
+        lanes.push(tokio::spawn(async move {
+            let app = Arc::new(fresh_app().await);
+            let mut outcomes = Vec::new();
+            for round in 0..ROUNDS_PER_LANE {
+                outcomes.push(race_at_expiry(&app, lane * ROUNDS_PER_LANE + round).await);
             }
-            other => panic!("confirm answered {other:?}: {}", c.1),
-        };
-        *outcomes.entry(format!("{outcome}/rival-{}", r.0)).or_default() += 1;
-        if outcome == "completed" {
-            assert_ne!(r.0, 200, "a rival won a seat the buyer was sold: {}", r.1);
-        }
-        assert_consistent(&app, &ev, &[buyer, rival, rival2]).await;
+            outcomes
+        }));
     }
-    eprintln!("boundary outcomes: {outcomes:?}");
+    let mut mix: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for lane in lanes {
+        for outcome in lane.await.unwrap() {
+            *mix.entry(outcome).or_default() += 1;
+        }
+    }
+    assert_eq!(mix.values().sum::<usize>(), LANES * ROUNDS_PER_LANE);
+    eprintln!("boundary outcomes over {} rounds in {:.1?}: {mix:#?}", LANES * ROUNDS_PER_LANE, started.elapsed());
+}
+
+/// One round: a buyer holding two seats, and at its expiry instant (give
+/// or take a few milliseconds) its payment, a sweep and a live rival's
+/// claim of one of its seats, released together. Returns the outcome.
+async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
+    let ev = event(app, 2, 1).await;
+    let buyer = order(app, &ev).await;
+    assert_eq!(claim(app, &buyer, "A-1-1").await.0, 200);
+    assert_eq!(claim(app, &buyer, "A-1-2").await.0, 200);
+    let rival = order_expiring_in(app, &ev, 60).await;
+    let barrier = Arc::new(tokio::sync::Barrier::new(4));
+    let confirm_task = {
+        let (app, barrier, id) = (app.clone(), barrier.clone(), buyer.id.clone());
+        tokio::spawn(async move {
+            barrier.wait().await;
+            confirm(&app, &id, "pi_race").await
+        })
+    };
+    let sweep_task = {
+        let (app, barrier) = (app.clone(), barrier.clone());
+        tokio::spawn(async move {
+            barrier.wait().await;
+            sweep(&app).await
+        })
+    };
+    let rival_task = {
+        let (app, barrier, rival) = (app.clone(), barrier.clone(), rival.clone());
+        tokio::spawn(async move {
+            barrier.wait().await;
+            claim(&app, &rival, "A-1-2").await
+        })
+    };
+    // Let the hold run out: aim at the boundary, from 12 ms before it to
+    // 12 ms after it from round to round.
+    let expires: chrono::DateTime<chrono::Utc> = buyer.expires_at.parse().unwrap();
+    let offset_ms = (round % 7) as i64 * 4 - 12;
+    let wait = (expires - chrono::Utc::now()).num_milliseconds() + offset_ms;
+    if wait > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
+    }
+    barrier.wait().await;
+    let (c_status, c_body) = confirm_task.await.unwrap();
+    let swept = sweep_task.await.unwrap();
+    let (r_status, r_body) = rival_task.await.unwrap();
+    assert_eq!(swept.failed_orders, 0, "{swept:?}");
+    let rival_outcome = match (r_status, r_body["error"].as_str()) {
+        (200, _) => "won",
+        (409, Some(code @ ("seat-held" | "seat-sold"))) => code,
+        other => panic!("round {round}: the rival's claim answered {other:?}: {r_body}"),
+    };
+    let stored = stored_order(app, &buyer.id).await;
+    let seats_now = seats(app, &ev).await;
+    let confirm_outcome = match (c_status, c_body["error"].as_str()) {
+        (200, _) => {
+            assert_eq!(c_body["seats"], serde_json::json!(["A-1-1", "A-1-2"]), "{c_body}");
+            assert_eq!(stored.status, OrderStatus::Completed);
+            assert_ne!(r_status, 200, "round {round}: the rival won a seat the buyer was sold: {r_body}");
+            "completed"
+        }
+        (409, Some("order-expired")) => {
+            assert_eq!(c_body["refund"], true, "{c_body}");
+            assert_eq!(stored.status, OrderStatus::RefundDue);
+            assert_eq!(stored.payment_id.as_ref().map(|p| p.as_str()), Some("pi_race"));
+            // Only the rival's live hold can have stopped the late sale.
+            assert_eq!(r_status, 200, "round {round}: refund due although no seat was taken");
+            assert!(seats_now.iter().all(|s| !matches!(s.state, SeatState::Sold { .. })), "all or nothing");
+            "refund-due"
+        }
+        other => panic!("round {round}: confirm answered {other:?}: {c_body}"),
+    };
+    assert_invariants(app, &ev).await;
+    format!("confirm {confirm_outcome}, sweep released {}, rival {rival_outcome}", swept.released_seats)
+}
+
+/// A PENDING order for `event` that expires `seconds` from now, whatever
+/// the event's hold: written to the store as create-order writes it, so a
+/// rival can outlive an order of the event's short hold made before it.
+async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> TestOrder {
+    let event_id = shared::domain::EventId::parse(event).unwrap();
+    let expires_at = shared::domain::Millis::now().plus_seconds(seconds);
+    let token = shared::auth::HoldToken::generate(&event_id, expires_at).unwrap();
+    let order = shared::domain::Order {
+        order_id: shared::domain::OrderId::generate(),
+        event_id,
+        status: OrderStatus::Pending,
+        expires_at,
+        token_hash: token.hash(),
+        seats: Vec::new(),
+        payment_id: None,
+        user_id: None,
+    };
+    app.store.create_order(&order).await.unwrap();
+    TestOrder { id: order.order_id.to_string(), token: token.as_str().to_owned(), expires_at: expires_at.to_rfc3339() }
 }

@@ -373,6 +373,18 @@ pub enum ConfirmOutcome {
     OrderChanged,
 }
 
+/// The SDK timeouts [`Store::connect`] sets, public so the fault tests can
+/// build a client that behaves like production's: connect 2 s, one attempt
+/// 3 s, the whole operation (retries and backoff included) 8 s, inside the
+/// API functions' 10 s Lambda timeout.
+pub fn sdk_timeouts() -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(2))
+        .operation_attempt_timeout(Duration::from_secs(3))
+        .operation_timeout(Duration::from_secs(8))
+        .build()
+}
+
 /// The DynamoDB client and table, built once per process.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -385,12 +397,7 @@ impl Store {
     /// credentials, `AWS_ENDPOINT_URL_DYNAMODB`) with deliberate timeouts:
     /// a hung store fails fast instead of burning the Lambda's timeout.
     pub async fn connect(table: &str) -> Self {
-        let timeouts = TimeoutConfig::builder()
-            .connect_timeout(Duration::from_secs(2))
-            .operation_attempt_timeout(Duration::from_secs(3))
-            .operation_timeout(Duration::from_secs(8))
-            .build();
-        let sdk = aws_config::defaults(BehaviorVersion::latest()).timeout_config(timeouts).load().await;
+        let sdk = aws_config::defaults(BehaviorVersion::latest()).timeout_config(sdk_timeouts()).load().await;
         Self::new(Client::new(&sdk), table)
     }
 
@@ -1172,6 +1179,16 @@ mod tests {
         let shards: std::collections::HashSet<_> =
             (0..200).map(|_| pending_shard(&OrderId::generate())).collect();
         assert_eq!(shards.len(), PENDING_SHARDS as usize, "orders spread over every shard");
+    }
+
+    #[test]
+    fn sdk_timeouts_fit_the_lambda_timeout() {
+        // The API functions time out at 10 s (template.yaml): a hung store
+        // must give up first, so the client gets a 503, not a gateway error.
+        let t = sdk_timeouts();
+        assert_eq!(t.connect_timeout(), Some(Duration::from_secs(2)));
+        assert_eq!(t.operation_attempt_timeout(), Some(Duration::from_secs(3)));
+        assert_eq!(t.operation_timeout(), Some(Duration::from_secs(8)));
     }
 
     #[test]

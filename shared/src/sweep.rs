@@ -36,11 +36,42 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Work still running this close to the deadline is abandoned, so the
+/// summary goes out before Lambda ends the invocation: each SDK call is
+/// bounded (8 s), but a run of them against a hung store is not — 7 index
+/// queries timing out one after another outlast expire-holds' 55 s.
+pub const REPORT_RESERVE_MS: i64 = 500;
+
 /// Sweeps every shard of the pending index for orders expired at `now`.
 /// Safe to run twice at once: each release and each retirement is a
-/// conditional write that only one run can win.
+/// conditional write that only one run can win. With a `deadline`, it
+/// starts no page within [`DEADLINE_MARGIN_MS`] of it and abandons what is
+/// still running [`REPORT_RESERVE_MS`] before it (the abandoned orders stay
+/// in the index; seats an abandoned release freed are not counted).
 pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepSummary {
     let mut summary = SweepSummary::default();
+    let work = sweep_shards(store, now, deadline, &mut summary);
+    match deadline {
+        Some(d) => {
+            let left = u64::try_from(d.0 - REPORT_RESERVE_MS - Millis::now().0).unwrap_or(0);
+            if tokio::time::timeout(std::time::Duration::from_millis(left), work).await.is_err() {
+                summary.stopped_early = true;
+                tracing::warn!("sweep: store calls still running at the deadline were abandoned");
+            }
+        }
+        None => work.await,
+    }
+    tracing::info!(
+        expired_orders = summary.expired_orders,
+        released_seats = summary.released_seats,
+        failed_orders = summary.failed_orders,
+        stopped_early = summary.stopped_early,
+        "sweep"
+    );
+    summary
+}
+
+async fn sweep_shards(store: &Store, now: Millis, deadline: Option<Millis>, summary: &mut SweepSummary) {
     'shards: for shard in 0..PENDING_SHARDS {
         let mut cursor = None;
         loop {
@@ -56,21 +87,13 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
                     continue 'shards;
                 }
             };
-            release_page(store, orders, now, &mut summary).await;
+            release_page(store, orders, now, summary).await;
             match next {
                 Some(c) => cursor = Some(c),
                 None => break,
             }
         }
     }
-    tracing::info!(
-        expired_orders = summary.expired_orders,
-        released_seats = summary.released_seats,
-        failed_orders = summary.failed_orders,
-        stopped_early = summary.stopped_early,
-        "sweep"
-    );
-    summary
 }
 
 async fn release_page(store: &Store, orders: Vec<ExpiredOrder>, now: Millis, summary: &mut SweepSummary) {

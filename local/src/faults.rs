@@ -1,0 +1,281 @@
+//! Faults for the integration tests: a DynamoDB client configured like
+//! production's, endpoints that hang or refuse, and an SDK interceptor that
+//! answers chosen attempts with DynamoDB's own throttling and transaction
+//! errors (DynamoDB Local never throttles and rarely conflicts).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeDeserializationInterceptorContextMut, BeforeTransmitInterceptorContextMut,
+};
+use aws_sdk_dynamodb::config::retry::{RetryConfig, RetryPartition};
+use aws_sdk_dynamodb::config::{
+    BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents, SharedInterceptor,
+};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::http::{Response, StatusCode};
+use aws_smithy_types::body::SdkBody;
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
+
+/// A client with the settings `Store::connect` gives production: its
+/// timeouts ([`shared::store::sdk_timeouts`]) and the standard retry mode
+/// with 3 attempts (aws-config's default, which `connect` keeps), pointed
+/// at `endpoint` with dummy credentials.
+///
+/// One difference: each client gets its own retry partition. The retry
+/// quota (a token bucket: 500 tokens, 5 per retry, 10 per retry after a
+/// timeout) is shared by every client of a process in the same partition;
+/// a Lambda sandbox has one client, but a test binary runs many tests at
+/// once, and one draining the quota (an outage) would leave the others
+/// without retries.
+pub fn production_client(endpoint: &str, interceptors: impl IntoIterator<Item = SharedInterceptor>) -> aws_sdk_dynamodb::Client {
+    let partition = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
+    let mut config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-faults"))
+        .endpoint_url(endpoint)
+        .timeout_config(shared::store::sdk_timeouts())
+        .retry_config(RetryConfig::standard())
+        .retry_partition(RetryPartition::new(partition));
+    for interceptor in interceptors {
+        config.push_interceptor(interceptor);
+    }
+    aws_sdk_dynamodb::Client::from_conf(config.build())
+}
+
+/// A TCP endpoint that accepts connections and never answers: a store that
+/// hangs. The sockets stay open (held by the task) until it is dropped, so
+/// the client sees neither a reset nor an end of stream, only silence.
+#[derive(Debug)]
+pub struct SilentListener {
+    addr: SocketAddr,
+    accepted: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SilentListener {
+    pub async fn start() -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            // Ends only when the task is aborted (drop) or accept fails.
+            while let Ok((socket, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                held.push(socket);
+            }
+        });
+        Ok(Self { addr, accepted, task })
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Connections accepted so far (each attempt after a timeout opens one).
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for SilentListener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// An endpoint on a port nothing listens on: connections are refused.
+pub fn refusing_endpoint() -> std::io::Result<String> {
+    // Bound, then closed: the kernel hands ephemeral ports out in turn, so
+    // the one just released is not given to another socket at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    Ok(format!("http://127.0.0.1:{port}"))
+}
+
+/// An error DynamoDB answers with, as it puts it on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// `ThrottlingException` (control-plane and on-demand throttling).
+    Throttling,
+    /// `ProvisionedThroughputExceededException` (a hot partition).
+    ProvisionedThroughputExceeded,
+    /// `TransactionCanceledException` with one reason code per item of the
+    /// transaction, in request order (`"None"` for items that did not fail).
+    TransactionCanceled(Vec<&'static str>),
+}
+
+impl Fault {
+    /// Status and body as DynamoDB sends them (awsJson 1.0: the error type
+    /// in `__type`, 400 for all three).
+    fn response_body(&self) -> String {
+        match self {
+            Fault::Throttling => serde_json::json!({
+                "__type": "com.amazon.coral.availability#ThrottlingException",
+                "message": "Rate of requests exceeds the allowed throughput.",
+            }),
+            Fault::ProvisionedThroughputExceeded => serde_json::json!({
+                "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+                "message": "The level of configured provisioned throughput for the table was exceeded. \
+                            Consider increasing your provisioning level with the UpdateTable API.",
+            }),
+            Fault::TransactionCanceled(codes) => {
+                let reasons: Vec<serde_json::Value> = codes
+                    .iter()
+                    .map(|code| match *code {
+                        "None" => serde_json::json!({"Code": "None"}),
+                        "TransactionConflict" => {
+                            serde_json::json!({"Code": code, "Message": "Transaction is ongoing for the item"})
+                        }
+                        _ => serde_json::json!({"Code": code}),
+                    })
+                    .collect();
+                serde_json::json!({
+                    "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                    "Message": format!(
+                        "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+                        codes.join(", ")
+                    ),
+                    "CancellationReasons": reasons,
+                })
+            }
+        }
+        .to_string()
+    }
+}
+
+/// Marks an attempt whose response is to be replaced (per operation
+/// invocation: the config bag's interceptor state is not shared between
+/// concurrent requests).
+#[derive(Debug, Clone)]
+struct Injected(Fault);
+
+impl Storable for Injected {
+    type Storer = StoreReplace<Self>;
+}
+
+#[derive(Debug)]
+struct Plan {
+    operation: &'static str,
+    fault: Fault,
+    /// Attempts still to fail; `None`: every attempt.
+    remaining: Option<u32>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    plans: Vec<Plan>,
+    attempts: BTreeMap<String, u64>,
+    injected: BTreeMap<String, u64>,
+}
+
+/// Makes chosen attempts of chosen operations fail as DynamoDB would, and
+/// counts every attempt per operation (retries included).
+///
+/// An injected attempt never reaches DynamoDB Local's data: before it is
+/// sent, it is turned into a harmless `ListTables`, and its response is then
+/// replaced by the fault's. That is what DynamoDB does too — a throttled or
+/// cancelled request has written nothing — so the table shows exactly what
+/// the service did next (retry, give up, write something else).
+#[derive(Debug, Clone, Default)]
+pub struct FaultInjector {
+    state: Arc<Mutex<State>>,
+}
+
+impl FaultInjector {
+    /// Fails the next `times` attempts of `operation` (e.g.
+    /// `"TransactWriteItems"`) with `fault`; `None`: every attempt from now.
+    pub fn fail(&self, operation: &'static str, fault: Fault, times: Option<u32>) {
+        self.lock().plans.push(Plan { operation, fault, remaining: times });
+    }
+
+    /// Stops injecting and resets the counts.
+    pub fn reset(&self) {
+        *self.lock() = State::default();
+    }
+
+    /// Attempts sent per operation (injected ones included).
+    pub fn attempts(&self, operation: &str) -> u64 {
+        self.lock().attempts.get(operation).copied().unwrap_or(0)
+    }
+
+    /// Attempts answered with a fault, per operation.
+    pub fn injected(&self, operation: &str) -> u64 {
+        self.lock().injected.get(operation).copied().unwrap_or(0)
+    }
+
+    pub fn shared(&self) -> SharedInterceptor {
+        SharedInterceptor::new(self.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock only means a test thread panicked mid-update; the
+        // plans and counts are still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts the attempt and takes the fault planned for it, if any.
+    fn next_fault(&self, operation: &str) -> Option<Fault> {
+        let mut state = self.lock();
+        *state.attempts.entry(operation.to_owned()).or_default() += 1;
+        let plan = state
+            .plans
+            .iter_mut()
+            .find(|p| p.operation == operation && p.remaining != Some(0))?;
+        if let Some(n) = plan.remaining.as_mut() {
+            *n -= 1;
+        }
+        let fault = plan.fault.clone();
+        *state.injected.entry(operation.to_owned()).or_default() += 1;
+        Some(fault)
+    }
+}
+
+impl Intercept for FaultInjector {
+    fn name(&self) -> &'static str {
+        "FaultInjector"
+    }
+
+    fn modify_before_transmit(
+        &self,
+        context: &mut BeforeTransmitInterceptorContextMut<'_>,
+        _components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let operation = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_default();
+        let fault = self.next_fault(&operation);
+        if fault.is_some() {
+            // Defuse the attempt: a read-only call DynamoDB Local answers
+            // without touching any table item.
+            let request = context.request_mut();
+            let body = r#"{"Limit":1}"#;
+            request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
+            request.headers_mut().insert("content-length", body.len().to_string());
+            *request.body_mut() = SdkBody::from(body);
+        }
+        // Set or cleared on every attempt, so a retry after an injected
+        // attempt gets the real response.
+        cfg.interceptor_state().store_or_unset(fault.map(Injected));
+        Ok(())
+    }
+
+    fn modify_before_deserialization(
+        &self,
+        context: &mut BeforeDeserializationInterceptorContextMut<'_>,
+        _components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(Injected(fault)) = cfg.load::<Injected>().cloned() else { return Ok(()) };
+        let mut response = Response::new(StatusCode::try_from(400)?, SdkBody::from(fault.response_body()));
+        response.headers_mut().insert("content-type", "application/x-amz-json-1.0");
+        response.headers_mut().insert("x-amzn-requestid", "SEATCLAIMFAULTINJECTED0000000000000000000000000000");
+        *context.response_mut() = response;
+        Ok(())
+    }
+}
