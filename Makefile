@@ -41,7 +41,7 @@ fuzz-long: node-deps fuzz-tools
 	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-300} --max-time $${FUZZ_MAX_TIME:-600} \
 	  --min-requests 10000
 
-.PHONY: help dev test unit-test integration-test lint validate sam-local-test sam-build \
+.PHONY: help dev test unit-test integration-test lint deny validate sam-local-test sam-build \
         node-deps python-tools podman clean
 
 help:
@@ -58,6 +58,7 @@ dev: node-deps
 ## The README's second command.
 test: node-deps python-tools
 	cargo test --workspace
+	$(MAKE) --no-print-directory deny
 	$(MAKE) --no-print-directory validate
 	$(MAKE) --no-print-directory sam-local-test
 	$(MAKE) --no-print-directory fuzz
@@ -76,6 +77,16 @@ sam-build: python-tools
 	rustup target add aarch64-unknown-linux-gnu
 	PATH="$(TOOLS_PATH)" $(SAM) build
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/check_sam_build.py
+
+## cargo-deny (pinned, built once into .tools/cargo): licences, bans and
+## sources of every dependency against deny.toml.
+CARGO_DENY_VERSION := 0.20.2
+CARGO_DENY := .tools/cargo/bin/cargo-deny
+deny: $(CARGO_DENY)-$(CARGO_DENY_VERSION)
+	$(CARGO_DENY) --log-level error check licenses bans sources
+$(CARGO_DENY)-$(CARGO_DENY_VERSION):
+	cargo install --quiet --locked cargo-deny --version $(CARGO_DENY_VERSION) --root .tools/cargo
+	touch $@
 
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
