@@ -49,6 +49,7 @@ help:
 	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function"
 	@echo "make bench  - every benchmark scenario; writes docs/BENCHMARKS.md"
 	@echo "make fuzz   - schemathesis against the dev server and docs/openapi.yaml (fuzz-long: >= 10,000 requests)"
+	@echo "make deny   - cargo deny check licenses bans sources (deny.toml)"
 	@echo "make sam-build - sam build (arm64 release, as deployed) and check every function's bootstrap"
 
 ## The README's first command.
