@@ -605,8 +605,7 @@ def render_method(result):
         f"- command: `{meta['command']}` ({meta['duration_s']:.0f} s)",
         f"- code: git {meta['versions']['git']}, {meta['versions']['rustc']}, {meta['build']}; x86_64",
         "- binaries built: " + (max(meta["binaries_built"].values()) if meta["binaries_built"] else "—")
-        + (f"; **{len(meta['stale_sources'])} source files changed since** (run with --build)"
-           if meta["stale_sources"] else "; no source newer than them"),
+        + stale_note(meta),
         f"- emulator: aws-lambda-rie-x86_64 from aws-sam-cli {meta['versions']['aws-sam-cli']} "
         f"(sha256 {meta['versions']['rie_sha256']}…), no container; DynamoDB Local via "
         + ("seatclaim-bench's own server" if meta.get("external_server") else "the dev server"),
@@ -623,6 +622,21 @@ def render_method(result):
         f"({TARGET_BINARY_BYTES:,} bytes; judged on the binary, not the zip), peak RSS ≤ 32 MiB. "
         "zip = the deployment package (deflate level 9), what Lambda downloads.",
     ]
+
+
+def stale_note(meta):
+    """Sources newer than the oldest binary, by mtime. Under `make bench`
+    (--server) cargo has just built the binaries and judged them fresh by
+    content, so a newer file there is an edit that changes no binary (a
+    comment in Cargo.toml, say); on its own, the script doesn't build."""
+    stale = meta["stale_sources"]
+    if not stale:
+        return "; no source newer than them"
+    names = ", ".join(stale[:5]) + (", …" if len(stale) > 5 else "")
+    if meta.get("external_server"):
+        return (f"; newer by mtime: {names} (cargo, run by `make bench` just before, "
+                "found nothing in them that changes a binary)")
+    return f"; **{len(stale)} source files changed since: {names}** (run with --build)"
 
 
 def render_tables(result, h="##"):
