@@ -13,14 +13,30 @@ CARGO_LAMBDA_VERSION := 1.9.2
 TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: bench bench-smoke
-## Benchmarks: release build, writes docs/BENCHMARKS.md and its pictures.
-bench: node-deps
+.PHONY: bench bench-smoke cold-start-tools
+FUNCTIONS := create-event list-seats create-order get-order get-seat drop-seat confirm expire-holds
+AWSLAMBDARIC_VERSION := 4.2.2
+## Benchmarks: release build, writes docs/BENCHMARKS.md and its pictures. The last
+## scenario is the cold-start measurement (scripts/bench_cold_start.py under the
+## Lambda RIE from the SAM CLI), which needs the release function binaries and
+## also writes docs/BENCH-COLD-START.md and docs/bench-cold-start.json.
+bench: node-deps python-tools cold-start-tools
+	cargo build --release --quiet --bins $(addprefix -p ,$(FUNCTIONS))
 	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
 
-## A small pass of every benchmark scenario, to keep the bench working (CI).
+## A small pass of every benchmark scenario, to keep the bench working (CI). Its
+## cold-start pass is two cold starts of the debug get-seat; it is skipped, with
+## the reason printed, when .tools/venv (make python-tools) is not there.
 bench-smoke: node-deps
+	cargo build --quiet --bins -p get-seat
 	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p local --bin seatclaim-bench -- --smoke
+
+## awslambdaric (pinned) runs the Python/boto3 comparison handler under the RIE;
+## boto3 comes with the SAM CLI. Checked, not stamped: installs only when missing.
+cold-start-tools: python-tools
+	$(VENV)/bin/python -c "import sys, boto3, importlib.metadata as m; \
+	  sys.exit(m.version('awslambdaric') != '$(AWSLAMBDARIC_VERSION)')" 2>/dev/null \
+	  || $(VENV)/bin/pip install --quiet --disable-pip-version-check "awslambdaric==$(AWSLAMBDARIC_VERSION)"
 
 SCHEMATHESIS_VERSION := 4.32.5
 .PHONY: fuzz fuzz-long fuzz-tools
@@ -47,7 +63,7 @@ fuzz-long: node-deps fuzz-tools
 help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
 	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function"
-	@echo "make bench  - every benchmark scenario; writes docs/BENCHMARKS.md"
+	@echo "make bench  - every benchmark scenario, cold start included; writes docs/BENCHMARKS.md"
 	@echo "make fuzz   - schemathesis against the dev server and docs/openapi.yaml (fuzz-long: >= 10,000 requests)"
 	@echo "make deny   - cargo deny check licenses bans sources (deny.toml)"
 	@echo "make sam-build - sam build (arm64 release, as deployed) and check every function's bootstrap"

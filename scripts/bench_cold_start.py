@@ -14,9 +14,15 @@ awslambdaric under the same RIE, plus warm CPU time per invocation of both.
     .tools/venv/bin/python scripts/bench_cold_start.py            # N=20, writes docs/
     .tools/venv/bin/python scripts/bench_cold_start.py --smoke    # 2 runs, writes nothing
 
-Stdlib only; installs awslambdaric into .tools/venv if it is missing. Builds
-the release binaries and the dev server if they are missing (`--build`
-rebuilds, a no-op when they are fresh). Exits non-zero if an invocation
+`make bench` runs it as its last scenario: seatclaim-bench serves a fresh
+table on its own (warm) DynamoDB Local and passes --server, --ddb-endpoint,
+--table, --bin-dir (its own target folder) and --fragment (the tables for
+docs/BENCHMARKS.md).
+
+Stdlib only; installs awslambdaric into .tools/venv if it is missing. Run on
+its own, builds the release binaries and the dev server if they are missing
+(`--build` rebuilds, a no-op when they are fresh); with --bin-dir, the
+binaries must be there. Exits non-zero if an invocation
 failed or answered 5xx; a missed size/latency target is reported, not fatal.
 """
 import argparse
@@ -68,6 +74,8 @@ MIB = 1024 * 1024
 TARGET_INIT_MS = 30.0
 TARGET_BINARY_BYTES = 8 * MIB
 TARGET_RSS_BYTES = 32 * MIB
+# cargo's target folder: CARGO_TARGET_DIR (relative to the root) or target/.
+TARGET_DIR = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 INIT_RE = re.compile(r"Init Duration:\s*([0-9.]+)\s*ms")
@@ -122,26 +130,30 @@ def ensure_awslambdaric():
     subprocess.run([str(VENV_PYTHON), "-m", "pip", "install", "--quiet", "awslambdaric"], check=True)
 
 
-def ensure_binaries(functions, force):
-    missing = [fn for fn in functions if not (ROOT / "target" / "release" / fn).exists()]
-    if functions and (force or missing):
+def ensure_binaries(functions, force, bin_dir, given, external_server):
+    missing = [fn for fn in functions if not (bin_dir / fn).exists()]
+    if given and missing:
+        sys.exit(f"no {', '.join(missing)} in {bin_dir} (--bin-dir): build them first")
+    if not given and functions and (force or missing):
         cmd = ["cargo", "build", "--release", "--bins"] + [a for fn in FUNCTIONS for a in ("-p", fn)]
         log(f"building release binaries ({'missing: ' + ', '.join(missing) if missing else '--build'}); "
             "fat LTO takes several minutes: " + " ".join(cmd))
         subprocess.run(cmd, cwd=ROOT, check=True)
-    dev = ROOT / "target" / "debug" / "seatclaim-dev"
+    if external_server:
+        return
+    dev = TARGET_DIR / "debug" / "seatclaim-dev"
     if force or not dev.exists():
         cmd = ["cargo", "build", "-p", "local", "--bin", "seatclaim-dev"]
         log("building the dev server: " + " ".join(cmd))
         subprocess.run(cmd, cwd=ROOT, check=True)
 
 
-def stale_binaries(functions):
+def stale_binaries(functions, bin_dir):
     """Sources edited after the oldest binary was built (the build is only
     run when a binary is missing, or with --build)."""
     if not functions:
         return []
-    built = min((ROOT / "target" / "release" / fn).stat().st_mtime for fn in functions)
+    built = min((bin_dir / fn).stat().st_mtime for fn in functions)
     sources = [ROOT / "Cargo.lock", ROOT / "Cargo.toml"]
     for top in ["shared"] + [f"functions/{fn}" for fn in functions]:
         sources += (ROOT / top).rglob("*.rs")
@@ -163,9 +175,10 @@ class DevServer:
 
     def __init__(self):
         self.port, self.ddb_port = free_port(), free_port()
+        self.ddb_endpoint, self.table = f"http://127.0.0.1:{self.ddb_port}", TABLE
         env = dict(os.environ, PORT=str(self.port), DYNAMODB_LOCAL_PORT=str(self.ddb_port), TABLE_NAME=TABLE,
                    CONFIRM_SECRET=DEV_SECRET, SWEEP_INTERVAL_SECONDS="3600", RUST_LOG="warn")
-        self.proc = subprocess.Popen([str(ROOT / "target" / "debug" / "seatclaim-dev")], env=env, cwd=ROOT,
+        self.proc = subprocess.Popen([str(TARGET_DIR / "debug" / "seatclaim-dev")], env=env, cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = []
         ready = threading.Event()
@@ -177,6 +190,14 @@ class DevServer:
                 self.stop()
                 tail = "\n".join(l for _, l in self.output[-20:])
                 sys.exit(f"the dev server did not start:\n{tail}")
+
+    @classmethod
+    def external(cls, url, ddb_endpoint, table):
+        """A server someone else runs (seatclaim-bench), on `table`."""
+        server = cls.__new__(cls)
+        server.port = int(url.rstrip("/").rsplit(":", 1)[1])
+        server.ddb_endpoint, server.table, server.proc, server.output = ddb_endpoint, table, None, []
+        return server
 
     def request(self, method, path, body=None, token=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
@@ -203,7 +224,7 @@ class DevServer:
         self.must(200, "POST", f"/orders/{order}/seats/{seat}", token=token)
 
     def stop(self):
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # stops its DynamoDB Local too
             try:
                 self.proc.wait(timeout=20)
@@ -431,9 +452,9 @@ def answer_status(fn, http_status, data):
 # ---------------------------------------------------------------- the runs
 
 
-def lambda_env(ddb_port):
+def lambda_env(server):
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "TZ") if k in os.environ}
-    return dict(keep, TABLE_NAME=TABLE, AWS_ENDPOINT_URL_DYNAMODB=f"http://127.0.0.1:{ddb_port}",
+    return dict(keep, TABLE_NAME=server.table, AWS_ENDPOINT_URL_DYNAMODB=server.ddb_endpoint,
                 AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", AWS_ACCESS_KEY_ID="local",
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
                 PYTHONDONTWRITEBYTECODE="1", LAMBDA_TASK_ROOT=str(PY_HANDLER_DIR))
@@ -573,23 +594,21 @@ def init_verdict(r):
     return f"met on p50; p90 {r['init_ms']['p90']:.1f} ms is not"
 
 
-def render(result):
-    meta, fns = result["meta"], result["functions"]
-    lines = [
-        "# Cold start and footprint (issue 3, item 7)",
-        "",
+def render_method(result):
+    """The bullet list that says how the figures were taken."""
+    meta = result["meta"]
+    return [
         f"- date: {meta['date']}",
         f"- machine: {meta['machine']['cpu']}, {meta['machine']['cores']} cores, {meta['machine']['mem_gib']} GiB, "
         f"Linux {meta['machine']['kernel']}, load average at start {' '.join(meta['machine']['loadavg_at_start'])} "
         "(shared sandbox, other work running)",
         f"- command: `{meta['command']}` ({meta['duration_s']:.0f} s)",
-        f"- code: git {meta['versions']['git']}, {meta['versions']['rustc']}, release profile: fat LTO, "
-        "1 codegen unit, opt-level 3, stripped, panic=abort; x86_64",
+        f"- code: git {meta['versions']['git']}, {meta['versions']['rustc']}, {meta['build']}; x86_64",
         "- binaries built: " + (max(meta["binaries_built"].values()) if meta["binaries_built"] else "—")
-        + (f"; **{len(meta['stale_sources'])} source files changed since** (run with --build)"
-           if meta["stale_sources"] else "; no source newer than them"),
+        + stale_note(meta),
         f"- emulator: aws-lambda-rie-x86_64 from aws-sam-cli {meta['versions']['aws-sam-cli']} "
-        f"(sha256 {meta['versions']['rie_sha256']}…), no container; DynamoDB Local via the dev server",
+        f"(sha256 {meta['versions']['rie_sha256']}…), no container; DynamoDB Local via "
+        + ("seatclaim-bench's own server" if meta.get("external_server") else "the dev server"),
         f"- {meta['runs']} cold starts per function; a cold start is a fresh RIE process whose first "
         "invocation starts the bootstrap (the RIE inits lazily), so **exec→answer** = RIE start + "
         "bootstrap exec + INIT + the first invocation's DynamoDB round trip(s); **INIT** is the RIE's "
@@ -602,8 +621,29 @@ def render(result):
         "2-core machine is other work's noise), binary ≤ 8 MiB "
         f"({TARGET_BINARY_BYTES:,} bytes; judged on the binary, not the zip), peak RSS ≤ 32 MiB. "
         "zip = the deployment package (deflate level 9), what Lambda downloads.",
-        "",
-        "## Rust functions",
+    ]
+
+
+def stale_note(meta):
+    """Sources newer than the oldest binary, by mtime. Under `make bench`
+    (--server) cargo has just built the binaries and judged them fresh by
+    content, so a newer file there is an edit that changes no binary (a
+    comment in Cargo.toml, say); on its own, the script doesn't build."""
+    stale = meta["stale_sources"]
+    if not stale:
+        return "; no source newer than them"
+    names = ", ".join(stale[:5]) + (", …" if len(stale) > 5 else "")
+    if meta.get("external_server"):
+        return (f"; newer by mtime: {names} (cargo, run by `make bench` just before, "
+                "found nothing in them that changes a binary)")
+    return f"; **{len(stale)} source files changed since: {names}** (run with --build)"
+
+
+def render_tables(result, h="##"):
+    """The tables and the verdict, under headings of level `h`."""
+    fns = result["functions"]
+    lines = [
+        f"{h} Rust functions",
         "",
         "| function | binary bytes | binary MiB | zip MiB | exec→answer p50 / p90 / max ms | INIT p50 / p90 / max ms "
         "| peak RSS MiB | status | INIT ≤ 30 ms | binary ≤ 8 MiB | RSS ≤ 32 MiB |",
@@ -614,7 +654,7 @@ def render(result):
         if not r:
             continue
         if fn == PYTHON_FN:
-            lines += ["", "## Python/boto3 get-seat, same claim, same RIE (awslambdaric)", "",
+            lines += ["", f"{h} Python/boto3 get-seat, same claim, same RIE (awslambdaric)", "",
                       "| function | code bytes | binary MiB | zip MiB | exec→answer p50 / p90 / max ms | INIT p50 / p90 / max ms "
                       "| peak RSS MiB | status | INIT ≤ 30 ms | binary ≤ 8 MiB | RSS ≤ 32 MiB |",
                       "|---|---:|---:|---:|---|---|---:|---|---|---|---|"]
@@ -630,7 +670,7 @@ def render(result):
             f"| {verdict(r['targets']['rss'])} |")
     warm = result.get("warm") or {}
     if warm:
-        lines += ["", "## Warm invocations: CPU time of the function process per get-seat call", "",
+        lines += ["", f"{h} Warm invocations: CPU time of the function process per get-seat call", "",
                   f"Each call claims a fresh seat (one `TransactWriteItems`), {next(iter(warm.values()))['calls']} "
                   "calls after one cold call, one request at a time. CPU = utime+stime of the function "
                   "process (whole process, /proc/PID/stat, mean; tick = "
@@ -647,7 +687,7 @@ def render(result):
                 f"| {l['p50']:.1f} / {l['p90']:.1f} / {l['max']:.1f} | {mb(w['rss_bytes_after'])} "
                 f"| {', '.join(w['statuses'])} |")
     missed = [fn for fn in FUNCTIONS if fn in fns and not all(fns[fn]["targets"].values())]
-    lines += ["", "## Verdict", ""]
+    lines += ["", f"{h} Verdict", ""]
     if missed:
         for fn in missed:
             t = fns[fn]["targets"]
@@ -656,12 +696,51 @@ def render(result):
         lines.append("- every Rust function meets all three targets.")
     if result["failures"]:
         lines.append(f"- failed or 5xx invocations: {len(result['failures'])} (see the JSON)")
-    lines.append("")
-    lines.append(f"Raw samples: `{DOC_JSON.relative_to(ROOT)}`.")
+    return lines
+
+
+def render(result):
+    lines = ["# Cold start and footprint (issue 3, item 7)", ""] + render_method(result) + [""]
+    lines += render_tables(result) + ["", f"Raw samples: `{DOC_JSON.relative_to(ROOT)}`."]
     return "\n".join(lines) + "\n"
 
 
+def render_fragment(result):
+    """The section seatclaim-bench puts into docs/BENCHMARKS.md."""
+    lines = [f"The same figures, with raw samples: [BENCH-COLD-START.md](BENCH-COLD-START.md) and "
+             f"`{DOC_JSON.relative_to(ROOT)}`.", ""]
+    lines += render_method(result) + [""] + render_tables(result, "###")
+    return "\n".join(lines) + "\n"
+
+
+def build_description(bin_dir):
+    """The cargo profile the binaries come from, as Cargo.toml sets it."""
+    import tomllib  # noqa: PLC0415 (3.11+, only needed here)
+    profile = "debug" if bin_dir.name == "debug" else "release"
+    if profile == "debug":
+        return "**debug build** (a smoke pass: the figures say nothing about the release binaries)"
+    settings = tomllib.loads((ROOT / "Cargo.toml").read_text()).get("profile", {}).get("release", {})
+    return "release profile: " + ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}".lower()
+                                           for k, v in settings.items() if not isinstance(v, dict))
+
+
 # ---------------------------------------------------------------- main
+
+
+def shown_args(args):
+    """The command line for the report, with what changes every run (ports,
+    the table, temporary files, the target folder) as placeholders."""
+    shown = []
+    for flag, value in [("--server", "URL"), ("--ddb-endpoint", "URL"), ("--table", "TABLE"),
+                        ("--fragment", "FILE")]:
+        if getattr(args, flag[2:].replace("-", "_")):
+            shown += [flag, value]
+    if args.bin_dir:
+        shown += ["--bin-dir", f"TARGET/{args.bin_dir.name}"]
+    shown += ["--smoke"] * args.smoke + ["--build"] * args.build
+    if args.only:
+        shown += ["--only", *args.only]
+    return shown + [f"--runs={args.runs}", f"--warm={args.warm}"]
 
 
 def main():
@@ -671,7 +750,16 @@ def main():
     parser.add_argument("--smoke", action="store_true", help="2 runs, 5 warm calls, no docs written (CI)")
     parser.add_argument("--build", action="store_true", help="run cargo build even if the binaries exist")
     parser.add_argument("--only", nargs="+", metavar="FN", help="only these functions (and 'python')")
+    parser.add_argument("--bin-dir", type=Path, help="the function binaries' folder (default: the release "
+                        "folder of CARGO_TARGET_DIR or target/, built if missing)")
+    parser.add_argument("--server", metavar="URL", help="set up through this running seatclaim server "
+                        "instead of starting the dev server (needs --ddb-endpoint and --table)")
+    parser.add_argument("--ddb-endpoint", metavar="URL", help="DynamoDB endpoint of --server")
+    parser.add_argument("--table", help="table of --server")
+    parser.add_argument("--fragment", type=Path, help="also write the tables, for docs/BENCHMARKS.md, here")
     args = parser.parse_args()
+    if args.server and not (args.ddb_endpoint and args.table):
+        parser.error("--server needs --ddb-endpoint and --table")
     if args.runs is None:
         args.runs = 2 if args.smoke else 20
     if args.warm is None:
@@ -681,34 +769,39 @@ def main():
     with_python = "python" in selected
 
     started = time.perf_counter()
-    command = " ".join([".tools/venv/bin/python", "scripts/bench_cold_start.py", *map(shlex.quote, sys.argv[1:])])
+    command = " ".join([".tools/venv/bin/python", "scripts/bench_cold_start.py", *map(shlex.quote, shown_args(args))])
     rie = rie_path()
-    ensure_binaries(rust_fns, args.build)
+    bin_dir = (args.bin_dir or TARGET_DIR / "release").resolve()
+    ensure_binaries(rust_fns, args.build, bin_dir, args.bin_dir is not None, args.server is not None)
     if with_python:
         ensure_awslambdaric()
-    stale = stale_binaries(rust_fns)
+    stale = stale_binaries(rust_fns, bin_dir)
     if stale:
         log(f"warning: {len(stale)} source files are newer than the release binaries "
             f"({', '.join(stale[:5])}{', …' if len(stale) > 5 else ''}); run with --build to measure them")
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": machine(), "command": command, "runs": args.runs, "warm_calls": args.warm,
-            "versions": versions(rie), "stale_sources": stale,
+            "versions": versions(rie), "stale_sources": stale, "build": build_description(bin_dir),
+            "external_server": args.server is not None,
             "binaries_built": {fn: datetime.datetime.fromtimestamp(
-                (ROOT / "target" / "release" / fn).stat().st_mtime, datetime.timezone.utc).strftime(
+                (bin_dir / fn).stat().st_mtime, datetime.timezone.utc).strftime(
                 "%Y-%m-%d %H:%M UTC") for fn in rust_fns}}
 
     workdir = Path(tempfile.mkdtemp(prefix="seatclaim-cold-"))
     sizes, zip_sizes = {}, {}
     for fn in rust_fns:
         (workdir / fn).mkdir()
-        shutil.copy2(ROOT / "target" / "release" / fn, workdir / fn / "bootstrap")
+        shutil.copy2(bin_dir / fn, workdir / fn / "bootstrap")
         sizes[fn] = (workdir / fn / "bootstrap").stat().st_size
         with zipfile.ZipFile(workdir / f"{fn}.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
             zf.write(workdir / fn / "bootstrap", "bootstrap")  # the deployment package
         zip_sizes[fn] = (workdir / f"{fn}.zip").stat().st_size
 
-    log("starting the dev server (DynamoDB Local)")
-    server = DevServer()
+    if args.server:
+        server = DevServer.external(args.server, args.ddb_endpoint, args.table)
+    else:
+        log("starting the dev server (DynamoDB Local)")
+        server = DevServer()
     result = {"meta": meta, "functions": {}, "warm": {}, "failures": []}
     run_id = uuid.uuid4().hex[:8]
     try:
@@ -718,7 +811,7 @@ def main():
         seats = Seats(server)
         shared_order = server.order()
         warm_up_store(server, seats)
-        env = lambda_env(server.ddb_port)
+        env = lambda_env(server)
 
         plan = rust_fns + ([PYTHON_FN] if with_python else [])
         samples = {fn: [] for fn in plan}
@@ -769,12 +862,15 @@ def main():
 
     meta["duration_s"] = time.perf_counter() - started
     report = render(result)
-    print(report)
+    if not args.fragment:  # seatclaim-bench prints the fragment with its own report
+        print(report)
     if not args.smoke:
         DOC_MD.parent.mkdir(exist_ok=True)
         DOC_MD.write_text(report)
         DOC_JSON.write_text(json.dumps(result, indent=1) + "\n")
         log(f"wrote {DOC_MD.relative_to(ROOT)} and {DOC_JSON.relative_to(ROOT)}")
+    if args.fragment:
+        args.fragment.write_text(render_fragment(result))
     if result["failures"]:
         log(f"{len(result['failures'])} failed or 5xx invocations")
         sys.exit(1)

@@ -29,6 +29,19 @@ pub struct Sizes {
     pub sweep_expired: usize,
     pub sweep_small_table: u32,
     pub sweep_large_table: u32,
+    pub warm_up_orders: usize,
+    pub cold_start: ColdStartPass,
+}
+
+/// How much of scripts/bench_cold_start.py the last scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdStartPass {
+    /// Every function, 20 cold starts each, the Python comparison and the
+    /// warm CPU figures; writes docs/BENCH-COLD-START.md and its JSON.
+    Full,
+    /// Two cold starts of get-seat, writes nothing: proves the harness
+    /// (with whatever build the bench itself is, debug under bench-smoke).
+    Smoke,
 }
 
 impl Sizes {
@@ -43,6 +56,8 @@ impl Sizes {
             sweep_expired: 100,
             sweep_small_table: 1_000,
             sweep_large_table: 100_000,
+            warm_up_orders: 60,
+            cold_start: ColdStartPass::Full,
         }
     }
     pub fn smoke() -> Self {
@@ -56,6 +71,8 @@ impl Sizes {
             sweep_expired: 10,
             sweep_small_table: 100,
             sweep_large_table: 1_000,
+            warm_up_orders: 10,
+            cold_start: ColdStartPass::Smoke,
         }
     }
 }
@@ -109,11 +126,25 @@ pub struct Report {
     pub concurrency: Vec<(usize, f64, f64)>,
     pub stampede_latencies: Vec<f64>,
     pub handler_over_bare: f64,
+    /// Requests sent to warm DynamoDB Local up, and how long they took.
+    pub warm_up: (usize, Duration),
+    pub cold_start: ColdStart,
+}
+
+/// The cold-start scenario's outcome.
+#[derive(Debug, Default)]
+pub enum ColdStart {
+    #[default]
+    NotRun,
+    /// Not run, and why (bench-smoke without the Python tools).
+    Skipped(String),
+    /// The script's tables (markdown) and whether every invocation succeeded.
+    Measured { markdown: String, ok: bool },
 }
 
 impl Report {
     pub fn all_ok(&self) -> bool {
-        self.rows.iter().all(|r| r.ok)
+        self.rows.iter().all(|r| r.ok) && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
     }
 }
 
@@ -576,6 +607,96 @@ async fn sweep_scaling(app: &App, expired: usize, others: u32, counter: &Request
 }
 
 /// Runs every scenario on fresh tables of one DynamoDB Local.
+/// Throwaway traffic on a scratch table before anything is measured:
+/// DynamoDB Local is a JVM, and its first few hundred requests (class
+/// loading, JIT) are several times slower than the rest, which would land
+/// on the first scenario, the handler stampede. Every operation the
+/// scenarios use: create-event, create-order, claims (TransactWriteItems),
+/// drops, get-order, list-seats. Returns the number of requests sent.
+async fn warm_up(app: &App, orders: usize) -> Result<usize, String> {
+    const CLAIMS_PER_ORDER: usize = 3;
+    let event = unique("warm-up");
+    let seats = (orders * CLAIMS_PER_ORDER) as u32;
+    create_event(app, &event, seats, 600).await?;
+    let created = create_orders(app, &event, orders).await?;
+    let sem = Arc::new(Semaphore::new(16));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, order) in created.into_iter().enumerate() {
+        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let auth = Some(order.token.as_str());
+            for k in 0..CLAIMS_PER_ORDER {
+                let seat = format!("A-1-{}", i * CLAIMS_PER_ORDER + k + 1);
+                reply(&app, "POST", &format!("/orders/{}/seats/{seat}", order.id), auth, "").await;
+            }
+            let seat = format!("A-1-{}", i * CLAIMS_PER_ORDER + 1);
+            reply(&app, "DELETE", &format!("/orders/{}/seats/{seat}", order.id), auth, "").await;
+            reply(&app, "GET", &format!("/orders/{}", order.id), auth, "").await;
+            reply(&app, "GET", &format!("/events/{event}/seats?section=A"), None, "").await;
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| e.to_string())?;
+    }
+    // Statuses don't matter here; only the traffic does.
+    Ok(1 + orders * (1 + CLAIMS_PER_ORDER + 3))
+}
+
+/// The last scenario: scripts/bench_cold_start.py, which runs every
+/// function's binary under the Lambda Runtime Interface Emulator. It sets
+/// up through a dev server this process serves on a fresh table of the
+/// same (warm) DynamoDB Local, and measures the function binaries next to
+/// this benchmark's own executable (so `--release` measures release).
+async fn cold_start(app: App, endpoint: &str, pass: ColdStartPass) -> Result<ColdStart, String> {
+    let root = crate::repo_root();
+    let python = root.join(".tools/venv/bin/python");
+    if !python.exists() {
+        let why = format!("{} is missing (`make python-tools` installs it with the SAM CLI, which ships the emulator)", python.display());
+        return match pass {
+            ColdStartPass::Smoke => Ok(ColdStart::Skipped(why)),
+            ColdStartPass::Full => Err(format!("cold start: {why}")),
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cold start: this executable's path: {e}"))?;
+    let bin_dir = exe.parent().ok_or("cold start: this executable has no folder")?.to_owned();
+    let fragment = std::env::temp_dir().join(format!("{}.md", unique("seatclaim-cold-start")));
+
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let table = app.config.table_name.clone();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(crate::server::run(listener, app, async {
+        let _ = stop_rx.await;
+    }));
+    let mut command = tokio::process::Command::new(&python);
+    command
+        .current_dir(&root)
+        .arg("scripts/bench_cold_start.py")
+        .arg("--server")
+        .arg(format!("http://127.0.0.1:{port}"))
+        .args(["--ddb-endpoint", endpoint, "--table", &table])
+        .arg("--bin-dir")
+        .arg(&bin_dir)
+        .arg("--fragment")
+        .arg(&fragment);
+    if pass == ColdStartPass::Smoke {
+        command.args(["--smoke", "--only", "get-seat", "--runs", "2", "--warm", "0"]);
+    }
+    // The script's progress goes to stderr as it runs; its exit status says
+    // whether every invocation answered (a missed target is in the tables).
+    let status = command.status().await.map_err(|e| format!("cold start: {}: {e}", python.display()));
+    let _ = stop_tx.send(());
+    let _ = server.await;
+    let status = status?;
+    let markdown = std::fs::read_to_string(&fragment);
+    let _ = std::fs::remove_file(&fragment);
+    match markdown {
+        Ok(markdown) => Ok(ColdStart::Measured { markdown, ok: status.success() }),
+        Err(e) => Err(format!("cold start: scripts/bench_cold_start.py ({status}) wrote no tables: {e}")),
+    }
+}
+
 pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -> Result<Report, String> {
     let mut report = Report::default();
     let counter = RequestCounter::default();
@@ -597,6 +718,13 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
             },
         })
     };
+    progress("warming DynamoDB Local up (scratch table, not measured)");
+    let scratch = new_app(None).await?;
+    let started = Instant::now();
+    let sent = warm_up(&scratch, sizes.warm_up_orders).await?;
+    report.warm_up = (sent, started.elapsed());
+    let _ = scratch.store.client().delete_table().table_name(table_name(&scratch)).send().await;
+
     let app = new_app(None).await?;
 
     progress("stampede (handler)");
@@ -680,5 +808,8 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
         let (took, expired, queries) = sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
         report.sweep.push((format!("{} expired among {others} other items", sizes.sweep_expired), took, expired, queries));
     }
+
+    progress("cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)");
+    report.cold_start = cold_start(new_app(None).await?, endpoint, sizes.cold_start).await?;
     Ok(report)
 }

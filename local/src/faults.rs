@@ -39,6 +39,7 @@ pub fn production_client(endpoint: &str, interceptors: impl IntoIterator<Item = 
         .region(Region::new("us-east-1"))
         .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-faults"))
         .endpoint_url(endpoint)
+        .http_client(shared::store::http_client())
         .timeout_config(shared::store::sdk_timeouts())
         .retry_config(RetryConfig::standard())
         .retry_partition(RetryPartition::new(partition));

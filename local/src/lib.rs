@@ -36,6 +36,9 @@ pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCou
         .region(Region::new(region))
         .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-local"))
         .endpoint_url(endpoint)
+        // The SDK crates link no default HTTP client (see the workspace
+        // Cargo.toml): the same client as the Lambda functions.
+        .http_client(shared::store::http_client())
         // DynamoDB Local on two busy cores sometimes drops a connection
         // under a 250-way stampede; the SDK's own retry policy absorbs that
         // (every write here is conditional, so a retry is safe).

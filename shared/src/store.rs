@@ -27,6 +27,8 @@ use aws_sdk_dynamodb::types::{
     TransactWriteItem, Update, WriteRequest,
 };
 use aws_sdk_dynamodb::Client;
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use sha2::{Digest, Sha256};
 
 use crate::auth::HoldToken;
@@ -392,12 +394,25 @@ pub struct Store {
     table: Arc<str>,
 }
 
+/// The SDK's HTTP client: hyper + rustls on ring, trusting the platform's
+/// root certificates (rustls-native-certs; /etc/ssl/certs on Lambda), and
+/// plain HTTP too (DynamoDB Local). Built here rather than through the SDK's
+/// `default-https-client` feature, which would link aws-lc-rs as a second
+/// crypto library next to ring (see the workspace Cargo.toml).
+pub fn http_client() -> SharedHttpClient {
+    aws_smithy_http_client::Builder::new().tls_provider(Provider::Rustls(CryptoMode::Ring)).build_https()
+}
+
 impl Store {
     /// Loads the SDK configuration from the environment (region,
     /// credentials, `AWS_ENDPOINT_URL_DYNAMODB`) with deliberate timeouts:
     /// a hung store fails fast instead of burning the Lambda's timeout.
     pub async fn connect(table: &str) -> Self {
-        let sdk = aws_config::defaults(BehaviorVersion::latest()).timeout_config(sdk_timeouts()).load().await;
+        let sdk = aws_config::defaults(BehaviorVersion::latest())
+            .http_client(http_client())
+            .timeout_config(sdk_timeouts())
+            .load()
+            .await;
         Self::new(Client::new(&sdk), table)
     }
 

@@ -1,10 +1,12 @@
 //! `make bench` (and `make bench-smoke`): starts its own DynamoDB Local,
 //! runs every scenario of `local::bench` in this one process, prints a
 //! table and, unless `--smoke`, writes docs/BENCHMARKS.md and its pictures.
+//! The last scenario, cold start, runs scripts/bench_cold_start.py (which
+//! also writes docs/BENCH-COLD-START.md and docs/bench-cold-start.json).
 
 use std::fmt::Write as _;
 
-use local::bench::{self, Report, Sizes};
+use local::bench::{self, ColdStart, Report, Sizes};
 use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
 
 #[tokio::main(flavor = "multi_thread")]
@@ -21,8 +23,9 @@ async fn run(smoke: bool) -> Result<(), String> {
     let port = free_port().map_err(|e| e.to_string())?;
     let dynamodb = DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
     let started = std::time::Instant::now();
+    let load_at_start = load_average();
     let report = bench::run(&dynamodb.endpoint(), sizes, |s| eprintln!("bench: {s} ...")).await?;
-    let text = render(&report, sizes, smoke, started.elapsed());
+    let text = render(&report, sizes, smoke, started.elapsed(), &load_at_start);
     println!("{text}");
     if !smoke {
         let docs = local::repo_root().join("docs");
@@ -41,6 +44,13 @@ async fn run(smoke: bool) -> Result<(), String> {
     }
 }
 
+/// /proc/loadavg's three averages: how busy the shared machine was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -55,13 +65,17 @@ fn machine() -> String {
     format!("{cores} cores ({cpu}), {mem_gib:.0} GiB RAM, DynamoDB Local (in-memory) on the same machine")
 }
 
-fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration) -> String {
+fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration, load_at_start: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# seatclaim benchmarks\n");
     let _ = writeln!(
         out,
-        "Command: `make bench` (`cargo run --release -p local --bin seatclaim-bench`{}). Date: {}. Machine: {}. Run time: {:.0} s.\n",
-        if smoke { " -- --smoke" } else { "" },
+        "Command: {}. Date: {}. Machine: {}. Run time: {:.0} s.\n",
+        if smoke {
+            "`make bench-smoke` (`cargo run -p local --bin seatclaim-bench -- --smoke`)"
+        } else {
+            "`make bench` (`cargo run --release -p local --bin seatclaim-bench`)"
+        },
         chrono::Utc::now().format("%Y-%m-%d %H:%M UTC"),
         machine(),
         took.as_secs_f64()
@@ -69,7 +83,16 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration)
     let _ = writeln!(
         out,
         "Everything runs in one process against one DynamoDB Local, each scenario on fresh data, so rows compare side by side. \
-         DynamoDB Local is a Java emulator on the same two cores: absolute figures are far below real DynamoDB's; the ratios and the correctness counts are the point.\n"
+         DynamoDB Local is a Java emulator on the same two cores: absolute figures are far below real DynamoDB's; the ratios and the correctness counts are the point. \
+         Load average (1, 5, 15 min) at the start: {load_at_start}; at the end: {} (a shared machine: other work runs alongside).\n",
+        load_average()
+    );
+    let _ = writeln!(
+        out,
+        "Before the first scenario, {} throwaway requests on a scratch table ({:.1} s) warm DynamoDB Local's JVM up (class loading, JIT), \
+         so the handler stampede is not measured against a cold emulator.\n",
+        report.warm_up.0,
+        report.warm_up.1.as_secs_f64()
     );
     let _ = writeln!(out, "## Scenarios\n");
     let _ = writeln!(out, "| scenario | requests | wall s | per s | p50 ms | p99 ms | max ms | correctness | ok |");
@@ -127,7 +150,16 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration)
             large.as_secs_f64() / small.as_secs_f64().max(1e-9)
         );
     }
-    let _ = writeln!(out, "## Not yet measured\n\nCold start and footprint under the Lambda Runtime Interface Emulator, and the Python/boto3 comparison (issue 3, item 7).");
+    let _ = writeln!(out, "## Cold start and footprint (Lambda Runtime Interface Emulator), with Python/boto3 for comparison\n");
+    match &report.cold_start {
+        ColdStart::Measured { markdown, .. } => out.push_str(markdown),
+        ColdStart::Skipped(why) => {
+            let _ = writeln!(out, "Skipped: {why}.");
+        }
+        ColdStart::NotRun => {
+            let _ = writeln!(out, "Not run.");
+        }
+    }
     out
 }
 
