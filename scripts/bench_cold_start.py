@@ -87,10 +87,19 @@ def log(msg):
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct free ports. All n sockets stay bound until every port is
+    picked: closing each before the next bind lets the kernel hand out the
+    same port twice, and an RIE told to serve invocations and the runtime
+    API on one port leaves the bootstrap's connection refused."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def pct(values, p):
@@ -174,7 +183,7 @@ class DevServer:
     """target/debug/seatclaim-dev: DynamoDB Local + the HTTP API, for set-up."""
 
     def __init__(self):
-        self.port, self.ddb_port = free_port(), free_port()
+        self.port, self.ddb_port = free_ports(2)
         self.ddb_endpoint, self.table = f"http://127.0.0.1:{self.ddb_port}", TABLE
         env = dict(os.environ, PORT=str(self.port), DYNAMODB_LOCAL_PORT=str(self.ddb_port), TABLE_NAME=TABLE,
                    CONFIRM_SECRET=DEV_SECRET, SWEEP_INTERVAL_SECONDS="3600", RUST_LOG="warn")
@@ -366,7 +375,7 @@ class Emulator:
     """One RIE process with one bootstrap; a fresh one is a cold start."""
 
     def __init__(self, rie, command, cwd, env):
-        self.port, self.api_port = free_port(), free_port()
+        self.port, self.api_port = free_ports(2)
         self.output = []
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(

@@ -28,10 +28,17 @@ DEV_SECRET = "seatclaim-local-development-secret-do-not-deploy"
 TABLE = "seatclaim-sam-local"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct free ports (all bound at once: one at a time, the kernel
+    may hand out the same port twice)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def pascal(name):
@@ -98,7 +105,7 @@ def main():
     functions = sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "Cargo.toml").exists())
     WORK.mkdir(parents=True, exist_ok=True)
     template = local_template(functions)
-    port, ddb_port = free_port(), free_port()
+    port, ddb_port = free_ports(2)
     server = start_dev_server(port, ddb_port)
     subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
     exports = subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "env"], check=True, capture_output=True, text=True).stdout
