@@ -48,6 +48,8 @@ import uuid
 import zipfile
 from pathlib import Path
 
+from ports import free_ports
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".tools" / "venv"
 VENV_PYTHON = VENV / "bin" / "python"
@@ -85,21 +87,6 @@ READY_TIMEOUT = 90
 
 def log(msg):
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
-
-
-def free_ports(n):
-    """n distinct free ports. All n sockets stay bound until every port is
-    picked: closing each before the next bind lets the kernel hand out the
-    same port twice, and an RIE told to serve invocations and the runtime
-    API on one port leaves the bootstrap's connection refused."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def pct(values, p):

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from ports import free_ports
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "target" / "debug" / "seatclaim-dev"
@@ -48,10 +49,6 @@ CHECKS = ",".join([
 SEED_EVENT = "fuzz-event"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def call(base: str, method: str, path: str, body=None, headers=None):
@@ -177,9 +174,7 @@ def main() -> int:
         raise SystemExit("fuzz: schemathesis is missing; run `make fuzz-tools`")
 
     work = Path(tempfile.mkdtemp(prefix="seatclaim-fuzz-"))
-    port, dynamodb_port = free_port(), free_port()
-    while dynamodb_port == port:
-        dynamodb_port = free_port()
+    port, dynamodb_port = free_ports(2)
     base = f"http://127.0.0.1:{port}"
     log_path = work / "server.log"
     started = time.monotonic()

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,25 +19,14 @@ from pathlib import Path
 
 from samcli.yamlhelper import yaml_dump, yaml_parse
 
+from ports import free_ports
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".tools" / "sam-local"
 EXAMPLE_ORDER = "3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 DEV_SECRET = "seatclaim-local-development-secret-do-not-deploy"
 TABLE = "seatclaim-sam-local"
-
-
-def free_ports(n):
-    """n distinct free ports (all bound at once: one at a time, the kernel
-    may hand out the same port twice)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def pascal(name):

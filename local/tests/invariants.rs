@@ -359,17 +359,7 @@ async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
 async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> TestOrder {
     let event_id = shared::domain::EventId::parse(event).unwrap();
     let expires_at = shared::domain::Millis::now().plus_seconds(seconds);
-    let token = shared::auth::HoldToken::generate(&event_id, expires_at).unwrap();
-    let order = shared::domain::Order {
-        order_id: shared::domain::OrderId::generate(),
-        event_id,
-        status: OrderStatus::Pending,
-        expires_at,
-        token_hash: token.hash(),
-        seats: Vec::new(),
-        payment_id: None,
-        user_id: None,
-    };
+    let (order, token) = shared::domain::Order::new_pending(event_id, expires_at, None).unwrap();
     app.store.create_order(&order).await.unwrap();
     TestOrder { id: order.order_id.to_string(), token: token.as_str().to_owned(), expires_at: expires_at.to_rfc3339() }
 }

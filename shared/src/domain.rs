@@ -229,6 +229,27 @@ pub struct Order {
 }
 
 impl Order {
+    /// A new PENDING order holding nothing yet, and its hold token (the
+    /// only copy: the order keeps just the token's hash).
+    pub fn new_pending(
+        event_id: EventId,
+        expires_at: Millis,
+        user_id: Option<String>,
+    ) -> Result<(Self, crate::auth::HoldToken), Error> {
+        let token = crate::auth::HoldToken::generate(&event_id, expires_at)?;
+        let order = Order {
+            order_id: OrderId::generate(),
+            event_id,
+            status: OrderStatus::Pending,
+            expires_at,
+            token_hash: token.hash(),
+            seats: Vec::new(),
+            payment_id: None,
+            user_id,
+        };
+        Ok((order, token))
+    }
+
     pub fn effective_status(&self, now: Millis) -> OrderStatus {
         self.status.effective(self.expires_at, now)
     }

@@ -138,17 +138,7 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
         }
         let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
         let expires_at = Millis::now().plus_seconds(event.hold_seconds);
-        let token = HoldToken::generate(&event_id, expires_at)?;
-        let order = Order {
-            order_id: OrderId::generate(),
-            event_id,
-            status: OrderStatus::Pending,
-            expires_at,
-            token_hash: token.hash(),
-            seats: Vec::new(),
-            payment_id: None,
-            user_id: body.user_id,
-        };
+        let (order, token) = Order::new_pending(event_id, expires_at, body.user_id)?;
         app.store.create_order(&order).await?;
         Ok(json(
             StatusCode::CREATED,
