@@ -275,6 +275,7 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
         let created = stampede.call(&app, "create-order", "POST", &format!("/events/{ev}/orders"), &[], "{}").await;
         note(&created);
         if created.status == 201 {
+            local::testing::remember_order(&app, created.body["orderId"].as_str().unwrap());
             let o = TestOrder {
                 id: created.body["orderId"].as_str().unwrap().to_owned(),
                 token: created.body["holdToken"].as_str().unwrap().to_owned(),

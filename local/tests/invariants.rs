@@ -361,5 +361,6 @@ async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> Test
     let expires_at = shared::domain::Millis::now().plus_seconds(seconds);
     let (order, token) = shared::domain::Order::new_pending(event_id, expires_at, None).unwrap();
     app.store.create_order(&order).await.unwrap();
+    local::testing::remember_order(app, order.order_id.as_str());
     TestOrder { id: order.order_id.to_string(), token: token.as_str().to_owned(), expires_at: expires_at.to_rfc3339() }
 }

@@ -76,6 +76,7 @@ impl TestOrder {
 pub async fn order(app: &App, event: &str) -> TestOrder {
     let (status, body) = call(app, "POST", &format!("/events/{event}/orders"), &[], "{}").await;
     assert_eq!(status, 201, "{body}");
+    local::testing::remember_order(app, body["orderId"].as_str().unwrap());
     TestOrder {
         id: body["orderId"].as_str().unwrap().to_owned(),
         token: body["holdToken"].as_str().unwrap().to_owned(),
