@@ -85,6 +85,9 @@ fn number(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tests use `?` rather than unwrap: a failure reports the error.
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
     use std::collections::HashMap;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
@@ -94,8 +97,8 @@ mod tests {
     }
 
     #[test]
-    fn defaults_and_required_names() {
-        let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")])).unwrap();
+    fn defaults_and_required_names() -> TestResult {
+        let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")]))?;
         assert_eq!((c.hold_seconds, c.max_seats_per_order), (420, 10));
         assert!(c.confirm_secret.is_none());
         let e = Config::from_lookup(Needs::Store, lookup(&[])).unwrap_err();
@@ -103,6 +106,7 @@ mod tests {
         let e = Config::from_lookup(Needs::StoreAndConfirmSecret, lookup(&[("TABLE_NAME", "t")]))
             .unwrap_err();
         assert!(e.to_string().contains("CONFIRM_SECRET"));
+        Ok(())
     }
 
     #[test]

@@ -404,6 +404,9 @@ fn natural(a: &str, b: &str) -> std::cmp::Ordering {
 mod tests {
     use super::*;
 
+    /// Tests use `?` rather than unwrap: a failure reports the error.
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
     fn plan(json: &str) -> Result<EventPlan, serde_json::Error> {
         serde_json::from_str(json)
     }
@@ -421,34 +424,37 @@ mod tests {
     }
 
     #[test]
-    fn ids_validate_when_deserialized() {
+    fn ids_validate_when_deserialized() -> TestResult {
         let r: Result<PaymentId, _> = serde_json::from_str("\"pi#1\"");
         assert!(r.is_err());
-        let r: PaymentId = serde_json::from_str("\"pi_1\"").unwrap();
+        let r: PaymentId = serde_json::from_str("\"pi_1\"")?;
         assert_eq!(r.as_str(), "pi_1");
+        Ok(())
     }
 
     #[test]
-    fn plan_expands_into_seat_ids_in_order() {
-        let p = plan(r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":2},{"row":"2","count":1}]}]}"#).unwrap();
-        let ids: Vec<_> = p.seats().unwrap().into_iter().map(|s| s.seat_id.to_string()).collect();
+    fn plan_expands_into_seat_ids_in_order() -> TestResult {
+        let p = plan(r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":2},{"row":"2","count":1}]}]}"#)?;
+        let ids: Vec<_> = p.seats()?.into_iter().map(|s| s.seat_id.to_string()).collect();
         assert_eq!(ids, ["A-1-1", "A-1-2", "A-2-1"]);
+        Ok(())
     }
 
     #[test]
-    fn plan_rejects_colliding_and_repeated_seats() {
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1-2","count":1}]},{"sectionId":"A-1","rows":[{"row":"2","count":1}]}]}"#).unwrap();
+    fn plan_rejects_colliding_and_repeated_seats() -> TestResult {
+        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1-2","count":1}]},{"sectionId":"A-1","rows":[{"row":"2","count":1}]}]}"#)?;
         assert!(p.seats().is_err());
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":1},{"row":"1","count":1}]}]}"#).unwrap();
+        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":1},{"row":"1","count":1}]}]}"#)?;
         assert!(p.seats().is_err());
+        Ok(())
     }
 
     #[test]
-    fn plan_bounds() {
+    fn plan_bounds() -> TestResult {
         let too_many = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":20001}]}]}"#;
-        assert!(plan(too_many).unwrap().seats().is_err());
+        assert!(plan(too_many)?.seats().is_err());
         let exactly = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":20000}]}]}"#;
-        assert_eq!(plan(exactly).unwrap().seats().unwrap().len(), 20_000);
+        assert_eq!(plan(exactly)?.seats()?.len(), 20_000);
         for bad in [
             r#"{"name":"","sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
             r#"{"name":"G","sections":[]}"#,
@@ -457,11 +463,12 @@ mod tests {
             r#"{"name":"G","holdSeconds":0,"sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
             r#"{"name":"G","holdSeconds":7201,"sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
         ] {
-            assert!(plan(bad).unwrap().seats().is_err(), "{bad}");
+            assert!(plan(bad)?.seats().is_err(), "{bad}");
         }
         // Wrong types never reach the rules: serde refuses them.
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":-1}]}]}"#).is_err());
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A#","rows":[{"row":"1","count":1}]}]}"#).is_err());
+        Ok(())
     }
 
     #[test]
@@ -475,12 +482,13 @@ mod tests {
     }
 
     #[test]
-    fn expired_holds_list_as_available() {
-        let order = OrderId::parse("o1").unwrap();
+    fn expired_holds_list_as_available() -> TestResult {
+        let order = OrderId::parse("o1")?;
         let held = SeatState::Held { order: order.clone(), expires_at: Millis(10) };
         assert_eq!(held.visible_status(Millis(9)), SeatStatus::Held);
         assert_eq!(held.visible_status(Millis(10)), SeatStatus::Available);
         assert_eq!(SeatState::Sold { order }.visible_status(Millis(10)), SeatStatus::Sold);
+        Ok(())
     }
 
     #[test]
@@ -489,16 +497,14 @@ mod tests {
     }
 
     #[test]
-    fn rows_sort_naturally() {
-        let s = |row: &str, n| SeatSpec {
-            seat_id: SeatId::parse("x").unwrap(),
-            section_id: SectionId::parse("A").unwrap(),
-            row: RowId::parse(row).unwrap(),
-            number: n,
+    fn rows_sort_naturally() -> TestResult {
+        let s = |row: &str, n| -> Result<SeatSpec, Error> {
+            Ok(SeatSpec { seat_id: SeatId::parse("x")?, section_id: SectionId::parse("A")?, row: RowId::parse(row)?, number: n })
         };
-        let mut v = [s("10", 1), s("9", 2), s("9", 1)];
+        let mut v = [s("10", 1)?, s("9", 2)?, s("9", 1)?];
         v.sort_by(seat_display_order);
         let got: Vec<_> = v.iter().map(|x| (x.row.to_string(), x.number)).collect();
         assert_eq!(got, [("9".into(), 1), ("9".into(), 2), ("10".into(), 1)]);
+        Ok(())
     }
 }

@@ -1182,10 +1182,13 @@ fn plan_fingerprint(event: &Event, seats: &[SeatSpec]) -> String {
 mod tests {
     use super::*;
 
+    /// Tests use `?` rather than unwrap: a failure reports the error.
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
     #[test]
-    fn keys_and_shards() {
-        let e = EventId::parse("gala").unwrap();
-        let seat = SeatId::parse("A-1-1").unwrap();
+    fn keys_and_shards() -> TestResult {
+        let e = EventId::parse("gala")?;
+        let seat = SeatId::parse("A-1-1")?;
         assert_eq!(seat_key(&e, &seat)[SK], s("SEAT#A-1-1"));
         assert_eq!(event_key(&e)[PK], s("EVENT#gala"));
         // The event item sorts before its seats, so a partition query
@@ -1194,6 +1197,7 @@ mod tests {
         let shards: std::collections::HashSet<_> =
             (0..200).map(|_| pending_shard(&OrderId::generate())).collect();
         assert_eq!(shards.len(), PENDING_SHARDS as usize, "orders spread over every shard");
+        Ok(())
     }
 
     #[test]
