@@ -28,7 +28,6 @@ failed or answered 5xx; a missed size/latency target is reported, not fatal.
 import argparse
 import datetime
 import hashlib
-import hmac
 import http.client
 import json
 import math
@@ -48,7 +47,9 @@ import uuid
 import zipfile
 from pathlib import Path
 
+from cargo_target import target_dir
 from ports import free_ports
+from webhook_sign import DEV_SECRET, confirm_body, resign_confirm_event, webhook_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".tools" / "venv"
@@ -60,11 +61,10 @@ DOC_JSON = ROOT / "docs" / "bench-cold-start.json"
 FUNCTIONS = ["create-event", "list-seats", "create-order", "get-order", "get-seat", "drop-seat", "confirm",
              "expire-holds"]
 PYTHON_FN = "get-seat (python)"
-EXAMPLE_ORDER = "3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81"
+EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 EXAMPLE_EVENT = "gala-2026"
 EXAMPLE_SEAT = "A-1-7"
-DEV_SECRET = "seatclaim-local-development-secret-do-not-deploy"
 TABLE = "seatclaim-bench-cold"
 EVENT = "cold"
 EXPECTED = {"create-event": 201, "list-seats": 200, "create-order": 201, "get-order": 200, "get-seat": 200,
@@ -76,8 +76,6 @@ MIB = 1024 * 1024
 TARGET_INIT_MS = 30.0
 TARGET_BINARY_BYTES = 8 * MIB
 TARGET_RSS_BYTES = 32 * MIB
-# cargo's target folder: CARGO_TARGET_DIR (relative to the root) or target/.
-TARGET_DIR = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 INIT_RE = re.compile(r"Init Duration:\s*([0-9.]+)\s*ms")
@@ -137,7 +135,7 @@ def ensure_binaries(functions, force, bin_dir, given, external_server):
         subprocess.run(cmd, cwd=ROOT, check=True)
     if external_server:
         return
-    dev = TARGET_DIR / "debug" / "seatclaim-dev"
+    dev = target_dir() / "debug" / "seatclaim-dev"
     if force or not dev.exists():
         cmd = ["cargo", "build", "-p", "local", "--bin", "seatclaim-dev"]
         log("building the dev server: " + " ".join(cmd))
@@ -167,14 +165,14 @@ def drain(stream, sink, ready=None, marker=None):
 
 
 class DevServer:
-    """target/debug/seatclaim-dev: DynamoDB Local + the HTTP API, for set-up."""
+    """<cargo target dir>/debug/seatclaim-dev: DynamoDB Local + the HTTP API, for set-up."""
 
     def __init__(self):
         self.port, self.ddb_port = free_ports(2)
         self.ddb_endpoint, self.table = f"http://127.0.0.1:{self.ddb_port}", TABLE
         env = dict(os.environ, PORT=str(self.port), DYNAMODB_LOCAL_PORT=str(self.ddb_port), TABLE_NAME=TABLE,
                    CONFIRM_SECRET=DEV_SECRET, SWEEP_INTERVAL_SECONDS="3600", RUST_LOG="warn")
-        self.proc = subprocess.Popen([str(TARGET_DIR / "debug" / "seatclaim-dev")], env=env, cwd=ROOT,
+        self.proc = subprocess.Popen([str(target_dir() / "debug" / "seatclaim-dev")], env=env, cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = []
         ready = threading.Event()
@@ -234,9 +232,7 @@ def warm_up_store(server, seats, rounds=5):
     server first: DynamoDB Local is a JVM, and its first transactions (class
     loading, JIT) are several times slower than the rest, which would land
     on whichever function happens to go first."""
-    body = json.dumps({"paymentId": "pi_warmup"}, separators=(",", ":"))
-    signature = hmac.new(DEV_SECRET.encode(), body.encode(), hashlib.sha256).hexdigest()
-    for _ in range(rounds):
+    for i in range(rounds):
         order, token = server.order()
         first, second = seats.seat(), seats.seat()
         server.hold(order, token, first)
@@ -244,9 +240,10 @@ def warm_up_store(server, seats, rounds=5):
         server.must(200, "DELETE", f"/orders/{order}/seats/{second}", token=token)
         server.must(200, "GET", f"/orders/{order}", token=token)
         server.must(200, "GET", f"/events/{EVENT}/seats?section=A")
+        body = confirm_body(order, f"pi_warmup_{i}", [first])
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         conn.request("POST", f"/orders/{order}/confirm", body=body,
-                     headers={"content-type": "application/json", "x-signature": f"sha256={signature}"})
+                     headers={"content-type": "application/json", **webhook_headers(body, DEV_SECRET)})
         resp = conn.getresponse()
         resp.read()
         conn.close()
@@ -284,7 +281,11 @@ def event_payload(fn, order=None, token=None, seat=None, event_id=EVENT):
         text = text.replace(EXAMPLE_ORDER, order)
     text = text.replace(EXAMPLE_EVENT, event_id)
     event = json.loads(text)
-    if seat:
+    if seat and name == "confirm":
+        # Signed now, naming this order and its seat; a payment id of its own
+        # (one payment id used by two orders is 409 payment-reused).
+        resign_confirm_event(event, [seat], payment_id=f"pi_cold_{uuid.uuid4().hex[:20]}")
+    elif seat:
         event["rawPath"] = event["rawPath"].replace(f"/seats/{EXAMPLE_SEAT}", f"/seats/{seat}")
         event["requestContext"]["http"]["path"] = event["rawPath"]
         event["pathParameters"]["seatId"] = seat
@@ -747,7 +748,7 @@ def main():
     parser.add_argument("--build", action="store_true", help="run cargo build even if the binaries exist")
     parser.add_argument("--only", nargs="+", metavar="FN", help="only these functions (and 'python')")
     parser.add_argument("--bin-dir", type=Path, help="the function binaries' folder (default: the release "
-                        "folder of CARGO_TARGET_DIR or target/, built if missing)")
+                        "folder of cargo's target directory, as `cargo metadata` reports it; built if missing)")
     parser.add_argument("--server", metavar="URL", help="set up through this running seatclaim server "
                         "instead of starting the dev server (needs --ddb-endpoint and --table)")
     parser.add_argument("--ddb-endpoint", metavar="URL", help="DynamoDB endpoint of --server")
@@ -767,7 +768,7 @@ def main():
     started = time.perf_counter()
     command = " ".join([".tools/venv/bin/python", "scripts/bench_cold_start.py", *map(shlex.quote, shown_args(args))])
     rie = rie_path()
-    bin_dir = (args.bin_dir or TARGET_DIR / "release").resolve()
+    bin_dir = (args.bin_dir or target_dir() / "release").resolve()
     ensure_binaries(rust_fns, args.build, bin_dir, args.bin_dir is not None, args.server is not None)
     if with_python:
         ensure_awslambdaric()

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Fuzzes the dev server with schemathesis against docs/openapi.yaml.
 
-Starts target/debug/seatclaim-dev (DynamoDB Local included) on free ports,
-seeds an event, orders and holds so that the order routes have real things
-to work on, runs `st run` on the schema the server itself serves
-(`GET /openapi.yaml`), then checks:
+Starts seatclaim-dev from cargo's target directory (scripts/cargo_target.py;
+DynamoDB Local included) on free ports, seeds an event, orders and holds so
+that the order routes have real things to work on (payments confirmed as
+Standard Webhooks, scripts/webhook_sign.py, naming the order and its seats),
+runs `st run` on the schema the server itself serves (`GET /openapi.yaml`),
+then checks:
 
 - schemathesis found nothing (no 5xx, every status, content type, header
   and body as the spec says);
@@ -20,8 +22,6 @@ with SIGINT in every case.
 """
 
 import argparse
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -34,10 +34,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from cargo_target import binary
 from ports import free_ports
+from webhook_sign import DEV_SECRET, confirm_body, webhook_headers
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = ROOT / "target" / "debug" / "seatclaim-dev"
 VENV_BIN = ROOT / ".tools" / "venv" / "bin"
 CHECKS = ",".join([
     "not_a_server_error",
@@ -47,8 +48,8 @@ CHECKS = ",".join([
     "response_schema_conformance",
 ])
 SEED_EVENT = "fuzz-event"
-
-
+# The server's CONFIRM_SECRET, also used by scripts/fuzz_hooks.py to sign.
+SECRET = os.environ.get("FUZZ_CONFIRM_SECRET", DEV_SECRET)
 
 
 def call(base: str, method: str, path: str, body=None, headers=None):
@@ -68,15 +69,12 @@ def expect(status_body, want: int, what: str):
     return json.loads(body) if body else None
 
 
-def sign(body: bytes) -> str:
-    secret = os.environ.get("FUZZ_CONFIRM_SECRET", "seatclaim-local-development-secret-do-not-deploy").encode()
-    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
-
-
-def confirm(base: str, order_id: str, payment: str):
-    body = json.dumps({"paymentId": payment}).encode()
+def confirm(base: str, order_id: str, payment: str, seats: list):
+    """The payment backend's call: a body naming the order and exactly the
+    seats paid for, signed now (Standard Webhooks)."""
+    body = confirm_body(order_id, payment, seats)
     req = urllib.request.Request(f"{base}/orders/{order_id}/confirm", data=body, method="POST",
-                                 headers={"X-Signature": sign(body), "Content-Type": "application/json"})
+                                 headers={**webhook_headers(body, SECRET), "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, r.read()
@@ -103,30 +101,36 @@ def seed(base: str) -> dict:
         for seat in holds:
             expect(call(base, "POST", f"/orders/{o['orderId']}/seats/{seat}",
                         headers={"Authorization": f"Bearer {o['holdToken']}"}), 200, f"hold {seat}")
+        o["seats"] = list(holds)  # what a payment for this order names (scripts/fuzz_hooks.py)
         return o
+
+    def paid(o: dict, payment: str, want: int, what: str) -> None:
+        expect(confirm(base, o["orderId"], payment, o["seats"]), want, what)
+        o["paymentId"] = payment
 
     orders = [order(SEED_EVENT, seats[i * 2:i * 2 + 2]) for i in range(6)]  # A-1-1 .. A-2-2
     orders.append(order(SEED_EVENT, seats[20:30]))  # full: B-1-1 .. B-1-10
     orders.append(order(SEED_EVENT, []))  # empty
-    expect(confirm(base, orders[0]["orderId"], "pi_seed"), 200, "confirm an order")  # completed, A-1-1/2 SOLD
+    paid(orders[0], "pi_seed", 200, "confirm an order")  # completed, A-1-1/2 SOLD
     late = order("fuzz-short", ["S-1-1"])
     empty_late = order("fuzz-short", [])
     time.sleep(1.2)  # both expire
     rival = order("fuzz-short", ["S-1-1"])  # takes the expired hold...
-    expect(confirm(base, rival["orderId"], "pi_rival"), 200, "confirm the rival")  # ...and buys it
-    expect(confirm(base, late["orderId"], "pi_late"), 409, "a late payment for a seat sold since")  # REFUND_DUE
+    paid(rival, "pi_rival", 200, "confirm the rival")  # ...and buys it
+    paid(late, "pi_late", 409, "a late payment for a seat sold since")  # REFUND_DUE
     orders += [late, empty_late, rival]
-    return {"orders": [{"orderId": o["orderId"], "holdToken": o["holdToken"]} for o in orders],
+    keep = ("orderId", "holdToken", "seats", "paymentId")
+    return {"orders": [{k: o[k] for k in keep if k in o} for o in orders],
             "seats": seats + ["S-1-1", "S-1-2", "A-9-9", "nope"]}
 
 
 def start_server(port: int, dynamodb_port: int, log_path: Path) -> subprocess.Popen:
     env = dict(os.environ, PORT=str(port), DYNAMODB_LOCAL_PORT=str(dynamodb_port),
                SWEEP_INTERVAL_SECONDS=os.environ.get("FUZZ_SWEEP_SECONDS", "5"),
-               CONFIRM_SECRET=os.environ.get("FUZZ_CONFIRM_SECRET", "seatclaim-local-development-secret-do-not-deploy"))
+               CONFIRM_SECRET=SECRET)
     env.setdefault("RUST_LOG", "info")
     log = open(log_path, "wb")
-    proc = subprocess.Popen([str(SERVER)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen([str(binary("seatclaim-dev"))], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -167,8 +171,9 @@ def main() -> int:
     ap.add_argument("--report-dir", default=None, help="keep schemathesis' reports (junit, ndjson) here")
     args = ap.parse_args()
 
-    if not SERVER.is_file():
-        raise SystemExit(f"fuzz: {SERVER} is missing; run `cargo build -p local --bin seatclaim-dev`")
+    server = binary("seatclaim-dev")
+    if not server.is_file():
+        raise SystemExit(f"fuzz: {server} is missing; run `cargo build -p local --bin seatclaim-dev`")
     st = VENV_BIN / "st"
     if not st.is_file():
         raise SystemExit("fuzz: schemathesis is missing; run `make fuzz-tools`")
@@ -198,7 +203,7 @@ def main() -> int:
         if args.report_dir:
             cmd += ["--report", "junit,ndjson", "--report-dir", str(Path(args.report_dir).resolve())]
         env = dict(os.environ, SCHEMATHESIS_HOOKS=str(ROOT / "scripts" / "fuzz_hooks.py"),
-                   FUZZ_SEEDS=str(work / "seeds.json"), FUZZ_STATS=str(stats_path))
+                   FUZZ_SEEDS=str(work / "seeds.json"), FUZZ_STATS=str(stats_path), FUZZ_CONFIRM_SECRET=SECRET)
         print("fuzz: " + " ".join(cmd), flush=True)
         fuzz_started = time.monotonic()
         # In the scratch folder: schemathesis keeps its replay data (.schemathesis/) in the working directory.
@@ -232,6 +237,7 @@ def main() -> int:
     for op, counts in stats.get("by_operation", {}).items():
         print(f"fuzz:   {op:<42} {counts}")
     print(f"fuzz:   error codes: {stats.get('error_codes', {})}")
+    print(f"fuzz:   signed confirms by kind: {stats.get('confirm_kinds', {})}")
     for e in stats.get("server_errors", [])[:10]:
         print(f"fuzz: 5xx: {e}")
     print(f"fuzz: {requests} requests in {fuzz_seconds:.1f} s ({time.monotonic() - started:.1f} s with start-up), "

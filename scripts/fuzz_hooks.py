@@ -4,33 +4,58 @@
   the fuzzer itself created) with their real hold tokens, and get-seat /
   drop-seat often at real seats, so the deep paths run (claims, conflicts,
   seat-limit, not-holdable), not only 400/401/404.
-- Confirm: most requests are signed with the development secret over the
-  exact raw body that is sent, so the paths behind the signature run too.
+- Confirm: most requests are signed as Standard Webhooks (webhook-id,
+  webhook-timestamp, webhook-signature; scripts/webhook_sign.py) with the
+  server's secret over the exact raw body that is sent, and most of those
+  bodies are real payments: the path's orderId and the seats that order
+  holds (tracked from the seeds and from every get-seat, drop-seat and
+  best-available answer), with a fresh, the order's own or another order's
+  paymentId. So the paths behind the signature run: completion, idempotent
+  replays, partial payments, payment-reused, already-completed, late
+  payments and refunds. The rest: seats it does not hold, a seat twice, the
+  body as generated (orderId mismatch), or a bad signature (stale or future
+  timestamp, wrong key, garbled), or one good signature among bad ones.
 - Every request's status is tallied; the totals are written to FUZZ_STATS
   at exit for the summary.
 """
 
 import atexit
+import base64
 import collections
-import hashlib
-import hmac
 import json
 import os
 import random
+import sys
 import threading
+import time
+import uuid
 
 import schemathesis
 from hypothesis import strategies as st
 
-SECRET = os.environ.get("FUZZ_CONFIRM_SECRET", "seatclaim-local-development-secret-do-not-deploy").encode()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # scripts/, for webhook_sign
+from webhook_sign import DEV_SECRET, webhook_headers  # noqa: E402
+
+SECRET = os.environ.get("FUZZ_CONFIRM_SECRET", DEV_SECRET)
+OTHER_SECRET = "whsec_" + base64.b64encode(b"not-the-server-key-not-the-server-key").decode()
+WEBHOOK_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
 SEEDS = json.load(open(os.environ["FUZZ_SEEDS"])) if os.environ.get("FUZZ_SEEDS") else {"orders": [], "seats": ["A-1-1"]}
 STATS_PATH = os.environ.get("FUZZ_STATS")
+# Our own choices come from the OS, not the `random` module: hypothesis re-seeds
+# the global generator for every test case (deterministic_PRNG), so choices drawn
+# from it never varied (docs/FUZZING.md: 1,850 of 1,852 confirms signed, not ~85%).
+_rng = random.SystemRandom()
 
 _lock = threading.Lock()
 # [orderId, holdToken] pairs: the seeded orders plus every order created during the run.
 _orders = [[o["orderId"], o["holdToken"]] for o in SEEDS["orders"]]
 _tokens = {o: t for o, t in _orders}
 _seats = list(SEEDS["seats"])
+# orderId -> the seats a payment for it names: held now (or when it was paid,
+# expired or cancelled); orderId -> the paymentId recorded for it.
+_held = {o["orderId"]: list(o.get("seats", [])) for o in SEEDS["orders"]}
+_paid = {o["orderId"]: o["paymentId"] for o in SEEDS["orders"] if o.get("paymentId")}
+_sent_payment = {}  # id(case) -> (orderId, paymentId) of a confirm in flight
 _stats = {
     "requests": 0,
     "failed_requests": 0,
@@ -40,6 +65,7 @@ _stats = {
     "error_codes": collections.Counter(),
     "bad_request_messages": collections.Counter(),
     "signed_confirms": 0,
+    "confirm_kinds": collections.Counter(),
 }
 
 
@@ -90,18 +116,94 @@ def before_call(context, case, kwargs):
     # header): most of the time, send the order's own token.
     order_id = case.path_parameters.get("orderId") if case.path_parameters else None
     token = _tokens.get(order_id) if isinstance(order_id, str) else None
-    if token and case.path != "/orders/{orderId}/confirm" and random.random() < 0.8:
+    if token and case.path != "/orders/{orderId}/confirm" and _rng.random() < 0.8:
         case.headers["Authorization"] = f"Bearer {token}"
-    if case.path == "/orders/{orderId}/confirm" and random.random() < 0.85:
-        try:
-            raw = _raw_body(case)
-        except (TypeError, ValueError):
-            return  # not JSON-serialisable: leave it to schemathesis, unsigned
-        kwargs["data"] = raw
-        case.headers["Content-Type"] = "application/json"
-        case.headers["X-Signature"] = "sha256=" + hmac.new(SECRET, raw, hashlib.sha256).hexdigest()
-        with _lock:
-            _stats["signed_confirms"] += 1
+    if case.path == "/orders/{orderId}/confirm" and _rng.random() < 0.85:
+        _sign_confirm(case, kwargs)
+
+
+def _payment_id(order_id):
+    """The order's own paymentId (a replay), another order's (reused), or a fresh one."""
+    r = _rng.random()
+    with _lock:
+        own = _paid.get(order_id)
+        others = [p for o, p in _paid.items() if o != order_id]
+    if own and r < 0.35:
+        return own
+    if others and r > 0.9:
+        return _rng.choice(others)
+    return f"pi_fz_{uuid.uuid4().hex[:16]}"
+
+
+def _payment_body(case, order_id):
+    """(kind, body): a payment for the order as the backend would send it,
+    mostly naming exactly what it holds, sometimes not."""
+    with _lock:
+        held = list(_held.get(order_id, []))
+    r = _rng.random()
+    payment = _payment_id(order_id)
+    if held and r < 0.6:
+        return "exact", {"orderId": order_id, "paymentId": payment, "seats": held}
+    if len(held) >= 2 and r < 0.7:
+        return "partial", {"orderId": order_id, "paymentId": payment, "seats": _rng.sample(held, _rng.randint(1, len(held) - 1))}
+    if r < 0.85:
+        extra = _rng.sample(_seats, min(len(_seats), _rng.randint(1, 3)))
+        return "other-seats", {"orderId": order_id, "paymentId": payment, "seats": held + [s for s in extra if s not in held]}
+    if held and r < 0.9:
+        return "seat-twice", {"orderId": order_id, "paymentId": payment, "seats": held + held[:1]}
+    body = case.body
+    return "as-generated", body if type(body).__name__ != "NotSet" else None
+
+
+def _set_header(case, kwargs, name, value):
+    """Sets a header on the case and on the request about to go out, case-insensitively."""
+    for headers in (case.headers, kwargs.get("headers")):
+        if isinstance(headers, dict):
+            for key in [k for k in headers if k.lower() == name.lower()]:
+                del headers[key]
+            headers[name] = value
+
+
+def _sign_confirm(case, kwargs):
+    order_id = (case.path_parameters or {}).get("orderId")
+    if isinstance(order_id, str) and _rng.random() < 0.8:
+        kind, body = _payment_body(case, order_id)
+        if kind != "as-generated":
+            case.body = body
+    else:
+        kind, body = "as-generated", case.body
+    try:
+        raw = _raw_body(case)
+    except (TypeError, ValueError):
+        return  # not JSON-serialisable: leave it to schemathesis, unsigned
+    kwargs["data"] = raw
+    kwargs.pop("json", None)
+    if case.headers is None:
+        case.headers = {}
+    _set_header(case, kwargs, "Content-Type", "application/json")
+    signed = webhook_headers(raw, SECRET)
+    r = _rng.random()
+    if r < 0.06:
+        kind += "+stale"  # outside the 300 s tolerance, either way
+        signed = webhook_headers(raw, SECRET, timestamp=int(time.time()) + _rng.choice([-1, 1]) * _rng.randint(301, 86400))
+    elif r < 0.10:
+        kind += "+wrong-key"
+        signed = webhook_headers(raw, OTHER_SECRET)
+    elif r < 0.13:
+        kind += "+garbled"
+        signed["webhook-signature"] = signed["webhook-signature"][:-6] + "AAAAA="
+    elif r < 0.18:
+        kind += "+rotated"  # one good signature among others: accepted
+        other = webhook_headers(raw, OTHER_SECRET, signed["webhook-id"], int(signed["webhook-timestamp"]))
+        signed["webhook-signature"] = f"{other['webhook-signature']} {signed['webhook-signature']} v2,Zm9v"
+    for name in WEBHOOK_HEADERS:
+        _set_header(case, kwargs, name, signed[name])
+    payment = body.get("paymentId") if isinstance(body, dict) else None
+    with _lock:
+        _stats["signed_confirms"] += 1
+        _stats["confirm_kinds"][kind] += 1
+        if isinstance(order_id, str) and isinstance(payment, str):
+            _sent_payment[id(case)] = (order_id, payment)
 
 
 @schemathesis.hook
@@ -135,6 +237,41 @@ def after_call(context, case, response):
                 _tokens[reply["orderId"]] = reply["holdToken"]
         except (ValueError, KeyError, TypeError):
             pass
+    _track_holds(case, status, response)
+
+
+def _track_holds(case, status, response):
+    """Keeps _held and _paid up to date, for the payments _sign_confirm sends."""
+    params = case.path_parameters or {}
+    order_id = params.get("orderId")
+    sent = None
+    with _lock:
+        if case.path == "/orders/{orderId}/confirm":
+            sent = _sent_payment.pop(id(case), None)
+    if not isinstance(order_id, str) or status >= 500:
+        return
+    try:
+        reply = json.loads(response.content) if response.content else {}
+    except ValueError:
+        reply = {}
+    if not isinstance(reply, dict):
+        reply = {}
+    method = case.method.upper()
+    with _lock:
+        held = _held.setdefault(order_id, [])
+        if case.path == "/orders/{orderId}/seats/{seatId}" and status == 200:
+            seat = params.get("seatId")
+            if method == "POST" and seat not in held:
+                held.append(seat)
+            elif method == "DELETE" and seat in held:
+                held.remove(seat)
+        elif case.path == "/orders/{orderId}/best-available" and status == 200:
+            held.extend(s for s in reply.get("seats", []) if isinstance(s, str) and s not in held)
+        elif case.path == "/orders/{orderId}/confirm" and sent and sent[0] == order_id:
+            if status == 200 or (status == 409 and reply.get("refund") and reply.get("error") != "already-completed"):
+                _paid.setdefault(order_id, sent[1])  # completed, or REFUND_DUE: its recorded paymentId
+            if status == 200 and isinstance(reply.get("seats"), list):
+                _held[order_id] = [s for s in reply["seats"] if isinstance(s, str)]  # what it bought
 
 
 @schemathesis.hook
@@ -155,6 +292,7 @@ def _write_stats():
             op: {str(k): v for k, v in sorted(c.items())} for op, c in sorted(_stats["by_operation"].items())
         }
         out["error_codes"] = dict(sorted(_stats["error_codes"].items()))
+        out["confirm_kinds"] = dict(sorted(_stats["confirm_kinds"].items()))
         out["bad_request_messages"] = dict(_stats["bad_request_messages"].most_common(40))
         out["orders_known"] = len(_orders)
     with open(STATS_PATH, "w") as f:

@@ -7,6 +7,10 @@ started by the dev server. The order routes' files name an example order;
 it is replaced by the order that create-order made. Prints one line per
 invocation and a closing "N passed, N failed" line; exits non-zero on any
 failure.
+
+The confirm event is re-signed at invoke time (scripts/webhook_sign.py):
+its body names the real order and the seat the flow holds, with a fresh
+webhook-id, webhook-timestamp and webhook-signature.
 """
 import json
 import os
@@ -19,13 +23,14 @@ from pathlib import Path
 
 from samcli.yamlhelper import yaml_dump, yaml_parse
 
+from cargo_target import binary
 from ports import free_ports
+from webhook_sign import DEV_SECRET, resign_confirm_event
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".tools" / "sam-local"
-EXAMPLE_ORDER = "3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81"
+EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-DEV_SECRET = "seatclaim-local-development-secret-do-not-deploy"
 TABLE = "seatclaim-sam-local"
 
 
@@ -45,7 +50,7 @@ def local_template(functions):
         res.pop("Metadata", None)
         code = WORK / "code" / fn
         code.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / "target" / "debug" / fn, code / "bootstrap")
+        shutil.copy2(binary(fn), code / "bootstrap")
         res["Properties"]["CodeUri"] = str(code)
         res["Properties"].pop("Architectures", None)
     out = WORK / "template.yaml"
@@ -56,7 +61,7 @@ def local_template(functions):
 def start_dev_server(port, ddb_port):
     env = dict(os.environ, PORT=str(port), DYNAMODB_LOCAL_PORT=str(ddb_port), TABLE_NAME=TABLE,
                CONFIRM_SECRET=DEV_SECRET, SWEEP_INTERVAL_SECONDS="3600")
-    proc = subprocess.Popen([str(ROOT / "target" / "debug" / "seatclaim-dev")], env=env,
+    proc = subprocess.Popen([str(binary("seatclaim-dev"))], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     for line in proc.stdout:
@@ -68,10 +73,12 @@ def start_dev_server(port, ddb_port):
     sys.exit("the dev server did not start")
 
 
-def invoke(template, env_file, fn, replacements):
+def invoke(template, env_file, fn, replacements, edit=None):
     text = (ROOT / "events" / f"{fn}.json").read_text()
     for old, new in replacements.items():
         text = text.replace(old, new)
+    if edit is not None:
+        text = json.dumps(edit(json.loads(text)), indent=2)
     event = WORK / f"{fn}.event.json"
     event.write_text(text)
     env = dict(os.environ, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1",
@@ -111,9 +118,9 @@ def main():
     passed, failed = 0, 0
     replacements = {}
 
-    def check(fn, want_status, check_body=None):
+    def check(fn, want_status, check_body=None, edit=None):
         nonlocal passed, failed
-        reply, elapsed = invoke(template, env_file, fn, replacements)
+        reply, elapsed = invoke(template, env_file, fn, replacements, edit)
         ok = False
         body = None
         if reply is not None:
@@ -137,7 +144,9 @@ def main():
         check("get-order", 200, lambda b: b["seats"] == ["A-1-7"])
         check("drop-seat", 200, lambda b: b["status"] == "AVAILABLE")
         check("get-seat", 200, lambda b: b["status"] == "HELD")
-        check("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1")
+        held = json.loads((ROOT / "events" / "get-seat.json").read_text())["pathParameters"]["seatId"]  # A-1-7
+        check("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1"
+              and b["seats"] == [held], edit=lambda event: resign_confirm_event(event, [held]))
         check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0})
     finally:
         server.send_signal(signal.SIGINT)

@@ -167,6 +167,8 @@ struct Plan {
     fault: Fault,
     /// Attempts still to fail; `None`: every attempt.
     remaining: Option<u32>,
+    /// Attempts to let through untouched before failing any.
+    skip: u32,
 }
 
 #[derive(Debug, Default)]
@@ -193,7 +195,13 @@ impl FaultInjector {
     /// Fails the next `times` attempts of `operation` (e.g.
     /// `"TransactWriteItems"`) with `fault`; `None`: every attempt from now.
     pub fn fail(&self, operation: &'static str, fault: Fault, times: Option<u32>) {
-        self.lock().plans.push(Plan { operation, fault, remaining: times });
+        self.fail_after(operation, 0, fault, times);
+    }
+
+    /// [`FaultInjector::fail`], after letting the next `skip` attempts of
+    /// `operation` through (to reach a request's second transaction).
+    pub fn fail_after(&self, operation: &'static str, skip: u32, fault: Fault, times: Option<u32>) {
+        self.lock().plans.push(Plan { operation, fault, remaining: times, skip });
     }
 
     /// Stops injecting and resets the counts.
@@ -229,6 +237,10 @@ impl FaultInjector {
             .plans
             .iter_mut()
             .find(|p| p.operation == operation && p.remaining != Some(0))?;
+        if plan.skip > 0 {
+            plan.skip -= 1;
+            return None;
+        }
         if let Some(n) = plan.remaining.as_mut() {
             *n -= 1;
         }

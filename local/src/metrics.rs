@@ -1,7 +1,7 @@
 //! Counts the DynamoDB requests a client sends, per operation, with an SDK
 //! interceptor: every transmitted attempt is one round trip (retries count).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
@@ -13,12 +13,20 @@ use aws_smithy_runtime_api::client::orchestrator::Metadata;
 #[derive(Debug, Clone, Default)]
 pub struct RequestCounter {
     counts: Arc<Mutex<BTreeMap<String, u64>>>,
+    /// The kinds of item (`Update`, `Put`, ...) transactions carried: IAM
+    /// authorises each item's own action.
+    transaction_items: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl RequestCounter {
     /// Requests per operation since the last call, and resets them.
     pub fn take(&self) -> BTreeMap<String, u64> {
         std::mem::take(&mut *self.lock())
+    }
+
+    /// Kinds of transaction items sent since the last call, and resets them.
+    pub fn take_transaction_items(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.transaction_items.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// All requests since the last `take`.
@@ -40,11 +48,21 @@ impl Intercept for RequestCounter {
 
     fn read_before_transmit(
         &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let op = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "unknown".into());
+        if op == "TransactWriteItems" {
+            let body = context.request().body().bytes().unwrap_or_default();
+            let kinds = serde_json::from_slice::<serde_json::Value>(body)
+                .ok()
+                .and_then(|v| v["TransactItems"].as_array().cloned())
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|item| item.as_object().and_then(|o| o.keys().next().cloned()));
+            self.transaction_items.lock().unwrap_or_else(|p| p.into_inner()).extend(kinds);
+        }
         *self.lock().entry(op).or_default() += 1;
         Ok(())
     }

@@ -7,16 +7,42 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
 
 use aws_sdk_dynamodb::Client;
-use shared::auth::ConfirmSecret;
+use shared::auth::ConfirmSecrets;
 use shared::domain::{hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState};
 use shared::{App, Config, Store};
 
 use crate::dynamodb_local::{free_port, DynamoDbLocal, Storage};
 use crate::table::TableSpec;
 
-/// The HMAC secret of `make dev` when `CONFIRM_SECRET` is unset, and of
-/// the sample events. Never deploy it: template.yaml takes a parameter.
-pub const DEV_CONFIRM_SECRET: &str = "seatclaim-local-development-secret-do-not-deploy";
+/// The Standard Webhooks secret of `make dev` when `CONFIRM_SECRET` is
+/// unset, of the tests and of the sample events: its key reads
+/// "seatclaim-local-dev-key-NOT-FOR-PRODUCTION". Never deploy it:
+/// template.yaml takes a parameter.
+pub const DEV_CONFIRM_SECRET: &str = "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
+
+/// The development secrets, parsed.
+pub fn dev_confirm_secrets() -> ConfirmSecrets {
+    // A constant known to parse (unit-tested in shared::auth).
+    ConfirmSecrets::parse(DEV_CONFIRM_SECRET).unwrap_or_else(|e| panic!("the development secret: {e}"))
+}
+
+/// The Standard Webhooks headers a payment backend holding `secrets`
+/// sends with `body`, signed now: (`webhook-id`, `webhook-timestamp`,
+/// `webhook-signature`).
+pub fn webhook_headers(secrets: &ConfirmSecrets, body: &str) -> [(&'static str, String); 3] {
+    webhook_headers_at(secrets, body, Millis::now().0 / 1000)
+}
+
+/// [`webhook_headers`] with a chosen timestamp (unix seconds).
+pub fn webhook_headers_at(secrets: &ConfirmSecrets, body: &str, timestamp: i64) -> [(&'static str, String); 3] {
+    let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+    let signature = secrets.sign(&id, timestamp, body.as_bytes()).unwrap_or_else(|e| panic!("signing: {e}"));
+    [
+        (shared::auth::HEADER_WEBHOOK_ID, id),
+        (shared::auth::HEADER_WEBHOOK_TIMESTAMP, timestamp.to_string()),
+        (shared::auth::HEADER_WEBHOOK_SIGNATURE, signature),
+    ]
+}
 
 static DYNAMODB: OnceLock<Result<DynamoDbLocal, String>> = OnceLock::new();
 
@@ -60,7 +86,8 @@ pub fn app_on(client: Client, table: &str) -> App {
         table_name: table.to_owned(),
         hold_seconds: shared::config::DEFAULT_HOLD_SECONDS,
         max_seats_per_order: shared::config::DEFAULT_MAX_SEATS_PER_ORDER,
-        confirm_secret: ConfirmSecret::new(DEV_CONFIRM_SECRET),
+        expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
+        confirm_secrets: Some(dev_confirm_secrets()),
     };
     App { store: Store::new(client, table), config }
 }

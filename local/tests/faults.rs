@@ -75,14 +75,16 @@ fn assert_store_unavailable(what: &str, reply: &Reply) {
 
 /// A token and order id shaped like real ones, for stores that never answer.
 fn unknown_order() -> (OrderId, String) {
-    let token = HoldToken::generate(&EventId::parse("ev-faults").unwrap(), Millis::now().plus_seconds(300)).unwrap();
-    (OrderId::generate(), format!("Bearer {}", token.as_str()))
+    let event = EventId::parse("ev-faults").unwrap();
+    let token = HoldToken::generate(&event, Millis::now().plus_seconds(300)).unwrap();
+    (OrderId::generate(&event), format!("Bearer {}", token.as_str()))
 }
 
-async fn confirm_full(app: &App, order_id: &str, payment: &str) -> Reply {
-    let body = json!({ "paymentId": payment }).to_string();
-    let sig = sign(&body);
-    call_full(app, "POST", &format!("/orders/{order_id}/confirm"), &[("x-signature", &sig)], &body).await
+/// A signed confirm paying for `seats`, with the whole reply.
+async fn confirm_full(app: &App, order_id: &str, payment: &str, seats: &[String]) -> Reply {
+    let body = confirm_body(order_id, payment, seats);
+    let headers = signed(&body);
+    call_full(app, "POST", &format!("/orders/{order_id}/confirm"), &as_refs(&headers), &body).await
 }
 
 // ----- 1. SDK timeouts -------------------------------------------------------
@@ -97,13 +99,13 @@ async fn a_hung_store_answers_503_within_the_operation_timeout() {
     let routes = [
         ("get-order", "GET", format!("/orders/{order_id}"), vec![("authorization", auth.clone())], String::new()),
         ("get-seat", "POST", format!("/orders/{order_id}/seats/A-1-1"), vec![("authorization", auth.clone())], String::new()),
-        ("confirm", "POST", format!("/orders/{order_id}/confirm"), vec![], json!({"paymentId": "pi_1"}).to_string()),
+        ("confirm", "POST", format!("/orders/{order_id}/confirm"), vec![], confirm_body(order_id.as_str(), "pi_1", &["A-1-1".to_owned()])),
     ];
     let mut tasks = Vec::new();
     for (name, method, uri, mut headers, body) in routes {
         let app = app.clone();
         if name == "confirm" {
-            headers.push(("x-signature", sign(&body)));
+            headers.extend(signed(&body));
         }
         tasks.push(tokio::spawn(async move {
             let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -198,7 +200,7 @@ struct Stampede {
     won: tokio::sync::watch::Sender<usize>,
     /// Payments answered 503: redelivered after the outage, as a payment
     /// backend redelivers an unacknowledged webhook.
-    unacknowledged: Mutex<Vec<(String, String)>>,
+    unacknowledged: Mutex<Vec<(String, String, Vec<String>)>>,
 }
 
 impl Stampede {
@@ -280,6 +282,7 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
                 id: created.body["orderId"].as_str().unwrap().to_owned(),
                 token: created.body["holdToken"].as_str().unwrap().to_owned(),
                 expires_at: created.body["expiresAt"].as_str().unwrap().to_owned(),
+                created_at: created.body["createdAt"].as_str().unwrap().to_owned(),
             };
             let auth = o.auth();
             // Seats this order may hold: claims answered 200, and claims
@@ -303,16 +306,16 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
             // the outage and after it.
             if !mine.is_empty() && !unsure && next_random(&mut rng).is_multiple_of(8) {
                 let payment = format!("pi_{id}_{attempt}");
-                let body = json!({ "paymentId": payment }).to_string();
-                let sig = sign(&body);
+                let body = confirm_body(&o.id, &payment, &mine);
+                let headers = signed(&body);
                 let uri = format!("/orders/{}/confirm", o.id);
-                let reply = stampede.call(&app, "confirm", "POST", &uri, &[("x-signature", &sig)], &body).await;
+                let reply = stampede.call(&app, "confirm", "POST", &uri, &as_refs(&headers), &body).await;
                 note(&reply);
                 match reply.status {
                     200 => {
                         stampede.paid.send_modify(|n| *n += 1);
                     }
-                    _ => stampede.unacknowledged.lock().unwrap().push((o.id.clone(), payment)),
+                    _ => stampede.unacknowledged.lock().unwrap().push((o.id.clone(), payment, mine.clone())),
                 }
             } else {
                 for seat in mine {
@@ -436,8 +439,8 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
     // Webhooks are redelivered until acknowledged: each payment answered
     // 503 completes its order now (or already had, its reply lost).
     let unacknowledged = std::mem::take(&mut *stampede.unacknowledged.lock().unwrap());
-    for (order_id, payment) in &unacknowledged {
-        let reply = confirm_full(&app, order_id, payment).await;
+    for (order_id, payment, paid) in &unacknowledged {
+        let reply = confirm_full(&app, order_id, payment, paid).await;
         assert_eq!(reply.status, 200, "redelivered payment {payment}: {reply:?}");
         assert_eq!(stored_order(&app, order_id).await.status, OrderStatus::Completed);
     }
@@ -503,6 +506,7 @@ async fn a_few_throttles_are_retried_and_the_request_succeeds() {
     assert!(matches!(&seat.state, SeatState::Held { order, .. } if order.as_str() == o.id), "{seat:?}");
 
     // A read throttled once (ThrottlingException): retried too.
+    faults.reset();
     faults.fail("GetItem", Fault::Throttling, Some(1));
     let (status, body) = get_order(&app, &o).await;
     assert_eq!((status, body["seats"].clone()), (200, json!(["A-1-1"])), "{body}");
@@ -528,7 +532,7 @@ async fn persistent_throttling_is_a_clean_503() {
     let reply = call_full(&app, "GET", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await;
     assert_store_unavailable("get-order", &reply);
     assert_eq!(faults.attempts("GetItem"), 3);
-    let reply = confirm_full(&app, &o.id, "pi_1").await;
+    let reply = confirm_full(&app, &o.id, "pi_1", &["A-1-1".to_owned()]).await;
     assert_store_unavailable("confirm", &reply);
 
     // Nothing was written.
@@ -589,9 +593,9 @@ async fn a_transaction_conflict_on_confirm_is_503_and_sells_nothing() {
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     assert_eq!(claim(&app, &o, "A-1-2").await.0, 200);
     faults.reset();
-    // Items: the two seats, then the order.
-    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["None", "TransactionConflict", "None"]), Some(1));
-    let reply = confirm_full(&app, &o.id, "pi_1").await;
+    // Items: the two seats, the order, the payment.
+    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["None", "TransactionConflict", "None", "None"]), Some(1));
+    let reply = confirm_full(&app, &o.id, "pi_1", &["A-1-1".to_owned(), "A-1-2".to_owned()]).await;
     assert_store_unavailable("confirm", &reply);
     assert_eq!(faults.attempts("TransactWriteItems"), 1);
     assert_eq!(stored_order(&app, &o.id).await.status, OrderStatus::Pending);
@@ -600,6 +604,96 @@ async fn a_transaction_conflict_on_confirm_is_503_and_sells_nothing() {
     // The redelivered webhook completes it.
     assert_eq!(confirm(&app, &o.id, "pi_1").await.0, 200);
     assert_invariants(&app, &ev).await;
+}
+
+/// Throttling reported per item inside a cancelled transaction
+/// (`ThrottlingError` in `CancellationReasons`, DynamoDB's own body) is a
+/// `503` with `Retry-After` on every route, never `409 seat-held`: during
+/// an on-sale a customer must not see free seats as taken. A conflict on
+/// the order alone of a refund recording is a 503 too. Nothing is written.
+#[tokio::test]
+async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
+    let (app, faults) = app_with_faults().await;
+    let ev = event(&app, 4, 300).await;
+    let o = order(&app, &ev).await;
+    assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
+    let claim_uri = format!("/orders/{}/seats/A-1-2", o.id);
+    let drop_uri = format!("/orders/{}/seats/A-1-1", o.id);
+    let paid = ["A-1-1".to_owned()];
+    for reasons in [
+        vec!["ThrottlingError", "None"],
+        vec!["None", "ThrottlingError"],
+        vec!["ThrottlingError", "ConditionalCheckFailed"],
+        vec!["ProvisionedThroughputExceeded", "TransactionConflict"],
+    ] {
+        faults.reset();
+        faults.fail("TransactWriteItems", Fault::TransactionCanceled(reasons.clone()), Some(1));
+        let reply = call_full(&app, "POST", &claim_uri, &[("authorization", &o.auth())], "").await;
+        assert_store_unavailable(&format!("get-seat {reasons:?}"), &reply);
+        faults.reset();
+        faults.fail("TransactWriteItems", Fault::TransactionCanceled(reasons.clone()), Some(1));
+        let reply = call_full(&app, "DELETE", &drop_uri, &[("authorization", &o.auth())], "").await;
+        assert_store_unavailable(&format!("drop-seat {reasons:?}"), &reply);
+    }
+    // confirm's items: the seat, the order, the payment.
+    for reasons in [vec!["ThrottlingError", "None", "None"], vec!["None", "None", "ThrottlingError"]] {
+        faults.reset();
+        faults.fail("TransactWriteItems", Fault::TransactionCanceled(reasons.clone()), Some(1));
+        let reply = confirm_full(&app, &o.id, "pi_1", &paid).await;
+        assert_store_unavailable(&format!("confirm {reasons:?}"), &reply);
+    }
+    faults.reset();
+    assert_eq!(seats(&app, &ev).await.iter().filter(|s| matches!(s.state, SeatState::Held { .. })).count(), 1, "nothing written");
+    assert_eq!(stored_order(&app, &o.id).await.status, OrderStatus::Pending);
+
+    // A second payment for the completed order is recorded for refund; a
+    // conflict on the order item of that recording is a 503, then it lands.
+    assert_eq!(confirm_full(&app, &o.id, "pi_1", &paid).await.status, 200);
+    // The first transaction is the one-round-trip attempt (it fails: the
+    // order is completed); the second is the recording: [order, payment].
+    faults.fail_after("TransactWriteItems", 1, Fault::TransactionCanceled(vec!["TransactionConflict", "None"]), Some(1));
+    let reply = confirm_full(&app, &o.id, "pi_2", &paid).await;
+    assert_store_unavailable("refund recording, order conflict", &reply);
+    faults.reset();
+    assert!(stored_order(&app, &o.id).await.refund_payment_ids.is_empty(), "nothing recorded yet");
+    let reply = confirm_full(&app, &o.id, "pi_2", &paid).await;
+    assert_eq!((reply.status, reply.code()), (409, "already-completed"), "{reply:?}");
+    assert_eq!(stored_order(&app, &o.id).await.refund_payment_ids.len(), 1);
+    assert_invariants(&app, &ev).await;
+}
+
+/// create-event dies half-way (every PutItem after the 300th throttled
+/// until the SDK gives up: a 503), as a Lambda timeout or crash would leave
+/// it. Until it is complete, readers see no event; the same PUT again
+/// resumes it and writes only the seats that are missing.
+#[tokio::test]
+async fn an_interrupted_create_event_is_invisible_and_resumes() {
+    let (app, faults) = app_with_faults().await;
+    let body = plan(&[("A", "1", 400), ("B", "1", 400)], Some(300));
+    // The event item, then 300 seats, then nothing more gets through.
+    faults.fail_after("PutItem", 301, Fault::Throttling, None);
+    let reply = call_full(&app, "PUT", "/events/crash", &[], &body).await;
+    assert_store_unavailable("create-event, store failing half-way", &reply);
+    let written = faults.attempts("PutItem") - faults.injected("PutItem");
+    assert_eq!(written, 301, "the event item and 300 seats were written");
+    faults.reset();
+    for (method, uri) in [("GET", "/events/crash/seats"), ("GET", "/events/crash/seats?section=B"), ("POST", "/events/crash/orders")] {
+        let reply = call_full(&app, method, uri, &[], "").await;
+        assert_eq!((reply.status, reply.code()), (404, "event-not-found"), "{method} {uri}: {reply:?}");
+    }
+    // Another plan cannot take the id over.
+    let other = call_full(&app, "PUT", "/events/crash", &[], &plan(&[("A", "1", 1)], None)).await;
+    assert_eq!((other.status, other.code()), (409, "event-exists"));
+    // The same plan again finishes the job.
+    let reply = call_full(&app, "PUT", "/events/crash", &[], &body).await;
+    assert_eq!(reply.status, 201, "{reply:?}");
+    // One conditional put per seat and the event item once more (a put the
+    // SDK retried after a dropped connection may add one).
+    let puts = faults.attempts("PutItem");
+    assert!((801..=803).contains(&puts), "{puts} puts to resume 800 seats");
+    assert_eq!(seats(&app, "crash").await.len(), 800);
+    let o = order(&app, "crash").await;
+    assert_eq!(claim(&app, &o, "B-1-400").await.0, 200);
 }
 
 // ----- 4. expire-holds and the Lambda deadline --------------------------------

@@ -12,13 +12,14 @@ use local::metrics::RequestCounter;
 use local::router::request;
 use serde_yaml_ng::Value;
 
-/// IAM action for each DynamoDB operation the code sends. The store's
-/// transactions hold Update items only, and IAM authorises each item's
-/// action (`dynamodb:UpdateItem`), not TransactWriteItems.
-fn iam_action(operation: &str) -> String {
+/// IAM actions for a DynamoDB operation the code sends. IAM authorises
+/// each item of a transaction by the item's own action (an `Update` item
+/// needs `dynamodb:UpdateItem`, a `Put` item `dynamodb:PutItem`), not
+/// TransactWriteItems; `items` are the kinds the transactions carried.
+fn iam_actions(operation: &str, items: &BTreeSet<String>) -> Vec<String> {
     match operation {
-        "TransactWriteItems" => "dynamodb:UpdateItem".into(),
-        other => format!("dynamodb:{other}"),
+        "TransactWriteItems" => items.iter().map(|kind| format!("dynamodb:{kind}Item")).collect(),
+        other => vec![format!("dynamodb:{other}")],
     }
 }
 
@@ -63,9 +64,12 @@ struct Observer {
 
 impl Observer {
     fn record(&mut self, function: &str) {
+        let items = self.counter.take_transaction_items();
         for op in self.counter.take().into_keys() {
             let resource = if function == "expire-holds" && op == "Query" { INDEX } else { TABLE };
-            self.used.entry(function.to_owned()).or_default().insert((iam_action(&op), resource.to_owned()));
+            for action in iam_actions(&op, &items) {
+                self.used.entry(function.to_owned()).or_default().insert((action, resource.to_owned()));
+            }
         }
     }
 
@@ -110,20 +114,20 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
     ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "").await;
-    let pay = r#"{"paymentId":"pi_1"}"#;
-    let sig = sign(pay);
-    let signed = [("x-signature", sig.as_str())];
-    assert_eq!(ob.run("POST", &format!("/orders/{id}/confirm"), &signed, pay).await.0, 200);
-    ob.run("POST", &format!("/orders/{id}/confirm"), &signed, pay).await;
+    let pay = confirm_body(&id, "pi_1", &["A-1-2".to_owned()]);
+    let headers = signed(&pay);
+    assert_eq!(ob.run("POST", &format!("/orders/{id}/confirm"), &as_refs(&headers), &pay).await.0, 200);
+    ob.run("POST", &format!("/orders/{id}/confirm"), &as_refs(&headers), &pay).await;
     // A late payment for a taken seat (REFUND_DUE), then a second payment.
     let (late, late_auth) = ob.order(ev).await;
     ob.run("POST", &format!("/orders/{late}/seats/A-1-3"), &[("authorization", late_auth.as_str())], "").await;
     let_holds_expire(1).await;
     let (rival, rival_auth) = ob.order(ev).await;
     ob.run("POST", &format!("/orders/{rival}/seats/A-1-3"), &[("authorization", rival_auth.as_str())], "").await;
-    assert_eq!(ob.run("POST", &format!("/orders/{late}/confirm"), &signed, pay).await.0, 409);
-    let pay2 = r#"{"paymentId":"pi_2"}"#;
-    ob.run("POST", &format!("/orders/{late}/confirm"), &[("x-signature", sign(pay2).as_str())], pay2).await;
+    let late_pay = confirm_body(&late, "pi_late", &["A-1-3".to_owned()]);
+    assert_eq!(ob.run("POST", &format!("/orders/{late}/confirm"), &as_refs(&signed(&late_pay)), &late_pay).await.0, 409);
+    let pay2 = confirm_body(&late, "pi_2", &["A-1-3".to_owned()]);
+    ob.run("POST", &format!("/orders/{late}/confirm"), &as_refs(&signed(&pay2)), &pay2).await;
     let_holds_expire(1).await;
     let summary = shared::sweep::release_expired(&ob.app.store, shared::domain::Millis::now(), None).await;
     assert!(summary.expired_orders >= 1 && summary.released_seats >= 1, "{summary:?}");

@@ -294,7 +294,7 @@ async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
         let (app, barrier, id) = (app.clone(), barrier.clone(), buyer.id.clone());
         tokio::spawn(async move {
             barrier.wait().await;
-            confirm(&app, &id, "pi_race").await
+            confirm(&app, &id, &format!("pi_race_{round}")).await
         })
     };
     let sweep_task = {
@@ -341,7 +341,7 @@ async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
         (409, Some("order-expired")) => {
             assert_eq!(c_body["refund"], true, "{c_body}");
             assert_eq!(stored.status, OrderStatus::RefundDue);
-            assert_eq!(stored.payment_id.as_ref().map(|p| p.as_str()), Some("pi_race"));
+            assert_eq!(stored.payment_id.as_ref().map(|p| p.as_str()), Some(format!("pi_race_{round}").as_str()));
             // Only the rival's live hold can have stopped the late sale.
             assert_eq!(r_status, 200, "round {round}: refund due although no seat was taken");
             assert!(seats_now.iter().all(|s| !matches!(s.state, SeatState::Sold { .. })), "all or nothing");
@@ -353,14 +353,34 @@ async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
     format!("confirm {confirm_outcome}, sweep released {}, rival {rival_outcome}", swept.released_seats)
 }
 
-/// A PENDING order for `event` that expires `seconds` from now, whatever
-/// the event's hold: written to the store as create-order writes it, so a
-/// rival can outlive an order of the event's short hold made before it.
-async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> TestOrder {
-    let event_id = shared::domain::EventId::parse(event).unwrap();
-    let expires_at = shared::domain::Millis::now().plus_seconds(seconds);
-    let (order, token) = shared::domain::Order::new_pending(event_id, expires_at, None).unwrap();
-    app.store.create_order(&order).await.unwrap();
-    local::testing::remember_order(app, order.order_id.as_str());
-    TestOrder { id: order.order_id.to_string(), token: token.as_str().to_owned(), expires_at: expires_at.to_rfc3339() }
+/// The sweep works from the order item, never from the index's copy: an
+/// order that took another seat after the index entry the sweep read
+/// (as a lagging GSI would show it) still has every seat released.
+#[tokio::test]
+async fn the_sweep_releases_what_the_order_item_holds_not_what_the_index_showed() {
+    let app = fresh_app().await;
+    let ev = event(&app, 3, 60).await;
+    let o = order(&app, &ev).await;
+    assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
+    let expires_at = stored_order(&app, &o.id).await.expires_at;
+    let after = shared::domain::Millis(expires_at.0 + 1);
+    // What a sweep at `after` reads from the index...
+    let mut found = Vec::new();
+    for shard in 0..shared::store::PENDING_SHARDS {
+        found.extend(app.store.expired_orders(shard, after, 100, None).await.unwrap().0);
+    }
+    assert_eq!(found, [o.order_id()]);
+    // ...then the order takes another seat (still live now).
+    assert_eq!(claim(&app, &o, "A-1-2").await.0, 200);
+    let (released, expired) = shared::sweep::release_order(&app.store, &found[0], after).await.unwrap();
+    assert_eq!((released, expired), (2, true));
+    let stored = stored_order(&app, &o.id).await;
+    assert_eq!(stored.status, OrderStatus::Expired);
+    assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available), "no seat stays held by an expired order");
+    // An index entry whose order is in fact still live is left alone.
+    let live = order(&app, &ev).await;
+    assert_eq!(claim(&app, &live, "A-1-3").await.0, 200);
+    assert_eq!(shared::sweep::release_order(&app.store, &live.order_id(), shared::domain::Millis::now()).await.unwrap(), (0, false));
+    assert_eq!(stored_order(&app, &live.id).await.status, OrderStatus::Pending);
 }
+

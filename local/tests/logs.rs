@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use local::testing::DEV_CONFIRM_SECRET;
-use serde_json::{json, Value};
+use serde_json::Value;
 use shared::App;
 
 /// Collects everything the subscriber writes.
@@ -49,6 +49,12 @@ impl Secrets {
     fn add(&mut self, what: &str, value: &str) {
         self.0.push((what.to_owned(), value.to_owned()));
     }
+    /// A confirm's `webhook-signature` value, and the signature alone.
+    fn add_signature(&mut self, headers: &[(&'static str, String)]) {
+        let (_, value) = headers.iter().find(|(k, _)| *k == shared::auth::HEADER_WEBHOOK_SIGNATURE).unwrap();
+        self.add("webhook-signature", value);
+        self.add("signature", value.trim_start_matches("v1,"));
+    }
     fn add_token(&mut self, token: &str) {
         self.add("hold token", token);
         // The random part alone would leak the token just as well.
@@ -62,6 +68,8 @@ impl Secrets {
 async fn flow(app: &App) -> Secrets {
     let mut secrets = Secrets::default();
     secrets.add("confirm secret", DEV_CONFIRM_SECRET);
+    secrets.add("confirm key, base64", DEV_CONFIRM_SECRET.trim_start_matches("whsec_"));
+    secrets.add("confirm key", "seatclaim-local-dev-key-NOT-FOR-PRODUCTION");
 
     let event_id = event(app, 3, 60).await;
     let buyer = order(app, &event_id).await;
@@ -86,16 +94,16 @@ async fn flow(app: &App) -> Secrets {
     assert_eq!(status, 401);
 
     // A good payment, a replay, and one with a wrong signature.
-    let body = json!({ "paymentId": "pay-logs-1" }).to_string();
-    let signature = sign(&body);
-    secrets.add("signature", &signature);
+    let body = confirm_body(&buyer.id, "pay-logs-1", &["A-1-1".to_owned()]);
+    let headers = signed(&body);
+    secrets.add_signature(&headers);
     for _ in 0..2 {
-        let (status, reply) = call(app, "POST", &format!("/orders/{}/confirm", buyer.id), &[("x-signature", &signature)], &body).await;
+        let (status, reply) = call(app, "POST", &format!("/orders/{}/confirm", buyer.id), &as_refs(&headers), &body).await;
         assert_eq!(status, 200, "{reply}");
     }
-    let wrong = sign(&json!({ "paymentId": "pay-other" }).to_string());
-    secrets.add("signature of another body", &wrong);
-    let (status, _) = call(app, "POST", &format!("/orders/{}/confirm", thief.id), &[("x-signature", &wrong)], &body).await;
+    let wrong = signed(&confirm_body(&thief.id, "pay-other", &["A-1-1".to_owned()]));
+    secrets.add_signature(&wrong);
+    let (status, _) = call(app, "POST", &format!("/orders/{}/confirm", thief.id), &as_refs(&wrong), &body).await;
     assert_eq!(status, 401);
 
     // A hold that expires, is swept, and is paid for late.
@@ -106,11 +114,10 @@ async fn flow(app: &App) -> Secrets {
     let_holds_expire(1).await;
     let summary = sweep(app).await;
     assert!(summary.released_seats >= 1, "{summary:?}");
-    let late_body = json!({ "paymentId": "pay-logs-late" }).to_string();
-    let late_signature = sign(&late_body);
-    secrets.add("late payment's signature", &late_signature);
-    let (status, reply) =
-        call(app, "POST", &format!("/orders/{}/confirm", late.id), &[("x-signature", &late_signature)], &late_body).await;
+    let late_body = confirm_body(&late.id, "pay-logs-late", &["A-1-1".to_owned()]);
+    let late_headers = signed(&late_body);
+    secrets.add_signature(&late_headers);
+    let (status, reply) = call(app, "POST", &format!("/orders/{}/confirm", late.id), &as_refs(&late_headers), &late_body).await;
     assert!(status == 200 || status == 409, "{status} {reply}");
     secrets
 }

@@ -90,7 +90,7 @@ fn errors_of(function: &str) -> Vec<Error> {
     let mut errors = vec![BadRequest(String::new()), route_not_found(), StoreUnavailable, internal()];
     errors.extend(match function {
         "create-event" => vec![EventExists, PayloadTooLarge { limit: 0 }],
-        "list-seats" => vec![EventNotFound, MethodNotAllowed { method: String::new(), allow: String::new() }],
+        "list-seats" => vec![EventNotFound, SectionNotFound, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "get-order" => vec![Unauthorized, OrderNotFound],
         "get-seat" => vec![
@@ -115,8 +115,9 @@ fn errors_of(function: &str) -> Vec<Error> {
             Unauthorized,
             OrderNotFound,
             AlreadyCompleted,
-            OrderEmpty,
             OrderExpired,
+            SeatsUnavailable,
+            PaymentReused,
             PayloadTooLarge { limit: 0 },
             MethodNotAllowed { method: String::new(), allow: String::new() },
         ],
@@ -175,8 +176,10 @@ fn every_documented_error_code_exists_with_that_status() {
         OrderNotHoldable,
         SeatLimit { max: 10 },
         AlreadyCompleted,
-        OrderEmpty,
         OrderExpired,
+        SeatsUnavailable,
+        PaymentReused,
+        SectionNotFound,
         StoreUnavailable,
         Corrupt(String::new()),
     ];
@@ -201,10 +204,19 @@ fn special_error_bodies_and_headers_are_documented() {
     assert!(text.contains("RefundError"), "confirm's 409 allows the refund body");
     assert_eq!(refund["properties"]["error"]["enum"][0].as_str(), Some(Error::OrderExpired.code()));
     assert!(refund["required"].as_sequence().unwrap().iter().any(|r| r.as_str() == Some("refund")));
-    assert_eq!(Error::OrderExpired.body()["refund"], true);
-    // The signature header, and the hold token on the order routes.
-    let signature = confirm["parameters"].as_sequence().unwrap().iter().map(|p| resolve(&doc, p));
-    assert!(signature.into_iter().any(|p| p["name"].as_str() == Some("X-Signature") && p["required"].as_bool() == Some(true)));
+    let refund_codes: BTreeSet<&str> = refund["properties"]["error"]["enum"].as_sequence().unwrap().iter().filter_map(|v| v.as_str()).collect();
+    for e in [Error::OrderExpired, Error::SeatsUnavailable, Error::AlreadyCompleted] {
+        assert_eq!(e.body()["refund"], true);
+        assert!(refund_codes.contains(e.code()), "{} is documented with refund: true", e.code());
+    }
+    // The Standard Webhooks headers, and the hold token on the order routes.
+    let params: Vec<_> = confirm["parameters"].as_sequence().unwrap().iter().map(|p| resolve(&doc, p)).collect();
+    for header in [shared::auth::HEADER_WEBHOOK_ID, shared::auth::HEADER_WEBHOOK_TIMESTAMP, shared::auth::HEADER_WEBHOOK_SIGNATURE] {
+        assert!(
+            params.iter().any(|p| p["name"].as_str() == Some(header) && p["in"].as_str() == Some("header") && p["required"].as_bool() == Some(true)),
+            "confirm documents the {header} header"
+        );
+    }
     for route in ROUTES.iter().filter(|r| r.path.starts_with("/orders/") && r.function != "confirm") {
         let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
         assert!(op["security"][0]["holdToken"].is_sequence(), "{} {} requires the hold token", route.method, route.path);

@@ -1,6 +1,7 @@
 //! DynamoDB requests per operation, counted by an SDK interceptor: the
-//! physical limit is one. get-seat and drop-seat reach it; confirm makes one
-//! order read plus one transaction whatever its seat count.
+//! physical limit is one. get-seat, drop-seat and confirm's common path
+//! (a live order holding exactly what was paid) reach it, whatever the
+//! seat count.
 
 mod common;
 
@@ -17,7 +18,7 @@ fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
 async fn requests_per_operation() {
     let counter = RequestCounter::default();
     let app = local::testing::fresh_app_counting(Some(counter.clone())).await;
-    let ev = event(&app, 12, 300).await;
+    let ev = event(&app, 14, 300).await;
     counter.take();
 
     let o = order(&app, &ev).await;
@@ -35,20 +36,30 @@ async fn requests_per_operation() {
     assert_eq!(get_order(&app, &o).await.0, 200);
     assert_eq!(counter.take(), counts(&[("GetItem", 1)]), "get-order");
     assert_eq!(call(&app, "GET", &format!("/events/{ev}/seats"), &[], "").await.0, 200);
-    assert_eq!(counter.take(), counts(&[("Query", 1)]), "list-seats: one query per page");
+    assert_eq!(counter.take(), counts(&[("GetItem", 1), ("Query", 1)]), "list-seats: the event, then one query per page");
     assert_eq!(call(&app, "GET", &format!("/events/{ev}/seats?section=A"), &[], "").await.0, 200);
-    assert_eq!(counter.take(), counts(&[("Query", 1)]), "list-seats of a section");
+    assert_eq!(counter.take(), counts(&[("GetItem", 1), ("Query", 1)]), "list-seats of a section");
 
-    // confirm: one read and one transaction, for 1 seat or 10.
+    // confirm's common path: one transaction, no read, for 1 seat or 10.
     let mut next_seat = 2;
     for seats in [1usize, 10] {
         let buyer = order(&app, &ev).await;
+        let mut held = Vec::new();
         for _ in 0..seats {
+            held.push(format!("A-1-{next_seat}"));
             assert_eq!(claim(&app, &buyer, &format!("A-1-{next_seat}")).await.0, 200);
             next_seat += 1;
         }
         counter.take();
-        assert_eq!(confirm(&app, &buyer.id, &format!("pi_{seats}")).await.0, 200);
-        assert_eq!(counter.take(), counts(&[("GetItem", 1), ("TransactWriteItems", 1)]), "confirm with {seats} seats");
+        assert_eq!(confirm_seats(&app, &buyer.id, &format!("pi_{seats}"), &held).await.0, 200);
+        assert_eq!(counter.take(), counts(&[("TransactWriteItems", 1)]), "confirm with {seats} seats");
     }
+    // Not the common case (it holds more than was paid): one read more, and
+    // the transaction that sells the paid seat and releases the other.
+    let partial = order(&app, &ev).await;
+    assert_eq!(claim(&app, &partial, "A-1-13").await.0, 200);
+    assert_eq!(claim(&app, &partial, "A-1-14").await.0, 200);
+    counter.take();
+    assert_eq!(confirm_seats(&app, &partial.id, "pi_partial", &["A-1-13".to_owned()]).await.0, 200);
+    assert_eq!(counter.take(), counts(&[("GetItem", 1), ("TransactWriteItems", 2)]), "confirm of part of an order");
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use hmac::{Hmac, KeyInit, Mac};
+use lambda_http::http::HeaderMap;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -93,48 +93,108 @@ impl HoldToken {
     }
 }
 
-/// Shortest `CONFIRM_SECRET` accepted: 256 bits of hex or base64.
-pub const MIN_CONFIRM_SECRET_LEN: usize = 32;
+/// Prefix of a Standard Webhooks secret: `whsec_<base64 key>`.
+pub const WEBHOOK_SECRET_PREFIX: &str = "whsec_";
+/// Shortest key accepted, in bytes (192 bits).
+pub const MIN_WEBHOOK_KEY_BYTES: usize = 24;
+/// A signature's timestamp may be this far from the server's clock, either
+/// way (exactly this far is accepted).
+pub const WEBHOOK_TOLERANCE_SECONDS: i64 = 300;
+/// The Standard Webhooks headers.
+pub const HEADER_WEBHOOK_ID: &str = standardwebhooks::HEADER_WEBHOOK_ID;
+pub const HEADER_WEBHOOK_TIMESTAMP: &str = standardwebhooks::HEADER_WEBHOOK_TIMESTAMP;
+pub const HEADER_WEBHOOK_SIGNATURE: &str = standardwebhooks::HEADER_WEBHOOK_SIGNATURE;
 
-/// The HMAC key shared with the payment backend.
+/// Why `CONFIRM_SECRET` was refused (the value itself is never shown).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    #[error("it must hold one or more secrets `whsec_<base64 key>` separated by spaces")]
+    Format,
+    #[error("secret {index} is not `whsec_` followed by base64")]
+    NotBase64 { index: usize },
+    #[error("secret {index} has a {bytes}-byte key; at least {MIN_WEBHOOK_KEY_BYTES} are required")]
+    ShortKey { index: usize, bytes: usize },
+}
+
+/// The keys confirm accepts (Standard Webhooks, v1 signatures): one or more,
+/// so a key can be rotated without downtime (any one matching is enough).
 #[derive(Clone)]
-pub struct ConfirmSecret(Vec<u8>);
+pub struct ConfirmSecrets(Vec<Vec<u8>>);
 
-impl fmt::Debug for ConfirmSecret {
+impl fmt::Debug for ConfirmSecrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ConfirmSecret(<redacted>)")
+        write!(f, "ConfirmSecrets({} x <redacted>)", self.0.len())
     }
 }
 
-impl ConfirmSecret {
-    pub fn new(secret: &str) -> Option<Self> {
-        (secret.len() >= MIN_CONFIRM_SECRET_LEN).then(|| Self(secret.as_bytes().to_vec()))
+impl ConfirmSecrets {
+    /// Parses `CONFIRM_SECRET`: `whsec_<base64>` entries separated by spaces.
+    pub fn parse(value: &str) -> Result<Self, SecretError> {
+        use base64::Engine;
+        let mut keys = Vec::new();
+        for (i, secret) in value.split_whitespace().enumerate() {
+            let index = i + 1;
+            let encoded = secret.strip_prefix(WEBHOOK_SECRET_PREFIX).ok_or(SecretError::NotBase64 { index })?;
+            let key = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|_| SecretError::NotBase64 { index })?;
+            if key.len() < MIN_WEBHOOK_KEY_BYTES {
+                return Err(SecretError::ShortKey { index, bytes: key.len() });
+            }
+            keys.push(key);
+        }
+        if keys.is_empty() {
+            return Err(SecretError::Format);
+        }
+        Ok(Self(keys))
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        // HMAC accepts keys of any length; `new_from_slice` cannot fail for it.
-        <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"))
+    /// The `webhook-signature` value a payment backend holding the first
+    /// key sends (tests and the dev server's pay route use it).
+    pub fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> Result<String, Error> {
+        let key = self.0.first().ok_or(Error::Unauthorized)?;
+        standardwebhooks::Webhook::from_bytes(key.clone())
+            .and_then(|w| w.sign(id, timestamp, body))
+            .map_err(|_| Error::Unauthorized)
     }
 
-    /// `sha256=<hex>` for `body`: what the payment backend sends.
-    pub fn sign(&self, body: &[u8]) -> String {
-        let mut mac = self.mac();
-        mac.update(body);
-        format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
-    }
-
-    /// Checks an `X-Signature: sha256=<hex>` header against the raw body in
-    /// constant time (the hmac crate's `verify_slice`).
-    pub fn verify(&self, header: Option<&str>, body: &[u8]) -> Result<(), Error> {
-        let hex_sig = header
-            .and_then(|h| h.trim().strip_prefix("sha256="))
+    /// Checks a request's Standard Webhooks headers against its raw body:
+    /// the timestamp within [`WEBHOOK_TOLERANCE_SECONDS`] of `now`, and a
+    /// `v1` signature by any of the keys (compared in constant time by the
+    /// `standardwebhooks` crate, which also re-checks the timestamp against
+    /// the system clock). Every key is tried, so the time taken does not
+    /// tell which one matched.
+    pub fn verify(&self, headers: &HeaderMap, body: &[u8], now: Millis) -> Result<(), Error> {
+        let timestamp = headers
+            .get(HEADER_WEBHOOK_TIMESTAMP)
+            .and_then(|v| v.to_str().ok())
             .ok_or(Error::Unauthorized)?;
-        let signature = hex::decode(hex_sig).map_err(|_| Error::Unauthorized)?;
-        let mut mac = self.mac();
-        mac.update(body);
-        mac.verify_slice(&signature).map_err(|_| Error::Unauthorized)
+        if !timestamp_is_fresh(timestamp, now) {
+            return Err(Error::Unauthorized);
+        }
+        let mut matched = false;
+        for key in &self.0 {
+            let ok = standardwebhooks::Webhook::from_bytes(key.clone())
+                .and_then(|w| w.verify(body, headers))
+                .is_ok();
+            matched |= ok;
+        }
+        if matched {
+            Ok(())
+        } else {
+            Err(Error::Unauthorized)
+        }
     }
+}
+
+/// `webhook-timestamp` is unix seconds, digits only, at most the tolerance
+/// away from `now` either way.
+pub fn timestamp_is_fresh(raw: &str, now: Millis) -> bool {
+    if raw.is_empty() || raw.len() > 12 || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    raw.parse::<i64>()
+        .is_ok_and(|ts| (now.0.div_euclid(1000) - ts).abs() <= WEBHOOK_TOLERANCE_SECONDS)
 }
 
 #[cfg(test)]
@@ -171,32 +231,91 @@ mod tests {
         assert!(HoldToken::from_authorization(None).is_none());
     }
 
+    const KEY_A: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"; // the spec's example key
+    const KEY_B: &str = "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
+
+    fn signed(secrets: &ConfirmSecrets, id: &str, ts: i64, body: &[u8]) -> Result<HeaderMap, Box<dyn std::error::Error>> {
+        let mut h = HeaderMap::new();
+        h.insert(HEADER_WEBHOOK_ID, id.parse()?);
+        h.insert(HEADER_WEBHOOK_TIMESTAMP, ts.to_string().parse()?);
+        h.insert(HEADER_WEBHOOK_SIGNATURE, secrets.sign(id, ts, body)?.parse()?);
+        Ok(h)
+    }
+
     #[test]
-    fn signatures_verify_only_for_the_exact_body_and_key() -> TestResult {
-        let s = ConfirmSecret::new("0123456789abcdef0123456789abcdef").ok_or("secret refused")?;
-        let body = br#"{"paymentId":"pi_1"}"#;
-        let sig = s.sign(body);
-        assert!(s.verify(Some(&sig), body).is_ok());
-        assert!(s.verify(Some(&sig), br#"{"paymentId":"pi_2"}"#).is_err());
-        assert!(s.verify(None, body).is_err());
-        assert!(s.verify(Some("sha256=zz"), body).is_err());
-        assert!(s.verify(Some(sig.trim_start_matches("sha256=")), body).is_err());
-        let other = ConfirmSecret::new("ffffffffffffffffffffffffffffffff").ok_or("secret refused")?;
-        assert!(other.verify(Some(&sig), body).is_err());
-        assert!(ConfirmSecret::new("short").is_none());
+    fn the_standard_webhooks_example_verifies() -> TestResult {
+        // The specification's published example: key, id, timestamp, body and signature.
+        let secrets = ConfirmSecrets::parse(KEY_A)?;
+        let body = br#"{"test": 2432232314}"#;
+        let sig = secrets.sign("msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body)?;
+        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
         Ok(())
     }
 
     #[test]
-    fn rfc4231_test_vector() -> TestResult {
-        // RFC 4231 test case 2 ("Jefe"), padded key check is not possible with
-        // a 4-byte key here, so compare against the raw HMAC instead.
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(b"Jefe").map_err(|_| "HMAC refused the key")?;
-        mac.update(b"what do ya want for nothing?");
-        assert_eq!(
-            hex::encode(mac.finalize().into_bytes()),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
+    fn signatures_verify_only_for_the_exact_id_timestamp_body_and_key() -> TestResult {
+        let secrets = ConfirmSecrets::parse(KEY_B)?;
+        let now = Millis::now();
+        let ts = now.0 / 1000;
+        let body = br#"{"orderId":"o","paymentId":"pi_1","seats":["A-1-1"]}"#;
+        let headers = signed(&secrets, "msg_1", ts, body)?;
+        assert!(secrets.verify(&headers, body, now).is_ok());
+        assert!(secrets.verify(&headers, br#"{"orderId":"p","paymentId":"pi_1","seats":["A-1-1"]}"#, now).is_err());
+        let mut other_id = headers.clone();
+        other_id.insert(HEADER_WEBHOOK_ID, "msg_2".parse()?);
+        assert!(secrets.verify(&other_id, body, now).is_err());
+        let mut other_ts = headers.clone();
+        other_ts.insert(HEADER_WEBHOOK_TIMESTAMP, (ts - 1).to_string().parse()?);
+        assert!(secrets.verify(&other_ts, body, now).is_err());
+        for missing in [HEADER_WEBHOOK_ID, HEADER_WEBHOOK_TIMESTAMP, HEADER_WEBHOOK_SIGNATURE] {
+            let mut h = headers.clone();
+            h.remove(missing);
+            assert!(secrets.verify(&h, body, now).is_err(), "without {missing}");
+        }
+        let wrong_key = ConfirmSecrets::parse(KEY_A)?;
+        assert!(wrong_key.verify(&headers, body, now).is_err());
         Ok(())
+    }
+
+    #[test]
+    fn any_configured_key_may_sign_for_rotation() -> TestResult {
+        let now = Millis::now();
+        let body = b"{}";
+        let old = signed(&ConfirmSecrets::parse(KEY_A)?, "m", now.0 / 1000, body)?;
+        let new = signed(&ConfirmSecrets::parse(KEY_B)?, "m", now.0 / 1000, body)?;
+        let both = ConfirmSecrets::parse(&format!("{KEY_B} {KEY_A}"))?;
+        assert!(both.verify(&old, body, now).is_ok());
+        assert!(both.verify(&new, body, now).is_ok());
+        // Several signatures in one header: any valid one is enough.
+        let mut multi = new.clone();
+        let joined = format!("v1,AAAA {}", new[HEADER_WEBHOOK_SIGNATURE].to_str()?);
+        multi.insert(HEADER_WEBHOOK_SIGNATURE, joined.parse()?);
+        assert!(both.verify(&multi, body, now).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn the_tolerance_is_300_seconds_either_way_inclusive() {
+        let now = Millis(1_800_000_000_500);
+        let at = |offset: i64| (1_800_000_000 + offset).to_string();
+        assert!(timestamp_is_fresh(&at(0), now));
+        assert!(timestamp_is_fresh(&at(-300), now));
+        assert!(timestamp_is_fresh(&at(300), now));
+        assert!(!timestamp_is_fresh(&at(-301), now));
+        assert!(!timestamp_is_fresh(&at(301), now));
+        for junk in ["", "-1", "1e9", " 1800000000", "18000000000000000"] {
+            assert!(!timestamp_is_fresh(junk, now), "{junk:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_must_be_whsec_base64_of_24_bytes_or_more() {
+        assert!(ConfirmSecrets::parse(KEY_B).is_ok());
+        assert_eq!(ConfirmSecrets::parse("  ").unwrap_err(), SecretError::Format);
+        assert_eq!(ConfirmSecrets::parse("plain-text-secret-of-some-length").unwrap_err(), SecretError::NotBase64 { index: 1 });
+        assert_eq!(ConfirmSecrets::parse(&format!("{KEY_B} whsec_!!")).unwrap_err(), SecretError::NotBase64 { index: 2 });
+        // 18 bytes of key.
+        assert_eq!(ConfirmSecrets::parse("whsec_MDEyMzQ1Njc4OWFiY2RlZmdo").unwrap_err(), SecretError::ShortKey { index: 1, bytes: 18 });
+        assert!(!format!("{:?}", ConfirmSecrets::parse(KEY_B)).contains("c2Vh"), "debug output hides keys");
     }
 }

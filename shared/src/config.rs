@@ -1,7 +1,7 @@
 //! Configuration from the environment, checked once at start-up.
 
-use crate::auth::{ConfirmSecret, MIN_CONFIRM_SECRET_LEN};
-use crate::domain::{HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
+use crate::auth::{ConfirmSecrets, SecretError};
+use crate::domain::{EXPIRY_GUARD_MS_RANGE, HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
 
 /// Start-up errors: each names the variable at fault.
 #[derive(Debug, thiserror::Error)]
@@ -10,8 +10,8 @@ pub enum ConfigError {
     Missing(&'static str),
     #[error("environment variable {name} must be {expected}, got {got:?}")]
     Invalid { name: &'static str, expected: String, got: String },
-    #[error("environment variable CONFIRM_SECRET must be at least {MIN_CONFIRM_SECRET_LEN} characters")]
-    ShortSecret,
+    #[error("environment variable CONFIRM_SECRET is invalid: {0}")]
+    BadSecret(#[source] SecretError),
 }
 
 #[derive(Debug, Clone)]
@@ -20,12 +20,16 @@ pub struct Config {
     /// Hold time for events created without `holdSeconds`.
     pub hold_seconds: u32,
     pub max_seats_per_order: u32,
+    /// `EXPIRY_GUARD_MS`: the clock-skew margin of the holder's own
+    /// operations (capped per event at a quarter of its hold time).
+    pub expiry_guard_ms: u32,
     /// Only the confirm function (and the dev server) needs it.
-    pub confirm_secret: Option<ConfirmSecret>,
+    pub confirm_secrets: Option<ConfirmSecrets>,
 }
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
+pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
 
 /// Which optional parts a binary requires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,12 +59,13 @@ impl Config {
             DEFAULT_MAX_SEATS_PER_ORDER,
             SEATS_PER_ORDER_RANGE,
         )?;
-        let confirm_secret = match (get("CONFIRM_SECRET"), needs) {
-            (Some(s), _) => Some(ConfirmSecret::new(&s).ok_or(ConfigError::ShortSecret)?),
+        let expiry_guard_ms = number(&get, "EXPIRY_GUARD_MS", DEFAULT_EXPIRY_GUARD_MS, EXPIRY_GUARD_MS_RANGE)?;
+        let confirm_secrets = match (get("CONFIRM_SECRET"), needs) {
+            (Some(s), _) => Some(ConfirmSecrets::parse(&s).map_err(ConfigError::BadSecret)?),
             (None, Needs::StoreAndConfirmSecret) => return Err(ConfigError::Missing("CONFIRM_SECRET")),
             (None, Needs::Store) => None,
         };
-        Ok(Self { table_name, hold_seconds, max_seats_per_order, confirm_secret })
+        Ok(Self { table_name, hold_seconds, max_seats_per_order, expiry_guard_ms, confirm_secrets })
     }
 }
 
@@ -99,8 +104,8 @@ mod tests {
     #[test]
     fn defaults_and_required_names() -> TestResult {
         let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")]))?;
-        assert_eq!((c.hold_seconds, c.max_seats_per_order), (420, 10));
-        assert!(c.confirm_secret.is_none());
+        assert_eq!((c.hold_seconds, c.max_seats_per_order, c.expiry_guard_ms), (420, 10, 2000));
+        assert!(c.confirm_secrets.is_none());
         let e = Config::from_lookup(Needs::Store, lookup(&[])).unwrap_err();
         assert!(e.to_string().contains("TABLE_NAME"));
         let e = Config::from_lookup(Needs::StoreAndConfirmSecret, lookup(&[("TABLE_NAME", "t")]))
@@ -111,11 +116,14 @@ mod tests {
 
     #[test]
     fn ranges_are_enforced() {
-        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "100"), ("MAX_SEATS_PER_ORDER", "x")] {
+        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "99"), ("MAX_SEATS_PER_ORDER", "x"), ("EXPIRY_GUARD_MS", "60001")] {
             let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)])).unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
         let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), ("CONFIRM_SECRET", "short")])).unwrap_err();
-        assert!(matches!(e, ConfigError::ShortSecret));
+        assert!(matches!(e, ConfigError::BadSecret(_)));
+        assert!(e.to_string().contains("CONFIRM_SECRET") && !e.to_string().contains("short"), "names the variable, never its value: {e}");
+        let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), ("MAX_SEATS_PER_ORDER", "98"), ("EXPIRY_GUARD_MS", "0")]));
+        assert!(c.is_ok());
     }
 }

@@ -18,9 +18,18 @@ pub const MAX_SEAT_ID_LEN: usize = 2 * MAX_ID_LEN + 2 + 5;
 pub const MAX_EVENT_SEATS: u32 = 20_000;
 /// Bounds of an event's hold time.
 pub const HOLD_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=7200;
-/// Bounds of `MAX_SEATS_PER_ORDER`. A confirm sells every seat and completes
-/// the order in one transaction, and a transaction holds at most 100 items.
-pub const SEATS_PER_ORDER_RANGE: std::ops::RangeInclusive<u32> = 1..=99;
+/// Bounds of `MAX_SEATS_PER_ORDER`. A confirm sells every seat, completes
+/// the order and records the payment in one transaction, and a transaction
+/// holds at most 100 items: 98 seats + the order + the payment.
+pub const SEATS_PER_ORDER_RANGE: std::ops::RangeInclusive<u32> = 1..=98;
+/// Bounds of `EXPIRY_GUARD_MS`.
+pub const EXPIRY_GUARD_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=60_000;
+/// Hex digits of an [`EventRef`]: 80 bits of SHA-256, so two event ids of
+/// one table sharing a ref is not a practical concern (and if it ever
+/// happened, create-event's `attribute_not_exists` answers `event-exists`).
+pub const EVENT_REF_LEN: usize = 20;
+/// Most sections one event may have (the event item lists them).
+pub const MAX_SECTIONS: usize = 1000;
 /// Longest event name accepted.
 pub const MAX_EVENT_NAME_LEN: usize = 200;
 /// Longest free-form `userId` accepted on create-order.
@@ -81,10 +90,42 @@ id_type!(/** An order's id (server generated, a UUID). */ OrderId, "orderId", MA
 id_type!(/** The payment provider's id of a payment. */ PaymentId, "paymentId", MAX_ID_LEN);
 id_type!(/** `{sectionId}-{row}-{number}`. */ SeatId, "seatId", MAX_SEAT_ID_LEN);
 
+/// A short, fixed-length handle of an event: the first [`EVENT_REF_LEN`]
+/// hex digits of SHA-256(eventId). It keys the event's items, and every
+/// order id starts with it, so a confirm (which carries only the order id
+/// and seat ids) can address the seats without reading the order first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EventRef(String);
+
+impl EventRef {
+    pub fn of(event: &EventId) -> Self {
+        use sha2::{Digest, Sha256};
+        let digest = hex::encode(Sha256::digest(event.as_str().as_bytes()));
+        Self(digest[..EVENT_REF_LEN].to_owned())
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for EventRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl OrderId {
-    /// A fresh random order id.
-    pub fn generate() -> Self {
-        Self(uuid::Uuid::new_v4().to_string())
+    /// A fresh random order id of an order of `event`:
+    /// `{event ref}-{128-bit random, hex}` (53 characters).
+    pub fn generate(event: &EventId) -> Self {
+        Self(format!("{}-{}", EventRef::of(event), uuid::Uuid::new_v4().simple()))
+    }
+    /// The event ref this id starts with; `None` for an id we never issued
+    /// (no order can exist under it).
+    pub fn event_ref(&self) -> Option<EventRef> {
+        let (head, tail) = self.0.split_once('-')?;
+        let hex = |s: &str, len| s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        (hex(head, EVENT_REF_LEN) && hex(tail, 32)).then(|| EventRef(head.to_owned()))
     }
 }
 
@@ -185,6 +226,7 @@ pub enum OrderStatus {
     Pending,
     Completed,
     Expired,
+    Cancelled,
     RefundDue,
 }
 
@@ -194,6 +236,7 @@ impl OrderStatus {
             Self::Pending => "PENDING",
             Self::Completed => "COMPLETED",
             Self::Expired => "EXPIRED",
+            Self::Cancelled => "CANCELLED",
             Self::RefundDue => "REFUND_DUE",
         }
     }
@@ -202,6 +245,7 @@ impl OrderStatus {
             "PENDING" => Some(Self::Pending),
             "COMPLETED" => Some(Self::Completed),
             "EXPIRED" => Some(Self::Expired),
+            "CANCELLED" => Some(Self::Cancelled),
             "REFUND_DUE" => Some(Self::RefundDue),
             _ => None,
         }
@@ -215,6 +259,39 @@ impl OrderStatus {
     }
 }
 
+/// Why a paid order could not be completed (it is then REFUND_DUE); a
+/// further payment for it gets the same answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundReason {
+    /// The order had expired or was cancelled, and a paid seat was taken.
+    OrderExpired,
+    /// The order was live, but a paid seat was neither its own nor free.
+    SeatsUnavailable,
+}
+
+impl RefundReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OrderExpired => "order-expired",
+            Self::SeatsUnavailable => "seats-unavailable",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "order-expired" => Some(Self::OrderExpired),
+            "seats-unavailable" => Some(Self::SeatsUnavailable),
+            _ => None,
+        }
+    }
+}
+
+/// The clock-skew guard of an event (see DESIGN.md, Clocks): the holder's
+/// own operations treat its order as expired this long before `expiresAt`.
+/// `EXPIRY_GUARD_MS`, but never more than a quarter of the hold time.
+pub fn expiry_guard_ms(guard_ms: u32, hold_seconds: u32) -> i64 {
+    i64::from(guard_ms).min(i64::from(hold_seconds) * 1000 / 4)
+}
+
 /// An order as stored (the token only as its hash).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Order {
@@ -222,9 +299,16 @@ pub struct Order {
     pub event_id: EventId,
     pub status: OrderStatus,
     pub expires_at: Millis,
+    /// `expires_at` minus the event's guard: the holder's own deadline.
+    pub holder_deadline: Millis,
+    pub created_at: Millis,
     pub token_hash: String,
     pub seats: Vec<SeatId>,
     pub payment_id: Option<PaymentId>,
+    /// Further payments recorded for refund (kept, never dropped).
+    pub refund_payment_ids: Vec<PaymentId>,
+    /// Set when the order became REFUND_DUE.
+    pub refund_reason: Option<RefundReason>,
     pub user_id: Option<String>,
 }
 
@@ -232,19 +316,25 @@ impl Order {
     /// A new PENDING order holding nothing yet, and its hold token (the
     /// only copy: the order keeps just the token's hash).
     pub fn new_pending(
-        event_id: EventId,
-        expires_at: Millis,
+        event: &Event,
+        now: Millis,
+        guard_ms: u32,
         user_id: Option<String>,
     ) -> Result<(Self, crate::auth::HoldToken), Error> {
-        let token = crate::auth::HoldToken::generate(&event_id, expires_at)?;
+        let expires_at = now.plus_seconds(event.hold_seconds);
+        let token = crate::auth::HoldToken::generate(&event.event_id, expires_at)?;
         let order = Order {
-            order_id: OrderId::generate(),
-            event_id,
+            order_id: OrderId::generate(&event.event_id),
+            event_id: event.event_id.clone(),
             status: OrderStatus::Pending,
             expires_at,
+            holder_deadline: Millis(expires_at.0 - expiry_guard_ms(guard_ms, event.hold_seconds)),
+            created_at: now,
             token_hash: token.hash(),
             seats: Vec::new(),
             payment_id: None,
+            refund_payment_ids: Vec::new(),
+            refund_reason: None,
             user_id,
         };
         Ok((order, token))
@@ -253,9 +343,77 @@ impl Order {
     pub fn effective_status(&self, now: Millis) -> OrderStatus {
         self.status.effective(self.expires_at, now)
     }
-    /// A live PENDING order: one whose holds count.
-    pub fn is_holdable(&self, now: Millis) -> bool {
+    /// A live PENDING order: one whose holds count (for everyone else).
+    pub fn is_live(&self, now: Millis) -> bool {
         self.effective_status(now) == OrderStatus::Pending
+    }
+    /// A PENDING order its holder may still act on: live and outside the
+    /// guard margin of its expiry.
+    pub fn is_holdable(&self, now: Millis) -> bool {
+        self.status == OrderStatus::Pending && hold_is_live(self.holder_deadline, now)
+    }
+}
+
+/// What confirm does with a paid order, decided from the order as read
+/// (the common case, a live order holding exactly what was paid, never
+/// gets here: it is one transaction with no read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfirmDecision {
+    /// This payment completed the order already: the same 200.
+    AlreadyCompleted,
+    /// A different payment for a COMPLETED order: record it for refund and
+    /// answer `already-completed` with `refund: true`.
+    RecordForRefund { refused: ConfirmRefusal },
+    /// This payment is the one a REFUND_DUE order records: the same 409.
+    Refused(ConfirmRefusal),
+    /// A holdable order that holds every paid seat: sell those and release
+    /// `release` (what else it holds) in the same transaction.
+    SellHeld { release: Vec<SeatId> },
+    /// Take every paid seat that is free (unheld, this order's, or held by
+    /// an expired hold) and complete; if one cannot be had, the order
+    /// becomes REFUND_DUE for `on_failure`. `release`: the rest it held;
+    /// `holds_are_live`: whether those holds still count (then they are
+    /// released in the transaction, else right after it).
+    TakeFree { release: Vec<SeatId>, holds_are_live: bool, on_failure: RefundReason },
+}
+
+/// How a confirm that does not complete its order is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmRefusal {
+    AlreadyCompleted,
+    Refund(RefundReason),
+}
+
+/// The confirm rules of DESIGN.md as a function of the order, the payment
+/// and the seats paid for.
+pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], now: Millis) -> ConfirmDecision {
+    let same_payment = order.payment_id.as_ref() == Some(payment);
+    let not_paid = |seat: &&SeatId| !paid.contains(seat);
+    match order.status {
+        OrderStatus::Completed if same_payment => ConfirmDecision::AlreadyCompleted,
+        OrderStatus::Completed => ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted },
+        OrderStatus::RefundDue => {
+            let reason = ConfirmRefusal::Refund(order.refund_reason.unwrap_or(RefundReason::OrderExpired));
+            if same_payment {
+                ConfirmDecision::Refused(reason)
+            } else {
+                ConfirmDecision::RecordForRefund { refused: reason }
+            }
+        }
+        OrderStatus::Pending if order.is_holdable(now) => {
+            let release: Vec<SeatId> = order.seats.iter().filter(not_paid).cloned().collect();
+            if paid.iter().all(|seat| order.seats.contains(seat)) {
+                ConfirmDecision::SellHeld { release }
+            } else {
+                ConfirmDecision::TakeFree { release, holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
+            }
+        }
+        // Expired (or within the guard margin), cancelled: a late payment.
+        OrderStatus::Pending | OrderStatus::Expired | OrderStatus::Cancelled => ConfirmDecision::TakeFree {
+            release: order.seats.iter().filter(not_paid).cloned().collect(),
+            holds_are_live: false,
+            on_failure: RefundReason::OrderExpired,
+        },
     }
 }
 
@@ -266,6 +424,8 @@ pub struct Event {
     pub name: String,
     pub hold_seconds: u32,
     pub seat_count: u32,
+    /// Section ids in plan order.
+    pub sections: Vec<SectionId>,
 }
 
 /// One seat of an event's plan.
@@ -275,6 +435,9 @@ pub struct SeatSpec {
     pub section_id: SectionId,
     pub row: RowId,
     pub number: u32,
+    /// Position in plan order (0-based): sections and rows as the plan
+    /// lists them, seats by number. list-seats sorts by it.
+    pub ordinal: u32,
 }
 
 /// A seat with its state, as read for list-seats.
@@ -323,8 +486,8 @@ impl EventPlan {
         if let Some(h) = self.hold_seconds {
             check_hold_seconds(h)?;
         }
-        if self.sections.is_empty() {
-            return Err(Error::BadRequest("sections must not be empty".into()));
+        if self.sections.is_empty() || self.sections.len() > MAX_SECTIONS {
+            return Err(Error::BadRequest(format!("an event has 1-{MAX_SECTIONS} sections")));
         }
         let mut total: u64 = 0;
         for section in &self.sections {
@@ -365,6 +528,8 @@ impl EventPlan {
                         section_id: section.section_id.clone(),
                         row: row.row.clone(),
                         number,
+                        // At most MAX_EVENT_SEATS seats: fits in u32.
+                        ordinal: seats.len() as u32,
                     });
                 }
             }
@@ -382,21 +547,6 @@ pub fn check_hold_seconds(h: u32) -> Result<(), Error> {
             HOLD_SECONDS_RANGE.start(),
             HOLD_SECONDS_RANGE.end()
         )))
-    }
-}
-
-/// Order for list-seats: section, then row, then seat number, comparing
-/// numeric labels as numbers so row 10 follows row 9.
-pub fn seat_display_order(a: &SeatSpec, b: &SeatSpec) -> std::cmp::Ordering {
-    natural(a.section_id.as_str(), b.section_id.as_str())
-        .then_with(|| natural(a.row.as_str(), b.row.as_str()))
-        .then_with(|| a.number.cmp(&b.number))
-}
-
-fn natural(a: &str, b: &str) -> std::cmp::Ordering {
-    match (a.parse::<u64>(), b.parse::<u64>()) {
-        (Ok(x), Ok(y)) => x.cmp(&y).then_with(|| a.cmp(b)),
-        _ => a.cmp(b),
     }
 }
 
@@ -497,14 +647,102 @@ mod tests {
     }
 
     #[test]
-    fn rows_sort_naturally() -> TestResult {
-        let s = |row: &str, n| -> Result<SeatSpec, Error> {
-            Ok(SeatSpec { seat_id: SeatId::parse("x")?, section_id: SectionId::parse("A")?, row: RowId::parse(row)?, number: n })
-        };
-        let mut v = [s("10", 1)?, s("9", 2)?, s("9", 1)?];
-        v.sort_by(seat_display_order);
-        let got: Vec<_> = v.iter().map(|x| (x.row.to_string(), x.number)).collect();
-        assert_eq!(got, [("9".into(), 1), ("9".into(), 2), ("10".into(), 1)]);
+    fn plan_seats_carry_their_plan_order() -> TestResult {
+        let p = plan(r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":2},{"row":"9","count":1}]},{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#)?;
+        let got: Vec<_> = p.seats()?.into_iter().map(|s| (s.seat_id.to_string(), s.ordinal)).collect();
+        let want: Vec<(String, u32)> = vec![("B-10-1".into(), 0), ("B-10-2".into(), 1), ("B-9-1".into(), 2), ("A-1-1".into(), 3)];
+        assert_eq!(got, want);
+        Ok(())
+    }
+
+    #[test]
+    fn order_ids_carry_their_event_ref() -> TestResult {
+        let event = EventId::parse("gala-2026")?;
+        let id = OrderId::generate(&event);
+        assert!(id.as_str().len() <= MAX_ID_LEN);
+        assert!(OrderId::parse(id.as_str()).is_ok(), "a generated id passes the contract's id rule");
+        assert_eq!(id.event_ref(), Some(EventRef::of(&event)));
+        assert_eq!(EventRef::of(&event).as_str(), "3d2d2b34abc1b57393e6", "the sample events name this ref");
+        assert_ne!(EventRef::of(&EventId::parse("gala-2027")?), EventRef::of(&event));
+        for foreign in ["3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81", "no-such-order", "3d2d2b34abc1b57393e6-XYZ"] {
+            assert_eq!(OrderId::parse(foreign)?.event_ref(), None, "{foreign}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_guard_is_at_most_a_quarter_of_the_hold() {
+        assert_eq!(expiry_guard_ms(2000, 420), 2000);
+        assert_eq!(expiry_guard_ms(2000, 4), 1000, "a 4 s hold has a 1 s margin");
+        assert_eq!(expiry_guard_ms(0, 420), 0);
+        assert_eq!(expiry_guard_ms(2000, 1), 250);
+    }
+
+    fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std::error::Error>> {
+        let event = Event { event_id: EventId::parse("e")?, name: "E".into(), hold_seconds: 60, seat_count: 10, sections: vec![] };
+        let (mut order, _) = Order::new_pending(&event, now, 2000, None)?;
+        order.seats = seats.iter().map(|s| SeatId::parse(s)).collect::<Result<_, _>>()?;
+        Ok(order)
+    }
+
+    fn ids(seats: &[&str]) -> Vec<SeatId> {
+        seats.iter().filter_map(|s| SeatId::parse(s).ok()).collect()
+    }
+
+    #[test]
+    fn holder_operations_stop_a_guard_margin_before_expiry() -> TestResult {
+        let t0 = Millis(1_000_000);
+        let order = pending(&[], t0)?;
+        let expires = order.expires_at;
+        assert_eq!(order.holder_deadline, Millis(expires.0 - 2000));
+        assert!(order.is_holdable(Millis(expires.0 - 2001)));
+        assert!(!order.is_holdable(Millis(expires.0 - 2000)), "the guard boundary is exclusive like expiry");
+        assert!(order.is_live(Millis(expires.0 - 1)), "for everyone else it is live until expiresAt");
+        assert!(!order.is_live(expires));
+        Ok(())
+    }
+
+    #[test]
+    fn confirm_decisions_follow_the_contract() -> TestResult {
+        let t0 = Millis(1_000_000);
+        let pay = PaymentId::parse("pi_1")?;
+        let other = PaymentId::parse("pi_2")?;
+        let order = pending(&["A-1-1", "A-1-2"], t0)?;
+        let live = Millis(t0.0 + 1000);
+        let in_guard = Millis(order.expires_at.0 - 1000);
+        let expired = order.expires_at;
+
+        // A live order holding what was paid: sell it, release the rest.
+        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::SellHeld { release: ids(&["A-1-2"]) });
+        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), live), ConfirmDecision::SellHeld { release: vec![] });
+        // Paid for a seat it does not hold: take it if free, else seats-unavailable.
+        assert_eq!(
+            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), live),
+            ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
+        );
+        // Within the guard margin or past expiry: a late payment.
+        for now in [in_guard, expired] {
+            assert_eq!(
+                decide_confirm(&order, &pay, &ids(&["A-1-1"]), now),
+                ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: false, on_failure: RefundReason::OrderExpired }
+            );
+        }
+        for status in [OrderStatus::Expired, OrderStatus::Cancelled] {
+            let o = Order { status, ..order.clone() };
+            assert!(matches!(decide_confirm(&o, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::TakeFree { on_failure: RefundReason::OrderExpired, .. }));
+        }
+        // Completed: the same payment is a replay, another is recorded for refund.
+        let done = Order { status: OrderStatus::Completed, payment_id: Some(pay.clone()), ..order.clone() };
+        assert_eq!(decide_confirm(&done, &pay, &ids(&["A-1-1"]), expired), ConfirmDecision::AlreadyCompleted);
+        assert_eq!(
+            decide_confirm(&done, &other, &ids(&["A-1-1"]), live),
+            ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted }
+        );
+        // Refund due: the same answer, and another payment is recorded too.
+        let due = Order { status: OrderStatus::RefundDue, payment_id: Some(pay.clone()), refund_reason: Some(RefundReason::SeatsUnavailable), ..order };
+        let refused = ConfirmRefusal::Refund(RefundReason::SeatsUnavailable);
+        assert_eq!(decide_confirm(&due, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::Refused(refused));
+        assert_eq!(decide_confirm(&due, &other, &ids(&["A-1-1"]), live), ConfirmDecision::RecordForRefund { refused });
         Ok(())
     }
 }

@@ -39,10 +39,14 @@ pub enum Error {
     SeatLimit { max: u32 },
     #[error("the order was completed with a different payment")]
     AlreadyCompleted,
-    #[error("the order holds no seats")]
-    OrderEmpty,
-    #[error("the order expired and its seats are no longer free; the payment is recorded for refund")]
+    #[error("the order expired or was cancelled and a paid seat is no longer free; the payment is recorded for refund")]
     OrderExpired,
+    #[error("a paid seat is neither held by this order nor free; the payment is recorded for refund")]
+    SeatsUnavailable,
+    #[error("this payment id was already used for another order")]
+    PaymentReused,
+    #[error("the event has no section with this id")]
+    SectionNotFound,
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
     #[error("store failure")]
@@ -70,12 +74,12 @@ impl Error {
             BadRequest(_) => StatusCode::BAD_REQUEST,
             PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Unauthorized => StatusCode::UNAUTHORIZED,
-            RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound => {
+            RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => {
                 StatusCode::NOT_FOUND
             }
             MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable
-            | AlreadyCompleted | OrderEmpty | OrderExpired => StatusCode::CONFLICT,
+            | AlreadyCompleted | OrderExpired | SeatsUnavailable | PaymentReused => StatusCode::CONFLICT,
             SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -100,8 +104,10 @@ impl Error {
             OrderNotHoldable => "order-not-holdable",
             SeatLimit { .. } => "seat-limit",
             AlreadyCompleted => "already-completed",
-            OrderEmpty => "order-empty",
             OrderExpired => "order-expired",
+            SeatsUnavailable => "seats-unavailable",
+            PaymentReused => "payment-reused",
+            SectionNotFound => "section-not-found",
             StoreUnavailable => "store-unavailable",
             Store(_) | Corrupt(_) => "internal-error",
         }
@@ -117,7 +123,8 @@ impl Error {
             self.to_string()
         };
         let mut body = serde_json::json!({ "error": self.code(), "message": message });
-        if matches!(self, Error::OrderExpired) {
+        // Money arrived and was not used: the payment backend must refund.
+        if matches!(self, Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) {
             body["refund"] = serde_json::Value::Bool(true);
         }
         body
@@ -154,6 +161,9 @@ mod tests {
         assert_eq!(b["error"], "order-expired");
         assert_eq!(b["refund"], true);
         assert_eq!(Error::OrderExpired.status(), StatusCode::CONFLICT);
+        assert_eq!(Error::SeatsUnavailable.body()["refund"], true);
+        assert_eq!(Error::AlreadyCompleted.body()["refund"], true);
+        assert!(Error::PaymentReused.body().get("refund").is_none(), "a reused payment id is not this order's money");
     }
 
     #[test]

@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
-use crate::domain::{Millis, OrderStatus};
+use crate::domain::{hold_is_live, EventRef, Millis, OrderId, OrderStatus};
 use crate::error::chain;
-use crate::store::{ExpiredOrder, Store, PENDING_SHARDS};
+use crate::store::{Store, PENDING_SHARDS};
 
 /// Orders read per index query.
 const PAGE_SIZE: i32 = 100;
@@ -61,11 +61,12 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
         }
         None => work.await,
     }
+    // The contract's field names, as in the returned summary.
     tracing::info!(
-        expired_orders = summary.expired_orders,
-        released_seats = summary.released_seats,
-        failed_orders = summary.failed_orders,
-        stopped_early = summary.stopped_early,
+        expiredOrders = summary.expired_orders,
+        releasedSeats = summary.released_seats,
+        failedOrders = summary.failed_orders,
+        stoppedEarly = summary.stopped_early,
         "sweep"
     );
     summary
@@ -96,7 +97,7 @@ async fn sweep_shards(store: &Store, now: Millis, deadline: Option<Millis>, summ
     }
 }
 
-async fn release_page(store: &Store, orders: Vec<ExpiredOrder>, now: Millis, summary: &mut SweepSummary) {
+async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary: &mut SweepSummary) {
     let mut orders = orders.into_iter();
     let mut in_flight = tokio::task::JoinSet::new();
     loop {
@@ -116,7 +117,7 @@ async fn release_page(store: &Store, orders: Vec<ExpiredOrder>, now: Millis, sum
             }
             Ok((order, Err(e))) => {
                 summary.failed_orders += 1;
-                tracing::error!(order_id = %order.order_id, error = %chain(&e), "sweep: order failed; next run retries it");
+                tracing::error!(order_id = %order, error = %chain(&e), "sweep: order failed; next run retries it");
             }
             Err(join) => {
                 summary.failed_orders += 1;
@@ -126,18 +127,30 @@ async fn release_page(store: &Store, orders: Vec<ExpiredOrder>, now: Millis, sum
     }
 }
 
-/// Releases the seats an expired order still holds, then retires it.
-/// Seats first: if the run dies in between, the order is still in the index
-/// and the next run completes it.
-async fn release_order(store: &Store, order: &ExpiredOrder, now: Millis) -> Result<(u64, bool), crate::Error> {
+/// Releases the seats an expired order still holds, then retires it,
+/// working from the order item itself (a strongly consistent read), never
+/// from the index's copy, which may lag behind a claim. Seats first: if the
+/// run dies in between, the order is still in the index and the next run
+/// completes it; and the retirement requires the order unchanged since the
+/// read, so a seat it took meanwhile is released by the next run.
+/// Returns (seats released, whether this call expired the order).
+pub async fn release_order(store: &Store, order_id: &OrderId, now: Millis) -> Result<(u64, bool), crate::Error> {
+    let Some(stored) = store.get_order(order_id).await? else { return Ok((0, false)) };
+    let order = &stored.order;
+    if order.status == OrderStatus::Pending && hold_is_live(order.expires_at, now) {
+        // Not expired after all (the index entry is older than the order).
+        return Ok((0, false));
+    }
     let mut released = 0;
+    // A completed order's seats are sold, not held.
     if order.status != OrderStatus::Completed {
+        let event = EventRef::of(&order.event_id);
         for seat in &order.seats {
-            if store.release_expired_hold(&order.event_id, seat, &order.order_id).await? {
+            if store.release_expired_hold(&event, seat, &order.order_id).await? {
                 released += 1;
             }
         }
     }
-    let retired = store.retire_expired_order(order, now).await?;
+    let retired = store.retire_expired_order(&stored, now).await?;
     Ok((released, retired && order.status == OrderStatus::Pending))
 }

@@ -7,7 +7,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// At TRACE, lambda_runtime logs every raw invocation event, and with it the
-/// `Authorization` (hold token) and `X-Signature` headers. However verbose
+/// `Authorization` (hold token) and `webhook-signature` headers. However verbose
 /// `RUST_LOG` asks for, that module stays at DEBUG (its errors still show).
 const RAW_EVENT_LOGGER: &str = "lambda_runtime::layers::api_response";
 

@@ -4,9 +4,8 @@
 
 use lambda_http::{Body, Response};
 use local::router::{dispatch, request};
-use local::testing::DEV_CONFIRM_SECRET;
+use local::testing::{dev_confirm_secrets, webhook_headers, webhook_headers_at};
 use serde_json::{json, Value};
-use shared::auth::ConfirmSecret;
 use shared::domain::{EventId, OrderId};
 use shared::App;
 
@@ -62,6 +61,7 @@ pub struct TestOrder {
     pub id: String,
     pub token: String,
     pub expires_at: String,
+    pub created_at: String,
 }
 
 impl TestOrder {
@@ -81,6 +81,7 @@ pub async fn order(app: &App, event: &str) -> TestOrder {
         id: body["orderId"].as_str().unwrap().to_owned(),
         token: body["holdToken"].as_str().unwrap().to_owned(),
         expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
+        created_at: body["createdAt"].as_str().unwrap().to_owned(),
     }
 }
 
@@ -96,14 +97,46 @@ pub async fn get_order(app: &App, o: &TestOrder) -> (u16, Value) {
     call(app, "GET", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
 }
 
-pub fn sign(body: &str) -> String {
-    ConfirmSecret::new(DEV_CONFIRM_SECRET).unwrap().sign(body.as_bytes())
+/// The Standard Webhooks headers of `body`, signed now with the dev secret.
+pub fn signed(body: &str) -> Vec<(&'static str, String)> {
+    webhook_headers(&dev_confirm_secrets(), body).to_vec()
 }
 
+/// [`signed`] at a chosen timestamp (unix seconds).
+pub fn signed_at(body: &str, timestamp: i64) -> Vec<(&'static str, String)> {
+    webhook_headers_at(&dev_confirm_secrets(), body, timestamp).to_vec()
+}
+
+pub fn as_refs<'a>(headers: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    headers.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+/// The v2 confirm body: the order and exactly the seats paid for.
+pub fn confirm_body(order_id: &str, payment: &str, seats: &[String]) -> String {
+    json!({ "orderId": order_id, "paymentId": payment, "seats": seats }).to_string()
+}
+
+/// Sends a signed confirm paying for `seats`.
+pub async fn confirm_seats(app: &App, order_id: &str, payment: &str, seats: &[String]) -> (u16, Value) {
+    let body = confirm_body(order_id, payment, seats);
+    let headers = signed(&body);
+    call(app, "POST", &format!("/orders/{order_id}/confirm"), &as_refs(&headers), &body).await
+}
+
+/// Sends a signed confirm paying for what the order lists now (read from
+/// the table, as the payment page would have shown it).
 pub async fn confirm(app: &App, order_id: &str, payment: &str) -> (u16, Value) {
-    let body = json!({ "paymentId": payment }).to_string();
-    let sig = sign(&body);
-    call(app, "POST", &format!("/orders/{order_id}/confirm"), &[("x-signature", &sig)], &body).await
+    let seats = match OrderId::parse(order_id).ok() {
+        Some(id) => app.store.get_order(&id).await.unwrap().map(|o| o.order.seats).unwrap_or_default(),
+        None => vec![],
+    };
+    let mut seats: Vec<String> = seats.iter().map(|s| s.to_string()).collect();
+    if seats.is_empty() {
+        // Paying for nothing is a 400; name a seat so the order's own
+        // state decides the answer.
+        seats.push("A-1-1".to_owned());
+    }
+    confirm_seats(app, order_id, payment, &seats).await
 }
 
 pub async fn seats(app: &App, event: &str) -> Vec<shared::domain::Seat> {
@@ -121,4 +154,26 @@ pub async fn sweep(app: &App) -> shared::sweep::SweepSummary {
 /// Sleeps until a hold of `hold_seconds` taken now has surely expired.
 pub async fn let_holds_expire(hold_seconds: u64) {
     tokio::time::sleep(std::time::Duration::from_millis(hold_seconds * 1000 + 150)).await;
+}
+
+/// A PENDING order for `event` that expires `seconds` from now, whatever
+/// the event's hold: written to the store as create-order writes it, so a
+/// rival can outlive an order of the event's short hold made before it.
+pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> TestOrder {
+    let event = shared::domain::Event {
+        event_id: shared::domain::EventId::parse(event).unwrap(),
+        name: "rival".into(),
+        hold_seconds: seconds,
+        seat_count: 0,
+        sections: vec![],
+    };
+    let (order, token) = shared::domain::Order::new_pending(&event, shared::domain::Millis::now(), app.config.expiry_guard_ms, None).unwrap();
+    app.store.create_order(&order).await.unwrap();
+    local::testing::remember_order(app, order.order_id.as_str());
+    TestOrder {
+        id: order.order_id.to_string(),
+        token: token.as_str().to_owned(),
+        expires_at: order.expires_at.to_rfc3339(),
+        created_at: order.created_at.to_rfc3339(),
+    }
 }

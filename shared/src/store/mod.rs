@@ -4,11 +4,15 @@
 //!
 //! Single table (see template.yaml, `SeatsTable`):
 //!
-//! | item  | PK              | SK             | notes                                   |
-//! |-------|-----------------|----------------|-----------------------------------------|
-//! | event | `EVENT#{event}` | `EVENT`        | name, holdSeconds, seatCount, ready     |
-//! | seat  | `EVENT#{event}` | `SEAT#{seat}`  | status, holderOrderId, holdExpiresAt    |
-//! | order | `ORDER#{order}` | `ORDER`        | status, expiresAt, tokenHash, seats, …  |
+//! | item    | PK                  | SK            | notes                                      |
+//! |---------|---------------------|---------------|--------------------------------------------|
+//! | event   | `EVENT#{ref}`       | `EVENT`       | eventId, name, holdSeconds, sections, ready |
+//! | seat    | `EVENT#{ref}`       | `SEAT#{seat}` | ordinal, status, holderOrderId, holdExpiresAt |
+//! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
+//! | payment | `PAYMENT#{payment}` | `PAYMENT`     | orderId: which order this payment is for    |
+//!
+//! `{ref}` is the event's [`EventRef`] (a hash of its id), which every order
+//! id starts with: confirm addresses seats from the order id alone.
 //!
 //! The claim lives on the seat item; a seat's hold expiry is copied from its
 //! order. Pending orders carry `pendingShard`/`pendingExpiresAt`, the keys of
@@ -23,8 +27,7 @@ use aws_config::timeout::TimeoutConfig;
 use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
-    AttributeValue, CancellationReason, PutRequest, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem, Update, WriteRequest,
+    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
@@ -33,10 +36,16 @@ use sha2::{Digest, Sha256};
 
 use crate::auth::HoldToken;
 use crate::domain::{
-    Event, EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RowId, Seat, SeatId,
-    SeatSpec, SeatState, SectionId,
+    Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
+    SeatId, SeatSpec, SeatState, SectionId,
 };
 use crate::error::Error;
+
+mod confirm;
+mod failures;
+
+pub use failures::ConfirmOutcome;
+use failures::{cancellation, claim_error, release_error, ItemFailure};
 
 /// Name of the sparse index of pending orders by expiry (template.yaml).
 pub const PENDING_INDEX: &str = "PendingByExpiry";
@@ -73,6 +82,10 @@ const PAYMENT_ID: &str = "paymentId";
 const EXTRA_PAYMENT_IDS: &str = "refundPaymentIds";
 const USER_ID: &str = "userId";
 const CREATED_AT: &str = "createdAt";
+const HOLDER_DEADLINE: &str = "holderDeadline";
+const REFUND_REASON: &str = "refundReason";
+const ORDINAL: &str = "ordinal";
+const SECTIONS: &str = "sections";
 pub const PENDING_SHARD: &str = "pendingShard";
 pub const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
 pub const TTL: &str = "ttl";
@@ -93,16 +106,13 @@ const SEAT_IS_FREE_FOR_ORDER: &str = "attribute_exists(PK) AND #status <> :sold 
 const SEAT_HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
 const RELEASE_SEAT: &str = "SET #status = :available REMOVE #holder, #holdExp";
 
-/// Attributes the pending index projects: what the sweep reads.
-pub const PENDING_INDEX_PROJECTION: [&str; 3] = [EVENT_ID, SEATS, STATUS];
+/// The pending index projects keys only: the sweep reads each order item
+/// itself (the index's copy may lag), and a claim that changes an order's
+/// seats does not also rewrite the index.
+pub const PENDING_INDEX_PROJECTION: &str = "KEYS_ONLY";
 
-/// BatchWriteItem takes at most 25 items.
-const BATCH_SIZE: usize = 25;
-/// Seat batches in flight while creating an event.
-const BATCHES_IN_FLIGHT: usize = 8;
-/// Rounds of re-sending a batch's unprocessed items (DynamoDB returns them
-/// under load instead of failing; the SDK does not retry them itself).
-const UNPROCESSED_ROUNDS: u32 = 8;
+/// Conditional seat writes in flight while creating an event.
+const SEAT_WRITES_IN_FLIGHT: usize = 32;
 
 /// Failures talking to DynamoDB. SDK errors stay typed sources.
 #[derive(Debug, thiserror::Error)]
@@ -121,8 +131,6 @@ pub enum StoreError {
         #[source]
         source: aws_sdk_dynamodb::error::BuildError,
     },
-    #[error("DynamoDB {op}: {count} items still unprocessed after {UNPROCESSED_ROUNDS} rounds")]
-    Unprocessed { op: &'static str, count: usize },
     #[error("item {key} is malformed: {problem}")]
     Malformed { key: String, problem: String },
 }
@@ -131,7 +139,6 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             Self::Sdk { unavailable, .. } => *unavailable,
-            Self::Unprocessed { .. } => true,
             _ => false,
         }
     }
@@ -177,23 +184,22 @@ fn ss(values: &[&str]) -> AttributeValue {
     AttributeValue::Ss(values.iter().map(|v| (*v).to_owned()).collect())
 }
 
-fn event_pk(event: &EventId) -> AttributeValue {
+fn event_pk(event: &EventRef) -> AttributeValue {
     s(format!("EVENT#{event}"))
 }
 fn event_key(event: &EventId) -> Item {
-    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s("EVENT"))])
+    HashMap::from([(PK.into(), event_pk(&EventRef::of(event))), (SK.into(), s("EVENT"))])
 }
-fn seat_sk_prefix() -> &'static str {
-    "SEAT#"
+const SEAT_SK_PREFIX: &str = "SEAT#";
+fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
+    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}")))])
 }
-fn seat_key(event: &EventId, seat: &SeatId) -> Item {
-    HashMap::from([
-        (PK.into(), event_pk(event)),
-        (SK.into(), s(format!("{}{seat}", seat_sk_prefix()))),
-    ])
-}
+const ORDER_PK_PREFIX: &str = "ORDER#";
 fn order_key(order: &OrderId) -> Item {
-    HashMap::from([(PK.into(), s(format!("ORDER#{order}"))), (SK.into(), s("ORDER"))])
+    HashMap::from([(PK.into(), s(format!("{ORDER_PK_PREFIX}{order}"))), (SK.into(), s("ORDER"))])
+}
+fn payment_key(payment: &PaymentId) -> Item {
+    HashMap::from([(PK.into(), s(format!("PAYMENT#{payment}"))), (SK.into(), s("PAYMENT"))])
 }
 fn pending_shard(order: &OrderId) -> String {
     // Spread by the order id's own randomness (a v4 UUID): stable, no state.
@@ -254,6 +260,15 @@ impl<'a> Fields<'a> {
             Some(_) => Err(self.malformed(attr)),
         }
     }
+    fn string_list(&self, attr: &str) -> Result<Vec<String>, StoreError> {
+        match self.item.get(attr) {
+            None => Ok(Vec::new()),
+            Some(AttributeValue::L(v)) => {
+                v.iter().map(|x| x.as_s().cloned().map_err(|_| self.malformed(attr))).collect()
+            }
+            Some(_) => Err(self.malformed(attr)),
+        }
+    }
     fn id<T>(&self, attr: &str, parse: fn(&str) -> Result<T, Error>) -> Result<T, StoreError> {
         parse(self.str(attr)?).map_err(|_| self.malformed(attr))
     }
@@ -266,6 +281,7 @@ fn parse_event(item: &Item) -> Result<Event, StoreError> {
         name: f.str(NAME)?.to_owned(),
         hold_seconds: f.u32(HOLD_SECONDS)?,
         seat_count: f.u32(SEAT_COUNT)?,
+        sections: f.string_list(SECTIONS)?.iter().map(|x| SectionId::parse(x).map_err(|_| f.malformed(SECTIONS))).collect::<Result<_, _>>()?,
     })
 }
 
@@ -280,6 +296,7 @@ fn parse_seat(item: &Item) -> Result<Seat, StoreError> {
         section_id: f.id(SECTION_ID, SectionId::parse)?,
         row: f.id(ROW, RowId::parse)?,
         number: f.u32(NUMBER)?,
+        ordinal: f.u32(ORDINAL)?,
     };
     let state = match f.str(STATUS)? {
         SEAT_AVAILABLE => SeatState::Available,
@@ -300,54 +317,38 @@ pub struct StoredOrder {
     pub version: i64,
 }
 
-fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
+pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
     let f = Fields::new(item);
-    let mut seats = f
-        .string_set(SEATS)?
+    let ids = |attr| -> Result<Vec<String>, StoreError> {
+        let mut v = f.string_set(attr)?;
+        v.sort();
+        Ok(v)
+    };
+    let seats = ids(SEATS)?.iter().map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS))).collect::<Result<_, _>>()?;
+    let refund_payment_ids = ids(EXTRA_PAYMENT_IDS)?
         .iter()
-        .map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS)))
-        .collect::<Result<Vec<_>, _>>()?;
-    seats.sort();
+        .map(|x| PaymentId::parse(x).map_err(|_| f.malformed(EXTRA_PAYMENT_IDS)))
+        .collect::<Result<_, _>>()?;
+    let expires_at = Millis(f.i64(EXPIRES_AT)?);
     let order = Order {
         order_id: f.id(ORDER_ID, OrderId::parse)?,
         event_id: f.id(EVENT_ID, EventId::parse)?,
         status: OrderStatus::parse(f.str(STATUS)?).ok_or_else(|| f.malformed(STATUS))?,
-        expires_at: Millis(f.i64(EXPIRES_AT)?),
+        expires_at,
+        holder_deadline: Millis(f.i64(HOLDER_DEADLINE)?),
+        created_at: Millis(f.i64(CREATED_AT)?),
         token_hash: f.str(TOKEN_HASH)?.to_owned(),
         seats,
         payment_id: f.opt_s(PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(PAYMENT_ID))?,
+        refund_payment_ids,
+        refund_reason: f.opt_s(REFUND_REASON).map(|r| RefundReason::parse(r).ok_or_else(|| f.malformed(REFUND_REASON))).transpose()?,
         user_id: f.opt_s(USER_ID).map(str::to_owned),
     };
     Ok(StoredOrder { order, version: f.opt_i64(VERSION)?.unwrap_or(0) })
 }
 
-/// Why one item of a cancelled transaction failed, with the item as it was.
-#[derive(Debug)]
-enum ItemFailure {
-    /// Its condition failed; the item before the transaction (None: absent).
-    Condition(Option<Item>),
-    /// Another transaction was changing it at the same time (or another
-    /// non-condition reason, whose code is kept for the log).
-    Conflict(String),
-}
-
-/// Per-item outcome of a cancelled `TransactWriteItems`, in request order:
-/// `None` for items that did not cause the cancellation.
-fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFailure>> {
-    reasons
-        .iter()
-        .map(|r| match r.code() {
-            Some("ConditionalCheckFailed") => Some(ItemFailure::Condition(r.item().cloned())),
-            Some("None") | None => None,
-            // TransactionConflict, and throttling and the like: the caller
-            // answers 503 for those unless another item explains the failure.
-            Some(code) => Some(ItemFailure::Conflict(code.to_owned())),
-        })
-        .collect()
-}
-
 /// Result of a transaction: committed, or cancelled with per-item reasons.
-enum Txn {
+pub(crate) enum Txn {
     Committed,
     Cancelled(Vec<Option<ItemFailure>>),
 }
@@ -355,25 +356,6 @@ enum Txn {
 /// Where the next page of a query starts (opaque outside the store).
 #[derive(Debug, Clone)]
 pub struct PageCursor(Item);
-
-/// What the sweep found: an order past its expiry still in the index.
-#[derive(Debug, Clone)]
-pub struct ExpiredOrder {
-    pub order_id: OrderId,
-    pub event_id: EventId,
-    pub status: OrderStatus,
-    pub seats: Vec<SeatId>,
-}
-
-/// How confirm's transaction ended.
-#[derive(Debug, PartialEq, Eq)]
-pub enum ConfirmOutcome {
-    Completed,
-    /// A seat is no longer this order's (late payment only).
-    SeatsTaken,
-    /// The order changed since it was read: read it again and decide anew.
-    OrderChanged,
-}
 
 /// The SDK timeouts [`Store::connect`] sets, public so the fault tests can
 /// build a client that behaves like production's: connect 2 s, one attempt
@@ -430,11 +412,14 @@ impl Store {
 
     // ----- events -------------------------------------------------------
 
-    /// Creates an event and its seats. The event item is written first with
-    /// `ready = false` under `attribute_not_exists`, then the seats, then
-    /// `ready = true`; nothing reads a not-ready event. If a creation failed
-    /// half-way, the same PUT again resumes it (same plan fingerprint);
-    /// any other PUT of a taken id is `event-exists`.
+    /// Creates an event and its seats, safe to retry and to run twice at
+    /// once. The event item is written first with `ready = false` under
+    /// `attribute_not_exists`, then each seat under `attribute_not_exists`
+    /// (a retry never overwrites a seat, so a seat held or sold meanwhile
+    /// stays so), then `ready = true`; nothing reads a not-ready event.
+    /// The same plan again (same fingerprint) resumes an interrupted
+    /// creation, or finds it complete and writes nothing; another plan under
+    /// a taken id is `event-exists`.
     pub async fn create_event(&self, event: &Event, seats: &[SeatSpec]) -> Result<(), Error> {
         let fingerprint = plan_fingerprint(event, seats);
         let mut item = event_key(&event.event_id);
@@ -444,9 +429,10 @@ impl Store {
             (NAME.into(), s(&event.name)),
             (HOLD_SECONDS.into(), n(event.hold_seconds)),
             (SEAT_COUNT.into(), n(event.seat_count)),
+            (SECTIONS.into(), AttributeValue::L(event.sections.iter().map(|x| s(x.as_str())).collect())),
             (PLAN_HASH.into(), s(&fingerprint)),
             (READY.into(), AttributeValue::Bool(false)),
-            (CREATED_AT.into(), s(Millis::now().to_rfc3339())),
+            (CREATED_AT.into(), n(Millis::now().0)),
         ]);
         let put = self
             .client
@@ -459,21 +445,20 @@ impl Store {
             .await;
         if let Err(err) = put {
             let existing = match err.as_service_error() {
-                Some(e) if e.is_conditional_check_failed_exception() => match e {
-                    aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c) => c.item().cloned(),
-                    _ => None,
-                },
+                Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)) => {
+                    c.item().cloned()
+                }
                 _ => return Err(sdk_error("PutItem", err).into()),
             };
-            let resumable = existing.as_ref().is_some_and(|old| {
-                !event_is_ready(old) && Fields::new(old).opt_s(PLAN_HASH) == Some(fingerprint.as_str())
-            });
-            if !resumable {
+            let Some(existing) = existing.filter(|old| Fields::new(old).opt_s(PLAN_HASH) == Some(fingerprint.as_str())) else {
                 return Err(Error::EventExists);
+            };
+            if event_is_ready(&existing) {
+                return Ok(());
             }
-            tracing::info!(event_id = %event.event_id, "resuming an interrupted event creation");
+            tracing::info!(event_id = %event.event_id, "resuming an unfinished event creation");
         }
-        self.write_seats(&event.event_id, seats).await?;
+        self.write_seats(&EventRef::of(&event.event_id), seats).await?;
         self.client
             .update_item()
             .table_name(&*self.table)
@@ -487,66 +472,43 @@ impl Store {
         Ok(())
     }
 
-    async fn write_seats(&self, event: &EventId, seats: &[SeatSpec]) -> Result<(), StoreError> {
-        let mut batches = seats.chunks(BATCH_SIZE).map(|chunk| {
-            chunk
-                .iter()
-                .map(|seat| {
-                    let mut item = seat_key(event, &seat.seat_id);
-                    item.extend([
-                        (KIND.into(), s("seat")),
-                        (SEAT_ID.into(), s(seat.seat_id.as_str())),
-                        (SECTION_ID.into(), s(seat.section_id.as_str())),
-                        (ROW.into(), s(seat.row.as_str())),
-                        (NUMBER.into(), n(seat.number)),
-                        (STATUS.into(), s(SEAT_AVAILABLE)),
-                    ]);
-                    PutRequest::builder()
-                        .set_item(Some(item))
-                        .build()
-                        .map(|put| WriteRequest::builder().put_request(put).build())
-                        .map_err(build_error("BatchWriteItem"))
-                })
-                .collect::<Result<Vec<_>, _>>()
-        });
+    /// Writes each seat that does not exist yet (`attribute_not_exists`), a
+    /// bounded number at once. A seat that exists is left as it is.
+    async fn write_seats(&self, event: &EventRef, seats: &[SeatSpec]) -> Result<(), Error> {
+        let mut pending = seats.iter();
         let mut in_flight = tokio::task::JoinSet::new();
         loop {
-            while in_flight.len() < BATCHES_IN_FLIGHT {
-                let Some(batch) = batches.next() else { break };
-                let store = self.clone();
-                let batch = batch?;
-                in_flight.spawn(async move { store.batch_write(batch).await });
+            while in_flight.len() < SEAT_WRITES_IN_FLIGHT {
+                let Some(seat) = pending.next() else { break };
+                let mut item = seat_key(event, &seat.seat_id);
+                item.extend([
+                    (KIND.into(), s("seat")),
+                    (SEAT_ID.into(), s(seat.seat_id.as_str())),
+                    (SECTION_ID.into(), s(seat.section_id.as_str())),
+                    (ROW.into(), s(seat.row.as_str())),
+                    (NUMBER.into(), n(seat.number)),
+                    (ORDINAL.into(), n(seat.ordinal)),
+                    (STATUS.into(), s(SEAT_AVAILABLE)),
+                ]);
+                let put = self
+                    .client
+                    .put_item()
+                    .table_name(&*self.table)
+                    .set_item(Some(item))
+                    .condition_expression("attribute_not_exists(PK)");
+                in_flight.spawn(async move { conditional(put.send().await, "PutItem") });
             }
             match in_flight.join_next().await {
                 None => return Ok(()),
-                Some(Ok(result)) => result?,
+                // Written, or there already: either way the seat exists.
+                Some(Ok(result)) => {
+                    result?;
+                }
                 Some(Err(join)) => {
-                    return Err(StoreError::Sdk { op: "BatchWriteItem", unavailable: false, source: Box::new(join) })
+                    return Err(StoreError::Sdk { op: "PutItem", unavailable: false, source: Box::new(join) }.into())
                 }
             }
         }
-    }
-
-    async fn batch_write(&self, mut requests: Vec<WriteRequest>) -> Result<(), StoreError> {
-        for round in 0..UNPROCESSED_ROUNDS {
-            let out = self
-                .client
-                .batch_write_item()
-                .request_items(&*self.table, requests)
-                .send()
-                .await
-                .map_err(|e| sdk_error("BatchWriteItem", e))?;
-            requests = out
-                .unprocessed_items
-                .and_then(|mut m| m.remove(&*self.table))
-                .unwrap_or_default();
-            if requests.is_empty() {
-                return Ok(());
-            }
-            // Back off before re-sending what DynamoDB could not take.
-            tokio::time::sleep(Duration::from_millis(25 << round)).await;
-        }
-        Err(StoreError::Unprocessed { op: "BatchWriteItem", count: requests.len() })
     }
 
     /// A ready event, or `None`.
@@ -566,60 +528,46 @@ impl Store {
         }
     }
 
-    /// An event's seats (one section's, if given), one `Query` per page.
-    /// `None` if the event does not exist (or is still being created).
-    pub async fn list_seats(
-        &self,
-        event: &EventId,
-        section: Option<&SectionId>,
-    ) -> Result<Option<Vec<Seat>>, Error> {
-        let mut seats = Vec::new();
-        let mut event_seen = section.is_some();
+    /// An event's seats (one section's, if given) in plan order: the event
+    /// item, then one `Query` per page. `None` if the event does not exist
+    /// or is still being created.
+    pub async fn list_seats(&self, event: &EventId, section: Option<&SectionId>) -> Result<Option<Vec<Seat>>, Error> {
+        let Some(found) = self.get_event(event).await? else { return Ok(None) };
+        if section.is_some_and(|sec| !found.sections.contains(sec)) {
+            return Err(Error::SectionNotFound);
+        }
+        let mut seats = Vec::with_capacity(found.seat_count as usize);
         let mut start: Option<Item> = None;
         loop {
-            let mut q = self
+            let q = self
                 .client
                 .query()
                 .table_name(&*self.table)
                 .consistent_read(true)
                 .set_exclusive_start_key(start.take())
-                .expression_attribute_values(":pk", event_pk(event));
-            q = match section {
-                // The event item (SK `EVENT`) sorts before every `SEAT#`:
-                // the whole partition is the event, then its seats.
-                None => q.key_condition_expression("PK = :pk"),
-                // `begins_with` on `SEAT#{section}-` may also match a
-                // section whose id extends this one (`A` vs `A-1`), so the
-                // section is filtered exactly as well.
+                .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+                .expression_attribute_values(":pk", event_pk(&EventRef::of(event)));
+            let q = match section {
+                None => q.expression_attribute_values(":prefix", s(SEAT_SK_PREFIX)),
+                // `begins_with` on `SEAT#{section}-` may also match a section
+                // whose id extends this one (`A` vs `A-1`), so the section is
+                // filtered exactly as well.
                 Some(sec) => q
-                    .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
                     .filter_expression("#section = :section")
                     .expression_attribute_names("#section", SECTION_ID)
-                    .expression_attribute_values(":prefix", s(format!("{}{sec}-", seat_sk_prefix())))
+                    .expression_attribute_values(":prefix", s(format!("{SEAT_SK_PREFIX}{sec}-")))
                     .expression_attribute_values(":section", s(sec.as_str())),
             };
             let out = q.send().await.map_err(|e| sdk_error("Query", e))?;
             for item in out.items.unwrap_or_default() {
-                if Fields::new(&item).opt_s(KIND) == Some("event") {
-                    if !event_is_ready(&item) {
-                        return Ok(None);
-                    }
-                    event_seen = true;
-                } else {
-                    seats.push(parse_seat(&item)?);
-                }
+                seats.push(parse_seat(&item)?);
             }
             match out.last_evaluated_key {
                 Some(k) => start = Some(k),
                 None => break,
             }
         }
-        if !event_seen {
-            return Ok(None);
-        }
-        if section.is_some() && seats.is_empty() && self.get_event(event).await?.is_none() {
-            return Ok(None);
-        }
+        seats.sort_by_key(|seat| seat.spec.ordinal);
         Ok(Some(seats))
     }
 
@@ -635,9 +583,10 @@ impl Store {
             (EVENT_ID.into(), s(order.event_id.as_str())),
             (STATUS.into(), s(OrderStatus::Pending.as_str())),
             (EXPIRES_AT.into(), n(order.expires_at.0)),
+            (HOLDER_DEADLINE.into(), n(order.holder_deadline.0)),
             (TOKEN_HASH.into(), s(&order.token_hash)),
             (VERSION.into(), n(0)),
-            (CREATED_AT.into(), s(Millis::now().to_rfc3339())),
+            (CREATED_AT.into(), n(order.created_at.0)),
             (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
             (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
             (TTL.into(), n(expired_order_ttl(order.expires_at))),
@@ -715,10 +664,10 @@ impl Store {
         max_seats: u32,
         now: Millis,
     ) -> Result<(), Error> {
-        let event = token.event_id();
+        let event = EventRef::of(token.event_id());
         let expires_at = token.expires_at();
         let claim = self
-            .update(seat_key(event, seat))
+            .update(seat_key(&event, seat))
             .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
             .condition_expression(SEAT_IS_FREE_FOR_ORDER)
             .expression_attribute_names("#status", STATUS)
@@ -734,11 +683,13 @@ impl Store {
         let record = self
             .update(order_key(order))
             .update_expression("ADD #seats :seat, #version :one")
+            // The holder's deadline, not expiresAt: the guard margin.
             .condition_expression(
                 "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
-                 AND #expiresAt = :exp AND #expiresAt > :now \
+                 AND #expiresAt = :exp AND #deadline > :now \
                  AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
             )
+            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_names("#seats", SEATS)
             .expression_attribute_names("#version", VERSION)
             .expression_attribute_names("#tokenHash", TOKEN_HASH)
@@ -761,24 +712,7 @@ impl Store {
         let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
         let order_failure = reasons.pop().flatten();
         let seat_failure = reasons.pop().flatten();
-        if let Some(err) = order_error(order_failure.as_ref(), token, now)? {
-            return Err(err);
-        }
-        match (&seat_failure, &order_failure) {
-            (Some(ItemFailure::Condition(None)), _) => Err(Error::SeatNotFound),
-            (Some(ItemFailure::Condition(Some(old))), _)
-                if Fields::new(old).opt_s(STATUS) == Some(SEAT_SOLD) =>
-            {
-                Err(Error::SeatSold)
-            }
-            // Held by a live order, or being claimed this very moment by
-            // another transaction (a conflict on the seat).
-            (Some(_), _) => Err(Error::SeatHeld),
-            // Only the order's condition failed and it was not about the
-            // token, status or expiry: the order is full.
-            (None, Some(ItemFailure::Condition(_))) => Err(Error::SeatLimit { max: max_seats }),
-            _ => Err(unexplained("get-seat", &[seat_failure, order_failure])),
-        }
+        Err(claim_error(seat_failure, order_failure, token, max_seats, now)?)
     }
 
     /// drop-seat: releases a seat this order holds and removes it from the
@@ -791,7 +725,7 @@ impl Store {
         now: Millis,
     ) -> Result<(), Error> {
         let release = self
-            .update(seat_key(token.event_id(), seat))
+            .update(seat_key(&EventRef::of(token.event_id()), seat))
             .update_expression(RELEASE_SEAT)
             .condition_expression(SEAT_HELD_BY_ORDER)
             .expression_attribute_names("#status", STATUS)
@@ -829,192 +763,21 @@ impl Store {
         let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
         let order_failure = reasons.pop().flatten();
         let seat_failure = reasons.pop().flatten();
-        if let Some(err) = order_error(order_failure.as_ref(), token, now)? {
-            return Err(err);
-        }
-        match (&seat_failure, &order_failure) {
-            (Some(ItemFailure::Condition(None)), _) => Err(Error::SeatNotFound),
-            (Some(ItemFailure::Condition(_)), _) | (_, Some(ItemFailure::Condition(_))) => {
-                Err(Error::SeatNotHeld)
-            }
-            _ => Err(unexplained("drop-seat", &[seat_failure, order_failure])),
-        }
-    }
-
-    /// confirm, live order: every seat SOLD and the order COMPLETED, or
-    /// nothing. Re-checks everything the decision rested on: the order is
-    /// still PENDING, unexpired and unchanged (`version`), and each seat is
-    /// still held by it.
-    pub async fn sell_held_seats(
-        &self,
-        stored: &StoredOrder,
-        payment: &PaymentId,
-        now: Millis,
-    ) -> Result<ConfirmOutcome, Error> {
-        let order = &stored.order;
-        let mut items = Vec::with_capacity(order.seats.len() + 1);
-        for seat in &order.seats {
-            let sell = self
-                .update(seat_key(&order.event_id, seat))
-                .update_expression("SET #status = :sold REMOVE #holdExp")
-                .condition_expression("#holder = :order AND #status = :held AND #holdExp > :now")
-                .expression_attribute_names("#status", STATUS)
-                .expression_attribute_names("#holder", HOLDER)
-                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
-                .expression_attribute_values(":sold", s(SEAT_SOLD))
-                .expression_attribute_values(":held", s(SEAT_HELD))
-                .expression_attribute_values(":order", s(order.order_id.as_str()))
-                .expression_attribute_values(":now", n(now.0))
-                .build()
-                .map_err(build_error("TransactWriteItems"))?;
-            items.push(TransactWriteItem::builder().update(sell).build());
-        }
-        let complete = self
-            .complete_order(order, stored.version, payment)
-            .condition_expression("#status = :pending AND #version = :version AND #expiresAt > :now")
-            .expression_attribute_names("#expiresAt", EXPIRES_AT)
-            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        items.push(TransactWriteItem::builder().update(complete).build());
-        self.finish_confirm(items, false).await
-    }
-
-    /// confirm, expired order (late payment): re-claims every seat and
-    /// completes the order if all seats are still free, in one transaction.
-    /// A seat is free if it is not sold and unheld, held by this order, or
-    /// held by an order whose hold expired too.
-    pub async fn sell_free_seats(
-        &self,
-        stored: &StoredOrder,
-        payment: &PaymentId,
-        now: Millis,
-    ) -> Result<ConfirmOutcome, Error> {
-        let order = &stored.order;
-        let mut items = Vec::with_capacity(order.seats.len() + 1);
-        for seat in &order.seats {
-            let sell = self
-                .update(seat_key(&order.event_id, seat))
-                .update_expression("SET #status = :sold, #holder = :order REMOVE #holdExp")
-                .condition_expression(SEAT_IS_FREE_FOR_ORDER)
-                .expression_attribute_names("#status", STATUS)
-                .expression_attribute_names("#holder", HOLDER)
-                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
-                .expression_attribute_values(":sold", s(SEAT_SOLD))
-                .expression_attribute_values(":order", s(order.order_id.as_str()))
-                .expression_attribute_values(":now", n(now.0))
-                .build()
-                .map_err(build_error("TransactWriteItems"))?;
-            items.push(TransactWriteItem::builder().update(sell).build());
-        }
-        let complete = self
-            .complete_order(order, stored.version, payment)
-            .condition_expression("#status = :seen AND #version = :version")
-            .expression_attribute_values(":seen", s(order.status.as_str()))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        items.push(TransactWriteItem::builder().update(complete).build());
-        self.finish_confirm(items, true).await
-    }
-
-    fn complete_order(
-        &self,
-        order: &Order,
-        version: i64,
-        payment: &PaymentId,
-    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
-        // Completed orders leave the pending index and are kept (no TTL).
-        self.update(order_key(&order.order_id))
-            .update_expression(
-                "SET #status = :completed, #payment = :payment, #version = #version + :one \
-                 REMOVE #shard, #pendingExp, #ttl",
-            )
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#payment", PAYMENT_ID)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
-            .expression_attribute_names("#ttl", TTL)
-            .expression_attribute_values(":completed", s(OrderStatus::Completed.as_str()))
-            .expression_attribute_values(":payment", s(payment.as_str()))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":version", n(version))
-    }
-
-    async fn finish_confirm(&self, items: Vec<TransactWriteItem>, late: bool) -> Result<ConfirmOutcome, Error> {
-        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
-            return Ok(ConfirmOutcome::Completed);
-        };
-        let order_failure = reasons.pop().flatten();
-        let seat_failed = reasons.iter().any(|r| matches!(r, Some(ItemFailure::Condition(_))));
-        Ok(match order_failure {
-            Some(_) => ConfirmOutcome::OrderChanged,
-            None if late && seat_failed => ConfirmOutcome::SeatsTaken,
-            // A live order's seat not held by it: the order moved on
-            // (expired at this instant); decide again from a fresh read.
-            None if seat_failed => ConfirmOutcome::OrderChanged,
-            // Only conflicts on seats: another transaction is on them right
-            // now; the order is unchanged, so the client may simply retry.
-            None => return Err(unexplained("confirm", &reasons)),
-        })
-    }
-
-    /// Records a late payment that could not be honoured: the order becomes
-    /// REFUND_DUE with the payment id, if it is still as read. The pending
-    /// index keys stay, so the sweep releases whatever holds it still has.
-    pub async fn mark_refund_due(&self, stored: &StoredOrder, payment: &PaymentId) -> Result<bool, Error> {
-        let result = self
-            .client
-            .update_item()
-            .table_name(&*self.table)
-            .set_key(Some(order_key(&stored.order.order_id)))
-            .update_expression("SET #status = :refund, #payment = :payment, #version = #version + :one REMOVE #ttl")
-            .condition_expression("#status = :seen AND #version = :version")
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#payment", PAYMENT_ID)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#ttl", TTL)
-            .expression_attribute_values(":refund", s(OrderStatus::RefundDue.as_str()))
-            .expression_attribute_values(":payment", s(payment.as_str()))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":seen", s(stored.order.status.as_str()))
-            .expression_attribute_values(":version", n(stored.version))
-            .send()
-            .await;
-        conditional(result, "UpdateItem")
-    }
-
-    /// A further payment for an order already REFUND_DUE: kept beside the
-    /// first so that no payment is lost.
-    pub async fn record_extra_refund(&self, order: &OrderId, payment: &PaymentId) -> Result<(), Error> {
-        let result = self
-            .client
-            .update_item()
-            .table_name(&*self.table)
-            .set_key(Some(order_key(order)))
-            .update_expression("ADD #extra :payment")
-            .condition_expression("#status = :refund")
-            .expression_attribute_names("#extra", EXTRA_PAYMENT_IDS)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_values(":payment", ss(&[payment.as_str()]))
-            .expression_attribute_values(":refund", s(OrderStatus::RefundDue.as_str()))
-            .send()
-            .await;
-        conditional(result, "UpdateItem").map(|_| ())
+        Err(release_error(seat_failure, order_failure, token, now)?)
     }
 
     // ----- expiry sweep -------------------------------------------------
 
     /// Orders in one shard of the pending index whose expiry has passed:
-    /// one `Query` per page, reading only expired entries (no Scan).
+    /// one `Query` per page, reading only expired entries (no Scan). The
+    /// index projects keys only; the sweep reads each order item itself.
     pub async fn expired_orders(
         &self,
         shard: u8,
         now: Millis,
         limit: i32,
         start: Option<PageCursor>,
-    ) -> Result<(Vec<ExpiredOrder>, Option<PageCursor>), Error> {
+    ) -> Result<(Vec<OrderId>, Option<PageCursor>), Error> {
         let out = self
             .client
             .query()
@@ -1037,22 +800,10 @@ impl Store {
             .iter()
             .map(|item| {
                 let f = Fields::new(item);
-                let order_id = f
-                    .str(PK)?
-                    .strip_prefix("ORDER#")
+                f.str(PK)?
+                    .strip_prefix(ORDER_PK_PREFIX)
                     .and_then(|id| OrderId::parse(id).ok())
-                    .ok_or_else(|| f.malformed(PK))?;
-                let seats = f
-                    .string_set(SEATS)?
-                    .iter()
-                    .map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(ExpiredOrder {
-                    order_id,
-                    event_id: f.id(EVENT_ID, EventId::parse)?,
-                    status: OrderStatus::parse(f.str(STATUS)?).ok_or_else(|| f.malformed(STATUS))?,
-                    seats,
-                })
+                    .ok_or_else(|| f.malformed(PK))
             })
             .collect::<Result<_, StoreError>>()?;
         Ok((orders, next))
@@ -1060,7 +811,7 @@ impl Store {
 
     /// Releases `seat` only if it is still HELD by `order` (a seat already
     /// re-claimed or sold is left alone). True if this call released it.
-    pub async fn release_expired_hold(&self, event: &EventId, seat: &SeatId, order: &OrderId) -> Result<bool, Error> {
+    pub async fn release_expired_hold(&self, event: &EventRef, seat: &SeatId, order: &OrderId) -> Result<bool, Error> {
         let result = self
             .client
             .update_item()
@@ -1079,31 +830,33 @@ impl Store {
         conditional(result, "UpdateItem")
     }
 
-    /// Takes a swept order out of the pending index; a PENDING one becomes
-    /// EXPIRED (only if still PENDING and expired). True if this call made
-    /// the change (a concurrent sweep or confirm may have got there first).
-    pub async fn retire_expired_order(&self, order: &ExpiredOrder, now: Millis) -> Result<bool, Error> {
+    /// Takes a swept order out of the pending index, if it is still as
+    /// read (`version`): a PENDING one becomes EXPIRED (only if expired),
+    /// another keeps its status. True if this call made the change (a
+    /// concurrent sweep or confirm may have got there first).
+    pub async fn retire_expired_order(&self, stored: &StoredOrder, now: Millis) -> Result<bool, Error> {
+        let order = &stored.order;
         let base = self
             .client
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(order_key(&order.order_id)))
             .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#version", VERSION)
             .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT);
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .expression_attribute_values(":one", n(1));
         let request = if order.status == OrderStatus::Pending {
             base.update_expression("SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp")
-                .condition_expression("#status = :pending AND #expiresAt < :now")
-                .expression_attribute_names("#version", VERSION)
+                .condition_expression("#status = :seen AND #version = :version AND #expiresAt < :now")
                 .expression_attribute_names("#expiresAt", EXPIRES_AT)
                 .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
-                .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-                .expression_attribute_values(":one", n(1))
                 .expression_attribute_values(":now", n(now.0))
         } else {
-            base.update_expression("REMOVE #shard, #pendingExp")
-                .condition_expression("#status = :seen AND attribute_exists(#shard)")
-                .expression_attribute_values(":seen", s(order.status.as_str()))
+            base.update_expression("SET #version = #version + :one REMOVE #shard, #pendingExp")
+                .condition_expression("#status = :seen AND #version = :version AND attribute_exists(#shard)")
         };
         conditional(request.send().await, "UpdateItem")
     }
@@ -1120,44 +873,6 @@ where
         Ok(_) => Ok(true),
         Err(SdkError::ServiceError(ctx)) if ctx.err().code() == Some("ConditionalCheckFailedException") => Ok(false),
         Err(e) => Err(sdk_error(op, e).into()),
-    }
-}
-
-/// A cancellation no condition explains (conflicts, throttling): logged
-/// with its reason codes and answered as a retryable 503.
-fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Error {
-    let codes: Vec<&str> = reasons
-        .iter()
-        .map(|r| match r {
-            None => "None",
-            Some(ItemFailure::Condition(_)) => "ConditionalCheckFailed",
-            Some(ItemFailure::Conflict(code)) => code.as_str(),
-        })
-        .collect();
-    tracing::warn!(operation, reasons = ?codes, "transaction cancelled without a failed condition");
-    Error::StoreUnavailable
-}
-
-/// Explains an order item's failed condition in get-seat / drop-seat, in
-/// the contract's precedence: missing order, wrong token, not holdable.
-/// `Ok(None)`: the order was fine on those counts (or did not fail).
-fn order_error(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Error>, StoreError> {
-    match failure {
-        None => Ok(None),
-        // A conflict on the order alone is decided by the caller, after the
-        // seat's reason (a seat conflict is a claim in progress: seat-held).
-        Some(ItemFailure::Conflict(_)) => Ok(None),
-        Some(ItemFailure::Condition(None)) => Ok(Some(Error::OrderNotFound)),
-        Some(ItemFailure::Condition(Some(item))) => {
-            let stored = parse_order(item)?;
-            if !token.matches(&stored.order.token_hash) {
-                return Ok(Some(Error::Unauthorized));
-            }
-            if !stored.order.is_holdable(now) {
-                return Ok(Some(Error::OrderNotHoldable));
-            }
-            Ok(None)
-        }
     }
 }
 
@@ -1189,13 +904,16 @@ mod tests {
     fn keys_and_shards() -> TestResult {
         let e = EventId::parse("gala")?;
         let seat = SeatId::parse("A-1-1")?;
-        assert_eq!(seat_key(&e, &seat)[SK], s("SEAT#A-1-1"));
-        assert_eq!(event_key(&e)[PK], s("EVENT#gala"));
+        assert_eq!(seat_key(&EventRef::of(&e), &seat)[SK], s("SEAT#A-1-1"));
+        assert_eq!(seat_key(&EventRef::of(&e), &seat)[PK], event_key(&e)[PK], "an event's seats share its partition");
+        assert_eq!(event_key(&e)[PK], s(format!("EVENT#{}", EventRef::of(&e))));
+        let order = OrderId::generate(&e);
+        assert_eq!(order.event_ref().map(|r| event_pk(&r)), Some(event_key(&e)[PK].clone()), "an order id names its event's partition");
         // The event item sorts before its seats, so a partition query
         // meets it first.
         assert!("EVENT" < "SEAT#");
         let shards: std::collections::HashSet<_> =
-            (0..200).map(|_| pending_shard(&OrderId::generate())).collect();
+            (0..200).map(|_| pending_shard(&OrderId::generate(&e))).collect();
         assert_eq!(shards.len(), PENDING_SHARDS as usize, "orders spread over every shard");
         Ok(())
     }
@@ -1208,18 +926,5 @@ mod tests {
         assert_eq!(t.connect_timeout(), Some(Duration::from_secs(2)));
         assert_eq!(t.operation_attempt_timeout(), Some(Duration::from_secs(3)));
         assert_eq!(t.operation_timeout(), Some(Duration::from_secs(8)));
-    }
-
-    #[test]
-    fn cancellation_reasons_are_typed() {
-        let reasons = vec![
-            CancellationReason::builder().code("None").build(),
-            CancellationReason::builder().code("ConditionalCheckFailed").build(),
-            CancellationReason::builder().code("TransactionConflict").build(),
-        ];
-        let got = cancellation(&reasons);
-        assert!(got[0].is_none());
-        assert!(matches!(got[1], Some(ItemFailure::Condition(None))));
-        assert!(matches!(&got[2], Some(ItemFailure::Conflict(c)) if c == "TransactionConflict"));
     }
 }

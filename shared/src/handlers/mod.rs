@@ -9,13 +9,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::HoldToken;
 use crate::domain::{
-    seat_display_order, Event, EventId, EventPlan, Millis, Order, OrderId, OrderStatus,
-    PaymentId, SeatId, SectionId, MAX_USER_ID_LEN,
+    Event, EventId, EventPlan, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
-use crate::http::{header, json, json_body, path_param, query_param, raw_body, serve};
-use crate::store::{ConfirmOutcome, StoredOrder};
+use crate::http::{header, json, json_body, path_param, query_param, serve};
 use crate::App;
+
+mod confirm;
+pub use confirm::confirm;
+
+/// A general-admission entry of a reply (no GA sections exist yet, so
+/// replies carry an empty list).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GaEntry {
+    pub section_id: SectionId,
+    pub quantity: u32,
+}
 
 type Reply = Result<Response<Body>, Infallible>;
 
@@ -28,6 +38,8 @@ struct EventReply<'a> {
     name: &'a str,
     hold_seconds: u32,
     seat_count: u32,
+    ga_capacity: u32,
+    status: &'static str,
 }
 
 /// `PUT /events/{eventId}`
@@ -44,6 +56,7 @@ pub async fn create_event(app: &App, req: Request) -> Reply {
             hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
             // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
             seat_count: seats.len() as u32,
+            sections: plan.sections.iter().map(|section| section.section_id.clone()).collect(),
         };
         app.store.create_event(&event, &seats).await?;
         Ok(json(
@@ -53,6 +66,8 @@ pub async fn create_event(app: &App, req: Request) -> Reply {
                 name: &event.name,
                 hold_seconds: event.hold_seconds,
                 seat_count: event.seat_count,
+                ga_capacity: 0,
+                status: "READY",
             },
         ))
     })
@@ -78,17 +93,13 @@ struct SeatsReply<'a> {
     seats: Vec<SeatView>,
 }
 
-/// `GET /events/{eventId}/seats[?section=S]` — never reveals holders.
+/// `GET /events/{eventId}/seats[?section=S]` in plan order — never reveals
+/// holders.
 pub async fn list_seats(app: &App, req: Request) -> Reply {
     Ok(serve("list-seats", &req, async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let section = query_param(&req, "section", SectionId::parse)?;
-        let mut seats = app
-            .store
-            .list_seats(&event_id, section.as_ref())
-            .await?
-            .ok_or(Error::EventNotFound)?;
-        seats.sort_by(|a, b| seat_display_order(&a.spec, &b.spec));
+        let seats = app.store.list_seats(&event_id, section.as_ref()).await?.ok_or(Error::EventNotFound)?;
         let now = Millis::now();
         let seats = seats
             .into_iter()
@@ -122,6 +133,7 @@ struct CreateOrderReply<'a> {
     event_id: &'a EventId,
     status: OrderStatus,
     expires_at: String,
+    created_at: String,
 }
 
 /// `POST /events/{eventId}/orders`
@@ -137,8 +149,7 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
             }
         }
         let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
-        let expires_at = Millis::now().plus_seconds(event.hold_seconds);
-        let (order, token) = Order::new_pending(event_id, expires_at, body.user_id)?;
+        let (order, token) = Order::new_pending(&event, Millis::now(), app.config.expiry_guard_ms, body.user_id)?;
         app.store.create_order(&order).await?;
         Ok(json(
             StatusCode::CREATED,
@@ -147,7 +158,8 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
                 hold_token: token.as_str(),
                 event_id: &order.event_id,
                 status: OrderStatus::Pending,
-                expires_at: expires_at.to_rfc3339(),
+                expires_at: order.expires_at.to_rfc3339(),
+                created_at: order.created_at.to_rfc3339(),
             },
         ))
     })
@@ -163,9 +175,13 @@ struct OrderReply<'a> {
     event_id: &'a EventId,
     status: OrderStatus,
     expires_at: String,
+    created_at: String,
     seats: &'a [SeatId],
+    ga: &'a [GaEntry],
     #[serde(skip_serializing_if = "Option::is_none")]
     payment_id: Option<&'a PaymentId>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    refund_payment_ids: &'a [PaymentId],
 }
 
 fn bearer(req: &Request) -> Option<HoldToken> {
@@ -189,8 +205,11 @@ pub async fn get_order(app: &App, req: Request) -> Reply {
                 event_id: &order.event_id,
                 status: order.effective_status(Millis::now()),
                 expires_at: order.expires_at.to_rfc3339(),
+                created_at: order.created_at.to_rfc3339(),
                 seats: &order.seats,
+                ga: &[],
                 payment_id: order.payment_id.as_ref(),
+                refund_payment_ids: &order.refund_payment_ids,
             },
         ))
     })
@@ -261,101 +280,4 @@ pub async fn drop_seat(app: &App, req: Request) -> Reply {
         ))
     })
     .await)
-}
-
-// ----- confirm --------------------------------------------------------------
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ConfirmBody {
-    payment_id: PaymentId,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ConfirmReply<'a> {
-    order_id: &'a OrderId,
-    status: OrderStatus,
-    seats: &'a [SeatId],
-    payment_id: &'a PaymentId,
-}
-
-/// Reads of the order confirm may make: each transaction that fails
-/// because the order changed is followed by a fresh read and a new
-/// decision. Orders only move forward (PENDING → EXPIRED → COMPLETED or
-/// REFUND_DUE), so this converges in two or three.
-const CONFIRM_ROUNDS: usize = 4;
-
-/// `POST /orders/{orderId}/confirm` — called by the payment backend.
-pub async fn confirm(app: &App, req: Request) -> Reply {
-    Ok(serve("confirm", &req, async {
-        let secret = app.config.confirm_secret.as_ref().ok_or(Error::Unauthorized)?;
-        let body = raw_body(&req)?;
-        // The signature is checked before anything else.
-        secret.verify(header(&req, "x-signature"), body)?;
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let ConfirmBody { payment_id } = json_body(&req, None)?;
-        for _ in 0..CONFIRM_ROUNDS {
-            let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
-            if let Some(done) = confirm_step(app, &stored, &payment_id).await? {
-                return done;
-            }
-        }
-        tracing::warn!(order_id = %order_id, "confirm: order kept changing under it");
-        Err(Error::StoreUnavailable)
-    })
-    .await)
-}
-
-/// One decision on a freshly read order; `Ok(None)` means "it changed,
-/// read it again".
-async fn confirm_step(
-    app: &App,
-    stored: &StoredOrder,
-    payment: &PaymentId,
-) -> Result<Option<Result<Response<Body>, Error>>, Error> {
-    let order = &stored.order;
-    let now = Millis::now();
-    let completed = || {
-        json(
-            StatusCode::OK,
-            &ConfirmReply { order_id: &order.order_id, status: OrderStatus::Completed, seats: &order.seats, payment_id: payment },
-        )
-    };
-    match order.status {
-        OrderStatus::Completed if order.payment_id.as_ref() == Some(payment) => Ok(Some(Ok(completed()))),
-        OrderStatus::Completed => Ok(Some(Err(Error::AlreadyCompleted))),
-        OrderStatus::RefundDue => {
-            if order.payment_id.as_ref() != Some(payment) {
-                app.store.record_extra_refund(&order.order_id, payment).await?;
-                tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a refund-due order");
-            }
-            Ok(Some(Err(Error::OrderExpired)))
-        }
-        OrderStatus::Pending | OrderStatus::Expired if order.seats.is_empty() => Ok(Some(Err(Error::OrderEmpty))),
-        OrderStatus::Pending if order.is_holdable(now) => {
-            match app.store.sell_held_seats(stored, payment, now).await? {
-                ConfirmOutcome::Completed => Ok(Some(Ok(completed()))),
-                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
-            }
-        }
-        // Paid after expiry: honour it if every seat is still free.
-        OrderStatus::Pending | OrderStatus::Expired => {
-            match app.store.sell_free_seats(stored, payment, now).await? {
-                ConfirmOutcome::Completed => {
-                    tracing::info!(order_id = %order.order_id, "late payment: seats re-acquired");
-                    Ok(Some(Ok(completed())))
-                }
-                ConfirmOutcome::SeatsTaken => {
-                    if app.store.mark_refund_due(stored, payment).await? {
-                        tracing::warn!(order_id = %order.order_id, payment_id = %payment, "late payment: seats taken, refund due");
-                        Ok(Some(Err(Error::OrderExpired)))
-                    } else {
-                        Ok(None)
-                    }
-                }
-                ConfirmOutcome::OrderChanged => Ok(None),
-            }
-        }
-    }
 }

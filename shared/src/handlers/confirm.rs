@@ -1,0 +1,196 @@
+//! `POST /orders/{orderId}/confirm`: the payment backend's signed webhook.
+//!
+//! The Standard Webhooks signature is checked before anything else. The
+//! body names the order and exactly what was paid for, so a captured
+//! request cannot complete another order, nor sell seats added after the
+//! payment. The common case (a live order holding exactly what was paid) is
+//! one transaction with no read; everything else reads the order and
+//! follows [`decide_confirm`].
+
+use std::collections::HashSet;
+
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Request, Response};
+use serde::{Deserialize, Serialize};
+
+use super::{GaEntry, Reply};
+use crate::domain::{decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SeatId};
+use crate::error::Error;
+use crate::http::{json, json_body, path_param, raw_body, serve};
+use crate::store::{ConfirmOutcome, StoredOrder};
+use crate::App;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfirmBody {
+    order_id: OrderId,
+    payment_id: PaymentId,
+    #[serde(default)]
+    seats: Vec<SeatId>,
+    #[serde(default)]
+    ga: Vec<GaEntry>,
+}
+
+/// What a confirm says was paid for, checked.
+struct Paid {
+    payment: PaymentId,
+    /// Sorted as strings, as replies list seats.
+    seats: Vec<SeatId>,
+    /// Places paid for (quantity ≥ 1 each).
+    ga: Vec<GaEntry>,
+}
+
+impl Paid {
+    fn from_body(body: ConfirmBody, path_order: &OrderId, max: u32) -> Result<Self, Error> {
+        if &body.order_id != path_order {
+            return Err(Error::BadRequest("orderId in the body must equal the order in the path".into()));
+        }
+        let mut seen = HashSet::new();
+        if let Some(seat) = body.seats.iter().find(|seat| !seen.insert(seat.as_str())) {
+            return Err(Error::BadRequest(format!("seat {seat} is named twice")));
+        }
+        let mut sections = HashSet::new();
+        if let Some(entry) = body.ga.iter().find(|entry| !sections.insert(entry.section_id.as_str())) {
+            return Err(Error::BadRequest(format!("section {} is named twice in ga", entry.section_id)));
+        }
+        let places: u64 = body.ga.iter().map(|entry| u64::from(entry.quantity)).sum();
+        let total = body.seats.len() as u64 + places;
+        if total == 0 {
+            return Err(Error::BadRequest("a confirm pays for at least one seat or place".into()));
+        }
+        if total > u64::from(max) {
+            return Err(Error::BadRequest(format!("a confirm pays for at most {max} seats and places; this one names {total}")));
+        }
+        let mut seats = body.seats;
+        seats.sort();
+        Ok(Self { payment: body.payment_id, seats, ga: body.ga.into_iter().filter(|entry| entry.quantity > 0).collect() })
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfirmReply<'a> {
+    order_id: &'a OrderId,
+    status: OrderStatus,
+    seats: &'a [SeatId],
+    ga: &'a [GaEntry],
+    payment_id: &'a PaymentId,
+}
+
+fn completed(order: &OrderId, seats: &[SeatId], payment: &PaymentId) -> Response<Body> {
+    json(StatusCode::OK, &ConfirmReply { order_id: order, status: OrderStatus::Completed, seats, ga: &[], payment_id: payment })
+}
+
+fn refusal(refused: ConfirmRefusal) -> Error {
+    match refused {
+        ConfirmRefusal::AlreadyCompleted => Error::AlreadyCompleted,
+        ConfirmRefusal::Refund(RefundReason::OrderExpired) => Error::OrderExpired,
+        ConfirmRefusal::Refund(RefundReason::SeatsUnavailable) => Error::SeatsUnavailable,
+    }
+}
+
+/// Reads of the order confirm may make: each transaction that fails
+/// because the order changed is followed by a fresh read and a new
+/// decision. Orders only move forward (PENDING → EXPIRED or CANCELLED →
+/// COMPLETED or REFUND_DUE), so this converges in two or three.
+const CONFIRM_ROUNDS: usize = 4;
+
+/// `POST /orders/{orderId}/confirm` — called by the payment backend.
+pub async fn confirm(app: &App, req: Request) -> Reply {
+    Ok(serve("confirm", &req, async {
+        let secrets = app.config.confirm_secrets.as_ref().ok_or(Error::Unauthorized)?;
+        let body = raw_body(&req)?;
+        // The signature is checked before anything else.
+        secrets.verify(req.headers(), body, Millis::now())?;
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let paid = Paid::from_body(json_body(&req, None)?, &order_id, app.config.max_seats_per_order)?;
+        if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
+            return Ok(completed(&order_id, &paid.seats, &paid.payment));
+        }
+        for _ in 0..CONFIRM_ROUNDS {
+            let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
+            if let Some(done) = confirm_step(app, &stored, &paid).await? {
+                return done;
+            }
+        }
+        tracing::warn!(order_id = %order_id, "confirm: order kept changing under it");
+        Err(Error::StoreUnavailable)
+    })
+    .await)
+}
+
+type Step = Result<Option<Result<Response<Body>, Error>>, Error>;
+
+/// One decision on a freshly read order; `Ok(None)` means "it changed,
+/// read it again".
+async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid) -> Step {
+    let order = &stored.order;
+    let now = Millis::now();
+    let payment = &paid.payment;
+    let mut decision = decide_confirm(order, payment, &paid.seats, now);
+    if !paid.ga.is_empty() {
+        // Paid places cannot be had: no general-admission section exists
+        // in this release, so a payment naming one is refunded.
+        decision = match decision {
+            ConfirmDecision::SellHeld { .. } => return refund(app, stored, payment, RefundReason::SeatsUnavailable, true).await,
+            ConfirmDecision::TakeFree { holds_are_live, on_failure, .. } => {
+                return refund(app, stored, payment, on_failure, holds_are_live).await
+            }
+            other => other,
+        };
+    }
+    match decision {
+        ConfirmDecision::AlreadyCompleted => Ok(Some(Ok(completed(&order.order_id, &order.seats, payment)))),
+        ConfirmDecision::Refused(refused) => Ok(Some(Err(refusal(refused)))),
+        ConfirmDecision::RecordForRefund { refused } => match app.store.record_refund_payment(stored, payment).await? {
+            ConfirmOutcome::Committed => {
+                tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a finished order: recorded for refund");
+                Ok(Some(Err(refusal(refused))))
+            }
+            ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
+            ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+        },
+        ConfirmDecision::SellHeld { release } => {
+            match app.store.sell_held(stored, payment, &paid.seats, &release, now).await? {
+                ConfirmOutcome::Committed => Ok(Some(Ok(completed(&order.order_id, &paid.seats, payment)))),
+                ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
+                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+            }
+        }
+        ConfirmDecision::TakeFree { release, holds_are_live, on_failure } => {
+            let in_txn: &[SeatId] = if holds_are_live { &release } else { &[] };
+            match app.store.take_free(stored, payment, &paid.seats, in_txn, now).await? {
+                ConfirmOutcome::Committed => {
+                    if !holds_are_live {
+                        app.store.release_leftover_holds(order, &release).await;
+                    }
+                    tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats taken and sold");
+                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, payment))))
+                }
+                ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
+                ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live).await,
+                ConfirmOutcome::OrderChanged => Ok(None),
+            }
+        }
+    }
+}
+
+/// The order becomes REFUND_DUE with this payment, and what it still holds
+/// is released: in the same transaction while its holds count, right after
+/// it otherwise.
+async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: RefundReason, holds_are_live: bool) -> Step {
+    let order = &stored.order;
+    let held = if order.status == OrderStatus::Pending { order.seats.as_slice() } else { &[] };
+    let in_txn: &[SeatId] = if holds_are_live { held } else { &[] };
+    match app.store.mark_refund_due(stored, payment, reason, in_txn).await? {
+        ConfirmOutcome::Committed => {
+            if !holds_are_live {
+                app.store.release_leftover_holds(order, held).await;
+            }
+            tracing::warn!(order_id = %order.order_id, payment_id = %payment, reason = reason.as_str(), "payment cannot complete its order: refund due");
+            Ok(Some(Err(refusal(ConfirmRefusal::Refund(reason)))))
+        }
+        ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
+        ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+    }
+}

@@ -1,0 +1,309 @@
+//! confirm's writes. Each is one `TransactWriteItems` that sells (or
+//! records) exactly what was paid, moves the order on, and records the
+//! payment id for this order (`PAYMENT#{id}`, so it can never pay for two).
+//! The common case is [`Store::confirm_exact`], with no read before it;
+//! the others act on an order read by the handler and re-check its
+//! `version`, so a decision is never made on stale data.
+
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
+
+use super::failures::{confirm_outcome, ConfirmOutcome, ConfirmRole};
+use super::*;
+use crate::domain::RefundReason;
+
+/// The paid seats' update in the common and live paths: still held by the
+/// order (whose own condition carries the guard margin).
+const SEAT_HELD_BY_ORDER_LIVE: &str = "#holder = :order AND #status = :held AND #holdExp > :now";
+/// Completing an order takes it out of the pending index and keeps it (no TTL).
+const COMPLETE_ORDER: &str = "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \
+     REMOVE #shard, #pendingExp, #ttl";
+
+/// A transaction being built: its items and what each is for.
+struct ConfirmTxn {
+    items: Vec<TransactWriteItem>,
+    roles: Vec<ConfirmRole>,
+}
+
+impl ConfirmTxn {
+    fn new() -> Self {
+        Self { items: Vec::new(), roles: Vec::new() }
+    }
+    fn push(&mut self, role: ConfirmRole, item: TransactWriteItem) {
+        self.items.push(item);
+        self.roles.push(role);
+    }
+}
+
+impl Store {
+    /// The common case, in one round trip: a live order that holds exactly
+    /// the paid seats. Sells them, completes the order and records the
+    /// payment, or changes nothing. `Ok(false)`: not the common case (or an
+    /// id we never issued); the caller reads the order and decides.
+    pub async fn confirm_exact(&self, order: &OrderId, payment: &PaymentId, paid: &[SeatId], now: Millis) -> Result<bool, Error> {
+        let Some(event) = order.event_ref() else { return Ok(false) };
+        if paid.is_empty() {
+            return Ok(false);
+        }
+        let mut txn = ConfirmTxn::new();
+        for seat in paid {
+            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, order, seat, now)?);
+        }
+        let complete = self
+            .complete(order, payment, paid)
+            .condition_expression(
+                "attribute_exists(PK) AND #status = :pending AND #deadline > :now AND size(#seats) = :count",
+            )
+            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":now", n(now.0))
+            .expression_attribute_values(":count", n(paid.len()))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(complete).build());
+        txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
+        match self.confirm_txn(txn, order).await? {
+            ConfirmOutcome::Committed => Ok(true),
+            // Throttling was answered above (503); anything else means the
+            // order is not in the common state: decide from a read.
+            _ => Ok(false),
+        }
+    }
+
+    /// A holdable order holding every paid seat: sells them, releases the
+    /// rest it holds, completes it, all in one transaction.
+    pub async fn sell_held(
+        &self,
+        stored: &StoredOrder,
+        payment: &PaymentId,
+        paid: &[SeatId],
+        release: &[SeatId],
+        now: Millis,
+    ) -> Result<ConfirmOutcome, Error> {
+        let order = &stored.order;
+        let event = EventRef::of(&order.event_id);
+        let mut txn = ConfirmTxn::new();
+        for seat in paid {
+            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, &order.order_id, seat, now)?);
+        }
+        self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        let complete = self
+            .complete(&order.order_id, payment, paid)
+            .condition_expression("#status = :pending AND #version = :version AND #deadline > :now")
+            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(complete).build());
+        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        self.confirm_txn(txn, &order.order_id).await
+    }
+
+    /// Takes every paid seat that is free for this order (unheld, its own,
+    /// or held by an expired hold, compared with `now`), completes the
+    /// order if it is still as read, and releases `release` (holds that
+    /// still count) in the same transaction.
+    pub async fn take_free(
+        &self,
+        stored: &StoredOrder,
+        payment: &PaymentId,
+        paid: &[SeatId],
+        release: &[SeatId],
+        now: Millis,
+    ) -> Result<ConfirmOutcome, Error> {
+        let order = &stored.order;
+        let event = EventRef::of(&order.event_id);
+        let mut txn = ConfirmTxn::new();
+        for seat in paid {
+            let take = self
+                .update(seat_key(&event, seat))
+                .update_expression("SET #status = :sold, #holder = :order REMOVE #holdExp")
+                .condition_expression(SEAT_IS_FREE_FOR_ORDER)
+                .expression_attribute_names("#status", STATUS)
+                .expression_attribute_names("#holder", HOLDER)
+                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+                .expression_attribute_values(":sold", s(SEAT_SOLD))
+                .expression_attribute_values(":order", s(order.order_id.as_str()))
+                .expression_attribute_values(":now", n(now.0))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            txn.push(ConfirmRole::Paid, TransactWriteItem::builder().update(take).build());
+        }
+        self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        let complete = self
+            .complete(&order.order_id, payment, paid)
+            .condition_expression("#status = :seen AND #version = :version")
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(complete).build());
+        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        self.confirm_txn(txn, &order.order_id).await
+    }
+
+    /// A payment that cannot complete its order: the order becomes
+    /// REFUND_DUE with the payment id and the reason, if still as read, and
+    /// `release` (holds that still count) are released in the same
+    /// transaction. The pending-index keys stay, so the sweep also releases
+    /// whatever holds remain once the order's expiry passes.
+    pub async fn mark_refund_due(
+        &self,
+        stored: &StoredOrder,
+        payment: &PaymentId,
+        reason: RefundReason,
+        release: &[SeatId],
+    ) -> Result<ConfirmOutcome, Error> {
+        let order = &stored.order;
+        let event = EventRef::of(&order.event_id);
+        let mut txn = ConfirmTxn::new();
+        self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        let refund = self
+            .update(order_key(&order.order_id))
+            .update_expression("SET #status = :refund, #payment = :payment, #reason = :reason, #version = #version + :one REMOVE #ttl")
+            .condition_expression("#status = :seen AND #version = :version")
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#payment", PAYMENT_ID)
+            .expression_attribute_names("#reason", REFUND_REASON)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_values(":refund", s(OrderStatus::RefundDue.as_str()))
+            .expression_attribute_values(":payment", s(payment.as_str()))
+            .expression_attribute_values(":reason", s(reason.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(refund).build());
+        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        self.confirm_txn(txn, &order.order_id).await
+    }
+
+    /// A further payment for an order that is COMPLETED or REFUND_DUE: kept
+    /// in `refundPaymentIds` (and recorded for this order), so no payment
+    /// is ever lost.
+    pub async fn record_refund_payment(&self, stored: &StoredOrder, payment: &PaymentId) -> Result<ConfirmOutcome, Error> {
+        let order = &stored.order;
+        let mut txn = ConfirmTxn::new();
+        let record = self
+            .update(order_key(&order.order_id))
+            .update_expression("ADD #extra :payment")
+            .condition_expression("#status = :seen")
+            .expression_attribute_names("#extra", EXTRA_PAYMENT_IDS)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_values(":payment", ss(&[payment.as_str()]))
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(record).build());
+        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        self.confirm_txn(txn, &order.order_id).await
+    }
+
+    /// Releases holds of an order that no longer counts (expired, or past
+    /// its guard margin and now completed or refund-due), each only if this
+    /// order still holds it; failures are logged, the holds have expired
+    /// or will within the guard margin, and the sweep retries refund-due
+    /// orders. Returns how many it released.
+    pub async fn release_leftover_holds(&self, order: &Order, seats: &[SeatId]) -> u64 {
+        let event = EventRef::of(&order.event_id);
+        let mut released = 0;
+        for seat in seats {
+            match self.release_expired_hold(&event, seat, &order.order_id).await {
+                Ok(true) => released += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(order_id = %order.order_id, error = %crate::error::chain(&e), "confirm: a leftover hold was not released")
+                }
+            }
+        }
+        released
+    }
+
+    fn sell_held_seat(&self, event: &EventRef, order: &OrderId, seat: &SeatId, now: Millis) -> Result<TransactWriteItem, Error> {
+        let sell = self
+            .update(seat_key(event, seat))
+            .update_expression("SET #status = :sold REMOVE #holdExp")
+            .condition_expression(SEAT_HELD_BY_ORDER_LIVE)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#holder", HOLDER)
+            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+            .expression_attribute_values(":sold", s(SEAT_SOLD))
+            .expression_attribute_values(":held", s(SEAT_HELD))
+            .expression_attribute_values(":order", s(order.as_str()))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().update(sell).build())
+    }
+
+    fn push_releases(&self, txn: &mut ConfirmTxn, event: &EventRef, order: &OrderId, seats: &[SeatId]) -> Result<(), Error> {
+        for seat in seats {
+            let release = self
+                .update(seat_key(event, seat))
+                .update_expression(RELEASE_SEAT)
+                .condition_expression(SEAT_HELD_BY_ORDER)
+                .expression_attribute_names("#status", STATUS)
+                .expression_attribute_names("#holder", HOLDER)
+                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+                .expression_attribute_values(":available", s(SEAT_AVAILABLE))
+                .expression_attribute_values(":held", s(SEAT_HELD))
+                .expression_attribute_values(":order", s(order.as_str()))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            txn.push(ConfirmRole::Release, TransactWriteItem::builder().update(release).build());
+        }
+        Ok(())
+    }
+
+    /// The order's completion; the caller adds the condition.
+    fn complete(&self, order: &OrderId, payment: &PaymentId, paid: &[SeatId]) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+        let paid: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
+        self.update(order_key(order))
+            .update_expression(COMPLETE_ORDER)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#payment", PAYMENT_ID)
+            .expression_attribute_names("#seats", SEATS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_values(":completed", s(OrderStatus::Completed.as_str()))
+            .expression_attribute_values(":payment", s(payment.as_str()))
+            .expression_attribute_values(":paid", ss(&paid))
+            .expression_attribute_values(":one", n(1))
+    }
+
+    /// `PAYMENT#{id}` names the order it paid for; it may be written again
+    /// for the same order, never for another.
+    fn record_payment(&self, payment: &PaymentId, order: &OrderId) -> Result<TransactWriteItem, Error> {
+        let mut item = payment_key(payment);
+        item.extend([
+            (KIND.into(), s("payment")),
+            (PAYMENT_ID.into(), s(payment.as_str())),
+            (ORDER_ID.into(), s(order.as_str())),
+        ]);
+        let put = Put::builder()
+            .table_name(&*self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK) OR #orderId = :order")
+            .expression_attribute_names("#orderId", ORDER_ID)
+            .expression_attribute_values(":order", s(order.as_str()))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
+    async fn confirm_txn(&self, txn: ConfirmTxn, order: &OrderId) -> Result<ConfirmOutcome, Error> {
+        match self.transact(txn.items).await? {
+            Txn::Committed => Ok(ConfirmOutcome::Committed),
+            Txn::Cancelled(reasons) => {
+                let items: Vec<_> = txn.roles.into_iter().zip(reasons).collect();
+                confirm_outcome(&items, order.as_str())
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Cancelled transactions, decided: DynamoDB's per-item `CancellationReasons`
+//! turned into the contract's errors by pure functions (no I/O, unit-tested
+//! below). The rules, in one place:
+//!
+//! - Throttling (or any reason that is neither a condition nor a conflict)
+//!   on any item: `503 store-unavailable`. Never a 409 that lies.
+//! - The order's own condition first: missing order 404, wrong token 401,
+//!   not holdable 409 `order-not-holdable`.
+//! - A seat's condition failure, or a `TransactionConflict` on a seat:
+//!   another order has it (`seat-held`, or `seat-sold` if it is sold).
+//! - A `TransactionConflict` on the order alone: 503 (retry).
+
+use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
+
+use super::{parse_order, Fields, Item, StoreError, SEAT_SOLD, STATUS};
+use crate::auth::HoldToken;
+use crate::domain::Millis;
+use crate::error::Error;
+
+/// Why one item of a cancelled transaction failed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ItemFailure {
+    /// Its condition failed; the item before the transaction (None: absent).
+    Condition(Option<Item>),
+    /// Another transaction was changing the item at the same time.
+    Conflict,
+    /// Throttled, or any other reason the request did not get to decide:
+    /// the code, for the log.
+    Unavailable(String),
+}
+
+/// Per-item outcome of a cancelled `TransactWriteItems`, in request order:
+/// `None` for items that did not cause the cancellation.
+pub(crate) fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFailure>> {
+    reasons
+        .iter()
+        .map(|r| match r.code() {
+            Some("ConditionalCheckFailed") => Some(ItemFailure::Condition(r.item().cloned())),
+            Some("TransactionConflict") => Some(ItemFailure::Conflict),
+            Some("None") | None => None,
+            // ThrottlingError, ProvisionedThroughputExceeded,
+            // RequestLimitExceeded, ...: nothing was decided about the item.
+            Some(code) => Some(ItemFailure::Unavailable(code.to_owned())),
+        })
+        .collect()
+}
+
+/// A cancellation with a reason that is not about the data (throttling and
+/// the like): logged with every item's code and answered as a retryable 503.
+pub(crate) fn unavailable_in(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Option<Error> {
+    if !reasons.iter().any(|r| matches!(r, Some(ItemFailure::Unavailable(_)))) {
+        return None;
+    }
+    Some(unexplained(operation, reasons))
+}
+
+/// Logs a cancellation's reason codes (the 503's cause) and returns the 503.
+pub(crate) fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Error {
+    let codes: Vec<&str> = reasons
+        .iter()
+        .map(|r| match r {
+            None => "None",
+            Some(ItemFailure::Condition(_)) => "ConditionalCheckFailed",
+            Some(ItemFailure::Conflict) => "TransactionConflict",
+            Some(ItemFailure::Unavailable(code)) => code.as_str(),
+        })
+        .collect();
+    tracing::warn!(operation, reasons = ?codes, "transaction cancelled: store unavailable");
+    Error::StoreUnavailable
+}
+
+/// Explains an order item's failed condition on the holder's routes, in the
+/// contract's precedence: missing order, wrong token, not holdable.
+/// `Ok(None)`: the order was fine on those counts (or did not fail).
+pub(crate) fn order_error(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Error>, StoreError> {
+    match failure {
+        Some(ItemFailure::Condition(None)) => Ok(Some(Error::OrderNotFound)),
+        Some(ItemFailure::Condition(Some(item))) => {
+            let stored = parse_order(item)?;
+            if !token.matches(&stored.order.token_hash) {
+                return Ok(Some(Error::Unauthorized));
+            }
+            if !stored.order.is_holdable(now) {
+                return Ok(Some(Error::OrderNotHoldable));
+            }
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn is_sold(item: &Item) -> bool {
+    Fields::new(item).opt_s(STATUS) == Some(SEAT_SOLD)
+}
+
+/// get-seat's cancelled transaction `[seat, order]`, decided.
+pub(crate) fn claim_error(
+    seat: Option<ItemFailure>,
+    order: Option<ItemFailure>,
+    token: &HoldToken,
+    max_seats: u32,
+    now: Millis,
+) -> Result<Error, StoreError> {
+    let reasons = [seat, order];
+    if let Some(e) = unavailable_in("get-seat", &reasons) {
+        return Ok(e);
+    }
+    let [seat, order] = reasons;
+    if let Some(e) = order_error(order.as_ref(), token, now)? {
+        return Ok(e);
+    }
+    Ok(match (&seat, &order) {
+        (Some(ItemFailure::Condition(None)), _) => Error::SeatNotFound,
+        (Some(ItemFailure::Condition(Some(old))), _) if is_sold(old) => Error::SeatSold,
+        // Held by a live order, or being claimed this very moment by
+        // another transaction (a conflict on the seat).
+        (Some(_), _) => Error::SeatHeld,
+        // Only the order's condition failed and it was not about the token,
+        // status or expiry: the order is full.
+        (None, Some(ItemFailure::Condition(_))) => Error::SeatLimit { max: max_seats },
+        // A conflict on the order alone (or no reason at all).
+        _ => unexplained("get-seat", &[seat, order]),
+    })
+}
+
+/// drop-seat's cancelled transaction `[seat, order]`, decided.
+pub(crate) fn release_error(
+    seat: Option<ItemFailure>,
+    order: Option<ItemFailure>,
+    token: &HoldToken,
+    now: Millis,
+) -> Result<Error, StoreError> {
+    let reasons = [seat, order];
+    if let Some(e) = unavailable_in("drop-seat", &reasons) {
+        return Ok(e);
+    }
+    let [seat, order] = reasons;
+    // drop-seat has no guard margin: only a missing order or a wrong token
+    // come before the seat (a not-holdable order fails its own condition
+    // and is reported as such below).
+    match order_error(order.as_ref(), token, Millis(i64::MIN))? {
+        Some(Error::OrderNotHoldable) | None => {}
+        Some(e) => return Ok(e),
+    }
+    if let Some(ItemFailure::Condition(Some(item))) = &order {
+        if !parse_order(item)?.order.is_live(now) {
+            return Ok(Error::OrderNotHoldable);
+        }
+    }
+    Ok(match (&seat, &order) {
+        (Some(ItemFailure::Condition(None)), _) => Error::SeatNotFound,
+        (Some(ItemFailure::Condition(_)), _) | (_, Some(ItemFailure::Condition(_))) => Error::SeatNotHeld,
+        _ => unexplained("drop-seat", &[seat, order]),
+    })
+}
+
+/// What an item of a confirm transaction is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConfirmRole {
+    /// A seat paid for, sold by this transaction.
+    Paid,
+    /// A seat the order held but did not pay for, released.
+    Release,
+    Order,
+    Payment,
+}
+
+/// How a confirm transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmOutcome {
+    Committed,
+    /// The payment id is recorded for another order: nothing changed.
+    PaymentReused,
+    /// A paid seat cannot be had by this order.
+    SeatsTaken,
+    /// The order (or a seat it held) changed since it was read: read it
+    /// again and decide anew.
+    OrderChanged,
+}
+
+/// A cancelled confirm transaction, decided from its items' roles.
+pub(crate) fn confirm_outcome(items: &[(ConfirmRole, Option<ItemFailure>)], order: &str) -> Result<ConfirmOutcome, Error> {
+    let reasons: Vec<Option<ItemFailure>> = items.iter().map(|(_, r)| r.clone()).collect();
+    if let Some(e) = unavailable_in("confirm", &reasons) {
+        return Err(e);
+    }
+    let failed = |role: ConfirmRole, f: fn(&ItemFailure) -> bool| {
+        items.iter().any(|(r, failure)| *r == role && failure.as_ref().is_some_and(f))
+    };
+    let condition = |f: &ItemFailure| matches!(f, ItemFailure::Condition(_));
+    let payment_elsewhere = items.iter().any(|(r, failure)| {
+        *r == ConfirmRole::Payment
+            && matches!(failure, Some(ItemFailure::Condition(Some(item)))
+                if item.get(super::ORDER_ID).and_then(|v: &AttributeValue| v.as_s().ok()).map(String::as_str) != Some(order))
+    });
+    Ok(if payment_elsewhere {
+        ConfirmOutcome::PaymentReused
+    } else if failed(ConfirmRole::Order, condition) || failed(ConfirmRole::Release, condition) {
+        ConfirmOutcome::OrderChanged
+    } else if failed(ConfirmRole::Paid, condition) {
+        ConfirmOutcome::SeatsTaken
+    } else {
+        // Only conflicts: another transaction is on these items right now;
+        // nothing was decided, so the payment backend simply retries.
+        return Err(unexplained("confirm", &reasons));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{EventId, OrderId};
+    use std::collections::HashMap;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn reason(code: &str) -> CancellationReason {
+        CancellationReason::builder().code(code).build()
+    }
+
+    fn seat_item(status: &str) -> Item {
+        HashMap::from([(STATUS.to_owned(), AttributeValue::S(status.to_owned()))])
+    }
+
+    fn token() -> Result<HoldToken, Box<dyn std::error::Error>> {
+        Ok(HoldToken::generate(&EventId::parse("e")?, Millis(10_000))?)
+    }
+
+    #[test]
+    fn cancellation_reasons_are_typed() {
+        let got = cancellation(&[
+            reason("None"),
+            reason("ConditionalCheckFailed"),
+            reason("TransactionConflict"),
+            reason("ThrottlingError"),
+            reason("ProvisionedThroughputExceeded"),
+        ]);
+        assert_eq!(got[0], None);
+        assert_eq!(got[1], Some(ItemFailure::Condition(None)));
+        assert_eq!(got[2], Some(ItemFailure::Conflict));
+        assert_eq!(got[3], Some(ItemFailure::Unavailable("ThrottlingError".into())));
+        assert_eq!(got[4], Some(ItemFailure::Unavailable("ProvisionedThroughputExceeded".into())));
+    }
+
+    #[test]
+    fn claim_decisions() -> TestResult {
+        let t = token()?;
+        let now = Millis(1);
+        let claim = |seat, order| claim_error(seat, order, &t, 10, now).map(|e| e.code());
+        let throttled = || Some(ItemFailure::Unavailable("ThrottlingError".into()));
+        // Throttling anywhere is a 503, never seat-held.
+        assert_eq!(claim(throttled(), None)?, "store-unavailable");
+        assert_eq!(claim(None, throttled())?, "store-unavailable");
+        assert_eq!(claim(throttled(), Some(ItemFailure::Conflict))?, "store-unavailable");
+        // A conflict on the seat: another order is claiming it.
+        assert_eq!(claim(Some(ItemFailure::Conflict), None)?, "seat-held");
+        // A conflict on the order alone: retry.
+        assert_eq!(claim(None, Some(ItemFailure::Conflict))?, "store-unavailable");
+        assert_eq!(claim(Some(ItemFailure::Condition(None)), None)?, "seat-not-found");
+        assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("SOLD")))), None)?, "seat-sold");
+        assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?, "seat-held");
+        // The order is missing: that comes first.
+        assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), Some(ItemFailure::Condition(None)))?, "order-not-found");
+        assert_eq!(claim(None, None)?, "store-unavailable");
+        Ok(())
+    }
+
+    #[test]
+    fn drop_decisions() -> TestResult {
+        let t = token()?;
+        let drop = |seat, order| release_error(seat, order, &t, Millis(1)).map(|e| e.code());
+        assert_eq!(drop(Some(ItemFailure::Unavailable("ThrottlingError".into())), None)?, "store-unavailable");
+        assert_eq!(drop(Some(ItemFailure::Condition(None)), None)?, "seat-not-found");
+        assert_eq!(drop(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?, "seat-not-held");
+        assert_eq!(drop(None, Some(ItemFailure::Condition(None)))?, "order-not-found");
+        assert_eq!(drop(Some(ItemFailure::Conflict), None)?, "store-unavailable");
+        Ok(())
+    }
+
+    #[test]
+    fn confirm_decisions() -> TestResult {
+        let order = OrderId::generate(&EventId::parse("e")?);
+        let other = HashMap::from([(super::super::ORDER_ID.to_owned(), AttributeValue::S("someone-else".into()))]);
+        let cond = |item: Option<Item>| Some(ItemFailure::Condition(item));
+        let outcome = |items: Vec<(ConfirmRole, Option<ItemFailure>)>| confirm_outcome(&items, order.as_str());
+        use ConfirmRole::*;
+        assert_eq!(outcome(vec![(Paid, None), (Order, None), (Payment, cond(Some(other.clone())))])?, ConfirmOutcome::PaymentReused);
+        assert_eq!(outcome(vec![(Paid, cond(None)), (Order, cond(None)), (Payment, cond(Some(other)))])?, ConfirmOutcome::PaymentReused, "nothing changes for a reused payment");
+        assert_eq!(outcome(vec![(Paid, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken);
+        assert_eq!(outcome(vec![(Paid, cond(None)), (Order, cond(None)), (Payment, None)])?, ConfirmOutcome::OrderChanged);
+        assert_eq!(outcome(vec![(Paid, None), (Release, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::OrderChanged);
+        assert_eq!(
+            outcome(vec![(Paid, Some(ItemFailure::Unavailable("ThrottlingError".into()))), (Order, cond(None)), (Payment, None)])
+                .map_err(|e| e.code()),
+            Err("store-unavailable")
+        );
+        assert_eq!(outcome(vec![(Paid, Some(ItemFailure::Conflict)), (Order, None), (Payment, None)]).map_err(|e| e.code()), Err("store-unavailable"));
+        Ok(())
+    }
+}
