@@ -107,6 +107,9 @@ pub enum Fault {
     Throttling,
     /// `ProvisionedThroughputExceededException` (a hot partition).
     ProvisionedThroughputExceeded,
+    /// `TransactionConflictException`: a plain write met a transaction on
+    /// its item.
+    TransactionConflict,
     /// `TransactionCanceledException` with one reason code per item of the
     /// transaction, in request order (`"None"` for items that did not fail).
     TransactionCanceled(Vec<&'static str>),
@@ -125,6 +128,10 @@ impl Fault {
                 "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
                 "message": "The level of configured provisioned throughput for the table was exceeded. \
                             Consider increasing your provisioning level with the UpdateTable API.",
+            }),
+            Fault::TransactionConflict => serde_json::json!({
+                "__type": "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
+                "message": "Transaction is ongoing for the item",
             }),
             Fault::TransactionCanceled(codes) => {
                 let reasons: Vec<serde_json::Value> = codes

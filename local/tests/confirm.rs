@@ -293,6 +293,56 @@ async fn a_payment_inside_the_guard_margin_still_completes() {
     let (status, reply) = claim(&app, &o, "A-1-2").await;
     assert_eq!((status, reply["error"].as_str()), (409, Some("order-not-holdable")), "{reply}");
     let (status, reply) = confirm_seats(&app, &o.id, "pi_1", &seats_of(&["A-1-1"])).await;
+    let answered = Millis::now();
     assert_eq!((status, reply["status"].as_str()), (200, Some("COMPLETED")), "{reply}");
+    let expires_at = stored_order(&app, &o.id).await.expires_at;
+    assert!(answered < expires_at, "the payment landed inside the margin, before expiry ({answered:?} vs {expires_at:?})");
     assert_invariants(&app, &ev).await;
+}
+
+/// At the largest order (`MAX_SEATS_PER_ORDER` = 98), a payment for seats
+/// the order holds plus one it does not would need more than DynamoDB's
+/// 100 items in one transaction with the releases: the unpaid holds are
+/// released right after it instead, and the sale goes through.
+#[tokio::test]
+async fn the_largest_order_paying_for_part_of_its_seats_fits_the_transaction_limit() {
+    let mut app = fresh_app().await;
+    app.config.max_seats_per_order = 98;
+    let ev = event(&app, 100, 300).await;
+    let o = order(&app, &ev).await;
+    for n in 1..=98 {
+        assert_eq!(claim(&app, &o, &format!("A-1-{n}")).await.0, 200);
+    }
+    let paid = seats_of(&["A-1-1", "A-1-2", "A-1-3", "A-1-99"]);
+    let (status, reply) = confirm_seats(&app, &o.id, "pi_big", &paid).await;
+    assert_eq!(status, 200, "{reply}");
+    let now = seats(&app, &ev).await;
+    assert_eq!(now.iter().filter(|s| matches!(s.state, SeatState::Sold { .. })).count(), 4);
+    assert_eq!(now.iter().filter(|s| s.state == SeatState::Available).count(), 96, "the 95 unpaid holds are released");
+    // Paying for all of a 96-seat order: the common path, one transaction
+    // of 96 seats, the order and the payment.
+    let big = order(&app, &ev).await;
+    let all: Vec<String> = (4..=98).chain([100]).map(|n| format!("A-1-{n}")).collect();
+    for seat in &all {
+        assert_eq!(claim(&app, &big, seat).await.0, 200);
+    }
+    assert_eq!(all.len(), 96);
+    assert_eq!(confirm_seats(&app, &big.id, "pi_all", &all).await.0, 200);
+    assert_invariants(&app, &ev).await;
+}
+
+/// Places in a general-admission section cannot be had yet (no event has
+/// one in this release): a payment naming them is refunded, not lost.
+#[tokio::test]
+async fn a_payment_for_general_admission_places_is_refund_due() {
+    let app = fresh_app().await;
+    let ev = event(&app, 2, 300).await;
+    let o = order(&app, &ev).await;
+    assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
+    let body = json!({"orderId": o.id, "paymentId": "pi_ga", "seats": ["A-1-1"], "ga": [{"sectionId": "FLOOR", "quantity": 2}]}).to_string();
+    let reply = send(&app, &o.id, &body, &signed(&body)).await;
+    assert_eq!((code(&reply), reply.1["refund"].as_bool()), ((409, Some("seats-unavailable")), Some(true)), "{}", reply.1);
+    let stored = stored_order(&app, &o.id).await;
+    assert_eq!((stored.status, stored.payment_id.map(|p| p.to_string())), (OrderStatus::RefundDue, Some("pi_ga".into())));
+    assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available), "its hold is released");
 }

@@ -696,6 +696,24 @@ async fn an_interrupted_create_event_is_invisible_and_resumes() {
     assert_eq!(claim(&app, &o, "B-1-400").await.0, 200);
 }
 
+/// A plain write that meets a transaction on its item
+/// (`TransactionConflictException`, which the SDK does not retry) is a 503:
+/// nothing was decided, so the caller retries. Here a create-event whose
+/// seat put meets a claim; the retried PUT completes the event.
+#[tokio::test]
+async fn a_transaction_conflict_on_a_plain_write_is_503() {
+    let (app, faults) = app_with_faults().await;
+    let body = plan(&[("A", "1", 40)], Some(300));
+    faults.fail_after("PutItem", 10, Fault::TransactionConflict, Some(1));
+    let reply = call_full(&app, "PUT", "/events/conflicted", &[], &body).await;
+    assert_store_unavailable("create-event, a seat put conflicted", &reply);
+    assert_eq!(faults.injected("PutItem"), 1);
+    faults.reset();
+    let reply = call_full(&app, "PUT", "/events/conflicted", &[], &body).await;
+    assert_eq!(reply.status, 201, "{reply:?}");
+    assert_eq!(seats(&app, "conflicted").await.len(), 40);
+}
+
 // ----- 4. expire-holds and the Lambda deadline --------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -17,7 +17,10 @@ use super::{GaEntry, Reply};
 use crate::domain::{decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SeatId};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body, serve};
-use crate::store::{ConfirmOutcome, StoredOrder};
+
+/// A confirm transaction's items besides seats: the order and the payment.
+const CONFIRM_OVERHEAD_ITEMS: usize = 2;
+use crate::store::{ConfirmOutcome, StoredOrder, MAX_TRANSACTION_ITEMS};
 use crate::App;
 
 #[derive(Deserialize)]
@@ -99,17 +102,18 @@ const CONFIRM_ROUNDS: usize = 4;
 pub async fn confirm(app: &App, req: Request) -> Reply {
     Ok(serve("confirm", &req, async {
         let secrets = app.config.confirm_secrets.as_ref().ok_or(Error::Unauthorized)?;
-        let body = raw_body(&req)?;
-        // The signature is checked before anything else.
-        secrets.verify(req.headers(), body, Millis::now())?;
+        // The signature is checked before anything else, the body's size
+        // included (API Gateway caps it at 10 MB).
+        secrets.verify(req.headers(), req.body().as_ref(), Millis::now())?;
+        raw_body(&req)?;
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let paid = Paid::from_body(json_body(&req, None)?, &order_id, app.config.max_seats_per_order)?;
         if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
             return Ok(completed(&order_id, &paid.seats, &paid.payment));
         }
-        for _ in 0..CONFIRM_ROUNDS {
+        for round in 1..=CONFIRM_ROUNDS {
             let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
-            if let Some(done) = confirm_step(app, &stored, &paid).await? {
+            if let Some(done) = confirm_step(app, &stored, &paid, round == CONFIRM_ROUNDS).await? {
                 return done;
             }
         }
@@ -122,12 +126,26 @@ pub async fn confirm(app: &App, req: Request) -> Reply {
 type Step = Result<Option<Result<Response<Body>, Error>>, Error>;
 
 /// One decision on a freshly read order; `Ok(None)` means "it changed,
-/// read it again".
-async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid) -> Step {
+/// read it again". On the `last` round, holds are released after the
+/// transaction rather than in it, and a sale of held seats takes them as a
+/// late payment would: no condition on what the order holds can keep the
+/// payment from being recorded.
+async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) -> Step {
     let order = &stored.order;
     let now = Millis::now();
     let payment = &paid.payment;
     let mut decision = decide_confirm(order, payment, &paid.seats, now);
+    if last {
+        decision = match decision {
+            ConfirmDecision::SellHeld { release } => {
+                ConfirmDecision::TakeFree { release, holds_are_live: false, on_failure: RefundReason::SeatsUnavailable }
+            }
+            ConfirmDecision::TakeFree { release, on_failure, .. } => {
+                ConfirmDecision::TakeFree { release, holds_are_live: false, on_failure }
+            }
+            other => other,
+        };
+    }
     if !paid.ga.is_empty() {
         // Paid places cannot be had: no general-admission section exists
         // in this release, so a payment naming one is refunded.
@@ -158,17 +176,22 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid) -> Step {
             }
         }
         ConfirmDecision::TakeFree { release, holds_are_live, on_failure } => {
-            let in_txn: &[SeatId] = if holds_are_live { &release } else { &[] };
+            // Live holds go in the same transaction while it has room (paid
+            // seats it does not hold plus every other seat it holds can
+            // pass 100 items); otherwise right after it.
+            let fits = paid.seats.len() + release.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
+            let in_txn_releases = holds_are_live && fits;
+            let in_txn: &[SeatId] = if in_txn_releases { &release } else { &[] };
             match app.store.take_free(stored, payment, &paid.seats, in_txn, now).await? {
                 ConfirmOutcome::Committed => {
-                    if !holds_are_live {
+                    if !in_txn_releases {
                         app.store.release_leftover_holds(order, &release).await;
                     }
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats taken and sold");
                     Ok(Some(Ok(completed(&order.order_id, &paid.seats, payment))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
-                ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live).await,
+                ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live && !last).await,
                 ConfirmOutcome::OrderChanged => Ok(None),
             }
         }

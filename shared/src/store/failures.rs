@@ -24,10 +24,15 @@ pub(crate) enum ItemFailure {
     Condition(Option<Item>),
     /// Another transaction was changing the item at the same time.
     Conflict,
-    /// Throttled, or any other reason the request did not get to decide:
-    /// the code, for the log.
+    /// Throttled: nothing was decided about the item (the code, for the log).
     Unavailable(String),
+    /// A reason no retry will change (`ValidationError`,
+    /// `ItemCollectionSizeLimitExceeded`, an unknown code): a bug or a limit.
+    Rejected(String),
 }
+
+/// Per-item reasons that mean "throttled, try again".
+const THROTTLED_REASONS: &[&str] = &["ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"];
 
 /// Per-item outcome of a cancelled `TransactWriteItems`, in request order:
 /// `None` for items that did not cause the cancellation.
@@ -38,33 +43,40 @@ pub(crate) fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFai
             Some("ConditionalCheckFailed") => Some(ItemFailure::Condition(r.item().cloned())),
             Some("TransactionConflict") => Some(ItemFailure::Conflict),
             Some("None") | None => None,
-            // ThrottlingError, ProvisionedThroughputExceeded,
-            // RequestLimitExceeded, ...: nothing was decided about the item.
-            Some(code) => Some(ItemFailure::Unavailable(code.to_owned())),
+            Some(code) if THROTTLED_REASONS.contains(&code) => Some(ItemFailure::Unavailable(code.to_owned())),
+            Some(code) => Some(ItemFailure::Rejected(code.to_owned())),
         })
         .collect()
 }
 
-/// A cancellation with a reason that is not about the data (throttling and
-/// the like): logged with every item's code and answered as a retryable 503.
+/// A cancellation with a reason that is not about the data: throttling is
+/// a retryable 503 (logged with every item's code); a reason no retry will
+/// change is an internal error (500, its codes in the log).
 pub(crate) fn unavailable_in(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Option<Error> {
+    if reasons.iter().any(|r| matches!(r, Some(ItemFailure::Rejected(_)))) {
+        return Some(Error::from(StoreError::Rejected { op: operation, codes: codes(reasons).join(", ") }));
+    }
     if !reasons.iter().any(|r| matches!(r, Some(ItemFailure::Unavailable(_)))) {
         return None;
     }
     Some(unexplained(operation, reasons))
 }
 
-/// Logs a cancellation's reason codes (the 503's cause) and returns the 503.
-pub(crate) fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Error {
-    let codes: Vec<&str> = reasons
+fn codes(reasons: &[Option<ItemFailure>]) -> Vec<&str> {
+    reasons
         .iter()
         .map(|r| match r {
             None => "None",
             Some(ItemFailure::Condition(_)) => "ConditionalCheckFailed",
             Some(ItemFailure::Conflict) => "TransactionConflict",
-            Some(ItemFailure::Unavailable(code)) => code.as_str(),
+            Some(ItemFailure::Unavailable(code) | ItemFailure::Rejected(code)) => code.as_str(),
         })
-        .collect();
+        .collect()
+}
+
+/// Logs a cancellation's reason codes (the 503's cause) and returns the 503.
+pub(crate) fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Error {
+    let codes = codes(reasons);
     tracing::warn!(operation, reasons = ?codes, "transaction cancelled: store unavailable");
     Error::StoreUnavailable
 }
@@ -234,12 +246,14 @@ mod tests {
             reason("TransactionConflict"),
             reason("ThrottlingError"),
             reason("ProvisionedThroughputExceeded"),
+            reason("ValidationError"),
         ]);
         assert_eq!(got[0], None);
         assert_eq!(got[1], Some(ItemFailure::Condition(None)));
         assert_eq!(got[2], Some(ItemFailure::Conflict));
         assert_eq!(got[3], Some(ItemFailure::Unavailable("ThrottlingError".into())));
         assert_eq!(got[4], Some(ItemFailure::Unavailable("ProvisionedThroughputExceeded".into())));
+        assert_eq!(got[5], Some(ItemFailure::Rejected("ValidationError".into())));
     }
 
     #[test]
@@ -262,6 +276,8 @@ mod tests {
         // The order is missing: that comes first.
         assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), Some(ItemFailure::Condition(None)))?, "order-not-found");
         assert_eq!(claim(None, None)?, "store-unavailable");
+        // A reason no retry changes is an internal error, not a 503 to retry forever.
+        assert_eq!(claim(Some(ItemFailure::Rejected("ValidationError".into())), None)?, "internal-error");
         Ok(())
     }
 

@@ -111,6 +111,8 @@ const RELEASE_SEAT: &str = "SET #status = :available REMOVE #holder, #holdExp";
 /// seats does not also rewrite the index.
 pub const PENDING_INDEX_PROJECTION: &str = "KEYS_ONLY";
 
+/// Most items one `TransactWriteItems` may hold.
+pub const MAX_TRANSACTION_ITEMS: usize = 100;
 /// Conditional seat writes in flight while creating an event.
 const SEAT_WRITES_IN_FLIGHT: usize = 32;
 
@@ -133,6 +135,8 @@ pub enum StoreError {
     },
     #[error("item {key} is malformed: {problem}")]
     Malformed { key: String, problem: String },
+    #[error("DynamoDB {op} cancelled the transaction for a reason that is not retryable: {codes}")]
+    Rejected { op: &'static str, codes: String },
 }
 
 impl StoreError {
@@ -151,6 +155,9 @@ const UNAVAILABLE_CODES: &[&str] = &[
     "InternalServerError",
     "ServiceUnavailable",
     "TransactionInProgressException",
+    // A plain write that met a transaction on its item: nothing was decided,
+    // so it is retryable (the SDK does not retry it itself).
+    "TransactionConflictException",
 ];
 
 fn sdk_error<E, R>(op: &'static str, err: SdkError<E, R>) -> StoreError
@@ -193,6 +200,11 @@ fn event_key(event: &EventId) -> Item {
 const SEAT_SK_PREFIX: &str = "SEAT#";
 fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
     HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}")))])
+}
+/// The key of a seat item, for the test harness's raw reads (the store's
+/// readers go through [`Store`]).
+pub fn seat_item_key(event: &EventId, seat: &SeatId) -> HashMap<String, AttributeValue> {
+    seat_key(&EventRef::of(event), seat)
 }
 const ORDER_PK_PREFIX: &str = "ORDER#";
 fn order_key(order: &OrderId) -> Item {
