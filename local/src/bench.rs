@@ -464,11 +464,12 @@ fn table_name(app: &App) -> String {
     app.store.table_name().to_owned()
 }
 
+/// The seat item's key, as the store writes it (ids the bench made itself).
 fn seat_key(event: &str, seat: &str) -> HashMap<String, AttributeValue> {
-    HashMap::from([
-        ("PK".to_owned(), AttributeValue::S(format!("EVENT#{event}"))),
-        ("SK".to_owned(), AttributeValue::S(format!("SEAT#{seat}"))),
-    ])
+    match (shared::domain::EventId::parse(event), shared::domain::SeatId::parse(seat)) {
+        (Ok(event), Ok(seat)) => shared::store::seat_item_key(&event, &seat),
+        _ => HashMap::new(),
+    }
 }
 
 /// How a raw or naive claim is issued.

@@ -4,7 +4,8 @@ scripts/bench_cold_start.py runs this under the same Runtime Interface
 Emulator as the Rust binaries, through the Python runtime interface client:
 `aws-lambda-rie-x86_64 ... python -m awslambdaric handler.handler`.
 
-It does what the Rust get-seat does (shared/src/store.rs `claim_seat`): one
+It does what the Rust get-seat does (shared/src/store/holds.rs `claim_seat`,
+keys from shared/src/store/keys.rs): one
 `TransactWriteItems` with no read before it: the conditional claim on the
 seat item plus the order's conditional update (token hash, PENDING,
 unexpired, room for one more seat), and the same reading of
@@ -54,7 +55,9 @@ def parse_token(headers):
 def claim(order_id, seat_id, token, event_id, expires_at, now):
     seat_update = {
         "TableName": TABLE,
-        "Key": {"PK": {"S": f"EVENT#{event_id}"}, "SK": {"S": f"SEAT#{seat_id}"}},
+        # The event's partition: EVENT#{first 20 hex digits of SHA-256(eventId)}.
+        "Key": {"PK": {"S": f"EVENT#{hashlib.sha256(event_id.encode()).hexdigest()[:20]}"},
+                "SK": {"S": f"SEAT#{seat_id}"}},
         "UpdateExpression": "SET #status = :held, #holder = :order, #holdExp = :exp",
         "ConditionExpression": "attribute_exists(PK) AND #status <> :sold AND "
                                "(attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)",
@@ -70,10 +73,11 @@ def claim(order_id, seat_id, token, event_id, expires_at, now):
         "Key": {"PK": {"S": f"ORDER#{order_id}"}, "SK": {"S": "ORDER"}},
         "UpdateExpression": "ADD #seats :seat, #version :one",
         "ConditionExpression": "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending "
-                               "AND #expiresAt = :exp AND #expiresAt > :now "
+                               "AND #expiresAt = :exp AND #deadline > :now "
                                "AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
         "ExpressionAttributeNames": {"#seats": "seats", "#version": "version", "#tokenHash": "tokenHash",
-                                     "#status": "status", "#expiresAt": "expiresAt"},
+                                     "#status": "status", "#expiresAt": "expiresAt",
+                                     "#deadline": "holderDeadline"},
         "ExpressionAttributeValues": {
             ":seat": {"SS": [seat_id]}, ":seatId": {"S": seat_id}, ":one": {"N": "1"},
             ":tokenHash": {"S": hashlib.sha256(token.encode()).hexdigest()}, ":pending": {"S": "PENDING"},
@@ -94,7 +98,7 @@ def cancelled(err, token_hash, now):
             return error(404, "order-not-found", "No such order.")
         if old.get("tokenHash", {}).get("S") != token_hash:
             return error(401, "unauthorized", "The hold token does not match this order.")
-        if old.get("status", {}).get("S") != "PENDING" or int(old.get("expiresAt", {}).get("N", "0")) <= now:
+        if old.get("status", {}).get("S") != "PENDING" or int(old.get("holderDeadline", {}).get("N", "0")) <= now:
             return error(409, "order-not-holdable", "The order can no longer hold seats.")
     if seat.get("Code") == "ConditionalCheckFailed":
         old = seat.get("Item")

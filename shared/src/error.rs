@@ -1,12 +1,8 @@
-//! The one error type of the API, mapped to HTTP in one place.
-
-use lambda_http::http::StatusCode;
-
-use crate::store::StoreError;
+//! The one error type of the API. It knows the contract's error codes and
+//! sentences, not HTTP: the status of each is `crate::http::status`.
 
 /// Everything a request can end in other than success. Each variant is one
-/// contract error code; [`Error::status`] and [`Error::code`] are the only
-/// mapping to HTTP.
+/// contract error code ([`Error::code`]).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{0}")]
@@ -49,41 +45,19 @@ pub enum Error {
     SectionNotFound,
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
+    /// A store failure that no retry will mend (its source is the store's
+    /// typed error, for the log).
     #[error("store failure")]
-    Store(#[source] StoreError),
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error("inconsistent data: {0}")]
     Corrupt(String),
 }
 
-impl From<StoreError> for Error {
-    fn from(e: StoreError) -> Self {
-        if e.is_unavailable() {
-            // Kept out of the body; the handler logs the source chain.
-            tracing::warn!(error = %crate::error::chain(&e), "store unavailable");
-            Error::StoreUnavailable
-        } else {
-            Error::Store(e)
-        }
-    }
-}
-
 impl Error {
-    pub fn status(&self) -> StatusCode {
-        use Error::*;
-        match self {
-            BadRequest(_) => StatusCode::BAD_REQUEST,
-            PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Unauthorized => StatusCode::UNAUTHORIZED,
-            RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => {
-                StatusCode::NOT_FOUND
-            }
-            MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable
-            | AlreadyCompleted | OrderExpired | SeatsUnavailable | PaymentReused => StatusCode::CONFLICT,
-            SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+    /// A failure of ours, not the caller's: its body says only "internal
+    /// error" and the log gets the chain.
+    pub fn is_internal(&self) -> bool {
+        matches!(self, Error::Store(_) | Error::Corrupt(_))
     }
 
     pub fn code(&self) -> &'static str {
@@ -116,8 +90,7 @@ impl Error {
     /// The JSON body: the code and a sentence. A 5xx says only "internal
     /// error"; the details go to the log, never to the client.
     pub fn body(&self) -> serde_json::Value {
-        let message = if self.status().is_server_error() && !matches!(self, Error::StoreUnavailable)
-        {
+        let message = if self.is_internal() {
             "internal error".to_owned()
         } else {
             self.to_string()
@@ -148,29 +121,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn server_errors_hide_details() {
+    fn internal_errors_hide_details() {
         let e = Error::Corrupt("order item without status".into());
-        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(e.is_internal());
         assert_eq!(e.body()["message"], "internal error");
         assert_eq!(e.body()["error"], "internal-error");
+        assert!(!Error::StoreUnavailable.is_internal());
+        assert_ne!(Error::StoreUnavailable.body()["message"], "internal error", "a 503 says why");
     }
 
     #[test]
-    fn order_expired_says_refund() {
-        let b = Error::OrderExpired.body();
-        assert_eq!(b["error"], "order-expired");
-        assert_eq!(b["refund"], true);
-        assert_eq!(Error::OrderExpired.status(), StatusCode::CONFLICT);
-        assert_eq!(Error::SeatsUnavailable.body()["refund"], true);
-        assert_eq!(Error::AlreadyCompleted.body()["refund"], true);
+    fn refusals_of_money_say_refund() {
+        for e in [Error::OrderExpired, Error::SeatsUnavailable, Error::AlreadyCompleted] {
+            assert_eq!(e.body()["refund"], true, "{}", e.code());
+        }
+        assert_eq!(Error::OrderExpired.body()["error"], "order-expired");
         assert!(Error::PaymentReused.body().get("refund").is_none(), "a reused payment id is not this order's money");
-    }
-
-    #[test]
-    fn contract_codes() {
-        assert_eq!(Error::SeatLimit { max: 10 }.status(), StatusCode::UNPROCESSABLE_ENTITY);
-        assert_eq!(Error::SeatHeld.code(), "seat-held");
-        assert_eq!(Error::Unauthorized.status(), StatusCode::UNAUTHORIZED);
-        assert_eq!(Error::StoreUnavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(Error::SeatHeld.body().get("refund").is_none());
     }
 }

@@ -32,10 +32,27 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
     response
 }
 
+/// The HTTP status of each contract error: the one mapping to HTTP.
+pub fn status(err: &Error) -> StatusCode {
+    use Error::*;
+    match err {
+        BadRequest(_) => StatusCode::BAD_REQUEST,
+        PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        Unauthorized => StatusCode::UNAUTHORIZED,
+        RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => StatusCode::NOT_FOUND,
+        MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+        EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable | AlreadyCompleted | OrderExpired
+        | SeatsUnavailable | PaymentReused => StatusCode::CONFLICT,
+        SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 /// The contract's error body, with `Retry-After` on 503.
 pub fn error_response(err: &Error) -> Response<Body> {
-    let mut response = json(err.status(), &err.body());
-    if err.status() == StatusCode::SERVICE_UNAVAILABLE {
+    let mut response = json(status(err), &err.body());
+    if status(err) == StatusCode::SERVICE_UNAVAILABLE {
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
     }
     if let Error::MethodNotAllowed { allow, .. } = err {
@@ -64,8 +81,8 @@ where
             response
         }
         Err(err) => {
-            let status = err.status().as_u16();
-            if err.status() == StatusCode::INTERNAL_SERVER_ERROR {
+            let status = status(&err).as_u16();
+            if err.is_internal() {
                 tracing::error!(route, method, path, status, code = err.code(), error = %chain(&err), elapsed_ms, "request failed");
             } else {
                 tracing::info!(route, method, path, status, code = err.code(), elapsed_ms, "request");
@@ -116,4 +133,29 @@ pub fn json_body<T: DeserializeOwned>(req: &Request, empty: Option<T>) -> Result
         Some(_) => return Err(Error::BadRequest("the body must be a JSON object".into())),
     }
     serde_json::from_slice(bytes).map_err(|e| Error::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_statuses() {
+        assert_eq!(status(&Error::SeatLimit { max: 10 }), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(status(&Error::SeatHeld), StatusCode::CONFLICT);
+        assert_eq!(status(&Error::PaymentReused), StatusCode::CONFLICT);
+        assert_eq!(status(&Error::SectionNotFound), StatusCode::NOT_FOUND);
+        assert_eq!(status(&Error::Unauthorized), StatusCode::UNAUTHORIZED);
+        assert_eq!(status(&Error::Corrupt(String::new())), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn a_503_says_when_to_retry_and_a_500_says_nothing() {
+        let unavailable = error_response(&Error::StoreUnavailable);
+        assert_eq!(unavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(unavailable.headers()[RETRY_AFTER], "1");
+        let internal = error_response(&Error::Corrupt("seat item without status".into()));
+        let body: serde_json::Value = serde_json::from_slice(internal.body().as_ref()).unwrap_or_default();
+        assert_eq!(body, serde_json::json!({"error": "internal-error", "message": "internal error"}));
+    }
 }

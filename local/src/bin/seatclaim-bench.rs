@@ -134,8 +134,10 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration,
     let _ = writeln!(
         out,
         "\nget-seat and drop-seat are at the physical limit of one: the hold token carries the event id and the order's expiry, \
-         verified by the transaction's condition on the token hash. confirm needs the order's seat list, hence one read; \
-         reaching one would mean the payment backend sending the seat list and version, verified by the condition.\n"
+         verified by the transaction's condition on the token hash. confirm's common path (a live order holding exactly what \
+         was paid) is at the limit too: the signed body names the seats, the order id names the event's partition, and the \
+         transaction's conditions (each seat held by the order, the order PENDING before its deadline and holding exactly \
+         that many seats) verify the rest. list-seats reads the event first (404 until it is complete), then one query per page.\n"
     );
     let _ = writeln!(out, "## Sweep scaling\n");
     let _ = writeln!(out, "| table | sweep ms | expired orders | index queries |\n|---|---:|---:|---:|");

@@ -11,9 +11,6 @@ use super::failures::{confirm_outcome, ConfirmOutcome, ConfirmRole};
 use super::*;
 use crate::domain::RefundReason;
 
-/// The paid seats' update in the common and live paths: still held by the
-/// order (whose own condition carries the guard margin).
-const SEAT_HELD_BY_ORDER_LIVE: &str = "#holder = :order AND #status = :held AND #holdExp > :now";
 /// Completing an order takes it out of the pending index and keeps it (no TTL).
 const COMPLETE_ORDER: &str = "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \
      REMOVE #shard, #pendingExp, #ttl";
@@ -241,16 +238,8 @@ impl Store {
 
     fn push_releases(&self, txn: &mut ConfirmTxn, event: &EventRef, order: &OrderId, seats: &[SeatId]) -> Result<(), Error> {
         for seat in seats {
-            let release = self
-                .update(seat_key(event, seat))
-                .update_expression(RELEASE_SEAT)
-                .condition_expression(SEAT_HELD_BY_ORDER)
-                .expression_attribute_names("#status", STATUS)
-                .expression_attribute_names("#holder", HOLDER)
-                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
-                .expression_attribute_values(":available", s(SEAT_AVAILABLE))
-                .expression_attribute_values(":held", s(SEAT_HELD))
-                .expression_attribute_values(":order", s(order.as_str()))
+            let release = release_held_seat(order)
+                .on_update(self.update(seat_key(event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
             txn.push(ConfirmRole::Release, TransactWriteItem::builder().update(release).build());

@@ -1,0 +1,92 @@
+//! The sweep's store calls: the pending index by expiry, conditional
+//! releases, retiring swept orders.
+
+use super::*;
+
+/// Where the next page of a query starts (opaque outside the store).
+#[derive(Debug, Clone)]
+pub struct PageCursor(Item);
+
+impl Store {
+    // ----- expiry sweep -------------------------------------------------
+
+    /// Orders in one shard of the pending index whose expiry has passed:
+    /// one `Query` per page, reading only expired entries (no Scan). The
+    /// index projects keys only; the sweep reads each order item itself.
+    pub async fn expired_orders(
+        &self,
+        shard: u8,
+        now: Millis,
+        limit: i32,
+        start: Option<PageCursor>,
+    ) -> Result<(Vec<OrderId>, Option<PageCursor>), Error> {
+        let out = self
+            .client
+            .query()
+            .table_name(&*self.table)
+            .index_name(PENDING_INDEX)
+            .key_condition_expression("#shard = :shard AND #pendingExp < :now")
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":shard", s(shard_key(shard)))
+            .expression_attribute_values(":now", n(now.0))
+            .limit(limit)
+            .set_exclusive_start_key(start.map(|c| c.0))
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        let next = out.last_evaluated_key.map(PageCursor);
+        let orders = out
+            .items
+            .unwrap_or_default()
+            .iter()
+            .map(|item| {
+                let f = Fields::new(item);
+                f.str(PK)?
+                    .strip_prefix(ORDER_PK_PREFIX)
+                    .and_then(|id| OrderId::parse(id).ok())
+                    .ok_or_else(|| f.malformed(PK))
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok((orders, next))
+    }
+
+    /// Releases `seat` only if it is still HELD by `order` (a seat already
+    /// re-claimed or sold is left alone). True if this call released it.
+    pub async fn release_expired_hold(&self, event: &EventRef, seat: &SeatId, order: &OrderId) -> Result<bool, Error> {
+        let request = self.client.update_item().table_name(&*self.table).set_key(Some(seat_key(event, seat)));
+        let result = release_held_seat(order).on_update_item(request).send().await;
+        conditional(result, "UpdateItem")
+    }
+
+    /// Takes a swept order out of the pending index, if it is still as
+    /// read (`version`): a PENDING one becomes EXPIRED (only if expired),
+    /// another keeps its status. True if this call made the change (a
+    /// concurrent sweep or confirm may have got there first).
+    pub async fn retire_expired_order(&self, stored: &StoredOrder, now: Millis) -> Result<bool, Error> {
+        let order = &stored.order;
+        let base = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(order_key(&order.order_id)))
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .expression_attribute_values(":one", n(1));
+        let request = if order.status == OrderStatus::Pending {
+            base.update_expression("SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp")
+                .condition_expression("#status = :seen AND #version = :version AND #expiresAt < :now")
+                .expression_attribute_names("#expiresAt", EXPIRES_AT)
+                .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
+                .expression_attribute_values(":now", n(now.0))
+        } else {
+            base.update_expression("SET #version = #version + :one REMOVE #shard, #pendingExp")
+                .condition_expression("#status = :seen AND #version = :version AND attribute_exists(#shard)")
+        };
+        conditional(request.send().await, "UpdateItem")
+    }
+}

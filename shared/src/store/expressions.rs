@@ -1,0 +1,64 @@
+//! The seat-side condition and update expressions, one place each, with the
+//! names and values they bind (`#status`, `#holder`, `#holdExp`; `:order`,
+//! `:now`, `:sold`, `:held`, `:available`).
+
+use super::*;
+
+/// The claim condition (invariants 1–3): the seat exists, is not sold, and
+/// is unheld, already this order's, or held by a hold that has expired —
+/// compared with the writer's clock, so no sweep is needed first.
+pub(super) const SEAT_IS_FREE_FOR_ORDER: &str = "attribute_exists(PK) AND #status <> :sold AND \
+     (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)";
+/// Only the holding order's hold can be released (drop-seat, the sweep).
+const SEAT_HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
+/// The paid seats' condition in confirm's common and live paths: still
+/// held by the order and unexpired (the order's own condition carries the
+/// guard margin).
+pub(super) const SEAT_HELD_BY_ORDER_LIVE: &str = "#holder = :order AND #status = :held AND #holdExp > :now";
+const RELEASE_SEAT: &str = "SET #status = :available REMOVE #holder, #holdExp";
+
+/// An expression with its bindings, to set on an `UpdateItem` request or a
+/// transaction's `Update` item alike.
+pub(super) struct Bound {
+    pub update: &'static str,
+    pub condition: &'static str,
+    pub names: HashMap<String, String>,
+    pub values: HashMap<String, AttributeValue>,
+}
+
+/// Releases a seat only if `order` still holds it (drop-seat, confirm's
+/// unpaid holds, the sweep).
+pub(super) fn release_held_seat(order: &OrderId) -> Bound {
+    Bound {
+        update: RELEASE_SEAT,
+        condition: SEAT_HELD_BY_ORDER,
+        names: HashMap::from([
+            ("#status".to_owned(), STATUS.to_owned()),
+            ("#holder".to_owned(), HOLDER.to_owned()),
+            ("#holdExp".to_owned(), HOLD_EXPIRES_AT.to_owned()),
+        ]),
+        values: HashMap::from([
+            (":available".to_owned(), s(SEAT_AVAILABLE)),
+            (":held".to_owned(), s(SEAT_HELD)),
+            (":order".to_owned(), s(order.as_str())),
+        ]),
+    }
+}
+
+impl Bound {
+    pub(super) fn on_update(self, b: aws_sdk_dynamodb::types::builders::UpdateBuilder) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+        b.update_expression(self.update)
+            .condition_expression(self.condition)
+            .set_expression_attribute_names(Some(self.names))
+            .set_expression_attribute_values(Some(self.values))
+    }
+    pub(super) fn on_update_item(
+        self,
+        b: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder,
+    ) -> aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder {
+        b.update_expression(self.update)
+            .condition_expression(self.condition)
+            .set_expression_attribute_names(Some(self.names))
+            .set_expression_attribute_values(Some(self.values))
+    }
+}

@@ -1,0 +1,174 @@
+//! Orders and holds: create and read orders, claim and release seats, each
+//! claim or release one transaction with no read before it.
+
+use super::*;
+
+impl Store {
+    // ----- orders -------------------------------------------------------
+
+    /// Writes a new PENDING order (its id is fresh; the condition only
+    /// guards against the impossible collision).
+    pub async fn create_order(&self, order: &Order) -> Result<(), Error> {
+        let mut item = order_key(&order.order_id);
+        item.extend([
+            (KIND.into(), s("order")),
+            (ORDER_ID.into(), s(order.order_id.as_str())),
+            (EVENT_ID.into(), s(order.event_id.as_str())),
+            (STATUS.into(), s(OrderStatus::Pending.as_str())),
+            (EXPIRES_AT.into(), n(order.expires_at.0)),
+            (HOLDER_DEADLINE.into(), n(order.holder_deadline.0)),
+            (TOKEN_HASH.into(), s(&order.token_hash)),
+            (VERSION.into(), n(0)),
+            (CREATED_AT.into(), n(order.created_at.0)),
+            (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
+            (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
+            (TTL.into(), n(expired_order_ttl(order.expires_at))),
+        ]);
+        if let Some(user) = &order.user_id {
+            item.insert(USER_ID.into(), s(user));
+        }
+        let put = self
+            .client
+            .put_item()
+            .table_name(&*self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match put {
+            Ok(_) => Ok(()),
+            // The SDK retried a put whose first attempt had landed: the item
+            // there is ours (same token hash), so the order exists as asked.
+            Err(SdkError::ServiceError(ctx))
+                if matches!(ctx.err(), aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)
+                    if c.item().is_some_and(|old| Fields::new(old).opt_s(TOKEN_HASH) == Some(order.token_hash.as_str()))) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(sdk_error("PutItem", e).into()),
+        }
+    }
+
+    /// One strongly consistent read of an order.
+    pub async fn get_order(&self, order: &OrderId) -> Result<Option<StoredOrder>, Error> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&*self.table)
+            .set_key(Some(order_key(order)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        Ok(out.item.as_ref().map(parse_order).transpose()?)
+    }
+
+    /// get-seat: claims `seat` for the order and records it on the order in
+    /// one transaction, with no read before it. The seat is claimable if it
+    /// exists, is not sold, and is free, held by this order, or held by an
+    /// order whose hold expired (`holdExpiresAt < :now`: no stale window).
+    /// The order must match the token's hash, be PENDING, unexpired, and
+    /// have room (or hold the seat already: re-claiming is idempotent).
+    pub async fn claim_seat(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        seat: &SeatId,
+        max_seats: u32,
+        now: Millis,
+    ) -> Result<(), Error> {
+        let event = EventRef::of(token.event_id());
+        let expires_at = token.expires_at();
+        let claim = self
+            .update(seat_key(&event, seat))
+            .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
+            .condition_expression(SEAT_IS_FREE_FOR_ORDER)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#holder", HOLDER)
+            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
+            .expression_attribute_values(":held", s(SEAT_HELD))
+            .expression_attribute_values(":sold", s(SEAT_SOLD))
+            .expression_attribute_values(":order", s(order.as_str()))
+            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let record = self
+            .update(order_key(order))
+            .update_expression("ADD #seats :seat, #version :one")
+            // The holder's deadline, not expiresAt: the guard margin.
+            .condition_expression(
+                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
+                 AND #expiresAt = :exp AND #deadline > :now \
+                 AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
+            )
+            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
+            .expression_attribute_names("#seats", SEATS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#tokenHash", TOKEN_HASH)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
+            .expression_attribute_values(":seatId", s(seat.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":tokenHash", s(token.hash()))
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":now", n(now.0))
+            .expression_attribute_values(":max", n(max_seats))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let items = vec![
+            TransactWriteItem::builder().update(claim).build(),
+            TransactWriteItem::builder().update(record).build(),
+        ];
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
+        let order_failure = reasons.pop().flatten();
+        let seat_failure = reasons.pop().flatten();
+        Err(claim_error(seat_failure, order_failure, token, max_seats, now)?)
+    }
+
+    /// drop-seat: releases a seat this order holds and removes it from the
+    /// order, in one transaction and one round trip.
+    pub async fn release_seat(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        seat: &SeatId,
+        now: Millis,
+    ) -> Result<(), Error> {
+        let release = release_held_seat(order)
+            .on_update(self.update(seat_key(&EventRef::of(token.event_id()), seat)))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let record = self
+            .update(order_key(order))
+            .update_expression("DELETE #seats :seat ADD #version :one")
+            .condition_expression(
+                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
+                 AND #expiresAt > :now AND contains(#seats, :seatId)",
+            )
+            .expression_attribute_names("#seats", SEATS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#tokenHash", TOKEN_HASH)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
+            .expression_attribute_values(":seatId", s(seat.as_str()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":tokenHash", s(token.hash()))
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let items = vec![
+            TransactWriteItem::builder().update(release).build(),
+            TransactWriteItem::builder().update(record).build(),
+        ];
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
+        let order_failure = reasons.pop().flatten();
+        let seat_failure = reasons.pop().flatten();
+        Err(release_error(seat_failure, order_failure, token, now)?)
+    }
+}
