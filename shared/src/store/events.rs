@@ -106,16 +106,7 @@ impl Store {
 
     /// A ready event, or `None`.
     pub async fn get_event(&self, event: &EventId) -> Result<Option<Event>, Error> {
-        let out = self
-            .client
-            .get_item()
-            .table_name(&*self.table)
-            .set_key(Some(event_key(event)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error("GetItem", e))?;
-        match out.item {
+        match self.get_consistent(event_key(event)).await? {
             Some(item) if event_is_ready(&item) => Ok(Some(parse_event(&item)?)),
             _ => Ok(None),
         }

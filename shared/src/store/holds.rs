@@ -52,16 +52,7 @@ impl Store {
 
     /// One strongly consistent read of an order.
     pub async fn get_order(&self, order: &OrderId) -> Result<Option<StoredOrder>, Error> {
-        let out = self
-            .client
-            .get_item()
-            .table_name(&*self.table)
-            .set_key(Some(order_key(order)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| sdk_error("GetItem", e))?;
-        Ok(out.item.as_ref().map(parse_order).transpose()?)
+        Ok(self.get_consistent(order_key(order)).await?.as_ref().map(parse_order).transpose()?)
     }
 
     /// get-seat: claims `seat` for the order and records it on the order in

@@ -139,6 +139,20 @@ impl Store {
         }
     }
 
+    /// One strongly consistent read of an item.
+    pub(super) async fn get_consistent(&self, key: Item) -> Result<Option<Item>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&*self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_error("GetItem", e))?;
+        Ok(out.item)
+    }
+
     pub(super) fn update(&self, key: Item) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         Update::builder()
             .table_name(&*self.table)

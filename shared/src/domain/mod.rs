@@ -1,13 +1,18 @@
 //! Pure domain types and rules: ids that validate on parse, seat and order
 //! states, expiry, the event layout. Nothing here performs I/O.
 
-use std::collections::HashSet;
 use std::fmt;
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+
+mod confirm;
+mod plan;
+
+pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal};
+pub use plan::{check_hold_seconds, Event, EventPlan, RowPlan, Seat, SeatSpec, SectionPlan};
 
 /// Longest id the contract allows (eventId, sectionId, row, orderId, paymentId).
 pub const MAX_ID_LEN: usize = 64;
@@ -354,212 +359,12 @@ impl Order {
     }
 }
 
-/// What confirm does with a paid order, decided from the order as read
-/// (the common case, a live order holding exactly what was paid, never
-/// gets here: it is one transaction with no read).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfirmDecision {
-    /// This payment completed the order already: the same 200.
-    AlreadyCompleted,
-    /// A different payment for a COMPLETED order: record it for refund and
-    /// answer `already-completed` with `refund: true`.
-    RecordForRefund { refused: ConfirmRefusal },
-    /// This payment is the one a REFUND_DUE order records: the same 409.
-    Refused(ConfirmRefusal),
-    /// A holdable order that holds every paid seat: sell those and release
-    /// `release` (what else it holds) in the same transaction.
-    SellHeld { release: Vec<SeatId> },
-    /// Take every paid seat that is free (unheld, this order's, or held by
-    /// an expired hold) and complete; if one cannot be had, the order
-    /// becomes REFUND_DUE for `on_failure`. `release`: the rest it held;
-    /// `holds_are_live`: whether those holds still count (then they are
-    /// released in the transaction, else right after it).
-    TakeFree { release: Vec<SeatId>, holds_are_live: bool, on_failure: RefundReason },
-}
-
-/// How a confirm that does not complete its order is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfirmRefusal {
-    AlreadyCompleted,
-    Refund(RefundReason),
-}
-
-/// The confirm rules of DESIGN.md as a function of the order, the payment
-/// and the seats paid for.
-pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], now: Millis) -> ConfirmDecision {
-    let same_payment = order.payment_id.as_ref() == Some(payment);
-    let not_paid = |seat: &&SeatId| !paid.contains(seat);
-    match order.status {
-        OrderStatus::Completed if same_payment => ConfirmDecision::AlreadyCompleted,
-        OrderStatus::Completed => ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted },
-        OrderStatus::RefundDue => {
-            let reason = ConfirmRefusal::Refund(order.refund_reason.unwrap_or(RefundReason::OrderExpired));
-            if same_payment {
-                ConfirmDecision::Refused(reason)
-            } else {
-                ConfirmDecision::RecordForRefund { refused: reason }
-            }
-        }
-        OrderStatus::Pending if order.is_holdable(now) => {
-            let release: Vec<SeatId> = order.seats.iter().filter(not_paid).cloned().collect();
-            if paid.iter().all(|seat| order.seats.contains(seat)) {
-                ConfirmDecision::SellHeld { release }
-            } else {
-                ConfirmDecision::TakeFree { release, holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
-            }
-        }
-        // Expired (or within the guard margin), cancelled: a late payment.
-        OrderStatus::Pending | OrderStatus::Expired | OrderStatus::Cancelled => ConfirmDecision::TakeFree {
-            release: order.seats.iter().filter(not_paid).cloned().collect(),
-            holds_are_live: false,
-            on_failure: RefundReason::OrderExpired,
-        },
-    }
-}
-
-/// An event's metadata.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
-    pub event_id: EventId,
-    pub name: String,
-    pub hold_seconds: u32,
-    pub seat_count: u32,
-    /// Section ids in plan order.
-    pub sections: Vec<SectionId>,
-}
-
-/// One seat of an event's plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeatSpec {
-    pub seat_id: SeatId,
-    pub section_id: SectionId,
-    pub row: RowId,
-    pub number: u32,
-    /// Position in plan order (0-based): sections and rows as the plan
-    /// lists them, seats by number. list-seats sorts by it.
-    pub ordinal: u32,
-}
-
-/// A seat with its state, as read for list-seats.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seat {
-    pub spec: SeatSpec,
-    pub state: SeatState,
-}
-
-/// create-event's body, as sent.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EventPlan {
-    pub name: String,
-    #[serde(default)]
-    pub hold_seconds: Option<u32>,
-    pub sections: Vec<SectionPlan>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SectionPlan {
-    pub section_id: SectionId,
-    pub rows: Vec<RowPlan>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RowPlan {
-    pub row: RowId,
-    pub count: u32,
-}
-
-impl EventPlan {
-    /// Checks the plan and expands it into its seats, in plan order.
-    /// Rejects what would make two seats share an id: a repeated section,
-    /// a repeated row in a section, or ids that collide through the dashes
-    /// (section `A` row `1-2` and section `A-1` row `2` both give `A-1-2-n`).
-    pub fn seats(&self) -> Result<Vec<SeatSpec>, Error> {
-        let name = self.name.trim();
-        if name.is_empty() || self.name.chars().count() > MAX_EVENT_NAME_LEN {
-            return Err(Error::BadRequest(format!(
-                "name must be 1-{MAX_EVENT_NAME_LEN} characters"
-            )));
-        }
-        if let Some(h) = self.hold_seconds {
-            check_hold_seconds(h)?;
-        }
-        if self.sections.is_empty() || self.sections.len() > MAX_SECTIONS {
-            return Err(Error::BadRequest(format!("an event has 1-{MAX_SECTIONS} sections")));
-        }
-        let mut total: u64 = 0;
-        for section in &self.sections {
-            if section.rows.is_empty() {
-                return Err(Error::BadRequest(format!(
-                    "section {} has no rows",
-                    section.section_id
-                )));
-            }
-            for row in &section.rows {
-                if row.count == 0 {
-                    return Err(Error::BadRequest(format!(
-                        "row {} of section {} must have a count of at least 1",
-                        row.row, section.section_id
-                    )));
-                }
-                total += u64::from(row.count);
-            }
-        }
-        if total > u64::from(MAX_EVENT_SEATS) {
-            return Err(Error::BadRequest(format!(
-                "an event has at most {MAX_EVENT_SEATS} seats; this plan has {total}"
-            )));
-        }
-        let mut seats = Vec::with_capacity(total as usize);
-        let mut ids = HashSet::with_capacity(total as usize);
-        for section in &self.sections {
-            for row in &section.rows {
-                for number in 1..=row.count {
-                    let seat_id = SeatId::compose(&section.section_id, &row.row, number);
-                    if !ids.insert(seat_id.clone()) {
-                        return Err(Error::BadRequest(format!(
-                            "seat id {seat_id} occurs twice: sections and rows must be unique and must not collide through '-'"
-                        )));
-                    }
-                    seats.push(SeatSpec {
-                        seat_id,
-                        section_id: section.section_id.clone(),
-                        row: row.row.clone(),
-                        number,
-                        // At most MAX_EVENT_SEATS seats: fits in u32.
-                        ordinal: seats.len() as u32,
-                    });
-                }
-            }
-        }
-        Ok(seats)
-    }
-}
-
-pub fn check_hold_seconds(h: u32) -> Result<(), Error> {
-    if HOLD_SECONDS_RANGE.contains(&h) {
-        Ok(())
-    } else {
-        Err(Error::BadRequest(format!(
-            "holdSeconds must be between {} and {}",
-            HOLD_SECONDS_RANGE.start(),
-            HOLD_SECONDS_RANGE.end()
-        )))
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Tests use `?` rather than unwrap: a failure reports the error.
     type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-    fn plan(json: &str) -> Result<EventPlan, serde_json::Error> {
-        serde_json::from_str(json)
-    }
 
     #[test]
     fn ids_accept_the_contract_charset_and_reject_the_rest() {
@@ -579,45 +384,6 @@ mod tests {
         assert!(r.is_err());
         let r: PaymentId = serde_json::from_str("\"pi_1\"")?;
         assert_eq!(r.as_str(), "pi_1");
-        Ok(())
-    }
-
-    #[test]
-    fn plan_expands_into_seat_ids_in_order() -> TestResult {
-        let p = plan(r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":2},{"row":"2","count":1}]}]}"#)?;
-        let ids: Vec<_> = p.seats()?.into_iter().map(|s| s.seat_id.to_string()).collect();
-        assert_eq!(ids, ["A-1-1", "A-1-2", "A-2-1"]);
-        Ok(())
-    }
-
-    #[test]
-    fn plan_rejects_colliding_and_repeated_seats() -> TestResult {
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1-2","count":1}]},{"sectionId":"A-1","rows":[{"row":"2","count":1}]}]}"#)?;
-        assert!(p.seats().is_err());
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":1},{"row":"1","count":1}]}]}"#)?;
-        assert!(p.seats().is_err());
-        Ok(())
-    }
-
-    #[test]
-    fn plan_bounds() -> TestResult {
-        let too_many = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":20001}]}]}"#;
-        assert!(plan(too_many)?.seats().is_err());
-        let exactly = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":20000}]}]}"#;
-        assert_eq!(plan(exactly)?.seats()?.len(), 20_000);
-        for bad in [
-            r#"{"name":"","sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
-            r#"{"name":"G","sections":[]}"#,
-            r#"{"name":"G","sections":[{"sectionId":"A","rows":[]}]}"#,
-            r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":0}]}]}"#,
-            r#"{"name":"G","holdSeconds":0,"sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
-            r#"{"name":"G","holdSeconds":7201,"sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
-        ] {
-            assert!(plan(bad)?.seats().is_err(), "{bad}");
-        }
-        // Wrong types never reach the rules: serde refuses them.
-        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":-1}]}]}"#).is_err());
-        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A#","rows":[{"row":"1","count":1}]}]}"#).is_err());
         Ok(())
     }
 
@@ -647,15 +413,6 @@ mod tests {
     }
 
     #[test]
-    fn plan_seats_carry_their_plan_order() -> TestResult {
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":2},{"row":"9","count":1}]},{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#)?;
-        let got: Vec<_> = p.seats()?.into_iter().map(|s| (s.seat_id.to_string(), s.ordinal)).collect();
-        let want: Vec<(String, u32)> = vec![("B-10-1".into(), 0), ("B-10-2".into(), 1), ("B-9-1".into(), 2), ("A-1-1".into(), 3)];
-        assert_eq!(got, want);
-        Ok(())
-    }
-
-    #[test]
     fn order_ids_carry_their_event_ref() -> TestResult {
         let event = EventId::parse("gala-2026")?;
         let id = OrderId::generate(&event);
@@ -678,15 +435,11 @@ mod tests {
         assert_eq!(expiry_guard_ms(2000, 1), 250);
     }
 
-    fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std::error::Error>> {
+    pub(super) fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std::error::Error>> {
         let event = Event { event_id: EventId::parse("e")?, name: "E".into(), hold_seconds: 60, seat_count: 10, sections: vec![] };
         let (mut order, _) = Order::new_pending(&event, now, 2000, None)?;
         order.seats = seats.iter().map(|s| SeatId::parse(s)).collect::<Result<_, _>>()?;
         Ok(order)
-    }
-
-    fn ids(seats: &[&str]) -> Vec<SeatId> {
-        seats.iter().filter_map(|s| SeatId::parse(s).ok()).collect()
     }
 
     #[test]
@@ -702,47 +455,4 @@ mod tests {
         Ok(())
     }
 
-    #[test]
-    fn confirm_decisions_follow_the_contract() -> TestResult {
-        let t0 = Millis(1_000_000);
-        let pay = PaymentId::parse("pi_1")?;
-        let other = PaymentId::parse("pi_2")?;
-        let order = pending(&["A-1-1", "A-1-2"], t0)?;
-        let live = Millis(t0.0 + 1000);
-        let in_guard = Millis(order.expires_at.0 - 1000);
-        let expired = order.expires_at;
-
-        // A live order holding what was paid: sell it, release the rest.
-        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::SellHeld { release: ids(&["A-1-2"]) });
-        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), live), ConfirmDecision::SellHeld { release: vec![] });
-        // Paid for a seat it does not hold: take it if free, else seats-unavailable.
-        assert_eq!(
-            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), live),
-            ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
-        );
-        // Within the guard margin or past expiry: a late payment.
-        for now in [in_guard, expired] {
-            assert_eq!(
-                decide_confirm(&order, &pay, &ids(&["A-1-1"]), now),
-                ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: false, on_failure: RefundReason::OrderExpired }
-            );
-        }
-        for status in [OrderStatus::Expired, OrderStatus::Cancelled] {
-            let o = Order { status, ..order.clone() };
-            assert!(matches!(decide_confirm(&o, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::TakeFree { on_failure: RefundReason::OrderExpired, .. }));
-        }
-        // Completed: the same payment is a replay, another is recorded for refund.
-        let done = Order { status: OrderStatus::Completed, payment_id: Some(pay.clone()), ..order.clone() };
-        assert_eq!(decide_confirm(&done, &pay, &ids(&["A-1-1"]), expired), ConfirmDecision::AlreadyCompleted);
-        assert_eq!(
-            decide_confirm(&done, &other, &ids(&["A-1-1"]), live),
-            ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted }
-        );
-        // Refund due: the same answer, and another payment is recorded too.
-        let due = Order { status: OrderStatus::RefundDue, payment_id: Some(pay.clone()), refund_reason: Some(RefundReason::SeatsUnavailable), ..order };
-        let refused = ConfirmRefusal::Refund(RefundReason::SeatsUnavailable);
-        assert_eq!(decide_confirm(&due, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::Refused(refused));
-        assert_eq!(decide_confirm(&due, &other, &ids(&["A-1-1"]), live), ConfirmDecision::RecordForRefund { refused });
-        Ok(())
-    }
 }

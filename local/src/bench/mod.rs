@@ -1,0 +1,347 @@
+//! `make bench`: seatclaim under load against DynamoDB Local, every scenario
+//! in one process run so the figures compare side by side. Each scenario
+//! prints its correctness count next to its speed.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use lambda_http::Body;
+use shared::auth::HoldToken;
+use shared::domain::{Millis, OrderId, SeatId, SeatState};
+use shared::App;
+use tokio::sync::Semaphore;
+
+use crate::metrics::RequestCounter;
+use crate::router::{dispatch, request};
+
+mod cold_start;
+mod ops;
+mod raw;
+mod spread;
+mod stampede;
+
+use cold_start::*;
+use ops::*;
+use raw::*;
+use spread::*;
+use stampede::*;
+
+/// Sizes of one run; `smoke()` is the CI pass that only proves it works.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizes {
+    pub stampede: usize,
+    pub spread_orders: usize,
+    pub spread_claims: usize,
+    pub spread_seats: u32,
+    pub in_flight: usize,
+    pub concurrency_claims: usize,
+    pub sweep_expired: usize,
+    pub sweep_small_table: u32,
+    pub sweep_large_table: u32,
+    pub warm_up_orders: usize,
+    pub cold_start: ColdStartPass,
+}
+
+/// How much of scripts/bench_cold_start.py the last scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdStartPass {
+    /// Every function, 20 cold starts each, the Python comparison and the
+    /// warm CPU figures; writes docs/BENCH-COLD-START.md and its JSON.
+    Full,
+    /// Two cold starts of get-seat, writes nothing: proves the harness
+    /// (with whatever build the bench itself is, debug under bench-smoke).
+    Smoke,
+}
+
+impl Sizes {
+    pub fn full() -> Self {
+        Self {
+            stampede: 1_000,
+            spread_orders: 2_000,
+            spread_claims: 10_000,
+            spread_seats: 1_000,
+            in_flight: 64,
+            concurrency_claims: 2_000,
+            sweep_expired: 100,
+            sweep_small_table: 1_000,
+            sweep_large_table: 100_000,
+            warm_up_orders: 60,
+            cold_start: ColdStartPass::Full,
+        }
+    }
+    pub fn smoke() -> Self {
+        Self {
+            stampede: 100,
+            spread_orders: 100,
+            spread_claims: 400,
+            spread_seats: 60,
+            in_flight: 16,
+            concurrency_claims: 100,
+            sweep_expired: 10,
+            sweep_small_table: 100,
+            sweep_large_table: 1_000,
+            warm_up_orders: 10,
+            cold_start: ColdStartPass::Smoke,
+        }
+    }
+}
+
+/// Latencies of one scenario and its wall time.
+#[derive(Debug, Clone, Default)]
+pub struct Timing {
+    pub latencies_ms: Vec<f64>,
+    pub wall: Duration,
+}
+
+impl Timing {
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies_ms.is_empty() {
+            return 0.0;
+        }
+        let mut v = self.latencies_ms.clone();
+        v.sort_by(f64::total_cmp);
+        let idx = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
+        v[idx]
+    }
+    pub fn p50(&self) -> f64 {
+        self.percentile(50.0)
+    }
+    pub fn p99(&self) -> f64 {
+        self.percentile(99.0)
+    }
+    pub fn max(&self) -> f64 {
+        self.percentile(100.0)
+    }
+    pub fn per_second(&self) -> f64 {
+        self.latencies_ms.len() as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One printed row: what ran, how fast, and what it proved.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub scenario: String,
+    pub timing: Timing,
+    pub correctness: String,
+    pub ok: bool,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub rows: Vec<Row>,
+    pub round_trips: Vec<(String, BTreeMap<String, u64>, String)>,
+    pub sweep: Vec<(String, Duration, u64, u64)>,
+    pub concurrency: Vec<(usize, f64, f64)>,
+    pub stampede_latencies: Vec<f64>,
+    pub handler_over_bare: f64,
+    /// Requests sent to warm DynamoDB Local up, and how long they took.
+    pub warm_up: (usize, Duration),
+    pub cold_start: ColdStart,
+}
+
+/// The cold-start scenario's outcome.
+#[derive(Debug, Default)]
+pub enum ColdStart {
+    #[default]
+    NotRun,
+    /// Not run, and why (bench-smoke without the Python tools).
+    Skipped(String),
+    /// The script's tables (markdown) and whether every invocation succeeded.
+    Measured { markdown: String, ok: bool },
+}
+
+impl Report {
+    pub fn all_ok(&self) -> bool {
+        self.rows.iter().all(|r| r.ok) && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
+    }
+}
+
+/// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct BenchOrder {
+    id: String,
+    token: String,
+}
+
+async fn reply(app: &App, method: &str, uri: &str, auth: Option<&str>, body: &str) -> (u16, serde_json::Value) {
+    let headers: Vec<(&str, String)> = auth.map(|t| vec![("authorization", format!("Bearer {t}"))]).unwrap_or_default();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let body = if body.is_empty() { Body::Empty } else { Body::Text(body.to_owned()) };
+    let resp = dispatch(app, request(method, uri, &headers, body)).await;
+    let status = resp.status().as_u16();
+    let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
+    (status, json)
+}
+
+async fn create_event(app: &App, id: &str, seats: u32, hold_seconds: u32) -> Result<(), String> {
+    let body = serde_json::json!({
+        "name": "Benchmark",
+        "holdSeconds": hold_seconds,
+        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}],
+    });
+    match reply(app, "PUT", &format!("/events/{id}"), None, &body.to_string()).await {
+        (201, _) => Ok(()),
+        (s, b) => Err(format!("create-event {id}: {s} {b}")),
+    }
+}
+
+async fn create_orders(app: &App, event: &str, n: usize) -> Result<Vec<BenchOrder>, String> {
+    let sem = Arc::new(Semaphore::new(32));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await
+        });
+    }
+    let mut orders = Vec::with_capacity(n);
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.map_err(|e| e.to_string())?;
+        if status != 201 {
+            return Err(format!("create-order: {status} {body}"));
+        }
+        orders.push(BenchOrder {
+            id: body["orderId"].as_str().unwrap_or_default().to_owned(),
+            token: body["holdToken"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    Ok(orders)
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -> Result<Report, String> {
+    let mut report = Report::default();
+    let counter = RequestCounter::default();
+    let new_app = |counter: Option<RequestCounter>| async move {
+        let client = crate::local_client_counting(endpoint, counter);
+        let table = unique("bench");
+        crate::table::TableSpec::from_repo()
+            .map_err(|e| e.to_string())?
+            .create(&client, &table)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(App {
+            store: shared::Store::new(client, &table),
+            config: shared::Config {
+                table_name: table,
+                hold_seconds: 420,
+                max_seats_per_order: 10,
+                expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
+                confirm_secrets: Some(crate::testing::dev_confirm_secrets()),
+            },
+        })
+    };
+    progress("warming DynamoDB Local up (scratch table, not measured)");
+    let scratch = new_app(None).await?;
+    let started = Instant::now();
+    let sent = warm_up(&scratch, sizes.warm_up_orders).await?;
+    report.warm_up = (sent, started.elapsed());
+    let _ = scratch.store.client().delete_table().table_name(table_name(&scratch)).send().await;
+
+    let app = new_app(None).await?;
+
+    progress("stampede (handler)");
+    let row = stampede_handler(&app, sizes.stampede).await?;
+    report.stampede_latencies = row.timing.latencies_ms.clone();
+    report.rows.push(row);
+    progress("stampede (HTTP)");
+    report.rows.push(stampede_http(&app, sizes.stampede).await?);
+
+    progress("spread (handler and bare store requests, alternating)");
+    let (handler, bare) = spread_handler_and_bare(&app, sizes).await?;
+    report.handler_over_bare = handler.timing.per_second() / bare.timing.per_second().max(1e-9);
+    let (correctness, ok) = handler.correctness();
+    report.rows.push(Row {
+        scenario: format!("spread: {} orders, {} claims, {} seats, {} in flight (handler)", sizes.spread_orders, sizes.spread_claims, sizes.spread_seats, sizes.in_flight),
+        timing: handler.timing,
+        correctness,
+        ok,
+    });
+    let (correctness, ok) = bare.correctness();
+    report.rows.push(Row {
+        scenario: "spread, the same DynamoDB requests bare (store, no handler)".into(),
+        timing: bare.timing,
+        correctness: format!("{correctness}; handler/bare throughput {:.2}", report.handler_over_bare),
+        ok,
+    });
+
+    let table = table_name(&app);
+    let client = app.store.client().clone();
+    for (how, label) in [
+        (RawClaim::ConditionalUpdate, "raw: one conditional UpdateItem per claim (store ceiling)"),
+        (RawClaim::ReadThenWrite, "naive: GetItem then unconditional write"),
+        (RawClaim::CheckThenAttach, "naive: check other orders, then attach"),
+    ] {
+        progress(label);
+        let event = unique("raw");
+        create_event(&app, &event, 1, 600).await?;
+        let stampede_plan: Vec<_> = (0..sizes.stampede).map(|o| (o, "A-1-1".to_owned())).collect();
+        let (st, st_winners) = raw_claims(&client, &table, &event, stampede_plan, sizes.stampede, how).await?;
+        let st_won: usize = st_winners.values().map(HashSet::len).sum();
+        let event = unique("raw");
+        create_event(&app, &event, sizes.spread_seats, 600).await?;
+        let plan = spread_plan(sizes.spread_orders, sizes.spread_claims, sizes.spread_seats, 42);
+        let (sp, sp_winners) = raw_claims(&client, &table, &event, plan, sizes.in_flight, how).await?;
+        let naive = how != RawClaim::ConditionalUpdate;
+        let doubles = double_held(&sp_winners);
+        // The naive patterns must show oversells (proof that the harness can
+        // see one); where they show up, stampede or spread, is up to timing.
+        let ok = if naive { st_won > 1 || doubles > 0 } else { st_won == 1 && doubles == 0 };
+        report.rows.push(Row {
+            scenario: format!("{label} — stampede"),
+            timing: st,
+            correctness: format!("{st_won} 'winners' of 1 seat{}", if naive { " (must be > 1: the harness sees oversells)" } else { "" }),
+            ok,
+        });
+        report.rows.push(Row {
+            scenario: format!("{label} — spread"),
+            timing: sp,
+            correctness: format!("{doubles} seats held twice"),
+            ok,
+        });
+    }
+
+    progress("throughput vs concurrency");
+    for in_flight in [1usize, 8, 32, 64, 128] {
+        let run = spread(&app, sizes, ClaimPath::Handler, in_flight, sizes.concurrency_claims).await?;
+        if !run.correctness().1 {
+            return Err(format!("double hold at concurrency {in_flight}"));
+        }
+        report.concurrency.push((in_flight, run.timing.per_second(), run.timing.p99()));
+    }
+
+    progress("round trips");
+    let counting = new_app(Some(counter.clone())).await?;
+    report.round_trips = round_trips(&counting, &counter).await?;
+
+    progress("sweep scaling");
+    for others in [sizes.sweep_small_table, sizes.sweep_large_table] {
+        let app = new_app(Some(counter.clone())).await?;
+        let (took, expired, queries) = sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
+        report.sweep.push((format!("{} expired among {others} other items", sizes.sweep_expired), took, expired, queries));
+    }
+
+    progress("cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)");
+    report.cold_start = cold_start(new_app(None).await?, endpoint, sizes.cold_start).await?;
+    Ok(report)
+}

@@ -1,0 +1,123 @@
+//! confirm's rules as a pure function of the order as read, the payment and
+//! the seats paid for (DESIGN.md, "Payment confirmation").
+
+use super::{Millis, Order, OrderStatus, PaymentId, RefundReason, SeatId};
+
+/// What confirm does with a paid order, decided from the order as read
+/// (the common case, a live order holding exactly what was paid, never
+/// gets here: it is one transaction with no read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfirmDecision {
+    /// This payment completed the order already: the same 200.
+    AlreadyCompleted,
+    /// A different payment for a COMPLETED order: record it for refund and
+    /// answer `already-completed` with `refund: true`.
+    RecordForRefund { refused: ConfirmRefusal },
+    /// This payment is the one a REFUND_DUE order records: the same 409.
+    Refused(ConfirmRefusal),
+    /// A holdable order that holds every paid seat: sell those and release
+    /// `release` (what else it holds) in the same transaction.
+    SellHeld { release: Vec<SeatId> },
+    /// Take every paid seat that is free (unheld, this order's, or held by
+    /// an expired hold) and complete; if one cannot be had, the order
+    /// becomes REFUND_DUE for `on_failure`. `release`: the rest it held;
+    /// `holds_are_live`: whether those holds still count (then they are
+    /// released in the transaction, else right after it).
+    TakeFree { release: Vec<SeatId>, holds_are_live: bool, on_failure: RefundReason },
+}
+
+/// How a confirm that does not complete its order is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmRefusal {
+    AlreadyCompleted,
+    Refund(RefundReason),
+}
+
+/// The confirm rules of DESIGN.md as a function of the order, the payment
+/// and the seats paid for.
+pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], now: Millis) -> ConfirmDecision {
+    let same_payment = order.payment_id.as_ref() == Some(payment);
+    let not_paid = |seat: &&SeatId| !paid.contains(seat);
+    match order.status {
+        OrderStatus::Completed if same_payment => ConfirmDecision::AlreadyCompleted,
+        OrderStatus::Completed => ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted },
+        OrderStatus::RefundDue => {
+            let reason = ConfirmRefusal::Refund(order.refund_reason.unwrap_or(RefundReason::OrderExpired));
+            if same_payment {
+                ConfirmDecision::Refused(reason)
+            } else {
+                ConfirmDecision::RecordForRefund { refused: reason }
+            }
+        }
+        OrderStatus::Pending if order.is_holdable(now) => {
+            let release: Vec<SeatId> = order.seats.iter().filter(not_paid).cloned().collect();
+            if paid.iter().all(|seat| order.seats.contains(seat)) {
+                ConfirmDecision::SellHeld { release }
+            } else {
+                ConfirmDecision::TakeFree { release, holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
+            }
+        }
+        // Expired (or within the guard margin), cancelled: a late payment.
+        OrderStatus::Pending | OrderStatus::Expired | OrderStatus::Cancelled => ConfirmDecision::TakeFree {
+            release: order.seats.iter().filter(not_paid).cloned().collect(),
+            holds_are_live: false,
+            on_failure: RefundReason::OrderExpired,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::tests::pending;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn ids(seats: &[&str]) -> Vec<SeatId> {
+        seats.iter().filter_map(|s| SeatId::parse(s).ok()).collect()
+    }
+
+    #[test]
+    fn confirm_decisions_follow_the_contract() -> TestResult {
+        let t0 = Millis(1_000_000);
+        let pay = PaymentId::parse("pi_1")?;
+        let other = PaymentId::parse("pi_2")?;
+        let order = pending(&["A-1-1", "A-1-2"], t0)?;
+        let live = Millis(t0.0 + 1000);
+        let in_guard = Millis(order.expires_at.0 - 1000);
+        let expired = order.expires_at;
+
+        // A live order holding what was paid: sell it, release the rest.
+        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::SellHeld { release: ids(&["A-1-2"]) });
+        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), live), ConfirmDecision::SellHeld { release: vec![] });
+        // Paid for a seat it does not hold: take it if free, else seats-unavailable.
+        assert_eq!(
+            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), live),
+            ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
+        );
+        // Within the guard margin or past expiry: a late payment.
+        for now in [in_guard, expired] {
+            assert_eq!(
+                decide_confirm(&order, &pay, &ids(&["A-1-1"]), now),
+                ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: false, on_failure: RefundReason::OrderExpired }
+            );
+        }
+        for status in [OrderStatus::Expired, OrderStatus::Cancelled] {
+            let o = Order { status, ..order.clone() };
+            assert!(matches!(decide_confirm(&o, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::TakeFree { on_failure: RefundReason::OrderExpired, .. }));
+        }
+        // Completed: the same payment is a replay, another is recorded for refund.
+        let done = Order { status: OrderStatus::Completed, payment_id: Some(pay.clone()), ..order.clone() };
+        assert_eq!(decide_confirm(&done, &pay, &ids(&["A-1-1"]), expired), ConfirmDecision::AlreadyCompleted);
+        assert_eq!(
+            decide_confirm(&done, &other, &ids(&["A-1-1"]), live),
+            ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted }
+        );
+        // Refund due: the same answer, and another payment is recorded too.
+        let due = Order { status: OrderStatus::RefundDue, payment_id: Some(pay.clone()), refund_reason: Some(RefundReason::SeatsUnavailable), ..order };
+        let refused = ConfirmRefusal::Refund(RefundReason::SeatsUnavailable);
+        assert_eq!(decide_confirm(&due, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::Refused(refused));
+        assert_eq!(decide_confirm(&due, &other, &ids(&["A-1-1"]), live), ConfirmDecision::RecordForRefund { refused });
+        Ok(())
+    }
+}
