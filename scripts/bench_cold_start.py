@@ -58,8 +58,8 @@ PY_HANDLER_DIR = ROOT / "scripts" / "python_claim"
 DOC_MD = ROOT / "docs" / "BENCH-COLD-START.md"
 DOC_JSON = ROOT / "docs" / "bench-cold-start.json"
 
-FUNCTIONS = ["create-event", "list-seats", "create-order", "get-order", "get-seat", "drop-seat", "confirm",
-             "expire-holds"]
+FUNCTIONS = ["create-event", "get-event", "list-seats", "availability", "create-order", "get-order", "get-seat", "drop-seat", "confirm",
+             "expire-holds", "project-seat-map"]
 PYTHON_FN = "get-seat (python)"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -67,7 +67,7 @@ EXAMPLE_EVENT = "gala-2026"
 EXAMPLE_SEAT = "A-1-7"
 TABLE = "seatclaim-bench-cold"
 EVENT = "cold"
-EXPECTED = {"create-event": 201, "list-seats": 200, "create-order": 201, "get-order": 200, "get-seat": 200,
+EXPECTED = {"create-event": 201, "get-event": 200, "list-seats": 200, "availability": 200, "project-seat-map": 200, "create-order": 201, "get-order": 200, "get-seat": 200,
             "drop-seat": 200, "confirm": 200, "expire-holds": 200, PYTHON_FN: 200}
 SEATS_PER_ORDER = 9  # below MAX_SEATS_PER_ORDER (10)
 
@@ -297,7 +297,7 @@ def prepare(fn, seats, run_id, i, shared_order):
     that the function does its real work and answers its success code."""
     if fn == "create-event":
         return event_payload(fn, event_id=f"cold-ce-{run_id}-{i}")
-    if fn in ("list-seats", "create-order", "expire-holds"):
+    if fn in ("get-event", "list-seats", "availability", "create-order", "expire-holds", "project-seat-map"):
         return event_payload(fn)
     if fn == "get-order":
         return event_payload(fn, *shared_order)
@@ -432,7 +432,8 @@ class Emulator:
 
 def answer_status(fn, http_status, data):
     """The function's own status: statusCode of an HTTP API reply; 200 for
-    expire-holds' plain JSON; None if the RIE answered with an error."""
+    expire-holds' and project-seat-map's plain JSON; None if the RIE
+    answered with an error."""
     try:
         reply = json.loads(data)
     except ValueError:
@@ -442,6 +443,8 @@ def answer_status(fn, http_status, data):
     if "statusCode" in reply:
         return reply["statusCode"], (reply.get("body") or "")[:160]
     if fn == "expire-holds" and "expiredOrders" in reply:
+        return 200, json.dumps(reply)
+    if fn == "project-seat-map" and reply.get("batchItemFailures") == []:
         return 200, json.dumps(reply)
     return None, str(reply)[:200]
 

@@ -127,6 +127,9 @@ def seed(base: str) -> dict:
 def start_server(port: int, dynamodb_port: int, log_path: Path) -> subprocess.Popen:
     env = dict(os.environ, PORT=str(port), DYNAMODB_LOCAL_PORT=str(dynamodb_port),
                SWEEP_INTERVAL_SECONDS=os.environ.get("FUZZ_SWEEP_SECONDS", "5"),
+               # Generated plans reach 100,000 seats: a short write budget
+               # answers 202 quickly (the server finishes in the background).
+               CREATE_EVENT_BUDGET_MS=os.environ.get("FUZZ_CREATE_EVENT_BUDGET_MS", "1000"),
                CONFIRM_SECRET=SECRET)
     env.setdefault("RUST_LOG", "info")
     log = open(log_path, "wb")

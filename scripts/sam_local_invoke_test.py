@@ -124,7 +124,7 @@ def main():
         ok = False
         body = None
         if reply is not None:
-            if fn == "expire-holds":
+            if fn in ("expire-holds", "project-seat-map"):
                 body, status = reply, 200
             else:
                 status = reply.get("statusCode")
@@ -136,7 +136,9 @@ def main():
 
     try:
         check("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50)
+        check("get-event", 200, lambda b: b["status"] == "READY" and b["sections"][0]["sectionId"] == "A")
         check("list-seats", 200, lambda b: len(b["seats"]) == 40)
+        check("availability", 200, lambda b: [r["statuses"] for s in b["sections"] for r in s["rows"]][0] == "A" * 20)
         order = check("create-order", 201, lambda b: b["status"] == "PENDING")
         if order:
             replacements = {EXAMPLE_ORDER: order["orderId"], EXAMPLE_TOKEN: order["holdToken"]}
@@ -148,6 +150,7 @@ def main():
         check("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1"
               and b["seats"] == [held], edit=lambda event: resign_confirm_event(event, [held]))
         check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0})
+        check("project-seat-map", 200, lambda b: b == {"batchItemFailures": []})
     finally:
         server.send_signal(signal.SIGINT)
         try:

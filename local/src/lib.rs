@@ -3,11 +3,13 @@
 //! Lambda binaries call, and the harness the integration tests use.
 
 pub mod bench;
+pub mod capacity;
 pub mod dynamodb_local;
 pub mod faults;
 pub mod metrics;
 pub mod router;
 pub mod server;
+pub mod streams;
 pub mod table;
 pub mod testing;
 
@@ -30,8 +32,22 @@ pub fn local_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
 
 /// [`local_client`] with a request counter attached.
 pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCounter>) -> aws_sdk_dynamodb::Client {
+    let config = local_config(endpoint);
+    let config = match counter {
+        Some(c) => config.interceptor(c),
+        None => config,
+    };
+    aws_sdk_dynamodb::Client::from_conf(config.build())
+}
+
+/// [`local_client`] that records every request for pricing (the bench).
+pub fn local_client_recording(endpoint: &str, recorder: capacity::CapacityRecorder) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::from_conf(local_config(endpoint).interceptor(recorder).build())
+}
+
+fn local_config(endpoint: &str) -> aws_sdk_dynamodb::config::Builder {
     let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned());
-    let config = aws_sdk_dynamodb::Config::builder()
+    aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region))
         .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-local"))
@@ -42,11 +58,5 @@ pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCou
         // DynamoDB Local on two busy cores sometimes drops a connection
         // under a 250-way stampede; the SDK's own retry policy absorbs that
         // (every write here is conditional, so a retry is safe).
-        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::standard().with_max_attempts(6));
-    let config = match counter {
-        Some(c) => config.interceptor(c),
-        None => config,
-    }
-    .build();
-    aws_sdk_dynamodb::Client::from_conf(config)
+        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::standard().with_max_attempts(6))
 }

@@ -17,7 +17,9 @@ pub struct Route {
 
 pub const ROUTES: &[Route] = &[
     Route { method: "PUT", path: "/events/{eventId}", function: "create-event" },
+    Route { method: "GET", path: "/events/{eventId}", function: "get-event" },
     Route { method: "GET", path: "/events/{eventId}/seats", function: "list-seats" },
+    Route { method: "GET", path: "/events/{eventId}/availability", function: "availability" },
     Route { method: "POST", path: "/events/{eventId}/orders", function: "create-order" },
     Route { method: "GET", path: "/orders/{orderId}", function: "get-order" },
     Route { method: "POST", path: "/orders/{orderId}/seats/{seatId}", function: "get-seat" },
@@ -71,7 +73,9 @@ pub fn resolve(method: &str, path: &str) -> Result<(Route, HashMap<String, Strin
 pub async fn call(function: &str, app: &App, req: Request) -> Response<Body> {
     let reply = match function {
         "create-event" => handlers::create_event(app, req).await,
+        "get-event" => handlers::get_event(app, req).await,
         "list-seats" => handlers::list_seats(app, req).await,
+        "availability" => handlers::availability(app, req).await,
         "create-order" => handlers::create_order(app, req).await,
         "get-order" => handlers::get_order(app, req).await,
         "get-seat" => handlers::get_seat(app, req).await,

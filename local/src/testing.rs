@@ -59,8 +59,9 @@ pub fn dynamodb_endpoint() -> String {
     }
 }
 
-/// An app on a new, empty table made from template.yaml, with the
-/// contract's default settings and [`DEV_CONFIRM_SECRET`].
+/// An app on a new, empty table made from template.yaml (without its
+/// stream, see [`TableSpec::without_stream`]), with the contract's default
+/// settings and [`DEV_CONFIRM_SECRET`].
 pub async fn fresh_app() -> App {
     fresh_app_counting(None).await
 }
@@ -70,11 +71,22 @@ pub async fn fresh_app_counting(counter: Option<crate::metrics::RequestCounter>)
     fresh_app_with(crate::local_client_counting(&dynamodb_endpoint(), counter)).await
 }
 
+/// [`fresh_app_counting`] on a table with template.yaml's stream, for the
+/// tests that follow it ([`crate::streams`]).
+pub async fn fresh_app_streaming(counter: Option<crate::metrics::RequestCounter>) -> App {
+    fresh_table(crate::local_client_counting(&dynamodb_endpoint(), counter), true).await
+}
+
 /// An app on a new, empty table created through `client` (which may point
 /// at another DynamoDB Local, or carry interceptors).
 pub async fn fresh_app_with(client: Client) -> App {
+    fresh_table(client, false).await
+}
+
+async fn fresh_table(client: Client, stream: bool) -> App {
     let table = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
     let spec = TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
+    let spec = if stream { spec } else { spec.without_stream() };
     spec.create(&client, &table).await.unwrap_or_else(|e| panic!("{e}"));
     app_on(client, &table)
 }
@@ -88,6 +100,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         max_seats_per_order: shared::config::DEFAULT_MAX_SEATS_PER_ORDER,
         expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
         confirm_secrets: Some(dev_confirm_secrets()),
+        create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
     };
     App { store: Store::new(client, table), config }
 }
@@ -122,7 +135,7 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
     let now = Millis::now();
     let seats = app
         .store
-        .list_seats(&event_id, None)
+        .list_all_seats(&event_id, None)
         .await
         .unwrap_or_else(|e| panic!("reading the seats: {}", shared::error::chain(&e)))
         .unwrap_or_else(|| panic!("event {event} not found"));

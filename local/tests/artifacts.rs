@@ -86,7 +86,12 @@ fn every_function_has_a_crate_a_resource_and_an_event_file() {
         assert!(root.join("events").join(format!("{function}.json")).is_file(), "events/{function}.json");
         functions.insert(function.to_owned());
     }
-    assert_eq!(functions.len(), 8);
+    let folders: BTreeSet<String> = std::fs::read_dir(root.join("functions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(functions, folders, "every function folder has a resource, and no resource lacks one");
+    assert!(functions.contains("get-event"));
 }
 
 fn event_text(function: &str) -> String {
@@ -131,6 +136,10 @@ async fn every_event_file_runs_through_its_handler() {
     let (status, body) = run_event(&app, "create-event", &[]).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["eventId"], "gala-2026");
+    let (status, body) = run_event(&app, "get-event", &[]).await;
+    assert_eq!((status, &body["status"], &body["sections"][0]["kind"]), (200, &"READY".into(), &"seated".into()), "{body}");
+    let (status, body) = run_event(&app, "availability", &[]).await;
+    assert_eq!((status, body["sections"][0]["rows"][0]["statuses"].as_str()), (200, Some("A".repeat(20).as_str())), "{body}");
     let (status, body) = run_event(&app, "list-seats", &[]).await;
     assert_eq!(status, 200, "{body}");
     assert!(body["seats"].as_array().unwrap().iter().all(|s| s["sectionId"] == "A"));

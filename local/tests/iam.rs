@@ -90,7 +90,7 @@ impl Observer {
 #[tokio::test]
 async fn each_function_is_granted_exactly_what_its_code_uses() {
     let counter = RequestCounter::default();
-    let app = local::testing::fresh_app_counting(Some(counter.clone())).await;
+    let app = local::testing::fresh_app_streaming(Some(counter.clone())).await;
     counter.take();
     let mut ob = Observer { app, counter, used: BTreeMap::new() };
 
@@ -128,9 +128,30 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     assert_eq!(ob.run("POST", &format!("/orders/{late}/confirm"), &as_refs(&signed(&late_pay)), &late_pay).await.0, 409);
     let pay2 = confirm_body(&late, "pi_2", &["A-1-3".to_owned()]);
     ob.run("POST", &format!("/orders/{late}/confirm"), &as_refs(&signed(&pay2)), &pay2).await;
+    // The seat map: a new process (its event cache empty) serves it; the
+    // stream's records are folded into the projection.
+    let fresh = shared::App { store: shared::Store::new(ob.app.store.client().clone(), ob.app.store.table_name()), config: ob.app.config.clone() };
+    let app = std::mem::replace(&mut ob.app, fresh);
+    assert_eq!(ob.run("GET", &format!("/events/{ev}/availability"), &[], "").await.0, 200);
+    ob.run("GET", "/events/nope/availability", &[], "").await;
+    ob.app = app;
+    // (Finding the stream is the event source mapping's work, not the function's.)
+    let follower = local::streams::StreamFollower::attach(&local::testing::dynamodb_endpoint(), ob.app.store.client(), ob.app.store.table_name()).await.unwrap();
+    ob.counter.take();
+    let store = ob.app.store.clone();
+    let read = follower.catch_up(|batch| { let store = store.clone(); async move { shared::project_records(&store, &batch).await; } }).await.unwrap();
+    assert!(read > 0);
+    ob.record("project-seat-map");
+
+    // An event create-event leaves to the sweep (202), which the sweep finishes.
+    ob.app.config.create_event_budget_ms = 0;
+    let later = common::plan(&[("B", "1", 2)], None);
+    assert_eq!(ob.run("PUT", "/events/iam-later", &[], &later).await.0, 202);
+    assert_eq!(ob.run("GET", "/events/iam-later", &[], "").await.0, 200);
+    assert_eq!(ob.run("GET", "/events/nope", &[], "").await.0, 404);
     let_holds_expire(1).await;
-    let summary = shared::sweep::release_expired(&ob.app.store, shared::domain::Millis::now(), None).await;
-    assert!(summary.expired_orders >= 1 && summary.released_seats >= 1, "{summary:?}");
+    let summary = shared::sweep::run(&ob.app.store, shared::domain::Millis::now(), None).await;
+    assert!(summary.expired_orders >= 1 && summary.released_seats >= 1 && summary.completed_events == 1, "{summary:?}");
     ob.record("expire-holds");
 
     let granted = granted();

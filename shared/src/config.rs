@@ -25,11 +25,24 @@ pub struct Config {
     pub expiry_guard_ms: u32,
     /// Only the confirm function (and the dev server) needs it.
     pub confirm_secrets: Option<ConfirmSecrets>,
+    /// `CREATE_EVENT_BUDGET_MS`: how long create-event writes seats before
+    /// it answers `202` and leaves the rest to the sweep. The default keeps
+    /// the reply inside API Gateway's 29 s integration timeout.
+    pub create_event_budget_ms: u32,
+}
+
+impl Config {
+    pub fn create_event_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.create_event_budget_ms))
+    }
 }
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
 pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
+pub const DEFAULT_CREATE_EVENT_BUDGET_MS: u32 = 20_000;
+/// At most 25 s: create-event's Lambda timeout is 29 s (template.yaml).
+pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_000;
 
 /// Which optional parts a binary requires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +78,9 @@ impl Config {
             (None, Needs::StoreAndConfirmSecret) => return Err(ConfigError::Missing("CONFIRM_SECRET")),
             (None, Needs::Store) => None,
         };
-        Ok(Self { table_name, hold_seconds, max_seats_per_order, expiry_guard_ms, confirm_secrets })
+        let create_event_budget_ms =
+            number(&get, "CREATE_EVENT_BUDGET_MS", DEFAULT_CREATE_EVENT_BUDGET_MS, CREATE_EVENT_BUDGET_MS_RANGE)?;
+        Ok(Self { table_name, hold_seconds, max_seats_per_order, expiry_guard_ms, confirm_secrets, create_event_budget_ms })
     }
 }
 

@@ -107,6 +107,44 @@ pub fn query_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Er
     params.first(name).map(parse).transpose()
 }
 
+/// Whether an `Accept-Encoding` value admits gzip (`gzip` or `*`, with any
+/// q-value but 0).
+pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
+    accept_encoding.unwrap_or_default().split(',').any(|coding| {
+        let mut parts = coding.split(';').map(str::trim);
+        let name = parts.next().unwrap_or_default();
+        let refused = parts.any(|p| p.strip_prefix("q=").is_some_and(|q| q.parse::<f32>().is_ok_and(|q| q == 0.0)));
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+    })
+}
+
+/// A cacheable JSON reply (`Cache-Control: public, max-age=N`), gzipped
+/// when the client accepts it.
+pub fn cacheable_json<T: Serialize>(value: &T, max_age_seconds: u32, gzip: bool) -> Response<Body> {
+    use std::io::Write;
+    let mut response = json(StatusCode::OK, value);
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&format!("public, max-age={max_age_seconds}")) {
+        headers.insert(lambda_http::http::header::CACHE_CONTROL, v);
+    }
+    headers.insert(lambda_http::http::header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    if gzip {
+        let text = match response.body() {
+            Body::Text(text) => text.clone(),
+            _ => return response,
+        };
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        // Writing to a Vec cannot fail; if it ever did, the plain reply stands.
+        if encoder.write_all(text.as_bytes()).is_ok() {
+            if let Ok(bytes) = encoder.finish() {
+                *response.body_mut() = Body::Binary(bytes);
+                response.headers_mut().insert(lambda_http::http::header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            }
+        }
+    }
+    response
+}
+
 /// A header as text; a non-text header reads as absent.
 pub fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
@@ -138,6 +176,17 @@ pub fn json_body<T: DeserializeOwned>(req: &Request, empty: Option<T>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gzip_is_used_when_accepted() {
+        for yes in ["gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8", "*", "GZIP"] {
+            assert!(accepts_gzip(Some(yes)), "{yes}");
+        }
+        for no in ["", "br", "gzip;q=0", "identity", "gzipx"] {
+            assert!(!accepts_gzip(Some(no)), "{no}");
+        }
+        assert!(!accepts_gzip(None));
+    }
 
     #[test]
     fn contract_statuses() {

@@ -40,5 +40,26 @@ pub async fn expire_holds(
     event: lambda_runtime::LambdaEvent<serde_json::Value>,
 ) -> Result<sweep::SweepSummary, std::convert::Infallible> {
     let deadline = i64::try_from(event.context.deadline).ok().filter(|d| *d > 0).map(domain::Millis);
-    Ok(sweep::release_expired(&app.store, domain::Millis::now(), deadline).await)
+    Ok(sweep::run(&app.store, domain::Millis::now(), deadline).await)
+}
+
+/// The project-seat-map handler: a batch of the table's stream records in
+/// (Lambda's DynamoDB event), the seat map's projection updated, and the
+/// records that could not be written reported as batch item failures (the
+/// event source retries from the first of them).
+pub async fn project_seat_map(
+    app: &App,
+    event: lambda_runtime::LambdaEvent<serde_json::Value>,
+) -> Result<serde_json::Value, std::convert::Infallible> {
+    Ok(project_records(&app.store, &event.payload).await)
+}
+
+/// [`project_seat_map`] over a `{"Records": [...]}` document (the local
+/// stream follower feeds the same shape).
+pub async fn project_records(store: &Store, records: &serde_json::Value) -> serde_json::Value {
+    let changes: Vec<_> = records["Records"].as_array().into_iter().flatten().filter_map(store::seat_change).collect();
+    let failed = store.project_seat_changes(&changes).await;
+    tracing::info!(records = records["Records"].as_array().map_or(0, Vec::len), seatChanges = changes.len(), failed = failed.len(), "seat map projected");
+    let failures: Vec<_> = failed.into_iter().map(|id| serde_json::json!({"itemIdentifier": id})).collect();
+    serde_json::json!({"batchItemFailures": failures})
 }

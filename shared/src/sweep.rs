@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::domain::{hold_is_live, EventRef, Millis, OrderId, OrderStatus};
+use crate::domain::{hold_is_live, EventRef, EventStatus, Millis, OrderId, OrderStatus};
 use crate::error::chain;
 use crate::store::{Store, PENDING_SHARDS};
 
@@ -27,6 +27,9 @@ pub struct SweepSummary {
     /// Orders that failed (logged); they stay in the index for the next run.
     #[serde(skip_serializing_if = "is_zero")]
     pub failed_orders: u64,
+    /// Events whose creation this run finished (create-event answered 202).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub completed_events: u64,
     /// True when the deadline stopped the run before the index was empty.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped_early: bool,
@@ -41,6 +44,57 @@ fn is_zero(n: &u64) -> bool {
 /// bounded (8 s), but a run of them against a hung store is not — 7 index
 /// queries timing out one after another outlast expire-holds' 55 s.
 pub const REPORT_RESERVE_MS: i64 = 500;
+
+/// What expire-holds does each minute: releases expired holds, then spends
+/// what is left of the invocation finishing event creations that ran out
+/// of time (create-event answered `202`).
+pub async fn run(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepSummary {
+    let mut summary = release_expired(store, now, deadline).await;
+    match deadline {
+        Some(d) => {
+            let left = d.0 - DEADLINE_MARGIN_MS - Millis::now().0;
+            if left <= 0 {
+                return summary;
+            }
+            let work = finish_events(store, now, deadline, &mut summary);
+            // `left` is positive here.
+            if tokio::time::timeout(std::time::Duration::from_millis(left as u64), work).await.is_err() {
+                tracing::warn!("sweep: event creation still running at the deadline was abandoned; the next run resumes it");
+            }
+        }
+        None => finish_events(store, now, deadline, &mut summary).await,
+    }
+    summary
+}
+
+/// Finishes unfinished events one after another until the deadline (each
+/// write is conditional, so two runs at once only repeat work).
+pub async fn finish_events(store: &Store, now: Millis, deadline: Option<Millis>, summary: &mut SweepSummary) {
+    let events = match store.unfinished_events(now).await {
+        Ok(events) => events,
+        Err(e) => {
+            tracing::error!(error = %chain(&e), "sweep: creating-events query failed");
+            return;
+        }
+    };
+    // No deadline (the dev server, tests): as long as it takes.
+    let until = deadline.map_or(Millis(i64::MAX / 2), |d| Millis(d.0 - DEADLINE_MARGIN_MS));
+    for event in events {
+        match store.finish_event(&event, until).await {
+            Ok(EventStatus::Ready) => {
+                summary.completed_events += 1;
+                tracing::info!(event_ref = %event, "sweep: event creation finished");
+            }
+            Ok(EventStatus::Creating) => {
+                summary.stopped_early = true;
+                tracing::info!(event_ref = %event, "sweep: event creation continues next run");
+                // Out of time: the rest waits for the next run.
+                return;
+            }
+            Err(e) => tracing::error!(event_ref = %event, error = %chain(&e), "sweep: event creation failed; next run retries it"),
+        }
+    }
+}
 
 /// Sweeps every shard of the pending index for orders expired at `now`.
 /// Safe to run twice at once: each release and each retirement is a

@@ -122,7 +122,7 @@ pub(super) async fn spread(app: &App, sizes: Sizes, path: ClaimPath, in_flight: 
 /// seats whose holder does not list them.
 pub(super) async fn audit_event(app: &App, event: &str, orders: &[BenchOrder]) -> Result<(usize, usize), String> {
     let event_id = shared::domain::EventId::parse(event).map_err(|e| e.to_string())?;
-    let seats = app.store.list_seats(&event_id, None).await.map_err(|e| e.to_string())?.ok_or("no event")?;
+    let seats = app.store.list_all_seats(&event_id, None).await.map_err(|e| e.to_string())?.ok_or("no event")?;
     let mut listed_by: HashMap<String, Vec<String>> = HashMap::new();
     for o in orders {
         let stored = app

@@ -31,9 +31,10 @@ async fn run(smoke: bool) -> Result<(), String> {
         let docs = local::repo_root().join("docs");
         std::fs::create_dir_all(&docs).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("BENCHMARKS.md"), &text).map_err(|e| e.to_string())?;
+        std::fs::write(docs.join("SCALE.md"), report.on_sale.scale_markdown()).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("bench-stampede-latency.svg"), histogram_svg(&report.stampede_latencies)).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("bench-throughput.svg"), concurrency_svg(&report.concurrency)).map_err(|e| e.to_string())?;
-        eprintln!("bench: wrote docs/BENCHMARKS.md, docs/bench-stampede-latency.svg, docs/bench-throughput.svg");
+        eprintln!("bench: wrote docs/BENCHMARKS.md, docs/SCALE.md, docs/bench-stampede-latency.svg, docs/bench-throughput.svg");
     }
     let passed = report.rows.iter().filter(|r| r.ok).count();
     println!("bench correctness: {passed} passed, {} failed", report.rows.len() - passed);
@@ -137,7 +138,7 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration,
          verified by the transaction's condition on the token hash. confirm's common path (a live order holding exactly what \
          was paid) is at the limit too: the signed body names the seats, the order id names the event's partition, and the \
          transaction's conditions (each seat held by the order, the order PENDING before its deadline and holding exactly \
-         that many seats) verify the rest. list-seats reads the event first (404 until it is complete), then one query per page.\n"
+         that many seats) verify the rest. create-order and list-seats read the event once per process (a ready event never changes; 404 until it is complete); list-seats then reads one seat block (10 seats) per query.\n"
     );
     let _ = writeln!(out, "## Sweep scaling\n");
     let _ = writeln!(out, "| table | sweep ms | expired orders | index queries |\n|---|---:|---:|---:|");
@@ -152,6 +153,7 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration,
             large.as_secs_f64() / small.as_secs_f64().max(1e-9)
         );
     }
+    out.push_str(&report.on_sale.markdown());
     let _ = writeln!(out, "## Cold start and footprint (Lambda Runtime Interface Emulator), with Python/boto3 for comparison\n");
     match &report.cold_start {
         ColdStart::Measured { markdown, .. } => out.push_str(markdown),

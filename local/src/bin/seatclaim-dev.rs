@@ -25,6 +25,11 @@ async fn main() {
     }
 }
 
+/// How often the dev server reads the table's stream.
+const STREAM_POLL_MS: u64 = 250;
+/// How often the dev server looks for events to finish creating.
+const EVENT_FINISH_POLL_SECONDS: u64 = 2;
+
 async fn run() -> Result<(), String> {
     let port = env_u16("PORT", 3000)?;
     let dynamodb_port = env_u16("DYNAMODB_LOCAL_PORT", 8000)?;
@@ -67,12 +72,45 @@ async fn run() -> Result<(), String> {
             tick.tick().await;
             loop {
                 tick.tick().await;
-                shared::sweep::release_expired(&app.store, shared::domain::Millis::now(), None).await;
+                shared::sweep::run(&app.store, shared::domain::Millis::now(), None).await;
+            }
+        })
+    };
+    // An event create-event left unfinished (202) is picked up within
+    // seconds here, rather than at the next minute's sweep as on AWS.
+    let finisher = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(EVENT_FINISH_POLL_SECONDS));
+            loop {
+                tick.tick().await;
+                let mut summary = shared::sweep::SweepSummary::default();
+                shared::sweep::finish_events(&app.store, shared::domain::Millis::now(), None, &mut summary).await;
+            }
+        })
+    };
+    // The table's stream, followed as Lambda's event source would: seat
+    // changes reach the seat map's projection within a poll.
+    let follower = local::streams::StreamFollower::attach(&dynamodb.endpoint(), app.store.client(), &app.config.table_name).await?;
+    let projector = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(STREAM_POLL_MS));
+            loop {
+                tick.tick().await;
+                let store = &app.store;
+                if let Err(e) = follower.catch_up(|batch| async move {
+                    shared::project_records(store, &batch).await;
+                }).await {
+                    tracing::warn!(error = %e, "reading the table's stream failed; retrying");
+                }
             }
         })
     };
     local::server::run(listener, app, stop_signal()).await;
+    projector.abort();
     sweeper.abort();
+    finisher.abort();
     drop(dynamodb);
     println!("seatclaim dev server stopped");
     Ok(())

@@ -140,7 +140,7 @@ pub async fn confirm(app: &App, order_id: &str, payment: &str) -> (u16, Value) {
 }
 
 pub async fn seats(app: &App, event: &str) -> Vec<shared::domain::Seat> {
-    app.store.list_seats(&EventId::parse(event).unwrap(), None).await.unwrap().unwrap()
+    app.store.list_all_seats(&EventId::parse(event).unwrap(), None).await.unwrap().unwrap()
 }
 
 pub async fn stored_order(app: &App, id: &str) -> shared::domain::Order {

@@ -10,17 +10,19 @@ use crate::error::Error;
 
 mod confirm;
 mod plan;
+mod seat_map;
 
+pub use seat_map::{seat_map, ProjectedSeat, RowMap, RowProjection, SeatMap, SectionMap};
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal};
-pub use plan::{check_hold_seconds, Event, EventPlan, RowPlan, Seat, SeatSpec, SectionPlan};
+pub use plan::{check_hold_seconds, Event, EventPlan, EventStatus, RowPlan, Seat, SeatPage, SeatSpec, SectionPlan};
 
 /// Longest id the contract allows (eventId, sectionId, row, orderId, paymentId).
 pub const MAX_ID_LEN: usize = 64;
-/// A seat id is `{sectionId}-{row}-{number}`: two ids, a number up to 20,000
-/// and two dashes.
-pub const MAX_SEAT_ID_LEN: usize = 2 * MAX_ID_LEN + 2 + 5;
-/// Most seats one event may have.
-pub const MAX_EVENT_SEATS: u32 = 20_000;
+/// A seat id is `{sectionId}-{row}-{number}`: two ids, a number up to
+/// 100,000 and two dashes.
+pub const MAX_SEAT_ID_LEN: usize = 2 * MAX_ID_LEN + 2 + 6;
+/// Most seats one event may have: a stadium.
+pub const MAX_EVENT_SEATS: u32 = 100_000;
 /// Bounds of an event's hold time.
 pub const HOLD_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=7200;
 /// Bounds of `MAX_SEATS_PER_ORDER`. A confirm sells every seat, completes
@@ -111,6 +113,15 @@ impl EventRef {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+    /// A ref read back from a key: exactly [`EVENT_REF_LEN`] lowercase hex
+    /// digits, or `None`.
+    pub fn from_hex(s: &str) -> Option<Self> {
+        is_lower_hex(s, EVENT_REF_LEN).then(|| Self(s.to_owned()))
+    }
+}
+
+fn is_lower_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 impl fmt::Display for EventRef {
@@ -129,14 +140,26 @@ impl OrderId {
     /// (no order can exist under it).
     pub fn event_ref(&self) -> Option<EventRef> {
         let (head, tail) = self.0.split_once('-')?;
-        let hex = |s: &str, len| s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        (hex(head, EVENT_REF_LEN) && hex(tail, 32)).then(|| EventRef(head.to_owned()))
+        (is_lower_hex(head, EVENT_REF_LEN) && is_lower_hex(tail, 32)).then(|| EventRef(head.to_owned()))
     }
 }
 
 impl SeatId {
     pub fn compose(section: &SectionId, row: &RowId, number: u32) -> Self {
-        Self(format!("{section}-{row}-{number}"))
+        Self(format!("{}-{number}", Self::row_key(section, row)))
+    }
+    /// `{sectionId}-{row}`: what a seat id has before its number, and what
+    /// [`SeatId::row_and_number`] gives back.
+    pub fn row_key(section: &SectionId, row: &RowId) -> String {
+        format!("{section}-{row}")
+    }
+    /// The id split at its last dash: `{sectionId}-{row}` and the seat
+    /// number. `None` for an id no plan can produce (no dash, or no number
+    /// after it); such a seat does not exist.
+    pub fn row_and_number(&self) -> Option<(&str, u32)> {
+        let (row, number) = self.0.rsplit_once('-')?;
+        let valid = !row.is_empty() && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+        valid.then(|| number.parse().ok().map(|n| (row, n))).flatten()
     }
 }
 
@@ -424,6 +447,23 @@ pub(super) mod tests {
         for foreign in ["3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81", "no-such-order", "3d2d2b34abc1b57393e6-XYZ"] {
             assert_eq!(OrderId::parse(foreign)?.event_ref(), None, "{foreign}");
         }
+        Ok(())
+    }
+
+    #[test]
+    fn seat_ids_split_into_row_and_number() -> TestResult {
+        let split = |id: &str| -> Result<Option<(String, u32)>, Error> {
+            Ok(SeatId::parse(id)?.row_and_number().map(|(r, n)| (r.to_owned(), n)))
+        };
+        assert_eq!(split("A-1-12")?, Some(("A-1".into(), 12)));
+        assert_eq!(split("A-1-2-100000")?, Some(("A-1-2".into(), 100_000)));
+        for none in ["A", "A-", "-5", "A-1-x", "A-1-99999999999"] {
+            assert_eq!(split(none)?, None, "{none}");
+        }
+        let e = EventRef::of(&EventId::parse("gala")?);
+        assert_eq!(EventRef::from_hex(e.as_str()), Some(e.clone()));
+        assert_eq!(EventRef::from_hex(&e.as_str().to_uppercase()), None);
+        assert_eq!(EventRef::from_hex("abc"), None);
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{EventId, RowId, SeatId, SeatState, SectionId, HOLD_SECONDS_RANGE, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS, MAX_SECTIONS};
 use crate::error::Error;
@@ -15,8 +15,85 @@ pub struct Event {
     pub name: String,
     pub hold_seconds: u32,
     pub seat_count: u32,
-    /// Section ids in plan order.
-    pub sections: Vec<SectionId>,
+    /// The seating plan: sections, and their rows, in plan order.
+    pub sections: Vec<SectionPlan>,
+}
+
+/// Whether an event's seats are all written yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum EventStatus {
+    /// Still being written (in the background once create-event answered
+    /// 202); every reader but get-event treats it as absent.
+    Creating,
+    Ready,
+}
+
+/// One page of an event's seats in plan order, and where the next starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatPage {
+    pub seats: Vec<SeatSpec>,
+    /// The ordinal the next page starts at; `None` on the last page.
+    pub next: Option<u32>,
+}
+
+impl Event {
+    pub fn section(&self, id: &SectionId) -> Option<&SectionPlan> {
+        self.sections.iter().find(|section| &section.section_id == id)
+    }
+
+    /// Every row with the ordinal of its first seat, in plan order.
+    fn rows(&self) -> impl Iterator<Item = (&SectionPlan, &RowPlan, u32)> {
+        let mut first = 0u32;
+        self.sections.iter().flat_map(|section| section.rows.iter().map(move |row| (section, row))).map(move |(section, row)| {
+            let at = first;
+            // The plan was checked on creation: at most MAX_EVENT_SEATS seats.
+            first = first.saturating_add(row.count);
+            (section, row, at)
+        })
+    }
+
+    /// The ordinals `[start, end)` of one section's seats, or of all seats.
+    fn span(&self, section: Option<&SectionId>) -> Result<(u32, u32), Error> {
+        let Some(id) = section else { return Ok((0, self.seat_count)) };
+        let mut rows = self.rows().filter(|(s, _, _)| &s.section_id == id);
+        let (_, row, start) = rows.next().ok_or(Error::SectionNotFound)?;
+        let end = rows.last().map_or(start + row.count, |(_, r, at)| at + r.count);
+        Ok((start, end))
+    }
+
+    /// Up to `limit` seats in plan order (of one section, if given),
+    /// starting at ordinal `from` (the section's or the event's first seat
+    /// by default). A `from` outside the span is a bad cursor.
+    pub fn seat_page(&self, section: Option<&SectionId>, from: Option<u32>, limit: u32) -> Result<SeatPage, Error> {
+        let (start, end) = self.span(section)?;
+        let from = from.unwrap_or(start);
+        if !(start..=end).contains(&from) {
+            return Err(Error::BadRequest("cursor is not a cursor of this listing".into()));
+        }
+        let until = from.saturating_add(limit).min(end);
+        let mut seats = Vec::with_capacity((until - from) as usize);
+        for (section, row, at) in self.rows() {
+            if at >= until {
+                break;
+            }
+            let row_end = at + row.count;
+            if row_end <= from {
+                continue;
+            }
+            for ordinal in from.max(at)..row_end.min(until) {
+                let number = ordinal - at + 1;
+                seats.push(SeatSpec {
+                    seat_id: SeatId::compose(&section.section_id, &row.row, number),
+                    section_id: section.section_id.clone(),
+                    row: row.row.clone(),
+                    number,
+                    ordinal,
+                });
+            }
+        }
+        Ok(SeatPage { seats, next: (until < end).then_some(until) })
+    }
 }
 
 /// One seat of an event's plan.
@@ -48,14 +125,14 @@ pub struct EventPlan {
     pub sections: Vec<SectionPlan>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SectionPlan {
     pub section_id: SectionId,
     pub rows: Vec<RowPlan>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RowPlan {
     pub row: RowId,
@@ -170,10 +247,10 @@ mod tests {
 
     #[test]
     fn plan_bounds() -> TestResult {
-        let too_many = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":20001}]}]}"#;
+        let too_many = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":100000}, {"row":"2","count":1}]}]}"#;
         assert!(plan(too_many)?.seats().is_err());
-        let exactly = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":20000}]}]}"#;
-        assert_eq!(plan(exactly)?.seats()?.len(), 20_000);
+        let exactly = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":60000}, {"row":"2","count":40000}]}]}"#;
+        assert_eq!(plan(exactly)?.seats()?.len(), 100_000);
         for bad in [
             r#"{"name":"","sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
             r#"{"name":"G","sections":[]}"#,
@@ -187,6 +264,49 @@ mod tests {
         // Wrong types never reach the rules: serde refuses them.
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":-1}]}]}"#).is_err());
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A#","rows":[{"row":"1","count":1}]}]}"#).is_err());
+        Ok(())
+    }
+
+    fn event_of(json: &str) -> Result<Event, Box<dyn std::error::Error>> {
+        let p = plan(json)?;
+        Ok(Event {
+            event_id: EventId::parse("e")?,
+            name: p.name.clone(),
+            hold_seconds: 60,
+            seat_count: p.seats()?.len() as u32,
+            sections: p.sections,
+        })
+    }
+
+    #[test]
+    fn seat_pages_walk_the_plan_in_order() -> TestResult {
+        let event = event_of(r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":3},{"row":"9","count":2}]},{"sectionId":"A","rows":[{"row":"1","count":2}]}]}"#)?;
+        let all: Vec<_> = event.seat_page(None, None, 1000)?.seats.into_iter().map(|s| s.seat_id.to_string()).collect();
+        assert_eq!(all, ["B-10-1", "B-10-2", "B-10-3", "B-9-1", "B-9-2", "A-1-1", "A-1-2"]);
+        // Pages of 2 cover the same seats once each, with the right ordinals.
+        let (mut seen, mut from) = (Vec::new(), None);
+        loop {
+            let page = event.seat_page(None, from, 2)?;
+            assert!(page.seats.len() <= 2);
+            seen.extend(page.seats.iter().map(|s| (s.seat_id.to_string(), s.ordinal)));
+            match page.next {
+                Some(next) => from = Some(next),
+                None => break,
+            }
+        }
+        let want: Vec<_> = all.iter().cloned().zip(0u32..).collect();
+        assert_eq!(seen, want);
+        // One section: its span only; the cursor must fall inside it.
+        let b = SectionId::parse("B")?;
+        let page = event.seat_page(Some(&b), Some(3), 10)?;
+        assert_eq!(page.seats.iter().map(|s| s.seat_id.to_string()).collect::<Vec<_>>(), ["B-9-1", "B-9-2"]);
+        assert_eq!(page.next, None);
+        let a = SectionId::parse("A")?;
+        assert_eq!(event.seat_page(Some(&a), None, 1)?.seats[0].ordinal, 5);
+        assert!(event.seat_page(Some(&a), Some(2), 1).is_err(), "a cursor of another section");
+        assert!(event.seat_page(None, Some(8), 1).is_err(), "past the end");
+        assert_eq!(event.seat_page(None, Some(7), 1)?.seats, vec![], "at the end: an empty last page");
+        assert!(matches!(event.seat_page(Some(&SectionId::parse("Z")?), None, 1), Err(Error::SectionNotFound)));
         Ok(())
     }
 

@@ -8,15 +8,15 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::HoldToken;
-use crate::domain::{
-    Event, EventId, EventPlan, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN,
-};
+use crate::domain::{EventId, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
 use crate::error::Error;
-use crate::http::{header, json, json_body, path_param, query_param, serve};
+use crate::http::{header, json, json_body, path_param, serve};
 use crate::App;
 
 mod confirm;
+mod events;
 pub use confirm::confirm;
+pub use events::{availability, create_event, get_event, list_seats};
 
 /// A general-admission entry of a reply (no GA sections exist yet, so
 /// replies carry an empty list).
@@ -28,93 +28,6 @@ pub struct GaEntry {
 }
 
 type Reply = Result<Response<Body>, Infallible>;
-
-// ----- create-event ---------------------------------------------------------
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EventReply<'a> {
-    event_id: &'a EventId,
-    name: &'a str,
-    hold_seconds: u32,
-    seat_count: u32,
-    ga_capacity: u32,
-    status: &'static str,
-}
-
-/// `PUT /events/{eventId}`
-pub async fn create_event(app: &App, req: Request) -> Reply {
-    Ok(serve("create-event", &req, async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let plan: EventPlan = json_body(&req, None)?;
-        // Every check happens before the first write: bad input never
-        // leaves a partial event behind.
-        let seats = plan.seats()?;
-        let event = Event {
-            event_id,
-            name: plan.name.clone(),
-            hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
-            // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
-            seat_count: seats.len() as u32,
-            sections: plan.sections.iter().map(|section| section.section_id.clone()).collect(),
-        };
-        app.store.create_event(&event, &seats).await?;
-        Ok(json(
-            StatusCode::CREATED,
-            &EventReply {
-                event_id: &event.event_id,
-                name: &event.name,
-                hold_seconds: event.hold_seconds,
-                seat_count: event.seat_count,
-                ga_capacity: 0,
-                status: "READY",
-            },
-        ))
-    })
-    .await)
-}
-
-// ----- list-seats -----------------------------------------------------------
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SeatView {
-    seat_id: SeatId,
-    section_id: SectionId,
-    row: crate::domain::RowId,
-    number: u32,
-    status: crate::domain::SeatStatus,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SeatsReply<'a> {
-    event_id: &'a EventId,
-    seats: Vec<SeatView>,
-}
-
-/// `GET /events/{eventId}/seats[?section=S]` in plan order — never reveals
-/// holders.
-pub async fn list_seats(app: &App, req: Request) -> Reply {
-    Ok(serve("list-seats", &req, async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let section = query_param(&req, "section", SectionId::parse)?;
-        let seats = app.store.list_seats(&event_id, section.as_ref()).await?.ok_or(Error::EventNotFound)?;
-        let now = Millis::now();
-        let seats = seats
-            .into_iter()
-            .map(|seat| SeatView {
-                status: seat.state.visible_status(now),
-                seat_id: seat.spec.seat_id,
-                section_id: seat.spec.section_id,
-                row: seat.spec.row,
-                number: seat.spec.number,
-            })
-            .collect();
-        Ok(json(StatusCode::OK, &SeatsReply { event_id: &event_id, seats }))
-    })
-    .await)
-}
 
 // ----- create-order ---------------------------------------------------------
 
@@ -149,7 +62,7 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
             }
         }
         let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
-        let (order, token) = Order::new_pending(&event, Millis::now(), app.config.expiry_guard_ms, body.user_id)?;
+        let (order, token) = Order::new_pending(event.as_ref(), Millis::now(), app.config.expiry_guard_ms, body.user_id)?;
         app.store.create_order(&order).await?;
         Ok(json(
             StatusCode::CREATED,

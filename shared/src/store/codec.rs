@@ -63,29 +63,58 @@ impl<'a> Fields<'a> {
             Some(_) => Err(self.malformed(attr)),
         }
     }
-    pub(super) fn string_list(&self, attr: &str) -> Result<Vec<String>, StoreError> {
-        match self.item.get(attr) {
-            None => Ok(Vec::new()),
-            Some(AttributeValue::L(v)) => {
-                v.iter().map(|x| x.as_s().cloned().map_err(|_| self.malformed(attr))).collect()
-            }
-            Some(_) => Err(self.malformed(attr)),
-        }
-    }
     pub(super) fn id<T>(&self, attr: &str, parse: fn(&str) -> Result<T, Error>) -> Result<T, StoreError> {
         parse(self.str(attr)?).map_err(|_| self.malformed(attr))
     }
 }
 
-pub(super) fn parse_event(item: &Item) -> Result<Event, StoreError> {
+/// An event item, with the chunks of its plan after the first (see
+/// [`encode_plan`]) in order.
+pub(super) fn parse_event(item: &Item, later_chunks: &[Item]) -> Result<Event, StoreError> {
     let f = Fields::new(item);
+    let mut plan = f.str(PLAN)?.to_owned();
+    for chunk in later_chunks {
+        plan.push_str(Fields::new(chunk).str(PLAN)?);
+    }
     Ok(Event {
         event_id: f.id(EVENT_ID, EventId::parse)?,
         name: f.str(NAME)?.to_owned(),
         hold_seconds: f.u32(HOLD_SECONDS)?,
         seat_count: f.u32(SEAT_COUNT)?,
-        sections: f.string_list(SECTIONS)?.iter().map(|x| SectionId::parse(x).map_err(|_| f.malformed(SECTIONS))).collect::<Result<_, _>>()?,
+        sections: serde_json::from_str(&plan).map_err(|_| f.malformed(PLAN))?,
     })
+}
+
+/// How far an unfinished creation got: every seat before this ordinal
+/// exists (0 when the item predates the mark).
+pub(super) fn seats_written(item: &Item) -> Result<u32, StoreError> {
+    let f = Fields::new(item);
+    Ok(f.opt_i64(SEATS_WRITTEN)?.and_then(|n| u32::try_from(n).ok()).unwrap_or(0))
+}
+
+/// How many plan chunks an event item says it has (1: all on the item).
+pub(super) fn plan_chunk_count(item: &Item) -> Result<usize, StoreError> {
+    let f = Fields::new(item);
+    usize::try_from(f.i64(PLAN_CHUNKS)?).ok().filter(|n| *n >= 1).ok_or_else(|| f.malformed(PLAN_CHUNKS))
+}
+
+/// The seating plan as JSON, cut into chunks of at most
+/// [`PLAN_CHUNK_BYTES`] (at character boundaries; ids are ASCII anyway).
+pub(super) fn encode_plan(sections: &[SectionPlan]) -> Vec<String> {
+    // Serialising plain structs of strings and numbers cannot fail.
+    let json = serde_json::to_string(sections).unwrap_or_default();
+    let mut chunks = Vec::new();
+    let mut rest = json.as_str();
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(PLAN_CHUNK_BYTES);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (head, tail) = rest.split_at(cut);
+        chunks.push(head.to_owned());
+        rest = tail;
+    }
+    chunks
 }
 
 pub(super) fn event_is_ready(item: &Item) -> bool {
@@ -148,4 +177,33 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         user_id: f.opt_s(USER_ID).map(str::to_owned),
     };
     Ok(StoredOrder { order, version: f.opt_i64(VERSION)?.unwrap_or(0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::RowPlan;
+
+    #[test]
+    fn plans_round_trip_through_chunks() -> Result<(), Box<dyn std::error::Error>> {
+        // 100,000 one-seat rows with long ids: megabytes of plan, many chunks.
+        let rows = (0..100_000).map(|i| RowPlan { row: RowId::parse(&format!("{i:0>60}")).unwrap_or_else(|_| unreachable!()), count: 1 });
+        let sections = vec![SectionPlan { section_id: SectionId::parse("A")?, rows: rows.collect() }];
+        let chunks = encode_plan(&sections);
+        assert!(chunks.len() > 1 && chunks.iter().all(|c| c.len() <= PLAN_CHUNK_BYTES));
+        let item_of = |chunk: &String| HashMap::from([(PLAN.to_owned(), s(chunk))]);
+        let mut event = HashMap::from([
+            (EVENT_ID.to_owned(), s("e")),
+            (NAME.to_owned(), s("E")),
+            (HOLD_SECONDS.to_owned(), n(60)),
+            (SEAT_COUNT.to_owned(), n(100_000)),
+            (PLAN_CHUNKS.to_owned(), n(chunks.len())),
+        ]);
+        event.extend(item_of(&chunks[0]));
+        let later: Vec<_> = chunks[1..].iter().map(item_of).collect();
+        assert_eq!(parse_event(&event, &later)?.sections, sections);
+        assert_eq!(plan_chunk_count(&event)?, chunks.len());
+        assert!(parse_event(&event, &later[1..]).is_err(), "a missing chunk is noticed");
+        Ok(())
+    }
 }

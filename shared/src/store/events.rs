@@ -1,20 +1,56 @@
-//! Events and their seats: retry-safe creation, reads, seat listing.
+//! Events and their seats: retry-safe creation that may finish in the
+//! background, reads (cached once ready: a ready event never changes), and
+//! seat listing in plan order, one `Query` per seat block.
 
 use super::*;
 
+/// Ready events kept per process (a Lambda sandbox serves few events).
+const CACHED_EVENTS: usize = 256;
+/// Seat-block queries in flight for one listing page.
+const BLOCK_QUERIES_IN_FLIGHT: usize = 16;
+
+/// Ready events, by id: immutable once ready, so never stale.
+#[derive(Debug, Default)]
+pub(super) struct EventCache(std::sync::Mutex<HashMap<EventId, Arc<Event>>>);
+
+impl EventCache {
+    fn get(&self, id: &EventId) -> Option<Arc<Event>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+    }
+    fn put(&self, event: Arc<Event>) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= CACHED_EVENTS {
+            map.clear();
+        }
+        map.insert(event.event_id.clone(), event);
+    }
+}
+
 impl Store {
-    // ----- events -------------------------------------------------------
+    // ----- creation -----------------------------------------------------
 
     /// Creates an event and its seats, safe to retry and to run twice at
-    /// once. The event item is written first with `ready = false` under
-    /// `attribute_not_exists`, then each seat under `attribute_not_exists`
-    /// (a retry never overwrites a seat, so a seat held or sold meanwhile
-    /// stays so), then `ready = true`; nothing reads a not-ready event.
-    /// The same plan again (same fingerprint) resumes an interrupted
-    /// creation, or finds it complete and writes nothing; another plan under
-    /// a taken id is `event-exists`.
-    pub async fn create_event(&self, event: &Event, seats: &[SeatSpec]) -> Result<(), Error> {
-        let fingerprint = plan_fingerprint(event, seats);
+    /// once, writing for at most `budget` (then `Creating`: the sweep
+    /// finishes it, see [`crate::sweep::finish_events`]).
+    ///
+    /// The event item is written first under `attribute_not_exists`, with
+    /// `ready = false` and in the index's creating shard; then the rest of
+    /// the plan; then each seat under `attribute_not_exists` (a retry never
+    /// overwrites a seat, so a seat held or sold meanwhile stays so); then
+    /// `ready = true`. Nothing reads a not-ready event. The same plan again
+    /// (same fingerprint) resumes an unfinished creation, or finds it
+    /// complete and writes nothing; another plan under a taken id is
+    /// `event-exists`.
+    pub async fn create_event(&self, event: &Event, budget: Duration) -> Result<EventStatus, Error> {
+        let started = Millis::now();
+        let deadline = Millis(started.0 + i64::try_from(budget.as_millis()).unwrap_or(i64::MAX / 2));
+        let fingerprint = plan_fingerprint(event);
+        let event_ref = EventRef::of(&event.event_id);
+        let chunks = encode_plan(&event.sections);
+        // The rest of a big plan first, under this plan's fingerprint: a
+        // rival plan's chunks never overwrite these, and the event item (the
+        // claim on the id) never exists without its whole plan.
+        self.write_plan_chunks(&event_ref, &fingerprint, &chunks).await?;
         let mut item = event_key(&event.event_id);
         item.extend([
             (KIND.into(), s("event")),
@@ -22,10 +58,15 @@ impl Store {
             (NAME.into(), s(&event.name)),
             (HOLD_SECONDS.into(), n(event.hold_seconds)),
             (SEAT_COUNT.into(), n(event.seat_count)),
-            (SECTIONS.into(), AttributeValue::L(event.sections.iter().map(|x| s(x.as_str())).collect())),
+            (PLAN.into(), s(chunks.first().map(String::as_str).unwrap_or("[]"))),
+            (PLAN_CHUNKS.into(), n(chunks.len().max(1))),
             (PLAN_HASH.into(), s(&fingerprint)),
             (READY.into(), AttributeValue::Bool(false)),
-            (CREATED_AT.into(), n(Millis::now().0)),
+            (SEATS_WRITTEN.into(), n(0)),
+            (CREATED_AT.into(), n(started.0)),
+            // The sweep takes over once this creator's budget is spent.
+            (PENDING_SHARD.into(), s(CREATING_SHARD)),
+            (PENDING_EXPIRES_AT.into(), n(deadline.0)),
         ]);
         let put = self
             .client
@@ -36,6 +77,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
+        let mut from = 0;
         if let Err(err) = put {
             let existing = match err.as_service_error() {
                 Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)) => {
@@ -47,31 +89,74 @@ impl Store {
                 return Err(Error::EventExists);
             };
             if event_is_ready(&existing) {
-                return Ok(());
+                return Ok(EventStatus::Ready);
             }
-            tracing::info!(event_id = %event.event_id, "resuming an unfinished event creation");
+            from = seats_written(&existing)?;
+            tracing::info!(event_id = %event.event_id, from, "resuming an unfinished event creation");
         }
-        self.write_seats(&EventRef::of(&event.event_id), seats).await?;
-        self.client
-            .update_item()
-            .table_name(&*self.table)
-            .set_key(Some(event_key(&event.event_id)))
-            .update_expression("SET #ready = :true")
-            .expression_attribute_names("#ready", READY)
-            .expression_attribute_values(":true", AttributeValue::Bool(true))
-            .send()
-            .await
-            .map_err(|e| sdk_error("UpdateItem", e))?;
+        self.complete_event(&event_ref, event, from, deadline).await
+    }
+
+    async fn write_plan_chunks(&self, event: &EventRef, fingerprint: &str, chunks: &[String]) -> Result<(), Error> {
+        for (i, chunk) in chunks.iter().enumerate().skip(1) {
+            let mut item = plan_chunk_key(event, fingerprint, i);
+            item.insert(PLAN.into(), s(chunk));
+            // Same plan, same chunk: rewriting it changes nothing.
+            self.client
+                .put_item()
+                .table_name(&*self.table)
+                .set_item(Some(item))
+                .send()
+                .await
+                .map_err(|e| sdk_error("PutItem", e))?;
+        }
         Ok(())
     }
 
+    /// Writes the seats from ordinal `from` on (every seat before it is
+    /// known to exist) until `deadline`, then marks the event ready.
+    async fn complete_event(&self, event_ref: &EventRef, event: &Event, from: u32, deadline: Millis) -> Result<EventStatus, Error> {
+        let seats = event.seat_page(None, Some(from.min(event.seat_count)), u32::MAX)?.seats;
+        if !self.write_seats(event_ref, &seats, deadline).await? {
+            return Ok(EventStatus::Creating);
+        }
+        self.client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(event_key_of(event_ref)))
+            .update_expression("SET #ready = :true, #written = :count REMOVE #shard, #resumeAt")
+            .expression_attribute_names("#ready", READY)
+            .expression_attribute_names("#written", SEATS_WRITTEN)
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#resumeAt", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":true", AttributeValue::Bool(true))
+            .expression_attribute_values(":count", n(event.seat_count))
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
+        Ok(EventStatus::Ready)
+    }
+
     /// Writes each seat that does not exist yet (`attribute_not_exists`), a
-    /// bounded number at once. A seat that exists is left as it is.
-    async fn write_seats(&self, event: &EventRef, seats: &[SeatSpec]) -> Result<(), Error> {
-        let mut pending = seats.iter();
+    /// bounded number at once, starting no write after `deadline`. A seat
+    /// that exists is left as it is. As the seats known to exist grow
+    /// without a gap, the event item's `seatsWritten` follows (every
+    /// [`SEATS_WRITTEN_EVERY`] seats, and when time runs out), so a resumed
+    /// creation starts there instead of from the first seat. True when
+    /// every seat exists.
+    async fn write_seats(&self, event: &EventRef, seats: &[SeatSpec], deadline: Millis) -> Result<bool, Error> {
+        let Some(first) = seats.first().map(|seat| seat.ordinal) else { return Ok(true) };
+        let mut pending = seats.iter().peekable();
         let mut in_flight = tokio::task::JoinSet::new();
+        let mut out_of_time = false;
+        // Seats done out of order, and the first ordinal not known to exist.
+        let (mut done, mut written, mut recorded) = (std::collections::BTreeSet::new(), first, first);
         loop {
-            while in_flight.len() < SEAT_WRITES_IN_FLIGHT {
+            while in_flight.len() < SEAT_WRITES_IN_FLIGHT && !out_of_time && pending.peek().is_some() {
+                if Millis::now() >= deadline {
+                    out_of_time = true;
+                    break;
+                }
                 let Some(seat) = pending.next() else { break };
                 let mut item = seat_key(event, &seat.seat_id);
                 item.extend([
@@ -89,13 +174,27 @@ impl Store {
                     .table_name(&*self.table)
                     .set_item(Some(item))
                     .condition_expression("attribute_not_exists(PK)");
-                in_flight.spawn(async move { conditional(put.send().await, "PutItem") });
+                let ordinal = seat.ordinal;
+                in_flight.spawn(async move { conditional(put.send().await, "PutItem").map(|_| ordinal) });
             }
             match in_flight.join_next().await {
-                None => return Ok(()),
+                None => {
+                    let finished = !out_of_time && pending.peek().is_none();
+                    if !finished && written > recorded {
+                        self.record_seats_written(event, written).await?;
+                    }
+                    return Ok(finished);
+                }
                 // Written, or there already: either way the seat exists.
                 Some(Ok(result)) => {
-                    result?;
+                    done.insert(result?);
+                    while done.remove(&written) {
+                        written += 1;
+                    }
+                    if written - recorded >= SEATS_WRITTEN_EVERY {
+                        self.record_seats_written(event, written).await?;
+                        recorded = written;
+                    }
                 }
                 Some(Err(join)) => {
                     return Err(StoreError::Sdk { op: "PutItem", unavailable: false, source: Box::new(join) }.into())
@@ -104,71 +203,221 @@ impl Store {
         }
     }
 
-    /// A ready event, or `None`.
-    pub async fn get_event(&self, event: &EventId) -> Result<Option<Event>, Error> {
-        match self.get_consistent(event_key(event)).await? {
-            Some(item) if event_is_ready(&item) => Ok(Some(parse_event(&item)?)),
+    /// Raises the event item's `seatsWritten` to `written` (never lowers it:
+    /// two creators at once each only move it forward).
+    async fn record_seats_written(&self, event: &EventRef, written: u32) -> Result<(), Error> {
+        let update = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(event_key_of(event)))
+            .update_expression("SET #written = :written")
+            .condition_expression("#written < :written")
+            .expression_attribute_names("#written", SEATS_WRITTEN)
+            .expression_attribute_values(":written", n(written));
+        conditional(update.send().await, "UpdateItem").map(|_| ())
+    }
+
+    /// Events whose creator ran out of time (or died) before they were
+    /// ready: one index query on the creating shard.
+    pub async fn unfinished_events(&self, now: Millis) -> Result<Vec<EventRef>, Error> {
+        let out = self
+            .client
+            .query()
+            .table_name(&*self.table)
+            .index_name(PENDING_INDEX)
+            .key_condition_expression("#shard = :shard AND #resumeAt < :now")
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#resumeAt", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":shard", s(CREATING_SHARD))
+            .expression_attribute_values(":now", n(now.0))
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        out.items
+            .unwrap_or_default()
+            .iter()
+            .map(|item| {
+                let f = Fields::new(item);
+                f.str(PK)?.strip_prefix(EVENT_PK_PREFIX).and_then(EventRef::from_hex).ok_or_else(|| f.malformed(PK).into())
+            })
+            .collect()
+    }
+
+    /// Finishes an unfinished event's creation until `deadline`.
+    pub async fn finish_event(&self, event: &EventRef, deadline: Millis) -> Result<EventStatus, Error> {
+        let Some(item) = self.get_consistent(event_key_of(event)).await? else {
+            return Err(StoreError::Malformed { key: event.to_string(), problem: "indexed as creating, but gone".into() }.into());
+        };
+        if event_is_ready(&item) {
+            return Ok(EventStatus::Ready);
+        }
+        let found = self.parse_event_item(event, &item).await?;
+        self.complete_event(event, &found, seats_written(&item)?, deadline).await
+    }
+
+    // ----- reads --------------------------------------------------------
+
+    /// An event and whether it is ready (strongly consistent), or `None`.
+    async fn read_event(&self, event: &EventRef) -> Result<Option<(Event, bool)>, Error> {
+        let Some(item) = self.get_consistent(event_key_of(event)).await? else { return Ok(None) };
+        Ok(Some((self.parse_event_item(event, &item).await?, event_is_ready(&item))))
+    }
+
+    /// An event item with the rest of its plan, read by key (at most a few
+    /// chunks: bodies are capped at 1 MiB). The chunks are written before
+    /// the item, so they are there.
+    async fn parse_event_item(&self, event: &EventRef, item: &Item) -> Result<Event, Error> {
+        let chunks = plan_chunk_count(item)?;
+        let fingerprint = Fields::new(item).str(PLAN_HASH)?.to_owned();
+        let mut later = Vec::with_capacity(chunks - 1);
+        for chunk in 1..chunks {
+            match self.get_consistent(plan_chunk_key(event, &fingerprint, chunk)).await? {
+                Some(found) => later.push(found),
+                None => return Err(StoreError::Malformed { key: event.to_string(), problem: format!("plan chunk {chunk} missing") }.into()),
+            }
+        }
+        Ok(parse_event(item, &later)?)
+    }
+
+    /// A ready event, or `None`; served from the process's cache once read.
+    pub async fn get_event(&self, event: &EventId) -> Result<Option<Arc<Event>>, Error> {
+        if let Some(cached) = self.events.get(event) {
+            return Ok(Some(cached));
+        }
+        match self.read_event(&EventRef::of(event)).await? {
+            Some((found, true)) if &found.event_id == event => {
+                let found = Arc::new(found);
+                self.events.put(found.clone());
+                Ok(Some(found))
+            }
             _ => Ok(None),
         }
     }
 
-    /// An event's seats (one section's, if given) in plan order: the event
-    /// item, then one `Query` per page. `None` if the event does not exist
-    /// or is still being created.
-    pub async fn list_seats(&self, event: &EventId, section: Option<&SectionId>) -> Result<Option<Vec<Seat>>, Error> {
-        let Some(found) = self.get_event(event).await? else { return Ok(None) };
-        if section.is_some_and(|sec| !found.sections.contains(sec)) {
-            return Err(Error::SectionNotFound);
+    /// An event, ready or still being created, for get-event.
+    pub async fn get_event_status(&self, event: &EventId) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
+        if let Some(cached) = self.events.get(event) {
+            return Ok(Some((cached, EventStatus::Ready)));
         }
-        let mut seats = Vec::with_capacity(found.seat_count as usize);
-        let mut start: Option<Item> = None;
+        match self.read_event(&EventRef::of(event)).await? {
+            Some((found, true)) if &found.event_id == event => {
+                let found = Arc::new(found);
+                self.events.put(found.clone());
+                Ok(Some((found, EventStatus::Ready)))
+            }
+            Some((found, false)) if &found.event_id == event => Ok(Some((Arc::new(found), EventStatus::Creating))),
+            _ => Ok(None),
+        }
+    }
+
+    /// The states of one page of seats (strongly consistent): one `Query`
+    /// per seat block the page touches, a bounded number at once.
+    pub async fn read_seats(&self, event: &EventId, specs: Vec<SeatSpec>) -> Result<Vec<Seat>, Error> {
+        let event_ref = EventRef::of(event);
+        let mut blocks: Vec<String> = specs.iter().map(|spec| seat_block_pk(&event_ref, &spec.seat_id)).collect();
+        blocks.dedup();
+        let mut states: HashMap<String, SeatState> = HashMap::with_capacity(specs.len());
+        let mut blocks = blocks.into_iter();
+        let mut in_flight = tokio::task::JoinSet::new();
         loop {
-            let q = self
+            while in_flight.len() < BLOCK_QUERIES_IN_FLIGHT {
+                let Some(block) = blocks.next() else { break };
+                let store = self.clone();
+                in_flight.spawn(async move { store.query_block(block).await });
+            }
+            match in_flight.join_next().await {
+                None => break,
+                Some(Ok(found)) => states.extend(found?),
+                Some(Err(join)) => {
+                    return Err(StoreError::Sdk { op: "Query", unavailable: false, source: Box::new(join) }.into())
+                }
+            }
+        }
+        specs
+            .into_iter()
+            .map(|spec| match states.remove(spec.seat_id.as_str()) {
+                Some(state) => Ok(Seat { spec, state }),
+                None => Err(StoreError::Malformed { key: spec.seat_id.to_string(), problem: "seat item missing".into() }.into()),
+            })
+            .collect()
+    }
+
+    async fn query_block(&self, block: String) -> Result<Vec<(String, SeatState)>, Error> {
+        let mut found = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
                 .client
                 .query()
                 .table_name(&*self.table)
                 .consistent_read(true)
+                .key_condition_expression("PK = :pk")
+                .expression_attribute_values(":pk", s(block.as_str()))
                 .set_exclusive_start_key(start.take())
-                .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
-                .expression_attribute_values(":pk", event_pk(&EventRef::of(event)));
-            let q = match section {
-                None => q.expression_attribute_values(":prefix", s(SEAT_SK_PREFIX)),
-                // `begins_with` on `SEAT#{section}-` may also match a section
-                // whose id extends this one (`A` vs `A-1`), so the section is
-                // filtered exactly as well.
-                Some(sec) => q
-                    .filter_expression("#section = :section")
-                    .expression_attribute_names("#section", SECTION_ID)
-                    .expression_attribute_values(":prefix", s(format!("{SEAT_SK_PREFIX}{sec}-")))
-                    .expression_attribute_values(":section", s(sec.as_str())),
-            };
-            let out = q.send().await.map_err(|e| sdk_error("Query", e))?;
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
             for item in out.items.unwrap_or_default() {
-                seats.push(parse_seat(&item)?);
+                let seat = parse_seat(&item)?;
+                found.push((seat.spec.seat_id.to_string(), seat.state));
             }
             match out.last_evaluated_key {
                 Some(k) => start = Some(k),
-                None => break,
+                None => return Ok(found),
             }
         }
-        seats.sort_by_key(|seat| seat.spec.ordinal);
-        Ok(Some(seats))
+    }
+
+    /// One page of an event's seats (one section's, if given) in plan
+    /// order, and where the next page starts. `None` if the event does not
+    /// exist or is still being created.
+    pub async fn list_seats(
+        &self,
+        event: &EventId,
+        section: Option<&SectionId>,
+        from: Option<u32>,
+        limit: u32,
+    ) -> Result<Option<(Vec<Seat>, Option<u32>)>, Error> {
+        let Some(found) = self.get_event(event).await? else { return Ok(None) };
+        let page = found.seat_page(section, from, limit)?;
+        Ok(Some((self.read_seats(event, page.seats).await?, page.next)))
+    }
+}
+
+impl Store {
+    /// Every seat of an event (of one section, if given), page by page:
+    /// for the sweep-free checks of tests and the bench, not for requests.
+    pub async fn list_all_seats(&self, event: &EventId, section: Option<&SectionId>) -> Result<Option<Vec<Seat>>, Error> {
+        let mut all = Vec::new();
+        let mut from = None;
+        loop {
+            let Some((seats, next)) = self.list_seats(event, section, from, 1000).await? else { return Ok(None) };
+            all.extend(seats);
+            match next {
+                Some(n) => from = Some(n),
+                None => return Ok(Some(all)),
+            }
+        }
     }
 }
 
 /// Identifies an event's plan, so a retried create-event can resume.
-pub(super) fn plan_fingerprint(event: &Event, seats: &[SeatSpec]) -> String {
+pub(super) fn plan_fingerprint(event: &Event) -> String {
     let mut h = Sha256::new();
     h.update(event.name.as_bytes());
     h.update([0]);
     h.update(event.hold_seconds.to_be_bytes());
-    for seat in seats {
-        h.update(seat.seat_id.as_str().as_bytes());
+    for section in &event.sections {
+        h.update(b"S");
+        h.update(section.section_id.as_str().as_bytes());
         h.update([0]);
-        h.update(seat.section_id.as_str().as_bytes());
-        h.update([0]);
-        h.update(seat.row.as_str().as_bytes());
-        h.update([0]);
+        for row in &section.rows {
+            h.update(b"R");
+            h.update(row.row.as_str().as_bytes());
+            h.update([0]);
+            h.update(row.count.to_be_bytes());
+        }
     }
     hex::encode(h.finalize())
 }

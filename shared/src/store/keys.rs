@@ -6,8 +6,23 @@ use super::*;
 /// Name of the sparse index of pending orders by expiry (template.yaml).
 pub const PENDING_INDEX: &str = "PendingByExpiry";
 /// Pending orders spread over this many index partitions so one event's
-/// on-sale does not make a hot partition; the sweep queries each.
-pub const PENDING_SHARDS: u8 = 8;
+/// on-sale does not make a hot partition; the sweep queries each. Sized for
+/// the demand model (docs/SCALE.md): at 20,000 claim attempts/s, buyers
+/// claiming 2.5 seats each open 8,000 orders/s, and each order writes the
+/// index twice (entering and leaving PENDING): 16,000 index writes/s, which
+/// 64 shards take at 250 units/s each, a quarter of a partition's 1,000.
+/// A multiple of the old 8, so an order keeps `shard mod 8`.
+pub const PENDING_SHARDS: u8 = 64;
+/// The index shard of events still being created: the sweep finishes them.
+pub(super) const CREATING_SHARD: &str = "CREATING";
+/// Seats of a row are keyed in blocks of this many consecutive numbers, one
+/// partition key per block, so that an on-sale's hottest row spreads over
+/// several keys (docs/SCALE.md has the arithmetic; the bench measures it).
+pub const SEAT_BLOCK_SIZE: u32 = 10;
+/// The seating plan is stored as JSON on the event item, in chunks of at
+/// most this many bytes (the first on the event item, the rest as items of
+/// their own), well inside DynamoDB's 400 KB item limit.
+pub(super) const PLAN_CHUNK_BYTES: usize = 300_000;
 /// Expired orders are garbage-collected by DynamoDB TTL this long after
 /// their expiry (completed and refund-due orders are kept).
 pub const EXPIRED_ORDER_RETENTION_SECONDS: i64 = 30 * 24 * 3600;
@@ -41,7 +56,10 @@ pub(super) const CREATED_AT: &str = "createdAt";
 pub(super) const HOLDER_DEADLINE: &str = "holderDeadline";
 pub(super) const REFUND_REASON: &str = "refundReason";
 pub(super) const ORDINAL: &str = "ordinal";
-pub(super) const SECTIONS: &str = "sections";
+pub(super) const PLAN: &str = "plan";
+pub(super) const PLAN_CHUNKS: &str = "planChunks";
+/// On an event being created: every seat before this ordinal exists.
+pub(super) const SEATS_WRITTEN: &str = "seatsWritten";
 pub const PENDING_SHARD: &str = "pendingShard";
 pub const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
 pub const TTL: &str = "ttl";
@@ -58,18 +76,50 @@ pub const PENDING_INDEX_PROJECTION: &str = "KEYS_ONLY";
 /// Most items one `TransactWriteItems` may hold.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
 /// Conditional seat writes in flight while creating an event.
-pub(super) const SEAT_WRITES_IN_FLIGHT: usize = 32;
+pub const SEAT_WRITES_IN_FLIGHT: usize = 32;
+/// How often (in seats) a creation records how far it got.
+pub(super) const SEATS_WRITTEN_EVERY: u32 = 2_000;
 
 
+pub const EVENT_PK_PREFIX: &str = "EVENT#";
 pub(super) fn event_pk(event: &EventRef) -> AttributeValue {
-    s(format!("EVENT#{event}"))
+    s(format!("{EVENT_PK_PREFIX}{event}"))
+}
+pub(super) const EVENT_SK: &str = "EVENT";
+pub(super) fn event_key_of(event: &EventRef) -> Item {
+    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(EVENT_SK))])
 }
 pub(super) fn event_key(event: &EventId) -> Item {
-    HashMap::from([(PK.into(), event_pk(&EventRef::of(event))), (SK.into(), s("EVENT"))])
+    event_key_of(&EventRef::of(event))
+}
+/// Plan chunks after the first live next to the event item, under the
+/// plan's fingerprint (so another plan's chunks are other items).
+pub(super) fn plan_chunk_key(event: &EventRef, fingerprint: &str, chunk: usize) -> Item {
+    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(format!("PLAN#{fingerprint}#{chunk:04}")))])
+}
+/// The partition key of a seat's block: `SEATS#{event ref}#{section}-{row}#{block}`,
+/// block = (number - 1) / [`SEAT_BLOCK_SIZE`]. Computed from the seat id
+/// alone, so a claim needs no read. An id no plan produces gets a key of
+/// its own where no item exists (the claim then answers seat-not-found).
+pub const SEAT_PK_PREFIX: &str = "SEATS#";
+pub(super) fn seat_block_pk(event: &EventRef, seat: &SeatId) -> String {
+    match seat.row_and_number().filter(|(_, number)| *number >= 1) {
+        Some((row, number)) => format!("{SEAT_PK_PREFIX}{event}#{row}#{}", (number - 1) / SEAT_BLOCK_SIZE),
+        None => format!("{SEAT_PK_PREFIX}{event}#{seat}#-"),
+    }
+}
+/// Seats per seat-map projection item: a row's map is one item up to this
+/// many seats (a few KB), more items for longer rows.
+pub(super) const SEAT_MAP_ITEM_SEATS: u32 = 1000;
+/// The seat-map projection item holding seat `number` of the row
+/// `{section}-{row}` (see `seat_map.rs`).
+pub(super) fn seat_map_key(event: &EventRef, row: &str, number: u32) -> Item {
+    let chunk = number.saturating_sub(1) / SEAT_MAP_ITEM_SEATS;
+    HashMap::from([(PK.into(), s(format!("MAP#{event}#{row}#{chunk}"))), (SK.into(), s("MAP"))])
 }
 pub(super) const SEAT_SK_PREFIX: &str = "SEAT#";
 pub(super) fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
-    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}")))])
+    HashMap::from([(PK.into(), s(seat_block_pk(event, seat))), (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}")))])
 }
 /// The key of a seat item, for the test harness's raw reads (the store's
 /// readers go through [`Store`]).
@@ -83,13 +133,14 @@ pub(super) fn order_key(order: &OrderId) -> Item {
 pub(super) fn payment_key(payment: &PaymentId) -> Item {
     HashMap::from([(PK.into(), s(format!("PAYMENT#{payment}"))), (SK.into(), s("PAYMENT"))])
 }
-pub(super) fn pending_shard(order: &OrderId) -> String {
+pub fn pending_shard(order: &OrderId) -> String {
     // Spread by the order id's own randomness (a v4 UUID): stable, no state.
     let h = Sha256::digest(order.as_str().as_bytes());
-    format!("PENDING#{}", h[0] % PENDING_SHARDS)
+    shard_key(h[0] % PENDING_SHARDS)
 }
+pub const PENDING_SHARD_PREFIX: &str = "PENDING#";
 pub(super) fn shard_key(shard: u8) -> String {
-    format!("PENDING#{shard}")
+    format!("{PENDING_SHARD_PREFIX}{shard}")
 }
 pub(super) fn expired_order_ttl(expires_at: Millis) -> i64 {
     expires_at.0 / 1000 + EXPIRED_ORDER_RETENTION_SECONDS
@@ -105,16 +156,28 @@ mod tests {
     fn keys_and_shards() -> TestResult {
         let e = EventId::parse("gala")?;
         let seat = SeatId::parse("A-1-1")?;
-        assert_eq!(seat_key(&EventRef::of(&e), &seat)[SK], s("SEAT#A-1-1"));
-        assert_eq!(seat_key(&EventRef::of(&e), &seat)[PK], event_key(&e)[PK], "an event's seats share its partition");
-        assert_eq!(event_key(&e)[PK], s(format!("EVENT#{}", EventRef::of(&e))));
+        let r = EventRef::of(&e);
+        assert_eq!(seat_key(&r, &seat)[SK], s("SEAT#A-1-1"));
+        assert_eq!(seat_key(&r, &seat)[PK], s(format!("SEATS#{r}#A-1#0")));
+        assert_eq!(event_key(&e)[PK], s(format!("EVENT#{r}")));
+        // Seats 1-10 of a row share a block key, 11 starts the next; the
+        // row part is everything before the last dash.
+        let pk = |id: &str| -> Result<String, Box<dyn std::error::Error>> { Ok(seat_block_pk(&r, &SeatId::parse(id)?)) };
+        assert_eq!(pk("A-1-10")?, pk("A-1-1")?);
+        assert_eq!(pk("A-1-11")?, format!("SEATS#{r}#A-1#1"));
+        assert_eq!(pk("A-1-2-25")?, format!("SEATS#{r}#A-1-2#2"));
+        assert_ne!(pk("A-2-1")?, pk("A-1-1")?);
+        // Ids no plan makes still get a key (where nothing exists).
+        assert_eq!(pk("A")?, format!("SEATS#{r}#A#-"));
+        assert_eq!(pk("A-1-0")?, format!("SEATS#{r}#A-1-0#-"));
+        assert_eq!(pk("A-x")?, format!("SEATS#{r}#A-x#-"));
         let order = OrderId::generate(&e);
         assert_eq!(order.event_ref().map(|r| event_pk(&r)), Some(event_key(&e)[PK].clone()), "an order id names its event's partition");
         // The event item sorts before its seats, so a partition query
         // meets it first.
         assert!("EVENT" < "SEAT#");
         let shards: std::collections::HashSet<_> =
-            (0..200).map(|_| pending_shard(&OrderId::generate(&e))).collect();
+            (0..2000).map(|_| pending_shard(&OrderId::generate(&e))).collect();
         assert_eq!(shards.len(), PENDING_SHARDS as usize, "orders spread over every shard");
         Ok(())
     }

@@ -6,13 +6,17 @@
 //!
 //! | item    | PK                  | SK            | notes                                      |
 //! |---------|---------------------|---------------|--------------------------------------------|
-//! | event   | `EVENT#{ref}`       | `EVENT`       | eventId, name, holdSeconds, sections, ready |
-//! | seat    | `EVENT#{ref}`       | `SEAT#{seat}` | ordinal, status, holderOrderId, holdExpiresAt |
+//! | event   | `EVENT#{ref}`       | `EVENT`       | eventId, name, holdSeconds, plan, ready     |
+//! | plan    | `EVENT#{ref}`       | `PLAN#{nnnn}` | the rest of a plan too big for one item     |
+//! | seat    | `SEATS#{ref}#{section}-{row}#{block}` | `SEAT#{seat}` | status, holderOrderId, holdExpiresAt |
+//! | seat map | `MAP#{ref}#{section}-{row}#{n}` | `MAP` | `s{number}`: `S` or `H{expiresAt}` per unavailable seat (from the stream) |
 //! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
 //! | payment | `PAYMENT#{payment}` | `PAYMENT`     | orderId: which order this payment is for    |
 //!
 //! `{ref}` is the event's [`EventRef`] (a hash of its id), which every order
-//! id starts with: confirm addresses seats from the order id alone.
+//! id starts with: confirm addresses seats from the order id alone. Seats
+//! are keyed by block (ten consecutive numbers of one row, see
+//! [`SEAT_BLOCK_SIZE`]), so an on-sale spreads over many partition keys.
 //!
 //! The claim lives on the seat item; a seat's hold expiry is copied from its
 //! order. Pending orders carry `pendingShard`/`pendingExpiresAt`, the keys of
@@ -42,8 +46,8 @@ use sha2::{Digest, Sha256};
 
 use crate::auth::HoldToken;
 use crate::domain::{
-    Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
-    SeatId, SeatSpec, SeatState, SectionId,
+    Event, EventId, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
+    SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
 };
 use crate::error::Error;
 
@@ -56,12 +60,14 @@ mod expressions;
 mod failures;
 mod holds;
 mod keys;
+mod seat_map;
 
 pub use codec::StoredOrder;
 pub use errors::StoreError;
 pub use expiry::PageCursor;
 pub use failures::ConfirmOutcome;
 pub use keys::*;
+pub use seat_map::{seat_change, SeatChange};
 use codec::*;
 use errors::*;
 use expressions::*;
@@ -91,6 +97,8 @@ pub fn sdk_timeouts() -> TimeoutConfig {
 pub struct Store {
     client: Client,
     table: Arc<str>,
+    events: Arc<events::EventCache>,
+    seat_maps: Arc<seat_map::SeatMapCache>,
 }
 
 /// The SDK's HTTP client: hyper + rustls on ring, trusting the platform's
@@ -116,7 +124,7 @@ impl Store {
     }
 
     pub fn new(client: Client, table: &str) -> Self {
-        Self { client, table: Arc::from(table) }
+        Self { client, table: Arc::from(table), events: Arc::default(), seat_maps: Arc::default() }
     }
 
     pub fn client(&self) -> &Client {

@@ -1,0 +1,12 @@
+//! Lambda entry point of project-seat-map, fed by the table's DynamoDB
+//! stream: folds seat changes into the seat map's projection and reports
+//! the records it could not write as batch item failures.
+use lambda_runtime::{run, service_fn, Error};
+use shared::{telemetry, App, Needs};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init();
+    let app = App::from_env(Needs::Store).await?;
+    run(service_fn(|event| shared::project_seat_map(&app, event))).await
+}

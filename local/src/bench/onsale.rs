@@ -1,0 +1,371 @@
+//! The on-sale demand model (issue 9): a 100,000-seat event, buyers picking
+//! a section and a row by Zipf(1.0) and a seat uniformly, claiming 1-4 seats
+//! and confirming with probability 0.7. Every DynamoDB request is priced
+//! per partition key by DynamoDB's rules (`crate::capacity`), under this
+//! design's keys and re-keyed onto the old ones (every seat of an event on
+//! `EVENT#{ref}`, 8 pending-index shards), and each layout's on-sale
+//! ceiling is projected from the hottest key's share.
+
+use std::collections::BTreeSet;
+
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+
+use super::*;
+use crate::capacity::{self, CapacityRecorder, KeyLoad, Schema, Target};
+use shared::store::{EVENT_PK_PREFIX, PENDING_SHARD_PREFIX, SEAT_PK_PREFIX};
+
+/// A partition's limits (DynamoDB developer guide, "partitions").
+pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;
+pub const PARTITION_READ_UNITS: f64 = 3_000.0;
+/// The pending-index shards of the old design.
+const OLD_PENDING_SHARDS: u32 = 8;
+
+/// The demand model's event and buyers.
+#[derive(Debug, Clone, Copy)]
+pub struct DemandModel {
+    pub sections: u32,
+    pub rows: u32,
+    pub seats_per_row: u32,
+    pub buyers: usize,
+    pub in_flight: usize,
+    pub hold_seconds: u32,
+}
+
+/// Where the model's load lands under one key layout.
+#[derive(Debug, Clone, Default)]
+pub struct Projection {
+    pub layout: &'static str,
+    /// Hottest keys by write units, a few.
+    pub hottest: Vec<KeyLoad>,
+    /// The hottest key for reads.
+    pub hottest_read: Option<KeyLoad>,
+    /// Claim attempts/s at which the hottest key reaches a partition's
+    /// write (or read) limit.
+    pub ceiling: f64,
+    /// Read units/s on the hottest-read key at that rate.
+    pub reads_at_ceiling: f64,
+}
+
+/// What one on-sale run measured.
+#[derive(Debug, Clone, Default)]
+pub struct OnSale {
+    pub model: Option<DemandModel>,
+    pub creation: Duration,
+    pub creation_answer: u16,
+    pub creation_write_units: f64,
+    pub attempts: u64,
+    pub won: u64,
+    pub refused: u64,
+    pub unavailable: u64,
+    pub orders: u64,
+    pub confirmed: u64,
+    pub sold_seats: u64,
+    pub wall: Duration,
+    pub sweep: Duration,
+    pub swept_orders: u64,
+    /// Requests through each function and their mean handler time (ms).
+    pub functions: BTreeMap<&'static str, (u64, f64)>,
+    pub table_write_units: f64,
+    pub table_read_units: f64,
+    /// Write units on the pending index (all shards).
+    pub index_write_units: f64,
+    pub new_keys: Projection,
+    pub old_keys: Projection,
+    /// Invariant violations the table check found after the run.
+    pub violations: usize,
+    /// The seat map of the sold-through event: reply bytes raw and gzip,
+    /// read units per uncached request, and uncached request latencies.
+    pub map_bytes: usize,
+    pub map_gzip_bytes: usize,
+    pub map_read_units: f64,
+    pub map_latency: Timing,
+    /// Stream records the projection read, and how long catching up took.
+    pub stream_records: usize,
+    pub projection: Duration,
+    pub ok: bool,
+}
+
+/// Zipf(1.0) over ranks 1..=n: the cumulative weights, to sample from.
+struct Zipf(Vec<f64>);
+impl Zipf {
+    fn new(n: u32) -> Self {
+        let mut acc = 0.0;
+        Self((1..=n).map(|k| {
+            acc += 1.0 / f64::from(k);
+            acc
+        }).collect())
+    }
+    /// A rank, 1-based.
+    fn sample(&self, rng: &mut Rng) -> u32 {
+        let total = self.0.last().copied().unwrap_or(1.0);
+        let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
+        self.0.partition_point(|c| *c <= x) as u32 + 1
+    }
+}
+
+fn plan_json(m: &DemandModel) -> String {
+    let sections: Vec<_> = (1..=m.sections)
+        .map(|s| serde_json::json!({
+            "sectionId": format!("S{s}"),
+            "rows": (1..=m.rows).map(|r| serde_json::json!({"row": r.to_string(), "count": m.seats_per_row})).collect::<Vec<_>>(),
+        }))
+        .collect();
+    serde_json::json!({"name": "Stadium on-sale", "holdSeconds": m.hold_seconds, "sections": sections}).to_string()
+}
+
+/// One buyer's requests: (function, status, handler ms).
+async fn buyer(app: &App, event: &str, seats: Vec<String>, confirm: bool, payment: String) -> Vec<(&'static str, u16, f64)> {
+    let mut log = Vec::new();
+    let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
+    let started = Instant::now();
+    let (status, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    log.push(("create-order", status, timed(started)));
+    let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else { return log };
+    let mut won = Vec::new();
+    for seat in seats {
+        let started = Instant::now();
+        let (status, _) = reply(app, "POST", &format!("/orders/{id}/seats/{seat}"), Some(token), "").await;
+        log.push(("get-seat", status, timed(started)));
+        if status == 200 && !won.contains(&seat) {
+            won.push(seat);
+        }
+    }
+    if confirm && !won.is_empty() {
+        let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": won}).to_string();
+        let Some(secrets) = app.config.confirm_secrets.as_ref() else { return log };
+        let headers = crate::testing::webhook_headers(secrets, &body);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let started = Instant::now();
+        let resp = dispatch(app, request("POST", &format!("/orders/{id}/confirm"), &headers, Body::Text(body))).await;
+        log.push(("confirm", resp.status().as_u16(), timed(started)));
+    }
+    log
+}
+
+/// Runs the demand model on a fresh table of `endpoint`.
+pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder, model: DemandModel) -> Result<OnSale, String> {
+    let mut out = OnSale { model: Some(model), ..OnSale::default() };
+    let event = unique("stadium");
+
+    // Creation, priced on its own (it is not on-sale traffic).
+    recorder.take();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let (status, body) = reply(&app, "PUT", &format!("/events/{event}"), None, &plan_json(&model)).await;
+    out.creation_answer = status;
+    match status {
+        201 => {}
+        202 => {
+            let mut summary = shared::sweep::SweepSummary::default();
+            shared::sweep::finish_events(&app.store, Millis::now(), None, &mut summary).await;
+        }
+        _ => return Err(format!("create-event: {status} {body}")),
+    }
+    out.creation = started.elapsed();
+    recorder.set_recording(false);
+    let creation = recorder.take();
+    out.creation_write_units = price(&app, &creation).await?.iter().map(|c| c.write_units).sum();
+
+    // The on-sale.
+    let (sections, rows) = (Zipf::new(model.sections), Zipf::new(model.rows));
+    let mut rng = Rng(0x5EA7_C1A1);
+    let buyers: Vec<(Vec<String>, bool)> = (0..model.buyers)
+        .map(|_| {
+            let k = rng.below(4) + 1;
+            let seats = (0..k)
+                .map(|_| {
+                    let (s, r) = (sections.sample(&mut rng), rows.sample(&mut rng));
+                    format!("S{s}-{r}-{}", rng.below(u64::from(model.seats_per_row)) + 1)
+                })
+                .collect();
+            (seats, rng.below(10) < 7)
+        })
+        .collect();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let sem = Arc::new(Semaphore::new(model.in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, (seats, confirm)) in buyers.into_iter().enumerate() {
+        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            buyer(&app, &event, seats, confirm, format!("pi_onsale_{i}")).await
+        });
+    }
+    let mut durations: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    while let Some(done) = tasks.join_next().await {
+        for (function, status, ms) in done.map_err(|e| e.to_string())? {
+            durations.entry(function).or_default().push(ms);
+            match (function, status) {
+                ("create-order", 201) => out.orders += 1,
+                ("get-seat", 200) => {
+                    out.attempts += 1;
+                    out.won += 1;
+                }
+                ("get-seat", 409) => {
+                    out.attempts += 1;
+                    out.refused += 1;
+                }
+                ("confirm", 200) => out.confirmed += 1,
+                (_, 503) => out.unavailable += 1,
+                (f, s) => return Err(format!("{f} answered {s} in the on-sale")),
+            }
+        }
+    }
+    out.wall = started.elapsed();
+    // The unconfirmed orders expire; the sweep's releases are on-sale
+    // traffic too. Waiting for the holds to lapse is the point of the wait.
+    tokio::time::sleep(Duration::from_secs(u64::from(model.hold_seconds) + 1)).await;
+    let started = Instant::now();
+    let summary = shared::sweep::release_expired(&app.store, Millis::now(), None).await;
+    out.sweep = started.elapsed();
+    out.swept_orders = summary.expired_orders;
+    recorder.set_recording(false);
+    let records = recorder.take();
+    out.functions = durations.into_iter().map(|(f, v)| (f, (v.len() as u64, v.iter().sum::<f64>() / v.len().max(1) as f64))).collect();
+
+    // The seat map: the projection caught up from the stream (its writes
+    // are on-sale traffic too, priced with the rest), then served. One
+    // record per projector call: a write per seat change, as under a
+    // steady on-sale where each poll brings few records (an upper bound:
+    // bigger batches fold a seat's changes together).
+    let follower = crate::streams::StreamFollower::attach(endpoint, app.store.client(), app.store.table_name()).await?;
+    recorder.take();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    out.stream_records = follower.catch_up(|batch| {
+        let store = app.store.clone();
+        async move {
+            for record in batch["Records"].as_array().into_iter().flatten() {
+                shared::project_records(&store, &serde_json::json!({"Records": [record]})).await;
+            }
+        }
+    }).await?;
+    out.projection = started.elapsed();
+    recorder.set_recording(false);
+    let mut records = records;
+    records.extend(recorder.take());
+
+    let charges = price(&app, &records).await?;
+    out.table_write_units = charges.iter().map(|c| c.write_units).sum();
+    out.table_read_units = charges.iter().map(|c| c.read_units).sum();
+    out.index_write_units = charges.iter().filter(|c| c.target.index.is_some()).map(|c| c.write_units).sum();
+    let attempts = out.attempts as f64;
+    out.new_keys = project("new keys", capacity::totals(&charges, &|t| t.clone()), attempts);
+    out.old_keys = project("old keys", capacity::totals(&charges, &old_layout), attempts);
+
+    seat_map_figures(&app, &event, &recorder, &mut out).await?;
+
+    // Correctness: the table's own word.
+    let check = crate::testing::check_invariants(&app, &event).await;
+    out.sold_seats = check.sold as u64;
+    out.violations = check.violations.len();
+    out.ok = check.violations.is_empty() && out.unavailable == 0 && out.sold_seats > 0;
+    Ok(out)
+}
+
+/// Map requests timed, each in a fresh process (no cached event or map).
+const MAP_REQUESTS: usize = 20;
+
+async fn seat_map_figures(app: &App, event: &str, recorder: &CapacityRecorder, out: &mut OnSale) -> Result<(), String> {
+    let uri = format!("/events/{event}/availability");
+    let fresh = || App { store: shared::Store::new(app.store.client().clone(), app.store.table_name()), config: app.config.clone() };
+    let plain = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
+    let gzip = dispatch(&fresh(), request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty)).await;
+    if plain.status() != 200 || gzip.headers().get("content-encoding").is_none() {
+        return Err(format!("availability: {} / gzip {:?}", plain.status(), gzip.headers().get("content-encoding")));
+    }
+    out.map_bytes = plain.body().len();
+    out.map_gzip_bytes = gzip.body().len();
+    let map: serde_json::Value = serde_json::from_slice(plain.body().as_ref()).map_err(|e| e.to_string())?;
+    let statuses: String = map["sections"].as_array().into_iter().flatten()
+        .flat_map(|s| s["rows"].as_array().into_iter().flatten())
+        .filter_map(|r| r["statuses"].as_str())
+        .collect();
+    let sold = statuses.matches('S').count() as u64;
+    let seats = out.model.map_or(0, |m| m.sections * m.rows * m.seats_per_row) as usize;
+    // Every hold has lapsed (the sweep ran after the wait): the map shows
+    // exactly the seats the table says are sold.
+    let sold_in_table = crate::testing::check_invariants(app, event).await.sold as u64;
+    if statuses.len() != seats || sold != sold_in_table || statuses.contains('H') {
+        return Err(format!("the seat map has {} seats, {sold} sold (the table: {sold_in_table}), holds: {}", statuses.len(), statuses.contains('H')));
+    }
+    // Read units of one uncached map: its event read and its batch reads.
+    recorder.take();
+    recorder.set_recording(true);
+    let _ = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
+    recorder.set_recording(false);
+    out.map_read_units = price(app, &recorder.take()).await?.iter().map(|c| c.read_units).sum();
+    let started = Instant::now();
+    for _ in 0..MAP_REQUESTS {
+        let t = Instant::now();
+        let resp = dispatch(&fresh(), request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty)).await;
+        if resp.status() != 200 {
+            return Err(format!("availability: {}", resp.status()));
+        }
+        out.map_latency.latencies_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    out.map_latency.wall = started.elapsed();
+    Ok(())
+}
+
+/// The old layout: every seat of an event on the event's key, 8 shards.
+fn old_layout(t: &Target) -> Target {
+    if t.index.is_some() {
+        let shard = t.pk.strip_prefix(PENDING_SHARD_PREFIX).and_then(|n| n.parse::<u32>().ok());
+        return match shard {
+            // The new shard count is a multiple of 8: an order's old shard
+            // is its new one mod 8.
+            Some(n) => Target { index: t.index.clone(), pk: format!("{PENDING_SHARD_PREFIX}{}", n % OLD_PENDING_SHARDS) },
+            None => t.clone(),
+        };
+    }
+    match t.pk.strip_prefix(SEAT_PK_PREFIX).and_then(|rest| rest.split('#').next()) {
+        Some(event) => Target::table(format!("{EVENT_PK_PREFIX}{event}")),
+        None => t.clone(),
+    }
+}
+
+fn project(layout: &'static str, loads: Vec<KeyLoad>, attempts: f64) -> Projection {
+    let hottest_read = loads.iter().max_by(|a, b| a.read_units.total_cmp(&b.read_units)).cloned();
+    let write_ceiling = loads.first().map_or(f64::INFINITY, |k| PARTITION_WRITE_UNITS * attempts / k.write_units.max(1e-9));
+    let read_ceiling = hottest_read.as_ref().map_or(f64::INFINITY, |k| PARTITION_READ_UNITS * attempts / k.read_units.max(1e-9));
+    let ceiling = write_ceiling.min(read_ceiling);
+    let reads_at_ceiling = hottest_read.as_ref().map_or(0.0, |k| k.read_units / attempts.max(1.0) * ceiling);
+    Projection { layout, hottest: loads.into_iter().take(5).collect(), hottest_read, ceiling, reads_at_ceiling }
+}
+
+/// Prices `records` with item sizes read back from the table (each item
+/// as it is now; our items do not shrink).
+async fn price(app: &App, records: &[capacity::Recorded]) -> Result<Vec<capacity::Charge>, String> {
+    let schema = Schema::seatclaim();
+    let keys = capacity::touched_items(records, &schema);
+    let sizes = item_sizes(app, &keys).await?;
+    let size = |pk: &str, sk: &str| sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
+    Ok(capacity::charges(records, &schema, &size, &|_| None))
+}
+
+async fn item_sizes(app: &App, keys: &BTreeSet<(String, String)>) -> Result<HashMap<(String, String), usize>, String> {
+    let table = table_name(app);
+    let mut sizes = HashMap::new();
+    let keys: Vec<_> = keys.iter().collect();
+    for chunk in keys.chunks(100) {
+        let mut wanted = KeysAndAttributes::builder();
+        for (pk, sk) in chunk {
+            wanted = wanted.keys(HashMap::from([
+                (shared::store::PK.to_owned(), AttributeValue::S(pk.clone())),
+                (shared::store::SK.to_owned(), AttributeValue::S(sk.clone())),
+            ]));
+        }
+        let mut request = Some(HashMap::from([(table.clone(), wanted.build().map_err(|e| e.to_string())?)]));
+        while let Some(items) = request.take().filter(|r| !r.is_empty()) {
+            let out = app.store.client().batch_get_item().set_request_items(Some(items)).send().await.map_err(|e| e.to_string())?;
+            for item in out.responses.unwrap_or_default().remove(&table).unwrap_or_default() {
+                let key = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+                sizes.insert((key(shared::store::PK), key(shared::store::SK)), capacity::item_size(&capacity::wire_item(&item)));
+            }
+            request = out.unprocessed_keys;
+        }
+    }
+    Ok(sizes)
+}

@@ -1,0 +1,111 @@
+//! The seat map (availability): one character per seat, built from the
+//! stream-fed projection of seat states. Pure: the store reads the
+//! projection, the handler serves the result.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::{hold_is_live, Event, Millis, RowId, SectionId};
+
+/// A seat's state as the projection keeps it. Available seats are simply
+/// absent from the projection (every seat starts available).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectedSeat {
+    Held { expires_at: Millis },
+    Sold,
+}
+
+impl ProjectedSeat {
+    /// The map's character at `now`: a hold past its expiry is `A`, at
+    /// once, however late the projection or the sweep.
+    pub fn symbol(self, now: Millis) -> char {
+        match self {
+            Self::Held { expires_at } if hold_is_live(expires_at, now) => 'H',
+            Self::Held { .. } => 'A',
+            Self::Sold => 'S',
+        }
+    }
+}
+
+/// The projection of one row: seat number to state (available seats absent).
+pub type RowProjection = HashMap<u32, ProjectedSeat>;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SeatMap {
+    pub event_id: String,
+    pub as_of: String,
+    pub sections: Vec<SectionMap>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionMap {
+    pub section_id: SectionId,
+    pub kind: &'static str,
+    pub rows: Vec<RowMap>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct RowMap {
+    pub row: RowId,
+    pub statuses: String,
+}
+
+/// The map of `event` at `now` from the projection of its rows, keyed by
+/// (section, row); a row with no projection is all available.
+pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>, now: Millis) -> SeatMap {
+    let empty = RowProjection::new();
+    let sections = event
+        .sections
+        .iter()
+        .map(|section| SectionMap {
+            section_id: section.section_id.clone(),
+            kind: "seated",
+            rows: section
+                .rows
+                .iter()
+                .map(|row| {
+                    let seats = rows.get(&(section.section_id.clone(), row.row.clone())).unwrap_or(&empty);
+                    let statuses = (1..=row.count).map(|n| seats.get(&n).map_or('A', |s| s.symbol(now))).collect();
+                    RowMap { row: row.row.clone(), statuses }
+                })
+                .collect(),
+        })
+        .collect();
+    SeatMap { event_id: event.event_id.to_string(), as_of: now.to_rfc3339(), sections }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{EventId, RowPlan, SectionPlan};
+
+    #[test]
+    fn one_character_per_seat_and_expired_holds_read_available() -> Result<(), Box<dyn std::error::Error>> {
+        let (a, r1, r2) = (SectionId::parse("A")?, RowId::parse("1")?, RowId::parse("2")?);
+        let event = Event {
+            event_id: EventId::parse("e")?,
+            name: "E".into(),
+            hold_seconds: 60,
+            seat_count: 7,
+            sections: vec![SectionPlan { section_id: a.clone(), rows: vec![RowPlan { row: r1.clone(), count: 5 }, RowPlan { row: r2.clone(), count: 2 }] }],
+        };
+        let now = Millis(10_000);
+        let row1 = RowProjection::from([
+            (2, ProjectedSeat::Held { expires_at: Millis(10_001) }),
+            (3, ProjectedSeat::Sold),
+            (5, ProjectedSeat::Held { expires_at: Millis(10_000) }),
+        ]);
+        let map = seat_map(&event, &HashMap::from([((a.clone(), r1), row1)]), now);
+        let rows: Vec<_> = map.sections[0].rows.iter().map(|r| r.statuses.as_str()).collect();
+        assert_eq!(rows, ["AHSAA", "AA"], "seat 5's hold ended at `now`: available");
+        assert_eq!(map.as_of, now.to_rfc3339());
+        let json = serde_json::to_value(&map)?;
+        assert_eq!(json["sections"][0]["kind"], "seated");
+        assert_eq!(json["sections"][0]["rows"][1], serde_json::json!({"row": "2", "statuses": "AA"}));
+        Ok(())
+    }
+}

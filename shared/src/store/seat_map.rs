@@ -1,0 +1,266 @@
+//! The seat map's projection: seat changes read from the table's stream
+//! are folded into one small item per row (per 1,000 seats of a row), which
+//! the availability route reads with eventually consistent batch reads
+//! instead of every seat item.
+//!
+//! A projection item holds an attribute `s{number}` per seat that is not
+//! available: `S` (sold) or `H{expiresAt ms}` (held; the reader shows an
+//! expired hold as available at once). An available seat has none.
+
+use aws_sdk_dynamodb::types::KeysAndAttributes;
+
+use super::*;
+use crate::domain::{ProjectedSeat, RowId, RowProjection};
+
+/// Batch reads in flight for one map.
+const MAP_READS_IN_FLIGHT: usize = 8;
+/// Seats per projection `UpdateItem`: keeps its expression far inside
+/// DynamoDB's 4 KB expression limit (each seat adds ~20 bytes).
+const SEATS_PER_UPDATE: usize = 100;
+/// Seat maps kept per process.
+const CACHED_SEAT_MAPS: usize = 64;
+/// Keys per BatchGetItem (DynamoDB's limit).
+const BATCH_GET_KEYS: usize = 100;
+/// Unprocessed keys are retried this many times (with a short pause)
+/// before the read fails as unavailable.
+const BATCH_GET_RETRIES: u32 = 5;
+
+/// How long one process reuses a seat map it read: with the CDN's own
+/// second and the stream's lag (about a second), a change shows within the
+/// contract's 5 s.
+pub const SEAT_MAP_CACHE_MS: i64 = 1000;
+
+type Rows = HashMap<(SectionId, RowId), RowProjection>;
+
+/// Seat maps read recently, by event: (read at, rows).
+#[derive(Debug, Default)]
+pub(super) struct SeatMapCache(std::sync::Mutex<HashMap<EventId, (Millis, Arc<Rows>)>>);
+
+/// One seat's new state, from a stream record of its item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatChange {
+    pub event: EventRef,
+    pub seat: SeatId,
+    /// `None`: available.
+    pub state: Option<ProjectedSeat>,
+    /// The record's stream sequence number (for batch item failures).
+    pub sequence: String,
+}
+
+/// The seat change a stream record (DynamoDB's wire JSON, as Lambda and
+/// the Streams API deliver it) describes, or `None` for a record that is
+/// not a seat's, or that changes nothing on the map (a seat created
+/// available). Pure.
+pub fn seat_change(record: &serde_json::Value) -> Option<SeatChange> {
+    let data = &record["dynamodb"];
+    let pk = data["Keys"][PK]["S"].as_str()?;
+    let event = EventRef::from_hex(pk.strip_prefix(SEAT_PK_PREFIX)?.split('#').next()?)?;
+    let sequence = data["SequenceNumber"].as_str().unwrap_or_default().to_owned();
+    let image = &data["NewImage"];
+    let seat = SeatId::parse(image[SEAT_ID]["S"].as_str()?).ok()?;
+    let state = match image[STATUS]["S"].as_str()? {
+        SEAT_AVAILABLE if record["eventName"] == "INSERT" => return None,
+        SEAT_AVAILABLE => None,
+        SEAT_SOLD => Some(ProjectedSeat::Sold),
+        SEAT_HELD => Some(ProjectedSeat::Held { expires_at: Millis(image[HOLD_EXPIRES_AT]["N"].as_str()?.parse().ok()?) }),
+        _ => return None,
+    };
+    Some(SeatChange { event, seat, state, sequence })
+}
+
+fn seat_attr(number: u32) -> String {
+    format!("s{number}")
+}
+
+impl Store {
+    /// Folds seat changes (in stream order) into the projection: one
+    /// `UpdateItem` per projection item touched, the last change of each
+    /// seat winning. Returns the sequence numbers of the changes that could
+    /// not be written (to report as batch item failures).
+    pub async fn project_seat_changes(&self, changes: &[SeatChange]) -> Vec<String> {
+        // Per projection item, in first-seen order: seat number -> (state, sequence).
+        type Seats<'a> = std::collections::BTreeMap<u32, (Option<ProjectedSeat>, &'a str)>;
+        let mut items: Vec<(Item, Seats)> = Vec::new();
+        for change in changes {
+            let Some((row, number)) = change.seat.row_and_number() else { continue };
+            let key = seat_map_key(&change.event, row, number);
+            let i = match items.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    items.push((key, Default::default()));
+                    items.len() - 1
+                }
+            };
+            items[i].1.insert(number, (change.state, change.sequence.as_str()));
+        }
+        let mut failed = Vec::new();
+        for (key, seats) in items {
+            let seats: Vec<_> = seats.into_iter().collect();
+            for part in seats.chunks(SEATS_PER_UPDATE) {
+                if let Err(e) = self.project_part(key.clone(), part).await {
+                    tracing::error!(error = %crate::error::chain(&e), "seat map: projection write failed");
+                    failed.extend(part.iter().map(|(_, (_, seq))| (*seq).to_owned()));
+                }
+            }
+        }
+        failed
+    }
+
+    /// One `UpdateItem` of a projection item: `SET` the seats now held or
+    /// sold, `REMOVE` those available again.
+    async fn project_part(&self, key: Item, seats: &[(u32, (Option<ProjectedSeat>, &str))]) -> Result<(), StoreError> {
+        let (mut set, mut remove) = (Vec::new(), Vec::new());
+        let mut update = self.client.update_item().table_name(&*self.table).set_key(Some(key));
+        for (i, (number, (state, _))) in seats.iter().enumerate() {
+            update = update.expression_attribute_names(format!("#s{i}"), seat_attr(*number));
+            match state {
+                None => remove.push(format!("#s{i}")),
+                Some(state) => {
+                    let value = match state {
+                        ProjectedSeat::Sold => "S".to_owned(),
+                        ProjectedSeat::Held { expires_at } => format!("H{}", expires_at.0),
+                    };
+                    update = update.expression_attribute_values(format!(":s{i}"), s(value));
+                    set.push(format!("#s{i} = :s{i}"));
+                }
+            }
+        }
+        let mut expression = String::new();
+        if !set.is_empty() {
+            expression.push_str(&format!("SET {}", set.join(", ")));
+        }
+        if !remove.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
+        }
+        update.update_expression(expression.trim()).send().await.map_err(|e| sdk_error("UpdateItem", e))?;
+        Ok(())
+    }
+
+    /// The projection of every row of `event` and when it was read, reused
+    /// for [`SEAT_MAP_CACHE_MS`].
+    pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<Rows>), Error> {
+        let now = Millis::now();
+        let cached = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner()).get(&event.event_id).cloned();
+        if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < SEAT_MAP_CACHE_MS) {
+            return Ok((at, rows));
+        }
+        let rows = Arc::new(self.read_seat_map(event).await?);
+        let mut cache = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= CACHED_SEAT_MAPS {
+            cache.clear();
+        }
+        cache.insert(event.event_id.clone(), (now, rows.clone()));
+        Ok((now, rows))
+    }
+
+    /// The projection of every row of `event` (eventually consistent: the
+    /// map may lag a little; a seat's hold expiry is exact regardless).
+    pub async fn read_seat_map(&self, event: &Event) -> Result<Rows, Error> {
+        let event_ref = EventRef::of(&event.event_id);
+        let mut keys = Vec::new();
+        for section in &event.sections {
+            for row in &section.rows {
+                let row_key = SeatId::row_key(&section.section_id, &row.row);
+                for first in (1..=row.count).step_by(SEAT_MAP_ITEM_SEATS as usize) {
+                    keys.push(((section.section_id.clone(), row.row.clone()), seat_map_key(&event_ref, &row_key, first)));
+                }
+            }
+        }
+        let rows_of: HashMap<String, (SectionId, RowId)> =
+            keys.iter().filter_map(|(row, key)| key.get(PK).and_then(|v| v.as_s().ok()).map(|pk| (pk.clone(), row.clone()))).collect();
+        let mut batches = keys.chunks(BATCH_GET_KEYS).map(|chunk| chunk.iter().map(|(_, key)| key.clone()).collect::<Vec<_>>());
+        let mut in_flight = tokio::task::JoinSet::new();
+        let mut map: HashMap<(SectionId, RowId), RowProjection> = HashMap::new();
+        loop {
+            while in_flight.len() < MAP_READS_IN_FLIGHT {
+                let Some(batch) = batches.next() else { break };
+                let store = self.clone();
+                in_flight.spawn(async move { store.batch_get(batch).await });
+            }
+            let Some(joined) = in_flight.join_next().await else { break };
+            let items = joined.map_err(|e| StoreError::Sdk { op: "BatchGetItem", unavailable: false, source: Box::new(e) })??;
+            for item in items {
+                let Some(row) = item.get(PK).and_then(|v| v.as_s().ok()).and_then(|pk| rows_of.get(pk)) else { continue };
+                let seats = map.entry(row.clone()).or_default();
+                for (name, value) in &item {
+                    let Some(number) = name.strip_prefix('s').and_then(|n| n.parse::<u32>().ok()) else { continue };
+                    let state = match value.as_s().map(String::as_str) {
+                        Ok("S") => ProjectedSeat::Sold,
+                        Ok(h) => match h.strip_prefix('H').and_then(|ms| ms.parse().ok()) {
+                            Some(ms) => ProjectedSeat::Held { expires_at: Millis(ms) },
+                            None => continue,
+                        },
+                        Err(_) => continue,
+                    };
+                    seats.insert(number, state);
+                }
+            }
+        }
+        Ok(map)
+    }
+
+    async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, Error> {
+        let mut found = Vec::new();
+        let mut wanted = keys;
+        for attempt in 0..=BATCH_GET_RETRIES {
+            if wanted.is_empty() {
+                return Ok(found);
+            }
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(20 << attempt)).await;
+            }
+            let request = KeysAndAttributes::builder()
+                .set_keys(Some(std::mem::take(&mut wanted)))
+                .build()
+                .map_err(|e| StoreError::Sdk { op: "BatchGetItem", unavailable: false, source: Box::new(e) })?;
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&*self.table, request)
+                .send()
+                .await
+                .map_err(|e| sdk_error("BatchGetItem", e))?;
+            found.extend(out.responses.unwrap_or_default().remove(&*self.table).unwrap_or_default());
+            wanted = out.unprocessed_keys.unwrap_or_default().remove(&*self.table).map(|k| k.keys).unwrap_or_default();
+        }
+        Err(StoreError::Sdk {
+            op: "BatchGetItem",
+            unavailable: true,
+            source: "keys still unprocessed after retries (throttled)".into(),
+        }
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(name: &str, image: serde_json::Value) -> serde_json::Value {
+        let r = EventRef::of(&EventId::parse("gala").unwrap_or_else(|_| unreachable!()));
+        json!({
+            "eventName": name,
+            "dynamodb": {"Keys": {"PK": {"S": format!("SEATS#{r}#A-1#0")}, "SK": {"S": "SEAT#A-1-3"}}, "NewImage": image, "SequenceNumber": "42"},
+        })
+    }
+
+    #[test]
+    fn stream_records_become_seat_changes() {
+        let held = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "HELD"}, "holdExpiresAt": {"N": "1700"}}));
+        let change = seat_change(&held).unwrap_or_else(|| unreachable!());
+        assert_eq!((change.seat.as_str(), change.state, change.sequence.as_str()), ("A-1-3", Some(ProjectedSeat::Held { expires_at: Millis(1700) }), "42"));
+        let sold = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "SOLD"}}));
+        assert_eq!(seat_change(&sold).map(|c| c.state), Some(Some(ProjectedSeat::Sold)));
+        let released = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "AVAILABLE"}}));
+        assert_eq!(seat_change(&released).map(|c| c.state), Some(None));
+        // A seat created available changes nothing on the map.
+        assert_eq!(seat_change(&record("INSERT", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "AVAILABLE"}}))), None);
+        // Other items, and malformed records, are skipped.
+        let order = json!({"eventName": "MODIFY", "dynamodb": {"Keys": {"PK": {"S": "ORDER#x"}}, "NewImage": {}}});
+        assert_eq!(seat_change(&order), None);
+        assert_eq!(seat_change(&json!({})), None);
+        let no_expiry = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "HELD"}}));
+        assert_eq!(seat_change(&no_expiry), None);
+    }
+}
