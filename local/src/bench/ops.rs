@@ -53,17 +53,33 @@ pub(super) async fn sweep_scaling(app: &App, expired: usize, others: u32, counte
         create_event(app, &unique("filler"), n, 600).await?;
         left -= n;
     }
+    // Each order claims its seat right after it is created (its 3 s hold
+    // covers that, however long 10,000 of them take to set up).
+    const HOLD_SECONDS: u32 = 3;
     let event = unique("sweep");
-    create_event(app, &event, expired as u32, 1).await?;
-    let orders = create_orders(app, &event, expired).await?;
-    for (i, o) in orders.iter().enumerate() {
-        let (status, body) = reply(app, "POST", &format!("/orders/{}/seats/A-1-{}", o.id, i + 1), Some(&o.token), "").await;
+    create_event(app, &event, expired as u32, HOLD_SECONDS).await?;
+    let sem = Arc::new(Semaphore::new(32));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..expired {
+        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let (status, order) = reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+            if status != 201 {
+                return (status, order);
+            }
+            let (id, token) = (order["orderId"].as_str().unwrap_or_default(), order["holdToken"].as_str().unwrap_or_default());
+            reply(&app, "POST", &format!("/orders/{id}/seats/A-1-{}", i + 1), Some(token), "").await
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.map_err(|e| e.to_string())?;
         if status != 200 {
             return Err(format!("sweep setup claim: {status} {body}"));
         }
     }
-    // Let the 1-second holds expire: the only sleep, and it is the point.
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // Let the holds expire: the only sleep, and it is the point.
+    tokio::time::sleep(Duration::from_millis(u64::from(HOLD_SECONDS) * 1000 + 200)).await;
     counter.take();
     let started = Instant::now();
     let summary = shared::sweep::release_expired(&app.store, Millis::now(), None).await;
