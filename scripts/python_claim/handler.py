@@ -52,11 +52,23 @@ def parse_token(headers):
     return raw, parts[0], int(parts[1])
 
 
+SEAT_BLOCK_SIZE = 10
+
+
+def seat_block_pk(event_id, seat_id):
+    ref = hashlib.sha256(event_id.encode()).hexdigest()[:20]
+    row, _, number = seat_id.rpartition("-")
+    if row and number.isdigit() and int(number) >= 1:
+        return f"SEATS#{ref}#{row}#{(int(number) - 1) // SEAT_BLOCK_SIZE}"
+    return f"SEATS#{ref}#{seat_id}#-"
+
+
 def claim(order_id, seat_id, token, event_id, expires_at, now):
     seat_update = {
         "TableName": TABLE,
-        # The event's partition: EVENT#{first 20 hex digits of SHA-256(eventId)}.
-        "Key": {"PK": {"S": f"EVENT#{hashlib.sha256(event_id.encode()).hexdigest()[:20]}"},
+        # The seat's block: SEATS#{first 20 hex digits of SHA-256(eventId)}#{section}-{row}#{(n-1)//10}
+        # (shared/src/store/keys.rs, seat_block_pk).
+        "Key": {"PK": {"S": seat_block_pk(event_id, seat_id)},
                 "SK": {"S": f"SEAT#{seat_id}"}},
         "UpdateExpression": "SET #status = :held, #holder = :order, #holdExp = :exp",
         "ConditionExpression": "attribute_exists(PK) AND #status <> :sold AND "
