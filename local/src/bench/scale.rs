@@ -25,6 +25,11 @@ const CLOUDFRONT_EDGE_LOCATIONS: f64 = 600.0;
 const PEAK_OVER_AVERAGE: f64 = 4.0;
 /// The rate of claim attempts the issue sets as the goal.
 const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;
+/// Lambda's default concurrency quota per account and region.
+const LAMBDA_DEFAULT_CONCURRENCY: f64 = 1_000.0;
+/// A DynamoDB request's latency on AWS, for the concurrency estimate: an
+/// assumption (DynamoDB Local under load is far slower), stated as one.
+const DYNAMODB_REQUEST_MS: f64 = 10.0;
 /// A new on-demand table's own throughput (DynamoDB developer guide,
 /// "warm throughput"): 4,000 write units/s.
 const NEW_TABLE_WRITE_UNITS: f64 = 4_000.0;
@@ -183,19 +188,34 @@ impl OnSale {
             let rps = per_buyer * buyers_per_s;
             let _ = writeln!(out, "| {function} | {per_buyer:.2} | {rps:.0} | {mean_ms:.1} | {:.0} |", rps * mean_ms / 1000.0);
         }
+        let total: f64 = self.functions.values().map(|(count, ms)| *count as f64 / m.buyers.max(1) as f64 * buyers_per_s * ms / 1000.0).sum();
+        let per_second: f64 = self.functions.values().map(|(count, _)| *count as f64 / m.buyers.max(1) as f64 * buyers_per_s).sum();
+        let quota = if total > LAMBDA_DEFAULT_CONCURRENCY {
+            format!(
+                "{total:.0} concurrent executions in all: more than the default quota of {LAMBDA_DEFAULT_CONCURRENCY:.0}, so request an increase before the on-sale; at {DYNAMODB_REQUEST_MS:.0} ms per request (a DynamoDB round trip, not the emulator under load) it would be {:.0}",
+                per_second * DYNAMODB_REQUEST_MS / 1000.0
+            )
+        } else {
+            format!("{total:.0} concurrent executions in all, inside the default quota of {LAMBDA_DEFAULT_CONCURRENCY:.0}")
+        };
         let _ = writeln!(
             out,
-            "\nDurations are the handler's time in this run against DynamoDB Local on a shared 2-core machine (DynamoDB itself answers in single-digit milliseconds), so the concurrency here is an upper bound; the account's default limit of 1,000 concurrent executions covers it, and confirm keeps its reserved concurrency.\n"
+            "\nDurations are the handler's time in this run against DynamoDB Local on a shared 2-core machine, so they are upper bounds: {quota}. Confirm keeps its reserved concurrency. \
+             Not in the table: availability (behind CloudFront), project-seat-map (one execution per stream shard and ParallelizationFactor, 4), expire-holds (one a minute, 2 reserved).\n"
         );
         let _ = writeln!(out, "## The seat map\n");
         let polls = CROWD_BUYERS / CROWD_SECONDS;
         let _ = writeln!(
             out,
-            "`GET /events/{{id}}/availability` is {} bytes raw and **{} bytes gzip** for the 100,000-seat event, {:.1} read units per uncached request (measured), p50 {:.1} ms uncached.              Served through CloudFront with the reply's `Cache-Control: public, max-age=1`, a million buyers each refreshing the map every second ({polls:.0} new buyers/s, about a million requests/s at the peak) cost the origin at most one request per second per edge location and cache key: with ~{CLOUDFRONT_EDGE_LOCATIONS:.0} edge locations, at most {:.0} read units/s on the table, {:.2} GB/s of gzip from the edges.              Without a CDN every request would cost {:.1} read units: a million requests a second would need {:.0} million read units/s, which no table serves; the CDN is required, not optional.              The projection itself costs one write per seat change (stream records with no change, such as seat creation, are skipped), on keys of one row each.\n",
+            "`GET /events/{{id}}/availability` is {} bytes raw and **{} bytes gzip** for the 100,000-seat event, {:.1} read units per uncached request (measured), p50 {:.1} ms uncached. \
+             Served through CloudFront with the reply's `Cache-Control: public, max-age=1` and Origin Shield (one regional cache in front of the origin), a million buyers refreshing the map ({polls:.0} new buyers/s) cost the origin at most one request per second per cache key (gzip or not: 2), **{:.0} read units/s**, and {:.2} GB/s of gzip from the edges at a million views a second. \
+             Without Origin Shield each of ~{CLOUDFRONT_EDGE_LOCATIONS:.0} edge locations may ask once a second: up to {:.0} read units/s. Without a CDN a million requests a second would need {:.0} million read units/s, which no table serves: the CDN is required, not optional. \
+             The projection itself costs a write per seat change (records with no change, such as seat creation, are skipped), on keys of one row each.\n",
             self.map_bytes, self.map_gzip_bytes, self.map_read_units, self.map_latency.p50(),
-            CLOUDFRONT_EDGE_LOCATIONS * self.map_read_units,
+            2.0 * self.map_read_units,
             1e6 * self.map_gzip_bytes as f64 / 1e9,
-            self.map_read_units, self.map_read_units
+            CLOUDFRONT_EDGE_LOCATIONS * self.map_read_units,
+            self.map_read_units
         );
         let (d, l, a) = self.cost_per_thousand_seats();
         let _ = writeln!(out, "## Cost per 1,000 seats sold (on-demand, us-east-1)\n");
