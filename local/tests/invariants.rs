@@ -284,7 +284,9 @@ async fn confirm_racing_the_sweep_at_the_expiry_boundary() {
 /// or take a few milliseconds) its payment, a sweep and a live rival's
 /// claim of one of its seats, released together. Returns the outcome.
 async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
-    let ev = event(app, 2, 1).await;
+    // A 2 s hold (its guard 500 ms): the buyer's two claims must land
+    // inside 1.5 s even on a loaded machine.
+    let ev = event(app, 2, 2).await;
     let buyer = order(app, &ev).await;
     assert_eq!(claim(app, &buyer, "A-1-1").await.0, 200);
     assert_eq!(claim(app, &buyer, "A-1-2").await.0, 200);
