@@ -144,6 +144,8 @@ def main():
             replacements = {EXAMPLE_ORDER: order["orderId"], EXAMPLE_TOKEN: order["holdToken"]}
         check("get-seat", 200, lambda b: b["status"] == "HELD")
         check("get-order", 200, lambda b: b["seats"] == ["A-1-7"])
+        check("extend-order", 200, lambda b: b["orderId"] == order["orderId"] and b["expiresAt"] > order["expiresAt"]
+              and b["holdToken"] != order["holdToken"])
         check("drop-seat", 200, lambda b: b["status"] == "AVAILABLE")
         check("get-seat", 200, lambda b: b["status"] == "HELD")
         held = json.loads((ROOT / "events" / "get-seat.json").read_text())["pathParameters"]["seatId"]  # A-1-7
@@ -151,6 +153,11 @@ def main():
               and b["seats"] == [held], edit=lambda event: resign_confirm_event(event, [held]))
         check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0})
         check("project-seat-map", 200, lambda b: b == {"batchItemFailures": []})
+        # A second order, cancelled (the first is completed: 409 there).
+        second = check("create-order", 201, lambda b: b["status"] == "PENDING")
+        if second:
+            replacements = {EXAMPLE_ORDER: second["orderId"], EXAMPLE_TOKEN: second["holdToken"]}
+        check("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})
     finally:
         server.send_signal(signal.SIGINT)
         try:

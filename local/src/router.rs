@@ -22,6 +22,8 @@ pub const ROUTES: &[Route] = &[
     Route { method: "GET", path: "/events/{eventId}/availability", function: "availability" },
     Route { method: "POST", path: "/events/{eventId}/orders", function: "create-order" },
     Route { method: "GET", path: "/orders/{orderId}", function: "get-order" },
+    Route { method: "DELETE", path: "/orders/{orderId}", function: "cancel-order" },
+    Route { method: "POST", path: "/orders/{orderId}/extend", function: "extend-order" },
     Route { method: "POST", path: "/orders/{orderId}/seats/{seatId}", function: "get-seat" },
     Route { method: "DELETE", path: "/orders/{orderId}/seats/{seatId}", function: "drop-seat" },
     Route { method: "POST", path: "/orders/{orderId}/confirm", function: "confirm" },
@@ -78,6 +80,8 @@ pub async fn call(function: &str, app: &App, req: Request) -> Response<Body> {
         "availability" => handlers::availability(app, req).await,
         "create-order" => handlers::create_order(app, req).await,
         "get-order" => handlers::get_order(app, req).await,
+        "cancel-order" => handlers::cancel_order(app, req).await,
+        "extend-order" => handlers::extend_order(app, req).await,
         "get-seat" => handlers::get_seat(app, req).await,
         "drop-seat" => handlers::drop_seat(app, req).await,
         "confirm" => handlers::confirm(app, req).await,
@@ -108,7 +112,9 @@ pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
         })
         .unwrap_or_default();
     let req = req.with_path_parameters(params).with_query_string_parameters(query);
-    call(route.function, app, req).await
+    // Boxed: the handlers' futures together are large, and a test that
+    // awaits many requests in one async fn would carry them on its stack.
+    Box::pin(call(route.function, app, req)).await
 }
 
 /// Builds a request as a client would send it (for tests and benchmarks).

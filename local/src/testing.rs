@@ -101,6 +101,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
         confirm_secrets: Some(dev_confirm_secrets()),
         create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
+        max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
     };
     App { store: Store::new(client, table), config }
 }

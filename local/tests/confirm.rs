@@ -257,7 +257,7 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
     let seat = |s: &str| shared::domain::SeatId::parse(s).unwrap();
     let store = &app.store;
     let in_margin = Millis(stored.expires_at.0 - 1500);
-    let code_of = |r: Result<(), shared::Error>| r.err().map(|e| e.code());
+    fn code_of<T>(r: Result<T, shared::Error>) -> Option<&'static str> { r.err().map(|e| e.code()) }
 
     // Inside the margin: the holder may not claim more...
     assert_eq!(code_of(store.claim_seat(&o.order_id(), &token, &seat("A-1-2"), 10, in_margin).await), Some("order-not-holdable"));

@@ -114,6 +114,17 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
     ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "").await;
+    // extend-order: a move, an unchanged answer, a stranger.
+    ob.run("POST", &format!("/orders/{id}/extend"), &a, "{\"seconds\": 600}").await;
+    ob.run("POST", &format!("/orders/{id}/extend"), &a, "{\"seconds\": 1}").await;
+    ob.run("POST", &format!("/orders/{id}/extend"), &[], "").await;
+    // cancel-order: a live order holding a seat, then again; a stranger.
+    let (gone, gone_auth) = ob.order(ev).await;
+    let g = [("authorization", gone_auth.as_str())];
+    ob.run("POST", &format!("/orders/{gone}/seats/A-1-3"), &g, "").await;
+    assert_eq!(ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await.0, 200);
+    ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await;
+    ob.run("DELETE", &format!("/orders/{gone}"), &[], "").await;
     let pay = confirm_body(&id, "pi_1", &["A-1-2".to_owned()]);
     let headers = signed(&pay);
     assert_eq!(ob.run("POST", &format!("/orders/{id}/confirm"), &as_refs(&headers), &pay).await.0, 200);

@@ -94,6 +94,14 @@ fn errors_of(function: &str) -> Vec<Error> {
         "list-seats" => vec![EventNotFound, SectionNotFound, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "get-order" => vec![Unauthorized, OrderNotFound],
+        "cancel-order" => vec![Unauthorized, OrderNotFound, OrderNotCancellable, MethodNotAllowed { method: String::new(), allow: String::new() }],
+        "extend-order" => vec![
+            Unauthorized,
+            OrderNotFound,
+            HoldLimit,
+            OrderNotHoldable,
+            MethodNotAllowed { method: String::new(), allow: String::new() },
+        ],
         "get-seat" => vec![
             Unauthorized,
             OrderNotFound,
@@ -183,6 +191,9 @@ fn every_documented_error_code_exists_with_that_status() {
         SeatsUnavailable,
         PaymentReused,
         SectionNotFound,
+        HoldLimit,
+        OrderNotCancellable,
+        NotEnoughSeats { quantity: 2 },
         StoreUnavailable,
         Corrupt(String::new()),
     ];

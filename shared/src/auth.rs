@@ -17,10 +17,13 @@ const TOKEN_SEPARATOR: char = '~';
 ///
 /// The event id and expiry ride along in the clear so that get-seat and
 /// drop-seat can build the seat's key and the hold's expiry without reading
-/// the order first: one round trip. They are trustworthy because the store's
-/// transaction condition compares the SHA-256 of the *whole* token with the
-/// hash stored on the order; a client that edits them fails that check and
-/// nothing is written. Only the hash is ever stored.
+/// the order first: one round trip. The order stores only the SHA-256 of
+/// the random part, and the clear parts are checked against the order
+/// itself: the event by the order id's event ref (the handler), the expiry
+/// by the store's condition (`expiresAt = :exp`). So extend-order can hand
+/// out the same secret with the new expiry, and every token the order was
+/// ever given keeps working: one whose expiry is out of date fails that
+/// condition, and the store retries once with the order's own expiry.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HoldToken {
     raw: String,
@@ -76,16 +79,28 @@ impl HoldToken {
     pub fn as_str(&self) -> &str {
         &self.raw
     }
+    /// The same secret carrying another expiry: what extend-order hands
+    /// out, and what the store uses when a presented token's expiry is out
+    /// of date.
+    pub fn with_expiry(&self, expires_at: Millis) -> Self {
+        let secret = self.secret();
+        let raw = format!("{}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{secret}", self.event_id, expires_at.0);
+        Self { raw, event_id: self.event_id.clone(), expires_at }
+    }
+    /// The random part (parse and generate guarantee the shape).
+    fn secret(&self) -> &str {
+        self.raw.rsplit(TOKEN_SEPARATOR).next().unwrap_or_default()
+    }
     pub fn event_id(&self) -> &EventId {
         &self.event_id
     }
     pub fn expires_at(&self) -> Millis {
         self.expires_at
     }
-    /// What the order stores. A fast hash suffices: the token carries 256
-    /// random bits, so there is nothing to brute-force.
+    /// What the order stores: the hash of the random part. A fast hash
+    /// suffices: it is 256 random bits, so there is nothing to brute-force.
     pub fn hash(&self) -> String {
-        hex::encode(Sha256::digest(self.raw.as_bytes()))
+        hex::encode(Sha256::digest(self.secret().as_bytes()))
     }
     /// Constant-time comparison with a stored hash.
     pub fn matches(&self, stored_hash: &str) -> bool {
@@ -216,6 +231,12 @@ mod tests {
         assert_ne!(other.as_str(), t.as_str(), "tokens are random");
         assert!(!other.matches(&t.hash()));
         assert!(!format!("{t:?}").contains(&t.as_str()[10..]), "debug output hides the secret");
+        // Extended: the same secret, the new expiry, the same stored hash.
+        let later = parsed.with_expiry(Millis(99_000));
+        assert_eq!(later.expires_at(), Millis(99_000));
+        assert_eq!(HoldToken::parse(later.as_str()).ok_or("the extended token does not parse")?, later);
+        assert!(later.matches(&t.hash()));
+        assert_ne!(later.as_str(), t.as_str());
         Ok(())
     }
 

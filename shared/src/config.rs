@@ -29,6 +29,9 @@ pub struct Config {
     /// it answers `202` and leaves the rest to the sweep. The default keeps
     /// the reply inside API Gateway's 29 s integration timeout.
     pub create_event_budget_ms: u32,
+    /// `MAX_ORDER_LIFETIME_SECONDS`: extend-order never moves an order's
+    /// expiry past `createdAt` plus this.
+    pub max_order_lifetime_seconds: u32,
 }
 
 impl Config {
@@ -41,6 +44,10 @@ pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
 pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
 pub const DEFAULT_CREATE_EVENT_BUDGET_MS: u32 = 20_000;
+pub const DEFAULT_MAX_ORDER_LIFETIME_SECONDS: u32 = 7200;
+/// An order lives at most a day: the contract fixes only the default
+/// (7200); a longer checkout is not a hold but a reservation.
+pub const MAX_ORDER_LIFETIME_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=86_400;
 /// At most 25 s: create-event's Lambda timeout is 29 s (template.yaml).
 pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_000;
 
@@ -80,7 +87,21 @@ impl Config {
         };
         let create_event_budget_ms =
             number(&get, "CREATE_EVENT_BUDGET_MS", DEFAULT_CREATE_EVENT_BUDGET_MS, CREATE_EVENT_BUDGET_MS_RANGE)?;
-        Ok(Self { table_name, hold_seconds, max_seats_per_order, expiry_guard_ms, confirm_secrets, create_event_budget_ms })
+        let max_order_lifetime_seconds = number(
+            &get,
+            "MAX_ORDER_LIFETIME_SECONDS",
+            DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
+            MAX_ORDER_LIFETIME_SECONDS_RANGE,
+        )?;
+        Ok(Self {
+            table_name,
+            hold_seconds,
+            max_seats_per_order,
+            expiry_guard_ms,
+            confirm_secrets,
+            create_event_budget_ms,
+            max_order_lifetime_seconds,
+        })
     }
 }
 
@@ -120,6 +141,7 @@ mod tests {
     fn defaults_and_required_names() -> TestResult {
         let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")]))?;
         assert_eq!((c.hold_seconds, c.max_seats_per_order, c.expiry_guard_ms), (420, 10, 2000));
+        assert_eq!(c.max_order_lifetime_seconds, 7200);
         assert!(c.confirm_secrets.is_none());
         let e = Config::from_lookup(Needs::Store, lookup(&[])).unwrap_err();
         assert!(e.to_string().contains("TABLE_NAME"));
@@ -131,7 +153,7 @@ mod tests {
 
     #[test]
     fn ranges_are_enforced() {
-        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "99"), ("MAX_SEATS_PER_ORDER", "x"), ("EXPIRY_GUARD_MS", "60001")] {
+        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "99"), ("MAX_SEATS_PER_ORDER", "x"), ("EXPIRY_GUARD_MS", "60001"), ("MAX_ORDER_LIFETIME_SECONDS", "0"), ("MAX_ORDER_LIFETIME_SECONDS", "86401")] {
             let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)])).unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }

@@ -43,6 +43,12 @@ pub enum Error {
     PaymentReused,
     #[error("the event has no section with this id")]
     SectionNotFound,
+    #[error("the order already expires at the end of its longest lifetime")]
+    HoldLimit,
+    #[error("a completed order, or one due a refund, cannot be cancelled")]
+    OrderNotCancellable,
+    #[error("no row of the section has {quantity} adjacent available seats")]
+    NotEnoughSeats { quantity: u32 },
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
     /// A store failure that no retry will mend (its source is the store's
@@ -82,6 +88,9 @@ impl Error {
             SeatsUnavailable => "seats-unavailable",
             PaymentReused => "payment-reused",
             SectionNotFound => "section-not-found",
+            HoldLimit => "hold-limit",
+            OrderNotCancellable => "order-not-cancellable",
+            NotEnoughSeats { .. } => "not-enough-seats",
             StoreUnavailable => "store-unavailable",
             Store(_) | Corrupt(_) => "internal-error",
         }

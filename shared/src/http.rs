@@ -42,7 +42,7 @@ pub fn status(err: &Error) -> StatusCode {
         RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => StatusCode::NOT_FOUND,
         MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
         EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable | AlreadyCompleted | OrderExpired
-        | SeatsUnavailable | PaymentReused => StatusCode::CONFLICT,
+        | SeatsUnavailable | PaymentReused | HoldLimit | OrderNotCancellable | NotEnoughSeats { .. } => StatusCode::CONFLICT,
         SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -194,6 +194,9 @@ mod tests {
         assert_eq!(status(&Error::SeatHeld), StatusCode::CONFLICT);
         assert_eq!(status(&Error::PaymentReused), StatusCode::CONFLICT);
         assert_eq!(status(&Error::SectionNotFound), StatusCode::NOT_FOUND);
+        assert_eq!(status(&Error::HoldLimit), StatusCode::CONFLICT);
+        assert_eq!(status(&Error::OrderNotCancellable), StatusCode::CONFLICT);
+        assert_eq!(status(&Error::NotEnoughSeats { quantity: 2 }), StatusCode::CONFLICT);
         assert_eq!(status(&Error::Unauthorized), StatusCode::UNAUTHORIZED);
         assert_eq!(status(&Error::Corrupt(String::new())), StatusCode::INTERNAL_SERVER_ERROR);
     }

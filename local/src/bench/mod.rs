@@ -262,17 +262,7 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
             .create(&client, &table)
             .await
             .map_err(|e| e.to_string())?;
-        Ok::<_, String>(App {
-            store: shared::Store::new(client, &table),
-            config: shared::Config {
-                table_name: table,
-                hold_seconds: 420,
-                max_seats_per_order: 10,
-                expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
-                confirm_secrets: Some(crate::testing::dev_confirm_secrets()),
-                create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
-            },
-        })
+        Ok::<_, String>(crate::testing::app_on(client, &table))
     };
     progress("warming DynamoDB Local up (scratch table, not measured)");
     let scratch = new_app(None, None).await?;

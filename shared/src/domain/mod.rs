@@ -320,6 +320,37 @@ pub fn expiry_guard_ms(guard_ms: u32, hold_seconds: u32) -> i64 {
     i64::from(guard_ms).min(i64::from(hold_seconds) * 1000 / 4)
 }
 
+/// The holder's own deadline for an order expiring at `expires_at`.
+pub fn holder_deadline(expires_at: Millis, guard_ms: u32, hold_seconds: u32) -> Millis {
+    Millis(expires_at.0 - expiry_guard_ms(guard_ms, hold_seconds))
+}
+
+/// What extend-order does with a holdable order (DESIGN.md, extend-order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extension {
+    /// The order expires at its lifetime cap already: `409 hold-limit`.
+    AtCap,
+    /// `now + seconds` is not later than the current expiry: `200`, as is.
+    Unchanged,
+    /// The new expiry: `min(now + seconds, createdAt + lifetime)`.
+    To(Millis),
+}
+
+/// extend-order's rule: the new expiry is `now + seconds`, capped at the
+/// order's lifetime, and never earlier than the current one.
+pub fn extension(order: &Order, seconds: u32, max_lifetime_seconds: u32, now: Millis) -> Extension {
+    let cap = order.created_at.plus_seconds(max_lifetime_seconds);
+    if order.expires_at >= cap {
+        return Extension::AtCap;
+    }
+    let target = now.plus_seconds(seconds).min(cap);
+    if target <= order.expires_at {
+        Extension::Unchanged
+    } else {
+        Extension::To(target)
+    }
+}
+
 /// An order as stored (the token only as its hash).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Order {
@@ -356,7 +387,7 @@ impl Order {
             event_id: event.event_id.clone(),
             status: OrderStatus::Pending,
             expires_at,
-            holder_deadline: Millis(expires_at.0 - expiry_guard_ms(guard_ms, event.hold_seconds)),
+            holder_deadline: holder_deadline(expires_at, guard_ms, event.hold_seconds),
             created_at: now,
             token_hash: token.hash(),
             seats: Vec::new(),
@@ -492,6 +523,23 @@ pub(super) mod tests {
         assert!(!order.is_holdable(Millis(expires.0 - 2000)), "the guard boundary is exclusive like expiry");
         assert!(order.is_live(Millis(expires.0 - 1)), "for everyone else it is live until expiresAt");
         assert!(!order.is_live(expires));
+        Ok(())
+    }
+
+    #[test]
+    fn extension_moves_forward_up_to_the_lifetime_cap() -> TestResult {
+        let t0 = Millis(1_000_000);
+        let order = pending(&[], t0)?; // created at t0, expires at t0 + 60 s
+        let at = |s: u32| t0.plus_seconds(s);
+        assert_eq!(extension(&order, 120, 7200, at(10)), Extension::To(at(130)));
+        assert_eq!(extension(&order, 30, 7200, at(10)), Extension::Unchanged, "never earlier than now");
+        assert_eq!(extension(&order, 50, 7200, at(10)), Extension::Unchanged, "exactly the current expiry: unchanged");
+        assert_eq!(extension(&order, 7200, 100, at(10)), Extension::To(at(100)), "capped at createdAt + lifetime");
+        let mut capped = order.clone();
+        capped.expires_at = at(100);
+        assert_eq!(extension(&capped, 1, 100, at(50)), Extension::AtCap);
+        capped.expires_at = at(60);
+        assert_eq!(extension(&capped, 7200, 60, at(50)), Extension::AtCap, "a hold as long as the lifetime is at its cap");
         Ok(())
     }
 

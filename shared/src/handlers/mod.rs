@@ -8,14 +8,17 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::HoldToken;
-use crate::domain::{EventId, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
+use crate::domain::{EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
+use crate::store::StoredOrder;
 use crate::error::Error;
 use crate::http::{header, json, json_body, path_param, serve};
 use crate::App;
 
 mod confirm;
 mod events;
+mod orders;
 pub use confirm::confirm;
+pub use orders::{cancel_order, extend_order};
 pub use events::{availability, create_event, get_event, list_seats};
 
 /// A general-admission entry of a reply (no GA sections exist yet, so
@@ -101,16 +104,29 @@ fn bearer(req: &Request) -> Option<HoldToken> {
     HoldToken::from_authorization(header(req, "authorization"))
 }
 
+/// Whether `token` is one of the tokens `order` was given: its secret's
+/// hash, and the event its order id names (the token's clear event id
+/// builds seat keys, so it must be the order's own).
+fn token_opens(token: &HoldToken, order: &Order) -> bool {
+    token.event_id() == &order.event_id && token.matches(&order.token_hash)
+}
+
+/// Reads an order for one of its holder's routes: `404` if there is none,
+/// `401` unless the request carries one of its tokens.
+async fn read_own_order(app: &App, req: &Request, order_id: &OrderId) -> Result<(StoredOrder, HoldToken), Error> {
+    let stored = app.store.get_order(order_id).await?.ok_or(Error::OrderNotFound)?;
+    match bearer(req) {
+        Some(token) if token_opens(&token, &stored.order) => Ok((stored, token)),
+        _ => Err(Error::Unauthorized),
+    }
+}
+
 /// `GET /orders/{orderId}`
 pub async fn get_order(app: &App, req: Request) -> Reply {
     Ok(serve("get-order", &req, async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let token = bearer(&req);
-        let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
+        let (stored, _) = read_own_order(app, &req, &order_id).await?;
         let order = &stored.order;
-        if !token.is_some_and(|t| t.matches(&order.token_hash)) {
-            return Err(Error::Unauthorized);
-        }
         Ok(json(
             StatusCode::OK,
             &OrderReply {
@@ -141,12 +157,15 @@ struct SeatReply<'a> {
     expires_at: Option<String>,
 }
 
-/// The hold token of an order route. Without a well-formed one there is no
-/// key to write, so the order is read only to tell `404` from `401`.
+/// The hold token of an order route that writes without reading the order
+/// first. Without a well-formed one, or with one of another event than the
+/// order id names, there is nothing to write, so the order is read only to
+/// tell `404` from `401`.
 async fn order_token(app: &App, req: &Request, order_id: &OrderId) -> Result<HoldToken, Error> {
+    let event_ref = order_id.event_ref();
     match bearer(req) {
-        Some(token) => Ok(token),
-        None => match app.store.get_order(order_id).await? {
+        Some(token) if event_ref.is_some_and(|r| r == EventRef::of(token.event_id())) => Ok(token),
+        _ => match app.store.get_order(order_id).await? {
             None => Err(Error::OrderNotFound),
             Some(_) => Err(Error::Unauthorized),
         },
@@ -159,7 +178,8 @@ pub async fn get_seat(app: &App, req: Request) -> Reply {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let seat_id = path_param(&req, "seatId", SeatId::parse)?;
         let token = order_token(app, &req, &order_id).await?;
-        app.store
+        let expires_at = app
+            .store
             .claim_seat(&order_id, &token, &seat_id, app.config.max_seats_per_order, Millis::now())
             .await?;
         Ok(json(
@@ -168,7 +188,7 @@ pub async fn get_seat(app: &App, req: Request) -> Reply {
                 order_id: &order_id,
                 seat_id: &seat_id,
                 status: crate::domain::SeatStatus::Held,
-                expires_at: Some(token.expires_at().to_rfc3339()),
+                expires_at: Some(expires_at.to_rfc3339()),
             },
         ))
     })

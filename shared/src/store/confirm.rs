@@ -212,7 +212,7 @@ impl Store {
                 Ok(true) => released += 1,
                 Ok(false) => {}
                 Err(e) => {
-                    tracing::warn!(order_id = %order.order_id, error = %crate::error::chain(&e), "confirm: a leftover hold was not released")
+                    tracing::warn!(order_id = %order.order_id, error = %crate::error::chain(&e), "a leftover hold was not released; it expires on its own")
                 }
             }
         }

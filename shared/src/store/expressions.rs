@@ -15,7 +15,14 @@ const SEAT_HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
 /// held by the order and unexpired (the order's own condition carries the
 /// guard margin).
 pub(super) const SEAT_HELD_BY_ORDER_LIVE: &str = "#holder = :order AND #status = :held AND #holdExp > :now";
+/// The order's condition on its holder's claims (get-seat, best-available):
+/// the token's hash, PENDING, the expiry the token carries, and outside the
+/// guard margin (`holderDeadline`). Binds `#tokenHash`, `#status`,
+/// `#expiresAt`, `#deadline`; `:tokenHash`, `:pending`, `:exp`, `:now`.
+pub(super) const HOLDER_ORDER_IS_HOLDABLE: &str =
+    "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND #expiresAt = :exp AND #deadline > :now";
 const RELEASE_SEAT: &str = "SET #status = :available REMOVE #holder, #holdExp";
+const EXTEND_HOLD: &str = "SET #holdExp = :exp";
 
 /// An expression with its bindings, to set on an `UpdateItem` request or a
 /// transaction's `Update` item alike.
@@ -41,6 +48,24 @@ pub(super) fn release_held_seat(order: &OrderId) -> Bound {
             (":available".to_owned(), s(SEAT_AVAILABLE)),
             (":held".to_owned(), s(SEAT_HELD)),
             (":order".to_owned(), s(order.as_str())),
+        ]),
+    }
+}
+
+/// Moves the expiry of a hold `order` still has (extend-order).
+pub(super) fn extend_held_seat(order: &OrderId, expires_at: Millis) -> Bound {
+    Bound {
+        update: EXTEND_HOLD,
+        condition: SEAT_HELD_BY_ORDER,
+        names: HashMap::from([
+            ("#status".to_owned(), STATUS.to_owned()),
+            ("#holder".to_owned(), HOLDER.to_owned()),
+            ("#holdExp".to_owned(), HOLD_EXPIRES_AT.to_owned()),
+        ]),
+        values: HashMap::from([
+            (":held".to_owned(), s(SEAT_HELD)),
+            (":order".to_owned(), s(order.as_str())),
+            (":exp".to_owned(), n(expires_at.0)),
         ]),
     }
 }

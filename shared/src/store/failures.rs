@@ -101,6 +101,17 @@ pub(crate) fn order_error(failure: Option<&ItemFailure>, token: &HoldToken, now:
     }
 }
 
+/// The holder's token was right but carried an expiry the order has moved
+/// past (extend-order since): the order's own expiry, to retry with. Only
+/// when that was the order's one problem; otherwise `None` and the usual
+/// decision follows.
+pub(crate) fn extended_since(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Millis>, StoreError> {
+    let Some(ItemFailure::Condition(Some(item))) = failure else { return Ok(None) };
+    let order = parse_order(item)?.order;
+    let stale = token.matches(&order.token_hash) && order.is_holdable(now) && order.expires_at != token.expires_at();
+    Ok(stale.then_some(order.expires_at))
+}
+
 fn is_sold(item: &Item) -> bool {
     Fields::new(item).opt_s(STATUS) == Some(SEAT_SOLD)
 }
@@ -278,6 +289,40 @@ mod tests {
         assert_eq!(claim(None, None)?, "store-unavailable");
         // A reason no retry changes is an internal error, not a 503 to retry forever.
         assert_eq!(claim(Some(ItemFailure::Rejected("ValidationError".into())), None)?, "internal-error");
+        Ok(())
+    }
+
+    /// An order item as the store writes it, PENDING until `expires_at`
+    /// (a 1 s guard), opened by `token`.
+    fn order_item(token: &HoldToken, expires_at: i64) -> Item {
+        use super::super::keys::*;
+        let v = |x: &str| AttributeValue::S(x.to_owned());
+        let num = |x: i64| AttributeValue::N(x.to_string());
+        HashMap::from([
+            (ORDER_ID.to_owned(), v("o1")),
+            (EVENT_ID.to_owned(), v("e")),
+            (STATUS.to_owned(), v("PENDING")),
+            (EXPIRES_AT.to_owned(), num(expires_at)),
+            (HOLDER_DEADLINE.to_owned(), num(expires_at - 1_000)),
+            (CREATED_AT.to_owned(), num(0)),
+            (TOKEN_HASH.to_owned(), v(&token.hash())),
+        ])
+    }
+
+    #[test]
+    fn a_token_from_before_an_extension_is_retried_with_the_orders_expiry() -> TestResult {
+        let t = token()?; // carries expiry 10,000
+        let now = Millis(5_000);
+        let failed = |item| Some(ItemFailure::Condition(Some(item)));
+        assert_eq!(extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, now)?, Some(Millis(60_000)));
+        // The expiry was not the problem (it matches): decided as usual.
+        assert_eq!(extended_since(failed(order_item(&t, 10_000)).as_ref(), &t, now)?, None);
+        // Another order's token, a missing order, an order past its deadline.
+        let other = token()?;
+        assert_eq!(extended_since(failed(order_item(&other, 60_000)).as_ref(), &t, now)?, None);
+        assert_eq!(extended_since(Some(&ItemFailure::Condition(None)), &t, now)?, None);
+        assert_eq!(extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, Millis(59_000))?, None);
+        assert_eq!(extended_since(Some(&ItemFailure::Conflict), &t, now)?, None);
         Ok(())
     }
 

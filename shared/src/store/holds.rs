@@ -61,6 +61,8 @@ impl Store {
     /// order whose hold expired (`holdExpiresAt < :now`: no stale window).
     /// The order must match the token's hash, be PENDING, unexpired, and
     /// have room (or hold the seat already: re-claiming is idempotent).
+    /// Returns the hold's expiry. A token from before an extension costs
+    /// one more round trip (see [`HoldToken`]).
     pub async fn claim_seat(
         &self,
         order: &OrderId,
@@ -68,11 +70,39 @@ impl Store {
         seat: &SeatId,
         max_seats: u32,
         now: Millis,
-    ) -> Result<(), Error> {
-        let event = EventRef::of(token.event_id());
-        let expires_at = token.expires_at();
-        let claim = self
-            .update(seat_key(&event, seat))
+    ) -> Result<Millis, Error> {
+        let mut token = token.clone();
+        loop {
+            let items = vec![
+                TransactWriteItem::builder().update(self.claim_update(&token, order, seat, now)?).build(),
+                TransactWriteItem::builder()
+                    .update(
+                        self.holder_order_update(order, &token, now, "AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))")
+                            .update_expression("ADD #seats :seat, #version :one")
+                            .expression_attribute_names("#seats", SEATS)
+                            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
+                            .expression_attribute_values(":seatId", s(seat.as_str()))
+                            .expression_attribute_values(":max", n(max_seats))
+                            .build()
+                            .map_err(build_error("TransactWriteItems"))?,
+                    )
+                    .build(),
+            ];
+            let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(token.expires_at()) };
+            let order_failure = reasons.pop().flatten();
+            let seat_failure = reasons.pop().flatten();
+            if let Some(current) = extended_since(order_failure.as_ref(), &token, now)? {
+                token = token.with_expiry(current);
+                continue;
+            }
+            return Err(claim_error(seat_failure, order_failure, &token, max_seats, now)?);
+        }
+    }
+
+    /// A seat's side of a claim for `order` until the token's expiry.
+    pub(super) fn claim_update(&self, token: &HoldToken, order: &OrderId, seat: &SeatId, now: Millis) -> Result<Update, Error> {
+        Ok(self
+            .update(seat_key(&EventRef::of(token.event_id()), seat))
             .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
             .condition_expression(SEAT_IS_FREE_FOR_ORDER)
             .expression_attribute_names("#status", STATUS)
@@ -81,43 +111,29 @@ impl Store {
             .expression_attribute_values(":held", s(SEAT_HELD))
             .expression_attribute_values(":sold", s(SEAT_SOLD))
             .expression_attribute_values(":order", s(order.as_str()))
-            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":exp", n(token.expires_at().0))
             .expression_attribute_values(":now", n(now.0))
             .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        let record = self
-            .update(order_key(order))
-            .update_expression("ADD #seats :seat, #version :one")
-            // The holder's deadline, not expiresAt: the guard margin.
-            .condition_expression(
-                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
-                 AND #expiresAt = :exp AND #deadline > :now \
-                 AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
-            )
+            .map_err(build_error("TransactWriteItems"))?)
+    }
+
+    /// The order's side of a holder's transaction: the token's hash, PENDING,
+    /// the token's expiry, and outside the guard margin (the holder's
+    /// deadline, not expiresAt), then `extra` (starting with `AND`). The
+    /// caller adds its update expression and the bindings `extra` needs.
+    pub(super) fn holder_order_update(&self, order: &OrderId, token: &HoldToken, now: Millis, extra: &str) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+        self.update(order_key(order))
+            .condition_expression(format!("{HOLDER_ORDER_IS_HOLDABLE} {extra}"))
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
-            .expression_attribute_names("#seats", SEATS)
             .expression_attribute_names("#version", VERSION)
             .expression_attribute_names("#tokenHash", TOKEN_HASH)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#expiresAt", EXPIRES_AT)
-            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
-            .expression_attribute_values(":seatId", s(seat.as_str()))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":tokenHash", s(token.hash()))
             .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":exp", n(token.expires_at().0))
             .expression_attribute_values(":now", n(now.0))
-            .expression_attribute_values(":max", n(max_seats))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        let items = vec![
-            TransactWriteItem::builder().update(claim).build(),
-            TransactWriteItem::builder().update(record).build(),
-        ];
-        let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
-        let order_failure = reasons.pop().flatten();
-        let seat_failure = reasons.pop().flatten();
-        Err(claim_error(seat_failure, order_failure, token, max_seats, now)?)
     }
 
     /// drop-seat: releases a seat this order holds and removes it from the

@@ -27,7 +27,8 @@
 //! (items to domain values), `expressions` (the seat conditions), `errors`
 //! (SDK failures, 503 or not), `failures` (cancelled transactions decided,
 //! pure and unit-tested), `events` (create-event, listing), `holds`
-//! (orders, get-seat, drop-seat), `confirm`, `expiry` (the sweep's calls).
+//! (orders, get-seat, drop-seat), `lifecycle` (extend-order, cancel-order),
+//! `confirm`, `expiry` (the sweep's calls).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,6 +61,7 @@ mod expressions;
 mod failures;
 mod holds;
 mod keys;
+mod lifecycle;
 mod seat_map;
 
 pub use codec::StoredOrder;
@@ -71,7 +73,7 @@ pub use seat_map::{seat_change, SeatChange};
 use codec::*;
 use errors::*;
 use expressions::*;
-use failures::{cancellation, claim_error, release_error, ItemFailure};
+use failures::{cancellation, claim_error, extended_since, release_error, unavailable_in, ItemFailure};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {

@@ -1,0 +1,92 @@
+//! An order's lifecycle after creation: extend-order and cancel-order, each
+//! one transaction over the order as read (its version) and its holds.
+
+use super::*;
+
+impl Store {
+    /// extend-order: moves the order's expiry (with its holder deadline,
+    /// its key in the pending index and its retention) and the expiry of
+    /// every seat it holds to `expires_at`, in one transaction. The order
+    /// must be as read (`version`: no seat came or went since), still
+    /// outside its guard margin, and never move backwards. `Ok(false)`: it
+    /// changed since it was read; read it again.
+    pub async fn extend_order(&self, stored: &StoredOrder, expires_at: Millis, deadline: Millis, now: Millis) -> Result<bool, Error> {
+        let order = &stored.order;
+        let event = EventRef::of(&order.event_id);
+        let record = self
+            .update(order_key(&order.order_id))
+            .update_expression(
+                "SET #expiresAt = :exp, #deadline = :deadline, #pendingExp = :exp, #ttl = :ttl, #version = #version + :one",
+            )
+            .condition_expression("#status = :pending AND #version = :version AND #deadline > :now AND #expiresAt < :exp")
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_names("#ttl", TTL)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_values(":exp", n(expires_at.0))
+            .expression_attribute_values(":deadline", n(deadline.0))
+            .expression_attribute_values(":ttl", n(expired_order_ttl(expires_at)))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":version", n(stored.version))
+            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let mut items = vec![TransactWriteItem::builder().update(record).build()];
+        for seat in &order.seats {
+            let extend = extend_held_seat(&order.order_id, expires_at)
+                .on_update(self.update(seat_key(&event, seat)))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            items.push(TransactWriteItem::builder().update(extend).build());
+        }
+        self.decided("extend-order", items).await
+    }
+
+    /// cancel-order: the order becomes CANCELLED and leaves the pending
+    /// index, if it is as read; `release` (its holds, while they count) are
+    /// released in the same transaction. `Ok(false)`: it changed since it
+    /// was read; read it again.
+    pub async fn cancel_order(&self, stored: &StoredOrder, release: &[SeatId]) -> Result<bool, Error> {
+        let order = &stored.order;
+        let event = EventRef::of(&order.event_id);
+        let record = self
+            .update(order_key(&order.order_id))
+            .update_expression("SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp")
+            .condition_expression("#status = :seen AND #version = :version")
+            .expression_attribute_names("#status", STATUS)
+            .expression_attribute_names("#version", VERSION)
+            .expression_attribute_names("#shard", PENDING_SHARD)
+            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
+            .expression_attribute_values(":cancelled", s(OrderStatus::Cancelled.as_str()))
+            .expression_attribute_values(":seen", s(order.status.as_str()))
+            .expression_attribute_values(":version", n(stored.version))
+            .expression_attribute_values(":one", n(1))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let mut items = vec![TransactWriteItem::builder().update(record).build()];
+        for seat in release {
+            let free = release_held_seat(&order.order_id)
+                .on_update(self.update(seat_key(&event, seat)))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            items.push(TransactWriteItem::builder().update(free).build());
+        }
+        self.decided("cancel-order", items).await
+    }
+
+    /// Runs a transaction over an order as read: committed is `true`; a
+    /// failed condition or a conflict means the order moved on (`false`:
+    /// read it again); throttling is a 503.
+    async fn decided(&self, operation: &'static str, items: Vec<TransactWriteItem>) -> Result<bool, Error> {
+        match self.transact(items).await? {
+            Txn::Committed => Ok(true),
+            Txn::Cancelled(reasons) => match unavailable_in(operation, &reasons) {
+                Some(e) => Err(e),
+                None => Ok(false),
+            },
+        }
+    }
+}
