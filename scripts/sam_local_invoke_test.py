@@ -157,6 +157,7 @@ def main():
         second = check("create-order", 201, lambda b: b["status"] == "PENDING")
         if second:
             replacements = {EXAMPLE_ORDER: second["orderId"], EXAMPLE_TOKEN: second["holdToken"]}
+        check("best-available", 200, lambda b: b["status"] == "HELD" and len(b["seats"]) == 2)
         check("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})
     finally:
         server.send_signal(signal.SIGINT)

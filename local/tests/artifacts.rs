@@ -153,6 +153,10 @@ async fn every_event_file_runs_through_its_handler() {
     let seat = body["seatId"].as_str().unwrap().to_owned();
     let (status, body) = run_event(&app, "get-order", &real).await;
     assert_eq!((status, body["seats"].clone()), (200, serde_json::json!([seat])), "{body}");
+    let (status, body) = run_event(&app, "extend-order", &real).await;
+    assert_eq!((status, body["orderId"].as_str()), (200, Some(id)), "{body}");
+    let (status, body) = run_event(&app, "best-available", &real).await;
+    assert_eq!((status, body["seats"].as_array().map(Vec::len)), (200, Some(2)), "{body}");
     let (status, body) = run_event(&app, "drop-seat", &real).await;
     assert_eq!((status, body["status"].as_str()), (200, Some("AVAILABLE")), "{body}");
     assert_eq!(run_event(&app, "get-seat", &real).await.0, 200);
@@ -163,6 +167,9 @@ async fn every_event_file_runs_through_its_handler() {
     assert_eq!((status, body["error"].as_str()), (401, Some("unauthorized")), "a stale signature: {body}");
     let (status, body) = run_confirm_event_signed_now(&app, id, &seat).await;
     assert_eq!((status, body["status"].as_str(), body["seats"].clone()), (200, Some("COMPLETED"), serde_json::json!([seat])), "{body}");
+
+    let (status, body) = run_event(&app, "cancel-order", &real).await;
+    assert_eq!((status, body["error"].as_str()), (409, Some("order-not-cancellable")), "a completed order: {body}");
 
     // Unchanged, the order routes' files name an order that does not exist.
     assert_eq!(run_event(&app, "get-order", &[]).await.0, 404);

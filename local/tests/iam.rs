@@ -114,6 +114,11 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
     ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "").await;
+    // best-available: a block, none left of that size, a stranger.
+    ob.run("POST", &format!("/orders/{id}/best-available"), &a, "{\"quantity\": 1}").await;
+    ob.run("POST", &format!("/orders/{id}/best-available"), &a, "{\"quantity\": 3, \"sectionId\": \"A\"}").await;
+    ob.run("POST", &format!("/orders/{id}/best-available"), &[], "{\"quantity\": 1}").await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
     // extend-order: a move, an unchanged answer, a stranger.
     ob.run("POST", &format!("/orders/{id}/extend"), &a, "{\"seconds\": 600}").await;
     ob.run("POST", &format!("/orders/{id}/extend"), &a, "{\"seconds\": 1}").await;

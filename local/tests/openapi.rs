@@ -95,6 +95,15 @@ fn errors_of(function: &str) -> Vec<Error> {
         "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "get-order" => vec![Unauthorized, OrderNotFound],
         "cancel-order" => vec![Unauthorized, OrderNotFound, OrderNotCancellable, MethodNotAllowed { method: String::new(), allow: String::new() }],
+        "best-available" => vec![
+            Unauthorized,
+            OrderNotFound,
+            SectionNotFound,
+            NotEnoughSeats { quantity: 2 },
+            OrderNotHoldable,
+            SeatLimit { max: 10 },
+            MethodNotAllowed { method: String::new(), allow: String::new() },
+        ],
         "extend-order" => vec![
             Unauthorized,
             OrderNotFound,

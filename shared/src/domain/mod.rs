@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+pub mod best_available;
 mod confirm;
 mod plan;
 mod seat_map;

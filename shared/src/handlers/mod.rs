@@ -18,7 +18,7 @@ mod confirm;
 mod events;
 mod orders;
 pub use confirm::confirm;
-pub use orders::{cancel_order, extend_order};
+pub use orders::{best_available, cancel_order, extend_order};
 pub use events::{availability, create_event, get_event, list_seats};
 
 /// A general-admission entry of a reply (no GA sections exist yet, so

@@ -1,12 +1,18 @@
-//! The holder's order routes that read the order first: extend-order and
-//! cancel-order (each then one transaction over the order as read).
+//! The holder's order routes beyond one seat: extend-order and cancel-order
+//! (each reads the order, then one transaction over it as read), and
+//! best-available (reads the section, then one transaction for n seats).
 
 use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::{read_own_order, Reply};
-use crate::domain::{extension, holder_deadline, Extension, Millis, OrderId, OrderStatus, HOLD_SECONDS_RANGE};
+use super::{order_token, read_own_order, Reply};
+use crate::domain::best_available::{best_block, choose_block, has_run};
+use crate::domain::{
+    extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus, SectionId, SectionPlan,
+    HOLD_SECONDS_RANGE,
+};
+use crate::store::BlockClaim;
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, serve};
 use crate::App;
@@ -125,4 +131,138 @@ pub async fn cancel_order(app: &App, req: Request) -> Reply {
         Err(Error::StoreUnavailable)
     })
     .await)
+}
+
+// ----- best-available -------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BestAvailableBody {
+    quantity: u32,
+    #[serde(default)]
+    section_id: Option<SectionId>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BestAvailableReply<'a> {
+    order_id: &'a OrderId,
+    seats: &'a [SeatId],
+    status: SeatStatus,
+    expires_at: String,
+}
+
+/// Choices best-available may make for one request. Each lost race (a
+/// rival took a chosen seat between the read and the claim) costs one;
+/// with this many lost in a row the section is in a stampede, and the
+/// client is told to retry (503), never that there are no seats.
+const BEST_AVAILABLE_ATTEMPTS: u32 = 20;
+/// After a lost race, a random pause of up to this times 2^losses (at most
+/// [`MAX_BACKOFF_MS`]) before choosing again: every buyer of a stampede
+/// wants the same best block, and without the spread they would keep
+/// colliding on the next best one, round after round, one winner a round.
+const BACKOFF_BASE_MS: u64 = 5;
+const MAX_BACKOFF_MS: u64 = 200;
+
+/// Full jitter: uniformly random in `0..=min(cap, base * 2^losses)`.
+async fn back_off(losses: u32) {
+    let ceiling = (BACKOFF_BASE_MS << losses.min(10)).min(MAX_BACKOFF_MS);
+    let mut random = [0u8; 8];
+    // Without randomness the pause is the ceiling: slower, never wrong.
+    let pause = match getrandom::fill(&mut random) {
+        Ok(()) => u64::from_le_bytes(random) % (ceiling + 1),
+        Err(_) => ceiling,
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+}
+/// Rows read at once (each row a Query per block of ten seats): a choice in
+/// the front rows stops the read there.
+const ROWS_PER_READ: usize = 8;
+
+/// `POST /orders/{orderId}/best-available`: n adjacent seats in one row,
+/// chosen by the contract's rules (domain::best_available) from a cheap
+/// read of the section, claimed in one transaction with get-seat's
+/// conditions. A lost race reads again, consistently; `not-enough-seats`
+/// only after a consistent read found no run of n.
+pub async fn best_available(app: &App, req: Request) -> Reply {
+    Ok(serve("best-available", &req, async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let body: BestAvailableBody = json_body(&req, None)?;
+        let max = app.config.max_seats_per_order;
+        if !(1..=max).contains(&body.quantity) {
+            return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
+        }
+        let token = order_token(app, &req, &order_id).await?;
+        let event = app.store.get_event(token.event_id()).await?.ok_or(Error::OrderNotFound)?;
+        let sections: Vec<&SectionPlan> = match &body.section_id {
+            Some(id) => vec![event.section(id).ok_or(Error::SectionNotFound)?],
+            None => event.sections.iter().collect(),
+        };
+        let n = body.quantity as usize;
+        let mut consistent = false;
+        let mut losses = 0;
+        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
+            let now = Millis::now();
+            let Some(seats) = choose_seats(app, &event, &sections, n, consistent, now).await? else {
+                if consistent {
+                    return Err(Error::NotEnoughSeats { quantity: body.quantity });
+                }
+                // What an eventually consistent read missed, a consistent one sees.
+                consistent = true;
+                continue;
+            };
+            match app.store.claim_block(&order_id, &token, &seats, max, now).await? {
+                BlockClaim::Held(expires_at) => {
+                    return Ok(json(
+                        StatusCode::OK,
+                        &BestAvailableReply { order_id: &order_id, seats: &seats, status: SeatStatus::Held, expires_at: expires_at.to_rfc3339() },
+                    ))
+                }
+                BlockClaim::Taken => {
+                    consistent = true;
+                    losses += 1;
+                    back_off(losses).await;
+                }
+            }
+        }
+        tracing::warn!(order_id = %order_id, quantity = body.quantity, "best-available: every choice was taken by a rival first");
+        Err(Error::StoreUnavailable)
+    })
+    .await)
+}
+
+/// The seats the rules pick: in the first section (of `sections`, in plan
+/// order) with a run of n, the best orphan-free block, else the best block.
+/// Rows are read a few at a time; the first row with an orphan-free block
+/// ends the read (no later row can rank before it).
+async fn choose_seats(
+    app: &App,
+    event: &Event,
+    sections: &[&SectionPlan],
+    n: usize,
+    consistent: bool,
+    now: Millis,
+) -> Result<Option<Vec<SeatId>>, Error> {
+    for section in sections {
+        let mut rows: Vec<Vec<bool>> = Vec::with_capacity(section.rows.len());
+        for batch in section.rows.chunks(ROWS_PER_READ) {
+            let states = app.store.read_rows(&event.event_id, &section.section_id, batch, consistent).await?;
+            let first = rows.len();
+            rows.extend(
+                states.iter().map(|row| row.iter().map(|state| state.visible_status(now) == SeatStatus::Available).collect()),
+            );
+            if let Some((r, start)) = rows[first..].iter().enumerate().find_map(|(r, free)| best_block(free, n, true).map(|s| (first + r, s))) {
+                return Ok(Some(block(section, r, start, n)));
+            }
+        }
+        if rows.iter().any(|free| has_run(free, n)) {
+            return Ok(choose_block(&rows, n).map(|(r, start)| block(section, r, start, n)));
+        }
+    }
+    Ok(None)
+}
+
+fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
+    let row = &section.rows[row].row;
+    (start..start + n).map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1)).collect()
 }

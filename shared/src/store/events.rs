@@ -313,7 +313,7 @@ impl Store {
 
     /// The states of one page of seats (strongly consistent): one `Query`
     /// per seat block the page touches, a bounded number at once.
-    pub async fn read_seats(&self, event: &EventId, specs: Vec<SeatSpec>) -> Result<Vec<Seat>, Error> {
+    pub async fn read_seats(&self, event: &EventId, specs: Vec<SeatSpec>, consistent: bool) -> Result<Vec<Seat>, Error> {
         let event_ref = EventRef::of(event);
         let mut blocks: Vec<String> = specs.iter().map(|spec| seat_block_pk(&event_ref, &spec.seat_id)).collect();
         blocks.dedup();
@@ -324,7 +324,7 @@ impl Store {
             while in_flight.len() < BLOCK_QUERIES_IN_FLIGHT {
                 let Some(block) = blocks.next() else { break };
                 let store = self.clone();
-                in_flight.spawn(async move { store.query_block(block).await });
+                in_flight.spawn(async move { store.query_block(block, consistent).await });
             }
             match in_flight.join_next().await {
                 None => break,
@@ -343,7 +343,7 @@ impl Store {
             .collect()
     }
 
-    async fn query_block(&self, block: String) -> Result<Vec<(String, SeatState)>, Error> {
+    async fn query_block(&self, block: String, consistent: bool) -> Result<Vec<(String, SeatState)>, Error> {
         let mut found = Vec::new();
         let mut start = None;
         loop {
@@ -351,7 +351,7 @@ impl Store {
                 .client
                 .query()
                 .table_name(&*self.table)
-                .consistent_read(true)
+                .consistent_read(consistent)
                 .key_condition_expression("PK = :pk")
                 .expression_attribute_values(":pk", s(block.as_str()))
                 .set_exclusive_start_key(start.take())
@@ -381,7 +381,7 @@ impl Store {
     ) -> Result<Option<(Vec<Seat>, Option<u32>)>, Error> {
         let Some(found) = self.get_event(event).await? else { return Ok(None) };
         let page = found.seat_page(section, from, limit)?;
-        Ok(Some((self.read_seats(event, page.seats).await?, page.next)))
+        Ok(Some((self.read_seats(event, page.seats, true).await?, page.next)))
     }
 }
 

@@ -146,6 +146,31 @@ pub(crate) fn claim_error(
     })
 }
 
+/// best-available's cancelled transaction `[seat, ..., order]`, decided:
+/// an error for the client, or `Ok(None)` when only seats failed (a rival
+/// has one of them: choose again).
+pub(crate) fn block_claim_error(
+    mut reasons: Vec<Option<ItemFailure>>,
+    token: &HoldToken,
+    max_seats: u32,
+    now: Millis,
+) -> Result<Option<Error>, StoreError> {
+    if let Some(e) = unavailable_in("best-available", &reasons) {
+        return Ok(Some(e));
+    }
+    let order = reasons.pop().flatten();
+    if let Some(e) = order_error(order.as_ref(), token, now)? {
+        return Ok(Some(e));
+    }
+    Ok(match order {
+        // Not the token, status or expiry: no room for n more seats.
+        Some(ItemFailure::Condition(_)) => Some(Error::SeatLimit { max: max_seats }),
+        Some(_) => Some(unexplained("best-available", &[order])),
+        None if reasons.iter().any(Option::is_some) => None,
+        None => Some(unexplained("best-available", &reasons)),
+    })
+}
+
 /// drop-seat's cancelled transaction `[seat, order]`, decided.
 pub(crate) fn release_error(
     seat: Option<ItemFailure>,

@@ -52,6 +52,7 @@ use crate::domain::{
 };
 use crate::error::Error;
 
+mod best_available;
 mod codec;
 mod confirm;
 mod errors;
@@ -67,13 +68,14 @@ mod seat_map;
 pub use codec::StoredOrder;
 pub use errors::StoreError;
 pub use expiry::PageCursor;
+pub use best_available::BlockClaim;
 pub use failures::ConfirmOutcome;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange};
 use codec::*;
 use errors::*;
 use expressions::*;
-use failures::{cancellation, claim_error, extended_since, release_error, unavailable_in, ItemFailure};
+use failures::{block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in, ItemFailure};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {

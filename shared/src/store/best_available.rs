@@ -1,0 +1,88 @@
+//! best-available's store calls: a section's rows read cheaply (a Query
+//! per block of ten seats, eventually consistent unless asked), and n seats
+//! claimed in one transaction with the same conditions as get-seat.
+
+use super::*;
+use crate::domain::RowPlan;
+
+/// How a block claim ended, short of an error for the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockClaim {
+    /// Every seat is held until this instant.
+    Held(Millis),
+    /// A rival has (or is taking) one of the seats: choose again.
+    Taken,
+}
+
+impl Store {
+    /// The states of `rows` of `section`, seat by seat in number order.
+    /// Eventually consistent reads cost half and may lag by a moment: the
+    /// caller claims with conditions, and reads consistently to be sure.
+    pub async fn read_rows(
+        &self,
+        event: &EventId,
+        section: &SectionId,
+        rows: &[RowPlan],
+        consistent: bool,
+    ) -> Result<Vec<Vec<SeatState>>, Error> {
+        let specs: Vec<SeatSpec> = rows
+            .iter()
+            .flat_map(|row| {
+                (1..=row.count).map(move |number| SeatSpec {
+                    seat_id: SeatId::compose(section, &row.row, number),
+                    section_id: section.clone(),
+                    row: row.row.clone(),
+                    number,
+                    ordinal: 0,
+                })
+            })
+            .collect();
+        let mut seats = self.read_seats(event, specs, consistent).await?.into_iter();
+        Ok(rows.iter().map(|row| seats.by_ref().take(row.count as usize).map(|seat| seat.state).collect()).collect())
+    }
+
+    /// Claims every one of `seats` for the order and records them on it, in
+    /// one transaction: each seat with get-seat's condition, the order with
+    /// the holder's condition and room for all of them (the chooser never
+    /// picks a seat the order holds). A token from before an extension is
+    /// retried once with the order's own expiry.
+    pub async fn claim_block(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        seats: &[SeatId],
+        max_seats: u32,
+        now: Millis,
+    ) -> Result<BlockClaim, Error> {
+        let ids: Vec<&str> = seats.iter().map(SeatId::as_str).collect();
+        let room = i64::from(max_seats) - ids.len() as i64;
+        if room < 0 {
+            return Err(Error::SeatLimit { max: max_seats });
+        }
+        let mut token = token.clone();
+        loop {
+            let mut items = Vec::with_capacity(seats.len() + 1);
+            for seat in seats {
+                items.push(TransactWriteItem::builder().update(self.claim_update(&token, order, seat, now)?).build());
+            }
+            let record = self
+                .holder_order_update(order, &token, now, "AND (attribute_not_exists(#seats) OR size(#seats) <= :room)")
+                .update_expression("ADD #seats :seats, #version :one")
+                .expression_attribute_names("#seats", SEATS)
+                .expression_attribute_values(":seats", ss(&ids))
+                .expression_attribute_values(":room", n(room))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
+            items.push(TransactWriteItem::builder().update(record).build());
+            let Txn::Cancelled(reasons) = self.transact(items).await? else { return Ok(BlockClaim::Held(token.expires_at())) };
+            if let Some(current) = extended_since(reasons.last().cloned().flatten().as_ref(), &token, now)? {
+                token = token.with_expiry(current);
+                continue;
+            }
+            return match block_claim_error(reasons, &token, max_seats, now)? {
+                Some(e) => Err(e),
+                None => Ok(BlockClaim::Taken),
+            };
+        }
+    }
+}
