@@ -139,10 +139,12 @@ async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_fals
     // Seats only ever got taken here: a run that exists now existed when a
     // refusal was answered, so it would have been a false sold-out.
     let rows = free_rows(&app, &ev, 10, 10).await;
-    for n in refused {
+    for &n in &refused {
         assert!(!rows.iter().any(|free| shared::domain::best_available::has_run(free, n as usize)), "refused {n} while a run of {n} exists: {rows:?}");
     }
-    assert!(taken.len() >= 80, "only {} of 100 seats held", taken.len());
+    let retry = replies.iter().filter(|(_, status, _)| *status == 503).count();
+    eprintln!("pairs and fours stampede: {} seats held, {} refused, {retry} told to retry (503)", taken.len(), refused.len());
+    assert!(taken.len() >= 50, "only {} of 100 seats held ({retry} told to retry)", taken.len());
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.live_holds, taken.len());
 }
@@ -156,13 +158,10 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
     let retry = replies.iter().filter(|(_, status, _)| *status == 503).count();
     assert!(replies.iter().all(|(_, status, body)| *status == 200 || *status == 503 || body["error"] == "not-enough-seats"), "{replies:?}");
     eprintln!("pairs stampede: {held} held, {retry} told to retry (503)");
-    assert!(held >= 45, "only {held} of 50 pairs placed");
+    assert_eq!(held, 50, "every seat went in pairs ({retry} told to retry)");
     // An orphan: a free seat whose neighbours are taken or the row's end.
     let rows = free_rows(&app, &ev, 10, 10).await;
-    let orphans: usize = rows
-        .iter()
-        .map(|free| (0..free.len()).filter(|&i| free[i] && (i == 0 || !free[i - 1]) && (i + 1 == free.len() || !free[i + 1])).count())
-        .sum();
+    let orphans: usize = rows.iter().map(|free| shared::domain::best_available::orphans(free)).sum();
     assert_eq!(orphans, 0, "no seat left alone: {rows:?}");
     assert_invariants(&app, &ev).await;
 }

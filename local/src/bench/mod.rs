@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 use crate::metrics::RequestCounter;
 use crate::router::{dispatch, request};
 
+mod best;
 mod cold_start;
 mod onsale;
 mod ops;
@@ -25,6 +26,8 @@ mod scale;
 mod spread;
 mod stampede;
 
+pub use best::BestAvailableStampede;
+use best::best_available_stampede;
 use cold_start::*;
 pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use onsale::on_sale;
@@ -48,6 +51,7 @@ pub struct Sizes {
     pub warm_up_orders: usize,
     pub on_sale: DemandModel,
     pub cold_start: ColdStartPass,
+    pub best_available: BestAvailableStampede,
 }
 
 /// How much of scripts/bench_cold_start.py the last scenario runs.
@@ -77,6 +81,7 @@ impl Sizes {
             // The contract's demand model: 50 sections of 40 rows of 50.
             on_sale: DemandModel { sections: 50, rows: 40, seats_per_row: 50, buyers: 20_000, in_flight: 64, hold_seconds: 30 },
             cold_start: ColdStartPass::Full,
+            best_available: BestAvailableStampede { rows: 20, seats_per_row: 20, buyers: 240, in_flight: 64 },
         }
     }
     pub fn smoke() -> Self {
@@ -93,6 +98,7 @@ impl Sizes {
             warm_up_orders: 10,
             on_sale: DemandModel { sections: 5, rows: 4, seats_per_row: 20, buyers: 300, in_flight: 16, hold_seconds: 4 },
             cold_start: ColdStartPass::Smoke,
+            best_available: BestAvailableStampede { rows: 5, seats_per_row: 10, buyers: 30, in_flight: 16 },
         }
     }
 }
@@ -333,6 +339,9 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
             ok,
         });
     }
+
+    progress("best-available stampede");
+    report.rows.push(best_available_stampede(&app, sizes.best_available).await?);
 
     progress("throughput vs concurrency");
     for in_flight in [1usize, 8, 32, 64, 128] {

@@ -45,9 +45,35 @@ pub fn choose_block(rows: &[Vec<bool>], n: usize) -> Option<(usize, usize)> {
         .find_map(|orphan_free| rows.iter().enumerate().find_map(|(r, free)| best_block(free, n, orphan_free).map(|s| (r, s))))
 }
 
+/// Orphans in a row: free seats whose neighbours are both taken (or the
+/// row's end), which no request for two or more can ever use.
+pub fn orphans(free: &[bool]) -> usize {
+    (0..free.len()).filter(|&i| free[i] && (i == 0 || !free[i - 1]) && (i + 1 == free.len() || !free[i + 1])).count()
+}
+
+/// Each row's best block in a tier, in plan order: `(row index, start)`.
+/// The first is the contract's choice for that tier.
+pub fn row_bests(rows: &[Vec<bool>], n: usize, orphan_free: bool) -> Vec<(usize, usize)> {
+    rows.iter().enumerate().filter_map(|(r, free)| best_block(free, n, orphan_free).map(|s| (r, s))).collect()
+}
+
+/// The choice of a request that lost `losses` races in a row: the
+/// contract's choice when uncontended (`losses == 0`); after that, one of
+/// the first `2^losses` rows' own best blocks (of the best tier that has
+/// any), picked by `pick` (any number; reduced to the window). A stampede
+/// then spreads over rows instead of colliding on one block round after
+/// round, and every pick is still a row's best block: centred in its row
+/// and orphan-free whenever the tier allows.
+pub fn spread_choice(rows: &[Vec<bool>], n: usize, losses: u32, pick: u64) -> Option<(usize, usize)> {
+    let candidates = [true, false].into_iter().map(|orphan_free| row_bests(rows, n, orphan_free)).find(|c| !c.is_empty())?;
+    let window = candidates.len().min(1usize << losses.min(16));
+    Some(candidates[(pick % window as u64) as usize])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     /// `A` free, anything else taken.
     fn row(s: &str) -> Vec<bool> {
@@ -97,6 +123,26 @@ mod tests {
     }
 
     #[test]
+    fn after_lost_races_the_choice_spreads_over_rows_best_blocks() {
+        let rows = vec![row("SSSS"), row("AAAA"), row("HAAAH"), row("AAAA"), row("AAAA")];
+        // Uncontended: exactly the contract's choice, whatever the pick.
+        for pick in 0..10 {
+            assert_eq!(spread_choice(&rows, 2, 0, pick), choose_block(&rows, 2));
+        }
+        // One loss: the best two rows with an orphan-free block (row 2 has
+        // none); two losses: the best four (there are three).
+        let picks: BTreeSet<_> = (0..20).filter_map(|p| spread_choice(&rows, 2, 1, p)).collect();
+        assert_eq!(picks, BTreeSet::from([(1, 0), (3, 0)]));
+        let picks: BTreeSet<_> = (0..20).filter_map(|p| spread_choice(&rows, 2, 2, p)).collect();
+        assert_eq!(picks, BTreeSet::from([(1, 0), (3, 0), (4, 0)]));
+        // Only orphaning blocks left: the same spread over that tier.
+        let rows = vec![row("SAAAS"), row("HAAAH")];
+        let picks: BTreeSet<_> = (0..20).filter_map(|p| spread_choice(&rows, 2, 3, p)).collect();
+        assert_eq!(picks, BTreeSet::from([(0, 1), (1, 1)]));
+        assert_eq!(spread_choice(&rows, 4, 3, 0), None);
+    }
+
+    #[test]
     fn pairs_in_rows_of_ten_never_strand_a_seat() {
         // Fill 10 rows of 10 pair by pair, as a stampede of pairs would:
         // every choice is orphan-free, to the last seat.
@@ -106,6 +152,9 @@ mod tests {
             rows[r][s..s + 2].iter_mut().for_each(|seat| *seat = false);
         }
         assert!(rows.iter().all(|r| r.iter().all(|free| !free)), "every seat taken, none stranded");
+        assert_eq!(orphans(&row("AHAHHAAHA")), 3, "seats 1, 3 and 9");
+        assert_eq!(orphans(&row("A")), 1);
+        assert_eq!(orphans(&row("AAHAA")), 0);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::{order_token, read_own_order, Reply};
-use crate::domain::best_available::{best_block, choose_block, has_run};
+use crate::domain::best_available::{row_bests, spread_choice};
 use crate::domain::{
     extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus, SectionId, SectionPlan,
     HOLD_SECONDS_RANGE,
@@ -162,22 +162,17 @@ const BEST_AVAILABLE_ATTEMPTS: u32 = 20;
 /// wants the same best block, and without the spread they would keep
 /// colliding on the next best one, round after round, one winner a round.
 const BACKOFF_BASE_MS: u64 = 5;
+/// Rows read in the first round (each row a Query per block of ten seats);
+/// each later round reads twice as many, up to [`MAX_ROWS_READ`].
+const FIRST_ROWS_READ: usize = 2;
+const MAX_ROWS_READ: usize = 64;
 const MAX_BACKOFF_MS: u64 = 200;
 
 /// Full jitter: uniformly random in `0..=min(cap, base * 2^losses)`.
 async fn back_off(losses: u32) {
     let ceiling = (BACKOFF_BASE_MS << losses.min(10)).min(MAX_BACKOFF_MS);
-    let mut random = [0u8; 8];
-    // Without randomness the pause is the ceiling: slower, never wrong.
-    let pause = match getrandom::fill(&mut random) {
-        Ok(()) => u64::from_le_bytes(random) % (ceiling + 1),
-        Err(_) => ceiling,
-    };
-    tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(random_u64() % (ceiling + 1))).await;
 }
-/// Rows read at once (each row a Query per block of ten seats): a choice in
-/// the front rows stops the read there.
-const ROWS_PER_READ: usize = 8;
 
 /// `POST /orders/{orderId}/best-available`: n adjacent seats in one row,
 /// chosen by the contract's rules (domain::best_available) from a cheap
@@ -199,16 +194,15 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
             None => event.sections.iter().collect(),
         };
         let n = body.quantity as usize;
-        let mut consistent = false;
-        let mut losses = 0;
+        let mut read = Read::default();
         for _ in 0..BEST_AVAILABLE_ATTEMPTS {
             let now = Millis::now();
-            let Some(seats) = choose_seats(app, &event, &sections, n, consistent, now).await? else {
-                if consistent {
+            let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
+                if read.consistent {
                     return Err(Error::NotEnoughSeats { quantity: body.quantity });
                 }
                 // What an eventually consistent read missed, a consistent one sees.
-                consistent = true;
+                read.consistent = true;
                 continue;
             };
             match app.store.claim_block(&order_id, &token, &seats, max, now).await? {
@@ -219,9 +213,9 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
                     ))
                 }
                 BlockClaim::Taken => {
-                    consistent = true;
-                    losses += 1;
-                    back_off(losses).await;
+                    read.consistent = true;
+                    read.losses += 1;
+                    back_off(read.losses).await;
                 }
             }
         }
@@ -232,34 +226,56 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
 }
 
 /// The seats the rules pick: in the first section (of `sections`, in plan
-/// order) with a run of n, the best orphan-free block, else the best block.
-/// Rows are read a few at a time; the first row with an orphan-free block
-/// ends the read (no later row can rank before it).
+/// order) with a run of n, by [`spread_choice`]: the contract's choice when
+/// uncontended (`losses == 0`), after lost races one of the first 2^losses
+/// rows' best blocks. Rows are read a few at a time; once enough rows with
+/// an orphan-free block are in hand, later rows cannot change the choice.
 async fn choose_seats(
     app: &App,
     event: &Event,
     sections: &[&SectionPlan],
     n: usize,
-    consistent: bool,
+    read: Read,
     now: Millis,
 ) -> Result<Option<Vec<SeatId>>, Error> {
+    let wanted = 1usize << read.losses.min(16);
     for section in sections {
         let mut rows: Vec<Vec<bool>> = Vec::with_capacity(section.rows.len());
-        for batch in section.rows.chunks(ROWS_PER_READ) {
-            let states = app.store.read_rows(&event.event_id, &section.section_id, batch, consistent).await?;
-            let first = rows.len();
+        // The front rows first, then twice as many each time: a choice in
+        // the best rows costs a Query or two, a full section a few rounds.
+        let mut batch = wanted.max(FIRST_ROWS_READ);
+        while rows.len() < section.rows.len() {
+            let next = &section.rows[rows.len()..(rows.len() + batch).min(section.rows.len())];
+            let states = app.store.read_rows(&event.event_id, &section.section_id, next, read.consistent).await?;
             rows.extend(
                 states.iter().map(|row| row.iter().map(|state| state.visible_status(now) == SeatStatus::Available).collect()),
             );
-            if let Some((r, start)) = rows[first..].iter().enumerate().find_map(|(r, free)| best_block(free, n, true).map(|s| (first + r, s))) {
-                return Ok(Some(block(section, r, start, n)));
+            if row_bests(&rows, n, true).len() >= wanted {
+                break;
             }
+            batch = batch.saturating_mul(2).min(MAX_ROWS_READ);
         }
-        if rows.iter().any(|free| has_run(free, n)) {
-            return Ok(choose_block(&rows, n).map(|(r, start)| block(section, r, start, n)));
+        if let Some((r, start)) = spread_choice(&rows, n, read.losses, random_u64()) {
+            return Ok(Some(block(section, r, start, n)));
         }
     }
     Ok(None)
+}
+
+/// How choose_seats reads: consistently once a race was lost or an
+/// eventually consistent read found nothing, and how many races were lost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Read {
+    consistent: bool,
+    losses: u32,
+}
+
+/// A random number for spreading choices and pauses; without randomness,
+/// 0: the contract's own choice and no pause, slower under a stampede,
+/// never wrong.
+fn random_u64() -> u64 {
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_or(0, |()| u64::from_le_bytes(random))
 }
 
 fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
