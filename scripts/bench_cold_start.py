@@ -58,7 +58,7 @@ PY_HANDLER_DIR = ROOT / "scripts" / "python_claim"
 DOC_MD = ROOT / "docs" / "BENCH-COLD-START.md"
 DOC_JSON = ROOT / "docs" / "bench-cold-start.json"
 
-FUNCTIONS = ["create-event", "get-event", "list-seats", "availability", "create-order", "get-order", "extend-order", "cancel-order", "best-available", "get-seat", "drop-seat", "confirm",
+FUNCTIONS = ["create-event", "get-event", "list-seats", "availability", "create-order", "get-order", "extend-order", "cancel-order", "best-available", "hold-ga", "get-seat", "drop-seat", "confirm",
              "expire-holds", "project-seat-map"]
 PYTHON_FN = "get-seat (python)"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
@@ -67,7 +67,7 @@ EXAMPLE_EVENT = "gala-2026"
 EXAMPLE_SEAT = "A-1-7"
 TABLE = "seatclaim-bench-cold"
 EVENT = "cold"
-EXPECTED = {"create-event": 201, "get-event": 200, "list-seats": 200, "availability": 200, "project-seat-map": 200, "create-order": 201, "get-order": 200, "extend-order": 200, "cancel-order": 200, "best-available": 200, "get-seat": 200,
+EXPECTED = {"create-event": 201, "get-event": 200, "list-seats": 200, "availability": 200, "project-seat-map": 200, "create-order": 201, "get-order": 200, "extend-order": 200, "cancel-order": 200, "best-available": 200, "hold-ga": 200, "get-seat": 200,
             "drop-seat": 200, "confirm": 200, "expire-holds": 200, PYTHON_FN: 200}
 SEATS_PER_ORDER = 9  # below MAX_SEATS_PER_ORDER (10)
 
@@ -301,7 +301,7 @@ def prepare(fn, seats, run_id, i, shared_order):
         return event_payload(fn)
     if fn == "get-order":
         return event_payload(fn, *shared_order)
-    if fn in ("extend-order", "cancel-order", "best-available"):
+    if fn in ("extend-order", "cancel-order", "best-available", "hold-ga"):
         order, token = seats.server.order()  # a fresh order per run
         return event_payload(fn, order, token)
     order, token = seats.server.order()  # a fresh order per run

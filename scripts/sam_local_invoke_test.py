@@ -151,13 +151,14 @@ def main():
         held = json.loads((ROOT / "events" / "get-seat.json").read_text())["pathParameters"]["seatId"]  # A-1-7
         check("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1"
               and b["seats"] == [held], edit=lambda event: resign_confirm_event(event, [held]))
-        check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0})
+        check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0})
         check("project-seat-map", 200, lambda b: b == {"batchItemFailures": []})
         # A second order, cancelled (the first is completed: 409 there).
         second = check("create-order", 201, lambda b: b["status"] == "PENDING")
         if second:
             replacements = {EXAMPLE_ORDER: second["orderId"], EXAMPLE_TOKEN: second["holdToken"]}
         check("best-available", 200, lambda b: b["status"] == "HELD" and len(b["seats"]) == 2)
+        check("hold-ga", 200, lambda b: b["sectionId"] == "FLOOR" and b["quantity"] == 2)
         check("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})
     finally:
         server.send_signal(signal.SIGINT)

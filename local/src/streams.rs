@@ -38,7 +38,7 @@ pub fn local_streams_client(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
 impl StreamFollower {
     /// Follows `table`'s stream (the table must have one) from its start.
     pub async fn attach(endpoint: &str, dynamodb: &aws_sdk_dynamodb::Client, table: &str) -> Result<Self, String> {
-        let described = dynamodb.describe_table().table_name(table).send().await.map_err(|e| e.to_string())?;
+        let described = dynamodb.describe_table().table_name(table).send().await.map_err(|e| shared::error::chain(&e))?;
         let stream_arn = described
             .table
             .and_then(|t| t.latest_stream_arn)
@@ -54,7 +54,7 @@ impl StreamFollower {
         Fut: std::future::Future<Output = ()>,
     {
         let mut shards = self.shards.lock().await;
-        let described = self.client.describe_stream().stream_arn(&self.stream_arn).send().await.map_err(|e| e.to_string())?;
+        let described = self.client.describe_stream().stream_arn(&self.stream_arn).send().await.map_err(|e| shared::error::chain(&e))?;
         for shard in described.stream_description.map(|d| d.shards.unwrap_or_default()).unwrap_or_default() {
             let Some(id) = shard.shard_id else { continue };
             if shards.contains_key(&id) {
@@ -68,7 +68,7 @@ impl StreamFollower {
                 .shard_iterator_type(ShardIteratorType::TrimHorizon)
                 .send()
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| shared::error::chain(&e))?
                 .shard_iterator;
             shards.insert(id, iterator);
         }
@@ -79,7 +79,7 @@ impl StreamFollower {
         ids.sort();
         for id in ids {
             while let Some(Some(iterator)) = shards.get(&id).cloned() {
-                let out = self.client.get_records().shard_iterator(iterator).limit(RECORDS_PER_CALL).send().await.map_err(|e| e.to_string())?;
+                let out = self.client.get_records().shard_iterator(iterator).limit(RECORDS_PER_CALL).send().await.map_err(|e| shared::error::chain(&e))?;
                 let records = out.records.unwrap_or_default();
                 shards.insert(id.clone(), out.next_shard_iterator);
                 if records.is_empty() {

@@ -157,6 +157,10 @@ async fn every_event_file_runs_through_its_handler() {
     assert_eq!((status, body["orderId"].as_str()), (200, Some(id)), "{body}");
     let (status, body) = run_event(&app, "best-available", &real).await;
     assert_eq!((status, body["seats"].as_array().map(Vec::len)), (200, Some(2)), "{body}");
+    let (status, body) = run_event(&app, "hold-ga", &real).await;
+    assert_eq!((status, &body["quantity"]), (200, &serde_json::json!(2)), "{body}");
+    let (_, body) = run_event(&app, "get-order", &real).await;
+    assert_eq!(body["ga"], serde_json::json!([{"sectionId": "FLOOR", "quantity": 2}]), "{body}");
     let (status, body) = run_event(&app, "drop-seat", &real).await;
     assert_eq!((status, body["status"].as_str()), (200, Some("AVAILABLE")), "{body}");
     assert_eq!(run_event(&app, "get-seat", &real).await.0, 200);
@@ -179,5 +183,5 @@ async fn every_event_file_runs_through_its_handler() {
     let invocation = lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
     let summary = shared::expire_holds(&app, invocation).await.unwrap();
     let summary = serde_json::to_value(summary).unwrap();
-    assert_eq!(summary, serde_json::json!({"expiredOrders": 0, "releasedSeats": 0}));
+    assert_eq!(summary, serde_json::json!({"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0}));
 }

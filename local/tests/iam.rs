@@ -130,6 +130,24 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     assert_eq!(ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await.0, 200);
     ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await;
     ob.run("DELETE", &format!("/orders/{gone}"), &[], "").await;
+    // hold-ga on a general-admission section: take, sold out (every bucket
+    // read), give back, a stranger.
+    let ga_plan = r#"{"name":"GA","holdSeconds":1,"sections":[{"sectionId":"F","capacity":30}]}"#;
+    assert_eq!(ob.run("PUT", "/events/iam-ga", &[], ga_plan).await.0, 201);
+    let (fan, fan_auth) = ob.order("iam-ga").await;
+    let f = [("authorization", fan_auth.as_str())];
+    assert_eq!(ob.run("PUT", &format!("/orders/{fan}/ga/F"), &f, "{\"quantity\": 10}").await.0, 200);
+    let (rival, rival_auth) = ob.order("iam-ga").await;
+    let r = [("authorization", rival_auth.as_str())];
+    assert_eq!(ob.run("PUT", &format!("/orders/{rival}/ga/F"), &r, "{\"quantity\": 10}").await.0, 200);
+    let (third, third_auth) = ob.order("iam-ga").await;
+    let t = [("authorization", third_auth.as_str())];
+    assert_eq!(ob.run("PUT", &format!("/orders/{third}/ga/F"), &t, "{\"quantity\": 10}").await.0, 200);
+    let (late, late_auth) = ob.order("iam-ga").await;
+    assert_eq!(ob.run("PUT", &format!("/orders/{late}/ga/F"), &[("authorization", late_auth.as_str())], "{\"quantity\": 1}").await.0, 409);
+    assert_eq!(ob.run("PUT", &format!("/orders/{rival}/ga/F"), &r, "{\"quantity\": 4}").await.0, 200);
+    ob.run("PUT", &format!("/orders/{fan}/ga/F"), &[], "{\"quantity\": 1}").await;
+    ob.run("GET", "/events/iam-ga/availability", &[], "").await;
     let pay = confirm_body(&id, "pi_1", &["A-1-2".to_owned()]);
     let headers = signed(&pay);
     assert_eq!(ob.run("POST", &format!("/orders/{id}/confirm"), &as_refs(&headers), &pay).await.0, 200);

@@ -374,15 +374,15 @@ async fn the_sweep_releases_what_the_order_item_holds_not_what_the_index_showed(
     assert_eq!(found, [o.order_id()]);
     // ...then the order takes another seat (still live now).
     assert_eq!(claim(&app, &o, "A-1-2").await.0, 200);
-    let (released, expired) = shared::sweep::release_order(&app.store, &found[0], after).await.unwrap();
-    assert_eq!((released, expired), (2, true));
+    let released = shared::sweep::release_order(&app.store, &found[0], after).await.unwrap();
+    assert_eq!((released.seats, released.expired), (2, true));
     let stored = stored_order(&app, &o.id).await;
     assert_eq!(stored.status, OrderStatus::Expired);
     assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available), "no seat stays held by an expired order");
     // An index entry whose order is in fact still live is left alone.
     let live = order(&app, &ev).await;
     assert_eq!(claim(&app, &live, "A-1-3").await.0, 200);
-    assert_eq!(shared::sweep::release_order(&app.store, &live.order_id(), shared::domain::Millis::now()).await.unwrap(), (0, false));
+    assert_eq!(shared::sweep::release_order(&app.store, &live.order_id(), shared::domain::Millis::now()).await.unwrap(), shared::sweep::Released::default());
     assert_eq!(stored_order(&app, &live.id).await.status, OrderStatus::Pending);
 }
 

@@ -96,12 +96,23 @@ fn errors_of(function: &str) -> Vec<Error> {
         "get-order" => vec![Unauthorized, OrderNotFound],
         "cancel-order" => vec![Unauthorized, OrderNotFound, OrderNotCancellable, MethodNotAllowed { method: String::new(), allow: String::new() }],
         "best-available" => vec![
+            PayloadTooLarge { limit: 0 },
             Unauthorized,
             OrderNotFound,
             SectionNotFound,
             NotEnoughSeats { quantity: 2 },
             OrderNotHoldable,
             SeatLimit { max: 10 },
+            MethodNotAllowed { method: String::new(), allow: String::new() },
+        ],
+        "hold-ga" => vec![
+            Unauthorized,
+            OrderNotFound,
+            SectionNotFound,
+            SoldOut { available: 0 },
+            OrderNotHoldable,
+            SeatLimit { max: 10 },
+            PayloadTooLarge { limit: 0 },
             MethodNotAllowed { method: String::new(), allow: String::new() },
         ],
         "extend-order" => vec![
@@ -203,6 +214,7 @@ fn every_documented_error_code_exists_with_that_status() {
         HoldLimit,
         OrderNotCancellable,
         NotEnoughSeats { quantity: 2 },
+        SoldOut { available: 0 },
         StoreUnavailable,
         Corrupt(String::new()),
     ];

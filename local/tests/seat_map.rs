@@ -53,6 +53,7 @@ async fn the_map_shows_holds_and_sales_from_the_stream() {
     let app = local::testing::fresh_app_streaming(None).await;
     let body = plan(&[("A", "1", 5), ("A", "2", 3), ("B", "9", 4)], Some(60));
     assert_eq!(call(&app, "PUT", "/events/map", &[], &body).await.0, 201);
+    let read_at = std::time::Instant::now();
     let (status, map, headers) = availability(&app, "map", false).await;
     assert_eq!(status, 200);
     assert_eq!(statuses(&map), ["AAAAA", "AAA", "AAAA"], "a new event is all available");
@@ -70,9 +71,14 @@ async fn the_map_shows_holds_and_sales_from_the_stream() {
     assert_eq!(claim(&app, &buyer, "B-9-4").await.0, 200);
     assert_eq!(confirm(&app, &buyer.id, "pi_map").await.0, 200);
     assert!(project(&app).await > 0, "the stream carried the changes");
-    // This process still serves the map it read (cached for a second);
-    // a new one reads the projection.
-    assert_eq!(statuses(&availability(&app, "map", false).await.1), ["AAAAA", "AAA", "AAAA"]);
+    // This process still serves the map it read (cached for a second),
+    // when the second has not passed (a loaded machine can take longer to
+    // get here); a new one reads the projection.
+    let within_the_second = read_at.elapsed() < std::time::Duration::from_millis(900);
+    let cached = statuses(&availability(&app, "map", false).await.1);
+    if within_the_second {
+        assert_eq!(cached, ["AAAAA", "AAA", "AAAA"]);
+    }
     let (_, map, headers) = availability(&new_process(&app), "map", true).await;
     assert_eq!(headers["content-encoding"], "gzip");
     assert_eq!(headers["vary"], "Accept-Encoding");

@@ -49,6 +49,8 @@ pub enum Error {
     OrderNotCancellable,
     #[error("no row of the section has {quantity} adjacent available seats")]
     NotEnoughSeats { quantity: u32 },
+    #[error("not that many places are free; this order could hold {available}")]
+    SoldOut { available: u32 },
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
     /// A store failure that no retry will mend (its source is the store's
@@ -91,6 +93,7 @@ impl Error {
             HoldLimit => "hold-limit",
             OrderNotCancellable => "order-not-cancellable",
             NotEnoughSeats { .. } => "not-enough-seats",
+            SoldOut { .. } => "sold-out",
             StoreUnavailable => "store-unavailable",
             Store(_) | Corrupt(_) => "internal-error",
         }
@@ -108,6 +111,10 @@ impl Error {
         // Money arrived and was not used: the payment backend must refund.
         if matches!(self, Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) {
             body["refund"] = serde_json::Value::Bool(true);
+        }
+        // The most the order could set, so the buyer can take that instead.
+        if let Error::SoldOut { available } = self {
+            body["available"] = (*available).into();
         }
         body
     }

@@ -42,7 +42,7 @@ pub fn status(err: &Error) -> StatusCode {
         RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => StatusCode::NOT_FOUND,
         MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
         EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable | AlreadyCompleted | OrderExpired
-        | SeatsUnavailable | PaymentReused | HoldLimit | OrderNotCancellable | NotEnoughSeats { .. } => StatusCode::CONFLICT,
+        | SeatsUnavailable | PaymentReused | HoldLimit | OrderNotCancellable | NotEnoughSeats { .. } | SoldOut { .. } => StatusCode::CONFLICT,
         SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -24,6 +24,9 @@ pub struct SweepSummary {
     pub expired_orders: u64,
     /// Seats this run released (each still held by its expired order).
     pub released_seats: u64,
+    /// General-admission places this run gave back (each still held by
+    /// its expired order).
+    pub released_places: u64,
     /// Orders that failed (logged); they stay in the index for the next run.
     #[serde(skip_serializing_if = "is_zero")]
     pub failed_orders: u64,
@@ -119,6 +122,7 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
     tracing::info!(
         expiredOrders = summary.expired_orders,
         releasedSeats = summary.released_seats,
+        releasedPlaces = summary.released_places,
         failedOrders = summary.failed_orders,
         stoppedEarly = summary.stopped_early,
         "sweep"
@@ -165,8 +169,9 @@ async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary:
         }
         let Some(joined) = in_flight.join_next().await else { return };
         match joined {
-            Ok((_, Ok((seats, expired)))) => {
+            Ok((_, Ok(Released { seats, places, expired }))) => {
                 summary.released_seats += seats;
+                summary.released_places += places;
                 summary.expired_orders += u64::from(expired);
             }
             Ok((order, Err(e))) => {
@@ -187,24 +192,34 @@ async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary:
 /// run dies in between, the order is still in the index and the next run
 /// completes it; and the retirement requires the order unchanged since the
 /// read, so a seat it took meanwhile is released by the next run.
-/// Returns (seats released, whether this call expired the order).
-pub async fn release_order(store: &Store, order_id: &OrderId, now: Millis) -> Result<(u64, bool), crate::Error> {
-    let Some(stored) = store.get_order(order_id).await? else { return Ok((0, false)) };
+pub async fn release_order(store: &Store, order_id: &OrderId, now: Millis) -> Result<Released, crate::Error> {
+    let mut released = Released::default();
+    let Some(stored) = store.get_order(order_id).await? else { return Ok(released) };
     let order = &stored.order;
     if order.status == OrderStatus::Pending && hold_is_live(order.expires_at, now) {
         // Not expired after all (the index entry is older than the order).
-        return Ok((0, false));
+        return Ok(released);
     }
-    let mut released = 0;
     // A completed order's seats are sold, not held.
     if order.status != OrderStatus::Completed {
         let event = EventRef::of(&order.event_id);
         for seat in &order.seats {
             if store.release_expired_hold(&event, seat, &order.order_id).await? {
-                released += 1;
+                released.seats += 1;
             }
         }
+        released.places = store.release_places(order).await;
     }
     let retired = store.retire_expired_order(&stored, now).await?;
-    Ok((released, retired && order.status == OrderStatus::Pending))
+    released.expired = retired && order.status == OrderStatus::Pending;
+    Ok(released)
+}
+
+/// What the sweep did for one order.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Released {
+    pub seats: u64,
+    pub places: u64,
+    /// Whether this call moved the order from PENDING to EXPIRED.
+    pub expired: bool,
 }

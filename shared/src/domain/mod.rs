@@ -10,6 +10,7 @@ use crate::error::Error;
 
 pub mod best_available;
 mod confirm;
+pub mod ga;
 mod plan;
 mod seat_map;
 
@@ -36,6 +37,8 @@ pub const EXPIRY_GUARD_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=60_000;
 /// one table sharing a ref is not a practical concern (and if it ever
 /// happened, create-event's `attribute_not_exists` answers `event-exists`).
 pub const EVENT_REF_LEN: usize = 20;
+/// Places a general-admission section may have.
+pub const GA_CAPACITY_RANGE: std::ops::RangeInclusive<u32> = 1..=100_000;
 /// Most sections one event may have (the event item lists them).
 pub const MAX_SECTIONS: usize = 1000;
 /// Longest event name accepted.
@@ -364,6 +367,8 @@ pub struct Order {
     pub created_at: Millis,
     pub token_hash: String,
     pub seats: Vec<SeatId>,
+    /// General-admission places it holds (or bought), per bucket.
+    pub places: Vec<ga::HeldPlaces>,
     pub payment_id: Option<PaymentId>,
     /// Further payments recorded for refund (kept, never dropped).
     pub refund_payment_ids: Vec<PaymentId>,
@@ -392,6 +397,7 @@ impl Order {
             created_at: now,
             token_hash: token.hash(),
             seats: Vec::new(),
+            places: Vec::new(),
             payment_id: None,
             refund_payment_ids: Vec::new(),
             refund_reason: None,

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EventId, RowId, SeatId, SeatState, SectionId, HOLD_SECONDS_RANGE, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS, MAX_SECTIONS};
+use super::{EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS, MAX_SECTIONS};
 use crate::error::Error;
 
 /// An event's metadata.
@@ -42,6 +42,16 @@ impl Event {
         self.sections.iter().find(|section| &section.section_id == id)
     }
 
+    /// The places of every general-admission section together.
+    pub fn ga_capacity(&self) -> u32 {
+        self.sections.iter().filter_map(|section| section.capacity).fold(0u32, u32::saturating_add)
+    }
+
+    /// The general-admission sections, in plan order.
+    pub fn ga_sections(&self) -> impl Iterator<Item = (&SectionId, u32)> {
+        self.sections.iter().filter_map(|section| section.capacity.map(|capacity| (&section.section_id, capacity)))
+    }
+
     /// Every row with the ordinal of its first seat, in plan order.
     fn rows(&self) -> impl Iterator<Item = (&SectionPlan, &RowPlan, u32)> {
         let mut first = 0u32;
@@ -66,6 +76,13 @@ impl Event {
     /// starting at ordinal `from` (the section's or the event's first seat
     /// by default). A `from` outside the span is a bad cursor.
     pub fn seat_page(&self, section: Option<&SectionId>, from: Option<u32>, limit: u32) -> Result<SeatPage, Error> {
+        // A general-admission section lists no seats (and takes no cursor).
+        if let Some(ga) = section.and_then(|id| self.section(id)).filter(|s| s.is_ga()) {
+            if from.is_some() {
+                return Err(Error::BadRequest(format!("section {} has no seats to page through", ga.section_id)));
+            }
+            return Ok(SeatPage { seats: Vec::new(), next: None });
+        }
         let (start, end) = self.span(section)?;
         let from = from.unwrap_or(start);
         if !(start..=end).contains(&from) {
@@ -125,11 +142,23 @@ pub struct EventPlan {
     pub sections: Vec<SectionPlan>,
 }
 
+/// A section: reserved seating (`rows`) or general admission (`capacity`
+/// places, no seat ids), never both.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SectionPlan {
     pub section_id: SectionId,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<RowPlan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+}
+
+impl SectionPlan {
+    /// General admission: places, not seats.
+    pub fn is_ga(&self) -> bool {
+        self.capacity.is_some()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,12 +187,34 @@ impl EventPlan {
             return Err(Error::BadRequest(format!("an event has 1-{MAX_SECTIONS} sections")));
         }
         let mut total: u64 = 0;
+        let mut section_ids = HashSet::with_capacity(self.sections.len());
         for section in &self.sections {
-            if section.rows.is_empty() {
-                return Err(Error::BadRequest(format!(
-                    "section {} has no rows",
-                    section.section_id
-                )));
+            if !section_ids.insert(&section.section_id) {
+                return Err(Error::BadRequest(format!("section {} occurs twice", section.section_id)));
+            }
+            match (section.capacity, section.rows.is_empty()) {
+                (Some(_), false) => {
+                    return Err(Error::BadRequest(format!(
+                        "section {} has both rows and a capacity: a section is seated or general admission",
+                        section.section_id
+                    )))
+                }
+                (Some(capacity), true) if !GA_CAPACITY_RANGE.contains(&capacity) => {
+                    return Err(Error::BadRequest(format!(
+                        "section {} must have a capacity of {} to {} places",
+                        section.section_id,
+                        GA_CAPACITY_RANGE.start(),
+                        GA_CAPACITY_RANGE.end()
+                    )))
+                }
+                (Some(_), true) => continue,
+                (None, true) => {
+                    return Err(Error::BadRequest(format!(
+                        "section {} has no rows (or a capacity, for general admission)",
+                        section.section_id
+                    )))
+                }
+                (None, false) => {}
             }
             for row in &section.rows {
                 if row.count == 0 {
@@ -307,6 +358,34 @@ mod tests {
         assert!(event.seat_page(None, Some(8), 1).is_err(), "past the end");
         assert_eq!(event.seat_page(None, Some(7), 1)?.seats, vec![], "at the end: an empty last page");
         assert!(matches!(event.seat_page(Some(&SectionId::parse("Z")?), None, 1), Err(Error::SectionNotFound)));
+        Ok(())
+    }
+
+    #[test]
+    fn general_admission_sections_have_a_capacity_and_no_seats() -> TestResult {
+        let json = r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":2}]},{"sectionId":"FLOOR","capacity":5000}]}"#;
+        let p = plan(json)?;
+        assert_eq!(p.seats()?.len(), 2, "places are not seats");
+        let event = event_of(json)?;
+        assert_eq!(event.ga_capacity(), 5000);
+        let floor = SectionId::parse("FLOOR")?;
+        assert!(event.section(&floor).is_some_and(SectionPlan::is_ga));
+        assert_eq!(event.seat_page(Some(&floor), None, 10)?, SeatPage { seats: vec![], next: None });
+        assert!(event.seat_page(Some(&floor), Some(0), 10).is_err());
+        assert_eq!(event.seat_page(None, None, 10)?.seats.len(), 2);
+        // Serialised as given: the plan round-trips.
+        assert_eq!(serde_json::from_str::<Vec<SectionPlan>>(&serde_json::to_string(&event.sections)?)?, event.sections);
+        for bad in [
+            r#"{"name":"G","sections":[{"sectionId":"F","capacity":0}]}"#,
+            r#"{"name":"G","sections":[{"sectionId":"F","capacity":100001}]}"#,
+            r#"{"name":"G","sections":[{"sectionId":"F","capacity":5,"rows":[{"row":"1","count":1}]}]}"#,
+            r#"{"name":"G","sections":[{"sectionId":"F","capacity":5},{"sectionId":"F","capacity":5}]}"#,
+            r#"{"name":"G","sections":[{"sectionId":"F"}]}"#,
+        ] {
+            assert!(plan(bad)?.seats().is_err(), "{bad}");
+        }
+        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":-1}]}"#).is_err());
+        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":100000}]}"#)?.seats()?.is_empty());
         Ok(())
     }
 

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::ga::Bucket;
 use super::{hold_is_live, Event, Millis, RowId, SectionId};
 
 /// A seat's state as the projection keeps it. Available seats are simply
@@ -39,12 +40,19 @@ pub struct SeatMap {
     pub sections: Vec<SectionMap>,
 }
 
+/// A seated section's rows, or a general-admission section's counts.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct SectionMap {
     pub section_id: SectionId,
     pub kind: &'static str,
-    pub rows: Vec<RowMap>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<Vec<RowMap>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u32>,
+    /// Places anyone may take: capacity − sold − live holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -55,24 +63,39 @@ pub struct RowMap {
 }
 
 /// The map of `event` at `now` from the projection of its rows, keyed by
-/// (section, row); a row with no projection is all available.
-pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>, now: Millis) -> SeatMap {
+/// (section, row) (a row with no projection is all available), and the
+/// buckets of its general-admission sections (a hold past its expiry is
+/// available at once, as a seat's is).
+pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>, buckets: &HashMap<SectionId, Vec<Bucket>>, now: Millis) -> SeatMap {
     let empty = RowProjection::new();
     let sections = event
         .sections
         .iter()
-        .map(|section| SectionMap {
-            section_id: section.section_id.clone(),
-            kind: "seated",
-            rows: section
-                .rows
-                .iter()
-                .map(|row| {
-                    let seats = rows.get(&(section.section_id.clone(), row.row.clone())).unwrap_or(&empty);
-                    let statuses = (1..=row.count).map(|n| seats.get(&n).map_or('A', |s| s.symbol(now))).collect();
-                    RowMap { row: row.row.clone(), statuses }
-                })
-                .collect(),
+        .map(|section| match section.capacity {
+            Some(capacity) => SectionMap {
+                section_id: section.section_id.clone(),
+                kind: "ga",
+                rows: None,
+                capacity: Some(capacity),
+                available: Some(buckets.get(&section.section_id).map_or(capacity, |b| b.iter().map(|b| b.available(now)).sum())),
+            },
+            None => SectionMap {
+                section_id: section.section_id.clone(),
+                kind: "seated",
+                rows: Some(
+                    section
+                        .rows
+                        .iter()
+                        .map(|row| {
+                            let seats = rows.get(&(section.section_id.clone(), row.row.clone())).unwrap_or(&empty);
+                            let statuses = (1..=row.count).map(|n| seats.get(&n).map_or('A', |s| s.symbol(now))).collect();
+                            RowMap { row: row.row.clone(), statuses }
+                        })
+                        .collect(),
+                ),
+                capacity: None,
+                available: None,
+            },
         })
         .collect();
     SeatMap { event_id: event.event_id.to_string(), as_of: now.to_rfc3339(), sections }
@@ -91,7 +114,7 @@ mod tests {
             name: "E".into(),
             hold_seconds: 60,
             seat_count: 7,
-            sections: vec![SectionPlan { section_id: a.clone(), rows: vec![RowPlan { row: r1.clone(), count: 5 }, RowPlan { row: r2.clone(), count: 2 }] }],
+            sections: vec![SectionPlan { section_id: a.clone(), rows: vec![RowPlan { row: r1.clone(), count: 5 }, RowPlan { row: r2.clone(), count: 2 }], capacity: None }],
         };
         let now = Millis(10_000);
         let row1 = RowProjection::from([
@@ -99,8 +122,8 @@ mod tests {
             (3, ProjectedSeat::Sold),
             (5, ProjectedSeat::Held { expires_at: Millis(10_000) }),
         ]);
-        let map = seat_map(&event, &HashMap::from([((a.clone(), r1), row1)]), now);
-        let rows: Vec<_> = map.sections[0].rows.iter().map(|r| r.statuses.as_str()).collect();
+        let map = seat_map(&event, &HashMap::from([((a.clone(), r1), row1)]), &HashMap::new(), now);
+        let rows: Vec<_> = map.sections[0].rows.iter().flatten().map(|r| r.statuses.as_str()).collect();
         assert_eq!(rows, ["AHSAA", "AA"], "seat 5's hold ended at `now`: available");
         assert_eq!(map.as_of, now.to_rfc3339());
         let json = serde_json::to_value(&map)?;

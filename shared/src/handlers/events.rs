@@ -32,7 +32,10 @@ struct EventReply<'a> {
 struct SectionView<'a> {
     section_id: &'a SectionId,
     kind: &'static str,
-    rows: &'a [RowPlan],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rows: Option<&'a [RowPlan]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capacity: Option<u32>,
 }
 
 impl<'a> EventReply<'a> {
@@ -42,13 +45,16 @@ impl<'a> EventReply<'a> {
             name: &event.name,
             hold_seconds: event.hold_seconds,
             seat_count: event.seat_count,
-            ga_capacity: 0,
+            ga_capacity: event.ga_capacity(),
             status,
             sections: None,
         }
     }
     fn with_sections(mut self, event: &'a Event) -> Self {
-        let sections = event.sections.iter().map(|s| SectionView { section_id: &s.section_id, kind: "seated", rows: &s.rows });
+        let sections = event.sections.iter().map(|s| match s.capacity {
+            Some(capacity) => SectionView { section_id: &s.section_id, kind: "ga", rows: None, capacity: Some(capacity) },
+            None => SectionView { section_id: &s.section_id, kind: "seated", rows: Some(&s.rows), capacity: None },
+        });
         self.sections = Some(sections.collect());
         self
     }
@@ -167,8 +173,8 @@ pub async fn availability(app: &App, req: Request) -> Reply {
     Ok(serve("availability", &req, async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
-        let (read_at, rows) = app.store.seat_map_rows(&event).await?;
-        let mut map = crate::domain::seat_map(&event, &rows, Millis::now());
+        let (read_at, read) = app.store.seat_map_rows(&event).await?;
+        let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, Millis::now());
         map.as_of = read_at.to_rfc3339();
         Ok(cacheable_json(&map, SEAT_MAP_MAX_AGE_SECONDS, accepts_gzip(header(&req, "accept-encoding"))))
     })

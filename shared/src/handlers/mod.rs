@@ -18,11 +18,10 @@ mod confirm;
 mod events;
 mod orders;
 pub use confirm::confirm;
-pub use orders::{best_available, cancel_order, extend_order};
+pub use orders::{best_available, cancel_order, extend_order, hold_ga};
 pub use events::{availability, create_event, get_event, list_seats};
 
-/// A general-admission entry of a reply (no GA sections exist yet, so
-/// replies carry an empty list).
+/// A general-admission entry of a reply: places of one section.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct GaEntry {
@@ -100,6 +99,27 @@ struct OrderReply<'a> {
     refund_payment_ids: &'a [PaymentId],
 }
 
+/// An order's places per general-admission section, in plan order, none
+/// with zero.
+async fn places_by_section(app: &App, order: &Order) -> Result<Vec<GaEntry>, Error> {
+    if order.places.is_empty() {
+        return Ok(Vec::new());
+    }
+    let event = app
+        .store
+        .get_event(&order.event_id)
+        .await?
+        .ok_or_else(|| Error::Corrupt(format!("order {} names an event that does not exist", order.order_id)))?;
+    Ok(event
+        .ga_sections()
+        .map(|(section, _)| GaEntry {
+            section_id: section.clone(),
+            quantity: order.places.iter().filter(|p| &p.section == section).map(|p| p.quantity).sum(),
+        })
+        .filter(|entry| entry.quantity > 0)
+        .collect())
+}
+
 fn bearer(req: &Request) -> Option<HoldToken> {
     HoldToken::from_authorization(header(req, "authorization"))
 }
@@ -127,6 +147,7 @@ pub async fn get_order(app: &App, req: Request) -> Reply {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let (stored, _) = read_own_order(app, &req, &order_id).await?;
         let order = &stored.order;
+        let ga = places_by_section(app, order).await?;
         Ok(json(
             StatusCode::OK,
             &OrderReply {
@@ -136,7 +157,7 @@ pub async fn get_order(app: &App, req: Request) -> Reply {
                 expires_at: order.expires_at.to_rfc3339(),
                 created_at: order.created_at.to_rfc3339(),
                 seats: &order.seats,
-                ga: &[],
+                ga: &ga,
                 payment_id: order.payment_id.as_ref(),
                 refund_payment_ids: &order.refund_payment_ids,
             },

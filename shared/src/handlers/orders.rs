@@ -8,11 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use super::{order_token, read_own_order, Reply};
 use crate::domain::best_available::{row_bests, spread_choice};
+use crate::domain::ga::{bucket_count, most_holdable, plan_release, plan_take, HeldPlaces, Take};
 use crate::domain::{
     extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus, SectionId, SectionPlan,
     HOLD_SECONDS_RANGE,
 };
-use crate::store::BlockClaim;
+use crate::store::{BlockClaim, BucketChange};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, serve};
 use crate::App;
@@ -118,12 +119,12 @@ pub async fn cancel_order(app: &App, req: Request) -> Reply {
                 OrderStatus::Pending | OrderStatus::Expired => {}
             }
             let live = order.is_live(Millis::now());
-            let in_txn = if live { order.seats.as_slice() } else { &[] };
-            if !app.store.cancel_order(&stored, in_txn).await? {
+            if !app.store.cancel_order(&stored, live).await? {
                 continue;
             }
             if !live {
                 app.store.release_leftover_holds(order, &order.seats).await;
+                app.store.release_places(order).await;
             }
             return Ok(cancelled());
         }
@@ -281,4 +282,119 @@ fn random_u64() -> u64 {
 fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
     let row = &section.rows[row].row;
     (start..start + n).map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1)).collect()
+}
+
+// ----- hold-ga --------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HoldGaBody {
+    quantity: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HoldGaReply<'a> {
+    order_id: &'a OrderId,
+    section_id: &'a SectionId,
+    quantity: u32,
+    expires_at: String,
+}
+
+/// Buckets hold-ga reads first (a random window of the section's): enough
+/// to find places while the section is far from sold out, few enough to be
+/// one batch read.
+const BUCKETS_SAMPLED: u32 = 8;
+
+/// `PUT /orders/{orderId}/ga/{sectionId}`: *sets* the places the order
+/// holds in a general-admission section. Raising takes places from a
+/// random window of the section's buckets (free ones, then expired holds
+/// of other orders: no sweep needed), all of them if the window has too
+/// few; lowering gives places back and never fails for lack of any. One
+/// transaction: the order as read and every bucket it touches.
+pub async fn hold_ga(app: &App, req: Request) -> Reply {
+    Ok(serve("hold-ga", &req, async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let section_id = path_param(&req, "sectionId", SectionId::parse)?;
+        let body: HoldGaBody = json_body(&req, None)?;
+        let max = app.config.max_seats_per_order;
+        if body.quantity > max {
+            return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
+        }
+        let mut losses = 0;
+        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
+            let (stored, token) = read_own_order(app, &req, &order_id).await?;
+            let order = &stored.order;
+            let event = app.store.get_event(&order.event_id).await?.ok_or_else(|| {
+                Error::Corrupt(format!("order {} names an event that does not exist", order.order_id))
+            })?;
+            let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
+            let Some(capacity) = section.capacity else {
+                return Err(Error::BadRequest(format!(
+                    "section {section_id} is seated: hold its seats with get-seat or best-available"
+                )));
+            };
+            let now = Millis::now();
+            if !order.is_holdable(now) {
+                return Err(Error::OrderNotHoldable);
+            }
+            let here: Vec<HeldPlaces> = order.places.iter().filter(|p| p.section == section_id).cloned().collect();
+            let current: u32 = here.iter().map(|p| p.quantity).sum();
+            let elsewhere: u32 = order.places.iter().map(|p| p.quantity).sum::<u32>() - current;
+            if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(body.quantity) > u64::from(max) {
+                return Err(Error::SeatLimit { max });
+            }
+            let reply = |quantity, expires_at: Millis| {
+                json(StatusCode::OK, &HoldGaReply { order_id: &order_id, section_id: &section_id, quantity, expires_at: expires_at.to_rfc3339() })
+            };
+            let changes: Vec<BucketChange> = if body.quantity == current {
+                return Ok(reply(current, order.expires_at));
+            } else if body.quantity < current {
+                plan_release(&here, current - body.quantity)
+                    .into_iter()
+                    .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
+                    .collect()
+            } else {
+                let wanted = body.quantity - current;
+                match places_to_take(app, &event, &section_id, capacity, order, wanted, losses > 0, now).await? {
+                    Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
+                    Err(available) => return Err(Error::SoldOut { available }),
+                }
+            };
+            if app.store.change_places(&stored, &token, &section_id, &changes, now).await? {
+                return Ok(reply(body.quantity, order.expires_at));
+            }
+            losses += 1;
+            back_off(losses).await;
+        }
+        tracing::warn!(order_id = %order_id, section_id = %section_id, "hold-ga: every try lost to a rival or a change of the order");
+        Err(Error::StoreUnavailable)
+    })
+    .await)
+}
+
+/// Where `wanted` more places come from: a random window of the section's
+/// buckets first, then (consistently read) all of them. `Err(k)`: the
+/// section cannot give that many; `k` is the most this order could hold.
+#[allow(clippy::too_many_arguments)]
+async fn places_to_take(
+    app: &App,
+    event: &Event,
+    section: &SectionId,
+    capacity: u32,
+    order: &crate::domain::Order,
+    wanted: u32,
+    consistent: bool,
+    now: Millis,
+) -> Result<Result<Vec<Take>, u32>, Error> {
+    let count = bucket_count(capacity);
+    let start = (random_u64() % u64::from(count)) as u32;
+    let window: Vec<u32> = (0..BUCKETS_SAMPLED.min(count)).map(|i| (start + i) % count).collect();
+    let sampled = app.store.read_buckets(&event.event_id, section, &window, consistent).await?;
+    if let Some(takes) = plan_take(&sampled, &order.order_id, wanted, now) {
+        return Ok(Ok(takes));
+    }
+    let all: Vec<u32> = (0..count).map(|i| (start + i) % count).collect();
+    let buckets = app.store.read_buckets(&event.event_id, section, &all, true).await?;
+    Ok(plan_take(&buckets, &order.order_id, wanted, now).ok_or_else(|| most_holdable(&buckets, &order.order_id, now)))
 }

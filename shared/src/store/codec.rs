@@ -156,7 +156,17 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         v.sort();
         Ok(v)
     };
-    let seats = ids(SEATS)?.iter().map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS))).collect::<Result<_, _>>()?;
+    // The set holds seats and place members (see `place_member`).
+    let (place_members, seat_ids): (Vec<String>, Vec<String>) = ids(SEATS)?.into_iter().partition(|x| x.contains(PLACE_SEPARATOR));
+    let seats = seat_ids.iter().map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS))).collect::<Result<_, _>>()?;
+    let mut places: Vec<HeldPlaces> = Vec::new();
+    for member in &place_members {
+        let (section, bucket) = parse_place_member(member).ok_or_else(|| f.malformed(SEATS))?;
+        match places.iter_mut().find(|p| p.section == section && p.bucket == bucket) {
+            Some(held) => held.quantity += 1,
+            None => places.push(HeldPlaces { section, bucket, quantity: 1 }),
+        }
+    }
     let refund_payment_ids = ids(EXTRA_PAYMENT_IDS)?
         .iter()
         .map(|x| PaymentId::parse(x).map_err(|_| f.malformed(EXTRA_PAYMENT_IDS)))
@@ -171,12 +181,32 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         created_at: Millis(f.i64(CREATED_AT)?),
         token_hash: f.str(TOKEN_HASH)?.to_owned(),
         seats,
+        places,
         payment_id: f.opt_s(PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(PAYMENT_ID))?,
         refund_payment_ids,
         refund_reason: f.opt_s(REFUND_REASON).map(|r| RefundReason::parse(r).ok_or_else(|| f.malformed(REFUND_REASON))).transpose()?,
         user_id: f.opt_s(USER_ID).map(str::to_owned),
     };
     Ok(StoredOrder { order, version: f.opt_i64(VERSION)?.unwrap_or(0) })
+}
+
+/// A general-admission bucket item.
+pub(super) fn parse_bucket(item: &Item) -> Result<Bucket, StoreError> {
+    let f = Fields::new(item);
+    let index = f.str(PK)?.rsplit('#').next().and_then(|i| i.parse().ok()).ok_or_else(|| f.malformed(PK))?;
+    let mut holds = Vec::new();
+    for (name, entry) in item {
+        let Some(order) = name.strip_prefix(HOLD_PREFIX) else { continue };
+        let AttributeValue::M(entry) = entry else { return Err(f.malformed(name)) };
+        let e = Fields::new(entry);
+        holds.push(PlaceHold {
+            order: OrderId::parse(order).map_err(|_| f.malformed(name))?,
+            quantity: e.u32(HOLD_QUANTITY).map_err(|_| f.malformed(name))?,
+            expires_at: Millis(e.i64(HOLD_EXPIRY).map_err(|_| f.malformed(name))?),
+        });
+    }
+    holds.sort_by(|a, b| a.order.cmp(&b.order));
+    Ok(Bucket { index, capacity: f.u32(CAPACITY)?, sold: f.u32(SOLD)?, free: f.u32(FREE)?, holds })
 }
 
 #[cfg(test)]
@@ -188,7 +218,7 @@ mod tests {
     fn plans_round_trip_through_chunks() -> Result<(), Box<dyn std::error::Error>> {
         // 100,000 one-seat rows with long ids: megabytes of plan, many chunks.
         let rows = (0..100_000).map(|i| RowPlan { row: RowId::parse(&format!("{i:0>60}")).unwrap_or_else(|_| unreachable!()), count: 1 });
-        let sections = vec![SectionPlan { section_id: SectionId::parse("A")?, rows: rows.collect() }];
+        let sections = vec![SectionPlan { section_id: SectionId::parse("A")?, rows: rows.collect(), capacity: None }];
         let chunks = encode_plan(&sections);
         assert!(chunks.len() > 1 && chunks.iter().all(|c| c.len() <= PLAN_CHUNK_BYTES));
         let item_of = |chunk: &String| HashMap::from([(PLAN.to_owned(), s(chunk))]);

@@ -116,6 +116,11 @@ impl Store {
     /// Writes the seats from ordinal `from` on (every seat before it is
     /// known to exist) until `deadline`, then marks the event ready.
     async fn complete_event(&self, event_ref: &EventRef, event: &Event, from: u32, deadline: Millis) -> Result<EventStatus, Error> {
+        // The general-admission buckets first (a thousand per section at
+        // most): a resumed creation past the first seat has them all.
+        if from == 0 {
+            self.write_ga_buckets(event).await?;
+        }
         let seats = event.seat_page(None, Some(from.min(event.seat_count)), u32::MAX)?.seats;
         if !self.write_seats(event_ref, &seats, deadline).await? {
             return Ok(EventStatus::Creating);

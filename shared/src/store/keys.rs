@@ -118,6 +118,43 @@ pub(super) fn seat_map_key(event: &EventRef, row: &str, number: u32) -> Item {
     HashMap::from([(PK.into(), s(format!("MAP#{event}#{row}#{chunk}"))), (SK.into(), s("MAP"))])
 }
 pub(super) const SEAT_SK_PREFIX: &str = "SEAT#";
+/// A general-admission bucket: `GA#{event ref}#{section}#{bucket}` (see
+/// `domain::ga`): its capacity, sold and free counts and its holds.
+pub const GA_PK_PREFIX: &str = "GA#";
+pub(super) fn ga_bucket_key(event: &EventRef, section: &SectionId, bucket: u32) -> Item {
+    HashMap::from([(PK.into(), s(format!("{GA_PK_PREFIX}{event}#{section}#{bucket}"))), (SK.into(), s("GA"))])
+}
+pub(super) const CAPACITY: &str = "capacity";
+pub(super) const SOLD: &str = "sold";
+pub(super) const FREE: &str = "free";
+/// One attribute per holding order, `hold#{orderId}` = `{q: places, e:
+/// expiresAt ms}`: top-level rather than one map, so a bucket never keeps
+/// an empty map (DynamoDB Local's stream writes one as `{}`, which no SDK
+/// parses).
+pub(super) const HOLD_PREFIX: &str = "hold#";
+pub(super) fn hold_attribute(order: &OrderId) -> String {
+    format!("{HOLD_PREFIX}{order}")
+}
+pub(super) const HOLD_QUANTITY: &str = "q";
+pub(super) const HOLD_EXPIRY: &str = "e";
+/// An order's places are members of its `seats` set too,
+/// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
+/// then counts seats and places together, as the seat limit does, in the
+/// one condition get-seat and best-available already have. A `#` never
+/// occurs in a seat id.
+pub(super) const PLACE_SEPARATOR: char = '#';
+pub(super) fn place_member(section: &SectionId, bucket: u32, n: u32) -> String {
+    format!("{section}{PLACE_SEPARATOR}{bucket}{PLACE_SEPARATOR}{n}")
+}
+/// `(section, bucket)` of a place member; `None` for a seat id.
+pub(super) fn parse_place_member(member: &str) -> Option<(SectionId, u32)> {
+    let mut parts = member.split(PLACE_SEPARATOR);
+    let (section, bucket, n) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || n.parse::<u32>().is_err() {
+        return None;
+    }
+    Some((SectionId::parse(section).ok()?, bucket.parse().ok()?))
+}
 pub(super) fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
     HashMap::from([(PK.into(), s(seat_block_pk(event, seat))), (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}")))])
 }

@@ -35,6 +35,7 @@ impl Store {
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
+        items.extend(self.extend_places(order, expires_at)?);
         for seat in &order.seats {
             let extend = extend_held_seat(&order.order_id, expires_at)
                 .on_update(self.update(seat_key(&event, seat)))
@@ -46,10 +47,10 @@ impl Store {
     }
 
     /// cancel-order: the order becomes CANCELLED and leaves the pending
-    /// index, if it is as read; `release` (its holds, while they count) are
-    /// released in the same transaction. `Ok(false)`: it changed since it
-    /// was read; read it again.
-    pub async fn cancel_order(&self, stored: &StoredOrder, release: &[SeatId]) -> Result<bool, Error> {
+    /// index, if it is as read; while its holds count (`live`), its seats
+    /// and places are released in the same transaction. `Ok(false)`: it
+    /// changed since it was read; read it again.
+    pub async fn cancel_order(&self, stored: &StoredOrder, live: bool) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
         let record = self
@@ -67,6 +68,10 @@ impl Store {
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
+        let release: &[SeatId] = if live { &order.seats } else { &[] };
+        if live {
+            items.extend(self.give_back_all(order)?);
+        }
         for seat in release {
             let free = release_held_seat(&order.order_id)
                 .on_update(self.update(seat_key(&event, seat)))

@@ -46,6 +46,7 @@ use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use sha2::{Digest, Sha256};
 
 use crate::auth::HoldToken;
+use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold};
 use crate::domain::{
     Event, EventId, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
     SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
@@ -60,6 +61,7 @@ mod events;
 mod expiry;
 mod expressions;
 mod failures;
+mod ga;
 mod holds;
 mod keys;
 mod lifecycle;
@@ -69,6 +71,7 @@ pub use codec::StoredOrder;
 pub use errors::StoreError;
 pub use expiry::PageCursor;
 pub use best_available::BlockClaim;
+pub use ga::BucketChange;
 pub use failures::ConfirmOutcome;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange};

@@ -20,7 +20,7 @@ const SEATS_PER_UPDATE: usize = 100;
 /// Seat maps kept per process.
 const CACHED_SEAT_MAPS: usize = 64;
 /// Keys per BatchGetItem (DynamoDB's limit).
-const BATCH_GET_KEYS: usize = 100;
+pub(super) const BATCH_GET_KEYS: usize = 100;
 /// Unprocessed keys are retried this many times (with a short pause)
 /// before the read fails as unavailable.
 const BATCH_GET_RETRIES: u32 = 5;
@@ -32,9 +32,17 @@ pub const SEAT_MAP_CACHE_MS: i64 = 1000;
 
 type Rows = HashMap<(SectionId, RowId), RowProjection>;
 
+/// What availability reads: the seat-map projection's rows and the
+/// general-admission buckets, per section.
+#[derive(Debug, Default)]
+pub struct MapRead {
+    pub rows: Rows,
+    pub buckets: HashMap<SectionId, Vec<Bucket>>,
+}
+
 /// Seat maps read recently, by event: (read at, rows).
 #[derive(Debug, Default)]
-pub(super) struct SeatMapCache(std::sync::Mutex<HashMap<EventId, (Millis, Arc<Rows>)>>);
+pub(super) struct SeatMapCache(std::sync::Mutex<HashMap<EventId, (Millis, Arc<MapRead>)>>);
 
 /// One seat's new state, from a stream record of its item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,15 +144,20 @@ impl Store {
         Ok(())
     }
 
-    /// The projection of every row of `event` and when it was read, reused
-    /// for [`SEAT_MAP_CACHE_MS`].
-    pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<Rows>), Error> {
+    /// The projection of every row of `event`, its general-admission
+    /// buckets, and when they were read, reused for [`SEAT_MAP_CACHE_MS`].
+    pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<MapRead>), Error> {
         let now = Millis::now();
         let cached = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner()).get(&event.event_id).cloned();
         if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < SEAT_MAP_CACHE_MS) {
             return Ok((at, rows));
         }
-        let rows = Arc::new(self.read_seat_map(event).await?);
+        let mut buckets = HashMap::new();
+        for (section, capacity) in event.ga_sections() {
+            let indexes: Vec<u32> = (0..crate::domain::ga::bucket_count(capacity)).collect();
+            buckets.insert(section.clone(), self.read_buckets(&event.event_id, section, &indexes, false).await?);
+        }
+        let rows = Arc::new(MapRead { rows: self.read_seat_map(event).await?, buckets });
         let mut cache = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHED_SEAT_MAPS {
             cache.clear();
@@ -175,7 +188,7 @@ impl Store {
             while in_flight.len() < MAP_READS_IN_FLIGHT {
                 let Some(batch) = batches.next() else { break };
                 let store = self.clone();
-                in_flight.spawn(async move { store.batch_get(batch).await });
+                in_flight.spawn(async move { store.batch_get(batch, false).await });
             }
             let Some(joined) = in_flight.join_next().await else { break };
             let items = joined.map_err(|e| StoreError::Sdk { op: "BatchGetItem", unavailable: false, source: Box::new(e) })??;
@@ -199,7 +212,9 @@ impl Store {
         Ok(map)
     }
 
-    async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, Error> {
+    /// Every item of `keys` that exists (any order); unprocessed keys are
+    /// retried, then the read fails as unavailable.
+    pub(super) async fn batch_get(&self, keys: Vec<Item>, consistent: bool) -> Result<Vec<Item>, Error> {
         let mut found = Vec::new();
         let mut wanted = keys;
         for attempt in 0..=BATCH_GET_RETRIES {
@@ -211,6 +226,7 @@ impl Store {
             }
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(std::mem::take(&mut wanted)))
+                .consistent_read(consistent)
                 .build()
                 .map_err(|e| StoreError::Sdk { op: "BatchGetItem", unavailable: false, source: Box::new(e) })?;
             let out = self

@@ -1,0 +1,209 @@
+//! General admission on DynamoDB Local: capacity under a real stampede,
+//! set-quantity semantics, places of an expired order taken over at once
+//! (no sweep), the seat limit over seats and places together, and places
+//! released by cancel and the sweep, moved by extend.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use shared::domain::ga::bucket_count;
+use shared::domain::{EventId, Millis, SectionId};
+
+/// An event with a seated section A (one row of `seats`) and a
+/// general-admission section FLOOR of `capacity` places.
+async fn ga_event(app: &shared::App, seats: u32, capacity: u32, hold_seconds: u32) -> String {
+    let id = format!("ga-{}", uuid::Uuid::new_v4().simple());
+    let plan = json!({
+        "name": "GA",
+        "holdSeconds": hold_seconds,
+        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}, {"sectionId": "FLOOR", "capacity": capacity}],
+    });
+    let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], &plan.to_string()).await;
+    assert_eq!((status, &body["gaCapacity"]), (201, &json!(capacity)), "{body}");
+    id
+}
+
+async fn hold_ga(app: &shared::App, o: &TestOrder, section: &str, quantity: Value) -> (u16, Value) {
+    let body = json!({ "quantity": quantity }).to_string();
+    call(app, "PUT", &format!("/orders/{}/ga/{section}", o.id), &[("authorization", &o.auth())], &body).await
+}
+
+/// Invariant 8 read straight from the buckets: sold + live holds per bucket
+/// within its capacity, and the section's totals.
+async fn floor_totals(app: &shared::App, ev: &str, capacity: u32) -> (u32, u32) {
+    let section = SectionId::parse("FLOOR").unwrap();
+    let indexes: Vec<u32> = (0..bucket_count(capacity)).collect();
+    let buckets = app.store.read_buckets(&EventId::parse(ev).unwrap(), &section, &indexes, true).await.unwrap();
+    assert_eq!(buckets.len(), indexes.len());
+    let now = Millis::now();
+    for b in &buckets {
+        assert!(b.sold + b.live_held(now) <= b.capacity, "bucket {} over capacity: {b:?}", b.index);
+        let recorded: u32 = b.holds.iter().map(|h| h.quantity).sum();
+        assert_eq!(b.sold + recorded + b.free, b.capacity, "bucket {} does not add up: {b:?}", b.index);
+    }
+    (buckets.iter().map(|b| b.sold).sum(), buckets.iter().map(|b| b.live_held(now)).sum())
+}
+
+#[tokio::test]
+async fn two_hundred_buyers_of_one_place_each_get_exactly_fifty() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 50, 300).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..200 {
+        let (app, ev) = (app.clone(), ev.clone());
+        tasks.spawn(async move {
+            let o = order(&app, &ev).await;
+            hold_ga(&app, &o, "FLOOR", json!(1)).await
+        });
+    }
+    let (mut won, mut sold_out) = (0, 0);
+    while let Some(reply) = tasks.join_next().await {
+        let (status, body) = reply.unwrap();
+        match (status, body["error"].as_str()) {
+            (200, _) => {
+                assert_eq!(body["quantity"], 1);
+                won += 1;
+            }
+            (409, Some("sold-out")) => {
+                assert_eq!(body["available"], 0, "{body}");
+                sold_out += 1;
+            }
+            other => panic!("unexpected {other:?}: {body}"),
+        }
+    }
+    assert_eq!((won, sold_out), (50, 150));
+    assert_eq!(floor_totals(&app, &ev, 50).await, (0, 50));
+    let (_, map) = call(&app, "GET", &format!("/events/{ev}/availability"), &[], "").await;
+    assert_eq!(map["sections"][1], json!({"sectionId": "FLOOR", "kind": "ga", "capacity": 50, "available": 0}));
+}
+
+#[tokio::test]
+async fn hold_ga_sets_the_quantity_and_says_what_is_left() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 4, 12, 300).await;
+    let o = order(&app, &ev).await;
+    let (status, body) = hold_ga(&app, &o, "FLOOR", json!(3)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!((body["orderId"].as_str(), &body["sectionId"], &body["quantity"]), (Some(o.id.as_str()), &json!("FLOOR"), &json!(3)));
+    assert_eq!(body["expiresAt"].as_str(), Some(o.expires_at.as_str()));
+    // Set, not add: 5 means 5; the same again changes nothing.
+    for _ in 0..2 {
+        assert_eq!(hold_ga(&app, &o, "FLOOR", json!(5)).await.1["quantity"], 5);
+    }
+    assert_eq!(floor_totals(&app, &ev, 12).await, (0, 5));
+    let (_, got) = get_order(&app, &o).await;
+    assert_eq!(got["ga"], json!([{"sectionId": "FLOOR", "quantity": 5}]), "{got}");
+    assert_eq!(got["seats"], json!([]), "places are not seats");
+    // Another order can have only what is left, and is told how much.
+    let rival = order(&app, &ev).await;
+    let (status, body) = hold_ga(&app, &rival, "FLOOR", json!(8)).await;
+    assert_eq!((status, &body["error"], &body["available"]), (409, &json!("sold-out"), &json!(7)), "{body}");
+    assert_eq!(hold_ga(&app, &rival, "FLOOR", json!(7)).await.0, 200);
+    let (status, body) = hold_ga(&app, &o, "FLOOR", json!(6)).await;
+    assert_eq!((status, &body["available"]), (409, &json!(5)), "its own 5 are what it could set: {body}");
+    // Lowering never fails, down to 0.
+    assert_eq!(hold_ga(&app, &rival, "FLOOR", json!(2)).await.1["quantity"], 2);
+    assert_eq!(hold_ga(&app, &o, "FLOOR", json!(0)).await.1["quantity"], 0);
+    assert_eq!(get_order(&app, &o).await.1["ga"], json!([]));
+    assert_eq!(floor_totals(&app, &ev, 12).await, (0, 2));
+    let (_, map) = call(&app, "GET", &format!("/events/{ev}/availability"), &[], "").await;
+    assert_eq!(map["sections"][1]["available"], 10, "{map}");
+
+    // What the contract refuses.
+    for bad in [json!(-1), json!(11), json!("2"), json!(null)] {
+        let (status, body) = hold_ga(&app, &o, "FLOOR", bad.clone()).await;
+        assert_eq!((status, body["error"].as_str()), (400, Some("bad-request")), "{bad}: {body}");
+    }
+    assert_eq!(hold_ga(&app, &o, "A", json!(1)).await.0, 400, "a seated section");
+    assert_eq!(hold_ga(&app, &o, "NOPE", json!(1)).await.1["error"], "section-not-found");
+    let thief = TestOrder { token: rival.token.clone(), ..o.clone() };
+    assert_eq!(hold_ga(&app, &thief, "FLOOR", json!(1)).await.0, 401);
+}
+
+#[tokio::test]
+async fn the_plan_shows_general_admission_everywhere() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 3, 20_000, 300).await;
+    let (_, got) = call(&app, "GET", &format!("/events/{ev}"), &[], "").await;
+    assert_eq!((&got["seatCount"], &got["gaCapacity"]), (&json!(3), &json!(20_000)));
+    assert_eq!(got["sections"][1], json!({"sectionId": "FLOOR", "kind": "ga", "capacity": 20_000}));
+    let (status, seats) = call(&app, "GET", &format!("/events/{ev}/seats?section=FLOOR"), &[], "").await;
+    assert_eq!((status, &seats["seats"]), (200, &json!([])), "{seats}");
+    assert!(seats.get("nextCursor").is_none());
+    let (_, all) = call(&app, "GET", &format!("/events/{ev}/seats"), &[], "").await;
+    assert_eq!(all["seats"].as_array().unwrap().len(), 3);
+    assert_eq!(floor_totals(&app, &ev, 20_000).await, (0, 0));
+    let (_, map) = call(&app, "GET", &format!("/events/{ev}/availability"), &[], "").await;
+    assert_eq!(map["sections"][1]["available"], 20_000);
+    // A GA-only event has no seats at all.
+    let (status, body) = call(&app, "PUT", "/events/ga-only-event", &[], r#"{"name":"Club","sections":[{"sectionId":"F","capacity":5}]}"#).await;
+    assert_eq!((status, &body["seatCount"], &body["gaCapacity"]), (201, &json!(0), &json!(5)), "{body}");
+}
+
+#[tokio::test]
+async fn an_expired_orders_places_go_to_the_next_buyer_at_once() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 5, 1).await;
+    let early = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &early, "FLOOR", json!(5)).await.0, 200);
+    let live = order_expiring_in(&app, &ev, 60).await;
+    let (status, body) = hold_ga(&app, &live, "FLOOR", json!(1)).await;
+    assert_eq!((status, &body["available"]), (409, &json!(0)), "{body}");
+    let_holds_expire(1).await;
+    // No sweep has run: the expired places are taken over by the write itself.
+    let (status, body) = hold_ga(&app, &live, "FLOOR", json!(5)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(floor_totals(&app, &ev, 5).await, (0, 5));
+    // The sweep later finds nothing of the expired order's left to give back.
+    let summary = sweep(&app).await;
+    assert_eq!((summary.expired_orders, summary.released_places), (1, 0), "{summary:?}");
+}
+
+#[tokio::test]
+async fn the_sweep_and_cancel_give_places_back_and_extend_keeps_them() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 10, 2).await;
+    let swept = order(&app, &ev).await;
+    let cancelled = order(&app, &ev).await;
+    let extended = order(&app, &ev).await;
+    for (o, n) in [(&swept, 3), (&cancelled, 3), (&extended, 4)] {
+        assert_eq!(hold_ga(&app, o, "FLOOR", json!(n)).await.0, 200);
+    }
+    assert_eq!(call(&app, "DELETE", &format!("/orders/{}", cancelled.id), &[("authorization", &cancelled.auth())], "").await.0, 200);
+    assert_eq!(floor_totals(&app, &ev, 10).await, (0, 7), "cancelled: given back at once");
+    let (status, body) = call(&app, "POST", &format!("/orders/{}/extend", extended.id), &[("authorization", &extended.auth())], r#"{"seconds": 60}"#).await;
+    assert_eq!(status, 200, "{body}");
+    let_holds_expire(2).await;
+    // The extended order's places outlive the original expiry.
+    assert_eq!(floor_totals(&app, &ev, 10).await, (0, 4));
+    let rival = order_expiring_in(&app, &ev, 60).await;
+    let (status, body) = hold_ga(&app, &rival, "FLOOR", json!(7)).await;
+    assert_eq!((status, &body["available"]), (409, &json!(6)), "{body}");
+    let summary = sweep(&app).await;
+    assert_eq!((summary.expired_orders, summary.released_places), (1, 3), "{summary:?}");
+    assert_eq!(hold_ga(&app, &rival, "FLOOR", json!(6)).await.0, 200);
+    assert_eq!(floor_totals(&app, &ev, 10).await, (0, 10));
+}
+
+#[tokio::test]
+async fn seats_and_places_count_together_against_the_limit() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 10, 20, 300).await;
+    let o = order(&app, &ev).await;
+    for n in 1..=8 {
+        assert_eq!(claim(&app, &o, &format!("A-1-{n}")).await.0, 200);
+    }
+    let (status, body) = hold_ga(&app, &o, "FLOOR", json!(3)).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("seat-limit")), "{body}");
+    assert_eq!(hold_ga(&app, &o, "FLOOR", json!(2)).await.0, 200);
+    let (status, body) = claim(&app, &o, "A-1-9").await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("seat-limit")), "8 seats and 2 places: {body}");
+    let (status, body) = call(&app, "POST", &format!("/orders/{}/best-available", o.id), &[("authorization", &o.auth())], r#"{"quantity": 1}"#).await;
+    assert_eq!((status, body["error"].as_str()), (422, Some("seat-limit")), "{body}");
+    assert_eq!(drop_seat(&app, &o, "A-1-1").await.0, 200);
+    assert_eq!(claim(&app, &o, "A-1-9").await.0, 200);
+    let (_, got) = get_order(&app, &o).await;
+    assert_eq!(got["seats"].as_array().unwrap().len(), 8);
+    assert_eq!(got["ga"], json!([{"sectionId": "FLOOR", "quantity": 2}]));
+}

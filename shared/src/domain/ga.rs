@@ -1,0 +1,210 @@
+//! General admission as pure rules: a section's capacity spread over
+//! buckets (so an on-sale is no hot partition), each bucket carrying its
+//! holds with their expiries (so an expired order's places are takeable at
+//! once, before any sweep), and how hold-ga takes and gives back places.
+//!
+//! A bucket keeps `free` = capacity − sold − every hold it still carries,
+//! live or expired. Taking `t` places from it removes some expired holds of
+//! other orders (`reclaim`, each checked unchanged and expired by the
+//! write's condition) and needs `free + reclaimed ≥ t`: sold plus live
+//! holds never exceed the capacity (invariant 8).
+
+use super::{Millis, OrderId, SectionId};
+
+/// Fewest places per bucket: small buckets only add items to read.
+pub const MIN_BUCKET_PLACES: u32 = 20;
+/// Most buckets per section: availability and a sold-out answer read them all.
+pub const MAX_BUCKETS: u32 = 1000;
+
+/// Places per bucket of a section of `capacity` places.
+pub fn bucket_places(capacity: u32) -> u32 {
+    MIN_BUCKET_PLACES.max(capacity.div_ceil(MAX_BUCKETS))
+}
+
+/// How many buckets a section of `capacity` places has.
+pub fn bucket_count(capacity: u32) -> u32 {
+    capacity.div_ceil(bucket_places(capacity))
+}
+
+/// Bucket `index`'s share of `capacity` (the last one takes the rest).
+pub fn bucket_capacity(capacity: u32, index: u32) -> u32 {
+    let per = bucket_places(capacity);
+    capacity.saturating_sub(index * per).min(per)
+}
+
+/// One order's places in one bucket, as the bucket records them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceHold {
+    pub order: OrderId,
+    pub quantity: u32,
+    pub expires_at: Millis,
+}
+
+/// A bucket as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bucket {
+    pub index: u32,
+    pub capacity: u32,
+    pub sold: u32,
+    /// Capacity − sold − every hold recorded (expired ones included).
+    pub free: u32,
+    pub holds: Vec<PlaceHold>,
+}
+
+impl Bucket {
+    /// Places held by live orders at `now`.
+    pub fn live_held(&self, now: Millis) -> u32 {
+        self.holds.iter().filter(|h| super::hold_is_live(h.expires_at, now)).map(|h| h.quantity).sum()
+    }
+    /// Places anyone may take at `now`: capacity − sold − live holds.
+    pub fn available(&self, now: Millis) -> u32 {
+        self.capacity.saturating_sub(self.sold).saturating_sub(self.live_held(now))
+    }
+    /// Expired holds of orders other than `me`, the longest expired first.
+    fn reclaimable(&self, me: &OrderId, now: Millis) -> Vec<&PlaceHold> {
+        let mut expired: Vec<&PlaceHold> =
+            self.holds.iter().filter(|h| &h.order != me && !super::hold_is_live(h.expires_at, now)).collect();
+        expired.sort_by_key(|h| h.expires_at);
+        expired
+    }
+}
+
+/// One bucket's part of taking places.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Take {
+    pub bucket: u32,
+    pub places: u32,
+    /// Expired holds removed to make room (their places come back first).
+    pub reclaim: Vec<PlaceHold>,
+}
+
+impl Take {
+    /// What the bucket's `free` must be at least for this take to fit.
+    pub fn free_needed(&self) -> i64 {
+        i64::from(self.places) - self.reclaim.iter().map(|h| i64::from(h.quantity)).sum::<i64>()
+    }
+}
+
+/// How `me` takes `wanted` more places from `buckets` (in the order given:
+/// the caller shuffles them, so buyers spread): free places first, then
+/// expired holds of other orders. `None` if they do not hold that many.
+pub fn plan_take(buckets: &[Bucket], me: &OrderId, wanted: u32, now: Millis) -> Option<Vec<Take>> {
+    let mut remaining = wanted;
+    let mut takes = Vec::new();
+    for bucket in buckets {
+        if remaining == 0 {
+            break;
+        }
+        let mut take = Take { bucket: bucket.index, places: bucket.free.min(remaining), reclaim: Vec::new() };
+        for hold in bucket.reclaimable(me, now) {
+            if take.places >= remaining {
+                break;
+            }
+            take.places = (take.places + hold.quantity).min(remaining);
+            take.reclaim.push(hold.clone());
+        }
+        if take.places > 0 {
+            remaining -= take.places;
+            takes.push(take);
+        }
+    }
+    (remaining == 0).then_some(takes)
+}
+
+/// Places anyone other than `me` does not hold live, over `buckets`: the
+/// most `me` could hold there in all (its own places included).
+pub fn most_holdable(buckets: &[Bucket], me: &OrderId, now: Millis) -> u32 {
+    buckets
+        .iter()
+        .map(|b| {
+            // Its own live places; expired ones count in `available` already.
+            let mine: u32 = b.holds.iter().filter(|h| &h.order == me && super::hold_is_live(h.expires_at, now)).map(|h| h.quantity).sum();
+            b.available(now) + mine
+        })
+        .sum()
+}
+
+/// An order's places in one bucket of a section, as the order records them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldPlaces {
+    pub section: SectionId,
+    pub bucket: u32,
+    pub quantity: u32,
+}
+
+/// How `me` gives back `release` of its places in a section: from the
+/// buckets where it holds the most first. Returns each bucket's new count.
+pub fn plan_release(held: &[HeldPlaces], release: u32) -> Vec<(u32, u32, u32)> {
+    let mut by_size: Vec<&HeldPlaces> = held.iter().collect();
+    by_size.sort_by(|a, b| b.quantity.cmp(&a.quantity).then(a.bucket.cmp(&b.bucket)));
+    let mut remaining = release;
+    let mut out = Vec::new();
+    for h in by_size {
+        if remaining == 0 {
+            break;
+        }
+        let give = h.quantity.min(remaining);
+        remaining -= give;
+        // (bucket, had, keeps)
+        out.push((h.bucket, h.quantity, h.quantity - give));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn hold(order: &str, quantity: u32, expires_at: i64) -> Result<PlaceHold, crate::error::Error> {
+        Ok(PlaceHold { order: OrderId::parse(order)?, quantity, expires_at: Millis(expires_at) })
+    }
+
+    #[test]
+    fn capacity_is_spread_over_buckets_that_add_up() {
+        for capacity in [1, 19, 20, 21, 50, 20_000, 100_000] {
+            let count = bucket_count(capacity);
+            assert!((1..=MAX_BUCKETS).contains(&count), "{capacity}");
+            let total: u32 = (0..count).map(|i| bucket_capacity(capacity, i)).sum();
+            assert_eq!(total, capacity);
+            assert!((0..count).all(|i| bucket_capacity(capacity, i) >= 1));
+        }
+        assert_eq!(bucket_count(50), 3, "20 + 20 + 10");
+        assert_eq!(bucket_count(20_000), 1000);
+        assert_eq!(bucket_count(100_000), 1000, "100 places each");
+    }
+
+    #[test]
+    fn taking_uses_free_places_then_expired_holds_of_others() -> TestResult {
+        let me = OrderId::parse("me")?;
+        let now = Millis(1_000);
+        let buckets = vec![
+            Bucket { index: 0, capacity: 5, sold: 2, free: 0, holds: vec![hold("live", 2, 5_000)?, hold("late", 1, 900)?] },
+            Bucket { index: 1, capacity: 5, sold: 0, free: 2, holds: vec![hold("old", 3, 100)?, hold("me", 1, 100)?] },
+        ];
+        assert_eq!(buckets[0].available(now), 1, "the late hold's place");
+        assert_eq!(most_holdable(&buckets, &me, now), 1 + 5, "my own expired place counts as mine");
+        let takes = plan_take(&buckets, &me, 4, now).ok_or("4 fit")?;
+        assert_eq!(takes[0], Take { bucket: 0, places: 1, reclaim: vec![hold("late", 1, 900)?] });
+        assert_eq!(takes[1], Take { bucket: 1, places: 3, reclaim: vec![hold("old", 3, 100)?] });
+        assert_eq!(takes[0].free_needed(), 0);
+        assert_eq!(takes[1].free_needed(), 0, "2 free + 3 reclaimed cover 3 (one to spare)");
+        assert_eq!(plan_take(&buckets, &me, 2, now).ok_or("2 fit")?.len(), 2);
+        assert_eq!(plan_take(&buckets, &me, 6, now), None, "the live hold and my own are not takeable");
+        Ok(())
+    }
+
+    #[test]
+    fn releasing_starts_with_the_biggest_holding() -> TestResult {
+        let s = SectionId::parse("F")?;
+        let held = vec![
+            HeldPlaces { section: s.clone(), bucket: 0, quantity: 1 },
+            HeldPlaces { section: s.clone(), bucket: 3, quantity: 3 },
+        ];
+        assert_eq!(plan_release(&held, 2), vec![(3, 3, 1)]);
+        assert_eq!(plan_release(&held, 4), vec![(3, 3, 0), (0, 1, 0)]);
+        assert_eq!(plan_release(&held, 0), vec![]);
+        Ok(())
+    }
+}
