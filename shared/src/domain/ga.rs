@@ -181,17 +181,19 @@ mod tests {
         let now = Millis(1_000);
         let buckets = vec![
             Bucket { index: 0, capacity: 5, sold: 2, free: 0, holds: vec![hold("live", 2, 5_000)?, hold("late", 1, 900)?] },
-            Bucket { index: 1, capacity: 5, sold: 0, free: 2, holds: vec![hold("old", 3, 100)?, hold("me", 1, 100)?] },
+            Bucket { index: 1, capacity: 6, sold: 0, free: 2, holds: vec![hold("old", 3, 100)?, hold("me", 1, 5_000)?] },
         ];
         assert_eq!(buckets[0].available(now), 1, "the late hold's place");
-        assert_eq!(most_holdable(&buckets, &me, now), 1 + 5, "my own expired place counts as mine");
+        assert_eq!(buckets[1].available(now), 5);
+        assert_eq!(most_holdable(&buckets, &me, now), 1 + 5 + 1, "its own live place counts as holdable for it");
         let takes = plan_take(&buckets, &me, 4, now).ok_or("4 fit")?;
         assert_eq!(takes[0], Take { bucket: 0, places: 1, reclaim: vec![hold("late", 1, 900)?] });
         assert_eq!(takes[1], Take { bucket: 1, places: 3, reclaim: vec![hold("old", 3, 100)?] });
         assert_eq!(takes[0].free_needed(), 0);
         assert_eq!(takes[1].free_needed(), 0, "2 free + 3 reclaimed cover 3 (one to spare)");
         assert_eq!(plan_take(&buckets, &me, 2, now).ok_or("2 fit")?.len(), 2);
-        assert_eq!(plan_take(&buckets, &me, 6, now), None, "the live hold and my own are not takeable");
+        assert_eq!(plan_take(&buckets, &me, 6, now).map(|t| t.len()), Some(2));
+        assert_eq!(plan_take(&buckets, &me, 7, now), None, "the live holds (its own included) are not takeable");
         Ok(())
     }
 
