@@ -22,6 +22,12 @@ fn millis(rfc3339: &Value) -> i64 {
     chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()
 }
 
+/// The same order with an id one character off: an order that does not exist.
+fn ghost_of(o: &TestOrder) -> TestOrder {
+    let last = if o.id.ends_with('0') { '1' } else { '0' };
+    TestOrder { id: format!("{}{last}", &o.id[..o.id.len() - 1]), ..o.clone() }
+}
+
 /// The order with the token extend-order answered.
 fn with_token(o: &TestOrder, reply: &Value) -> TestOrder {
     TestOrder { token: reply["holdToken"].as_str().unwrap().to_owned(), expires_at: reply["expiresAt"].as_str().unwrap().to_owned(), ..o.clone() }
@@ -115,7 +121,7 @@ async fn extend_refuses_bad_input_strangers_and_orders_that_are_not_live() {
     assert_eq!(extend(&app, &thief, "{}").await.0, 401);
     let (status, _) = call(&app, "POST", &format!("/orders/{}/extend", o.id), &[], "{}").await;
     assert_eq!(status, 401);
-    let ghost = TestOrder { id: format!("{}0", &o.id[..o.id.len() - 1]), ..o.clone() };
+    let ghost = ghost_of(&o);
     assert_eq!(extend(&app, &ghost, "{}").await.0, 404);
     let_holds_expire(1).await;
     let (status, body) = extend(&app, &o, "{}").await;
@@ -179,7 +185,7 @@ async fn cancel_releases_everything_at_once_and_is_idempotent() {
     // Strangers and ghosts.
     let thief = TestOrder { token: rival.token.clone(), ..o.clone() };
     assert_eq!(cancel(&app, &thief).await.0, 401);
-    let ghost = TestOrder { id: format!("{}0", &o.id[..o.id.len() - 1]), ..o.clone() };
+    let ghost = ghost_of(&o);
     assert_eq!(cancel(&app, &ghost).await.0, 404);
 }
 
