@@ -207,3 +207,44 @@ async fn seats_and_places_count_together_against_the_limit() {
     assert_eq!(got["seats"].as_array().unwrap().len(), 8);
     assert_eq!(got["ga"], json!([{"sectionId": "FLOOR", "quantity": 2}]));
 }
+
+/// A signed confirm paying for `seats` and `ga` places.
+async fn pay(app: &shared::App, o: &TestOrder, payment: &str, seats: &[&str], ga: Value) -> (u16, Value) {
+    let body = json!({"orderId": o.id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
+    let headers = signed(&body);
+    call(app, "POST", &format!("/orders/{}/confirm", o.id), &as_refs(&headers), &body).await
+}
+
+#[tokio::test]
+async fn confirm_sells_the_paid_places_and_gives_back_the_rest() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 2, 10, 300).await;
+    let o = order(&app, &ev).await;
+    assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
+    assert_eq!(hold_ga(&app, &o, "FLOOR", json!(3)).await.0, 200);
+    for _ in 0..2 {
+        let (status, body) = pay(&app, &o, "pay-ga-1", &["A-1-1"], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!((&body["status"], &body["seats"], &body["ga"]), (&json!("COMPLETED"), &json!(["A-1-1"]), &json!([{"sectionId": "FLOOR", "quantity": 2}])), "{body}");
+    }
+    assert_eq!(floor_totals(&app, &ev, 10).await, (2, 0), "2 sold, the third given back");
+    let (_, got) = get_order(&app, &o).await;
+    assert_eq!((&got["status"], &got["ga"]), (&json!("COMPLETED"), &json!([{"sectionId": "FLOOR", "quantity": 2}])), "{got}");
+    local::testing::assert_invariants(&app, &ev).await;
+
+    // Only seats paid for: the places it held go back in the same transaction.
+    let seats_only = order(&app, &ev).await;
+    assert_eq!(claim(&app, &seats_only, "A-1-2").await.0, 200);
+    assert_eq!(hold_ga(&app, &seats_only, "FLOOR", json!(4)).await.0, 200);
+    let (status, body) = pay(&app, &seats_only, "pay-ga-2", &["A-1-2"], json!([])).await;
+    assert_eq!((status, &body["ga"]), (200, &json!([])), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 10).await, (2, 0));
+
+    // More places paid for than held: refund due, and what it held goes back.
+    let greedy = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &greedy, "FLOOR", json!(1)).await.0, 200);
+    let (status, body) = pay(&app, &greedy, "pay-ga-3", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
+    assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("seats-unavailable"), &json!(true)), "{body}");
+    assert_eq!(get_order(&app, &greedy).await.1["status"], "REFUND_DUE");
+    assert_eq!(floor_totals(&app, &ev, 10).await, (2, 0));
+}

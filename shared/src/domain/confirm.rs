@@ -15,8 +15,9 @@ pub enum ConfirmDecision {
     RecordForRefund { refused: ConfirmRefusal },
     /// This payment is the one a REFUND_DUE order records: the same 409.
     Refused(ConfirmRefusal),
-    /// A holdable order that holds every paid seat: sell those and release
-    /// `release` (what else it holds) in the same transaction.
+    /// A holdable order that holds every paid seat and place: sell those and
+    /// release `release` (the other seats it holds; its other places too) in
+    /// the same transaction.
     SellHeld { release: Vec<SeatId> },
     /// Take every paid seat that is free (unheld, this order's, or held by
     /// an expired hold) and complete; if one cannot be had, the order
@@ -33,9 +34,10 @@ pub enum ConfirmRefusal {
     Refund(RefundReason),
 }
 
-/// The confirm rules of DESIGN.md as a function of the order, the payment
-/// and the seats paid for.
-pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], now: Millis) -> ConfirmDecision {
+/// The confirm rules of DESIGN.md as a function of the order, the payment,
+/// the seats paid for, and whether it holds at least the places paid for
+/// in every paid section (`places_held`; true when none were paid for).
+pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], places_held: bool, now: Millis) -> ConfirmDecision {
     let same_payment = order.payment_id.as_ref() == Some(payment);
     let not_paid = |seat: &&SeatId| !paid.contains(seat);
     match order.status {
@@ -51,7 +53,7 @@ pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], now: 
         }
         OrderStatus::Pending if order.is_holdable(now) => {
             let release: Vec<SeatId> = order.seats.iter().filter(not_paid).cloned().collect();
-            if paid.iter().all(|seat| order.seats.contains(seat)) {
+            if places_held && paid.iter().all(|seat| order.seats.contains(seat)) {
                 ConfirmDecision::SellHeld { release }
             } else {
                 ConfirmDecision::TakeFree { release, holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
@@ -88,36 +90,38 @@ mod tests {
         let expired = order.expires_at;
 
         // A live order holding what was paid: sell it, release the rest.
-        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::SellHeld { release: ids(&["A-1-2"]) });
-        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), live), ConfirmDecision::SellHeld { release: vec![] });
+        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, live), ConfirmDecision::SellHeld { release: ids(&["A-1-2"]) });
+        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), true, live), ConfirmDecision::SellHeld { release: vec![] });
+        // Paid places it does not hold: not a sale of what it holds.
+        assert!(matches!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), false, live), ConfirmDecision::TakeFree { holds_are_live: true, .. }));
         // Paid for a seat it does not hold: take it if free, else seats-unavailable.
         assert_eq!(
-            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), live),
+            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), true, live),
             ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
         );
         // Within the guard margin or past expiry: a late payment.
         for now in [in_guard, expired] {
             assert_eq!(
-                decide_confirm(&order, &pay, &ids(&["A-1-1"]), now),
+                decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, now),
                 ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: false, on_failure: RefundReason::OrderExpired }
             );
         }
         for status in [OrderStatus::Expired, OrderStatus::Cancelled] {
             let o = Order { status, ..order.clone() };
-            assert!(matches!(decide_confirm(&o, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::TakeFree { on_failure: RefundReason::OrderExpired, .. }));
+            assert!(matches!(decide_confirm(&o, &pay, &ids(&["A-1-1"]), true, live), ConfirmDecision::TakeFree { on_failure: RefundReason::OrderExpired, .. }));
         }
         // Completed: the same payment is a replay, another is recorded for refund.
         let done = Order { status: OrderStatus::Completed, payment_id: Some(pay.clone()), ..order.clone() };
-        assert_eq!(decide_confirm(&done, &pay, &ids(&["A-1-1"]), expired), ConfirmDecision::AlreadyCompleted);
+        assert_eq!(decide_confirm(&done, &pay, &ids(&["A-1-1"]), true, expired), ConfirmDecision::AlreadyCompleted);
         assert_eq!(
-            decide_confirm(&done, &other, &ids(&["A-1-1"]), live),
+            decide_confirm(&done, &other, &ids(&["A-1-1"]), true, live),
             ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted }
         );
         // Refund due: the same answer, and another payment is recorded too.
         let due = Order { status: OrderStatus::RefundDue, payment_id: Some(pay.clone()), refund_reason: Some(RefundReason::SeatsUnavailable), ..order };
         let refused = ConfirmRefusal::Refund(RefundReason::SeatsUnavailable);
-        assert_eq!(decide_confirm(&due, &pay, &ids(&["A-1-1"]), live), ConfirmDecision::Refused(refused));
-        assert_eq!(decide_confirm(&due, &other, &ids(&["A-1-1"]), live), ConfirmDecision::RecordForRefund { refused });
+        assert_eq!(decide_confirm(&due, &pay, &ids(&["A-1-1"]), true, live), ConfirmDecision::Refused(refused));
+        assert_eq!(decide_confirm(&due, &other, &ids(&["A-1-1"]), true, live), ConfirmDecision::RecordForRefund { refused });
         Ok(())
     }
 }

@@ -151,6 +151,34 @@ pub fn plan_release(held: &[HeldPlaces], release: u32) -> Vec<(u32, u32, u32)> {
     out
 }
 
+/// One bucket's part of a confirm: of the `held` places the order has
+/// there, `sell` are sold and the rest given back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlaceSale {
+    pub section: SectionId,
+    pub bucket: u32,
+    pub held: u32,
+    pub sell: u32,
+}
+
+/// How a confirm sells `paid` places of `section` out of what the order
+/// holds there (every bucket of the section it holds places in, the
+/// surplus given back). `None` if it holds fewer than `paid`.
+pub fn plan_sale(held: &[HeldPlaces], section: &SectionId, paid: u32) -> Option<Vec<PlaceSale>> {
+    let mut here: Vec<&HeldPlaces> = held.iter().filter(|h| &h.section == section).collect();
+    here.sort_by_key(|h| h.bucket);
+    let mut remaining = paid;
+    let sales: Vec<PlaceSale> = here
+        .into_iter()
+        .map(|h| {
+            let sell = h.quantity.min(remaining);
+            remaining -= sell;
+            PlaceSale { section: section.clone(), bucket: h.bucket, held: h.quantity, sell }
+        })
+        .collect();
+    (remaining == 0).then_some(sales)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +222,22 @@ mod tests {
         assert_eq!(plan_take(&buckets, &me, 2, now).ok_or("2 fit")?.len(), 2);
         assert_eq!(plan_take(&buckets, &me, 6, now).map(|t| t.len()), Some(2));
         assert_eq!(plan_take(&buckets, &me, 7, now), None, "the live holds (its own included) are not takeable");
+        Ok(())
+    }
+
+    #[test]
+    fn a_sale_takes_the_paid_places_and_gives_back_the_rest() -> TestResult {
+        let (f, g) = (SectionId::parse("F")?, SectionId::parse("G")?);
+        let held = vec![
+            HeldPlaces { section: f.clone(), bucket: 4, quantity: 2 },
+            HeldPlaces { section: f.clone(), bucket: 1, quantity: 2 },
+            HeldPlaces { section: g.clone(), bucket: 0, quantity: 1 },
+        ];
+        let sale = plan_sale(&held, &f, 3).ok_or("3 of 4 held")?;
+        assert_eq!(sale.iter().map(|s| (s.bucket, s.held, s.sell)).collect::<Vec<_>>(), vec![(1, 2, 2), (4, 2, 1)]);
+        assert_eq!(plan_sale(&held, &f, 5), None);
+        assert_eq!(plan_sale(&held, &g, 0).ok_or("nothing paid")?, vec![PlaceSale { section: g.clone(), bucket: 0, held: 1, sell: 0 }]);
+        assert_eq!(plan_sale(&held, &SectionId::parse("H")?, 0), Some(vec![]));
         Ok(())
     }
 

@@ -14,7 +14,8 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use super::{GaEntry, Reply};
-use crate::domain::{decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SeatId};
+use crate::domain::ga::plan_sale;
+use crate::domain::{decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body, serve};
 
@@ -80,8 +81,8 @@ struct ConfirmReply<'a> {
     payment_id: &'a PaymentId,
 }
 
-fn completed(order: &OrderId, seats: &[SeatId], payment: &PaymentId) -> Response<Body> {
-    json(StatusCode::OK, &ConfirmReply { order_id: order, status: OrderStatus::Completed, seats, ga: &[], payment_id: payment })
+fn completed(order: &OrderId, seats: &[SeatId], ga: &[GaEntry], payment: &PaymentId) -> Response<Body> {
+    json(StatusCode::OK, &ConfirmReply { order_id: order, status: OrderStatus::Completed, seats, ga, payment_id: payment })
 }
 
 fn refusal(refused: ConfirmRefusal) -> Error {
@@ -109,7 +110,7 @@ pub async fn confirm(app: &App, req: Request) -> Reply {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let paid = Paid::from_body(json_body(&req, None)?, &order_id, app.config.max_seats_per_order)?;
         if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
-            return Ok(completed(&order_id, &paid.seats, &paid.payment));
+            return Ok(completed(&order_id, &paid.seats, &[], &paid.payment));
         }
         for round in 1..=CONFIRM_ROUNDS {
             let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
@@ -134,7 +135,21 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
     let order = &stored.order;
     let now = Millis::now();
     let payment = &paid.payment;
-    let mut decision = decide_confirm(order, payment, &paid.seats, now);
+    // Every paid section's places out of what the order holds (the rest of
+    // its places given back); `None` if it holds fewer than paid for.
+    let mut sales = Some(Vec::new());
+    let mut sections: Vec<&SectionId> = paid.ga.iter().map(|e| &e.section_id).collect();
+    sections.extend(order.places.iter().map(|p| &p.section));
+    sections.sort();
+    sections.dedup();
+    for section in sections {
+        let wanted = paid.ga.iter().find(|e| &e.section_id == section).map_or(0, |e| e.quantity);
+        match (sales.as_mut(), plan_sale(&order.places, section, wanted)) {
+            (Some(all), Some(these)) => all.extend(these),
+            _ => sales = None,
+        }
+    }
+    let mut decision = decide_confirm(order, payment, &paid.seats, sales.is_some(), now);
     if last {
         decision = match decision {
             ConfirmDecision::SellHeld { release } => {
@@ -147,10 +162,10 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
         };
     }
     if !paid.ga.is_empty() {
-        // Paid places cannot be had: no general-admission section exists
-        // in this release, so a payment naming one is refunded.
+        // Places are sold from the order's live holds only: taking places
+        // for a payment outside them is not built yet, so such a payment is
+        // refunded (never lost).
         decision = match decision {
-            ConfirmDecision::SellHeld { .. } => return refund(app, stored, payment, RefundReason::SeatsUnavailable, true).await,
             ConfirmDecision::TakeFree { holds_are_live, on_failure, .. } => {
                 return refund(app, stored, payment, on_failure, holds_are_live).await
             }
@@ -158,7 +173,10 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
         };
     }
     match decision {
-        ConfirmDecision::AlreadyCompleted => Ok(Some(Ok(completed(&order.order_id, &order.seats, payment)))),
+        ConfirmDecision::AlreadyCompleted => {
+            let ga = super::places_by_section(app, order).await?;
+            Ok(Some(Ok(completed(&order.order_id, &order.seats, &ga, payment))))
+        }
         ConfirmDecision::Refused(refused) => Ok(Some(Err(refusal(refused)))),
         ConfirmDecision::RecordForRefund { refused } => match app.store.record_refund_payment(stored, payment).await? {
             ConfirmOutcome::Committed => {
@@ -169,8 +187,12 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
         },
         ConfirmDecision::SellHeld { release } => {
-            match app.store.sell_held(stored, payment, &paid.seats, &release, now).await? {
-                ConfirmOutcome::Committed => Ok(Some(Ok(completed(&order.order_id, &paid.seats, payment)))),
+            let sales = sales.unwrap_or_default();
+            match app.store.sell_held(stored, payment, &paid.seats, &release, &sales, now).await? {
+                ConfirmOutcome::Committed => {
+                    let ga = super::in_plan_order(app, order, &paid.ga).await?;
+                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, &ga, payment))))
+                }
                 ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
             }
@@ -187,8 +209,10 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
                     if !in_txn_releases {
                         app.store.release_leftover_holds(order, &release).await;
                     }
+                    // No places were paid for on this path: any it holds go back.
+                    app.store.release_places(order).await;
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats taken and sold");
-                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, payment))))
+                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, &[], payment))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live && !last).await,
@@ -209,6 +233,10 @@ async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: Re
         ConfirmOutcome::Committed => {
             if !holds_are_live {
                 app.store.release_leftover_holds(order, held).await;
+            }
+            // Its places go back too, each only if still its own.
+            if order.status == OrderStatus::Pending {
+                app.store.release_places(order).await;
             }
             tracing::warn!(order_id = %order.order_id, payment_id = %payment, reason = reason.as_str(), "payment cannot complete its order: refund due");
             Ok(Some(Err(refusal(ConfirmRefusal::Refund(reason)))))

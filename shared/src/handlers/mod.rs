@@ -120,6 +120,22 @@ async fn places_by_section(app: &App, order: &Order) -> Result<Vec<GaEntry>, Err
         .collect())
 }
 
+/// `entries` (sections and quantities) in the order of the event's plan.
+async fn in_plan_order(app: &App, order: &Order, entries: &[GaEntry]) -> Result<Vec<GaEntry>, Error> {
+    if entries.len() < 2 {
+        return Ok(entries.to_vec());
+    }
+    let event = app
+        .store
+        .get_event(&order.event_id)
+        .await?
+        .ok_or_else(|| Error::Corrupt(format!("order {} names an event that does not exist", order.order_id)))?;
+    let position = |section: &SectionId| event.sections.iter().position(|s| &s.section_id == section).unwrap_or(usize::MAX);
+    let mut sorted = entries.to_vec();
+    sorted.sort_by_key(|e| position(&e.section_id));
+    Ok(sorted)
+}
+
 fn bearer(req: &Request) -> Option<HoldToken> {
     HoldToken::from_authorization(header(req, "authorization"))
 }

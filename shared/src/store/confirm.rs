@@ -66,14 +66,16 @@ impl Store {
         }
     }
 
-    /// A holdable order holding every paid seat: sells them, releases the
-    /// rest it holds, completes it, all in one transaction.
+    /// A holdable order holding every paid seat and place: sells them,
+    /// releases the rest it holds (`release` seats; the places `sales` do
+    /// not sell), completes it, all in one transaction.
     pub async fn sell_held(
         &self,
         stored: &StoredOrder,
         payment: &PaymentId,
         paid: &[SeatId],
         release: &[SeatId],
+        sales: &[PlaceSale],
         now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
@@ -83,8 +85,16 @@ impl Store {
             txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, &order.order_id, seat, now)?);
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        let mut sold_members = Vec::new();
+        for sale in sales {
+            let role = if sale.sell > 0 { ConfirmRole::Paid } else { ConfirmRole::Release };
+            txn.push(role, self.sell_places(&event, &order.order_id, sale, now)?);
+            sold_members.extend((1..=sale.sell).map(|k| place_member(&sale.section, sale.bucket, k)));
+        }
+        let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
+        recorded.extend(sold_members.iter().map(String::as_str));
         let complete = self
-            .complete(&order.order_id, payment, paid)
+            .complete_with(&order.order_id, payment, &recorded)
             .condition_expression("#status = :pending AND #version = :version AND #deadline > :now")
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
@@ -247,9 +257,37 @@ impl Store {
         Ok(())
     }
 
+    /// A bucket's side of a sale: `sell` of the order's places there sold,
+    /// the rest given back, its hold removed; only while the hold is as the
+    /// order records it and unexpired.
+    fn sell_places(&self, event: &EventRef, order: &OrderId, sale: &PlaceSale, now: Millis) -> Result<TransactWriteItem, Error> {
+        let update = self
+            .update(ga_bucket_key(event, &sale.section, sale.bucket))
+            .update_expression("SET #sold = #sold + :sell, #free = #free + :give REMOVE #me")
+            .condition_expression("#me.#q = :held AND #me.#e > :now")
+            .expression_attribute_names("#sold", SOLD)
+            .expression_attribute_names("#free", FREE)
+            .expression_attribute_names("#me", hold_attribute(order))
+            .expression_attribute_names("#q", HOLD_QUANTITY)
+            .expression_attribute_names("#e", HOLD_EXPIRY)
+            .expression_attribute_values(":sell", n(sale.sell))
+            .expression_attribute_values(":give", n(sale.held - sale.sell))
+            .expression_attribute_values(":held", n(sale.held))
+            .expression_attribute_values(":now", n(now.0))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
     /// The order's completion; the caller adds the condition.
     fn complete(&self, order: &OrderId, payment: &PaymentId, paid: &[SeatId]) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         let paid: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
+        self.complete_with(order, payment, &paid)
+    }
+
+    /// [`Store::complete`] recording `members` (seats and sold places) as
+    /// what the order bought.
+    fn complete_with(&self, order: &OrderId, payment: &PaymentId, paid: &[&str]) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         self.update(order_key(order))
             .update_expression(COMPLETE_ORDER)
             .expression_attribute_names("#status", STATUS)
@@ -261,7 +299,7 @@ impl Store {
             .expression_attribute_names("#ttl", TTL)
             .expression_attribute_values(":completed", s(OrderStatus::Completed.as_str()))
             .expression_attribute_values(":payment", s(payment.as_str()))
-            .expression_attribute_values(":paid", ss(&paid))
+            .expression_attribute_values(":paid", ss(paid))
             .expression_attribute_values(":one", n(1))
     }
 

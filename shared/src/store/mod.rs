@@ -46,7 +46,7 @@ use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use sha2::{Digest, Sha256};
 
 use crate::auth::HoldToken;
-use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold};
+use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold, PlaceSale};
 use crate::domain::{
     Event, EventId, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
     SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
