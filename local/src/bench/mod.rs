@@ -18,6 +18,7 @@ use crate::metrics::RequestCounter;
 use crate::router::{dispatch, request};
 
 mod best;
+mod ga;
 mod cold_start;
 mod onsale;
 mod ops;
@@ -27,6 +28,8 @@ mod spread;
 mod stampede;
 
 pub use best::BestAvailableStampede;
+pub use ga::GaStampede;
+use ga::{ga_naive_counter, ga_stampede};
 use best::best_available_stampede;
 use cold_start::*;
 pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
@@ -52,6 +55,7 @@ pub struct Sizes {
     pub on_sale: DemandModel,
     pub cold_start: ColdStartPass,
     pub best_available: BestAvailableStampede,
+    pub ga: GaStampede,
 }
 
 /// How much of scripts/bench_cold_start.py the last scenario runs.
@@ -82,6 +86,7 @@ impl Sizes {
             on_sale: DemandModel { sections: 50, rows: 40, seats_per_row: 50, buyers: 20_000, in_flight: 64, hold_seconds: 30 },
             cold_start: ColdStartPass::Full,
             best_available: BestAvailableStampede { rows: 20, seats_per_row: 20, buyers: 240, in_flight: 64 },
+            ga: GaStampede { capacity: 2_000, buyers: 1_600, in_flight: 64 },
         }
     }
     pub fn smoke() -> Self {
@@ -99,6 +104,7 @@ impl Sizes {
             on_sale: DemandModel { sections: 5, rows: 4, seats_per_row: 20, buyers: 300, in_flight: 16, hold_seconds: 4 },
             cold_start: ColdStartPass::Smoke,
             best_available: BestAvailableStampede { rows: 5, seats_per_row: 10, buyers: 30, in_flight: 16 },
+            ga: GaStampede { capacity: 100, buyers: 80, in_flight: 16 },
         }
     }
 }
@@ -342,6 +348,10 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
 
     progress("best-available stampede");
     report.rows.push(best_available_stampede(&app, sizes.best_available).await?);
+
+    progress("GA stampede, and the naive counter it replaces");
+    report.rows.push(ga_stampede(&app, sizes.ga).await?);
+    report.rows.push(ga_naive_counter(&app, sizes.ga).await?);
 
     progress("throughput vs concurrency");
     for in_flight in [1usize, 8, 32, 64, 128] {
