@@ -119,10 +119,16 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     ob.run("POST", &format!("/orders/{id}/best-available"), &a, "{\"quantity\": 3, \"sectionId\": \"A\"}").await;
     ob.run("POST", &format!("/orders/{id}/best-available"), &[], "{\"quantity\": 1}").await;
     ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
-    // extend-order: a move, an unchanged answer, a stranger.
-    ob.run("POST", &format!("/orders/{id}/extend"), &a, "{\"seconds\": 600}").await;
-    ob.run("POST", &format!("/orders/{id}/extend"), &a, "{\"seconds\": 1}").await;
-    ob.run("POST", &format!("/orders/{id}/extend"), &[], "").await;
+    // extend-order (on an event of a longer hold, so a loaded machine
+    // cannot let the order expire first): a move, an unchanged answer, a
+    // stranger.
+    assert_eq!(ob.run("PUT", "/events/iam-long", &[], &common::plan(&[("C", "1", 2)], Some(60))).await.0, 201);
+    let (long, long_auth) = ob.order("iam-long").await;
+    let l = [("authorization", long_auth.as_str())];
+    assert_eq!(ob.run("POST", &format!("/orders/{long}/seats/C-1-1"), &l, "").await.0, 200);
+    assert_eq!(ob.run("POST", &format!("/orders/{long}/extend"), &l, "{\"seconds\": 600}").await.0, 200);
+    ob.run("POST", &format!("/orders/{long}/extend"), &l, "{\"seconds\": 1}").await;
+    ob.run("POST", &format!("/orders/{long}/extend"), &[], "").await;
     // cancel-order: a live order holding a seat, then again; a stranger.
     let (gone, gone_auth) = ob.order(ev).await;
     let g = [("authorization", gone_auth.as_str())];
@@ -132,7 +138,7 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     ob.run("DELETE", &format!("/orders/{gone}"), &[], "").await;
     // hold-ga on a general-admission section: take, sold out (every bucket
     // read), give back, a stranger.
-    let ga_plan = r#"{"name":"GA","holdSeconds":1,"sections":[{"sectionId":"F","capacity":30}]}"#;
+    let ga_plan = r#"{"name":"GA","holdSeconds":60,"sections":[{"sectionId":"F","capacity":30}]}"#;
     assert_eq!(ob.run("PUT", "/events/iam-ga", &[], ga_plan).await.0, 201);
     let (fan, fan_auth) = ob.order("iam-ga").await;
     let f = [("authorization", fan_auth.as_str())];

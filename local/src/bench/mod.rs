@@ -83,7 +83,7 @@ impl Sizes {
             sweep_large_table: 100_000,
             warm_up_orders: 60,
             // The contract's demand model: 50 sections of 40 rows of 50.
-            on_sale: DemandModel { sections: 50, rows: 40, seats_per_row: 50, buyers: 20_000, in_flight: 64, hold_seconds: 30 },
+            on_sale: DemandModel { sections: 50, rows: 40, seats_per_row: 50, ga_capacity: 20_000, buyers: 20_000, in_flight: 64, hold_seconds: 30 },
             cold_start: ColdStartPass::Full,
             best_available: BestAvailableStampede { rows: 20, seats_per_row: 20, buyers: 240, in_flight: 64 },
             ga: GaStampede { capacity: 2_000, buyers: 1_600, in_flight: 64 },
@@ -101,7 +101,7 @@ impl Sizes {
             sweep_small_table: 100,
             sweep_large_table: 1_000,
             warm_up_orders: 10,
-            on_sale: DemandModel { sections: 5, rows: 4, seats_per_row: 20, buyers: 300, in_flight: 16, hold_seconds: 4 },
+            on_sale: DemandModel { sections: 5, rows: 4, seats_per_row: 20, ga_capacity: 80, buyers: 300, in_flight: 16, hold_seconds: 4 },
             cold_start: ColdStartPass::Smoke,
             best_available: BestAvailableStampede { rows: 5, seats_per_row: 10, buyers: 30, in_flight: 16 },
             ga: GaStampede { capacity: 100, buyers: 80, in_flight: 16 },

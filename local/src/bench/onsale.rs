@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
 use super::*;
 use crate::capacity::{self, CapacityRecorder, KeyLoad, Schema, Target};
-use shared::store::{EVENT_PK_PREFIX, PENDING_SHARD_PREFIX, SEAT_PK_PREFIX};
+use shared::store::{EVENT_PK_PREFIX, GA_PK_PREFIX, PENDING_SHARD_PREFIX, SEAT_PK_PREFIX};
 
 /// A partition's limits (DynamoDB developer guide, "partitions").
 pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;
@@ -26,6 +26,9 @@ pub struct DemandModel {
     pub sections: u32,
     pub rows: u32,
     pub seats_per_row: u32,
+    /// Places of the general-admission section `FLOOR` (one buyer in six
+    /// goes there, as its share of the capacity).
+    pub ga_capacity: u32,
     pub buyers: usize,
     pub in_flight: usize,
     pub hold_seconds: u32,
@@ -60,6 +63,10 @@ pub struct OnSale {
     pub orders: u64,
     pub confirmed: u64,
     pub sold_seats: u64,
+    /// General-admission places sold, and places over capacity (sold plus
+    /// live holds, from the buckets; must be 0).
+    pub sold_places: u64,
+    pub oversold_places: u64,
     pub wall: Duration,
     pub sweep: Duration,
     pub swept_orders: u64,
@@ -103,24 +110,50 @@ impl Zipf {
     }
 }
 
+/// What one buyer of the model wants.
+enum Wants {
+    Seats(Vec<String>),
+    Places(u32),
+}
+
+/// The general-admission section of the model.
+const GA_SECTION: &str = "FLOOR";
+
 fn plan_json(m: &DemandModel) -> String {
-    let sections: Vec<_> = (1..=m.sections)
+    let mut sections: Vec<_> = (1..=m.sections)
         .map(|s| serde_json::json!({
             "sectionId": format!("S{s}"),
             "rows": (1..=m.rows).map(|r| serde_json::json!({"row": r.to_string(), "count": m.seats_per_row})).collect::<Vec<_>>(),
         }))
         .collect();
+    if m.ga_capacity > 0 {
+        sections.push(serde_json::json!({"sectionId": GA_SECTION, "capacity": m.ga_capacity}));
+    }
     serde_json::json!({"name": "Stadium on-sale", "holdSeconds": m.hold_seconds, "sections": sections}).to_string()
 }
 
 /// One buyer's requests: (function, status, handler ms).
-async fn buyer(app: &App, event: &str, seats: Vec<String>, confirm: bool, payment: String) -> Vec<(&'static str, u16, f64)> {
+async fn buyer(app: &App, event: &str, wants: Wants, confirm: bool, payment: String) -> Vec<(&'static str, u16, f64)> {
     let mut log = Vec::new();
     let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
     let (status, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     log.push(("create-order", status, timed(started)));
     let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else { return log };
+    let seats = match wants {
+        Wants::Seats(seats) => seats,
+        Wants::Places(q) => {
+            let started = Instant::now();
+            let body = serde_json::json!({"quantity": q}).to_string();
+            let (status, _) = reply(app, "PUT", &format!("/orders/{id}/ga/{GA_SECTION}"), Some(token), &body).await;
+            log.push(("hold-ga", status, timed(started)));
+            if confirm && status == 200 {
+                let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": [], "ga": [{"sectionId": GA_SECTION, "quantity": q}]});
+                log.push(("confirm", send_confirm(app, id, body).await, timed(started)));
+            }
+            return log;
+        }
+    };
     let mut won = Vec::new();
     for seat in seats {
         let started = Instant::now();
@@ -131,15 +164,20 @@ async fn buyer(app: &App, event: &str, seats: Vec<String>, confirm: bool, paymen
         }
     }
     if confirm && !won.is_empty() {
-        let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": won}).to_string();
-        let Some(secrets) = app.config.confirm_secrets.as_ref() else { return log };
-        let headers = crate::testing::webhook_headers(secrets, &body);
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let started = Instant::now();
-        let resp = dispatch(app, request("POST", &format!("/orders/{id}/confirm"), &headers, Body::Text(body))).await;
-        log.push(("confirm", resp.status().as_u16(), timed(started)));
+        let status = send_confirm(app, id, serde_json::json!({"orderId": id, "paymentId": payment, "seats": won})).await;
+        log.push(("confirm", status, timed(started)));
     }
     log
+}
+
+/// A confirm signed as the payment backend signs it; its status.
+async fn send_confirm(app: &App, order: &str, body: serde_json::Value) -> u16 {
+    let body = body.to_string();
+    let Some(secrets) = app.config.confirm_secrets.as_ref() else { return 0 };
+    let headers = crate::testing::webhook_headers(secrets, &body);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    dispatch(app, request("POST", &format!("/orders/{order}/confirm"), &headers, Body::Text(body))).await.status().as_u16()
 }
 
 /// Runs the demand model on a fresh table of `endpoint`.
@@ -169,16 +207,22 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
     // The on-sale.
     let (sections, rows) = (Zipf::new(model.sections), Zipf::new(model.rows));
     let mut rng = Rng(0x5EA7_C1A1);
-    let buyers: Vec<(Vec<String>, bool)> = (0..model.buyers)
+    let buyers: Vec<(Wants, bool)> = (0..model.buyers)
         .map(|_| {
             let k = rng.below(4) + 1;
-            let seats = (0..k)
-                .map(|_| {
-                    let (s, r) = (sections.sample(&mut rng), rows.sample(&mut rng));
-                    format!("S{s}-{r}-{}", rng.below(u64::from(model.seats_per_row)) + 1)
-                })
-                .collect();
-            (seats, rng.below(10) < 7)
+            let wants = if model.ga_capacity > 0 && rng.below(6) == 0 {
+                Wants::Places(k as u32)
+            } else {
+                Wants::Seats(
+                    (0..k)
+                        .map(|_| {
+                            let (s, r) = (sections.sample(&mut rng), rows.sample(&mut rng));
+                            format!("S{s}-{r}-{}", rng.below(u64::from(model.seats_per_row)) + 1)
+                        })
+                        .collect(),
+                )
+            };
+            (wants, rng.below(10) < 7)
         })
         .collect();
     recorder.set_recording(true);
@@ -198,11 +242,11 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
             durations.entry(function).or_default().push(ms);
             match (function, status) {
                 ("create-order", 201) => out.orders += 1,
-                ("get-seat", 200) => {
+                ("get-seat" | "hold-ga", 200) => {
                     out.attempts += 1;
                     out.won += 1;
                 }
-                ("get-seat", 409) => {
+                ("get-seat" | "hold-ga", 409) => {
                     out.attempts += 1;
                     out.refused += 1;
                 }
@@ -260,7 +304,17 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
     let check = crate::testing::check_invariants(&app, &event).await;
     out.sold_seats = check.sold as u64;
     out.violations = check.violations.len();
-    out.ok = check.violations.is_empty() && out.unavailable == 0 && out.sold_seats > 0;
+    if model.ga_capacity > 0 {
+        let section = shared::domain::SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
+        let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
+        let indexes: Vec<u32> = (0..shared::domain::ga::bucket_count(model.ga_capacity)).collect();
+        let buckets = app.store.read_buckets(&event_id, &section, &indexes, true).await.map_err(|e| e.to_string())?;
+        let now = Millis::now();
+        out.sold_places = buckets.iter().map(|b| u64::from(b.sold)).sum();
+        out.oversold_places = buckets.iter().map(|b| u64::from((b.sold + b.live_held(now)).saturating_sub(b.capacity))).sum();
+    }
+    out.ok = check.violations.is_empty() && out.unavailable == 0 && out.sold_seats > 0 && out.oversold_places == 0
+        && (model.ga_capacity == 0 || out.sold_places > 0);
     Ok(out)
 }
 
@@ -319,6 +373,11 @@ fn old_layout(t: &Target) -> Target {
             Some(n) => Target { index: t.index.clone(), pk: format!("{PENDING_SHARD_PREFIX}{}", n % OLD_PENDING_SHARDS) },
             None => t.clone(),
         };
+    }
+    if let Some(rest) = t.pk.strip_prefix(GA_PK_PREFIX) {
+        // The design general admission replaces: one counter per section.
+        let counter = rest.rsplit_once('#').map_or(rest, |(section, _bucket)| section);
+        return Target::table(format!("{GA_PK_PREFIX}{counter}"));
     }
     match t.pk.strip_prefix(SEAT_PK_PREFIX).and_then(|rest| rest.split('#').next()) {
         Some(event) => Target::table(format!("{EVENT_PK_PREFIX}{event}")),

@@ -94,16 +94,15 @@ impl OnSale {
         let _ = writeln!(out, "## On-sale demand model: old keys vs new keys\n");
         let _ = writeln!(
             out,
-            "{} seats ({} sections × {} rows × {}); {} buyers, {} in flight: each creates an order, claims 1-4 seats (section and row by Zipf(1.0) over plan rank, seat uniform in the row) and confirms with probability 0.7; the rest expire and the sweep releases them. \
-             Every DynamoDB request of the on-sale (sweep included) was recorded by an SDK interceptor and priced per partition key by DynamoDB's rules from item sizes (local/src/capacity); the old layout is the same traffic re-keyed (every seat on `EVENT#{{ref}}`, 8 index shards). \
-             General admission (a 20,000-place section) is pending: it arrives with issue 10.\n",
-            m.sections * m.rows * m.seats_per_row, m.sections, m.rows, m.seats_per_row, m.buyers, m.in_flight
+            "{} seats ({} sections × {} rows × {}) and a general-admission section of {} places; {} buyers, {} in flight: each creates an order; five in six claim 1-4 seats (section and row by Zipf(1.0) over plan rank, seat uniform in the row), one in six holds 1-4 places (hold-ga); each confirms what it got with probability 0.7; the rest expire and the sweep releases them. \
+             A claim attempt is a get-seat or a hold-ga. Every DynamoDB request of the on-sale (sweep included) was recorded by an SDK interceptor and priced per partition key by DynamoDB's rules from item sizes (local/src/capacity); the old layout is the same traffic re-keyed (every seat on `EVENT#{{ref}}`, one counter per general-admission section, 8 index shards).\n",
+            m.sections * m.rows * m.seats_per_row, m.sections, m.rows, m.seats_per_row, m.ga_capacity, m.buyers, m.in_flight
         );
         let _ = writeln!(
             out,
-            "Run: {} claim attempts ({} won, {} refused with 409, {} answered 503) in {:.1} s = **{:.0} claim attempts/s** on DynamoDB Local; {} orders, {} confirmed, {} seats sold; the sweep expired {} orders in {:.2} s. Invariant check afterwards: {} violations. {}\n",
+            "Run: {} claim attempts ({} won, {} refused with 409, {} answered 503) in {:.1} s = **{:.0} claim attempts/s** on DynamoDB Local; {} orders, {} confirmed, {} seats and {} places sold ({} places over capacity); the sweep expired {} orders in {:.2} s. Invariant check afterwards: {} violations. {}\n",
             self.attempts, self.won, self.refused, self.unavailable, self.wall.as_secs_f64(), attempts / self.wall.as_secs_f64().max(1e-9),
-            self.orders, self.confirmed, self.sold_seats, self.swept_orders, self.sweep.as_secs_f64(), self.violations,
+            self.orders, self.confirmed, self.sold_seats, self.sold_places, self.oversold_places, self.swept_orders, self.sweep.as_secs_f64(), self.violations,
             if self.ok { "ok" } else { "**FAILED**" }
         );
         for p in [&self.old_keys, &self.new_keys] {
