@@ -103,7 +103,10 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
             let granted = if held.saturating_add(q) <= capacity {
                 let mut item = key;
                 item.insert("held".into(), AttributeValue::N((held + q).to_string()));
-                client.put_item().table_name(&table).set_item(Some(item)).send().await.is_ok().then_some(q).unwrap_or(0)
+                match client.put_item().table_name(&table).set_item(Some(item)).send().await {
+                    Ok(_) => q,
+                    Err(_) => 0,
+                }
             } else {
                 0
             };
