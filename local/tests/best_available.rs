@@ -71,6 +71,14 @@ async fn best_available_refuses_what_the_contract_refuses() {
         let (status, body) = best(&app, &o, bad.clone()).await;
         assert_eq!((status, body["error"].as_str()), (400, Some("bad-request")), "{bad}: {body}");
     }
+    let floor = format!("ba-floor-{}", uuid::Uuid::new_v4().simple());
+    let plan = r#"{"name":"Mixed","sections":[{"sectionId":"FLOOR","capacity":10},{"sectionId":"A","rows":[{"row":"1","count":4}]}]}"#;
+    assert_eq!(call(&app, "PUT", &format!("/events/{floor}"), &[], plan).await.0, 201);
+    let mixed = order(&app, &floor).await;
+    let (status, body) = best(&app, &mixed, json!({"quantity": 1, "sectionId": "FLOOR"})).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad-request")), "a general-admission section: {body}");
+    let (status, body) = best(&app, &mixed, json!({"quantity": 2})).await;
+    assert_eq!((status, &body["seats"]), (200, &json!(["A-1-1", "A-1-2"])), "the first seated section: {body}");
     let (status, body) = best(&app, &o, json!({"quantity": 1, "sectionId": "Z"})).await;
     assert_eq!((status, body["error"].as_str()), (404, Some("section-not-found")), "{body}");
     let (status, body) = best(&app, &o, json!({"quantity": 5})).await;

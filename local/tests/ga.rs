@@ -248,3 +248,24 @@ async fn confirm_sells_the_paid_places_and_gives_back_the_rest() {
     assert_eq!(get_order(&app, &greedy).await.1["status"], "REFUND_DUE");
     assert_eq!(floor_totals(&app, &ev, 10).await, (2, 0));
 }
+
+#[tokio::test]
+async fn a_late_payment_buys_the_places_nobody_took_over_and_refunds_otherwise() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 4, 1).await;
+    let late = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &late, "FLOOR", json!(2)).await.0, 200);
+    let unlucky = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &unlucky, "FLOOR", json!(2)).await.0, 200);
+    let_holds_expire(1).await;
+    // Nobody took the first order's places: paid late, they are sold.
+    let (status, body) = pay(&app, &late, "pay-late-ga", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
+    assert_eq!((status, &body["ga"]), (200, &json!([{"sectionId": "FLOOR", "quantity": 2}])), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 4).await, (2, 0));
+    // A rival takes over the second order's expired places first: refund.
+    let rival = order_expiring_in(&app, &ev, 60).await;
+    assert_eq!(hold_ga(&app, &rival, "FLOOR", json!(2)).await.0, 200);
+    let (status, body) = pay(&app, &unlucky, "pay-late-ga-2", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
+    assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("order-expired"), &json!(true)), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 4).await, (2, 2), "the rival keeps its places");
+}

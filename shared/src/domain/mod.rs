@@ -39,6 +39,10 @@ pub const EXPIRY_GUARD_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=60_000;
 pub const EVENT_REF_LEN: usize = 20;
 /// Places a general-admission section may have.
 pub const GA_CAPACITY_RANGE: std::ops::RangeInclusive<u32> = 1..=100_000;
+/// Most general-admission buckets one event may have (five sections of
+/// 100,000 places): create-event writes them all inside its budget, and
+/// availability reads them all.
+pub const MAX_EVENT_GA_BUCKETS: u32 = 5_000;
 /// Most sections one event may have (the event item lists them).
 pub const MAX_SECTIONS: usize = 1000;
 /// Longest event name accepted.

@@ -5,7 +5,10 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS, MAX_SECTIONS};
+use super::{
+    EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE, MAX_EVENT_GA_BUCKETS, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS,
+    MAX_SECTIONS,
+};
 use crate::error::Error;
 
 /// An event's metadata.
@@ -226,6 +229,13 @@ impl EventPlan {
                 total += u64::from(row.count);
             }
         }
+        let buckets: u64 = self.sections.iter().filter_map(|s| s.capacity).map(|c| u64::from(super::ga::bucket_count(c))).sum();
+        if buckets > u64::from(MAX_EVENT_GA_BUCKETS) {
+            return Err(Error::BadRequest(format!(
+                "an event's general-admission sections have at most {} places together in this release ({MAX_EVENT_GA_BUCKETS} buckets); this plan needs {buckets} buckets",
+                u64::from(MAX_EVENT_GA_BUCKETS) * u64::from(super::ga::bucket_places(super::GA_CAPACITY_RANGE.end().to_owned()))
+            )));
+        }
         if total > u64::from(MAX_EVENT_SEATS) {
             return Err(Error::BadRequest(format!(
                 "an event has at most {MAX_EVENT_SEATS} seats; this plan has {total}"
@@ -386,6 +396,10 @@ mod tests {
         }
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":-1}]}"#).is_err());
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":100000}]}"#)?.seats()?.is_empty());
+        // Five sections of 100,000 places fit; a sixth is too many buckets.
+        let sections = |n: usize| (0..n).map(|i| format!(r#"{{"sectionId":"F{i}","capacity":100000}}"#)).collect::<Vec<_>>().join(",");
+        assert!(plan(&format!(r#"{{"name":"G","sections":[{}]}}"#, sections(5)))?.seats().is_ok());
+        assert!(plan(&format!(r#"{{"name":"G","sections":[{}]}}"#, sections(6)))?.seats().is_err());
         Ok(())
     }
 

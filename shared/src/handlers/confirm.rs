@@ -161,10 +161,10 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             other => other,
         };
     }
-    if !paid.ga.is_empty() {
-        // Places are sold from the order's live holds only: taking places
-        // for a payment outside them is not built yet, so such a payment is
-        // refunded (never lost).
+    if !paid.ga.is_empty() && sales.is_none() {
+        // Paid places come from the order's own holds (live, or expired and
+        // not taken over); taking free places for a payment that never held
+        // them is not built yet: such a payment is refunded (never lost).
         decision = match decision {
             ConfirmDecision::TakeFree { holds_are_live, on_failure, .. } => {
                 return refund(app, stored, payment, on_failure, holds_are_live).await
@@ -204,15 +204,19 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             let fits = paid.seats.len() + release.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
             let in_txn_releases = holds_are_live && fits;
             let in_txn: &[SeatId] = if in_txn_releases { &release } else { &[] };
-            match app.store.take_free(stored, payment, &paid.seats, in_txn, now).await? {
+            // Places sold here come from its own entries; the rest of its
+            // places go back after the transaction.
+            let sales = sales.unwrap_or_default();
+            match app.store.take_free(stored, payment, &paid.seats, in_txn, &sales, now).await? {
                 ConfirmOutcome::Committed => {
                     if !in_txn_releases {
                         app.store.release_leftover_holds(order, &release).await;
                     }
-                    // No places were paid for on this path: any it holds go back.
-                    app.store.release_places(order).await;
+                    let unsold = crate::domain::Order { places: unsold_places(order, &sales), ..order.clone() };
+                    app.store.release_places(&unsold).await;
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats taken and sold");
-                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, &[], payment))))
+                    let ga = super::in_plan_order(app, order, &paid.ga).await?;
+                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, &ga, payment))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live && !last).await,
@@ -244,4 +248,15 @@ async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: Re
         ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
         ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
     }
+}
+
+/// The order's places no sale in `sales` took (whole buckets it did not
+/// sell from), to give back after a late sale.
+fn unsold_places(order: &crate::domain::Order, sales: &[crate::domain::ga::PlaceSale]) -> Vec<crate::domain::ga::HeldPlaces> {
+    order
+        .places
+        .iter()
+        .filter(|held| !sales.iter().any(|sale| sale.sell > 0 && sale.section == held.section && sale.bucket == held.bucket))
+        .cloned()
+        .collect()
 }

@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::{order_token, read_own_order, Reply};
+use super::{read_own_order, Reply};
 use crate::domain::best_available::{row_bests, spread_choice};
 use crate::domain::ga::{bucket_count, most_holdable, plan_release, plan_take, HeldPlaces, Take};
 use crate::domain::{
@@ -188,11 +188,24 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
         if !(1..=max).contains(&body.quantity) {
             return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
         }
-        let token = order_token(app, &req, &order_id).await?;
+        // One consistent read of the order first: who asks, and whether it
+        // may hold, come before any reading of the section.
+        let (stored, token) = read_own_order(app, &req, &order_id).await?;
+        if !stored.order.is_holdable(Millis::now()) {
+            return Err(Error::OrderNotHoldable);
+        }
+        // The order's own expiry (a token from before an extension carries
+        // an older one).
+        let token = token.with_expiry(stored.order.expires_at);
         let event = app.store.get_event(token.event_id()).await?.ok_or(Error::OrderNotFound)?;
         let sections: Vec<&SectionPlan> = match &body.section_id {
-            Some(id) => vec![event.section(id).ok_or(Error::SectionNotFound)?],
-            None => event.sections.iter().collect(),
+            Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
+                ga if ga.is_ga() => {
+                    return Err(Error::BadRequest(format!("section {id} is general admission: hold places with hold-ga")))
+                }
+                seated => vec![seated],
+            },
+            None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
         };
         let n = body.quantity as usize;
         let mut read = Read::default();

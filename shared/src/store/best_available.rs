@@ -63,7 +63,7 @@ impl Store {
         loop {
             let mut items = Vec::with_capacity(seats.len() + 1);
             for seat in seats {
-                items.push(TransactWriteItem::builder().update(self.claim_update(&token, order, seat, now)?).build());
+                items.push(TransactWriteItem::builder().update(self.claim_update(&token, order, seat, SEAT_IS_FREE_FOR_ANOTHER, now)?).build());
             }
             let record = self
                 .holder_order_update(order, &token, now, "AND (attribute_not_exists(#seats) OR size(#seats) <= :room)")

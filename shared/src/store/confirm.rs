@@ -88,7 +88,7 @@ impl Store {
         let mut sold_members = Vec::new();
         for sale in sales {
             let role = if sale.sell > 0 { ConfirmRole::Paid } else { ConfirmRole::Release };
-            txn.push(role, self.sell_places(&event, &order.order_id, sale, now)?);
+            txn.push(role, self.sell_places(&event, &order.order_id, sale, Some(now))?);
             sold_members.extend((1..=sale.sell).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
@@ -111,12 +111,16 @@ impl Store {
     /// or held by an expired hold, compared with `now`), completes the
     /// order if it is still as read, and releases `release` (holds that
     /// still count) in the same transaction.
+    /// Paid places come from what the order still has in the buckets
+    /// (`sales`): its entry exactly as it records it, expired or not, so
+    /// only places nobody took over are sold.
     pub async fn take_free(
         &self,
         stored: &StoredOrder,
         payment: &PaymentId,
         paid: &[SeatId],
         release: &[SeatId],
+        sales: &[PlaceSale],
         now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
@@ -138,8 +142,15 @@ impl Store {
             txn.push(ConfirmRole::Paid, TransactWriteItem::builder().update(take).build());
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        let mut sold_members = Vec::new();
+        for sale in sales.iter().filter(|sale| sale.sell > 0) {
+            txn.push(ConfirmRole::Paid, self.sell_places(&event, &order.order_id, sale, None)?);
+            sold_members.extend((1..=sale.sell).map(|k| place_member(&sale.section, sale.bucket, k)));
+        }
+        let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
+        recorded.extend(sold_members.iter().map(String::as_str));
         let complete = self
-            .complete(&order.order_id, payment, paid)
+            .complete_with(&order.order_id, payment, &recorded)
             .condition_expression("#status = :seen AND #version = :version")
             .expression_attribute_values(":seen", s(order.status.as_str()))
             .expression_attribute_values(":version", n(stored.version))
@@ -259,24 +270,27 @@ impl Store {
 
     /// A bucket's side of a sale: `sell` of the order's places there sold,
     /// the rest given back, its hold removed; only while the hold is as the
-    /// order records it and unexpired.
-    fn sell_places(&self, event: &EventRef, order: &OrderId, sale: &PlaceSale, now: Millis) -> Result<TransactWriteItem, Error> {
+    /// order records it, and, with `live_at`, unexpired then (a late payment
+    /// sells places whose expired hold nobody took over).
+    fn sell_places(&self, event: &EventRef, order: &OrderId, sale: &PlaceSale, live_at: Option<Millis>) -> Result<TransactWriteItem, Error> {
         let update = self
             .update(ga_bucket_key(event, &sale.section, sale.bucket))
             .update_expression("SET #sold = #sold + :sell, #free = #free + :give REMOVE #me")
-            .condition_expression("#me.#q = :held AND #me.#e > :now")
             .expression_attribute_names("#sold", SOLD)
             .expression_attribute_names("#free", FREE)
             .expression_attribute_names("#me", hold_attribute(order))
             .expression_attribute_names("#q", HOLD_QUANTITY)
-            .expression_attribute_names("#e", HOLD_EXPIRY)
             .expression_attribute_values(":sell", n(sale.sell))
             .expression_attribute_values(":give", n(sale.held - sale.sell))
-            .expression_attribute_values(":held", n(sale.held))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+            .expression_attribute_values(":held", n(sale.held));
+        let update = match live_at {
+            Some(now) => update
+                .condition_expression("#me.#q = :held AND #me.#e > :now")
+                .expression_attribute_names("#e", HOLD_EXPIRY)
+                .expression_attribute_values(":now", n(now.0)),
+            None => update.condition_expression("#me.#q = :held"),
+        };
+        Ok(TransactWriteItem::builder().update(update.build().map_err(build_error("TransactWriteItems"))?).build())
     }
 
     /// The order's completion; the caller adds the condition.

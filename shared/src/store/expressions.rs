@@ -9,6 +9,11 @@ use super::*;
 /// compared with the writer's clock, so no sweep is needed first.
 pub(super) const SEAT_IS_FREE_FOR_ORDER: &str = "attribute_exists(PK) AND #status <> :sold AND \
      (attribute_not_exists(#holder) OR #holder = :order OR #holdExp < :now)";
+/// best-available's seat condition: like [`SEAT_IS_FREE_FOR_ORDER`] but not
+/// a seat the order holds already (its own holds count as unavailable: a
+/// stale read must not turn into a "claim" of a seat it has).
+pub(super) const SEAT_IS_FREE_FOR_ANOTHER: &str =
+    "attribute_exists(PK) AND #status <> :sold AND (attribute_not_exists(#holder) OR (#holder <> :order AND #holdExp < :now))";
 /// Only the holding order's hold can be released (drop-seat, the sweep).
 const SEAT_HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
 /// The paid seats' condition in confirm's common and live paths: still

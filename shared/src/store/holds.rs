@@ -74,7 +74,7 @@ impl Store {
         let mut token = token.clone();
         loop {
             let items = vec![
-                TransactWriteItem::builder().update(self.claim_update(&token, order, seat, now)?).build(),
+                TransactWriteItem::builder().update(self.claim_update(&token, order, seat, SEAT_IS_FREE_FOR_ORDER, now)?).build(),
                 TransactWriteItem::builder()
                     .update(
                         self.holder_order_update(order, &token, now, "AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))")
@@ -99,12 +99,14 @@ impl Store {
         }
     }
 
-    /// A seat's side of a claim for `order` until the token's expiry.
-    pub(super) fn claim_update(&self, token: &HoldToken, order: &OrderId, seat: &SeatId, now: Millis) -> Result<Update, Error> {
+    /// A seat's side of a claim for `order` until the token's expiry, under
+    /// `condition` ([`SEAT_IS_FREE_FOR_ORDER`] or, for best-available,
+    /// [`SEAT_IS_FREE_FOR_ANOTHER`]).
+    pub(super) fn claim_update(&self, token: &HoldToken, order: &OrderId, seat: &SeatId, condition: &str, now: Millis) -> Result<Update, Error> {
         Ok(self
             .update(seat_key(&EventRef::of(token.event_id()), seat))
             .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
-            .condition_expression(SEAT_IS_FREE_FOR_ORDER)
+            .condition_expression(condition)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#holder", HOLDER)
             .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
