@@ -52,6 +52,11 @@ def parse_token(headers):
     return raw, parts[0], int(parts[1])
 
 
+def token_hash(raw):
+    """What the order stores: the SHA-256 of the token's random part."""
+    return hashlib.sha256(raw.rsplit("~", 1)[-1].encode()).hexdigest()
+
+
 SEAT_BLOCK_SIZE = 10
 
 
@@ -92,7 +97,7 @@ def claim(order_id, seat_id, token, event_id, expires_at, now):
                                      "#deadline": "holderDeadline"},
         "ExpressionAttributeValues": {
             ":seat": {"SS": [seat_id]}, ":seatId": {"S": seat_id}, ":one": {"N": "1"},
-            ":tokenHash": {"S": hashlib.sha256(token.encode()).hexdigest()}, ":pending": {"S": "PENDING"},
+            ":tokenHash": {"S": token_hash(token)}, ":pending": {"S": "PENDING"},
             ":exp": {"N": str(expires_at)}, ":now": {"N": str(now)}, ":max": {"N": str(MAX_SEATS)},
         },
         "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
@@ -146,7 +151,7 @@ def handler(event, context):
                                      "expiresAt": f"{expires}.{expires_at % 1000:03d}Z"})
             except ClientError as err:
                 if err.response.get("Error", {}).get("Code") == "TransactionCanceledException":
-                    result = cancelled(err, hashlib.sha256(raw.encode()).hexdigest(), now)
+                    result = cancelled(err, token_hash(raw), now)
                 else:
                     result = error(503, "store-unavailable", "The store is unavailable; retry.")
             except BotoCoreError:
