@@ -19,10 +19,11 @@ use crate::http::{json, json_body, path_param, serve};
 use crate::App;
 
 /// Reads of the order one request may make: each transaction that fails
-/// because the order changed under it is followed by a fresh read. A
-/// holder racing its own requests settles in two; more means the store
-/// keeps conflicting, and the client is told to retry (503).
-const ORDER_ROUNDS: usize = 4;
+/// because the order changed under it (the holder's own claims racing it)
+/// is followed by a short jittered pause and a fresh read. With this many
+/// in a row the store keeps conflicting, and the client is told to retry
+/// (503).
+const ORDER_ROUNDS: u32 = 10;
 
 // ----- extend-order ---------------------------------------------------------
 
@@ -58,7 +59,7 @@ pub async fn extend_order(app: &App, req: Request) -> Reply {
                 )));
             }
         }
-        for _ in 0..ORDER_ROUNDS {
+        for round in 0..ORDER_ROUNDS {
             let (stored, token) = read_own_order(app, &req, &order_id).await?;
             let order = &stored.order;
             let now = Millis::now();
@@ -75,6 +76,7 @@ pub async fn extend_order(app: &App, req: Request) -> Reply {
                 Extension::To(later) => {
                     let deadline = holder_deadline(later, app.config.expiry_guard_ms, event.hold_seconds);
                     if !app.store.extend_order(&stored, later, deadline, now).await? {
+                        back_off(round + 1).await;
                         continue;
                     }
                     later
@@ -110,7 +112,7 @@ pub async fn cancel_order(app: &App, req: Request) -> Reply {
     Ok(serve("cancel-order", &req, async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let cancelled = || json(StatusCode::OK, &CancelReply { order_id: &order_id, status: OrderStatus::Cancelled });
-        for _ in 0..ORDER_ROUNDS {
+        for round in 0..ORDER_ROUNDS {
             let (stored, _) = read_own_order(app, &req, &order_id).await?;
             let order = &stored.order;
             match order.status {
@@ -120,6 +122,7 @@ pub async fn cancel_order(app: &App, req: Request) -> Reply {
             }
             let live = order.is_live(Millis::now());
             if !app.store.cancel_order(&stored, live).await? {
+                back_off(round + 1).await;
                 continue;
             }
             if !live {

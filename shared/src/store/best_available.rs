@@ -60,6 +60,7 @@ impl Store {
             return Err(Error::SeatLimit { max: max_seats });
         }
         let mut token = token.clone();
+        let mut stale_retries = 0;
         loop {
             let mut items = Vec::with_capacity(seats.len() + 1);
             for seat in seats {
@@ -75,7 +76,13 @@ impl Store {
                 .map_err(build_error("TransactWriteItems"))?;
             items.push(TransactWriteItem::builder().update(record).build());
             let Txn::Cancelled(reasons) = self.transact(items).await? else { return Ok(BlockClaim::Held(token.expires_at())) };
+            // Bounded: each retry follows an extension that happened meanwhile.
             if let Some(current) = extended_since(reasons.last().cloned().flatten().as_ref(), &token, now)? {
+                if stale_retries == STALE_TOKEN_RETRIES {
+                    tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
+                    return Err(Error::StoreUnavailable);
+                }
+                stale_retries += 1;
                 token = token.with_expiry(current);
                 continue;
             }

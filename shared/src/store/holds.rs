@@ -72,6 +72,7 @@ impl Store {
         now: Millis,
     ) -> Result<Millis, Error> {
         let mut token = token.clone();
+        let mut stale_retries = 0;
         loop {
             let items = vec![
                 TransactWriteItem::builder().update(self.claim_update(&token, order, seat, SEAT_IS_FREE_FOR_ORDER, now)?).build(),
@@ -91,7 +92,13 @@ impl Store {
             let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(token.expires_at()) };
             let order_failure = reasons.pop().flatten();
             let seat_failure = reasons.pop().flatten();
+            // Bounded: each retry follows an extension that happened meanwhile.
             if let Some(current) = extended_since(order_failure.as_ref(), &token, now)? {
+                if stale_retries == STALE_TOKEN_RETRIES {
+                    tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
+                    return Err(Error::StoreUnavailable);
+                }
+                stale_retries += 1;
                 token = token.with_expiry(current);
                 continue;
             }

@@ -78,7 +78,7 @@ pub use seat_map::{seat_change, SeatChange};
 use codec::*;
 use errors::*;
 use expressions::*;
-use failures::{block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in, ItemFailure};
+use failures::{block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in, ItemFailure, STALE_TOKEN_RETRIES};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {
