@@ -138,7 +138,8 @@ def main():
         check("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50)
         check("get-event", 200, lambda b: b["status"] == "READY" and b["sections"][0]["sectionId"] == "A")
         check("list-seats", 200, lambda b: len(b["seats"]) == 40)
-        check("availability", 200, lambda b: [r["statuses"] for s in b["sections"] for r in s["rows"]][0] == "A" * 20)
+        check("availability", 200, lambda b: [r["statuses"] for s in b["sections"] for r in s.get("rows", [])][0] == "A" * 20
+              and b["sections"][-1] == {"sectionId": "FLOOR", "kind": "ga", "capacity": 500, "available": 500})
         order = check("create-order", 201, lambda b: b["status"] == "PENDING")
         if order:
             replacements = {EXAMPLE_ORDER: order["orderId"], EXAMPLE_TOKEN: order["holdToken"]}
