@@ -76,14 +76,7 @@ impl Store {
                 .map_err(build_error("TransactWriteItems"))?;
             items.push(TransactWriteItem::builder().update(record).build());
             let Txn::Cancelled(reasons) = self.transact(items).await? else { return Ok(BlockClaim::Held(token.expires_at())) };
-            // Bounded: each retry follows an extension that happened meanwhile.
-            if let Some(current) = extended_since(reasons.last().cloned().flatten().as_ref(), &token, now)? {
-                if stale_retries == STALE_TOKEN_RETRIES {
-                    tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
-                    return Err(Error::StoreUnavailable);
-                }
-                stale_retries += 1;
-                token = token.with_expiry(current);
+            if super::holds::refresh_stale_token(reasons.last().cloned().flatten().as_ref(), &mut token, &mut stale_retries, order, now)? {
                 continue;
             }
             return match block_claim_error(reasons, &token, max_seats, now)? {

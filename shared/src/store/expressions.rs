@@ -38,41 +38,32 @@ pub(super) struct Bound {
     pub values: HashMap<String, AttributeValue>,
 }
 
-/// Releases a seat only if `order` still holds it (drop-seat, confirm's
-/// unpaid holds, the sweep).
-pub(super) fn release_held_seat(order: &OrderId) -> Bound {
+/// `update` on a seat only while `order` holds it ([`SEAT_HELD_BY_ORDER`]),
+/// with the condition's bindings and `extra` values of the update.
+fn on_seat_held_by(order: &OrderId, update: &'static str, extra: [(&str, AttributeValue); 1]) -> Bound {
+    let mut values = HashMap::from([(":held".to_owned(), s(SEAT_HELD)), (":order".to_owned(), s(order.as_str()))]);
+    values.extend(extra.map(|(k, v)| (k.to_owned(), v)));
     Bound {
-        update: RELEASE_SEAT,
+        update,
         condition: SEAT_HELD_BY_ORDER,
         names: HashMap::from([
             ("#status".to_owned(), STATUS.to_owned()),
             ("#holder".to_owned(), HOLDER.to_owned()),
             ("#holdExp".to_owned(), HOLD_EXPIRES_AT.to_owned()),
         ]),
-        values: HashMap::from([
-            (":available".to_owned(), s(SEAT_AVAILABLE)),
-            (":held".to_owned(), s(SEAT_HELD)),
-            (":order".to_owned(), s(order.as_str())),
-        ]),
+        values,
     }
+}
+
+/// Releases a seat only if `order` still holds it (drop-seat, confirm's
+/// unpaid holds, the sweep).
+pub(super) fn release_held_seat(order: &OrderId) -> Bound {
+    on_seat_held_by(order, RELEASE_SEAT, [(":available", s(SEAT_AVAILABLE))])
 }
 
 /// Moves the expiry of a hold `order` still has (extend-order).
 pub(super) fn extend_held_seat(order: &OrderId, expires_at: Millis) -> Bound {
-    Bound {
-        update: EXTEND_HOLD,
-        condition: SEAT_HELD_BY_ORDER,
-        names: HashMap::from([
-            ("#status".to_owned(), STATUS.to_owned()),
-            ("#holder".to_owned(), HOLDER.to_owned()),
-            ("#holdExp".to_owned(), HOLD_EXPIRES_AT.to_owned()),
-        ]),
-        values: HashMap::from([
-            (":held".to_owned(), s(SEAT_HELD)),
-            (":order".to_owned(), s(order.as_str())),
-            (":exp".to_owned(), n(expires_at.0)),
-        ]),
-    }
+    on_seat_held_by(order, EXTEND_HOLD, [(":exp", n(expires_at.0))])
 }
 
 impl Bound {

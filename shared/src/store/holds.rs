@@ -92,14 +92,7 @@ impl Store {
             let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(token.expires_at()) };
             let order_failure = reasons.pop().flatten();
             let seat_failure = reasons.pop().flatten();
-            // Bounded: each retry follows an extension that happened meanwhile.
-            if let Some(current) = extended_since(order_failure.as_ref(), &token, now)? {
-                if stale_retries == STALE_TOKEN_RETRIES {
-                    tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
-                    return Err(Error::StoreUnavailable);
-                }
-                stale_retries += 1;
-                token = token.with_expiry(current);
+            if refresh_stale_token(order_failure.as_ref(), &mut token, &mut stale_retries, order, now)? {
                 continue;
             }
             return Err(claim_error(seat_failure, order_failure, &token, max_seats, now)?);
@@ -187,4 +180,26 @@ impl Store {
         let seat_failure = reasons.pop().flatten();
         Err(release_error(seat_failure, order_failure, token, now)?)
     }
+}
+
+/// A holder's claim failed only because its token carried an expiry the
+/// order has moved past (extend-order since): `Ok(true)`, with `token` now
+/// carrying the order's own expiry, to retry. Bounded: each retry follows
+/// an extension that happened meanwhile; after [`STALE_TOKEN_RETRIES`] in a
+/// row, 503.
+pub(super) fn refresh_stale_token(
+    failure: Option<&ItemFailure>,
+    token: &mut HoldToken,
+    retries: &mut u32,
+    order: &OrderId,
+    now: Millis,
+) -> Result<bool, Error> {
+    let Some(current) = extended_since(failure, token, now)? else { return Ok(false) };
+    if *retries == STALE_TOKEN_RETRIES {
+        tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
+        return Err(Error::StoreUnavailable);
+    }
+    *retries += 1;
+    *token = token.with_expiry(current);
+    Ok(true)
 }
