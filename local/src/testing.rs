@@ -8,6 +8,7 @@ use std::sync::{Mutex, OnceLock};
 
 use aws_sdk_dynamodb::Client;
 use shared::auth::ConfirmSecrets;
+use shared::domain::ga::bucket_count;
 use shared::domain::{hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState};
 use shared::{App, Config, Store};
 
@@ -117,7 +118,7 @@ pub struct TableCheck {
     pub violations: Vec<String>,
 }
 
-/// Checks the contract's invariants 1, 2 and 4 over everything the table
+/// Checks the contract's invariants 1, 2, 4 and 8 over everything the table
 /// holds for `event`, reading it back (consistent reads, no handler):
 /// - a SOLD seat belongs to a COMPLETED order that lists it (never sold
 ///   twice: with the next rule, no other completed order lists it either);
@@ -125,7 +126,8 @@ pub struct TableCheck {
 ///   SOLD to it (all or nothing);
 /// - a live PENDING order's seats are HELD by it, with its expiry; a live
 ///   hold belongs to a live PENDING order that lists the seat (no half-done
-///   claim or release), so no seat is held by two live orders.
+///   claim or release), so no seat is held by two live orders;
+/// - general admission, per bucket: see [`check_places`].
 ///
 /// Orders are the ones the tests created ([`remember_order`]) and those the
 /// seats name. Call it when nothing else writes to the event.
@@ -201,8 +203,8 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
     for (id, order) in &orders {
         if order.status == OrderStatus::Completed {
             check.completed += 1;
-            if order.seats.is_empty() {
-                check.violations.push(format!("order {id} is COMPLETED with no seats"));
+            if order.seats.is_empty() && order.places.is_empty() {
+                check.violations.push(format!("order {id} is COMPLETED with no seats or places"));
             }
             for seat in &order.seats {
                 match by_id.get(seat) {
@@ -226,7 +228,72 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
             check.violations.push(format!("seat {seat} is listed by several live orders: {holders:?}"));
         }
     }
+    check_places(app, &event_id, &orders, now, &mut check).await;
     check
+}
+
+/// The places' side of the invariants, per general-admission bucket:
+/// sold + live holds within its capacity (8); sold + every recorded hold +
+/// free = capacity (its counter is exact); sold = the places COMPLETED
+/// orders list there (never sold twice, nor without an order); a live hold
+/// belongs to a live PENDING order recording exactly those places, with
+/// its expiry, and every live order's places are held so.
+async fn check_places(app: &App, event_id: &EventId, orders: &HashMap<OrderId, Order>, now: Millis, check: &mut TableCheck) {
+    let event = app
+        .store
+        .get_event(event_id)
+        .await
+        .unwrap_or_else(|e| panic!("reading the event: {}", shared::error::chain(&e)))
+        .unwrap_or_else(|| panic!("event {event_id} not found"));
+    for (section, capacity) in event.ga_sections() {
+        let indexes: Vec<u32> = (0..bucket_count(capacity)).collect();
+        let buckets = app
+            .store
+            .read_buckets(event_id, section, &indexes, true)
+            .await
+            .unwrap_or_else(|e| panic!("reading section {section}'s buckets: {}", shared::error::chain(&e)));
+        if buckets.len() != indexes.len() {
+            check.violations.push(format!("section {section} has {} of its {} buckets", buckets.len(), indexes.len()));
+        }
+        for b in &buckets {
+            let at = format!("bucket {section}#{}", b.index);
+            let in_orders = |status: &dyn Fn(&Order) -> bool| -> u32 {
+                orders
+                    .values()
+                    .filter(|o| status(o))
+                    .flat_map(|o| o.places.iter())
+                    .filter(|p| &p.section == section && p.bucket == b.index)
+                    .map(|p| p.quantity)
+                    .sum()
+            };
+            if b.sold + b.live_held(now) > b.capacity {
+                check.violations.push(format!("{at} is over capacity: {b:?}"));
+            }
+            let recorded: u32 = b.holds.iter().map(|h| h.quantity).sum();
+            if b.sold + recorded + b.free != b.capacity {
+                check.violations.push(format!("{at} does not add up: {b:?}"));
+            }
+            let sold_to = in_orders(&|o| o.status == OrderStatus::Completed);
+            if sold_to != b.sold {
+                check.violations.push(format!("{at} has {} sold, COMPLETED orders list {sold_to} there", b.sold));
+            }
+            for hold in b.holds.iter().filter(|h| hold_is_live(h.expires_at, now)) {
+                let recorded = orders.get(&hold.order).filter(|o| o.is_holdable(now)).and_then(|o| {
+                    o.places.iter().find(|p| &p.section == section && p.bucket == b.index).map(|p| (p.quantity, o.expires_at))
+                });
+                if recorded != Some((hold.quantity, hold.expires_at)) {
+                    check.violations.push(format!("{at} has a live hold {hold:?} its order does not record as live ({recorded:?})"));
+                }
+            }
+            for (id, o) in orders.iter().filter(|(_, o)| o.is_holdable(now)) {
+                for p in o.places.iter().filter(|p| &p.section == section && p.bucket == b.index) {
+                    if !b.holds.iter().any(|h| &h.order == id && h.quantity == p.quantity) {
+                        check.violations.push(format!("live order {id} lists {} places in {at}, which does not hold them", p.quantity));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// [`check_invariants`], panicking with every violation found.

@@ -240,13 +240,113 @@ async fn confirm_sells_the_paid_places_and_gives_back_the_rest() {
     assert_eq!((status, &body["ga"]), (200, &json!([])), "{body}");
     assert_eq!(floor_totals(&app, &ev, 10).await, (2, 0));
 
-    // More places paid for than held: refund due, and what it held goes back.
+    // More places paid for than held: the one held and one free place sold.
     let greedy = order(&app, &ev).await;
     assert_eq!(hold_ga(&app, &greedy, "FLOOR", json!(1)).await.0, 200);
     let (status, body) = pay(&app, &greedy, "pay-ga-3", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
+    assert_eq!((status, &body["ga"]), (200, &json!([{"sectionId": "FLOOR", "quantity": 2}])), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 10).await, (4, 0));
+    assert_eq!(get_order(&app, &greedy).await.1["ga"], json!([{"sectionId": "FLOOR", "quantity": 2}]));
+
+    // Paid for places nobody can give (the rest live-held): refund due, and
+    // what it held goes back.
+    let rival = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &rival, "FLOOR", json!(5)).await.0, 200);
+    let short = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &short, "FLOOR", json!(1)).await.0, 200);
+    let (status, body) = pay(&app, &short, "pay-ga-4", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
     assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("seats-unavailable"), &json!(true)), "{body}");
-    assert_eq!(get_order(&app, &greedy).await.1["status"], "REFUND_DUE");
-    assert_eq!(floor_totals(&app, &ev, 10).await, (2, 0));
+    assert_eq!(get_order(&app, &short).await.1["status"], "REFUND_DUE");
+    assert_eq!(floor_totals(&app, &ev, 10).await, (4, 5), "its place went back; the rival's stay");
+    // A section the event does not have, or a seated one: money arrived, refund.
+    for (i, section) in ["NOPE", "A"].into_iter().enumerate() {
+        let stray = order(&app, &ev).await;
+        let (status, body) = pay(&app, &stray, &format!("pay-ga-stray-{i}"), &[], json!([{"sectionId": section, "quantity": 1}])).await;
+        assert_eq!((status, &body["refund"]), (409, &json!(true)), "{section}: {body}");
+    }
+    local::testing::assert_invariants(&app, &ev).await;
+}
+
+#[tokio::test]
+async fn late_payments_for_cancelled_and_expired_orders_retake_places_or_refund() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 6, 1).await;
+    // Cancelled, then paid while places are free: they are taken and sold.
+    let cancelled = order_expiring_in(&app, &ev, 60).await;
+    assert_eq!(hold_ga(&app, &cancelled, "FLOOR", json!(2)).await.0, 200);
+    assert_eq!(call(&app, "DELETE", &format!("/orders/{}", cancelled.id), &[("authorization", &cancelled.auth())], "").await.0, 200);
+    assert_eq!(floor_totals(&app, &ev, 6).await, (0, 0));
+    let (status, body) = pay(&app, &cancelled, "pay-cancelled", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
+    assert_eq!((status, &body["status"], &body["ga"]), (200, &json!("COMPLETED"), &json!([{"sectionId": "FLOOR", "quantity": 2}])), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 6).await, (2, 0));
+    // Again: the same 200, nothing more sold.
+    assert_eq!(pay(&app, &cancelled, "pay-cancelled", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await.0, 200);
+    assert_eq!(floor_totals(&app, &ev, 6).await, (2, 0));
+
+    // Expired holding 1, paid for 3: its own place nobody took over and
+    // the two of another expired order, reclaimed in the same write.
+    let expired = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &expired, "FLOOR", json!(1)).await.0, 200);
+    let abandoned = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &abandoned, "FLOOR", json!(2)).await.0, 200);
+    let live = order_expiring_in(&app, &ev, 60).await;
+    assert_eq!(hold_ga(&app, &live, "FLOOR", json!(1)).await.0, 200);
+    let_holds_expire(1).await;
+    let (status, body) = pay(&app, &expired, "pay-expired", &[], json!([{"sectionId": "FLOOR", "quantity": 3}])).await;
+    assert_eq!((status, &body["ga"]), (200, &json!([{"sectionId": "FLOOR", "quantity": 3}])), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 6).await, (5, 1), "the live order keeps its place");
+
+    // Cancelled, and the places taken meanwhile: refund due.
+    let outbid = order_expiring_in(&app, &ev, 60).await;
+    let (status, body) = hold_ga(&app, &outbid, "FLOOR", json!(1)).await;
+    assert_eq!((status, &body["available"]), (409, &json!(0)), "{body}");
+    assert_eq!(call(&app, "DELETE", &format!("/orders/{}", outbid.id), &[("authorization", &outbid.auth())], "").await.0, 200);
+    let (status, body) = pay(&app, &outbid, "pay-outbid", &[], json!([{"sectionId": "FLOOR", "quantity": 1}])).await;
+    assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("order-expired"), &json!(true)), "{body}");
+    assert_eq!(get_order(&app, &outbid).await.1["status"], "REFUND_DUE");
+    assert_eq!(floor_totals(&app, &ev, 6).await, (5, 1));
+    local::testing::assert_invariants(&app, &ev).await;
+}
+
+#[tokio::test]
+async fn late_payments_racing_for_the_last_places_never_oversell() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 20, 60).await;
+    // 16 cancelled orders, each paid for 2 places afterwards, at once: 10
+    // complete, 6 are refunds, and nothing is sold twice.
+    let mut orders = Vec::new();
+    for _ in 0..16 {
+        let o = order(&app, &ev).await;
+        assert_eq!(hold_ga(&app, &o, "FLOOR", json!(2)).await.0, 200);
+        assert_eq!(call(&app, "DELETE", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await.0, 200);
+        orders.push(o);
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, o) in orders.into_iter().enumerate() {
+        let app = app.clone();
+        tasks.spawn(async move { pay(&app, &o, &format!("pay-race-{i}"), &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await });
+    }
+    let (mut completed, mut refunded, mut retry) = (0, 0, 0);
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.unwrap();
+        match (status, body["refund"].as_bool()) {
+            (200, _) => completed += 1,
+            (409, Some(true)) => refunded += 1,
+            (503, _) => retry += 1,
+            _ => panic!("unexpected answer {status}: {body}"),
+        }
+    }
+    let (sold, held) = floor_totals(&app, &ev, 20).await;
+    assert_eq!(held, 0);
+    assert_eq!(sold, 2 * completed, "every completed payment sold exactly its places");
+    assert!(completed <= 10);
+    // Nothing frees places here, so a refund is only honest once all 20 are sold.
+    if refunded > 0 {
+        assert_eq!(completed, 10, "{refunded} refunded while places were left ({retry} told to retry)");
+    }
+    assert_eq!(completed + refunded + retry, 16);
+    eprintln!("late-payment race: {completed} completed, {refunded} refunded, {retry} told to retry");
+    local::testing::assert_invariants(&app, &ev).await;
 }
 
 #[tokio::test]
@@ -268,4 +368,41 @@ async fn a_late_payment_buys_the_places_nobody_took_over_and_refunds_otherwise()
     let (status, body) = pay(&app, &unlucky, "pay-late-ga-2", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
     assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("order-expired"), &json!(true)), "{body}");
     assert_eq!(floor_totals(&app, &ev, 4).await, (2, 2), "the rival keeps its places");
+}
+
+/// The invariant check reads the buckets: a place sold without an order,
+/// or a live hold no order records, is reported (so the checks above could
+/// fail).
+#[tokio::test]
+async fn the_invariant_check_sees_a_place_sold_twice_or_a_stray_hold() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 1, 10, 300).await;
+    let o = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &o, "FLOOR", json!(2)).await.0, 200);
+    assert_eq!(pay(&app, &o, "pay-check", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await.0, 200);
+    local::testing::assert_invariants(&app, &ev).await;
+    let key = shared::store::ga_bucket_item_key(&EventId::parse(&ev).unwrap(), &SectionId::parse("FLOOR").unwrap(), 0);
+    let n = |v: i64| AttributeValue::N(v.to_string());
+    let stray = AttributeValue::M([("q".to_owned(), n(1)), ("e".to_owned(), n(Millis::now().0 + 60_000))].into());
+    app.store
+        .client()
+        .update_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(key))
+        .update_expression("SET #sold = #sold + :one, #free = #free - :two, #stray = :stray")
+        .expression_attribute_names("#sold", "sold")
+        .expression_attribute_names("#free", "free")
+        .expression_attribute_names("#stray", "hold#stray-order")
+        .expression_attribute_values(":one", n(1))
+        .expression_attribute_values(":two", n(2))
+        .expression_attribute_values(":stray", stray)
+        .send()
+        .await
+        .unwrap();
+    let check = local::testing::check_invariants(&app, &ev).await;
+    let found = check.violations.join("\n");
+    assert!(found.contains("has 3 sold, COMPLETED orders list 2 there"), "{found}");
+    assert!(found.contains("its order does not record as live"), "{found}");
+    assert_eq!(check.violations.len(), 2, "{found}");
 }

@@ -152,13 +152,23 @@ pub fn plan_release(held: &[HeldPlaces], release: u32) -> Vec<(u32, u32, u32)> {
 }
 
 /// One bucket's part of a confirm: of the `held` places the order has
-/// there, `sell` are sold and the rest given back.
+/// there, `sell` are sold and the rest given back; and, for a payment its
+/// holds do not cover, `take` more places sold from the bucket's free
+/// ones and the expired holds of others it removes (`take.reclaim`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlaceSale {
     pub section: SectionId,
     pub bucket: u32,
     pub held: u32,
     pub sell: u32,
+    pub take: Option<Take>,
+}
+
+impl PlaceSale {
+    /// Places this sale sells in its bucket, its own and taken ones.
+    pub fn sold(&self) -> u32 {
+        self.sell + self.take.as_ref().map_or(0, |t| t.places)
+    }
 }
 
 /// How a confirm sells `paid` places of `section` out of what the order
@@ -173,10 +183,43 @@ pub fn plan_sale(held: &[HeldPlaces], section: &SectionId, paid: u32) -> Option<
         .map(|h| {
             let sell = h.quantity.min(remaining);
             remaining -= sell;
-            PlaceSale { section: section.clone(), bucket: h.bucket, held: h.quantity, sell }
+            PlaceSale { section: section.clone(), bucket: h.bucket, held: h.quantity, sell, take: None }
         })
         .collect();
     (remaining == 0).then_some(sales)
+}
+
+/// How a payment that the order's holds do not cover (a late payment, or
+/// more places than it holds) gets `paid` places of `section` out of
+/// `buckets` as read: its own entries the buckets still carry first
+/// (expired or not: places nobody took over are still its own), lowest
+/// bucket first, the surplus given back; then places anyone may take, as
+/// hold-ga takes them (free ones, then expired holds of other orders).
+/// `None` if the buckets cannot give that many.
+pub fn plan_late_sale(buckets: &[Bucket], section: &SectionId, me: &OrderId, paid: u32, now: Millis) -> Option<Vec<PlaceSale>> {
+    let mut own: Vec<(u32, u32)> =
+        buckets.iter().filter_map(|b| b.holds.iter().find(|h| &h.order == me).map(|h| (b.index, h.quantity))).collect();
+    own.sort_unstable();
+    let mut remaining = paid;
+    let mut sales: Vec<PlaceSale> = own
+        .into_iter()
+        .map(|(bucket, held)| {
+            let sell = held.min(remaining);
+            remaining -= sell;
+            PlaceSale { section: section.clone(), bucket, held, sell, take: None }
+        })
+        .collect();
+    if remaining > 0 {
+        // Every own place is sold by now, so a bucket's `free` is all the
+        // room it has besides the expired holds of others.
+        for take in plan_take(buckets, me, remaining, now)? {
+            match sales.iter_mut().find(|sale| sale.bucket == take.bucket) {
+                Some(sale) => sale.take = Some(take),
+                None => sales.push(PlaceSale { section: section.clone(), bucket: take.bucket, held: 0, sell: 0, take: Some(take) }),
+            }
+        }
+    }
+    Some(sales)
 }
 
 #[cfg(test)]
@@ -236,8 +279,38 @@ mod tests {
         let sale = plan_sale(&held, &f, 3).ok_or("3 of 4 held")?;
         assert_eq!(sale.iter().map(|s| (s.bucket, s.held, s.sell)).collect::<Vec<_>>(), vec![(1, 2, 2), (4, 2, 1)]);
         assert_eq!(plan_sale(&held, &f, 5), None);
-        assert_eq!(plan_sale(&held, &g, 0).ok_or("nothing paid")?, vec![PlaceSale { section: g.clone(), bucket: 0, held: 1, sell: 0 }]);
+        assert_eq!(plan_sale(&held, &g, 0).ok_or("nothing paid")?, vec![PlaceSale { section: g.clone(), bucket: 0, held: 1, sell: 0, take: None }]);
         assert_eq!(plan_sale(&held, &SectionId::parse("H")?, 0), Some(vec![]));
+        Ok(())
+    }
+
+    #[test]
+    fn a_late_sale_sells_its_own_entries_then_takes_what_anyone_may() -> TestResult {
+        let f = SectionId::parse("F")?;
+        let me = OrderId::parse("me")?;
+        let now = Millis(1_000);
+        let buckets = vec![
+            // Its own expired entry nobody took over, and one free place.
+            Bucket { index: 2, capacity: 5, sold: 1, free: 1, holds: vec![hold("me", 2, 900)?, hold("live", 1, 5_000)?] },
+            // An expired hold of another order, and a live one.
+            Bucket { index: 0, capacity: 4, sold: 0, free: 0, holds: vec![hold("old", 2, 100)?, hold("live", 2, 5_000)?] },
+        ];
+        let sale = plan_late_sale(&buckets, &f, &me, 1, now).ok_or("its own entry covers 1")?;
+        assert_eq!(sale, vec![PlaceSale { section: f.clone(), bucket: 2, held: 2, sell: 1, take: None }], "the surplus is given back");
+        let sale = plan_late_sale(&buckets, &f, &me, 4, now).ok_or("2 own + 1 free + 2 reclaimable")?;
+        assert_eq!(sale.iter().map(PlaceSale::sold).sum::<u32>(), 4);
+        assert_eq!(sale[0].bucket, 2);
+        assert_eq!((sale[0].held, sale[0].sell, sale[0].take.as_ref().map(|t| t.places)), (2, 2, Some(1)), "own bucket's free place, one item");
+        assert_eq!(sale[1].take, Some(Take { bucket: 0, places: 1, reclaim: vec![hold("old", 2, 100)?] }));
+        assert_eq!(sale[1].held, 0);
+        assert_eq!(plan_late_sale(&buckets, &f, &me, 5, now).map(|s| s.iter().map(PlaceSale::sold).sum::<u32>()), Some(5));
+        assert_eq!(plan_late_sale(&buckets, &f, &me, 6, now), None, "live holds of others are never taken");
+        // An order whose entries were all taken over takes what is free.
+        let other = OrderId::parse("other")?;
+        let sale = plan_late_sale(&buckets, &f, &other, 5, now).ok_or("1 free + 2 + 2 reclaimable (me's expired entry too)")?;
+        assert!(sale.iter().all(|s| s.held == 0 && s.sell == 0));
+        assert_eq!(sale.iter().map(PlaceSale::sold).sum::<u32>(), 5);
+        assert_eq!(plan_late_sale(&buckets, &f, &other, 6, now), None);
         Ok(())
     }
 

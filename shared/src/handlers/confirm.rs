@@ -13,9 +13,12 @@ use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
-use super::{GaEntry, Reply};
-use crate::domain::ga::plan_sale;
-use crate::domain::{decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId};
+use super::places::plan_from_buckets;
+use super::{order_event, GaEntry, Reply};
+use crate::domain::ga::{plan_late_sale, plan_sale, Bucket, HeldPlaces, PlaceSale};
+use crate::domain::{
+    decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
+};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body, serve};
 
@@ -161,16 +164,15 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             other => other,
         };
     }
-    if !paid.ga.is_empty() && sales.is_none() {
-        // Paid places come from the order's own holds (live, or expired and
-        // not taken over); taking free places for a payment that never held
-        // them is not built yet: such a payment is refunded (never lost).
-        decision = match decision {
-            ConfirmDecision::TakeFree { holds_are_live, on_failure, .. } => {
-                return refund(app, stored, payment, on_failure, holds_are_live).await
+    if let ConfirmDecision::TakeFree { holds_are_live, on_failure, .. } = &decision {
+        if !paid.ga.is_empty() {
+            // Paid places from the buckets as they are now: the order's own
+            // entries nobody took over, then places anyone may take.
+            match late_place_sales(app, order, &paid.ga, now).await? {
+                Some(planned) => sales = Some(planned),
+                None => return refund(app, stored, payment, *on_failure, *holds_are_live).await,
             }
-            other => other,
-        };
+        }
     }
     match decision {
         ConfirmDecision::AlreadyCompleted => {
@@ -198,23 +200,24 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             }
         }
         ConfirmDecision::TakeFree { release, holds_are_live, on_failure } => {
+            // Paid places are sold as planned (its own entries, then places
+            // taken); the rest of its places go back after the transaction.
+            let sales = sales.unwrap_or_default();
+            let place_items = sales.iter().filter(|sale| sale.sold() > 0).count();
             // Live holds go in the same transaction while it has room (paid
-            // seats it does not hold plus every other seat it holds can
-            // pass 100 items); otherwise right after it.
-            let fits = paid.seats.len() + release.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
+            // seats and places plus every other seat it holds can pass 100
+            // items); otherwise right after it.
+            let fits = paid.seats.len() + place_items + release.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
             let in_txn_releases = holds_are_live && fits;
             let in_txn: &[SeatId] = if in_txn_releases { &release } else { &[] };
-            // Places sold here come from its own entries; the rest of its
-            // places go back after the transaction.
-            let sales = sales.unwrap_or_default();
             match app.store.take_free(stored, payment, &paid.seats, in_txn, &sales, now).await? {
                 ConfirmOutcome::Committed => {
                     if !in_txn_releases {
                         app.store.release_leftover_holds(order, &release).await;
                     }
-                    let unsold = crate::domain::Order { places: unsold_places(order, &sales), ..order.clone() };
+                    let unsold = Order { places: unsold_places(order, &sales), ..order.clone() };
                     app.store.release_places(&unsold).await;
-                    tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats taken and sold");
+                    tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
                     let ga = super::in_plan_order(app, order, &paid.ga).await?;
                     Ok(Some(Ok(completed(&order.order_id, &paid.seats, &ga, payment))))
                 }
@@ -250,13 +253,34 @@ async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: Re
     }
 }
 
+/// Every paid section's places for a payment the order's holds do not
+/// cover (late, or more than it holds), planned from its buckets read
+/// consistently: the buckets the order records places in, and others (see
+/// `plan_from_buckets`). `None` if a paid section cannot give them, or is
+/// no general-admission section of the event (money arrived: refunded).
+async fn late_place_sales(app: &App, order: &Order, paid: &[GaEntry], now: Millis) -> Result<Option<Vec<PlaceSale>>, Error> {
+    let event = order_event(app, order).await?;
+    let mut sales = Vec::new();
+    for entry in paid {
+        let section = &entry.section_id;
+        let Some(capacity) = event.section(section).and_then(|s| s.capacity) else { return Ok(None) };
+        let own: Vec<u32> = order.places.iter().filter(|p| &p.section == section).map(|p| p.bucket).collect();
+        let plan = |buckets: &[Bucket]| plan_late_sale(buckets, section, &order.order_id, entry.quantity, now);
+        match plan_from_buckets(app, &order.event_id, section, capacity, &own, true, plan).await? {
+            Ok(planned) => sales.extend(planned),
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(sales))
+}
+
 /// The order's places no sale in `sales` took (whole buckets it did not
 /// sell from), to give back after a late sale.
-fn unsold_places(order: &crate::domain::Order, sales: &[crate::domain::ga::PlaceSale]) -> Vec<crate::domain::ga::HeldPlaces> {
+fn unsold_places(order: &Order, sales: &[PlaceSale]) -> Vec<HeldPlaces> {
     order
         .places
         .iter()
-        .filter(|held| !sales.iter().any(|sale| sale.sell > 0 && sale.section == held.section && sale.bucket == held.bucket))
+        .filter(|held| !sales.iter().any(|sale| sale.sold() > 0 && sale.section == held.section && sale.bucket == held.bucket))
         .cloned()
         .collect()
 }

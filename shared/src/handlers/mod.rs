@@ -8,7 +8,7 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::HoldToken;
-use crate::domain::{EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
+use crate::domain::{Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
 use crate::store::StoredOrder;
 use crate::error::Error;
 use crate::http::{header, json, json_body, path_param, serve};
@@ -17,6 +17,7 @@ use crate::App;
 mod confirm;
 mod events;
 mod orders;
+mod places;
 pub use confirm::confirm;
 pub use orders::{best_available, cancel_order, extend_order, hold_ga};
 pub use events::{availability, create_event, get_event, list_seats};
@@ -99,17 +100,21 @@ struct OrderReply<'a> {
     refund_payment_ids: &'a [PaymentId],
 }
 
+/// The event an order is for (an order naming no event is corrupt data).
+async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
+    app.store
+        .get_event(&order.event_id)
+        .await?
+        .ok_or_else(|| Error::Corrupt(format!("order {} names an event that does not exist", order.order_id)))
+}
+
 /// An order's places per general-admission section, in plan order, none
 /// with zero.
 async fn places_by_section(app: &App, order: &Order) -> Result<Vec<GaEntry>, Error> {
     if order.places.is_empty() {
         return Ok(Vec::new());
     }
-    let event = app
-        .store
-        .get_event(&order.event_id)
-        .await?
-        .ok_or_else(|| Error::Corrupt(format!("order {} names an event that does not exist", order.order_id)))?;
+    let event = order_event(app, order).await?;
     Ok(event
         .ga_sections()
         .map(|(section, _)| GaEntry {
@@ -125,11 +130,7 @@ async fn in_plan_order(app: &App, order: &Order, entries: &[GaEntry]) -> Result<
     if entries.len() < 2 {
         return Ok(entries.to_vec());
     }
-    let event = app
-        .store
-        .get_event(&order.event_id)
-        .await?
-        .ok_or_else(|| Error::Corrupt(format!("order {} names an event that does not exist", order.order_id)))?;
+    let event = order_event(app, order).await?;
     let position = |section: &SectionId| event.sections.iter().position(|s| &s.section_id == section).unwrap_or(usize::MAX);
     let mut sorted = entries.to_vec();
     sorted.sort_by_key(|e| position(&e.section_id));

@@ -6,9 +6,10 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::{read_own_order, Reply};
+use super::places::{plan_from_buckets, random_u64};
+use super::{order_event, read_own_order, Reply};
 use crate::domain::best_available::{row_bests, spread_choice};
-use crate::domain::ga::{bucket_count, most_holdable, plan_release, plan_take, HeldPlaces, Take};
+use crate::domain::ga::{most_holdable, plan_release, plan_take, HeldPlaces, Take};
 use crate::domain::{
     extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus, SectionId, SectionPlan,
     HOLD_SECONDS_RANGE,
@@ -66,9 +67,7 @@ pub async fn extend_order(app: &App, req: Request) -> Reply {
             if !order.is_holdable(now) {
                 return Err(Error::OrderNotHoldable);
             }
-            let event = app.store.get_event(&order.event_id).await?.ok_or_else(|| {
-                Error::Corrupt(format!("order {} names an event that does not exist", order.order_id))
-            })?;
+            let event = order_event(app, order).await?;
             let seconds = body.seconds.unwrap_or(event.hold_seconds);
             let expires_at = match extension(order, seconds, app.config.max_order_lifetime_seconds, now) {
                 Extension::AtCap => return Err(Error::HoldLimit),
@@ -287,14 +286,6 @@ struct Read {
     losses: u32,
 }
 
-/// A random number for spreading choices and pauses; without randomness,
-/// 0: the contract's own choice and no pause, slower under a stampede,
-/// never wrong.
-fn random_u64() -> u64 {
-    let mut random = [0u8; 8];
-    getrandom::fill(&mut random).map_or(0, |()| u64::from_le_bytes(random))
-}
-
 fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
     let row = &section.rows[row].row;
     (start..start + n).map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1)).collect()
@@ -317,11 +308,6 @@ struct HoldGaReply<'a> {
     expires_at: String,
 }
 
-/// Buckets hold-ga reads first (a random window of the section's): enough
-/// to find places while the section is far from sold out, few enough to be
-/// one batch read.
-const BUCKETS_SAMPLED: u32 = 8;
-
 /// `PUT /orders/{orderId}/ga/{sectionId}`: *sets* the places the order
 /// holds in a general-admission section. Raising takes places from a
 /// random window of the section's buckets (free ones, then expired holds
@@ -341,9 +327,7 @@ pub async fn hold_ga(app: &App, req: Request) -> Reply {
         for _ in 0..BEST_AVAILABLE_ATTEMPTS {
             let (stored, token) = read_own_order(app, &req, &order_id).await?;
             let order = &stored.order;
-            let event = app.store.get_event(&order.event_id).await?.ok_or_else(|| {
-                Error::Corrupt(format!("order {} names an event that does not exist", order.order_id))
-            })?;
+            let event = order_event(app, order).await?;
             let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
             let Some(capacity) = section.capacity else {
                 return Err(Error::BadRequest(format!(
@@ -372,7 +356,7 @@ pub async fn hold_ga(app: &App, req: Request) -> Reply {
                     .collect()
             } else {
                 let wanted = body.quantity - current;
-                match places_to_take(app, &event, &section_id, capacity, order, wanted, losses > 0, now).await? {
+                match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await? {
                     Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
                     Err(available) => return Err(Error::SoldOut { available }),
                 }
@@ -389,13 +373,11 @@ pub async fn hold_ga(app: &App, req: Request) -> Reply {
     .await)
 }
 
-/// Where `wanted` more places come from: a random window of the section's
-/// buckets first, then (consistently read) all of them. `Err(k)`: the
-/// section cannot give that many; `k` is the most this order could hold.
-#[allow(clippy::too_many_arguments)]
+/// Where `wanted` more places come from (see [`plan_from_buckets`]).
+/// `Err(k)`: the section cannot give that many; `k` is the most this order
+/// could hold.
 async fn places_to_take(
     app: &App,
-    event: &Event,
     section: &SectionId,
     capacity: u32,
     order: &crate::domain::Order,
@@ -403,14 +385,7 @@ async fn places_to_take(
     consistent: bool,
     now: Millis,
 ) -> Result<Result<Vec<Take>, u32>, Error> {
-    let count = bucket_count(capacity);
-    let start = (random_u64() % u64::from(count)) as u32;
-    let window: Vec<u32> = (0..BUCKETS_SAMPLED.min(count)).map(|i| (start + i) % count).collect();
-    let sampled = app.store.read_buckets(&event.event_id, section, &window, consistent).await?;
-    if let Some(takes) = plan_take(&sampled, &order.order_id, wanted, now) {
-        return Ok(Ok(takes));
-    }
-    let all: Vec<u32> = (0..count).map(|i| (start + i) % count).collect();
-    let buckets = app.store.read_buckets(&event.event_id, section, &all, true).await?;
-    Ok(plan_take(&buckets, &order.order_id, wanted, now).ok_or_else(|| most_holdable(&buckets, &order.order_id, now)))
+    let me = &order.order_id;
+    let planned = plan_from_buckets(app, &order.event_id, section, capacity, &[], consistent, |buckets| plan_take(buckets, me, wanted, now)).await?;
+    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, now)))
 }

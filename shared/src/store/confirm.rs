@@ -87,9 +87,8 @@ impl Store {
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
         let mut sold_members = Vec::new();
         for sale in sales {
-            let role = if sale.sell > 0 { ConfirmRole::Paid } else { ConfirmRole::Release };
-            txn.push(role, self.sell_places(&event, &order.order_id, sale, Some(now))?);
-            sold_members.extend((1..=sale.sell).map(|k| place_member(&sale.section, sale.bucket, k)));
+            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, sale, Some(now))?);
+            sold_members.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         recorded.extend(sold_members.iter().map(String::as_str));
@@ -111,9 +110,10 @@ impl Store {
     /// or held by an expired hold, compared with `now`), completes the
     /// order if it is still as read, and releases `release` (holds that
     /// still count) in the same transaction.
-    /// Paid places come from what the order still has in the buckets
-    /// (`sales`): its entry exactly as it records it, expired or not, so
-    /// only places nobody took over are sold.
+    /// Paid places are `sales` planned from the buckets as just read: the
+    /// order's own entries (expired or not: places nobody took over) and
+    /// places anyone may take; each bucket's condition holds it to what
+    /// was read.
     pub async fn take_free(
         &self,
         stored: &StoredOrder,
@@ -143,9 +143,9 @@ impl Store {
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
         let mut sold_members = Vec::new();
-        for sale in sales.iter().filter(|sale| sale.sell > 0) {
-            txn.push(ConfirmRole::Paid, self.sell_places(&event, &order.order_id, sale, None)?);
-            sold_members.extend((1..=sale.sell).map(|k| place_member(&sale.section, sale.bucket, k)));
+        for sale in sales.iter().filter(|sale| sale.sold() > 0) {
+            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, sale, None)?);
+            sold_members.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         recorded.extend(sold_members.iter().map(String::as_str));
@@ -268,29 +268,54 @@ impl Store {
         Ok(())
     }
 
-    /// A bucket's side of a sale: `sell` of the order's places there sold,
-    /// the rest given back, its hold removed; only while the hold is as the
-    /// order records it, and, with `live_at`, unexpired then (a late payment
-    /// sells places whose expired hold nobody took over).
+    /// A bucket's side of a sale: `sell` of the order's `held` places there
+    /// sold and the rest given back, its hold removed, only while the hold
+    /// is as read and, with `live_at`, unexpired then (a late payment sells
+    /// places whose expired hold nobody took over); and `take` more sold
+    /// from the bucket's free places and the expired holds of others it
+    /// removes, only while they are there.
     fn sell_places(&self, event: &EventRef, order: &OrderId, sale: &PlaceSale, live_at: Option<Millis>) -> Result<TransactWriteItem, Error> {
+        let give = i64::from(sale.held - sale.sell);
+        let (taken, reclaim) = sale.take.as_ref().map_or((0, &[][..]), |t| (t.places, t.reclaim.as_slice()));
+        let reclaimed: i64 = reclaim.iter().map(|h| i64::from(h.quantity)).sum();
+        let delta = give + reclaimed - i64::from(taken);
         let update = self
             .update(ga_bucket_key(event, &sale.section, sale.bucket))
-            .update_expression("SET #sold = #sold + :sell, #free = #free + :give REMOVE #me")
             .expression_attribute_names("#sold", SOLD)
             .expression_attribute_names("#free", FREE)
-            .expression_attribute_names("#me", hold_attribute(order))
-            .expression_attribute_names("#q", HOLD_QUANTITY)
-            .expression_attribute_values(":sell", n(sale.sell))
-            .expression_attribute_values(":give", n(sale.held - sale.sell))
-            .expression_attribute_values(":held", n(sale.held));
-        let update = match live_at {
-            Some(now) => update
-                .condition_expression("#me.#q = :held AND #me.#e > :now")
-                .expression_attribute_names("#e", HOLD_EXPIRY)
-                .expression_attribute_values(":now", n(now.0)),
-            None => update.condition_expression("#me.#q = :held"),
-        };
-        Ok(TransactWriteItem::builder().update(update.build().map_err(build_error("TransactWriteItems"))?).build())
+            .expression_attribute_values(":sold", n(sale.sold()))
+            .expression_attribute_values(":delta", n(delta));
+        let (mut update, mut condition, mut removes) = super::ga::bind_reclaims(update, reclaim);
+        if sale.held > 0 {
+            removes.push("#me".into());
+            condition.push("#me.#q = :held".into());
+            update = update
+                .expression_attribute_names("#me", hold_attribute(order))
+                .expression_attribute_names("#q", HOLD_QUANTITY)
+                .expression_attribute_values(":held", n(sale.held));
+            if let Some(now) = live_at {
+                condition.push("#me.#e > :now".into());
+                update = update.expression_attribute_names("#e", HOLD_EXPIRY).expression_attribute_values(":now", n(now.0));
+            }
+        }
+        if taken > 0 {
+            // The bucket's free places (plus what this very update gives
+            // back and reclaims) must cover what it takes.
+            condition.push("#free >= :need".into());
+            update = update.expression_attribute_values(":need", n(-delta));
+        }
+        if condition.is_empty() {
+            // A sale of nothing held and nothing taken: never planned, but
+            // it must not write unconditionally either.
+            condition.push("attribute_exists(PK)".into());
+        }
+        let remove = if removes.is_empty() { String::new() } else { format!(" REMOVE {}", removes.join(", ")) };
+        let update = update
+            .update_expression(format!("SET #sold = #sold + :sold, #free = #free + :delta{remove}"))
+            .condition_expression(condition.join(" AND "))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// The order's completion; the caller adds the condition.

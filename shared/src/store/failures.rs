@@ -213,6 +213,11 @@ pub(crate) enum ConfirmRole {
     Paid,
     /// A seat the order held but did not pay for, released.
     Release,
+    /// A general-admission bucket: places sold (held, or taken as read) or
+    /// given back. Its condition failing means the bucket moved since it
+    /// was read (a rival took its free places or a reclaimable hold): read
+    /// again and plan anew, since other places may still be had.
+    Places,
     Order,
     Payment,
 }
@@ -250,7 +255,10 @@ pub(crate) fn confirm_outcome(items: &[(ConfirmRole, Option<ItemFailure>)], orde
     } else if failed(ConfirmRole::Order, condition) || failed(ConfirmRole::Release, condition) {
         ConfirmOutcome::OrderChanged
     } else if failed(ConfirmRole::Paid, condition) {
+        // A paid seat is another order's: no re-plan brings it back.
         ConfirmOutcome::SeatsTaken
+    } else if failed(ConfirmRole::Places, condition) {
+        ConfirmOutcome::OrderChanged
     } else {
         // Only conflicts: another transaction is on these items right now;
         // nothing was decided, so the payment backend simply retries.
@@ -379,6 +387,8 @@ mod tests {
         assert_eq!(outcome(vec![(Paid, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken);
         assert_eq!(outcome(vec![(Paid, cond(None)), (Order, cond(None)), (Payment, None)])?, ConfirmOutcome::OrderChanged);
         assert_eq!(outcome(vec![(Paid, None), (Release, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::OrderChanged);
+        assert_eq!(outcome(vec![(Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::OrderChanged, "a bucket moved: plan again");
+        assert_eq!(outcome(vec![(Paid, cond(None)), (Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken, "a taken seat decides");
         assert_eq!(
             outcome(vec![(Paid, Some(ItemFailure::Unavailable("ThrottlingError".into()))), (Order, cond(None)), (Payment, None)])
                 .map_err(|e| e.code()),

@@ -170,21 +170,11 @@ impl Store {
             condition.push("#me.#q = :had".into());
             update = update.expression_attribute_values(":had", n(had));
         }
-        let mut removes = Vec::new();
-        for (i, hold) in take.reclaim.iter().enumerate() {
-            condition.push(format!("#x{i}.#q = :xq{i} AND #x{i}.#e = :xe{i}"));
-            removes.push(format!("#x{i}"));
-            update = update
-                .expression_attribute_names(format!("#x{i}"), hold_attribute(&hold.order))
-                .expression_attribute_values(format!(":xq{i}"), n(hold.quantity))
-                .expression_attribute_values(format!(":xe{i}"), n(hold.expires_at.0));
-        }
-        if !take.reclaim.is_empty() {
-            update = update.expression_attribute_names("#e", HOLD_EXPIRY);
-        }
-        if had > 0 || !take.reclaim.is_empty() {
+        if had > 0 {
             update = update.expression_attribute_names("#q", HOLD_QUANTITY);
         }
+        let (update, reclaim_conditions, removes) = bind_reclaims(update, &take.reclaim);
+        condition.extend(reclaim_conditions);
         let remove = if removes.is_empty() { String::new() } else { format!(" REMOVE {}", removes.join(", ")) };
         update
             .update_expression(format!("SET #free = #free + :delta, #me = :mine{remove}"))
@@ -277,4 +267,27 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// Binds the removal of `reclaim` (expired holds of other orders) to a
+/// bucket update: each is removed only exactly as read (quantity and
+/// expiry), so a hold its order extended or changed since is never taken.
+/// Returns the update, the conditions and the attributes to `REMOVE`.
+pub(super) fn bind_reclaims(
+    mut update: aws_sdk_dynamodb::types::builders::UpdateBuilder,
+    reclaim: &[PlaceHold],
+) -> (aws_sdk_dynamodb::types::builders::UpdateBuilder, Vec<String>, Vec<String>) {
+    let (mut conditions, mut removes) = (Vec::new(), Vec::new());
+    for (i, hold) in reclaim.iter().enumerate() {
+        conditions.push(format!("#x{i}.#q = :xq{i} AND #x{i}.#e = :xe{i}"));
+        removes.push(format!("#x{i}"));
+        update = update
+            .expression_attribute_names(format!("#x{i}"), hold_attribute(&hold.order))
+            .expression_attribute_values(format!(":xq{i}"), n(hold.quantity))
+            .expression_attribute_values(format!(":xe{i}"), n(hold.expires_at.0));
+    }
+    if !reclaim.is_empty() {
+        update = update.expression_attribute_names("#q", HOLD_QUANTITY).expression_attribute_names("#e", HOLD_EXPIRY);
+    }
+    (update, conditions, removes)
 }

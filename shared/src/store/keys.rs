@@ -163,6 +163,11 @@ pub(super) fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
 pub fn seat_item_key(event: &EventId, seat: &SeatId) -> HashMap<String, AttributeValue> {
     seat_key(&EventRef::of(event), seat)
 }
+/// The key of a general-admission bucket, for the test harness's raw
+/// writes (the store's writers go through [`Store`]).
+pub fn ga_bucket_item_key(event: &EventId, section: &SectionId, bucket: u32) -> HashMap<String, AttributeValue> {
+    ga_bucket_key(&EventRef::of(event), section, bucket)
+}
 pub(super) const ORDER_PK_PREFIX: &str = "ORDER#";
 pub(super) fn order_key(order: &OrderId) -> Item {
     HashMap::from([(PK.into(), s(format!("{ORDER_PK_PREFIX}{order}"))), (SK.into(), s("ORDER"))])
