@@ -14,7 +14,7 @@ TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
 .PHONY: bench bench-smoke cold-start-tools
-FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map
+FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map publish-events
 AWSLAMBDARIC_VERSION := 4.2.2
 ## Benchmarks: release build, writes docs/BENCHMARKS.md and its pictures. The last
 ## scenario is the cold-start measurement (scripts/bench_cold_start.py under the

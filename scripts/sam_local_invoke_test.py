@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from samcli.yamlhelper import yaml_dump, yaml_parse
@@ -45,6 +46,7 @@ def local_template(functions):
     glob = doc["Globals"]["Function"]
     glob["Architectures"] = ["x86_64"]
     glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_DYNAMODB"] = "unset"
+    glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_EVENTBRIDGE"] = "unset"
     for fn in functions:
         res = doc["Resources"][pascal(fn)]
         res.pop("Metadata", None)
@@ -96,6 +98,17 @@ def invoke(template, env_file, fn, replacements, edit=None):
     return json.loads(lines[-1]), elapsed
 
 
+def published_sample(port):
+    """Whether the dev feed holds the four events of events/publish-events.json
+    (put there by the function through EventBridge's PutEvents)."""
+    records = json.loads((ROOT / "events" / "publish-events.json").read_text())["Records"]
+    ids = {f"{r['eventID']}.0" for r in records}
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_dev/events?after=0", timeout=10) as reply:
+        feed = json.load(reply)
+    got = {e["detail"]["id"]: e["detailType"] for e in feed["events"] if e["detail"]["id"] in ids}
+    return sorted(got.values()) == ["ga.sold", "order.completed", "order.created", "seat.sold"]
+
+
 def main():
     functions = sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "Cargo.toml").exists())
     WORK.mkdir(parents=True, exist_ok=True)
@@ -112,6 +125,9 @@ def main():
     env_file.write_text(json.dumps({"Parameters": {
         "TABLE_NAME": TABLE,
         "AWS_ENDPOINT_URL_DYNAMODB": f"http://host.containers.internal:{ddb_port}",
+        # publish-events puts its events on the dev server's PutEvents (its dev feed).
+        "AWS_ENDPOINT_URL_EVENTBRIDGE": f"http://host.containers.internal:{port}",
+        "EVENT_BUS_NAME": "seatclaim-sam-local",
         "RUST_LOG": "info",
     }}))
 
@@ -124,7 +140,7 @@ def main():
         ok = False
         body = None
         if reply is not None:
-            if fn in ("expire-holds", "project-seat-map"):
+            if fn in ("expire-holds", "project-seat-map", "publish-events"):
                 body, status = reply, 200
             else:
                 status = reply.get("statusCode")
@@ -154,6 +170,7 @@ def main():
               and b["seats"] == [held], edit=lambda event: resign_confirm_event(event, [held]))
         check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0})
         check("project-seat-map", 200, lambda b: b == {"batchItemFailures": []})
+        check("publish-events", 200, lambda b: b == {"batchItemFailures": []} and published_sample(port))
         # A second order, cancelled (the first is completed: 409 there).
         second = check("create-order", 201, lambda b: b["status"] == "PENDING")
         if second:

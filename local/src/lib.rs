@@ -6,6 +6,7 @@ pub mod bench;
 pub mod capacity;
 pub mod dynamodb_local;
 pub mod faults;
+pub mod feed;
 pub mod metrics;
 pub mod router;
 pub mod server;

@@ -13,10 +13,18 @@ use hyper_util::rt::TokioIo;
 use lambda_http::Body;
 use shared::http::{error_response, MAX_BODY_BYTES};
 use shared::{App, Error};
+
+use crate::feed::DevFeed;
 use tokio::net::TcpListener;
 
 /// Serves until `shutdown` completes.
 pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output = ()>) {
+    run_with_feed(listener, app, None, shutdown).await
+}
+
+/// [`run`], with the dev-only routes over `feed` when there is one:
+/// `GET /_dev/events?after=<n>` and EventBridge's `PutEvents`.
+pub async fn run_with_feed(listener: TcpListener, app: App, feed: Option<DevFeed>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     loop {
         let (stream, _peer): (_, SocketAddr) = tokio::select! {
@@ -29,11 +37,11 @@ pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output =
                 }
             },
         };
-        let app = app.clone();
+        let (app, feed) = (app.clone(), feed.clone());
         tokio::spawn(async move {
             let service = service_fn(move |req| {
-                let app = app.clone();
-                async move { Ok::<_, Infallible>(handle(&app, req).await) }
+                let (app, feed) = (app.clone(), feed.clone());
+                async move { Ok::<_, Infallible>(handle(&app, feed.as_ref(), req).await) }
             });
             if let Err(e) = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await {
                 tracing::debug!(error = %e, "connection closed with an error");
@@ -45,7 +53,30 @@ pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output =
 /// The API's OpenAPI document, as this binary was built with it.
 pub const OPENAPI_YAML: &str = include_str!("../../docs/openapi.yaml");
 
-async fn handle(app: &App, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
+/// EventBridge's JSON protocol target for `PutEvents`.
+const PUT_EVENTS_TARGET: &str = "AWSEvents.PutEvents";
+
+async fn handle(app: &App, feed: Option<&DevFeed>, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
+    if let Some(feed) = feed {
+        if req.method() == hyper::Method::GET && req.uri().path() == "/_dev/events" {
+            return match after_param(req.uri().query()) {
+                Ok(after) => json_response(hyper::StatusCode::OK, &feed.after(after), "application/json"),
+                Err(e) => to_hyper(error_response(&e)),
+            };
+        }
+        let target = req.headers().get("x-amz-target").and_then(|v| v.to_str().ok());
+        if req.method() == hyper::Method::POST && target == Some(PUT_EVENTS_TARGET) {
+            let bytes = match Limited::new(req.into_body(), MAX_BODY_BYTES).collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(_) => return to_hyper(error_response(&Error::PayloadTooLarge { limit: MAX_BODY_BYTES })),
+            };
+            let (status, body) = match feed.put_events(&bytes) {
+                Ok(reply) => (hyper::StatusCode::OK, reply),
+                Err(message) => (hyper::StatusCode::BAD_REQUEST, serde_json::json!({"__type": "ValidationException", "message": message})),
+            };
+            return json_response(status, &body, "application/x-amz-json-1.1");
+        }
+    }
     if req.method() == hyper::Method::GET && req.uri().path() == "/openapi.yaml" {
         let mut response = hyper::Response::new(Full::new(Bytes::from_static(OPENAPI_YAML.as_bytes())));
         response.headers_mut().insert(
@@ -80,4 +111,20 @@ fn to_hyper(response: lambda_http::Response<Body>) -> hyper::Response<Full<Bytes
         _ => Bytes::new(),
     };
     hyper::Response::from_parts(parts, Full::new(bytes))
+}
+
+/// `after` of `/_dev/events` (0 when absent).
+fn after_param(query: Option<&str>) -> Result<u64, Error> {
+    let after = form_urlencoded::parse(query.unwrap_or_default().as_bytes()).find(|(k, _)| k == "after").map(|(_, v)| v.into_owned());
+    match after {
+        None => Ok(0),
+        Some(v) => v.parse().map_err(|_| Error::BadRequest("after must be a whole number (the last seq seen)".into())),
+    }
+}
+
+fn json_response(status: hyper::StatusCode, body: &serde_json::Value, content_type: &'static str) -> hyper::Response<Full<Bytes>> {
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+    response
 }

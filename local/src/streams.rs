@@ -1,8 +1,9 @@
 //! Follows a DynamoDB Local table's stream the way Lambda's event source
 //! mapping follows the real one: every shard from its oldest record, in
 //! order, in batches of the same JSON shape Lambda delivers
-//! (`{"Records": [{"eventName", "dynamodb": {"Keys", "NewImage",
-//! "SequenceNumber"}}]}`), handed to the same handler code.
+//! (`{"Records": [{"eventID", "eventName", "dynamodb": {"Keys", "OldImage",
+//! "NewImage", "SequenceNumber", "ApproximateCreationDateTime"}}]}`),
+//! handed to the same handler code.
 
 use std::collections::HashMap;
 
@@ -103,7 +104,9 @@ fn record_json(record: &aws_sdk_dynamodbstreams::types::Record) -> Value {
         "eventName": record.event_name.as_ref().map(|n| n.as_str()),
         "eventSource": "aws:dynamodb",
         "dynamodb": {
+            "ApproximateCreationDateTime": data.and_then(|d| d.approximate_creation_date_time).map(|t| t.as_secs_f64()),
             "Keys": image(data.and_then(|d| d.keys.as_ref())),
+            "OldImage": image(data.and_then(|d| d.old_image.as_ref())),
             "NewImage": image(data.and_then(|d| d.new_image.as_ref())),
             "SequenceNumber": data.and_then(|d| d.sequence_number.clone()),
         },

@@ -333,3 +333,45 @@ fn order_ids(app: &App, seats: &[Seat]) -> BTreeSet<OrderId> {
     }
     ids
 }
+
+/// A dev server on a free port serving `app` and the dev routes over
+/// `feed`, and an EventBridge client pointed at it (counting its requests
+/// if asked): what it puts lands in `feed`, answered as EventBridge
+/// answers. Stop the server with [`DevServer::stop`].
+pub async fn bus_on_dev_server(
+    app: &App,
+    feed: &crate::feed::DevFeed,
+    counter: Option<crate::metrics::RequestCounter>,
+) -> (shared::outbox::EventBridgeBus, DevServer) {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap_or_else(|e| panic!("binding a port: {e}"));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("the bound port: {e}"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(crate::server::run_with_feed(listener, app.clone(), Some(feed.clone()), async {
+        let _ = stopped.await;
+    }));
+    let config = aws_sdk_eventbridge::Config::builder()
+        .behavior_version(aws_sdk_eventbridge::config::BehaviorVersion::latest())
+        .region(aws_sdk_eventbridge::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_eventbridge::config::Credentials::new("local", "local", None, None, "seatclaim-local"))
+        .endpoint_url(format!("http://127.0.0.1:{port}"))
+        .http_client(shared::store::http_client());
+    let config = match counter {
+        Some(c) => config.interceptor(c),
+        None => config,
+    };
+    let bus = shared::outbox::EventBridgeBus::new(aws_sdk_eventbridge::Client::from_conf(config.build()), "seatclaim-local");
+    (bus, DevServer { stop, task })
+}
+
+/// A dev server started by [`bus_on_dev_server`].
+pub struct DevServer {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl DevServer {
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}

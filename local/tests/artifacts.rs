@@ -184,4 +184,19 @@ async fn every_event_file_runs_through_its_handler() {
     let summary = shared::expire_holds(&app, invocation).await.unwrap();
     let summary = serde_json::to_value(summary).unwrap();
     assert_eq!(summary, serde_json::json!({"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0}));
+
+    // The stream sample: an order created, its seat and two places sold, the
+    // order completed, each an event that stands alone.
+    let records: Value = serde_json::from_str(&event_text("publish-events")).unwrap();
+    let feed = local::feed::DevFeed::quiet();
+    let out = shared::outbox::publish_records(&feed, &records, shared::domain::Millis::now()).await;
+    assert_eq!((out.records, out.events, out.failed_records.len()), (4, 4, 0), "{out:?}");
+    let events: Vec<(String, Value)> = feed.events();
+    let kinds: Vec<&str> = events.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(kinds, ["order.created", "seat.sold", "ga.sold", "order.completed"]);
+    for (_, detail) in &events {
+        assert_eq!((detail["eventId"].as_str(), detail["orderId"].as_str()), (Some("gala-2026"), Some(EXAMPLE_ORDER)));
+    }
+    assert_eq!((events[1].1["seatId"].as_str(), events[1].1["paymentId"].as_str()), (Some("A-1-7"), Some("pi_3PexampleA1")));
+    assert_eq!((events[2].1["sectionId"].as_str(), events[2].1["quantity"].as_u64()), (Some("FLOOR"), Some(2)));
 }

@@ -11,10 +11,6 @@ use local::testing::assert_invariants;
 use serde_json::{json, Value};
 use shared::domain::SeatStatus;
 
-async fn best(app: &shared::App, o: &TestOrder, body: Value) -> (u16, Value) {
-    call(app, "POST", &format!("/orders/{}/best-available", o.id), &[("authorization", &o.auth())], &body.to_string()).await
-}
-
 /// A section A of `rows` rows of `seats` each, named 1..=rows.
 async fn section_event(app: &shared::App, rows: u32, seats: u32) -> String {
     let id = format!("ba-{}", uuid::Uuid::new_v4().simple());

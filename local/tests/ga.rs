@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use shared::domain::ga::bucket_count;
 use shared::domain::{EventId, Millis, SectionId};
 
@@ -22,11 +22,6 @@ async fn ga_event(app: &shared::App, seats: u32, capacity: u32, hold_seconds: u3
     let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], &plan.to_string()).await;
     assert_eq!((status, &body["gaCapacity"]), (201, &json!(capacity)), "{body}");
     id
-}
-
-async fn hold_ga(app: &shared::App, o: &TestOrder, section: &str, quantity: Value) -> (u16, Value) {
-    let body = json!({ "quantity": quantity }).to_string();
-    call(app, "PUT", &format!("/orders/{}/ga/{section}", o.id), &[("authorization", &o.auth())], &body).await
 }
 
 /// Invariant 8 read straight from the buckets: sold + live holds per bucket
@@ -170,7 +165,7 @@ async fn the_sweep_and_cancel_give_places_back_and_extend_keeps_them() {
     for (o, n) in [(&swept, 3), (&cancelled, 3), (&extended, 4)] {
         assert_eq!(hold_ga(&app, o, "FLOOR", json!(n)).await.0, 200);
     }
-    assert_eq!(call(&app, "DELETE", &format!("/orders/{}", cancelled.id), &[("authorization", &cancelled.auth())], "").await.0, 200);
+    assert_eq!(cancel(&app, &cancelled).await.0, 200);
     assert_eq!(floor_totals(&app, &ev, 10).await, (0, 7), "cancelled: given back at once");
     let (status, body) = call(&app, "POST", &format!("/orders/{}/extend", extended.id), &[("authorization", &extended.auth())], r#"{"seconds": 60}"#).await;
     assert_eq!(status, 200, "{body}");
@@ -206,13 +201,6 @@ async fn seats_and_places_count_together_against_the_limit() {
     let (_, got) = get_order(&app, &o).await;
     assert_eq!(got["seats"].as_array().unwrap().len(), 8);
     assert_eq!(got["ga"], json!([{"sectionId": "FLOOR", "quantity": 2}]));
-}
-
-/// A signed confirm paying for `seats` and `ga` places.
-async fn pay(app: &shared::App, o: &TestOrder, payment: &str, seats: &[&str], ga: Value) -> (u16, Value) {
-    let body = json!({"orderId": o.id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
-    let headers = signed(&body);
-    call(app, "POST", &format!("/orders/{}/confirm", o.id), &as_refs(&headers), &body).await
 }
 
 #[tokio::test]
@@ -274,7 +262,7 @@ async fn late_payments_for_cancelled_and_expired_orders_retake_places_or_refund(
     // Cancelled, then paid while places are free: they are taken and sold.
     let cancelled = order_expiring_in(&app, &ev, 60).await;
     assert_eq!(hold_ga(&app, &cancelled, "FLOOR", json!(2)).await.0, 200);
-    assert_eq!(call(&app, "DELETE", &format!("/orders/{}", cancelled.id), &[("authorization", &cancelled.auth())], "").await.0, 200);
+    assert_eq!(cancel(&app, &cancelled).await.0, 200);
     assert_eq!(floor_totals(&app, &ev, 6).await, (0, 0));
     let (status, body) = pay(&app, &cancelled, "pay-cancelled", &[], json!([{"sectionId": "FLOOR", "quantity": 2}])).await;
     assert_eq!((status, &body["status"], &body["ga"]), (200, &json!("COMPLETED"), &json!([{"sectionId": "FLOOR", "quantity": 2}])), "{body}");
@@ -300,7 +288,7 @@ async fn late_payments_for_cancelled_and_expired_orders_retake_places_or_refund(
     let outbid = order_expiring_in(&app, &ev, 60).await;
     let (status, body) = hold_ga(&app, &outbid, "FLOOR", json!(1)).await;
     assert_eq!((status, &body["available"]), (409, &json!(0)), "{body}");
-    assert_eq!(call(&app, "DELETE", &format!("/orders/{}", outbid.id), &[("authorization", &outbid.auth())], "").await.0, 200);
+    assert_eq!(cancel(&app, &outbid).await.0, 200);
     let (status, body) = pay(&app, &outbid, "pay-outbid", &[], json!([{"sectionId": "FLOOR", "quantity": 1}])).await;
     assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("order-expired"), &json!(true)), "{body}");
     assert_eq!(get_order(&app, &outbid).await.1["status"], "REFUND_DUE");
@@ -318,7 +306,7 @@ async fn late_payments_racing_for_the_last_places_never_oversell() {
     for _ in 0..16 {
         let o = order(&app, &ev).await;
         assert_eq!(hold_ga(&app, &o, "FLOOR", json!(2)).await.0, 200);
-        assert_eq!(call(&app, "DELETE", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await.0, 200);
+        assert_eq!(cancel(&app, &o).await.0, 200);
         orders.push(o);
     }
     let mut tasks = tokio::task::JoinSet::new();

@@ -52,6 +52,7 @@ fn granted() -> BTreeMap<String, BTreeSet<(String, String)>> {
 }
 
 const TABLE: &str = "!GetAtt SeatsTable.Arn";
+const EVENT_BUS: &str = "!GetAtt EventBus.Arn";
 const INDEX: &str = "!Sub ${SeatsTable.Arn}/index/PendingByExpiry";
 
 /// Runs requests through the router and records, per function, the IAM
@@ -182,6 +183,11 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     let read = follower.catch_up(|batch| { let store = store.clone(); async move { shared::project_records(&store, &batch).await; } }).await.unwrap();
     assert!(read > 0);
     ob.record("project-seat-map");
+    // publish-events: the same records out through the real EventBridge
+    // client (against the dev server's PutEvents), its requests counted.
+    ob.used.insert("publish-events".into(), publish_events_actions(&ob.app).await);
+    // (Its follower's DescribeTable is the event source mapping's, not a function's.)
+    ob.counter.take();
 
     // An event create-event leaves to the sweep (202), which the sweep finishes.
     ob.app.config.create_event_budget_ms = 0;
@@ -199,4 +205,25 @@ async fn each_function_is_granted_exactly_what_its_code_uses() {
     for (function, grants) in &granted {
         assert_eq!(grants, &ob.used[function], "{function}: template grants (left) vs code uses (right)");
     }
+}
+
+/// The IAM actions publish-events needs: it publishes `app`'s stream
+/// (from its start) through an EventBridge client that counts its
+/// requests, every one on the bus.
+async fn publish_events_actions(app: &shared::App) -> BTreeSet<(String, String)> {
+    let feed = local::feed::DevFeed::quiet();
+    let counter = RequestCounter::default();
+    let (bus, server) = local::testing::bus_on_dev_server(app, &feed, Some(counter.clone())).await;
+    let follower = local::streams::StreamFollower::attach(&local::testing::dynamodb_endpoint(), app.store.client(), app.store.table_name()).await.unwrap();
+    let bus = &bus;
+    follower
+        .catch_up(|batch| async move {
+            let out = shared::outbox::publish_records(bus, &batch, shared::domain::Millis::now()).await;
+            assert!(out.failed_records.is_empty(), "{out:?}");
+        })
+        .await
+        .unwrap();
+    assert!(!feed.events().is_empty(), "the flow's events went out");
+    server.stop().await;
+    counter.take().into_keys().map(|op| (format!("events:{op}"), EVENT_BUS.to_owned())).collect()
 }

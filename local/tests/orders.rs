@@ -9,14 +9,6 @@ use local::testing::assert_invariants;
 use serde_json::{json, Value};
 use shared::domain::Millis;
 
-async fn extend(app: &shared::App, o: &TestOrder, body: &str) -> (u16, Value) {
-    call(app, "POST", &format!("/orders/{}/extend", o.id), &[("authorization", &o.auth())], body).await
-}
-
-async fn cancel(app: &shared::App, o: &TestOrder) -> (u16, Value) {
-    call(app, "DELETE", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
-}
-
 fn millis(rfc3339: &Value) -> i64 {
     let text = rfc3339.as_str().unwrap_or_else(|| panic!("not a time: {rfc3339}"));
     chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis()

@@ -7,6 +7,7 @@ pub mod domain;
 pub mod error;
 pub mod handlers;
 pub mod http;
+pub mod outbox;
 pub mod store;
 pub mod sweep;
 pub mod telemetry;
@@ -62,4 +63,21 @@ pub async fn project_records(store: &Store, records: &serde_json::Value) -> serd
     tracing::info!(records = records["Records"].as_array().map_or(0, Vec::len), seatChanges = changes.len(), failed = failed.len(), "seat map projected");
     let failures: Vec<_> = failed.into_iter().map(|id| serde_json::json!({"itemIdentifier": id})).collect();
     serde_json::json!({"batchItemFailures": failures})
+}
+
+/// The publish-events handler: a batch of the table's stream records in
+/// (Lambda's DynamoDB event), one event per state change put on the bus,
+/// and the records it could not publish reported as batch item failures.
+pub async fn publish_events(
+    bus: &outbox::EventBridgeBus,
+    event: lambda_runtime::LambdaEvent<serde_json::Value>,
+) -> Result<serde_json::Value, std::convert::Infallible> {
+    let published = outbox::publish_records(bus, &event.payload, domain::Millis::now()).await;
+    tracing::info!(
+        records = published.records,
+        events = published.events,
+        failed = published.failed_records.len(),
+        "events published"
+    );
+    Ok(published.batch_response())
 }

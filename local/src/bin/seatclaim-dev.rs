@@ -1,10 +1,13 @@
 //! `make dev`: DynamoDB Local, the table from template.yaml, every route on
-//! http://127.0.0.1:$PORT through the Lambda handlers, and the expiry sweep
-//! every $SWEEP_INTERVAL_SECONDS. Ctrl-C stops all of it.
+//! http://127.0.0.1:$PORT through the Lambda handlers, the expiry sweep
+//! every $SWEEP_INTERVAL_SECONDS, and the table's stream followed into the
+//! seat map and the events out (`GET /_dev/events?after=<n>`). Ctrl-C
+//! stops all of it.
 
 use std::time::Duration;
 
 use local::dynamodb_local::{DynamoDbLocal, Storage};
+use local::feed::DevFeed;
 use local::table::TableSpec;
 use local::testing::DEV_CONFIRM_SECRET;
 use shared::{App, Config, Needs, Store};
@@ -89,25 +92,29 @@ async fn run() -> Result<(), String> {
             }
         })
     };
-    // The table's stream, followed as Lambda's event source would: seat
-    // changes reach the seat map's projection within a poll.
+    // The table's stream, followed as Lambda's event sources would: seat
+    // changes reach the seat map's projection within a poll, and every
+    // state change goes out through publish-events' own code, into the
+    // dev feed (a JSON line each, and GET /_dev/events).
     let follower = local::streams::StreamFollower::attach(&dynamodb.endpoint(), app.store.client(), &app.config.table_name).await?;
+    let feed = DevFeed::new();
     let projector = {
-        let app = app.clone();
+        let (app, feed) = (app.clone(), feed.clone());
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(STREAM_POLL_MS));
             loop {
                 tick.tick().await;
-                let store = &app.store;
+                let (store, feed) = (&app.store, &feed);
                 if let Err(e) = follower.catch_up(|batch| async move {
                     shared::project_records(store, &batch).await;
+                    shared::outbox::publish_records(feed, &batch, shared::domain::Millis::now()).await;
                 }).await {
                     tracing::warn!(error = %e, "reading the table's stream failed; retrying");
                 }
             }
         })
     };
-    local::server::run(listener, app, stop_signal()).await;
+    local::server::run_with_feed(listener, app, Some(feed), stop_signal()).await;
     projector.abort();
     sweeper.abort();
     finisher.abort();

@@ -93,6 +93,32 @@ pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
     call(app, "DELETE", &format!("/orders/{}/seats/{seat}", o.id), &[("authorization", &o.auth())], "").await
 }
 
+pub async fn extend(app: &App, o: &TestOrder, body: &str) -> (u16, Value) {
+    call(app, "POST", &format!("/orders/{}/extend", o.id), &[("authorization", &o.auth())], body).await
+}
+
+pub async fn cancel(app: &App, o: &TestOrder) -> (u16, Value) {
+    call(app, "DELETE", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
+}
+
+/// best-available with `body` (`{"quantity", "sectionId"?}`).
+pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
+    call(app, "POST", &format!("/orders/{}/best-available", o.id), &[("authorization", &o.auth())], &body.to_string()).await
+}
+
+/// hold-ga: sets the order's places in `section` to `quantity`.
+pub async fn hold_ga(app: &App, o: &TestOrder, section: &str, quantity: Value) -> (u16, Value) {
+    let body = json!({ "quantity": quantity }).to_string();
+    call(app, "PUT", &format!("/orders/{}/ga/{section}", o.id), &[("authorization", &o.auth())], &body).await
+}
+
+/// A signed confirm paying for `seats` and `ga` places.
+pub async fn pay(app: &App, o: &TestOrder, payment: &str, seats: &[&str], ga: Value) -> (u16, Value) {
+    let body = json!({"orderId": o.id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
+    let headers = signed(&body);
+    call(app, "POST", &format!("/orders/{}/confirm", o.id), &as_refs(&headers), &body).await
+}
+
 pub async fn get_order(app: &App, o: &TestOrder) -> (u16, Value) {
     call(app, "GET", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
 }

@@ -43,7 +43,7 @@ impl Store {
         }
         let mut txn = ConfirmTxn::new();
         for seat in paid {
-            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, order, seat, now)?);
+            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, order, payment, seat, now)?);
         }
         let complete = self
             .complete(order, payment, paid)
@@ -82,12 +82,12 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let mut txn = ConfirmTxn::new();
         for seat in paid {
-            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, &order.order_id, seat, now)?);
+            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, &order.order_id, payment, seat, now)?);
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
         let mut sold_members = Vec::new();
         for sale in sales {
-            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, sale, Some(now))?);
+            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, payment, sale, Some(now))?);
             sold_members.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
@@ -129,8 +129,10 @@ impl Store {
         for seat in paid {
             let take = self
                 .update(seat_key(&event, seat))
-                .update_expression("SET #status = :sold, #holder = :order REMOVE #holdExp")
+                .update_expression("SET #status = :sold, #holder = :order, #payment = :payment REMOVE #holdExp")
                 .condition_expression(SEAT_IS_FREE_FOR_ORDER)
+                .expression_attribute_names("#payment", PAYMENT_ID)
+                .expression_attribute_values(":payment", s(payment.as_str()))
                 .expression_attribute_names("#status", STATUS)
                 .expression_attribute_names("#holder", HOLDER)
                 .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
@@ -144,7 +146,7 @@ impl Store {
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
         let mut sold_members = Vec::new();
         for sale in sales.iter().filter(|sale| sale.sold() > 0) {
-            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, sale, None)?);
+            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, payment, sale, None)?);
             sold_members.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
@@ -240,10 +242,14 @@ impl Store {
         released
     }
 
-    fn sell_held_seat(&self, event: &EventRef, order: &OrderId, seat: &SeatId, now: Millis) -> Result<TransactWriteItem, Error> {
+    /// A seat the order holds, sold; it records the payment, so its stream
+    /// record alone says who paid (publish-events).
+    fn sell_held_seat(&self, event: &EventRef, order: &OrderId, payment: &PaymentId, seat: &SeatId, now: Millis) -> Result<TransactWriteItem, Error> {
         let sell = self
             .update(seat_key(event, seat))
-            .update_expression("SET #status = :sold REMOVE #holdExp")
+            .update_expression("SET #status = :sold, #payment = :payment REMOVE #holdExp")
+            .expression_attribute_names("#payment", PAYMENT_ID)
+            .expression_attribute_values(":payment", s(payment.as_str()))
             .condition_expression(SEAT_HELD_BY_ORDER_LIVE)
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#holder", HOLDER)
@@ -274,7 +280,17 @@ impl Store {
     /// places whose expired hold nobody took over); and `take` more sold
     /// from the bucket's free places and the expired holds of others it
     /// removes, only while they are there.
-    fn sell_places(&self, event: &EventRef, order: &OrderId, sale: &PlaceSale, live_at: Option<Millis>) -> Result<TransactWriteItem, Error> {
+    /// A sale also records its order and payment on the bucket
+    /// (`saleOrderId`, `salePaymentId`), so the bucket's stream record
+    /// alone says who bought (publish-events); a give-back does not.
+    fn sell_places(
+        &self,
+        event: &EventRef,
+        order: &OrderId,
+        payment: &PaymentId,
+        sale: &PlaceSale,
+        live_at: Option<Millis>,
+    ) -> Result<TransactWriteItem, Error> {
         let give = i64::from(sale.held - sale.sell);
         let (taken, reclaim) = sale.take.as_ref().map_or((0, &[][..]), |t| (t.places, t.reclaim.as_slice()));
         let reclaimed: i64 = reclaim.iter().map(|h| i64::from(h.quantity)).sum();
@@ -309,9 +325,18 @@ impl Store {
             // it must not write unconditionally either.
             condition.push("attribute_exists(PK)".into());
         }
+        let mut set = "SET #sold = #sold + :sold, #free = #free + :delta".to_owned();
+        if sale.sold() > 0 {
+            set.push_str(", #saleOrder = :saleOrder, #salePayment = :salePayment");
+            update = update
+                .expression_attribute_names("#saleOrder", SALE_ORDER_ID)
+                .expression_attribute_names("#salePayment", SALE_PAYMENT_ID)
+                .expression_attribute_values(":saleOrder", s(order.as_str()))
+                .expression_attribute_values(":salePayment", s(payment.as_str()));
+        }
         let remove = if removes.is_empty() { String::new() } else { format!(" REMOVE {}", removes.join(", ")) };
         let update = update
-            .update_expression(format!("SET #sold = #sold + :sold, #free = #free + :delta{remove}"))
+            .update_expression(format!("{set}{remove}"))
             .condition_expression(condition.join(" AND "))
             .build()
             .map_err(build_error("TransactWriteItems"))?;

@@ -122,7 +122,7 @@ impl Store {
             self.write_ga_buckets(event).await?;
         }
         let seats = event.seat_page(None, Some(from.min(event.seat_count)), u32::MAX)?.seats;
-        if !self.write_seats(event_ref, &seats, deadline).await? {
+        if !self.write_seats(&event.event_id, &seats, deadline).await? {
             return Ok(EventStatus::Creating);
         }
         self.client
@@ -149,7 +149,10 @@ impl Store {
     /// [`SEATS_WRITTEN_EVERY`] seats, and when time runs out), so a resumed
     /// creation starts there instead of from the first seat. True when
     /// every seat exists.
-    async fn write_seats(&self, event: &EventRef, seats: &[SeatSpec], deadline: Millis) -> Result<bool, Error> {
+    /// Each seat carries its event's id, so a stream record of it stands
+    /// alone (publish-events).
+    async fn write_seats(&self, event_id: &EventId, seats: &[SeatSpec], deadline: Millis) -> Result<bool, Error> {
+        let event = &EventRef::of(event_id);
         let Some(first) = seats.first().map(|seat| seat.ordinal) else { return Ok(true) };
         let mut pending = seats.iter().peekable();
         let mut in_flight = tokio::task::JoinSet::new();
@@ -166,6 +169,7 @@ impl Store {
                 let mut item = seat_key(event, &seat.seat_id);
                 item.extend([
                     (KIND.into(), s("seat")),
+                    (EVENT_ID.into(), s(event_id.as_str())),
                     (SEAT_ID.into(), s(seat.seat_id.as_str())),
                     (SECTION_ID.into(), s(seat.section_id.as_str())),
                     (ROW.into(), s(seat.row.as_str())),

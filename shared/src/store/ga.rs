@@ -30,6 +30,9 @@ impl Store {
                 let places = bucket_capacity(capacity, index);
                 item.extend([
                     (KIND.into(), s("ga-bucket")),
+                    // Its event and section, so a stream record of it stands alone.
+                    (EVENT_ID.into(), s(event.event_id.as_str())),
+                    (SECTION_ID.into(), s(section.as_str())),
                     (CAPACITY.into(), n(places)),
                     (SOLD.into(), n(0)),
                     (FREE.into(), n(places)),

@@ -135,6 +135,9 @@ pub(super) const HOLD_PREFIX: &str = "hold#";
 pub(super) fn hold_attribute(order: &OrderId) -> String {
     format!("{HOLD_PREFIX}{order}")
 }
+/// The order and payment of the sale that last wrote a bucket.
+pub(super) const SALE_ORDER_ID: &str = "saleOrderId";
+pub(super) const SALE_PAYMENT_ID: &str = "salePaymentId";
 pub(super) const HOLD_QUANTITY: &str = "q";
 pub(super) const HOLD_EXPIRY: &str = "e";
 /// An order's places are members of its `seats` set too,

@@ -66,6 +66,7 @@ mod holds;
 mod keys;
 mod lifecycle;
 mod seat_map;
+mod stream;
 
 pub use codec::StoredOrder;
 pub use errors::StoreError;
@@ -75,6 +76,7 @@ pub use ga::BucketChange;
 pub use failures::ConfirmOutcome;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange};
+pub use stream::{item_change, RecordError};
 use codec::*;
 use errors::*;
 use expressions::*;

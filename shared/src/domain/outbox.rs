@@ -1,0 +1,415 @@
+//! Events out (DESIGN.md, "The cron and events out"): what one change of
+//! one item means to the outside world, as a pure function of the item's
+//! old and new images. The table's stream is the outbox: every state
+//! change is a write, so it reaches the stream, and nothing is published
+//! that was not committed.
+//!
+//! A transaction's items reach the stream as separate records, possibly
+//! interleaved with others, so every event stands alone: it carries its
+//! event, order, seat or section and payment ids, decoded from that one
+//! item's images. Its `id` is the stream record's id and the event's place
+//! among the record's events, so a redelivered record yields the same ids
+//! and consumers can deduplicate.
+
+use serde::Serialize;
+
+use super::ga::PlaceHold;
+use super::{EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId};
+
+/// The contract's detail-types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DetailType {
+    OrderCreated,
+    SeatHeld,
+    SeatReleased,
+    SeatSold,
+    GaHeld,
+    GaReleased,
+    GaSold,
+    OrderExtended,
+    OrderCompleted,
+    OrderExpired,
+    OrderCancelled,
+    OrderRefundDue,
+}
+
+impl DetailType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OrderCreated => "order.created",
+            Self::SeatHeld => "seat.held",
+            Self::SeatReleased => "seat.released",
+            Self::SeatSold => "seat.sold",
+            Self::GaHeld => "ga.held",
+            Self::GaReleased => "ga.released",
+            Self::GaSold => "ga.sold",
+            Self::OrderExtended => "order.extended",
+            Self::OrderCompleted => "order.completed",
+            Self::OrderExpired => "order.expired",
+            Self::OrderCancelled => "order.cancelled",
+            Self::OrderRefundDue => "order.refund_due",
+        }
+    }
+}
+
+/// An order item as the stream shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderImage {
+    pub order_id: OrderId,
+    pub event_id: EventId,
+    pub status: OrderStatus,
+    pub expires_at: Millis,
+    pub payment_id: Option<PaymentId>,
+    /// Further payments recorded for refund.
+    pub refund_payment_ids: Vec<PaymentId>,
+}
+
+/// A seat item as the stream shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatImage {
+    pub event_id: EventId,
+    pub seat_id: SeatId,
+    pub status: SeatStatus,
+    /// The holder, or the buyer of a sold seat.
+    pub holder: Option<OrderId>,
+    pub hold_expires_at: Option<Millis>,
+    /// The payment that bought a sold seat.
+    pub payment_id: Option<PaymentId>,
+}
+
+/// A general-admission bucket as the stream shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketImage {
+    pub event_id: EventId,
+    pub section_id: SectionId,
+    pub sold: u32,
+    pub holds: Vec<PlaceHold>,
+    /// The order (and its payment) whose sale wrote this image, if the
+    /// write was a sale: a bucket's sale may take free places the order
+    /// never held there, so its hold alone cannot say who bought.
+    pub sale: Option<(OrderId, Option<PaymentId>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ItemImage {
+    Order(OrderImage),
+    Seat(SeatImage),
+    Bucket(BucketImage),
+}
+
+/// One stream record: an item's images before and after one write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemChange {
+    /// The record's id (stable across redelivery).
+    pub record_id: String,
+    /// When the write happened (the record's approximate creation time).
+    pub at: Millis,
+    pub old: Option<ItemImage>,
+    pub new: Option<ItemImage>,
+}
+
+/// An event's detail: the contract's fields, and `paymentId` and
+/// `expiresAt` where they apply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detail {
+    pub id: String,
+    pub event_id: EventId,
+    pub order_id: OrderId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat_id: Option<SeatId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_id: Option<SectionId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment_id: Option<PaymentId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    pub at: String,
+}
+
+/// One event to publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateEvent {
+    pub detail_type: DetailType,
+    pub detail: Detail,
+}
+
+/// What an event is about, before ids and times are filled in.
+struct Fact {
+    kind: DetailType,
+    order: OrderId,
+    seat: Option<SeatId>,
+    section: Option<SectionId>,
+    quantity: Option<u32>,
+    payment: Option<PaymentId>,
+    expires_at: Option<Millis>,
+}
+
+impl Fact {
+    fn of(kind: DetailType, order: &OrderId) -> Self {
+        Self { kind, order: order.clone(), seat: None, section: None, quantity: None, payment: None, expires_at: None }
+    }
+}
+
+/// The events one write means, in the order they happened within it.
+pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
+    let (event_id, facts) = match (&change.old, &change.new) {
+        (old, Some(ItemImage::Order(new))) => (&new.event_id, order_facts(as_order(old), new)),
+        (old, Some(ItemImage::Seat(new))) => (&new.event_id, seat_facts(as_seat(old), new)),
+        (old, Some(ItemImage::Bucket(new))) => (&new.event_id, bucket_facts(as_bucket(old), new)),
+        // A removed item (an order's TTL, a test's cleanup) changes no state.
+        (_, None) => return Vec::new(),
+    };
+    facts
+        .into_iter()
+        .enumerate()
+        .map(|(k, fact)| StateEvent {
+            detail_type: fact.kind,
+            detail: Detail {
+                id: format!("{}.{k}", change.record_id),
+                event_id: event_id.clone(),
+                order_id: fact.order,
+                seat_id: fact.seat,
+                section_id: fact.section,
+                quantity: fact.quantity,
+                payment_id: fact.payment,
+                expires_at: fact.expires_at.map(Millis::to_rfc3339),
+                at: change.at.to_rfc3339(),
+            },
+        })
+        .collect()
+}
+
+fn as_order(image: &Option<ItemImage>) -> Option<&OrderImage> {
+    match image {
+        Some(ItemImage::Order(o)) => Some(o),
+        _ => None,
+    }
+}
+fn as_seat(image: &Option<ItemImage>) -> Option<&SeatImage> {
+    match image {
+        Some(ItemImage::Seat(s)) => Some(s),
+        _ => None,
+    }
+}
+fn as_bucket(image: &Option<ItemImage>) -> Option<&BucketImage> {
+    match image {
+        Some(ItemImage::Bucket(b)) => Some(b),
+        _ => None,
+    }
+}
+
+/// An order: created, moved to another status, extended, or a further
+/// payment recorded for refund (each is `order.refund_due` with that
+/// payment, since each is money to give back). Claims and drops only
+/// change its seat list: the seats' own records say those.
+fn order_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
+    let with_payment = |kind| Fact { payment: new.payment_id.clone(), ..Fact::of(kind, &new.order_id) };
+    let Some(old) = old else {
+        return vec![Fact { expires_at: Some(new.expires_at), ..Fact::of(DetailType::OrderCreated, &new.order_id) }];
+    };
+    let mut facts = Vec::new();
+    if old.status != new.status {
+        facts.push(match new.status {
+            OrderStatus::Completed => with_payment(DetailType::OrderCompleted),
+            OrderStatus::RefundDue => with_payment(DetailType::OrderRefundDue),
+            OrderStatus::Expired => Fact::of(DetailType::OrderExpired, &new.order_id),
+            OrderStatus::Cancelled => Fact::of(DetailType::OrderCancelled, &new.order_id),
+            // Orders never go back to PENDING.
+            OrderStatus::Pending => return facts,
+        });
+    } else if new.status == OrderStatus::Pending && new.expires_at > old.expires_at {
+        facts.push(Fact { expires_at: Some(new.expires_at), ..Fact::of(DetailType::OrderExtended, &new.order_id) });
+    }
+    for payment in new.refund_payment_ids.iter().filter(|p| !old.refund_payment_ids.contains(p)) {
+        facts.push(Fact { payment: Some(payment.clone()), ..Fact::of(DetailType::OrderRefundDue, &new.order_id) });
+    }
+    facts
+}
+
+/// A seat: held, released, sold. A hold taken over from an expired one is
+/// the old holder's release and then the new hold; a hold whose expiry
+/// moved (extend-order) is the order's `order.extended`.
+fn seat_facts(old: Option<&SeatImage>, new: &SeatImage) -> Vec<Fact> {
+    let seat_fact = |kind, order: &OrderId| Fact { seat: Some(new.seat_id.clone()), ..Fact::of(kind, order) };
+    let old_holder = old.filter(|o| o.status == SeatStatus::Held).and_then(|o| o.holder.as_ref());
+    let was_sold = old.is_some_and(|o| o.status == SeatStatus::Sold);
+    let mut facts = Vec::new();
+    match (new.status, new.holder.as_ref()) {
+        (SeatStatus::Available, _) => facts.extend(old_holder.map(|h| seat_fact(DetailType::SeatReleased, h))),
+        (SeatStatus::Held, Some(holder)) if old_holder != Some(holder) => {
+            facts.extend(old_holder.map(|h| seat_fact(DetailType::SeatReleased, h)));
+            facts.push(Fact { expires_at: new.hold_expires_at, ..seat_fact(DetailType::SeatHeld, holder) });
+        }
+        (SeatStatus::Sold, Some(buyer)) if !was_sold => {
+            facts.extend(old_holder.filter(|h| *h != buyer).map(|h| seat_fact(DetailType::SeatReleased, h)));
+            facts.push(Fact { payment: new.payment_id.clone(), ..seat_fact(DetailType::SeatSold, buyer) });
+        }
+        _ => {}
+    }
+    facts
+}
+
+/// A bucket: per order, places held (more), released (fewer: given back,
+/// cancelled, swept, or reclaimed by another order once expired), and the
+/// sale that wrote this image, if any: its buyer's surplus given back,
+/// then the places sold (its own and any it took). Releases come first, as
+/// a taker's write reclaims before it holds.
+fn bucket_facts(old: Option<&BucketImage>, new: &BucketImage) -> Vec<Fact> {
+    let place_fact = |kind, order: &OrderId, quantity: u32| Fact {
+        section: Some(new.section_id.clone()),
+        quantity: Some(quantity),
+        ..Fact::of(kind, order)
+    };
+    let held = |image: Option<&BucketImage>, order: &OrderId| {
+        image.and_then(|b| b.holds.iter().find(|h| &h.order == order)).map_or(0, |h| h.quantity)
+    };
+    let sold_now = new.sold.saturating_sub(old.map_or(0, |o| o.sold));
+    let buyer = new.sale.as_ref().filter(|_| sold_now > 0);
+    let mut orders: Vec<&OrderId> = old.iter().flat_map(|o| o.holds.iter()).chain(new.holds.iter()).map(|h| &h.order).collect();
+    orders.sort();
+    orders.dedup();
+    let (mut released, mut taken) = (Vec::new(), Vec::new());
+    for order in orders.into_iter().filter(|o| buyer.is_none_or(|(b, _)| b != *o)) {
+        let (before, after) = (held(old, order), held(Some(new), order));
+        if after < before {
+            released.push(place_fact(DetailType::GaReleased, order, before - after));
+        } else if after > before {
+            let expires_at = new.holds.iter().find(|h| &h.order == order).map(|h| h.expires_at);
+            taken.push(Fact { expires_at, ..place_fact(DetailType::GaHeld, order, after - before) });
+        }
+    }
+    if let Some((order, payment)) = buyer {
+        let had = held(old, order);
+        let surplus = had - had.min(sold_now);
+        if surplus > 0 {
+            released.push(place_fact(DetailType::GaReleased, order, surplus));
+        }
+        taken.push(Fact { payment: payment.clone(), ..place_fact(DetailType::GaSold, order, sold_now) });
+    }
+    released.extend(taken);
+    released
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn order(status: OrderStatus, expires_at: i64) -> Result<OrderImage, crate::error::Error> {
+        Ok(OrderImage {
+            order_id: OrderId::parse("o1")?,
+            event_id: EventId::parse("ev")?,
+            status,
+            expires_at: Millis(expires_at),
+            payment_id: None,
+            refund_payment_ids: vec![],
+        })
+    }
+
+    fn seat(status: SeatStatus, holder: Option<&str>) -> Result<SeatImage, crate::error::Error> {
+        Ok(SeatImage {
+            event_id: EventId::parse("ev")?,
+            seat_id: SeatId::parse("A-1-1")?,
+            status,
+            holder: holder.map(OrderId::parse).transpose()?,
+            hold_expires_at: holder.map(|_| Millis(9_000)),
+            payment_id: (status == SeatStatus::Sold).then(|| PaymentId::parse("pay")).transpose()?,
+        })
+    }
+
+    fn bucket(sold: u32, holds: &[(&str, u32)], sale: Option<&str>) -> Result<BucketImage, crate::error::Error> {
+        Ok(BucketImage {
+            event_id: EventId::parse("ev")?,
+            section_id: SectionId::parse("FLOOR")?,
+            sold,
+            holds: holds
+                .iter()
+                .map(|(o, q)| Ok(PlaceHold { order: OrderId::parse(o)?, quantity: *q, expires_at: Millis(9_000) }))
+                .collect::<Result<_, crate::error::Error>>()?,
+            sale: sale.map(|o| Ok::<_, crate::error::Error>((OrderId::parse(o)?, Some(PaymentId::parse("pay")?)))).transpose()?,
+        })
+    }
+
+    fn events(old: Option<ItemImage>, new: Option<ItemImage>) -> Vec<(&'static str, String, Option<u32>)> {
+        let change = ItemChange { record_id: "r1".into(), at: Millis(1_000), old, new };
+        state_events(&change).into_iter().map(|e| (e.detail_type.as_str(), e.detail.order_id.to_string(), e.detail.quantity)).collect()
+    }
+
+    #[test]
+    fn order_writes_become_lifecycle_events() -> TestResult {
+        use OrderStatus::*;
+        let o = |s, e| order(s, e).map(ItemImage::Order);
+        assert_eq!(events(None, Some(o(Pending, 5)?)), vec![("order.created", "o1".into(), None)]);
+        assert_eq!(events(Some(o(Pending, 5)?), Some(o(Pending, 5)?)), vec![], "a claim only changes its seats");
+        assert_eq!(events(Some(o(Pending, 5)?), Some(o(Pending, 9)?)), vec![("order.extended", "o1".into(), None)]);
+        for (status, kind) in [(Completed, "order.completed"), (Expired, "order.expired"), (Cancelled, "order.cancelled"), (RefundDue, "order.refund_due")] {
+            assert_eq!(events(Some(o(Pending, 5)?), Some(o(status, 5)?)), vec![(kind, "o1".into(), None)]);
+        }
+        assert_eq!(events(Some(o(Expired, 5)?), Some(o(Completed, 5)?)), vec![("order.completed", "o1".into(), None)], "a late payment");
+        assert_eq!(events(Some(o(Completed, 5)?), None), vec![], "a removed item");
+        // A further payment for a completed order: money to give back.
+        let mut paid_twice = order(Completed, 5)?;
+        paid_twice.refund_payment_ids.push(PaymentId::parse("pay-2")?);
+        let change = ItemChange { record_id: "r9".into(), at: Millis(1_000), old: Some(o(Completed, 5)?), new: Some(ItemImage::Order(paid_twice)) };
+        let out = state_events(&change);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].detail_type, out[0].detail.payment_id.as_ref().map(PaymentId::as_str)), (DetailType::OrderRefundDue, Some("pay-2")));
+        assert_eq!(out[0].detail.id, "r9.0");
+        Ok(())
+    }
+
+    #[test]
+    fn seat_writes_become_held_released_and_sold() -> TestResult {
+        use SeatStatus::*;
+        let s = |st, h| seat(st, h).map(ItemImage::Seat);
+        assert_eq!(events(None, Some(s(Available, None)?)), vec![], "created with its event");
+        assert_eq!(events(Some(s(Available, None)?), Some(s(Held, Some("o1"))?)), vec![("seat.held", "o1".into(), None)]);
+        assert_eq!(events(Some(s(Held, Some("o1"))?), Some(s(Held, Some("o1"))?)), vec![], "an extension is the order's event");
+        assert_eq!(events(Some(s(Held, Some("o1"))?), Some(s(Available, None)?)), vec![("seat.released", "o1".into(), None)]);
+        assert_eq!(
+            events(Some(s(Held, Some("old"))?), Some(s(Held, Some("o1"))?)),
+            vec![("seat.released", "old".into(), None), ("seat.held", "o1".into(), None)],
+            "an expired hold taken over"
+        );
+        assert_eq!(events(Some(s(Held, Some("o1"))?), Some(s(Sold, Some("o1"))?)), vec![("seat.sold", "o1".into(), None)]);
+        assert_eq!(
+            events(Some(s(Held, Some("old"))?), Some(s(Sold, Some("o1"))?)),
+            vec![("seat.released", "old".into(), None), ("seat.sold", "o1".into(), None)],
+            "a late payment takes an expired hold"
+        );
+        assert_eq!(events(Some(s(Sold, Some("o1"))?), Some(s(Sold, Some("o1"))?)), vec![]);
+        let change = ItemChange { record_id: "r".into(), at: Millis(0), old: Some(s(Held, Some("o1"))?), new: Some(s(Sold, Some("o1"))?) };
+        let sold = &state_events(&change)[0].detail;
+        assert_eq!((sold.seat_id.as_ref().map(SeatId::as_str), sold.payment_id.as_ref().map(PaymentId::as_str)), (Some("A-1-1"), Some("pay")));
+        Ok(())
+    }
+
+    #[test]
+    fn bucket_writes_become_place_events_per_order() -> TestResult {
+        let b = |sold, holds: &[(&str, u32)], sale| bucket(sold, holds, sale).map(ItemImage::Bucket);
+        assert_eq!(events(None, Some(b(0, &[], None)?)), vec![]);
+        assert_eq!(events(Some(b(0, &[], None)?), Some(b(0, &[("o1", 3)], None)?)), vec![("ga.held", "o1".into(), Some(3))]);
+        assert_eq!(events(Some(b(0, &[("o1", 3)], None)?), Some(b(0, &[("o1", 1)], None)?)), vec![("ga.released", "o1".into(), Some(2))]);
+        assert_eq!(
+            events(Some(b(0, &[("old", 2)], None)?), Some(b(0, &[("o1", 1)], None)?)),
+            vec![("ga.released", "old".into(), Some(2)), ("ga.held", "o1".into(), Some(1))],
+            "an expired hold reclaimed"
+        );
+        assert_eq!(
+            events(Some(b(1, &[("o1", 3)], Some("x"))?), Some(b(3, &[], Some("o1"))?)),
+            vec![("ga.released", "o1".into(), Some(1)), ("ga.sold", "o1".into(), Some(2))],
+            "2 of 3 sold, the surplus given back"
+        );
+        assert_eq!(
+            events(Some(b(0, &[("o1", 1), ("old", 2)], None)?), Some(b(3, &[], Some("o1"))?)),
+            vec![("ga.released", "old".into(), Some(2)), ("ga.sold", "o1".into(), Some(3))],
+            "a late sale of its own place and a reclaimed one"
+        );
+        assert_eq!(events(Some(b(3, &[("o1", 2)], Some("x"))?), Some(b(3, &[("o1", 2)], Some("x"))?)), vec![], "an extension");
+        Ok(())
+    }
+}

@@ -1,0 +1,181 @@
+//! The table's stream records (DynamoDB's wire JSON, as Lambda and the
+//! Streams API deliver them) decoded into the domain's item images, for
+//! publish-events (`domain::outbox`). Pure: the images go through the same
+//! codec as the store's reads.
+
+use serde_json::Value;
+
+use super::*;
+use crate::domain::outbox::{BucketImage, ItemChange, ItemImage, OrderImage, SeatImage};
+use crate::domain::SeatStatus;
+
+/// Why a stream record could not be decoded (it is then reported as a
+/// batch item failure, and after retries lands in the dead-letter queue).
+#[derive(Debug, thiserror::Error)]
+#[error("stream record {record}: {reason}")]
+pub struct RecordError {
+    pub record: String,
+    pub reason: String,
+}
+
+/// The change a stream record describes, or `None` for an item no event is
+/// about (events, plan chunks, the seat map, payment records). `now` stands
+/// in for a record without its creation time.
+pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, RecordError> {
+    let data = &record["dynamodb"];
+    let record_id = record["eventID"].as_str().or_else(|| data["SequenceNumber"].as_str()).unwrap_or_default().to_owned();
+    let fail = |reason: String| RecordError { record: record_id.clone(), reason };
+    let Some(pk) = data["Keys"][PK]["S"].as_str() else { return Err(fail("no PK in its keys".into())) };
+    let decode: fn(&Item) -> Result<ItemImage, StoreError> = if pk.starts_with(ORDER_PK_PREFIX) {
+        order_image
+    } else if pk.starts_with(SEAT_PK_PREFIX) {
+        seat_image
+    } else if pk.starts_with(GA_PK_PREFIX) {
+        bucket_image
+    } else {
+        return Ok(None);
+    };
+    let image = |name: &str| -> Result<Option<ItemImage>, RecordError> {
+        match &data[name] {
+            Value::Null => Ok(None),
+            wire => {
+                let item = wire_item(wire).ok_or_else(|| fail(format!("{name} is not a DynamoDB item")))?;
+                decode(&item).map(Some).map_err(|e| fail(format!("{name}: {e}")))
+            }
+        }
+    };
+    let at = data["ApproximateCreationDateTime"].as_f64().map_or(now, |secs| Millis((secs * 1000.0) as i64));
+    Ok(Some(ItemChange { old: image("OldImage")?, new: image("NewImage")?, record_id, at }))
+}
+
+fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
+    let order = parse_order(item)?.order;
+    Ok(ItemImage::Order(OrderImage {
+        order_id: order.order_id,
+        event_id: order.event_id,
+        status: order.status,
+        expires_at: order.expires_at,
+        payment_id: order.payment_id,
+        refund_payment_ids: order.refund_payment_ids,
+    }))
+}
+
+fn seat_image(item: &Item) -> Result<ItemImage, StoreError> {
+    let seat = parse_seat(item)?;
+    let f = Fields::new(item);
+    let (status, holder, hold_expires_at) = match seat.state {
+        SeatState::Available => (SeatStatus::Available, None, None),
+        SeatState::Held { order, expires_at } => (SeatStatus::Held, Some(order), Some(expires_at)),
+        SeatState::Sold { order } => (SeatStatus::Sold, Some(order), None),
+    };
+    Ok(ItemImage::Seat(SeatImage {
+        event_id: f.id(EVENT_ID, EventId::parse)?,
+        seat_id: seat.spec.seat_id,
+        status,
+        holder,
+        hold_expires_at,
+        payment_id: f.opt_s(PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(PAYMENT_ID))?,
+    }))
+}
+
+fn bucket_image(item: &Item) -> Result<ItemImage, StoreError> {
+    let bucket = parse_bucket(item)?;
+    let f = Fields::new(item);
+    let sale = match f.opt_s(SALE_ORDER_ID) {
+        None => None,
+        Some(order) => Some((
+            OrderId::parse(order).map_err(|_| f.malformed(SALE_ORDER_ID))?,
+            f.opt_s(SALE_PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(SALE_PAYMENT_ID))?,
+        )),
+    };
+    Ok(ItemImage::Bucket(BucketImage {
+        event_id: f.id(EVENT_ID, EventId::parse)?,
+        section_id: f.id(SECTION_ID, SectionId::parse)?,
+        sold: bucket.sold,
+        holds: bucket.holds,
+        sale,
+    }))
+}
+
+/// An item in DynamoDB's wire JSON (`{"attr": {"S": "…"}, …}`) as the SDK's
+/// values; `None` if it is not one.
+fn wire_item(wire: &Value) -> Option<Item> {
+    wire.as_object()?.iter().map(|(k, v)| Some((k.clone(), wire_value(v)?))).collect()
+}
+
+fn wire_value(wire: &Value) -> Option<AttributeValue> {
+    let (kind, v) = wire.as_object().filter(|o| o.len() == 1)?.iter().next()?;
+    let strings = |v: &Value| -> Option<Vec<String>> { v.as_array()?.iter().map(|x| x.as_str().map(str::to_owned)).collect() };
+    Some(match kind.as_str() {
+        "S" => AttributeValue::S(v.as_str()?.to_owned()),
+        "N" => AttributeValue::N(v.as_str()?.to_owned()),
+        "BOOL" => AttributeValue::Bool(v.as_bool()?),
+        "NULL" => AttributeValue::Null(v.as_bool()?),
+        "SS" => AttributeValue::Ss(strings(v)?),
+        "NS" => AttributeValue::Ns(strings(v)?),
+        "M" => AttributeValue::M(wire_item(v)?),
+        "L" => AttributeValue::L(v.as_array()?.iter().map(wire_value).collect::<Option<_>>()?),
+        // Binary values: none of ours; kept as opaque text, never decoded.
+        "B" | "BS" => AttributeValue::Null(true),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::outbox::state_events;
+    use serde_json::json;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn seat(status: &str, holder: Option<&str>) -> Value {
+        let mut image = json!({
+            "PK": {"S": "SEATS#0123456789abcdef#A-1#0"}, "SK": {"S": "SEAT#A-1-1"}, "kind": {"S": "seat"},
+            "eventId": {"S": "ev-1"}, "seatId": {"S": "A-1-1"}, "sectionId": {"S": "A"}, "row": {"S": "1"},
+            "number": {"N": "1"}, "ordinal": {"N": "0"}, "status": {"S": status},
+        });
+        if let Some(h) = holder {
+            image["holderOrderId"] = json!({"S": h});
+            image["holdExpiresAt"] = json!({"N": "1700000000000"});
+        }
+        image
+    }
+
+    #[test]
+    fn a_seat_record_decodes_and_becomes_its_event() -> TestResult {
+        let record = json!({
+            "eventID": "e-42", "eventName": "MODIFY",
+            "dynamodb": {
+                "Keys": {"PK": {"S": "SEATS#0123456789abcdef#A-1#0"}, "SK": {"S": "SEAT#A-1-1"}},
+                "ApproximateCreationDateTime": 1700000000.0,
+                "OldImage": seat("AVAILABLE", None),
+                "NewImage": seat("HELD", Some("0123456789abcdef-o1")),
+                "SequenceNumber": "100",
+            },
+        });
+        let change = item_change(&record, Millis(0))?.ok_or("a seat's record")?;
+        assert_eq!(change.at, Millis(1_700_000_000_000));
+        let events = state_events(&change);
+        assert_eq!(events.len(), 1);
+        let detail = serde_json::to_value(&events[0].detail)?;
+        assert_eq!(
+            detail,
+            json!({"id": "e-42.0", "eventId": "ev-1", "orderId": "0123456789abcdef-o1", "seatId": "A-1-1",
+                   "expiresAt": "2023-11-14T22:13:20.000Z", "at": "2023-11-14T22:13:20.000Z"})
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn other_items_carry_no_events_and_broken_images_are_errors() -> TestResult {
+        let of = |pk: &str, new: Value| json!({"eventID": "e", "dynamodb": {"Keys": {"PK": {"S": pk}}, "NewImage": new}});
+        assert!(item_change(&of("MAP#x", json!({})), Millis(0))?.is_none());
+        assert!(item_change(&of("PAYMENT#p", json!({})), Millis(0))?.is_none());
+        let broken = item_change(&of("SEATS#0123456789abcdef#A-1#0", json!({"status": {"S": "HELD"}})), Millis(0));
+        assert!(broken.is_err_and(|e| e.record == "e"));
+        assert!(item_change(&of("ORDER#o", json!({"x": {"Q": "?"}})), Millis(0)).is_err());
+        assert!(item_change(&json!({"eventID": "e", "dynamodb": {}}), Millis(0)).is_err(), "no keys");
+        Ok(())
+    }
+}
