@@ -75,6 +75,9 @@ where
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let method = req.method().as_str();
     let path = req.uri().path();
+    crate::metrics::request(route, result.as_ref().map_or_else(Error::code, |_| "ok"));
+    // One invocation is one request: its metrics go out with its log line.
+    crate::metrics::flush();
     match result {
         Ok(response) => {
             tracing::info!(route, method, path, status = response.status().as_u16(), elapsed_ms, "request");

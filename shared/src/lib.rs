@@ -7,6 +7,7 @@ pub mod domain;
 pub mod error;
 pub mod handlers;
 pub mod http;
+pub mod metrics;
 pub mod outbox;
 pub mod store;
 pub mod sweep;
@@ -41,7 +42,10 @@ pub async fn expire_holds(
     event: lambda_runtime::LambdaEvent<serde_json::Value>,
 ) -> Result<sweep::SweepSummary, std::convert::Infallible> {
     let deadline = i64::try_from(event.context.deadline).ok().filter(|d| *d > 0).map(domain::Millis);
-    Ok(sweep::run(&app.store, domain::Millis::now(), deadline).await)
+    let summary = sweep::run(&app.store, domain::Millis::now(), deadline).await;
+    metrics::sweep(summary.expired_orders, summary.released_seats, summary.released_places, summary.lag_ms.unwrap_or(0));
+    metrics::flush();
+    Ok(summary)
 }
 
 /// The project-seat-map handler: a batch of the table's stream records in
@@ -73,6 +77,8 @@ pub async fn publish_events(
     event: lambda_runtime::LambdaEvent<serde_json::Value>,
 ) -> Result<serde_json::Value, std::convert::Infallible> {
     let published = outbox::publish_records(bus, &event.payload, domain::Millis::now()).await;
+    metrics::published(published.events, published.failed_records.len());
+    metrics::flush();
     tracing::info!(
         records = published.records,
         events = published.events,

@@ -36,6 +36,11 @@ pub struct SweepSummary {
     /// True when the deadline stopped the run before the index was empty.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stopped_early: bool,
+    /// How long the oldest expired order this run found had been expired
+    /// (milliseconds): how far the sweep runs behind. Absent when it found
+    /// none.
+    #[serde(rename = "sweepLagMs", skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -169,10 +174,14 @@ async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary:
         }
         let Some(joined) = in_flight.join_next().await else { return };
         match joined {
-            Ok((_, Ok(Released { seats, places, expired }))) => {
+            Ok((_, Ok(Released { seats, places, expired, expired_at }))) => {
                 summary.released_seats += seats;
                 summary.released_places += places;
                 summary.expired_orders += u64::from(expired);
+                if let Some(at) = expired_at {
+                    let lag = u64::try_from(now.0 - at.0).unwrap_or(0);
+                    summary.lag_ms = Some(summary.lag_ms.map_or(lag, |l| l.max(lag)));
+                }
             }
             Ok((order, Err(e))) => {
                 summary.failed_orders += 1;
@@ -200,6 +209,7 @@ pub async fn release_order(store: &Store, order_id: &OrderId, now: Millis) -> Re
         // Not expired after all (the index entry is older than the order).
         return Ok(released);
     }
+    released.expired_at = Some(order.expires_at);
     // A completed order's seats are sold, not held.
     if order.status != OrderStatus::Completed {
         let event = EventRef::of(&order.event_id);
@@ -222,4 +232,6 @@ pub struct Released {
     pub places: u64,
     /// Whether this call moved the order from PENDING to EXPIRED.
     pub expired: bool,
+    /// The order's expiry, when the sweep found it past it.
+    pub expired_at: Option<Millis>,
 }

@@ -16,6 +16,11 @@ const RAW_EVENT_LOGGER: &str = "lambda_runtime::layers::api_response";
 pub fn init() {
     let rust_log = std::env::var("RUST_LOG").ok();
     let _ = tracing::subscriber::set_global_default(subscriber(rust_log.as_deref(), std::io::stdout));
+    // In a Lambda sandbox (the runtime API is set there, and under the
+    // emulator), metrics go out as EMF lines; elsewhere they are no-ops.
+    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+        crate::metrics::install();
+    }
 }
 
 /// The subscriber [`init`] installs, writing to `writer`: tests capture

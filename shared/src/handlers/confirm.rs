@@ -105,26 +105,51 @@ const CONFIRM_ROUNDS: usize = 4;
 /// `POST /orders/{orderId}/confirm` — called by the payment backend.
 pub async fn confirm(app: &App, req: Request) -> Reply {
     Ok(serve("confirm", &req, async {
-        let secrets = app.config.confirm_secrets.as_ref().ok_or(Error::Unauthorized)?;
-        // The signature is checked before anything else, the body's size
-        // included (API Gateway caps it at 10 MB).
-        secrets.verify(req.headers(), req.body().as_ref(), Millis::now())?;
-        raw_body(&req)?;
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let paid = Paid::from_body(json_body(&req, None)?, &order_id, app.config.max_seats_per_order)?;
-        if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
-            return Ok(completed(&order_id, &paid.seats, &[], &paid.payment));
+        let answer = confirm_payment(app, &req).await;
+        if let Err(e) = &answer {
+            crate::metrics::confirm(refused_outcome(e));
         }
-        for round in 1..=CONFIRM_ROUNDS {
-            let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
-            if let Some(done) = confirm_step(app, &stored, &paid, round == CONFIRM_ROUNDS).await? {
-                return done;
-            }
-        }
-        tracing::warn!(order_id = %order_id, "confirm: order kept changing under it");
-        Err(Error::StoreUnavailable)
+        answer
     })
     .await)
+}
+
+/// A refused confirm's outcome for the `Confirms` metric: every answer
+/// with `"refund": true` is money to give back.
+fn refused_outcome(e: &Error) -> &'static str {
+    match e {
+        Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted => "refund-due",
+        other => other.code(),
+    }
+}
+
+/// A completed sale's reply, counted.
+fn sold(order: &OrderId, seats: &[SeatId], ga: &[GaEntry], payment: &PaymentId) -> Response<Body> {
+    crate::metrics::confirm("completed");
+    completed(order, seats, ga, payment)
+}
+
+/// confirm's work: the signature, the body, then the common case in one
+/// transaction, else a read of the order and [`decide_confirm`].
+async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Error> {
+    let secrets = app.config.confirm_secrets.as_ref().ok_or(Error::Unauthorized)?;
+    // The signature is checked before anything else, the body's size
+    // included (API Gateway caps it at 10 MB).
+    secrets.verify(req.headers(), req.body().as_ref(), Millis::now())?;
+    raw_body(req)?;
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let paid = Paid::from_body(json_body(req, None)?, &order_id, app.config.max_seats_per_order)?;
+    if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
+        return Ok(sold(&order_id, &paid.seats, &[], &paid.payment));
+    }
+    for round in 1..=CONFIRM_ROUNDS {
+        let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
+        if let Some(done) = confirm_step(app, &stored, &paid, round == CONFIRM_ROUNDS).await? {
+            return done;
+        }
+    }
+    tracing::warn!(order_id = %order_id, "confirm: order kept changing under it");
+    Err(Error::StoreUnavailable)
 }
 
 type Step = Result<Option<Result<Response<Body>, Error>>, Error>;
@@ -176,6 +201,7 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
     }
     match decision {
         ConfirmDecision::AlreadyCompleted => {
+            crate::metrics::confirm("duplicate");
             let ga = super::places_by_section(app, order).await?;
             Ok(Some(Ok(completed(&order.order_id, &order.seats, &ga, payment))))
         }
@@ -193,7 +219,7 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             match app.store.sell_held(stored, payment, &paid.seats, &release, &sales, now).await? {
                 ConfirmOutcome::Committed => {
                     let ga = super::in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, &ga, payment))))
+                    Ok(Some(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
@@ -219,7 +245,7 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
                     app.store.release_places(&unsold).await;
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
                     let ga = super::in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Some(Ok(completed(&order.order_id, &paid.seats, &ga, payment))))
+                    Ok(Some(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live && !last).await,

@@ -1,0 +1,132 @@
+//! Operators' numbers: CloudWatch metrics in Embedded Metric Format (EMF).
+//! Handlers count through the `metrics` facade; in a Lambda sandbox
+//! [`install`] records them with metrics_cloudwatch_embedded, and
+//! [`flush`] writes them to stdout as EMF JSON lines at the end of every
+//! invocation, which CloudWatch turns into metrics with no API call and no
+//! latency. Elsewhere (the dev server, tests that do not install it) the
+//! macros are no-ops.
+//!
+//! Dimensions are low-cardinality: the function and an outcome or reason
+//! from a fixed set (error codes, `won`, `completed`, …), never an order,
+//! seat, event or payment id.
+
+use std::sync::{Mutex, OnceLock};
+
+use metrics_cloudwatch_embedded::Collector;
+
+/// The CloudWatch namespace of every metric.
+pub const NAMESPACE: &str = "seatclaim";
+
+/// Every API request, by `function` and `outcome` (`ok` or the error code).
+pub const REQUESTS: &str = "Requests";
+/// Claims (get-seat, best-available, hold-ga), by `function` and `result`:
+/// `won`, or the reason it was lost (`seat-held`, `seat-sold`,
+/// `not-enough-seats`, `sold-out`, `seat-limit`, …).
+pub const CLAIMS: &str = "Claims";
+/// Payment confirmations by `outcome`: `completed`, `duplicate` (the same
+/// payment again), `refund-due` (a payment that cannot complete, or a
+/// further one), `unauthorized`, or another error code.
+pub const CONFIRMS: &str = "Confirms";
+/// What the sweep did.
+pub const ORDERS_EXPIRED: &str = "OrdersExpired";
+pub const SEATS_RELEASED: &str = "SeatsReleased";
+pub const PLACES_RELEASED: &str = "PlacesReleased";
+/// The age of the oldest expired order the sweep found (0 when none): how
+/// far the sweep runs behind the expiries.
+pub const SWEEP_LAG: &str = "SweepLagMilliseconds";
+/// Events put on the bus, and stream records reported as failures.
+pub const EVENTS_PUBLISHED: &str = "EventsPublished";
+pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
+
+/// The routes whose requests are claims.
+const CLAIM_ROUTES: [&str; 3] = ["get-seat", "best-available", "hold-ga"];
+
+static COLLECTOR: OnceLock<&'static Collector> = OnceLock::new();
+
+/// Installs the EMF recorder for this process (the first call wins).
+/// Returns whether it is installed.
+pub fn install() -> bool {
+    if COLLECTOR.get().is_some() {
+        return true;
+    }
+    match metrics_cloudwatch_embedded::Builder::new().cloudwatch_namespace(NAMESPACE).init() {
+        Ok(collector) => {
+            let _ = COLLECTOR.set(collector);
+            describe();
+            true
+        }
+        // Another recorder is installed (only a test harness does that).
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics recorder not installed");
+            false
+        }
+    }
+}
+
+/// Units, so CloudWatch shows them.
+fn describe() {
+    for name in [REQUESTS, CLAIMS, CONFIRMS, ORDERS_EXPIRED, SEATS_RELEASED, PLACES_RELEASED, EVENTS_PUBLISHED, EVENT_RECORDS_FAILED] {
+        metrics::describe_counter!(name, metrics::Unit::Count, "");
+    }
+    metrics::describe_gauge!(SWEEP_LAG, metrics::Unit::Milliseconds, "");
+}
+
+/// Where [`flush`] writes instead of stdout, once a test asks for it.
+static CAPTURED: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
+/// Writes what was counted since the last flush to stdout (one EMF line
+/// per set of dimensions); nothing when not installed.
+pub fn flush() {
+    let Some(collector) = COLLECTOR.get() else { return };
+    // A poisoned lock only means a panic elsewhere mid-flush.
+    let mut captured = CAPTURED.lock().unwrap_or_else(|p| p.into_inner());
+    let written = match captured.as_mut() {
+        Some(buffer) => collector.flush(buffer),
+        None => collector.flush(std::io::stdout().lock()),
+    };
+    if let Err(e) = written {
+        tracing::warn!(error = %e, "metrics not written");
+    }
+}
+
+/// From now on, [`flush`] keeps the EMF lines for [`take_captured`]
+/// instead of printing them (a test's view of the Lambda log).
+pub fn capture() {
+    let mut captured = CAPTURED.lock().unwrap_or_else(|p| p.into_inner());
+    captured.get_or_insert_with(Vec::new);
+}
+
+/// The EMF lines flushed since [`capture`] or the last call.
+pub fn take_captured() -> Vec<u8> {
+    let mut captured = CAPTURED.lock().unwrap_or_else(|p| p.into_inner());
+    captured.as_mut().map(std::mem::take).unwrap_or_default()
+}
+
+/// One API request's outcome (`ok` or its error code); a claim route's also
+/// counts as a claim won or lost.
+pub fn request(function: &'static str, outcome: &'static str) {
+    metrics::counter!(REQUESTS, "function" => function, "outcome" => outcome).increment(1);
+    if CLAIM_ROUTES.contains(&function) {
+        let result = if outcome == "ok" { "won" } else { outcome };
+        metrics::counter!(CLAIMS, "function" => function, "result" => result).increment(1);
+    }
+}
+
+/// One confirm's outcome.
+pub fn confirm(outcome: &'static str) {
+    metrics::counter!(CONFIRMS, "outcome" => outcome).increment(1);
+}
+
+/// One sweep run: what it released, and its lag.
+pub fn sweep(expired_orders: u64, released_seats: u64, released_places: u64, lag_ms: u64) {
+    metrics::counter!(ORDERS_EXPIRED).increment(expired_orders);
+    metrics::counter!(SEATS_RELEASED).increment(released_seats);
+    metrics::counter!(PLACES_RELEASED).increment(released_places);
+    metrics::gauge!(SWEEP_LAG).set(lag_ms as f64);
+}
+
+/// One batch of stream records published.
+pub fn published(events: usize, failed_records: usize) {
+    metrics::counter!(EVENTS_PUBLISHED).increment(events as u64);
+    metrics::counter!(EVENT_RECORDS_FAILED).increment(failed_records as u64);
+}
