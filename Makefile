@@ -57,12 +57,12 @@ fuzz-long: node-deps fuzz-tools
 	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-300} --max-time $${FUZZ_MAX_TIME:-600} \
 	  --min-requests 10000
 
-.PHONY: help dev test unit-test integration-test lint deny validate sam-local-test sam-build \
+.PHONY: help dev test unit-test integration-test lint deny validate sam-local-test sam-build browser-test chromium \
         node-deps python-tools podman clean
 
 help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
-	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function"
+	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function, the seat-map page in headless Chromium, the fuzz pass"
 	@echo "make bench  - every benchmark scenario, cold start included; writes docs/BENCHMARKS.md"
 	@echo "make fuzz   - schemathesis against the dev server and docs/openapi.yaml (fuzz-long: >= 10,000 requests)"
 	@echo "make deny   - cargo deny check licenses bans sources (deny.toml)"
@@ -78,6 +78,7 @@ test: node-deps python-tools
 	$(MAKE) --no-print-directory deny
 	$(MAKE) --no-print-directory validate
 	$(MAKE) --no-print-directory sam-local-test
+	$(MAKE) --no-print-directory browser-test
 	$(MAKE) --no-print-directory fuzz
 
 validate: python-tools
@@ -88,6 +89,19 @@ validate: python-tools
 sam-local-test: node-deps python-tools podman
 	cargo build --quiet --bins
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/sam_local_invoke_test.py
+
+## The live seat-map page in headless Chromium (Debian's package, driven by
+## playwright-core): two buyers on one seat, the stampede button, pay. Saves
+## docs/seat-map.png.
+browser-test: node-deps chromium
+	cargo build --quiet -p local --bin seatclaim-dev
+	node scripts/browser_test.mjs
+
+## Debian's Chromium (as root, like podman for sam local); nothing is
+## downloaded at test time.
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -q -o Dpkg::Use-Pty=0 && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 chromium; }
 
 ## The deployable build: arm64 release binaries through cargo-lambda + zig.
 sam-build: python-tools

@@ -8,6 +8,7 @@
 //! `AWS_ENDPOINT_URL_EVENTBRIDGE`, publish into the same feed.
 
 use std::collections::{HashSet, VecDeque};
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -67,7 +68,9 @@ impl DevFeed {
         feed.last += 1;
         let seq = feed.last;
         if !self.quiet {
-            println!("{}", json!({"seq": seq, "detailType": detail_type, "detail": detail}));
+            // A closed stdout (the reader went away) must not stop the feed.
+            let line = json!({"seq": seq, "detailType": detail_type, "detail": detail});
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
         }
         feed.events.push_back((seq, detail_type.to_owned(), detail));
         if feed.events.len() > FEED_CAPACITY {

@@ -3,6 +3,7 @@
 //! Lambda binaries call, and the harness the integration tests use.
 
 pub mod bench;
+pub mod dev_routes;
 pub mod capacity;
 pub mod dynamodb_local;
 pub mod faults;

@@ -121,14 +121,16 @@ pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
     Box::pin(call(route.function, app, req)).await
 }
 
-/// Builds a request as a client would send it (for tests and benchmarks).
+/// Builds a request as a client would send it (tests, benchmarks, and the
+/// dev server's pay route).
 pub fn request(method: &str, uri: &str, headers: &[(&str, &str)], body: impl Into<Body>) -> Request {
     let mut builder = lambda_http::http::Request::builder().method(method).uri(uri);
     for (name, value) in headers {
         builder = builder.header(*name, *value);
     }
-    // Only tests and benchmarks build requests here, from literals.
-    builder.body(body.into()).expect("a well-formed test request")
+    // The methods, paths and header names come from literals and validated
+    // ids; header values are ASCII (tokens, signatures, numbers).
+    builder.body(body.into()).expect("a well-formed request")
 }
 
 #[cfg(test)]

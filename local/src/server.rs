@@ -22,8 +22,10 @@ pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output =
     run_with_feed(listener, app, None, shutdown).await
 }
 
-/// [`run`], with the dev-only routes over `feed` when there is one:
-/// `GET /_dev/events?after=<n>` and EventBridge's `PutEvents`.
+/// [`run`], with the dev-only routes when there is a `feed`: the live
+/// seat-map page at `/`, `GET /_dev/events?after=<n>` over `feed`,
+/// EventBridge's `PutEvents` into it, `GET /_dev/catalog` and
+/// `POST /_dev/pay/{orderId}` (see `dev_routes`).
 pub async fn run_with_feed(listener: TcpListener, app: App, feed: Option<DevFeed>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     loop {
@@ -58,6 +60,23 @@ const PUT_EVENTS_TARGET: &str = "AWSEvents.PutEvents";
 
 async fn handle(app: &App, feed: Option<&DevFeed>, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
     if let Some(feed) = feed {
+        let path = req.uri().path().to_owned();
+        if req.method() == hyper::Method::GET {
+            if let Some(file) = crate::dev_routes::page_file(&path) {
+                return to_hyper(file);
+            }
+            if path == "/_dev/catalog" {
+                return to_hyper(crate::dev_routes::catalog(app).await);
+            }
+        }
+        if let Some(order) = path.strip_prefix("/_dev/pay/").filter(|_| req.method() == hyper::Method::POST) {
+            let order = order.to_owned();
+            let bytes = match Limited::new(req.into_body(), MAX_BODY_BYTES).collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(_) => return to_hyper(error_response(&Error::PayloadTooLarge { limit: MAX_BODY_BYTES })),
+            };
+            return to_hyper(crate::dev_routes::pay(app, &order, &bytes).await);
+        }
         if req.method() == hyper::Method::GET && req.uri().path() == "/_dev/events" {
             return match after_param(req.uri().query()) {
                 Ok(after) => json_response(hyper::StatusCode::OK, &feed.after(after), "application/json"),

@@ -4,6 +4,7 @@
 //! seat map and the events out (`GET /_dev/events?after=<n>`). Ctrl-C
 //! stops all of it.
 
+use std::io::Write;
 use std::time::Duration;
 
 use local::dynamodb_local::{DynamoDbLocal, Storage};
@@ -29,7 +30,9 @@ async fn main() {
 }
 
 /// How often the dev server reads the table's stream.
-const STREAM_POLL_MS: u64 = 250;
+const STREAM_POLL_MS: u64 = 100;
+/// How long the dev server reuses a seat map read.
+const DEV_SEAT_MAP_CACHE_MS: i64 = 250;
 /// How often the dev server looks for events to finish creating.
 const EVENT_FINISH_POLL_SECONDS: u64 = 2;
 
@@ -60,10 +63,12 @@ async fn run() -> Result<(), String> {
         .ensure(&client, &config.table_name)
         .await
         .map_err(|e| e.to_string())?;
-    let app = App { store: Store::new(client, &config.table_name), config };
+    // One process serves every viewer of the seat-map page: a short seat-map
+    // cache keeps what they see within the page's one-second refresh.
+    let app = App { store: Store::new(client, &config.table_name).with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS), config };
 
     println!(
-        "seatclaim dev server listening on http://127.0.0.1:{port} (DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",
+        "seatclaim dev server listening on http://127.0.0.1:{port} (the live seat map at /; DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",
         dynamodb.endpoint(),
         app.config.table_name
     );
@@ -119,7 +124,8 @@ async fn run() -> Result<(), String> {
     sweeper.abort();
     finisher.abort();
     drop(dynamodb);
-    println!("seatclaim dev server stopped");
+    // Whoever read our output may be gone by now.
+    let _ = writeln!(std::io::stdout(), "seatclaim dev server stopped");
     Ok(())
 }
 

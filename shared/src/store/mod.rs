@@ -75,7 +75,7 @@ pub use best_available::BlockClaim;
 pub use ga::BucketChange;
 pub use failures::ConfirmOutcome;
 pub use keys::*;
-pub use seat_map::{seat_change, SeatChange};
+pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use stream::{item_change, RecordError};
 use codec::*;
 use errors::*;
@@ -108,6 +108,8 @@ pub struct Store {
     table: Arc<str>,
     events: Arc<events::EventCache>,
     seat_maps: Arc<seat_map::SeatMapCache>,
+    /// How long a seat map read is reused ([`SEAT_MAP_CACHE_MS`]).
+    seat_map_cache_ms: i64,
 }
 
 /// The SDK's HTTP client: hyper + rustls on ring, trusting the platform's
@@ -133,7 +135,15 @@ impl Store {
     }
 
     pub fn new(client: Client, table: &str) -> Self {
-        Self { client, table: Arc::from(table), events: Arc::default(), seat_maps: Arc::default() }
+        Self { client, table: Arc::from(table), events: Arc::default(), seat_maps: Arc::default(), seat_map_cache_ms: SEAT_MAP_CACHE_MS }
+    }
+
+    /// Reuses a seat map read for `ms` instead of [`SEAT_MAP_CACHE_MS`]:
+    /// the dev server, whose one process serves every viewer, keeps it
+    /// shorter so a change shows within its page's one-second refresh.
+    pub fn with_seat_map_cache_ms(mut self, ms: i64) -> Self {
+        self.seat_map_cache_ms = ms;
+        self
     }
 
     pub fn client(&self) -> &Client {

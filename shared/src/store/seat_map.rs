@@ -145,11 +145,12 @@ impl Store {
     }
 
     /// The projection of every row of `event`, its general-admission
-    /// buckets, and when they were read, reused for [`SEAT_MAP_CACHE_MS`].
+    /// buckets, and when they were read, reused for [`SEAT_MAP_CACHE_MS`]
+    /// (or what [`Store::with_seat_map_cache_ms`] set).
     pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<MapRead>), Error> {
         let now = Millis::now();
         let cached = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner()).get(&event.event_id).cloned();
-        if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < SEAT_MAP_CACHE_MS) {
+        if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < self.seat_map_cache_ms) {
             return Ok((at, rows));
         }
         let mut buckets = HashMap::new();

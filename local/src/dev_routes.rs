@@ -1,0 +1,127 @@
+//! The dev server's own routes, never deployed: the live seat-map page
+//! (static files in `web/`), the events feed, a catalogue of the table's
+//! events for the page's picker, and a payment that signs a confirm
+//! exactly as a payment backend would.
+
+use lambda_http::http::StatusCode;
+use lambda_http::{Body, Response};
+use serde_json::{json, Value};
+use shared::domain::OrderId;
+use shared::http::{error_response, json as json_reply};
+use shared::{App, Error};
+
+/// The page's files: (path, file in `web/`, content type).
+const PAGE_FILES: [(&str, &str, &str); 3] = [
+    ("/", "index.html", "text/html; charset=utf-8"),
+    ("/app.js", "app.js", "text/javascript; charset=utf-8"),
+    ("/style.css", "style.css", "text/css; charset=utf-8"),
+];
+
+/// One of the page's files, read from the repository at each request (an
+/// edit shows on reload), or `None` for another path.
+pub fn page_file(path: &str) -> Option<Response<Body>> {
+    let (_, file, content_type) = PAGE_FILES.iter().find(|(p, _, _)| *p == path)?;
+    let reply = match std::fs::read(crate::repo_root().join("web").join(file)) {
+        Ok(bytes) => Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", *content_type)
+            .header("cache-control", "no-store")
+            .body(Body::Binary(bytes)),
+        Err(e) => {
+            tracing::error!(file, error = %e, "the page's file cannot be read");
+            Ok(error_response(&Error::Corrupt(format!("web/{file} cannot be read"))))
+        }
+    };
+    // Building a response from a status and two static headers cannot fail.
+    Some(reply.unwrap_or_else(|_| error_response(&Error::Corrupt("response".into()))))
+}
+
+/// `GET /_dev/catalog`: every event in the table, `{"events": [{"eventId",
+/// "name", "ready"}]}` by id. A Scan: fine on the dev server's table, and
+/// the reason this is not an API route.
+pub async fn catalog(app: &App) -> Response<Body> {
+    let mut events = Vec::new();
+    let mut start = None;
+    loop {
+        let page = app
+            .store
+            .client()
+            .scan()
+            .table_name(app.store.table_name())
+            .filter_expression("#kind = :event")
+            .expression_attribute_names("#kind", "kind")
+            .expression_attribute_values(":event", aws_sdk_dynamodb::types::AttributeValue::S("event".into()))
+            .set_exclusive_start_key(start)
+            .send()
+            .await;
+        let page = match page {
+            Ok(page) => page,
+            Err(e) => {
+                tracing::warn!(error = %shared::error::chain(&e), "catalog: scan failed");
+                return error_response(&Error::StoreUnavailable);
+            }
+        };
+        for item in page.items() {
+            let text = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
+            let ready = item.get("ready").and_then(|v| v.as_bool().ok()).copied().unwrap_or(false);
+            if let Some(id) = text(shared::store::EVENT_ID) {
+                events.push(json!({"eventId": id, "name": text("name"), "ready": ready}));
+            }
+        }
+        match page.last_evaluated_key() {
+            Some(key) => start = Some(key.clone()),
+            None => break,
+        }
+    }
+    events.sort_by(|a, b| a["eventId"].as_str().cmp(&b["eventId"].as_str()));
+    json_reply(StatusCode::OK, &json!({ "events": events }))
+}
+
+/// `POST /_dev/pay/{orderId}`: pays as a payment backend would. The body
+/// may name `seats`, `ga` and `paymentId`; by default it pays for what the
+/// order holds now, with a new payment id. The confirm is signed with the
+/// dev server's `CONFIRM_SECRET` (Standard Webhooks headers, now) and goes
+/// through the confirm route; its answer is the reply.
+pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
+    let Some(secrets) = app.config.confirm_secrets.as_ref() else {
+        return error_response(&Error::Unauthorized);
+    };
+    let order_id = match OrderId::parse(order) {
+        Ok(id) => id,
+        Err(e) => return error_response(&e),
+    };
+    let asked: Value = if body.is_empty() {
+        json!({})
+    } else {
+        match serde_json::from_slice(body) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => return error_response(&Error::BadRequest("the body must be a JSON object".into())),
+        }
+    };
+    let (seats, ga) = if asked.get("seats").is_some() || asked.get("ga").is_some() {
+        (asked["seats"].clone(), asked["ga"].clone())
+    } else {
+        let stored = match app.store.get_order(&order_id).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return error_response(&Error::OrderNotFound),
+            Err(e) => return error_response(&e),
+        };
+        let order = stored.order;
+        let mut ga: Vec<(String, u32)> = Vec::new();
+        for held in &order.places {
+            match ga.iter_mut().find(|(s, _)| s == held.section.as_str()) {
+                Some((_, q)) => *q += held.quantity,
+                None => ga.push((held.section.to_string(), held.quantity)),
+            }
+        }
+        let ga: Vec<Value> = ga.into_iter().map(|(s, q)| json!({"sectionId": s, "quantity": q})).collect();
+        (json!(order.seats), json!(ga))
+    };
+    let payment = asked["paymentId"].as_str().map_or_else(|| format!("pi_dev_{}", uuid::Uuid::new_v4().simple()), str::to_owned);
+    let confirm = json!({"orderId": order_id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
+    let headers = crate::testing::webhook_headers(secrets, &confirm);
+    let mut refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    refs.push(("content-type", "application/json"));
+    let request = crate::router::request("POST", &format!("/orders/{order_id}/confirm"), &refs, confirm);
+    crate::router::dispatch(app, request).await
+}

@@ -1,0 +1,467 @@
+// seatclaim's live seat map: plain JavaScript over the public API, plus the
+// dev server's own routes (/_dev/*) when it is served by `make dev`.
+//
+// Parameters (query string): `api` = the API's base URL (default: this
+// page's origin, i.e. the dev server), `event` = the event to open. Against
+// a deployed API the dev-only parts (pay, the events feed, demo events) are
+// hidden. The order and its hold token live in sessionStorage, per event,
+// so each browser tab (and each browser context) is its own buyer.
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const API = (params.get("api") || "").replace(/\/+$/, "");
+const REFRESH_MS = 1000;
+const MAX_SEATS_DRAWN = 20000;
+
+const state = {
+  dev: false,
+  eventId: null,
+  event: null,        // get-event's reply
+  statuses: {},       // seatId -> "A" | "H" | "S"
+  ga: {},             // sectionId -> {capacity, available}
+  order: null,        // get-order's reply
+  target: null,       // the seat the stampede aims at
+  feedAfter: 0,
+  drawnFor: null,
+};
+
+const $ = (id) => document.getElementById(id);
+
+// ----- HTTP -----------------------------------------------------------------
+
+async function api(method, path, { body, token } = {}) {
+  const headers = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Bearer ${token}`;
+  const reply = await fetch(API + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: "no-store",
+  });
+  let data = null;
+  try { data = await reply.json(); } catch (_) { data = null; }
+  return { status: reply.status, ok: reply.ok, data: data || {} };
+}
+
+function say(text, isError = false) {
+  const m = $("message");
+  m.textContent = text;
+  m.className = isError ? "error" : "";
+}
+
+// ----- The order, kept per event in sessionStorage ----------------------------
+
+function orderKey() { return `seatclaim.order.${API}.${state.eventId}`; }
+function savedOrder() {
+  try { return JSON.parse(sessionStorage.getItem(orderKey()) || "null"); } catch (_) { return null; }
+}
+function saveOrder(saved) { sessionStorage.setItem(orderKey(), JSON.stringify(saved)); }
+function forgetOrder() { sessionStorage.removeItem(orderKey()); state.order = null; renderOrder(); }
+
+async function ensureOrder() {
+  const saved = savedOrder();
+  if (saved && state.order && state.order.status === "PENDING" && Date.parse(state.order.expiresAt) > Date.now()) {
+    return saved;
+  }
+  const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/orders`, { body: {} });
+  if (!r.ok) throw new Error(r.data.message || `create-order: ${r.status}`);
+  const fresh = { orderId: r.data.orderId, token: r.data.holdToken };
+  saveOrder(fresh);
+  await loadOrder();
+  return fresh;
+}
+
+async function loadOrder() {
+  const saved = savedOrder();
+  if (!saved) { state.order = null; renderOrder(); return; }
+  const r = await api("GET", `/orders/${saved.orderId}`, { token: saved.token });
+  if (r.ok) state.order = r.data;
+  else if (r.status === 404 || r.status === 401) { forgetOrder(); return; }
+  renderOrder();
+}
+
+function mySeats() {
+  const o = state.order;
+  return new Set(o && o.status === "PENDING" && Date.parse(o.expiresAt) > Date.now() ? o.seats : []);
+}
+
+function renderOrder() {
+  const o = state.order;
+  const live = o && o.status === "PENDING" && Date.parse(o.expiresAt) > Date.now();
+  $("extend").disabled = !live;
+  $("cancel").disabled = !live;
+  $("pay").disabled = !live || (o.seats.length === 0 && (o.ga || []).length === 0);
+  if (!o) {
+    $("order-summary").textContent = "No order yet: click a free seat.";
+    $("countdown").textContent = "";
+    return;
+  }
+  const places = (o.ga || []).map((g) => `${g.quantity} × ${g.sectionId}`);
+  const what = [...o.seats, ...places].join(", ") || "nothing held";
+  const status = o.status === "PENDING" && !live ? "EXPIRED" : o.status;
+  $("order-summary").innerHTML = "";
+  const line = document.createElement("div");
+  line.innerHTML = `<strong data-order-status="${status}">${status}</strong> · <span id="order-seats"></span>`;
+  line.querySelector("#order-seats").textContent = what;
+  const id = document.createElement("div");
+  id.style.fontSize = "0.75rem";
+  id.style.opacity = "0.6";
+  id.textContent = o.orderId;
+  $("order-summary").append(line, id);
+  tickCountdown();
+}
+
+function tickCountdown() {
+  const o = state.order;
+  const c = $("countdown");
+  if (!o || o.status !== "PENDING") { c.textContent = ""; return; }
+  const left = Math.max(0, Date.parse(o.expiresAt) - Date.now());
+  const s = Math.ceil(left / 1000);
+  c.textContent = left > 0 ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left` : "expired";
+  c.className = s <= 30 ? "low" : "";
+}
+
+// ----- Drawing the map ----------------------------------------------------------
+
+function seatId(sectionId, row, number) { return `${sectionId}-${row}-${number}`; }
+
+function drawMap() {
+  const map = $("map");
+  map.innerHTML = "";
+  const event = state.event;
+  $("event-title").textContent = `${event.name} (${event.eventId})`;
+  const bestSection = $("best-section");
+  bestSection.innerHTML = '<option value="">any section</option>';
+  let drawn = 0;
+  for (const section of event.sections) {
+    const box = document.createElement("div");
+    box.className = "section";
+    box.dataset.section = section.sectionId;
+    const title = document.createElement("h3");
+    title.textContent = section.kind === "ga" ? `${section.sectionId} · general admission` : `Section ${section.sectionId}`;
+    box.append(title);
+    if (section.kind === "ga") {
+      box.append(gaBlock(section));
+    } else {
+      const option = document.createElement("option");
+      option.value = option.textContent = section.sectionId;
+      bestSection.append(option);
+      const stage = document.createElement("div");
+      stage.className = "stage";
+      stage.textContent = "STAGE";
+      box.append(stage);
+      for (const row of section.rows) {
+        const line = document.createElement("div");
+        line.className = "row-line";
+        const label = document.createElement("span");
+        label.className = "row-label";
+        label.textContent = row.row;
+        const seats = document.createElement("div");
+        seats.className = "seats";
+        for (let n = 1; n <= row.count && drawn < MAX_SEATS_DRAWN; n++, drawn++) {
+          const b = document.createElement("button");
+          const id = seatId(section.sectionId, row.row, n);
+          b.className = "seat A";
+          b.dataset.seat = id;
+          b.dataset.status = "A";
+          b.title = id;
+          b.textContent = id;
+          seats.append(b);
+        }
+        line.append(label, seats);
+        box.append(line);
+      }
+    }
+    map.append(box);
+  }
+  if (drawn >= MAX_SEATS_DRAWN) say(`Only the first ${MAX_SEATS_DRAWN} seats are drawn.`);
+  state.drawnFor = event.eventId;
+}
+
+function gaBlock(section) {
+  const wrap = document.createElement("div");
+  wrap.innerHTML = `
+    <div class="ga-bar" data-ga="${section.sectionId}"><div class="taken"></div><div class="mine"></div><span></span></div>
+    <form class="ga-controls"><label>hold <input type="number" min="0" max="10" value="1"></label>
+    <button type="submit">Set</button></form>`;
+  wrap.querySelector("form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    holdPlaces(section.sectionId, Number(wrap.querySelector("input").value));
+  });
+  return wrap;
+}
+
+function paint() {
+  const mine = mySeats();
+  for (const b of document.querySelectorAll("#map .seat")) {
+    const id = b.dataset.seat;
+    const status = state.statuses[id] || "A";
+    const isMine = status === "H" && mine.has(id);
+    const cls = `seat ${status}${isMine ? " mine" : ""}${state.target === id ? " target" : ""}`;
+    if (b.className !== cls) b.className = cls;
+    b.dataset.status = status;
+    b.dataset.mine = isMine ? "1" : "0";
+  }
+  for (const bar of document.querySelectorAll(".ga-bar")) {
+    const g = state.ga[bar.dataset.ga];
+    if (!g) continue;
+    const held = ((state.order && state.order.status === "PENDING" && state.order.ga) || [])
+      .filter((x) => x.sectionId === bar.dataset.ga).reduce((a, x) => a + x.quantity, 0);
+    const taken = g.capacity - g.available;
+    bar.querySelector(".taken").style.width = `${(100 * (taken - held)) / g.capacity}%`;
+    const m = bar.querySelector(".mine");
+    m.style.left = `${(100 * (taken - held)) / g.capacity}%`;
+    m.style.width = `${(100 * held) / g.capacity}%`;
+    bar.querySelector("span").textContent = `${g.available} of ${g.capacity} available${held ? ` · ${held} yours` : ""}`;
+    bar.dataset.available = g.available;
+  }
+}
+
+// ----- Refresh from the availability route every second ------------------------------
+
+async function refresh() {
+  if (!state.eventId) return;
+  const r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/availability`);
+  if (!r.ok) return;
+  const statuses = {};
+  const ga = {};
+  for (const section of r.data.sections) {
+    if (section.kind === "ga") { ga[section.sectionId] = section; continue; }
+    for (const row of section.rows) {
+      for (let i = 0; i < row.statuses.length; i++) statuses[seatId(section.sectionId, row.row, i + 1)] = row.statuses[i];
+    }
+  }
+  state.statuses = statuses;
+  state.ga = ga;
+  $("as-of").textContent = `as of ${r.data.asOf}`;
+  paint();
+}
+
+// ----- Actions -----------------------------------------------------------------------
+
+async function clickSeat(id) {
+  state.target = id;
+  $("stampede-seat").value = id;
+  const status = state.statuses[id] || "A";
+  if (status === "S") { say(`${id} is sold.`); paint(); return; }
+  try {
+    if (mySeats().has(id)) {
+      const saved = savedOrder();
+      const r = await api("DELETE", `/orders/${saved.orderId}/seats/${id}`, { token: saved.token });
+      say(r.ok ? `Dropped ${id}.` : `${id}: ${r.data.message || r.status}`, !r.ok);
+    } else {
+      let saved = await ensureOrder();
+      let r = await api("POST", `/orders/${saved.orderId}/seats/${id}`, { token: saved.token });
+      if (r.data.error === "order-not-holdable") {
+        forgetOrder();
+        saved = await ensureOrder();
+        r = await api("POST", `/orders/${saved.orderId}/seats/${id}`, { token: saved.token });
+      }
+      if (r.ok) say(`Holding ${id}.`);
+      else if (r.data.error === "seat-held") say(`${id} is held by someone else.`, true);
+      else say(`${id}: ${r.data.message || r.status}`, true);
+      if (r.ok) state.statuses[id] = "H";
+    }
+  } catch (e) {
+    say(String(e.message || e), true);
+  }
+  await loadOrder();
+  paint();
+  refresh();
+}
+
+async function holdPlaces(sectionId, quantity) {
+  try {
+    const saved = await ensureOrder();
+    const r = await api("PUT", `/orders/${saved.orderId}/ga/${sectionId}`, { token: saved.token, body: { quantity } });
+    if (r.ok) say(`Holding ${r.data.quantity} in ${sectionId}.`);
+    else if (r.data.error === "sold-out") say(`${sectionId}: only ${r.data.available} left for you.`, true);
+    else say(`${sectionId}: ${r.data.message || r.status}`, true);
+  } catch (e) { say(String(e.message || e), true); }
+  await loadOrder();
+  refresh();
+}
+
+async function bestAvailable(quantity, sectionId) {
+  try {
+    const saved = await ensureOrder();
+    const body = sectionId ? { quantity, sectionId } : { quantity };
+    const r = await api("POST", `/orders/${saved.orderId}/best-available`, { token: saved.token, body });
+    say(r.ok ? `Holding ${r.data.seats.join(", ")}.` : `Best available: ${r.data.message || r.status}`, !r.ok);
+  } catch (e) { say(String(e.message || e), true); }
+  await loadOrder();
+  refresh();
+}
+
+async function extend() {
+  const saved = savedOrder();
+  const r = await api("POST", `/orders/${saved.orderId}/extend`, { token: saved.token, body: {} });
+  if (r.ok) { saveOrder({ ...saved, token: r.data.holdToken }); say(`Extended to ${new Date(r.data.expiresAt).toLocaleTimeString()}.`); }
+  else say(`Extend: ${r.data.message || r.status}`, true);
+  await loadOrder();
+}
+
+async function cancelOrder() {
+  const saved = savedOrder();
+  const r = await api("DELETE", `/orders/${saved.orderId}`, { token: saved.token });
+  say(r.ok ? "Cancelled: everything released." : `Cancel: ${r.data.message || r.status}`, !r.ok);
+  await loadOrder();
+  refresh();
+}
+
+async function pay() {
+  const saved = savedOrder();
+  const r = await api("POST", `/_dev/pay/${saved.orderId}`, { body: {} });
+  say(r.ok ? `Paid (${r.data.paymentId}): ${r.data.status}.` : `Pay: ${r.data.message || r.status}`, !r.ok);
+  await loadOrder();
+  refresh();
+}
+
+// N buyers, each with its own new order, claim one seat at the same moment.
+async function stampede(n, id) {
+  const out = $("stampede-result");
+  out.className = "";
+  out.textContent = `${n} buyers at ${id}…`;
+  const event = encodeURIComponent(state.eventId);
+  const orders = await Promise.all(Array.from({ length: n }, () => api("POST", `/events/${event}/orders`, { body: {} })));
+  if (orders.some((o) => !o.ok)) { out.textContent = "could not create the buyers' orders"; out.className = "bad"; return; }
+  const claims = await Promise.all(orders.map((o) =>
+    api("POST", `/orders/${o.data.orderId}/seats/${id}`, { token: o.data.holdToken })));
+  const winners = claims.filter((c) => c.status === 200).length;
+  const counts = {};
+  for (const c of claims) if (c.status !== 200) counts[c.data.error || c.status] = (counts[c.data.error || c.status] || 0) + 1;
+  const losers = Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(", ");
+  out.textContent = `${winners} winner${winners === 1 ? "" : "s"}${losers ? `, ${losers}` : ""}`;
+  out.dataset.winners = String(winners);
+  out.dataset.seatHeld = String(counts["seat-held"] || 0);
+  out.className = winners === 1 ? "ok" : "bad";
+  refresh();
+}
+
+// ----- The events feed (dev) ----------------------------------------------------------------
+
+async function pollFeed() {
+  if (!state.dev) return;
+  const r = await api("GET", `/_dev/events?after=${state.feedAfter}`);
+  if (!r.ok) return;
+  if (r.data.last < state.feedAfter) { state.feedAfter = 0; return; } // the dev server started again
+  const feed = $("feed");
+  let seatChanged = false;
+  for (const e of r.data.events) {
+    state.feedAfter = Math.max(state.feedAfter, e.seq);
+    if (state.eventId && e.detail.eventId !== state.eventId) continue;
+    seatChanged ||= e.detailType.startsWith("seat.") || e.detailType.startsWith("ga.");
+    const li = document.createElement("li");
+    const what = e.detail.seatId || (e.detail.sectionId ? `${e.detail.quantity} × ${e.detail.sectionId}` : "");
+    li.innerHTML = `<span class="type"></span> <span class="what"></span> <span class="who"></span>`;
+    li.querySelector(".type").textContent = e.detailType;
+    li.querySelector(".what").textContent = what;
+    li.querySelector(".who").textContent = `order …${e.detail.orderId.slice(-6)}`;
+    li.dataset.type = e.detailType;
+    feed.prepend(li);
+  }
+  while (feed.children.length > 200) feed.lastChild.remove();
+  if (seatChanged) refresh();
+}
+
+// ----- Events -------------------------------------------------------------------------------
+
+async function loadCatalog() {
+  if (!state.dev) return;
+  const r = await api("GET", "/_dev/catalog");
+  if (!r.ok) return;
+  const list = $("event-list");
+  list.innerHTML = "";
+  for (const e of r.data.events) {
+    const o = document.createElement("option");
+    o.value = e.eventId;
+    o.label = e.name || e.eventId;
+    list.append(o);
+  }
+  return r.data.events;
+}
+
+async function openEvent(id) {
+  const r = await api("GET", `/events/${encodeURIComponent(id)}`);
+  if (!r.ok) { say(`${id}: ${r.data.message || r.status}`, true); return; }
+  state.eventId = id;
+  state.event = r.data;
+  state.target = null;
+  $("event-id").value = id;
+  const url = new URL(location.href);
+  url.searchParams.set("event", id);
+  history.replaceState(null, "", url);
+  $("feed").innerHTML = "";
+  drawMap();
+  await loadOrder();
+  await refresh();
+  say("");
+}
+
+async function createDemo() {
+  const id = `demo-${Math.random().toString(36).slice(2, 8)}`;
+  const plan = {
+    name: "Demo night",
+    holdSeconds: 300,
+    sections: [
+      { sectionId: "A", rows: ["1", "2", "3", "4", "5", "6"].map((row) => ({ row, count: 14 })) },
+      { sectionId: "B", rows: ["1", "2", "3", "4"].map((row) => ({ row, count: 10 })) },
+      { sectionId: "FLOOR", capacity: 200 },
+    ],
+  };
+  const r = await api("PUT", `/events/${id}`, { body: plan });
+  if (!r.ok) { say(`create-event: ${r.data.message || r.status}`, true); return; }
+  await loadCatalog();
+  await openEvent(id);
+}
+
+async function detectDev() {
+  try {
+    const r = await api("GET", "/_dev/events?after=0");
+    state.dev = r.ok && Array.isArray(r.data.events);
+    if (state.dev) state.feedAfter = r.data.last || 0;
+  } catch (_) { state.dev = false; }
+  document.body.classList.toggle("dev", state.dev);
+  $("mode").textContent = state.dev ? "dev server: pay, events feed and demo events on" : `API ${API || location.origin}`;
+}
+
+function wire() {
+  $("picker").addEventListener("submit", (e) => { e.preventDefault(); openEvent($("event-id").value.trim()); });
+  $("create-demo").addEventListener("click", createDemo);
+  $("map").addEventListener("click", (e) => {
+    const b = e.target.closest(".seat");
+    if (b && b.dataset.seat) clickSeat(b.dataset.seat);
+  });
+  $("extend").addEventListener("click", extend);
+  $("cancel").addEventListener("click", cancelOrder);
+  $("pay").addEventListener("click", pay);
+  $("new-order").addEventListener("click", () => { forgetOrder(); say("A new order starts with your next seat."); paint(); });
+  $("best-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    bestAvailable(Number($("best-quantity").value), $("best-section").value);
+  });
+  $("stampede-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const n = Number($("stampede-n").value);
+    const id = $("stampede-seat").value.trim() || Object.keys(state.statuses).find((s) => state.statuses[s] === "A");
+    if (!state.eventId || !id) { say("Open an event with a free seat first.", true); return; }
+    state.target = id;
+    $("stampede-seat").value = id;
+    stampede(n, id);
+  });
+}
+
+async function main() {
+  wire();
+  await detectDev();
+  const events = await loadCatalog();
+  const wanted = params.get("event") || (events && events.length ? events[events.length - 1].eventId : null);
+  if (wanted) await openEvent(wanted);
+  setInterval(refresh, REFRESH_MS);
+  setInterval(pollFeed, REFRESH_MS);
+  setInterval(tickCountdown, 250);
+  setInterval(() => { if (state.eventId) loadOrder(); }, 5000);
+}
+
+main();
