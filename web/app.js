@@ -101,9 +101,15 @@ function renderOrder() {
   const what = [...o.seats, ...places].join(", ") || "nothing held";
   const status = o.status === "PENDING" && !live ? "EXPIRED" : o.status;
   $("order-summary").innerHTML = "";
+  // Replies are data, never markup (the API base is a page parameter).
   const line = document.createElement("div");
-  line.innerHTML = `<strong data-order-status="${status}">${status}</strong> · <span id="order-seats"></span>`;
-  line.querySelector("#order-seats").textContent = what;
+  const strong = document.createElement("strong");
+  strong.dataset.orderStatus = status;
+  strong.textContent = status;
+  const seats = document.createElement("span");
+  seats.id = "order-seats";
+  seats.textContent = what;
+  line.append(strong, " · ", seats);
   const id = document.createElement("div");
   id.style.fontSize = "0.75rem";
   id.style.opacity = "0.6";
@@ -182,9 +188,10 @@ function drawMap() {
 function gaBlock(section) {
   const wrap = document.createElement("div");
   wrap.innerHTML = `
-    <div class="ga-bar" data-ga="${section.sectionId}"><div class="taken"></div><div class="mine"></div><span></span></div>
+    <div class="ga-bar"><div class="taken"></div><div class="mine"></div><span></span></div>
     <form class="ga-controls"><label>hold <input type="number" min="0" max="10" value="1"></label>
     <button type="submit">Set</button></form>`;
+  wrap.querySelector(".ga-bar").dataset.ga = section.sectionId;
   wrap.querySelector("form").addEventListener("submit", (e) => {
     e.preventDefault();
     holdPlaces(section.sectionId, Number(wrap.querySelector("input").value));

@@ -99,7 +99,8 @@ pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
         }
     };
     let (seats, ga) = if asked.get("seats").is_some() || asked.get("ga").is_some() {
-        (asked["seats"].clone(), asked["ga"].clone())
+        let or_none = |v: &Value| if v.is_null() { json!([]) } else { v.clone() };
+        (or_none(&asked["seats"]), or_none(&asked["ga"]))
     } else {
         let stored = match app.store.get_order(&order_id).await {
             Ok(Some(stored)) => stored,

@@ -256,6 +256,27 @@ async fn confirm_sells_the_paid_places_and_gives_back_the_rest() {
 }
 
 #[tokio::test]
+async fn a_live_payment_for_a_seat_it_does_not_hold_gives_its_places_back() {
+    let app = fresh_app().await;
+    let ev = ga_event(&app, 3, 10, 300).await;
+    let o = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &o, "FLOOR", json!(3)).await.0, 200);
+    // A free seat it never held, no places: taken and sold, the places go back.
+    let (status, body) = pay(&app, &o, "pay-live-take", &["A-1-3"], json!([])).await;
+    assert_eq!((status, &body["seats"], &body["ga"]), (200, &json!(["A-1-3"]), &json!([])), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 10).await, (0, 0));
+    // Refunded while live (a seat another order holds): its places go back too.
+    let rival = order(&app, &ev).await;
+    assert_eq!(claim(&app, &rival, "A-1-1").await.0, 200);
+    let refused = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &refused, "FLOOR", json!(2)).await.0, 200);
+    let (status, body) = pay(&app, &refused, "pay-live-refund", &["A-1-1"], json!([])).await;
+    assert_eq!((status, &body["error"], &body["refund"]), (409, &json!("seats-unavailable"), &json!(true)), "{body}");
+    assert_eq!(floor_totals(&app, &ev, 10).await, (0, 0));
+    local::testing::assert_invariants(&app, &ev).await;
+}
+
+#[tokio::test]
 async fn late_payments_for_cancelled_and_expired_orders_retake_places_or_refund() {
     let app = fresh_app().await;
     let ev = ga_event(&app, 1, 6, 1).await;

@@ -3,7 +3,7 @@
 //! every dimension and metric a top-level member, known units) with
 //! low-cardinality dimensions only, and they count what happened: claims
 //! won and lost by reason, confirms by outcome, the sweep's releases and
-//! lag, published events.
+//! lag, the seat map's changes, published events.
 //!
 //! Its own test binary: the recorder is global to the process.
 
@@ -113,9 +113,10 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     // Events out, as publish-events counts them.
     let feed = local::feed::DevFeed::quiet();
     let follower = local::streams::StreamFollower::attach(&local::testing::dynamodb_endpoint(), app.store.client(), app.store.table_name()).await.unwrap();
-    let feed_ref = &feed;
+    let (feed_ref, store) = (&feed, &app.store);
     follower
         .catch_up(|batch| async move {
+            shared::project_records(store, &batch).await;
             let published = shared::outbox::publish_records(feed_ref, &batch, Millis::now()).await;
             shared::metrics::published(published.events, published.failed_records.len());
         })
@@ -141,6 +142,9 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     assert_eq!(get("EventsPublished"), feed.events().len() as f64, "{m:#?}");
     assert!(get("EventsPublished") >= 10.0, "{m:#?}");
     assert_eq!(get("EventRecordsFailed"), 0.0, "{m:#?}");
+    // Seat changes: holds of A-1-1 (2 orders over time: winner, then sold), A-1-2, and the short event's seat.
+    assert!(get("SeatMapChanges") >= 5.0, "{m:#?}");
+    assert_eq!(get("SeatMapFailures"), 0.0, "{m:#?}");
     // Flushed, nothing is counted twice (a gauge repeats its last value).
     shared::metrics::flush();
     assert_eq!(captured().keys().collect::<Vec<_>>(), ["SweepLagMilliseconds"]);

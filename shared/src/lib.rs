@@ -56,7 +56,9 @@ pub async fn project_seat_map(
     app: &App,
     event: lambda_runtime::LambdaEvent<serde_json::Value>,
 ) -> Result<serde_json::Value, std::convert::Infallible> {
-    Ok(project_records(&app.store, &event.payload).await)
+    let reply = project_records(&app.store, &event.payload).await;
+    metrics::flush();
+    Ok(reply)
 }
 
 /// [`project_seat_map`] over a `{"Records": [...]}` document (the local
@@ -65,6 +67,7 @@ pub async fn project_records(store: &Store, records: &serde_json::Value) -> serd
     let changes: Vec<_> = records["Records"].as_array().into_iter().flatten().filter_map(store::seat_change).collect();
     let failed = store.project_seat_changes(&changes).await;
     tracing::info!(records = records["Records"].as_array().map_or(0, Vec::len), seatChanges = changes.len(), failed = failed.len(), "seat map projected");
+    metrics::projected(changes.len(), failed.len());
     let failures: Vec<_> = failed.into_iter().map(|id| serde_json::json!({"itemIdentifier": id})).collect();
     serde_json::json!({"batchItemFailures": failures})
 }

@@ -34,6 +34,9 @@ pub const PLACES_RELEASED: &str = "PlacesReleased";
 /// The age of the oldest expired order the sweep found (0 when none): how
 /// far the sweep runs behind the expiries.
 pub const SWEEP_LAG: &str = "SweepLagMilliseconds";
+/// Seat changes folded into the seat map, and those reported as failures.
+pub const SEAT_MAP_CHANGES: &str = "SeatMapChanges";
+pub const SEAT_MAP_FAILURES: &str = "SeatMapFailures";
 /// Events put on the bus, and stream records reported as failures.
 pub const EVENTS_PUBLISHED: &str = "EventsPublished";
 pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
@@ -65,7 +68,18 @@ pub fn install() -> bool {
 
 /// Units, so CloudWatch shows them.
 fn describe() {
-    for name in [REQUESTS, CLAIMS, CONFIRMS, ORDERS_EXPIRED, SEATS_RELEASED, PLACES_RELEASED, EVENTS_PUBLISHED, EVENT_RECORDS_FAILED] {
+    for name in [
+        REQUESTS,
+        CLAIMS,
+        CONFIRMS,
+        ORDERS_EXPIRED,
+        SEATS_RELEASED,
+        PLACES_RELEASED,
+        SEAT_MAP_CHANGES,
+        SEAT_MAP_FAILURES,
+        EVENTS_PUBLISHED,
+        EVENT_RECORDS_FAILED,
+    ] {
         metrics::describe_counter!(name, metrics::Unit::Count, "");
     }
     metrics::describe_gauge!(SWEEP_LAG, metrics::Unit::Milliseconds, "");
@@ -129,4 +143,10 @@ pub fn sweep(expired_orders: u64, released_seats: u64, released_places: u64, lag
 pub fn published(events: usize, failed_records: usize) {
     metrics::counter!(EVENTS_PUBLISHED).increment(events as u64);
     metrics::counter!(EVENT_RECORDS_FAILED).increment(failed_records as u64);
+}
+
+/// One batch of seat changes folded into the seat map.
+pub fn projected(changes: usize, failed: usize) {
+    metrics::counter!(SEAT_MAP_CHANGES).increment(changes as u64);
+    metrics::counter!(SEAT_MAP_FAILURES).increment(failed as u64);
 }

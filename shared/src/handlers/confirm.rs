@@ -13,6 +13,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
+use super::contention::back_off;
 use super::places::plan_from_buckets;
 use super::{order_event, GaEntry, Reply};
 use crate::domain::ga::{plan_late_sale, plan_sale, Bucket, HeldPlaces, PlaceSale};
@@ -106,21 +107,16 @@ const CONFIRM_ROUNDS: usize = 4;
 pub async fn confirm(app: &App, req: Request) -> Reply {
     Ok(serve("confirm", &req, async {
         let answer = confirm_payment(app, &req).await;
-        if let Err(e) = &answer {
-            crate::metrics::confirm(refused_outcome(e));
+        match &answer {
+            // Counted where decided: `refund-due` when the refund was
+            // recorded, `duplicate` when it was recorded before.
+            Err(Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) => {}
+            Err(other) => crate::metrics::confirm(other.code()),
+            Ok(_) => {}
         }
         answer
     })
     .await)
-}
-
-/// A refused confirm's outcome for the `Confirms` metric: every answer
-/// with `"refund": true` is money to give back.
-fn refused_outcome(e: &Error) -> &'static str {
-    match e {
-        Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted => "refund-due",
-        other => other.code(),
-    }
 }
 
 /// A completed sale's reply, counted.
@@ -142,23 +138,52 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
     if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
         return Ok(sold(&order_id, &paid.seats, &[], &paid.payment));
     }
-    for round in 1..=CONFIRM_ROUNDS {
+    let (mut round, mut moved) = (0, 0);
+    loop {
+        round += 1;
+        let last = round >= CONFIRM_ROUNDS;
         let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
-        if let Some(done) = confirm_step(app, &stored, &paid, round == CONFIRM_ROUNDS).await? {
-            return done;
+        match confirm_step(app, &stored, &paid, last).await? {
+            Next::Done(done) => return done,
+            Next::ReadAgain if last => break,
+            Next::ReadAgain => {}
+            // Rivals took the places it planned on: not the order changing,
+            // so its rounds are not spent; a bounded number of re-plans,
+            // each after a jittered pause.
+            Next::PlacesMoved if moved < PLACE_REPLANS => {
+                moved += 1;
+                round -= 1;
+                back_off(moved).await;
+            }
+            Next::PlacesMoved => break,
         }
     }
-    tracing::warn!(order_id = %order_id, "confirm: order kept changing under it");
+    tracing::warn!(order_id = %order_id, "confirm: order or places kept changing under it");
     Err(Error::StoreUnavailable)
 }
 
-type Step = Result<Option<Result<Response<Body>, Error>>, Error>;
+/// What one round of confirm ended in.
+enum Next {
+    /// The answer.
+    Done(Result<Response<Body>, Error>),
+    /// The order changed since it was read: read it again, decide anew.
+    ReadAgain,
+    /// A bucket planned on moved: read again and plan anew.
+    PlacesMoved,
+}
 
-/// One decision on a freshly read order; `Ok(None)` means "it changed,
-/// read it again". On the `last` round, holds are released after the
-/// transaction rather than in it, and a sale of held seats takes them as a
-/// late payment would: no condition on what the order holds can keep the
-/// payment from being recorded.
+type Step = Result<Next, Error>;
+
+/// Re-plans of general-admission places one confirm may make when rivals
+/// keep taking the places it planned on; then `503` (the payment backend
+/// retries the webhook): never a refund while places may still be free.
+const PLACE_REPLANS: u32 = 10;
+
+/// One decision on a freshly read order. On the `last` round, holds are
+/// released after the transaction rather than in it, and a sale of held
+/// seats takes them as a late payment would: no condition on what the
+/// order holds can keep the payment from being recorded (places sold are
+/// still held to the buckets as read; see [`PLACE_REPLANS`]).
 async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) -> Step {
     let order = &stored.order;
     let now = Millis::now();
@@ -203,53 +228,60 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
         ConfirmDecision::AlreadyCompleted => {
             crate::metrics::confirm("duplicate");
             let ga = super::places_by_section(app, order).await?;
-            Ok(Some(Ok(completed(&order.order_id, &order.seats, &ga, payment))))
+            Ok(Next::Done(Ok(completed(&order.order_id, &order.seats, &ga, payment))))
         }
-        ConfirmDecision::Refused(refused) => Ok(Some(Err(refusal(refused)))),
+        ConfirmDecision::Refused(refused) => {
+            crate::metrics::confirm("duplicate");
+            Ok(Next::Done(Err(refusal(refused))))
+        }
         ConfirmDecision::RecordForRefund { refused } => match app.store.record_refund_payment(stored, payment).await? {
             ConfirmOutcome::Committed => {
                 tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a finished order: recorded for refund");
-                Ok(Some(Err(refusal(refused))))
+                crate::metrics::confirm("refund-due");
+                Ok(Next::Done(Err(refusal(refused))))
             }
-            ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
-            ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+            ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
+            ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
+            ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
         },
         ConfirmDecision::SellHeld { release } => {
             let sales = sales.unwrap_or_default();
             match app.store.sell_held(stored, payment, &paid.seats, &release, &sales, now).await? {
                 ConfirmOutcome::Committed => {
                     let ga = super::in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Some(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
+                    Ok(Next::Done(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
                 }
-                ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
-                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+                ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
+                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
+                ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
             }
         }
         ConfirmDecision::TakeFree { release, holds_are_live, on_failure } => {
             // Paid places are sold as planned (its own entries, then places
-            // taken); the rest of its places go back after the transaction.
+            // taken); the rest of its places go back.
             let sales = sales.unwrap_or_default();
             let place_items = sales.iter().filter(|sale| sale.sold() > 0).count();
+            let unsold = unsold_places(order, &sales);
             // Live holds go in the same transaction while it has room (paid
-            // seats and places plus every other seat it holds can pass 100
-            // items); otherwise right after it.
-            let fits = paid.seats.len() + place_items + release.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
+            // seats and places plus every other seat and place it holds can
+            // pass 100 items); otherwise right after it.
+            let fits = paid.seats.len() + place_items + release.len() + unsold.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
             let in_txn_releases = holds_are_live && fits;
-            let in_txn: &[SeatId] = if in_txn_releases { &release } else { &[] };
-            match app.store.take_free(stored, payment, &paid.seats, in_txn, &sales, now).await? {
+            let (in_txn, give_back): (&[SeatId], &[HeldPlaces]) = if in_txn_releases { (&release, &unsold) } else { (&[], &[]) };
+            match app.store.take_free(stored, payment, &paid.seats, in_txn, &sales, give_back, now).await? {
                 ConfirmOutcome::Committed => {
                     if !in_txn_releases {
                         app.store.release_leftover_holds(order, &release).await;
+                        app.store.release_places(&Order { places: unsold, ..order.clone() }).await;
                     }
-                    let unsold = Order { places: unsold_places(order, &sales), ..order.clone() };
-                    app.store.release_places(&unsold).await;
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
                     let ga = super::in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Some(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
+                    Ok(Next::Done(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
                 }
-                ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
+                ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live && !last).await,
-                ConfirmOutcome::OrderChanged => Ok(None),
+                ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
+                ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
             }
         }
     }
@@ -260,22 +292,26 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
 /// it otherwise.
 async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: RefundReason, holds_are_live: bool) -> Step {
     let order = &stored.order;
-    let held = if order.status == OrderStatus::Pending { order.seats.as_slice() } else { &[] };
-    let in_txn: &[SeatId] = if holds_are_live { held } else { &[] };
-    match app.store.mark_refund_due(stored, payment, reason, in_txn).await? {
+    let pending = order.status == OrderStatus::Pending;
+    let held = if pending { order.seats.as_slice() } else { &[] };
+    let places = if pending { order.places.as_slice() } else { &[] };
+    let fits = held.len() + places.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
+    let in_txn = holds_are_live && fits;
+    let (release, give_back): (&[SeatId], &[HeldPlaces]) = if in_txn { (held, places) } else { (&[], &[]) };
+    match app.store.mark_refund_due(stored, payment, reason, release, give_back).await? {
         ConfirmOutcome::Committed => {
-            if !holds_are_live {
+            // Otherwise after it, each only if still its own.
+            if !in_txn {
                 app.store.release_leftover_holds(order, held).await;
+                app.store.release_places(&Order { places: places.to_vec(), ..order.clone() }).await;
             }
-            // Its places go back too, each only if still its own.
-            if order.status == OrderStatus::Pending {
-                app.store.release_places(order).await;
-            }
+            crate::metrics::confirm("refund-due");
             tracing::warn!(order_id = %order.order_id, payment_id = %payment, reason = reason.as_str(), "payment cannot complete its order: refund due");
-            Ok(Some(Err(refusal(ConfirmRefusal::Refund(reason)))))
+            Ok(Next::Done(Err(refusal(ConfirmRefusal::Refund(reason)))))
         }
-        ConfirmOutcome::PaymentReused => Ok(Some(Err(Error::PaymentReused))),
-        ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(None),
+        ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
+        ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
+        ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::http::{header, json, json_body, path_param, serve};
 use crate::App;
 
 mod confirm;
+mod contention;
 mod events;
 mod orders;
 mod places;

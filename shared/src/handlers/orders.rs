@@ -6,7 +6,8 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::places::{plan_from_buckets, random_u64};
+use super::contention::{back_off, random_u64};
+use super::places::plan_from_buckets;
 use super::{order_event, read_own_order, Reply};
 use crate::domain::best_available::{row_bests, spread_choice};
 use crate::domain::ga::{most_holdable, plan_release, plan_take, HeldPlaces, Take};
@@ -160,22 +161,10 @@ struct BestAvailableReply<'a> {
 /// with this many lost in a row the section is in a stampede, and the
 /// client is told to retry (503), never that there are no seats.
 const BEST_AVAILABLE_ATTEMPTS: u32 = 20;
-/// After a lost race, a random pause of up to this times 2^losses (at most
-/// [`MAX_BACKOFF_MS`]) before choosing again: every buyer of a stampede
-/// wants the same best block, and without the spread they would keep
-/// colliding on the next best one, round after round, one winner a round.
-const BACKOFF_BASE_MS: u64 = 5;
 /// Rows read in the first round (each row a Query per block of ten seats);
 /// each later round reads twice as many, up to [`MAX_ROWS_READ`].
 const FIRST_ROWS_READ: usize = 2;
 const MAX_ROWS_READ: usize = 64;
-const MAX_BACKOFF_MS: u64 = 200;
-
-/// Full jitter: uniformly random in `0..=min(cap, base * 2^losses)`.
-async fn back_off(losses: u32) {
-    let ceiling = (BACKOFF_BASE_MS << losses.min(10)).min(MAX_BACKOFF_MS);
-    tokio::time::sleep(std::time::Duration::from_millis(random_u64() % (ceiling + 1))).await;
-}
 
 /// `POST /orders/{orderId}/best-available`: n adjacent seats in one row,
 /// chosen by the contract's rules (domain::best_available) from a cheap

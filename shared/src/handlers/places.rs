@@ -8,6 +8,8 @@ use crate::domain::{EventId, SectionId};
 use crate::error::Error;
 use crate::App;
 
+use super::contention::random_u64;
+
 /// Buckets read first: enough to find places while the section is far from
 /// sold out, few enough to be one batch read.
 const BUCKETS_SAMPLED: u32 = 8;
@@ -40,11 +42,4 @@ pub(super) async fn plan_from_buckets<T>(
     let all: Vec<u32> = (0..count).map(|i| (start + i) % count).collect();
     let buckets = app.store.read_buckets(event, section, &all, true).await?;
     Ok(plan(&buckets).ok_or(buckets))
-}
-
-/// A random number for spreading choices and pauses; without randomness,
-/// 0: the first choice and no pause, slower under a stampede, never wrong.
-pub(super) fn random_u64() -> u64 {
-    let mut random = [0u8; 8];
-    getrandom::fill(&mut random).map_or(0, |()| u64::from_le_bytes(random))
 }

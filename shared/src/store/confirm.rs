@@ -108,12 +108,13 @@ impl Store {
 
     /// Takes every paid seat that is free for this order (unheld, its own,
     /// or held by an expired hold, compared with `now`), completes the
-    /// order if it is still as read, and releases `release` (holds that
-    /// still count) in the same transaction.
+    /// order if it is still as read, and releases `release` and gives back
+    /// `give_back` (holds that still count) in the same transaction.
     /// Paid places are `sales` planned from the buckets as just read: the
     /// order's own entries (expired or not: places nobody took over) and
     /// places anyone may take; each bucket's condition holds it to what
     /// was read.
+    #[allow(clippy::too_many_arguments)]
     pub async fn take_free(
         &self,
         stored: &StoredOrder,
@@ -121,6 +122,7 @@ impl Store {
         paid: &[SeatId],
         release: &[SeatId],
         sales: &[PlaceSale],
+        give_back: &[HeldPlaces],
         now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
@@ -144,6 +146,9 @@ impl Store {
             txn.push(ConfirmRole::Paid, TransactWriteItem::builder().update(take).build());
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        for item in self.give_back_items(order, give_back)? {
+            txn.push(ConfirmRole::Release, item);
+        }
         let mut sold_members = Vec::new();
         for sale in sales.iter().filter(|sale| sale.sold() > 0) {
             txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, payment, sale, None)?);
@@ -165,8 +170,8 @@ impl Store {
 
     /// A payment that cannot complete its order: the order becomes
     /// REFUND_DUE with the payment id and the reason, if still as read, and
-    /// `release` (holds that still count) are released in the same
-    /// transaction. The pending-index keys stay, so the sweep also releases
+    /// `release` and `give_back` (holds that still count) are released in
+    /// the same transaction. The pending-index keys stay, so the sweep also releases
     /// whatever holds remain once the order's expiry passes.
     pub async fn mark_refund_due(
         &self,
@@ -174,11 +179,15 @@ impl Store {
         payment: &PaymentId,
         reason: RefundReason,
         release: &[SeatId],
+        give_back: &[HeldPlaces],
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
         let mut txn = ConfirmTxn::new();
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        for item in self.give_back_items(order, give_back)? {
+            txn.push(ConfirmRole::Release, item);
+        }
         let refund = self
             .update(order_key(&order.order_id))
             .update_expression("SET #status = :refund, #payment = :payment, #reason = :reason, #version = #version + :one REMOVE #ttl")

@@ -213,10 +213,8 @@ pub(crate) enum ConfirmRole {
     Paid,
     /// A seat the order held but did not pay for, released.
     Release,
-    /// A general-admission bucket: places sold (held, or taken as read) or
-    /// given back. Its condition failing means the bucket moved since it
-    /// was read (a rival took its free places or a reclaimable hold): read
-    /// again and plan anew, since other places may still be had.
+    /// A general-admission bucket whose places are sold (held, or taken
+    /// as read); see [`ConfirmOutcome::PlacesMoved`].
     Places,
     Order,
     Payment,
@@ -233,6 +231,10 @@ pub enum ConfirmOutcome {
     /// The order (or a seat it held) changed since it was read: read it
     /// again and decide anew.
     OrderChanged,
+    /// A general-admission bucket moved since it was read (a rival took
+    /// its free places or a reclaimable hold): read again and plan anew,
+    /// since other places may still be free.
+    PlacesMoved,
 }
 
 /// A cancelled confirm transaction, decided from its items' roles.
@@ -258,7 +260,7 @@ pub(crate) fn confirm_outcome(items: &[(ConfirmRole, Option<ItemFailure>)], orde
         // A paid seat is another order's: no re-plan brings it back.
         ConfirmOutcome::SeatsTaken
     } else if failed(ConfirmRole::Places, condition) {
-        ConfirmOutcome::OrderChanged
+        ConfirmOutcome::PlacesMoved
     } else {
         // Only conflicts: another transaction is on these items right now;
         // nothing was decided, so the payment backend simply retries.
@@ -387,7 +389,7 @@ mod tests {
         assert_eq!(outcome(vec![(Paid, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken);
         assert_eq!(outcome(vec![(Paid, cond(None)), (Order, cond(None)), (Payment, None)])?, ConfirmOutcome::OrderChanged);
         assert_eq!(outcome(vec![(Paid, None), (Release, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::OrderChanged);
-        assert_eq!(outcome(vec![(Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::OrderChanged, "a bucket moved: plan again");
+        assert_eq!(outcome(vec![(Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::PlacesMoved, "a bucket moved: plan again");
         assert_eq!(outcome(vec![(Paid, cond(None)), (Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken, "a taken seat decides");
         assert_eq!(
             outcome(vec![(Paid, Some(ItemFailure::Unavailable("ThrottlingError".into()))), (Order, cond(None)), (Payment, None)])

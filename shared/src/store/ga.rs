@@ -236,9 +236,14 @@ impl Store {
     /// Transaction items giving back every place of a live order (its
     /// entries are exactly as it records them): for cancel-order.
     pub(super) fn give_back_all(&self, order: &Order) -> Result<Vec<TransactWriteItem>, Error> {
+        self.give_back_items(order, &order.places)
+    }
+
+    /// Transaction items giving back `places` of a live order, each only
+    /// while its entry is as the order records it.
+    pub(super) fn give_back_items(&self, order: &Order, places: &[HeldPlaces]) -> Result<Vec<TransactWriteItem>, Error> {
         let event_ref = EventRef::of(&order.event_id);
-        order
-            .places
+        places
             .iter()
             .map(|held| {
                 let update = self.give_update(&event_ref, &held.section, &order.order_id, held.bucket, held.quantity, 0);
