@@ -1,13 +1,13 @@
 //! The dev server's own routes, never deployed: the live seat-map page
-//! (static files in `web/`), the events feed, a catalogue of the table's
-//! events for the page's picker, and a payment that signs a confirm
-//! exactly as a payment backend would.
+//! (static files in `web/`) and a payment that signs a confirm exactly as
+//! a payment backend would. (The events feed and the catalogue of events
+//! for the page's picker are `feed::DevFeed`'s, from the table's stream.)
 
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Response};
 use serde_json::{json, Value};
 use shared::domain::OrderId;
-use shared::http::{error_response, json as json_reply};
+use shared::http::error_response;
 use shared::{App, Error};
 
 /// The page's files: (path, file in `web/`, content type).
@@ -34,47 +34,6 @@ pub fn page_file(path: &str) -> Option<Response<Body>> {
     };
     // Building a response from a status and two static headers cannot fail.
     Some(reply.unwrap_or_else(|_| error_response(&Error::Corrupt("response".into()))))
-}
-
-/// `GET /_dev/catalog`: every event in the table, `{"events": [{"eventId",
-/// "name", "ready"}]}` by id. A Scan: fine on the dev server's table, and
-/// the reason this is not an API route.
-pub async fn catalog(app: &App) -> Response<Body> {
-    let mut events = Vec::new();
-    let mut start = None;
-    loop {
-        let page = app
-            .store
-            .client()
-            .scan()
-            .table_name(app.store.table_name())
-            .filter_expression("#kind = :event")
-            .expression_attribute_names("#kind", "kind")
-            .expression_attribute_values(":event", aws_sdk_dynamodb::types::AttributeValue::S("event".into()))
-            .set_exclusive_start_key(start)
-            .send()
-            .await;
-        let page = match page {
-            Ok(page) => page,
-            Err(e) => {
-                tracing::warn!(error = %shared::error::chain(&e), "catalog: scan failed");
-                return error_response(&Error::StoreUnavailable);
-            }
-        };
-        for item in page.items() {
-            let text = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
-            let ready = item.get("ready").and_then(|v| v.as_bool().ok()).copied().unwrap_or(false);
-            if let Some(id) = text(shared::store::EVENT_ID) {
-                events.push(json!({"eventId": id, "name": text("name"), "ready": ready}));
-            }
-        }
-        match page.last_evaluated_key() {
-            Some(key) => start = Some(key.clone()),
-            None => break,
-        }
-    }
-    events.sort_by(|a, b| a["eventId"].as_str().cmp(&b["eventId"].as_str()));
-    json_reply(StatusCode::OK, &json!({ "events": events }))
 }
 
 /// `POST /_dev/pay/{orderId}`: pays as a payment backend would. The body

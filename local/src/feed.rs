@@ -7,7 +7,7 @@
 //! and a function run by `sam local invoke` pointed at the dev server with
 //! `AWS_ENDPOINT_URL_EVENTBRIDGE`, publish into the same feed.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +25,9 @@ pub type Refusal = Arc<dyn Fn(&str, &Value) -> bool + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct DevFeed {
     inner: Arc<Mutex<Feed>>,
+    /// The table's events as the stream shows their items (eventId -> the
+    /// page's catalogue entry): no Scan needed to list them.
+    catalog: Arc<Mutex<BTreeMap<String, Value>>>,
     refuse: Option<Refusal>,
     quiet: bool,
 }
@@ -97,6 +100,28 @@ impl DevFeed {
         json!({"events": events, "last": feed.last})
     }
 
+    /// Notes the events (the table's event items) a batch of stream
+    /// records writes, for [`DevFeed::catalog`].
+    pub fn note_events(&self, batch: &Value) {
+        let mut catalog = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
+        for record in batch["Records"].as_array().into_iter().flatten() {
+            let data = &record["dynamodb"];
+            let is_event = data["Keys"][shared::store::PK]["S"].as_str().is_some_and(|pk| pk.starts_with(shared::store::EVENT_PK_PREFIX))
+                && data["Keys"][shared::store::SK]["S"] == shared::store::EVENT_SK;
+            let image = &data["NewImage"];
+            if let (true, Some(id)) = (is_event, image[shared::store::EVENT_ID]["S"].as_str()) {
+                let entry = json!({"eventId": id, "name": image["name"]["S"], "ready": image["ready"]["BOOL"].as_bool().unwrap_or(false)});
+                catalog.insert(id.to_owned(), entry);
+            }
+        }
+    }
+
+    /// `GET /_dev/catalog`: the events seen on the stream, by id.
+    pub fn catalog(&self) -> Value {
+        let catalog = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
+        json!({ "events": catalog.values().collect::<Vec<_>>() })
+    }
+
     /// Every kept event, oldest first (tests).
     pub fn events(&self) -> Vec<(String, Value)> {
         let feed = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -157,6 +182,16 @@ mod tests {
         let newest = feed.after(FEED_CAPACITY as u64 + 3);
         assert_eq!(newest["events"].as_array().unwrap().len(), 2);
         assert_eq!(feed.after(1_000_000), json!({"events": [], "last": FEED_CAPACITY as u64 + 5}), "a restarted server's feed");
+    }
+
+    #[test]
+    fn the_catalogue_lists_the_events_the_stream_shows() {
+        let feed = DevFeed::quiet();
+        let record = |pk: &str, sk: &str, id: &str, ready: bool| json!({"dynamodb": {"Keys": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "NewImage": {"eventId": {"S": id}, "name": {"S": "Gala"}, "ready": {"BOOL": ready}}}});
+        feed.note_events(&json!({"Records": [record("EVENT#ab", "EVENT", "gala", false), record("EVENT#ab", "PLAN#0001", "x", true)]}));
+        feed.note_events(&json!({"Records": [record("EVENT#ab", "EVENT", "gala", true), record("SEATS#ab#A-1#0", "SEAT#A-1-1", "y", true)]}));
+        assert_eq!(feed.catalog(), json!({"events": [{"eventId": "gala", "name": "Gala", "ready": true}]}));
     }
 
     #[test]

@@ -113,6 +113,7 @@ async fn run() -> Result<(), String> {
                 if let Err(e) = follower.catch_up(|batch| async move {
                     shared::project_records(store, &batch).await;
                     shared::outbox::publish_records(feed, &batch, shared::domain::Millis::now()).await;
+                    feed.note_events(&batch);
                 }).await {
                     tracing::warn!(error = %e, "reading the table's stream failed; retrying");
                 }

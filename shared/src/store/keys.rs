@@ -85,7 +85,7 @@ pub const EVENT_PK_PREFIX: &str = "EVENT#";
 pub(super) fn event_pk(event: &EventRef) -> AttributeValue {
     s(format!("{EVENT_PK_PREFIX}{event}"))
 }
-pub(super) const EVENT_SK: &str = "EVENT";
+pub const EVENT_SK: &str = "EVENT";
 pub(super) fn event_key_of(event: &EventRef) -> Item {
     HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(EVENT_SK))])
 }
