@@ -98,13 +98,14 @@ async fn the_map_shows_holds_and_sales_from_the_stream() {
 async fn an_expired_hold_reads_available_at_once_without_the_sweep() {
     let app = local::testing::fresh_app_streaming(None).await;
     assert_eq!(call(&app, "PUT", "/events/lapse", &[], &plan(&[("A", "1", 3)], Some(60))).await.0, 201);
-    let short = order_expiring_in(&app, "lapse", 2).await;
+    // Long enough that a loaded machine still reads the hold before it lapses.
+    let short = order_expiring_in(&app, "lapse", 5).await;
     assert_eq!(claim(&app, &short, "A-1-1").await.0, 200);
     project(&app).await;
     assert_eq!(statuses(&availability(&app, "lapse", false).await.1), ["HAA"]);
     // Only the hold's own expiry passes: no sweep, and nothing projected
     // since; the projection still says H until the expiry it carries.
-    let_holds_expire(2).await;
+    let_holds_expire(5).await;
     assert_eq!(statuses(&availability(&app, "lapse", false).await.1), ["AAA"]);
     let rival = order(&app, "lapse").await;
     assert_eq!(claim(&app, &rival, "A-1-1").await.0, 200, "and it is claimable");
