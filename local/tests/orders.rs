@@ -249,3 +249,34 @@ async fn cancel_racing_confirm_ends_in_one_consistent_state() {
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.sold, 10);
 }
+
+/// One expiry boundary (Clocks): with the clock injected at the exact
+/// millisecond, a seat held until `t` is another order's to claim at `t`
+/// (not a millisecond before), and the sweep expires its order at `t`.
+#[tokio::test]
+async fn a_seat_is_claimable_and_its_order_sweepable_at_exactly_its_expiry() {
+    let app = fresh_app().await;
+    let ev = event(&app, 2, 60).await;
+    let holder = order(&app, &ev).await;
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    let t = stored_order(&app, &holder.id).await.expires_at;
+    // A rival whose own order outlives t by far (so its guard margin is no factor).
+    let rival = order_expiring_in(&app, &ev, 3_600).await;
+    let token = shared::auth::HoldToken::parse(&rival.token).unwrap();
+    let seat = shared::domain::SeatId::parse("A-1-1").unwrap();
+    let max = app.config.max_seats_per_order;
+    let before = app.store.claim_seat(&rival.order_id(), &token, &seat, max, Millis(t.0 - 1)).await;
+    assert!(matches!(before, Err(shared::error::Error::SeatHeld)), "live a millisecond before: {before:?}");
+    let at = app.store.claim_seat(&rival.order_id(), &token, &seat, max, t).await;
+    assert!(at.is_ok(), "claimable at expiresAt: {at:?}");
+
+    // The sweep: not a millisecond before t, at t.
+    let late = order(&app, &ev).await;
+    assert_eq!(claim(&app, &late, "A-1-2").await.0, 200);
+    let t = stored_order(&app, &late.id).await.expires_at;
+    let early = shared::sweep::release_expired(&app.store, Millis(t.0 - 1), None).await;
+    assert_eq!(stored_order(&app, &late.id).await.status, shared::domain::OrderStatus::Pending, "{early:?}");
+    let swept = shared::sweep::release_expired(&app.store, t, None).await;
+    assert_eq!(stored_order(&app, &late.id).await.status, shared::domain::OrderStatus::Expired, "{swept:?}");
+    assert!(swept.released_seats >= 1, "{swept:?}");
+}

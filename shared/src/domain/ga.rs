@@ -247,6 +247,22 @@ mod tests {
     }
 
     #[test]
+    fn a_place_hold_is_reclaimable_at_its_exact_expiry() -> TestResult {
+        // One boundary (Clocks): live while now < t, another's from now >= t.
+        let me = OrderId::parse("me")?;
+        let t = 1_000;
+        let bucket = Bucket { index: 0, capacity: 2, sold: 0, free: 0, holds: vec![hold("other", 2, t)?] };
+        let buckets = std::slice::from_ref(&bucket);
+        assert_eq!(bucket.available(Millis(t - 1)), 0);
+        assert_eq!(plan_take(buckets, &me, 1, Millis(t - 1)), None, "still live a millisecond before");
+        assert_eq!(bucket.available(Millis(t)), 2);
+        let take = plan_take(buckets, &me, 2, Millis(t)).ok_or("reclaimable at t")?;
+        assert_eq!(take[0].reclaim, vec![hold("other", 2, t)?]);
+        assert_eq!(most_holdable(buckets, &me, Millis(t)), 2);
+        Ok(())
+    }
+
+    #[test]
     fn taking_uses_free_places_then_expired_holds_of_others() -> TestResult {
         let me = OrderId::parse("me")?;
         let now = Millis(1_000);

@@ -202,8 +202,8 @@ impl From<DateTime<Utc>> for Millis {
 }
 
 /// A hold is live until its expiry instant, exclusive: at `expires_at` the
-/// seat is claimable by anyone (the store's condition is `expiresAt < :now`
-/// for the claimer and `expiresAt > :now` for the holder, the same boundary).
+/// seat is claimable by anyone (the store builds its conditions from this
+/// rule: `live!` and `expired!` in store/expressions.rs).
 pub fn hold_is_live(expires_at: Millis, now: Millis) -> bool {
     expires_at > now
 }
@@ -461,6 +461,10 @@ pub(super) mod tests {
         assert_eq!(OrderStatus::Pending.effective(t, Millis(1_000)), OrderStatus::Expired);
         assert_eq!(OrderStatus::Pending.effective(t, Millis(999)), OrderStatus::Pending);
         assert_eq!(OrderStatus::Completed.effective(t, Millis(5_000)), OrderStatus::Completed);
+        // A seat held until t: held a millisecond before, available at t.
+        let held = SeatState::Held { order: OrderId::parse("o").expect("a valid id"), expires_at: t };
+        assert_eq!(held.visible_status(Millis(999)), SeatStatus::Held);
+        assert_eq!(held.visible_status(t), SeatStatus::Available);
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl Store {
         let complete = self
             .complete(order, payment, paid)
             .condition_expression(
-                "attribute_exists(PK) AND #status = :pending AND #deadline > :now AND size(#seats) = :count",
+                concat!("attribute_exists(PK) AND #status = :pending AND ", live!("#deadline"), " AND size(#seats) = :count"),
             )
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
@@ -94,7 +94,7 @@ impl Store {
         recorded.extend(sold_members.iter().map(String::as_str));
         let complete = self
             .complete_with(&order.order_id, payment, &recorded)
-            .condition_expression("#status = :pending AND #version = :version AND #deadline > :now")
+            .condition_expression(concat!("#status = :pending AND #version = :version AND ", live!("#deadline")))
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
             .expression_attribute_values(":version", n(stored.version))
@@ -319,7 +319,7 @@ impl Store {
                 .expression_attribute_names("#q", HOLD_QUANTITY)
                 .expression_attribute_values(":held", n(sale.held));
             if let Some(now) = live_at {
-                condition.push("#me.#e > :now".into());
+                condition.push(live!("#me.#e").into());
                 update = update.expression_attribute_names("#e", HOLD_EXPIRY).expression_attribute_values(":now", n(now.0));
             }
         }

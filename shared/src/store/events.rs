@@ -235,7 +235,7 @@ impl Store {
             .query()
             .table_name(&*self.table)
             .index_name(PENDING_INDEX)
-            .key_condition_expression("#shard = :shard AND #resumeAt < :now")
+            .key_condition_expression(concat!("#shard = :shard AND ", expired!("#resumeAt")))
             .expression_attribute_names("#shard", PENDING_SHARD)
             .expression_attribute_names("#resumeAt", PENDING_EXPIRES_AT)
             .expression_attribute_values(":shard", s(CREATING_SHARD))

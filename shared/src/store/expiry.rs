@@ -25,7 +25,7 @@ impl Store {
             .query()
             .table_name(&*self.table)
             .index_name(PENDING_INDEX)
-            .key_condition_expression("#shard = :shard AND #pendingExp < :now")
+            .key_condition_expression(concat!("#shard = :shard AND ", expired!("#pendingExp")))
             .expression_attribute_names("#shard", PENDING_SHARD)
             .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
             .expression_attribute_values(":shard", s(shard_key(shard)))
@@ -79,7 +79,7 @@ impl Store {
             .expression_attribute_values(":one", n(1));
         let request = if order.status == OrderStatus::Pending {
             base.update_expression("SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp")
-                .condition_expression("#status = :seen AND #version = :version AND #expiresAt < :now")
+                .condition_expression(concat!("#status = :seen AND #version = :version AND ", expired!("#expiresAt")))
                 .expression_attribute_names("#expiresAt", EXPIRES_AT)
                 .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
                 .expression_attribute_values(":now", n(now.0))

@@ -116,7 +116,7 @@ impl Store {
                 "ADD" => "ADD #seats :places, #version :one",
                 _ => "DELETE #seats :places ADD #version :one",
             })
-            .condition_expression("#tokenHash = :tokenHash AND #status = :pending AND #version = :version AND #deadline > :now")
+            .condition_expression(concat!("#tokenHash = :tokenHash AND #status = :pending AND #version = :version AND ", live!("#deadline")))
             .expression_attribute_names("#seats", SEATS)
             .expression_attribute_names("#version", VERSION)
             .expression_attribute_names("#tokenHash", TOKEN_HASH)

@@ -58,7 +58,7 @@ impl Store {
     /// get-seat: claims `seat` for the order and records it on the order in
     /// one transaction, with no read before it. The seat is claimable if it
     /// exists, is not sold, and is free, held by this order, or held by an
-    /// order whose hold expired (`holdExpiresAt < :now`: no stale window).
+    /// order whose hold expired (`expired!`: no stale window).
     /// The order must match the token's hash, be PENDING, unexpired, and
     /// have room (or hold the seat already: re-claiming is idempotent).
     /// Returns the hold's expiry. A token from before an extension costs
@@ -155,8 +155,11 @@ impl Store {
             .update(order_key(order))
             .update_expression("DELETE #seats :seat ADD #version :one")
             .condition_expression(
-                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending \
-                 AND #expiresAt > :now AND contains(#seats, :seatId)",
+                concat!(
+                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND ",
+                live!("#expiresAt"),
+                " AND contains(#seats, :seatId)"
+            ),
             )
             .expression_attribute_names("#seats", SEATS)
             .expression_attribute_names("#version", VERSION)

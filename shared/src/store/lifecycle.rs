@@ -18,7 +18,7 @@ impl Store {
             .update_expression(
                 "SET #expiresAt = :exp, #deadline = :deadline, #pendingExp = :exp, #ttl = :ttl, #version = #version + :one",
             )
-            .condition_expression("#status = :pending AND #version = :version AND #deadline > :now AND #expiresAt < :exp")
+            .condition_expression(concat!("#status = :pending AND #version = :version AND ", live!("#deadline"), " AND #expiresAt < :exp"))
             .expression_attribute_names("#expiresAt", EXPIRES_AT)
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)

@@ -53,13 +53,15 @@ use crate::domain::{
 };
 use crate::error::Error;
 
+// First: its `live!` and `expired!` are used by every file after it.
+#[macro_use]
+mod expressions;
 mod best_available;
 mod codec;
 mod confirm;
 mod errors;
 mod events;
 mod expiry;
-mod expressions;
 mod failures;
 mod ga;
 mod holds;
