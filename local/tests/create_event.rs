@@ -103,3 +103,106 @@ async fn raw_seat_exists(app: &shared::App, event: &str, seat: &str) -> bool {
     let out = app.store.client().get_item().table_name(app.store.table_name()).set_key(Some(key)).send().await.unwrap();
     out.item.is_some()
 }
+
+/// Plan identity (contract v3): two plans that differ only in a
+/// general-admission capacity, PUT at once under one id, many times: one
+/// wins, the other gets `409 event-exists` whatever the order, the winner's
+/// retry is `201`, and the section's buckets add up to the winner's
+/// capacity (invariant 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_plans_differing_only_in_capacity_one_wins_the_other_is_refused() {
+    let app = Arc::new(fresh_app().await);
+    let body = |capacity: u32| format!(r#"{{"name":"FP","holdSeconds":60,"sections":[{{"sectionId":"F","capacity":{capacity}}}]}}"#);
+    for round in 0..8 {
+        let id = format!("fp-{round}");
+        let uri = format!("/events/{id}");
+        let put = |capacity: u32| {
+            let (app, uri) = (app.clone(), uri.clone());
+            tokio::spawn(async move { call(&app, "PUT", &uri, &[], &body(capacity)).await })
+        };
+        let (a, b) = (put(100), put(5));
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
+        let winner = match (a.0, b.0) {
+            (201, 409) => 100,
+            (409, 201) => 5,
+            other => panic!("round {round}: {other:?}, {} / {}", a.1, b.1),
+        };
+        let loser = if winner == 100 { &b.1 } else { &a.1 };
+        assert_eq!(loser["error"], "event-exists", "{loser}");
+        let (status, retry) = call(&app, "PUT", &uri, &[], &body(winner)).await;
+        assert_eq!((status, retry["gaCapacity"].as_u64()), (201, Some(u64::from(winner))), "{retry}");
+        let (status, map) = call(&app, "GET", &format!("/events/{id}/availability"), &[], "").await;
+        assert_eq!(status, 200);
+        let section = &map["sections"][0];
+        assert_eq!((section["capacity"].as_u64(), section["available"].as_u64()), (Some(winner.into()), Some(winner.into())), "{map}");
+        // Every place can be held, and not one more.
+        let buyers = winner.div_ceil(10);
+        for i in 0..buyers {
+            let o = order(&app, &id).await;
+            let quantity = (winner - i * 10).min(10);
+            assert_eq!(hold_ga(&app, &o, "F", quantity.into()).await.0, 200);
+        }
+        let late = order(&app, &id).await;
+        assert_eq!(hold_ga(&app, &late, "F", 1.into()).await.1["error"], "sold-out");
+        assert_invariants(&app, &id).await;
+    }
+}
+
+/// A plan too big for one item (its chunks written with the event item in
+/// one transaction): a rival plan PUT at the same time is refused and
+/// leaves nothing behind, and a name with a control character is a 400
+/// that writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_put_writes_nothing_even_for_a_plan_of_several_items() {
+    let mut app = fresh_app().await;
+    // Only the event item and its plan: the seats are the sweep's (202).
+    app.config.create_event_budget_ms = 0;
+    let app = Arc::new(app);
+    let rows: Vec<String> = (0..8_000).map(|r| format!("{r:0>60}")).collect();
+    let big = |capacity: u32| {
+        let rows: Vec<serde_json::Value> = rows.iter().map(|r| serde_json::json!({"row": r, "count": 1})).collect();
+        serde_json::json!({"name": "Big", "holdSeconds": 60, "sections": [{"sectionId": "A", "rows": rows}, {"sectionId": "F", "capacity": capacity}]})
+            .to_string()
+    };
+    let (one, other) = (big(100), big(5));
+    let (a, b) = tokio::join!(call(&app, "PUT", "/events/big", &[], &one), call(&app, "PUT", "/events/big", &[], &other));
+    let mut statuses = [a.0, b.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [202, 409], "{} / {}", a.1, b.1);
+    let winner: u32 = if a.0 == 202 { 100 } else { 5 };
+    let items = event_partition(&app, "big").await;
+    assert_eq!(items.len(), 3, "the event item and two chunks of one plan: {items:?}");
+    assert_eq!(items.iter().filter(|sk| sk.starts_with("PLAN#")).map(|sk| &sk[..69]).collect::<std::collections::BTreeSet<_>>().len(), 1);
+    // The winner's retry resumes; the loser's again is refused, still writing nothing.
+    assert_eq!(call(&app, "PUT", "/events/big", &[], &big(if winner == 100 { 5 } else { 100 })).await.0, 409);
+    assert_eq!(event_partition(&app, "big").await, items);
+    let (status, reply) = call(&app, "GET", "/events/big", &[], "").await;
+    assert_eq!((status, reply["gaCapacity"].as_u64()), (200, Some(u64::from(winner))), "{reply}");
+
+    let named = |name: &str| plan(&[("A", "1", 1)], None).replace("Test event", name);
+    for bad in ["bell\\u0007", "new\\nline", "   ", &"x".repeat(201)] {
+        let (status, reply) = call(&app, "PUT", "/events/bad-name", &[], &named(bad)).await;
+        assert_eq!((status, reply["error"].as_str()), (400, Some("bad-request")), "{bad}: {reply}");
+    }
+    assert!(event_partition(&app, "bad-name").await.is_empty(), "a 400 writes nothing");
+    assert_eq!(call(&app, "PUT", "/events/bad-name", &[], &named("Gala – Früh")).await.0, 202, "accepted (its seats left to the sweep)");
+}
+
+/// The sort keys of the items in an event's own partition (its item and
+/// its plan chunks), read raw.
+async fn event_partition(app: &shared::App, event: &str) -> Vec<String> {
+    let event = shared::domain::EventRef::of(&EventId::parse(event).unwrap());
+    let pk = format!("{}{event}", shared::store::EVENT_PK_PREFIX);
+    let out = app
+        .store
+        .client()
+        .query()
+        .table_name(app.store.table_name())
+        .key_condition_expression("PK = :pk")
+        .expression_attribute_values(":pk", aws_sdk_dynamodb::types::AttributeValue::S(pk))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap();
+    out.items.unwrap_or_default().iter().map(|item| item[shared::store::SK].as_s().unwrap().clone()).collect()
+}

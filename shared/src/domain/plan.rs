@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::{
     EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE, MAX_EVENT_GA_BUCKETS, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS,
@@ -20,6 +21,42 @@ pub struct Event {
     pub seat_count: u32,
     /// The seating plan: sections, and their rows, in plan order.
     pub sections: Vec<SectionPlan>,
+}
+
+/// The version of [`Event::plan_fingerprint`]'s encoding. A new version
+/// makes every plan a different plan, so it changes only with a migration.
+const PLAN_IDENTITY_VERSION: u32 = 2;
+
+/// What makes a plan the plan it is, in a fixed field order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanIdentity<'a> {
+    version: u32,
+    name: &'a str,
+    hold_seconds: u32,
+    sections: &'a [SectionPlan],
+}
+
+impl Event {
+    /// Which plan this is: create-event's "same plan" (a retry, which
+    /// resumes) and the key of its stored plan chunks. SHA-256 over the
+    /// plan's JSON: the name, the effective `holdSeconds` and every field
+    /// of every section (rows and counts, or a general-admission
+    /// capacity), in plan order, behind a version. JSON is an injective
+    /// encoding (strings are quoted and escaped, NUL and control characters
+    /// included; every field is named), so two plans that differ in any
+    /// field have different fingerprints; the event id is the item's key.
+    pub fn plan_fingerprint(&self) -> String {
+        let identity = PlanIdentity {
+            version: PLAN_IDENTITY_VERSION,
+            name: &self.name,
+            hold_seconds: self.hold_seconds,
+            sections: &self.sections,
+        };
+        // Plain structs of strings and numbers always serialise.
+        let canonical = serde_json::to_vec(&identity).unwrap_or_default();
+        hex::encode(Sha256::digest(&canonical))
+    }
 }
 
 /// Whether an event's seats are all written yet.
@@ -177,12 +214,7 @@ impl EventPlan {
     /// a repeated row in a section, or ids that collide through the dashes
     /// (section `A` row `1-2` and section `A-1` row `2` both give `A-1-2-n`).
     pub fn seats(&self) -> Result<Vec<SeatSpec>, Error> {
-        let name = self.name.trim();
-        if name.is_empty() || self.name.chars().count() > MAX_EVENT_NAME_LEN {
-            return Err(Error::BadRequest(format!(
-                "name must be 1-{MAX_EVENT_NAME_LEN} characters"
-            )));
-        }
+        check_event_name(&self.name)?;
         if let Some(h) = self.hold_seconds {
             check_hold_seconds(h)?;
         }
@@ -265,6 +297,19 @@ impl EventPlan {
         }
         Ok(seats)
     }
+}
+
+/// An event's name: 1-200 characters, not only white space, and no
+/// control characters (U+0000-U+001F, U+007F), which no page shows and a
+/// log or a CSV export would carry as they are.
+pub fn check_event_name(name: &str) -> Result<(), Error> {
+    if name.trim().is_empty() || name.chars().count() > MAX_EVENT_NAME_LEN {
+        return Err(Error::BadRequest(format!("name must be 1-{MAX_EVENT_NAME_LEN} characters, not only spaces")));
+    }
+    if name.chars().any(|c| c < ' ' || c == '\u{7f}') {
+        return Err(Error::BadRequest("name must not contain control characters (U+0000-U+001F, U+007F)".into()));
+    }
+    Ok(())
 }
 
 pub fn check_hold_seconds(h: u32) -> Result<(), Error> {
@@ -409,6 +454,76 @@ mod tests {
         let got: Vec<_> = p.seats()?.into_iter().map(|s| (s.seat_id.to_string(), s.ordinal)).collect();
         let want: Vec<(String, u32)> = vec![("B-10-1".into(), 0), ("B-10-2".into(), 1), ("B-9-1".into(), 2), ("A-1-1".into(), 3)];
         assert_eq!(got, want);
+        Ok(())
+    }
+
+    fn effective_event(json: &str) -> Result<Event, Box<dyn std::error::Error>> {
+        let p = plan(json)?;
+        let seats = p.seats()?;
+        Ok(Event {
+            event_id: EventId::parse("e")?,
+            name: p.name,
+            hold_seconds: p.hold_seconds.unwrap_or(420),
+            seat_count: seats.len() as u32,
+            sections: p.sections,
+        })
+    }
+
+    #[test]
+    fn plans_that_differ_in_any_one_field_have_different_fingerprints() -> TestResult {
+        let base = r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#;
+        let variants = [
+            ("name", r#"{"name":"Gala ","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("holdSeconds", r#"{"name":"Gala","holdSeconds":421,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("sectionId", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"B","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("row", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"3","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("count", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":6}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("capacity", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":5}]}"#),
+            ("row order", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"2","count":5},{"row":"1","count":20}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("section order", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"FLOOR","capacity":100},{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]}]}"#),
+            ("a row more", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5},{"row":"3","count":1}]},{"sectionId":"FLOOR","capacity":100}]}"#),
+            ("seated, not GA", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","rows":[{"row":"1","count":100}]}]}"#),
+        ];
+        let fingerprint = effective_event(base)?.plan_fingerprint();
+        assert_eq!(effective_event(base)?.plan_fingerprint(), fingerprint, "the same plan, the same fingerprint");
+        assert_eq!(fingerprint.len(), 64);
+        for (field, other) in variants {
+            assert_ne!(effective_event(other)?.plan_fingerprint(), fingerprint, "{field}");
+        }
+        // A default holdSeconds is the effective one: the same plan as the explicit 420.
+        let implicit = r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#;
+        assert_eq!(effective_event(implicit)?.plan_fingerprint(), fingerprint);
+        Ok(())
+    }
+
+    #[test]
+    fn the_fingerprint_encoding_is_injective_where_separators_were_not() -> TestResult {
+        // Fields that run into each other: the name's end moved into a
+        // section id, or a separator byte inside a name.
+        let mut a = effective_event(r#"{"name":"ab","sections":[{"sectionId":"c","rows":[{"row":"1","count":1}]}]}"#)?;
+        let mut b = effective_event(r#"{"name":"a","sections":[{"sectionId":"bc","rows":[{"row":"1","count":1}]}]}"#)?;
+        assert_ne!(a.plan_fingerprint(), b.plan_fingerprint());
+        // Names the API refuses still encode apart (the encoding does not
+        // lean on validation): NUL and a quote inside a name.
+        a.name = "x\u{0}S".into();
+        b.name = "x".into();
+        b.sections[0].section_id = SectionId::parse("S")?;
+        assert_ne!(a.plan_fingerprint(), b.plan_fingerprint());
+        a.name = "x\",\"holdSeconds\":1".into();
+        assert_ne!(a.plan_fingerprint(), b.plan_fingerprint());
+        Ok(())
+    }
+
+    #[test]
+    fn names_are_one_to_two_hundred_characters_without_control_characters() -> TestResult {
+        for good in ["G", "Gala – Früh", &"é".repeat(200), " padded ", "tab\u{80}ok"] {
+            assert!(check_event_name(good).is_ok(), "{good:?}");
+        }
+        for bad in ["", "   ", &"a".repeat(201), "a\u{0}b", "line\nbreak", "tab\tname", "del\u{7f}", "\u{1f}"] {
+            let err = check_event_name(bad).err().ok_or(format!("{bad:?} accepted"))?;
+            assert_eq!(err.code(), "bad-request", "{bad:?}");
+        }
+        assert!(plan(r#"{"name":"bad\u0007bell","sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#)?.seats().is_err());
         Ok(())
     }
 }

@@ -33,24 +33,21 @@ impl Store {
     /// once, writing for at most `budget` (then `Creating`: the sweep
     /// finishes it, see [`crate::sweep::finish_events`]).
     ///
-    /// The event item is written first under `attribute_not_exists`, with
-    /// `ready = false` and in the index's creating shard; then the rest of
-    /// the plan; then each seat under `attribute_not_exists` (a retry never
-    /// overwrites a seat, so a seat held or sold meanwhile stays so); then
-    /// `ready = true`. Nothing reads a not-ready event. The same plan again
-    /// (same fingerprint) resumes an unfinished creation, or finds it
-    /// complete and writes nothing; another plan under a taken id is
-    /// `event-exists`.
+    /// The event item and its whole plan are written first, at once and
+    /// only if the id is free ([`Store::claim_event_id`]), with
+    /// `ready = false` and in the index's creating shard; then each seat
+    /// under `attribute_not_exists` (a retry never overwrites a seat, so a
+    /// seat held or sold meanwhile stays so); then `ready = true`. Nothing
+    /// reads a not-ready event. The same plan again (same
+    /// [`Event::plan_fingerprint`]) resumes an unfinished creation, or finds
+    /// it complete and writes nothing; another plan under a taken id is
+    /// `event-exists`, and writes nothing either.
     pub async fn create_event(&self, event: &Event, budget: Duration) -> Result<EventStatus, Error> {
         let started = Millis::now();
         let deadline = Millis(started.0 + i64::try_from(budget.as_millis()).unwrap_or(i64::MAX / 2));
-        let fingerprint = plan_fingerprint(event);
+        let fingerprint = event.plan_fingerprint();
         let event_ref = EventRef::of(&event.event_id);
         let chunks = encode_plan(&event.sections);
-        // The rest of a big plan first, under this plan's fingerprint: a
-        // rival plan's chunks never overwrite these, and the event item (the
-        // claim on the id) never exists without its whole plan.
-        self.write_plan_chunks(&event_ref, &fingerprint, &chunks).await?;
         let mut item = event_key(&event.event_id);
         item.extend([
             (KIND.into(), s("event")),
@@ -68,26 +65,21 @@ impl Store {
             (PENDING_SHARD.into(), s(CREATING_SHARD)),
             (PENDING_EXPIRES_AT.into(), n(deadline.0)),
         ]);
-        let put = self
-            .client
-            .put_item()
-            .table_name(&*self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
+        let later_chunks = chunks
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, chunk)| {
+                let mut item = plan_chunk_key(&event_ref, &fingerprint, i);
+                item.insert(PLAN.into(), s(chunk));
+                item
+            })
+            .collect();
         let mut from = 0;
-        if let Err(err) = put {
-            let existing = match err.as_service_error() {
-                Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)) => {
-                    c.item().cloned()
-                }
-                _ => return Err(sdk_error("PutItem", err).into()),
-            };
-            let Some(existing) = existing.filter(|old| Fields::new(old).opt_s(PLAN_HASH) == Some(fingerprint.as_str())) else {
+        if let Some(existing) = self.claim_event_id(item, later_chunks).await? {
+            if Fields::new(&existing).opt_s(PLAN_HASH) != Some(fingerprint.as_str()) {
                 return Err(Error::EventExists);
-            };
+            }
             if event_is_ready(&existing) {
                 return Ok(EventStatus::Ready);
             }
@@ -97,24 +89,58 @@ impl Store {
         self.complete_event(&event_ref, event, from, deadline).await
     }
 
-    async fn write_plan_chunks(&self, event: &EventRef, fingerprint: &str, chunks: &[String]) -> Result<(), Error> {
-        for (i, chunk) in chunks.iter().enumerate().skip(1) {
-            let mut item = plan_chunk_key(event, fingerprint, i);
-            item.insert(PLAN.into(), s(chunk));
-            // Same plan, same chunk: rewriting it changes nothing.
-            self.client
+    /// Writes the event item with the rest of its plan (`later_chunks`)
+    /// only if the id is free: `None` when written, or the event item as it
+    /// was. One conditional `PutItem`, or for a plan too big for one item a
+    /// transaction of the event item and its chunks, so the event never
+    /// exists without its whole plan (a sweep can finish a creation whose
+    /// creator died) and a refused or concurrent PUT writes no chunk: the
+    /// plan of an event that exists never changes.
+    async fn claim_event_id(&self, item: Item, later_chunks: Vec<Item>) -> Result<Option<Item>, Error> {
+        if later_chunks.is_empty() {
+            let put = self
+                .client
                 .put_item()
                 .table_name(&*self.table)
                 .set_item(Some(item))
+                .condition_expression("attribute_not_exists(PK)")
+                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
                 .send()
-                .await
-                .map_err(|e| sdk_error("PutItem", e))?;
+                .await;
+            return match put {
+                Ok(_) => Ok(None),
+                Err(err) => match err.as_service_error() {
+                    Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)) => {
+                        Ok(Some(c.item().cloned().unwrap_or_default()))
+                    }
+                    _ => Err(sdk_error("PutItem", err).into()),
+                },
+            };
         }
-        Ok(())
+        let event_item = Put::builder()
+            .table_name(&*self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        let mut items = vec![TransactWriteItem::builder().put(event_item).build()];
+        for chunk in later_chunks {
+            let put = Put::builder().table_name(&*self.table).set_item(Some(chunk)).build().map_err(build_error("TransactWriteItems"))?;
+            items.push(TransactWriteItem::builder().put(put).build());
+        }
+        let Txn::Cancelled(reasons) = self.transact(items).await? else { return Ok(None) };
+        match reasons.first() {
+            Some(Some(ItemFailure::Condition(existing))) => Ok(Some(existing.clone().unwrap_or_default())),
+            // A conflict (another creator of this id at the same instant)
+            // or throttling: nothing was written; a retry decides.
+            _ => Err(unavailable_in("TransactWriteItems", &reasons).unwrap_or_else(|| unexplained("TransactWriteItems", &reasons))),
+        }
     }
 
-    /// Writes the seats from ordinal `from` on (every seat before it is
-    /// known to exist) until `deadline`, then marks the event ready.
+    /// Finishes a creation whose event item (with its plan) exists: the
+    /// general-admission buckets, the seats from ordinal `from` on (every
+    /// seat before it is known to exist) until `deadline`, then `ready`.
     async fn complete_event(&self, event_ref: &EventRef, event: &Event, from: u32, deadline: Millis) -> Result<EventStatus, Error> {
         // The general-admission buckets first (a thousand per section at
         // most): a resumed creation past the first seat has them all.
@@ -274,8 +300,8 @@ impl Store {
     }
 
     /// An event item with the rest of its plan, read by key (at most a few
-    /// chunks: bodies are capped at 1 MiB). The chunks are written before
-    /// the item, so they are there.
+    /// chunks: bodies are capped at 1 MiB). The chunks are written with the
+    /// item, so they are there.
     async fn parse_event_item(&self, event: &EventRef, item: &Item) -> Result<Event, Error> {
         let chunks = plan_chunk_count(item)?;
         let fingerprint = Fields::new(item).str(PLAN_HASH)?.to_owned();
@@ -409,24 +435,4 @@ impl Store {
             }
         }
     }
-}
-
-/// Identifies an event's plan, so a retried create-event can resume.
-pub(super) fn plan_fingerprint(event: &Event) -> String {
-    let mut h = Sha256::new();
-    h.update(event.name.as_bytes());
-    h.update([0]);
-    h.update(event.hold_seconds.to_be_bytes());
-    for section in &event.sections {
-        h.update(b"S");
-        h.update(section.section_id.as_str().as_bytes());
-        h.update([0]);
-        for row in &section.rows {
-            h.update(b"R");
-            h.update(row.row.as_str().as_bytes());
-            h.update([0]);
-            h.update(row.count.to_be_bytes());
-        }
-    }
-    hex::encode(h.finalize())
 }

@@ -38,7 +38,7 @@ use aws_config::timeout::TimeoutConfig;
 use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use aws_sdk_dynamodb::Client;
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
@@ -82,7 +82,7 @@ pub use stream::{item_change, RecordError};
 use codec::*;
 use errors::*;
 use expressions::*;
-use failures::{block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in, ItemFailure, STALE_TOKEN_RETRIES};
+use failures::{block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in, unexplained, ItemFailure, STALE_TOKEN_RETRIES};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {
