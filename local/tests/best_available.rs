@@ -169,3 +169,48 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
     assert_eq!(orphans, 0, "no seat left alone: {rows:?}");
     assert_invariants(&app, &ev).await;
 }
+
+/// best-available keeps its ranking under a crowd: 40 orders, created
+/// first, ask for 2 seats each all at once on 10 rows of 10, five times.
+/// Every time all 40 are served (no 503), and no pair was given in a row
+/// while a better row still has an orphan-free pair free: from empty rows,
+/// pairs fill the rows in rank order (rows 1-8 full, 9-10 empty).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stampede_of_pairs_fills_rows_in_rank_order() {
+    let app = fresh_app().await;
+    for round in 0..5 {
+        let ev = section_event(&app, 10, 10).await;
+        let mut orders = Vec::new();
+        for _ in 0..40 {
+            orders.push(order(&app, &ev).await);
+        }
+        let start = std::sync::Arc::new(tokio::sync::Barrier::new(orders.len()));
+        let mut tasks = tokio::task::JoinSet::new();
+        for o in orders {
+            let (app, start) = (app.clone(), start.clone());
+            tasks.spawn(async move {
+                start.wait().await;
+                best(&app, &o, json!({"quantity": 2})).await
+            });
+        }
+        let mut statuses = std::collections::BTreeMap::new();
+        while let Some(reply) = tasks.join_next().await {
+            let (status, body) = reply.unwrap();
+            assert!(status == 200 || status == 503, "round {round}: {body}");
+            *statuses.entry(status).or_insert(0) += 1;
+        }
+        let rows = free_rows(&app, &ev, 10, 10).await;
+        let picture: Vec<String> = rows.iter().map(|r| r.iter().map(|&free| if free { 'A' } else { 'H' }).collect()).collect();
+        eprintln!("round {round}: {statuses:?} {picture:?}");
+        assert_eq!(statuses.get(&200), Some(&40), "round {round}: every buyer served, none told to retry: {statuses:?}");
+        for (r, free) in rows.iter().enumerate() {
+            if free.iter().all(|&seat| seat) {
+                continue;
+            }
+            let better = rows[..r].iter().position(|b| shared::domain::best_available::best_block(b, 2, true).is_some());
+            assert_eq!(better, None, "round {round}: a pair in row {} while row {:?} has room: {picture:?}", r + 1, better.map(|b| b + 1));
+        }
+        assert_eq!(picture[..8], vec!["HHHHHHHHHH".to_owned(); 8][..], "round {round}");
+        assert_invariants(&app, &ev).await;
+    }
+}

@@ -51,23 +51,33 @@ pub fn orphans(free: &[bool]) -> usize {
     (0..free.len()).filter(|&i| free[i] && (i == 0 || !free[i - 1]) && (i + 1 == free.len() || !free[i + 1])).count()
 }
 
-/// Each row's best block in a tier, in plan order: `(row index, start)`.
-/// The first is the contract's choice for that tier.
-pub fn row_bests(rows: &[Vec<bool>], n: usize, orphan_free: bool) -> Vec<(usize, usize)> {
-    rows.iter().enumerate().filter_map(|(r, free)| best_block(free, n, orphan_free).map(|s| (r, s))).collect()
-}
-
 /// The choice of a request that lost `losses` races in a row: the
 /// contract's choice when uncontended (`losses == 0`); after that, one of
-/// the first `2^losses` rows' own best blocks (of the best tier that has
-/// any), picked by `pick` (any number; reduced to the window). A stampede
-/// then spreads over rows instead of colliding on one block round after
-/// round, and every pick is still a row's best block: centred in its row
-/// and orphan-free whenever the tier allows.
+/// up to `2^losses` blocks of *the same row* and tier (orphan-free when the
+/// row has such a block), ranked as the contract ranks them and picked by
+/// `pick` (any number; reduced to the window). A stampede spreads over
+/// the blocks of the best row instead of colliding on one, and never over
+/// worse rows: a buyer gets a worse row only when the read it chose from
+/// showed no block of that tier in a better one.
+///
+/// The blocks it spreads over tile the row from the contract's choice
+/// (their starts differ from it by multiples of n), so rivals that win
+/// different ones at once leave no seat stranded between them.
 pub fn spread_choice(rows: &[Vec<bool>], n: usize, losses: u32, pick: u64) -> Option<(usize, usize)> {
-    let candidates = [true, false].into_iter().map(|orphan_free| row_bests(rows, n, orphan_free)).find(|c| !c.is_empty())?;
-    let window = candidates.len().min(1usize << losses.min(16));
-    Some(candidates[(pick % window as u64) as usize])
+    let (r, choice) = choose_block(rows, n)?;
+    if losses == 0 {
+        return Some((r, choice));
+    }
+    let free = &rows[r];
+    let orphan_free = !leaves_orphan(free, choice, n);
+    let mut tiles: Vec<usize> = (0..=free.len() - n)
+        .filter(|&start| start % n == choice % n && free[start..start + n].iter().all(|&seat| seat))
+        .filter(|&start| !(orphan_free && leaves_orphan(free, start, n)))
+        .collect();
+    // The contract's ranking within a row: nearest the centre, then lower.
+    tiles.sort_by_key(|&start| ((2 * start + n).abs_diff(free.len()), start));
+    let window = tiles.len().min(1usize << losses.min(16));
+    Some((r, tiles[(pick % window as u64) as usize]))
 }
 
 #[cfg(test)]
@@ -123,23 +133,55 @@ mod tests {
     }
 
     #[test]
-    fn after_lost_races_the_choice_spreads_over_rows_best_blocks() {
-        let rows = vec![row("SSSS"), row("AAAA"), row("HAAAH"), row("AAAA"), row("AAAA")];
+    fn after_lost_races_the_choice_spreads_over_the_best_rows_blocks_only() {
+        let rows = vec![row("SSSSSSSSSS"), row("AAAAAAAAAA"), row("HAAAH"), row("AAAAAAAAAA")];
         // Uncontended: exactly the contract's choice, whatever the pick.
         for pick in 0..10 {
             assert_eq!(spread_choice(&rows, 2, 0, pick), choose_block(&rows, 2));
         }
-        // One loss: the best two rows with an orphan-free block (row 2 has
-        // none); two losses: the best four (there are three).
-        let picks: BTreeSet<_> = (0..20).filter_map(|p| spread_choice(&rows, 2, 1, p)).collect();
-        assert_eq!(picks, BTreeSet::from([(1, 0), (3, 0)]));
-        let picks: BTreeSet<_> = (0..20).filter_map(|p| spread_choice(&rows, 2, 2, p)).collect();
-        assert_eq!(picks, BTreeSet::from([(1, 0), (3, 0), (4, 0)]));
-        // Only orphaning blocks left: the same spread over that tier.
+        assert_eq!(choose_block(&rows, 2), Some((1, 4)), "seats 5-6 of the first row with room");
+        // One loss: the row's two best tiles; three: all five, never row 3 or 4.
+        let picks = |rows: &[Vec<bool>], n, losses| (0..64).filter_map(|p| spread_choice(rows, n, losses, p)).collect::<BTreeSet<_>>();
+        assert_eq!(picks(&rows, 2, 1), BTreeSet::from([(1, 4), (1, 2)]));
+        assert_eq!(picks(&rows, 2, 3), BTreeSet::from([(1, 0), (1, 2), (1, 4), (1, 6), (1, 8)]));
+        // Tiles that are taken or would strand a seat are left out: with
+        // seats 5-6 held, 3-4 and 7-8 are the pairs left that tile.
+        let rows = vec![row("AAAAHHAAAA"), row("AAAAAAAAAA")];
+        assert_eq!(picks(&rows, 2, 4), BTreeSet::from([(0, 0), (0, 2), (0, 6), (0, 8)]));
+        // A row whose only orphan-free pair is off the tiling still gets
+        // that pair (the contract's choice), not a worse row's.
+        let rows = vec![row("AAAHHAAAAA"), row("AAAAAAAAAA")];
+        assert_eq!(picks(&rows, 2, 4), BTreeSet::from([(0, 5)]));
+        // Only orphaning blocks left: the best row of that tier.
         let rows = vec![row("SAAAS"), row("HAAAH")];
-        let picks: BTreeSet<_> = (0..20).filter_map(|p| spread_choice(&rows, 2, 3, p)).collect();
-        assert_eq!(picks, BTreeSet::from([(0, 1), (1, 1)]));
+        assert_eq!(picks(&rows, 2, 3), BTreeSet::from([(0, 1)]));
         assert_eq!(spread_choice(&rows, 4, 3, 0), None);
+    }
+
+    #[test]
+    fn rivals_winning_different_tiles_at_once_strand_no_seat_and_fill_rows_in_order() {
+        // Any set of tiles picked from one read, all won at once, leaves
+        // the row orphan-free, and a read never offers a worse row while a
+        // better one has an orphan-free block.
+        let mut rows = vec![vec![true; 10]; 10];
+        let mut state = 7u64;
+        while choose_block(&rows, 2).is_some() {
+            let read = rows.clone();
+            let mut won = Vec::new();
+            for _ in 0..6 {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let (r, s) = spread_choice(&read, 2, 3, state >> 33).unwrap_or_else(|| unreachable!());
+                let best_row = read.iter().position(|free| best_block(free, 2, true).is_some());
+                assert_eq!(Some(r), best_row, "never a worse row");
+                if rows[r][s..s + 2].iter().all(|&seat| seat) {
+                    rows[r][s..s + 2].iter_mut().for_each(|seat| *seat = false);
+                    won.push(r);
+                }
+            }
+            assert!(!won.is_empty());
+            assert!(rows.iter().all(|free| orphans(free) == 0), "{rows:?}");
+        }
+        assert!(rows.iter().all(|r| r.iter().all(|free| !free)), "every seat taken, none stranded");
     }
 
     #[test]

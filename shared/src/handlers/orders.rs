@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::contention::{back_off, random_u64};
 use super::places::plan_from_buckets;
 use super::{order_event, read_own_order, Reply};
-use crate::domain::best_available::{row_bests, spread_choice};
+use crate::domain::best_available::{best_block, spread_choice};
 use crate::domain::ga::{most_holdable, plan_release, plan_take, HeldPlaces, Take};
 use crate::domain::{
     extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus, SectionId, SectionPlan,
@@ -232,9 +232,9 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
 
 /// The seats the rules pick: in the first section (of `sections`, in plan
 /// order) with a run of n, by [`spread_choice`]: the contract's choice when
-/// uncontended (`losses == 0`), after lost races one of the first 2^losses
-/// rows' best blocks. Rows are read a few at a time; once enough rows with
-/// an orphan-free block are in hand, later rows cannot change the choice.
+/// uncontended (`losses == 0`), after lost races one of the best row's
+/// blocks. Rows are read a few at a time; once a row with an orphan-free
+/// block is in hand, later rows cannot change the choice.
 async fn choose_seats(
     app: &App,
     event: &Event,
@@ -243,19 +243,18 @@ async fn choose_seats(
     read: Read,
     now: Millis,
 ) -> Result<Option<Vec<SeatId>>, Error> {
-    let wanted = 1usize << read.losses.min(16);
     for section in sections {
         let mut rows: Vec<Vec<bool>> = Vec::with_capacity(section.rows.len());
         // The front rows first, then twice as many each time: a choice in
         // the best rows costs a Query or two, a full section a few rounds.
-        let mut batch = wanted.max(FIRST_ROWS_READ);
+        let mut batch = FIRST_ROWS_READ;
         while rows.len() < section.rows.len() {
             let next = &section.rows[rows.len()..(rows.len() + batch).min(section.rows.len())];
             let states = app.store.read_rows(&event.event_id, &section.section_id, next, read.consistent).await?;
             rows.extend(
                 states.iter().map(|row| row.iter().map(|state| state.visible_status(now) == SeatStatus::Available).collect()),
             );
-            if row_bests(&rows, n, true).len() >= wanted {
+            if rows.iter().any(|free| best_block(free, n, true).is_some()) {
                 break;
             }
             batch = batch.saturating_mul(2).min(MAX_ROWS_READ);
