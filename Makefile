@@ -72,9 +72,17 @@ help:
 dev: node-deps
 	cargo run --quiet -p local --bin seatclaim-dev
 
+## Each function's DynamoDB and EventBridge calls, as the suite's handlers
+## made them (local/src/iam.rs), in cargo's target directory: the IAM test
+## after the suite holds template.yaml's policies against all of them.
+IAM_RECORD = $(shell python3 scripts/cargo_target.py)/iam-record
+
 ## The README's second command.
 test: node-deps python-tools
-	cargo test --workspace
+	@test "$(IAM_RECORD)" != /iam-record || { echo "cargo's target directory not found" >&2; exit 1; }
+	rm -rf "$(IAM_RECORD)"
+	SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace
+	SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p local --test iam -- --ignored
 	$(MAKE) --no-print-directory deny
 	$(MAKE) --no-print-directory validate
 	$(MAKE) --no-print-directory sam-local-test

@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod dynamodb_local;
 pub mod faults;
 pub mod feed;
+pub mod iam;
 pub mod metrics;
 pub mod router;
 pub mod server;

@@ -74,7 +74,10 @@ pub fn resolve(method: &str, path: &str) -> Result<(Route, HashMap<String, Strin
 }
 
 /// Calls the handler of `function`, exactly as its Lambda binary does.
-pub async fn call(function: &str, app: &App, req: Request) -> Response<Body> {
+pub async fn call(function: &'static str, app: &App, req: Request) -> Response<Body> {
+    // Each function runs as its own instance (caches of its own, as its
+    // own Lambda has); in tests its requests are recorded as its own.
+    let app = &crate::iam::attributed(app, function);
     let reply = match function {
         "create-event" => handlers::create_event(app, req).await,
         "get-event" => handlers::get_event(app, req).await,

@@ -140,9 +140,10 @@ fn wire_value(v: &AttributeValue) -> Value {
 /// table so far (tests and the bench: deterministic, no waiting).
 pub async fn project_now(app: &shared::App, endpoint: &str) -> Result<usize, String> {
     let follower = StreamFollower::attach(endpoint, app.store.client(), app.store.table_name()).await?;
+    let projector = &crate::iam::attributed(app, "project-seat-map");
     follower
         .catch_up(|batch| async move {
-            shared::project_records(&app.store, &batch).await;
+            shared::project_records(&projector.store, &batch).await;
         })
         .await
 }

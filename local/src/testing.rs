@@ -359,6 +359,7 @@ pub async fn bus_on_dev_server(
         Some(c) => config.interceptor(c),
         None => config,
     };
+    let config = if crate::iam::recording() { config.interceptor(crate::iam::CallRecorder { function: "publish-events" }) } else { config };
     let bus = shared::outbox::EventBridgeBus::new(aws_sdk_eventbridge::Client::from_conf(config.build()), "seatclaim-local");
     (bus, DevServer { stop, task })
 }

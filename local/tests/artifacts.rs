@@ -98,7 +98,7 @@ fn event_text(function: &str) -> String {
     std::fs::read_to_string(local::repo_root().join("events").join(format!("{function}.json"))).unwrap()
 }
 
-async fn run_event(app: &shared::App, function: &str, replace: &[(&str, &str)]) -> (u16, Value) {
+async fn run_event(app: &shared::App, function: &'static str, replace: &[(&str, &str)]) -> (u16, Value) {
     let mut text = event_text(function);
     for (from, to) in replace {
         text = text.replace(from, to);
@@ -181,7 +181,7 @@ async fn every_event_file_runs_through_its_handler() {
     let scheduled: Value = serde_json::from_str(&event_text("expire-holds")).unwrap();
     assert_eq!(scheduled["detail-type"], "Scheduled Event");
     let invocation = lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
-    let summary = shared::expire_holds(&app, invocation).await.unwrap();
+    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation).await.unwrap();
     let summary = serde_json::to_value(summary).unwrap();
     assert_eq!(summary, serde_json::json!({"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0}));
 

@@ -152,7 +152,7 @@ async fn expire_holds_on_a_hung_store_returns_before_the_deadline() {
     // Time for one page to start, not for its query to time out (8 s).
     let budget = Duration::from_secs(5);
     let started = Instant::now();
-    let summary = shared::expire_holds(&app, invocation(Millis::now().0 + budget.as_millis() as i64)).await.unwrap();
+    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + budget.as_millis() as i64)).await.unwrap();
     let elapsed = started.elapsed();
     eprintln!("hung store: expire-holds returned {summary:?} after {elapsed:.2?}");
     assert!(elapsed < budget, "the sweep outlived its deadline: {elapsed:?}");
@@ -606,6 +606,29 @@ async fn a_transaction_conflict_on_confirm_is_503_and_sells_nothing() {
     assert_invariants(&app, &ev).await;
 }
 
+/// confirm's last round (the order "changed" under its first three): a
+/// payment for general-admission places it holds is then taken as a late
+/// payment would be, from the buckets read anew, and completes the order.
+/// Each transaction is cancelled as DynamoDB cancels it, every item's
+/// condition failed (so the order's role reads as changed).
+#[tokio::test]
+async fn confirms_last_round_sells_held_places_from_the_buckets_read_anew() {
+    let (app, faults) = app_with_faults().await;
+    let ev = format!("ga-last-{}", uuid::Uuid::new_v4().simple());
+    let plan = r#"{"name":"GA","holdSeconds":300,"sections":[{"sectionId":"F","capacity":20}]}"#;
+    assert_eq!(call(&app, "PUT", &format!("/events/{ev}"), &[], plan).await.0, 201);
+    let o = order(&app, &ev).await;
+    assert_eq!(hold_ga(&app, &o, "F", json!(3)).await.0, 200);
+    faults.reset();
+    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["ConditionalCheckFailed"; 8]), Some(3));
+    let (status, body) = pay(&app, &o, "pi_last", &[], json!([{"sectionId": "F", "quantity": 3}])).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("COMPLETED")), "{body}");
+    assert_eq!(faults.injected("TransactWriteItems"), 3, "three rounds refused, the last one sold");
+    assert!(faults.attempts("BatchGetItem") >= 1, "the last round read the buckets");
+    assert_eq!(body["ga"], json!([{"sectionId": "F", "quantity": 3}]));
+    assert_invariants(&app, &ev).await;
+}
+
 /// Throttling reported per item inside a cancelled transaction
 /// (`ThrottlingError` in `CancellationReasons`, DynamoDB's own body) is a
 /// `503` with `Retry-After` on every route, never `409 seat-held`: during
@@ -660,6 +683,31 @@ async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
     assert_eq!((reply.status, reply.code()), (409, "already-completed"), "{reply:?}");
     assert_eq!(stored_order(&app, &o.id).await.refund_payment_ids.len(), 1);
     assert_invariants(&app, &ev).await;
+}
+
+/// A creator that dies right after claiming the event id, before any
+/// general-admission bucket is written (its bucket writes throttled until
+/// the SDK gives up: a 503): the sweep writes the buckets and the seats
+/// and marks the event ready, and the section's capacity is whole.
+#[tokio::test]
+async fn the_sweep_finishes_a_creation_that_died_before_its_buckets() {
+    let (mut app, faults) = app_with_faults().await;
+    app.config.create_event_budget_ms = 0;
+    let plan = r#"{"name":"GA","holdSeconds":60,"sections":[{"sectionId":"A","rows":[{"row":"1","count":4}]},{"sectionId":"F","capacity":50}]}"#;
+    faults.fail_after("PutItem", 1, Fault::Throttling, None);
+    let reply = call_full(&app, "PUT", "/events/died", &[], plan).await;
+    assert_store_unavailable("create-event, buckets throttled", &reply);
+    faults.reset();
+    assert_eq!(call(&app, "GET", "/events/died/availability", &[], "").await.0, 404, "not ready");
+    let sweeper = local::iam::attributed(&app, "expire-holds");
+    let summary = shared::sweep::run(&sweeper.store, Millis::now(), None).await;
+    assert_eq!(summary.completed_events, 1, "{summary:?}");
+    assert!(faults.attempts("PutItem") >= 5, "the sweep put the buckets and the seats");
+    let (status, map) = call(&app, "GET", "/events/died/availability", &[], "").await;
+    assert_eq!(status, 200, "{map}");
+    assert_eq!((map["sections"][1]["capacity"].as_u64(), map["sections"][1]["available"].as_u64()), (Some(50), Some(50)), "{map}");
+    assert_eq!(seats(&app, "died").await.len(), 4);
+    assert_invariants(&app, "died").await;
 }
 
 /// create-event dies half-way (every PutItem after the 300th throttled
@@ -741,11 +789,11 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     let_holds_expire(HOLD).await;
 
     // Already inside the margin: no page is started.
-    let first = shared::expire_holds(&app, invocation(Millis::now().0 + 5)).await.unwrap();
+    let first = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + 5)).await.unwrap();
     // Time for a page or two, not for all eight shards.
-    let second = shared::expire_holds(&app, invocation(Millis::now().0 + DEADLINE_MARGIN_MS + 50)).await.unwrap();
+    let second = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + DEADLINE_MARGIN_MS + 50)).await.unwrap();
     // A normal run (expire-holds' 55 s timeout).
-    let third = shared::expire_holds(&app, invocation(Millis::now().0 + 55_000)).await.unwrap();
+    let third = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + 55_000)).await.unwrap();
     eprintln!("deadline runs: {first:?} / {second:?} / {third:?}");
     assert!(first.stopped_early && first.released_seats == 0, "{first:?}");
     assert!(second.stopped_early && second.released_seats < ORDERS as u64, "{second:?}");
@@ -763,6 +811,6 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.orders, ORDERS);
     // Nothing left for a fourth run.
-    let fourth = shared::expire_holds(&app, invocation(Millis::now().0 + 55_000)).await.unwrap();
+    let fourth = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + 55_000)).await.unwrap();
     assert_eq!((fourth.expired_orders, fourth.released_seats), (0, 0));
 }

@@ -107,13 +107,14 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     assert_eq!(claim(&app, &idle, "A-1-1").await.0, 200);
     let_holds_expire(1).await;
     let scheduled: Value = serde_json::from_str(&std::fs::read_to_string(local::repo_root().join("events/expire-holds.json")).unwrap()).unwrap();
-    let summary = shared::expire_holds(&app, lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default())).await.unwrap();
+    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default())).await.unwrap();
     assert_eq!((summary.expired_orders, summary.released_seats), (1, 1), "{summary:?}");
     let lag = summary.lag_ms.expect("it found an expired order");
     // Events out, as publish-events counts them.
     let feed = local::feed::DevFeed::quiet();
     let follower = local::streams::StreamFollower::attach(&local::testing::dynamodb_endpoint(), app.store.client(), app.store.table_name()).await.unwrap();
-    let (feed_ref, store) = (&feed, &app.store);
+    let projector = local::iam::attributed(&app, "project-seat-map");
+    let (feed_ref, store) = (&feed, &projector.store);
     follower
         .catch_up(|batch| async move {
             shared::project_records(store, &batch).await;

@@ -274,9 +274,10 @@ async fn a_seat_is_claimable_and_its_order_sweepable_at_exactly_its_expiry() {
     let late = order(&app, &ev).await;
     assert_eq!(claim(&app, &late, "A-1-2").await.0, 200);
     let t = stored_order(&app, &late.id).await.expires_at;
-    let early = shared::sweep::release_expired(&app.store, Millis(t.0 - 1), None).await;
+    let sweeper = local::iam::attributed(&app, "expire-holds");
+    let early = shared::sweep::release_expired(&sweeper.store, Millis(t.0 - 1), None).await;
     assert_eq!(stored_order(&app, &late.id).await.status, shared::domain::OrderStatus::Pending, "{early:?}");
-    let swept = shared::sweep::release_expired(&app.store, t, None).await;
+    let swept = shared::sweep::release_expired(&sweeper.store, t, None).await;
     assert_eq!(stored_order(&app, &late.id).await.status, shared::domain::OrderStatus::Expired, "{swept:?}");
     assert!(swept.released_seats >= 1, "{swept:?}");
 }

@@ -17,7 +17,7 @@ async fn app_with_budget(ms: u32) -> shared::App {
 }
 
 async fn finish(app: &shared::App) -> u64 {
-    shared::sweep::run(&app.store, shared::domain::Millis::now(), None).await.completed_events
+    shared::sweep::run(&local::iam::attributed(app, "expire-holds").store, shared::domain::Millis::now(), None).await.completed_events
 }
 
 /// Pages through list-seats with `limit`, returning every seat id in order.

@@ -174,7 +174,7 @@ pub async fn stored_order(app: &App, id: &str) -> shared::domain::Order {
 }
 
 pub async fn sweep(app: &App) -> shared::sweep::SweepSummary {
-    shared::sweep::release_expired(&app.store, shared::domain::Millis::now(), None).await
+    shared::sweep::release_expired(&local::iam::attributed(app, "expire-holds").store, shared::domain::Millis::now(), None).await
 }
 
 /// Sleeps until a hold of `hold_seconds` taken now has surely expired.

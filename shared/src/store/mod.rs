@@ -148,6 +148,19 @@ impl Store {
         self
     }
 
+    /// A store on the same table over `client`, with caches of its own:
+    /// what another Lambda instance has. The dev server and the tests run
+    /// every function in one process; each function gets its own instance,
+    /// so each reads what a cold instance of it would.
+    pub fn new_instance(&self, client: Client) -> Self {
+        Self { client, events: Arc::default(), seat_maps: Arc::default(), ..self.clone() }
+    }
+
+    /// Identifies this instance (its caches) while it lives.
+    pub fn instance_id(&self) -> usize {
+        Arc::as_ptr(&self.events) as usize
+    }
+
     pub fn client(&self) -> &Client {
         &self.client
     }

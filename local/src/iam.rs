@@ -1,0 +1,367 @@
+//! Least privilege, proven from every path: while `SEATCLAIM_IAM_RECORD`
+//! names a folder (`make test` sets it), every DynamoDB and EventBridge
+//! request a handler sends is recorded there under the function whose
+//! handler sent it, with the IAM action it needs and the key prefix it
+//! touches. local/tests/iam.rs then holds template.yaml's policies against
+//! the whole suite's record: nothing sent that a policy does not grant,
+//! nothing granted that no test sent.
+//!
+//! Attribution: the router gives each handler its function's own instance
+//! of the app ([`attributed`]), whose client carries a [`CallRecorder`] for
+//! that function; the tests that call the sweep, the projection or the
+//! publisher directly do the same. Requests sent outside a handler (table setup, the tests' own raw
+//! reads) go through the untagged client and are not recorded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_yaml_ng::Value as Yaml;
+
+/// The folder the record is written to; unset, nothing is recorded.
+pub const RECORD_ENV: &str = "SEATCLAIM_IAM_RECORD";
+
+/// What a policy statement's `Resource` names, as template.yaml writes it.
+pub const TABLE: &str = "!GetAtt SeatsTable.Arn";
+pub const INDEX: &str = "!Sub ${SeatsTable.Arn}/index/PendingByExpiry";
+pub const EVENT_BUS: &str = "!GetAtt EventBus.Arn";
+
+/// One request's need: an IAM action on a resource, and the partition
+/// key's prefix (`ORDER#`, up to and with its first `#`) where IAM's
+/// `dynamodb:LeadingKeys` can restrict it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Call {
+    pub function: String,
+    pub action: String,
+    pub resource: String,
+    pub key_prefix: Option<String>,
+}
+
+/// The process's record: what it has seen (written to the folder once each).
+struct Record {
+    seen: BTreeSet<Call>,
+    file: Option<std::fs::File>,
+}
+
+static RECORD: OnceLock<Option<Mutex<Record>>> = OnceLock::new();
+
+fn record() -> Option<&'static Mutex<Record>> {
+    RECORD.get_or_init(|| std::env::var_os(RECORD_ENV).map(|_| new_record())).as_ref()
+}
+
+/// A record kept in memory, and in a file of its own in the folder
+/// `SEATCLAIM_IAM_RECORD` names, if it names one.
+fn new_record() -> Mutex<Record> {
+    let file = std::env::var_os(RECORD_ENV).map(PathBuf::from).map(|dir| {
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{RECORD_ENV}={}: {e}", dir.display()));
+        let path = dir.join(format!("{}-{}.jsonl", std::process::id(), uuid::Uuid::new_v4().simple()));
+        std::fs::File::create(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    });
+    Mutex::new(Record { seen: BTreeSet::new(), file })
+}
+
+/// Records this process's handler requests from now on, in memory (and in
+/// the folder, if set), whether or not `SEATCLAIM_IAM_RECORD` is set: for
+/// a test that checks its own calls. Call it before any request.
+pub fn record_in_process() {
+    let on = RECORD.get_or_init(|| Some(new_record())).is_some();
+    assert!(on, "record_in_process() must come before this process's first request");
+}
+
+/// What this process recorded so far.
+pub fn recorded() -> BTreeSet<Call> {
+    record().map(|r| r.lock().unwrap_or_else(|p| p.into_inner()).seen.clone()).unwrap_or_default()
+}
+
+fn remember(calls: Vec<Call>) {
+    let Some(record) = record() else { return };
+    // A poisoned record only means a test thread panicked mid-insert.
+    let mut record = record.lock().unwrap_or_else(|p| p.into_inner());
+    for call in calls {
+        if record.seen.insert(call.clone()) {
+            if let Some(file) = record.file.as_mut() {
+                let line = serde_json::to_string(&call).unwrap_or_default();
+                writeln!(file, "{line}").unwrap_or_else(|e| panic!("writing the IAM record: {e}"));
+            }
+        }
+    }
+}
+
+/// Whether requests are being recorded (the env var is set).
+pub fn recording() -> bool {
+    record().is_some()
+}
+
+/// The instance of `function` that serves `app`'s requests: the same table
+/// and settings, caches of its own (as its own Lambda instance has, so it
+/// reads what a cold instance of it would), and, while requests are being
+/// recorded, a client whose requests are recorded as `function`'s. Made on
+/// first use, then kept for `app`'s life.
+pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
+    // The app's store is kept alive with its instances, so its id is never
+    // reused by another store while the entry lives.
+    static INSTANCES: OnceLock<Mutex<BTreeMap<(usize, &'static str), (shared::Store, shared::Store)>>> = OnceLock::new();
+    let mut instances = INSTANCES.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
+    let (_, store) = instances.entry((app.store.instance_id(), function)).or_insert_with(|| {
+        let client = app.store.client();
+        let client = if recording() {
+            aws_sdk_dynamodb::Client::from_conf(client.config().to_builder().interceptor(CallRecorder { function }).build())
+        } else {
+            client.clone()
+        };
+        (app.store.clone(), app.store.new_instance(client))
+    });
+    shared::App { store: store.clone(), config: app.config.clone() }
+}
+
+/// The interceptor that records a function's requests (DynamoDB's and
+/// EventBridge's: both are JSON over HTTP, read from the request body).
+#[derive(Debug, Clone, Copy)]
+pub struct CallRecorder {
+    pub function: &'static str,
+}
+
+impl Intercept for CallRecorder {
+    fn name(&self) -> &'static str {
+        "CallRecorder"
+    }
+
+    // After serialisation, before any attempt: the request as the handler
+    // made it (the fault injector rewrites an attempt it fails into a
+    // harmless one just before transmitting it).
+    fn read_after_serialization(
+        &self,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(metadata) = cfg.load::<Metadata>() else { return Ok(()) };
+        let body: Value = serde_json::from_slice(context.request().body().bytes().unwrap_or_default()).unwrap_or(Value::Null);
+        remember(calls_of(self.function, metadata.service(), metadata.name(), &body));
+        Ok(())
+    }
+}
+
+/// The IAM needs of one request body: per item for batches and
+/// transactions (IAM authorises a transaction's `Update` item as
+/// `dynamodb:UpdateItem`, and so on), with each item's partition key.
+pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) -> Vec<Call> {
+    let call = |action: String, resource: &str, key: Option<&Value>| Call {
+        function: function.to_owned(),
+        action,
+        resource: resource.to_owned(),
+        key_prefix: key.and_then(|k| k["PK"]["S"].as_str()).map(key_prefix),
+    };
+    if !service.to_ascii_lowercase().contains("dynamodb") {
+        return vec![Call { function: function.to_owned(), action: format!("events:{operation}"), resource: EVENT_BUS.into(), key_prefix: None }];
+    }
+    match operation {
+        "TransactWriteItems" | "TransactGetItems" => items(&body["TransactItems"])
+            .map(|item| {
+                let (kind, inner) = item.as_object().and_then(|o| o.iter().next()).map_or(("?", &Value::Null), |(k, v)| (k.as_str(), v));
+                let key = if kind == "Put" { &inner["Item"] } else { &inner["Key"] };
+                call(format!("dynamodb:{kind}Item"), TABLE, Some(key))
+            })
+            .collect(),
+        "BatchGetItem" => object_values(&body["RequestItems"])
+            .flat_map(|table| items(&table["Keys"]).map(|key| call("dynamodb:BatchGetItem".into(), TABLE, Some(key))).collect::<Vec<_>>())
+            .collect(),
+        "Query" if body["IndexName"].is_string() => vec![call("dynamodb:Query".into(), INDEX, None)],
+        "Query" => {
+            let key = query_partition_value(body).map(|pk| serde_json::json!({"PK": {"S": pk}}));
+            vec![call("dynamodb:Query".into(), TABLE, key.as_ref())]
+        }
+        "PutItem" => vec![call("dynamodb:PutItem".into(), TABLE, Some(&body["Item"]))],
+        _ if body["Key"].is_object() => vec![call(format!("dynamodb:{operation}"), TABLE, Some(&body["Key"]))],
+        _ => vec![call(format!("dynamodb:{operation}"), TABLE, None)],
+    }
+}
+
+fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_array().into_iter().flatten()
+}
+
+fn object_values(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_object().into_iter().flat_map(|o| o.values())
+}
+
+/// `ORDER#` of `ORDER#abc`: what IAM's `LeadingKeys` patterns match on.
+fn key_prefix(pk: &str) -> String {
+    pk.find('#').map_or(pk, |i| &pk[..=i]).to_owned()
+}
+
+/// The partition key value of a table query: the first clause of its key
+/// condition, `PK = :v` (or a name bound to `PK`).
+fn query_partition_value(body: &Value) -> Option<String> {
+    let condition = body["KeyConditionExpression"].as_str()?;
+    let first = condition.split(" AND ").next()?;
+    let (name, placeholder) = first.split_once('=')?;
+    let name = name.trim();
+    let attribute = if name.starts_with('#') { body["ExpressionAttributeNames"][name].as_str()? } else { name };
+    (attribute == "PK").then_some(())?;
+    body["ExpressionAttributeValues"][placeholder.trim()]["S"].as_str().map(str::to_owned)
+}
+
+/// Every call recorded in `dir` (by every test process of the run).
+pub fn read_record(dir: &Path) -> BTreeSet<Call> {
+    let mut calls = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            calls.insert(serde_json::from_str(line).unwrap_or_else(|e| panic!("{}: {e}: {line}", path.display())));
+        }
+    }
+    calls
+}
+
+/// One `Allow` statement of a function's policy: actions on a resource,
+/// for partition keys matching `leading_keys` (`ORDER#*`) if it has any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub actions: Vec<String>,
+    pub resource: String,
+    pub leading_keys: Option<Vec<String>>,
+}
+
+impl Grant {
+    fn allows(&self, call: &Call) -> bool {
+        self.actions.contains(&call.action)
+            && self.resource == call.resource
+            && match (&self.leading_keys, &call.key_prefix) {
+                (None, _) => true,
+                (Some(patterns), Some(prefix)) => patterns.iter().any(|p| pattern_matches(p, prefix)),
+                (Some(_), None) => false,
+            }
+    }
+}
+
+/// `ORDER#*` matches every key starting `ORDER#`, which is what a recorded
+/// prefix (up to its first `#`) stands for.
+fn pattern_matches(pattern: &str, prefix: &str) -> bool {
+    pattern.strip_suffix('*').map_or(pattern == prefix, |head| prefix.starts_with(head))
+}
+
+/// Every function's statements in template.yaml, by its folder name.
+pub fn granted() -> BTreeMap<String, Vec<Grant>> {
+    let path = crate::repo_root().join("template.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: Yaml = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("template.yaml: {e}"));
+    let mut out = BTreeMap::new();
+    for (_, res) in doc["Resources"].as_mapping().into_iter().flatten() {
+        if res["Type"].as_str() != Some("AWS::Serverless::Function") {
+            continue;
+        }
+        let function = res["Properties"]["CodeUri"].as_str().unwrap_or_default().trim_start_matches("functions/").to_owned();
+        let mut grants = Vec::new();
+        for policy in res["Properties"]["Policies"].as_sequence().into_iter().flatten() {
+            for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+                assert_eq!(statement["Effect"].as_str(), Some("Allow"), "{function}: only Allow statements");
+                let resource = match &statement["Resource"] {
+                    Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
+                    other => panic!("{function}: a resource must be the table, its index or the bus, got {other:?}"),
+                };
+                let strings = |v: &Yaml| v.as_sequence().into_iter().flatten().filter_map(|a| a.as_str().map(str::to_owned)).collect::<Vec<_>>();
+                let condition = &statement["Condition"];
+                let leading_keys = (!condition.is_null()).then(|| strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]));
+                if let Some(keys) = &leading_keys {
+                    assert!(!keys.is_empty(), "{function}: a condition other than ForAllValues:StringLike on dynamodb:LeadingKeys");
+                }
+                grants.push(Grant { actions: strings(&statement["Action"]), resource, leading_keys });
+            }
+        }
+        out.insert(function, grants);
+    }
+    out
+}
+
+/// The calls no statement of their function allows.
+pub fn ungranted<'a>(granted: &BTreeMap<String, Vec<Grant>>, calls: impl IntoIterator<Item = &'a Call>) -> Vec<&'a Call> {
+    calls.into_iter().filter(|call| !granted.get(&call.function).is_some_and(|grants| grants.iter().any(|g| g.allows(call)))).collect()
+}
+
+/// What the template grants that no recorded call used: each action of
+/// each statement, on each of its leading-key patterns.
+pub fn unused(granted: &BTreeMap<String, Vec<Grant>>, calls: &BTreeSet<Call>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (function, grants) in granted {
+        for grant in grants {
+            let patterns: Vec<Option<&String>> = match &grant.leading_keys {
+                Some(p) => p.iter().map(Some).collect(),
+                None => vec![None],
+            };
+            for action in &grant.actions {
+                for pattern in &patterns {
+                    let used = calls.iter().any(|c| {
+                        &c.function == function
+                            && &c.action == action
+                            && c.resource == grant.resource
+                            && pattern.is_none_or(|p| c.key_prefix.as_deref().is_some_and(|k| pattern_matches(p, k)))
+                    });
+                    if !used {
+                        out.push(format!("{function}: {action} on {} {}", grant.resource, pattern.map_or("", |p| p.as_str())));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requests_are_read_per_item_with_their_key_prefix() {
+        let txn = json!({"TransactItems": [
+            {"Update": {"Key": {"PK": {"S": "ORDER#o1"}, "SK": {"S": "ORDER"}}}},
+            {"Put": {"Item": {"PK": {"S": "PAYMENT#p"}, "SK": {"S": "PAYMENT"}}}},
+            {"ConditionCheck": {"Key": {"PK": {"S": "SEATS#e#A-1#0"}}}}
+        ]});
+        let got: Vec<(String, Option<String>)> =
+            calls_of("confirm", "DynamoDB", "TransactWriteItems", &txn).into_iter().map(|c| (c.action, c.key_prefix)).collect();
+        assert_eq!(
+            got,
+            [
+                ("dynamodb:UpdateItem".to_owned(), Some("ORDER#".to_owned())),
+                ("dynamodb:PutItem".into(), Some("PAYMENT#".into())),
+                ("dynamodb:ConditionCheckItem".into(), Some("SEATS#".into()))
+            ]
+        );
+        let query = json!({"KeyConditionExpression": "#pk = :pk AND SK > :s", "ExpressionAttributeNames": {"#pk": "PK"}, "ExpressionAttributeValues": {":pk": {"S": "MAP#e#A-1#0"}}});
+        assert_eq!(calls_of("f", "DynamoDB", "Query", &query)[0].key_prefix.as_deref(), Some("MAP#"));
+        let index = json!({"IndexName": "PendingByExpiry", "KeyConditionExpression": "#shard = :shard"});
+        assert_eq!(calls_of("f", "DynamoDB", "Query", &index)[0].resource, INDEX);
+        let batch = json!({"RequestItems": {"t": {"Keys": [{"PK": {"S": "GA#e#F#1"}}, {"PK": {"S": "GA#e#F#2"}}]}}});
+        assert_eq!(calls_of("f", "DynamoDB", "BatchGetItem", &batch).len(), 2);
+        assert_eq!(calls_of("p", "EventBridge", "PutEvents", &json!({}))[0].action, "events:PutEvents");
+    }
+
+    #[test]
+    fn grants_allow_by_action_resource_and_leading_key() {
+        let grant = Grant { actions: vec!["dynamodb:GetItem".into()], resource: TABLE.into(), leading_keys: Some(vec!["ORDER#*".into()]) };
+        let call = |action: &str, prefix: Option<&str>| Call {
+            function: "f".into(),
+            action: action.into(),
+            resource: TABLE.into(),
+            key_prefix: prefix.map(str::to_owned),
+        };
+        assert!(grant.allows(&call("dynamodb:GetItem", Some("ORDER#"))));
+        assert!(!grant.allows(&call("dynamodb:GetItem", Some("PAYMENT#"))));
+        assert!(!grant.allows(&call("dynamodb:GetItem", Some("ORDERS#"))));
+        assert!(!grant.allows(&call("dynamodb:PutItem", Some("ORDER#"))));
+        assert!(!grant.allows(&call("dynamodb:GetItem", None)), "a key IAM cannot see is not allowed by a LeadingKeys statement");
+        let open = Grant { leading_keys: None, ..grant };
+        assert!(open.allows(&call("dynamodb:GetItem", None)));
+    }
+}
