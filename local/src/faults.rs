@@ -1,12 +1,14 @@
 //! Faults for the integration tests: a DynamoDB client configured like
-//! production's, endpoints that hang or refuse, and an SDK interceptor that
-//! answers chosen attempts with DynamoDB's own throttling and transaction
-//! errors (DynamoDB Local never throttles and rarely conflicts).
+//! production's, endpoints that hang or refuse, a store that answers late,
+//! and an SDK interceptor that answers chosen attempts with DynamoDB's own
+//! throttling and transaction errors (DynamoDB Local never throttles and
+//! rarely conflicts).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use aws_sdk_dynamodb::config::interceptors::{
     BeforeDeserializationInterceptorContextMut, BeforeTransmitInterceptorContextMut,
@@ -16,7 +18,10 @@ use aws_sdk_dynamodb::config::{
     BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents, SharedInterceptor,
 };
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::http::{
+    http_client_fn, HttpClient, HttpConnector, HttpConnectorFuture, SharedHttpClient, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, Metadata};
 use aws_smithy_runtime_api::http::{Response, StatusCode};
 use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
@@ -33,13 +38,22 @@ use aws_smithy_types::config_bag::{Storable, StoreReplace};
 /// once, and one draining the quota (an outage) would leave the others
 /// without retries.
 pub fn production_client(endpoint: &str, interceptors: impl IntoIterator<Item = SharedInterceptor>) -> aws_sdk_dynamodb::Client {
+    production_client_over(endpoint, shared::store::http_client(), interceptors)
+}
+
+/// [`production_client`] over another HTTP client (a [`SlowStore`]'s).
+pub fn production_client_over(
+    endpoint: &str,
+    http: SharedHttpClient,
+    interceptors: impl IntoIterator<Item = SharedInterceptor>,
+) -> aws_sdk_dynamodb::Client {
     let partition = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
     let mut config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))
         .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-faults"))
         .endpoint_url(endpoint)
-        .http_client(shared::store::http_client())
+        .http_client(http)
         .timeout_config(shared::store::sdk_timeouts())
         .retry_config(RetryConfig::standard())
         .retry_partition(RetryPartition::new(partition));
@@ -47,6 +61,47 @@ pub fn production_client(endpoint: &str, interceptors: impl IntoIterator<Item = 
         config.push_interceptor(interceptor);
     }
     aws_sdk_dynamodb::Client::from_conf(config.build())
+}
+
+/// A store that answers every request late, by a delay the test sets and
+/// changes as it goes (zero: on time): DynamoDB in a brown-out, as the
+/// client sees it. The delay is spent before the request is sent, so the
+/// SDK's attempt timeout counts it as it would a slow answer.
+#[derive(Debug, Clone, Default)]
+pub struct SlowStore {
+    delay: Arc<Mutex<Duration>>,
+}
+
+impl SlowStore {
+    pub fn set_delay(&self, delay: Duration) {
+        *self.delay.lock().unwrap_or_else(|p| p.into_inner()) = delay;
+    }
+
+    /// The HTTP client to build a DynamoDB client on
+    /// ([`production_client_over`]).
+    pub fn http_client(&self) -> SharedHttpClient {
+        let (inner, delay) = (shared::store::http_client(), self.delay.clone());
+        http_client_fn(move |settings, components| {
+            SharedHttpConnector::new(LateConnector { inner: inner.http_connector(settings, components), delay: delay.clone() })
+        })
+    }
+}
+
+#[derive(Debug)]
+struct LateConnector {
+    inner: SharedHttpConnector,
+    delay: Arc<Mutex<Duration>>,
+}
+
+impl HttpConnector for LateConnector {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let delay = *self.delay.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = self.inner.clone();
+        HttpConnectorFuture::new(async move {
+            tokio::time::sleep(delay).await;
+            inner.call(request).await
+        })
+    }
 }
 
 /// A TCP endpoint that accepts connections and never answers: a store that

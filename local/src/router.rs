@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use lambda_http::{Body, Request, RequestExt, Response};
-use shared::http::{error_response, serve};
+use shared::http::{error_response, request_deadline, serve};
 use shared::{handlers, App, Error};
 
 /// One HttpApi route: method, path template and the function serving it.
@@ -105,7 +105,7 @@ pub async fn call(function: &'static str, app: &App, req: Request) -> Response<B
 pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
     let (route, params) = match resolve(req.method().as_str(), req.uri().path()) {
         Ok(found) => found,
-        Err(err) => return serve("unmatched", &req, async { Err(err) }).await,
+        Err(err) => return serve("unmatched", &req, request_deadline(&req, shared::config::DEFAULT_REQUEST_BUDGET_MS), async { Err(err) }).await,
     };
     let query: HashMap<String, Vec<String>> = req
         .uri()

@@ -103,6 +103,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         confirm_secrets: Some(dev_confirm_secrets()),
         create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
         max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
+        request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,
     };
     App { store: Store::new(client, table), config }
 }

@@ -29,6 +29,7 @@ async fn a_retried_create_event_never_resells_a_seat() {
         // production budget: the race here is between writers, not with the
         // sweep (stadium.rs covers that), so no budget runs out.
         app.config.create_event_budget_ms = 600_000;
+        app.config.request_budget_ms = 600_000;
         let app = Arc::new(app);
         let id = format!("race-{round}");
         let put = |app: Arc<shared::App>, body: Arc<String>, id: String| {

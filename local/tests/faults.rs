@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
-use local::faults::{production_client, refusing_endpoint, Fault, FaultInjector, SilentListener};
+use local::faults::{production_client, production_client_over, refusing_endpoint, Fault, FaultInjector, SilentListener, SlowStore};
 use local::router::{dispatch, request};
 use local::testing::{app_on, assert_invariants, check_invariants, dynamodb_endpoint, fresh_app_with};
 use serde_json::{json, Value};
@@ -470,6 +470,62 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
          outage {outage:.1?} (restart included), {after_restart:.1?} after it",
         started.elapsed()
     );
+}
+
+// ----- Deadlines: a slow store --------------------------------------------------
+
+/// Every request has a deadline (`REQUEST_BUDGET_MS`, here scaled down to
+/// 1.5 s, and the store's slowness with it): when a slow store would take
+/// confirm, best-available or create-event past it, the answer is `503
+/// store-unavailable` with `Retry-After` at the deadline, not a gateway
+/// timeout; and once the store is quick again, the same request finishes
+/// what the cut-off one may have started (the same payment, claim or plan).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_slow_store_is_answered_503_at_the_deadline_and_a_retry_finishes() {
+    let slow = SlowStore::default();
+    let mut app = fresh_app_with(production_client_over(&dynamodb_endpoint(), slow.http_client(), [])).await;
+    let budget = Duration::from_millis(1_500);
+    app.config.request_budget_ms = budget.as_millis() as u32;
+    let ev = event(&app, 20, 300).await;
+    let payer = order(&app, &ev).await;
+    assert_eq!(claim(&app, &payer, "A-1-1").await.0, 200);
+    let buyer = order(&app, &ev).await;
+    let plan = plan(&[("B", "1", 150), ("B", "2", 150)], Some(300));
+    let paid = ["A-1-1".to_owned()];
+    let pay = confirm_body(&payer.id, "pi_slow", &paid);
+    let pay_headers = signed(&pay);
+    let buyer_auth = buyer.auth();
+    let requests: [(&str, &str, String, Vec<(&str, &str)>, &str, Duration); 3] = [
+        // One transaction, later than the whole budget.
+        ("POST", "confirm", format!("/orders/{}/confirm", payer.id), as_refs(&pay_headers), pay.as_str(), Duration::from_millis(1_700)),
+        // A read of the order, of the rows, then the claim: 600 ms each.
+        ("POST", "best-available", format!("/orders/{}/best-available", buyer.id), vec![("authorization", buyer_auth.as_str())], r#"{"quantity": 2}"#, Duration::from_millis(600)),
+        // The event item, then 300 seats 32 at a time: 400 ms a write.
+        ("PUT", "create-event", "/events/slow-plan".to_owned(), vec![], plan.as_str(), Duration::from_millis(400)),
+    ];
+    for (method, route, uri, headers, body, delay) in &requests {
+        slow.set_delay(*delay);
+        let started = Instant::now();
+        let reply = call_full(&app, method, uri, headers, body).await;
+        let elapsed = started.elapsed();
+        eprintln!("{route} on a store {delay:?} late: {} after {elapsed:.2?}", reply.status);
+        assert_store_unavailable(route, &reply);
+        assert!(elapsed >= budget - Duration::from_millis(50) && elapsed < budget + Duration::from_millis(500), "{route}: answered after {elapsed:?}");
+    }
+    // The store quick again, and the deployed budget: each retry finishes.
+    slow.set_delay(Duration::ZERO);
+    app.config.request_budget_ms = shared::config::DEFAULT_REQUEST_BUDGET_MS;
+    let (pay_method, _, pay_uri, pay_headers, pay_body, _) = &requests[0];
+    let reply = call_full(&app, pay_method, pay_uri, pay_headers, pay_body).await;
+    assert_eq!((reply.status, reply.body["status"].as_str()), (200, Some("COMPLETED")), "{reply:?}");
+    let (status, body) = best(&app, &buyer, json!({"quantity": 2})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(stored_order(&app, &buyer.id).await.seats.len(), 2, "one block held, not two");
+    let (status, body) = call(&app, "PUT", "/events/slow-plan", &[], &plan).await;
+    assert_eq!((status, body["seatCount"].as_u64()), (201, Some(300)), "{body}");
+    assert_eq!(seats(&app, "slow-plan").await.len(), 300);
+    assert_invariants(&app, &ev).await;
+    assert_invariants(&app, "slow-plan").await;
 }
 
 // ----- 3. Throttling and transaction conflicts --------------------------------

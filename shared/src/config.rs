@@ -32,6 +32,13 @@ pub struct Config {
     /// `MAX_ORDER_LIFETIME_SECONDS`: extend-order never moves an order's
     /// expiry past `createdAt` plus this.
     pub max_order_lifetime_seconds: u32,
+    /// `REQUEST_BUDGET_MS`: the most an API request may take from its
+    /// start; then it answers `503 store-unavailable` with `Retry-After`
+    /// (see [`crate::http::serve`]). In Lambda the invocation's own
+    /// deadline, less a margin for the reply, binds first when it is
+    /// sooner. The default keeps every reply inside the HTTP API's 30 s
+    /// integration timeout; tests scale it down.
+    pub request_budget_ms: u32,
 }
 
 impl Config {
@@ -45,6 +52,10 @@ pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
 pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
 pub const DEFAULT_CREATE_EVENT_BUDGET_MS: u32 = 20_000;
 pub const DEFAULT_MAX_ORDER_LIFETIME_SECONDS: u32 = 7200;
+/// The HTTP API's integration timeout (30 s) less a second for the reply
+/// and API Gateway's own hop.
+pub const DEFAULT_REQUEST_BUDGET_MS: u32 = 29_000;
+pub const REQUEST_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 100..=29_000;
 /// An order lives at most a day: the contract fixes only the default
 /// (7200); a longer checkout is not a hold but a reservation.
 pub const MAX_ORDER_LIFETIME_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=86_400;
@@ -93,6 +104,7 @@ impl Config {
             DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
             MAX_ORDER_LIFETIME_SECONDS_RANGE,
         )?;
+        let request_budget_ms = number(&get, "REQUEST_BUDGET_MS", DEFAULT_REQUEST_BUDGET_MS, REQUEST_BUDGET_MS_RANGE)?;
         Ok(Self {
             table_name,
             hold_seconds,
@@ -101,6 +113,7 @@ impl Config {
             confirm_secrets,
             create_event_budget_ms,
             max_order_lifetime_seconds,
+            request_budget_ms,
         })
     }
 }
@@ -142,6 +155,7 @@ mod tests {
         let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")]))?;
         assert_eq!((c.hold_seconds, c.max_seats_per_order, c.expiry_guard_ms), (420, 10, 2000));
         assert_eq!(c.max_order_lifetime_seconds, 7200);
+        assert_eq!(c.request_budget_ms, 29_000);
         assert!(c.confirm_secrets.is_none());
         let e = Config::from_lookup(Needs::Store, lookup(&[])).unwrap_err();
         assert!(e.to_string().contains("TABLE_NAME"));
@@ -153,7 +167,7 @@ mod tests {
 
     #[test]
     fn ranges_are_enforced() {
-        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "99"), ("MAX_SEATS_PER_ORDER", "x"), ("EXPIRY_GUARD_MS", "60001"), ("MAX_ORDER_LIFETIME_SECONDS", "0"), ("MAX_ORDER_LIFETIME_SECONDS", "86401")] {
+        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "99"), ("MAX_SEATS_PER_ORDER", "x"), ("EXPIRY_GUARD_MS", "60001"), ("MAX_ORDER_LIFETIME_SECONDS", "0"), ("MAX_ORDER_LIFETIME_SECONDS", "86401"), ("REQUEST_BUDGET_MS", "99"), ("REQUEST_BUDGET_MS", "29001")] {
             let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)])).unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }

@@ -2,7 +2,7 @@
 //! bodies; writing JSON replies and errors; one log line per request.
 
 use std::future::Future;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use lambda_http::http::header::{ALLOW, CONTENT_TYPE, RETRY_AFTER};
 use lambda_http::http::{HeaderValue, StatusCode};
@@ -63,15 +63,46 @@ pub fn error_response(err: &Error) -> Response<Body> {
     response
 }
 
-/// Runs one request's work, turns its error into the contract's reply and
-/// logs one JSON line: route, method, path, status, error code, latency.
-/// Never logs headers or bodies (tokens and signatures live there).
-pub async fn serve<F>(route: &'static str, req: &Request, work: F) -> Response<Body>
+/// Time kept back from a Lambda invocation's deadline to send the reply.
+pub const REPLY_MARGIN_MS: u64 = 500;
+
+/// When a request must have its answer: `budget_ms` from now
+/// (`REQUEST_BUDGET_MS`), or its Lambda invocation's deadline less
+/// [`REPLY_MARGIN_MS`] if that is sooner (a 10 s function's).
+pub fn request_deadline(req: &Request, budget_ms: u32) -> Instant {
+    let now = Instant::now();
+    let by_budget = now + Duration::from_millis(u64::from(budget_ms));
+    let by_lambda = req.lambda_context_ref().filter(|ctx| ctx.deadline > 0).map(|ctx| {
+        let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+        now + Duration::from_millis(ctx.deadline.saturating_sub(now_ms).saturating_sub(REPLY_MARGIN_MS))
+    });
+    by_lambda.map_or(by_budget, |lambda| lambda.min(by_budget))
+}
+
+/// Runs one request's work until `deadline`, turns its error into the
+/// contract's reply and logs one JSON line: route, method, path, status,
+/// error code, latency. Never logs headers or bodies (tokens and
+/// signatures live there).
+///
+/// Work still running at the deadline (a slow store, a chain of calls) is
+/// dropped and answered `503 store-unavailable` with `Retry-After`, before
+/// the Lambda or API Gateway times out with a body of its own. A store
+/// call in flight then may or may not land; every write is one conditional
+/// request or transaction and every route is safe to retry (the same
+/// payment, plan or claim again finishes what landed), so a retry finishes
+/// the work, and an event whose creation stopped is the sweep's to finish.
+pub async fn serve<F>(route: &'static str, req: &Request, deadline: Instant, work: F) -> Response<Body>
 where
     F: Future<Output = Result<Response<Body>, Error>>,
 {
     let started = Instant::now();
-    let result = work.await;
+    let result = match tokio::time::timeout_at(deadline.into(), work).await {
+        Ok(result) => result,
+        Err(_) => {
+            tracing::warn!(route, budget_ms = deadline.saturating_duration_since(started).as_millis() as u64, "request deadline reached");
+            Err(Error::StoreUnavailable)
+        }
+    };
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let method = req.method().as_str();
     let path = req.uri().path();
@@ -179,6 +210,42 @@ pub fn json_body<T: DeserializeOwned>(req: &Request, empty: Option<T>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_deadline_is_the_budget_or_the_invocations_less_a_margin() {
+        let req = || lambda_http::http::Request::builder().body(Body::Empty).unwrap_or_default();
+        let started = Instant::now();
+        // No Lambda context (the dev server, tests): the budget.
+        let d = request_deadline(&req(), 1_500).duration_since(started);
+        assert!(d >= Duration::from_millis(1_490) && d <= Duration::from_millis(1_600), "{d:?}");
+        // An invocation due in 3 s: its deadline less the margin binds.
+        let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+        let mut ctx = lambda_runtime::Context::default();
+        ctx.deadline = now_ms + 3_000;
+        let d = request_deadline(&req().with_lambda_context(ctx.clone()), 29_000).duration_since(started);
+        let want = Duration::from_millis(3_000 - REPLY_MARGIN_MS);
+        assert!(d + Duration::from_millis(50) >= want && d <= want + Duration::from_millis(100), "{d:?}");
+        // A budget sooner than the invocation's deadline wins.
+        let d = request_deadline(&req().with_lambda_context(ctx), 1_000).duration_since(started);
+        assert!(d <= Duration::from_millis(1_100), "{d:?}");
+    }
+
+    #[tokio::test]
+    async fn work_past_its_deadline_is_a_503_with_retry_after() {
+        let req = lambda_http::http::Request::builder().uri("/x").body(Body::Empty).unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let slow = async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(json(StatusCode::OK, &"late"))
+        };
+        let started = Instant::now();
+        let response = serve("test", &req, deadline, slow).await;
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
+        let body: serde_json::Value = serde_json::from_slice(response.body().as_ref()).unwrap_or_default();
+        assert_eq!(body["error"], "store-unavailable");
+    }
 
     #[test]
     fn gzip_is_used_when_accepted() {

@@ -21,7 +21,7 @@ use crate::domain::{
     decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
 };
 use crate::error::Error;
-use crate::http::{json, json_body, path_param, raw_body, serve};
+use crate::http::{json, json_body, path_param, raw_body, request_deadline, serve};
 
 /// A confirm transaction's items besides seats: the order and the payment.
 const CONFIRM_OVERHEAD_ITEMS: usize = 2;
@@ -105,7 +105,7 @@ const CONFIRM_ROUNDS: usize = 4;
 
 /// `POST /orders/{orderId}/confirm` — called by the payment backend.
 pub async fn confirm(app: &App, req: Request) -> Reply {
-    Ok(serve("confirm", &req, async {
+    Ok(serve("confirm", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let answer = confirm_payment(app, &req).await;
         match &answer {
             // Counted where decided: `refund-due` when the refund was

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::Reply;
 use crate::domain::{Event, EventId, EventPlan, EventStatus, Millis, RowId, RowPlan, SeatId, SeatStatus, SectionId};
 use crate::error::Error;
-use crate::http::{accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param, serve};
+use crate::http::{accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param, request_deadline, serve};
 use crate::App;
 
 /// Seats per list-seats page: the default and the most.
@@ -64,7 +64,7 @@ impl<'a> EventReply<'a> {
 /// `"status": "CREATING"` when the write budget ran out first (the sweep
 /// finishes it).
 pub async fn create_event(app: &App, req: Request) -> Reply {
-    Ok(serve("create-event", &req, async {
+    Ok(serve("create-event", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let plan: EventPlan = json_body(&req, None)?;
         // Every check happens before the first write: bad input never
@@ -90,7 +90,7 @@ pub async fn create_event(app: &App, req: Request) -> Reply {
 
 /// `GET /events/{eventId}`: the event, its status and its sections.
 pub async fn get_event(app: &App, req: Request) -> Reply {
-    Ok(serve("get-event", &req, async {
+    Ok(serve("get-event", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let (event, status) = app.store.get_event_status(&event_id).await?.ok_or(Error::EventNotFound)?;
         Ok(json(StatusCode::OK, &EventReply::of(&event, status).with_sections(&event)))
@@ -140,7 +140,7 @@ fn parse_limit(raw: &str) -> Result<u32, Error> {
 /// `GET /events/{eventId}/seats[?section=S&limit=N&cursor=C]`: one page of
 /// seats in plan order; never reveals holders.
 pub async fn list_seats(app: &App, req: Request) -> Reply {
-    Ok(serve("list-seats", &req, async {
+    Ok(serve("list-seats", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let section = query_param(&req, "section", SectionId::parse)?;
         let limit = query_param(&req, "limit", parse_limit)?.unwrap_or(MAX_SEATS_PAGE);
@@ -170,7 +170,7 @@ pub const SEAT_MAP_MAX_AGE_SECONDS: u32 = 1;
 /// seat, from the stream-fed projection (cached per process for a second),
 /// gzipped when accepted.
 pub async fn availability(app: &App, req: Request) -> Reply {
-    Ok(serve("availability", &req, async {
+    Ok(serve("availability", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
         let (read_at, read) = app.store.seat_map_rows(&event).await?;

@@ -11,7 +11,7 @@ use crate::auth::HoldToken;
 use crate::domain::{Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
 use crate::store::StoredOrder;
 use crate::error::Error;
-use crate::http::{header, json, json_body, path_param, serve};
+use crate::http::{header, json, json_body, path_param, request_deadline, serve};
 use crate::App;
 
 mod confirm;
@@ -55,7 +55,7 @@ struct CreateOrderReply<'a> {
 
 /// `POST /events/{eventId}/orders`
 pub async fn create_order(app: &App, req: Request) -> Reply {
-    Ok(serve("create-order", &req, async {
+    Ok(serve("create-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let event_id = path_param(&req, "eventId", EventId::parse)?;
         let body: CreateOrderBody = json_body(&req, Some(CreateOrderBody::default()))?;
         if let Some(user) = &body.user_id {
@@ -161,7 +161,7 @@ async fn read_own_order(app: &App, req: &Request, order_id: &OrderId) -> Result<
 
 /// `GET /orders/{orderId}`
 pub async fn get_order(app: &App, req: Request) -> Reply {
-    Ok(serve("get-order", &req, async {
+    Ok(serve("get-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let (stored, _) = read_own_order(app, &req, &order_id).await?;
         let order = &stored.order;
@@ -213,7 +213,7 @@ async fn order_token(app: &App, req: &Request, order_id: &OrderId) -> Result<Hol
 
 /// `POST /orders/{orderId}/seats/{seatId}`: one transaction, no read.
 pub async fn get_seat(app: &App, req: Request) -> Reply {
-    Ok(serve("get-seat", &req, async {
+    Ok(serve("get-seat", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let seat_id = path_param(&req, "seatId", SeatId::parse)?;
         let token = order_token(app, &req, &order_id).await?;
@@ -236,7 +236,7 @@ pub async fn get_seat(app: &App, req: Request) -> Reply {
 
 /// `DELETE /orders/{orderId}/seats/{seatId}`: one transaction, no read.
 pub async fn drop_seat(app: &App, req: Request) -> Reply {
-    Ok(serve("drop-seat", &req, async {
+    Ok(serve("drop-seat", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let seat_id = path_param(&req, "seatId", SeatId::parse)?;
         let token = order_token(app, &req, &order_id).await?;

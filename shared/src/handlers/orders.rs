@@ -17,7 +17,7 @@ use crate::domain::{
 };
 use crate::store::{BlockClaim, BucketChange};
 use crate::error::Error;
-use crate::http::{json, json_body, path_param, serve};
+use crate::http::{json, json_body, path_param, request_deadline, serve};
 use crate::App;
 
 /// Reads of the order one request may make: each transaction that fails
@@ -49,7 +49,7 @@ struct ExtendReply<'a> {
 /// answers with the token to use from then on (the same secret carrying
 /// the new expiry; the old token keeps working).
 pub async fn extend_order(app: &App, req: Request) -> Reply {
-    Ok(serve("extend-order", &req, async {
+    Ok(serve("extend-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let body: ExtendBody = json_body(&req, Some(ExtendBody::default()))?;
         if let Some(seconds) = body.seconds {
@@ -109,7 +109,7 @@ struct CancelReply<'a> {
 /// which others may have taken meanwhile, each only if still its own, right
 /// after. Cancelling again answers the same.
 pub async fn cancel_order(app: &App, req: Request) -> Reply {
-    Ok(serve("cancel-order", &req, async {
+    Ok(serve("cancel-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let cancelled = || json(StatusCode::OK, &CancelReply { order_id: &order_id, status: OrderStatus::Cancelled });
         for round in 0..ORDER_ROUNDS {
@@ -172,7 +172,7 @@ const MAX_ROWS_READ: usize = 64;
 /// conditions. A lost race reads again, consistently; `not-enough-seats`
 /// only after a consistent read found no run of n.
 pub async fn best_available(app: &App, req: Request) -> Reply {
-    Ok(serve("best-available", &req, async {
+    Ok(serve("best-available", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let body: BestAvailableBody = json_body(&req, None)?;
         let max = app.config.max_seats_per_order;
@@ -303,7 +303,7 @@ struct HoldGaReply<'a> {
 /// few; lowering gives places back and never fails for lack of any. One
 /// transaction: the order as read and every bucket it touches.
 pub async fn hold_ga(app: &App, req: Request) -> Reply {
-    Ok(serve("hold-ga", &req, async {
+    Ok(serve("hold-ga", &req, request_deadline(&req, app.config.request_budget_ms), async {
         let order_id = path_param(&req, "orderId", OrderId::parse)?;
         let section_id = path_param(&req, "sectionId", SectionId::parse)?;
         let body: HoldGaBody = json_body(&req, None)?;
