@@ -100,6 +100,10 @@ pub fn recording() -> bool {
     record().is_some()
 }
 
+/// An app's store (kept alive while its instances are) and one function's
+/// instance of it.
+type Instance = (shared::Store, shared::Store);
+
 /// The instance of `function` that serves `app`'s requests: the same table
 /// and settings, caches of its own (as its own Lambda instance has, so it
 /// reads what a cold instance of it would), and, while requests are being
@@ -108,7 +112,7 @@ pub fn recording() -> bool {
 pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
     // The app's store is kept alive with its instances, so its id is never
     // reused by another store while the entry lives.
-    static INSTANCES: OnceLock<Mutex<BTreeMap<(usize, &'static str), (shared::Store, shared::Store)>>> = OnceLock::new();
+    static INSTANCES: OnceLock<Mutex<BTreeMap<(usize, &'static str), Instance>>> = OnceLock::new();
     let mut instances = INSTANCES.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
     let (_, store) = instances.entry((app.store.instance_id(), function)).or_insert_with(|| {
         let client = app.store.client();

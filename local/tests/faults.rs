@@ -474,6 +474,16 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
 
 // ----- Deadlines: a slow store --------------------------------------------------
 
+/// One request of the slow-store test, and how late the store answers it.
+struct SlowCall<'a> {
+    route: &'static str,
+    method: &'static str,
+    uri: &'a str,
+    headers: Vec<(&'static str, &'a str)>,
+    body: &'a str,
+    delay_ms: u64,
+}
+
 /// Every request has a deadline (`REQUEST_BUDGET_MS`, here scaled down to
 /// 1.5 s, and the store's slowness with it): when a slow store would take
 /// confirm, best-available or create-event past it, the answer is `503
@@ -495,28 +505,36 @@ async fn a_slow_store_is_answered_503_at_the_deadline_and_a_retry_finishes() {
     let pay = confirm_body(&payer.id, "pi_slow", &paid);
     let pay_headers = signed(&pay);
     let buyer_auth = buyer.auth();
-    let requests: [(&str, &str, String, Vec<(&str, &str)>, &str, Duration); 3] = [
+    let pay_uri = format!("/orders/{}/confirm", payer.id);
+    let best_uri = format!("/orders/{}/best-available", buyer.id);
+    let requests = [
         // One transaction, later than the whole budget.
-        ("POST", "confirm", format!("/orders/{}/confirm", payer.id), as_refs(&pay_headers), pay.as_str(), Duration::from_millis(1_700)),
+        SlowCall { route: "confirm", method: "POST", uri: &pay_uri, headers: as_refs(&pay_headers), body: &pay, delay_ms: 1_700 },
         // A read of the order, of the rows, then the claim: 600 ms each.
-        ("POST", "best-available", format!("/orders/{}/best-available", buyer.id), vec![("authorization", buyer_auth.as_str())], r#"{"quantity": 2}"#, Duration::from_millis(600)),
+        SlowCall {
+            route: "best-available",
+            method: "POST",
+            uri: &best_uri,
+            headers: vec![("authorization", buyer_auth.as_str())],
+            body: r#"{"quantity": 2}"#,
+            delay_ms: 600,
+        },
         // The event item, then 300 seats 32 at a time: 400 ms a write.
-        ("PUT", "create-event", "/events/slow-plan".to_owned(), vec![], plan.as_str(), Duration::from_millis(400)),
+        SlowCall { route: "create-event", method: "PUT", uri: "/events/slow-plan", headers: vec![], body: &plan, delay_ms: 400 },
     ];
-    for (method, route, uri, headers, body, delay) in &requests {
-        slow.set_delay(*delay);
+    for r in &requests {
+        slow.set_delay(Duration::from_millis(r.delay_ms));
         let started = Instant::now();
-        let reply = call_full(&app, method, uri, headers, body).await;
+        let reply = call_full(&app, r.method, r.uri, &r.headers, r.body).await;
         let elapsed = started.elapsed();
-        eprintln!("{route} on a store {delay:?} late: {} after {elapsed:.2?}", reply.status);
-        assert_store_unavailable(route, &reply);
-        assert!(elapsed >= budget - Duration::from_millis(50) && elapsed < budget + Duration::from_millis(500), "{route}: answered after {elapsed:?}");
+        eprintln!("{} on a store {} ms late: {} after {elapsed:.2?}", r.route, r.delay_ms, reply.status);
+        assert_store_unavailable(r.route, &reply);
+        assert!(elapsed >= budget - Duration::from_millis(50) && elapsed < budget + Duration::from_millis(500), "{}: answered after {elapsed:?}", r.route);
     }
     // The store quick again, and the deployed budget: each retry finishes.
     slow.set_delay(Duration::ZERO);
     app.config.request_budget_ms = shared::config::DEFAULT_REQUEST_BUDGET_MS;
-    let (pay_method, _, pay_uri, pay_headers, pay_body, _) = &requests[0];
-    let reply = call_full(&app, pay_method, pay_uri, pay_headers, pay_body).await;
+    let reply = call_full(&app, "POST", &pay_uri, &requests[0].headers, &pay).await;
     assert_eq!((reply.status, reply.body["status"].as_str()), (200, Some("COMPLETED")), "{reply:?}");
     let (status, body) = best(&app, &buyer, json!({"quantity": 2})).await;
     assert_eq!(status, 200, "{body}");
