@@ -29,7 +29,9 @@ pub fn page_file(path: &str) -> Option<Response<Body>> {
             .body(Body::Binary(bytes)),
         Err(e) => {
             tracing::error!(file, error = %e, "the page's file cannot be read");
-            Ok(error_response(&Error::Corrupt(format!("web/{file} cannot be read"))))
+            Ok(error_response(&Error::Corrupt(format!(
+                "web/{file} cannot be read"
+            ))))
         }
     };
     // Building a response from a status and two static headers cannot fail.
@@ -54,7 +56,9 @@ pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
     } else {
         match serde_json::from_slice(body) {
             Ok(v @ Value::Object(_)) => v,
-            _ => return error_response(&Error::BadRequest("the body must be a JSON object".into())),
+            _ => {
+                return error_response(&Error::BadRequest("the body must be a JSON object".into()))
+            }
         }
     };
     let (seats, ga) = if asked.get("seats").is_some() || asked.get("ga").is_some() {
@@ -74,14 +78,26 @@ pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
                 None => ga.push((held.section.to_string(), held.quantity)),
             }
         }
-        let ga: Vec<Value> = ga.into_iter().map(|(s, q)| json!({"sectionId": s, "quantity": q})).collect();
+        let ga: Vec<Value> = ga
+            .into_iter()
+            .map(|(s, q)| json!({"sectionId": s, "quantity": q}))
+            .collect();
         (json!(order.seats), json!(ga))
     };
-    let payment = asked["paymentId"].as_str().map_or_else(|| format!("pi_dev_{}", uuid::Uuid::new_v4().simple()), str::to_owned);
-    let confirm = json!({"orderId": order_id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
+    let payment = asked["paymentId"].as_str().map_or_else(
+        || format!("pi_dev_{}", uuid::Uuid::new_v4().simple()),
+        str::to_owned,
+    );
+    let confirm =
+        json!({"orderId": order_id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
     let headers = crate::testing::webhook_headers(secrets, &confirm);
     let mut refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     refs.push(("content-type", "application/json"));
-    let request = crate::router::request("POST", &format!("/orders/{order_id}/confirm"), &refs, confirm);
+    let request = crate::router::request(
+        "POST",
+        &format!("/orders/{order_id}/confirm"),
+        &refs,
+        confirm,
+    );
     crate::router::dispatch(app, request).await
 }

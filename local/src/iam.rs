@@ -54,18 +54,28 @@ struct Record {
 static RECORD: OnceLock<Option<Mutex<Record>>> = OnceLock::new();
 
 fn record() -> Option<&'static Mutex<Record>> {
-    RECORD.get_or_init(|| std::env::var_os(RECORD_ENV).map(|_| new_record())).as_ref()
+    RECORD
+        .get_or_init(|| std::env::var_os(RECORD_ENV).map(|_| new_record()))
+        .as_ref()
 }
 
 /// A record kept in memory, and in a file of its own in the folder
 /// `SEATCLAIM_IAM_RECORD` names, if it names one.
 fn new_record() -> Mutex<Record> {
     let file = std::env::var_os(RECORD_ENV).map(PathBuf::from).map(|dir| {
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{RECORD_ENV}={}: {e}", dir.display()));
-        let path = dir.join(format!("{}-{}.jsonl", std::process::id(), uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("{RECORD_ENV}={}: {e}", dir.display()));
+        let path = dir.join(format!(
+            "{}-{}.jsonl",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
         std::fs::File::create(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     });
-    Mutex::new(Record { seen: BTreeSet::new(), file })
+    Mutex::new(Record {
+        seen: BTreeSet::new(),
+        file,
+    })
 }
 
 /// Records this process's handler requests from now on, in memory (and in
@@ -73,12 +83,17 @@ fn new_record() -> Mutex<Record> {
 /// a test that checks its own calls. Call it before any request.
 pub fn record_in_process() {
     let on = RECORD.get_or_init(|| Some(new_record())).is_some();
-    assert!(on, "record_in_process() must come before this process's first request");
+    assert!(
+        on,
+        "record_in_process() must come before this process's first request"
+    );
 }
 
 /// What this process recorded so far.
 pub fn recorded() -> BTreeSet<Call> {
-    record().map(|r| r.lock().unwrap_or_else(|p| p.into_inner()).seen.clone()).unwrap_or_default()
+    record()
+        .map(|r| r.lock().unwrap_or_else(|p| p.into_inner()).seen.clone())
+        .unwrap_or_default()
 }
 
 fn remember(calls: Vec<Call>) {
@@ -113,17 +128,31 @@ pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
     // The app's store is kept alive with its instances, so its id is never
     // reused by another store while the entry lives.
     static INSTANCES: OnceLock<Mutex<BTreeMap<(usize, &'static str), Instance>>> = OnceLock::new();
-    let mut instances = INSTANCES.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
-    let (_, store) = instances.entry((app.store.instance_id(), function)).or_insert_with(|| {
-        let client = app.store.client();
-        let client = if recording() {
-            aws_sdk_dynamodb::Client::from_conf(client.config().to_builder().interceptor(CallRecorder { function }).build())
-        } else {
-            client.clone()
-        };
-        (app.store.clone(), app.store.new_instance(client))
-    });
-    shared::App { store: store.clone(), config: app.config.clone() }
+    let mut instances = INSTANCES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let (_, store) = instances
+        .entry((app.store.instance_id(), function))
+        .or_insert_with(|| {
+            let client = app.store.client();
+            let client = if recording() {
+                aws_sdk_dynamodb::Client::from_conf(
+                    client
+                        .config()
+                        .to_builder()
+                        .interceptor(CallRecorder { function })
+                        .build(),
+                )
+            } else {
+                client.clone()
+            };
+            (app.store.clone(), app.store.new_instance(client))
+        });
+    shared::App {
+        store: store.clone(),
+        config: app.config.clone(),
+    }
 }
 
 /// The interceptor that records a function's requests (DynamoDB's and
@@ -147,9 +176,18 @@ impl Intercept for CallRecorder {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let Some(metadata) = cfg.load::<Metadata>() else { return Ok(()) };
-        let body: Value = serde_json::from_slice(context.request().body().bytes().unwrap_or_default()).unwrap_or(Value::Null);
-        remember(calls_of(self.function, metadata.service(), metadata.name(), &body));
+        let Some(metadata) = cfg.load::<Metadata>() else {
+            return Ok(());
+        };
+        let body: Value =
+            serde_json::from_slice(context.request().body().bytes().unwrap_or_default())
+                .unwrap_or(Value::Null);
+        remember(calls_of(
+            self.function,
+            metadata.service(),
+            metadata.name(),
+            &body,
+        ));
         Ok(())
     }
 }
@@ -165,26 +203,48 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
         key_prefix: key.and_then(|k| k["PK"]["S"].as_str()).map(key_prefix),
     };
     if !service.to_ascii_lowercase().contains("dynamodb") {
-        return vec![Call { function: function.to_owned(), action: format!("events:{operation}"), resource: EVENT_BUS.into(), key_prefix: None }];
+        return vec![Call {
+            function: function.to_owned(),
+            action: format!("events:{operation}"),
+            resource: EVENT_BUS.into(),
+            key_prefix: None,
+        }];
     }
     match operation {
         "TransactWriteItems" | "TransactGetItems" => items(&body["TransactItems"])
             .map(|item| {
-                let (kind, inner) = item.as_object().and_then(|o| o.iter().next()).map_or(("?", &Value::Null), |(k, v)| (k.as_str(), v));
-                let key = if kind == "Put" { &inner["Item"] } else { &inner["Key"] };
+                let (kind, inner) = item
+                    .as_object()
+                    .and_then(|o| o.iter().next())
+                    .map_or(("?", &Value::Null), |(k, v)| (k.as_str(), v));
+                let key = if kind == "Put" {
+                    &inner["Item"]
+                } else {
+                    &inner["Key"]
+                };
                 call(format!("dynamodb:{kind}Item"), TABLE, Some(key))
             })
             .collect(),
         "BatchGetItem" => object_values(&body["RequestItems"])
-            .flat_map(|table| items(&table["Keys"]).map(|key| call("dynamodb:BatchGetItem".into(), TABLE, Some(key))).collect::<Vec<_>>())
+            .flat_map(|table| {
+                items(&table["Keys"])
+                    .map(|key| call("dynamodb:BatchGetItem".into(), TABLE, Some(key)))
+                    .collect::<Vec<_>>()
+            })
             .collect(),
-        "Query" if body["IndexName"].is_string() => vec![call("dynamodb:Query".into(), INDEX, None)],
+        "Query" if body["IndexName"].is_string() => {
+            vec![call("dynamodb:Query".into(), INDEX, None)]
+        }
         "Query" => {
             let key = query_partition_value(body).map(|pk| serde_json::json!({"PK": {"S": pk}}));
             vec![call("dynamodb:Query".into(), TABLE, key.as_ref())]
         }
         "PutItem" => vec![call("dynamodb:PutItem".into(), TABLE, Some(&body["Item"]))],
-        _ if body["Key"].is_object() => vec![call(format!("dynamodb:{operation}"), TABLE, Some(&body["Key"]))],
+        _ if body["Key"].is_object() => vec![call(
+            format!("dynamodb:{operation}"),
+            TABLE,
+            Some(&body["Key"]),
+        )],
         _ => vec![call(format!("dynamodb:{operation}"), TABLE, None)],
     }
 }
@@ -209,9 +269,15 @@ fn query_partition_value(body: &Value) -> Option<String> {
     let first = condition.split(" AND ").next()?;
     let (name, placeholder) = first.split_once('=')?;
     let name = name.trim();
-    let attribute = if name.starts_with('#') { body["ExpressionAttributeNames"][name].as_str()? } else { name };
+    let attribute = if name.starts_with('#') {
+        body["ExpressionAttributeNames"][name].as_str()?
+    } else {
+        name
+    };
     (attribute == "PK").then_some(())?;
-    body["ExpressionAttributeValues"][placeholder.trim()]["S"].as_str().map(str::to_owned)
+    body["ExpressionAttributeValues"][placeholder.trim()]["S"]
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// Every call recorded in `dir` (by every test process of the run).
@@ -219,9 +285,13 @@ pub fn read_record(dir: &Path) -> BTreeSet<Call> {
     let mut calls = BTreeSet::new();
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            calls.insert(serde_json::from_str(line).unwrap_or_else(|e| panic!("{}: {e}: {line}", path.display())));
+            calls.insert(
+                serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{}: {e}: {line}", path.display())),
+            );
         }
     }
     calls
@@ -242,7 +312,9 @@ impl Grant {
             && self.resource == call.resource
             && match (&self.leading_keys, &call.key_prefix) {
                 (None, _) => true,
-                (Some(patterns), Some(prefix)) => patterns.iter().any(|p| pattern_matches(p, prefix)),
+                (Some(patterns), Some(prefix)) => {
+                    patterns.iter().any(|p| pattern_matches(p, prefix))
+                }
                 (Some(_), None) => false,
             }
     }
@@ -251,7 +323,9 @@ impl Grant {
 /// `ORDER#*` matches every key starting `ORDER#`, which is what a recorded
 /// prefix (up to its first `#`) stands for.
 fn pattern_matches(pattern: &str, prefix: &str) -> bool {
-    pattern.strip_suffix('*').map_or(pattern == prefix, |head| prefix.starts_with(head))
+    pattern
+        .strip_suffix('*')
+        .map_or(pattern == prefix, |head| prefix.starts_with(head))
 }
 
 /// Every function's statements in template.yaml, by its folder name.
@@ -264,22 +338,46 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
         if res["Type"].as_str() != Some("AWS::Serverless::Function") {
             continue;
         }
-        let function = res["Properties"]["CodeUri"].as_str().unwrap_or_default().trim_start_matches("functions/").to_owned();
+        let function = res["Properties"]["CodeUri"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_start_matches("functions/")
+            .to_owned();
         let mut grants = Vec::new();
-        for policy in res["Properties"]["Policies"].as_sequence().into_iter().flatten() {
+        for policy in res["Properties"]["Policies"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+        {
             for statement in policy["Statement"].as_sequence().into_iter().flatten() {
-                assert_eq!(statement["Effect"].as_str(), Some("Allow"), "{function}: only Allow statements");
+                assert_eq!(
+                    statement["Effect"].as_str(),
+                    Some("Allow"),
+                    "{function}: only Allow statements"
+                );
                 let resource = match &statement["Resource"] {
                     Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
                     other => panic!("{function}: a resource must be the table, its index or the bus, got {other:?}"),
                 };
-                let strings = |v: &Yaml| v.as_sequence().into_iter().flatten().filter_map(|a| a.as_str().map(str::to_owned)).collect::<Vec<_>>();
+                let strings = |v: &Yaml| {
+                    v.as_sequence()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| a.as_str().map(str::to_owned))
+                        .collect::<Vec<_>>()
+                };
                 let condition = &statement["Condition"];
-                let leading_keys = (!condition.is_null()).then(|| strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]));
+                let leading_keys = (!condition.is_null()).then(|| {
+                    strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"])
+                });
                 if let Some(keys) = &leading_keys {
                     assert!(!keys.is_empty(), "{function}: a condition other than ForAllValues:StringLike on dynamodb:LeadingKeys");
                 }
-                grants.push(Grant { actions: strings(&statement["Action"]), resource, leading_keys });
+                grants.push(Grant {
+                    actions: strings(&statement["Action"]),
+                    resource,
+                    leading_keys,
+                });
             }
         }
         out.insert(function, grants);
@@ -288,8 +386,18 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
 }
 
 /// The calls no statement of their function allows.
-pub fn ungranted<'a>(granted: &BTreeMap<String, Vec<Grant>>, calls: impl IntoIterator<Item = &'a Call>) -> Vec<&'a Call> {
-    calls.into_iter().filter(|call| !granted.get(&call.function).is_some_and(|grants| grants.iter().any(|g| g.allows(call)))).collect()
+pub fn ungranted<'a>(
+    granted: &BTreeMap<String, Vec<Grant>>,
+    calls: impl IntoIterator<Item = &'a Call>,
+) -> Vec<&'a Call> {
+    calls
+        .into_iter()
+        .filter(|call| {
+            !granted
+                .get(&call.function)
+                .is_some_and(|grants| grants.iter().any(|g| g.allows(call)))
+        })
+        .collect()
 }
 
 /// What the template grants that no recorded call used: each action of
@@ -308,10 +416,18 @@ pub fn unused(granted: &BTreeMap<String, Vec<Grant>>, calls: &BTreeSet<Call>) ->
                         &c.function == function
                             && &c.action == action
                             && c.resource == grant.resource
-                            && pattern.is_none_or(|p| c.key_prefix.as_deref().is_some_and(|k| pattern_matches(p, k)))
+                            && pattern.is_none_or(|p| {
+                                c.key_prefix
+                                    .as_deref()
+                                    .is_some_and(|k| pattern_matches(p, k))
+                            })
                     });
                     if !used {
-                        out.push(format!("{function}: {action} on {} {}", grant.resource, pattern.map_or("", |p| p.as_str())));
+                        out.push(format!(
+                            "{function}: {action} on {} {}",
+                            grant.resource,
+                            pattern.map_or("", |p| p.as_str())
+                        ));
                     }
                 }
             }
@@ -333,7 +449,10 @@ mod tests {
             {"ConditionCheck": {"Key": {"PK": {"S": "SEATS#e#A-1#0"}}}}
         ]});
         let got: Vec<(String, Option<String>)> =
-            calls_of("confirm", "DynamoDB", "TransactWriteItems", &txn).into_iter().map(|c| (c.action, c.key_prefix)).collect();
+            calls_of("confirm", "DynamoDB", "TransactWriteItems", &txn)
+                .into_iter()
+                .map(|c| (c.action, c.key_prefix))
+                .collect();
         assert_eq!(
             got,
             [
@@ -343,17 +462,33 @@ mod tests {
             ]
         );
         let query = json!({"KeyConditionExpression": "#pk = :pk AND SK > :s", "ExpressionAttributeNames": {"#pk": "PK"}, "ExpressionAttributeValues": {":pk": {"S": "MAP#e#A-1#0"}}});
-        assert_eq!(calls_of("f", "DynamoDB", "Query", &query)[0].key_prefix.as_deref(), Some("MAP#"));
-        let index = json!({"IndexName": "PendingByExpiry", "KeyConditionExpression": "#shard = :shard"});
-        assert_eq!(calls_of("f", "DynamoDB", "Query", &index)[0].resource, INDEX);
+        assert_eq!(
+            calls_of("f", "DynamoDB", "Query", &query)[0]
+                .key_prefix
+                .as_deref(),
+            Some("MAP#")
+        );
+        let index =
+            json!({"IndexName": "PendingByExpiry", "KeyConditionExpression": "#shard = :shard"});
+        assert_eq!(
+            calls_of("f", "DynamoDB", "Query", &index)[0].resource,
+            INDEX
+        );
         let batch = json!({"RequestItems": {"t": {"Keys": [{"PK": {"S": "GA#e#F#1"}}, {"PK": {"S": "GA#e#F#2"}}]}}});
         assert_eq!(calls_of("f", "DynamoDB", "BatchGetItem", &batch).len(), 2);
-        assert_eq!(calls_of("p", "EventBridge", "PutEvents", &json!({}))[0].action, "events:PutEvents");
+        assert_eq!(
+            calls_of("p", "EventBridge", "PutEvents", &json!({}))[0].action,
+            "events:PutEvents"
+        );
     }
 
     #[test]
     fn grants_allow_by_action_resource_and_leading_key() {
-        let grant = Grant { actions: vec!["dynamodb:GetItem".into()], resource: TABLE.into(), leading_keys: Some(vec!["ORDER#*".into()]) };
+        let grant = Grant {
+            actions: vec!["dynamodb:GetItem".into()],
+            resource: TABLE.into(),
+            leading_keys: Some(vec!["ORDER#*".into()]),
+        };
         let call = |action: &str, prefix: Option<&str>| Call {
             function: "f".into(),
             action: action.into(),
@@ -364,8 +499,14 @@ mod tests {
         assert!(!grant.allows(&call("dynamodb:GetItem", Some("PAYMENT#"))));
         assert!(!grant.allows(&call("dynamodb:GetItem", Some("ORDERS#"))));
         assert!(!grant.allows(&call("dynamodb:PutItem", Some("ORDER#"))));
-        assert!(!grant.allows(&call("dynamodb:GetItem", None)), "a key IAM cannot see is not allowed by a LeadingKeys statement");
-        let open = Grant { leading_keys: None, ..grant };
+        assert!(
+            !grant.allows(&call("dynamodb:GetItem", None)),
+            "a key IAM cannot see is not allowed by a LeadingKeys statement"
+        );
+        let open = Grant {
+            leading_keys: None,
+            ..grant
+        };
         assert!(open.allows(&call("dynamodb:GetItem", None)));
     }
 }

@@ -3,8 +3,8 @@
 //! Lambda binaries call, and the harness the integration tests use.
 
 pub mod bench;
-pub mod dev_routes;
 pub mod capacity;
+pub mod dev_routes;
 pub mod dynamodb_local;
 pub mod faults;
 pub mod feed;
@@ -34,7 +34,10 @@ pub fn local_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
 }
 
 /// [`local_client`] with a request counter attached.
-pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCounter>) -> aws_sdk_dynamodb::Client {
+pub fn local_client_counting(
+    endpoint: &str,
+    counter: Option<metrics::RequestCounter>,
+) -> aws_sdk_dynamodb::Client {
     let config = local_config(endpoint);
     let config = match counter {
         Some(c) => config.interceptor(c),
@@ -44,7 +47,10 @@ pub fn local_client_counting(endpoint: &str, counter: Option<metrics::RequestCou
 }
 
 /// [`local_client`] that records every request for pricing (the bench).
-pub fn local_client_recording(endpoint: &str, recorder: capacity::CapacityRecorder) -> aws_sdk_dynamodb::Client {
+pub fn local_client_recording(
+    endpoint: &str,
+    recorder: capacity::CapacityRecorder,
+) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::from_conf(local_config(endpoint).interceptor(recorder).build())
 }
 
@@ -53,7 +59,13 @@ fn local_config(endpoint: &str) -> aws_sdk_dynamodb::config::Builder {
     aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region))
-        .credentials_provider(Credentials::new("local", "local", None, None, "seatclaim-local"))
+        .credentials_provider(Credentials::new(
+            "local",
+            "local",
+            None,
+            None,
+            "seatclaim-local",
+        ))
         .endpoint_url(endpoint)
         // The SDK crates link no default HTTP client (see the workspace
         // Cargo.toml): the same client as the Lambda functions.

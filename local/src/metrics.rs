@@ -26,7 +26,12 @@ impl RequestCounter {
 
     /// Kinds of transaction items sent since the last call, and resets them.
     pub fn take_transaction_items(&self) -> BTreeSet<String> {
-        std::mem::take(&mut *self.transaction_items.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(
+            &mut *self
+                .transaction_items
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
     }
 
     /// All requests since the last `take`.
@@ -52,7 +57,10 @@ impl Intercept for RequestCounter {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let op = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "unknown".into());
+        let op = cfg
+            .load::<Metadata>()
+            .map(|m| m.name().to_owned())
+            .unwrap_or_else(|| "unknown".into());
         if op == "TransactWriteItems" {
             let body = context.request().body().bytes().unwrap_or_default();
             let kinds = serde_json::from_slice::<serde_json::Value>(body)
@@ -61,7 +69,10 @@ impl Intercept for RequestCounter {
                 .unwrap_or_default()
                 .into_iter()
                 .filter_map(|item| item.as_object().and_then(|o| o.keys().next().cloned()));
-            self.transaction_items.lock().unwrap_or_else(|p| p.into_inner()).extend(kinds);
+            self.transaction_items
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(kinds);
         }
         *self.lock().entry(op).or_default() += 1;
         Ok(())

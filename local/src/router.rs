@@ -16,19 +16,71 @@ pub struct Route {
 }
 
 pub const ROUTES: &[Route] = &[
-    Route { method: "PUT", path: "/events/{eventId}", function: "create-event" },
-    Route { method: "GET", path: "/events/{eventId}", function: "get-event" },
-    Route { method: "GET", path: "/events/{eventId}/seats", function: "list-seats" },
-    Route { method: "GET", path: "/events/{eventId}/availability", function: "availability" },
-    Route { method: "POST", path: "/events/{eventId}/orders", function: "create-order" },
-    Route { method: "GET", path: "/orders/{orderId}", function: "get-order" },
-    Route { method: "DELETE", path: "/orders/{orderId}", function: "cancel-order" },
-    Route { method: "POST", path: "/orders/{orderId}/extend", function: "extend-order" },
-    Route { method: "POST", path: "/orders/{orderId}/best-available", function: "best-available" },
-    Route { method: "PUT", path: "/orders/{orderId}/ga/{sectionId}", function: "hold-ga" },
-    Route { method: "POST", path: "/orders/{orderId}/seats/{seatId}", function: "get-seat" },
-    Route { method: "DELETE", path: "/orders/{orderId}/seats/{seatId}", function: "drop-seat" },
-    Route { method: "POST", path: "/orders/{orderId}/confirm", function: "confirm" },
+    Route {
+        method: "PUT",
+        path: "/events/{eventId}",
+        function: "create-event",
+    },
+    Route {
+        method: "GET",
+        path: "/events/{eventId}",
+        function: "get-event",
+    },
+    Route {
+        method: "GET",
+        path: "/events/{eventId}/seats",
+        function: "list-seats",
+    },
+    Route {
+        method: "GET",
+        path: "/events/{eventId}/availability",
+        function: "availability",
+    },
+    Route {
+        method: "POST",
+        path: "/events/{eventId}/orders",
+        function: "create-order",
+    },
+    Route {
+        method: "GET",
+        path: "/orders/{orderId}",
+        function: "get-order",
+    },
+    Route {
+        method: "DELETE",
+        path: "/orders/{orderId}",
+        function: "cancel-order",
+    },
+    Route {
+        method: "POST",
+        path: "/orders/{orderId}/extend",
+        function: "extend-order",
+    },
+    Route {
+        method: "POST",
+        path: "/orders/{orderId}/best-available",
+        function: "best-available",
+    },
+    Route {
+        method: "PUT",
+        path: "/orders/{orderId}/ga/{sectionId}",
+        function: "hold-ga",
+    },
+    Route {
+        method: "POST",
+        path: "/orders/{orderId}/seats/{seatId}",
+        function: "get-seat",
+    },
+    Route {
+        method: "DELETE",
+        path: "/orders/{orderId}/seats/{seatId}",
+        function: "drop-seat",
+    },
+    Route {
+        method: "POST",
+        path: "/orders/{orderId}/confirm",
+        function: "confirm",
+    },
 ];
 
 /// Matches a path against a template, returning its parameters.
@@ -67,9 +119,15 @@ pub fn resolve(method: &str, path: &str) -> Result<(Route, HashMap<String, Strin
         }
     }
     if !allowed.is_empty() {
-        Err(Error::MethodNotAllowed { method: method.to_owned(), allow: allowed.join(", ") })
+        Err(Error::MethodNotAllowed {
+            method: method.to_owned(),
+            allow: allowed.join(", "),
+        })
     } else {
-        Err(Error::RouteNotFound { method: method.to_owned(), path: path.to_owned() })
+        Err(Error::RouteNotFound {
+            method: method.to_owned(),
+            path: path.to_owned(),
+        })
     }
 }
 
@@ -92,7 +150,12 @@ pub async fn call(function: &'static str, app: &App, req: Request) -> Response<B
         "get-seat" => handlers::get_seat(app, req).await,
         "drop-seat" => handlers::drop_seat(app, req).await,
         "confirm" => handlers::confirm(app, req).await,
-        other => return error_response(&Error::RouteNotFound { method: String::new(), path: other.to_owned() }),
+        other => {
+            return error_response(&Error::RouteNotFound {
+                method: String::new(),
+                path: other.to_owned(),
+            })
+        }
     };
     match reply {
         Ok(response) => response,
@@ -105,7 +168,15 @@ pub async fn call(function: &'static str, app: &App, req: Request) -> Response<B
 pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
     let (route, params) = match resolve(req.method().as_str(), req.uri().path()) {
         Ok(found) => found,
-        Err(err) => return serve("unmatched", &req, request_deadline(&req, shared::config::DEFAULT_REQUEST_BUDGET_MS), async { Err(err) }).await,
+        Err(err) => {
+            return serve(
+                "unmatched",
+                &req,
+                request_deadline(&req, shared::config::DEFAULT_REQUEST_BUDGET_MS),
+                async { Err(err) },
+            )
+            .await
+        }
     };
     let query: HashMap<String, Vec<String>> = req
         .uri()
@@ -118,7 +189,9 @@ pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
             map
         })
         .unwrap_or_default();
-    let req = req.with_path_parameters(params).with_query_string_parameters(query);
+    let req = req
+        .with_path_parameters(params)
+        .with_query_string_parameters(query);
     // Boxed: the handlers' futures together are large, and a test that
     // awaits many requests in one async fn would carry them on its stack.
     Box::pin(call(route.function, app, req)).await
@@ -126,8 +199,15 @@ pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
 
 /// Builds a request as a client would send it (tests, benchmarks, and the
 /// dev server's pay route).
-pub fn request(method: &str, uri: &str, headers: &[(&str, &str)], body: impl Into<Body>) -> Request {
-    let mut builder = lambda_http::http::Request::builder().method(method).uri(uri);
+pub fn request(
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Body>,
+) -> Request {
+    let mut builder = lambda_http::http::Request::builder()
+        .method(method)
+        .uri(uri);
     for (name, value) in headers {
         builder = builder.header(*name, *value);
     }
@@ -146,10 +226,28 @@ mod tests {
         assert_eq!(route.function, "get-seat");
         assert_eq!(params["orderId"], "o1");
         assert_eq!(params["seatId"], "A-1-2");
-        assert_eq!(resolve("DELETE", "/orders/o1/seats/A-1-2").unwrap().0.function, "drop-seat");
-        assert!(matches!(resolve("PATCH", "/orders/o1"), Err(Error::MethodNotAllowed { .. })));
-        assert!(matches!(resolve("GET", "/nope"), Err(Error::RouteNotFound { .. })));
-        assert!(matches!(resolve("GET", "/orders/"), Err(Error::RouteNotFound { .. })));
-        assert!(matches!(resolve("GET", "/orders/o1/extra"), Err(Error::RouteNotFound { .. })));
+        assert_eq!(
+            resolve("DELETE", "/orders/o1/seats/A-1-2")
+                .unwrap()
+                .0
+                .function,
+            "drop-seat"
+        );
+        assert!(matches!(
+            resolve("PATCH", "/orders/o1"),
+            Err(Error::MethodNotAllowed { .. })
+        ));
+        assert!(matches!(
+            resolve("GET", "/nope"),
+            Err(Error::RouteNotFound { .. })
+        ));
+        assert!(matches!(
+            resolve("GET", "/orders/"),
+            Err(Error::RouteNotFound { .. })
+        ));
+        assert!(matches!(
+            resolve("GET", "/orders/o1/extra"),
+            Err(Error::RouteNotFound { .. })
+        ));
     }
 }

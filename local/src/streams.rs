@@ -29,7 +29,13 @@ pub fn local_streams_client(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
     let config = aws_sdk_dynamodbstreams::Config::builder()
         .behavior_version(aws_sdk_dynamodbstreams::config::BehaviorVersion::latest())
         .region(aws_sdk_dynamodbstreams::config::Region::new(region))
-        .credentials_provider(aws_sdk_dynamodbstreams::config::Credentials::new("local", "local", None, None, "seatclaim-local"))
+        .credentials_provider(aws_sdk_dynamodbstreams::config::Credentials::new(
+            "local",
+            "local",
+            None,
+            None,
+            "seatclaim-local",
+        ))
         .endpoint_url(endpoint)
         .http_client(shared::store::http_client())
         .build();
@@ -38,13 +44,28 @@ pub fn local_streams_client(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
 
 impl StreamFollower {
     /// Follows `table`'s stream (the table must have one) from its start.
-    pub async fn attach(endpoint: &str, dynamodb: &aws_sdk_dynamodb::Client, table: &str) -> Result<Self, String> {
-        let described = dynamodb.describe_table().table_name(table).send().await.map_err(|e| shared::error::chain(&e))?;
+    pub async fn attach(
+        endpoint: &str,
+        dynamodb: &aws_sdk_dynamodb::Client,
+        table: &str,
+    ) -> Result<Self, String> {
+        let described = dynamodb
+            .describe_table()
+            .table_name(table)
+            .send()
+            .await
+            .map_err(|e| shared::error::chain(&e))?;
         let stream_arn = described
             .table
             .and_then(|t| t.latest_stream_arn)
-            .ok_or_else(|| format!("table {table} has no stream (template.yaml StreamSpecification)"))?;
-        Ok(Self { client: local_streams_client(endpoint), stream_arn, shards: Mutex::new(HashMap::new()) })
+            .ok_or_else(|| {
+                format!("table {table} has no stream (template.yaml StreamSpecification)")
+            })?;
+        Ok(Self {
+            client: local_streams_client(endpoint),
+            stream_arn,
+            shards: Mutex::new(HashMap::new()),
+        })
     }
 
     /// Reads every record written so far, handing each batch to `apply`.
@@ -55,8 +76,18 @@ impl StreamFollower {
         Fut: std::future::Future<Output = ()>,
     {
         let mut shards = self.shards.lock().await;
-        let described = self.client.describe_stream().stream_arn(&self.stream_arn).send().await.map_err(|e| shared::error::chain(&e))?;
-        for shard in described.stream_description.map(|d| d.shards.unwrap_or_default()).unwrap_or_default() {
+        let described = self
+            .client
+            .describe_stream()
+            .stream_arn(&self.stream_arn)
+            .send()
+            .await
+            .map_err(|e| shared::error::chain(&e))?;
+        for shard in described
+            .stream_description
+            .map(|d| d.shards.unwrap_or_default())
+            .unwrap_or_default()
+        {
             let Some(id) = shard.shard_id else { continue };
             if shards.contains_key(&id) {
                 continue;
@@ -80,7 +111,14 @@ impl StreamFollower {
         ids.sort();
         for id in ids {
             while let Some(Some(iterator)) = shards.get(&id).cloned() {
-                let out = self.client.get_records().shard_iterator(iterator).limit(RECORDS_PER_CALL).send().await.map_err(|e| shared::error::chain(&e))?;
+                let out = self
+                    .client
+                    .get_records()
+                    .shard_iterator(iterator)
+                    .limit(RECORDS_PER_CALL)
+                    .send()
+                    .await
+                    .map_err(|e| shared::error::chain(&e))?;
                 let records = out.records.unwrap_or_default();
                 shards.insert(id.clone(), out.next_shard_iterator);
                 if records.is_empty() {
@@ -98,7 +136,9 @@ impl StreamFollower {
 /// A stream record as Lambda's DynamoDB event carries it.
 fn record_json(record: &aws_sdk_dynamodbstreams::types::Record) -> Value {
     let data = record.dynamodb.as_ref();
-    let image = |m: Option<&HashMap<String, AttributeValue>>| m.map_or(Value::Null, |m| Value::Object(wire_item(m)));
+    let image = |m: Option<&HashMap<String, AttributeValue>>| {
+        m.map_or(Value::Null, |m| Value::Object(wire_item(m)))
+    };
     json!({
         "eventID": record.event_id,
         "eventName": record.event_name.as_ref().map(|n| n.as_str()),
@@ -114,12 +154,15 @@ fn record_json(record: &aws_sdk_dynamodbstreams::types::Record) -> Value {
 }
 
 fn wire_item(item: &HashMap<String, AttributeValue>) -> Map<String, Value> {
-    item.iter().map(|(k, v)| (k.clone(), wire_value(v))).collect()
+    item.iter()
+        .map(|(k, v)| (k.clone(), wire_value(v)))
+        .collect()
 }
 
 fn wire_value(v: &AttributeValue) -> Value {
     use base64::Engine;
-    let b64 = |b: &aws_smithy_types::Blob| base64::engine::general_purpose::STANDARD.encode(b.as_ref());
+    let b64 =
+        |b: &aws_smithy_types::Blob| base64::engine::general_purpose::STANDARD.encode(b.as_ref());
     match v {
         AttributeValue::S(s) => json!({"S": s}),
         AttributeValue::N(n) => json!({"N": n}),
@@ -139,7 +182,8 @@ fn wire_value(v: &AttributeValue) -> Value {
 /// Catches the seat map's projection up with everything written to `app`'s
 /// table so far (tests and the bench: deterministic, no waiting).
 pub async fn project_now(app: &shared::App, endpoint: &str) -> Result<usize, String> {
-    let follower = StreamFollower::attach(endpoint, app.store.client(), app.store.table_name()).await?;
+    let follower =
+        StreamFollower::attach(endpoint, app.store.client(), app.store.table_name()).await?;
     let projector = &crate::iam::attributed(app, "project-seat-map");
     follower
         .catch_up(|batch| async move {

@@ -19,7 +19,9 @@ pub enum TableError {
     Read(String, #[source] std::io::Error),
     #[error("template.yaml is not valid YAML: {0}")]
     Yaml(#[from] serde_yaml_ng::Error),
-    #[error("template.yaml: Resources.{TABLE_RESOURCE}.Properties is missing or not as expected: {0}")]
+    #[error(
+        "template.yaml: Resources.{TABLE_RESOURCE}.Properties is missing or not as expected: {0}"
+    )]
     Shape(String),
     #[error("creating the table: {0}")]
     Create(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -86,7 +88,8 @@ pub struct TtlSpec {
 impl TableSpec {
     /// Reads `Resources.SeatsTable.Properties` from a SAM template.
     pub fn from_template(path: &Path) -> Result<Self, TableError> {
-        let text = std::fs::read_to_string(path).map_err(|e| TableError::Read(path.display().to_string(), e))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| TableError::Read(path.display().to_string(), e))?;
         Self::from_template_text(&text)
     }
 
@@ -133,14 +136,19 @@ impl TableSpec {
             req = req.key_schema(key(k).map_err(|e| err(e.into()))?);
         }
         for gsi in &self.global_secondary_indexes {
-            let mut index = GlobalSecondaryIndex::builder().index_name(&gsi.index_name).projection(
-                Projection::builder()
-                    .projection_type(ProjectionType::from(gsi.projection.projection_type.as_str()))
-                    .set_non_key_attributes(
-                        (!gsi.projection.non_key_attributes.is_empty()).then(|| gsi.projection.non_key_attributes.clone()),
-                    )
-                    .build(),
-            );
+            let mut index = GlobalSecondaryIndex::builder()
+                .index_name(&gsi.index_name)
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::from(
+                            gsi.projection.projection_type.as_str(),
+                        ))
+                        .set_non_key_attributes(
+                            (!gsi.projection.non_key_attributes.is_empty())
+                                .then(|| gsi.projection.non_key_attributes.clone()),
+                        )
+                        .build(),
+                );
             for k in &gsi.key_schema {
                 index = index.key_schema(key(k).map_err(|e| err(e.into()))?);
             }
@@ -150,7 +158,9 @@ impl TableSpec {
             req = req.stream_specification(
                 aws_sdk_dynamodb::types::StreamSpecification::builder()
                     .stream_enabled(true)
-                    .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::from(stream.stream_view_type.as_str()))
+                    .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::from(
+                        stream.stream_view_type.as_str(),
+                    ))
                     .build()
                     .map_err(|e| err(e.into()))?,
             );

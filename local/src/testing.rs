@@ -9,7 +9,9 @@ use std::sync::{Mutex, OnceLock};
 use aws_sdk_dynamodb::Client;
 use shared::auth::ConfirmSecrets;
 use shared::domain::ga::bucket_count;
-use shared::domain::{hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState};
+use shared::domain::{
+    hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState,
+};
 use shared::{App, Config, Store};
 
 use crate::dynamodb_local::{free_port, DynamoDbLocal, Storage};
@@ -19,12 +21,14 @@ use crate::table::TableSpec;
 /// unset, of the tests and of the sample events: its key reads
 /// "seatclaim-local-dev-key-NOT-FOR-PRODUCTION". Never deploy it:
 /// template.yaml takes a parameter.
-pub const DEV_CONFIRM_SECRET: &str = "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
+pub const DEV_CONFIRM_SECRET: &str =
+    "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
 
 /// The development secrets, parsed.
 pub fn dev_confirm_secrets() -> ConfirmSecrets {
     // A constant known to parse (unit-tested in shared::auth).
-    ConfirmSecrets::parse(DEV_CONFIRM_SECRET).unwrap_or_else(|e| panic!("the development secret: {e}"))
+    ConfirmSecrets::parse(DEV_CONFIRM_SECRET)
+        .unwrap_or_else(|e| panic!("the development secret: {e}"))
 }
 
 /// The Standard Webhooks headers a payment backend holding `secrets`
@@ -35,12 +39,21 @@ pub fn webhook_headers(secrets: &ConfirmSecrets, body: &str) -> [(&'static str, 
 }
 
 /// [`webhook_headers`] with a chosen timestamp (unix seconds).
-pub fn webhook_headers_at(secrets: &ConfirmSecrets, body: &str, timestamp: i64) -> [(&'static str, String); 3] {
+pub fn webhook_headers_at(
+    secrets: &ConfirmSecrets,
+    body: &str,
+    timestamp: i64,
+) -> [(&'static str, String); 3] {
     let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
-    let signature = secrets.sign(&id, timestamp, body.as_bytes()).unwrap_or_else(|e| panic!("signing: {e}"));
+    let signature = secrets
+        .sign(&id, timestamp, body.as_bytes())
+        .unwrap_or_else(|e| panic!("signing: {e}"));
     [
         (shared::auth::HEADER_WEBHOOK_ID, id),
-        (shared::auth::HEADER_WEBHOOK_TIMESTAMP, timestamp.to_string()),
+        (
+            shared::auth::HEADER_WEBHOOK_TIMESTAMP,
+            timestamp.to_string(),
+        ),
         (shared::auth::HEADER_WEBHOOK_SIGNATURE, signature),
     ]
 }
@@ -52,7 +65,8 @@ static DYNAMODB: OnceLock<Result<DynamoDbLocal, String>> = OnceLock::new();
 pub fn dynamodb_endpoint() -> String {
     let local = DYNAMODB.get_or_init(|| {
         let port = free_port().map_err(|e| e.to_string())?;
-        DynamoDbLocal::start(port, "the test harness's free port", Storage::InMemory).map_err(|e| e.to_string())
+        DynamoDbLocal::start(port, "the test harness's free port", Storage::InMemory)
+            .map_err(|e| e.to_string())
     });
     match local {
         Ok(local) => local.endpoint(),
@@ -75,7 +89,11 @@ pub async fn fresh_app_counting(counter: Option<crate::metrics::RequestCounter>)
 /// [`fresh_app_counting`] on a table with template.yaml's stream, for the
 /// tests that follow it ([`crate::streams`]).
 pub async fn fresh_app_streaming(counter: Option<crate::metrics::RequestCounter>) -> App {
-    fresh_table(crate::local_client_counting(&dynamodb_endpoint(), counter), true).await
+    fresh_table(
+        crate::local_client_counting(&dynamodb_endpoint(), counter),
+        true,
+    )
+    .await
 }
 
 /// An app on a new, empty table created through `client` (which may point
@@ -88,7 +106,9 @@ async fn fresh_table(client: Client, stream: bool) -> App {
     let table = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
     let spec = TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
     let spec = if stream { spec } else { spec.without_stream() };
-    spec.create(&client, &table).await.unwrap_or_else(|e| panic!("{e}"));
+    spec.create(&client, &table)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     app_on(client, &table)
 }
 
@@ -105,7 +125,10 @@ pub fn app_on(client: Client, table: &str) -> App {
         max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
         request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,
     };
-    App { store: Store::new(client, table), config }
+    App {
+        store: Store::new(client, table),
+        config,
+    }
 }
 
 /// What [`check_invariants`] read from the table, and what it found wrong.
@@ -156,16 +179,24 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
                 (id, stored)
             });
         }
-        let Some(joined) = reads.join_next().await else { break };
+        let Some(joined) = reads.join_next().await else {
+            break;
+        };
         let (id, stored) = joined.unwrap_or_else(|e| panic!("reading an order: {e}"));
-        let stored = stored.unwrap_or_else(|e| panic!("reading order {id}: {}", shared::error::chain(&e)));
+        let stored =
+            stored.unwrap_or_else(|e| panic!("reading order {id}: {}", shared::error::chain(&e)));
         // The registry holds the whole table's orders, other events' too.
         if let Some(stored) = stored.filter(|s| s.order.event_id == event_id) {
             orders.insert(id, stored.order);
         }
     }
-    let mut check = TableCheck { seats: seats.len(), orders: orders.len(), ..TableCheck::default() };
-    let by_id: HashMap<&SeatId, &SeatState> = seats.iter().map(|s| (&s.spec.seat_id, &s.state)).collect();
+    let mut check = TableCheck {
+        seats: seats.len(),
+        orders: orders.len(),
+        ..TableCheck::default()
+    };
+    let by_id: HashMap<&SeatId, &SeatState> =
+        seats.iter().map(|s| (&s.spec.seat_id, &s.state)).collect();
     for seat in &seats {
         let id = &seat.spec.seat_id;
         match &seat.state {
@@ -178,7 +209,9 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
                         "seat {id} is SOLD to order {order}, which is {:?} with seats {:?}",
                         o.status, o.seats
                     )),
-                    None => check.violations.push(format!("seat {id} is SOLD to order {order}, which does not exist")),
+                    None => check.violations.push(format!(
+                        "seat {id} is SOLD to order {order}, which does not exist"
+                    )),
                 }
             }
             SeatState::Held { order, expires_at } if hold_is_live(*expires_at, now) => {
@@ -205,12 +238,16 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
         if order.status == OrderStatus::Completed {
             check.completed += 1;
             if order.seats.is_empty() && order.places.is_empty() {
-                check.violations.push(format!("order {id} is COMPLETED with no seats or places"));
+                check
+                    .violations
+                    .push(format!("order {id} is COMPLETED with no seats or places"));
             }
             for seat in &order.seats {
                 match by_id.get(seat) {
                     Some(SeatState::Sold { order: buyer }) if buyer == id => {}
-                    other => check.violations.push(format!("COMPLETED order {id} lists {seat}, which is {other:?}")),
+                    other => check.violations.push(format!(
+                        "COMPLETED order {id} lists {seat}, which is {other:?}"
+                    )),
                 }
             }
         }
@@ -219,14 +256,18 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
                 live_claims.entry(seat).or_default().push(id);
                 match by_id.get(seat) {
                     Some(SeatState::Held { order: holder, .. }) if holder == id => {}
-                    other => check.violations.push(format!("live order {id} lists {seat}, which is {other:?}")),
+                    other => check
+                        .violations
+                        .push(format!("live order {id} lists {seat}, which is {other:?}")),
                 }
             }
         }
     }
     for (seat, holders) in live_claims {
         if holders.len() > 1 {
-            check.violations.push(format!("seat {seat} is listed by several live orders: {holders:?}"));
+            check.violations.push(format!(
+                "seat {seat} is listed by several live orders: {holders:?}"
+            ));
         }
     }
     check_places(app, &event_id, &orders, now, &mut check).await;
@@ -239,7 +280,13 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
 /// orders list there (never sold twice, nor without an order); a live hold
 /// belongs to a live PENDING order recording exactly those places, with
 /// its expiry, and every live order's places are held so.
-async fn check_places(app: &App, event_id: &EventId, orders: &HashMap<OrderId, Order>, now: Millis, check: &mut TableCheck) {
+async fn check_places(
+    app: &App,
+    event_id: &EventId,
+    orders: &HashMap<OrderId, Order>,
+    now: Millis,
+    check: &mut TableCheck,
+) {
     let event = app
         .store
         .get_event(event_id)
@@ -252,9 +299,18 @@ async fn check_places(app: &App, event_id: &EventId, orders: &HashMap<OrderId, O
             .store
             .read_buckets(event_id, section, &indexes, true)
             .await
-            .unwrap_or_else(|e| panic!("reading section {section}'s buckets: {}", shared::error::chain(&e)));
+            .unwrap_or_else(|e| {
+                panic!(
+                    "reading section {section}'s buckets: {}",
+                    shared::error::chain(&e)
+                )
+            });
         if buckets.len() != indexes.len() {
-            check.violations.push(format!("section {section} has {} of its {} buckets", buckets.len(), indexes.len()));
+            check.violations.push(format!(
+                "section {section} has {} of its {} buckets",
+                buckets.len(),
+                indexes.len()
+            ));
         }
         for b in &buckets {
             let at = format!("bucket {section}#{}", b.index);
@@ -268,28 +324,52 @@ async fn check_places(app: &App, event_id: &EventId, orders: &HashMap<OrderId, O
                     .sum()
             };
             if b.sold + b.live_held(now) > b.capacity {
-                check.violations.push(format!("{at} is over capacity: {b:?}"));
+                check
+                    .violations
+                    .push(format!("{at} is over capacity: {b:?}"));
             }
             let recorded: u32 = b.holds.iter().map(|h| h.quantity).sum();
             if b.sold + recorded + b.free != b.capacity {
-                check.violations.push(format!("{at} does not add up: {b:?}"));
+                check
+                    .violations
+                    .push(format!("{at} does not add up: {b:?}"));
             }
             let sold_to = in_orders(&|o| o.status == OrderStatus::Completed);
             if sold_to != b.sold {
-                check.violations.push(format!("{at} has {} sold, COMPLETED orders list {sold_to} there", b.sold));
+                check.violations.push(format!(
+                    "{at} has {} sold, COMPLETED orders list {sold_to} there",
+                    b.sold
+                ));
             }
             for hold in b.holds.iter().filter(|h| hold_is_live(h.expires_at, now)) {
-                let recorded = orders.get(&hold.order).filter(|o| o.is_holdable(now)).and_then(|o| {
-                    o.places.iter().find(|p| &p.section == section && p.bucket == b.index).map(|p| (p.quantity, o.expires_at))
-                });
+                let recorded = orders
+                    .get(&hold.order)
+                    .filter(|o| o.is_holdable(now))
+                    .and_then(|o| {
+                        o.places
+                            .iter()
+                            .find(|p| &p.section == section && p.bucket == b.index)
+                            .map(|p| (p.quantity, o.expires_at))
+                    });
                 if recorded != Some((hold.quantity, hold.expires_at)) {
                     check.violations.push(format!("{at} has a live hold {hold:?} its order does not record as live ({recorded:?})"));
                 }
             }
             for (id, o) in orders.iter().filter(|(_, o)| o.is_holdable(now)) {
-                for p in o.places.iter().filter(|p| &p.section == section && p.bucket == b.index) {
-                    if !b.holds.iter().any(|h| &h.order == id && h.quantity == p.quantity) {
-                        check.violations.push(format!("live order {id} lists {} places in {at}, which does not hold them", p.quantity));
+                for p in o
+                    .places
+                    .iter()
+                    .filter(|p| &p.section == section && p.bucket == b.index)
+                {
+                    if !b
+                        .holds
+                        .iter()
+                        .any(|h| &h.order == id && h.quantity == p.quantity)
+                    {
+                        check.violations.push(format!(
+                            "live order {id} lists {} places in {at}, which does not hold them",
+                            p.quantity
+                        ));
                     }
                 }
             }
@@ -300,7 +380,11 @@ async fn check_places(app: &App, event_id: &EventId, orders: &HashMap<OrderId, O
 /// [`check_invariants`], panicking with every violation found.
 pub async fn assert_invariants(app: &App, event: &str) -> TableCheck {
     let check = check_invariants(app, event).await;
-    assert!(check.violations.is_empty(), "invariants violated for event {event}:\n{}", check.violations.join("\n"));
+    assert!(
+        check.violations.is_empty(),
+        "invariants violated for event {event}:\n{}",
+        check.violations.join("\n")
+    );
     check
 }
 
@@ -316,14 +400,22 @@ pub fn remember_order(app: &App, id: &str) {
     let id = OrderId::parse(id).unwrap_or_else(|e| panic!("order id {id}: {e}"));
     // A poisoned registry only means another test panicked mid-insert.
     let mut created = CREATED_ORDERS.lock().unwrap_or_else(|p| p.into_inner());
-    created.entry(app.store.table_name().to_owned()).or_default().push(id);
+    created
+        .entry(app.store.table_name().to_owned())
+        .or_default()
+        .push(id);
 }
 
 /// Every order that can matter to `seats`' invariants: the ones the tests
 /// created in this table, and every holder or buyer named by a seat.
 fn order_ids(app: &App, seats: &[Seat]) -> BTreeSet<OrderId> {
     let created = CREATED_ORDERS.lock().unwrap_or_else(|p| p.into_inner());
-    let mut ids: BTreeSet<OrderId> = created.get(app.store.table_name()).into_iter().flatten().cloned().collect();
+    let mut ids: BTreeSet<OrderId> = created
+        .get(app.store.table_name())
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     for seat in seats {
         match &seat.state {
             SeatState::Held { order, .. } | SeatState::Sold { order } => {
@@ -344,24 +436,49 @@ pub async fn bus_on_dev_server(
     feed: &crate::feed::DevFeed,
     counter: Option<crate::metrics::RequestCounter>,
 ) -> (shared::outbox::EventBridgeBus, DevServer) {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap_or_else(|e| panic!("binding a port: {e}"));
-    let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("the bound port: {e}"));
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap_or_else(|e| panic!("binding a port: {e}"));
+    let port = listener
+        .local_addr()
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("the bound port: {e}"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(crate::server::run_with_feed(listener, app.clone(), Some(feed.clone()), async {
-        let _ = stopped.await;
-    }));
+    let task = tokio::spawn(crate::server::run_with_feed(
+        listener,
+        app.clone(),
+        Some(feed.clone()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
     let config = aws_sdk_eventbridge::Config::builder()
         .behavior_version(aws_sdk_eventbridge::config::BehaviorVersion::latest())
         .region(aws_sdk_eventbridge::config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_eventbridge::config::Credentials::new("local", "local", None, None, "seatclaim-local"))
+        .credentials_provider(aws_sdk_eventbridge::config::Credentials::new(
+            "local",
+            "local",
+            None,
+            None,
+            "seatclaim-local",
+        ))
         .endpoint_url(format!("http://127.0.0.1:{port}"))
         .http_client(shared::store::http_client());
     let config = match counter {
         Some(c) => config.interceptor(c),
         None => config,
     };
-    let config = if crate::iam::recording() { config.interceptor(crate::iam::CallRecorder { function: "publish-events" }) } else { config };
-    let bus = shared::outbox::EventBridgeBus::new(aws_sdk_eventbridge::Client::from_conf(config.build()), "seatclaim-local");
+    let config = if crate::iam::recording() {
+        config.interceptor(crate::iam::CallRecorder {
+            function: "publish-events",
+        })
+    } else {
+        config
+    };
+    let bus = shared::outbox::EventBridgeBus::new(
+        aws_sdk_eventbridge::Client::from_conf(config.build()),
+        "seatclaim-local",
+    );
     (bus, DevServer { stop, task })
 }
 

@@ -11,7 +11,8 @@ use serde_json::Value;
 use shared::store;
 
 const EXAMPLE_ORDER: &str = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81";
-const EXAMPLE_TOKEN: &str = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+const EXAMPLE_TOKEN: &str =
+    "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 
 fn template() -> serde_yaml_ng::Value {
     let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();
@@ -22,24 +23,54 @@ fn template() -> serde_yaml_ng::Value {
 fn the_table_in_template_yaml_is_the_one_the_store_uses() {
     let spec = TableSpec::from_repo().unwrap();
     assert_eq!(spec.billing_mode, "PAY_PER_REQUEST");
-    let keys: Vec<_> = spec.key_schema.iter().map(|k| (k.attribute_name.as_str(), k.key_type.as_str())).collect();
+    let keys: Vec<_> = spec
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
     assert_eq!(keys, [(store::PK, "HASH"), (store::SK, "RANGE")]);
     let attr_type = |name: &str| {
-        spec.attribute_definitions.iter().find(|a| a.attribute_name == name).map(|a| a.attribute_type.clone())
+        spec.attribute_definitions
+            .iter()
+            .find(|a| a.attribute_name == name)
+            .map(|a| a.attribute_type.clone())
     };
     assert_eq!(attr_type(store::PK).as_deref(), Some("S"));
     assert_eq!(attr_type(store::SK).as_deref(), Some("S"));
     assert_eq!(attr_type(store::PENDING_SHARD).as_deref(), Some("S"));
-    assert_eq!(attr_type(store::PENDING_EXPIRES_AT).as_deref(), Some("N"), "expiries compare as numbers");
+    assert_eq!(
+        attr_type(store::PENDING_EXPIRES_AT).as_deref(),
+        Some("N"),
+        "expiries compare as numbers"
+    );
     assert_eq!(spec.global_secondary_indexes.len(), 1);
     let gsi = &spec.global_secondary_indexes[0];
     assert_eq!(gsi.index_name, store::PENDING_INDEX);
-    let gsi_keys: Vec<_> = gsi.key_schema.iter().map(|k| (k.attribute_name.as_str(), k.key_type.as_str())).collect();
-    assert_eq!(gsi_keys, [(store::PENDING_SHARD, "HASH"), (store::PENDING_EXPIRES_AT, "RANGE")]);
-    assert_eq!(gsi.projection.projection_type, store::PENDING_INDEX_PROJECTION);
-    assert!(gsi.projection.non_key_attributes.is_empty(), "keys only: a claim does not rewrite the index");
+    let gsi_keys: Vec<_> = gsi
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(
+        gsi_keys,
+        [
+            (store::PENDING_SHARD, "HASH"),
+            (store::PENDING_EXPIRES_AT, "RANGE")
+        ]
+    );
+    assert_eq!(
+        gsi.projection.projection_type,
+        store::PENDING_INDEX_PROJECTION
+    );
+    assert!(
+        gsi.projection.non_key_attributes.is_empty(),
+        "keys only: a claim does not rewrite the index"
+    );
     let ttl = spec.time_to_live_specification.as_ref().unwrap();
-    assert_eq!((ttl.attribute_name.as_str(), ttl.enabled), (store::TTL, true));
+    assert_eq!(
+        (ttl.attribute_name.as_str(), ttl.enabled),
+        (store::TTL, true)
+    );
 }
 
 /// Each function's HttpApi route in template.yaml, as (METHOD, path, function).
@@ -48,12 +79,22 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
     let resources = doc["Resources"].as_mapping().unwrap();
     let mut routes = BTreeSet::new();
     for (_, resource) in resources {
-        let Some(events) = resource["Properties"]["Events"].as_mapping() else { continue };
-        let function = resource["Properties"]["CodeUri"].as_str().unwrap().trim_start_matches("functions/").to_owned();
+        let Some(events) = resource["Properties"]["Events"].as_mapping() else {
+            continue;
+        };
+        let function = resource["Properties"]["CodeUri"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("functions/")
+            .to_owned();
         for (_, event) in events {
             if event["Type"].as_str() == Some("HttpApi") {
                 let p = &event["Properties"];
-                routes.insert((p["Method"].as_str().unwrap().to_uppercase(), p["Path"].as_str().unwrap().to_owned(), function.clone()));
+                routes.insert((
+                    p["Method"].as_str().unwrap().to_uppercase(),
+                    p["Path"].as_str().unwrap().to_owned(),
+                    function.clone(),
+                ));
             }
         }
     }
@@ -62,7 +103,16 @@ fn template_routes() -> BTreeSet<(String, String, String)> {
 
 #[test]
 fn the_dev_server_routes_are_the_templates_routes() {
-    let ours: BTreeSet<_> = ROUTES.iter().map(|r| (r.method.to_owned(), r.path.to_owned(), r.function.to_owned())).collect();
+    let ours: BTreeSet<_> = ROUTES
+        .iter()
+        .map(|r| {
+            (
+                r.method.to_owned(),
+                r.path.to_owned(),
+                r.function.to_owned(),
+            )
+        })
+        .collect();
     assert_eq!(ours, template_routes());
 }
 
@@ -77,33 +127,64 @@ fn every_function_has_a_crate_a_resource_and_an_event_file() {
         }
         let code_uri = resource["Properties"]["CodeUri"].as_str().unwrap();
         let function = code_uri.trim_start_matches("functions/");
-        assert_eq!(resource["Metadata"]["BuildMethod"].as_str(), Some("rust-cargolambda"));
-        assert_eq!(resource["Metadata"]["BuildProperties"]["Binary"].as_str(), Some(function), "binary = folder");
-        let pascal: String = function.split('-').map(|w| w[..1].to_uppercase() + &w[1..]).collect();
+        assert_eq!(
+            resource["Metadata"]["BuildMethod"].as_str(),
+            Some("rust-cargolambda")
+        );
+        assert_eq!(
+            resource["Metadata"]["BuildProperties"]["Binary"].as_str(),
+            Some(function),
+            "binary = folder"
+        );
+        let pascal: String = function
+            .split('-')
+            .map(|w| w[..1].to_uppercase() + &w[1..])
+            .collect();
         assert_eq!(name.as_str().unwrap(), format!("{pascal}Function"));
         let manifest = std::fs::read_to_string(root.join(code_uri).join("Cargo.toml")).unwrap();
-        assert!(manifest.contains(&format!("name = \"{function}\"")), "package name = folder for {function}");
-        assert!(root.join("events").join(format!("{function}.json")).is_file(), "events/{function}.json");
+        assert!(
+            manifest.contains(&format!("name = \"{function}\"")),
+            "package name = folder for {function}"
+        );
+        assert!(
+            root.join("events")
+                .join(format!("{function}.json"))
+                .is_file(),
+            "events/{function}.json"
+        );
         functions.insert(function.to_owned());
     }
     let folders: BTreeSet<String> = std::fs::read_dir(root.join("functions"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(functions, folders, "every function folder has a resource, and no resource lacks one");
+    assert_eq!(
+        functions, folders,
+        "every function folder has a resource, and no resource lacks one"
+    );
     assert!(functions.contains("get-event"));
 }
 
 fn event_text(function: &str) -> String {
-    std::fs::read_to_string(local::repo_root().join("events").join(format!("{function}.json"))).unwrap()
+    std::fs::read_to_string(
+        local::repo_root()
+            .join("events")
+            .join(format!("{function}.json")),
+    )
+    .unwrap()
 }
 
-async fn run_event(app: &shared::App, function: &'static str, replace: &[(&str, &str)]) -> (u16, Value) {
+async fn run_event(
+    app: &shared::App,
+    function: &'static str,
+    replace: &[(&str, &str)],
+) -> (u16, Value) {
     let mut text = event_text(function);
     for (from, to) in replace {
         text = text.replace(from, to);
     }
-    let req = lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("events/{function}.json: {e}"));
+    let req = lambda_http::request::from_str(&text)
+        .unwrap_or_else(|e| panic!("events/{function}.json: {e}"));
     common::read(call(function, app, req).await)
 }
 
@@ -112,16 +193,27 @@ async fn run_event(app: &shared::App, function: &'static str, replace: &[(&str, 
 async fn run_confirm_event_signed_now(app: &shared::App, order: &str, seat: &str) -> (u16, Value) {
     let mut event: Value = serde_json::from_str(&event_text("confirm")).unwrap();
     let mut body: Value = serde_json::from_str(event["body"].as_str().unwrap()).unwrap();
-    assert_eq!(body["orderId"], EXAMPLE_ORDER, "the sample names the example order");
+    assert_eq!(
+        body["orderId"], EXAMPLE_ORDER,
+        "the sample names the example order"
+    );
     body["orderId"] = order.into();
     body["seats"] = serde_json::json!([seat]);
     let body = body.to_string();
-    let path = event["rawPath"].as_str().unwrap().replace(EXAMPLE_ORDER, order);
+    let path = event["rawPath"]
+        .as_str()
+        .unwrap()
+        .replace(EXAMPLE_ORDER, order);
     event["rawPath"] = path.clone().into();
     event["requestContext"]["http"]["path"] = path.into();
     event["pathParameters"]["orderId"] = order.into();
-    for (name, value) in local::testing::webhook_headers(&local::testing::dev_confirm_secrets(), &body) {
-        assert!(event["headers"][name].is_string(), "the sample carries {name}");
+    for (name, value) in
+        local::testing::webhook_headers(&local::testing::dev_confirm_secrets(), &body)
+    {
+        assert!(
+            event["headers"][name].is_string(),
+            "the sample carries {name}"
+        );
         event["headers"][name] = value.into();
     }
     event["headers"]["content-length"] = body.len().to_string().into();
@@ -137,66 +229,146 @@ async fn every_event_file_runs_through_its_handler() {
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["eventId"], "gala-2026");
     let (status, body) = run_event(&app, "get-event", &[]).await;
-    assert_eq!((status, &body["status"], &body["sections"][0]["kind"]), (200, &"READY".into(), &"seated".into()), "{body}");
+    assert_eq!(
+        (status, &body["status"], &body["sections"][0]["kind"]),
+        (200, &"READY".into(), &"seated".into()),
+        "{body}"
+    );
     let (status, body) = run_event(&app, "availability", &[]).await;
-    assert_eq!((status, body["sections"][0]["rows"][0]["statuses"].as_str()), (200, Some("A".repeat(20).as_str())), "{body}");
+    assert_eq!(
+        (status, body["sections"][0]["rows"][0]["statuses"].as_str()),
+        (200, Some("A".repeat(20).as_str())),
+        "{body}"
+    );
     let (status, body) = run_event(&app, "list-seats", &[]).await;
     assert_eq!(status, 200, "{body}");
-    assert!(body["seats"].as_array().unwrap().iter().all(|s| s["sectionId"] == "A"));
+    assert!(body["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["sectionId"] == "A"));
     let (status, order) = run_event(&app, "create-order", &[]).await;
     assert_eq!(status, 201, "{order}");
     let id = order["orderId"].as_str().unwrap();
     let token = order["holdToken"].as_str().unwrap();
     let real = [(EXAMPLE_ORDER, id), (EXAMPLE_TOKEN, token)];
     let (status, body) = run_event(&app, "get-seat", &real).await;
-    assert_eq!((status, body["status"].as_str()), (200, Some("HELD")), "{body}");
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("HELD")),
+        "{body}"
+    );
     let seat = body["seatId"].as_str().unwrap().to_owned();
     let (status, body) = run_event(&app, "get-order", &real).await;
-    assert_eq!((status, body["seats"].clone()), (200, serde_json::json!([seat])), "{body}");
+    assert_eq!(
+        (status, body["seats"].clone()),
+        (200, serde_json::json!([seat])),
+        "{body}"
+    );
     let (status, body) = run_event(&app, "extend-order", &real).await;
-    assert_eq!((status, body["orderId"].as_str()), (200, Some(id)), "{body}");
+    assert_eq!(
+        (status, body["orderId"].as_str()),
+        (200, Some(id)),
+        "{body}"
+    );
     let (status, body) = run_event(&app, "best-available", &real).await;
-    assert_eq!((status, body["seats"].as_array().map(Vec::len)), (200, Some(2)), "{body}");
+    assert_eq!(
+        (status, body["seats"].as_array().map(Vec::len)),
+        (200, Some(2)),
+        "{body}"
+    );
     let (status, body) = run_event(&app, "hold-ga", &real).await;
-    assert_eq!((status, &body["quantity"]), (200, &serde_json::json!(2)), "{body}");
+    assert_eq!(
+        (status, &body["quantity"]),
+        (200, &serde_json::json!(2)),
+        "{body}"
+    );
     let (_, body) = run_event(&app, "get-order", &real).await;
-    assert_eq!(body["ga"], serde_json::json!([{"sectionId": "FLOOR", "quantity": 2}]), "{body}");
+    assert_eq!(
+        body["ga"],
+        serde_json::json!([{"sectionId": "FLOOR", "quantity": 2}]),
+        "{body}"
+    );
     let (status, body) = run_event(&app, "drop-seat", &real).await;
-    assert_eq!((status, body["status"].as_str()), (200, Some("AVAILABLE")), "{body}");
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("AVAILABLE")),
+        "{body}"
+    );
     assert_eq!(run_event(&app, "get-seat", &real).await.0, 200);
     // The file is signed with the development secret at a fixed past
     // time, so as it stands it is refused (the 300 s tolerance); re-signed
     // now for the real order, as a payment backend would send it, it sells.
     let (status, body) = run_event(&app, "confirm", &real).await;
-    assert_eq!((status, body["error"].as_str()), (401, Some("unauthorized")), "a stale signature: {body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("unauthorized")),
+        "a stale signature: {body}"
+    );
     let (status, body) = run_confirm_event_signed_now(&app, id, &seat).await;
-    assert_eq!((status, body["status"].as_str(), body["seats"].clone()), (200, Some("COMPLETED"), serde_json::json!([seat])), "{body}");
+    assert_eq!(
+        (status, body["status"].as_str(), body["seats"].clone()),
+        (200, Some("COMPLETED"), serde_json::json!([seat])),
+        "{body}"
+    );
 
     let (status, body) = run_event(&app, "cancel-order", &real).await;
-    assert_eq!((status, body["error"].as_str()), (409, Some("order-not-cancellable")), "a completed order: {body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("order-not-cancellable")),
+        "a completed order: {body}"
+    );
 
     // Unchanged, the order routes' files name an order that does not exist.
     assert_eq!(run_event(&app, "get-order", &[]).await.0, 404);
 
     let scheduled: Value = serde_json::from_str(&event_text("expire-holds")).unwrap();
     assert_eq!(scheduled["detail-type"], "Scheduled Event");
-    let invocation = lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
-    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation).await.unwrap();
+    let invocation =
+        lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
+    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation)
+        .await
+        .unwrap();
     let summary = serde_json::to_value(summary).unwrap();
-    assert_eq!(summary, serde_json::json!({"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0}));
+    assert_eq!(
+        summary,
+        serde_json::json!({"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0})
+    );
 
     // The stream sample: an order created, its seat and two places sold, the
     // order completed, each an event that stands alone.
     let records: Value = serde_json::from_str(&event_text("publish-events")).unwrap();
     let feed = local::feed::DevFeed::quiet();
     let out = shared::outbox::publish_records(&feed, &records, shared::domain::Millis::now()).await;
-    assert_eq!((out.records, out.events, out.failed_records.len()), (4, 4, 0), "{out:?}");
+    assert_eq!(
+        (out.records, out.events, out.failed_records.len()),
+        (4, 4, 0),
+        "{out:?}"
+    );
     let events: Vec<(String, Value)> = feed.events();
     let kinds: Vec<&str> = events.iter().map(|(t, _)| t.as_str()).collect();
-    assert_eq!(kinds, ["order.created", "seat.sold", "ga.sold", "order.completed"]);
+    assert_eq!(
+        kinds,
+        ["order.created", "seat.sold", "ga.sold", "order.completed"]
+    );
     for (_, detail) in &events {
-        assert_eq!((detail["eventId"].as_str(), detail["orderId"].as_str()), (Some("gala-2026"), Some(EXAMPLE_ORDER)));
+        assert_eq!(
+            (detail["eventId"].as_str(), detail["orderId"].as_str()),
+            (Some("gala-2026"), Some(EXAMPLE_ORDER))
+        );
     }
-    assert_eq!((events[1].1["seatId"].as_str(), events[1].1["paymentId"].as_str()), (Some("A-1-7"), Some("pi_3PexampleA1")));
-    assert_eq!((events[2].1["sectionId"].as_str(), events[2].1["quantity"].as_u64()), (Some("FLOOR"), Some(2)));
+    assert_eq!(
+        (
+            events[1].1["seatId"].as_str(),
+            events[1].1["paymentId"].as_str()
+        ),
+        (Some("A-1-7"), Some("pi_3PexampleA1"))
+    );
+    assert_eq!(
+        (
+            events[2].1["sectionId"].as_str(),
+            events[2].1["quantity"].as_u64()
+        ),
+        (Some("FLOOR"), Some(2))
+    );
 }

@@ -16,7 +16,14 @@ async fn section_event(app: &shared::App, rows: u32, seats: u32) -> String {
     let id = format!("ba-{}", uuid::Uuid::new_v4().simple());
     let rows: Vec<(String, u32)> = (1..=rows).map(|r| (r.to_string(), seats)).collect();
     let rows: Vec<(&str, &str, u32)> = rows.iter().map(|(r, n)| ("A", r.as_str(), *n)).collect();
-    let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], &plan(&rows, Some(300))).await;
+    let (status, body) = call(
+        app,
+        "PUT",
+        &format!("/events/{id}"),
+        &[],
+        &plan(&rows, Some(300)),
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
     id
 }
@@ -26,7 +33,12 @@ async fn free_rows(app: &shared::App, ev: &str, rows: u32, seats: u32) -> Vec<Ve
     let all = common::seats(app, ev).await;
     let now = shared::domain::Millis::now();
     (0..rows as usize)
-        .map(|r| all[r * seats as usize..(r + 1) * seats as usize].iter().map(|s| s.state.visible_status(now) == SeatStatus::Available).collect())
+        .map(|r| {
+            all[r * seats as usize..(r + 1) * seats as usize]
+                .iter()
+                .map(|s| s.state.visible_status(now) == SeatStatus::Available)
+                .collect()
+        })
         .collect()
 }
 
@@ -44,15 +56,27 @@ async fn the_best_block_is_central_in_the_best_row_and_avoids_orphans() {
     let o = order(&app, &ev).await;
     let (status, body) = best(&app, &o, json!({"quantity": 4})).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["seats"], json!(["A-1-4", "A-1-5", "A-1-6", "A-1-7"]), "centred in the first row");
+    assert_eq!(
+        body["seats"],
+        json!(["A-1-4", "A-1-5", "A-1-6", "A-1-7"]),
+        "centred in the first row"
+    );
     assert_eq!(body["status"], "HELD");
     assert_eq!(body["expiresAt"].as_str(), Some(o.expires_at.as_str()));
     // Row 1 now has 3 + 3 free: a pair there strands a seat, row 2 does not.
     let (status, body) = best(&app, &o, json!({"quantity": 2, "sectionId": "A"})).await;
-    assert_eq!((status, &body["seats"]), (200, &json!(["A-2-5", "A-2-6"])), "{body}");
+    assert_eq!(
+        (status, &body["seats"]),
+        (200, &json!(["A-2-5", "A-2-6"])),
+        "{body}"
+    );
     // Three fit row 1 exactly, orphan-free, and row 1 ranks first.
     let (status, body) = best(&app, &o, json!({"quantity": 3})).await;
-    assert_eq!((status, &body["seats"]), (200, &json!(["A-1-1", "A-1-2", "A-1-3"])), "{body}");
+    assert_eq!(
+        (status, &body["seats"]),
+        (200, &json!(["A-1-1", "A-1-2", "A-1-3"])),
+        "{body}"
+    );
     let (_, got) = get_order(&app, &o).await;
     assert_eq!(got["seats"].as_array().unwrap().len(), 9);
     assert_invariants(&app, &ev).await;
@@ -63,34 +87,80 @@ async fn best_available_refuses_what_the_contract_refuses() {
     let app = fresh_app().await;
     let ev = section_event(&app, 1, 4).await;
     let o = order(&app, &ev).await;
-    for bad in [json!({"quantity": 0}), json!({"quantity": 11}), json!({}), json!({"quantity": "2"}), json!({"quantity": 1, "sectionId": "a b"})] {
+    for bad in [
+        json!({"quantity": 0}),
+        json!({"quantity": 11}),
+        json!({}),
+        json!({"quantity": "2"}),
+        json!({"quantity": 1, "sectionId": "a b"}),
+    ] {
         let (status, body) = best(&app, &o, bad.clone()).await;
-        assert_eq!((status, body["error"].as_str()), (400, Some("bad-request")), "{bad}: {body}");
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (400, Some("bad-request")),
+            "{bad}: {body}"
+        );
     }
     let floor = format!("ba-floor-{}", uuid::Uuid::new_v4().simple());
     let plan = r#"{"name":"Mixed","sections":[{"sectionId":"FLOOR","capacity":10},{"sectionId":"A","rows":[{"row":"1","count":4}]}]}"#;
-    assert_eq!(call(&app, "PUT", &format!("/events/{floor}"), &[], plan).await.0, 201);
+    assert_eq!(
+        call(&app, "PUT", &format!("/events/{floor}"), &[], plan)
+            .await
+            .0,
+        201
+    );
     let mixed = order(&app, &floor).await;
     let (status, body) = best(&app, &mixed, json!({"quantity": 1, "sectionId": "FLOOR"})).await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("bad-request")), "a general-admission section: {body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("bad-request")),
+        "a general-admission section: {body}"
+    );
     let (status, body) = best(&app, &mixed, json!({"quantity": 2})).await;
-    assert_eq!((status, &body["seats"]), (200, &json!(["A-1-1", "A-1-2"])), "the first seated section: {body}");
+    assert_eq!(
+        (status, &body["seats"]),
+        (200, &json!(["A-1-1", "A-1-2"])),
+        "the first seated section: {body}"
+    );
     let (status, body) = best(&app, &o, json!({"quantity": 1, "sectionId": "Z"})).await;
-    assert_eq!((status, body["error"].as_str()), (404, Some("section-not-found")), "{body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("section-not-found")),
+        "{body}"
+    );
     let (status, body) = best(&app, &o, json!({"quantity": 5})).await;
-    assert_eq!((status, body["error"].as_str()), (409, Some("not-enough-seats")), "{body}");
-    let thief = TestOrder { token: order(&app, &ev).await.token, ..o.clone() };
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("not-enough-seats")),
+        "{body}"
+    );
+    let thief = TestOrder {
+        token: order(&app, &ev).await.token,
+        ..o.clone()
+    };
     assert_eq!(best(&app, &thief, json!({"quantity": 1})).await.0, 401);
     // The order's own holds count as unavailable; the order's room is checked.
     assert_eq!(claim(&app, &o, "A-1-2").await.0, 200);
     let (status, body) = best(&app, &o, json!({"quantity": 2})).await;
-    assert_eq!((status, &body["seats"]), (200, &json!(["A-1-3", "A-1-4"])), "{body}");
+    assert_eq!(
+        (status, &body["seats"]),
+        (200, &json!(["A-1-3", "A-1-4"])),
+        "{body}"
+    );
     let (status, body) = best(&app, &o, json!({"quantity": 2})).await;
-    assert_eq!((status, body["error"].as_str()), (409, Some("not-enough-seats")), "{body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("not-enough-seats")),
+        "{body}"
+    );
     let mut small = app.clone();
     small.config.max_seats_per_order = 3;
     let (status, body) = best(&small, &o, json!({"quantity": 1})).await;
-    assert_eq!((status, body["error"].as_str()), (422, Some("seat-limit")), "{body}");
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (422, Some("seat-limit")),
+        "{body}"
+    );
     let_holds_expire(0).await;
 }
 
@@ -126,7 +196,12 @@ async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_fals
                 let seats = body["seats"].as_array().unwrap();
                 assert_eq!(seats.len(), *n as usize, "{body}");
                 let places: Vec<(u32, u32)> = seats.iter().map(place).collect();
-                assert!(places.windows(2).all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1), "one row, adjacent: {body}");
+                assert!(
+                    places
+                        .windows(2)
+                        .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1),
+                    "one row, adjacent: {body}"
+                );
                 for p in places {
                     assert!(taken.insert(p), "seat {p:?} handed out twice");
                 }
@@ -144,11 +219,27 @@ async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_fals
     // refusal was answered, so it would have been a false sold-out.
     let rows = free_rows(&app, &ev, 10, 10).await;
     for &n in &refused {
-        assert!(!rows.iter().any(|free| shared::domain::best_available::has_run(free, n as usize)), "refused {n} while a run of {n} exists: {rows:?}");
+        assert!(
+            !rows
+                .iter()
+                .any(|free| shared::domain::best_available::has_run(free, n as usize)),
+            "refused {n} while a run of {n} exists: {rows:?}"
+        );
     }
-    let retry = replies.iter().filter(|(_, status, _)| *status == 503).count();
-    eprintln!("pairs and fours stampede: {} seats held, {} refused, {retry} told to retry (503)", taken.len(), refused.len());
-    assert!(taken.len() >= 50, "only {} of 100 seats held ({retry} told to retry)", taken.len());
+    let retry = replies
+        .iter()
+        .filter(|(_, status, _)| *status == 503)
+        .count();
+    eprintln!(
+        "pairs and fours stampede: {} seats held, {} refused, {retry} told to retry (503)",
+        taken.len(),
+        refused.len()
+    );
+    assert!(
+        taken.len() >= 50,
+        "only {} of 100 seats held ({retry} told to retry)",
+        taken.len()
+    );
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.live_holds, taken.len());
 }
@@ -158,14 +249,28 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
     let app = fresh_app().await;
     let ev = section_event(&app, 10, 10).await;
     let replies = stampede(&app, &ev, &[2; 56]).await;
-    let held = replies.iter().filter(|(_, status, _)| *status == 200).count();
-    let retry = replies.iter().filter(|(_, status, _)| *status == 503).count();
-    assert!(replies.iter().all(|(_, status, body)| *status == 200 || *status == 503 || body["error"] == "not-enough-seats"), "{replies:?}");
+    let held = replies
+        .iter()
+        .filter(|(_, status, _)| *status == 200)
+        .count();
+    let retry = replies
+        .iter()
+        .filter(|(_, status, _)| *status == 503)
+        .count();
+    assert!(
+        replies.iter().all(|(_, status, body)| *status == 200
+            || *status == 503
+            || body["error"] == "not-enough-seats"),
+        "{replies:?}"
+    );
     eprintln!("pairs stampede: {held} held, {retry} told to retry (503)");
     assert_eq!(held, 50, "every seat went in pairs ({retry} told to retry)");
     // An orphan: a free seat whose neighbours are taken or the row's end.
     let rows = free_rows(&app, &ev, 10, 10).await;
-    let orphans: usize = rows.iter().map(|free| shared::domain::best_available::orphans(free)).sum();
+    let orphans: usize = rows
+        .iter()
+        .map(|free| shared::domain::best_available::orphans(free))
+        .sum();
     assert_eq!(orphans, 0, "no seat left alone: {rows:?}");
     assert_invariants(&app, &ev).await;
 }
@@ -200,17 +305,36 @@ async fn a_stampede_of_pairs_fills_rows_in_rank_order() {
             *statuses.entry(status).or_insert(0) += 1;
         }
         let rows = free_rows(&app, &ev, 10, 10).await;
-        let picture: Vec<String> = rows.iter().map(|r| r.iter().map(|&free| if free { 'A' } else { 'H' }).collect()).collect();
+        let picture: Vec<String> = rows
+            .iter()
+            .map(|r| r.iter().map(|&free| if free { 'A' } else { 'H' }).collect())
+            .collect();
         eprintln!("round {round}: {statuses:?} {picture:?}");
-        assert_eq!(statuses.get(&200), Some(&40), "round {round}: every buyer served, none told to retry: {statuses:?}");
+        assert_eq!(
+            statuses.get(&200),
+            Some(&40),
+            "round {round}: every buyer served, none told to retry: {statuses:?}"
+        );
         for (r, free) in rows.iter().enumerate() {
             if free.iter().all(|&seat| seat) {
                 continue;
             }
-            let better = rows[..r].iter().position(|b| shared::domain::best_available::best_block(b, 2, true).is_some());
-            assert_eq!(better, None, "round {round}: a pair in row {} while row {:?} has room: {picture:?}", r + 1, better.map(|b| b + 1));
+            let better = rows[..r]
+                .iter()
+                .position(|b| shared::domain::best_available::best_block(b, 2, true).is_some());
+            assert_eq!(
+                better,
+                None,
+                "round {round}: a pair in row {} while row {:?} has room: {picture:?}",
+                r + 1,
+                better.map(|b| b + 1)
+            );
         }
-        assert_eq!(picture[..8], vec!["HHHHHHHHHH".to_owned(); 8][..], "round {round}");
+        assert_eq!(
+            picture[..8],
+            vec!["HHHHHHHHHH".to_owned(); 8][..],
+            "round {round}"
+        );
         assert_invariants(&app, &ev).await;
     }
 }

@@ -33,7 +33,9 @@ async fn a_retried_create_event_never_resells_a_seat() {
         let app = Arc::new(app);
         let id = format!("race-{round}");
         let put = |app: Arc<shared::App>, body: Arc<String>, id: String| {
-            tokio::spawn(async move { call(&app, "PUT", &format!("/events/{id}"), &[], &body).await })
+            tokio::spawn(
+                async move { call(&app, "PUT", &format!("/events/{id}"), &[], &body).await },
+            )
         };
         let first = put(app.clone(), body.clone(), id.clone());
         // The retries go out once the first is under way (its 500th seat
@@ -41,8 +43,19 @@ async fn a_retried_create_event_never_resells_a_seat() {
         // first's progress checkpoint (every 2,000 seats), so they re-put
         // every seat and are still writing when the buyers come.
         loop {
-            let (status, reply) = call(&app, "GET", &format!("/events/{id}/seats?section=Z"), &[], "").await;
-            assert_eq!((status, reply["error"].as_str()), (404, Some("event-not-found")), "while creating: {reply}");
+            let (status, reply) = call(
+                &app,
+                "GET",
+                &format!("/events/{id}/seats?section=Z"),
+                &[],
+                "",
+            )
+            .await;
+            assert_eq!(
+                (status, reply["error"].as_str()),
+                (404, Some("event-not-found")),
+                "while creating: {reply}"
+            );
             let (status, _) = call(&app, "POST", &format!("/events/{id}/orders"), &[], "{}").await;
             assert_eq!(status, 404, "no order on an event being created");
             if first.is_finished() || raw_seat_exists(&app, &id, "Z-5-100").await {
@@ -50,10 +63,14 @@ async fn a_retried_create_event_never_resells_a_seat() {
             }
             tokio::task::yield_now().await;
         }
-        let retries = [put(app.clone(), body.clone(), id.clone()), put(app.clone(), body.clone(), id.clone())];
+        let retries = [
+            put(app.clone(), body.clone(), id.clone()),
+            put(app.clone(), body.clone(), id.clone()),
+        ];
         // As soon as the event answers, buyers take seats, the last ones included.
         let buyer = loop {
-            let (status, reply) = call(&app, "POST", &format!("/events/{id}/orders"), &[], "{}").await;
+            let (status, reply) =
+                call(&app, "POST", &format!("/events/{id}/orders"), &[], "{}").await;
             if status == 201 {
                 local::testing::remember_order(&app, reply["orderId"].as_str().unwrap());
                 break TestOrder {
@@ -71,7 +88,10 @@ async fn a_retried_create_event_never_resells_a_seat() {
             assert_eq!(claim(&app, &buyer, seat).await.0, 200, "{seat}");
         }
         let paid: Vec<String> = bought.iter().map(|s| s.to_string()).collect();
-        assert_eq!(confirm_seats(&app, &buyer.id, "pi_race", &paid).await.0, 200);
+        assert_eq!(
+            confirm_seats(&app, &buyer.id, "pi_race", &paid).await.0,
+            200
+        );
         let holder = order(&app, &id).await;
         assert_eq!(claim(&app, &holder, "Z-99-1").await.0, 200);
         late_writes += retries.iter().filter(|r| !r.is_finished()).count();
@@ -79,29 +99,63 @@ async fn a_retried_create_event_never_resells_a_seat() {
         assert_eq!(first.await.unwrap().0, 201);
         for retry in retries {
             let (status, reply) = retry.await.unwrap();
-            assert_eq!((status, reply["status"].as_str()), (201, Some("READY")), "a retry answers as the first: {reply}");
+            assert_eq!(
+                (status, reply["status"].as_str()),
+                (201, Some("READY")),
+                "a retry answers as the first: {reply}"
+            );
         }
         let all = seats(&app, &id).await;
         assert_eq!(all.len(), 10_000);
         for seat in bought {
-            let state = &all.iter().find(|s| s.spec.seat_id.as_str() == seat).unwrap().state;
-            assert!(matches!(state, SeatState::Sold { .. }), "round {round}: {seat} is {state:?}");
+            let state = &all
+                .iter()
+                .find(|s| s.spec.seat_id.as_str() == seat)
+                .unwrap()
+                .state;
+            assert!(
+                matches!(state, SeatState::Sold { .. }),
+                "round {round}: {seat} is {state:?}"
+            );
         }
-        assert!(matches!(all.iter().find(|s| s.spec.seat_id.as_str() == "Z-99-1").unwrap().state, SeatState::Held { .. }));
+        assert!(matches!(
+            all.iter()
+                .find(|s| s.spec.seat_id.as_str() == "Z-99-1")
+                .unwrap()
+                .state,
+            SeatState::Held { .. }
+        ));
         let rival = order(&app, &id).await;
-        assert_eq!(claim(&app, &rival, "Z-100-100").await.1["error"], "seat-sold");
+        assert_eq!(
+            claim(&app, &rival, "Z-100-100").await.1["error"],
+            "seat-sold"
+        );
         assert_eq!(claim(&app, &rival, "Z-99-1").await.1["error"], "seat-held");
         assert_invariants(&app, &id).await;
     }
     eprintln!("create-event race: 3 rounds, retries still writing after the sales in {late_writes} of 6 retries");
-    assert!(late_writes > 0, "the race happened: some retry was still writing after seats were sold");
+    assert!(
+        late_writes > 0,
+        "the race happened: some retry was still writing after seats were sold"
+    );
 }
 
 /// Whether `seat`'s item exists, event ready or not (a raw read: no
 /// reader of the API may see it yet).
 async fn raw_seat_exists(app: &shared::App, event: &str, seat: &str) -> bool {
-    let key = shared::store::seat_item_key(&EventId::parse(event).unwrap(), &shared::domain::SeatId::parse(seat).unwrap());
-    let out = app.store.client().get_item().table_name(app.store.table_name()).set_key(Some(key)).send().await.unwrap();
+    let key = shared::store::seat_item_key(
+        &EventId::parse(event).unwrap(),
+        &shared::domain::SeatId::parse(seat).unwrap(),
+    );
+    let out = app
+        .store
+        .client()
+        .get_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(key))
+        .send()
+        .await
+        .unwrap();
     out.item.is_some()
 }
 
@@ -113,7 +167,11 @@ async fn raw_seat_exists(app: &shared::App, event: &str, seat: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_plans_differing_only_in_capacity_one_wins_the_other_is_refused() {
     let app = Arc::new(fresh_app().await);
-    let body = |capacity: u32| format!(r#"{{"name":"FP","holdSeconds":60,"sections":[{{"sectionId":"F","capacity":{capacity}}}]}}"#);
+    let body = |capacity: u32| {
+        format!(
+            r#"{{"name":"FP","holdSeconds":60,"sections":[{{"sectionId":"F","capacity":{capacity}}}]}}"#
+        )
+    };
     for round in 0..8 {
         let id = format!("fp-{round}");
         let uri = format!("/events/{id}");
@@ -131,11 +189,19 @@ async fn concurrent_plans_differing_only_in_capacity_one_wins_the_other_is_refus
         let loser = if winner == 100 { &b.1 } else { &a.1 };
         assert_eq!(loser["error"], "event-exists", "{loser}");
         let (status, retry) = call(&app, "PUT", &uri, &[], &body(winner)).await;
-        assert_eq!((status, retry["gaCapacity"].as_u64()), (201, Some(u64::from(winner))), "{retry}");
+        assert_eq!(
+            (status, retry["gaCapacity"].as_u64()),
+            (201, Some(u64::from(winner))),
+            "{retry}"
+        );
         let (status, map) = call(&app, "GET", &format!("/events/{id}/availability"), &[], "").await;
         assert_eq!(status, 200);
         let section = &map["sections"][0];
-        assert_eq!((section["capacity"].as_u64(), section["available"].as_u64()), (Some(winner.into()), Some(winner.into())), "{map}");
+        assert_eq!(
+            (section["capacity"].as_u64(), section["available"].as_u64()),
+            (Some(winner.into()), Some(winner.into())),
+            "{map}"
+        );
         // Every place can be held, and not one more.
         let buyers = winner.div_ceil(10);
         for i in 0..buyers {
@@ -144,7 +210,10 @@ async fn concurrent_plans_differing_only_in_capacity_one_wins_the_other_is_refus
             assert_eq!(hold_ga(&app, &o, "F", quantity.into()).await.0, 200);
         }
         let late = order(&app, &id).await;
-        assert_eq!(hold_ga(&app, &late, "F", 1.into()).await.1["error"], "sold-out");
+        assert_eq!(
+            hold_ga(&app, &late, "F", 1.into()).await.1["error"],
+            "sold-out"
+        );
         assert_invariants(&app, &id).await;
     }
 }
@@ -161,32 +230,78 @@ async fn a_refused_put_writes_nothing_even_for_a_plan_of_several_items() {
     let app = Arc::new(app);
     let rows: Vec<String> = (0..8_000).map(|r| format!("{r:0>60}")).collect();
     let big = |capacity: u32| {
-        let rows: Vec<serde_json::Value> = rows.iter().map(|r| serde_json::json!({"row": r, "count": 1})).collect();
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| serde_json::json!({"row": r, "count": 1}))
+            .collect();
         serde_json::json!({"name": "Big", "holdSeconds": 60, "sections": [{"sectionId": "A", "rows": rows}, {"sectionId": "F", "capacity": capacity}]})
             .to_string()
     };
     let (one, other) = (big(100), big(5));
-    let (a, b) = tokio::join!(call(&app, "PUT", "/events/big", &[], &one), call(&app, "PUT", "/events/big", &[], &other));
+    let (a, b) = tokio::join!(
+        call(&app, "PUT", "/events/big", &[], &one),
+        call(&app, "PUT", "/events/big", &[], &other)
+    );
     let mut statuses = [a.0, b.0];
     statuses.sort_unstable();
     assert_eq!(statuses, [202, 409], "{} / {}", a.1, b.1);
     let winner: u32 = if a.0 == 202 { 100 } else { 5 };
     let items = event_partition(&app, "big").await;
-    assert_eq!(items.len(), 3, "the event item and two chunks of one plan: {items:?}");
-    assert_eq!(items.iter().filter(|sk| sk.starts_with("PLAN#")).map(|sk| &sk[..69]).collect::<std::collections::BTreeSet<_>>().len(), 1);
+    assert_eq!(
+        items.len(),
+        3,
+        "the event item and two chunks of one plan: {items:?}"
+    );
+    assert_eq!(
+        items
+            .iter()
+            .filter(|sk| sk.starts_with("PLAN#"))
+            .map(|sk| &sk[..69])
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        1
+    );
     // The winner's retry resumes; the loser's again is refused, still writing nothing.
-    assert_eq!(call(&app, "PUT", "/events/big", &[], &big(if winner == 100 { 5 } else { 100 })).await.0, 409);
+    assert_eq!(
+        call(
+            &app,
+            "PUT",
+            "/events/big",
+            &[],
+            &big(if winner == 100 { 5 } else { 100 })
+        )
+        .await
+        .0,
+        409
+    );
     assert_eq!(event_partition(&app, "big").await, items);
     let (status, reply) = call(&app, "GET", "/events/big", &[], "").await;
-    assert_eq!((status, reply["gaCapacity"].as_u64()), (200, Some(u64::from(winner))), "{reply}");
+    assert_eq!(
+        (status, reply["gaCapacity"].as_u64()),
+        (200, Some(u64::from(winner))),
+        "{reply}"
+    );
 
     let named = |name: &str| plan(&[("A", "1", 1)], None).replace("Test event", name);
     for bad in ["bell\\u0007", "new\\nline", "   ", &"x".repeat(201)] {
         let (status, reply) = call(&app, "PUT", "/events/bad-name", &[], &named(bad)).await;
-        assert_eq!((status, reply["error"].as_str()), (400, Some("bad-request")), "{bad}: {reply}");
+        assert_eq!(
+            (status, reply["error"].as_str()),
+            (400, Some("bad-request")),
+            "{bad}: {reply}"
+        );
     }
-    assert!(event_partition(&app, "bad-name").await.is_empty(), "a 400 writes nothing");
-    assert_eq!(call(&app, "PUT", "/events/bad-name", &[], &named("Gala – Früh")).await.0, 202, "accepted (its seats left to the sweep)");
+    assert!(
+        event_partition(&app, "bad-name").await.is_empty(),
+        "a 400 writes nothing"
+    );
+    assert_eq!(
+        call(&app, "PUT", "/events/bad-name", &[], &named("Gala – Früh"))
+            .await
+            .0,
+        202,
+        "accepted (its seats left to the sweep)"
+    );
 }
 
 /// The sort keys of the items in an event's own partition (its item and
@@ -205,5 +320,9 @@ async fn event_partition(app: &shared::App, event: &str) -> Vec<String> {
         .send()
         .await
         .unwrap();
-    out.items.unwrap_or_default().iter().map(|item| item[shared::store::SK].as_s().unwrap().clone()).collect()
+    out.items
+        .unwrap_or_default()
+        .iter()
+        .map(|item| item[shared::store::SK].as_s().unwrap().clone())
+        .collect()
 }

@@ -14,9 +14,14 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
-use local::faults::{production_client, production_client_over, refusing_endpoint, Fault, FaultInjector, SilentListener, SlowStore};
+use local::faults::{
+    production_client, production_client_over, refusing_endpoint, Fault, FaultInjector,
+    SilentListener, SlowStore,
+};
 use local::router::{dispatch, request};
-use local::testing::{app_on, assert_invariants, check_invariants, dynamodb_endpoint, fresh_app_with};
+use local::testing::{
+    app_on, assert_invariants, check_invariants, dynamodb_endpoint, fresh_app_with,
+};
 use serde_json::{json, Value};
 use shared::auth::HoldToken;
 use shared::domain::{EventId, Millis, OrderId, OrderStatus, SeatState};
@@ -25,12 +30,16 @@ use shared::App;
 
 /// Production's timeout of a whole operation, retries included (8 s).
 fn operation_timeout() -> Duration {
-    shared::store::sdk_timeouts().operation_timeout().expect("production sets an operation timeout")
+    shared::store::sdk_timeouts()
+        .operation_timeout()
+        .expect("production sets an operation timeout")
 }
 
 /// Production's timeout of one attempt (3 s).
 fn attempt_timeout() -> Duration {
-    shared::store::sdk_timeouts().operation_attempt_timeout().expect("production sets an attempt timeout")
+    shared::store::sdk_timeouts()
+        .operation_attempt_timeout()
+        .expect("production sets an attempt timeout")
 }
 
 /// A reply with the header the 503 contract needs.
@@ -47,19 +56,41 @@ impl Reply {
     }
 }
 
-async fn call_full(app: &App, method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-    let body = if body.is_empty() { lambda_http::Body::Empty } else { lambda_http::Body::Text(body.to_owned()) };
+async fn call_full(
+    app: &App,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    let body = if body.is_empty() {
+        lambda_http::Body::Empty
+    } else {
+        lambda_http::Body::Text(body.to_owned())
+    };
     let resp = dispatch(app, request(method, uri, headers, body)).await;
-    let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let (status, body) = read(resp);
-    Reply { status, body, retry_after }
+    Reply {
+        status,
+        body,
+        retry_after,
+    }
 }
 
 /// Asserts the contract's answer to a store that is down or busy: 503
 /// `store-unavailable` with a numeric `Retry-After`, and nothing about
 /// the cause in the body.
 fn assert_store_unavailable(what: &str, reply: &Reply) {
-    assert_eq!((reply.status, reply.code()), (503, "store-unavailable"), "{what}: {reply:?}");
+    assert_eq!(
+        (reply.status, reply.code()),
+        (503, "store-unavailable"),
+        "{what}: {reply:?}"
+    );
     let secs: u64 = reply
         .retry_after
         .as_deref()
@@ -67,24 +98,49 @@ fn assert_store_unavailable(what: &str, reply: &Reply) {
         .unwrap_or_else(|| panic!("{what}: 503 without a numeric Retry-After: {reply:?}"));
     assert!(secs >= 1, "{what}: Retry-After {secs}");
     let text = reply.body.to_string().to_lowercase();
-    for internal in ["dynamodb", "timeout", "throttl", "throughput", "127.0.0.1", "dispatch", "transaction"] {
-        assert!(!text.contains(internal), "{what}: the body reveals internals ({internal}): {text}");
+    for internal in [
+        "dynamodb",
+        "timeout",
+        "throttl",
+        "throughput",
+        "127.0.0.1",
+        "dispatch",
+        "transaction",
+    ] {
+        assert!(
+            !text.contains(internal),
+            "{what}: the body reveals internals ({internal}): {text}"
+        );
     }
-    assert_eq!(reply.body.as_object().map(|o| o.len()), Some(2), "{what}: only error and message: {text}");
+    assert_eq!(
+        reply.body.as_object().map(|o| o.len()),
+        Some(2),
+        "{what}: only error and message: {text}"
+    );
 }
 
 /// A token and order id shaped like real ones, for stores that never answer.
 fn unknown_order() -> (OrderId, String) {
     let event = EventId::parse("ev-faults").unwrap();
     let token = HoldToken::generate(&event, Millis::now().plus_seconds(300)).unwrap();
-    (OrderId::generate(&event), format!("Bearer {}", token.as_str()))
+    (
+        OrderId::generate(&event),
+        format!("Bearer {}", token.as_str()),
+    )
 }
 
 /// A signed confirm paying for `seats`, with the whole reply.
 async fn confirm_full(app: &App, order_id: &str, payment: &str, seats: &[String]) -> Reply {
     let body = confirm_body(order_id, payment, seats);
     let headers = signed(&body);
-    call_full(app, "POST", &format!("/orders/{order_id}/confirm"), &as_refs(&headers), &body).await
+    call_full(
+        app,
+        "POST",
+        &format!("/orders/{order_id}/confirm"),
+        &as_refs(&headers),
+        &body,
+    )
+    .await
 }
 
 // ----- 1. SDK timeouts -------------------------------------------------------
@@ -92,14 +148,35 @@ async fn confirm_full(app: &App, order_id: &str, payment: &str, seats: &[String]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hung_store_answers_503_within_the_operation_timeout() {
     let listener = SilentListener::start().await.unwrap();
-    let app = Arc::new(app_on(production_client(&listener.endpoint(), []), "seatclaim-hung"));
+    let app = Arc::new(app_on(
+        production_client(&listener.endpoint(), []),
+        "seatclaim-hung",
+    ));
     let (order_id, auth) = unknown_order();
     // A read (get-order), a transaction (get-seat) and confirm's read, at
     // once: each on its own connections, each bounded on its own.
     let routes = [
-        ("get-order", "GET", format!("/orders/{order_id}"), vec![("authorization", auth.clone())], String::new()),
-        ("get-seat", "POST", format!("/orders/{order_id}/seats/A-1-1"), vec![("authorization", auth.clone())], String::new()),
-        ("confirm", "POST", format!("/orders/{order_id}/confirm"), vec![], confirm_body(order_id.as_str(), "pi_1", &["A-1-1".to_owned()])),
+        (
+            "get-order",
+            "GET",
+            format!("/orders/{order_id}"),
+            vec![("authorization", auth.clone())],
+            String::new(),
+        ),
+        (
+            "get-seat",
+            "POST",
+            format!("/orders/{order_id}/seats/A-1-1"),
+            vec![("authorization", auth.clone())],
+            String::new(),
+        ),
+        (
+            "confirm",
+            "POST",
+            format!("/orders/{order_id}/confirm"),
+            vec![],
+            confirm_body(order_id.as_str(), "pi_1", &["A-1-1".to_owned()]),
+        ),
     ];
     let mut tasks = Vec::new();
     for (name, method, uri, mut headers, body) in routes {
@@ -108,7 +185,8 @@ async fn a_hung_store_answers_503_within_the_operation_timeout() {
             headers.extend(signed(&body));
         }
         tasks.push(tokio::spawn(async move {
-            let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let started = Instant::now();
             let reply = call_full(&app, method, &uri, &headers, &body).await;
             (name, reply, started.elapsed())
@@ -116,31 +194,60 @@ async fn a_hung_store_answers_503_within_the_operation_timeout() {
     }
     for task in tasks {
         let (name, reply, elapsed) = task.await.unwrap();
-        eprintln!("hung store: {name} answered {} after {elapsed:.2?}", reply.status);
+        eprintln!(
+            "hung store: {name} answered {} after {elapsed:.2?}",
+            reply.status
+        );
         assert_store_unavailable(name, &reply);
         // It really waited on the silent socket (at least one attempt
         // timed out), and the operation timeout bounded the whole, retries
         // and backoff included.
-        assert!(elapsed >= attempt_timeout(), "{name} gave up before an attempt could time out: {elapsed:?}");
-        assert!(elapsed <= operation_timeout() + Duration::from_millis(1500), "{name} took {elapsed:?}");
+        assert!(
+            elapsed >= attempt_timeout(),
+            "{name} gave up before an attempt could time out: {elapsed:?}"
+        );
+        assert!(
+            elapsed <= operation_timeout() + Duration::from_millis(1500),
+            "{name} took {elapsed:?}"
+        );
     }
     // Retries opened new connections: the attempt timeout fired, then the
     // SDK tried again (3 requests, at least 2 attempts each).
     eprintln!("hung store: {} connections accepted", listener.accepted());
-    assert!(listener.accepted() >= 6, "connections accepted: {}", listener.accepted());
+    assert!(
+        listener.accepted() >= 6,
+        "connections accepted: {}",
+        listener.accepted()
+    );
 }
 
 #[tokio::test]
 async fn a_refused_connection_answers_503_quickly() {
-    let app = app_on(production_client(&refusing_endpoint().unwrap(), []), "seatclaim-refused");
+    let app = app_on(
+        production_client(&refusing_endpoint().unwrap(), []),
+        "seatclaim-refused",
+    );
     let (order_id, auth) = unknown_order();
     let started = Instant::now();
-    let reply = call_full(&app, "GET", &format!("/orders/{order_id}"), &[("authorization", &auth)], "").await;
+    let reply = call_full(
+        &app,
+        "GET",
+        &format!("/orders/{order_id}"),
+        &[("authorization", &auth)],
+        "",
+    )
+    .await;
     let elapsed = started.elapsed();
-    eprintln!("refused: get-order answered {} after {elapsed:.2?}", reply.status);
+    eprintln!(
+        "refused: get-order answered {} after {elapsed:.2?}",
+        reply.status
+    );
     assert_store_unavailable("get-order", &reply);
     // Three attempts and their backoff (at most 1 s + 2 s), no timeout.
-    assert!(elapsed < attempt_timeout() + Duration::from_millis(500), "took {elapsed:?}");
+    assert!(
+        elapsed < attempt_timeout() + Duration::from_millis(500),
+        "took {elapsed:?}"
+    );
 }
 
 /// expire-holds against a hung store still answers before its Lambda
@@ -148,14 +255,25 @@ async fn a_refused_connection_answers_503_quickly() {
 #[tokio::test]
 async fn expire_holds_on_a_hung_store_returns_before_the_deadline() {
     let listener = SilentListener::start().await.unwrap();
-    let app = app_on(production_client(&listener.endpoint(), []), "seatclaim-hung");
+    let app = app_on(
+        production_client(&listener.endpoint(), []),
+        "seatclaim-hung",
+    );
     // Time for one page to start, not for its query to time out (8 s).
     let budget = Duration::from_secs(5);
     let started = Instant::now();
-    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + budget.as_millis() as i64)).await.unwrap();
+    let summary = shared::expire_holds(
+        &local::iam::attributed(&app, "expire-holds"),
+        invocation(Millis::now().0 + budget.as_millis() as i64),
+    )
+    .await
+    .unwrap();
     let elapsed = started.elapsed();
     eprintln!("hung store: expire-holds returned {summary:?} after {elapsed:.2?}");
-    assert!(elapsed < budget, "the sweep outlived its deadline: {elapsed:?}");
+    assert!(
+        elapsed < budget,
+        "the sweep outlived its deadline: {elapsed:?}"
+    );
     assert!(summary.stopped_early, "{summary:?}");
     assert_eq!((summary.expired_orders, summary.released_seats), (0, 0));
     assert!(listener.accepted() >= 1, "the sweep did reach the store");
@@ -204,7 +322,15 @@ struct Stampede {
 }
 
 impl Stampede {
-    async fn call(&self, app: &App, route: &'static str, method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    async fn call(
+        &self,
+        app: &App,
+        route: &'static str,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Reply {
         let sent = self.phase.load(Ordering::SeqCst);
         let reply = call_full(app, method, uri, headers, body).await;
         let answered = self.phase.load(Ordering::SeqCst);
@@ -243,7 +369,9 @@ async fn more_of(count: &tokio::sync::watch::Sender<usize>, more: usize, what: &
 fn contract_answer(route: &str, status: u16, code: &str) -> bool {
     match route {
         "create-order" => status == 201,
-        "get-seat" => status == 200 || (status == 409 && ["seat-held", "seat-sold"].contains(&code)),
+        "get-seat" => {
+            status == 200 || (status == 409 && ["seat-held", "seat-sold"].contains(&code))
+        }
         "drop-seat" => status == 200 || (status == 409 && code == "seat-not-held"),
         // A payment for an order holding seats (its own answers said so).
         "confirm" => status == 200,
@@ -271,10 +399,22 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
         let mut retry_after = None;
         let mut note = |reply: &Reply| {
             if reply.status == 503 {
-                retry_after = reply.retry_after.as_deref().and_then(|v| v.parse::<u64>().ok());
+                retry_after = reply
+                    .retry_after
+                    .as_deref()
+                    .and_then(|v| v.parse::<u64>().ok());
             }
         };
-        let created = stampede.call(&app, "create-order", "POST", &format!("/events/{ev}/orders"), &[], "{}").await;
+        let created = stampede
+            .call(
+                &app,
+                "create-order",
+                "POST",
+                &format!("/events/{ev}/orders"),
+                &[],
+                "{}",
+            )
+            .await;
         note(&created);
         if created.status == 201 {
             local::testing::remember_order(&app, created.body["orderId"].as_str().unwrap());
@@ -292,7 +432,16 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
             for _ in 0..2 {
                 let seat = format!("A-1-{}", next_random(&mut rng) % u64::from(seats) + 1);
                 let uri = format!("/orders/{}/seats/{seat}", o.id);
-                let reply = stampede.call(&app, "get-seat", "POST", &uri, &[("authorization", &auth)], "").await;
+                let reply = stampede
+                    .call(
+                        &app,
+                        "get-seat",
+                        "POST",
+                        &uri,
+                        &[("authorization", &auth)],
+                        "",
+                    )
+                    .await;
                 note(&reply);
                 if reply.status == 200 {
                     stampede.won.send_modify(|n| *n += 1);
@@ -309,13 +458,19 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
                 let body = confirm_body(&o.id, &payment, &mine);
                 let headers = signed(&body);
                 let uri = format!("/orders/{}/confirm", o.id);
-                let reply = stampede.call(&app, "confirm", "POST", &uri, &as_refs(&headers), &body).await;
+                let reply = stampede
+                    .call(&app, "confirm", "POST", &uri, &as_refs(&headers), &body)
+                    .await;
                 note(&reply);
                 match reply.status {
                     200 => {
                         stampede.paid.send_modify(|n| *n += 1);
                     }
-                    _ => stampede.unacknowledged.lock().unwrap().push((o.id.clone(), payment, mine.clone())),
+                    _ => stampede.unacknowledged.lock().unwrap().push((
+                        o.id.clone(),
+                        payment,
+                        mine.clone(),
+                    )),
                 }
             } else {
                 for seat in mine {
@@ -323,11 +478,24 @@ async fn customer(app: Arc<App>, stampede: Arc<Stampede>, ev: String, seats: u32
                     // A drop answered 503 is retried once the store is
                     // back, so seats do not stay held by given-up orders.
                     loop {
-                        let reply = stampede.call(&app, "drop-seat", "DELETE", &uri, &[("authorization", &auth)], "").await;
+                        let reply = stampede
+                            .call(
+                                &app,
+                                "drop-seat",
+                                "DELETE",
+                                &uri,
+                                &[("authorization", &auth)],
+                                "",
+                            )
+                            .await;
                         if reply.status != 503 || stampede.stop.load(Ordering::SeqCst) {
                             break;
                         }
-                        let secs = reply.retry_after.as_deref().and_then(|v| v.parse().ok()).unwrap_or(1);
+                        let secs = reply
+                            .retry_after
+                            .as_deref()
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(1);
                         tokio::time::sleep(Duration::from_secs(secs)).await;
                     }
                 }
@@ -353,14 +521,24 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
     // not the machine, so the medium does not matter, and a disk's fsyncs
     // would slow DynamoDB Local down to timeouts under the stampede.
     let shm = std::path::Path::new("/dev/shm");
-    let base = if shm.is_dir() { shm.to_path_buf() } else { std::env::temp_dir() };
-    let data = base.join(format!("seatclaim-outage-{}", uuid::Uuid::new_v4().simple()));
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let data = base.join(format!(
+        "seatclaim-outage-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
     let port = free_port().unwrap();
     let start = {
         let data = data.clone();
         move || DynamoDbLocal::start(port, "the outage test's free port", Storage::Path(data))
     };
-    let mut dynamodb = tokio::task::spawn_blocking(start.clone()).await.unwrap().unwrap();
+    let mut dynamodb = tokio::task::spawn_blocking(start.clone())
+        .await
+        .unwrap()
+        .unwrap();
     let up = started.elapsed();
     let app = Arc::new(fresh_app_with(production_client(&dynamodb.endpoint(), [])).await);
     // One seat more than the stampede uses, for the check after restart.
@@ -376,7 +554,13 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
     });
     let mut customers = Vec::new();
     for id in 0..CUSTOMERS {
-        customers.push(tokio::spawn(customer(app.clone(), stampede.clone(), ev.clone(), SEATS, id + 1)));
+        customers.push(tokio::spawn(customer(
+            app.clone(),
+            stampede.clone(),
+            ev.clone(),
+            SEATS,
+            id + 1,
+        )));
     }
 
     // In full swing (a few payments through, claims and drops going on),
@@ -411,12 +595,16 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
             (RESTORED, RESTORED) => "after",
             _ => "outage",
         };
-        *mix.entry(format!("{phase:6} {:12} {} {}", a.route, a.status, a.code)).or_default() += 1;
+        *mix.entry(format!("{phase:6} {:12} {} {}", a.route, a.status, a.code))
+            .or_default() += 1;
         if a.status == 503 {
             assert_eq!(a.code, "store-unavailable", "{a:?}");
             assert!(a.retry_after, "503 without Retry-After: {a:?}");
         } else {
-            assert!(contract_answer(a.route, a.status, &a.code), "not a contract answer: {a:?}");
+            assert!(
+                contract_answer(a.route, a.status, &a.code),
+                "not a contract answer: {a:?}"
+            );
         }
         if phase == "outage" {
             during.0 += 1;
@@ -441,8 +629,14 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
     let unacknowledged = std::mem::take(&mut *stampede.unacknowledged.lock().unwrap());
     for (order_id, payment, paid) in &unacknowledged {
         let reply = confirm_full(&app, order_id, payment, paid).await;
-        assert_eq!(reply.status, 200, "redelivered payment {payment}: {reply:?}");
-        assert_eq!(stored_order(&app, order_id).await.status, OrderStatus::Completed);
+        assert_eq!(
+            reply.status, 200,
+            "redelivered payment {payment}: {reply:?}"
+        );
+        assert_eq!(
+            stored_order(&app, order_id).await.status,
+            OrderStatus::Completed
+        );
     }
 
     let check = assert_invariants(&app, &ev).await;
@@ -493,7 +687,12 @@ struct SlowCall<'a> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_slow_store_is_answered_503_at_the_deadline_and_a_retry_finishes() {
     let slow = SlowStore::default();
-    let mut app = fresh_app_with(production_client_over(&dynamodb_endpoint(), slow.http_client(), [])).await;
+    let mut app = fresh_app_with(production_client_over(
+        &dynamodb_endpoint(),
+        slow.http_client(),
+        [],
+    ))
+    .await;
     let budget = Duration::from_millis(1_500);
     app.config.request_budget_ms = budget.as_millis() as u32;
     let ev = event(&app, 20, 300).await;
@@ -509,7 +708,14 @@ async fn a_slow_store_is_answered_503_at_the_deadline_and_a_retry_finishes() {
     let best_uri = format!("/orders/{}/best-available", buyer.id);
     let requests = [
         // One transaction, later than the whole budget.
-        SlowCall { route: "confirm", method: "POST", uri: &pay_uri, headers: as_refs(&pay_headers), body: &pay, delay_ms: 1_700 },
+        SlowCall {
+            route: "confirm",
+            method: "POST",
+            uri: &pay_uri,
+            headers: as_refs(&pay_headers),
+            body: &pay,
+            delay_ms: 1_700,
+        },
         // A read of the order, of the rows, then the claim: 600 ms each.
         SlowCall {
             route: "best-available",
@@ -520,27 +726,54 @@ async fn a_slow_store_is_answered_503_at_the_deadline_and_a_retry_finishes() {
             delay_ms: 600,
         },
         // The event item, then 300 seats 32 at a time: 400 ms a write.
-        SlowCall { route: "create-event", method: "PUT", uri: "/events/slow-plan", headers: vec![], body: &plan, delay_ms: 400 },
+        SlowCall {
+            route: "create-event",
+            method: "PUT",
+            uri: "/events/slow-plan",
+            headers: vec![],
+            body: &plan,
+            delay_ms: 400,
+        },
     ];
     for r in &requests {
         slow.set_delay(Duration::from_millis(r.delay_ms));
         let started = Instant::now();
         let reply = call_full(&app, r.method, r.uri, &r.headers, r.body).await;
         let elapsed = started.elapsed();
-        eprintln!("{} on a store {} ms late: {} after {elapsed:.2?}", r.route, r.delay_ms, reply.status);
+        eprintln!(
+            "{} on a store {} ms late: {} after {elapsed:.2?}",
+            r.route, r.delay_ms, reply.status
+        );
         assert_store_unavailable(r.route, &reply);
-        assert!(elapsed >= budget - Duration::from_millis(50) && elapsed < budget + Duration::from_millis(500), "{}: answered after {elapsed:?}", r.route);
+        assert!(
+            elapsed >= budget - Duration::from_millis(50)
+                && elapsed < budget + Duration::from_millis(500),
+            "{}: answered after {elapsed:?}",
+            r.route
+        );
     }
     // The store quick again, and the deployed budget: each retry finishes.
     slow.set_delay(Duration::ZERO);
     app.config.request_budget_ms = shared::config::DEFAULT_REQUEST_BUDGET_MS;
     let reply = call_full(&app, "POST", &pay_uri, &requests[0].headers, &pay).await;
-    assert_eq!((reply.status, reply.body["status"].as_str()), (200, Some("COMPLETED")), "{reply:?}");
+    assert_eq!(
+        (reply.status, reply.body["status"].as_str()),
+        (200, Some("COMPLETED")),
+        "{reply:?}"
+    );
     let (status, body) = best(&app, &buyer, json!({"quantity": 2})).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(stored_order(&app, &buyer.id).await.seats.len(), 2, "one block held, not two");
+    assert_eq!(
+        stored_order(&app, &buyer.id).await.seats.len(),
+        2,
+        "one block held, not two"
+    );
     let (status, body) = call(&app, "PUT", "/events/slow-plan", &[], &plan).await;
-    assert_eq!((status, body["seatCount"].as_u64()), (201, Some(300)), "{body}");
+    assert_eq!(
+        (status, body["seatCount"].as_u64()),
+        (201, Some(300)),
+        "{body}"
+    );
     assert_eq!(seats(&app, "slow-plan").await.len(), 300);
     assert_invariants(&app, &ev).await;
     assert_invariants(&app, "slow-plan").await;
@@ -565,7 +798,11 @@ async fn a_few_throttles_are_retried_and_the_request_succeeds() {
 
     // A hot partition twice, then through: the SDK's standard retry
     // policy (3 attempts) absorbs it; the client sees one 200.
-    faults.fail("TransactWriteItems", Fault::ProvisionedThroughputExceeded, Some(2));
+    faults.fail(
+        "TransactWriteItems",
+        Fault::ProvisionedThroughputExceeded,
+        Some(2),
+    );
     let started = Instant::now();
     let (status, body) = claim(&app, &o, "A-1-1").await;
     assert_eq!(status, 200, "{body}");
@@ -575,16 +812,32 @@ async fn a_few_throttles_are_retried_and_the_request_succeeds() {
         faults.injected("TransactWriteItems"),
         started.elapsed()
     );
-    assert_eq!((faults.attempts("TransactWriteItems"), faults.injected("TransactWriteItems")), (3, 2));
+    assert_eq!(
+        (
+            faults.attempts("TransactWriteItems"),
+            faults.injected("TransactWriteItems")
+        ),
+        (3, 2)
+    );
     let seat = &seats(&app, &ev).await[0];
-    assert!(matches!(&seat.state, SeatState::Held { order, .. } if order.as_str() == o.id), "{seat:?}");
+    assert!(
+        matches!(&seat.state, SeatState::Held { order, .. } if order.as_str() == o.id),
+        "{seat:?}"
+    );
 
     // A read throttled once (ThrottlingException): retried too.
     faults.reset();
     faults.fail("GetItem", Fault::Throttling, Some(1));
     let (status, body) = get_order(&app, &o).await;
-    assert_eq!((status, body["seats"].clone()), (200, json!(["A-1-1"])), "{body}");
-    assert_eq!((faults.attempts("GetItem"), faults.injected("GetItem")), (2, 1));
+    assert_eq!(
+        (status, body["seats"].clone()),
+        (200, json!(["A-1-1"])),
+        "{body}"
+    );
+    assert_eq!(
+        (faults.attempts("GetItem"), faults.injected("GetItem")),
+        (2, 1)
+    );
     assert_invariants(&app, &ev).await;
 }
 
@@ -595,7 +848,11 @@ async fn persistent_throttling_is_a_clean_503() {
     let o = order(&app, &ev).await;
     faults.reset();
 
-    faults.fail("TransactWriteItems", Fault::ProvisionedThroughputExceeded, None);
+    faults.fail(
+        "TransactWriteItems",
+        Fault::ProvisionedThroughputExceeded,
+        None,
+    );
     let uri = format!("/orders/{}/seats/A-1-1", o.id);
     let reply = call_full(&app, "POST", &uri, &[("authorization", &o.auth())], "").await;
     assert_store_unavailable("get-seat", &reply);
@@ -603,7 +860,14 @@ async fn persistent_throttling_is_a_clean_503() {
     assert_eq!(faults.attempts("TransactWriteItems"), 3);
 
     faults.fail("GetItem", Fault::Throttling, None);
-    let reply = call_full(&app, "GET", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await;
+    let reply = call_full(
+        &app,
+        "GET",
+        &format!("/orders/{}", o.id),
+        &[("authorization", &o.auth())],
+        "",
+    )
+    .await;
     assert_store_unavailable("get-order", &reply);
     assert_eq!(faults.attempts("GetItem"), 3);
     let reply = confirm_full(&app, &o.id, "pi_1", &["A-1-1".to_owned()]).await;
@@ -611,8 +875,14 @@ async fn persistent_throttling_is_a_clean_503() {
 
     // Nothing was written.
     faults.reset();
-    assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available));
-    assert_eq!(stored_order(&app, &o.id).await.seats, Vec::<shared::domain::SeatId>::new());
+    assert!(seats(&app, &ev)
+        .await
+        .iter()
+        .all(|s| s.state == SeatState::Available));
+    assert_eq!(
+        stored_order(&app, &o.id).await.seats,
+        Vec::<shared::domain::SeatId>::new()
+    );
 }
 
 /// get-seat's transaction cancelled for `TransactionConflict` (another
@@ -631,13 +901,25 @@ async fn transaction_conflicts_on_get_seat_get_the_contract_answer() {
 
     // Items in request order: the seat, then the order.
     faults.reset();
-    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["TransactionConflict", "None"]), Some(1));
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["TransactionConflict", "None"]),
+        Some(1),
+    );
     let reply = call_full(&app, "POST", &uri, &[("authorization", &o.auth())], "").await;
-    assert_eq!((reply.status, reply.code()), (409, "seat-held"), "{reply:?}");
+    assert_eq!(
+        (reply.status, reply.code()),
+        (409, "seat-held"),
+        "{reply:?}"
+    );
     assert_eq!(faults.attempts("TransactWriteItems"), 1);
 
     faults.reset();
-    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["None", "TransactionConflict"]), Some(1));
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["None", "TransactionConflict"]),
+        Some(1),
+    );
     let reply = call_full(&app, "POST", &uri, &[("authorization", &o.auth())], "").await;
     assert_store_unavailable("get-seat, order conflict", &reply);
     assert_eq!(faults.attempts("TransactWriteItems"), 1);
@@ -668,12 +950,25 @@ async fn a_transaction_conflict_on_confirm_is_503_and_sells_nothing() {
     assert_eq!(claim(&app, &o, "A-1-2").await.0, 200);
     faults.reset();
     // Items: the two seats, the order, the payment.
-    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["None", "TransactionConflict", "None", "None"]), Some(1));
-    let reply = confirm_full(&app, &o.id, "pi_1", &["A-1-1".to_owned(), "A-1-2".to_owned()]).await;
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["None", "TransactionConflict", "None", "None"]),
+        Some(1),
+    );
+    let reply = confirm_full(
+        &app,
+        &o.id,
+        "pi_1",
+        &["A-1-1".to_owned(), "A-1-2".to_owned()],
+    )
+    .await;
     assert_store_unavailable("confirm", &reply);
     assert_eq!(faults.attempts("TransactWriteItems"), 1);
     assert_eq!(stored_order(&app, &o.id).await.status, OrderStatus::Pending);
-    assert!(seats(&app, &ev).await.iter().all(|s| matches!(s.state, SeatState::Held { .. })));
+    assert!(seats(&app, &ev)
+        .await
+        .iter()
+        .all(|s| matches!(s.state, SeatState::Held { .. })));
     assert_invariants(&app, &ev).await;
     // The redelivered webhook completes it.
     assert_eq!(confirm(&app, &o.id, "pi_1").await.0, 200);
@@ -690,15 +985,42 @@ async fn confirms_last_round_sells_held_places_from_the_buckets_read_anew() {
     let (app, faults) = app_with_faults().await;
     let ev = format!("ga-last-{}", uuid::Uuid::new_v4().simple());
     let plan = r#"{"name":"GA","holdSeconds":300,"sections":[{"sectionId":"F","capacity":20}]}"#;
-    assert_eq!(call(&app, "PUT", &format!("/events/{ev}"), &[], plan).await.0, 201);
+    assert_eq!(
+        call(&app, "PUT", &format!("/events/{ev}"), &[], plan)
+            .await
+            .0,
+        201
+    );
     let o = order(&app, &ev).await;
     assert_eq!(hold_ga(&app, &o, "F", json!(3)).await.0, 200);
     faults.reset();
-    faults.fail("TransactWriteItems", Fault::TransactionCanceled(vec!["ConditionalCheckFailed"; 8]), Some(3));
-    let (status, body) = pay(&app, &o, "pi_last", &[], json!([{"sectionId": "F", "quantity": 3}])).await;
-    assert_eq!((status, body["status"].as_str()), (200, Some("COMPLETED")), "{body}");
-    assert_eq!(faults.injected("TransactWriteItems"), 3, "three rounds refused, the last one sold");
-    assert!(faults.attempts("BatchGetItem") >= 1, "the last round read the buckets");
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["ConditionalCheckFailed"; 8]),
+        Some(3),
+    );
+    let (status, body) = pay(
+        &app,
+        &o,
+        "pi_last",
+        &[],
+        json!([{"sectionId": "F", "quantity": 3}]),
+    )
+    .await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("COMPLETED")),
+        "{body}"
+    );
+    assert_eq!(
+        faults.injected("TransactWriteItems"),
+        3,
+        "three rounds refused, the last one sold"
+    );
+    assert!(
+        faults.attempts("BatchGetItem") >= 1,
+        "the last round read the buckets"
+    );
     assert_eq!(body["ga"], json!([{"sectionId": "F", "quantity": 3}]));
     assert_invariants(&app, &ev).await;
 }
@@ -724,23 +1046,60 @@ async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
         vec!["ProvisionedThroughputExceeded", "TransactionConflict"],
     ] {
         faults.reset();
-        faults.fail("TransactWriteItems", Fault::TransactionCanceled(reasons.clone()), Some(1));
-        let reply = call_full(&app, "POST", &claim_uri, &[("authorization", &o.auth())], "").await;
+        faults.fail(
+            "TransactWriteItems",
+            Fault::TransactionCanceled(reasons.clone()),
+            Some(1),
+        );
+        let reply = call_full(
+            &app,
+            "POST",
+            &claim_uri,
+            &[("authorization", &o.auth())],
+            "",
+        )
+        .await;
         assert_store_unavailable(&format!("get-seat {reasons:?}"), &reply);
         faults.reset();
-        faults.fail("TransactWriteItems", Fault::TransactionCanceled(reasons.clone()), Some(1));
-        let reply = call_full(&app, "DELETE", &drop_uri, &[("authorization", &o.auth())], "").await;
+        faults.fail(
+            "TransactWriteItems",
+            Fault::TransactionCanceled(reasons.clone()),
+            Some(1),
+        );
+        let reply = call_full(
+            &app,
+            "DELETE",
+            &drop_uri,
+            &[("authorization", &o.auth())],
+            "",
+        )
+        .await;
         assert_store_unavailable(&format!("drop-seat {reasons:?}"), &reply);
     }
     // confirm's items: the seat, the order, the payment.
-    for reasons in [vec!["ThrottlingError", "None", "None"], vec!["None", "None", "ThrottlingError"]] {
+    for reasons in [
+        vec!["ThrottlingError", "None", "None"],
+        vec!["None", "None", "ThrottlingError"],
+    ] {
         faults.reset();
-        faults.fail("TransactWriteItems", Fault::TransactionCanceled(reasons.clone()), Some(1));
+        faults.fail(
+            "TransactWriteItems",
+            Fault::TransactionCanceled(reasons.clone()),
+            Some(1),
+        );
         let reply = confirm_full(&app, &o.id, "pi_1", &paid).await;
         assert_store_unavailable(&format!("confirm {reasons:?}"), &reply);
     }
     faults.reset();
-    assert_eq!(seats(&app, &ev).await.iter().filter(|s| matches!(s.state, SeatState::Held { .. })).count(), 1, "nothing written");
+    assert_eq!(
+        seats(&app, &ev)
+            .await
+            .iter()
+            .filter(|s| matches!(s.state, SeatState::Held { .. }))
+            .count(),
+        1,
+        "nothing written"
+    );
     assert_eq!(stored_order(&app, &o.id).await.status, OrderStatus::Pending);
 
     // A second payment for the completed order is recorded for refund; a
@@ -748,13 +1107,28 @@ async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
     assert_eq!(confirm_full(&app, &o.id, "pi_1", &paid).await.status, 200);
     // The first transaction is the one-round-trip attempt (it fails: the
     // order is completed); the second is the recording: [order, payment].
-    faults.fail_after("TransactWriteItems", 1, Fault::TransactionCanceled(vec!["TransactionConflict", "None"]), Some(1));
+    faults.fail_after(
+        "TransactWriteItems",
+        1,
+        Fault::TransactionCanceled(vec!["TransactionConflict", "None"]),
+        Some(1),
+    );
     let reply = confirm_full(&app, &o.id, "pi_2", &paid).await;
     assert_store_unavailable("refund recording, order conflict", &reply);
     faults.reset();
-    assert!(stored_order(&app, &o.id).await.refund_payment_ids.is_empty(), "nothing recorded yet");
+    assert!(
+        stored_order(&app, &o.id)
+            .await
+            .refund_payment_ids
+            .is_empty(),
+        "nothing recorded yet"
+    );
     let reply = confirm_full(&app, &o.id, "pi_2", &paid).await;
-    assert_eq!((reply.status, reply.code()), (409, "already-completed"), "{reply:?}");
+    assert_eq!(
+        (reply.status, reply.code()),
+        (409, "already-completed"),
+        "{reply:?}"
+    );
     assert_eq!(stored_order(&app, &o.id).await.refund_payment_ids.len(), 1);
     assert_invariants(&app, &ev).await;
 }
@@ -772,14 +1146,30 @@ async fn the_sweep_finishes_a_creation_that_died_before_its_buckets() {
     let reply = call_full(&app, "PUT", "/events/died", &[], plan).await;
     assert_store_unavailable("create-event, buckets throttled", &reply);
     faults.reset();
-    assert_eq!(call(&app, "GET", "/events/died/availability", &[], "").await.0, 404, "not ready");
+    assert_eq!(
+        call(&app, "GET", "/events/died/availability", &[], "")
+            .await
+            .0,
+        404,
+        "not ready"
+    );
     let sweeper = local::iam::attributed(&app, "expire-holds");
     let summary = shared::sweep::run(&sweeper.store, Millis::now(), None).await;
     assert_eq!(summary.completed_events, 1, "{summary:?}");
-    assert!(faults.attempts("PutItem") >= 5, "the sweep put the buckets and the seats");
+    assert!(
+        faults.attempts("PutItem") >= 5,
+        "the sweep put the buckets and the seats"
+    );
     let (status, map) = call(&app, "GET", "/events/died/availability", &[], "").await;
     assert_eq!(status, 200, "{map}");
-    assert_eq!((map["sections"][1]["capacity"].as_u64(), map["sections"][1]["available"].as_u64()), (Some(50), Some(50)), "{map}");
+    assert_eq!(
+        (
+            map["sections"][1]["capacity"].as_u64(),
+            map["sections"][1]["available"].as_u64()
+        ),
+        (Some(50), Some(50)),
+        "{map}"
+    );
     assert_eq!(seats(&app, "died").await.len(), 4);
     assert_invariants(&app, "died").await;
 }
@@ -799,12 +1189,27 @@ async fn an_interrupted_create_event_is_invisible_and_resumes() {
     let written = faults.attempts("PutItem") - faults.injected("PutItem");
     assert_eq!(written, 301, "the event item and 300 seats were written");
     faults.reset();
-    for (method, uri) in [("GET", "/events/crash/seats"), ("GET", "/events/crash/seats?section=B"), ("POST", "/events/crash/orders")] {
+    for (method, uri) in [
+        ("GET", "/events/crash/seats"),
+        ("GET", "/events/crash/seats?section=B"),
+        ("POST", "/events/crash/orders"),
+    ] {
         let reply = call_full(&app, method, uri, &[], "").await;
-        assert_eq!((reply.status, reply.code()), (404, "event-not-found"), "{method} {uri}: {reply:?}");
+        assert_eq!(
+            (reply.status, reply.code()),
+            (404, "event-not-found"),
+            "{method} {uri}: {reply:?}"
+        );
     }
     // Another plan cannot take the id over.
-    let other = call_full(&app, "PUT", "/events/crash", &[], &plan(&[("A", "1", 1)], None)).await;
+    let other = call_full(
+        &app,
+        "PUT",
+        "/events/crash",
+        &[],
+        &plan(&[("A", "1", 1)], None),
+    )
+    .await;
     assert_eq!((other.status, other.code()), (409, "event-exists"));
     // The same plan again finishes the job.
     let reply = call_full(&app, "PUT", "/events/crash", &[], &body).await;
@@ -812,7 +1217,10 @@ async fn an_interrupted_create_event_is_invisible_and_resumes() {
     // One conditional put per seat and the event item once more (a put the
     // SDK retried after a dropped connection may add one).
     let puts = faults.attempts("PutItem");
-    assert!((801..=803).contains(&puts), "{puts} puts to resume 800 seats");
+    assert!(
+        (801..=803).contains(&puts),
+        "{puts} puts to resume 800 seats"
+    );
     assert_eq!(seats(&app, "crash").await.len(), 800);
     let o = order(&app, "crash").await;
     assert_eq!(claim(&app, &o, "B-1-400").await.0, 200);
@@ -863,28 +1271,66 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     let_holds_expire(HOLD).await;
 
     // Already inside the margin: no page is started.
-    let first = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + 5)).await.unwrap();
+    let first = shared::expire_holds(
+        &local::iam::attributed(&app, "expire-holds"),
+        invocation(Millis::now().0 + 5),
+    )
+    .await
+    .unwrap();
     // Time for a page or two, not for all eight shards.
-    let second = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + DEADLINE_MARGIN_MS + 50)).await.unwrap();
+    let second = shared::expire_holds(
+        &local::iam::attributed(&app, "expire-holds"),
+        invocation(Millis::now().0 + DEADLINE_MARGIN_MS + 50),
+    )
+    .await
+    .unwrap();
     // A normal run (expire-holds' 55 s timeout).
-    let third = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + 55_000)).await.unwrap();
+    let third = shared::expire_holds(
+        &local::iam::attributed(&app, "expire-holds"),
+        invocation(Millis::now().0 + 55_000),
+    )
+    .await
+    .unwrap();
     eprintln!("deadline runs: {first:?} / {second:?} / {third:?}");
-    assert!(first.stopped_early && first.released_seats == 0, "{first:?}");
-    assert!(second.stopped_early && second.released_seats < ORDERS as u64, "{second:?}");
+    assert!(
+        first.stopped_early && first.released_seats == 0,
+        "{first:?}"
+    );
+    assert!(
+        second.stopped_early && second.released_seats < ORDERS as u64,
+        "{second:?}"
+    );
     assert!(!third.stopped_early, "{third:?}");
     let runs = [&first, &second, &third];
-    assert_eq!(runs.iter().map(|s| s.released_seats).sum::<u64>(), ORDERS as u64);
-    assert_eq!(runs.iter().map(|s| s.expired_orders).sum::<u64>(), ORDERS as u64);
+    assert_eq!(
+        runs.iter().map(|s| s.released_seats).sum::<u64>(),
+        ORDERS as u64
+    );
+    assert_eq!(
+        runs.iter().map(|s| s.expired_orders).sum::<u64>(),
+        ORDERS as u64
+    );
     assert_eq!(runs.iter().map(|s| s.failed_orders).sum::<u64>(), 0);
     let serialized = serde_json::to_value(&first).unwrap();
-    assert_eq!(serialized["stoppedEarly"], true, "reported as the contract's JSON: {serialized}");
+    assert_eq!(
+        serialized["stoppedEarly"], true,
+        "reported as the contract's JSON: {serialized}"
+    );
 
     let all = seats(&app, &ev).await;
     assert_eq!(all.len(), ORDERS);
-    assert!(all.iter().all(|s| s.state == SeatState::Available), "every seat free");
+    assert!(
+        all.iter().all(|s| s.state == SeatState::Available),
+        "every seat free"
+    );
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.orders, ORDERS);
     // Nothing left for a fourth run.
-    let fourth = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation(Millis::now().0 + 55_000)).await.unwrap();
+    let fourth = shared::expire_holds(
+        &local::iam::attributed(&app, "expire-holds"),
+        invocation(Millis::now().0 + 55_000),
+    )
+    .await
+    .unwrap();
     assert_eq!((fourth.expired_orders, fourth.released_seats), (0, 0));
 }

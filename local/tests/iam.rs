@@ -11,7 +11,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use local::iam::{granted, read_record, recorded, unused, ungranted, Call, RECORD_ENV};
+use local::iam::{granted, read_record, recorded, ungranted, unused, Call, RECORD_ENV};
 use local::router::request;
 
 /// Runs requests through the router, which records each handler's calls
@@ -21,13 +21,27 @@ struct Observer {
 }
 
 impl Observer {
-    async fn run(&mut self, method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> (u16, serde_json::Value) {
-        read(local::router::dispatch(&self.app, request(method, uri, headers, body.to_owned())).await)
+    async fn run(
+        &mut self,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, serde_json::Value) {
+        read(
+            local::router::dispatch(&self.app, request(method, uri, headers, body.to_owned()))
+                .await,
+        )
     }
 
     async fn order(&mut self, event: &str) -> (String, String) {
-        let (_, o) = self.run("POST", &format!("/events/{event}/orders"), &[], "{}").await;
-        (o["orderId"].as_str().unwrap().to_owned(), format!("Bearer {}", o["holdToken"].as_str().unwrap()))
+        let (_, o) = self
+            .run("POST", &format!("/events/{event}/orders"), &[], "{}")
+            .await;
+        (
+            o["orderId"].as_str().unwrap().to_owned(),
+            format!("Bearer {}", o["holdToken"].as_str().unwrap()),
+        )
     }
 }
 
@@ -35,7 +49,14 @@ impl Observer {
 fn assert_granted(calls: &BTreeSet<Call>) {
     let granted = granted();
     let bad = ungranted(&granted, calls);
-    assert!(bad.is_empty(), "calls template.yaml does not grant:\n{}", bad.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join("\n"));
+    assert!(
+        bad.is_empty(),
+        "calls template.yaml does not grant:\n{}",
+        bad.iter()
+            .map(|c| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 #[tokio::test]
@@ -51,39 +72,101 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
         ob.run("PUT", &format!("/events/{ev}"), &[], body).await;
     }
     ob.run("GET", &format!("/events/{ev}/seats"), &[], "").await;
-    ob.run("GET", &format!("/events/{ev}/seats?section=Z"), &[], "").await;
+    ob.run("GET", &format!("/events/{ev}/seats?section=Z"), &[], "")
+        .await;
     ob.run("GET", "/events/nope/seats?section=A", &[], "").await;
     ob.run("POST", "/events/nope/orders", &[], "{}").await;
     let (id, auth) = ob.order(ev).await;
     let a = [("authorization", auth.as_str())];
     ob.run("GET", &format!("/orders/{id}"), &a, "").await;
     ob.run("GET", "/orders/ghost", &a, "").await;
-    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
-    ob.run("POST", &format!("/orders/{id}/seats/A-1-9"), &a, "").await;
-    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
-    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
-    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "").await;
-    ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "").await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &a, "")
+        .await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-9"), &a, "")
+        .await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &[], "")
+        .await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "")
+        .await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "")
+        .await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "")
+        .await;
     // best-available: a block, none left of that size, a stranger.
-    ob.run("POST", &format!("/orders/{id}/best-available"), &a, "{\"quantity\": 1}").await;
-    ob.run("POST", &format!("/orders/{id}/best-available"), &a, "{\"quantity\": 3, \"sectionId\": \"A\"}").await;
-    ob.run("POST", &format!("/orders/{id}/best-available"), &[], "{\"quantity\": 1}").await;
-    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "").await;
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/best-available"),
+        &a,
+        "{\"quantity\": 1}",
+    )
+    .await;
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/best-available"),
+        &a,
+        "{\"quantity\": 3, \"sectionId\": \"A\"}",
+    )
+    .await;
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/best-available"),
+        &[],
+        "{\"quantity\": 1}",
+    )
+    .await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "")
+        .await;
     // extend-order (on an event of a longer hold, so a loaded machine
     // cannot let the order expire first): a move, an unchanged answer, a
     // stranger.
-    assert_eq!(ob.run("PUT", "/events/iam-long", &[], &common::plan(&[("C", "1", 2)], Some(60))).await.0, 201);
+    assert_eq!(
+        ob.run(
+            "PUT",
+            "/events/iam-long",
+            &[],
+            &common::plan(&[("C", "1", 2)], Some(60))
+        )
+        .await
+        .0,
+        201
+    );
     let (long, long_auth) = ob.order("iam-long").await;
     let l = [("authorization", long_auth.as_str())];
-    assert_eq!(ob.run("POST", &format!("/orders/{long}/seats/C-1-1"), &l, "").await.0, 200);
-    assert_eq!(ob.run("POST", &format!("/orders/{long}/extend"), &l, "{\"seconds\": 600}").await.0, 200);
-    ob.run("POST", &format!("/orders/{long}/extend"), &l, "{\"seconds\": 1}").await;
-    ob.run("POST", &format!("/orders/{long}/extend"), &[], "").await;
+    assert_eq!(
+        ob.run("POST", &format!("/orders/{long}/seats/C-1-1"), &l, "")
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{long}/extend"),
+            &l,
+            "{\"seconds\": 600}"
+        )
+        .await
+        .0,
+        200
+    );
+    ob.run(
+        "POST",
+        &format!("/orders/{long}/extend"),
+        &l,
+        "{\"seconds\": 1}",
+    )
+    .await;
+    ob.run("POST", &format!("/orders/{long}/extend"), &[], "")
+        .await;
     // cancel-order: a live order holding a seat, then again; a stranger.
     let (gone, gone_auth) = ob.order(ev).await;
     let g = [("authorization", gone_auth.as_str())];
-    ob.run("POST", &format!("/orders/{gone}/seats/A-1-3"), &g, "").await;
-    assert_eq!(ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await.0, 200);
+    ob.run("POST", &format!("/orders/{gone}/seats/A-1-3"), &g, "")
+        .await;
+    assert_eq!(
+        ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await.0,
+        200
+    );
     ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await;
     ob.run("DELETE", &format!("/orders/{gone}"), &[], "").await;
     // hold-ga on a general-admission section: take, sold out (every bucket
@@ -92,17 +175,73 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     assert_eq!(ob.run("PUT", "/events/iam-ga", &[], ga_plan).await.0, 201);
     let (fan, fan_auth) = ob.order("iam-ga").await;
     let f = [("authorization", fan_auth.as_str())];
-    assert_eq!(ob.run("PUT", &format!("/orders/{fan}/ga/F"), &f, "{\"quantity\": 10}").await.0, 200);
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{fan}/ga/F"),
+            &f,
+            "{\"quantity\": 10}"
+        )
+        .await
+        .0,
+        200
+    );
     let (rival, rival_auth) = ob.order("iam-ga").await;
     let r = [("authorization", rival_auth.as_str())];
-    assert_eq!(ob.run("PUT", &format!("/orders/{rival}/ga/F"), &r, "{\"quantity\": 10}").await.0, 200);
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{rival}/ga/F"),
+            &r,
+            "{\"quantity\": 10}"
+        )
+        .await
+        .0,
+        200
+    );
     let (third, third_auth) = ob.order("iam-ga").await;
     let t = [("authorization", third_auth.as_str())];
-    assert_eq!(ob.run("PUT", &format!("/orders/{third}/ga/F"), &t, "{\"quantity\": 10}").await.0, 200);
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{third}/ga/F"),
+            &t,
+            "{\"quantity\": 10}"
+        )
+        .await
+        .0,
+        200
+    );
     let (late, late_auth) = ob.order("iam-ga").await;
-    assert_eq!(ob.run("PUT", &format!("/orders/{late}/ga/F"), &[("authorization", late_auth.as_str())], "{\"quantity\": 1}").await.0, 409);
-    assert_eq!(ob.run("PUT", &format!("/orders/{rival}/ga/F"), &r, "{\"quantity\": 4}").await.0, 200);
-    ob.run("PUT", &format!("/orders/{fan}/ga/F"), &[], "{\"quantity\": 1}").await;
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{late}/ga/F"),
+            &[("authorization", late_auth.as_str())],
+            "{\"quantity\": 1}"
+        )
+        .await
+        .0,
+        409
+    );
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{rival}/ga/F"),
+            &r,
+            "{\"quantity\": 4}"
+        )
+        .await
+        .0,
+        200
+    );
+    ob.run(
+        "PUT",
+        &format!("/orders/{fan}/ga/F"),
+        &[],
+        "{\"quantity\": 1}",
+    )
+    .await;
     ob.run("GET", "/events/iam-ga/availability", &[], "").await;
     // confirm's general-admission paths: places it holds; more than it
     // holds (the late path reads the buckets); a cancelled order's payment.
@@ -110,37 +249,129 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
         serde_json::json!({"orderId": order, "paymentId": payment, "seats": [], "ga": [{"sectionId": "F", "quantity": quantity}]}).to_string()
     };
     let held = paid_places(&fan, "pi_ga", 10);
-    assert_eq!(ob.run("POST", &format!("/orders/{fan}/confirm"), &as_refs(&signed(&held)), &held).await.0, 200);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{fan}/confirm"),
+            &as_refs(&signed(&held)),
+            &held
+        )
+        .await
+        .0,
+        200
+    );
     let over = paid_places(&rival, "pi_over", 6);
-    assert_eq!(ob.run("POST", &format!("/orders/{rival}/confirm"), &as_refs(&signed(&over)), &over).await.0, 200);
-    assert_eq!(ob.run("DELETE", &format!("/orders/{third}"), &t, "").await.0, 200);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{rival}/confirm"),
+            &as_refs(&signed(&over)),
+            &over
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        ob.run("DELETE", &format!("/orders/{third}"), &t, "")
+            .await
+            .0,
+        200
+    );
     let cancelled = paid_places(&third, "pi_cancelled", 2);
-    assert_eq!(ob.run("POST", &format!("/orders/{third}/confirm"), &as_refs(&signed(&cancelled)), &cancelled).await.0, 200);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{third}/confirm"),
+            &as_refs(&signed(&cancelled)),
+            &cancelled
+        )
+        .await
+        .0,
+        200
+    );
     let pay = confirm_body(&id, "pi_1", &["A-1-2".to_owned()]);
     let headers = signed(&pay);
-    assert_eq!(ob.run("POST", &format!("/orders/{id}/confirm"), &as_refs(&headers), &pay).await.0, 200);
-    ob.run("POST", &format!("/orders/{id}/confirm"), &as_refs(&headers), &pay).await;
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{id}/confirm"),
+            &as_refs(&headers),
+            &pay
+        )
+        .await
+        .0,
+        200
+    );
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/confirm"),
+        &as_refs(&headers),
+        &pay,
+    )
+    .await;
     // A late payment for a taken seat (REFUND_DUE), then a second payment.
     let (late, late_auth) = ob.order(ev).await;
-    ob.run("POST", &format!("/orders/{late}/seats/A-1-3"), &[("authorization", late_auth.as_str())], "").await;
+    ob.run(
+        "POST",
+        &format!("/orders/{late}/seats/A-1-3"),
+        &[("authorization", late_auth.as_str())],
+        "",
+    )
+    .await;
     let_holds_expire(1).await;
     let (rival, rival_auth) = ob.order(ev).await;
-    ob.run("POST", &format!("/orders/{rival}/seats/A-1-3"), &[("authorization", rival_auth.as_str())], "").await;
+    ob.run(
+        "POST",
+        &format!("/orders/{rival}/seats/A-1-3"),
+        &[("authorization", rival_auth.as_str())],
+        "",
+    )
+    .await;
     let late_pay = confirm_body(&late, "pi_late", &["A-1-3".to_owned()]);
-    assert_eq!(ob.run("POST", &format!("/orders/{late}/confirm"), &as_refs(&signed(&late_pay)), &late_pay).await.0, 409);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{late}/confirm"),
+            &as_refs(&signed(&late_pay)),
+            &late_pay
+        )
+        .await
+        .0,
+        409
+    );
     let pay2 = confirm_body(&late, "pi_2", &["A-1-3".to_owned()]);
-    ob.run("POST", &format!("/orders/{late}/confirm"), &as_refs(&signed(&pay2)), &pay2).await;
+    ob.run(
+        "POST",
+        &format!("/orders/{late}/confirm"),
+        &as_refs(&signed(&pay2)),
+        &pay2,
+    )
+    .await;
     // The seat map: a new process (its event cache empty) serves it; the
     // stream's records are folded into the projection.
-    let fresh = shared::App { store: shared::Store::new(ob.app.store.client().clone(), ob.app.store.table_name()), config: ob.app.config.clone() };
+    let fresh = shared::App {
+        store: shared::Store::new(ob.app.store.client().clone(), ob.app.store.table_name()),
+        config: ob.app.config.clone(),
+    };
     let app = std::mem::replace(&mut ob.app, fresh);
-    assert_eq!(ob.run("GET", &format!("/events/{ev}/availability"), &[], "").await.0, 200);
+    assert_eq!(
+        ob.run("GET", &format!("/events/{ev}/availability"), &[], "")
+            .await
+            .0,
+        200
+    );
     ob.run("GET", "/events/nope/availability", &[], "").await;
     ob.app = app;
     // The stream's records folded into the projection, and published
     // through the real EventBridge client (against the dev server's
     // PutEvents). Finding the stream is the event source mapping's work.
-    assert!(local::streams::project_now(&ob.app, &local::testing::dynamodb_endpoint()).await.unwrap() > 0);
+    assert!(
+        local::streams::project_now(&ob.app, &local::testing::dynamodb_endpoint())
+            .await
+            .unwrap()
+            > 0
+    );
     publish_stream(&ob.app).await;
 
     // An event create-event leaves to the sweep (202), which the sweep finishes.
@@ -152,13 +383,25 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     let_holds_expire(1).await;
     let sweeper = local::iam::attributed(&ob.app, "expire-holds");
     let summary = shared::sweep::run(&sweeper.store, shared::domain::Millis::now(), None).await;
-    assert!(summary.expired_orders >= 1 && summary.released_seats >= 1 && summary.completed_events == 1, "{summary:?}");
+    assert!(
+        summary.expired_orders >= 1 && summary.released_seats >= 1 && summary.completed_events == 1,
+        "{summary:?}"
+    );
 
     let calls = recorded();
     let functions: BTreeSet<&str> = calls.iter().map(|c| c.function.as_str()).collect();
     let all = granted();
-    assert_eq!(functions, all.keys().map(String::as_str).collect(), "every function was exercised");
-    assert!(calls.iter().any(|c| c.function == "confirm" && c.action == "dynamodb:BatchGetItem"), "the late GA path ran");
+    assert_eq!(
+        functions,
+        all.keys().map(String::as_str).collect(),
+        "every function was exercised"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.function == "confirm" && c.action == "dynamodb:BatchGetItem"),
+        "the late GA path ran"
+    );
     assert_granted(&calls);
 }
 
@@ -167,11 +410,18 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
 async fn publish_stream(app: &shared::App) {
     let feed = local::feed::DevFeed::quiet();
     let (bus, server) = local::testing::bus_on_dev_server(app, &feed, None).await;
-    let follower = local::streams::StreamFollower::attach(&local::testing::dynamodb_endpoint(), app.store.client(), app.store.table_name()).await.unwrap();
+    let follower = local::streams::StreamFollower::attach(
+        &local::testing::dynamodb_endpoint(),
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await
+    .unwrap();
     let bus = &bus;
     follower
         .catch_up(|batch| async move {
-            let out = shared::outbox::publish_records(bus, &batch, shared::domain::Millis::now()).await;
+            let out =
+                shared::outbox::publish_records(bus, &batch, shared::domain::Millis::now()).await;
             assert!(out.failed_records.is_empty(), "{out:?}");
         })
         .await
@@ -188,13 +438,26 @@ async fn publish_stream(app: &shared::App) {
 #[test]
 #[ignore = "make test runs it after the whole suite, whose record it reads"]
 fn every_call_of_the_suite_is_granted_and_every_grant_is_used() {
-    let dir = std::env::var_os(RECORD_ENV).unwrap_or_else(|| panic!("{RECORD_ENV} must name the suite's record (make test sets it)"));
+    let dir = std::env::var_os(RECORD_ENV)
+        .unwrap_or_else(|| panic!("{RECORD_ENV} must name the suite's record (make test sets it)"));
     let calls = read_record(std::path::Path::new(&dir));
     let all = granted();
     let functions: BTreeSet<&str> = calls.iter().map(|c| c.function.as_str()).collect();
-    assert_eq!(functions, all.keys().map(String::as_str).collect(), "every function's calls were recorded");
+    assert_eq!(
+        functions,
+        all.keys().map(String::as_str).collect(),
+        "every function's calls were recorded"
+    );
     assert_granted(&calls);
     let unused = unused(&all, &calls);
-    assert!(unused.is_empty(), "granted, but no test sends it (remove it, or add the test):\n{}", unused.join("\n"));
-    eprintln!("IAM: {} distinct calls of {} functions, all granted; every grant used", calls.len(), functions.len());
+    assert!(
+        unused.is_empty(),
+        "granted, but no test sends it (remove it, or add the test):\n{}",
+        unused.join("\n")
+    );
+    eprintln!(
+        "IAM: {} distinct calls of {} functions, all granted; every grant used",
+        calls.len(),
+        functions.len()
+    );
 }

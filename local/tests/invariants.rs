@@ -35,11 +35,20 @@ async fn many_concurrent_claims_of_one_seat_have_one_winner() {
         if status == 200 {
             winners += 1;
         } else {
-            *codes.entry(format!("{status} {}", body["error"].as_str().unwrap_or("?"))).or_default() += 1;
+            *codes
+                .entry(format!(
+                    "{status} {}",
+                    body["error"].as_str().unwrap_or("?")
+                ))
+                .or_default() += 1;
         }
     }
     assert_eq!(winners, 1, "exactly one winner; losers: {codes:?}");
-    assert_eq!(codes.get("409 seat-held"), Some(&(CLAIMERS - 1)), "{codes:?}");
+    assert_eq!(
+        codes.get("409 seat-held"),
+        Some(&(CLAIMERS - 1)),
+        "{codes:?}"
+    );
     assert_invariants(&app, &ev).await;
 }
 
@@ -81,7 +90,10 @@ async fn many_orders_over_few_seats_never_share_one() {
     let mut claimed = HashSet::new();
     for t in tasks {
         for seat in t.await.unwrap() {
-            assert!(claimed.insert(seat.clone()), "seat {seat} won by two orders");
+            assert!(
+                claimed.insert(seat.clone()),
+                "seat {seat} won by two orders"
+            );
         }
     }
     assert_invariants(&app, &ev).await;
@@ -99,7 +111,11 @@ async fn an_expired_hold_is_claimable_at_once_without_a_sweep() {
     let (status, body) = claim(&app, &second, "A-1-1").await;
     assert_eq!(status, 409, "the second order expired too: {body}");
     let third = order(&app, &ev).await;
-    assert_eq!(claim(&app, &third, "A-1-1").await.0, 200, "no stale window: no sweep ran");
+    assert_eq!(
+        claim(&app, &third, "A-1-1").await.0,
+        200,
+        "no stale window: no sweep ran"
+    );
     // The sweep later leaves the re-claimed seat alone.
     let summary = sweep(&app).await;
     assert_eq!((summary.expired_orders, summary.released_seats), (2, 0));
@@ -120,21 +136,43 @@ async fn the_sweep_expires_orders_and_releases_what_they_still_hold() {
         orders.push(o);
     }
     let paid = order(&app, &ev).await; // completes in time: never swept
-    let long_app = { let mut a = app.clone(); a.config.hold_seconds = 300; a };
+    let long_app = {
+        let mut a = app.clone();
+        a.config.hold_seconds = 300;
+        a
+    };
     let ev_long = event(&long_app, 1, 300).await;
     let live = order(&app, &ev_long).await;
     assert_eq!(claim(&app, &live, "A-1-1").await.0, 200);
     let _ = paid;
     let_holds_expire(1).await;
     let summary = sweep(&app).await;
-    assert_eq!((summary.expired_orders, summary.released_seats, summary.failed_orders), (6, 10, 0));
-    assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available));
+    assert_eq!(
+        (
+            summary.expired_orders,
+            summary.released_seats,
+            summary.failed_orders
+        ),
+        (6, 10, 0)
+    );
+    assert!(seats(&app, &ev)
+        .await
+        .iter()
+        .all(|s| s.state == SeatState::Available));
     for o in &orders {
         let stored = stored_order(&app, &o.id).await;
         assert_eq!(stored.status, OrderStatus::Expired);
-        assert_eq!(stored.seats.len(), 2, "an expired order still shows what it held");
+        assert_eq!(
+            stored.seats.len(),
+            2,
+            "an expired order still shows what it held"
+        );
     }
-    assert_eq!(stored_order(&app, &live.id).await.status, OrderStatus::Pending, "live orders are untouched");
+    assert_eq!(
+        stored_order(&app, &live.id).await.status,
+        OrderStatus::Pending,
+        "live orders are untouched"
+    );
     // Nothing left: a second sweep finds no work.
     let again = sweep(&app).await;
     assert_eq!((again.expired_orders, again.released_seats), (0, 0));
@@ -154,7 +192,10 @@ async fn two_sweeps_at_once_release_each_seat_once() {
     assert_eq!(a.expired_orders + b.expired_orders, 30, "{a:?} {b:?}");
     assert_eq!(a.released_seats + b.released_seats, 60, "{a:?} {b:?}");
     assert_eq!(a.failed_orders + b.failed_orders, 0);
-    assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available));
+    assert!(seats(&app, &ev)
+        .await
+        .iter()
+        .all(|s| s.state == SeatState::Available));
 }
 
 #[tokio::test]
@@ -201,15 +242,27 @@ async fn a_late_payment_for_taken_seats_is_recorded_for_refund() {
     let newer = order(&app, &ev).await; // same event: its hold is 1 s too
     assert_eq!(claim(&app, &newer, "A-1-2").await.0, 200);
     let (status, body) = confirm(&app, &late.id, "pi_late").await;
-    assert_eq!((status, body["error"].as_str(), body["refund"].as_bool()), (409, Some("order-expired"), Some(true)), "{body}");
+    assert_eq!(
+        (status, body["error"].as_str(), body["refund"].as_bool()),
+        (409, Some("order-expired"), Some(true)),
+        "{body}"
+    );
     // All or nothing: A-1-1 was free but is not sold.
     let seats_now = seats(&app, &ev).await;
-    assert!(seats_now.iter().all(|s| !matches!(s.state, SeatState::Sold { .. })));
+    assert!(seats_now
+        .iter()
+        .all(|s| !matches!(s.state, SeatState::Sold { .. })));
     let (_, view) = get_order(&app, &late).await;
-    assert_eq!((view["status"].as_str(), view["paymentId"].as_str()), (Some("REFUND_DUE"), Some("pi_late")));
+    assert_eq!(
+        (view["status"].as_str(), view["paymentId"].as_str()),
+        (Some("REFUND_DUE"), Some("pi_late"))
+    );
     // The same webhook again: the same answer, still recorded once.
     let (status, again) = confirm(&app, &late.id, "pi_late").await;
-    assert_eq!((status, again["error"].as_str(), again["refund"].as_bool()), (409, Some("order-expired"), Some(true)));
+    assert_eq!(
+        (status, again["error"].as_str(), again["refund"].as_bool()),
+        (409, Some("order-expired"), Some(true))
+    );
     // The newer order still holds its seat and can buy it.
     assert_eq!(confirm(&app, &newer.id, "pi_newer").await.0, 200);
     assert_invariants(&app, &ev).await;
@@ -227,8 +280,14 @@ async fn duplicate_webhooks_at_once_complete_once() {
     for i in 0..20 {
         let (app, id) = (app.clone(), o.id.clone());
         // Half repeat one payment; half are different payments for it.
-        let payment = if i % 2 == 0 { "pi_same".to_owned() } else { format!("pi_other_{i}") };
-        tasks.push(tokio::spawn(async move { (payment.clone(), confirm(&app, &id, &payment).await) }));
+        let payment = if i % 2 == 0 {
+            "pi_same".to_owned()
+        } else {
+            format!("pi_other_{i}")
+        };
+        tasks.push(tokio::spawn(async move {
+            (payment.clone(), confirm(&app, &id, &payment).await)
+        }));
     }
     let mut winners = HashSet::new();
     for t in tasks {
@@ -241,9 +300,16 @@ async fn duplicate_webhooks_at_once_complete_once() {
             other => panic!("unexpected {other}: {body}"),
         }
     }
-    assert_eq!(winners.len(), 1, "one payment completes the order: {winners:?}");
+    assert_eq!(
+        winners.len(),
+        1,
+        "one payment completes the order: {winners:?}"
+    );
     let stored = stored_order(&app, &o.id).await;
-    assert_eq!(stored.payment_id.unwrap().as_str(), winners.iter().next().unwrap());
+    assert_eq!(
+        stored.payment_id.unwrap().as_str(),
+        winners.iter().next().unwrap()
+    );
     assert_invariants(&app, &ev).await;
 }
 
@@ -277,7 +343,11 @@ async fn confirm_racing_the_sweep_at_the_expiry_boundary() {
         }
     }
     assert_eq!(mix.values().sum::<usize>(), LANES * ROUNDS_PER_LANE);
-    eprintln!("boundary outcomes over {} rounds in {:.1?}: {mix:#?}", LANES * ROUNDS_PER_LANE, started.elapsed());
+    eprintln!(
+        "boundary outcomes over {} rounds in {:.1?}: {mix:#?}",
+        LANES * ROUNDS_PER_LANE,
+        started.elapsed()
+    );
 }
 
 /// One round: a buyer holding two seats, and at its expiry instant (give
@@ -335,24 +405,45 @@ async fn race_at_expiry(app: &Arc<shared::App>, round: usize) -> String {
     let seats_now = seats(app, &ev).await;
     let confirm_outcome = match (c_status, c_body["error"].as_str()) {
         (200, _) => {
-            assert_eq!(c_body["seats"], serde_json::json!(["A-1-1", "A-1-2"]), "{c_body}");
+            assert_eq!(
+                c_body["seats"],
+                serde_json::json!(["A-1-1", "A-1-2"]),
+                "{c_body}"
+            );
             assert_eq!(stored.status, OrderStatus::Completed);
-            assert_ne!(r_status, 200, "round {round}: the rival won a seat the buyer was sold: {r_body}");
+            assert_ne!(
+                r_status, 200,
+                "round {round}: the rival won a seat the buyer was sold: {r_body}"
+            );
             "completed"
         }
         (409, Some("order-expired")) => {
             assert_eq!(c_body["refund"], true, "{c_body}");
             assert_eq!(stored.status, OrderStatus::RefundDue);
-            assert_eq!(stored.payment_id.as_ref().map(|p| p.as_str()), Some(format!("pi_race_{round}").as_str()));
+            assert_eq!(
+                stored.payment_id.as_ref().map(|p| p.as_str()),
+                Some(format!("pi_race_{round}").as_str())
+            );
             // Only the rival's live hold can have stopped the late sale.
-            assert_eq!(r_status, 200, "round {round}: refund due although no seat was taken");
-            assert!(seats_now.iter().all(|s| !matches!(s.state, SeatState::Sold { .. })), "all or nothing");
+            assert_eq!(
+                r_status, 200,
+                "round {round}: refund due although no seat was taken"
+            );
+            assert!(
+                seats_now
+                    .iter()
+                    .all(|s| !matches!(s.state, SeatState::Sold { .. })),
+                "all or nothing"
+            );
             "refund-due"
         }
         other => panic!("round {round}: confirm answered {other:?}: {c_body}"),
     };
     assert_invariants(app, &ev).await;
-    format!("confirm {confirm_outcome}, sweep released {}, rival {rival_outcome}", swept.released_seats)
+    format!(
+        "confirm {confirm_outcome}, sweep released {}, rival {rival_outcome}",
+        swept.released_seats
+    )
 }
 
 /// The sweep works from the order item, never from the index's copy: an
@@ -369,20 +460,41 @@ async fn the_sweep_releases_what_the_order_item_holds_not_what_the_index_showed(
     // What a sweep at `after` reads from the index...
     let mut found = Vec::new();
     for shard in 0..shared::store::PENDING_SHARDS {
-        found.extend(app.store.expired_orders(shard, after, 100, None).await.unwrap().0);
+        found.extend(
+            app.store
+                .expired_orders(shard, after, 100, None)
+                .await
+                .unwrap()
+                .0,
+        );
     }
     assert_eq!(found, [o.order_id()]);
     // ...then the order takes another seat (still live now).
     assert_eq!(claim(&app, &o, "A-1-2").await.0, 200);
-    let released = shared::sweep::release_order(&app.store, &found[0], after).await.unwrap();
+    let released = shared::sweep::release_order(&app.store, &found[0], after)
+        .await
+        .unwrap();
     assert_eq!((released.seats, released.expired), (2, true));
     let stored = stored_order(&app, &o.id).await;
     assert_eq!(stored.status, OrderStatus::Expired);
-    assert!(seats(&app, &ev).await.iter().all(|s| s.state == SeatState::Available), "no seat stays held by an expired order");
+    assert!(
+        seats(&app, &ev)
+            .await
+            .iter()
+            .all(|s| s.state == SeatState::Available),
+        "no seat stays held by an expired order"
+    );
     // An index entry whose order is in fact still live is left alone.
     let live = order(&app, &ev).await;
     assert_eq!(claim(&app, &live, "A-1-3").await.0, 200);
-    assert_eq!(shared::sweep::release_order(&app.store, &live.order_id(), shared::domain::Millis::now()).await.unwrap(), shared::sweep::Released::default());
-    assert_eq!(stored_order(&app, &live.id).await.status, OrderStatus::Pending);
+    assert_eq!(
+        shared::sweep::release_order(&app.store, &live.order_id(), shared::domain::Millis::now())
+            .await
+            .unwrap(),
+        shared::sweep::Released::default()
+    );
+    assert_eq!(
+        stored_order(&app, &live.id).await.status,
+        OrderStatus::Pending
+    );
 }
-

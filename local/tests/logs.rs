@@ -51,7 +51,10 @@ impl Secrets {
     }
     /// A confirm's `webhook-signature` value, and the signature alone.
     fn add_signature(&mut self, headers: &[(&'static str, String)]) {
-        let (_, value) = headers.iter().find(|(k, _)| *k == shared::auth::HEADER_WEBHOOK_SIGNATURE).unwrap();
+        let (_, value) = headers
+            .iter()
+            .find(|(k, _)| *k == shared::auth::HEADER_WEBHOOK_SIGNATURE)
+            .unwrap();
         self.add("webhook-signature", value);
         self.add("signature", value.trim_start_matches("v1,"));
     }
@@ -68,7 +71,10 @@ impl Secrets {
 async fn flow(app: &App) -> Secrets {
     let mut secrets = Secrets::default();
     secrets.add("confirm secret", DEV_CONFIRM_SECRET);
-    secrets.add("confirm key, base64", DEV_CONFIRM_SECRET.trim_start_matches("whsec_"));
+    secrets.add(
+        "confirm key, base64",
+        DEV_CONFIRM_SECRET.trim_start_matches("whsec_"),
+    );
     secrets.add("confirm key", "seatclaim-local-dev-key-NOT-FOR-PRODUCTION");
 
     let event_id = event(app, 3, 60).await;
@@ -86,11 +92,29 @@ async fn flow(app: &App) -> Secrets {
     // The thief's token on the buyer's order, and a forged token.
     let stolen = [("authorization", thief.auth())];
     let stolen: Vec<(&str, &str)> = stolen.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let (status, _) = call(app, "POST", &format!("/orders/{}/seats/A-1-3", buyer.id), &stolen, "").await;
+    let (status, _) = call(
+        app,
+        "POST",
+        &format!("/orders/{}/seats/A-1-3", buyer.id),
+        &stolen,
+        "",
+    )
+    .await;
     assert_eq!(status, 401);
-    let forged = format!("{}~{}", buyer.token.rsplit_once('~').unwrap().0, "ab".repeat(32));
+    let forged = format!(
+        "{}~{}",
+        buyer.token.rsplit_once('~').unwrap().0,
+        "ab".repeat(32)
+    );
     secrets.add("forged hold token", &forged);
-    let (status, _) = call(app, "GET", &format!("/orders/{}", buyer.id), &[("authorization", &format!("Bearer {forged}"))], "").await;
+    let (status, _) = call(
+        app,
+        "GET",
+        &format!("/orders/{}", buyer.id),
+        &[("authorization", &format!("Bearer {forged}"))],
+        "",
+    )
+    .await;
     assert_eq!(status, 401);
 
     // A good payment, a replay, and one with a wrong signature.
@@ -98,12 +122,26 @@ async fn flow(app: &App) -> Secrets {
     let headers = signed(&body);
     secrets.add_signature(&headers);
     for _ in 0..2 {
-        let (status, reply) = call(app, "POST", &format!("/orders/{}/confirm", buyer.id), &as_refs(&headers), &body).await;
+        let (status, reply) = call(
+            app,
+            "POST",
+            &format!("/orders/{}/confirm", buyer.id),
+            &as_refs(&headers),
+            &body,
+        )
+        .await;
         assert_eq!(status, 200, "{reply}");
     }
     let wrong = signed(&confirm_body(&thief.id, "pay-other", &["A-1-1".to_owned()]));
     secrets.add_signature(&wrong);
-    let (status, _) = call(app, "POST", &format!("/orders/{}/confirm", thief.id), &as_refs(&wrong), &body).await;
+    let (status, _) = call(
+        app,
+        "POST",
+        &format!("/orders/{}/confirm", thief.id),
+        &as_refs(&wrong),
+        &body,
+    )
+    .await;
     assert_eq!(status, 401);
 
     // A hold that expires, is swept, and is paid for late.
@@ -117,7 +155,14 @@ async fn flow(app: &App) -> Secrets {
     let late_body = confirm_body(&late.id, "pay-logs-late", &["A-1-1".to_owned()]);
     let late_headers = signed(&late_body);
     secrets.add_signature(&late_headers);
-    let (status, reply) = call(app, "POST", &format!("/orders/{}/confirm", late.id), &as_refs(&late_headers), &late_body).await;
+    let (status, reply) = call(
+        app,
+        "POST",
+        &format!("/orders/{}/confirm", late.id),
+        &as_refs(&late_headers),
+        &late_body,
+    )
+    .await;
     assert!(status == 200 || status == 409, "{status} {reply}");
     secrets
 }
@@ -146,7 +191,11 @@ fn assert_clean(secrets: &Secrets, log: &str) {
 }
 
 fn json_lines(log: &str) -> Vec<Value> {
-    log.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON log line ({e}): {l}"))).collect()
+    log.lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON log line ({e}): {l}"))
+        })
+        .collect()
 }
 
 /// One test, not two: tracing caches each callsite's interest across every
@@ -162,11 +211,25 @@ async fn logs_at_info_and_at_trace_hold_no_token_signature_or_secret() {
     let (secrets, log) = logged_flow("info").await;
     let lines = json_lines(&log);
     // The capture works: one line per request, with its route and status.
-    let requests: Vec<&Value> = lines.iter().filter(|l| l["fields"]["message"] == "request").collect();
-    assert!(requests.len() >= 15, "expected a line per request, got {}:\n{log}", requests.len());
-    assert!(requests.iter().any(|l| l["fields"]["status"] == 401 && l["fields"]["code"] == "unauthorized"));
-    assert!(requests.iter().any(|l| l["fields"]["route"] == "confirm" && l["fields"]["status"] == 200));
-    if let Some(verbose) = lines.iter().find(|l| l["level"] == "DEBUG" || l["level"] == "TRACE") {
+    let requests: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["fields"]["message"] == "request")
+        .collect();
+    assert!(
+        requests.len() >= 15,
+        "expected a line per request, got {}:\n{log}",
+        requests.len()
+    );
+    assert!(requests
+        .iter()
+        .any(|l| l["fields"]["status"] == 401 && l["fields"]["code"] == "unauthorized"));
+    assert!(requests
+        .iter()
+        .any(|l| l["fields"]["route"] == "confirm" && l["fields"]["status"] == 200));
+    if let Some(verbose) = lines
+        .iter()
+        .find(|l| l["level"] == "DEBUG" || l["level"] == "TRACE")
+    {
         panic!("a line below INFO at the production level: {verbose}");
     }
     assert_clean(&secrets, &log);
@@ -175,7 +238,10 @@ async fn logs_at_info_and_at_trace_hold_no_token_signature_or_secret() {
     // so this searches it too.
     let (secrets, log) = logged_flow("trace").await;
     let lines = json_lines(&log);
-    assert!(lines.iter().any(|l| l["level"] == "TRACE"), "no TRACE lines captured");
+    assert!(
+        lines.iter().any(|l| l["level"] == "TRACE"),
+        "no TRACE lines captured"
+    );
     assert!(lines.len() > 200, "only {} lines at TRACE", lines.len());
     assert_clean(&secrets, &log);
 }

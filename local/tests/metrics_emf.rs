@@ -16,36 +16,69 @@ use serde_json::{json, Value};
 use shared::domain::Millis;
 
 /// The EMF units CloudWatch accepts (the ones `metrics` can name).
-const UNITS: [&str; 8] = ["Count", "Milliseconds", "Seconds", "Microseconds", "Bytes", "Percent", "Count/Second", "None"];
+const UNITS: [&str; 8] = [
+    "Count",
+    "Milliseconds",
+    "Seconds",
+    "Microseconds",
+    "Bytes",
+    "Percent",
+    "Count/Second",
+    "None",
+];
 
 /// Checks one EMF document against the specification; returns its
 /// (metric, dimensions) -> value entries.
 fn validate(line: &str) -> Vec<(String, BTreeMap<String, String>, f64)> {
-    let doc: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+    let doc: Value =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
     let aws = &doc["_aws"];
-    assert!(aws["Timestamp"].as_u64().is_some_and(|t| t > 1_600_000_000_000), "Timestamp in ms: {line}");
-    let directives = aws["CloudWatchMetrics"].as_array().unwrap_or_else(|| panic!("CloudWatchMetrics: {line}"));
+    assert!(
+        aws["Timestamp"]
+            .as_u64()
+            .is_some_and(|t| t > 1_600_000_000_000),
+        "Timestamp in ms: {line}"
+    );
+    let directives = aws["CloudWatchMetrics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("CloudWatchMetrics: {line}"));
     assert_eq!(directives.len(), 1, "{line}");
     let directive = &directives[0];
     assert_eq!(directive["Namespace"], shared::metrics::NAMESPACE, "{line}");
     let mut dimensions = BTreeMap::new();
-    for set in directive["Dimensions"].as_array().unwrap_or_else(|| panic!("Dimensions: {line}")) {
-        let set = set.as_array().unwrap_or_else(|| panic!("a dimension set is an array: {line}"));
+    for set in directive["Dimensions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("Dimensions: {line}"))
+    {
+        let set = set
+            .as_array()
+            .unwrap_or_else(|| panic!("a dimension set is an array: {line}"));
         assert!(set.len() <= 30, "{line}");
         for name in set {
-            let name = name.as_str().unwrap_or_else(|| panic!("dimension names are strings: {line}"));
-            let value = doc[name].as_str().unwrap_or_else(|| panic!("dimension {name} is a top-level string: {line}"));
+            let name = name
+                .as_str()
+                .unwrap_or_else(|| panic!("dimension names are strings: {line}"));
+            let value = doc[name]
+                .as_str()
+                .unwrap_or_else(|| panic!("dimension {name} is a top-level string: {line}"));
             dimensions.insert(name.to_owned(), value.to_owned());
         }
     }
-    let metrics = directive["Metrics"].as_array().unwrap_or_else(|| panic!("Metrics: {line}"));
+    let metrics = directive["Metrics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("Metrics: {line}"));
     assert!(!metrics.is_empty() && metrics.len() <= 100, "{line}");
     metrics
         .iter()
         .map(|m| {
-            let name = m["Name"].as_str().unwrap_or_else(|| panic!("a metric has a Name: {line}"));
+            let name = m["Name"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a metric has a Name: {line}"));
             if let Some(unit) = m.get("Unit") {
-                assert!(unit.as_str().is_some_and(|u| UNITS.contains(&u)), "unit {unit}: {line}");
+                assert!(
+                    unit.as_str().is_some_and(|u| UNITS.contains(&u)),
+                    "unit {unit}: {line}"
+                );
             }
             let value = match &doc[name] {
                 Value::Number(v) => v.as_f64().unwrap(),
@@ -66,11 +99,20 @@ fn captured() -> BTreeMap<String, f64> {
         for (name, dims, value) in validate(line) {
             // Low cardinality: every dimension value is a name from a fixed set.
             for (k, v) in &dims {
-                assert!(["function", "outcome", "result"].contains(&k.as_str()), "dimension {k}: {line}");
-                assert!(v.len() <= 30 && v.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{k}={v} looks like an id: {line}");
+                assert!(
+                    ["function", "outcome", "result"].contains(&k.as_str()),
+                    "dimension {k}: {line}"
+                );
+                assert!(
+                    v.len() <= 30 && v.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                    "{k}={v} looks like an id: {line}"
+                );
             }
             let gauge = name == shared::metrics::SWEEP_LAG;
-            let key = std::iter::once(name).chain(dims.values().cloned()).collect::<Vec<_>>().join(" ");
+            let key = std::iter::once(name)
+                .chain(dims.values().cloned())
+                .collect::<Vec<_>>()
+                .join(" ");
             // Counters add up over flushes; a gauge is its latest value.
             let entry = out.entry(key).or_insert(0.0);
             *entry = if gauge { value } else { *entry + value };
@@ -91,8 +133,14 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     for _ in 0..3 {
         assert_eq!(claim(&app, &loser, "A-1-1").await.1["error"], "seat-held");
     }
-    assert_eq!(claim(&app, &loser, "A-1-9").await.1["error"], "seat-not-found");
-    assert_eq!(best(&app, &loser, json!({"quantity": 3})).await.1["error"], "not-enough-seats");
+    assert_eq!(
+        claim(&app, &loser, "A-1-9").await.1["error"],
+        "seat-not-found"
+    );
+    assert_eq!(
+        best(&app, &loser, json!({"quantity": 3})).await.1["error"],
+        "not-enough-seats"
+    );
     // Confirms: completed, the same again, a payment for a seat another holds, a bad signature.
     assert_eq!(confirm(&app, &winner.id, "pay-1").await.0, 200);
     assert_eq!(confirm(&app, &winner.id, "pay-1").await.0, 200);
@@ -100,19 +148,48 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     let (status, body) = confirm_seats(&app, &loser.id, "pay-2", &["A-1-1".to_owned()]).await;
     assert_eq!((status, &body["refund"]), (409, &json!(true)), "{body}");
     let unsigned = confirm_body(&winner.id, "pay-3", &["A-1-1".to_owned()]);
-    assert_eq!(call(&app, "POST", &format!("/orders/{}/confirm", winner.id), &[], &unsigned).await.0, 401);
+    assert_eq!(
+        call(
+            &app,
+            "POST",
+            &format!("/orders/{}/confirm", winner.id),
+            &[],
+            &unsigned
+        )
+        .await
+        .0,
+        401
+    );
     // The sweep: one order left holding a seat, expired.
     let short = event(&app, 1, 1).await;
     let idle = order(&app, &short).await;
     assert_eq!(claim(&app, &idle, "A-1-1").await.0, 200);
     let_holds_expire(1).await;
-    let scheduled: Value = serde_json::from_str(&std::fs::read_to_string(local::repo_root().join("events/expire-holds.json")).unwrap()).unwrap();
-    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default())).await.unwrap();
-    assert_eq!((summary.expired_orders, summary.released_seats), (1, 1), "{summary:?}");
+    let scheduled: Value = serde_json::from_str(
+        &std::fs::read_to_string(local::repo_root().join("events/expire-holds.json")).unwrap(),
+    )
+    .unwrap();
+    let summary = shared::expire_holds(
+        &local::iam::attributed(&app, "expire-holds"),
+        lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (summary.expired_orders, summary.released_seats),
+        (1, 1),
+        "{summary:?}"
+    );
     let lag = summary.lag_ms.expect("it found an expired order");
     // Events out, as publish-events counts them.
     let feed = local::feed::DevFeed::quiet();
-    let follower = local::streams::StreamFollower::attach(&local::testing::dynamodb_endpoint(), app.store.client(), app.store.table_name()).await.unwrap();
+    let follower = local::streams::StreamFollower::attach(
+        &local::testing::dynamodb_endpoint(),
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await
+    .unwrap();
     let projector = local::iam::attributed(&app, "project-seat-map");
     let (feed_ref, store) = (&feed, &projector.store);
     follower
@@ -137,7 +214,11 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     assert_eq!(get("Confirms unauthorized"), 1.0, "{m:#?}");
     assert_eq!(get("Requests confirm ok"), 2.0, "{m:#?}");
     assert_eq!(get("Requests confirm unauthorized"), 1.0, "{m:#?}");
-    assert_eq!((get("OrdersExpired"), get("SeatsReleased")), (1.0, 1.0), "{m:#?}");
+    assert_eq!(
+        (get("OrdersExpired"), get("SeatsReleased")),
+        (1.0, 1.0),
+        "{m:#?}"
+    );
     assert_eq!(get("SweepLagMilliseconds"), lag as f64, "{m:#?}");
     assert!(lag < 60_000, "found within a minute of expiring: {lag}");
     assert_eq!(get("EventsPublished"), feed.events().len() as f64, "{m:#?}");
@@ -148,5 +229,8 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     assert_eq!(get("SeatMapFailures"), 0.0, "{m:#?}");
     // Flushed, nothing is counted twice (a gauge repeats its last value).
     shared::metrics::flush();
-    assert_eq!(captured().keys().collect::<Vec<_>>(), ["SweepLagMilliseconds"]);
+    assert_eq!(
+        captured().keys().collect::<Vec<_>>(),
+        ["SweepLagMilliseconds"]
+    );
 }

@@ -16,7 +16,9 @@ fn spec() -> Value {
     serde_yaml_ng::from_str(&text).unwrap()
 }
 
-const METHODS: [&str; 8] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "patch", "head", "options", "trace",
+];
 
 /// Each operation as ((METHOD, path), operation).
 fn operations(doc: &Value) -> BTreeMap<(String, String), Value> {
@@ -25,7 +27,10 @@ fn operations(doc: &Value) -> BTreeMap<(String, String), Value> {
         for (key, op) in item.as_mapping().unwrap() {
             let key = key.as_str().unwrap();
             if METHODS.contains(&key) {
-                ops.insert((key.to_uppercase(), path.as_str().unwrap().to_owned()), op.clone());
+                ops.insert(
+                    (key.to_uppercase(), path.as_str().unwrap().to_owned()),
+                    op.clone(),
+                );
             }
         }
     }
@@ -85,16 +90,52 @@ fn documented_errors(doc: &Value, op: &Value) -> BTreeSet<(u16, String)> {
 /// shared/src/store.rs.
 fn errors_of(function: &str) -> Vec<Error> {
     use Error::*;
-    let route_not_found = || RouteNotFound { method: String::new(), path: String::new() };
+    let route_not_found = || RouteNotFound {
+        method: String::new(),
+        path: String::new(),
+    };
     let internal = || Corrupt(String::new());
-    let mut errors = vec![BadRequest(String::new()), route_not_found(), StoreUnavailable, internal()];
+    let mut errors = vec![
+        BadRequest(String::new()),
+        route_not_found(),
+        StoreUnavailable,
+        internal(),
+    ];
     errors.extend(match function {
         "create-event" => vec![EventExists, PayloadTooLarge { limit: 0 }],
-        "get-event" | "availability" => vec![EventNotFound, MethodNotAllowed { method: String::new(), allow: String::new() }],
-        "list-seats" => vec![EventNotFound, SectionNotFound, MethodNotAllowed { method: String::new(), allow: String::new() }],
-        "create-order" => vec![EventNotFound, PayloadTooLarge { limit: 0 }, MethodNotAllowed { method: String::new(), allow: String::new() }],
+        "get-event" | "availability" => vec![
+            EventNotFound,
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
+        ],
+        "list-seats" => vec![
+            EventNotFound,
+            SectionNotFound,
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
+        ],
+        "create-order" => vec![
+            EventNotFound,
+            PayloadTooLarge { limit: 0 },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
+        ],
         "get-order" => vec![Unauthorized, OrderNotFound],
-        "cancel-order" => vec![Unauthorized, OrderNotFound, OrderNotCancellable, MethodNotAllowed { method: String::new(), allow: String::new() }],
+        "cancel-order" => vec![
+            Unauthorized,
+            OrderNotFound,
+            OrderNotCancellable,
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
+        ],
         "best-available" => vec![
             PayloadTooLarge { limit: 0 },
             Unauthorized,
@@ -103,7 +144,10 @@ fn errors_of(function: &str) -> Vec<Error> {
             NotEnoughSeats { quantity: 2 },
             OrderNotHoldable,
             SeatLimit { max: 10 },
-            MethodNotAllowed { method: String::new(), allow: String::new() },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
         ],
         "hold-ga" => vec![
             Unauthorized,
@@ -113,14 +157,20 @@ fn errors_of(function: &str) -> Vec<Error> {
             OrderNotHoldable,
             SeatLimit { max: 10 },
             PayloadTooLarge { limit: 0 },
-            MethodNotAllowed { method: String::new(), allow: String::new() },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
         ],
         "extend-order" => vec![
             Unauthorized,
             OrderNotFound,
             HoldLimit,
             OrderNotHoldable,
-            MethodNotAllowed { method: String::new(), allow: String::new() },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
         ],
         "get-seat" => vec![
             Unauthorized,
@@ -130,7 +180,10 @@ fn errors_of(function: &str) -> Vec<Error> {
             SeatSold,
             OrderNotHoldable,
             SeatLimit { max: 10 },
-            MethodNotAllowed { method: String::new(), allow: String::new() },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
         ],
         "drop-seat" => vec![
             Unauthorized,
@@ -138,7 +191,10 @@ fn errors_of(function: &str) -> Vec<Error> {
             SeatNotFound,
             SeatNotHeld,
             OrderNotHoldable,
-            MethodNotAllowed { method: String::new(), allow: String::new() },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
         ],
         "confirm" => vec![
             Unauthorized,
@@ -148,7 +204,10 @@ fn errors_of(function: &str) -> Vec<Error> {
             SeatsUnavailable,
             PaymentReused,
             PayloadTooLarge { limit: 0 },
-            MethodNotAllowed { method: String::new(), allow: String::new() },
+            MethodNotAllowed {
+                method: String::new(),
+                allow: String::new(),
+            },
         ],
         other => panic!("no error list for {other}"),
     });
@@ -160,8 +219,14 @@ fn the_spec_lists_exactly_the_routers_routes() {
     let doc = spec();
     assert_eq!(doc["openapi"].as_str(), Some("3.0.3"));
     let documented: BTreeSet<_> = operations(&doc).into_keys().collect();
-    let routed: BTreeSet<_> = ROUTES.iter().map(|r| (r.method.to_owned(), r.path.to_owned())).collect();
-    assert_eq!(documented, routed, "docs/openapi.yaml paths vs local::router::ROUTES (= template.yaml)");
+    let routed: BTreeSet<_> = ROUTES
+        .iter()
+        .map(|r| (r.method.to_owned(), r.path.to_owned()))
+        .collect();
+    assert_eq!(
+        documented, routed,
+        "docs/openapi.yaml paths vs local::router::ROUTES (= template.yaml)"
+    );
 }
 
 #[test]
@@ -172,18 +237,39 @@ fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
     for route in ROUTES {
         let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
         let what = format!("{} {} ({})", route.method, route.path, route.function);
-        assert!(ids.insert(op["operationId"].as_str().unwrap().to_owned()), "{what}: unique operationId");
-        let statuses: Vec<u16> =
-            op["responses"].as_mapping().unwrap().keys().map(|k| k.as_str().unwrap().parse().unwrap()).collect();
+        assert!(
+            ids.insert(op["operationId"].as_str().unwrap().to_owned()),
+            "{what}: unique operationId"
+        );
+        let statuses: Vec<u16> = op["responses"]
+            .as_mapping()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str().unwrap().parse().unwrap())
+            .collect();
         // create-event alone has two: 201 READY, 202 CREATING.
-        let successes = if route.function == "create-event" { 2 } else { 1 };
-        assert_eq!(statuses.iter().filter(|s| (200..300).contains(*s)).count(), successes, "{what}: its success statuses");
-        assert!(statuses.iter().any(|s| (400..500).contains(s)), "{what}: documents 4xx responses");
+        let successes = if route.function == "create-event" {
+            2
+        } else {
+            1
+        };
+        assert_eq!(
+            statuses.iter().filter(|s| (200..300).contains(*s)).count(),
+            successes,
+            "{what}: its success statuses"
+        );
+        assert!(
+            statuses.iter().any(|s| (400..500).contains(s)),
+            "{what}: documents 4xx responses"
+        );
 
         let documented = documented_errors(&doc, op);
         for err in errors_of(route.function) {
             let pair = (shared::http::status(&err).as_u16(), err.code().to_owned());
-            assert!(documented.contains(&pair), "{what}: {pair:?} is missing from docs/openapi.yaml");
+            assert!(
+                documented.contains(&pair),
+                "{what}: {pair:?} is missing from docs/openapi.yaml"
+            );
         }
     }
 }
@@ -195,8 +281,14 @@ fn every_documented_error_code_exists_with_that_status() {
         BadRequest(String::new()),
         PayloadTooLarge { limit: 0 },
         Unauthorized,
-        RouteNotFound { method: String::new(), path: String::new() },
-        MethodNotAllowed { method: String::new(), allow: String::new() },
+        RouteNotFound {
+            method: String::new(),
+            path: String::new(),
+        },
+        MethodNotAllowed {
+            method: String::new(),
+            allow: String::new(),
+        },
         EventNotFound,
         EventExists,
         OrderNotFound,
@@ -218,11 +310,17 @@ fn every_documented_error_code_exists_with_that_status() {
         StoreUnavailable,
         Corrupt(String::new()),
     ];
-    let real: BTreeSet<(u16, String)> = all.iter().map(|e| (shared::http::status(e).as_u16(), e.code().to_owned())).collect();
+    let real: BTreeSet<(u16, String)> = all
+        .iter()
+        .map(|e| (shared::http::status(e).as_u16(), e.code().to_owned()))
+        .collect();
     let doc = spec();
     for ((method, path), op) in operations(&doc) {
         for pair in documented_errors(&doc, &op) {
-            assert!(real.contains(&pair), "{method} {path} documents {pair:?}, which no Error produces");
+            assert!(
+                real.contains(&pair),
+                "{method} {path} documents {pair:?}, which no Error produces"
+            );
         }
     }
 }
@@ -234,39 +332,94 @@ fn special_error_bodies_and_headers_are_documented() {
     // 409 order-expired carries "refund": true.
     let confirm = &ops[&("POST".to_owned(), "/orders/{orderId}/confirm".to_owned())];
     let conflict = resolve(&doc, &confirm["responses"]["409"]);
-    let text = serde_yaml_ng::to_string(&conflict["content"]["application/json"]["schema"]).unwrap();
+    let text =
+        serde_yaml_ng::to_string(&conflict["content"]["application/json"]["schema"]).unwrap();
     let refund = resolve(&doc, &doc["components"]["schemas"]["RefundError"]);
-    assert!(text.contains("RefundError"), "confirm's 409 allows the refund body");
-    assert_eq!(refund["properties"]["error"]["enum"][0].as_str(), Some(Error::OrderExpired.code()));
-    assert!(refund["required"].as_sequence().unwrap().iter().any(|r| r.as_str() == Some("refund")));
-    let refund_codes: BTreeSet<&str> = refund["properties"]["error"]["enum"].as_sequence().unwrap().iter().filter_map(|v| v.as_str()).collect();
-    for e in [Error::OrderExpired, Error::SeatsUnavailable, Error::AlreadyCompleted] {
+    assert!(
+        text.contains("RefundError"),
+        "confirm's 409 allows the refund body"
+    );
+    assert_eq!(
+        refund["properties"]["error"]["enum"][0].as_str(),
+        Some(Error::OrderExpired.code())
+    );
+    assert!(refund["required"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .any(|r| r.as_str() == Some("refund")));
+    let refund_codes: BTreeSet<&str> = refund["properties"]["error"]["enum"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for e in [
+        Error::OrderExpired,
+        Error::SeatsUnavailable,
+        Error::AlreadyCompleted,
+    ] {
         assert_eq!(e.body()["refund"], true);
-        assert!(refund_codes.contains(e.code()), "{} is documented with refund: true", e.code());
+        assert!(
+            refund_codes.contains(e.code()),
+            "{} is documented with refund: true",
+            e.code()
+        );
     }
     // The Standard Webhooks headers, and the hold token on the order routes.
-    let params: Vec<_> = confirm["parameters"].as_sequence().unwrap().iter().map(|p| resolve(&doc, p)).collect();
-    for header in [shared::auth::HEADER_WEBHOOK_ID, shared::auth::HEADER_WEBHOOK_TIMESTAMP, shared::auth::HEADER_WEBHOOK_SIGNATURE] {
+    let params: Vec<_> = confirm["parameters"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|p| resolve(&doc, p))
+        .collect();
+    for header in [
+        shared::auth::HEADER_WEBHOOK_ID,
+        shared::auth::HEADER_WEBHOOK_TIMESTAMP,
+        shared::auth::HEADER_WEBHOOK_SIGNATURE,
+    ] {
         assert!(
-            params.iter().any(|p| p["name"].as_str() == Some(header) && p["in"].as_str() == Some("header") && p["required"].as_bool() == Some(true)),
+            params.iter().any(|p| p["name"].as_str() == Some(header)
+                && p["in"].as_str() == Some("header")
+                && p["required"].as_bool() == Some(true)),
             "confirm documents the {header} header"
         );
     }
-    for route in ROUTES.iter().filter(|r| r.path.starts_with("/orders/") && r.function != "confirm") {
+    for route in ROUTES
+        .iter()
+        .filter(|r| r.path.starts_with("/orders/") && r.function != "confirm")
+    {
         let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
-        assert!(op["security"][0]["holdToken"].is_sequence(), "{} {} requires the hold token", route.method, route.path);
+        assert!(
+            op["security"][0]["holdToken"].is_sequence(),
+            "{} {} requires the hold token",
+            route.method,
+            route.path
+        );
     }
-    assert_eq!(doc["components"]["securitySchemes"]["holdToken"]["scheme"].as_str(), Some("bearer"));
+    assert_eq!(
+        doc["components"]["securitySchemes"]["holdToken"]["scheme"].as_str(),
+        Some("bearer")
+    );
     // 503 says when to retry.
     let unavailable = resolve(&doc, &doc["components"]["responses"]["StoreUnavailable"]);
     assert!(!unavailable["headers"]["Retry-After"].is_null());
     // Ids as the domain checks them.
     let id = &doc["components"]["schemas"]["Id"];
     assert_eq!(id["pattern"].as_str(), Some("^[A-Za-z0-9_.-]{1,64}$"));
-    assert_eq!(id["maxLength"].as_u64(), Some(shared::domain::MAX_ID_LEN as u64));
+    assert_eq!(
+        id["maxLength"].as_u64(),
+        Some(shared::domain::MAX_ID_LEN as u64)
+    );
     let seat = &doc["components"]["schemas"]["SeatId"];
-    assert_eq!(seat["maxLength"].as_u64(), Some(shared::domain::MAX_SEAT_ID_LEN as u64));
-    assert_eq!(seat["pattern"].as_str(), Some(format!("^[A-Za-z0-9_.-]{{1,{}}}$", shared::domain::MAX_SEAT_ID_LEN).as_str()));
+    assert_eq!(
+        seat["maxLength"].as_u64(),
+        Some(shared::domain::MAX_SEAT_ID_LEN as u64)
+    );
+    assert_eq!(
+        seat["pattern"].as_str(),
+        Some(format!("^[A-Za-z0-9_.-]{{1,{}}}$", shared::domain::MAX_SEAT_ID_LEN).as_str())
+    );
 }
 
 #[tokio::test]
@@ -274,10 +427,16 @@ async fn the_dev_server_serves_the_spec() {
     use std::io::{Read, Write};
 
     let on_disk = std::fs::read_to_string(local::repo_root().join("docs/openapi.yaml")).unwrap();
-    assert_eq!(local::server::OPENAPI_YAML, on_disk, "the binary embeds docs/openapi.yaml");
+    assert_eq!(
+        local::server::OPENAPI_YAML,
+        on_disk,
+        "the binary embeds docs/openapi.yaml"
+    );
 
     let app = common::fresh_app().await;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(local::server::run(listener, app, async {
@@ -286,7 +445,11 @@ async fn the_dev_server_serves_the_spec() {
     // A plain blocking client, off the runtime's threads.
     let reply = tokio::task::spawn_blocking(move || {
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        stream.write_all(b"GET /openapi.yaml HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+        stream
+            .write_all(
+                b"GET /openapi.yaml HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            )
+            .unwrap();
         let mut reply = Vec::new();
         stream.read_to_end(&mut reply).unwrap();
         reply
@@ -296,7 +459,11 @@ async fn the_dev_server_serves_the_spec() {
     let reply = String::from_utf8(reply).unwrap();
     let (head, body) = reply.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(head.to_ascii_lowercase().contains("content-type: application/yaml"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/yaml"),
+        "{head}"
+    );
     assert_eq!(body, on_disk);
     let _ = stop.send(());
     server.await.unwrap();

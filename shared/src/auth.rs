@@ -34,7 +34,9 @@ pub struct HoldToken {
 impl fmt::Debug for HoldToken {
     // Never print the secret, not even in debug output.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HoldToken").field("event_id", &self.event_id).finish_non_exhaustive()
+        f.debug_struct("HoldToken")
+            .field("event_id", &self.event_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -48,7 +50,11 @@ impl HoldToken {
             expires_at.0,
             hex::encode(secret)
         );
-        Ok(Self { raw, event_id: event_id.clone(), expires_at })
+        Ok(Self {
+            raw,
+            event_id: event_id.clone(),
+            expires_at,
+        })
     }
 
     /// Parses a presented token; `None` if it is not shaped like ours.
@@ -63,7 +69,11 @@ impl HoldToken {
         }
         let event_id = EventId::parse(event).ok()?;
         let expires_at = Millis(expires.parse().ok()?);
-        Some(Self { raw: raw.to_owned(), event_id, expires_at })
+        Some(Self {
+            raw: raw.to_owned(),
+            event_id,
+            expires_at,
+        })
     }
 
     /// From an `Authorization: Bearer <token>` header value.
@@ -84,8 +94,15 @@ impl HoldToken {
     /// of date.
     pub fn with_expiry(&self, expires_at: Millis) -> Self {
         let secret = self.secret();
-        let raw = format!("{}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{secret}", self.event_id, expires_at.0);
-        Self { raw, event_id: self.event_id.clone(), expires_at }
+        let raw = format!(
+            "{}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{secret}",
+            self.event_id, expires_at.0
+        );
+        Self {
+            raw,
+            event_id: self.event_id.clone(),
+            expires_at,
+        }
     }
     /// The random part (parse and generate guarantee the shape).
     fn secret(&self) -> &str {
@@ -127,7 +144,9 @@ pub enum SecretError {
     Format,
     #[error("secret {index} is not `whsec_` followed by base64")]
     NotBase64 { index: usize },
-    #[error("secret {index} has a {bytes}-byte key; at least {MIN_WEBHOOK_KEY_BYTES} are required")]
+    #[error(
+        "secret {index} has a {bytes}-byte key; at least {MIN_WEBHOOK_KEY_BYTES} are required"
+    )]
     ShortKey { index: usize, bytes: usize },
 }
 
@@ -149,12 +168,17 @@ impl ConfirmSecrets {
         let mut keys = Vec::new();
         for (i, secret) in value.split_whitespace().enumerate() {
             let index = i + 1;
-            let encoded = secret.strip_prefix(WEBHOOK_SECRET_PREFIX).ok_or(SecretError::NotBase64 { index })?;
+            let encoded = secret
+                .strip_prefix(WEBHOOK_SECRET_PREFIX)
+                .ok_or(SecretError::NotBase64 { index })?;
             let key = base64::engine::general_purpose::STANDARD
                 .decode(encoded)
                 .map_err(|_| SecretError::NotBase64 { index })?;
             if key.len() < MIN_WEBHOOK_KEY_BYTES {
-                return Err(SecretError::ShortKey { index, bytes: key.len() });
+                return Err(SecretError::ShortKey {
+                    index,
+                    bytes: key.len(),
+                });
             }
             keys.push(key);
         }
@@ -230,11 +254,17 @@ mod tests {
         let other = HoldToken::generate(&event, Millis(1234))?;
         assert_ne!(other.as_str(), t.as_str(), "tokens are random");
         assert!(!other.matches(&t.hash()));
-        assert!(!format!("{t:?}").contains(&t.as_str()[10..]), "debug output hides the secret");
+        assert!(
+            !format!("{t:?}").contains(&t.as_str()[10..]),
+            "debug output hides the secret"
+        );
         // Extended: the same secret, the new expiry, the same stored hash.
         let later = parsed.with_expiry(Millis(99_000));
         assert_eq!(later.expires_at(), Millis(99_000));
-        assert_eq!(HoldToken::parse(later.as_str()).ok_or("the extended token does not parse")?, later);
+        assert_eq!(
+            HoldToken::parse(later.as_str()).ok_or("the extended token does not parse")?,
+            later
+        );
         assert!(later.matches(&t.hash()));
         assert_ne!(later.as_str(), t.as_str());
         Ok(())
@@ -242,7 +272,14 @@ mod tests {
 
     #[test]
     fn token_parsing_rejects_junk() {
-        for bad in ["", "a~1", "a~1~zz", "a#~1~00", &format!("a~x~{}", "0".repeat(64)), &format!("a~1~{}~", "0".repeat(64))] {
+        for bad in [
+            "",
+            "a~1",
+            "a~1~zz",
+            "a#~1~00",
+            &format!("a~x~{}", "0".repeat(64)),
+            &format!("a~1~{}~", "0".repeat(64)),
+        ] {
             assert!(HoldToken::parse(bad).is_none(), "{bad}");
         }
         let good = format!("a~1~{}", "0".repeat(64));
@@ -255,11 +292,19 @@ mod tests {
     const KEY_A: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"; // the spec's example key
     const KEY_B: &str = "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
 
-    fn signed(secrets: &ConfirmSecrets, id: &str, ts: i64, body: &[u8]) -> Result<HeaderMap, Box<dyn std::error::Error>> {
+    fn signed(
+        secrets: &ConfirmSecrets,
+        id: &str,
+        ts: i64,
+        body: &[u8],
+    ) -> Result<HeaderMap, Box<dyn std::error::Error>> {
         let mut h = HeaderMap::new();
         h.insert(HEADER_WEBHOOK_ID, id.parse()?);
         h.insert(HEADER_WEBHOOK_TIMESTAMP, ts.to_string().parse()?);
-        h.insert(HEADER_WEBHOOK_SIGNATURE, secrets.sign(id, ts, body)?.parse()?);
+        h.insert(
+            HEADER_WEBHOOK_SIGNATURE,
+            secrets.sign(id, ts, body)?.parse()?,
+        );
         Ok(h)
     }
 
@@ -281,14 +326,24 @@ mod tests {
         let body = br#"{"orderId":"o","paymentId":"pi_1","seats":["A-1-1"]}"#;
         let headers = signed(&secrets, "msg_1", ts, body)?;
         assert!(secrets.verify(&headers, body, now).is_ok());
-        assert!(secrets.verify(&headers, br#"{"orderId":"p","paymentId":"pi_1","seats":["A-1-1"]}"#, now).is_err());
+        assert!(secrets
+            .verify(
+                &headers,
+                br#"{"orderId":"p","paymentId":"pi_1","seats":["A-1-1"]}"#,
+                now
+            )
+            .is_err());
         let mut other_id = headers.clone();
         other_id.insert(HEADER_WEBHOOK_ID, "msg_2".parse()?);
         assert!(secrets.verify(&other_id, body, now).is_err());
         let mut other_ts = headers.clone();
         other_ts.insert(HEADER_WEBHOOK_TIMESTAMP, (ts - 1).to_string().parse()?);
         assert!(secrets.verify(&other_ts, body, now).is_err());
-        for missing in [HEADER_WEBHOOK_ID, HEADER_WEBHOOK_TIMESTAMP, HEADER_WEBHOOK_SIGNATURE] {
+        for missing in [
+            HEADER_WEBHOOK_ID,
+            HEADER_WEBHOOK_TIMESTAMP,
+            HEADER_WEBHOOK_SIGNATURE,
+        ] {
             let mut h = headers.clone();
             h.remove(missing);
             assert!(secrets.verify(&h, body, now).is_err(), "without {missing}");
@@ -332,11 +387,29 @@ mod tests {
     #[test]
     fn secrets_must_be_whsec_base64_of_24_bytes_or_more() {
         assert!(ConfirmSecrets::parse(KEY_B).is_ok());
-        assert_eq!(ConfirmSecrets::parse("  ").unwrap_err(), SecretError::Format);
-        assert_eq!(ConfirmSecrets::parse("plain-text-secret-of-some-length").unwrap_err(), SecretError::NotBase64 { index: 1 });
-        assert_eq!(ConfirmSecrets::parse(&format!("{KEY_B} whsec_!!")).unwrap_err(), SecretError::NotBase64 { index: 2 });
+        assert_eq!(
+            ConfirmSecrets::parse("  ").unwrap_err(),
+            SecretError::Format
+        );
+        assert_eq!(
+            ConfirmSecrets::parse("plain-text-secret-of-some-length").unwrap_err(),
+            SecretError::NotBase64 { index: 1 }
+        );
+        assert_eq!(
+            ConfirmSecrets::parse(&format!("{KEY_B} whsec_!!")).unwrap_err(),
+            SecretError::NotBase64 { index: 2 }
+        );
         // 18 bytes of key.
-        assert_eq!(ConfirmSecrets::parse("whsec_MDEyMzQ1Njc4OWFiY2RlZmdo").unwrap_err(), SecretError::ShortKey { index: 1, bytes: 18 });
-        assert!(!format!("{:?}", ConfirmSecrets::parse(KEY_B)).contains("c2Vh"), "debug output hides keys");
+        assert_eq!(
+            ConfirmSecrets::parse("whsec_MDEyMzQ1Njc4OWFiY2RlZmdo").unwrap_err(),
+            SecretError::ShortKey {
+                index: 1,
+                bytes: 18
+            }
+        );
+        assert!(
+            !format!("{:?}", ConfirmSecrets::parse(KEY_B)).contains("c2Vh"),
+            "debug output hides keys"
+        );
     }
 }

@@ -9,7 +9,11 @@ pub enum ConfigError {
     #[error("environment variable {0} is required but not set")]
     Missing(&'static str),
     #[error("environment variable {name} must be {expected}, got {got:?}")]
-    Invalid { name: &'static str, expected: String, got: String },
+    Invalid {
+        name: &'static str,
+        expected: String,
+        got: String,
+    },
     #[error("environment variable CONFIRM_SECRET is invalid: {0}")]
     BadSecret(#[source] SecretError),
 }
@@ -83,28 +87,49 @@ impl Config {
         let table_name = get("TABLE_NAME")
             .filter(|v| !v.trim().is_empty())
             .ok_or(ConfigError::Missing("TABLE_NAME"))?;
-        let hold_seconds = number(&get, "HOLD_SECONDS", DEFAULT_HOLD_SECONDS, HOLD_SECONDS_RANGE)?;
+        let hold_seconds = number(
+            &get,
+            "HOLD_SECONDS",
+            DEFAULT_HOLD_SECONDS,
+            HOLD_SECONDS_RANGE,
+        )?;
         let max_seats_per_order = number(
             &get,
             "MAX_SEATS_PER_ORDER",
             DEFAULT_MAX_SEATS_PER_ORDER,
             SEATS_PER_ORDER_RANGE,
         )?;
-        let expiry_guard_ms = number(&get, "EXPIRY_GUARD_MS", DEFAULT_EXPIRY_GUARD_MS, EXPIRY_GUARD_MS_RANGE)?;
+        let expiry_guard_ms = number(
+            &get,
+            "EXPIRY_GUARD_MS",
+            DEFAULT_EXPIRY_GUARD_MS,
+            EXPIRY_GUARD_MS_RANGE,
+        )?;
         let confirm_secrets = match (get("CONFIRM_SECRET"), needs) {
             (Some(s), _) => Some(ConfirmSecrets::parse(&s).map_err(ConfigError::BadSecret)?),
-            (None, Needs::StoreAndConfirmSecret) => return Err(ConfigError::Missing("CONFIRM_SECRET")),
+            (None, Needs::StoreAndConfirmSecret) => {
+                return Err(ConfigError::Missing("CONFIRM_SECRET"))
+            }
             (None, Needs::Store) => None,
         };
-        let create_event_budget_ms =
-            number(&get, "CREATE_EVENT_BUDGET_MS", DEFAULT_CREATE_EVENT_BUDGET_MS, CREATE_EVENT_BUDGET_MS_RANGE)?;
+        let create_event_budget_ms = number(
+            &get,
+            "CREATE_EVENT_BUDGET_MS",
+            DEFAULT_CREATE_EVENT_BUDGET_MS,
+            CREATE_EVENT_BUDGET_MS_RANGE,
+        )?;
         let max_order_lifetime_seconds = number(
             &get,
             "MAX_ORDER_LIFETIME_SECONDS",
             DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
             MAX_ORDER_LIFETIME_SECONDS_RANGE,
         )?;
-        let request_budget_ms = number(&get, "REQUEST_BUDGET_MS", DEFAULT_REQUEST_BUDGET_MS, REQUEST_BUDGET_MS_RANGE)?;
+        let request_budget_ms = number(
+            &get,
+            "REQUEST_BUDGET_MS",
+            DEFAULT_REQUEST_BUDGET_MS,
+            REQUEST_BUDGET_MS_RANGE,
+        )?;
         Ok(Self {
             table_name,
             hold_seconds,
@@ -124,7 +149,9 @@ fn number(
     default: u32,
     range: std::ops::RangeInclusive<u32>,
 ) -> Result<u32, ConfigError> {
-    let Some(raw) = get(name) else { return Ok(default) };
+    let Some(raw) = get(name) else {
+        return Ok(default);
+    };
     raw.trim()
         .parse::<u32>()
         .ok()
@@ -145,15 +172,20 @@ mod tests {
     use std::collections::HashMap;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> =
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k| map.get(k).cloned()
     }
 
     #[test]
     fn defaults_and_required_names() -> TestResult {
         let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")]))?;
-        assert_eq!((c.hold_seconds, c.max_seats_per_order, c.expiry_guard_ms), (420, 10, 2000));
+        assert_eq!(
+            (c.hold_seconds, c.max_seats_per_order, c.expiry_guard_ms),
+            (420, 10, 2000)
+        );
         assert_eq!(c.max_order_lifetime_seconds, 7200);
         assert_eq!(c.request_budget_ms, 29_000);
         assert!(c.confirm_secrets.is_none());
@@ -167,14 +199,39 @@ mod tests {
 
     #[test]
     fn ranges_are_enforced() {
-        for (k, v) in [("HOLD_SECONDS", "0"), ("HOLD_SECONDS", "7201"), ("MAX_SEATS_PER_ORDER", "99"), ("MAX_SEATS_PER_ORDER", "x"), ("EXPIRY_GUARD_MS", "60001"), ("MAX_ORDER_LIFETIME_SECONDS", "0"), ("MAX_ORDER_LIFETIME_SECONDS", "86401"), ("REQUEST_BUDGET_MS", "99"), ("REQUEST_BUDGET_MS", "29001")] {
-            let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)])).unwrap_err();
+        for (k, v) in [
+            ("HOLD_SECONDS", "0"),
+            ("HOLD_SECONDS", "7201"),
+            ("MAX_SEATS_PER_ORDER", "99"),
+            ("MAX_SEATS_PER_ORDER", "x"),
+            ("EXPIRY_GUARD_MS", "60001"),
+            ("MAX_ORDER_LIFETIME_SECONDS", "0"),
+            ("MAX_ORDER_LIFETIME_SECONDS", "86401"),
+            ("REQUEST_BUDGET_MS", "99"),
+            ("REQUEST_BUDGET_MS", "29001"),
+        ] {
+            let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)]))
+                .unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
-        let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), ("CONFIRM_SECRET", "short")])).unwrap_err();
+        let e = Config::from_lookup(
+            Needs::Store,
+            lookup(&[("TABLE_NAME", "t"), ("CONFIRM_SECRET", "short")]),
+        )
+        .unwrap_err();
         assert!(matches!(e, ConfigError::BadSecret(_)));
-        assert!(e.to_string().contains("CONFIRM_SECRET") && !e.to_string().contains("short"), "names the variable, never its value: {e}");
-        let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), ("MAX_SEATS_PER_ORDER", "98"), ("EXPIRY_GUARD_MS", "0")]));
+        assert!(
+            e.to_string().contains("CONFIRM_SECRET") && !e.to_string().contains("short"),
+            "names the variable, never its value: {e}"
+        );
+        let c = Config::from_lookup(
+            Needs::Store,
+            lookup(&[
+                ("TABLE_NAME", "t"),
+                ("MAX_SEATS_PER_ORDER", "98"),
+                ("EXPIRY_GUARD_MS", "0"),
+            ]),
+        );
         assert!(c.is_ok());
     }
 }

@@ -37,7 +37,9 @@ pub enum Error {
     AlreadyCompleted,
     #[error("the order expired or was cancelled and a paid seat is no longer free; the payment is recorded for refund")]
     OrderExpired,
-    #[error("a paid seat is neither held by this order nor free; the payment is recorded for refund")]
+    #[error(
+        "a paid seat is neither held by this order nor free; the payment is recorded for refund"
+    )]
     SeatsUnavailable,
     #[error("this payment id was already used for another order")]
     PaymentReused,
@@ -109,7 +111,10 @@ impl Error {
         };
         let mut body = serde_json::json!({ "error": self.code(), "message": message });
         // Money arrived and was not used: the payment backend must refund.
-        if matches!(self, Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) {
+        if matches!(
+            self,
+            Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted
+        ) {
             body["refund"] = serde_json::Value::Bool(true);
         }
         // The most the order could set, so the buyer can take that instead.
@@ -143,16 +148,27 @@ mod tests {
         assert_eq!(e.body()["message"], "internal error");
         assert_eq!(e.body()["error"], "internal-error");
         assert!(!Error::StoreUnavailable.is_internal());
-        assert_ne!(Error::StoreUnavailable.body()["message"], "internal error", "a 503 says why");
+        assert_ne!(
+            Error::StoreUnavailable.body()["message"],
+            "internal error",
+            "a 503 says why"
+        );
     }
 
     #[test]
     fn refusals_of_money_say_refund() {
-        for e in [Error::OrderExpired, Error::SeatsUnavailable, Error::AlreadyCompleted] {
+        for e in [
+            Error::OrderExpired,
+            Error::SeatsUnavailable,
+            Error::AlreadyCompleted,
+        ] {
             assert_eq!(e.body()["refund"], true, "{}", e.code());
         }
         assert_eq!(Error::OrderExpired.body()["error"], "order-expired");
-        assert!(Error::PaymentReused.body().get("refund").is_none(), "a reused payment id is not this order's money");
+        assert!(
+            Error::PaymentReused.body().get("refund").is_none(),
+            "a reused payment id is not this order's money"
+        );
         assert!(Error::SeatHeld.body().get("refund").is_none());
     }
 }

@@ -39,10 +39,23 @@ pub fn status(err: &Error) -> StatusCode {
         BadRequest(_) => StatusCode::BAD_REQUEST,
         PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         Unauthorized => StatusCode::UNAUTHORIZED,
-        RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => StatusCode::NOT_FOUND,
+        RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => {
+            StatusCode::NOT_FOUND
+        }
         MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-        EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable | AlreadyCompleted | OrderExpired
-        | SeatsUnavailable | PaymentReused | HoldLimit | OrderNotCancellable | NotEnoughSeats { .. } | SoldOut { .. } => StatusCode::CONFLICT,
+        EventExists
+        | SeatHeld
+        | SeatSold
+        | SeatNotHeld
+        | OrderNotHoldable
+        | AlreadyCompleted
+        | OrderExpired
+        | SeatsUnavailable
+        | PaymentReused
+        | HoldLimit
+        | OrderNotCancellable
+        | NotEnoughSeats { .. }
+        | SoldOut { .. } => StatusCode::CONFLICT,
         SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -53,7 +66,9 @@ pub fn status(err: &Error) -> StatusCode {
 pub fn error_response(err: &Error) -> Response<Body> {
     let mut response = json(status(err), &err.body());
     if status(err) == StatusCode::SERVICE_UNAVAILABLE {
-        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     }
     if let Error::MethodNotAllowed { allow, .. } = err {
         if let Ok(value) = HeaderValue::from_str(allow) {
@@ -72,10 +87,17 @@ pub const REPLY_MARGIN_MS: u64 = 500;
 pub fn request_deadline(req: &Request, budget_ms: u32) -> Instant {
     let now = Instant::now();
     let by_budget = now + Duration::from_millis(u64::from(budget_ms));
-    let by_lambda = req.lambda_context_ref().filter(|ctx| ctx.deadline > 0).map(|ctx| {
-        let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
-        now + Duration::from_millis(ctx.deadline.saturating_sub(now_ms).saturating_sub(REPLY_MARGIN_MS))
-    });
+    let by_lambda = req
+        .lambda_context_ref()
+        .filter(|ctx| ctx.deadline > 0)
+        .map(|ctx| {
+            let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+            now + Duration::from_millis(
+                ctx.deadline
+                    .saturating_sub(now_ms)
+                    .saturating_sub(REPLY_MARGIN_MS),
+            )
+        });
     by_lambda.map_or(by_budget, |lambda| lambda.min(by_budget))
 }
 
@@ -91,7 +113,12 @@ pub fn request_deadline(req: &Request, budget_ms: u32) -> Instant {
 /// request or transaction and every route is safe to retry (the same
 /// payment, plan or claim again finishes what landed), so a retry finishes
 /// the work, and an event whose creation stopped is the sweep's to finish.
-pub async fn serve<F>(route: &'static str, req: &Request, deadline: Instant, work: F) -> Response<Body>
+pub async fn serve<F>(
+    route: &'static str,
+    req: &Request,
+    deadline: Instant,
+    work: F,
+) -> Response<Body>
 where
     F: Future<Output = Result<Response<Body>, Error>>,
 {
@@ -99,7 +126,11 @@ where
     let result = match tokio::time::timeout_at(deadline.into(), work).await {
         Ok(result) => result,
         Err(_) => {
-            tracing::warn!(route, budget_ms = deadline.saturating_duration_since(started).as_millis() as u64, "request deadline reached");
+            tracing::warn!(
+                route,
+                budget_ms = deadline.saturating_duration_since(started).as_millis() as u64,
+                "request deadline reached"
+            );
             Err(Error::StoreUnavailable)
         }
     };
@@ -111,7 +142,14 @@ where
     crate::metrics::flush();
     match result {
         Ok(response) => {
-            tracing::info!(route, method, path, status = response.status().as_u16(), elapsed_ms, "request");
+            tracing::info!(
+                route,
+                method,
+                path,
+                status = response.status().as_u16(),
+                elapsed_ms,
+                "request"
+            );
             response
         }
         Err(err) => {
@@ -119,7 +157,15 @@ where
             if err.is_internal() {
                 tracing::error!(route, method, path, status, code = err.code(), error = %chain(&err), elapsed_ms, "request failed");
             } else {
-                tracing::info!(route, method, path, status, code = err.code(), elapsed_ms, "request");
+                tracing::info!(
+                    route,
+                    method,
+                    path,
+                    status,
+                    code = err.code(),
+                    elapsed_ms,
+                    "request"
+                );
             }
             error_response(&err)
         }
@@ -127,7 +173,11 @@ where
 }
 
 /// A path parameter, validated by `parse` (a 400 names the field).
-pub fn path_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
+pub fn path_param<T>(
+    req: &Request,
+    name: &str,
+    parse: fn(&str) -> Result<T, Error>,
+) -> Result<T, Error> {
     let params = req.path_parameters();
     let raw = params
         .first(name)
@@ -136,7 +186,11 @@ pub fn path_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Err
 }
 
 /// A query string parameter, validated by `parse` if present.
-pub fn query_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Error>) -> Result<Option<T>, Error> {
+pub fn query_param<T>(
+    req: &Request,
+    name: &str,
+    parse: fn(&str) -> Result<T, Error>,
+) -> Result<Option<T>, Error> {
     let params = req.query_string_parameters();
     params.first(name).map(parse).transpose()
 }
@@ -144,12 +198,18 @@ pub fn query_param<T>(req: &Request, name: &str, parse: fn(&str) -> Result<T, Er
 /// Whether an `Accept-Encoding` value admits gzip (`gzip` or `*`, with any
 /// q-value but 0).
 pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
-    accept_encoding.unwrap_or_default().split(',').any(|coding| {
-        let mut parts = coding.split(';').map(str::trim);
-        let name = parts.next().unwrap_or_default();
-        let refused = parts.any(|p| p.strip_prefix("q=").is_some_and(|q| q.parse::<f32>().is_ok_and(|q| q == 0.0)));
-        (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
-    })
+    accept_encoding
+        .unwrap_or_default()
+        .split(',')
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .is_some_and(|q| q.parse::<f32>().is_ok_and(|q| q == 0.0))
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
 }
 
 /// A cacheable JSON reply (`Cache-Control: public, max-age=N`), gzipped
@@ -161,7 +221,10 @@ pub fn cacheable_json<T: Serialize>(value: &T, max_age_seconds: u32, gzip: bool)
     if let Ok(v) = HeaderValue::from_str(&format!("public, max-age={max_age_seconds}")) {
         headers.insert(lambda_http::http::header::CACHE_CONTROL, v);
     }
-    headers.insert(lambda_http::http::header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    headers.insert(
+        lambda_http::http::header::VARY,
+        HeaderValue::from_static("Accept-Encoding"),
+    );
     if gzip {
         let text = match response.body() {
             Body::Text(text) => text.clone(),
@@ -172,7 +235,10 @@ pub fn cacheable_json<T: Serialize>(value: &T, max_age_seconds: u32, gzip: bool)
         if encoder.write_all(text.as_bytes()).is_ok() {
             if let Ok(bytes) = encoder.finish() {
                 *response.body_mut() = Body::Binary(bytes);
-                response.headers_mut().insert(lambda_http::http::header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                response.headers_mut().insert(
+                    lambda_http::http::header::CONTENT_ENCODING,
+                    HeaderValue::from_static("gzip"),
+                );
             }
         }
     }
@@ -188,7 +254,9 @@ pub fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
 pub fn raw_body(req: &Request) -> Result<&[u8], Error> {
     let bytes: &[u8] = req.body().as_ref();
     if bytes.len() > MAX_BODY_BYTES {
-        return Err(Error::PayloadTooLarge { limit: MAX_BODY_BYTES });
+        return Err(Error::PayloadTooLarge {
+            limit: MAX_BODY_BYTES,
+        });
     }
     Ok(bytes)
 }
@@ -213,18 +281,29 @@ mod tests {
 
     #[test]
     fn a_request_deadline_is_the_budget_or_the_invocations_less_a_margin() {
-        let req = || lambda_http::http::Request::builder().body(Body::Empty).unwrap_or_default();
+        let req = || {
+            lambda_http::http::Request::builder()
+                .body(Body::Empty)
+                .unwrap_or_default()
+        };
         let started = Instant::now();
         // No Lambda context (the dev server, tests): the budget.
         let d = request_deadline(&req(), 1_500).duration_since(started);
-        assert!(d >= Duration::from_millis(1_490) && d <= Duration::from_millis(1_600), "{d:?}");
+        assert!(
+            d >= Duration::from_millis(1_490) && d <= Duration::from_millis(1_600),
+            "{d:?}"
+        );
         // An invocation due in 3 s: its deadline less the margin binds.
         let now_ms = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
         let mut ctx = lambda_runtime::Context::default();
         ctx.deadline = now_ms + 3_000;
-        let d = request_deadline(&req().with_lambda_context(ctx.clone()), 29_000).duration_since(started);
+        let d = request_deadline(&req().with_lambda_context(ctx.clone()), 29_000)
+            .duration_since(started);
         let want = Duration::from_millis(3_000 - REPLY_MARGIN_MS);
-        assert!(d + Duration::from_millis(50) >= want && d <= want + Duration::from_millis(100), "{d:?}");
+        assert!(
+            d + Duration::from_millis(50) >= want && d <= want + Duration::from_millis(100),
+            "{d:?}"
+        );
         // A budget sooner than the invocation's deadline wins.
         let d = request_deadline(&req().with_lambda_context(ctx), 1_000).duration_since(started);
         assert!(d <= Duration::from_millis(1_100), "{d:?}");
@@ -232,7 +311,10 @@ mod tests {
 
     #[tokio::test]
     async fn work_past_its_deadline_is_a_503_with_retry_after() {
-        let req = lambda_http::http::Request::builder().uri("/x").body(Body::Empty).unwrap_or_default();
+        let req = lambda_http::http::Request::builder()
+            .uri("/x")
+            .body(Body::Empty)
+            .unwrap_or_default();
         let deadline = Instant::now() + Duration::from_millis(50);
         let slow = async {
             tokio::time::sleep(Duration::from_secs(5)).await;
@@ -242,14 +324,27 @@ mod tests {
         let response = serve("test", &req, deadline, slow).await;
         assert!(started.elapsed() < Duration::from_secs(1));
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()), Some("1"));
-        let body: serde_json::Value = serde_json::from_slice(response.body().as_ref()).unwrap_or_default();
+        assert_eq!(
+            response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+            Some("1")
+        );
+        let body: serde_json::Value =
+            serde_json::from_slice(response.body().as_ref()).unwrap_or_default();
         assert_eq!(body["error"], "store-unavailable");
     }
 
     #[test]
     fn gzip_is_used_when_accepted() {
-        for yes in ["gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8", "*", "GZIP"] {
+        for yes in [
+            "gzip",
+            "gzip, deflate, br",
+            "br;q=1.0, gzip;q=0.8",
+            "*",
+            "GZIP",
+        ] {
             assert!(accepts_gzip(Some(yes)), "{yes}");
         }
         for no in ["", "br", "gzip;q=0", "identity", "gzipx"] {
@@ -260,15 +355,24 @@ mod tests {
 
     #[test]
     fn contract_statuses() {
-        assert_eq!(status(&Error::SeatLimit { max: 10 }), StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(
+            status(&Error::SeatLimit { max: 10 }),
+            StatusCode::UNPROCESSABLE_ENTITY
+        );
         assert_eq!(status(&Error::SeatHeld), StatusCode::CONFLICT);
         assert_eq!(status(&Error::PaymentReused), StatusCode::CONFLICT);
         assert_eq!(status(&Error::SectionNotFound), StatusCode::NOT_FOUND);
         assert_eq!(status(&Error::HoldLimit), StatusCode::CONFLICT);
         assert_eq!(status(&Error::OrderNotCancellable), StatusCode::CONFLICT);
-        assert_eq!(status(&Error::NotEnoughSeats { quantity: 2 }), StatusCode::CONFLICT);
+        assert_eq!(
+            status(&Error::NotEnoughSeats { quantity: 2 }),
+            StatusCode::CONFLICT
+        );
         assert_eq!(status(&Error::Unauthorized), StatusCode::UNAUTHORIZED);
-        assert_eq!(status(&Error::Corrupt(String::new())), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            status(&Error::Corrupt(String::new())),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
     }
 
     #[test]
@@ -277,7 +381,11 @@ mod tests {
         assert_eq!(unavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(unavailable.headers()[RETRY_AFTER], "1");
         let internal = error_response(&Error::Corrupt("seat item without status".into()));
-        let body: serde_json::Value = serde_json::from_slice(internal.body().as_ref()).unwrap_or_default();
-        assert_eq!(body, serde_json::json!({"error": "internal-error", "message": "internal error"}));
+        let body: serde_json::Value =
+            serde_json::from_slice(internal.body().as_ref()).unwrap_or_default();
+        assert_eq!(
+            body,
+            serde_json::json!({"error": "internal-error", "message": "internal error"})
+        );
     }
 }

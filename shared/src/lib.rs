@@ -41,9 +41,17 @@ pub async fn expire_holds(
     app: &App,
     event: lambda_runtime::LambdaEvent<serde_json::Value>,
 ) -> Result<sweep::SweepSummary, std::convert::Infallible> {
-    let deadline = i64::try_from(event.context.deadline).ok().filter(|d| *d > 0).map(domain::Millis);
+    let deadline = i64::try_from(event.context.deadline)
+        .ok()
+        .filter(|d| *d > 0)
+        .map(domain::Millis);
     let summary = sweep::run(&app.store, domain::Millis::now(), deadline).await;
-    metrics::sweep(summary.expired_orders, summary.released_seats, summary.released_places, summary.lag_ms.unwrap_or(0));
+    metrics::sweep(
+        summary.expired_orders,
+        summary.released_seats,
+        summary.released_places,
+        summary.lag_ms.unwrap_or(0),
+    );
     metrics::flush();
     Ok(summary)
 }
@@ -64,11 +72,24 @@ pub async fn project_seat_map(
 /// [`project_seat_map`] over a `{"Records": [...]}` document (the local
 /// stream follower feeds the same shape).
 pub async fn project_records(store: &Store, records: &serde_json::Value) -> serde_json::Value {
-    let changes: Vec<_> = records["Records"].as_array().into_iter().flatten().filter_map(store::seat_change).collect();
+    let changes: Vec<_> = records["Records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(store::seat_change)
+        .collect();
     let failed = store.project_seat_changes(&changes).await;
-    tracing::info!(records = records["Records"].as_array().map_or(0, Vec::len), seatChanges = changes.len(), failed = failed.len(), "seat map projected");
+    tracing::info!(
+        records = records["Records"].as_array().map_or(0, Vec::len),
+        seatChanges = changes.len(),
+        failed = failed.len(),
+        "seat map projected"
+    );
     metrics::projected(changes.len(), failed.len());
-    let failures: Vec<_> = failed.into_iter().map(|id| serde_json::json!({"itemIdentifier": id})).collect();
+    let failures: Vec<_> = failed
+        .into_iter()
+        .map(|id| serde_json::json!({"itemIdentifier": id}))
+        .collect();
     serde_json::json!({"batchItemFailures": failures})
 }
 

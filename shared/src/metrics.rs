@@ -52,7 +52,10 @@ pub fn install() -> bool {
     if COLLECTOR.get().is_some() {
         return true;
     }
-    match metrics_cloudwatch_embedded::Builder::new().cloudwatch_namespace(NAMESPACE).init() {
+    match metrics_cloudwatch_embedded::Builder::new()
+        .cloudwatch_namespace(NAMESPACE)
+        .init()
+    {
         Ok(collector) => {
             let _ = COLLECTOR.set(collector);
             describe();
@@ -91,7 +94,9 @@ static CAPTURED: Mutex<Option<Vec<u8>>> = Mutex::new(None);
 /// Writes what was counted since the last flush to stdout (one EMF line
 /// per set of dimensions); nothing when not installed.
 pub fn flush() {
-    let Some(collector) = COLLECTOR.get() else { return };
+    let Some(collector) = COLLECTOR.get() else {
+        return;
+    };
     // A poisoned lock only means a panic elsewhere mid-flush.
     let mut captured = CAPTURED.lock().unwrap_or_else(|p| p.into_inner());
     let written = match captured.as_mut() {

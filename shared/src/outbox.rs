@@ -42,7 +42,11 @@ pub struct Published {
 impl Published {
     /// Lambda's partial batch response (`ReportBatchItemFailures`).
     pub fn batch_response(&self) -> Value {
-        let failures: Vec<Value> = self.failed_records.iter().map(|id| json!({"itemIdentifier": id})).collect();
+        let failures: Vec<Value> = self
+            .failed_records
+            .iter()
+            .map(|id| json!({"itemIdentifier": id}))
+            .collect();
         json!({"batchItemFailures": failures})
     }
 }
@@ -53,7 +57,10 @@ impl Published {
 /// others are not (their events are out).
 pub async fn publish_records(sink: &impl EventSink, batch: &Value, now: Millis) -> Published {
     let records = batch["Records"].as_array().map_or(&[][..], Vec::as_slice);
-    let mut published = Published { records: records.len(), ..Published::default() };
+    let mut published = Published {
+        records: records.len(),
+        ..Published::default()
+    };
     // Every event with the index of its record.
     let mut events: Vec<(usize, StateEvent)> = Vec::new();
     let mut failed = vec![false; records.len()];
@@ -82,7 +89,12 @@ pub async fn publish_records(sink: &impl EventSink, batch: &Value, now: Millis) 
         .iter()
         .zip(&failed)
         .filter(|(_, failed)| **failed)
-        .map(|(record, _)| record["dynamodb"]["SequenceNumber"].as_str().unwrap_or_default().to_owned())
+        .map(|(record, _)| {
+            record["dynamodb"]["SequenceNumber"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     published
 }
@@ -103,7 +115,10 @@ impl EventBridgeBus {
     /// Reads `EVENT_BUS_NAME` (a clear start-up error without it) and builds
     /// the client with the store's timeouts.
     pub async fn from_env() -> Result<Self, ConfigError> {
-        let bus = std::env::var("EVENT_BUS_NAME").ok().filter(|b| !b.is_empty()).ok_or(ConfigError::Missing("EVENT_BUS_NAME"))?;
+        let bus = std::env::var("EVENT_BUS_NAME")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .ok_or(ConfigError::Missing("EVENT_BUS_NAME"))?;
         let sdk = aws_config::defaults(BehaviorVersion::latest())
             .http_client(crate::store::http_client())
             .timeout_config(crate::store::sdk_timeouts())
@@ -113,7 +128,10 @@ impl EventBridgeBus {
     }
 
     pub fn new(client: aws_sdk_eventbridge::Client, bus: &str) -> Self {
-        Self { client, bus: bus.to_owned() }
+        Self {
+            client,
+            bus: bus.to_owned(),
+        }
     }
 }
 
@@ -130,12 +148,20 @@ impl EventSink for EventBridgeBus {
                     .build()
             })
             .collect();
-        match self.client.put_events().set_entries(Some(entries)).send().await {
+        match self
+            .client
+            .put_events()
+            .set_entries(Some(entries))
+            .send()
+            .await
+        {
             // One result per entry, in order; an entry with an error code
             // was not put.
             Ok(out) => {
                 let results = out.entries.unwrap_or_default();
-                (0..events.len()).map(|k| results.get(k).is_some_and(|r| r.error_code.is_none())).collect()
+                (0..events.len())
+                    .map(|k| results.get(k).is_some_and(|r| r.error_code.is_none()))
+                    .collect()
             }
             Err(e) => {
                 tracing::warn!(error = %crate::error::chain(&e), events = events.len(), "PutEvents failed; the records are retried");
@@ -158,8 +184,19 @@ mod tests {
 
     impl EventSink for Refusing {
         async fn put(&self, events: &[StateEvent]) -> Vec<bool> {
-            self.calls.lock().map(|mut c| c.push(events.len())).unwrap_or_default();
-            events.iter().map(|e| !e.detail.seat_id.as_ref().is_some_and(|s| self.refuse.contains(&s.as_str()))).collect()
+            self.calls
+                .lock()
+                .map(|mut c| c.push(events.len()))
+                .unwrap_or_default();
+            events
+                .iter()
+                .map(|e| {
+                    !e.detail
+                        .seat_id
+                        .as_ref()
+                        .is_some_and(|s| self.refuse.contains(&s.as_str()))
+                })
+                .collect()
         }
     }
 
@@ -184,15 +221,23 @@ mod tests {
 
     #[tokio::test]
     async fn exactly_the_records_with_a_refused_or_undecodable_event_are_reported() {
-        let mut records: Vec<Value> = (1..=23).map(|i| seat_record(i, &format!("A-1-{i}"))).collect();
+        let mut records: Vec<Value> = (1..=23)
+            .map(|i| seat_record(i, &format!("A-1-{i}")))
+            .collect();
         records.push(json!({"eventID": "broken", "dynamodb": {"Keys": {"PK": {"S": "ORDER#x"}}, "NewImage": {"status": {"S": "?"}}, "SequenceNumber": "99"}}));
         records.push(json!({"eventID": "map", "dynamodb": {"Keys": {"PK": {"S": "MAP#x"}}, "SequenceNumber": "100"}}));
-        let sink = Refusing { refuse: &["A-1-4", "A-1-17"], calls: Mutex::default() };
+        let sink = Refusing {
+            refuse: &["A-1-4", "A-1-17"],
+            calls: Mutex::default(),
+        };
         let out = publish_records(&sink, &json!({ "Records": records }), Millis(0)).await;
         assert_eq!(out.failed_records, vec!["4", "17", "99"]);
         assert_eq!((out.records, out.events), (25, 21));
         let calls = sink.calls.lock().map(|c| c.clone()).unwrap_or_default();
         assert_eq!(calls, vec![10, 10, 3], "at most 10 entries per PutEvents");
-        assert_eq!(out.batch_response(), json!({"batchItemFailures": [{"itemIdentifier": "4"}, {"itemIdentifier": "17"}, {"itemIdentifier": "99"}]}));
+        assert_eq!(
+            out.batch_response(),
+            json!({"batchItemFailures": [{"itemIdentifier": "4"}, {"itemIdentifier": "17"}, {"itemIdentifier": "99"}]})
+        );
     }
 }

@@ -66,7 +66,10 @@ pub async fn run(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepS
             }
             let work = finish_events(store, now, deadline, &mut summary);
             // `left` is positive here.
-            if tokio::time::timeout(std::time::Duration::from_millis(left as u64), work).await.is_err() {
+            if tokio::time::timeout(std::time::Duration::from_millis(left as u64), work)
+                .await
+                .is_err()
+            {
                 tracing::warn!("sweep: event creation still running at the deadline was abandoned; the next run resumes it");
             }
         }
@@ -77,7 +80,12 @@ pub async fn run(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepS
 
 /// Finishes unfinished events one after another until the deadline (each
 /// write is conditional, so two runs at once only repeat work).
-pub async fn finish_events(store: &Store, now: Millis, deadline: Option<Millis>, summary: &mut SweepSummary) {
+pub async fn finish_events(
+    store: &Store,
+    now: Millis,
+    deadline: Option<Millis>,
+    summary: &mut SweepSummary,
+) {
     let events = match store.unfinished_events(now).await {
         Ok(events) => events,
         Err(e) => {
@@ -99,7 +107,9 @@ pub async fn finish_events(store: &Store, now: Millis, deadline: Option<Millis>,
                 // Out of time: the rest waits for the next run.
                 return;
             }
-            Err(e) => tracing::error!(event_ref = %event, error = %chain(&e), "sweep: event creation failed; next run retries it"),
+            Err(e) => {
+                tracing::error!(event_ref = %event, error = %chain(&e), "sweep: event creation failed; next run retries it")
+            }
         }
     }
 }
@@ -116,7 +126,10 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
     match deadline {
         Some(d) => {
             let left = u64::try_from(d.0 - REPORT_RESERVE_MS - Millis::now().0).unwrap_or(0);
-            if tokio::time::timeout(std::time::Duration::from_millis(left), work).await.is_err() {
+            if tokio::time::timeout(std::time::Duration::from_millis(left), work)
+                .await
+                .is_err()
+            {
                 summary.stopped_early = true;
                 tracing::warn!("sweep: store calls still running at the deadline were abandoned");
             }
@@ -135,7 +148,12 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
     summary
 }
 
-async fn sweep_shards(store: &Store, now: Millis, deadline: Option<Millis>, summary: &mut SweepSummary) {
+async fn sweep_shards(
+    store: &Store,
+    now: Millis,
+    deadline: Option<Millis>,
+    summary: &mut SweepSummary,
+) {
     'shards: for shard in 0..PENDING_SHARDS {
         let mut cursor = None;
         loop {
@@ -143,7 +161,10 @@ async fn sweep_shards(store: &Store, now: Millis, deadline: Option<Millis>, summ
                 summary.stopped_early = true;
                 break 'shards;
             }
-            let (orders, next) = match store.expired_orders(shard, now, PAGE_SIZE, cursor.take()).await {
+            let (orders, next) = match store
+                .expired_orders(shard, now, PAGE_SIZE, cursor.take())
+                .await
+            {
                 Ok(page) => page,
                 Err(e) => {
                     tracing::error!(shard, error = %chain(&e), "sweep: index query failed");
@@ -160,7 +181,12 @@ async fn sweep_shards(store: &Store, now: Millis, deadline: Option<Millis>, summ
     }
 }
 
-async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary: &mut SweepSummary) {
+async fn release_page(
+    store: &Store,
+    orders: Vec<OrderId>,
+    now: Millis,
+    summary: &mut SweepSummary,
+) {
     let mut orders = orders.into_iter();
     let mut in_flight = tokio::task::JoinSet::new();
     loop {
@@ -172,9 +198,19 @@ async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary:
                 (order, result)
             });
         }
-        let Some(joined) = in_flight.join_next().await else { return };
+        let Some(joined) = in_flight.join_next().await else {
+            return;
+        };
         match joined {
-            Ok((_, Ok(Released { seats, places, expired, expired_at }))) => {
+            Ok((
+                _,
+                Ok(Released {
+                    seats,
+                    places,
+                    expired,
+                    expired_at,
+                }),
+            )) => {
                 summary.released_seats += seats;
                 summary.released_places += places;
                 summary.expired_orders += u64::from(expired);
@@ -201,9 +237,15 @@ async fn release_page(store: &Store, orders: Vec<OrderId>, now: Millis, summary:
 /// run dies in between, the order is still in the index and the next run
 /// completes it; and the retirement requires the order unchanged since the
 /// read, so a seat it took meanwhile is released by the next run.
-pub async fn release_order(store: &Store, order_id: &OrderId, now: Millis) -> Result<Released, crate::Error> {
+pub async fn release_order(
+    store: &Store,
+    order_id: &OrderId,
+    now: Millis,
+) -> Result<Released, crate::Error> {
     let mut released = Released::default();
-    let Some(stored) = store.get_order(order_id).await? else { return Ok(released) };
+    let Some(stored) = store.get_order(order_id).await? else {
+        return Ok(released);
+    };
     let order = &stored.order;
     if order.status == OrderStatus::Pending && hold_is_live(order.expires_at, now) {
         // Not expired after all (the index entry is older than the order).
@@ -214,7 +256,10 @@ pub async fn release_order(store: &Store, order_id: &OrderId, now: Millis) -> Re
     if order.status != OrderStatus::Completed {
         let event = EventRef::of(&order.event_id);
         for seat in &order.seats {
-            if store.release_expired_hold(&event, seat, &order.order_id).await? {
+            if store
+                .release_expired_hold(&event, seat, &order.order_id)
+                .await?
+            {
                 released.seats += 1;
             }
         }

@@ -15,7 +15,8 @@ const RAW_EVENT_LOGGER: &str = "lambda_runtime::layers::api_response";
 /// `info`). Calling it twice is harmless: the second call keeps the first.
 pub fn init() {
     let rust_log = std::env::var("RUST_LOG").ok();
-    let _ = tracing::subscriber::set_global_default(subscriber(rust_log.as_deref(), std::io::stdout));
+    let _ =
+        tracing::subscriber::set_global_default(subscriber(rust_log.as_deref(), std::io::stdout));
     // In a Lambda sandbox (the runtime API is set there, and under the
     // emulator), metrics go out as EMF lines; elsewhere they are no-ops.
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
@@ -35,7 +36,9 @@ where
         .with_span_list(false)
         .with_target(false)
         .with_writer(writer);
-    tracing_subscriber::registry().with(json).with(filter(rust_log))
+    tracing_subscriber::registry()
+        .with(json)
+        .with(filter(rust_log))
 }
 
 /// `RUST_LOG` as `Targets` directives (`debug`, `warn,shared=debug`, ...).
@@ -43,16 +46,24 @@ where
 /// level keep `info` for every other target (a `shared=debug` for one
 /// investigation should not silence the rest).
 pub fn filter(rust_log: Option<&str>) -> Targets {
-    let parsed = rust_log.filter(|s| !s.trim().is_empty()).and_then(|s| s.parse::<Targets>().ok());
+    let parsed = rust_log
+        .filter(|s| !s.trim().is_empty())
+        .and_then(|s| s.parse::<Targets>().ok());
     let mut targets = parsed.unwrap_or_default();
     if targets.default_level().is_none() {
         targets = targets.with_default(LevelFilter::INFO);
     }
     // Never more verbose than DEBUG there, and never more verbose than asked.
-    let asked = [Level::TRACE, Level::DEBUG, Level::INFO, Level::WARN, Level::ERROR]
-        .into_iter()
-        .find(|level| targets.would_enable(RAW_EVENT_LOGGER, level))
-        .map_or(LevelFilter::OFF, LevelFilter::from_level);
+    let asked = [
+        Level::TRACE,
+        Level::DEBUG,
+        Level::INFO,
+        Level::WARN,
+        Level::ERROR,
+    ]
+    .into_iter()
+    .find(|level| targets.would_enable(RAW_EVENT_LOGGER, level))
+    .map_or(LevelFilter::OFF, LevelFilter::from_level);
     targets.with_target(RAW_EVENT_LOGGER, asked.min(LevelFilter::DEBUG))
 }
 

@@ -15,11 +15,24 @@ pub struct BestAvailableStampede {
     pub in_flight: usize,
 }
 
-pub(super) async fn best_available_stampede(app: &App, size: BestAvailableStampede) -> Result<Row, String> {
+pub(super) async fn best_available_stampede(
+    app: &App,
+    size: BestAvailableStampede,
+) -> Result<Row, String> {
     let event = unique("best");
-    let rows: Vec<_> = (1..=size.rows).map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row})).collect();
+    let rows: Vec<_> = (1..=size.rows)
+        .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
+        .collect();
     let plan = serde_json::json!({"name": "Best available", "holdSeconds": 600, "sections": [{"sectionId": "A", "rows": rows}]});
-    match reply(app, "PUT", &format!("/events/{event}"), None, &plan.to_string()).await {
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{event}"),
+        None,
+        &plan.to_string(),
+    )
+    .await
+    {
         (201, _) => {}
         (s, b) => return Err(format!("create-event {event}: {s} {b}")),
     }
@@ -36,12 +49,20 @@ pub(super) async fn best_available_stampede(app: &App, size: BestAvailableStampe
             let _permit = sem.acquire_owned().await;
             let t = Instant::now();
             let body = serde_json::json!({"quantity": n}).to_string();
-            let (status, reply) = reply(&app, "POST", &format!("/orders/{}/best-available", o.id), Some(&o.token), &body).await;
+            let (status, reply) = reply(
+                &app,
+                "POST",
+                &format!("/orders/{}/best-available", o.id),
+                Some(&o.token),
+                &body,
+            )
+            .await;
             (t.elapsed().as_secs_f64() * 1000.0, n, status, reply)
         });
     }
     let mut timing = Timing::default();
-    let (mut taken, mut overlaps, mut not_adjacent, mut refused, mut retry, mut other) = (HashSet::new(), 0, 0, Vec::new(), 0, 0);
+    let (mut taken, mut overlaps, mut not_adjacent, mut refused, mut retry, mut other) =
+        (HashSet::new(), 0, 0, Vec::new(), 0, 0);
     while let Some(done) = tasks.join_next().await {
         let (ms, n, status, body) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
@@ -52,11 +73,20 @@ pub(super) async fn best_available_stampede(app: &App, size: BestAvailableStampe
                     .into_iter()
                     .flatten()
                     .filter_map(|s| SeatId::parse(s.as_str()?).ok())
-                    .filter_map(|s| s.row_and_number().map(|(row, number)| (row.to_owned(), number)))
+                    .filter_map(|s| {
+                        s.row_and_number()
+                            .map(|(row, number)| (row.to_owned(), number))
+                    })
                     .collect();
-                let adjacent = seats.len() == n as usize && seats.windows(2).all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
+                let adjacent = seats.len() == n as usize
+                    && seats
+                        .windows(2)
+                        .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
                 not_adjacent += usize::from(!adjacent);
-                overlaps += seats.into_iter().filter(|seat| !taken.insert(seat.clone())).count();
+                overlaps += seats
+                    .into_iter()
+                    .filter(|seat| !taken.insert(seat.clone()))
+                    .count();
             }
             (409, Some("not-enough-seats")) => refused.push(n),
             (503, _) => retry += 1,
@@ -67,12 +97,27 @@ pub(super) async fn best_available_stampede(app: &App, size: BestAvailableStampe
     // Seats were only ever taken: a run of n that exists now existed when
     // n was refused, so that refusal would have been false.
     let now = Millis::now();
-    let all = app.store.list_all_seats(&shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?, None).await.map_err(|e| e.to_string())?.ok_or("event vanished")?;
+    let all = app
+        .store
+        .list_all_seats(
+            &shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?,
+            None,
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("event vanished")?;
     let free: Vec<Vec<bool>> = all
         .chunks(size.seats_per_row as usize)
-        .map(|row| row.iter().map(|s| s.state.visible_status(now) == shared::domain::SeatStatus::Available).collect())
+        .map(|row| {
+            row.iter()
+                .map(|s| s.state.visible_status(now) == shared::domain::SeatStatus::Available)
+                .collect()
+        })
         .collect();
-    let false_sold_outs = refused.iter().filter(|&&n| free.iter().any(|row| has_run(row, n as usize))).count();
+    let false_sold_outs = refused
+        .iter()
+        .filter(|&&n| free.iter().any(|row| has_run(row, n as usize)))
+        .count();
     let stranded: usize = free.iter().map(|row| orphans(row)).sum();
     let seats = size.rows * size.seats_per_row;
     Ok(Row {

@@ -7,7 +7,11 @@ use super::*;
 /// up through a dev server this process serves on a fresh table of the
 /// same (warm) DynamoDB Local, and measures the function binaries next to
 /// this benchmark's own executable (so `--release` measures release).
-pub(super) async fn cold_start(app: App, endpoint: &str, pass: ColdStartPass) -> Result<ColdStart, String> {
+pub(super) async fn cold_start(
+    app: App,
+    endpoint: &str,
+    pass: ColdStartPass,
+) -> Result<ColdStart, String> {
     let root = crate::repo_root();
     let python = root.join(".tools/venv/bin/python");
     if !python.exists() {
@@ -17,11 +21,17 @@ pub(super) async fn cold_start(app: App, endpoint: &str, pass: ColdStartPass) ->
             ColdStartPass::Full => Err(format!("cold start: {why}")),
         };
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cold start: this executable's path: {e}"))?;
-    let bin_dir = exe.parent().ok_or("cold start: this executable has no folder")?.to_owned();
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cold start: this executable's path: {e}"))?;
+    let bin_dir = exe
+        .parent()
+        .ok_or("cold start: this executable has no folder")?
+        .to_owned();
     let fragment = std::env::temp_dir().join(format!("{}.md", unique("seatclaim-cold-start")));
 
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let table = app.config.table_name.clone();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -40,18 +50,28 @@ pub(super) async fn cold_start(app: App, endpoint: &str, pass: ColdStartPass) ->
         .arg("--fragment")
         .arg(&fragment);
     if pass == ColdStartPass::Smoke {
-        command.args(["--smoke", "--only", "get-seat", "--runs", "2", "--warm", "0"]);
+        command.args([
+            "--smoke", "--only", "get-seat", "--runs", "2", "--warm", "0",
+        ]);
     }
     // The script's progress goes to stderr as it runs; its exit status says
     // whether every invocation answered (a missed target is in the tables).
-    let status = command.status().await.map_err(|e| format!("cold start: {}: {e}", python.display()));
+    let status = command
+        .status()
+        .await
+        .map_err(|e| format!("cold start: {}: {e}", python.display()));
     let _ = stop_tx.send(());
     let _ = server.await;
     let status = status?;
     let markdown = std::fs::read_to_string(&fragment);
     let _ = std::fs::remove_file(&fragment);
     match markdown {
-        Ok(markdown) => Ok(ColdStart::Measured { markdown, ok: status.success() }),
-        Err(e) => Err(format!("cold start: scripts/bench_cold_start.py ({status}) wrote no tables: {e}")),
+        Ok(markdown) => Ok(ColdStart::Measured {
+            markdown,
+            ok: status.success(),
+        }),
+        Err(e) => Err(format!(
+            "cold start: scripts/bench_cold_start.py ({status}) wrote no tables: {e}"
+        )),
     }
 }

@@ -20,7 +20,15 @@ const QUANTITIES: [u32; 4] = [2, 1, 4, 3];
 pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, String> {
     let event = unique("ga");
     let plan = serde_json::json!({"name": "GA", "holdSeconds": 600, "sections": [{"sectionId": "FLOOR", "capacity": size.capacity}]});
-    match reply(app, "PUT", &format!("/events/{event}"), None, &plan.to_string()).await {
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{event}"),
+        None,
+        &plan.to_string(),
+    )
+    .await
+    {
         (201, _) => {}
         (s, b) => return Err(format!("create-event {event}: {s} {b}")),
     }
@@ -35,7 +43,14 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
             let _permit = sem.acquire_owned().await;
             let t = Instant::now();
             let body = serde_json::json!({"quantity": q}).to_string();
-            let (status, reply) = reply(&app, "PUT", &format!("/orders/{}/ga/FLOOR", o.id), Some(&o.token), &body).await;
+            let (status, reply) = reply(
+                &app,
+                "PUT",
+                &format!("/orders/{}/ga/FLOOR", o.id),
+                Some(&o.token),
+                &body,
+            )
+            .await;
             (t.elapsed().as_secs_f64() * 1000.0, q, status, reply)
         });
     }
@@ -56,7 +71,11 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
     let section = shared::domain::SectionId::parse("FLOOR").map_err(|e| e.to_string())?;
     let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
     let indexes: Vec<u32> = (0..bucket_count(size.capacity)).collect();
-    let buckets = app.store.read_buckets(&event_id, &section, &indexes, true).await.map_err(|e| e.to_string())?;
+    let buckets = app
+        .store
+        .read_buckets(&event_id, &section, &indexes, true)
+        .await
+        .map_err(|e| e.to_string())?;
     let now = Millis::now();
     let held: u32 = buckets.iter().map(|b| b.sold + b.live_held(now)).sum();
     let over = held.saturating_sub(size.capacity) + granted.saturating_sub(size.capacity);
@@ -83,7 +102,13 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
     ]);
     let mut item = key.clone();
     item.insert("held".into(), AttributeValue::N("0".into()));
-    client.put_item().table_name(&table).set_item(Some(item)).send().await.map_err(|e| e.to_string())?;
+    client
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(item))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
     let sem = Arc::new(Semaphore::new(size.in_flight));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -94,16 +119,32 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
             let t = Instant::now();
-            let read = client.get_item().table_name(&table).set_key(Some(key.clone())).consistent_read(true).send().await;
+            let read = client
+                .get_item()
+                .table_name(&table)
+                .set_key(Some(key.clone()))
+                .consistent_read(true)
+                .send()
+                .await;
             let held: u32 = read
                 .ok()
                 .and_then(|r| r.item)
-                .and_then(|i| i.get("held").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()))
+                .and_then(|i| {
+                    i.get("held")
+                        .and_then(|v| v.as_n().ok())
+                        .and_then(|n| n.parse().ok())
+                })
                 .unwrap_or(u32::MAX);
             let granted = if held.saturating_add(q) <= capacity {
                 let mut item = key;
                 item.insert("held".into(), AttributeValue::N((held + q).to_string()));
-                match client.put_item().table_name(&table).set_item(Some(item)).send().await {
+                match client
+                    .put_item()
+                    .table_name(&table)
+                    .set_item(Some(item))
+                    .send()
+                    .await
+                {
                     Ok(_) => q,
                     Err(_) => 0,
                 }

@@ -18,8 +18,8 @@ use crate::metrics::RequestCounter;
 use crate::router::{dispatch, request};
 
 mod best;
-mod ga;
 mod cold_start;
+mod ga;
 mod onsale;
 mod ops;
 mod raw;
@@ -27,13 +27,13 @@ mod scale;
 mod spread;
 mod stampede;
 
+use best::best_available_stampede;
 pub use best::BestAvailableStampede;
+use cold_start::*;
 pub use ga::GaStampede;
 use ga::{ga_naive_counter, ga_stampede};
-use best::best_available_stampede;
-use cold_start::*;
-pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use onsale::on_sale;
+pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use ops::*;
 use raw::*;
 use spread::*;
@@ -83,10 +83,27 @@ impl Sizes {
             sweep_large_table: 100_000,
             warm_up_orders: 60,
             // The contract's demand model: 50 sections of 40 rows of 50.
-            on_sale: DemandModel { sections: 50, rows: 40, seats_per_row: 50, ga_capacity: 20_000, buyers: 20_000, in_flight: 64, hold_seconds: 30 },
+            on_sale: DemandModel {
+                sections: 50,
+                rows: 40,
+                seats_per_row: 50,
+                ga_capacity: 20_000,
+                buyers: 20_000,
+                in_flight: 64,
+                hold_seconds: 30,
+            },
             cold_start: ColdStartPass::Full,
-            best_available: BestAvailableStampede { rows: 20, seats_per_row: 20, buyers: 240, in_flight: 64 },
-            ga: GaStampede { capacity: 2_000, buyers: 1_600, in_flight: 64 },
+            best_available: BestAvailableStampede {
+                rows: 20,
+                seats_per_row: 20,
+                buyers: 240,
+                in_flight: 64,
+            },
+            ga: GaStampede {
+                capacity: 2_000,
+                buyers: 1_600,
+                in_flight: 64,
+            },
         }
     }
     pub fn smoke() -> Self {
@@ -101,10 +118,27 @@ impl Sizes {
             sweep_small_table: 100,
             sweep_large_table: 1_000,
             warm_up_orders: 10,
-            on_sale: DemandModel { sections: 5, rows: 4, seats_per_row: 20, ga_capacity: 80, buyers: 300, in_flight: 16, hold_seconds: 4 },
+            on_sale: DemandModel {
+                sections: 5,
+                rows: 4,
+                seats_per_row: 20,
+                ga_capacity: 80,
+                buyers: 300,
+                in_flight: 16,
+                hold_seconds: 4,
+            },
             cold_start: ColdStartPass::Smoke,
-            best_available: BestAvailableStampede { rows: 5, seats_per_row: 10, buyers: 30, in_flight: 16 },
-            ga: GaStampede { capacity: 100, buyers: 80, in_flight: 16 },
+            best_available: BestAvailableStampede {
+                rows: 5,
+                seats_per_row: 10,
+                buyers: 30,
+                in_flight: 16,
+            },
+            ga: GaStampede {
+                capacity: 100,
+                buyers: 80,
+                in_flight: 16,
+            },
         }
     }
 }
@@ -177,7 +211,9 @@ pub enum ColdStart {
 
 impl Report {
     pub fn all_ok(&self) -> bool {
-        self.rows.iter().all(|r| r.ok) && self.on_sale.ok && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
+        self.rows.iter().all(|r| r.ok)
+            && self.on_sale.ok
+            && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
     }
 }
 
@@ -200,10 +236,22 @@ struct BenchOrder {
     token: String,
 }
 
-async fn reply(app: &App, method: &str, uri: &str, auth: Option<&str>, body: &str) -> (u16, serde_json::Value) {
-    let headers: Vec<(&str, String)> = auth.map(|t| vec![("authorization", format!("Bearer {t}"))]).unwrap_or_default();
+async fn reply(
+    app: &App,
+    method: &str,
+    uri: &str,
+    auth: Option<&str>,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let headers: Vec<(&str, String)> = auth
+        .map(|t| vec![("authorization", format!("Bearer {t}"))])
+        .unwrap_or_default();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let body = if body.is_empty() { Body::Empty } else { Body::Text(body.to_owned()) };
+    let body = if body.is_empty() {
+        Body::Empty
+    } else {
+        Body::Text(body.to_owned())
+    };
     let resp = dispatch(app, request(method, uri, &headers, body)).await;
     let status = resp.status().as_u16();
     let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
@@ -216,7 +264,15 @@ async fn create_event(app: &App, id: &str, seats: u32, hold_seconds: u32) -> Res
         "holdSeconds": hold_seconds,
         "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}],
     });
-    match reply(app, "PUT", &format!("/events/{id}"), None, &body.to_string()).await {
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{id}"),
+        None,
+        &body.to_string(),
+    )
+    .await
+    {
         (201, _) => Ok(()),
         // Out of create-event's budget: finish it as the sweep would.
         (202, _) => {
@@ -224,7 +280,9 @@ async fn create_event(app: &App, id: &str, seats: u32, hold_seconds: u32) -> Res
             shared::sweep::finish_events(&app.store, Millis::now(), None, &mut summary).await;
             match summary.completed_events {
                 1 => Ok(()),
-                n => Err(format!("create-event {id}: 202, and the sweep finished {n} events")),
+                n => Err(format!(
+                    "create-event {id}: 202, and the sweep finished {n} events"
+                )),
             }
         }
         (s, b) => Err(format!("create-event {id}: {s} {b}")),
@@ -259,19 +317,31 @@ fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
 
-pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -> Result<Report, String> {
+pub async fn run(
+    endpoint: &str,
+    sizes: Sizes,
+    mut progress: impl FnMut(&str),
+) -> Result<Report, String> {
     let mut report = Report::default();
     let counter = RequestCounter::default();
-    let new_app = |counter: Option<RequestCounter>, recorder: Option<crate::capacity::CapacityRecorder>| async move {
+    let new_app = |counter: Option<RequestCounter>,
+                   recorder: Option<crate::capacity::CapacityRecorder>| async move {
         // Only the on-sale (the one recording) reads the stream: the others
         // go without it (see TableSpec::without_stream).
         let (client, spec) = match recorder {
-            Some(r) => (crate::local_client_recording(endpoint, r), crate::table::TableSpec::from_repo().map_err(|e| e.to_string())?),
-            None => (crate::local_client_counting(endpoint, counter), crate::table::TableSpec::from_repo().map_err(|e| e.to_string())?.without_stream()),
+            Some(r) => (
+                crate::local_client_recording(endpoint, r),
+                crate::table::TableSpec::from_repo().map_err(|e| e.to_string())?,
+            ),
+            None => (
+                crate::local_client_counting(endpoint, counter),
+                crate::table::TableSpec::from_repo()
+                    .map_err(|e| e.to_string())?
+                    .without_stream(),
+            ),
         };
         let table = unique("bench");
-        spec
-            .create(&client, &table)
+        spec.create(&client, &table)
             .await
             .map_err(|e| e.to_string())?;
         Ok::<_, String>(crate::testing::app_on(client, &table))
@@ -281,7 +351,13 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
     let started = Instant::now();
     let sent = warm_up(&scratch, sizes.warm_up_orders).await?;
     report.warm_up = (sent, started.elapsed());
-    let _ = scratch.store.client().delete_table().table_name(table_name(&scratch)).send().await;
+    let _ = scratch
+        .store
+        .client()
+        .delete_table()
+        .table_name(table_name(&scratch))
+        .send()
+        .await;
 
     let app = new_app(None, None).await?;
 
@@ -297,7 +373,10 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
     report.handler_over_bare = handler.timing.per_second() / bare.timing.per_second().max(1e-9);
     let (correctness, ok) = handler.correctness();
     report.rows.push(Row {
-        scenario: format!("spread: {} orders, {} claims, {} seats, {} in flight (handler)", sizes.spread_orders, sizes.spread_claims, sizes.spread_seats, sizes.in_flight),
+        scenario: format!(
+            "spread: {} orders, {} claims, {} seats, {} in flight (handler)",
+            sizes.spread_orders, sizes.spread_claims, sizes.spread_seats, sizes.in_flight
+        ),
         timing: handler.timing,
         correctness,
         ok,
@@ -306,36 +385,68 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
     report.rows.push(Row {
         scenario: "spread, the same DynamoDB requests bare (store, no handler)".into(),
         timing: bare.timing,
-        correctness: format!("{correctness}; handler/bare throughput {:.2}", report.handler_over_bare),
+        correctness: format!(
+            "{correctness}; handler/bare throughput {:.2}",
+            report.handler_over_bare
+        ),
         ok,
     });
 
     let table = table_name(&app);
     let client = app.store.client().clone();
     for (how, label) in [
-        (RawClaim::ConditionalUpdate, "raw: one conditional UpdateItem per claim (store ceiling)"),
-        (RawClaim::ReadThenWrite, "naive: GetItem then unconditional write"),
-        (RawClaim::CheckThenAttach, "naive: check other orders, then attach"),
+        (
+            RawClaim::ConditionalUpdate,
+            "raw: one conditional UpdateItem per claim (store ceiling)",
+        ),
+        (
+            RawClaim::ReadThenWrite,
+            "naive: GetItem then unconditional write",
+        ),
+        (
+            RawClaim::CheckThenAttach,
+            "naive: check other orders, then attach",
+        ),
     ] {
         progress(label);
         let event = unique("raw");
         create_event(&app, &event, 1, 600).await?;
-        let stampede_plan: Vec<_> = (0..sizes.stampede).map(|o| (o, "A-1-1".to_owned())).collect();
-        let (st, st_winners) = raw_claims(&client, &table, &event, stampede_plan, sizes.stampede, how).await?;
+        let stampede_plan: Vec<_> = (0..sizes.stampede)
+            .map(|o| (o, "A-1-1".to_owned()))
+            .collect();
+        let (st, st_winners) =
+            raw_claims(&client, &table, &event, stampede_plan, sizes.stampede, how).await?;
         let st_won: usize = st_winners.values().map(HashSet::len).sum();
         let event = unique("raw");
         create_event(&app, &event, sizes.spread_seats, 600).await?;
-        let plan = spread_plan(sizes.spread_orders, sizes.spread_claims, sizes.spread_seats, 42);
-        let (sp, sp_winners) = raw_claims(&client, &table, &event, plan, sizes.in_flight, how).await?;
+        let plan = spread_plan(
+            sizes.spread_orders,
+            sizes.spread_claims,
+            sizes.spread_seats,
+            42,
+        );
+        let (sp, sp_winners) =
+            raw_claims(&client, &table, &event, plan, sizes.in_flight, how).await?;
         let naive = how != RawClaim::ConditionalUpdate;
         let doubles = double_held(&sp_winners);
         // The naive patterns must show oversells (proof that the harness can
         // see one); where they show up, stampede or spread, is up to timing.
-        let ok = if naive { st_won > 1 || doubles > 0 } else { st_won == 1 && doubles == 0 };
+        let ok = if naive {
+            st_won > 1 || doubles > 0
+        } else {
+            st_won == 1 && doubles == 0
+        };
         report.rows.push(Row {
             scenario: format!("{label} — stampede"),
             timing: st,
-            correctness: format!("{st_won} 'winners' of 1 seat{}", if naive { " (must be > 1: the harness sees oversells)" } else { "" }),
+            correctness: format!(
+                "{st_won} 'winners' of 1 seat{}",
+                if naive {
+                    " (must be > 1: the harness sees oversells)"
+                } else {
+                    ""
+                }
+            ),
             ok,
         });
         report.rows.push(Row {
@@ -347,7 +458,9 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
     }
 
     progress("best-available stampede");
-    report.rows.push(best_available_stampede(&app, sizes.best_available).await?);
+    report
+        .rows
+        .push(best_available_stampede(&app, sizes.best_available).await?);
 
     progress("GA stampede, and the naive counter it replaces");
     report.rows.push(ga_stampede(&app, sizes.ga).await?);
@@ -355,11 +468,20 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
 
     progress("throughput vs concurrency");
     for in_flight in [1usize, 8, 32, 64, 128] {
-        let run = spread(&app, sizes, ClaimPath::Handler, in_flight, sizes.concurrency_claims).await?;
+        let run = spread(
+            &app,
+            sizes,
+            ClaimPath::Handler,
+            in_flight,
+            sizes.concurrency_claims,
+        )
+        .await?;
         if !run.correctness().1 {
             return Err(format!("double hold at concurrency {in_flight}"));
         }
-        report.concurrency.push((in_flight, run.timing.per_second(), run.timing.p99()));
+        report
+            .concurrency
+            .push((in_flight, run.timing.per_second(), run.timing.p99()));
     }
 
     progress("round trips");
@@ -369,18 +491,32 @@ pub async fn run(endpoint: &str, sizes: Sizes, mut progress: impl FnMut(&str)) -
     progress("sweep scaling");
     for others in [sizes.sweep_small_table, sizes.sweep_large_table] {
         let app = new_app(Some(counter.clone()), None).await?;
-        let (took, expired, queries) = sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
-        report.sweep.push((format!("{} expired among {others} other items", sizes.sweep_expired), took, expired, queries));
+        let (took, expired, queries) =
+            sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
+        report.sweep.push((
+            format!("{} expired among {others} other items", sizes.sweep_expired),
+            took,
+            expired,
+            queries,
+        ));
     }
 
-    progress("cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)");
+    progress(
+        "cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)",
+    );
     report.cold_start = cold_start(new_app(None, None).await?, endpoint, sizes.cold_start).await?;
 
     // Last: its table has the stream, which slows DynamoDB Local down for
     // every table after it (see TableSpec::without_stream).
     progress("on-sale demand model (create the event, then the buyers, priced per partition key)");
     let recorder = crate::capacity::CapacityRecorder::new();
-    report.on_sale = on_sale(new_app(None, Some(recorder.clone())).await?, endpoint, recorder, sizes.on_sale).await?;
+    report.on_sale = on_sale(
+        new_app(None, Some(recorder.clone())).await?,
+        endpoint,
+        recorder,
+        sizes.on_sale,
+    )
+    .await?;
 
     Ok(report)
 }

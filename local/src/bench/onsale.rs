@@ -97,10 +97,14 @@ struct Zipf(Vec<f64>);
 impl Zipf {
     fn new(n: u32) -> Self {
         let mut acc = 0.0;
-        Self((1..=n).map(|k| {
-            acc += 1.0 / f64::from(k);
-            acc
-        }).collect())
+        Self(
+            (1..=n)
+                .map(|k| {
+                    acc += 1.0 / f64::from(k);
+                    acc
+                })
+                .collect(),
+        )
     }
     /// A rank, 1-based.
     fn sample(&self, rng: &mut Rng) -> u32 {
@@ -133,13 +137,21 @@ fn plan_json(m: &DemandModel) -> String {
 }
 
 /// One buyer's requests: (function, status, handler ms).
-async fn buyer(app: &App, event: &str, wants: Wants, confirm: bool, payment: String) -> Vec<(&'static str, u16, f64)> {
+async fn buyer(
+    app: &App,
+    event: &str,
+    wants: Wants,
+    confirm: bool,
+    payment: String,
+) -> Vec<(&'static str, u16, f64)> {
     let mut log = Vec::new();
     let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
     let (status, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     log.push(("create-order", status, timed(started)));
-    let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else { return log };
+    let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else {
+        return log;
+    };
     // The invariant check afterwards reads every order: a buyer of places
     // only is named by no seat, and its bucket sales are checked against it.
     crate::testing::remember_order(app, id);
@@ -148,7 +160,14 @@ async fn buyer(app: &App, event: &str, wants: Wants, confirm: bool, payment: Str
         Wants::Places(q) => {
             let started = Instant::now();
             let body = serde_json::json!({"quantity": q}).to_string();
-            let (status, _) = reply(app, "PUT", &format!("/orders/{id}/ga/{GA_SECTION}"), Some(token), &body).await;
+            let (status, _) = reply(
+                app,
+                "PUT",
+                &format!("/orders/{id}/ga/{GA_SECTION}"),
+                Some(token),
+                &body,
+            )
+            .await;
             log.push(("hold-ga", status, timed(started)));
             if confirm && status == 200 {
                 let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": [], "ga": [{"sectionId": GA_SECTION, "quantity": q}]});
@@ -160,7 +179,14 @@ async fn buyer(app: &App, event: &str, wants: Wants, confirm: bool, payment: Str
     let mut won = Vec::new();
     for seat in seats {
         let started = Instant::now();
-        let (status, _) = reply(app, "POST", &format!("/orders/{id}/seats/{seat}"), Some(token), "").await;
+        let (status, _) = reply(
+            app,
+            "POST",
+            &format!("/orders/{id}/seats/{seat}"),
+            Some(token),
+            "",
+        )
+        .await;
         log.push(("get-seat", status, timed(started)));
         if status == 200 && !won.contains(&seat) {
             won.push(seat);
@@ -168,7 +194,12 @@ async fn buyer(app: &App, event: &str, wants: Wants, confirm: bool, payment: Str
     }
     if confirm && !won.is_empty() {
         let started = Instant::now();
-        let status = send_confirm(app, id, serde_json::json!({"orderId": id, "paymentId": payment, "seats": won})).await;
+        let status = send_confirm(
+            app,
+            id,
+            serde_json::json!({"orderId": id, "paymentId": payment, "seats": won}),
+        )
+        .await;
         log.push(("confirm", status, timed(started)));
     }
     log
@@ -177,22 +208,50 @@ async fn buyer(app: &App, event: &str, wants: Wants, confirm: bool, payment: Str
 /// A confirm signed as the payment backend signs it; its status.
 async fn send_confirm(app: &App, order: &str, body: serde_json::Value) -> u16 {
     let body = body.to_string();
-    let Some(secrets) = app.config.confirm_secrets.as_ref() else { return 0 };
+    let Some(secrets) = app.config.confirm_secrets.as_ref() else {
+        return 0;
+    };
     let headers = crate::testing::webhook_headers(secrets, &body);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    dispatch(app, request("POST", &format!("/orders/{order}/confirm"), &headers, Body::Text(body))).await.status().as_u16()
+    dispatch(
+        app,
+        request(
+            "POST",
+            &format!("/orders/{order}/confirm"),
+            &headers,
+            Body::Text(body),
+        ),
+    )
+    .await
+    .status()
+    .as_u16()
 }
 
 /// Runs the demand model on a fresh table of `endpoint`.
-pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder, model: DemandModel) -> Result<OnSale, String> {
-    let mut out = OnSale { model: Some(model), ..OnSale::default() };
+pub(super) async fn on_sale(
+    app: App,
+    endpoint: &str,
+    recorder: CapacityRecorder,
+    model: DemandModel,
+) -> Result<OnSale, String> {
+    let mut out = OnSale {
+        model: Some(model),
+        ..OnSale::default()
+    };
     let event = unique("stadium");
 
     // Creation, priced on its own (it is not on-sale traffic).
     recorder.take();
     recorder.set_recording(true);
     let started = Instant::now();
-    let (status, body) = reply(&app, "PUT", &format!("/events/{event}"), None, &plan_json(&model)).await;
+    let (status, body) = reply(
+        &app,
+        "PUT",
+        &format!("/events/{event}"),
+        None,
+        &plan_json(&model),
+    )
+    .await;
     out.creation_answer = status;
     match status {
         201 => {}
@@ -205,7 +264,11 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
     out.creation = started.elapsed();
     recorder.set_recording(false);
     let creation = recorder.take();
-    out.creation_write_units = price(&app, &creation).await?.iter().map(|c| c.write_units).sum();
+    out.creation_write_units = price(&app, &creation)
+        .await?
+        .iter()
+        .map(|c| c.write_units)
+        .sum();
 
     // The on-sale.
     let (sections, rows) = (Zipf::new(model.sections), Zipf::new(model.rows));
@@ -269,25 +332,44 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
     out.swept_orders = summary.expired_orders;
     recorder.set_recording(false);
     let records = recorder.take();
-    out.functions = durations.into_iter().map(|(f, v)| (f, (v.len() as u64, v.iter().sum::<f64>() / v.len().max(1) as f64))).collect();
+    out.functions = durations
+        .into_iter()
+        .map(|(f, v)| {
+            (
+                f,
+                (
+                    v.len() as u64,
+                    v.iter().sum::<f64>() / v.len().max(1) as f64,
+                ),
+            )
+        })
+        .collect();
 
     // The seat map: the projection caught up from the stream (its writes
     // are on-sale traffic too, priced with the rest), then served. One
     // record per projector call: a write per seat change, as under a
     // steady on-sale where each poll brings few records (an upper bound:
     // bigger batches fold a seat's changes together).
-    let follower = crate::streams::StreamFollower::attach(endpoint, app.store.client(), app.store.table_name()).await?;
+    let follower = crate::streams::StreamFollower::attach(
+        endpoint,
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await?;
     recorder.take();
     recorder.set_recording(true);
     let started = Instant::now();
-    out.stream_records = follower.catch_up(|batch| {
-        let store = app.store.clone();
-        async move {
-            for record in batch["Records"].as_array().into_iter().flatten() {
-                shared::project_records(&store, &serde_json::json!({"Records": [record]})).await;
+    out.stream_records = follower
+        .catch_up(|batch| {
+            let store = app.store.clone();
+            async move {
+                for record in batch["Records"].as_array().into_iter().flatten() {
+                    shared::project_records(&store, &serde_json::json!({"Records": [record]}))
+                        .await;
+                }
             }
-        }
-    }).await?;
+        })
+        .await?;
     out.projection = started.elapsed();
     recorder.set_recording(false);
     let mut records = records;
@@ -296,10 +378,22 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
     let charges = price(&app, &records).await?;
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
-    out.index_write_units = charges.iter().filter(|c| c.target.index.is_some()).map(|c| c.write_units).sum();
+    out.index_write_units = charges
+        .iter()
+        .filter(|c| c.target.index.is_some())
+        .map(|c| c.write_units)
+        .sum();
     let attempts = out.attempts as f64;
-    out.new_keys = project("new keys", capacity::totals(&charges, &|t| t.clone()), attempts);
-    out.old_keys = project("old keys", capacity::totals(&charges, &old_layout), attempts);
+    out.new_keys = project(
+        "new keys",
+        capacity::totals(&charges, &|t| t.clone()),
+        attempts,
+    );
+    out.old_keys = project(
+        "old keys",
+        capacity::totals(&charges, &old_layout),
+        attempts,
+    );
 
     seat_map_figures(&app, &event, &recorder, &mut out).await?;
 
@@ -311,12 +405,22 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
         let section = shared::domain::SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
         let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
         let indexes: Vec<u32> = (0..shared::domain::ga::bucket_count(model.ga_capacity)).collect();
-        let buckets = app.store.read_buckets(&event_id, &section, &indexes, true).await.map_err(|e| e.to_string())?;
+        let buckets = app
+            .store
+            .read_buckets(&event_id, &section, &indexes, true)
+            .await
+            .map_err(|e| e.to_string())?;
         let now = Millis::now();
         out.sold_places = buckets.iter().map(|b| u64::from(b.sold)).sum();
-        out.oversold_places = buckets.iter().map(|b| u64::from((b.sold + b.live_held(now)).saturating_sub(b.capacity))).sum();
+        out.oversold_places = buckets
+            .iter()
+            .map(|b| u64::from((b.sold + b.live_held(now)).saturating_sub(b.capacity)))
+            .sum();
     }
-    out.ok = check.violations.is_empty() && out.unavailable == 0 && out.sold_seats > 0 && out.oversold_places == 0
+    out.ok = check.violations.is_empty()
+        && out.unavailable == 0
+        && out.sold_seats > 0
+        && out.oversold_places == 0
         && (model.ga_capacity == 0 || out.sold_places > 0);
     Ok(out)
 }
@@ -324,43 +428,79 @@ pub(super) async fn on_sale(app: App, endpoint: &str, recorder: CapacityRecorder
 /// Map requests timed, each in a fresh process (no cached event or map).
 const MAP_REQUESTS: usize = 20;
 
-async fn seat_map_figures(app: &App, event: &str, recorder: &CapacityRecorder, out: &mut OnSale) -> Result<(), String> {
+async fn seat_map_figures(
+    app: &App,
+    event: &str,
+    recorder: &CapacityRecorder,
+    out: &mut OnSale,
+) -> Result<(), String> {
     let uri = format!("/events/{event}/availability");
-    let fresh = || App { store: shared::Store::new(app.store.client().clone(), app.store.table_name()), config: app.config.clone() };
+    let fresh = || App {
+        store: shared::Store::new(app.store.client().clone(), app.store.table_name()),
+        config: app.config.clone(),
+    };
     let plain = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
-    let gzip = dispatch(&fresh(), request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty)).await;
+    let gzip = dispatch(
+        &fresh(),
+        request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty),
+    )
+    .await;
     if plain.status() != 200 || gzip.headers().get("content-encoding").is_none() {
-        return Err(format!("availability: {} / gzip {:?}", plain.status(), gzip.headers().get("content-encoding")));
+        return Err(format!(
+            "availability: {} / gzip {:?}",
+            plain.status(),
+            gzip.headers().get("content-encoding")
+        ));
     }
     out.map_bytes = plain.body().len();
     out.map_gzip_bytes = gzip.body().len();
-    let map: serde_json::Value = serde_json::from_slice(plain.body().as_ref()).map_err(|e| e.to_string())?;
-    let statuses: String = map["sections"].as_array().into_iter().flatten()
+    let map: serde_json::Value =
+        serde_json::from_slice(plain.body().as_ref()).map_err(|e| e.to_string())?;
+    let statuses: String = map["sections"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .flat_map(|s| s["rows"].as_array().into_iter().flatten())
         .filter_map(|r| r["statuses"].as_str())
         .collect();
     let sold = statuses.matches('S').count() as u64;
-    let seats = out.model.map_or(0, |m| m.sections * m.rows * m.seats_per_row) as usize;
+    let seats = out
+        .model
+        .map_or(0, |m| m.sections * m.rows * m.seats_per_row) as usize;
     // Every hold has lapsed (the sweep ran after the wait): the map shows
     // exactly the seats the table says are sold.
     let sold_in_table = crate::testing::check_invariants(app, event).await.sold as u64;
     if statuses.len() != seats || sold != sold_in_table || statuses.contains('H') {
-        return Err(format!("the seat map has {} seats, {sold} sold (the table: {sold_in_table}), holds: {}", statuses.len(), statuses.contains('H')));
+        return Err(format!(
+            "the seat map has {} seats, {sold} sold (the table: {sold_in_table}), holds: {}",
+            statuses.len(),
+            statuses.contains('H')
+        ));
     }
     // Read units of one uncached map: its event read and its batch reads.
     recorder.take();
     recorder.set_recording(true);
     let _ = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
     recorder.set_recording(false);
-    out.map_read_units = price(app, &recorder.take()).await?.iter().map(|c| c.read_units).sum();
+    out.map_read_units = price(app, &recorder.take())
+        .await?
+        .iter()
+        .map(|c| c.read_units)
+        .sum();
     let started = Instant::now();
     for _ in 0..MAP_REQUESTS {
         let t = Instant::now();
-        let resp = dispatch(&fresh(), request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty)).await;
+        let resp = dispatch(
+            &fresh(),
+            request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty),
+        )
+        .await;
         if resp.status() != 200 {
             return Err(format!("availability: {}", resp.status()));
         }
-        out.map_latency.latencies_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        out.map_latency
+            .latencies_ms
+            .push(t.elapsed().as_secs_f64() * 1000.0);
     }
     out.map_latency.wall = started.elapsed();
     Ok(())
@@ -369,32 +509,58 @@ async fn seat_map_figures(app: &App, event: &str, recorder: &CapacityRecorder, o
 /// The old layout: every seat of an event on the event's key, 8 shards.
 fn old_layout(t: &Target) -> Target {
     if t.index.is_some() {
-        let shard = t.pk.strip_prefix(PENDING_SHARD_PREFIX).and_then(|n| n.parse::<u32>().ok());
+        let shard =
+            t.pk.strip_prefix(PENDING_SHARD_PREFIX)
+                .and_then(|n| n.parse::<u32>().ok());
         return match shard {
             // The new shard count is a multiple of 8: an order's old shard
             // is its new one mod 8.
-            Some(n) => Target { index: t.index.clone(), pk: format!("{PENDING_SHARD_PREFIX}{}", n % OLD_PENDING_SHARDS) },
+            Some(n) => Target {
+                index: t.index.clone(),
+                pk: format!("{PENDING_SHARD_PREFIX}{}", n % OLD_PENDING_SHARDS),
+            },
             None => t.clone(),
         };
     }
     if let Some(rest) = t.pk.strip_prefix(GA_PK_PREFIX) {
         // The design general admission replaces: one counter per section.
-        let counter = rest.rsplit_once('#').map_or(rest, |(section, _bucket)| section);
+        let counter = rest
+            .rsplit_once('#')
+            .map_or(rest, |(section, _bucket)| section);
         return Target::table(format!("{GA_PK_PREFIX}{counter}"));
     }
-    match t.pk.strip_prefix(SEAT_PK_PREFIX).and_then(|rest| rest.split('#').next()) {
+    match t
+        .pk
+        .strip_prefix(SEAT_PK_PREFIX)
+        .and_then(|rest| rest.split('#').next())
+    {
         Some(event) => Target::table(format!("{EVENT_PK_PREFIX}{event}")),
         None => t.clone(),
     }
 }
 
 fn project(layout: &'static str, loads: Vec<KeyLoad>, attempts: f64) -> Projection {
-    let hottest_read = loads.iter().max_by(|a, b| a.read_units.total_cmp(&b.read_units)).cloned();
-    let write_ceiling = loads.first().map_or(f64::INFINITY, |k| PARTITION_WRITE_UNITS * attempts / k.write_units.max(1e-9));
-    let read_ceiling = hottest_read.as_ref().map_or(f64::INFINITY, |k| PARTITION_READ_UNITS * attempts / k.read_units.max(1e-9));
+    let hottest_read = loads
+        .iter()
+        .max_by(|a, b| a.read_units.total_cmp(&b.read_units))
+        .cloned();
+    let write_ceiling = loads.first().map_or(f64::INFINITY, |k| {
+        PARTITION_WRITE_UNITS * attempts / k.write_units.max(1e-9)
+    });
+    let read_ceiling = hottest_read.as_ref().map_or(f64::INFINITY, |k| {
+        PARTITION_READ_UNITS * attempts / k.read_units.max(1e-9)
+    });
     let ceiling = write_ceiling.min(read_ceiling);
-    let reads_at_ceiling = hottest_read.as_ref().map_or(0.0, |k| k.read_units / attempts.max(1.0) * ceiling);
-    Projection { layout, hottest: loads.into_iter().take(5).collect(), hottest_read, ceiling, reads_at_ceiling }
+    let reads_at_ceiling = hottest_read
+        .as_ref()
+        .map_or(0.0, |k| k.read_units / attempts.max(1.0) * ceiling);
+    Projection {
+        layout,
+        hottest: loads.into_iter().take(5).collect(),
+        hottest_read,
+        ceiling,
+        reads_at_ceiling,
+    }
 }
 
 /// Prices `records` with item sizes read back from the table (each item
@@ -407,7 +573,10 @@ async fn price(app: &App, records: &[capacity::Recorded]) -> Result<Vec<capacity
     Ok(capacity::charges(records, &schema, &size, &|_| None))
 }
 
-async fn item_sizes(app: &App, keys: &BTreeSet<(String, String)>) -> Result<HashMap<(String, String), usize>, String> {
+async fn item_sizes(
+    app: &App,
+    keys: &BTreeSet<(String, String)>,
+) -> Result<HashMap<(String, String), usize>, String> {
     let table = table_name(app);
     let mut sizes = HashMap::new();
     let keys: Vec<_> = keys.iter().collect();
@@ -419,12 +588,35 @@ async fn item_sizes(app: &App, keys: &BTreeSet<(String, String)>) -> Result<Hash
                 (shared::store::SK.to_owned(), AttributeValue::S(sk.clone())),
             ]));
         }
-        let mut request = Some(HashMap::from([(table.clone(), wanted.build().map_err(|e| e.to_string())?)]));
+        let mut request = Some(HashMap::from([(
+            table.clone(),
+            wanted.build().map_err(|e| e.to_string())?,
+        )]));
         while let Some(items) = request.take().filter(|r| !r.is_empty()) {
-            let out = app.store.client().batch_get_item().set_request_items(Some(items)).send().await.map_err(|e| e.to_string())?;
-            for item in out.responses.unwrap_or_default().remove(&table).unwrap_or_default() {
-                let key = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-                sizes.insert((key(shared::store::PK), key(shared::store::SK)), capacity::item_size(&capacity::wire_item(&item)));
+            let out = app
+                .store
+                .client()
+                .batch_get_item()
+                .set_request_items(Some(items))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            for item in out
+                .responses
+                .unwrap_or_default()
+                .remove(&table)
+                .unwrap_or_default()
+            {
+                let key = |k: &str| {
+                    item.get(k)
+                        .and_then(|v| v.as_s().ok())
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                sizes.insert(
+                    (key(shared::store::PK), key(shared::store::SK)),
+                    capacity::item_size(&capacity::wire_item(&item)),
+                );
             }
             request = out.unprocessed_keys;
         }

@@ -3,31 +3,71 @@
 use super::*;
 
 /// 5. Round trips per operation.
-pub(super) async fn round_trips(app: &App, counter: &RequestCounter) -> Result<Vec<(String, BTreeMap<String, u64>, String)>, String> {
+pub(super) async fn round_trips(
+    app: &App,
+    counter: &RequestCounter,
+) -> Result<Vec<(String, BTreeMap<String, u64>, String)>, String> {
     let event = unique("trips");
     create_event(app, &event, 20, 600).await?;
     counter.take();
     let mut rows = Vec::new();
-    let mut record = |name: &str, limit: &str, counts: BTreeMap<String, u64>| rows.push((name.to_owned(), counts, limit.to_owned()));
+    let mut record = |name: &str, limit: &str, counts: BTreeMap<String, u64>| {
+        rows.push((name.to_owned(), counts, limit.to_owned()))
+    };
     let (_, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
-    record("create-order (first of the process)", "2 (event read + put)", counter.take());
+    record(
+        "create-order (first of the process)",
+        "2 (event read + put)",
+        counter.take(),
+    );
     reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     record("create-order (event cached)", "1 (put)", counter.take());
-    let (id, token) = (order["orderId"].as_str().unwrap_or_default().to_owned(), order["holdToken"].as_str().unwrap_or_default().to_owned());
-    reply(app, "POST", &format!("/orders/{id}/seats/A-1-1"), Some(&token), "").await;
+    let (id, token) = (
+        order["orderId"].as_str().unwrap_or_default().to_owned(),
+        order["holdToken"].as_str().unwrap_or_default().to_owned(),
+    );
+    reply(
+        app,
+        "POST",
+        &format!("/orders/{id}/seats/A-1-1"),
+        Some(&token),
+        "",
+    )
+    .await;
     record("get-seat", "1", counter.take());
-    reply(app, "DELETE", &format!("/orders/{id}/seats/A-1-1"), Some(&token), "").await;
+    reply(
+        app,
+        "DELETE",
+        &format!("/orders/{id}/seats/A-1-1"),
+        Some(&token),
+        "",
+    )
+    .await;
     record("drop-seat", "1", counter.take());
     reply(app, "GET", &format!("/orders/{id}"), Some(&token), "").await;
     record("get-order", "1", counter.take());
     reply(app, "GET", &format!("/events/{event}/seats"), None, "").await;
-    record("list-seats (20 seats)", "1 query per seat block (10 seats), event cached", counter.take());
+    record(
+        "list-seats (20 seats)",
+        "1 query per seat block (10 seats), event cached",
+        counter.take(),
+    );
     for seats in [1u32, 10] {
         let (_, o) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
-        let (oid, tok) = (o["orderId"].as_str().unwrap_or_default().to_owned(), o["holdToken"].as_str().unwrap_or_default().to_owned());
+        let (oid, tok) = (
+            o["orderId"].as_str().unwrap_or_default().to_owned(),
+            o["holdToken"].as_str().unwrap_or_default().to_owned(),
+        );
         let first = if seats == 1 { 2 } else { 3 };
         for n in first..first + seats {
-            reply(app, "POST", &format!("/orders/{oid}/seats/A-1-{n}"), Some(&tok), "").await;
+            reply(
+                app,
+                "POST",
+                &format!("/orders/{oid}/seats/A-1-{n}"),
+                Some(&tok),
+                "",
+            )
+            .await;
         }
         counter.take();
         let paid: Vec<String> = (first..first + seats).map(|n| format!("A-1-{n}")).collect();
@@ -35,17 +75,38 @@ pub(super) async fn round_trips(app: &App, counter: &RequestCounter) -> Result<V
         let secrets = app.config.confirm_secrets.as_ref().ok_or("no secret")?;
         let headers = crate::testing::webhook_headers(secrets, &body);
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let resp = dispatch(app, request("POST", &format!("/orders/{oid}/confirm"), &headers, Body::Text(body))).await;
+        let resp = dispatch(
+            app,
+            request(
+                "POST",
+                &format!("/orders/{oid}/confirm"),
+                &headers,
+                Body::Text(body),
+            ),
+        )
+        .await;
         if resp.status() != 200 {
             return Err(format!("confirm in round-trip count: {}", resp.status()));
         }
-        record(&format!("confirm ({seats} seat{})", if seats == 1 { "" } else { "s" }), "1 (one transaction, no read)", counter.take());
+        record(
+            &format!(
+                "confirm ({seats} seat{})",
+                if seats == 1 { "" } else { "s" }
+            ),
+            "1 (one transaction, no read)",
+            counter.take(),
+        );
     }
     Ok(rows)
 }
 
 /// 6. Sweep time with `expired` expired orders among `others` other items.
-pub(super) async fn sweep_scaling(app: &App, expired: usize, others: u32, counter: &RequestCounter) -> Result<(Duration, u64, u64), String> {
+pub(super) async fn sweep_scaling(
+    app: &App,
+    expired: usize,
+    others: u32,
+    counter: &RequestCounter,
+) -> Result<(Duration, u64, u64), String> {
     // The other items: seats of big events (20,000 per event at most).
     let mut left = others;
     while left > 0 {
@@ -64,12 +125,23 @@ pub(super) async fn sweep_scaling(app: &App, expired: usize, others: u32, counte
         let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let (status, order) = reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+            let (status, order) =
+                reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
             if status != 201 {
                 return (status, order);
             }
-            let (id, token) = (order["orderId"].as_str().unwrap_or_default(), order["holdToken"].as_str().unwrap_or_default());
-            reply(&app, "POST", &format!("/orders/{id}/seats/A-1-{}", i + 1), Some(token), "").await
+            let (id, token) = (
+                order["orderId"].as_str().unwrap_or_default(),
+                order["holdToken"].as_str().unwrap_or_default(),
+            );
+            reply(
+                &app,
+                "POST",
+                &format!("/orders/{id}/seats/A-1-{}", i + 1),
+                Some(token),
+                "",
+            )
+            .await
         });
     }
     while let Some(done) = tasks.join_next().await {
@@ -113,12 +185,33 @@ pub(super) async fn warm_up(app: &App, orders: usize) -> Result<usize, String> {
             let auth = Some(order.token.as_str());
             for k in 0..CLAIMS_PER_ORDER {
                 let seat = format!("A-1-{}", i * CLAIMS_PER_ORDER + k + 1);
-                reply(&app, "POST", &format!("/orders/{}/seats/{seat}", order.id), auth, "").await;
+                reply(
+                    &app,
+                    "POST",
+                    &format!("/orders/{}/seats/{seat}", order.id),
+                    auth,
+                    "",
+                )
+                .await;
             }
             let seat = format!("A-1-{}", i * CLAIMS_PER_ORDER + 1);
-            reply(&app, "DELETE", &format!("/orders/{}/seats/{seat}", order.id), auth, "").await;
+            reply(
+                &app,
+                "DELETE",
+                &format!("/orders/{}/seats/{seat}", order.id),
+                auth,
+                "",
+            )
+            .await;
             reply(&app, "GET", &format!("/orders/{}", order.id), auth, "").await;
-            reply(&app, "GET", &format!("/events/{event}/seats?section=A"), None, "").await;
+            reply(
+                &app,
+                "GET",
+                &format!("/events/{event}/seats?section=A"),
+                None,
+                "",
+            )
+            .await;
         });
     }
     while let Some(done) = tasks.join_next().await {

@@ -8,7 +8,10 @@ pub(super) fn table_name(app: &App) -> String {
 
 /// The seat item's key, as the store writes it (ids the bench made itself).
 pub(super) fn seat_key(event: &str, seat: &str) -> HashMap<String, AttributeValue> {
-    match (shared::domain::EventId::parse(event), shared::domain::SeatId::parse(seat)) {
+    match (
+        shared::domain::EventId::parse(event),
+        shared::domain::SeatId::parse(seat),
+    ) {
         (Ok(event), Ok(seat)) => shared::store::seat_item_key(&event, &seat),
         _ => HashMap::new(),
     }
@@ -40,7 +43,12 @@ pub(super) async fn raw_claims(
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for (o, seat) in plan {
-        let (client, table, event, sem) = (client.clone(), table.to_owned(), event.to_owned(), sem.clone());
+        let (client, table, event, sem) = (
+            client.clone(),
+            table.to_owned(),
+            event.to_owned(),
+            sem.clone(),
+        );
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
             let t = Instant::now();

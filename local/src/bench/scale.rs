@@ -37,9 +37,13 @@ const NEW_TABLE_WRITE_UNITS: f64 = 4_000.0;
 /// The functions' memory in GB, from template.yaml's Globals (256 MB if it
 /// cannot be read).
 fn lambda_memory_gb() -> f64 {
-    let text = std::fs::read_to_string(crate::repo_root().join("template.yaml")).unwrap_or_default();
+    let text =
+        std::fs::read_to_string(crate::repo_root().join("template.yaml")).unwrap_or_default();
     let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap_or_default();
-    doc["Globals"]["Function"]["MemorySize"].as_f64().unwrap_or(256.0) / 1024.0
+    doc["Globals"]["Function"]["MemorySize"]
+        .as_f64()
+        .unwrap_or(256.0)
+        / 1024.0
 }
 /// The scale model's crowd: 1,000,000 buyers in 10 minutes.
 const CROWD_BUYERS: f64 = 1_000_000.0;
@@ -73,14 +77,17 @@ impl OnSale {
     /// Dollars per 1,000 seats sold, by service: (DynamoDB, Lambda, API).
     pub fn cost_per_thousand_seats(&self) -> (f64, f64, f64) {
         let per = 1000.0 / (self.sold_seats.max(1) as f64);
-        let dynamodb = (self.table_write_units * USD_PER_MILLION_WRITE_UNITS + self.table_read_units * USD_PER_MILLION_READ_UNITS) / 1e6;
+        let dynamodb = (self.table_write_units * USD_PER_MILLION_WRITE_UNITS
+            + self.table_read_units * USD_PER_MILLION_READ_UNITS)
+            / 1e6;
         let (mut requests, mut gb_seconds) = (0.0, 0.0);
         for (count, mean_ms) in self.functions.values() {
             requests += *count as f64;
             // Lambda bills each invocation's duration rounded up to 1 ms.
             gb_seconds += *count as f64 * mean_ms.ceil() / 1000.0 * lambda_memory_gb();
         }
-        let lambda = requests * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6 + gb_seconds * USD_PER_LAMBDA_GB_SECOND_ARM;
+        let lambda = requests * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
+            + gb_seconds * USD_PER_LAMBDA_GB_SECOND_ARM;
         let api = requests * USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
         (dynamodb * per, lambda * per, api * per)
     }
@@ -106,7 +113,11 @@ impl OnSale {
             if self.ok { "ok" } else { "**FAILED**" }
         );
         for p in [&self.old_keys, &self.new_keys] {
-            let _ = writeln!(out, "projected on-sale ceiling ({}): {:.0} claim attempts/s\n", p.layout, p.ceiling);
+            let _ = writeln!(
+                out,
+                "projected on-sale ceiling ({}): {:.0} claim attempts/s\n",
+                p.layout, p.ceiling
+            );
         }
         let _ = writeln!(
             out,
@@ -180,15 +191,30 @@ impl OnSale {
             per_attempt(self.table_write_units) * self.new_keys.ceiling, per_attempt(self.table_read_units) * self.new_keys.ceiling,
             (table_w * PEAK_OVER_AVERAGE).max(NEW_TABLE_WRITE_UNITS)
         );
-        let _ = writeln!(out, "## Lambda concurrency (Little's law: requests/s × mean duration)\n");
+        let _ = writeln!(
+            out,
+            "## Lambda concurrency (Little's law: requests/s × mean duration)\n"
+        );
         let _ = writeln!(out, "| function | requests per buyer | requests/s | mean ms (measured) | concurrency |\n|---|---:|---:|---:|---:|");
         for (function, (count, mean_ms)) in &self.functions {
             let per_buyer = *count as f64 / m.buyers.max(1) as f64;
             let rps = per_buyer * buyers_per_s;
-            let _ = writeln!(out, "| {function} | {per_buyer:.2} | {rps:.0} | {mean_ms:.1} | {:.0} |", rps * mean_ms / 1000.0);
+            let _ = writeln!(
+                out,
+                "| {function} | {per_buyer:.2} | {rps:.0} | {mean_ms:.1} | {:.0} |",
+                rps * mean_ms / 1000.0
+            );
         }
-        let total: f64 = self.functions.values().map(|(count, ms)| *count as f64 / m.buyers.max(1) as f64 * buyers_per_s * ms / 1000.0).sum();
-        let per_second: f64 = self.functions.values().map(|(count, _)| *count as f64 / m.buyers.max(1) as f64 * buyers_per_s).sum();
+        let total: f64 = self
+            .functions
+            .values()
+            .map(|(count, ms)| *count as f64 / m.buyers.max(1) as f64 * buyers_per_s * ms / 1000.0)
+            .sum();
+        let per_second: f64 = self
+            .functions
+            .values()
+            .map(|(count, _)| *count as f64 / m.buyers.max(1) as f64 * buyers_per_s)
+            .sum();
         let quota = if total > LAMBDA_DEFAULT_CONCURRENCY {
             format!(
                 "{total:.0} concurrent executions in all: more than the default quota of {LAMBDA_DEFAULT_CONCURRENCY:.0}, so request an increase before the on-sale; at {DYNAMODB_REQUEST_MS:.0} ms per request (a DynamoDB round trip, not the emulator under load) it would be {:.0}",
@@ -225,12 +251,16 @@ impl OnSale {
              | Lambda (arm64, 256 MB) | {} invocations, mean durations above | {l:.4} |\n\
              | API Gateway HTTP API | the same requests | {a:.4} |\n\
              | **total** | | **{:.4}** |\n",
-            self.table_write_units, self.table_read_units, self.sold_seats,
-            self.functions.values().map(|(c, _)| c).sum::<u64>(), d + l + a
+            self.table_write_units,
+            self.table_read_units,
+            self.sold_seats,
+            self.functions.values().map(|(c, _)| c).sum::<u64>(),
+            d + l + a
         );
         let buyers_per_thousand = m.buyers as f64 / self.sold_seats.max(1) as f64 * 1000.0;
         let views = buyers_per_thousand * MAP_VIEWS_PER_BUYER;
-        let cdn = views * USD_PER_10K_CLOUDFRONT_REQUESTS / 10_000.0 + views * self.map_gzip_bytes as f64 / 1e9 * USD_PER_GB_CLOUDFRONT_OUT;
+        let cdn = views * USD_PER_10K_CLOUDFRONT_REQUESTS / 10_000.0
+            + views * self.map_gzip_bytes as f64 / 1e9 * USD_PER_GB_CLOUDFRONT_OUT;
         let _ = writeln!(
             out,
             "Seat-map views through CloudFront, assuming {MAP_VIEWS_PER_BUYER:.0} views per buyer ({buyers_per_thousand:.0} buyers per 1,000 seats sold in this run, {} bytes gzip each): **${cdn:.4}** per 1,000 seats sold ($0.0100 per 10,000 HTTPS requests, $0.085 per GB).\n",

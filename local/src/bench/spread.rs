@@ -4,7 +4,12 @@ use super::*;
 
 /// The spread workload: `claims` claims by `orders` orders over `seats`
 /// seats, each order at most 5 claims, random seats (seeded).
-pub(super) fn spread_plan(orders: usize, claims: usize, seats: u32, seed: u64) -> Vec<(usize, String)> {
+pub(super) fn spread_plan(
+    orders: usize,
+    claims: usize,
+    seats: u32,
+    seed: u64,
+) -> Vec<(usize, String)> {
     let mut rng = Rng(seed);
     let per_order = claims.div_ceil(orders).min(10);
     let mut plan = Vec::with_capacity(claims);
@@ -40,7 +45,10 @@ pub(super) struct Spread {
 
 impl Spread {
     pub(super) fn correctness(&self) -> (String, bool) {
-        let text = format!("{} claims won; {} seats held twice, {} order/seat mismatches", self.won, self.double, self.mismatched);
+        let text = format!(
+            "{} claims won; {} seats held twice, {} order/seat mismatches",
+            self.won, self.double, self.mismatched
+        );
         (text, self.double == 0 && self.mismatched == 0)
     }
 
@@ -58,14 +66,24 @@ impl Spread {
 /// its JIT warms and slowing down as its tables grow, so running one path
 /// wholly before the other would bias the handler ÷ bare ratio by which
 /// went first. Returns (handler, bare).
-pub(super) async fn spread_handler_and_bare(app: &App, sizes: Sizes) -> Result<(Spread, Spread), String> {
+pub(super) async fn spread_handler_and_bare(
+    app: &App,
+    sizes: Sizes,
+) -> Result<(Spread, Spread), String> {
     const SLICES: usize = 4;
     let claims = sizes.spread_claims.div_ceil(SLICES);
     // Each slice: a quarter of the orders making a quarter of the claims.
-    let sizes = Sizes { spread_orders: sizes.spread_orders.div_ceil(SLICES), ..sizes };
+    let sizes = Sizes {
+        spread_orders: sizes.spread_orders.div_ceil(SLICES),
+        ..sizes
+    };
     let (mut handler, mut bare) = (Spread::default(), Spread::default());
     for slice in 0..SLICES {
-        let order = if slice % 2 == 0 { [ClaimPath::Handler, ClaimPath::Store] } else { [ClaimPath::Store, ClaimPath::Handler] };
+        let order = if slice % 2 == 0 {
+            [ClaimPath::Handler, ClaimPath::Store]
+        } else {
+            [ClaimPath::Store, ClaimPath::Handler]
+        };
         for path in order {
             let run = spread(app, sizes, path, sizes.in_flight, claims).await?;
             match path {
@@ -78,7 +96,13 @@ pub(super) async fn spread_handler_and_bare(app: &App, sizes: Sizes) -> Result<(
 }
 
 /// Runs the spread through the handler or straight through the store.
-pub(super) async fn spread(app: &App, sizes: Sizes, path: ClaimPath, in_flight: usize, claims: usize) -> Result<Spread, String> {
+pub(super) async fn spread(
+    app: &App,
+    sizes: Sizes,
+    path: ClaimPath,
+    in_flight: usize,
+    claims: usize,
+) -> Result<Spread, String> {
     let event = unique("spread");
     create_event(app, &event, sizes.spread_seats, 600).await?;
     let orders = Arc::new(create_orders(app, &event, sizes.spread_orders).await?);
@@ -94,13 +118,24 @@ pub(super) async fn spread(app: &App, sizes: Sizes, path: ClaimPath, in_flight: 
             let t = Instant::now();
             let won = match path {
                 ClaimPath::Handler => {
-                    reply(&app, "POST", &format!("/orders/{}/seats/{seat}", order.id), Some(&order.token), "").await.0 == 200
+                    reply(
+                        &app,
+                        "POST",
+                        &format!("/orders/{}/seats/{seat}", order.id),
+                        Some(&order.token),
+                        "",
+                    )
+                    .await
+                    .0 == 200
                 }
                 ClaimPath::Store => {
                     let token = HoldToken::parse(&order.token).ok_or("bad token")?;
                     let order_id = OrderId::parse(&order.id).map_err(|e| e.to_string())?;
                     let seat = SeatId::parse(&seat).map_err(|e| e.to_string())?;
-                    app.store.claim_seat(&order_id, &token, &seat, 10, Millis::now()).await.is_ok()
+                    app.store
+                        .claim_seat(&order_id, &token, &seat, 10, Millis::now())
+                        .await
+                        .is_ok()
                 }
             };
             Ok::<_, String>((t.elapsed().as_secs_f64() * 1000.0, won))
@@ -115,14 +150,28 @@ pub(super) async fn spread(app: &App, sizes: Sizes, path: ClaimPath, in_flight: 
     }
     timing.wall = started.elapsed();
     let (double, mismatched) = audit_event(app, &event, &orders).await?;
-    Ok(Spread { timing, won, double, mismatched })
+    Ok(Spread {
+        timing,
+        won,
+        double,
+        mismatched,
+    })
 }
 
 /// From the table: seats held by two orders (seat side vs order side), and
 /// seats whose holder does not list them.
-pub(super) async fn audit_event(app: &App, event: &str, orders: &[BenchOrder]) -> Result<(usize, usize), String> {
+pub(super) async fn audit_event(
+    app: &App,
+    event: &str,
+    orders: &[BenchOrder],
+) -> Result<(usize, usize), String> {
     let event_id = shared::domain::EventId::parse(event).map_err(|e| e.to_string())?;
-    let seats = app.store.list_all_seats(&event_id, None).await.map_err(|e| e.to_string())?.ok_or("no event")?;
+    let seats = app
+        .store
+        .list_all_seats(&event_id, None)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("no event")?;
     let mut listed_by: HashMap<String, Vec<String>> = HashMap::new();
     for o in orders {
         let stored = app
@@ -132,7 +181,10 @@ pub(super) async fn audit_event(app: &App, event: &str, orders: &[BenchOrder]) -
             .map_err(|e| e.to_string())?
             .ok_or("order vanished")?;
         for s in stored.order.seats {
-            listed_by.entry(s.to_string()).or_default().push(o.id.clone());
+            listed_by
+                .entry(s.to_string())
+                .or_default()
+                .push(o.id.clone());
         }
     }
     let double = listed_by.values().filter(|v| v.len() > 1).count();
@@ -142,7 +194,10 @@ pub(super) async fn audit_event(app: &App, event: &str, orders: &[BenchOrder]) -
             SeatState::Held { order, .. } | SeatState::Sold { order } => Some(order.to_string()),
             SeatState::Available => None,
         };
-        let listed = listed_by.get(seat.spec.seat_id.as_str()).cloned().unwrap_or_default();
+        let listed = listed_by
+            .get(seat.spec.seat_id.as_str())
+            .cloned()
+            .unwrap_or_default();
         match holder {
             Some(h) if listed != [h.clone()] => mismatched += 1,
             None if !listed.is_empty() => mismatched += 1,

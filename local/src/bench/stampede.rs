@@ -15,8 +15,19 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
         tasks.spawn(async move {
             barrier.wait().await;
             let t = Instant::now();
-            let (status, body) = reply(&app, "POST", &format!("/orders/{}/seats/A-1-1", o.id), Some(&o.token), "").await;
-            (t.elapsed().as_secs_f64() * 1000.0, status, body["error"].as_str().unwrap_or("").to_owned())
+            let (status, body) = reply(
+                &app,
+                "POST",
+                &format!("/orders/{}/seats/A-1-1", o.id),
+                Some(&o.token),
+                "",
+            )
+            .await;
+            (
+                t.elapsed().as_secs_f64() * 1000.0,
+                status,
+                body["error"].as_str().unwrap_or("").to_owned(),
+            )
         });
     }
     let mut timing = Timing::default();
@@ -24,7 +35,13 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
     while let Some(done) = tasks.join_next().await {
         let (ms, status, code) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
-        *outcomes.entry(if status == 200 { "won".into() } else { format!("{status} {code}") }).or_default() += 1;
+        *outcomes
+            .entry(if status == 200 {
+                "won".into()
+            } else {
+                format!("{status} {code}")
+            })
+            .or_default() += 1;
     }
     timing.wall = started.elapsed();
     let winners = outcomes.get("won").copied().unwrap_or(0);
@@ -46,28 +63,39 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
     let event = unique("stampede-http");
     create_event(app, &event, 1, 600).await?;
     let orders = create_orders(app, &event, n).await?;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(crate::server::run(listener, app.clone(), async {
         let _ = stop_rx.await;
     }));
-    let client: HttpClient<_, Empty<bytes::Bytes>> = HttpClient::builder(TokioExecutor::new()).build_http();
+    let client: HttpClient<_, Empty<bytes::Bytes>> =
+        HttpClient::builder(TokioExecutor::new()).build_http();
     let barrier = Arc::new(tokio::sync::Barrier::new(n));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for o in orders {
         let (client, barrier) = (client.clone(), barrier.clone());
         tasks.spawn(async move {
-            let req = hyper::Request::post(format!("http://127.0.0.1:{port}/orders/{}/seats/A-1-1", o.id))
-                .header("authorization", format!("Bearer {}", o.token))
-                .body(Empty::new())
-                .map_err(|e| e.to_string())?;
+            let req = hyper::Request::post(format!(
+                "http://127.0.0.1:{port}/orders/{}/seats/A-1-1",
+                o.id
+            ))
+            .header("authorization", format!("Bearer {}", o.token))
+            .body(Empty::new())
+            .map_err(|e| e.to_string())?;
             barrier.wait().await;
             let t = Instant::now();
             let resp = client.request(req).await.map_err(|e| e.to_string())?;
             let status = resp.status().as_u16();
-            let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+            let body = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?
+                .to_bytes();
             let code = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
                 .and_then(|v| v["error"].as_str().map(str::to_owned))
@@ -80,7 +108,13 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
     while let Some(done) = tasks.join_next().await {
         let (ms, status, code) = done.map_err(|e| e.to_string())??;
         timing.latencies_ms.push(ms);
-        *outcomes.entry(if status == 200 { "won".into() } else { format!("{status} {code}") }).or_default() += 1;
+        *outcomes
+            .entry(if status == 200 {
+                "won".into()
+            } else {
+                format!("{status} {code}")
+            })
+            .or_default() += 1;
     }
     timing.wall = started.elapsed();
     let _ = stop_tx.send(());

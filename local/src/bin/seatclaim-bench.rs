@@ -21,7 +21,8 @@ async fn main() {
 async fn run(smoke: bool) -> Result<(), String> {
     let sizes = if smoke { Sizes::smoke() } else { Sizes::full() };
     let port = free_port().map_err(|e| e.to_string())?;
-    let dynamodb = DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
+    let dynamodb =
+        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
     let started = std::time::Instant::now();
     let load_at_start = load_average();
     let report = bench::run(&dynamodb.endpoint(), sizes, |s| eprintln!("bench: {s} ...")).await?;
@@ -31,13 +32,25 @@ async fn run(smoke: bool) -> Result<(), String> {
         let docs = local::repo_root().join("docs");
         std::fs::create_dir_all(&docs).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("BENCHMARKS.md"), &text).map_err(|e| e.to_string())?;
-        std::fs::write(docs.join("SCALE.md"), report.on_sale.scale_markdown()).map_err(|e| e.to_string())?;
-        std::fs::write(docs.join("bench-stampede-latency.svg"), histogram_svg(&report.stampede_latencies)).map_err(|e| e.to_string())?;
-        std::fs::write(docs.join("bench-throughput.svg"), concurrency_svg(&report.concurrency)).map_err(|e| e.to_string())?;
+        std::fs::write(docs.join("SCALE.md"), report.on_sale.scale_markdown())
+            .map_err(|e| e.to_string())?;
+        std::fs::write(
+            docs.join("bench-stampede-latency.svg"),
+            histogram_svg(&report.stampede_latencies),
+        )
+        .map_err(|e| e.to_string())?;
+        std::fs::write(
+            docs.join("bench-throughput.svg"),
+            concurrency_svg(&report.concurrency),
+        )
+        .map_err(|e| e.to_string())?;
         eprintln!("bench: wrote docs/BENCHMARKS.md, docs/SCALE.md, docs/bench-stampede-latency.svg, docs/bench-throughput.svg");
     }
     let passed = report.rows.iter().filter(|r| r.ok).count();
-    println!("bench correctness: {passed} passed, {} failed", report.rows.len() - passed);
+    println!(
+        "bench correctness: {passed} passed, {} failed",
+        report.rows.len() - passed
+    );
     if report.all_ok() {
         Ok(())
     } else {
@@ -55,18 +68,35 @@ fn load_average() -> String {
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
     let mem_gib = std::fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()))
+        .and_then(|m| {
+            m.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
         .map(|kb| kb / 1024.0 / 1024.0)
         .unwrap_or(0.0);
     format!("{cores} cores ({cpu}), {mem_gib:.0} GiB RAM, DynamoDB Local (in-memory) on the same machine")
 }
 
-fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration, load_at_start: &str) -> String {
+fn render(
+    report: &Report,
+    sizes: Sizes,
+    smoke: bool,
+    took: std::time::Duration,
+    load_at_start: &str,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# seatclaim benchmarks\n");
     let _ = writeln!(
@@ -96,7 +126,10 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration,
         report.warm_up.1.as_secs_f64()
     );
     let _ = writeln!(out, "## Scenarios\n");
-    let _ = writeln!(out, "| scenario | requests | wall s | per s | p50 ms | p99 ms | max ms | correctness | ok |");
+    let _ = writeln!(
+        out,
+        "| scenario | requests | wall s | per s | p50 ms | p99 ms | max ms | correctness | ok |"
+    );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|---|");
     for r in &report.rows {
         let t = &r.timing;
@@ -119,18 +152,39 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration,
         "\nHandler ÷ bare throughput: **{:.2}** (target ≥ 0.9: the handler's own overhead over the DynamoDB requests it makes). The two paths run in alternating slices (handler, bare, bare, handler, ...; each slice a quarter of the orders and claims on its own event), so DynamoDB Local's JIT warm-up and growing tables weigh on both alike.\n",
         report.handler_over_bare
     );
-    let _ = writeln!(out, "![Stampede latency distribution](bench-stampede-latency.svg)\n");
-    let _ = writeln!(out, "## Throughput vs concurrency (spread through the handler, {} claims each)\n", sizes.concurrency_claims);
+    let _ = writeln!(
+        out,
+        "![Stampede latency distribution](bench-stampede-latency.svg)\n"
+    );
+    let _ = writeln!(
+        out,
+        "## Throughput vs concurrency (spread through the handler, {} claims each)\n",
+        sizes.concurrency_claims
+    );
     let _ = writeln!(out, "| in flight | claims/s | p99 ms |\n|---:|---:|---:|");
     for (c, rate, p99) in &report.concurrency {
         let _ = writeln!(out, "| {c} | {rate:.0} | {p99:.1} |");
     }
-    let _ = writeln!(out, "\n![Throughput vs concurrency](bench-throughput.svg)\n");
-    let _ = writeln!(out, "## DynamoDB round trips per operation (counted by an SDK interceptor)\n");
-    let _ = writeln!(out, "| operation | requests | count | limit |\n|---|---|---:|---|");
+    let _ = writeln!(
+        out,
+        "\n![Throughput vs concurrency](bench-throughput.svg)\n"
+    );
+    let _ = writeln!(
+        out,
+        "## DynamoDB round trips per operation (counted by an SDK interceptor)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| operation | requests | count | limit |\n|---|---|---:|---|"
+    );
     for (op, counts, limit) in &report.round_trips {
         let list: Vec<String> = counts.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
-        let _ = writeln!(out, "| {op} | {} | {} | {limit} |", list.join(", "), counts.values().sum::<u64>());
+        let _ = writeln!(
+            out,
+            "| {op} | {} | {} | {limit} |",
+            list.join(", "),
+            counts.values().sum::<u64>()
+        );
     }
     let _ = writeln!(
         out,
@@ -141,9 +195,16 @@ fn render(report: &Report, sizes: Sizes, smoke: bool, took: std::time::Duration,
          that many seats) verify the rest. create-order and list-seats read the event once per process (a ready event never changes; 404 until it is complete); list-seats then reads one seat block (10 seats) per query.\n"
     );
     let _ = writeln!(out, "## Sweep scaling\n");
-    let _ = writeln!(out, "| table | sweep ms | expired orders | index queries |\n|---|---:|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| table | sweep ms | expired orders | index queries |\n|---|---:|---:|---:|"
+    );
     for (label, took, expired, queries) in &report.sweep {
-        let _ = writeln!(out, "| {label} | {:.1} | {expired} | {queries} |", took.as_secs_f64() * 1000.0);
+        let _ = writeln!(
+            out,
+            "| {label} | {:.1} | {expired} | {queries} |",
+            took.as_secs_f64() * 1000.0
+        );
     }
     if let [(_, small, ..), (_, large, ..)] = report.sweep.as_slice() {
         let _ = writeln!(
@@ -178,12 +239,32 @@ fn histogram_svg(latencies: &[f64]) -> String {
     }
     let top = *counts.iter().max().unwrap_or(&1) as f64;
     let bw = (w - 2.0 * pad) / buckets as f64;
-    let mut svg = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{pad}" y="20">Stampede: latency of {} concurrent claims of one seat (ms)</text>"#, latencies.len());
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{pad}" y="20">Stampede: latency of {} concurrent claims of one seat (ms)</text>"#,
+        latencies.len()
+    );
     for (i, c) in counts.iter().enumerate() {
         let bh = (*c as f64 / top) * (h - 2.0 * pad - 10.0);
-        let _ = write!(svg, r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#4a7bd0"/>"##, pad + i as f64 * bw, h - pad - bh, bw - 1.0, bh);
+        let _ = write!(
+            svg,
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#4a7bd0"/>"##,
+            pad + i as f64 * bw,
+            h - pad - bh,
+            bw - 1.0,
+            bh
+        );
     }
-    let _ = write!(svg, r#"<line x1="{pad}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><text x="{pad}" y="{2}">0</text><text x="{3}" y="{2}" text-anchor="end">{4:.0} ms</text><text x="5" y="{5}">{6} claims</text></svg>"#, h - pad, w - pad, h - pad + 15.0, w - pad, max, pad + 10.0, top);
+    let _ = write!(
+        svg,
+        r#"<line x1="{pad}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><text x="{pad}" y="{2}">0</text><text x="{3}" y="{2}" text-anchor="end">{4:.0} ms</text><text x="5" y="{5}">{6} claims</text></svg>"#,
+        h - pad,
+        w - pad,
+        h - pad + 15.0,
+        w - pad,
+        max,
+        pad + 10.0,
+        top
+    );
     svg
 }
 
@@ -191,12 +272,32 @@ fn concurrency_svg(points: &[(usize, f64, f64)]) -> String {
     let (w, h, pad) = (640.0, 320.0, 40.0);
     let top = points.iter().map(|p| p.1).fold(1.0, f64::max);
     let bw = (w - 2.0 * pad) / points.len().max(1) as f64;
-    let mut svg = format!(r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{pad}" y="20">Claims per second vs requests in flight (handler path)</text>"#);
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{pad}" y="20">Claims per second vs requests in flight (handler path)</text>"#
+    );
     for (i, (c, rate, _)) in points.iter().enumerate() {
         let bh = rate / top * (h - 2.0 * pad - 10.0);
         let x = pad + i as f64 * bw;
-        let _ = write!(svg, r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#3c9a5f"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{c}</text><text x="{:.1}" y="{:.1}" text-anchor="middle">{rate:.0}/s</text>"##, x + 8.0, h - pad - bh, bw - 16.0, bh, x + bw / 2.0, h - pad + 15.0, x + bw / 2.0, h - pad - bh - 4.0);
+        let _ = write!(
+            svg,
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#3c9a5f"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{c}</text><text x="{:.1}" y="{:.1}" text-anchor="middle">{rate:.0}/s</text>"##,
+            x + 8.0,
+            h - pad - bh,
+            bw - 16.0,
+            bh,
+            x + bw / 2.0,
+            h - pad + 15.0,
+            x + bw / 2.0,
+            h - pad - bh - 4.0
+        );
     }
-    let _ = write!(svg, r#"<line x1="{pad}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><text x="{2}" y="{3}" text-anchor="middle">in flight</text></svg>"#, h - pad, w - pad, w / 2.0, h - 5.0);
+    let _ = write!(
+        svg,
+        r#"<line x1="{pad}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><text x="{2}" y="{3}" text-anchor="middle">in flight</text></svg>"#,
+        h - pad,
+        w - pad,
+        w / 2.0,
+        h - 5.0
+    );
     svg
 }

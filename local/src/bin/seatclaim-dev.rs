@@ -16,7 +16,10 @@ use shared::{App, Config, Needs, Store};
 fn env_u16(name: &'static str, default: u16) -> Result<u16, String> {
     match std::env::var(name) {
         Err(_) => Ok(default),
-        Ok(v) => v.trim().parse().map_err(|_| format!("{name} must be a port number, got {v:?}")),
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{name} must be a port number, got {v:?}")),
     }
 }
 
@@ -41,8 +44,14 @@ async fn run() -> Result<(), String> {
     let dynamodb_port = env_u16("DYNAMODB_LOCAL_PORT", 8000)?;
     let sweep_every = match std::env::var("SWEEP_INTERVAL_SECONDS") {
         Err(_) => 60,
-        Ok(v) => v.trim().parse::<u64>().ok().filter(|s| *s > 0)
-            .ok_or_else(|| format!("SWEEP_INTERVAL_SECONDS must be a whole number of seconds, got {v:?}"))?,
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0)
+            .ok_or_else(|| {
+                format!("SWEEP_INTERVAL_SECONDS must be a whole number of seconds, got {v:?}")
+            })?,
     };
     if std::env::var_os("TABLE_NAME").is_none() {
         std::env::set_var("TABLE_NAME", "seatclaim-local");
@@ -56,7 +65,8 @@ async fn run() -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1:{port} ({e}); set PORT to a free port"))?;
-    let dynamodb = DynamoDbLocal::start(dynamodb_port, "DYNAMODB_LOCAL_PORT", Storage::InMemory).map_err(|e| e.to_string())?;
+    let dynamodb = DynamoDbLocal::start(dynamodb_port, "DYNAMODB_LOCAL_PORT", Storage::InMemory)
+        .map_err(|e| e.to_string())?;
     let client = local::local_client(&dynamodb.endpoint());
     TableSpec::from_repo()
         .map_err(|e| e.to_string())?
@@ -65,7 +75,10 @@ async fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     // One process serves every viewer of the seat-map page: a short seat-map
     // cache keeps what they see within the page's one-second refresh.
-    let app = App { store: Store::new(client, &config.table_name).with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS), config };
+    let app = App {
+        store: Store::new(client, &config.table_name).with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS),
+        config,
+    };
 
     println!(
         "seatclaim dev server listening on http://127.0.0.1:{port} (the live seat map at /; DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",
@@ -93,7 +106,13 @@ async fn run() -> Result<(), String> {
             loop {
                 tick.tick().await;
                 let mut summary = shared::sweep::SweepSummary::default();
-                shared::sweep::finish_events(&app.store, shared::domain::Millis::now(), None, &mut summary).await;
+                shared::sweep::finish_events(
+                    &app.store,
+                    shared::domain::Millis::now(),
+                    None,
+                    &mut summary,
+                )
+                .await;
             }
         })
     };
@@ -101,7 +120,12 @@ async fn run() -> Result<(), String> {
     // changes reach the seat map's projection within a poll, and every
     // state change goes out through publish-events' own code, into the
     // dev feed (a JSON line each, and GET /_dev/events).
-    let follower = local::streams::StreamFollower::attach(&dynamodb.endpoint(), app.store.client(), &app.config.table_name).await?;
+    let follower = local::streams::StreamFollower::attach(
+        &dynamodb.endpoint(),
+        app.store.client(),
+        &app.config.table_name,
+    )
+    .await?;
     let feed = DevFeed::new();
     let projector = {
         let (app, feed) = (app.clone(), feed.clone());
@@ -110,11 +134,19 @@ async fn run() -> Result<(), String> {
             loop {
                 tick.tick().await;
                 let (store, feed) = (&app.store, &feed);
-                if let Err(e) = follower.catch_up(|batch| async move {
-                    shared::project_records(store, &batch).await;
-                    shared::outbox::publish_records(feed, &batch, shared::domain::Millis::now()).await;
-                    feed.note_events(&batch);
-                }).await {
+                if let Err(e) = follower
+                    .catch_up(|batch| async move {
+                        shared::project_records(store, &batch).await;
+                        shared::outbox::publish_records(
+                            feed,
+                            &batch,
+                            shared::domain::Millis::now(),
+                        )
+                        .await;
+                        feed.note_events(&batch);
+                    })
+                    .await
+                {
                     tracing::warn!(error = %e, "reading the table's stream failed; retrying");
                 }
             }

@@ -28,15 +28,20 @@ pub use units::{charges, item_size, touched_items};
 
 /// An item as the SDK returns it, in DynamoDB's wire JSON (what
 /// [`item_size`] reads).
-pub fn wire_item(item: &std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>) -> serde_json::Map<String, serde_json::Value> {
-    item.iter().map(|(k, v)| (k.clone(), wire_value(v))).collect()
+pub fn wire_item(
+    item: &std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
+) -> serde_json::Map<String, serde_json::Value> {
+    item.iter()
+        .map(|(k, v)| (k.clone(), wire_value(v)))
+        .collect()
 }
 
 fn wire_value(v: &aws_sdk_dynamodb::types::AttributeValue) -> serde_json::Value {
     use aws_sdk_dynamodb::types::AttributeValue as A;
     use base64::Engine;
     use serde_json::json;
-    let b64 = |b: &aws_smithy_types::Blob| base64::engine::general_purpose::STANDARD.encode(b.as_ref());
+    let b64 =
+        |b: &aws_smithy_types::Blob| base64::engine::general_purpose::STANDARD.encode(b.as_ref());
     match v {
         A::S(s) => json!({"S": s}),
         A::N(n) => json!({"N": n}),
@@ -104,10 +109,16 @@ pub struct Target {
 
 impl Target {
     pub fn table(pk: impl Into<String>) -> Self {
-        Self { index: None, pk: pk.into() }
+        Self {
+            index: None,
+            pk: pk.into(),
+        }
     }
     pub fn index(index: impl Into<String>, pk: impl Into<String>) -> Self {
-        Self { index: Some(index.into()), pk: pk.into() }
+        Self {
+            index: Some(index.into()),
+            pk: pk.into(),
+        }
     }
 }
 
@@ -166,7 +177,12 @@ mod tests {
     use super::*;
 
     fn charge(target: Target, write_units: f64, read_units: f64) -> Charge {
-        Charge { target, op: "Test".into(), write_units, read_units }
+        Charge {
+            target,
+            op: "Test".into(),
+            write_units,
+            read_units,
+        }
     }
 
     #[test]
@@ -175,10 +191,16 @@ mod tests {
         let item = std::collections::HashMap::from([
             ("PK".to_owned(), A::S("SEATS#r#A-1#0".into())),
             ("number".to_owned(), A::N("12".into())),
-            ("seats".to_owned(), A::Ss(vec!["A-1-1".into(), "A-1-2".into()])),
+            (
+                "seats".to_owned(),
+                A::Ss(vec!["A-1-1".into(), "A-1-2".into()]),
+            ),
         ]);
         let wire = serde_json::json!({"PK": {"S": "SEATS#r#A-1#0"}, "number": {"N": "12"}, "seats": {"SS": ["A-1-1", "A-1-2"]}});
-        assert_eq!(item_size(&wire_item(&item)), item_size(wire.as_object().unwrap()));
+        assert_eq!(
+            item_size(&wire_item(&item)),
+            item_size(wire.as_object().unwrap())
+        );
         assert_eq!(item_size(&wire_item(&item)), 2 + 13 + 6 + 2 + 5 + 10);
     }
 
@@ -192,8 +214,17 @@ mod tests {
             charge(Target::table("EVENT#b"), 0.0, 4.0),
         ];
         let loads = totals(&charges, &|t| t.clone());
-        let rows: Vec<(&str, f64, f64, u64)> =
-            loads.iter().map(|l| (l.target.pk.as_str(), l.write_units, l.read_units, l.requests)).collect();
+        let rows: Vec<(&str, f64, f64, u64)> = loads
+            .iter()
+            .map(|l| {
+                (
+                    l.target.pk.as_str(),
+                    l.write_units,
+                    l.read_units,
+                    l.requests,
+                )
+            })
+            .collect();
         assert_eq!(
             rows,
             [
@@ -216,12 +247,23 @@ mod tests {
             charge(Target::table("EVENT#r"), 1.0, 1.0),
             charge(Target::table("ORDER#9"), 1.0, 0.0),
         ];
-        let old_layout = |t: &Target| match t.pk.strip_prefix("SEATS#").and_then(|rest| rest.split('#').next()) {
+        let old_layout = |t: &Target| match t
+            .pk
+            .strip_prefix("SEATS#")
+            .and_then(|rest| rest.split('#').next())
+        {
             Some(event) if t.index.is_none() => Target::table(format!("EVENT#{event}")),
             _ => t.clone(),
         };
         let loads = totals(&charges, &old_layout);
         assert_eq!(loads.len(), 2);
-        assert_eq!((loads[0].target.pk.as_str(), loads[0].write_units, loads[0].requests), ("EVENT#r", 5.0, 3));
+        assert_eq!(
+            (
+                loads[0].target.pk.as_str(),
+                loads[0].write_units,
+                loads[0].requests
+            ),
+            ("EVENT#r", 5.0, 3)
+        );
     }
 }

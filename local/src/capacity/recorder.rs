@@ -15,7 +15,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use aws_sdk_dynamodb::config::interceptors::{BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef};
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
@@ -83,7 +85,9 @@ impl CapacityRecorder {
 }
 
 fn json(bytes: Option<&[u8]>) -> Value {
-    bytes.and_then(|b| serde_json::from_slice(b).ok()).unwrap_or(Value::Null)
+    bytes
+        .and_then(|b| serde_json::from_slice(b).ok())
+        .unwrap_or(Value::Null)
 }
 
 impl Intercept for CapacityRecorder {
@@ -98,7 +102,10 @@ impl Intercept for CapacityRecorder {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let sent = self.recording.load(Ordering::SeqCst).then(|| Sent {
-            op: cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "unknown".into()),
+            op: cfg
+                .load::<Metadata>()
+                .map(|m| m.name().to_owned())
+                .unwrap_or_else(|| "unknown".into()),
             request: json(context.request().body().bytes()),
         });
         // Unset when not recording, so a retry never reuses an earlier
@@ -113,7 +120,9 @@ impl Intercept for CapacityRecorder {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let Some(Sent { op, request }) = cfg.load::<Sent>().cloned() else { return Ok(()) };
+        let Some(Sent { op, request }) = cfg.load::<Sent>().cloned() else {
+            return Ok(());
+        };
         cfg.interceptor_state().unset::<Sent>();
         let response = context.response();
         self.lock().push(Recorded {
@@ -144,15 +153,23 @@ mod tests {
     async fn records_requests_and_response_bodies() {
         let recorder = CapacityRecorder::new();
         let endpoint = crate::testing::dynamodb_endpoint();
-        let client = crate::faults::production_client(&endpoint, [SharedInterceptor::new(recorder.clone())]);
+        let client =
+            crate::faults::production_client(&endpoint, [SharedInterceptor::new(recorder.clone())]);
         let table = format!("seatclaim-capacity-{}", uuid::Uuid::new_v4().simple());
         let spec = crate::table::TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
-        spec.create(&client, &table).await.unwrap_or_else(|e| panic!("{e}"));
+        spec.create(&client, &table)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(recorder.take().is_empty(), "off until switched on");
 
         recorder.set_recording(true);
         for sk in ["SEAT#A-1-1", "SEAT#A-1-2"] {
-            let put = client.put_item().table_name(&table).item("PK", s("EVENT#cap")).item("SK", s(sk)).item("status", s("AVAILABLE"));
+            let put = client
+                .put_item()
+                .table_name(&table)
+                .item("PK", s("EVENT#cap"))
+                .item("SK", s(sk))
+                .item("status", s("AVAILABLE"));
             put.send().await.unwrap_or_else(|e| panic!("put: {e:?}"));
         }
         let again = client
@@ -177,28 +194,59 @@ mod tests {
             .unwrap_or_else(|e| panic!("query: {e:?}"));
         assert_eq!(query.count, 2);
         recorder.set_recording(false);
-        let _ = client.get_item().table_name(&table).key("PK", s("EVENT#cap")).key("SK", s("EVENT")).send().await;
+        let _ = client
+            .get_item()
+            .table_name(&table)
+            .key("PK", s("EVENT#cap"))
+            .key("SK", s("EVENT"))
+            .send()
+            .await;
 
         let records = recorder.take();
         let ops: Vec<&str> = records.iter().map(|r| r.op.as_str()).collect();
-        assert_eq!(ops, ["PutItem", "PutItem", "PutItem", "Query"], "nothing after recording stopped");
+        assert_eq!(
+            ops,
+            ["PutItem", "PutItem", "PutItem", "Query"],
+            "nothing after recording stopped"
+        );
         assert!(recorder.take().is_empty(), "take empties");
 
         let failed = &records[2];
         assert_eq!(failed.status, Some(400));
-        assert_eq!(failed.request["ConditionExpression"], "attribute_not_exists(PK)");
+        assert_eq!(
+            failed.request["ConditionExpression"],
+            "attribute_not_exists(PK)"
+        );
         let error = failed.response["__type"].as_str().unwrap_or_default();
-        assert!(error.ends_with("#ConditionalCheckFailedException"), "{}", failed.response);
+        assert!(
+            error.ends_with("#ConditionalCheckFailedException"),
+            "{}",
+            failed.response
+        );
 
         let recorded = &records[3];
         assert_eq!(recorded.status, Some(200));
-        assert_eq!(recorded.request["ExpressionAttributeValues"][":pk"]["S"], "EVENT#cap");
-        let items = recorded.response["Items"].as_array().cloned().unwrap_or_default();
-        assert_eq!(items.len(), 2, "the response carries its items: {}", recorded.response);
+        assert_eq!(
+            recorded.request["ExpressionAttributeValues"][":pk"]["S"],
+            "EVENT#cap"
+        );
+        let items = recorded.response["Items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            items.len(),
+            2,
+            "the response carries its items: {}",
+            recorded.response
+        );
         assert_eq!(items[1]["SK"]["S"], "SEAT#A-1-2");
 
         let priced = charges(&records[3..], &Schema::seatclaim(), &|_, _| None, &|_| None);
         assert_eq!(priced.len(), 1);
-        assert_eq!((&priced[0].target, priced[0].read_units), (&Target::table("EVENT#cap"), 1.0));
+        assert_eq!(
+            (&priced[0].target, priced[0].read_units),
+            (&Target::table("EVENT#cap"), 1.0)
+        );
     }
 }

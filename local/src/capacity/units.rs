@@ -11,12 +11,19 @@ use super::{Charge, Recorded, Schema, Target};
 /// value sizes, by the published rules
 /// (<https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html>).
 pub fn item_size(item: &Map<String, Value>) -> usize {
-    item.iter().map(|(name, value)| name.len() + value_size(value)).sum()
+    item.iter()
+        .map(|(name, value)| name.len() + value_size(value))
+        .sum()
 }
 
 fn value_size(value: &Value) -> usize {
-    let Some((kind, v)) = value.as_object().and_then(|o| o.iter().next()) else { return 0 };
-    let all = |f: fn(&str) -> usize| v.as_array().map_or(0, |a| a.iter().filter_map(Value::as_str).map(f).sum());
+    let Some((kind, v)) = value.as_object().and_then(|o| o.iter().next()) else {
+        return 0;
+    };
+    let all = |f: fn(&str) -> usize| {
+        v.as_array()
+            .map_or(0, |a| a.iter().filter_map(Value::as_str).map(f).sum())
+    };
     match kind.as_str() {
         // UTF-8 bytes.
         "S" => v.as_str().map_or(0, str::len),
@@ -26,8 +33,16 @@ fn value_size(value: &Value) -> usize {
         "BOOL" | "NULL" => 1,
         // 3 bytes of overhead, and 1 per element; a map's elements are
         // name-value pairs, so their names count too.
-        "L" => 3 + v.as_array().map_or(0, |a| a.iter().map(|e| 1 + value_size(e)).sum()),
-        "M" => 3 + v.as_object().map_or(0, |m| m.iter().map(|(k, e)| 1 + k.len() + value_size(e)).sum()),
+        "L" => {
+            3 + v
+                .as_array()
+                .map_or(0, |a| a.iter().map(|e| 1 + value_size(e)).sum())
+        }
+        "M" => {
+            3 + v.as_object().map_or(0, |m| {
+                m.iter().map(|(k, e)| 1 + k.len() + value_size(e)).sum()
+            })
+        }
         // The page says nothing of sets: the sum of their elements, each
         // sized as a scalar of its type.
         "SS" => all(str::len),
@@ -42,7 +57,12 @@ fn value_size(value: &Value) -> usize {
 fn number_size(n: &str) -> usize {
     let mantissa = n.split(['e', 'E']).next().unwrap_or_default();
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    digits.trim_start_matches('0').trim_end_matches('0').len().div_ceil(2) + 1
+    digits
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .len()
+        .div_ceil(2)
+        + 1
 }
 
 /// Decoded length of base64 text, padded or not.
@@ -64,7 +84,11 @@ fn write_units(size: usize) -> f64 {
 /// not found); eventually consistent reads cost half.
 fn read_units(size: usize, consistent: bool) -> f64 {
     let units = size.div_ceil(READ_UNIT_BYTES).max(1) as f64;
-    if consistent { units } else { units / 2.0 }
+    if consistent {
+        units
+    } else {
+        units / 2.0
+    }
 }
 
 /// The text of a key attribute's value (`{"S": "EVENT#…"}` → `EVENT#…`).
@@ -90,7 +114,9 @@ fn error_type(response: &Value) -> &str {
 fn outcome(r: &Recorded) -> Option<Effect> {
     match (r.status, error_type(&r.response)) {
         (Some(200), _) => Some(Effect::Applied),
-        (Some(400), "ConditionalCheckFailedException" | "TransactionCanceledException") => Some(Effect::Failed),
+        (Some(400), "ConditionalCheckFailedException" | "TransactionCanceledException") => {
+            Some(Effect::Failed)
+        }
         _ => None,
     }
 }
@@ -124,9 +150,18 @@ pub fn charges(
     item_size: &dyn Fn(&str, &str) -> Option<usize>,
     index_pk: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Charge> {
-    let mut ledger = Ledger { schema, item_size, index_pk, indexed: HashMap::new(), op: "", out: Vec::new() };
+    let mut ledger = Ledger {
+        schema,
+        item_size,
+        index_pk,
+        indexed: HashMap::new(),
+        op: "",
+        out: Vec::new(),
+    };
     for record in records {
-        let Some(effect) = outcome(record) else { continue };
+        let Some(effect) = outcome(record) else {
+            continue;
+        };
         ledger.op = &record.op;
         ledger.price(record, effect);
     }
@@ -171,7 +206,11 @@ fn array(v: &Value) -> &[Value] {
 }
 
 fn batch_entries(request_items: &Value) -> impl Iterator<Item = &Value> {
-    request_items.as_object().into_iter().flat_map(|tables| tables.values()).flat_map(array)
+    request_items
+        .as_object()
+        .into_iter()
+        .flat_map(|tables| tables.values())
+        .flat_map(array)
 }
 
 struct Ledger<'a> {
@@ -192,7 +231,12 @@ const STANDARD: f64 = 1.0;
 
 impl Ledger<'_> {
     fn charge(&mut self, target: Target, write_units: f64, read_units: f64) {
-        self.out.push(Charge { target, op: self.op.to_owned(), write_units, read_units });
+        self.out.push(Charge {
+            target,
+            op: self.op.to_owned(),
+            write_units,
+            read_units,
+        });
     }
 
     fn keys(&self, item: &Value) -> (String, String) {
@@ -206,7 +250,10 @@ impl Ledger<'_> {
 
     /// The item's index pk before the write at hand.
     fn index_pk_before(&self, pk: &str) -> Option<String> {
-        self.indexed.get(pk).cloned().unwrap_or_else(|| (self.index_pk)(pk))
+        self.indexed
+            .get(pk)
+            .cloned()
+            .unwrap_or_else(|| (self.index_pk)(pk))
     }
 
     fn price(&mut self, r: &Recorded, effect: Effect) {
@@ -219,7 +266,9 @@ impl Ledger<'_> {
             "BatchWriteItem" => self.batch_write(req, resp),
             "TransactWriteItems" => {
                 for item in array(&req["TransactItems"]) {
-                    let Some((kind, body)) = item.as_object().and_then(|o| o.iter().next()) else { continue };
+                    let Some((kind, body)) = item.as_object().and_then(|o| o.iter().next()) else {
+                        continue;
+                    };
                     // A cancelled transaction wrote nothing: no index entry moves.
                     match kind.as_str() {
                         "Put" => self.put(body, TRANSACTIONAL, applied),
@@ -294,7 +343,10 @@ impl Ledger<'_> {
         }
         let index = &self.schema.index;
         let shard = key_text(&item[&index.pk_attr]).filter(|_| !item[&index.sk_attr].is_null());
-        self.indexed.insert(key_text(&item[&self.schema.pk_attr]).unwrap_or_default(), shard.clone());
+        self.indexed.insert(
+            key_text(&item[&self.schema.pk_attr]).unwrap_or_default(),
+            shard.clone(),
+        );
         if let Some(shard) = shard {
             self.index_write(shard);
         }
@@ -363,21 +415,34 @@ impl Ledger<'_> {
             Some(None) => 0,
             None => self.stored_size(&pk, &sk),
         };
-        self.charge(Target::table(pk), 0.0, factor * read_units(size, consistent));
+        self.charge(
+            Target::table(pk),
+            0.0,
+            factor * read_units(size, consistent),
+        );
     }
 
     /// Each key of a batch is priced as its own GetItem
     /// (<https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html#read-operation-consumption>);
     /// unprocessed keys were not read.
     fn batch_get(&mut self, req: &Value, resp: &Value) {
-        let Some(tables) = req["RequestItems"].as_object() else { return };
+        let Some(tables) = req["RequestItems"].as_object() else {
+            return;
+        };
         for (table, spec) in tables {
             let unprocessed = array(&resp["UnprocessedKeys"][table]["Keys"]);
             let returned = array(&resp["Responses"][table]);
             let consistent = spec["ConsistentRead"] == Value::Bool(true);
-            for key in array(&spec["Keys"]).iter().filter(|k| !unprocessed.contains(k)) {
+            for key in array(&spec["Keys"])
+                .iter()
+                .filter(|k| !unprocessed.contains(k))
+            {
                 let wanted = self.keys(key);
-                let found = returned.iter().find(|item| self.keys(item) == wanted).cloned().unwrap_or(Value::Null);
+                let found = returned
+                    .iter()
+                    .find(|item| self.keys(item) == wanted)
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 let get = serde_json::json!({ "Key": key, "ProjectionExpression": spec["ProjectionExpression"] });
                 self.get(&get, Some(&found), consistent, STANDARD);
             }
@@ -398,14 +463,23 @@ impl Ledger<'_> {
         let index = req["IndexName"].as_str();
         let pk_attr = match index {
             None => Some(self.schema.pk_attr.as_str()),
-            Some(name) if name == self.schema.index.name => Some(self.schema.index.pk_attr.as_str()),
+            Some(name) if name == self.schema.index.name => {
+                Some(self.schema.index.pk_attr.as_str())
+            }
             Some(_) => None,
         };
         let pk = partition_of_key_condition(req, pk_attr).unwrap_or_else(|| "?".to_owned());
-        let size: usize = array(&resp["Items"]).iter().filter_map(Value::as_object).map(item_size).sum();
+        let size: usize = array(&resp["Items"])
+            .iter()
+            .filter_map(Value::as_object)
+            .map(item_size)
+            .sum();
         // Index queries are always eventually consistent.
         let consistent = req["ConsistentRead"] == Value::Bool(true);
-        let target = Target { index: index.map(str::to_owned), pk };
+        let target = Target {
+            index: index.map(str::to_owned),
+            pk,
+        };
         self.charge(target, 0.0, read_units(size, consistent));
     }
 }
@@ -447,23 +521,39 @@ fn tokens(expr: &str) -> Vec<&str> {
 
 /// An attribute name as written (`#shard` through ExpressionAttributeNames).
 fn resolve<'a>(token: &'a str, names: &'a Value) -> &'a str {
-    if token.starts_with('#') { names[token].as_str().unwrap_or(token) } else { token }
+    if token.starts_with('#') {
+        names[token].as_str().unwrap_or(token)
+    } else {
+        token
+    }
 }
 
 fn placeholder_text(token: &str, values: &Value) -> Option<String> {
-    token.starts_with(':').then(|| key_text(&values[token])).flatten()
+    token
+        .starts_with(':')
+        .then(|| key_text(&values[token]))
+        .flatten()
 }
 
 /// The partition key value of a query: the `:value` compared with `=` to
 /// `pk_attr` in the KeyConditionExpression (either side); for an unknown
 /// index, the first `=` comparison with a value.
 fn partition_of_key_condition(req: &Value, pk_attr: Option<&str>) -> Option<String> {
-    let (names, values) = (&req["ExpressionAttributeNames"], &req["ExpressionAttributeValues"]);
+    let (names, values) = (
+        &req["ExpressionAttributeNames"],
+        &req["ExpressionAttributeValues"],
+    );
     let toks = tokens(req["KeyConditionExpression"].as_str()?);
     let mut first = None;
     for w in toks.windows(3).filter(|w| w[1] == "=") {
-        let (attr, value) = if w[2].starts_with(':') { (w[0], w[2]) } else { (w[2], w[0]) };
-        let Some(text) = placeholder_text(value, values) else { continue };
+        let (attr, value) = if w[2].starts_with(':') {
+            (w[0], w[2])
+        } else {
+            (w[2], w[0])
+        };
+        let Some(text) = placeholder_text(value, values) else {
+            continue;
+        };
         if pk_attr.is_none_or(|pk| resolve(attr, names) == pk) {
             return Some(text);
         }
@@ -489,14 +579,21 @@ impl IndexKeyChanges {
 }
 
 fn index_key_changes(body: &Value, index: &super::IndexSpec) -> IndexKeyChanges {
-    let (names, values) = (&body["ExpressionAttributeNames"], &body["ExpressionAttributeValues"]);
+    let (names, values) = (
+        &body["ExpressionAttributeNames"],
+        &body["ExpressionAttributeValues"],
+    );
     let mut changes = IndexKeyChanges::default();
-    let Some(expr) = body["UpdateExpression"].as_str() else { return changes };
+    let Some(expr) = body["UpdateExpression"].as_str() else {
+        return changes;
+    };
     let mut clause = String::new();
     let mut action: Vec<&str> = Vec::new();
     let mut depth = 0usize;
     let mut apply = |clause: &str, action: &mut Vec<&str>| {
-        let Some(path) = action.first().map(|t| resolve(t, names)) else { return };
+        let Some(path) = action.first().map(|t| resolve(t, names)) else {
+            return;
+        };
         let (is_pk, is_sk) = (path == index.pk_attr, path == index.sk_attr);
         match clause {
             "SET" | "ADD" if is_pk => {

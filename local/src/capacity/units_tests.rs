@@ -19,26 +19,52 @@ fn scalar_sizes_are_name_plus_value() {
     assert_eq!(size(json!({"név": {"S": "é"}})), 6);
     // Numbers: ceil(significant digits / 2) + 1.
     assert_eq!(size(json!({"n": {"N": "123"}})), 1 + 3);
-    assert_eq!(size(json!({"n": {"N": "1712345678901"}})), 1 + 8, "13 digits");
-    assert_eq!(size(json!({"n": {"N": "1000"}})), 1 + 2, "trailing zeros trimmed");
-    assert_eq!(size(json!({"n": {"N": "-0.0500"}})), 1 + 2, "sign, point and zeros are not digits");
-    assert_eq!(size(json!({"n": {"N": "1.5E+10"}})), 1 + 2, "the exponent is not digits");
+    assert_eq!(
+        size(json!({"n": {"N": "1712345678901"}})),
+        1 + 8,
+        "13 digits"
+    );
+    assert_eq!(
+        size(json!({"n": {"N": "1000"}})),
+        1 + 2,
+        "trailing zeros trimmed"
+    );
+    assert_eq!(
+        size(json!({"n": {"N": "-0.0500"}})),
+        1 + 2,
+        "sign, point and zeros are not digits"
+    );
+    assert_eq!(
+        size(json!({"n": {"N": "1.5E+10"}})),
+        1 + 2,
+        "the exponent is not digits"
+    );
     assert_eq!(size(json!({"n": {"N": "0"}})), 1 + 1);
     // Binary: raw bytes, padded or not ("hello", "hi").
     assert_eq!(size(json!({"b": {"B": "aGVsbG8="}})), 1 + 5);
     assert_eq!(size(json!({"b": {"B": "aGk"}})), 1 + 2);
-    assert_eq!(size(json!({"ok": {"BOOL": true}, "nil": {"NULL": true}})), 3 + 4);
+    assert_eq!(
+        size(json!({"ok": {"BOOL": true}, "nil": {"NULL": true}})),
+        3 + 4
+    );
 }
 
 #[test]
 fn documents_and_sets() {
     // 1 (name) + 3 (list) + (1 + 2) + (1 + 2): each element costs 1 more.
     assert_eq!(size(json!({"l": {"L": [{"S": "ab"}, {"N": "7"}]}})), 10);
-    assert_eq!(size(json!({"e": {"L": []}, "f": {"M": {}}})), 4 + 4, "empty: 3 bytes");
+    assert_eq!(
+        size(json!({"e": {"L": []}, "f": {"M": {}}})),
+        4 + 4,
+        "empty: 3 bytes"
+    );
     // 1 + 3 + (1 + "k" 1 + "v" 1)
     assert_eq!(size(json!({"m": {"M": {"k": {"S": "v"}}}})), 7);
     // Nested: 1 + 3 + (1 + 1 + (3 + (1 + 1)))
-    assert_eq!(size(json!({"m": {"M": {"l": {"L": [{"BOOL": false}]}}}})), 11);
+    assert_eq!(
+        size(json!({"m": {"M": {"l": {"L": [{"BOOL": false}]}}}})),
+        11
+    );
     assert_eq!(size(json!({"ss": {"SS": ["a", "bc"]}})), 2 + 3);
     assert_eq!(size(json!({"ns": {"NS": ["1", "22"]}})), 2 + 2 + 2);
     assert_eq!(size(json!({"bs": {"BS": ["aGVsbG8=", "aGk="]}})), 2 + 5 + 2);
@@ -47,7 +73,12 @@ fn documents_and_sets() {
 const SHARD_ATTRS: &str = "pendingShard";
 
 fn rec(op: &str, status: u16, request: Value, response: Value) -> Recorded {
-    Recorded { op: op.into(), request, status: Some(status), response }
+    Recorded {
+        op: op.into(),
+        request,
+        status: Some(status),
+        response,
+    }
 }
 
 fn ok(op: &str, request: Value) -> Recorded {
@@ -55,13 +86,23 @@ fn ok(op: &str, request: Value) -> Recorded {
 }
 
 fn failed(op: &str, error: &str, request: Value) -> Recorded {
-    rec(op, 400, request, json!({"__type": format!("com.amazonaws.dynamodb.v20120810#{error}"), "message": "no"}))
+    rec(
+        op,
+        400,
+        request,
+        json!({"__type": format!("com.amazonaws.dynamodb.v20120810#{error}"), "message": "no"}),
+    )
 }
 
 /// Prices with a stored-size table and orders' shards (`ORDER#n` is on
 /// `PENDING#n`).
 fn price(records: &[Recorded], stored: &[(&str, &str, usize)]) -> Vec<(String, f64, f64)> {
-    let sizes = |pk: &str, sk: &str| stored.iter().find(|(p, s, _)| *p == pk && *s == sk).map(|(_, _, n)| *n);
+    let sizes = |pk: &str, sk: &str| {
+        stored
+            .iter()
+            .find(|(p, s, _)| *p == pk && *s == sk)
+            .map(|(_, _, n)| *n)
+    };
     let shard = |pk: &str| pk.strip_prefix("ORDER#").map(|n| format!("PENDING#{n}"));
     charges(records, &Schema::seatclaim(), &sizes, &shard)
         .into_iter()
@@ -104,9 +145,16 @@ fn puts_cost_the_larger_size_and_index_new_pending_orders() {
         ok("PutItem", json!({"Item": seat.clone()})),
         ok("PutItem", json!({"Item": order_item(3)})),
         // Only one of the two index keys: not in the sparse index.
-        ok("PutItem", json!({"Item": item("ORDER#4", "ORDER", 200, json!({SHARD_ATTRS: {"S": "PENDING#4"}}))})),
+        ok(
+            "PutItem",
+            json!({"Item": item("ORDER#4", "ORDER", 200, json!({SHARD_ATTRS: {"S": "PENDING#4"}}))}),
+        ),
         // A failed conditional put costs the same, and indexes nothing.
-        failed("PutItem", "ConditionalCheckFailedException", json!({"Item": order_item(5)})),
+        failed(
+            "PutItem",
+            "ConditionalCheckFailedException",
+            json!({"Item": order_item(5)}),
+        ),
     ];
     // The first seat is stored bigger than sent: the larger counts.
     let priced = price(&records[..1], &[("EVENT#e", "SEAT#A-1-1", 2500)]);
@@ -136,20 +184,45 @@ fn updates_and_deletes_cost_the_stored_size_and_move_index_entries() {
         // Unknown size: the 1-byte minimum, 1 unit.
         ok("UpdateItem", update(seat_key.clone(), "SET #status = :x")),
         // The sweep retiring an order: the entry on its shard goes.
-        ok("UpdateItem", update(order_key(1), "SET #status = :x, #v = #v + :one REMOVE #shard, #pendingExp")),
+        ok(
+            "UpdateItem",
+            update(
+                order_key(1),
+                "SET #status = :x, #v = #v + :one REMOVE #shard, #pendingExp",
+            ),
+        ),
         // Only the expiry moves: the entry is rewritten on the same shard.
         ok("UpdateItem", update(order_key(2), "SET #pendingExp = :t")),
         // Moves to another shard: delete on the old, put on the new.
-        ok("UpdateItem", update(order_key(3), "SET #shard = if_not_exists(#shard, :s), #pendingExp = :t")),
+        ok(
+            "UpdateItem",
+            update(
+                order_key(3),
+                "SET #shard = if_not_exists(#shard, :s), #pendingExp = :t",
+            ),
+        ),
         // Not in the index before (no shard known): a put only.
-        ok("UpdateItem", update(json!({"PK": {"S": "PAYMENT#p"}, "SK": {"S": "PAYMENT"}}), "set pendingShard = :s")),
+        ok(
+            "UpdateItem",
+            update(
+                json!({"PK": {"S": "PAYMENT#p"}, "SK": {"S": "PAYMENT"}}),
+                "set pendingShard = :s",
+            ),
+        ),
         // Failed: charged, no index change.
-        failed("UpdateItem", "ConditionalCheckFailedException", update(order_key(4), "REMOVE #shard")),
+        failed(
+            "UpdateItem",
+            "ConditionalCheckFailedException",
+            update(order_key(4), "REMOVE #shard"),
+        ),
         ok("DeleteItem", json!({"Key": order_key(5)})),
         ok("DeleteItem", json!({"Key": seat_key.clone()})),
     ];
     assert_eq!(
-        price(&records, &[("EVENT#e", "SEAT#A-1-1", 3000), ("ORDER#1", "ORDER", 1025)]),
+        price(
+            &records,
+            &[("EVENT#e", "SEAT#A-1-1", 3000), ("ORDER#1", "ORDER", 1025)]
+        ),
         [
             row("EVENT#e", 3.0, 0.0),
             row("ORDER#1", 2.0, 0.0),
@@ -176,7 +249,10 @@ fn index_entries_written_while_recording_are_remembered() {
     let retire = json!({"Key": {"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}}, "UpdateExpression": "REMOVE #s, #e",
                         "ExpressionAttributeNames": {"#s": "pendingShard", "#e": "pendingExpiresAt"}});
     let records = [
-        ok("PutItem", json!({"Item": item("ORDER#3", "ORDER", 200, keys)})),
+        ok(
+            "PutItem",
+            json!({"Item": item("ORDER#3", "ORDER", 200, keys)}),
+        ),
         // The put's shard, not the hook's (PENDING#3).
         ok("UpdateItem", retire.clone()),
         // Out of the index already: no index write.
@@ -205,17 +281,31 @@ fn update_expressions_are_read_through_names() {
         )
     };
     assert!(!changes("ADD #c :v SET status = :v").touched());
-    assert!(!changes("SET #c = list_append(#c, :v) DELETE #c :v").touched(), "other attributes");
-    assert!(!changes("SET #a.x = :v").touched(), "a nested path is not the key attribute");
+    assert!(
+        !changes("SET #c = list_append(#c, :v) DELETE #c :v").touched(),
+        "other attributes"
+    );
+    assert!(
+        !changes("SET #a.x = :v").touched(),
+        "a nested path is not the key attribute"
+    );
     assert!(changes("ADD #b :n").sk_set);
     assert!(changes("SET status = :v REMOVE #b").removed);
-    assert_eq!(changes("SET #a = :v").pk_set, Some(Some("PENDING#1".into())));
-    assert_eq!(changes("SET #a = #c").pk_set, Some(None), "value not on the wire");
+    assert_eq!(
+        changes("SET #a = :v").pk_set,
+        Some(Some("PENDING#1".into()))
+    );
+    assert_eq!(
+        changes("SET #a = #c").pk_set,
+        Some(None),
+        "value not on the wire"
+    );
 }
 
 #[test]
 fn transactions_cost_double_and_only_successful_ones_index() {
-    let names = json!({"#shard": "pendingShard", "#pendingExp": "pendingExpiresAt", "#seats": "seats"});
+    let names =
+        json!({"#shard": "pendingShard", "#pendingExp": "pendingExpiresAt", "#seats": "seats"});
     let items = json!([
         {"Put": {"Item": order_item(6)}},
         {"Update": {"Key": {"PK": {"S": "EVENT#e"}, "SK": {"S": "SEAT#A-1-1"}}, "UpdateExpression": "SET #seats = :v",
@@ -240,7 +330,11 @@ fn transactions_cost_double_and_only_successful_ones_index() {
     expected.insert(4, row("PendingByExpiry/PENDING#8", 1.0, 0.0));
     assert_eq!(committed, expected, "index writes are standard writes");
     // Cancelled: every item charged in full, nothing indexed.
-    let cancelled = failed("TransactWriteItems", "TransactionCanceledException", request);
+    let cancelled = failed(
+        "TransactWriteItems",
+        "TransactionCanceledException",
+        request,
+    );
     assert_eq!(price(&[cancelled], &stored), table_rows);
 }
 
@@ -248,10 +342,24 @@ fn transactions_cost_double_and_only_successful_ones_index() {
 fn unpriced_attempts() {
     let put = json!({"Item": order_item(1)});
     let records = [
-        failed("PutItem", "ProvisionedThroughputExceededException", put.clone()),
+        failed(
+            "PutItem",
+            "ProvisionedThroughputExceededException",
+            put.clone(),
+        ),
         failed("PutItem", "ValidationException", put.clone()),
-        rec("PutItem", 500, put.clone(), json!({"__type": "InternalServerError"})),
-        Recorded { op: "PutItem".into(), request: put.clone(), status: None, response: Value::Null },
+        rec(
+            "PutItem",
+            500,
+            put.clone(),
+            json!({"__type": "InternalServerError"}),
+        ),
+        Recorded {
+            op: "PutItem".into(),
+            request: put.clone(),
+            status: None,
+            response: Value::Null,
+        },
         ok("Scan", json!({})),
         ok("CreateTable", json!({})),
     ];
@@ -269,7 +377,12 @@ fn single_item_reads() {
         rec("GetItem", 200, get(true), json!({})),
         rec("GetItem", 200, json!({"Key": key}), json!({})),
         // A projection returns less than is read: the stored size counts.
-        rec("GetItem", 200, json!({"Key": key, "ConsistentRead": true, "ProjectionExpression": "PK"}), json!({"Item": {"PK": {"S": "ORDER#1"}}})),
+        rec(
+            "GetItem",
+            200,
+            json!({"Key": key, "ConsistentRead": true, "ProjectionExpression": "PK"}),
+            json!({"Item": {"PK": {"S": "ORDER#1"}}}),
+        ),
         // Transactional: twice a strongly consistent read, per item.
         rec(
             "TransactGetItems",
@@ -278,7 +391,11 @@ fn single_item_reads() {
             json!({"Responses": [found, {}]}),
         ),
         // Cancelled: no responses, the stored size.
-        failed("TransactGetItems", "TransactionCanceledException", json!({"TransactItems": [{"Get": {"Key": key}}]})),
+        failed(
+            "TransactGetItems",
+            "TransactionCanceledException",
+            json!({"TransactItems": [{"Get": {"Key": key}}]}),
+        ),
     ];
     assert_eq!(
         price(&records, &[("ORDER#1", "ORDER", 9000)]),
@@ -306,7 +423,14 @@ fn batch_reads_and_writes_price_each_item() {
     });
     let reads = price(&[rec("BatchGetItem", 200, request, response)], &[]);
     // S3 was not found: the minimum.
-    assert_eq!(reads, [row("EVENT#e", 0.0, 1.0), row("EVENT#e", 0.0, 2.0), row("EVENT#e", 0.0, 1.0)]);
+    assert_eq!(
+        reads,
+        [
+            row("EVENT#e", 0.0, 1.0),
+            row("EVENT#e", 0.0, 2.0),
+            row("EVENT#e", 0.0, 1.0)
+        ]
+    );
 
     let put = json!({"PutRequest": {"Item": item("EVENT#e", "S1", 500, json!({}))}});
     let put_big = json!({"PutRequest": {"Item": item("EVENT#e", "S2", 3584, json!({}))}});
@@ -319,7 +443,9 @@ fn batch_reads_and_writes_price_each_item() {
 
 #[test]
 fn queries_cost_the_summed_items_on_the_key_conditions_partition() {
-    let seats: Vec<Value> = (0..10).map(|i| item("EVENT#e", &format!("SEAT#{i}"), 1000, json!({}))).collect();
+    let seats: Vec<Value> = (0..10)
+        .map(|i| item("EVENT#e", &format!("SEAT#{i}"), 1000, json!({})))
+        .collect();
     let table_query = json!({
         "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)", "ConsistentRead": true,
         "ExpressionAttributeValues": {":pk": {"S": "EVENT#e"}, ":prefix": {"S": "SEAT#"}}
@@ -336,11 +462,21 @@ fn queries_cost_the_summed_items_on_the_key_conditions_partition() {
     let entries: Vec<Value> = (0..3).map(|_| order_item(3)).collect();
     let records = [
         // 10,000 bytes: 3 units, strongly consistent.
-        rec("Query", 200, table_query.clone(), json!({"Items": seats, "Count": 10})),
+        rec(
+            "Query",
+            200,
+            table_query.clone(),
+            json!({"Items": seats, "Count": 10}),
+        ),
         // Nothing returned: still the minimum.
         rec("Query", 200, table_query, json!({"Items": [], "Count": 0})),
         // An index query: eventually consistent, on the shard.
-        rec("Query", 200, index_query, json!({"Items": entries, "Count": 3})),
+        rec(
+            "Query",
+            200,
+            index_query,
+            json!({"Items": entries, "Count": 3}),
+        ),
         rec("Query", 200, reversed, json!({"Items": []})),
     ];
     assert_eq!(
@@ -360,21 +496,39 @@ fn expression_tokens() {
         tokens("SET #a=#a+:one, b[0].c = :v REMOVE #x"),
         ["SET", "#a", "=", "#a", "+", ":one", ",", "b[0].c", "=", ":v", "REMOVE", "#x"]
     );
-    assert_eq!(tokens("#p <> :v AND (x<=:n)"), ["#p", "<>", ":v", "AND", "(", "x", "<=", ":n", ")"]);
+    assert_eq!(
+        tokens("#p <> :v AND (x<=:n)"),
+        ["#p", "<>", ":v", "AND", "(", "x", "<=", ":n", ")"]
+    );
 }
 
 #[test]
 fn touched_items_lists_written_and_checked_keys() {
     let records = [
         ok("PutItem", json!({"Item": order_item(1)})),
-        ok("UpdateItem", json!({"Key": {"PK": {"S": "EVENT#e"}, "SK": {"S": "SEAT#1"}}})),
-        ok("TransactWriteItems", json!({"TransactItems": [
-            {"ConditionCheck": {"Key": {"PK": {"S": "EVENT#e"}, "SK": {"S": "EVENT"}}}},
-            {"Put": {"Item": order_item(1)}}
-        ]})),
-        ok("GetItem", json!({"Key": {"PK": {"S": "ORDER#9"}, "SK": {"S": "ORDER"}}})),
+        ok(
+            "UpdateItem",
+            json!({"Key": {"PK": {"S": "EVENT#e"}, "SK": {"S": "SEAT#1"}}}),
+        ),
+        ok(
+            "TransactWriteItems",
+            json!({"TransactItems": [
+                {"ConditionCheck": {"Key": {"PK": {"S": "EVENT#e"}, "SK": {"S": "EVENT"}}}},
+                {"Put": {"Item": order_item(1)}}
+            ]}),
+        ),
+        ok(
+            "GetItem",
+            json!({"Key": {"PK": {"S": "ORDER#9"}, "SK": {"S": "ORDER"}}}),
+        ),
     ];
-    let keys: Vec<(String, String)> = touched_items(&records, &Schema::seatclaim()).into_iter().collect();
-    let expected = [("EVENT#e", "EVENT"), ("EVENT#e", "SEAT#1"), ("ORDER#1", "ORDER")];
+    let keys: Vec<(String, String)> = touched_items(&records, &Schema::seatclaim())
+        .into_iter()
+        .collect();
+    let expected = [
+        ("EVENT#e", "EVENT"),
+        ("EVENT#e", "SEAT#1"),
+        ("ORDER#1", "ORDER"),
+    ];
     assert_eq!(keys, expected.map(|(p, s)| (p.to_owned(), s.to_owned())));
 }

@@ -14,18 +14,37 @@ pub use local::testing::fresh_app;
 /// Status and JSON body of a reply (also checks the content type).
 pub fn read(resp: Response<Body>) -> (u16, Value) {
     let status = resp.status().as_u16();
-    let ct = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     assert_eq!(ct, "application/json", "every reply is JSON");
     let body: &[u8] = resp.body().as_ref();
-    let value: Value = serde_json::from_slice(body).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {body:?}"));
+    let value: Value = serde_json::from_slice(body)
+        .unwrap_or_else(|e| panic!("reply is not JSON ({e}): {body:?}"));
     if status >= 400 {
-        assert!(value["error"].is_string() && value["message"].is_string(), "error shape: {value}");
+        assert!(
+            value["error"].is_string() && value["message"].is_string(),
+            "error shape: {value}"
+        );
     }
     (status, value)
 }
 
-pub async fn call(app: &App, method: &str, uri: &str, headers: &[(&str, &str)], body: &str) -> (u16, Value) {
-    let body = if body.is_empty() { Body::Empty } else { Body::Text(body.to_owned()) };
+pub async fn call(
+    app: &App,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Value) {
+    let body = if body.is_empty() {
+        Body::Empty
+    } else {
+        Body::Text(body.to_owned())
+    };
     read(dispatch(app, request(method, uri, headers, body)).await)
 }
 
@@ -51,7 +70,14 @@ pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
 /// Creates an event `id` with one section A, one row 1, `seats` seats.
 pub async fn event(app: &App, seats: u32, hold_seconds: u32) -> String {
     let id = format!("ev-{}", uuid::Uuid::new_v4().simple());
-    let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], &plan(&[("A", "1", seats)], Some(hold_seconds))).await;
+    let (status, body) = call(
+        app,
+        "PUT",
+        &format!("/events/{id}"),
+        &[],
+        &plan(&[("A", "1", seats)], Some(hold_seconds)),
+    )
+    .await;
     assert_eq!(status, 201, "{body}");
     id
 }
@@ -86,41 +112,103 @@ pub async fn order(app: &App, event: &str) -> TestOrder {
 }
 
 pub async fn claim(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
-    call(app, "POST", &format!("/orders/{}/seats/{seat}", o.id), &[("authorization", &o.auth())], "").await
+    call(
+        app,
+        "POST",
+        &format!("/orders/{}/seats/{seat}", o.id),
+        &[("authorization", &o.auth())],
+        "",
+    )
+    .await
 }
 
 pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
-    call(app, "DELETE", &format!("/orders/{}/seats/{seat}", o.id), &[("authorization", &o.auth())], "").await
+    call(
+        app,
+        "DELETE",
+        &format!("/orders/{}/seats/{seat}", o.id),
+        &[("authorization", &o.auth())],
+        "",
+    )
+    .await
 }
 
 pub async fn extend(app: &App, o: &TestOrder, body: &str) -> (u16, Value) {
-    call(app, "POST", &format!("/orders/{}/extend", o.id), &[("authorization", &o.auth())], body).await
+    call(
+        app,
+        "POST",
+        &format!("/orders/{}/extend", o.id),
+        &[("authorization", &o.auth())],
+        body,
+    )
+    .await
 }
 
 pub async fn cancel(app: &App, o: &TestOrder) -> (u16, Value) {
-    call(app, "DELETE", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
+    call(
+        app,
+        "DELETE",
+        &format!("/orders/{}", o.id),
+        &[("authorization", &o.auth())],
+        "",
+    )
+    .await
 }
 
 /// best-available with `body` (`{"quantity", "sectionId"?}`).
 pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
-    call(app, "POST", &format!("/orders/{}/best-available", o.id), &[("authorization", &o.auth())], &body.to_string()).await
+    call(
+        app,
+        "POST",
+        &format!("/orders/{}/best-available", o.id),
+        &[("authorization", &o.auth())],
+        &body.to_string(),
+    )
+    .await
 }
 
 /// hold-ga: sets the order's places in `section` to `quantity`.
 pub async fn hold_ga(app: &App, o: &TestOrder, section: &str, quantity: Value) -> (u16, Value) {
     let body = json!({ "quantity": quantity }).to_string();
-    call(app, "PUT", &format!("/orders/{}/ga/{section}", o.id), &[("authorization", &o.auth())], &body).await
+    call(
+        app,
+        "PUT",
+        &format!("/orders/{}/ga/{section}", o.id),
+        &[("authorization", &o.auth())],
+        &body,
+    )
+    .await
 }
 
 /// A signed confirm paying for `seats` and `ga` places.
-pub async fn pay(app: &App, o: &TestOrder, payment: &str, seats: &[&str], ga: Value) -> (u16, Value) {
+pub async fn pay(
+    app: &App,
+    o: &TestOrder,
+    payment: &str,
+    seats: &[&str],
+    ga: Value,
+) -> (u16, Value) {
     let body = json!({"orderId": o.id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
     let headers = signed(&body);
-    call(app, "POST", &format!("/orders/{}/confirm", o.id), &as_refs(&headers), &body).await
+    call(
+        app,
+        "POST",
+        &format!("/orders/{}/confirm", o.id),
+        &as_refs(&headers),
+        &body,
+    )
+    .await
 }
 
 pub async fn get_order(app: &App, o: &TestOrder) -> (u16, Value) {
-    call(app, "GET", &format!("/orders/{}", o.id), &[("authorization", &o.auth())], "").await
+    call(
+        app,
+        "GET",
+        &format!("/orders/{}", o.id),
+        &[("authorization", &o.auth())],
+        "",
+    )
+    .await
 }
 
 /// The Standard Webhooks headers of `body`, signed now with the dev secret.
@@ -143,17 +231,35 @@ pub fn confirm_body(order_id: &str, payment: &str, seats: &[String]) -> String {
 }
 
 /// Sends a signed confirm paying for `seats`.
-pub async fn confirm_seats(app: &App, order_id: &str, payment: &str, seats: &[String]) -> (u16, Value) {
+pub async fn confirm_seats(
+    app: &App,
+    order_id: &str,
+    payment: &str,
+    seats: &[String],
+) -> (u16, Value) {
     let body = confirm_body(order_id, payment, seats);
     let headers = signed(&body);
-    call(app, "POST", &format!("/orders/{order_id}/confirm"), &as_refs(&headers), &body).await
+    call(
+        app,
+        "POST",
+        &format!("/orders/{order_id}/confirm"),
+        &as_refs(&headers),
+        &body,
+    )
+    .await
 }
 
 /// Sends a signed confirm paying for what the order lists now (read from
 /// the table, as the payment page would have shown it).
 pub async fn confirm(app: &App, order_id: &str, payment: &str) -> (u16, Value) {
     let seats = match OrderId::parse(order_id).ok() {
-        Some(id) => app.store.get_order(&id).await.unwrap().map(|o| o.order.seats).unwrap_or_default(),
+        Some(id) => app
+            .store
+            .get_order(&id)
+            .await
+            .unwrap()
+            .map(|o| o.order.seats)
+            .unwrap_or_default(),
         None => vec![],
     };
     let mut seats: Vec<String> = seats.iter().map(|s| s.to_string()).collect();
@@ -166,15 +272,29 @@ pub async fn confirm(app: &App, order_id: &str, payment: &str) -> (u16, Value) {
 }
 
 pub async fn seats(app: &App, event: &str) -> Vec<shared::domain::Seat> {
-    app.store.list_all_seats(&EventId::parse(event).unwrap(), None).await.unwrap().unwrap()
+    app.store
+        .list_all_seats(&EventId::parse(event).unwrap(), None)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 pub async fn stored_order(app: &App, id: &str) -> shared::domain::Order {
-    app.store.get_order(&OrderId::parse(id).unwrap()).await.unwrap().unwrap().order
+    app.store
+        .get_order(&OrderId::parse(id).unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+        .order
 }
 
 pub async fn sweep(app: &App) -> shared::sweep::SweepSummary {
-    shared::sweep::release_expired(&local::iam::attributed(app, "expire-holds").store, shared::domain::Millis::now(), None).await
+    shared::sweep::release_expired(
+        &local::iam::attributed(app, "expire-holds").store,
+        shared::domain::Millis::now(),
+        None,
+    )
+    .await
 }
 
 /// Sleeps until a hold of `hold_seconds` taken now has surely expired.
@@ -193,7 +313,13 @@ pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> 
         seat_count: 0,
         sections: vec![],
     };
-    let (order, token) = shared::domain::Order::new_pending(&event, shared::domain::Millis::now(), app.config.expiry_guard_ms, None).unwrap();
+    let (order, token) = shared::domain::Order::new_pending(
+        &event,
+        shared::domain::Millis::now(),
+        app.config.expiry_guard_ms,
+        None,
+    )
+    .unwrap();
     app.store.create_order(&order).await.unwrap();
     local::testing::remember_order(app, order.order_id.as_str());
     TestOrder {

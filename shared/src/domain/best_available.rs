@@ -8,7 +8,9 @@
 /// where the seat is available to this order) leaves an orphan if a seat
 /// just outside it is free and its other neighbour is taken or the row's end.
 fn leaves_orphan(free: &[bool], start: usize, n: usize) -> bool {
-    let left = start.checked_sub(1).is_some_and(|l| free[l] && (l == 0 || !free[l - 1]));
+    let left = start
+        .checked_sub(1)
+        .is_some_and(|l| free[l] && (l == 0 || !free[l - 1]));
     let right = start + n;
     let right = right < free.len() && free[right] && (right + 1 == free.len() || !free[right + 1]);
     left || right
@@ -40,15 +42,19 @@ pub fn has_run(free: &[bool], n: usize) -> bool {
 
 /// The whole rule over a section's rows in plan order: `(row index, start)`.
 pub fn choose_block(rows: &[Vec<bool>], n: usize) -> Option<(usize, usize)> {
-    [true, false]
-        .into_iter()
-        .find_map(|orphan_free| rows.iter().enumerate().find_map(|(r, free)| best_block(free, n, orphan_free).map(|s| (r, s))))
+    [true, false].into_iter().find_map(|orphan_free| {
+        rows.iter()
+            .enumerate()
+            .find_map(|(r, free)| best_block(free, n, orphan_free).map(|s| (r, s)))
+    })
 }
 
 /// Orphans in a row: free seats whose neighbours are both taken (or the
 /// row's end), which no request for two or more can ever use.
 pub fn orphans(free: &[bool]) -> usize {
-    (0..free.len()).filter(|&i| free[i] && (i == 0 || !free[i - 1]) && (i + 1 == free.len() || !free[i + 1])).count()
+    (0..free.len())
+        .filter(|&i| free[i] && (i == 0 || !free[i - 1]) && (i + 1 == free.len() || !free[i + 1]))
+        .count()
 }
 
 /// The choice of a request that lost `losses` races in a row: the
@@ -63,7 +69,12 @@ pub fn orphans(free: &[bool]) -> usize {
 /// The blocks it spreads over tile the row from the contract's choice
 /// (their starts differ from it by multiples of n), so rivals that win
 /// different ones at once leave no seat stranded between them.
-pub fn spread_choice(rows: &[Vec<bool>], n: usize, losses: u32, pick: u64) -> Option<(usize, usize)> {
+pub fn spread_choice(
+    rows: &[Vec<bool>],
+    n: usize,
+    losses: u32,
+    pick: u64,
+) -> Option<(usize, usize)> {
     let (r, choice) = choose_block(rows, n)?;
     if losses == 0 {
         return Some((r, choice));
@@ -92,11 +103,23 @@ mod tests {
 
     #[test]
     fn the_centre_of_an_empty_row() {
-        assert_eq!(best_block(&row("AAAAAAAAAA"), 2, true), Some(4), "seats 5-6 of 10");
-        assert_eq!(best_block(&row("AAAAAAAAAA"), 4, true), Some(3), "seats 4-7 of 10");
+        assert_eq!(
+            best_block(&row("AAAAAAAAAA"), 2, true),
+            Some(4),
+            "seats 5-6 of 10"
+        );
+        assert_eq!(
+            best_block(&row("AAAAAAAAAA"), 4, true),
+            Some(3),
+            "seats 4-7 of 10"
+        );
         // 9 seats, 2 wanted: starts 3 and 4 are equally off centre; the lower wins.
         assert_eq!(best_block(&row("AAAAAAAAA"), 2, false), Some(3));
-        assert_eq!(best_block(&row("AAAA"), 4, true), Some(0), "a whole row leaves nothing");
+        assert_eq!(
+            best_block(&row("AAAA"), 4, true),
+            Some(0),
+            "a whole row leaves nothing"
+        );
         assert_eq!(best_block(&row("AAA"), 4, false), None);
         assert_eq!(best_block(&row("AAA"), 0, false), None);
     }
@@ -107,16 +130,26 @@ mod tests {
         // and seat 4), and ties between 3-4 and 7-8 go to the lower.
         let r = row("AAAAHHAAAA");
         assert_eq!(best_block(&r, 2, true), Some(2));
-        assert!(leaves_orphan(&r, 1, 2), "seats 2-3 strand seat 1 (row end) and seat 4");
+        assert!(
+            leaves_orphan(&r, 1, 2),
+            "seats 2-3 strand seat 1 (row end) and seat 4"
+        );
         assert!(!leaves_orphan(&r, 2, 2));
         // Three free between taken seats: any 2 strand one, so only the
         // orphans-allowed tier finds them.
         let r = row("SAAAS");
         assert_eq!(best_block(&r, 2, true), None);
-        assert_eq!(best_block(&r, 2, false), Some(1), "nearest the centre, then lower");
+        assert_eq!(
+            best_block(&r, 2, false),
+            Some(1),
+            "nearest the centre, then lower"
+        );
         // A seat next to the block whose other neighbour is free is no orphan.
         assert!(!leaves_orphan(&row("AAAAAA"), 2, 2));
-        assert!(leaves_orphan(&row("AAAAAA"), 1, 2), "seat 1 would be alone at the row's end");
+        assert!(
+            leaves_orphan(&row("AAAAAA"), 1, 2),
+            "seat 1 would be alone at the row's end"
+        );
     }
 
     #[test]
@@ -134,20 +167,39 @@ mod tests {
 
     #[test]
     fn after_lost_races_the_choice_spreads_over_the_best_rows_blocks_only() {
-        let rows = vec![row("SSSSSSSSSS"), row("AAAAAAAAAA"), row("HAAAH"), row("AAAAAAAAAA")];
+        let rows = vec![
+            row("SSSSSSSSSS"),
+            row("AAAAAAAAAA"),
+            row("HAAAH"),
+            row("AAAAAAAAAA"),
+        ];
         // Uncontended: exactly the contract's choice, whatever the pick.
         for pick in 0..10 {
             assert_eq!(spread_choice(&rows, 2, 0, pick), choose_block(&rows, 2));
         }
-        assert_eq!(choose_block(&rows, 2), Some((1, 4)), "seats 5-6 of the first row with room");
+        assert_eq!(
+            choose_block(&rows, 2),
+            Some((1, 4)),
+            "seats 5-6 of the first row with room"
+        );
         // One loss: the row's two best tiles; three: all five, never row 3 or 4.
-        let picks = |rows: &[Vec<bool>], n, losses| (0..64).filter_map(|p| spread_choice(rows, n, losses, p)).collect::<BTreeSet<_>>();
+        let picks = |rows: &[Vec<bool>], n, losses| {
+            (0..64)
+                .filter_map(|p| spread_choice(rows, n, losses, p))
+                .collect::<BTreeSet<_>>()
+        };
         assert_eq!(picks(&rows, 2, 1), BTreeSet::from([(1, 4), (1, 2)]));
-        assert_eq!(picks(&rows, 2, 3), BTreeSet::from([(1, 0), (1, 2), (1, 4), (1, 6), (1, 8)]));
+        assert_eq!(
+            picks(&rows, 2, 3),
+            BTreeSet::from([(1, 0), (1, 2), (1, 4), (1, 6), (1, 8)])
+        );
         // Tiles that are taken or would strand a seat are left out: with
         // seats 5-6 held, 3-4 and 7-8 are the pairs left that tile.
         let rows = vec![row("AAAAHHAAAA"), row("AAAAAAAAAA")];
-        assert_eq!(picks(&rows, 2, 4), BTreeSet::from([(0, 0), (0, 2), (0, 6), (0, 8)]));
+        assert_eq!(
+            picks(&rows, 2, 4),
+            BTreeSet::from([(0, 0), (0, 2), (0, 6), (0, 8)])
+        );
         // A row whose only orphan-free pair is off the tiling still gets
         // that pair (the contract's choice), not a worse row's.
         let rows = vec![row("AAAHHAAAAA"), row("AAAAAAAAAA")];
@@ -169,9 +221,14 @@ mod tests {
             let read = rows.clone();
             let mut won = Vec::new();
             for _ in 0..6 {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let (r, s) = spread_choice(&read, 2, 3, state >> 33).unwrap_or_else(|| unreachable!());
-                let best_row = read.iter().position(|free| best_block(free, 2, true).is_some());
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let (r, s) =
+                    spread_choice(&read, 2, 3, state >> 33).unwrap_or_else(|| unreachable!());
+                let best_row = read
+                    .iter()
+                    .position(|free| best_block(free, 2, true).is_some());
                 assert_eq!(Some(r), best_row, "never a worse row");
                 if rows[r][s..s + 2].iter().all(|&seat| seat) {
                     rows[r][s..s + 2].iter_mut().for_each(|seat| *seat = false);
@@ -181,7 +238,10 @@ mod tests {
             assert!(!won.is_empty());
             assert!(rows.iter().all(|free| orphans(free) == 0), "{rows:?}");
         }
-        assert!(rows.iter().all(|r| r.iter().all(|free| !free)), "every seat taken, none stranded");
+        assert!(
+            rows.iter().all(|r| r.iter().all(|free| !free)),
+            "every seat taken, none stranded"
+        );
     }
 
     #[test]
@@ -190,10 +250,17 @@ mod tests {
         // every choice is orphan-free, to the last seat.
         let mut rows = vec![vec![true; 10]; 10];
         while let Some((r, s)) = choose_block(&rows, 2) {
-            assert_eq!(best_block(&rows[r], 2, true), Some(s), "an orphan-free block was chosen");
+            assert_eq!(
+                best_block(&rows[r], 2, true),
+                Some(s),
+                "an orphan-free block was chosen"
+            );
             rows[r][s..s + 2].iter_mut().for_each(|seat| *seat = false);
         }
-        assert!(rows.iter().all(|r| r.iter().all(|free| !free)), "every seat taken, none stranded");
+        assert!(
+            rows.iter().all(|r| r.iter().all(|free| !free)),
+            "every seat taken, none stranded"
+        );
         assert_eq!(orphans(&row("AHAHHAAHA")), 3, "seats 1, 3 and 9");
         assert_eq!(orphans(&row("A")), 1);
         assert_eq!(orphans(&row("AAHAA")), 0);

@@ -24,7 +24,11 @@ pub enum ConfirmDecision {
     /// becomes REFUND_DUE for `on_failure`. `release`: the rest it held;
     /// `holds_are_live`: whether those holds still count (then they are
     /// released in the transaction, else right after it).
-    TakeFree { release: Vec<SeatId>, holds_are_live: bool, on_failure: RefundReason },
+    TakeFree {
+        release: Vec<SeatId>,
+        holds_are_live: bool,
+        on_failure: RefundReason,
+    },
 }
 
 /// How a confirm that does not complete its order is answered.
@@ -37,14 +41,23 @@ pub enum ConfirmRefusal {
 /// The confirm rules of DESIGN.md as a function of the order, the payment,
 /// the seats paid for, and whether it holds at least the places paid for
 /// in every paid section (`places_held`; true when none were paid for).
-pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], places_held: bool, now: Millis) -> ConfirmDecision {
+pub fn decide_confirm(
+    order: &Order,
+    payment: &PaymentId,
+    paid: &[SeatId],
+    places_held: bool,
+    now: Millis,
+) -> ConfirmDecision {
     let same_payment = order.payment_id.as_ref() == Some(payment);
     let not_paid = |seat: &&SeatId| !paid.contains(seat);
     match order.status {
         OrderStatus::Completed if same_payment => ConfirmDecision::AlreadyCompleted,
-        OrderStatus::Completed => ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted },
+        OrderStatus::Completed => ConfirmDecision::RecordForRefund {
+            refused: ConfirmRefusal::AlreadyCompleted,
+        },
         OrderStatus::RefundDue => {
-            let reason = ConfirmRefusal::Refund(order.refund_reason.unwrap_or(RefundReason::OrderExpired));
+            let reason =
+                ConfirmRefusal::Refund(order.refund_reason.unwrap_or(RefundReason::OrderExpired));
             if same_payment {
                 ConfirmDecision::Refused(reason)
             } else {
@@ -56,15 +69,21 @@ pub fn decide_confirm(order: &Order, payment: &PaymentId, paid: &[SeatId], place
             if places_held && paid.iter().all(|seat| order.seats.contains(seat)) {
                 ConfirmDecision::SellHeld { release }
             } else {
-                ConfirmDecision::TakeFree { release, holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
+                ConfirmDecision::TakeFree {
+                    release,
+                    holds_are_live: true,
+                    on_failure: RefundReason::SeatsUnavailable,
+                }
             }
         }
         // Expired (or within the guard margin), cancelled: a late payment.
-        OrderStatus::Pending | OrderStatus::Expired | OrderStatus::Cancelled => ConfirmDecision::TakeFree {
-            release: order.seats.iter().filter(not_paid).cloned().collect(),
-            holds_are_live: false,
-            on_failure: RefundReason::OrderExpired,
-        },
+        OrderStatus::Pending | OrderStatus::Expired | OrderStatus::Cancelled => {
+            ConfirmDecision::TakeFree {
+                release: order.seats.iter().filter(not_paid).cloned().collect(),
+                holds_are_live: false,
+                on_failure: RefundReason::OrderExpired,
+            }
+        }
     }
 }
 
@@ -90,38 +109,89 @@ mod tests {
         let expired = order.expires_at;
 
         // A live order holding what was paid: sell it, release the rest.
-        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, live), ConfirmDecision::SellHeld { release: ids(&["A-1-2"]) });
-        assert_eq!(decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), true, live), ConfirmDecision::SellHeld { release: vec![] });
+        assert_eq!(
+            decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, live),
+            ConfirmDecision::SellHeld {
+                release: ids(&["A-1-2"])
+            }
+        );
+        assert_eq!(
+            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), true, live),
+            ConfirmDecision::SellHeld { release: vec![] }
+        );
         // Paid places it does not hold: not a sale of what it holds.
-        assert!(matches!(decide_confirm(&order, &pay, &ids(&["A-1-1"]), false, live), ConfirmDecision::TakeFree { holds_are_live: true, .. }));
+        assert!(matches!(
+            decide_confirm(&order, &pay, &ids(&["A-1-1"]), false, live),
+            ConfirmDecision::TakeFree {
+                holds_are_live: true,
+                ..
+            }
+        ));
         // Paid for a seat it does not hold: take it if free, else seats-unavailable.
         assert_eq!(
             decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), true, live),
-            ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: true, on_failure: RefundReason::SeatsUnavailable }
+            ConfirmDecision::TakeFree {
+                release: ids(&["A-1-2"]),
+                holds_are_live: true,
+                on_failure: RefundReason::SeatsUnavailable
+            }
         );
         // Within the guard margin or past expiry: a late payment.
         for now in [in_guard, expired] {
             assert_eq!(
                 decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, now),
-                ConfirmDecision::TakeFree { release: ids(&["A-1-2"]), holds_are_live: false, on_failure: RefundReason::OrderExpired }
+                ConfirmDecision::TakeFree {
+                    release: ids(&["A-1-2"]),
+                    holds_are_live: false,
+                    on_failure: RefundReason::OrderExpired
+                }
             );
         }
         for status in [OrderStatus::Expired, OrderStatus::Cancelled] {
-            let o = Order { status, ..order.clone() };
-            assert!(matches!(decide_confirm(&o, &pay, &ids(&["A-1-1"]), true, live), ConfirmDecision::TakeFree { on_failure: RefundReason::OrderExpired, .. }));
+            let o = Order {
+                status,
+                ..order.clone()
+            };
+            assert!(matches!(
+                decide_confirm(&o, &pay, &ids(&["A-1-1"]), true, live),
+                ConfirmDecision::TakeFree {
+                    on_failure: RefundReason::OrderExpired,
+                    ..
+                }
+            ));
         }
         // Completed: the same payment is a replay, another is recorded for refund.
-        let done = Order { status: OrderStatus::Completed, payment_id: Some(pay.clone()), ..order.clone() };
-        assert_eq!(decide_confirm(&done, &pay, &ids(&["A-1-1"]), true, expired), ConfirmDecision::AlreadyCompleted);
+        let done = Order {
+            status: OrderStatus::Completed,
+            payment_id: Some(pay.clone()),
+            ..order.clone()
+        };
+        assert_eq!(
+            decide_confirm(&done, &pay, &ids(&["A-1-1"]), true, expired),
+            ConfirmDecision::AlreadyCompleted
+        );
         assert_eq!(
             decide_confirm(&done, &other, &ids(&["A-1-1"]), true, live),
-            ConfirmDecision::RecordForRefund { refused: ConfirmRefusal::AlreadyCompleted }
+            ConfirmDecision::RecordForRefund {
+                refused: ConfirmRefusal::AlreadyCompleted
+            }
         );
         // Refund due: the same answer, and another payment is recorded too.
-        let due = Order { status: OrderStatus::RefundDue, payment_id: Some(pay.clone()), refund_reason: Some(RefundReason::SeatsUnavailable), ..order };
+        let due = Order {
+            status: OrderStatus::RefundDue,
+            payment_id: Some(pay.clone()),
+            refund_reason: Some(RefundReason::SeatsUnavailable),
+            ..order
+        };
         let refused = ConfirmRefusal::Refund(RefundReason::SeatsUnavailable);
-        assert_eq!(decide_confirm(&due, &pay, &ids(&["A-1-1"]), true, live), ConfirmDecision::Refused(refused));
-        assert_eq!(decide_confirm(&due, &other, &ids(&["A-1-1"]), true, live), ConfirmDecision::RecordForRefund { refused });
+        assert_eq!(
+            decide_confirm(&due, &pay, &ids(&["A-1-1"]), true, live),
+            ConfirmDecision::Refused(refused)
+        );
+        assert_eq!(
+            decide_confirm(&due, &other, &ids(&["A-1-1"]), true, live),
+            ConfirmDecision::RecordForRefund { refused }
+        );
         Ok(())
     }
 }

@@ -54,16 +54,25 @@ pub struct Bucket {
 impl Bucket {
     /// Places held by live orders at `now`.
     pub fn live_held(&self, now: Millis) -> u32 {
-        self.holds.iter().filter(|h| super::hold_is_live(h.expires_at, now)).map(|h| h.quantity).sum()
+        self.holds
+            .iter()
+            .filter(|h| super::hold_is_live(h.expires_at, now))
+            .map(|h| h.quantity)
+            .sum()
     }
     /// Places anyone may take at `now`: capacity − sold − live holds.
     pub fn available(&self, now: Millis) -> u32 {
-        self.capacity.saturating_sub(self.sold).saturating_sub(self.live_held(now))
+        self.capacity
+            .saturating_sub(self.sold)
+            .saturating_sub(self.live_held(now))
     }
     /// Expired holds of orders other than `me`, the longest expired first.
     fn reclaimable(&self, me: &OrderId, now: Millis) -> Vec<&PlaceHold> {
-        let mut expired: Vec<&PlaceHold> =
-            self.holds.iter().filter(|h| &h.order != me && !super::hold_is_live(h.expires_at, now)).collect();
+        let mut expired: Vec<&PlaceHold> = self
+            .holds
+            .iter()
+            .filter(|h| &h.order != me && !super::hold_is_live(h.expires_at, now))
+            .collect();
         expired.sort_by_key(|h| h.expires_at);
         expired
     }
@@ -81,7 +90,12 @@ pub struct Take {
 impl Take {
     /// What the bucket's `free` must be at least for this take to fit.
     pub fn free_needed(&self) -> i64 {
-        i64::from(self.places) - self.reclaim.iter().map(|h| i64::from(h.quantity)).sum::<i64>()
+        i64::from(self.places)
+            - self
+                .reclaim
+                .iter()
+                .map(|h| i64::from(h.quantity))
+                .sum::<i64>()
     }
 }
 
@@ -95,7 +109,11 @@ pub fn plan_take(buckets: &[Bucket], me: &OrderId, wanted: u32, now: Millis) -> 
         if remaining == 0 {
             break;
         }
-        let mut take = Take { bucket: bucket.index, places: bucket.free.min(remaining), reclaim: Vec::new() };
+        let mut take = Take {
+            bucket: bucket.index,
+            places: bucket.free.min(remaining),
+            reclaim: Vec::new(),
+        };
         for hold in bucket.reclaimable(me, now) {
             if take.places >= remaining {
                 break;
@@ -118,7 +136,12 @@ pub fn most_holdable(buckets: &[Bucket], me: &OrderId, now: Millis) -> u32 {
         .iter()
         .map(|b| {
             // Its own live places; expired ones count in `available` already.
-            let mine: u32 = b.holds.iter().filter(|h| &h.order == me && super::hold_is_live(h.expires_at, now)).map(|h| h.quantity).sum();
+            let mine: u32 = b
+                .holds
+                .iter()
+                .filter(|h| &h.order == me && super::hold_is_live(h.expires_at, now))
+                .map(|h| h.quantity)
+                .sum();
             b.available(now) + mine
         })
         .sum()
@@ -183,7 +206,13 @@ pub fn plan_sale(held: &[HeldPlaces], section: &SectionId, paid: u32) -> Option<
         .map(|h| {
             let sell = h.quantity.min(remaining);
             remaining -= sell;
-            PlaceSale { section: section.clone(), bucket: h.bucket, held: h.quantity, sell, take: None }
+            PlaceSale {
+                section: section.clone(),
+                bucket: h.bucket,
+                held: h.quantity,
+                sell,
+                take: None,
+            }
         })
         .collect();
     (remaining == 0).then_some(sales)
@@ -196,9 +225,22 @@ pub fn plan_sale(held: &[HeldPlaces], section: &SectionId, paid: u32) -> Option<
 /// bucket first, the surplus given back; then places anyone may take, as
 /// hold-ga takes them (free ones, then expired holds of other orders).
 /// `None` if the buckets cannot give that many.
-pub fn plan_late_sale(buckets: &[Bucket], section: &SectionId, me: &OrderId, paid: u32, now: Millis) -> Option<Vec<PlaceSale>> {
-    let mut own: Vec<(u32, u32)> =
-        buckets.iter().filter_map(|b| b.holds.iter().find(|h| &h.order == me).map(|h| (b.index, h.quantity))).collect();
+pub fn plan_late_sale(
+    buckets: &[Bucket],
+    section: &SectionId,
+    me: &OrderId,
+    paid: u32,
+    now: Millis,
+) -> Option<Vec<PlaceSale>> {
+    let mut own: Vec<(u32, u32)> = buckets
+        .iter()
+        .filter_map(|b| {
+            b.holds
+                .iter()
+                .find(|h| &h.order == me)
+                .map(|h| (b.index, h.quantity))
+        })
+        .collect();
     own.sort_unstable();
     let mut remaining = paid;
     let mut sales: Vec<PlaceSale> = own
@@ -206,7 +248,13 @@ pub fn plan_late_sale(buckets: &[Bucket], section: &SectionId, me: &OrderId, pai
         .map(|(bucket, held)| {
             let sell = held.min(remaining);
             remaining -= sell;
-            PlaceSale { section: section.clone(), bucket, held, sell, take: None }
+            PlaceSale {
+                section: section.clone(),
+                bucket,
+                held,
+                sell,
+                take: None,
+            }
         })
         .collect();
     if remaining > 0 {
@@ -215,7 +263,13 @@ pub fn plan_late_sale(buckets: &[Bucket], section: &SectionId, me: &OrderId, pai
         for take in plan_take(buckets, me, remaining, now)? {
             match sales.iter_mut().find(|sale| sale.bucket == take.bucket) {
                 Some(sale) => sale.take = Some(take),
-                None => sales.push(PlaceSale { section: section.clone(), bucket: take.bucket, held: 0, sell: 0, take: Some(take) }),
+                None => sales.push(PlaceSale {
+                    section: section.clone(),
+                    bucket: take.bucket,
+                    held: 0,
+                    sell: 0,
+                    take: Some(take),
+                }),
             }
         }
     }
@@ -229,7 +283,11 @@ mod tests {
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
     fn hold(order: &str, quantity: u32, expires_at: i64) -> Result<PlaceHold, crate::error::Error> {
-        Ok(PlaceHold { order: OrderId::parse(order)?, quantity, expires_at: Millis(expires_at) })
+        Ok(PlaceHold {
+            order: OrderId::parse(order)?,
+            quantity,
+            expires_at: Millis(expires_at),
+        })
     }
 
     #[test]
@@ -251,10 +309,20 @@ mod tests {
         // One boundary (Clocks): live while now < t, another's from now >= t.
         let me = OrderId::parse("me")?;
         let t = 1_000;
-        let bucket = Bucket { index: 0, capacity: 2, sold: 0, free: 0, holds: vec![hold("other", 2, t)?] };
+        let bucket = Bucket {
+            index: 0,
+            capacity: 2,
+            sold: 0,
+            free: 0,
+            holds: vec![hold("other", 2, t)?],
+        };
         let buckets = std::slice::from_ref(&bucket);
         assert_eq!(bucket.available(Millis(t - 1)), 0);
-        assert_eq!(plan_take(buckets, &me, 1, Millis(t - 1)), None, "still live a millisecond before");
+        assert_eq!(
+            plan_take(buckets, &me, 1, Millis(t - 1)),
+            None,
+            "still live a millisecond before"
+        );
         assert_eq!(bucket.available(Millis(t)), 2);
         let take = plan_take(buckets, &me, 2, Millis(t)).ok_or("reclaimable at t")?;
         assert_eq!(take[0].reclaim, vec![hold("other", 2, t)?]);
@@ -267,20 +335,58 @@ mod tests {
         let me = OrderId::parse("me")?;
         let now = Millis(1_000);
         let buckets = vec![
-            Bucket { index: 0, capacity: 5, sold: 2, free: 0, holds: vec![hold("live", 2, 5_000)?, hold("late", 1, 900)?] },
-            Bucket { index: 1, capacity: 6, sold: 0, free: 2, holds: vec![hold("old", 3, 100)?, hold("me", 1, 5_000)?] },
+            Bucket {
+                index: 0,
+                capacity: 5,
+                sold: 2,
+                free: 0,
+                holds: vec![hold("live", 2, 5_000)?, hold("late", 1, 900)?],
+            },
+            Bucket {
+                index: 1,
+                capacity: 6,
+                sold: 0,
+                free: 2,
+                holds: vec![hold("old", 3, 100)?, hold("me", 1, 5_000)?],
+            },
         ];
         assert_eq!(buckets[0].available(now), 1, "the late hold's place");
         assert_eq!(buckets[1].available(now), 5);
-        assert_eq!(most_holdable(&buckets, &me, now), 1 + 5 + 1, "its own live place counts as holdable for it");
+        assert_eq!(
+            most_holdable(&buckets, &me, now),
+            1 + 5 + 1,
+            "its own live place counts as holdable for it"
+        );
         let takes = plan_take(&buckets, &me, 4, now).ok_or("4 fit")?;
-        assert_eq!(takes[0], Take { bucket: 0, places: 1, reclaim: vec![hold("late", 1, 900)?] });
-        assert_eq!(takes[1], Take { bucket: 1, places: 3, reclaim: vec![hold("old", 3, 100)?] });
+        assert_eq!(
+            takes[0],
+            Take {
+                bucket: 0,
+                places: 1,
+                reclaim: vec![hold("late", 1, 900)?]
+            }
+        );
+        assert_eq!(
+            takes[1],
+            Take {
+                bucket: 1,
+                places: 3,
+                reclaim: vec![hold("old", 3, 100)?]
+            }
+        );
         assert_eq!(takes[0].free_needed(), 0);
-        assert_eq!(takes[1].free_needed(), 0, "2 free + 3 reclaimed cover 3 (one to spare)");
+        assert_eq!(
+            takes[1].free_needed(),
+            0,
+            "2 free + 3 reclaimed cover 3 (one to spare)"
+        );
         assert_eq!(plan_take(&buckets, &me, 2, now).ok_or("2 fit")?.len(), 2);
         assert_eq!(plan_take(&buckets, &me, 6, now).map(|t| t.len()), Some(2));
-        assert_eq!(plan_take(&buckets, &me, 7, now), None, "the live holds (its own included) are not takeable");
+        assert_eq!(
+            plan_take(&buckets, &me, 7, now),
+            None,
+            "the live holds (its own included) are not takeable"
+        );
         Ok(())
     }
 
@@ -288,14 +394,40 @@ mod tests {
     fn a_sale_takes_the_paid_places_and_gives_back_the_rest() -> TestResult {
         let (f, g) = (SectionId::parse("F")?, SectionId::parse("G")?);
         let held = vec![
-            HeldPlaces { section: f.clone(), bucket: 4, quantity: 2 },
-            HeldPlaces { section: f.clone(), bucket: 1, quantity: 2 },
-            HeldPlaces { section: g.clone(), bucket: 0, quantity: 1 },
+            HeldPlaces {
+                section: f.clone(),
+                bucket: 4,
+                quantity: 2,
+            },
+            HeldPlaces {
+                section: f.clone(),
+                bucket: 1,
+                quantity: 2,
+            },
+            HeldPlaces {
+                section: g.clone(),
+                bucket: 0,
+                quantity: 1,
+            },
         ];
         let sale = plan_sale(&held, &f, 3).ok_or("3 of 4 held")?;
-        assert_eq!(sale.iter().map(|s| (s.bucket, s.held, s.sell)).collect::<Vec<_>>(), vec![(1, 2, 2), (4, 2, 1)]);
+        assert_eq!(
+            sale.iter()
+                .map(|s| (s.bucket, s.held, s.sell))
+                .collect::<Vec<_>>(),
+            vec![(1, 2, 2), (4, 2, 1)]
+        );
         assert_eq!(plan_sale(&held, &f, 5), None);
-        assert_eq!(plan_sale(&held, &g, 0).ok_or("nothing paid")?, vec![PlaceSale { section: g.clone(), bucket: 0, held: 1, sell: 0, take: None }]);
+        assert_eq!(
+            plan_sale(&held, &g, 0).ok_or("nothing paid")?,
+            vec![PlaceSale {
+                section: g.clone(),
+                bucket: 0,
+                held: 1,
+                sell: 0,
+                take: None
+            }]
+        );
         assert_eq!(plan_sale(&held, &SectionId::parse("H")?, 0), Some(vec![]));
         Ok(())
     }
@@ -307,23 +439,70 @@ mod tests {
         let now = Millis(1_000);
         let buckets = vec![
             // Its own expired entry nobody took over, and one free place.
-            Bucket { index: 2, capacity: 5, sold: 1, free: 1, holds: vec![hold("me", 2, 900)?, hold("live", 1, 5_000)?] },
+            Bucket {
+                index: 2,
+                capacity: 5,
+                sold: 1,
+                free: 1,
+                holds: vec![hold("me", 2, 900)?, hold("live", 1, 5_000)?],
+            },
             // An expired hold of another order, and a live one.
-            Bucket { index: 0, capacity: 4, sold: 0, free: 0, holds: vec![hold("old", 2, 100)?, hold("live", 2, 5_000)?] },
+            Bucket {
+                index: 0,
+                capacity: 4,
+                sold: 0,
+                free: 0,
+                holds: vec![hold("old", 2, 100)?, hold("live", 2, 5_000)?],
+            },
         ];
         let sale = plan_late_sale(&buckets, &f, &me, 1, now).ok_or("its own entry covers 1")?;
-        assert_eq!(sale, vec![PlaceSale { section: f.clone(), bucket: 2, held: 2, sell: 1, take: None }], "the surplus is given back");
-        let sale = plan_late_sale(&buckets, &f, &me, 4, now).ok_or("2 own + 1 free + 2 reclaimable")?;
+        assert_eq!(
+            sale,
+            vec![PlaceSale {
+                section: f.clone(),
+                bucket: 2,
+                held: 2,
+                sell: 1,
+                take: None
+            }],
+            "the surplus is given back"
+        );
+        let sale =
+            plan_late_sale(&buckets, &f, &me, 4, now).ok_or("2 own + 1 free + 2 reclaimable")?;
         assert_eq!(sale.iter().map(PlaceSale::sold).sum::<u32>(), 4);
         assert_eq!(sale[0].bucket, 2);
-        assert_eq!((sale[0].held, sale[0].sell, sale[0].take.as_ref().map(|t| t.places)), (2, 2, Some(1)), "own bucket's free place, one item");
-        assert_eq!(sale[1].take, Some(Take { bucket: 0, places: 1, reclaim: vec![hold("old", 2, 100)?] }));
+        assert_eq!(
+            (
+                sale[0].held,
+                sale[0].sell,
+                sale[0].take.as_ref().map(|t| t.places)
+            ),
+            (2, 2, Some(1)),
+            "own bucket's free place, one item"
+        );
+        assert_eq!(
+            sale[1].take,
+            Some(Take {
+                bucket: 0,
+                places: 1,
+                reclaim: vec![hold("old", 2, 100)?]
+            })
+        );
         assert_eq!(sale[1].held, 0);
-        assert_eq!(plan_late_sale(&buckets, &f, &me, 5, now).map(|s| s.iter().map(PlaceSale::sold).sum::<u32>()), Some(5));
-        assert_eq!(plan_late_sale(&buckets, &f, &me, 6, now), None, "live holds of others are never taken");
+        assert_eq!(
+            plan_late_sale(&buckets, &f, &me, 5, now)
+                .map(|s| s.iter().map(PlaceSale::sold).sum::<u32>()),
+            Some(5)
+        );
+        assert_eq!(
+            plan_late_sale(&buckets, &f, &me, 6, now),
+            None,
+            "live holds of others are never taken"
+        );
         // An order whose entries were all taken over takes what is free.
         let other = OrderId::parse("other")?;
-        let sale = plan_late_sale(&buckets, &f, &other, 5, now).ok_or("1 free + 2 + 2 reclaimable (me's expired entry too)")?;
+        let sale = plan_late_sale(&buckets, &f, &other, 5, now)
+            .ok_or("1 free + 2 + 2 reclaimable (me's expired entry too)")?;
         assert!(sale.iter().all(|s| s.held == 0 && s.sell == 0));
         assert_eq!(sale.iter().map(PlaceSale::sold).sum::<u32>(), 5);
         assert_eq!(plan_late_sale(&buckets, &f, &other, 6, now), None);
@@ -334,8 +513,16 @@ mod tests {
     fn releasing_starts_with_the_biggest_holding() -> TestResult {
         let s = SectionId::parse("F")?;
         let held = vec![
-            HeldPlaces { section: s.clone(), bucket: 0, quantity: 1 },
-            HeldPlaces { section: s.clone(), bucket: 3, quantity: 3 },
+            HeldPlaces {
+                section: s.clone(),
+                bucket: 0,
+                quantity: 1,
+            },
+            HeldPlaces {
+                section: s.clone(),
+                bucket: 3,
+                quantity: 3,
+            },
         ];
         assert_eq!(plan_release(&held, 2), vec![(3, 3, 1)]);
         assert_eq!(plan_release(&held, 4), vec![(3, 3, 0), (0, 1, 0)]);

@@ -15,9 +15,12 @@ pub mod outbox;
 mod plan;
 mod seat_map;
 
-pub use seat_map::{seat_map, ProjectedSeat, RowMap, RowProjection, SeatMap, SectionMap};
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal};
-pub use plan::{check_hold_seconds, Event, EventPlan, EventStatus, RowPlan, Seat, SeatPage, SeatSpec, SectionPlan};
+pub use plan::{
+    check_hold_seconds, Event, EventPlan, EventStatus, RowPlan, Seat, SeatPage, SeatSpec,
+    SectionPlan,
+};
+pub use seat_map::{seat_map, ProjectedSeat, RowMap, RowProjection, SeatMap, SectionMap};
 
 /// Longest id the contract allows (eventId, sectionId, row, orderId, paymentId).
 pub const MAX_ID_LEN: usize = 64;
@@ -130,7 +133,9 @@ impl EventRef {
 }
 
 fn is_lower_hex(s: &str, len: usize) -> bool {
-    s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == len
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 impl fmt::Display for EventRef {
@@ -143,13 +148,18 @@ impl OrderId {
     /// A fresh random order id of an order of `event`:
     /// `{event ref}-{128-bit random, hex}` (53 characters).
     pub fn generate(event: &EventId) -> Self {
-        Self(format!("{}-{}", EventRef::of(event), uuid::Uuid::new_v4().simple()))
+        Self(format!(
+            "{}-{}",
+            EventRef::of(event),
+            uuid::Uuid::new_v4().simple()
+        ))
     }
     /// The event ref this id starts with; `None` for an id we never issued
     /// (no order can exist under it).
     pub fn event_ref(&self) -> Option<EventRef> {
         let (head, tail) = self.0.split_once('-')?;
-        (is_lower_hex(head, EVENT_REF_LEN) && is_lower_hex(tail, 32)).then(|| EventRef(head.to_owned()))
+        (is_lower_hex(head, EVENT_REF_LEN) && is_lower_hex(tail, 32))
+            .then(|| EventRef(head.to_owned()))
     }
 }
 
@@ -167,8 +177,11 @@ impl SeatId {
     /// after it); such a seat does not exist.
     pub fn row_and_number(&self) -> Option<(&str, u32)> {
         let (row, number) = self.0.rsplit_once('-')?;
-        let valid = !row.is_empty() && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
-        valid.then(|| number.parse().ok().map(|n| (row, n))).flatten()
+        let valid =
+            !row.is_empty() && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+        valid
+            .then(|| number.parse().ok().map(|n| (row, n)))
+            .flatten()
     }
 }
 
@@ -187,11 +200,14 @@ impl Millis {
     pub fn to_datetime(self) -> DateTime<Utc> {
         // Every Millis we build comes from a DateTime or from one we stored,
         // all far inside chrono's range; the epoch is a harmless fallback.
-        Utc.timestamp_millis_opt(self.0).single().unwrap_or_default()
+        Utc.timestamp_millis_opt(self.0)
+            .single()
+            .unwrap_or_default()
     }
     /// RFC 3339 UTC with milliseconds, as every time in the API is written.
     pub fn to_rfc3339(self) -> String {
-        self.to_datetime().to_rfc3339_opts(SecondsFormat::Millis, true)
+        self.to_datetime()
+            .to_rfc3339_opts(SecondsFormat::Millis, true)
     }
 }
 
@@ -458,11 +474,23 @@ pub(super) mod tests {
         let t = Millis(1_000);
         assert!(hold_is_live(t, Millis(999)));
         assert!(!hold_is_live(t, Millis(1_000)));
-        assert_eq!(OrderStatus::Pending.effective(t, Millis(1_000)), OrderStatus::Expired);
-        assert_eq!(OrderStatus::Pending.effective(t, Millis(999)), OrderStatus::Pending);
-        assert_eq!(OrderStatus::Completed.effective(t, Millis(5_000)), OrderStatus::Completed);
+        assert_eq!(
+            OrderStatus::Pending.effective(t, Millis(1_000)),
+            OrderStatus::Expired
+        );
+        assert_eq!(
+            OrderStatus::Pending.effective(t, Millis(999)),
+            OrderStatus::Pending
+        );
+        assert_eq!(
+            OrderStatus::Completed.effective(t, Millis(5_000)),
+            OrderStatus::Completed
+        );
         // A seat held until t: held a millisecond before, available at t.
-        let held = SeatState::Held { order: OrderId::parse("o").expect("a valid id"), expires_at: t };
+        let held = SeatState::Held {
+            order: OrderId::parse("o").expect("a valid id"),
+            expires_at: t,
+        };
         assert_eq!(held.visible_status(Millis(999)), SeatStatus::Held);
         assert_eq!(held.visible_status(t), SeatStatus::Available);
     }
@@ -470,16 +498,25 @@ pub(super) mod tests {
     #[test]
     fn expired_holds_list_as_available() -> TestResult {
         let order = OrderId::parse("o1")?;
-        let held = SeatState::Held { order: order.clone(), expires_at: Millis(10) };
+        let held = SeatState::Held {
+            order: order.clone(),
+            expires_at: Millis(10),
+        };
         assert_eq!(held.visible_status(Millis(9)), SeatStatus::Held);
         assert_eq!(held.visible_status(Millis(10)), SeatStatus::Available);
-        assert_eq!(SeatState::Sold { order }.visible_status(Millis(10)), SeatStatus::Sold);
+        assert_eq!(
+            SeatState::Sold { order }.visible_status(Millis(10)),
+            SeatStatus::Sold
+        );
         Ok(())
     }
 
     #[test]
     fn times_are_rfc3339_utc_millis() {
-        assert_eq!(Millis(1_795_300_000_123).to_rfc3339(), "2026-11-21T22:26:40.123Z");
+        assert_eq!(
+            Millis(1_795_300_000_123).to_rfc3339(),
+            "2026-11-21T22:26:40.123Z"
+        );
     }
 
     #[test]
@@ -487,11 +524,25 @@ pub(super) mod tests {
         let event = EventId::parse("gala-2026")?;
         let id = OrderId::generate(&event);
         assert!(id.as_str().len() <= MAX_ID_LEN);
-        assert!(OrderId::parse(id.as_str()).is_ok(), "a generated id passes the contract's id rule");
+        assert!(
+            OrderId::parse(id.as_str()).is_ok(),
+            "a generated id passes the contract's id rule"
+        );
         assert_eq!(id.event_ref(), Some(EventRef::of(&event)));
-        assert_eq!(EventRef::of(&event).as_str(), "3d2d2b34abc1b57393e6", "the sample events name this ref");
-        assert_ne!(EventRef::of(&EventId::parse("gala-2027")?), EventRef::of(&event));
-        for foreign in ["3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81", "no-such-order", "3d2d2b34abc1b57393e6-XYZ"] {
+        assert_eq!(
+            EventRef::of(&event).as_str(),
+            "3d2d2b34abc1b57393e6",
+            "the sample events name this ref"
+        );
+        assert_ne!(
+            EventRef::of(&EventId::parse("gala-2027")?),
+            EventRef::of(&event)
+        );
+        for foreign in [
+            "3f1c2a9e-7b4d-4c8e-9a1f-0d2b6e5c7a81",
+            "no-such-order",
+            "3d2d2b34abc1b57393e6-XYZ",
+        ] {
             assert_eq!(OrderId::parse(foreign)?.event_ref(), None, "{foreign}");
         }
         Ok(())
@@ -500,7 +551,9 @@ pub(super) mod tests {
     #[test]
     fn seat_ids_split_into_row_and_number() -> TestResult {
         let split = |id: &str| -> Result<Option<(String, u32)>, Error> {
-            Ok(SeatId::parse(id)?.row_and_number().map(|(r, n)| (r.to_owned(), n)))
+            Ok(SeatId::parse(id)?
+                .row_and_number()
+                .map(|(r, n)| (r.to_owned(), n)))
         };
         assert_eq!(split("A-1-12")?, Some(("A-1".into(), 12)));
         assert_eq!(split("A-1-2-100000")?, Some(("A-1-2".into(), 100_000)));
@@ -517,15 +570,31 @@ pub(super) mod tests {
     #[test]
     fn the_guard_is_at_most_a_quarter_of_the_hold() {
         assert_eq!(expiry_guard_ms(2000, 420), 2000);
-        assert_eq!(expiry_guard_ms(2000, 4), 1000, "a 4 s hold has a 1 s margin");
+        assert_eq!(
+            expiry_guard_ms(2000, 4),
+            1000,
+            "a 4 s hold has a 1 s margin"
+        );
         assert_eq!(expiry_guard_ms(0, 420), 0);
         assert_eq!(expiry_guard_ms(2000, 1), 250);
     }
 
-    pub(super) fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std::error::Error>> {
-        let event = Event { event_id: EventId::parse("e")?, name: "E".into(), hold_seconds: 60, seat_count: 10, sections: vec![] };
+    pub(super) fn pending(
+        seats: &[&str],
+        now: Millis,
+    ) -> Result<Order, Box<dyn std::error::Error>> {
+        let event = Event {
+            event_id: EventId::parse("e")?,
+            name: "E".into(),
+            hold_seconds: 60,
+            seat_count: 10,
+            sections: vec![],
+        };
         let (mut order, _) = Order::new_pending(&event, now, 2000, None)?;
-        order.seats = seats.iter().map(|s| SeatId::parse(s)).collect::<Result<_, _>>()?;
+        order.seats = seats
+            .iter()
+            .map(|s| SeatId::parse(s))
+            .collect::<Result<_, _>>()?;
         Ok(order)
     }
 
@@ -536,8 +605,14 @@ pub(super) mod tests {
         let expires = order.expires_at;
         assert_eq!(order.holder_deadline, Millis(expires.0 - 2000));
         assert!(order.is_holdable(Millis(expires.0 - 2001)));
-        assert!(!order.is_holdable(Millis(expires.0 - 2000)), "the guard boundary is exclusive like expiry");
-        assert!(order.is_live(Millis(expires.0 - 1)), "for everyone else it is live until expiresAt");
+        assert!(
+            !order.is_holdable(Millis(expires.0 - 2000)),
+            "the guard boundary is exclusive like expiry"
+        );
+        assert!(
+            order.is_live(Millis(expires.0 - 1)),
+            "for everyone else it is live until expiresAt"
+        );
         assert!(!order.is_live(expires));
         Ok(())
     }
@@ -548,15 +623,30 @@ pub(super) mod tests {
         let order = pending(&[], t0)?; // created at t0, expires at t0 + 60 s
         let at = |s: u32| t0.plus_seconds(s);
         assert_eq!(extension(&order, 120, 7200, at(10)), Extension::To(at(130)));
-        assert_eq!(extension(&order, 30, 7200, at(10)), Extension::Unchanged, "never earlier than now");
-        assert_eq!(extension(&order, 50, 7200, at(10)), Extension::Unchanged, "exactly the current expiry: unchanged");
-        assert_eq!(extension(&order, 7200, 100, at(10)), Extension::To(at(100)), "capped at createdAt + lifetime");
+        assert_eq!(
+            extension(&order, 30, 7200, at(10)),
+            Extension::Unchanged,
+            "never earlier than now"
+        );
+        assert_eq!(
+            extension(&order, 50, 7200, at(10)),
+            Extension::Unchanged,
+            "exactly the current expiry: unchanged"
+        );
+        assert_eq!(
+            extension(&order, 7200, 100, at(10)),
+            Extension::To(at(100)),
+            "capped at createdAt + lifetime"
+        );
         let mut capped = order.clone();
         capped.expires_at = at(100);
         assert_eq!(extension(&capped, 1, 100, at(50)), Extension::AtCap);
         capped.expires_at = at(60);
-        assert_eq!(extension(&capped, 7200, 60, at(50)), Extension::AtCap, "a hold as long as the lifetime is at its cap");
+        assert_eq!(
+            extension(&capped, 7200, 60, at(50)),
+            Extension::AtCap,
+            "a hold as long as the lifetime is at its cap"
+        );
         Ok(())
     }
-
 }

@@ -149,7 +149,15 @@ struct Fact {
 
 impl Fact {
     fn of(kind: DetailType, order: &OrderId) -> Self {
-        Self { kind, order: order.clone(), seat: None, section: None, quantity: None, payment: None, expires_at: None }
+        Self {
+            kind,
+            order: order.clone(),
+            seat: None,
+            section: None,
+            quantity: None,
+            payment: None,
+            expires_at: None,
+        }
     }
 }
 
@@ -206,9 +214,15 @@ fn as_bucket(image: &Option<ItemImage>) -> Option<&BucketImage> {
 /// payment, since each is money to give back). Claims and drops only
 /// change its seat list: the seats' own records say those.
 fn order_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
-    let with_payment = |kind| Fact { payment: new.payment_id.clone(), ..Fact::of(kind, &new.order_id) };
+    let with_payment = |kind| Fact {
+        payment: new.payment_id.clone(),
+        ..Fact::of(kind, &new.order_id)
+    };
     let Some(old) = old else {
-        return vec![Fact { expires_at: Some(new.expires_at), ..Fact::of(DetailType::OrderCreated, &new.order_id) }];
+        return vec![Fact {
+            expires_at: Some(new.expires_at),
+            ..Fact::of(DetailType::OrderCreated, &new.order_id)
+        }];
     };
     let mut facts = Vec::new();
     if old.status != new.status {
@@ -221,10 +235,20 @@ fn order_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
             OrderStatus::Pending => return facts,
         });
     } else if new.status == OrderStatus::Pending && new.expires_at > old.expires_at {
-        facts.push(Fact { expires_at: Some(new.expires_at), ..Fact::of(DetailType::OrderExtended, &new.order_id) });
+        facts.push(Fact {
+            expires_at: Some(new.expires_at),
+            ..Fact::of(DetailType::OrderExtended, &new.order_id)
+        });
     }
-    for payment in new.refund_payment_ids.iter().filter(|p| !old.refund_payment_ids.contains(p)) {
-        facts.push(Fact { payment: Some(payment.clone()), ..Fact::of(DetailType::OrderRefundDue, &new.order_id) });
+    for payment in new
+        .refund_payment_ids
+        .iter()
+        .filter(|p| !old.refund_payment_ids.contains(p))
+    {
+        facts.push(Fact {
+            payment: Some(payment.clone()),
+            ..Fact::of(DetailType::OrderRefundDue, &new.order_id)
+        });
     }
     facts
 }
@@ -233,19 +257,36 @@ fn order_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
 /// the old holder's release and then the new hold; a hold whose expiry
 /// moved (extend-order) is the order's `order.extended`.
 fn seat_facts(old: Option<&SeatImage>, new: &SeatImage) -> Vec<Fact> {
-    let seat_fact = |kind, order: &OrderId| Fact { seat: Some(new.seat_id.clone()), ..Fact::of(kind, order) };
-    let old_holder = old.filter(|o| o.status == SeatStatus::Held).and_then(|o| o.holder.as_ref());
+    let seat_fact = |kind, order: &OrderId| Fact {
+        seat: Some(new.seat_id.clone()),
+        ..Fact::of(kind, order)
+    };
+    let old_holder = old
+        .filter(|o| o.status == SeatStatus::Held)
+        .and_then(|o| o.holder.as_ref());
     let was_sold = old.is_some_and(|o| o.status == SeatStatus::Sold);
     let mut facts = Vec::new();
     match (new.status, new.holder.as_ref()) {
-        (SeatStatus::Available, _) => facts.extend(old_holder.map(|h| seat_fact(DetailType::SeatReleased, h))),
+        (SeatStatus::Available, _) => {
+            facts.extend(old_holder.map(|h| seat_fact(DetailType::SeatReleased, h)))
+        }
         (SeatStatus::Held, Some(holder)) if old_holder != Some(holder) => {
             facts.extend(old_holder.map(|h| seat_fact(DetailType::SeatReleased, h)));
-            facts.push(Fact { expires_at: new.hold_expires_at, ..seat_fact(DetailType::SeatHeld, holder) });
+            facts.push(Fact {
+                expires_at: new.hold_expires_at,
+                ..seat_fact(DetailType::SeatHeld, holder)
+            });
         }
         (SeatStatus::Sold, Some(buyer)) if !was_sold => {
-            facts.extend(old_holder.filter(|h| *h != buyer).map(|h| seat_fact(DetailType::SeatReleased, h)));
-            facts.push(Fact { payment: new.payment_id.clone(), ..seat_fact(DetailType::SeatSold, buyer) });
+            facts.extend(
+                old_holder
+                    .filter(|h| *h != buyer)
+                    .map(|h| seat_fact(DetailType::SeatReleased, h)),
+            );
+            facts.push(Fact {
+                payment: new.payment_id.clone(),
+                ..seat_fact(DetailType::SeatSold, buyer)
+            });
         }
         _ => {}
     }
@@ -264,21 +305,38 @@ fn bucket_facts(old: Option<&BucketImage>, new: &BucketImage) -> Vec<Fact> {
         ..Fact::of(kind, order)
     };
     let held = |image: Option<&BucketImage>, order: &OrderId| {
-        image.and_then(|b| b.holds.iter().find(|h| &h.order == order)).map_or(0, |h| h.quantity)
+        image
+            .and_then(|b| b.holds.iter().find(|h| &h.order == order))
+            .map_or(0, |h| h.quantity)
     };
     let sold_now = new.sold.saturating_sub(old.map_or(0, |o| o.sold));
     let buyer = new.sale.as_ref().filter(|_| sold_now > 0);
-    let mut orders: Vec<&OrderId> = old.iter().flat_map(|o| o.holds.iter()).chain(new.holds.iter()).map(|h| &h.order).collect();
+    let mut orders: Vec<&OrderId> = old
+        .iter()
+        .flat_map(|o| o.holds.iter())
+        .chain(new.holds.iter())
+        .map(|h| &h.order)
+        .collect();
     orders.sort();
     orders.dedup();
     let (mut released, mut taken) = (Vec::new(), Vec::new());
-    for order in orders.into_iter().filter(|o| buyer.is_none_or(|(b, _)| b != *o)) {
+    for order in orders
+        .into_iter()
+        .filter(|o| buyer.is_none_or(|(b, _)| b != *o))
+    {
         let (before, after) = (held(old, order), held(Some(new), order));
         if after < before {
             released.push(place_fact(DetailType::GaReleased, order, before - after));
         } else if after > before {
-            let expires_at = new.holds.iter().find(|h| &h.order == order).map(|h| h.expires_at);
-            taken.push(Fact { expires_at, ..place_fact(DetailType::GaHeld, order, after - before) });
+            let expires_at = new
+                .holds
+                .iter()
+                .find(|h| &h.order == order)
+                .map(|h| h.expires_at);
+            taken.push(Fact {
+                expires_at,
+                ..place_fact(DetailType::GaHeld, order, after - before)
+            });
         }
     }
     if let Some((order, payment)) = buyer {
@@ -287,7 +345,10 @@ fn bucket_facts(old: Option<&BucketImage>, new: &BucketImage) -> Vec<Fact> {
         if surplus > 0 {
             released.push(place_fact(DetailType::GaReleased, order, surplus));
         }
-        taken.push(Fact { payment: payment.clone(), ..place_fact(DetailType::GaSold, order, sold_now) });
+        taken.push(Fact {
+            payment: payment.clone(),
+            ..place_fact(DetailType::GaSold, order, sold_now)
+        });
     }
     released.extend(taken);
     released
@@ -317,47 +378,122 @@ mod tests {
             status,
             holder: holder.map(OrderId::parse).transpose()?,
             hold_expires_at: holder.map(|_| Millis(9_000)),
-            payment_id: (status == SeatStatus::Sold).then(|| PaymentId::parse("pay")).transpose()?,
+            payment_id: (status == SeatStatus::Sold)
+                .then(|| PaymentId::parse("pay"))
+                .transpose()?,
         })
     }
 
-    fn bucket(sold: u32, holds: &[(&str, u32)], sale: Option<&str>) -> Result<BucketImage, crate::error::Error> {
+    fn bucket(
+        sold: u32,
+        holds: &[(&str, u32)],
+        sale: Option<&str>,
+    ) -> Result<BucketImage, crate::error::Error> {
         Ok(BucketImage {
             event_id: EventId::parse("ev")?,
             section_id: SectionId::parse("FLOOR")?,
             sold,
             holds: holds
                 .iter()
-                .map(|(o, q)| Ok(PlaceHold { order: OrderId::parse(o)?, quantity: *q, expires_at: Millis(9_000) }))
+                .map(|(o, q)| {
+                    Ok(PlaceHold {
+                        order: OrderId::parse(o)?,
+                        quantity: *q,
+                        expires_at: Millis(9_000),
+                    })
+                })
                 .collect::<Result<_, crate::error::Error>>()?,
-            sale: sale.map(|o| Ok::<_, crate::error::Error>((OrderId::parse(o)?, Some(PaymentId::parse("pay")?)))).transpose()?,
+            sale: sale
+                .map(|o| {
+                    Ok::<_, crate::error::Error>((
+                        OrderId::parse(o)?,
+                        Some(PaymentId::parse("pay")?),
+                    ))
+                })
+                .transpose()?,
         })
     }
 
-    fn events(old: Option<ItemImage>, new: Option<ItemImage>) -> Vec<(&'static str, String, Option<u32>)> {
-        let change = ItemChange { record_id: "r1".into(), at: Millis(1_000), old, new };
-        state_events(&change).into_iter().map(|e| (e.detail_type.as_str(), e.detail.order_id.to_string(), e.detail.quantity)).collect()
+    fn events(
+        old: Option<ItemImage>,
+        new: Option<ItemImage>,
+    ) -> Vec<(&'static str, String, Option<u32>)> {
+        let change = ItemChange {
+            record_id: "r1".into(),
+            at: Millis(1_000),
+            old,
+            new,
+        };
+        state_events(&change)
+            .into_iter()
+            .map(|e| {
+                (
+                    e.detail_type.as_str(),
+                    e.detail.order_id.to_string(),
+                    e.detail.quantity,
+                )
+            })
+            .collect()
     }
 
     #[test]
     fn order_writes_become_lifecycle_events() -> TestResult {
         use OrderStatus::*;
         let o = |s, e| order(s, e).map(ItemImage::Order);
-        assert_eq!(events(None, Some(o(Pending, 5)?)), vec![("order.created", "o1".into(), None)]);
-        assert_eq!(events(Some(o(Pending, 5)?), Some(o(Pending, 5)?)), vec![], "a claim only changes its seats");
-        assert_eq!(events(Some(o(Pending, 5)?), Some(o(Pending, 9)?)), vec![("order.extended", "o1".into(), None)]);
-        for (status, kind) in [(Completed, "order.completed"), (Expired, "order.expired"), (Cancelled, "order.cancelled"), (RefundDue, "order.refund_due")] {
-            assert_eq!(events(Some(o(Pending, 5)?), Some(o(status, 5)?)), vec![(kind, "o1".into(), None)]);
+        assert_eq!(
+            events(None, Some(o(Pending, 5)?)),
+            vec![("order.created", "o1".into(), None)]
+        );
+        assert_eq!(
+            events(Some(o(Pending, 5)?), Some(o(Pending, 5)?)),
+            vec![],
+            "a claim only changes its seats"
+        );
+        assert_eq!(
+            events(Some(o(Pending, 5)?), Some(o(Pending, 9)?)),
+            vec![("order.extended", "o1".into(), None)]
+        );
+        for (status, kind) in [
+            (Completed, "order.completed"),
+            (Expired, "order.expired"),
+            (Cancelled, "order.cancelled"),
+            (RefundDue, "order.refund_due"),
+        ] {
+            assert_eq!(
+                events(Some(o(Pending, 5)?), Some(o(status, 5)?)),
+                vec![(kind, "o1".into(), None)]
+            );
         }
-        assert_eq!(events(Some(o(Expired, 5)?), Some(o(Completed, 5)?)), vec![("order.completed", "o1".into(), None)], "a late payment");
-        assert_eq!(events(Some(o(Completed, 5)?), None), vec![], "a removed item");
+        assert_eq!(
+            events(Some(o(Expired, 5)?), Some(o(Completed, 5)?)),
+            vec![("order.completed", "o1".into(), None)],
+            "a late payment"
+        );
+        assert_eq!(
+            events(Some(o(Completed, 5)?), None),
+            vec![],
+            "a removed item"
+        );
         // A further payment for a completed order: money to give back.
         let mut paid_twice = order(Completed, 5)?;
-        paid_twice.refund_payment_ids.push(PaymentId::parse("pay-2")?);
-        let change = ItemChange { record_id: "r9".into(), at: Millis(1_000), old: Some(o(Completed, 5)?), new: Some(ItemImage::Order(paid_twice)) };
+        paid_twice
+            .refund_payment_ids
+            .push(PaymentId::parse("pay-2")?);
+        let change = ItemChange {
+            record_id: "r9".into(),
+            at: Millis(1_000),
+            old: Some(o(Completed, 5)?),
+            new: Some(ItemImage::Order(paid_twice)),
+        };
         let out = state_events(&change);
         assert_eq!(out.len(), 1);
-        assert_eq!((out[0].detail_type, out[0].detail.payment_id.as_ref().map(PaymentId::as_str)), (DetailType::OrderRefundDue, Some("pay-2")));
+        assert_eq!(
+            (
+                out[0].detail_type,
+                out[0].detail.payment_id.as_ref().map(PaymentId::as_str)
+            ),
+            (DetailType::OrderRefundDue, Some("pay-2"))
+        );
         assert_eq!(out[0].detail.id, "r9.0");
         Ok(())
     }
@@ -366,50 +502,122 @@ mod tests {
     fn seat_writes_become_held_released_and_sold() -> TestResult {
         use SeatStatus::*;
         let s = |st, h| seat(st, h).map(ItemImage::Seat);
-        assert_eq!(events(None, Some(s(Available, None)?)), vec![], "created with its event");
-        assert_eq!(events(Some(s(Available, None)?), Some(s(Held, Some("o1"))?)), vec![("seat.held", "o1".into(), None)]);
-        assert_eq!(events(Some(s(Held, Some("o1"))?), Some(s(Held, Some("o1"))?)), vec![], "an extension is the order's event");
-        assert_eq!(events(Some(s(Held, Some("o1"))?), Some(s(Available, None)?)), vec![("seat.released", "o1".into(), None)]);
+        assert_eq!(
+            events(None, Some(s(Available, None)?)),
+            vec![],
+            "created with its event"
+        );
+        assert_eq!(
+            events(Some(s(Available, None)?), Some(s(Held, Some("o1"))?)),
+            vec![("seat.held", "o1".into(), None)]
+        );
+        assert_eq!(
+            events(Some(s(Held, Some("o1"))?), Some(s(Held, Some("o1"))?)),
+            vec![],
+            "an extension is the order's event"
+        );
+        assert_eq!(
+            events(Some(s(Held, Some("o1"))?), Some(s(Available, None)?)),
+            vec![("seat.released", "o1".into(), None)]
+        );
         assert_eq!(
             events(Some(s(Held, Some("old"))?), Some(s(Held, Some("o1"))?)),
-            vec![("seat.released", "old".into(), None), ("seat.held", "o1".into(), None)],
+            vec![
+                ("seat.released", "old".into(), None),
+                ("seat.held", "o1".into(), None)
+            ],
             "an expired hold taken over"
         );
-        assert_eq!(events(Some(s(Held, Some("o1"))?), Some(s(Sold, Some("o1"))?)), vec![("seat.sold", "o1".into(), None)]);
+        assert_eq!(
+            events(Some(s(Held, Some("o1"))?), Some(s(Sold, Some("o1"))?)),
+            vec![("seat.sold", "o1".into(), None)]
+        );
         assert_eq!(
             events(Some(s(Held, Some("old"))?), Some(s(Sold, Some("o1"))?)),
-            vec![("seat.released", "old".into(), None), ("seat.sold", "o1".into(), None)],
+            vec![
+                ("seat.released", "old".into(), None),
+                ("seat.sold", "o1".into(), None)
+            ],
             "a late payment takes an expired hold"
         );
-        assert_eq!(events(Some(s(Sold, Some("o1"))?), Some(s(Sold, Some("o1"))?)), vec![]);
-        let change = ItemChange { record_id: "r".into(), at: Millis(0), old: Some(s(Held, Some("o1"))?), new: Some(s(Sold, Some("o1"))?) };
+        assert_eq!(
+            events(Some(s(Sold, Some("o1"))?), Some(s(Sold, Some("o1"))?)),
+            vec![]
+        );
+        let change = ItemChange {
+            record_id: "r".into(),
+            at: Millis(0),
+            old: Some(s(Held, Some("o1"))?),
+            new: Some(s(Sold, Some("o1"))?),
+        };
         let sold = &state_events(&change)[0].detail;
-        assert_eq!((sold.seat_id.as_ref().map(SeatId::as_str), sold.payment_id.as_ref().map(PaymentId::as_str)), (Some("A-1-1"), Some("pay")));
+        assert_eq!(
+            (
+                sold.seat_id.as_ref().map(SeatId::as_str),
+                sold.payment_id.as_ref().map(PaymentId::as_str)
+            ),
+            (Some("A-1-1"), Some("pay"))
+        );
         Ok(())
     }
 
     #[test]
     fn bucket_writes_become_place_events_per_order() -> TestResult {
-        let b = |sold, holds: &[(&str, u32)], sale| bucket(sold, holds, sale).map(ItemImage::Bucket);
+        let b =
+            |sold, holds: &[(&str, u32)], sale| bucket(sold, holds, sale).map(ItemImage::Bucket);
         assert_eq!(events(None, Some(b(0, &[], None)?)), vec![]);
-        assert_eq!(events(Some(b(0, &[], None)?), Some(b(0, &[("o1", 3)], None)?)), vec![("ga.held", "o1".into(), Some(3))]);
-        assert_eq!(events(Some(b(0, &[("o1", 3)], None)?), Some(b(0, &[("o1", 1)], None)?)), vec![("ga.released", "o1".into(), Some(2))]);
         assert_eq!(
-            events(Some(b(0, &[("old", 2)], None)?), Some(b(0, &[("o1", 1)], None)?)),
-            vec![("ga.released", "old".into(), Some(2)), ("ga.held", "o1".into(), Some(1))],
+            events(Some(b(0, &[], None)?), Some(b(0, &[("o1", 3)], None)?)),
+            vec![("ga.held", "o1".into(), Some(3))]
+        );
+        assert_eq!(
+            events(
+                Some(b(0, &[("o1", 3)], None)?),
+                Some(b(0, &[("o1", 1)], None)?)
+            ),
+            vec![("ga.released", "o1".into(), Some(2))]
+        );
+        assert_eq!(
+            events(
+                Some(b(0, &[("old", 2)], None)?),
+                Some(b(0, &[("o1", 1)], None)?)
+            ),
+            vec![
+                ("ga.released", "old".into(), Some(2)),
+                ("ga.held", "o1".into(), Some(1))
+            ],
             "an expired hold reclaimed"
         );
         assert_eq!(
-            events(Some(b(1, &[("o1", 3)], Some("x"))?), Some(b(3, &[], Some("o1"))?)),
-            vec![("ga.released", "o1".into(), Some(1)), ("ga.sold", "o1".into(), Some(2))],
+            events(
+                Some(b(1, &[("o1", 3)], Some("x"))?),
+                Some(b(3, &[], Some("o1"))?)
+            ),
+            vec![
+                ("ga.released", "o1".into(), Some(1)),
+                ("ga.sold", "o1".into(), Some(2))
+            ],
             "2 of 3 sold, the surplus given back"
         );
         assert_eq!(
-            events(Some(b(0, &[("o1", 1), ("old", 2)], None)?), Some(b(3, &[], Some("o1"))?)),
-            vec![("ga.released", "old".into(), Some(2)), ("ga.sold", "o1".into(), Some(3))],
+            events(
+                Some(b(0, &[("o1", 1), ("old", 2)], None)?),
+                Some(b(3, &[], Some("o1"))?)
+            ),
+            vec![
+                ("ga.released", "old".into(), Some(2)),
+                ("ga.sold", "o1".into(), Some(3))
+            ],
             "a late sale of its own place and a reclaimed one"
         );
-        assert_eq!(events(Some(b(3, &[("o1", 2)], Some("x"))?), Some(b(3, &[("o1", 2)], Some("x"))?)), vec![], "an extension");
+        assert_eq!(
+            events(
+                Some(b(3, &[("o1", 2)], Some("x"))?),
+                Some(b(3, &[("o1", 2)], Some("x"))?)
+            ),
+            vec![],
+            "an extension"
+        );
         Ok(())
     }
 }

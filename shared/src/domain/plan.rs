@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{
-    EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE, MAX_EVENT_GA_BUCKETS, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS,
-    MAX_SECTIONS,
+    EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE,
+    MAX_EVENT_GA_BUCKETS, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS, MAX_SECTIONS,
 };
 use crate::error::Error;
 
@@ -79,54 +79,86 @@ pub struct SeatPage {
 
 impl Event {
     pub fn section(&self, id: &SectionId) -> Option<&SectionPlan> {
-        self.sections.iter().find(|section| &section.section_id == id)
+        self.sections
+            .iter()
+            .find(|section| &section.section_id == id)
     }
 
     /// The places of every general-admission section together.
     pub fn ga_capacity(&self) -> u32 {
-        self.sections.iter().filter_map(|section| section.capacity).fold(0u32, u32::saturating_add)
+        self.sections
+            .iter()
+            .filter_map(|section| section.capacity)
+            .fold(0u32, u32::saturating_add)
     }
 
     /// The general-admission sections, in plan order.
     pub fn ga_sections(&self) -> impl Iterator<Item = (&SectionId, u32)> {
-        self.sections.iter().filter_map(|section| section.capacity.map(|capacity| (&section.section_id, capacity)))
+        self.sections.iter().filter_map(|section| {
+            section
+                .capacity
+                .map(|capacity| (&section.section_id, capacity))
+        })
     }
 
     /// Every row with the ordinal of its first seat, in plan order.
     fn rows(&self) -> impl Iterator<Item = (&SectionPlan, &RowPlan, u32)> {
         let mut first = 0u32;
-        self.sections.iter().flat_map(|section| section.rows.iter().map(move |row| (section, row))).map(move |(section, row)| {
-            let at = first;
-            // The plan was checked on creation: at most MAX_EVENT_SEATS seats.
-            first = first.saturating_add(row.count);
-            (section, row, at)
-        })
+        self.sections
+            .iter()
+            .flat_map(|section| section.rows.iter().map(move |row| (section, row)))
+            .map(move |(section, row)| {
+                let at = first;
+                // The plan was checked on creation: at most MAX_EVENT_SEATS seats.
+                first = first.saturating_add(row.count);
+                (section, row, at)
+            })
     }
 
     /// The ordinals `[start, end)` of one section's seats, or of all seats.
     fn span(&self, section: Option<&SectionId>) -> Result<(u32, u32), Error> {
-        let Some(id) = section else { return Ok((0, self.seat_count)) };
+        let Some(id) = section else {
+            return Ok((0, self.seat_count));
+        };
         let mut rows = self.rows().filter(|(s, _, _)| &s.section_id == id);
         let (_, row, start) = rows.next().ok_or(Error::SectionNotFound)?;
-        let end = rows.last().map_or(start + row.count, |(_, r, at)| at + r.count);
+        let end = rows
+            .last()
+            .map_or(start + row.count, |(_, r, at)| at + r.count);
         Ok((start, end))
     }
 
     /// Up to `limit` seats in plan order (of one section, if given),
     /// starting at ordinal `from` (the section's or the event's first seat
     /// by default). A `from` outside the span is a bad cursor.
-    pub fn seat_page(&self, section: Option<&SectionId>, from: Option<u32>, limit: u32) -> Result<SeatPage, Error> {
+    pub fn seat_page(
+        &self,
+        section: Option<&SectionId>,
+        from: Option<u32>,
+        limit: u32,
+    ) -> Result<SeatPage, Error> {
         // A general-admission section lists no seats (and takes no cursor).
-        if let Some(ga) = section.and_then(|id| self.section(id)).filter(|s| s.is_ga()) {
+        if let Some(ga) = section
+            .and_then(|id| self.section(id))
+            .filter(|s| s.is_ga())
+        {
             if from.is_some() {
-                return Err(Error::BadRequest(format!("section {} has no seats to page through", ga.section_id)));
+                return Err(Error::BadRequest(format!(
+                    "section {} has no seats to page through",
+                    ga.section_id
+                )));
             }
-            return Ok(SeatPage { seats: Vec::new(), next: None });
+            return Ok(SeatPage {
+                seats: Vec::new(),
+                next: None,
+            });
         }
         let (start, end) = self.span(section)?;
         let from = from.unwrap_or(start);
         if !(start..=end).contains(&from) {
-            return Err(Error::BadRequest("cursor is not a cursor of this listing".into()));
+            return Err(Error::BadRequest(
+                "cursor is not a cursor of this listing".into(),
+            ));
         }
         let until = from.saturating_add(limit).min(end);
         let mut seats = Vec::with_capacity((until - from) as usize);
@@ -149,7 +181,10 @@ impl Event {
                 });
             }
         }
-        Ok(SeatPage { seats, next: (until < end).then_some(until) })
+        Ok(SeatPage {
+            seats,
+            next: (until < end).then_some(until),
+        })
     }
 }
 
@@ -219,13 +254,18 @@ impl EventPlan {
             check_hold_seconds(h)?;
         }
         if self.sections.is_empty() || self.sections.len() > MAX_SECTIONS {
-            return Err(Error::BadRequest(format!("an event has 1-{MAX_SECTIONS} sections")));
+            return Err(Error::BadRequest(format!(
+                "an event has 1-{MAX_SECTIONS} sections"
+            )));
         }
         let mut total: u64 = 0;
         let mut section_ids = HashSet::with_capacity(self.sections.len());
         for section in &self.sections {
             if !section_ids.insert(&section.section_id) {
-                return Err(Error::BadRequest(format!("section {} occurs twice", section.section_id)));
+                return Err(Error::BadRequest(format!(
+                    "section {} occurs twice",
+                    section.section_id
+                )));
             }
             match (section.capacity, section.rows.is_empty()) {
                 (Some(_), false) => {
@@ -261,7 +301,12 @@ impl EventPlan {
                 total += u64::from(row.count);
             }
         }
-        let buckets: u64 = self.sections.iter().filter_map(|s| s.capacity).map(|c| u64::from(super::ga::bucket_count(c))).sum();
+        let buckets: u64 = self
+            .sections
+            .iter()
+            .filter_map(|s| s.capacity)
+            .map(|c| u64::from(super::ga::bucket_count(c)))
+            .sum();
         if buckets > u64::from(MAX_EVENT_GA_BUCKETS) {
             return Err(Error::BadRequest(format!(
                 "an event's general-admission sections have at most {} places together in this release ({MAX_EVENT_GA_BUCKETS} buckets); this plan needs {buckets} buckets",
@@ -304,10 +349,14 @@ impl EventPlan {
 /// log or a CSV export would carry as they are.
 pub fn check_event_name(name: &str) -> Result<(), Error> {
     if name.trim().is_empty() || name.chars().count() > MAX_EVENT_NAME_LEN {
-        return Err(Error::BadRequest(format!("name must be 1-{MAX_EVENT_NAME_LEN} characters, not only spaces")));
+        return Err(Error::BadRequest(format!(
+            "name must be 1-{MAX_EVENT_NAME_LEN} characters, not only spaces"
+        )));
     }
     if name.chars().any(|c| c < ' ' || c == '\u{7f}') {
-        return Err(Error::BadRequest("name must not contain control characters (U+0000-U+001F, U+007F)".into()));
+        return Err(Error::BadRequest(
+            "name must not contain control characters (U+0000-U+001F, U+007F)".into(),
+        ));
     }
     Ok(())
 }
@@ -336,17 +385,27 @@ mod tests {
 
     #[test]
     fn plan_expands_into_seat_ids_in_order() -> TestResult {
-        let p = plan(r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":2},{"row":"2","count":1}]}]}"#)?;
-        let ids: Vec<_> = p.seats()?.into_iter().map(|s| s.seat_id.to_string()).collect();
+        let p = plan(
+            r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":2},{"row":"2","count":1}]}]}"#,
+        )?;
+        let ids: Vec<_> = p
+            .seats()?
+            .into_iter()
+            .map(|s| s.seat_id.to_string())
+            .collect();
         assert_eq!(ids, ["A-1-1", "A-1-2", "A-2-1"]);
         Ok(())
     }
 
     #[test]
     fn plan_rejects_colliding_and_repeated_seats() -> TestResult {
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1-2","count":1}]},{"sectionId":"A-1","rows":[{"row":"2","count":1}]}]}"#)?;
+        let p = plan(
+            r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1-2","count":1}]},{"sectionId":"A-1","rows":[{"row":"2","count":1}]}]}"#,
+        )?;
         assert!(p.seats().is_err());
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":1},{"row":"1","count":1}]}]}"#)?;
+        let p = plan(
+            r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":1},{"row":"1","count":1}]}]}"#,
+        )?;
         assert!(p.seats().is_err());
         Ok(())
     }
@@ -368,8 +427,14 @@ mod tests {
             assert!(plan(bad)?.seats().is_err(), "{bad}");
         }
         // Wrong types never reach the rules: serde refuses them.
-        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":-1}]}]}"#).is_err());
-        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"A#","rows":[{"row":"1","count":1}]}]}"#).is_err());
+        assert!(plan(
+            r#"{"name":"G","sections":[{"sectionId":"A","rows":[{"row":"1","count":-1}]}]}"#
+        )
+        .is_err());
+        assert!(plan(
+            r#"{"name":"G","sections":[{"sectionId":"A#","rows":[{"row":"1","count":1}]}]}"#
+        )
+        .is_err());
         Ok(())
     }
 
@@ -386,15 +451,29 @@ mod tests {
 
     #[test]
     fn seat_pages_walk_the_plan_in_order() -> TestResult {
-        let event = event_of(r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":3},{"row":"9","count":2}]},{"sectionId":"A","rows":[{"row":"1","count":2}]}]}"#)?;
-        let all: Vec<_> = event.seat_page(None, None, 1000)?.seats.into_iter().map(|s| s.seat_id.to_string()).collect();
-        assert_eq!(all, ["B-10-1", "B-10-2", "B-10-3", "B-9-1", "B-9-2", "A-1-1", "A-1-2"]);
+        let event = event_of(
+            r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":3},{"row":"9","count":2}]},{"sectionId":"A","rows":[{"row":"1","count":2}]}]}"#,
+        )?;
+        let all: Vec<_> = event
+            .seat_page(None, None, 1000)?
+            .seats
+            .into_iter()
+            .map(|s| s.seat_id.to_string())
+            .collect();
+        assert_eq!(
+            all,
+            ["B-10-1", "B-10-2", "B-10-3", "B-9-1", "B-9-2", "A-1-1", "A-1-2"]
+        );
         // Pages of 2 cover the same seats once each, with the right ordinals.
         let (mut seen, mut from) = (Vec::new(), None);
         loop {
             let page = event.seat_page(None, from, 2)?;
             assert!(page.seats.len() <= 2);
-            seen.extend(page.seats.iter().map(|s| (s.seat_id.to_string(), s.ordinal)));
+            seen.extend(
+                page.seats
+                    .iter()
+                    .map(|s| (s.seat_id.to_string(), s.ordinal)),
+            );
             match page.next {
                 Some(next) => from = Some(next),
                 None => break,
@@ -405,14 +484,30 @@ mod tests {
         // One section: its span only; the cursor must fall inside it.
         let b = SectionId::parse("B")?;
         let page = event.seat_page(Some(&b), Some(3), 10)?;
-        assert_eq!(page.seats.iter().map(|s| s.seat_id.to_string()).collect::<Vec<_>>(), ["B-9-1", "B-9-2"]);
+        assert_eq!(
+            page.seats
+                .iter()
+                .map(|s| s.seat_id.to_string())
+                .collect::<Vec<_>>(),
+            ["B-9-1", "B-9-2"]
+        );
         assert_eq!(page.next, None);
         let a = SectionId::parse("A")?;
         assert_eq!(event.seat_page(Some(&a), None, 1)?.seats[0].ordinal, 5);
-        assert!(event.seat_page(Some(&a), Some(2), 1).is_err(), "a cursor of another section");
+        assert!(
+            event.seat_page(Some(&a), Some(2), 1).is_err(),
+            "a cursor of another section"
+        );
         assert!(event.seat_page(None, Some(8), 1).is_err(), "past the end");
-        assert_eq!(event.seat_page(None, Some(7), 1)?.seats, vec![], "at the end: an empty last page");
-        assert!(matches!(event.seat_page(Some(&SectionId::parse("Z")?), None, 1), Err(Error::SectionNotFound)));
+        assert_eq!(
+            event.seat_page(None, Some(7), 1)?.seats,
+            vec![],
+            "at the end: an empty last page"
+        );
+        assert!(matches!(
+            event.seat_page(Some(&SectionId::parse("Z")?), None, 1),
+            Err(Error::SectionNotFound)
+        ));
         Ok(())
     }
 
@@ -425,11 +520,20 @@ mod tests {
         assert_eq!(event.ga_capacity(), 5000);
         let floor = SectionId::parse("FLOOR")?;
         assert!(event.section(&floor).is_some_and(SectionPlan::is_ga));
-        assert_eq!(event.seat_page(Some(&floor), None, 10)?, SeatPage { seats: vec![], next: None });
+        assert_eq!(
+            event.seat_page(Some(&floor), None, 10)?,
+            SeatPage {
+                seats: vec![],
+                next: None
+            }
+        );
         assert!(event.seat_page(Some(&floor), Some(0), 10).is_err());
         assert_eq!(event.seat_page(None, None, 10)?.seats.len(), 2);
         // Serialised as given: the plan round-trips.
-        assert_eq!(serde_json::from_str::<Vec<SectionPlan>>(&serde_json::to_string(&event.sections)?)?, event.sections);
+        assert_eq!(
+            serde_json::from_str::<Vec<SectionPlan>>(&serde_json::to_string(&event.sections)?)?,
+            event.sections
+        );
         for bad in [
             r#"{"name":"G","sections":[{"sectionId":"F","capacity":0}]}"#,
             r#"{"name":"G","sections":[{"sectionId":"F","capacity":100001}]}"#,
@@ -440,19 +544,47 @@ mod tests {
             assert!(plan(bad)?.seats().is_err(), "{bad}");
         }
         assert!(plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":-1}]}"#).is_err());
-        assert!(plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":100000}]}"#)?.seats()?.is_empty());
+        assert!(
+            plan(r#"{"name":"G","sections":[{"sectionId":"F","capacity":100000}]}"#)?
+                .seats()?
+                .is_empty()
+        );
         // Five sections of 100,000 places fit; a sixth is too many buckets.
-        let sections = |n: usize| (0..n).map(|i| format!(r#"{{"sectionId":"F{i}","capacity":100000}}"#)).collect::<Vec<_>>().join(",");
-        assert!(plan(&format!(r#"{{"name":"G","sections":[{}]}}"#, sections(5)))?.seats().is_ok());
-        assert!(plan(&format!(r#"{{"name":"G","sections":[{}]}}"#, sections(6)))?.seats().is_err());
+        let sections = |n: usize| {
+            (0..n)
+                .map(|i| format!(r#"{{"sectionId":"F{i}","capacity":100000}}"#))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert!(
+            plan(&format!(r#"{{"name":"G","sections":[{}]}}"#, sections(5)))?
+                .seats()
+                .is_ok()
+        );
+        assert!(
+            plan(&format!(r#"{{"name":"G","sections":[{}]}}"#, sections(6)))?
+                .seats()
+                .is_err()
+        );
         Ok(())
     }
 
     #[test]
     fn plan_seats_carry_their_plan_order() -> TestResult {
-        let p = plan(r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":2},{"row":"9","count":1}]},{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#)?;
-        let got: Vec<_> = p.seats()?.into_iter().map(|s| (s.seat_id.to_string(), s.ordinal)).collect();
-        let want: Vec<(String, u32)> = vec![("B-10-1".into(), 0), ("B-10-2".into(), 1), ("B-9-1".into(), 2), ("A-1-1".into(), 3)];
+        let p = plan(
+            r#"{"name":"G","sections":[{"sectionId":"B","rows":[{"row":"10","count":2},{"row":"9","count":1}]},{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#,
+        )?;
+        let got: Vec<_> = p
+            .seats()?
+            .into_iter()
+            .map(|s| (s.seat_id.to_string(), s.ordinal))
+            .collect();
+        let want: Vec<(String, u32)> = vec![
+            ("B-10-1".into(), 0),
+            ("B-10-2".into(), 1),
+            ("B-9-1".into(), 2),
+            ("A-1-1".into(), 3),
+        ];
         assert_eq!(got, want);
         Ok(())
     }
@@ -473,22 +605,60 @@ mod tests {
     fn plans_that_differ_in_any_one_field_have_different_fingerprints() -> TestResult {
         let base = r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#;
         let variants = [
-            ("name", r#"{"name":"Gala ","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("holdSeconds", r#"{"name":"Gala","holdSeconds":421,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("sectionId", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"B","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("row", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"3","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("count", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":6}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("capacity", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":5}]}"#),
-            ("row order", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"2","count":5},{"row":"1","count":20}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("section order", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"FLOOR","capacity":100},{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]}]}"#),
-            ("a row more", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5},{"row":"3","count":1}]},{"sectionId":"FLOOR","capacity":100}]}"#),
-            ("seated, not GA", r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","rows":[{"row":"1","count":100}]}]}"#),
+            (
+                "name",
+                r#"{"name":"Gala ","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "holdSeconds",
+                r#"{"name":"Gala","holdSeconds":421,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "sectionId",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"B","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "row",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"3","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "count",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":6}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "capacity",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":5}]}"#,
+            ),
+            (
+                "row order",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"2","count":5},{"row":"1","count":20}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "section order",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"FLOOR","capacity":100},{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]}]}"#,
+            ),
+            (
+                "a row more",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5},{"row":"3","count":1}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+            ),
+            (
+                "seated, not GA",
+                r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","rows":[{"row":"1","count":100}]}]}"#,
+            ),
         ];
         let fingerprint = effective_event(base)?.plan_fingerprint();
-        assert_eq!(effective_event(base)?.plan_fingerprint(), fingerprint, "the same plan, the same fingerprint");
+        assert_eq!(
+            effective_event(base)?.plan_fingerprint(),
+            fingerprint,
+            "the same plan, the same fingerprint"
+        );
         assert_eq!(fingerprint.len(), 64);
         for (field, other) in variants {
-            assert_ne!(effective_event(other)?.plan_fingerprint(), fingerprint, "{field}");
+            assert_ne!(
+                effective_event(other)?.plan_fingerprint(),
+                fingerprint,
+                "{field}"
+            );
         }
         // A default holdSeconds is the effective one: the same plan as the explicit 420.
         let implicit = r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#;
@@ -500,8 +670,12 @@ mod tests {
     fn the_fingerprint_encoding_is_injective_where_separators_were_not() -> TestResult {
         // Fields that run into each other: the name's end moved into a
         // section id, or a separator byte inside a name.
-        let mut a = effective_event(r#"{"name":"ab","sections":[{"sectionId":"c","rows":[{"row":"1","count":1}]}]}"#)?;
-        let mut b = effective_event(r#"{"name":"a","sections":[{"sectionId":"bc","rows":[{"row":"1","count":1}]}]}"#)?;
+        let mut a = effective_event(
+            r#"{"name":"ab","sections":[{"sectionId":"c","rows":[{"row":"1","count":1}]}]}"#,
+        )?;
+        let mut b = effective_event(
+            r#"{"name":"a","sections":[{"sectionId":"bc","rows":[{"row":"1","count":1}]}]}"#,
+        )?;
         assert_ne!(a.plan_fingerprint(), b.plan_fingerprint());
         // Names the API refuses still encode apart (the encoding does not
         // lean on validation): NUL and a quote inside a name.
@@ -516,11 +690,28 @@ mod tests {
 
     #[test]
     fn names_are_one_to_two_hundred_characters_without_control_characters() -> TestResult {
-        for good in ["G", "Gala – Früh", &"é".repeat(200), " padded ", "tab\u{80}ok"] {
+        for good in [
+            "G",
+            "Gala – Früh",
+            &"é".repeat(200),
+            " padded ",
+            "tab\u{80}ok",
+        ] {
             assert!(check_event_name(good).is_ok(), "{good:?}");
         }
-        for bad in ["", "   ", &"a".repeat(201), "a\u{0}b", "line\nbreak", "tab\tname", "del\u{7f}", "\u{1f}"] {
-            let err = check_event_name(bad).err().ok_or(format!("{bad:?} accepted"))?;
+        for bad in [
+            "",
+            "   ",
+            &"a".repeat(201),
+            "a\u{0}b",
+            "line\nbreak",
+            "tab\tname",
+            "del\u{7f}",
+            "\u{1f}",
+        ] {
+            let err = check_event_name(bad)
+                .err()
+                .ok_or(format!("{bad:?} accepted"))?;
             assert_eq!(err.code(), "bad-request", "{bad:?}");
         }
         assert!(plan(r#"{"name":"bad\u0007bell","sections":[{"sectionId":"A","rows":[{"row":"1","count":1}]}]}"#)?.seats().is_err());

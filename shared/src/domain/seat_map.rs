@@ -66,7 +66,12 @@ pub struct RowMap {
 /// (section, row) (a row with no projection is all available), and the
 /// buckets of its general-admission sections (a hold past its expiry is
 /// available at once, as a seat's is).
-pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>, buckets: &HashMap<SectionId, Vec<Bucket>>, now: Millis) -> SeatMap {
+pub fn seat_map(
+    event: &Event,
+    rows: &HashMap<(SectionId, RowId), RowProjection>,
+    buckets: &HashMap<SectionId, Vec<Bucket>>,
+    now: Millis,
+) -> SeatMap {
     let empty = RowProjection::new();
     let sections = event
         .sections
@@ -77,7 +82,11 @@ pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>
                 kind: "ga",
                 rows: None,
                 capacity: Some(capacity),
-                available: Some(buckets.get(&section.section_id).map_or(capacity, |b| b.iter().map(|b| b.available(now)).sum())),
+                available: Some(
+                    buckets
+                        .get(&section.section_id)
+                        .map_or(capacity, |b| b.iter().map(|b| b.available(now)).sum()),
+                ),
             },
             None => SectionMap {
                 section_id: section.section_id.clone(),
@@ -87,9 +96,16 @@ pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>
                         .rows
                         .iter()
                         .map(|row| {
-                            let seats = rows.get(&(section.section_id.clone(), row.row.clone())).unwrap_or(&empty);
-                            let statuses = (1..=row.count).map(|n| seats.get(&n).map_or('A', |s| s.symbol(now))).collect();
-                            RowMap { row: row.row.clone(), statuses }
+                            let seats = rows
+                                .get(&(section.section_id.clone(), row.row.clone()))
+                                .unwrap_or(&empty);
+                            let statuses = (1..=row.count)
+                                .map(|n| seats.get(&n).map_or('A', |s| s.symbol(now)))
+                                .collect();
+                            RowMap {
+                                row: row.row.clone(),
+                                statuses,
+                            }
                         })
                         .collect(),
                 ),
@@ -98,7 +114,11 @@ pub fn seat_map(event: &Event, rows: &HashMap<(SectionId, RowId), RowProjection>
             },
         })
         .collect();
-    SeatMap { event_id: event.event_id.to_string(), as_of: now.to_rfc3339(), sections }
+    SeatMap {
+        event_id: event.event_id.to_string(),
+        as_of: now.to_rfc3339(),
+        sections,
+    }
 }
 
 #[cfg(test)]
@@ -107,28 +127,73 @@ mod tests {
     use crate::domain::{EventId, RowPlan, SectionPlan};
 
     #[test]
-    fn one_character_per_seat_and_expired_holds_read_available() -> Result<(), Box<dyn std::error::Error>> {
-        let (a, r1, r2) = (SectionId::parse("A")?, RowId::parse("1")?, RowId::parse("2")?);
+    fn one_character_per_seat_and_expired_holds_read_available(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let (a, r1, r2) = (
+            SectionId::parse("A")?,
+            RowId::parse("1")?,
+            RowId::parse("2")?,
+        );
         let event = Event {
             event_id: EventId::parse("e")?,
             name: "E".into(),
             hold_seconds: 60,
             seat_count: 7,
-            sections: vec![SectionPlan { section_id: a.clone(), rows: vec![RowPlan { row: r1.clone(), count: 5 }, RowPlan { row: r2.clone(), count: 2 }], capacity: None }],
+            sections: vec![SectionPlan {
+                section_id: a.clone(),
+                rows: vec![
+                    RowPlan {
+                        row: r1.clone(),
+                        count: 5,
+                    },
+                    RowPlan {
+                        row: r2.clone(),
+                        count: 2,
+                    },
+                ],
+                capacity: None,
+            }],
         };
         let now = Millis(10_000);
         let row1 = RowProjection::from([
-            (2, ProjectedSeat::Held { expires_at: Millis(10_001) }),
+            (
+                2,
+                ProjectedSeat::Held {
+                    expires_at: Millis(10_001),
+                },
+            ),
             (3, ProjectedSeat::Sold),
-            (5, ProjectedSeat::Held { expires_at: Millis(10_000) }),
+            (
+                5,
+                ProjectedSeat::Held {
+                    expires_at: Millis(10_000),
+                },
+            ),
         ]);
-        let map = seat_map(&event, &HashMap::from([((a.clone(), r1), row1)]), &HashMap::new(), now);
-        let rows: Vec<_> = map.sections[0].rows.iter().flatten().map(|r| r.statuses.as_str()).collect();
-        assert_eq!(rows, ["AHSAA", "AA"], "seat 5's hold ended at `now`: available");
+        let map = seat_map(
+            &event,
+            &HashMap::from([((a.clone(), r1), row1)]),
+            &HashMap::new(),
+            now,
+        );
+        let rows: Vec<_> = map.sections[0]
+            .rows
+            .iter()
+            .flatten()
+            .map(|r| r.statuses.as_str())
+            .collect();
+        assert_eq!(
+            rows,
+            ["AHSAA", "AA"],
+            "seat 5's hold ended at `now`: available"
+        );
         assert_eq!(map.as_of, now.to_rfc3339());
         let json = serde_json::to_value(&map)?;
         assert_eq!(json["sections"][0]["kind"], "seated");
-        assert_eq!(json["sections"][0]["rows"][1], serde_json::json!({"row": "2", "statuses": "AA"}));
+        assert_eq!(
+            json["sections"][0]["rows"][1],
+            serde_json::json!({"row": "2", "statuses": "AA"})
+        );
         Ok(())
     }
 }

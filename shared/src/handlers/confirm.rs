@@ -18,7 +18,8 @@ use super::places::plan_from_buckets;
 use super::{order_event, GaEntry, Reply};
 use crate::domain::ga::{plan_late_sale, plan_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{
-    decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
+    decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, Order, OrderId, OrderStatus,
+    PaymentId, RefundReason, SeatId, SectionId,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body, request_deadline, serve};
@@ -51,27 +52,48 @@ struct Paid {
 impl Paid {
     fn from_body(body: ConfirmBody, path_order: &OrderId, max: u32) -> Result<Self, Error> {
         if &body.order_id != path_order {
-            return Err(Error::BadRequest("orderId in the body must equal the order in the path".into()));
+            return Err(Error::BadRequest(
+                "orderId in the body must equal the order in the path".into(),
+            ));
         }
         let mut seen = HashSet::new();
         if let Some(seat) = body.seats.iter().find(|seat| !seen.insert(seat.as_str())) {
             return Err(Error::BadRequest(format!("seat {seat} is named twice")));
         }
         let mut sections = HashSet::new();
-        if let Some(entry) = body.ga.iter().find(|entry| !sections.insert(entry.section_id.as_str())) {
-            return Err(Error::BadRequest(format!("section {} is named twice in ga", entry.section_id)));
+        if let Some(entry) = body
+            .ga
+            .iter()
+            .find(|entry| !sections.insert(entry.section_id.as_str()))
+        {
+            return Err(Error::BadRequest(format!(
+                "section {} is named twice in ga",
+                entry.section_id
+            )));
         }
         let places: u64 = body.ga.iter().map(|entry| u64::from(entry.quantity)).sum();
         let total = body.seats.len() as u64 + places;
         if total == 0 {
-            return Err(Error::BadRequest("a confirm pays for at least one seat or place".into()));
+            return Err(Error::BadRequest(
+                "a confirm pays for at least one seat or place".into(),
+            ));
         }
         if total > u64::from(max) {
-            return Err(Error::BadRequest(format!("a confirm pays for at most {max} seats and places; this one names {total}")));
+            return Err(Error::BadRequest(format!(
+                "a confirm pays for at most {max} seats and places; this one names {total}"
+            )));
         }
         let mut seats = body.seats;
         seats.sort();
-        Ok(Self { payment: body.payment_id, seats, ga: body.ga.into_iter().filter(|entry| entry.quantity > 0).collect() })
+        Ok(Self {
+            payment: body.payment_id,
+            seats,
+            ga: body
+                .ga
+                .into_iter()
+                .filter(|entry| entry.quantity > 0)
+                .collect(),
+        })
     }
 }
 
@@ -85,8 +107,22 @@ struct ConfirmReply<'a> {
     payment_id: &'a PaymentId,
 }
 
-fn completed(order: &OrderId, seats: &[SeatId], ga: &[GaEntry], payment: &PaymentId) -> Response<Body> {
-    json(StatusCode::OK, &ConfirmReply { order_id: order, status: OrderStatus::Completed, seats, ga, payment_id: payment })
+fn completed(
+    order: &OrderId,
+    seats: &[SeatId],
+    ga: &[GaEntry],
+    payment: &PaymentId,
+) -> Response<Body> {
+    json(
+        StatusCode::OK,
+        &ConfirmReply {
+            order_id: order,
+            status: OrderStatus::Completed,
+            seats,
+            ga,
+            payment_id: payment,
+        },
+    )
 }
 
 fn refusal(refused: ConfirmRefusal) -> Error {
@@ -105,17 +141,22 @@ const CONFIRM_ROUNDS: usize = 4;
 
 /// `POST /orders/{orderId}/confirm` — called by the payment backend.
 pub async fn confirm(app: &App, req: Request) -> Reply {
-    Ok(serve("confirm", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let answer = confirm_payment(app, &req).await;
-        match &answer {
-            // Counted where decided: `refund-due` when the refund was
-            // recorded, `duplicate` when it was recorded before.
-            Err(Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) => {}
-            Err(other) => crate::metrics::confirm(other.code()),
-            Ok(_) => {}
-        }
-        answer
-    })
+    Ok(serve(
+        "confirm",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let answer = confirm_payment(app, &req).await;
+            match &answer {
+                // Counted where decided: `refund-due` when the refund was
+                // recorded, `duplicate` when it was recorded before.
+                Err(Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) => {}
+                Err(other) => crate::metrics::confirm(other.code()),
+                Ok(_) => {}
+            }
+            answer
+        },
+    )
     .await)
 }
 
@@ -128,21 +169,38 @@ fn sold(order: &OrderId, seats: &[SeatId], ga: &[GaEntry], payment: &PaymentId) 
 /// confirm's work: the signature, the body, then the common case in one
 /// transaction, else a read of the order and [`decide_confirm`].
 async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Error> {
-    let secrets = app.config.confirm_secrets.as_ref().ok_or(Error::Unauthorized)?;
+    let secrets = app
+        .config
+        .confirm_secrets
+        .as_ref()
+        .ok_or(Error::Unauthorized)?;
     // The signature is checked before anything else, the body's size
     // included (API Gateway caps it at 10 MB).
     secrets.verify(req.headers(), req.body().as_ref(), Millis::now())?;
     raw_body(req)?;
     let order_id = path_param(req, "orderId", OrderId::parse)?;
-    let paid = Paid::from_body(json_body(req, None)?, &order_id, app.config.max_seats_per_order)?;
-    if paid.ga.is_empty() && app.store.confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now()).await? {
+    let paid = Paid::from_body(
+        json_body(req, None)?,
+        &order_id,
+        app.config.max_seats_per_order,
+    )?;
+    if paid.ga.is_empty()
+        && app
+            .store
+            .confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now())
+            .await?
+    {
         return Ok(sold(&order_id, &paid.seats, &[], &paid.payment));
     }
     let (mut round, mut moved) = (0, 0);
     loop {
         round += 1;
         let last = round >= CONFIRM_ROUNDS;
-        let stored = app.store.get_order(&order_id).await?.ok_or(Error::OrderNotFound)?;
+        let stored = app
+            .store
+            .get_order(&order_id)
+            .await?
+            .ok_or(Error::OrderNotFound)?;
         match confirm_step(app, &stored, &paid, last).await? {
             Next::Done(done) => return done,
             Next::ReadAgain if last => break,
@@ -196,7 +254,11 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
     sections.sort();
     sections.dedup();
     for section in sections {
-        let wanted = paid.ga.iter().find(|e| &e.section_id == section).map_or(0, |e| e.quantity);
+        let wanted = paid
+            .ga
+            .iter()
+            .find(|e| &e.section_id == section)
+            .map_or(0, |e| e.quantity);
         match (sales.as_mut(), plan_sale(&order.places, section, wanted)) {
             (Some(all), Some(these)) => all.extend(these),
             _ => sales = None,
@@ -205,16 +267,29 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
     let mut decision = decide_confirm(order, payment, &paid.seats, sales.is_some(), now);
     if last {
         decision = match decision {
-            ConfirmDecision::SellHeld { release } => {
-                ConfirmDecision::TakeFree { release, holds_are_live: false, on_failure: RefundReason::SeatsUnavailable }
-            }
-            ConfirmDecision::TakeFree { release, on_failure, .. } => {
-                ConfirmDecision::TakeFree { release, holds_are_live: false, on_failure }
-            }
+            ConfirmDecision::SellHeld { release } => ConfirmDecision::TakeFree {
+                release,
+                holds_are_live: false,
+                on_failure: RefundReason::SeatsUnavailable,
+            },
+            ConfirmDecision::TakeFree {
+                release,
+                on_failure,
+                ..
+            } => ConfirmDecision::TakeFree {
+                release,
+                holds_are_live: false,
+                on_failure,
+            },
             other => other,
         };
     }
-    if let ConfirmDecision::TakeFree { holds_are_live, on_failure, .. } = &decision {
+    if let ConfirmDecision::TakeFree {
+        holds_are_live,
+        on_failure,
+        ..
+    } = &decision
+    {
         if !paid.ga.is_empty() {
             // Paid places from the buckets as they are now: the order's own
             // entries nobody took over, then places anyone may take.
@@ -228,35 +303,55 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
         ConfirmDecision::AlreadyCompleted => {
             crate::metrics::confirm("duplicate");
             let ga = super::places_by_section(app, order).await?;
-            Ok(Next::Done(Ok(completed(&order.order_id, &order.seats, &ga, payment))))
+            Ok(Next::Done(Ok(completed(
+                &order.order_id,
+                &order.seats,
+                &ga,
+                payment,
+            ))))
         }
         ConfirmDecision::Refused(refused) => {
             crate::metrics::confirm("duplicate");
             Ok(Next::Done(Err(refusal(refused))))
         }
-        ConfirmDecision::RecordForRefund { refused } => match app.store.record_refund_payment(stored, payment).await? {
-            ConfirmOutcome::Committed => {
-                tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a finished order: recorded for refund");
-                crate::metrics::confirm("refund-due");
-                Ok(Next::Done(Err(refusal(refused))))
-            }
-            ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
-            ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
-            ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
-        },
-        ConfirmDecision::SellHeld { release } => {
-            let sales = sales.unwrap_or_default();
-            match app.store.sell_held(stored, payment, &paid.seats, &release, &sales, now).await? {
+        ConfirmDecision::RecordForRefund { refused } => {
+            match app.store.record_refund_payment(stored, payment).await? {
                 ConfirmOutcome::Committed => {
-                    let ga = super::in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Next::Done(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
+                    tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a finished order: recorded for refund");
+                    crate::metrics::confirm("refund-due");
+                    Ok(Next::Done(Err(refusal(refused))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
                 ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
                 ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
             }
         }
-        ConfirmDecision::TakeFree { release, holds_are_live, on_failure } => {
+        ConfirmDecision::SellHeld { release } => {
+            let sales = sales.unwrap_or_default();
+            match app
+                .store
+                .sell_held(stored, payment, &paid.seats, &release, &sales, now)
+                .await?
+            {
+                ConfirmOutcome::Committed => {
+                    let ga = super::in_plan_order(app, order, &paid.ga).await?;
+                    Ok(Next::Done(Ok(sold(
+                        &order.order_id,
+                        &paid.seats,
+                        &ga,
+                        payment,
+                    ))))
+                }
+                ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
+                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
+                ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
+            }
+        }
+        ConfirmDecision::TakeFree {
+            release,
+            holds_are_live,
+            on_failure,
+        } => {
             // Paid places are sold as planned (its own entries, then places
             // taken); the rest of its places go back.
             let sales = sales.unwrap_or_default();
@@ -265,21 +360,46 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
             // Live holds go in the same transaction while it has room (paid
             // seats and places plus every other seat and place it holds can
             // pass 100 items); otherwise right after it.
-            let fits = paid.seats.len() + place_items + release.len() + unsold.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
+            let fits = paid.seats.len()
+                + place_items
+                + release.len()
+                + unsold.len()
+                + CONFIRM_OVERHEAD_ITEMS
+                <= MAX_TRANSACTION_ITEMS;
             let in_txn_releases = holds_are_live && fits;
-            let (in_txn, give_back): (&[SeatId], &[HeldPlaces]) = if in_txn_releases { (&release, &unsold) } else { (&[], &[]) };
-            match app.store.take_free(stored, payment, &paid.seats, in_txn, &sales, give_back, now).await? {
+            let (in_txn, give_back): (&[SeatId], &[HeldPlaces]) = if in_txn_releases {
+                (&release, &unsold)
+            } else {
+                (&[], &[])
+            };
+            match app
+                .store
+                .take_free(stored, payment, &paid.seats, in_txn, &sales, give_back, now)
+                .await?
+            {
                 ConfirmOutcome::Committed => {
                     if !in_txn_releases {
                         app.store.release_leftover_holds(order, &release).await;
-                        app.store.release_places(&Order { places: unsold, ..order.clone() }).await;
+                        app.store
+                            .release_places(&Order {
+                                places: unsold,
+                                ..order.clone()
+                            })
+                            .await;
                     }
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
                     let ga = super::in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Next::Done(Ok(sold(&order.order_id, &paid.seats, &ga, payment))))
+                    Ok(Next::Done(Ok(sold(
+                        &order.order_id,
+                        &paid.seats,
+                        &ga,
+                        payment,
+                    ))))
                 }
                 ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
-                ConfirmOutcome::SeatsTaken => refund(app, stored, payment, on_failure, holds_are_live && !last).await,
+                ConfirmOutcome::SeatsTaken => {
+                    refund(app, stored, payment, on_failure, holds_are_live && !last).await
+                }
                 ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
                 ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
             }
@@ -290,20 +410,40 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
 /// The order becomes REFUND_DUE with this payment, and what it still holds
 /// is released: in the same transaction while its holds count, right after
 /// it otherwise.
-async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: RefundReason, holds_are_live: bool) -> Step {
+async fn refund(
+    app: &App,
+    stored: &StoredOrder,
+    payment: &PaymentId,
+    reason: RefundReason,
+    holds_are_live: bool,
+) -> Step {
     let order = &stored.order;
     let pending = order.status == OrderStatus::Pending;
     let held = if pending { order.seats.as_slice() } else { &[] };
-    let places = if pending { order.places.as_slice() } else { &[] };
+    let places = if pending {
+        order.places.as_slice()
+    } else {
+        &[]
+    };
     let fits = held.len() + places.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
     let in_txn = holds_are_live && fits;
-    let (release, give_back): (&[SeatId], &[HeldPlaces]) = if in_txn { (held, places) } else { (&[], &[]) };
-    match app.store.mark_refund_due(stored, payment, reason, release, give_back).await? {
+    let (release, give_back): (&[SeatId], &[HeldPlaces]) =
+        if in_txn { (held, places) } else { (&[], &[]) };
+    match app
+        .store
+        .mark_refund_due(stored, payment, reason, release, give_back)
+        .await?
+    {
         ConfirmOutcome::Committed => {
             // Otherwise after it, each only if still its own.
             if !in_txn {
                 app.store.release_leftover_holds(order, held).await;
-                app.store.release_places(&Order { places: places.to_vec(), ..order.clone() }).await;
+                app.store
+                    .release_places(&Order {
+                        places: places.to_vec(),
+                        ..order.clone()
+                    })
+                    .await;
             }
             crate::metrics::confirm("refund-due");
             tracing::warn!(order_id = %order.order_id, payment_id = %payment, reason = reason.as_str(), "payment cannot complete its order: refund due");
@@ -320,14 +460,28 @@ async fn refund(app: &App, stored: &StoredOrder, payment: &PaymentId, reason: Re
 /// consistently: the buckets the order records places in, and others (see
 /// `plan_from_buckets`). `None` if a paid section cannot give them, or is
 /// no general-admission section of the event (money arrived: refunded).
-async fn late_place_sales(app: &App, order: &Order, paid: &[GaEntry], now: Millis) -> Result<Option<Vec<PlaceSale>>, Error> {
+async fn late_place_sales(
+    app: &App,
+    order: &Order,
+    paid: &[GaEntry],
+    now: Millis,
+) -> Result<Option<Vec<PlaceSale>>, Error> {
     let event = order_event(app, order).await?;
     let mut sales = Vec::new();
     for entry in paid {
         let section = &entry.section_id;
-        let Some(capacity) = event.section(section).and_then(|s| s.capacity) else { return Ok(None) };
-        let own: Vec<u32> = order.places.iter().filter(|p| &p.section == section).map(|p| p.bucket).collect();
-        let plan = |buckets: &[Bucket]| plan_late_sale(buckets, section, &order.order_id, entry.quantity, now);
+        let Some(capacity) = event.section(section).and_then(|s| s.capacity) else {
+            return Ok(None);
+        };
+        let own: Vec<u32> = order
+            .places
+            .iter()
+            .filter(|p| &p.section == section)
+            .map(|p| p.bucket)
+            .collect();
+        let plan = |buckets: &[Bucket]| {
+            plan_late_sale(buckets, section, &order.order_id, entry.quantity, now)
+        };
         match plan_from_buckets(app, &order.event_id, section, capacity, &own, true, plan).await? {
             Ok(planned) => sales.extend(planned),
             Err(_) => return Ok(None),
@@ -342,7 +496,11 @@ fn unsold_places(order: &Order, sales: &[PlaceSale]) -> Vec<HeldPlaces> {
     order
         .places
         .iter()
-        .filter(|held| !sales.iter().any(|sale| sale.sold() > 0 && sale.section == held.section && sale.bucket == held.bucket))
+        .filter(|held| {
+            !sales.iter().any(|sale| {
+                sale.sold() > 0 && sale.section == held.section && sale.bucket == held.bucket
+            })
+        })
         .cloned()
         .collect()
 }

@@ -12,7 +12,10 @@ const MAX_BACKOFF_MS: u64 = 200;
 /// Full jitter: uniformly random in `0..=min(cap, base * 2^losses)`.
 pub(super) async fn back_off(losses: u32) {
     let ceiling = (BACKOFF_BASE_MS << losses.min(10)).min(MAX_BACKOFF_MS);
-    tokio::time::sleep(std::time::Duration::from_millis(random_u64() % (ceiling + 1))).await;
+    tokio::time::sleep(std::time::Duration::from_millis(
+        random_u64() % (ceiling + 1),
+    ))
+    .await;
 }
 
 /// A random number for spreading choices and pauses; without randomness,

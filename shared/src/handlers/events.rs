@@ -6,9 +6,14 @@ use lambda_http::Request;
 use serde::Serialize;
 
 use super::Reply;
-use crate::domain::{Event, EventId, EventPlan, EventStatus, Millis, RowId, RowPlan, SeatId, SeatStatus, SectionId};
+use crate::domain::{
+    Event, EventId, EventPlan, EventStatus, Millis, RowId, RowPlan, SeatId, SeatStatus, SectionId,
+};
 use crate::error::Error;
-use crate::http::{accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param, request_deadline, serve};
+use crate::http::{
+    accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param,
+    request_deadline, serve,
+};
 use crate::App;
 
 /// Seats per list-seats page: the default and the most.
@@ -52,8 +57,18 @@ impl<'a> EventReply<'a> {
     }
     fn with_sections(mut self, event: &'a Event) -> Self {
         let sections = event.sections.iter().map(|s| match s.capacity {
-            Some(capacity) => SectionView { section_id: &s.section_id, kind: "ga", rows: None, capacity: Some(capacity) },
-            None => SectionView { section_id: &s.section_id, kind: "seated", rows: Some(&s.rows), capacity: None },
+            Some(capacity) => SectionView {
+                section_id: &s.section_id,
+                kind: "ga",
+                rows: None,
+                capacity: Some(capacity),
+            },
+            None => SectionView {
+                section_id: &s.section_id,
+                kind: "seated",
+                rows: Some(&s.rows),
+                capacity: None,
+            },
         });
         self.sections = Some(sections.collect());
         self
@@ -64,37 +79,57 @@ impl<'a> EventReply<'a> {
 /// `"status": "CREATING"` when the write budget ran out first (the sweep
 /// finishes it).
 pub async fn create_event(app: &App, req: Request) -> Reply {
-    Ok(serve("create-event", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let plan: EventPlan = json_body(&req, None)?;
-        // Every check happens before the first write: bad input never
-        // leaves a partial event behind.
-        let seats = plan.seats()?;
-        let event = Event {
-            event_id,
-            name: plan.name.clone(),
-            hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
-            // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
-            seat_count: seats.len() as u32,
-            sections: plan.sections,
-        };
-        let status = app.store.create_event(&event, app.config.create_event_budget()).await?;
-        let code = match status {
-            EventStatus::Ready => StatusCode::CREATED,
-            EventStatus::Creating => StatusCode::ACCEPTED,
-        };
-        Ok(json(code, &EventReply::of(&event, status)))
-    })
+    Ok(serve(
+        "create-event",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = path_param(&req, "eventId", EventId::parse)?;
+            let plan: EventPlan = json_body(&req, None)?;
+            // Every check happens before the first write: bad input never
+            // leaves a partial event behind.
+            let seats = plan.seats()?;
+            let event = Event {
+                event_id,
+                name: plan.name.clone(),
+                hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
+                // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
+                seat_count: seats.len() as u32,
+                sections: plan.sections,
+            };
+            let status = app
+                .store
+                .create_event(&event, app.config.create_event_budget())
+                .await?;
+            let code = match status {
+                EventStatus::Ready => StatusCode::CREATED,
+                EventStatus::Creating => StatusCode::ACCEPTED,
+            };
+            Ok(json(code, &EventReply::of(&event, status)))
+        },
+    )
     .await)
 }
 
 /// `GET /events/{eventId}`: the event, its status and its sections.
 pub async fn get_event(app: &App, req: Request) -> Reply {
-    Ok(serve("get-event", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let (event, status) = app.store.get_event_status(&event_id).await?.ok_or(Error::EventNotFound)?;
-        Ok(json(StatusCode::OK, &EventReply::of(&event, status).with_sections(&event)))
-    })
+    Ok(serve(
+        "get-event",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = path_param(&req, "eventId", EventId::parse)?;
+            let (event, status) = app
+                .store
+                .get_event_status(&event_id)
+                .await?
+                .ok_or(Error::EventNotFound)?;
+            Ok(json(
+                StatusCode::OK,
+                &EventReply::of(&event, status).with_sections(&event),
+            ))
+        },
+    )
     .await)
 }
 
@@ -126,40 +161,64 @@ fn encode_cursor(ordinal: u32) -> String {
 
 fn decode_cursor(cursor: &str) -> Result<u32, Error> {
     let bad = || Error::BadRequest("cursor must be a nextCursor from a previous page".into());
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| bad())?;
     let text = std::str::from_utf8(&raw).map_err(|_| bad())?;
-    text.strip_prefix(CURSOR_PREFIX).and_then(|n| n.parse().ok()).ok_or_else(bad)
+    text.strip_prefix(CURSOR_PREFIX)
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(bad)
 }
 
 fn parse_limit(raw: &str) -> Result<u32, Error> {
-    raw.parse().ok().filter(|n| (1..=MAX_SEATS_PAGE).contains(n)).ok_or_else(|| {
-        Error::BadRequest(format!("limit must be a whole number from 1 to {MAX_SEATS_PAGE}"))
-    })
+    raw.parse()
+        .ok()
+        .filter(|n| (1..=MAX_SEATS_PAGE).contains(n))
+        .ok_or_else(|| {
+            Error::BadRequest(format!(
+                "limit must be a whole number from 1 to {MAX_SEATS_PAGE}"
+            ))
+        })
 }
 
 /// `GET /events/{eventId}/seats[?section=S&limit=N&cursor=C]`: one page of
 /// seats in plan order; never reveals holders.
 pub async fn list_seats(app: &App, req: Request) -> Reply {
-    Ok(serve("list-seats", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let section = query_param(&req, "section", SectionId::parse)?;
-        let limit = query_param(&req, "limit", parse_limit)?.unwrap_or(MAX_SEATS_PAGE);
-        let from = query_param(&req, "cursor", decode_cursor)?;
-        let (seats, next) =
-            app.store.list_seats(&event_id, section.as_ref(), from, limit).await?.ok_or(Error::EventNotFound)?;
-        let now = Millis::now();
-        let seats = seats
-            .into_iter()
-            .map(|seat| SeatView {
-                status: seat.state.visible_status(now),
-                seat_id: seat.spec.seat_id,
-                section_id: seat.spec.section_id,
-                row: seat.spec.row,
-                number: seat.spec.number,
-            })
-            .collect();
-        Ok(json(StatusCode::OK, &SeatsReply { event_id: &event_id, seats, next_cursor: next.map(encode_cursor) }))
-    })
+    Ok(serve(
+        "list-seats",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = path_param(&req, "eventId", EventId::parse)?;
+            let section = query_param(&req, "section", SectionId::parse)?;
+            let limit = query_param(&req, "limit", parse_limit)?.unwrap_or(MAX_SEATS_PAGE);
+            let from = query_param(&req, "cursor", decode_cursor)?;
+            let (seats, next) = app
+                .store
+                .list_seats(&event_id, section.as_ref(), from, limit)
+                .await?
+                .ok_or(Error::EventNotFound)?;
+            let now = Millis::now();
+            let seats = seats
+                .into_iter()
+                .map(|seat| SeatView {
+                    status: seat.state.visible_status(now),
+                    seat_id: seat.spec.seat_id,
+                    section_id: seat.spec.section_id,
+                    row: seat.spec.row,
+                    number: seat.spec.number,
+                })
+                .collect();
+            Ok(json(
+                StatusCode::OK,
+                &SeatsReply {
+                    event_id: &event_id,
+                    seats,
+                    next_cursor: next.map(encode_cursor),
+                },
+            ))
+        },
+    )
     .await)
 }
 
@@ -170,14 +229,27 @@ pub const SEAT_MAP_MAX_AGE_SECONDS: u32 = 1;
 /// seat, from the stream-fed projection (cached per process for a second),
 /// gzipped when accepted.
 pub async fn availability(app: &App, req: Request) -> Reply {
-    Ok(serve("availability", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
-        let (read_at, read) = app.store.seat_map_rows(&event).await?;
-        let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, Millis::now());
-        map.as_of = read_at.to_rfc3339();
-        Ok(cacheable_json(&map, SEAT_MAP_MAX_AGE_SECONDS, accepts_gzip(header(&req, "accept-encoding"))))
-    })
+    Ok(serve(
+        "availability",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = path_param(&req, "eventId", EventId::parse)?;
+            let event = app
+                .store
+                .get_event(&event_id)
+                .await?
+                .ok_or(Error::EventNotFound)?;
+            let (read_at, read) = app.store.seat_map_rows(&event).await?;
+            let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, Millis::now());
+            map.as_of = read_at.to_rfc3339();
+            Ok(cacheable_json(
+                &map,
+                SEAT_MAP_MAX_AGE_SECONDS,
+                accepts_gzip(header(&req, "accept-encoding")),
+            ))
+        },
+    )
     .await)
 }
 
@@ -191,9 +263,14 @@ mod tests {
             assert_eq!(decode_cursor(&encode_cursor(n)).ok(), Some(n));
         }
         for bad in ["", "!!", "c2VhdDp4", "bm9wZToxMA", "seat:10"] {
-            assert!(matches!(decode_cursor(bad), Err(Error::BadRequest(_))), "{bad}");
+            assert!(
+                matches!(decode_cursor(bad), Err(Error::BadRequest(_))),
+                "{bad}"
+            );
         }
-        assert!(parse_limit("0").is_err() && parse_limit("1001").is_err() && parse_limit("x").is_err());
+        assert!(
+            parse_limit("0").is_err() && parse_limit("1001").is_err() && parse_limit("x").is_err()
+        );
         assert_eq!(parse_limit("1000").ok(), Some(1000));
     }
 }

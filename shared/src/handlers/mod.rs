@@ -8,10 +8,13 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::HoldToken;
-use crate::domain::{Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId, MAX_USER_ID_LEN};
-use crate::store::StoredOrder;
+use crate::domain::{
+    Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId,
+    MAX_USER_ID_LEN,
+};
 use crate::error::Error;
 use crate::http::{header, json, json_body, path_param, request_deadline, serve};
+use crate::store::StoredOrder;
 use crate::App;
 
 mod confirm;
@@ -20,8 +23,8 @@ mod events;
 mod orders;
 mod places;
 pub use confirm::confirm;
-pub use orders::{best_available, cancel_order, extend_order, hold_ga};
 pub use events::{availability, create_event, get_event, list_seats};
+pub use orders::{best_available, cancel_order, extend_order, hold_ga};
 
 /// A general-admission entry of a reply: places of one section.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -55,31 +58,48 @@ struct CreateOrderReply<'a> {
 
 /// `POST /events/{eventId}/orders`
 pub async fn create_order(app: &App, req: Request) -> Reply {
-    Ok(serve("create-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let event_id = path_param(&req, "eventId", EventId::parse)?;
-        let body: CreateOrderBody = json_body(&req, Some(CreateOrderBody::default()))?;
-        if let Some(user) = &body.user_id {
-            if user.is_empty() || user.chars().count() > MAX_USER_ID_LEN || user.chars().any(char::is_control) {
-                return Err(Error::BadRequest(format!(
-                    "userId must be 1-{MAX_USER_ID_LEN} characters without control characters"
-                )));
+    Ok(serve(
+        "create-order",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = path_param(&req, "eventId", EventId::parse)?;
+            let body: CreateOrderBody = json_body(&req, Some(CreateOrderBody::default()))?;
+            if let Some(user) = &body.user_id {
+                if user.is_empty()
+                    || user.chars().count() > MAX_USER_ID_LEN
+                    || user.chars().any(char::is_control)
+                {
+                    return Err(Error::BadRequest(format!(
+                        "userId must be 1-{MAX_USER_ID_LEN} characters without control characters"
+                    )));
+                }
             }
-        }
-        let event = app.store.get_event(&event_id).await?.ok_or(Error::EventNotFound)?;
-        let (order, token) = Order::new_pending(event.as_ref(), Millis::now(), app.config.expiry_guard_ms, body.user_id)?;
-        app.store.create_order(&order).await?;
-        Ok(json(
-            StatusCode::CREATED,
-            &CreateOrderReply {
-                order_id: &order.order_id,
-                hold_token: token.as_str(),
-                event_id: &order.event_id,
-                status: OrderStatus::Pending,
-                expires_at: order.expires_at.to_rfc3339(),
-                created_at: order.created_at.to_rfc3339(),
-            },
-        ))
-    })
+            let event = app
+                .store
+                .get_event(&event_id)
+                .await?
+                .ok_or(Error::EventNotFound)?;
+            let (order, token) = Order::new_pending(
+                event.as_ref(),
+                Millis::now(),
+                app.config.expiry_guard_ms,
+                body.user_id,
+            )?;
+            app.store.create_order(&order).await?;
+            Ok(json(
+                StatusCode::CREATED,
+                &CreateOrderReply {
+                    order_id: &order.order_id,
+                    hold_token: token.as_str(),
+                    event_id: &order.event_id,
+                    status: OrderStatus::Pending,
+                    expires_at: order.expires_at.to_rfc3339(),
+                    created_at: order.created_at.to_rfc3339(),
+                },
+            ))
+        },
+    )
     .await)
 }
 
@@ -103,10 +123,12 @@ struct OrderReply<'a> {
 
 /// The event an order is for (an order naming no event is corrupt data).
 async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
-    app.store
-        .get_event(&order.event_id)
-        .await?
-        .ok_or_else(|| Error::Corrupt(format!("order {} names an event that does not exist", order.order_id)))
+    app.store.get_event(&order.event_id).await?.ok_or_else(|| {
+        Error::Corrupt(format!(
+            "order {} names an event that does not exist",
+            order.order_id
+        ))
+    })
 }
 
 /// An order's places per general-admission section, in plan order, none
@@ -120,19 +142,34 @@ async fn places_by_section(app: &App, order: &Order) -> Result<Vec<GaEntry>, Err
         .ga_sections()
         .map(|(section, _)| GaEntry {
             section_id: section.clone(),
-            quantity: order.places.iter().filter(|p| &p.section == section).map(|p| p.quantity).sum(),
+            quantity: order
+                .places
+                .iter()
+                .filter(|p| &p.section == section)
+                .map(|p| p.quantity)
+                .sum(),
         })
         .filter(|entry| entry.quantity > 0)
         .collect())
 }
 
 /// `entries` (sections and quantities) in the order of the event's plan.
-async fn in_plan_order(app: &App, order: &Order, entries: &[GaEntry]) -> Result<Vec<GaEntry>, Error> {
+async fn in_plan_order(
+    app: &App,
+    order: &Order,
+    entries: &[GaEntry],
+) -> Result<Vec<GaEntry>, Error> {
     if entries.len() < 2 {
         return Ok(entries.to_vec());
     }
     let event = order_event(app, order).await?;
-    let position = |section: &SectionId| event.sections.iter().position(|s| &s.section_id == section).unwrap_or(usize::MAX);
+    let position = |section: &SectionId| {
+        event
+            .sections
+            .iter()
+            .position(|s| &s.section_id == section)
+            .unwrap_or(usize::MAX)
+    };
     let mut sorted = entries.to_vec();
     sorted.sort_by_key(|e| position(&e.section_id));
     Ok(sorted)
@@ -151,8 +188,16 @@ fn token_opens(token: &HoldToken, order: &Order) -> bool {
 
 /// Reads an order for one of its holder's routes: `404` if there is none,
 /// `401` unless the request carries one of its tokens.
-async fn read_own_order(app: &App, req: &Request, order_id: &OrderId) -> Result<(StoredOrder, HoldToken), Error> {
-    let stored = app.store.get_order(order_id).await?.ok_or(Error::OrderNotFound)?;
+async fn read_own_order(
+    app: &App,
+    req: &Request,
+    order_id: &OrderId,
+) -> Result<(StoredOrder, HoldToken), Error> {
+    let stored = app
+        .store
+        .get_order(order_id)
+        .await?
+        .ok_or(Error::OrderNotFound)?;
     match bearer(req) {
         Some(token) if token_opens(&token, &stored.order) => Ok((stored, token)),
         _ => Err(Error::Unauthorized),
@@ -161,26 +206,31 @@ async fn read_own_order(app: &App, req: &Request, order_id: &OrderId) -> Result<
 
 /// `GET /orders/{orderId}`
 pub async fn get_order(app: &App, req: Request) -> Reply {
-    Ok(serve("get-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let (stored, _) = read_own_order(app, &req, &order_id).await?;
-        let order = &stored.order;
-        let ga = places_by_section(app, order).await?;
-        Ok(json(
-            StatusCode::OK,
-            &OrderReply {
-                order_id: &order.order_id,
-                event_id: &order.event_id,
-                status: order.effective_status(Millis::now()),
-                expires_at: order.expires_at.to_rfc3339(),
-                created_at: order.created_at.to_rfc3339(),
-                seats: &order.seats,
-                ga: &ga,
-                payment_id: order.payment_id.as_ref(),
-                refund_payment_ids: &order.refund_payment_ids,
-            },
-        ))
-    })
+    Ok(serve(
+        "get-order",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let (stored, _) = read_own_order(app, &req, &order_id).await?;
+            let order = &stored.order;
+            let ga = places_by_section(app, order).await?;
+            Ok(json(
+                StatusCode::OK,
+                &OrderReply {
+                    order_id: &order.order_id,
+                    event_id: &order.event_id,
+                    status: order.effective_status(Millis::now()),
+                    expires_at: order.expires_at.to_rfc3339(),
+                    created_at: order.created_at.to_rfc3339(),
+                    seats: &order.seats,
+                    ga: &ga,
+                    payment_id: order.payment_id.as_ref(),
+                    refund_payment_ids: &order.refund_payment_ids,
+                },
+            ))
+        },
+    )
     .await)
 }
 
@@ -213,43 +263,61 @@ async fn order_token(app: &App, req: &Request, order_id: &OrderId) -> Result<Hol
 
 /// `POST /orders/{orderId}/seats/{seatId}`: one transaction, no read.
 pub async fn get_seat(app: &App, req: Request) -> Reply {
-    Ok(serve("get-seat", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let seat_id = path_param(&req, "seatId", SeatId::parse)?;
-        let token = order_token(app, &req, &order_id).await?;
-        let expires_at = app
-            .store
-            .claim_seat(&order_id, &token, &seat_id, app.config.max_seats_per_order, Millis::now())
-            .await?;
-        Ok(json(
-            StatusCode::OK,
-            &SeatReply {
-                order_id: &order_id,
-                seat_id: &seat_id,
-                status: crate::domain::SeatStatus::Held,
-                expires_at: Some(expires_at.to_rfc3339()),
-            },
-        ))
-    })
+    Ok(serve(
+        "get-seat",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let seat_id = path_param(&req, "seatId", SeatId::parse)?;
+            let token = order_token(app, &req, &order_id).await?;
+            let expires_at = app
+                .store
+                .claim_seat(
+                    &order_id,
+                    &token,
+                    &seat_id,
+                    app.config.max_seats_per_order,
+                    Millis::now(),
+                )
+                .await?;
+            Ok(json(
+                StatusCode::OK,
+                &SeatReply {
+                    order_id: &order_id,
+                    seat_id: &seat_id,
+                    status: crate::domain::SeatStatus::Held,
+                    expires_at: Some(expires_at.to_rfc3339()),
+                },
+            ))
+        },
+    )
     .await)
 }
 
 /// `DELETE /orders/{orderId}/seats/{seatId}`: one transaction, no read.
 pub async fn drop_seat(app: &App, req: Request) -> Reply {
-    Ok(serve("drop-seat", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let seat_id = path_param(&req, "seatId", SeatId::parse)?;
-        let token = order_token(app, &req, &order_id).await?;
-        app.store.release_seat(&order_id, &token, &seat_id, Millis::now()).await?;
-        Ok(json(
-            StatusCode::OK,
-            &SeatReply {
-                order_id: &order_id,
-                seat_id: &seat_id,
-                status: crate::domain::SeatStatus::Available,
-                expires_at: None,
-            },
-        ))
-    })
+    Ok(serve(
+        "drop-seat",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let seat_id = path_param(&req, "seatId", SeatId::parse)?;
+            let token = order_token(app, &req, &order_id).await?;
+            app.store
+                .release_seat(&order_id, &token, &seat_id, Millis::now())
+                .await?;
+            Ok(json(
+                StatusCode::OK,
+                &SeatReply {
+                    order_id: &order_id,
+                    seat_id: &seat_id,
+                    status: crate::domain::SeatStatus::Available,
+                    expires_at: None,
+                },
+            ))
+        },
+    )
     .await)
 }

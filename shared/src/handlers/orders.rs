@@ -12,12 +12,12 @@ use super::{order_event, read_own_order, Reply};
 use crate::domain::best_available::{best_block, spread_choice};
 use crate::domain::ga::{most_holdable, plan_release, plan_take, HeldPlaces, Take};
 use crate::domain::{
-    extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus, SectionId, SectionPlan,
-    HOLD_SECONDS_RANGE,
+    extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus,
+    SectionId, SectionPlan, HOLD_SECONDS_RANGE,
 };
-use crate::store::{BlockClaim, BucketChange};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::store::{BlockClaim, BucketChange};
 use crate::App;
 
 /// Reads of the order one request may make: each transaction that fails
@@ -49,48 +49,66 @@ struct ExtendReply<'a> {
 /// answers with the token to use from then on (the same secret carrying
 /// the new expiry; the old token keeps working).
 pub async fn extend_order(app: &App, req: Request) -> Reply {
-    Ok(serve("extend-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let body: ExtendBody = json_body(&req, Some(ExtendBody::default()))?;
-        if let Some(seconds) = body.seconds {
-            if !HOLD_SECONDS_RANGE.contains(&seconds) {
-                return Err(Error::BadRequest(format!(
-                    "seconds must be {} to {}",
-                    HOLD_SECONDS_RANGE.start(),
-                    HOLD_SECONDS_RANGE.end()
-                )));
-            }
-        }
-        for round in 0..ORDER_ROUNDS {
-            let (stored, token) = read_own_order(app, &req, &order_id).await?;
-            let order = &stored.order;
-            let now = Millis::now();
-            if !order.is_holdable(now) {
-                return Err(Error::OrderNotHoldable);
-            }
-            let event = order_event(app, order).await?;
-            let seconds = body.seconds.unwrap_or(event.hold_seconds);
-            let expires_at = match extension(order, seconds, app.config.max_order_lifetime_seconds, now) {
-                Extension::AtCap => return Err(Error::HoldLimit),
-                Extension::Unchanged => order.expires_at,
-                Extension::To(later) => {
-                    let deadline = holder_deadline(later, app.config.expiry_guard_ms, event.hold_seconds);
-                    if !app.store.extend_order(&stored, later, deadline, now).await? {
-                        back_off(round + 1).await;
-                        continue;
-                    }
-                    later
+    Ok(serve(
+        "extend-order",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let body: ExtendBody = json_body(&req, Some(ExtendBody::default()))?;
+            if let Some(seconds) = body.seconds {
+                if !HOLD_SECONDS_RANGE.contains(&seconds) {
+                    return Err(Error::BadRequest(format!(
+                        "seconds must be {} to {}",
+                        HOLD_SECONDS_RANGE.start(),
+                        HOLD_SECONDS_RANGE.end()
+                    )));
                 }
-            };
-            let token = token.with_expiry(expires_at);
-            return Ok(json(
-                StatusCode::OK,
-                &ExtendReply { order_id: &order_id, expires_at: expires_at.to_rfc3339(), hold_token: token.as_str() },
-            ));
-        }
-        tracing::warn!(order_id = %order_id, "extend-order: the order kept changing under it");
-        Err(Error::StoreUnavailable)
-    })
+            }
+            for round in 0..ORDER_ROUNDS {
+                let (stored, token) = read_own_order(app, &req, &order_id).await?;
+                let order = &stored.order;
+                let now = Millis::now();
+                if !order.is_holdable(now) {
+                    return Err(Error::OrderNotHoldable);
+                }
+                let event = order_event(app, order).await?;
+                let seconds = body.seconds.unwrap_or(event.hold_seconds);
+                let expires_at =
+                    match extension(order, seconds, app.config.max_order_lifetime_seconds, now) {
+                        Extension::AtCap => return Err(Error::HoldLimit),
+                        Extension::Unchanged => order.expires_at,
+                        Extension::To(later) => {
+                            let deadline = holder_deadline(
+                                later,
+                                app.config.expiry_guard_ms,
+                                event.hold_seconds,
+                            );
+                            if !app
+                                .store
+                                .extend_order(&stored, later, deadline, now)
+                                .await?
+                            {
+                                back_off(round + 1).await;
+                                continue;
+                            }
+                            later
+                        }
+                    };
+                let token = token.with_expiry(expires_at);
+                return Ok(json(
+                    StatusCode::OK,
+                    &ExtendReply {
+                        order_id: &order_id,
+                        expires_at: expires_at.to_rfc3339(),
+                        hold_token: token.as_str(),
+                    },
+                ));
+            }
+            tracing::warn!(order_id = %order_id, "extend-order: the order kept changing under it");
+            Err(Error::StoreUnavailable)
+        },
+    )
     .await)
 }
 
@@ -109,31 +127,46 @@ struct CancelReply<'a> {
 /// which others may have taken meanwhile, each only if still its own, right
 /// after. Cancelling again answers the same.
 pub async fn cancel_order(app: &App, req: Request) -> Reply {
-    Ok(serve("cancel-order", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let cancelled = || json(StatusCode::OK, &CancelReply { order_id: &order_id, status: OrderStatus::Cancelled });
-        for round in 0..ORDER_ROUNDS {
-            let (stored, _) = read_own_order(app, &req, &order_id).await?;
-            let order = &stored.order;
-            match order.status {
-                OrderStatus::Completed | OrderStatus::RefundDue => return Err(Error::OrderNotCancellable),
-                OrderStatus::Cancelled => return Ok(cancelled()),
-                OrderStatus::Pending | OrderStatus::Expired => {}
+    Ok(serve(
+        "cancel-order",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let cancelled = || {
+                json(
+                    StatusCode::OK,
+                    &CancelReply {
+                        order_id: &order_id,
+                        status: OrderStatus::Cancelled,
+                    },
+                )
+            };
+            for round in 0..ORDER_ROUNDS {
+                let (stored, _) = read_own_order(app, &req, &order_id).await?;
+                let order = &stored.order;
+                match order.status {
+                    OrderStatus::Completed | OrderStatus::RefundDue => {
+                        return Err(Error::OrderNotCancellable)
+                    }
+                    OrderStatus::Cancelled => return Ok(cancelled()),
+                    OrderStatus::Pending | OrderStatus::Expired => {}
+                }
+                let live = order.is_live(Millis::now());
+                if !app.store.cancel_order(&stored, live).await? {
+                    back_off(round + 1).await;
+                    continue;
+                }
+                if !live {
+                    app.store.release_leftover_holds(order, &order.seats).await;
+                    app.store.release_places(order).await;
+                }
+                return Ok(cancelled());
             }
-            let live = order.is_live(Millis::now());
-            if !app.store.cancel_order(&stored, live).await? {
-                back_off(round + 1).await;
-                continue;
-            }
-            if !live {
-                app.store.release_leftover_holds(order, &order.seats).await;
-                app.store.release_places(order).await;
-            }
-            return Ok(cancelled());
-        }
-        tracing::warn!(order_id = %order_id, "cancel-order: the order kept changing under it");
-        Err(Error::StoreUnavailable)
-    })
+            tracing::warn!(order_id = %order_id, "cancel-order: the order kept changing under it");
+            Err(Error::StoreUnavailable)
+        },
+    )
     .await)
 }
 
@@ -250,10 +283,15 @@ async fn choose_seats(
         let mut batch = FIRST_ROWS_READ;
         while rows.len() < section.rows.len() {
             let next = &section.rows[rows.len()..(rows.len() + batch).min(section.rows.len())];
-            let states = app.store.read_rows(&event.event_id, &section.section_id, next, read.consistent).await?;
-            rows.extend(
-                states.iter().map(|row| row.iter().map(|state| state.visible_status(now) == SeatStatus::Available).collect()),
-            );
+            let states = app
+                .store
+                .read_rows(&event.event_id, &section.section_id, next, read.consistent)
+                .await?;
+            rows.extend(states.iter().map(|row| {
+                row.iter()
+                    .map(|state| state.visible_status(now) == SeatStatus::Available)
+                    .collect()
+            }));
             if rows.iter().any(|free| best_block(free, n, true).is_some()) {
                 break;
             }
@@ -276,7 +314,9 @@ struct Read {
 
 fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
     let row = &section.rows[row].row;
-    (start..start + n).map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1)).collect()
+    (start..start + n)
+        .map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1))
+        .collect()
 }
 
 // ----- hold-ga --------------------------------------------------------------
@@ -374,6 +414,15 @@ async fn places_to_take(
     now: Millis,
 ) -> Result<Result<Vec<Take>, u32>, Error> {
     let me = &order.order_id;
-    let planned = plan_from_buckets(app, &order.event_id, section, capacity, &[], consistent, |buckets| plan_take(buckets, me, wanted, now)).await?;
+    let planned = plan_from_buckets(
+        app,
+        &order.event_id,
+        section,
+        capacity,
+        &[],
+        consistent,
+        |buckets| plan_take(buckets, me, wanted, now),
+    )
+    .await?;
     Ok(planned.map_err(|buckets| most_holdable(&buckets, me, now)))
 }

@@ -31,8 +31,15 @@ pub(super) async fn plan_from_buckets<T>(
     let count = bucket_count(capacity);
     let start = (random_u64() % u64::from(count)) as u32;
     let mut first: Vec<u32> = must.iter().copied().filter(|&b| b < count).collect();
-    first.extend((0..BUCKETS_SAMPLED.min(count)).map(|i| (start + i) % count).filter(|b| !must.contains(b)));
-    let sampled = app.store.read_buckets(event, section, &first, consistent).await?;
+    first.extend(
+        (0..BUCKETS_SAMPLED.min(count))
+            .map(|i| (start + i) % count)
+            .filter(|b| !must.contains(b)),
+    );
+    let sampled = app
+        .store
+        .read_buckets(event, section, &first, consistent)
+        .await?;
     if let Some(planned) = plan(&sampled) {
         return Ok(Ok(planned));
     }

@@ -38,7 +38,16 @@ impl Store {
             })
             .collect();
         let mut seats = self.read_seats(event, specs, consistent).await?.into_iter();
-        Ok(rows.iter().map(|row| seats.by_ref().take(row.count as usize).map(|seat| seat.state).collect()).collect())
+        Ok(rows
+            .iter()
+            .map(|row| {
+                seats
+                    .by_ref()
+                    .take(row.count as usize)
+                    .map(|seat| seat.state)
+                    .collect()
+            })
+            .collect())
     }
 
     /// Claims every one of `seats` for the order and records them on it, in
@@ -64,10 +73,25 @@ impl Store {
         loop {
             let mut items = Vec::with_capacity(seats.len() + 1);
             for seat in seats {
-                items.push(TransactWriteItem::builder().update(self.claim_update(&token, order, seat, SEAT_IS_FREE_FOR_ANOTHER, now)?).build());
+                items.push(
+                    TransactWriteItem::builder()
+                        .update(self.claim_update(
+                            &token,
+                            order,
+                            seat,
+                            SEAT_IS_FREE_FOR_ANOTHER,
+                            now,
+                        )?)
+                        .build(),
+                );
             }
             let record = self
-                .holder_order_update(order, &token, now, "AND (attribute_not_exists(#seats) OR size(#seats) <= :room)")
+                .holder_order_update(
+                    order,
+                    &token,
+                    now,
+                    "AND (attribute_not_exists(#seats) OR size(#seats) <= :room)",
+                )
                 .update_expression("ADD #seats :seats, #version :one")
                 .expression_attribute_names("#seats", SEATS)
                 .expression_attribute_values(":seats", ss(&ids))
@@ -75,8 +99,16 @@ impl Store {
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
             items.push(TransactWriteItem::builder().update(record).build());
-            let Txn::Cancelled(reasons) = self.transact(items).await? else { return Ok(BlockClaim::Held(token.expires_at())) };
-            if super::holds::refresh_stale_token(reasons.last().cloned().flatten().as_ref(), &mut token, &mut stale_retries, order, now)? {
+            let Txn::Cancelled(reasons) = self.transact(items).await? else {
+                return Ok(BlockClaim::Held(token.expires_at()));
+            };
+            if super::holds::refresh_stale_token(
+                reasons.last().cloned().flatten().as_ref(),
+                &mut token,
+                &mut stale_retries,
+                order,
+                now,
+            )? {
                 continue;
             }
             return match block_claim_error(reasons, &token, max_seats, now)? {

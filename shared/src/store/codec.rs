@@ -15,7 +15,6 @@ pub(super) fn ss(values: &[&str]) -> AttributeValue {
     AttributeValue::Ss(values.iter().map(|v| (*v).to_owned()).collect())
 }
 
-
 /// Typed reads of item attributes; a missing or mistyped attribute is a
 /// `Malformed` store error naming the item and the attribute.
 pub(super) struct Fields<'a> {
@@ -27,14 +26,25 @@ impl<'a> Fields<'a> {
         Self { item }
     }
     pub(super) fn key(&self) -> String {
-        let get = |k| self.item.get(k).and_then(|v: &AttributeValue| v.as_s().ok()).map(String::as_str);
+        let get = |k| {
+            self.item
+                .get(k)
+                .and_then(|v: &AttributeValue| v.as_s().ok())
+                .map(String::as_str)
+        };
         format!("{}/{}", get(PK).unwrap_or("?"), get(SK).unwrap_or("?"))
     }
     pub(super) fn malformed(&self, attr: &str) -> StoreError {
-        StoreError::Malformed { key: self.key(), problem: format!("{attr} missing or mistyped") }
+        StoreError::Malformed {
+            key: self.key(),
+            problem: format!("{attr} missing or mistyped"),
+        }
     }
     pub(super) fn opt_s(&self, attr: &str) -> Option<&'a str> {
-        self.item.get(attr).and_then(|v| v.as_s().ok()).map(String::as_str)
+        self.item
+            .get(attr)
+            .and_then(|v| v.as_s().ok())
+            .map(String::as_str)
     }
     pub(super) fn str(&self, attr: &str) -> Result<&'a str, StoreError> {
         self.opt_s(attr).ok_or_else(|| self.malformed(attr))
@@ -63,7 +73,11 @@ impl<'a> Fields<'a> {
             Some(_) => Err(self.malformed(attr)),
         }
     }
-    pub(super) fn id<T>(&self, attr: &str, parse: fn(&str) -> Result<T, Error>) -> Result<T, StoreError> {
+    pub(super) fn id<T>(
+        &self,
+        attr: &str,
+        parse: fn(&str) -> Result<T, Error>,
+    ) -> Result<T, StoreError> {
         parse(self.str(attr)?).map_err(|_| self.malformed(attr))
     }
 }
@@ -89,13 +103,18 @@ pub(super) fn parse_event(item: &Item, later_chunks: &[Item]) -> Result<Event, S
 /// exists (0 when the item predates the mark).
 pub(super) fn seats_written(item: &Item) -> Result<u32, StoreError> {
     let f = Fields::new(item);
-    Ok(f.opt_i64(SEATS_WRITTEN)?.and_then(|n| u32::try_from(n).ok()).unwrap_or(0))
+    Ok(f.opt_i64(SEATS_WRITTEN)?
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0))
 }
 
 /// How many plan chunks an event item says it has (1: all on the item).
 pub(super) fn plan_chunk_count(item: &Item) -> Result<usize, StoreError> {
     let f = Fields::new(item);
-    usize::try_from(f.i64(PLAN_CHUNKS)?).ok().filter(|n| *n >= 1).ok_or_else(|| f.malformed(PLAN_CHUNKS))
+    usize::try_from(f.i64(PLAN_CHUNKS)?)
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| f.malformed(PLAN_CHUNKS))
 }
 
 /// The seating plan as JSON, cut into chunks of at most
@@ -136,7 +155,9 @@ pub(super) fn parse_seat(item: &Item) -> Result<Seat, StoreError> {
             order: f.id(HOLDER, OrderId::parse)?,
             expires_at: Millis(f.i64(HOLD_EXPIRES_AT)?),
         },
-        SEAT_SOLD => SeatState::Sold { order: f.id(HOLDER, OrderId::parse)? },
+        SEAT_SOLD => SeatState::Sold {
+            order: f.id(HOLDER, OrderId::parse)?,
+        },
         _ => return Err(f.malformed(STATUS)),
     };
     Ok(Seat { spec, state })
@@ -157,14 +178,26 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         Ok(v)
     };
     // The set holds seats and place members (see `place_member`).
-    let (place_members, seat_ids): (Vec<String>, Vec<String>) = ids(SEATS)?.into_iter().partition(|x| x.contains(PLACE_SEPARATOR));
-    let seats = seat_ids.iter().map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS))).collect::<Result<_, _>>()?;
+    let (place_members, seat_ids): (Vec<String>, Vec<String>) = ids(SEATS)?
+        .into_iter()
+        .partition(|x| x.contains(PLACE_SEPARATOR));
+    let seats = seat_ids
+        .iter()
+        .map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS)))
+        .collect::<Result<_, _>>()?;
     let mut places: Vec<HeldPlaces> = Vec::new();
     for member in &place_members {
         let (section, bucket) = parse_place_member(member).ok_or_else(|| f.malformed(SEATS))?;
-        match places.iter_mut().find(|p| p.section == section && p.bucket == bucket) {
+        match places
+            .iter_mut()
+            .find(|p| p.section == section && p.bucket == bucket)
+        {
             Some(held) => held.quantity += 1,
-            None => places.push(HeldPlaces { section, bucket, quantity: 1 }),
+            None => places.push(HeldPlaces {
+                section,
+                bucket,
+                quantity: 1,
+            }),
         }
     }
     let refund_payment_ids = ids(EXTRA_PAYMENT_IDS)?
@@ -182,22 +215,41 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         token_hash: f.str(TOKEN_HASH)?.to_owned(),
         seats,
         places,
-        payment_id: f.opt_s(PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(PAYMENT_ID))?,
+        payment_id: f
+            .opt_s(PAYMENT_ID)
+            .map(PaymentId::parse)
+            .transpose()
+            .map_err(|_| f.malformed(PAYMENT_ID))?,
         refund_payment_ids,
-        refund_reason: f.opt_s(REFUND_REASON).map(|r| RefundReason::parse(r).ok_or_else(|| f.malformed(REFUND_REASON))).transpose()?,
+        refund_reason: f
+            .opt_s(REFUND_REASON)
+            .map(|r| RefundReason::parse(r).ok_or_else(|| f.malformed(REFUND_REASON)))
+            .transpose()?,
         user_id: f.opt_s(USER_ID).map(str::to_owned),
     };
-    Ok(StoredOrder { order, version: f.opt_i64(VERSION)?.unwrap_or(0) })
+    Ok(StoredOrder {
+        order,
+        version: f.opt_i64(VERSION)?.unwrap_or(0),
+    })
 }
 
 /// A general-admission bucket item.
 pub(super) fn parse_bucket(item: &Item) -> Result<Bucket, StoreError> {
     let f = Fields::new(item);
-    let index = f.str(PK)?.rsplit('#').next().and_then(|i| i.parse().ok()).ok_or_else(|| f.malformed(PK))?;
+    let index = f
+        .str(PK)?
+        .rsplit('#')
+        .next()
+        .and_then(|i| i.parse().ok())
+        .ok_or_else(|| f.malformed(PK))?;
     let mut holds = Vec::new();
     for (name, entry) in item {
-        let Some(order) = name.strip_prefix(HOLD_PREFIX) else { continue };
-        let AttributeValue::M(entry) = entry else { return Err(f.malformed(name)) };
+        let Some(order) = name.strip_prefix(HOLD_PREFIX) else {
+            continue;
+        };
+        let AttributeValue::M(entry) = entry else {
+            return Err(f.malformed(name));
+        };
         let e = Fields::new(entry);
         holds.push(PlaceHold {
             order: OrderId::parse(order).map_err(|_| f.malformed(name))?,
@@ -206,7 +258,13 @@ pub(super) fn parse_bucket(item: &Item) -> Result<Bucket, StoreError> {
         });
     }
     holds.sort_by(|a, b| a.order.cmp(&b.order));
-    Ok(Bucket { index, capacity: f.u32(CAPACITY)?, sold: f.u32(SOLD)?, free: f.u32(FREE)?, holds })
+    Ok(Bucket {
+        index,
+        capacity: f.u32(CAPACITY)?,
+        sold: f.u32(SOLD)?,
+        free: f.u32(FREE)?,
+        holds,
+    })
 }
 
 #[cfg(test)]
@@ -217,8 +275,15 @@ mod tests {
     #[test]
     fn plans_round_trip_through_chunks() -> Result<(), Box<dyn std::error::Error>> {
         // 100,000 one-seat rows with long ids: megabytes of plan, many chunks.
-        let rows = (0..100_000).map(|i| RowPlan { row: RowId::parse(&format!("{i:0>60}")).unwrap_or_else(|_| unreachable!()), count: 1 });
-        let sections = vec![SectionPlan { section_id: SectionId::parse("A")?, rows: rows.collect(), capacity: None }];
+        let rows = (0..100_000).map(|i| RowPlan {
+            row: RowId::parse(&format!("{i:0>60}")).unwrap_or_else(|_| unreachable!()),
+            count: 1,
+        });
+        let sections = vec![SectionPlan {
+            section_id: SectionId::parse("A")?,
+            rows: rows.collect(),
+            capacity: None,
+        }];
         let chunks = encode_plan(&sections);
         assert!(chunks.len() > 1 && chunks.iter().all(|c| c.len() <= PLAN_CHUNK_BYTES));
         let item_of = |chunk: &String| HashMap::from([(PLAN.to_owned(), s(chunk))]);
@@ -233,7 +298,10 @@ mod tests {
         let later: Vec<_> = chunks[1..].iter().map(item_of).collect();
         assert_eq!(parse_event(&event, &later)?.sections, sections);
         assert_eq!(plan_chunk_count(&event)?, chunks.len());
-        assert!(parse_event(&event, &later[1..]).is_err(), "a missing chunk is noticed");
+        assert!(
+            parse_event(&event, &later[1..]).is_err(),
+            "a missing chunk is noticed"
+        );
         Ok(())
     }
 }

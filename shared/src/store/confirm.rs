@@ -12,7 +12,8 @@ use super::*;
 use crate::domain::RefundReason;
 
 /// Completing an order takes it out of the pending index and keeps it (no TTL).
-const COMPLETE_ORDER: &str = "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \
+const COMPLETE_ORDER: &str =
+    "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \
      REMOVE #shard, #pendingExp, #ttl";
 
 /// A transaction being built: its items and what each is for.
@@ -23,7 +24,10 @@ struct ConfirmTxn {
 
 impl ConfirmTxn {
     fn new() -> Self {
-        Self { items: Vec::new(), roles: Vec::new() }
+        Self {
+            items: Vec::new(),
+            roles: Vec::new(),
+        }
     }
     fn push(&mut self, role: ConfirmRole, item: TransactWriteItem) {
         self.items.push(item);
@@ -36,27 +40,43 @@ impl Store {
     /// the paid seats. Sells them, completes the order and records the
     /// payment, or changes nothing. `Ok(false)`: not the common case (or an
     /// id we never issued); the caller reads the order and decides.
-    pub async fn confirm_exact(&self, order: &OrderId, payment: &PaymentId, paid: &[SeatId], now: Millis) -> Result<bool, Error> {
-        let Some(event) = order.event_ref() else { return Ok(false) };
+    pub async fn confirm_exact(
+        &self,
+        order: &OrderId,
+        payment: &PaymentId,
+        paid: &[SeatId],
+        now: Millis,
+    ) -> Result<bool, Error> {
+        let Some(event) = order.event_ref() else {
+            return Ok(false);
+        };
         if paid.is_empty() {
             return Ok(false);
         }
         let mut txn = ConfirmTxn::new();
         for seat in paid {
-            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, order, payment, seat, now)?);
+            txn.push(
+                ConfirmRole::Paid,
+                self.sell_held_seat(&event, order, payment, seat, now)?,
+            );
         }
         let complete = self
             .complete(order, payment, paid)
-            .condition_expression(
-                concat!("attribute_exists(PK) AND #status = :pending AND ", live!("#deadline"), " AND size(#seats) = :count"),
-            )
+            .condition_expression(concat!(
+                "attribute_exists(PK) AND #status = :pending AND ",
+                live!("#deadline"),
+                " AND size(#seats) = :count"
+            ))
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
             .expression_attribute_values(":now", n(now.0))
             .expression_attribute_values(":count", n(paid.len()))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
-        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(complete).build());
+        txn.push(
+            ConfirmRole::Order,
+            TransactWriteItem::builder().update(complete).build(),
+        );
         txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
         match self.confirm_txn(txn, order).await? {
             ConfirmOutcome::Committed => Ok(true),
@@ -82,27 +102,43 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let mut txn = ConfirmTxn::new();
         for seat in paid {
-            txn.push(ConfirmRole::Paid, self.sell_held_seat(&event, &order.order_id, payment, seat, now)?);
+            txn.push(
+                ConfirmRole::Paid,
+                self.sell_held_seat(&event, &order.order_id, payment, seat, now)?,
+            );
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
         let mut sold_members = Vec::new();
         for sale in sales {
-            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, payment, sale, Some(now))?);
-            sold_members.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
+            txn.push(
+                ConfirmRole::Places,
+                self.sell_places(&event, &order.order_id, payment, sale, Some(now))?,
+            );
+            sold_members
+                .extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         recorded.extend(sold_members.iter().map(String::as_str));
         let complete = self
             .complete_with(&order.order_id, payment, &recorded)
-            .condition_expression(concat!("#status = :pending AND #version = :version AND ", live!("#deadline")))
+            .condition_expression(concat!(
+                "#status = :pending AND #version = :version AND ",
+                live!("#deadline")
+            ))
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
             .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
             .expression_attribute_values(":version", n(stored.version))
             .expression_attribute_values(":now", n(now.0))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
-        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(complete).build());
-        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        txn.push(
+            ConfirmRole::Order,
+            TransactWriteItem::builder().update(complete).build(),
+        );
+        txn.push(
+            ConfirmRole::Payment,
+            self.record_payment(payment, &order.order_id)?,
+        );
         self.confirm_txn(txn, &order.order_id).await
     }
 
@@ -131,7 +167,9 @@ impl Store {
         for seat in paid {
             let take = self
                 .update(seat_key(&event, seat))
-                .update_expression("SET #status = :sold, #holder = :order, #payment = :payment REMOVE #holdExp")
+                .update_expression(
+                    "SET #status = :sold, #holder = :order, #payment = :payment REMOVE #holdExp",
+                )
                 .condition_expression(SEAT_IS_FREE_FOR_ORDER)
                 .expression_attribute_names("#payment", PAYMENT_ID)
                 .expression_attribute_values(":payment", s(payment.as_str()))
@@ -143,7 +181,10 @@ impl Store {
                 .expression_attribute_values(":now", n(now.0))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
-            txn.push(ConfirmRole::Paid, TransactWriteItem::builder().update(take).build());
+            txn.push(
+                ConfirmRole::Paid,
+                TransactWriteItem::builder().update(take).build(),
+            );
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
         for item in self.give_back_items(order, give_back)? {
@@ -151,8 +192,12 @@ impl Store {
         }
         let mut sold_members = Vec::new();
         for sale in sales.iter().filter(|sale| sale.sold() > 0) {
-            txn.push(ConfirmRole::Places, self.sell_places(&event, &order.order_id, payment, sale, None)?);
-            sold_members.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
+            txn.push(
+                ConfirmRole::Places,
+                self.sell_places(&event, &order.order_id, payment, sale, None)?,
+            );
+            sold_members
+                .extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         recorded.extend(sold_members.iter().map(String::as_str));
@@ -163,8 +208,14 @@ impl Store {
             .expression_attribute_values(":version", n(stored.version))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
-        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(complete).build());
-        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        txn.push(
+            ConfirmRole::Order,
+            TransactWriteItem::builder().update(complete).build(),
+        );
+        txn.push(
+            ConfirmRole::Payment,
+            self.record_payment(payment, &order.order_id)?,
+        );
         self.confirm_txn(txn, &order.order_id).await
     }
 
@@ -205,15 +256,25 @@ impl Store {
             .expression_attribute_values(":version", n(stored.version))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
-        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(refund).build());
-        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        txn.push(
+            ConfirmRole::Order,
+            TransactWriteItem::builder().update(refund).build(),
+        );
+        txn.push(
+            ConfirmRole::Payment,
+            self.record_payment(payment, &order.order_id)?,
+        );
         self.confirm_txn(txn, &order.order_id).await
     }
 
     /// A further payment for an order that is COMPLETED or REFUND_DUE: kept
     /// in `refundPaymentIds` (and recorded for this order), so no payment
     /// is ever lost.
-    pub async fn record_refund_payment(&self, stored: &StoredOrder, payment: &PaymentId) -> Result<ConfirmOutcome, Error> {
+    pub async fn record_refund_payment(
+        &self,
+        stored: &StoredOrder,
+        payment: &PaymentId,
+    ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
         let record = self
@@ -226,8 +287,14 @@ impl Store {
             .expression_attribute_values(":seen", s(order.status.as_str()))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
-        txn.push(ConfirmRole::Order, TransactWriteItem::builder().update(record).build());
-        txn.push(ConfirmRole::Payment, self.record_payment(payment, &order.order_id)?);
+        txn.push(
+            ConfirmRole::Order,
+            TransactWriteItem::builder().update(record).build(),
+        );
+        txn.push(
+            ConfirmRole::Payment,
+            self.record_payment(payment, &order.order_id)?,
+        );
         self.confirm_txn(txn, &order.order_id).await
     }
 
@@ -240,7 +307,10 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let mut released = 0;
         for seat in seats {
-            match self.release_expired_hold(&event, seat, &order.order_id).await {
+            match self
+                .release_expired_hold(&event, seat, &order.order_id)
+                .await
+            {
                 Ok(true) => released += 1,
                 Ok(false) => {}
                 Err(e) => {
@@ -253,7 +323,14 @@ impl Store {
 
     /// A seat the order holds, sold; it records the payment, so its stream
     /// record alone says who paid (publish-events).
-    fn sell_held_seat(&self, event: &EventRef, order: &OrderId, payment: &PaymentId, seat: &SeatId, now: Millis) -> Result<TransactWriteItem, Error> {
+    fn sell_held_seat(
+        &self,
+        event: &EventRef,
+        order: &OrderId,
+        payment: &PaymentId,
+        seat: &SeatId,
+        now: Millis,
+    ) -> Result<TransactWriteItem, Error> {
         let sell = self
             .update(seat_key(event, seat))
             .update_expression("SET #status = :sold, #payment = :payment REMOVE #holdExp")
@@ -272,13 +349,22 @@ impl Store {
         Ok(TransactWriteItem::builder().update(sell).build())
     }
 
-    fn push_releases(&self, txn: &mut ConfirmTxn, event: &EventRef, order: &OrderId, seats: &[SeatId]) -> Result<(), Error> {
+    fn push_releases(
+        &self,
+        txn: &mut ConfirmTxn,
+        event: &EventRef,
+        order: &OrderId,
+        seats: &[SeatId],
+    ) -> Result<(), Error> {
         for seat in seats {
             let release = release_held_seat(order)
                 .on_update(self.update(seat_key(event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
-            txn.push(ConfirmRole::Release, TransactWriteItem::builder().update(release).build());
+            txn.push(
+                ConfirmRole::Release,
+                TransactWriteItem::builder().update(release).build(),
+            );
         }
         Ok(())
     }
@@ -301,7 +387,10 @@ impl Store {
         live_at: Option<Millis>,
     ) -> Result<TransactWriteItem, Error> {
         let give = i64::from(sale.held - sale.sell);
-        let (taken, reclaim) = sale.take.as_ref().map_or((0, &[][..]), |t| (t.places, t.reclaim.as_slice()));
+        let (taken, reclaim) = sale
+            .take
+            .as_ref()
+            .map_or((0, &[][..]), |t| (t.places, t.reclaim.as_slice()));
         let reclaimed: i64 = reclaim.iter().map(|h| i64::from(h.quantity)).sum();
         let delta = give + reclaimed - i64::from(taken);
         let update = self
@@ -320,7 +409,9 @@ impl Store {
                 .expression_attribute_values(":held", n(sale.held));
             if let Some(now) = live_at {
                 condition.push(live!("#me.#e").into());
-                update = update.expression_attribute_names("#e", HOLD_EXPIRY).expression_attribute_values(":now", n(now.0));
+                update = update
+                    .expression_attribute_names("#e", HOLD_EXPIRY)
+                    .expression_attribute_values(":now", n(now.0));
             }
         }
         if taken > 0 {
@@ -343,7 +434,11 @@ impl Store {
                 .expression_attribute_values(":saleOrder", s(order.as_str()))
                 .expression_attribute_values(":salePayment", s(payment.as_str()));
         }
-        let remove = if removes.is_empty() { String::new() } else { format!(" REMOVE {}", removes.join(", ")) };
+        let remove = if removes.is_empty() {
+            String::new()
+        } else {
+            format!(" REMOVE {}", removes.join(", "))
+        };
         let update = update
             .update_expression(format!("{set}{remove}"))
             .condition_expression(condition.join(" AND "))
@@ -353,14 +448,24 @@ impl Store {
     }
 
     /// The order's completion; the caller adds the condition.
-    fn complete(&self, order: &OrderId, payment: &PaymentId, paid: &[SeatId]) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    fn complete(
+        &self,
+        order: &OrderId,
+        payment: &PaymentId,
+        paid: &[SeatId],
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         let paid: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         self.complete_with(order, payment, &paid)
     }
 
     /// [`Store::complete`] recording `members` (seats and sold places) as
     /// what the order bought.
-    fn complete_with(&self, order: &OrderId, payment: &PaymentId, paid: &[&str]) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    fn complete_with(
+        &self,
+        order: &OrderId,
+        payment: &PaymentId,
+        paid: &[&str],
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         self.update(order_key(order))
             .update_expression(COMPLETE_ORDER)
             .expression_attribute_names("#status", STATUS)
@@ -378,7 +483,11 @@ impl Store {
 
     /// `PAYMENT#{id}` names the order it paid for; it may be written again
     /// for the same order, never for another.
-    fn record_payment(&self, payment: &PaymentId, order: &OrderId) -> Result<TransactWriteItem, Error> {
+    fn record_payment(
+        &self,
+        payment: &PaymentId,
+        order: &OrderId,
+    ) -> Result<TransactWriteItem, Error> {
         let mut item = payment_key(payment);
         item.extend([
             (KIND.into(), s("payment")),

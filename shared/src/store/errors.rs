@@ -53,29 +53,45 @@ where
     R: std::fmt::Debug + Send + Sync + 'static,
 {
     let unavailable = match &err {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => true,
-        SdkError::ServiceError(ctx) => {
-            ctx.err().code().is_some_and(|c| UNAVAILABLE_CODES.contains(&c))
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            true
         }
+        SdkError::ServiceError(ctx) => ctx
+            .err()
+            .code()
+            .is_some_and(|c| UNAVAILABLE_CODES.contains(&c)),
         _ => false,
     };
-    StoreError::Sdk { op, unavailable, source: Box::new(err) }
+    StoreError::Sdk {
+        op,
+        unavailable,
+        source: Box::new(err),
+    }
 }
 
-pub(super) fn build_error(op: &'static str) -> impl FnOnce(aws_sdk_dynamodb::error::BuildError) -> StoreError {
+pub(super) fn build_error(
+    op: &'static str,
+) -> impl FnOnce(aws_sdk_dynamodb::error::BuildError) -> StoreError {
     move |source| StoreError::Build { op, source }
 }
 
 /// Ok(true) if a conditional single-item write happened, Ok(false) if its
 /// condition failed.
-pub(super) fn conditional<T, E, R>(result: Result<T, SdkError<E, R>>, op: &'static str) -> Result<bool, Error>
+pub(super) fn conditional<T, E, R>(
+    result: Result<T, SdkError<E, R>>,
+    op: &'static str,
+) -> Result<bool, Error>
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
     match result {
         Ok(_) => Ok(true),
-        Err(SdkError::ServiceError(ctx)) if ctx.err().code() == Some("ConditionalCheckFailedException") => Ok(false),
+        Err(SdkError::ServiceError(ctx))
+            if ctx.err().code() == Some("ConditionalCheckFailedException") =>
+        {
+            Ok(false)
+        }
         Err(e) => Err(sdk_error(op, e).into()),
     }
 }

@@ -15,7 +15,11 @@ pub(super) struct EventCache(std::sync::Mutex<HashMap<EventId, Arc<Event>>>);
 
 impl EventCache {
     fn get(&self, id: &EventId) -> Option<Arc<Event>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
     }
     fn put(&self, event: Arc<Event>) {
         let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -42,9 +46,14 @@ impl Store {
     /// [`Event::plan_fingerprint`]) resumes an unfinished creation, or finds
     /// it complete and writes nothing; another plan under a taken id is
     /// `event-exists`, and writes nothing either.
-    pub async fn create_event(&self, event: &Event, budget: Duration) -> Result<EventStatus, Error> {
+    pub async fn create_event(
+        &self,
+        event: &Event,
+        budget: Duration,
+    ) -> Result<EventStatus, Error> {
         let started = Millis::now();
-        let deadline = Millis(started.0 + i64::try_from(budget.as_millis()).unwrap_or(i64::MAX / 2));
+        let deadline =
+            Millis(started.0 + i64::try_from(budget.as_millis()).unwrap_or(i64::MAX / 2));
         let fingerprint = event.plan_fingerprint();
         let event_ref = EventRef::of(&event.event_id);
         let chunks = encode_plan(&event.sections);
@@ -55,7 +64,10 @@ impl Store {
             (NAME.into(), s(&event.name)),
             (HOLD_SECONDS.into(), n(event.hold_seconds)),
             (SEAT_COUNT.into(), n(event.seat_count)),
-            (PLAN.into(), s(chunks.first().map(String::as_str).unwrap_or("[]"))),
+            (
+                PLAN.into(),
+                s(chunks.first().map(String::as_str).unwrap_or("[]")),
+            ),
             (PLAN_CHUNKS.into(), n(chunks.len().max(1))),
             (PLAN_HASH.into(), s(&fingerprint)),
             (READY.into(), AttributeValue::Bool(false)),
@@ -96,7 +108,11 @@ impl Store {
     /// exists without its whole plan (a sweep can finish a creation whose
     /// creator died) and a refused or concurrent PUT writes no chunk: the
     /// plan of an event that exists never changes.
-    async fn claim_event_id(&self, item: Item, later_chunks: Vec<Item>) -> Result<Option<Item>, Error> {
+    async fn claim_event_id(
+        &self,
+        item: Item,
+        later_chunks: Vec<Item>,
+    ) -> Result<Option<Item>, Error> {
         if later_chunks.is_empty() {
             let put = self
                 .client
@@ -104,7 +120,9 @@ impl Store {
                 .table_name(&*self.table)
                 .set_item(Some(item))
                 .condition_expression("attribute_not_exists(PK)")
-                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                )
                 .send()
                 .await;
             return match put {
@@ -126,28 +144,45 @@ impl Store {
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().put(event_item).build()];
         for chunk in later_chunks {
-            let put = Put::builder().table_name(&*self.table).set_item(Some(chunk)).build().map_err(build_error("TransactWriteItems"))?;
+            let put = Put::builder()
+                .table_name(&*self.table)
+                .set_item(Some(chunk))
+                .build()
+                .map_err(build_error("TransactWriteItems"))?;
             items.push(TransactWriteItem::builder().put(put).build());
         }
-        let Txn::Cancelled(reasons) = self.transact(items).await? else { return Ok(None) };
+        let Txn::Cancelled(reasons) = self.transact(items).await? else {
+            return Ok(None);
+        };
         match reasons.first() {
-            Some(Some(ItemFailure::Condition(existing))) => Ok(Some(existing.clone().unwrap_or_default())),
+            Some(Some(ItemFailure::Condition(existing))) => {
+                Ok(Some(existing.clone().unwrap_or_default()))
+            }
             // A conflict (another creator of this id at the same instant)
             // or throttling: nothing was written; a retry decides.
-            _ => Err(unavailable_in("TransactWriteItems", &reasons).unwrap_or_else(|| unexplained("TransactWriteItems", &reasons))),
+            _ => Err(unavailable_in("TransactWriteItems", &reasons)
+                .unwrap_or_else(|| unexplained("TransactWriteItems", &reasons))),
         }
     }
 
     /// Finishes a creation whose event item (with its plan) exists: the
     /// general-admission buckets, the seats from ordinal `from` on (every
     /// seat before it is known to exist) until `deadline`, then `ready`.
-    async fn complete_event(&self, event_ref: &EventRef, event: &Event, from: u32, deadline: Millis) -> Result<EventStatus, Error> {
+    async fn complete_event(
+        &self,
+        event_ref: &EventRef,
+        event: &Event,
+        from: u32,
+        deadline: Millis,
+    ) -> Result<EventStatus, Error> {
         // The general-admission buckets first (a thousand per section at
         // most): a resumed creation past the first seat has them all.
         if from == 0 {
             self.write_ga_buckets(event).await?;
         }
-        let seats = event.seat_page(None, Some(from.min(event.seat_count)), u32::MAX)?.seats;
+        let seats = event
+            .seat_page(None, Some(from.min(event.seat_count)), u32::MAX)?
+            .seats;
         if !self.write_seats(&event.event_id, &seats, deadline).await? {
             return Ok(EventStatus::Creating);
         }
@@ -177,16 +212,27 @@ impl Store {
     /// every seat exists.
     /// Each seat carries its event's id, so a stream record of it stands
     /// alone (publish-events).
-    async fn write_seats(&self, event_id: &EventId, seats: &[SeatSpec], deadline: Millis) -> Result<bool, Error> {
+    async fn write_seats(
+        &self,
+        event_id: &EventId,
+        seats: &[SeatSpec],
+        deadline: Millis,
+    ) -> Result<bool, Error> {
         let event = &EventRef::of(event_id);
-        let Some(first) = seats.first().map(|seat| seat.ordinal) else { return Ok(true) };
+        let Some(first) = seats.first().map(|seat| seat.ordinal) else {
+            return Ok(true);
+        };
         let mut pending = seats.iter().peekable();
         let mut in_flight = tokio::task::JoinSet::new();
         let mut out_of_time = false;
         // Seats done out of order, and the first ordinal not known to exist.
-        let (mut done, mut written, mut recorded) = (std::collections::BTreeSet::new(), first, first);
+        let (mut done, mut written, mut recorded) =
+            (std::collections::BTreeSet::new(), first, first);
         loop {
-            while in_flight.len() < SEAT_WRITES_IN_FLIGHT && !out_of_time && pending.peek().is_some() {
+            while in_flight.len() < SEAT_WRITES_IN_FLIGHT
+                && !out_of_time
+                && pending.peek().is_some()
+            {
                 if Millis::now() >= deadline {
                     out_of_time = true;
                     break;
@@ -210,7 +256,9 @@ impl Store {
                     .set_item(Some(item))
                     .condition_expression("attribute_not_exists(PK)");
                 let ordinal = seat.ordinal;
-                in_flight.spawn(async move { conditional(put.send().await, "PutItem").map(|_| ordinal) });
+                in_flight.spawn(async move {
+                    conditional(put.send().await, "PutItem").map(|_| ordinal)
+                });
             }
             match in_flight.join_next().await {
                 None => {
@@ -232,7 +280,12 @@ impl Store {
                     }
                 }
                 Some(Err(join)) => {
-                    return Err(StoreError::Sdk { op: "PutItem", unavailable: false, source: Box::new(join) }.into())
+                    return Err(StoreError::Sdk {
+                        op: "PutItem",
+                        unavailable: false,
+                        source: Box::new(join),
+                    }
+                    .into())
                 }
             }
         }
@@ -274,29 +327,46 @@ impl Store {
             .iter()
             .map(|item| {
                 let f = Fields::new(item);
-                f.str(PK)?.strip_prefix(EVENT_PK_PREFIX).and_then(EventRef::from_hex).ok_or_else(|| f.malformed(PK).into())
+                f.str(PK)?
+                    .strip_prefix(EVENT_PK_PREFIX)
+                    .and_then(EventRef::from_hex)
+                    .ok_or_else(|| f.malformed(PK).into())
             })
             .collect()
     }
 
     /// Finishes an unfinished event's creation until `deadline`.
-    pub async fn finish_event(&self, event: &EventRef, deadline: Millis) -> Result<EventStatus, Error> {
+    pub async fn finish_event(
+        &self,
+        event: &EventRef,
+        deadline: Millis,
+    ) -> Result<EventStatus, Error> {
         let Some(item) = self.get_consistent(event_key_of(event)).await? else {
-            return Err(StoreError::Malformed { key: event.to_string(), problem: "indexed as creating, but gone".into() }.into());
+            return Err(StoreError::Malformed {
+                key: event.to_string(),
+                problem: "indexed as creating, but gone".into(),
+            }
+            .into());
         };
         if event_is_ready(&item) {
             return Ok(EventStatus::Ready);
         }
         let found = self.parse_event_item(event, &item).await?;
-        self.complete_event(event, &found, seats_written(&item)?, deadline).await
+        self.complete_event(event, &found, seats_written(&item)?, deadline)
+            .await
     }
 
     // ----- reads --------------------------------------------------------
 
     /// An event and whether it is ready (strongly consistent), or `None`.
     async fn read_event(&self, event: &EventRef) -> Result<Option<(Event, bool)>, Error> {
-        let Some(item) = self.get_consistent(event_key_of(event)).await? else { return Ok(None) };
-        Ok(Some((self.parse_event_item(event, &item).await?, event_is_ready(&item))))
+        let Some(item) = self.get_consistent(event_key_of(event)).await? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            self.parse_event_item(event, &item).await?,
+            event_is_ready(&item),
+        )))
     }
 
     /// An event item with the rest of its plan, read by key (at most a few
@@ -307,9 +377,18 @@ impl Store {
         let fingerprint = Fields::new(item).str(PLAN_HASH)?.to_owned();
         let mut later = Vec::with_capacity(chunks - 1);
         for chunk in 1..chunks {
-            match self.get_consistent(plan_chunk_key(event, &fingerprint, chunk)).await? {
+            match self
+                .get_consistent(plan_chunk_key(event, &fingerprint, chunk))
+                .await?
+            {
                 Some(found) => later.push(found),
-                None => return Err(StoreError::Malformed { key: event.to_string(), problem: format!("plan chunk {chunk} missing") }.into()),
+                None => {
+                    return Err(StoreError::Malformed {
+                        key: event.to_string(),
+                        problem: format!("plan chunk {chunk} missing"),
+                    }
+                    .into())
+                }
             }
         }
         Ok(parse_event(item, &later)?)
@@ -331,7 +410,10 @@ impl Store {
     }
 
     /// An event, ready or still being created, for get-event.
-    pub async fn get_event_status(&self, event: &EventId) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
+    pub async fn get_event_status(
+        &self,
+        event: &EventId,
+    ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
         if let Some(cached) = self.events.get(event) {
             return Ok(Some((cached, EventStatus::Ready)));
         }
@@ -341,16 +423,26 @@ impl Store {
                 self.events.put(found.clone());
                 Ok(Some((found, EventStatus::Ready)))
             }
-            Some((found, false)) if &found.event_id == event => Ok(Some((Arc::new(found), EventStatus::Creating))),
+            Some((found, false)) if &found.event_id == event => {
+                Ok(Some((Arc::new(found), EventStatus::Creating)))
+            }
             _ => Ok(None),
         }
     }
 
     /// The states of one page of seats (strongly consistent): one `Query`
     /// per seat block the page touches, a bounded number at once.
-    pub async fn read_seats(&self, event: &EventId, specs: Vec<SeatSpec>, consistent: bool) -> Result<Vec<Seat>, Error> {
+    pub async fn read_seats(
+        &self,
+        event: &EventId,
+        specs: Vec<SeatSpec>,
+        consistent: bool,
+    ) -> Result<Vec<Seat>, Error> {
         let event_ref = EventRef::of(event);
-        let mut blocks: Vec<String> = specs.iter().map(|spec| seat_block_pk(&event_ref, &spec.seat_id)).collect();
+        let mut blocks: Vec<String> = specs
+            .iter()
+            .map(|spec| seat_block_pk(&event_ref, &spec.seat_id))
+            .collect();
         blocks.dedup();
         let mut states: HashMap<String, SeatState> = HashMap::with_capacity(specs.len());
         let mut blocks = blocks.into_iter();
@@ -365,7 +457,12 @@ impl Store {
                 None => break,
                 Some(Ok(found)) => states.extend(found?),
                 Some(Err(join)) => {
-                    return Err(StoreError::Sdk { op: "Query", unavailable: false, source: Box::new(join) }.into())
+                    return Err(StoreError::Sdk {
+                        op: "Query",
+                        unavailable: false,
+                        source: Box::new(join),
+                    }
+                    .into())
                 }
             }
         }
@@ -373,12 +470,20 @@ impl Store {
             .into_iter()
             .map(|spec| match states.remove(spec.seat_id.as_str()) {
                 Some(state) => Ok(Seat { spec, state }),
-                None => Err(StoreError::Malformed { key: spec.seat_id.to_string(), problem: "seat item missing".into() }.into()),
+                None => Err(StoreError::Malformed {
+                    key: spec.seat_id.to_string(),
+                    problem: "seat item missing".into(),
+                }
+                .into()),
             })
             .collect()
     }
 
-    async fn query_block(&self, block: String, consistent: bool) -> Result<Vec<(String, SeatState)>, Error> {
+    async fn query_block(
+        &self,
+        block: String,
+        consistent: bool,
+    ) -> Result<Vec<(String, SeatState)>, Error> {
         let mut found = Vec::new();
         let mut start = None;
         loop {
@@ -414,20 +519,31 @@ impl Store {
         from: Option<u32>,
         limit: u32,
     ) -> Result<Option<(Vec<Seat>, Option<u32>)>, Error> {
-        let Some(found) = self.get_event(event).await? else { return Ok(None) };
+        let Some(found) = self.get_event(event).await? else {
+            return Ok(None);
+        };
         let page = found.seat_page(section, from, limit)?;
-        Ok(Some((self.read_seats(event, page.seats, true).await?, page.next)))
+        Ok(Some((
+            self.read_seats(event, page.seats, true).await?,
+            page.next,
+        )))
     }
 }
 
 impl Store {
     /// Every seat of an event (of one section, if given), page by page:
     /// for the sweep-free checks of tests and the bench, not for requests.
-    pub async fn list_all_seats(&self, event: &EventId, section: Option<&SectionId>) -> Result<Option<Vec<Seat>>, Error> {
+    pub async fn list_all_seats(
+        &self,
+        event: &EventId,
+        section: Option<&SectionId>,
+    ) -> Result<Option<Vec<Seat>>, Error> {
         let mut all = Vec::new();
         let mut from = None;
         loop {
-            let Some((seats, next)) = self.list_seats(event, section, from, 1000).await? else { return Ok(None) };
+            let Some((seats, next)) = self.list_seats(event, section, from, 1000).await? else {
+                return Ok(None);
+            };
             all.extend(seats);
             match next {
                 Some(n) => from = Some(n),

@@ -53,9 +53,21 @@ impl Store {
 
     /// Releases `seat` only if it is still HELD by `order` (a seat already
     /// re-claimed or sold is left alone). True if this call released it.
-    pub async fn release_expired_hold(&self, event: &EventRef, seat: &SeatId, order: &OrderId) -> Result<bool, Error> {
-        let request = self.client.update_item().table_name(&*self.table).set_key(Some(seat_key(event, seat)));
-        let result = release_held_seat(order).on_update_item(request).send().await;
+    pub async fn release_expired_hold(
+        &self,
+        event: &EventRef,
+        seat: &SeatId,
+        order: &OrderId,
+    ) -> Result<bool, Error> {
+        let request = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(seat_key(event, seat)));
+        let result = release_held_seat(order)
+            .on_update_item(request)
+            .send()
+            .await;
         conditional(result, "UpdateItem")
     }
 
@@ -63,7 +75,11 @@ impl Store {
     /// read (`version`): a PENDING one becomes EXPIRED (only if expired),
     /// another keeps its status. True if this call made the change (a
     /// concurrent sweep or confirm may have got there first).
-    pub async fn retire_expired_order(&self, stored: &StoredOrder, now: Millis) -> Result<bool, Error> {
+    pub async fn retire_expired_order(
+        &self,
+        stored: &StoredOrder,
+        now: Millis,
+    ) -> Result<bool, Error> {
         let order = &stored.order;
         let base = self
             .client
@@ -78,14 +94,21 @@ impl Store {
             .expression_attribute_values(":version", n(stored.version))
             .expression_attribute_values(":one", n(1));
         let request = if order.status == OrderStatus::Pending {
-            base.update_expression("SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp")
-                .condition_expression(concat!("#status = :seen AND #version = :version AND ", expired!("#expiresAt")))
-                .expression_attribute_names("#expiresAt", EXPIRES_AT)
-                .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
-                .expression_attribute_values(":now", n(now.0))
+            base.update_expression(
+                "SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp",
+            )
+            .condition_expression(concat!(
+                "#status = :seen AND #version = :version AND ",
+                expired!("#expiresAt")
+            ))
+            .expression_attribute_names("#expiresAt", EXPIRES_AT)
+            .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
+            .expression_attribute_values(":now", n(now.0))
         } else {
             base.update_expression("SET #version = #version + :one REMOVE #shard, #pendingExp")
-                .condition_expression("#status = :seen AND #version = :version AND attribute_exists(#shard)")
+                .condition_expression(
+                    "#status = :seen AND #version = :version AND attribute_exists(#shard)",
+                )
         };
         conditional(request.send().await, "UpdateItem")
     }

@@ -44,7 +44,10 @@ const SEAT_HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
 /// The paid seats' condition in confirm's common and live paths: still
 /// held by the order and unexpired (the order's own condition carries the
 /// guard margin).
-pub(super) const SEAT_HELD_BY_ORDER_LIVE: &str = concat!("#holder = :order AND #status = :held AND ", live!("#holdExp"));
+pub(super) const SEAT_HELD_BY_ORDER_LIVE: &str = concat!(
+    "#holder = :order AND #status = :held AND ",
+    live!("#holdExp")
+);
 /// The order's condition on its holder's claims (get-seat, best-available):
 /// the token's hash, PENDING, the expiry the token carries, and outside the
 /// guard margin (`holderDeadline`). Binds `#tokenHash`, `#status`,
@@ -67,8 +70,15 @@ pub(super) struct Bound {
 
 /// `update` on a seat only while `order` holds it ([`SEAT_HELD_BY_ORDER`]),
 /// with the condition's bindings and `extra` values of the update.
-fn on_seat_held_by(order: &OrderId, update: &'static str, extra: [(&str, AttributeValue); 1]) -> Bound {
-    let mut values = HashMap::from([(":held".to_owned(), s(SEAT_HELD)), (":order".to_owned(), s(order.as_str()))]);
+fn on_seat_held_by(
+    order: &OrderId,
+    update: &'static str,
+    extra: [(&str, AttributeValue); 1],
+) -> Bound {
+    let mut values = HashMap::from([
+        (":held".to_owned(), s(SEAT_HELD)),
+        (":order".to_owned(), s(order.as_str())),
+    ]);
     values.extend(extra.map(|(k, v)| (k.to_owned(), v)));
     Bound {
         update,
@@ -94,7 +104,10 @@ pub(super) fn extend_held_seat(order: &OrderId, expires_at: Millis) -> Bound {
 }
 
 impl Bound {
-    pub(super) fn on_update(self, b: aws_sdk_dynamodb::types::builders::UpdateBuilder) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    pub(super) fn on_update(
+        self,
+        b: aws_sdk_dynamodb::types::builders::UpdateBuilder,
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         b.update_expression(self.update)
             .condition_expression(self.condition)
             .set_expression_attribute_names(Some(self.names))
@@ -130,8 +143,16 @@ mod tests {
     fn the_store_boundary_is_the_domains_at_the_exact_millisecond() {
         let t = Millis(1_700_000_000_000);
         for now in [Millis(t.0 - 1), t, Millis(t.0 + 1)] {
-            assert_eq!(holds(live!("#holdExp"), t, now), hold_is_live(t, now), "live at {now:?}");
-            assert_eq!(holds(expired!("#holdExp"), t, now), !hold_is_live(t, now), "expired at {now:?}");
+            assert_eq!(
+                holds(live!("#holdExp"), t, now),
+                hold_is_live(t, now),
+                "live at {now:?}"
+            );
+            assert_eq!(
+                holds(expired!("#holdExp"), t, now),
+                !hold_is_live(t, now),
+                "expired at {now:?}"
+            );
         }
         // At now = expiresAt a seat is claimable, and no longer its holder's.
         assert!(holds(expired!("#holdExp"), t, t) && !holds(live!("#holdExp"), t, t));
@@ -161,7 +182,11 @@ mod tests {
         for (file, source) in STORE_SOURCES {
             for (i, line) in source.lines().enumerate() {
                 for op in ["< :now", "> :now", "= :now", "<> :now", "BETWEEN :now"] {
-                    assert!(!line.contains(op), "{file}:{}: `{op}` by hand; use live! or expired!", i + 1);
+                    assert!(
+                        !line.contains(op),
+                        "{file}:{}: `{op}` by hand; use live! or expired!",
+                        i + 1
+                    );
                 }
             }
         }

@@ -32,7 +32,11 @@ pub(crate) enum ItemFailure {
 }
 
 /// Per-item reasons that mean "throttled, try again".
-const THROTTLED_REASONS: &[&str] = &["ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"];
+const THROTTLED_REASONS: &[&str] = &[
+    "ThrottlingError",
+    "ProvisionedThroughputExceeded",
+    "RequestLimitExceeded",
+];
 
 /// Per-item outcome of a cancelled `TransactWriteItems`, in request order:
 /// `None` for items that did not cause the cancellation.
@@ -43,7 +47,9 @@ pub(crate) fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFai
             Some("ConditionalCheckFailed") => Some(ItemFailure::Condition(r.item().cloned())),
             Some("TransactionConflict") => Some(ItemFailure::Conflict),
             Some("None") | None => None,
-            Some(code) if THROTTLED_REASONS.contains(&code) => Some(ItemFailure::Unavailable(code.to_owned())),
+            Some(code) if THROTTLED_REASONS.contains(&code) => {
+                Some(ItemFailure::Unavailable(code.to_owned()))
+            }
             Some(code) => Some(ItemFailure::Rejected(code.to_owned())),
         })
         .collect()
@@ -52,11 +58,23 @@ pub(crate) fn cancellation(reasons: &[CancellationReason]) -> Vec<Option<ItemFai
 /// A cancellation with a reason that is not about the data: throttling is
 /// a retryable 503 (logged with every item's code); a reason no retry will
 /// change is an internal error (500, its codes in the log).
-pub(crate) fn unavailable_in(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Option<Error> {
-    if reasons.iter().any(|r| matches!(r, Some(ItemFailure::Rejected(_)))) {
-        return Some(Error::from(StoreError::Rejected { op: operation, codes: codes(reasons).join(", ") }));
+pub(crate) fn unavailable_in(
+    operation: &'static str,
+    reasons: &[Option<ItemFailure>],
+) -> Option<Error> {
+    if reasons
+        .iter()
+        .any(|r| matches!(r, Some(ItemFailure::Rejected(_))))
+    {
+        return Some(Error::from(StoreError::Rejected {
+            op: operation,
+            codes: codes(reasons).join(", "),
+        }));
     }
-    if !reasons.iter().any(|r| matches!(r, Some(ItemFailure::Unavailable(_)))) {
+    if !reasons
+        .iter()
+        .any(|r| matches!(r, Some(ItemFailure::Unavailable(_))))
+    {
         return None;
     }
     Some(unexplained(operation, reasons))
@@ -84,7 +102,11 @@ pub(crate) fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure
 /// Explains an order item's failed condition on the holder's routes, in the
 /// contract's precedence: missing order, wrong token, not holdable.
 /// `Ok(None)`: the order was fine on those counts (or did not fail).
-pub(crate) fn order_error(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Error>, StoreError> {
+pub(crate) fn order_error(
+    failure: Option<&ItemFailure>,
+    token: &HoldToken,
+    now: Millis,
+) -> Result<Option<Error>, StoreError> {
     match failure {
         Some(ItemFailure::Condition(None)) => Ok(Some(Error::OrderNotFound)),
         Some(ItemFailure::Condition(Some(item))) => {
@@ -109,10 +131,18 @@ pub(crate) const STALE_TOKEN_RETRIES: u32 = 3;
 /// past (extend-order since): the order's own expiry, to retry with. Only
 /// when that was the order's one problem; otherwise `None` and the usual
 /// decision follows.
-pub(crate) fn extended_since(failure: Option<&ItemFailure>, token: &HoldToken, now: Millis) -> Result<Option<Millis>, StoreError> {
-    let Some(ItemFailure::Condition(Some(item))) = failure else { return Ok(None) };
+pub(crate) fn extended_since(
+    failure: Option<&ItemFailure>,
+    token: &HoldToken,
+    now: Millis,
+) -> Result<Option<Millis>, StoreError> {
+    let Some(ItemFailure::Condition(Some(item))) = failure else {
+        return Ok(None);
+    };
     let order = parse_order(item)?.order;
-    let stale = token.matches(&order.token_hash) && order.is_holdable(now) && order.expires_at != token.expires_at();
+    let stale = token.matches(&order.token_hash)
+        && order.is_holdable(now)
+        && order.expires_at != token.expires_at();
     Ok(stale.then_some(order.expires_at))
 }
 
@@ -201,7 +231,9 @@ pub(crate) fn release_error(
     }
     Ok(match (&seat, &order) {
         (Some(ItemFailure::Condition(None)), _) => Error::SeatNotFound,
-        (Some(ItemFailure::Condition(_)), _) | (_, Some(ItemFailure::Condition(_))) => Error::SeatNotHeld,
+        (Some(ItemFailure::Condition(_)), _) | (_, Some(ItemFailure::Condition(_))) => {
+            Error::SeatNotHeld
+        }
         _ => unexplained("drop-seat", &[seat, order]),
     })
 }
@@ -238,13 +270,18 @@ pub enum ConfirmOutcome {
 }
 
 /// A cancelled confirm transaction, decided from its items' roles.
-pub(crate) fn confirm_outcome(items: &[(ConfirmRole, Option<ItemFailure>)], order: &str) -> Result<ConfirmOutcome, Error> {
+pub(crate) fn confirm_outcome(
+    items: &[(ConfirmRole, Option<ItemFailure>)],
+    order: &str,
+) -> Result<ConfirmOutcome, Error> {
     let reasons: Vec<Option<ItemFailure>> = items.iter().map(|(_, r)| r.clone()).collect();
     if let Some(e) = unavailable_in("confirm", &reasons) {
         return Err(e);
     }
     let failed = |role: ConfirmRole, f: fn(&ItemFailure) -> bool| {
-        items.iter().any(|(r, failure)| *r == role && failure.as_ref().is_some_and(f))
+        items
+            .iter()
+            .any(|(r, failure)| *r == role && failure.as_ref().is_some_and(f))
     };
     let condition = |f: &ItemFailure| matches!(f, ItemFailure::Condition(_));
     let payment_elsewhere = items.iter().any(|(r, failure)| {
@@ -301,9 +338,20 @@ mod tests {
         assert_eq!(got[0], None);
         assert_eq!(got[1], Some(ItemFailure::Condition(None)));
         assert_eq!(got[2], Some(ItemFailure::Conflict));
-        assert_eq!(got[3], Some(ItemFailure::Unavailable("ThrottlingError".into())));
-        assert_eq!(got[4], Some(ItemFailure::Unavailable("ProvisionedThroughputExceeded".into())));
-        assert_eq!(got[5], Some(ItemFailure::Rejected("ValidationError".into())));
+        assert_eq!(
+            got[3],
+            Some(ItemFailure::Unavailable("ThrottlingError".into()))
+        );
+        assert_eq!(
+            got[4],
+            Some(ItemFailure::Unavailable(
+                "ProvisionedThroughputExceeded".into()
+            ))
+        );
+        assert_eq!(
+            got[5],
+            Some(ItemFailure::Rejected("ValidationError".into()))
+        );
     }
 
     #[test]
@@ -315,19 +363,43 @@ mod tests {
         // Throttling anywhere is a 503, never seat-held.
         assert_eq!(claim(throttled(), None)?, "store-unavailable");
         assert_eq!(claim(None, throttled())?, "store-unavailable");
-        assert_eq!(claim(throttled(), Some(ItemFailure::Conflict))?, "store-unavailable");
+        assert_eq!(
+            claim(throttled(), Some(ItemFailure::Conflict))?,
+            "store-unavailable"
+        );
         // A conflict on the seat: another order is claiming it.
         assert_eq!(claim(Some(ItemFailure::Conflict), None)?, "seat-held");
         // A conflict on the order alone: retry.
-        assert_eq!(claim(None, Some(ItemFailure::Conflict))?, "store-unavailable");
-        assert_eq!(claim(Some(ItemFailure::Condition(None)), None)?, "seat-not-found");
-        assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("SOLD")))), None)?, "seat-sold");
-        assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?, "seat-held");
+        assert_eq!(
+            claim(None, Some(ItemFailure::Conflict))?,
+            "store-unavailable"
+        );
+        assert_eq!(
+            claim(Some(ItemFailure::Condition(None)), None)?,
+            "seat-not-found"
+        );
+        assert_eq!(
+            claim(Some(ItemFailure::Condition(Some(seat_item("SOLD")))), None)?,
+            "seat-sold"
+        );
+        assert_eq!(
+            claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?,
+            "seat-held"
+        );
         // The order is missing: that comes first.
-        assert_eq!(claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), Some(ItemFailure::Condition(None)))?, "order-not-found");
+        assert_eq!(
+            claim(
+                Some(ItemFailure::Condition(Some(seat_item("HELD")))),
+                Some(ItemFailure::Condition(None))
+            )?,
+            "order-not-found"
+        );
         assert_eq!(claim(None, None)?, "store-unavailable");
         // A reason no retry changes is an internal error, not a 503 to retry forever.
-        assert_eq!(claim(Some(ItemFailure::Rejected("ValidationError".into())), None)?, "internal-error");
+        assert_eq!(
+            claim(Some(ItemFailure::Rejected("ValidationError".into())), None)?,
+            "internal-error"
+        );
         Ok(())
     }
 
@@ -353,14 +425,29 @@ mod tests {
         let t = token()?; // carries expiry 10,000
         let now = Millis(5_000);
         let failed = |item| Some(ItemFailure::Condition(Some(item)));
-        assert_eq!(extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, now)?, Some(Millis(60_000)));
+        assert_eq!(
+            extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, now)?,
+            Some(Millis(60_000))
+        );
         // The expiry was not the problem (it matches): decided as usual.
-        assert_eq!(extended_since(failed(order_item(&t, 10_000)).as_ref(), &t, now)?, None);
+        assert_eq!(
+            extended_since(failed(order_item(&t, 10_000)).as_ref(), &t, now)?,
+            None
+        );
         // Another order's token, a missing order, an order past its deadline.
         let other = token()?;
-        assert_eq!(extended_since(failed(order_item(&other, 60_000)).as_ref(), &t, now)?, None);
-        assert_eq!(extended_since(Some(&ItemFailure::Condition(None)), &t, now)?, None);
-        assert_eq!(extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, Millis(59_000))?, None);
+        assert_eq!(
+            extended_since(failed(order_item(&other, 60_000)).as_ref(), &t, now)?,
+            None
+        );
+        assert_eq!(
+            extended_since(Some(&ItemFailure::Condition(None)), &t, now)?,
+            None
+        );
+        assert_eq!(
+            extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, Millis(59_000))?,
+            None
+        );
         assert_eq!(extended_since(Some(&ItemFailure::Conflict), &t, now)?, None);
         Ok(())
     }
@@ -369,34 +456,118 @@ mod tests {
     fn drop_decisions() -> TestResult {
         let t = token()?;
         let drop = |seat, order| release_error(seat, order, &t, Millis(1)).map(|e| e.code());
-        assert_eq!(drop(Some(ItemFailure::Unavailable("ThrottlingError".into())), None)?, "store-unavailable");
-        assert_eq!(drop(Some(ItemFailure::Condition(None)), None)?, "seat-not-found");
-        assert_eq!(drop(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?, "seat-not-held");
-        assert_eq!(drop(None, Some(ItemFailure::Condition(None)))?, "order-not-found");
-        assert_eq!(drop(Some(ItemFailure::Conflict), None)?, "store-unavailable");
+        assert_eq!(
+            drop(
+                Some(ItemFailure::Unavailable("ThrottlingError".into())),
+                None
+            )?,
+            "store-unavailable"
+        );
+        assert_eq!(
+            drop(Some(ItemFailure::Condition(None)), None)?,
+            "seat-not-found"
+        );
+        assert_eq!(
+            drop(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?,
+            "seat-not-held"
+        );
+        assert_eq!(
+            drop(None, Some(ItemFailure::Condition(None)))?,
+            "order-not-found"
+        );
+        assert_eq!(
+            drop(Some(ItemFailure::Conflict), None)?,
+            "store-unavailable"
+        );
         Ok(())
     }
 
     #[test]
     fn confirm_decisions() -> TestResult {
         let order = OrderId::generate(&EventId::parse("e")?);
-        let other = HashMap::from([(super::super::ORDER_ID.to_owned(), AttributeValue::S("someone-else".into()))]);
+        let other = HashMap::from([(
+            super::super::ORDER_ID.to_owned(),
+            AttributeValue::S("someone-else".into()),
+        )]);
         let cond = |item: Option<Item>| Some(ItemFailure::Condition(item));
-        let outcome = |items: Vec<(ConfirmRole, Option<ItemFailure>)>| confirm_outcome(&items, order.as_str());
+        let outcome = |items: Vec<(ConfirmRole, Option<ItemFailure>)>| {
+            confirm_outcome(&items, order.as_str())
+        };
         use ConfirmRole::*;
-        assert_eq!(outcome(vec![(Paid, None), (Order, None), (Payment, cond(Some(other.clone())))])?, ConfirmOutcome::PaymentReused);
-        assert_eq!(outcome(vec![(Paid, cond(None)), (Order, cond(None)), (Payment, cond(Some(other)))])?, ConfirmOutcome::PaymentReused, "nothing changes for a reused payment");
-        assert_eq!(outcome(vec![(Paid, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken);
-        assert_eq!(outcome(vec![(Paid, cond(None)), (Order, cond(None)), (Payment, None)])?, ConfirmOutcome::OrderChanged);
-        assert_eq!(outcome(vec![(Paid, None), (Release, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::OrderChanged);
-        assert_eq!(outcome(vec![(Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::PlacesMoved, "a bucket moved: plan again");
-        assert_eq!(outcome(vec![(Paid, cond(None)), (Places, cond(None)), (Order, None), (Payment, None)])?, ConfirmOutcome::SeatsTaken, "a taken seat decides");
         assert_eq!(
-            outcome(vec![(Paid, Some(ItemFailure::Unavailable("ThrottlingError".into()))), (Order, cond(None)), (Payment, None)])
-                .map_err(|e| e.code()),
+            outcome(vec![
+                (Paid, None),
+                (Order, None),
+                (Payment, cond(Some(other.clone())))
+            ])?,
+            ConfirmOutcome::PaymentReused
+        );
+        assert_eq!(
+            outcome(vec![
+                (Paid, cond(None)),
+                (Order, cond(None)),
+                (Payment, cond(Some(other)))
+            ])?,
+            ConfirmOutcome::PaymentReused,
+            "nothing changes for a reused payment"
+        );
+        assert_eq!(
+            outcome(vec![(Paid, cond(None)), (Order, None), (Payment, None)])?,
+            ConfirmOutcome::SeatsTaken
+        );
+        assert_eq!(
+            outcome(vec![
+                (Paid, cond(None)),
+                (Order, cond(None)),
+                (Payment, None)
+            ])?,
+            ConfirmOutcome::OrderChanged
+        );
+        assert_eq!(
+            outcome(vec![
+                (Paid, None),
+                (Release, cond(None)),
+                (Order, None),
+                (Payment, None)
+            ])?,
+            ConfirmOutcome::OrderChanged
+        );
+        assert_eq!(
+            outcome(vec![(Places, cond(None)), (Order, None), (Payment, None)])?,
+            ConfirmOutcome::PlacesMoved,
+            "a bucket moved: plan again"
+        );
+        assert_eq!(
+            outcome(vec![
+                (Paid, cond(None)),
+                (Places, cond(None)),
+                (Order, None),
+                (Payment, None)
+            ])?,
+            ConfirmOutcome::SeatsTaken,
+            "a taken seat decides"
+        );
+        assert_eq!(
+            outcome(vec![
+                (
+                    Paid,
+                    Some(ItemFailure::Unavailable("ThrottlingError".into()))
+                ),
+                (Order, cond(None)),
+                (Payment, None)
+            ])
+            .map_err(|e| e.code()),
             Err("store-unavailable")
         );
-        assert_eq!(outcome(vec![(Paid, Some(ItemFailure::Conflict)), (Order, None), (Payment, None)]).map_err(|e| e.code()), Err("store-unavailable"));
+        assert_eq!(
+            outcome(vec![
+                (Paid, Some(ItemFailure::Conflict)),
+                (Order, None),
+                (Payment, None)
+            ])
+            .map_err(|e| e.code()),
+            Err("store-unavailable")
+        );
         Ok(())
     }
 }

@@ -45,7 +45,12 @@ impl Store {
         loop {
             while in_flight.len() < BUCKET_WRITES_IN_FLIGHT {
                 let Some(item) = items.next() else { break };
-                let put = self.client.put_item().table_name(&*self.table).set_item(Some(item)).condition_expression("attribute_not_exists(PK)");
+                let put = self
+                    .client
+                    .put_item()
+                    .table_name(&*self.table)
+                    .set_item(Some(item))
+                    .condition_expression("attribute_not_exists(PK)");
                 in_flight.spawn(async move { conditional(put.send().await, "PutItem") });
             }
             if in_flight.is_empty() {
@@ -56,7 +61,14 @@ impl Store {
                 Some(Ok(written)) => {
                     written?;
                 }
-                Some(Err(join)) => return Err(StoreError::Sdk { op: "PutItem", unavailable: false, source: Box::new(join) }.into()),
+                Some(Err(join)) => {
+                    return Err(StoreError::Sdk {
+                        op: "PutItem",
+                        unavailable: false,
+                        source: Box::new(join),
+                    }
+                    .into())
+                }
             }
         }
     }
@@ -64,11 +76,20 @@ impl Store {
     /// Buckets `indexes` of a general-admission section (missing ones are
     /// left out). Eventually consistent unless asked: the writes' conditions
     /// decide, a read only chooses.
-    pub async fn read_buckets(&self, event: &EventId, section: &SectionId, indexes: &[u32], consistent: bool) -> Result<Vec<Bucket>, Error> {
+    pub async fn read_buckets(
+        &self,
+        event: &EventId,
+        section: &SectionId,
+        indexes: &[u32],
+        consistent: bool,
+    ) -> Result<Vec<Bucket>, Error> {
         let event_ref = EventRef::of(event);
         let mut buckets = Vec::with_capacity(indexes.len());
         for chunk in indexes.chunks(BATCH_GET_KEYS) {
-            let keys = chunk.iter().map(|&i| ga_bucket_key(&event_ref, section, i)).collect();
+            let keys = chunk
+                .iter()
+                .map(|&i| ga_bucket_key(&event_ref, section, i))
+                .collect();
             for item in self.batch_get(keys, consistent).await? {
                 buckets.push(parse_bucket(&item)?);
             }
@@ -91,24 +112,48 @@ impl Store {
     ) -> Result<bool, Error> {
         let order = &stored.order;
         let event_ref = EventRef::of(&order.event_id);
-        let held = |bucket: u32| order.places.iter().find(|p| &p.section == section && p.bucket == bucket).map_or(0, |p| p.quantity);
+        let held = |bucket: u32| {
+            order
+                .places
+                .iter()
+                .find(|p| &p.section == section && p.bucket == bucket)
+                .map_or(0, |p| p.quantity)
+        };
         let (mut added, mut removed) = (Vec::new(), Vec::new());
         let mut items = Vec::with_capacity(changes.len() + 1);
         for change in changes {
             let update = match change {
                 BucketChange::Take(take) => {
                     let had = held(take.bucket);
-                    added.extend((had + 1..=had + take.places).map(|k| place_member(section, take.bucket, k)));
-                    self.take_update(&event_ref, section, &order.order_id, take, had, order.expires_at)
+                    added.extend(
+                        (had + 1..=had + take.places)
+                            .map(|k| place_member(section, take.bucket, k)),
+                    );
+                    self.take_update(
+                        &event_ref,
+                        section,
+                        &order.order_id,
+                        take,
+                        had,
+                        order.expires_at,
+                    )
                 }
                 BucketChange::Give { bucket, had, keeps } => {
                     removed.extend((keeps + 1..=*had).map(|k| place_member(section, *bucket, k)));
                     self.give_update(&event_ref, section, &order.order_id, *bucket, *had, *keeps)
                 }
             };
-            items.push(TransactWriteItem::builder().update(update.build().map_err(build_error("TransactWriteItems"))?).build());
+            items.push(
+                TransactWriteItem::builder()
+                    .update(update.build().map_err(build_error("TransactWriteItems"))?)
+                    .build(),
+            );
         }
-        let (verb, members) = if removed.is_empty() { ("ADD", added) } else { ("DELETE", removed) };
+        let (verb, members) = if removed.is_empty() {
+            ("ADD", added)
+        } else {
+            ("DELETE", removed)
+        };
         let members: Vec<&str> = members.iter().map(String::as_str).collect();
         let record = self
             .update(order_key(&order.order_id))
@@ -116,7 +161,10 @@ impl Store {
                 "ADD" => "ADD #seats :places, #version :one",
                 _ => "DELETE #seats :places ADD #version :one",
             })
-            .condition_expression(concat!("#tokenHash = :tokenHash AND #status = :pending AND #version = :version AND ", live!("#deadline")))
+            .condition_expression(concat!(
+                "#tokenHash = :tokenHash AND #status = :pending AND #version = :version AND ",
+                live!("#deadline")
+            ))
             .expression_attribute_names("#seats", SEATS)
             .expression_attribute_names("#version", VERSION)
             .expression_attribute_names("#tokenHash", TOKEN_HASH)
@@ -178,7 +226,11 @@ impl Store {
         }
         let (update, reclaim_conditions, removes) = bind_reclaims(update, &take.reclaim);
         condition.extend(reclaim_conditions);
-        let remove = if removes.is_empty() { String::new() } else { format!(" REMOVE {}", removes.join(", ")) };
+        let remove = if removes.is_empty() {
+            String::new()
+        } else {
+            format!(" REMOVE {}", removes.join(", "))
+        };
         update
             .update_expression(format!("SET #free = #free + :delta, #me = :mine{remove}"))
             .condition_expression(condition.join(" AND "))
@@ -186,7 +238,15 @@ impl Store {
 
     /// A bucket's side of giving places back: this order's entry lowered
     /// (or removed), `free` raised by as much.
-    fn give_update(&self, event: &EventRef, section: &SectionId, order: &OrderId, bucket: u32, had: u32, keeps: u32) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    fn give_update(
+        &self,
+        event: &EventRef,
+        section: &SectionId,
+        order: &OrderId,
+        bucket: u32,
+        had: u32,
+        keeps: u32,
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         let update = self
             .update(ga_bucket_key(event, section, bucket))
             .condition_expression("#me.#q = :had")
@@ -198,7 +258,9 @@ impl Store {
         if keeps == 0 {
             update.update_expression("SET #free = #free + :give REMOVE #me")
         } else {
-            update.update_expression("SET #free = #free + :give, #me.#q = :keeps").expression_attribute_values(":keeps", n(keeps))
+            update
+                .update_expression("SET #free = #free + :give, #me.#q = :keeps")
+                .expression_attribute_values(":keeps", n(keeps))
         }
     }
 
@@ -211,8 +273,17 @@ impl Store {
         let event_ref = EventRef::of(&order.event_id);
         let mut released = 0;
         for held in &order.places {
-            let request = self.give_update(&event_ref, &held.section, &order.order_id, held.bucket, held.quantity, 0);
-            let Ok(update) = request.build() else { continue };
+            let request = self.give_update(
+                &event_ref,
+                &held.section,
+                &order.order_id,
+                held.bucket,
+                held.quantity,
+                0,
+            );
+            let Ok(update) = request.build() else {
+                continue;
+            };
             let sent = self
                 .client
                 .update_item()
@@ -227,7 +298,9 @@ impl Store {
             match conditional(sent, "UpdateItem") {
                 Ok(true) => released += u64::from(held.quantity),
                 Ok(false) => {}
-                Err(e) => tracing::warn!(order_id = %order.order_id, error = %crate::error::chain(&e), "places not given back; they expire on their own"),
+                Err(e) => {
+                    tracing::warn!(order_id = %order.order_id, error = %crate::error::chain(&e), "places not given back; they expire on their own")
+                }
             }
         }
         released
@@ -241,20 +314,37 @@ impl Store {
 
     /// Transaction items giving back `places` of a live order, each only
     /// while its entry is as the order records it.
-    pub(super) fn give_back_items(&self, order: &Order, places: &[HeldPlaces]) -> Result<Vec<TransactWriteItem>, Error> {
+    pub(super) fn give_back_items(
+        &self,
+        order: &Order,
+        places: &[HeldPlaces],
+    ) -> Result<Vec<TransactWriteItem>, Error> {
         let event_ref = EventRef::of(&order.event_id);
         places
             .iter()
             .map(|held| {
-                let update = self.give_update(&event_ref, &held.section, &order.order_id, held.bucket, held.quantity, 0);
-                Ok(TransactWriteItem::builder().update(update.build().map_err(build_error("TransactWriteItems"))?).build())
+                let update = self.give_update(
+                    &event_ref,
+                    &held.section,
+                    &order.order_id,
+                    held.bucket,
+                    held.quantity,
+                    0,
+                );
+                Ok(TransactWriteItem::builder()
+                    .update(update.build().map_err(build_error("TransactWriteItems"))?)
+                    .build())
             })
             .collect()
     }
 
     /// Transaction items moving the expiry of every place of a live order
     /// to `expires_at`: for extend-order.
-    pub(super) fn extend_places(&self, order: &Order, expires_at: Millis) -> Result<Vec<TransactWriteItem>, Error> {
+    pub(super) fn extend_places(
+        &self,
+        order: &Order,
+        expires_at: Millis,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
         let event_ref = EventRef::of(&order.event_id);
         order
             .places
@@ -284,7 +374,11 @@ impl Store {
 pub(super) fn bind_reclaims(
     mut update: aws_sdk_dynamodb::types::builders::UpdateBuilder,
     reclaim: &[PlaceHold],
-) -> (aws_sdk_dynamodb::types::builders::UpdateBuilder, Vec<String>, Vec<String>) {
+) -> (
+    aws_sdk_dynamodb::types::builders::UpdateBuilder,
+    Vec<String>,
+    Vec<String>,
+) {
     let (mut conditions, mut removes) = (Vec::new(), Vec::new());
     for (i, hold) in reclaim.iter().enumerate() {
         conditions.push(format!("#x{i}.#q = :xq{i} AND #x{i}.#e = :xe{i}"));
@@ -295,7 +389,9 @@ pub(super) fn bind_reclaims(
             .expression_attribute_values(format!(":xe{i}"), n(hold.expires_at.0));
     }
     if !reclaim.is_empty() {
-        update = update.expression_attribute_names("#q", HOLD_QUANTITY).expression_attribute_names("#e", HOLD_EXPIRY);
+        update = update
+            .expression_attribute_names("#q", HOLD_QUANTITY)
+            .expression_attribute_names("#e", HOLD_EXPIRY);
     }
     (update, conditions, removes)
 }

@@ -52,7 +52,12 @@ impl Store {
 
     /// One strongly consistent read of an order.
     pub async fn get_order(&self, order: &OrderId) -> Result<Option<StoredOrder>, Error> {
-        Ok(self.get_consistent(order_key(order)).await?.as_ref().map(parse_order).transpose()?)
+        Ok(self
+            .get_consistent(order_key(order))
+            .await?
+            .as_ref()
+            .map(parse_order)
+            .transpose()?)
     }
 
     /// get-seat: claims `seat` for the order and records it on the order in
@@ -89,20 +94,41 @@ impl Store {
                     )
                     .build(),
             ];
-            let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(token.expires_at()) };
+            let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+                return Ok(token.expires_at());
+            };
             let order_failure = reasons.pop().flatten();
             let seat_failure = reasons.pop().flatten();
-            if refresh_stale_token(order_failure.as_ref(), &mut token, &mut stale_retries, order, now)? {
+            if refresh_stale_token(
+                order_failure.as_ref(),
+                &mut token,
+                &mut stale_retries,
+                order,
+                now,
+            )? {
                 continue;
             }
-            return Err(claim_error(seat_failure, order_failure, &token, max_seats, now)?);
+            return Err(claim_error(
+                seat_failure,
+                order_failure,
+                &token,
+                max_seats,
+                now,
+            )?);
         }
     }
 
     /// A seat's side of a claim for `order` until the token's expiry, under
     /// `condition` ([`SEAT_IS_FREE_FOR_ORDER`] or, for best-available,
     /// [`SEAT_IS_FREE_FOR_ANOTHER`]).
-    pub(super) fn claim_update(&self, token: &HoldToken, order: &OrderId, seat: &SeatId, condition: &str, now: Millis) -> Result<Update, Error> {
+    pub(super) fn claim_update(
+        &self,
+        token: &HoldToken,
+        order: &OrderId,
+        seat: &SeatId,
+        condition: &str,
+        now: Millis,
+    ) -> Result<Update, Error> {
         Ok(self
             .update(seat_key(&EventRef::of(token.event_id()), seat))
             .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
@@ -123,7 +149,13 @@ impl Store {
     /// the token's expiry, and outside the guard margin (the holder's
     /// deadline, not expiresAt), then `extra` (starting with `AND`). The
     /// caller adds its update expression and the bindings `extra` needs.
-    pub(super) fn holder_order_update(&self, order: &OrderId, token: &HoldToken, now: Millis, extra: &str) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    pub(super) fn holder_order_update(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        now: Millis,
+        extra: &str,
+    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
         self.update(order_key(order))
             .condition_expression(format!("{HOLDER_ORDER_IS_HOLDABLE} {extra}"))
             .expression_attribute_names("#deadline", HOLDER_DEADLINE)
@@ -154,13 +186,11 @@ impl Store {
         let record = self
             .update(order_key(order))
             .update_expression("DELETE #seats :seat ADD #version :one")
-            .condition_expression(
-                concat!(
+            .condition_expression(concat!(
                 "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND ",
                 live!("#expiresAt"),
                 " AND contains(#seats, :seatId)"
-            ),
-            )
+            ))
             .expression_attribute_names("#seats", SEATS)
             .expression_attribute_names("#version", VERSION)
             .expression_attribute_names("#tokenHash", TOKEN_HASH)
@@ -178,7 +208,9 @@ impl Store {
             TransactWriteItem::builder().update(release).build(),
             TransactWriteItem::builder().update(record).build(),
         ];
-        let Txn::Cancelled(mut reasons) = self.transact(items).await? else { return Ok(()) };
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+            return Ok(());
+        };
         let order_failure = reasons.pop().flatten();
         let seat_failure = reasons.pop().flatten();
         Err(release_error(seat_failure, order_failure, token, now)?)
@@ -197,7 +229,9 @@ pub(super) fn refresh_stale_token(
     order: &OrderId,
     now: Millis,
 ) -> Result<bool, Error> {
-    let Some(current) = extended_since(failure, token, now)? else { return Ok(false) };
+    let Some(current) = extended_since(failure, token, now)? else {
+        return Ok(false);
+    };
     if *retries == STALE_TOKEN_RETRIES {
         tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
         return Err(Error::StoreUnavailable);

@@ -80,7 +80,6 @@ pub const SEAT_WRITES_IN_FLIGHT: usize = 32;
 /// How often (in seats) a creation records how far it got.
 pub(super) const SEATS_WRITTEN_EVERY: u32 = 2_000;
 
-
 pub const EVENT_PK_PREFIX: &str = "EVENT#";
 pub(super) fn event_pk(event: &EventRef) -> AttributeValue {
     s(format!("{EVENT_PK_PREFIX}{event}"))
@@ -95,7 +94,10 @@ pub(super) fn event_key(event: &EventId) -> Item {
 /// Plan chunks after the first live next to the event item, under the
 /// plan's fingerprint (so another plan's chunks are other items).
 pub(super) fn plan_chunk_key(event: &EventRef, fingerprint: &str, chunk: usize) -> Item {
-    HashMap::from([(PK.into(), event_pk(event)), (SK.into(), s(format!("PLAN#{fingerprint}#{chunk:04}")))])
+    HashMap::from([
+        (PK.into(), event_pk(event)),
+        (SK.into(), s(format!("PLAN#{fingerprint}#{chunk:04}"))),
+    ])
 }
 /// The partition key of a seat's block: `SEATS#{event ref}#{section}-{row}#{block}`,
 /// block = (number - 1) / [`SEAT_BLOCK_SIZE`]. Computed from the seat id
@@ -104,7 +106,10 @@ pub(super) fn plan_chunk_key(event: &EventRef, fingerprint: &str, chunk: usize) 
 pub const SEAT_PK_PREFIX: &str = "SEATS#";
 pub(super) fn seat_block_pk(event: &EventRef, seat: &SeatId) -> String {
     match seat.row_and_number().filter(|(_, number)| *number >= 1) {
-        Some((row, number)) => format!("{SEAT_PK_PREFIX}{event}#{row}#{}", (number - 1) / SEAT_BLOCK_SIZE),
+        Some((row, number)) => format!(
+            "{SEAT_PK_PREFIX}{event}#{row}#{}",
+            (number - 1) / SEAT_BLOCK_SIZE
+        ),
         None => format!("{SEAT_PK_PREFIX}{event}#{seat}#-"),
     }
 }
@@ -115,14 +120,23 @@ pub(super) const SEAT_MAP_ITEM_SEATS: u32 = 1000;
 /// `{section}-{row}` (see `seat_map.rs`).
 pub(super) fn seat_map_key(event: &EventRef, row: &str, number: u32) -> Item {
     let chunk = number.saturating_sub(1) / SEAT_MAP_ITEM_SEATS;
-    HashMap::from([(PK.into(), s(format!("MAP#{event}#{row}#{chunk}"))), (SK.into(), s("MAP"))])
+    HashMap::from([
+        (PK.into(), s(format!("MAP#{event}#{row}#{chunk}"))),
+        (SK.into(), s("MAP")),
+    ])
 }
 pub(super) const SEAT_SK_PREFIX: &str = "SEAT#";
 /// A general-admission bucket: `GA#{event ref}#{section}#{bucket}` (see
 /// `domain::ga`): its capacity, sold and free counts and its holds.
 pub const GA_PK_PREFIX: &str = "GA#";
 pub(super) fn ga_bucket_key(event: &EventRef, section: &SectionId, bucket: u32) -> Item {
-    HashMap::from([(PK.into(), s(format!("{GA_PK_PREFIX}{event}#{section}#{bucket}"))), (SK.into(), s("GA"))])
+    HashMap::from([
+        (
+            PK.into(),
+            s(format!("{GA_PK_PREFIX}{event}#{section}#{bucket}")),
+        ),
+        (SK.into(), s("GA")),
+    ])
 }
 pub(super) const CAPACITY: &str = "capacity";
 pub(super) const SOLD: &str = "sold";
@@ -159,7 +173,10 @@ pub(super) fn parse_place_member(member: &str) -> Option<(SectionId, u32)> {
     Some((SectionId::parse(section).ok()?, bucket.parse().ok()?))
 }
 pub(super) fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
-    HashMap::from([(PK.into(), s(seat_block_pk(event, seat))), (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}")))])
+    HashMap::from([
+        (PK.into(), s(seat_block_pk(event, seat))),
+        (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}"))),
+    ])
 }
 /// The key of a seat item, for the test harness's raw reads (the store's
 /// readers go through [`Store`]).
@@ -168,15 +185,25 @@ pub fn seat_item_key(event: &EventId, seat: &SeatId) -> HashMap<String, Attribut
 }
 /// The key of a general-admission bucket, for the test harness's raw
 /// writes (the store's writers go through [`Store`]).
-pub fn ga_bucket_item_key(event: &EventId, section: &SectionId, bucket: u32) -> HashMap<String, AttributeValue> {
+pub fn ga_bucket_item_key(
+    event: &EventId,
+    section: &SectionId,
+    bucket: u32,
+) -> HashMap<String, AttributeValue> {
     ga_bucket_key(&EventRef::of(event), section, bucket)
 }
 pub(super) const ORDER_PK_PREFIX: &str = "ORDER#";
 pub(super) fn order_key(order: &OrderId) -> Item {
-    HashMap::from([(PK.into(), s(format!("{ORDER_PK_PREFIX}{order}"))), (SK.into(), s("ORDER"))])
+    HashMap::from([
+        (PK.into(), s(format!("{ORDER_PK_PREFIX}{order}"))),
+        (SK.into(), s("ORDER")),
+    ])
 }
 pub(super) fn payment_key(payment: &PaymentId) -> Item {
-    HashMap::from([(PK.into(), s(format!("PAYMENT#{payment}"))), (SK.into(), s("PAYMENT"))])
+    HashMap::from([
+        (PK.into(), s(format!("PAYMENT#{payment}"))),
+        (SK.into(), s("PAYMENT")),
+    ])
 }
 pub fn pending_shard(order: &OrderId) -> String {
     // Spread by the order id's own randomness (a v4 UUID): stable, no state.
@@ -207,7 +234,9 @@ mod tests {
         assert_eq!(event_key(&e)[PK], s(format!("EVENT#{r}")));
         // Seats 1-10 of a row share a block key, 11 starts the next; the
         // row part is everything before the last dash.
-        let pk = |id: &str| -> Result<String, Box<dyn std::error::Error>> { Ok(seat_block_pk(&r, &SeatId::parse(id)?)) };
+        let pk = |id: &str| -> Result<String, Box<dyn std::error::Error>> {
+            Ok(seat_block_pk(&r, &SeatId::parse(id)?))
+        };
         assert_eq!(pk("A-1-10")?, pk("A-1-1")?);
         assert_eq!(pk("A-1-11")?, format!("SEATS#{r}#A-1#1"));
         assert_eq!(pk("A-1-2-25")?, format!("SEATS#{r}#A-1-2#2"));
@@ -217,13 +246,22 @@ mod tests {
         assert_eq!(pk("A-1-0")?, format!("SEATS#{r}#A-1-0#-"));
         assert_eq!(pk("A-x")?, format!("SEATS#{r}#A-x#-"));
         let order = OrderId::generate(&e);
-        assert_eq!(order.event_ref().map(|r| event_pk(&r)), Some(event_key(&e)[PK].clone()), "an order id names its event's partition");
+        assert_eq!(
+            order.event_ref().map(|r| event_pk(&r)),
+            Some(event_key(&e)[PK].clone()),
+            "an order id names its event's partition"
+        );
         // The event item sorts before its seats, so a partition query
         // meets it first.
         assert!("EVENT" < "SEAT#");
-        let shards: std::collections::HashSet<_> =
-            (0..2000).map(|_| pending_shard(&OrderId::generate(&e))).collect();
-        assert_eq!(shards.len(), PENDING_SHARDS as usize, "orders spread over every shard");
+        let shards: std::collections::HashSet<_> = (0..2000)
+            .map(|_| pending_shard(&OrderId::generate(&e)))
+            .collect();
+        assert_eq!(
+            shards.len(),
+            PENDING_SHARDS as usize,
+            "orders spread over every shard"
+        );
         Ok(())
     }
 }

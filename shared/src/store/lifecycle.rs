@@ -10,7 +10,13 @@ impl Store {
     /// must be as read (`version`: no seat came or went since), still
     /// outside its guard margin, and never move backwards. `Ok(false)`: it
     /// changed since it was read; read it again.
-    pub async fn extend_order(&self, stored: &StoredOrder, expires_at: Millis, deadline: Millis, now: Millis) -> Result<bool, Error> {
+    pub async fn extend_order(
+        &self,
+        stored: &StoredOrder,
+        expires_at: Millis,
+        deadline: Millis,
+        now: Millis,
+    ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
         let record = self
@@ -55,7 +61,9 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let record = self
             .update(order_key(&order.order_id))
-            .update_expression("SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp")
+            .update_expression(
+                "SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp",
+            )
             .condition_expression("#status = :seen AND #version = :version")
             .expression_attribute_names("#status", STATUS)
             .expression_attribute_names("#version", VERSION)
@@ -85,7 +93,11 @@ impl Store {
     /// Runs a transaction over an order as read: committed is `true`; a
     /// failed condition or a conflict means the order moved on (`false`:
     /// read it again); throttling is a 503.
-    async fn decided(&self, operation: &'static str, items: Vec<TransactWriteItem>) -> Result<bool, Error> {
+    async fn decided(
+        &self,
+        operation: &'static str,
+        items: Vec<TransactWriteItem>,
+    ) -> Result<bool, Error> {
         match self.transact(items).await? {
             Txn::Committed => Ok(true),
             Txn::Cancelled(reasons) => match unavailable_in(operation, &reasons) {

@@ -48,8 +48,8 @@ use sha2::{Digest, Sha256};
 use crate::auth::HoldToken;
 use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold, PlaceSale};
 use crate::domain::{
-    Event, EventId, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
-    SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
+    Event, EventId, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus, PaymentId,
+    RefundReason, RowId, Seat, SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
 };
 use crate::error::Error;
 
@@ -70,26 +70,28 @@ mod lifecycle;
 mod seat_map;
 mod stream;
 
-pub use codec::StoredOrder;
-pub use errors::StoreError;
-pub use expiry::PageCursor;
 pub use best_available::BlockClaim;
-pub use ga::BucketChange;
+pub use codec::StoredOrder;
+use codec::*;
+pub use errors::StoreError;
+use errors::*;
+pub use expiry::PageCursor;
+use expressions::*;
 pub use failures::ConfirmOutcome;
+use failures::{
+    block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in,
+    unexplained, ItemFailure, STALE_TOKEN_RETRIES,
+};
+pub use ga::BucketChange;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use stream::{item_change, RecordError};
-use codec::*;
-use errors::*;
-use expressions::*;
-use failures::{block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in, unexplained, ItemFailure, STALE_TOKEN_RETRIES};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {
     Committed,
     Cancelled(Vec<Option<ItemFailure>>),
 }
-
 
 /// The SDK timeouts [`Store::connect`] sets, public so the fault tests can
 /// build a client that behaves like production's: connect 2 s, one attempt
@@ -120,7 +122,9 @@ pub struct Store {
 /// `default-https-client` feature, which would link aws-lc-rs as a second
 /// crypto library next to ring (see the workspace Cargo.toml).
 pub fn http_client() -> SharedHttpClient {
-    aws_smithy_http_client::Builder::new().tls_provider(Provider::Rustls(CryptoMode::Ring)).build_https()
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(Provider::Rustls(CryptoMode::Ring))
+        .build_https()
 }
 
 impl Store {
@@ -137,7 +141,13 @@ impl Store {
     }
 
     pub fn new(client: Client, table: &str) -> Self {
-        Self { client, table: Arc::from(table), events: Arc::default(), seat_maps: Arc::default(), seat_map_cache_ms: SEAT_MAP_CACHE_MS }
+        Self {
+            client,
+            table: Arc::from(table),
+            events: Arc::default(),
+            seat_maps: Arc::default(),
+            seat_map_cache_ms: SEAT_MAP_CACHE_MS,
+        }
     }
 
     /// Reuses a seat map read for `ms` instead of [`SEAT_MAP_CACHE_MS`]:
@@ -153,7 +163,12 @@ impl Store {
     /// every function in one process; each function gets its own instance,
     /// so each reads what a cold instance of it would.
     pub fn new_instance(&self, client: Client) -> Self {
-        Self { client, events: Arc::default(), seat_maps: Arc::default(), ..self.clone() }
+        Self {
+            client,
+            events: Arc::default(),
+            seat_maps: Arc::default(),
+            ..self.clone()
+        }
     }
 
     /// Identifies this instance (its caches) while it lives.

@@ -63,17 +63,27 @@ pub fn seat_change(record: &serde_json::Value) -> Option<SeatChange> {
     let data = &record["dynamodb"];
     let pk = data["Keys"][PK]["S"].as_str()?;
     let event = EventRef::from_hex(pk.strip_prefix(SEAT_PK_PREFIX)?.split('#').next()?)?;
-    let sequence = data["SequenceNumber"].as_str().unwrap_or_default().to_owned();
+    let sequence = data["SequenceNumber"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let image = &data["NewImage"];
     let seat = SeatId::parse(image[SEAT_ID]["S"].as_str()?).ok()?;
     let state = match image[STATUS]["S"].as_str()? {
         SEAT_AVAILABLE if record["eventName"] == "INSERT" => return None,
         SEAT_AVAILABLE => None,
         SEAT_SOLD => Some(ProjectedSeat::Sold),
-        SEAT_HELD => Some(ProjectedSeat::Held { expires_at: Millis(image[HOLD_EXPIRES_AT]["N"].as_str()?.parse().ok()?) }),
+        SEAT_HELD => Some(ProjectedSeat::Held {
+            expires_at: Millis(image[HOLD_EXPIRES_AT]["N"].as_str()?.parse().ok()?),
+        }),
         _ => return None,
     };
-    Some(SeatChange { event, seat, state, sequence })
+    Some(SeatChange {
+        event,
+        seat,
+        state,
+        sequence,
+    })
 }
 
 fn seat_attr(number: u32) -> String {
@@ -90,7 +100,9 @@ impl Store {
         type Seats<'a> = std::collections::BTreeMap<u32, (Option<ProjectedSeat>, &'a str)>;
         let mut items: Vec<(Item, Seats)> = Vec::new();
         for change in changes {
-            let Some((row, number)) = change.seat.row_and_number() else { continue };
+            let Some((row, number)) = change.seat.row_and_number() else {
+                continue;
+            };
             let key = seat_map_key(&change.event, row, number);
             let i = match items.iter().position(|(k, _)| *k == key) {
                 Some(i) => i,
@@ -99,7 +111,9 @@ impl Store {
                     items.len() - 1
                 }
             };
-            items[i].1.insert(number, (change.state, change.sequence.as_str()));
+            items[i]
+                .1
+                .insert(number, (change.state, change.sequence.as_str()));
         }
         let mut failed = Vec::new();
         for (key, seats) in items {
@@ -116,9 +130,17 @@ impl Store {
 
     /// One `UpdateItem` of a projection item: `SET` the seats now held or
     /// sold, `REMOVE` those available again.
-    async fn project_part(&self, key: Item, seats: &[(u32, (Option<ProjectedSeat>, &str))]) -> Result<(), StoreError> {
+    async fn project_part(
+        &self,
+        key: Item,
+        seats: &[(u32, (Option<ProjectedSeat>, &str))],
+    ) -> Result<(), StoreError> {
         let (mut set, mut remove) = (Vec::new(), Vec::new());
-        let mut update = self.client.update_item().table_name(&*self.table).set_key(Some(key));
+        let mut update = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(key));
         for (i, (number, (state, _))) in seats.iter().enumerate() {
             update = update.expression_attribute_names(format!("#s{i}"), seat_attr(*number));
             match state {
@@ -140,7 +162,11 @@ impl Store {
         if !remove.is_empty() {
             expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
         }
-        update.update_expression(expression.trim()).send().await.map_err(|e| sdk_error("UpdateItem", e))?;
+        update
+            .update_expression(expression.trim())
+            .send()
+            .await
+            .map_err(|e| sdk_error("UpdateItem", e))?;
         Ok(())
     }
 
@@ -149,16 +175,29 @@ impl Store {
     /// (or what [`Store::with_seat_map_cache_ms`] set).
     pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<MapRead>), Error> {
         let now = Millis::now();
-        let cached = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner()).get(&event.event_id).cloned();
+        let cached = self
+            .seat_maps
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&event.event_id)
+            .cloned();
         if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < self.seat_map_cache_ms) {
             return Ok((at, rows));
         }
         let mut buckets = HashMap::new();
         for (section, capacity) in event.ga_sections() {
             let indexes: Vec<u32> = (0..crate::domain::ga::bucket_count(capacity)).collect();
-            buckets.insert(section.clone(), self.read_buckets(&event.event_id, section, &indexes, false).await?);
+            buckets.insert(
+                section.clone(),
+                self.read_buckets(&event.event_id, section, &indexes, false)
+                    .await?,
+            );
         }
-        let rows = Arc::new(MapRead { rows: self.read_seat_map(event).await?, buckets });
+        let rows = Arc::new(MapRead {
+            rows: self.read_seat_map(event).await?,
+            buckets,
+        });
         let mut cache = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHED_SEAT_MAPS {
             cache.clear();
@@ -176,13 +215,24 @@ impl Store {
             for row in &section.rows {
                 let row_key = SeatId::row_key(&section.section_id, &row.row);
                 for first in (1..=row.count).step_by(SEAT_MAP_ITEM_SEATS as usize) {
-                    keys.push(((section.section_id.clone(), row.row.clone()), seat_map_key(&event_ref, &row_key, first)));
+                    keys.push((
+                        (section.section_id.clone(), row.row.clone()),
+                        seat_map_key(&event_ref, &row_key, first),
+                    ));
                 }
             }
         }
-        let rows_of: HashMap<String, (SectionId, RowId)> =
-            keys.iter().filter_map(|(row, key)| key.get(PK).and_then(|v| v.as_s().ok()).map(|pk| (pk.clone(), row.clone()))).collect();
-        let mut batches = keys.chunks(BATCH_GET_KEYS).map(|chunk| chunk.iter().map(|(_, key)| key.clone()).collect::<Vec<_>>());
+        let rows_of: HashMap<String, (SectionId, RowId)> = keys
+            .iter()
+            .filter_map(|(row, key)| {
+                key.get(PK)
+                    .and_then(|v| v.as_s().ok())
+                    .map(|pk| (pk.clone(), row.clone()))
+            })
+            .collect();
+        let mut batches = keys
+            .chunks(BATCH_GET_KEYS)
+            .map(|chunk| chunk.iter().map(|(_, key)| key.clone()).collect::<Vec<_>>());
         let mut in_flight = tokio::task::JoinSet::new();
         let mut map: HashMap<(SectionId, RowId), RowProjection> = HashMap::new();
         loop {
@@ -191,17 +241,34 @@ impl Store {
                 let store = self.clone();
                 in_flight.spawn(async move { store.batch_get(batch, false).await });
             }
-            let Some(joined) = in_flight.join_next().await else { break };
-            let items = joined.map_err(|e| StoreError::Sdk { op: "BatchGetItem", unavailable: false, source: Box::new(e) })??;
+            let Some(joined) = in_flight.join_next().await else {
+                break;
+            };
+            let items = joined.map_err(|e| StoreError::Sdk {
+                op: "BatchGetItem",
+                unavailable: false,
+                source: Box::new(e),
+            })??;
             for item in items {
-                let Some(row) = item.get(PK).and_then(|v| v.as_s().ok()).and_then(|pk| rows_of.get(pk)) else { continue };
+                let Some(row) = item
+                    .get(PK)
+                    .and_then(|v| v.as_s().ok())
+                    .and_then(|pk| rows_of.get(pk))
+                else {
+                    continue;
+                };
                 let seats = map.entry(row.clone()).or_default();
                 for (name, value) in &item {
-                    let Some(number) = name.strip_prefix('s').and_then(|n| n.parse::<u32>().ok()) else { continue };
+                    let Some(number) = name.strip_prefix('s').and_then(|n| n.parse::<u32>().ok())
+                    else {
+                        continue;
+                    };
                     let state = match value.as_s().map(String::as_str) {
                         Ok("S") => ProjectedSeat::Sold,
                         Ok(h) => match h.strip_prefix('H').and_then(|ms| ms.parse().ok()) {
-                            Some(ms) => ProjectedSeat::Held { expires_at: Millis(ms) },
+                            Some(ms) => ProjectedSeat::Held {
+                                expires_at: Millis(ms),
+                            },
                             None => continue,
                         },
                         Err(_) => continue,
@@ -215,7 +282,11 @@ impl Store {
 
     /// Every item of `keys` that exists (any order); unprocessed keys are
     /// retried, then the read fails as unavailable.
-    pub(super) async fn batch_get(&self, keys: Vec<Item>, consistent: bool) -> Result<Vec<Item>, Error> {
+    pub(super) async fn batch_get(
+        &self,
+        keys: Vec<Item>,
+        consistent: bool,
+    ) -> Result<Vec<Item>, Error> {
         let mut found = Vec::new();
         let mut wanted = keys;
         for attempt in 0..=BATCH_GET_RETRIES {
@@ -229,7 +300,11 @@ impl Store {
                 .set_keys(Some(std::mem::take(&mut wanted)))
                 .consistent_read(consistent)
                 .build()
-                .map_err(|e| StoreError::Sdk { op: "BatchGetItem", unavailable: false, source: Box::new(e) })?;
+                .map_err(|e| StoreError::Sdk {
+                    op: "BatchGetItem",
+                    unavailable: false,
+                    source: Box::new(e),
+                })?;
             let out = self
                 .client
                 .batch_get_item()
@@ -237,8 +312,18 @@ impl Store {
                 .send()
                 .await
                 .map_err(|e| sdk_error("BatchGetItem", e))?;
-            found.extend(out.responses.unwrap_or_default().remove(&*self.table).unwrap_or_default());
-            wanted = out.unprocessed_keys.unwrap_or_default().remove(&*self.table).map(|k| k.keys).unwrap_or_default();
+            found.extend(
+                out.responses
+                    .unwrap_or_default()
+                    .remove(&*self.table)
+                    .unwrap_or_default(),
+            );
+            wanted = out
+                .unprocessed_keys
+                .unwrap_or_default()
+                .remove(&*self.table)
+                .map(|k| k.keys)
+                .unwrap_or_default();
         }
         Err(StoreError::Sdk {
             op: "BatchGetItem",
@@ -264,20 +349,50 @@ mod tests {
 
     #[test]
     fn stream_records_become_seat_changes() {
-        let held = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "HELD"}, "holdExpiresAt": {"N": "1700"}}));
+        let held = record(
+            "MODIFY",
+            json!({"seatId": {"S": "A-1-3"}, "status": {"S": "HELD"}, "holdExpiresAt": {"N": "1700"}}),
+        );
         let change = seat_change(&held).unwrap_or_else(|| unreachable!());
-        assert_eq!((change.seat.as_str(), change.state, change.sequence.as_str()), ("A-1-3", Some(ProjectedSeat::Held { expires_at: Millis(1700) }), "42"));
-        let sold = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "SOLD"}}));
-        assert_eq!(seat_change(&sold).map(|c| c.state), Some(Some(ProjectedSeat::Sold)));
-        let released = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "AVAILABLE"}}));
+        assert_eq!(
+            (change.seat.as_str(), change.state, change.sequence.as_str()),
+            (
+                "A-1-3",
+                Some(ProjectedSeat::Held {
+                    expires_at: Millis(1700)
+                }),
+                "42"
+            )
+        );
+        let sold = record(
+            "MODIFY",
+            json!({"seatId": {"S": "A-1-3"}, "status": {"S": "SOLD"}}),
+        );
+        assert_eq!(
+            seat_change(&sold).map(|c| c.state),
+            Some(Some(ProjectedSeat::Sold))
+        );
+        let released = record(
+            "MODIFY",
+            json!({"seatId": {"S": "A-1-3"}, "status": {"S": "AVAILABLE"}}),
+        );
         assert_eq!(seat_change(&released).map(|c| c.state), Some(None));
         // A seat created available changes nothing on the map.
-        assert_eq!(seat_change(&record("INSERT", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "AVAILABLE"}}))), None);
+        assert_eq!(
+            seat_change(&record(
+                "INSERT",
+                json!({"seatId": {"S": "A-1-3"}, "status": {"S": "AVAILABLE"}})
+            )),
+            None
+        );
         // Other items, and malformed records, are skipped.
         let order = json!({"eventName": "MODIFY", "dynamodb": {"Keys": {"PK": {"S": "ORDER#x"}}, "NewImage": {}}});
         assert_eq!(seat_change(&order), None);
         assert_eq!(seat_change(&json!({})), None);
-        let no_expiry = record("MODIFY", json!({"seatId": {"S": "A-1-3"}, "status": {"S": "HELD"}}));
+        let no_expiry = record(
+            "MODIFY",
+            json!({"seatId": {"S": "A-1-3"}, "status": {"S": "HELD"}}),
+        );
         assert_eq!(seat_change(&no_expiry), None);
     }
 }

@@ -23,9 +23,18 @@ pub struct RecordError {
 /// in for a record without its creation time.
 pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, RecordError> {
     let data = &record["dynamodb"];
-    let record_id = record["eventID"].as_str().or_else(|| data["SequenceNumber"].as_str()).unwrap_or_default().to_owned();
-    let fail = |reason: String| RecordError { record: record_id.clone(), reason };
-    let Some(pk) = data["Keys"][PK]["S"].as_str() else { return Err(fail("no PK in its keys".into())) };
+    let record_id = record["eventID"]
+        .as_str()
+        .or_else(|| data["SequenceNumber"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let fail = |reason: String| RecordError {
+        record: record_id.clone(),
+        reason,
+    };
+    let Some(pk) = data["Keys"][PK]["S"].as_str() else {
+        return Err(fail("no PK in its keys".into()));
+    };
     let decode: fn(&Item) -> Result<ItemImage, StoreError> = if pk.starts_with(ORDER_PK_PREFIX) {
         order_image
     } else if pk.starts_with(SEAT_PK_PREFIX) {
@@ -39,13 +48,23 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
         match &data[name] {
             Value::Null => Ok(None),
             wire => {
-                let item = wire_item(wire).ok_or_else(|| fail(format!("{name} is not a DynamoDB item")))?;
-                decode(&item).map(Some).map_err(|e| fail(format!("{name}: {e}")))
+                let item = wire_item(wire)
+                    .ok_or_else(|| fail(format!("{name} is not a DynamoDB item")))?;
+                decode(&item)
+                    .map(Some)
+                    .map_err(|e| fail(format!("{name}: {e}")))
             }
         }
     };
-    let at = data["ApproximateCreationDateTime"].as_f64().map_or(now, |secs| Millis((secs * 1000.0) as i64));
-    Ok(Some(ItemChange { old: image("OldImage")?, new: image("NewImage")?, record_id, at }))
+    let at = data["ApproximateCreationDateTime"]
+        .as_f64()
+        .map_or(now, |secs| Millis((secs * 1000.0) as i64));
+    Ok(Some(ItemChange {
+        old: image("OldImage")?,
+        new: image("NewImage")?,
+        record_id,
+        at,
+    }))
 }
 
 fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
@@ -74,7 +93,11 @@ fn seat_image(item: &Item) -> Result<ItemImage, StoreError> {
         status,
         holder,
         hold_expires_at,
-        payment_id: f.opt_s(PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(PAYMENT_ID))?,
+        payment_id: f
+            .opt_s(PAYMENT_ID)
+            .map(PaymentId::parse)
+            .transpose()
+            .map_err(|_| f.malformed(PAYMENT_ID))?,
     }))
 }
 
@@ -85,7 +108,10 @@ fn bucket_image(item: &Item) -> Result<ItemImage, StoreError> {
         None => None,
         Some(order) => Some((
             OrderId::parse(order).map_err(|_| f.malformed(SALE_ORDER_ID))?,
-            f.opt_s(SALE_PAYMENT_ID).map(PaymentId::parse).transpose().map_err(|_| f.malformed(SALE_PAYMENT_ID))?,
+            f.opt_s(SALE_PAYMENT_ID)
+                .map(PaymentId::parse)
+                .transpose()
+                .map_err(|_| f.malformed(SALE_PAYMENT_ID))?,
         )),
     };
     Ok(ItemImage::Bucket(BucketImage {
@@ -100,12 +126,20 @@ fn bucket_image(item: &Item) -> Result<ItemImage, StoreError> {
 /// An item in DynamoDB's wire JSON (`{"attr": {"S": "…"}, …}`) as the SDK's
 /// values; `None` if it is not one.
 fn wire_item(wire: &Value) -> Option<Item> {
-    wire.as_object()?.iter().map(|(k, v)| Some((k.clone(), wire_value(v)?))).collect()
+    wire.as_object()?
+        .iter()
+        .map(|(k, v)| Some((k.clone(), wire_value(v)?)))
+        .collect()
 }
 
 fn wire_value(wire: &Value) -> Option<AttributeValue> {
     let (kind, v) = wire.as_object().filter(|o| o.len() == 1)?.iter().next()?;
-    let strings = |v: &Value| -> Option<Vec<String>> { v.as_array()?.iter().map(|x| x.as_str().map(str::to_owned)).collect() };
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        v.as_array()?
+            .iter()
+            .map(|x| x.as_str().map(str::to_owned))
+            .collect()
+    };
     Some(match kind.as_str() {
         "S" => AttributeValue::S(v.as_str()?.to_owned()),
         "N" => AttributeValue::N(v.as_str()?.to_owned()),
@@ -114,7 +148,12 @@ fn wire_value(wire: &Value) -> Option<AttributeValue> {
         "SS" => AttributeValue::Ss(strings(v)?),
         "NS" => AttributeValue::Ns(strings(v)?),
         "M" => AttributeValue::M(wire_item(v)?),
-        "L" => AttributeValue::L(v.as_array()?.iter().map(wire_value).collect::<Option<_>>()?),
+        "L" => AttributeValue::L(
+            v.as_array()?
+                .iter()
+                .map(wire_value)
+                .collect::<Option<_>>()?,
+        ),
         // Binary values: none of ours; kept as opaque text, never decoded.
         "B" | "BS" => AttributeValue::Null(true),
         _ => return None,
@@ -172,10 +211,19 @@ mod tests {
         let of = |pk: &str, new: Value| json!({"eventID": "e", "dynamodb": {"Keys": {"PK": {"S": pk}}, "NewImage": new}});
         assert!(item_change(&of("MAP#x", json!({})), Millis(0))?.is_none());
         assert!(item_change(&of("PAYMENT#p", json!({})), Millis(0))?.is_none());
-        let broken = item_change(&of("SEATS#0123456789abcdef#A-1#0", json!({"status": {"S": "HELD"}})), Millis(0));
+        let broken = item_change(
+            &of(
+                "SEATS#0123456789abcdef#A-1#0",
+                json!({"status": {"S": "HELD"}}),
+            ),
+            Millis(0),
+        );
         assert!(broken.is_err_and(|e| e.record == "e"));
         assert!(item_change(&of("ORDER#o", json!({"x": {"Q": "?"}})), Millis(0)).is_err());
-        assert!(item_change(&json!({"eventID": "e", "dynamodb": {}}), Millis(0)).is_err(), "no keys");
+        assert!(
+            item_change(&json!({"eventID": "e", "dynamodb": {}}), Millis(0)).is_err(),
+            "no keys"
+        );
         Ok(())
     }
 }
