@@ -25,14 +25,22 @@ async fn run(smoke: bool) -> Result<(), String> {
         DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
     let started = std::time::Instant::now();
     let load_at_start = load_average();
+    let code = provenance();
     let report = bench::run(&dynamodb.endpoint(), sizes, |s| eprintln!("bench: {s} ...")).await?;
-    let text = render(&report, sizes, smoke, started.elapsed(), &load_at_start);
+    let text = render(
+        &report,
+        sizes,
+        smoke,
+        started.elapsed(),
+        &load_at_start,
+        &code,
+    );
     println!("{text}");
     if !smoke {
         let docs = local::repo_root().join("docs");
         std::fs::create_dir_all(&docs).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("BENCHMARKS.md"), &text).map_err(|e| e.to_string())?;
-        std::fs::write(docs.join("SCALE.md"), report.on_sale.scale_markdown())
+        std::fs::write(docs.join("SCALE.md"), report.on_sale.scale_markdown(&code))
             .map_err(|e| e.to_string())?;
         std::fs::write(
             docs.join("bench-stampede-latency.svg"),
@@ -55,6 +63,34 @@ async fn run(smoke: bool) -> Result<(), String> {
         Ok(())
     } else {
         Err("a correctness count is wrong (see the table)".into())
+    }
+}
+
+/// The commit the run measured, and whether the tree had changes that are
+/// not in it (taken at the start, before the run writes docs/): every
+/// generated figure says which code it is of.
+fn provenance() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(local::repo_root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    match git(&["rev-parse", "HEAD"]) {
+        Some(head) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_none_or(|changes| !changes.is_empty());
+            let tree = if dirty {
+                "with uncommitted changes"
+            } else {
+                "clean tree"
+            };
+            format!("commit `{head}` ({tree})")
+        }
+        None => "an unknown commit (no git)".into(),
     }
 }
 
@@ -96,12 +132,13 @@ fn render(
     smoke: bool,
     took: std::time::Duration,
     load_at_start: &str,
+    code: &str,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# seatclaim benchmarks\n");
     let _ = writeln!(
         out,
-        "Command: {}. Date: {}. Machine: {}. Run time: {:.0} s.\n",
+        "Command: {}. Measured: {code}. Date: {}. Machine: {}. Run time: {:.0} s.\n",
         if smoke {
             "`make bench-smoke` (`cargo run -p local --bin seatclaim-bench -- --smoke`)"
         } else {
