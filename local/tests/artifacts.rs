@@ -372,3 +372,86 @@ async fn every_event_file_runs_through_its_handler() {
         (Some("FLOOR"), Some(2))
     );
 }
+
+/// The repository is self-contained: every relative link in README.md and
+/// docs/*.md names a file that exists in it, and no tracked text file
+/// names a file in the folder beside the repository.
+#[test]
+fn documents_link_only_to_files_in_the_repository() {
+    let root = local::repo_root();
+    let mut documents = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            documents.push(path);
+        }
+    }
+    for document in documents {
+        let text = std::fs::read_to_string(&document).unwrap();
+        let dir = document.parent().unwrap();
+        for (i, _) in text.match_indices("](") {
+            let target = &text[i + 2..];
+            let target = &target[..target.find(')').unwrap()];
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let resolved = if file.is_empty() {
+                document.clone()
+            } else {
+                dir.join(file)
+            };
+            assert!(
+                resolved.exists(),
+                "{}: the link {target} names no file",
+                document.display()
+            );
+            assert!(
+                resolved
+                    .canonicalize()
+                    .unwrap()
+                    .starts_with(root.canonicalize().unwrap()),
+                "{}: the link {target} leaves the repository",
+                document.display()
+            );
+            if !anchor.is_empty() {
+                let heading_slugs = std::fs::read_to_string(&resolved)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| l.starts_with('#'))
+                    .map(|l| slug(l.trim_start_matches('#')))
+                    .collect::<BTreeSet<_>>();
+                assert!(
+                    heading_slugs.contains(anchor),
+                    "{}: the link {target} names no heading",
+                    document.display()
+                );
+            }
+        }
+    }
+    let tracked = std::process::Command::new("git")
+        .args(["grep", "-l", "-I", "\\.\\./shared", "--", "."])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let offenders = String::from_utf8_lossy(&tracked.stdout);
+    assert!(
+        offenders.trim().is_empty(),
+        "files pointing outside the repository: {offenders}"
+    );
+}
+
+/// A heading's anchor as GitHub makes it: lower case, spaces to hyphens,
+/// punctuation other than hyphens and underscores dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}

@@ -86,8 +86,8 @@ fn documented_errors(doc: &Value, op: &Value) -> BTreeSet<(u16, String)> {
 }
 
 /// What each function's handler (and the dev server's router in front of
-/// it) can answer besides success, from shared/src/handlers.rs and
-/// shared/src/store.rs.
+/// it) can answer besides success, from shared/src/handlers/ and
+/// shared/src/store/.
 fn errors_of(function: &str) -> Vec<Error> {
     use Error::*;
     let route_not_found = || RouteNotFound {
@@ -467,4 +467,64 @@ async fn the_dev_server_serves_the_spec() {
     assert_eq!(body, on_disk);
     let _ = stop.send(());
     server.await.unwrap();
+}
+
+/// The cells of a markdown table under the `## {heading}` section of a
+/// document: one `Vec` of trimmed cells per body row (header and rule
+/// skipped).
+fn table_rows(doc: &str, heading: &str) -> Vec<Vec<String>> {
+    let start = doc
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("a '## {heading}' section"));
+    doc[start + heading.len() + 5..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+fn unquote(cell: &str) -> &str {
+    cell.trim_matches('`')
+}
+
+/// docs/API.md, the contract in the project's words, and docs/openapi.yaml
+/// say the same: the same operations, and the same (status, error code)
+/// pairs.
+#[test]
+fn the_api_doc_lists_the_specs_routes_and_error_codes() {
+    let doc = spec();
+    let api = std::fs::read_to_string(local::repo_root().join("docs/API.md")).unwrap();
+
+    let documented: BTreeSet<(String, String)> = table_rows(&api, "Routes")
+        .iter()
+        .map(|row| {
+            let (method, path) = unquote(&row[0]).split_once(' ').unwrap();
+            (method.to_owned(), path.to_owned())
+        })
+        .collect();
+    let specified: BTreeSet<_> = operations(&doc).into_keys().collect();
+    assert_eq!(
+        documented, specified,
+        "docs/API.md Routes vs docs/openapi.yaml"
+    );
+
+    let listed: BTreeSet<(u16, String)> = table_rows(&api, "Error codes")
+        .iter()
+        .map(|row| (row[0].parse().unwrap(), unquote(&row[1]).to_owned()))
+        .collect();
+    let allowed: BTreeSet<(u16, String)> = operations(&doc)
+        .values()
+        .flat_map(|op| documented_errors(&doc, op))
+        .collect();
+    assert_eq!(
+        listed, allowed,
+        "docs/API.md Error codes vs docs/openapi.yaml"
+    );
 }

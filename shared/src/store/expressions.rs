@@ -4,7 +4,7 @@
 
 use super::*;
 
-/// The one expiry boundary (docs/CONTRACT.md, Clocks; the domain's
+/// The one expiry boundary (docs/API.md, Clocks; the domain's
 /// [`crate::domain::hold_is_live`]): a hold or an order with expiry `t` is
 /// live while `now < t` and expired from `now >= t`. Every condition that
 /// compares an expiry (or a deadline) with `:now` is written with
