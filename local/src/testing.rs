@@ -35,7 +35,7 @@ pub fn dev_confirm_secrets() -> ConfirmSecrets {
 /// sends with `body`, signed now: (`webhook-id`, `webhook-timestamp`,
 /// `webhook-signature`).
 pub fn webhook_headers(secrets: &ConfirmSecrets, body: &str) -> [(&'static str, String); 3] {
-    webhook_headers_at(secrets, body, Millis::now().0 / 1000)
+    webhook_headers_at(secrets, body, shared::world::now().0 / 1000)
 }
 
 /// [`webhook_headers`] with a chosen timestamp (unix seconds).
@@ -159,7 +159,7 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
     let event_id = EventId::parse(event).unwrap_or_else(|e| panic!("event id {event}: {e}"));
     // One instant for every liveness judgement, so a hold expiring while
     // the check reads cannot look like a violation.
-    let now = Millis::now();
+    let now = shared::world::now();
     let seats = app
         .store
         .list_all_seats(&event_id, None)

@@ -339,7 +339,7 @@ async fn every_event_file_runs_through_its_handler() {
     // order completed, each an event that stands alone.
     let records: Value = serde_json::from_str(&event_text("publish-events")).unwrap();
     let feed = local::feed::DevFeed::quiet();
-    let out = shared::outbox::publish_records(&feed, &records, shared::domain::Millis::now()).await;
+    let out = shared::outbox::publish_records(&feed, &records, shared::world::now()).await;
     assert_eq!(
         (out.records, out.events, out.failed_records.len()),
         (4, 4, 0),

@@ -31,7 +31,7 @@ async fn section_event(app: &shared::App, rows: u32, seats: u32) -> String {
 /// Each row's free seats (true) in number order, as the table has them now.
 async fn free_rows(app: &shared::App, ev: &str, rows: u32, seats: u32) -> Vec<Vec<bool>> {
     let all = common::seats(app, ev).await;
-    let now = shared::domain::Millis::now();
+    let now = shared::world::now();
     (0..rows as usize)
         .map(|r| {
             all[r * seats as usize..(r + 1) * seats as usize]

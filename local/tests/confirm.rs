@@ -42,7 +42,7 @@ async fn the_signature_is_checked_first_with_rotation_and_a_300_s_tolerance() {
     let o = order(&app, &ev).await;
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     let body = confirm_body(&o.id, "pi_1", &seats_of(&["A-1-1"]));
-    let now = Millis::now().0 / 1000;
+    let now = shared::world::now().0 / 1000;
 
     // Missing, malformed and wrong signatures: 401, before anything else.
     let good = signed(&body);
@@ -169,7 +169,10 @@ async fn the_body_is_bound_to_the_order_and_checked() {
     assert_eq!(stored_order(&app, &a.id).await.status, OrderStatus::Pending);
 
     // An order that does not exist: 404, whatever its id looks like.
-    let ghost = shared::domain::OrderId::generate(&shared::domain::EventId::parse(&ev).unwrap());
+    let ghost = shared::domain::OrderId::from_random(
+        &shared::domain::EventId::parse(&ev).unwrap(),
+        shared::world::random_u128().unwrap(),
+    );
     for id in [ghost.as_str(), "no-such-order"] {
         assert_eq!(
             code(&confirm_seats(&app, id, "pi_g", &seats_of(&["A-1-1"])).await),
@@ -497,7 +500,7 @@ async fn a_payment_inside_the_guard_margin_still_completes() {
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     let deadline = stored_order(&app, &o.id).await.holder_deadline;
     // Let the order reach its margin (the one wait here is for a hold's time to pass).
-    let wait = deadline.0 - Millis::now().0 + 100;
+    let wait = deadline.0 - shared::world::now().0 + 100;
     tokio::time::sleep(std::time::Duration::from_millis(wait.max(0) as u64)).await;
     let (status, reply) = claim(&app, &o, "A-1-2").await;
     assert_eq!(
@@ -506,7 +509,7 @@ async fn a_payment_inside_the_guard_margin_still_completes() {
         "{reply}"
     );
     let (status, reply) = confirm_seats(&app, &o.id, "pi_1", &seats_of(&["A-1-1"])).await;
-    let answered = Millis::now();
+    let answered = shared::world::now();
     assert_eq!(
         (status, reply["status"].as_str()),
         (200, Some("COMPLETED")),

@@ -24,7 +24,7 @@ use local::testing::{
 };
 use serde_json::{json, Value};
 use shared::auth::HoldToken;
-use shared::domain::{EventId, Millis, OrderId, OrderStatus, SeatState};
+use shared::domain::{EventId, OrderId, OrderStatus, SeatState};
 use shared::sweep::DEADLINE_MARGIN_MS;
 use shared::App;
 
@@ -122,9 +122,9 @@ fn assert_store_unavailable(what: &str, reply: &Reply) {
 /// A token and order id shaped like real ones, for stores that never answer.
 fn unknown_order() -> (OrderId, String) {
     let event = EventId::parse("ev-faults").unwrap();
-    let token = HoldToken::generate(&event, Millis::now().plus_seconds(300)).unwrap();
+    let token = HoldToken::generate(&event, shared::world::now().plus_seconds(300)).unwrap();
     (
-        OrderId::generate(&event),
+        OrderId::from_random(&event, shared::world::random_u128().unwrap()),
         format!("Bearer {}", token.as_str()),
     )
 }
@@ -264,7 +264,7 @@ async fn expire_holds_on_a_hung_store_returns_before_the_deadline() {
     let started = Instant::now();
     let summary = shared::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
-        invocation(Millis::now().0 + budget.as_millis() as i64),
+        invocation(shared::world::now().0 + budget.as_millis() as i64),
     )
     .await
     .unwrap();
@@ -1154,7 +1154,7 @@ async fn the_sweep_finishes_a_creation_that_died_before_its_buckets() {
         "not ready"
     );
     let sweeper = local::iam::attributed(&app, "expire-holds");
-    let summary = shared::sweep::run(&sweeper.store, Millis::now(), None).await;
+    let summary = shared::sweep::run(&sweeper.store, shared::world::now(), None).await;
     assert_eq!(summary.completed_events, 1, "{summary:?}");
     assert!(
         faults.attempts("PutItem") >= 5,
@@ -1273,21 +1273,21 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     // Already inside the margin: no page is started.
     let first = shared::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
-        invocation(Millis::now().0 + 5),
+        invocation(shared::world::now().0 + 5),
     )
     .await
     .unwrap();
     // Time for a page or two, not for all eight shards.
     let second = shared::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
-        invocation(Millis::now().0 + DEADLINE_MARGIN_MS + 50),
+        invocation(shared::world::now().0 + DEADLINE_MARGIN_MS + 50),
     )
     .await
     .unwrap();
     // A normal run (expire-holds' 55 s timeout).
     let third = shared::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
-        invocation(Millis::now().0 + 55_000),
+        invocation(shared::world::now().0 + 55_000),
     )
     .await
     .unwrap();
@@ -1328,7 +1328,7 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     // Nothing left for a fourth run.
     let fourth = shared::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
-        invocation(Millis::now().0 + 55_000),
+        invocation(shared::world::now().0 + 55_000),
     )
     .await
     .unwrap();

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use serde_json::json;
 use shared::domain::ga::bucket_count;
-use shared::domain::{EventId, Millis, SectionId};
+use shared::domain::{EventId, SectionId};
 
 /// An event with a seated section A (one row of `seats`) and a
 /// general-admission section FLOOR of `capacity` places.
@@ -39,7 +39,7 @@ async fn floor_totals(app: &shared::App, ev: &str, capacity: u32) -> (u32, u32) 
         .await
         .unwrap();
     assert_eq!(buckets.len(), indexes.len());
-    let now = Millis::now();
+    let now = shared::world::now();
     for b in &buckets {
         assert!(
             b.sold + b.live_held(now) <= b.capacity,
@@ -702,7 +702,7 @@ async fn the_invariant_check_sees_a_place_sold_twice_or_a_stray_hold() {
     let stray = AttributeValue::M(
         [
             ("q".to_owned(), n(1)),
-            ("e".to_owned(), n(Millis::now().0 + 60_000)),
+            ("e".to_owned(), n(shared::world::now().0 + 60_000)),
         ]
         .into(),
     );

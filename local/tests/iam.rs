@@ -382,7 +382,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     assert_eq!(ob.run("GET", "/events/nope", &[], "").await.0, 404);
     let_holds_expire(1).await;
     let sweeper = local::iam::attributed(&ob.app, "expire-holds");
-    let summary = shared::sweep::run(&sweeper.store, shared::domain::Millis::now(), None).await;
+    let summary = shared::sweep::run(&sweeper.store, shared::world::now(), None).await;
     assert!(
         summary.expired_orders >= 1 && summary.released_seats >= 1 && summary.completed_events == 1,
         "{summary:?}"
@@ -420,8 +420,7 @@ async fn publish_stream(app: &shared::App) {
     let bus = &bus;
     follower
         .catch_up(|batch| async move {
-            let out =
-                shared::outbox::publish_records(bus, &batch, shared::domain::Millis::now()).await;
+            let out = shared::outbox::publish_records(bus, &batch, shared::world::now()).await;
             assert!(out.failed_records.is_empty(), "{out:?}");
         })
         .await

@@ -488,7 +488,7 @@ async fn the_sweep_releases_what_the_order_item_holds_not_what_the_index_showed(
     let live = order(&app, &ev).await;
     assert_eq!(claim(&app, &live, "A-1-3").await.0, 200);
     assert_eq!(
-        shared::sweep::release_order(&app.store, &live.order_id(), shared::domain::Millis::now())
+        shared::sweep::release_order(&app.store, &live.order_id(), shared::world::now())
             .await
             .unwrap(),
         shared::sweep::Released::default()

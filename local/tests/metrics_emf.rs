@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use common::*;
 use serde_json::{json, Value};
-use shared::domain::Millis;
 
 /// The EMF units CloudWatch accepts (the ones `metrics` can name).
 const UNITS: [&str; 8] = [
@@ -195,7 +194,8 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     follower
         .catch_up(|batch| async move {
             shared::project_records(store, &batch).await;
-            let published = shared::outbox::publish_records(feed_ref, &batch, Millis::now()).await;
+            let published =
+                shared::outbox::publish_records(feed_ref, &batch, shared::world::now()).await;
             shared::metrics::published(published.events, published.failed_records.len());
         })
         .await

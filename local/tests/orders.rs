@@ -50,7 +50,7 @@ async fn an_extended_hold_outlives_its_original_expiry_and_every_token_keeps_wor
     let original = millis(&json!(buyer.expires_at));
     let extended = millis(&reply["expiresAt"]);
     assert!(
-        extended >= Millis::now().0 + 25_000 && extended > original,
+        extended >= shared::world::now().0 + 25_000 && extended > original,
         "{reply}"
     );
     let renewed = with_token(&buyer, &reply);
@@ -213,7 +213,7 @@ async fn extend_racing_the_orders_own_claims_moves_every_hold() {
     // compares each live hold's expiry with its order's.
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.live_holds, 8);
-    assert!(stored.expires_at.0 > Millis::now().0 + 500_000);
+    assert!(stored.expires_at.0 > shared::world::now().0 + 500_000);
 }
 
 #[tokio::test]

@@ -14,7 +14,6 @@ use common::*;
 use local::feed::DevFeed;
 use local::streams::StreamFollower;
 use serde_json::{json, Value};
-use shared::domain::Millis;
 use shared::outbox::{publish_records, EventSink, Published};
 
 /// Every record of the app's table's stream so far, oldest first.
@@ -48,7 +47,7 @@ async fn stream_records(app: &shared::App) -> Vec<Value> {
 async fn publish(sink: &impl EventSink, records: &[Value]) -> Published {
     let mut all = Published::default();
     for batch in records.chunks(100) {
-        let out = publish_records(sink, &json!({ "Records": batch }), Millis::now()).await;
+        let out = publish_records(sink, &json!({ "Records": batch }), shared::world::now()).await;
         all.records += out.records;
         all.events += out.events;
         all.failed_records.extend(out.failed_records);

@@ -19,7 +19,7 @@ async fn app_with_budget(ms: u32) -> shared::App {
 async fn finish(app: &shared::App) -> u64 {
     shared::sweep::run(
         &local::iam::attributed(app, "expire-holds").store,
-        shared::domain::Millis::now(),
+        shared::world::now(),
         None,
     )
     .await

@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn signatures_verify_only_for_the_exact_id_timestamp_body_and_key() -> TestResult {
         let secrets = ConfirmSecrets::parse(KEY_B)?;
-        let now = Millis::now();
+        let now = crate::world::now();
         let ts = now.0 / 1000;
         let body = br#"{"orderId":"o","paymentId":"pi_1","seats":["A-1-1"]}"#;
         let headers = signed(&secrets, "msg_1", ts, body)?;
@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn any_configured_key_may_sign_for_rotation() -> TestResult {
-        let now = Millis::now();
+        let now = crate::world::now();
         let body = b"{}";
         let old = signed(&ConfirmSecrets::parse(KEY_A)?, "m", now.0 / 1000, body)?;
         let new = signed(&ConfirmSecrets::parse(KEY_B)?, "m", now.0 / 1000, body)?;

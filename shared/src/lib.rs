@@ -12,6 +12,7 @@ pub mod outbox;
 pub mod store;
 pub mod sweep;
 pub mod telemetry;
+pub mod world;
 
 pub use config::{Config, ConfigError, Needs};
 pub use error::Error;
@@ -45,7 +46,7 @@ pub async fn expire_holds(
         .ok()
         .filter(|d| *d > 0)
         .map(domain::Millis);
-    let summary = sweep::run(&app.store, domain::Millis::now(), deadline).await;
+    let summary = sweep::run(&app.store, crate::world::now(), deadline).await;
     metrics::sweep(
         summary.expired_orders,
         summary.released_seats,
@@ -100,7 +101,7 @@ pub async fn publish_events(
     bus: &outbox::EventBridgeBus,
     event: lambda_runtime::LambdaEvent<serde_json::Value>,
 ) -> Result<serde_json::Value, std::convert::Infallible> {
-    let published = outbox::publish_records(bus, &event.payload, domain::Millis::now()).await;
+    let published = outbox::publish_records(bus, &event.payload, crate::world::now()).await;
     metrics::published(published.events, published.failed_records.len());
     metrics::flush();
     tracing::info!(

@@ -60,7 +60,7 @@ pub async fn run(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepS
     let mut summary = release_expired(store, now, deadline).await;
     match deadline {
         Some(d) => {
-            let left = d.0 - DEADLINE_MARGIN_MS - Millis::now().0;
+            let left = d.0 - DEADLINE_MARGIN_MS - crate::world::now().0;
             if left <= 0 {
                 return summary;
             }
@@ -125,7 +125,7 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
     let work = sweep_shards(store, now, deadline, &mut summary);
     match deadline {
         Some(d) => {
-            let left = u64::try_from(d.0 - REPORT_RESERVE_MS - Millis::now().0).unwrap_or(0);
+            let left = u64::try_from(d.0 - REPORT_RESERVE_MS - crate::world::now().0).unwrap_or(0);
             if tokio::time::timeout(std::time::Duration::from_millis(left), work)
                 .await
                 .is_err()
@@ -157,7 +157,7 @@ async fn sweep_shards(
     'shards: for shard in 0..PENDING_SHARDS {
         let mut cursor = None;
         loop {
-            if deadline.is_some_and(|d| Millis::now().0 + DEADLINE_MARGIN_MS >= d.0) {
+            if deadline.is_some_and(|d| crate::world::now().0 + DEADLINE_MARGIN_MS >= d.0) {
                 summary.stopped_early = true;
                 break 'shards;
             }

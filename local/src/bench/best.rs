@@ -96,7 +96,7 @@ pub(super) async fn best_available_stampede(
     timing.wall = started.elapsed();
     // Seats were only ever taken: a run of n that exists now existed when
     // n was refused, so that refusal would have been false.
-    let now = Millis::now();
+    let now = shared::world::now();
     let all = app
         .store
         .list_all_seats(

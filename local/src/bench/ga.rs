@@ -76,7 +76,7 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
         .read_buckets(&event_id, &section, &indexes, true)
         .await
         .map_err(|e| e.to_string())?;
-    let now = Millis::now();
+    let now = shared::world::now();
     let held: u32 = buckets.iter().map(|b| b.sold + b.live_held(now)).sum();
     let over = held.saturating_sub(size.capacity) + granted.saturating_sub(size.capacity);
     Ok(Row {

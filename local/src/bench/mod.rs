@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use lambda_http::Body;
 use shared::auth::HoldToken;
-use shared::domain::{Millis, OrderId, SeatId, SeatState};
+use shared::domain::{OrderId, SeatId, SeatState};
 use shared::App;
 use tokio::sync::Semaphore;
 
@@ -277,7 +277,8 @@ async fn create_event(app: &App, id: &str, seats: u32, hold_seconds: u32) -> Res
         // Out of create-event's budget: finish it as the sweep would.
         (202, _) => {
             let mut summary = shared::sweep::SweepSummary::default();
-            shared::sweep::finish_events(&app.store, Millis::now(), None, &mut summary).await;
+            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
+                .await;
             match summary.completed_events {
                 1 => Ok(()),
                 n => Err(format!(

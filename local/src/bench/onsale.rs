@@ -257,7 +257,8 @@ pub(super) async fn on_sale(
         201 => {}
         202 => {
             let mut summary = shared::sweep::SweepSummary::default();
-            shared::sweep::finish_events(&app.store, Millis::now(), None, &mut summary).await;
+            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
+                .await;
         }
         _ => return Err(format!("create-event: {status} {body}")),
     }
@@ -327,7 +328,7 @@ pub(super) async fn on_sale(
     // traffic too. Waiting for the holds to lapse is the point of the wait.
     tokio::time::sleep(Duration::from_secs(u64::from(model.hold_seconds) + 1)).await;
     let started = Instant::now();
-    let summary = shared::sweep::release_expired(&app.store, Millis::now(), None).await;
+    let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
     out.sweep = started.elapsed();
     out.swept_orders = summary.expired_orders;
     recorder.set_recording(false);
@@ -410,7 +411,7 @@ pub(super) async fn on_sale(
             .read_buckets(&event_id, &section, &indexes, true)
             .await
             .map_err(|e| e.to_string())?;
-        let now = Millis::now();
+        let now = shared::world::now();
         out.sold_places = buckets.iter().map(|b| u64::from(b.sold)).sum();
         out.oversold_places = buckets
             .iter()

@@ -154,7 +154,7 @@ pub(super) async fn sweep_scaling(
     tokio::time::sleep(Duration::from_millis(u64::from(HOLD_SECONDS) * 1000 + 200)).await;
     counter.take();
     let started = Instant::now();
-    let summary = shared::sweep::release_expired(&app.store, Millis::now(), None).await;
+    let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
     let took = started.elapsed();
     let queries = counter.take().get("Query").copied().unwrap_or(0);
     if summary.expired_orders != expired as u64 || summary.released_seats != expired as u64 {

@@ -53,7 +53,7 @@ pub(super) async fn raw_claims(
             let _permit = sem.acquire_owned().await;
             let t = Instant::now();
             let order = format!("naive-order-{o}");
-            let now = Millis::now().0;
+            let now = shared::world::now().0;
             let won = match how {
                 RawClaim::ConditionalUpdate => client
                     .update_item()

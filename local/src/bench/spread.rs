@@ -133,7 +133,7 @@ pub(super) async fn spread(
                     let order_id = OrderId::parse(&order.id).map_err(|e| e.to_string())?;
                     let seat = SeatId::parse(&seat).map_err(|e| e.to_string())?;
                     app.store
-                        .claim_seat(&order_id, &token, &seat, 10, Millis::now())
+                        .claim_seat(&order_id, &token, &seat, 10, shared::world::now())
                         .await
                         .is_ok()
                 }

@@ -93,7 +93,7 @@ async fn run() -> Result<(), String> {
             tick.tick().await;
             loop {
                 tick.tick().await;
-                shared::sweep::run(&app.store, shared::domain::Millis::now(), None).await;
+                shared::sweep::run(&app.store, shared::world::now(), None).await;
             }
         })
     };
@@ -106,13 +106,8 @@ async fn run() -> Result<(), String> {
             loop {
                 tick.tick().await;
                 let mut summary = shared::sweep::SweepSummary::default();
-                shared::sweep::finish_events(
-                    &app.store,
-                    shared::domain::Millis::now(),
-                    None,
-                    &mut summary,
-                )
-                .await;
+                shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
+                    .await;
             }
         })
     };
@@ -137,12 +132,7 @@ async fn run() -> Result<(), String> {
                 if let Err(e) = follower
                     .catch_up(|batch| async move {
                         shared::project_records(store, &batch).await;
-                        shared::outbox::publish_records(
-                            feed,
-                            &batch,
-                            shared::domain::Millis::now(),
-                        )
-                        .await;
+                        shared::outbox::publish_records(feed, &batch, shared::world::now()).await;
                         feed.note_events(&batch);
                     })
                     .await

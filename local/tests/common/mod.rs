@@ -291,7 +291,7 @@ pub async fn stored_order(app: &App, id: &str) -> shared::domain::Order {
 pub async fn sweep(app: &App) -> shared::sweep::SweepSummary {
     shared::sweep::release_expired(
         &local::iam::attributed(app, "expire-holds").store,
-        shared::domain::Millis::now(),
+        shared::world::now(),
         None,
     )
     .await
@@ -313,9 +313,9 @@ pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> 
         seat_count: 0,
         sections: vec![],
     };
-    let (order, token) = shared::domain::Order::new_pending(
+    let (order, token) = shared::handlers::open_order(
         &event,
-        shared::domain::Millis::now(),
+        shared::world::now(),
         app.config.expiry_guard_ms,
         None,
     )

@@ -1,5 +1,6 @@
 //! Pure domain types and rules: ids that validate on parse, seat and order
-//! states, expiry, the event layout. Nothing here performs I/O.
+//! states, expiry, the event layout. Nothing here performs I/O: no clock,
+//! no randomness (`crate::world` reads both at the edge), no store, no HTTP.
 
 use std::fmt;
 
@@ -145,14 +146,11 @@ impl fmt::Display for EventRef {
 }
 
 impl OrderId {
-    /// A fresh random order id of an order of `event`:
-    /// `{event ref}-{128-bit random, hex}` (53 characters).
-    pub fn generate(event: &EventId) -> Self {
-        Self(format!(
-            "{}-{}",
-            EventRef::of(event),
-            uuid::Uuid::new_v4().simple()
-        ))
+    /// The id of a new order of `event` from 128 random bits (drawn at the
+    /// edge, `world::random_u128`): `{event ref}-{32 hex digits}` (53
+    /// characters).
+    pub fn from_random(event: &EventId, random: u128) -> Self {
+        Self(format!("{}-{random:032x}", EventRef::of(event)))
     }
     /// The event ref this id starts with; `None` for an id we never issued
     /// (no order can exist under it).
@@ -191,9 +189,6 @@ impl SeatId {
 pub struct Millis(pub i64);
 
 impl Millis {
-    pub fn now() -> Self {
-        Self::from(Utc::now())
-    }
     pub fn plus_seconds(self, seconds: u32) -> Self {
         Self(self.0 + i64::from(seconds) * 1000)
     }
@@ -399,32 +394,38 @@ pub struct Order {
 }
 
 impl Order {
-    /// A new PENDING order holding nothing yet, and its hold token (the
-    /// only copy: the order keeps just the token's hash).
+    /// A new PENDING order of `event` opened at `now`, holding nothing yet.
+    /// Its id and its hold token's hash come from the edge (both need
+    /// randomness); the token must be for [`Order::expiry_for`]`(event, now)`.
     pub fn new_pending(
         event: &Event,
         now: Millis,
         guard_ms: u32,
         user_id: Option<String>,
-    ) -> Result<(Self, crate::auth::HoldToken), Error> {
-        let expires_at = now.plus_seconds(event.hold_seconds);
-        let token = crate::auth::HoldToken::generate(&event.event_id, expires_at)?;
-        let order = Order {
-            order_id: OrderId::generate(&event.event_id),
+        order_id: OrderId,
+        token_hash: String,
+    ) -> Self {
+        let expires_at = Self::expiry_for(event, now);
+        Order {
+            order_id,
             event_id: event.event_id.clone(),
             status: OrderStatus::Pending,
             expires_at,
             holder_deadline: holder_deadline(expires_at, guard_ms, event.hold_seconds),
             created_at: now,
-            token_hash: token.hash(),
+            token_hash,
             seats: Vec::new(),
             places: Vec::new(),
             payment_id: None,
             refund_payment_ids: Vec::new(),
             refund_reason: None,
             user_id,
-        };
-        Ok((order, token))
+        }
+    }
+
+    /// When an order of `event` opened at `now` expires.
+    pub fn expiry_for(event: &Event, now: Millis) -> Millis {
+        now.plus_seconds(event.hold_seconds)
     }
 
     pub fn effective_status(&self, now: Millis) -> OrderStatus {
@@ -522,7 +523,7 @@ pub(super) mod tests {
     #[test]
     fn order_ids_carry_their_event_ref() -> TestResult {
         let event = EventId::parse("gala-2026")?;
-        let id = OrderId::generate(&event);
+        let id = OrderId::from_random(&event, u128::MAX);
         assert!(id.as_str().len() <= MAX_ID_LEN);
         assert!(
             OrderId::parse(id.as_str()).is_ok(),
@@ -590,7 +591,8 @@ pub(super) mod tests {
             seat_count: 10,
             sections: vec![],
         };
-        let (mut order, _) = Order::new_pending(&event, now, 2000, None)?;
+        let order_id = OrderId::from_random(&event.event_id, 7);
+        let mut order = Order::new_pending(&event, now, 2000, None, order_id, "h".into());
         order.seats = seats
             .iter()
             .map(|s| SeatId::parse(s))

@@ -176,7 +176,7 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
         .ok_or(Error::Unauthorized)?;
     // The signature is checked before anything else, the body's size
     // included (API Gateway caps it at 10 MB).
-    secrets.verify(req.headers(), req.body().as_ref(), Millis::now())?;
+    secrets.verify(req.headers(), req.body().as_ref(), crate::world::now())?;
     raw_body(req)?;
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let paid = Paid::from_body(
@@ -187,7 +187,7 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
     if paid.ga.is_empty()
         && app
             .store
-            .confirm_exact(&order_id, &paid.payment, &paid.seats, Millis::now())
+            .confirm_exact(&order_id, &paid.payment, &paid.seats, crate::world::now())
             .await?
     {
         return Ok(sold(&order_id, &paid.seats, &[], &paid.payment));
@@ -244,7 +244,7 @@ const PLACE_REPLANS: u32 = 10;
 /// still held to the buckets as read; see [`PLACE_REPLANS`]).
 async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) -> Step {
     let order = &stored.order;
-    let now = Millis::now();
+    let now = crate::world::now();
     let payment = &paid.payment;
     // Every paid section's places out of what the order holds (the rest of
     // its places given back); `None` if it holds fewer than paid for.

@@ -1,4 +1,4 @@
-//! Living with rivals: a random number to spread choices, and jittered
+//! Living with rivals: jittered
 //! pauses between attempts that lost a race, shared by the routes that
 //! retry (best-available, hold-ga, extend, cancel, confirm).
 
@@ -13,14 +13,7 @@ const MAX_BACKOFF_MS: u64 = 200;
 pub(super) async fn back_off(losses: u32) {
     let ceiling = (BACKOFF_BASE_MS << losses.min(10)).min(MAX_BACKOFF_MS);
     tokio::time::sleep(std::time::Duration::from_millis(
-        random_u64() % (ceiling + 1),
+        crate::world::random_u64() % (ceiling + 1),
     ))
     .await;
-}
-
-/// A random number for spreading choices and pauses; without randomness,
-/// 0: the first choice and no pause, slower under a stampede, never wrong.
-pub(super) fn random_u64() -> u64 {
-    let mut random = [0u8; 8];
-    getrandom::fill(&mut random).map_or(0, |()| u64::from_le_bytes(random))
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Reply;
 use crate::domain::{
-    Event, EventId, EventPlan, EventStatus, Millis, RowId, RowPlan, SeatId, SeatStatus, SectionId,
+    Event, EventId, EventPlan, EventStatus, RowId, RowPlan, SeatId, SeatStatus, SectionId,
 };
 use crate::error::Error;
 use crate::http::{
@@ -198,7 +198,7 @@ pub async fn list_seats(app: &App, req: Request) -> Reply {
                 .list_seats(&event_id, section.as_ref(), from, limit)
                 .await?
                 .ok_or(Error::EventNotFound)?;
-            let now = Millis::now();
+            let now = crate::world::now();
             let seats = seats
                 .into_iter()
                 .map(|seat| SeatView {
@@ -241,7 +241,8 @@ pub async fn availability(app: &App, req: Request) -> Reply {
                 .await?
                 .ok_or(Error::EventNotFound)?;
             let (read_at, read) = app.store.seat_map_rows(&event).await?;
-            let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, Millis::now());
+            let mut map =
+                crate::domain::seat_map(&event, &read.rows, &read.buckets, crate::world::now());
             map.as_of = read_at.to_rfc3339();
             Ok(cacheable_json(
                 &map,

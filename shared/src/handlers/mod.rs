@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::HoldToken;
 use crate::domain::{
-    Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId,
+    Event, EventId, EventRef, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId,
     MAX_USER_ID_LEN,
 };
 use crate::error::Error;
@@ -56,6 +56,23 @@ struct CreateOrderReply<'a> {
     created_at: String,
 }
 
+/// A new PENDING order of `event` opened at `now`, and its hold token:
+/// the randomness both need is drawn here, at the edge, and the domain
+/// builds the order from it (the token is the only copy of its secret).
+pub fn open_order(
+    event: &Event,
+    now: crate::domain::Millis,
+    guard_ms: u32,
+    user_id: Option<String>,
+) -> Result<(Order, HoldToken), Error> {
+    let token = HoldToken::generate(&event.event_id, Order::expiry_for(event, now))?;
+    let random = crate::world::random_u128()
+        .ok_or_else(|| Error::Corrupt("no randomness for an order id".into()))?;
+    let order_id = OrderId::from_random(&event.event_id, random);
+    let order = Order::new_pending(event, now, guard_ms, user_id, order_id, token.hash());
+    Ok((order, token))
+}
+
 /// `POST /events/{eventId}/orders`
 pub async fn create_order(app: &App, req: Request) -> Reply {
     Ok(serve(
@@ -80,9 +97,9 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
                 .get_event(&event_id)
                 .await?
                 .ok_or(Error::EventNotFound)?;
-            let (order, token) = Order::new_pending(
-                event.as_ref(),
-                Millis::now(),
+            let (order, token) = open_order(
+                &event,
+                crate::world::now(),
                 app.config.expiry_guard_ms,
                 body.user_id,
             )?;
@@ -220,7 +237,7 @@ pub async fn get_order(app: &App, req: Request) -> Reply {
                 &OrderReply {
                     order_id: &order.order_id,
                     event_id: &order.event_id,
-                    status: order.effective_status(Millis::now()),
+                    status: order.effective_status(crate::world::now()),
                     expires_at: order.expires_at.to_rfc3339(),
                     created_at: order.created_at.to_rfc3339(),
                     seats: &order.seats,
@@ -278,7 +295,7 @@ pub async fn get_seat(app: &App, req: Request) -> Reply {
                     &token,
                     &seat_id,
                     app.config.max_seats_per_order,
-                    Millis::now(),
+                    crate::world::now(),
                 )
                 .await?;
             Ok(json(
@@ -306,7 +323,7 @@ pub async fn drop_seat(app: &App, req: Request) -> Reply {
             let seat_id = path_param(&req, "seatId", SeatId::parse)?;
             let token = order_token(app, &req, &order_id).await?;
             app.store
-                .release_seat(&order_id, &token, &seat_id, Millis::now())
+                .release_seat(&order_id, &token, &seat_id, crate::world::now())
                 .await?;
             Ok(json(
                 StatusCode::OK,

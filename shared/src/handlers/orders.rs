@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::contention::{back_off, random_u64};
+use super::contention::back_off;
 use super::places::plan_from_buckets;
 use super::{order_event, read_own_order, Reply};
 use crate::domain::best_available::{best_block, spread_choice};
@@ -18,6 +18,7 @@ use crate::domain::{
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
 use crate::store::{BlockClaim, BucketChange};
+use crate::world::random_u64;
 use crate::App;
 
 /// Reads of the order one request may make: each transaction that fails
@@ -68,7 +69,7 @@ pub async fn extend_order(app: &App, req: Request) -> Reply {
             for round in 0..ORDER_ROUNDS {
                 let (stored, token) = read_own_order(app, &req, &order_id).await?;
                 let order = &stored.order;
-                let now = Millis::now();
+                let now = crate::world::now();
                 if !order.is_holdable(now) {
                     return Err(Error::OrderNotHoldable);
                 }
@@ -152,7 +153,7 @@ pub async fn cancel_order(app: &App, req: Request) -> Reply {
                     OrderStatus::Cancelled => return Ok(cancelled()),
                     OrderStatus::Pending | OrderStatus::Expired => {}
                 }
-                let live = order.is_live(Millis::now());
+                let live = order.is_live(crate::world::now());
                 if !app.store.cancel_order(&stored, live).await? {
                     back_off(round + 1).await;
                     continue;
@@ -215,7 +216,7 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
         // One consistent read of the order first: who asks, and whether it
         // may hold, come before any reading of the section.
         let (stored, token) = read_own_order(app, &req, &order_id).await?;
-        if !stored.order.is_holdable(Millis::now()) {
+        if !stored.order.is_holdable(crate::world::now()) {
             return Err(Error::OrderNotHoldable);
         }
         // The order's own expiry (a token from before an extension carries
@@ -234,7 +235,7 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
         let n = body.quantity as usize;
         let mut read = Read::default();
         for _ in 0..BEST_AVAILABLE_ATTEMPTS {
-            let now = Millis::now();
+            let now = crate::world::now();
             let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
                 if read.consistent {
                     return Err(Error::NotEnoughSeats { quantity: body.quantity });
@@ -362,7 +363,7 @@ pub async fn hold_ga(app: &App, req: Request) -> Reply {
                     "section {section_id} is seated: hold its seats with get-seat or best-available"
                 )));
             };
-            let now = Millis::now();
+            let now = crate::world::now();
             if !order.is_holdable(now) {
                 return Err(Error::OrderNotHoldable);
             }

@@ -8,7 +8,7 @@ use crate::domain::{EventId, SectionId};
 use crate::error::Error;
 use crate::App;
 
-use super::contention::random_u64;
+use crate::world::random_u64;
 
 /// Buckets read first: enough to find places while the section is far from
 /// sold out, few enough to be one batch read.

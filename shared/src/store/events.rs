@@ -51,7 +51,7 @@ impl Store {
         event: &Event,
         budget: Duration,
     ) -> Result<EventStatus, Error> {
-        let started = Millis::now();
+        let started = crate::world::now();
         let deadline =
             Millis(started.0 + i64::try_from(budget.as_millis()).unwrap_or(i64::MAX / 2));
         let fingerprint = event.plan_fingerprint();
@@ -233,7 +233,7 @@ impl Store {
                 && !out_of_time
                 && pending.peek().is_some()
             {
-                if Millis::now() >= deadline {
+                if crate::world::now() >= deadline {
                     out_of_time = true;
                     break;
                 }

@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn confirm_decisions() -> TestResult {
-        let order = OrderId::generate(&EventId::parse("e")?);
+        let order = OrderId::from_random(&EventId::parse("e")?, 42);
         let other = HashMap::from([(
             super::super::ORDER_ID.to_owned(),
             AttributeValue::S("someone-else".into()),

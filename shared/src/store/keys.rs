@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(pk("A")?, format!("SEATS#{r}#A#-"));
         assert_eq!(pk("A-1-0")?, format!("SEATS#{r}#A-1-0#-"));
         assert_eq!(pk("A-x")?, format!("SEATS#{r}#A-x#-"));
-        let order = OrderId::generate(&e);
+        let order = OrderId::from_random(&e, 42);
         assert_eq!(
             order.event_ref().map(|r| event_pk(&r)),
             Some(event_key(&e)[PK].clone()),
@@ -255,7 +255,12 @@ mod tests {
         // meets it first.
         assert!("EVENT" < "SEAT#");
         let shards: std::collections::HashSet<_> = (0..2000)
-            .map(|_| pending_shard(&OrderId::generate(&e)))
+            .map(|_| {
+                pending_shard(&OrderId::from_random(
+                    &e,
+                    crate::world::random_u128().unwrap_or_default(),
+                ))
+            })
             .collect();
         assert_eq!(
             shards.len(),

@@ -174,7 +174,7 @@ impl Store {
     /// buckets, and when they were read, reused for [`SEAT_MAP_CACHE_MS`]
     /// (or what [`Store::with_seat_map_cache_ms`] set).
     pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<MapRead>), Error> {
-        let now = Millis::now();
+        let now = crate::world::now();
         let cached = self
             .seat_maps
             .0
