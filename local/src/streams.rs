@@ -187,7 +187,7 @@ pub async fn project_now(app: &shared::App, endpoint: &str) -> Result<usize, Str
     let projector = &crate::iam::attributed(app, "project-seat-map");
     follower
         .catch_up(|batch| async move {
-            shared::project_records(&projector.store, &batch).await;
+            shared::handlers::project_records(&projector.store, &batch).await;
         })
         .await
 }

@@ -326,9 +326,10 @@ async fn every_event_file_runs_through_its_handler() {
     assert_eq!(scheduled["detail-type"], "Scheduled Event");
     let invocation =
         lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
-    let summary = shared::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation)
-        .await
-        .unwrap();
+    let summary =
+        shared::handlers::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation)
+            .await
+            .unwrap();
     let summary = serde_json::to_value(summary).unwrap();
     assert_eq!(
         summary,

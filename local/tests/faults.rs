@@ -262,7 +262,7 @@ async fn expire_holds_on_a_hung_store_returns_before_the_deadline() {
     // Time for one page to start, not for its query to time out (8 s).
     let budget = Duration::from_secs(5);
     let started = Instant::now();
-    let summary = shared::expire_holds(
+    let summary = shared::handlers::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
         invocation(shared::world::now().0 + budget.as_millis() as i64),
     )
@@ -1271,21 +1271,21 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     let_holds_expire(HOLD).await;
 
     // Already inside the margin: no page is started.
-    let first = shared::expire_holds(
+    let first = shared::handlers::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
         invocation(shared::world::now().0 + 5),
     )
     .await
     .unwrap();
     // Time for a page or two, not for all eight shards.
-    let second = shared::expire_holds(
+    let second = shared::handlers::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
         invocation(shared::world::now().0 + DEADLINE_MARGIN_MS + 50),
     )
     .await
     .unwrap();
     // A normal run (expire-holds' 55 s timeout).
-    let third = shared::expire_holds(
+    let third = shared::handlers::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
         invocation(shared::world::now().0 + 55_000),
     )
@@ -1326,7 +1326,7 @@ async fn expire_holds_stops_at_the_deadline_and_the_next_run_finishes() {
     let check = assert_invariants(&app, &ev).await;
     assert_eq!(check.orders, ORDERS);
     // Nothing left for a fourth run.
-    let fourth = shared::expire_holds(
+    let fourth = shared::handlers::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
         invocation(shared::world::now().0 + 55_000),
     )

@@ -168,7 +168,7 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
         &std::fs::read_to_string(local::repo_root().join("events/expire-holds.json")).unwrap(),
     )
     .unwrap();
-    let summary = shared::expire_holds(
+    let summary = shared::handlers::expire_holds(
         &local::iam::attributed(&app, "expire-holds"),
         lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default()),
     )
@@ -193,7 +193,7 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     let (feed_ref, store) = (&feed, &projector.store);
     follower
         .catch_up(|batch| async move {
-            shared::project_records(store, &batch).await;
+            shared::handlers::project_records(store, &batch).await;
             let published =
                 shared::outbox::publish_records(feed_ref, &batch, shared::world::now()).await;
             shared::metrics::published(published.events, published.failed_records.len());

@@ -237,7 +237,9 @@ async fn the_stream_event_file_projects_through_the_lambda_handler() {
         serde_json::from_str(&text).unwrap(),
         lambda_runtime::Context::default(),
     );
-    let reply = shared::project_seat_map(&app, event).await.unwrap();
+    let reply = shared::handlers::project_seat_map(&app, event)
+        .await
+        .unwrap();
     assert_eq!(reply, serde_json::json!({"batchItemFailures": []}));
     assert_eq!(
         statuses(&availability(&app, "gala-2026", false).await.1),

@@ -7,5 +7,8 @@ use shared::{telemetry, App, Needs};
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let app = App::from_env(Needs::Store).await?;
-    run(service_fn(|event| shared::expire_holds(&app, event))).await
+    run(service_fn(|event| {
+        shared::handlers::expire_holds(&app, event)
+    }))
+    .await
 }

@@ -8,5 +8,8 @@ use shared::{telemetry, App, Needs};
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let app = App::from_env(Needs::Store).await?;
-    run(service_fn(|event| shared::project_seat_map(&app, event))).await
+    run(service_fn(|event| {
+        shared::handlers::project_seat_map(&app, event)
+    }))
+    .await
 }

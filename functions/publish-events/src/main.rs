@@ -8,5 +8,8 @@ use shared::{outbox::EventBridgeBus, telemetry};
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let bus = EventBridgeBus::from_env().await?;
-    run(service_fn(|event| shared::publish_events(&bus, event))).await
+    run(service_fn(|event| {
+        shared::handlers::publish_events(&bus, event)
+    }))
+    .await
 }

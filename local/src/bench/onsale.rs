@@ -365,8 +365,11 @@ pub(super) async fn on_sale(
             let store = app.store.clone();
             async move {
                 for record in batch["Records"].as_array().into_iter().flatten() {
-                    shared::project_records(&store, &serde_json::json!({"Records": [record]}))
-                        .await;
+                    shared::handlers::project_records(
+                        &store,
+                        &serde_json::json!({"Records": [record]}),
+                    )
+                    .await;
                 }
             }
         })

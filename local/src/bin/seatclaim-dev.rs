@@ -131,7 +131,7 @@ async fn run() -> Result<(), String> {
                 let (store, feed) = (&app.store, &feed);
                 if let Err(e) = follower
                     .catch_up(|batch| async move {
-                        shared::project_records(store, &batch).await;
+                        shared::handlers::project_records(store, &batch).await;
                         shared::outbox::publish_records(feed, &batch, shared::world::now()).await;
                         feed.note_events(&batch);
                     })

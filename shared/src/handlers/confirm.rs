@@ -14,8 +14,9 @@ use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use super::contention::back_off;
+use super::orders::{in_plan_order, order_event, places_by_section};
 use super::places::plan_from_buckets;
-use super::{order_event, GaEntry, Reply};
+use super::{GaEntry, Reply};
 use crate::domain::ga::{plan_late_sale, plan_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{
     decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, Order, OrderId, OrderStatus,
@@ -302,7 +303,7 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
     match decision {
         ConfirmDecision::AlreadyCompleted => {
             crate::metrics::confirm("duplicate");
-            let ga = super::places_by_section(app, order).await?;
+            let ga = places_by_section(app, order).await?;
             Ok(Next::Done(Ok(completed(
                 &order.order_id,
                 &order.seats,
@@ -334,7 +335,7 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
                 .await?
             {
                 ConfirmOutcome::Committed => {
-                    let ga = super::in_plan_order(app, order, &paid.ga).await?;
+                    let ga = in_plan_order(app, order, &paid.ga).await?;
                     Ok(Next::Done(Ok(sold(
                         &order.order_id,
                         &paid.seats,
@@ -388,7 +389,7 @@ async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) 
                             .await;
                     }
                     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
-                    let ga = super::in_plan_order(app, order, &paid.ga).await?;
+                    let ga = in_plan_order(app, order, &paid.ga).await?;
                     Ok(Next::Done(Ok(sold(
                         &order.order_id,
                         &paid.seats,

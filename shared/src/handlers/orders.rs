@@ -1,24 +1,21 @@
-//! The holder's order routes beyond one seat: extend-order and cancel-order
-//! (each reads the order, then one transaction over it as read), and
-//! best-available (reads the section, then one transaction for n seats).
+//! The order routes: create-order, get-order, extend-order and
+//! cancel-order (extend and cancel read the order, then one transaction
+//! over it as read).
 
 use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
+use super::access::read_own_order;
 use super::contention::back_off;
-use super::places::plan_from_buckets;
-use super::{order_event, read_own_order, Reply};
-use crate::domain::best_available::{best_block, spread_choice};
-use crate::domain::ga::{most_holdable, plan_release, plan_take, HeldPlaces, Take};
+use super::{GaEntry, Reply};
+use crate::auth::HoldToken;
 use crate::domain::{
-    extension, holder_deadline, Event, Extension, Millis, OrderId, OrderStatus, SeatId, SeatStatus,
-    SectionId, SectionPlan, HOLD_SECONDS_RANGE,
+    extension, holder_deadline, Event, EventId, Extension, Order, OrderId, OrderStatus, PaymentId,
+    SeatId, SectionId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
-use crate::store::{BlockClaim, BucketChange};
-use crate::world::random_u64;
 use crate::App;
 
 /// Reads of the order one request may make: each transaction that fails
@@ -27,6 +24,191 @@ use crate::App;
 /// in a row the store keeps conflicting, and the client is told to retry
 /// (503).
 const ORDER_ROUNDS: u32 = 10;
+
+// ----- create-order ---------------------------------------------------------
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CreateOrderBody {
+    #[serde(default)]
+    user_id: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateOrderReply<'a> {
+    order_id: &'a OrderId,
+    hold_token: &'a str,
+    event_id: &'a EventId,
+    status: OrderStatus,
+    expires_at: String,
+    created_at: String,
+}
+
+/// A new PENDING order of `event` opened at `now`, and its hold token:
+/// the randomness both need is drawn here, at the edge, and the domain
+/// builds the order from it (the token is the only copy of its secret).
+pub fn open_order(
+    event: &Event,
+    now: crate::domain::Millis,
+    guard_ms: u32,
+    user_id: Option<String>,
+) -> Result<(Order, HoldToken), Error> {
+    let token = HoldToken::generate(&event.event_id, Order::expiry_for(event, now))?;
+    let random = crate::world::random_u128()
+        .ok_or_else(|| Error::Corrupt("no randomness for an order id".into()))?;
+    let order_id = OrderId::from_random(&event.event_id, random);
+    let order = Order::new_pending(event, now, guard_ms, user_id, order_id, token.hash());
+    Ok((order, token))
+}
+
+/// `POST /events/{eventId}/orders`
+pub async fn create_order(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "create-order",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = path_param(&req, "eventId", EventId::parse)?;
+            let body: CreateOrderBody = json_body(&req, Some(CreateOrderBody::default()))?;
+            if let Some(user) = &body.user_id {
+                if user.is_empty()
+                    || user.chars().count() > MAX_USER_ID_LEN
+                    || user.chars().any(char::is_control)
+                {
+                    return Err(Error::BadRequest(format!(
+                        "userId must be 1-{MAX_USER_ID_LEN} characters without control characters"
+                    )));
+                }
+            }
+            let event = app
+                .store
+                .get_event(&event_id)
+                .await?
+                .ok_or(Error::EventNotFound)?;
+            let (order, token) = open_order(
+                &event,
+                crate::world::now(),
+                app.config.expiry_guard_ms,
+                body.user_id,
+            )?;
+            app.store.create_order(&order).await?;
+            Ok(json(
+                StatusCode::CREATED,
+                &CreateOrderReply {
+                    order_id: &order.order_id,
+                    hold_token: token.as_str(),
+                    event_id: &order.event_id,
+                    status: OrderStatus::Pending,
+                    expires_at: order.expires_at.to_rfc3339(),
+                    created_at: order.created_at.to_rfc3339(),
+                },
+            ))
+        },
+    )
+    .await)
+}
+
+// ----- get-order ------------------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OrderReply<'a> {
+    order_id: &'a OrderId,
+    event_id: &'a EventId,
+    status: OrderStatus,
+    expires_at: String,
+    created_at: String,
+    seats: &'a [SeatId],
+    ga: &'a [GaEntry],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payment_id: Option<&'a PaymentId>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    refund_payment_ids: &'a [PaymentId],
+}
+
+/// The event an order is for (an order naming no event is corrupt data).
+pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
+    app.store.get_event(&order.event_id).await?.ok_or_else(|| {
+        Error::Corrupt(format!(
+            "order {} names an event that does not exist",
+            order.order_id
+        ))
+    })
+}
+
+/// An order's places per general-admission section, in plan order, none
+/// with zero.
+pub(super) async fn places_by_section(app: &App, order: &Order) -> Result<Vec<GaEntry>, Error> {
+    if order.places.is_empty() {
+        return Ok(Vec::new());
+    }
+    let event = order_event(app, order).await?;
+    Ok(event
+        .ga_sections()
+        .map(|(section, _)| GaEntry {
+            section_id: section.clone(),
+            quantity: order
+                .places
+                .iter()
+                .filter(|p| &p.section == section)
+                .map(|p| p.quantity)
+                .sum(),
+        })
+        .filter(|entry| entry.quantity > 0)
+        .collect())
+}
+
+/// `entries` (sections and quantities) in the order of the event's plan.
+pub(super) async fn in_plan_order(
+    app: &App,
+    order: &Order,
+    entries: &[GaEntry],
+) -> Result<Vec<GaEntry>, Error> {
+    if entries.len() < 2 {
+        return Ok(entries.to_vec());
+    }
+    let event = order_event(app, order).await?;
+    let position = |section: &SectionId| {
+        event
+            .sections
+            .iter()
+            .position(|s| &s.section_id == section)
+            .unwrap_or(usize::MAX)
+    };
+    let mut sorted = entries.to_vec();
+    sorted.sort_by_key(|e| position(&e.section_id));
+    Ok(sorted)
+}
+/// `GET /orders/{orderId}`
+pub async fn get_order(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "get-order",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let (stored, _) = read_own_order(app, &req, &order_id).await?;
+            let order = &stored.order;
+            let ga = places_by_section(app, order).await?;
+            Ok(json(
+                StatusCode::OK,
+                &OrderReply {
+                    order_id: &order.order_id,
+                    event_id: &order.event_id,
+                    status: order.effective_status(crate::world::now()),
+                    expires_at: order.expires_at.to_rfc3339(),
+                    created_at: order.created_at.to_rfc3339(),
+                    seats: &order.seats,
+                    ga: &ga,
+                    payment_id: order.payment_id.as_ref(),
+                    refund_payment_ids: &order.refund_payment_ids,
+                },
+            ))
+        },
+    )
+    .await)
+}
 
 // ----- extend-order ---------------------------------------------------------
 
@@ -169,261 +351,4 @@ pub async fn cancel_order(app: &App, req: Request) -> Reply {
         },
     )
     .await)
-}
-
-// ----- best-available -------------------------------------------------------
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BestAvailableBody {
-    quantity: u32,
-    #[serde(default)]
-    section_id: Option<SectionId>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct BestAvailableReply<'a> {
-    order_id: &'a OrderId,
-    seats: &'a [SeatId],
-    status: SeatStatus,
-    expires_at: String,
-}
-
-/// Choices best-available may make for one request. Each lost race (a
-/// rival took a chosen seat between the read and the claim) costs one;
-/// with this many lost in a row the section is in a stampede, and the
-/// client is told to retry (503), never that there are no seats.
-const BEST_AVAILABLE_ATTEMPTS: u32 = 20;
-/// Rows read in the first round (each row a Query per block of ten seats);
-/// each later round reads twice as many, up to [`MAX_ROWS_READ`].
-const FIRST_ROWS_READ: usize = 2;
-const MAX_ROWS_READ: usize = 64;
-
-/// `POST /orders/{orderId}/best-available`: n adjacent seats in one row,
-/// chosen by the contract's rules (domain::best_available) from a cheap
-/// read of the section, claimed in one transaction with get-seat's
-/// conditions. A lost race reads again, consistently; `not-enough-seats`
-/// only after a consistent read found no run of n.
-pub async fn best_available(app: &App, req: Request) -> Reply {
-    Ok(serve("best-available", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let body: BestAvailableBody = json_body(&req, None)?;
-        let max = app.config.max_seats_per_order;
-        if !(1..=max).contains(&body.quantity) {
-            return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
-        }
-        // One consistent read of the order first: who asks, and whether it
-        // may hold, come before any reading of the section.
-        let (stored, token) = read_own_order(app, &req, &order_id).await?;
-        if !stored.order.is_holdable(crate::world::now()) {
-            return Err(Error::OrderNotHoldable);
-        }
-        // The order's own expiry (a token from before an extension carries
-        // an older one).
-        let token = token.with_expiry(stored.order.expires_at);
-        let event = app.store.get_event(token.event_id()).await?.ok_or(Error::OrderNotFound)?;
-        let sections: Vec<&SectionPlan> = match &body.section_id {
-            Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
-                ga if ga.is_ga() => {
-                    return Err(Error::BadRequest(format!("section {id} is general admission: hold places with hold-ga")))
-                }
-                seated => vec![seated],
-            },
-            None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
-        };
-        let n = body.quantity as usize;
-        let mut read = Read::default();
-        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
-            let now = crate::world::now();
-            let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
-                if read.consistent {
-                    return Err(Error::NotEnoughSeats { quantity: body.quantity });
-                }
-                // What an eventually consistent read missed, a consistent one sees.
-                read.consistent = true;
-                continue;
-            };
-            match app.store.claim_block(&order_id, &token, &seats, max, now).await? {
-                BlockClaim::Held(expires_at) => {
-                    return Ok(json(
-                        StatusCode::OK,
-                        &BestAvailableReply { order_id: &order_id, seats: &seats, status: SeatStatus::Held, expires_at: expires_at.to_rfc3339() },
-                    ))
-                }
-                BlockClaim::Taken => {
-                    read.consistent = true;
-                    read.losses += 1;
-                    back_off(read.losses).await;
-                }
-            }
-        }
-        tracing::warn!(order_id = %order_id, quantity = body.quantity, "best-available: every choice was taken by a rival first");
-        Err(Error::StoreUnavailable)
-    })
-    .await)
-}
-
-/// The seats the rules pick: in the first section (of `sections`, in plan
-/// order) with a run of n, by [`spread_choice`]: the contract's choice when
-/// uncontended (`losses == 0`), after lost races one of the best row's
-/// blocks. Rows are read a few at a time; once a row with an orphan-free
-/// block is in hand, later rows cannot change the choice.
-async fn choose_seats(
-    app: &App,
-    event: &Event,
-    sections: &[&SectionPlan],
-    n: usize,
-    read: Read,
-    now: Millis,
-) -> Result<Option<Vec<SeatId>>, Error> {
-    for section in sections {
-        let mut rows: Vec<Vec<bool>> = Vec::with_capacity(section.rows.len());
-        // The front rows first, then twice as many each time: a choice in
-        // the best rows costs a Query or two, a full section a few rounds.
-        let mut batch = FIRST_ROWS_READ;
-        while rows.len() < section.rows.len() {
-            let next = &section.rows[rows.len()..(rows.len() + batch).min(section.rows.len())];
-            let states = app
-                .store
-                .read_rows(&event.event_id, &section.section_id, next, read.consistent)
-                .await?;
-            rows.extend(states.iter().map(|row| {
-                row.iter()
-                    .map(|state| state.visible_status(now) == SeatStatus::Available)
-                    .collect()
-            }));
-            if rows.iter().any(|free| best_block(free, n, true).is_some()) {
-                break;
-            }
-            batch = batch.saturating_mul(2).min(MAX_ROWS_READ);
-        }
-        if let Some((r, start)) = spread_choice(&rows, n, read.losses, random_u64()) {
-            return Ok(Some(block(section, r, start, n)));
-        }
-    }
-    Ok(None)
-}
-
-/// How choose_seats reads: consistently once a race was lost or an
-/// eventually consistent read found nothing, and how many races were lost.
-#[derive(Debug, Clone, Copy, Default)]
-struct Read {
-    consistent: bool,
-    losses: u32,
-}
-
-fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
-    let row = &section.rows[row].row;
-    (start..start + n)
-        .map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1))
-        .collect()
-}
-
-// ----- hold-ga --------------------------------------------------------------
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct HoldGaBody {
-    quantity: u32,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct HoldGaReply<'a> {
-    order_id: &'a OrderId,
-    section_id: &'a SectionId,
-    quantity: u32,
-    expires_at: String,
-}
-
-/// `PUT /orders/{orderId}/ga/{sectionId}`: *sets* the places the order
-/// holds in a general-admission section. Raising takes places from a
-/// random window of the section's buckets (free ones, then expired holds
-/// of other orders: no sweep needed), all of them if the window has too
-/// few; lowering gives places back and never fails for lack of any. One
-/// transaction: the order as read and every bucket it touches.
-pub async fn hold_ga(app: &App, req: Request) -> Reply {
-    Ok(serve("hold-ga", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let section_id = path_param(&req, "sectionId", SectionId::parse)?;
-        let body: HoldGaBody = json_body(&req, None)?;
-        let max = app.config.max_seats_per_order;
-        if body.quantity > max {
-            return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
-        }
-        let mut losses = 0;
-        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
-            let (stored, token) = read_own_order(app, &req, &order_id).await?;
-            let order = &stored.order;
-            let event = order_event(app, order).await?;
-            let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
-            let Some(capacity) = section.capacity else {
-                return Err(Error::BadRequest(format!(
-                    "section {section_id} is seated: hold its seats with get-seat or best-available"
-                )));
-            };
-            let now = crate::world::now();
-            if !order.is_holdable(now) {
-                return Err(Error::OrderNotHoldable);
-            }
-            let here: Vec<HeldPlaces> = order.places.iter().filter(|p| p.section == section_id).cloned().collect();
-            let current: u32 = here.iter().map(|p| p.quantity).sum();
-            let elsewhere: u32 = order.places.iter().map(|p| p.quantity).sum::<u32>() - current;
-            if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(body.quantity) > u64::from(max) {
-                return Err(Error::SeatLimit { max });
-            }
-            let reply = |quantity, expires_at: Millis| {
-                json(StatusCode::OK, &HoldGaReply { order_id: &order_id, section_id: &section_id, quantity, expires_at: expires_at.to_rfc3339() })
-            };
-            let changes: Vec<BucketChange> = if body.quantity == current {
-                return Ok(reply(current, order.expires_at));
-            } else if body.quantity < current {
-                plan_release(&here, current - body.quantity)
-                    .into_iter()
-                    .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
-                    .collect()
-            } else {
-                let wanted = body.quantity - current;
-                match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await? {
-                    Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
-                    Err(available) => return Err(Error::SoldOut { available }),
-                }
-            };
-            if app.store.change_places(&stored, &token, &section_id, &changes, now).await? {
-                return Ok(reply(body.quantity, order.expires_at));
-            }
-            losses += 1;
-            back_off(losses).await;
-        }
-        tracing::warn!(order_id = %order_id, section_id = %section_id, "hold-ga: every try lost to a rival or a change of the order");
-        Err(Error::StoreUnavailable)
-    })
-    .await)
-}
-
-/// Where `wanted` more places come from (see [`plan_from_buckets`]).
-/// `Err(k)`: the section cannot give that many; `k` is the most this order
-/// could hold.
-async fn places_to_take(
-    app: &App,
-    section: &SectionId,
-    capacity: u32,
-    order: &crate::domain::Order,
-    wanted: u32,
-    consistent: bool,
-    now: Millis,
-) -> Result<Result<Vec<Take>, u32>, Error> {
-    let me = &order.order_id;
-    let planned = plan_from_buckets(
-        app,
-        &order.event_id,
-        section,
-        capacity,
-        &[],
-        consistent,
-        |buckets| plan_take(buckets, me, wanted, now),
-    )
-    .await?;
-    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, now)))
 }

@@ -3,12 +3,24 @@
 //! and one batch read is enough while the section is far from sold out),
 //! then all of them, consistently read, before anything is refused.
 
-use crate::domain::ga::{bucket_count, Bucket};
-use crate::domain::{EventId, SectionId};
-use crate::error::Error;
-use crate::App;
+use lambda_http::http::StatusCode;
+use lambda_http::Request;
+use serde::{Deserialize, Serialize};
 
+use super::access::read_own_order;
+use super::contention::back_off;
+use super::orders::order_event;
+use super::seats::BEST_AVAILABLE_ATTEMPTS;
+use super::Reply;
+use crate::domain::ga::{
+    bucket_count, most_holdable, plan_release, plan_take, Bucket, HeldPlaces, Take,
+};
+use crate::domain::{EventId, Millis, OrderId, SectionId};
+use crate::error::Error;
+use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::store::BucketChange;
 use crate::world::random_u64;
+use crate::App;
 
 /// Buckets read first: enough to find places while the section is far from
 /// sold out, few enough to be one batch read.
@@ -49,4 +61,112 @@ pub(super) async fn plan_from_buckets<T>(
     let all: Vec<u32> = (0..count).map(|i| (start + i) % count).collect();
     let buckets = app.store.read_buckets(event, section, &all, true).await?;
     Ok(plan(&buckets).ok_or(buckets))
+}
+
+// ----- hold-ga --------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HoldGaBody {
+    quantity: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HoldGaReply<'a> {
+    order_id: &'a OrderId,
+    section_id: &'a SectionId,
+    quantity: u32,
+    expires_at: String,
+}
+
+/// `PUT /orders/{orderId}/ga/{sectionId}`: *sets* the places the order
+/// holds in a general-admission section. Raising takes places from a
+/// random window of the section's buckets (free ones, then expired holds
+/// of other orders: no sweep needed), all of them if the window has too
+/// few; lowering gives places back and never fails for lack of any. One
+/// transaction: the order as read and every bucket it touches.
+pub async fn hold_ga(app: &App, req: Request) -> Reply {
+    Ok(serve("hold-ga", &req, request_deadline(&req, app.config.request_budget_ms), async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let section_id = path_param(&req, "sectionId", SectionId::parse)?;
+        let body: HoldGaBody = json_body(&req, None)?;
+        let max = app.config.max_seats_per_order;
+        if body.quantity > max {
+            return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
+        }
+        let mut losses = 0;
+        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
+            let (stored, token) = read_own_order(app, &req, &order_id).await?;
+            let order = &stored.order;
+            let event = order_event(app, order).await?;
+            let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
+            let Some(capacity) = section.capacity else {
+                return Err(Error::BadRequest(format!(
+                    "section {section_id} is seated: hold its seats with get-seat or best-available"
+                )));
+            };
+            let now = crate::world::now();
+            if !order.is_holdable(now) {
+                return Err(Error::OrderNotHoldable);
+            }
+            let here: Vec<HeldPlaces> = order.places.iter().filter(|p| p.section == section_id).cloned().collect();
+            let current: u32 = here.iter().map(|p| p.quantity).sum();
+            let elsewhere: u32 = order.places.iter().map(|p| p.quantity).sum::<u32>() - current;
+            if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(body.quantity) > u64::from(max) {
+                return Err(Error::SeatLimit { max });
+            }
+            let reply = |quantity, expires_at: Millis| {
+                json(StatusCode::OK, &HoldGaReply { order_id: &order_id, section_id: &section_id, quantity, expires_at: expires_at.to_rfc3339() })
+            };
+            let changes: Vec<BucketChange> = if body.quantity == current {
+                return Ok(reply(current, order.expires_at));
+            } else if body.quantity < current {
+                plan_release(&here, current - body.quantity)
+                    .into_iter()
+                    .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
+                    .collect()
+            } else {
+                let wanted = body.quantity - current;
+                match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await? {
+                    Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
+                    Err(available) => return Err(Error::SoldOut { available }),
+                }
+            };
+            if app.store.change_places(&stored, &token, &section_id, &changes, now).await? {
+                return Ok(reply(body.quantity, order.expires_at));
+            }
+            losses += 1;
+            back_off(losses).await;
+        }
+        tracing::warn!(order_id = %order_id, section_id = %section_id, "hold-ga: every try lost to a rival or a change of the order");
+        Err(Error::StoreUnavailable)
+    })
+    .await)
+}
+
+/// Where `wanted` more places come from (see [`plan_from_buckets`]).
+/// `Err(k)`: the section cannot give that many; `k` is the most this order
+/// could hold.
+async fn places_to_take(
+    app: &App,
+    section: &SectionId,
+    capacity: u32,
+    order: &crate::domain::Order,
+    wanted: u32,
+    consistent: bool,
+    now: Millis,
+) -> Result<Result<Vec<Take>, u32>, Error> {
+    let me = &order.order_id;
+    let planned = plan_from_buckets(
+        app,
+        &order.event_id,
+        section,
+        capacity,
+        &[],
+        consistent,
+        |buckets| plan_take(buckets, me, wanted, now),
+    )
+    .await?;
+    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, now)))
 }

@@ -1,0 +1,240 @@
+//! The seat routes: get-seat and drop-seat (one transaction each, no
+//! read), and best-available (reads the section, then one transaction for
+//! n seats).
+
+use lambda_http::http::StatusCode;
+use lambda_http::Request;
+use serde::{Deserialize, Serialize};
+
+use super::access::{order_token, read_own_order};
+use super::contention::back_off;
+use super::Reply;
+use crate::domain::best_available::{best_block, spread_choice};
+use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
+use crate::error::Error;
+use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::store::BlockClaim;
+use crate::world::random_u64;
+use crate::App;
+
+// ----- get-seat / drop-seat -------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SeatReply<'a> {
+    order_id: &'a OrderId,
+    seat_id: &'a SeatId,
+    status: crate::domain::SeatStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expires_at: Option<String>,
+}
+
+/// `POST /orders/{orderId}/seats/{seatId}`: one transaction, no read.
+pub async fn get_seat(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "get-seat",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let seat_id = path_param(&req, "seatId", SeatId::parse)?;
+            let token = order_token(app, &req, &order_id).await?;
+            let expires_at = app
+                .store
+                .claim_seat(
+                    &order_id,
+                    &token,
+                    &seat_id,
+                    app.config.max_seats_per_order,
+                    crate::world::now(),
+                )
+                .await?;
+            Ok(json(
+                StatusCode::OK,
+                &SeatReply {
+                    order_id: &order_id,
+                    seat_id: &seat_id,
+                    status: crate::domain::SeatStatus::Held,
+                    expires_at: Some(expires_at.to_rfc3339()),
+                },
+            ))
+        },
+    )
+    .await)
+}
+
+/// `DELETE /orders/{orderId}/seats/{seatId}`: one transaction, no read.
+pub async fn drop_seat(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "drop-seat",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let order_id = path_param(&req, "orderId", OrderId::parse)?;
+            let seat_id = path_param(&req, "seatId", SeatId::parse)?;
+            let token = order_token(app, &req, &order_id).await?;
+            app.store
+                .release_seat(&order_id, &token, &seat_id, crate::world::now())
+                .await?;
+            Ok(json(
+                StatusCode::OK,
+                &SeatReply {
+                    order_id: &order_id,
+                    seat_id: &seat_id,
+                    status: crate::domain::SeatStatus::Available,
+                    expires_at: None,
+                },
+            ))
+        },
+    )
+    .await)
+}
+
+// ----- best-available -------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BestAvailableBody {
+    quantity: u32,
+    #[serde(default)]
+    section_id: Option<SectionId>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BestAvailableReply<'a> {
+    order_id: &'a OrderId,
+    seats: &'a [SeatId],
+    status: SeatStatus,
+    expires_at: String,
+}
+
+/// Choices best-available may make for one request. Each lost race (a
+/// rival took a chosen seat between the read and the claim) costs one;
+/// with this many lost in a row the section is in a stampede, and the
+/// client is told to retry (503), never that there are no seats.
+pub(super) const BEST_AVAILABLE_ATTEMPTS: u32 = 20;
+/// Rows read in the first round (each row a Query per block of ten seats);
+/// each later round reads twice as many, up to [`MAX_ROWS_READ`].
+const FIRST_ROWS_READ: usize = 2;
+const MAX_ROWS_READ: usize = 64;
+
+/// `POST /orders/{orderId}/best-available`: n adjacent seats in one row,
+/// chosen by the contract's rules (domain::best_available) from a cheap
+/// read of the section, claimed in one transaction with get-seat's
+/// conditions. A lost race reads again, consistently; `not-enough-seats`
+/// only after a consistent read found no run of n.
+pub async fn best_available(app: &App, req: Request) -> Reply {
+    Ok(serve("best-available", &req, request_deadline(&req, app.config.request_budget_ms), async {
+        let order_id = path_param(&req, "orderId", OrderId::parse)?;
+        let body: BestAvailableBody = json_body(&req, None)?;
+        let max = app.config.max_seats_per_order;
+        if !(1..=max).contains(&body.quantity) {
+            return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
+        }
+        // One consistent read of the order first: who asks, and whether it
+        // may hold, come before any reading of the section.
+        let (stored, token) = read_own_order(app, &req, &order_id).await?;
+        if !stored.order.is_holdable(crate::world::now()) {
+            return Err(Error::OrderNotHoldable);
+        }
+        // The order's own expiry (a token from before an extension carries
+        // an older one).
+        let token = token.with_expiry(stored.order.expires_at);
+        let event = app.store.get_event(token.event_id()).await?.ok_or(Error::OrderNotFound)?;
+        let sections: Vec<&SectionPlan> = match &body.section_id {
+            Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
+                ga if ga.is_ga() => {
+                    return Err(Error::BadRequest(format!("section {id} is general admission: hold places with hold-ga")))
+                }
+                seated => vec![seated],
+            },
+            None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
+        };
+        let n = body.quantity as usize;
+        let mut read = Read::default();
+        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
+            let now = crate::world::now();
+            let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
+                if read.consistent {
+                    return Err(Error::NotEnoughSeats { quantity: body.quantity });
+                }
+                // What an eventually consistent read missed, a consistent one sees.
+                read.consistent = true;
+                continue;
+            };
+            match app.store.claim_block(&order_id, &token, &seats, max, now).await? {
+                BlockClaim::Held(expires_at) => {
+                    return Ok(json(
+                        StatusCode::OK,
+                        &BestAvailableReply { order_id: &order_id, seats: &seats, status: SeatStatus::Held, expires_at: expires_at.to_rfc3339() },
+                    ))
+                }
+                BlockClaim::Taken => {
+                    read.consistent = true;
+                    read.losses += 1;
+                    back_off(read.losses).await;
+                }
+            }
+        }
+        tracing::warn!(order_id = %order_id, quantity = body.quantity, "best-available: every choice was taken by a rival first");
+        Err(Error::StoreUnavailable)
+    })
+    .await)
+}
+
+/// The seats the rules pick: in the first section (of `sections`, in plan
+/// order) with a run of n, by [`spread_choice`]: the contract's choice when
+/// uncontended (`losses == 0`), after lost races one of the best row's
+/// blocks. Rows are read a few at a time; once a row with an orphan-free
+/// block is in hand, later rows cannot change the choice.
+async fn choose_seats(
+    app: &App,
+    event: &Event,
+    sections: &[&SectionPlan],
+    n: usize,
+    read: Read,
+    now: Millis,
+) -> Result<Option<Vec<SeatId>>, Error> {
+    for section in sections {
+        let mut rows: Vec<Vec<bool>> = Vec::with_capacity(section.rows.len());
+        // The front rows first, then twice as many each time: a choice in
+        // the best rows costs a Query or two, a full section a few rounds.
+        let mut batch = FIRST_ROWS_READ;
+        while rows.len() < section.rows.len() {
+            let next = &section.rows[rows.len()..(rows.len() + batch).min(section.rows.len())];
+            let states = app
+                .store
+                .read_rows(&event.event_id, &section.section_id, next, read.consistent)
+                .await?;
+            rows.extend(states.iter().map(|row| {
+                row.iter()
+                    .map(|state| state.visible_status(now) == SeatStatus::Available)
+                    .collect()
+            }));
+            if rows.iter().any(|free| best_block(free, n, true).is_some()) {
+                break;
+            }
+            batch = batch.saturating_mul(2).min(MAX_ROWS_READ);
+        }
+        if let Some((r, start)) = spread_choice(&rows, n, read.losses, random_u64()) {
+            return Ok(Some(block(section, r, start, n)));
+        }
+    }
+    Ok(None)
+}
+
+/// How choose_seats reads: consistently once a race was lost or an
+/// eventually consistent read found nothing, and how many races were lost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Read {
+    consistent: bool,
+    losses: u32,
+}
+
+fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
+    let row = &section.rows[row].row;
+    (start..start + n)
+        .map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1))
+        .collect()
+}

@@ -1,0 +1,60 @@
+//! The stream entry points: the table's DynamoDB stream records in,
+//! project-seat-map's seat map and publish-events' events out.
+
+use crate::{metrics, outbox, store, App, Store};
+
+/// The project-seat-map handler: a batch of the table's stream records in
+/// (Lambda's DynamoDB event), the seat map's projection updated, and the
+/// records that could not be written reported as batch item failures (the
+/// event source retries from the first of them).
+pub async fn project_seat_map(
+    app: &App,
+    event: lambda_runtime::LambdaEvent<serde_json::Value>,
+) -> Result<serde_json::Value, std::convert::Infallible> {
+    let reply = project_records(&app.store, &event.payload).await;
+    metrics::flush();
+    Ok(reply)
+}
+
+/// [`project_seat_map`] over a `{"Records": [...]}` document (the local
+/// stream follower feeds the same shape).
+pub async fn project_records(store: &Store, records: &serde_json::Value) -> serde_json::Value {
+    let changes: Vec<_> = records["Records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(store::seat_change)
+        .collect();
+    let failed = store.project_seat_changes(&changes).await;
+    tracing::info!(
+        records = records["Records"].as_array().map_or(0, Vec::len),
+        seatChanges = changes.len(),
+        failed = failed.len(),
+        "seat map projected"
+    );
+    metrics::projected(changes.len(), failed.len());
+    let failures: Vec<_> = failed
+        .into_iter()
+        .map(|id| serde_json::json!({"itemIdentifier": id}))
+        .collect();
+    serde_json::json!({"batchItemFailures": failures})
+}
+
+/// The publish-events handler: a batch of the table's stream records in
+/// (Lambda's DynamoDB event), one event per state change put on the bus,
+/// and the records it could not publish reported as batch item failures.
+pub async fn publish_events(
+    bus: &outbox::EventBridgeBus,
+    event: lambda_runtime::LambdaEvent<serde_json::Value>,
+) -> Result<serde_json::Value, std::convert::Infallible> {
+    let published = outbox::publish_records(bus, &event.payload, crate::world::now()).await;
+    metrics::published(published.events, published.failed_records.len());
+    metrics::flush();
+    tracing::info!(
+        records = published.records,
+        events = published.events,
+        failed = published.failed_records.len(),
+        "events published"
+    );
+    Ok(published.batch_response())
+}
