@@ -9,6 +9,7 @@ pub mod handlers;
 pub mod http;
 pub mod metrics;
 pub mod outbox;
+pub mod retry;
 pub mod store;
 pub mod sweep;
 pub mod telemetry;

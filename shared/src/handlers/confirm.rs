@@ -13,7 +13,6 @@ use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
-use super::contention::back_off;
 use super::orders::{in_plan_order, order_event, places_by_section};
 use super::places::plan_from_buckets;
 use super::{GaEntry, Reply};
@@ -27,6 +26,7 @@ use crate::http::{json, json_body, path_param, raw_body, request_deadline, serve
 
 /// A confirm transaction's items besides seats: the order and the payment.
 const CONFIRM_OVERHEAD_ITEMS: usize = 2;
+use crate::retry::{back_off, CONFIRM_ROUNDS, PLACE_REPLANS};
 use crate::store::{ConfirmOutcome, StoredOrder, MAX_TRANSACTION_ITEMS};
 use crate::App;
 
@@ -134,12 +134,6 @@ fn refusal(refused: ConfirmRefusal) -> Error {
     }
 }
 
-/// Reads of the order confirm may make: each transaction that fails
-/// because the order changed is followed by a fresh read and a new
-/// decision. Orders only move forward (PENDING → EXPIRED or CANCELLED →
-/// COMPLETED or REFUND_DUE), so this converges in two or three.
-const CONFIRM_ROUNDS: usize = 4;
-
 /// `POST /orders/{orderId}/confirm` — called by the payment backend.
 pub async fn confirm(app: &App, req: Request) -> Reply {
     Ok(serve(
@@ -232,11 +226,6 @@ enum Next {
 }
 
 type Step = Result<Next, Error>;
-
-/// Re-plans of general-admission places one confirm may make when rivals
-/// keep taking the places it planned on; then `503` (the payment backend
-/// retries the webhook): never a refund while places may still be free.
-const PLACE_REPLANS: u32 = 10;
 
 /// One decision on a freshly read order. On the `last` round, holds are
 /// released after the transaction rather than in it, and a sale of held

@@ -9,7 +9,7 @@
 //! - `places`: hold-ga (and finding places, for confirm too)
 //! - `confirm`: the payment backend's signed webhook
 //! - `cron`: expire-holds; `streams`: project-seat-map, publish-events
-//! - `access` (who may use an order's routes), `contention` (lost races)
+//! - `access`: who may use an order's routes
 
 use std::convert::Infallible;
 
@@ -20,7 +20,6 @@ use crate::domain::SectionId;
 
 mod access;
 mod confirm;
-mod contention;
 mod cron;
 mod events;
 mod orders;

@@ -7,7 +7,6 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::access::read_own_order;
-use super::contention::back_off;
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
 use crate::domain::{
@@ -16,14 +15,8 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::retry::{back_off, ORDER_ROUNDS};
 use crate::App;
-
-/// Reads of the order one request may make: each transaction that fails
-/// because the order changed under it (the holder's own claims racing it)
-/// is followed by a short jittered pause and a fresh read. With this many
-/// in a row the store keeps conflicting, and the client is told to retry
-/// (503).
-const ORDER_ROUNDS: u32 = 10;
 
 // ----- create-order ---------------------------------------------------------
 

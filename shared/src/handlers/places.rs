@@ -8,9 +8,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::access::read_own_order;
-use super::contention::back_off;
 use super::orders::order_event;
-use super::seats::BEST_AVAILABLE_ATTEMPTS;
 use super::Reply;
 use crate::domain::ga::{
     bucket_count, most_holdable, plan_release, plan_take, Bucket, HeldPlaces, Take,
@@ -18,6 +16,7 @@ use crate::domain::ga::{
 use crate::domain::{EventId, Millis, OrderId, SectionId};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::retry::{back_off, CLAIM_ATTEMPTS};
 use crate::store::BucketChange;
 use crate::world::random_u64;
 use crate::App;
@@ -96,7 +95,7 @@ pub async fn hold_ga(app: &App, req: Request) -> Reply {
             return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
         }
         let mut losses = 0;
-        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
+        for _ in 0..CLAIM_ATTEMPTS {
             let (stored, token) = read_own_order(app, &req, &order_id).await?;
             let order = &stored.order;
             let event = order_event(app, order).await?;

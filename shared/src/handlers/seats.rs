@@ -7,12 +7,12 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::access::{order_token, read_own_order};
-use super::contention::back_off;
 use super::Reply;
 use crate::domain::best_available::{best_block, spread_choice};
 use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::retry::{back_off, CLAIM_ATTEMPTS};
 use crate::store::BlockClaim;
 use crate::world::random_u64;
 use crate::App;
@@ -109,11 +109,6 @@ struct BestAvailableReply<'a> {
     expires_at: String,
 }
 
-/// Choices best-available may make for one request. Each lost race (a
-/// rival took a chosen seat between the read and the claim) costs one;
-/// with this many lost in a row the section is in a stampede, and the
-/// client is told to retry (503), never that there are no seats.
-pub(super) const BEST_AVAILABLE_ATTEMPTS: u32 = 20;
 /// Rows read in the first round (each row a Query per block of ten seats);
 /// each later round reads twice as many, up to [`MAX_ROWS_READ`].
 const FIRST_ROWS_READ: usize = 2;
@@ -153,7 +148,7 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
         };
         let n = body.quantity as usize;
         let mut read = Read::default();
-        for _ in 0..BEST_AVAILABLE_ATTEMPTS {
+        for _ in 0..CLAIM_ATTEMPTS {
             let now = crate::world::now();
             let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
                 if read.consistent {

@@ -123,10 +123,6 @@ pub(crate) fn order_error(
     }
 }
 
-/// Retries of a claim whose token carried an expiry the order has moved
-/// past; more in a row means the holder keeps extending meanwhile.
-pub(crate) const STALE_TOKEN_RETRIES: u32 = 3;
-
 /// The holder's token was right but carried an expiry the order has moved
 /// past (extend-order since): the order's own expiry, to retry with. Only
 /// when that was the order's one problem; otherwise `None` and the usual

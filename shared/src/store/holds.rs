@@ -220,7 +220,8 @@ impl Store {
 /// A holder's claim failed only because its token carried an expiry the
 /// order has moved past (extend-order since): `Ok(true)`, with `token` now
 /// carrying the order's own expiry, to retry. Bounded: each retry follows
-/// an extension that happened meanwhile; after [`STALE_TOKEN_RETRIES`] in a
+/// an extension that happened meanwhile; after
+/// [`crate::retry::STALE_TOKEN_RETRIES`] in a
 /// row, 503.
 pub(super) fn refresh_stale_token(
     failure: Option<&ItemFailure>,
@@ -232,7 +233,7 @@ pub(super) fn refresh_stale_token(
     let Some(current) = extended_since(failure, token, now)? else {
         return Ok(false);
     };
-    if *retries == STALE_TOKEN_RETRIES {
+    if *retries == crate::retry::STALE_TOKEN_RETRIES {
         tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
         return Err(Error::StoreUnavailable);
     }

@@ -80,7 +80,7 @@ use expressions::*;
 pub use failures::ConfirmOutcome;
 use failures::{
     block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in,
-    unexplained, ItemFailure, STALE_TOKEN_RETRIES,
+    unexplained, ItemFailure,
 };
 pub use ga::BucketChange;
 pub use keys::*;

@@ -21,9 +21,6 @@ const SEATS_PER_UPDATE: usize = 100;
 const CACHED_SEAT_MAPS: usize = 64;
 /// Keys per BatchGetItem (DynamoDB's limit).
 pub(super) const BATCH_GET_KEYS: usize = 100;
-/// Unprocessed keys are retried this many times (with a short pause)
-/// before the read fails as unavailable.
-const BATCH_GET_RETRIES: u32 = 5;
 
 /// How long one process reuses a seat map it read: with the CDN's own
 /// second and the stream's lag (about a second), a change shows within the
@@ -289,12 +286,12 @@ impl Store {
     ) -> Result<Vec<Item>, Error> {
         let mut found = Vec::new();
         let mut wanted = keys;
-        for attempt in 0..=BATCH_GET_RETRIES {
+        for attempt in 0..=crate::retry::UNPROCESSED_KEYS_ROUNDS {
             if wanted.is_empty() {
                 return Ok(found);
             }
             if attempt > 0 {
-                tokio::time::sleep(Duration::from_millis(20 << attempt)).await;
+                crate::retry::back_off(attempt).await;
             }
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(std::mem::take(&mut wanted)))
