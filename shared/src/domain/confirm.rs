@@ -1,5 +1,5 @@
 //! confirm's rules as a pure function of the order as read, the payment and
-//! the seats paid for (DESIGN.md, "Payment confirmation").
+//! the seats paid for (docs/API.md, "Payment confirmation").
 
 use super::{Millis, Order, OrderStatus, PaymentId, RefundReason, SeatId};
 
@@ -31,6 +31,18 @@ pub enum ConfirmDecision {
     },
 }
 
+/// Which read of the order a decision is made on. Each time a transaction
+/// finds the order changed, confirm reads it again; on the `Last` read (see
+/// `retry::CONFIRM_ROUNDS`) no condition on what the order holds may keep
+/// the payment from being recorded: a sale of held seats takes them as a
+/// late payment would, and holds are let go of after the transaction
+/// rather than in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfirmRound {
+    Ordinary,
+    Last,
+}
+
 /// How a confirm that does not complete its order is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfirmRefusal {
@@ -38,10 +50,44 @@ pub enum ConfirmRefusal {
     Refund(RefundReason),
 }
 
-/// The confirm rules of DESIGN.md as a function of the order, the payment,
-/// the seats paid for, and whether it holds at least the places paid for
-/// in every paid section (`places_held`; true when none were paid for).
+/// The confirm rules of the contract as a function of the order, the
+/// payment, the seats paid for, whether it holds at least the places paid
+/// for in every paid section (`places_held`; true when none were paid
+/// for), and which read of the order this is.
 pub fn decide_confirm(
+    order: &Order,
+    payment: &PaymentId,
+    paid: &[SeatId],
+    places_held: bool,
+    now: Millis,
+    round: ConfirmRound,
+) -> ConfirmDecision {
+    let decision = decide_on_read(order, payment, paid, places_held, now);
+    match (round, decision) {
+        (ConfirmRound::Ordinary, decision) => decision,
+        (ConfirmRound::Last, ConfirmDecision::SellHeld { release }) => ConfirmDecision::TakeFree {
+            release,
+            holds_are_live: false,
+            on_failure: RefundReason::SeatsUnavailable,
+        },
+        (
+            ConfirmRound::Last,
+            ConfirmDecision::TakeFree {
+                release,
+                on_failure,
+                ..
+            },
+        ) => ConfirmDecision::TakeFree {
+            release,
+            holds_are_live: false,
+            on_failure,
+        },
+        (ConfirmRound::Last, decision) => decision,
+    }
+}
+
+/// [`decide_confirm`] on any read but the last.
+fn decide_on_read(
     order: &Order,
     payment: &PaymentId,
     paid: &[SeatId],
@@ -94,6 +140,24 @@ mod tests {
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+    /// A decision on an ordinary read of the order.
+    fn decide(
+        order: &Order,
+        payment: &PaymentId,
+        paid: &[SeatId],
+        places_held: bool,
+        now: Millis,
+    ) -> ConfirmDecision {
+        decide_confirm(
+            order,
+            payment,
+            paid,
+            places_held,
+            now,
+            ConfirmRound::Ordinary,
+        )
+    }
+
     fn ids(seats: &[&str]) -> Vec<SeatId> {
         seats.iter().filter_map(|s| SeatId::parse(s).ok()).collect()
     }
@@ -110,18 +174,18 @@ mod tests {
 
         // A live order holding what was paid: sell it, release the rest.
         assert_eq!(
-            decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, live),
+            decide(&order, &pay, &ids(&["A-1-1"]), true, live),
             ConfirmDecision::SellHeld {
                 release: ids(&["A-1-2"])
             }
         );
         assert_eq!(
-            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-2"]), true, live),
+            decide(&order, &pay, &ids(&["A-1-1", "A-1-2"]), true, live),
             ConfirmDecision::SellHeld { release: vec![] }
         );
         // Paid places it does not hold: not a sale of what it holds.
         assert!(matches!(
-            decide_confirm(&order, &pay, &ids(&["A-1-1"]), false, live),
+            decide(&order, &pay, &ids(&["A-1-1"]), false, live),
             ConfirmDecision::TakeFree {
                 holds_are_live: true,
                 ..
@@ -129,7 +193,7 @@ mod tests {
         ));
         // Paid for a seat it does not hold: take it if free, else seats-unavailable.
         assert_eq!(
-            decide_confirm(&order, &pay, &ids(&["A-1-1", "A-1-3"]), true, live),
+            decide(&order, &pay, &ids(&["A-1-1", "A-1-3"]), true, live),
             ConfirmDecision::TakeFree {
                 release: ids(&["A-1-2"]),
                 holds_are_live: true,
@@ -139,7 +203,7 @@ mod tests {
         // Within the guard margin or past expiry: a late payment.
         for now in [in_guard, expired] {
             assert_eq!(
-                decide_confirm(&order, &pay, &ids(&["A-1-1"]), true, now),
+                decide(&order, &pay, &ids(&["A-1-1"]), true, now),
                 ConfirmDecision::TakeFree {
                     release: ids(&["A-1-2"]),
                     holds_are_live: false,
@@ -153,7 +217,7 @@ mod tests {
                 ..order.clone()
             };
             assert!(matches!(
-                decide_confirm(&o, &pay, &ids(&["A-1-1"]), true, live),
+                decide(&o, &pay, &ids(&["A-1-1"]), true, live),
                 ConfirmDecision::TakeFree {
                     on_failure: RefundReason::OrderExpired,
                     ..
@@ -167,11 +231,11 @@ mod tests {
             ..order.clone()
         };
         assert_eq!(
-            decide_confirm(&done, &pay, &ids(&["A-1-1"]), true, expired),
+            decide(&done, &pay, &ids(&["A-1-1"]), true, expired),
             ConfirmDecision::AlreadyCompleted
         );
         assert_eq!(
-            decide_confirm(&done, &other, &ids(&["A-1-1"]), true, live),
+            decide(&done, &other, &ids(&["A-1-1"]), true, live),
             ConfirmDecision::RecordForRefund {
                 refused: ConfirmRefusal::AlreadyCompleted
             }
@@ -185,12 +249,78 @@ mod tests {
         };
         let refused = ConfirmRefusal::Refund(RefundReason::SeatsUnavailable);
         assert_eq!(
-            decide_confirm(&due, &pay, &ids(&["A-1-1"]), true, live),
+            decide(&due, &pay, &ids(&["A-1-1"]), true, live),
             ConfirmDecision::Refused(refused)
         );
         assert_eq!(
-            decide_confirm(&due, &other, &ids(&["A-1-1"]), true, live),
+            decide(&due, &other, &ids(&["A-1-1"]), true, live),
             ConfirmDecision::RecordForRefund { refused }
+        );
+        Ok(())
+    }
+
+    /// The last read of the order: whatever the order holds, the payment
+    /// is recorded, and holds are let go of after the transaction. Every
+    /// other decision is the ordinary one.
+    #[test]
+    fn on_the_last_read_no_hold_condition_can_keep_a_payment_out() -> TestResult {
+        let t0 = Millis(1_000_000);
+        let pay = PaymentId::parse("pi_1")?;
+        let other = PaymentId::parse("pi_2")?;
+        let order = pending(&["A-1-1", "A-1-2"], t0)?;
+        let live = Millis(t0.0 + 1000);
+        let done = Order {
+            status: OrderStatus::Completed,
+            payment_id: Some(pay.clone()),
+            ..order.clone()
+        };
+        let last = |order: &Order, payment: &PaymentId, paid: &[&str], held: bool| {
+            decide_confirm(order, payment, &ids(paid), held, live, ConfirmRound::Last)
+        };
+        let cases = [
+            // (what the ordinary read decides, what the last read decides)
+            (
+                decide(&order, &pay, &ids(&["A-1-1"]), true, live),
+                last(&order, &pay, &["A-1-1"], true),
+                ConfirmDecision::TakeFree {
+                    release: ids(&["A-1-2"]),
+                    holds_are_live: false,
+                    on_failure: RefundReason::SeatsUnavailable,
+                },
+            ),
+            (
+                decide(&order, &pay, &ids(&["A-1-1", "A-1-3"]), true, live),
+                last(&order, &pay, &["A-1-1", "A-1-3"], true),
+                ConfirmDecision::TakeFree {
+                    release: ids(&["A-1-2"]),
+                    holds_are_live: false,
+                    on_failure: RefundReason::SeatsUnavailable,
+                },
+            ),
+            (
+                decide(&done, &pay, &ids(&["A-1-1"]), true, live),
+                last(&done, &pay, &["A-1-1"], true),
+                ConfirmDecision::AlreadyCompleted,
+            ),
+            (
+                decide(&done, &other, &ids(&["A-1-1"]), true, live),
+                last(&done, &other, &["A-1-1"], true),
+                ConfirmDecision::RecordForRefund {
+                    refused: ConfirmRefusal::AlreadyCompleted,
+                },
+            ),
+        ];
+        for (ordinary, on_last, expected) in cases {
+            assert_eq!(on_last, expected, "after the ordinary {ordinary:?}");
+        }
+        let expired = Order {
+            status: OrderStatus::Expired,
+            ..order.clone()
+        };
+        assert_eq!(
+            last(&expired, &pay, &["A-1-1"], true),
+            decide(&expired, &pay, &ids(&["A-1-1"]), true, live),
+            "a late payment is decided alike on every read"
         );
         Ok(())
     }

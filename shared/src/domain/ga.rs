@@ -218,6 +218,26 @@ pub fn plan_sale(held: &[HeldPlaces], section: &SectionId, paid: u32) -> Option<
     (remaining == 0).then_some(sales)
 }
 
+/// Every section's sale out of what the order `held`, for `paid` places
+/// per section (sections not named are paid 0: their places all go back):
+/// [`plan_sale`] over each section paid for or held, in section order.
+/// `None` if it holds fewer than paid for in any section.
+pub fn plan_held_sales(held: &[HeldPlaces], paid: &[(SectionId, u32)]) -> Option<Vec<PlaceSale>> {
+    let mut sections: Vec<&SectionId> = paid.iter().map(|(section, _)| section).collect();
+    sections.extend(held.iter().map(|h| &h.section));
+    sections.sort();
+    sections.dedup();
+    let mut sales = Vec::new();
+    for section in sections {
+        let wanted = paid
+            .iter()
+            .find(|(s, _)| s == section)
+            .map_or(0, |(_, quantity)| *quantity);
+        sales.extend(plan_sale(held, section, wanted)?);
+    }
+    Some(sales)
+}
+
 /// How a payment that the order's holds do not cover (a late payment, or
 /// more places than it holds) gets `paid` places of `section` out of
 /// `buckets` as read: its own entries the buckets still carry first
@@ -429,6 +449,57 @@ mod tests {
             }]
         );
         assert_eq!(plan_sale(&held, &SectionId::parse("H")?, 0), Some(vec![]));
+        Ok(())
+    }
+
+    #[test]
+    fn held_sales_cover_every_section_paid_for_or_held() -> TestResult {
+        let (f, g) = (SectionId::parse("F")?, SectionId::parse("G")?);
+        let held = vec![
+            HeldPlaces {
+                section: g.clone(),
+                bucket: 3,
+                quantity: 2,
+            },
+            HeldPlaces {
+                section: f.clone(),
+                bucket: 1,
+                quantity: 1,
+            },
+        ];
+        // (paid per section, each sale as (section, bucket, held, sell), or None)
+        type Sale<'a> = (&'a str, u32, u32, u32);
+        type Case<'a> = (Vec<(SectionId, u32)>, Option<Vec<Sale<'a>>>);
+        let cases: [Case; 4] = [
+            // G paid 1 of 2; F not paid: all of F goes back.
+            (
+                vec![(g.clone(), 1)],
+                Some(vec![("F", 1, 1, 0), ("G", 3, 2, 1)]),
+            ),
+            (
+                vec![(f.clone(), 1), (g.clone(), 2)],
+                Some(vec![("F", 1, 1, 1), ("G", 3, 2, 2)]),
+            ),
+            // More than held in one section: no sale from holds.
+            (vec![(f.clone(), 2)], None),
+            // A section paid for and never held.
+            (vec![(SectionId::parse("H")?, 1)], None),
+        ];
+        for (paid, expected) in cases {
+            let got = plan_held_sales(&held, &paid).map(|sales| {
+                sales
+                    .iter()
+                    .map(|s| (s.section.as_str().to_owned(), s.bucket, s.held, s.sell))
+                    .collect::<Vec<_>>()
+            });
+            let expected = expected.map(|sales| {
+                sales
+                    .into_iter()
+                    .map(|(section, bucket, held, sell)| (section.to_owned(), bucket, held, sell))
+                    .collect::<Vec<_>>()
+            });
+            assert_eq!(got, expected, "paid {paid:?}");
+        }
         Ok(())
     }
 

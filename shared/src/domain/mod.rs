@@ -16,7 +16,7 @@ pub mod outbox;
 mod plan;
 mod seat_map;
 
-pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal};
+pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};
 pub use plan::{
     check_hold_seconds, Event, EventPlan, EventStatus, RowPlan, Seat, SeatPage, SeatSpec,
     SectionPlan,

@@ -16,18 +16,15 @@ use serde::{Deserialize, Serialize};
 use super::orders::{in_plan_order, order_event, places_by_section};
 use super::places::plan_from_buckets;
 use super::{GaEntry, Reply};
-use crate::domain::ga::{plan_late_sale, plan_sale, Bucket, HeldPlaces, PlaceSale};
+use crate::domain::ga::{plan_held_sales, plan_late_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{
-    decide_confirm, ConfirmDecision, ConfirmRefusal, Millis, Order, OrderId, OrderStatus,
-    PaymentId, RefundReason, SeatId, SectionId,
+    decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound, Millis, Order, OrderId,
+    OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body, request_deadline, serve};
-
-/// A confirm transaction's items besides seats: the order and the payment.
-const CONFIRM_OVERHEAD_ITEMS: usize = 2;
 use crate::retry::{back_off, CONFIRM_ROUNDS, PLACE_REPLANS};
-use crate::store::{ConfirmOutcome, StoredOrder, MAX_TRANSACTION_ITEMS};
+use crate::store::{ConfirmOutcome, Leftovers, StoredOrder};
 use crate::App;
 
 #[derive(Deserialize)]
@@ -187,28 +184,36 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
     {
         return Ok(sold(&order_id, &paid.seats, &[], &paid.payment));
     }
-    let (mut round, mut moved) = (0, 0);
+    let (mut changes, mut replans) = (0, 0);
     loop {
-        round += 1;
-        let last = round >= CONFIRM_ROUNDS;
+        let round = if changes + 1 >= CONFIRM_ROUNDS {
+            ConfirmRound::Last
+        } else {
+            ConfirmRound::Ordinary
+        };
         let stored = app
             .store
             .get_order(&order_id)
             .await?
             .ok_or(Error::OrderNotFound)?;
-        match confirm_step(app, &stored, &paid, last).await? {
+        match confirm_round(app, &stored, &paid, round).await? {
             Next::Done(done) => return done,
-            Next::ReadAgain if last => break,
-            Next::ReadAgain => {}
-            // Rivals took the places it planned on: not the order changing,
-            // so its rounds are not spent; a bounded number of re-plans,
-            // each after a jittered pause.
-            Next::PlacesMoved if moved < PLACE_REPLANS => {
-                moved += 1;
-                round -= 1;
-                back_off(moved).await;
+            Next::ReadAgain => {
+                changes += 1;
+                if changes >= CONFIRM_ROUNDS {
+                    break;
+                }
             }
-            Next::PlacesMoved => break,
+            // Rivals took the places it planned on: not the order changing,
+            // so it spends a re-plan, not a round, each after a jittered
+            // pause.
+            Next::PlacesMoved => {
+                replans += 1;
+                if replans > PLACE_REPLANS {
+                    break;
+                }
+                back_off(replans).await;
+            }
         }
     }
     tracing::warn!(order_id = %order_id, "confirm: order or places kept changing under it");
@@ -227,179 +232,142 @@ enum Next {
 
 type Step = Result<Next, Error>;
 
-/// One decision on a freshly read order. On the `last` round, holds are
-/// released after the transaction rather than in it, and a sale of held
-/// seats takes them as a late payment would: no condition on what the
-/// order holds can keep the payment from being recorded (places sold are
-/// still held to the buckets as read; see [`PLACE_REPLANS`]).
-async fn confirm_step(app: &App, stored: &StoredOrder, paid: &Paid, last: bool) -> Step {
+/// What comes after a confirm transaction that did not commit (`None`: it
+/// did), the same for every write confirm makes (a taken seat means the
+/// order changed, except to [`take_free`], which refunds).
+fn not_committed(outcome: ConfirmOutcome) -> Option<Next> {
+    match outcome {
+        ConfirmOutcome::Committed => None,
+        ConfirmOutcome::PaymentReused => Some(Next::Done(Err(Error::PaymentReused))),
+        ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Some(Next::ReadAgain),
+        ConfirmOutcome::PlacesMoved => Some(Next::PlacesMoved),
+    }
+}
+
+/// One decision on a freshly read order ([`decide_confirm`]), carried out.
+async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: ConfirmRound) -> Step {
     let order = &stored.order;
     let now = crate::world::now();
     let payment = &paid.payment;
+    let paid_places: Vec<(SectionId, u32)> = paid
+        .ga
+        .iter()
+        .map(|entry| (entry.section_id.clone(), entry.quantity))
+        .collect();
     // Every paid section's places out of what the order holds (the rest of
     // its places given back); `None` if it holds fewer than paid for.
-    let mut sales = Some(Vec::new());
-    let mut sections: Vec<&SectionId> = paid.ga.iter().map(|e| &e.section_id).collect();
-    sections.extend(order.places.iter().map(|p| &p.section));
-    sections.sort();
-    sections.dedup();
-    for section in sections {
-        let wanted = paid
-            .ga
-            .iter()
-            .find(|e| &e.section_id == section)
-            .map_or(0, |e| e.quantity);
-        match (sales.as_mut(), plan_sale(&order.places, section, wanted)) {
-            (Some(all), Some(these)) => all.extend(these),
-            _ => sales = None,
-        }
-    }
-    let mut decision = decide_confirm(order, payment, &paid.seats, sales.is_some(), now);
-    if last {
-        decision = match decision {
-            ConfirmDecision::SellHeld { release } => ConfirmDecision::TakeFree {
-                release,
-                holds_are_live: false,
-                on_failure: RefundReason::SeatsUnavailable,
-            },
-            ConfirmDecision::TakeFree {
-                release,
-                on_failure,
-                ..
-            } => ConfirmDecision::TakeFree {
-                release,
-                holds_are_live: false,
-                on_failure,
-            },
-            other => other,
-        };
-    }
-    if let ConfirmDecision::TakeFree {
-        holds_are_live,
-        on_failure,
-        ..
-    } = &decision
-    {
-        if !paid.ga.is_empty() {
-            // Paid places from the buckets as they are now: the order's own
-            // entries nobody took over, then places anyone may take.
-            match late_place_sales(app, order, &paid.ga, now).await? {
-                Some(planned) => sales = Some(planned),
-                None => return refund(app, stored, payment, *on_failure, *holds_are_live).await,
-            }
-        }
-    }
-    match decision {
+    let held_sales = plan_held_sales(&order.places, &paid_places);
+    let places_held = held_sales.is_some();
+    match decide_confirm(order, payment, &paid.seats, places_held, now, round) {
         ConfirmDecision::AlreadyCompleted => {
             crate::metrics::confirm("duplicate");
             let ga = places_by_section(app, order).await?;
-            Ok(Next::Done(Ok(completed(
-                &order.order_id,
-                &order.seats,
-                &ga,
-                payment,
-            ))))
+            let reply = completed(&order.order_id, &order.seats, &ga, payment);
+            Ok(Next::Done(Ok(reply)))
         }
         ConfirmDecision::Refused(refused) => {
             crate::metrics::confirm("duplicate");
             Ok(Next::Done(Err(refusal(refused))))
         }
         ConfirmDecision::RecordForRefund { refused } => {
-            match app.store.record_refund_payment(stored, payment).await? {
-                ConfirmOutcome::Committed => {
-                    tracing::warn!(order_id = %order.order_id, payment_id = %payment, "another payment for a finished order: recorded for refund");
-                    crate::metrics::confirm("refund-due");
-                    Ok(Next::Done(Err(refusal(refused))))
-                }
-                ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
-                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
-                ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
-            }
+            record_refund(app, stored, payment, refused).await
         }
         ConfirmDecision::SellHeld { release } => {
-            let sales = sales.unwrap_or_default();
-            match app
+            let sales = held_sales.unwrap_or_default();
+            let outcome = app
                 .store
                 .sell_held(stored, payment, &paid.seats, &release, &sales, now)
-                .await?
-            {
-                ConfirmOutcome::Committed => {
-                    let ga = in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Next::Done(Ok(sold(
-                        &order.order_id,
-                        &paid.seats,
-                        &ga,
-                        payment,
-                    ))))
-                }
-                ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
-                ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
-                ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
+                .await?;
+            if let Some(next) = not_committed(outcome) {
+                return Ok(next);
             }
+            sold_in_plan_order(app, order, paid).await
         }
         ConfirmDecision::TakeFree {
             release,
             holds_are_live,
             on_failure,
         } => {
-            // Paid places are sold as planned (its own entries, then places
-            // taken); the rest of its places go back.
-            let sales = sales.unwrap_or_default();
-            let place_items = sales.iter().filter(|sale| sale.sold() > 0).count();
-            let unsold = unsold_places(order, &sales);
-            // Live holds go in the same transaction while it has room (paid
-            // seats and places plus every other seat and place it holds can
-            // pass 100 items); otherwise right after it.
-            let fits = paid.seats.len()
-                + place_items
-                + release.len()
-                + unsold.len()
-                + CONFIRM_OVERHEAD_ITEMS
-                <= MAX_TRANSACTION_ITEMS;
-            let in_txn_releases = holds_are_live && fits;
-            let (in_txn, give_back): (&[SeatId], &[HeldPlaces]) = if in_txn_releases {
-                (&release, &unsold)
-            } else {
-                (&[], &[])
-            };
-            match app
-                .store
-                .take_free(stored, payment, &paid.seats, in_txn, &sales, give_back, now)
-                .await?
-            {
-                ConfirmOutcome::Committed => {
-                    if !in_txn_releases {
-                        app.store.release_leftover_holds(order, &release).await;
-                        app.store
-                            .release_places(&Order {
-                                places: unsold,
-                                ..order.clone()
-                            })
-                            .await;
-                    }
-                    tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
-                    let ga = in_plan_order(app, order, &paid.ga).await?;
-                    Ok(Next::Done(Ok(sold(
-                        &order.order_id,
-                        &paid.seats,
-                        &ga,
-                        payment,
-                    ))))
-                }
-                ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
-                ConfirmOutcome::SeatsTaken => {
-                    refund(app, stored, payment, on_failure, holds_are_live && !last).await
-                }
-                ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
-                ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
-            }
+            let leftovers = (release.as_slice(), holds_are_live);
+            take_free(app, stored, paid, held_sales, leftovers, on_failure, now).await
         }
     }
 }
 
-/// The order becomes REFUND_DUE with this payment, and what it still holds
-/// is released: in the same transaction while its holds count, right after
-/// it otherwise.
+/// A payment its holds do not cover (late, or for seats or places it does
+/// not hold): every paid seat and place that can still be had is taken
+/// and sold, else the order is refunded. The order's other holds go back:
+/// `leftovers` (its other seats, and whether its holds still count).
+async fn take_free(
+    app: &App,
+    stored: &StoredOrder,
+    paid: &Paid,
+    held_sales: Option<Vec<PlaceSale>>,
+    (release, holds_are_live): (&[SeatId], bool),
+    on_failure: RefundReason,
+    now: Millis,
+) -> Step {
+    let order = &stored.order;
+    let payment = &paid.payment;
+    // Paid places from the buckets as they are now: the order's own
+    // entries nobody took over, then places anyone may take.
+    let sales = if paid.ga.is_empty() {
+        held_sales.unwrap_or_default()
+    } else {
+        match late_place_sales(app, order, &paid.ga, now).await? {
+            Some(planned) => planned,
+            None => return refund(app, stored, payment, on_failure, holds_are_live).await,
+        }
+    };
+    let unsold = unsold_places(order, &sales);
+    let leftovers = Leftovers {
+        seats: release,
+        places: &unsold,
+        live: holds_are_live,
+    };
+    let outcome = app
+        .store
+        .take_free(stored, payment, &paid.seats, &sales, leftovers, now)
+        .await?;
+    if outcome == ConfirmOutcome::SeatsTaken {
+        return refund(app, stored, payment, on_failure, holds_are_live).await;
+    }
+    if let Some(next) = not_committed(outcome) {
+        return Ok(next);
+    }
+    tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
+    sold_in_plan_order(app, order, paid).await
+}
+
+/// The answer to a sale: what was paid, places in the plan's order.
+async fn sold_in_plan_order(app: &App, order: &Order, paid: &Paid) -> Step {
+    let ga = in_plan_order(app, order, &paid.ga).await?;
+    Ok(Next::Done(Ok(sold(
+        &order.order_id,
+        &paid.seats,
+        &ga,
+        &paid.payment,
+    ))))
+}
+
+/// A further payment for a finished order, recorded for refund.
+async fn record_refund(
+    app: &App,
+    stored: &StoredOrder,
+    payment: &PaymentId,
+    refused: ConfirmRefusal,
+) -> Step {
+    let outcome = app.store.record_refund_payment(stored, payment).await?;
+    if let Some(next) = not_committed(outcome) {
+        return Ok(next);
+    }
+    tracing::warn!(order_id = %stored.order.order_id, payment_id = %payment, "another payment for a finished order: recorded for refund");
+    crate::metrics::confirm("refund-due");
+    Ok(Next::Done(Err(refusal(refused))))
+}
+
+/// The order becomes REFUND_DUE with this payment, and lets go of what it
+/// still holds (only a PENDING order holds anything).
 async fn refund(
     app: &App,
     stored: &StoredOrder,
@@ -409,40 +377,25 @@ async fn refund(
 ) -> Step {
     let order = &stored.order;
     let pending = order.status == OrderStatus::Pending;
-    let held = if pending { order.seats.as_slice() } else { &[] };
-    let places = if pending {
-        order.places.as_slice()
-    } else {
-        &[]
+    let leftovers = Leftovers {
+        seats: if pending { order.seats.as_slice() } else { &[] },
+        places: if pending {
+            order.places.as_slice()
+        } else {
+            &[]
+        },
+        live: holds_are_live,
     };
-    let fits = held.len() + places.len() + CONFIRM_OVERHEAD_ITEMS <= MAX_TRANSACTION_ITEMS;
-    let in_txn = holds_are_live && fits;
-    let (release, give_back): (&[SeatId], &[HeldPlaces]) =
-        if in_txn { (held, places) } else { (&[], &[]) };
-    match app
+    let outcome = app
         .store
-        .mark_refund_due(stored, payment, reason, release, give_back)
-        .await?
-    {
-        ConfirmOutcome::Committed => {
-            // Otherwise after it, each only if still its own.
-            if !in_txn {
-                app.store.release_leftover_holds(order, held).await;
-                app.store
-                    .release_places(&Order {
-                        places: places.to_vec(),
-                        ..order.clone()
-                    })
-                    .await;
-            }
-            crate::metrics::confirm("refund-due");
-            tracing::warn!(order_id = %order.order_id, payment_id = %payment, reason = reason.as_str(), "payment cannot complete its order: refund due");
-            Ok(Next::Done(Err(refusal(ConfirmRefusal::Refund(reason)))))
-        }
-        ConfirmOutcome::PaymentReused => Ok(Next::Done(Err(Error::PaymentReused))),
-        ConfirmOutcome::SeatsTaken | ConfirmOutcome::OrderChanged => Ok(Next::ReadAgain),
-        ConfirmOutcome::PlacesMoved => Ok(Next::PlacesMoved),
+        .mark_refund_due(stored, payment, reason, leftovers)
+        .await?;
+    if let Some(next) = not_committed(outcome) {
+        return Ok(next);
     }
+    crate::metrics::confirm("refund-due");
+    tracing::warn!(order_id = %order.order_id, payment_id = %payment, reason = reason.as_str(), "payment cannot complete its order: refund due");
+    Ok(Next::Done(Err(refusal(ConfirmRefusal::Refund(reason)))))
 }
 
 /// Every paid section's places for a payment the order's holds do not

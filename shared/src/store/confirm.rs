@@ -35,6 +35,22 @@ impl ConfirmTxn {
     }
 }
 
+/// What a confirm that does not sell from its holds lets go of: the
+/// order's other seats and places. `live`: whether those holds still count
+/// (a live order's); then they go back in the confirm's own transaction
+/// while it has room, else right after it, each only if still the order's.
+pub struct Leftovers<'a> {
+    pub seats: &'a [SeatId],
+    pub places: &'a [HeldPlaces],
+    pub live: bool,
+}
+
+impl Leftovers<'_> {
+    fn items(&self) -> usize {
+        self.seats.len() + self.places.len()
+    }
+}
+
 impl Store {
     /// The common case, in one round trip: a live order that holds exactly
     /// the paid seats. Sells them, completes the order and records the
@@ -156,9 +172,8 @@ impl Store {
         stored: &StoredOrder,
         payment: &PaymentId,
         paid: &[SeatId],
-        release: &[SeatId],
         sales: &[PlaceSale],
-        give_back: &[HeldPlaces],
+        leftovers: Leftovers<'_>,
         now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
@@ -186,10 +201,6 @@ impl Store {
                 TransactWriteItem::builder().update(take).build(),
             );
         }
-        self.push_releases(&mut txn, &event, &order.order_id, release)?;
-        for item in self.give_back_items(order, give_back)? {
-            txn.push(ConfirmRole::Release, item);
-        }
         let mut sold_members = Vec::new();
         for sale in sales.iter().filter(|sale| sale.sold() > 0) {
             txn.push(
@@ -216,29 +227,22 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
-        self.confirm_txn(txn, &order.order_id).await
+        self.commit_letting_go(txn, order, leftovers).await
     }
 
     /// A payment that cannot complete its order: the order becomes
     /// REFUND_DUE with the payment id and the reason, if still as read, and
-    /// `release` and `give_back` (holds that still count) are released in
-    /// the same transaction. The pending-index keys stay, so the sweep also releases
-    /// whatever holds remain once the order's expiry passes.
+    /// lets go of its `leftovers`. The pending-index keys stay, so the sweep
+    /// also releases whatever holds remain once the order's expiry passes.
     pub async fn mark_refund_due(
         &self,
         stored: &StoredOrder,
         payment: &PaymentId,
         reason: RefundReason,
-        release: &[SeatId],
-        give_back: &[HeldPlaces],
+        leftovers: Leftovers<'_>,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
-        let event = EventRef::of(&order.event_id);
         let mut txn = ConfirmTxn::new();
-        self.push_releases(&mut txn, &event, &order.order_id, release)?;
-        for item in self.give_back_items(order, give_back)? {
-            txn.push(ConfirmRole::Release, item);
-        }
         let refund = self
             .update(order_key(&order.order_id))
             .update_expression("SET #status = :refund, #payment = :payment, #reason = :reason, #version = #version + :one REMOVE #ttl")
@@ -264,7 +268,36 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
-        self.confirm_txn(txn, &order.order_id).await
+        self.commit_letting_go(txn, order, leftovers).await
+    }
+
+    /// Commits `txn`, letting go of `leftovers` in it when they still count
+    /// and fit in one transaction (DynamoDB's limit: 100 items), else right
+    /// after it commits, each only if still the order's.
+    async fn commit_letting_go(
+        &self,
+        mut txn: ConfirmTxn,
+        order: &Order,
+        leftovers: Leftovers<'_>,
+    ) -> Result<ConfirmOutcome, Error> {
+        let in_txn = leftovers.live && txn.items.len() + leftovers.items() <= MAX_TRANSACTION_ITEMS;
+        if in_txn {
+            let event = EventRef::of(&order.event_id);
+            self.push_releases(&mut txn, &event, &order.order_id, leftovers.seats)?;
+            for item in self.give_back_items(order, leftovers.places)? {
+                txn.push(ConfirmRole::Release, item);
+            }
+        }
+        let outcome = self.confirm_txn(txn, &order.order_id).await?;
+        if outcome == ConfirmOutcome::Committed && !in_txn {
+            self.release_leftover_holds(order, leftovers.seats).await;
+            self.release_places(&Order {
+                places: leftovers.places.to_vec(),
+                ..order.clone()
+            })
+            .await;
+        }
+        Ok(outcome)
     }
 
     /// A further payment for an order that is COMPLETED or REFUND_DUE: kept

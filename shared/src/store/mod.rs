@@ -73,6 +73,7 @@ mod stream;
 pub use best_available::BlockClaim;
 pub use codec::StoredOrder;
 use codec::*;
+pub use confirm::Leftovers;
 pub use errors::StoreError;
 use errors::*;
 pub use expiry::PageCursor;
