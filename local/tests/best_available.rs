@@ -11,23 +11,6 @@ use local::testing::assert_invariants;
 use serde_json::{json, Value};
 use shared::domain::SeatStatus;
 
-/// A section A of `rows` rows of `seats` each, named 1..=rows.
-async fn section_event(app: &shared::App, rows: u32, seats: u32) -> String {
-    let id = format!("ba-{}", uuid::Uuid::new_v4().simple());
-    let rows: Vec<(String, u32)> = (1..=rows).map(|r| (r.to_string(), seats)).collect();
-    let rows: Vec<(&str, &str, u32)> = rows.iter().map(|(r, n)| ("A", r.as_str(), *n)).collect();
-    let (status, body) = call(
-        app,
-        "PUT",
-        &format!("/events/{id}"),
-        &[],
-        &plan(&rows, Some(300)),
-    )
-    .await;
-    assert_eq!(status, 201, "{body}");
-    id
-}
-
 /// Each row's free seats (true) in number order, as the table has them now.
 async fn free_rows(app: &shared::App, ev: &str, rows: u32, seats: u32) -> Vec<Vec<bool>> {
     let all = common::seats(app, ev).await;
@@ -52,7 +35,7 @@ fn place(seat: &Value) -> (u32, u32) {
 #[tokio::test]
 async fn the_best_block_is_central_in_the_best_row_and_avoids_orphans() {
     let app = fresh_app().await;
-    let ev = section_event(&app, 2, 10).await;
+    let ev = rows_event(&app, 2, 10).await;
     let o = order(&app, &ev).await;
     let (status, body) = best(&app, &o, json!({"quantity": 4})).await;
     assert_eq!(status, 200, "{body}");
@@ -85,7 +68,7 @@ async fn the_best_block_is_central_in_the_best_row_and_avoids_orphans() {
 #[tokio::test]
 async fn best_available_refuses_what_the_contract_refuses() {
     let app = fresh_app().await;
-    let ev = section_event(&app, 1, 4).await;
+    let ev = rows_event(&app, 1, 4).await;
     let o = order(&app, &ev).await;
     for bad in [
         json!({"quantity": 0}),
@@ -185,7 +168,7 @@ async fn stampede(app: &shared::App, ev: &str, quantities: &[u32]) -> Vec<(u32, 
 #[tokio::test]
 async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_false_sold_out() {
     let app = fresh_app().await;
-    let ev = section_event(&app, 10, 10).await;
+    let ev = rows_event(&app, 10, 10).await;
     let quantities: Vec<u32> = (0..48).map(|i| if i % 2 == 0 { 2 } else { 4 }).collect();
     let replies = stampede(&app, &ev, &quantities).await;
     let mut taken = BTreeSet::new();
@@ -247,7 +230,7 @@ async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_fals
 #[tokio::test]
 async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
     let app = fresh_app().await;
-    let ev = section_event(&app, 10, 10).await;
+    let ev = rows_event(&app, 10, 10).await;
     let replies = stampede(&app, &ev, &[2; 56]).await;
     let held = replies
         .iter()
@@ -284,7 +267,7 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
 async fn a_stampede_of_pairs_fills_rows_in_rank_order() {
     let app = fresh_app().await;
     for round in 0..5 {
-        let ev = section_event(&app, 10, 10).await;
+        let ev = rows_event(&app, 10, 10).await;
         let mut orders = Vec::new();
         for _ in 0..40 {
             orders.push(order(&app, &ev).await);

@@ -18,7 +18,6 @@ use local::faults::{
     production_client, production_client_over, refusing_endpoint, Fault, FaultInjector,
     SilentListener, SlowStore,
 };
-use local::router::{dispatch, request};
 use local::testing::{
     app_on, assert_invariants, check_invariants, dynamodb_endpoint, fresh_app_with,
 };
@@ -40,46 +39,6 @@ fn attempt_timeout() -> Duration {
     shared::store::sdk_timeouts()
         .operation_attempt_timeout()
         .expect("production sets an attempt timeout")
-}
-
-/// A reply with the header the 503 contract needs.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    body: Value,
-    retry_after: Option<String>,
-}
-
-impl Reply {
-    fn code(&self) -> &str {
-        self.body["error"].as_str().unwrap_or("")
-    }
-}
-
-async fn call_full(
-    app: &App,
-    method: &str,
-    uri: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Reply {
-    let body = if body.is_empty() {
-        lambda_http::Body::Empty
-    } else {
-        lambda_http::Body::Text(body.to_owned())
-    };
-    let resp = dispatch(app, request(method, uri, headers, body)).await;
-    let retry_after = resp
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let (status, body) = read(resp);
-    Reply {
-        status,
-        body,
-        retry_after,
-    }
 }
 
 /// Asserts the contract's answer to a store that is down or busy: 503

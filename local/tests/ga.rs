@@ -10,24 +10,6 @@ use serde_json::json;
 use shared::domain::ga::bucket_count;
 use shared::domain::{EventId, SectionId};
 
-/// An event with a seated section A (one row of `seats`) and a
-/// general-admission section FLOOR of `capacity` places.
-async fn ga_event(app: &shared::App, seats: u32, capacity: u32, hold_seconds: u32) -> String {
-    let id = format!("ga-{}", uuid::Uuid::new_v4().simple());
-    let plan = json!({
-        "name": "GA",
-        "holdSeconds": hold_seconds,
-        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}, {"sectionId": "FLOOR", "capacity": capacity}],
-    });
-    let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], &plan.to_string()).await;
-    assert_eq!(
-        (status, &body["gaCapacity"]),
-        (201, &json!(capacity)),
-        "{body}"
-    );
-    id
-}
-
 /// Invariant 8 read straight from the buckets: sold + live holds per bucket
 /// within its capacity, and the section's totals.
 async fn floor_totals(app: &shared::App, ev: &str, capacity: u32) -> (u32, u32) {

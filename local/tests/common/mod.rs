@@ -33,6 +33,50 @@ pub fn read(resp: Response<Body>) -> (u16, Value) {
     (status, value)
 }
 
+/// A reply: its status, JSON body and `Retry-After` header.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+    pub retry_after: Option<String>,
+}
+
+impl Reply {
+    /// The error code, or "" for a success.
+    pub fn code(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("")
+    }
+}
+
+/// A request through the router, as the dev server and API Gateway route
+/// it; the whole reply.
+pub async fn call_full(
+    app: &App,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    let body = if body.is_empty() {
+        Body::Empty
+    } else {
+        Body::Text(body.to_owned())
+    };
+    let resp = dispatch(app, request(method, uri, headers, body)).await;
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let (status, body) = read(resp);
+    Reply {
+        status,
+        body,
+        retry_after,
+    }
+}
+
+/// [`call_full`]'s status and body.
 pub async fn call(
     app: &App,
     method: &str,
@@ -40,12 +84,8 @@ pub async fn call(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, Value) {
-    let body = if body.is_empty() {
-        Body::Empty
-    } else {
-        Body::Text(body.to_owned())
-    };
-    read(dispatch(app, request(method, uri, headers, body)).await)
+    let reply = call_full(app, method, uri, headers, body).await;
+    (reply.status, reply.body)
 }
 
 pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
@@ -67,18 +107,41 @@ pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
     body.to_string()
 }
 
-/// Creates an event `id` with one section A, one row 1, `seats` seats.
-pub async fn event(app: &App, seats: u32, hold_seconds: u32) -> String {
-    let id = format!("ev-{}", uuid::Uuid::new_v4().simple());
-    let (status, body) = call(
-        app,
-        "PUT",
-        &format!("/events/{id}"),
-        &[],
-        &plan(&[("A", "1", seats)], Some(hold_seconds)),
-    )
-    .await;
+/// Creates an event from `plan` (a create-event body) under a fresh id
+/// that starts with `prefix`, and checks it is ready (201): how every test
+/// makes its events. Its id and the reply.
+pub async fn create_event(app: &App, prefix: &str, plan: &str) -> (String, Value) {
+    let id = format!("{prefix}-{}", uuid::Uuid::new_v4().simple());
+    let (status, body) = call(app, "PUT", &format!("/events/{id}"), &[], plan).await;
     assert_eq!(status, 201, "{body}");
+    (id, body)
+}
+
+/// An event with one section A, one row 1, `seats` seats.
+pub async fn event(app: &App, seats: u32, hold_seconds: u32) -> String {
+    create_event(app, "ev", &plan(&[("A", "1", seats)], Some(hold_seconds)))
+        .await
+        .0
+}
+
+/// An event with a section A of `rows` rows (named 1..=rows) of `seats`
+/// each, holds of 300 s.
+pub async fn rows_event(app: &App, rows: u32, seats: u32) -> String {
+    let rows: Vec<(String, u32)> = (1..=rows).map(|r| (r.to_string(), seats)).collect();
+    let rows: Vec<(&str, &str, u32)> = rows.iter().map(|(r, n)| ("A", r.as_str(), *n)).collect();
+    create_event(app, "ba", &plan(&rows, Some(300))).await.0
+}
+
+/// An event with a seated section A (one row of `seats`) and a
+/// general-admission section FLOOR of `capacity` places.
+pub async fn ga_event(app: &App, seats: u32, capacity: u32, hold_seconds: u32) -> String {
+    let plan = json!({
+        "name": "GA",
+        "holdSeconds": hold_seconds,
+        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}, {"sectionId": "FLOOR", "capacity": capacity}],
+    });
+    let (id, body) = create_event(app, "ga", &plan.to_string()).await;
+    assert_eq!(body["gaCapacity"], json!(capacity), "{body}");
     id
 }
 
