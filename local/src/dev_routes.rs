@@ -90,7 +90,10 @@ pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
     );
     let confirm =
         json!({"orderId": order_id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
-    let headers = crate::testing::webhook_headers(secrets, &confirm);
+    let headers = match crate::payment_backend::webhook_headers(secrets, &confirm) {
+        Ok(headers) => headers,
+        Err(e) => return error_response(&e),
+    };
     let mut refs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     refs.push(("content-type", "application/json"));
     let request = crate::router::request(

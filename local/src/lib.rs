@@ -10,6 +10,7 @@ pub mod faults;
 pub mod feed;
 pub mod iam;
 pub mod metrics;
+pub mod payment_backend;
 pub mod router;
 pub mod server;
 pub mod streams;

@@ -32,10 +32,11 @@ pub fn dev_confirm_secrets() -> ConfirmSecrets {
 }
 
 /// The Standard Webhooks headers a payment backend holding `secrets`
-/// sends with `body`, signed now: (`webhook-id`, `webhook-timestamp`,
-/// `webhook-signature`).
+/// sends with `body`, signed now (see [`crate::payment_backend`]); panics
+/// if it cannot sign, as a test that cannot sign cannot run.
 pub fn webhook_headers(secrets: &ConfirmSecrets, body: &str) -> [(&'static str, String); 3] {
-    webhook_headers_at(secrets, body, shared::world::now().0 / 1000)
+    crate::payment_backend::webhook_headers(secrets, body)
+        .unwrap_or_else(|e| panic!("signing: {e}"))
 }
 
 /// [`webhook_headers`] with a chosen timestamp (unix seconds).
@@ -44,18 +45,8 @@ pub fn webhook_headers_at(
     body: &str,
     timestamp: i64,
 ) -> [(&'static str, String); 3] {
-    let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
-    let signature = secrets
-        .sign(&id, timestamp, body.as_bytes())
-        .unwrap_or_else(|e| panic!("signing: {e}"));
-    [
-        (shared::auth::HEADER_WEBHOOK_ID, id),
-        (
-            shared::auth::HEADER_WEBHOOK_TIMESTAMP,
-            timestamp.to_string(),
-        ),
-        (shared::auth::HEADER_WEBHOOK_SIGNATURE, signature),
-    ]
+    crate::payment_backend::webhook_headers_at(secrets, body, timestamp)
+        .unwrap_or_else(|e| panic!("signing: {e}"))
 }
 
 static DYNAMODB: OnceLock<Result<DynamoDbLocal, String>> = OnceLock::new();
