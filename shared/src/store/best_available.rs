@@ -2,8 +2,16 @@
 //! per block of ten seats, eventually consistent unless asked), and n seats
 //! claimed in one transaction with the same conditions as get-seat.
 
-use super::*;
-use crate::domain::RowPlan;
+use super::codec::{n, ss};
+use super::errors::build_error;
+use super::expressions::SEAT_IS_FREE_FOR_ANOTHER;
+use super::failures::block_claim_error;
+use super::keys::SEATS;
+use super::{Store, Txn};
+use crate::auth::HoldToken;
+use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
+use crate::error::Error;
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// How a block claim ended, short of an error for the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,23 @@
 //! The item codec: attribute values in, typed domain values out; a missing
 //! or mistyped attribute is a `Malformed` error naming the item.
 
-use super::*;
+use super::errors::StoreError;
+use super::keys::{
+    parse_place_member, CAPACITY, CREATED_AT, EVENT_ID, EXPIRES_AT, EXTRA_PAYMENT_IDS, FREE,
+    HOLDER, HOLDER_DEADLINE, HOLD_EXPIRES_AT, HOLD_EXPIRY, HOLD_PREFIX, HOLD_QUANTITY,
+    HOLD_SECONDS, NAME, NUMBER, ORDER_ID, ORDINAL, PAYMENT_ID, PK, PLACE_SEPARATOR, PLAN,
+    PLAN_CHUNKS, PLAN_CHUNK_BYTES, READY, REFUND_REASON, ROW, SEATS, SEATS_WRITTEN, SEAT_AVAILABLE,
+    SEAT_COUNT, SEAT_HELD, SEAT_ID, SEAT_SOLD, SECTION_ID, SK, SOLD, STATUS, TOKEN_HASH, USER_ID,
+    VERSION,
+};
+use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold};
+use crate::domain::{
+    Event, EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
+    SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
+};
+use crate::error::Error;
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
 
 pub(super) type Item = HashMap<String, AttributeValue>;
 

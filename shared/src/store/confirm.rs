@@ -7,9 +7,24 @@
 
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
+use super::codec::{n, s, ss, StoredOrder};
+use super::errors::build_error;
+use super::expressions::{release_held_seat, SEAT_HELD_BY_ORDER_LIVE, SEAT_IS_FREE_FOR_ORDER};
 use super::failures::{confirm_outcome, ConfirmOutcome, ConfirmRole};
-use super::*;
-use crate::domain::RefundReason;
+use super::keys::{
+    ga_bucket_key, hold_attribute, order_key, payment_key, place_member, seat_key,
+    EXTRA_PAYMENT_IDS, FREE, HOLDER, HOLDER_DEADLINE, HOLD_EXPIRES_AT, HOLD_EXPIRY, HOLD_QUANTITY,
+    KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID, PENDING_EXPIRES_AT, PENDING_SHARD,
+    REFUND_REASON, SALE_ORDER_ID, SALE_PAYMENT_ID, SEATS, SEAT_HELD, SEAT_SOLD, SOLD, STATUS, TTL,
+    VERSION,
+};
+use super::{Store, Txn};
+use crate::domain::ga::{HeldPlaces, PlaceSale};
+use crate::domain::{
+    EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
+};
+use crate::error::Error;
+use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 
 /// Completing an order takes it out of the pending index and keeps it (no TTL).
 const COMPLETE_ORDER: &str =

@@ -1,7 +1,8 @@
 //! Store failures: SDK errors kept as typed sources, which of them are
 //! "unavailable" (503), and single-item conditional writes.
 
-use super::*;
+use crate::error::Error;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 
 /// Failures talking to DynamoDB. SDK errors stay typed sources.
 #[derive(Debug, thiserror::Error)]

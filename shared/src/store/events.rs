@@ -2,7 +2,30 @@
 //! background, reads (cached once ready: a ready event never changes), and
 //! seat listing in plan order, one `Query` per seat block.
 
-use super::*;
+use super::codec::{
+    encode_plan, event_is_ready, n, parse_event, parse_seat, plan_chunk_count, s, seats_written,
+    Fields, Item,
+};
+use super::errors::{build_error, conditional, sdk_error, StoreError};
+use super::failures::{unavailable_in, unexplained, ItemFailure};
+use super::keys::{
+    event_key, event_key_of, plan_chunk_key, seat_block_pk, seat_key, CREATED_AT, CREATING_SHARD,
+    EVENT_ID, EVENT_PK_PREFIX, HOLD_SECONDS, KIND, NAME, NUMBER, ORDINAL, PENDING_EXPIRES_AT,
+    PENDING_INDEX, PENDING_SHARD, PK, PLAN, PLAN_CHUNKS, PLAN_HASH, READY, ROW, SEATS_WRITTEN,
+    SEATS_WRITTEN_EVERY, SEAT_AVAILABLE, SEAT_COUNT, SEAT_ID, SEAT_WRITES_IN_FLIGHT, SECTION_ID,
+    STATUS,
+};
+use super::{Store, Txn};
+use crate::domain::{
+    Event, EventId, EventRef, EventStatus, Millis, Seat, SeatSpec, SeatState, SectionId,
+};
+use crate::error::Error;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Ready events kept per process (a Lambda sandbox serves few events).
 const CACHED_EVENTS: usize = 256;

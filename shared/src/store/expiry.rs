@@ -1,7 +1,16 @@
 //! The sweep's store calls: the pending index by expiry, conditional
 //! releases, retiring swept orders.
 
-use super::*;
+use super::codec::{n, s, Fields, Item, StoredOrder};
+use super::errors::{conditional, sdk_error, StoreError};
+use super::expressions::release_held_seat;
+use super::keys::{
+    order_key, seat_key, shard_key, EXPIRES_AT, ORDER_PK_PREFIX, PENDING_EXPIRES_AT, PENDING_INDEX,
+    PENDING_SHARD, PK, STATUS, VERSION,
+};
+use super::Store;
+use crate::domain::{EventRef, Millis, OrderId, OrderStatus, SeatId};
+use crate::error::Error;
 
 /// Where the next page of a query starts (opaque outside the store).
 #[derive(Debug, Clone)]

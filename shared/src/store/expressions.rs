@@ -2,7 +2,11 @@
 //! names and values they bind (`#status`, `#holder`, `#holdExp`; `:order`,
 //! `:now`, `:sold`, `:held`, `:available`).
 
-use super::*;
+use super::codec::{n, s};
+use super::keys::{HOLDER, HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, STATUS};
+use crate::domain::{Millis, OrderId};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
 
 /// The one expiry boundary (docs/API.md, Clocks; the domain's
 /// [`crate::domain::hold_is_live`]): a hold or an order with expiry `t` is

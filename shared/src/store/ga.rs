@@ -2,9 +2,23 @@
 //! in batches, and hold-ga's one transaction (the order and the buckets it
 //! takes from or gives back to). See `domain::ga` for the rules.
 
+use super::codec::{n, parse_bucket, s, ss, StoredOrder};
+use super::errors::{build_error, conditional, StoreError};
+use super::failures::unavailable_in;
+use super::keys::{
+    ga_bucket_key, hold_attribute, order_key, place_member, CAPACITY, EVENT_ID, FREE,
+    HOLDER_DEADLINE, HOLD_EXPIRY, HOLD_QUANTITY, KIND, SEATS, SECTION_ID, SOLD, STATUS, TOKEN_HASH,
+    VERSION,
+};
 use super::seat_map::BATCH_GET_KEYS;
-use super::*;
+use super::{Store, Txn};
+use crate::auth::HoldToken;
 use crate::domain::ga::{bucket_capacity, bucket_count, Take};
+use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold};
+use crate::domain::{Event, EventId, EventRef, Millis, Order, OrderId, OrderStatus, SectionId};
+use crate::error::Error;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use std::collections::HashMap;
 
 /// Bucket writes in flight while an event is created.
 const BUCKET_WRITES_IN_FLIGHT: usize = 16;

@@ -1,7 +1,21 @@
 //! Orders and holds: create and read orders, claim and release seats, each
 //! claim or release one transaction with no read before it.
 
-use super::*;
+use super::codec::{n, parse_order, s, ss, Fields, StoredOrder};
+use super::errors::{build_error, sdk_error};
+use super::expressions::{release_held_seat, HOLDER_ORDER_IS_HOLDABLE, SEAT_IS_FREE_FOR_ORDER};
+use super::failures::{claim_error, extended_since, release_error, ItemFailure};
+use super::keys::{
+    expired_order_ttl, order_key, pending_shard, seat_key, CREATED_AT, EVENT_ID, EXPIRES_AT,
+    HOLDER, HOLDER_DEADLINE, HOLD_EXPIRES_AT, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD,
+    SEATS, SEAT_HELD, SEAT_SOLD, STATUS, TOKEN_HASH, TTL, USER_ID, VERSION,
+};
+use super::{Store, Txn};
+use crate::auth::HoldToken;
+use crate::domain::{EventRef, Millis, Order, OrderId, OrderStatus, SeatId};
+use crate::error::Error;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 
 impl Store {
     // ----- orders -------------------------------------------------------

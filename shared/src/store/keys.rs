@@ -1,7 +1,11 @@
 //! The table's schema: attribute names, the index, item keys and the
 //! pending-index shards. Every key format is written here and only here.
 
-use super::*;
+use super::codec::{s, Item};
+use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId};
+use aws_sdk_dynamodb::types::AttributeValue;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 
 /// Name of the sparse index of pending orders by expiry (template.yaml).
 pub const PENDING_INDEX: &str = "PendingByExpiry";

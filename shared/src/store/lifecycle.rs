@@ -1,7 +1,18 @@
 //! An order's lifecycle after creation: extend-order and cancel-order, each
 //! one transaction over the order as read (its version) and its holds.
 
-use super::*;
+use super::codec::{n, s, StoredOrder};
+use super::errors::build_error;
+use super::expressions::{extend_held_seat, release_held_seat};
+use super::failures::unavailable_in;
+use super::keys::{
+    expired_order_ttl, order_key, seat_key, EXPIRES_AT, HOLDER_DEADLINE, PENDING_EXPIRES_AT,
+    PENDING_SHARD, STATUS, TTL, VERSION,
+};
+use super::{Store, Txn};
+use crate::domain::{EventRef, Millis, OrderStatus, SeatId};
+use crate::error::Error;
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 impl Store {
     /// extend-order: moves the order's expiry (with its holder deadline,

@@ -7,11 +7,12 @@
 //! | item    | PK                  | SK            | notes                                      |
 //! |---------|---------------------|---------------|--------------------------------------------|
 //! | event   | `EVENT#{ref}`       | `EVENT`       | eventId, name, holdSeconds, plan, ready     |
-//! | plan    | `EVENT#{ref}`       | `PLAN#{nnnn}` | the rest of a plan too big for one item     |
+//! | plan    | `EVENT#{ref}`       | `PLAN#{fingerprint}#{nnnn}` | the rest of a plan too big for one item |
 //! | seat    | `SEATS#{ref}#{section}-{row}#{block}` | `SEAT#{seat}` | status, holderOrderId, holdExpiresAt |
 //! | seat map | `MAP#{ref}#{section}-{row}#{n}` | `MAP` | `s{number}`: `S` or `H{expiresAt}` per unavailable seat (from the stream) |
 //! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
 //! | payment | `PAYMENT#{payment}` | `PAYMENT`     | orderId: which order this payment is for    |
+//! | GA bucket | `GA#{ref}#{section}#{n}` | `GA` | capacity, sold, free, `hold#{order}` = `{q, e}` per holder |
 //!
 //! `{ref}` is the event's [`EventRef`] (a hash of its id), which every order
 //! id starts with: confirm addresses seats from the order id alone. Seats
@@ -23,35 +24,31 @@
 //! the sparse `PendingByExpiry` index the sweep queries; the keys are removed
 //! when an order leaves PENDING, so the index only ever holds pending work.
 //!
-//! Where each rule lives: `keys` (attribute names, keys, shards), `codec`
-//! (items to domain values), `expressions` (the seat conditions), `errors`
-//! (SDK failures, 503 or not), `failures` (cancelled transactions decided,
-//! pure and unit-tested), `events` (create-event, listing), `holds`
-//! (orders, get-seat, drop-seat), `lifecycle` (extend-order, cancel-order),
-//! `confirm`, `expiry` (the sweep's calls).
-
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
+//! Where each rule lives, one file per concern (each imports what it uses
+//! by name, so its dependencies read from its head):
+//! - `keys`: attribute names, item keys, the index and its shards;
+//! - `codec`: items to domain values and back;
+//! - `expressions`: the seat-side conditions and updates with their
+//!   bindings, and the one expiry boundary (`live!`, `expired!`);
+//! - `errors`: SDK failures, which are 503; `failures`: cancelled
+//!   transactions decided (pure, unit-tested);
+//! - `events`: create-event (retry-safe, resumable) and listing seats;
+//! - `holds`: orders, get-seat, drop-seat; `best_available`: reading rows
+//!   and claiming a block; `ga`: general-admission buckets;
+//! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
+//! - `expiry`: the sweep's calls; `seat_map`: the stream-fed projection
+//!   and availability's read; `stream`: decoding stream records.
 
 use aws_config::timeout::TimeoutConfig;
 use aws_config::BehaviorVersion;
-use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
-};
 use aws_sdk_dynamodb::Client;
-use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
-use sha2::{Digest, Sha256};
+use errors::sdk_error;
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::auth::HoldToken;
-use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold, PlaceSale};
-use crate::domain::{
-    Event, EventId, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus, PaymentId,
-    RefundReason, RowId, Seat, SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
-};
-use crate::error::Error;
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 
 // First: its `live!` and `expired!` are used by every file after it.
 #[macro_use]
@@ -72,17 +69,12 @@ mod stream;
 
 pub use best_available::BlockClaim;
 pub use codec::StoredOrder;
-use codec::*;
+use codec::{parse_order, Fields, Item};
 pub use confirm::Leftovers;
 pub use errors::StoreError;
-use errors::*;
 pub use expiry::PageCursor;
-use expressions::*;
 pub use failures::ConfirmOutcome;
-use failures::{
-    block_claim_error, cancellation, claim_error, extended_since, release_error, unavailable_in,
-    unexplained, ItemFailure,
-};
+use failures::{cancellation, ItemFailure};
 pub use ga::BucketChange;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};

@@ -7,9 +7,20 @@
 //! available: `S` (sold) or `H{expiresAt ms}` (held; the reader shows an
 //! expired hold as available at once). An available seat has none.
 
+use super::codec::{s, Item};
+use super::errors::{sdk_error, StoreError};
+use super::keys::{
+    seat_map_key, HOLD_EXPIRES_AT, PK, SEAT_AVAILABLE, SEAT_HELD, SEAT_ID, SEAT_MAP_ITEM_SEATS,
+    SEAT_PK_PREFIX, SEAT_SOLD, STATUS,
+};
+use super::Store;
+use crate::domain::ga::Bucket;
+use crate::domain::{Event, EventId, EventRef, Millis, SeatId, SectionId};
+use crate::error::Error;
 use aws_sdk_dynamodb::types::KeysAndAttributes;
+use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::*;
 use crate::domain::{ProjectedSeat, RowId, RowProjection};
 
 /// Batch reads in flight for one map.

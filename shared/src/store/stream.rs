@@ -3,11 +3,17 @@
 //! publish-events (`domain::outbox`). Pure: the images go through the same
 //! codec as the store's reads.
 
+use super::codec::{parse_bucket, parse_order, parse_seat, Fields, Item};
+use super::errors::StoreError;
+use super::keys::{
+    EVENT_ID, GA_PK_PREFIX, ORDER_PK_PREFIX, PAYMENT_ID, PK, SALE_ORDER_ID, SALE_PAYMENT_ID,
+    SEAT_PK_PREFIX, SECTION_ID,
+};
+use crate::domain::{EventId, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId};
+use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
 
-use super::*;
 use crate::domain::outbox::{BucketImage, ItemChange, ItemImage, OrderImage, SeatImage};
-use crate::domain::SeatStatus;
 
 /// Why a stream record could not be decoded (it is then reported as a
 /// batch item failure, and after retries lands in the dead-letter queue).
