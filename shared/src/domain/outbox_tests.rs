@@ -1,0 +1,262 @@
+//! Unit tests of `domain::outbox`.
+
+use super::*;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn order(status: OrderStatus, expires_at: i64) -> Result<OrderImage, crate::error::Error> {
+    Ok(OrderImage {
+        order_id: OrderId::parse("o1")?,
+        event_id: EventId::parse("ev")?,
+        status,
+        expires_at: Millis(expires_at),
+        payment_id: None,
+        refund_payment_ids: vec![],
+    })
+}
+
+fn seat(status: SeatStatus, holder: Option<&str>) -> Result<SeatImage, crate::error::Error> {
+    Ok(SeatImage {
+        event_id: EventId::parse("ev")?,
+        seat_id: SeatId::parse("A-1-1")?,
+        status,
+        holder: holder.map(OrderId::parse).transpose()?,
+        hold_expires_at: holder.map(|_| Millis(9_000)),
+        payment_id: (status == SeatStatus::Sold)
+            .then(|| PaymentId::parse("pay"))
+            .transpose()?,
+    })
+}
+
+fn bucket(
+    sold: u32,
+    holds: &[(&str, u32)],
+    sale: Option<&str>,
+) -> Result<BucketImage, crate::error::Error> {
+    Ok(BucketImage {
+        event_id: EventId::parse("ev")?,
+        section_id: SectionId::parse("FLOOR")?,
+        sold,
+        holds: holds
+            .iter()
+            .map(|(o, q)| {
+                Ok(PlaceHold {
+                    order: OrderId::parse(o)?,
+                    quantity: *q,
+                    expires_at: Millis(9_000),
+                })
+            })
+            .collect::<Result<_, crate::error::Error>>()?,
+        sale: sale
+            .map(|o| {
+                Ok::<_, crate::error::Error>((OrderId::parse(o)?, Some(PaymentId::parse("pay")?)))
+            })
+            .transpose()?,
+    })
+}
+
+fn events(
+    old: Option<ItemImage>,
+    new: Option<ItemImage>,
+) -> Vec<(&'static str, String, Option<u32>)> {
+    let change = ItemChange {
+        record_id: "r1".into(),
+        at: Millis(1_000),
+        old,
+        new,
+    };
+    state_events(&change)
+        .into_iter()
+        .map(|e| {
+            (
+                e.detail_type.as_str(),
+                e.detail.order_id.to_string(),
+                e.detail.quantity,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn order_writes_become_lifecycle_events() -> TestResult {
+    use OrderStatus::*;
+    let o = |s, e| order(s, e).map(ItemImage::Order);
+    assert_eq!(
+        events(None, Some(o(Pending, 5)?)),
+        vec![("order.created", "o1".into(), None)]
+    );
+    assert_eq!(
+        events(Some(o(Pending, 5)?), Some(o(Pending, 5)?)),
+        vec![],
+        "a claim only changes its seats"
+    );
+    assert_eq!(
+        events(Some(o(Pending, 5)?), Some(o(Pending, 9)?)),
+        vec![("order.extended", "o1".into(), None)]
+    );
+    for (status, kind) in [
+        (Completed, "order.completed"),
+        (Expired, "order.expired"),
+        (Cancelled, "order.cancelled"),
+        (RefundDue, "order.refund_due"),
+    ] {
+        assert_eq!(
+            events(Some(o(Pending, 5)?), Some(o(status, 5)?)),
+            vec![(kind, "o1".into(), None)]
+        );
+    }
+    assert_eq!(
+        events(Some(o(Expired, 5)?), Some(o(Completed, 5)?)),
+        vec![("order.completed", "o1".into(), None)],
+        "a late payment"
+    );
+    assert_eq!(
+        events(Some(o(Completed, 5)?), None),
+        vec![],
+        "a removed item"
+    );
+    // A further payment for a completed order: money to give back.
+    let mut paid_twice = order(Completed, 5)?;
+    paid_twice
+        .refund_payment_ids
+        .push(PaymentId::parse("pay-2")?);
+    let change = ItemChange {
+        record_id: "r9".into(),
+        at: Millis(1_000),
+        old: Some(o(Completed, 5)?),
+        new: Some(ItemImage::Order(paid_twice)),
+    };
+    let out = state_events(&change);
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        (
+            out[0].detail_type,
+            out[0].detail.payment_id.as_ref().map(PaymentId::as_str)
+        ),
+        (DetailType::OrderRefundDue, Some("pay-2"))
+    );
+    assert_eq!(out[0].detail.id, "r9.0");
+    Ok(())
+}
+
+#[test]
+fn seat_writes_become_held_released_and_sold() -> TestResult {
+    use SeatStatus::*;
+    let s = |st, h| seat(st, h).map(ItemImage::Seat);
+    assert_eq!(
+        events(None, Some(s(Available, None)?)),
+        vec![],
+        "created with its event"
+    );
+    assert_eq!(
+        events(Some(s(Available, None)?), Some(s(Held, Some("o1"))?)),
+        vec![("seat.held", "o1".into(), None)]
+    );
+    assert_eq!(
+        events(Some(s(Held, Some("o1"))?), Some(s(Held, Some("o1"))?)),
+        vec![],
+        "an extension is the order's event"
+    );
+    assert_eq!(
+        events(Some(s(Held, Some("o1"))?), Some(s(Available, None)?)),
+        vec![("seat.released", "o1".into(), None)]
+    );
+    assert_eq!(
+        events(Some(s(Held, Some("old"))?), Some(s(Held, Some("o1"))?)),
+        vec![
+            ("seat.released", "old".into(), None),
+            ("seat.held", "o1".into(), None)
+        ],
+        "an expired hold taken over"
+    );
+    assert_eq!(
+        events(Some(s(Held, Some("o1"))?), Some(s(Sold, Some("o1"))?)),
+        vec![("seat.sold", "o1".into(), None)]
+    );
+    assert_eq!(
+        events(Some(s(Held, Some("old"))?), Some(s(Sold, Some("o1"))?)),
+        vec![
+            ("seat.released", "old".into(), None),
+            ("seat.sold", "o1".into(), None)
+        ],
+        "a late payment takes an expired hold"
+    );
+    assert_eq!(
+        events(Some(s(Sold, Some("o1"))?), Some(s(Sold, Some("o1"))?)),
+        vec![]
+    );
+    let change = ItemChange {
+        record_id: "r".into(),
+        at: Millis(0),
+        old: Some(s(Held, Some("o1"))?),
+        new: Some(s(Sold, Some("o1"))?),
+    };
+    let sold = &state_events(&change)[0].detail;
+    assert_eq!(
+        (
+            sold.seat_id.as_ref().map(SeatId::as_str),
+            sold.payment_id.as_ref().map(PaymentId::as_str)
+        ),
+        (Some("A-1-1"), Some("pay"))
+    );
+    Ok(())
+}
+
+#[test]
+fn bucket_writes_become_place_events_per_order() -> TestResult {
+    let b = |sold, holds: &[(&str, u32)], sale| bucket(sold, holds, sale).map(ItemImage::Bucket);
+    assert_eq!(events(None, Some(b(0, &[], None)?)), vec![]);
+    assert_eq!(
+        events(Some(b(0, &[], None)?), Some(b(0, &[("o1", 3)], None)?)),
+        vec![("ga.held", "o1".into(), Some(3))]
+    );
+    assert_eq!(
+        events(
+            Some(b(0, &[("o1", 3)], None)?),
+            Some(b(0, &[("o1", 1)], None)?)
+        ),
+        vec![("ga.released", "o1".into(), Some(2))]
+    );
+    assert_eq!(
+        events(
+            Some(b(0, &[("old", 2)], None)?),
+            Some(b(0, &[("o1", 1)], None)?)
+        ),
+        vec![
+            ("ga.released", "old".into(), Some(2)),
+            ("ga.held", "o1".into(), Some(1))
+        ],
+        "an expired hold reclaimed"
+    );
+    assert_eq!(
+        events(
+            Some(b(1, &[("o1", 3)], Some("x"))?),
+            Some(b(3, &[], Some("o1"))?)
+        ),
+        vec![
+            ("ga.released", "o1".into(), Some(1)),
+            ("ga.sold", "o1".into(), Some(2))
+        ],
+        "2 of 3 sold, the surplus given back"
+    );
+    assert_eq!(
+        events(
+            Some(b(0, &[("o1", 1), ("old", 2)], None)?),
+            Some(b(3, &[], Some("o1"))?)
+        ),
+        vec![
+            ("ga.released", "old".into(), Some(2)),
+            ("ga.sold", "o1".into(), Some(3))
+        ],
+        "a late sale of its own place and a reclaimed one"
+    );
+    assert_eq!(
+        events(
+            Some(b(3, &[("o1", 2)], Some("x"))?),
+            Some(b(3, &[("o1", 2)], Some("x"))?)
+        ),
+        vec![],
+        "an extension"
+    );
+    Ok(())
+}
