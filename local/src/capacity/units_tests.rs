@@ -2,6 +2,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::capacity::expressions::tokens;
 
 fn obj(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
