@@ -22,6 +22,7 @@ mod cold_start;
 mod ga;
 mod onsale;
 mod ops;
+mod pricing;
 mod raw;
 mod scale;
 mod spread;
