@@ -39,6 +39,16 @@ def pascal(name):
     return "".join(w.capitalize() for w in name.split("-")) + "Function"
 
 
+def place_bootstrap(src, dst):
+    """A hard link where the filesystem allows it: sixteen debug binaries
+    copied would double their disk use (CI's disk ran out doing that)."""
+    dst.unlink(missing_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def local_template(functions):
     """template.yaml for local runs: x86_64, prebuilt debug bootstraps, and
     the DynamoDB endpoint variable declared so --env-vars can set it."""
@@ -52,7 +62,7 @@ def local_template(functions):
         res.pop("Metadata", None)
         code = WORK / "code" / fn
         code.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(binary(fn), code / "bootstrap")
+        place_bootstrap(binary(fn), code / "bootstrap")
         res["Properties"]["CodeUri"] = str(code)
         res["Properties"].pop("Architectures", None)
     out = WORK / "template.yaml"
