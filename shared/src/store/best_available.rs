@@ -2,16 +2,13 @@
 //! per block of ten seats, eventually consistent unless asked), and n seats
 //! claimed in one transaction with the same conditions as get-seat.
 
-use super::codec::{n, ss};
-use super::errors::build_error;
-use super::expressions::SEAT_IS_FREE_FOR_ANOTHER;
+use super::expressions::{self, seat::FreeFor};
 use super::failures::block_claim_error;
-use super::keys::SEATS;
+use super::keys::order_key;
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
 use crate::error::Error;
-use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// How a block claim ended, short of an error for the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,32 +78,12 @@ impl Store {
         loop {
             let mut items = Vec::with_capacity(seats.len() + 1);
             for seat in seats {
-                items.push(
-                    TransactWriteItem::builder()
-                        .update(self.claim_update(
-                            &token,
-                            order,
-                            seat,
-                            SEAT_IS_FREE_FOR_ANOTHER,
-                            now,
-                        )?)
-                        .build(),
-                );
+                items.push(self.claim_item(&token, order, seat, FreeFor::Another, now)?);
             }
-            let record = self
-                .holder_order_update(
-                    order,
-                    &token,
-                    now,
-                    "AND (attribute_not_exists(#seats) OR size(#seats) <= :room)",
-                )
-                .update_expression("ADD #seats :seats, #version :one")
-                .expression_attribute_names("#seats", SEATS)
-                .expression_attribute_values(":seats", ss(&ids))
-                .expression_attribute_values(":room", n(room))
-                .build()
-                .map_err(build_error("TransactWriteItems"))?;
-            items.push(TransactWriteItem::builder().update(record).build());
+            items.push(self.txn_update(
+                order_key(order),
+                expressions::order::add_block(&token, &ids, room, now),
+            )?);
             let Txn::Cancelled(reasons) = self.transact(items).await? else {
                 return Ok(BlockClaim::Held(token.expires_at()));
             };

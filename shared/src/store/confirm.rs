@@ -7,29 +7,19 @@
 
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
-use super::codec::{n, s, ss, StoredOrder};
+use super::codec::{s, StoredOrder};
 use super::errors::build_error;
-use super::expressions::{release_held_seat, SEAT_HELD_BY_ORDER_LIVE, SEAT_IS_FREE_FOR_ORDER};
+use super::expressions::{self, order::Completion};
 use super::failures::{confirm_outcome, ConfirmOutcome, ConfirmRole};
 use super::keys::{
-    ga_bucket_key, hold_attribute, order_key, payment_key, place_member, seat_key,
-    EXTRA_PAYMENT_IDS, FREE, HOLDER, HOLDER_DEADLINE, HOLD_EXPIRES_AT, HOLD_EXPIRY, HOLD_QUANTITY,
-    KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID, PENDING_EXPIRES_AT, PENDING_SHARD,
-    REFUND_REASON, SALE_ORDER_ID, SALE_PAYMENT_ID, SEATS, SEAT_HELD, SEAT_SOLD, SOLD, STATUS, TTL,
-    VERSION,
+    ga_bucket_key, order_key, payment_key, place_member, seat_key, KIND, MAX_TRANSACTION_ITEMS,
+    ORDER_ID, PAYMENT_ID,
 };
 use super::{Store, Txn};
 use crate::domain::ga::{HeldPlaces, PlaceSale};
-use crate::domain::{
-    EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
-};
+use crate::domain::{EventRef, Millis, Order, OrderId, PaymentId, RefundReason, SeatId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
-
-/// Completing an order takes it out of the pending index and keeps it (no TTL).
-const COMPLETE_ORDER: &str =
-    "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \
-     REMOVE #shard, #pendingExp, #ttl";
 
 /// A transaction being built: its items and what each is for.
 struct ConfirmTxn {
@@ -91,22 +81,17 @@ impl Store {
                 self.sell_held_seat(&event, order, payment, seat, now)?,
             );
         }
-        let complete = self
-            .complete(order, payment, paid)
-            .condition_expression(concat!(
-                "attribute_exists(PK) AND #status = :pending AND ",
-                live!("#deadline"),
-                " AND size(#seats) = :count"
-            ))
-            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
-            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":now", n(now.0))
-            .expression_attribute_values(":count", n(paid.len()))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
+        let members: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
+        let when = Completion::Exact {
+            count: paid.len(),
+            now,
+        };
         txn.push(
             ConfirmRole::Order,
-            TransactWriteItem::builder().update(complete).build(),
+            self.txn_update(
+                order_key(order),
+                expressions::order::complete(payment, &members, when),
+            )?,
         );
         txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
         match self.confirm_txn(txn, order).await? {
@@ -150,21 +135,16 @@ impl Store {
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         recorded.extend(sold_members.iter().map(String::as_str));
-        let complete = self
-            .complete_with(&order.order_id, payment, &recorded)
-            .condition_expression(concat!(
-                "#status = :pending AND #version = :version AND ",
-                live!("#deadline")
-            ))
-            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
-            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":version", n(stored.version))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
+        let when = Completion::AsReadLive {
+            version: stored.version,
+            now,
+        };
         txn.push(
             ConfirmRole::Order,
-            TransactWriteItem::builder().update(complete).build(),
+            self.txn_update(
+                order_key(&order.order_id),
+                expressions::order::complete(payment, &recorded, when),
+            )?,
         );
         txn.push(
             ConfirmRole::Payment,
@@ -195,25 +175,12 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let mut txn = ConfirmTxn::new();
         for seat in paid {
-            let take = self
-                .update(seat_key(&event, seat))
-                .update_expression(
-                    "SET #status = :sold, #holder = :order, #payment = :payment REMOVE #holdExp",
-                )
-                .condition_expression(SEAT_IS_FREE_FOR_ORDER)
-                .expression_attribute_names("#payment", PAYMENT_ID)
-                .expression_attribute_values(":payment", s(payment.as_str()))
-                .expression_attribute_names("#status", STATUS)
-                .expression_attribute_names("#holder", HOLDER)
-                .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
-                .expression_attribute_values(":sold", s(SEAT_SOLD))
-                .expression_attribute_values(":order", s(order.order_id.as_str()))
-                .expression_attribute_values(":now", n(now.0))
-                .build()
-                .map_err(build_error("TransactWriteItems"))?;
             txn.push(
                 ConfirmRole::Paid,
-                TransactWriteItem::builder().update(take).build(),
+                self.txn_update(
+                    seat_key(&event, seat),
+                    expressions::seat::take_paid(&order.order_id, payment, now),
+                )?,
             );
         }
         let mut sold_members = Vec::new();
@@ -227,16 +194,16 @@ impl Store {
         }
         let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         recorded.extend(sold_members.iter().map(String::as_str));
-        let complete = self
-            .complete_with(&order.order_id, payment, &recorded)
-            .condition_expression("#status = :seen AND #version = :version")
-            .expression_attribute_values(":seen", s(order.status.as_str()))
-            .expression_attribute_values(":version", n(stored.version))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
+        let when = Completion::AsRead {
+            seen: order.status,
+            version: stored.version,
+        };
         txn.push(
             ConfirmRole::Order,
-            TransactWriteItem::builder().update(complete).build(),
+            self.txn_update(
+                order_key(&order.order_id),
+                expressions::order::complete(payment, &recorded, when),
+            )?,
         );
         txn.push(
             ConfirmRole::Payment,
@@ -258,26 +225,10 @@ impl Store {
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
-        let refund = self
-            .update(order_key(&order.order_id))
-            .update_expression("SET #status = :refund, #payment = :payment, #reason = :reason, #version = #version + :one REMOVE #ttl")
-            .condition_expression("#status = :seen AND #version = :version")
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#payment", PAYMENT_ID)
-            .expression_attribute_names("#reason", REFUND_REASON)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#ttl", TTL)
-            .expression_attribute_values(":refund", s(OrderStatus::RefundDue.as_str()))
-            .expression_attribute_values(":payment", s(payment.as_str()))
-            .expression_attribute_values(":reason", s(reason.as_str()))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":seen", s(order.status.as_str()))
-            .expression_attribute_values(":version", n(stored.version))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
+        let refund = expressions::order::refund_due(payment, reason, order.status, stored.version);
         txn.push(
             ConfirmRole::Order,
-            TransactWriteItem::builder().update(refund).build(),
+            self.txn_update(order_key(&order.order_id), refund)?,
         );
         txn.push(
             ConfirmRole::Payment,
@@ -325,19 +276,10 @@ impl Store {
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
-        let record = self
-            .update(order_key(&order.order_id))
-            .update_expression("ADD #extra :payment")
-            .condition_expression("#status = :seen")
-            .expression_attribute_names("#extra", EXTRA_PAYMENT_IDS)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_values(":payment", ss(&[payment.as_str()]))
-            .expression_attribute_values(":seen", s(order.status.as_str()))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
+        let record = expressions::order::add_refund_payment(payment, order.status);
         txn.push(
             ConfirmRole::Order,
-            TransactWriteItem::builder().update(record).build(),
+            self.txn_update(order_key(&order.order_id), record)?,
         );
         txn.push(
             ConfirmRole::Payment,
@@ -379,22 +321,10 @@ impl Store {
         seat: &SeatId,
         now: Millis,
     ) -> Result<TransactWriteItem, Error> {
-        let sell = self
-            .update(seat_key(event, seat))
-            .update_expression("SET #status = :sold, #payment = :payment REMOVE #holdExp")
-            .expression_attribute_names("#payment", PAYMENT_ID)
-            .expression_attribute_values(":payment", s(payment.as_str()))
-            .condition_expression(SEAT_HELD_BY_ORDER_LIVE)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#holder", HOLDER)
-            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
-            .expression_attribute_values(":sold", s(SEAT_SOLD))
-            .expression_attribute_values(":held", s(SEAT_HELD))
-            .expression_attribute_values(":order", s(order.as_str()))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        Ok(TransactWriteItem::builder().update(sell).build())
+        self.txn_update(
+            seat_key(event, seat),
+            expressions::seat::sell_held(order, payment, now),
+        )
     }
 
     fn push_releases(
@@ -405,27 +335,16 @@ impl Store {
         seats: &[SeatId],
     ) -> Result<(), Error> {
         for seat in seats {
-            let release = release_held_seat(order)
-                .on_update(self.update(seat_key(event, seat)))
-                .build()
-                .map_err(build_error("TransactWriteItems"))?;
-            txn.push(
-                ConfirmRole::Release,
-                TransactWriteItem::builder().update(release).build(),
-            );
+            let release = self.txn_update(
+                seat_key(event, seat),
+                expressions::seat::release_held(order),
+            )?;
+            txn.push(ConfirmRole::Release, release);
         }
         Ok(())
     }
 
-    /// A bucket's side of a sale: `sell` of the order's `held` places there
-    /// sold and the rest given back, its hold removed, only while the hold
-    /// is as read and, with `live_at`, unexpired then (a late payment sells
-    /// places whose expired hold nobody took over); and `take` more sold
-    /// from the bucket's free places and the expired holds of others it
-    /// removes, only while they are there.
-    /// A sale also records its order and payment on the bucket
-    /// (`saleOrderId`, `salePaymentId`), so the bucket's stream record
-    /// alone says who bought (publish-events); a give-back does not.
+    /// A bucket's side of a sale ([`expressions::ga::sell`]).
     fn sell_places(
         &self,
         event: &EventRef,
@@ -434,99 +353,10 @@ impl Store {
         sale: &PlaceSale,
         live_at: Option<Millis>,
     ) -> Result<TransactWriteItem, Error> {
-        let give = i64::from(sale.held - sale.sell);
-        let (taken, reclaim) = sale
-            .take
-            .as_ref()
-            .map_or((0, &[][..]), |t| (t.places, t.reclaim.as_slice()));
-        let reclaimed: i64 = reclaim.iter().map(|h| i64::from(h.quantity)).sum();
-        let delta = give + reclaimed - i64::from(taken);
-        let update = self
-            .update(ga_bucket_key(event, &sale.section, sale.bucket))
-            .expression_attribute_names("#sold", SOLD)
-            .expression_attribute_names("#free", FREE)
-            .expression_attribute_values(":sold", n(sale.sold()))
-            .expression_attribute_values(":delta", n(delta));
-        let (mut update, mut condition, mut removes) = super::ga::bind_reclaims(update, reclaim);
-        if sale.held > 0 {
-            removes.push("#me".into());
-            condition.push("#me.#q = :held".into());
-            update = update
-                .expression_attribute_names("#me", hold_attribute(order))
-                .expression_attribute_names("#q", HOLD_QUANTITY)
-                .expression_attribute_values(":held", n(sale.held));
-            if let Some(now) = live_at {
-                condition.push(live!("#me.#e").into());
-                update = update
-                    .expression_attribute_names("#e", HOLD_EXPIRY)
-                    .expression_attribute_values(":now", n(now.0));
-            }
-        }
-        if taken > 0 {
-            // The bucket's free places (plus what this very update gives
-            // back and reclaims) must cover what it takes.
-            condition.push("#free >= :need".into());
-            update = update.expression_attribute_values(":need", n(-delta));
-        }
-        if condition.is_empty() {
-            // A sale of nothing held and nothing taken: never planned, but
-            // it must not write unconditionally either.
-            condition.push("attribute_exists(PK)".into());
-        }
-        let mut set = "SET #sold = #sold + :sold, #free = #free + :delta".to_owned();
-        if sale.sold() > 0 {
-            set.push_str(", #saleOrder = :saleOrder, #salePayment = :salePayment");
-            update = update
-                .expression_attribute_names("#saleOrder", SALE_ORDER_ID)
-                .expression_attribute_names("#salePayment", SALE_PAYMENT_ID)
-                .expression_attribute_values(":saleOrder", s(order.as_str()))
-                .expression_attribute_values(":salePayment", s(payment.as_str()));
-        }
-        let remove = if removes.is_empty() {
-            String::new()
-        } else {
-            format!(" REMOVE {}", removes.join(", "))
-        };
-        let update = update
-            .update_expression(format!("{set}{remove}"))
-            .condition_expression(condition.join(" AND "))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        Ok(TransactWriteItem::builder().update(update).build())
-    }
-
-    /// The order's completion; the caller adds the condition.
-    fn complete(
-        &self,
-        order: &OrderId,
-        payment: &PaymentId,
-        paid: &[SeatId],
-    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
-        let paid: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
-        self.complete_with(order, payment, &paid)
-    }
-
-    /// [`Store::complete`] recording `members` (seats and sold places) as
-    /// what the order bought.
-    fn complete_with(
-        &self,
-        order: &OrderId,
-        payment: &PaymentId,
-        paid: &[&str],
-    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
-        self.update(order_key(order))
-            .update_expression(COMPLETE_ORDER)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#payment", PAYMENT_ID)
-            .expression_attribute_names("#seats", SEATS)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
-            .expression_attribute_names("#ttl", TTL)
-            .expression_attribute_values(":completed", s(OrderStatus::Completed.as_str()))
-            .expression_attribute_values(":payment", s(payment.as_str()))
-            .expression_attribute_values(":paid", ss(paid))
-            .expression_attribute_values(":one", n(1))
+        self.txn_update(
+            ga_bucket_key(event, &sale.section, sale.bucket),
+            expressions::ga::sell(order, payment, sale, live_at),
+        )
     }
 
     /// `PAYMENT#{id}` names the order it paid for; it may be written again
@@ -545,10 +375,9 @@ impl Store {
         let put = Put::builder()
             .table_name(&*self.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK) OR #orderId = :order")
-            .expression_attribute_names("#orderId", ORDER_ID)
-            .expression_attribute_values(":order", s(order.as_str()))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let put = expressions::payment::for_order_only(order)
+            .on_put(put)
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         Ok(TransactWriteItem::builder().put(put).build())

@@ -7,6 +7,7 @@ use super::codec::{
     Fields, Item,
 };
 use super::errors::{build_error, conditional, sdk_error, StoreError};
+use super::expressions::{self, Expression};
 use super::failures::{unavailable_in, unexplained, ItemFailure};
 use super::keys::{
     event_key, event_key_of, plan_chunk_key, seat_block_pk, seat_key, CREATED_AT, CREATING_SHARD,
@@ -142,12 +143,10 @@ impl Store {
                 .put_item()
                 .table_name(&*self.table)
                 .set_item(Some(item))
-                .condition_expression("attribute_not_exists(PK)")
                 .return_values_on_condition_check_failure(
                     ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .send()
-                .await;
+                );
+            let put = Expression::new_item().on_put_item(put).send().await;
             return match put {
                 Ok(_) => Ok(None),
                 Err(err) => match err.as_service_error() {
@@ -161,8 +160,9 @@ impl Store {
         let event_item = Put::builder()
             .table_name(&*self.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let event_item = Expression::new_item()
+            .on_put(event_item)
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().put(event_item).build()];
@@ -209,17 +209,13 @@ impl Store {
         if !self.write_seats(&event.event_id, &seats, deadline).await? {
             return Ok(EventStatus::Creating);
         }
-        self.client
+        let ready = self
+            .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(event_key_of(event_ref)))
-            .update_expression("SET #ready = :true, #written = :count REMOVE #shard, #resumeAt")
-            .expression_attribute_names("#ready", READY)
-            .expression_attribute_names("#written", SEATS_WRITTEN)
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#resumeAt", PENDING_EXPIRES_AT)
-            .expression_attribute_values(":true", AttributeValue::Bool(true))
-            .expression_attribute_values(":count", n(event.seat_count))
+            .set_key(Some(event_key_of(event_ref)));
+        expressions::event::ready(event.seat_count)
+            .on_update_item(ready)
             .send()
             .await
             .map_err(|e| sdk_error("UpdateItem", e))?;
@@ -276,8 +272,8 @@ impl Store {
                     .client
                     .put_item()
                     .table_name(&*self.table)
-                    .set_item(Some(item))
-                    .condition_expression("attribute_not_exists(PK)");
+                    .set_item(Some(item));
+                let put = Expression::new_item().on_put_item(put);
                 let ordinal = seat.ordinal;
                 in_flight.spawn(async move {
                     conditional(put.send().await, "PutItem").map(|_| ordinal)
@@ -321,27 +317,21 @@ impl Store {
             .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(event_key_of(event)))
-            .update_expression("SET #written = :written")
-            .condition_expression("#written < :written")
-            .expression_attribute_names("#written", SEATS_WRITTEN)
-            .expression_attribute_values(":written", n(written));
+            .set_key(Some(event_key_of(event)));
+        let update = expressions::event::seats_written(written).on_update_item(update);
         conditional(update.send().await, "UpdateItem").map(|_| ())
     }
 
     /// Events whose creator ran out of time (or died) before they were
     /// ready: one index query on the creating shard.
     pub async fn unfinished_events(&self, now: Millis) -> Result<Vec<EventRef>, Error> {
-        let out = self
+        let query = self
             .client
             .query()
             .table_name(&*self.table)
-            .index_name(PENDING_INDEX)
-            .key_condition_expression(concat!("#shard = :shard AND ", expired!("#resumeAt")))
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#resumeAt", PENDING_EXPIRES_AT)
-            .expression_attribute_values(":shard", s(CREATING_SHARD))
-            .expression_attribute_values(":now", n(now.0))
+            .index_name(PENDING_INDEX);
+        let out = expressions::event::due_in_shard(CREATING_SHARD.to_owned(), now)
+            .on_query(query)
             .send()
             .await
             .map_err(|e| sdk_error("Query", e))?;
@@ -510,14 +500,14 @@ impl Store {
         let mut found = Vec::new();
         let mut start = None;
         loop {
-            let out = self
+            let query = self
                 .client
                 .query()
                 .table_name(&*self.table)
                 .consistent_read(consistent)
-                .key_condition_expression("PK = :pk")
-                .expression_attribute_values(":pk", s(block.as_str()))
-                .set_exclusive_start_key(start.take())
+                .set_exclusive_start_key(start.take());
+            let out = expressions::event::partition(&block)
+                .on_query(query)
                 .send()
                 .await
                 .map_err(|e| sdk_error("Query", e))?;

@@ -1,13 +1,10 @@
 //! The sweep's store calls: the pending index by expiry, conditional
 //! releases, retiring swept orders.
 
-use super::codec::{n, s, Fields, Item, StoredOrder};
+use super::codec::{Fields, Item, StoredOrder};
 use super::errors::{conditional, sdk_error, StoreError};
-use super::expressions::release_held_seat;
-use super::keys::{
-    order_key, seat_key, shard_key, EXPIRES_AT, ORDER_PK_PREFIX, PENDING_EXPIRES_AT, PENDING_INDEX,
-    PENDING_SHARD, PK, STATUS, VERSION,
-};
+use super::expressions;
+use super::keys::{order_key, seat_key, shard_key, ORDER_PK_PREFIX, PENDING_INDEX, PK};
 use super::Store;
 use crate::domain::{EventRef, Millis, OrderId, OrderStatus, SeatId};
 use crate::error::Error;
@@ -29,16 +26,13 @@ impl Store {
         limit: i32,
         start: Option<PageCursor>,
     ) -> Result<(Vec<OrderId>, Option<PageCursor>), Error> {
-        let out = self
+        let query = self
             .client
             .query()
             .table_name(&*self.table)
-            .index_name(PENDING_INDEX)
-            .key_condition_expression(concat!("#shard = :shard AND ", expired!("#pendingExp")))
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
-            .expression_attribute_values(":shard", s(shard_key(shard)))
-            .expression_attribute_values(":now", n(now.0))
+            .index_name(PENDING_INDEX);
+        let out = expressions::event::due_in_shard(shard_key(shard), now)
+            .on_query(query)
             .limit(limit)
             .set_exclusive_start_key(start.map(|c| c.0))
             .send()
@@ -73,7 +67,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(seat_key(event, seat)));
-        let result = release_held_seat(order)
+        let result = expressions::seat::release_held(order)
             .on_update_item(request)
             .send()
             .await;
@@ -90,35 +84,17 @@ impl Store {
         now: Millis,
     ) -> Result<bool, Error> {
         let order = &stored.order;
-        let base = self
+        let request = self
             .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(order_key(&order.order_id)))
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
-            .expression_attribute_values(":seen", s(order.status.as_str()))
-            .expression_attribute_values(":version", n(stored.version))
-            .expression_attribute_values(":one", n(1));
-        let request = if order.status == OrderStatus::Pending {
-            base.update_expression(
-                "SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp",
-            )
-            .condition_expression(concat!(
-                "#status = :seen AND #version = :version AND ",
-                expired!("#expiresAt")
-            ))
-            .expression_attribute_names("#expiresAt", EXPIRES_AT)
-            .expression_attribute_values(":expired", s(OrderStatus::Expired.as_str()))
-            .expression_attribute_values(":now", n(now.0))
+            .set_key(Some(order_key(&order.order_id)));
+        let retire = if order.status == OrderStatus::Pending {
+            expressions::order::expire(stored.version, now)
         } else {
-            base.update_expression("SET #version = #version + :one REMOVE #shard, #pendingExp")
-                .condition_expression(
-                    "#status = :seen AND #version = :version AND attribute_exists(#shard)",
-                )
+            expressions::order::leave_index(order.status, stored.version)
         };
+        let request = retire.on_update_item(request);
         conditional(request.send().await, "UpdateItem")
     }
 }

@@ -1,21 +1,21 @@
 //! Orders and holds: create and read orders, claim and release seats, each
 //! claim or release one transaction with no read before it.
 
-use super::codec::{n, parse_order, s, ss, Fields, StoredOrder};
-use super::errors::{build_error, sdk_error};
-use super::expressions::{release_held_seat, HOLDER_ORDER_IS_HOLDABLE, SEAT_IS_FREE_FOR_ORDER};
+use super::codec::{n, parse_order, s, Fields, StoredOrder};
+use super::errors::sdk_error;
+use super::expressions::{self, seat::FreeFor, Expression};
 use super::failures::{claim_error, extended_since, release_error, ItemFailure};
 use super::keys::{
     expired_order_ttl, order_key, pending_shard, seat_key, CREATED_AT, EVENT_ID, EXPIRES_AT,
-    HOLDER, HOLDER_DEADLINE, HOLD_EXPIRES_AT, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD,
-    SEATS, SEAT_HELD, SEAT_SOLD, STATUS, TOKEN_HASH, TTL, USER_ID, VERSION,
+    HOLDER_DEADLINE, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS, TOKEN_HASH, TTL,
+    USER_ID, VERSION,
 };
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::{EventRef, Millis, Order, OrderId, OrderStatus, SeatId};
 use crate::error::Error;
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 
 impl Store {
     // ----- orders -------------------------------------------------------
@@ -46,10 +46,8 @@ impl Store {
             .put_item()
             .table_name(&*self.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .send()
-            .await;
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let put = Expression::new_item().on_put_item(put).send().await;
         match put {
             Ok(_) => Ok(()),
             // The SDK retried a put whose first attempt had landed: the item
@@ -94,19 +92,11 @@ impl Store {
         let mut stale_retries = 0;
         loop {
             let items = vec![
-                TransactWriteItem::builder().update(self.claim_update(&token, order, seat, SEAT_IS_FREE_FOR_ORDER, now)?).build(),
-                TransactWriteItem::builder()
-                    .update(
-                        self.holder_order_update(order, &token, now, "AND (attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))")
-                            .update_expression("ADD #seats :seat, #version :one")
-                            .expression_attribute_names("#seats", SEATS)
-                            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
-                            .expression_attribute_values(":seatId", s(seat.as_str()))
-                            .expression_attribute_values(":max", n(max_seats))
-                            .build()
-                            .map_err(build_error("TransactWriteItems"))?,
-                    )
-                    .build(),
+                self.claim_item(&token, order, seat, FreeFor::Order, now)?,
+                self.txn_update(
+                    order_key(order),
+                    expressions::order::add_seat(&token, seat.as_str(), max_seats, now),
+                )?,
             ];
             let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
                 return Ok(token.expires_at());
@@ -132,56 +122,20 @@ impl Store {
         }
     }
 
-    /// A seat's side of a claim for `order` until the token's expiry, under
-    /// `condition` ([`SEAT_IS_FREE_FOR_ORDER`] or, for best-available,
-    /// [`SEAT_IS_FREE_FOR_ANOTHER`]).
-    pub(super) fn claim_update(
+    /// A seat's side of a claim for `order` until the token's expiry, if
+    /// the seat is free for it.
+    pub(super) fn claim_item(
         &self,
         token: &HoldToken,
         order: &OrderId,
         seat: &SeatId,
-        condition: &str,
+        free_for: FreeFor,
         now: Millis,
-    ) -> Result<Update, Error> {
-        Ok(self
-            .update(seat_key(&EventRef::of(token.event_id()), seat))
-            .update_expression("SET #status = :held, #holder = :order, #holdExp = :exp")
-            .condition_expression(condition)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#holder", HOLDER)
-            .expression_attribute_names("#holdExp", HOLD_EXPIRES_AT)
-            .expression_attribute_values(":held", s(SEAT_HELD))
-            .expression_attribute_values(":sold", s(SEAT_SOLD))
-            .expression_attribute_values(":order", s(order.as_str()))
-            .expression_attribute_values(":exp", n(token.expires_at().0))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?)
-    }
-
-    /// The order's side of a holder's transaction: the token's hash, PENDING,
-    /// the token's expiry, and outside the guard margin (the holder's
-    /// deadline, not expiresAt), then `extra` (starting with `AND`). The
-    /// caller adds its update expression and the bindings `extra` needs.
-    pub(super) fn holder_order_update(
-        &self,
-        order: &OrderId,
-        token: &HoldToken,
-        now: Millis,
-        extra: &str,
-    ) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {
-        self.update(order_key(order))
-            .condition_expression(format!("{HOLDER_ORDER_IS_HOLDABLE} {extra}"))
-            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#tokenHash", TOKEN_HASH)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#expiresAt", EXPIRES_AT)
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":tokenHash", s(token.hash()))
-            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":exp", n(token.expires_at().0))
-            .expression_attribute_values(":now", n(now.0))
+    ) -> Result<TransactWriteItem, Error> {
+        self.txn_update(
+            seat_key(&EventRef::of(token.event_id()), seat),
+            expressions::seat::claim(order, token.expires_at(), free_for, now),
+        )
     }
 
     /// drop-seat: releases a seat this order holds and removes it from the
@@ -193,34 +147,15 @@ impl Store {
         seat: &SeatId,
         now: Millis,
     ) -> Result<(), Error> {
-        let release = release_held_seat(order)
-            .on_update(self.update(seat_key(&EventRef::of(token.event_id()), seat)))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
-        let record = self
-            .update(order_key(order))
-            .update_expression("DELETE #seats :seat ADD #version :one")
-            .condition_expression(concat!(
-                "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND ",
-                live!("#expiresAt"),
-                " AND contains(#seats, :seatId)"
-            ))
-            .expression_attribute_names("#seats", SEATS)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#tokenHash", TOKEN_HASH)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#expiresAt", EXPIRES_AT)
-            .expression_attribute_values(":seat", ss(&[seat.as_str()]))
-            .expression_attribute_values(":seatId", s(seat.as_str()))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":tokenHash", s(token.hash()))
-            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
         let items = vec![
-            TransactWriteItem::builder().update(release).build(),
-            TransactWriteItem::builder().update(record).build(),
+            self.txn_update(
+                seat_key(&EventRef::of(token.event_id()), seat),
+                expressions::seat::release_held(order),
+            )?,
+            self.txn_update(
+                order_key(order),
+                expressions::order::drop_seat(token, seat.as_str(), now),
+            )?,
         ];
         let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
             return Ok(());

@@ -1,16 +1,13 @@
 //! An order's lifecycle after creation: extend-order and cancel-order, each
 //! one transaction over the order as read (its version) and its holds.
 
-use super::codec::{n, s, StoredOrder};
+use super::codec::StoredOrder;
 use super::errors::build_error;
-use super::expressions::{extend_held_seat, release_held_seat};
+use super::expressions;
 use super::failures::unavailable_in;
-use super::keys::{
-    expired_order_ttl, order_key, seat_key, EXPIRES_AT, HOLDER_DEADLINE, PENDING_EXPIRES_AT,
-    PENDING_SHARD, STATUS, TTL, VERSION,
-};
+use super::keys::{expired_order_ttl, order_key, seat_key};
 use super::{Store, Txn};
-use crate::domain::{EventRef, Millis, OrderStatus, SeatId};
+use crate::domain::{EventRef, Millis, SeatId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
@@ -30,31 +27,20 @@ impl Store {
     ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = self
-            .update(order_key(&order.order_id))
-            .update_expression(
-                "SET #expiresAt = :exp, #deadline = :deadline, #pendingExp = :exp, #ttl = :ttl, #version = #version + :one",
-            )
-            .condition_expression(concat!("#status = :pending AND #version = :version AND ", live!("#deadline"), " AND #expiresAt < :exp"))
-            .expression_attribute_names("#expiresAt", EXPIRES_AT)
-            .expression_attribute_names("#deadline", HOLDER_DEADLINE)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
-            .expression_attribute_names("#ttl", TTL)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_values(":exp", n(expires_at.0))
-            .expression_attribute_values(":deadline", n(deadline.0))
-            .expression_attribute_values(":ttl", n(expired_order_ttl(expires_at)))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":version", n(stored.version))
-            .expression_attribute_values(":pending", s(OrderStatus::Pending.as_str()))
-            .expression_attribute_values(":now", n(now.0))
-            .build()
-            .map_err(build_error("TransactWriteItems"))?;
+        let record = expressions::order::extend(
+            stored.version,
+            expires_at,
+            deadline,
+            expired_order_ttl(expires_at),
+            now,
+        )
+        .on_update(self.update(order_key(&order.order_id)))
+        .build()
+        .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
         items.extend(self.extend_places(order, expires_at)?);
         for seat in &order.seats {
-            let extend = extend_held_seat(&order.order_id, expires_at)
+            let extend = expressions::seat::extend_held(&order.order_id, expires_at)
                 .on_update(self.update(seat_key(&event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
@@ -70,20 +56,8 @@ impl Store {
     pub async fn cancel_order(&self, stored: &StoredOrder, live: bool) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = self
-            .update(order_key(&order.order_id))
-            .update_expression(
-                "SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp",
-            )
-            .condition_expression("#status = :seen AND #version = :version")
-            .expression_attribute_names("#status", STATUS)
-            .expression_attribute_names("#version", VERSION)
-            .expression_attribute_names("#shard", PENDING_SHARD)
-            .expression_attribute_names("#pendingExp", PENDING_EXPIRES_AT)
-            .expression_attribute_values(":cancelled", s(OrderStatus::Cancelled.as_str()))
-            .expression_attribute_values(":seen", s(order.status.as_str()))
-            .expression_attribute_values(":version", n(stored.version))
-            .expression_attribute_values(":one", n(1))
+        let record = expressions::order::cancel(order.status, stored.version)
+            .on_update(self.update(order_key(&order.order_id)))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
@@ -92,7 +66,7 @@ impl Store {
             items.extend(self.give_back_all(order)?);
         }
         for seat in release {
-            let free = release_held_seat(&order.order_id)
+            let free = expressions::seat::release_held(&order.order_id)
                 .on_update(self.update(seat_key(&event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;

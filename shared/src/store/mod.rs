@@ -28,8 +28,9 @@
 //! by name, so its dependencies read from its head):
 //! - `keys`: attribute names, item keys, the index and its shards;
 //! - `codec`: items to domain values and back;
-//! - `expressions`: the seat-side conditions and updates with their
-//!   bindings, and the one expiry boundary (`live!`, `expired!`);
+//! - `expressions`: every condition, update and key condition, one file
+//!   per entity, each carrying its own names and values; and the one
+//!   expiry boundary (`live!`, `expired!`);
 //! - `errors`: SDK failures, which are 503; `failures`: cancelled
 //!   transactions decided (pure, unit-tested);
 //! - `events`: create-event (retry-safe, resumable) and listing seats;
@@ -39,11 +40,13 @@
 //! - `expiry`: the sweep's calls; `seat_map`: the stream-fed projection
 //!   and availability's read; `stream`: decoding stream records.
 
+use crate::error::Error;
 use aws_config::timeout::TimeoutConfig;
 use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::Client;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
-use errors::sdk_error;
+use errors::{build_error, sdk_error};
+use expressions::Expression;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -208,6 +211,15 @@ impl Store {
             .table_name(&*self.table)
             .set_key(Some(key))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    }
+
+    /// A transaction's `Update` of the item at `key`, by `expression`.
+    fn txn_update(&self, key: Item, expression: Expression) -> Result<TransactWriteItem, Error> {
+        let update = expression
+            .on_update(self.update(key))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 }
 

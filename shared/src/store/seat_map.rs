@@ -9,6 +9,7 @@
 
 use super::codec::{s, Item};
 use super::errors::{sdk_error, StoreError};
+use super::expressions;
 use super::keys::{
     seat_map_key, HOLD_EXPIRES_AT, PK, SEAT_AVAILABLE, SEAT_HELD, SEAT_ID, SEAT_MAP_ITEM_SEATS,
     SEAT_PK_PREFIX, SEAT_SOLD, STATUS,
@@ -143,35 +144,23 @@ impl Store {
         key: Item,
         seats: &[(u32, (Option<ProjectedSeat>, &str))],
     ) -> Result<(), StoreError> {
-        let (mut set, mut remove) = (Vec::new(), Vec::new());
-        let mut update = self
+        let seats = seats
+            .iter()
+            .map(|(number, (state, _))| {
+                let value = state.map(|state| match state {
+                    ProjectedSeat::Sold => s("S"),
+                    ProjectedSeat::Held { expires_at } => s(format!("H{}", expires_at.0)),
+                });
+                (seat_attr(*number), value)
+            })
+            .collect();
+        let request = self
             .client
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(key));
-        for (i, (number, (state, _))) in seats.iter().enumerate() {
-            update = update.expression_attribute_names(format!("#s{i}"), seat_attr(*number));
-            match state {
-                None => remove.push(format!("#s{i}")),
-                Some(state) => {
-                    let value = match state {
-                        ProjectedSeat::Sold => "S".to_owned(),
-                        ProjectedSeat::Held { expires_at } => format!("H{}", expires_at.0),
-                    };
-                    update = update.expression_attribute_values(format!(":s{i}"), s(value));
-                    set.push(format!("#s{i} = :s{i}"));
-                }
-            }
-        }
-        let mut expression = String::new();
-        if !set.is_empty() {
-            expression.push_str(&format!("SET {}", set.join(", ")));
-        }
-        if !remove.is_empty() {
-            expression.push_str(&format!(" REMOVE {}", remove.join(", ")));
-        }
-        update
-            .update_expression(expression.trim())
+        expressions::seat_map::project(seats)
+            .on_update_item(request)
             .send()
             .await
             .map_err(|e| sdk_error("UpdateItem", e))?;

@@ -1,0 +1,439 @@
+//! Every expression the store sends — conditions, updates, key
+//! conditions — one file per entity, each an [`Expression`] that carries
+//! its own names (`#status`) and values (`:now`), so no caller binds a
+//! placeholder by hand and no placeholder is bound twice differently.
+//!
+//! - `seat`: claims, sales, releases of a seat item;
+//! - `order`: the holder's conditions and every order transition;
+//! - `ga`: a general-admission bucket's takes, give-backs and sales;
+//! - `event`: create-event's progress and the queries by key;
+//! - `payment`: a payment id recorded for one order only;
+//! - `seat_map`: the stream-fed projection's `SET`/`REMOVE`.
+//!
+//! The one expiry boundary lives here too ([`live!`], [`expired!`]).
+
+use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::types::builders::{PutBuilder, UpdateBuilder};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// The one expiry boundary (docs/API.md, Clocks; the domain's
+/// [`crate::domain::hold_is_live`]): a hold or an order with expiry `t` is
+/// live while `now < t` and expired from `now >= t`. Every condition that
+/// compares an expiry (or a deadline) with `:now` is written with
+/// `live!` or `expired!`, so the store cannot drift from the domain; the
+/// tests below check both against the domain at the exact millisecond and
+/// that no store file compares with `:now` by hand.
+macro_rules! live {
+    ($expiry:literal) => {
+        concat!($expiry, " > :now")
+    };
+}
+/// See [`live!`]: the complement, `now >= expiry`.
+macro_rules! expired {
+    ($expiry:literal) => {
+        concat!($expiry, " <= :now")
+    };
+}
+
+pub(super) mod event;
+pub(super) mod ga;
+pub(super) mod order;
+pub(super) mod payment;
+pub(super) mod seat;
+pub(super) mod seat_map;
+
+/// An expression with its bindings, set on a request in one call: an
+/// update and its condition, a condition alone (a put), or a query's key
+/// condition.
+#[derive(Debug, Default)]
+pub(super) struct Expression {
+    update: Option<String>,
+    condition: Option<String>,
+    key_condition: Option<String>,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Expression {
+    pub(super) fn update(text: impl Into<String>) -> Self {
+        Self {
+            update: Some(text.into()),
+            ..Self::default()
+        }
+    }
+    pub(super) fn condition(text: impl Into<String>) -> Self {
+        Self {
+            condition: Some(text.into()),
+            ..Self::default()
+        }
+    }
+    pub(super) fn key_condition(text: impl Into<String>) -> Self {
+        Self {
+            key_condition: Some(text.into()),
+            ..Self::default()
+        }
+    }
+    /// A put's condition that it creates the item: never overwrites one.
+    pub(super) fn new_item() -> Self {
+        Self::condition("attribute_not_exists(PK)")
+    }
+    /// Binds the name placeholder `#x` to attribute `attribute`.
+    pub(super) fn name(mut self, placeholder: &str, attribute: impl Into<String>) -> Self {
+        self.names.insert(placeholder.to_owned(), attribute.into());
+        self
+    }
+    /// Binds the value placeholder `:x` to `value`.
+    pub(super) fn value(mut self, placeholder: &str, value: AttributeValue) -> Self {
+        self.values.insert(placeholder.to_owned(), value);
+        self
+    }
+    /// This expression under `other`'s condition too (`AND`), with
+    /// `other`'s bindings. A placeholder both bind must mean the same thing.
+    pub(super) fn and(mut self, other: Expression) -> Self {
+        debug_assert!(other.update.is_none() && other.key_condition.is_none());
+        self.condition = match (self.condition.take(), other.condition) {
+            (Some(a), Some(b)) => Some(format!("{a} AND {b}")),
+            (a, b) => a.or(b),
+        };
+        for (k, v) in other.names {
+            debug_assert!(
+                self.names.get(&k).is_none_or(|old| *old == v),
+                "{k} bound twice"
+            );
+            self.names.insert(k, v);
+        }
+        for (k, v) in other.values {
+            debug_assert!(
+                self.values.get(&k).is_none_or(|old| *old == v),
+                "{k} bound twice"
+            );
+            self.values.insert(k, v);
+        }
+        self
+    }
+
+    fn names(&mut self) -> Option<HashMap<String, String>> {
+        // DynamoDB rejects an empty map: none at all when nothing is bound.
+        (!self.names.is_empty()).then(|| std::mem::take(&mut self.names))
+    }
+    fn values(&mut self) -> Option<HashMap<String, AttributeValue>> {
+        (!self.values.is_empty()).then(|| std::mem::take(&mut self.values))
+    }
+
+    /// On a transaction's `Update` item.
+    pub(super) fn on_update(mut self, b: UpdateBuilder) -> UpdateBuilder {
+        let (names, values) = (self.names(), self.values());
+        b.set_update_expression(self.update)
+            .set_condition_expression(self.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+    /// On an `UpdateItem` request.
+    pub(super) fn on_update_item(mut self, b: UpdateItemFluentBuilder) -> UpdateItemFluentBuilder {
+        let (names, values) = (self.names(), self.values());
+        b.set_update_expression(self.update)
+            .set_condition_expression(self.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+    /// On a transaction's `Put` item.
+    pub(super) fn on_put(mut self, b: PutBuilder) -> PutBuilder {
+        debug_assert!(self.update.is_none());
+        let (names, values) = (self.names(), self.values());
+        b.set_condition_expression(self.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+    /// On a `PutItem` request.
+    pub(super) fn on_put_item(mut self, b: PutItemFluentBuilder) -> PutItemFluentBuilder {
+        debug_assert!(self.update.is_none());
+        let (names, values) = (self.names(), self.values());
+        b.set_condition_expression(self.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+    /// On a `Query` request (its key condition).
+    pub(super) fn on_query(mut self, b: QueryFluentBuilder) -> QueryFluentBuilder {
+        let (names, values) = (self.names(), self.values());
+        b.set_key_condition_expression(self.key_condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{event, ga, order, payment, seat, seat_map};
+    use crate::auth::HoldToken;
+    use crate::domain::ga::{PlaceHold, PlaceSale, Take};
+    use crate::domain::{
+        hold_is_live, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SectionId,
+    };
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use std::collections::BTreeSet;
+
+    /// Evaluates `<expiry> <op> :now`, the only shape `live!` and
+    /// `expired!` build, as DynamoDB would for numbers.
+    fn holds(condition: &str, expiry: Millis, now: Millis) -> bool {
+        let (_, rest) = condition.split_once(' ').unwrap_or(("", ""));
+        match rest {
+            "> :now" => expiry > now,
+            "<= :now" => expiry <= now,
+            other => panic!("not a boundary comparison: {other}"),
+        }
+    }
+
+    #[test]
+    fn the_store_boundary_is_the_domains_at_the_exact_millisecond() {
+        let t = Millis(1_700_000_000_000);
+        for now in [Millis(t.0 - 1), t, Millis(t.0 + 1)] {
+            assert_eq!(
+                holds(live!("#holdExp"), t, now),
+                hold_is_live(t, now),
+                "live at {now:?}"
+            );
+            assert_eq!(
+                holds(expired!("#holdExp"), t, now),
+                !hold_is_live(t, now),
+                "expired at {now:?}"
+            );
+        }
+        // At now = expiresAt a seat is claimable, and no longer its holder's.
+        assert!(holds(expired!("#holdExp"), t, t) && !holds(live!("#holdExp"), t, t));
+    }
+
+    /// Every store file outside this folder: none writes an expression or
+    /// binds a placeholder itself, so none can compare with `:now` by hand
+    /// (a second boundary rule) or bind `#status` a second way.
+    const STORE_SOURCES: [(&str, &str); 14] = [
+        ("best_available.rs", include_str!("../best_available.rs")),
+        ("codec.rs", include_str!("../codec.rs")),
+        ("confirm.rs", include_str!("../confirm.rs")),
+        ("errors.rs", include_str!("../errors.rs")),
+        ("events.rs", include_str!("../events.rs")),
+        ("expiry.rs", include_str!("../expiry.rs")),
+        ("failures.rs", include_str!("../failures.rs")),
+        ("ga.rs", include_str!("../ga.rs")),
+        ("holds.rs", include_str!("../holds.rs")),
+        ("keys.rs", include_str!("../keys.rs")),
+        ("lifecycle.rs", include_str!("../lifecycle.rs")),
+        ("mod.rs", include_str!("../mod.rs")),
+        ("seat_map.rs", include_str!("../seat_map.rs")),
+        ("stream.rs", include_str!("../stream.rs")),
+    ];
+    /// This folder's entity files, where expressions are written (this
+    /// file defines the boundary itself, in `live!` and `expired!`).
+    const EXPRESSION_SOURCES: [(&str, &str); 6] = [
+        ("expressions/event.rs", include_str!("event.rs")),
+        ("expressions/ga.rs", include_str!("ga.rs")),
+        ("expressions/order.rs", include_str!("order.rs")),
+        ("expressions/payment.rs", include_str!("payment.rs")),
+        ("expressions/seat.rs", include_str!("seat.rs")),
+        ("expressions/seat_map.rs", include_str!("seat_map.rs")),
+    ];
+
+    /// The placeholders (`#x`, `:x`) a text uses.
+    fn placeholders(text: &str, sigil: char) -> BTreeSet<String> {
+        let mut found = BTreeSet::new();
+        let mut rest = text;
+        while let Some(at) = rest.find(sigil) {
+            let tail = &rest[at + 1..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(tail.len());
+            found.insert(format!("{sigil}{}", &tail[..end]));
+            rest = &tail[end..];
+        }
+        found
+    }
+
+    /// DynamoDB rejects a request that binds a placeholder its expressions
+    /// do not use, or uses one it does not bind: every expression the
+    /// store builds, in each of its shapes, binds exactly what it uses.
+    #[test]
+    fn every_expression_binds_exactly_what_it_uses() {
+        let order = OrderId::parse("ord-1").unwrap();
+        let other = OrderId::parse("ord-2").unwrap();
+        let payment = PaymentId::parse("pay-1").unwrap();
+        let token = HoldToken::parse(&format!("gala~1795300000000~{}", "ab".repeat(32))).unwrap();
+        let now = Millis(1_700_000_000_000);
+        let hold = PlaceHold {
+            order: other,
+            quantity: 2,
+            expires_at: now,
+        };
+        let take = Take {
+            bucket: 0,
+            places: 3,
+            reclaim: vec![hold],
+        };
+        let section = SectionId::parse("FLOOR").unwrap();
+        let sale = |held, sell, take: Option<Take>| PlaceSale {
+            section: section.clone(),
+            bucket: 0,
+            held,
+            sell,
+            take,
+        };
+        let mut all = vec![
+            (
+                "seat::claim",
+                seat::claim(&order, now, seat::FreeFor::Order, now),
+            ),
+            (
+                "seat::claim another",
+                seat::claim(&order, now, seat::FreeFor::Another, now),
+            ),
+            ("seat::take_paid", seat::take_paid(&order, &payment, now)),
+            ("seat::sell_held", seat::sell_held(&order, &payment, now)),
+            ("seat::release_held", seat::release_held(&order)),
+            ("seat::extend_held", seat::extend_held(&order, now)),
+            ("order::add_seat", order::add_seat(&token, "A-1-1", 8, now)),
+            (
+                "order::add_block",
+                order::add_block(&token, &["A-1-1", "A-1-2"], 6, now),
+            ),
+            ("order::drop_seat", order::drop_seat(&token, "A-1-1", now)),
+            (
+                "order::change_places add",
+                order::change_places(&token, order::Places::Add, &["p"], 3, now),
+            ),
+            (
+                "order::change_places remove",
+                order::change_places(&token, order::Places::Remove, &["p"], 3, now),
+            ),
+            ("order::extend", order::extend(3, now, now, 1, now)),
+            ("order::cancel", order::cancel(OrderStatus::Pending, 3)),
+            ("order::expire", order::expire(3, now)),
+            (
+                "order::leave_index",
+                order::leave_index(OrderStatus::Completed, 3),
+            ),
+            (
+                "order::refund_due",
+                order::refund_due(
+                    &payment,
+                    RefundReason::OrderExpired,
+                    OrderStatus::Pending,
+                    3,
+                ),
+            ),
+            (
+                "order::add_refund_payment",
+                order::add_refund_payment(&payment, OrderStatus::Completed),
+            ),
+            (
+                "ga::take first",
+                ga::take(
+                    &order,
+                    &Take {
+                        bucket: 0,
+                        places: 1,
+                        reclaim: vec![],
+                    },
+                    0,
+                    now,
+                ),
+            ),
+            ("ga::take more", ga::take(&order, &take, 2, now)),
+            ("ga::give all", ga::give(&order, 2, 0)),
+            ("ga::give some", ga::give(&order, 2, 1)),
+            ("ga::extend", ga::extend(&order, 2, now)),
+            (
+                "ga::sell held live",
+                ga::sell(&order, &payment, &sale(2, 1, None), Some(now)),
+            ),
+            (
+                "ga::sell held late",
+                ga::sell(&order, &payment, &sale(2, 2, None), None),
+            ),
+            (
+                "ga::sell taken",
+                ga::sell(&order, &payment, &sale(0, 0, Some(take.clone())), None),
+            ),
+            (
+                "ga::sell nothing",
+                ga::sell(&order, &payment, &sale(0, 0, None), None),
+            ),
+            ("event::ready", event::ready(10)),
+            ("event::seats_written", event::seats_written(10)),
+            ("event::due_in_shard", event::due_in_shard("0".into(), now)),
+            ("event::partition", event::partition("EVENT#x")),
+            ("payment::for_order_only", payment::for_order_only(&order)),
+            (
+                "seat_map::project",
+                seat_map::project(vec![
+                    ("s1".into(), Some(AttributeValue::S("S".into()))),
+                    ("s2".into(), None),
+                ]),
+            ),
+        ];
+        for when in [
+            order::Completion::Exact { count: 2, now },
+            order::Completion::AsReadLive { version: 3, now },
+            order::Completion::AsRead {
+                seen: OrderStatus::Expired,
+                version: 3,
+            },
+        ] {
+            all.push((
+                "order::complete",
+                order::complete(&payment, &["A-1-1"], when),
+            ));
+        }
+        for (what, e) in all {
+            let text = [&e.update, &e.condition, &e.key_condition]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let names: BTreeSet<String> = e.names.keys().cloned().collect();
+            let values: BTreeSet<String> = e.values.keys().cloned().collect();
+            assert_eq!(placeholders(&text, '#'), names, "{what}: names in {text}");
+            assert_eq!(placeholders(&text, ':'), values, "{what}: values in {text}");
+        }
+    }
+
+    #[test]
+    fn no_store_file_outside_expressions_writes_or_binds_one() {
+        for (file, source) in STORE_SOURCES {
+            let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+            for (i, line) in code.lines().enumerate() {
+                for call in [
+                    "condition_expression(",
+                    "update_expression(",
+                    "key_condition_expression(",
+                    "expression_attribute_names(",
+                    "expression_attribute_values(",
+                    "live!(",
+                    "expired!(",
+                ] {
+                    assert!(
+                        !line.contains(call),
+                        "{file}:{}: `{call}` outside store/expressions",
+                        i + 1
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn no_store_condition_compares_with_now_by_hand() {
+        for (file, source) in STORE_SOURCES.into_iter().chain(EXPRESSION_SOURCES) {
+            for (i, line) in source.lines().enumerate() {
+                for op in ["< :now", "> :now", "= :now", "<> :now", "BETWEEN :now"] {
+                    assert!(
+                        !line.contains(op),
+                        "{file}:{}: `{op}` by hand; use live! or expired!",
+                        i + 1
+                    );
+                }
+            }
+        }
+    }
+}

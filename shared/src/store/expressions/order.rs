@@ -1,0 +1,293 @@
+//! An order item's expressions (`ORDER#…`): the holder's conditions and
+//! every transition. Names: `#status`, `#version`, `#seats`, `#tokenHash`,
+//! `#expiresAt`, `#deadline`, …; values: `:pending`, `:seen`, `:version`,
+//! `:now`, `:one`, ….
+
+use super::super::codec::{n, s, ss};
+use super::super::keys::{
+    EXPIRES_AT, EXTRA_PAYMENT_IDS, HOLDER_DEADLINE, PAYMENT_ID, PENDING_EXPIRES_AT, PENDING_SHARD,
+    REFUND_REASON, SEATS, STATUS, TOKEN_HASH, TTL, VERSION,
+};
+use super::Expression;
+use crate::auth::HoldToken;
+use crate::domain::{Millis, OrderStatus, PaymentId, RefundReason};
+
+/// The order's condition on its holder's claims (get-seat, best-available):
+/// the token's hash, PENDING, the expiry the token carries, and outside the
+/// guard margin (`holderDeadline`).
+const HOLDABLE_BY_HOLDER: &str = concat!(
+    "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND #expiresAt = :exp AND ",
+    live!("#deadline")
+);
+/// Completing an order takes it out of the pending index and keeps it (no TTL).
+const COMPLETE: &str =
+    "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \
+     REMOVE #shard, #pendingExp, #ttl";
+
+/// `#status` and `#version` with `:one`: every transition bumps the version.
+fn transition(text: &str) -> Expression {
+    Expression::update(text)
+        .name("#status", STATUS)
+        .name("#version", VERSION)
+        .value(":one", n(1))
+}
+
+/// The order as read: its status `seen` and its `version`.
+fn as_read(seen: OrderStatus, version: i64) -> Expression {
+    Expression::condition("#status = :seen AND #version = :version")
+        .name("#status", STATUS)
+        .name("#version", VERSION)
+        .value(":seen", s(seen.as_str()))
+        .value(":version", n(version))
+}
+
+/// PENDING and outside the guard margin at `now`.
+fn pending_live(now: Millis) -> Expression {
+    Expression::condition(concat!("#status = :pending AND ", live!("#deadline")))
+        .name("#status", STATUS)
+        .name("#deadline", HOLDER_DEADLINE)
+        .value(":pending", s(OrderStatus::Pending.as_str()))
+        .value(":now", n(now.0))
+}
+
+/// The holder's claim condition ([`HOLDABLE_BY_HOLDER`]).
+fn holdable_by(token: &HoldToken, now: Millis) -> Expression {
+    Expression::condition(HOLDABLE_BY_HOLDER)
+        .name("#tokenHash", TOKEN_HASH)
+        .name("#status", STATUS)
+        .name("#expiresAt", EXPIRES_AT)
+        .name("#deadline", HOLDER_DEADLINE)
+        .value(":tokenHash", s(token.hash()))
+        .value(":pending", s(OrderStatus::Pending.as_str()))
+        .value(":exp", n(token.expires_at().0))
+        .value(":now", n(now.0))
+}
+
+/// get-seat's order side: `seat` added, if the holder may claim and the
+/// order has room for it (or holds it already: re-claiming is idempotent).
+pub(in crate::store) fn add_seat(
+    token: &HoldToken,
+    seat: &str,
+    max_seats: u32,
+    now: Millis,
+) -> Expression {
+    Expression::update("ADD #seats :seat, #version :one")
+        .and(holdable_by(token, now))
+        .and(Expression::condition(
+            "(attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
+        ))
+        .name("#seats", SEATS)
+        .name("#version", VERSION)
+        .value(":one", n(1))
+        .value(":seat", ss(&[seat]))
+        .value(":seatId", s(seat))
+        .value(":max", n(max_seats))
+}
+
+/// best-available's order side: a block of `seats` added, if the holder may
+/// claim and the order holds at most `room` seats now.
+pub(in crate::store) fn add_block(
+    token: &HoldToken,
+    seats: &[&str],
+    room: i64,
+    now: Millis,
+) -> Expression {
+    Expression::update("ADD #seats :seats, #version :one")
+        .and(holdable_by(token, now))
+        .and(Expression::condition(
+            "(attribute_not_exists(#seats) OR size(#seats) <= :room)",
+        ))
+        .name("#seats", SEATS)
+        .name("#version", VERSION)
+        .value(":one", n(1))
+        .value(":seats", ss(seats))
+        .value(":room", n(room))
+}
+
+/// drop-seat's order side: `seat` removed, if the holder's order is
+/// PENDING, unexpired, and has it. (Not the guard margin: letting go is
+/// always allowed while the order lives.)
+pub(in crate::store) fn drop_seat(token: &HoldToken, seat: &str, now: Millis) -> Expression {
+    Expression::update("DELETE #seats :seat ADD #version :one")
+        .and(Expression::condition(concat!(
+            "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND ",
+            live!("#expiresAt"),
+            " AND contains(#seats, :seatId)"
+        )))
+        .name("#seats", SEATS)
+        .name("#version", VERSION)
+        .name("#tokenHash", TOKEN_HASH)
+        .name("#status", STATUS)
+        .name("#expiresAt", EXPIRES_AT)
+        .value(":seat", ss(&[seat]))
+        .value(":seatId", s(seat))
+        .value(":one", n(1))
+        .value(":tokenHash", s(token.hash()))
+        .value(":pending", s(OrderStatus::Pending.as_str()))
+        .value(":now", n(now.0))
+}
+
+/// Whether hold-ga adds place members to the order or removes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::store) enum Places {
+    Add,
+    Remove,
+}
+
+/// hold-ga's order side: `members` added or removed, if the order is as
+/// read (`version`) and its holder may still change it.
+pub(in crate::store) fn change_places(
+    token: &HoldToken,
+    change: Places,
+    members: &[&str],
+    version: i64,
+    now: Millis,
+) -> Expression {
+    let update = match change {
+        Places::Add => "ADD #seats :places, #version :one",
+        Places::Remove => "DELETE #seats :places ADD #version :one",
+    };
+    Expression::update(update)
+        .and(Expression::condition(
+            "#tokenHash = :tokenHash AND #version = :version",
+        ))
+        .and(pending_live(now))
+        .name("#seats", SEATS)
+        .name("#version", VERSION)
+        .name("#tokenHash", TOKEN_HASH)
+        .value(":places", ss(members))
+        .value(":one", n(1))
+        .value(":version", n(version))
+        .value(":tokenHash", s(token.hash()))
+}
+
+/// extend-order: the order's expiry (and the holder's deadline, the index
+/// key and the TTL) moved to `expires_at`, if it is as read, outside its
+/// guard margin, and the move is forward.
+pub(in crate::store) fn extend(
+    version: i64,
+    expires_at: Millis,
+    deadline: Millis,
+    ttl: i64,
+    now: Millis,
+) -> Expression {
+    transition(
+        "SET #expiresAt = :exp, #deadline = :deadline, #pendingExp = :exp, #ttl = :ttl, #version = #version + :one",
+    )
+    .and(pending_live(now))
+    .and(Expression::condition("#version = :version AND #expiresAt < :exp"))
+    .name("#expiresAt", EXPIRES_AT)
+    .name("#pendingExp", PENDING_EXPIRES_AT)
+    .name("#ttl", TTL)
+    .value(":exp", n(expires_at.0))
+    .value(":deadline", n(deadline.0))
+    .value(":ttl", n(ttl))
+    .value(":version", n(version))
+}
+
+/// cancel-order: CANCELLED and out of the pending index, if as read.
+pub(in crate::store) fn cancel(seen: OrderStatus, version: i64) -> Expression {
+    transition("SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp")
+        .and(as_read(seen, version))
+        .name("#shard", PENDING_SHARD)
+        .name("#pendingExp", PENDING_EXPIRES_AT)
+        .value(":cancelled", s(OrderStatus::Cancelled.as_str()))
+}
+
+/// The sweep: a PENDING order as read becomes EXPIRED and leaves the
+/// pending index, only if it has expired at `now`.
+pub(in crate::store) fn expire(version: i64, now: Millis) -> Expression {
+    transition("SET #status = :expired, #version = #version + :one REMOVE #shard, #pendingExp")
+        .and(as_read(OrderStatus::Pending, version))
+        .and(Expression::condition(expired!("#expiresAt")))
+        .name("#shard", PENDING_SHARD)
+        .name("#pendingExp", PENDING_EXPIRES_AT)
+        .name("#expiresAt", EXPIRES_AT)
+        .value(":expired", s(OrderStatus::Expired.as_str()))
+        .value(":now", n(now.0))
+}
+
+/// The sweep: an order no longer PENDING, as read, leaves the pending
+/// index with its status kept (if it is still in it).
+pub(in crate::store) fn leave_index(seen: OrderStatus, version: i64) -> Expression {
+    Expression::update("SET #version = #version + :one REMOVE #shard, #pendingExp")
+        .and(as_read(seen, version))
+        .and(Expression::condition("attribute_exists(#shard)"))
+        .name("#shard", PENDING_SHARD)
+        .name("#pendingExp", PENDING_EXPIRES_AT)
+        .value(":one", n(1))
+}
+
+/// When a confirm may complete an order.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::store) enum Completion {
+    /// The common case, with no read before it: PENDING, outside the guard
+    /// margin, holding exactly `count` seats (those paid for).
+    Exact { count: usize, now: Millis },
+    /// As read (`version`), PENDING and outside the guard margin.
+    AsReadLive { version: i64, now: Millis },
+    /// As read (`seen`, `version`), whatever its status.
+    AsRead { seen: OrderStatus, version: i64 },
+}
+
+/// confirm: COMPLETED with `payment`, recording `members` (seats and sold
+/// places) as what it bought, out of the pending index, no TTL.
+pub(in crate::store) fn complete(
+    payment: &PaymentId,
+    members: &[&str],
+    when: Completion,
+) -> Expression {
+    let update = transition(COMPLETE)
+        .name("#payment", PAYMENT_ID)
+        .name("#seats", SEATS)
+        .name("#shard", PENDING_SHARD)
+        .name("#pendingExp", PENDING_EXPIRES_AT)
+        .name("#ttl", TTL)
+        .value(":completed", s(OrderStatus::Completed.as_str()))
+        .value(":payment", s(payment.as_str()))
+        .value(":paid", ss(members));
+    match when {
+        Completion::Exact { count, now } => update
+            .and(Expression::condition("attribute_exists(PK)"))
+            .and(pending_live(now))
+            .and(Expression::condition("size(#seats) = :count"))
+            .value(":count", n(count)),
+        Completion::AsReadLive { version, now } => update
+            .and(pending_live(now))
+            .and(Expression::condition("#version = :version"))
+            .value(":version", n(version)),
+        Completion::AsRead { seen, version } => update.and(as_read(seen, version)),
+    }
+}
+
+/// confirm: a payment that cannot complete the order makes it REFUND_DUE
+/// (with the payment and the reason, no TTL), if as read. The index keys
+/// stay: the sweep releases what holds remain once it expires.
+pub(in crate::store) fn refund_due(
+    payment: &PaymentId,
+    reason: RefundReason,
+    seen: OrderStatus,
+    version: i64,
+) -> Expression {
+    transition(
+        "SET #status = :refund, #payment = :payment, #reason = :reason, #version = #version + :one REMOVE #ttl",
+    )
+    .and(as_read(seen, version))
+    .name("#payment", PAYMENT_ID)
+    .name("#reason", REFUND_REASON)
+    .name("#ttl", TTL)
+    .value(":refund", s(OrderStatus::RefundDue.as_str()))
+    .value(":payment", s(payment.as_str()))
+    .value(":reason", s(reason.as_str()))
+}
+
+/// confirm: a further payment for a COMPLETED or REFUND_DUE order, kept
+/// in `refundPaymentIds`, if its status is still `seen`.
+pub(in crate::store) fn add_refund_payment(payment: &PaymentId, seen: OrderStatus) -> Expression {
+    Expression::update("ADD #extra :payment")
+        .and(Expression::condition("#status = :seen"))
+        .name("#extra", EXTRA_PAYMENT_IDS)
+        .name("#status", STATUS)
+        .value(":payment", ss(&[payment.as_str()]))
+        .value(":seen", s(seen.as_str()))
+}

@@ -1,0 +1,128 @@
+//! A seat item's expressions (`SEATS#…`/`SEAT#…`): claims, sales and
+//! releases. Names: `#status`, `#holder`, `#holdExp`, `#payment`; values:
+//! `:order`, `:now`, `:sold`, `:held`, `:available`, `:exp`, `:payment`.
+
+use super::super::codec::{n, s};
+use super::super::keys::{
+    HOLDER, HOLD_EXPIRES_AT, PAYMENT_ID, SEAT_AVAILABLE, SEAT_HELD, SEAT_SOLD, STATUS,
+};
+use super::Expression;
+use crate::domain::{Millis, OrderId, PaymentId};
+
+/// The claim condition (invariants 1–3): the seat exists, is not sold, and
+/// is unheld, already this order's, or held by a hold that has expired —
+/// compared with the writer's clock, so no sweep is needed first.
+const FREE_FOR_ORDER: &str = concat!(
+    "attribute_exists(PK) AND #status <> :sold AND (attribute_not_exists(#holder) OR #holder = :order OR ",
+    expired!("#holdExp"),
+    ")"
+);
+/// best-available's seat condition: like [`FREE_FOR_ORDER`] but not a seat
+/// the order holds already (its own holds count as unavailable: a stale
+/// read must not turn into a "claim" of a seat it has).
+const FREE_FOR_ANOTHER: &str = concat!(
+    "attribute_exists(PK) AND #status <> :sold AND (attribute_not_exists(#holder) OR (#holder <> :order AND ",
+    expired!("#holdExp"),
+    "))"
+);
+/// Only the holding order's hold can be released (drop-seat, the sweep).
+const HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
+/// The paid seats' condition in confirm's common and live paths: still
+/// held by the order and unexpired (the order's own condition carries the
+/// guard margin).
+const HELD_BY_ORDER_LIVE: &str = concat!(
+    "#holder = :order AND #status = :held AND ",
+    live!("#holdExp")
+);
+
+/// Whose claim a seat is free for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::store) enum FreeFor {
+    /// get-seat: re-claiming a seat the order holds is idempotent.
+    Order,
+    /// best-available: a seat the order holds already is not "free".
+    Another,
+}
+
+/// The names every seat expression uses, and `:order`.
+fn seat(order: &OrderId, text: Expression) -> Expression {
+    text.name("#status", STATUS)
+        .name("#holder", HOLDER)
+        .name("#holdExp", HOLD_EXPIRES_AT)
+        .value(":order", s(order.as_str()))
+}
+
+/// A claim for `order` until `expires_at`, if the seat is free for it.
+pub(in crate::store) fn claim(
+    order: &OrderId,
+    expires_at: Millis,
+    free_for: FreeFor,
+    now: Millis,
+) -> Expression {
+    let condition = match free_for {
+        FreeFor::Order => FREE_FOR_ORDER,
+        FreeFor::Another => FREE_FOR_ANOTHER,
+    };
+    seat(
+        order,
+        Expression::update("SET #status = :held, #holder = :order, #holdExp = :exp")
+            .and(Expression::condition(condition)),
+    )
+    .value(":held", s(SEAT_HELD))
+    .value(":sold", s(SEAT_SOLD))
+    .value(":exp", n(expires_at.0))
+    .value(":now", n(now.0))
+}
+
+/// A late payment's seat: sold to `order` if it is free for it (unheld,
+/// its own, or held by an expired hold), recording the payment.
+pub(in crate::store) fn take_paid(order: &OrderId, payment: &PaymentId, now: Millis) -> Expression {
+    seat(
+        order,
+        Expression::update(
+            "SET #status = :sold, #holder = :order, #payment = :payment REMOVE #holdExp",
+        )
+        .and(Expression::condition(FREE_FOR_ORDER)),
+    )
+    .name("#payment", PAYMENT_ID)
+    .value(":payment", s(payment.as_str()))
+    .value(":sold", s(SEAT_SOLD))
+    .value(":now", n(now.0))
+}
+
+/// A seat `order` holds, sold while its hold is live; it records the
+/// payment, so its stream record alone says who paid (publish-events).
+pub(in crate::store) fn sell_held(order: &OrderId, payment: &PaymentId, now: Millis) -> Expression {
+    seat(
+        order,
+        Expression::update("SET #status = :sold, #payment = :payment REMOVE #holdExp")
+            .and(Expression::condition(HELD_BY_ORDER_LIVE)),
+    )
+    .name("#payment", PAYMENT_ID)
+    .value(":payment", s(payment.as_str()))
+    .value(":sold", s(SEAT_SOLD))
+    .value(":held", s(SEAT_HELD))
+    .value(":now", n(now.0))
+}
+
+/// Releases a seat only if `order` still holds it (drop-seat, confirm's
+/// unpaid holds, cancel-order, the sweep).
+pub(in crate::store) fn release_held(order: &OrderId) -> Expression {
+    seat(
+        order,
+        Expression::update("SET #status = :available REMOVE #holder, #holdExp")
+            .and(Expression::condition(HELD_BY_ORDER)),
+    )
+    .value(":held", s(SEAT_HELD))
+    .value(":available", s(SEAT_AVAILABLE))
+}
+
+/// Moves the expiry of a hold `order` still has (extend-order).
+pub(in crate::store) fn extend_held(order: &OrderId, expires_at: Millis) -> Expression {
+    seat(
+        order,
+        Expression::update("SET #holdExp = :exp").and(Expression::condition(HELD_BY_ORDER)),
+    )
+    .value(":held", s(SEAT_HELD))
+    .value(":exp", n(expires_at.0))
+}
