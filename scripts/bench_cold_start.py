@@ -696,9 +696,11 @@ def render_tables(result, h="##"):
             t = fns[fn]["targets"]
             lines.append(f"- {fn}: not met: " + ", ".join(k for k, ok in t.items() if not ok))
     else:
-        lines.append("- every Rust function meets all three targets.")
+        lines.append("- every Rust function answered its success code on every cold start and "
+                     "meets all three targets.")
     if result["failures"]:
-        lines.append(f"- failed or 5xx invocations: {len(result['failures'])} (see the JSON)")
+        lines.append(f"- **missed**: {len(result['failures'])} invocations did not answer their "
+                     "success code (see the JSON)")
     return lines
 
 
@@ -810,7 +812,11 @@ def main():
     try:
         needed = args.runs * 4 + (args.warm + 1) * 2 + 20
         server.must(201, "PUT", f"/events/{EVENT}",
-                    {"name": "Cold", "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": max(1000, needed)}]}]})
+                    {"name": "Cold", "sections": [
+                        {"sectionId": "A", "rows": [{"row": "1", "count": max(1000, needed)}]},
+                        # hold-ga's events/ file holds places of FLOOR: without
+                        # the section every cold start would be a 404.
+                        {"sectionId": "FLOOR", "capacity": max(1000, needed)}]})
         seats = Seats(server)
         shared_order = server.order()
         warm_up_store(server, seats)
@@ -824,10 +830,11 @@ def main():
             for fn in plan:
                 sample = cold_start(rie, fn, prepare(fn, seats, run_id, i, shared_order), workdir, env)
                 samples[fn].append(sample)
-                bad = sample["status"] is None or sample["status"] >= 500
-                if bad or sample["status"] != EXPECTED[fn]:
-                    log(f"{fn} run {i + 1}: status {sample['status']}: {sample['body']}")
+                # Any answer but the function's success code is a failure: a
+                # cold start that did not do its real work measures nothing.
+                bad = sample["status"] != EXPECTED[fn]
                 if bad:
+                    log(f"{fn} run {i + 1}: status {sample['status']}: {sample['body']}")
                     result["failures"].append({"function": fn, "run": i + 1, **sample})
             log(f"cold-start round {i + 1}/{args.runs} done")
         for fn in plan:
@@ -845,7 +852,9 @@ def main():
                 "init_p90_within_target": bool(init) and init["p90"] <= TARGET_INIT_MS,
                 "targets": {"init": bool(init) and init["p50"] <= TARGET_INIT_MS,
                             "binary": size <= TARGET_BINARY_BYTES,
-                            "rss": rss is not None and rss <= TARGET_RSS_BYTES},
+                            "rss": rss is not None and rss <= TARGET_RSS_BYTES,
+                            # Every cold start did its real work (success code).
+                            "answered": all(s["status"] == EXPECTED[fn] for s in samples[fn])},
                 "samples": samples[fn],
             }
             log(f"{fn}: exec→answer p50 {ms(e, 'p50')} ms, INIT p50 {ms(init, 'p50')} ms, "
