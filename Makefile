@@ -13,14 +13,14 @@ CARGO_LAMBDA_VERSION := 1.9.2
 TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: bench bench-smoke cold-start-tools stadium-test
+.PHONY: bench bench-smoke cold-start-tools stadium-test screenshot
 FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map publish-events
 AWSLAMBDARIC_VERSION := 4.2.2
 ## Benchmarks: release build, writes docs/BENCHMARKS.md and its pictures. The last
 ## scenario is the cold-start measurement (scripts/bench_cold_start.py under the
 ## Lambda RIE from the SAM CLI), which needs the release function binaries and
 ## also writes docs/BENCH-COLD-START.md and docs/bench-cold-start.json.
-bench: node-deps python-tools cold-start-tools stadium-test
+bench: node-deps python-tools cold-start-tools stadium-test screenshot
 	cargo build --release --quiet --bins $(addprefix -p ,$(FUNCTIONS))
 	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
 
@@ -109,11 +109,15 @@ sam-local-test: node-deps python-tools podman
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/sam_local_invoke_test.py
 
 ## The live seat-map page in headless Chromium (Debian's package, driven by
-## playwright-core): two buyers on one seat, the stampede button, pay. Saves
-## docs/seat-map.png.
+## playwright-core): two buyers on one seat, the stampede button, pay.
 browser-test: node-deps chromium
 	cargo build --quiet -p local --bin seatclaim-dev
 	node scripts/browser_test.mjs
+
+## The same run, saving the README's picture: docs/seat-map.png.
+screenshot: node-deps chromium
+	cargo build --quiet -p local --bin seatclaim-dev
+	SEAT_MAP_PNG="$(CURDIR)/docs/seat-map.png" node scripts/browser_test.mjs
 
 ## Debian's Chromium (as root, like podman for sam local); nothing is
 ## downloaded at test time.

@@ -5,11 +5,13 @@
 //   one holds it, and the other sees it held within 2 s;
 // - the stampede button reports exactly one winner (N-1 seat-held);
 // - pay turns the seat sold in both contexts.
-// Saves docs/seat-map.png (shown in the README). Prints one line per check
-// and exits non-zero on any failure.
+// Saves a screenshot to $SEAT_MAP_PNG (`make screenshot`: docs/seat-map.png,
+// the README's), else to the temp dir, so a test run leaves the tree clean.
+// Prints one line per check and exits non-zero on any failure.
 import { spawn, execFileSync } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
 
@@ -141,7 +143,7 @@ async function main() {
     await loser.click(seat("A-2-6"));
     await waitFor(loser, () => document.querySelectorAll('#map .seat[data-mine="1"]').length === 2, null, 4000);
     await loser.waitForTimeout(1200); // one refresh, so the map shows everyone's seats
-    await loser.screenshot({ path: path.join(ROOT, "docs/seat-map.png"), fullPage: true });
+    await loser.screenshot({ path: process.env.SEAT_MAP_PNG || path.join(os.tmpdir(), "seat-map.png"), fullPage: true });
     check("no script errors on the pages", errors.length === 0, errors.join("; "));
   } finally {
     if (browser) await browser.close();
