@@ -23,7 +23,7 @@ pub(super) async fn best_available_stampede(
     let rows: Vec<_> = (1..=size.rows)
         .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
         .collect();
-    let plan = serde_json::json!({"name": "Best available", "holdSeconds": 600, "sections": [{"sectionId": "A", "rows": rows}]});
+    let plan = serde_json::json!({"name": "Best available", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": "A", "rows": rows}]});
     match reply(
         app,
         "PUT",

@@ -19,7 +19,7 @@ const QUANTITIES: [u32; 4] = [2, 1, 4, 3];
 
 pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, String> {
     let event = unique("ga");
-    let plan = serde_json::json!({"name": "GA", "holdSeconds": 600, "sections": [{"sectionId": "FLOOR", "capacity": size.capacity}]});
+    let plan = serde_json::json!({"name": "GA", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": "FLOOR", "capacity": size.capacity}]});
     match reply(
         app,
         "PUT",

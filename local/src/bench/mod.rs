@@ -17,6 +17,12 @@ use tokio::sync::Semaphore;
 use crate::metrics::RequestCounter;
 use crate::router::{dispatch, request};
 
+/// The hold time of every scenario's event but two: longer than any
+/// scenario runs, so no hold expires while one is measured.
+pub const HOLD_SECONDS: u32 = 600;
+/// The sweep scenario's hold time: its orders must expire to be swept.
+pub const SWEEP_HOLD_SECONDS: u32 = 3;
+
 mod best;
 mod cold_start;
 mod ga;
@@ -412,7 +418,7 @@ pub async fn run(
     ] {
         progress(label);
         let event = unique("raw");
-        create_event(&app, &event, 1, 600).await?;
+        create_event(&app, &event, 1, HOLD_SECONDS).await?;
         let stampede_plan: Vec<_> = (0..sizes.stampede)
             .map(|o| (o, "A-1-1".to_owned()))
             .collect();
@@ -420,7 +426,7 @@ pub async fn run(
             raw_claims(&client, &table, &event, stampede_plan, sizes.stampede, how).await?;
         let st_won: usize = st_winners.values().map(HashSet::len).sum();
         let event = unique("raw");
-        create_event(&app, &event, sizes.spread_seats, 600).await?;
+        create_event(&app, &event, sizes.spread_seats, HOLD_SECONDS).await?;
         let plan = spread_plan(
             sizes.spread_orders,
             sizes.spread_claims,

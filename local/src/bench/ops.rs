@@ -8,7 +8,7 @@ pub(super) async fn round_trips(
     counter: &RequestCounter,
 ) -> Result<Vec<(String, BTreeMap<String, u64>, String)>, String> {
     let event = unique("trips");
-    create_event(app, &event, 20, 600).await?;
+    create_event(app, &event, 20, HOLD_SECONDS).await?;
     counter.take();
     let mut rows = Vec::new();
     let mut record = |name: &str, limit: &str, counts: BTreeMap<String, u64>| {
@@ -111,14 +111,13 @@ pub(super) async fn sweep_scaling(
     let mut left = others;
     while left > 0 {
         let n = left.min(shared::domain::MAX_EVENT_SEATS);
-        create_event(app, &unique("filler"), n, 600).await?;
+        create_event(app, &unique("filler"), n, HOLD_SECONDS).await?;
         left -= n;
     }
     // Each order claims its seat right after it is created (its 3 s hold
     // covers that, however long 10,000 of them take to set up).
-    const HOLD_SECONDS: u32 = 3;
     let event = unique("sweep");
-    create_event(app, &event, expired as u32, HOLD_SECONDS).await?;
+    create_event(app, &event, expired as u32, SWEEP_HOLD_SECONDS).await?;
     let sem = Arc::new(Semaphore::new(32));
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..expired {
@@ -151,7 +150,10 @@ pub(super) async fn sweep_scaling(
         }
     }
     // Let the holds expire: the only sleep, and it is the point.
-    tokio::time::sleep(Duration::from_millis(u64::from(HOLD_SECONDS) * 1000 + 200)).await;
+    tokio::time::sleep(Duration::from_millis(
+        u64::from(SWEEP_HOLD_SECONDS) * 1000 + 200,
+    ))
+    .await;
     counter.take();
     let started = Instant::now();
     let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
@@ -174,7 +176,7 @@ pub(super) async fn warm_up(app: &App, orders: usize) -> Result<usize, String> {
     const CLAIMS_PER_ORDER: usize = 3;
     let event = unique("warm-up");
     let seats = (orders * CLAIMS_PER_ORDER) as u32;
-    create_event(app, &event, seats, 600).await?;
+    create_event(app, &event, seats, HOLD_SECONDS).await?;
     let created = create_orders(app, &event, orders).await?;
     let sem = Arc::new(Semaphore::new(16));
     let mut tasks = tokio::task::JoinSet::new();

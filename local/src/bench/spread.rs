@@ -104,7 +104,7 @@ pub(super) async fn spread(
     claims: usize,
 ) -> Result<Spread, String> {
     let event = unique("spread");
-    create_event(app, &event, sizes.spread_seats, 600).await?;
+    create_event(app, &event, sizes.spread_seats, HOLD_SECONDS).await?;
     let orders = Arc::new(create_orders(app, &event, sizes.spread_orders).await?);
     let plan = spread_plan(sizes.spread_orders, claims, sizes.spread_seats, 42);
     let sem = Arc::new(Semaphore::new(in_flight));

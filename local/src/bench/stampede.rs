@@ -5,7 +5,7 @@ use super::*;
 /// 1. Stampede through the handler: all orders claim seat A-1-1 at once.
 pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String> {
     let event = unique("stampede");
-    create_event(app, &event, 1, 600).await?;
+    create_event(app, &event, 1, HOLD_SECONDS).await?;
     let orders = create_orders(app, &event, n).await?;
     let barrier = Arc::new(tokio::sync::Barrier::new(n));
     let started = Instant::now();
@@ -61,7 +61,7 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
     use hyper_util::rt::TokioExecutor;
 
     let event = unique("stampede-http");
-    create_event(app, &event, 1, 600).await?;
+    create_event(app, &event, 1, HOLD_SECONDS).await?;
     let orders = create_orders(app, &event, n).await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await

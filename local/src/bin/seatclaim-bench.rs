@@ -164,6 +164,14 @@ fn render(
     );
     let _ = writeln!(
         out,
+        "Hold times: every scenario's event holds seats for {} s, longer than any scenario runs, so no hold expires while one is measured; \
+         except the sweep's ({} s: its orders must expire) and the on-sale's ({} s: the demand model's, so unconfirmed orders expire during the run and the sweep releases them).\n",
+        bench::HOLD_SECONDS,
+        bench::SWEEP_HOLD_SECONDS,
+        sizes.on_sale.hold_seconds
+    );
+    let _ = writeln!(
+        out,
         "Before the first scenario, {} throwaway requests on a scratch table ({:.1} s) warm DynamoDB Local's JVM up (class loading, JIT), \
          so the handler stampede is not measured against a cold emulator.\n",
         report.warm_up.0,
