@@ -57,11 +57,11 @@ fuzz: node-deps fuzz-tools
 	cargo build --quiet -p local --bin seatclaim-dev
 	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-10} --min-requests 200
 
-## The long pass: at least 10,000 requests (figures in docs/FUZZING.md).
+## The long pass: at least 10,000 requests; writes docs/FUZZ-RESULTS.md.
 fuzz-long: node-deps fuzz-tools
 	cargo build --quiet -p local --bin seatclaim-dev
 	$(VENV)/bin/python scripts/fuzz_api.py --max-examples $${FUZZ_MAX_EXAMPLES:-300} --max-time $${FUZZ_MAX_TIME:-600} \
-	  --min-requests 10000
+	  --min-requests 10000 --write-doc docs/FUZZ-RESULTS.md
 
 .PHONY: help dev test unit-test integration-test lint deny validate sam-local-test sam-build browser-test chromium \
         node-deps python-tools podman clean
