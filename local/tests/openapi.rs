@@ -366,6 +366,27 @@ fn special_error_bodies_and_headers_are_documented() {
             e.code()
         );
     }
+    // 409 sold-out carries "available" (found by make fuzz-long: the
+    // generic Error schema allows no other field).
+    let hold_ga = &ops[&(
+        "PUT".to_owned(),
+        "/orders/{orderId}/ga/{sectionId}".to_owned(),
+    )];
+    let conflict = resolve(&doc, &hold_ga["responses"]["409"]);
+    let text =
+        serde_yaml_ng::to_string(&conflict["content"]["application/json"]["schema"]).unwrap();
+    assert!(
+        text.contains("SoldOutError"),
+        "hold-ga's 409 allows the sold-out body"
+    );
+    let sold_out = resolve(&doc, &doc["components"]["schemas"]["SoldOutError"]);
+    let body = Error::SoldOut { available: 1 }.body();
+    for field in body.as_object().unwrap().keys() {
+        assert!(
+            !sold_out["properties"][field.as_str()].is_null(),
+            "sold-out's field {field} is in SoldOutError"
+        );
+    }
     // The Standard Webhooks headers, and the hold token on the order routes.
     let params: Vec<_> = confirm["parameters"]
         .as_sequence()
