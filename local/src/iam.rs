@@ -115,13 +115,14 @@ pub fn recording() -> bool {
     record().is_some()
 }
 
-/// An app's store (kept alive while its instances are) and one function's
-/// instance of it.
-type Instance = (shared::Store, shared::Store);
+/// An app's store (kept alive while its instances are), one function's
+/// instance of it, and that instance's memory of contended seats.
+type Instance = (shared::Store, shared::Store, shared::crowd::Crowd);
 
 /// The instance of `function` that serves `app`'s requests: the same table
 /// and settings, caches of its own (as its own Lambda instance has, so it
-/// reads what a cold instance of it would), and, while requests are being
+/// reads what a cold instance of it would, and its own memory of contended
+/// seats), and, while requests are being
 /// recorded, a client whose requests are recorded as `function`'s. Made on
 /// first use, then kept for `app`'s life.
 pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
@@ -132,7 +133,7 @@ pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    let (_, store) = instances
+    let (_, store, crowd) = instances
         .entry((app.store.instance_id(), function))
         .or_insert_with(|| {
             let client = app.store.client();
@@ -147,11 +148,13 @@ pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
             } else {
                 client.clone()
             };
-            (app.store.clone(), app.store.new_instance(client))
+            let crowd = shared::crowd::Crowd::default();
+            (app.store.clone(), app.store.new_instance(client), crowd)
         });
     shared::App {
         store: store.clone(),
         config: app.config.clone(),
+        crowd: crowd.clone(),
     }
 }
 

@@ -116,10 +116,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
         request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,
     };
-    App {
-        store: Store::new(client, table),
-        config,
-    }
+    App::new(Store::new(client, table), config)
 }
 
 /// What [`check_invariants`] read from the table, and what it found wrong.

@@ -350,10 +350,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     .await;
     // The seat map: a new process (its event cache empty) serves it; the
     // stream's records are folded into the projection.
-    let fresh = shared::App {
-        store: shared::Store::new(ob.app.store.client().clone(), ob.app.store.table_name()),
-        config: ob.app.config.clone(),
-    };
+    let fresh = ob.app.new_process();
     let app = std::mem::replace(&mut ob.app, fresh);
     assert_eq!(
         ob.run("GET", &format!("/events/{ev}/availability"), &[], "")

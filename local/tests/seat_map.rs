@@ -61,10 +61,7 @@ async fn project(app: &shared::App) -> usize {
 
 /// `app` as a new process would see it: no cached event, no cached map.
 fn new_process(app: &shared::App) -> shared::App {
-    shared::App {
-        store: shared::Store::new(app.store.client().clone(), app.store.table_name()),
-        config: app.config.clone(),
-    }
+    app.new_process()
 }
 
 fn statuses(map: &Value) -> Vec<String> {

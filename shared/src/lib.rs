@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod crowd;
 pub mod domain;
 pub mod error;
 pub mod handlers;
@@ -24,13 +25,34 @@ pub use store::Store;
 pub struct App {
     pub store: Store,
     pub config: Config,
+    /// This instance's memory of the seats it keeps refusing.
+    pub crowd: crowd::Crowd,
 }
 
 impl App {
+    /// One function instance: `store`, `config`, and a crowd memory of its
+    /// own, empty.
+    pub fn new(store: Store, config: Config) -> Self {
+        Self {
+            store,
+            config,
+            crowd: crowd::Crowd::default(),
+        }
+    }
+
+    /// This app as a new process would see it: the same table and
+    /// settings, no cached event or seat map, nothing remembered.
+    pub fn new_process(&self) -> Self {
+        Self::new(
+            Store::new(self.store.client().clone(), self.store.table_name()),
+            self.config.clone(),
+        )
+    }
+
     /// Reads the configuration and builds the DynamoDB client.
     pub async fn from_env(needs: Needs) -> Result<Self, ConfigError> {
         let config = Config::from_env(needs)?;
         let store = Store::connect(&config.table_name).await;
-        Ok(Self { store, config })
+        Ok(Self::new(store, config))
     }
 }

@@ -37,6 +37,9 @@ pub const SWEEP_LAG: &str = "SweepLagMilliseconds";
 /// Seat changes folded into the seat map, and those reported as failures.
 pub const SEAT_MAP_CHANGES: &str = "SeatMapChanges";
 pub const SEAT_MAP_FAILURES: &str = "SeatMapFailures";
+/// Claims refused from an instance's memory of a contended seat, with no
+/// write (docs/API.md, "Under a crowd").
+pub const REFUSED_FROM_MEMORY: &str = "RefusedFromMemory";
 /// Events put on the bus, and stream records reported as failures.
 pub const EVENTS_PUBLISHED: &str = "EventsPublished";
 pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
@@ -80,6 +83,7 @@ fn describe() {
         PLACES_RELEASED,
         SEAT_MAP_CHANGES,
         SEAT_MAP_FAILURES,
+        REFUSED_FROM_MEMORY,
         EVENTS_PUBLISHED,
         EVENT_RECORDS_FAILED,
     ] {
@@ -142,6 +146,11 @@ pub fn sweep(expired_orders: u64, released_seats: u64, released_places: u64, lag
     metrics::counter!(SEATS_RELEASED).increment(released_seats);
     metrics::counter!(PLACES_RELEASED).increment(released_places);
     metrics::gauge!(SWEEP_LAG).set(lag_ms as f64);
+}
+
+/// A claim refused from memory (no DynamoDB request).
+pub fn refused_from_memory(function: &'static str) {
+    metrics::counter!(REFUSED_FROM_MEMORY, "function" => function).increment(1);
 }
 
 /// One batch of stream records published.

@@ -433,10 +433,7 @@ async fn seat_map_figures(
     out: &mut OnSale,
 ) -> Result<(), String> {
     let uri = format!("/events/{event}/availability");
-    let fresh = || App {
-        store: shared::Store::new(app.store.client().clone(), app.store.table_name()),
-        config: app.config.clone(),
-    };
+    let fresh = || app.new_process();
     let plain = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
     let gzip = dispatch(
         &fresh(),

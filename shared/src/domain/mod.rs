@@ -11,6 +11,7 @@ use crate::error::Error;
 
 pub mod best_available;
 mod confirm;
+pub mod crowd;
 pub mod ga;
 pub mod outbox;
 mod plan;

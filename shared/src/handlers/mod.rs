@@ -31,7 +31,7 @@ pub use cron::expire_holds;
 pub use events::{availability, create_event, get_event, list_seats};
 pub use orders::{cancel_order, create_order, extend_order, get_order, open_order};
 pub use places::hold_ga;
-pub use seats::{best_available, drop_seat, get_seat};
+pub use seats::{best_available, claim_remembering, drop_seat, get_seat};
 pub use streams::{project_records, project_seat_map, publish_events};
 
 /// A general-admission entry of a reply: places of one section.

@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{order_token, read_own_order};
 use super::Reply;
+use crate::auth::HoldToken;
 use crate::domain::best_available::{best_block, spread_choice};
+use crate::domain::crowd::SeatSeen;
 use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
 use crate::retry::{back_off, CLAIM_ATTEMPTS};
-use crate::store::BlockClaim;
+use crate::store::{BlockClaim, ClaimRefusal};
 use crate::world::random_u64;
 use crate::App;
 
@@ -39,16 +41,8 @@ pub async fn get_seat(app: &App, req: Request) -> Reply {
             let order_id = path_param(&req, "orderId", OrderId::parse)?;
             let seat_id = path_param(&req, "seatId", SeatId::parse)?;
             let token = order_token(app, &req, &order_id).await?;
-            let expires_at = app
-                .store
-                .claim_seat(
-                    &order_id,
-                    &token,
-                    &seat_id,
-                    app.config.max_seats_per_order,
-                    crate::world::now(),
-                )
-                .await?;
+            let now = crate::world::now();
+            let expires_at = claim_remembering(app, &order_id, &token, &seat_id, now).await?;
             Ok(json(
                 StatusCode::OK,
                 &SeatReply {
@@ -61,6 +55,44 @@ pub async fn get_seat(app: &App, req: Request) -> Reply {
         },
     )
     .await)
+}
+
+/// get-seat's claim at `now`, under a crowd (docs/API.md, "Under a
+/// crowd"): a seat this instance keeps refusing is refused from memory
+/// within the contract's bounds ([`crate::domain::crowd`]); everything
+/// else, and every success, is the exact conditional write.
+pub async fn claim_remembering(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seat: &SeatId,
+    now: Millis,
+) -> Result<Millis, Error> {
+    let event = token.event_id();
+    if let Some(seen) = app.crowd.refuse(event, seat, order.as_str(), now) {
+        crate::metrics::refused_from_memory("get-seat");
+        return Err(match seen {
+            SeatSeen::Sold => Error::SeatSold,
+            SeatSeen::HeldUntil(_) => Error::SeatHeld,
+        });
+    }
+    let max = app.config.max_seats_per_order;
+    match app
+        .store
+        .claim_seat_seeing(order, token, seat, max, now)
+        .await
+    {
+        Ok(expires_at) => {
+            app.crowd.forget(event, seat);
+            Ok(expires_at)
+        }
+        Err(ClaimRefusal { error, seen }) => {
+            if let (Error::SeatHeld | Error::SeatSold, Some((holder, seen))) = (&error, seen) {
+                app.crowd.refused_exactly(event, seat, &holder, seen, now);
+            }
+            Err(error)
+        }
+    }
 }
 
 /// `DELETE /orders/{orderId}/seats/{seatId}`: one transaction, no read.
@@ -76,6 +108,8 @@ pub async fn drop_seat(app: &App, req: Request) -> Reply {
             app.store
                 .release_seat(&order_id, &token, &seat_id, crate::world::now())
                 .await?;
+            // Released through this instance: it remembers no holder now.
+            app.crowd.forget(token.event_id(), &seat_id);
             Ok(json(
                 StatusCode::OK,
                 &SeatReply {

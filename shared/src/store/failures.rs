@@ -12,8 +12,11 @@
 
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
 
-use super::{parse_order, Fields, Item, StoreError, SEAT_SOLD, STATUS};
+use super::{
+    parse_order, Fields, Item, StoreError, HOLDER, HOLD_EXPIRES_AT, SEAT_HELD, SEAT_SOLD, STATUS,
+};
 use crate::auth::HoldToken;
+use crate::domain::crowd::SeatSeen;
 use crate::domain::Millis;
 use crate::error::Error;
 
@@ -144,6 +147,25 @@ pub(crate) fn extended_since(
 
 fn is_sold(item: &Item) -> bool {
     Fields::new(item).opt_s(STATUS) == Some(SEAT_SOLD)
+}
+
+/// What a seat's failed claim condition saw, for the crowd's memory
+/// ([`crate::domain::crowd`]): the seat's holder, and sold or held until
+/// when. `None` for anything else (absent, a conflict, not held).
+pub(crate) fn seat_seen(failure: Option<&ItemFailure>) -> Option<(String, SeatSeen)> {
+    let Some(ItemFailure::Condition(Some(old))) = failure else {
+        return None;
+    };
+    let fields = Fields::new(old);
+    let holder = fields.opt_s(HOLDER)?.to_owned();
+    if is_sold(old) {
+        return Some((holder, SeatSeen::Sold));
+    }
+    if fields.opt_s(STATUS) != Some(SEAT_HELD) {
+        return None;
+    }
+    let expires_at = fields.opt_i64(HOLD_EXPIRES_AT).ok().flatten()?;
+    Some((holder, SeatSeen::HeldUntil(Millis(expires_at))))
 }
 
 /// get-seat's cancelled transaction `[seat, order]`, decided.
@@ -348,6 +370,50 @@ mod tests {
             got[5],
             Some(ItemFailure::Rejected("ValidationError".into()))
         );
+    }
+
+    #[test]
+    fn what_a_refused_claim_saw_of_the_seat() {
+        let item = |pairs: &[(&str, AttributeValue)]| -> Item {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect()
+        };
+        let s = |v: &str| AttributeValue::S(v.to_owned());
+        let held = item(&[
+            (STATUS, s(SEAT_HELD)),
+            (HOLDER, s("o1")),
+            (HOLD_EXPIRES_AT, AttributeValue::N("1700".into())),
+        ]);
+        let sold = item(&[(STATUS, s(SEAT_SOLD)), (HOLDER, s("o2"))]);
+        let cases = [
+            (
+                Some(ItemFailure::Condition(Some(held))),
+                Some(("o1", SeatSeen::HeldUntil(Millis(1700)))),
+            ),
+            (
+                Some(ItemFailure::Condition(Some(sold))),
+                Some(("o2", SeatSeen::Sold)),
+            ),
+            // Available (a claim refused for another reason): nothing seen.
+            (
+                Some(ItemFailure::Condition(Some(seat_item("AVAILABLE")))),
+                None,
+            ),
+            (Some(ItemFailure::Condition(None)), None),
+            (Some(ItemFailure::Conflict), None),
+            (
+                Some(ItemFailure::Unavailable("ThrottlingError".into())),
+                None,
+            ),
+            (None, None),
+        ];
+        for (failure, want) in cases {
+            let got = seat_seen(failure.as_ref());
+            let got = got.as_ref().map(|(holder, seen)| (holder.as_str(), *seen));
+            assert_eq!(got, want, "{failure:?}");
+        }
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! claim or release one transaction with no read before it.
 
 use super::codec::{n, parse_order, s, Fields, StoredOrder};
-use super::errors::sdk_error;
+use super::errors::{sdk_error, StoreError};
 use super::expressions::{self, seat::FreeFor, Expression};
-use super::failures::{claim_error, extended_since, release_error, ItemFailure};
+use super::failures::{claim_error, extended_since, release_error, seat_seen, ItemFailure};
 use super::keys::{
     expired_order_ttl, order_key, pending_shard, seat_key, CREATED_AT, EVENT_ID, EXPIRES_AT,
     HOLDER_DEADLINE, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS, TOKEN_HASH, TTL,
@@ -12,6 +12,7 @@ use super::keys::{
 };
 use super::{Store, Txn};
 use crate::auth::HoldToken;
+use crate::domain::crowd::SeatSeen;
 use crate::domain::{EventRef, Millis, Order, OrderId, OrderStatus, SeatId};
 use crate::error::Error;
 use aws_sdk_dynamodb::error::SdkError;
@@ -88,6 +89,21 @@ impl Store {
         max_seats: u32,
         now: Millis,
     ) -> Result<Millis, Error> {
+        self.claim_seat_seeing(order, token, seat, max_seats, now)
+            .await
+            .map_err(|refusal| refusal.error)
+    }
+
+    /// [`Store::claim_seat`], telling on a refusal what it saw of the seat
+    /// (for the crowd's memory, [`crate::domain::crowd`]).
+    pub async fn claim_seat_seeing(
+        &self,
+        order: &OrderId,
+        token: &HoldToken,
+        seat: &SeatId,
+        max_seats: u32,
+        now: Millis,
+    ) -> Result<Millis, ClaimRefusal> {
         let mut token = token.clone();
         let mut stale_retries = 0;
         loop {
@@ -112,13 +128,9 @@ impl Store {
             )? {
                 continue;
             }
-            return Err(claim_error(
-                seat_failure,
-                order_failure,
-                &token,
-                max_seats,
-                now,
-            )?);
+            let seen = seat_seen(seat_failure.as_ref());
+            let error = claim_error(seat_failure, order_failure, &token, max_seats, now)?;
+            return Err(ClaimRefusal { error, seen });
         }
     }
 
@@ -163,6 +175,26 @@ impl Store {
         let order_failure = reasons.pop().flatten();
         let seat_failure = reasons.pop().flatten();
         Err(release_error(seat_failure, order_failure, token, now)?)
+    }
+}
+
+/// A refused claim: the answer, and what the claim saw of the seat (its
+/// holder, and sold or held until when), if it saw it.
+#[derive(Debug)]
+pub struct ClaimRefusal {
+    pub error: Error,
+    pub seen: Option<(String, SeatSeen)>,
+}
+
+impl From<Error> for ClaimRefusal {
+    fn from(error: Error) -> Self {
+        Self { error, seen: None }
+    }
+}
+
+impl From<StoreError> for ClaimRefusal {
+    fn from(error: StoreError) -> Self {
+        Error::from(error).into()
     }
 }
 

@@ -79,6 +79,7 @@ pub use expiry::PageCursor;
 pub use failures::ConfirmOutcome;
 use failures::{cancellation, ItemFailure};
 pub use ga::BucketChange;
+pub use holds::ClaimRefusal;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use stream::{item_change, RecordError};

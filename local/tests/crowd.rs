@@ -1,0 +1,152 @@
+//! Under a crowd (docs/API.md): a function instance that keeps refusing a
+//! seat answers the crowd from memory, without writing to the seat, and
+//! never past the contract's bounds: an expiry is claimable at its
+//! instant, a release within 5 s, and the holder's own claim stays exact.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use local::metrics::RequestCounter;
+use local::testing::{assert_invariants, fresh_app_counting};
+use shared::auth::HoldToken;
+use shared::domain::crowd::{CONTENDED_REFUSALS, REMEMBERED_FOR_MS};
+use shared::domain::{Millis, SeatId};
+use shared::error::Error;
+use shared::handlers::claim_remembering;
+
+/// A rival's order that outlives the holder's by far (its guard margin is
+/// no factor), with its token.
+async fn rival(app: &shared::App, event: &str) -> (TestOrder, HoldToken) {
+    let o = order_expiring_in(app, event, 3_600).await;
+    let token = HoldToken::parse(&o.token).unwrap();
+    (o, token)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stampede_on_a_held_seat_is_refused_without_writing_to_it() {
+    const CROWD: usize = 300;
+    let counter = RequestCounter::default();
+    let app = Arc::new(fresh_app_counting(Some(counter.clone())).await);
+    let ev = event(&app, 1, 300).await;
+    let holder = order(&app, &ev).await;
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    let mut crowd = Vec::new();
+    for _ in 0..CROWD + CONTENDED_REFUSALS {
+        crowd.push(order(&app, &ev).await);
+    }
+    // The first refusals go to DynamoDB: the seat becomes contended.
+    for o in &crowd[..CONTENDED_REFUSALS] {
+        let (status, body) = claim(&app, o, "A-1-1").await;
+        assert_eq!((status, body["error"].as_str()), (409, Some("seat-held")));
+    }
+    counter.take();
+    let barrier = Arc::new(tokio::sync::Barrier::new(CROWD));
+    let mut tasks = Vec::new();
+    for o in crowd.split_off(CONTENDED_REFUSALS) {
+        let (app, barrier) = (app.clone(), barrier.clone());
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            claim(&app, &o, "A-1-1").await
+        }));
+    }
+    for t in tasks {
+        let (status, body) = t.await.unwrap();
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (409, Some("seat-held")),
+            "{body}"
+        );
+    }
+    // Each hold token is checked without a read, and memory answered:
+    // not one request reached DynamoDB.
+    let sent = counter.take();
+    assert!(sent.is_empty(), "requests during the stampede: {sent:?}");
+    // The holder's own claim is never answered from memory.
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    assert_invariants(&app, &ev).await;
+}
+
+#[tokio::test]
+async fn memory_never_outlives_a_holds_expiry() {
+    let counter = RequestCounter::default();
+    let app = fresh_app_counting(Some(counter.clone())).await;
+    let ev = event(&app, 1, 300).await;
+    let holder = order(&app, &ev).await;
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    let t = stored_order(&app, &holder.id).await.expires_at;
+    let (rival, token) = rival(&app, &ev).await;
+    let rival_id = rival.order_id();
+    let seat = SeatId::parse("A-1-1").unwrap();
+    let get_seat = local::iam::attributed(&app, "get-seat");
+    let claim_at = |now: Millis| claim_remembering(&get_seat, &rival_id, &token, &seat, now);
+    for i in 0..CONTENDED_REFUSALS as i64 {
+        let refused = claim_at(Millis(t.0 - 300 + i)).await;
+        assert!(matches!(refused, Err(Error::SeatHeld)), "{refused:?}");
+    }
+    counter.take();
+    let remembered = claim_at(Millis(t.0 - 1)).await;
+    assert!(matches!(remembered, Err(Error::SeatHeld)), "{remembered:?}");
+    assert!(
+        counter.take().is_empty(),
+        "refused from memory, not written"
+    );
+    // At expiresAt exactly the hold is over: the claim goes to DynamoDB
+    // and wins, though this instance remembered the seat as held.
+    let at = claim_at(t).await;
+    assert!(at.is_ok(), "claimable at expiresAt: {at:?}");
+    assert!(!counter.take().is_empty());
+    // (No table-wide invariant check here: it reads at the wall clock,
+    // at which the holder's order, which this test let expire at t, is
+    // still live.)
+}
+
+#[tokio::test]
+async fn a_release_elsewhere_is_claimable_within_five_seconds() {
+    let counter = RequestCounter::default();
+    let app = fresh_app_counting(Some(counter.clone())).await;
+    let ev = event(&app, 2, 300).await;
+    let dropper = order(&app, &ev).await;
+    let canceller = order(&app, &ev).await;
+    assert_eq!(claim(&app, &dropper, "A-1-1").await.0, 200);
+    assert_eq!(claim(&app, &canceller, "A-1-2").await.0, 200);
+    let (rival, token) = rival(&app, &ev).await;
+    let rival_id = rival.order_id();
+    let get_seat = local::iam::attributed(&app, "get-seat");
+    let t0 = shared::world::now();
+    for seat in ["A-1-1", "A-1-2"] {
+        let seat = SeatId::parse(seat).unwrap();
+        let claim_at = |now: Millis| claim_remembering(&get_seat, &rival_id, &token, &seat, now);
+        for i in 0..CONTENDED_REFUSALS as i64 {
+            assert!(matches!(
+                claim_at(Millis(t0.0 + i)).await,
+                Err(Error::SeatHeld)
+            ));
+        }
+    }
+    // Released through other functions (other instances): get-seat's
+    // memory does not see it.
+    assert_eq!(drop_seat(&app, &dropper, "A-1-1").await.0, 200);
+    assert_eq!(cancel(&app, &canceller).await.0, 200);
+    for seat in ["A-1-1", "A-1-2"] {
+        let seat = SeatId::parse(seat).unwrap();
+        let claim_at = |now: Millis| claim_remembering(&get_seat, &rival_id, &token, &seat, now);
+        // While the crowd keeps coming (a claim every 250 ms here, each
+        // refused from memory and keeping the seat contended), memory may
+        // refuse for up to 5 s after the last exact refusal (at t0 + 2)...
+        counter.take();
+        for ms in (250..=REMEMBERED_FOR_MS + 2).step_by(250) {
+            let stale = claim_at(Millis(t0.0 + ms)).await;
+            assert!(
+                matches!(stale, Err(Error::SeatHeld)),
+                "{seat} at {ms}: {stale:?}"
+            );
+        }
+        assert!(counter.take().is_empty());
+        // ...past that, the exact write runs and wins.
+        let after = claim_at(Millis(t0.0 + REMEMBERED_FOR_MS + 3)).await;
+        assert!(after.is_ok(), "{seat} claimable 5 s after: {after:?}");
+    }
+    assert_invariants(&app, &ev).await;
+}

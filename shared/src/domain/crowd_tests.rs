@@ -1,0 +1,170 @@
+use super::*;
+
+const SEAT: &str = "gala#A-1-1";
+const T0: Millis = Millis(1_700_000_000_000);
+
+fn at(ms: i64) -> Millis {
+    Millis(T0.0 + ms)
+}
+
+/// A memory in which `rival` holds SEAT until `expires_at`, refused
+/// exactly at each of `refusals` (ms after T0).
+fn memory(refusals: &[i64], seen: SeatSeen) -> RefusalMemory {
+    let mut m = RefusalMemory::default();
+    for &ms in refusals {
+        m.refused_exactly(SEAT, "rival", seen, at(ms));
+    }
+    m
+}
+
+#[test]
+fn refuses_from_memory_only_within_the_contracts_bounds() {
+    let held = SeatSeen::HeldUntil(at(60_000));
+    // (exact refusals at, asked at, claimant, seen, refused?, why)
+    type Case = (
+        &'static [i64],
+        i64,
+        &'static str,
+        SeatSeen,
+        bool,
+        &'static str,
+    );
+    let cases: [Case; 12] = [
+        (
+            &[0, 10, 20],
+            30,
+            "me",
+            held,
+            true,
+            "three refusals within a second: contended",
+        ),
+        (
+            &[0, 10],
+            30,
+            "me",
+            held,
+            false,
+            "two refusals are not a crowd",
+        ),
+        (
+            &[0, 10, 20],
+            1_000,
+            "me",
+            held,
+            false,
+            "the first refusal left the window",
+        ),
+        (
+            &[0, 500, 999],
+            999,
+            "me",
+            held,
+            true,
+            "all three inside the last second",
+        ),
+        (
+            &[0, 10, 20],
+            30,
+            "rival",
+            held,
+            false,
+            "the holder's own claim stays exact",
+        ),
+        (
+            &[0, 10, 20],
+            30,
+            "me",
+            SeatSeen::Sold,
+            true,
+            "a sold seat, contended",
+        ),
+        (
+            &[0, 10, 20],
+            30,
+            "me",
+            SeatSeen::HeldUntil(at(29)),
+            false,
+            "the hold has expired",
+        ),
+        (
+            &[0, 10, 20],
+            30,
+            "me",
+            SeatSeen::HeldUntil(at(30)),
+            false,
+            "expired at its expiresAt exactly",
+        ),
+        (
+            &[0, 10, 20],
+            30,
+            "me",
+            SeatSeen::HeldUntil(at(31)),
+            true,
+            "live 1 ms before its expiry",
+        ),
+        (
+            &[0, 10, 20],
+            -1,
+            "me",
+            held,
+            false,
+            "a clock that went backwards: exact",
+        ),
+        (&[], 30, "me", held, false, "nothing remembered"),
+        (&[0, 10, 20], 25, "me", held, true, "asked between refusals"),
+    ];
+    for (refusals, asked, claimant, seen, want, why) in cases {
+        let mut m = memory(refusals, seen);
+        let got = m.refuse(SEAT, claimant, at(asked));
+        assert_eq!(got.is_some(), want, "{why}");
+        if want {
+            assert_eq!(got, Some(seen), "{why}: answers what it saw");
+        }
+    }
+}
+
+#[test]
+fn what_it_saw_may_be_at_most_five_seconds_old() {
+    let mut m = memory(&[0, 10, 20], SeatSeen::HeldUntil(at(60_000)));
+    // Refusals from memory keep the seat contended, but not the
+    // observation fresh: the exact path runs again past 5 s.
+    let mut asked = 20;
+    while asked + 100 <= 20 + REMEMBERED_FOR_MS {
+        asked += 100;
+        assert!(m.refuse(SEAT, "me", at(asked)).is_some(), "at {asked} ms");
+    }
+    assert!(m.refuse(SEAT, "me", at(20 + REMEMBERED_FOR_MS)).is_some());
+    assert!(m
+        .refuse(SEAT, "me", at(20 + REMEMBERED_FOR_MS + 1))
+        .is_none());
+    // The exact path refuses again: memory is fresh once more.
+    m.refused_exactly(SEAT, "rival", SeatSeen::HeldUntil(at(60_000)), at(5_100));
+    assert!(m.refuse(SEAT, "me", at(5_101)).is_some());
+}
+
+#[test]
+fn an_exact_answer_replaces_what_was_remembered() {
+    let mut m = memory(&[0, 10, 20], SeatSeen::HeldUntil(at(60_000)));
+    // Sold since, to the same holder: remembered as sold.
+    m.refused_exactly(SEAT, "rival", SeatSeen::Sold, at(30));
+    assert_eq!(m.refuse(SEAT, "me", at(40)), Some(SeatSeen::Sold));
+    // Taken over by "me" (an exact success here): forgotten.
+    m.forget(SEAT);
+    assert_eq!(m.refuse(SEAT, "other", at(50)), None);
+}
+
+#[test]
+fn seats_are_remembered_apart_and_the_memory_is_bounded() {
+    let mut m = RefusalMemory::default();
+    for i in 0..REMEMBERED_SEATS + 10 {
+        let seat = format!("s{i}");
+        for ms in [0, 1, 2] {
+            m.refused_exactly(&seat, "rival", SeatSeen::Sold, at(ms));
+        }
+    }
+    assert!(m.seats.len() <= REMEMBERED_SEATS);
+    // A seat refused 3 times is contended; another seat is not by it.
+    let mut m = memory(&[0, 10, 20], SeatSeen::Sold);
+    assert!(m.refuse("gala#A-1-2", "me", at(30)).is_none());
+    assert!(m.refuse(SEAT, "me", at(30)).is_some());
+}
