@@ -16,13 +16,15 @@ export SAM_CLI_TELEMETRY := 0
 .PHONY: bench bench-smoke cold-start-tools stadium-test screenshot
 FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map publish-events
 AWSLAMBDARIC_VERSION := 4.2.2
-## Benchmarks: release build, writes docs/BENCHMARKS.md and its pictures. The last
-## scenario is the cold-start measurement (scripts/bench_cold_start.py under the
-## Lambda RIE from the SAM CLI), which needs the release function binaries and
-## also writes docs/BENCH-COLD-START.md and docs/bench-cold-start.json.
-bench: node-deps python-tools cold-start-tools stadium-test screenshot
+## Benchmarks: release build, writes docs/BENCHMARKS.md, SCALE.md and their
+## pictures; its cold-start scenario (scripts/bench_cold_start.py under the
+## Lambda RIE from the SAM CLI) needs the release function binaries and writes
+## docs/BENCH-COLD-START.md and docs/bench-cold-start.json. The README's
+## screenshot comes last, so the bench stamps a tree it has not changed.
+bench: node-deps python-tools cold-start-tools stadium-test
 	cargo build --release --quiet --bins $(addprefix -p ,$(FUNCTIONS))
 	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
+	$(MAKE) --no-print-directory screenshot
 
 ## The contract's 100,000-seat event created, listed and sold through the
 ## handlers on DynamoDB Local (local/tests/stadium.rs): ~2.5 minutes, so it
