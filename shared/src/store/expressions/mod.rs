@@ -254,11 +254,12 @@ mod tests {
     /// do not use, or uses one it does not bind: every expression the
     /// store builds, in each of its shapes, binds exactly what it uses.
     #[test]
-    fn every_expression_binds_exactly_what_it_uses() {
-        let order = OrderId::parse("ord-1").unwrap();
-        let other = OrderId::parse("ord-2").unwrap();
-        let payment = PaymentId::parse("pay-1").unwrap();
-        let token = HoldToken::parse(&format!("gala~1795300000000~{}", "ab".repeat(32))).unwrap();
+    fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::error::Error>> {
+        let order = OrderId::parse("ord-1")?;
+        let other = OrderId::parse("ord-2")?;
+        let payment = PaymentId::parse("pay-1")?;
+        let token = HoldToken::parse(&format!("gala~1795300000000~{}", "ab".repeat(32)))
+            .ok_or("a well-formed token")?;
         let now = Millis(1_700_000_000_000);
         let hold = PlaceHold {
             order: other,
@@ -270,7 +271,7 @@ mod tests {
             places: 3,
             reclaim: vec![hold],
         };
-        let section = SectionId::parse("FLOOR").unwrap();
+        let section = SectionId::parse("FLOOR")?;
         let sale = |held, sell, take: Option<Take>| PlaceSale {
             section: section.clone(),
             bucket: 0,
@@ -396,6 +397,7 @@ mod tests {
             assert_eq!(placeholders(&text, '#'), names, "{what}: names in {text}");
             assert_eq!(placeholders(&text, ':'), values, "{what}: values in {text}");
         }
+        Ok(())
     }
 
     #[test]

@@ -1,0 +1,306 @@
+use super::*;
+use crate::domain::{EventId, OrderId};
+use std::collections::HashMap;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn reason(code: &str) -> CancellationReason {
+    CancellationReason::builder().code(code).build()
+}
+
+fn seat_item(status: &str) -> Item {
+    HashMap::from([(STATUS.to_owned(), AttributeValue::S(status.to_owned()))])
+}
+
+fn token() -> Result<HoldToken, Box<dyn std::error::Error>> {
+    Ok(HoldToken::generate(&EventId::parse("e")?, Millis(10_000))?)
+}
+
+#[test]
+fn cancellation_reasons_are_typed() {
+    let got = cancellation(&[
+        reason("None"),
+        reason("ConditionalCheckFailed"),
+        reason("TransactionConflict"),
+        reason("ThrottlingError"),
+        reason("ProvisionedThroughputExceeded"),
+        reason("ValidationError"),
+    ]);
+    assert_eq!(got[0], None);
+    assert_eq!(got[1], Some(ItemFailure::Condition(None)));
+    assert_eq!(got[2], Some(ItemFailure::Conflict));
+    assert_eq!(
+        got[3],
+        Some(ItemFailure::Unavailable("ThrottlingError".into()))
+    );
+    assert_eq!(
+        got[4],
+        Some(ItemFailure::Unavailable(
+            "ProvisionedThroughputExceeded".into()
+        ))
+    );
+    assert_eq!(
+        got[5],
+        Some(ItemFailure::Rejected("ValidationError".into()))
+    );
+}
+
+#[test]
+fn what_a_refused_claim_saw_of_the_seat() {
+    let item = |pairs: &[(&str, AttributeValue)]| -> Item {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    };
+    let s = |v: &str| AttributeValue::S(v.to_owned());
+    let held = item(&[
+        (STATUS, s(SEAT_HELD)),
+        (HOLDER, s("o1")),
+        (HOLD_EXPIRES_AT, AttributeValue::N("1700".into())),
+    ]);
+    let sold = item(&[(STATUS, s(SEAT_SOLD)), (HOLDER, s("o2"))]);
+    let cases = [
+        (
+            Some(ItemFailure::Condition(Some(held))),
+            Some(("o1", SeatSeen::HeldUntil(Millis(1700)))),
+        ),
+        (
+            Some(ItemFailure::Condition(Some(sold))),
+            Some(("o2", SeatSeen::Sold)),
+        ),
+        // Available (a claim refused for another reason): nothing seen.
+        (
+            Some(ItemFailure::Condition(Some(seat_item("AVAILABLE")))),
+            None,
+        ),
+        (Some(ItemFailure::Condition(None)), None),
+        (Some(ItemFailure::Conflict), None),
+        (
+            Some(ItemFailure::Unavailable("ThrottlingError".into())),
+            None,
+        ),
+        (None, None),
+    ];
+    for (failure, want) in cases {
+        let got = seat_seen(failure.as_ref());
+        let got = got.as_ref().map(|(holder, seen)| (holder.as_str(), *seen));
+        assert_eq!(got, want, "{failure:?}");
+    }
+}
+
+#[test]
+fn claim_decisions() -> TestResult {
+    let t = token()?;
+    let now = Millis(1);
+    let claim = |seat, order| claim_error(seat, order, &t, 10, now).map(|e| e.code());
+    let throttled = || Some(ItemFailure::Unavailable("ThrottlingError".into()));
+    // Throttling anywhere is a 503, never seat-held.
+    assert_eq!(claim(throttled(), None)?, "store-unavailable");
+    assert_eq!(claim(None, throttled())?, "store-unavailable");
+    assert_eq!(
+        claim(throttled(), Some(ItemFailure::Conflict))?,
+        "store-unavailable"
+    );
+    // A conflict on the seat: another order is claiming it.
+    assert_eq!(claim(Some(ItemFailure::Conflict), None)?, "seat-held");
+    // A conflict on the order alone: retry.
+    assert_eq!(
+        claim(None, Some(ItemFailure::Conflict))?,
+        "store-unavailable"
+    );
+    assert_eq!(
+        claim(Some(ItemFailure::Condition(None)), None)?,
+        "seat-not-found"
+    );
+    assert_eq!(
+        claim(Some(ItemFailure::Condition(Some(seat_item("SOLD")))), None)?,
+        "seat-sold"
+    );
+    assert_eq!(
+        claim(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?,
+        "seat-held"
+    );
+    // The order is missing: that comes first.
+    assert_eq!(
+        claim(
+            Some(ItemFailure::Condition(Some(seat_item("HELD")))),
+            Some(ItemFailure::Condition(None))
+        )?,
+        "order-not-found"
+    );
+    assert_eq!(claim(None, None)?, "store-unavailable");
+    // A reason no retry changes is an internal error, not a 503 to retry forever.
+    assert_eq!(
+        claim(Some(ItemFailure::Rejected("ValidationError".into())), None)?,
+        "internal-error"
+    );
+    Ok(())
+}
+
+/// An order item as the store writes it, PENDING until `expires_at`
+/// (a 1 s guard), opened by `token`.
+fn order_item(token: &HoldToken, expires_at: i64) -> Item {
+    use super::super::keys::*;
+    let v = |x: &str| AttributeValue::S(x.to_owned());
+    let num = |x: i64| AttributeValue::N(x.to_string());
+    HashMap::from([
+        (ORDER_ID.to_owned(), v("o1")),
+        (EVENT_ID.to_owned(), v("e")),
+        (STATUS.to_owned(), v("PENDING")),
+        (EXPIRES_AT.to_owned(), num(expires_at)),
+        (HOLDER_DEADLINE.to_owned(), num(expires_at - 1_000)),
+        (CREATED_AT.to_owned(), num(0)),
+        (TOKEN_HASH.to_owned(), v(&token.hash())),
+    ])
+}
+
+#[test]
+fn a_token_from_before_an_extension_is_retried_with_the_orders_expiry() -> TestResult {
+    let t = token()?; // carries expiry 10,000
+    let now = Millis(5_000);
+    let failed = |item| Some(ItemFailure::Condition(Some(item)));
+    assert_eq!(
+        extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, now)?,
+        Some(Millis(60_000))
+    );
+    // The expiry was not the problem (it matches): decided as usual.
+    assert_eq!(
+        extended_since(failed(order_item(&t, 10_000)).as_ref(), &t, now)?,
+        None
+    );
+    // Another order's token, a missing order, an order past its deadline.
+    let other = token()?;
+    assert_eq!(
+        extended_since(failed(order_item(&other, 60_000)).as_ref(), &t, now)?,
+        None
+    );
+    assert_eq!(
+        extended_since(Some(&ItemFailure::Condition(None)), &t, now)?,
+        None
+    );
+    assert_eq!(
+        extended_since(failed(order_item(&t, 60_000)).as_ref(), &t, Millis(59_000))?,
+        None
+    );
+    assert_eq!(extended_since(Some(&ItemFailure::Conflict), &t, now)?, None);
+    Ok(())
+}
+
+#[test]
+fn drop_decisions() -> TestResult {
+    let t = token()?;
+    let drop = |seat, order| release_error(seat, order, &t, Millis(1)).map(|e| e.code());
+    assert_eq!(
+        drop(
+            Some(ItemFailure::Unavailable("ThrottlingError".into())),
+            None
+        )?,
+        "store-unavailable"
+    );
+    assert_eq!(
+        drop(Some(ItemFailure::Condition(None)), None)?,
+        "seat-not-found"
+    );
+    assert_eq!(
+        drop(Some(ItemFailure::Condition(Some(seat_item("HELD")))), None)?,
+        "seat-not-held"
+    );
+    assert_eq!(
+        drop(None, Some(ItemFailure::Condition(None)))?,
+        "order-not-found"
+    );
+    assert_eq!(
+        drop(Some(ItemFailure::Conflict), None)?,
+        "store-unavailable"
+    );
+    Ok(())
+}
+
+#[test]
+fn confirm_decisions() -> TestResult {
+    let order = OrderId::from_random(&EventId::parse("e")?, 42);
+    let other = HashMap::from([(
+        super::super::ORDER_ID.to_owned(),
+        AttributeValue::S("someone-else".into()),
+    )]);
+    let cond = |item: Option<Item>| Some(ItemFailure::Condition(item));
+    let outcome =
+        |items: Vec<(ConfirmRole, Option<ItemFailure>)>| confirm_outcome(&items, order.as_str());
+    use ConfirmRole::*;
+    assert_eq!(
+        outcome(vec![
+            (Paid, None),
+            (Order, None),
+            (Payment, cond(Some(other.clone())))
+        ])?,
+        ConfirmOutcome::PaymentReused
+    );
+    assert_eq!(
+        outcome(vec![
+            (Paid, cond(None)),
+            (Order, cond(None)),
+            (Payment, cond(Some(other)))
+        ])?,
+        ConfirmOutcome::PaymentReused,
+        "nothing changes for a reused payment"
+    );
+    assert_eq!(
+        outcome(vec![(Paid, cond(None)), (Order, None), (Payment, None)])?,
+        ConfirmOutcome::SeatsTaken
+    );
+    assert_eq!(
+        outcome(vec![
+            (Paid, cond(None)),
+            (Order, cond(None)),
+            (Payment, None)
+        ])?,
+        ConfirmOutcome::OrderChanged
+    );
+    assert_eq!(
+        outcome(vec![
+            (Paid, None),
+            (Release, cond(None)),
+            (Order, None),
+            (Payment, None)
+        ])?,
+        ConfirmOutcome::OrderChanged
+    );
+    assert_eq!(
+        outcome(vec![(Places, cond(None)), (Order, None), (Payment, None)])?,
+        ConfirmOutcome::PlacesMoved,
+        "a bucket moved: plan again"
+    );
+    assert_eq!(
+        outcome(vec![
+            (Paid, cond(None)),
+            (Places, cond(None)),
+            (Order, None),
+            (Payment, None)
+        ])?,
+        ConfirmOutcome::SeatsTaken,
+        "a taken seat decides"
+    );
+    assert_eq!(
+        outcome(vec![
+            (
+                Paid,
+                Some(ItemFailure::Unavailable("ThrottlingError".into()))
+            ),
+            (Order, cond(None)),
+            (Payment, None)
+        ])
+        .map_err(|e| e.code()),
+        Err("store-unavailable")
+    );
+    assert_eq!(
+        outcome(vec![
+            (Paid, Some(ItemFailure::Conflict)),
+            (Order, None),
+            (Payment, None)
+        ])
+        .map_err(|e| e.code()),
+        Err("store-unavailable")
+    );
+    Ok(())
+}
