@@ -25,6 +25,7 @@ pub const SWEEP_HOLD_SECONDS: u32 = 3;
 
 mod best;
 mod cold_start;
+mod crowd;
 mod ga;
 mod onsale;
 mod ops;
@@ -37,6 +38,8 @@ mod stampede;
 use best::best_available_stampede;
 pub use best::BestAvailableStampede;
 use cold_start::*;
+use crowd::one_seat_stampedes;
+pub use crowd::{markdown as crowd_markdown, OneSeatStampede, StampedeRun};
 pub use ga::GaStampede;
 use ga::{ga_naive_counter, ga_stampede};
 use onsale::on_sale;
@@ -63,6 +66,7 @@ pub struct Sizes {
     pub cold_start: ColdStartPass,
     pub best_available: BestAvailableStampede,
     pub ga: GaStampede,
+    pub one_seat: OneSeatStampede,
 }
 
 /// How much of scripts/bench_cold_start.py the last scenario runs.
@@ -111,6 +115,12 @@ impl Sizes {
                 buyers: 1_600,
                 in_flight: 64,
             },
+            // The contract's targets: 10,000 requests in a second over 100
+            // instances; 1,000 shows where the design's limit is.
+            one_seat: OneSeatStampede {
+                requests: 10_000,
+                instances: [100, 1_000],
+            },
         }
     }
     pub fn smoke() -> Self {
@@ -145,6 +155,10 @@ impl Sizes {
                 capacity: 100,
                 buyers: 80,
                 in_flight: 16,
+            },
+            one_seat: OneSeatStampede {
+                requests: 1_000,
+                instances: [10, 100],
             },
         }
     }
@@ -203,6 +217,8 @@ pub struct Report {
     pub warm_up: (usize, Duration),
     pub on_sale: OnSale,
     pub cold_start: ColdStart,
+    /// The one-seat stampede over many instances, one run per count.
+    pub one_seat: Vec<StampedeRun>,
 }
 
 /// The cold-start scenario's outcome.
@@ -219,6 +235,11 @@ pub enum ColdStart {
 impl Report {
     pub fn all_ok(&self) -> bool {
         self.rows.iter().all(|r| r.ok)
+            && self
+                .one_seat
+                .iter()
+                .enumerate()
+                .all(|(i, run)| run.ok(i == 0))
             && self.on_sale.ok
             && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
     }
@@ -332,22 +353,17 @@ pub async fn run(
 ) -> Result<Report, String> {
     let mut report = Report::default();
     let counter = RequestCounter::default();
+    // Only the on-sale reads the stream: every other table goes without it
+    // (see TableSpec::without_stream).
     let new_app = |counter: Option<RequestCounter>,
-                   recorder: Option<crate::capacity::CapacityRecorder>| async move {
-        // Only the on-sale (the one recording) reads the stream: the others
-        // go without it (see TableSpec::without_stream).
-        let (client, spec) = match recorder {
-            Some(r) => (
-                crate::local_client_recording(endpoint, r),
-                crate::table::TableSpec::from_repo().map_err(|e| e.to_string())?,
-            ),
-            None => (
-                crate::local_client_counting(endpoint, counter),
-                crate::table::TableSpec::from_repo()
-                    .map_err(|e| e.to_string())?
-                    .without_stream(),
-            ),
+                   recorder: Option<crate::capacity::CapacityRecorder>,
+                   stream: bool| async move {
+        let client = match recorder {
+            Some(r) => crate::local_client_recording(endpoint, r),
+            None => crate::local_client_counting(endpoint, counter),
         };
+        let spec = crate::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
+        let spec = if stream { spec } else { spec.without_stream() };
         let table = unique("bench");
         spec.create(&client, &table)
             .await
@@ -355,7 +371,7 @@ pub async fn run(
         Ok::<_, String>(crate::testing::app_on(client, &table))
     };
     progress("warming DynamoDB Local up (scratch table, not measured)");
-    let scratch = new_app(None, None).await?;
+    let scratch = new_app(None, None, false).await?;
     let started = Instant::now();
     let sent = warm_up(&scratch, sizes.warm_up_orders).await?;
     report.warm_up = (sent, started.elapsed());
@@ -367,7 +383,7 @@ pub async fn run(
         .send()
         .await;
 
-    let app = new_app(None, None).await?;
+    let app = new_app(None, None, false).await?;
 
     progress("stampede (handler)");
     let row = stampede_handler(&app, sizes.stampede).await?;
@@ -465,6 +481,11 @@ pub async fn run(
         });
     }
 
+    progress("one-seat stampede over many instances (simulated second, priced per key)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let recording = new_app(None, Some(recorder.clone()), false).await?;
+    report.one_seat = one_seat_stampedes(&recording, &recorder, sizes.one_seat).await?;
+
     progress("best-available stampede");
     report
         .rows
@@ -493,12 +514,12 @@ pub async fn run(
     }
 
     progress("round trips");
-    let counting = new_app(Some(counter.clone()), None).await?;
+    let counting = new_app(Some(counter.clone()), None, false).await?;
     report.round_trips = round_trips(&counting, &counter).await?;
 
     progress("sweep scaling");
     for others in [sizes.sweep_small_table, sizes.sweep_large_table] {
-        let app = new_app(Some(counter.clone()), None).await?;
+        let app = new_app(Some(counter.clone()), None, false).await?;
         let (took, expired, queries) =
             sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
         report.sweep.push((
@@ -512,14 +533,19 @@ pub async fn run(
     progress(
         "cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)",
     );
-    report.cold_start = cold_start(new_app(None, None).await?, endpoint, sizes.cold_start).await?;
+    report.cold_start = cold_start(
+        new_app(None, None, false).await?,
+        endpoint,
+        sizes.cold_start,
+    )
+    .await?;
 
     // Last: its table has the stream, which slows DynamoDB Local down for
     // every table after it (see TableSpec::without_stream).
     progress("on-sale demand model (create the event, then the buyers, priced per partition key)");
     let recorder = crate::capacity::CapacityRecorder::new();
     report.on_sale = on_sale(
-        new_app(None, Some(recorder.clone())).await?,
+        new_app(None, Some(recorder.clone()), true).await?,
         endpoint,
         recorder,
         sizes.on_sale,

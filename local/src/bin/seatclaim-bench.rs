@@ -269,6 +269,7 @@ fn render(
             against_target(ratio, ratio <= 1.5, "≤ 1.5")
         );
     }
+    out.push_str(&bench::crowd_markdown(&report.one_seat));
     out.push_str(&report.on_sale.markdown());
     let _ = writeln!(out, "## Cold start and footprint (Lambda Runtime Interface Emulator), with Python/boto3 for comparison\n");
     match &report.cold_start {
