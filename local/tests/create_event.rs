@@ -250,15 +250,19 @@ async fn a_refused_put_writes_nothing_even_for_a_plan_of_several_items() {
     assert_eq!(statuses, [202, 409], "{} / {}", a.1, b.1);
     let winner: u32 = if a.0 == 202 { 100 } else { 5 };
     let items = event_partition(&app, "big").await;
+    assert_eq!(items, ["EVENT"], "the event item alone, small: {items:?}");
+    // Each copy of the plan: the same chunks (several) of one plan.
+    let mut copies = Vec::new();
+    for replica in 0..shared::store::PLAN_REPLICAS {
+        copies.push(plan_partition(&app, "big", replica).await);
+    }
+    for copy in &copies {
+        assert!(copy.len() > 1, "a plan of several chunks: {copy:?}");
+        assert_eq!(copy, &copies[0], "every copy the same chunks");
+    }
     assert_eq!(
-        items.len(),
-        3,
-        "the event item and two chunks of one plan: {items:?}"
-    );
-    assert_eq!(
-        items
+        copies[0]
             .iter()
-            .filter(|sk| sk.starts_with("PLAN#"))
             .map(|sk| &sk[..69])
             .collect::<std::collections::BTreeSet<_>>()
             .len(),
@@ -278,6 +282,7 @@ async fn a_refused_put_writes_nothing_even_for_a_plan_of_several_items() {
         409
     );
     assert_eq!(event_partition(&app, "big").await, items);
+    assert_eq!(plan_partition(&app, "big", 0).await, copies[0]);
     let (status, reply) = call(&app, "GET", "/events/big", &[], "").await;
     assert_eq!(
         (status, reply["gaCapacity"].as_u64()),
@@ -311,7 +316,21 @@ async fn a_refused_put_writes_nothing_even_for_a_plan_of_several_items() {
 /// its plan chunks), read raw.
 async fn event_partition(app: &shared::App, event: &str) -> Vec<String> {
     let event = shared::domain::EventRef::of(&EventId::parse(event).unwrap());
-    let pk = format!("{}{event}", shared::store::EVENT_PK_PREFIX);
+    partition(app, format!("{}{event}", shared::store::EVENT_PK_PREFIX)).await
+}
+
+/// The sort keys of copy `replica` of an event's plan.
+async fn plan_partition(app: &shared::App, event: &str, replica: u8) -> Vec<String> {
+    let event = shared::domain::EventRef::of(&EventId::parse(event).unwrap());
+    partition(
+        app,
+        format!("{}{event}#{replica}", shared::store::PLAN_PK_PREFIX),
+    )
+    .await
+}
+
+/// The sort keys under one partition key.
+async fn partition(app: &shared::App, pk: String) -> Vec<String> {
     let out = app
         .store
         .client()

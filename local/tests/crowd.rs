@@ -150,3 +150,99 @@ async fn a_release_elsewhere_is_claimable_within_five_seconds() {
     }
     assert_invariants(&app, &ev).await;
 }
+
+/// The item every request reads of an event is small, even for the
+/// largest head the contract allows; create-order and extend-order read
+/// only it, eventually consistent; the plan is read where it is needed,
+/// from one of its copies.
+#[tokio::test]
+async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
+    use local::capacity::{item_size, wire_item, CapacityRecorder, Recorded};
+    let recorder = CapacityRecorder::new();
+    let client =
+        local::local_client_recording(&local::testing::dynamodb_endpoint(), recorder.clone());
+    let app = local::testing::fresh_app_with(client).await;
+    // The longest name (200 characters of 2 bytes) and 1,000 sections of
+    // the longest ids: all of it in the plan, none in the head.
+    let sections: Vec<_> = (0..1_000)
+        .map(|i| serde_json::json!({"sectionId": format!("{i:0>64}"), "rows": [{"row": "1", "count": 1}]}))
+        .collect();
+    let body =
+        serde_json::json!({"name": "é".repeat(200), "holdSeconds": 300, "sections": sections});
+    let (status, reply) = call(&app, "PUT", "/events/big-head", &[], &body.to_string()).await;
+    assert_eq!(status, 201, "{reply}");
+    let event_id = shared::domain::EventId::parse("big-head").unwrap();
+    let head = app
+        .store
+        .client()
+        .get_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(shared::store::event_item_key(&event_id)))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    let size = item_size(&wire_item(&head));
+    assert!(size <= 1_024, "the event item is {size} bytes");
+
+    let gets = |records: &[Recorded]| -> Vec<(String, bool)> {
+        records
+            .iter()
+            .filter(|r| r.op == "GetItem")
+            .map(|r| {
+                let pk = r.request["Key"]["PK"]["S"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                (pk, r.request["ConsistentRead"].as_bool().unwrap_or(false))
+            })
+            .collect()
+    };
+    let event_pk = head["PK"].as_s().unwrap().clone();
+    // create-order on a fresh instance: the head, eventually consistent.
+    let fresh = app.new_process();
+    recorder.take();
+    recorder.set_recording(true);
+    let o = order(&fresh, "big-head").await;
+    assert_eq!(gets(&recorder.take()), [(event_pk.clone(), false)]);
+    // extend-order: the order (strongly), then the head alone.
+    assert_eq!(extend(&fresh, &o, "{}").await.0, 200);
+    let read = gets(&recorder.take());
+    assert!(
+        read.iter()
+            .all(|(pk, _)| !pk.starts_with(shared::store::PLAN_PK_PREFIX)),
+        "{read:?}"
+    );
+    assert!(read.contains(&(event_pk.clone(), false)), "{read:?}");
+    // best-available needs the plan: one copy of it, eventually consistent.
+    let seated = serde_json::json!({"quantity": 1});
+    assert_eq!(best(&fresh, &o, seated).await.0, 200);
+    let read = gets(&recorder.take());
+    let plan_reads: Vec<_> = read
+        .iter()
+        .filter(|(pk, _)| pk.starts_with(shared::store::PLAN_PK_PREFIX))
+        .collect();
+    assert!(!plan_reads.is_empty(), "{read:?}");
+    assert!(
+        plan_reads
+            .iter()
+            .all(|(pk, consistent)| !consistent && pk == &plan_reads[0].0),
+        "{read:?}"
+    );
+    // A second request on the same instance reads no event at all.
+    let o2 = order(&fresh, "big-head").await;
+    assert_eq!(
+        best(&fresh, &o2, serde_json::json!({"quantity": 1}))
+            .await
+            .0,
+        200
+    );
+    let read = gets(&recorder.take());
+    assert!(
+        read.iter()
+            .all(|(pk, _)| pk != &event_pk && !pk.starts_with(shared::store::PLAN_PK_PREFIX)),
+        "{read:?}"
+    );
+}

@@ -67,11 +67,12 @@ async fn requests_per_operation() {
             .0,
         200
     );
-    // Each function is its own Lambda instance: list-seats reads the event once.
+    // Each function is its own Lambda instance: list-seats reads the event
+    // once, its small item and then one copy of its plan.
     assert_eq!(
         counter.take(),
-        counts(&[("GetItem", 1), ("Query", 2)]),
-        "list-seats: the event, then one query per seat block (14 seats: 2)"
+        counts(&[("GetItem", 2), ("Query", 2)]),
+        "list-seats: the event and its plan, then one query per seat block (14 seats: 2)"
     );
     assert_eq!(
         call(

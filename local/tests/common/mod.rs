@@ -369,12 +369,10 @@ pub async fn let_holds_expire(hold_seconds: u64) {
 /// the event's hold: written to the store as create-order writes it, so a
 /// rival can outlive an order of the event's short hold made before it.
 pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> TestOrder {
-    let event = shared::domain::Event {
+    let event = shared::domain::EventHead {
         event_id: shared::domain::EventId::parse(event).unwrap(),
-        name: "rival".into(),
         hold_seconds: seconds,
         seat_count: 0,
-        sections: vec![],
     };
     let (order, token) = shared::handlers::open_order(
         &event,

@@ -19,8 +19,8 @@ mod seat_map;
 
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};
 pub use plan::{
-    check_hold_seconds, Event, EventPlan, EventStatus, RowPlan, Seat, SeatPage, SeatSpec,
-    SectionPlan,
+    check_hold_seconds, Event, EventHead, EventPlan, EventStatus, RowPlan, Seat, SeatPage,
+    SeatSpec, SectionPlan,
 };
 pub use seat_map::{seat_map, ProjectedSeat, RowMap, RowProjection, SeatMap, SectionMap};
 
@@ -399,7 +399,7 @@ impl Order {
     /// Its id and its hold token's hash come from the edge (both need
     /// randomness); the token must be for [`Order::expiry_for`]`(event, now)`.
     pub fn new_pending(
-        event: &Event,
+        event: &EventHead,
         now: Millis,
         guard_ms: u32,
         user_id: Option<String>,
@@ -425,7 +425,7 @@ impl Order {
     }
 
     /// When an order of `event` opened at `now` expires.
-    pub fn expiry_for(event: &Event, now: Millis) -> Millis {
+    pub fn expiry_for(event: &EventHead, now: Millis) -> Millis {
         now.plus_seconds(event.hold_seconds)
     }
 

@@ -23,6 +23,15 @@ pub struct Event {
     pub sections: Vec<SectionPlan>,
 }
 
+/// What every request may need of an event, without its plan: a small
+/// item of its own (docs/API.md, "Under a crowd"), cached per instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventHead {
+    pub event_id: EventId,
+    pub hold_seconds: u32,
+    pub seat_count: u32,
+}
+
 /// The version of [`Event::plan_fingerprint`]'s encoding. A new version
 /// makes every plan a different plan, so it changes only with a migration.
 const PLAN_IDENTITY_VERSION: u32 = 2;
@@ -78,6 +87,15 @@ pub struct SeatPage {
 }
 
 impl Event {
+    /// The event without its plan.
+    pub fn head(&self) -> EventHead {
+        EventHead {
+            event_id: self.event_id.clone(),
+            hold_seconds: self.hold_seconds,
+            seat_count: self.seat_count,
+        }
+    }
+
     pub fn section(&self, id: &SectionId) -> Option<&SectionPlan> {
         self.sections
             .iter()

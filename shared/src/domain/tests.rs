@@ -138,12 +138,10 @@ fn the_guard_is_at_most_a_quarter_of_the_hold() {
 }
 
 pub(super) fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std::error::Error>> {
-    let event = Event {
+    let event = EventHead {
         event_id: EventId::parse("e")?,
-        name: "E".into(),
         hold_seconds: 60,
         seat_count: 10,
-        sections: vec![],
     };
     let order_id = OrderId::from_random(&event.event_id, 7);
     let mut order = Order::new_pending(&event, now, 2000, None, order_id, "h".into());

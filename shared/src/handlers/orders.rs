@@ -10,8 +10,8 @@ use super::access::read_own_order;
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
 use crate::domain::{
-    extension, holder_deadline, Event, EventId, Extension, Order, OrderId, OrderStatus, PaymentId,
-    SeatId, SectionId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
+    extension, holder_deadline, Event, EventHead, EventId, Extension, Order, OrderId, OrderStatus,
+    PaymentId, SeatId, SectionId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
@@ -42,7 +42,7 @@ struct CreateOrderReply<'a> {
 /// the randomness both need is drawn here, at the edge, and the domain
 /// builds the order from it (the token is the only copy of its secret).
 pub fn open_order(
-    event: &Event,
+    event: &EventHead,
     now: crate::domain::Millis,
     guard_ms: u32,
     user_id: Option<String>,
@@ -76,7 +76,7 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
             }
             let event = app
                 .store
-                .get_event(&event_id)
+                .get_event_head(&event_id)
                 .await?
                 .ok_or(Error::EventNotFound)?;
             let (order, token) = open_order(
@@ -120,14 +120,17 @@ struct OrderReply<'a> {
     refund_payment_ids: &'a [PaymentId],
 }
 
-/// The event an order is for (an order naming no event is corrupt data).
+/// The event an order is for, with its plan.
 pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
-    app.store.get_event(&order.event_id).await?.ok_or_else(|| {
-        Error::Corrupt(format!(
-            "order {} names an event that does not exist",
-            order.order_id
-        ))
-    })
+    (app.store.get_event(&order.event_id).await?).ok_or_else(|| no_such_event(order))
+}
+
+/// An order naming no event is corrupt data.
+fn no_such_event(order: &Order) -> Error {
+    Error::Corrupt(format!(
+        "order {} names an event that does not exist",
+        order.order_id
+    ))
 }
 
 /// An order's places per general-admission section, in plan order, none
@@ -248,7 +251,8 @@ pub async fn extend_order(app: &App, req: Request) -> Reply {
                 if !order.is_holdable(now) {
                     return Err(Error::OrderNotHoldable);
                 }
-                let event = order_event(app, order).await?;
+                let event = (app.store.get_event_head(&order.event_id).await?)
+                    .ok_or_else(|| no_such_event(order))?;
                 let seconds = body.seconds.unwrap_or(event.hold_seconds);
                 let expires_at =
                     match extension(order, seconds, app.config.max_order_lifetime_seconds, now) {

@@ -12,8 +12,8 @@ use super::keys::{
 };
 use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold};
 use crate::domain::{
-    Event, EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId, Seat,
-    SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
+    Event, EventHead, EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId,
+    Seat, SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
 };
 use crate::error::Error;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -98,19 +98,43 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// An event item, with the chunks of its plan after the first (see
-/// [`encode_plan`]) in order.
-pub(super) fn parse_event(item: &Item, later_chunks: &[Item]) -> Result<Event, StoreError> {
+/// What every request may need of an event: its item's head fields.
+pub(super) fn parse_event_head(item: &Item) -> Result<EventHead, StoreError> {
     let f = Fields::new(item);
-    let mut plan = f.str(PLAN)?.to_owned();
-    for chunk in later_chunks {
-        plan.push_str(Fields::new(chunk).str(PLAN)?);
-    }
-    Ok(Event {
+    Ok(EventHead {
         event_id: f.id(EVENT_ID, EventId::parse)?,
-        name: f.str(NAME)?.to_owned(),
         hold_seconds: f.u32(HOLD_SECONDS)?,
         seat_count: f.u32(SEAT_COUNT)?,
+    })
+}
+
+/// An event item from before v3: the name and the plan's first chunk on
+/// the event item itself, the other chunks next to it.
+pub(super) fn is_legacy_event(item: &Item) -> bool {
+    item.contains_key(PLAN)
+}
+
+/// An event from its item and its plan's chunk items in order: every
+/// chunk, the first carrying the name (for a [legacy](is_legacy_event)
+/// item, the chunks after the one it carries).
+pub(super) fn parse_event(item: &Item, chunks: &[Item]) -> Result<Event, StoreError> {
+    let f = Fields::new(item);
+    let legacy = is_legacy_event(item);
+    let named = if legacy {
+        item
+    } else {
+        chunks.first().ok_or_else(|| f.malformed(PLAN))?
+    };
+    let mut plan = String::new();
+    for chunk in legacy.then_some(item).into_iter().chain(chunks) {
+        plan.push_str(Fields::new(chunk).str(PLAN)?);
+    }
+    let head = parse_event_head(item)?;
+    Ok(Event {
+        event_id: head.event_id,
+        name: Fields::new(named).str(NAME)?.to_owned(),
+        hold_seconds: head.hold_seconds,
+        seat_count: head.seat_count,
         sections: serde_json::from_str(&plan).map_err(|_| f.malformed(PLAN))?,
     })
 }
@@ -303,21 +327,35 @@ mod tests {
         let chunks = encode_plan(&sections);
         assert!(chunks.len() > 1 && chunks.iter().all(|c| c.len() <= PLAN_CHUNK_BYTES));
         let item_of = |chunk: &String| HashMap::from([(PLAN.to_owned(), s(chunk))]);
-        let mut event = HashMap::from([
+        let event = HashMap::from([
             (EVENT_ID.to_owned(), s("e")),
-            (NAME.to_owned(), s("E")),
             (HOLD_SECONDS.to_owned(), n(60)),
             (SEAT_COUNT.to_owned(), n(100_000)),
             (PLAN_CHUNKS.to_owned(), n(chunks.len())),
         ]);
-        event.extend(item_of(&chunks[0]));
-        let later: Vec<_> = chunks[1..].iter().map(item_of).collect();
-        assert_eq!(parse_event(&event, &later)?.sections, sections);
+        let mut chunk_items: Vec<_> = chunks.iter().map(item_of).collect();
+        chunk_items[0].insert(NAME.to_owned(), s("E"));
+        let parsed = parse_event(&event, &chunk_items)?;
+        assert_eq!(
+            (parsed.sections, parsed.name.as_str()),
+            (sections.clone(), "E")
+        );
         assert_eq!(plan_chunk_count(&event)?, chunks.len());
         assert!(
-            parse_event(&event, &later[1..]).is_err(),
+            parse_event(&event, &chunk_items[1..]).is_err(),
             "a missing chunk is noticed"
         );
+        // An event written before v3 carries its name and first chunk.
+        let mut legacy = event.clone();
+        legacy.extend([
+            (NAME.to_owned(), s("Old")),
+            (PLAN.to_owned(), s(&chunks[0])),
+        ]);
+        let later: Vec<_> = chunks[1..].iter().map(item_of).collect();
+        assert!(is_legacy_event(&legacy) && !is_legacy_event(&event));
+        let parsed = parse_event(&legacy, &later)?;
+        assert_eq!((parsed.sections, parsed.name.as_str()), (sections, "Old"));
+        assert_eq!(parse_event_head(&legacy)?, parse_event_head(&event)?);
         Ok(())
     }
 }

@@ -1,20 +1,18 @@
 //! Events and their seats: retry-safe creation that may finish in the
-//! background, reads (cached once ready: a ready event never changes), and
-//! seat listing in plan order, one `Query` per seat block.
+//! background, and seat listing in plan order, one `Query` per seat block
+//! (reading events: `event_reads`).
 
-use super::codec::{
-    encode_plan, event_is_ready, n, parse_event, parse_seat, plan_chunk_count, s, seats_written,
-    Fields, Item,
-};
+use super::codec::{encode_plan, event_is_ready, n, parse_seat, s, seats_written, Fields, Item};
 use super::errors::{build_error, conditional, sdk_error, StoreError};
+use super::event_reads::PlanRead;
 use super::expressions::{self, Expression};
 use super::failures::{unavailable_in, unexplained, ItemFailure};
 use super::keys::{
     event_key, event_key_of, plan_chunk_key, seat_block_pk, seat_key, CREATED_AT, CREATING_SHARD,
     EVENT_ID, EVENT_PK_PREFIX, HOLD_SECONDS, KIND, NAME, NUMBER, ORDINAL, PENDING_EXPIRES_AT,
-    PENDING_INDEX, PENDING_SHARD, PK, PLAN, PLAN_CHUNKS, PLAN_HASH, READY, ROW, SEATS_WRITTEN,
-    SEATS_WRITTEN_EVERY, SEAT_AVAILABLE, SEAT_COUNT, SEAT_ID, SEAT_WRITES_IN_FLIGHT, SECTION_ID,
-    STATUS,
+    PENDING_INDEX, PENDING_SHARD, PK, PLAN, PLAN_CHUNKS, PLAN_HASH, PLAN_REPLICAS, READY, ROW,
+    SEATS_WRITTEN, SEATS_WRITTEN_EVERY, SEAT_AVAILABLE, SEAT_COUNT, SEAT_ID, SEAT_WRITES_IN_FLIGHT,
+    SECTION_ID, STATUS,
 };
 use super::{Store, Txn};
 use crate::domain::{
@@ -25,34 +23,10 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
 };
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-/// Ready events kept per process (a Lambda sandbox serves few events).
-const CACHED_EVENTS: usize = 256;
 /// Seat-block queries in flight for one listing page.
 const BLOCK_QUERIES_IN_FLIGHT: usize = 16;
-
-/// Ready events, by id: immutable once ready, so never stale.
-#[derive(Debug, Default)]
-pub(super) struct EventCache(std::sync::Mutex<HashMap<EventId, Arc<Event>>>);
-
-impl EventCache {
-    fn get(&self, id: &EventId) -> Option<Arc<Event>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
-    }
-    fn put(&self, event: Arc<Event>) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= CACHED_EVENTS {
-            map.clear();
-        }
-        map.insert(event.event_id.clone(), event);
-    }
-}
 
 impl Store {
     // ----- creation -----------------------------------------------------
@@ -80,19 +54,16 @@ impl Store {
             Millis(started.0 + i64::try_from(budget.as_millis()).unwrap_or(i64::MAX / 2));
         let fingerprint = event.plan_fingerprint();
         let event_ref = EventRef::of(&event.event_id);
-        let chunks = encode_plan(&event.sections);
+        let primary = plan_chunk_items(&event_ref, event, &fingerprint, 0);
+        // The event item is its head: small (docs/API.md, "Under a crowd"),
+        // the name and the plan in chunk items of their own.
         let mut item = event_key(&event.event_id);
         item.extend([
             (KIND.into(), s("event")),
             (EVENT_ID.into(), s(event.event_id.as_str())),
-            (NAME.into(), s(&event.name)),
             (HOLD_SECONDS.into(), n(event.hold_seconds)),
             (SEAT_COUNT.into(), n(event.seat_count)),
-            (
-                PLAN.into(),
-                s(chunks.first().map(String::as_str).unwrap_or("[]")),
-            ),
-            (PLAN_CHUNKS.into(), n(chunks.len().max(1))),
+            (PLAN_CHUNKS.into(), n(primary.len())),
             (PLAN_HASH.into(), s(&fingerprint)),
             (READY.into(), AttributeValue::Bool(false)),
             (SEATS_WRITTEN.into(), n(0)),
@@ -101,18 +72,8 @@ impl Store {
             (PENDING_SHARD.into(), s(CREATING_SHARD)),
             (PENDING_EXPIRES_AT.into(), n(deadline.0)),
         ]);
-        let later_chunks = chunks
-            .iter()
-            .enumerate()
-            .skip(1)
-            .map(|(i, chunk)| {
-                let mut item = plan_chunk_key(&event_ref, &fingerprint, i);
-                item.insert(PLAN.into(), s(chunk));
-                item
-            })
-            .collect();
         let mut from = 0;
-        if let Some(existing) = self.claim_event_id(item, later_chunks).await? {
+        if let Some(existing) = self.claim_event_id(item, primary).await? {
             if Fields::new(&existing).opt_s(PLAN_HASH) != Some(fingerprint.as_str()) {
                 return Err(Error::EventExists);
             }
@@ -125,38 +86,13 @@ impl Store {
         self.complete_event(&event_ref, event, from, deadline).await
     }
 
-    /// Writes the event item with the rest of its plan (`later_chunks`)
+    /// Writes the event item with the primary copy of its plan (`chunks`)
     /// only if the id is free: `None` when written, or the event item as it
-    /// was. One conditional `PutItem`, or for a plan too big for one item a
-    /// transaction of the event item and its chunks, so the event never
-    /// exists without its whole plan (a sweep can finish a creation whose
-    /// creator died) and a refused or concurrent PUT writes no chunk: the
-    /// plan of an event that exists never changes.
-    async fn claim_event_id(
-        &self,
-        item: Item,
-        later_chunks: Vec<Item>,
-    ) -> Result<Option<Item>, Error> {
-        if later_chunks.is_empty() {
-            let put = self
-                .client
-                .put_item()
-                .table_name(&*self.table)
-                .set_item(Some(item))
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                );
-            let put = Expression::new_item().on_put_item(put).send().await;
-            return match put {
-                Ok(_) => Ok(None),
-                Err(err) => match err.as_service_error() {
-                    Some(aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)) => {
-                        Ok(Some(c.item().cloned().unwrap_or_default()))
-                    }
-                    _ => Err(sdk_error("PutItem", err).into()),
-                },
-            };
-        }
+    /// was. One transaction of the event item and its chunks, so the event
+    /// never exists without its whole plan (a sweep can finish a creation
+    /// whose creator died) and a refused or concurrent PUT writes no chunk:
+    /// the plan of an event that exists never changes.
+    async fn claim_event_id(&self, item: Item, chunks: Vec<Item>) -> Result<Option<Item>, Error> {
         let event_item = Put::builder()
             .table_name(&*self.table)
             .set_item(Some(item))
@@ -166,7 +102,7 @@ impl Store {
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().put(event_item).build()];
-        for chunk in later_chunks {
+        for chunk in chunks {
             let put = Put::builder()
                 .table_name(&*self.table)
                 .set_item(Some(chunk))
@@ -198,9 +134,11 @@ impl Store {
         from: u32,
         deadline: Millis,
     ) -> Result<EventStatus, Error> {
-        // The general-admission buckets first (a thousand per section at
-        // most): a resumed creation past the first seat has them all.
+        // The plan's other copies and the general-admission buckets first
+        // (a thousand per section at most): a resumed creation past the
+        // first seat has them all.
         if from == 0 {
+            self.write_plan_replicas(event_ref, event).await?;
             self.write_ga_buckets(event).await?;
         }
         let seats = event
@@ -220,6 +158,27 @@ impl Store {
             .await
             .map_err(|e| sdk_error("UpdateItem", e))?;
         Ok(EventStatus::Ready)
+    }
+
+    /// Writes the copies of the plan after the primary, each chunk where
+    /// absent (a chunk's content is fixed by the plan's fingerprint in its
+    /// key, so one that exists is already right).
+    async fn write_plan_replicas(&self, event_ref: &EventRef, event: &Event) -> Result<(), Error> {
+        let fingerprint = event.plan_fingerprint();
+        for replica in 1..PLAN_REPLICAS {
+            for item in plan_chunk_items(event_ref, event, &fingerprint, replica) {
+                let put = self
+                    .client
+                    .put_item()
+                    .table_name(&*self.table)
+                    .set_item(Some(item));
+                conditional(
+                    Expression::new_item().on_put_item(put).send().await,
+                    "PutItem",
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes each seat that does not exist yet (`attribute_not_exists`), a
@@ -364,84 +323,12 @@ impl Store {
         if event_is_ready(&item) {
             return Ok(EventStatus::Ready);
         }
-        let found = self.parse_event_item(event, &item).await?;
+        let found = self.read_plan(event, &item, PlanRead::Primary).await?;
         self.complete_event(event, &found, seats_written(&item)?, deadline)
             .await
     }
 
-    // ----- reads --------------------------------------------------------
-
-    /// An event and whether it is ready (strongly consistent), or `None`.
-    async fn read_event(&self, event: &EventRef) -> Result<Option<(Event, bool)>, Error> {
-        let Some(item) = self.get_consistent(event_key_of(event)).await? else {
-            return Ok(None);
-        };
-        Ok(Some((
-            self.parse_event_item(event, &item).await?,
-            event_is_ready(&item),
-        )))
-    }
-
-    /// An event item with the rest of its plan, read by key (at most a few
-    /// chunks: bodies are capped at 1 MiB). The chunks are written with the
-    /// item, so they are there.
-    async fn parse_event_item(&self, event: &EventRef, item: &Item) -> Result<Event, Error> {
-        let chunks = plan_chunk_count(item)?;
-        let fingerprint = Fields::new(item).str(PLAN_HASH)?.to_owned();
-        let mut later = Vec::with_capacity(chunks - 1);
-        for chunk in 1..chunks {
-            match self
-                .get_consistent(plan_chunk_key(event, &fingerprint, chunk))
-                .await?
-            {
-                Some(found) => later.push(found),
-                None => {
-                    return Err(StoreError::Malformed {
-                        key: event.to_string(),
-                        problem: format!("plan chunk {chunk} missing"),
-                    }
-                    .into())
-                }
-            }
-        }
-        Ok(parse_event(item, &later)?)
-    }
-
-    /// A ready event, or `None`; served from the process's cache once read.
-    pub async fn get_event(&self, event: &EventId) -> Result<Option<Arc<Event>>, Error> {
-        if let Some(cached) = self.events.get(event) {
-            return Ok(Some(cached));
-        }
-        match self.read_event(&EventRef::of(event)).await? {
-            Some((found, true)) if &found.event_id == event => {
-                let found = Arc::new(found);
-                self.events.put(found.clone());
-                Ok(Some(found))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// An event, ready or still being created, for get-event.
-    pub async fn get_event_status(
-        &self,
-        event: &EventId,
-    ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
-        if let Some(cached) = self.events.get(event) {
-            return Ok(Some((cached, EventStatus::Ready)));
-        }
-        match self.read_event(&EventRef::of(event)).await? {
-            Some((found, true)) if &found.event_id == event => {
-                let found = Arc::new(found);
-                self.events.put(found.clone());
-                Ok(Some((found, EventStatus::Ready)))
-            }
-            Some((found, false)) if &found.event_id == event => {
-                Ok(Some((Arc::new(found), EventStatus::Creating)))
-            }
-            _ => Ok(None),
-        }
-    }
+    // ----- seats --------------------------------------------------------
 
     /// The states of one page of seats (strongly consistent): one `Query`
     /// per seat block the page touches, a bounded number at once.
@@ -564,4 +451,26 @@ impl Store {
             }
         }
     }
+}
+
+/// Copy `replica` of `event`'s plan as items: its chunks in order, the
+/// first carrying the event's name.
+fn plan_chunk_items(
+    event_ref: &EventRef,
+    event: &Event,
+    fingerprint: &str,
+    replica: u8,
+) -> Vec<Item> {
+    encode_plan(&event.sections)
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let mut item = plan_chunk_key(event_ref, fingerprint, i, replica);
+            item.insert(PLAN.into(), s(chunk));
+            if i == 0 {
+                item.insert(NAME.into(), s(&event.name));
+            }
+            item
+        })
+        .collect()
 }

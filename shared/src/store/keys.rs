@@ -23,10 +23,14 @@ pub(super) const CREATING_SHARD: &str = "CREATING";
 /// partition key per block, so that an on-sale's hottest row spreads over
 /// several keys (docs/SCALE.md has the arithmetic; the bench measures it).
 pub const SEAT_BLOCK_SIZE: u32 = 10;
-/// The seating plan is stored as JSON on the event item, in chunks of at
-/// most this many bytes (the first on the event item, the rest as items of
-/// their own), well inside DynamoDB's 400 KB item limit.
+/// The seating plan is stored as JSON in chunks of at most this many bytes,
+/// items of their own, well inside DynamoDB's 400 KB item limit.
 pub(super) const PLAN_CHUNK_BYTES: usize = 300_000;
+/// Copies of each plan, each under a partition key of its own: a fresh
+/// function instance reads one (its own pick), so the instances an
+/// on-sale's first seconds start spread their plan reads over this many
+/// keys (docs/SCALE.md has the arithmetic; the bench measures it).
+pub const PLAN_REPLICAS: u8 = 4;
 /// Expired orders are garbage-collected by DynamoDB TTL this long after
 /// their expiry (completed and refund-due orders are kept).
 pub const EXPIRED_ORDER_RETENTION_SECONDS: i64 = 30 * 24 * 3600;
@@ -95,9 +99,23 @@ pub(super) fn event_key_of(event: &EventRef) -> Item {
 pub(super) fn event_key(event: &EventId) -> Item {
     event_key_of(&EventRef::of(event))
 }
-/// Plan chunks after the first live next to the event item, under the
-/// plan's fingerprint (so another plan's chunks are other items).
-pub(super) fn plan_chunk_key(event: &EventRef, fingerprint: &str, chunk: usize) -> Item {
+pub const PLAN_PK_PREFIX: &str = "PLAN#";
+/// Chunk `chunk` of copy `replica` of a plan: `PLAN#{ref}#{replica}`, under
+/// the plan's fingerprint (so another plan's chunks are other items).
+pub(super) fn plan_chunk_key(
+    event: &EventRef,
+    fingerprint: &str,
+    chunk: usize,
+    replica: u8,
+) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{PLAN_PK_PREFIX}{event}#{replica}"))),
+        (SK.into(), s(format!("PLAN#{fingerprint}#{chunk:04}"))),
+    ])
+}
+/// Where events created before v3 keep their plan's chunks after the
+/// first (the first is on the event item): next to the event item.
+pub(super) fn legacy_plan_chunk_key(event: &EventRef, fingerprint: &str, chunk: usize) -> Item {
     HashMap::from([
         (PK.into(), event_pk(event)),
         (SK.into(), s(format!("PLAN#{fingerprint}#{chunk:04}"))),
@@ -186,6 +204,11 @@ pub(super) fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
 /// readers go through [`Store`]).
 pub fn seat_item_key(event: &EventId, seat: &SeatId) -> HashMap<String, AttributeValue> {
     seat_key(&EventRef::of(event), seat)
+}
+/// The key of an event's item (its head), for the test harness's raw
+/// reads.
+pub fn event_item_key(event: &EventId) -> HashMap<String, AttributeValue> {
+    event_key(event)
 }
 /// The key of a general-admission bucket, for the test harness's raw
 /// writes (the store's writers go through [`Store`]).

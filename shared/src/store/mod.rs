@@ -6,8 +6,8 @@
 //!
 //! | item    | PK                  | SK            | notes                                      |
 //! |---------|---------------------|---------------|--------------------------------------------|
-//! | event   | `EVENT#{ref}`       | `EVENT`       | eventId, name, holdSeconds, plan, ready     |
-//! | plan    | `EVENT#{ref}`       | `PLAN#{fingerprint}#{nnnn}` | the rest of a plan too big for one item |
+//! | event   | `EVENT#{ref}`       | `EVENT`       | the head: eventId, holdSeconds, seatCount, ready (under 1 KB) |
+//! | plan    | `PLAN#{ref}#{copy}` | `PLAN#{fingerprint}#{nnnn}` | name and plan in chunks; `PLAN_REPLICAS` copies |
 //! | seat    | `SEATS#{ref}#{section}-{row}#{block}` | `SEAT#{seat}` | status, holderOrderId, holdExpiresAt |
 //! | seat map | `MAP#{ref}#{section}-{row}#{n}` | `MAP` | `s{number}`: `S` or `H{expiresAt}` per unavailable seat (from the stream) |
 //! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
@@ -34,6 +34,7 @@
 //! - `errors`: SDK failures, which are 503; `failures`: cancelled
 //!   transactions decided (pure, unit-tested);
 //! - `events`: create-event (retry-safe, resumable) and listing seats;
+//!   `event_reads`: the event's head and plan, cached per instance;
 //! - `holds`: orders, get-seat, drop-seat; `best_available`: reading rows
 //!   and claiming a block; `ga`: general-admission buckets;
 //! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
@@ -60,6 +61,7 @@ mod best_available;
 mod codec;
 mod confirm;
 mod errors;
+mod event_reads;
 mod events;
 mod expiry;
 mod failures;
@@ -107,7 +109,10 @@ pub fn sdk_timeouts() -> TimeoutConfig {
 pub struct Store {
     client: Client,
     table: Arc<str>,
-    events: Arc<events::EventCache>,
+    heads: Arc<event_reads::EventCache<crate::domain::EventHead>>,
+    events: Arc<event_reads::EventCache<crate::domain::Event>>,
+    /// The copy of each plan this instance reads (see `event_reads`).
+    plan_replica: u8,
     seat_maps: Arc<seat_map::SeatMapCache>,
     /// How long a seat map read is reused ([`SEAT_MAP_CACHE_MS`]).
     seat_map_cache_ms: i64,
@@ -141,7 +146,9 @@ impl Store {
         Self {
             client,
             table: Arc::from(table),
+            heads: Arc::default(),
             events: Arc::default(),
+            plan_replica: event_reads::pick_plan_replica(),
             seat_maps: Arc::default(),
             seat_map_cache_ms: SEAT_MAP_CACHE_MS,
         }
@@ -162,7 +169,9 @@ impl Store {
     pub fn new_instance(&self, client: Client) -> Self {
         Self {
             client,
+            heads: Arc::default(),
             events: Arc::default(),
+            plan_replica: event_reads::pick_plan_replica(),
             seat_maps: Arc::default(),
             ..self.clone()
         }
@@ -195,12 +204,21 @@ impl Store {
 
     /// One strongly consistent read of an item.
     pub(super) async fn get_consistent(&self, key: Item) -> Result<Option<Item>, StoreError> {
+        self.get_item(key, true).await
+    }
+
+    /// One read of an item, strongly consistent or not.
+    pub(super) async fn get_item(
+        &self,
+        key: Item,
+        consistent: bool,
+    ) -> Result<Option<Item>, StoreError> {
         let out = self
             .client
             .get_item()
             .table_name(&*self.table)
             .set_key(Some(key))
-            .consistent_read(true)
+            .consistent_read(consistent)
             .send()
             .await
             .map_err(|e| sdk_error("GetItem", e))?;

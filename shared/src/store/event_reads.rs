@@ -1,0 +1,192 @@
+//! Reading events: the small head every request may need, the plan only
+//! where it is needed, both cached per instance once the event is ready
+//! (a ready event never changes, so neither cache is ever stale).
+//!
+//! Under a crowd (docs/API.md), an on-sale's first seconds start a
+//! thousand fresh instances per function: each reads the head (under 1 KB,
+//! eventually consistent, half a read unit) and, where it needs the plan,
+//! one of [`PLAN_REPLICAS`] copies of it, its own pick, also eventually
+//! consistent. An eventually consistent read may not see an item written
+//! a moment ago: where it finds nothing (or an event not yet ready), the
+//! strongly consistent read decides.
+
+use super::codec::{event_is_ready, parse_event, parse_event_head, plan_chunk_count, Fields, Item};
+use super::errors::StoreError;
+use super::keys::{event_key_of, legacy_plan_chunk_key, plan_chunk_key, PLAN_HASH, PLAN_REPLICAS};
+use super::Store;
+use crate::domain::{Event, EventHead, EventId, EventRef, EventStatus};
+use crate::error::Error;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Ready events (or their heads) kept per process: a Lambda sandbox
+/// serves few events.
+const CACHED_EVENTS: usize = 256;
+
+/// Ready events' heads or whole events, by id.
+#[derive(Debug)]
+pub(super) struct EventCache<T>(Mutex<HashMap<EventId, Arc<T>>>);
+
+impl<T> Default for EventCache<T> {
+    fn default() -> Self {
+        Self(Mutex::default())
+    }
+}
+
+impl<T> EventCache<T> {
+    fn get(&self, id: &EventId) -> Option<Arc<T>> {
+        // A panic while the lock was held leaves at worst an entry missing.
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+    fn put(&self, id: &EventId, value: Arc<T>) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= CACHED_EVENTS {
+            map.clear();
+        }
+        map.insert(id.clone(), value);
+    }
+}
+
+/// How a plan's chunks are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PlanRead {
+    /// The copy written with the event item, strongly consistent: for an
+    /// event still being created, whose other copies may not exist yet.
+    Primary,
+    /// This instance's copy, eventually consistent (a miss falls back to
+    /// the primary): for a ready event.
+    Replica(u8),
+}
+
+/// Picks the plan copy a new instance reads.
+pub(super) fn pick_plan_replica() -> u8 {
+    crate::world::random_u128().map_or(0, |r| (r % u128::from(PLAN_REPLICAS)) as u8)
+}
+
+impl Store {
+    /// A ready event's head, or `None`; served from the process's cache
+    /// once read.
+    pub async fn get_event_head(&self, event: &EventId) -> Result<Option<Arc<EventHead>>, Error> {
+        if let Some(cached) = self.heads.get(event) {
+            return Ok(Some(cached));
+        }
+        let Some(item) = self.ready_head_item(event).await? else {
+            return Ok(None);
+        };
+        let head = Arc::new(parse_event_head(&item)?);
+        self.heads.put(event, head.clone());
+        Ok(Some(head))
+    }
+
+    /// A ready event with its plan, or `None`; served from the process's
+    /// cache once read.
+    pub async fn get_event(&self, event: &EventId) -> Result<Option<Arc<Event>>, Error> {
+        if let Some(cached) = self.events.get(event) {
+            return Ok(Some(cached));
+        }
+        let Some(item) = self.ready_head_item(event).await? else {
+            return Ok(None);
+        };
+        let found = self
+            .read_plan(
+                &EventRef::of(event),
+                &item,
+                PlanRead::Replica(self.plan_replica),
+            )
+            .await?;
+        let found = Arc::new(found);
+        self.events.put(event, found.clone());
+        Ok(Some(found))
+    }
+
+    /// An event, ready or still being created, for get-event.
+    pub async fn get_event_status(
+        &self,
+        event: &EventId,
+    ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
+        if let Some(ready) = self.get_event(event).await? {
+            return Ok(Some((ready, EventStatus::Ready)));
+        }
+        let event_ref = EventRef::of(event);
+        match self.get_consistent(event_key_of(&event_ref)).await? {
+            Some(item) if names(&item, event)? => {
+                let found = self.read_plan(&event_ref, &item, PlanRead::Primary).await?;
+                let status = if event_is_ready(&item) {
+                    EventStatus::Ready
+                } else {
+                    EventStatus::Creating
+                };
+                Ok(Some((Arc::new(found), status)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The event item of `event` if it is ready: eventually consistent
+    /// first, strongly consistent where that finds no ready event.
+    async fn ready_head_item(&self, event: &EventId) -> Result<Option<Item>, Error> {
+        let key = event_key_of(&EventRef::of(event));
+        if let Some(item) = self.get_item(key.clone(), false).await? {
+            if event_is_ready(&item) && names(&item, event)? {
+                return Ok(Some(item));
+            }
+        }
+        match self.get_consistent(key).await? {
+            Some(item) if event_is_ready(&item) && names(&item, event)? => Ok(Some(item)),
+            _ => Ok(None),
+        }
+    }
+
+    /// An event from its item and its plan's chunks, read by key (at most
+    /// a few: bodies are capped at 1 MiB). The primary copy is written with
+    /// the event item and the others before it is ready, so they are there;
+    /// an eventually consistent read that misses one asks the primary.
+    pub(super) async fn read_plan(
+        &self,
+        event: &EventRef,
+        item: &Item,
+        how: PlanRead,
+    ) -> Result<Event, Error> {
+        let count = plan_chunk_count(item)?;
+        let fingerprint = Fields::new(item).str(PLAN_HASH)?.to_owned();
+        let legacy = super::codec::is_legacy_event(item);
+        let mut chunks = Vec::with_capacity(count);
+        for chunk in usize::from(legacy)..count {
+            let found = match (legacy, how) {
+                (true, _) => {
+                    self.get_consistent(legacy_plan_chunk_key(event, &fingerprint, chunk))
+                        .await?
+                }
+                (false, PlanRead::Replica(replica)) => {
+                    let copy = plan_chunk_key(event, &fingerprint, chunk, replica);
+                    match self.get_item(copy, false).await? {
+                        Some(found) => Some(found),
+                        None => {
+                            self.get_consistent(plan_chunk_key(event, &fingerprint, chunk, 0))
+                                .await?
+                        }
+                    }
+                }
+                (false, PlanRead::Primary) => {
+                    self.get_consistent(plan_chunk_key(event, &fingerprint, chunk, 0))
+                        .await?
+                }
+            };
+            chunks.push(found.ok_or_else(|| StoreError::Malformed {
+                key: event.to_string(),
+                problem: format!("plan chunk {chunk} missing"),
+            })?);
+        }
+        Ok(parse_event(item, &chunks)?)
+    }
+}
+
+/// Whether an event item is `event`'s (an event ref is a hash of the id:
+/// two ids could share one).
+fn names(item: &Item, event: &EventId) -> Result<bool, StoreError> {
+    Ok(&parse_event_head(item)?.event_id == event)
+}
