@@ -246,3 +246,76 @@ async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
         "{read:?}"
     );
 }
+
+/// An instance that keeps refusing claims on one event (a sold-out show)
+/// reads a seat before writing it: a sold or held seat is refused exactly
+/// on one read, with no write; a free seat, and a hold at its expiresAt,
+/// are still claimed by the conditional write.
+#[tokio::test]
+async fn a_crowded_instance_refuses_on_a_read_and_still_claims_what_is_free() {
+    let counter = RequestCounter::default();
+    let app = fresh_app_counting(Some(counter.clone())).await;
+    let ev = event(&app, 8, 300).await;
+    let (buyer, holder) = (order(&app, &ev).await, order(&app, &ev).await);
+    for seat in ["A-1-1", "A-1-2"] {
+        assert_eq!(claim(&app, &buyer, seat).await.0, 200);
+    }
+    for seat in ["A-1-3", "A-1-4", "A-1-5"] {
+        assert_eq!(claim(&app, &holder, seat).await.0, 200);
+    }
+    let sold: Vec<String> = ["A-1-1", "A-1-2"].map(String::from).to_vec();
+    assert_eq!(
+        confirm_seats(&app, &buyer.id, "pi_crowd", &sold).await.0,
+        200
+    );
+    let late = order(&app, &ev).await;
+    assert_eq!(claim(&app, &late, "A-1-6").await.0, 200);
+    let t = stored_order(&app, &late.id).await.expires_at;
+    let (rival, token) = rival(&app, &ev).await;
+    let rival_id = rival.order_id();
+    let get_seat = local::iam::attributed(&app, "get-seat");
+    let claim_at = |seat: &'static str, now: Millis| {
+        let (get_seat, rival_id, token) = (get_seat.clone(), rival_id.clone(), token.clone());
+        async move {
+            let seat = SeatId::parse(seat).unwrap();
+            claim_remembering(&get_seat, &rival_id, &token, &seat, now).await
+        }
+    };
+    let now = shared::world::now();
+    // Three refusals, each of another seat: no seat is contended, the
+    // event is crowded.
+    for seat in ["A-1-1", "A-1-3", "A-1-4"] {
+        assert!(matches!(
+            claim_at(seat, now).await,
+            Err(Error::SeatSold | Error::SeatHeld)
+        ));
+    }
+    counter.take();
+    assert!(matches!(claim_at("A-1-2", now).await, Err(Error::SeatSold)));
+    assert!(matches!(claim_at("A-1-5", now).await, Err(Error::SeatHeld)));
+    let sent = counter.take();
+    assert_eq!(
+        sent,
+        [("GetItem".to_owned(), 2)].into(),
+        "one read each, no write"
+    );
+    // A free seat: the read, then the write, which wins.
+    assert!(claim_at("A-1-7", now).await.is_ok());
+    let sent = counter.take();
+    assert_eq!(
+        sent,
+        [
+            ("GetItem".to_owned(), 1),
+            ("TransactWriteItems".to_owned(), 1)
+        ]
+        .into()
+    );
+    // A hold read as live a moment before its expiry is refused on the
+    // read; at its expiresAt the same read lets the write claim it.
+    assert!(matches!(
+        claim_at("A-1-6", Millis(t.0 - 1)).await,
+        Err(Error::SeatHeld)
+    ));
+    let at_expiry = claim_at("A-1-6", t).await;
+    assert!(at_expiry.is_ok(), "claimable at expiresAt: {at_expiry:?}");
+}

@@ -30,7 +30,10 @@ impl Crowd {
         claimant: &str,
         now: Millis,
     ) -> Option<SeatSeen> {
-        self.memory().refuse(&seat_key(event, seat), claimant, now)
+        let mut memory = self.memory();
+        let seen = memory.refuse(&seat_key(event, seat), claimant, now)?;
+        memory.event_refused(event.as_str(), now);
+        Some(seen)
     }
 
     /// See [`RefusalMemory::refused_exactly`].
@@ -42,8 +45,14 @@ impl Crowd {
         seen: SeatSeen,
         now: Millis,
     ) {
-        self.memory()
-            .refused_exactly(&seat_key(event, seat), holder, seen, now);
+        let mut memory = self.memory();
+        memory.refused_exactly(&seat_key(event, seat), holder, seen, now);
+        memory.event_refused(event.as_str(), now);
+    }
+
+    /// See [`RefusalMemory::crowded`].
+    pub fn crowded(&self, event: &EventId, now: Millis) -> bool {
+        self.memory().crowded(event.as_str(), now)
     }
 
     /// See [`RefusalMemory::forget`].

@@ -40,6 +40,9 @@ pub const SEAT_MAP_FAILURES: &str = "SeatMapFailures";
 /// Claims refused from an instance's memory of a contended seat, with no
 /// write (docs/API.md, "Under a crowd").
 pub const REFUSED_FROM_MEMORY: &str = "RefusedFromMemory";
+/// Claims refused on a read of the seat by an instance crowded on its
+/// event, with no write (docs/API.md, "Under a crowd").
+pub const REFUSED_AFTER_READ: &str = "RefusedAfterRead";
 /// Events put on the bus, and stream records reported as failures.
 pub const EVENTS_PUBLISHED: &str = "EventsPublished";
 pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
@@ -84,6 +87,7 @@ fn describe() {
         SEAT_MAP_CHANGES,
         SEAT_MAP_FAILURES,
         REFUSED_FROM_MEMORY,
+        REFUSED_AFTER_READ,
         EVENTS_PUBLISHED,
         EVENT_RECORDS_FAILED,
     ] {
@@ -151,6 +155,12 @@ pub fn sweep(expired_orders: u64, released_seats: u64, released_places: u64, lag
 /// A claim refused from memory (no DynamoDB request).
 pub fn refused_from_memory(function: &'static str) {
     metrics::counter!(REFUSED_FROM_MEMORY, "function" => function).increment(1);
+}
+
+/// A claim refused on a strongly consistent read of the seat, by an
+/// instance crowded on its event, instead of a failed write.
+pub fn refused_after_read(function: &'static str) {
+    metrics::counter!(REFUSED_AFTER_READ, "function" => function).increment(1);
 }
 
 /// One batch of stream records published.

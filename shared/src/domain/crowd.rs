@@ -11,8 +11,17 @@
 //! once, memory or not), and (c) the claimant is not the holder itself
 //! (re-claiming one's own seat stays idempotent). A success is always a
 //! real conditional write: memory only ever refuses.
+//!
+//! An instance that keeps refusing claims on one *event* (a sold-out show,
+//! a crowd over a few rows: [`CONTENDED_REFUSALS`] refusals of its seats
+//! within [`CONTENDED_WINDOW_MS`]) is *crowded*: it reads a seat, strongly
+//! consistent, before writing it, and refuses on what the read shows
+//! ([`refusal_on_read`]). That refusal is exact (the read is the seat now),
+//! and costs a read unit where a failed conditional write costs write
+//! units on the seat's partition; a seat the read shows claimable is
+//! claimed by the same conditional write as ever.
 
-use super::{hold_is_live, Millis};
+use super::{hold_is_live, Millis, SeatState};
 use std::collections::{HashMap, VecDeque};
 
 /// Refusals within [`CONTENDED_WINDOW_MS`] that make a seat contended.
@@ -46,21 +55,48 @@ struct Remembered {
 
 impl Remembered {
     fn forget_before(&mut self, now: Millis) {
-        while self
-            .refusals
-            .front()
-            .is_some_and(|t| t.0 <= now.0 - CONTENDED_WINDOW_MS)
+        within_window(&mut self.refusals, now);
+    }
+}
+
+/// What a strongly consistent read of a seat says of `claimant`'s claim on
+/// it at `now`: refused (by whom, and what was seen), or `None`, when the
+/// seat may be claimable and the conditional write decides. The same
+/// rules as the write's condition: sold is sold, a hold is another's while
+/// `now < expiresAt` (the one boundary), a seat held by the claimant
+/// itself is re-claimed.
+pub fn refusal_on_read(
+    state: &SeatState,
+    claimant: &str,
+    now: Millis,
+) -> Option<(String, SeatSeen)> {
+    match state {
+        SeatState::Sold { order } => Some((order.to_string(), SeatSeen::Sold)),
+        SeatState::Held { order, expires_at }
+            if order.as_str() != claimant && hold_is_live(*expires_at, now) =>
         {
-            self.refusals.pop_front();
+            Some((order.to_string(), SeatSeen::HeldUntil(*expires_at)))
         }
+        SeatState::Held { .. } | SeatState::Available => None,
+    }
+}
+
+/// Refusal instants within the window, oldest first, trimmed at `now`.
+fn within_window(refusals: &mut VecDeque<Millis>, now: Millis) {
+    while refusals
+        .front()
+        .is_some_and(|t| t.0 <= now.0 - CONTENDED_WINDOW_MS)
+    {
+        refusals.pop_front();
     }
 }
 
 /// One instance's memory of the seats it refused, keyed by the caller's
-/// seat key (event and seat).
+/// seat key (event and seat), and of the events whose claims it refused.
 #[derive(Debug, Default)]
 pub struct RefusalMemory {
     seats: HashMap<String, Remembered>,
+    events: HashMap<String, VecDeque<Millis>>,
 }
 
 impl RefusalMemory {
@@ -112,6 +148,32 @@ impl RefusalMemory {
         }
         entry.refusals.push_back(now);
         Some(entry.seen)
+    }
+
+    /// A claim on a seat of `event` was refused at `now` (exactly, after a
+    /// read, or from memory).
+    pub fn event_refused(&mut self, event: &str, now: Millis) {
+        if self.events.len() >= REMEMBERED_SEATS && !self.events.contains_key(event) {
+            self.events.retain(|_, refusals| {
+                within_window(refusals, now);
+                !refusals.is_empty()
+            });
+            if self.events.len() >= REMEMBERED_SEATS {
+                self.events.clear();
+            }
+        }
+        let refusals = self.events.entry(event.to_owned()).or_default();
+        refusals.push_back(now);
+        within_window(refusals, now);
+    }
+
+    /// Whether this instance is crowded on `event` at `now`: claims are
+    /// then read before they are written.
+    pub fn crowded(&mut self, event: &str, now: Millis) -> bool {
+        self.events.get_mut(event).is_some_and(|refusals| {
+            within_window(refusals, now);
+            refusals.len() >= CONTENDED_REFUSALS
+        })
     }
 
     /// `seat` changed hands through this instance (it claimed or released

@@ -168,3 +168,94 @@ fn seats_are_remembered_apart_and_the_memory_is_bounded() {
     assert!(m.refuse("gala#A-1-2", "me", at(30)).is_none());
     assert!(m.refuse(SEAT, "me", at(30)).is_some());
 }
+
+#[test]
+fn a_read_refuses_exactly_what_the_write_would() {
+    use crate::domain::{OrderId, SeatState};
+    let order = |id: &str| OrderId::parse(id).unwrap_or_else(|e| panic!("{e}"));
+    let held_until = |ms: i64| SeatState::Held {
+        order: order("rival"),
+        expires_at: at(ms),
+    };
+    // (state, claimant, asked at, refused as, why)
+    let cases: [(SeatState, &str, i64, Option<SeatSeen>, &str); 7] = [
+        (
+            SeatState::Available,
+            "me",
+            0,
+            None,
+            "free: the write claims it",
+        ),
+        (
+            SeatState::Sold {
+                order: order("rival"),
+            },
+            "me",
+            0,
+            Some(SeatSeen::Sold),
+            "sold to another",
+        ),
+        (
+            SeatState::Sold { order: order("me") },
+            "me",
+            0,
+            Some(SeatSeen::Sold),
+            "sold, even to the claimant: the write refuses it too",
+        ),
+        (
+            held_until(500),
+            "me",
+            0,
+            Some(SeatSeen::HeldUntil(at(500))),
+            "held by another, live",
+        ),
+        (
+            held_until(500),
+            "me",
+            499,
+            Some(SeatSeen::HeldUntil(at(500))),
+            "a millisecond before its expiry",
+        ),
+        (
+            held_until(500),
+            "me",
+            500,
+            None,
+            "at expiresAt the hold is over",
+        ),
+        (
+            held_until(500),
+            "rival",
+            0,
+            None,
+            "the holder re-claims its own seat",
+        ),
+    ];
+    for (state, claimant, asked, refused, why) in cases {
+        let got = refusal_on_read(&state, claimant, at(asked));
+        assert_eq!(got.map(|(_, seen)| seen), refused, "{why}");
+        if let Some((holder, _)) = refusal_on_read(&state, claimant, at(asked)) {
+            assert_ne!(holder, "", "{why}: the holder is named");
+        }
+    }
+}
+
+#[test]
+fn an_instance_is_crowded_on_an_event_after_three_refusals_within_a_second() {
+    // (refusals at, asked at, crowded?, why)
+    let cases: [(&[i64], i64, bool, &str); 5] = [
+        (&[0, 10, 20], 30, true, "three refusals within a second"),
+        (&[0, 10], 30, false, "two are not a crowd"),
+        (&[0, 10, 20], 1_000, false, "the first left the window"),
+        (&[0, 400, 999], 999, true, "all three inside the window"),
+        (&[], 0, false, "nothing refused"),
+    ];
+    for (refusals, asked, crowded, why) in cases {
+        let mut m = RefusalMemory::default();
+        for &ms in refusals {
+            m.event_refused("gala", at(ms));
+        }
+        assert_eq!(m.crowded("gala", at(asked)), crowded, "{why}");
+        assert!(!m.crowded("other", at(asked)), "{why}: per event");
+    }
+}

@@ -10,7 +10,7 @@ use super::access::{order_token, read_own_order};
 use super::Reply;
 use crate::auth::HoldToken;
 use crate::domain::best_available::{best_block, spread_choice};
-use crate::domain::crowd::SeatSeen;
+use crate::domain::crowd::{refusal_on_read, SeatSeen};
 use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
@@ -71,10 +71,19 @@ pub async fn claim_remembering(
     let event = token.event_id();
     if let Some(seen) = app.crowd.refuse(event, seat, order.as_str(), now) {
         crate::metrics::refused_from_memory("get-seat");
-        return Err(match seen {
-            SeatSeen::Sold => Error::SeatSold,
-            SeatSeen::HeldUntil(_) => Error::SeatHeld,
-        });
+        return Err(refusal(seen));
+    }
+    // Crowded on this event: a read (one read unit) before the write (a
+    // failed one costs write units on the seat's partition).
+    if app.crowd.crowded(event, now) {
+        let read = app.store.seat_state(event, seat).await?;
+        if let Some((holder, seen)) =
+            read.and_then(|state| refusal_on_read(&state, order.as_str(), now))
+        {
+            app.crowd.refused_exactly(event, seat, &holder, seen, now);
+            crate::metrics::refused_after_read("get-seat");
+            return Err(refusal(seen));
+        }
     }
     let max = app.config.max_seats_per_order;
     match app
@@ -92,6 +101,14 @@ pub async fn claim_remembering(
             }
             Err(error)
         }
+    }
+}
+
+/// The answer to a claim refused on what was seen of the seat.
+fn refusal(seen: SeatSeen) -> Error {
+    match seen {
+        SeatSeen::Sold => Error::SeatSold,
+        SeatSeen::HeldUntil(_) => Error::SeatHeld,
     }
 }
 

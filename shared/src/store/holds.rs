@@ -1,7 +1,8 @@
 //! Orders and holds: create and read orders, claim and release seats, each
-//! claim or release one transaction with no read before it.
+//! claim or release one transaction with no read before it (but for a
+//! crowded instance's read of the seat, `seat_state`).
 
-use super::codec::{n, parse_order, s, Fields, StoredOrder};
+use super::codec::{n, parse_order, parse_seat, s, Fields, StoredOrder};
 use super::errors::{sdk_error, StoreError};
 use super::expressions::{self, seat::FreeFor, Expression};
 use super::failures::{claim_error, extended_since, release_error, seat_seen, ItemFailure};
@@ -13,7 +14,7 @@ use super::keys::{
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
-use crate::domain::{EventRef, Millis, Order, OrderId, OrderStatus, SeatId};
+use crate::domain::{EventId, EventRef, Millis, Order, OrderId, OrderStatus, SeatId, SeatState};
 use crate::error::Error;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
@@ -132,6 +133,24 @@ impl Store {
             let error = claim_error(seat_failure, order_failure, &token, max_seats, now)?;
             return Err(ClaimRefusal { error, seen });
         }
+    }
+
+    /// A seat's state now (strongly consistent; `None`: no such seat): a
+    /// crowded instance's read before it writes (see
+    /// [`crate::domain::crowd::refusal_on_read`]).
+    pub async fn seat_state(
+        &self,
+        event: &EventId,
+        seat: &SeatId,
+    ) -> Result<Option<SeatState>, Error> {
+        let item = self
+            .get_consistent(seat_key(&EventRef::of(event), seat))
+            .await?;
+        Ok(item
+            .as_ref()
+            .map(parse_seat)
+            .transpose()?
+            .map(|found| found.state))
     }
 
     /// A seat's side of a claim for `order` until the token's expiry, if
