@@ -319,3 +319,80 @@ async fn a_crowded_instance_refuses_on_a_read_and_still_claims_what_is_free() {
     let at_expiry = claim_at("A-1-6", t).await;
     assert!(at_expiry.is_ok(), "claimable at expiresAt: {at_expiry:?}");
 }
+
+/// What is sold is sold for good: once the stream has seen every seat of
+/// a section and every place of a general-admission section sold,
+/// best-available and hold-ga refuse them without reading them. Before
+/// that (one seat, one place left), they still find what is left.
+#[tokio::test]
+async fn a_section_sold_out_for_good_is_refused_without_reading_it() {
+    let counter = RequestCounter::default();
+    let app = local::testing::fresh_app_streaming(Some(counter.clone())).await;
+    let ev = ga_event(&app, 3, 2, 300).await;
+    let project = || async {
+        local::streams::project_now(&app, &local::testing::dynamodb_endpoint())
+            .await
+            .unwrap()
+    };
+    let buyer = order(&app, &ev).await;
+    for seat in ["A-1-1", "A-1-2"] {
+        assert_eq!(claim(&app, &buyer, seat).await.0, 200);
+    }
+    assert_eq!(hold_ga(&app, &buyer, "FLOOR", 1.into()).await.0, 200);
+    let paid = pay(
+        &app,
+        &buyer,
+        "pi_most",
+        &["A-1-1", "A-1-2"],
+        serde_json::json!([{"sectionId": "FLOOR", "quantity": 1}]),
+    )
+    .await;
+    assert_eq!(paid.0, 200, "{}", paid.1);
+    project().await;
+    // One seat and one place left: found, held, and bought.
+    let last = order(&app, &ev).await;
+    let (status, body) = best(&app, &last, serde_json::json!({"quantity": 1})).await;
+    assert_eq!(
+        (status, body["seats"][0].as_str()),
+        (200, Some("A-1-3")),
+        "{body}"
+    );
+    assert_eq!(hold_ga(&app, &last, "FLOOR", 1.into()).await.0, 200);
+    let paid = pay(
+        &app,
+        &last,
+        "pi_last",
+        &["A-1-3"],
+        serde_json::json!([{"sectionId": "FLOOR", "quantity": 1}]),
+    )
+    .await;
+    assert_eq!(paid.0, 200, "{}", paid.1);
+    project().await;
+    // Sold out: refused on the event's sold-out item alone, by instances
+    // that read it first (an instance that read it within the last second,
+    // before the sell-out, may take the exact path until it reads again),
+    // cold and then warm.
+    let fresh = app.new_process();
+    for app in [&fresh, &fresh] {
+        let late = order(app, &ev).await;
+        counter.take();
+        let (status, body) = best(app, &late, serde_json::json!({"quantity": 1})).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (409, Some("not-enough-seats")),
+            "{body}"
+        );
+        let (status, body) = hold_ga(app, &late, "FLOOR", 1.into()).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (409, Some("sold-out")),
+            "{body}"
+        );
+        let sent = counter.take();
+        assert!(
+            !sent.contains_key("Query") && !sent.contains_key("BatchGetItem"),
+            "no seat block or bucket read: {sent:?}"
+        );
+    }
+    assert_invariants(&app, &ev).await;
+}

@@ -127,6 +127,11 @@ pub async fn hold_ga(app: &App, req: Request) -> Reply {
                     .collect()
             } else {
                 let wanted = body.quantity - current;
+                // Sold out for good (the stream saw every place sold): no
+                // bucket needs reading to say so.
+                if app.store.sold_out_sections(&order.event_id).await?.contains(&section_id) {
+                    return Err(Error::SoldOut { available: 0 });
+                }
                 match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await? {
                     Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
                     Err(available) => return Err(Error::SoldOut { available }),

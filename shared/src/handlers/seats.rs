@@ -197,6 +197,12 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
             },
             None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
         };
+        // Sections the stream saw sold out for good need no reading.
+        let sold_out = app.store.sold_out_sections(&event.event_id).await?;
+        let sections: Vec<&SectionPlan> = sections.into_iter().filter(|s| !sold_out.contains(&s.section_id)).collect();
+        if sections.is_empty() {
+            return Err(Error::NotEnoughSeats { quantity: body.quantity });
+        }
         let n = body.quantity as usize;
         let mut read = Read::default();
         for _ in 0..CLAIM_ATTEMPTS {

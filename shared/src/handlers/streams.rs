@@ -25,7 +25,14 @@ pub async fn project_records(store: &Store, records: &serde_json::Value) -> serd
         .flatten()
         .filter_map(store::seat_change)
         .collect();
-    let failed = store.project_seat_changes(&changes).await;
+    let mut failed = store.project_seat_changes(&changes).await;
+    let full: Vec<_> = records["Records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(store::full_bucket)
+        .collect();
+    failed.extend(store.note_full_buckets(&full).await);
     tracing::info!(
         records = records["Records"].as_array().map_or(0, Vec::len),
         seatChanges = changes.len(),

@@ -14,6 +14,7 @@ use super::keys::{
     SEATS_WRITTEN, SEATS_WRITTEN_EVERY, SEAT_AVAILABLE, SEAT_COUNT, SEAT_ID, SEAT_WRITES_IN_FLIGHT,
     SECTION_ID, STATUS,
 };
+use super::sold_out::MapShape;
 use super::{Store, Txn};
 use crate::domain::{
     Event, EventId, EventRef, EventStatus, Millis, Seat, SeatSpec, SeatState, SectionId,
@@ -144,7 +145,11 @@ impl Store {
         let seats = event
             .seat_page(None, Some(from.min(event.seat_count)), u32::MAX)?
             .seats;
-        if !self.write_seats(&event.event_id, &seats, deadline).await? {
+        let shape = MapShape::of(event);
+        if !self
+            .write_seats(&event.event_id, &seats, &shape, deadline)
+            .await?
+        {
             return Ok(EventStatus::Creating);
         }
         let ready = self
@@ -194,6 +199,7 @@ impl Store {
         &self,
         event_id: &EventId,
         seats: &[SeatSpec],
+        shape: &MapShape,
         deadline: Millis,
     ) -> Result<bool, Error> {
         let event = &EventRef::of(event_id);
@@ -227,6 +233,7 @@ impl Store {
                     (ORDINAL.into(), n(seat.ordinal)),
                     (STATUS.into(), s(SEAT_AVAILABLE)),
                 ]);
+                item.extend(shape.seat_attributes(seat));
                 let put = self
                     .client
                     .put_item()

@@ -8,7 +8,8 @@ use super::expressions::order::Places;
 use super::expressions::{self, Expression};
 use super::failures::unavailable_in;
 use super::keys::{
-    ga_bucket_key, order_key, place_member, CAPACITY, EVENT_ID, FREE, KIND, SECTION_ID, SOLD,
+    ga_bucket_key, order_key, place_member, CAPACITY, EVENT_ID, FREE, KIND, SECTION_ID,
+    SECTION_PARTS, SOLD,
 };
 use super::seat_map::BATCH_GET_KEYS;
 use super::{Store, Txn};
@@ -49,6 +50,9 @@ impl Store {
                     (CAPACITY.into(), n(places)),
                     (SOLD.into(), n(0)),
                     (FREE.into(), n(places)),
+                    // How many buckets its section has: the stream tells a
+                    // sold-out section from its buckets (sold_out.rs).
+                    (SECTION_PARTS.into(), n(bucket_count(capacity))),
                 ]);
                 items.push(item);
             }

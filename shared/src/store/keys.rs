@@ -147,6 +147,32 @@ pub(super) fn seat_map_key(event: &EventRef, row: &str, number: u32) -> Item {
         (SK.into(), s("MAP")),
     ])
 }
+/// What the stream has seen sold out, for good (nothing sold is ever
+/// released): `SOLDOUT#{ref}`, SK `EVENT` with `soldOut` (the set of its
+/// sections every seat or place of which is sold), and SK
+/// `SECTION#{section}` with `fullParts` (the set of the section's seat-map
+/// parts, or general-admission buckets, that are sold out). See
+/// `sold_out.rs`.
+pub const SOLD_OUT_PK_PREFIX: &str = "SOLDOUT#";
+pub(super) fn sold_out_key(event: &EventRef) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{SOLD_OUT_PK_PREFIX}{event}"))),
+        (SK.into(), s("EVENT")),
+    ])
+}
+pub(super) fn section_progress_key(event: &EventRef, section: &SectionId) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{SOLD_OUT_PK_PREFIX}{event}"))),
+        (SK.into(), s(format!("SECTION#{section}"))),
+    ])
+}
+pub(super) const SOLD_OUT: &str = "soldOut";
+pub(super) const FULL_PARTS: &str = "fullParts";
+/// On a seat item: how many seats its seat-map part has.
+pub(super) const PART_SEATS: &str = "partSeats";
+/// On a seat item or a general-admission bucket: how many seat-map parts,
+/// or buckets, its section has.
+pub(super) const SECTION_PARTS: &str = "sectionParts";
 pub(super) const SEAT_SK_PREFIX: &str = "SEAT#";
 /// A general-admission bucket: `GA#{event ref}#{section}#{bucket}` (see
 /// `domain::ga`): its capacity, sold and free counts and its holds.

@@ -13,6 +13,7 @@
 //! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
 //! | payment | `PAYMENT#{payment}` | `PAYMENT`     | orderId: which order this payment is for    |
 //! | GA bucket | `GA#{ref}#{section}#{n}` | `GA` | capacity, sold, free, `hold#{order}` = `{q, e}` per holder |
+//! | sold out | `SOLDOUT#{ref}` | `EVENT` / `SECTION#{section}` | the sections sold out for good / a section's full parts (from the stream) |
 //!
 //! `{ref}` is the event's [`EventRef`] (a hash of its id), which every order
 //! id starts with: confirm addresses seats from the order id alone. Seats
@@ -39,7 +40,8 @@
 //!   and claiming a block; `ga`: general-admission buckets;
 //! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
 //! - `expiry`: the sweep's calls; `seat_map`: the stream-fed projection
-//!   and availability's read; `stream`: decoding stream records.
+//!   and availability's read; `sold_out`: what the stream saw sold out for
+//!   good; `stream`: decoding stream records.
 
 use crate::error::Error;
 use aws_config::timeout::TimeoutConfig;
@@ -70,6 +72,7 @@ mod holds;
 mod keys;
 mod lifecycle;
 mod seat_map;
+mod sold_out;
 mod stream;
 
 pub use best_available::BlockClaim;
@@ -84,6 +87,7 @@ pub use ga::BucketChange;
 pub use holds::ClaimRefusal;
 pub use keys::*;
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
+pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
@@ -114,6 +118,7 @@ pub struct Store {
     /// The copy of each plan this instance reads (see `event_reads`).
     plan_replica: u8,
     seat_maps: Arc<seat_map::SeatMapCache>,
+    sold_out: Arc<sold_out::SoldOutCache>,
     /// How long a seat map read is reused ([`SEAT_MAP_CACHE_MS`]).
     seat_map_cache_ms: i64,
 }
@@ -150,6 +155,7 @@ impl Store {
             events: Arc::default(),
             plan_replica: event_reads::pick_plan_replica(),
             seat_maps: Arc::default(),
+            sold_out: Arc::default(),
             seat_map_cache_ms: SEAT_MAP_CACHE_MS,
         }
     }
@@ -173,6 +179,7 @@ impl Store {
             events: Arc::default(),
             plan_replica: event_reads::pick_plan_replica(),
             seat_maps: Arc::default(),
+            sold_out: Arc::default(),
             ..self.clone()
         }
     }

@@ -14,11 +14,12 @@ use super::keys::{
     seat_map_key, HOLD_EXPIRES_AT, PK, SEAT_AVAILABLE, SEAT_HELD, SEAT_ID, SEAT_MAP_ITEM_SEATS,
     SEAT_PK_PREFIX, SEAT_SOLD, STATUS,
 };
+use super::sold_out::PartShape;
 use super::Store;
 use crate::domain::ga::Bucket;
 use crate::domain::{Event, EventId, EventRef, Millis, SeatId, SectionId};
 use crate::error::Error;
-use aws_sdk_dynamodb::types::KeysAndAttributes;
+use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -62,6 +63,9 @@ pub struct SeatChange {
     pub state: Option<ProjectedSeat>,
     /// The record's stream sequence number (for batch item failures).
     pub sequence: String,
+    /// Its seat-map part's place in its section, for the sold-out signal
+    /// (`None` for a seat created before it).
+    pub shape: Option<PartShape>,
 }
 
 /// The seat change a stream record (DynamoDB's wire JSON, as Lambda and
@@ -92,6 +96,7 @@ pub fn seat_change(record: &serde_json::Value) -> Option<SeatChange> {
         seat,
         state,
         sequence,
+        shape: PartShape::of_image(image),
     })
 }
 
@@ -107,16 +112,16 @@ impl Store {
     pub async fn project_seat_changes(&self, changes: &[SeatChange]) -> Vec<String> {
         // Per projection item, in first-seen order: seat number -> (state, sequence).
         type Seats<'a> = std::collections::BTreeMap<u32, (Option<ProjectedSeat>, &'a str)>;
-        let mut items: Vec<(Item, Seats)> = Vec::new();
+        let mut items: Vec<(Item, Seats, &SeatChange)> = Vec::new();
         for change in changes {
             let Some((row, number)) = change.seat.row_and_number() else {
                 continue;
             };
             let key = seat_map_key(&change.event, row, number);
-            let i = match items.iter().position(|(k, _)| *k == key) {
+            let i = match items.iter().position(|(k, _, _)| *k == key) {
                 Some(i) => i,
                 None => {
-                    items.push((key, Default::default()));
+                    items.push((key, Default::default(), change));
                     items.len() - 1
                 }
             };
@@ -125,10 +130,21 @@ impl Store {
                 .insert(number, (change.state, change.sequence.as_str()));
         }
         let mut failed = Vec::new();
-        for (key, seats) in items {
+        for (key, seats, first) in items {
+            let sold = seats
+                .values()
+                .any(|(state, _)| *state == Some(ProjectedSeat::Sold));
             let seats: Vec<_> = seats.into_iter().collect();
             for part in seats.chunks(SEATS_PER_UPDATE) {
-                if let Err(e) = self.project_part(key.clone(), part).await {
+                let written = self.project_part(key.clone(), part).await;
+                let noted = match (written, &first.shape) {
+                    (Ok(item), Some(shape)) if sold => {
+                        self.note_if_sold_out(&first.event, &key, &item, shape)
+                            .await
+                    }
+                    (written, _) => written.map(|_| ()),
+                };
+                if let Err(e) = noted {
                     tracing::error!(error = %crate::error::chain(&e), "seat map: projection write failed");
                     failed.extend(part.iter().map(|(_, (_, seq))| (*seq).to_owned()));
                 }
@@ -143,7 +159,7 @@ impl Store {
         &self,
         key: Item,
         seats: &[(u32, (Option<ProjectedSeat>, &str))],
-    ) -> Result<(), StoreError> {
+    ) -> Result<Item, StoreError> {
         let seats = seats
             .iter()
             .map(|(number, (state, _))| {
@@ -158,13 +174,14 @@ impl Store {
             .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(key));
-        expressions::seat_map::project(seats)
+            .set_key(Some(key))
+            .return_values(ReturnValue::AllNew);
+        let out = expressions::seat_map::project(seats)
             .on_update_item(request)
             .send()
             .await
             .map_err(|e| sdk_error("UpdateItem", e))?;
-        Ok(())
+        Ok(out.attributes.unwrap_or_default())
     }
 
     /// The projection of every row of `event`, its general-admission

@@ -8,7 +8,8 @@
 //! - `ga`: a general-admission bucket's takes, give-backs and sales;
 //! - `event`: create-event's progress and the queries by key;
 //! - `payment`: a payment id recorded for one order only;
-//! - `seat_map`: the stream-fed projection's `SET`/`REMOVE`.
+//! - `seat_map`: the stream-fed projection's `SET`/`REMOVE`, and the sets
+//!   of what it saw sold out.
 //!
 //! The one expiry boundary lives here too ([`live!`], [`expired!`]).
 
@@ -371,6 +372,8 @@ mod tests {
                     ("s2".into(), None),
                 ]),
             ),
+            ("seat_map::full_part", seat_map::full_part("A-1#0")),
+            ("seat_map::sold_out", seat_map::sold_out("A")),
         ];
         for when in [
             order::Completion::Exact { count: 2, now },
