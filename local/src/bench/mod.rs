@@ -32,6 +32,7 @@ mod ops;
 mod pricing;
 mod raw;
 mod scale;
+mod sold_out;
 mod spread;
 mod stampede;
 
@@ -102,6 +103,7 @@ impl Sizes {
                 buyers: 20_000,
                 in_flight: 64,
                 hold_seconds: 30,
+                sold_out_crowd: 12_000,
             },
             cold_start: ColdStartPass::Full,
             best_available: BestAvailableStampede {
@@ -143,6 +145,7 @@ impl Sizes {
                 buyers: 300,
                 in_flight: 16,
                 hold_seconds: 4,
+                sold_out_crowd: 300,
             },
             cold_start: ColdStartPass::Smoke,
             best_available: BestAvailableStampede {

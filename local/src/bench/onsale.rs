@@ -26,6 +26,8 @@ pub struct DemandModel {
     pub buyers: usize,
     pub in_flight: usize,
     pub hold_seconds: u32,
+    /// Requests of the crowd refused once the event is sold out.
+    pub sold_out_crowd: usize,
 }
 
 /// Where the model's load lands under one key layout.
@@ -83,13 +85,15 @@ pub struct OnSale {
     /// Stream records the projection read, and how long catching up took.
     pub stream_records: usize,
     pub projection: Duration,
+    /// The sold-out phase, after the buyers.
+    pub sold_out: Option<super::sold_out::SoldOutPhase>,
     pub ok: bool,
 }
 
 /// Zipf(1.0) over ranks 1..=n: the cumulative weights, to sample from.
-struct Zipf(Vec<f64>);
+pub(super) struct Zipf(Vec<f64>);
 impl Zipf {
-    fn new(n: u32) -> Self {
+    pub(super) fn new(n: u32) -> Self {
         let mut acc = 0.0;
         Self(
             (1..=n)
@@ -101,7 +105,7 @@ impl Zipf {
         )
     }
     /// A rank, 1-based.
-    fn sample(&self, rng: &mut Rng) -> u32 {
+    pub(super) fn sample(&self, rng: &mut Rng) -> u32 {
         let total = self.0.last().copied().unwrap_or(1.0);
         let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
         self.0.partition_point(|c| *c <= x) as u32 + 1
@@ -115,7 +119,7 @@ enum Wants {
 }
 
 /// The general-admission section of the model.
-const GA_SECTION: &str = "FLOOR";
+pub(super) const GA_SECTION: &str = "FLOOR";
 
 fn plan_json(m: &DemandModel) -> String {
     let mut sections: Vec<_> = (1..=m.sections)
@@ -420,6 +424,19 @@ pub(super) async fn on_sale(
         && out.sold_seats > 0
         && out.oversold_places == 0
         && (model.ga_capacity == 0 || out.sold_places > 0);
+
+    // Last: it sells the rest (and names a seeding order no check knows).
+    let phase = super::sold_out::sold_out_phase(
+        &app,
+        &follower,
+        &recorder,
+        &event,
+        model,
+        model.sold_out_crowd,
+    )
+    .await?;
+    out.ok &= phase.ok();
+    out.sold_out = Some(phase);
     Ok(out)
 }
 

@@ -144,6 +144,9 @@ impl OnSale {
             budget_s,
             (self.creation_write_units / budget_s).max(NEW_TABLE_WRITE_UNITS)
         );
+        if let Some(phase) = &self.sold_out {
+            out.push_str(&phase.markdown());
+        }
         out
     }
 

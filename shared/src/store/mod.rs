@@ -41,7 +41,8 @@
 //! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
 //! - `expiry`: the sweep's calls; `seat_map`: the stream-fed projection
 //!   and availability's read; `sold_out`: what the stream saw sold out for
-//!   good; `stream`: decoding stream records.
+//!   good; `stream`: decoding stream records; `seeding`: the bench's
+//!   sold-out show, sold at once.
 
 use crate::error::Error;
 use aws_config::timeout::TimeoutConfig;
@@ -72,6 +73,7 @@ mod holds;
 mod keys;
 mod lifecycle;
 mod seat_map;
+mod seeding;
 mod sold_out;
 mod stream;
 
