@@ -48,6 +48,16 @@ fn lambda_memory_gb() -> f64 {
 /// The scale model's crowd: 1,000,000 buyers in 10 minutes.
 const CROWD_BUYERS: f64 = 1_000_000.0;
 const CROWD_SECONDS: f64 = 600.0;
+/// How long one sweep may run: expire-holds' timeout in template.yaml
+/// (without one, the minute until the next).
+fn sweep_seconds() -> f64 {
+    let text =
+        std::fs::read_to_string(crate::repo_root().join("template.yaml")).unwrap_or_default();
+    serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&text)
+        .ok()
+        .and_then(|doc| doc["Resources"]["ExpireHoldsFunction"]["Properties"]["Timeout"].as_f64())
+        .unwrap_or(60.0)
+}
 
 fn key_rows(out: &mut String, p: &Projection, attempts: f64) {
     let _ = writeln!(out, "| layout | key | write units | read units | share of claim attempts' units | write units/s at 20,000 claims/s |");
@@ -119,6 +129,14 @@ impl OnSale {
                 p.layout, p.ceiling
             );
         }
+        let (rate, need) = self.sweep_rates();
+        let _ = writeln!(
+            out,
+            "sweep throughput: {rate:.0} expired orders/s (the crowd of {CROWD_BUYERS:.0} buyers in {CROWD_SECONDS:.0} s, {:.0}% of whose orders expire as in this run, needs {need:.0}/s: each once-a-minute sweep releases a minute's expiries within its {:.0} s timeout; {})\n",
+            100.0 * self.swept_orders as f64 / self.orders.max(1) as f64,
+            sweep_seconds(),
+            if rate >= need { "met" } else { "**missed**: the sweep falls behind; expired holds stay claimable at once (promise 3), only their release is late" }
+        );
         let _ = writeln!(
             out,
             "The ceiling is the aggregate rate of claim attempts at which the hottest key reaches a partition's {PARTITION_WRITE_UNITS:.0} write units/s (or {PARTITION_READ_UNITS:.0} read units/s): {PARTITION_WRITE_UNITS:.0} × attempts ÷ that key's units. \
@@ -148,6 +166,17 @@ impl OnSale {
             out.push_str(&phase.markdown());
         }
         out
+    }
+
+    /// The sweep's measured rate (expired orders released a second, its
+    /// orders released concurrently) and the rate the crowd needs: its
+    /// buyers a second times the share of orders that expired in this run,
+    /// a minute's worth within one sweep's 55 s.
+    pub fn sweep_rates(&self) -> (f64, f64) {
+        let rate = self.swept_orders as f64 / self.sweep.as_secs_f64().max(1e-9);
+        let expiring = self.swept_orders as f64 / self.orders.max(1) as f64;
+        let need = CROWD_BUYERS / CROWD_SECONDS * expiring * 60.0 / sweep_seconds();
+        (rate, need)
     }
 
     /// docs/SCALE.md: the scale model for 1,000,000 buyers in 10 minutes,
