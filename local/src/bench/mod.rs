@@ -26,6 +26,7 @@ pub const SWEEP_HOLD_SECONDS: u32 = 3;
 mod best;
 mod cold_start;
 mod crowd;
+mod fresh;
 mod ga;
 mod onsale;
 mod ops;

@@ -5,13 +5,12 @@
 //! projected, and a crowd in the model's mix is refused through
 //! [`CROWD_INSTANCES`] warm function instances, every DynamoDB request
 //! recorded and priced per function. Then the first seconds of an on-sale
-//! are projected: what one fresh instance of each function reads, at
-//! 1,000 new instances per function every 10 seconds.
+//! are projected (`fresh.rs`).
 
 use super::onsale::{Zipf, GA_SECTION};
 use super::pricing::price;
 use super::*;
-use crate::capacity::{self, CapacityRecorder, KeyLoad, Target};
+use crate::capacity::{self, CapacityRecorder, KeyLoad};
 use shared::domain::{EventId, PaymentId, SectionId};
 use shared::handlers::claim_remembering;
 
@@ -21,9 +20,6 @@ pub const CROWD_INSTANCES: usize = 100;
 /// "Under a crowd"), on average.
 pub const REFUSAL_READ_UNITS: f64 = 5.0;
 pub const REFUSAL_WRITE_UNITS: f64 = 1.0;
-/// New instances per function per second in an on-sale's first seconds:
-/// Lambda adds up to 1,000 per function every 10 seconds.
-pub const FRESH_INSTANCES_PER_SECOND: f64 = 100.0;
 
 /// What one function's requests in the crowd cost.
 #[derive(Debug, Clone, Default)]
@@ -182,7 +178,8 @@ pub(super) async fn sold_out_phase(
         .iter()
         .max_by(|a, b| a.read_units.total_cmp(&b.read_units))
         .cloned();
-    fresh_instances(app, event, warm, recorder, &mut out).await?;
+    (out.fresh, out.fresh_hottest) =
+        super::fresh::fresh_instances(app, event, warm, recorder).await?;
     Ok(out)
 }
 
@@ -418,110 +415,6 @@ fn get_seat_at(
         SeatId::parse(seat).ok()?,
         shared::domain::Millis(t0.0 + slot as i64 / per_ms.max(1)),
     ))
-}
-
-/// One request of each function on a fresh instance, recorded; projected
-/// at [`FRESH_INSTANCES_PER_SECOND`] per function. The order's own key is
-/// left out (each buyer's is another), and a plan's copies are counted as
-/// one key carrying an even share (each instance picks one at random).
-async fn fresh_instances(
-    app: &App,
-    event: &str,
-    order: &BenchOrder,
-    recorder: &CapacityRecorder,
-    out: &mut SoldOutPhase,
-) -> Result<(), String> {
-    let o = &order.id;
-    let firsts: [(&'static str, &str, String, String); 9] = [
-        (
-            "create-order",
-            "POST",
-            format!("/events/{event}/orders"),
-            "{}".into(),
-        ),
-        (
-            "get-seat",
-            "POST",
-            format!("/orders/{o}/seats/S1-1-1"),
-            String::new(),
-        ),
-        (
-            "best-available",
-            "POST",
-            format!("/orders/{o}/best-available"),
-            r#"{"quantity":1}"#.into(),
-        ),
-        (
-            "hold-ga",
-            "PUT",
-            format!("/orders/{o}/ga/{GA_SECTION}"),
-            r#"{"quantity":1}"#.into(),
-        ),
-        (
-            "extend-order",
-            "POST",
-            format!("/orders/{o}/extend"),
-            "{}".into(),
-        ),
-        ("get-order", "GET", format!("/orders/{o}"), String::new()),
-        (
-            "get-event",
-            "GET",
-            format!("/events/{event}"),
-            String::new(),
-        ),
-        (
-            "list-seats",
-            "GET",
-            format!("/events/{event}/seats"),
-            String::new(),
-        ),
-        (
-            "availability",
-            "GET",
-            format!("/events/{event}/availability"),
-            String::new(),
-        ),
-    ];
-    let mut per_key: BTreeMap<String, f64> = BTreeMap::new();
-    for (function, method, path, body) in firsts {
-        recorder.take();
-        recorder.set_recording(true);
-        reply(&app.new_process(), method, &path, Some(&order.token), &body).await;
-        recorder.set_recording(false);
-        let priced = price(app, &recorder.take()).await?;
-        let mut units = 0.0;
-        for c in priced.iter().filter(|c| c.target.index.is_none()) {
-            if c.target.pk.starts_with("ORDER#") {
-                continue;
-            }
-            units += c.read_units;
-            let (key, share) = plan_copies(&c.target);
-            *per_key.entry(key).or_default() += c.read_units * share * FRESH_INSTANCES_PER_SECOND;
-        }
-        out.fresh.insert(function, units);
-    }
-    out.fresh_hottest = per_key.into_iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    Ok(())
-}
-
-/// A plan copy's key as the one key all copies stand for, with the share
-/// of reads each copy takes; any other key as it is.
-fn plan_copies(target: &Target) -> (String, f64) {
-    match target.pk.strip_prefix(shared::store::PLAN_PK_PREFIX) {
-        Some(rest) => {
-            let event = rest.split('#').next().unwrap_or(rest);
-            let copies = f64::from(shared::store::PLAN_REPLICAS);
-            (
-                format!(
-                    "{}{event}#(each of {copies})",
-                    shared::store::PLAN_PK_PREFIX
-                ),
-                1.0 / copies,
-            )
-        }
-        None => (target.pk.clone(), 1.0),
-    }
 }
 
 /// met or **missed**, against a target.

@@ -367,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bucket_record_is_full_only_when_every_place_is_sold() {
+    fn a_bucket_record_is_full_only_when_every_place_is_sold() -> Result<(), &'static str> {
         let record = |sold: u32, parts: Option<u32>| {
             let mut image = serde_json::json!({
                 "sectionId": {"S": "FLOOR"}, "capacity": {"N": "20"}, "sold": {"N": sold.to_string()},
@@ -380,7 +380,7 @@ mod tests {
                 "NewImage": image, "SequenceNumber": "42",
             }})
         };
-        let full = full_bucket(&record(20, Some(1_000))).expect("full");
+        let full = full_bucket(&record(20, Some(1_000))).ok_or("a full bucket")?;
         assert_eq!(
             (
                 full.section.as_str(),
@@ -398,5 +398,6 @@ mod tests {
             full_bucket(&record(20, None)).is_none(),
             "a bucket from before the attribute"
         );
+        Ok(())
     }
 }
