@@ -19,22 +19,13 @@ pub async fn project_seat_map(
 /// [`project_seat_map`] over a `{"Records": [...]}` document (the local
 /// stream follower feeds the same shape).
 pub async fn project_records(store: &Store, records: &serde_json::Value) -> serde_json::Value {
-    let changes: Vec<_> = records["Records"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(store::seat_change)
-        .collect();
+    let batch = records["Records"].as_array().map_or(&[][..], Vec::as_slice);
+    let changes: Vec<_> = batch.iter().filter_map(store::seat_change).collect();
+    let full: Vec<_> = batch.iter().filter_map(store::full_bucket).collect();
     let mut failed = store.project_seat_changes(&changes).await;
-    let full: Vec<_> = records["Records"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(store::full_bucket)
-        .collect();
     failed.extend(store.note_full_buckets(&full).await);
     tracing::info!(
-        records = records["Records"].as_array().map_or(0, Vec::len),
+        records = batch.len(),
         seatChanges = changes.len(),
         failed = failed.len(),
         "seat map projected"
