@@ -88,42 +88,47 @@ impl Store {
         if let Some(cached) = self.events.get(event) {
             return Ok(Some(cached));
         }
-        let Some(item) = self.ready_head_item(event).await? else {
-            return Ok(None);
-        };
+        match self.ready_head_item(event).await? {
+            Some(item) => Ok(Some(self.cache_ready(event, &item).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// An event, ready or still being created, for get-event: one strongly
+    /// consistent read of its item (what the cache does not hold).
+    pub async fn get_event_status(
+        &self,
+        event: &EventId,
+    ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
+        if let Some(cached) = self.events.get(event) {
+            return Ok(Some((cached, EventStatus::Ready)));
+        }
+        let event_ref = EventRef::of(event);
+        match self.get_consistent(event_key_of(&event_ref)).await? {
+            Some(item) if names(&item, event)? && event_is_ready(&item) => Ok(Some((
+                self.cache_ready(event, &item).await?,
+                EventStatus::Ready,
+            ))),
+            Some(item) if names(&item, event)? => {
+                let found = self.read_plan(&event_ref, &item, PlanRead::Primary).await?;
+                Ok(Some((Arc::new(found), EventStatus::Creating)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// A ready event's plan read from this instance's copy, kept.
+    async fn cache_ready(&self, event: &EventId, item: &Item) -> Result<Arc<Event>, Error> {
         let found = self
             .read_plan(
                 &EventRef::of(event),
-                &item,
+                item,
                 PlanRead::Replica(self.plan_replica),
             )
             .await?;
         let found = Arc::new(found);
         self.events.put(event, found.clone());
-        Ok(Some(found))
-    }
-
-    /// An event, ready or still being created, for get-event.
-    pub async fn get_event_status(
-        &self,
-        event: &EventId,
-    ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
-        if let Some(ready) = self.get_event(event).await? {
-            return Ok(Some((ready, EventStatus::Ready)));
-        }
-        let event_ref = EventRef::of(event);
-        match self.get_consistent(event_key_of(&event_ref)).await? {
-            Some(item) if names(&item, event)? => {
-                let found = self.read_plan(&event_ref, &item, PlanRead::Primary).await?;
-                let status = if event_is_ready(&item) {
-                    EventStatus::Ready
-                } else {
-                    EventStatus::Creating
-                };
-                Ok(Some((Arc::new(found), status)))
-            }
-            _ => Ok(None),
-        }
+        Ok(found)
     }
 
     /// The event item of `event` if it is ready: eventually consistent
