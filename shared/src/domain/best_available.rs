@@ -57,38 +57,81 @@ pub fn orphans(free: &[bool]) -> usize {
         .count()
 }
 
+/// The most blocks a buyer who keeps losing races spreads over: enough
+/// for a crowd of this many in one section to win different blocks in one
+/// round, while a loser's read stays a few rows (a Query per ten seats).
+pub const MAX_SPREAD: usize = 64;
+
+/// How many blocks a request that lost `losses` races in a row chooses
+/// among: 1 (the contract's choice) uncontended, doubling per loss.
+pub fn spread_window(losses: u32) -> usize {
+    (1usize << losses.min(16)).min(MAX_SPREAD)
+}
+
+/// The blocks of one row a crowd spreads over, best first by the
+/// contract's ranking within a row (nearest the centre, then lower): the
+/// row's own best block of the tier and those that tile the row from it
+/// (starts n apart), so rivals that win different ones at once leave no
+/// seat stranded between them.
+fn row_tiles(free: &[bool], n: usize, orphan_free: bool) -> Vec<usize> {
+    let Some(choice) = best_block(free, n, orphan_free) else {
+        return Vec::new();
+    };
+    let mut tiles: Vec<usize> = (0..=free.len() - n)
+        .filter(|&start| start % n == choice % n && free[start..start + n].iter().all(|&seat| seat))
+        .filter(|&start| !(orphan_free && leaves_orphan(free, start, n)))
+        .collect();
+    tiles.sort_by_key(|&start| ((2 * start + n).abs_diff(free.len()), start));
+    tiles
+}
+
+/// The blocks, in the contract's ranking, that a request which lost
+/// `losses` races may choose among: the first [`spread_window`] of the
+/// tier the contract's choice is in (orphan-free whenever any row read has
+/// such a block), the best row's tiles first, then the next row's. With
+/// `losses == 0` that is exactly the contract's choice.
+fn spread_candidates(rows: &[Vec<bool>], n: usize, losses: u32) -> Vec<(usize, usize)> {
+    let Some((first_row, _)) = choose_block(rows, n) else {
+        return Vec::new();
+    };
+    let orphan_free = rows.iter().any(|free| best_block(free, n, true).is_some());
+    rows.iter()
+        .enumerate()
+        .skip(first_row)
+        .flat_map(|(r, free)| {
+            row_tiles(free, n, orphan_free)
+                .into_iter()
+                .map(move |s| (r, s))
+        })
+        .take(spread_window(losses))
+        .collect()
+}
+
+/// Whether the rows read so far (a prefix of the section, in plan order)
+/// already decide [`spread_choice`]: the window is full of orphan-free
+/// blocks, so no later row can enter it.
+pub fn spread_is_decided(rows: &[Vec<bool>], n: usize, losses: u32) -> bool {
+    let orphan_free: usize = rows.iter().map(|free| row_tiles(free, n, true).len()).sum();
+    orphan_free >= spread_window(losses)
+}
+
 /// The choice of a request that lost `losses` races in a row: the
 /// contract's choice when uncontended (`losses == 0`); after that, one of
-/// up to `2^losses` blocks of *the same row* and tier (orphan-free when the
-/// row has such a block), ranked as the contract ranks them and picked by
-/// `pick` (any number; reduced to the window). A stampede spreads over
-/// the blocks of the best row instead of colliding on one, and never over
-/// worse rows: a buyer gets a worse row only when the read it chose from
-/// showed no block of that tier in a better one.
-///
-/// The blocks it spreads over tile the row from the contract's choice
-/// (their starts differ from it by multiples of n), so rivals that win
-/// different ones at once leave no seat stranded between them.
+/// the first `2^losses` (at most [`MAX_SPREAD`]) blocks of the contract's
+/// tier in rank order, picked by `pick` (any number; reduced to the
+/// window). A stampede spreads over the best row's blocks instead of
+/// colliding on one, and spills into the next rows only once it outnumbers
+/// them: a buyer gets a worse row than the best one it read only after
+/// losing races for the better blocks, and never by more than its window.
 pub fn spread_choice(
     rows: &[Vec<bool>],
     n: usize,
     losses: u32,
     pick: u64,
 ) -> Option<(usize, usize)> {
-    let (r, choice) = choose_block(rows, n)?;
-    if losses == 0 {
-        return Some((r, choice));
-    }
-    let free = &rows[r];
-    let orphan_free = !leaves_orphan(free, choice, n);
-    let mut tiles: Vec<usize> = (0..=free.len() - n)
-        .filter(|&start| start % n == choice % n && free[start..start + n].iter().all(|&seat| seat))
-        .filter(|&start| !(orphan_free && leaves_orphan(free, start, n)))
-        .collect();
-    // The contract's ranking within a row: nearest the centre, then lower.
-    tiles.sort_by_key(|&start| ((2 * start + n).abs_diff(free.len()), start));
-    let window = tiles.len().min(1usize << losses.min(16));
-    Some((r, tiles[(pick % window as u64) as usize]))
+    let candidates = spread_candidates(rows, n, losses);
+    let window = candidates.len().max(1) as u64;
+    candidates.get((pick % window) as usize).copied()
 }
 
 #[cfg(test)]
@@ -166,7 +209,7 @@ mod tests {
     }
 
     #[test]
-    fn after_lost_races_the_choice_spreads_over_the_best_rows_blocks_only() {
+    fn after_lost_races_the_choice_spreads_over_the_best_blocks_in_rank_order() {
         let rows = vec![
             row("SSSSSSSSSS"),
             row("AAAAAAAAAA"),
@@ -182,66 +225,107 @@ mod tests {
             Some((1, 4)),
             "seats 5-6 of the first row with room"
         );
-        // One loss: the row's two best tiles; three: all five, never row 3 or 4.
         let picks = |rows: &[Vec<bool>], n, losses| {
-            (0..64)
+            (0..256)
                 .filter_map(|p| spread_choice(rows, n, losses, p))
                 .collect::<BTreeSet<_>>()
         };
+        // One loss: the row's two best tiles; two: its four best.
         assert_eq!(picks(&rows, 2, 1), BTreeSet::from([(1, 4), (1, 2)]));
         assert_eq!(
-            picks(&rows, 2, 3),
-            BTreeSet::from([(1, 0), (1, 2), (1, 4), (1, 6), (1, 8)])
+            picks(&rows, 2, 2),
+            BTreeSet::from([(1, 2), (1, 4), (1, 6), (1, 0)])
         );
+        // Three: all five of the best row, then the next row's best
+        // orphan-free tiles (row 3's pairs would strand a seat), then row 4's.
+        assert_eq!(
+            picks(&rows, 2, 3),
+            BTreeSet::from([
+                (1, 0),
+                (1, 2),
+                (1, 4),
+                (1, 6),
+                (1, 8),
+                (3, 4),
+                (3, 2),
+                (3, 6)
+            ])
+        );
+        // The window stops growing at MAX_SPREAD, and never offers more
+        // blocks than the rows have.
+        assert_eq!(spread_window(30), MAX_SPREAD);
+        assert_eq!(picks(&rows, 2, 30).len(), 10);
         // Tiles that are taken or would strand a seat are left out: with
         // seats 5-6 held, 3-4 and 7-8 are the pairs left that tile.
         let rows = vec![row("AAAAHHAAAA"), row("AAAAAAAAAA")];
         assert_eq!(
-            picks(&rows, 2, 4),
+            picks(&rows, 2, 2),
             BTreeSet::from([(0, 0), (0, 2), (0, 6), (0, 8)])
         );
         // A row whose only orphan-free pair is off the tiling still gets
-        // that pair (the contract's choice), not a worse row's.
+        // that pair first (the contract's choice).
         let rows = vec![row("AAAHHAAAAA"), row("AAAAAAAAAA")];
-        assert_eq!(picks(&rows, 2, 4), BTreeSet::from([(0, 5)]));
-        // Only orphaning blocks left: the best row of that tier.
+        assert_eq!(picks(&rows, 2, 0), BTreeSet::from([(0, 5)]));
+        assert_eq!(picks(&rows, 2, 1), BTreeSet::from([(0, 5), (1, 4)]));
+        // Only orphaning blocks left: that tier, best row first.
         let rows = vec![row("SAAAS"), row("HAAAH")];
-        assert_eq!(picks(&rows, 2, 3), BTreeSet::from([(0, 1)]));
+        assert_eq!(picks(&rows, 2, 0), BTreeSet::from([(0, 1)]));
+        assert_eq!(picks(&rows, 2, 3), BTreeSet::from([(0, 1), (1, 1)]));
         assert_eq!(spread_choice(&rows, 4, 3, 0), None);
     }
 
     #[test]
+    fn the_rows_read_decide_the_choice_once_the_window_is_full() {
+        let rows = vec![row("AAAAAAAAAA"), row("AAAAAAAAAA")];
+        // One orphan-free pair decides an uncontended choice.
+        assert!(spread_is_decided(&rows[..1], 2, 0));
+        // Five pairs a row: a window of 8 needs both rows, one of 16 more
+        // than they hold.
+        assert!(!spread_is_decided(&rows[..1], 2, 3));
+        assert!(spread_is_decided(&rows, 2, 3));
+        assert!(!spread_is_decided(&rows, 2, 4));
+        // A row of orphaning blocks only decides nothing.
+        assert!(!spread_is_decided(&[row("SAAAS")], 2, 0));
+    }
+
+    #[test]
     fn rivals_winning_different_tiles_at_once_strand_no_seat_and_fill_rows_in_order() {
-        // Any set of tiles picked from one read, all won at once, leaves
-        // the row orphan-free, and a read never offers a worse row while a
-        // better one has an orphan-free block.
-        let mut rows = vec![vec![true; 10]; 10];
-        let mut state = 7u64;
-        while choose_block(&rows, 2).is_some() {
-            let read = rows.clone();
-            let mut won = Vec::new();
-            for _ in 0..6 {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let (r, s) =
-                    spread_choice(&read, 2, 3, state >> 33).unwrap_or_else(|| unreachable!());
-                let best_row = read
-                    .iter()
-                    .position(|free| best_block(free, 2, true).is_some());
-                assert_eq!(Some(r), best_row, "never a worse row");
-                if rows[r][s..s + 2].iter().all(|&seat| seat) {
-                    rows[r][s..s + 2].iter_mut().for_each(|seat| *seat = false);
-                    won.push(r);
+        // Any set of blocks picked from one read, all won at once, leaves
+        // every row orphan-free, and a read never offers a block while its
+        // window's worth of orphan-free blocks rank ahead of it.
+        for losses in [1, 3, 5] {
+            let mut rows = vec![vec![true; 10]; 10];
+            let mut state = 7u64;
+            while choose_block(&rows, 2).is_some() {
+                let read = rows.clone();
+                let mut won = Vec::new();
+                for _ in 0..12 {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let (r, s) = spread_choice(&read, 2, losses, state >> 33)
+                        .unwrap_or_else(|| unreachable!());
+                    let ahead: usize = read[..r]
+                        .iter()
+                        .map(|free| row_tiles(free, 2, true).len())
+                        .sum();
+                    assert!(
+                        ahead < spread_window(losses),
+                        "row {r} behind {ahead} better blocks"
+                    );
+                    if rows[r][s..s + 2].iter().all(|&seat| seat) {
+                        rows[r][s..s + 2].iter_mut().for_each(|seat| *seat = false);
+                        won.push(r);
+                    }
                 }
+                assert!(!won.is_empty());
+                assert!(rows.iter().all(|free| orphans(free) == 0), "{rows:?}");
             }
-            assert!(!won.is_empty());
-            assert!(rows.iter().all(|free| orphans(free) == 0), "{rows:?}");
+            assert!(
+                rows.iter().all(|r| r.iter().all(|free| !free)),
+                "every seat taken, none stranded"
+            );
         }
-        assert!(
-            rows.iter().all(|r| r.iter().all(|free| !free)),
-            "every seat taken, none stranded"
-        );
     }
 
     #[test]

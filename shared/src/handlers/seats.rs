@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::access::{order_token, read_own_order};
 use super::Reply;
 use crate::auth::HoldToken;
-use crate::domain::best_available::{best_block, spread_choice};
+use crate::domain::best_available::{spread_choice, spread_is_decided};
 use crate::domain::crowd::{refusal_on_read, SeatSeen};
 use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
 use crate::error::Error;
@@ -237,9 +237,9 @@ pub async fn best_available(app: &App, req: Request) -> Reply {
 
 /// The seats the rules pick: in the first section (of `sections`, in plan
 /// order) with a run of n, by [`spread_choice`]: the contract's choice when
-/// uncontended (`losses == 0`), after lost races one of the best row's
-/// blocks. Rows are read a few at a time; once a row with an orphan-free
-/// block is in hand, later rows cannot change the choice.
+/// uncontended (`losses == 0`), after lost races one of the best blocks
+/// in rank order. Rows are read a few at a time, until the rows in hand
+/// decide the choice (later rows cannot enter its window).
 async fn choose_seats(
     app: &App,
     event: &Event,
@@ -264,7 +264,7 @@ async fn choose_seats(
                     .map(|state| state.visible_status(now) == SeatStatus::Available)
                     .collect()
             }));
-            if rows.iter().any(|free| best_block(free, n, true).is_some()) {
+            if spread_is_decided(&rows, n, read.losses) {
                 break;
             }
             batch = batch.saturating_mul(2).min(MAX_ROWS_READ);
