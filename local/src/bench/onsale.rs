@@ -8,7 +8,7 @@
 
 use super::pricing::{old_layout, price, project};
 use super::*;
-use crate::capacity::{self, CapacityRecorder, KeyLoad};
+use crate::capacity::{self, as_caller, CapacityRecorder, KeyLoad};
 
 /// A partition's limits (DynamoDB developer guide, "partitions").
 pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;
@@ -87,7 +87,41 @@ pub struct OnSale {
     pub projection: Duration,
     /// The sold-out phase, after the buyers.
     pub sold_out: Option<super::sold_out::SoldOutPhase>,
+    /// Every priced request of the selling phase (buyers, sweep,
+    /// projection), for the crowd's projection.
+    pub charges: Vec<capacity::Charge>,
+    /// DynamoDB requests made for each function in the selling phase.
+    pub round_trips: BTreeMap<String, u64>,
+    /// The stream the selling phase left.
+    pub stream: StreamCounts,
     pub ok: bool,
+}
+
+/// What the table's stream carried: all its records (publish-events reads
+/// them all), those the seat map's filter lets through, and the events
+/// the outbox makes of them (one EventBridge entry each).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StreamCounts {
+    pub records: u64,
+    pub seat_map_records: u64,
+    pub events: u64,
+}
+
+impl StreamCounts {
+    fn count(&mut self, record: &serde_json::Value) {
+        self.records += 1;
+        let pk = record["dynamodb"]["Keys"][shared::store::PK]["S"]
+            .as_str()
+            .unwrap_or_default();
+        if pk.starts_with(shared::store::SEAT_PK_PREFIX)
+            || pk.starts_with(shared::store::GA_PK_PREFIX)
+        {
+            self.seat_map_records += 1;
+        }
+        if let Ok(Some(change)) = shared::store::item_change(record, shared::world::now()) {
+            self.events += shared::domain::outbox::state_events(&change).len() as u64;
+        }
+    }
 }
 
 /// Zipf(1.0) over ranks 1..=n: the cumulative weights, to sample from.
@@ -145,7 +179,11 @@ async fn buyer(
     let mut log = Vec::new();
     let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
-    let (status, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    let (status, order) = as_caller(
+        "create-order",
+        reply(app, "POST", &format!("/events/{event}/orders"), None, "{}"),
+    )
+    .await;
     log.push(("create-order", status, timed(started)));
     let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else {
         return log;
@@ -158,12 +196,15 @@ async fn buyer(
         Wants::Places(q) => {
             let started = Instant::now();
             let body = serde_json::json!({"quantity": q}).to_string();
-            let (status, _) = reply(
-                app,
-                "PUT",
-                &format!("/orders/{id}/ga/{GA_SECTION}"),
-                Some(token),
-                &body,
+            let (status, _) = as_caller(
+                "hold-ga",
+                reply(
+                    app,
+                    "PUT",
+                    &format!("/orders/{id}/ga/{GA_SECTION}"),
+                    Some(token),
+                    &body,
+                ),
             )
             .await;
             log.push(("hold-ga", status, timed(started)));
@@ -177,12 +218,15 @@ async fn buyer(
     let mut won = Vec::new();
     for seat in seats {
         let started = Instant::now();
-        let (status, _) = reply(
-            app,
-            "POST",
-            &format!("/orders/{id}/seats/{seat}"),
-            Some(token),
-            "",
+        let (status, _) = as_caller(
+            "get-seat",
+            reply(
+                app,
+                "POST",
+                &format!("/orders/{id}/seats/{seat}"),
+                Some(token),
+                "",
+            ),
         )
         .await;
         log.push(("get-seat", status, timed(started)));
@@ -211,18 +255,16 @@ async fn send_confirm(app: &App, order: &str, body: serde_json::Value) -> u16 {
     };
     let headers = crate::testing::webhook_headers(secrets, &body);
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    dispatch(
-        app,
-        request(
-            "POST",
-            &format!("/orders/{order}/confirm"),
-            &headers,
-            Body::Text(body),
-        ),
-    )
-    .await
-    .status()
-    .as_u16()
+    let confirm = request(
+        "POST",
+        &format!("/orders/{order}/confirm"),
+        &headers,
+        Body::Text(body),
+    );
+    as_caller("confirm", dispatch(app, confirm))
+        .await
+        .status()
+        .as_u16()
 }
 
 /// Runs the demand model on a fresh table of `endpoint`.
@@ -326,7 +368,11 @@ pub(super) async fn on_sale(
     // traffic too. Waiting for the holds to lapse is the point of the wait.
     tokio::time::sleep(Duration::from_secs(u64::from(model.hold_seconds) + 1)).await;
     let started = Instant::now();
-    let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
+    let summary = as_caller(
+        "expire-holds",
+        shared::sweep::release_expired(&app.store, shared::world::now(), None),
+    )
+    .await;
     out.sweep = started.elapsed();
     out.swept_orders = summary.expired_orders;
     recorder.set_recording(false);
@@ -358,25 +404,38 @@ pub(super) async fn on_sale(
     recorder.take();
     recorder.set_recording(true);
     let started = Instant::now();
+    let stream = Arc::new(std::sync::Mutex::new(StreamCounts::default()));
     out.stream_records = follower
         .catch_up(|batch| {
-            let store = app.store.clone();
+            let (store, stream) = (app.store.clone(), stream.clone());
             async move {
                 for record in batch["Records"].as_array().into_iter().flatten() {
-                    shared::handlers::project_records(
-                        &store,
-                        &serde_json::json!({"Records": [record]}),
+                    stream
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .count(record);
+                    as_caller(
+                        "project-seat-map",
+                        shared::handlers::project_records(
+                            &store,
+                            &serde_json::json!({"Records": [record]}),
+                        ),
                     )
                     .await;
                 }
             }
         })
         .await?;
+    out.stream = *stream.lock().unwrap_or_else(|p| p.into_inner());
     out.projection = started.elapsed();
     recorder.set_recording(false);
     let mut records = records;
     records.extend(recorder.take());
 
+    for record in &records {
+        let caller = record.caller.as_deref().unwrap_or("other");
+        *out.round_trips.entry(caller.to_owned()).or_default() += 1;
+    }
     let charges = price(&app, &records).await?;
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
@@ -396,6 +455,7 @@ pub(super) async fn on_sale(
         capacity::totals(&charges, &old_layout),
         attempts,
     );
+    out.charges = charges;
 
     seat_map_figures(&app, &event, &recorder, &mut out).await?;
 

@@ -31,6 +31,8 @@ pub struct FunctionCost {
     pub other: BTreeMap<String, u64>,
     pub read_units: f64,
     pub write_units: f64,
+    /// DynamoDB requests made.
+    pub round_trips: u64,
 }
 
 impl FunctionCost {
@@ -61,6 +63,12 @@ pub struct SoldOutPhase {
     /// The hottest key in the first seconds' projection, and its read
     /// units per second.
     pub fresh_hottest: Option<(String, f64)>,
+    /// Every priced request of the refusals, and of the crowd's orders
+    /// (`orders` of them), for the crowd's projection.
+    pub refusal_charges: Vec<capacity::Charge>,
+    pub order_charges: Vec<capacity::Charge>,
+    pub orders: u64,
+    pub order_round_trips: u64,
 }
 
 impl SoldOutPhase {
@@ -132,7 +140,16 @@ pub(super) async fn sold_out_phase(
 
     let instances: Vec<App> = (0..CROWD_INSTANCES).map(|_| app.new_process()).collect();
     let asks = crowd_asks(model, crowd);
+    // The crowd's orders, written as create-order writes them: a refused
+    // buyer still made one, and its cost is part of the crowd's.
+    recorder.take();
+    recorder.set_recording(true);
     let orders = long_orders(app, &event_id, asks.len()).await?;
+    recorder.set_recording(false);
+    let records = recorder.take();
+    out.order_round_trips = records.len() as u64;
+    out.order_charges = price(app, &records).await?;
+    out.orders = orders.len() as u64;
     // Warm: each instance has served one request of each function.
     let warm = &orders[0];
     for instance in &instances {
@@ -158,8 +175,10 @@ pub(super) async fn sold_out_phase(
         recorder.set_recording(true);
         let answers = refuse(&instances, &orders, &mine).await?;
         recorder.set_recording(false);
-        let priced = price(app, &recorder.take()).await?;
+        let records = recorder.take();
+        let priced = price(app, &records).await?;
         let cost = out.functions.entry(function).or_default();
+        cost.round_trips = records.len() as u64;
         cost.read_units = priced.iter().map(|c| c.read_units).sum();
         cost.write_units = priced.iter().map(|c| c.write_units).sum();
         for (ask, (status, code)) in mine.iter().map(|(_, a)| a).zip(answers) {
@@ -173,6 +192,7 @@ pub(super) async fn sold_out_phase(
         charges.extend(priced);
     }
     let loads = capacity::totals(&charges, &|t| t.clone());
+    out.refusal_charges = charges;
     out.hottest_write = loads.first().cloned();
     out.hottest_read = loads
         .iter()

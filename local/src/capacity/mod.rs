@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use recorder::{CapacityRecorder, Recorded};
+pub use recorder::{as_caller, CapacityRecorder, Recorded};
 pub use units::{charges, item_size, touched_items};
 
 /// An item as the SDK returns it, in DynamoDB's wire JSON (what

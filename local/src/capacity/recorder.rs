@@ -38,6 +38,21 @@ pub struct Recorded {
     /// The response body (an error's is `{"__type": …, "message": …}`);
     /// `Null` if there was none or it was not JSON.
     pub response: Value,
+    /// The function the request was made for, when the caller said
+    /// ([`as_caller`]): how many round trips each function makes.
+    #[serde(default)]
+    pub caller: Option<String>,
+}
+
+tokio::task_local! {
+    static CALLER: &'static str;
+}
+
+/// Runs `work` with every DynamoDB request it makes recorded as made for
+/// `function`. The SDK runs its interceptors inside the request's own
+/// task, so a task-local reaches them.
+pub async fn as_caller<F: std::future::Future>(function: &'static str, work: F) -> F::Output {
+    CALLER.scope(function, work).await
 }
 
 /// The interceptor: clone it into the client's config and keep one to
@@ -56,6 +71,7 @@ pub struct CapacityRecorder {
 struct Sent {
     op: String,
     request: Value,
+    caller: Option<String>,
 }
 
 impl Storable for Sent {
@@ -107,6 +123,7 @@ impl Intercept for CapacityRecorder {
                 .map(|m| m.name().to_owned())
                 .unwrap_or_else(|| "unknown".into()),
             request: json(context.request().body().bytes()),
+            caller: CALLER.try_with(|f| (*f).to_owned()).ok(),
         });
         // Unset when not recording, so a retry never reuses an earlier
         // attempt's request.
@@ -120,7 +137,12 @@ impl Intercept for CapacityRecorder {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let Some(Sent { op, request }) = cfg.load::<Sent>().cloned() else {
+        let Some(Sent {
+            op,
+            request,
+            caller,
+        }) = cfg.load::<Sent>().cloned()
+        else {
             return Ok(());
         };
         cfg.interceptor_state().unset::<Sent>();
@@ -130,6 +152,7 @@ impl Intercept for CapacityRecorder {
             request,
             status: response.map(|r| r.status().as_u16()),
             response: json(response.and_then(|r| r.body().bytes())),
+            caller,
         });
         Ok(())
     }

@@ -79,6 +79,7 @@ fn rec(op: &str, status: u16, request: Value, response: Value) -> Recorded {
         request,
         status: Some(status),
         response,
+        caller: None,
     }
 }
 
@@ -360,6 +361,7 @@ fn unpriced_attempts() {
             request: put.clone(),
             status: None,
             response: Value::Null,
+            caller: None,
         },
         ok("Scan", json!({})),
         ok("CreateTable", json!({})),
