@@ -11,8 +11,13 @@ use crate::store::{Store, PENDING_SHARDS};
 
 /// Orders read per index query.
 const PAGE_SIZE: i32 = 100;
-/// Orders released concurrently.
+/// Orders released concurrently, per lane.
 const ORDERS_IN_FLIGHT: usize = 16;
+/// Index shards swept at once, each lane its own shards in turn: one
+/// lane waited out 64 shards' queries and page ends one after another,
+/// and fell short of the rate a stadium on-sale's expiries need
+/// (docs/BENCHMARKS.md, "sweep throughput").
+const SHARD_LANES: usize = 4;
 /// Stop starting new pages when the invocation has less than this left,
 /// so the report still goes out; the next run finishes the rest.
 pub const DEADLINE_MARGIN_MS: i64 = 2_000;
@@ -41,6 +46,19 @@ pub struct SweepSummary {
     /// none.
     #[serde(rename = "sweepLagMs", skip_serializing_if = "Option::is_none")]
     pub lag_ms: Option<u64>,
+}
+
+impl SweepSummary {
+    /// Adds another part of the same run (a lane) to this one.
+    fn absorb(&mut self, part: SweepSummary) {
+        self.expired_orders += part.expired_orders;
+        self.released_seats += part.released_seats;
+        self.released_places += part.released_places;
+        self.failed_orders += part.failed_orders;
+        self.completed_events += part.completed_events;
+        self.stopped_early |= part.stopped_early;
+        self.lag_ms = self.lag_ms.max(part.lag_ms);
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -121,8 +139,9 @@ pub async fn finish_events(
 /// still running [`REPORT_RESERVE_MS`] before it (the abandoned orders stay
 /// in the index; seats an abandoned release freed are not counted).
 pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis>) -> SweepSummary {
-    let mut summary = SweepSummary::default();
-    let work = sweep_shards(store, now, deadline, &mut summary);
+    let mut lanes = vec![SweepSummary::default(); SHARD_LANES];
+    let work = sweep_shards(store, now, deadline, &mut lanes);
+    let mut abandoned = false;
     match deadline {
         Some(d) => {
             let left = u64::try_from(d.0 - REPORT_RESERVE_MS - crate::world::now().0).unwrap_or(0);
@@ -130,11 +149,19 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
                 .await
                 .is_err()
             {
-                summary.stopped_early = true;
+                abandoned = true;
                 tracing::warn!("sweep: store calls still running at the deadline were abandoned");
             }
         }
         None => work.await,
+    }
+    // What every lane did, finished or not.
+    let mut summary = SweepSummary {
+        stopped_early: abandoned,
+        ..SweepSummary::default()
+    };
+    for lane in lanes {
+        summary.absorb(lane);
     }
     // The contract's field names, as in the returned summary.
     tracing::info!(
@@ -148,13 +175,34 @@ pub async fn release_expired(store: &Store, now: Millis, deadline: Option<Millis
     summary
 }
 
+/// The shards in `lanes.len()` lanes at once, each lane's summary its own.
 async fn sweep_shards(
     store: &Store,
     now: Millis,
     deadline: Option<Millis>,
+    lanes: &mut [SweepSummary],
+) {
+    let step = lanes.len().max(1);
+    futures_util::future::join_all(lanes.iter_mut().zip(0..).map(|(summary, first)| {
+        sweep_lane(
+            store,
+            now,
+            deadline,
+            (first..PENDING_SHARDS).step_by(step),
+            summary,
+        )
+    }))
+    .await;
+}
+
+async fn sweep_lane(
+    store: &Store,
+    now: Millis,
+    deadline: Option<Millis>,
+    shards: impl Iterator<Item = u8>,
     summary: &mut SweepSummary,
 ) {
-    'shards: for shard in 0..PENDING_SHARDS {
+    'shards: for shard in shards {
         let mut cursor = None;
         loop {
             if deadline.is_some_and(|d| crate::world::now().0 + DEADLINE_MARGIN_MS >= d.0) {
