@@ -12,12 +12,12 @@ use crate::store::{Store, PENDING_SHARDS};
 /// Orders read per index query.
 const PAGE_SIZE: i32 = 100;
 /// Orders released concurrently, per lane.
-const ORDERS_IN_FLIGHT: usize = 16;
+pub const ORDERS_IN_FLIGHT: usize = 16;
 /// Index shards swept at once, each lane its own shards in turn: one
 /// lane waited out 64 shards' queries and page ends one after another,
 /// and fell short of the rate a stadium on-sale's expiries need
 /// (docs/BENCHMARKS.md, "sweep throughput").
-const SHARD_LANES: usize = 4;
+pub const SHARD_LANES: usize = 4;
 /// Stop starting new pages when the invocation has less than this left,
 /// so the report still goes out; the next run finishes the rest.
 pub const DEADLINE_MARGIN_MS: i64 = 2_000;

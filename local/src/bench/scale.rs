@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
 use super::onsale::{OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
-use super::scale_doc::{template, NEW_TABLE_WRITE_UNITS};
+use super::scale_doc::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
 
 /// The rate of claim attempts the issue sets as the goal.
 const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;
@@ -76,12 +76,17 @@ impl OnSale {
             );
         }
         let (rate, need) = self.sweep_rates();
+        let trips = self.round_trips.get("expire-holds").copied().unwrap_or(0) as f64
+            / self.swept_orders.max(1) as f64;
+        let in_flight = (shared::sweep::SHARD_LANES * shared::sweep::ORDERS_IN_FLIGHT) as f64;
+        let real_rate = in_flight * 1000.0 / (trips * AWS_REQUEST_MS).max(1e-9);
         let _ = writeln!(
             out,
-            "sweep throughput: {rate:.0} expired orders/s (the crowd of {CROWD_BUYERS:.0} buyers in {CROWD_SECONDS:.0} s, {:.0}% of whose orders expire as in this run, needs {need:.0}/s: each once-a-minute sweep releases a minute's expiries within its {:.0} s timeout; {})\n",
+            "sweep throughput: {rate:.0} expired orders/s (the crowd of {CROWD_BUYERS:.0} buyers in {CROWD_SECONDS:.0} s, {:.0}% of whose orders expire as in this run, needs {need:.0}/s: each once-a-minute sweep releases a minute's expiries within its {:.0} s timeout; {}). Here the emulator's CPU bounds it, not the round trips' wait (four lanes of 16 orders released no more a second than one lane had, on these 2 shared cores); on AWS, at {AWS_REQUEST_MS:.0} ms a round trip (an assumption) and the {trips:.2} round trips per expired order the run made, its {in_flight:.0} orders in flight release **{real_rate:.0} expired orders/s** ({})\n",
             100.0 * self.swept_orders as f64 / self.orders.max(1) as f64,
             sweep_seconds(),
-            if rate >= need { "met" } else { "**missed**: the sweep falls behind; expired holds stay claimable at once (promise 3), only their release is late" }
+            if rate >= need { "met" } else { "**missed**: the sweep falls behind; expired holds stay claimable at once (promise 3), only their release is late" },
+            if real_rate >= need { "met" } else { "**missed**" }
         );
         let _ = writeln!(
             out,

@@ -11,6 +11,7 @@ use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
 use super::onsale::{OnSale, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crate::capacity::KeyLoad;
 
 /// Published on-demand prices, us-east-1, checked 2026-11.
 const USD_PER_MILLION_WRITE_UNITS: f64 = 0.625;
@@ -39,7 +40,7 @@ const CLOUDFRONT_EDGE_LOCATIONS: f64 = 600.0;
 
 /// Assumptions, stated as such where they are used.
 /// A DynamoDB (or EventBridge) request's latency on AWS.
-const AWS_REQUEST_MS: f64 = 10.0;
+pub(super) const AWS_REQUEST_MS: f64 = 10.0;
 /// Seat-map views per buyer.
 const MAP_VIEWS_PER_BUYER: f64 = 10.0;
 /// Log bytes per invocation: Lambda's START, END and REPORT lines and one
@@ -274,7 +275,7 @@ fn limits(
     ];
     if let Some(k) = hot_write {
         limits.push(Limit {
-            name: format!("DynamoDB: one key's write units/s (`{}`)", k.target.pk),
+            name: format!("DynamoDB: one key's write units/s ({})", key_label(k)),
             need: peak(k.write_units),
             limit: PARTITION_WRITE_UNITS,
             unit: "write units/s",
@@ -283,7 +284,7 @@ fn limits(
     }
     if let Some(k) = hot_read {
         limits.push(Limit {
-            name: format!("DynamoDB: one key's read units/s (`{}`)", k.target.pk),
+            name: format!("DynamoDB: one key's read units/s ({})", key_label(k)),
             need: peak(k.read_units),
             limit: PARTITION_READ_UNITS,
             unit: "read units/s",
@@ -405,6 +406,14 @@ fn lambda_section(out: &mut String, functions: &[FunctionAtPeak]) {
     let _ = writeln!(out, "| **all** | | | | | | **{real:.0}** | {emulated:.0} |\n\nNot in the table: availability (behind CloudFront, about one origin request a second per event), the stream's two functions (priced below), expire-holds (one a minute).\n");
 }
 
+/// A key as the tables show it: an index's with the index's name.
+fn key_label(k: &KeyLoad) -> String {
+    match &k.target.index {
+        Some(index) => format!("{index}: `{}`", k.target.pk),
+        None => format!("`{}`", k.target.pk),
+    }
+}
+
 fn keys_section(out: &mut String, crowd: &CrowdProjection) {
     let _ = writeln!(out, "## The hottest keys, table and index, per phase\n");
     let _ = writeln!(out, "At the crowd's average rate; the old layout is the same recorded traffic re-keyed (every seat on `EVENT#{{ref}}`, one counter per general-admission section, 8 index shards). A partition takes {PARTITION_WRITE_UNITS:.0} write and {PARTITION_READ_UNITS:.0} read units/s.\n\n| phase | layout | for | key | write units/s | read units/s | ceiling (claim attempts/s) |\n|---|---|---|---|---:|---:|---:|");
@@ -412,10 +421,7 @@ fn keys_section(out: &mut String, crowd: &CrowdProjection) {
         for l in [&p.new_keys, &p.old_keys] {
             for (label, keys) in [("writes", &l.hottest_writes), ("reads", &l.hottest_reads)] {
                 for k in keys {
-                    let key = match &k.target.index {
-                        Some(index) => format!("{index}: `{}`", k.target.pk),
-                        None => format!("`{}`", k.target.pk),
-                    };
+                    let key = key_label(k);
                     let _ = writeln!(
                         out,
                         "| {} | {} | {label} | {key} | {:.1} | {:.1} | {:.0} |",
