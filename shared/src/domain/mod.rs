@@ -15,6 +15,7 @@ pub mod crowd;
 pub mod ga;
 pub mod outbox;
 mod plan;
+pub mod queue;
 mod seat_map;
 
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};

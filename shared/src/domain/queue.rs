@@ -1,0 +1,197 @@
+//! The on-sale queue's rules (DESIGN.md, "The on-sale queue"), pure: the
+//! settings an operator may put, the queue's status, the order visitors
+//! are served in, the pace of admissions, the wait a visitor is told, and
+//! an admission's life. The store keeps the state and the clock is passed
+//! in, so every rule is tested here without waiting.
+
+use super::Millis;
+
+/// put-queue's ranges and defaults.
+pub const ADMIT_PER_MINUTE: std::ops::RangeInclusive<u32> = 1..=1_000_000;
+pub const ADMISSION_SECONDS: std::ops::RangeInclusive<u32> = 60..=7_200;
+pub const DEFAULT_ADMISSION_SECONDS: u32 = 600;
+pub const ORDERS_PER_ADMISSION: std::ops::RangeInclusive<u32> = 1..=10;
+pub const DEFAULT_ORDERS_PER_ADMISSION: u32 = 1;
+
+/// What an operator put: when the queue opens and how fast it admits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSettings {
+    pub opens_at: Millis,
+    pub admit_per_minute: u32,
+    pub admission_seconds: u32,
+    pub orders_per_admission: u32,
+}
+
+impl QueueSettings {
+    /// The settings, or what is out of range (a `400 bad-request`).
+    pub fn new(
+        opens_at: Millis,
+        admit_per_minute: u32,
+        admission_seconds: Option<u32>,
+        orders_per_admission: Option<u32>,
+    ) -> Result<Self, String> {
+        let admission_seconds = admission_seconds.unwrap_or(DEFAULT_ADMISSION_SECONDS);
+        let orders_per_admission = orders_per_admission.unwrap_or(DEFAULT_ORDERS_PER_ADMISSION);
+        let check = |name: &str, value: u32, range: &std::ops::RangeInclusive<u32>| {
+            if range.contains(&value) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} must be {} to {}",
+                    range.start(),
+                    range.end()
+                ))
+            }
+        };
+        check("admitPerMinute", admit_per_minute, &ADMIT_PER_MINUTE)?;
+        check("admissionSeconds", admission_seconds, &ADMISSION_SECONDS)?;
+        check(
+            "ordersPerAdmission",
+            orders_per_admission,
+            &ORDERS_PER_ADMISSION,
+        )?;
+        Ok(Self {
+            opens_at,
+            admit_per_minute,
+            admission_seconds,
+            orders_per_admission,
+        })
+    }
+
+    /// The least time between two admissions, in microseconds (a pace of
+    /// a million a minute is 60 µs apart): rounded up, so no 60 seconds
+    /// ever hold more than `admit_per_minute`.
+    pub fn spacing_us(&self) -> i64 {
+        let spacing = 60_000_000u64.div_ceil(u64::from(self.admit_per_minute.max(1)));
+        // At most 60,000,000: it fits.
+        i64::try_from(spacing).unwrap_or(i64::MAX)
+    }
+
+    /// Whether a put may move `opens_at` to `new`: only while the queue has
+    /// not opened (`409 queue-open` otherwise); the same value always may.
+    pub fn may_move_opening(&self, new: Millis, now: Millis) -> bool {
+        new == self.opens_at || now < self.opens_at
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueStatus {
+    Scheduled,
+    Open,
+    Paused,
+    SoldOut,
+}
+
+impl QueueStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scheduled => "SCHEDULED",
+            Self::Open => "OPEN",
+            Self::Paused => "PAUSED",
+            Self::SoldOut => "SOLD_OUT",
+        }
+    }
+}
+
+/// What the event has left, as the stream-fed map saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inventory {
+    /// Something is available.
+    Available,
+    /// Nothing available, but something is held by a live order (it may
+    /// come back).
+    NoneAvailable,
+    /// Everything is sold: nothing can come back.
+    AllSold,
+}
+
+/// The first status that applies: SCHEDULED before `opens_at`, then
+/// SOLD_OUT, PAUSED, OPEN.
+pub fn queue_status(opens_at: Millis, inventory: Inventory, now: Millis) -> QueueStatus {
+    if now < opens_at {
+        QueueStatus::Scheduled
+    } else {
+        match inventory {
+            Inventory::AllSold => QueueStatus::SoldOut,
+            Inventory::NoneAvailable => QueueStatus::Paused,
+            Inventory::Available => QueueStatus::Open,
+        }
+    }
+}
+
+/// A visitor's place in the queue's order: lower is served first. Those
+/// who joined before the queue opened share the first band, in the order
+/// of a random draw (a uniformly random order, however early they came);
+/// later joiners follow, in the order they joined (the draw only breaks
+/// ties within a millisecond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct QueueRank(pub u128);
+
+/// Bits of the draw kept below a later joiner's join time.
+const TIE_BITS: u32 = 32;
+
+pub fn queue_rank(joined_at: Millis, opens_at: Millis, draw: u64) -> QueueRank {
+    if joined_at < opens_at {
+        QueueRank(u128::from(draw))
+    } else {
+        let joined = u128::from(u64::try_from(joined_at.0).unwrap_or(0));
+        QueueRank((1u128 << 127) | (joined << TIE_BITS) | u128::from(draw >> (64 - TIE_BITS)))
+    }
+}
+
+/// The times at which the next visitors are admitted, in queue order.
+///
+/// `last` is the latest admission's time, `resumed` the earliest instant
+/// admission may happen (the opening, or the end of the latest pause),
+/// and `eligible` the waiting visitors in queue order, each with the
+/// instant it could first be admitted (its join, or the opening). All in
+/// microseconds. A visitor is admitted at the latest of: the spacing after
+/// the admission before it, `resumed`, and its own eligibility; visitors
+/// whose time has not come by `now` wait. So consecutive admissions are
+/// never closer than `spacing`, and the queue never idles while someone
+/// eligible waits.
+pub fn admission_times(
+    last: Option<i64>,
+    spacing: i64,
+    resumed: i64,
+    eligible: &[i64],
+    now: i64,
+) -> Vec<i64> {
+    let mut next_allowed = last.map_or(resumed, |t| (t + spacing).max(resumed));
+    let mut times = Vec::new();
+    for &ready in eligible {
+        let at = next_allowed.max(ready);
+        if at > now {
+            break;
+        }
+        times.push(at);
+        next_allowed = at + spacing;
+    }
+    times
+}
+
+/// When a visitor `position` places from the front (1 = next) should be
+/// admitted, if the queue keeps its pace from now (a paused queue is
+/// assumed to resume now): never in the past.
+pub fn estimated_admission_at(last: Option<i64>, spacing: i64, position: u64, now: i64) -> i64 {
+    let next = last.map_or(now, |t| (t + spacing).max(now));
+    let ahead = i64::try_from(position.saturating_sub(1)).unwrap_or(i64::MAX);
+    next.saturating_add(ahead.saturating_mul(spacing))
+}
+
+/// An admission's expiry, whole seconds (the token's `exp`): its time,
+/// cut to the second, plus `admission_seconds`.
+pub fn admission_expires_at(admitted_at_us: i64, admission_seconds: u32) -> Millis {
+    let second = admitted_at_us.div_euclid(1_000_000);
+    Millis((second + i64::from(admission_seconds)) * 1_000)
+}
+
+/// Whether an admission still lets its visitor open orders: refused from
+/// `now >= exp`, no leeway.
+pub fn admission_is_live(expires_at: Millis, now: Millis) -> bool {
+    now < expires_at
+}
+
+#[cfg(test)]
+#[path = "queue_tests.rs"]
+mod tests;
