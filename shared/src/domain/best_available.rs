@@ -59,8 +59,14 @@ pub fn orphans(free: &[bool]) -> usize {
 
 /// The most blocks a buyer who keeps losing races spreads over: enough
 /// for a crowd of this many in one section to win different blocks in one
-/// round, while a loser's read stays a few rows (a Query per ten seats).
+/// round.
 pub const MAX_SPREAD: usize = 64;
+
+/// The most rows a spread covers, from the best row with a block: a
+/// loser's read stays a few rows (a Query per ten seats) even where rows
+/// hold few blocks (large quantities, a section nearly sold), and no
+/// buyer is sent further back than this.
+pub const MAX_SPREAD_ROWS: usize = 4;
 
 /// How many blocks a request that lost `losses` races in a row chooses
 /// among: 1 (the contract's choice) uncontended, doubling per loss.
@@ -98,6 +104,7 @@ fn spread_candidates(rows: &[Vec<bool>], n: usize, losses: u32) -> Vec<(usize, u
     rows.iter()
         .enumerate()
         .skip(first_row)
+        .take(MAX_SPREAD_ROWS)
         .flat_map(|(r, free)| {
             row_tiles(free, n, orphan_free)
                 .into_iter()
@@ -109,17 +116,24 @@ fn spread_candidates(rows: &[Vec<bool>], n: usize, losses: u32) -> Vec<(usize, u
 
 /// Whether the rows read so far (a prefix of the section, in plan order)
 /// already decide [`spread_choice`]: the window is full of orphan-free
-/// blocks, so no later row can enter it.
+/// blocks, or the rows from the first with one span [`MAX_SPREAD_ROWS`],
+/// so no later row can enter it.
 pub fn spread_is_decided(rows: &[Vec<bool>], n: usize, losses: u32) -> bool {
+    let Some(first) = rows
+        .iter()
+        .position(|free| best_block(free, n, true).is_some())
+    else {
+        return false;
+    };
     let orphan_free: usize = rows.iter().map(|free| row_tiles(free, n, true).len()).sum();
-    orphan_free >= spread_window(losses)
+    orphan_free >= spread_window(losses) || rows.len() >= first + MAX_SPREAD_ROWS
 }
 
 /// The choice of a request that lost `losses` races in a row: the
 /// contract's choice when uncontended (`losses == 0`); after that, one of
-/// the first `2^losses` (at most [`MAX_SPREAD`]) blocks of the contract's
-/// tier in rank order, picked by `pick` (any number; reduced to the
-/// window). A stampede spreads over the best row's blocks instead of
+/// the first `2^losses` (at most [`MAX_SPREAD`], over at most
+/// [`MAX_SPREAD_ROWS`] rows) blocks of the contract's tier in rank order,
+/// picked by `pick` (any number; reduced to the window). A stampede spreads over the best row's blocks instead of
 /// colliding on one, and spills into the next rows only once it outnumbers
 /// them: a buyer gets a worse row than the best one it read only after
 /// losing races for the better blocks, and never by more than its window.
@@ -286,6 +300,15 @@ mod tests {
         assert!(!spread_is_decided(&rows, 2, 4));
         // A row of orphaning blocks only decides nothing.
         assert!(!spread_is_decided(&[row("SAAAS")], 2, 0));
+        // Fours in rows of four: one block a row, so the rows bound the
+        // read and the spread, not the window.
+        let fours = vec![row("AAAA"); 10];
+        assert!(!spread_is_decided(&fours[..MAX_SPREAD_ROWS - 1], 4, 6));
+        assert!(spread_is_decided(&fours[..MAX_SPREAD_ROWS], 4, 6));
+        let spread: BTreeSet<_> = (0..256)
+            .filter_map(|p| spread_choice(&fours, 4, 6, p))
+            .collect();
+        assert_eq!(spread, (0..MAX_SPREAD_ROWS).map(|r| (r, 0)).collect());
     }
 
     #[test]
