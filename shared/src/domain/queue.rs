@@ -149,7 +149,11 @@ pub fn queue_rank(joined_at: Millis, opens_at: Millis, draw: u64) -> QueueRank {
 /// the admission before it, `resumed`, and its own eligibility; visitors
 /// whose time has not come by `now` wait. So consecutive admissions are
 /// never closer than `spacing`, and the queue never idles while someone
-/// eligible waits.
+/// eligible waits. A paused queue admits nobody: the caller does not ask
+/// while paused, and passes the pause's end as `resumed` after it. Times
+/// before `now` are slots a late caller catches up on: they keep the
+/// spacing, and each admission's life starts when it is given
+/// ([`admission_expires_at`]), not at its slot.
 pub fn admission_times(
     last: Option<i64>,
     spacing: i64,
@@ -179,10 +183,13 @@ pub fn estimated_admission_at(last: Option<i64>, spacing: i64, position: u64, no
     next.saturating_add(ahead.saturating_mul(spacing))
 }
 
-/// An admission's expiry, whole seconds (the token's `exp`): its time,
-/// cut to the second, plus `admission_seconds`.
-pub fn admission_expires_at(admitted_at_us: i64, admission_seconds: u32) -> Millis {
-    let second = admitted_at_us.div_euclid(1_000_000);
+/// An admission's expiry, whole seconds (the token's `exp`): the later of
+/// its slot and the moment it is given, rounded up to the second, plus
+/// `admission_seconds`, so a visitor always has at least that long.
+pub fn admission_expires_at(slot_us: i64, given_at: Millis, admission_seconds: u32) -> Millis {
+    let start_ms =
+        (slot_us.div_euclid(1_000) + i64::from(slot_us.rem_euclid(1_000) > 0)).max(given_at.0);
+    let second = start_ms.div_euclid(1_000) + i64::from(start_ms.rem_euclid(1_000) > 0);
     Millis((second + i64::from(admission_seconds)) * 1_000)
 }
 

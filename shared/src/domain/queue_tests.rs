@@ -150,10 +150,20 @@ fn the_estimate_keeps_the_pace_from_now_and_is_never_in_the_past() {
 
 #[test]
 fn an_admission_lives_whole_seconds_and_ends_at_its_expiry() {
-    let expires = admission_expires_at(12 * S + 999_999, 600);
-    assert_eq!(expires, Millis(612_000));
-    assert!(admission_is_live(expires, Millis(611_999)));
-    assert!(!admission_is_live(expires, Millis(612_000)), "no leeway");
+    // Given at its slot: rounded up, never less than the full time.
+    let expires = admission_expires_at(12 * S + 1, Millis(12_000), 600);
+    assert_eq!(expires, Millis(613_000));
+    assert_eq!(
+        admission_expires_at(12 * S, Millis(12_000), 600),
+        Millis(612_000)
+    );
+    assert!(admission_is_live(expires, Millis(612_999)));
+    assert!(!admission_is_live(expires, Millis(613_000)), "no leeway");
+    // Worked out late: its life starts when it is given, not at its slot.
+    assert_eq!(
+        admission_expires_at(12 * S, Millis(700_500), 600),
+        Millis(1_301_000)
+    );
 }
 
 #[test]
