@@ -300,7 +300,7 @@ mod tests {
         assert!((sold_out.new_keys.hottest_reads[0].read_units - 0.1 * rate).abs() < 1e-6);
         assert!((sold_out.new_keys.ceiling - 2.0 * PARTITION_READ_UNITS / 0.1).abs() < 1e-6);
         assert_eq!(crowd.ceiling(false), selling.new_keys.ceiling);
-        // Weighted by share: a quarter of 5 read units, three quarters of 0.1.
+        // Weighted by share: a quarter of 1 read unit, three quarters of 0.1.
         assert!((crowd.read_units_per_buyer - (0.25 * 1.0 + 0.75 * 0.1)).abs() < 1e-9);
         assert!((crowd.write_units_per_buyer - 0.25 * 4.01).abs() < 1e-9);
         assert_eq!(

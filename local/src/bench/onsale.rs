@@ -92,31 +92,42 @@ pub struct OnSale {
     pub charges: Vec<capacity::Charge>,
     /// DynamoDB requests made for each function in the selling phase.
     pub round_trips: BTreeMap<String, u64>,
+    /// The sweep's units, all its expired orders together.
+    pub sweep_write_units: f64,
+    pub sweep_read_units: f64,
     /// The stream the selling phase left.
     pub stream: StreamCounts,
     pub ok: bool,
 }
 
-/// What the table's stream carried: all its records (publish-events reads
-/// them all), those the seat map's filter lets through, and the events
-/// the outbox makes of them (one EventBridge entry each).
+/// What the table's stream carried: all its records, those each of its
+/// two functions' filters (template.yaml) let through, and the events the
+/// outbox makes of them (one EventBridge entry each).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StreamCounts {
     pub records: u64,
+    /// project-seat-map's: seat items and general-admission buckets.
     pub seat_map_records: u64,
+    /// publish-events': every order change, seat and bucket changes.
+    pub publish_records: u64,
     pub events: u64,
 }
 
 impl StreamCounts {
-    fn count(&mut self, record: &serde_json::Value) {
+    pub(super) fn count(&mut self, record: &serde_json::Value) {
         self.records += 1;
         let pk = record["dynamodb"]["Keys"][shared::store::PK]["S"]
             .as_str()
             .unwrap_or_default();
-        if pk.starts_with(shared::store::SEAT_PK_PREFIX)
-            || pk.starts_with(shared::store::GA_PK_PREFIX)
-        {
+        let inventory = pk.starts_with(shared::store::SEAT_PK_PREFIX)
+            || pk.starts_with(shared::store::GA_PK_PREFIX);
+        if inventory {
             self.seat_map_records += 1;
+        }
+        if pk.starts_with(shared::store::ORDER_PK_PREFIX)
+            || (inventory && record["eventName"] == "MODIFY")
+        {
+            self.publish_records += 1;
         }
         if let Ok(Some(change)) = shared::store::item_change(record, shared::world::now()) {
             self.events += shared::domain::outbox::state_events(&change).len() as u64;
@@ -379,6 +390,9 @@ pub(super) async fn on_sale(
     let sweep_records = recorder.take();
     out.round_trips
         .insert("expire-holds".into(), sweep_records.len() as u64);
+    let sweep_charges = price(&app, &sweep_records).await?;
+    out.sweep_write_units = sweep_charges.iter().map(|c| c.write_units).sum();
+    out.sweep_read_units = sweep_charges.iter().map(|c| c.read_units).sum();
     records.extend(sweep_records);
     out.functions = durations
         .into_iter()

@@ -82,7 +82,7 @@ impl OnSale {
         let real_rate = in_flight * 1000.0 / (trips * AWS_REQUEST_MS).max(1e-9);
         let _ = writeln!(
             out,
-            "sweep throughput: {rate:.0} expired orders/s (the crowd of {CROWD_BUYERS:.0} buyers in {CROWD_SECONDS:.0} s, {:.0}% of whose orders expire as in this run, needs {need:.0}/s: each once-a-minute sweep releases a minute's expiries within its {:.0} s timeout; {}). Here the emulator's CPU bounds it, not the round trips' wait (four lanes of 16 orders released no more a second than one lane had, on these 2 shared cores); on AWS, at {AWS_REQUEST_MS:.0} ms a round trip (an assumption) and the {trips:.2} round trips per expired order the run made, its {in_flight:.0} orders in flight release **{real_rate:.0} expired orders/s** ({})\n",
+            "sweep throughput: {rate:.0} expired orders/s (the crowd of {CROWD_BUYERS:.0} buyers in {CROWD_SECONDS:.0} s needs {need:.0}/s: {:.0}% of the selling phase's orders expire, as in this run, and all of the sold-out phase's, the refused buyers', each once-a-minute sweep releasing a minute's expiries within its {:.0} s timeout; {}). Here the emulator's CPU bounds it, not the round trips' wait (four lanes of 16 orders released no more a second than one lane had, on these 2 shared cores); on AWS, at {AWS_REQUEST_MS:.0} ms a round trip (an assumption) and the {trips:.2} round trips per expired order the run made, its {in_flight:.0} orders in flight release **{real_rate:.0} expired orders/s** ({})\n",
             100.0 * self.swept_orders as f64 / self.orders.max(1) as f64,
             sweep_seconds(),
             if rate >= need { "met" } else { "**missed**: the sweep falls behind; expired holds stay claimable at once (promise 3), only their release is late" },
@@ -121,11 +121,17 @@ impl OnSale {
 
     /// The sweep's measured rate (expired orders released a second, its
     /// orders released concurrently) and the rate the crowd needs: its
-    /// buyers a second times the share of orders that expired in this run,
-    /// a minute's worth within one sweep's 55 s.
+    /// buyers a second times the share of orders that expire in the busier
+    /// phase (the sold-out phase's refused buyers' orders all expire), a
+    /// minute's worth within one sweep's 55 s.
     pub fn sweep_rates(&self) -> (f64, f64) {
         let rate = self.swept_orders as f64 / self.sweep.as_secs_f64().max(1e-9);
-        let expiring = self.swept_orders as f64 / self.orders.max(1) as f64;
+        let selling = self.swept_orders as f64 / self.orders.max(1) as f64;
+        let expiring = if self.sold_out.is_some() {
+            1.0
+        } else {
+            selling
+        };
         let need = CROWD_BUYERS / CROWD_SECONDS * expiring * 60.0 / sweep_seconds();
         (rate, need)
     }

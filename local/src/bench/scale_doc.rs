@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
-use super::onsale::{OnSale, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::onsale::{OnSale, StreamCounts, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use crate::capacity::KeyLoad;
 
 /// Published on-demand prices, us-east-1, checked 2026-11.
@@ -82,6 +82,17 @@ fn stream_readers(doc: &serde_yaml_ng::Value) -> usize {
                 .any(|(_, e)| e["Type"].as_str() == Some("DynamoDB"))
         })
         .count()
+}
+
+/// A function's stream BatchSize in template.yaml (the most records an
+/// invocation takes); 100, the event source's default, if it has none.
+fn batch_size(doc: &serde_yaml_ng::Value, function: &str) -> f64 {
+    doc["Resources"][function]["Properties"]["Events"]
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .find_map(|(_, e)| e["Properties"]["BatchSize"].as_f64())
+        .unwrap_or(100.0)
 }
 
 /// `x` rounded up to two significant figures (14,004 → 15,000).
@@ -464,11 +475,32 @@ impl OnSale {
             .unwrap_or(256.0)
             / 1024.0;
         let buyers = m.buyers.max(1) as f64;
-        // Per buyer, both phases weighted; the stream's work is the selling
-        // phase's (a refused buyer's order only expires).
+        let doc = template();
+        // Per buyer, both phases weighted.
         let selling_share = 1.0 / OVERSUBSCRIBED;
-        let dynamodb = crowd.write_units_per_buyer * USD_PER_MILLION_WRITE_UNITS / 1e6
-            + crowd.read_units_per_buyer * USD_PER_MILLION_READ_UNITS / 1e6;
+        let refused_share = 1.0 - selling_share;
+        let swept = self.swept_orders.max(1) as f64;
+        // A refused buyer's order expires too: the sweep retires it (priced
+        // as the run's expired orders, which also released holds: an upper
+        // bound) and the stream carries it twice, made and expired (its
+        // expiry changes the order item once more, like its creation).
+        let (refused_stream, refused_orders) = self
+            .sold_out
+            .as_ref()
+            .map_or((StreamCounts::default(), 1.0), |p| {
+                (p.order_stream, p.orders.max(1) as f64)
+            });
+        let per_refused = |n: u64| refused_share * 2.0 * n as f64 / refused_orders;
+        let per_selling = |n: u64| selling_share * n as f64 / buyers;
+        let sweep_write = (selling_share * self.swept_orders as f64 / buyers + refused_share)
+            * self.sweep_write_units
+            / swept;
+        let sweep_read = (selling_share * self.swept_orders as f64 / buyers + refused_share)
+            * self.sweep_read_units
+            / swept;
+        let dynamodb = (crowd.write_units_per_buyer + sweep_write) * USD_PER_MILLION_WRITE_UNITS
+            / 1e6
+            + (crowd.read_units_per_buyer + sweep_read) * USD_PER_MILLION_READ_UNITS / 1e6;
         let invocations: f64 = functions.iter().map(|f| f.requests_per_buyer).sum();
         let gb_seconds: f64 = functions
             .iter()
@@ -477,25 +509,31 @@ impl OnSale {
         let lambda = invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
             + gb_seconds * USD_PER_LAMBDA_GB_SECOND_ARM;
         let api = invocations * USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
-        let events = self.stream.events as f64 / buyers * selling_share;
+        let events = per_selling(self.stream.events) + per_refused(refused_stream.events);
         let eventbridge = events * USD_PER_MILLION_EVENTBRIDGE_EVENTS / 1e6;
-        // The stream's functions at full batches (template's BatchSize),
-        // their time the projection's round trips and PutEvents calls.
-        let projector_trips = self
-            .round_trips
-            .get("project-seat-map")
-            .copied()
-            .unwrap_or(0) as f64;
-        let stream_invocations = (self.stream.records as f64 / 100.0
-            + self.stream.seat_map_records as f64 / 1000.0)
-            / buyers
-            * selling_share;
-        let stream_seconds =
-            (projector_trips + self.stream.events as f64 / 10.0) * AWS_REQUEST_MS / 1000.0 / buyers
-                * selling_share;
-        let streams = stream_invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
-            + stream_seconds * memory_gb * USD_PER_LAMBDA_GB_SECOND_ARM;
-        let logs = (invocations + stream_invocations) * LOG_BYTES_PER_INVOCATION / 1e9
+        // The stream's functions and the sweep: invocations at full batches
+        // (the template's BatchSize), time in round trips (the projection's
+        // and the sweep's, measured) and PutEvents calls.
+        let put_events = events / shared::outbox::PUT_EVENTS_MAX_ENTRIES as f64;
+        let projector_trips = per_selling(
+            self.round_trips
+                .get("project-seat-map")
+                .copied()
+                .unwrap_or(0),
+        );
+        let sweep_trips = (selling_share * self.swept_orders as f64 / buyers + refused_share)
+            * self.round_trips.get("expire-holds").copied().unwrap_or(0) as f64
+            / swept;
+        let publish_records =
+            per_selling(self.stream.publish_records) + per_refused(refused_stream.publish_records);
+        let background_invocations = publish_records / batch_size(&doc, "PublishEventsFunction")
+            + per_selling(self.stream.seat_map_records)
+                / batch_size(&doc, "ProjectSeatMapFunction");
+        let background_seconds =
+            (projector_trips + sweep_trips + put_events) * AWS_REQUEST_MS / 1000.0;
+        let background = background_invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
+            + background_seconds * memory_gb * USD_PER_LAMBDA_GB_SECOND_ARM;
+        let logs = (invocations + background_invocations) * LOG_BYTES_PER_INVOCATION / 1e9
             * USD_PER_GB_CLOUDWATCH_LOGS;
         // What the crowd sells: the whole event, no more. The whole
         // crowd's cost is divided by it.
@@ -503,11 +541,11 @@ impl OnSale {
         let per_thousand = 1000.0 * CROWD_BUYERS / capacity.max(1.0);
         let selling_items = (self.sold_seats + self.sold_places) as f64 / buyers;
         let rows = [
-            ("DynamoDB", format!("{:.2} write + {:.2} read units per buyer, both phases weighted", crowd.write_units_per_buyer, crowd.read_units_per_buyer), dynamodb),
+            ("DynamoDB", format!("{:.2} write + {:.2} read units per buyer, both phases weighted, and the sweep's {sweep_write:.2} + {sweep_read:.2} (every refused buyer's order expires)", crowd.write_units_per_buyer, crowd.read_units_per_buyer), dynamodb),
             ("Lambda (arm64, API functions)", format!("{invocations:.2} invocations per buyer at real latency, {:.0} MB", memory_gb * 1024.0), lambda),
             ("API Gateway HTTP API", format!("{invocations:.2} requests per buyer"), api),
-            ("EventBridge (publish-events)", format!("{:.2} events per selling buyer ({} from {} stream records)", self.stream.events as f64 / buyers, self.stream.events, self.stream.records), eventbridge),
-            ("Lambda (the stream's two functions)", format!("{:.3} invocations per buyer at full batches; {:.2} projection round trips and {:.2} PutEvents calls per selling buyer", stream_invocations, projector_trips / buyers, self.stream.events as f64 / 10.0 / buyers), streams),
+            ("EventBridge (publish-events)", format!("{events:.2} events per buyer: {} from the selling run's {} stream records, and a refused buyer's order made and expired ({:.1} events each)", self.stream.events, self.stream.records, 2.0 * refused_stream.events as f64 / refused_orders), eventbridge),
+            ("Lambda (the stream's two functions, the sweep)", format!("{background_invocations:.3} invocations per buyer at full batches; {projector_trips:.2} projection and {sweep_trips:.2} sweep round trips and {put_events:.2} PutEvents calls per buyer"), background),
             ("CloudWatch Logs", format!("{LOG_BYTES_PER_INVOCATION:.0} bytes per invocation (assumed)"), logs),
         ];
         let _ = writeln!(
@@ -582,6 +620,9 @@ mod tests {
 
     #[test]
     fn the_stream_has_the_templates_two_readers() {
-        assert_eq!(stream_readers(&template()), 2);
+        let doc = template();
+        assert_eq!(stream_readers(&doc), 2);
+        assert_eq!(batch_size(&doc, "PublishEventsFunction"), 100.0);
+        assert_eq!(batch_size(&doc, "ProjectSeatMapFunction"), 1000.0);
     }
 }

@@ -7,7 +7,7 @@
 //! recorded and priced per function. Then the first seconds of an on-sale
 //! are projected (`fresh.rs`).
 
-use super::onsale::{Zipf, GA_SECTION};
+use super::onsale::{StreamCounts, Zipf, GA_SECTION};
 use super::pricing::price;
 use super::*;
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
@@ -69,6 +69,8 @@ pub struct SoldOutPhase {
     pub order_charges: Vec<capacity::Charge>,
     pub orders: u64,
     pub order_round_trips: u64,
+    /// What the crowd's orders put on the stream.
+    pub order_stream: StreamCounts,
 }
 
 impl SoldOutPhase {
@@ -150,6 +152,21 @@ pub(super) async fn sold_out_phase(
     out.order_round_trips = records.len() as u64;
     out.order_charges = price(app, &records).await?;
     out.orders = orders.len() as u64;
+    // What those orders put on the stream (their expiry, not run here,
+    // changes each order item once more).
+    let stream = std::sync::Arc::new(std::sync::Mutex::new(StreamCounts::default()));
+    follower
+        .catch_up(|batch| {
+            let stream = stream.clone();
+            async move {
+                let mut counts = stream.lock().unwrap_or_else(|p| p.into_inner());
+                for record in batch["Records"].as_array().into_iter().flatten() {
+                    counts.count(record);
+                }
+            }
+        })
+        .await?;
+    out.order_stream = *stream.lock().unwrap_or_else(|p| p.into_inner());
     // Warm: each instance has served one request of each function.
     let warm = &orders[0];
     for instance in &instances {

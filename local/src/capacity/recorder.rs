@@ -48,9 +48,11 @@ tokio::task_local! {
     static CALLER: &'static str;
 }
 
-/// Runs `work` with every DynamoDB request it makes recorded as made for
-/// `function`. The SDK runs its interceptors inside the request's own
-/// task, so a task-local reaches them.
+/// Runs `work` with the DynamoDB requests it makes in its own task
+/// recorded as made for `function`. The SDK runs its interceptors inside
+/// the request's task, so a task-local reaches them; requests `work`
+/// makes in tasks it spawns (a sweep's releases, a section's row reads)
+/// are not tagged: record such work alone instead.
 pub async fn as_caller<F: std::future::Future>(function: &'static str, work: F) -> F::Output {
     CALLER.scope(function, work).await
 }

@@ -245,7 +245,7 @@ pub fn ga_bucket_item_key(
 ) -> HashMap<String, AttributeValue> {
     ga_bucket_key(&EventRef::of(event), section, bucket)
 }
-pub(super) const ORDER_PK_PREFIX: &str = "ORDER#";
+pub const ORDER_PK_PREFIX: &str = "ORDER#";
 pub(super) fn order_key(order: &OrderId) -> Item {
     HashMap::from([
         (PK.into(), s(format!("{ORDER_PK_PREFIX}{order}"))),
