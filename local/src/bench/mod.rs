@@ -35,6 +35,7 @@ mod pricing;
 mod raw;
 mod scale;
 pub mod scale_doc;
+pub mod scale_limits;
 mod sold_out;
 mod spread;
 mod stampede;

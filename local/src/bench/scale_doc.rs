@@ -11,6 +11,7 @@ use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
 use super::onsale::{OnSale, StreamCounts, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::scale_limits::{limits, limits_section, route_limits_section};
 use crate::capacity::KeyLoad;
 
 /// Published on-demand prices, us-east-1, checked 2026-11.
@@ -24,14 +25,6 @@ const USD_PER_GB_CLOUDWATCH_LOGS: f64 = 0.50;
 const USD_PER_10K_CLOUDFRONT_REQUESTS: f64 = 0.0100;
 const USD_PER_GB_CLOUDFRONT_OUT: f64 = 0.085;
 
-/// Default quotas (AWS service quotas pages, checked 2026-11).
-const API_GATEWAY_ACCOUNT_RPS: f64 = 10_000.0;
-const LAMBDA_ACCOUNT_CONCURRENCY: f64 = 1_000.0;
-/// Lambda adds at most this many instances per function every 10 s.
-const LAMBDA_SCALING_PER_10_S: f64 = 1_000.0;
-const CLOUDFRONT_DISTRIBUTION_RPS: f64 = 250_000.0;
-/// DynamoDB Streams: more than two readers of a shard at once throttle.
-const STREAM_READERS_PER_SHARD: f64 = 2.0;
 /// A new on-demand table's own throughput (developer guide, "warm
 /// throughput").
 pub(super) const NEW_TABLE_WRITE_UNITS: f64 = 4_000.0;
@@ -42,46 +35,15 @@ const CLOUDFRONT_EDGE_LOCATIONS: f64 = 600.0;
 /// A DynamoDB (or EventBridge) request's latency on AWS.
 pub(super) const AWS_REQUEST_MS: f64 = 10.0;
 /// Seat-map views per buyer.
-const MAP_VIEWS_PER_BUYER: f64 = 10.0;
+pub(super) const MAP_VIEWS_PER_BUYER: f64 = 10.0;
 /// Log bytes per invocation: Lambda's START, END and REPORT lines and one
 /// EMF metrics document.
 const LOG_BYTES_PER_INVOCATION: f64 = 1_000.0;
-
-/// The on-sale's routes with a limit of their own: the function, its
-/// template parameter.
-pub const ROUTE_LIMITS: &[(&str, &str)] = &[
-    ("create-order", "CreateOrderRouteRateLimit"),
-    ("get-seat", "GetSeatRouteRateLimit"),
-    ("hold-ga", "HoldGaRouteRateLimit"),
-    ("confirm", "ConfirmRouteRateLimit"),
-    ("best-available", "BestAvailableRouteRateLimit"),
-];
 
 pub(super) fn template() -> serde_yaml_ng::Value {
     let text =
         std::fs::read_to_string(crate::repo_root().join("template.yaml")).unwrap_or_default();
     serde_yaml_ng::from_str(&text).unwrap_or_default()
-}
-
-/// A template parameter's default, if it has one.
-fn parameter_default(doc: &serde_yaml_ng::Value, name: &str) -> Option<f64> {
-    doc["Parameters"][name]["Default"].as_f64()
-}
-
-/// Functions with a DynamoDB stream event source: the stream's readers.
-fn stream_readers(doc: &serde_yaml_ng::Value) -> usize {
-    doc["Resources"]
-        .as_mapping()
-        .into_iter()
-        .flatten()
-        .filter(|(_, r)| {
-            r["Properties"]["Events"]
-                .as_mapping()
-                .into_iter()
-                .flatten()
-                .any(|(_, e)| e["Type"].as_str() == Some("DynamoDB"))
-        })
-        .count()
 }
 
 /// A function's stream BatchSize in template.yaml (the most records an
@@ -95,26 +57,17 @@ fn batch_size(doc: &serde_yaml_ng::Value, function: &str) -> f64 {
         .unwrap_or(100.0)
 }
 
-/// `x` rounded up to two significant figures (14,004 → 15,000).
-pub fn round_up_2sf(x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    let step = 10f64.powi(x.log10().floor() as i32 - 1);
-    (x / step).ceil() * step
-}
-
 /// One function at the crowd's peak.
-struct FunctionAtPeak {
-    name: &'static str,
-    peak_rps: f64,
-    requests_per_buyer: f64,
-    round_trips: f64,
-    emulator_ms: Option<f64>,
+pub(super) struct FunctionAtPeak {
+    pub(super) name: &'static str,
+    pub(super) peak_rps: f64,
+    pub(super) requests_per_buyer: f64,
+    pub(super) round_trips: f64,
+    pub(super) emulator_ms: Option<f64>,
 }
 
 impl FunctionAtPeak {
-    fn real_ms(&self) -> f64 {
+    pub(super) fn real_ms(&self) -> f64 {
         self.round_trips * AWS_REQUEST_MS
     }
 }
@@ -137,15 +90,6 @@ fn functions_at_peak(run: &OnSale, crowd: &CrowdProjection) -> Vec<FunctionAtPea
             emulator_ms: run.functions.get(name).map(|(_, ms)| *ms),
         })
         .collect()
-}
-
-/// One limit, what the crowd asks of it at its peak, and what to do.
-struct Limit {
-    name: String,
-    need: f64,
-    limit: f64,
-    unit: &'static str,
-    act: String,
 }
 
 impl OnSale {
@@ -214,184 +158,6 @@ fn crowd_section(out: &mut String, run: &OnSale, crowd: &CrowdProjection, buyers
     );
 }
 
-fn limits(
-    crowd: &CrowdProjection,
-    functions: &[FunctionAtPeak],
-    doc: &serde_yaml_ng::Value,
-) -> Vec<Limit> {
-    let peak = |x: f64| x * PEAK_OVER_AVERAGE;
-    let api_rps = crowd
-        .phases
-        .iter()
-        .map(|p| p.requests_per_s.values().sum::<f64>())
-        .fold(0.0, f64::max);
-    let concurrency: f64 = functions
-        .iter()
-        .map(|f| f.peak_rps * f.real_ms() / 1000.0)
-        .sum();
-    let busiest = functions
-        .iter()
-        .map(|f| (f.name, f.peak_rps * f.real_ms() / 1000.0))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or(("—", 0.0));
-    let table_writes = crowd
-        .phases
-        .iter()
-        .map(|p| p.write_units_per_s)
-        .fold(0.0, f64::max);
-    let (hot_write, hot_read) = crowd.hottest(false);
-    let mut limits = vec![
-        Limit {
-            name: "API Gateway: requests/s per account and Region, all APIs".into(),
-            need: peak(api_rps),
-            limit: API_GATEWAY_ACCOUNT_RPS,
-            unit: "requests/s",
-            act: "ask AWS to raise the account's API Gateway throttle quota".into(),
-        },
-        Limit {
-            name: "Lambda: concurrent executions per account".into(),
-            need: concurrency,
-            limit: LAMBDA_ACCOUNT_CONCURRENCY,
-            unit: "executions",
-            act: "ask AWS to raise the concurrency quota (Lambda keeps 100 unreserved)".into(),
-        },
-        Limit {
-            name: format!("Lambda: new instances per function per 10 s ({})", busiest.0),
-            need: busiest.1,
-            limit: LAMBDA_SCALING_PER_10_S,
-            unit: "instances",
-            act: "not a quota: open the on-sale gradually (the queue, issue 19) or pre-warm with provisioned concurrency".into(),
-        },
-        Limit {
-            name: "DynamoDB: the table's warm write throughput (new on-demand table)".into(),
-            need: peak(table_writes),
-            limit: NEW_TABLE_WRITE_UNITS,
-            unit: "write units/s",
-            act: "set `TableWarmWriteUnitsPerSecond` a day ahead".into(),
-        },
-        Limit {
-            name: "CloudFront: requests/s per distribution (seat-map views)".into(),
-            need: peak(MAP_VIEWS_PER_BUYER * crowd.buyers_per_s),
-            limit: CLOUDFRONT_DISTRIBUTION_RPS,
-            unit: "requests/s",
-            act: "ask AWS for a higher per-distribution request rate".into(),
-        },
-        Limit {
-            name: "DynamoDB Streams: readers per shard (the stream's functions)".into(),
-            need: stream_readers(doc) as f64,
-            limit: STREAM_READERS_PER_SHARD,
-            unit: "readers",
-            act: "no third stream consumer: fan out from EventBridge instead".into(),
-        },
-    ];
-    if let Some(k) = hot_write {
-        limits.push(Limit {
-            name: format!("DynamoDB: one key's write units/s ({})", key_label(k)),
-            need: peak(k.write_units),
-            limit: PARTITION_WRITE_UNITS,
-            unit: "write units/s",
-            act: "a key layout change; no quota raises it".into(),
-        });
-    }
-    if let Some(k) = hot_read {
-        limits.push(Limit {
-            name: format!("DynamoDB: one key's read units/s ({})", key_label(k)),
-            need: peak(k.read_units),
-            limit: PARTITION_READ_UNITS,
-            unit: "read units/s",
-            act: "a key layout change; no quota raises it".into(),
-        });
-    }
-    for (function, parameter) in ROUTE_LIMITS {
-        let need = functions
-            .iter()
-            .find(|f| f.name == *function)
-            .map_or(0.0, |f| f.peak_rps);
-        let limit = parameter_default(doc, parameter)
-            .or_else(|| parameter_default(doc, "ApiThrottleRateLimit"))
-            .unwrap_or(0.0);
-        limits.push(Limit {
-            name: format!("API Gateway route throttle: {function} (`{parameter}`)"),
-            need,
-            limit,
-            unit: "requests/s",
-            act: "a template parameter: see the recommended limits".into(),
-        });
-    }
-    limits.sort_by(|a, b| (b.need / b.limit.max(1e-9)).total_cmp(&(a.need / a.limit.max(1e-9))));
-    limits
-}
-
-fn limits_section(out: &mut String, limits: &[Limit]) {
-    let _ = writeln!(out, "## What binds first\n");
-    let _ = writeln!(out, "Each limit against what the crowd asks of it at its peak minute, most used first. Over 100% binds: the crowd meets it before the next.\n\n| limit | the crowd's peak | the limit (default) | used | what to do |\n|---|---:|---:|---:|---|");
-    for l in limits {
-        let _ = writeln!(
-            out,
-            "| {} | {:.0} {} | {:.0} | {}{:.0}%{} | {} |",
-            l.name,
-            l.need,
-            l.unit,
-            l.limit,
-            if l.need > l.limit { "**" } else { "" },
-            100.0 * l.need / l.limit.max(1e-9),
-            if l.need > l.limit { "**" } else { "" },
-            l.act
-        );
-    }
-    let _ = writeln!(out, "\n### What to ask AWS for before an on-sale\n");
-    let asks: Vec<&Limit> = limits
-        .iter()
-        .filter(|l| l.need > l.limit && l.act.starts_with("ask AWS"))
-        .collect();
-    for l in &asks {
-        let _ = writeln!(
-            out,
-            "- {}: at least **{:.0} {}** (the peak's {:.0}, rounded up): {}.",
-            l.name,
-            round_up_2sf(l.need),
-            l.unit,
-            l.need,
-            l.act
-        );
-    }
-    if asks.is_empty() {
-        let _ = writeln!(out, "- Nothing above its default at this crowd.");
-    }
-    let _ = writeln!(out, "- Set by the template, not by AWS: the route limits below, `TableWarmWriteUnitsPerSecond`, confirm's reserved concurrency. docs/OPERATIONS.md walks the requests.\n");
-}
-
-fn route_limits_section(
-    out: &mut String,
-    functions: &[FunctionAtPeak],
-    doc: &serde_yaml_ng::Value,
-) {
-    let _ = writeln!(out, "## Recommended route limits\n");
-    let _ = writeln!(out, "Each route's peak (its busiest phase × {PEAK_OVER_AVERAGE:.0}), rounded up to two significant figures. The template's defaults are held to these by the tests in `local/src/bench/scale_doc.rs` (each default at least the recommendation and at most twice it; confirm's reservation at least its need):\n");
-    for (function, parameter) in ROUTE_LIMITS {
-        let need = functions
-            .iter()
-            .find(|f| f.name == *function)
-            .map_or(0.0, |f| f.peak_rps);
-        let _ = writeln!(
-            out,
-            "- recommended `{parameter}`: {:.0} requests/s ({function} peaks at {need:.0}/s; template default {})",
-            round_up_2sf(need),
-            parameter_default(doc, parameter).map_or("none".into(), |d| format!("{d:.0}"))
-        );
-    }
-    if let Some(confirm) = functions.iter().find(|f| f.name == "confirm") {
-        let need = confirm.peak_rps * confirm.real_ms() / 1000.0;
-        let _ = writeln!(
-            out,
-            "- confirm needs **{need:.0} concurrent executions** at its peak ({:.0}/s × {:.0} ms at real latency); `ConfirmReservedConcurrency` is {}, its ceiling as well as its reservation.\n",
-            confirm.peak_rps,
-            confirm.real_ms(),
-            parameter_default(doc, "ConfirmReservedConcurrency").map_or("unset".into(), |d| format!("{d:.0}"))
-        );
-    }
-}
-
 fn lambda_section(out: &mut String, functions: &[FunctionAtPeak]) {
     let _ = writeln!(out, "## Lambda at real latency, beside the emulator\n");
     let _ = writeln!(out, "A function's time is almost all DynamoDB round trips, counted per function in the run. At real latency a request takes its round trips × {AWS_REQUEST_MS:.0} ms (an assumption); the emulator's measured means (DynamoDB Local under the run's load, on 2 shared cores) are shown beside it and are far slower. Concurrency by Little's law: requests/s × duration.\n\n| function | requests per buyer | peak requests/s | DynamoDB round trips per request (measured) | mean ms on DynamoDB Local (measured) | ms at real latency | concurrency at real latency | at emulator durations |\n|---|---:|---:|---:|---:|---:|---:|---:|");
@@ -418,7 +184,7 @@ fn lambda_section(out: &mut String, functions: &[FunctionAtPeak]) {
 }
 
 /// A key as the tables show it: an index's with the index's name.
-fn key_label(k: &KeyLoad) -> String {
+pub(super) fn key_label(k: &KeyLoad) -> String {
     match &k.target.index {
         Some(index) => format!("{index}: `{}`", k.target.pk),
         None => format!("`{}`", k.target.pk),
@@ -470,12 +236,12 @@ impl OnSale {
         functions: &[FunctionAtPeak],
     ) {
         let Some(m) = self.model else { return };
-        let memory_gb = template()["Globals"]["Function"]["MemorySize"]
+        let doc = template();
+        let memory_gb = doc["Globals"]["Function"]["MemorySize"]
             .as_f64()
             .unwrap_or(256.0)
             / 1024.0;
         let buyers = m.buyers.max(1) as f64;
-        let doc = template();
         // Per buyer, both phases weighted.
         let selling_share = 1.0 / OVERSUBSCRIBED;
         let refused_share = 1.0 - selling_share;
@@ -610,18 +376,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn limits_round_up_to_two_significant_figures() {
-        assert_eq!(round_up_2sf(14_004.0), 15_000.0);
-        assert_eq!(round_up_2sf(14_000.0), 14_000.0);
-        assert_eq!(round_up_2sf(1_077.0), 1_100.0);
-        assert_eq!(round_up_2sf(76.2), 77.0);
-        assert_eq!(round_up_2sf(0.0), 0.0);
-    }
-
-    #[test]
-    fn the_stream_has_the_templates_two_readers() {
+    fn the_stream_functions_batch_sizes_come_from_the_template() {
         let doc = template();
-        assert_eq!(stream_readers(&doc), 2);
         assert_eq!(batch_size(&doc, "PublishEventsFunction"), 100.0);
         assert_eq!(batch_size(&doc, "ProjectSeatMapFunction"), 1000.0);
     }
