@@ -376,6 +376,11 @@ class Emulator:
         self.reader = threading.Thread(target=drain, args=(self.proc.stdout, self.output), daemon=True)
         self.reader.start()
 
+    def runtime_api_refused(self):
+        """Whether the bootstrap could not connect to this RIE's runtime API."""
+        return any("ConnectionRefused" in line and f"127.0.0.1:{self.api_port}" in line
+                   for _, line in self.output)
+
     def invoke(self, payload, timeout=60):
         """POSTs one event; before the RIE listens, retries the connection
         (nothing is sent until it accepts, so requests never overlap)."""
@@ -469,7 +474,26 @@ def command_for(fn, workdir):
     return [str(workdir / fn / "bootstrap")], workdir / fn
 
 
+# Fresh emulators a cold start may take when the harness, not the function,
+# failed: the bootstrap was refused by its own RIE's runtime API (the port
+# the harness picked was taken meanwhile, or not yet listening), so no
+# function code ran. Each retry is counted in the sample.
+HARNESS_ATTEMPTS = 3
+
+
 def cold_start(rie, fn, payload, workdir, env):
+    for attempt in range(HARNESS_ATTEMPTS):
+        sample, harness_failed = cold_start_once(rie, fn, payload, workdir, env)
+        if not harness_failed:
+            break
+    if attempt:
+        sample["harness_retries"] = attempt
+    return sample
+
+
+def cold_start_once(rie, fn, payload, workdir, env):
+    """One cold start, and whether it failed before the function's code
+    could run because the runtime API refused the bootstrap."""
     command, cwd = command_for(fn, workdir)
     emu = Emulator(rie, command, cwd, env)
     try:
@@ -484,10 +508,10 @@ def cold_start(rie, fn, payload, workdir, env):
         if status is None or status >= 500:
             sample["rie_http_status"] = http_status
             sample["rie_output"] = emu.tail(25)
-        return sample
+        return sample, status is None and emu.runtime_api_refused()
     except Exception as err:  # noqa: BLE001 (recorded, reported, fails the run)
         return {"exec_to_answer_ms": None, "init_ms": None, "report_init_ms": None, "peak_rss_bytes": None,
-                "status": None, "body": f"{type(err).__name__}: {err}", "rie_output": emu.tail(25)}
+                "status": None, "body": f"{type(err).__name__}: {err}", "rie_output": emu.tail(25)}, False
     finally:
         emu.stop()
 
