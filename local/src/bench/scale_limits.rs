@@ -248,6 +248,7 @@ pub(super) fn route_limits_section(
 mod tests {
     use super::super::scale_doc::template;
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
     fn limits_round_up_to_two_significant_figures() {
@@ -256,6 +257,62 @@ mod tests {
         assert_eq!(round_up_2sf(1_077.0), 1_100.0);
         assert_eq!(round_up_2sf(76.2), 77.0);
         assert_eq!(round_up_2sf(0.0), 0.0);
+    }
+
+    /// The numbers docs/SCALE.md prints after `prefix` on its lines.
+    fn scale_figures(prefix: &str) -> Vec<(String, f64)> {
+        let text =
+            std::fs::read_to_string(crate::repo_root().join("docs/SCALE.md")).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| line.strip_prefix(prefix))
+            .filter_map(|rest| {
+                let (name, rest) = rest.split_once('`')?;
+                let number: String = rest
+                    .trim_start_matches([':', ' ', '*'])
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                Some((name.to_owned(), number.parse().ok()?))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_templates_route_limits_are_the_ones_scale_md_recommends() {
+        let doc = template();
+        let recommended: BTreeMap<String, f64> =
+            scale_figures("- recommended `").into_iter().collect();
+        let routes = doc["Resources"]["SeatclaimApi"]["Properties"]["RouteSettings"].clone();
+        for (function, parameter) in ROUTE_LIMITS {
+            let want = recommended
+                .get(*parameter)
+                .unwrap_or_else(|| panic!("docs/SCALE.md recommends no {parameter} ({function})"));
+            let default = parameter_default(&doc, parameter)
+                .unwrap_or_else(|| panic!("template.yaml has no default for {parameter}"));
+            assert!(
+                *want <= default && default <= 2.0 * want,
+                "{parameter}: template default {default}, docs/SCALE.md recommends {want}"
+            );
+            let routed = routes.as_mapping().into_iter().flatten().any(|(_, r)| {
+                match &r["ThrottlingRateLimit"] {
+                    serde_yaml_ng::Value::Tagged(t) => {
+                        t.tag == "Ref" && t.value.as_str() == Some(parameter)
+                    }
+                    other => other["Ref"].as_str() == Some(parameter),
+                }
+            });
+            assert!(routed, "no route of SeatclaimApi is limited by {parameter}");
+        }
+        let need = std::fs::read_to_string(crate::repo_root().join("docs/SCALE.md"))
+            .unwrap_or_default()
+            .split_once("confirm needs **")
+            .and_then(|(_, rest)| rest.split_whitespace().next()?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("docs/SCALE.md states no concurrency confirm needs"));
+        let reserved = parameter_default(&doc, "ConfirmReservedConcurrency").unwrap_or(0.0);
+        assert!(
+            reserved >= need,
+            "confirm reserves {reserved}, needs {need}"
+        );
     }
 
     #[test]
