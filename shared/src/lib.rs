@@ -1,6 +1,7 @@
 //! seatclaim's shared library: the domain, the DynamoDB store, the HTTP
 //! glue and the handlers every Lambda function (and the dev server) calls.
 
+pub mod admission;
 pub mod auth;
 pub mod config;
 pub mod crowd;

@@ -1,0 +1,369 @@
+//! Admission tokens (DESIGN.md, "Admission tokens"): ES256 JWTs that let a
+//! visitor open orders for a while. Only the function that admits holds
+//! the private keys ([`SigningKeys`], `ADMISSION_SIGNING_KEYS`); create-order
+//! and the JWKS route get the public ones ([`VerifyKeys`],
+//! `ADMISSION_VERIFY_KEYS`), so anyone can verify an admission from the
+//! published key set without calling seatclaim.
+//!
+//! Both variables are JWK Sets (RFC 7517) of P-256 keys with a `kid`; the
+//! first signing key signs, and every verify key is accepted (rotation: add
+//! the new key first in both, keep the retired one in the verify set until
+//! what it signed has expired).
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::pkcs8::EncodePrivateKey;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+use crate::domain::{EventId, Millis};
+use crate::error::Error;
+
+/// The `iss` of every admission.
+pub const ISSUER: &str = "seatclaim";
+/// How far in the future an admission's `nbf` may be and still count
+/// (another host's clock); `exp` has no leeway at all.
+pub const NOT_BEFORE_SKEW_MS: i64 = 5_000;
+
+/// Why a key set was refused (never the key itself).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum KeyError {
+    #[error("not a JWK Set: {0}")]
+    NotAJwkSet(String),
+    #[error("the set has no keys")]
+    Empty,
+    #[error("key {index}: {reason}")]
+    BadKey { index: usize, reason: String },
+}
+
+/// One key of a JWK Set as we accept it: EC, P-256, with a `kid`.
+#[derive(Deserialize)]
+struct JwkIn {
+    kty: String,
+    crv: String,
+    kid: Option<String>,
+    x: Option<String>,
+    y: Option<String>,
+    d: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct JwkSetIn {
+    keys: Vec<JwkIn>,
+}
+
+/// A public key as the JWKS publishes it.
+#[derive(Serialize, Clone, PartialEq, Eq)]
+pub struct PublicJwk {
+    pub kty: &'static str,
+    pub crv: &'static str,
+    pub x: String,
+    pub y: String,
+    pub kid: String,
+    pub alg: &'static str,
+    #[serde(rename = "use")]
+    pub use_: &'static str,
+}
+
+impl PublicJwk {
+    fn new(kid: String, x: String, y: String) -> Self {
+        Self {
+            kty: "EC",
+            crv: "P-256",
+            x,
+            y,
+            kid,
+            alg: "ES256",
+            use_: "sig",
+        }
+    }
+}
+
+fn parse_set(json: &str) -> Result<Vec<JwkIn>, KeyError> {
+    let set: JwkSetIn =
+        serde_json::from_str(json).map_err(|e| KeyError::NotAJwkSet(e.to_string()))?;
+    if set.keys.is_empty() {
+        return Err(KeyError::Empty);
+    }
+    Ok(set.keys)
+}
+
+/// A 32-byte base64url coordinate or scalar.
+fn field(value: Option<&String>, name: &str) -> Result<[u8; 32], String> {
+    let raw = value.ok_or_else(|| format!("no {name}"))?;
+    let bytes = URL_SAFE_NO_PAD
+        .decode(raw)
+        .map_err(|_| format!("{name} is not base64url"))?;
+    bytes
+        .try_into()
+        .map_err(|_| format!("{name} is not 32 bytes"))
+}
+
+/// Checks what every key needs: EC, P-256 and a unique, non-empty `kid`.
+fn checked_kid(jwk: &JwkIn, seen: &mut Vec<String>) -> Result<String, String> {
+    if jwk.kty != "EC" || jwk.crv != "P-256" {
+        return Err("only EC keys on P-256 are accepted".into());
+    }
+    let kid = jwk
+        .kid
+        .clone()
+        .filter(|k| !k.trim().is_empty())
+        .ok_or("no kid")?;
+    if seen.contains(&kid) {
+        return Err(format!("kid {kid} appears twice"));
+    }
+    seen.push(kid.clone());
+    Ok(kid)
+}
+
+struct SigningKey {
+    kid: String,
+    key: EncodingKey,
+    public: PublicJwk,
+}
+
+/// `ADMISSION_SIGNING_KEYS`: the private keys; the first signs.
+pub struct SigningKeys(Vec<SigningKey>);
+
+impl fmt::Debug for SigningKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kids: Vec<&str> = self.0.iter().map(|k| k.kid.as_str()).collect();
+        write!(f, "SigningKeys({kids:?}, private keys redacted)")
+    }
+}
+
+impl Clone for SigningKeys {
+    fn clone(&self) -> Self {
+        Self(
+            self.0
+                .iter()
+                .map(|k| SigningKey {
+                    kid: k.kid.clone(),
+                    key: k.key.clone(),
+                    public: k.public.clone(),
+                })
+                .collect(),
+        )
+    }
+}
+
+impl SigningKeys {
+    pub fn parse(json: &str) -> Result<Self, KeyError> {
+        let mut seen = Vec::new();
+        let keys = parse_set(json)?
+            .iter()
+            .enumerate()
+            .map(|(index, jwk)| {
+                Self::key(jwk, &mut seen).map_err(|reason| KeyError::BadKey { index, reason })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self(keys))
+    }
+
+    fn key(jwk: &JwkIn, seen: &mut Vec<String>) -> Result<SigningKey, String> {
+        let kid = checked_kid(jwk, seen)?;
+        let d = field(jwk.d.as_ref(), "d")?;
+        let secret = p256::SecretKey::from_slice(&d).map_err(|_| "d is not a P-256 scalar")?;
+        let point = secret.public_key().to_encoded_point(false);
+        let (x, y) = match (point.x(), point.y()) {
+            (Some(x), Some(y)) => (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y)),
+            _ => return Err("d gives no public point".into()),
+        };
+        // A set that names its public point must name this key's.
+        if jwk.x.as_ref().is_some_and(|given| *given != x)
+            || jwk.y.as_ref().is_some_and(|given| *given != y)
+        {
+            return Err("x and y are not d's public key".into());
+        }
+        let der = secret
+            .to_pkcs8_der()
+            .map_err(|_| "d cannot be encoded as PKCS#8")?;
+        Ok(SigningKey {
+            key: EncodingKey::from_ec_der(der.as_bytes()),
+            public: PublicJwk::new(kid.clone(), x, y),
+            kid,
+        })
+    }
+
+    /// The public half of every key: what `ADMISSION_VERIFY_KEYS` holds
+    /// (the dev server and the tests derive it so).
+    pub fn verify_keys(&self) -> VerifyKeys {
+        VerifyKeys::from_public(self.0.iter().map(|k| k.public.clone()).collect())
+            .unwrap_or_else(|_| VerifyKeys(Vec::new()))
+    }
+
+    /// The token for `claims`, signed by the first key, its `kid` in the
+    /// header.
+    pub fn sign(&self, claims: &AdmissionClaims) -> Result<String, Error> {
+        let first = self
+            .0
+            .first()
+            .ok_or_else(|| Error::Corrupt("no admission signing key".into()))?;
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(first.kid.clone());
+        jsonwebtoken::encode(&header, claims, &first.key)
+            .map_err(|e| Error::Corrupt(format!("signing an admission failed: {e}")))
+    }
+}
+
+struct VerifyKey {
+    public: PublicJwk,
+    key: DecodingKey,
+}
+
+/// `ADMISSION_VERIFY_KEYS`: the public keys every admission is checked
+/// against, and what the JWKS route publishes.
+#[derive(Clone)]
+pub struct VerifyKeys(Vec<std::sync::Arc<VerifyKey>>);
+
+impl fmt::Debug for VerifyKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kids: Vec<&str> = self.0.iter().map(|k| k.public.kid.as_str()).collect();
+        write!(f, "VerifyKeys({kids:?})")
+    }
+}
+
+impl VerifyKeys {
+    pub fn parse(json: &str) -> Result<Self, KeyError> {
+        let mut seen = Vec::new();
+        let keys = parse_set(json)?
+            .iter()
+            .enumerate()
+            .map(|(index, jwk)| {
+                let kid = checked_kid(jwk, &mut seen)
+                    .map_err(|reason| KeyError::BadKey { index, reason })?;
+                if jwk.d.is_some() {
+                    return Err(KeyError::BadKey {
+                        index,
+                        reason: "a verify key must not carry its private part (d)".into(),
+                    });
+                }
+                let coordinate = |v: Option<&String>, name| {
+                    field(v, name)
+                        .map(|b| URL_SAFE_NO_PAD.encode(b))
+                        .map_err(|reason| KeyError::BadKey { index, reason })
+                };
+                Ok(PublicJwk::new(
+                    kid,
+                    coordinate(jwk.x.as_ref(), "x")?,
+                    coordinate(jwk.y.as_ref(), "y")?,
+                ))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_public(keys)
+    }
+
+    fn from_public(keys: Vec<PublicJwk>) -> Result<Self, KeyError> {
+        keys.into_iter()
+            .enumerate()
+            .map(|(index, public)| {
+                let key = DecodingKey::from_ec_components(&public.x, &public.y).map_err(|_| {
+                    KeyError::BadKey {
+                        index,
+                        reason: "x and y are not a point on P-256".into(),
+                    }
+                })?;
+                Ok(std::sync::Arc::new(VerifyKey { public, key }))
+            })
+            .collect::<Result<_, _>>()
+            .map(Self)
+    }
+
+    /// The JWK Set the JWKS route serves: public parameters only.
+    pub fn jwks(&self) -> serde_json::Value {
+        let keys: Vec<&PublicJwk> = self.0.iter().map(|k| &k.public).collect();
+        serde_json::json!({ "keys": keys })
+    }
+
+    /// The admission in `token` if it is ours, for `event`, and live at
+    /// `now`: an ES256 signature by a key of this set (named by `kid`),
+    /// `iss`, `aud` the event, `nbf` not in the future (within
+    /// [`NOT_BEFORE_SKEW_MS`]) and `now < exp` (no leeway). Anything else
+    /// is `401 unauthorized`.
+    pub fn verify(
+        &self,
+        token: &str,
+        event: &EventId,
+        now: Millis,
+    ) -> Result<AdmissionClaims, Error> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| Error::Unauthorized)?;
+        if header.alg != Algorithm::ES256 {
+            return Err(Error::Unauthorized);
+        }
+        let kid = header.kid.ok_or(Error::Unauthorized)?;
+        let key = self
+            .0
+            .iter()
+            .find(|k| k.public.kid == kid)
+            .ok_or(Error::Unauthorized)?;
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.set_audience(&[event.as_str()]);
+        validation.set_issuer(&[ISSUER]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        // The clock is ours (passed in), checked below without leeway.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.leeway = 0;
+        let claims = jsonwebtoken::decode::<AdmissionClaims>(token, &key.key, &validation)
+            .map_err(|_| Error::Unauthorized)?
+            .claims;
+        claims
+            .is_valid_at(now)
+            .then_some(claims)
+            .ok_or(Error::Unauthorized)
+    }
+}
+
+/// An admission's claims (DESIGN.md): `sub` the visitor, `aud` the event,
+/// `jti` the admission, times in unix seconds; `nbf` = `iat`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct AdmissionClaims {
+    pub iss: String,
+    pub aud: String,
+    pub sub: String,
+    pub jti: String,
+    pub iat: i64,
+    pub nbf: i64,
+    pub exp: i64,
+}
+
+impl AdmissionClaims {
+    pub fn expires_at(&self) -> Millis {
+        Millis(self.exp.saturating_mul(1_000))
+    }
+
+    /// Live at `now` (refused from `now >= exp`) and not before its time.
+    pub fn is_valid_at(&self, now: Millis) -> bool {
+        crate::domain::queue::admission_is_live(self.expires_at(), now)
+            && self.nbf.saturating_mul(1_000) <= now.0 + NOT_BEFORE_SKEW_MS
+            && self.iat.saturating_mul(1_000) <= now.0 + NOT_BEFORE_SKEW_MS
+    }
+}
+
+/// The random part of the hold token, and the order id's randomness, of
+/// the order an admission opens under `Idempotency-Key: key`: derived from
+/// the admission and the key, so a retry after a lost reply finds the same
+/// order and gets a hold token that works on it, while only a hash of the
+/// secret is stored. Whoever holds the admission and the key can open (or
+/// find) that order anyway: the derivation gives nobody more than the
+/// contract's retry does.
+pub fn idempotent_order_seed(admission_id: &str, key: &str, event: &EventId) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    for part in [
+        "seatclaim order under an admission v1",
+        admission_id,
+        key,
+        event.as_str(),
+    ] {
+        hash.update(part.as_bytes());
+        hash.update([0u8]);
+    }
+    hash.finalize().into()
+}
+
+#[cfg(test)]
+#[path = "admission_tests.rs"]
+mod tests;
