@@ -16,6 +16,7 @@ pub mod ga;
 pub mod outbox;
 mod plan;
 pub mod queue;
+pub mod queue_state;
 mod seat_map;
 
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};

@@ -1,0 +1,299 @@
+//! The queue's shared state and what follows from it, pure: what one
+//! admitter tick does (who is admitted, when, and what the queue then
+//! tells), what a visitor is told, and whether a joiner with nobody ahead
+//! is admitted on the spot. The store keeps [`QueueState`] on one item (and
+//! its copies); the admitter writes it a few times a second, never once
+//! per visitor.
+
+use super::queue::{
+    admission_times, estimated_admission_at, queue_status, Inventory, QueueRank, QueueSettings,
+    QueueStatus,
+};
+use super::Millis;
+
+/// At most this many position checkpoints ride on the state (about 24
+/// bytes each): enough for 1% steps over ten million visitors.
+pub const MAX_CHECKPOINTS: usize = 2_000;
+/// A tick never admits slots older than this before `now`: an admitter
+/// that was away does not release a burst of a whole minute's slots at
+/// once, it resumes the pace from a second ago.
+pub const CATCH_UP_US: i64 = 1_000_000;
+
+/// Where waiting visitors stand: `(rank, ahead)` pairs, sorted, `ahead`
+/// being how many waiting visitors rank before `rank`. Dense at the
+/// front, then about 1% (or one second's pace) apart, so a position read
+/// from them is within the contract's "1% + one second's pace".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checkpoints(pub Vec<(QueueRank, u64)>);
+
+impl Checkpoints {
+    /// Checkpoints over `ranks` (sorted, the waiting visitors in queue
+    /// order) for a queue admitting `per_second` visitors a second.
+    pub fn over(ranks: &[QueueRank], per_second: u64) -> Self {
+        let n = ranks.len() as u64;
+        let mut points = Vec::new();
+        let mut i = 0u64;
+        while i < n {
+            points.push((ranks[i as usize], i));
+            i += 1.max(i / 100).max(per_second);
+        }
+        if let Some(&last) = ranks.last() {
+            if points.last().map(|p| p.1) != Some(n - 1) {
+                points.push((last, n - 1));
+            }
+        }
+        // Past the cap, keep every k-th (the last always): coarser, bounded.
+        if points.len() > MAX_CHECKPOINTS {
+            let step = points.len().div_ceil(MAX_CHECKPOINTS - 1);
+            let last = points[points.len() - 1];
+            points = points.into_iter().step_by(step).collect();
+            if points.last() != Some(&last) {
+                points.push(last);
+            }
+        }
+        Self(points)
+    }
+
+    /// The position (1 = next) of the visitor ranked `rank` among `waiting`
+    /// visitors: exact at a checkpoint, interpolated between two, and
+    /// behind everyone known when it ranks after the last.
+    pub fn position(&self, rank: QueueRank, waiting: u64) -> u64 {
+        let after = self.0.partition_point(|(r, _)| *r <= rank);
+        let ahead = match (after.checked_sub(1).map(|i| self.0[i]), self.0.get(after)) {
+            (None, _) => 0,
+            (Some((r, ahead)), _) if r == rank => ahead,
+            (Some((r, ahead)), Some(&(next, next_ahead))) => {
+                let fraction = (rank.0 - r.0) as f64 / (next.0 - r.0) as f64;
+                let between = next_ahead.saturating_sub(ahead + 1) as f64;
+                ahead + 1 + (fraction * between) as u64
+            }
+            (Some((_, ahead)), None) => (ahead + 1).max(waiting),
+        };
+        ahead + 1
+    }
+}
+
+/// The queue as the admitter last wrote it (with what the operator put).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueState {
+    /// A queue deleted and put again is a new generation: its visitors
+    /// are new, the old ones are gone.
+    pub generation: u64,
+    pub settings: QueueSettings,
+    /// What the event had left when the admitter last looked.
+    pub inventory: Inventory,
+    /// The latest admission's slot, µs.
+    pub last_admission_us: Option<i64>,
+    /// The earliest instant admission may happen: the opening, or the end
+    /// of the latest pause, µs.
+    pub resumed_us: i64,
+    pub admitted: u64,
+    /// Visitors waiting (SOLD_OUT ones excluded) when the admitter looked.
+    pub waiting: u64,
+    pub checkpoints: Checkpoints,
+    /// Every write of the state bumps it: the admitter's and the joiners'
+    /// writes are conditional on the version they read.
+    pub version: i64,
+}
+
+impl QueueState {
+    /// A new queue (generation `generation`), empty, assumed to have
+    /// something to sell until the admitter looks.
+    pub fn new(generation: u64, settings: QueueSettings) -> Self {
+        Self {
+            generation,
+            settings,
+            inventory: Inventory::Available,
+            last_admission_us: None,
+            resumed_us: settings.opens_at.0 * 1_000,
+            admitted: 0,
+            waiting: 0,
+            checkpoints: Checkpoints::default(),
+            version: 0,
+        }
+    }
+
+    pub fn status(&self, now: Millis) -> QueueStatus {
+        queue_status(self.settings.opens_at, self.inventory, now)
+    }
+
+    /// The earliest slot the next admission may take.
+    fn next_allowed_us(&self) -> i64 {
+        let spacing = self.settings.spacing_us();
+        self.last_admission_us
+            .map_or(self.resumed_us, |t| (t + spacing).max(self.resumed_us))
+    }
+
+    /// The slot of a visitor joining at `now` if it is admitted at once:
+    /// the queue is open, nobody waits, and the spacing since the last
+    /// admission allows it.
+    pub fn admits_on_join(&self, now: Millis) -> Option<i64> {
+        let now_us = now.0 * 1_000;
+        (self.status(now) == QueueStatus::Open
+            && self.waiting == 0
+            && self.next_allowed_us() <= now_us)
+            .then_some(now_us)
+    }
+
+    /// The state after the on-the-spot admission at `slot_us`.
+    pub fn admitted_on_join(&self, slot_us: i64) -> Self {
+        Self {
+            last_admission_us: Some(slot_us),
+            admitted: self.admitted + 1,
+            version: self.version + 1,
+            ..self.clone()
+        }
+    }
+}
+
+/// A waiting visitor as the admitter sees it, in queue order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitingVisitor {
+    pub rank: QueueRank,
+    /// When it could first be admitted: its join, or the opening (µs).
+    pub eligible_us: i64,
+}
+
+/// What one admitter tick does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TickPlan {
+    /// The new state (the store writes it if nobody else wrote first).
+    pub state: QueueState,
+    pub status: QueueStatus,
+    /// The slots (µs) of the first `slots.len()` waiting visitors, who are
+    /// admitted now.
+    pub slots: Vec<i64>,
+}
+
+/// One tick at `now`: `waiting` are the waiting visitors in queue order,
+/// `inventory` what the event has left. A queue whose inventory comes back
+/// resumes now; a paused, sold-out or scheduled queue admits nobody.
+pub fn plan_tick(
+    state: &QueueState,
+    waiting: &[WaitingVisitor],
+    inventory: Inventory,
+    now: Millis,
+) -> TickPlan {
+    let now_us = now.0 * 1_000;
+    let status = queue_status(state.settings.opens_at, inventory, now);
+    let mut resumed_us = state.resumed_us.max(state.settings.opens_at.0 * 1_000);
+    if state.inventory != Inventory::Available && inventory == Inventory::Available {
+        resumed_us = resumed_us.max(now_us);
+    }
+    let slots = if status == QueueStatus::Open {
+        let eligible: Vec<i64> = waiting.iter().map(|w| w.eligible_us).collect();
+        admission_times(
+            state.last_admission_us,
+            state.settings.spacing_us(),
+            resumed_us.max(now_us - CATCH_UP_US),
+            &eligible,
+            now_us,
+        )
+    } else {
+        Vec::new()
+    };
+    let left = &waiting[slots.len()..];
+    let ranks: Vec<QueueRank> = left.iter().map(|w| w.rank).collect();
+    let per_second = u64::from(state.settings.admit_per_minute).div_ceil(60);
+    let sold_out = status == QueueStatus::SoldOut;
+    let next = QueueState {
+        inventory,
+        last_admission_us: slots.last().copied().or(state.last_admission_us),
+        resumed_us,
+        admitted: state.admitted + slots.len() as u64,
+        waiting: if sold_out { 0 } else { left.len() as u64 },
+        checkpoints: if sold_out {
+            Checkpoints::default()
+        } else {
+            Checkpoints::over(&ranks, per_second)
+        },
+        version: state.version + 1,
+        ..state.clone()
+    };
+    TickPlan {
+        state: next,
+        status,
+        slots,
+    }
+}
+
+/// An admission as the visitor's item keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admission {
+    /// The `jti`.
+    pub admission_id: String,
+    /// When it was given (the token's `iat`).
+    pub given_at: Millis,
+    /// The token's `exp` (whole seconds).
+    pub expires_at: Millis,
+    /// Orders it may open: the queue's `ordersPerAdmission` when given.
+    pub orders_allowed: u32,
+}
+
+/// What visitor-status tells a visitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VisitorView<'a> {
+    /// Before the opening without a position; after it with one (1 = next)
+    /// and when it should be admitted (ms, never in the past).
+    Waiting {
+        position: Option<u64>,
+        estimated_at: Option<Millis>,
+    },
+    Admitted(&'a Admission),
+    Expired,
+    SoldOut,
+}
+
+/// A visitor's status at `now`: its admission if it has one, else where
+/// it stands in `state`'s queue.
+pub fn visitor_view<'a>(
+    rank: QueueRank,
+    admission: Option<&'a Admission>,
+    state: &QueueState,
+    now: Millis,
+) -> VisitorView<'a> {
+    if let Some(admission) = admission {
+        return if super::queue::admission_is_live(admission.expires_at, now) {
+            VisitorView::Admitted(admission)
+        } else {
+            VisitorView::Expired
+        };
+    }
+    match state.status(now) {
+        QueueStatus::Scheduled => VisitorView::Waiting {
+            position: None,
+            estimated_at: None,
+        },
+        QueueStatus::SoldOut => VisitorView::SoldOut,
+        QueueStatus::Open | QueueStatus::Paused => {
+            let position = state.checkpoints.position(rank, state.waiting);
+            let at_us = estimated_admission_at(
+                state.last_admission_us,
+                state.settings.spacing_us(),
+                position,
+                now.0 * 1_000,
+            );
+            VisitorView::Waiting {
+                position: Some(position),
+                estimated_at: Some(Millis(at_us.div_euclid(1_000).max(now.0))),
+            }
+        }
+    }
+}
+
+/// The settings a put leaves: `new`, except that an open queue keeps its
+/// opening (`None` if the put tried to move it: `409 queue-open`).
+pub fn settings_after_put(
+    old: Option<&QueueSettings>,
+    new: QueueSettings,
+    now: Millis,
+) -> Option<QueueSettings> {
+    match old {
+        Some(old) if !old.may_move_opening(new.opens_at, now) => None,
+        _ => Some(new),
+    }
+}
+
+#[cfg(test)]
+#[path = "queue_state_tests.rs"]
+mod tests;

@@ -1,0 +1,265 @@
+use super::*;
+use crate::domain::queue::queue_rank;
+
+const S: i64 = 1_000_000;
+
+fn settings(opens_at_ms: i64, per_minute: u32) -> QueueSettings {
+    QueueSettings::new(Millis(opens_at_ms), per_minute, None, None).unwrap()
+}
+
+fn ranks(n: u64) -> Vec<QueueRank> {
+    (0..n).map(|i| QueueRank(u128::from(i) * 1_000)).collect()
+}
+
+#[test]
+fn positions_are_within_one_percent_and_a_seconds_pace() {
+    for (n, per_second) in [
+        (10u64, 1u64),
+        (1_000, 1),
+        (100_000, 1),
+        (100_000, 500),
+        (3_000_000, 1),
+    ] {
+        let all = ranks(n);
+        let points = Checkpoints::over(&all, per_second);
+        assert!(points.0.len() <= MAX_CHECKPOINTS, "{n}: {}", points.0.len());
+        for i in [0, 1, 2, n / 3, (n / 2 + 7).min(n - 1), n - 1] {
+            let truth = i + 1;
+            let got = points.position(all[i as usize], n);
+            let allowed = truth / 100 + per_second;
+            assert!(
+                got.abs_diff(truth) <= allowed,
+                "n {n}, pace {per_second}: {got} for {truth}"
+            );
+        }
+    }
+    // Exact at the front, where a visitor watches the count go down.
+    let all = ranks(500);
+    let points = Checkpoints::over(&all, 1);
+    for (i, &rank) in all.iter().take(100).enumerate() {
+        assert_eq!(points.position(rank, 500), i as u64 + 1);
+    }
+}
+
+#[test]
+fn a_rank_outside_the_checkpoints_stands_at_either_end() {
+    let points = Checkpoints::over(&ranks(10), 1);
+    assert_eq!(points.position(QueueRank(0), 10), 1);
+    assert_eq!(
+        points.position(QueueRank(500), 10),
+        2,
+        "between the first two"
+    );
+    assert_eq!(
+        points.position(QueueRank(1_000_000), 10),
+        11,
+        "after everyone known"
+    );
+    assert_eq!(Checkpoints::default().position(QueueRank(5), 0), 1);
+}
+
+fn waiting(eligible: &[i64]) -> Vec<WaitingVisitor> {
+    eligible
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| WaitingVisitor {
+            rank: QueueRank(i as u128),
+            eligible_us: e,
+        })
+        .collect()
+}
+
+#[test]
+fn a_tick_admits_at_the_pace_in_queue_order() {
+    // 60 a minute, opened at 10 s; five pre-open joiners; a tick now and
+    // then.
+    let state = QueueState::new(1, settings(10_000, 60));
+    let five = waiting(&[10 * S; 5]);
+    let plan = plan_tick(&state, &five, Inventory::Available, Millis(10_900));
+    assert_eq!(plan.status, QueueStatus::Open);
+    assert_eq!(plan.slots, vec![10 * S]);
+    let plan = plan_tick(
+        &plan.state,
+        &five[1..],
+        Inventory::Available,
+        Millis(11_400),
+    );
+    assert_eq!(plan.slots, vec![11 * S]);
+    let plan = plan_tick(
+        &plan.state,
+        &five[2..],
+        Inventory::Available,
+        Millis(12_300),
+    );
+    assert_eq!(plan.slots, vec![12 * S]);
+    assert_eq!((plan.state.admitted, plan.state.waiting), (3, 2));
+    assert_eq!(plan.state.last_admission_us, Some(12 * S));
+    assert_eq!(plan.state.version, state.version + 3);
+    let next = plan_tick(
+        &plan.state,
+        &five[3..],
+        Inventory::Available,
+        Millis(13_000),
+    );
+    assert_eq!(next.slots, vec![13 * S]);
+}
+
+#[test]
+fn nobody_is_admitted_before_the_opening_while_paused_or_sold_out() {
+    let state = QueueState::new(1, settings(10_000, 600));
+    let before = plan_tick(
+        &state,
+        &waiting(&[10 * S]),
+        Inventory::Available,
+        Millis(9_999),
+    );
+    assert_eq!(
+        (before.status, before.slots.len()),
+        (QueueStatus::Scheduled, 0)
+    );
+    assert_eq!(before.state.waiting, 1);
+    let paused = plan_tick(
+        &state,
+        &waiting(&[10 * S]),
+        Inventory::NoneAvailable,
+        Millis(20_000),
+    );
+    assert_eq!(
+        (paused.status, paused.slots.len()),
+        (QueueStatus::Paused, 0)
+    );
+    let sold = plan_tick(
+        &state,
+        &waiting(&[10 * S]),
+        Inventory::AllSold,
+        Millis(20_000),
+    );
+    assert_eq!((sold.status, sold.slots.len()), (QueueStatus::SoldOut, 0));
+    assert_eq!(
+        sold.state.waiting, 0,
+        "SOLD_OUT visitors are not counted as waiting"
+    );
+}
+
+#[test]
+fn a_resumed_queue_admits_from_the_resumption_not_before() {
+    let mut state = QueueState::new(1, settings(0, 60));
+    state.inventory = Inventory::NoneAvailable;
+    state.last_admission_us = Some(5 * S);
+    // Seen back at 31.2 s: admission resumes then, none for the paused time.
+    let plan = plan_tick(
+        &state,
+        &waiting(&[0; 3]),
+        Inventory::Available,
+        Millis(31_200),
+    );
+    assert_eq!(plan.slots, vec![31_200_000]);
+    assert_eq!(plan.state.resumed_us, 31_200_000);
+    let next = plan_tick(
+        &plan.state,
+        &waiting(&[0; 2]),
+        Inventory::Available,
+        Millis(32_300),
+    );
+    assert_eq!(next.slots, vec![32_200_000]);
+}
+
+#[test]
+fn an_admitter_that_was_away_resumes_the_pace_without_a_burst() {
+    let mut state = QueueState::new(1, settings(0, 60));
+    state.last_admission_us = Some(5 * S);
+    let plan = plan_tick(
+        &state,
+        &waiting(&[0; 100]),
+        Inventory::Available,
+        Millis(60_000),
+    );
+    assert_eq!(
+        plan.slots,
+        vec![59 * S, 60 * S],
+        "a second's catch-up, no more"
+    );
+}
+
+#[test]
+fn a_joiner_with_nobody_ahead_is_admitted_when_the_spacing_allows() {
+    let mut state = QueueState::new(1, settings(0, 60));
+    assert_eq!(
+        state.admits_on_join(Millis(5_000)),
+        Some(5 * S),
+        "idle: at once"
+    );
+    let after = state.admitted_on_join(5 * S);
+    assert_eq!((after.admitted, after.version), (1, 1));
+    assert_eq!(after.admits_on_join(Millis(5_500)), None, "spacing");
+    assert_eq!(after.admits_on_join(Millis(6_000)), Some(6 * S));
+    state.waiting = 1;
+    assert_eq!(state.admits_on_join(Millis(5_000)), None, "someone waits");
+    let scheduled = QueueState::new(1, settings(10_000, 60));
+    assert_eq!(scheduled.admits_on_join(Millis(9_000)), None);
+}
+
+#[test]
+fn a_visitor_is_told_its_admission_its_place_or_the_end() {
+    let mut state = QueueState::new(1, settings(10_000, 60));
+    state.checkpoints = Checkpoints::over(&ranks(10), 1);
+    state.waiting = 10;
+    state.last_admission_us = Some(20 * S);
+    let rank = QueueRank(3_000);
+    assert_eq!(
+        visitor_view(rank, None, &state, Millis(9_000)),
+        VisitorView::Waiting {
+            position: None,
+            estimated_at: None
+        }
+    );
+    // 4th in line, the last admission at 20 s, one a second: at 24 s.
+    assert_eq!(
+        visitor_view(rank, None, &state, Millis(20_500)),
+        VisitorView::Waiting {
+            position: Some(4),
+            estimated_at: Some(Millis(24_000))
+        }
+    );
+    // Never in the past, even when the admitter is late.
+    assert_eq!(
+        visitor_view(rank, None, &state, Millis(90_000)),
+        VisitorView::Waiting {
+            position: Some(4),
+            estimated_at: Some(Millis(90_000 + 3_000))
+        }
+    );
+    let admission = Admission {
+        admission_id: "a".into(),
+        given_at: Millis(20_000),
+        expires_at: Millis(620_000),
+        orders_allowed: 1,
+    };
+    assert_eq!(
+        visitor_view(rank, Some(&admission), &state, Millis(619_999)),
+        VisitorView::Admitted(&admission)
+    );
+    assert_eq!(
+        visitor_view(rank, Some(&admission), &state, Millis(620_000)),
+        VisitorView::Expired
+    );
+    state.inventory = Inventory::AllSold;
+    assert_eq!(
+        visitor_view(rank, None, &state, Millis(20_500)),
+        VisitorView::SoldOut
+    );
+}
+
+#[test]
+fn an_open_queue_keeps_its_opening() {
+    let old = settings(10_000, 60);
+    assert!(settings_after_put(Some(&old), settings(20_000, 60), Millis(9_000)).is_some());
+    assert!(settings_after_put(Some(&old), settings(20_000, 60), Millis(10_000)).is_none());
+    assert!(settings_after_put(Some(&old), settings(10_000, 120), Millis(50_000)).is_some());
+    assert!(settings_after_put(None, settings(0, 60), Millis(50_000)).is_some());
+    // Pre-open joiners rank ahead of every later joiner.
+    assert!(
+        queue_rank(Millis(9_999), Millis(10_000), u64::MAX)
+            < queue_rank(Millis(10_000), Millis(10_000), 0)
+    );
+}
