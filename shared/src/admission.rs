@@ -82,13 +82,27 @@ impl PublicJwk {
     }
 }
 
-fn parse_set(json: &str) -> Result<Vec<JwkIn>, KeyError> {
+/// Each key of the JWK Set `json`, made by `key` from the JWK and its
+/// checked `kid`; a refusal names the key's index and why.
+fn parse_keys<T>(
+    json: &str,
+    key: impl Fn(&JwkIn, String) -> Result<T, String>,
+) -> Result<Vec<T>, KeyError> {
     let set: JwkSetIn =
         serde_json::from_str(json).map_err(|e| KeyError::NotAJwkSet(e.to_string()))?;
     if set.keys.is_empty() {
         return Err(KeyError::Empty);
     }
-    Ok(set.keys)
+    let mut seen = Vec::new();
+    set.keys
+        .iter()
+        .enumerate()
+        .map(|(index, jwk)| {
+            checked_kid(jwk, &mut seen)
+                .and_then(|kid| key(jwk, kid))
+                .map_err(|reason| KeyError::BadKey { index, reason })
+        })
+        .collect()
 }
 
 /// A 32-byte base64url coordinate or scalar.
@@ -152,19 +166,10 @@ impl Clone for SigningKeys {
 
 impl SigningKeys {
     pub fn parse(json: &str) -> Result<Self, KeyError> {
-        let mut seen = Vec::new();
-        let keys = parse_set(json)?
-            .iter()
-            .enumerate()
-            .map(|(index, jwk)| {
-                Self::key(jwk, &mut seen).map_err(|reason| KeyError::BadKey { index, reason })
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Self(keys))
+        parse_keys(json, Self::key).map(Self)
     }
 
-    fn key(jwk: &JwkIn, seen: &mut Vec<String>) -> Result<SigningKey, String> {
-        let kid = checked_kid(jwk, seen)?;
+    fn key(jwk: &JwkIn, kid: String) -> Result<SigningKey, String> {
         let d = field(jwk.d.as_ref(), "d")?;
         let secret = p256::SecretKey::from_slice(&d).map_err(|_| "d is not a P-256 scalar")?;
         let point = secret.public_key().to_encoded_point(false);
@@ -228,32 +233,18 @@ impl fmt::Debug for VerifyKeys {
 
 impl VerifyKeys {
     pub fn parse(json: &str) -> Result<Self, KeyError> {
-        let mut seen = Vec::new();
-        let keys = parse_set(json)?
-            .iter()
-            .enumerate()
-            .map(|(index, jwk)| {
-                let kid = checked_kid(jwk, &mut seen)
-                    .map_err(|reason| KeyError::BadKey { index, reason })?;
-                if jwk.d.is_some() {
-                    return Err(KeyError::BadKey {
-                        index,
-                        reason: "a verify key must not carry its private part (d)".into(),
-                    });
-                }
-                let coordinate = |v: Option<&String>, name| {
-                    field(v, name)
-                        .map(|b| URL_SAFE_NO_PAD.encode(b))
-                        .map_err(|reason| KeyError::BadKey { index, reason })
-                };
-                Ok(PublicJwk::new(
-                    kid,
-                    coordinate(jwk.x.as_ref(), "x")?,
-                    coordinate(jwk.y.as_ref(), "y")?,
-                ))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_public(keys)
+        Self::from_public(parse_keys(json, |jwk, kid| {
+            if jwk.d.is_some() {
+                return Err("a verify key must not carry its private part (d)".into());
+            }
+            let coordinate =
+                |v: Option<&String>, name| field(v, name).map(|b| URL_SAFE_NO_PAD.encode(b));
+            Ok(PublicJwk::new(
+                kid,
+                coordinate(jwk.x.as_ref(), "x")?,
+                coordinate(jwk.y.as_ref(), "y")?,
+            ))
+        })?)
     }
 
     fn from_public(keys: Vec<PublicJwk>) -> Result<Self, KeyError> {
@@ -328,6 +319,10 @@ pub struct AdmissionClaims {
     pub iat: i64,
     pub nbf: i64,
     pub exp: i64,
+    /// How many orders it may open (the queue's `ordersPerAdmission` when
+    /// it was given: a later put does not change it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders: Option<u32>,
 }
 
 impl AdmissionClaims {
@@ -343,25 +338,30 @@ impl AdmissionClaims {
     }
 }
 
-/// The random part of the hold token, and the order id's randomness, of
-/// the order an admission opens under `Idempotency-Key: key`: derived from
-/// the admission and the key, so a retry after a lost reply finds the same
-/// order and gets a hold token that works on it, while only a hash of the
-/// secret is stored. Whoever holds the admission and the key can open (or
-/// find) that order anyway: the derivation gives nobody more than the
+/// The order id's randomness and the hold token's secret of the order an
+/// admission opens under `Idempotency-Key: key`: derived from the
+/// admission and the key (each by its own label, so the public order id
+/// tells nothing of the secret), so a retry after a lost reply finds the
+/// same order and gets a hold token that works on it, while only a hash of
+/// the secret is stored. Whoever holds the admission and the key can open
+/// (or find) that order anyway: the derivation gives nobody more than the
 /// contract's retry does.
-pub fn idempotent_order_seed(admission_id: &str, key: &str, event: &EventId) -> [u8; 32] {
-    let mut hash = Sha256::new();
-    for part in [
-        "seatclaim order under an admission v1",
-        admission_id,
-        key,
-        event.as_str(),
-    ] {
-        hash.update(part.as_bytes());
-        hash.update([0u8]);
-    }
-    hash.finalize().into()
+pub fn idempotent_order(admission_id: &str, key: &str, event: &EventId) -> (u128, [u8; 32]) {
+    let derive = |label: &str| -> [u8; 32] {
+        let mut hash = Sha256::new();
+        for part in [label, admission_id, key, event.as_str()] {
+            hash.update(part.as_bytes());
+            hash.update([0u8]);
+        }
+        hash.finalize().into()
+    };
+    let id = derive("seatclaim order id under an admission v1");
+    let mut id_bytes = [0u8; 16];
+    id_bytes.copy_from_slice(&id[..16]);
+    (
+        u128::from_le_bytes(id_bytes),
+        derive("seatclaim hold token under an admission v1"),
+    )
 }
 
 #[cfg(test)]

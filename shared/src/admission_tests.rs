@@ -16,6 +16,7 @@ fn claims(event: &str, exp: i64) -> AdmissionClaims {
         iat: exp - 600,
         nbf: exp - 600,
         exp,
+        orders: Some(1),
     }
 }
 
@@ -160,16 +161,18 @@ fn bad_key_sets_are_refused_by_index_and_reason() {
 }
 
 #[test]
-fn an_idempotent_seed_depends_on_admission_key_and_event() {
+fn an_idempotent_order_depends_on_admission_key_and_event() {
     let gala = event("gala");
-    let seed = idempotent_order_seed("a1", "k", &gala);
-    assert_eq!(seed, idempotent_order_seed("a1", "k", &gala));
-    assert_ne!(seed, idempotent_order_seed("a2", "k", &gala));
-    assert_ne!(seed, idempotent_order_seed("a1", "k2", &gala));
-    assert_ne!(seed, idempotent_order_seed("a1", "k", &event("other")));
+    let order = idempotent_order("a1", "k", &gala);
+    assert_eq!(order, idempotent_order("a1", "k", &gala));
+    assert_ne!(order, idempotent_order("a2", "k", &gala));
+    assert_ne!(order, idempotent_order("a1", "k2", &gala));
+    assert_ne!(order, idempotent_order("a1", "k", &event("other")));
     // The separator keeps ("a", "bk") and ("ab", "k") apart.
     assert_ne!(
-        idempotent_order_seed("a", "bk", &gala),
-        idempotent_order_seed("ab", "k", &gala)
+        idempotent_order("a", "bk", &gala),
+        idempotent_order("ab", "k", &gala)
     );
+    // The id's bytes are not the secret's.
+    assert_ne!(order.0.to_le_bytes(), order.1[..16]);
 }

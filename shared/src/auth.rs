@@ -1,4 +1,5 @@
-//! Hold tokens (order routes) and payment signatures (confirm).
+//! Hold tokens (order routes), visitor tokens (v3: a queue's visitor) and
+//! payment signatures (confirm).
 
 use std::fmt;
 
@@ -40,21 +41,48 @@ impl fmt::Debug for HoldToken {
     }
 }
 
+/// `TOKEN_SECRET_BYTES` random bytes, or a 500 if the system has none.
+fn random_secret(what: &str) -> Result<[u8; TOKEN_SECRET_BYTES], Error> {
+    let mut secret = [0u8; TOKEN_SECRET_BYTES];
+    getrandom::fill(&mut secret)
+        .map_err(|e| Error::Corrupt(format!("no randomness for a {what}: {e}")))?;
+    Ok(secret)
+}
+
+/// The token of an `Authorization: Bearer <token>` header value.
+pub fn bearer_value(header: Option<&str>) -> Option<&str> {
+    let (scheme, token) = header?.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
 impl HoldToken {
     pub fn generate(event_id: &EventId, expires_at: Millis) -> Result<Self, Error> {
-        let mut secret = [0u8; TOKEN_SECRET_BYTES];
-        getrandom::fill(&mut secret)
-            .map_err(|e| Error::Corrupt(format!("no randomness for a hold token: {e}")))?;
+        Ok(Self::from_secret(
+            event_id,
+            expires_at,
+            random_secret("hold token")?,
+        ))
+    }
+
+    /// The token of `secret` (v3: an order opened under an admission with
+    /// an `Idempotency-Key` derives it, see [`crate::admission`]).
+    pub fn from_secret(
+        event_id: &EventId,
+        expires_at: Millis,
+        secret: [u8; TOKEN_SECRET_BYTES],
+    ) -> Self {
         let raw = format!(
             "{event_id}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{}",
             expires_at.0,
             hex::encode(secret)
         );
-        Ok(Self {
+        Self {
             raw,
             event_id: event_id.clone(),
             expires_at,
-        })
+        }
     }
 
     /// Parses a presented token; `None` if it is not shaped like ours.
@@ -78,12 +106,7 @@ impl HoldToken {
 
     /// From an `Authorization: Bearer <token>` header value.
     pub fn from_authorization(header: Option<&str>) -> Option<Self> {
-        let value = header?.trim();
-        let (scheme, token) = value.split_once(' ')?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        Self::parse(token.trim())
+        Self::parse(bearer_value(header)?)
     }
 
     pub fn as_str(&self) -> &str {
@@ -118,6 +141,46 @@ impl HoldToken {
     /// suffices: it is 256 random bits, so there is nothing to brute-force.
     pub fn hash(&self) -> String {
         hex::encode(Sha256::digest(self.secret().as_bytes()))
+    }
+    /// Constant-time comparison with a stored hash.
+    pub fn matches(&self, stored_hash: &str) -> bool {
+        self.hash().as_bytes().ct_eq(stored_hash.as_bytes()).into()
+    }
+}
+
+/// (v3) A queue visitor's bearer secret: `vt_{64 hex}`. Its visitor's
+/// item stores only the hash.
+pub struct VisitorToken(String);
+
+impl fmt::Debug for VisitorToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("VisitorToken(redacted)")
+    }
+}
+
+const VISITOR_TOKEN_PREFIX: &str = "vt_";
+
+impl VisitorToken {
+    pub fn generate() -> Result<Self, Error> {
+        let secret = random_secret("visitor token")?;
+        Ok(Self(format!(
+            "{VISITOR_TOKEN_PREFIX}{}",
+            hex::encode(secret)
+        )))
+    }
+    /// From an `Authorization: Bearer <token>` header value, if shaped
+    /// like ours.
+    pub fn from_authorization(header: Option<&str>) -> Option<Self> {
+        let token = bearer_value(header)?;
+        let secret = token.strip_prefix(VISITOR_TOKEN_PREFIX)?;
+        (secret.len() == TOKEN_SECRET_BYTES * 2 && secret.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| Self(token.to_owned()))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    pub fn hash(&self) -> String {
+        hex::encode(Sha256::digest(self.0.as_bytes()))
     }
     /// Constant-time comparison with a stored hash.
     pub fn matches(&self, stored_hash: &str) -> bool {

@@ -1,5 +1,6 @@
 //! Configuration from the environment, checked once at start-up.
 
+use crate::admission::{KeyError, SigningKeys, VerifyKeys};
 use crate::auth::{ConfirmSecrets, SecretError};
 use crate::domain::{EXPIRY_GUARD_MS_RANGE, HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
 
@@ -16,6 +17,12 @@ pub enum ConfigError {
     },
     #[error("environment variable CONFIRM_SECRET is invalid: {0}")]
     BadSecret(#[source] SecretError),
+    #[error("environment variable {name} is invalid: {source}")]
+    BadKeys {
+        name: &'static str,
+        #[source]
+        source: KeyError,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +50,16 @@ pub struct Config {
     /// sooner. The default keeps every reply inside the HTTP API's 30 s
     /// integration timeout; tests scale it down.
     pub request_budget_ms: u32,
+    /// (v3) `ADMISSION_SIGNING_KEYS`: only the queue's visitor function
+    /// (and the dev server) holds them.
+    pub admission_signing: Option<SigningKeys>,
+    /// (v3) `ADMISSION_VERIFY_KEYS`: create-order and the JWKS route.
+    pub admission_verify: Option<VerifyKeys>,
+    /// (v3) `ADMITTER_RUN_SECONDS`: how long one run of the admitter
+    /// function ticks. A little over the schedule's minute, so the next
+    /// run overlaps it and no second goes without a tick (two admitters at
+    /// once are harmless: only one commits each tick).
+    pub admitter_run_seconds: u32,
 }
 
 impl Config {
@@ -56,6 +73,9 @@ pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
 pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
 pub const DEFAULT_CREATE_EVENT_BUDGET_MS: u32 = 20_000;
 pub const DEFAULT_MAX_ORDER_LIFETIME_SECONDS: u32 = 7200;
+pub const DEFAULT_ADMITTER_RUN_SECONDS: u32 = 62;
+/// At most 14 minutes: the admitter function's Lambda timeout must exceed it.
+pub const ADMITTER_RUN_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=840;
 /// The HTTP API's integration timeout (30 s) less a second for the reply
 /// and API Gateway's own hop.
 pub const DEFAULT_REQUEST_BUDGET_MS: u32 = 29_000;
@@ -71,6 +91,10 @@ pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_0
 pub enum Needs {
     Store,
     StoreAndConfirmSecret,
+    /// (v3) The queue's visitor routes: they sign admissions.
+    StoreAndSigningKeys,
+    /// (v3) create-order and the JWKS route: they verify admissions.
+    StoreAndVerifyKeys,
 }
 
 impl Config {
@@ -110,7 +134,7 @@ impl Config {
             (None, Needs::StoreAndConfirmSecret) => {
                 return Err(ConfigError::Missing("CONFIRM_SECRET"))
             }
-            (None, Needs::Store) => None,
+            (None, _) => None,
         };
         let create_event_budget_ms = number(
             &get,
@@ -130,6 +154,24 @@ impl Config {
             DEFAULT_REQUEST_BUDGET_MS,
             REQUEST_BUDGET_MS_RANGE,
         )?;
+        let admitter_run_seconds = number(
+            &get,
+            "ADMITTER_RUN_SECONDS",
+            DEFAULT_ADMITTER_RUN_SECONDS,
+            ADMITTER_RUN_SECONDS_RANGE,
+        )?;
+        let admission_signing = keys(
+            &get,
+            "ADMISSION_SIGNING_KEYS",
+            needs == Needs::StoreAndSigningKeys,
+            SigningKeys::parse,
+        )?;
+        let admission_verify = keys(
+            &get,
+            "ADMISSION_VERIFY_KEYS",
+            needs == Needs::StoreAndVerifyKeys,
+            VerifyKeys::parse,
+        )?;
         Ok(Self {
             table_name,
             hold_seconds,
@@ -139,7 +181,26 @@ impl Config {
             create_event_budget_ms,
             max_order_lifetime_seconds,
             request_budget_ms,
+            admission_signing,
+            admission_verify,
+            admitter_run_seconds,
         })
+    }
+}
+
+/// A key set from `name`: required or not, and never shown when invalid.
+fn keys<T>(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    required: bool,
+    parse: fn(&str) -> Result<T, KeyError>,
+) -> Result<Option<T>, ConfigError> {
+    match get(name).filter(|v| !v.trim().is_empty()) {
+        Some(raw) => parse(&raw)
+            .map(Some)
+            .map_err(|source| ConfigError::BadKeys { name, source }),
+        None if required => Err(ConfigError::Missing(name)),
+        None => Ok(None),
     }
 }
 

@@ -53,6 +53,18 @@ pub enum Error {
     NotEnoughSeats { quantity: u32 },
     #[error("not that many places are free; this order could hold {available}")]
     SoldOut { available: u32 },
+    #[error("the event has no queue")]
+    QueueNotFound,
+    #[error("no visitor of this queue has this id")]
+    VisitorNotFound,
+    #[error("the queue has opened: opensAt can no longer change")]
+    QueueOpen,
+    #[error(
+        "this event sells through its queue: join it, and open orders with the admission it gives"
+    )]
+    QueueRequired { queue: String },
+    #[error("this admission has opened every order it allows")]
+    AdmissionUsed,
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
     /// A store failure that no retry will mend (its source is the store's
@@ -96,6 +108,11 @@ impl Error {
             OrderNotCancellable => "order-not-cancellable",
             NotEnoughSeats { .. } => "not-enough-seats",
             SoldOut { .. } => "sold-out",
+            QueueNotFound => "queue-not-found",
+            VisitorNotFound => "visitor-not-found",
+            QueueOpen => "queue-open",
+            QueueRequired { .. } => "queue-required",
+            AdmissionUsed => "admission-used",
             StoreUnavailable => "store-unavailable",
             Store(_) | Corrupt(_) => "internal-error",
         }
@@ -120,6 +137,10 @@ impl Error {
         // The most the order could set, so the buyer can take that instead.
         if let Error::SoldOut { available } = self {
             body["available"] = (*available).into();
+        }
+        // Where to get the admission it asks for.
+        if let Error::QueueRequired { queue } = self {
+            body["queue"] = queue.as_str().into();
         }
         body
     }

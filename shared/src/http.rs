@@ -39,9 +39,14 @@ pub fn status(err: &Error) -> StatusCode {
         BadRequest(_) => StatusCode::BAD_REQUEST,
         PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         Unauthorized => StatusCode::UNAUTHORIZED,
-        RouteNotFound { .. } | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound => {
-            StatusCode::NOT_FOUND
-        }
+        RouteNotFound { .. }
+        | EventNotFound
+        | OrderNotFound
+        | SeatNotFound
+        | SectionNotFound
+        | QueueNotFound
+        | VisitorNotFound => StatusCode::NOT_FOUND,
+        QueueRequired { .. } => StatusCode::FORBIDDEN,
         MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
         EventExists
         | SeatHeld
@@ -55,7 +60,9 @@ pub fn status(err: &Error) -> StatusCode {
         | HoldLimit
         | OrderNotCancellable
         | NotEnoughSeats { .. }
-        | SoldOut { .. } => StatusCode::CONFLICT,
+        | SoldOut { .. }
+        | QueueOpen
+        | AdmissionUsed => StatusCode::CONFLICT,
         SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -248,6 +255,11 @@ pub fn cacheable_json<T: Serialize>(value: &T, max_age_seconds: u32, gzip: bool)
 /// A header as text; a non-text header reads as absent.
 pub fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The token of the request's `Authorization: Bearer <token>`, if any.
+pub fn bearer(req: &Request) -> Option<&str> {
+    crate::auth::bearer_value(header(req, "authorization"))
 }
 
 /// The raw body bytes, capped at [`MAX_BODY_BYTES`].

@@ -2,6 +2,7 @@
 //! glue and the handlers every Lambda function (and the dev server) calls.
 
 pub mod admission;
+pub mod admitter;
 pub mod auth;
 pub mod config;
 pub mod crowd;

@@ -47,6 +47,14 @@ pub const REFUSED_AFTER_READ: &str = "RefusedAfterRead";
 pub const EVENTS_PUBLISHED: &str = "EventsPublished";
 pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
 
+/// (v3) The on-sale queue: visitors who joined, admissions given, the
+/// visitors waiting when the admitter last looked, and whether a queue is
+/// paused (1) or not (0) at its latest tick: the alarm watches its maximum.
+pub const QUEUE_JOINS: &str = "QueueJoins";
+pub const QUEUE_ADMISSIONS: &str = "QueueAdmissions";
+pub const QUEUE_WAITING: &str = "QueueWaiting";
+pub const QUEUE_PAUSED: &str = "QueuePaused";
+
 /// The routes whose requests are claims.
 const CLAIM_ROUTES: [&str; 3] = ["get-seat", "best-available", "hold-ga"];
 
@@ -90,10 +98,14 @@ fn describe() {
         REFUSED_AFTER_READ,
         EVENTS_PUBLISHED,
         EVENT_RECORDS_FAILED,
+        QUEUE_JOINS,
+        QUEUE_ADMISSIONS,
     ] {
         metrics::describe_counter!(name, metrics::Unit::Count, "");
     }
     metrics::describe_gauge!(SWEEP_LAG, metrics::Unit::Milliseconds, "");
+    metrics::describe_gauge!(QUEUE_WAITING, metrics::Unit::Count, "");
+    metrics::describe_gauge!(QUEUE_PAUSED, metrics::Unit::Count, "");
 }
 
 /// Where [`flush`] writes instead of stdout, once a test asks for it.
@@ -173,4 +185,18 @@ pub fn published(events: usize, failed_records: usize) {
 pub fn projected(changes: usize, failed: usize) {
     metrics::counter!(SEAT_MAP_CHANGES).increment(changes as u64);
     metrics::counter!(SEAT_MAP_FAILURES).increment(failed as u64);
+}
+
+/// A visitor joined a queue (`admitted`: on the spot).
+pub fn queue_join(admitted: bool) {
+    let outcome = if admitted { "admitted" } else { "waiting" };
+    metrics::counter!(QUEUE_JOINS, "outcome" => outcome).increment(1);
+}
+
+/// One admitter tick of one queue: admissions given, visitors waiting,
+/// and whether it is paused.
+pub fn queue_tick(admitted: u64, waiting: u64, paused: bool) {
+    metrics::counter!(QUEUE_ADMISSIONS).increment(admitted);
+    metrics::gauge!(QUEUE_WAITING).set(waiting as f64);
+    metrics::gauge!(QUEUE_PAUSED).set(if paused { 1.0 } else { 0.0 });
 }

@@ -230,6 +230,19 @@ pub struct Admission {
     pub orders_allowed: u32,
 }
 
+/// A visitor of a queue as its item keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Visitor {
+    pub visitor_id: super::VisitorId,
+    /// The queue generation it joined (a queue put again is a new one).
+    pub generation: u64,
+    pub joined_at: Millis,
+    pub rank: QueueRank,
+    /// The hash of its visitor token.
+    pub token_hash: String,
+    pub admission: Option<Admission>,
+}
+
 /// What visitor-status tells a visitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VisitorView<'a> {
@@ -278,6 +291,36 @@ pub fn visitor_view<'a>(
                 estimated_at: Some(Millis(at_us.div_euclid(1_000).max(now.0))),
             }
         }
+    }
+}
+
+/// What an event has left, from its seat map at some instant and its
+/// general-admission buckets: something available; nothing, but something
+/// held (it may come back); or everything sold (nothing ever comes back).
+pub fn inventory_of(
+    map: &super::SeatMap,
+    buckets: &std::collections::HashMap<super::SectionId, Vec<super::ga::Bucket>>,
+) -> Inventory {
+    let rows = || map.sections.iter().flat_map(|s| s.rows.iter().flatten());
+    let any_seat = rows().any(|r| r.statuses.contains('A'));
+    let any_place = map.sections.iter().any(|s| s.available.unwrap_or(0) > 0);
+    if any_seat || any_place {
+        return Inventory::Available;
+    }
+    let seats_sold = rows().all(|r| r.statuses.bytes().all(|b| b == b'S'));
+    let places_sold = map
+        .sections
+        .iter()
+        .filter(|s| s.capacity.is_some())
+        .all(|s| {
+            buckets
+                .get(&s.section_id)
+                .is_some_and(|all| all.iter().all(|b| b.sold >= b.capacity))
+        });
+    if seats_sold && places_sold {
+        Inventory::AllSold
+    } else {
+        Inventory::NoneAvailable
     }
 }
 

@@ -1,4 +1,5 @@
-//! The cron entry point: expire-holds, run by an EventBridge schedule.
+//! The scheduled entry points: expire-holds and (v3) admit-visitors, each
+//! run by an EventBridge schedule.
 
 use crate::{metrics, sweep, App};
 
@@ -24,3 +25,33 @@ pub async fn expire_holds(
     metrics::flush();
     Ok(summary)
 }
+
+/// (v3) The admitter function's run, started every minute by its
+/// schedule: ticks every queue for `ADMITTER_RUN_SECONDS` (or until shortly
+/// before the invocation's deadline), keeping what it read in `admitter`
+/// for the next run of this instance.
+pub async fn admit_visitors(
+    app: &App,
+    admitter: &tokio::sync::Mutex<crate::admitter::Admitter>,
+    event: lambda_runtime::LambdaEvent<serde_json::Value>,
+) -> Result<crate::admitter::AdmitterRun, std::convert::Infallible> {
+    let wanted = std::time::Duration::from_secs(u64::from(app.config.admitter_run_seconds));
+    let now = u64::try_from(crate::world::now().0).unwrap_or(0);
+    let left = event
+        .context
+        .deadline
+        .checked_sub(now + ADMITTER_DEADLINE_MARGIN_MS)
+        .filter(|_| event.context.deadline > 0)
+        .map_or(wanted, std::time::Duration::from_millis);
+    let run = admitter.lock().await.run_for(app, wanted.min(left)).await;
+    tracing::info!(
+        ticks = run.ticks,
+        queues = run.queues,
+        admitted = run.admitted,
+        "admitter run"
+    );
+    Ok(run)
+}
+
+/// Time kept back from the admitter's invocation deadline.
+const ADMITTER_DEADLINE_MARGIN_MS: u64 = 3_000;

@@ -9,6 +9,8 @@
 //! - `places`: hold-ga (and finding places, for confirm too)
 //! - `confirm`: the payment backend's signed webhook
 //! - `cron`: expire-holds; `streams`: project-seat-map, publish-events
+//! - `queue`: (v3) put-queue, get-queue, delete-queue, and the JWKS
+//! - `visitors`: (v3) join-queue, visitor-status (they sign admissions)
 //! - `access`: who may use an order's routes
 
 use std::convert::Infallible;
@@ -24,15 +26,19 @@ mod cron;
 mod events;
 mod orders;
 mod places;
+mod queue;
 mod seats;
 mod streams;
+mod visitors;
 pub use confirm::confirm;
-pub use cron::expire_holds;
+pub use cron::{admit_visitors, expire_holds};
 pub use events::{availability, create_event, get_event, list_seats};
 pub use orders::{cancel_order, create_order, extend_order, get_order, open_order};
 pub use places::hold_ga;
+pub use queue::{admission_keys, delete_queue, get_queue, put_queue, queue_admin};
 pub use seats::{best_available, claim_remembering, drop_seat, get_seat};
 pub use streams::{project_records, project_seat_map, publish_events};
+pub use visitors::{join_queue, queue_visitors, visitor_status};
 
 /// A general-admission entry of a reply: places of one section.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -9,9 +9,12 @@ use serde::{Deserialize, Serialize};
 use super::access::read_own_order;
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
+use crate::domain::queue::ORDERS_PER_ADMISSION;
+use crate::domain::queue_state::QueueState;
 use crate::domain::{
-    extension, holder_deadline, Event, EventHead, EventId, Extension, Order, OrderId, OrderStatus,
-    PaymentId, SeatId, SectionId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
+    extension, holder_deadline, Event, EventHead, EventId, Extension, IdempotencyKey, Order,
+    OrderId, OrderStatus, PaymentId, SeatId, SectionId, VisitorId, HOLD_SECONDS_RANGE,
+    MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, request_deadline, serve};
@@ -39,17 +42,38 @@ struct CreateOrderReply<'a> {
 }
 
 /// A new PENDING order of `event` opened at `now`, and its hold token:
-/// the randomness both need is drawn here, at the edge, and the domain
-/// builds the order from it (the token is the only copy of its secret).
+/// the randomness both need is drawn here, at the edge (or, under an
+/// admission with an `Idempotency-Key`, derived: `derived`), and the
+/// domain builds the order from it (the token is the only copy of its
+/// secret).
 pub fn open_order(
     event: &EventHead,
     now: crate::domain::Millis,
     guard_ms: u32,
     user_id: Option<String>,
 ) -> Result<(Order, HoldToken), Error> {
-    let token = HoldToken::generate(&event.event_id, Order::expiry_for(event, now))?;
-    let random = crate::world::random_u128()
-        .ok_or_else(|| Error::Corrupt("no randomness for an order id".into()))?;
+    open_order_from(event, now, guard_ms, user_id, None)
+}
+
+fn open_order_from(
+    event: &EventHead,
+    now: crate::domain::Millis,
+    guard_ms: u32,
+    user_id: Option<String>,
+    derived: Option<(u128, [u8; 32])>,
+) -> Result<(Order, HoldToken), Error> {
+    let expires_at = Order::expiry_for(event, now);
+    let (random, token) = match derived {
+        Some((random, secret)) => (
+            random,
+            HoldToken::from_secret(&event.event_id, expires_at, secret),
+        ),
+        None => (
+            crate::world::random_u128()
+                .ok_or_else(|| Error::Corrupt("no randomness for an order id".into()))?,
+            HoldToken::generate(&event.event_id, expires_at)?,
+        ),
+    };
     let order_id = OrderId::from_random(&event.event_id, random);
     let order = Order::new_pending(event, now, guard_ms, user_id, order_id, token.hash());
     Ok((order, token))
@@ -79,20 +103,55 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
                 .get_event_head(&event_id)
                 .await?
                 .ok_or(Error::EventNotFound)?;
-            let (order, token) = open_order(
-                &event,
-                crate::world::now(),
-                app.config.expiry_guard_ms,
-                body.user_id,
-            )?;
-            app.store.create_order(&order).await?;
+            let now = crate::world::now();
+            let guard = app.config.expiry_guard_ms;
+            let (order, token) = match app.store.cached_queue(&event_id, now).await? {
+                None => {
+                    let (order, token) = open_order(&event, now, guard, body.user_id)?;
+                    app.store.create_order(&order).await?;
+                    (order, token)
+                }
+                Some(queue) => {
+                    let opening = admitted_opening(app, &req, &event_id, &queue, now)?;
+                    let derived = opening.idempotency_key.as_deref().map(|key| {
+                        crate::admission::idempotent_order(&opening.claims.jti, key, &event_id)
+                    });
+                    let (mut order, token) =
+                        open_order_from(&event, now, guard, body.user_id, derived)?;
+                    order.visitor_id = Some(opening.visitor);
+                    let claims = &opening.claims;
+                    let created = app
+                        .store
+                        .create_admitted_order(
+                            &order,
+                            &claims.jti,
+                            opening.allowed,
+                            claims.expires_at(),
+                        )
+                        .await?;
+                    if created {
+                        (order, token)
+                    } else {
+                        // A retry under the same Idempotency-Key: the order
+                        // as it is now, and the token with its expiry.
+                        let stored = app
+                            .store
+                            .get_order(&order.order_id)
+                            .await?
+                            .ok_or(Error::OrderNotFound)?
+                            .order;
+                        let token = token.with_expiry(stored.expires_at);
+                        (stored, token)
+                    }
+                }
+            };
             Ok(json(
                 StatusCode::CREATED,
                 &CreateOrderReply {
                     order_id: &order.order_id,
                     hold_token: token.as_str(),
                     event_id: &order.event_id,
-                    status: OrderStatus::Pending,
+                    status: order.effective_status(now),
                     expires_at: order.expires_at.to_rfc3339(),
                     created_at: order.created_at.to_rfc3339(),
                 },
@@ -100,6 +159,64 @@ pub async fn create_order(app: &App, req: Request) -> Reply {
         },
     )
     .await)
+}
+
+/// What lets a request open an order while its event has a queue.
+struct AdmittedOpening {
+    claims: crate::admission::AdmissionClaims,
+    visitor: VisitorId,
+    /// Orders the admission may open.
+    allowed: u32,
+    idempotency_key: Option<String>,
+}
+
+/// The admission a create-order presents under a queue: none is
+/// `403 queue-required`; one that is not a live admission to this event,
+/// signed by one of our keys, is `401`; a malformed `Idempotency-Key` is
+/// `400`.
+fn admitted_opening(
+    app: &App,
+    req: &Request,
+    event_id: &EventId,
+    queue: &QueueState,
+    now: crate::domain::Millis,
+) -> Result<AdmittedOpening, Error> {
+    let Some(presented) = crate::http::bearer(req) else {
+        return Err(Error::QueueRequired {
+            queue: format!("/events/{event_id}/queue/visitors"),
+        });
+    };
+    let keys = app
+        .config
+        .admission_verify
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("ADMISSION_VERIFY_KEYS is not configured".into()))?;
+    let claims = keys.verify(presented, event_id, now)?;
+    let visitor = VisitorId::parse(&claims.sub).map_err(|_| Error::Unauthorized)?;
+    let allowed = claims
+        .orders
+        .unwrap_or(queue.settings.orders_per_admission)
+        .clamp(*ORDERS_PER_ADMISSION.start(), *ORDERS_PER_ADMISSION.end());
+    let idempotency_key = match crate::http::header(req, "idempotency-key") {
+        None => None,
+        Some(key) => Some(
+            IdempotencyKey::parse(key)
+                .map_err(|_| {
+                    Error::BadRequest(
+                        "Idempotency-Key must be 1-64 characters of A-Z, a-z, 0-9, _, . and -"
+                            .into(),
+                    )
+                })?
+                .as_str()
+                .to_owned(),
+        ),
+    };
+    Ok(AdmittedOpening {
+        claims,
+        visitor,
+        allowed,
+        idempotency_key,
+    })
 }
 
 // ----- get-order ------------------------------------------------------------
@@ -118,6 +235,9 @@ struct OrderReply<'a> {
     payment_id: Option<&'a PaymentId>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     refund_payment_ids: &'a [PaymentId],
+    /// (v3) The queue visitor whose admission opened it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    visitor_id: Option<&'a VisitorId>,
 }
 
 /// The event an order is for, with its plan.
@@ -199,6 +319,7 @@ pub async fn get_order(app: &App, req: Request) -> Reply {
                     ga: &ga,
                     payment_id: order.payment_id.as_ref(),
                     refund_payment_ids: &order.refund_payment_ids,
+                    visitor_id: order.visitor_id.as_ref(),
                 },
             ))
         },

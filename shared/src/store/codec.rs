@@ -8,12 +8,12 @@ use super::keys::{
     HOLD_SECONDS, NAME, NUMBER, ORDER_ID, ORDINAL, PAYMENT_ID, PK, PLACE_SEPARATOR, PLAN,
     PLAN_CHUNKS, PLAN_CHUNK_BYTES, READY, REFUND_REASON, ROW, SEATS, SEATS_WRITTEN, SEAT_AVAILABLE,
     SEAT_COUNT, SEAT_HELD, SEAT_ID, SEAT_SOLD, SECTION_ID, SK, SOLD, STATUS, TOKEN_HASH, USER_ID,
-    VERSION,
+    VERSION, VISITOR_ID,
 };
 use crate::domain::ga::{Bucket, HeldPlaces, PlaceHold};
 use crate::domain::{
     Event, EventHead, EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, RowId,
-    Seat, SeatId, SeatSpec, SeatState, SectionId, SectionPlan,
+    Seat, SeatId, SeatSpec, SeatState, SectionId, SectionPlan, VisitorId,
 };
 use crate::error::Error;
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -266,6 +266,11 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
             .map(|r| RefundReason::parse(r).ok_or_else(|| f.malformed(REFUND_REASON)))
             .transpose()?,
         user_id: f.opt_s(USER_ID).map(str::to_owned),
+        visitor_id: f
+            .opt_s(VISITOR_ID)
+            .map(VisitorId::parse)
+            .transpose()
+            .map_err(|_| f.malformed(VISITOR_ID))?,
     };
     Ok(StoredOrder {
         order,

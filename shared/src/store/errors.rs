@@ -97,6 +97,14 @@ where
     }
 }
 
+/// Whether a single-item write failed on its condition (and on nothing else).
+pub(super) fn is_condition_failure<E, R>(err: &SdkError<E, R>) -> bool
+where
+    E: ProvideErrorMetadata,
+{
+    matches!(err, SdkError::ServiceError(ctx) if ctx.err().code() == Some("ConditionalCheckFailedException"))
+}
+
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
         if e.is_unavailable() {

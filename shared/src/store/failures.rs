@@ -95,6 +95,43 @@ fn codes(reasons: &[Option<ItemFailure>]) -> Vec<&str> {
         .collect()
 }
 
+/// A cancelled queue write (put-queue, delete-queue, a joiner admitted on
+/// the spot): throttling is a 503; a failed condition or a conflict means
+/// someone wrote the queue first, `Ok(())`: read it again.
+pub(crate) fn queue_write(reasons: &[Option<ItemFailure>]) -> Result<(), Error> {
+    match unavailable_in("TransactWriteItems", reasons) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Why an order opened under an admission was not written: its item
+/// exists (the retry of an order with an `Idempotency-Key`, the item as it
+/// is), or the admission has opened all it may.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum AdmittedOrderFailure {
+    Exists(Option<Item>),
+    AdmissionUsed,
+}
+
+/// The cancelled transaction of create-order under an admission: item 0 is
+/// the order's put, item 1 the admission's count. Throttling or a conflict
+/// is a 503 (nothing was decided).
+pub(crate) fn admitted_order_failure(
+    reasons: &[Option<ItemFailure>],
+) -> Result<AdmittedOrderFailure, Error> {
+    if let Some(e) = unavailable_in("TransactWriteItems", reasons) {
+        return Err(e);
+    }
+    match (reasons.first(), reasons.get(1)) {
+        (Some(Some(ItemFailure::Condition(item))), _) => {
+            Ok(AdmittedOrderFailure::Exists(item.clone()))
+        }
+        (_, Some(Some(ItemFailure::Condition(_)))) => Ok(AdmittedOrderFailure::AdmissionUsed),
+        _ => Err(unexplained("TransactWriteItems", reasons)),
+    }
+}
+
 /// Logs a cancellation's reason codes (the 503's cause) and returns the 503.
 pub(crate) fn unexplained(operation: &'static str, reasons: &[Option<ItemFailure>]) -> Error {
     let codes = codes(reasons);

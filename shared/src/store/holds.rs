@@ -2,14 +2,17 @@
 //! claim or release one transaction with no read before it (but for a
 //! crowded instance's read of the seat, `seat_state`).
 
-use super::codec::{n, parse_order, parse_seat, s, Fields, StoredOrder};
+use super::codec::{n, parse_order, parse_seat, s, Fields, Item, StoredOrder};
 use super::errors::{sdk_error, StoreError};
 use super::expressions::{self, seat::FreeFor, Expression};
-use super::failures::{claim_error, extended_since, release_error, seat_seen, ItemFailure};
+use super::failures::{
+    admitted_order_failure, claim_error, extended_since, release_error, seat_seen,
+    AdmittedOrderFailure, ItemFailure,
+};
 use super::keys::{
-    expired_order_ttl, order_key, pending_shard, seat_key, CREATED_AT, EVENT_ID, EXPIRES_AT,
-    HOLDER_DEADLINE, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS, TOKEN_HASH, TTL,
-    USER_ID, VERSION,
+    admission_key, expired_order_ttl, order_key, pending_shard, seat_key, CREATED_AT, EVENT_ID,
+    EXPIRES_AT, HOLDER_DEADLINE, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS,
+    TOKEN_HASH, TTL, USER_ID, VERSION, VISITOR_ID, VISITOR_RETENTION_SECONDS,
 };
 use super::{Store, Txn};
 use crate::auth::HoldToken;
@@ -19,35 +22,49 @@ use crate::error::Error;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 
+/// A new PENDING order's item.
+fn order_item(order: &Order) -> Item {
+    let mut item = order_key(&order.order_id);
+    item.extend([
+        (KIND.into(), s("order")),
+        (ORDER_ID.into(), s(order.order_id.as_str())),
+        (EVENT_ID.into(), s(order.event_id.as_str())),
+        (STATUS.into(), s(OrderStatus::Pending.as_str())),
+        (EXPIRES_AT.into(), n(order.expires_at.0)),
+        (HOLDER_DEADLINE.into(), n(order.holder_deadline.0)),
+        (TOKEN_HASH.into(), s(&order.token_hash)),
+        (VERSION.into(), n(0)),
+        (CREATED_AT.into(), n(order.created_at.0)),
+        (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
+        (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
+        (TTL.into(), n(expired_order_ttl(order.expires_at))),
+    ]);
+    if let Some(user) = &order.user_id {
+        item.insert(USER_ID.into(), s(user));
+    }
+    if let Some(visitor) = &order.visitor_id {
+        item.insert(VISITOR_ID.into(), s(visitor.as_str()));
+    }
+    item
+}
+
+/// Whether the order item `old` is `order` (the same token hash): a
+/// retried create found its own write.
+fn is_same_order(old: &Item, order: &Order) -> bool {
+    Fields::new(old).opt_s(TOKEN_HASH) == Some(order.token_hash.as_str())
+}
+
 impl Store {
     // ----- orders -------------------------------------------------------
 
     /// Writes a new PENDING order (its id is fresh; the condition only
     /// guards against the impossible collision).
     pub async fn create_order(&self, order: &Order) -> Result<(), Error> {
-        let mut item = order_key(&order.order_id);
-        item.extend([
-            (KIND.into(), s("order")),
-            (ORDER_ID.into(), s(order.order_id.as_str())),
-            (EVENT_ID.into(), s(order.event_id.as_str())),
-            (STATUS.into(), s(OrderStatus::Pending.as_str())),
-            (EXPIRES_AT.into(), n(order.expires_at.0)),
-            (HOLDER_DEADLINE.into(), n(order.holder_deadline.0)),
-            (TOKEN_HASH.into(), s(&order.token_hash)),
-            (VERSION.into(), n(0)),
-            (CREATED_AT.into(), n(order.created_at.0)),
-            (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
-            (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
-            (TTL.into(), n(expired_order_ttl(order.expires_at))),
-        ]);
-        if let Some(user) = &order.user_id {
-            item.insert(USER_ID.into(), s(user));
-        }
         let put = self
             .client
             .put_item()
             .table_name(&*self.table)
-            .set_item(Some(item))
+            .set_item(Some(order_item(order)))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         let put = Expression::new_item().on_put_item(put).send().await;
         match put {
@@ -56,11 +73,42 @@ impl Store {
             // there is ours (same token hash), so the order exists as asked.
             Err(SdkError::ServiceError(ctx))
                 if matches!(ctx.err(), aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)
-                    if c.item().is_some_and(|old| Fields::new(old).opt_s(TOKEN_HASH) == Some(order.token_hash.as_str()))) =>
+                    if c.item().is_some_and(|old| is_same_order(old, order))) =>
             {
                 Ok(())
             }
             Err(e) => Err(sdk_error("PutItem", e).into()),
+        }
+    }
+
+    /// (v3) Writes a new PENDING order opened under an admission, and
+    /// counts it against the admission's `allowed` orders, in one
+    /// transaction. An order of the same id that is there already (a
+    /// retry under the same `Idempotency-Key`) is the answer if it is
+    /// this one (same token hash), and is not counted again: `false`;
+    /// `409 admission-used` once the admission opened all it may.
+    pub async fn create_admitted_order(
+        &self,
+        order: &Order,
+        admission_id: &str,
+        allowed: u32,
+        admission_expires_at: Millis,
+    ) -> Result<bool, Error> {
+        let ttl = admission_expires_at.0 / 1_000 + VISITOR_RETENTION_SECONDS;
+        let items = vec![
+            self.txn_put(order_item(order), Expression::new_item())?,
+            self.txn_update(
+                admission_key(admission_id),
+                expressions::queue::open_under(allowed, ttl),
+            )?,
+        ];
+        match self.transact(items).await? {
+            Txn::Committed => Ok(true),
+            Txn::Cancelled(reasons) => match admitted_order_failure(&reasons)? {
+                AdmittedOrderFailure::Exists(Some(old)) if is_same_order(&old, order) => Ok(false),
+                AdmittedOrderFailure::Exists(_) => Err(Error::Unauthorized),
+                AdmittedOrderFailure::AdmissionUsed => Err(Error::AdmissionUsed),
+            },
         }
     }
 

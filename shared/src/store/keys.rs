@@ -2,7 +2,7 @@
 //! pending-index shards. Every key format is written here and only here.
 
 use super::codec::{s, Item};
-use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId};
+use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId, VisitorId};
 use aws_sdk_dynamodb::types::AttributeValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -258,6 +258,103 @@ pub(super) fn payment_key(payment: &PaymentId) -> Item {
         (SK.into(), s("PAYMENT")),
     ])
 }
+// ----- (v3) the on-sale queue ------------------------------------------
+
+/// Name of the index of waiting visitors by join time (template.yaml).
+pub const QUEUE_INDEX: &str = "QueueByJoin";
+/// A queue's waiting visitors spread over this many index partitions: a
+/// join writes one entry and an admission removes it, so 32 shards take
+/// 32,000 joins a second before any reaches a partition's 1,000 write
+/// units (docs/SCALE.md measures it).
+pub const QUEUE_SHARDS: u8 = 32;
+/// Copies of a queue's state, each under a partition key of its own: every
+/// instance reads its own pick about once a second, so the crowd's reads
+/// spread over this many keys.
+pub const QUEUE_COPIES: u8 = 8;
+/// A visitor's item outlives its admission (or its join, if never
+/// admitted) by this long, then TTL removes it.
+pub const VISITOR_RETENTION_SECONDS: i64 = 24 * 3600;
+/// A waiting visitor's item is kept at most this long after its join.
+pub const WAITING_RETENTION_SECONDS: i64 = 2 * 24 * 3600;
+
+pub const QUEUE_SHARD: &str = "queueShard";
+pub const QUEUE_JOIN: &str = "queueJoin";
+/// The one attribute the queue's index carries besides its keys: the
+/// admitter orders visitors by it.
+pub const QUEUE_RANK: &str = "queueRank";
+pub(super) const GENERATION: &str = "generation";
+pub(super) const REMOVED: &str = "removed";
+pub(super) const OPENS_AT: &str = "opensAt";
+pub(super) const ADMIT_PER_MINUTE: &str = "admitPerMinute";
+pub(super) const ADMISSION_SECONDS: &str = "admissionSeconds";
+pub(super) const ORDERS_PER_ADMISSION: &str = "ordersPerAdmission";
+pub(super) const INVENTORY: &str = "inventory";
+pub(super) const LAST_ADMISSION_US: &str = "lastAdmissionUs";
+pub(super) const RESUMED_US: &str = "resumedUs";
+pub(super) const ADMITTED: &str = "admitted";
+pub(super) const WAITING: &str = "waiting";
+pub(super) const CHECKPOINTS: &str = "checkpoints";
+pub(super) const VISITOR_ID: &str = "visitorId";
+pub(super) const JOINED_AT: &str = "joinedAt";
+pub(super) const ADMISSION_ID: &str = "admissionId";
+pub(super) const ADMISSION_GIVEN_AT: &str = "admissionGivenAt";
+pub(super) const ADMISSION_EXPIRES_AT: &str = "admissionExpiresAt";
+pub(super) const ORDERS_ALLOWED: &str = "ordersAllowed";
+pub(super) const ORDERS_OPENED: &str = "ordersOpened";
+pub(super) const EVENTS: &str = "events";
+
+pub const QUEUE_PK_PREFIX: &str = "QUEUE#";
+const QUEUE_SK: &str = "QUEUE";
+/// The queue's state, as put and as the admitter keeps it: `QUEUE#{ref}`.
+pub(super) fn queue_key(event: &EventRef) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{QUEUE_PK_PREFIX}{event}"))),
+        (SK.into(), s(QUEUE_SK)),
+    ])
+}
+/// Copy `copy` of the queue's state: `QUEUE#{ref}#{copy}`.
+pub(super) fn queue_copy_key(event: &EventRef, copy: u8) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{QUEUE_PK_PREFIX}{event}#{copy}"))),
+        (SK.into(), s(QUEUE_SK)),
+    ])
+}
+/// The events that have (or had) a queue, for the admitter to visit.
+pub(super) fn queues_key() -> Item {
+    HashMap::from([(PK.into(), s("QUEUES")), (SK.into(), s("QUEUES"))])
+}
+pub const VISITOR_PK_PREFIX: &str = "VISITOR#";
+/// A visitor of an event's queue: `VISITOR#{ref}#{visitorId}`.
+pub(super) fn visitor_key(event: &EventRef, visitor: &VisitorId) -> Item {
+    HashMap::from([
+        (
+            PK.into(),
+            s(format!("{VISITOR_PK_PREFIX}{event}#{visitor}")),
+        ),
+        (SK.into(), s("VISITOR")),
+    ])
+}
+/// The visitor id an index entry's table key names.
+pub(super) fn visitor_of_key(pk: &str) -> Option<VisitorId> {
+    let rest = pk.strip_prefix(VISITOR_PK_PREFIX)?;
+    VisitorId::parse(rest.split_once('#')?.1).ok()
+}
+/// The index partition of a waiting visitor: `QWAIT#{ref}#{generation}#{shard}`.
+pub(super) fn queue_shard_key(event: &EventRef, generation: u64, shard: u8) -> String {
+    format!("QWAIT#{event}#{generation}#{shard}")
+}
+/// A visitor's shard, from its id's own randomness.
+pub fn visitor_shard(visitor: &VisitorId) -> u8 {
+    Sha256::digest(visitor.as_str().as_bytes())[0] % QUEUE_SHARDS
+}
+/// What an admission has opened: `ADMISSION#{admissionId}`.
+pub(super) fn admission_key(admission_id: &str) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("ADMISSION#{admission_id}"))),
+        (SK.into(), s("ADMISSION")),
+    ])
+}
+
 pub fn pending_shard(order: &OrderId) -> String {
     // Spread by the order id's own randomness (a v4 UUID): stable, no state.
     let h = Sha256::digest(order.as_str().as_bytes());

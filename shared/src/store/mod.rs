@@ -54,7 +54,9 @@ use expressions::Expression;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 
 // First: its `live!` and `expired!` are used by every file after it.
@@ -72,10 +74,12 @@ mod ga;
 mod holds;
 mod keys;
 mod lifecycle;
+mod queue;
 mod seat_map;
 mod seeding;
 mod sold_out;
 mod stream;
+mod visitors;
 
 pub use best_available::BlockClaim;
 pub use codec::StoredOrder;
@@ -88,9 +92,11 @@ use failures::{cancellation, ItemFailure};
 pub use ga::BucketChange;
 pub use holds::ClaimRefusal;
 pub use keys::*;
+pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
+pub use visitors::IndexedVisitor;
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {
@@ -123,6 +129,11 @@ pub struct Store {
     sold_out: Arc<sold_out::SoldOutCache>,
     /// How long a seat map read is reused ([`SEAT_MAP_CACHE_MS`]).
     seat_map_cache_ms: i64,
+    /// (v3) Each queue's state as this instance last read it, from its copy.
+    queues: Arc<queue::QueueCache>,
+    queue_copy: u8,
+    /// How long a queue's state is reused ([`QUEUE_CACHE_MS`]).
+    queue_cache_ms: i64,
 }
 
 /// The SDK's HTTP client: hyper + rustls on ring, trusting the platform's
@@ -159,7 +170,18 @@ impl Store {
             seat_maps: Arc::default(),
             sold_out: Arc::default(),
             seat_map_cache_ms: SEAT_MAP_CACHE_MS,
+            queues: Arc::default(),
+            queue_copy: queue::pick_queue_copy(),
+            queue_cache_ms: QUEUE_CACHE_MS,
         }
+    }
+
+    /// Reuses a queue's state for `ms` instead of [`QUEUE_CACHE_MS`]: the
+    /// dev server, one process for every function, reads it each time, so
+    /// a put or a delete applies to the next request.
+    pub fn with_queue_cache_ms(mut self, ms: i64) -> Self {
+        self.queue_cache_ms = ms;
+        self
     }
 
     /// Reuses a seat map read for `ms` instead of [`SEAT_MAP_CACHE_MS`]:
@@ -182,6 +204,8 @@ impl Store {
             plan_replica: event_reads::pick_plan_replica(),
             seat_maps: Arc::default(),
             sold_out: Arc::default(),
+            queues: Arc::default(),
+            queue_copy: queue::pick_queue_copy(),
             ..self.clone()
         }
     }
@@ -239,6 +263,22 @@ impl Store {
             .table_name(&*self.table)
             .set_key(Some(key))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    }
+
+    /// A transaction's `Put` of `item` under `condition`.
+    fn txn_put(&self, item: Item, condition: Expression) -> Result<TransactWriteItem, Error> {
+        let put = condition
+            .on_put(
+                Put::builder()
+                    .table_name(&*self.table)
+                    .set_item(Some(item))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    ),
+            )
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().put(put).build())
     }
 
     /// A transaction's `Update` of the item at `key`, by `expression`.

@@ -43,6 +43,7 @@ pub(super) mod event;
 pub(super) mod ga;
 pub(super) mod order;
 pub(super) mod payment;
+pub(super) mod queue;
 pub(super) mod seat;
 pub(super) mod seat_map;
 

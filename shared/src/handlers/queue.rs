@@ -1,0 +1,228 @@
+//! (v3) The queue's operator routes: put-queue, get-queue, delete-queue;
+//! and the admission keys (the JWKS), which anyone may read.
+
+use lambda_http::http::StatusCode;
+use lambda_http::Request;
+use serde::{Deserialize, Serialize};
+
+use super::Reply;
+use crate::domain::queue::QueueSettings;
+use crate::domain::queue_state::{settings_after_put, QueueState};
+use crate::domain::{EventId, Millis};
+use crate::error::Error;
+use crate::http::{cacheable_json, json, json_body, path_param, request_deadline, serve};
+use crate::App;
+
+/// Writes of the queue's item that met another write are read and tried
+/// again this many times before the request answers 503.
+const QUEUE_WRITE_ROUNDS: usize = 4;
+/// The JWKS may be cached this long (DESIGN.md): a new key is added to the
+/// verify set before it signs, so a cached set always covers it.
+const JWKS_MAX_AGE_SECONDS: u32 = 300;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PutQueueBody {
+    opens_at: String,
+    admit_per_minute: u32,
+    #[serde(default)]
+    admission_seconds: Option<u32>,
+    #[serde(default)]
+    orders_per_admission: Option<u32>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueReply<'a> {
+    event_id: &'a EventId,
+    opens_at: String,
+    admit_per_minute: u32,
+    admission_seconds: u32,
+    orders_per_admission: u32,
+    status: &'static str,
+    waiting: u64,
+    admitted: u64,
+}
+
+fn queue_reply(
+    event_id: &EventId,
+    state: &QueueState,
+    now: Millis,
+) -> lambda_http::Response<lambda_http::Body> {
+    let q = &state.settings;
+    json(
+        StatusCode::OK,
+        &QueueReply {
+            event_id,
+            opens_at: q.opens_at.to_rfc3339(),
+            admit_per_minute: q.admit_per_minute,
+            admission_seconds: q.admission_seconds,
+            orders_per_admission: q.orders_per_admission,
+            status: state.status(now).as_str(),
+            waiting: state.waiting,
+            admitted: state.admitted,
+        },
+    )
+}
+
+/// put-queue's body as settings, or a `400` naming what is wrong.
+fn settings_of(body: &PutQueueBody) -> Result<QueueSettings, Error> {
+    let opens_at = chrono::DateTime::parse_from_rfc3339(&body.opens_at)
+        .map_err(|_| Error::BadRequest("opensAt must be an RFC 3339 time".into()))?;
+    QueueSettings::new(
+        Millis::from(opens_at.with_timezone(&chrono::Utc)),
+        body.admit_per_minute,
+        body.admission_seconds,
+        body.orders_per_admission,
+    )
+    .map_err(Error::BadRequest)
+}
+
+/// The event of a queue route: `404 event-not-found` unless it exists and
+/// is ready.
+async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    app.store
+        .get_event_head(&event_id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    Ok(event_id)
+}
+
+/// `PUT /events/{eventId}/queue`
+pub async fn put_queue(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "put-queue",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let body: PutQueueBody = json_body(&req, None)?;
+            let settings = settings_of(&body)?;
+            let event_id = ready_event(app, &req).await?;
+            for _ in 0..QUEUE_WRITE_ROUNDS {
+                let now = crate::world::now();
+                let stored = app.store.read_queue(&event_id).await?;
+                let state = match stored.as_ref() {
+                    Some(stored) => match &stored.state {
+                        Some(old) => {
+                            let settings = settings_after_put(Some(&old.settings), settings, now)
+                                .ok_or(Error::QueueOpen)?;
+                            QueueState {
+                                settings,
+                                resumed_us: old.resumed_us.max(settings.opens_at.0 * 1_000),
+                                version: old.version + 1,
+                                ..old.clone()
+                            }
+                        }
+                        // A queue put again after a delete starts empty.
+                        None => QueueState {
+                            version: stored.version + 1,
+                            ..QueueState::new(stored.generation + 1, settings)
+                        },
+                    },
+                    None => QueueState::new(1, settings),
+                };
+                let previous = stored.as_ref().map(|s| s.version);
+                if app.store.put_queue(&event_id, &state, previous).await? {
+                    app.store.remember_queue(
+                        &event_id,
+                        now,
+                        Some(std::sync::Arc::new(state.clone())),
+                    );
+                    return Ok(queue_reply(&event_id, &state, now));
+                }
+            }
+            Err(Error::StoreUnavailable)
+        },
+    )
+    .await)
+}
+
+/// `GET /events/{eventId}/queue`
+pub async fn get_queue(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "get-queue",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = ready_event(app, &req).await?;
+            let now = crate::world::now();
+            let state = app
+                .store
+                .cached_queue(&event_id, now)
+                .await?
+                .ok_or(Error::QueueNotFound)?;
+            Ok(queue_reply(&event_id, &state, now))
+        },
+    )
+    .await)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RemovedReply<'a> {
+    event_id: &'a EventId,
+    status: &'static str,
+}
+
+/// `DELETE /events/{eventId}/queue`: the same `200` when there is none.
+pub async fn delete_queue(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "delete-queue",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let event_id = ready_event(app, &req).await?;
+            let removed = json(
+                StatusCode::OK,
+                &RemovedReply {
+                    event_id: &event_id,
+                    status: "REMOVED",
+                },
+            );
+            for _ in 0..QUEUE_WRITE_ROUNDS {
+                let now = crate::world::now();
+                let stored = match app.store.read_queue(&event_id).await? {
+                    Some(stored) if stored.state.is_some() => stored,
+                    _ => {
+                        app.store.remember_queue(&event_id, now, None);
+                        return Ok(removed);
+                    }
+                };
+                if app.store.remove_queue(&event_id, &stored).await? {
+                    app.store.remember_queue(&event_id, now, None);
+                    return Ok(removed);
+                }
+            }
+            Err(Error::StoreUnavailable)
+        },
+    )
+    .await)
+}
+
+/// The queue-admin function: put-queue (`PUT`) and delete-queue (`DELETE`)
+/// on `/events/{eventId}/queue` (API Gateway routes only those two here).
+pub async fn queue_admin(app: &App, req: Request) -> Reply {
+    if req.method() == lambda_http::http::Method::DELETE {
+        delete_queue(app, req).await
+    } else {
+        put_queue(app, req).await
+    }
+}
+
+/// `GET /.well-known/jwks.json`: every key admissions may be signed with.
+pub async fn admission_keys(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "admission-keys",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let keys =
+                app.config.admission_verify.as_ref().ok_or_else(|| {
+                    Error::Corrupt("ADMISSION_VERIFY_KEYS is not configured".into())
+                })?;
+            Ok(cacheable_json(&keys.jwks(), JWKS_MAX_AGE_SECONDS, false))
+        },
+    )
+    .await)
+}

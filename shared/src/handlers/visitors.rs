@@ -1,0 +1,242 @@
+//! (v3) The queue's visitor routes: join-queue and visitor-status. They
+//! share a function: the only one that holds the admission signing keys.
+
+use std::sync::Arc;
+
+use lambda_http::http::StatusCode;
+use lambda_http::Request;
+use serde::{Deserialize, Serialize};
+
+use super::Reply;
+use crate::admission::{AdmissionClaims, ISSUER};
+use crate::auth::VisitorToken;
+use crate::domain::queue::{admission_expires_at, queue_rank};
+use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, VisitorView};
+use crate::domain::{EventId, Millis, VisitorId};
+use crate::error::Error;
+use crate::http::{header, json, json_body, path_param, request_deadline, serve};
+use crate::App;
+
+#[derive(Deserialize, Default)]
+struct JoinBody {}
+
+/// visitor-status's reply; join-queue's adds `visitorToken` and `joinedAt`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusReply<'a> {
+    visitor_id: &'a VisitorId,
+    event_id: &'a EventId,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    position: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimated_admission_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admission_token: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    admission_expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    visitor_token: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    joined_at: Option<String>,
+}
+
+/// The signed token of `admission`, given to `visitor` of `event`: the
+/// same claims every time it is asked for.
+fn admission_token(
+    app: &App,
+    event: &EventId,
+    visitor: &VisitorId,
+    admission: &Admission,
+) -> Result<String, Error> {
+    let keys = app
+        .config
+        .admission_signing
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("ADMISSION_SIGNING_KEYS is not configured".into()))?;
+    let issued = admission.given_at.0.div_euclid(1_000);
+    keys.sign(&AdmissionClaims {
+        iss: ISSUER.into(),
+        aud: event.as_str().into(),
+        sub: visitor.as_str().into(),
+        jti: admission.admission_id.clone(),
+        iat: issued,
+        nbf: issued,
+        exp: admission.expires_at.0.div_euclid(1_000),
+        orders: Some(admission.orders_allowed),
+    })
+}
+
+/// What a visitor is told, at `now`.
+fn status_reply<'a>(
+    app: &App,
+    event: &'a EventId,
+    visitor: &'a Visitor,
+    state: &QueueState,
+    now: Millis,
+) -> Result<StatusReply<'a>, Error> {
+    let mut reply = StatusReply {
+        visitor_id: &visitor.visitor_id,
+        event_id: event,
+        status: "WAITING",
+        position: None,
+        estimated_admission_at: None,
+        admission_token: None,
+        admission_expires_at: None,
+        visitor_token: None,
+        joined_at: None,
+    };
+    match visitor_view(visitor.rank, visitor.admission.as_ref(), state, now) {
+        VisitorView::Waiting {
+            position,
+            estimated_at,
+        } => {
+            reply.position = position;
+            reply.estimated_admission_at = estimated_at.map(Millis::to_rfc3339);
+        }
+        VisitorView::Admitted(admission) => {
+            reply.status = "ADMITTED";
+            reply.admission_token =
+                Some(admission_token(app, event, &visitor.visitor_id, admission)?);
+            reply.admission_expires_at = Some(admission.expires_at.to_rfc3339());
+        }
+        VisitorView::Expired => reply.status = "EXPIRED",
+        VisitorView::SoldOut => reply.status = "SOLD_OUT",
+    }
+    Ok(reply)
+}
+
+/// A fresh, unguessable id (128 random bits).
+fn fresh_id<T>(parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
+    let random = crate::world::random_u128()
+        .ok_or_else(|| Error::Corrupt("no randomness for an id".into()))?;
+    parse(&format!("{random:032x}"))
+}
+
+/// The queue of a visitor route's event: `404 event-not-found`, then
+/// `404 queue-not-found`.
+async fn event_queue(
+    app: &App,
+    req: &Request,
+    now: Millis,
+) -> Result<(EventId, Arc<QueueState>), Error> {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    app.store
+        .get_event_head(&event_id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let state = app
+        .store
+        .cached_queue(&event_id, now)
+        .await?
+        .ok_or(Error::QueueNotFound)?;
+    Ok((event_id, state))
+}
+
+/// The queue-visitors function: join-queue (`POST`) and visitor-status
+/// (`GET`) (API Gateway routes only those two here).
+pub async fn queue_visitors(app: &App, req: Request) -> Reply {
+    if req.method() == lambda_http::http::Method::GET {
+        visitor_status(app, req).await
+    } else {
+        join_queue(app, req).await
+    }
+}
+
+/// `POST /events/{eventId}/queue/visitors`
+pub async fn join_queue(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "join-queue",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let _: JoinBody = json_body(&req, Some(JoinBody::default()))?;
+            let now = crate::world::now();
+            let (event_id, state) = event_queue(app, &req, now).await?;
+            let token = VisitorToken::generate()?;
+            let mut visitor = Visitor {
+                visitor_id: fresh_id(VisitorId::parse)?,
+                generation: state.generation,
+                joined_at: now,
+                rank: queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
+                token_hash: token.hash(),
+                admission: None,
+            };
+            let mut seen = state.clone();
+            if let Some(slot) = state.admits_on_join(now) {
+                let after = state.admitted_on_join(slot);
+                visitor.admission = Some(Admission {
+                    admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
+                    given_at: now,
+                    expires_at: admission_expires_at(slot, now, state.settings.admission_seconds),
+                    orders_allowed: state.settings.orders_per_admission,
+                });
+                if app
+                    .store
+                    .join_admitted(&event_id, &visitor, &after, state.version)
+                    .await?
+                {
+                    let after = Arc::new(after);
+                    app.store
+                        .remember_queue(&event_id, now, Some(after.clone()));
+                    seen = after;
+                } else {
+                    visitor.admission = None;
+                }
+            }
+            if visitor.admission.is_none() {
+                app.store.join_queue(&event_id, &visitor).await?;
+            }
+            crate::metrics::queue_join(visitor.admission.is_some());
+            let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
+            reply.visitor_token = Some(token.as_str());
+            reply.joined_at = Some(now.to_rfc3339());
+            Ok(json(StatusCode::CREATED, &reply))
+        },
+    )
+    .await)
+}
+
+/// `GET /events/{eventId}/queue/visitors/{visitorId}`
+pub async fn visitor_status(app: &App, req: Request) -> Reply {
+    Ok(serve(
+        "visitor-status",
+        &req,
+        request_deadline(&req, app.config.request_budget_ms),
+        async {
+            let visitor_id = path_param(&req, "visitorId", VisitorId::parse)?;
+            let token = VisitorToken::from_authorization(header(&req, "authorization"))
+                .ok_or(Error::Unauthorized)?;
+            let now = crate::world::now();
+            let (event_id, state) = match event_queue(app, &req, now).await {
+                // The queue is gone, and its visitors with it.
+                Err(Error::QueueNotFound) => return Err(Error::VisitorNotFound),
+                other => other?,
+            };
+            let visitor = app
+                .store
+                .read_visitor(&event_id, &visitor_id)
+                .await?
+                .ok_or(Error::VisitorNotFound)?;
+            if !token.matches(&visitor.token_hash) {
+                return Err(Error::Unauthorized);
+            }
+            // A cached state of another generation: the queue was put again
+            // a moment ago, or the visitor is of an older one.
+            let state = if visitor.generation == state.generation {
+                state
+            } else {
+                app.store
+                    .read_queue(&event_id)
+                    .await?
+                    .and_then(|q| q.state)
+                    .filter(|q| q.generation == visitor.generation)
+                    .map(Arc::new)
+                    .ok_or(Error::VisitorNotFound)?
+            };
+            let reply = status_reply(app, &event_id, &visitor, &state, now)?;
+            Ok(json(StatusCode::OK, &reply))
+        },
+    )
+    .await)
+}

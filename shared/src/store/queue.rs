@@ -1,0 +1,398 @@
+//! (v3) The on-sale queue's state: one item per event's queue
+//! (`QUEUE#{ref}`), written by put-queue, delete-queue, the admitter a few
+//! times a second and a joiner admitted on the spot, each conditional on
+//! the version it read; [`QUEUE_COPIES`] copies of it that every other
+//! reader reads (one each, cached about a second), so a crowd's reads
+//! spread over several keys; and the list of events with a queue, which
+//! the admitter visits.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+
+use super::codec::{n, s, Fields, Item};
+use super::errors::{sdk_error, StoreError};
+use super::expressions::{queue as exprs, Expression};
+use super::keys::{
+    queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE,
+    CHECKPOINTS, EVENTS, EVENT_ID, GENERATION, INVENTORY, KIND, LAST_ADMISSION_US, OPENS_AT,
+    ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, VERSION, WAITING,
+};
+use super::{Store, Txn};
+use crate::domain::queue::{Inventory, QueueRank, QueueSettings};
+use crate::domain::queue_state::{Checkpoints, QueueState};
+use crate::domain::{EventId, EventRef, Millis};
+use crate::error::Error;
+
+/// How long an instance reuses its read of a queue's state: the contract
+/// lets a visitor's reply lag the queue by a second.
+pub const QUEUE_CACHE_MS: i64 = 1_000;
+
+/// A queue's item as read: its state, or a tombstone that remembers the
+/// generation and version a removed queue reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredQueue {
+    pub generation: u64,
+    pub version: i64,
+    /// `None` when the queue was removed.
+    pub state: Option<QueueState>,
+}
+
+/// A queue's state as read (`None`: no queue) and when it was read.
+type QueueRead = (Millis, Option<Arc<QueueState>>);
+
+/// Each instance's last read of each queue.
+#[derive(Debug, Default)]
+pub(super) struct QueueCache(Mutex<HashMap<EventId, QueueRead>>);
+
+/// Picks the copy a new instance reads.
+pub(super) fn pick_queue_copy() -> u8 {
+    crate::world::random_u128().map_or(0, |r| (r % u128::from(QUEUE_COPIES)) as u8)
+}
+
+fn inventory_str(inventory: Inventory) -> &'static str {
+    match inventory {
+        Inventory::Available => "AVAILABLE",
+        Inventory::NoneAvailable => "NONE_AVAILABLE",
+        Inventory::AllSold => "ALL_SOLD",
+    }
+}
+
+/// Checkpoints as bytes: per point the rank (16 bytes) and how many are
+/// ahead (8 bytes), big-endian.
+fn encode_checkpoints(points: &Checkpoints) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(points.0.len() * 24);
+    for (rank, ahead) in &points.0 {
+        bytes.extend_from_slice(&rank.0.to_be_bytes());
+        bytes.extend_from_slice(&ahead.to_be_bytes());
+    }
+    bytes
+}
+
+fn decode_checkpoints(bytes: &[u8]) -> Option<Checkpoints> {
+    if !bytes.len().is_multiple_of(24) {
+        return None;
+    }
+    let points = bytes
+        .chunks_exact(24)
+        .map(|c| {
+            let rank = u128::from_be_bytes(c[..16].try_into().ok()?);
+            let ahead = u64::from_be_bytes(c[16..].try_into().ok()?);
+            Some((QueueRank(rank), ahead))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Checkpoints(points))
+}
+
+/// The item of `state` at `key` (the main item or a copy).
+fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
+    let q = &state.settings;
+    let mut item = key;
+    item.extend([
+        (KIND.into(), s("queue")),
+        (EVENT_ID.into(), s(event.as_str())),
+        (GENERATION.into(), n(state.generation)),
+        (VERSION.into(), n(state.version)),
+        (OPENS_AT.into(), n(q.opens_at.0)),
+        (ADMIT_PER_MINUTE.into(), n(q.admit_per_minute)),
+        (ADMISSION_SECONDS.into(), n(q.admission_seconds)),
+        (ORDERS_PER_ADMISSION.into(), n(q.orders_per_admission)),
+        (INVENTORY.into(), s(inventory_str(state.inventory))),
+        (RESUMED_US.into(), n(state.resumed_us)),
+        (ADMITTED.into(), n(state.admitted)),
+        (WAITING.into(), n(state.waiting)),
+        (
+            CHECKPOINTS.into(),
+            AttributeValue::B(encode_checkpoints(&state.checkpoints).into()),
+        ),
+    ]);
+    if let Some(last) = state.last_admission_us {
+        item.insert(LAST_ADMISSION_US.into(), n(last));
+    }
+    item
+}
+
+/// A tombstone at `key`: the queue was removed at this generation and
+/// version (a later put starts the next generation).
+fn removed_item(key: Item, event: &EventId, generation: u64, version: i64) -> Item {
+    let mut item = key;
+    item.extend([
+        (KIND.into(), s("queue")),
+        (EVENT_ID.into(), s(event.as_str())),
+        (GENERATION.into(), n(generation)),
+        (VERSION.into(), n(version)),
+        (REMOVED.into(), AttributeValue::Bool(true)),
+    ]);
+    item
+}
+
+fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
+    let f = Fields::new(item);
+    let generation = u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?;
+    let version = f.i64(VERSION)?;
+    if matches!(item.get(REMOVED), Some(AttributeValue::Bool(true))) {
+        return Ok(StoredQueue {
+            generation,
+            version,
+            state: None,
+        });
+    }
+    let settings = QueueSettings::new(
+        Millis(f.i64(OPENS_AT)?),
+        f.u32(ADMIT_PER_MINUTE)?,
+        Some(f.u32(ADMISSION_SECONDS)?),
+        Some(f.u32(ORDERS_PER_ADMISSION)?),
+    )
+    .map_err(|_| f.malformed(ADMIT_PER_MINUTE))?;
+    let inventory = match f.str(INVENTORY)? {
+        "AVAILABLE" => Inventory::Available,
+        "NONE_AVAILABLE" => Inventory::NoneAvailable,
+        "ALL_SOLD" => Inventory::AllSold,
+        _ => return Err(f.malformed(INVENTORY)),
+    };
+    let checkpoints = match item.get(CHECKPOINTS) {
+        Some(AttributeValue::B(bytes)) => decode_checkpoints(bytes.as_ref()),
+        _ => None,
+    }
+    .ok_or_else(|| f.malformed(CHECKPOINTS))?;
+    let count = |attr| u64::try_from(f.i64(attr)?).map_err(|_| f.malformed(attr));
+    Ok(StoredQueue {
+        generation,
+        version,
+        state: Some(QueueState {
+            generation,
+            settings,
+            inventory,
+            last_admission_us: f.opt_i64(LAST_ADMISSION_US)?,
+            resumed_us: f.i64(RESUMED_US)?,
+            admitted: count(ADMITTED)?,
+            waiting: count(WAITING)?,
+            checkpoints,
+            version,
+        }),
+    })
+}
+
+impl Store {
+    /// The queue's item, strongly consistent: what put-queue, delete-queue
+    /// and the admitter decide from.
+    pub async fn read_queue(&self, event: &EventId) -> Result<Option<StoredQueue>, Error> {
+        let item = self.get_consistent(queue_key(&EventRef::of(event))).await?;
+        Ok(item.as_ref().map(parse_stored).transpose()?)
+    }
+
+    /// The queue as this instance last read it, if that was less than
+    /// [`QUEUE_CACHE_MS`] ago; else read from this instance's copy
+    /// (eventually consistent). A copy that has nothing (a new queue whose
+    /// copy is not visible yet, or no queue) is checked on the main item.
+    pub async fn cached_queue(
+        &self,
+        event: &EventId,
+        now: Millis,
+    ) -> Result<Option<Arc<QueueState>>, Error> {
+        if let Some((read_at, state)) = self.queue_cache_get(event) {
+            if now.0 - read_at.0 < self.queue_cache_ms && now.0 >= read_at.0 {
+                return Ok(state);
+            }
+        }
+        let key = queue_copy_key(&EventRef::of(event), self.queue_copy);
+        let stored = match self.get_item(key, false).await? {
+            Some(item) => Some(parse_stored(&item)?),
+            None => self.read_queue(event).await?,
+        };
+        let state = stored.and_then(|q| q.state).map(Arc::new);
+        self.remember_queue(event, now, state.clone());
+        Ok(state)
+    }
+
+    fn queue_cache_get(&self, event: &EventId) -> Option<QueueRead> {
+        let cache = self.queues.0.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(event).cloned()
+    }
+
+    /// Keeps `state` as this instance's view of the queue from `now`: what
+    /// it just read, or what it just wrote (so its own next request sees
+    /// its own change at once).
+    pub fn remember_queue(&self, event: &EventId, now: Millis, state: Option<Arc<QueueState>>) {
+        let mut cache = self.queues.0.lock().unwrap_or_else(|p| p.into_inner());
+        cache.insert(event.clone(), (now, state));
+    }
+
+    /// Writes `state` (put-queue) over the queue as read (`previous`: its
+    /// version, or `None` if there was no item), on the main item and every
+    /// copy in one transaction, and lists the event among those with a
+    /// queue. `false` if another write came first (the caller reads again).
+    pub async fn put_queue(
+        &self,
+        event: &EventId,
+        state: &QueueState,
+        previous: Option<i64>,
+    ) -> Result<bool, Error> {
+        let event_ref = EventRef::of(event);
+        let mut items = vec![self.txn_put(
+            state_item(queue_key(&event_ref), event, state),
+            exprs::as_read(previous),
+        )?];
+        for copy in 0..QUEUE_COPIES {
+            items.push(self.txn_put(
+                state_item(queue_copy_key(&event_ref, copy), event, state),
+                exprs::older_copy(state.version),
+            )?);
+        }
+        items.push(self.txn_update(queues_key(), exprs::list_event(event, true))?);
+        self.queue_txn(items).await
+    }
+
+    /// Removes the queue (delete-queue): a tombstone at the next version
+    /// on the main item and every copy, and off the admitter's list.
+    pub async fn remove_queue(&self, event: &EventId, stored: &StoredQueue) -> Result<bool, Error> {
+        let event_ref = EventRef::of(event);
+        let version = stored.version + 1;
+        let mut items = vec![self.txn_put(
+            removed_item(queue_key(&event_ref), event, stored.generation, version),
+            exprs::as_read(Some(stored.version)),
+        )?];
+        for copy in 0..QUEUE_COPIES {
+            items.push(self.txn_put(
+                removed_item(
+                    queue_copy_key(&event_ref, copy),
+                    event,
+                    stored.generation,
+                    version,
+                ),
+                exprs::older_copy(version),
+            )?);
+        }
+        items.push(self.txn_update(queues_key(), exprs::list_event(event, false))?);
+        self.queue_txn(items).await
+    }
+
+    async fn queue_txn(&self, items: Vec<TransactWriteItem>) -> Result<bool, Error> {
+        match self.transact(items).await? {
+            Txn::Committed => Ok(true),
+            // The main item's condition: someone wrote first. A copy's
+            // condition cannot fail while the main one holds (copies are
+            // never newer than the main item).
+            Txn::Cancelled(reasons) => match super::failures::queue_write(&reasons) {
+                Ok(()) => Ok(false),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// The admitter's write of a tick's `state` over the version it read:
+    /// `false` if anyone wrote the queue since. Then the copies, each only
+    /// if older (a copy that fails to update is caught up by the next tick).
+    pub async fn commit_queue_state(
+        &self,
+        event: &EventId,
+        state: &QueueState,
+        previous: i64,
+    ) -> Result<bool, Error> {
+        let event_ref = EventRef::of(event);
+        let put = self
+            .client
+            .put_item()
+            .table_name(&*self.table)
+            .set_item(Some(state_item(queue_key(&event_ref), event, state)));
+        match exprs::as_read(Some(previous)).on_put_item(put).send().await {
+            Ok(_) => {}
+            Err(e) if super::errors::is_condition_failure(&e) => return Ok(false),
+            Err(e) => return Err(sdk_error("PutItem", e).into()),
+        }
+        self.copy_queue_state(event, state).await;
+        Ok(true)
+    }
+
+    /// Writes `state` on every copy still older than it.
+    pub async fn copy_queue_state(&self, event: &EventId, state: &QueueState) {
+        let event_ref = EventRef::of(event);
+        let writes = (0..QUEUE_COPIES).map(|copy| {
+            let put = self
+                .client
+                .put_item()
+                .table_name(&*self.table)
+                .set_item(Some(state_item(
+                    queue_copy_key(&event_ref, copy),
+                    event,
+                    state,
+                )));
+            exprs::older_copy(state.version).on_put_item(put).send()
+        });
+        for result in futures_util::future::join_all(writes).await {
+            if let Err(e) = result {
+                if !super::errors::is_condition_failure(&e) {
+                    tracing::warn!(error = %crate::error::chain(&e), "a queue copy was not updated");
+                }
+            }
+        }
+    }
+
+    /// A joiner admitted on the spot: the queue's `after` state over the
+    /// `before` it read, and the visitor's item, in one transaction.
+    /// `false` if the queue changed since (the visitor then joins the
+    /// queue as anyone else).
+    pub(super) async fn put_queue_with(
+        &self,
+        event: &EventId,
+        after: &QueueState,
+        before_version: i64,
+        visitor: Item,
+    ) -> Result<bool, Error> {
+        let items = vec![
+            self.txn_put(
+                state_item(queue_key(&EventRef::of(event)), event, after),
+                exprs::as_read(Some(before_version)),
+            )?,
+            self.txn_put(visitor, Expression::new_item())?,
+        ];
+        self.queue_txn(items).await
+    }
+
+    /// The events with a queue (the admitter visits each).
+    pub async fn queued_events(&self) -> Result<Vec<EventId>, Error> {
+        let item = self.get_consistent(queues_key()).await?;
+        let Some(item) = item else {
+            return Ok(Vec::new());
+        };
+        let f = Fields::new(&item);
+        let ids = match item.get(EVENTS) {
+            Some(_) => f.string_set(EVENTS)?,
+            None => Vec::new(),
+        };
+        Ok(ids
+            .iter()
+            .filter_map(|id| EventId::parse(id).ok())
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_round_trips_through_its_item() {
+        let event = EventId::parse("gala").unwrap();
+        let settings = QueueSettings::new(Millis(1_000), 60, Some(120), Some(2)).unwrap();
+        let mut state = QueueState::new(3, settings);
+        state.version = 7;
+        state.last_admission_us = Some(5_000_000);
+        state.checkpoints = Checkpoints(vec![(QueueRank(1), 0), (QueueRank(u128::MAX), 9)]);
+        state.inventory = Inventory::NoneAvailable;
+        state.waiting = 10;
+        let item = state_item(queue_key(&EventRef::of(&event)), &event, &state);
+        let stored = parse_stored(&item).unwrap();
+        assert_eq!((stored.generation, stored.version), (3, 7));
+        assert_eq!(stored.state, Some(state));
+        let gone = parse_stored(&removed_item(
+            queue_key(&EventRef::of(&event)),
+            &event,
+            3,
+            8,
+        ));
+        assert_eq!(gone.unwrap().state, None);
+        assert!(decode_checkpoints(&[0; 23]).is_none());
+    }
+}

@@ -1,0 +1,252 @@
+//! (v3) A queue's visitors: a join (one write on the visitor's own key,
+//! its entry in the `QueueByJoin` index on one of [`QUEUE_SHARDS`]
+//! partitions), a visitor's read, the admitter's reads of each shard's
+//! newest joins, and an admission (the entry leaves the index).
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::codec::{n, s, Fields, Item};
+use super::errors::{conditional, sdk_error, StoreError};
+use super::expressions::{queue as exprs, Expression};
+use super::keys::{
+    queue_shard_key, visitor_key, visitor_of_key, visitor_shard, ADMISSION_EXPIRES_AT,
+    ADMISSION_GIVEN_AT, ADMISSION_ID, EVENT_ID, GENERATION, JOINED_AT, KIND, ORDERS_ALLOWED, PK,
+    QUEUE_INDEX, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, TOKEN_HASH, TTL, VISITOR_ID,
+    VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+};
+use super::Store;
+use crate::domain::queue::QueueRank;
+use crate::domain::queue_state::{Admission, QueueState, Visitor};
+use crate::domain::{EventId, EventRef, Millis, VisitorId};
+use crate::error::Error;
+
+/// A waiting visitor as the index shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedVisitor {
+    pub visitor_id: VisitorId,
+    pub rank: QueueRank,
+    pub joined_ms: i64,
+}
+
+/// A rank as the index keeps it: 32 hex digits, so text order is rank order.
+fn rank_text(rank: QueueRank) -> String {
+    format!("{:032x}", rank.0)
+}
+
+fn parse_rank(text: &str) -> Option<QueueRank> {
+    u128::from_str_radix(text, 16).ok().map(QueueRank)
+}
+
+/// The item of a visitor: waiting (with its index entry) or admitted.
+fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
+    let event_ref = EventRef::of(event);
+    let mut item = visitor_key(&event_ref, &visitor.visitor_id);
+    item.extend([
+        (KIND.into(), s("visitor")),
+        (EVENT_ID.into(), s(event.as_str())),
+        (VISITOR_ID.into(), s(visitor.visitor_id.as_str())),
+        (GENERATION.into(), n(visitor.generation)),
+        (JOINED_AT.into(), n(visitor.joined_at.0)),
+        (QUEUE_RANK.into(), s(rank_text(visitor.rank))),
+        (TOKEN_HASH.into(), s(&visitor.token_hash)),
+    ]);
+    match &visitor.admission {
+        None => item.extend([
+            (
+                QUEUE_SHARD.into(),
+                s(queue_shard_key(
+                    &event_ref,
+                    visitor.generation,
+                    visitor_shard(&visitor.visitor_id),
+                )),
+            ),
+            (QUEUE_JOIN.into(), n(visitor.joined_at.0)),
+            (
+                TTL.into(),
+                n(visitor.joined_at.0 / 1_000 + WAITING_RETENTION_SECONDS),
+            ),
+        ]),
+        Some(admission) => item.extend([
+            (ADMISSION_ID.into(), s(&admission.admission_id)),
+            (ADMISSION_GIVEN_AT.into(), n(admission.given_at.0)),
+            (ADMISSION_EXPIRES_AT.into(), n(admission.expires_at.0)),
+            (ORDERS_ALLOWED.into(), n(admission.orders_allowed)),
+            (TTL.into(), n(admitted_ttl(admission))),
+        ]),
+    }
+    item
+}
+
+/// An admitted visitor's item lives a day past its admission's end.
+fn admitted_ttl(admission: &Admission) -> i64 {
+    admission.expires_at.0 / 1_000 + VISITOR_RETENTION_SECONDS
+}
+
+fn parse_visitor(item: &Item) -> Result<Visitor, StoreError> {
+    let f = Fields::new(item);
+    let admission = match f.opt_s(ADMISSION_ID) {
+        Some(id) => Some(Admission {
+            admission_id: id.to_owned(),
+            given_at: Millis(f.i64(ADMISSION_GIVEN_AT)?),
+            expires_at: Millis(f.i64(ADMISSION_EXPIRES_AT)?),
+            orders_allowed: f.u32(ORDERS_ALLOWED)?,
+        }),
+        None => None,
+    };
+    Ok(Visitor {
+        visitor_id: f.id(VISITOR_ID, VisitorId::parse)?,
+        generation: u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?,
+        joined_at: Millis(f.i64(JOINED_AT)?),
+        rank: parse_rank(f.str(QUEUE_RANK)?).ok_or_else(|| f.malformed(QUEUE_RANK))?,
+        token_hash: f.str(TOKEN_HASH)?.to_owned(),
+        admission,
+    })
+}
+
+impl Store {
+    /// A visitor joins the queue, waiting (its id is fresh: the condition
+    /// only guards against the impossible collision).
+    pub async fn join_queue(&self, event: &EventId, visitor: &Visitor) -> Result<(), Error> {
+        let put = self
+            .client
+            .put_item()
+            .table_name(&*self.table)
+            .set_item(Some(visitor_item(event, visitor)));
+        let put = Expression::new_item().on_put_item(put).send().await;
+        match conditional(put, "PutItem")? {
+            true => Ok(()),
+            false => Err(Error::Corrupt("a fresh visitor id was taken".into())),
+        }
+    }
+
+    /// A visitor admitted as it joins: its item and the queue's state
+    /// `after`, over the version it read, in one transaction. `false` if
+    /// the queue changed since (the visitor then joins as anyone else).
+    pub async fn join_admitted(
+        &self,
+        event: &EventId,
+        visitor: &Visitor,
+        after: &QueueState,
+        before_version: i64,
+    ) -> Result<bool, Error> {
+        self.put_queue_with(event, after, before_version, visitor_item(event, visitor))
+            .await
+    }
+
+    /// A visitor's item: eventually consistent, and strongly consistent
+    /// when that finds nothing (a join a moment ago).
+    pub async fn read_visitor(
+        &self,
+        event: &EventId,
+        visitor: &VisitorId,
+    ) -> Result<Option<Visitor>, Error> {
+        let key = visitor_key(&EventRef::of(event), visitor);
+        let item = match self.get_item(key.clone(), false).await? {
+            Some(item) => Some(item),
+            None => self.get_consistent(key).await?,
+        };
+        Ok(item.as_ref().map(parse_visitor).transpose()?)
+    }
+
+    /// The waiting visitors of one shard who joined from `from_ms` on, in
+    /// join order (every page).
+    pub async fn waiting_joined_since(
+        &self,
+        event: &EventId,
+        generation: u64,
+        shard: u8,
+        from_ms: i64,
+    ) -> Result<Vec<IndexedVisitor>, Error> {
+        let shard_key = queue_shard_key(&EventRef::of(event), generation, shard);
+        let mut found = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let query = self
+                .client
+                .query()
+                .table_name(&*self.table)
+                .index_name(QUEUE_INDEX)
+                .set_exclusive_start_key(start.take());
+            let page = exprs::joined_since(shard_key.clone(), from_ms)
+                .on_query(query)
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            for item in page.items() {
+                found.push(indexed(item)?);
+            }
+            match page.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(found),
+            }
+        }
+    }
+
+    /// Admits a visitor still waiting in `generation`: `false` if it is
+    /// not (admitted already, or of another queue).
+    pub async fn admit_visitor(
+        &self,
+        event: &EventId,
+        visitor: &VisitorId,
+        generation: u64,
+        admission: &Admission,
+    ) -> Result<bool, Error> {
+        let update = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(visitor_key(&EventRef::of(event), visitor)));
+        let sent = exprs::admit(admission, generation, admitted_ttl(admission))
+            .on_update_item(update)
+            .send()
+            .await;
+        conditional(sent, "UpdateItem")
+    }
+}
+
+fn indexed(item: &Item) -> Result<IndexedVisitor, StoreError> {
+    let f = Fields::new(item);
+    let pk = f.str(PK)?;
+    Ok(IndexedVisitor {
+        visitor_id: visitor_of_key(pk).ok_or_else(|| f.malformed(PK))?,
+        rank: parse_rank(f.str(QUEUE_RANK)?).ok_or_else(|| f.malformed(QUEUE_RANK))?,
+        joined_ms: match item.get(QUEUE_JOIN) {
+            Some(AttributeValue::N(_)) => f.i64(QUEUE_JOIN)?,
+            _ => return Err(f.malformed(QUEUE_JOIN)),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_visitor_round_trips_waiting_and_admitted() {
+        let event = EventId::parse("gala").unwrap();
+        let mut visitor = Visitor {
+            visitor_id: VisitorId::parse("v1").unwrap(),
+            generation: 2,
+            joined_at: Millis(1_000),
+            rank: QueueRank(u128::MAX - 5),
+            token_hash: "h".into(),
+            admission: None,
+        };
+        let waiting = visitor_item(&event, &visitor);
+        assert!(waiting.contains_key(QUEUE_SHARD));
+        assert_eq!(parse_visitor(&waiting).unwrap(), visitor);
+        let entry = indexed(&waiting).unwrap();
+        assert_eq!((entry.rank, entry.joined_ms), (visitor.rank, 1_000));
+        assert_eq!(entry.visitor_id, visitor.visitor_id);
+        visitor.admission = Some(Admission {
+            admission_id: "a".into(),
+            given_at: Millis(2_000),
+            expires_at: Millis(602_000),
+            orders_allowed: 2,
+        });
+        let admitted = visitor_item(&event, &visitor);
+        assert!(!admitted.contains_key(QUEUE_SHARD), "not in the index");
+        assert_eq!(parse_visitor(&admitted).unwrap(), visitor);
+        assert!(rank_text(QueueRank(2)) < rank_text(QueueRank(10)));
+    }
+}
