@@ -66,7 +66,7 @@ fuzz-long: node-deps fuzz-tools
 	  --min-requests 10000 --write-doc docs/FUZZ-RESULTS.md
 
 .PHONY: help dev test unit-test integration-test lint deny validate sam-local-test sam-build browser-test chromium \
-        node-deps python-tools podman clean
+        node-deps python-tools pyjwt podman clean
 
 help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
@@ -106,7 +106,7 @@ validate: python-tools
 
 ## Every function invoked with its events/ file through `sam local invoke`
 ## (podman as the container engine), against DynamoDB Local.
-sam-local-test: node-deps python-tools podman
+sam-local-test: node-deps python-tools podman pyjwt
 	cargo build --quiet --bins
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/sam_local_invoke_test.py
 
@@ -163,6 +163,14 @@ python-tools: $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION)
 $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION):
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check "aws-sam-cli==$(SAM_VERSION)" "cargo-lambda==$(CARGO_LAMBDA_VERSION)"
+	touch $@
+
+## PyJWT (pinned; cryptography comes with the SAM CLI): sam-local-test verifies
+## admissions with it against the served JWKS, an implementation that is not ours.
+PYJWT_VERSION := 2.15.1
+pyjwt: $(VENV)/.pyjwt-$(PYJWT_VERSION)
+$(VENV)/.pyjwt-$(PYJWT_VERSION): $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check "PyJWT==$(PYJWT_VERSION)"
 	touch $@
 
 ## podman as a Docker-API engine for `sam local` (needs root for apt and the bridge).

@@ -11,9 +11,15 @@ failure.
 The confirm event is re-signed at invoke time (scripts/webhook_sign.py):
 its body names the real order and the seat the flow holds, with a fresh
 webhook-id, webhook-timestamp and webhook-signature.
+
+(v3) The queue's functions run last: a queue put on the sample event, a
+join admitted on the spot, its status, the JWKS, an admitter run and an
+order opened under the admission. The admission is verified with PyJWT, an
+implementation that is not ours, against the JWKS the function served.
 """
 import json
 import os
+from datetime import datetime
 import shutil
 import signal
 import subprocess
@@ -22,6 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import jwt
 from samcli.yamlhelper import yaml_dump, yaml_parse
 
 from cargo_target import binary
@@ -33,6 +40,9 @@ WORK = ROOT / ".tools" / "sam-local"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 TABLE = "seatclaim-sam-local"
+# The development admission key (local/dev-admission-signing-keys.json), as
+# make dev uses it; never deployed.
+DEV_SIGNING_KEYS = (ROOT / "local" / "dev-admission-signing-keys.json").read_text().strip()
 
 
 def pascal(name):
@@ -119,6 +129,78 @@ def published_sample(port):
     return sorted(got.values()) == ["ga.sold", "order.completed", "order.created", "seat.sold"]
 
 
+def dev_verify_keys(port):
+    """The public JWK Set of the development key: what the dev server serves."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/.well-known/jwks.json", timeout=10) as reply:
+        return reply.read().decode()
+
+
+def verified_by_pyjwt(token, jwks, event_id, visitor_id):
+    """The admission's claims as PyJWT reads them against `jwks`: ES256 only,
+    the event as audience, seatclaim as issuer, no leeway at exp."""
+    keys = jwt.PyJWKSet.from_dict(jwks)
+    kid = jwt.get_unverified_header(token)["kid"]
+    key = next(k for k in keys.keys if k.key_id == kid)
+    claims = jwt.decode(token, key.key, algorithms=["ES256"], audience=event_id, issuer="seatclaim",
+                        options={"require": ["exp", "iat", "sub", "jti"]})
+    if claims["sub"] != visitor_id:
+        raise ValueError(f"sub {claims['sub']} is not {visitor_id}")
+    try:
+        jwt.decode(token, key.key, algorithms=["ES256"], audience="another-event", issuer="seatclaim")
+        raise ValueError("another event's audience was accepted")
+    except jwt.InvalidAudienceError:
+        pass
+    return claims
+
+
+def as_method(method, path=None, headers=None, body=None):
+    """An events/ file's HTTP event with another method (and path, headers, body)."""
+    def edit(event):
+        event["requestContext"]["http"]["method"] = method
+        route = event["routeKey"].split(" ", 1)[1]
+        if path is not None:
+            event["rawPath"] = event["requestContext"]["http"]["path"] = path
+            route = route + "/{visitorId}"
+            event["pathParameters"]["visitorId"] = path.rsplit("/", 1)[1]
+        event["routeKey"] = event["requestContext"]["routeKey"] = f"{method} {route}"
+        event["headers"].update(headers or {})
+        if body is not None:
+            event["body"] = body
+        return event
+    return edit
+
+
+def queue_checks(check):
+    """The queue's functions, through their events/ files (the sample event has sold
+    one seat and holds nothing else: a join is admitted on the spot)."""
+    check("queue-admin", 200, lambda b: b["status"] == "OPEN" and b["ordersPerAdmission"] == 2)
+    check("get-queue", 200, lambda b: b["admitPerMinute"] == 600)
+    visitor = check("queue-visitors", 201, lambda b: b["status"] == "ADMITTED")
+    if not visitor:
+        return
+    status_path = f"/events/gala-2026/queue/visitors/{visitor['visitorId']}"
+    check("queue-visitors", 200, lambda b: b["status"] == "ADMITTED",
+          edit=as_method("GET", status_path, {"authorization": f"Bearer {visitor['visitorToken']}"}, ""))
+    token = visitor["admissionToken"]
+
+    def pyjwt_accepts(jwks):
+        try:
+            claims = verified_by_pyjwt(token, jwks, "gala-2026", visitor["visitorId"])
+        except Exception as e:  # any refusal is this check's failure, reported
+            print(f"PyJWT refused the admission: {e!r}", file=sys.stderr)
+            return False
+        expires = datetime.fromisoformat(visitor["admissionExpiresAt"].replace("Z", "+00:00"))
+        return claims["exp"] == int(expires.timestamp())
+
+    check("admission-keys", 200, pyjwt_accepts)
+    check("admit-visitors", 200, lambda b: b["ticks"] >= 1 and b["queues"] >= 1)
+    check("create-order", 201, lambda b: b["status"] == "PENDING",
+          edit=as_method("POST", headers={"authorization": f"Bearer {token}", "idempotency-key": "sam-1"}))
+    check("create-order", 403, lambda b: b["error"] == "queue-required")
+    check("queue-admin", 200, lambda b: b == {"eventId": "gala-2026", "status": "REMOVED"},
+          edit=as_method("DELETE", body=""))
+
+
 def main():
     functions = sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "Cargo.toml").exists())
     WORK.mkdir(parents=True, exist_ok=True)
@@ -139,6 +221,9 @@ def main():
         "AWS_ENDPOINT_URL_EVENTBRIDGE": f"http://host.containers.internal:{port}",
         "EVENT_BUS_NAME": "seatclaim-sam-local",
         "RUST_LOG": "info",
+        "ADMISSION_SIGNING_KEYS": DEV_SIGNING_KEYS,
+        "ADMISSION_VERIFY_KEYS": dev_verify_keys(port),
+        "ADMITTER_RUN_SECONDS": "1",
     }}))
 
     passed, failed = 0, 0
@@ -150,7 +235,7 @@ def main():
         ok = False
         body = None
         if reply is not None:
-            if fn in ("expire-holds", "project-seat-map", "publish-events"):
+            if fn in ("expire-holds", "project-seat-map", "publish-events", "admit-visitors"):
                 body, status = reply, 200
             else:
                 status = reply.get("statusCode")
@@ -188,6 +273,7 @@ def main():
         check("best-available", 200, lambda b: b["status"] == "HELD" and len(b["seats"]) == 2)
         check("hold-ga", 200, lambda b: b["sectionId"] == "FLOOR" and b["quantity"] == 2)
         check("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})
+        queue_checks(check)
     finally:
         server.send_signal(signal.SIGINT)
         try:

@@ -31,6 +31,13 @@ pub const RECORD_ENV: &str = "SEATCLAIM_IAM_RECORD";
 /// What a policy statement's `Resource` names, as template.yaml writes it.
 pub const TABLE: &str = "!GetAtt SeatsTable.Arn";
 pub const INDEX: &str = "!Sub ${SeatsTable.Arn}/index/PendingByExpiry";
+/// (v3) The queue's index of waiting visitors.
+pub const QUEUE_INDEX: &str = "!Sub ${SeatsTable.Arn}/index/QueueByJoin";
+
+/// The policy resource of a query of index `name`, as template.yaml names it.
+fn index_resource(name: &str) -> String {
+    format!("!Sub ${{SeatsTable.Arn}}/index/{name}")
+}
 pub const EVENT_BUS: &str = "!GetAtt EventBus.Arn";
 
 /// One request's need: an IAM action on a resource, and the partition
@@ -236,7 +243,8 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
             })
             .collect(),
         "Query" if body["IndexName"].is_string() => {
-            vec![call("dynamodb:Query".into(), INDEX, None)]
+            let index = index_resource(body["IndexName"].as_str().unwrap_or_default());
+            vec![call("dynamodb:Query".into(), &index, None)]
         }
         "Query" => {
             let key = query_partition_value(body).map(|pk| serde_json::json!({"PK": {"S": pk}}));
@@ -476,6 +484,12 @@ mod tests {
         assert_eq!(
             calls_of("f", "DynamoDB", "Query", &index)[0].resource,
             INDEX
+        );
+        let queue =
+            json!({"IndexName": "QueueByJoin", "KeyConditionExpression": "#shard = :shard"});
+        assert_eq!(
+            calls_of("f", "DynamoDB", "Query", &queue)[0].resource,
+            QUEUE_INDEX
         );
         let batch = json!({"RequestItems": {"t": {"Keys": [{"PK": {"S": "GA#e#F#1"}}, {"PK": {"S": "GA#e#F#2"}}]}}});
         assert_eq!(calls_of("f", "DynamoDB", "BatchGetItem", &batch).len(), 2);

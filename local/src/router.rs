@@ -81,6 +81,36 @@ pub const ROUTES: &[Route] = &[
         path: "/orders/{orderId}/confirm",
         function: "confirm",
     },
+    Route {
+        method: "PUT",
+        path: "/events/{eventId}/queue",
+        function: "queue-admin",
+    },
+    Route {
+        method: "DELETE",
+        path: "/events/{eventId}/queue",
+        function: "queue-admin",
+    },
+    Route {
+        method: "GET",
+        path: "/events/{eventId}/queue",
+        function: "get-queue",
+    },
+    Route {
+        method: "POST",
+        path: "/events/{eventId}/queue/visitors",
+        function: "queue-visitors",
+    },
+    Route {
+        method: "GET",
+        path: "/events/{eventId}/queue/visitors/{visitorId}",
+        function: "queue-visitors",
+    },
+    Route {
+        method: "GET",
+        path: "/.well-known/jwks.json",
+        function: "admission-keys",
+    },
 ];
 
 /// Matches a path against a template, returning its parameters.
@@ -150,6 +180,10 @@ pub async fn call(function: &'static str, app: &App, req: Request) -> Response<B
         "get-seat" => handlers::get_seat(app, req).await,
         "drop-seat" => handlers::drop_seat(app, req).await,
         "confirm" => handlers::confirm(app, req).await,
+        "queue-admin" => handlers::queue_admin(app, req).await,
+        "get-queue" => handlers::get_queue(app, req).await,
+        "queue-visitors" => handlers::queue_visitors(app, req).await,
+        "admission-keys" => handlers::admission_keys(app, req).await,
         other => {
             return error_response(&Error::RouteNotFound {
                 method: String::new(),

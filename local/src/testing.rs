@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, OnceLock};
 
 use aws_sdk_dynamodb::Client;
+use shared::admission::SigningKeys;
 use shared::auth::ConfirmSecrets;
 use shared::domain::ga::bucket_count;
 use shared::domain::{
@@ -23,6 +24,20 @@ use crate::table::TableSpec;
 /// template.yaml takes a parameter.
 pub const DEV_CONFIRM_SECRET: &str =
     "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
+
+/// The admission signing key of `make dev` when `ADMISSION_SIGNING_KEYS`
+/// is unset, of the tests and of the sample events: a P-256 key whose
+/// `kid` says what it is. Anyone can sign admissions with it. Never
+/// deploy it: template.yaml reads the keys from Secrets Manager. It lives
+/// in local/dev-admission-signing-keys.json, which the scripts read too.
+pub const DEV_ADMISSION_SIGNING_KEYS: &str = include_str!("../dev-admission-signing-keys.json");
+
+/// The development admission keys, parsed.
+pub fn dev_admission_keys() -> SigningKeys {
+    // A constant known to parse (the tests' every admission uses it).
+    SigningKeys::parse(DEV_ADMISSION_SIGNING_KEYS)
+        .unwrap_or_else(|e| panic!("the development admission key: {e}"))
+}
 
 /// The development secrets, parsed.
 pub fn dev_confirm_secrets() -> ConfirmSecrets {
@@ -115,8 +130,14 @@ pub fn app_on(client: Client, table: &str) -> App {
         create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
         max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
         request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,
+        admission_verify: Some(dev_admission_keys().verify_keys()),
+        admission_signing: Some(dev_admission_keys()),
+        admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
     };
-    App::new(Store::new(client, table), config)
+    // Every request reads the queue's state, as the dev server does: a
+    // test's put or delete applies to its next request, whatever function
+    // serves it (an instance on AWS reuses its read for up to a second).
+    App::new(Store::new(client, table).with_queue_cache_ms(0), config)
 }
 
 /// What [`check_invariants`] read from the table, and what it found wrong.

@@ -43,7 +43,7 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
         Some("N"),
         "expiries compare as numbers"
     );
-    assert_eq!(spec.global_secondary_indexes.len(), 1);
+    assert_eq!(spec.global_secondary_indexes.len(), 2);
     let gsi = &spec.global_secondary_indexes[0];
     assert_eq!(gsi.index_name, store::PENDING_INDEX);
     let gsi_keys: Vec<_> = gsi
@@ -65,6 +65,31 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
     assert!(
         gsi.projection.non_key_attributes.is_empty(),
         "keys only: a claim does not rewrite the index"
+    );
+    // (v3) The queue's waiting visitors by join time, with their rank.
+    let queue = &spec.global_secondary_indexes[1];
+    assert_eq!(queue.index_name, store::QUEUE_INDEX);
+    let queue_keys: Vec<_> = queue
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(
+        queue_keys,
+        [(store::QUEUE_SHARD, "HASH"), (store::QUEUE_JOIN, "RANGE")]
+    );
+    assert_eq!(attr_type(store::QUEUE_SHARD).as_deref(), Some("S"));
+    assert_eq!(
+        attr_type(store::QUEUE_JOIN).as_deref(),
+        Some("N"),
+        "join times compare as numbers"
+    );
+    assert_eq!(
+        (
+            queue.projection.projection_type.as_str(),
+            queue.projection.non_key_attributes.as_slice()
+        ),
+        ("INCLUDE", [store::QUEUE_RANK.to_owned()].as_slice())
     );
     let ttl = spec.time_to_live_specification.as_ref().unwrap();
     assert_eq!(
@@ -317,6 +342,48 @@ async fn every_event_file_runs_through_its_handler() {
         (status, body["error"].as_str()),
         (409, Some("order-not-cancellable")),
         "a completed order: {body}"
+    );
+
+    // (v3) The queue's files: put (open since the sample's past opening),
+    // read, a join (admitted on the spot), the JWKS, an admitter run, and
+    // the put's file as a DELETE.
+    let (status, body) = run_event(&app, "queue-admin", &[]).await;
+    assert_eq!((status, &body["status"]), (200, &"OPEN".into()), "{body}");
+    let (status, body) = run_event(&app, "get-queue", &[]).await;
+    assert_eq!(
+        (status, &body["ordersPerAdmission"]),
+        (200, &2.into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "queue-visitors", &[]).await;
+    assert_eq!(
+        (status, &body["status"]),
+        (201, &"ADMITTED".into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "admission-keys", &[]).await;
+    assert_eq!(
+        (status, &body["keys"][0]["alg"]),
+        (200, &"ES256".into()),
+        "{body}"
+    );
+    let scheduled: Value = serde_json::from_str(&event_text("admit-visitors")).unwrap();
+    let mut admitter_app = local::iam::attributed(&app, "admit-visitors");
+    admitter_app.config.admitter_run_seconds = 1;
+    let run = shared::handlers::admit_visitors(
+        &admitter_app,
+        &tokio::sync::Mutex::default(),
+        lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default()),
+    )
+    .await
+    .unwrap();
+    assert!(run.ticks >= 1 && run.queues >= 1, "{run:?}");
+    let delete = [("\"PUT", "\"DELETE")];
+    let (status, body) = run_event(&app, "queue-admin", &delete).await;
+    assert_eq!(
+        (status, &body["status"]),
+        (200, &"REMOVED".into()),
+        "{body}"
     );
 
     // Unchanged, the order routes' files name an order that does not exist.

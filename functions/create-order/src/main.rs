@@ -6,6 +6,6 @@ use shared::{handlers, telemetry, App, Needs};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     telemetry::init();
-    let app = App::from_env(Needs::Store).await?;
+    let app = App::from_env(Needs::StoreAndVerifyKeys).await?;
     run(service_fn(|req| handlers::create_order(&app, req))).await
 }

@@ -60,7 +60,14 @@ async fn run() -> Result<(), String> {
         eprintln!("*** CONFIRM_SECRET is not set: using the DEVELOPMENT DEFAULT {DEV_CONFIRM_SECRET:?}. Never deploy it. ***");
         std::env::set_var("CONFIRM_SECRET", DEV_CONFIRM_SECRET);
     }
-    let config = Config::from_env(Needs::StoreAndConfirmSecret).map_err(|e| e.to_string())?;
+    let mut config = Config::from_env(Needs::StoreAndConfirmSecret).map_err(|e| e.to_string())?;
+    if config.admission_signing.is_none() {
+        eprintln!("*** ADMISSION_SIGNING_KEYS is not set: signing admissions with the DEVELOPMENT key \"seatclaim-dev-NOT-SECRET\" (local::testing::DEV_ADMISSION_SIGNING_KEYS). Anyone can forge admissions with it. Never deploy it. ***");
+        config.admission_signing = Some(local::testing::dev_admission_keys());
+    }
+    if config.admission_verify.is_none() {
+        config.admission_verify = config.admission_signing.as_ref().map(|k| k.verify_keys());
+    }
 
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
@@ -76,7 +83,9 @@ async fn run() -> Result<(), String> {
     // One process serves every viewer of the seat-map page: a short seat-map
     // cache keeps what they see within the page's one-second refresh.
     let app = App::new(
-        Store::new(client, &config.table_name).with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS),
+        Store::new(client, &config.table_name)
+            .with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS)
+            .with_queue_cache_ms(0),
         config,
     );
 
@@ -95,6 +104,15 @@ async fn run() -> Result<(), String> {
                 tick.tick().await;
                 shared::sweep::run(&app.store, shared::world::now(), None).await;
             }
+        })
+    };
+    // The on-sale queues' admitter, ticking as the admitter function does.
+    let admitter = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            shared::admitter::Admitter::default()
+                .run_for(&app, Duration::from_secs(u64::from(u32::MAX)))
+                .await;
         })
     };
     // An event create-event left unfinished (202) is picked up within
@@ -145,6 +163,7 @@ async fn run() -> Result<(), String> {
     local::server::run_with_feed(listener, app, Some(feed), stop_signal()).await;
     projector.abort();
     sweeper.abort();
+    admitter.abort();
     finisher.abort();
     drop(dynamodb);
     // Whoever read our output may be gone by now.
