@@ -11,6 +11,8 @@ use shared::App;
 
 pub use local::testing::fresh_app;
 
+pub mod queue;
+
 /// Status and JSON body of a reply (also checks the content type).
 pub fn read(resp: Response<Body>) -> (u16, Value) {
     let status = resp.status().as_u16();
