@@ -201,12 +201,17 @@ async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
             .collect()
     };
     let event_pk = head["PK"].as_s().unwrap().clone();
-    // create-order on a fresh instance: the head, eventually consistent.
+    // create-order on a fresh instance: the head and its copy of the
+    // queue's state (none here), both small, eventually consistent.
     let fresh = app.new_process();
     recorder.take();
     recorder.set_recording(true);
     let o = order(&fresh, "big-head").await;
-    assert_eq!(gets(&recorder.take()), [(event_pk.clone(), false)]);
+    let read = gets(&recorder.take());
+    let queue_copy = format!("QUEUE#{}#", event_pk.trim_start_matches("EVENT#"));
+    assert_eq!(read.len(), 2, "{read:?}");
+    assert_eq!(read[0], (event_pk.clone(), false));
+    assert!(read[1].0.starts_with(&queue_copy) && !read[1].1, "{read:?}");
     // extend-order: the order (strongly), then the head alone.
     assert_eq!(extend(&fresh, &o, "{}").await.0, 200);
     let read = gets(&recorder.take());

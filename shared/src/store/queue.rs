@@ -184,8 +184,10 @@ impl Store {
 
     /// The queue as this instance last read it, if that was less than
     /// [`QUEUE_CACHE_MS`] ago; else read from this instance's copy
-    /// (eventually consistent). A copy that has nothing (a new queue whose
-    /// copy is not visible yet, or no queue) is checked on the main item.
+    /// (eventually consistent). No copy means no queue: put-queue writes
+    /// every copy with the main item, in one transaction (a copy not yet
+    /// visible a few milliseconds after a put reads as no queue until the
+    /// next read, within the second the contract allows).
     pub async fn cached_queue(
         &self,
         event: &EventId,
@@ -199,7 +201,7 @@ impl Store {
         let key = queue_copy_key(&EventRef::of(event), self.queue_copy);
         let stored = match self.get_item(key, false).await? {
             Some(item) => Some(parse_stored(&item)?),
-            None => self.read_queue(event).await?,
+            None => None,
         };
         let state = stored.and_then(|q| q.state).map(Arc::new);
         self.remember_queue(event, now, state.clone());
