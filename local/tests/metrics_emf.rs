@@ -107,7 +107,12 @@ fn captured() -> BTreeMap<String, f64> {
                     "{k}={v} looks like an id: {line}"
                 );
             }
-            let gauge = name == shared::metrics::SWEEP_LAG;
+            let gauge = [
+                shared::metrics::SWEEP_LAG,
+                shared::metrics::QUEUE_WAITING,
+                shared::metrics::QUEUE_PAUSED,
+            ]
+            .contains(&name.as_str());
             let key = std::iter::once(name)
                 .chain(dims.values().cloned())
                 .collect::<Vec<_>>()
@@ -200,6 +205,24 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
         })
         .await
         .unwrap();
+    // (v3) A queue: one joiner admitted on the spot, two waiting, then an
+    // admitter tick admits one more.
+    let queued = event(&app, 3, 60).await;
+    let (status, _) =
+        common::queue::put_queue(&app, &queued, &common::queue::queue_body(-1_000, 60)).await;
+    assert_eq!(status, 200);
+    let first_join = shared::world::now();
+    for _ in 0..3 {
+        common::queue::join(&app, &queued).await;
+    }
+    // A second and a half after the first join: one more admission is due
+    // (one a second), not two.
+    let admitter = local::iam::attributed(&app, "admit-visitors");
+    let later = shared::domain::Millis(first_join.0 + 1_500);
+    shared::admitter::Admitter::default()
+        .tick_all(&admitter, later)
+        .await
+        .unwrap();
     shared::metrics::flush();
 
     let m = captured();
@@ -227,10 +250,21 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     // Seat changes: holds of A-1-1 (2 orders over time: winner, then sold), A-1-2, and the short event's seat.
     assert!(get("SeatMapChanges") >= 5.0, "{m:#?}");
     assert_eq!(get("SeatMapFailures"), 0.0, "{m:#?}");
+    assert_eq!(
+        (get("QueueJoins admitted"), get("QueueJoins waiting")),
+        (1.0, 2.0),
+        "{m:#?}"
+    );
+    assert_eq!(get("QueueAdmissions"), 1.0, "{m:#?}");
+    assert_eq!(
+        (get("QueueWaiting"), get("QueuePaused")),
+        (1.0, 0.0),
+        "{m:#?}"
+    );
     // Flushed, nothing is counted twice (a gauge repeats its last value).
     shared::metrics::flush();
     assert_eq!(
         captured().keys().collect::<Vec<_>>(),
-        ["SweepLagMilliseconds"]
+        ["QueuePaused", "QueueWaiting", "SweepLagMilliseconds"]
     );
 }

@@ -129,11 +129,6 @@ impl Admitter {
             .zip(plan.slots.iter().copied())
             .collect();
         summary.admitted = admit(app, event, &plan.state, mirror, due, now).await?;
-        crate::metrics::queue_tick(
-            summary.admitted,
-            summary.waiting,
-            summary.status == "PAUSED",
-        );
         Ok(summary)
     }
 
@@ -152,6 +147,13 @@ impl Admitter {
                 Err(e) => tracing::warn!(event = %event, error = %e, "queue tick failed"),
             }
         }
+        // One data point per tick over every queue: a paused one is never
+        // hidden behind the next queue's value.
+        crate::metrics::queue_tick(
+            summaries.iter().map(|(_, s)| s.admitted).sum(),
+            summaries.iter().map(|(_, s)| s.waiting).sum(),
+            summaries.iter().any(|(_, s)| s.status == "PAUSED"),
+        );
         Ok(summaries)
     }
 

@@ -48,8 +48,9 @@ pub const EVENTS_PUBLISHED: &str = "EventsPublished";
 pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
 
 /// (v3) The on-sale queue: visitors who joined, admissions given, the
-/// visitors waiting when the admitter last looked, and whether a queue is
-/// paused (1) or not (0) at its latest tick: the alarm watches its maximum.
+/// visitors waiting (over every queue) when the admitter last looked, and
+/// whether any queue is paused (1) or none (0) at its latest tick: the
+/// alarm watches its maximum.
 pub const QUEUE_JOINS: &str = "QueueJoins";
 pub const QUEUE_ADMISSIONS: &str = "QueueAdmissions";
 pub const QUEUE_WAITING: &str = "QueueWaiting";
@@ -193,8 +194,8 @@ pub fn queue_join(admitted: bool) {
     metrics::counter!(QUEUE_JOINS, "outcome" => outcome).increment(1);
 }
 
-/// One admitter tick of one queue: admissions given, visitors waiting,
-/// and whether it is paused.
+/// One admitter tick over every queue: admissions given, visitors waiting,
+/// and whether any queue is paused.
 pub fn queue_tick(admitted: u64, waiting: u64, paused: bool) {
     metrics::counter!(QUEUE_ADMISSIONS).increment(admitted);
     metrics::gauge!(QUEUE_WAITING).set(waiting as f64);
