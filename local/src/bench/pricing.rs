@@ -80,7 +80,7 @@ pub(super) async fn price(
     let keys = capacity::touched_items(records, &schema);
     let sizes = item_sizes(app, &keys).await?;
     let size = |pk: &str, sk: &str| sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-    Ok(capacity::charges(records, &schema, &size, &|_| None))
+    Ok(capacity::charges(records, &schema, &size, &|_, _| None))
 }
 
 pub(super) async fn item_sizes(

@@ -68,8 +68,8 @@ pub struct IndexSpec {
 }
 
 impl IndexSpec {
-    /// Our one GSI (template.yaml): pending orders by expiry, sharded,
-    /// projecting keys only.
+    /// Pending orders by expiry (template.yaml), sharded, projecting keys
+    /// only.
     pub fn pending_by_expiry() -> Self {
         Self {
             name: shared::store::PENDING_INDEX.to_owned(),
@@ -77,24 +77,34 @@ impl IndexSpec {
             sk_attr: shared::store::PENDING_EXPIRES_AT.to_owned(),
         }
     }
+    /// (v3) A queue's waiting visitors by join time (template.yaml),
+    /// sharded, projecting their rank: an entry well under 1 KB.
+    pub fn queue_by_join() -> Self {
+        Self {
+            name: shared::store::QUEUE_INDEX.to_owned(),
+            pk_attr: shared::store::QUEUE_SHARD.to_owned(),
+            sk_attr: shared::store::QUEUE_JOIN.to_owned(),
+        }
+    }
 }
 
-/// The table's key attributes and its index: enough to tell which
+/// The table's key attributes and its indexes: enough to tell which
 /// partition a request lands on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schema {
     pub pk_attr: String,
     pub sk_attr: String,
-    pub index: IndexSpec,
+    pub indexes: Vec<IndexSpec>,
 }
 
 impl Schema {
-    /// seatclaim's table: `PK`, `SK` and [`IndexSpec::pending_by_expiry`].
+    /// seatclaim's table: `PK`, `SK`, [`IndexSpec::pending_by_expiry`] and
+    /// [`IndexSpec::queue_by_join`].
     pub fn seatclaim() -> Self {
         Self {
             pk_attr: shared::store::PK.to_owned(),
             sk_attr: shared::store::SK.to_owned(),
-            index: IndexSpec::pending_by_expiry(),
+            indexes: vec![IndexSpec::pending_by_expiry(), IndexSpec::queue_by_join()],
         }
     }
 }

@@ -267,7 +267,12 @@ mod tests {
         );
         assert_eq!(items[1]["SK"]["S"], "SEAT#A-1-2");
 
-        let priced = charges(&records[3..], &Schema::seatclaim(), &|_, _| None, &|_| None);
+        let priced = charges(
+            &records[3..],
+            &Schema::seatclaim(),
+            &|_, _| None,
+            &|_, _| None,
+        );
         assert_eq!(priced.len(), 1);
         assert_eq!(
             (&priced[0].target, priced[0].read_units),

@@ -129,8 +129,8 @@ enum Effect {
 ///   the larger of the item before and after; the wire shows neither for
 ///   an update, so this one size stands for both (and, for a put, with the
 ///   item sent).
-/// - `index_pk(table pk)`: the index partition key the item had before the
-///   write, `None` if it was not in the index. Asked only for successful
+/// - `index_pk(index, table pk)`: the partition key the item had in that
+///   index before the write, `None` if it was not in the index. Asked only for successful
 ///   updates that set or remove an index key attribute, and deletes, of
 ///   items no earlier record wrote: for the others the records tell (a
 ///   pending order put while recording carries its shard).
@@ -143,7 +143,7 @@ pub fn charges(
     records: &[Recorded],
     schema: &Schema,
     item_size: &dyn Fn(&str, &str) -> Option<usize>,
-    index_pk: &dyn Fn(&str) -> Option<String>,
+    index_pk: &dyn Fn(&str, &str) -> Option<String>,
 ) -> Vec<Charge> {
     let mut ledger = Ledger {
         schema,
@@ -211,10 +211,10 @@ fn batch_entries(request_items: &Value) -> impl Iterator<Item = &Value> {
 struct Ledger<'a> {
     schema: &'a Schema,
     item_size: &'a dyn Fn(&str, &str) -> Option<usize>,
-    index_pk: &'a dyn Fn(&str) -> Option<String>,
+    index_pk: &'a dyn Fn(&str, &str) -> Option<String>,
     /// The index pk of each item the records have written so far (`None`:
-    /// not in the index), table pk to index pk.
-    indexed: HashMap<String, Option<String>>,
+    /// not in the index), (index, table pk) to index pk.
+    indexed: HashMap<(String, String), Option<String>>,
     op: &'a str,
     out: Vec<Charge>,
 }
@@ -243,12 +243,12 @@ impl Ledger<'_> {
         (self.item_size)(pk, sk).unwrap_or(0)
     }
 
-    /// The item's index pk before the write at hand.
-    fn index_pk_before(&self, pk: &str) -> Option<String> {
+    /// The item's pk in `index` before the write at hand.
+    fn index_pk_before(&self, index: &str, pk: &str) -> Option<String> {
         self.indexed
-            .get(pk)
+            .get(&(index.to_owned(), pk.to_owned()))
             .cloned()
-            .unwrap_or_else(|| (self.index_pk)(pk))
+            .unwrap_or_else(|| (self.index_pk)(index, pk))
     }
 
     fn price(&mut self, r: &Recorded, effect: Effect) {
@@ -317,9 +317,8 @@ impl Ledger<'_> {
     /// transaction's index writes are priced as standard writes: the docs
     /// double the transaction's table items only, and the index is updated
     /// after the commit ("propagated ... after the transaction completes").
-    fn index_write(&mut self, index_pk: String) {
-        let name = self.schema.index.name.clone();
-        self.charge(Target::index(name, index_pk), write_units(0), 0.0);
+    fn index_write(&mut self, index: &str, index_pk: String) {
+        self.charge(Target::index(index, index_pk), write_units(0), 0.0);
     }
 
     /// A put costs the larger of the item sent and the item stored (for a
@@ -336,24 +335,29 @@ impl Ledger<'_> {
         if !applied {
             return;
         }
-        let index = &self.schema.index;
-        let shard = key_text(&item[&index.pk_attr]).filter(|_| !item[&index.sk_attr].is_null());
-        self.indexed.insert(
-            key_text(&item[&self.schema.pk_attr]).unwrap_or_default(),
-            shard.clone(),
-        );
-        if let Some(shard) = shard {
-            self.index_write(shard);
+        let schema = self.schema;
+        let pk = key_text(&item[&schema.pk_attr]).unwrap_or_default();
+        for index in &schema.indexes {
+            let shard = key_text(&item[&index.pk_attr]).filter(|_| !item[&index.sk_attr].is_null());
+            self.indexed
+                .insert((index.name.clone(), pk.clone()), shard.clone());
+            if let Some(shard) = shard {
+                self.index_write(&index.name, shard);
+            }
         }
     }
 
     fn delete(&mut self, body: &Value, factor: f64, applied: bool) {
         let pk = self.table_write(&body["Key"], 0, factor);
-        if applied {
-            if let Some(old) = self.index_pk_before(&pk) {
-                self.index_write(old);
+        if !applied {
+            return;
+        }
+        let schema = self.schema;
+        for index in &schema.indexes {
+            if let Some(old) = self.index_pk_before(&index.name, &pk) {
+                self.index_write(&index.name, old);
             }
-            self.indexed.insert(pk, None);
+            self.indexed.insert((index.name.clone(), pk.clone()), None);
         }
     }
 
@@ -365,21 +369,25 @@ impl Ledger<'_> {
         if !applied {
             return;
         }
-        let changes = index_key_changes(body, &self.schema.index);
-        if !changes.touched() {
-            return;
-        }
-        let old = self.index_pk_before(&pk);
-        let new = if changes.removed {
-            None
-        } else if let Some(set) = changes.pk_set {
-            set
-        } else {
-            old.clone()
-        };
-        self.indexed.insert(pk, new.clone());
-        for shard in old.into_iter().chain(new) {
-            self.index_write(shard);
+        let schema = self.schema;
+        for index in &schema.indexes {
+            let changes = index_key_changes(body, index);
+            if !changes.touched() {
+                continue;
+            }
+            let old = self.index_pk_before(&index.name, &pk);
+            let new = if changes.removed {
+                None
+            } else if let Some(set) = changes.pk_set {
+                set
+            } else {
+                old.clone()
+            };
+            self.indexed
+                .insert((index.name.clone(), pk.clone()), new.clone());
+            for shard in old.into_iter().chain(new) {
+                self.index_write(&index.name, shard);
+            }
         }
     }
 
@@ -458,10 +466,12 @@ impl Ledger<'_> {
         let index = req["IndexName"].as_str();
         let pk_attr = match index {
             None => Some(self.schema.pk_attr.as_str()),
-            Some(name) if name == self.schema.index.name => {
-                Some(self.schema.index.pk_attr.as_str())
-            }
-            Some(_) => None,
+            Some(name) => self
+                .schema
+                .indexes
+                .iter()
+                .find(|i| i.name == name)
+                .map(|i| i.pk_attr.as_str()),
         };
         let pk = partition_of_key_condition(req, pk_attr).unwrap_or_else(|| "?".to_owned());
         let size: usize = array(&resp["Items"])

@@ -105,7 +105,11 @@ fn price(records: &[Recorded], stored: &[(&str, &str, usize)]) -> Vec<(String, f
             .find(|(p, s, _)| *p == pk && *s == sk)
             .map(|(_, _, n)| *n)
     };
-    let shard = |pk: &str| pk.strip_prefix("ORDER#").map(|n| format!("PENDING#{n}"));
+    let shard = |index: &str, pk: &str| {
+        (index == shared::store::PENDING_INDEX)
+            .then(|| pk.strip_prefix("ORDER#").map(|n| format!("PENDING#{n}")))
+            .flatten()
+    };
     charges(records, &Schema::seatclaim(), &sizes, &shard)
         .into_iter()
         .map(|c| {
@@ -169,6 +173,35 @@ fn puts_cost_the_larger_size_and_index_new_pending_orders() {
             row("PendingByExpiry/PENDING#3", 1.0, 0.0),
             row("ORDER#4", 1.0, 0.0),
             row("ORDER#5", 1.0, 0.0),
+        ]
+    );
+}
+
+#[test]
+fn a_join_writes_the_queue_index_and_an_admission_takes_it_out() {
+    // (v3) A waiting visitor carries both QueueByJoin keys; its admission
+    // removes them: one index write each, on the visitor's shard.
+    let visitor = item(
+        "VISITOR#e#v1",
+        "VISITOR",
+        250,
+        json!({"queueShard": {"S": "QWAIT#e#1#7"}, "queueJoin": {"N": "1712345678901"}, "queueRank": {"S": "0f"}}),
+    );
+    let admit = json!({"Key": {"PK": {"S": "VISITOR#e#v1"}, "SK": {"S": "VISITOR"}},
+        "UpdateExpression": "SET #a = :a REMOVE #shard, #join",
+        "ExpressionAttributeNames": {"#a": "admissionId", "#shard": "queueShard", "#join": "queueJoin"},
+        "ExpressionAttributeValues": {":a": {"S": "x"}}});
+    let records = [
+        ok("PutItem", json!({"Item": visitor})),
+        ok("UpdateItem", admit),
+    ];
+    assert_eq!(
+        price(&records, &[]),
+        [
+            row("VISITOR#e#v1", 1.0, 0.0),
+            row("QueueByJoin/QWAIT#e#1#7", 1.0, 0.0),
+            row("VISITOR#e#v1", 1.0, 0.0),
+            row("QueueByJoin/QWAIT#e#1#7", 1.0, 0.0),
         ]
     );
 }
