@@ -117,6 +117,9 @@ async fn the_operator_puts_reads_and_removes_a_queue() {
     );
     let (_, open) = get_queue(&app, &ev).await;
     assert_eq!(open["status"], "OPEN");
+    // Moved from two hours ahead to a second ago: admission starts now.
+    let first = join(&app, &ev).await;
+    assert_eq!(first.joined["status"], "ADMITTED", "{}", first.joined);
     let same = json!({"opensAt": open["opensAt"], "admitPerMinute": 90}).to_string();
     assert_eq!(put_queue(&app, &ev, &same).await.1["admitPerMinute"], 90);
 

@@ -117,6 +117,24 @@ impl QueueState {
         queue_status(self.settings.opens_at, self.inventory, now)
     }
 
+    /// The state after a put of `settings` over it (allowed: see
+    /// [`settings_after_put`]): the new settings at once, counts and
+    /// admissions kept, and an opening that moved (only possible before
+    /// it) is where admission may start.
+    pub fn put(&self, settings: QueueSettings) -> Self {
+        let resumed_us = if settings.opens_at == self.settings.opens_at {
+            self.resumed_us
+        } else {
+            settings.opens_at.0 * 1_000
+        };
+        Self {
+            settings,
+            resumed_us,
+            version: self.version + 1,
+            ..self.clone()
+        }
+    }
+
     /// The earliest slot the next admission may take.
     fn next_allowed_us(&self) -> i64 {
         let spacing = self.settings.spacing_us();
@@ -222,6 +240,8 @@ pub fn plan_tick(
 pub struct Admission {
     /// The `jti`.
     pub admission_id: String,
+    /// Its slot in the pace, µs: the admission's time.
+    pub slot_us: i64,
     /// When it was given (the token's `iat`).
     pub given_at: Millis,
     /// The token's `exp` (whole seconds).

@@ -231,6 +231,7 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
     );
     let admission = Admission {
         admission_id: "a".into(),
+        slot_us: 20 * S,
         given_at: Millis(20_000),
         expires_at: Millis(620_000),
         orders_allowed: 1,
@@ -248,6 +249,30 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
         visitor_view(rank, None, &state, Millis(20_500)),
         VisitorView::SoldOut
     );
+}
+
+#[test]
+fn a_put_moves_the_opening_either_way_before_it_and_keeps_the_rest() {
+    let mut state = QueueState::new(1, settings(3_600_000, 60));
+    state.waiting = 7;
+    // Moved earlier (to now): admission may start then, not an hour later.
+    let earlier = state.put(settings(1_000, 600));
+    assert_eq!((earlier.resumed_us, earlier.waiting), (1_000 * 1_000, 7));
+    assert_eq!(
+        (earlier.settings.admit_per_minute, earlier.version),
+        (600, 1)
+    );
+    let q = plan_tick(
+        &earlier,
+        &waiting(&[0]),
+        Inventory::Available,
+        Millis(1_500),
+    );
+    assert_eq!(q.slots.len(), 1, "open since 1 s");
+    // A new pace alone keeps a resumption (the end of a pause) as it was.
+    let mut paused = earlier.clone();
+    paused.resumed_us = 9_000_000;
+    assert_eq!(paused.put(settings(1_000, 120)).resumed_us, 9_000_000);
 }
 
 #[test]

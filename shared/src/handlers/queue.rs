@@ -104,16 +104,10 @@ pub async fn put_queue(app: &App, req: Request) -> Reply {
                 let stored = app.store.read_queue(&event_id).await?;
                 let state = match stored.as_ref() {
                     Some(stored) => match &stored.state {
-                        Some(old) => {
-                            let settings = settings_after_put(Some(&old.settings), settings, now)
-                                .ok_or(Error::QueueOpen)?;
-                            QueueState {
-                                settings,
-                                resumed_us: old.resumed_us.max(settings.opens_at.0 * 1_000),
-                                version: old.version + 1,
-                                ..old.clone()
-                            }
-                        }
+                        Some(old) => old.put(
+                            settings_after_put(Some(&old.settings), settings, now)
+                                .ok_or(Error::QueueOpen)?,
+                        ),
                         // A queue put again after a delete starts empty.
                         None => QueueState {
                             version: stored.version + 1,
