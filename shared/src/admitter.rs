@@ -237,6 +237,7 @@ async fn admit(
                 .ok_or_else(|| Error::Corrupt("no randomness for an admission id".into()))?;
             let admission = Admission {
                 admission_id: format!("{random:032x}"),
+                slot_us: *slot,
                 given_at: now,
                 expires_at: admission_expires_at(*slot, now, q.admission_seconds),
                 orders_allowed: q.orders_per_admission,

@@ -167,6 +167,7 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
                 let after = state.admitted_on_join(slot);
                 visitor.admission = Some(Admission {
                     admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
+                    slot_us: slot,
                     given_at: now,
                     expires_at: admission_expires_at(slot, now, state.settings.admission_seconds),
                     orders_allowed: state.settings.orders_per_admission,

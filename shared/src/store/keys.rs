@@ -298,6 +298,7 @@ pub(super) const VISITOR_ID: &str = "visitorId";
 pub(super) const JOINED_AT: &str = "joinedAt";
 pub(super) const ADMISSION_ID: &str = "admissionId";
 pub(super) const ADMISSION_GIVEN_AT: &str = "admissionGivenAt";
+pub(super) const ADMISSION_SLOT_US: &str = "admissionSlotUs";
 pub(super) const ADMISSION_EXPIRES_AT: &str = "admissionExpiresAt";
 pub(super) const ORDERS_ALLOWED: &str = "ordersAllowed";
 pub(super) const ORDERS_OPENED: &str = "ordersOpened";

@@ -10,9 +10,9 @@ use super::errors::{conditional, sdk_error, StoreError};
 use super::expressions::{queue as exprs, Expression};
 use super::keys::{
     queue_shard_key, visitor_key, visitor_of_key, visitor_shard, ADMISSION_EXPIRES_AT,
-    ADMISSION_GIVEN_AT, ADMISSION_ID, EVENT_ID, GENERATION, JOINED_AT, KIND, ORDERS_ALLOWED, PK,
-    QUEUE_INDEX, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, TOKEN_HASH, TTL, VISITOR_ID,
-    VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+    ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, EVENT_ID, GENERATION, JOINED_AT, KIND,
+    ORDERS_ALLOWED, PK, QUEUE_INDEX, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, TOKEN_HASH, TTL,
+    VISITOR_ID, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
 use super::Store;
 use crate::domain::queue::QueueRank;
@@ -68,6 +68,7 @@ fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
         ]),
         Some(admission) => item.extend([
             (ADMISSION_ID.into(), s(&admission.admission_id)),
+            (ADMISSION_SLOT_US.into(), n(admission.slot_us)),
             (ADMISSION_GIVEN_AT.into(), n(admission.given_at.0)),
             (ADMISSION_EXPIRES_AT.into(), n(admission.expires_at.0)),
             (ORDERS_ALLOWED.into(), n(admission.orders_allowed)),
@@ -87,6 +88,7 @@ fn parse_visitor(item: &Item) -> Result<Visitor, StoreError> {
     let admission = match f.opt_s(ADMISSION_ID) {
         Some(id) => Some(Admission {
             admission_id: id.to_owned(),
+            slot_us: f.i64(ADMISSION_SLOT_US)?,
             given_at: Millis(f.i64(ADMISSION_GIVEN_AT)?),
             expires_at: Millis(f.i64(ADMISSION_EXPIRES_AT)?),
             orders_allowed: f.u32(ORDERS_ALLOWED)?,
@@ -240,6 +242,7 @@ mod tests {
         assert_eq!(entry.visitor_id, visitor.visitor_id);
         visitor.admission = Some(Admission {
             admission_id: "a".into(),
+            slot_us: 1_500_000,
             given_at: Millis(2_000),
             expires_at: Millis(602_000),
             orders_allowed: 2,

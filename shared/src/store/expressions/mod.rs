@@ -9,7 +9,9 @@
 //! - `event`: create-event's progress and the queries by key;
 //! - `payment`: a payment id recorded for one order only;
 //! - `seat_map`: the stream-fed projection's `SET`/`REMOVE`, and the sets
-//!   of what it saw sold out.
+//!   of what it saw sold out;
+//! - `queue`: (v3) the queue's state and its copies, a visitor's
+//!   admission, an admission's count of orders, the waiting index's query.
 //!
 //! The one expiry boundary lives here too ([`live!`], [`expired!`]).
 
@@ -168,11 +170,11 @@ impl Expression {
 
 #[cfg(test)]
 mod tests {
-    use super::{event, ga, order, payment, seat, seat_map};
+    use super::{event, ga, order, payment, queue, seat, seat_map};
     use crate::auth::HoldToken;
     use crate::domain::ga::{PlaceHold, PlaceSale, Take};
     use crate::domain::{
-        hold_is_live, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SectionId,
+        hold_is_live, EventId, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SectionId,
     };
     use aws_sdk_dynamodb::types::AttributeValue;
     use std::collections::BTreeSet;
@@ -210,7 +212,7 @@ mod tests {
     /// Every store file outside this folder: none writes an expression or
     /// binds a placeholder itself, so none can compare with `:now` by hand
     /// (a second boundary rule) or bind `#status` a second way.
-    const STORE_SOURCES: [(&str, &str); 14] = [
+    const STORE_SOURCES: [(&str, &str); 18] = [
         ("best_available.rs", include_str!("../best_available.rs")),
         ("codec.rs", include_str!("../codec.rs")),
         ("confirm.rs", include_str!("../confirm.rs")),
@@ -223,16 +225,21 @@ mod tests {
         ("keys.rs", include_str!("../keys.rs")),
         ("lifecycle.rs", include_str!("../lifecycle.rs")),
         ("mod.rs", include_str!("../mod.rs")),
+        ("queue.rs", include_str!("../queue.rs")),
         ("seat_map.rs", include_str!("../seat_map.rs")),
+        ("seeding.rs", include_str!("../seeding.rs")),
+        ("sold_out.rs", include_str!("../sold_out.rs")),
         ("stream.rs", include_str!("../stream.rs")),
+        ("visitors.rs", include_str!("../visitors.rs")),
     ];
     /// This folder's entity files, where expressions are written (this
     /// file defines the boundary itself, in `live!` and `expired!`).
-    const EXPRESSION_SOURCES: [(&str, &str); 6] = [
+    const EXPRESSION_SOURCES: [(&str, &str); 7] = [
         ("expressions/event.rs", include_str!("event.rs")),
         ("expressions/ga.rs", include_str!("ga.rs")),
         ("expressions/order.rs", include_str!("order.rs")),
         ("expressions/payment.rs", include_str!("payment.rs")),
+        ("expressions/queue.rs", include_str!("queue.rs")),
         ("expressions/seat.rs", include_str!("seat.rs")),
         ("expressions/seat_map.rs", include_str!("seat_map.rs")),
     ];
@@ -375,6 +382,36 @@ mod tests {
             ),
             ("seat_map::full_part", seat_map::full_part("A-1#0")),
             ("seat_map::sold_out", seat_map::sold_out("A")),
+            ("queue::as_read", queue::as_read(Some(3))),
+            ("queue::as_read new", queue::as_read(None)),
+            ("queue::older_copy", queue::older_copy(4)),
+            (
+                "queue::list_event",
+                queue::list_event(&EventId::parse("gala")?, true),
+            ),
+            (
+                "queue::unlist_event",
+                queue::list_event(&EventId::parse("gala")?, false),
+            ),
+            (
+                "queue::admit",
+                queue::admit(
+                    &crate::domain::queue_state::Admission {
+                        admission_id: "a".into(),
+                        slot_us: 1,
+                        given_at: now,
+                        expires_at: now,
+                        orders_allowed: 1,
+                    },
+                    2,
+                    9,
+                ),
+            ),
+            ("queue::open_under", queue::open_under(2, 9)),
+            (
+                "queue::joined_since",
+                queue::joined_since("QWAIT#e#1#0".into(), 5),
+            ),
         ];
         for when in [
             order::Completion::Exact { count: 2, now },

@@ -6,8 +6,8 @@
 
 use super::super::codec::{n, s, ss};
 use super::super::keys::{
-    ADMISSION_EXPIRES_AT, ADMISSION_GIVEN_AT, ADMISSION_ID, EVENTS, GENERATION, ORDERS_ALLOWED,
-    ORDERS_OPENED, QUEUE_JOIN, QUEUE_SHARD, TTL, VERSION,
+    ADMISSION_EXPIRES_AT, ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, EVENTS, GENERATION,
+    ORDERS_ALLOWED, ORDERS_OPENED, QUEUE_JOIN, QUEUE_SHARD, TTL, VERSION,
 };
 use super::Expression;
 use crate::domain::queue_state::Admission;
@@ -48,10 +48,12 @@ pub(in crate::store) fn list_event(event: &EventId, listed: bool) -> Expression 
 /// waiting), and its item kept until `ttl`.
 pub(in crate::store) fn admit(admission: &Admission, generation: u64, ttl: i64) -> Expression {
     Expression::update(
-        "SET #admissionId = :admission, #givenAt = :givenAt, #admissionExp = :admissionExp, \
-         #allowed = :allowed, #ttl = :ttl REMOVE #shard, #join",
+        "SET #admissionId = :admission, #slot = :slot, #givenAt = :givenAt, \
+         #admissionExp = :admissionExp, #allowed = :allowed, #ttl = :ttl REMOVE #shard, #join",
     )
     .name("#admissionId", ADMISSION_ID)
+    .name("#slot", ADMISSION_SLOT_US)
+    .value(":slot", n(admission.slot_us))
     .name("#givenAt", ADMISSION_GIVEN_AT)
     .name("#admissionExp", ADMISSION_EXPIRES_AT)
     .name("#allowed", ORDERS_ALLOWED)
