@@ -32,6 +32,10 @@ mod ga;
 mod onsale;
 mod ops;
 mod pricing;
+mod queue;
+mod queue_doc;
+mod queue_pause;
+mod queue_projection;
 mod raw;
 mod scale;
 pub mod scale_doc;
@@ -50,6 +54,7 @@ use ga::{ga_naive_counter, ga_stampede};
 use onsale::on_sale;
 pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use ops::*;
+pub use queue::{QueueModel, QueueRun};
 use raw::*;
 use spread::*;
 use stampede::*;
@@ -72,6 +77,7 @@ pub struct Sizes {
     pub best_available: BestAvailableStampede,
     pub ga: GaStampede,
     pub one_seat: OneSeatStampede,
+    pub queue: QueueModel,
 }
 
 /// How much of scripts/bench_cold_start.py the last scenario runs.
@@ -127,6 +133,13 @@ impl Sizes {
                 requests: 10_000,
                 instances: [100, 1_000],
             },
+            // The crowd at the queue: 20,000 visitors, half early.
+            queue: QueueModel {
+                visitors: 20_000,
+                in_flight: 64,
+                admit_per_minute: 60_000,
+                pause_seats: 5,
+            },
         }
     }
     pub fn smoke() -> Self {
@@ -166,6 +179,12 @@ impl Sizes {
             one_seat: OneSeatStampede {
                 requests: 1_000,
                 instances: [10, 100],
+            },
+            queue: QueueModel {
+                visitors: 400,
+                in_flight: 16,
+                admit_per_minute: 6_000,
+                pause_seats: 3,
             },
         }
     }
@@ -226,6 +245,8 @@ pub struct Report {
     pub cold_start: ColdStart,
     /// The one-seat stampede over many instances, one run per count.
     pub one_seat: Vec<StampedeRun>,
+    /// (v3) The on-sale queue under a crowd.
+    pub queue: QueueRun,
 }
 
 /// The cold-start scenario's outcome.
@@ -375,7 +396,13 @@ pub async fn run(
         spec.create(&client, &table)
             .await
             .map_err(|e| e.to_string())?;
-        Ok::<_, String>(crate::testing::app_on(client, &table))
+        // Each instance keeps its read of a queue's state a second, as on
+        // AWS (the tests' apps read it every time).
+        let app = crate::testing::app_on(client, &table);
+        Ok::<_, String>(App::new(
+            app.store.with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
+            app.config,
+        ))
     };
     progress("warming DynamoDB Local up (scratch table, not measured)");
     let scratch = new_app(None, None, false).await?;
@@ -546,6 +573,17 @@ pub async fn run(
         sizes.cold_start,
     )
     .await?;
+
+    progress("on-sale queue: joins, admissions at the pace, status polls, pause and resume (priced per key)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    report.queue = queue::queue_bench(
+        new_app(None, Some(recorder.clone()), false).await?,
+        endpoint,
+        recorder,
+        sizes.queue,
+    )
+    .await?;
+    report.rows.push(report.queue.row());
 
     // Last: its table has the stream, which slows DynamoDB Local down for
     // every table after it (see TableSpec::without_stream).

@@ -15,13 +15,13 @@ use super::scale_limits::{limits, limits_section, route_limits_section};
 use crate::capacity::KeyLoad;
 
 /// Published on-demand prices, us-east-1, checked 2026-11.
-const USD_PER_MILLION_WRITE_UNITS: f64 = 0.625;
-const USD_PER_MILLION_READ_UNITS: f64 = 0.125;
-const USD_PER_MILLION_LAMBDA_REQUESTS: f64 = 0.20;
-const USD_PER_LAMBDA_GB_SECOND_ARM: f64 = 0.000_013_333_4;
-const USD_PER_MILLION_HTTP_API_REQUESTS: f64 = 1.00;
+pub(super) const USD_PER_MILLION_WRITE_UNITS: f64 = 0.625;
+pub(super) const USD_PER_MILLION_READ_UNITS: f64 = 0.125;
+pub(super) const USD_PER_MILLION_LAMBDA_REQUESTS: f64 = 0.20;
+pub(super) const USD_PER_LAMBDA_GB_SECOND_ARM: f64 = 0.000_013_333_4;
+pub(super) const USD_PER_MILLION_HTTP_API_REQUESTS: f64 = 1.00;
 const USD_PER_MILLION_EVENTBRIDGE_EVENTS: f64 = 1.00;
-const USD_PER_GB_CLOUDWATCH_LOGS: f64 = 0.50;
+pub(super) const USD_PER_GB_CLOUDWATCH_LOGS: f64 = 0.50;
 const USD_PER_10K_CLOUDFRONT_REQUESTS: f64 = 0.0100;
 const USD_PER_GB_CLOUDFRONT_OUT: f64 = 0.085;
 
@@ -38,7 +38,7 @@ pub(super) const AWS_REQUEST_MS: f64 = 10.0;
 pub(super) const MAP_VIEWS_PER_BUYER: f64 = 10.0;
 /// Log bytes per invocation: Lambda's START, END and REPORT lines and one
 /// EMF metrics document.
-const LOG_BYTES_PER_INVOCATION: f64 = 1_000.0;
+pub(super) const LOG_BYTES_PER_INVOCATION: f64 = 1_000.0;
 
 pub(super) fn template() -> serde_yaml_ng::Value {
     let text =

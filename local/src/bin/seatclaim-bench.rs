@@ -37,15 +37,21 @@ async fn run(smoke: bool) -> Result<(), String> {
     );
     println!("{text}");
     let scale = report.on_sale.scale_markdown(&code);
+    let queue = report.queue.markdown(&code);
+    for line in report.queue.lines() {
+        println!("{line}");
+    }
     if smoke {
         // Rendered either way, so the smoke run keeps the scale model
         // working; its small figures are not worth a page.
         println!("{scale}");
+        println!("{queue}");
     } else {
         let docs = local::repo_root().join("docs");
         std::fs::create_dir_all(&docs).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("BENCHMARKS.md"), &text).map_err(|e| e.to_string())?;
         std::fs::write(docs.join("SCALE.md"), scale).map_err(|e| e.to_string())?;
+        std::fs::write(docs.join("QUEUE.md"), queue).map_err(|e| e.to_string())?;
         std::fs::write(
             docs.join("bench-stampede-latency.svg"),
             histogram_svg(&report.stampede_latencies),
@@ -56,7 +62,7 @@ async fn run(smoke: bool) -> Result<(), String> {
             concurrency_svg(&report.concurrency),
         )
         .map_err(|e| e.to_string())?;
-        eprintln!("bench: wrote docs/BENCHMARKS.md, docs/SCALE.md, docs/bench-stampede-latency.svg, docs/bench-throughput.svg");
+        eprintln!("bench: wrote docs/BENCHMARKS.md, docs/SCALE.md, docs/QUEUE.md, docs/bench-stampede-latency.svg, docs/bench-throughput.svg");
     }
     let passed = report.rows.iter().filter(|r| r.ok).count();
     println!(

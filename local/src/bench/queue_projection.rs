@@ -1,0 +1,141 @@
+//! The queue's ceilings and cost per 1,000 admitted visitors, from the
+//! requests [`super::queue`] recorded.
+
+use shared::admitter::TICK_MS;
+use shared::store::QUEUE_COPIES;
+
+use super::onsale::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::queue::{Ceiling, QueueRun, POLL_SECONDS};
+use super::scale_doc::{self, AWS_REQUEST_MS};
+use crate::capacity::{self, Charge, KeyLoad, Recorded};
+
+/// The admitter function's memory (template.yaml), for its cost.
+const ADMITTER_MEMORY_GB: f64 = 0.5;
+/// An API function's memory (template.yaml's default).
+const API_MEMORY_GB: f64 = 0.25;
+
+/// The route's ceiling from its recorded requests (`n` of them), with
+/// each instance's copy of the queue's state read once a second: on AWS
+/// an instance serves one request at a time, each taking its round trips
+/// at [`AWS_REQUEST_MS`], so it reads its copy once per so many requests.
+pub(super) fn ceiling(charges: &[Charge], n: usize, records: &[Recorded]) -> Ceiling {
+    let n = n.max(1) as f64;
+    let is_copy = |c: &Charge| c.target.index.is_none() && is_queue_copy(&c.target.pk);
+    let per_request: Vec<KeyLoad> = capacity::totals(
+        &charges
+            .iter()
+            .filter(|c| !is_copy(c))
+            .cloned()
+            .collect::<Vec<_>>(),
+        &|t| t.clone(),
+    );
+    let copy_read = charges
+        .iter()
+        .filter(|c| is_copy(c))
+        .map(|c| c.read_units)
+        .fold(0.0, f64::max);
+    let round_trips = records.len() as f64 / n;
+    let requests_per_instance_s = 1_000.0 / (round_trips * AWS_REQUEST_MS).max(1.0);
+    let copy_units = copy_read / requests_per_instance_s / f64::from(QUEUE_COPIES);
+    let mut best = Ceiling {
+        per_s: f64::INFINITY,
+        ..Ceiling::default()
+    };
+    let mut consider = |key: String, units: f64, reads: bool| {
+        let limit = if reads {
+            PARTITION_READ_UNITS
+        } else {
+            PARTITION_WRITE_UNITS
+        };
+        let per_s = limit / units.max(1e-12);
+        if per_s < best.per_s {
+            best = Ceiling {
+                per_s,
+                hottest: key,
+                units_per_request: units,
+                reads,
+            };
+        }
+    };
+    for load in &per_request {
+        let key = describe(&load.target);
+        consider(key.clone(), load.write_units / n, false);
+        consider(key, load.read_units / n, true);
+    }
+    if copy_units > 0.0 {
+        consider("QUEUE#{ref}#{copy} (each of 8)".into(), copy_units, true);
+    }
+    best
+}
+
+fn is_queue_copy(pk: &str) -> bool {
+    pk.strip_prefix(shared::store::QUEUE_PK_PREFIX)
+        .is_some_and(|rest| rest.contains('#'))
+}
+
+/// A key as the docs show it: the event ref and ids elided.
+fn describe(target: &capacity::Target) -> String {
+    let prefix = target.pk.split('#').next().unwrap_or_default();
+    match &target.index {
+        Some(index) => format!(
+            "{index}/{}",
+            target
+                .pk
+                .rsplit_once('#')
+                .map_or(target.pk.as_str(), |(_, shard)| shard)
+        ),
+        None => format!("{prefix}#…"),
+    }
+}
+
+/// Dollars per 1,000 admitted visitors: each visitor joins once, polls
+/// every [`POLL_SECONDS`] while it waits (the run's mean wait), and is
+/// admitted; the admitter ticks four times a second for as long as it
+/// takes at the pace.
+pub(super) fn cost(
+    run: &QueueRun,
+    joins: &[Charge],
+    polls: &[Charge],
+    ticks: &[Charge],
+    tick_count: u64,
+) -> Vec<(&'static str, f64)> {
+    let Some(model) = run.model else {
+        return Vec::new();
+    };
+    let visitors = model.visitors as f64;
+    let units = |charges: &[Charge]| {
+        let (w, r) = charges.iter().fold((0.0, 0.0), |(w, r), c| {
+            (w + c.write_units, r + c.read_units)
+        });
+        (w, r)
+    };
+    let polls_per_visitor = run.mean_wait_s / POLL_SECONDS + 1.0;
+    let (jw, jr) = units(joins);
+    let (pw, pr) = units(polls);
+    let (tw, tr) = units(ticks);
+    let per_visitor_w = jw / visitors + pw / visitors * polls_per_visitor + tw / visitors;
+    let per_visitor_r = jr / visitors + pr / visitors * polls_per_visitor + tr / visitors;
+    let dynamodb = 1_000.0
+        * (per_visitor_w * scale_doc::USD_PER_MILLION_WRITE_UNITS
+            + per_visitor_r * scale_doc::USD_PER_MILLION_READ_UNITS)
+        / 1e6;
+    let requests = 1.0 + polls_per_visitor;
+    let api_seconds = requests * 2.0 * AWS_REQUEST_MS / 1_000.0;
+    let lambda = 1_000.0
+        * (requests * scale_doc::USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
+            + api_seconds * API_MEMORY_GB * scale_doc::USD_PER_LAMBDA_GB_SECOND_ARM);
+    let queue_seconds = tick_count as f64 * TICK_MS as f64 / 1_000.0;
+    let admitter =
+        1_000.0 * queue_seconds * ADMITTER_MEMORY_GB * scale_doc::USD_PER_LAMBDA_GB_SECOND_ARM
+            / visitors;
+    let http = 1_000.0 * requests * scale_doc::USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
+    let logs = 1_000.0 * requests * scale_doc::LOG_BYTES_PER_INVOCATION / 1e9
+        * scale_doc::USD_PER_GB_CLOUDWATCH_LOGS;
+    vec![
+        ("DynamoDB", dynamodb),
+        ("Lambda (joins and polls)", lambda),
+        ("Lambda (the admitter)", admitter),
+        ("HTTP API", http),
+        ("CloudWatch Logs", logs),
+    ]
+}
