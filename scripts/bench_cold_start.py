@@ -48,6 +48,7 @@ import zipfile
 from pathlib import Path
 
 from cargo_target import target_dir
+from dev_keys import dev_admission_keys
 from ports import free_ports
 from webhook_sign import DEV_SECRET, confirm_body, resign_confirm_event, webhook_headers
 
@@ -462,9 +463,11 @@ def answer_status(fn, http_status, data):
 
 def lambda_env(server):
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "TZ") if k in os.environ}
+    signing, verify = dev_admission_keys()
     return dict(keep, TABLE_NAME=server.table, AWS_ENDPOINT_URL_DYNAMODB=server.ddb_endpoint,
                 AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", AWS_ACCESS_KEY_ID="local",
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
+                ADMISSION_SIGNING_KEYS=signing, ADMISSION_VERIFY_KEYS=verify,
                 PYTHONDONTWRITEBYTECODE="1", LAMBDA_TASK_ROOT=str(PY_HANDLER_DIR))
 
 

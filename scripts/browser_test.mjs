@@ -8,61 +8,17 @@
 // Saves a screenshot to $SEAT_MAP_PNG (`make screenshot`: docs/seat-map.png,
 // the README's), else to the temp dir, so a test run leaves the tree clean.
 // Prints one line per check and exits non-zero on any failure.
-import { spawn, execFileSync } from "node:child_process";
-import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import os from "node:os";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { check, createEvent, failed, launch, startDevServer, stopDevServer, waitFor } from "./browser_common.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const SEEN_WITHIN_MS = 2000;
 const STAMPEDE = 20;
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-async function startDevServer() {
-  const binary = execFileSync("python3", [path.join(ROOT, "scripts/cargo_target.py"), "debug", "seatclaim-dev"], { encoding: "utf8" }).trim();
-  const [port, ddbPort] = [await freePort(), await freePort()];
-  const proc = spawn(binary, [], {
-    env: { ...process.env, PORT: String(port), DYNAMODB_LOCAL_PORT: String(ddbPort), TABLE_NAME: "seatclaim-browser", SWEEP_INTERVAL_SECONDS: "3600", RUST_LOG: "warn" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the dev server did not start in 60 s")), 60000);
-    let out = "";
-    proc.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (out.includes("listening on")) { clearTimeout(timer); resolve(); }
-    });
-    proc.on("exit", (code) => reject(new Error(`the dev server exited (${code})`)));
-  });
-  proc.stdout.resume();
-  return { proc, base: `http://127.0.0.1:${port}` };
-}
-
-let failed = 0;
-function check(name, ok, detail = "") {
-  console.log(`browser: ${name}: ${ok ? "ok" : "FAILED"}${detail ? ` (${detail})` : ""}`);
-  if (!ok) failed += 1;
-}
-
 const seat = (id) => `#map .seat[data-seat="${id}"]`;
 
-async function waitFor(page, fn, arg, timeout = 5000) {
-  try { await page.waitForFunction(fn, arg, { timeout, polling: 50 }); return true; } catch (_) { return false; }
-}
-
 async function main() {
-  const { proc, base } = await startDevServer();
+  const { proc, base } = await startDevServer("seatclaim-browser");
   let browser;
   try {
     const eventId = "browser-gala";
@@ -73,14 +29,9 @@ async function main() {
         { sectionId: "FLOOR", capacity: 120 },
       ],
     };
-    const created = await fetch(`${base}/events/${eventId}`, { method: "PUT", body: JSON.stringify(plan) });
-    check("create the event", created.status === 201, `status ${created.status}`);
+    check("create the event", (await createEvent(base, eventId, plan)) === 201);
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launch();
     const [alice, bob] = [await browser.newContext({ viewport: { width: 1280, height: 860 } }), await browser.newContext({ viewport: { width: 1280, height: 860 } })];
     const [pa, pb] = [await alice.newPage(), await bob.newPage()];
     const errors = [];
@@ -147,12 +98,10 @@ async function main() {
     check("no script errors on the pages", errors.length === 0, errors.join("; "));
   } finally {
     if (browser) await browser.close();
-    const exited = new Promise((resolve) => proc.on("exit", resolve));
-    proc.kill("SIGINT");
-    await exited;
+    await stopDevServer(proc);
   }
-  console.log(`browser: ${failed ? `${failed} FAILED` : "all passed"}`);
-  process.exit(failed ? 1 : 0);
+  console.log(`browser: ${failed() ? `${failed()} FAILED` : "all passed"}`);
+  process.exit(failed() ? 1 : 0);
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

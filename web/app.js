@@ -6,31 +6,44 @@
 // a deployed API the dev-only parts (pay, the events feed, demo events) are
 // hidden. The order and its hold token live in sessionStorage, per event,
 // so each browser tab (and each browser context) is its own buyer.
+//
+// (v3) When the event has an on-sale queue, the page joins it, shows the
+// visitor's place and opens the map on admission; orders are opened with
+// the admission (queue.js). An event of more than CANVAS_FROM_SEATS seats is
+// drawn on one canvas: every section at once, and a section zoomed in to
+// pick seats (canvas.js). Both load before this file and use its state.
 "use strict";
 
 const params = new URLSearchParams(location.search);
 const API = (params.get("api") || "").replace(/\/+$/, "");
 const REFRESH_MS = 1000;
 const MAX_SEATS_DRAWN = 20000;
+const CANVAS_FROM_SEATS = 3000;
 
 const state = {
   dev: false,
   eventId: null,
   event: null,        // get-event's reply
-  statuses: {},       // seatId -> "A" | "H" | "S"
+  rows: new Map(),    // "section\u0000row" -> the row's statuses ("AAHS…")
   ga: {},             // sectionId -> {capacity, available}
   order: null,        // get-order's reply
   target: null,       // the seat the stampede aims at
   feedAfter: 0,
   drawnFor: null,
+  queue: null,        // get-queue's reply, or null: no queue
+  visitor: null,      // {visitorId, token}, kept per event in sessionStorage
+  visitorStatus: null,
+  admission: null,    // {token, expiresAt} once admitted
+  orderKey: null,     // the Idempotency-Key of the order being opened
+  canvas: null,       // {layout, zoom}: the canvas map
 };
 
 const $ = (id) => document.getElementById(id);
 
 // ----- HTTP -----------------------------------------------------------------
 
-async function api(method, path, { body, token } = {}) {
-  const headers = {};
+async function api(method, path, { body, token, headers: extra } = {}) {
+  const headers = { ...(extra || {}) };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (token) headers.authorization = `Bearer ${token}`;
   const reply = await fetch(API + path, {
@@ -64,8 +77,18 @@ async function ensureOrder() {
   if (saved && state.order && state.order.status === "PENDING" && Date.parse(state.order.expiresAt) > Date.now()) {
     return saved;
   }
-  const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/orders`, { body: {} });
+  const opening = { body: {} };
+  if (state.queue) {
+    if (!state.admission) throw new Error("This on-sale has a queue: the map opens when it is your turn.");
+    // The same key until it answers: a retry after a lost reply finds the same order.
+    state.orderKey ||= crypto.randomUUID().replaceAll("-", "");
+    opening.token = state.admission.token;
+    opening.headers = { "idempotency-key": state.orderKey };
+  }
+  const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/orders`, opening);
+  if (r.status === 403) { await loadQueue(); throw new Error("This on-sale has a queue: wait for your turn."); }
   if (!r.ok) throw new Error(r.data.message || `create-order: ${r.status}`);
+  state.orderKey = null;
   const fresh = { orderId: r.data.orderId, token: r.data.holdToken };
   saveOrder(fresh);
   await loadOrder();
@@ -131,16 +154,50 @@ function tickCountdown() {
 // ----- Drawing the map ----------------------------------------------------------
 
 function seatId(sectionId, row, number) { return `${sectionId}-${row}-${number}`; }
+function rowKey(sectionId, row) { return `${sectionId}\u0000${row}`; }
+function statusOf(sectionId, row, number) {
+  const s = state.rows.get(rowKey(sectionId, row));
+  return (s && s[number - 1]) || "A";
+}
+function setStatus(sectionId, row, number, status) {
+  const key = rowKey(sectionId, row);
+  const s = state.rows.get(key) || "";
+  const padded = s.padEnd(number, "A");
+  state.rows.set(key, padded.slice(0, number - 1) + status + padded.slice(number));
+}
+function seatCount(event) {
+  return event.sections.reduce((n, s) => n + (s.rows || []).reduce((m, r) => m + r.count, 0), 0);
+}
+function firstFree() {
+  for (const section of (state.event ? state.event.sections : [])) {
+    for (const row of section.rows || []) {
+      for (let n = 1; n <= row.count; n++) {
+        if (statusOf(section.sectionId, row.row, n) === "A") return seatId(section.sectionId, row.row, n);
+      }
+    }
+  }
+  return null;
+}
 
 function drawMap() {
   const map = $("map");
   map.innerHTML = "";
   const event = state.event;
+  $("map").dataset.mode = seatCount(event) > CANVAS_FROM_SEATS ? "canvas" : "seats";
   $("event-title").textContent = `${event.name} (${event.eventId})`;
   const bestSection = $("best-section");
   bestSection.innerHTML = '<option value="">any section</option>';
+  const canvas = seatCount(event) > CANVAS_FROM_SEATS;
+  if (canvas) drawCanvas();
+  else state.canvas = null;
   let drawn = 0;
   for (const section of event.sections) {
+    if (canvas && section.kind !== "ga") {
+      const option = document.createElement("option");
+      option.value = option.textContent = section.sectionId;
+      bestSection.append(option);
+      continue;
+    }
     const box = document.createElement("div");
     box.className = "section";
     box.dataset.section = section.sectionId;
@@ -170,6 +227,9 @@ function drawMap() {
           const id = seatId(section.sectionId, row.row, n);
           b.className = "seat A";
           b.dataset.seat = id;
+          b.dataset.section = section.sectionId;
+          b.dataset.row = row.row;
+          b.dataset.number = String(n);
           b.dataset.status = "A";
           b.title = id;
           b.textContent = id;
@@ -201,9 +261,10 @@ function gaBlock(section) {
 
 function paint() {
   const mine = mySeats();
+  if (state.canvas) paintCanvas(mine);
   for (const b of document.querySelectorAll("#map .seat")) {
     const id = b.dataset.seat;
-    const status = state.statuses[id] || "A";
+    const status = statusOf(b.dataset.section, b.dataset.row, Number(b.dataset.number));
     const isMine = status === "H" && mine.has(id);
     const cls = `seat ${status}${isMine ? " mine" : ""}${state.target === id ? " target" : ""}`;
     if (b.className !== cls) b.className = cls;
@@ -227,30 +288,36 @@ function paint() {
 
 // ----- Refresh from the availability route every second ------------------------------
 
+// One refresh's reply applied: parsed, kept and painted (the time it takes
+// is window.seatclaim.lastApplyMs: `make bench` reads it on the stadium).
 async function refresh() {
   if (!state.eventId) return;
-  const r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/availability`);
-  if (!r.ok) return;
-  const statuses = {};
+  const reply = await fetch(`${API}/events/${encodeURIComponent(state.eventId)}/availability`, { cache: "no-store" });
+  if (!reply.ok) return;
+  const text = await reply.text();
+  const started = performance.now();
+  const data = JSON.parse(text);
+  const rows = new Map();
   const ga = {};
-  for (const section of r.data.sections) {
+  for (const section of data.sections) {
     if (section.kind === "ga") { ga[section.sectionId] = section; continue; }
-    for (const row of section.rows) {
-      for (let i = 0; i < row.statuses.length; i++) statuses[seatId(section.sectionId, row.row, i + 1)] = row.statuses[i];
-    }
+    for (const row of section.rows) rows.set(rowKey(section.sectionId, row.row), row.statuses);
   }
-  state.statuses = statuses;
+  state.rows = rows;
   state.ga = ga;
-  $("as-of").textContent = `as of ${r.data.asOf}`;
+  $("as-of").textContent = `as of ${data.asOf}`;
   paint();
+  window.seatclaim.lastApplyMs = performance.now() - started;
+  window.seatclaim.refreshes += 1;
 }
 
 // ----- Actions -----------------------------------------------------------------------
 
-async function clickSeat(id) {
+async function clickSeat(sectionId, row, number) {
+  const id = seatId(sectionId, row, number);
   state.target = id;
   $("stampede-seat").value = id;
-  const status = state.statuses[id] || "A";
+  const status = statusOf(sectionId, row, number);
   if (status === "S") { say(`${id} is sold.`); paint(); return; }
   try {
     if (mySeats().has(id)) {
@@ -268,7 +335,7 @@ async function clickSeat(id) {
       if (r.ok) say(`Holding ${id}.`);
       else if (r.data.error === "seat-held") say(`${id} is held by someone else.`, true);
       else say(`${id}: ${r.data.message || r.status}`, true);
-      if (r.ok) state.statuses[id] = "H";
+      if (r.ok) setStatus(sectionId, row, number, "H");
     }
   } catch (e) {
     say(String(e.message || e), true);
@@ -401,6 +468,7 @@ async function openEvent(id) {
   history.replaceState(null, "", url);
   $("feed").innerHTML = "";
   drawMap();
+  await loadQueue();
   await loadOrder();
   await refresh();
   say("");
@@ -423,6 +491,24 @@ async function createDemo() {
   await openEvent(id);
 }
 
+// A demo event with a queue that opens a few seconds from now, admitting
+// one visitor every two seconds.
+async function createOnSale() {
+  const id = `onsale-${Math.random().toString(36).slice(2, 8)}`;
+  const plan = {
+    name: "Demo on-sale",
+    holdSeconds: 300,
+    sections: [{ sectionId: "A", rows: ["1", "2", "3", "4"].map((row) => ({ row, count: 12 })) }],
+  };
+  const r = await api("PUT", `/events/${id}`, { body: plan });
+  if (!r.ok) { say(`create-event: ${r.data.message || r.status}`, true); return; }
+  const opensAt = new Date(Date.now() + 5000).toISOString();
+  const q = await api("PUT", `/events/${id}/queue`, { body: { opensAt, admitPerMinute: 30 } });
+  if (!q.ok) { say(`put-queue: ${q.data.message || q.status}`, true); return; }
+  await loadCatalog();
+  await openEvent(id);
+}
+
 async function detectDev() {
   try {
     const r = await api("GET", "/_dev/events?after=0");
@@ -436,9 +522,11 @@ async function detectDev() {
 function wire() {
   $("picker").addEventListener("submit", (e) => { e.preventDefault(); openEvent($("event-id").value.trim()); });
   $("create-demo").addEventListener("click", createDemo);
+  $("create-onsale").addEventListener("click", createOnSale);
+  $("queue-join").addEventListener("click", () => { sessionStorage.removeItem(visitorKey()); state.visitor = null; loadQueue(); });
   $("map").addEventListener("click", (e) => {
     const b = e.target.closest(".seat");
-    if (b && b.dataset.seat) clickSeat(b.dataset.seat);
+    if (b && b.dataset.seat) clickSeat(b.dataset.section, b.dataset.row, Number(b.dataset.number));
   });
   $("extend").addEventListener("click", extend);
   $("cancel").addEventListener("click", cancelOrder);
@@ -451,13 +539,16 @@ function wire() {
   $("stampede-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const n = Number($("stampede-n").value);
-    const id = $("stampede-seat").value.trim() || Object.keys(state.statuses).find((s) => state.statuses[s] === "A");
+    const id = $("stampede-seat").value.trim() || firstFree();
     if (!state.eventId || !id) { say("Open an event with a free seat first.", true); return; }
     state.target = id;
     $("stampede-seat").value = id;
     stampede(n, id);
   });
 }
+
+// What tests and the bench read of the page.
+window.seatclaim = { statusOf, zoom: (id) => zoom(id), seatPoint, lastApplyMs: null, refreshes: 0 };
 
 async function main() {
   wire();
@@ -468,6 +559,7 @@ async function main() {
   setInterval(refresh, REFRESH_MS);
   setInterval(pollFeed, REFRESH_MS);
   setInterval(tickCountdown, 250);
+  setInterval(pollVisitor, REFRESH_MS);
   setInterval(() => { if (state.eventId) loadOrder(); }, 5000);
 }
 

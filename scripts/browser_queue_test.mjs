@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// (v3) The page with an on-sale queue, and a stadium's map, in a real
+// headless Chromium against the dev server on DynamoDB Local:
+// - two contexts join a queue admitting one visitor a second: the first
+//   joiner is admitted first, the second waits with a position and is
+//   admitted next, and both then hold seats;
+// - a 20,000-seat event draws in full on one canvas; a seat picked in a
+//   zoomed section shows held in the other context.
+// Screenshots of the queue view ($QUEUE_PNG) and the stadium map
+// ($STADIUM_PNG): `make screenshot` puts them in docs/ for the README, a test
+// run in the temp dir. Prints one line per check; exits non-zero on any failure.
+import os from "node:os";
+import path from "node:path";
+import { check, createEvent, failed, launch, startDevServer, stopDevServer, waitFor } from "./browser_common.mjs";
+
+const SEEN_WITHIN_MS = 2000;
+const shot = (name, env) => process.env[env] || path.join(os.tmpdir(), name);
+
+async function page(browser, errors, url) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const p = await context.newPage();
+  p.on("pageerror", (e) => errors.push(String(e)));
+  await p.goto(url);
+  return p;
+}
+
+const queueStatus = (p) => p.getAttribute("#queue-card", "data-status");
+
+async function queue(base, browser, errors) {
+  const eventId = "browser-onsale";
+  const plan = { name: "Browser on-sale", holdSeconds: 300, sections: [{ sectionId: "A", rows: [{ row: "1", count: 12 }, { row: "2", count: 12 }] }] };
+  check("create the on-sale's event", (await createEvent(base, eventId, plan)) === 201);
+  const opensAt = new Date(Date.now() - 1000).toISOString();
+  const put = await fetch(`${base}/events/${eventId}/queue`, { method: "PUT", body: JSON.stringify({ opensAt, admitPerMinute: 60 }) });
+  check("put a queue admitting one a second", put.status === 200, `status ${put.status}`);
+
+  const first = await page(browser, errors, `${base}/?event=${eventId}`);
+  const firstIn = await waitFor(first, () => document.querySelector("#queue-card")?.dataset.status === "ADMITTED", null, 5000);
+  const firstAt = Date.now();
+  check("the first joiner is admitted (nobody ahead)", firstIn, await queueStatus(first));
+  // Another visitor joins through the API at once: the next second is its,
+  // so the second context, joining after it, surely waits its turn.
+  const between = await fetch(`${base}/events/${eventId}/queue/visitors`, { method: "POST" });
+  check("a visitor joins between them", between.status === 201);
+  const second = await page(browser, errors, `${base}/?event=${eventId}`);
+  const waited = await waitFor(second, () => document.querySelector("#queue-card")?.dataset.status === "WAITING"
+    && Number(document.querySelector("#queue-position")?.dataset.position) >= 1, null, 5000);
+  const third = await page(browser, errors, `${base}/?event=${eventId}`);
+  check("the second context waits with its place in line, without the map", waited && await second.isHidden("#map"),
+    `${await queueStatus(second)} #${await second.getAttribute("#queue-position", "data-position")}`);
+  await waitFor(third, () => document.querySelector("#queue-card")?.dataset.status === "WAITING", null, 5000);
+  await third.screenshot({ path: shot("queue.png", "QUEUE_PNG") });
+  const secondIn = await waitFor(second, () => document.querySelector("#queue-card")?.dataset.status === "ADMITTED", null, 5000);
+  const secondAt = Date.now();
+  check("then it is admitted, after the first", secondIn && secondAt >= firstAt, `${secondAt - firstAt} ms later`);
+  for (const [p, id] of [[first, "A-1-1"], [second, "A-1-2"]]) {
+    await p.click(`#map .seat[data-seat="${id}"]`);
+  }
+  const holds = (p, id) => waitFor(p, (s) => document.querySelector(`#map .seat[data-seat="${s}"]`)?.dataset.mine === "1", id, 5000);
+  const [h1, h2] = await Promise.all([holds(first, "A-1-1"), holds(second, "A-1-2")]);
+  check("both admitted visitors hold seats", h1 && h2, `first ${h1}, second ${h2}`);
+  for (const p of [first, second, third]) await p.context().close();
+}
+
+async function stadium(base, browser, errors) {
+  const eventId = "browser-stadium";
+  const sections = Array.from({ length: 8 }, (_, s) => ({
+    sectionId: `S${s + 1}`,
+    rows: Array.from({ length: 50 }, (_, r) => ({ row: String(r + 1), count: 50 })),
+  }));
+  check("create a 20,000-seat event", (await createEvent(base, eventId, { name: "Browser stadium", holdSeconds: 300, sections })) === 201);
+  const [a, b] = [await page(browser, errors, `${base}/?event=${eventId}`), await page(browser, errors, `${base}/?event=${eventId}`)];
+  const drawn = await Promise.all([a, b].map((p) => waitFor(p, () => document.querySelector("#map")?.dataset.mode === "canvas"
+    && window.seatclaim.refreshes > 0, null, 15000)));
+  // Every seat a 2×2 cell of the available colour, none missing.
+  const cells = await a.evaluate(() => {
+    const c = document.querySelector("#stadium");
+    const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i] === 46 && d[i + 1] === 157 && d[i + 2] === 91) n++;
+    return n / 4;
+  });
+  check("the map draws all 20,000 seats on a canvas", drawn.every(Boolean) && cells === 20000, `${cells} seats drawn`);
+  await a.screenshot({ path: shot("stadium.png", "STADIUM_PNG"), fullPage: true });
+  await a.evaluate(() => window.seatclaim.zoom("S3"));
+  const point = await a.evaluate(() => window.seatclaim.seatPoint("S3", "7", 25));
+  const clicked = Date.now();
+  await a.mouse.click(point.x, point.y);
+  const held = await waitFor(a, () => /S3-7-25/.test(document.querySelector("#order-seats")?.textContent || ""), null, 5000);
+  check("a seat picked in a zoomed section is held", held);
+  const seen = await waitFor(b, () => window.seatclaim.statusOf("S3", "7", 25) === "H", null, 5000);
+  check("the other context shows it held within 2 s", seen && Date.now() - clicked <= SEEN_WITHIN_MS + 1000, `${Date.now() - clicked} ms after the click`);
+}
+
+async function main() {
+  const { proc, base } = await startDevServer("seatclaim-browser-queue");
+  let browser;
+  try {
+    browser = await launch();
+    const errors = [];
+    await queue(base, browser, errors);
+    await stadium(base, browser, errors);
+    check("no script errors on the pages", errors.length === 0, errors.join("; "));
+  } finally {
+    if (browser) await browser.close();
+    await stopDevServer(proc);
+  }
+  console.log(`browser: ${failed() ? `${failed()} FAILED` : "all passed"}`);
+  process.exit(failed() ? 1 : 0);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
