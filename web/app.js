@@ -559,7 +559,7 @@ async function main() {
   setInterval(refresh, REFRESH_MS);
   setInterval(pollFeed, REFRESH_MS);
   setInterval(tickCountdown, 250);
-  setInterval(pollVisitor, REFRESH_MS);
+  setInterval(pollVisitor, QUEUE_POLL_MS);
   setInterval(() => { if (state.eventId) loadOrder(); }, 5000);
 }
 

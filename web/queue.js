@@ -3,6 +3,10 @@
 // admission.
 "use strict";
 
+// How often a waiting visitor asks where it stands (docs/QUEUE.md prices the
+// polls at this interval: local/src/bench/queue.rs POLL_SECONDS).
+const QUEUE_POLL_MS = 2000;
+
 // ----- The on-sale queue ------------------------------------------------------------------
 
 function visitorKey() { return `seatclaim.visitor.${API}.${state.eventId}`; }

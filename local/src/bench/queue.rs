@@ -23,8 +23,8 @@ use crate::capacity::{CapacityRecorder, Recorded};
 /// The contract's goals (issue 19).
 pub const JOIN_GOAL_PER_S: f64 = 20_000.0;
 pub const STATUS_GOAL_PER_S: f64 = 200_000.0;
-/// How often the page polls a visitor's status while it waits: an
-/// assumption, for the cost per admitted visitor.
+/// How often the page polls a visitor's status while it waits (web/queue.js
+/// QUEUE_POLL_MS), for the cost per admitted visitor.
 pub const POLL_SECONDS: f64 = 2.0;
 
 /// The bench's crowd at the queue.
