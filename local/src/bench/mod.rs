@@ -396,8 +396,7 @@ pub async fn run(
         spec.create(&client, &table)
             .await
             .map_err(|e| e.to_string())?;
-        // Each instance keeps its read of a queue's state a second, as on
-        // AWS (the tests' apps read it every time).
+        // An instance keeps a queue's state a second, as on AWS.
         let app = crate::testing::app_on(client, &table);
         Ok::<_, String>(App::new(
             app.store.with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),

@@ -375,9 +375,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_state_round_trips_through_its_item() {
-        let event = EventId::parse("gala").unwrap();
-        let settings = QueueSettings::new(Millis(1_000), 60, Some(120), Some(2)).unwrap();
+    fn a_state_round_trips_through_its_item() -> Result<(), Box<dyn std::error::Error>> {
+        let event = EventId::parse("gala")?;
+        let settings = QueueSettings::new(Millis(1_000), 60, Some(120), Some(2))?;
         let mut state = QueueState::new(3, settings);
         state.version = 7;
         state.last_admission_us = Some(5_000_000);
@@ -385,7 +385,7 @@ mod tests {
         state.inventory = Inventory::NoneAvailable;
         state.waiting = 10;
         let item = state_item(queue_key(&EventRef::of(&event)), &event, &state);
-        let stored = parse_stored(&item).unwrap();
+        let stored = parse_stored(&item)?;
         assert_eq!((stored.generation, stored.version), (3, 7));
         assert_eq!(stored.state, Some(state));
         let gone = parse_stored(&removed_item(
@@ -394,7 +394,8 @@ mod tests {
             3,
             8,
         ));
-        assert_eq!(gone.unwrap().state, None);
+        assert_eq!(gone?.state, None);
         assert!(decode_checkpoints(&[0; 23]).is_none());
+        Ok(())
     }
 }

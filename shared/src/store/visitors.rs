@@ -224,10 +224,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_visitor_round_trips_waiting_and_admitted() {
-        let event = EventId::parse("gala").unwrap();
+    fn a_visitor_round_trips_waiting_and_admitted() -> Result<(), Box<dyn std::error::Error>> {
+        let event = EventId::parse("gala")?;
         let mut visitor = Visitor {
-            visitor_id: VisitorId::parse("v1").unwrap(),
+            visitor_id: VisitorId::parse("v1")?,
             generation: 2,
             joined_at: Millis(1_000),
             rank: QueueRank(u128::MAX - 5),
@@ -236,8 +236,8 @@ mod tests {
         };
         let waiting = visitor_item(&event, &visitor);
         assert!(waiting.contains_key(QUEUE_SHARD));
-        assert_eq!(parse_visitor(&waiting).unwrap(), visitor);
-        let entry = indexed(&waiting).unwrap();
+        assert_eq!(parse_visitor(&waiting)?, visitor);
+        let entry = indexed(&waiting)?;
         assert_eq!((entry.rank, entry.joined_ms), (visitor.rank, 1_000));
         assert_eq!(entry.visitor_id, visitor.visitor_id);
         visitor.admission = Some(Admission {
@@ -249,7 +249,8 @@ mod tests {
         });
         let admitted = visitor_item(&event, &visitor);
         assert!(!admitted.contains_key(QUEUE_SHARD), "not in the index");
-        assert_eq!(parse_visitor(&admitted).unwrap(), visitor);
+        assert_eq!(parse_visitor(&admitted)?, visitor);
         assert!(rank_text(QueueRank(2)) < rank_text(QueueRank(10)));
+        Ok(())
     }
 }
