@@ -113,6 +113,16 @@ impl Admitter {
             waiting: plan.state.waiting,
             committed: false,
         };
+        // Nothing changed: no write, so the state's version only moves when
+        // something did (a joiner admitted on the spot writes over the
+        // version it read, and an idle queue costs no writes).
+        let unchanged = QueueState {
+            version: state.version,
+            ..plan.state.clone()
+        } == state;
+        if unchanged {
+            return Ok(summary);
+        }
         if !app
             .store
             .commit_queue_state(event, &plan.state, state.version)
