@@ -193,6 +193,14 @@ pub fn plan_tick(
     now: Millis,
 ) -> TickPlan {
     let now_us = now.0 * 1_000;
+    // A sold seat never comes back, so SOLD_OUT is final: an admitter whose
+    // seat-map read is older than the one that saw the sell-out must not
+    // reopen the queue and admit visitors already told SOLD_OUT.
+    let inventory = if state.inventory == Inventory::AllSold {
+        Inventory::AllSold
+    } else {
+        inventory
+    };
     let status = queue_status(state.settings.opens_at, inventory, now);
     let mut resumed_us = state.resumed_us.max(state.settings.opens_at.0 * 1_000);
     if state.inventory != Inventory::Available && inventory == Inventory::Available {

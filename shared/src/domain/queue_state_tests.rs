@@ -142,6 +142,20 @@ fn nobody_is_admitted_before_the_opening_while_paused_or_sold_out() {
 }
 
 #[test]
+fn sold_out_is_final_whatever_a_staler_read_of_the_map_says() {
+    let state = QueueState::new(1, settings(0, 600));
+    let sold = plan_tick(&state, &waiting(&[S]), Inventory::AllSold, Millis(2_000));
+    for stale in [Inventory::Available, Inventory::NoneAvailable] {
+        let later = plan_tick(&sold.state, &waiting(&[S]), stale, Millis(3_000));
+        assert_eq!(
+            (later.status, later.slots.len(), later.state.waiting),
+            (QueueStatus::SoldOut, 0, 0),
+            "{stale:?}"
+        );
+    }
+}
+
+#[test]
 fn a_resumed_queue_admits_from_the_resumption_not_before() {
     let mut state = QueueState::new(1, settings(0, 60));
     state.inventory = Inventory::NoneAvailable;
