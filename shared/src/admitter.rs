@@ -44,6 +44,8 @@ struct Mirror {
     /// Visitors this admitter admitted lately (and when): the index may
     /// still show them for a moment.
     admitted: HashMap<VisitorId, i64>,
+    /// The state version this admitter last put on the copies.
+    copied: Option<i64>,
 }
 
 /// One tick's outcome for one queue.
@@ -121,6 +123,14 @@ impl Admitter {
             ..plan.state.clone()
         } == state;
         if unchanged {
+            // Someone else wrote the state since this admitter's last look
+            // (a joiner admitted on the spot writes only the main item):
+            // the copies catch up, so readers see it and joiners elsewhere
+            // stop racing over a version that is gone.
+            if mirror.copied != Some(state.version) {
+                app.store.copy_queue_state(event, &state).await;
+                mirror.copied = Some(state.version);
+            }
             return Ok(summary);
         }
         if !app
@@ -131,14 +141,8 @@ impl Admitter {
             return Ok(summary);
         }
         summary.committed = true;
-        let due: Vec<(IndexedVisitor, i64)> = mirror
-            .waiting
-            .values()
-            .take(plan.slots.len())
-            .cloned()
-            .zip(plan.slots.iter().copied())
-            .collect();
-        summary.admitted = admit(app, event, &plan.state, mirror, due, now).await?;
+        mirror.copied = Some(plan.state.version);
+        summary.admitted = admit(app, event, &plan.state, mirror, &plan.slots, now).await?;
         Ok(summary)
     }
 
@@ -228,42 +232,74 @@ async fn inventory(app: &App, event: &EventId, now: Millis) -> Result<Inventory,
     Ok(inventory_of(&map, &read.buckets))
 }
 
-/// Gives each due visitor its admission (slot and all), a few at a time;
-/// the number given. A visitor that is no longer waiting (admitted by
-/// another admitter) is dropped from the mirror all the same.
+/// Gives each slot to the next waiting visitor in the mirror's order, a
+/// few at a time; the number given. A visitor that is no longer waiting
+/// (another admitter's run, overlapping this one, admitted it a moment
+/// ago, and the index still showed it) is dropped from the mirror and its
+/// slot goes to the next one: the state just committed counts every slot,
+/// so a slot left empty would be a lost place in the pace and an
+/// `admitted` that overcounts.
 async fn admit(
     app: &App,
     event: &EventId,
     state: &QueueState,
     mirror: &mut Mirror,
-    due: Vec<(IndexedVisitor, i64)>,
+    slots: &[i64],
     now: Millis,
 ) -> Result<u64, Error> {
-    let q = &state.settings;
+    let mut open: Vec<i64> = slots.to_vec();
     let mut given = 0;
-    for batch in due.chunks(ADMISSIONS_IN_FLIGHT) {
-        let writes = batch.iter().map(|(visitor, slot)| async move {
-            let random = crate::world::random_u128()
-                .ok_or_else(|| Error::Corrupt("no randomness for an admission id".into()))?;
-            let admission = Admission {
-                admission_id: format!("{random:032x}"),
-                slot_us: *slot,
-                given_at: now,
-                expires_at: admission_expires_at(*slot, now, q.admission_seconds),
-                orders_allowed: q.orders_per_admission,
-            };
-            app.store
-                .admit_visitor(event, &visitor.visitor_id, state.generation, &admission)
-                .await
-        });
-        let results = join_all(writes).await;
-        for ((visitor, _), result) in batch.iter().zip(results) {
+    while !open.is_empty() && !mirror.waiting.is_empty() {
+        let batch: Vec<(IndexedVisitor, i64)> = mirror
+            .waiting
+            .values()
+            .cloned()
+            .zip(open.iter().copied())
+            .take(ADMISSIONS_IN_FLIGHT)
+            .collect();
+        let results = join_all(
+            batch
+                .iter()
+                .map(|(visitor, slot)| admit_one(app, event, state, visitor, *slot, now)),
+        )
+        .await;
+        let mut refused = Vec::new();
+        for ((visitor, slot), result) in batch.into_iter().zip(results) {
             if result? {
                 given += 1;
+            } else {
+                refused.push(slot);
             }
             mirror.waiting.remove(&visitor.rank);
-            mirror.admitted.insert(visitor.visitor_id.clone(), now.0);
+            mirror.admitted.insert(visitor.visitor_id, now.0);
         }
+        let taken = open.len().min(ADMISSIONS_IN_FLIGHT);
+        refused.extend_from_slice(&open[taken..]);
+        open = refused;
     }
     Ok(given)
+}
+
+/// One visitor's admission at `slot` (µs): whether it was still waiting.
+async fn admit_one(
+    app: &App,
+    event: &EventId,
+    state: &QueueState,
+    visitor: &IndexedVisitor,
+    slot: i64,
+    now: Millis,
+) -> Result<bool, Error> {
+    let q = &state.settings;
+    let random = crate::world::random_u128()
+        .ok_or_else(|| Error::Corrupt("no randomness for an admission id".into()))?;
+    let admission = Admission {
+        admission_id: format!("{random:032x}"),
+        slot_us: slot,
+        given_at: now,
+        expires_at: admission_expires_at(slot, now, q.admission_seconds),
+        orders_allowed: q.orders_per_admission,
+    };
+    app.store
+        .admit_visitor(event, &visitor.visitor_id, state.generation, &admission)
+        .await
 }
