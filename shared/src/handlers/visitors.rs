@@ -163,7 +163,10 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
                 admission: None,
             };
             let mut seen = state.clone();
-            if let Some(slot) = state.admits_on_join(now) {
+            let spot = state
+                .admits_on_join(now)
+                .filter(|_| app.store.may_admit_on_join(&event_id, state.version));
+            if let Some(slot) = spot {
                 let after = state.admitted_on_join(slot);
                 visitor.admission = Some(Admission {
                     admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
@@ -182,6 +185,7 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
                         .remember_queue(&event_id, now, Some(after.clone()));
                     seen = after;
                 } else {
+                    app.store.refuse_admit_on_join(&event_id, state.version);
                     visitor.admission = None;
                 }
             }

@@ -42,9 +42,13 @@ pub struct StoredQueue {
 /// A queue's state as read (`None`: no queue) and when it was read.
 type QueueRead = (Millis, Option<Arc<QueueState>>);
 
-/// Each instance's last read of each queue.
+/// Each instance's last read of each queue, and the version at which an
+/// on-the-spot admission last lost its race here.
 #[derive(Debug, Default)]
-pub(super) struct QueueCache(Mutex<HashMap<EventId, QueueRead>>);
+pub(super) struct QueueCache {
+    reads: Mutex<HashMap<EventId, QueueRead>>,
+    spot_refused_at: Mutex<HashMap<EventId, i64>>,
+}
 
 /// Picks the copy a new instance reads.
 pub(super) fn pick_queue_copy() -> u8 {
@@ -209,7 +213,7 @@ impl Store {
     }
 
     fn queue_cache_get(&self, event: &EventId) -> Option<QueueRead> {
-        let cache = self.queues.0.lock().unwrap_or_else(|p| p.into_inner());
+        let cache = self.queues.reads.lock().unwrap_or_else(|p| p.into_inner());
         cache.get(event).cloned()
     }
 
@@ -217,8 +221,33 @@ impl Store {
     /// it just read, or what it just wrote (so its own next request sees
     /// its own change at once).
     pub fn remember_queue(&self, event: &EventId, now: Millis, state: Option<Arc<QueueState>>) {
-        let mut cache = self.queues.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.queues.reads.lock().unwrap_or_else(|p| p.into_inner());
         cache.insert(event.clone(), (now, state));
+    }
+
+    /// Whether a joiner on this instance may try an on-the-spot admission
+    /// over `version`: not if one already lost its race over that version
+    /// here. A copy lags the main item (a joiner admitted on the spot
+    /// writes only the main item), so without this every join in a
+    /// crowd's first second would be a failed write on the queue's one
+    /// key; with it, each instance fails at most once per version.
+    pub fn may_admit_on_join(&self, event: &EventId, version: i64) -> bool {
+        let refused = self
+            .queues
+            .spot_refused_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        refused.get(event) != Some(&version)
+    }
+
+    /// Remembers that an on-the-spot admission over `version` lost its race.
+    pub fn refuse_admit_on_join(&self, event: &EventId, version: i64) {
+        let mut refused = self
+            .queues
+            .spot_refused_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        refused.insert(event.clone(), version);
     }
 
     /// Writes `state` (put-queue) over the queue as read (`previous`: its
