@@ -9,6 +9,18 @@ use shared::App;
 
 use super::call;
 
+/// A reply's RFC 3339 time.
+pub fn millis(rfc3339: &Value) -> Millis {
+    let text = rfc3339
+        .as_str()
+        .unwrap_or_else(|| panic!("not a time: {rfc3339}"));
+    Millis::from(
+        chrono::DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&chrono::Utc),
+    )
+}
+
 /// put-queue's body: opening `opens_in_ms` from now, `per_minute`.
 pub fn queue_body(opens_in_ms: i64, per_minute: u32) -> String {
     let opens_at = Millis(shared::world::now().0 + opens_in_ms).to_rfc3339();

@@ -1,0 +1,253 @@
+//! (v3) The on-sale queue's races on DynamoDB Local: hundreds of visitors
+//! joining at once, a crowd's joiners racing for an on-the-spot admission
+//! on instances whose view of the queue is a second old, and two
+//! admitters' runs overlapping while buyers sell the last seats.
+
+mod common;
+
+use common::queue::*;
+use common::{event, fresh_app};
+use serde_json::json;
+use shared::admitter::{Admitter, TickSummary};
+use shared::domain::EventId;
+use shared::store::{Store, QUEUE_CACHE_MS};
+
+const HOUR_MS: i64 = 3_600_000;
+
+#[tokio::test]
+async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let (_, put) = put_queue(&app, &ev, &queue_body(HOUR_MS, 600)).await;
+    let opens = millis(&put["opensAt"]);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..300 {
+        let (app, ev) = (app.clone(), ev.clone());
+        tasks.spawn(async move { join(&app, &ev).await });
+    }
+    let visitors = tasks.join_all().await;
+    let ids: std::collections::BTreeSet<&str> = visitors.iter().map(|v| v.id.as_str()).collect();
+    assert_eq!(ids.len(), 300);
+    let mut admitter = Admitter::default();
+    let summary = tick(&app, &mut admitter, &ev, opens).await;
+    assert_eq!((summary.admitted, summary.waiting), (1, 299));
+    // Every position is within the contract's bound of the truth (1% and
+    // a second's pace: 10), and together they are the queue's order.
+    let mut seen = Vec::new();
+    for v in &visitors {
+        if let (Some(position), _) = view_at(&app, &ev, v, opens).await {
+            seen.push(position);
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(seen.len(), 299);
+    for (truth, got) in (1..).zip(&seen) {
+        assert!(got.abs_diff(truth) <= truth / 100 + 10, "{got} for {truth}");
+    }
+}
+
+/// Another Lambda instance on the same table: its own caches, and its
+/// view of the queue reused for a second, as on AWS.
+fn instance(app: &shared::App, counter: &local::metrics::RequestCounter) -> shared::App {
+    let client =
+        local::local_client_counting(&local::testing::dynamodb_endpoint(), Some(counter.clone()));
+    let store: Store = app
+        .store
+        .new_instance(client)
+        .with_queue_cache_ms(QUEUE_CACHE_MS);
+    shared::App::new(store, app.config.clone())
+}
+
+#[tokio::test]
+async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue() {
+    let counter = local::metrics::RequestCounter::default();
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    let (first, crowd) = (instance(&app, &counter), instance(&app, &counter));
+    // The crowd's instance reads its copy of the queue: nobody waits.
+    assert_eq!(get_queue(&crowd, &ev).await.0, 200);
+    let _ = crowd
+        .store
+        .cached_queue(&EventId::parse(&ev).unwrap(), shared::world::now())
+        .await
+        .unwrap();
+    // Another instance admits a joiner on the spot: the queue's version
+    // moves on its main item, and the crowd's view is now behind.
+    assert_eq!(join(&first, &ev).await.joined["status"], "ADMITTED");
+    counter.take();
+    let joiners = [
+        join(&crowd, &ev).await,
+        join(&crowd, &ev).await,
+        join(&crowd, &ev).await,
+    ];
+    for v in &joiners {
+        assert_eq!(v.joined["status"], "WAITING", "{}", v.joined);
+    }
+    let requests = counter.take();
+    assert_eq!(
+        requests.get("TransactWriteItems"),
+        Some(&1),
+        "one lost race, then plain joins: {requests:?}"
+    );
+    // The admitter's next tick, with nothing to admit yet (a second's
+    // spacing), still brings the copies up to the main item.
+    let main = app
+        .store
+        .read_queue(&EventId::parse(&ev).unwrap())
+        .await
+        .unwrap();
+    let mut admitter = Admitter::default();
+    tick(&app, &mut admitter, &ev, shared::world::now()).await;
+    let fresh = instance(&app, &counter);
+    let copy = fresh
+        .store
+        .cached_queue(&EventId::parse(&ev).unwrap(), shared::world::now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        copy.version >= main.unwrap().version,
+        "the copy caught up with the main item"
+    );
+}
+
+/// Two admitters' ticks at one instant, at once (their runs overlap for
+/// a moment every minute on AWS), each on its own instance; which one
+/// writes first alternates from round to round.
+async fn overlapping_ticks(
+    instances: [&shared::App; 2],
+    admitters: &mut [Admitter; 2],
+    ev: &str,
+    round: usize,
+) -> [TickSummary; 2] {
+    let now = shared::world::now();
+    let [a, b] = admitters;
+    if round.is_multiple_of(2) {
+        let (x, y) = tokio::join!(
+            tick(instances[0], a, ev, now),
+            tick(instances[1], b, ev, now)
+        );
+        [x, y]
+    } else {
+        let (y, x) = tokio::join!(
+            tick(instances[1], b, ev, now),
+            tick(instances[0], a, ev, now)
+        );
+        [x, y]
+    }
+}
+
+/// An admitted visitor buys the first seat still free, if any.
+async fn buy_a_seat(app: shared::App, ev: String, admission: String, seats: u32) {
+    let (status, body) = order_with(&app, &ev, &admission, None).await;
+    assert_eq!(status, 201, "{body}");
+    let order = common::TestOrder {
+        id: body["orderId"].as_str().unwrap().to_owned(),
+        token: body["holdToken"].as_str().unwrap().to_owned(),
+        expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
+        created_at: body["createdAt"].as_str().unwrap().to_owned(),
+    };
+    for n in 1..=seats {
+        let seat = format!("A-1-{n}");
+        if common::claim(&app, &order, &seat).await.0 == 200 {
+            let (status, body) = common::pay(&app, &order, &order.id, &[&seat], json!([])).await;
+            assert_eq!(status, 200, "{body}");
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn admissions_racing_a_sell_out_stop_at_it_and_are_counted_exactly() {
+    const SEATS: u32 = 8;
+    let streaming = local::testing::fresh_app_streaming(None).await;
+    let app = shared::App::new(
+        streaming.store.clone().with_seat_map_cache_ms(0),
+        streaming.config.clone(),
+    );
+    let endpoint = local::testing::dynamodb_endpoint();
+    let ev = event(&app, SEATS, 300).await;
+    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 600)).await.0, 200);
+    let first = join(&app, &ev).await;
+    assert_eq!(first.joined["status"], "ADMITTED");
+    let mut waiting = Vec::new();
+    for _ in 0..60 {
+        waiting.push(join(&app, &ev).await);
+    }
+    // Two admitters admit ten a second while each admitted visitor buys a
+    // seat at once: the last seats sell while admissions are being given.
+    let mut buyers = tokio::task::JoinSet::new();
+    let mut buy = |v: &serde_json::Value| {
+        let admission = v["admissionToken"].as_str().unwrap().to_owned();
+        buyers.spawn(buy_a_seat(app.clone(), ev.clone(), admission, SEATS));
+    };
+    buy(&first.joined);
+    // The second admitter's instance reuses a seat-map read for a second,
+    // as on AWS: it may see seats left after the first saw the sell-out.
+    let counter = local::metrics::RequestCounter::default();
+    let lagging = {
+        let instance = instance(&app, &counter);
+        shared::App::new(
+            instance
+                .store
+                .with_seat_map_cache_ms(shared::store::SEAT_MAP_CACHE_MS),
+            instance.config,
+        )
+    };
+    let mut admitters = [Admitter::default(), Admitter::default()];
+    let mut rounds: Vec<[TickSummary; 2]> = Vec::new();
+    let mut after_sold_out = 0;
+    while after_sold_out < 3 {
+        assert!(rounds.len() < 2_000, "never sold out: {:?}", rounds.last());
+        local::streams::project_now(&app, &endpoint).await.unwrap();
+        let round = overlapping_ticks([&app, &lagging], &mut admitters, &ev, rounds.len()).await;
+        if round.iter().any(|s| s.admitted > 0) {
+            let mut still = Vec::new();
+            for v in waiting {
+                let (_, status) = visitor_status(&app, &ev, &v).await;
+                if status["status"] == "ADMITTED" {
+                    buy(&status);
+                } else {
+                    still.push(v);
+                }
+            }
+            waiting = still;
+        }
+        if rounds
+            .iter()
+            .flatten()
+            .chain(&round)
+            .any(|s| s.status == "SOLD_OUT")
+        {
+            after_sold_out += 1;
+        }
+        rounds.push(round);
+    }
+    let bought = buyers.join_all().await.len();
+
+    // From the first tick that saw the sell-out on, nobody is admitted.
+    let flat: Vec<&TickSummary> = rounds.iter().flatten().collect();
+    let sold_at = flat.iter().position(|s| s.status == "SOLD_OUT").unwrap();
+    for later in &flat[sold_at..] {
+        assert_eq!((later.status, later.admitted), ("SOLD_OUT", 0), "{flat:?}");
+    }
+    // Whoever still waits is told SOLD_OUT, and the queue's count is
+    // exactly the admissions given: the overlapping admitter's stale view
+    // of the waiting never leaves a slot empty or counts one twice.
+    for v in &waiting {
+        assert_eq!(visitor_status(&app, &ev, v).await.1["status"], "SOLD_OUT");
+    }
+    let admitted = 61 - waiting.len() as u64;
+    let given: u64 = flat.iter().map(|s| s.admitted).sum();
+    assert_eq!((admitted, bought as u64), (given + 1, given + 1));
+    let (_, queue) = get_queue(&app, &ev).await;
+    assert_eq!(
+        (&queue["status"], &queue["admitted"], &queue["waiting"]),
+        (&json!("SOLD_OUT"), &json!(admitted), &json!(0))
+    );
+    assert!(
+        admitted >= u64::from(SEATS) && admitted < 61,
+        "the sell-out came while visitors still waited: {admitted} admitted"
+    );
+}
