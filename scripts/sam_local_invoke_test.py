@@ -12,13 +12,18 @@ The confirm event is re-signed at invoke time (scripts/webhook_sign.py):
 its body names the real order and the seat the flow holds, with a fresh
 webhook-id, webhook-timestamp and webhook-signature.
 
-(v3) The queue's functions run last: a queue put on the sample event, a
+Invocations that do not depend on each other run at once, a few at a
+time, in stages (each `sam local invoke` is mostly its container starting).
+
+(v3) The queue's functions run alongside, on an event of their own: a queue put, a
 join admitted on the spot, the JWKS, an admitter run, an order opened under
 the admission and the queue's removal. The admission is verified with PyJWT, an
 implementation that is not ours, against the JWKS the function served.
 """
 import json
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 import shutil
 import signal
@@ -41,6 +46,10 @@ WORK = ROOT / ".tools" / "sam-local"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 TABLE = "seatclaim-sam-local"
+EXAMPLE_EVENT = "gala-2026"
+QUEUE_EVENT = "gala-2026-queue"
+# Invocations of one stage run together: each is mostly a container starting.
+INVOCATIONS_AT_ONCE = 4
 
 
 def pascal(name):
@@ -99,7 +108,7 @@ def invoke(template, env_file, fn, replacements, edit=None):
         text = text.replace(old, new)
     if edit is not None:
         text = json.dumps(edit(json.loads(text)), indent=2)
-    event = WORK / f"{fn}.event.json"
+    event = WORK / f"{fn}.{threading.get_ident()}.event.json"  # two flows may invoke one function at once
     event.write_text(text)
     env = dict(os.environ, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1",
                AWS_DEFAULT_REGION="us-east-1")
@@ -158,31 +167,79 @@ def as_method(method, headers=None, body=None):
     return edit
 
 
-def queue_checks(check):
-    """The queue's functions, through their events/ files (the sample event has sold
-    one seat and holds nothing else: a join is admitted on the spot)."""
-    check("queue-admin", 200, lambda b: b["status"] == "OPEN" and b["ordersPerAdmission"] == 2)
-    check("get-queue", 200, lambda b: b["admitPerMinute"] == 600)
-    visitor = check("queue-visitors", 201, lambda b: b["status"] == "ADMITTED")
+def create_event_over_http(port, event_id):
+    """events/create-event.json's plan as `event_id`, through the dev server."""
+    body = json.loads(json.loads((ROOT / "events" / "create-event.json").read_text())["body"])
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/events/{event_id}", method="PUT",
+                                     data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        if reply.status != 201:
+            sys.exit(f"create-event {event_id}: {reply.status}")
+
+
+def queue_stages():
+    """The queue's functions, through their events/ files on QUEUE_EVENT
+    (nothing held: a join is admitted on the spot)."""
+    yield [("queue-admin", 200, lambda b: b["status"] == "OPEN" and b["ordersPerAdmission"] == 2)]
+    _, visitor = yield [("get-queue", 200, lambda b: b["admitPerMinute"] == 600),
+                        ("queue-visitors", 201, lambda b: b["status"] == "ADMITTED")]
     if not visitor:
         return
     token = visitor["admissionToken"]
 
     def pyjwt_accepts(jwks):
         try:
-            claims = verified_by_pyjwt(token, jwks, "gala-2026", visitor["visitorId"])
+            claims = verified_by_pyjwt(token, jwks, QUEUE_EVENT, visitor["visitorId"])
         except Exception as e:  # any refusal is this check's failure, reported
             print(f"PyJWT refused the admission: {e!r}", file=sys.stderr)
             return False
         expires = datetime.fromisoformat(visitor["admissionExpiresAt"].replace("Z", "+00:00"))
         return claims["exp"] == int(expires.timestamp())
 
-    check("admission-keys", 200, pyjwt_accepts)
-    check("admit-visitors", 200, lambda b: b["ticks"] >= 1 and b["queues"] >= 1)
-    check("create-order", 201, lambda b: b["status"] == "PENDING",
-          edit=as_method("POST", {"authorization": f"Bearer {token}", "idempotency-key": "sam-1"}))
-    check("queue-admin", 200, lambda b: b == {"eventId": "gala-2026", "status": "REMOVED"},
-          edit=as_method("DELETE", body=""))
+    yield [("admission-keys", 200, pyjwt_accepts),
+           ("admit-visitors", 200, lambda b: b["ticks"] >= 1 and b["queues"] >= 1),
+           ("create-order", 201, lambda b: b["status"] == "PENDING",
+            as_method("POST", {"authorization": f"Bearer {token}", "idempotency-key": "sam-1"}))]
+    yield [("queue-admin", 200, lambda b: b == {"eventId": QUEUE_EVENT, "status": "REMOVED"},
+            as_method("DELETE", body=""))]
+
+
+def order_stages(port):
+    """The seat map and order functions: each stage's invocations run at
+    once (they do not depend on each other), a stage after the one before."""
+    yield [("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50)]
+    # Before anything is held (project-seat-map's sample marks A-1-7 held).
+    replies = yield [
+        ("get-event", 200, lambda b: b["status"] == "READY" and b["sections"][0]["sectionId"] == "A"),
+        ("list-seats", 200, lambda b: len(b["seats"]) == 40),
+        ("availability", 200, lambda b: [r["statuses"] for s in b["sections"] for r in s.get("rows", [])][0] == "A" * 20
+         and b["sections"][-1] == {"sectionId": "FLOOR", "kind": "ga", "capacity": 500, "available": 500}),
+        ("create-order", 201, lambda b: b["status"] == "PENDING"),
+        ("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0}),
+        ("publish-events", 200, lambda b: b == {"batchItemFailures": []} and published_sample(port)),
+    ]
+    order = replies[3]
+    if not order:
+        return
+    yield ("use-order", order)
+    yield [("get-seat", 200, lambda b: b["status"] == "HELD")]
+    yield [("get-order", 200, lambda b: b["seats"] == ["A-1-7"]),
+           ("extend-order", 200, lambda b: b["orderId"] == order["orderId"] and b["expiresAt"] > order["expiresAt"]
+            and b["holdToken"] != order["holdToken"]),
+           ("project-seat-map", 200, lambda b: b == {"batchItemFailures": []})]
+    yield [("drop-seat", 200, lambda b: b["status"] == "AVAILABLE")]
+    yield [("get-seat", 200, lambda b: b["status"] == "HELD")]
+    held = json.loads((ROOT / "events" / "get-seat.json").read_text())["pathParameters"]["seatId"]  # A-1-7
+    yield [("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1"
+            and b["seats"] == [held], lambda event: resign_confirm_event(event, [held]))]
+    # A second order, cancelled (the first is completed: 409 there).
+    (second,) = yield [("create-order", 201, lambda b: b["status"] == "PENDING")]
+    if not second:
+        return
+    yield ("use-order", second)
+    yield [("best-available", 200, lambda b: b["status"] == "HELD" and len(b["seats"]) == 2)]
+    yield [("hold-ga", 200, lambda b: b["sectionId"] == "FLOOR" and b["quantity"] == 2)]
+    yield [("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})]
 
 
 def main():
@@ -211,9 +268,9 @@ def main():
     }}))
 
     passed, failed = 0, 0
-    replacements = {}
+    lock = threading.Lock()
 
-    def check(fn, want_status, check_body=None, edit=None):
+    def check(fn, want_status, check_body, edit, replacements):
         nonlocal passed, failed
         reply, elapsed = invoke(template, env_file, fn, replacements, edit)
         ok = False
@@ -225,39 +282,38 @@ def main():
                 status = reply.get("statusCode")
                 body = json.loads(reply.get("body") or "null")
             ok = status == want_status and (check_body is None or check_body(body))
-        print(f"sam local invoke {pascal(fn)} -e events/{fn}.json: {'ok' if ok else 'FAILED'} ({elapsed:.1f}s) {json.dumps(body)[:160]}")
-        passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
+        with lock:
+            print(f"sam local invoke {pascal(fn)} -e events/{fn}.json: {'ok' if ok else 'FAILED'} ({elapsed:.1f}s) {json.dumps(body)[:160]}",
+                  flush=True)
+            passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
         return body
 
+    def run(stages, pool, replacements):
+        """Each stage's invocations at once, the bodies sent back into the
+        stages; `replacements` rewrite the events/ files (a flow's event,
+        its order)."""
+        bodies = None
+        while True:
+            try:
+                stage = stages.send(bodies)
+            except StopIteration:
+                return
+            if isinstance(stage, tuple):  # ("use-order", reply): the order the rest names
+                replacements = dict(replacements, **{EXAMPLE_ORDER: stage[1]["orderId"],
+                                                     EXAMPLE_TOKEN: stage[1]["holdToken"]})
+                bodies = None
+                continue
+            bodies = list(pool.map(lambda c: check(*(c + (None,) * (4 - len(c))), replacements), stage))
+
     try:
-        check("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50)
-        check("get-event", 200, lambda b: b["status"] == "READY" and b["sections"][0]["sectionId"] == "A")
-        check("list-seats", 200, lambda b: len(b["seats"]) == 40)
-        check("availability", 200, lambda b: [r["statuses"] for s in b["sections"] for r in s.get("rows", [])][0] == "A" * 20
-              and b["sections"][-1] == {"sectionId": "FLOOR", "kind": "ga", "capacity": 500, "available": 500})
-        order = check("create-order", 201, lambda b: b["status"] == "PENDING")
-        if order:
-            replacements = {EXAMPLE_ORDER: order["orderId"], EXAMPLE_TOKEN: order["holdToken"]}
-        check("get-seat", 200, lambda b: b["status"] == "HELD")
-        check("get-order", 200, lambda b: b["seats"] == ["A-1-7"])
-        check("extend-order", 200, lambda b: b["orderId"] == order["orderId"] and b["expiresAt"] > order["expiresAt"]
-              and b["holdToken"] != order["holdToken"])
-        check("drop-seat", 200, lambda b: b["status"] == "AVAILABLE")
-        check("get-seat", 200, lambda b: b["status"] == "HELD")
-        held = json.loads((ROOT / "events" / "get-seat.json").read_text())["pathParameters"]["seatId"]  # A-1-7
-        check("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1"
-              and b["seats"] == [held], edit=lambda event: resign_confirm_event(event, [held]))
-        check("expire-holds", 200, lambda b: b == {"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0})
-        check("project-seat-map", 200, lambda b: b == {"batchItemFailures": []})
-        check("publish-events", 200, lambda b: b == {"batchItemFailures": []} and published_sample(port))
-        # A second order, cancelled (the first is completed: 409 there).
-        second = check("create-order", 201, lambda b: b["status"] == "PENDING")
-        if second:
-            replacements = {EXAMPLE_ORDER: second["orderId"], EXAMPLE_TOKEN: second["holdToken"]}
-        check("best-available", 200, lambda b: b["status"] == "HELD" and len(b["seats"]) == 2)
-        check("hold-ga", 200, lambda b: b["sectionId"] == "FLOOR" and b["quantity"] == 2)
-        check("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})
-        queue_checks(check)
+        # The queue's flow on an event of its own, alongside the orders' (a
+        # queue on the sample event would make its create-order ask for an
+        # admission).
+        create_event_over_http(port, QUEUE_EVENT)
+        with ThreadPoolExecutor(max_workers=INVOCATIONS_AT_ONCE) as pool, ThreadPoolExecutor(max_workers=1) as flows:
+            queue_flow = flows.submit(run, queue_stages(), pool, {EXAMPLE_EVENT: QUEUE_EVENT})
+            run(order_stages(port), pool, {})
+            queue_flow.result()  # its exception, if any, is this run's
     finally:
         server.send_signal(signal.SIGINT)
         try:
