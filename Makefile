@@ -19,9 +19,10 @@ AWSLAMBDARIC_VERSION := 4.2.2
 ## Benchmarks: release build, writes docs/BENCHMARKS.md, SCALE.md and their
 ## pictures; its cold-start scenario (scripts/bench_cold_start.py under the
 ## Lambda RIE from the SAM CLI) needs the release function binaries and writes
-## docs/BENCH-COLD-START.md and docs/bench-cold-start.json. The README's
-## screenshot comes last, so the bench stamps a tree it has not changed.
-bench: node-deps python-tools cold-start-tools stadium-test
+## docs/BENCH-COLD-START.md and docs/bench-cold-start.json. Its stadium page
+## scenario drives Debian's Chromium (scripts/bench_stadium_page.mjs). The
+## README's screenshot comes last, so the bench stamps a tree it has not changed.
+bench: node-deps python-tools cold-start-tools chromium stadium-test
 	cargo build --release --quiet --bins $(addprefix -p ,$(FUNCTIONS))
 	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
 	$(MAKE) --no-print-directory screenshot
@@ -35,7 +36,7 @@ stadium-test: node-deps
 ## A small pass of every benchmark scenario, to keep the bench working (CI). Its
 ## cold-start pass is two cold starts of the debug get-seat; it is skipped, with
 ## the reason printed, when .tools/venv (make python-tools) is not there.
-bench-smoke: node-deps
+bench-smoke: node-deps chromium
 	cargo build --quiet --bins -p get-seat
 	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p local --bin seatclaim-bench -- --smoke
 

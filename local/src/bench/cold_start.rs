@@ -29,15 +29,8 @@ pub(super) async fn cold_start(
         .to_owned();
     let fragment = std::env::temp_dir().join(format!("{}.md", unique("seatclaim-cold-start")));
 
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| e.to_string())?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let table = app.config.table_name.clone();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::server::run(listener, app, async {
-        let _ = stop_rx.await;
-    }));
+    let (port, stop_tx, server) = serve(app).await?;
     let mut command = tokio::process::Command::new(&python);
     command
         .current_dir(&root)

@@ -40,8 +40,10 @@ mod raw;
 mod scale;
 pub mod scale_doc;
 pub mod scale_limits;
+mod setup;
 mod sold_out;
 mod spread;
+mod stadium_page;
 mod stampede;
 
 use best::best_available_stampede;
@@ -56,7 +58,10 @@ pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITIO
 use ops::*;
 pub use queue::{QueueModel, QueueRun};
 use raw::*;
+use setup::*;
 use spread::*;
+use stadium_page::stadium_page;
+pub use stadium_page::StadiumPageSize;
 use stampede::*;
 
 /// Sizes of one run; `smoke()` is the CI pass that only proves it works.
@@ -78,6 +83,8 @@ pub struct Sizes {
     pub ga: GaStampede,
     pub one_seat: OneSeatStampede,
     pub queue: QueueModel,
+    /// (v3) The live map in Chromium over a stadium.
+    pub stadium_page: StadiumPageSize,
 }
 
 /// How much of scripts/bench_cold_start.py the last scenario runs.
@@ -134,6 +141,13 @@ impl Sizes {
                 instances: [100, 1_000],
             },
             // The crowd at the queue: 20,000 visitors, half early.
+            // The stadium: 40 sections of 50 rows of 50.
+            stadium_page: StadiumPageSize {
+                sections: 40,
+                rows: 50,
+                seats_per_row: 50,
+                refreshes: 20,
+            },
             queue: QueueModel {
                 visitors: 20_000,
                 in_flight: 64,
@@ -179,6 +193,13 @@ impl Sizes {
             one_seat: OneSeatStampede {
                 requests: 1_000,
                 instances: [10, 100],
+            },
+            // Over 3,000 seats: the page's canvas map (web/app.js).
+            stadium_page: StadiumPageSize {
+                sections: 4,
+                rows: 20,
+                seats_per_row: 50,
+                refreshes: 3,
             },
             queue: QueueModel {
                 visitors: 400,
@@ -312,62 +333,6 @@ async fn reply(
     let status = resp.status().as_u16();
     let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
     (status, json)
-}
-
-async fn create_event(app: &App, id: &str, seats: u32, hold_seconds: u32) -> Result<(), String> {
-    let body = serde_json::json!({
-        "name": "Benchmark",
-        "holdSeconds": hold_seconds,
-        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}],
-    });
-    match reply(
-        app,
-        "PUT",
-        &format!("/events/{id}"),
-        None,
-        &body.to_string(),
-    )
-    .await
-    {
-        (201, _) => Ok(()),
-        // Out of create-event's budget: finish it as the sweep would.
-        (202, _) => {
-            let mut summary = shared::sweep::SweepSummary::default();
-            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
-                .await;
-            match summary.completed_events {
-                1 => Ok(()),
-                n => Err(format!(
-                    "create-event {id}: 202, and the sweep finished {n} events"
-                )),
-            }
-        }
-        (s, b) => Err(format!("create-event {id}: {s} {b}")),
-    }
-}
-
-async fn create_orders(app: &App, event: &str, n: usize) -> Result<Vec<BenchOrder>, String> {
-    let sem = Arc::new(Semaphore::new(32));
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..n {
-        let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
-        tasks.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await
-        });
-    }
-    let mut orders = Vec::with_capacity(n);
-    while let Some(done) = tasks.join_next().await {
-        let (status, body) = done.map_err(|e| e.to_string())?;
-        if status != 201 {
-            return Err(format!("create-order: {status} {body}"));
-        }
-        orders.push(BenchOrder {
-            id: body["orderId"].as_str().unwrap_or_default().to_owned(),
-            token: body["holdToken"].as_str().unwrap_or_default().to_owned(),
-        });
-    }
-    Ok(orders)
 }
 
 fn unique(prefix: &str) -> String {
@@ -583,6 +548,11 @@ pub async fn run(
     )
     .await?;
     report.rows.push(report.queue.row());
+
+    progress("stadium page: the live map of a stadium in headless Chromium, one refresh applied");
+    report
+        .rows
+        .push(stadium_page(new_app(None, None, false).await?, sizes.stadium_page).await?);
 
     // Last: its table has the stream, which slows DynamoDB Local down for
     // every table after it (see TableSpec::without_stream).
