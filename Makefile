@@ -14,7 +14,8 @@ TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
 .PHONY: bench bench-smoke cold-start-tools stadium-test screenshot
-FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map publish-events
+FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map publish-events \
+             queue-admin get-queue queue-visitors admission-keys admit-visitors
 AWSLAMBDARIC_VERSION := 4.2.2
 ## Benchmarks: release build, writes docs/BENCHMARKS.md, SCALE.md and their
 ## pictures; its cold-start scenario (scripts/bench_cold_start.py under the
