@@ -7,7 +7,7 @@ mod common;
 
 use common::queue::*;
 use common::{call, create_event, event, fresh_app, plan};
-use serde_json::{json, Value};
+use serde_json::json;
 use shared::admission::VerifyKeys;
 use shared::admitter::Admitter;
 use shared::domain::{EventId, Millis};
@@ -423,21 +423,6 @@ async fn a_queue_put_again_after_a_delete_starts_empty() {
         (1, 0),
         "only the new queue's visitor"
     );
-}
-
-/// The order an admission opens, as the common helpers take it.
-async fn admitted_order(app: &shared::App, ev: &str, v: &Value) -> common::TestOrder {
-    let admission = v["admissionToken"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no admission: {v}"));
-    let (status, body) = order_with(app, ev, admission, None).await;
-    assert_eq!(status, 201, "{body}");
-    common::TestOrder {
-        id: body["orderId"].as_str().unwrap().to_owned(),
-        token: body["holdToken"].as_str().unwrap().to_owned(),
-        expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
-        created_at: body["createdAt"].as_str().unwrap().to_owned(),
-    }
 }
 
 #[tokio::test]

@@ -138,16 +138,9 @@ async fn overlapping_ticks(
     }
 }
 
-/// An admitted visitor buys the first seat still free, if any.
-async fn buy_a_seat(app: shared::App, ev: String, admission: String, seats: u32) {
-    let (status, body) = order_with(&app, &ev, &admission, None).await;
-    assert_eq!(status, 201, "{body}");
-    let order = common::TestOrder {
-        id: body["orderId"].as_str().unwrap().to_owned(),
-        token: body["holdToken"].as_str().unwrap().to_owned(),
-        expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
-        created_at: body["createdAt"].as_str().unwrap().to_owned(),
-    };
+/// An admitted visitor (`v`: its reply) buys the first seat still free, if any.
+async fn buy_a_seat(app: shared::App, ev: String, v: serde_json::Value, seats: u32) {
+    let order = admitted_order(&app, &ev, &v).await;
     for n in 1..=seats {
         let seat = format!("A-1-{n}");
         if common::claim(&app, &order, &seat).await.0 == 200 {
@@ -179,8 +172,7 @@ async fn admissions_racing_a_sell_out_stop_at_it_and_are_counted_exactly() {
     // seat at once: the last seats sell while admissions are being given.
     let mut buyers = tokio::task::JoinSet::new();
     let mut buy = |v: &serde_json::Value| {
-        let admission = v["admissionToken"].as_str().unwrap().to_owned();
-        buyers.spawn(buy_a_seat(app.clone(), ev.clone(), admission, SEATS));
+        buyers.spawn(buy_a_seat(app.clone(), ev.clone(), v.clone(), SEATS));
     };
     buy(&first.joined);
     // The second admitter's instance reuses a seat-map read for a second,

@@ -156,6 +156,15 @@ pub struct TestOrder {
 }
 
 impl TestOrder {
+    /// The order create-order's 201 reply describes.
+    pub fn from_reply(body: &Value) -> Self {
+        TestOrder {
+            id: body["orderId"].as_str().unwrap().to_owned(),
+            token: body["holdToken"].as_str().unwrap().to_owned(),
+            expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
+            created_at: body["createdAt"].as_str().unwrap().to_owned(),
+        }
+    }
     pub fn auth(&self) -> String {
         format!("Bearer {}", self.token)
     }
@@ -168,12 +177,7 @@ pub async fn order(app: &App, event: &str) -> TestOrder {
     let (status, body) = call(app, "POST", &format!("/events/{event}/orders"), &[], "{}").await;
     assert_eq!(status, 201, "{body}");
     local::testing::remember_order(app, body["orderId"].as_str().unwrap());
-    TestOrder {
-        id: body["orderId"].as_str().unwrap().to_owned(),
-        token: body["holdToken"].as_str().unwrap().to_owned(),
-        expires_at: body["expiresAt"].as_str().unwrap().to_owned(),
-        created_at: body["createdAt"].as_str().unwrap().to_owned(),
-    }
+    TestOrder::from_reply(&body)
 }
 
 pub async fn claim(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {

@@ -104,6 +104,16 @@ pub async fn order_with(
     .await
 }
 
+/// The order the admission in `v` (a join's or visitor-status's reply) opens.
+pub async fn admitted_order(app: &App, ev: &str, v: &Value) -> super::TestOrder {
+    let admission = v["admissionToken"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no admission: {v}"));
+    let (status, body) = order_with(app, ev, admission, None).await;
+    assert_eq!(status, 201, "{body}");
+    super::TestOrder::from_reply(&body)
+}
+
 /// One admitter tick of `event`'s queue at `now`, as the admitter
 /// function runs it (its own instance, its requests recorded as its own).
 pub async fn tick(app: &App, admitter: &mut Admitter, event: &str, now: Millis) -> TickSummary {
