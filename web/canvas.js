@@ -7,6 +7,7 @@ const OVERVIEW_CELL = 2;   // px per seat, every section at once
 const ZOOM_SEAT = 14;      // px per seat in a zoomed section
 const ZOOM_GAP = 3;
 const ZOOM_LABEL = 34;     // px for the row labels
+const SECTION_LABEL = 14;  // px above each section of the overview for its name
 const COLORS = { A: [46, 157, 91], H: [224, 162, 27], S: [154, 160, 166], mine: [47, 111, 223] };
 
 // ----- The canvas map: every section at once, or one zoomed in --------------------------
@@ -36,9 +37,9 @@ function drawCanvas() {
     const w = Math.max(...section.rows.map((r) => r.count)) * OVERVIEW_CELL;
     const h = section.rows.length * OVERVIEW_CELL;
     if (x > 0 && x + w > width) { x = 0; y += lineHeight + 12; lineHeight = 0; }
-    layout.push({ section, x, y, w, h });
+    layout.push({ section, x, y: y + SECTION_LABEL, w, h });
     x += w + 12;
-    lineHeight = Math.max(lineHeight, h);
+    lineHeight = Math.max(lineHeight, h + SECTION_LABEL);
   }
   state.canvas = { layout, zoom: null, width: Math.max(...layout.map((l) => l.x + l.w), 1), height: y + lineHeight };
   zoom(null);
@@ -100,6 +101,9 @@ function paintCanvas(mine) {
     });
   }
   ctx.putImageData(img, 0, 0);
+  ctx.font = "11px system-ui";
+  ctx.fillStyle = "#1d2330";
+  for (const { section, x, y } of state.canvas.layout) ctx.fillText(section.sectionId, x, y - 3);
 }
 
 // Canvas coordinates of an event: the canvas may be drawn smaller than its pixels.
