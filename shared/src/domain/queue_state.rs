@@ -341,9 +341,13 @@ pub fn inventory_of(
         .iter()
         .filter(|s| s.capacity.is_some())
         .all(|s| {
-            buckets
-                .get(&s.section_id)
-                .is_some_and(|all| all.iter().all(|b| b.sold >= b.capacity))
+            // Every bucket read, not just those the read found: SOLD_OUT is
+            // final, so a read missing a bucket must not end the queue.
+            buckets.get(&s.section_id).is_some_and(|all| {
+                let read: u64 = all.iter().map(|b| u64::from(b.capacity)).sum();
+                read >= u64::from(s.capacity.unwrap_or(0))
+                    && all.iter().all(|b| b.sold >= b.capacity)
+            })
         });
     if seats_sold && places_sold {
         Inventory::AllSold

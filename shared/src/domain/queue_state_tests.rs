@@ -302,3 +302,44 @@ fn an_open_queue_keeps_its_opening() {
             < queue_rank(Millis(10_000), Millis(10_000), 0)
     );
 }
+
+#[test]
+fn a_read_missing_a_bucket_is_not_everything_sold() {
+    use crate::domain::ga::Bucket;
+    use crate::domain::seat_map::{SeatMap, SectionMap};
+    use crate::domain::SectionId;
+    let floor = SectionId::parse("FLOOR").unwrap();
+    let map = SeatMap {
+        event_id: "ev".into(),
+        as_of: String::new(),
+        sections: vec![SectionMap {
+            section_id: floor.clone(),
+            kind: "ga",
+            rows: None,
+            capacity: Some(200),
+            available: Some(0),
+        }],
+    };
+    let bucket = |index, sold| Bucket {
+        index,
+        capacity: 100,
+        sold,
+        free: 100 - sold,
+        holds: Vec::new(),
+    };
+    let read = |buckets: Vec<Bucket>| {
+        let all = std::collections::HashMap::from([(floor.clone(), buckets)]);
+        inventory_of(&map, &all)
+    };
+    for (buckets, want) in [
+        (vec![], Inventory::NoneAvailable),
+        (vec![bucket(0, 100)], Inventory::NoneAvailable),
+        (
+            vec![bucket(0, 100), bucket(1, 90)],
+            Inventory::NoneAvailable,
+        ),
+        (vec![bucket(0, 100), bucket(1, 100)], Inventory::AllSold),
+    ] {
+        assert_eq!(read(buckets.clone()), want, "{buckets:?}");
+    }
+}
