@@ -127,21 +127,22 @@ impl Admitter {
             // (a joiner admitted on the spot writes only the main item):
             // the copies catch up, so readers see it and joiners elsewhere
             // stop racing over a version that is gone.
-            if mirror.copied != Some(state.version) {
-                app.store.copy_queue_state(event, &state).await;
+            if mirror.copied != Some(state.version)
+                && app.store.copy_queue_state(event, &state).await
+            {
                 mirror.copied = Some(state.version);
             }
             return Ok(summary);
         }
-        if !app
+        let Some(copied) = app
             .store
             .commit_queue_state(event, &plan.state, state.version)
             .await?
-        {
+        else {
             return Ok(summary);
-        }
+        };
         summary.committed = true;
-        mirror.copied = Some(plan.state.version);
+        mirror.copied = copied.then_some(plan.state.version);
         summary.admitted = admit(app, event, &plan.state, mirror, &plan.slots, now).await?;
         Ok(summary)
     }

@@ -313,14 +313,15 @@ impl Store {
     }
 
     /// The admitter's write of a tick's `state` over the version it read:
-    /// `false` if anyone wrote the queue since. Then the copies, each only
-    /// if older (a copy that fails to update is caught up by the next tick).
+    /// `None` if anyone wrote the queue since. Then the copies, each only
+    /// if older: `Some(false)` if one was left behind (the admitter copies
+    /// again at its next tick).
     pub async fn commit_queue_state(
         &self,
         event: &EventId,
         state: &QueueState,
         previous: i64,
-    ) -> Result<bool, Error> {
+    ) -> Result<Option<bool>, Error> {
         let event_ref = EventRef::of(event);
         let put = self
             .client
@@ -329,15 +330,15 @@ impl Store {
             .set_item(Some(state_item(queue_key(&event_ref), event, state)));
         match exprs::as_read(Some(previous)).on_put_item(put).send().await {
             Ok(_) => {}
-            Err(e) if super::errors::is_condition_failure(&e) => return Ok(false),
+            Err(e) if super::errors::is_condition_failure(&e) => return Ok(None),
             Err(e) => return Err(sdk_error("PutItem", e).into()),
         }
-        self.copy_queue_state(event, state).await;
-        Ok(true)
+        Ok(Some(self.copy_queue_state(event, state).await))
     }
 
-    /// Writes `state` on every copy still older than it.
-    pub async fn copy_queue_state(&self, event: &EventId, state: &QueueState) {
+    /// Writes `state` on every copy still older than it: whether every
+    /// copy now has it (or a newer one).
+    pub async fn copy_queue_state(&self, event: &EventId, state: &QueueState) -> bool {
         let event_ref = EventRef::of(event);
         let writes = (0..QUEUE_COPIES).map(|copy| {
             let put = self
@@ -351,13 +352,16 @@ impl Store {
                 )));
             exprs::older_copy(state.version).on_put_item(put).send()
         });
+        let mut all = true;
         for result in futures_util::future::join_all(writes).await {
             if let Err(e) = result {
                 if !super::errors::is_condition_failure(&e) {
                     tracing::warn!(error = %crate::error::chain(&e), "a queue copy was not updated");
+                    all = false;
                 }
             }
         }
+        all
     }
 
     /// A joiner admitted on the spot: the queue's `after` state over the
