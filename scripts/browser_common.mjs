@@ -57,7 +57,6 @@ export function check(name, ok, detail = "") {
   console.log(`browser: ${name}: ${ok ? "ok" : "FAILED"}${detail ? ` (${detail})` : ""}`);
   if (!ok) failures += 1;
 }
-export function failed() { return failures; }
 
 export async function waitFor(page, fn, arg, timeout = 5000) {
   try { await page.waitForFunction(fn, arg, { timeout, polling: 50 }); return true; } catch (_) { return false; }
@@ -73,4 +72,24 @@ export async function createEvent(base, eventId, plan) {
     await new Promise((r) => setTimeout(r, 500));
   }
   return created.status;
+}
+
+/// A browser script's harness: a dev server on a fresh table and headless
+/// Chromium, `body(base, browser, errors)` (pages push their script errors
+/// into `errors`), then the check that there were none, the verdict line
+/// and the exit status.
+export async function runBrowserChecks(table, body) {
+  const { proc, base } = await startDevServer(table);
+  let browser;
+  try {
+    browser = await launch();
+    const errors = [];
+    await body(base, browser, errors);
+    check("no script errors on the pages", errors.length === 0, errors.join("; "));
+  } finally {
+    if (browser) await browser.close();
+    await stopDevServer(proc);
+  }
+  console.log(`browser: ${failures ? `${failures} FAILED` : "all passed"}`);
+  process.exit(failures ? 1 : 0);
 }

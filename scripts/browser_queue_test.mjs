@@ -11,7 +11,7 @@
 // run in the temp dir. Prints one line per check; exits non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { check, createEvent, failed, launch, startDevServer, stopDevServer, waitFor } from "./browser_common.mjs";
+import { check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
 
 const SEEN_WITHIN_MS = 2000;
 const shot = (name, env) => process.env[env] || path.join(os.tmpdir(), name);
@@ -96,21 +96,7 @@ async function stadium(base, browser, errors) {
   check("the other context shows it held within 2 s", seen && Date.now() - clicked <= SEEN_WITHIN_MS + 1000, `${Date.now() - clicked} ms after the click`);
 }
 
-async function main() {
-  const { proc, base } = await startDevServer("seatclaim-browser-queue");
-  let browser;
-  try {
-    browser = await launch();
-    const errors = [];
-    await queue(base, browser, errors);
-    await stadium(base, browser, errors);
-    check("no script errors on the pages", errors.length === 0, errors.join("; "));
-  } finally {
-    if (browser) await browser.close();
-    await stopDevServer(proc);
-  }
-  console.log(`browser: ${failed() ? `${failed()} FAILED` : "all passed"}`);
-  process.exit(failed() ? 1 : 0);
-}
-
-main().catch((e) => { console.error(e); process.exit(1); });
+runBrowserChecks("seatclaim-browser-queue", async (base, browser, errors) => {
+  await queue(base, browser, errors);
+  await stadium(base, browser, errors);
+}).catch((e) => { console.error(e); process.exit(1); });

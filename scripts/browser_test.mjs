@@ -10,17 +10,14 @@
 // Prints one line per check and exits non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { check, createEvent, failed, launch, startDevServer, stopDevServer, waitFor } from "./browser_common.mjs";
+import { check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
 
 const SEEN_WITHIN_MS = 2000;
 const STAMPEDE = 20;
 
 const seat = (id) => `#map .seat[data-seat="${id}"]`;
 
-async function main() {
-  const { proc, base } = await startDevServer("seatclaim-browser");
-  let browser;
-  try {
+runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
     const eventId = "browser-gala";
     const plan = {
       name: "Browser Gala", holdSeconds: 300,
@@ -31,10 +28,8 @@ async function main() {
     };
     check("create the event", (await createEvent(base, eventId, plan)) === 201);
 
-    browser = await launch();
     const [alice, bob] = [await browser.newContext({ viewport: { width: 1280, height: 860 } }), await browser.newContext({ viewport: { width: 1280, height: 860 } })];
     const [pa, pb] = [await alice.newPage(), await bob.newPage()];
-    const errors = [];
     for (const p of [pa, pb]) p.on("pageerror", (e) => errors.push(String(e)));
     await Promise.all([pa.goto(`${base}/?event=${eventId}`), pb.goto(`${base}/?event=${eventId}`)]);
     await Promise.all([pa.waitForSelector(seat("A-1-6")), pb.waitForSelector(seat("A-1-6"))]);
@@ -95,13 +90,4 @@ async function main() {
     await waitFor(loser, () => document.querySelectorAll('#map .seat[data-mine="1"]').length === 2, null, 4000);
     await loser.waitForTimeout(1200); // one refresh, so the map shows everyone's seats
     await loser.screenshot({ path: process.env.SEAT_MAP_PNG || path.join(os.tmpdir(), "seat-map.png"), fullPage: true });
-    check("no script errors on the pages", errors.length === 0, errors.join("; "));
-  } finally {
-    if (browser) await browser.close();
-    await stopDevServer(proc);
-  }
-  console.log(`browser: ${failed() ? `${failed()} FAILED` : "all passed"}`);
-  process.exit(failed() ? 1 : 0);
-}
-
-main().catch((e) => { console.error(e); process.exit(1); });
+}).catch((e) => { console.error(e); process.exit(1); });
