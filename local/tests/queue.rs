@@ -12,8 +12,6 @@ use shared::admission::VerifyKeys;
 use shared::admitter::Admitter;
 use shared::domain::{EventId, Millis};
 
-const HOUR_MS: i64 = 3_600_000;
-
 #[tokio::test]
 async fn the_operator_puts_reads_and_removes_a_queue() {
     let app = fresh_app().await;

@@ -12,8 +12,6 @@ use shared::admitter::{Admitter, TickSummary};
 use shared::domain::EventId;
 use shared::store::{Store, QUEUE_CACHE_MS};
 
-const HOUR_MS: i64 = 3_600_000;
-
 #[tokio::test]
 async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
     let app = fresh_app().await;

@@ -9,6 +9,9 @@ use shared::App;
 
 use super::call;
 
+/// An hour, for openings far enough ahead that no test reaches them.
+pub const HOUR_MS: i64 = 3_600_000;
+
 /// A reply's RFC 3339 time.
 pub fn millis(rfc3339: &Value) -> Millis {
     let text = rfc3339
