@@ -1,7 +1,9 @@
 //! (v3) The on-sale queue's races on DynamoDB Local: hundreds of visitors
-//! joining at once, a crowd's joiners racing for an on-the-spot admission
-//! on instances whose view of the queue is a second old, and two
-//! admitters' runs overlapping while buyers sell the last seats.
+//! joining at once, a joiner admitted on the spot ahead of one the
+//! admitter has not counted yet, a crowd's joiners racing for an
+//! on-the-spot admission on instances whose view of the queue is a second
+//! old, and two admitters' runs overlapping while buyers sell the last
+//! seats.
 
 mod common;
 
@@ -42,6 +44,36 @@ async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
     for (truth, got) in (1..).zip(&seen) {
         assert!(got.abs_diff(truth) <= truth / 100 + 10, "{got} for {truth}");
     }
+}
+
+#[tokio::test]
+async fn a_joiner_never_passes_one_the_admitter_has_not_counted_yet() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    // One admission every two seconds.
+    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 30)).await.0, 200);
+    let first = join(&app, &ev).await;
+    assert_eq!(first.joined["status"], "ADMITTED");
+    // An idle tick puts that state on the copies joiners read.
+    let mut admitter = Admitter::default();
+    tick(&app, &mut admitter, &ev, shared::world::now()).await;
+    // Within the spacing: it waits, in the index, and the queue's state
+    // does not count it until the admitter's next tick.
+    let waiting = join(&app, &ev).await;
+    assert_eq!(waiting.joined["status"], "WAITING");
+    // The spacing passes with no tick in between (on AWS: a tick slowed
+    // down, or an instance's view of the state a second old).
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let later = join(&app, &ev).await;
+    assert_eq!(
+        later.joined["status"], "WAITING",
+        "it joined after one who waits: {}",
+        later.joined
+    );
+    let summary = tick(&app, &mut admitter, &ev, shared::world::now()).await;
+    assert_eq!((summary.admitted, summary.waiting), (1, 1));
+    assert!(is_admitted(&app, &ev, &waiting).await);
+    assert!(!is_admitted(&app, &ev, &later).await);
 }
 
 /// Another Lambda instance on the same table: its own caches, and its

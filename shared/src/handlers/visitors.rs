@@ -163,10 +163,7 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
                 admission: None,
             };
             let mut seen = state.clone();
-            let spot = state
-                .admits_on_join(now)
-                .filter(|_| app.store.may_admit_on_join(&event_id, state.version));
-            if let Some(slot) = spot {
+            if let Some(slot) = spot_for(app, &event_id, &state, now).await? {
                 let after = state.admitted_on_join(slot);
                 visitor.admission = Some(Admission {
                     admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
@@ -200,6 +197,31 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
         },
     )
     .await)
+}
+
+/// The slot of a joiner admitted on the spot, if it may be: the state
+/// allows it, this instance has not lost a race over that version, and
+/// nobody the admitter has yet to count is waiting (a joiner a moment ago,
+/// held back by the spacing, is in the index before it is in the state:
+/// admitting this one would put it ahead of them). Finding someone waiting
+/// counts as a lost race, so an instance asks the index once per version.
+async fn spot_for(
+    app: &App,
+    event_id: &EventId,
+    state: &QueueState,
+    now: Millis,
+) -> Result<Option<i64>, Error> {
+    let Some(slot) = state.admits_on_join(now) else {
+        return Ok(None);
+    };
+    if !app.store.may_admit_on_join(event_id, state.version) {
+        return Ok(None);
+    }
+    if app.store.anyone_waiting(event_id, state.generation).await? {
+        app.store.refuse_admit_on_join(event_id, state.version);
+        return Ok(None);
+    }
+    Ok(Some(slot))
 }
 
 /// `GET /events/{eventId}/queue/visitors/{visitorId}`

@@ -11,8 +11,8 @@ use super::expressions::{queue as exprs, Expression};
 use super::keys::{
     queue_shard_key, visitor_key, visitor_of_key, visitor_shard, ADMISSION_EXPIRES_AT,
     ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, EVENT_ID, GENERATION, JOINED_AT, KIND,
-    ORDERS_ALLOWED, PK, QUEUE_INDEX, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, TOKEN_HASH, TTL,
-    VISITOR_ID, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+    ORDERS_ALLOWED, PK, QUEUE_INDEX, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, TOKEN_HASH,
+    TTL, VISITOR_ID, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
 use super::Store;
 use crate::domain::queue::QueueRank;
@@ -182,6 +182,29 @@ impl Store {
                 _ => return Ok(found),
             }
         }
+    }
+
+    /// Whether anyone waits in `generation`, as the index shows it: one
+    /// entry read from each shard, at once. A joiner the admitter has not
+    /// counted yet is in the index, not yet in the queue's state.
+    pub async fn anyone_waiting(&self, event: &EventId, generation: u64) -> Result<bool, Error> {
+        let reads = (0..QUEUE_SHARDS).map(|shard| {
+            let query = self
+                .client
+                .query()
+                .table_name(&*self.table)
+                .index_name(QUEUE_INDEX)
+                .limit(1);
+            let shard_key = queue_shard_key(&EventRef::of(event), generation, shard);
+            exprs::joined_since(shard_key, 0).on_query(query).send()
+        });
+        for page in futures_util::future::join_all(reads).await {
+            let page = page.map_err(|e| sdk_error("Query", e))?;
+            if !page.items().is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Admits a visitor still waiting in `generation`: `false` if it is
