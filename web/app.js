@@ -34,6 +34,7 @@ const state = {
   visitor: null,      // {visitorId, token}, kept per event in sessionStorage
   visitorStatus: null,
   admission: null,    // {token, expiresAt} once admitted
+  pollTimer: null,    // the visitor's next status poll (queue.js)
   orderKey: null,     // the Idempotency-Key of the order being opened
   canvas: null,       // {layout, zoom}: the canvas map
 };
@@ -559,7 +560,6 @@ async function main() {
   setInterval(refresh, REFRESH_MS);
   setInterval(pollFeed, REFRESH_MS);
   setInterval(tickCountdown, 250);
-  setInterval(pollVisitor, QUEUE_POLL_MS);
   setInterval(() => { if (state.eventId) loadOrder(); }, 5000);
 }
 

@@ -3,9 +3,11 @@
 // admission.
 "use strict";
 
-// How often a waiting visitor asks where it stands (docs/QUEUE.md prices the
-// polls at this interval: local/src/bench/queue.rs POLL_SECONDS).
-const QUEUE_POLL_MS = 2000;
+// When to ask where the visitor stands if a reply did not say (a failed
+// poll): visitor-status's `pollAfterSeconds` says when, sooner as the turn
+// nears (shared::domain::queue::poll_after_ms, priced in docs/QUEUE.md and
+// docs/SCALE.md).
+const QUEUE_RETRY_MS = 2000;
 
 // ----- The on-sale queue ------------------------------------------------------------------
 
@@ -34,7 +36,10 @@ async function joinQueue() {
 async function pollVisitor() {
   if (!state.visitor || !state.queue) return;
   const v = state.visitor;
-  const r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue/visitors/${v.visitorId}`, { token: v.token });
+  let r;
+  try {
+    r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue/visitors/${v.visitorId}`, { token: v.token });
+  } catch (_) { schedulePoll(QUEUE_RETRY_MS); return; }
   if (r.status === 404 || r.status === 401) {
     // A queue put again, or removed: this visitor is gone.
     sessionStorage.removeItem(visitorKey());
@@ -42,12 +47,28 @@ async function pollVisitor() {
     return;
   }
   if (r.ok) applyVisitor(r.data);
+  else schedulePoll(QUEUE_RETRY_MS);
+}
+
+// The next poll, and only one: when the reply said, or for an admitted
+// visitor at its admission's end (to show it expired); none once it is
+// final (sold out, expired).
+function schedulePoll(ms) {
+  clearTimeout(state.pollTimer);
+  state.pollTimer = ms == null ? null : setTimeout(pollVisitor, Math.max(0, ms));
+}
+
+function nextPollMs(v) {
+  if (v.status === "WAITING") return (v.pollAfterSeconds || QUEUE_RETRY_MS / 1000) * 1000;
+  if (v.status === "ADMITTED") return new Date(v.admissionExpiresAt) - Date.now();
+  return null;
 }
 
 function applyVisitor(v) {
   const wasWaiting = !state.admission;
   state.visitorStatus = v;
   state.admission = v.status === "ADMITTED" ? { token: v.admissionToken, expiresAt: v.admissionExpiresAt } : null;
+  schedulePoll(nextPollMs(v));
   renderQueue();
   if (wasWaiting && state.admission) { say("It is your turn: pick your seats."); refresh(); }
 }

@@ -461,6 +461,10 @@ async fn admission_pauses_while_nothing_is_left_and_a_sell_out_ends_the_wait() {
         millis(&waiting["estimatedAdmissionAt"]) >= start,
         "never in the past"
     );
+    assert_eq!(
+        waiting["pollAfterSeconds"], 2,
+        "next in line: ask again soon"
+    );
 
     // The seat comes back: admission resumes at once.
     assert_eq!(common::drop_seat(&app, &holder, "A-1-1").await.0, 200);
@@ -469,6 +473,7 @@ async fn admission_pauses_while_nothing_is_left_and_a_sell_out_ends_the_wait() {
     assert_eq!((resumed.status, resumed.admitted), ("OPEN", 1));
     let (_, admitted) = visitor_status(&app, &ev, &second).await;
     assert_eq!(admitted["status"], "ADMITTED");
+    assert!(admitted["pollAfterSeconds"].is_null(), "{admitted}");
 
     // Sold: the queue is SOLD_OUT, and whoever waits is told so.
     let buyer = admitted_order(&app, &ev, &admitted).await;

@@ -183,6 +183,22 @@ pub fn estimated_admission_at(last: Option<i64>, spacing: i64, position: u64, no
     next.saturating_add(ahead.saturating_mul(spacing))
 }
 
+/// The soonest a waiting visitor is asked to poll again (ms): its turn is
+/// near, and its reply may lag the queue by a second.
+pub const POLL_MIN_MS: i64 = 2_000;
+/// The longest: an estimate can come true sooner than it said (a faster
+/// pace set by the operator), so nobody waits on it for long.
+pub const POLL_MAX_MS: i64 = 30_000;
+
+/// When a visitor whose turn is estimated at `turn_at` should ask again,
+/// ms from `now`: half the time left, between [`POLL_MIN_MS`] and
+/// [`POLL_MAX_MS`]. A crowd then polls in proportion to the pace, not to
+/// its size: the visitors near the front every two seconds, the rest
+/// twice a minute (docs/SCALE.md projects the load).
+pub fn poll_after_ms(turn_at: Millis, now: Millis) -> i64 {
+    (turn_at.0.saturating_sub(now.0) / 2).clamp(POLL_MIN_MS, POLL_MAX_MS)
+}
+
 /// An admission's expiry, whole seconds (the token's `exp`): the later of
 /// its slot and the moment it is given, rounded up to the second, plus
 /// `admission_seconds`, so a visitor always has at least that long.

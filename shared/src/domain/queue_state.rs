@@ -6,8 +6,8 @@
 //! per visitor.
 
 use super::queue::{
-    admission_times, estimated_admission_at, queue_status, Inventory, QueueRank, QueueSettings,
-    QueueStatus,
+    admission_times, estimated_admission_at, poll_after_ms, queue_status, Inventory, QueueRank,
+    QueueSettings, QueueStatus,
 };
 use super::Millis;
 
@@ -275,10 +275,12 @@ pub struct Visitor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VisitorView<'a> {
     /// Before the opening without a position; after it with one (1 = next)
-    /// and when it should be admitted (ms, never in the past).
+    /// and when it should be admitted (ms, never in the past). Either way,
+    /// when to ask again ([`super::queue::poll_after_ms`]).
     Waiting {
         position: Option<u64>,
         estimated_at: Option<Millis>,
+        poll_after_ms: i64,
     },
     Admitted(&'a Admission),
     Expired,
@@ -300,23 +302,31 @@ pub fn visitor_view<'a>(
             VisitorView::Expired
         };
     }
+    let position = state.checkpoints.position(rank, state.waiting);
+    let spacing = state.settings.spacing_us();
     match state.status(now) {
-        QueueStatus::Scheduled => VisitorView::Waiting {
-            position: None,
-            estimated_at: None,
-        },
+        // Its place is drawn at the opening; its rank already says about
+        // where it will fall, so the crowd's first polls after the opening
+        // spread out as their turns do (a rank is as random as the draw).
+        QueueStatus::Scheduled => {
+            let ahead = i64::try_from(position.saturating_sub(1)).unwrap_or(i64::MAX);
+            let turn_us =
+                (state.settings.opens_at.0 * 1_000).saturating_add(ahead.saturating_mul(spacing));
+            VisitorView::Waiting {
+                position: None,
+                estimated_at: None,
+                poll_after_ms: poll_after_ms(Millis(turn_us.div_euclid(1_000)), now),
+            }
+        }
         QueueStatus::SoldOut => VisitorView::SoldOut,
         QueueStatus::Open | QueueStatus::Paused => {
-            let position = state.checkpoints.position(rank, state.waiting);
-            let at_us = estimated_admission_at(
-                state.last_admission_us,
-                state.settings.spacing_us(),
-                position,
-                now.0 * 1_000,
-            );
+            let at_us =
+                estimated_admission_at(state.last_admission_us, spacing, position, now.0 * 1_000);
+            let estimated_at = Millis(at_us.div_euclid(1_000).max(now.0));
             VisitorView::Waiting {
                 position: Some(position),
-                estimated_at: Some(Millis(at_us.div_euclid(1_000).max(now.0))),
+                estimated_at: Some(estimated_at),
+                poll_after_ms: poll_after_ms(estimated_at, now),
             }
         }
     }

@@ -220,11 +220,14 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
     state.waiting = 10;
     state.last_admission_us = Some(20 * S);
     let rank = QueueRank(3_000);
+    // Before the opening: no place yet, but it asks again as its rank's
+    // turn nears (4th from the opening at 10 s: 13 s; half of 4 s left).
     assert_eq!(
         visitor_view(rank, None, &state, Millis(9_000)),
         VisitorView::Waiting {
             position: None,
-            estimated_at: None
+            estimated_at: None,
+            poll_after_ms: 2_000,
         }
     );
     // 4th in line, the last admission at 20 s, one a second: at 24 s.
@@ -232,7 +235,8 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
         visitor_view(rank, None, &state, Millis(20_500)),
         VisitorView::Waiting {
             position: Some(4),
-            estimated_at: Some(Millis(24_000))
+            estimated_at: Some(Millis(24_000)),
+            poll_after_ms: 2_000,
         }
     );
     // Never in the past, even when the admitter is late.
@@ -240,7 +244,17 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
         visitor_view(rank, None, &state, Millis(90_000)),
         VisitorView::Waiting {
             position: Some(4),
-            estimated_at: Some(Millis(90_000 + 3_000))
+            estimated_at: Some(Millis(90_000 + 3_000)),
+            poll_after_ms: 2_000,
+        }
+    );
+    // Far back, an hour before the opening: twice a minute.
+    assert_eq!(
+        visitor_view(QueueRank(9_000), None, &state, Millis(-3_600_000)),
+        VisitorView::Waiting {
+            position: None,
+            estimated_at: None,
+            poll_after_ms: 30_000,
         }
     );
     let admission = Admission {
@@ -341,5 +355,27 @@ fn a_read_missing_a_bucket_is_not_everything_sold() {
         (vec![bucket(0, 100), bucket(1, 100)], Inventory::AllSold),
     ] {
         assert_eq!(read(buckets.clone()), want, "{buckets:?}");
+    }
+}
+
+#[test]
+fn a_visitor_asks_again_sooner_as_its_turn_nears() {
+    use crate::domain::queue::{poll_after_ms, POLL_MAX_MS, POLL_MIN_MS};
+    // (turn in, ms) → asks again in
+    for (turn_in, after) in [
+        (-5_000, POLL_MIN_MS),
+        (0, POLL_MIN_MS),
+        (3_999, POLL_MIN_MS),
+        (10_000, 5_000),
+        (59_998, 29_999),
+        (60_000, POLL_MAX_MS),
+        (3_600_000, POLL_MAX_MS),
+        (i64::MAX - 1_000, POLL_MAX_MS),
+    ] {
+        assert_eq!(
+            poll_after_ms(Millis(1_000 + turn_in), Millis(1_000)),
+            after,
+            "{turn_in}"
+        );
     }
 }

@@ -31,6 +31,10 @@ struct StatusReply<'a> {
     position: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     estimated_admission_at: Option<String>,
+    /// (An addition to the contract) when a waiting visitor should ask
+    /// again: sooner as its turn nears.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    poll_after_seconds: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     admission_token: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,6 +85,7 @@ fn status_reply<'a>(
         status: "WAITING",
         position: None,
         estimated_admission_at: None,
+        poll_after_seconds: None,
         admission_token: None,
         admission_expires_at: None,
         visitor_token: None,
@@ -90,9 +95,11 @@ fn status_reply<'a>(
         VisitorView::Waiting {
             position,
             estimated_at,
+            poll_after_ms,
         } => {
             reply.position = position;
             reply.estimated_admission_at = estimated_at.map(Millis::to_rfc3339);
+            reply.poll_after_seconds = Some((poll_after_ms + 999) / 1_000);
         }
         VisitorView::Admitted(admission) => {
             reply.status = "ADMITTED";
