@@ -23,9 +23,6 @@ use crate::capacity::{CapacityRecorder, Recorded};
 /// The contract's goals (issue 19).
 pub const JOIN_GOAL_PER_S: f64 = 20_000.0;
 pub const STATUS_GOAL_PER_S: f64 = 200_000.0;
-/// How often the page polls a visitor's status while it waits (web/queue.js
-/// QUEUE_POLL_MS), for the cost per admitted visitor.
-pub const POLL_SECONDS: f64 = 2.0;
 
 /// The bench's crowd at the queue.
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +62,8 @@ pub struct QueueRun {
     /// Every join's latency, and the joins' wall time.
     pub join_timing: Timing,
     pub mean_wait_s: f64,
+    /// Status polls per visitor, as visitor-status schedules them.
+    pub polls_per_visitor: f64,
     pub pause_lag_ms: Option<i64>,
     pub resume_lag_ms: Option<i64>,
     pub join: Ceiling,
@@ -424,6 +423,11 @@ fn fairness(run: &mut QueueRun, visitors: &[Joined], order: &[(usize, Millis)], 
         .map(|(i, at)| (at.0 - visitors[*i].joined_at.0.max(opens.0)).max(0) as f64 / 1_000.0)
         .collect();
     run.mean_wait_s = waits.iter().sum::<f64>() / waits.len().max(1) as f64;
+    let polls: u64 = waits
+        .iter()
+        .map(|w| super::queue_projection::polls_while_waiting((w * 1_000.0) as i64))
+        .sum();
+    run.polls_per_visitor = polls as f64 / waits.len().max(1) as f64;
 }
 
 /// The pace from the first to the last admission, against the operator's.

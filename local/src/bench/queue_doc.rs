@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::queue::{QueueRun, JOIN_GOAL_PER_S, POLL_SECONDS, STATUS_GOAL_PER_S};
+use super::queue::{QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S};
 
 fn met(value: f64, goal: f64) -> &'static str {
     if value >= goal {
@@ -133,11 +133,13 @@ impl QueueRun {
         }
         let _ = writeln!(
             out,
-            "| **total** | **{:.4}** |\n\nEach visitor joins once, polls every {POLL_SECONDS:.0} s \
-             while it waits (the run's mean wait, {:.1} s, from its join or the opening), and is \
+            "| **total** | **{:.4}** |\n\nEach visitor joins once, polls when visitor-status's \
+             `pollAfterSeconds` says (every 2 s near its turn, up to 30 s far from it: {:.1} polls \
+             on average over the run's mean wait of {:.1} s, from its join or the opening), and is \
              admitted; the admitter's ticks are priced as recorded. Prices as in \
              [SCALE.md](SCALE.md).",
             self.cost.iter().map(|(_, usd)| usd).sum::<f64>(),
+            self.polls_per_visitor,
             self.mean_wait_s,
         );
         out

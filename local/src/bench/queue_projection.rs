@@ -2,10 +2,12 @@
 //! requests [`super::queue`] recorded.
 
 use shared::admitter::TICK_MS;
+use shared::domain::queue::poll_after_ms;
+use shared::domain::Millis;
 use shared::store::QUEUE_COPIES;
 
 use super::onsale::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
-use super::queue::{Ceiling, QueueRun, POLL_SECONDS};
+use super::queue::{Ceiling, QueueRun};
 use super::scale_doc::{self, AWS_REQUEST_MS};
 use crate::capacity::{self, Charge, KeyLoad, Recorded};
 
@@ -88,10 +90,23 @@ fn describe(target: &capacity::Target) -> String {
     }
 }
 
+/// The status polls of a visitor whose turn comes `wait_ms` after it
+/// joined, polling when each reply says ([`poll_after_ms`], the estimate
+/// right every time): each poll while it waits, and the one that finds it
+/// admitted. None if it was admitted as it joined.
+pub(super) fn polls_while_waiting(wait_ms: i64) -> u64 {
+    let (turn, mut now, mut polls) = (Millis(wait_ms), Millis(0), 0);
+    while now.0 < turn.0 {
+        now = Millis(now.0 + poll_after_ms(turn, now));
+        polls += 1;
+    }
+    polls
+}
+
 /// Dollars per 1,000 admitted visitors: each visitor joins once, polls
-/// every [`POLL_SECONDS`] while it waits (the run's mean wait), and is
-/// admitted; the admitter ticks four times a second for as long as it
-/// takes at the pace.
+/// as visitor-status tells it to while it waits (the run's mean count),
+/// and is admitted; the admitter ticks four times a second for as long as
+/// it takes at the pace.
 pub(super) fn cost(
     run: &QueueRun,
     joins: &[Charge],
@@ -109,7 +124,7 @@ pub(super) fn cost(
         });
         (w, r)
     };
-    let polls_per_visitor = run.mean_wait_s / POLL_SECONDS + 1.0;
+    let polls_per_visitor = run.polls_per_visitor;
     let (jw, jr) = units(joins);
     let (pw, pr) = units(polls);
     let (tw, tr) = units(ticks);
@@ -138,4 +153,24 @@ pub(super) fn cost(
         ("HTTP API", http),
         ("CloudWatch Logs", logs),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::polls_while_waiting;
+
+    #[test]
+    fn a_visitor_polls_often_only_near_its_turn() {
+        // (wait, ms) → polls: every 2 s near the turn, every 30 s far off.
+        for (wait, polls) in [
+            (0, 0),
+            (1_500, 1),
+            (4_000, 2),
+            (10_000, 4),
+            (600_000, 24),
+            (3_600_000, 124),
+        ] {
+            assert_eq!(polls_while_waiting(wait), polls, "{wait} ms");
+        }
+    }
 }
