@@ -17,6 +17,7 @@ use shared::App;
 use tokio::sync::Semaphore;
 
 use super::pricing::price;
+use super::queue_projection::{per_request, PerRequest};
 use super::{create_event, reply, unique, Row, Timing, HOLD_SECONDS};
 use crate::capacity::{CapacityRecorder, Recorded};
 
@@ -68,6 +69,10 @@ pub struct QueueRun {
     pub resume_lag_ms: Option<i64>,
     pub join: Ceiling,
     pub status: Ceiling,
+    /// A join's, a status poll's and an admitter tick's mean cost.
+    pub join_request: PerRequest,
+    pub poll_request: PerRequest,
+    pub tick_request: PerRequest,
     /// Dollars per 1,000 admitted visitors, by part.
     pub cost: Vec<(&'static str, f64)>,
 }
@@ -261,6 +266,10 @@ pub(super) async fn queue_bench(
     run.join = super::queue_projection::ceiling(&join_charges, visitors.len(), &join_records);
     run.status = super::queue_projection::ceiling(&poll_charges, visitors.len(), &polls);
     let tick_charges = price(&app, &tick_records).await?;
+    let n = visitors.len() as u64;
+    run.join_request = per_request(&join_charges, &join_records, n);
+    run.poll_request = per_request(&poll_charges, &polls, n);
+    run.tick_request = per_request(&tick_charges, &tick_records, ticks);
     run.cost =
         super::queue_projection::cost(&run, &join_charges, &poll_charges, &tick_charges, ticks);
 
@@ -425,7 +434,10 @@ fn fairness(run: &mut QueueRun, visitors: &[Joined], order: &[(usize, Millis)], 
     run.mean_wait_s = waits.iter().sum::<f64>() / waits.len().max(1) as f64;
     let polls: u64 = waits
         .iter()
-        .map(|w| super::queue_projection::polls_while_waiting((w * 1_000.0) as i64))
+        .map(|w| {
+            let wait = (w * 1_000.0) as i64;
+            super::queue_projection::polls_between(0, wait, wait)
+        })
         .sum();
     run.polls_per_visitor = polls as f64 / waits.len().max(1) as f64;
 }

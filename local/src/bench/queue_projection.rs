@@ -12,9 +12,30 @@ use super::scale_doc::{self, AWS_REQUEST_MS};
 use crate::capacity::{self, Charge, KeyLoad, Recorded};
 
 /// The admitter function's memory (template.yaml), for its cost.
-const ADMITTER_MEMORY_GB: f64 = 0.5;
+pub(super) const ADMITTER_MEMORY_GB: f64 = 0.5;
 /// An API function's memory (template.yaml's default).
-const API_MEMORY_GB: f64 = 0.25;
+pub(super) const API_MEMORY_GB: f64 = 0.25;
+
+/// One kind of request's mean cost, from its recorded requests: what
+/// docs/SCALE.md multiplies by the crowd's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerRequest {
+    pub write_units: f64,
+    pub read_units: f64,
+    /// DynamoDB round trips (each at [`AWS_REQUEST_MS`] on AWS).
+    pub round_trips: f64,
+}
+
+/// The mean of `n` requests whose DynamoDB calls were `records`, priced
+/// as `charges`.
+pub(super) fn per_request(charges: &[Charge], records: &[Recorded], n: u64) -> PerRequest {
+    let n = n.max(1) as f64;
+    PerRequest {
+        write_units: charges.iter().map(|c| c.write_units).sum::<f64>() / n,
+        read_units: charges.iter().map(|c| c.read_units).sum::<f64>() / n,
+        round_trips: records.len() as f64 / n,
+    }
+}
 
 /// The route's ceiling from its recorded requests (`n` of them), with
 /// each instance's copy of the queue's state read once a second: on AWS
@@ -90,14 +111,15 @@ fn describe(target: &capacity::Target) -> String {
     }
 }
 
-/// The status polls of a visitor whose turn comes `wait_ms` after it
-/// joined, polling when each reply says ([`poll_after_ms`], the estimate
-/// right every time): each poll while it waits, and the one that finds it
-/// admitted. None if it was admitted as it joined.
-pub(super) fn polls_while_waiting(wait_ms: i64) -> u64 {
-    let (turn, mut now, mut polls) = (Millis(wait_ms), Millis(0), 0);
-    while now.0 < turn.0 {
-        now = Millis(now.0 + poll_after_ms(turn, now));
+/// The status polls of a visitor who joined at `joined` (ms) and whose
+/// turn is estimated at `turn`, polling when each reply says
+/// ([`poll_after_ms`]) until its wait ends at `until` (its admission, or
+/// the sell-out): each poll while it waits, and the one that finds the
+/// wait over. None if it ended as it joined.
+pub(super) fn polls_between(joined: i64, turn: i64, until: i64) -> u64 {
+    let (mut now, mut polls) = (joined, 0);
+    while now < until {
+        now += poll_after_ms(Millis(turn), Millis(now));
         polls += 1;
     }
     polls
@@ -157,7 +179,12 @@ pub(super) fn cost(
 
 #[cfg(test)]
 mod tests {
-    use super::polls_while_waiting;
+    use super::polls_between;
+
+    /// A visitor admitted when its estimate said, `wait` ms after it joined.
+    fn polls_while_waiting(wait: i64) -> u64 {
+        polls_between(0, wait, wait)
+    }
 
     #[test]
     fn a_visitor_polls_often_only_near_its_turn() {
@@ -172,5 +199,14 @@ mod tests {
         ] {
             assert_eq!(polls_while_waiting(wait), polls, "{wait} ms");
         }
+    }
+
+    #[test]
+    fn a_sell_out_ends_a_far_wait_at_the_next_poll() {
+        // Its turn an hour off, sold out after 100 s: polls every 30 s,
+        // and the fourth (at 120 s) finds the sell-out.
+        assert_eq!(polls_between(0, 3_600_000, 100_000), 4);
+        // Joined after the sell-out: the join's reply says so.
+        assert_eq!(polls_between(200_000, 3_600_000, 100_000), 0);
     }
 }

@@ -11,7 +11,9 @@ use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
 use super::onsale::{OnSale, StreamCounts, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::queue::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section};
+use super::scale_queue::{self, QueueAtScale};
 use crate::capacity::KeyLoad;
 
 /// Published on-demand prices, us-east-1, checked 2026-11.
@@ -93,11 +95,13 @@ fn functions_at_peak(run: &OnSale, crowd: &CrowdProjection) -> Vec<FunctionAtPea
 }
 
 impl OnSale {
-    /// docs/SCALE.md; `code` names the commit the run measured.
-    pub fn scale_markdown(&self, code: &str) -> String {
+    /// docs/SCALE.md, with `queue`'s run in front of the crowd; `code`
+    /// names the commit the runs measured.
+    pub fn scale_markdown(&self, code: &str, queue: &QueueRun) -> String {
         let mut out = String::new();
         let Some(m) = self.model else { return out };
         let crowd = crowd_projection::project(&crowd_projection::phases(self));
+        let queue = scale_queue::project(queue);
         let doc = template();
         let functions = functions_at_peak(self, &crowd);
         let _ = writeln!(out, "# seatclaim at stadium scale\n");
@@ -107,13 +111,16 @@ impl OnSale {
              Assumptions: the peak minute carries **{PEAK_OVER_AVERAGE:.0}×** the ten-minute average; a DynamoDB or EventBridge request takes **{AWS_REQUEST_MS:.0} ms** on AWS; a buyer views the seat map {MAP_VIEWS_PER_BUYER:.0} times; an invocation logs {LOG_BYTES_PER_INVOCATION:.0} bytes.\n"
         );
         crowd_section(&mut out, self, &crowd, m.buyers);
-        let limits = limits(&crowd, &functions, &doc);
+        if let Some(queue) = &queue {
+            queue.section(&mut out);
+        }
+        let limits = limits(&crowd, &functions, queue.as_ref(), &doc);
         limits_section(&mut out, &limits);
-        route_limits_section(&mut out, &functions, &doc);
+        route_limits_section(&mut out, &functions, queue.as_ref(), &doc);
         lambda_section(&mut out, &functions);
         keys_section(&mut out, &crowd);
         self.seat_map_section(&mut out);
-        self.cost_section(&mut out, &crowd, &functions);
+        self.cost_section(&mut out, &crowd, &functions, queue.as_ref());
         self.design_limits_section(&mut out);
         out
     }
@@ -234,6 +241,7 @@ impl OnSale {
         out: &mut String,
         crowd: &CrowdProjection,
         functions: &[FunctionAtPeak],
+        queue: Option<&QueueAtScale>,
     ) {
         let Some(m) = self.model else { return };
         let doc = template();
@@ -314,6 +322,14 @@ impl OnSale {
             ("Lambda (the stream's two functions, the sweep)", format!("{background_invocations:.3} invocations per buyer at full batches; {projector_trips:.2} projection and {sweep_trips:.2} sweep round trips and {put_events:.2} PutEvents calls per buyer"), background),
             ("CloudWatch Logs", format!("{LOG_BYTES_PER_INVOCATION:.0} bytes per invocation (assumed)"), logs),
         ];
+        // The queue in front: every buyer of the crowd joins and polls.
+        let queue_row = queue.map(|q| {
+            (
+                "The on-sale queue (DynamoDB, Lambda, HTTP API, logs)",
+                format!("a join and {:.2} status polls per buyer, and the admitter's ticks until the sell-out, at the queue run's recorded cost", q.polls_per_visitor),
+                q.usd_per_buyer(),
+            )
+        });
         let _ = writeln!(
             out,
             "## Cost per 1,000 seats and places sold (on-demand, us-east-1)\n"
@@ -328,7 +344,7 @@ impl OnSale {
             selling_items * CROWD_BUYERS / OVERSUBSCRIBED
         );
         let mut total = 0.0;
-        for (service, what, usd_per_buyer) in rows {
+        for (service, what, usd_per_buyer) in rows.into_iter().chain(queue_row) {
             total += usd_per_buyer * per_thousand;
             let _ = writeln!(
                 out,

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::crowd_projection::{CrowdProjection, PEAK_OVER_AVERAGE};
 use super::onsale::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use super::scale_doc::{key_label, FunctionAtPeak, MAP_VIEWS_PER_BUYER, NEW_TABLE_WRITE_UNITS};
+use super::scale_queue::QueueAtScale;
 
 /// Default quotas (AWS service quotas pages, checked 2026-11).
 const API_GATEWAY_ACCOUNT_RPS: f64 = 10_000.0;
@@ -26,6 +27,23 @@ pub const ROUTE_LIMITS: &[(&str, &str)] = &[
     ("confirm", "ConfirmRouteRateLimit"),
     ("best-available", "BestAvailableRouteRateLimit"),
 ];
+
+/// The queue's routes with a limit of their own. Their limit's job is not
+/// to pace the crowd (the queue does) but to stop it before a key fills:
+/// each default lies between the crowd's peak and the route's ceiling.
+pub const QUEUE_ROUTE_LIMITS: &[(&str, &str)] = &[
+    ("join-queue", "JoinQueueRouteRateLimit"),
+    ("visitor-status", "VisitorStatusRouteRateLimit"),
+];
+
+/// A queue route's peak and ceiling (requests/s).
+fn queue_route(queue: &QueueAtScale, function: &str) -> (f64, f64) {
+    if function == "join-queue" {
+        (queue.joins_peak_per_s, queue.join_ceiling.per_s)
+    } else {
+        (queue.polls_peak_per_s, queue.status_ceiling.per_s)
+    }
+}
 
 /// A template parameter's default, if it has one.
 fn parameter_default(doc: &serde_yaml_ng::Value, name: &str) -> Option<f64> {
@@ -69,6 +87,7 @@ pub(super) struct Limit {
 pub(super) fn limits(
     crowd: &CrowdProjection,
     functions: &[FunctionAtPeak],
+    queue: Option<&QueueAtScale>,
     doc: &serde_yaml_ng::Value,
 ) -> Vec<Limit> {
     let peak = |x: f64| x * PEAK_OVER_AVERAGE;
@@ -77,10 +96,12 @@ pub(super) fn limits(
         .iter()
         .map(|p| p.requests_per_s.values().sum::<f64>())
         .fold(0.0, f64::max);
+    let queue_rps = queue.map_or(0.0, |q| q.joins_peak_per_s + q.polls_peak_per_s);
     let concurrency: f64 = functions
         .iter()
         .map(|f| f.peak_rps * f.real_ms() / 1000.0)
-        .sum();
+        .sum::<f64>()
+        + queue.map_or(0.0, QueueAtScale::concurrency);
     let busiest = functions
         .iter()
         .map(|f| (f.name, f.peak_rps * f.real_ms() / 1000.0))
@@ -94,8 +115,8 @@ pub(super) fn limits(
     let (hot_write, hot_read) = crowd.hottest(false);
     let mut limits = vec![
         Limit {
-            name: "API Gateway: requests/s per account and Region, all APIs".into(),
-            need: peak(api_rps),
+            name: "API Gateway: requests/s per account and Region, all APIs (the buyers' and the queue's)".into(),
+            need: peak(api_rps) + queue_rps,
             limit: API_GATEWAY_ACCOUNT_RPS,
             unit: "requests/s",
             act: "ask AWS to raise the account's API Gateway throttle quota".into(),
@@ -112,7 +133,7 @@ pub(super) fn limits(
             need: busiest.1,
             limit: LAMBDA_SCALING_PER_10_S,
             unit: "instances",
-            act: "not a quota: open the on-sale gradually (the queue, issue 19) or pre-warm with provisioned concurrency".into(),
+            act: "not a quota: put the on-sale queue in front (it admits at the operator's pace) or pre-warm with provisioned concurrency".into(),
         },
         Limit {
             name: "DynamoDB: the table's warm write throughput (new on-demand table)".into(),
@@ -154,11 +175,38 @@ pub(super) fn limits(
             act: "a key layout change; no quota raises it".into(),
         });
     }
-    for (function, parameter) in ROUTE_LIMITS {
+    if let Some(q) = queue {
+        for (under, ceiling, units) in q.hottest_keys() {
+            let (limit, unit) = if ceiling.reads {
+                (PARTITION_READ_UNITS, "read units/s")
+            } else {
+                (PARTITION_WRITE_UNITS, "write units/s")
+            };
+            limits.push(Limit {
+                name: format!(
+                    "DynamoDB: the queue's hottest key under {under} (`{}`)",
+                    ceiling.hottest
+                ),
+                need: units,
+                limit,
+                unit,
+                act: "a key layout change; no quota raises it".into(),
+            });
+        }
+    }
+    let queue_routes = queue.into_iter().flat_map(|q| {
+        QUEUE_ROUTE_LIMITS
+            .iter()
+            .map(move |(function, parameter)| (*function, *parameter, queue_route(q, function).0))
+    });
+    let routes = ROUTE_LIMITS.iter().map(|(function, parameter)| {
         let need = functions
             .iter()
             .find(|f| f.name == *function)
             .map_or(0.0, |f| f.peak_rps);
+        (*function, *parameter, need)
+    });
+    for (function, parameter, need) in routes.chain(queue_routes) {
         let limit = parameter_default(doc, parameter)
             .or_else(|| parameter_default(doc, "ApiThrottleRateLimit"))
             .unwrap_or(0.0);
@@ -216,10 +264,11 @@ pub(super) fn limits_section(out: &mut String, limits: &[Limit]) {
 pub(super) fn route_limits_section(
     out: &mut String,
     functions: &[FunctionAtPeak],
+    queue: Option<&QueueAtScale>,
     doc: &serde_yaml_ng::Value,
 ) {
     let _ = writeln!(out, "## Recommended route limits\n");
-    let _ = writeln!(out, "Each route's peak (its busiest phase × {PEAK_OVER_AVERAGE:.0}), rounded up to two significant figures. The template's defaults are held to these by the test in `local/src/bench/scale_limits.rs` (each default at least the recommendation and at most twice it; confirm's reservation at least its need):\n");
+    let _ = writeln!(out, "Each route's peak (its busiest phase × {PEAK_OVER_AVERAGE:.0}), rounded up to two significant figures. The template's defaults are held to these by the test in `local/src/bench/scale_limits.rs` (each default at least the recommendation and at most twice it, a queue route's at most its ceiling; confirm's reservation at least its need):\n");
     for (function, parameter) in ROUTE_LIMITS {
         let need = functions
             .iter()
@@ -230,6 +279,18 @@ pub(super) fn route_limits_section(
             "- recommended `{parameter}`: {:.0} requests/s ({function} peaks at {need:.0}/s; template default {})",
             round_up_2sf(need),
             parameter_default(doc, parameter).map_or("none".into(), |d| format!("{d:.0}"))
+        );
+    }
+    for (function, parameter) in QUEUE_ROUTE_LIMITS {
+        let Some((need, ceiling)) = queue.map(|q| queue_route(q, function)) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "- recommended `{parameter}`: {:.0} requests/s ({function} peaks at {need:.0}/s; template default {}); at most {:.0}, where its first key fills ([QUEUE.md](QUEUE.md)): the queue paces the crowd, this limit only keeps it off a full key",
+            round_up_2sf(need),
+            parameter_default(doc, parameter).map_or("none".into(), |d| format!("{d:.0}")),
+            ceiling.floor(),
         );
     }
     if let Some(confirm) = functions.iter().find(|f| f.name == "confirm") {
@@ -259,11 +320,14 @@ mod tests {
         assert_eq!(round_up_2sf(0.0), 0.0);
     }
 
+    fn scale_text() -> String {
+        std::fs::read_to_string(crate::repo_root().join("docs/SCALE.md")).unwrap_or_default()
+    }
+
     /// The numbers docs/SCALE.md prints after `prefix` on its lines.
     fn scale_figures(prefix: &str) -> Vec<(String, f64)> {
-        let text =
-            std::fs::read_to_string(crate::repo_root().join("docs/SCALE.md")).unwrap_or_default();
-        text.lines()
+        scale_text()
+            .lines()
             .filter_map(|line| line.strip_prefix(prefix))
             .filter_map(|rest| {
                 let (name, rest) = rest.split_once('`')?;
@@ -283,28 +347,51 @@ mod tests {
         let recommended: BTreeMap<String, f64> =
             scale_figures("- recommended `").into_iter().collect();
         let routes = doc["Resources"]["SeatclaimApi"]["Properties"]["RouteSettings"].clone();
-        for (function, parameter) in ROUTE_LIMITS {
-            let want = recommended
-                .get(*parameter)
-                .unwrap_or_else(|| panic!("docs/SCALE.md recommends no {parameter} ({function})"));
-            let default = parameter_default(&doc, parameter)
-                .unwrap_or_else(|| panic!("template.yaml has no default for {parameter}"));
-            assert!(
-                *want <= default && default <= 2.0 * want,
-                "{parameter}: template default {default}, docs/SCALE.md recommends {want}"
-            );
-            let routed = routes.as_mapping().into_iter().flatten().any(|(_, r)| {
+        let routed = |parameter: &str| {
+            routes.as_mapping().into_iter().flatten().any(|(_, r)| {
                 match &r["ThrottlingRateLimit"] {
                     serde_yaml_ng::Value::Tagged(t) => {
                         t.tag == "Ref" && t.value.as_str() == Some(parameter)
                     }
                     other => other["Ref"].as_str() == Some(parameter),
                 }
-            });
-            assert!(routed, "no route of SeatclaimApi is limited by {parameter}");
+            })
+        };
+        // The buyers' routes: at least their peak, at most twice it. The
+        // queue's: at least their peak, at most where a key fills.
+        let ceilings: BTreeMap<String, f64> = scale_text()
+            .lines()
+            .filter_map(|line| {
+                let (name, rest) = line.strip_prefix("- recommended `")?.split_once('`')?;
+                let (_, ceiling) = rest.split_once("; at most ")?;
+                let digits: String = ceiling.chars().take_while(char::is_ascii_digit).collect();
+                Some((name.to_owned(), digits.parse().ok()?))
+            })
+            .collect();
+        let all = ROUTE_LIMITS.iter().chain(QUEUE_ROUTE_LIMITS);
+        for (function, parameter) in all {
+            let want = recommended
+                .get(*parameter)
+                .unwrap_or_else(|| panic!("docs/SCALE.md recommends no {parameter} ({function})"));
+            let default = parameter_default(&doc, parameter)
+                .unwrap_or_else(|| panic!("template.yaml has no default for {parameter}"));
+            let most = if QUEUE_ROUTE_LIMITS.iter().any(|(f, _)| f == function) {
+                *ceilings
+                    .get(*parameter)
+                    .unwrap_or_else(|| panic!("docs/SCALE.md gives no ceiling for {parameter}"))
+            } else {
+                2.0 * want
+            };
+            assert!(
+                *want <= default && default <= most,
+                "{parameter}: template default {default}, docs/SCALE.md recommends {want} to {most}"
+            );
+            assert!(
+                routed(parameter),
+                "no route of SeatclaimApi is limited by {parameter}"
+            );
         }
-        let need = std::fs::read_to_string(crate::repo_root().join("docs/SCALE.md"))
-            .unwrap_or_default()
+        let need = scale_text()
             .split_once("confirm needs **")
             .and_then(|(_, rest)| rest.split_whitespace().next()?.parse::<f64>().ok())
             .unwrap_or_else(|| panic!("docs/SCALE.md states no concurrency confirm needs"));

@@ -36,7 +36,7 @@ async fn run(smoke: bool) -> Result<(), String> {
         &code,
     );
     println!("{text}");
-    let scale = report.on_sale.scale_markdown(&code);
+    let scale = report.on_sale.scale_markdown(&code, &report.queue);
     let queue = report.queue.markdown(&code);
     for line in report.queue.lines() {
         println!("{line}");
