@@ -301,6 +301,18 @@ pub(super) async fn put_queue(
     }
 }
 
+/// One visitor joins `event`'s queue: join-queue's status and reply.
+pub(super) async fn join_queue(app: &App, event: &str) -> (u16, serde_json::Value) {
+    reply(
+        app,
+        "POST",
+        &format!("/events/{event}/queue/visitors"),
+        None,
+        "",
+    )
+    .await
+}
+
 /// `n` visitors join, `in_flight` at a time; each join's latency goes to
 /// `timing`.
 async fn joins(
@@ -318,14 +330,7 @@ async fn joins(
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
             let sent = Instant::now();
-            let answer = reply(
-                &app,
-                "POST",
-                &format!("/events/{event}/queue/visitors"),
-                None,
-                "",
-            )
-            .await;
+            let answer = join_queue(&app, &event).await;
             (answer, sent.elapsed().as_secs_f64() * 1_000.0)
         });
     }

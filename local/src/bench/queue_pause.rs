@@ -7,7 +7,7 @@ use shared::admitter::{Admitter, TICK_MS};
 use shared::domain::{EventId, Millis};
 use shared::App;
 
-use super::queue::{put_queue, QueueModel};
+use super::queue::{join_queue, put_queue, QueueModel};
 use super::{create_event, reply, unique, HOLD_SECONDS};
 
 /// A small event of its own, sold out of what is available (held) and
@@ -45,14 +45,7 @@ pub(super) async fn pause_and_resume(
     }
     put_queue(&app, &event, Millis(shared::world::now().0 - 1_000), 600).await?;
     for _ in 0..3 {
-        reply(
-            &app,
-            "POST",
-            &format!("/events/{event}/queue/visitors"),
-            None,
-            "",
-        )
-        .await;
+        join_queue(&app, &event).await;
     }
     for (id, token, seat) in &holders {
         let (status, body) = reply(
