@@ -1,9 +1,9 @@
 //! (v3) The on-sale queue's races on DynamoDB Local: hundreds of visitors
 //! joining at once, a joiner admitted on the spot ahead of one the
-//! admitter has not counted yet, a crowd's joiners racing for an
-//! on-the-spot admission on instances whose view of the queue is a second
-//! old, and two admitters' runs overlapping while buyers sell the last
-//! seats.
+//! admitter has not counted yet (or after a failed look), a crowd's
+//! joiners racing for an on-the-spot admission on instances whose view of
+//! the queue is a second old, and two admitters' runs overlapping while
+//! buyers sell the last seats.
 
 mod common;
 
@@ -143,6 +143,33 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
         Some(&1),
         "one lost race, then plain joins: {requests:?}"
     );
+    assert_eq!(
+        requests.get("Query").copied(),
+        Some(u64::from(shared::store::QUEUE_SHARDS)),
+        "one look at the index (an entry of each shard), before the one try: {requests:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_joiner_whose_look_at_the_index_fails_waits_instead() {
+    let faults = local::faults::FaultInjector::default();
+    let app = local::testing::fresh_app_with(local::faults::production_client(
+        &local::testing::dynamodb_endpoint(),
+        [faults.shared()],
+    ))
+    .await;
+    let ev = event(&app, 5, 300).await;
+    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    // Idle and open: the join would be admitted at once, but the index
+    // is throttled.
+    faults.fail("Query", local::faults::Fault::Throttling, None);
+    let v = join(&app, &ev).await;
+    assert_eq!(v.joined["status"], "WAITING", "{}", v.joined);
+    assert!(faults.attempts("Query") >= 1);
+    // The same instance does not look again over the same version.
+    faults.reset();
+    assert_eq!(join(&app, &ev).await.joined["status"], "WAITING");
+    assert_eq!(faults.attempts("Query"), 0);
 }
 
 /// Two admitters' ticks at one instant, at once (their runs overlap for

@@ -170,7 +170,7 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
                 admission: None,
             };
             let mut seen = state.clone();
-            if let Some(slot) = spot_for(app, &event_id, &state, now).await? {
+            if let Some(slot) = spot_for(app, &event_id, &state, now).await {
                 let after = state.admitted_on_join(slot);
                 visitor.admission = Some(Admission {
                     admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
@@ -211,24 +211,25 @@ pub async fn join_queue(app: &App, req: Request) -> Reply {
 /// nobody the admitter has yet to count is waiting (a joiner a moment ago,
 /// held back by the spacing, is in the index before it is in the state:
 /// admitting this one would put it ahead of them). Finding someone waiting
-/// counts as a lost race, so an instance asks the index once per version.
-async fn spot_for(
-    app: &App,
-    event_id: &EventId,
-    state: &QueueState,
-    now: Millis,
-) -> Result<Option<i64>, Error> {
-    let Some(slot) = state.admits_on_join(now) else {
-        return Ok(None);
-    };
+/// counts as a lost race, so an instance asks the index once per version;
+/// so does a failed look (throttled, say): the joiner then simply waits.
+async fn spot_for(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -> Option<i64> {
+    let slot = state.admits_on_join(now)?;
     if !app.store.may_admit_on_join(event_id, state.version) {
-        return Ok(None);
+        return None;
     }
-    if app.store.anyone_waiting(event_id, state.generation).await? {
-        app.store.refuse_admit_on_join(event_id, state.version);
-        return Ok(None);
+    match app.store.anyone_waiting(event_id, state.generation).await {
+        Ok(false) => Some(slot),
+        Ok(true) => {
+            app.store.refuse_admit_on_join(event_id, state.version);
+            None
+        }
+        Err(e) => {
+            tracing::warn!(event = %event_id, error = %e, "the look for waiting visitors failed; joining without it");
+            app.store.refuse_admit_on_join(event_id, state.version);
+            None
+        }
     }
-    Ok(Some(slot))
 }
 
 /// `GET /events/{eventId}/queue/visitors/{visitorId}`
