@@ -34,7 +34,9 @@ const state = {
   visitor: null,      // {visitorId, token}, kept per event in sessionStorage
   visitorStatus: null,
   admission: null,    // {token, expiresAt} once admitted
-  pollTimer: null,    // the visitor's next status poll (queue.js)
+  pollTimer: null,    // the visitor's next status poll (queue.js),
+  pollEveryMs: 0,     // the interval the last reply gave,
+  pollFailures: 0,    // and failed polls since
   orderKey: null,     // the Idempotency-Key of the order being opened
   canvas: null,       // {layout, zoom}: the canvas map
 };
@@ -55,7 +57,7 @@ async function api(method, path, { body, token, headers: extra } = {}) {
   });
   let data = null;
   try { data = await reply.json(); } catch (_) { data = null; }
-  return { status: reply.status, ok: reply.ok, data: data || {} };
+  return { status: reply.status, ok: reply.ok, data: data || {}, retryAfter: Number(reply.headers.get("retry-after")) || null };
 }
 
 function say(text, isError = false) {

@@ -3,11 +3,15 @@
 // admission.
 "use strict";
 
-// When to ask where the visitor stands if a reply did not say (a failed
-// poll): visitor-status's `pollAfterSeconds` says when, sooner as the turn
-// nears (shared::domain::queue::poll_after_ms, priced in docs/QUEUE.md and
-// docs/SCALE.md).
+// visitor-status's `pollAfterSeconds` says when to ask again, sooner as the
+// turn nears (shared::domain::queue::poll_after_ms, priced in docs/QUEUE.md
+// and docs/SCALE.md). After a failed poll (a 429 from the route's limit, a
+// 503, no network) the page backs off from the last interval it was given,
+// doubling per failure in a row up to QUEUE_BACKOFF_MAX_MS, spread so a
+// crowd turned away at once does not come back at once, and never sooner
+// than a Retry-After.
 const QUEUE_RETRY_MS = 2000;
+const QUEUE_BACKOFF_MAX_MS = 60000;
 
 // ----- The on-sale queue ------------------------------------------------------------------
 
@@ -39,15 +43,18 @@ async function pollVisitor() {
   let r;
   try {
     r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue/visitors/${v.visitorId}`, { token: v.token });
-  } catch (_) { schedulePoll(QUEUE_RETRY_MS); return; }
-  if (r.status === 404 || r.status === 401) {
+  } catch (_) { r = null; }
+  // Another event opened, or the visitor joined again, while it was asked:
+  // that one has its own poll.
+  if (state.visitor !== v) return;
+  if (r && (r.status === 404 || r.status === 401)) {
     // A queue put again, or removed: this visitor is gone.
     sessionStorage.removeItem(visitorKey());
     state.visitor = null;
     return;
   }
-  if (r.ok) applyVisitor(r.data);
-  else schedulePoll(QUEUE_RETRY_MS);
+  if (r && r.ok) applyVisitor(r.data);
+  else schedulePoll(backoffMs(r && r.retryAfter));
 }
 
 // The next poll, and only one: when the reply said, or for an admitted
@@ -55,13 +62,26 @@ async function pollVisitor() {
 // final (sold out, expired).
 function schedulePoll(ms) {
   clearTimeout(state.pollTimer);
-  state.pollTimer = ms == null ? null : setTimeout(pollVisitor, Math.max(0, ms));
+  state.pollTimer = ms == null ? null : setTimeout(pollVisitor, ms);
 }
 
 function nextPollMs(v) {
-  if (v.status === "WAITING") return (v.pollAfterSeconds || QUEUE_RETRY_MS / 1000) * 1000;
-  if (v.status === "ADMITTED") return new Date(v.admissionExpiresAt) - Date.now();
+  state.pollFailures = 0;
+  if (v.status === "WAITING") {
+    state.pollEveryMs = (v.pollAfterSeconds || QUEUE_RETRY_MS / 1000) * 1000;
+    return state.pollEveryMs;
+  }
+  // Not before the retry interval: a clock running ahead of the server's
+  // would otherwise ask again at once, and again.
+  if (v.status === "ADMITTED") return Math.max(QUEUE_RETRY_MS, new Date(v.admissionExpiresAt) - Date.now());
   return null;
+}
+
+function backoffMs(retryAfterSeconds) {
+  state.pollFailures += 1;
+  const doubled = Math.max(state.pollEveryMs, QUEUE_RETRY_MS) * 2 ** (state.pollFailures - 1);
+  const spread = Math.min(doubled, QUEUE_BACKOFF_MAX_MS) * (0.75 + Math.random() / 2);
+  return Math.max(spread, (retryAfterSeconds || 0) * 1000);
 }
 
 function applyVisitor(v) {
