@@ -75,7 +75,8 @@ async function queue(base, browser, errors) {
     `${await queueStatus(second)} #${await second.getAttribute("#queue-position", "data-position")}${waited ? "" : `; ${await queueTrace(second)}`}`);
   await waitFor(third, () => document.querySelector("#queue-card")?.dataset.status === "WAITING", null, 5000);
   await third.screenshot({ path: shot("queue.png", "QUEUE_PNG") });
-  // Its turn comes four seconds after the first's; the page polls every two.
+  // Its turn comes four seconds after the first's; near its turn the page
+  // polls every two (pollAfterSeconds).
   const secondIn = await waitFor(second, () => document.querySelector("#queue-card")?.dataset.status === "ADMITTED", null, 12000);
   const secondAt = Date.now();
   // At one a second, three admissions come between: at least three seconds.

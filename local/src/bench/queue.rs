@@ -69,9 +69,13 @@ pub struct QueueRun {
     pub resume_lag_ms: Option<i64>,
     pub join: Ceiling,
     pub status: Ceiling,
-    /// A join's, a status poll's and an admitter tick's mean cost.
+    /// A join's, a status poll's, an admission's (the admitter's write on
+    /// the visitor) and an admitter tick's mean cost (the rest of its
+    /// work: reading the joins, the state and what is left, writing the
+    /// state).
     pub join_request: PerRequest,
     pub poll_request: PerRequest,
+    pub admission_request: PerRequest,
     pub tick_request: PerRequest,
     /// Dollars per 1,000 admitted visitors, by part.
     pub cost: Vec<(&'static str, f64)>,
@@ -269,7 +273,18 @@ pub(super) async fn queue_bench(
     let n = visitors.len() as u64;
     run.join_request = per_request(&join_charges, &join_records, n);
     run.poll_request = per_request(&poll_charges, &polls, n);
-    run.tick_request = per_request(&tick_charges, &tick_records, ticks);
+    // An admission is the admitter's one UpdateItem (Store::admit_visitor).
+    let is_admission = |op: &str| op == "UpdateItem";
+    let (admission_charges, other_charges): (Vec<_>, Vec<_>) = tick_charges
+        .iter()
+        .cloned()
+        .partition(|c| is_admission(&c.op));
+    let (admission_records, other_records): (Vec<_>, Vec<_>) = tick_records
+        .iter()
+        .cloned()
+        .partition(|r| is_admission(&r.op));
+    run.admission_request = per_request(&admission_charges, &admission_records, run.admitted);
+    run.tick_request = per_request(&other_charges, &other_records, ticks);
     run.cost =
         super::queue_projection::cost(&run, &join_charges, &poll_charges, &tick_charges, ticks);
 

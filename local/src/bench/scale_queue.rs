@@ -27,9 +27,9 @@ use super::scale_doc::{
 const EARLY_SHARE: f64 = 0.5;
 /// Visitors of each half followed poll by poll, standing for the rest.
 const SAMPLES: usize = 20_000;
-/// Spreads the early half's drawn places over their join times (a prime,
-/// so every place is drawn once): the draw does not depend on when one
-/// joined.
+/// Spreads the early half's drawn places over their join times, so the
+/// draw does not depend on when one joined. It shares no factor with
+/// [`SAMPLES`], so every place is drawn once (a test holds it).
 const DRAW_STRIDE: usize = 7_919;
 
 /// The crowd at the queue, and what a request of each kind costs.
@@ -48,6 +48,7 @@ pub(super) struct QueueAtScale {
     pub polls_per_visitor: f64,
     pub join: PerRequest,
     pub poll: PerRequest,
+    pub admission: PerRequest,
     pub tick: PerRequest,
     pub join_ceiling: Ceiling,
     pub status_ceiling: Ceiling,
@@ -108,6 +109,7 @@ pub(super) fn project(run: &QueueRun) -> Option<QueueAtScale> {
         polls_per_visitor: (early_polls * early / n + late_polls * late / n) / CROWD_BUYERS,
         join: run.join_request,
         poll: run.poll_request,
+        admission: run.admission_request,
         tick: run.tick_request,
         join_ceiling: run.join.clone(),
         status_ceiling: run.status.clone(),
@@ -141,12 +143,17 @@ impl QueueAtScale {
     }
 
     /// Dollars per buyer of the crowd: its join, its polls, and its share
-    /// of the admitter's ticks (from the opening to the sell-out) and of
-    /// the admitter's runs (the twenty minutes of the on-sale).
+    /// of the admissions (one per buyer the event serves) and of the
+    /// admitter's ticks and runs over the on-sale's twenty minutes (each
+    /// tick priced as the run's mean tick).
     pub(super) fn usd_per_buyer(&self) -> f64 {
-        let ticks = self.sell_out_s * 1_000.0 / TICK_MS as f64 / CROWD_BUYERS;
+        let ticks = 2.0 * CROWD_SECONDS * 1_000.0 / TICK_MS as f64 / CROWD_BUYERS;
+        let admissions = 1.0 / OVERSUBSCRIBED;
         let units = |f: fn(&PerRequest) -> f64| {
-            f(&self.join) + self.polls_per_visitor * f(&self.poll) + ticks * f(&self.tick)
+            f(&self.join)
+                + self.polls_per_visitor * f(&self.poll)
+                + admissions * f(&self.admission)
+                + ticks * f(&self.tick)
         };
         let dynamodb = units(|r| r.write_units) * USD_PER_MILLION_WRITE_UNITS / 1e6
             + units(|r| r.read_units) * USD_PER_MILLION_READ_UNITS / 1e6;
@@ -166,7 +173,7 @@ impl QueueAtScale {
         let _ = writeln!(out, "## The on-sale queue in front\n");
         let _ = writeln!(
             out,
-            "The same crowd through the queue: half joins in the ten minutes before the opening, half in the ten after; the operator admits at the crowd's average rate, **{:.0} visitors/s**, so the seats meet the load projected above; once the event's {:.0} seats and places are admitted, everyone still waiting learns `SOLD_OUT` at its next poll. \
+            "The same crowd through the queue: half joins in the ten minutes before the opening, half in the ten after; the operator admits at the crowd's average rate, **{:.0} visitors/s**, so the seats meet the load projected above; once the first {:.0} buyers (the quarter the event serves, four times oversubscribed) are admitted, everyone still waiting learns `SOLD_OUT` at its next poll. \
              A waiting visitor polls when visitor-status's `pollAfterSeconds` says: half the time to its turn, every 2 s near it, every 30 s far from it. A join, a poll and an admitter tick cost what the queue run recorded ([QUEUE.md](QUEUE.md)); the same run's ceilings say where a key fills.\n",
             self.pace_per_s,
             CROWD_BUYERS / OVERSUBSCRIBED,
@@ -191,7 +198,19 @@ impl QueueAtScale {
         );
         let _ = writeln!(
             out,
-            "The queue's requests are in the limits below: API Gateway's account quota counts them with the buyers', the two queue routes have limits of their own, and their hottest keys are rows of their own. Its cost is a row of the cost table.\n"
+            "The queue's requests are in the limits below: API Gateway's account quota counts them with the buyers', the two queue routes have limits of their own, and their hottest keys are rows of their own. Its cost is a row of the cost table, added to the crowd priced as if it met the seats directly: with the queue in front, the three quarters told `SOLD_OUT` never open orders, so that total is an upper bound.\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DRAW_STRIDE, SAMPLES};
+
+    #[test]
+    fn the_draw_gives_every_sampled_place_once() {
+        let places: std::collections::BTreeSet<usize> =
+            (0..SAMPLES).map(|i| (i * DRAW_STRIDE) % SAMPLES).collect();
+        assert_eq!(places.len(), SAMPLES);
     }
 }
