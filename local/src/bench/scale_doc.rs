@@ -326,7 +326,7 @@ impl OnSale {
         let queue_row = queue.map(|q| {
             (
                 "The on-sale queue (DynamoDB, Lambda, HTTP API, logs)",
-                format!("a join and {:.2} status polls per buyer, and the admitter's ticks until the sell-out, at the queue run's recorded cost", q.polls_per_visitor),
+                format!("a join and {:.2} status polls per buyer, a quarter of an admission (the buyers the event serves), and the admitter's ticks over the on-sale's twenty minutes, at the queue run's recorded cost", q.polls_per_visitor),
                 q.usd_per_buyer(),
             )
         });
