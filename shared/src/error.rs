@@ -1,5 +1,64 @@
 //! The one error type of the API. It knows the contract's error codes and
-//! sentences, not HTTP: the status of each is `crate::http::status`.
+//! sentences, not HTTP: the status of each is `crate::http::status_of`.
+
+/// Declares [`ErrorKind`] with its codes and the list of all of them, so a
+/// kind cannot be added without its code or be left out of the list.
+macro_rules! error_kinds {
+    ($($kind:ident => $code:literal,)*) => {
+        /// The contract's error codes, without their details: what a route
+        /// can answer is listed by kind (`crate::routes`), and the HTTP
+        /// status of each is `crate::http::status_of`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum ErrorKind {
+            $($kind,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$kind,)*];
+
+            /// The `error` field of the body.
+            pub const fn code(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind => $code,)*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    BadRequest => "bad-request",
+    PayloadTooLarge => "payload-too-large",
+    Unauthorized => "unauthorized",
+    RouteNotFound => "not-found",
+    MethodNotAllowed => "method-not-allowed",
+    EventNotFound => "event-not-found",
+    EventExists => "event-exists",
+    OrderNotFound => "order-not-found",
+    SeatNotFound => "seat-not-found",
+    SeatHeld => "seat-held",
+    SeatSold => "seat-sold",
+    SeatNotHeld => "seat-not-held",
+    OrderNotHoldable => "order-not-holdable",
+    SeatLimit => "seat-limit",
+    AlreadyCompleted => "already-completed",
+    OrderExpired => "order-expired",
+    SeatsUnavailable => "seats-unavailable",
+    PaymentReused => "payment-reused",
+    SectionNotFound => "section-not-found",
+    HoldLimit => "hold-limit",
+    OrderNotCancellable => "order-not-cancellable",
+    NotEnoughSeats => "not-enough-seats",
+    SoldOut => "sold-out",
+    QueueNotFound => "queue-not-found",
+    VisitorNotFound => "visitor-not-found",
+    QueueOpen => "queue-open",
+    QueueRequired => "queue-required",
+    AdmissionUsed => "admission-used",
+    StoreUnavailable => "store-unavailable",
+    Internal => "internal-error",
+}
 
 /// Everything a request can end in other than success. Each variant is one
 /// contract error code ([`Error::code`]).
@@ -82,40 +141,47 @@ impl Error {
         matches!(self, Error::Store(_) | Error::Corrupt(_))
     }
 
-    pub fn code(&self) -> &'static str {
+    /// The contract error code this error is (several variants may share
+    /// one: every internal failure is `internal-error`).
+    pub fn kind(&self) -> ErrorKind {
         use Error::*;
         match self {
-            BadRequest(_) => "bad-request",
-            PayloadTooLarge { .. } => "payload-too-large",
-            Unauthorized => "unauthorized",
-            RouteNotFound { .. } => "not-found",
-            MethodNotAllowed { .. } => "method-not-allowed",
-            EventNotFound => "event-not-found",
-            EventExists => "event-exists",
-            OrderNotFound => "order-not-found",
-            SeatNotFound => "seat-not-found",
-            SeatHeld => "seat-held",
-            SeatSold => "seat-sold",
-            SeatNotHeld => "seat-not-held",
-            OrderNotHoldable => "order-not-holdable",
-            SeatLimit { .. } => "seat-limit",
-            AlreadyCompleted => "already-completed",
-            OrderExpired => "order-expired",
-            SeatsUnavailable => "seats-unavailable",
-            PaymentReused => "payment-reused",
-            SectionNotFound => "section-not-found",
-            HoldLimit => "hold-limit",
-            OrderNotCancellable => "order-not-cancellable",
-            NotEnoughSeats { .. } => "not-enough-seats",
-            SoldOut { .. } => "sold-out",
-            QueueNotFound => "queue-not-found",
-            VisitorNotFound => "visitor-not-found",
-            QueueOpen => "queue-open",
-            QueueRequired { .. } => "queue-required",
-            AdmissionUsed => "admission-used",
-            StoreUnavailable => "store-unavailable",
-            Store(_) | Corrupt(_) => "internal-error",
+            BadRequest(_) => ErrorKind::BadRequest,
+            PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
+            Unauthorized => ErrorKind::Unauthorized,
+            RouteNotFound { .. } => ErrorKind::RouteNotFound,
+            MethodNotAllowed { .. } => ErrorKind::MethodNotAllowed,
+            EventNotFound => ErrorKind::EventNotFound,
+            EventExists => ErrorKind::EventExists,
+            OrderNotFound => ErrorKind::OrderNotFound,
+            SeatNotFound => ErrorKind::SeatNotFound,
+            SeatHeld => ErrorKind::SeatHeld,
+            SeatSold => ErrorKind::SeatSold,
+            SeatNotHeld => ErrorKind::SeatNotHeld,
+            OrderNotHoldable => ErrorKind::OrderNotHoldable,
+            SeatLimit { .. } => ErrorKind::SeatLimit,
+            AlreadyCompleted => ErrorKind::AlreadyCompleted,
+            OrderExpired => ErrorKind::OrderExpired,
+            SeatsUnavailable => ErrorKind::SeatsUnavailable,
+            PaymentReused => ErrorKind::PaymentReused,
+            SectionNotFound => ErrorKind::SectionNotFound,
+            HoldLimit => ErrorKind::HoldLimit,
+            OrderNotCancellable => ErrorKind::OrderNotCancellable,
+            NotEnoughSeats { .. } => ErrorKind::NotEnoughSeats,
+            SoldOut { .. } => ErrorKind::SoldOut,
+            QueueNotFound => ErrorKind::QueueNotFound,
+            VisitorNotFound => ErrorKind::VisitorNotFound,
+            QueueOpen => ErrorKind::QueueOpen,
+            QueueRequired { .. } => ErrorKind::QueueRequired,
+            AdmissionUsed => ErrorKind::AdmissionUsed,
+            StoreUnavailable => ErrorKind::StoreUnavailable,
+            Store(_) => ErrorKind::Internal,
+            Corrupt(_) => ErrorKind::Internal,
         }
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.kind().code()
     }
 
     /// The JSON body: the code and a sentence. A 5xx says only "internal

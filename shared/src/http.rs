@@ -10,7 +10,7 @@ use lambda_http::{Body, Request, RequestExt, Response};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{chain, Error};
+use crate::error::{chain, Error, ErrorKind};
 
 /// Largest request body accepted. A 20,000-seat plan of one-seat rows is
 /// well under this; API Gateway itself stops at 10 MB.
@@ -32,41 +32,29 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
     response
 }
 
-/// The HTTP status of each contract error: the one mapping to HTTP.
-pub fn status(err: &Error) -> StatusCode {
-    use Error::*;
-    match err {
-        BadRequest(_) => StatusCode::BAD_REQUEST,
-        PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+/// The HTTP status of each contract error code: the one mapping to HTTP.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    use ErrorKind::*;
+    match kind {
+        BadRequest => StatusCode::BAD_REQUEST,
+        PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         Unauthorized => StatusCode::UNAUTHORIZED,
-        RouteNotFound { .. }
-        | EventNotFound
-        | OrderNotFound
-        | SeatNotFound
-        | SectionNotFound
-        | QueueNotFound
-        | VisitorNotFound => StatusCode::NOT_FOUND,
-        QueueRequired { .. } => StatusCode::FORBIDDEN,
-        MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-        EventExists
-        | SeatHeld
-        | SeatSold
-        | SeatNotHeld
-        | OrderNotHoldable
-        | AlreadyCompleted
-        | OrderExpired
-        | SeatsUnavailable
-        | PaymentReused
-        | HoldLimit
-        | OrderNotCancellable
-        | NotEnoughSeats { .. }
-        | SoldOut { .. }
-        | QueueOpen
-        | AdmissionUsed => StatusCode::CONFLICT,
-        SeatLimit { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+        RouteNotFound | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound
+        | QueueNotFound | VisitorNotFound => StatusCode::NOT_FOUND,
+        QueueRequired => StatusCode::FORBIDDEN,
+        MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable | AlreadyCompleted
+        | OrderExpired | SeatsUnavailable | PaymentReused | HoldLimit | OrderNotCancellable
+        | NotEnoughSeats | SoldOut | QueueOpen | AdmissionUsed => StatusCode::CONFLICT,
+        SeatLimit => StatusCode::UNPROCESSABLE_ENTITY,
         StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-        Store(_) | Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
+}
+
+/// The HTTP status of an error.
+pub fn status(err: &Error) -> StatusCode {
+    status_of(err.kind())
 }
 
 /// The contract's error body, with `Retry-After` on 503.
