@@ -14,8 +14,6 @@ TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
 .PHONY: bench bench-smoke cold-start-tools stadium-test screenshot
-FUNCTIONS := create-event get-event list-seats availability create-order get-order extend-order cancel-order best-available hold-ga get-seat drop-seat confirm expire-holds project-seat-map publish-events \
-             queue-admin get-queue queue-visitors admission-keys admit-visitors
 AWSLAMBDARIC_VERSION := 4.2.2
 ## Benchmarks: release build, writes docs/BENCHMARKS.md, SCALE.md and their
 ## pictures; its cold-start scenario (scripts/bench_cold_start.py under the
@@ -24,7 +22,7 @@ AWSLAMBDARIC_VERSION := 4.2.2
 ## scenario drives Debian's Chromium (scripts/bench_stadium_page.mjs). The
 ## README's screenshot comes last, so the bench stamps a tree it has not changed.
 bench: node-deps python-tools cold-start-tools chromium stadium-test
-	cargo build --release --quiet --bins $(addprefix -p ,$(FUNCTIONS))
+	cargo build --release --quiet --bins -p functions
 	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
 	$(MAKE) --no-print-directory screenshot
 
@@ -38,7 +36,7 @@ stadium-test: node-deps
 ## cold-start pass is two cold starts of the debug get-seat; it is skipped, with
 ## the reason printed, when .tools/venv (make python-tools) is not there.
 bench-smoke: node-deps chromium
-	cargo build --quiet --bins -p get-seat
+	cargo build --quiet -p functions --bin get-seat
 	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p local --bin seatclaim-bench -- --smoke
 
 ## awslambdaric (pinned) runs the Python/boto3 comparison handler under the RIE;

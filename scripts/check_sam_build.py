@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks `sam build`'s output: every function of template.yaml has a
 bootstrap that is an arm64 (aarch64) ELF executable and is *its own*
-binary — the tokio::main expansion embeds `functions/<name>/src/main.rs` as a
+binary — the tokio::main expansion embeds `functions/src/bin/<name>.rs` as a
 panic location, so a template pointing at the wrong binary is caught.
 Prints a closing "N passed, N failed" line."""
 import sys
@@ -17,7 +17,7 @@ EM_AARCH64 = 183
 def main():
     template = yaml_parse((ROOT / "template.yaml").read_text())
     functions = {
-        name: res["Properties"]["CodeUri"].split("/")[-1]
+        name: res["Metadata"]["BuildProperties"]["Binary"]
         for name, res in template["Resources"].items()
         if res["Type"] == "AWS::Serverless::Function"
     }
@@ -33,9 +33,9 @@ def main():
                 problems.append("not an ELF file")
             elif int.from_bytes(data[18:20], "little") != EM_AARCH64:
                 problems.append("not arm64")
-            if f"functions/{crate}/src/main.rs".encode() not in data:
+            if f"functions/src/bin/{crate}.rs".encode() not in data:
                 problems.append(f"is not the {crate} binary")
-            others = [c for c in functions.values() if c != crate and f"functions/{c}/src/main.rs".encode() in data]
+            others = [c for c in functions.values() if c != crate and f"functions/src/bin/{c}.rs".encode() in data]
             if others:
                 problems.append(f"contains {others}")
             size = len(data) / 1e6

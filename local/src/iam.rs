@@ -339,7 +339,7 @@ fn pattern_matches(pattern: &str, prefix: &str) -> bool {
         .map_or(pattern == prefix, |head| prefix.starts_with(head))
 }
 
-/// Every function's statements in template.yaml, by its folder name.
+/// Every function's statements in template.yaml, by its binary's name.
 pub fn granted() -> BTreeMap<String, Vec<Grant>> {
     let path = crate::repo_root().join("template.yaml");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -349,10 +349,9 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
         if res["Type"].as_str() != Some("AWS::Serverless::Function") {
             continue;
         }
-        let function = res["Properties"]["CodeUri"]
+        let function = res["Metadata"]["BuildProperties"]["Binary"]
             .as_str()
             .unwrap_or_default()
-            .trim_start_matches("functions/")
             .to_owned();
         let mut grants = Vec::new();
         for policy in res["Properties"]["Policies"]

@@ -5,9 +5,10 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use local::router::{call, ROUTES};
+use local::router::call;
 use local::table::TableSpec;
 use serde_json::Value;
+use shared::routes::{Trigger, FUNCTIONS};
 use shared::store;
 
 const EXAMPLE_ORDER: &str = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81";
@@ -98,96 +99,184 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
     );
 }
 
-/// Each function's HttpApi route in template.yaml, as (METHOD, path, function).
-fn template_routes() -> BTreeSet<(String, String, String)> {
-    let doc = template();
-    let resources = doc["Resources"].as_mapping().unwrap();
+/// Each function's triggers in template.yaml: its HttpApi routes as
+/// (METHOD, path), and the other event types it has.
+fn template_triggers(
+    resource: &serde_yaml_ng::Value,
+) -> (BTreeSet<(String, String)>, BTreeSet<String>) {
     let mut routes = BTreeSet::new();
-    for (_, resource) in resources {
-        let Some(events) = resource["Properties"]["Events"].as_mapping() else {
-            continue;
-        };
-        let function = resource["Properties"]["CodeUri"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("functions/")
-            .to_owned();
-        for (_, event) in events {
-            if event["Type"].as_str() == Some("HttpApi") {
+    let mut others = BTreeSet::new();
+    let events = resource["Properties"]["Events"].as_mapping();
+    for (_, event) in events.into_iter().flatten() {
+        match event["Type"].as_str().unwrap() {
+            "HttpApi" => {
                 let p = &event["Properties"];
                 routes.insert((
                     p["Method"].as_str().unwrap().to_uppercase(),
                     p["Path"].as_str().unwrap().to_owned(),
-                    function.clone(),
                 ));
+            }
+            other => {
+                others.insert(other.to_owned());
             }
         }
     }
-    routes
+    (routes, others)
 }
 
+/// template.yaml, functions/, events/, the Makefile and the cold-start
+/// script agree with `shared::routes`: one `<Name>Function` resource per
+/// function, built from its binary, on exactly its triggers; one binary and
+/// one sample event each, the HTTP samples on one of the function's routes.
 #[test]
-fn the_dev_server_routes_are_the_templates_routes() {
-    let ours: BTreeSet<_> = ROUTES
-        .iter()
-        .map(|r| {
-            (
-                r.method.to_owned(),
-                r.path.to_owned(),
-                r.function.to_owned(),
-            )
-        })
-        .collect();
-    assert_eq!(ours, template_routes());
-}
-
-#[test]
-fn every_function_has_a_crate_a_resource_and_an_event_file() {
+fn every_function_in_the_route_table_is_deployed_built_and_sampled() {
     let doc = template();
     let root = local::repo_root();
-    let mut functions = BTreeSet::new();
+    let mut deployed = BTreeSet::new();
     for (name, resource) in doc["Resources"].as_mapping().unwrap() {
-        if resource["Type"].as_str() != Some("AWS::Serverless::Function") {
-            continue;
+        if resource["Type"].as_str() == Some("AWS::Serverless::Function") {
+            deployed.insert(name.as_str().unwrap().to_owned());
         }
-        let code_uri = resource["Properties"]["CodeUri"].as_str().unwrap();
-        let function = code_uri.trim_start_matches("functions/");
-        assert_eq!(
-            resource["Metadata"]["BuildMethod"].as_str(),
-            Some("rust-cargolambda")
-        );
-        assert_eq!(
-            resource["Metadata"]["BuildProperties"]["Binary"].as_str(),
-            Some(function),
-            "binary = folder"
-        );
+    }
+    let mut tabled = BTreeSet::new();
+    for function in FUNCTIONS {
         let pascal: String = function
+            .name
             .split('-')
             .map(|w| w[..1].to_uppercase() + &w[1..])
             .collect();
-        assert_eq!(name.as_str().unwrap(), format!("{pascal}Function"));
-        let manifest = std::fs::read_to_string(root.join(code_uri).join("Cargo.toml")).unwrap();
-        assert!(
-            manifest.contains(&format!("name = \"{function}\"")),
-            "package name = folder for {function}"
+        let resource = &doc["Resources"][format!("{pascal}Function").as_str()];
+        let what = format!("{} ({pascal}Function)", function.name);
+        tabled.insert(format!("{pascal}Function"));
+        assert_eq!(
+            resource["Properties"]["CodeUri"].as_str(),
+            Some("functions"),
+            "{what}"
         );
+        assert_eq!(
+            resource["Metadata"]["BuildMethod"].as_str(),
+            Some("rust-cargolambda"),
+            "{what}"
+        );
+        assert_eq!(
+            resource["Metadata"]["BuildProperties"]["Binary"].as_str(),
+            Some(function.name),
+            "{what}: binary = function"
+        );
+        let (routes, others) = template_triggers(resource);
+        let want_routes: BTreeSet<(String, String)> = function
+            .routes()
+            .iter()
+            .map(|r| (r.method.to_owned(), r.path.to_owned()))
+            .collect();
+        assert_eq!(routes, want_routes, "{what}: its HttpApi routes");
+        let want_others: BTreeSet<String> = match function.trigger {
+            Trigger::Http(_) => BTreeSet::new(),
+            Trigger::Schedule => ["Schedule".to_owned()].into(),
+            Trigger::Stream => ["DynamoDB".to_owned()].into(),
+        };
+        assert_eq!(others, want_others, "{what}: its other triggers");
         assert!(
-            root.join("events")
-                .join(format!("{function}.json"))
+            root.join("functions/src/bin")
+                .join(format!("{}.rs", function.name))
                 .is_file(),
-            "events/{function}.json"
+            "{what}: functions/src/bin/{}.rs",
+            function.name
         );
-        functions.insert(function.to_owned());
+        let sample: Value = serde_json::from_str(&event_text(function.name)).unwrap();
+        if let Trigger::Http(routes) = function.trigger {
+            let route_key = sample["routeKey"].as_str().unwrap_or_default();
+            assert!(
+                routes
+                    .iter()
+                    .any(|r| route_key == format!("{} {}", r.method, r.path)),
+                "events/{}.json's routeKey {route_key:?} is one of its routes",
+                function.name
+            );
+        } else {
+            assert!(
+                sample.get("routeKey").is_none(),
+                "{what}: not an HTTP sample"
+            );
+        }
     }
-    let folders: BTreeSet<String> = std::fs::read_dir(root.join("functions"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
     assert_eq!(
-        functions, folders,
-        "every function folder has a resource, and no resource lacks one"
+        deployed, tabled,
+        "template.yaml's functions vs shared::routes"
     );
-    assert!(functions.contains("get-event"));
+    let files = |dir: &str, ext: &str| -> BTreeSet<String> {
+        std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_suffix(ext).map(str::to_owned)
+            })
+            .collect()
+    };
+    let names: BTreeSet<String> = FUNCTIONS.iter().map(|f| f.name.to_owned()).collect();
+    assert_eq!(
+        files("functions/src/bin", ".rs"),
+        names,
+        "functions/src/bin vs shared::routes"
+    );
+    assert_eq!(files("events", ".json"), names, "events/ vs shared::routes");
+    // The Makefile builds packages of the workspace (the functions crate
+    // builds every function) and binaries that exist.
+    let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap();
+    let packages = ["shared", "local", "functions"];
+    let words: Vec<&str> = makefile.split_whitespace().collect();
+    for pair in words.windows(2) {
+        match pair[0] {
+            "-p" => assert!(
+                packages.contains(&pair[1]),
+                "the Makefile builds -p {}: no such package",
+                pair[1]
+            ),
+            "--bin" => assert!(
+                names.contains(pair[1]) || pair[1].starts_with("seatclaim-"),
+                "the Makefile builds --bin {}: no such function",
+                pair[1]
+            ),
+            _ => {}
+        }
+    }
+    // The cold-start script times every function but those it names, and
+    // knows the status each answers.
+    let listed = std::process::Command::new("python3")
+        .args(["scripts/bench_cold_start.py", "--list"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let strings = |key: &str| -> BTreeSet<String> {
+        listed[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let timed = strings("timed");
+    assert_eq!(
+        timed
+            .union(&strings("not_timed"))
+            .cloned()
+            .collect::<BTreeSet<_>>(),
+        names,
+        "the cold-start script's functions vs shared::routes"
+    );
+    for function in timed.iter().chain(&strings("queue")) {
+        assert!(
+            listed["expected"][function].is_u64(),
+            "the cold-start script expects a status of {function}"
+        );
+        assert!(names.contains(function), "{function}");
+    }
 }
 
 fn event_text(function: &str) -> String {

@@ -7,8 +7,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use local::router::ROUTES;
 use serde_yaml_ng::Value;
+use shared::error::ErrorKind;
+use shared::routes::routes;
 use shared::Error;
 
 fn spec() -> Value {
@@ -85,197 +86,17 @@ fn documented_errors(doc: &Value, op: &Value) -> BTreeSet<(u16, String)> {
     pairs
 }
 
-/// The handler a route reaches: its function's, or for a function that
-/// serves several routes (the queue's), the one its method picks.
-fn handler_of(route: &local::router::Route) -> &'static str {
-    match (route.function, route.method) {
-        ("queue-admin", "PUT") => "put-queue",
-        ("queue-admin", _) => "delete-queue",
-        ("queue-visitors", "POST") => "join-queue",
-        ("queue-visitors", _) => "visitor-status",
-        (function, _) => function,
-    }
-}
-
-/// What each function's handler (and the dev server's router in front of
-/// it) can answer besides success, from shared/src/handlers/ and
-/// shared/src/store/.
-fn errors_of(function: &str) -> Vec<Error> {
-    use Error::*;
-    let route_not_found = || RouteNotFound {
-        method: String::new(),
-        path: String::new(),
-    };
-    let internal = || Corrupt(String::new());
-    let mut errors = vec![
-        BadRequest(String::new()),
-        route_not_found(),
-        StoreUnavailable,
-        internal(),
-    ];
-    errors.extend(match function {
-        "create-event" => vec![EventExists, PayloadTooLarge { limit: 0 }],
-        "get-event" | "availability" => vec![
-            EventNotFound,
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "list-seats" => vec![
-            EventNotFound,
-            SectionNotFound,
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "create-order" => vec![
-            EventNotFound,
-            PayloadTooLarge { limit: 0 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-            Unauthorized,
-            QueueRequired {
-                queue: String::new(),
-            },
-            AdmissionUsed,
-        ],
-        "put-queue" => vec![
-            EventNotFound,
-            QueueOpen,
-            PayloadTooLarge { limit: 0 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "get-queue" => vec![EventNotFound, QueueNotFound],
-        "delete-queue" => vec![EventNotFound],
-        "join-queue" => vec![
-            EventNotFound,
-            QueueNotFound,
-            PayloadTooLarge { limit: 0 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "visitor-status" => vec![
-            Unauthorized,
-            EventNotFound,
-            VisitorNotFound,
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "admission-keys" => vec![MethodNotAllowed {
-            method: String::new(),
-            allow: String::new(),
-        }],
-        "get-order" => vec![Unauthorized, OrderNotFound],
-        "cancel-order" => vec![
-            Unauthorized,
-            OrderNotFound,
-            OrderNotCancellable,
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "best-available" => vec![
-            PayloadTooLarge { limit: 0 },
-            Unauthorized,
-            OrderNotFound,
-            SectionNotFound,
-            NotEnoughSeats { quantity: 2 },
-            OrderNotHoldable,
-            SeatLimit { max: 10 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "hold-ga" => vec![
-            Unauthorized,
-            OrderNotFound,
-            SectionNotFound,
-            SoldOut { available: 0 },
-            OrderNotHoldable,
-            SeatLimit { max: 10 },
-            PayloadTooLarge { limit: 0 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "extend-order" => vec![
-            Unauthorized,
-            OrderNotFound,
-            HoldLimit,
-            OrderNotHoldable,
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "get-seat" => vec![
-            Unauthorized,
-            OrderNotFound,
-            SeatNotFound,
-            SeatHeld,
-            SeatSold,
-            OrderNotHoldable,
-            SeatLimit { max: 10 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "drop-seat" => vec![
-            Unauthorized,
-            OrderNotFound,
-            SeatNotFound,
-            SeatNotHeld,
-            OrderNotHoldable,
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        "confirm" => vec![
-            Unauthorized,
-            OrderNotFound,
-            AlreadyCompleted,
-            OrderExpired,
-            SeatsUnavailable,
-            PaymentReused,
-            PayloadTooLarge { limit: 0 },
-            MethodNotAllowed {
-                method: String::new(),
-                allow: String::new(),
-            },
-        ],
-        other => panic!("no error list for {other}"),
-    });
-    errors
-}
-
 #[test]
 fn the_spec_lists_exactly_the_routers_routes() {
     let doc = spec();
     assert_eq!(doc["openapi"].as_str(), Some("3.0.3"));
     let documented: BTreeSet<_> = operations(&doc).into_keys().collect();
-    let routed: BTreeSet<_> = ROUTES
-        .iter()
-        .map(|r| (r.method.to_owned(), r.path.to_owned()))
+    let routed: BTreeSet<_> = routes()
+        .map(|(_, r)| (r.method.to_owned(), r.path.to_owned()))
         .collect();
     assert_eq!(
         documented, routed,
-        "docs/openapi.yaml paths vs local::router::ROUTES (= template.yaml)"
+        "docs/openapi.yaml paths vs shared::routes (= template.yaml)"
     );
 }
 
@@ -284,9 +105,9 @@ fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
     let doc = spec();
     let ops = operations(&doc);
     let mut ids = BTreeSet::new();
-    for route in ROUTES {
+    for (function, route) in routes() {
         let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
-        let what = format!("{} {} ({})", route.method, route.path, route.function);
+        let what = format!("{} {} ({})", route.method, route.path, route.name);
         assert!(
             ids.insert(op["operationId"].as_str().unwrap().to_owned()),
             "{what}: unique operationId"
@@ -298,7 +119,7 @@ fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
             .map(|k| k.as_str().unwrap().parse().unwrap())
             .collect();
         // create-event alone has two: 201 READY, 202 CREATING.
-        let successes = if route.function == "create-event" {
+        let successes = if function.name == "create-event" {
             2
         } else {
             1
@@ -314,8 +135,11 @@ fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
         );
 
         let documented = documented_errors(&doc, op);
-        for err in errors_of(handler_of(route)) {
-            let pair = (shared::http::status(&err).as_u16(), err.code().to_owned());
+        for kind in route.all_errors() {
+            let pair = (
+                shared::http::status_of(kind).as_u16(),
+                kind.code().to_owned(),
+            );
             assert!(
                 documented.contains(&pair),
                 "{what}: {pair:?} is missing from docs/openapi.yaml"
@@ -326,50 +150,9 @@ fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
 
 #[test]
 fn every_documented_error_code_exists_with_that_status() {
-    use Error::*;
-    let all = [
-        BadRequest(String::new()),
-        PayloadTooLarge { limit: 0 },
-        Unauthorized,
-        RouteNotFound {
-            method: String::new(),
-            path: String::new(),
-        },
-        MethodNotAllowed {
-            method: String::new(),
-            allow: String::new(),
-        },
-        EventNotFound,
-        EventExists,
-        OrderNotFound,
-        SeatNotFound,
-        SeatHeld,
-        SeatSold,
-        SeatNotHeld,
-        OrderNotHoldable,
-        SeatLimit { max: 10 },
-        AlreadyCompleted,
-        OrderExpired,
-        SeatsUnavailable,
-        PaymentReused,
-        SectionNotFound,
-        HoldLimit,
-        OrderNotCancellable,
-        NotEnoughSeats { quantity: 2 },
-        SoldOut { available: 0 },
-        QueueNotFound,
-        VisitorNotFound,
-        QueueOpen,
-        QueueRequired {
-            queue: String::new(),
-        },
-        AdmissionUsed,
-        StoreUnavailable,
-        Corrupt(String::new()),
-    ];
-    let real: BTreeSet<(u16, String)> = all
+    let real: BTreeSet<(u16, String)> = ErrorKind::ALL
         .iter()
-        .map(|e| (shared::http::status(e).as_u16(), e.code().to_owned()))
+        .map(|k| (shared::http::status_of(*k).as_u16(), k.code().to_owned()))
         .collect();
     let doc = spec();
     for ((method, path), op) in operations(&doc) {
@@ -463,9 +246,8 @@ fn special_error_bodies_and_headers_are_documented() {
             "confirm documents the {header} header"
         );
     }
-    for route in ROUTES
-        .iter()
-        .filter(|r| r.path.starts_with("/orders/") && r.function != "confirm")
+    for (_, route) in
+        routes().filter(|(f, r)| r.path.starts_with("/orders/") && f.name != "confirm")
     {
         let op = &ops[&(route.method.to_owned(), route.path.to_owned())];
         assert!(

@@ -22,7 +22,7 @@ use crate::domain::{
     OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
 };
 use crate::error::Error;
-use crate::http::{json, json_body, path_param, raw_body, request_deadline, serve};
+use crate::http::{json, json_body, path_param, raw_body};
 use crate::retry::{back_off, CONFIRM_ROUNDS, PLACE_REPLANS};
 use crate::store::{ConfirmOutcome, Leftovers, StoredOrder};
 use crate::App;
@@ -132,24 +132,16 @@ fn refusal(refused: ConfirmRefusal) -> Error {
 }
 
 /// `POST /orders/{orderId}/confirm` — called by the payment backend.
-pub async fn confirm(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "confirm",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let answer = confirm_payment(app, &req).await;
-            match &answer {
-                // Counted where decided: `refund-due` when the refund was
-                // recorded, `duplicate` when it was recorded before.
-                Err(Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) => {}
-                Err(other) => crate::metrics::confirm(other.code()),
-                Ok(_) => {}
-            }
-            answer
-        },
-    )
-    .await)
+pub async fn confirm(app: &App, req: &Request) -> Reply {
+    let answer = confirm_payment(app, req).await;
+    match &answer {
+        // Counted where decided: `refund-due` when the refund was
+        // recorded, `duplicate` when it was recorded before.
+        Err(Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) => {}
+        Err(other) => crate::metrics::confirm(other.code()),
+        Ok(_) => {}
+    }
+    answer
 }
 
 /// A completed sale's reply, counted.

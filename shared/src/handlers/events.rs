@@ -10,10 +10,7 @@ use crate::domain::{
     Event, EventId, EventPlan, EventStatus, RowId, RowPlan, SeatId, SeatStatus, SectionId,
 };
 use crate::error::Error;
-use crate::http::{
-    accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param,
-    request_deadline, serve,
-};
+use crate::http::{accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param};
 use crate::App;
 
 /// Seats per list-seats page: the default and the most.
@@ -78,59 +75,43 @@ impl<'a> EventReply<'a> {
 /// `PUT /events/{eventId}`: `201` once every seat is written, `202` with
 /// `"status": "CREATING"` when the write budget ran out first (the sweep
 /// finishes it).
-pub async fn create_event(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "create-event",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = path_param(&req, "eventId", EventId::parse)?;
-            let plan: EventPlan = json_body(&req, None)?;
-            // Every check happens before the first write: bad input never
-            // leaves a partial event behind.
-            let seats = plan.seats()?;
-            let event = Event {
-                event_id,
-                name: plan.name.clone(),
-                hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
-                // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
-                seat_count: seats.len() as u32,
-                sections: plan.sections,
-            };
-            let status = app
-                .store
-                .create_event(&event, app.config.create_event_budget())
-                .await?;
-            let code = match status {
-                EventStatus::Ready => StatusCode::CREATED,
-                EventStatus::Creating => StatusCode::ACCEPTED,
-            };
-            Ok(json(code, &EventReply::of(&event, status)))
-        },
-    )
-    .await)
+pub async fn create_event(app: &App, req: &Request) -> Reply {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    let plan: EventPlan = json_body(req, None)?;
+    // Every check happens before the first write: bad input never
+    // leaves a partial event behind.
+    let seats = plan.seats()?;
+    let event = Event {
+        event_id,
+        name: plan.name.clone(),
+        hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
+        // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
+        seat_count: seats.len() as u32,
+        sections: plan.sections,
+    };
+    let status = app
+        .store
+        .create_event(&event, app.config.create_event_budget())
+        .await?;
+    let code = match status {
+        EventStatus::Ready => StatusCode::CREATED,
+        EventStatus::Creating => StatusCode::ACCEPTED,
+    };
+    Ok(json(code, &EventReply::of(&event, status)))
 }
 
 /// `GET /events/{eventId}`: the event, its status and its sections.
-pub async fn get_event(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "get-event",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = path_param(&req, "eventId", EventId::parse)?;
-            let (event, status) = app
-                .store
-                .get_event_status(&event_id)
-                .await?
-                .ok_or(Error::EventNotFound)?;
-            Ok(json(
-                StatusCode::OK,
-                &EventReply::of(&event, status).with_sections(&event),
-            ))
-        },
-    )
-    .await)
+pub async fn get_event(app: &App, req: &Request) -> Reply {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    let (event, status) = app
+        .store
+        .get_event_status(&event_id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    Ok(json(
+        StatusCode::OK,
+        &EventReply::of(&event, status).with_sections(&event),
+    ))
 }
 
 #[derive(Serialize)]
@@ -183,43 +164,35 @@ fn parse_limit(raw: &str) -> Result<u32, Error> {
 
 /// `GET /events/{eventId}/seats[?section=S&limit=N&cursor=C]`: one page of
 /// seats in plan order; never reveals holders.
-pub async fn list_seats(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "list-seats",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = path_param(&req, "eventId", EventId::parse)?;
-            let section = query_param(&req, "section", SectionId::parse)?;
-            let limit = query_param(&req, "limit", parse_limit)?.unwrap_or(MAX_SEATS_PAGE);
-            let from = query_param(&req, "cursor", decode_cursor)?;
-            let (seats, next) = app
-                .store
-                .list_seats(&event_id, section.as_ref(), from, limit)
-                .await?
-                .ok_or(Error::EventNotFound)?;
-            let now = crate::world::now();
-            let seats = seats
-                .into_iter()
-                .map(|seat| SeatView {
-                    status: seat.state.visible_status(now),
-                    seat_id: seat.spec.seat_id,
-                    section_id: seat.spec.section_id,
-                    row: seat.spec.row,
-                    number: seat.spec.number,
-                })
-                .collect();
-            Ok(json(
-                StatusCode::OK,
-                &SeatsReply {
-                    event_id: &event_id,
-                    seats,
-                    next_cursor: next.map(encode_cursor),
-                },
-            ))
+pub async fn list_seats(app: &App, req: &Request) -> Reply {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    let section = query_param(req, "section", SectionId::parse)?;
+    let limit = query_param(req, "limit", parse_limit)?.unwrap_or(MAX_SEATS_PAGE);
+    let from = query_param(req, "cursor", decode_cursor)?;
+    let (seats, next) = app
+        .store
+        .list_seats(&event_id, section.as_ref(), from, limit)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let now = crate::world::now();
+    let seats = seats
+        .into_iter()
+        .map(|seat| SeatView {
+            status: seat.state.visible_status(now),
+            seat_id: seat.spec.seat_id,
+            section_id: seat.spec.section_id,
+            row: seat.spec.row,
+            number: seat.spec.number,
+        })
+        .collect();
+    Ok(json(
+        StatusCode::OK,
+        &SeatsReply {
+            event_id: &event_id,
+            seats,
+            next_cursor: next.map(encode_cursor),
         },
-    )
-    .await)
+    ))
 }
 
 /// How long a client or CDN may reuse a seat map (the contract's 1 s).
@@ -228,30 +201,21 @@ pub const SEAT_MAP_MAX_AGE_SECONDS: u32 = 1;
 /// `GET /events/{eventId}/availability`: the seat map, one character per
 /// seat, from the stream-fed projection (cached per process for a second),
 /// gzipped when accepted.
-pub async fn availability(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "availability",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = path_param(&req, "eventId", EventId::parse)?;
-            let event = app
-                .store
-                .get_event(&event_id)
-                .await?
-                .ok_or(Error::EventNotFound)?;
-            let (read_at, read) = app.store.seat_map_rows(&event).await?;
-            let mut map =
-                crate::domain::seat_map(&event, &read.rows, &read.buckets, crate::world::now());
-            map.as_of = read_at.to_rfc3339();
-            Ok(cacheable_json(
-                &map,
-                SEAT_MAP_MAX_AGE_SECONDS,
-                accepts_gzip(header(&req, "accept-encoding")),
-            ))
-        },
-    )
-    .await)
+pub async fn availability(app: &App, req: &Request) -> Reply {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    let event = app
+        .store
+        .get_event(&event_id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let (read_at, read) = app.store.seat_map_rows(&event).await?;
+    let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, crate::world::now());
+    map.as_of = read_at.to_rfc3339();
+    Ok(cacheable_json(
+        &map,
+        SEAT_MAP_MAX_AGE_SECONDS,
+        accepts_gzip(header(req, "accept-encoding")),
+    ))
 }
 
 #[cfg(test)]

@@ -13,8 +13,6 @@
 //! - `visitors`: (v3) join-queue, visitor-status (they sign admissions)
 //! - `access`: who may use an order's routes
 
-use std::convert::Infallible;
-
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
 
@@ -35,10 +33,10 @@ pub use cron::{admit_visitors, expire_holds};
 pub use events::{availability, create_event, get_event, list_seats};
 pub use orders::{cancel_order, create_order, extend_order, get_order, open_order};
 pub use places::hold_ga;
-pub use queue::{admission_keys, delete_queue, get_queue, put_queue, queue_admin};
+pub use queue::{admission_keys, delete_queue, get_queue, put_queue};
 pub use seats::{best_available, claim_remembering, drop_seat, get_seat};
 pub use streams::{project_records, project_seat_map, publish_events};
-pub use visitors::{join_queue, queue_visitors, visitor_status};
+pub use visitors::{join_queue, visitor_status};
 
 /// A general-admission entry of a reply: places of one section.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -48,4 +46,6 @@ pub struct GaEntry {
     pub quantity: u32,
 }
 
-type Reply = Result<Response<Body>, Infallible>;
+/// A route handler's outcome; `crate::routes::answer` turns it into the
+/// reply.
+type Reply = Result<Response<Body>, crate::error::Error>;

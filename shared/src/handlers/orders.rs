@@ -17,7 +17,7 @@ use crate::domain::{
     MAX_USER_ID_LEN,
 };
 use crate::error::Error;
-use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::http::{json, json_body, path_param};
 use crate::retry::{back_off, ORDER_ROUNDS};
 use crate::App;
 
@@ -80,85 +80,72 @@ fn open_order_from(
 }
 
 /// `POST /events/{eventId}/orders`
-pub async fn create_order(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "create-order",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = path_param(&req, "eventId", EventId::parse)?;
-            let body: CreateOrderBody = json_body(&req, Some(CreateOrderBody::default()))?;
-            if let Some(user) = &body.user_id {
-                if user.is_empty()
-                    || user.chars().count() > MAX_USER_ID_LEN
-                    || user.chars().any(char::is_control)
-                {
-                    return Err(Error::BadRequest(format!(
-                        "userId must be 1-{MAX_USER_ID_LEN} characters without control characters"
-                    )));
-                }
-            }
-            let event = app
+pub async fn create_order(app: &App, req: &Request) -> Reply {
+    let event_id = path_param(req, "eventId", EventId::parse)?;
+    let body: CreateOrderBody = json_body(req, Some(CreateOrderBody::default()))?;
+    if let Some(user) = &body.user_id {
+        if user.is_empty()
+            || user.chars().count() > MAX_USER_ID_LEN
+            || user.chars().any(char::is_control)
+        {
+            return Err(Error::BadRequest(format!(
+                "userId must be 1-{MAX_USER_ID_LEN} characters without control characters"
+            )));
+        }
+    }
+    let event = app
+        .store
+        .get_event_head(&event_id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let now = crate::world::now();
+    let guard = app.config.expiry_guard_ms;
+    let (order, token) = match app.store.cached_queue(&event_id, now).await? {
+        None => {
+            let (order, token) = open_order(&event, now, guard, body.user_id)?;
+            app.store.create_order(&order).await?;
+            (order, token)
+        }
+        Some(queue) => {
+            let opening = admitted_opening(app, req, &event_id, &queue, now)?;
+            let derived = opening
+                .idempotency_key
+                .as_deref()
+                .map(|key| crate::admission::idempotent_order(&opening.claims.jti, key, &event_id));
+            let (mut order, token) = open_order_from(&event, now, guard, body.user_id, derived)?;
+            order.visitor_id = Some(opening.visitor);
+            let claims = &opening.claims;
+            let created = app
                 .store
-                .get_event_head(&event_id)
-                .await?
-                .ok_or(Error::EventNotFound)?;
-            let now = crate::world::now();
-            let guard = app.config.expiry_guard_ms;
-            let (order, token) = match app.store.cached_queue(&event_id, now).await? {
-                None => {
-                    let (order, token) = open_order(&event, now, guard, body.user_id)?;
-                    app.store.create_order(&order).await?;
-                    (order, token)
-                }
-                Some(queue) => {
-                    let opening = admitted_opening(app, &req, &event_id, &queue, now)?;
-                    let derived = opening.idempotency_key.as_deref().map(|key| {
-                        crate::admission::idempotent_order(&opening.claims.jti, key, &event_id)
-                    });
-                    let (mut order, token) =
-                        open_order_from(&event, now, guard, body.user_id, derived)?;
-                    order.visitor_id = Some(opening.visitor);
-                    let claims = &opening.claims;
-                    let created = app
-                        .store
-                        .create_admitted_order(
-                            &order,
-                            &claims.jti,
-                            opening.allowed,
-                            claims.expires_at(),
-                        )
-                        .await?;
-                    if created {
-                        (order, token)
-                    } else {
-                        // A retry under the same Idempotency-Key: the order
-                        // as it is now, and the token with its expiry.
-                        let stored = app
-                            .store
-                            .get_order(&order.order_id)
-                            .await?
-                            .ok_or(Error::OrderNotFound)?
-                            .order;
-                        let token = token.with_expiry(stored.expires_at);
-                        (stored, token)
-                    }
-                }
-            };
-            Ok(json(
-                StatusCode::CREATED,
-                &CreateOrderReply {
-                    order_id: &order.order_id,
-                    hold_token: token.as_str(),
-                    event_id: &order.event_id,
-                    status: order.effective_status(now),
-                    expires_at: order.expires_at.to_rfc3339(),
-                    created_at: order.created_at.to_rfc3339(),
-                },
-            ))
+                .create_admitted_order(&order, &claims.jti, opening.allowed, claims.expires_at())
+                .await?;
+            if created {
+                (order, token)
+            } else {
+                // A retry under the same Idempotency-Key: the order
+                // as it is now, and the token with its expiry.
+                let stored = app
+                    .store
+                    .get_order(&order.order_id)
+                    .await?
+                    .ok_or(Error::OrderNotFound)?
+                    .order;
+                let token = token.with_expiry(stored.expires_at);
+                (stored, token)
+            }
+        }
+    };
+    Ok(json(
+        StatusCode::CREATED,
+        &CreateOrderReply {
+            order_id: &order.order_id,
+            hold_token: token.as_str(),
+            event_id: &order.event_id,
+            status: order.effective_status(now),
+            expires_at: order.expires_at.to_rfc3339(),
+            created_at: order.created_at.to_rfc3339(),
         },
-    )
-    .await)
+    ))
 }
 
 /// What lets a request open an order while its event has a queue.
@@ -297,34 +284,26 @@ pub(super) async fn in_plan_order(
     Ok(sorted)
 }
 /// `GET /orders/{orderId}`
-pub async fn get_order(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "get-order",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let order_id = path_param(&req, "orderId", OrderId::parse)?;
-            let (stored, _) = read_own_order(app, &req, &order_id).await?;
-            let order = &stored.order;
-            let ga = places_by_section(app, order).await?;
-            Ok(json(
-                StatusCode::OK,
-                &OrderReply {
-                    order_id: &order.order_id,
-                    event_id: &order.event_id,
-                    status: order.effective_status(crate::world::now()),
-                    expires_at: order.expires_at.to_rfc3339(),
-                    created_at: order.created_at.to_rfc3339(),
-                    seats: &order.seats,
-                    ga: &ga,
-                    payment_id: order.payment_id.as_ref(),
-                    refund_payment_ids: &order.refund_payment_ids,
-                    visitor_id: order.visitor_id.as_ref(),
-                },
-            ))
+pub async fn get_order(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let (stored, _) = read_own_order(app, req, &order_id).await?;
+    let order = &stored.order;
+    let ga = places_by_section(app, order).await?;
+    Ok(json(
+        StatusCode::OK,
+        &OrderReply {
+            order_id: &order.order_id,
+            event_id: &order.event_id,
+            status: order.effective_status(crate::world::now()),
+            expires_at: order.expires_at.to_rfc3339(),
+            created_at: order.created_at.to_rfc3339(),
+            seats: &order.seats,
+            ga: &ga,
+            payment_id: order.payment_id.as_ref(),
+            refund_payment_ids: &order.refund_payment_ids,
+            visitor_id: order.visitor_id.as_ref(),
         },
-    )
-    .await)
+    ))
 }
 
 // ----- extend-order ---------------------------------------------------------
@@ -348,69 +327,58 @@ struct ExtendReply<'a> {
 /// expiry forward in one transaction, up to the order's lifetime cap, and
 /// answers with the token to use from then on (the same secret carrying
 /// the new expiry; the old token keeps working).
-pub async fn extend_order(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "extend-order",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let order_id = path_param(&req, "orderId", OrderId::parse)?;
-            let body: ExtendBody = json_body(&req, Some(ExtendBody::default()))?;
-            if let Some(seconds) = body.seconds {
-                if !HOLD_SECONDS_RANGE.contains(&seconds) {
-                    return Err(Error::BadRequest(format!(
-                        "seconds must be {} to {}",
-                        HOLD_SECONDS_RANGE.start(),
-                        HOLD_SECONDS_RANGE.end()
-                    )));
+pub async fn extend_order(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let body: ExtendBody = json_body(req, Some(ExtendBody::default()))?;
+    if let Some(seconds) = body.seconds {
+        if !HOLD_SECONDS_RANGE.contains(&seconds) {
+            return Err(Error::BadRequest(format!(
+                "seconds must be {} to {}",
+                HOLD_SECONDS_RANGE.start(),
+                HOLD_SECONDS_RANGE.end()
+            )));
+        }
+    }
+    for round in 0..ORDER_ROUNDS {
+        let (stored, token) = read_own_order(app, req, &order_id).await?;
+        let order = &stored.order;
+        let now = crate::world::now();
+        if !order.is_holdable(now) {
+            return Err(Error::OrderNotHoldable);
+        }
+        let event = (app.store.get_event_head(&order.event_id).await?)
+            .ok_or_else(|| no_such_event(order))?;
+        let seconds = body.seconds.unwrap_or(event.hold_seconds);
+        let expires_at = match extension(order, seconds, app.config.max_order_lifetime_seconds, now)
+        {
+            Extension::AtCap => return Err(Error::HoldLimit),
+            Extension::Unchanged => order.expires_at,
+            Extension::To(later) => {
+                let deadline =
+                    holder_deadline(later, app.config.expiry_guard_ms, event.hold_seconds);
+                if !app
+                    .store
+                    .extend_order(&stored, later, deadline, now)
+                    .await?
+                {
+                    back_off(round + 1).await;
+                    continue;
                 }
+                later
             }
-            for round in 0..ORDER_ROUNDS {
-                let (stored, token) = read_own_order(app, &req, &order_id).await?;
-                let order = &stored.order;
-                let now = crate::world::now();
-                if !order.is_holdable(now) {
-                    return Err(Error::OrderNotHoldable);
-                }
-                let event = (app.store.get_event_head(&order.event_id).await?)
-                    .ok_or_else(|| no_such_event(order))?;
-                let seconds = body.seconds.unwrap_or(event.hold_seconds);
-                let expires_at =
-                    match extension(order, seconds, app.config.max_order_lifetime_seconds, now) {
-                        Extension::AtCap => return Err(Error::HoldLimit),
-                        Extension::Unchanged => order.expires_at,
-                        Extension::To(later) => {
-                            let deadline = holder_deadline(
-                                later,
-                                app.config.expiry_guard_ms,
-                                event.hold_seconds,
-                            );
-                            if !app
-                                .store
-                                .extend_order(&stored, later, deadline, now)
-                                .await?
-                            {
-                                back_off(round + 1).await;
-                                continue;
-                            }
-                            later
-                        }
-                    };
-                let token = token.with_expiry(expires_at);
-                return Ok(json(
-                    StatusCode::OK,
-                    &ExtendReply {
-                        order_id: &order_id,
-                        expires_at: expires_at.to_rfc3339(),
-                        hold_token: token.as_str(),
-                    },
-                ));
-            }
-            tracing::warn!(order_id = %order_id, "extend-order: the order kept changing under it");
-            Err(Error::StoreUnavailable)
-        },
-    )
-    .await)
+        };
+        let token = token.with_expiry(expires_at);
+        return Ok(json(
+            StatusCode::OK,
+            &ExtendReply {
+                order_id: &order_id,
+                expires_at: expires_at.to_rfc3339(),
+                hold_token: token.as_str(),
+            },
+        ));
+    }
+    tracing::warn!(order_id = %order_id, "extend-order: the order kept changing under it");
+    Err(Error::StoreUnavailable)
 }
 
 // ----- cancel-order ---------------------------------------------------------
@@ -427,46 +395,38 @@ struct CancelReply<'a> {
 /// live order's holds in the same transaction; an expired one's holds,
 /// which others may have taken meanwhile, each only if still its own, right
 /// after. Cancelling again answers the same.
-pub async fn cancel_order(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "cancel-order",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let order_id = path_param(&req, "orderId", OrderId::parse)?;
-            let cancelled = || {
-                json(
-                    StatusCode::OK,
-                    &CancelReply {
-                        order_id: &order_id,
-                        status: OrderStatus::Cancelled,
-                    },
-                )
-            };
-            for round in 0..ORDER_ROUNDS {
-                let (stored, _) = read_own_order(app, &req, &order_id).await?;
-                let order = &stored.order;
-                match order.status {
-                    OrderStatus::Completed | OrderStatus::RefundDue => {
-                        return Err(Error::OrderNotCancellable)
-                    }
-                    OrderStatus::Cancelled => return Ok(cancelled()),
-                    OrderStatus::Pending | OrderStatus::Expired => {}
-                }
-                let live = order.is_live(crate::world::now());
-                if !app.store.cancel_order(&stored, live).await? {
-                    back_off(round + 1).await;
-                    continue;
-                }
-                if !live {
-                    app.store.release_leftover_holds(order, &order.seats).await;
-                    app.store.release_places(order).await;
-                }
-                return Ok(cancelled());
+pub async fn cancel_order(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let cancelled = || {
+        json(
+            StatusCode::OK,
+            &CancelReply {
+                order_id: &order_id,
+                status: OrderStatus::Cancelled,
+            },
+        )
+    };
+    for round in 0..ORDER_ROUNDS {
+        let (stored, _) = read_own_order(app, req, &order_id).await?;
+        let order = &stored.order;
+        match order.status {
+            OrderStatus::Completed | OrderStatus::RefundDue => {
+                return Err(Error::OrderNotCancellable)
             }
-            tracing::warn!(order_id = %order_id, "cancel-order: the order kept changing under it");
-            Err(Error::StoreUnavailable)
-        },
-    )
-    .await)
+            OrderStatus::Cancelled => return Ok(cancelled()),
+            OrderStatus::Pending | OrderStatus::Expired => {}
+        }
+        let live = order.is_live(crate::world::now());
+        if !app.store.cancel_order(&stored, live).await? {
+            back_off(round + 1).await;
+            continue;
+        }
+        if !live {
+            app.store.release_leftover_holds(order, &order.seats).await;
+            app.store.release_places(order).await;
+        }
+        return Ok(cancelled());
+    }
+    tracing::warn!(order_id = %order_id, "cancel-order: the order kept changing under it");
+    Err(Error::StoreUnavailable)
 }

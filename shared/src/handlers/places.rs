@@ -15,7 +15,7 @@ use crate::domain::ga::{
 };
 use crate::domain::{EventId, Millis, OrderId, SectionId};
 use crate::error::Error;
-use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::http::{json, json_body, path_param};
 use crate::retry::{back_off, CLAIM_ATTEMPTS};
 use crate::store::BucketChange;
 use crate::world::random_u64;
@@ -85,68 +85,90 @@ struct HoldGaReply<'a> {
 /// of other orders: no sweep needed), all of them if the window has too
 /// few; lowering gives places back and never fails for lack of any. One
 /// transaction: the order as read and every bucket it touches.
-pub async fn hold_ga(app: &App, req: Request) -> Reply {
-    Ok(serve("hold-ga", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let section_id = path_param(&req, "sectionId", SectionId::parse)?;
-        let body: HoldGaBody = json_body(&req, None)?;
-        let max = app.config.max_seats_per_order;
-        if body.quantity > max {
-            return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
+pub async fn hold_ga(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let section_id = path_param(req, "sectionId", SectionId::parse)?;
+    let body: HoldGaBody = json_body(req, None)?;
+    let max = app.config.max_seats_per_order;
+    if body.quantity > max {
+        return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
+    }
+    let mut losses = 0;
+    for _ in 0..CLAIM_ATTEMPTS {
+        let (stored, token) = read_own_order(app, req, &order_id).await?;
+        let order = &stored.order;
+        let event = order_event(app, order).await?;
+        let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
+        let Some(capacity) = section.capacity else {
+            return Err(Error::BadRequest(format!(
+                "section {section_id} is seated: hold its seats with get-seat or best-available"
+            )));
+        };
+        let now = crate::world::now();
+        if !order.is_holdable(now) {
+            return Err(Error::OrderNotHoldable);
         }
-        let mut losses = 0;
-        for _ in 0..CLAIM_ATTEMPTS {
-            let (stored, token) = read_own_order(app, &req, &order_id).await?;
-            let order = &stored.order;
-            let event = order_event(app, order).await?;
-            let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
-            let Some(capacity) = section.capacity else {
-                return Err(Error::BadRequest(format!(
-                    "section {section_id} is seated: hold its seats with get-seat or best-available"
-                )));
-            };
-            let now = crate::world::now();
-            if !order.is_holdable(now) {
-                return Err(Error::OrderNotHoldable);
-            }
-            let here: Vec<HeldPlaces> = order.places.iter().filter(|p| p.section == section_id).cloned().collect();
-            let current: u32 = here.iter().map(|p| p.quantity).sum();
-            let elsewhere: u32 = order.places.iter().map(|p| p.quantity).sum::<u32>() - current;
-            if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(body.quantity) > u64::from(max) {
-                return Err(Error::SeatLimit { max });
-            }
-            let reply = |quantity, expires_at: Millis| {
-                json(StatusCode::OK, &HoldGaReply { order_id: &order_id, section_id: &section_id, quantity, expires_at: expires_at.to_rfc3339() })
-            };
-            let changes: Vec<BucketChange> = if body.quantity == current {
-                return Ok(reply(current, order.expires_at));
-            } else if body.quantity < current {
-                plan_release(&here, current - body.quantity)
-                    .into_iter()
-                    .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
-                    .collect()
-            } else {
-                let wanted = body.quantity - current;
-                // Sold out for good (the stream saw every place sold): no
-                // bucket needs reading to say so.
-                if app.store.sold_out_sections(&order.event_id).await?.contains(&section_id) {
-                    return Err(Error::SoldOut { available: 0 });
-                }
-                match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await? {
-                    Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
-                    Err(available) => return Err(Error::SoldOut { available }),
-                }
-            };
-            if app.store.change_places(&stored, &token, &section_id, &changes, now).await? {
-                return Ok(reply(body.quantity, order.expires_at));
-            }
-            losses += 1;
-            back_off(losses).await;
+        let here: Vec<HeldPlaces> = order
+            .places
+            .iter()
+            .filter(|p| p.section == section_id)
+            .cloned()
+            .collect();
+        let current: u32 = here.iter().map(|p| p.quantity).sum();
+        let elsewhere: u32 = order.places.iter().map(|p| p.quantity).sum::<u32>() - current;
+        if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(body.quantity)
+            > u64::from(max)
+        {
+            return Err(Error::SeatLimit { max });
         }
-        tracing::warn!(order_id = %order_id, section_id = %section_id, "hold-ga: every try lost to a rival or a change of the order");
-        Err(Error::StoreUnavailable)
-    })
-    .await)
+        let reply = |quantity, expires_at: Millis| {
+            json(
+                StatusCode::OK,
+                &HoldGaReply {
+                    order_id: &order_id,
+                    section_id: &section_id,
+                    quantity,
+                    expires_at: expires_at.to_rfc3339(),
+                },
+            )
+        };
+        let changes: Vec<BucketChange> = if body.quantity == current {
+            return Ok(reply(current, order.expires_at));
+        } else if body.quantity < current {
+            plan_release(&here, current - body.quantity)
+                .into_iter()
+                .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
+                .collect()
+        } else {
+            let wanted = body.quantity - current;
+            // Sold out for good (the stream saw every place sold): no
+            // bucket needs reading to say so.
+            if app
+                .store
+                .sold_out_sections(&order.event_id)
+                .await?
+                .contains(&section_id)
+            {
+                return Err(Error::SoldOut { available: 0 });
+            }
+            match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await?
+            {
+                Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
+                Err(available) => return Err(Error::SoldOut { available }),
+            }
+        };
+        if app
+            .store
+            .change_places(&stored, &token, &section_id, &changes, now)
+            .await?
+        {
+            return Ok(reply(body.quantity, order.expires_at));
+        }
+        losses += 1;
+        back_off(losses).await;
+    }
+    tracing::warn!(order_id = %order_id, section_id = %section_id, "hold-ga: every try lost to a rival or a change of the order");
+    Err(Error::StoreUnavailable)
 }
 
 /// Where `wanted` more places come from (see [`plan_from_buckets`]).

@@ -10,7 +10,7 @@ use crate::domain::queue::QueueSettings;
 use crate::domain::queue_state::{settings_after_put, QueueState};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
-use crate::http::{cacheable_json, json, json_body, path_param, request_deadline, serve};
+use crate::http::{cacheable_json, json, json_body, path_param};
 use crate::App;
 
 /// Writes of the queue's item that met another write are read and tried
@@ -90,66 +90,47 @@ async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
 }
 
 /// `PUT /events/{eventId}/queue`
-pub async fn put_queue(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "put-queue",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let body: PutQueueBody = json_body(&req, None)?;
-            let settings = settings_of(&body)?;
-            let event_id = ready_event(app, &req).await?;
-            for _ in 0..QUEUE_WRITE_ROUNDS {
-                let now = crate::world::now();
-                let stored = app.store.read_queue(&event_id).await?;
-                let state = match stored.as_ref() {
-                    Some(stored) => match &stored.state {
-                        Some(old) => old.put(
-                            settings_after_put(Some(&old.settings), settings, now)
-                                .ok_or(Error::QueueOpen)?,
-                        ),
-                        // A queue put again after a delete starts empty.
-                        None => QueueState {
-                            version: stored.version + 1,
-                            ..QueueState::new(stored.generation + 1, settings)
-                        },
-                    },
-                    None => QueueState::new(1, settings),
-                };
-                let previous = stored.as_ref().map(|s| s.version);
-                if app.store.put_queue(&event_id, &state, previous).await? {
-                    app.store.remember_queue(
-                        &event_id,
-                        now,
-                        Some(std::sync::Arc::new(state.clone())),
-                    );
-                    return Ok(queue_reply(&event_id, &state, now));
-                }
-            }
-            Err(Error::StoreUnavailable)
-        },
-    )
-    .await)
+pub async fn put_queue(app: &App, req: &Request) -> Reply {
+    let body: PutQueueBody = json_body(req, None)?;
+    let settings = settings_of(&body)?;
+    let event_id = ready_event(app, req).await?;
+    for _ in 0..QUEUE_WRITE_ROUNDS {
+        let now = crate::world::now();
+        let stored = app.store.read_queue(&event_id).await?;
+        let state = match stored.as_ref() {
+            Some(stored) => match &stored.state {
+                Some(old) => old.put(
+                    settings_after_put(Some(&old.settings), settings, now)
+                        .ok_or(Error::QueueOpen)?,
+                ),
+                // A queue put again after a delete starts empty.
+                None => QueueState {
+                    version: stored.version + 1,
+                    ..QueueState::new(stored.generation + 1, settings)
+                },
+            },
+            None => QueueState::new(1, settings),
+        };
+        let previous = stored.as_ref().map(|s| s.version);
+        if app.store.put_queue(&event_id, &state, previous).await? {
+            app.store
+                .remember_queue(&event_id, now, Some(std::sync::Arc::new(state.clone())));
+            return Ok(queue_reply(&event_id, &state, now));
+        }
+    }
+    Err(Error::StoreUnavailable)
 }
 
 /// `GET /events/{eventId}/queue`
-pub async fn get_queue(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "get-queue",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = ready_event(app, &req).await?;
-            let now = crate::world::now();
-            let state = app
-                .store
-                .cached_queue(&event_id, now)
-                .await?
-                .ok_or(Error::QueueNotFound)?;
-            Ok(queue_reply(&event_id, &state, now))
-        },
-    )
-    .await)
+pub async fn get_queue(app: &App, req: &Request) -> Reply {
+    let event_id = ready_event(app, req).await?;
+    let now = crate::world::now();
+    let state = app
+        .store
+        .cached_queue(&event_id, now)
+        .await?
+        .ok_or(Error::QueueNotFound)?;
+    Ok(queue_reply(&event_id, &state, now))
 }
 
 #[derive(Serialize)]
@@ -160,63 +141,38 @@ struct RemovedReply<'a> {
 }
 
 /// `DELETE /events/{eventId}/queue`: the same `200` when there is none.
-pub async fn delete_queue(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "delete-queue",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let event_id = ready_event(app, &req).await?;
-            let removed = json(
-                StatusCode::OK,
-                &RemovedReply {
-                    event_id: &event_id,
-                    status: "REMOVED",
-                },
-            );
-            for _ in 0..QUEUE_WRITE_ROUNDS {
-                let now = crate::world::now();
-                let stored = match app.store.read_queue(&event_id).await? {
-                    Some(stored) if stored.state.is_some() => stored,
-                    _ => {
-                        app.store.remember_queue(&event_id, now, None);
-                        return Ok(removed);
-                    }
-                };
-                if app.store.remove_queue(&event_id, &stored).await? {
-                    app.store.remember_queue(&event_id, now, None);
-                    return Ok(removed);
-                }
-            }
-            Err(Error::StoreUnavailable)
+pub async fn delete_queue(app: &App, req: &Request) -> Reply {
+    let event_id = ready_event(app, req).await?;
+    let removed = json(
+        StatusCode::OK,
+        &RemovedReply {
+            event_id: &event_id,
+            status: "REMOVED",
         },
-    )
-    .await)
-}
-
-/// The queue-admin function: put-queue (`PUT`) and delete-queue (`DELETE`)
-/// on `/events/{eventId}/queue` (API Gateway routes only those two here).
-pub async fn queue_admin(app: &App, req: Request) -> Reply {
-    if req.method() == lambda_http::http::Method::DELETE {
-        delete_queue(app, req).await
-    } else {
-        put_queue(app, req).await
+    );
+    for _ in 0..QUEUE_WRITE_ROUNDS {
+        let now = crate::world::now();
+        let stored = match app.store.read_queue(&event_id).await? {
+            Some(stored) if stored.state.is_some() => stored,
+            _ => {
+                app.store.remember_queue(&event_id, now, None);
+                return Ok(removed);
+            }
+        };
+        if app.store.remove_queue(&event_id, &stored).await? {
+            app.store.remember_queue(&event_id, now, None);
+            return Ok(removed);
+        }
     }
+    Err(Error::StoreUnavailable)
 }
 
 /// `GET /.well-known/jwks.json`: every key admissions may be signed with.
-pub async fn admission_keys(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "admission-keys",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let keys =
-                app.config.admission_verify.as_ref().ok_or_else(|| {
-                    Error::Corrupt("ADMISSION_VERIFY_KEYS is not configured".into())
-                })?;
-            Ok(cacheable_json(&keys.jwks(), JWKS_MAX_AGE_SECONDS, false))
-        },
-    )
-    .await)
+pub async fn admission_keys(app: &App, _req: &Request) -> Reply {
+    let keys = app
+        .config
+        .admission_verify
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("ADMISSION_VERIFY_KEYS is not configured".into()))?;
+    Ok(cacheable_json(&keys.jwks(), JWKS_MAX_AGE_SECONDS, false))
 }

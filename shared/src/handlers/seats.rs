@@ -13,7 +13,7 @@ use crate::domain::best_available::{spread_choice, spread_is_decided};
 use crate::domain::crowd::{refusal_on_read, SeatSeen};
 use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
 use crate::error::Error;
-use crate::http::{json, json_body, path_param, request_deadline, serve};
+use crate::http::{json, json_body, path_param};
 use crate::retry::{back_off, CLAIM_ATTEMPTS};
 use crate::store::{BlockClaim, ClaimRefusal};
 use crate::world::random_u64;
@@ -32,29 +32,21 @@ struct SeatReply<'a> {
 }
 
 /// `POST /orders/{orderId}/seats/{seatId}`: one transaction, no read.
-pub async fn get_seat(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "get-seat",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let order_id = path_param(&req, "orderId", OrderId::parse)?;
-            let seat_id = path_param(&req, "seatId", SeatId::parse)?;
-            let token = order_token(app, &req, &order_id).await?;
-            let now = crate::world::now();
-            let expires_at = claim_remembering(app, &order_id, &token, &seat_id, now).await?;
-            Ok(json(
-                StatusCode::OK,
-                &SeatReply {
-                    order_id: &order_id,
-                    seat_id: &seat_id,
-                    status: crate::domain::SeatStatus::Held,
-                    expires_at: Some(expires_at.to_rfc3339()),
-                },
-            ))
+pub async fn get_seat(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let seat_id = path_param(req, "seatId", SeatId::parse)?;
+    let token = order_token(app, req, &order_id).await?;
+    let now = crate::world::now();
+    let expires_at = claim_remembering(app, &order_id, &token, &seat_id, now).await?;
+    Ok(json(
+        StatusCode::OK,
+        &SeatReply {
+            order_id: &order_id,
+            seat_id: &seat_id,
+            status: crate::domain::SeatStatus::Held,
+            expires_at: Some(expires_at.to_rfc3339()),
         },
-    )
-    .await)
+    ))
 }
 
 /// get-seat's claim at `now`, under a crowd (docs/API.md, "Under a
@@ -113,32 +105,24 @@ fn refusal(seen: SeatSeen) -> Error {
 }
 
 /// `DELETE /orders/{orderId}/seats/{seatId}`: one transaction, no read.
-pub async fn drop_seat(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "drop-seat",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let order_id = path_param(&req, "orderId", OrderId::parse)?;
-            let seat_id = path_param(&req, "seatId", SeatId::parse)?;
-            let token = order_token(app, &req, &order_id).await?;
-            app.store
-                .release_seat(&order_id, &token, &seat_id, crate::world::now())
-                .await?;
-            // Released through this instance: it remembers no holder now.
-            app.crowd.forget(token.event_id(), &seat_id);
-            Ok(json(
-                StatusCode::OK,
-                &SeatReply {
-                    order_id: &order_id,
-                    seat_id: &seat_id,
-                    status: crate::domain::SeatStatus::Available,
-                    expires_at: None,
-                },
-            ))
+pub async fn drop_seat(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let seat_id = path_param(req, "seatId", SeatId::parse)?;
+    let token = order_token(app, req, &order_id).await?;
+    app.store
+        .release_seat(&order_id, &token, &seat_id, crate::world::now())
+        .await?;
+    // Released through this instance: it remembers no holder now.
+    app.crowd.forget(token.event_id(), &seat_id);
+    Ok(json(
+        StatusCode::OK,
+        &SeatReply {
+            order_id: &order_id,
+            seat_id: &seat_id,
+            status: crate::domain::SeatStatus::Available,
+            expires_at: None,
         },
-    )
-    .await)
+    ))
 }
 
 // ----- best-available -------------------------------------------------------
@@ -170,69 +154,88 @@ const MAX_ROWS_READ: usize = 64;
 /// read of the section, claimed in one transaction with get-seat's
 /// conditions. A lost race reads again, consistently; `not-enough-seats`
 /// only after a consistent read found no run of n.
-pub async fn best_available(app: &App, req: Request) -> Reply {
-    Ok(serve("best-available", &req, request_deadline(&req, app.config.request_budget_ms), async {
-        let order_id = path_param(&req, "orderId", OrderId::parse)?;
-        let body: BestAvailableBody = json_body(&req, None)?;
-        let max = app.config.max_seats_per_order;
-        if !(1..=max).contains(&body.quantity) {
-            return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
-        }
-        // One consistent read of the order first: who asks, and whether it
-        // may hold, come before any reading of the section.
-        let (stored, token) = read_own_order(app, &req, &order_id).await?;
-        if !stored.order.is_holdable(crate::world::now()) {
-            return Err(Error::OrderNotHoldable);
-        }
-        // The order's own expiry (a token from before an extension carries
-        // an older one).
-        let token = token.with_expiry(stored.order.expires_at);
-        let event = app.store.get_event(token.event_id()).await?.ok_or(Error::OrderNotFound)?;
-        let sections: Vec<&SectionPlan> = match &body.section_id {
-            Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
-                ga if ga.is_ga() => {
-                    return Err(Error::BadRequest(format!("section {id} is general admission: hold places with hold-ga")))
-                }
-                seated => vec![seated],
-            },
-            None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
+pub async fn best_available(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let body: BestAvailableBody = json_body(req, None)?;
+    let max = app.config.max_seats_per_order;
+    if !(1..=max).contains(&body.quantity) {
+        return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
+    }
+    // One consistent read of the order first: who asks, and whether it
+    // may hold, come before any reading of the section.
+    let (stored, token) = read_own_order(app, req, &order_id).await?;
+    if !stored.order.is_holdable(crate::world::now()) {
+        return Err(Error::OrderNotHoldable);
+    }
+    // The order's own expiry (a token from before an extension carries
+    // an older one).
+    let token = token.with_expiry(stored.order.expires_at);
+    let event = app
+        .store
+        .get_event(token.event_id())
+        .await?
+        .ok_or(Error::OrderNotFound)?;
+    let sections: Vec<&SectionPlan> = match &body.section_id {
+        Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
+            ga if ga.is_ga() => {
+                return Err(Error::BadRequest(format!(
+                    "section {id} is general admission: hold places with hold-ga"
+                )))
+            }
+            seated => vec![seated],
+        },
+        None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
+    };
+    // Sections the stream saw sold out for good need no reading.
+    let sold_out = app.store.sold_out_sections(&event.event_id).await?;
+    let sections: Vec<&SectionPlan> = sections
+        .into_iter()
+        .filter(|s| !sold_out.contains(&s.section_id))
+        .collect();
+    if sections.is_empty() {
+        return Err(Error::NotEnoughSeats {
+            quantity: body.quantity,
+        });
+    }
+    let n = body.quantity as usize;
+    let mut read = Read::default();
+    for _ in 0..CLAIM_ATTEMPTS {
+        let now = crate::world::now();
+        let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
+            if read.consistent {
+                return Err(Error::NotEnoughSeats {
+                    quantity: body.quantity,
+                });
+            }
+            // What an eventually consistent read missed, a consistent one sees.
+            read.consistent = true;
+            continue;
         };
-        // Sections the stream saw sold out for good need no reading.
-        let sold_out = app.store.sold_out_sections(&event.event_id).await?;
-        let sections: Vec<&SectionPlan> = sections.into_iter().filter(|s| !sold_out.contains(&s.section_id)).collect();
-        if sections.is_empty() {
-            return Err(Error::NotEnoughSeats { quantity: body.quantity });
-        }
-        let n = body.quantity as usize;
-        let mut read = Read::default();
-        for _ in 0..CLAIM_ATTEMPTS {
-            let now = crate::world::now();
-            let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
-                if read.consistent {
-                    return Err(Error::NotEnoughSeats { quantity: body.quantity });
-                }
-                // What an eventually consistent read missed, a consistent one sees.
+        match app
+            .store
+            .claim_block(&order_id, &token, &seats, max, now)
+            .await?
+        {
+            BlockClaim::Held(expires_at) => {
+                return Ok(json(
+                    StatusCode::OK,
+                    &BestAvailableReply {
+                        order_id: &order_id,
+                        seats: &seats,
+                        status: SeatStatus::Held,
+                        expires_at: expires_at.to_rfc3339(),
+                    },
+                ))
+            }
+            BlockClaim::Taken => {
                 read.consistent = true;
-                continue;
-            };
-            match app.store.claim_block(&order_id, &token, &seats, max, now).await? {
-                BlockClaim::Held(expires_at) => {
-                    return Ok(json(
-                        StatusCode::OK,
-                        &BestAvailableReply { order_id: &order_id, seats: &seats, status: SeatStatus::Held, expires_at: expires_at.to_rfc3339() },
-                    ))
-                }
-                BlockClaim::Taken => {
-                    read.consistent = true;
-                    read.losses += 1;
-                    back_off(read.losses).await;
-                }
+                read.losses += 1;
+                back_off(read.losses).await;
             }
         }
-        tracing::warn!(order_id = %order_id, quantity = body.quantity, "best-available: every choice was taken by a rival first");
-        Err(Error::StoreUnavailable)
-    })
-    .await)
+    }
+    tracing::warn!(order_id = %order_id, quantity = body.quantity, "best-available: every choice was taken by a rival first");
+    Err(Error::StoreUnavailable)
 }
 
 /// The seats the rules pick: in the first section (of `sections`, in plan

@@ -14,7 +14,7 @@ use crate::domain::queue::{admission_expires_at, queue_rank};
 use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, VisitorView};
 use crate::domain::{EventId, Millis, VisitorId};
 use crate::error::Error;
-use crate::http::{header, json, json_body, path_param, request_deadline, serve};
+use crate::http::{header, json, json_body, path_param};
 use crate::App;
 
 #[derive(Deserialize, Default)]
@@ -140,70 +140,52 @@ async fn event_queue(
     Ok((event_id, state))
 }
 
-/// The queue-visitors function: join-queue (`POST`) and visitor-status
-/// (`GET`) (API Gateway routes only those two here).
-pub async fn queue_visitors(app: &App, req: Request) -> Reply {
-    if req.method() == lambda_http::http::Method::GET {
-        visitor_status(app, req).await
-    } else {
-        join_queue(app, req).await
-    }
-}
-
 /// `POST /events/{eventId}/queue/visitors`
-pub async fn join_queue(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "join-queue",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let _: JoinBody = json_body(&req, Some(JoinBody::default()))?;
-            let now = crate::world::now();
-            let (event_id, state) = event_queue(app, &req, now).await?;
-            let token = VisitorToken::generate()?;
-            let mut visitor = Visitor {
-                visitor_id: fresh_id(VisitorId::parse)?,
-                generation: state.generation,
-                joined_at: now,
-                rank: queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
-                token_hash: token.hash(),
-                admission: None,
-            };
-            let mut seen = state.clone();
-            if let Some(slot) = spot_for(app, &event_id, &state, now).await {
-                let after = state.admitted_on_join(slot);
-                visitor.admission = Some(Admission {
-                    admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
-                    slot_us: slot,
-                    given_at: now,
-                    expires_at: admission_expires_at(slot, now, state.settings.admission_seconds),
-                    orders_allowed: state.settings.orders_per_admission,
-                });
-                if app
-                    .store
-                    .join_admitted(&event_id, &visitor, &after, state.version)
-                    .await?
-                {
-                    let after = Arc::new(after);
-                    app.store
-                        .remember_queue(&event_id, now, Some(after.clone()));
-                    seen = after;
-                } else {
-                    app.store.refuse_admit_on_join(&event_id, state.version);
-                    visitor.admission = None;
-                }
-            }
-            if visitor.admission.is_none() {
-                app.store.join_queue(&event_id, &visitor).await?;
-            }
-            crate::metrics::queue_join(visitor.admission.is_some());
-            let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
-            reply.visitor_token = Some(token.as_str());
-            reply.joined_at = Some(now.to_rfc3339());
-            Ok(json(StatusCode::CREATED, &reply))
-        },
-    )
-    .await)
+pub async fn join_queue(app: &App, req: &Request) -> Reply {
+    let _: JoinBody = json_body(req, Some(JoinBody::default()))?;
+    let now = crate::world::now();
+    let (event_id, state) = event_queue(app, req, now).await?;
+    let token = VisitorToken::generate()?;
+    let mut visitor = Visitor {
+        visitor_id: fresh_id(VisitorId::parse)?,
+        generation: state.generation,
+        joined_at: now,
+        rank: queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
+        token_hash: token.hash(),
+        admission: None,
+    };
+    let mut seen = state.clone();
+    if let Some(slot) = spot_for(app, &event_id, &state, now).await {
+        let after = state.admitted_on_join(slot);
+        visitor.admission = Some(Admission {
+            admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
+            slot_us: slot,
+            given_at: now,
+            expires_at: admission_expires_at(slot, now, state.settings.admission_seconds),
+            orders_allowed: state.settings.orders_per_admission,
+        });
+        if app
+            .store
+            .join_admitted(&event_id, &visitor, &after, state.version)
+            .await?
+        {
+            let after = Arc::new(after);
+            app.store
+                .remember_queue(&event_id, now, Some(after.clone()));
+            seen = after;
+        } else {
+            app.store.refuse_admit_on_join(&event_id, state.version);
+            visitor.admission = None;
+        }
+    }
+    if visitor.admission.is_none() {
+        app.store.join_queue(&event_id, &visitor).await?;
+    }
+    crate::metrics::queue_join(visitor.admission.is_some());
+    let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
+    reply.visitor_token = Some(token.as_str());
+    reply.joined_at = Some(now.to_rfc3339());
+    Ok(json(StatusCode::CREATED, &reply))
 }
 
 /// The slot of a joiner admitted on the spot, if it may be: the state
@@ -233,45 +215,37 @@ async fn spot_for(app: &App, event_id: &EventId, state: &QueueState, now: Millis
 }
 
 /// `GET /events/{eventId}/queue/visitors/{visitorId}`
-pub async fn visitor_status(app: &App, req: Request) -> Reply {
-    Ok(serve(
-        "visitor-status",
-        &req,
-        request_deadline(&req, app.config.request_budget_ms),
-        async {
-            let visitor_id = path_param(&req, "visitorId", VisitorId::parse)?;
-            let token = VisitorToken::from_authorization(header(&req, "authorization"))
-                .ok_or(Error::Unauthorized)?;
-            let now = crate::world::now();
-            let (event_id, state) = match event_queue(app, &req, now).await {
-                // The queue is gone, and its visitors with it.
-                Err(Error::QueueNotFound) => return Err(Error::VisitorNotFound),
-                other => other?,
-            };
-            let visitor = app
-                .store
-                .read_visitor(&event_id, &visitor_id)
-                .await?
-                .ok_or(Error::VisitorNotFound)?;
-            if !token.matches(&visitor.token_hash) {
-                return Err(Error::Unauthorized);
-            }
-            // A cached state of another generation: the queue was put again
-            // a moment ago, or the visitor is of an older one.
-            let state = if visitor.generation == state.generation {
-                state
-            } else {
-                app.store
-                    .read_queue(&event_id)
-                    .await?
-                    .and_then(|q| q.state)
-                    .filter(|q| q.generation == visitor.generation)
-                    .map(Arc::new)
-                    .ok_or(Error::VisitorNotFound)?
-            };
-            let reply = status_reply(app, &event_id, &visitor, &state, now)?;
-            Ok(json(StatusCode::OK, &reply))
-        },
-    )
-    .await)
+pub async fn visitor_status(app: &App, req: &Request) -> Reply {
+    let visitor_id = path_param(req, "visitorId", VisitorId::parse)?;
+    let token = VisitorToken::from_authorization(header(req, "authorization"))
+        .ok_or(Error::Unauthorized)?;
+    let now = crate::world::now();
+    let (event_id, state) = match event_queue(app, req, now).await {
+        // The queue is gone, and its visitors with it.
+        Err(Error::QueueNotFound) => return Err(Error::VisitorNotFound),
+        other => other?,
+    };
+    let visitor = app
+        .store
+        .read_visitor(&event_id, &visitor_id)
+        .await?
+        .ok_or(Error::VisitorNotFound)?;
+    if !token.matches(&visitor.token_hash) {
+        return Err(Error::Unauthorized);
+    }
+    // A cached state of another generation: the queue was put again
+    // a moment ago, or the visitor is of an older one.
+    let state = if visitor.generation == state.generation {
+        state
+    } else {
+        app.store
+            .read_queue(&event_id)
+            .await?
+            .and_then(|q| q.state)
+            .filter(|q| q.generation == visitor.generation)
+            .map(Arc::new)
+            .ok_or(Error::VisitorNotFound)?
+    };
+    let reply = status_reply(app, &event_id, &visitor, &state, now)?;
+    Ok(json(StatusCode::OK, &reply))
 }
