@@ -34,21 +34,38 @@ pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Response<Body> {
 
 /// The HTTP status of each contract error code: the one mapping to HTTP.
 pub fn status_of(kind: ErrorKind) -> StatusCode {
-    use ErrorKind::*;
+    use ErrorKind as K;
     match kind {
-        BadRequest => StatusCode::BAD_REQUEST,
-        PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-        Unauthorized => StatusCode::UNAUTHORIZED,
-        RouteNotFound | EventNotFound | OrderNotFound | SeatNotFound | SectionNotFound
-        | QueueNotFound | VisitorNotFound => StatusCode::NOT_FOUND,
-        QueueRequired => StatusCode::FORBIDDEN,
-        MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-        EventExists | SeatHeld | SeatSold | SeatNotHeld | OrderNotHoldable | AlreadyCompleted
-        | OrderExpired | SeatsUnavailable | PaymentReused | HoldLimit | OrderNotCancellable
-        | NotEnoughSeats | SoldOut | QueueOpen | AdmissionUsed => StatusCode::CONFLICT,
-        SeatLimit => StatusCode::UNPROCESSABLE_ENTITY,
-        StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-        Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        K::BadRequest => StatusCode::BAD_REQUEST,
+        K::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        K::Unauthorized => StatusCode::UNAUTHORIZED,
+        K::RouteNotFound
+        | K::EventNotFound
+        | K::OrderNotFound
+        | K::SeatNotFound
+        | K::SectionNotFound
+        | K::QueueNotFound
+        | K::VisitorNotFound => StatusCode::NOT_FOUND,
+        K::QueueRequired => StatusCode::FORBIDDEN,
+        K::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        K::EventExists
+        | K::SeatHeld
+        | K::SeatSold
+        | K::SeatNotHeld
+        | K::OrderNotHoldable
+        | K::AlreadyCompleted
+        | K::OrderExpired
+        | K::SeatsUnavailable
+        | K::PaymentReused
+        | K::HoldLimit
+        | K::OrderNotCancellable
+        | K::NotEnoughSeats
+        | K::SoldOut
+        | K::QueueOpen
+        | K::AdmissionUsed => StatusCode::CONFLICT,
+        K::SeatLimit => StatusCode::UNPROCESSABLE_ENTITY,
+        K::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        K::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
