@@ -23,21 +23,21 @@ AWSLAMBDARIC_VERSION := 4.2.2
 ## README's screenshot comes last, so the bench stamps a tree it has not changed.
 bench: node-deps python-tools cold-start-tools chromium stadium-test
 	cargo build --release --quiet --bins -p functions
-	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p local --bin seatclaim-bench
+	ulimit -n 8192 2>/dev/null || true; cargo run --release --quiet -p bench --bin seatclaim-bench
 	$(MAKE) --no-print-directory screenshot
 
 ## The contract's 100,000-seat event created, listed and sold through the
-## handlers on DynamoDB Local (local/tests/stadium.rs): ~2.5 minutes, so it
+## handlers on DynamoDB Local (testkit/tests/suite/stadium.rs): ~2.5 minutes, so it
 ## runs with the benchmarks rather than in make test.
 stadium-test: node-deps
-	cargo test -p local --test stadium -- --ignored
+	cargo test -p testkit --test suite -- --ignored stadium::
 
 ## A small pass of every benchmark scenario, to keep the bench working (CI). Its
 ## cold-start pass is two cold starts of the debug get-seat; it is skipped, with
 ## the reason printed, when .tools/venv (make python-tools) is not there.
 bench-smoke: node-deps chromium
 	cargo build --quiet -p functions --bin get-seat
-	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p local --bin seatclaim-bench -- --smoke
+	ulimit -n 8192 2>/dev/null || true; cargo run --quiet -p bench --bin seatclaim-bench -- --smoke
 
 ## awslambdaric (pinned) runs the Python/boto3 comparison handler under the RIE;
 ## boto3 comes with the SAM CLI. Checked, not stamped: installs only when missing.
@@ -94,7 +94,7 @@ test: node-deps python-tools
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)"
 	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace)
-	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p local --test iam -- --ignored)
+	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p testkit --test suite -- --ignored iam::)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)
 	@$(call timed,sam-local-test,$(MAKE) --no-print-directory sam-local-test)

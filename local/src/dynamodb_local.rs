@@ -4,6 +4,7 @@
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
@@ -182,4 +183,20 @@ fn find_jar(root: &Path) -> Option<PathBuf> {
         .collect();
     dirs.sort();
     dirs.pop()
+}
+
+static DYNAMODB: OnceLock<Result<DynamoDbLocal, String>> = OnceLock::new();
+
+/// The endpoint of this process's DynamoDB Local, in memory, started on a
+/// free port on first call (the tests', one per test process). Panics with
+/// the reason if it cannot start: no test can run without it.
+pub fn process_endpoint() -> String {
+    let local = DYNAMODB.get_or_init(|| {
+        let port = free_port().map_err(|e| e.to_string())?;
+        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())
+    });
+    match local {
+        Ok(local) => local.endpoint(),
+        Err(e) => panic!("DynamoDB Local did not start: {e}"),
+    }
 }

@@ -1,21 +1,22 @@
 //! Local development for seatclaim: DynamoDB Local, the table created from
 //! template.yaml, a dev HTTP server that routes to the very handlers the
-//! Lambda binaries call, and the harness the integration tests use.
+//! Lambda binaries call, and the stand-ins the test kit (testkit/) and the
+//! bench (bench/) share with it: apps on a local table, the fault and
+//! request recorders, and the invariants read back from the table.
 
-pub mod bench;
-pub mod capacity;
+pub mod apps;
 pub mod dev_routes;
 pub mod dynamodb_local;
 pub mod faults;
 pub mod feed;
 pub mod iam;
+pub mod invariants;
 pub mod metrics;
 pub mod payment_backend;
 pub mod router;
 pub mod server;
 pub mod streams;
 pub mod table;
-pub mod testing;
 
 use std::path::PathBuf;
 
@@ -47,15 +48,9 @@ pub fn local_client_counting(
     aws_sdk_dynamodb::Client::from_conf(config.build())
 }
 
-/// [`local_client`] that records every request for pricing (the bench).
-pub fn local_client_recording(
-    endpoint: &str,
-    recorder: capacity::CapacityRecorder,
-) -> aws_sdk_dynamodb::Client {
-    aws_sdk_dynamodb::Client::from_conf(local_config(endpoint).interceptor(recorder).build())
-}
-
-fn local_config(endpoint: &str) -> aws_sdk_dynamodb::config::Builder {
+/// The SDK configuration of a client for a local endpoint, to add
+/// interceptors to.
+pub fn local_config(endpoint: &str) -> aws_sdk_dynamodb::config::Builder {
     let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned());
     aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())

@@ -7,10 +7,10 @@
 use std::io::Write;
 use std::time::Duration;
 
+use local::apps::DEV_CONFIRM_SECRET;
 use local::dynamodb_local::{DynamoDbLocal, Storage};
 use local::feed::DevFeed;
 use local::table::TableSpec;
-use local::testing::DEV_CONFIRM_SECRET;
 use shared::{App, Config, Needs, Store};
 
 fn env_u16(name: &'static str, default: u16) -> Result<u16, String> {
@@ -62,8 +62,8 @@ async fn run() -> Result<(), String> {
     }
     let mut config = Config::from_env(Needs::StoreAndConfirmSecret).map_err(|e| e.to_string())?;
     if config.admission_signing.is_none() {
-        eprintln!("*** ADMISSION_SIGNING_KEYS is not set: signing admissions with the DEVELOPMENT key \"seatclaim-dev-NOT-SECRET\" (local::testing::DEV_ADMISSION_SIGNING_KEYS). Anyone can forge admissions with it. Never deploy it. ***");
-        config.admission_signing = Some(local::testing::dev_admission_keys());
+        eprintln!("*** ADMISSION_SIGNING_KEYS is not set: signing admissions with the DEVELOPMENT key \"seatclaim-dev-NOT-SECRET\" (local::apps::DEV_ADMISSION_SIGNING_KEYS). Anyone can forge admissions with it. Never deploy it. ***");
+        config.admission_signing = Some(local::apps::dev_admission_keys());
     }
     if config.admission_verify.is_none() {
         config.admission_verify = config.admission_signing.as_ref().map(|k| k.verify_keys());

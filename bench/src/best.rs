@@ -1,0 +1,143 @@
+//! best-available's stampede: buyers asking for 2 or 4 seats at once on one
+//! section, all through the handler: claims/s and latency next to the
+//! correctness counts (overlaps and false sold-outs must be 0; orphans are
+//! reported: the contract's centre rule can split a row into odd runs).
+
+use crate::{create_orders, reply, unique, Row, Timing, HOLD_SECONDS};
+use shared::domain::best_available::{has_run, orphans};
+use shared::domain::SeatId;
+use shared::App;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// The section and the crowd.
+#[derive(Debug, Clone, Copy)]
+pub struct BestAvailableStampede {
+    pub rows: u32,
+    pub seats_per_row: u32,
+    pub buyers: usize,
+    pub in_flight: usize,
+}
+
+pub(super) async fn best_available_stampede(
+    app: &App,
+    size: BestAvailableStampede,
+) -> Result<Row, String> {
+    let event = unique("best");
+    let rows: Vec<_> = (1..=size.rows)
+        .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
+        .collect();
+    let plan = serde_json::json!({"name": "Best available", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": "A", "rows": rows}]});
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{event}"),
+        None,
+        &plan.to_string(),
+    )
+    .await
+    {
+        (201, _) => {}
+        (s, b) => return Err(format!("create-event {event}: {s} {b}")),
+    }
+    let orders = create_orders(app, &event, size.buyers).await?;
+    // Pairs mostly, some fours: a family on-sale.
+    let quantities = [2u32, 2, 4, 2];
+    let sem = Arc::new(Semaphore::new(size.in_flight));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, o) in orders.into_iter().enumerate() {
+        let (app, sem) = (app.clone(), sem.clone());
+        let n = quantities[i % quantities.len()];
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let t = Instant::now();
+            let body = serde_json::json!({"quantity": n}).to_string();
+            let (status, reply) = reply(
+                &app,
+                "POST",
+                &format!("/orders/{}/best-available", o.id),
+                Some(&o.token),
+                &body,
+            )
+            .await;
+            (t.elapsed().as_secs_f64() * 1000.0, n, status, reply)
+        });
+    }
+    let mut timing = Timing::default();
+    let (mut taken, mut overlaps, mut not_adjacent, mut refused, mut retry, mut other) =
+        (HashSet::new(), 0, 0, Vec::new(), 0, 0);
+    while let Some(done) = tasks.join_next().await {
+        let (ms, n, status, body) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(ms);
+        match (status, body["error"].as_str()) {
+            (200, _) => {
+                let seats: Vec<(String, u32)> = body["seats"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| SeatId::parse(s.as_str()?).ok())
+                    .filter_map(|s| {
+                        s.row_and_number()
+                            .map(|(row, number)| (row.to_owned(), number))
+                    })
+                    .collect();
+                let adjacent = seats.len() == n as usize
+                    && seats
+                        .windows(2)
+                        .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
+                not_adjacent += usize::from(!adjacent);
+                overlaps += seats
+                    .into_iter()
+                    .filter(|seat| !taken.insert(seat.clone()))
+                    .count();
+            }
+            (409, Some("not-enough-seats")) => refused.push(n),
+            (503, _) => retry += 1,
+            _ => other += 1,
+        }
+    }
+    timing.wall = started.elapsed();
+    // Seats were only ever taken: a run of n that exists now existed when
+    // n was refused, so that refusal would have been false.
+    let now = shared::world::now();
+    let all = app
+        .store
+        .list_all_seats(
+            &shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?,
+            None,
+        )
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("event vanished")?;
+    let free: Vec<Vec<bool>> = all
+        .chunks(size.seats_per_row as usize)
+        .map(|row| {
+            row.iter()
+                .map(|s| s.state.visible_status(now) == shared::domain::SeatStatus::Available)
+                .collect()
+        })
+        .collect();
+    let false_sold_outs = refused
+        .iter()
+        .filter(|&&n| free.iter().any(|row| has_run(row, n as usize)))
+        .count();
+    let stranded: usize = free.iter().map(|row| orphans(row)).sum();
+    let seats = size.rows * size.seats_per_row;
+    Ok(Row {
+        scenario: format!(
+            "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler)",
+            size.buyers, size.rows, size.seats_per_row, size.in_flight
+        ),
+        correctness: format!(
+            "{} of {seats} seats held ({:.0} seats/s), {overlaps} overlaps, {not_adjacent} not adjacent, {false_sold_outs} false sold-outs, {} refused, {retry} × 503, {stranded} orphans",
+            taken.len(),
+            taken.len() as f64 / timing.wall.as_secs_f64().max(1e-9),
+            refused.len()
+        ),
+        ok: overlaps == 0 && not_adjacent == 0 && false_sold_outs == 0 && other == 0,
+        timing,
+    })
+}

@@ -1,0 +1,71 @@
+//! Cold start and footprint under the Lambda RIE (scripts/bench_cold_start.py).
+
+use crate::{serve, unique, ColdStart, ColdStartPass};
+use shared::App;
+
+/// The last scenario: scripts/bench_cold_start.py, which runs every
+/// function's binary under the Lambda Runtime Interface Emulator. It sets
+/// up through a dev server this process serves on a fresh table of the
+/// same (warm) DynamoDB Local, and measures the function binaries next to
+/// this benchmark's own executable (so `--release` measures release).
+pub(super) async fn cold_start(
+    app: App,
+    endpoint: &str,
+    pass: ColdStartPass,
+) -> Result<ColdStart, String> {
+    let root = local::repo_root();
+    let python = root.join(".tools/venv/bin/python");
+    if !python.exists() {
+        let why = format!("{} is missing (`make python-tools` installs it with the SAM CLI, which ships the emulator)", python.display());
+        return match pass {
+            ColdStartPass::Smoke => Ok(ColdStart::Skipped(why)),
+            ColdStartPass::Full => Err(format!("cold start: {why}")),
+        };
+    }
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cold start: this executable's path: {e}"))?;
+    let bin_dir = exe
+        .parent()
+        .ok_or("cold start: this executable has no folder")?
+        .to_owned();
+    let fragment = std::env::temp_dir().join(format!("{}.md", unique("seatclaim-cold-start")));
+
+    let table = app.config.table_name.clone();
+    let (port, stop_tx, server) = serve(app).await?;
+    let mut command = tokio::process::Command::new(&python);
+    command
+        .current_dir(&root)
+        .arg("scripts/bench_cold_start.py")
+        .arg("--server")
+        .arg(format!("http://127.0.0.1:{port}"))
+        .args(["--ddb-endpoint", endpoint, "--table", &table])
+        .arg("--bin-dir")
+        .arg(&bin_dir)
+        .arg("--fragment")
+        .arg(&fragment);
+    if pass == ColdStartPass::Smoke {
+        command.args([
+            "--smoke", "--only", "get-seat", "--runs", "2", "--warm", "0",
+        ]);
+    }
+    // The script's progress goes to stderr as it runs; its exit status says
+    // whether every invocation answered (a missed target is in the tables).
+    let status = command
+        .status()
+        .await
+        .map_err(|e| format!("cold start: {}: {e}", python.display()));
+    let _ = stop_tx.send(());
+    let _ = server.await;
+    let status = status?;
+    let markdown = std::fs::read_to_string(&fragment);
+    let _ = std::fs::remove_file(&fragment);
+    match markdown {
+        Ok(markdown) => Ok(ColdStart::Measured {
+            markdown,
+            ok: status.success(),
+        }),
+        Err(e) => Err(format!(
+            "cold start: scripts/bench_cold_start.py ({status}) wrote no tables: {e}"
+        )),
+    }
+}

@@ -1,0 +1,235 @@
+//! Under a crowd (docs/API.md): the contract's one-seat stampede, 10,000
+//! get-seat requests for one seat within one second, spread over N
+//! function instances (each an [`App`] of its own, with its own memory of
+//! the seats it keeps refusing), every DynamoDB request recorded and
+//! priced on the seat's partition key.
+//!
+//! DynamoDB Local cannot take 10,000 transactions in a second, so the
+//! second is simulated: request `i` arrives at `t0 + i / requests` s and
+//! goes to instance `i mod N`, which (as a Lambda instance does) serves
+//! its requests one at a time, in arrival order, at their simulated
+//! instants. What is measured is what the instances send to DynamoDB in
+//! that second: the seat key's write units are the write units per second.
+
+use crate::capacity::{self, CapacityRecorder};
+use crate::{create_event, create_orders, unique, HOLD_SECONDS, PARTITION_WRITE_UNITS};
+use aws_sdk_dynamodb::types::AttributeValue;
+use shared::auth::HoldToken;
+use shared::domain::OrderId;
+use shared::domain::SeatId;
+use shared::domain::{EventId, Millis};
+use shared::error::Error;
+use shared::handlers::claim_remembering;
+use shared::App;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// The scenario's size: `requests` within one second, for each of
+/// `instances` (one run each).
+#[derive(Debug, Clone, Copy)]
+pub struct OneSeatStampede {
+    pub requests: usize,
+    pub instances: [usize; 2],
+}
+
+/// One run's outcome.
+#[derive(Debug, Clone, Default)]
+pub struct StampedeRun {
+    pub instances: usize,
+    pub requests: usize,
+    pub winners: usize,
+    pub seat_held: usize,
+    pub unavailable: usize,
+    /// Any other answer, by name (must be none).
+    pub other: BTreeMap<String, usize>,
+    /// Claims that reached DynamoDB (the rest were refused from memory).
+    pub writes: usize,
+    /// Write units charged to the seat's partition key in the second.
+    pub seat_key_write_units: f64,
+}
+
+impl StampedeRun {
+    /// The contract's targets for 100 instances: one winner, every other
+    /// request `seat-held`, no `503`, the seat's key under a partition's
+    /// write units. At 1,000 instances the key is expected over (every
+    /// instance's first claims write): only the counts must hold.
+    pub fn ok(&self, key_must_fit: bool) -> bool {
+        self.winners == 1
+            && self.seat_held == self.requests - 1
+            && self.unavailable == 0
+            && self.other.is_empty()
+            && (!key_must_fit || self.seat_key_write_units < PARTITION_WRITE_UNITS)
+    }
+}
+
+/// Both runs on one event of two seats: the first on A-1-1, the second
+/// on A-1-2, by the same orders (an order may hold several seats).
+pub(super) async fn one_seat_stampedes(
+    app: &App,
+    recorder: &CapacityRecorder,
+    size: OneSeatStampede,
+) -> Result<Vec<StampedeRun>, String> {
+    let event = unique("crowd");
+    create_event(app, &event, 2, HOLD_SECONDS).await?;
+    let orders = create_orders(app, &event, size.requests).await?;
+    let mut claimants = Vec::with_capacity(orders.len());
+    for o in orders {
+        let id = OrderId::parse(&o.id).map_err(|e| e.to_string())?;
+        let token = HoldToken::parse(&o.token).ok_or("create-order: no hold token")?;
+        claimants.push((id, token));
+    }
+    let claimants = Arc::new(claimants);
+    let mut runs = Vec::new();
+    for (instances, seat) in size.instances.into_iter().zip(["A-1-1", "A-1-2"]) {
+        let seat = SeatId::parse(seat).map_err(|e| e.to_string())?;
+        recorder.take();
+        recorder.set_recording(true);
+        let mut run = stampede(app, claimants.clone(), &seat, instances).await?;
+        recorder.set_recording(false);
+        let records = recorder.take();
+        run.writes = records
+            .iter()
+            .filter(|r| r.op == "TransactWriteItems")
+            .count();
+        let charges = super::pricing::price(app, &records).await?;
+        let seat_key = seat_partition(&event, &seat)?;
+        run.seat_key_write_units = capacity::totals(&charges, &|t| t.clone())
+            .iter()
+            .filter(|load| load.target == seat_key)
+            .map(|load| load.write_units)
+            .sum();
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// The seat's partition key as the recorder names it.
+fn seat_partition(event: &str, seat: &SeatId) -> Result<capacity::Target, String> {
+    let event = EventId::parse(event).map_err(|e| e.to_string())?;
+    let key = shared::store::seat_item_key(&event, seat);
+    match key.get(shared::store::PK) {
+        Some(AttributeValue::S(pk)) => Ok(capacity::Target::table(pk.clone())),
+        _ => Err("a seat key without a string partition key".into()),
+    }
+}
+
+/// One simulated second of `claimants` claiming `seat` through
+/// `instances` fresh instances of `app`.
+async fn stampede(
+    app: &App,
+    claimants: Arc<Vec<(OrderId, HoldToken)>>,
+    seat: &SeatId,
+    instances: usize,
+) -> Result<StampedeRun, String> {
+    let requests = claimants.len();
+    let t0 = shared::world::now();
+    let arrival = move |i: usize| Millis(t0.0 + (i as i64 * 1_000) / requests.max(1) as i64);
+    // Instances run concurrently; DynamoDB Local takes so many at once.
+    let in_flight = Arc::new(Semaphore::new(64));
+    let mut tasks = tokio::task::JoinSet::new();
+    for k in 0..instances {
+        let instance = app.new_process();
+        let (claimants, seat, in_flight) = (claimants.clone(), seat.clone(), in_flight.clone());
+        tasks.spawn(async move {
+            let mut answers = Vec::new();
+            for i in (k..requests).step_by(instances) {
+                let (order, token) = &claimants[i];
+                let _permit = in_flight.acquire().await;
+                answers.push(claim_remembering(&instance, order, token, &seat, arrival(i)).await);
+            }
+            answers
+        });
+    }
+    let mut run = StampedeRun {
+        instances,
+        requests,
+        ..StampedeRun::default()
+    };
+    while let Some(done) = tasks.join_next().await {
+        for answer in done.map_err(|e| e.to_string())? {
+            match answer {
+                Ok(_) => run.winners += 1,
+                Err(Error::SeatHeld) => run.seat_held += 1,
+                Err(Error::StoreUnavailable) => run.unavailable += 1,
+                Err(other) => *run.other.entry(other.to_string()).or_default() += 1,
+            }
+        }
+    }
+    Ok(run)
+}
+
+/// The runs as docs/BENCHMARKS.md shows them.
+pub fn markdown(runs: &[StampedeRun]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("## Under a crowd: a stampede on one seat within one second\n\n");
+    out.push_str(
+        "The contract's stampede (docs/API.md, \"Under a crowd\"): every request claims one seat, arrivals uniform over one simulated second, \
+         round-robin over N function instances of get-seat, each with its own memory of the seats it keeps refusing; an instance serves its \
+         requests one at a time at their simulated instants. Every DynamoDB request is recorded and priced ([capacity](../bench/src/capacity/mod.rs)); \
+         the seat key's write units in that second are its write units per second, against a partition's 1,000.\n\n",
+    );
+    out.push_str("| instances | requests | winners | seat-held | 503 | other | claims written | write units/s on the seat's key | ok |\n|---:|---:|---:|---:|---:|---|---:|---:|---|\n");
+    for (i, run) in runs.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
+            run.instances,
+            run.requests,
+            run.winners,
+            run.seat_held,
+            run.unavailable,
+            other_answers(&run.other),
+            run.writes,
+            run.seat_key_write_units,
+            if run.ok(i == 0) { "yes" } else { "**NO**" }
+        );
+    }
+    out.push('\n');
+    for (i, run) in runs.iter().enumerate() {
+        let fits = run.seat_key_write_units < PARTITION_WRITE_UNITS;
+        let verdict = match (i, fits) {
+            (0, true) => "target < 1,000: met".to_owned(),
+            (0, false) => "target < 1,000: **missed**".to_owned(),
+            (_, true) => "under a partition's 1,000".to_owned(),
+            (_, false) => format!(
+                "over a partition's 1,000: real DynamoDB would throttle about {:.0}% of these writes, answered 503",
+                100.0 * (1.0 - PARTITION_WRITE_UNITS / run.seat_key_write_units)
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "one-seat stampede ({} instances): {:.0} write units/s on the seat's key, {} × 503 ({verdict})\n",
+            run.instances, run.seat_key_write_units, run.unavailable
+        );
+    }
+    // The limit, from the measured run: units each instance puts on the
+    // seat's key before its memory takes over.
+    if let Some(first) = runs
+        .first()
+        .filter(|r| r.instances > 0 && r.seat_key_write_units > 0.0)
+    {
+        let per_instance = first.seat_key_write_units / first.instances as f64;
+        let _ = writeln!(
+            out,
+            "Why the two differ: an instance answers from memory only after it has itself refused the seat 3 times within a second, \
+             so each instance writes the seat a few times before it stops ({:.1} claims written and {per_instance:.1} write units per instance \
+             at {} instances). One partition's 1,000 write units/s then allow about {:.0} instances on one seat in the stampede's first \
+             second; past that, the first second is throttled on real DynamoDB (503, honest), and memory still answers every later second. \
+             The on-sale queue (issue 19) is what keeps that many instances off one seat.\n",
+            first.writes as f64 / first.instances as f64,
+            first.instances,
+            PARTITION_WRITE_UNITS / per_instance
+        );
+    }
+    out
+}
+
+/// Answers other than a win, `seat-held` or `503`, as "name ×n" (none: "—").
+fn other_answers(other: &BTreeMap<String, usize>) -> String {
+    if other.is_empty() {
+        return "—".into();
+    }
+    let named: Vec<String> = other.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    named.join(", ")
+}

@@ -1,0 +1,178 @@
+//! General admission's stampede: buyers of 1–4 places at once on one
+//! section, through the handler (places/s, latency, oversell: must be 0),
+//! next to the naive single counter it replaces (read the count, write it
+//! back plus q): the harness must see that one oversell.
+
+use crate::{create_orders, reply, table_name, unique, Row, Timing, HOLD_SECONDS};
+use aws_sdk_dynamodb::types::AttributeValue;
+use shared::domain::ga::bucket_count;
+use shared::App;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// The section and the crowd.
+#[derive(Debug, Clone, Copy)]
+pub struct GaStampede {
+    pub capacity: u32,
+    pub buyers: usize,
+    pub in_flight: usize,
+}
+
+/// Places each buyer wants, in turn.
+const QUANTITIES: [u32; 4] = [2, 1, 4, 3];
+
+pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, String> {
+    let event = unique("ga");
+    let plan = serde_json::json!({"name": "GA", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": "FLOOR", "capacity": size.capacity}]});
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{event}"),
+        None,
+        &plan.to_string(),
+    )
+    .await
+    {
+        (201, _) => {}
+        (s, b) => return Err(format!("create-event {event}: {s} {b}")),
+    }
+    let orders = create_orders(app, &event, size.buyers).await?;
+    let sem = Arc::new(Semaphore::new(size.in_flight));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, o) in orders.into_iter().enumerate() {
+        let (app, sem) = (app.clone(), sem.clone());
+        let q = QUANTITIES[i % QUANTITIES.len()];
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let t = Instant::now();
+            let body = serde_json::json!({"quantity": q}).to_string();
+            let (status, reply) = reply(
+                &app,
+                "PUT",
+                &format!("/orders/{}/ga/FLOOR", o.id),
+                Some(&o.token),
+                &body,
+            )
+            .await;
+            (t.elapsed().as_secs_f64() * 1000.0, q, status, reply)
+        });
+    }
+    let mut timing = Timing::default();
+    let (mut granted, mut sold_out, mut retry, mut other) = (0u32, 0usize, 0usize, 0usize);
+    while let Some(done) = tasks.join_next().await {
+        let (ms, q, status, body) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(ms);
+        match (status, body["error"].as_str()) {
+            (200, _) => granted += q,
+            (409, Some("sold-out")) => sold_out += 1,
+            (503, _) => retry += 1,
+            _ => other += 1,
+        }
+    }
+    timing.wall = started.elapsed();
+    // Invariant 8 from the buckets themselves.
+    let section = shared::domain::SectionId::parse("FLOOR").map_err(|e| e.to_string())?;
+    let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
+    let indexes: Vec<u32> = (0..bucket_count(size.capacity)).collect();
+    let buckets = app
+        .store
+        .read_buckets(&event_id, &section, &indexes, true)
+        .await
+        .map_err(|e| e.to_string())?;
+    let now = shared::world::now();
+    let held: u32 = buckets.iter().map(|b| b.sold + b.live_held(now)).sum();
+    let over = held.saturating_sub(size.capacity) + granted.saturating_sub(size.capacity);
+    Ok(Row {
+        scenario: format!("GA stampede: {} buyers of 1-4 places, capacity {}, {} in flight (handler)", size.buyers, size.capacity, size.in_flight),
+        correctness: format!(
+            "{granted} of {} places held ({:.0} places/s), {over} oversold, {sold_out} sold-out, {retry} × 503",
+            size.capacity,
+            f64::from(granted) / timing.wall.as_secs_f64().max(1e-9)
+        ),
+        ok: over == 0 && held == granted && other == 0,
+        timing,
+    })
+}
+
+/// The design GA replaces: one counter per section, read then written back
+/// plus q when it looked like there was room.
+pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row, String> {
+    let client = app.store.client().clone();
+    let table = table_name(app);
+    let key = HashMap::from([
+        ("PK".to_owned(), AttributeValue::S(unique("naive-ga"))),
+        ("SK".to_owned(), AttributeValue::S("GA".into())),
+    ]);
+    let mut item = key.clone();
+    item.insert("held".into(), AttributeValue::N("0".into()));
+    client
+        .put_item()
+        .table_name(&table)
+        .set_item(Some(item))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let sem = Arc::new(Semaphore::new(size.in_flight));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..size.buyers {
+        let (client, table, key, sem) = (client.clone(), table.clone(), key.clone(), sem.clone());
+        let q = QUANTITIES[i % QUANTITIES.len()];
+        let capacity = size.capacity;
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let t = Instant::now();
+            let read = client
+                .get_item()
+                .table_name(&table)
+                .set_key(Some(key.clone()))
+                .consistent_read(true)
+                .send()
+                .await;
+            let held: u32 = read
+                .ok()
+                .and_then(|r| r.item)
+                .and_then(|i| {
+                    i.get("held")
+                        .and_then(|v| v.as_n().ok())
+                        .and_then(|n| n.parse().ok())
+                })
+                .unwrap_or(u32::MAX);
+            let granted = if held.saturating_add(q) <= capacity {
+                let mut item = key;
+                item.insert("held".into(), AttributeValue::N((held + q).to_string()));
+                match client
+                    .put_item()
+                    .table_name(&table)
+                    .set_item(Some(item))
+                    .send()
+                    .await
+                {
+                    Ok(_) => q,
+                    Err(_) => 0,
+                }
+            } else {
+                0
+            };
+            (t.elapsed().as_secs_f64() * 1000.0, granted)
+        });
+    }
+    let mut timing = Timing::default();
+    let mut granted = 0u32;
+    while let Some(done) = tasks.join_next().await {
+        let (ms, q) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(ms);
+        granted += q;
+    }
+    timing.wall = started.elapsed();
+    let over = granted.saturating_sub(size.capacity);
+    Ok(Row {
+        scenario: format!("naive GA: one counter, read then write (capacity {}, {} buyers)", size.capacity, size.buyers),
+        correctness: format!("{granted} places 'held' of {}: {over} oversold (must be > 0: the harness sees oversells)", size.capacity),
+        ok: over > 0,
+        timing,
+    })
+}

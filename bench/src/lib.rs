@@ -1,0 +1,567 @@
+//! `make bench`: seatclaim under load against DynamoDB Local, every scenario
+//! in one process run so the figures compare side by side. Each scenario
+//! prints its correctness count next to its speed.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, Instant};
+
+use lambda_http::Body;
+use shared::App;
+
+use local::metrics::RequestCounter;
+use local::router::{dispatch, request};
+
+/// The hold time of every scenario's event but two: longer than any
+/// scenario runs, so no hold expires while one is measured.
+pub const HOLD_SECONDS: u32 = 600;
+/// The sweep scenario's hold time: its orders must expire to be swept.
+pub const SWEEP_HOLD_SECONDS: u32 = 3;
+
+pub mod capacity;
+
+mod best;
+mod cold_start;
+mod crowd;
+pub mod crowd_projection;
+mod fresh;
+mod ga;
+mod onsale;
+mod ops;
+mod pricing;
+mod queue;
+mod queue_doc;
+mod queue_pause;
+mod queue_projection;
+mod raw;
+mod scale;
+pub mod scale_doc;
+pub mod scale_limits;
+mod scale_queue;
+mod setup;
+mod sold_out;
+mod spread;
+mod stadium_page;
+mod stampede;
+
+use best::best_available_stampede;
+pub use best::BestAvailableStampede;
+use cold_start::cold_start;
+use crowd::one_seat_stampedes;
+pub use crowd::{markdown as crowd_markdown, OneSeatStampede, StampedeRun};
+pub use ga::GaStampede;
+use ga::{ga_naive_counter, ga_stampede};
+use onsale::on_sale;
+pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use ops::{round_trips, sweep_scaling, warm_up};
+pub use queue::{QueueModel, QueueRun};
+use raw::{double_held, raw_claims, table_name, RawClaim};
+use setup::{create_event, create_event_from, create_orders, serve};
+use spread::{spread, spread_handler_and_bare, spread_plan, ClaimPath};
+use stadium_page::stadium_page;
+pub use stadium_page::StadiumPageSize;
+use stampede::{stampede_handler, stampede_http};
+
+/// Sizes of one run; `smoke()` is the CI pass that only proves it works.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizes {
+    pub stampede: usize,
+    pub spread_orders: usize,
+    pub spread_claims: usize,
+    pub spread_seats: u32,
+    pub in_flight: usize,
+    pub concurrency_claims: usize,
+    pub sweep_expired: usize,
+    pub sweep_small_table: u32,
+    pub sweep_large_table: u32,
+    pub warm_up_orders: usize,
+    pub on_sale: DemandModel,
+    pub cold_start: ColdStartPass,
+    pub best_available: BestAvailableStampede,
+    pub ga: GaStampede,
+    pub one_seat: OneSeatStampede,
+    pub queue: QueueModel,
+    /// (v3) The live map in Chromium over a stadium.
+    pub stadium_page: StadiumPageSize,
+}
+
+/// How much of scripts/bench_cold_start.py the last scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdStartPass {
+    /// Every function, 20 cold starts each, the Python comparison and the
+    /// warm CPU figures; writes docs/BENCH-COLD-START.md and its JSON.
+    Full,
+    /// Two cold starts of get-seat, writes nothing: proves the harness
+    /// (with whatever build the bench itself is, debug under bench-smoke).
+    Smoke,
+}
+
+impl Sizes {
+    pub fn full() -> Self {
+        Self {
+            stampede: 1_000,
+            spread_orders: 2_000,
+            spread_claims: 10_000,
+            spread_seats: 1_000,
+            in_flight: 64,
+            concurrency_claims: 2_000,
+            sweep_expired: 10_000,
+            sweep_small_table: 1_000,
+            sweep_large_table: 100_000,
+            warm_up_orders: 60,
+            // The contract's demand model: 50 sections of 40 rows of 50.
+            on_sale: DemandModel {
+                sections: 50,
+                rows: 40,
+                seats_per_row: 50,
+                ga_capacity: 20_000,
+                buyers: 20_000,
+                in_flight: 64,
+                hold_seconds: 30,
+                sold_out_crowd: 12_000,
+            },
+            cold_start: ColdStartPass::Full,
+            best_available: BestAvailableStampede {
+                rows: 20,
+                seats_per_row: 20,
+                buyers: 240,
+                in_flight: 64,
+            },
+            ga: GaStampede {
+                capacity: 2_000,
+                buyers: 1_600,
+                in_flight: 64,
+            },
+            // The contract's targets: 10,000 requests in a second over 100
+            // instances; 1,000 shows where the design's limit is.
+            one_seat: OneSeatStampede {
+                requests: 10_000,
+                instances: [100, 1_000],
+            },
+            // The crowd at the queue: 20,000 visitors, half early.
+            // The stadium: 40 sections of 50 rows of 50.
+            stadium_page: StadiumPageSize {
+                sections: 40,
+                rows: 50,
+                seats_per_row: 50,
+                refreshes: 20,
+            },
+            queue: QueueModel {
+                visitors: 20_000,
+                in_flight: 64,
+                admit_per_minute: 60_000,
+                pause_seats: 5,
+            },
+        }
+    }
+    pub fn smoke() -> Self {
+        Self {
+            stampede: 100,
+            spread_orders: 100,
+            spread_claims: 400,
+            spread_seats: 60,
+            in_flight: 16,
+            concurrency_claims: 100,
+            sweep_expired: 10,
+            sweep_small_table: 100,
+            sweep_large_table: 1_000,
+            warm_up_orders: 10,
+            on_sale: DemandModel {
+                sections: 5,
+                rows: 4,
+                seats_per_row: 20,
+                ga_capacity: 80,
+                buyers: 300,
+                in_flight: 16,
+                hold_seconds: 4,
+                sold_out_crowd: 300,
+            },
+            cold_start: ColdStartPass::Smoke,
+            best_available: BestAvailableStampede {
+                rows: 5,
+                seats_per_row: 10,
+                buyers: 30,
+                in_flight: 16,
+            },
+            ga: GaStampede {
+                capacity: 100,
+                buyers: 80,
+                in_flight: 16,
+            },
+            one_seat: OneSeatStampede {
+                requests: 1_000,
+                instances: [10, 100],
+            },
+            // Over 3,000 seats: the page's canvas map (web/app.js).
+            stadium_page: StadiumPageSize {
+                sections: 4,
+                rows: 20,
+                seats_per_row: 50,
+                refreshes: 3,
+            },
+            queue: QueueModel {
+                visitors: 400,
+                in_flight: 16,
+                admit_per_minute: 6_000,
+                pause_seats: 3,
+            },
+        }
+    }
+}
+
+/// Latencies of one scenario and its wall time.
+#[derive(Debug, Clone, Default)]
+pub struct Timing {
+    pub latencies_ms: Vec<f64>,
+    pub wall: Duration,
+}
+
+impl Timing {
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies_ms.is_empty() {
+            return 0.0;
+        }
+        let mut v = self.latencies_ms.clone();
+        v.sort_by(f64::total_cmp);
+        let idx = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
+        v[idx]
+    }
+    pub fn p50(&self) -> f64 {
+        self.percentile(50.0)
+    }
+    pub fn p99(&self) -> f64 {
+        self.percentile(99.0)
+    }
+    pub fn max(&self) -> f64 {
+        self.percentile(100.0)
+    }
+    pub fn per_second(&self) -> f64 {
+        self.latencies_ms.len() as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One printed row: what ran, how fast, and what it proved.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub scenario: String,
+    pub timing: Timing,
+    pub correctness: String,
+    pub ok: bool,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub rows: Vec<Row>,
+    pub round_trips: Vec<(String, BTreeMap<String, u64>, String)>,
+    pub sweep: Vec<(String, Duration, u64, u64)>,
+    pub concurrency: Vec<(usize, f64, f64)>,
+    pub stampede_latencies: Vec<f64>,
+    pub handler_over_bare: f64,
+    /// Requests sent to warm DynamoDB Local up, and how long they took.
+    pub warm_up: (usize, Duration),
+    pub on_sale: OnSale,
+    pub cold_start: ColdStart,
+    /// The one-seat stampede over many instances, one run per count.
+    pub one_seat: Vec<StampedeRun>,
+    /// (v3) The on-sale queue under a crowd.
+    pub queue: QueueRun,
+}
+
+/// The cold-start scenario's outcome.
+#[derive(Debug, Default)]
+pub enum ColdStart {
+    #[default]
+    NotRun,
+    /// Not run, and why (bench-smoke without the Python tools).
+    Skipped(String),
+    /// The script's tables (markdown) and whether every invocation succeeded.
+    Measured { markdown: String, ok: bool },
+}
+
+impl Report {
+    pub fn all_ok(&self) -> bool {
+        self.rows.iter().all(|r| r.ok)
+            && self
+                .one_seat
+                .iter()
+                .enumerate()
+                .all(|(i, run)| run.ok(i == 0))
+            && self.on_sale.ok
+            && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
+    }
+}
+
+/// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct BenchOrder {
+    id: String,
+    token: String,
+}
+
+async fn reply(
+    app: &App,
+    method: &str,
+    uri: &str,
+    auth: Option<&str>,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let headers: Vec<(&str, String)> = auth
+        .map(|t| vec![("authorization", format!("Bearer {t}"))])
+        .unwrap_or_default();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let body = if body.is_empty() {
+        Body::Empty
+    } else {
+        Body::Text(body.to_owned())
+    };
+    let resp = dispatch(app, request(method, uri, &headers, body)).await;
+    let status = resp.status().as_u16();
+    let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
+    (status, json)
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+pub async fn run(
+    endpoint: &str,
+    sizes: Sizes,
+    mut progress: impl FnMut(&str),
+) -> Result<Report, String> {
+    let mut report = Report::default();
+    let counter = RequestCounter::default();
+    // Only the on-sale reads the stream: every other table goes without it
+    // (see TableSpec::without_stream).
+    let new_app = |counter: Option<RequestCounter>,
+                   recorder: Option<crate::capacity::CapacityRecorder>,
+                   stream: bool| async move {
+        let client = match recorder {
+            Some(r) => crate::capacity::recording_client(endpoint, r),
+            None => local::local_client_counting(endpoint, counter),
+        };
+        let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
+        let spec = if stream { spec } else { spec.without_stream() };
+        let table = unique("bench");
+        spec.create(&client, &table)
+            .await
+            .map_err(|e| e.to_string())?;
+        // An instance keeps a queue's state a second, as on AWS.
+        let app = local::apps::app_on(client, &table);
+        Ok::<_, String>(App::new(
+            app.store.with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
+            app.config,
+        ))
+    };
+    progress("warming DynamoDB Local up (scratch table, not measured)");
+    let scratch = new_app(None, None, false).await?;
+    let started = Instant::now();
+    let sent = warm_up(&scratch, sizes.warm_up_orders).await?;
+    report.warm_up = (sent, started.elapsed());
+    let _ = scratch
+        .store
+        .client()
+        .delete_table()
+        .table_name(table_name(&scratch))
+        .send()
+        .await;
+
+    let app = new_app(None, None, false).await?;
+
+    progress("stampede (handler)");
+    let row = stampede_handler(&app, sizes.stampede).await?;
+    report.stampede_latencies = row.timing.latencies_ms.clone();
+    report.rows.push(row);
+    progress("stampede (HTTP)");
+    report.rows.push(stampede_http(&app, sizes.stampede).await?);
+
+    progress("spread (handler and bare store requests, alternating)");
+    let (handler, bare) = spread_handler_and_bare(&app, sizes).await?;
+    report.handler_over_bare = handler.timing.per_second() / bare.timing.per_second().max(1e-9);
+    let (correctness, ok) = handler.correctness();
+    report.rows.push(Row {
+        scenario: format!(
+            "spread: {} orders, {} claims, {} seats, {} in flight (handler)",
+            sizes.spread_orders, sizes.spread_claims, sizes.spread_seats, sizes.in_flight
+        ),
+        timing: handler.timing,
+        correctness,
+        ok,
+    });
+    let (correctness, ok) = bare.correctness();
+    report.rows.push(Row {
+        scenario: "spread, the same DynamoDB requests bare (store, no handler)".into(),
+        timing: bare.timing,
+        correctness: format!(
+            "{correctness}; handler/bare throughput {:.2}",
+            report.handler_over_bare
+        ),
+        ok,
+    });
+
+    let table = table_name(&app);
+    let client = app.store.client().clone();
+    for (how, label) in [
+        (
+            RawClaim::ConditionalUpdate,
+            "raw: one conditional UpdateItem per claim (store ceiling)",
+        ),
+        (
+            RawClaim::ReadThenWrite,
+            "naive: GetItem then unconditional write",
+        ),
+        (
+            RawClaim::CheckThenAttach,
+            "naive: check other orders, then attach",
+        ),
+    ] {
+        progress(label);
+        let event = unique("raw");
+        create_event(&app, &event, 1, HOLD_SECONDS).await?;
+        let stampede_plan: Vec<_> = (0..sizes.stampede)
+            .map(|o| (o, "A-1-1".to_owned()))
+            .collect();
+        let (st, st_winners) =
+            raw_claims(&client, &table, &event, stampede_plan, sizes.stampede, how).await?;
+        let st_won: usize = st_winners.values().map(HashSet::len).sum();
+        let event = unique("raw");
+        create_event(&app, &event, sizes.spread_seats, HOLD_SECONDS).await?;
+        let plan = spread_plan(
+            sizes.spread_orders,
+            sizes.spread_claims,
+            sizes.spread_seats,
+            42,
+        );
+        let (sp, sp_winners) =
+            raw_claims(&client, &table, &event, plan, sizes.in_flight, how).await?;
+        let naive = how != RawClaim::ConditionalUpdate;
+        let doubles = double_held(&sp_winners);
+        // The naive patterns must show oversells (proof that the harness can
+        // see one); where they show up, stampede or spread, is up to timing.
+        let ok = if naive {
+            st_won > 1 || doubles > 0
+        } else {
+            st_won == 1 && doubles == 0
+        };
+        report.rows.push(Row {
+            scenario: format!("{label} — stampede"),
+            timing: st,
+            correctness: format!(
+                "{st_won} 'winners' of 1 seat{}",
+                if naive {
+                    " (must be > 1: the harness sees oversells)"
+                } else {
+                    ""
+                }
+            ),
+            ok,
+        });
+        report.rows.push(Row {
+            scenario: format!("{label} — spread"),
+            timing: sp,
+            correctness: format!("{doubles} seats held twice"),
+            ok,
+        });
+    }
+
+    progress("one-seat stampede over many instances (simulated second, priced per key)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let recording = new_app(None, Some(recorder.clone()), false).await?;
+    report.one_seat = one_seat_stampedes(&recording, &recorder, sizes.one_seat).await?;
+
+    progress("best-available stampede");
+    report
+        .rows
+        .push(best_available_stampede(&app, sizes.best_available).await?);
+
+    progress("GA stampede, and the naive counter it replaces");
+    report.rows.push(ga_stampede(&app, sizes.ga).await?);
+    report.rows.push(ga_naive_counter(&app, sizes.ga).await?);
+
+    progress("throughput vs concurrency");
+    for in_flight in [1usize, 8, 32, 64, 128] {
+        let run = spread(
+            &app,
+            sizes,
+            ClaimPath::Handler,
+            in_flight,
+            sizes.concurrency_claims,
+        )
+        .await?;
+        if !run.correctness().1 {
+            return Err(format!("double hold at concurrency {in_flight}"));
+        }
+        report
+            .concurrency
+            .push((in_flight, run.timing.per_second(), run.timing.p99()));
+    }
+
+    progress("round trips");
+    let counting = new_app(Some(counter.clone()), None, false).await?;
+    report.round_trips = round_trips(&counting, &counter).await?;
+
+    progress("sweep scaling");
+    for others in [sizes.sweep_small_table, sizes.sweep_large_table] {
+        let app = new_app(Some(counter.clone()), None, false).await?;
+        let (took, expired, queries) =
+            sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
+        report.sweep.push((
+            format!("{} expired among {others} other items", sizes.sweep_expired),
+            took,
+            expired,
+            queries,
+        ));
+    }
+
+    progress(
+        "cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)",
+    );
+    report.cold_start = cold_start(
+        new_app(None, None, false).await?,
+        endpoint,
+        sizes.cold_start,
+    )
+    .await?;
+
+    progress("on-sale queue: joins, admissions at the pace, status polls, pause and resume (priced per key)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    report.queue = queue::queue_bench(
+        new_app(None, Some(recorder.clone()), false).await?,
+        endpoint,
+        recorder,
+        sizes.queue,
+    )
+    .await?;
+    report.rows.push(report.queue.row());
+
+    progress("stadium page: the live map of a stadium in headless Chromium, one refresh applied");
+    report
+        .rows
+        .push(stadium_page(new_app(None, None, false).await?, sizes.stadium_page).await?);
+
+    // Last: its table has the stream, which slows DynamoDB Local down for
+    // every table after it (see TableSpec::without_stream).
+    progress("on-sale demand model (create the event, then the buyers, priced per partition key)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    report.on_sale = on_sale(
+        new_app(None, Some(recorder.clone()), true).await?,
+        endpoint,
+        recorder,
+        sizes.on_sale,
+    )
+    .await?;
+
+    Ok(report)
+}

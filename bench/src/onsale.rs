@@ -1,0 +1,605 @@
+//! The on-sale demand model (issue 9): a 100,000-seat event, buyers picking
+//! a section and a row by Zipf(1.0) and a seat uniformly, claiming 1-4 seats
+//! and confirming with probability 0.7. Every DynamoDB request is priced
+//! per partition key by DynamoDB's rules (`crate::capacity`), under this
+//! design's keys and re-keyed onto the old ones (every seat of an event on
+//! `EVENT#{ref}`, 8 pending-index shards), and each layout's on-sale
+//! ceiling is projected from the hottest key's share.
+
+use super::pricing::{old_layout, price, project};
+use crate::capacity::{self, as_caller, CapacityRecorder, KeyLoad};
+use crate::{reply, unique, Rng, Timing};
+use lambda_http::Body;
+use local::router::dispatch;
+use local::router::request;
+use shared::App;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// A partition's limits (DynamoDB developer guide, "partitions").
+pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;
+pub const PARTITION_READ_UNITS: f64 = 3_000.0;
+
+/// The demand model's event and buyers.
+#[derive(Debug, Clone, Copy)]
+pub struct DemandModel {
+    pub sections: u32,
+    pub rows: u32,
+    pub seats_per_row: u32,
+    /// Places of the general-admission section `FLOOR` (one buyer in six
+    /// goes there, as its share of the capacity).
+    pub ga_capacity: u32,
+    pub buyers: usize,
+    pub in_flight: usize,
+    pub hold_seconds: u32,
+    /// Requests of the crowd refused once the event is sold out.
+    pub sold_out_crowd: usize,
+}
+
+/// Where the model's load lands under one key layout.
+#[derive(Debug, Clone, Default)]
+pub struct Projection {
+    pub layout: &'static str,
+    /// Hottest keys by write units, a few.
+    pub hottest: Vec<KeyLoad>,
+    /// The hottest key for reads.
+    pub hottest_read: Option<KeyLoad>,
+    /// Claim attempts/s at which the hottest key reaches a partition's
+    /// write (or read) limit.
+    pub ceiling: f64,
+    /// Read units/s on the hottest-read key at that rate.
+    pub reads_at_ceiling: f64,
+}
+
+/// What one on-sale run measured.
+#[derive(Debug, Clone, Default)]
+pub struct OnSale {
+    pub model: Option<DemandModel>,
+    pub creation: Duration,
+    pub creation_answer: u16,
+    pub creation_write_units: f64,
+    pub attempts: u64,
+    pub won: u64,
+    pub refused: u64,
+    pub unavailable: u64,
+    pub orders: u64,
+    pub confirmed: u64,
+    pub sold_seats: u64,
+    /// General-admission places sold, and places over capacity (sold plus
+    /// live holds, from the buckets; must be 0).
+    pub sold_places: u64,
+    pub oversold_places: u64,
+    pub wall: Duration,
+    pub sweep: Duration,
+    pub swept_orders: u64,
+    /// Requests through each function and their mean handler time (ms).
+    pub functions: BTreeMap<&'static str, (u64, f64)>,
+    pub table_write_units: f64,
+    pub table_read_units: f64,
+    /// Write units on the pending index (all shards).
+    pub index_write_units: f64,
+    pub new_keys: Projection,
+    pub old_keys: Projection,
+    /// Invariant violations the table check found after the run.
+    pub violations: usize,
+    /// The seat map of the sold-through event: reply bytes raw and gzip,
+    /// read units per uncached request, and uncached request latencies.
+    pub map_bytes: usize,
+    pub map_gzip_bytes: usize,
+    pub map_read_units: f64,
+    pub map_latency: Timing,
+    /// Stream records the projection read, and how long catching up took.
+    pub stream_records: usize,
+    pub projection: Duration,
+    /// The sold-out phase, after the buyers.
+    pub sold_out: Option<super::sold_out::SoldOutPhase>,
+    /// Every priced request of the selling phase (buyers, sweep,
+    /// projection), for the crowd's projection.
+    pub charges: Vec<capacity::Charge>,
+    /// DynamoDB requests made for each function in the selling phase.
+    pub round_trips: BTreeMap<String, u64>,
+    /// The sweep's units, all its expired orders together.
+    pub sweep_write_units: f64,
+    pub sweep_read_units: f64,
+    /// The stream the selling phase left.
+    pub stream: StreamCounts,
+    pub ok: bool,
+}
+
+/// What the table's stream carried: all its records, those each of its
+/// two functions' filters (template.yaml) let through, and the events the
+/// outbox makes of them (one EventBridge entry each).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StreamCounts {
+    pub records: u64,
+    /// project-seat-map's: seat items and general-admission buckets.
+    pub seat_map_records: u64,
+    /// publish-events': every order change, seat and bucket changes.
+    pub publish_records: u64,
+    pub events: u64,
+}
+
+impl StreamCounts {
+    pub(super) fn count(&mut self, record: &serde_json::Value) {
+        self.records += 1;
+        let pk = record["dynamodb"]["Keys"][shared::store::PK]["S"]
+            .as_str()
+            .unwrap_or_default();
+        let inventory = pk.starts_with(shared::store::SEAT_PK_PREFIX)
+            || pk.starts_with(shared::store::GA_PK_PREFIX);
+        if inventory {
+            self.seat_map_records += 1;
+        }
+        if pk.starts_with(shared::store::ORDER_PK_PREFIX)
+            || (inventory && record["eventName"] == "MODIFY")
+        {
+            self.publish_records += 1;
+        }
+        if let Ok(Some(change)) = shared::store::item_change(record, shared::world::now()) {
+            self.events += shared::domain::outbox::state_events(&change).len() as u64;
+        }
+    }
+}
+
+/// Zipf(1.0) over ranks 1..=n: the cumulative weights, to sample from.
+pub(super) struct Zipf(Vec<f64>);
+impl Zipf {
+    pub(super) fn new(n: u32) -> Self {
+        let mut acc = 0.0;
+        Self(
+            (1..=n)
+                .map(|k| {
+                    acc += 1.0 / f64::from(k);
+                    acc
+                })
+                .collect(),
+        )
+    }
+    /// A rank, 1-based.
+    pub(super) fn sample(&self, rng: &mut Rng) -> u32 {
+        let total = self.0.last().copied().unwrap_or(1.0);
+        let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
+        self.0.partition_point(|c| *c <= x) as u32 + 1
+    }
+}
+
+/// What one buyer of the model wants.
+enum Wants {
+    Seats(Vec<String>),
+    Places(u32),
+}
+
+/// The general-admission section of the model.
+pub(super) const GA_SECTION: &str = "FLOOR";
+
+fn plan_json(m: &DemandModel) -> String {
+    let mut sections: Vec<_> = (1..=m.sections)
+        .map(|s| serde_json::json!({
+            "sectionId": format!("S{s}"),
+            "rows": (1..=m.rows).map(|r| serde_json::json!({"row": r.to_string(), "count": m.seats_per_row})).collect::<Vec<_>>(),
+        }))
+        .collect();
+    if m.ga_capacity > 0 {
+        sections.push(serde_json::json!({"sectionId": GA_SECTION, "capacity": m.ga_capacity}));
+    }
+    serde_json::json!({"name": "Stadium on-sale", "holdSeconds": m.hold_seconds, "sections": sections}).to_string()
+}
+
+/// One buyer's requests: (function, status, handler ms).
+async fn buyer(
+    app: &App,
+    event: &str,
+    wants: Wants,
+    confirm: bool,
+    payment: String,
+) -> Vec<(&'static str, u16, f64)> {
+    let mut log = Vec::new();
+    let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
+    let started = Instant::now();
+    let (status, order) = as_caller(
+        "create-order",
+        reply(app, "POST", &format!("/events/{event}/orders"), None, "{}"),
+    )
+    .await;
+    log.push(("create-order", status, timed(started)));
+    let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else {
+        return log;
+    };
+    // The invariant check afterwards reads every order: a buyer of places
+    // only is named by no seat, and its bucket sales are checked against it.
+    local::invariants::remember_order(app, id);
+    let seats = match wants {
+        Wants::Seats(seats) => seats,
+        Wants::Places(q) => {
+            let started = Instant::now();
+            let body = serde_json::json!({"quantity": q}).to_string();
+            let (status, _) = as_caller(
+                "hold-ga",
+                reply(
+                    app,
+                    "PUT",
+                    &format!("/orders/{id}/ga/{GA_SECTION}"),
+                    Some(token),
+                    &body,
+                ),
+            )
+            .await;
+            log.push(("hold-ga", status, timed(started)));
+            if confirm && status == 200 {
+                let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": [], "ga": [{"sectionId": GA_SECTION, "quantity": q}]});
+                log.push(("confirm", send_confirm(app, id, body).await, timed(started)));
+            }
+            return log;
+        }
+    };
+    let mut won = Vec::new();
+    for seat in seats {
+        let started = Instant::now();
+        let (status, _) = as_caller(
+            "get-seat",
+            reply(
+                app,
+                "POST",
+                &format!("/orders/{id}/seats/{seat}"),
+                Some(token),
+                "",
+            ),
+        )
+        .await;
+        log.push(("get-seat", status, timed(started)));
+        if status == 200 && !won.contains(&seat) {
+            won.push(seat);
+        }
+    }
+    if confirm && !won.is_empty() {
+        let started = Instant::now();
+        let status = send_confirm(
+            app,
+            id,
+            serde_json::json!({"orderId": id, "paymentId": payment, "seats": won}),
+        )
+        .await;
+        log.push(("confirm", status, timed(started)));
+    }
+    log
+}
+
+/// A confirm signed as the payment backend signs it; its status.
+async fn send_confirm(app: &App, order: &str, body: serde_json::Value) -> u16 {
+    let body = body.to_string();
+    let Some(secrets) = app.config.confirm_secrets.as_ref() else {
+        return 0;
+    };
+    let headers = local::apps::webhook_headers(secrets, &body);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let confirm = request(
+        "POST",
+        &format!("/orders/{order}/confirm"),
+        &headers,
+        Body::Text(body),
+    );
+    as_caller("confirm", dispatch(app, confirm))
+        .await
+        .status()
+        .as_u16()
+}
+
+/// Runs the demand model on a fresh table of `endpoint`.
+pub(super) async fn on_sale(
+    app: App,
+    endpoint: &str,
+    recorder: CapacityRecorder,
+    model: DemandModel,
+) -> Result<OnSale, String> {
+    let mut out = OnSale {
+        model: Some(model),
+        ..OnSale::default()
+    };
+    let event = unique("stadium");
+
+    // Creation, priced on its own (it is not on-sale traffic).
+    recorder.take();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let (status, body) = reply(
+        &app,
+        "PUT",
+        &format!("/events/{event}"),
+        None,
+        &plan_json(&model),
+    )
+    .await;
+    out.creation_answer = status;
+    match status {
+        201 => {}
+        202 => {
+            let mut summary = shared::sweep::SweepSummary::default();
+            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
+                .await;
+        }
+        _ => return Err(format!("create-event: {status} {body}")),
+    }
+    out.creation = started.elapsed();
+    recorder.set_recording(false);
+    let creation = recorder.take();
+    out.creation_write_units = price(&app, &creation)
+        .await?
+        .iter()
+        .map(|c| c.write_units)
+        .sum();
+
+    // The on-sale.
+    let (sections, rows) = (Zipf::new(model.sections), Zipf::new(model.rows));
+    let mut rng = Rng(0x5EA7_C1A1);
+    let buyers: Vec<(Wants, bool)> = (0..model.buyers)
+        .map(|_| {
+            let k = rng.below(4) + 1;
+            let wants = if model.ga_capacity > 0 && rng.below(6) == 0 {
+                Wants::Places(k as u32)
+            } else {
+                Wants::Seats(
+                    (0..k)
+                        .map(|_| {
+                            let (s, r) = (sections.sample(&mut rng), rows.sample(&mut rng));
+                            format!("S{s}-{r}-{}", rng.below(u64::from(model.seats_per_row)) + 1)
+                        })
+                        .collect(),
+                )
+            };
+            (wants, rng.below(10) < 7)
+        })
+        .collect();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let sem = Arc::new(Semaphore::new(model.in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, (seats, confirm)) in buyers.into_iter().enumerate() {
+        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            buyer(&app, &event, seats, confirm, format!("pi_onsale_{i}")).await
+        });
+    }
+    let mut durations: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    while let Some(done) = tasks.join_next().await {
+        for (function, status, ms) in done.map_err(|e| e.to_string())? {
+            durations.entry(function).or_default().push(ms);
+            match (function, status) {
+                ("create-order", 201) => out.orders += 1,
+                ("get-seat" | "hold-ga", 200) => {
+                    out.attempts += 1;
+                    out.won += 1;
+                }
+                ("get-seat" | "hold-ga", 409) => {
+                    out.attempts += 1;
+                    out.refused += 1;
+                }
+                ("confirm", 200) => out.confirmed += 1,
+                (_, 503) => out.unavailable += 1,
+                (f, s) => return Err(format!("{f} answered {s} in the on-sale")),
+            }
+        }
+    }
+    out.wall = started.elapsed();
+    // The unconfirmed orders expire; the sweep's releases are on-sale
+    // traffic too. Waiting for the holds to lapse is the point of the wait.
+    tokio::time::sleep(Duration::from_secs(u64::from(model.hold_seconds) + 1)).await;
+    // The sweep runs alone, so every request recorded meanwhile is its own
+    // (its releases run in tasks of their own, which a caller's tag does
+    // not reach).
+    let mut records = recorder.take();
+    let started = Instant::now();
+    let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
+    out.sweep = started.elapsed();
+    out.swept_orders = summary.expired_orders;
+    recorder.set_recording(false);
+    let sweep_records = recorder.take();
+    out.round_trips
+        .insert("expire-holds".into(), sweep_records.len() as u64);
+    let sweep_charges = price(&app, &sweep_records).await?;
+    out.sweep_write_units = sweep_charges.iter().map(|c| c.write_units).sum();
+    out.sweep_read_units = sweep_charges.iter().map(|c| c.read_units).sum();
+    records.extend(sweep_records);
+    out.functions = durations
+        .into_iter()
+        .map(|(f, v)| {
+            (
+                f,
+                (
+                    v.len() as u64,
+                    v.iter().sum::<f64>() / v.len().max(1) as f64,
+                ),
+            )
+        })
+        .collect();
+
+    // The seat map: the projection caught up from the stream (its writes
+    // are on-sale traffic too, priced with the rest), then served. One
+    // record per projector call: a write per seat change, as under a
+    // steady on-sale where each poll brings few records (an upper bound:
+    // bigger batches fold a seat's changes together).
+    let follower = local::streams::StreamFollower::attach(
+        endpoint,
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await?;
+    recorder.take();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let stream = Arc::new(std::sync::Mutex::new(StreamCounts::default()));
+    out.stream_records = follower
+        .catch_up(|batch| {
+            let (store, stream) = (app.store.clone(), stream.clone());
+            async move {
+                for record in batch["Records"].as_array().into_iter().flatten() {
+                    stream
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .count(record);
+                    as_caller(
+                        "project-seat-map",
+                        shared::handlers::project_records(
+                            &store,
+                            &serde_json::json!({"Records": [record]}),
+                        ),
+                    )
+                    .await;
+                }
+            }
+        })
+        .await?;
+    out.stream = *stream.lock().unwrap_or_else(|p| p.into_inner());
+    out.projection = started.elapsed();
+    recorder.set_recording(false);
+    records.extend(recorder.take());
+
+    for record in &records {
+        if let Some(caller) = record.caller.as_deref() {
+            *out.round_trips.entry(caller.to_owned()).or_default() += 1;
+        }
+    }
+    let charges = price(&app, &records).await?;
+    out.table_write_units = charges.iter().map(|c| c.write_units).sum();
+    out.table_read_units = charges.iter().map(|c| c.read_units).sum();
+    out.index_write_units = charges
+        .iter()
+        .filter(|c| c.target.index.is_some())
+        .map(|c| c.write_units)
+        .sum();
+    let attempts = out.attempts as f64;
+    out.new_keys = project(
+        "new keys",
+        capacity::totals(&charges, &|t| t.clone()),
+        attempts,
+    );
+    out.old_keys = project(
+        "old keys",
+        capacity::totals(&charges, &old_layout),
+        attempts,
+    );
+    out.charges = charges;
+
+    seat_map_figures(&app, &event, &recorder, &mut out).await?;
+
+    // Correctness: the table's own word.
+    let check = local::invariants::check_invariants(&app, &event).await;
+    out.sold_seats = check.sold as u64;
+    out.violations = check.violations.len();
+    if model.ga_capacity > 0 {
+        let section = shared::domain::SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
+        let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
+        let indexes: Vec<u32> = (0..shared::domain::ga::bucket_count(model.ga_capacity)).collect();
+        let buckets = app
+            .store
+            .read_buckets(&event_id, &section, &indexes, true)
+            .await
+            .map_err(|e| e.to_string())?;
+        let now = shared::world::now();
+        out.sold_places = buckets.iter().map(|b| u64::from(b.sold)).sum();
+        out.oversold_places = buckets
+            .iter()
+            .map(|b| u64::from((b.sold + b.live_held(now)).saturating_sub(b.capacity)))
+            .sum();
+    }
+    out.ok = check.violations.is_empty()
+        && out.unavailable == 0
+        && out.sold_seats > 0
+        && out.oversold_places == 0
+        && (model.ga_capacity == 0 || out.sold_places > 0);
+
+    // Last: it sells the rest (and names a seeding order no check knows).
+    let phase = super::sold_out::sold_out_phase(
+        &app,
+        &follower,
+        &recorder,
+        &event,
+        model,
+        model.sold_out_crowd,
+    )
+    .await?;
+    out.ok &= phase.ok();
+    out.sold_out = Some(phase);
+    Ok(out)
+}
+
+/// Map requests timed, each in a fresh process (no cached event or map).
+const MAP_REQUESTS: usize = 20;
+
+async fn seat_map_figures(
+    app: &App,
+    event: &str,
+    recorder: &CapacityRecorder,
+    out: &mut OnSale,
+) -> Result<(), String> {
+    let uri = format!("/events/{event}/availability");
+    let fresh = || app.new_process();
+    let plain = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
+    let gzip = dispatch(
+        &fresh(),
+        request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty),
+    )
+    .await;
+    if plain.status() != 200 || gzip.headers().get("content-encoding").is_none() {
+        return Err(format!(
+            "availability: {} / gzip {:?}",
+            plain.status(),
+            gzip.headers().get("content-encoding")
+        ));
+    }
+    out.map_bytes = plain.body().len();
+    out.map_gzip_bytes = gzip.body().len();
+    let map: serde_json::Value =
+        serde_json::from_slice(plain.body().as_ref()).map_err(|e| e.to_string())?;
+    let statuses: String = map["sections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["rows"].as_array().into_iter().flatten())
+        .filter_map(|r| r["statuses"].as_str())
+        .collect();
+    let sold = statuses.matches('S').count() as u64;
+    let seats = out
+        .model
+        .map_or(0, |m| m.sections * m.rows * m.seats_per_row) as usize;
+    // Every hold has lapsed (the sweep ran after the wait): the map shows
+    // exactly the seats the table says are sold.
+    let sold_in_table = local::invariants::check_invariants(app, event).await.sold as u64;
+    if statuses.len() != seats || sold != sold_in_table || statuses.contains('H') {
+        return Err(format!(
+            "the seat map has {} seats, {sold} sold (the table: {sold_in_table}), holds: {}",
+            statuses.len(),
+            statuses.contains('H')
+        ));
+    }
+    // Read units of one uncached map: its event read and its batch reads.
+    recorder.take();
+    recorder.set_recording(true);
+    let _ = dispatch(&fresh(), request("GET", &uri, &[], Body::Empty)).await;
+    recorder.set_recording(false);
+    out.map_read_units = price(app, &recorder.take())
+        .await?
+        .iter()
+        .map(|c| c.read_units)
+        .sum();
+    let started = Instant::now();
+    for _ in 0..MAP_REQUESTS {
+        let t = Instant::now();
+        let resp = dispatch(
+            &fresh(),
+            request("GET", &uri, &[("accept-encoding", "gzip")], Body::Empty),
+        )
+        .await;
+        if resp.status() != 200 {
+            return Err(format!("availability: {}", resp.status()));
+        }
+        out.map_latency
+            .latencies_ms
+            .push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    out.map_latency.wall = started.elapsed();
+    Ok(())
+}

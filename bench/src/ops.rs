@@ -1,0 +1,234 @@
+//! Round trips per operation, sweep scaling, and the JIT warm-up.
+
+use crate::{create_event, create_orders, reply, unique, HOLD_SECONDS, SWEEP_HOLD_SECONDS};
+use lambda_http::Body;
+use local::metrics::RequestCounter;
+use local::router::dispatch;
+use local::router::request;
+use shared::App;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// 5. Round trips per operation.
+pub(super) async fn round_trips(
+    app: &App,
+    counter: &RequestCounter,
+) -> Result<Vec<(String, BTreeMap<String, u64>, String)>, String> {
+    let event = unique("trips");
+    create_event(app, &event, 20, HOLD_SECONDS).await?;
+    counter.take();
+    let mut rows = Vec::new();
+    let mut record = |name: &str, limit: &str, counts: BTreeMap<String, u64>| {
+        rows.push((name.to_owned(), counts, limit.to_owned()))
+    };
+    let (_, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    record(
+        "create-order (first of the process)",
+        "2 (event read + put)",
+        counter.take(),
+    );
+    reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    record("create-order (event cached)", "1 (put)", counter.take());
+    let (id, token) = (
+        order["orderId"].as_str().unwrap_or_default().to_owned(),
+        order["holdToken"].as_str().unwrap_or_default().to_owned(),
+    );
+    reply(
+        app,
+        "POST",
+        &format!("/orders/{id}/seats/A-1-1"),
+        Some(&token),
+        "",
+    )
+    .await;
+    record("get-seat", "1", counter.take());
+    reply(
+        app,
+        "DELETE",
+        &format!("/orders/{id}/seats/A-1-1"),
+        Some(&token),
+        "",
+    )
+    .await;
+    record("drop-seat", "1", counter.take());
+    reply(app, "GET", &format!("/orders/{id}"), Some(&token), "").await;
+    record("get-order", "1", counter.take());
+    reply(app, "GET", &format!("/events/{event}/seats"), None, "").await;
+    record(
+        "list-seats (20 seats)",
+        "1 query per seat block (10 seats), event cached",
+        counter.take(),
+    );
+    for seats in [1u32, 10] {
+        let (_, o) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+        let (oid, tok) = (
+            o["orderId"].as_str().unwrap_or_default().to_owned(),
+            o["holdToken"].as_str().unwrap_or_default().to_owned(),
+        );
+        let first = if seats == 1 { 2 } else { 3 };
+        for n in first..first + seats {
+            reply(
+                app,
+                "POST",
+                &format!("/orders/{oid}/seats/A-1-{n}"),
+                Some(&tok),
+                "",
+            )
+            .await;
+        }
+        counter.take();
+        let paid: Vec<String> = (first..first + seats).map(|n| format!("A-1-{n}")).collect();
+        let body = serde_json::json!({"orderId": oid, "paymentId": format!("pi_bench_{seats}"), "seats": paid}).to_string();
+        let secrets = app.config.confirm_secrets.as_ref().ok_or("no secret")?;
+        let headers = local::apps::webhook_headers(secrets, &body);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let resp = dispatch(
+            app,
+            request(
+                "POST",
+                &format!("/orders/{oid}/confirm"),
+                &headers,
+                Body::Text(body),
+            ),
+        )
+        .await;
+        if resp.status() != 200 {
+            return Err(format!("confirm in round-trip count: {}", resp.status()));
+        }
+        record(
+            &format!(
+                "confirm ({seats} seat{})",
+                if seats == 1 { "" } else { "s" }
+            ),
+            "1 (one transaction, no read)",
+            counter.take(),
+        );
+    }
+    Ok(rows)
+}
+
+/// 6. Sweep time with `expired` expired orders among `others` other items.
+pub(super) async fn sweep_scaling(
+    app: &App,
+    expired: usize,
+    others: u32,
+    counter: &RequestCounter,
+) -> Result<(Duration, u64, u64), String> {
+    // The other items: seats of big events (20,000 per event at most).
+    let mut left = others;
+    while left > 0 {
+        let n = left.min(shared::domain::MAX_EVENT_SEATS);
+        create_event(app, &unique("filler"), n, HOLD_SECONDS).await?;
+        left -= n;
+    }
+    // Each order claims its seat right after it is created (its 3 s hold
+    // covers that, however long 10,000 of them take to set up).
+    let event = unique("sweep");
+    create_event(app, &event, expired as u32, SWEEP_HOLD_SECONDS).await?;
+    let sem = Arc::new(Semaphore::new(32));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..expired {
+        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let (status, order) =
+                reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+            if status != 201 {
+                return (status, order);
+            }
+            let (id, token) = (
+                order["orderId"].as_str().unwrap_or_default(),
+                order["holdToken"].as_str().unwrap_or_default(),
+            );
+            reply(
+                &app,
+                "POST",
+                &format!("/orders/{id}/seats/A-1-{}", i + 1),
+                Some(token),
+                "",
+            )
+            .await
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.map_err(|e| e.to_string())?;
+        if status != 200 {
+            return Err(format!("sweep setup claim: {status} {body}"));
+        }
+    }
+    // Let the holds expire: the only sleep, and it is the point.
+    tokio::time::sleep(Duration::from_millis(
+        u64::from(SWEEP_HOLD_SECONDS) * 1000 + 200,
+    ))
+    .await;
+    counter.take();
+    let started = Instant::now();
+    let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
+    let took = started.elapsed();
+    let queries = counter.take().get("Query").copied().unwrap_or(0);
+    if summary.expired_orders != expired as u64 || summary.released_seats != expired as u64 {
+        return Err(format!("sweep released the wrong amount: {summary:?}"));
+    }
+    Ok((took, summary.expired_orders, queries))
+}
+
+/// Runs every scenario on fresh tables of one DynamoDB Local.
+/// Throwaway traffic on a scratch table before anything is measured:
+/// DynamoDB Local is a JVM, and its first few hundred requests (class
+/// loading, JIT) are several times slower than the rest, which would land
+/// on the first scenario, the handler stampede. Every operation the
+/// scenarios use: create-event, create-order, claims (TransactWriteItems),
+/// drops, get-order, list-seats. Returns the number of requests sent.
+pub(super) async fn warm_up(app: &App, orders: usize) -> Result<usize, String> {
+    const CLAIMS_PER_ORDER: usize = 3;
+    let event = unique("warm-up");
+    let seats = (orders * CLAIMS_PER_ORDER) as u32;
+    create_event(app, &event, seats, HOLD_SECONDS).await?;
+    let created = create_orders(app, &event, orders).await?;
+    let sem = Arc::new(Semaphore::new(16));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, order) in created.into_iter().enumerate() {
+        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let auth = Some(order.token.as_str());
+            for k in 0..CLAIMS_PER_ORDER {
+                let seat = format!("A-1-{}", i * CLAIMS_PER_ORDER + k + 1);
+                reply(
+                    &app,
+                    "POST",
+                    &format!("/orders/{}/seats/{seat}", order.id),
+                    auth,
+                    "",
+                )
+                .await;
+            }
+            let seat = format!("A-1-{}", i * CLAIMS_PER_ORDER + 1);
+            reply(
+                &app,
+                "DELETE",
+                &format!("/orders/{}/seats/{seat}", order.id),
+                auth,
+                "",
+            )
+            .await;
+            reply(&app, "GET", &format!("/orders/{}", order.id), auth, "").await;
+            reply(
+                &app,
+                "GET",
+                &format!("/events/{event}/seats?section=A"),
+                None,
+                "",
+            )
+            .await;
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| e.to_string())?;
+    }
+    // Statuses don't matter here; only the traffic does.
+    Ok(1 + orders * (1 + CLAIMS_PER_ORDER + 3))
+}

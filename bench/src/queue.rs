@@ -1,0 +1,501 @@
+//! (v3) The on-sale queue under a crowd: visitors join through the real
+//! handler (half before the opening, half after), the admitter admits them
+//! at the operator's pace on a simulated clock (ticks every 250 ms of it,
+//! so the pace needs no waiting), every visitor polls its status once, and
+//! a small event runs out and refills in real time for the pause and
+//! resume lag. Every request is recorded and priced per key
+//! ([`crate::capacity`]): the join and status ceilings and the cost per
+//! 1,000 admitted come from them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use shared::admitter::{Admitter, TICK_MS};
+use shared::domain::{EventId, Millis, VisitorId};
+use shared::App;
+use tokio::sync::Semaphore;
+
+use super::pricing::price;
+use super::queue_projection::{per_request, PerRequest};
+use crate::capacity::{CapacityRecorder, Recorded};
+use crate::{create_event, reply, unique, Row, Timing, HOLD_SECONDS};
+
+/// The contract's goals (issue 19).
+pub const JOIN_GOAL_PER_S: f64 = 20_000.0;
+pub const STATUS_GOAL_PER_S: f64 = 200_000.0;
+
+/// The bench's crowd at the queue.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueModel {
+    /// Visitors who join, half before the opening and half after.
+    pub visitors: usize,
+    pub in_flight: usize,
+    pub admit_per_minute: u32,
+    /// Seats of the small event that runs out and refills.
+    pub pause_seats: u32,
+}
+
+/// One visitor as the bench knows it.
+struct Joined {
+    id: String,
+    token: String,
+    joined_at: Millis,
+    early: bool,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct QueueRun {
+    pub model: Option<QueueModel>,
+    pub joins_per_s: f64,
+    pub polls_per_s: f64,
+    /// Spearman's rho between early joiners' join order and their
+    /// admission order.
+    pub rho: f64,
+    /// The largest inversion among later joiners: how much earlier a
+    /// visitor admitted after another had joined.
+    pub inversion_ms: i64,
+    pub admitted: u64,
+    pub early_first: bool,
+    pub measured_per_minute: f64,
+    pub pace_error: f64,
+    /// Every join's latency, and the joins' wall time.
+    pub join_timing: Timing,
+    pub mean_wait_s: f64,
+    /// Status polls per visitor, as visitor-status schedules them.
+    pub polls_per_visitor: f64,
+    pub pause_lag_ms: Option<i64>,
+    pub resume_lag_ms: Option<i64>,
+    pub join: Ceiling,
+    pub status: Ceiling,
+    /// A join's, a status poll's, an admission's (the admitter's write on
+    /// the visitor) and an admitter tick's mean cost (the rest of its
+    /// work: reading the joins, the state and what is left, writing the
+    /// state).
+    pub join_request: PerRequest,
+    pub poll_request: PerRequest,
+    pub admission_request: PerRequest,
+    pub tick_request: PerRequest,
+    /// Dollars per 1,000 admitted visitors, by part.
+    pub cost: Vec<(&'static str, f64)>,
+}
+
+/// A route's projected ceiling from its recorded requests.
+#[derive(Debug, Clone, Default)]
+pub struct Ceiling {
+    /// Requests a second before any key reaches a partition's limit.
+    pub per_s: f64,
+    /// The key that reaches it first, and its units per request.
+    pub hottest: String,
+    pub units_per_request: f64,
+    pub reads: bool,
+}
+
+impl QueueRun {
+    /// The bench table's row: the joins' speed, and what the run proved.
+    pub fn row(&self) -> Row {
+        let visitors = self.model.map_or(0, |m| m.visitors);
+        Row {
+            scenario: format!("on-sale queue: {visitors} visitors join, half before the opening, admitted at the pace"),
+            timing: self.join_timing.clone(),
+            correctness: format!(
+                "{} of {visitors} admitted once each; early before late: {}; rho {:+.3}; inversion {} ms; pace error {:.2}%; pause {} ms, resume {} ms (docs/QUEUE.md)",
+                self.admitted,
+                if self.early_first { "yes" } else { "NO" },
+                self.rho,
+                self.inversion_ms,
+                self.pace_error * 100.0,
+                self.pause_lag_ms.map_or("never".into(), |ms| ms.to_string()),
+                self.resume_lag_ms.map_or("never".into(), |ms| ms.to_string()),
+            ),
+            ok: self.ok(),
+        }
+    }
+
+    pub fn ok(&self) -> bool {
+        let Some(model) = self.model else {
+            return false;
+        };
+        self.admitted == model.visitors as u64
+            && self.early_first
+            && self.rho.abs() < rho_bound(model.visitors / 2)
+            && self.inversion_ms <= 1_000
+            && self.pace_error <= 0.01
+            && self.pause_lag_ms.is_some()
+            && self.resume_lag_ms.is_some()
+    }
+}
+
+/// |rho| of a random order of `n` stays under this but once in ~10,000
+/// runs (four standard deviations, 1/sqrt(n - 1)).
+fn rho_bound(n: usize) -> f64 {
+    4.0 / ((n.max(2) - 1) as f64).sqrt()
+}
+
+/// Spearman's rho between two orders of the same items: `served[i]` is
+/// the join position of the i-th served.
+pub fn spearman(served: &[usize]) -> f64 {
+    let n = served.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let d2: f64 = served
+        .iter()
+        .enumerate()
+        .map(|(rank, joined)| (rank as f64 - *joined as f64).powi(2))
+        .sum();
+    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
+}
+
+/// The largest time by which a visitor joined before one served ahead of
+/// it: 0 when join order is kept. `joined` in service order.
+pub fn largest_inversion(joined: &[i64]) -> i64 {
+    let mut latest = i64::MIN;
+    let mut worst = 0;
+    for &at in joined {
+        worst = worst.max(latest.saturating_sub(at));
+        latest = latest.max(at);
+    }
+    worst
+}
+
+pub(super) async fn queue_bench(
+    app: App,
+    endpoint: &str,
+    recorder: CapacityRecorder,
+    model: QueueModel,
+) -> Result<QueueRun, String> {
+    // Instances keep the queue's state a second, as on AWS.
+    let app = App::new(
+        app.store
+            .clone()
+            .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
+        app.config.clone(),
+    );
+    let mut run = QueueRun {
+        model: Some(model),
+        ..QueueRun::default()
+    };
+    let event = unique("queue");
+    create_event(&app, &event, 100, HOLD_SECONDS).await?;
+    let hour = Millis(shared::world::now().0 + 3_600_000);
+    put_queue(&app, &event, hour, model.admit_per_minute).await?;
+
+    // Joins: half early, then the queue opens now, then half late.
+    let mut admitter = Admitter::default();
+    let admitter_app = local::iam::attributed(&app, "admit-visitors");
+    let event_id = EventId::parse(&event).map_err(|e| e.to_string())?;
+    recorder.take();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let mut visitors = joins(
+        &app,
+        &event,
+        model.visitors / 2,
+        model.in_flight,
+        true,
+        &mut run.join_timing,
+    )
+    .await?;
+    recorder.set_recording(false);
+    let early_joins = recorder.take();
+    // The admitter counts the early ones before the opening (as it does
+    // every 250 ms on AWS), so no late joiner is admitted on the spot.
+    admitter
+        .tick(&admitter_app, &event_id, shared::world::now())
+        .await
+        .map_err(|e| e.to_string())?;
+    let opens = shared::world::now();
+    put_queue(&app, &event, opens, model.admit_per_minute).await?;
+    // New instances for the late joins: an instance that read the queue's
+    // state before the opening moved keeps it up to a second (each join's
+    // rank depends on it), and a real opening does not move.
+    let late_app = app.new_process();
+    recorder.set_recording(true);
+    let late = joins(
+        &late_app,
+        &event,
+        model.visitors - model.visitors / 2,
+        model.in_flight,
+        false,
+        &mut run.join_timing,
+    )
+    .await?;
+    recorder.set_recording(false);
+    run.join_timing.wall = started.elapsed();
+    run.joins_per_s = run.join_timing.per_second();
+    visitors.extend(late);
+    let join_records: Vec<Recorded> = early_joins.into_iter().chain(recorder.take()).collect();
+
+    // Admissions at the pace on a simulated clock; every status polled
+    // once when half are admitted.
+    let mut now = shared::world::now();
+    let mut polls: Vec<Recorded> = Vec::new();
+    let mut ticks = 0u64;
+    let mut tick_records = Vec::new();
+    let mut admitted = 0u64;
+    let limit =
+        4 * model.visitors as u64 * 60_000 / u64::from(model.admit_per_minute) / TICK_MS + 100;
+    recorder.set_recording(true);
+    while admitted < model.visitors as u64 && ticks < limit {
+        now = Millis(now.0 + TICK_MS as i64);
+        let summary = admitter
+            .tick(&admitter_app, &event_id, now)
+            .await
+            .map_err(|e| e.to_string())?;
+        admitted += summary.admitted;
+        ticks += 1;
+        if polls.is_empty() && admitted * 2 >= model.visitors as u64 {
+            // Every status once, recorded apart from the ticks.
+            tick_records.extend(recorder.take());
+            let polled = Instant::now();
+            poll_all(&app, &event, &visitors, model.in_flight).await?;
+            run.polls_per_s = visitors.len() as f64 / polled.elapsed().as_secs_f64();
+            polls = recorder.take();
+        }
+    }
+    recorder.set_recording(false);
+    tick_records.extend(recorder.take());
+    let order = admission_order(&app, &event_id, &visitors).await?;
+    run.admitted = order.len() as u64;
+    fairness(&mut run, &visitors, &order, opens);
+    pace(&mut run, &order, model.admit_per_minute);
+
+    // Ceilings and cost, from what was recorded.
+    let (join_charges, poll_charges) = (
+        price(&app, &join_records).await?,
+        price(&app, &polls).await?,
+    );
+    run.join = super::queue_projection::ceiling(&join_charges, visitors.len(), &join_records);
+    run.status = super::queue_projection::ceiling(&poll_charges, visitors.len(), &polls);
+    let tick_charges = price(&app, &tick_records).await?;
+    let n = visitors.len() as u64;
+    run.join_request = per_request(&join_charges, &join_records, n);
+    run.poll_request = per_request(&poll_charges, &polls, n);
+    // An admission is the admitter's one UpdateItem (Store::admit_visitor).
+    let is_admission = |op: &str| op == "UpdateItem";
+    let (admission_charges, other_charges): (Vec<_>, Vec<_>) = tick_charges
+        .iter()
+        .cloned()
+        .partition(|c| is_admission(&c.op));
+    let (admission_records, other_records): (Vec<_>, Vec<_>) = tick_records
+        .iter()
+        .cloned()
+        .partition(|r| is_admission(&r.op));
+    run.admission_request = per_request(&admission_charges, &admission_records, run.admitted);
+    run.tick_request = per_request(&other_charges, &other_records, ticks);
+    run.cost =
+        super::queue_projection::cost(&run, &join_charges, &poll_charges, &tick_charges, ticks);
+
+    // Pause and resume, in real time, on a small event of its own.
+    let (pause, resume) = super::queue_pause::pause_and_resume(endpoint, model).await?;
+    run.pause_lag_ms = pause;
+    run.resume_lag_ms = resume;
+    Ok(run)
+}
+
+pub(super) async fn put_queue(
+    app: &App,
+    event: &str,
+    opens_at: Millis,
+    per_minute: u32,
+) -> Result<(), String> {
+    let body = serde_json::json!({"opensAt": opens_at.to_rfc3339(), "admitPerMinute": per_minute});
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{event}/queue"),
+        None,
+        &body.to_string(),
+    )
+    .await
+    {
+        (200, _) => Ok(()),
+        (s, b) => Err(format!("put-queue: {s} {b}")),
+    }
+}
+
+/// One visitor joins `event`'s queue: join-queue's status and reply.
+pub(super) async fn join_queue(app: &App, event: &str) -> (u16, serde_json::Value) {
+    reply(
+        app,
+        "POST",
+        &format!("/events/{event}/queue/visitors"),
+        None,
+        "",
+    )
+    .await
+}
+
+/// `n` visitors join, `in_flight` at a time; each join's latency goes to
+/// `timing`.
+async fn joins(
+    app: &App,
+    event: &str,
+    n: usize,
+    in_flight: usize,
+    early: bool,
+    timing: &mut Timing,
+) -> Result<Vec<Joined>, String> {
+    let sem = Arc::new(Semaphore::new(in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let sent = Instant::now();
+            let answer = join_queue(&app, &event).await;
+            (answer, sent.elapsed().as_secs_f64() * 1_000.0)
+        });
+    }
+    let mut joined = Vec::with_capacity(n);
+    while let Some(done) = tasks.join_next().await {
+        let ((status, body), took_ms) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(took_ms);
+        if status != 201 || body["status"] != "WAITING" {
+            return Err(format!("join-queue: {status} {body}"));
+        }
+        let joined_at = body["joinedAt"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| Millis::from(t.with_timezone(&chrono::Utc)))
+            .ok_or_else(|| format!("join-queue: no joinedAt in {body}"))?;
+        joined.push(Joined {
+            id: body["visitorId"].as_str().unwrap_or_default().to_owned(),
+            token: body["visitorToken"].as_str().unwrap_or_default().to_owned(),
+            joined_at,
+            early,
+        });
+    }
+    Ok(joined)
+}
+
+/// Every visitor asks its status once.
+async fn poll_all(
+    app: &App,
+    event: &str,
+    visitors: &[Joined],
+    in_flight: usize,
+) -> Result<(), String> {
+    let sem = Arc::new(Semaphore::new(in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    for v in visitors {
+        let (app, sem) = (app.clone(), sem.clone());
+        let uri = format!("/events/{event}/queue/visitors/{}", v.id);
+        let token = v.token.clone();
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            reply(&app, "GET", &uri, Some(&token), "").await
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.map_err(|e| e.to_string())?;
+        if status != 200 {
+            return Err(format!("visitor-status: {status} {body}"));
+        }
+    }
+    Ok(())
+}
+
+/// The visitors in the order they were admitted (by their slots in the
+/// pace), with each one's slot.
+async fn admission_order(
+    app: &App,
+    event: &EventId,
+    visitors: &[Joined],
+) -> Result<Vec<(usize, Millis)>, String> {
+    let mut admitted = Vec::new();
+    for (i, v) in visitors.iter().enumerate() {
+        let id = VisitorId::parse(&v.id).map_err(|e| e.to_string())?;
+        let stored = app
+            .store
+            .read_visitor(event, &id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("visitor {} is gone", v.id))?;
+        if let Some(admission) = stored.admission {
+            admitted.push((admission.slot_us, stored.rank, i));
+        }
+    }
+    admitted.sort();
+    Ok(admitted
+        .into_iter()
+        .map(|(slot_us, _, i)| (i, Millis(slot_us.div_euclid(1_000))))
+        .collect())
+}
+
+fn fairness(run: &mut QueueRun, visitors: &[Joined], order: &[(usize, Millis)], opens: Millis) {
+    // Early joiners: their join order (by joinedAt) against service order.
+    let mut early: Vec<usize> = (0..visitors.len()).filter(|&i| visitors[i].early).collect();
+    early.sort_by_key(|&i| (visitors[i].joined_at, i));
+    let join_position: HashMap<usize, usize> =
+        early.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let served: Vec<usize> = order
+        .iter()
+        .filter_map(|(i, _)| join_position.get(i).copied())
+        .collect();
+    run.rho = spearman(&served);
+    let first_late = order
+        .iter()
+        .position(|(i, _)| !visitors[*i].early)
+        .unwrap_or(order.len());
+    run.early_first = order[first_late..].iter().all(|(i, _)| !visitors[*i].early);
+    let late: Vec<i64> = order
+        .iter()
+        .filter(|(i, _)| !visitors[*i].early)
+        .map(|(i, _)| visitors[*i].joined_at.0)
+        .collect();
+    run.inversion_ms = largest_inversion(&late);
+    let waits: Vec<f64> = order
+        .iter()
+        .map(|(i, at)| (at.0 - visitors[*i].joined_at.0.max(opens.0)).max(0) as f64 / 1_000.0)
+        .collect();
+    run.mean_wait_s = waits.iter().sum::<f64>() / waits.len().max(1) as f64;
+    let polls: u64 = waits
+        .iter()
+        .map(|w| {
+            let wait = (w * 1_000.0) as i64;
+            super::queue_projection::polls_between(0, wait, wait)
+        })
+        .sum();
+    run.polls_per_visitor = polls as f64 / waits.len().max(1) as f64;
+}
+
+/// The pace from the first to the last admission, against the operator's.
+fn pace(run: &mut QueueRun, order: &[(usize, Millis)], per_minute: u32) {
+    let (Some(first), Some(last)) = (order.first(), order.last()) else {
+        return;
+    };
+    let minutes = (last.1 .0 - first.1 .0) as f64 / 60_000.0;
+    // n admissions span n - 1 spacings.
+    run.measured_per_minute = (order.len() as f64 - 1.0) / minutes.max(1e-9);
+    run.pace_error = (run.measured_per_minute / f64::from(per_minute) - 1.0).abs();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_is_one_for_the_same_order_and_minus_one_reversed() {
+        assert!((spearman(&[0, 1, 2, 3]) - 1.0).abs() < 1e-12);
+        assert!((spearman(&[3, 2, 1, 0]) + 1.0).abs() < 1e-12);
+        assert!(spearman(&[1, 3, 0, 2]).abs() < 0.5);
+        assert_eq!(spearman(&[0]), 0.0);
+    }
+
+    #[test]
+    fn the_largest_inversion_is_how_much_earlier_a_later_served_joined() {
+        assert_eq!(largest_inversion(&[1, 2, 3]), 0);
+        assert_eq!(largest_inversion(&[1, 5, 3, 4]), 2);
+        assert_eq!(largest_inversion(&[10, 0, 20, 19]), 10);
+        assert_eq!(largest_inversion(&[]), 0);
+    }
+
+    #[test]
+    fn the_rho_bound_shrinks_with_the_crowd() {
+        assert!(rho_bound(200) > rho_bound(10_000));
+        assert!((rho_bound(10_001) - 0.04).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,138 @@
+//! The on-sale's figures as text: its section of docs/BENCHMARKS.md, and
+//! docs/SCALE.md, the scale model computed from what the run measured.
+
+use std::fmt::Write as _;
+
+use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
+use super::onsale::{OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::scale_doc::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
+
+/// The rate of claim attempts the issue sets as the goal.
+const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;
+
+/// How long one sweep may run: expire-holds' timeout in template.yaml
+/// (without one, the minute until the next).
+fn sweep_seconds() -> f64 {
+    template()["Resources"]["ExpireHoldsFunction"]["Properties"]["Timeout"]
+        .as_f64()
+        .unwrap_or(60.0)
+}
+
+fn key_rows(out: &mut String, p: &Projection, attempts: f64) {
+    let _ = writeln!(out, "| layout | key | write units | read units | share of claim attempts' units | write units/s at 20,000 claims/s |");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
+    for k in &p.hottest {
+        let key = match &k.target.index {
+            Some(index) => format!("{index}: `{}`", k.target.pk),
+            None => format!("`{}`", k.target.pk),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {key} | {:.0} | {:.1} | {:.2} units/attempt | {:.0} |",
+            p.layout,
+            k.write_units,
+            k.read_units,
+            k.write_units / attempts.max(1.0),
+            k.write_units / attempts.max(1.0) * TARGET_CLAIMS_PER_SECOND
+        );
+    }
+}
+
+impl OnSale {
+    fn attempts_f(&self) -> f64 {
+        self.attempts as f64
+    }
+
+    /// The on-sale's section of docs/BENCHMARKS.md.
+    pub fn markdown(&self) -> String {
+        let budget_s = f64::from(shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS) / 1000.0;
+        let mut out = String::new();
+        let Some(m) = self.model else { return out };
+        let attempts = self.attempts_f();
+        let _ = writeln!(out, "## On-sale demand model: old keys vs new keys\n");
+        let _ = writeln!(
+            out,
+            "{} seats ({} sections × {} rows × {}) and a general-admission section of {} places; {} buyers, {} in flight: each creates an order; five in six claim 1-4 seats (section and row by Zipf(1.0) over plan rank, seat uniform in the row), one in six holds 1-4 places (hold-ga); each confirms what it got with probability 0.7; the rest expire and the sweep releases them. \
+             A claim attempt is a get-seat or a hold-ga. Every DynamoDB request of the on-sale (sweep included) was recorded by an SDK interceptor and priced per partition key by DynamoDB's rules from item sizes (bench/src/capacity); the old layout is the same traffic re-keyed (every seat on `EVENT#{{ref}}`, one counter per general-admission section, 8 index shards).\n",
+            m.sections * m.rows * m.seats_per_row, m.sections, m.rows, m.seats_per_row, m.ga_capacity, m.buyers, m.in_flight
+        );
+        let _ = writeln!(
+            out,
+            "Run: {} claim attempts ({} won, {} refused with 409, {} answered 503) in {:.1} s = **{:.0} claim attempts/s** on DynamoDB Local; {} orders, {} confirmed, {} seats and {} places sold ({} places over capacity); the sweep expired {} orders in {:.2} s. Invariant check afterwards: {} violations. {}\n",
+            self.attempts, self.won, self.refused, self.unavailable, self.wall.as_secs_f64(), attempts / self.wall.as_secs_f64().max(1e-9),
+            self.orders, self.confirmed, self.sold_seats, self.sold_places, self.oversold_places, self.swept_orders, self.sweep.as_secs_f64(), self.violations,
+            if self.ok { "ok" } else { "**FAILED**" }
+        );
+        // The headline: a million buyers four times oversubscribed, both
+        // phases (docs/SCALE.md has the per-phase keys).
+        let crowd = super::crowd_projection::project(&super::crowd_projection::phases(self));
+        for (p, old) in [(&self.old_keys, true), (&self.new_keys, false)] {
+            let _ = writeln!(
+                out,
+                "projected on-sale ceiling ({}): {:.0} claim attempts/s\n\n(a million buyers four times oversubscribed, the lower of the selling and sold-out phases' ceilings; the selling phase alone: {:.0})\n",
+                p.layout,
+                crowd.ceiling(old),
+                p.ceiling
+            );
+        }
+        let (rate, need) = self.sweep_rates();
+        let trips = self.round_trips.get("expire-holds").copied().unwrap_or(0) as f64
+            / self.swept_orders.max(1) as f64;
+        let in_flight = (shared::sweep::SHARD_LANES * shared::sweep::ORDERS_IN_FLIGHT) as f64;
+        let real_rate = in_flight * 1000.0 / (trips * AWS_REQUEST_MS).max(1e-9);
+        let _ = writeln!(
+            out,
+            "sweep throughput: {rate:.0} expired orders/s (the crowd of {CROWD_BUYERS:.0} buyers in {CROWD_SECONDS:.0} s needs {need:.0}/s: {:.0}% of the selling phase's orders expire, as in this run, and all of the sold-out phase's, the refused buyers', each once-a-minute sweep releasing a minute's expiries within its {:.0} s timeout; {}). On DynamoDB Local this rate is bound by the emulator, which shares the machine's 2 cores with the bench; on AWS, at {AWS_REQUEST_MS:.0} ms a round trip (an assumption) and the {trips:.2} round trips per expired order the run made, its {in_flight:.0} orders in flight release **{real_rate:.0} expired orders/s** ({})\n",
+            100.0 * self.swept_orders as f64 / self.orders.max(1) as f64,
+            sweep_seconds(),
+            if rate >= need { "met" } else { "**missed**: the sweep falls behind; expired holds stay claimable at once (promise 3), only their release is late" },
+            if real_rate >= need { "met" } else { "**missed**" }
+        );
+        let _ = writeln!(
+            out,
+            "The ceiling is the aggregate rate of claim attempts at which the hottest key reaches a partition's {PARTITION_WRITE_UNITS:.0} write units/s (or {PARTITION_READ_UNITS:.0} read units/s): {PARTITION_WRITE_UNITS:.0} × attempts ÷ that key's units. \
+             At the new keys' ceiling the hottest key for reads takes **{:.0} read units/s** (limit {PARTITION_READ_UNITS:.0}).\n",
+            self.new_keys.reads_at_ceiling
+        );
+        key_rows(&mut out, &self.old_keys, attempts);
+        key_rows(&mut out, &self.new_keys, attempts);
+        let _ = writeln!(
+            out,
+            "\nSeat map of this event after the on-sale ({} stream records folded into the projection in {:.1} s): **{} bytes** raw, **{} bytes** gzip; **{:.1} read units** per uncached request (the event, then one eventually consistent read per row of up to 1,000 seats, 100 per BatchGetItem); uncached request p50 **{:.1} ms**, p99 {:.1} ms ({} requests, each in a fresh process). A process reuses a map it read for a second, and CloudFront for another.\n",
+            self.stream_records, self.projection.as_secs_f64(), self.map_bytes, self.map_gzip_bytes, self.map_read_units,
+            self.map_latency.p50(), self.map_latency.p99(), self.map_latency.latencies_ms.len()
+        );
+        let _ = writeln!(
+            out,
+            "\n{}-seat creation: answered **{}** and was complete after **{:.1} s** on DynamoDB Local (a table with its stream), writing {:.0} write units (a conditional put per seat, the plan, the event item). \
+             Projected on AWS, where the table's write rate bounds it: **{:.1} s** at a new on-demand table's {NEW_TABLE_WRITE_UNITS:.0} write units/s (one creator keeps up if a put takes under {:.1} ms: {} in flight); inside create-event's {:.0} s budget (a 201, no 202) with **{:.0} write units/s** of warm throughput.\n",
+            m.sections * m.rows * m.seats_per_row, self.creation_answer, self.creation.as_secs_f64(), self.creation_write_units,
+            self.creation_write_units / NEW_TABLE_WRITE_UNITS,
+            1000.0 * shared::store::SEAT_WRITES_IN_FLIGHT as f64 / NEW_TABLE_WRITE_UNITS,
+            shared::store::SEAT_WRITES_IN_FLIGHT,
+            budget_s,
+            (self.creation_write_units / budget_s).max(NEW_TABLE_WRITE_UNITS)
+        );
+        if let Some(phase) = &self.sold_out {
+            out.push_str(&phase.markdown());
+        }
+        out
+    }
+
+    /// The sweep's measured rate (expired orders released a second, its
+    /// orders released concurrently) and the rate the crowd needs: its
+    /// buyers a second times the share of orders that expire in the busier
+    /// phase (the sold-out phase's refused buyers' orders all expire), a
+    /// minute's worth within one sweep's 55 s.
+    pub fn sweep_rates(&self) -> (f64, f64) {
+        let rate = self.swept_orders as f64 / self.sweep.as_secs_f64().max(1e-9);
+        let selling = self.swept_orders as f64 / self.orders.max(1) as f64;
+        let expiring = if self.sold_out.is_some() {
+            1.0
+        } else {
+            selling
+        };
+        let need = CROWD_BUYERS / CROWD_SECONDS * expiring * 60.0 / sweep_seconds();
+        (rate, need)
+    }
+}

@@ -1,0 +1,110 @@
+//! What several scenarios set up: events, orders, and the routes served
+//! over HTTP for the scripts that drive them from outside (cold start,
+//! the stadium page).
+
+use crate::{reply, BenchOrder};
+use shared::App;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// An event of one row of `seats` in section A.
+pub(super) async fn create_event(
+    app: &App,
+    id: &str,
+    seats: u32,
+    hold_seconds: u32,
+) -> Result<(), String> {
+    let body = serde_json::json!({
+        "name": "Benchmark",
+        "holdSeconds": hold_seconds,
+        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": seats}]}],
+    });
+    create_event_from(app, id, &body).await
+}
+
+/// An event of the plan `body`, finished as the sweep would if it runs
+/// out of create-event's budget.
+pub(super) async fn create_event_from(
+    app: &App,
+    id: &str,
+    body: &serde_json::Value,
+) -> Result<(), String> {
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{id}"),
+        None,
+        &body.to_string(),
+    )
+    .await
+    {
+        (201, _) => Ok(()),
+        // Out of create-event's budget: finish it as the sweep would.
+        (202, _) => {
+            let mut summary = shared::sweep::SweepSummary::default();
+            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
+                .await;
+            match summary.completed_events {
+                1 => Ok(()),
+                n => Err(format!(
+                    "create-event {id}: 202, and the sweep finished {n} events"
+                )),
+            }
+        }
+        (s, b) => Err(format!("create-event {id}: {s} {b}")),
+    }
+}
+
+pub(super) async fn create_orders(
+    app: &App,
+    event: &str,
+    n: usize,
+) -> Result<Vec<BenchOrder>, String> {
+    let sem = Arc::new(Semaphore::new(32));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await
+        });
+    }
+    let mut orders = Vec::with_capacity(n);
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.map_err(|e| e.to_string())?;
+        if status != 201 {
+            return Err(format!("create-order: {status} {body}"));
+        }
+        orders.push(BenchOrder {
+            id: body["orderId"].as_str().unwrap_or_default().to_owned(),
+            token: body["holdToken"].as_str().unwrap_or_default().to_owned(),
+        });
+    }
+    Ok(orders)
+}
+
+/// Serves every route and the dev server's page over HTTP on a free port
+/// while the caller drives it from outside: the port, and what stops the server (send, then await
+/// the handle).
+pub(super) async fn serve(
+    app: App,
+) -> Result<
+    (
+        u16,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    ),
+    String,
+> {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    // With the dev routes: the page at `/` (the stadium page drives it).
+    let feed = Some(local::feed::DevFeed::new());
+    let server = tokio::spawn(local::server::run_with_feed(listener, app, feed, async {
+        let _ = stop_rx.await;
+    }));
+    Ok((port, stop_tx, server))
+}

@@ -1,0 +1,540 @@
+//! The on-sale's sold-out phase (issue 18): after the buyers, the rest of
+//! the stadium is *seeded* as sold (every seat and place still free sold
+//! at once through the store's seeding calls, which use a late payment's
+//! own expressions, so the stream shows ordinary sales), the stream is
+//! projected, and a crowd in the model's mix is refused through
+//! [`CROWD_INSTANCES`] warm function instances, every DynamoDB request
+//! recorded and priced per function. Then the first seconds of an on-sale
+//! are projected (`fresh.rs`).
+
+use super::onsale::{StreamCounts, Zipf, GA_SECTION};
+use super::pricing::price;
+use crate::capacity::{self, CapacityRecorder, KeyLoad};
+use crate::{reply, BenchOrder, DemandModel, Rng, PARTITION_READ_UNITS};
+use shared::auth::HoldToken;
+use shared::domain::OrderId;
+use shared::domain::SeatId;
+use shared::domain::{EventId, PaymentId, SectionId};
+use shared::handlers::claim_remembering;
+use shared::App;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// Warm function instances the crowd is spread over.
+pub const CROWD_INSTANCES: usize = 100;
+/// The contract's targets for a refusal on a sold-out event (docs/API.md,
+/// "Under a crowd"), on average.
+pub const REFUSAL_READ_UNITS: f64 = 5.0;
+pub const REFUSAL_WRITE_UNITS: f64 = 1.0;
+
+/// What one function's requests in the crowd cost.
+#[derive(Debug, Clone, Default)]
+pub struct FunctionCost {
+    pub requests: u64,
+    /// Answered with the refusal a sold-out event calls for.
+    pub refused: u64,
+    /// Any other answer, by status and code (must be none).
+    pub other: BTreeMap<String, u64>,
+    pub read_units: f64,
+    pub write_units: f64,
+    /// DynamoDB requests made.
+    pub round_trips: u64,
+}
+
+impl FunctionCost {
+    pub fn reads_per_request(&self) -> f64 {
+        self.read_units / self.requests.max(1) as f64
+    }
+    pub fn writes_per_request(&self) -> f64 {
+        self.write_units / self.requests.max(1) as f64
+    }
+}
+
+/// What the sold-out phase measured.
+#[derive(Debug, Clone, Default)]
+pub struct SoldOutPhase {
+    pub seeded_seats: u64,
+    pub seeded_places: u64,
+    pub seeding: Duration,
+    /// Sections the stream saw sold out, of all.
+    pub sold_out_sections: usize,
+    pub sections: usize,
+    pub functions: BTreeMap<&'static str, FunctionCost>,
+    /// The hottest keys of the crowd's requests, for writes and for reads.
+    pub hottest_write: Option<KeyLoad>,
+    pub hottest_read: Option<KeyLoad>,
+    /// Read units one fresh instance of each function spends on its first
+    /// request, all keys but the order's own.
+    pub fresh: BTreeMap<&'static str, f64>,
+    /// The hottest key in the first seconds' projection, and its read
+    /// units per second.
+    pub fresh_hottest: Option<(String, f64)>,
+    /// Every priced request of the refusals, and of the crowd's orders
+    /// (`orders` of them), for the crowd's projection.
+    pub refusal_charges: Vec<capacity::Charge>,
+    pub order_charges: Vec<capacity::Charge>,
+    pub orders: u64,
+    pub order_round_trips: u64,
+    /// What the crowd's orders put on the stream.
+    pub order_stream: StreamCounts,
+}
+
+impl SoldOutPhase {
+    fn totals(&self) -> (u64, f64, f64) {
+        self.functions.values().fold((0, 0.0, 0.0), |(n, r, w), f| {
+            (n + f.requests, r + f.read_units, w + f.write_units)
+        })
+    }
+    /// Read units per refused request, all functions together.
+    pub fn refusal_read_units(&self) -> f64 {
+        let (n, r, _) = self.totals();
+        r / n.max(1) as f64
+    }
+    pub fn refusal_write_units(&self) -> f64 {
+        let (n, _, w) = self.totals();
+        w / n.max(1) as f64
+    }
+    /// Every request refused as it should be, the stream saw every section
+    /// sold out, and the first seconds keep every key under its limit
+    /// (the cost targets are printed met or missed, not failed on).
+    pub fn ok(&self) -> bool {
+        self.functions
+            .values()
+            .all(|f| f.other.is_empty() && f.refused == f.requests)
+            && self.sold_out_sections == self.sections
+    }
+}
+
+/// One crowd member's requests: the function and its request.
+struct Ask {
+    function: &'static str,
+    method: &'static str,
+    path: String,
+    body: String,
+    /// The status and error code a sold-out event answers.
+    refusal: (u16, &'static [&'static str]),
+}
+
+/// Sells the rest, projects it, refuses the crowd, projects a cold start.
+pub(super) async fn sold_out_phase(
+    app: &App,
+    follower: &local::streams::StreamFollower,
+    recorder: &CapacityRecorder,
+    event: &str,
+    model: DemandModel,
+    crowd: usize,
+) -> Result<SoldOutPhase, String> {
+    let mut out = SoldOutPhase::default();
+    let event_id = EventId::parse(event).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    (out.seeded_seats, out.seeded_places) = seed_the_rest(app, &event_id, model).await?;
+    out.seeding = started.elapsed();
+    follower
+        .catch_up(|batch| {
+            let store = app.store.clone();
+            async move {
+                shared::handlers::project_records(&store, &batch).await;
+            }
+        })
+        .await?;
+    out.sections = (model.sections + u32::from(model.ga_capacity > 0)) as usize;
+    out.sold_out_sections = app
+        .new_process()
+        .store
+        .sold_out_sections(&event_id)
+        .await
+        .map_err(|e| e.to_string())?
+        .len();
+
+    let instances: Vec<App> = (0..CROWD_INSTANCES).map(|_| app.new_process()).collect();
+    let asks = crowd_asks(model, crowd);
+    // The crowd's orders, written as create-order writes them: a refused
+    // buyer still made one, and its cost is part of the crowd's.
+    recorder.take();
+    recorder.set_recording(true);
+    let orders = long_orders(app, &event_id, asks.len()).await?;
+    recorder.set_recording(false);
+    let records = recorder.take();
+    out.order_round_trips = records.len() as u64;
+    out.order_charges = price(app, &records).await?;
+    out.orders = orders.len() as u64;
+    // What those orders put on the stream (their expiry, not run here,
+    // changes each order item once more).
+    let stream = std::sync::Arc::new(std::sync::Mutex::new(StreamCounts::default()));
+    follower
+        .catch_up(|batch| {
+            let stream = stream.clone();
+            async move {
+                let mut counts = stream.lock().unwrap_or_else(|p| p.into_inner());
+                for record in batch["Records"].as_array().into_iter().flatten() {
+                    counts.count(record);
+                }
+            }
+        })
+        .await?;
+    out.order_stream = *stream.lock().unwrap_or_else(|p| p.into_inner());
+    // Warm: each instance has served one request of each function.
+    let warm = &orders[0];
+    for instance in &instances {
+        for ask in &asks[..asks.len().min(12)] {
+            reply(
+                instance,
+                ask.method,
+                &ask.path.replace("{o}", &warm.id),
+                Some(&warm.token),
+                &ask.body,
+            )
+            .await;
+        }
+    }
+    let mut charges = Vec::new();
+    for function in ["get-seat", "hold-ga", "best-available"] {
+        let mine: Vec<(usize, &Ask)> = asks
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.function == function)
+            .collect();
+        recorder.take();
+        recorder.set_recording(true);
+        let answers = refuse(&instances, &orders, &mine).await?;
+        recorder.set_recording(false);
+        let records = recorder.take();
+        let priced = price(app, &records).await?;
+        let cost = out.functions.entry(function).or_default();
+        cost.round_trips = records.len() as u64;
+        cost.read_units = priced.iter().map(|c| c.read_units).sum();
+        cost.write_units = priced.iter().map(|c| c.write_units).sum();
+        for (ask, (status, code)) in mine.iter().map(|(_, a)| a).zip(answers) {
+            cost.requests += 1;
+            if status == ask.refusal.0 && ask.refusal.1.contains(&code.as_str()) {
+                cost.refused += 1;
+            } else {
+                *cost.other.entry(format!("{status} {code}")).or_default() += 1;
+            }
+        }
+        charges.extend(priced);
+    }
+    let loads = capacity::totals(&charges, &|t| t.clone());
+    out.refusal_charges = charges;
+    out.hottest_write = loads.first().cloned();
+    out.hottest_read = loads
+        .iter()
+        .max_by(|a, b| a.read_units.total_cmp(&b.read_units))
+        .cloned();
+    (out.fresh, out.fresh_hottest) =
+        super::fresh::fresh_instances(app, event, warm, recorder).await?;
+    Ok(out)
+}
+
+/// How long the crowd's orders live: longer than the phase runs (the
+/// model's own hold is shorter), so every refusal is for a live order.
+const CROWD_ORDER_SECONDS: u32 = 3_600;
+
+/// `n` PENDING orders of `event` living [`CROWD_ORDER_SECONDS`], written
+/// as create-order writes them.
+async fn long_orders(app: &App, event: &EventId, n: usize) -> Result<Vec<BenchOrder>, String> {
+    let head = shared::domain::EventHead {
+        event_id: event.clone(),
+        hold_seconds: CROWD_ORDER_SECONDS,
+        seat_count: 0,
+    };
+    let in_flight = Arc::new(Semaphore::new(32));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (app, head, in_flight) = (app.clone(), head.clone(), in_flight.clone());
+        tasks.spawn(async move {
+            let _permit = in_flight.acquire().await;
+            let now = shared::world::now();
+            let (order, token) =
+                shared::handlers::open_order(&head, now, app.config.expiry_guard_ms, None)
+                    .map_err(|e| e.to_string())?;
+            app.store
+                .create_order(&order)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>(BenchOrder {
+                id: order.order_id.to_string(),
+                token: token.as_str().to_owned(),
+            })
+        });
+    }
+    let mut orders = Vec::with_capacity(n);
+    while let Some(done) = tasks.join_next().await {
+        orders.push(done.map_err(|e| e.to_string())??);
+    }
+    Ok(orders)
+}
+
+/// Every seat and place still free, sold to one seeding order.
+async fn seed_the_rest(
+    app: &App,
+    event: &EventId,
+    model: DemandModel,
+) -> Result<(u64, u64), String> {
+    let order = OrderId::from_random(event, 0x5EED);
+    let payment = PaymentId::parse("pi_seeded_sold_out").map_err(|e| e.to_string())?;
+    let now = shared::world::now();
+    let seats: Vec<SeatId> = (1..=model.sections)
+        .flat_map(|s| {
+            (1..=model.rows)
+                .flat_map(move |r| (1..=model.seats_per_row).map(move |k| format!("S{s}-{r}-{k}")))
+        })
+        .filter_map(|id| SeatId::parse(&id).ok())
+        .collect();
+    let in_flight = Arc::new(Semaphore::new(64));
+    let mut tasks = tokio::task::JoinSet::new();
+    for seat in seats {
+        let (store, event, order, payment, in_flight) = (
+            app.store.clone(),
+            event.clone(),
+            order.clone(),
+            payment.clone(),
+            in_flight.clone(),
+        );
+        tasks.spawn(async move {
+            let _permit = in_flight.acquire().await;
+            store
+                .seed_sold_seat(&event, &seat, &order, &payment, now)
+                .await
+        });
+    }
+    let mut seeded_seats = 0;
+    while let Some(done) = tasks.join_next().await {
+        if done
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?
+        {
+            seeded_seats += 1;
+        }
+    }
+    let mut seeded_places = 0;
+    if model.ga_capacity > 0 {
+        let section = SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
+        let all: Vec<u32> = (0..shared::domain::ga::bucket_count(model.ga_capacity)).collect();
+        let buckets = app
+            .store
+            .read_buckets(event, &section, &all, true)
+            .await
+            .map_err(|e| e.to_string())?;
+        for bucket in &buckets {
+            let sold = app
+                .store
+                .seed_sold_places(event, &section, bucket, &order, &payment)
+                .await
+                .map_err(|e| e.to_string())?;
+            if sold {
+                seeded_places += u64::from(bucket.free);
+            }
+        }
+    }
+    Ok((seeded_seats, seeded_places))
+}
+
+/// The crowd's requests in the model's mix: five in six buyers want seats
+/// (a tenth of them through best-available, the rest naming 1-4 seats by
+/// Zipf section and row), one in six 1-4 places. `{o}` stands for the
+/// buyer's order.
+fn crowd_asks(model: DemandModel, requests: usize) -> Vec<Ask> {
+    const SEATS_GONE: &[&str] = &["seat-sold"];
+    let (sections, rows) = (Zipf::new(model.sections), Zipf::new(model.rows));
+    let mut rng = Rng(0x5017_D0A7);
+    let mut asks = Vec::with_capacity(requests);
+    while asks.len() < requests {
+        let k = rng.below(4) + 1;
+        let ask = match rng.below(60) {
+            0..=9 => Ask {
+                function: "hold-ga",
+                method: "PUT",
+                path: format!("/orders/{{o}}/ga/{GA_SECTION}"),
+                body: serde_json::json!({"quantity": k}).to_string(),
+                refusal: (409, &["sold-out"]),
+            },
+            10..=14 => {
+                let section =
+                    (rng.below(2) == 0).then(|| format!("S{}", sections.sample(&mut rng)));
+                Ask {
+                    function: "best-available",
+                    method: "POST",
+                    path: "/orders/{o}/best-available".into(),
+                    body: serde_json::json!({"quantity": k, "sectionId": section}).to_string(),
+                    refusal: (409, &["not-enough-seats"]),
+                }
+            }
+            _ => {
+                let (s, r) = (sections.sample(&mut rng), rows.sample(&mut rng));
+                let seat = rng.below(u64::from(model.seats_per_row)) + 1;
+                Ask {
+                    function: "get-seat",
+                    method: "POST",
+                    path: format!("/orders/{{o}}/seats/S{s}-{r}-{seat}"),
+                    body: String::new(),
+                    refusal: (409, SEATS_GONE),
+                }
+            }
+        };
+        asks.push(ask);
+    }
+    asks
+}
+
+/// `asks` (with their index, which picks the order and the instance)
+/// through the instances, a bounded number at once; each instance serves
+/// its requests in turn, as a Lambda instance does.
+async fn refuse(
+    instances: &[App],
+    orders: &[BenchOrder],
+    asks: &[(usize, &Ask)],
+) -> Result<Vec<(u16, String)>, String> {
+    /// One request: its slot in the answers, method, path, body, token.
+    type Work = (usize, &'static str, String, String, String);
+    let mut by_instance: Vec<Vec<Work>> = vec![Vec::new(); instances.len()];
+    for (slot, (i, ask)) in asks.iter().enumerate() {
+        let order = &orders[i % orders.len()];
+        by_instance[i % instances.len()].push((
+            slot,
+            ask.method,
+            ask.path.replace("{o}", &order.id),
+            ask.body.clone(),
+            order.token.clone(),
+        ));
+    }
+    let in_flight = Arc::new(Semaphore::new(64));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (instance, work) in instances.iter().zip(by_instance) {
+        let (instance, in_flight) = (instance.clone(), in_flight.clone());
+        tasks.spawn(async move {
+            let mut answers = Vec::new();
+            for (slot, method, path, body, token) in work {
+                let _permit = in_flight.acquire().await;
+                let answer = match get_seat_at(&path, &token, slot) {
+                    Some((order, token, seat, now)) => {
+                        match claim_remembering(&instance, &order, &token, &seat, now).await {
+                            Ok(_) => (200, String::new()),
+                            Err(e) => (shared::http::status(&e).as_u16(), e.code().to_owned()),
+                        }
+                    }
+                    None => {
+                        let (status, reply) =
+                            reply(&instance, method, &path, Some(&token), &body).await;
+                        (status, reply["error"].as_str().unwrap_or("").to_owned())
+                    }
+                };
+                answers.push((slot, answer.0, answer.1));
+            }
+            answers
+        });
+    }
+    let mut answers = vec![(0u16, String::new()); asks.len()];
+    while let Some(done) = tasks.join_next().await {
+        for (slot, status, code) in done.map_err(|e| e.to_string())? {
+            answers[slot] = (status, code);
+        }
+    }
+    Ok(answers)
+}
+
+/// A function instance's pace under the crowd: one request every 10 ms
+/// (a DynamoDB round trip), as in the one-seat stampede.
+const PER_INSTANCE_RATE: i64 = 100;
+
+/// A get-seat request (`POST /orders/{o}/seats/{s}`) as get-seat's claim
+/// and the instant it arrives on a simulated clock: the `slot`-th of the
+/// crowd at [`CROWD_INSTANCES`] × [`PER_INSTANCE_RATE`] a second. Whether
+/// an instance is crowded depends on its pace, which DynamoDB Local cannot
+/// give it in real time; the requests it sends are the same.
+fn get_seat_at(
+    path: &str,
+    token: &str,
+    slot: usize,
+) -> Option<(OrderId, HoldToken, SeatId, shared::domain::Millis)> {
+    let rest = path.strip_prefix("/orders/")?;
+    let (order, seat) = rest.split_once("/seats/")?;
+    static START: std::sync::OnceLock<shared::domain::Millis> = std::sync::OnceLock::new();
+    let t0 = *START.get_or_init(shared::world::now);
+    let per_ms = CROWD_INSTANCES as i64 * PER_INSTANCE_RATE / 1_000;
+    Some((
+        OrderId::parse(order).ok()?,
+        HoldToken::parse(token)?,
+        SeatId::parse(seat).ok()?,
+        shared::domain::Millis(t0.0 + slot as i64 / per_ms.max(1)),
+    ))
+}
+
+/// met or **missed**, against a target.
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "**missed**"
+    }
+}
+
+impl SoldOutPhase {
+    /// The phase as docs/BENCHMARKS.md shows it.
+    pub fn markdown(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::from("### Sold out\n\n");
+        let _ = writeln!(
+            out,
+            "After the buyers, the rest of the event was **seeded as sold** ({} seats and {} places still free, sold at once through the store's seeding calls, which use a late payment's own expressions, in {:.1} s), and the stream projected: it saw {} of {} sections sold out. \
+             Then a crowd in the model's mix was refused through {CROWD_INSTANCES} warm function instances (each had served one request of each function), every DynamoDB request recorded and priced. \
+             get-seat's requests arrive on a simulated clock at {PER_INSTANCE_RATE} a second per instance (a request every 10 ms, a DynamoDB round trip: whether an instance is crowded depends on its pace, which DynamoDB Local cannot give it in real time), through get-seat's claim; the others through their handlers in real time:\n",
+            self.seeded_seats,
+            self.seeded_places,
+            self.seeding.as_secs_f64(),
+            self.sold_out_sections,
+            self.sections
+        );
+        out.push_str("| function | requests | refused as sold out | other answers | read units per request | write units per request |\n|---|---:|---:|---|---:|---:|\n");
+        for (function, f) in &self.functions {
+            let other: Vec<String> = f.other.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            let _ = writeln!(
+                out,
+                "| {function} | {} | {} | {} | {:.2} | {:.2} |",
+                f.requests,
+                f.refused,
+                if other.is_empty() {
+                    "—".into()
+                } else {
+                    other.join(", ")
+                },
+                f.reads_per_request(),
+                f.writes_per_request()
+            );
+        }
+        let (reads, writes) = (self.refusal_read_units(), self.refusal_write_units());
+        let _ = writeln!(
+            out,
+            "\nsold-out refusal cost: {reads:.2} read units per request (target ≤ {REFUSAL_READ_UNITS}: {}), {writes:.2} write units per request (target ≤ {REFUSAL_WRITE_UNITS}: {})\n",
+            verdict(reads <= REFUSAL_READ_UNITS),
+            verdict(writes <= REFUSAL_WRITE_UNITS)
+        );
+        for (label, load) in [
+            ("writes", &self.hottest_write),
+            ("reads", &self.hottest_read),
+        ] {
+            if let Some(l) = load {
+                let _ = writeln!(
+                    out,
+                    "Hottest key of the crowd for {label}: `{}` ({:.1} write units, {:.1} read units over the whole crowd).\n",
+                    l.target.pk, l.write_units, l.read_units
+                );
+            }
+        }
+        out.push_str("### An on-sale's first seconds: fresh instances\n\nRead units one fresh instance of each function spends on its first request (its own order's key left out):\n\n| function | read units |\n|---|---:|\n");
+        for (function, units) in &self.fresh {
+            let _ = writeln!(out, "| {function} | {units:.1} |");
+        }
+        if let Some((key, rate)) = &self.fresh_hottest {
+            let _ = writeln!(
+                out,
+                "\nprojected first 10 s (1,000 fresh instances per function): hottest key `{key}` at {rate:.0} read units/s (limit {PARTITION_READ_UNITS:.0}: {})\n",
+                verdict(*rate <= PARTITION_READ_UNITS)
+            );
+        }
+        out
+    }
+}

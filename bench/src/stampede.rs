@@ -1,0 +1,134 @@
+//! The stampede: many orders at one seat, through the handler and through the dev server's HTTP path.
+
+use crate::{create_event, create_orders, reply, unique, Row, Timing, HOLD_SECONDS};
+use shared::App;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// 1. Stampede through the handler: all orders claim seat A-1-1 at once.
+pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String> {
+    let event = unique("stampede");
+    create_event(app, &event, 1, HOLD_SECONDS).await?;
+    let orders = create_orders(app, &event, n).await?;
+    let barrier = Arc::new(tokio::sync::Barrier::new(n));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for o in orders {
+        let (app, barrier) = (app.clone(), barrier.clone());
+        tasks.spawn(async move {
+            barrier.wait().await;
+            let t = Instant::now();
+            let (status, body) = reply(
+                &app,
+                "POST",
+                &format!("/orders/{}/seats/A-1-1", o.id),
+                Some(&o.token),
+                "",
+            )
+            .await;
+            (
+                t.elapsed().as_secs_f64() * 1000.0,
+                status,
+                body["error"].as_str().unwrap_or("").to_owned(),
+            )
+        });
+    }
+    let mut timing = Timing::default();
+    let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    while let Some(done) = tasks.join_next().await {
+        let (ms, status, code) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(ms);
+        *outcomes
+            .entry(if status == 200 {
+                "won".into()
+            } else {
+                format!("{status} {code}")
+            })
+            .or_default() += 1;
+    }
+    timing.wall = started.elapsed();
+    let winners = outcomes.get("won").copied().unwrap_or(0);
+    let held = outcomes.get("409 seat-held").copied().unwrap_or(0);
+    Ok(Row {
+        scenario: format!("stampede: {n} orders, 1 seat (handler)"),
+        ok: winners == 1 && held == n - 1,
+        correctness: format!("{winners} winner, {held} seat-held"),
+        timing,
+    })
+}
+
+/// 1b. The same stampede through the dev server's HTTP path.
+pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
+    use http_body_util::{BodyExt, Empty};
+    use hyper_util::client::legacy::Client as HttpClient;
+    use hyper_util::rt::TokioExecutor;
+
+    let event = unique("stampede-http");
+    create_event(app, &event, 1, HOLD_SECONDS).await?;
+    let orders = create_orders(app, &event, n).await?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(local::server::run(listener, app.clone(), async {
+        let _ = stop_rx.await;
+    }));
+    let client: HttpClient<_, Empty<bytes::Bytes>> =
+        HttpClient::builder(TokioExecutor::new()).build_http();
+    let barrier = Arc::new(tokio::sync::Barrier::new(n));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for o in orders {
+        let (client, barrier) = (client.clone(), barrier.clone());
+        tasks.spawn(async move {
+            let req = hyper::Request::post(format!(
+                "http://127.0.0.1:{port}/orders/{}/seats/A-1-1",
+                o.id
+            ))
+            .header("authorization", format!("Bearer {}", o.token))
+            .body(Empty::new())
+            .map_err(|e| e.to_string())?;
+            barrier.wait().await;
+            let t = Instant::now();
+            let resp = client.request(req).await.map_err(|e| e.to_string())?;
+            let status = resp.status().as_u16();
+            let body = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?
+                .to_bytes();
+            let code = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            Ok::<_, String>((t.elapsed().as_secs_f64() * 1000.0, status, code))
+        });
+    }
+    let mut timing = Timing::default();
+    let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    while let Some(done) = tasks.join_next().await {
+        let (ms, status, code) = done.map_err(|e| e.to_string())??;
+        timing.latencies_ms.push(ms);
+        *outcomes
+            .entry(if status == 200 {
+                "won".into()
+            } else {
+                format!("{status} {code}")
+            })
+            .or_default() += 1;
+    }
+    timing.wall = started.elapsed();
+    let _ = stop_tx.send(());
+    let _ = server.await;
+    let winners = outcomes.get("won").copied().unwrap_or(0);
+    let held = outcomes.get("409 seat-held").copied().unwrap_or(0);
+    Ok(Row {
+        scenario: format!("stampede: {n} orders, 1 seat (HTTP, dev server)"),
+        ok: winners == 1 && held == n - 1,
+        correctness: format!("{winners} winner, {held} seat-held; {outcomes:?}"),
+        timing,
+    })
+}

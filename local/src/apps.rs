@@ -1,0 +1,77 @@
+//! An app as the dev server, the tests and the bench make it: on a table
+//! of a local DynamoDB, with the contract's default settings and the
+//! development secrets and keys (never deployed: template.yaml takes its
+//! own), and a payment backend's signature over a confirm.
+
+use aws_sdk_dynamodb::Client;
+use shared::admission::SigningKeys;
+use shared::auth::ConfirmSecrets;
+use shared::{App, Config, Store};
+
+/// The Standard Webhooks secret of `make dev` when `CONFIRM_SECRET` is
+/// unset, of the tests and of the sample events: its key reads
+/// "seatclaim-local-dev-key-NOT-FOR-PRODUCTION". Never deploy it:
+/// template.yaml takes a parameter.
+pub const DEV_CONFIRM_SECRET: &str =
+    "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
+
+/// The admission signing key of `make dev` when `ADMISSION_SIGNING_KEYS`
+/// is unset, of the tests and of the sample events: a P-256 key whose
+/// `kid` says what it is. Anyone can sign admissions with it. Never
+/// deploy it: template.yaml reads the keys from Secrets Manager. It lives
+/// in local/dev-admission-signing-keys.json, which the scripts read too.
+pub const DEV_ADMISSION_SIGNING_KEYS: &str = include_str!("../dev-admission-signing-keys.json");
+
+/// The development admission keys, parsed.
+pub fn dev_admission_keys() -> SigningKeys {
+    // A constant known to parse (the tests' every admission uses it).
+    SigningKeys::parse(DEV_ADMISSION_SIGNING_KEYS)
+        .unwrap_or_else(|e| panic!("the development admission key: {e}"))
+}
+
+/// The development secrets, parsed.
+pub fn dev_confirm_secrets() -> ConfirmSecrets {
+    // A constant known to parse (unit-tested in shared::auth).
+    ConfirmSecrets::parse(DEV_CONFIRM_SECRET)
+        .unwrap_or_else(|e| panic!("the development secret: {e}"))
+}
+
+/// The Standard Webhooks headers a payment backend holding `secrets`
+/// sends with `body`, signed now (see [`crate::payment_backend`]); panics
+/// if it cannot sign, as a test that cannot sign cannot run.
+pub fn webhook_headers(secrets: &ConfirmSecrets, body: &str) -> [(&'static str, String); 3] {
+    crate::payment_backend::webhook_headers(secrets, body)
+        .unwrap_or_else(|e| panic!("signing: {e}"))
+}
+
+/// [`webhook_headers`] with a chosen timestamp (unix seconds).
+pub fn webhook_headers_at(
+    secrets: &ConfirmSecrets,
+    body: &str,
+    timestamp: i64,
+) -> [(&'static str, String); 3] {
+    crate::payment_backend::webhook_headers_at(secrets, body, timestamp)
+        .unwrap_or_else(|e| panic!("signing: {e}"))
+}
+
+/// An app on an existing table (or none: requests then fail as the store
+/// fails), with the contract's default settings and [`DEV_CONFIRM_SECRET`].
+pub fn app_on(client: Client, table: &str) -> App {
+    let config = Config {
+        table_name: table.to_owned(),
+        hold_seconds: shared::config::DEFAULT_HOLD_SECONDS,
+        max_seats_per_order: shared::config::DEFAULT_MAX_SEATS_PER_ORDER,
+        expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
+        confirm_secrets: Some(dev_confirm_secrets()),
+        create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
+        max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
+        request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,
+        admission_verify: Some(dev_admission_keys().verify_keys()),
+        admission_signing: Some(dev_admission_keys()),
+        admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
+    };
+    // Every request reads the queue's state, as the dev server does: a
+    // test's put or delete applies to its next request, whatever function
+    // serves it (an instance on AWS reuses its read for up to a second).
+    App::new(Store::new(client, table).with_queue_cache_ms(0), config)
+}

@@ -1,0 +1,198 @@
+//! Least privilege, proven: template.yaml's policies read as grants, held
+//! against the calls the suite recorded (`local::iam`): nothing sent that a
+//! policy does not grant, nothing granted that no test sent.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use local::iam::Call;
+use serde_yaml_ng::Value as Yaml;
+
+/// Every call recorded in `dir` (by every test process of the run).
+pub fn read_record(dir: &Path) -> BTreeSet<Call> {
+    let mut calls = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            calls.insert(
+                serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("{}: {e}: {line}", path.display())),
+            );
+        }
+    }
+    calls
+}
+
+/// One `Allow` statement of a function's policy: actions on a resource,
+/// for partition keys matching `leading_keys` (`ORDER#*`) if it has any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub actions: Vec<String>,
+    pub resource: String,
+    pub leading_keys: Option<Vec<String>>,
+}
+
+impl Grant {
+    fn allows(&self, call: &Call) -> bool {
+        self.actions.contains(&call.action)
+            && self.resource == call.resource
+            && match (&self.leading_keys, &call.key_prefix) {
+                (None, _) => true,
+                (Some(patterns), Some(prefix)) => {
+                    patterns.iter().any(|p| pattern_matches(p, prefix))
+                }
+                (Some(_), None) => false,
+            }
+    }
+}
+
+/// `ORDER#*` matches every key starting `ORDER#`, which is what a recorded
+/// prefix (up to its first `#`) stands for.
+fn pattern_matches(pattern: &str, prefix: &str) -> bool {
+    pattern
+        .strip_suffix('*')
+        .map_or(pattern == prefix, |head| prefix.starts_with(head))
+}
+
+/// Every function's statements in template.yaml, by its binary's name.
+pub fn granted() -> BTreeMap<String, Vec<Grant>> {
+    let path = local::repo_root().join("template.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc: Yaml = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("template.yaml: {e}"));
+    let mut out = BTreeMap::new();
+    for (_, res) in doc["Resources"].as_mapping().into_iter().flatten() {
+        if res["Type"].as_str() != Some("AWS::Serverless::Function") {
+            continue;
+        }
+        let function = res["Metadata"]["BuildProperties"]["Binary"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let mut grants = Vec::new();
+        for policy in res["Properties"]["Policies"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+        {
+            for statement in policy["Statement"].as_sequence().into_iter().flatten() {
+                assert_eq!(
+                    statement["Effect"].as_str(),
+                    Some("Allow"),
+                    "{function}: only Allow statements"
+                );
+                let resource = match &statement["Resource"] {
+                    Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
+                    other => panic!("{function}: a resource must be the table, its index or the bus, got {other:?}"),
+                };
+                let strings = |v: &Yaml| {
+                    v.as_sequence()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| a.as_str().map(str::to_owned))
+                        .collect::<Vec<_>>()
+                };
+                let condition = &statement["Condition"];
+                let leading_keys = (!condition.is_null()).then(|| {
+                    strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"])
+                });
+                if let Some(keys) = &leading_keys {
+                    assert!(!keys.is_empty(), "{function}: a condition other than ForAllValues:StringLike on dynamodb:LeadingKeys");
+                }
+                grants.push(Grant {
+                    actions: strings(&statement["Action"]),
+                    resource,
+                    leading_keys,
+                });
+            }
+        }
+        out.insert(function, grants);
+    }
+    out
+}
+
+/// The calls no statement of their function allows.
+pub fn ungranted<'a>(
+    granted: &BTreeMap<String, Vec<Grant>>,
+    calls: impl IntoIterator<Item = &'a Call>,
+) -> Vec<&'a Call> {
+    calls
+        .into_iter()
+        .filter(|call| {
+            !granted
+                .get(&call.function)
+                .is_some_and(|grants| grants.iter().any(|g| g.allows(call)))
+        })
+        .collect()
+}
+
+/// What the template grants that no recorded call used: each action of
+/// each statement, on each of its leading-key patterns.
+pub fn unused(granted: &BTreeMap<String, Vec<Grant>>, calls: &BTreeSet<Call>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (function, grants) in granted {
+        for grant in grants {
+            let patterns: Vec<Option<&String>> = match &grant.leading_keys {
+                Some(p) => p.iter().map(Some).collect(),
+                None => vec![None],
+            };
+            for action in &grant.actions {
+                for pattern in &patterns {
+                    let used = calls.iter().any(|c| {
+                        &c.function == function
+                            && &c.action == action
+                            && c.resource == grant.resource
+                            && pattern.is_none_or(|p| {
+                                c.key_prefix
+                                    .as_deref()
+                                    .is_some_and(|k| pattern_matches(p, k))
+                            })
+                    });
+                    if !used {
+                        out.push(format!(
+                            "{function}: {action} on {} {}",
+                            grant.resource,
+                            pattern.map_or("", |p| p.as_str())
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use local::iam::TABLE;
+
+    #[test]
+    fn grants_allow_by_action_resource_and_leading_key() {
+        let grant = Grant {
+            actions: vec!["dynamodb:GetItem".into()],
+            resource: TABLE.into(),
+            leading_keys: Some(vec!["ORDER#*".into()]),
+        };
+        let call = |action: &str, prefix: Option<&str>| Call {
+            function: "f".into(),
+            action: action.into(),
+            resource: TABLE.into(),
+            key_prefix: prefix.map(str::to_owned),
+        };
+        assert!(grant.allows(&call("dynamodb:GetItem", Some("ORDER#"))));
+        assert!(!grant.allows(&call("dynamodb:GetItem", Some("PAYMENT#"))));
+        assert!(!grant.allows(&call("dynamodb:GetItem", Some("ORDERS#"))));
+        assert!(!grant.allows(&call("dynamodb:PutItem", Some("ORDER#"))));
+        assert!(
+            !grant.allows(&call("dynamodb:GetItem", None)),
+            "a key IAM cannot see is not allowed by a LeadingKeys statement"
+        );
+        let open = Grant {
+            leading_keys: None,
+            ..grant
+        };
+        assert!(open.allows(&call("dynamodb:GetItem", None)));
+    }
+}

@@ -1,0 +1,133 @@
+//! The integration tests' kit: a fresh table per test on this process's
+//! DynamoDB Local, the
+//! invariants asserted, a dev server as an EventBridge stand-in, and the
+//! IAM proof's reading of template.yaml. Test support: a failure here
+//! panics with its reason, as a failed assertion would.
+
+pub mod iam;
+
+use aws_sdk_dynamodb::Client;
+use local::apps::app_on;
+use local::invariants::{check_invariants, TableCheck};
+use local::table::TableSpec;
+use shared::App;
+
+/// The endpoint of this process's DynamoDB Local (started on first call).
+pub use local::dynamodb_local::process_endpoint as dynamodb_endpoint;
+
+/// An app on a new, empty table made from template.yaml (without its
+/// stream, see [`TableSpec::without_stream`]), with the contract's default
+/// settings and [`DEV_CONFIRM_SECRET`].
+pub async fn fresh_app() -> App {
+    fresh_app_counting(None).await
+}
+
+/// [`fresh_app`] whose DynamoDB client counts its requests.
+pub async fn fresh_app_counting(counter: Option<local::metrics::RequestCounter>) -> App {
+    fresh_app_with(local::local_client_counting(&dynamodb_endpoint(), counter)).await
+}
+
+/// [`fresh_app_counting`] on a table with template.yaml's stream, for the
+/// tests that follow it ([`local::streams`]).
+pub async fn fresh_app_streaming(counter: Option<local::metrics::RequestCounter>) -> App {
+    fresh_table(
+        local::local_client_counting(&dynamodb_endpoint(), counter),
+        true,
+    )
+    .await
+}
+
+/// An app on a new, empty table created through `client` (which may point
+/// at another DynamoDB Local, or carry interceptors).
+pub async fn fresh_app_with(client: Client) -> App {
+    fresh_table(client, false).await
+}
+
+async fn fresh_table(client: Client, stream: bool) -> App {
+    let table = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
+    let spec = TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
+    let spec = if stream { spec } else { spec.without_stream() };
+    spec.create(&client, &table)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    app_on(client, &table)
+}
+
+/// [`check_invariants`], panicking with every violation found.
+pub async fn assert_invariants(app: &App, event: &str) -> TableCheck {
+    let check = check_invariants(app, event).await;
+    assert!(
+        check.violations.is_empty(),
+        "invariants violated for event {event}:\n{}",
+        check.violations.join("\n")
+    );
+    check
+}
+
+/// A dev server on a free port serving `app` and the dev routes over
+/// `feed`, and an EventBridge client pointed at it (counting its requests
+/// if asked): what it puts lands in `feed`, answered as EventBridge
+/// answers. Stop the server with [`DevServer::stop`].
+pub async fn bus_on_dev_server(
+    app: &App,
+    feed: &local::feed::DevFeed,
+    counter: Option<local::metrics::RequestCounter>,
+) -> (shared::outbox::EventBridgeBus, DevServer) {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .unwrap_or_else(|e| panic!("binding a port: {e}"));
+    let port = listener
+        .local_addr()
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("the bound port: {e}"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(local::server::run_with_feed(
+        listener,
+        app.clone(),
+        Some(feed.clone()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let config = aws_sdk_eventbridge::Config::builder()
+        .behavior_version(aws_sdk_eventbridge::config::BehaviorVersion::latest())
+        .region(aws_sdk_eventbridge::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_eventbridge::config::Credentials::new(
+            "local",
+            "local",
+            None,
+            None,
+            "seatclaim-local",
+        ))
+        .endpoint_url(format!("http://127.0.0.1:{port}"))
+        .http_client(shared::store::http_client());
+    let config = match counter {
+        Some(c) => config.interceptor(c),
+        None => config,
+    };
+    let config = if local::iam::recording() {
+        config.interceptor(local::iam::CallRecorder {
+            function: "publish-events",
+        })
+    } else {
+        config
+    };
+    let bus = shared::outbox::EventBridgeBus::new(
+        aws_sdk_eventbridge::Client::from_conf(config.build()),
+        "seatclaim-local",
+    );
+    (bus, DevServer { stop, task })
+}
+
+/// A dev server started by [`bus_on_dev_server`].
+pub struct DevServer {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl DevServer {
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}

@@ -1,0 +1,729 @@
+//! The repository's artifacts agree with the code: template.yaml's table
+//! and routes, and every sample event in events/ runs through its handler.
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use local::router::call;
+use local::table::TableSpec;
+use serde_json::Value;
+use shared::routes::{Trigger, FUNCTIONS};
+use shared::store;
+
+const EXAMPLE_ORDER: &str = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81";
+const EXAMPLE_TOKEN: &str =
+    "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+fn template() -> serde_yaml_ng::Value {
+    let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_table_in_template_yaml_is_the_one_the_store_uses() {
+    let spec = TableSpec::from_repo().unwrap();
+    assert_eq!(spec.billing_mode, "PAY_PER_REQUEST");
+    let keys: Vec<_> = spec
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(keys, [(store::PK, "HASH"), (store::SK, "RANGE")]);
+    let attr_type = |name: &str| {
+        spec.attribute_definitions
+            .iter()
+            .find(|a| a.attribute_name == name)
+            .map(|a| a.attribute_type.clone())
+    };
+    assert_eq!(attr_type(store::PK).as_deref(), Some("S"));
+    assert_eq!(attr_type(store::SK).as_deref(), Some("S"));
+    assert_eq!(attr_type(store::PENDING_SHARD).as_deref(), Some("S"));
+    assert_eq!(
+        attr_type(store::PENDING_EXPIRES_AT).as_deref(),
+        Some("N"),
+        "expiries compare as numbers"
+    );
+    assert_eq!(spec.global_secondary_indexes.len(), 2);
+    let gsi = &spec.global_secondary_indexes[0];
+    assert_eq!(gsi.index_name, store::PENDING_INDEX);
+    let gsi_keys: Vec<_> = gsi
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(
+        gsi_keys,
+        [
+            (store::PENDING_SHARD, "HASH"),
+            (store::PENDING_EXPIRES_AT, "RANGE")
+        ]
+    );
+    assert_eq!(
+        gsi.projection.projection_type,
+        store::PENDING_INDEX_PROJECTION
+    );
+    assert!(
+        gsi.projection.non_key_attributes.is_empty(),
+        "keys only: a claim does not rewrite the index"
+    );
+    // (v3) The queue's waiting visitors by join time, with their rank.
+    let queue = &spec.global_secondary_indexes[1];
+    assert_eq!(queue.index_name, store::QUEUE_INDEX);
+    let queue_keys: Vec<_> = queue
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(
+        queue_keys,
+        [(store::QUEUE_SHARD, "HASH"), (store::QUEUE_JOIN, "RANGE")]
+    );
+    assert_eq!(attr_type(store::QUEUE_SHARD).as_deref(), Some("S"));
+    assert_eq!(
+        attr_type(store::QUEUE_JOIN).as_deref(),
+        Some("N"),
+        "join times compare as numbers"
+    );
+    assert_eq!(
+        (
+            queue.projection.projection_type.as_str(),
+            queue.projection.non_key_attributes.as_slice()
+        ),
+        ("INCLUDE", [store::QUEUE_RANK.to_owned()].as_slice())
+    );
+    let ttl = spec.time_to_live_specification.as_ref().unwrap();
+    assert_eq!(
+        (ttl.attribute_name.as_str(), ttl.enabled),
+        (store::TTL, true)
+    );
+}
+
+/// Each function's triggers in template.yaml: its HttpApi routes as
+/// (METHOD, path), and the other event types it has.
+fn template_triggers(
+    resource: &serde_yaml_ng::Value,
+) -> (BTreeSet<(String, String)>, BTreeSet<String>) {
+    let mut routes = BTreeSet::new();
+    let mut others = BTreeSet::new();
+    let events = resource["Properties"]["Events"].as_mapping();
+    for (_, event) in events.into_iter().flatten() {
+        match event["Type"].as_str().unwrap() {
+            "HttpApi" => {
+                let p = &event["Properties"];
+                routes.insert((
+                    p["Method"].as_str().unwrap().to_uppercase(),
+                    p["Path"].as_str().unwrap().to_owned(),
+                ));
+            }
+            other => {
+                others.insert(other.to_owned());
+            }
+        }
+    }
+    (routes, others)
+}
+
+/// template.yaml, functions/, events/, the Makefile and the cold-start
+/// script agree with `shared::routes`: one `<Name>Function` resource per
+/// function, built from its binary, on exactly its triggers; one binary and
+/// one sample event each, the HTTP samples on one of the function's routes.
+#[test]
+fn every_function_in_the_route_table_is_deployed_built_and_sampled() {
+    let doc = template();
+    let root = local::repo_root();
+    let mut deployed = BTreeSet::new();
+    for (name, resource) in doc["Resources"].as_mapping().unwrap() {
+        if resource["Type"].as_str() == Some("AWS::Serverless::Function") {
+            deployed.insert(name.as_str().unwrap().to_owned());
+        }
+    }
+    let mut tabled = BTreeSet::new();
+    for function in FUNCTIONS {
+        let pascal: String = function
+            .name
+            .split('-')
+            .map(|w| w[..1].to_uppercase() + &w[1..])
+            .collect();
+        let resource = &doc["Resources"][format!("{pascal}Function").as_str()];
+        let what = format!("{} ({pascal}Function)", function.name);
+        tabled.insert(format!("{pascal}Function"));
+        assert_eq!(
+            resource["Properties"]["CodeUri"].as_str(),
+            Some("functions"),
+            "{what}"
+        );
+        assert_eq!(
+            resource["Metadata"]["BuildMethod"].as_str(),
+            Some("rust-cargolambda"),
+            "{what}"
+        );
+        assert_eq!(
+            resource["Metadata"]["BuildProperties"]["Binary"].as_str(),
+            Some(function.name),
+            "{what}: binary = function"
+        );
+        let (routes, others) = template_triggers(resource);
+        let want_routes: BTreeSet<(String, String)> = function
+            .routes()
+            .iter()
+            .map(|r| (r.method.to_owned(), r.path.to_owned()))
+            .collect();
+        assert_eq!(routes, want_routes, "{what}: its HttpApi routes");
+        let want_others: BTreeSet<String> = match function.trigger {
+            Trigger::Http(_) => BTreeSet::new(),
+            Trigger::Schedule => ["Schedule".to_owned()].into(),
+            Trigger::Stream => ["DynamoDB".to_owned()].into(),
+        };
+        assert_eq!(others, want_others, "{what}: its other triggers");
+        assert!(
+            root.join("functions/src/bin")
+                .join(format!("{}.rs", function.name))
+                .is_file(),
+            "{what}: functions/src/bin/{}.rs",
+            function.name
+        );
+        let sample: Value = serde_json::from_str(&event_text(function.name)).unwrap();
+        if let Trigger::Http(routes) = function.trigger {
+            let route_key = sample["routeKey"].as_str().unwrap_or_default();
+            assert!(
+                routes
+                    .iter()
+                    .any(|r| route_key == format!("{} {}", r.method, r.path)),
+                "events/{}.json's routeKey {route_key:?} is one of its routes",
+                function.name
+            );
+        } else {
+            assert!(
+                sample.get("routeKey").is_none(),
+                "{what}: not an HTTP sample"
+            );
+        }
+    }
+    assert_eq!(
+        deployed, tabled,
+        "template.yaml's functions vs shared::routes"
+    );
+    let files = |dir: &str, ext: &str| -> BTreeSet<String> {
+        std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                name.strip_suffix(ext).map(str::to_owned)
+            })
+            .collect()
+    };
+    let names: BTreeSet<String> = FUNCTIONS.iter().map(|f| f.name.to_owned()).collect();
+    assert_eq!(
+        files("functions/src/bin", ".rs"),
+        names,
+        "functions/src/bin vs shared::routes"
+    );
+    assert_eq!(files("events", ".json"), names, "events/ vs shared::routes");
+    // The Makefile builds packages of the workspace (the functions crate
+    // builds every function) and binaries that exist.
+    let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = &manifest[manifest.find("members = [").unwrap()..];
+    let members = &members[..members.find(']').unwrap()];
+    // Each member's package is named as its folder.
+    let packages: Vec<&str> = members.split('"').skip(1).step_by(2).collect();
+    assert!(packages.contains(&"functions"), "{packages:?}");
+    let words: Vec<&str> = makefile.split_whitespace().collect();
+    for pair in words.windows(2) {
+        match pair[0] {
+            "-p" => assert!(
+                packages.contains(&pair[1]),
+                "the Makefile builds -p {}: no such package",
+                pair[1]
+            ),
+            "--bin" => assert!(
+                names.contains(pair[1]) || pair[1].starts_with("seatclaim-"),
+                "the Makefile builds --bin {}: no such function",
+                pair[1]
+            ),
+            _ => {}
+        }
+    }
+    // The cold-start script times every function but those it names, and
+    // knows the status each answers.
+    let listed = std::process::Command::new("python3")
+        .args(["scripts/bench_cold_start.py", "--list"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let strings = |key: &str| -> BTreeSet<String> {
+        listed[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let timed = strings("timed");
+    assert_eq!(
+        timed
+            .union(&strings("not_timed"))
+            .cloned()
+            .collect::<BTreeSet<_>>(),
+        names,
+        "the cold-start script's functions vs shared::routes"
+    );
+    for function in timed.iter().chain(&strings("queue")) {
+        assert!(
+            listed["expected"][function].is_u64(),
+            "the cold-start script expects a status of {function}"
+        );
+        assert!(names.contains(function), "{function}");
+    }
+}
+
+fn event_text(function: &str) -> String {
+    std::fs::read_to_string(
+        local::repo_root()
+            .join("events")
+            .join(format!("{function}.json")),
+    )
+    .unwrap()
+}
+
+async fn run_event(
+    app: &shared::App,
+    function: &'static str,
+    replace: &[(&str, &str)],
+) -> (u16, Value) {
+    let mut text = event_text(function);
+    for (from, to) in replace {
+        text = text.replace(from, to);
+    }
+    let req = lambda_http::request::from_str(&text)
+        .unwrap_or_else(|e| panic!("events/{function}.json: {e}"));
+    common::read(call(function, app, req).await)
+}
+
+/// events/confirm.json with its body naming `order` and `seat`, and its
+/// Standard Webhooks headers signed now with the development secret.
+async fn run_confirm_event_signed_now(app: &shared::App, order: &str, seat: &str) -> (u16, Value) {
+    let mut event: Value = serde_json::from_str(&event_text("confirm")).unwrap();
+    let mut body: Value = serde_json::from_str(event["body"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        body["orderId"], EXAMPLE_ORDER,
+        "the sample names the example order"
+    );
+    body["orderId"] = order.into();
+    body["seats"] = serde_json::json!([seat]);
+    let body = body.to_string();
+    let path = event["rawPath"]
+        .as_str()
+        .unwrap()
+        .replace(EXAMPLE_ORDER, order);
+    event["rawPath"] = path.clone().into();
+    event["requestContext"]["http"]["path"] = path.into();
+    event["pathParameters"]["orderId"] = order.into();
+    for (name, value) in local::apps::webhook_headers(&local::apps::dev_confirm_secrets(), &body) {
+        assert!(
+            event["headers"][name].is_string(),
+            "the sample carries {name}"
+        );
+        event["headers"][name] = value.into();
+    }
+    event["headers"]["content-length"] = body.len().to_string().into();
+    event["body"] = body.into();
+    let req = lambda_http::request::from_str(&event.to_string()).unwrap();
+    common::read(call("confirm", app, req).await)
+}
+
+#[tokio::test]
+async fn every_event_file_runs_through_its_handler() {
+    let app = common::fresh_app().await;
+    let (status, body) = run_event(&app, "create-event", &[]).await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["eventId"], "gala-2026");
+    let (status, body) = run_event(&app, "get-event", &[]).await;
+    assert_eq!(
+        (status, &body["status"], &body["sections"][0]["kind"]),
+        (200, &"READY".into(), &"seated".into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "availability", &[]).await;
+    assert_eq!(
+        (status, body["sections"][0]["rows"][0]["statuses"].as_str()),
+        (200, Some("A".repeat(20).as_str())),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "list-seats", &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["sectionId"] == "A"));
+    let (status, order) = run_event(&app, "create-order", &[]).await;
+    assert_eq!(status, 201, "{order}");
+    let id = order["orderId"].as_str().unwrap();
+    let token = order["holdToken"].as_str().unwrap();
+    let real = [(EXAMPLE_ORDER, id), (EXAMPLE_TOKEN, token)];
+    let (status, body) = run_event(&app, "get-seat", &real).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("HELD")),
+        "{body}"
+    );
+    let seat = body["seatId"].as_str().unwrap().to_owned();
+    let (status, body) = run_event(&app, "get-order", &real).await;
+    assert_eq!(
+        (status, body["seats"].clone()),
+        (200, serde_json::json!([seat])),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "extend-order", &real).await;
+    assert_eq!(
+        (status, body["orderId"].as_str()),
+        (200, Some(id)),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "best-available", &real).await;
+    assert_eq!(
+        (status, body["seats"].as_array().map(Vec::len)),
+        (200, Some(2)),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "hold-ga", &real).await;
+    assert_eq!(
+        (status, &body["quantity"]),
+        (200, &serde_json::json!(2)),
+        "{body}"
+    );
+    let (_, body) = run_event(&app, "get-order", &real).await;
+    assert_eq!(
+        body["ga"],
+        serde_json::json!([{"sectionId": "FLOOR", "quantity": 2}]),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "drop-seat", &real).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("AVAILABLE")),
+        "{body}"
+    );
+    assert_eq!(run_event(&app, "get-seat", &real).await.0, 200);
+    // The file is signed with the development secret at a fixed past
+    // time, so as it stands it is refused (the 300 s tolerance); re-signed
+    // now for the real order, as a payment backend would send it, it sells.
+    let (status, body) = run_event(&app, "confirm", &real).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("unauthorized")),
+        "a stale signature: {body}"
+    );
+    let (status, body) = run_confirm_event_signed_now(&app, id, &seat).await;
+    assert_eq!(
+        (status, body["status"].as_str(), body["seats"].clone()),
+        (200, Some("COMPLETED"), serde_json::json!([seat])),
+        "{body}"
+    );
+
+    let (status, body) = run_event(&app, "cancel-order", &real).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("order-not-cancellable")),
+        "a completed order: {body}"
+    );
+
+    // (v3) The queue's files: put (open since the sample's past opening),
+    // read, a join (admitted on the spot), the JWKS, an admitter run, and
+    // the put's file as a DELETE.
+    let (status, body) = run_event(&app, "queue-admin", &[]).await;
+    assert_eq!((status, &body["status"]), (200, &"OPEN".into()), "{body}");
+    let (status, body) = run_event(&app, "get-queue", &[]).await;
+    assert_eq!(
+        (status, &body["ordersPerAdmission"]),
+        (200, &2.into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "queue-visitors", &[]).await;
+    assert_eq!(
+        (status, &body["status"]),
+        (201, &"ADMITTED".into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "admission-keys", &[]).await;
+    assert_eq!(
+        (status, &body["keys"][0]["alg"]),
+        (200, &"ES256".into()),
+        "{body}"
+    );
+    let scheduled: Value = serde_json::from_str(&event_text("admit-visitors")).unwrap();
+    let mut admitter_app = local::iam::attributed(&app, "admit-visitors");
+    admitter_app.config.admitter_run_seconds = 1;
+    let run = shared::handlers::admit_visitors(
+        &admitter_app,
+        &tokio::sync::Mutex::default(),
+        lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default()),
+    )
+    .await
+    .unwrap();
+    assert!(run.ticks >= 1 && run.queues >= 1, "{run:?}");
+    let delete = [("\"PUT", "\"DELETE")];
+    let (status, body) = run_event(&app, "queue-admin", &delete).await;
+    assert_eq!(
+        (status, &body["status"]),
+        (200, &"REMOVED".into()),
+        "{body}"
+    );
+
+    // Unchanged, the order routes' files name an order that does not exist.
+    assert_eq!(run_event(&app, "get-order", &[]).await.0, 404);
+
+    let scheduled: Value = serde_json::from_str(&event_text("expire-holds")).unwrap();
+    assert_eq!(scheduled["detail-type"], "Scheduled Event");
+    let invocation =
+        lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default());
+    let summary =
+        shared::handlers::expire_holds(&local::iam::attributed(&app, "expire-holds"), invocation)
+            .await
+            .unwrap();
+    let summary = serde_json::to_value(summary).unwrap();
+    assert_eq!(
+        summary,
+        serde_json::json!({"expiredOrders": 0, "releasedSeats": 0, "releasedPlaces": 0})
+    );
+
+    // The stream sample: an order created, its seat and two places sold, the
+    // order completed, each an event that stands alone.
+    let records: Value = serde_json::from_str(&event_text("publish-events")).unwrap();
+    let feed = local::feed::DevFeed::quiet();
+    let out = shared::outbox::publish_records(&feed, &records, shared::world::now()).await;
+    assert_eq!(
+        (out.records, out.events, out.failed_records.len()),
+        (4, 4, 0),
+        "{out:?}"
+    );
+    let events: Vec<(String, Value)> = feed.events();
+    let kinds: Vec<&str> = events.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["order.created", "seat.sold", "ga.sold", "order.completed"]
+    );
+    for (_, detail) in &events {
+        assert_eq!(
+            (detail["eventId"].as_str(), detail["orderId"].as_str()),
+            (Some("gala-2026"), Some(EXAMPLE_ORDER))
+        );
+    }
+    assert_eq!(
+        (
+            events[1].1["seatId"].as_str(),
+            events[1].1["paymentId"].as_str()
+        ),
+        (Some("A-1-7"), Some("pi_3PexampleA1"))
+    );
+    assert_eq!(
+        (
+            events[2].1["sectionId"].as_str(),
+            events[2].1["quantity"].as_u64()
+        ),
+        (Some("FLOOR"), Some(2))
+    );
+}
+
+/// The repository is self-contained: every relative link in README.md and
+/// docs/*.md names a file that exists in it, and no tracked text file
+/// names a file in the folder beside the repository.
+#[test]
+fn documents_link_only_to_files_in_the_repository() {
+    let root = local::repo_root();
+    let mut documents = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            documents.push(path);
+        }
+    }
+    for document in documents {
+        let text = std::fs::read_to_string(&document).unwrap();
+        let dir = document.parent().unwrap();
+        for (i, _) in text.match_indices("](") {
+            let target = &text[i + 2..];
+            let target = &target[..target.find(')').unwrap()];
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let resolved = if file.is_empty() {
+                document.clone()
+            } else {
+                dir.join(file)
+            };
+            assert!(
+                resolved.exists(),
+                "{}: the link {target} names no file",
+                document.display()
+            );
+            assert!(
+                resolved
+                    .canonicalize()
+                    .unwrap()
+                    .starts_with(root.canonicalize().unwrap()),
+                "{}: the link {target} leaves the repository",
+                document.display()
+            );
+            if !anchor.is_empty() {
+                let heading_slugs = std::fs::read_to_string(&resolved)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| l.starts_with('#'))
+                    .map(|l| slug(l.trim_start_matches('#')))
+                    .collect::<BTreeSet<_>>();
+                assert!(
+                    heading_slugs.contains(anchor),
+                    "{}: the link {target} names no heading",
+                    document.display()
+                );
+            }
+        }
+    }
+    let tracked = std::process::Command::new("git")
+        .args(["grep", "-l", "-I", "\\.\\./shared", "--", "."])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let offenders = String::from_utf8_lossy(&tracked.stdout);
+    assert!(
+        offenders.trim().is_empty(),
+        "files pointing outside the repository: {offenders}"
+    );
+}
+
+/// A heading's anchor as GitHub makes it: lower case, spaces to hyphens,
+/// punctuation other than hyphens and underscores dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The domain performs no I/O (no clock, no randomness, no store, no HTTP,
+/// no runtime), and the shared crate's top-level modules depend on each
+/// other without a cycle: who uses whom stays readable from the files.
+#[test]
+fn the_domain_is_pure_and_shared_has_no_module_cycle() {
+    let src = local::repo_root().join("shared/src");
+    let read_tree = |dir: &std::path::Path| -> Vec<(String, String)> {
+        let mut files = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    files.push((path.display().to_string(), text));
+                }
+            }
+        }
+        files
+    };
+    let forbidden = [
+        "crate::auth",
+        "crate::store",
+        "crate::handlers",
+        "crate::http",
+        "crate::world",
+        "aws_sdk",
+        "lambda_",
+        "tokio",
+        "getrandom",
+        "Utc::now",
+        "new_v4",
+    ];
+    for (path, text) in read_tree(&src.join("domain")) {
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        let text = code;
+        for word in forbidden {
+            assert!(
+                !text.contains(word),
+                "{path} uses {word}: the domain does no I/O"
+            );
+        }
+    }
+    // Top-level module -> the top-level modules its files name.
+    let modules: Vec<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?.to_owned();
+            (stem != "lib" && stem != "main").then_some(stem)
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let uses = |module: &str| -> BTreeSet<String> {
+        let dir = src.join(module);
+        let mut files = read_tree(&dir);
+        if let Ok(text) = std::fs::read_to_string(src.join(format!("{module}.rs"))) {
+            files.push((module.to_owned(), text));
+        }
+        modules
+            .iter()
+            .filter(|other| *other != module)
+            .filter(|other| {
+                files.iter().any(|(_, text)| {
+                    text.lines()
+                        .filter(|l| !l.trim_start().starts_with("//"))
+                        .any(|l| l.contains(&format!("crate::{other}")))
+                })
+            })
+            .cloned()
+            .collect()
+    };
+    let graph: BTreeMap<String, BTreeSet<String>> =
+        modules.iter().map(|m| (m.clone(), uses(m))).collect();
+    assert!(
+        graph["store"].contains("domain") && graph["handlers"].contains("store"),
+        "the graph sees the crate's uses: {graph:?}"
+    );
+    // Depth-first search for a path back to where it started.
+    fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_owned()];
+        while let Some(m) = stack.pop() {
+            for next in &graph[&m] {
+                if next == to {
+                    return true;
+                }
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        false
+    }
+    for module in graph.keys() {
+        assert!(
+            !reaches(&graph, module, module),
+            "shared::{module} depends on itself through {:?}",
+            graph[module]
+        );
+    }
+}

@@ -1,0 +1,556 @@
+//! Least privilege, proven (see local::iam): every DynamoDB and
+//! EventBridge request a handler sends is recorded under its function, and
+//! template.yaml's policies are held against the record. The first test
+//! walks each function's success and error paths and checks its own
+//! calls; the second, which `make test` runs after the whole suite, checks
+//! every call of every test both ways: nothing sent that is not granted,
+//! nothing granted that no test sent.
+
+use crate::common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use local::iam::{recorded, Call, RECORD_ENV};
+use local::router::request;
+use testkit::iam::{granted, read_record, ungranted, unused};
+
+/// Runs requests through the router, which records each handler's calls
+/// under its function.
+struct Observer {
+    app: shared::App,
+}
+
+impl Observer {
+    async fn run(
+        &mut self,
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, serde_json::Value) {
+        read(
+            local::router::dispatch(&self.app, request(method, uri, headers, body.to_owned()))
+                .await,
+        )
+    }
+
+    async fn order(&mut self, event: &str) -> (String, String) {
+        let (_, o) = self
+            .run("POST", &format!("/events/{event}/orders"), &[], "{}")
+            .await;
+        (
+            o["orderId"].as_str().unwrap().to_owned(),
+            format!("Bearer {}", o["holdToken"].as_str().unwrap()),
+        )
+    }
+}
+
+/// Fails with every call no statement allows.
+fn assert_granted(calls: &BTreeSet<Call>) {
+    let granted = granted();
+    let bad = ungranted(&granted, calls);
+    assert!(
+        bad.is_empty(),
+        "calls template.yaml does not grant:\n{}",
+        bad.iter()
+            .map(|c| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[tokio::test]
+async fn each_function_is_granted_what_its_code_uses_on_every_path() {
+    local::iam::record_in_process();
+    let app = testkit::fresh_app_streaming(None).await;
+    let mut ob = Observer { app };
+
+    // Each function over its success and error paths.
+    let ev = "iam-event";
+    let plan = plan(&[("A", "1", 3)], Some(1));
+    for body in [plan.as_str(), plan.as_str(), "{\"name\": 1}"] {
+        ob.run("PUT", &format!("/events/{ev}"), &[], body).await;
+    }
+    ob.run("GET", &format!("/events/{ev}/seats"), &[], "").await;
+    ob.run("GET", &format!("/events/{ev}/seats?section=Z"), &[], "")
+        .await;
+    ob.run("GET", "/events/nope/seats?section=A", &[], "").await;
+    ob.run("POST", "/events/nope/orders", &[], "{}").await;
+    let (id, auth) = ob.order(ev).await;
+    let a = [("authorization", auth.as_str())];
+    ob.run("GET", &format!("/orders/{id}"), &a, "").await;
+    ob.run("GET", "/orders/ghost", &a, "").await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &a, "")
+        .await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-9"), &a, "")
+        .await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-1"), &[], "")
+        .await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "")
+        .await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &[], "")
+        .await;
+    ob.run("POST", &format!("/orders/{id}/seats/A-1-2"), &a, "")
+        .await;
+    // best-available: a block, none left of that size, a stranger.
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/best-available"),
+        &a,
+        "{\"quantity\": 1}",
+    )
+    .await;
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/best-available"),
+        &a,
+        "{\"quantity\": 3, \"sectionId\": \"A\"}",
+    )
+    .await;
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/best-available"),
+        &[],
+        "{\"quantity\": 1}",
+    )
+    .await;
+    ob.run("DELETE", &format!("/orders/{id}/seats/A-1-1"), &a, "")
+        .await;
+    // extend-order (on an event of a longer hold, so a loaded machine
+    // cannot let the order expire first): a move, an unchanged answer, a
+    // stranger.
+    assert_eq!(
+        ob.run(
+            "PUT",
+            "/events/iam-long",
+            &[],
+            &common::plan(&[("C", "1", 2)], Some(60))
+        )
+        .await
+        .0,
+        201
+    );
+    let (long, long_auth) = ob.order("iam-long").await;
+    let l = [("authorization", long_auth.as_str())];
+    assert_eq!(
+        ob.run("POST", &format!("/orders/{long}/seats/C-1-1"), &l, "")
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{long}/extend"),
+            &l,
+            "{\"seconds\": 600}"
+        )
+        .await
+        .0,
+        200
+    );
+    ob.run(
+        "POST",
+        &format!("/orders/{long}/extend"),
+        &l,
+        "{\"seconds\": 1}",
+    )
+    .await;
+    ob.run("POST", &format!("/orders/{long}/extend"), &[], "")
+        .await;
+    // cancel-order: a live order holding a seat, then again; a stranger.
+    let (gone, gone_auth) = ob.order(ev).await;
+    let g = [("authorization", gone_auth.as_str())];
+    ob.run("POST", &format!("/orders/{gone}/seats/A-1-3"), &g, "")
+        .await;
+    assert_eq!(
+        ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await.0,
+        200
+    );
+    ob.run("DELETE", &format!("/orders/{gone}"), &g, "").await;
+    ob.run("DELETE", &format!("/orders/{gone}"), &[], "").await;
+    // hold-ga on a general-admission section: take, sold out (every bucket
+    // read), give back, a stranger.
+    let ga_plan = r#"{"name":"GA","holdSeconds":60,"sections":[{"sectionId":"F","capacity":30}]}"#;
+    assert_eq!(ob.run("PUT", "/events/iam-ga", &[], ga_plan).await.0, 201);
+    let (fan, fan_auth) = ob.order("iam-ga").await;
+    let f = [("authorization", fan_auth.as_str())];
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{fan}/ga/F"),
+            &f,
+            "{\"quantity\": 10}"
+        )
+        .await
+        .0,
+        200
+    );
+    let (rival, rival_auth) = ob.order("iam-ga").await;
+    let r = [("authorization", rival_auth.as_str())];
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{rival}/ga/F"),
+            &r,
+            "{\"quantity\": 10}"
+        )
+        .await
+        .0,
+        200
+    );
+    let (third, third_auth) = ob.order("iam-ga").await;
+    let t = [("authorization", third_auth.as_str())];
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{third}/ga/F"),
+            &t,
+            "{\"quantity\": 10}"
+        )
+        .await
+        .0,
+        200
+    );
+    let (late, late_auth) = ob.order("iam-ga").await;
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{late}/ga/F"),
+            &[("authorization", late_auth.as_str())],
+            "{\"quantity\": 1}"
+        )
+        .await
+        .0,
+        409
+    );
+    assert_eq!(
+        ob.run(
+            "PUT",
+            &format!("/orders/{rival}/ga/F"),
+            &r,
+            "{\"quantity\": 4}"
+        )
+        .await
+        .0,
+        200
+    );
+    ob.run(
+        "PUT",
+        &format!("/orders/{fan}/ga/F"),
+        &[],
+        "{\"quantity\": 1}",
+    )
+    .await;
+    ob.run("GET", "/events/iam-ga/availability", &[], "").await;
+    // confirm's general-admission paths: places it holds; more than it
+    // holds (the late path reads the buckets); a cancelled order's payment.
+    let paid_places = |order: &str, payment: &str, quantity: u32| {
+        serde_json::json!({"orderId": order, "paymentId": payment, "seats": [], "ga": [{"sectionId": "F", "quantity": quantity}]}).to_string()
+    };
+    let held = paid_places(&fan, "pi_ga", 10);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{fan}/confirm"),
+            &as_refs(&signed(&held)),
+            &held
+        )
+        .await
+        .0,
+        200
+    );
+    let over = paid_places(&rival, "pi_over", 6);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{rival}/confirm"),
+            &as_refs(&signed(&over)),
+            &over
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        ob.run("DELETE", &format!("/orders/{third}"), &t, "")
+            .await
+            .0,
+        200
+    );
+    let cancelled = paid_places(&third, "pi_cancelled", 2);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{third}/confirm"),
+            &as_refs(&signed(&cancelled)),
+            &cancelled
+        )
+        .await
+        .0,
+        200
+    );
+    let pay = confirm_body(&id, "pi_1", &["A-1-2".to_owned()]);
+    let headers = signed(&pay);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{id}/confirm"),
+            &as_refs(&headers),
+            &pay
+        )
+        .await
+        .0,
+        200
+    );
+    ob.run(
+        "POST",
+        &format!("/orders/{id}/confirm"),
+        &as_refs(&headers),
+        &pay,
+    )
+    .await;
+    // A late payment for a taken seat (REFUND_DUE), then a second payment.
+    let (late, late_auth) = ob.order(ev).await;
+    ob.run(
+        "POST",
+        &format!("/orders/{late}/seats/A-1-3"),
+        &[("authorization", late_auth.as_str())],
+        "",
+    )
+    .await;
+    let_holds_expire(1).await;
+    let (rival, rival_auth) = ob.order(ev).await;
+    ob.run(
+        "POST",
+        &format!("/orders/{rival}/seats/A-1-3"),
+        &[("authorization", rival_auth.as_str())],
+        "",
+    )
+    .await;
+    let late_pay = confirm_body(&late, "pi_late", &["A-1-3".to_owned()]);
+    assert_eq!(
+        ob.run(
+            "POST",
+            &format!("/orders/{late}/confirm"),
+            &as_refs(&signed(&late_pay)),
+            &late_pay
+        )
+        .await
+        .0,
+        409
+    );
+    let pay2 = confirm_body(&late, "pi_2", &["A-1-3".to_owned()]);
+    ob.run(
+        "POST",
+        &format!("/orders/{late}/confirm"),
+        &as_refs(&signed(&pay2)),
+        &pay2,
+    )
+    .await;
+    // The seat map: a new process (its event cache empty) serves it; the
+    // stream's records are folded into the projection.
+    let fresh = ob.app.new_process();
+    let app = std::mem::replace(&mut ob.app, fresh);
+    assert_eq!(
+        ob.run("GET", &format!("/events/{ev}/availability"), &[], "")
+            .await
+            .0,
+        200
+    );
+    ob.run("GET", "/events/nope/availability", &[], "").await;
+    ob.app = app;
+    // The stream's records folded into the projection, and published
+    // through the real EventBridge client (against the dev server's
+    // PutEvents). Finding the stream is the event source mapping's work.
+    assert!(
+        local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+            .await
+            .unwrap()
+            > 0
+    );
+    publish_stream(&ob.app).await;
+
+    queue_paths(&mut ob).await;
+
+    // An event create-event leaves to the sweep (202), which the sweep finishes.
+    ob.app.config.create_event_budget_ms = 0;
+    let later = common::plan(&[("B", "1", 2)], None);
+    assert_eq!(ob.run("PUT", "/events/iam-later", &[], &later).await.0, 202);
+    assert_eq!(ob.run("GET", "/events/iam-later", &[], "").await.0, 200);
+    assert_eq!(ob.run("GET", "/events/nope", &[], "").await.0, 404);
+    let_holds_expire(1).await;
+    let sweeper = local::iam::attributed(&ob.app, "expire-holds");
+    let summary = shared::sweep::run(&sweeper.store, shared::world::now(), None).await;
+    assert!(
+        summary.expired_orders >= 1 && summary.released_seats >= 1 && summary.completed_events == 1,
+        "{summary:?}"
+    );
+
+    let calls = recorded();
+    let functions: BTreeSet<&str> = calls.iter().map(|c| c.function.as_str()).collect();
+    assert_eq!(functions, with_grants(), "every function was exercised");
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.function == "confirm" && c.action == "dynamodb:BatchGetItem"),
+        "the late GA path ran"
+    );
+    assert_granted(&calls);
+}
+
+/// The functions template.yaml grants anything (admission-keys, which
+/// serves the JWKS from its environment, is granted nothing and calls
+/// nothing).
+fn with_grants() -> BTreeSet<&'static str> {
+    granted()
+        .into_iter()
+        .filter(|(_, grants)| !grants.is_empty())
+        .map(|(function, _)| &*function.leak())
+        .collect()
+}
+
+/// (v3) The queue's functions over their paths: put (new, again, refused),
+/// get, joins (admitted on the spot, waiting), a visitor's status, the
+/// JWKS, create-order under an admission (and its retry), an admitter
+/// tick, delete.
+async fn queue_paths(ob: &mut Observer) {
+    let ev = "iam-queue";
+    // Seats and places: the admitter reads both kinds to know what is left.
+    let both = r#"{"name":"Q","holdSeconds":60,"sections":[{"sectionId":"Q","rows":[{"row":"1","count":2}]},{"sectionId":"F","capacity":10}]}"#;
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}"), &[], both).await.0,
+        201
+    );
+    let queue = common::queue::queue_body(-1_000, 60);
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}/queue"), &[], &queue)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}/queue"), &[], &queue)
+            .await
+            .0,
+        200
+    );
+    ob.run(
+        "PUT",
+        &format!("/events/{ev}/queue"),
+        &[],
+        &common::queue::queue_body(3_600_000, 60),
+    )
+    .await;
+    assert_eq!(
+        ob.run("GET", &format!("/events/{ev}/queue"), &[], "")
+            .await
+            .0,
+        200
+    );
+    let (_, admitted) = ob
+        .run("POST", &format!("/events/{ev}/queue/visitors"), &[], "")
+        .await;
+    let (_, waiting) = ob
+        .run("POST", &format!("/events/{ev}/queue/visitors"), &[], "")
+        .await;
+    assert_eq!(
+        (&admitted["status"], &waiting["status"]),
+        (&"ADMITTED".into(), &"WAITING".into())
+    );
+    let auth = format!("Bearer {}", waiting["visitorToken"].as_str().unwrap());
+    let uri = format!(
+        "/events/{ev}/queue/visitors/{}",
+        waiting["visitorId"].as_str().unwrap()
+    );
+    assert_eq!(
+        ob.run("GET", &uri, &[("authorization", &auth)], "").await.0,
+        200
+    );
+    assert_eq!(
+        ob.run("GET", "/.well-known/jwks.json", &[], "").await.0,
+        200
+    );
+    let admission = format!("Bearer {}", admitted["admissionToken"].as_str().unwrap());
+    let keyed = [
+        ("authorization", admission.as_str()),
+        ("idempotency-key", "k1"),
+    ];
+    for _ in 0..2 {
+        assert_eq!(
+            ob.run("POST", &format!("/events/{ev}/orders"), &keyed, "{}")
+                .await
+                .0,
+            201
+        );
+    }
+    let admitter = local::iam::attributed(&ob.app, "admit-visitors");
+    let later = shared::domain::Millis(shared::world::now().0 + 1_500);
+    shared::admitter::Admitter::default()
+        .tick_all(&admitter, later)
+        .await
+        .unwrap();
+    assert_eq!(
+        ob.run("DELETE", &format!("/events/{ev}/queue"), &[], "")
+            .await
+            .0,
+        200
+    );
+}
+
+/// Publishes `app`'s stream (from its start) through the EventBridge
+/// client publish-events uses, recorded as its calls.
+async fn publish_stream(app: &shared::App) {
+    let feed = local::feed::DevFeed::quiet();
+    let (bus, server) = testkit::bus_on_dev_server(app, &feed, None).await;
+    let follower = local::streams::StreamFollower::attach(
+        &testkit::dynamodb_endpoint(),
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await
+    .unwrap();
+    let bus = &bus;
+    follower
+        .catch_up(|batch| async move {
+            let out = shared::outbox::publish_records(bus, &batch, shared::world::now()).await;
+            assert!(out.failed_records.is_empty(), "{out:?}");
+        })
+        .await
+        .unwrap();
+    assert!(!feed.events().is_empty(), "the flow's events went out");
+    server.stop().await;
+}
+
+/// The whole suite's record (`make test` runs the suite with
+/// `SEATCLAIM_IAM_RECORD` set, then this): every call any test made
+/// through a handler is granted to its function, and every grant (each
+/// action of each statement, on each of its key prefixes) was used by
+/// some test. A grant no test can reach is removed, not kept "just in case".
+#[test]
+#[ignore = "make test runs it after the whole suite, whose record it reads"]
+fn every_call_of_the_suite_is_granted_and_every_grant_is_used() {
+    let dir = std::env::var_os(RECORD_ENV)
+        .unwrap_or_else(|| panic!("{RECORD_ENV} must name the suite's record (make test sets it)"));
+    let calls = read_record(std::path::Path::new(&dir));
+    let all = granted();
+    let functions: BTreeSet<&str> = calls.iter().map(|c| c.function.as_str()).collect();
+    assert_eq!(
+        functions,
+        with_grants(),
+        "every function's calls were recorded"
+    );
+    assert_granted(&calls);
+    let unused = unused(&all, &calls);
+    assert!(
+        unused.is_empty(),
+        "granted, but no test sends it (remove it, or add the test):\n{}",
+        unused.join("\n")
+    );
+    eprintln!(
+        "IAM: {} distinct calls of {} functions, all granted; every grant used",
+        calls.len(),
+        functions.len()
+    );
+}

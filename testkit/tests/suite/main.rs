@@ -1,0 +1,28 @@
+//! The integration suite, one binary: every module runs against this
+//! process's DynamoDB Local (see testkit), through the same handlers the
+//! Lambda binaries call. One binary links the SDK once, not twenty times.
+
+// All of it is test code, helpers included: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+mod api;
+mod artifacts;
+mod best_available;
+mod confirm;
+mod create_event;
+mod crowd;
+mod faults;
+mod ga;
+mod iam;
+mod invariants;
+mod logs;
+mod openapi;
+mod orders;
+mod publish;
+mod queue;
+mod queue_races;
+mod round_trips;
+mod seat_map;
+mod stadium;
