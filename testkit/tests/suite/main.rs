@@ -17,7 +17,6 @@ mod faults;
 mod ga;
 mod iam;
 mod invariants;
-mod logs;
 mod openapi;
 mod orders;
 mod publish;

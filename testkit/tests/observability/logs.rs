@@ -207,6 +207,7 @@ fn json_lines(log: &str) -> Vec<Value> {
 /// subscriber's registration recomputes every interest.
 #[tokio::test(flavor = "current_thread")]
 async fn logs_at_info_and_at_trace_hold_no_token_signature_or_secret() {
+    let _alone = crate::ONE_AT_A_TIME.lock().await;
     // At the production level.
     let (secrets, log) = logged_flow("info").await;
     let lines = json_lines(&log);

@@ -4,15 +4,8 @@
 //! low-cardinality dimensions only, and they count what happened: claims
 //! won and lost by reason, confirms by outcome, the sweep's releases and
 //! lag, the seat map's changes, published events.
-//!
-//! Its own test binary, beside the suite: the metrics recorder is global
-//! to the process, and the suite's other tests would count in it.
 
-// All of it is test code, helpers included: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-#[path = "suite/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -132,6 +125,7 @@ fn captured() -> BTreeMap<String, f64> {
 
 #[tokio::test]
 async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events() {
+    let _alone = crate::ONE_AT_A_TIME.lock().await;
     assert!(shared::metrics::install());
     shared::metrics::capture();
     let app = testkit::fresh_app_streaming(None).await;
