@@ -23,7 +23,7 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body};
-use crate::retry::{back_off, CONFIRM_ROUNDS, PLACE_REPLANS};
+use crate::retry::{Rounds, CONFIRM_ROUNDS, PLACE_REPLANS};
 use crate::store::{ConfirmOutcome, Leftovers, StoredOrder};
 use crate::App;
 
@@ -176,9 +176,13 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
     {
         return Ok(sold(&order_id, &paid.seats, &[], &paid.payment));
     }
-    let (mut changes, mut replans) = (0, 0);
+    // The order changing spends a round; rivals taking the places it
+    // planned on spend a re-plan, each after a jittered pause.
+    let mut changes = Rounds::new("confirm", CONFIRM_ROUNDS);
+    let mut replans = Rounds::new("confirm's places", PLACE_REPLANS + 1);
+    changes.next().await;
     loop {
-        let round = if changes + 1 >= CONFIRM_ROUNDS {
+        let round = if changes.is_last() {
             ConfirmRound::Last
         } else {
             ConfirmRound::Ordinary
@@ -191,25 +195,18 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
         match confirm_round(app, &stored, &paid, round).await? {
             Next::Done(done) => return done,
             Next::ReadAgain => {
-                changes += 1;
-                if changes >= CONFIRM_ROUNDS {
-                    break;
+                if changes.next().await.is_none() {
+                    return Err(changes.spent());
                 }
             }
-            // Rivals took the places it planned on: not the order changing,
-            // so it spends a re-plan, not a round, each after a jittered
-            // pause.
             Next::PlacesMoved => {
-                replans += 1;
-                if replans > PLACE_REPLANS {
-                    break;
+                replans.lost();
+                if replans.next().await.is_none() {
+                    return Err(replans.spent());
                 }
-                back_off(replans).await;
             }
         }
     }
-    tracing::warn!(order_id = %order_id, "confirm: order or places kept changing under it");
-    Err(Error::StoreUnavailable)
 }
 
 /// What one round of confirm ended in.

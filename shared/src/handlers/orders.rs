@@ -18,7 +18,7 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
-use crate::retry::{back_off, ORDER_ROUNDS};
+use crate::retry::{Rounds, ORDER_ROUNDS};
 use crate::App;
 
 // ----- create-order ---------------------------------------------------------
@@ -339,7 +339,8 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
             )));
         }
     }
-    for round in 0..ORDER_ROUNDS {
+    let mut rounds = Rounds::new("extend-order", ORDER_ROUNDS);
+    while rounds.next().await.is_some() {
         let (stored, token) = read_own_order(app, req, &order_id).await?;
         let order = &stored.order;
         let now = crate::world::now();
@@ -361,7 +362,7 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
                     .extend_order(&stored, later, deadline, now)
                     .await?
                 {
-                    back_off(round + 1).await;
+                    rounds.lost();
                     continue;
                 }
                 later
@@ -377,8 +378,7 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
             },
         ));
     }
-    tracing::warn!(order_id = %order_id, "extend-order: the order kept changing under it");
-    Err(Error::StoreUnavailable)
+    Err(rounds.spent())
 }
 
 // ----- cancel-order ---------------------------------------------------------
@@ -406,7 +406,8 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
             },
         )
     };
-    for round in 0..ORDER_ROUNDS {
+    let mut rounds = Rounds::new("cancel-order", ORDER_ROUNDS);
+    while rounds.next().await.is_some() {
         let (stored, _) = read_own_order(app, req, &order_id).await?;
         let order = &stored.order;
         match order.status {
@@ -418,7 +419,7 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
         }
         let live = order.is_live(crate::world::now());
         if !app.store.cancel_order(&stored, live).await? {
-            back_off(round + 1).await;
+            rounds.lost();
             continue;
         }
         if !live {
@@ -427,6 +428,5 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
         }
         return Ok(cancelled());
     }
-    tracing::warn!(order_id = %order_id, "cancel-order: the order kept changing under it");
-    Err(Error::StoreUnavailable)
+    Err(rounds.spent())
 }

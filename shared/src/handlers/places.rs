@@ -16,7 +16,7 @@ use crate::domain::ga::{
 use crate::domain::{EventId, Millis, OrderId, SectionId};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
-use crate::retry::{back_off, CLAIM_ATTEMPTS};
+use crate::retry::{Rounds, CLAIM_ATTEMPTS};
 use crate::store::BucketChange;
 use crate::world::random_u64;
 use crate::App;
@@ -93,8 +93,8 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
     if body.quantity > max {
         return Err(Error::BadRequest(format!("quantity must be 0 to {max}")));
     }
-    let mut losses = 0;
-    for _ in 0..CLAIM_ATTEMPTS {
+    let mut rounds = Rounds::new("hold-ga", CLAIM_ATTEMPTS);
+    while rounds.next().await.is_some() {
         let (stored, token) = read_own_order(app, req, &order_id).await?;
         let order = &stored.order;
         let event = order_event(app, order).await?;
@@ -151,7 +151,16 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
             {
                 return Err(Error::SoldOut { available: 0 });
             }
-            match places_to_take(app, &section_id, capacity, order, wanted, losses > 0, now).await?
+            match places_to_take(
+                app,
+                &section_id,
+                capacity,
+                order,
+                wanted,
+                rounds.losses() > 0,
+                now,
+            )
+            .await?
             {
                 Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
                 Err(available) => return Err(Error::SoldOut { available }),
@@ -164,11 +173,9 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
         {
             return Ok(reply(body.quantity, order.expires_at));
         }
-        losses += 1;
-        back_off(losses).await;
+        rounds.lost();
     }
-    tracing::warn!(order_id = %order_id, section_id = %section_id, "hold-ga: every try lost to a rival or a change of the order");
-    Err(Error::StoreUnavailable)
+    Err(rounds.spent())
 }
 
 /// Where `wanted` more places come from (see [`plan_from_buckets`]).

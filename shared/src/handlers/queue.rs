@@ -11,11 +11,9 @@ use crate::domain::queue_state::{settings_after_put, QueueState};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
 use crate::http::{cacheable_json, json, json_body, path_param};
+use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
 use crate::App;
 
-/// Writes of the queue's item that met another write are read and tried
-/// again this many times before the request answers 503.
-const QUEUE_WRITE_ROUNDS: usize = 4;
 /// The JWKS may be cached this long (DESIGN.md): a new key is added to the
 /// verify set before it signs, so a cached set always covers it.
 const JWKS_MAX_AGE_SECONDS: u32 = 300;
@@ -94,7 +92,8 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
     let body: PutQueueBody = json_body(req, None)?;
     let settings = settings_of(&body)?;
     let event_id = ready_event(app, req).await?;
-    for _ in 0..QUEUE_WRITE_ROUNDS {
+    let mut rounds = Rounds::new("put-queue", QUEUE_WRITE_ROUNDS);
+    while rounds.next().await.is_some() {
         let now = crate::world::now();
         let stored = app.store.read_queue(&event_id).await?;
         let state = match stored.as_ref() {
@@ -118,7 +117,7 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
             return Ok(queue_reply(&event_id, &state, now));
         }
     }
-    Err(Error::StoreUnavailable)
+    Err(rounds.spent())
 }
 
 /// `GET /events/{eventId}/queue`
@@ -150,7 +149,8 @@ pub async fn delete_queue(app: &App, req: &Request) -> Reply {
             status: "REMOVED",
         },
     );
-    for _ in 0..QUEUE_WRITE_ROUNDS {
+    let mut rounds = Rounds::new("delete-queue", QUEUE_WRITE_ROUNDS);
+    while rounds.next().await.is_some() {
         let now = crate::world::now();
         let stored = match app.store.read_queue(&event_id).await? {
             Some(stored) if stored.state.is_some() => stored,
@@ -164,7 +164,7 @@ pub async fn delete_queue(app: &App, req: &Request) -> Reply {
             return Ok(removed);
         }
     }
-    Err(Error::StoreUnavailable)
+    Err(rounds.spent())
 }
 
 /// `GET /.well-known/jwks.json`: every key admissions may be signed with.

@@ -14,7 +14,7 @@ use crate::domain::crowd::{refusal_on_read, SeatSeen};
 use crate::domain::{Event, Millis, OrderId, SeatId, SeatStatus, SectionId, SectionPlan};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
-use crate::retry::{back_off, CLAIM_ATTEMPTS};
+use crate::retry::{Rounds, CLAIM_ATTEMPTS};
 use crate::store::{BlockClaim, ClaimRefusal};
 use crate::world::random_u64;
 use crate::App;
@@ -198,17 +198,22 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         });
     }
     let n = body.quantity as usize;
-    let mut read = Read::default();
-    for _ in 0..CLAIM_ATTEMPTS {
+    let mut rounds = Rounds::new("best-available", CLAIM_ATTEMPTS);
+    let mut consistent = false;
+    while rounds.next().await.is_some() {
+        let read = Read {
+            consistent,
+            losses: rounds.losses(),
+        };
         let now = crate::world::now();
         let Some(seats) = choose_seats(app, &event, &sections, n, read, now).await? else {
-            if read.consistent {
+            if consistent {
                 return Err(Error::NotEnoughSeats {
                     quantity: body.quantity,
                 });
             }
             // What an eventually consistent read missed, a consistent one sees.
-            read.consistent = true;
+            consistent = true;
             continue;
         };
         match app
@@ -228,14 +233,12 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
                 ))
             }
             BlockClaim::Taken => {
-                read.consistent = true;
-                read.losses += 1;
-                back_off(read.losses).await;
+                consistent = true;
+                rounds.lost();
             }
         }
     }
-    tracing::warn!(order_id = %order_id, quantity = body.quantity, "best-available: every choice was taken by a rival first");
-    Err(Error::StoreUnavailable)
+    Err(rounds.spent())
 }
 
 /// The seats the rules pick: in the first section (of `sections`, in plan
@@ -281,7 +284,7 @@ async fn choose_seats(
 
 /// How choose_seats reads: consistently once a race was lost or an
 /// eventually consistent read found nothing, and how many races were lost.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Read {
     consistent: bool,
     losses: u32,

@@ -74,8 +74,8 @@ impl Store {
             return Err(Error::SeatLimit { max: max_seats });
         }
         let mut token = token.clone();
-        let mut stale_retries = 0;
-        loop {
+        let mut rounds = super::holds::stale_token_rounds();
+        while rounds.next().await.is_some() {
             let mut items = Vec::with_capacity(seats.len() + 1);
             for seat in seats {
                 items.push(self.claim_item(&token, order, seat, FreeFor::Another, now)?);
@@ -87,13 +87,11 @@ impl Store {
             let Txn::Cancelled(reasons) = self.transact(items).await? else {
                 return Ok(BlockClaim::Held(token.expires_at()));
             };
-            if super::holds::refresh_stale_token(
-                reasons.last().cloned().flatten().as_ref(),
-                &mut token,
-                &mut stale_retries,
-                order,
-                now,
-            )? {
+            let order_failure = reasons.last().cloned().flatten();
+            if let Some(refreshed) =
+                super::holds::refreshed_token(order_failure.as_ref(), &token, now)?
+            {
+                token = refreshed;
                 continue;
             }
             return match block_claim_error(reasons, &token, max_seats, now)? {
@@ -101,5 +99,6 @@ impl Store {
                 None => Ok(BlockClaim::Taken),
             };
         }
+        Err(rounds.spent())
     }
 }

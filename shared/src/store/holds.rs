@@ -19,6 +19,7 @@ use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
 use crate::domain::{EventId, EventRef, Millis, Order, OrderId, OrderStatus, SeatId, SeatState};
 use crate::error::Error;
+use crate::retry::Rounds;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 
@@ -154,8 +155,8 @@ impl Store {
         now: Millis,
     ) -> Result<Millis, ClaimRefusal> {
         let mut token = token.clone();
-        let mut stale_retries = 0;
-        loop {
+        let mut rounds = stale_token_rounds();
+        while rounds.next().await.is_some() {
             let items = vec![
                 self.claim_item(&token, order, seat, FreeFor::Order, now)?,
                 self.txn_update(
@@ -168,19 +169,15 @@ impl Store {
             };
             let order_failure = reasons.pop().flatten();
             let seat_failure = reasons.pop().flatten();
-            if refresh_stale_token(
-                order_failure.as_ref(),
-                &mut token,
-                &mut stale_retries,
-                order,
-                now,
-            )? {
+            if let Some(refreshed) = refreshed_token(order_failure.as_ref(), &token, now)? {
+                token = refreshed;
                 continue;
             }
             let seen = seat_seen(seat_failure.as_ref());
             let error = claim_error(seat_failure, order_failure, &token, max_seats, now)?;
             return Err(ClaimRefusal { error, seen });
         }
+        Err(rounds.spent().into())
     }
 
     /// A seat's state now (strongly consistent; `None`: no such seat): a
@@ -266,26 +263,23 @@ impl From<StoreError> for ClaimRefusal {
 }
 
 /// A holder's claim failed only because its token carried an expiry the
-/// order has moved past (extend-order since): `Ok(true)`, with `token` now
-/// carrying the order's own expiry, to retry. Bounded: each retry follows
-/// an extension that happened meanwhile; after
-/// [`crate::retry::STALE_TOKEN_RETRIES`] in a
-/// row, 503.
-pub(super) fn refresh_stale_token(
+/// order has moved past (extend-order since): the token with the order's
+/// own expiry, to retry with. Each retry follows an extension that happened
+/// meanwhile, so the retries are bounded
+/// ([`crate::retry::STALE_TOKEN_RETRIES`] in a row, then 503).
+pub(super) fn refreshed_token(
     failure: Option<&ItemFailure>,
-    token: &mut HoldToken,
-    retries: &mut u32,
-    order: &OrderId,
+    token: &HoldToken,
     now: Millis,
-) -> Result<bool, Error> {
-    let Some(current) = extended_since(failure, token, now)? else {
-        return Ok(false);
-    };
-    if *retries == crate::retry::STALE_TOKEN_RETRIES {
-        tracing::warn!(order_id = %order, "claim: the order's expiry kept moving under it");
-        return Err(Error::StoreUnavailable);
-    }
-    *retries += 1;
-    *token = token.with_expiry(current);
-    Ok(true)
+) -> Result<Option<HoldToken>, Error> {
+    Ok(extended_since(failure, token, now)?.map(|current| token.with_expiry(current)))
+}
+
+/// The rounds of a holder's claim: its first try and one per extension
+/// that made its token stale meanwhile.
+pub(super) fn stale_token_rounds() -> Rounds {
+    Rounds::new(
+        "a claim whose order's expiry kept moving",
+        crate::retry::STALE_TOKEN_RETRIES + 1,
+    )
 }

@@ -19,6 +19,7 @@ use super::Store;
 use crate::domain::ga::Bucket;
 use crate::domain::{Event, EventId, EventRef, Millis, SeatId, SectionId};
 use crate::error::Error;
+use crate::retry::Rounds;
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -303,13 +304,14 @@ impl Store {
     ) -> Result<Vec<Item>, Error> {
         let mut found = Vec::new();
         let mut wanted = keys;
-        for attempt in 0..=crate::retry::UNPROCESSED_KEYS_ROUNDS {
-            if wanted.is_empty() {
-                return Ok(found);
-            }
-            if attempt > 0 {
-                crate::retry::back_off(attempt).await;
-            }
+        if wanted.is_empty() {
+            return Ok(found);
+        }
+        let mut rounds = Rounds::new(
+            "BatchGetItem's unprocessed keys",
+            crate::retry::UNPROCESSED_KEYS_ROUNDS + 1,
+        );
+        while rounds.next().await.is_some() {
             let request = KeysAndAttributes::builder()
                 .set_keys(Some(std::mem::take(&mut wanted)))
                 .consistent_read(consistent)
@@ -338,13 +340,13 @@ impl Store {
                 .remove(&*self.table)
                 .map(|k| k.keys)
                 .unwrap_or_default();
+            if wanted.is_empty() {
+                return Ok(found);
+            }
+            // Throttled: what is left waits a jittered back-off.
+            rounds.lost();
         }
-        Err(StoreError::Sdk {
-            op: "BatchGetItem",
-            unavailable: true,
-            source: "keys still unprocessed after retries (throttled)".into(),
-        }
-        .into())
+        Err(rounds.spent())
     }
 }
 
