@@ -67,7 +67,7 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
         gsi.projection.non_key_attributes.is_empty(),
         "keys only: a claim does not rewrite the index"
     );
-    // (v3) The queue's waiting visitors by join time, with their rank.
+    // The queue's waiting visitors by join time, with their rank.
     let queue = &spec.global_secondary_indexes[1];
     assert_eq!(queue.index_name, store::QUEUE_INDEX);
     let queue_keys: Vec<_> = queue
@@ -436,7 +436,7 @@ async fn every_event_file_runs_through_its_handler() {
         "a completed order: {body}"
     );
 
-    // (v3) The queue's files: put (open since the sample's past opening),
+    // The queue's files: put (open since the sample's past opening),
     // read, a join (admitted on the spot), the JWKS, an admitter run, and
     // the put's file as a DELETE.
     let (status, body) = run_event(&app, "queue-admin", &[]).await;
@@ -724,6 +724,66 @@ fn the_domain_is_pure_and_shared_has_no_module_cycle() {
             !reaches(&graph, module, module),
             "shared::{module} depends on itself through {:?}",
             graph[module]
+        );
+    }
+}
+
+/// The README's "Repository" list is the tree: every path it names exists,
+/// and it names every top-level folder the repository tracks and every
+/// module of `shared`.
+#[test]
+fn the_readmes_repository_list_names_the_tree() {
+    let root = local::repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("\n## Repository\n")
+        .expect("a Repository section")..];
+    let block = &section[section.find("```\n").unwrap() + 4..];
+    let block = &block[..block.find("```").unwrap()];
+    let mut listed = BTreeSet::new();
+    let mut parent = String::new();
+    for line in block.lines() {
+        let path = line.split_whitespace().next().unwrap_or_default();
+        if path.is_empty() || !(path.contains('.') || path.ends_with('/')) {
+            continue; // a description carried over to the next line
+        }
+        let full = if line.starts_with(' ') {
+            format!("{parent}{path}")
+        } else {
+            parent = path.to_owned();
+            path.to_owned()
+        };
+        let on_disk = full.replace("<name>.rs", "");
+        assert!(
+            root.join(&on_disk).exists(),
+            "README.md lists {full}, which is not in the tree"
+        );
+        listed.insert(full.trim_end_matches('/').to_owned());
+    }
+    let tracked = std::process::Command::new("git")
+        .args(["ls-files"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let folders: BTreeSet<String> = String::from_utf8_lossy(&tracked.stdout)
+        .lines()
+        .filter_map(|f| f.split_once('/').map(|(top, _)| top.to_owned()))
+        .collect();
+    for folder in folders {
+        assert!(
+            listed
+                .iter()
+                .any(|l| l == &folder || l.starts_with(&format!("{folder}/"))),
+            "README.md's Repository list leaves out {folder}/"
+        );
+    }
+    let lib = std::fs::read_to_string(root.join("shared/src/lib.rs")).unwrap();
+    for module in lib.lines().filter_map(|l| l.strip_prefix("pub mod ")) {
+        let module = module.trim_end_matches(';');
+        assert!(
+            listed.contains(&format!("shared/src/{module}.rs"))
+                || listed.contains(&format!("shared/src/{module}")),
+            "README.md's Repository list leaves out shared/src/{module}"
         );
     }
 }
