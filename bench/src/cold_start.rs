@@ -49,7 +49,7 @@ pub(super) async fn cold_start(
         ]);
     }
     // The script's progress goes to stderr as it runs; its exit status says
-    // whether every invocation answered (a missed target is in the tables).
+    // whether every invocation answered (a missed target is in its doc and its summary).
     let status = command
         .status()
         .await
@@ -65,7 +65,7 @@ pub(super) async fn cold_start(
             ok: status.success(),
         }),
         Err(e) => Err(format!(
-            "cold start: scripts/bench_cold_start.py ({status}) wrote no tables: {e}"
+            "cold start: scripts/bench_cold_start.py ({status}) wrote no summary: {e}"
         )),
     }
 }
