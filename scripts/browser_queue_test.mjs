@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// (v3) The page with an on-sale queue, and a stadium's map, in a real
+// The page with an on-sale queue, and a stadium's map, in a real
 // headless Chromium against the dev server on DynamoDB Local:
 // - two contexts join a queue admitting one visitor a second: the first
 //   joiner is admitted first, the second waits with a position and is

@@ -15,7 +15,7 @@ webhook-id, webhook-timestamp and webhook-signature.
 Invocations that do not depend on each other run at once, a few at a
 time, in stages (each `sam local invoke` is mostly its container starting).
 
-(v3) The queue's functions run alongside, on an event of their own: a queue put, a
+The queue's functions run alongside, on an event of their own: a queue put, a
 join admitted on the spot, the JWKS, an admitter run, an order opened under
 the admission and the queue's removal. The admission is verified with PyJWT, an
 implementation that is not ours, against the JWKS the function served.

@@ -7,7 +7,7 @@
 // hidden. The order and its hold token live in sessionStorage, per event,
 // so each browser tab (and each browser context) is its own buyer.
 //
-// (v3) When the event has an on-sale queue, the page joins it, shows the
+// When the event has an on-sale queue, the page joins it, shows the
 // visitor's place and opens the map on admission; orders are opened with
 // the admission (queue.js). An event of more than CANVAS_FROM_SEATS seats is
 // drawn on one canvas: every section at once, and a section zoomed in to

@@ -80,7 +80,7 @@ pub struct Sizes {
     pub ga: GaStampede,
     pub one_seat: OneSeatStampede,
     pub queue: QueueModel,
-    /// (v3) The live map in Chromium over a stadium.
+    /// The live map in Chromium over a stadium.
     pub stadium_page: StadiumPageSize,
 }
 
@@ -263,7 +263,7 @@ pub struct Report {
     pub cold_start: ColdStart,
     /// The one-seat stampede over many instances, one run per count.
     pub one_seat: Vec<StampedeRun>,
-    /// (v3) The on-sale queue under a crowd.
+    /// The on-sale queue under a crowd.
     pub queue: QueueRun,
 }
 

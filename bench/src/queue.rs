@@ -1,4 +1,4 @@
-//! (v3) The on-sale queue under a crowd: visitors join through the real
+//! The on-sale queue under a crowd: visitors join through the real
 //! handler (half before the opening, half after), the admitter admits them
 //! at the operator's pace on a simulated clock (ticks every 250 ms of it,
 //! so the pace needs no waiting), every visitor polls its status once, and

@@ -1,4 +1,4 @@
-//! (v3) The stadium page: the live seat map in a real headless Chromium
+//! The stadium page: the live seat map in a real headless Chromium
 //! over a large event (scripts/bench_stadium_page.mjs), and the time the
 //! page takes to apply one refresh of the availability reply.
 

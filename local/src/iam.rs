@@ -30,7 +30,7 @@ pub const RECORD_ENV: &str = "SEATCLAIM_IAM_RECORD";
 /// What a policy statement's `Resource` names, as template.yaml writes it.
 pub const TABLE: &str = "!GetAtt SeatsTable.Arn";
 pub const INDEX: &str = "!Sub ${SeatsTable.Arn}/index/PendingByExpiry";
-/// (v3) The queue's index of waiting visitors.
+/// The queue's index of waiting visitors.
 pub const QUEUE_INDEX: &str = "!Sub ${SeatsTable.Arn}/index/QueueByJoin";
 
 /// The policy resource of a query of index `name`, as template.yaml names it.

@@ -1,4 +1,4 @@
-//! (v3) The admitter: every [`TICK_MS`] it looks at each queue, reads the
+//! The admitter: every [`TICK_MS`] it looks at each queue, reads the
 //! joins since its last look from each index shard, asks the domain who is
 //! due ([`plan_tick`]), writes the queue's new state over the version it
 //! read (so two admitters at once never both admit) and then gives each

@@ -1,4 +1,4 @@
-//! Hold tokens (order routes), visitor tokens (v3: a queue's visitor) and
+//! Hold tokens (order routes), visitor tokens (a queue's visitor) and
 //! payment signatures (confirm).
 
 use std::fmt;
@@ -66,7 +66,7 @@ impl HoldToken {
         ))
     }
 
-    /// The token of `secret` (v3: an order opened under an admission with
+    /// The token of `secret` (an order opened under an admission with
     /// an `Idempotency-Key` derives it, see [`crate::admission`]).
     pub fn from_secret(
         event_id: &EventId,
@@ -148,7 +148,7 @@ impl HoldToken {
     }
 }
 
-/// (v3) A queue visitor's bearer secret: `vt_{64 hex}`. Its visitor's
+/// A queue visitor's bearer secret: `vt_{64 hex}`. Its visitor's
 /// item stores only the hash.
 pub struct VisitorToken(String);
 

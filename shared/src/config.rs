@@ -50,12 +50,12 @@ pub struct Config {
     /// sooner. The default keeps every reply inside the HTTP API's 30 s
     /// integration timeout; tests scale it down.
     pub request_budget_ms: u32,
-    /// (v3) `ADMISSION_SIGNING_KEYS`: only the queue's visitor function
+    /// `ADMISSION_SIGNING_KEYS`: only the queue's visitor function
     /// (and the dev server) holds them.
     pub admission_signing: Option<SigningKeys>,
-    /// (v3) `ADMISSION_VERIFY_KEYS`: create-order and the JWKS route.
+    /// `ADMISSION_VERIFY_KEYS`: create-order and the JWKS route.
     pub admission_verify: Option<VerifyKeys>,
-    /// (v3) `ADMITTER_RUN_SECONDS`: how long one run of the admitter
+    /// `ADMITTER_RUN_SECONDS`: how long one run of the admitter
     /// function ticks. A little over the schedule's minute, so the next
     /// run overlaps it and no second goes without a tick (two admitters at
     /// once are harmless: only one commits each tick).
@@ -91,9 +91,9 @@ pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_0
 pub enum Needs {
     Store,
     StoreAndConfirmSecret,
-    /// (v3) The queue's visitor routes: they sign admissions.
+    /// The queue's visitor routes: they sign admissions.
     StoreAndSigningKeys,
-    /// (v3) create-order and the JWKS route: they verify admissions.
+    /// create-order and the JWKS route: they verify admissions.
     StoreAndVerifyKeys,
 }
 

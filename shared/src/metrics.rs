@@ -47,7 +47,7 @@ pub const REFUSED_AFTER_READ: &str = "RefusedAfterRead";
 pub const EVENTS_PUBLISHED: &str = "EventsPublished";
 pub const EVENT_RECORDS_FAILED: &str = "EventRecordsFailed";
 
-/// (v3) The on-sale queue: visitors who joined, admissions given, the
+/// The on-sale queue: visitors who joined, admissions given, the
 /// visitors waiting (over every queue) when the admitter last looked, and
 /// whether any queue is paused (1) or none (0) at its latest tick: the
 /// alarm watches its maximum.

@@ -1,4 +1,4 @@
-//! The expiry sweep (expire-holds): marks expired PENDING orders EXPIRED and
+//! The sweep (the expire-holds function): marks expired PENDING orders EXPIRED and
 //! releases the seats they still hold. Correctness never depends on it (a
 //! claim compares the hold's expiry itself); it tidies up, so that seats read
 //! as free in the table and orders read as EXPIRED in the index.

@@ -83,7 +83,7 @@ impl IndexSpec {
             sk_attr: shared::store::PENDING_EXPIRES_AT.to_owned(),
         }
     }
-    /// (v3) A queue's waiting visitors by join time (template.yaml),
+    /// A queue's waiting visitors by join time (template.yaml),
     /// sharded, projecting their rank: an entry well under 1 KB.
     pub fn queue_by_join() -> Self {
         Self {

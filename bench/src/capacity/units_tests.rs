@@ -179,7 +179,7 @@ fn puts_cost_the_larger_size_and_index_new_pending_orders() {
 
 #[test]
 fn a_join_writes_the_queue_index_and_an_admission_takes_it_out() {
-    // (v3) A waiting visitor carries both QueueByJoin keys; its admission
+    // A waiting visitor carries both QueueByJoin keys; its admission
     // removes them: one index write each, on the visitor's shard.
     let visitor = item(
         "VISITOR#e#v1",

@@ -1,5 +1,5 @@
 //! `make dev`: DynamoDB Local, the table from template.yaml, every route on
-//! http://127.0.0.1:$PORT through the Lambda handlers, the expiry sweep
+//! http://127.0.0.1:$PORT through the Lambda handlers, the sweep
 //! every $SWEEP_INTERVAL_SECONDS, and the table's stream followed into the
 //! seat map and the events out (`GET /_dev/events?after=<n>`). Ctrl-C
 //! stops all of it.

@@ -112,8 +112,8 @@ id_type!(/** A row label inside a section. */ RowId, "row", MAX_ID_LEN);
 id_type!(/** An order's id (server generated, a UUID). */ OrderId, "orderId", MAX_ID_LEN);
 id_type!(/** The payment provider's id of a payment. */ PaymentId, "paymentId", MAX_ID_LEN);
 id_type!(/** `{sectionId}-{row}-{number}`. */ SeatId, "seatId", MAX_SEAT_ID_LEN);
-id_type!(/** (v3) A visitor of an on-sale queue (server generated). */ VisitorId, "visitorId", MAX_ID_LEN);
-id_type!(/** (v3) A client's `Idempotency-Key` for create-order under an admission. */ IdempotencyKey, "Idempotency-Key", MAX_ID_LEN);
+id_type!(/** A visitor of an on-sale queue (server generated). */ VisitorId, "visitorId", MAX_ID_LEN);
+id_type!(/** A client's `Idempotency-Key` for create-order under an admission. */ IdempotencyKey, "Idempotency-Key", MAX_ID_LEN);
 
 /// A short, fixed-length handle of an event: the first [`EVENT_REF_LEN`]
 /// hex digits of SHA-256(eventId). It keys the event's items, and every
@@ -396,7 +396,7 @@ pub struct Order {
     /// Set when the order became REFUND_DUE.
     pub refund_reason: Option<RefundReason>,
     pub user_id: Option<String>,
-    /// (v3) The queue visitor whose admission opened it.
+    /// The queue visitor whose admission opened it.
     pub visitor_id: Option<VisitorId>,
 }
 

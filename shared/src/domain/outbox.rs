@@ -1,4 +1,4 @@
-//! Events out (DESIGN.md, "The cron and events out"): what one change of
+//! Events out (API.md, "The sweep and events out"): what one change of
 //! one item means to the outside world, as a pure function of the item's
 //! old and new images. The table's stream is the outbox: every state
 //! change is a write, so it reaches the stream, and nothing is published

@@ -8,9 +8,10 @@
 //! - `seats`: get-seat, drop-seat, best-available
 //! - `places`: hold-ga (and finding places, for confirm too)
 //! - `confirm`: the payment backend's signed webhook
-//! - `cron`: expire-holds; `streams`: project-seat-map, publish-events
-//! - `queue`: (v3) put-queue, get-queue, delete-queue, and the JWKS
-//! - `visitors`: (v3) join-queue, visitor-status (they sign admissions)
+//! - `scheduled`: expire-holds (the sweep) and admit-visitors (the admitter);
+//!   `streams`: project-seat-map, publish-events
+//! - `queue`: put-queue, get-queue, delete-queue, and the JWKS
+//! - `visitors`: join-queue, visitor-status (they sign admissions)
 //! - `access`: who may use an order's routes
 
 use lambda_http::{Body, Response};
@@ -20,20 +21,20 @@ use crate::domain::SectionId;
 
 mod access;
 mod confirm;
-mod cron;
 mod events;
 mod orders;
 mod places;
 mod queue;
+mod scheduled;
 mod seats;
 mod streams;
 mod visitors;
 pub use confirm::confirm;
-pub use cron::{admit_visitors, expire_holds};
 pub use events::{availability, create_event, get_event, list_seats};
 pub use orders::{cancel_order, create_order, extend_order, get_order, open_order};
 pub use places::hold_ga;
 pub use queue::{admission_keys, delete_queue, get_queue, put_queue};
+pub use scheduled::{admit_visitors, expire_holds};
 pub use seats::{best_available, claim_remembering, drop_seat, get_seat};
 pub use streams::{project_records, project_seat_map, publish_events};
 pub use visitors::{join_queue, visitor_status};

@@ -222,7 +222,7 @@ struct OrderReply<'a> {
     payment_id: Option<&'a PaymentId>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     refund_payment_ids: &'a [PaymentId],
-    /// (v3) The queue visitor whose admission opened it.
+    /// The queue visitor whose admission opened it.
     #[serde(skip_serializing_if = "Option::is_none")]
     visitor_id: Option<&'a VisitorId>,
 }

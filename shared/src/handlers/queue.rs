@@ -1,4 +1,4 @@
-//! (v3) The queue's operator routes: put-queue, get-queue, delete-queue;
+//! The queue's operator routes: put-queue, get-queue, delete-queue;
 //! and the admission keys (the JWKS), which anyone may read.
 
 use lambda_http::http::StatusCode;

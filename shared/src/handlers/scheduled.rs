@@ -1,4 +1,4 @@
-//! The scheduled entry points: expire-holds and (v3) admit-visitors, each
+//! The scheduled entry points: expire-holds and admit-visitors, each
 //! run by an EventBridge schedule.
 
 use crate::{metrics, sweep, App};
@@ -26,7 +26,7 @@ pub async fn expire_holds(
     Ok(summary)
 }
 
-/// (v3) The admitter function's run, started every minute by its
+/// The admitter function's run, started every minute by its
 /// schedule: ticks every queue for `ADMITTER_RUN_SECONDS` (or until shortly
 /// before the invocation's deadline), keeping what it read in `admitter`
 /// for the next run of this instance.

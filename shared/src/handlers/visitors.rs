@@ -1,4 +1,4 @@
-//! (v3) The queue's visitor routes: join-queue and visitor-status. They
+//! The queue's visitor routes: join-queue and visitor-status. They
 //! share a function: the only one that holds the admission signing keys.
 
 use std::sync::Arc;

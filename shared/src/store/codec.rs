@@ -108,7 +108,7 @@ pub(super) fn parse_event_head(item: &Item) -> Result<EventHead, StoreError> {
     })
 }
 
-/// An event item from before v3: the name and the plan's first chunk on
+/// A legacy event item (before the small event head): the name and the plan's first chunk on
 /// the event item itself, the other chunks next to it.
 pub(super) fn is_legacy_event(item: &Item) -> bool {
     item.contains_key(PLAN)
@@ -350,7 +350,7 @@ mod tests {
             parse_event(&event, &chunk_items[1..]).is_err(),
             "a missing chunk is noticed"
         );
-        // An event written before v3 carries its name and first chunk.
+        // A legacy event item carries its name and first chunk.
         let mut legacy = event.clone();
         legacy.extend([
             (NAME.to_owned(), s("Old")),

@@ -82,7 +82,7 @@ impl Store {
         }
     }
 
-    /// (v3) Writes a new PENDING order opened under an admission, and
+    /// Writes a new PENDING order opened under an admission, and
     /// counts it against the admission's `allowed` orders, in one
     /// transaction. An order of the same id that is there already (a
     /// retry under the same `Idempotency-Key`) is the answer if it is

@@ -113,7 +113,7 @@ pub(super) fn plan_chunk_key(
         (SK.into(), s(format!("PLAN#{fingerprint}#{chunk:04}"))),
     ])
 }
-/// Where events created before v3 keep their plan's chunks after the
+/// Where legacy events (the plan's first chunk on the event item) keep their plan's chunks after the
 /// first (the first is on the event item): next to the event item.
 pub(super) fn legacy_plan_chunk_key(event: &EventRef, fingerprint: &str, chunk: usize) -> Item {
     HashMap::from([
@@ -258,7 +258,7 @@ pub(super) fn payment_key(payment: &PaymentId) -> Item {
         (SK.into(), s("PAYMENT")),
     ])
 }
-// ----- (v3) the on-sale queue ------------------------------------------
+// ----- the on-sale queue ------------------------------------------
 
 /// Name of the index of waiting visitors by join time (template.yaml).
 pub const QUEUE_INDEX: &str = "QueueByJoin";

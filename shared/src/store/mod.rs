@@ -39,7 +39,7 @@
 //! - `holds`: orders, get-seat, drop-seat; `best_available`: reading rows
 //!   and claiming a block; `ga`: general-admission buckets;
 //! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
-//! - `expiry`: the sweep's calls; `seat_map`: the stream-fed projection
+//! - `sweep`: the sweep's calls; `seat_map`: the stream-fed projection
 //!   and availability's read; `sold_out`: what the stream saw sold out for
 //!   good; `stream`: decoding stream records; `seeding`: the bench's
 //!   sold-out show, sold at once.
@@ -68,7 +68,6 @@ mod confirm;
 mod errors;
 mod event_reads;
 mod events;
-mod expiry;
 mod failures;
 mod ga;
 mod holds;
@@ -79,6 +78,7 @@ mod seat_map;
 mod seeding;
 mod sold_out;
 mod stream;
+mod sweep;
 mod visitors;
 
 pub use best_available::BlockClaim;
@@ -86,7 +86,6 @@ pub use codec::StoredOrder;
 use codec::{parse_order, Fields, Item};
 pub use confirm::Leftovers;
 pub use errors::StoreError;
-pub use expiry::PageCursor;
 pub use failures::ConfirmOutcome;
 use failures::{cancellation, ItemFailure};
 pub use ga::BucketChange;
@@ -96,6 +95,7 @@ pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
+pub use sweep::PageCursor;
 pub use visitors::IndexedVisitor;
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
@@ -129,7 +129,7 @@ pub struct Store {
     sold_out: Arc<sold_out::SoldOutCache>,
     /// How long a seat map read is reused ([`SEAT_MAP_CACHE_MS`]).
     seat_map_cache_ms: i64,
-    /// (v3) Each queue's state as this instance last read it, from its copy.
+    /// Each queue's state as this instance last read it, from its copy.
     queues: Arc<queue::QueueCache>,
     queue_copy: u8,
     /// How long a queue's state is reused ([`QUEUE_CACHE_MS`]).

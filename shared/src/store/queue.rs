@@ -1,4 +1,4 @@
-//! (v3) The on-sale queue's state: one item per event's queue
+//! The on-sale queue's state: one item per event's queue
 //! (`QUEUE#{ref}`), written by put-queue, delete-queue, the admitter a few
 //! times a second and a joiner admitted on the spot, each conditional on
 //! the version it read; [`QUEUE_COPIES`] copies of it that every other

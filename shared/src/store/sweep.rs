@@ -14,7 +14,7 @@ use crate::error::Error;
 pub struct PageCursor(Item);
 
 impl Store {
-    // ----- expiry sweep -------------------------------------------------
+    // ----- the sweep ---------------------------------------------------------
 
     /// Orders in one shard of the pending index whose expiry has passed:
     /// one `Query` per page, reading only expired entries (no Scan). The

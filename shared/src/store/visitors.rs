@@ -1,4 +1,4 @@
-//! (v3) A queue's visitors: a join (one write on the visitor's own key,
+//! A queue's visitors: a join (one write on the visitor's own key,
 //! its entry in the `QueueByJoin` index on one of [`QUEUE_SHARDS`]
 //! partitions), a visitor's read, the admitter's reads of each shard's
 //! newest joins, and an admission (the entry leaves the index).

@@ -204,7 +204,7 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
         })
         .await
         .unwrap();
-    // (v3) A queue: one joiner admitted on the spot, two waiting, then an
+    // A queue: one joiner admitted on the spot, two waiting, then an
     // admitter tick admits one more.
     let queued = event(&app, 3, 60).await;
     let (status, _) =

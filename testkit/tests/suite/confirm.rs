@@ -1,4 +1,4 @@
-//! confirm, contract v2, against a real DynamoDB Local: Standard Webhooks
+//! confirm against a real DynamoDB Local: Standard Webhooks
 //! signatures (rotation, tolerance, replay against another order), a body
 //! bound to the order and the seats paid for, payment ids that pay for one
 //! order only, refunds, and the clock guard.

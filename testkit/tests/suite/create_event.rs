@@ -1,4 +1,4 @@
-//! create-event is retry-safe (contract v2): the same plan PUT again, even
+//! create-event is retry-safe: the same plan PUT again, even
 //! while the first PUT is still writing, never overwrites a seat that
 //! exists, so a seat held or sold in the meantime stays so; and until
 //! creation is complete, every reader answers as if the event did not
@@ -162,7 +162,7 @@ async fn raw_seat_exists(app: &shared::App, event: &str, seat: &str) -> bool {
     out.item.is_some()
 }
 
-/// Plan identity (contract v3): two plans that differ only in a
+/// Plan identity: two plans that differ only in a
 /// general-admission capacity, PUT at once under one id, many times: one
 /// wins, the other gets `409 event-exists` whatever the order, the winner's
 /// retry is `201`, and the section's buckets add up to the winner's

@@ -411,7 +411,7 @@ fn with_grants() -> BTreeSet<&'static str> {
         .collect()
 }
 
-/// (v3) The queue's functions over their paths: put (new, again, refused),
+/// The queue's functions over their paths: put (new, again, refused),
 /// get, joins (admitted on the spot, waiting), a visitor's status, the
 /// JWKS, create-order under an admission (and its retry), an admitter
 /// tick, delete.

@@ -1,4 +1,4 @@
-//! (v3) The on-sale queue on DynamoDB Local: the operator's routes, joining
+//! The on-sale queue on DynamoDB Local: the operator's routes, joining
 //! and being admitted, admissions as ES256 tokens anyone can verify from
 //! the JWKS, create-order under a queue, and the queue's order and pace
 //! (the admitter ticks at instants the test chooses: no waiting).

@@ -1,4 +1,4 @@
-//! (v3) The on-sale queue's races on DynamoDB Local: hundreds of visitors
+//! The on-sale queue's races on DynamoDB Local: hundreds of visitors
 //! joining at once, a joiner admitted on the spot ahead of one the
 //! admitter has not counted yet (or after a failed look), a crowd's
 //! joiners racing for an on-the-spot admission on instances whose view of

@@ -10,7 +10,7 @@
 //! - `payment`: a payment id recorded for one order only;
 //! - `seat_map`: the stream-fed projection's `SET`/`REMOVE`, and the sets
 //!   of what it saw sold out;
-//! - `queue`: (v3) the queue's state and its copies, a visitor's
+//! - `queue`: the queue's state and its copies, a visitor's
 //!   admission, an admission's count of orders, the waiting index's query.
 //!
 //! The one expiry boundary lives here too ([`live!`], [`expired!`]).
@@ -218,7 +218,7 @@ mod tests {
         ("confirm.rs", include_str!("../confirm.rs")),
         ("errors.rs", include_str!("../errors.rs")),
         ("events.rs", include_str!("../events.rs")),
-        ("expiry.rs", include_str!("../expiry.rs")),
+        ("sweep.rs", include_str!("../sweep.rs")),
         ("failures.rs", include_str!("../failures.rs")),
         ("ga.rs", include_str!("../ga.rs")),
         ("holds.rs", include_str!("../holds.rs")),

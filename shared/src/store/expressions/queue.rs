@@ -1,4 +1,4 @@
-//! (v3) The on-sale queue's expressions: the queue's state item
+//! The on-sale queue's expressions: the queue's state item
 //! (`QUEUE#…`, its copies and the list of queued events), a visitor
 //! (`VISITOR#…`) and what an admission has opened (`ADMISSION#…`).
 //! Names: `#version`, `#events`, `#shard`, `#join`, `#orders`, …; values:

@@ -294,7 +294,7 @@ pub fn as_refs<'a>(headers: &'a [(&'static str, String)]) -> Vec<(&'static str, 
     headers.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-/// The v2 confirm body: the order and exactly the seats paid for.
+/// The confirm body: the order and exactly the seats paid for.
 pub fn confirm_body(order_id: &str, payment: &str, seats: &[String]) -> String {
     json!({ "orderId": order_id, "paymentId": payment, "seats": seats }).to_string()
 }
