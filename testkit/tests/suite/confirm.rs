@@ -379,10 +379,12 @@ async fn a_live_order_paying_for_a_free_seat_it_does_not_hold_gets_it() {
 async fn a_late_payment_for_a_seat_taken_meanwhile_is_order_expired() {
     let app = fresh_app().await;
     let ev = event(&app, 2, 1).await;
-    let late = order(&app, &ev).await;
+    // Holds of their own length, so a slow machine cannot expire the
+    // first before its claim, nor the rival's before the late payment.
+    let late = order_expiring_in(&app, &ev, 3).await;
     assert_eq!(claim(&app, &late, "A-1-1").await.0, 200);
-    let_holds_expire(1).await;
-    let rival = order(&app, &ev).await;
+    let_expire(&late).await;
+    let rival = order_expiring_in(&app, &ev, 60).await;
     assert_eq!(
         claim(&app, &rival, "A-1-1").await.0,
         200,
@@ -495,7 +497,9 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
 #[tokio::test]
 async fn a_payment_inside_the_guard_margin_still_completes() {
     let app = fresh_app().await;
-    let ev = event(&app, 2, 4).await; // 4 s hold, 1 s margin
+    // An 8 s hold: the full 2 s margin, room for the claim and the payment
+    // inside it however slow the machine.
+    let ev = event(&app, 2, 8).await;
     let o = order(&app, &ev).await;
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     let deadline = stored_order(&app, &o.id).await.holder_deadline;

@@ -37,7 +37,7 @@ async fn a_retried_create_event_never_resells_a_seat() {
         let id = format!("race-{round}");
         let put = |app: Arc<shared::App>, body: Arc<String>, id: String| {
             tokio::spawn(
-                async move { call(&app, "PUT", &format!("/events/{id}"), &[], &body).await },
+                async move { send(&app, "PUT", &format!("/events/{id}"), &[], &body).await },
             )
         };
         let first = put(app.clone(), body.clone(), id.clone());
@@ -180,7 +180,7 @@ async fn concurrent_plans_differing_only_in_capacity_one_wins_the_other_is_refus
         let uri = format!("/events/{id}");
         let put = |capacity: u32| {
             let (app, uri) = (app.clone(), uri.clone());
-            tokio::spawn(async move { call(&app, "PUT", &uri, &[], &body(capacity)).await })
+            tokio::spawn(async move { send(&app, "PUT", &uri, &[], &body(capacity)).await })
         };
         let (a, b) = (put(100), put(5));
         let (a, b) = (a.await.unwrap(), b.await.unwrap());
@@ -242,8 +242,8 @@ async fn a_refused_put_writes_nothing_even_for_a_plan_of_several_items() {
     };
     let (one, other) = (big(100), big(5));
     let (a, b) = tokio::join!(
-        call(&app, "PUT", "/events/big", &[], &one),
-        call(&app, "PUT", "/events/big", &[], &other)
+        send(&app, "PUT", "/events/big", &[], &one),
+        send(&app, "PUT", "/events/big", &[], &other)
     );
     let mut statuses = [a.0, b.0];
     statuses.sort_unstable();

@@ -704,9 +704,13 @@ async fn a_slow_store_is_answered_503_at_the_deadline_and_a_retry_finishes() {
             r.route, r.delay_ms, reply.status
         );
         assert_store_unavailable(r.route, &reply);
+        // Answered at the deadline: not before it, and with room left
+        // before API Gateway's integration timeout, a second after the
+        // default budget (a loaded machine schedules the reply late, not
+        // the deadline).
         assert!(
             elapsed >= budget - Duration::from_millis(50)
-                && elapsed < budget + Duration::from_millis(500),
+                && elapsed < budget + Duration::from_millis(1_000),
             "{}: answered after {elapsed:?}",
             r.route
         );

@@ -321,7 +321,10 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     )
     .await;
     let_holds_expire(1).await;
-    let (rival, rival_auth) = ob.order(ev).await;
+    // The rival's hold outlives the late payment however slow the machine
+    // (the event's own is 1 s); the sweep at the end releases it.
+    let rival_order = order_expiring_in(&ob.app, ev, 3).await;
+    let (rival, rival_auth) = (rival_order.id.clone(), rival_order.auth());
     ob.run(
         "POST",
         &format!("/orders/{rival}/seats/A-1-3"),
@@ -380,7 +383,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     assert_eq!(ob.run("PUT", "/events/iam-later", &[], &later).await.0, 202);
     assert_eq!(ob.run("GET", "/events/iam-later", &[], "").await.0, 200);
     assert_eq!(ob.run("GET", "/events/nope", &[], "").await.0, 404);
-    let_holds_expire(1).await;
+    let_expire(&rival_order).await;
     let sweeper = local::iam::attributed(&ob.app, "expire-holds");
     let summary = shared::sweep::run(&sweeper.store, shared::world::now(), None).await;
     assert!(

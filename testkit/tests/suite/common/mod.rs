@@ -90,6 +90,42 @@ pub async fn call(
     (reply.status, reply.body)
 }
 
+/// How many times a test's client sends a request again after a `503`:
+/// far more than any race here needs, so only a store that stays down
+/// fails a test.
+const RESENDS: u32 = 50;
+
+/// A request sent as the contract asks a client to send it (API.md,
+/// "Conventions": every route is safe to retry): a `503 store-unavailable`
+/// (a race past the bounded retries, a request's deadline on a slow
+/// machine) must carry `Retry-After`, and the request goes again after a
+/// jittered pause of at most that long. The helpers below send this way,
+/// so a loaded machine changes how long a test takes, not what it judges;
+/// a test that wants to see the `503` itself uses [`call_full`].
+pub async fn send(
+    app: &App,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Value) {
+    for _ in 0..RESENDS {
+        let reply = call_full(app, method, uri, headers, body).await;
+        if reply.status != 503 {
+            return (reply.status, reply.body);
+        }
+        assert_eq!(reply.code(), "store-unavailable", "{reply:?}");
+        let after_s: u64 = reply
+            .retry_after
+            .as_deref()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("a 503 says when to retry: {reply:?}"));
+        let pause_ms = shared::world::random_u64() % (after_s * 1000 + 1);
+        tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
+    }
+    panic!("{method} {uri}: still 503 after {RESENDS} sends")
+}
+
 pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
     let mut sections: Vec<(String, Vec<Value>)> = Vec::new();
     for (section, row, count) in rows {
@@ -174,14 +210,14 @@ impl TestOrder {
 }
 
 pub async fn order(app: &App, event: &str) -> TestOrder {
-    let (status, body) = call(app, "POST", &format!("/events/{event}/orders"), &[], "{}").await;
+    let (status, body) = send(app, "POST", &format!("/events/{event}/orders"), &[], "{}").await;
     assert_eq!(status, 201, "{body}");
     local::invariants::remember_order(app, body["orderId"].as_str().unwrap());
     TestOrder::from_reply(&body)
 }
 
 pub async fn claim(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
-    call(
+    send(
         app,
         "POST",
         &format!("/orders/{}/seats/{seat}", o.id),
@@ -192,7 +228,7 @@ pub async fn claim(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
 }
 
 pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
-    call(
+    send(
         app,
         "DELETE",
         &format!("/orders/{}/seats/{seat}", o.id),
@@ -203,7 +239,7 @@ pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
 }
 
 pub async fn extend(app: &App, o: &TestOrder, body: &str) -> (u16, Value) {
-    call(
+    send(
         app,
         "POST",
         &format!("/orders/{}/extend", o.id),
@@ -214,7 +250,7 @@ pub async fn extend(app: &App, o: &TestOrder, body: &str) -> (u16, Value) {
 }
 
 pub async fn cancel(app: &App, o: &TestOrder) -> (u16, Value) {
-    call(
+    send(
         app,
         "DELETE",
         &format!("/orders/{}", o.id),
@@ -226,7 +262,7 @@ pub async fn cancel(app: &App, o: &TestOrder) -> (u16, Value) {
 
 /// best-available with `body` (`{"quantity", "sectionId"?}`).
 pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
-    call(
+    send(
         app,
         "POST",
         &format!("/orders/{}/best-available", o.id),
@@ -239,7 +275,7 @@ pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
 /// hold-ga: sets the order's places in `section` to `quantity`.
 pub async fn hold_ga(app: &App, o: &TestOrder, section: &str, quantity: Value) -> (u16, Value) {
     let body = json!({ "quantity": quantity }).to_string();
-    call(
+    send(
         app,
         "PUT",
         &format!("/orders/{}/ga/{section}", o.id),
@@ -259,7 +295,7 @@ pub async fn pay(
 ) -> (u16, Value) {
     let body = json!({"orderId": o.id, "paymentId": payment, "seats": seats, "ga": ga}).to_string();
     let headers = signed(&body);
-    call(
+    send(
         app,
         "POST",
         &format!("/orders/{}/confirm", o.id),
@@ -270,7 +306,7 @@ pub async fn pay(
 }
 
 pub async fn get_order(app: &App, o: &TestOrder) -> (u16, Value) {
-    call(
+    send(
         app,
         "GET",
         &format!("/orders/{}", o.id),
@@ -308,7 +344,7 @@ pub async fn confirm_seats(
 ) -> (u16, Value) {
     let body = confirm_body(order_id, payment, seats);
     let headers = signed(&body);
-    call(
+    send(
         app,
         "POST",
         &format!("/orders/{order_id}/confirm"),
@@ -364,6 +400,18 @@ pub async fn sweep(app: &App) -> shared::sweep::SweepSummary {
         None,
     )
     .await
+}
+
+/// Sleeps until `o`'s holds have expired: a little past its `expiresAt`
+/// (the contract's boundary is exact; the margin covers only the sleep).
+pub async fn let_expire(o: &TestOrder) {
+    let expires_at = chrono::DateTime::parse_from_rfc3339(&o.expires_at)
+        .unwrap()
+        .timestamp_millis();
+    let left = expires_at - shared::world::now().0 + 50;
+    if left > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(left as u64)).await;
+    }
 }
 
 /// Sleeps until a hold of `hold_seconds` taken now has surely expired.
