@@ -110,7 +110,7 @@ pub const CREATE_EVENT: Function = http(
         method: "PUT",
         path: "/events/{eventId}",
         errors: &[E::EventExists, TOO_LARGE],
-        handler: handler!(handlers::create_event),
+        handler: handler!(handlers::events::create_event),
     }],
 );
 
@@ -122,7 +122,7 @@ pub const GET_EVENT: Function = http(
         method: "GET",
         path: "/events/{eventId}",
         errors: &[E::EventNotFound, NOT_ALLOWED],
-        handler: handler!(handlers::get_event),
+        handler: handler!(handlers::events::get_event),
     }],
 );
 
@@ -134,7 +134,7 @@ pub const LIST_SEATS: Function = http(
         method: "GET",
         path: "/events/{eventId}/seats",
         errors: &[E::EventNotFound, E::SectionNotFound, NOT_ALLOWED],
-        handler: handler!(handlers::list_seats),
+        handler: handler!(handlers::events::list_seats),
     }],
 );
 
@@ -146,7 +146,7 @@ pub const AVAILABILITY: Function = http(
         method: "GET",
         path: "/events/{eventId}/availability",
         errors: &[E::EventNotFound, NOT_ALLOWED],
-        handler: handler!(handlers::availability),
+        handler: handler!(handlers::events::availability),
     }],
 );
 
@@ -165,7 +165,7 @@ pub const CREATE_ORDER: Function = http(
             E::QueueRequired,
             E::AdmissionUsed,
         ],
-        handler: handler!(handlers::create_order),
+        handler: handler!(handlers::orders::create_order),
     }],
 );
 
@@ -177,7 +177,7 @@ pub const GET_ORDER: Function = http(
         method: "GET",
         path: "/orders/{orderId}",
         errors: &[E::Unauthorized, E::OrderNotFound],
-        handler: handler!(handlers::get_order),
+        handler: handler!(handlers::orders::get_order),
     }],
 );
 
@@ -194,7 +194,7 @@ pub const CANCEL_ORDER: Function = http(
             E::OrderNotCancellable,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::cancel_order),
+        handler: handler!(handlers::orders::cancel_order),
     }],
 );
 
@@ -212,7 +212,7 @@ pub const EXTEND_ORDER: Function = http(
             E::OrderNotHoldable,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::extend_order),
+        handler: handler!(handlers::orders::extend_order),
     }],
 );
 
@@ -233,7 +233,7 @@ pub const BEST_AVAILABLE: Function = http(
             E::SeatLimit,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::best_available),
+        handler: handler!(handlers::seats::best_available),
     }],
 );
 
@@ -254,7 +254,7 @@ pub const HOLD_GA: Function = http(
             TOO_LARGE,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::hold_ga),
+        handler: handler!(handlers::places::hold_ga),
     }],
 );
 
@@ -275,7 +275,7 @@ pub const GET_SEAT: Function = http(
             E::SeatLimit,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::get_seat),
+        handler: handler!(handlers::seats::get_seat),
     }],
 );
 
@@ -294,7 +294,7 @@ pub const DROP_SEAT: Function = http(
             E::OrderNotHoldable,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::drop_seat),
+        handler: handler!(handlers::seats::drop_seat),
     }],
 );
 
@@ -315,7 +315,7 @@ pub const CONFIRM: Function = http(
             TOO_LARGE,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::confirm),
+        handler: handler!(handlers::confirm::confirm),
     }],
 );
 
@@ -328,14 +328,14 @@ pub const QUEUE_ADMIN: Function = http(
             method: "PUT",
             path: "/events/{eventId}/queue",
             errors: &[E::EventNotFound, E::QueueOpen, TOO_LARGE, NOT_ALLOWED],
-            handler: handler!(handlers::put_queue),
+            handler: handler!(handlers::queue::put_queue),
         },
         Route {
             name: "delete-queue",
             method: "DELETE",
             path: "/events/{eventId}/queue",
             errors: &[E::EventNotFound],
-            handler: handler!(handlers::delete_queue),
+            handler: handler!(handlers::queue::delete_queue),
         },
     ],
 );
@@ -348,7 +348,7 @@ pub const GET_QUEUE: Function = http(
         method: "GET",
         path: "/events/{eventId}/queue",
         errors: &[E::EventNotFound, E::QueueNotFound],
-        handler: handler!(handlers::get_queue),
+        handler: handler!(handlers::queue::get_queue),
     }],
 );
 
@@ -361,7 +361,7 @@ pub const QUEUE_VISITORS: Function = http(
             method: "POST",
             path: "/events/{eventId}/queue/visitors",
             errors: &[E::EventNotFound, E::QueueNotFound, TOO_LARGE, NOT_ALLOWED],
-            handler: handler!(handlers::join_queue),
+            handler: handler!(handlers::visitors::join_queue),
         },
         Route {
             name: "visitor-status",
@@ -373,7 +373,7 @@ pub const QUEUE_VISITORS: Function = http(
                 E::VisitorNotFound,
                 NOT_ALLOWED,
             ],
-            handler: handler!(handlers::visitor_status),
+            handler: handler!(handlers::visitors::visitor_status),
         },
     ],
 );
@@ -386,7 +386,7 @@ pub const ADMISSION_KEYS: Function = http(
         method: "GET",
         path: "/.well-known/jwks.json",
         errors: &[NOT_ALLOWED],
-        handler: handler!(handlers::admission_keys),
+        handler: handler!(handlers::queue::admission_keys),
     }],
 );
 

@@ -20,24 +20,21 @@ use serde::{Deserialize, Serialize};
 use crate::domain::SectionId;
 
 mod access;
-mod confirm;
-mod events;
-mod orders;
-mod places;
-mod queue;
+pub(crate) mod confirm;
+pub(crate) mod events;
+pub(crate) mod orders;
+pub(crate) mod places;
+pub(crate) mod queue;
 mod scheduled;
-mod seats;
+pub(crate) mod seats;
 mod streams;
-mod visitors;
-pub use confirm::confirm;
-pub use events::{availability, create_event, get_event, list_seats};
-pub use orders::{cancel_order, create_order, extend_order, get_order, open_order};
-pub use places::hold_ga;
-pub use queue::{admission_keys, delete_queue, get_queue, put_queue};
+pub(crate) mod visitors;
+// The route handlers are reached through `crate::routes`, by their group;
+// these are the entry points and helpers others call by name.
+pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};
-pub use seats::{best_available, claim_remembering, drop_seat, get_seat};
+pub use seats::claim_remembering;
 pub use streams::{project_records, project_seat_map, publish_events};
-pub use visitors::{join_queue, visitor_status};
 
 /// A general-admission entry of a reply: places of one section.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
