@@ -5,7 +5,7 @@ Emulator as the Rust binaries, through the Python runtime interface client:
 `aws-lambda-rie-x86_64 ... python -m awslambdaric handler.handler`.
 
 It does what the Rust get-seat does (shared/src/store/holds.rs `claim_seat`,
-keys from shared/src/store/keys.rs): one
+keys from shared/src/store/items/seat.rs): one
 `TransactWriteItems` with no read before it: the conditional claim on the
 seat item plus the order's conditional update (token hash, PENDING,
 unexpired, room for one more seat), and the same reading of
@@ -72,7 +72,7 @@ def claim(order_id, seat_id, token, event_id, expires_at, now):
     seat_update = {
         "TableName": TABLE,
         # The seat's block: SEATS#{first 20 hex digits of SHA-256(eventId)}#{section}-{row}#{(n-1)//10}
-        # (shared/src/store/keys.rs, seat_block_pk).
+        # (shared/src/store/items/seat.rs, seat_block_pk).
         "Key": {"PK": {"S": seat_block_pk(event_id, seat_id)},
                 "SK": {"S": f"SEAT#{seat_id}"}},
         "UpdateExpression": "SET #status = :held, #holder = :order, #holdExp = :exp",

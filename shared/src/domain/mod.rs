@@ -219,7 +219,7 @@ impl From<DateTime<Utc>> for Millis {
 
 /// A hold is live until its expiry instant, exclusive: at `expires_at` the
 /// seat is claimable by anyone (the store builds its conditions from this
-/// rule: `live!` and `expired!` in store/expressions/mod.rs).
+/// rule: `live!` and `expired!` in store/expression.rs).
 pub fn hold_is_live(expires_at: Millis, now: Millis) -> bool {
     expires_at > now
 }

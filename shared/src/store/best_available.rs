@@ -2,9 +2,10 @@
 //! per block of ten seats, eventually consistent unless asked), and n seats
 //! claimed in one transaction with the same conditions as get-seat.
 
-use super::expressions::{self, seat::FreeFor};
 use super::failures::block_claim_error;
-use super::keys::order_key;
+use super::items;
+use super::items::order::order_key;
+use super::items::seat::FreeFor;
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
@@ -82,7 +83,7 @@ impl Store {
             }
             items.push(self.txn_update(
                 order_key(order),
-                expressions::order::add_block(&token, &ids, room, now),
+                items::order::add_block(&token, &ids, room, now),
             )?);
             let Txn::Cancelled(reasons) = self.transact(items).await? else {
                 return Ok(BlockClaim::Held(token.expires_at()));

@@ -7,14 +7,16 @@
 
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
-use super::codec::{s, StoredOrder};
 use super::errors::build_error;
-use super::expressions::{self, order::Completion};
 use super::failures::{confirm_outcome, ConfirmOutcome, ConfirmRole};
-use super::keys::{
-    ga_bucket_key, order_key, payment_key, place_member, seat_key, KIND, MAX_TRANSACTION_ITEMS,
-    ORDER_ID, PAYMENT_ID,
-};
+use super::items;
+use super::items::bucket::ga_bucket_key;
+use super::items::order::Completion;
+use super::items::order::{order_key, place_member, StoredOrder};
+use super::items::payment::payment_key;
+use super::items::seat::seat_key;
+use super::schema::{KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID};
+use super::value::s;
 use super::{Store, Txn};
 use crate::domain::ga::{HeldPlaces, PlaceSale};
 use crate::domain::{EventRef, Millis, Order, OrderId, PaymentId, RefundReason, SeatId};
@@ -90,7 +92,7 @@ impl Store {
             ConfirmRole::Order,
             self.txn_update(
                 order_key(order),
-                expressions::order::complete(payment, &members, when),
+                items::order::complete(payment, &members, when),
             )?,
         );
         txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
@@ -143,7 +145,7 @@ impl Store {
             ConfirmRole::Order,
             self.txn_update(
                 order_key(&order.order_id),
-                expressions::order::complete(payment, &recorded, when),
+                items::order::complete(payment, &recorded, when),
             )?,
         );
         txn.push(
@@ -179,7 +181,7 @@ impl Store {
                 ConfirmRole::Paid,
                 self.txn_update(
                     seat_key(&event, seat),
-                    expressions::seat::take_paid(&order.order_id, payment, now),
+                    items::seat::take_paid(&order.order_id, payment, now),
                 )?,
             );
         }
@@ -202,7 +204,7 @@ impl Store {
             ConfirmRole::Order,
             self.txn_update(
                 order_key(&order.order_id),
-                expressions::order::complete(payment, &recorded, when),
+                items::order::complete(payment, &recorded, when),
             )?,
         );
         txn.push(
@@ -225,7 +227,7 @@ impl Store {
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
-        let refund = expressions::order::refund_due(payment, reason, order.status, stored.version);
+        let refund = items::order::refund_due(payment, reason, order.status, stored.version);
         txn.push(
             ConfirmRole::Order,
             self.txn_update(order_key(&order.order_id), refund)?,
@@ -276,7 +278,7 @@ impl Store {
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
-        let record = expressions::order::add_refund_payment(payment, order.status);
+        let record = items::order::add_refund_payment(payment, order.status);
         txn.push(
             ConfirmRole::Order,
             self.txn_update(order_key(&order.order_id), record)?,
@@ -323,7 +325,7 @@ impl Store {
     ) -> Result<TransactWriteItem, Error> {
         self.txn_update(
             seat_key(event, seat),
-            expressions::seat::sell_held(order, payment, now),
+            items::seat::sell_held(order, payment, now),
         )
     }
 
@@ -335,16 +337,14 @@ impl Store {
         seats: &[SeatId],
     ) -> Result<(), Error> {
         for seat in seats {
-            let release = self.txn_update(
-                seat_key(event, seat),
-                expressions::seat::release_held(order),
-            )?;
+            let release =
+                self.txn_update(seat_key(event, seat), items::seat::release_held(order))?;
             txn.push(ConfirmRole::Release, release);
         }
         Ok(())
     }
 
-    /// A bucket's side of a sale ([`expressions::ga::sell`]).
+    /// A bucket's side of a sale ([`items::bucket::sell`]).
     fn sell_places(
         &self,
         event: &EventRef,
@@ -355,7 +355,7 @@ impl Store {
     ) -> Result<TransactWriteItem, Error> {
         self.txn_update(
             ga_bucket_key(event, &sale.section, sale.bucket),
-            expressions::ga::sell(order, payment, sale, live_at),
+            items::bucket::sell(order, payment, sale, live_at),
         )
     }
 
@@ -376,7 +376,7 @@ impl Store {
             .table_name(&*self.table)
             .set_item(Some(item))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let put = expressions::payment::for_order_only(order)
+        let put = items::payment::for_order_only(order)
             .on_put(put)
             .build()
             .map_err(build_error("TransactWriteItems"))?;

@@ -10,9 +10,12 @@
 //! a moment ago: where it finds nothing (or an event not yet ready), the
 //! strongly consistent read decides.
 
-use super::codec::{event_is_ready, parse_event, parse_event_head, plan_chunk_count, Fields, Item};
 use super::errors::StoreError;
-use super::keys::{event_key_of, legacy_plan_chunk_key, plan_chunk_key, PLAN_HASH, PLAN_REPLICAS};
+use super::items::event::{
+    event_is_ready, event_key_of, legacy_plan_chunk_key, parse_event, parse_event_head,
+    plan_chunk_count, plan_chunk_key, PLAN_HASH, PLAN_REPLICAS,
+};
+use super::value::{Fields, Item};
 use super::Store;
 use crate::domain::{Event, EventHead, EventId, EventRef, EventStatus};
 use crate::error::Error;
@@ -158,7 +161,7 @@ impl Store {
     ) -> Result<Event, Error> {
         let count = plan_chunk_count(item)?;
         let fingerprint = Fields::new(item).str(PLAN_HASH)?.to_owned();
-        let legacy = super::codec::is_legacy_event(item);
+        let legacy = super::items::event::is_legacy_event(item);
         let mut chunks = Vec::with_capacity(count);
         for chunk in usize::from(legacy)..count {
             let found = match (legacy, how) {

@@ -2,19 +2,25 @@
 //! background, and seat listing in plan order, one `Query` per seat block
 //! (reading events: `event_reads`).
 
-use super::codec::{encode_plan, event_is_ready, n, parse_seat, s, seats_written, Fields, Item};
 use super::errors::{build_error, conditional, sdk_error, StoreError};
 use super::event_reads::PlanRead;
-use super::expressions::{self, Expression};
+use super::expression::Expression;
 use super::failures::{unavailable_in, unexplained, ItemFailure};
-use super::keys::{
-    event_key, event_key_of, plan_chunk_key, seat_block_pk, seat_key, CREATED_AT, CREATING_SHARD,
-    EVENT_ID, EVENT_PK_PREFIX, HOLD_SECONDS, KIND, NAME, NUMBER, ORDINAL, PENDING_EXPIRES_AT,
-    PENDING_INDEX, PENDING_SHARD, PK, PLAN, PLAN_CHUNKS, PLAN_HASH, PLAN_REPLICAS, READY, ROW,
-    SEATS_WRITTEN, SEATS_WRITTEN_EVERY, SEAT_AVAILABLE, SEAT_COUNT, SEAT_ID, SEAT_WRITES_IN_FLIGHT,
+use super::items;
+use super::items::event::{
+    encode_plan, event_is_ready, event_key, event_key_of, plan_chunk_key, seats_written_of,
+    CREATING_SHARD, EVENT_PK_PREFIX, HOLD_SECONDS, NAME, PLAN, PLAN_CHUNKS, PLAN_HASH,
+    PLAN_REPLICAS, READY, SEATS_WRITTEN, SEAT_COUNT,
+};
+use super::items::seat::{
+    parse_seat, seat_block_pk, seat_key, NUMBER, ORDINAL, ROW, SEAT_AVAILABLE,
+};
+use super::schema::{
+    CREATED_AT, EVENT_ID, KIND, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_SHARD, PK, SEAT_ID,
     SECTION_ID, STATUS,
 };
 use super::sold_out::MapShape;
+use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
 use crate::domain::{
     Event, EventId, EventRef, EventStatus, Millis, Seat, SeatSpec, SeatState, SectionId,
@@ -25,6 +31,11 @@ use aws_sdk_dynamodb::types::{
 };
 use std::collections::HashMap;
 use std::time::Duration;
+
+/// Conditional seat writes in flight while creating an event.
+pub const SEAT_WRITES_IN_FLIGHT: usize = 32;
+/// How often (in seats) a creation records how far it got.
+pub(super) const SEATS_WRITTEN_EVERY: u32 = 2_000;
 
 /// Seat-block queries in flight for one listing page.
 const BLOCK_QUERIES_IN_FLIGHT: usize = 16;
@@ -81,7 +92,7 @@ impl Store {
             if event_is_ready(&existing) {
                 return Ok(EventStatus::Ready);
             }
-            from = seats_written(&existing)?;
+            from = seats_written_of(&existing)?;
             tracing::info!(event_id = %event.event_id, from, "resuming an unfinished event creation");
         }
         self.complete_event(&event_ref, event, from, deadline).await
@@ -157,7 +168,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(event_key_of(event_ref)));
-        expressions::event::ready(event.seat_count)
+        items::event::ready(event.seat_count)
             .on_update_item(ready)
             .send()
             .await
@@ -284,7 +295,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(event_key_of(event)));
-        let update = expressions::event::seats_written(written).on_update_item(update);
+        let update = items::event::seats_written(written).on_update_item(update);
         conditional(update.send().await, "UpdateItem").map(|_| ())
     }
 
@@ -296,7 +307,7 @@ impl Store {
             .query()
             .table_name(&*self.table)
             .index_name(PENDING_INDEX);
-        let out = expressions::event::due_in_shard(CREATING_SHARD.to_owned(), now)
+        let out = items::event::due_in_shard(CREATING_SHARD.to_owned(), now)
             .on_query(query)
             .send()
             .await
@@ -331,7 +342,7 @@ impl Store {
             return Ok(EventStatus::Ready);
         }
         let found = self.read_plan(event, &item, PlanRead::Primary).await?;
-        self.complete_event(event, &found, seats_written(&item)?, deadline)
+        self.complete_event(event, &found, seats_written_of(&item)?, deadline)
             .await
     }
 
@@ -400,7 +411,7 @@ impl Store {
                 .table_name(&*self.table)
                 .consistent_read(consistent)
                 .set_exclusive_start_key(start.take());
-            let out = expressions::event::partition(&block)
+            let out = items::event::partition(&block)
                 .on_query(query)
                 .send()
                 .await

@@ -12,9 +12,8 @@
 
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
 
-use super::{
-    parse_order, Fields, Item, StoreError, HOLDER, HOLD_EXPIRES_AT, SEAT_HELD, SEAT_SOLD, STATUS,
-};
+use super::items::seat::{HOLDER, HOLD_EXPIRES_AT, SEAT_HELD, SEAT_SOLD};
+use super::{parse_order, Fields, Item, StoreError, STATUS};
 use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
 use crate::domain::Millis;

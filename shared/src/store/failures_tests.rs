@@ -141,7 +141,8 @@ fn claim_decisions() -> TestResult {
 /// An order item as the store writes it, PENDING until `expires_at`
 /// (a 1 s guard), opened by `token`.
 fn order_item(token: &HoldToken, expires_at: i64) -> Item {
-    use super::super::keys::*;
+    use super::super::items::order::HOLDER_DEADLINE;
+    use super::super::schema::{CREATED_AT, EVENT_ID, EXPIRES_AT, ORDER_ID, STATUS, TOKEN_HASH};
     let v = |x: &str| AttributeValue::S(x.to_owned());
     let num = |x: i64| AttributeValue::N(x.to_string());
     HashMap::from([

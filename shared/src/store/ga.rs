@@ -2,16 +2,16 @@
 //! in batches, and hold-ga's one transaction (the order and the buckets it
 //! takes from or gives back to). See `domain::ga` for the rules.
 
-use super::codec::{n, parse_bucket, s, StoredOrder};
 use super::errors::{conditional, StoreError};
-use super::expressions::order::Places;
-use super::expressions::{self, Expression};
+use super::expression::Expression;
 use super::failures::unavailable_in;
-use super::keys::{
-    ga_bucket_key, order_key, place_member, CAPACITY, EVENT_ID, FREE, KIND, SECTION_ID,
-    SECTION_PARTS, SOLD,
-};
+use super::items;
+use super::items::bucket::{ga_bucket_key, parse_bucket, CAPACITY, FREE, SOLD};
+use super::items::order::Places;
+use super::items::order::{order_key, place_member, StoredOrder};
+use super::schema::{EVENT_ID, KIND, SECTION_ID, SECTION_PARTS};
 use super::seat_map::BATCH_GET_KEYS;
+use super::value::{n, s};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::ga::{bucket_capacity, bucket_count, Take};
@@ -147,15 +147,12 @@ impl Store {
                             .map(|k| place_member(section, take.bucket, k)),
                     );
                     let take_places =
-                        expressions::ga::take(&order.order_id, take, had, order.expires_at);
+                        items::bucket::take(&order.order_id, take, had, order.expires_at);
                     (take.bucket, take_places)
                 }
                 BucketChange::Give { bucket, had, keeps } => {
                     removed.extend((keeps + 1..=*had).map(|k| place_member(section, *bucket, k)));
-                    (
-                        *bucket,
-                        expressions::ga::give(&order.order_id, *had, *keeps),
-                    )
+                    (*bucket, items::bucket::give(&order.order_id, *had, *keeps))
                 }
             };
             items.push(self.txn_update(ga_bucket_key(&event_ref, section, bucket), expression)?);
@@ -166,8 +163,7 @@ impl Store {
             (Places::Remove, removed)
         };
         let members: Vec<&str> = members.iter().map(String::as_str).collect();
-        let record =
-            expressions::order::change_places(token, change, &members, stored.version, now);
+        let record = items::order::change_places(token, change, &members, stored.version, now);
         items.insert(0, self.txn_update(order_key(&order.order_id), record)?);
         match self.transact(items).await? {
             Txn::Committed => Ok(true),
@@ -192,7 +188,7 @@ impl Store {
                 .update_item()
                 .table_name(&*self.table)
                 .set_key(Some(ga_bucket_key(&event_ref, &held.section, held.bucket)));
-            let sent = expressions::ga::give(&order.order_id, held.quantity, 0)
+            let sent = items::bucket::give(&order.order_id, held.quantity, 0)
                 .on_update_item(request)
                 .send()
                 .await;
@@ -226,7 +222,7 @@ impl Store {
             .map(|held| {
                 self.txn_update(
                     ga_bucket_key(&event_ref, &held.section, held.bucket),
-                    expressions::ga::give(&order.order_id, held.quantity, 0),
+                    items::bucket::give(&order.order_id, held.quantity, 0),
                 )
             })
             .collect()
@@ -246,7 +242,7 @@ impl Store {
             .map(|held| {
                 self.txn_update(
                     ga_bucket_key(&event_ref, &held.section, held.bucket),
-                    expressions::ga::extend(&order.order_id, held.quantity, expires_at),
+                    items::bucket::extend(&order.order_id, held.quantity, expires_at),
                 )
             })
             .collect()

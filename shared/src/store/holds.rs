@@ -2,18 +2,24 @@
 //! claim or release one transaction with no read before it (but for a
 //! crowded instance's read of the seat, `seat_state`).
 
-use super::codec::{n, parse_order, parse_seat, s, Fields, Item, StoredOrder};
 use super::errors::{sdk_error, StoreError};
-use super::expressions::{self, seat::FreeFor, Expression};
+use super::expression::Expression;
 use super::failures::{
     admitted_order_failure, claim_error, extended_since, release_error, seat_seen,
     AdmittedOrderFailure, ItemFailure,
 };
-use super::keys::{
-    admission_key, expired_order_ttl, order_key, pending_shard, seat_key, CREATED_AT, EVENT_ID,
-    EXPIRES_AT, HOLDER_DEADLINE, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS,
-    TOKEN_HASH, TTL, USER_ID, VERSION, VISITOR_ID, VISITOR_RETENTION_SECONDS,
+use super::items;
+use super::items::order::{
+    expired_order_ttl, order_key, parse_order, pending_shard, StoredOrder, HOLDER_DEADLINE, USER_ID,
 };
+use super::items::seat::FreeFor;
+use super::items::seat::{parse_seat, seat_key};
+use super::items::visitor::{admission_key, VISITOR_ID, VISITOR_RETENTION_SECONDS};
+use super::schema::{
+    CREATED_AT, EVENT_ID, EXPIRES_AT, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS,
+    TOKEN_HASH, TTL, VERSION,
+};
+use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
@@ -100,7 +106,7 @@ impl Store {
             self.txn_put(order_item(order), Expression::new_item())?,
             self.txn_update(
                 admission_key(admission_id),
-                expressions::queue::open_under(allowed, ttl),
+                items::visitor::open_under(allowed, ttl),
             )?,
         ];
         match self.transact(items).await? {
@@ -161,7 +167,7 @@ impl Store {
                 self.claim_item(&token, order, seat, FreeFor::Order, now)?,
                 self.txn_update(
                     order_key(order),
-                    expressions::order::add_seat(&token, seat.as_str(), max_seats, now),
+                    items::order::add_seat(&token, seat.as_str(), max_seats, now),
                 )?,
             ];
             let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
@@ -210,7 +216,7 @@ impl Store {
     ) -> Result<TransactWriteItem, Error> {
         self.txn_update(
             seat_key(&EventRef::of(token.event_id()), seat),
-            expressions::seat::claim(order, token.expires_at(), free_for, now),
+            items::seat::claim(order, token.expires_at(), free_for, now),
         )
     }
 
@@ -226,11 +232,11 @@ impl Store {
         let items = vec![
             self.txn_update(
                 seat_key(&EventRef::of(token.event_id()), seat),
-                expressions::seat::release_held(order),
+                items::seat::release_held(order),
             )?,
             self.txn_update(
                 order_key(order),
-                expressions::order::drop_seat(token, seat.as_str(), now),
+                items::order::drop_seat(token, seat.as_str(), now),
             )?,
         ];
         let Txn::Cancelled(mut reasons) = self.transact(items).await? else {

@@ -1,11 +1,11 @@
 //! An order's lifecycle after creation: extend-order and cancel-order, each
 //! one transaction over the order as read (its version) and its holds.
 
-use super::codec::StoredOrder;
 use super::errors::build_error;
-use super::expressions;
 use super::failures::unavailable_in;
-use super::keys::{expired_order_ttl, order_key, seat_key};
+use super::items;
+use super::items::order::{expired_order_ttl, order_key, StoredOrder};
+use super::items::seat::seat_key;
 use super::{Store, Txn};
 use crate::domain::{EventRef, Millis, SeatId};
 use crate::error::Error;
@@ -27,7 +27,7 @@ impl Store {
     ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = expressions::order::extend(
+        let record = items::order::extend(
             stored.version,
             expires_at,
             deadline,
@@ -40,7 +40,7 @@ impl Store {
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
         items.extend(self.extend_places(order, expires_at)?);
         for seat in &order.seats {
-            let extend = expressions::seat::extend_held(&order.order_id, expires_at)
+            let extend = items::seat::extend_held(&order.order_id, expires_at)
                 .on_update(self.update(seat_key(&event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
@@ -56,7 +56,7 @@ impl Store {
     pub async fn cancel_order(&self, stored: &StoredOrder, live: bool) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = expressions::order::cancel(order.status, stored.version)
+        let record = items::order::cancel(order.status, stored.version)
             .on_update(self.update(order_key(&order.order_id)))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
@@ -66,7 +66,7 @@ impl Store {
             items.extend(self.give_back_all(order)?);
         }
         for seat in release {
-            let free = expressions::seat::release_held(&order.order_id)
+            let free = items::seat::release_held(&order.order_id)
                 .on_update(self.update(seat_key(&event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;

@@ -25,13 +25,15 @@
 //! the sparse `PendingByExpiry` index the sweep queries; the keys are removed
 //! when an order leaves PENDING, so the index only ever holds pending work.
 //!
-//! Where each rule lives, one file per concern (each imports what it uses
-//! by name, so its dependencies read from its head):
-//! - `keys`: attribute names, item keys, the index and its shards;
-//! - `codec`: items to domain values and back;
-//! - `expressions`: every condition, update and key condition, one file
-//!   per entity, each carrying its own names and values; and the one
-//!   expiry boundary (`live!`, `expired!`);
+//! Where each rule lives (each file imports what it uses by name, so its
+//! dependencies read from its head):
+//! - `items/`: one module per item type above, each holding its key, its
+//!   codec and its expressions (every condition, update and key condition
+//!   that writes it, carrying its own names and values);
+//! - `schema`: the table's keys, the attribute names several items share,
+//!   the indexes; `value`: attribute values and typed reads of an item;
+//! - `expression`: what an expression is, and the one expiry boundary
+//!   (`live!`, `expired!`);
 //! - `errors`: SDK failures, which are 503; `failures`: cancelled
 //!   transactions decided (pure, unit-tested);
 //! - `events`: create-event (retry-safe, resumable) and listing seats;
@@ -50,9 +52,11 @@ use aws_config::BehaviorVersion;
 use aws_sdk_dynamodb::Client;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use errors::{build_error, sdk_error};
-use expressions::Expression;
+use expression::Expression;
+use items::order::parse_order;
 use std::sync::Arc;
 use std::time::Duration;
+use value::{Fields, Item};
 
 use aws_sdk_dynamodb::types::{
     Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
@@ -61,9 +65,8 @@ use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 
 // First: its `live!` and `expired!` are used by every file after it.
 #[macro_use]
-mod expressions;
+mod expression;
 mod best_available;
-mod codec;
 mod confirm;
 mod errors;
 mod event_reads;
@@ -71,27 +74,41 @@ mod events;
 mod failures;
 mod ga;
 mod holds;
-mod keys;
+mod items;
 mod lifecycle;
 mod queue;
+mod schema;
 mod seat_map;
 mod seeding;
 mod sold_out;
 mod stream;
 mod sweep;
+mod value;
 mod visitors;
 
 pub use best_available::BlockClaim;
-pub use codec::StoredOrder;
-use codec::{parse_order, Fields, Item};
 pub use confirm::Leftovers;
 pub use errors::StoreError;
+pub use events::SEAT_WRITES_IN_FLIGHT;
 pub use failures::ConfirmOutcome;
 use failures::{cancellation, ItemFailure};
 pub use ga::BucketChange;
 pub use holds::ClaimRefusal;
-pub use keys::*;
+pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
+pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};
+pub use items::order::{
+    pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_PK_PREFIX, PENDING_SHARDS,
+    PENDING_SHARD_PREFIX,
+};
+pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
+pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
+pub use items::seat_map::SOLD_OUT_PK_PREFIX;
+pub use items::visitor::{
+    visitor_shard, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_PK_PREFIX,
+    VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+};
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
+pub use schema::*;
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};

@@ -11,14 +11,16 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
-use super::codec::{n, s, Fields, Item};
 use super::errors::{sdk_error, StoreError};
-use super::expressions::{queue as exprs, Expression};
-use super::keys::{
+use super::expression::Expression;
+use super::items;
+use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE,
-    CHECKPOINTS, EVENTS, EVENT_ID, GENERATION, INVENTORY, KIND, LAST_ADMISSION_US, OPENS_AT,
-    ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, VERSION, WAITING,
+    CHECKPOINTS, EVENTS, GENERATION, INVENTORY, LAST_ADMISSION_US, OPENS_AT, ORDERS_PER_ADMISSION,
+    QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
+use super::schema::{EVENT_ID, KIND, VERSION};
+use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
 use crate::domain::queue::{Inventory, QueueRank, QueueSettings};
 use crate::domain::queue_state::{Checkpoints, QueueState};
@@ -263,15 +265,15 @@ impl Store {
         let event_ref = EventRef::of(event);
         let mut items = vec![self.txn_put(
             state_item(queue_key(&event_ref), event, state),
-            exprs::as_read(previous),
+            items::queue::as_read(previous),
         )?];
         for copy in 0..QUEUE_COPIES {
             items.push(self.txn_put(
                 state_item(queue_copy_key(&event_ref, copy), event, state),
-                exprs::older_copy(state.version),
+                items::queue::older_copy(state.version),
             )?);
         }
-        items.push(self.txn_update(queues_key(), exprs::list_event(event, true))?);
+        items.push(self.txn_update(queues_key(), items::queue::list_event(event, true))?);
         self.queue_txn(items).await
     }
 
@@ -282,7 +284,7 @@ impl Store {
         let version = stored.version + 1;
         let mut items = vec![self.txn_put(
             removed_item(queue_key(&event_ref), event, stored.generation, version),
-            exprs::as_read(Some(stored.version)),
+            items::queue::as_read(Some(stored.version)),
         )?];
         for copy in 0..QUEUE_COPIES {
             items.push(self.txn_put(
@@ -292,10 +294,10 @@ impl Store {
                     stored.generation,
                     version,
                 ),
-                exprs::older_copy(version),
+                items::queue::older_copy(version),
             )?);
         }
-        items.push(self.txn_update(queues_key(), exprs::list_event(event, false))?);
+        items.push(self.txn_update(queues_key(), items::queue::list_event(event, false))?);
         self.queue_txn(items).await
     }
 
@@ -328,7 +330,11 @@ impl Store {
             .put_item()
             .table_name(&*self.table)
             .set_item(Some(state_item(queue_key(&event_ref), event, state)));
-        match exprs::as_read(Some(previous)).on_put_item(put).send().await {
+        match items::queue::as_read(Some(previous))
+            .on_put_item(put)
+            .send()
+            .await
+        {
             Ok(_) => {}
             Err(e) if super::errors::is_condition_failure(&e) => return Ok(None),
             Err(e) => return Err(sdk_error("PutItem", e).into()),
@@ -350,7 +356,9 @@ impl Store {
                     event,
                     state,
                 )));
-            exprs::older_copy(state.version).on_put_item(put).send()
+            items::queue::older_copy(state.version)
+                .on_put_item(put)
+                .send()
         });
         let mut all = true;
         for result in futures_util::future::join_all(writes).await {
@@ -378,7 +386,7 @@ impl Store {
         let items = vec![
             self.txn_put(
                 state_item(queue_key(&EventRef::of(event)), event, after),
-                exprs::as_read(Some(before_version)),
+                items::queue::as_read(Some(before_version)),
             )?,
             self.txn_put(visitor, Expression::new_item())?,
         ];

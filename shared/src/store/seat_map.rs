@@ -7,14 +7,13 @@
 //! available: `S` (sold) or `H{expiresAt ms}` (held; the reader shows an
 //! expired hold as available at once). An available seat has none.
 
-use super::codec::{s, Item};
 use super::errors::{sdk_error, StoreError};
-use super::expressions;
-use super::keys::{
-    seat_map_key, HOLD_EXPIRES_AT, PK, SEAT_AVAILABLE, SEAT_HELD, SEAT_ID, SEAT_MAP_ITEM_SEATS,
-    SEAT_PK_PREFIX, SEAT_SOLD, STATUS,
-};
+use super::items;
+use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD};
+use super::items::seat_map::{seat_map_key, SEAT_MAP_ITEM_SEATS};
+use super::schema::{PK, SEAT_ID, STATUS};
 use super::sold_out::PartShape;
+use super::value::{s, Item};
 use super::Store;
 use crate::domain::ga::Bucket;
 use crate::domain::{Event, EventId, EventRef, Millis, SeatId, SectionId};
@@ -177,7 +176,7 @@ impl Store {
             .table_name(&*self.table)
             .set_key(Some(key))
             .return_values(ReturnValue::AllNew);
-        let out = expressions::seat_map::project(seats)
+        let out = items::seat_map::project(seats)
             .on_update_item(request)
             .send()
             .await

@@ -3,8 +3,9 @@
 //! payment uses, so the stream shows ordinary sales.
 
 use super::errors::conditional;
-use super::expressions;
-use super::keys::{ga_bucket_key, seat_key};
+use super::items;
+use super::items::bucket::ga_bucket_key;
+use super::items::seat::seat_key;
 use super::Store;
 use crate::domain::ga::{Bucket, PlaceSale, Take};
 use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId};
@@ -26,7 +27,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(seat_key(&EventRef::of(event), seat)));
-        let sold = expressions::seat::take_paid(order, payment, now)
+        let sold = items::seat::take_paid(order, payment, now)
             .on_update_item(request)
             .send()
             .await;
@@ -66,7 +67,7 @@ impl Store {
                 section,
                 bucket.index,
             )));
-        let sold = expressions::ga::sell(order, payment, &sale, None)
+        let sold = items::bucket::sell(order, payment, &sale, None)
             .on_update_item(request)
             .send()
             .await;

@@ -14,13 +14,15 @@
 //! set is whole, the section joins the event's `soldOut` set. Both are
 //! set additions, so a record delivered twice adds nothing.
 
-use super::codec::{Fields, Item};
 use super::errors::{sdk_error, StoreError};
-use super::expressions;
-use super::keys::{
-    section_progress_key, sold_out_key, CAPACITY, FULL_PARTS, GA_PK_PREFIX, PART_SEATS, PK,
-    SEAT_MAP_ITEM_SEATS, SECTION_ID, SECTION_PARTS, SOLD, SOLD_OUT,
+use super::items;
+use super::items::bucket::{CAPACITY, GA_PK_PREFIX, SOLD};
+use super::items::seat::PART_SEATS;
+use super::items::seat_map::{
+    section_progress_key, sold_out_key, FULL_PARTS, SEAT_MAP_ITEM_SEATS, SOLD_OUT,
 };
+use super::schema::{PK, SECTION_ID, SECTION_PARTS};
+use super::value::{Fields, Item};
 use super::Store;
 use crate::domain::{Event, EventId, EventRef, Millis, RowId, SeatSpec, SectionId};
 use crate::error::Error;
@@ -202,7 +204,7 @@ impl Store {
             .table_name(&*self.table)
             .set_key(Some(section_progress_key(event, section)))
             .return_values(ReturnValue::UpdatedNew);
-        let out = expressions::seat_map::full_part(part)
+        let out = items::seat_map::full_part(part)
             .on_update_item(request)
             .send()
             .await
@@ -220,7 +222,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(sold_out_key(event)));
-        expressions::seat_map::sold_out(section.as_str())
+        items::seat_map::sold_out(section.as_str())
             .on_update_item(request)
             .send()
             .await

@@ -3,12 +3,12 @@
 //! publish-events (`domain::outbox`). Pure: the images go through the same
 //! codec as the store's reads.
 
-use super::codec::{parse_bucket, parse_order, parse_seat, Fields, Item};
 use super::errors::StoreError;
-use super::keys::{
-    EVENT_ID, GA_PK_PREFIX, ORDER_PK_PREFIX, PAYMENT_ID, PK, SALE_ORDER_ID, SALE_PAYMENT_ID,
-    SEAT_PK_PREFIX, SECTION_ID,
-};
+use super::items::bucket::{parse_bucket, GA_PK_PREFIX, SALE_ORDER_ID, SALE_PAYMENT_ID};
+use super::items::order::{parse_order, ORDER_PK_PREFIX};
+use super::items::seat::{parse_seat, SEAT_PK_PREFIX};
+use super::schema::{EVENT_ID, PAYMENT_ID, PK, SECTION_ID};
+use super::value::{Fields, Item};
 use crate::domain::{EventId, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;

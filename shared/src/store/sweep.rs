@@ -1,10 +1,12 @@
 //! The sweep's store calls: the pending index by expiry, conditional
 //! releases, retiring swept orders.
 
-use super::codec::{Fields, Item, StoredOrder};
 use super::errors::{conditional, sdk_error, StoreError};
-use super::expressions;
-use super::keys::{order_key, seat_key, shard_key, ORDER_PK_PREFIX, PENDING_INDEX, PK};
+use super::items;
+use super::items::order::{order_key, shard_key, StoredOrder, ORDER_PK_PREFIX};
+use super::items::seat::seat_key;
+use super::schema::{PENDING_INDEX, PK};
+use super::value::{Fields, Item};
 use super::Store;
 use crate::domain::{EventRef, Millis, OrderId, OrderStatus, SeatId};
 use crate::error::Error;
@@ -31,7 +33,7 @@ impl Store {
             .query()
             .table_name(&*self.table)
             .index_name(PENDING_INDEX);
-        let out = expressions::event::due_in_shard(shard_key(shard), now)
+        let out = items::event::due_in_shard(shard_key(shard), now)
             .on_query(query)
             .limit(limit)
             .set_exclusive_start_key(start.map(|c| c.0))
@@ -67,7 +69,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(seat_key(event, seat)));
-        let result = expressions::seat::release_held(order)
+        let result = items::seat::release_held(order)
             .on_update_item(request)
             .send()
             .await;
@@ -90,9 +92,9 @@ impl Store {
             .table_name(&*self.table)
             .set_key(Some(order_key(&order.order_id)));
         let retire = if order.status == OrderStatus::Pending {
-            expressions::order::expire(stored.version, now)
+            items::order::expire(stored.version, now)
         } else {
-            expressions::order::leave_index(order.status, stored.version)
+            items::order::leave_index(order.status, stored.version)
         };
         let request = retire.on_update_item(request);
         conditional(request.send().await, "UpdateItem")

@@ -5,15 +5,18 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::codec::{n, s, Fields, Item};
 use super::errors::{conditional, sdk_error, StoreError};
-use super::expressions::{queue as exprs, Expression};
-use super::keys::{
+use super::expression::Expression;
+use super::items;
+use super::items::queue::GENERATION;
+use super::items::visitor::{
     queue_shard_key, visitor_key, visitor_of_key, visitor_shard, ADMISSION_EXPIRES_AT,
-    ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, EVENT_ID, GENERATION, JOINED_AT, KIND,
-    ORDERS_ALLOWED, PK, QUEUE_INDEX, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, TOKEN_HASH,
-    TTL, VISITOR_ID, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+    ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, JOINED_AT, ORDERS_ALLOWED, QUEUE_JOIN,
+    QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_ID, VISITOR_RETENTION_SECONDS,
+    WAITING_RETENTION_SECONDS,
 };
+use super::schema::{EVENT_ID, KIND, PK, QUEUE_INDEX, TOKEN_HASH, TTL};
+use super::value::{n, s, Fields, Item};
 use super::Store;
 use crate::domain::queue::QueueRank;
 use crate::domain::queue_state::{Admission, QueueState, Visitor};
@@ -169,7 +172,7 @@ impl Store {
                 .table_name(&*self.table)
                 .index_name(QUEUE_INDEX)
                 .set_exclusive_start_key(start.take());
-            let page = exprs::joined_since(shard_key.clone(), from_ms)
+            let page = items::visitor::joined_since(shard_key.clone(), from_ms)
                 .on_query(query)
                 .send()
                 .await
@@ -196,7 +199,9 @@ impl Store {
                 .index_name(QUEUE_INDEX)
                 .limit(1);
             let shard_key = queue_shard_key(&EventRef::of(event), generation, shard);
-            exprs::joined_since(shard_key, 0).on_query(query).send()
+            items::visitor::joined_since(shard_key, 0)
+                .on_query(query)
+                .send()
         });
         for page in futures_util::future::join_all(reads).await {
             let page = page.map_err(|e| sdk_error("Query", e))?;
@@ -221,7 +226,7 @@ impl Store {
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(visitor_key(&EventRef::of(event), visitor)));
-        let sent = exprs::admit(admission, generation, admitted_ttl(admission))
+        let sent = items::visitor::admit(admission, generation, admitted_ttl(admission))
             .on_update_item(update)
             .send()
             .await;

@@ -1,17 +1,105 @@
-//! A general-admission bucket's expressions (`GA#…`): takes, give-backs,
-//! extensions and sales. Names: `#free`, `#sold`, `#me` (this order's
-//! hold entry), `#q`/`#e` (an entry's quantity and expiry), `#x{i}` (an
-//! expired hold of another order); values: `:delta`, `:need`, `:had`, ….
+//! A general-admission bucket (`GA#{ref}#{section}#{bucket}`): its key,
+//! its codec and its expressions.
 
-use super::super::codec::{n, s};
-use super::super::keys::{
-    hold_attribute, FREE, HOLD_EXPIRY, HOLD_QUANTITY, SALE_ORDER_ID, SALE_PAYMENT_ID, SOLD,
-};
-use super::Expression;
-use crate::domain::ga::{PlaceHold, PlaceSale, Take};
-use crate::domain::{Millis, OrderId, PaymentId};
+use crate::domain::ga::{Bucket, PlaceHold, PlaceSale, Take};
+use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SectionId};
+use crate::store::errors::StoreError;
+use crate::store::expression::Expression;
+use crate::store::schema::{PK, SK};
+use crate::store::value::{n, s, Fields, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
+
+/// A general-admission bucket: `GA#{event ref}#{section}#{bucket}` (see
+/// `domain::ga`): its capacity, sold and free counts and its holds.
+pub const GA_PK_PREFIX: &str = "GA#";
+
+pub(in crate::store) fn ga_bucket_key(event: &EventRef, section: &SectionId, bucket: u32) -> Item {
+    HashMap::from([
+        (
+            PK.into(),
+            s(format!("{GA_PK_PREFIX}{event}#{section}#{bucket}")),
+        ),
+        (SK.into(), s("GA")),
+    ])
+}
+
+/// The key of a general-admission bucket, for the test harness's raw
+/// writes (the store's writers go through [`Store`]).
+pub fn ga_bucket_item_key(
+    event: &EventId,
+    section: &SectionId,
+    bucket: u32,
+) -> HashMap<String, AttributeValue> {
+    ga_bucket_key(&EventRef::of(event), section, bucket)
+}
+
+pub(in crate::store) const CAPACITY: &str = "capacity";
+
+pub(in crate::store) const SOLD: &str = "sold";
+
+pub(in crate::store) const FREE: &str = "free";
+
+/// One attribute per holding order, `hold#{orderId}` = `{q: places, e:
+/// expiresAt ms}`: top-level rather than one map, so a bucket never keeps
+/// an empty map (DynamoDB Local's stream writes one as `{}`, which no SDK
+/// parses).
+pub(in crate::store) const HOLD_PREFIX: &str = "hold#";
+
+pub(in crate::store) fn hold_attribute(order: &OrderId) -> String {
+    format!("{HOLD_PREFIX}{order}")
+}
+
+/// The order and payment of the sale that last wrote a bucket.
+pub(in crate::store) const SALE_ORDER_ID: &str = "saleOrderId";
+
+pub(in crate::store) const SALE_PAYMENT_ID: &str = "salePaymentId";
+
+pub(in crate::store) const HOLD_QUANTITY: &str = "q";
+
+pub(in crate::store) const HOLD_EXPIRY: &str = "e";
+
+// ----- codec ---------------------------------------------------------------
+
+/// A general-admission bucket item.
+pub(in crate::store) fn parse_bucket(item: &Item) -> Result<Bucket, StoreError> {
+    let f = Fields::new(item);
+    let index = f
+        .str(PK)?
+        .rsplit('#')
+        .next()
+        .and_then(|i| i.parse().ok())
+        .ok_or_else(|| f.malformed(PK))?;
+    let mut holds = Vec::new();
+    for (name, entry) in item {
+        let Some(order) = name.strip_prefix(HOLD_PREFIX) else {
+            continue;
+        };
+        let AttributeValue::M(entry) = entry else {
+            return Err(f.malformed(name));
+        };
+        let e = Fields::new(entry);
+        holds.push(PlaceHold {
+            order: OrderId::parse(order).map_err(|_| f.malformed(name))?,
+            quantity: e.u32(HOLD_QUANTITY).map_err(|_| f.malformed(name))?,
+            expires_at: Millis(e.i64(HOLD_EXPIRY).map_err(|_| f.malformed(name))?),
+        });
+    }
+    holds.sort_by(|a, b| a.order.cmp(&b.order));
+    Ok(Bucket {
+        index,
+        capacity: f.u32(CAPACITY)?,
+        sold: f.u32(SOLD)?,
+        free: f.u32(FREE)?,
+        holds,
+    })
+}
+
+// ----- expressions ---------------------------------------------------------
+// A general-admission bucket's expressions (`GA#…`): takes, give-backs,
+// extensions and sales. Names: `#free`, `#sold`, `#me` (this order's
+// hold entry), `#q`/`#e` (an entry's quantity and expiry), `#x{i}` (an
+// expired hold of another order); values: `:delta`, `:need`, `:had`, ….
 
 /// The removal of `reclaim` (expired holds of other orders): each only
 /// exactly as read (quantity and expiry), so a hold its order extended or
@@ -148,7 +236,7 @@ pub(in crate::store) fn sell(
             .and(Expression::condition("#free >= :need"))
             .value(":need", n(-delta));
     }
-    if condition.condition.is_none() {
+    if !condition.has_condition() {
         // A sale of nothing held and nothing taken: never planned, but it
         // must not write unconditionally either.
         condition = condition.and(Expression::condition("attribute_exists(PK)"));

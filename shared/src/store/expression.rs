@@ -1,17 +1,8 @@
 //! Every expression the store sends — conditions, updates, key
-//! conditions — one file per entity, each an [`Expression`] that carries
-//! its own names (`#status`) and values (`:now`), so no caller binds a
-//! placeholder by hand and no placeholder is bound twice differently.
-//!
-//! - `seat`: claims, sales, releases of a seat item;
-//! - `order`: the holder's conditions and every order transition;
-//! - `ga`: a general-admission bucket's takes, give-backs and sales;
-//! - `event`: create-event's progress and the queries by key;
-//! - `payment`: a payment id recorded for one order only;
-//! - `seat_map`: the stream-fed projection's `SET`/`REMOVE`, and the sets
-//!   of what it saw sold out;
-//! - `queue`: the queue's state and its copies, a visitor's
-//!   admission, an admission's count of orders, the waiting index's query.
+//! conditions — is an [`Expression`] that carries its own names
+//! (`#status`) and values (`:now`), so no caller binds a placeholder by
+//! hand and no placeholder is bound twice differently. Each is written in
+//! the module of the item it writes (`items/`).
 //!
 //! The one expiry boundary lives here too ([`live!`], [`expired!`]).
 
@@ -41,14 +32,6 @@ macro_rules! expired {
     };
 }
 
-pub(super) mod event;
-pub(super) mod ga;
-pub(super) mod order;
-pub(super) mod payment;
-pub(super) mod queue;
-pub(super) mod seat;
-pub(super) mod seat_map;
-
 /// An expression with its bindings, set on a request in one call: an
 /// update and its condition, a condition alone (a put), or a query's key
 /// condition.
@@ -62,6 +45,11 @@ pub(super) struct Expression {
 }
 
 impl Expression {
+    /// Whether it carries a condition yet.
+    pub(super) fn has_condition(&self) -> bool {
+        self.condition.is_some()
+    }
+
     pub(super) fn update(text: impl Into<String>) -> Self {
         Self {
             update: Some(text.into()),
@@ -170,7 +158,7 @@ impl Expression {
 
 #[cfg(test)]
 mod tests {
-    use super::{event, ga, order, payment, queue, seat, seat_map};
+    use super::super::items::{bucket, event, order, payment, queue, seat, seat_map, visitor};
     use crate::auth::HoldToken;
     use crate::domain::ga::{PlaceHold, PlaceSale, Take};
     use crate::domain::{
@@ -209,39 +197,41 @@ mod tests {
         assert!(holds(expired!("#holdExp"), t, t) && !holds(live!("#holdExp"), t, t));
     }
 
-    /// Every store file outside this folder: none writes an expression or
-    /// binds a placeholder itself, so none can compare with `:now` by hand
-    /// (a second boundary rule) or bind `#status` a second way.
-    const STORE_SOURCES: [(&str, &str); 18] = [
-        ("best_available.rs", include_str!("../best_available.rs")),
-        ("codec.rs", include_str!("../codec.rs")),
-        ("confirm.rs", include_str!("../confirm.rs")),
-        ("errors.rs", include_str!("../errors.rs")),
-        ("events.rs", include_str!("../events.rs")),
-        ("sweep.rs", include_str!("../sweep.rs")),
-        ("failures.rs", include_str!("../failures.rs")),
-        ("ga.rs", include_str!("../ga.rs")),
-        ("holds.rs", include_str!("../holds.rs")),
-        ("keys.rs", include_str!("../keys.rs")),
-        ("lifecycle.rs", include_str!("../lifecycle.rs")),
-        ("mod.rs", include_str!("../mod.rs")),
-        ("queue.rs", include_str!("../queue.rs")),
-        ("seat_map.rs", include_str!("../seat_map.rs")),
-        ("seeding.rs", include_str!("../seeding.rs")),
-        ("sold_out.rs", include_str!("../sold_out.rs")),
-        ("stream.rs", include_str!("../stream.rs")),
-        ("visitors.rs", include_str!("../visitors.rs")),
+    /// Every store file outside `items/` (and this one): none writes an
+    /// expression or binds a placeholder itself, so none can compare with
+    /// `:now` by hand (a second boundary rule) or bind `#status` a second way.
+    const STORE_SOURCES: [(&str, &str); 19] = [
+        ("best_available.rs", include_str!("best_available.rs")),
+        ("confirm.rs", include_str!("confirm.rs")),
+        ("errors.rs", include_str!("errors.rs")),
+        ("event_reads.rs", include_str!("event_reads.rs")),
+        ("events.rs", include_str!("events.rs")),
+        ("failures.rs", include_str!("failures.rs")),
+        ("ga.rs", include_str!("ga.rs")),
+        ("holds.rs", include_str!("holds.rs")),
+        ("lifecycle.rs", include_str!("lifecycle.rs")),
+        ("mod.rs", include_str!("mod.rs")),
+        ("queue.rs", include_str!("queue.rs")),
+        ("schema.rs", include_str!("schema.rs")),
+        ("seat_map.rs", include_str!("seat_map.rs")),
+        ("seeding.rs", include_str!("seeding.rs")),
+        ("sold_out.rs", include_str!("sold_out.rs")),
+        ("stream.rs", include_str!("stream.rs")),
+        ("sweep.rs", include_str!("sweep.rs")),
+        ("value.rs", include_str!("value.rs")),
+        ("visitors.rs", include_str!("visitors.rs")),
     ];
-    /// This folder's entity files, where expressions are written (this
-    /// file defines the boundary itself, in `live!` and `expired!`).
-    const EXPRESSION_SOURCES: [(&str, &str); 7] = [
-        ("expressions/event.rs", include_str!("event.rs")),
-        ("expressions/ga.rs", include_str!("ga.rs")),
-        ("expressions/order.rs", include_str!("order.rs")),
-        ("expressions/payment.rs", include_str!("payment.rs")),
-        ("expressions/queue.rs", include_str!("queue.rs")),
-        ("expressions/seat.rs", include_str!("seat.rs")),
-        ("expressions/seat_map.rs", include_str!("seat_map.rs")),
+    /// The item modules, where expressions are written (this file defines
+    /// the boundary itself, in `live!` and `expired!`).
+    const EXPRESSION_SOURCES: [(&str, &str); 8] = [
+        ("items/bucket.rs", include_str!("items/bucket.rs")),
+        ("items/event.rs", include_str!("items/event.rs")),
+        ("items/order.rs", include_str!("items/order.rs")),
+        ("items/payment.rs", include_str!("items/payment.rs")),
+        ("items/queue.rs", include_str!("items/queue.rs")),
+        ("items/seat.rs", include_str!("items/seat.rs")),
+        ("items/seat_map.rs", include_str!("items/seat_map.rs")),
+        ("items/visitor.rs", include_str!("items/visitor.rs")),
     ];
 
     /// The placeholders (`#x`, `:x`) a text uses.
@@ -336,8 +326,8 @@ mod tests {
                 order::add_refund_payment(&payment, OrderStatus::Completed),
             ),
             (
-                "ga::take first",
-                ga::take(
+                "bucket::take first",
+                bucket::take(
                     &order,
                     &Take {
                         bucket: 0,
@@ -348,25 +338,25 @@ mod tests {
                     now,
                 ),
             ),
-            ("ga::take more", ga::take(&order, &take, 2, now)),
-            ("ga::give all", ga::give(&order, 2, 0)),
-            ("ga::give some", ga::give(&order, 2, 1)),
-            ("ga::extend", ga::extend(&order, 2, now)),
+            ("bucket::take more", bucket::take(&order, &take, 2, now)),
+            ("bucket::give all", bucket::give(&order, 2, 0)),
+            ("bucket::give some", bucket::give(&order, 2, 1)),
+            ("bucket::extend", bucket::extend(&order, 2, now)),
             (
-                "ga::sell held live",
-                ga::sell(&order, &payment, &sale(2, 1, None), Some(now)),
+                "bucket::sell held live",
+                bucket::sell(&order, &payment, &sale(2, 1, None), Some(now)),
             ),
             (
-                "ga::sell held late",
-                ga::sell(&order, &payment, &sale(2, 2, None), None),
+                "bucket::sell held late",
+                bucket::sell(&order, &payment, &sale(2, 2, None), None),
             ),
             (
-                "ga::sell taken",
-                ga::sell(&order, &payment, &sale(0, 0, Some(take.clone())), None),
+                "bucket::sell taken",
+                bucket::sell(&order, &payment, &sale(0, 0, Some(take.clone())), None),
             ),
             (
-                "ga::sell nothing",
-                ga::sell(&order, &payment, &sale(0, 0, None), None),
+                "bucket::sell nothing",
+                bucket::sell(&order, &payment, &sale(0, 0, None), None),
             ),
             ("event::ready", event::ready(10)),
             ("event::seats_written", event::seats_written(10)),
@@ -394,8 +384,8 @@ mod tests {
                 queue::list_event(&EventId::parse("gala")?, false),
             ),
             (
-                "queue::admit",
-                queue::admit(
+                "visitor::admit",
+                visitor::admit(
                     &crate::domain::queue_state::Admission {
                         admission_id: "a".into(),
                         slot_us: 1,
@@ -407,10 +397,10 @@ mod tests {
                     9,
                 ),
             ),
-            ("queue::open_under", queue::open_under(2, 9)),
+            ("visitor::open_under", visitor::open_under(2, 9)),
             (
-                "queue::joined_since",
-                queue::joined_since("QWAIT#e#1#0".into(), 5),
+                "visitor::joined_since",
+                visitor::joined_since("QWAIT#e#1#0".into(), 5),
             ),
         ];
         for when in [
@@ -442,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn no_store_file_outside_expressions_writes_or_binds_one() {
+    fn no_store_file_outside_the_items_writes_or_binds_one() {
         for (file, source) in STORE_SOURCES {
             let code = source.split("#[cfg(test)]").next().unwrap_or(source);
             for (i, line) in code.lines().enumerate() {
@@ -457,7 +447,7 @@ mod tests {
                 ] {
                     assert!(
                         !line.contains(call),
-                        "{file}:{}: `{call}` outside store/expressions",
+                        "{file}:{}: `{call}` outside store/items",
                         i + 1
                     );
                 }

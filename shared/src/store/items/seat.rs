@@ -1,13 +1,101 @@
-//! A seat item's expressions (`SEATS#…`/`SEAT#…`): claims, sales and
-//! releases. Names: `#status`, `#holder`, `#holdExp`, `#payment`; values:
-//! `:order`, `:now`, `:sold`, `:held`, `:available`, `:exp`, `:payment`.
+//! The seat item (`SEATS#{ref}#{section}-{row}#{block}`, SK
+//! `SEAT#{seatId}`): its key, its codec and its expressions.
 
-use super::super::codec::{n, s};
-use super::super::keys::{
-    HOLDER, HOLD_EXPIRES_AT, PAYMENT_ID, SEAT_AVAILABLE, SEAT_HELD, SEAT_SOLD, STATUS,
+use crate::domain::{
+    EventId, EventRef, Millis, OrderId, PaymentId, RowId, Seat, SeatId, SeatSpec, SeatState,
+    SectionId,
 };
-use super::Expression;
-use crate::domain::{Millis, OrderId, PaymentId};
+use crate::store::errors::StoreError;
+use crate::store::expression::Expression;
+use crate::store::schema::{PAYMENT_ID, PK, SEAT_ID, SECTION_ID, SK, STATUS};
+use crate::store::value::{n, s, Fields, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// The partition key of a seat's block: `SEATS#{event ref}#{section}-{row}#{block}`,
+/// block = (number - 1) / [`SEAT_BLOCK_SIZE`]. Computed from the seat id
+/// alone, so a claim needs no read. An id no plan produces gets a key of
+/// its own where no item exists (the claim then answers seat-not-found).
+pub const SEAT_PK_PREFIX: &str = "SEATS#";
+
+pub(in crate::store) const SEAT_SK_PREFIX: &str = "SEAT#";
+
+/// Seats of a row are keyed in blocks of this many consecutive numbers, one
+/// partition key per block, so that an on-sale's hottest row spreads over
+/// several keys (docs/SCALE.md has the arithmetic; the bench measures it).
+pub const SEAT_BLOCK_SIZE: u32 = 10;
+
+pub(in crate::store) fn seat_block_pk(event: &EventRef, seat: &SeatId) -> String {
+    match seat.row_and_number().filter(|(_, number)| *number >= 1) {
+        Some((row, number)) => format!(
+            "{SEAT_PK_PREFIX}{event}#{row}#{}",
+            (number - 1) / SEAT_BLOCK_SIZE
+        ),
+        None => format!("{SEAT_PK_PREFIX}{event}#{seat}#-"),
+    }
+}
+
+pub(in crate::store) fn seat_key(event: &EventRef, seat: &SeatId) -> Item {
+    HashMap::from([
+        (PK.into(), s(seat_block_pk(event, seat))),
+        (SK.into(), s(format!("{SEAT_SK_PREFIX}{seat}"))),
+    ])
+}
+
+/// The key of a seat item, for the test harness's raw reads (the store's
+/// readers go through [`Store`]).
+pub fn seat_item_key(event: &EventId, seat: &SeatId) -> HashMap<String, AttributeValue> {
+    seat_key(&EventRef::of(event), seat)
+}
+
+pub(in crate::store) const ROW: &str = "row";
+
+pub(in crate::store) const NUMBER: &str = "number";
+
+pub(in crate::store) const ORDINAL: &str = "ordinal";
+
+pub(in crate::store) const HOLDER: &str = "holderOrderId";
+
+pub(in crate::store) const HOLD_EXPIRES_AT: &str = "holdExpiresAt";
+
+pub(in crate::store) const SEAT_AVAILABLE: &str = "AVAILABLE";
+
+pub(in crate::store) const SEAT_HELD: &str = "HELD";
+
+pub(in crate::store) const SEAT_SOLD: &str = "SOLD";
+
+/// On a seat item: how many seats its seat-map part has.
+pub(in crate::store) const PART_SEATS: &str = "partSeats";
+
+// ----- codec ---------------------------------------------------------------
+
+pub(in crate::store) fn parse_seat(item: &Item) -> Result<Seat, StoreError> {
+    let f = Fields::new(item);
+    let spec = SeatSpec {
+        seat_id: f.id(SEAT_ID, SeatId::parse)?,
+        section_id: f.id(SECTION_ID, SectionId::parse)?,
+        row: f.id(ROW, RowId::parse)?,
+        number: f.u32(NUMBER)?,
+        ordinal: f.u32(ORDINAL)?,
+    };
+    let state = match f.str(STATUS)? {
+        SEAT_AVAILABLE => SeatState::Available,
+        SEAT_HELD => SeatState::Held {
+            order: f.id(HOLDER, OrderId::parse)?,
+            expires_at: Millis(f.i64(HOLD_EXPIRES_AT)?),
+        },
+        SEAT_SOLD => SeatState::Sold {
+            order: f.id(HOLDER, OrderId::parse)?,
+        },
+        _ => return Err(f.malformed(STATUS)),
+    };
+    Ok(Seat { spec, state })
+}
+
+// ----- expressions ---------------------------------------------------------
+// A seat item's expressions (`SEATS#…`/`SEAT#…`): claims, sales and
+// releases. Names: `#status`, `#holder`, `#holdExp`, `#payment`; values:
+// `:order`, `:now`, `:sold`, `:held`, `:available`, `:exp`, `:payment`.
 
 /// The claim condition (invariants 1–3): the seat exists, is not sold, and
 /// is unheld, already this order's, or held by a hold that has expired —
@@ -17,6 +105,7 @@ const FREE_FOR_ORDER: &str = concat!(
     expired!("#holdExp"),
     ")"
 );
+
 /// best-available's seat condition: like [`FREE_FOR_ORDER`] but not a seat
 /// the order holds already (its own holds count as unavailable: a stale
 /// read must not turn into a "claim" of a seat it has).
@@ -25,8 +114,10 @@ const FREE_FOR_ANOTHER: &str = concat!(
     expired!("#holdExp"),
     "))"
 );
+
 /// Only the holding order's hold can be released (drop-seat, the sweep).
 const HELD_BY_ORDER: &str = "#holder = :order AND #status = :held";
+
 /// The paid seats' condition in confirm's common and live paths: still
 /// held by the order and unexpired (the order's own condition carries the
 /// guard margin).

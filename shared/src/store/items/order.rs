@@ -1,16 +1,172 @@
-//! An order item's expressions (`ORDER#…`): the holder's conditions and
-//! every transition. Names: `#status`, `#version`, `#seats`, `#tokenHash`,
-//! `#expiresAt`, `#deadline`, …; values: `:pending`, `:seen`, `:version`,
-//! `:now`, `:one`, ….
+//! The order item (`ORDER#{orderId}`) and its entry in the pending index:
+//! its key, its codec and its expressions.
 
-use super::super::codec::{n, s, ss};
-use super::super::keys::{
-    EXPIRES_AT, EXTRA_PAYMENT_IDS, HOLDER_DEADLINE, PAYMENT_ID, PENDING_EXPIRES_AT, PENDING_SHARD,
-    REFUND_REASON, SEATS, STATUS, TOKEN_HASH, TTL, VERSION,
-};
-use super::Expression;
+use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
-use crate::domain::{Millis, OrderStatus, PaymentId, RefundReason};
+use crate::domain::ga::HeldPlaces;
+use crate::domain::{
+    EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
+    VisitorId,
+};
+use crate::store::errors::StoreError;
+use crate::store::expression::Expression;
+use crate::store::schema::{
+    CREATED_AT, EVENT_ID, EXPIRES_AT, ORDER_ID, PAYMENT_ID, PENDING_EXPIRES_AT, PENDING_SHARD, PK,
+    SEATS, SK, STATUS, TOKEN_HASH, TTL, VERSION,
+};
+use crate::store::value::{n, s, ss, Fields, Item};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+pub const ORDER_PK_PREFIX: &str = "ORDER#";
+
+pub(in crate::store) fn order_key(order: &OrderId) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{ORDER_PK_PREFIX}{order}"))),
+        (SK.into(), s("ORDER")),
+    ])
+}
+
+/// Expired orders are garbage-collected by DynamoDB TTL this long after
+/// their expiry (completed and refund-due orders are kept).
+pub const EXPIRED_ORDER_RETENTION_SECONDS: i64 = 30 * 24 * 3600;
+
+pub(in crate::store) fn expired_order_ttl(expires_at: Millis) -> i64 {
+    expires_at.0 / 1000 + EXPIRED_ORDER_RETENTION_SECONDS
+}
+
+/// Pending orders spread over this many index partitions so one event's
+/// on-sale does not make a hot partition; the sweep queries each. Sized for
+/// the demand model (docs/SCALE.md): at 20,000 claim attempts/s, buyers
+/// claiming 2.5 seats each open 8,000 orders/s, and each order writes the
+/// index twice (entering and leaving PENDING): 16,000 index writes/s, which
+/// 64 shards take at 250 units/s each, a quarter of a partition's 1,000.
+/// A multiple of the old 8, so an order keeps `shard mod 8`.
+pub const PENDING_SHARDS: u8 = 64;
+
+pub const PENDING_SHARD_PREFIX: &str = "PENDING#";
+
+pub fn pending_shard(order: &OrderId) -> String {
+    // Spread by the order id's own randomness (a v4 UUID): stable, no state.
+    let h = Sha256::digest(order.as_str().as_bytes());
+    shard_key(h[0] % PENDING_SHARDS)
+}
+
+pub(in crate::store) fn shard_key(shard: u8) -> String {
+    format!("{PENDING_SHARD_PREFIX}{shard}")
+}
+
+pub(in crate::store) const EXTRA_PAYMENT_IDS: &str = "refundPaymentIds";
+
+pub(in crate::store) const USER_ID: &str = "userId";
+
+pub(in crate::store) const HOLDER_DEADLINE: &str = "holderDeadline";
+
+pub(in crate::store) const REFUND_REASON: &str = "refundReason";
+
+/// An order's places are members of its `seats` set too,
+/// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
+/// then counts seats and places together, as the seat limit does, in the
+/// one condition get-seat and best-available already have. A `#` never
+/// occurs in a seat id.
+pub(in crate::store) const PLACE_SEPARATOR: char = '#';
+
+pub(in crate::store) fn place_member(section: &SectionId, bucket: u32, n: u32) -> String {
+    format!("{section}{PLACE_SEPARATOR}{bucket}{PLACE_SEPARATOR}{n}")
+}
+
+/// `(section, bucket)` of a place member; `None` for a seat id.
+pub(in crate::store) fn parse_place_member(member: &str) -> Option<(SectionId, u32)> {
+    let mut parts = member.split(PLACE_SEPARATOR);
+    let (section, bucket, n) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || n.parse::<u32>().is_err() {
+        return None;
+    }
+    Some((SectionId::parse(section).ok()?, bucket.parse().ok()?))
+}
+
+// ----- codec ---------------------------------------------------------------
+
+/// An order as read, with its optimistic-concurrency version.
+#[derive(Debug, Clone)]
+pub struct StoredOrder {
+    pub order: Order,
+    pub version: i64,
+}
+
+pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
+    let f = Fields::new(item);
+    let ids = |attr| -> Result<Vec<String>, StoreError> {
+        let mut v = f.string_set(attr)?;
+        v.sort();
+        Ok(v)
+    };
+    // The set holds seats and place members (see `place_member`).
+    let (place_members, seat_ids): (Vec<String>, Vec<String>) = ids(SEATS)?
+        .into_iter()
+        .partition(|x| x.contains(PLACE_SEPARATOR));
+    let seats = seat_ids
+        .iter()
+        .map(|x| SeatId::parse(x).map_err(|_| f.malformed(SEATS)))
+        .collect::<Result<_, _>>()?;
+    let mut places: Vec<HeldPlaces> = Vec::new();
+    for member in &place_members {
+        let (section, bucket) = parse_place_member(member).ok_or_else(|| f.malformed(SEATS))?;
+        match places
+            .iter_mut()
+            .find(|p| p.section == section && p.bucket == bucket)
+        {
+            Some(held) => held.quantity += 1,
+            None => places.push(HeldPlaces {
+                section,
+                bucket,
+                quantity: 1,
+            }),
+        }
+    }
+    let refund_payment_ids = ids(EXTRA_PAYMENT_IDS)?
+        .iter()
+        .map(|x| PaymentId::parse(x).map_err(|_| f.malformed(EXTRA_PAYMENT_IDS)))
+        .collect::<Result<_, _>>()?;
+    let expires_at = Millis(f.i64(EXPIRES_AT)?);
+    let order = Order {
+        order_id: f.id(ORDER_ID, OrderId::parse)?,
+        event_id: f.id(EVENT_ID, EventId::parse)?,
+        status: OrderStatus::parse(f.str(STATUS)?).ok_or_else(|| f.malformed(STATUS))?,
+        expires_at,
+        holder_deadline: Millis(f.i64(HOLDER_DEADLINE)?),
+        created_at: Millis(f.i64(CREATED_AT)?),
+        token_hash: f.str(TOKEN_HASH)?.to_owned(),
+        seats,
+        places,
+        payment_id: f
+            .opt_s(PAYMENT_ID)
+            .map(PaymentId::parse)
+            .transpose()
+            .map_err(|_| f.malformed(PAYMENT_ID))?,
+        refund_payment_ids,
+        refund_reason: f
+            .opt_s(REFUND_REASON)
+            .map(|r| RefundReason::parse(r).ok_or_else(|| f.malformed(REFUND_REASON)))
+            .transpose()?,
+        user_id: f.opt_s(USER_ID).map(str::to_owned),
+        visitor_id: f
+            .opt_s(VISITOR_ID)
+            .map(VisitorId::parse)
+            .transpose()
+            .map_err(|_| f.malformed(VISITOR_ID))?,
+    };
+    Ok(StoredOrder {
+        order,
+        version: f.opt_i64(VERSION)?.unwrap_or(0),
+    })
+}
+
+// ----- expressions ---------------------------------------------------------
+// An order item's expressions (`ORDER#…`): the holder's conditions and
+// every transition. Names: `#status`, `#version`, `#seats`, `#tokenHash`,
+// `#expiresAt`, `#deadline`, …; values: `:pending`, `:seen`, `:version`,
+// `:now`, `:one`, ….
 
 /// The order's condition on its holder's claims (get-seat, best-available):
 /// the token's hash, PENDING, the expiry the token carries, and outside the
@@ -19,6 +175,7 @@ const HOLDABLE_BY_HOLDER: &str = concat!(
     "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND #expiresAt = :exp AND ",
     live!("#deadline")
 );
+
 /// Completing an order takes it out of the pending index and keeps it (no TTL).
 const COMPLETE: &str =
     "SET #status = :completed, #payment = :payment, #seats = :paid, #version = #version + :one \

@@ -1,0 +1,102 @@
+//! The on-sale queue's state item (`QUEUE#{ref}`, its copies, and the list
+//! of events with a queue): its keys, its attribute names and its
+//! expressions.
+
+use crate::domain::{EventId, EventRef};
+use crate::store::expression::Expression;
+use crate::store::schema::{PK, SK, VERSION};
+use crate::store::value::{n, s, ss, Item};
+use std::collections::HashMap;
+
+pub const QUEUE_PK_PREFIX: &str = "QUEUE#";
+
+const QUEUE_SK: &str = "QUEUE";
+
+/// The queue's state, as put and as the admitter keeps it: `QUEUE#{ref}`.
+pub(in crate::store) fn queue_key(event: &EventRef) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{QUEUE_PK_PREFIX}{event}"))),
+        (SK.into(), s(QUEUE_SK)),
+    ])
+}
+
+/// Copy `copy` of the queue's state: `QUEUE#{ref}#{copy}`.
+pub(in crate::store) fn queue_copy_key(event: &EventRef, copy: u8) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{QUEUE_PK_PREFIX}{event}#{copy}"))),
+        (SK.into(), s(QUEUE_SK)),
+    ])
+}
+
+/// The events that have (or had) a queue, for the admitter to visit.
+pub(in crate::store) fn queues_key() -> Item {
+    HashMap::from([(PK.into(), s("QUEUES")), (SK.into(), s("QUEUES"))])
+}
+
+/// Copies of a queue's state, each under a partition key of its own: every
+/// instance reads its own pick about once a second, so the crowd's reads
+/// spread over this many keys.
+pub const QUEUE_COPIES: u8 = 8;
+
+pub(in crate::store) const GENERATION: &str = "generation";
+
+pub(in crate::store) const REMOVED: &str = "removed";
+
+pub(in crate::store) const OPENS_AT: &str = "opensAt";
+
+pub(in crate::store) const ADMIT_PER_MINUTE: &str = "admitPerMinute";
+
+pub(in crate::store) const ADMISSION_SECONDS: &str = "admissionSeconds";
+
+pub(in crate::store) const ORDERS_PER_ADMISSION: &str = "ordersPerAdmission";
+
+pub(in crate::store) const INVENTORY: &str = "inventory";
+
+pub(in crate::store) const LAST_ADMISSION_US: &str = "lastAdmissionUs";
+
+pub(in crate::store) const RESUMED_US: &str = "resumedUs";
+
+pub(in crate::store) const ADMITTED: &str = "admitted";
+
+pub(in crate::store) const WAITING: &str = "waiting";
+
+pub(in crate::store) const CHECKPOINTS: &str = "checkpoints";
+
+pub(in crate::store) const EVENTS: &str = "events";
+
+// ----- expressions ---------------------------------------------------------
+// The on-sale queue's expressions: the queue's state item
+// (`QUEUE#…`, its copies and the list of queued events), a visitor
+// (`VISITOR#…`) and what an admission has opened (`ADMISSION#…`).
+// Names: `#version`, `#events`, `#shard`, `#join`, `#orders`, …; values:
+// `:version`, `:event`, `:allowed`, `:one`, ….
+
+/// The queue item as it was read: at `version`, or absent (`None`).
+pub(in crate::store) fn as_read(version: Option<i64>) -> Expression {
+    match version {
+        Some(version) => Expression::condition("#version = :read")
+            .name("#version", VERSION)
+            .value(":read", n(version)),
+        None => Expression::condition("attribute_not_exists(PK)"),
+    }
+}
+
+/// A copy is written only over an older one (or none): a late write never
+/// puts an older state back.
+pub(in crate::store) fn older_copy(version: i64) -> Expression {
+    Expression::condition("attribute_not_exists(PK) OR #version < :version")
+        .name("#version", VERSION)
+        .value(":version", n(version))
+}
+
+/// Lists (or unlists) `event` among the events with a queue.
+pub(in crate::store) fn list_event(event: &EventId, listed: bool) -> Expression {
+    let text = if listed {
+        "ADD #events :event"
+    } else {
+        "DELETE #events :event"
+    };
+    Expression::update(text)
+        .name("#events", EVENTS)
+        .value(":event", ss(&[event.as_str()]))
+}

@@ -1,0 +1,95 @@
+//! The seat map's projection items (`MAP#…`, one per part of a row) and
+//! what the stream saw sold out (`SOLDOUT#…`): their keys, attribute names
+//! and expressions.
+
+use crate::domain::{EventRef, SectionId};
+use crate::store::expression::Expression;
+use crate::store::schema::{PK, SK};
+use crate::store::value::{s, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
+use std::collections::HashMap;
+
+/// Seats per seat-map projection item: a row's map is one item up to this
+/// many seats (a few KB), more items for longer rows.
+pub(in crate::store) const SEAT_MAP_ITEM_SEATS: u32 = 1000;
+
+/// The seat-map projection item holding seat `number` of the row
+/// `{section}-{row}` (see `seat_map.rs`).
+pub(in crate::store) fn seat_map_key(event: &EventRef, row: &str, number: u32) -> Item {
+    let chunk = number.saturating_sub(1) / SEAT_MAP_ITEM_SEATS;
+    HashMap::from([
+        (PK.into(), s(format!("MAP#{event}#{row}#{chunk}"))),
+        (SK.into(), s("MAP")),
+    ])
+}
+
+/// What the stream has seen sold out, for good (nothing sold is ever
+/// released): `SOLDOUT#{ref}`, SK `EVENT` with `soldOut` (the set of its
+/// sections every seat or place of which is sold), and SK
+/// `SECTION#{section}` with `fullParts` (the set of the section's seat-map
+/// parts, or general-admission buckets, that are sold out). See
+/// `sold_out.rs`.
+pub const SOLD_OUT_PK_PREFIX: &str = "SOLDOUT#";
+
+pub(in crate::store) fn sold_out_key(event: &EventRef) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{SOLD_OUT_PK_PREFIX}{event}"))),
+        (SK.into(), s("EVENT")),
+    ])
+}
+
+pub(in crate::store) fn section_progress_key(event: &EventRef, section: &SectionId) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{SOLD_OUT_PK_PREFIX}{event}"))),
+        (SK.into(), s(format!("SECTION#{section}"))),
+    ])
+}
+
+pub(in crate::store) const SOLD_OUT: &str = "soldOut";
+
+pub(in crate::store) const FULL_PARTS: &str = "fullParts";
+
+// ----- expressions ---------------------------------------------------------
+// A seat-map projection item's expression (`MAP#…`): one `UpdateItem`
+// per part of a row, from the seat stream; and what the stream saw sold
+// out (`SOLDOUT#…`), added to sets, so a record seen twice adds nothing.
+
+/// One more sold-out part (a seat-map part or a bucket) of a section.
+pub(in crate::store) fn full_part(part: &str) -> Expression {
+    Expression::update("ADD #parts :part")
+        .name("#parts", FULL_PARTS)
+        .value(":part", AttributeValue::Ss(vec![part.to_owned()]))
+}
+
+/// One more sold-out section of an event.
+pub(in crate::store) fn sold_out(section: &str) -> Expression {
+    Expression::update("ADD #soldOut :section")
+        .name("#soldOut", SOLD_OUT)
+        .value(":section", AttributeValue::Ss(vec![section.to_owned()]))
+}
+
+/// `SET` each seat attribute with a value (held or sold), `REMOVE` each
+/// without (available again). Names `#s{i}`, values `:s{i}`.
+pub(in crate::store) fn project(seats: Vec<(String, Option<AttributeValue>)>) -> Expression {
+    let (mut set, mut remove) = (Vec::new(), Vec::new());
+    let mut bindings = Expression::default();
+    for (i, (attribute, value)) in seats.into_iter().enumerate() {
+        let name = format!("#s{i}");
+        bindings = bindings.name(&name, attribute);
+        match value {
+            None => remove.push(name),
+            Some(value) => {
+                bindings = bindings.value(&format!(":s{i}"), value);
+                set.push(format!("{name} = :s{i}"));
+            }
+        }
+    }
+    let mut text = Vec::new();
+    if !set.is_empty() {
+        text.push(format!("SET {}", set.join(", ")));
+    }
+    if !remove.is_empty() {
+        text.push(format!("REMOVE {}", remove.join(", ")));
+    }
+    Expression::update(text.join(" ")).and(bindings)
+}

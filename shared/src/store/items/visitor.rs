@@ -1,0 +1,147 @@
+//! A queue's visitor (`VISITOR#{ref}#{visitorId}`), its entry in the
+//! waiting index, and what an admission has opened (`ADMISSION#…`): their
+//! keys, attribute names and expressions.
+
+use super::queue::GENERATION;
+use crate::domain::queue_state::Admission;
+use crate::domain::{EventRef, VisitorId};
+use crate::store::expression::Expression;
+use crate::store::schema::{PK, SK, TTL};
+use crate::store::value::{n, s, Item};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+
+pub const VISITOR_PK_PREFIX: &str = "VISITOR#";
+
+/// A visitor of an event's queue: `VISITOR#{ref}#{visitorId}`.
+pub(in crate::store) fn visitor_key(event: &EventRef, visitor: &VisitorId) -> Item {
+    HashMap::from([
+        (
+            PK.into(),
+            s(format!("{VISITOR_PK_PREFIX}{event}#{visitor}")),
+        ),
+        (SK.into(), s("VISITOR")),
+    ])
+}
+
+/// The visitor id an index entry's table key names.
+pub(in crate::store) fn visitor_of_key(pk: &str) -> Option<VisitorId> {
+    let rest = pk.strip_prefix(VISITOR_PK_PREFIX)?;
+    VisitorId::parse(rest.split_once('#')?.1).ok()
+}
+
+/// A queue's waiting visitors spread over this many index partitions: a
+/// join writes one entry and an admission removes it, so 32 shards take
+/// 32,000 joins a second before any reaches a partition's 1,000 write
+/// units (docs/SCALE.md measures it).
+pub const QUEUE_SHARDS: u8 = 32;
+
+/// The index partition of a waiting visitor: `QWAIT#{ref}#{generation}#{shard}`.
+pub(in crate::store) fn queue_shard_key(event: &EventRef, generation: u64, shard: u8) -> String {
+    format!("QWAIT#{event}#{generation}#{shard}")
+}
+
+/// A visitor's shard, from its id's own randomness.
+pub fn visitor_shard(visitor: &VisitorId) -> u8 {
+    Sha256::digest(visitor.as_str().as_bytes())[0] % QUEUE_SHARDS
+}
+
+pub const QUEUE_SHARD: &str = "queueShard";
+
+pub const QUEUE_JOIN: &str = "queueJoin";
+
+/// The one attribute the queue's index carries besides its keys: the
+/// admitter orders visitors by it.
+pub const QUEUE_RANK: &str = "queueRank";
+
+/// A visitor's item outlives its admission (or its join, if never
+/// admitted) by this long, then TTL removes it.
+pub const VISITOR_RETENTION_SECONDS: i64 = 24 * 3600;
+
+/// A waiting visitor's item is kept at most this long after its join.
+pub const WAITING_RETENTION_SECONDS: i64 = 2 * 24 * 3600;
+
+pub(in crate::store) const VISITOR_ID: &str = "visitorId";
+
+pub(in crate::store) const JOINED_AT: &str = "joinedAt";
+
+pub(in crate::store) const ADMISSION_ID: &str = "admissionId";
+
+pub(in crate::store) const ADMISSION_GIVEN_AT: &str = "admissionGivenAt";
+
+pub(in crate::store) const ADMISSION_SLOT_US: &str = "admissionSlotUs";
+
+pub(in crate::store) const ADMISSION_EXPIRES_AT: &str = "admissionExpiresAt";
+
+pub(in crate::store) const ORDERS_ALLOWED: &str = "ordersAllowed";
+
+/// What an admission has opened: `ADMISSION#{admissionId}`.
+pub(in crate::store) fn admission_key(admission_id: &str) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("ADMISSION#{admission_id}"))),
+        (SK.into(), s("ADMISSION")),
+    ])
+}
+
+pub(in crate::store) const ORDERS_OPENED: &str = "ordersOpened";
+
+// ----- expressions ---------------------------------------------------------
+// The on-sale queue's expressions: the queue's state item
+// (`QUEUE#…`, its copies and the list of queued events), a visitor
+// (`VISITOR#…`) and what an admission has opened (`ADMISSION#…`).
+// Names: `#version`, `#events`, `#shard`, `#join`, `#orders`, …; values:
+// `:version`, `:event`, `:allowed`, `:one`, ….
+
+/// Admits a visitor still waiting in this generation: its admission on
+/// its item, its index entry removed (so the index holds only the
+/// waiting), and its item kept until `ttl`.
+pub(in crate::store) fn admit(admission: &Admission, generation: u64, ttl: i64) -> Expression {
+    Expression::update(
+        "SET #admissionId = :admission, #slot = :slot, #givenAt = :givenAt, \
+         #admissionExp = :admissionExp, #allowed = :allowed, #ttl = :ttl REMOVE #shard, #join",
+    )
+    .name("#admissionId", ADMISSION_ID)
+    .name("#slot", ADMISSION_SLOT_US)
+    .value(":slot", n(admission.slot_us))
+    .name("#givenAt", ADMISSION_GIVEN_AT)
+    .name("#admissionExp", ADMISSION_EXPIRES_AT)
+    .name("#allowed", ORDERS_ALLOWED)
+    .name("#ttl", TTL)
+    .name("#shard", QUEUE_SHARD)
+    .name("#join", QUEUE_JOIN)
+    .value(":admission", s(&admission.admission_id))
+    .value(":givenAt", n(admission.given_at.0))
+    .value(":admissionExp", n(admission.expires_at.0))
+    .value(":allowed", n(admission.orders_allowed))
+    .value(":ttl", n(ttl))
+    .and(
+        Expression::condition("attribute_exists(#shard) AND #generation = :generation")
+            .name("#shard", QUEUE_SHARD)
+            .name("#generation", GENERATION)
+            .value(":generation", n(generation)),
+    )
+}
+
+/// Counts one more order opened under an admission that allows `allowed`,
+/// kept until `ttl` (the admission's expiry and a margin).
+pub(in crate::store) fn open_under(allowed: u32, ttl: i64) -> Expression {
+    Expression::update("ADD #orders :one SET #ttl = :ttl")
+        .name("#orders", ORDERS_OPENED)
+        .name("#ttl", TTL)
+        .value(":one", n(1))
+        .value(":ttl", n(ttl))
+        .and(
+            Expression::condition("attribute_not_exists(#orders) OR #orders < :allowed")
+                .name("#orders", ORDERS_OPENED)
+                .value(":allowed", n(allowed)),
+        )
+}
+
+/// An index entry's key condition: shard `shard`, joined from `from_ms` on.
+pub(in crate::store) fn joined_since(shard: String, from_ms: i64) -> Expression {
+    Expression::key_condition("#shard = :shard AND #join >= :from")
+        .name("#shard", QUEUE_SHARD)
+        .name("#join", QUEUE_JOIN)
+        .value(":shard", s(shard))
+        .value(":from", n(from_ms))
+}

@@ -1,0 +1,56 @@
+//! The table's vocabulary: its keys, the attribute names several items
+//! share, its indexes and DynamoDB's limits the store plans around. What
+//! one item alone carries is in its module under `items/`.
+
+// Attribute names.
+pub const PK: &str = "PK";
+
+pub const SK: &str = "SK";
+
+pub(in crate::store) const KIND: &str = "kind";
+
+pub const EVENT_ID: &str = "eventId";
+
+pub(in crate::store) const SECTION_ID: &str = "sectionId";
+
+pub(in crate::store) const SEAT_ID: &str = "seatId";
+
+pub const STATUS: &str = "status";
+
+pub(in crate::store) const ORDER_ID: &str = "orderId";
+
+pub(in crate::store) const EXPIRES_AT: &str = "expiresAt";
+
+pub(in crate::store) const TOKEN_HASH: &str = "tokenHash";
+
+pub const SEATS: &str = "seats";
+
+pub(in crate::store) const VERSION: &str = "version";
+
+pub(in crate::store) const PAYMENT_ID: &str = "paymentId";
+
+pub(in crate::store) const CREATED_AT: &str = "createdAt";
+
+pub const TTL: &str = "ttl";
+
+/// On a seat item or a general-admission bucket: how many seat-map parts,
+/// or buckets, its section has.
+pub(in crate::store) const SECTION_PARTS: &str = "sectionParts";
+
+/// Name of the sparse index of pending orders by expiry (template.yaml).
+pub const PENDING_INDEX: &str = "PendingByExpiry";
+
+/// The pending index projects keys only: the sweep reads each order item
+/// itself (the index's copy may lag), and a claim that changes an order's
+/// seats does not also rewrite the index.
+pub const PENDING_INDEX_PROJECTION: &str = "KEYS_ONLY";
+
+/// Name of the index of waiting visitors by join time (template.yaml).
+pub const QUEUE_INDEX: &str = "QueueByJoin";
+
+/// Most items one `TransactWriteItems` may hold.
+pub const MAX_TRANSACTION_ITEMS: usize = 100;
+
+pub const PENDING_SHARD: &str = "pendingShard";
+
+pub const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
