@@ -47,7 +47,20 @@ async fn fresh_table(client: Client, stream: bool) -> App {
     let table = format!("seatclaim-test-{}", uuid::Uuid::new_v4().simple());
     let spec = TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
     let spec = if stream { spec } else { spec.without_stream() };
-    spec.create(&client, &table)
+    // The table is made through `client` without its timeouts: a test's
+    // client may carry production's (3 s an attempt), which are for the
+    // requests under test, not for its set-up on a loaded machine.
+    let setup = Client::from_conf(
+        client
+            .config()
+            .to_builder()
+            .timeout_config(aws_sdk_dynamodb::config::timeout::TimeoutConfig::disabled())
+            .retry_config(
+                aws_sdk_dynamodb::config::retry::RetryConfig::standard().with_max_attempts(6),
+            )
+            .build(),
+    );
+    spec.create(&setup, &table)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     app_on(client, &table)

@@ -260,16 +260,51 @@ pub async fn cancel(app: &App, o: &TestOrder) -> (u16, Value) {
     .await
 }
 
-/// best-available with `body` (`{"quantity", "sectionId"?}`).
+/// best-available with `body` (`{"quantity", "sectionId"?}`), sent as a
+/// careful client sends it: a `503` can come after the claim landed (at
+/// the request's deadline), and sending it again would claim a second
+/// block. So after a `503` the client reads its order: seats it did not
+/// hold before are its answer; if there are none, it sends again.
 pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
-    send(
-        app,
-        "POST",
-        &format!("/orders/{}/best-available", o.id),
-        &[("authorization", &o.auth())],
-        &body.to_string(),
-    )
-    .await
+    let uri = format!("/orders/{}/best-available", o.id);
+    let auth = o.auth();
+    let held_before = stored_order(app, &o.id).await.seats;
+    for _ in 0..RESENDS {
+        let reply = call_full(
+            app,
+            "POST",
+            &uri,
+            &[("authorization", &auth)],
+            &body.to_string(),
+        )
+        .await;
+        if reply.status != 503 {
+            return (reply.status, reply.body);
+        }
+        assert_eq!(reply.code(), "store-unavailable", "{reply:?}");
+        assert!(
+            reply.retry_after.is_some(),
+            "a 503 says when to retry: {reply:?}"
+        );
+        let landed: Vec<String> = stored_order(app, &o.id)
+            .await
+            .seats
+            .iter()
+            .filter(|s| !held_before.contains(s))
+            .map(|s| s.to_string())
+            .collect();
+        if !landed.is_empty() {
+            return (
+                200,
+                json!({"orderId": o.id, "seats": landed, "status": "HELD"}),
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(
+            shared::world::random_u64() % 1_000,
+        ))
+        .await;
+    }
+    panic!("{uri}: still 503 after {RESENDS} sends")
 }
 
 /// hold-ga: sets the order's places in `section` to `quantity`.
