@@ -11,8 +11,8 @@
 //! instants. What is measured is what the instances send to DynamoDB in
 //! that second: the seat key's write units are the write units per second.
 
-use crate::capacity::{self, CapacityRecorder};
-use crate::{create_event, create_orders, unique, HOLD_SECONDS, PARTITION_WRITE_UNITS};
+use crate::capacity::{self, CapacityRecorder, PARTITION_WRITE_UNITS};
+use crate::{create_event, create_orders, unique, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
 use shared::auth::HoldToken;
 use shared::domain::OrderId;

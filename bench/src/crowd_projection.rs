@@ -10,9 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use super::onsale::{OnSale, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::onsale::OnSale;
 use super::pricing::old_layout;
-use crate::capacity::{self, Charge, KeyLoad, Target};
+use crate::capacity::{self, Charge, KeyLoad, Target, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
 /// The scale model's crowd: 1,000,000 buyers in 10 minutes.
 pub const CROWD_BUYERS: f64 = 1_000_000.0;

@@ -45,13 +45,14 @@ mod stampede;
 
 use best::best_available_stampede;
 pub use best::BestAvailableStampede;
+pub use capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use cold_start::cold_start;
 use crowd::one_seat_stampedes;
 pub use crowd::{markdown as crowd_markdown, OneSeatStampede, StampedeRun};
 pub use ga::GaStampede;
 use ga::{ga_naive_counter, ga_stampede};
 use onsale::on_sale;
-pub use onsale::{DemandModel, OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+pub use onsale::{DemandModel, OnSale, Projection};
 use ops::{round_trips, sweep_scaling, warm_up};
 pub use queue::{QueueModel, QueueRun};
 use raw::{double_held, raw_claims, table_name, RawClaim};

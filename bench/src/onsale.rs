@@ -19,10 +19,6 @@ use std::time::Duration;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 
-/// A partition's limits (DynamoDB developer guide, "partitions").
-pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;
-pub const PARTITION_READ_UNITS: f64 = 3_000.0;
-
 /// The demand model's event and buyers.
 #[derive(Debug, Clone, Copy)]
 pub struct DemandModel {

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
-use crate::capacity::{self, KeyLoad, Schema, Target};
-use crate::{table_name, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crate::capacity::{self, KeyLoad, Schema, Target, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crate::{table_name, Projection};
 use shared::store::{EVENT_PK_PREFIX, GA_PK_PREFIX, PENDING_SHARD_PREFIX, SEAT_PK_PREFIX};
 use shared::App;
 use std::collections::HashMap;

@@ -6,10 +6,11 @@ use shared::domain::queue::poll_after_ms;
 use shared::domain::Millis;
 use shared::store::QUEUE_COPIES;
 
-use super::onsale::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use super::queue::{Ceiling, QueueRun};
 use super::scale_doc::{self, AWS_REQUEST_MS};
-use crate::capacity::{self, Charge, KeyLoad, Recorded};
+use crate::capacity::{
+    self, Charge, KeyLoad, Recorded, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS,
+};
 
 /// The admitter function's memory (template.yaml), for its cost.
 pub(super) const ADMITTER_MEMORY_GB: f64 = 0.5;

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
-use super::onsale::{OnSale, Projection, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::onsale::{OnSale, Projection};
 use super::scale_doc::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
+use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
 /// The rate of claim attempts the issue sets as the goal.
 const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;

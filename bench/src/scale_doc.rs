@@ -10,11 +10,11 @@ use std::fmt::Write as _;
 use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
-use super::onsale::{OnSale, StreamCounts, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use super::onsale::{OnSale, StreamCounts};
 use super::queue::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section};
 use super::scale_queue::{self, QueueAtScale};
-use crate::capacity::KeyLoad;
+use crate::capacity::{KeyLoad, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
 /// Published on-demand prices, us-east-1, checked 2026-11.
 pub(super) const USD_PER_MILLION_WRITE_UNITS: f64 = 0.625;

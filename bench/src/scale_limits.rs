@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 
 use super::crowd_projection::{CrowdProjection, PEAK_OVER_AVERAGE};
-use super::onsale::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use super::scale_doc::{key_label, FunctionAtPeak, MAP_VIEWS_PER_BUYER, NEW_TABLE_WRITE_UNITS};
 use super::scale_queue::QueueAtScale;
+use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
 /// Default quotas (AWS service quotas pages, checked 2026-11).
 const API_GATEWAY_ACCOUNT_RPS: f64 = 10_000.0;

@@ -9,8 +9,8 @@
 
 use super::onsale::{StreamCounts, Zipf, GA_SECTION};
 use super::pricing::price;
-use crate::capacity::{self, CapacityRecorder, KeyLoad};
-use crate::{reply, BenchOrder, DemandModel, Rng, PARTITION_READ_UNITS};
+use crate::capacity::{self, CapacityRecorder, KeyLoad, PARTITION_READ_UNITS};
+use crate::{reply, BenchOrder, DemandModel, Rng};
 use shared::auth::HoldToken;
 use shared::domain::OrderId;
 use shared::domain::SeatId;

@@ -27,6 +27,10 @@ use serde::{Deserialize, Serialize};
 pub use recorder::{as_caller, CapacityRecorder, Recorded};
 pub use units::{charges, item_size, touched_items};
 
+/// A partition's limits (DynamoDB developer guide, "partitions").
+pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;
+pub const PARTITION_READ_UNITS: f64 = 3_000.0;
+
 /// A DynamoDB client for a local endpoint that records every request for
 /// pricing.
 pub fn recording_client(endpoint: &str, recorder: CapacityRecorder) -> aws_sdk_dynamodb::Client {
