@@ -6,8 +6,8 @@
 //! `EVENT#{ref}`, 8 pending-index shards), and each layout's on-sale
 //! ceiling is projected from the hottest key's share.
 
-use super::pricing::{old_layout, price, project};
-use crate::capacity::{self, as_caller, CapacityRecorder, KeyLoad};
+use super::pricing::{old_layout, price, project, Projection};
+use crate::capacity::{self, as_caller, CapacityRecorder};
 use crate::{reply, unique, Rng, Timing};
 use lambda_http::Body;
 use local::router::dispatch;
@@ -33,21 +33,6 @@ pub struct DemandModel {
     pub hold_seconds: u32,
     /// Requests of the crowd refused once the event is sold out.
     pub sold_out_crowd: usize,
-}
-
-/// Where the model's load lands under one key layout.
-#[derive(Debug, Clone, Default)]
-pub struct Projection {
-    pub layout: &'static str,
-    /// Hottest keys by write units, a few.
-    pub hottest: Vec<KeyLoad>,
-    /// The hottest key for reads.
-    pub hottest_read: Option<KeyLoad>,
-    /// Claim attempts/s at which the hottest key reaches a partition's
-    /// write (or read) limit.
-    pub ceiling: f64,
-    /// Read units/s on the hottest-read key at that rate.
-    pub reads_at_ceiling: f64,
 }
 
 /// What one on-sale run measured.

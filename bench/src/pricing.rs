@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
 use crate::capacity::{self, KeyLoad, Schema, Target, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
-use crate::{table_name, Projection};
+use crate::table_name;
 use shared::store::{EVENT_PK_PREFIX, GA_PK_PREFIX, PENDING_SHARD_PREFIX, SEAT_PK_PREFIX};
 use shared::App;
 use std::collections::HashMap;
@@ -46,6 +46,21 @@ pub(super) fn old_layout(t: &Target) -> Target {
         Some(event) => Target::table(format!("{EVENT_PK_PREFIX}{event}")),
         None => t.clone(),
     }
+}
+
+/// Where the model's load lands under one key layout.
+#[derive(Debug, Clone, Default)]
+pub struct Projection {
+    pub layout: &'static str,
+    /// Hottest keys by write units, a few.
+    pub hottest: Vec<KeyLoad>,
+    /// The hottest key for reads.
+    pub hottest_read: Option<KeyLoad>,
+    /// Claim attempts/s at which the hottest key reaches a partition's
+    /// write (or read) limit.
+    pub ceiling: f64,
+    /// Read units/s on the hottest-read key at that rate.
+    pub reads_at_ceiling: f64,
 }
 
 pub(super) fn project(layout: &'static str, loads: Vec<KeyLoad>, attempts: f64) -> Projection {
