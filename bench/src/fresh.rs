@@ -3,7 +3,7 @@
 //! what it needs of the event once. One request of each function on a
 //! fresh instance, recorded and priced, projects the load per key.
 
-use super::onsale::GA_SECTION;
+use super::demand::GA_SECTION;
 use super::pricing::price;
 use crate::capacity::{CapacityRecorder, Target};
 use crate::{reply, BenchOrder};

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
-use super::onsale::{OnSale, StreamCounts};
+use super::demand::StreamCounts;
+use super::onsale::OnSale;
 use super::queue::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section};
 use super::scale_queue::{self, QueueAtScale};

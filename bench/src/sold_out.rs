@@ -7,10 +7,10 @@
 //! recorded and priced per function. Then the first seconds of an on-sale
 //! are projected (`fresh.rs`).
 
-use super::onsale::{StreamCounts, Zipf, GA_SECTION};
+use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
 use super::pricing::price;
 use crate::capacity::{self, CapacityRecorder, KeyLoad, PARTITION_READ_UNITS};
-use crate::{reply, BenchOrder, DemandModel, Rng};
+use crate::{reply, BenchOrder, Rng};
 use shared::auth::HoldToken;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
