@@ -37,6 +37,7 @@ mod raw;
 mod scale;
 pub mod scale_doc;
 pub mod scale_limits;
+mod scale_model;
 mod scale_queue;
 mod setup;
 mod sold_out;

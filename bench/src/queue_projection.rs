@@ -7,7 +7,7 @@ use shared::domain::Millis;
 use shared::store::QUEUE_COPIES;
 
 use super::queue::{Ceiling, QueueRun};
-use super::scale_doc::{self, AWS_REQUEST_MS};
+use super::scale_model::{self, AWS_REQUEST_MS};
 use crate::capacity::{
     self, Charge, KeyLoad, Recorded, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS,
 };
@@ -154,21 +154,21 @@ pub(super) fn cost(
     let per_visitor_w = jw / visitors + pw / visitors * polls_per_visitor + tw / visitors;
     let per_visitor_r = jr / visitors + pr / visitors * polls_per_visitor + tr / visitors;
     let dynamodb = 1_000.0
-        * (per_visitor_w * scale_doc::USD_PER_MILLION_WRITE_UNITS
-            + per_visitor_r * scale_doc::USD_PER_MILLION_READ_UNITS)
+        * (per_visitor_w * scale_model::USD_PER_MILLION_WRITE_UNITS
+            + per_visitor_r * scale_model::USD_PER_MILLION_READ_UNITS)
         / 1e6;
     let requests = 1.0 + polls_per_visitor;
     let api_seconds = requests * 2.0 * AWS_REQUEST_MS / 1_000.0;
     let lambda = 1_000.0
-        * (requests * scale_doc::USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
-            + api_seconds * API_MEMORY_GB * scale_doc::USD_PER_LAMBDA_GB_SECOND_ARM);
+        * (requests * scale_model::USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
+            + api_seconds * API_MEMORY_GB * scale_model::USD_PER_LAMBDA_GB_SECOND_ARM);
     let queue_seconds = tick_count as f64 * TICK_MS as f64 / 1_000.0;
     let admitter =
-        1_000.0 * queue_seconds * ADMITTER_MEMORY_GB * scale_doc::USD_PER_LAMBDA_GB_SECOND_ARM
+        1_000.0 * queue_seconds * ADMITTER_MEMORY_GB * scale_model::USD_PER_LAMBDA_GB_SECOND_ARM
             / visitors;
-    let http = 1_000.0 * requests * scale_doc::USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
-    let logs = 1_000.0 * requests * scale_doc::LOG_BYTES_PER_INVOCATION / 1e9
-        * scale_doc::USD_PER_GB_CLOUDWATCH_LOGS;
+    let http = 1_000.0 * requests * scale_model::USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
+    let logs = 1_000.0 * requests * scale_model::LOG_BYTES_PER_INVOCATION / 1e9
+        * scale_model::USD_PER_GB_CLOUDWATCH_LOGS;
     vec![
         ("DynamoDB", dynamodb),
         ("Lambda (joins and polls)", lambda),

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
 use super::onsale::OnSale;
 use super::pricing::Projection;
-use super::scale_doc::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
+use super::scale_model::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
 /// The rate of claim attempts the issue sets as the goal.

@@ -2,8 +2,9 @@
 //! from what one `make bench` run measured (crowd_projection), against the
 //! limits that stop a crowd first, with what to ask AWS for, the route
 //! limits the template should carry, and the cost per 1,000 seats and
-//! places sold. Published limits and prices are inputs, written once here;
-//! every quantity they meet was measured by the run.
+//! places sold. Published limits and prices are inputs, written once
+//! (scale_model.rs, scale_limits.rs); every quantity they meet was
+//! measured by the run.
 
 use std::fmt::Write as _;
 
@@ -14,40 +15,18 @@ use super::demand::StreamCounts;
 use super::onsale::OnSale;
 use super::queue::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section};
+use super::scale_model::{
+    key_label, template, FunctionAtPeak, AWS_REQUEST_MS, LOG_BYTES_PER_INVOCATION,
+    MAP_VIEWS_PER_BUYER, USD_PER_10K_CLOUDFRONT_REQUESTS, USD_PER_GB_CLOUDFRONT_OUT,
+    USD_PER_GB_CLOUDWATCH_LOGS, USD_PER_LAMBDA_GB_SECOND_ARM, USD_PER_MILLION_EVENTBRIDGE_EVENTS,
+    USD_PER_MILLION_HTTP_API_REQUESTS, USD_PER_MILLION_LAMBDA_REQUESTS, USD_PER_MILLION_READ_UNITS,
+    USD_PER_MILLION_WRITE_UNITS,
+};
 use super::scale_queue::{self, QueueAtScale};
-use crate::capacity::{KeyLoad, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
-/// Published on-demand prices, us-east-1, checked 2026-11.
-pub(super) const USD_PER_MILLION_WRITE_UNITS: f64 = 0.625;
-pub(super) const USD_PER_MILLION_READ_UNITS: f64 = 0.125;
-pub(super) const USD_PER_MILLION_LAMBDA_REQUESTS: f64 = 0.20;
-pub(super) const USD_PER_LAMBDA_GB_SECOND_ARM: f64 = 0.000_013_333_4;
-pub(super) const USD_PER_MILLION_HTTP_API_REQUESTS: f64 = 1.00;
-const USD_PER_MILLION_EVENTBRIDGE_EVENTS: f64 = 1.00;
-pub(super) const USD_PER_GB_CLOUDWATCH_LOGS: f64 = 0.50;
-const USD_PER_10K_CLOUDFRONT_REQUESTS: f64 = 0.0100;
-const USD_PER_GB_CLOUDFRONT_OUT: f64 = 0.085;
-
-/// A new on-demand table's own throughput (developer guide, "warm
-/// throughput").
-pub(super) const NEW_TABLE_WRITE_UNITS: f64 = 4_000.0;
 /// CloudFront's points of presence (AWS publishes "600+").
 const CLOUDFRONT_EDGE_LOCATIONS: f64 = 600.0;
-
-/// Assumptions, stated as such where they are used.
-/// A DynamoDB (or EventBridge) request's latency on AWS.
-pub(super) const AWS_REQUEST_MS: f64 = 10.0;
-/// Seat-map views per buyer.
-pub(super) const MAP_VIEWS_PER_BUYER: f64 = 10.0;
-/// Log bytes per invocation: Lambda's START, END and REPORT lines and one
-/// EMF metrics document.
-pub(super) const LOG_BYTES_PER_INVOCATION: f64 = 1_000.0;
-
-pub(super) fn template() -> serde_yaml_ng::Value {
-    let text =
-        std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap_or_default();
-    serde_yaml_ng::from_str(&text).unwrap_or_default()
-}
 
 /// A function's stream BatchSize in template.yaml (the most records an
 /// invocation takes); 100, the event source's default, if it has none.
@@ -58,21 +37,6 @@ fn batch_size(doc: &serde_yaml_ng::Value, function: &str) -> f64 {
         .flatten()
         .find_map(|(_, e)| e["Properties"]["BatchSize"].as_f64())
         .unwrap_or(100.0)
-}
-
-/// One function at the crowd's peak.
-pub(super) struct FunctionAtPeak {
-    pub(super) name: &'static str,
-    pub(super) peak_rps: f64,
-    pub(super) requests_per_buyer: f64,
-    pub(super) round_trips: f64,
-    pub(super) emulator_ms: Option<f64>,
-}
-
-impl FunctionAtPeak {
-    pub(super) fn real_ms(&self) -> f64 {
-        self.round_trips * AWS_REQUEST_MS
-    }
 }
 
 fn functions_at_peak(run: &OnSale, crowd: &CrowdProjection) -> Vec<FunctionAtPeak> {
@@ -189,14 +153,6 @@ fn lambda_section(out: &mut String, functions: &[FunctionAtPeak]) {
         );
     }
     let _ = writeln!(out, "| **all** | | | | | | **{real:.0}** | {emulated:.0} |\n\nNot in the table: availability (behind CloudFront, about one origin request a second per event), the stream's two functions (priced below), expire-holds (one a minute).\n");
-}
-
-/// A key as the tables show it: an index's with the index's name.
-pub(super) fn key_label(k: &KeyLoad) -> String {
-    match &k.target.index {
-        Some(index) => format!("{index}: `{}`", k.target.pk),
-        None => format!("`{}`", k.target.pk),
-    }
 }
 
 fn keys_section(out: &mut String, crowd: &CrowdProjection) {

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::crowd_projection::{CrowdProjection, PEAK_OVER_AVERAGE};
-use super::scale_doc::{key_label, FunctionAtPeak, MAP_VIEWS_PER_BUYER, NEW_TABLE_WRITE_UNITS};
+use super::scale_model::{key_label, FunctionAtPeak, MAP_VIEWS_PER_BUYER, NEW_TABLE_WRITE_UNITS};
 use super::scale_queue::QueueAtScale;
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
@@ -307,7 +307,7 @@ pub(super) fn route_limits_section(
 
 #[cfg(test)]
 mod tests {
-    use super::super::scale_doc::template;
+    use super::super::scale_model::template;
     use super::*;
     use std::collections::BTreeMap;
 
