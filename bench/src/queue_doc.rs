@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::queue::{QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S};
+use super::queue_model::{QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S};
 
 fn met(value: f64, goal: f64) -> &'static str {
     if value >= goal {

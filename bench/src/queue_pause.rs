@@ -7,7 +7,7 @@ use shared::admitter::{Admitter, TICK_MS};
 use shared::domain::{EventId, Millis};
 use shared::App;
 
-use super::queue::{join_queue, put_queue, QueueModel};
+use super::queue_model::{join_queue, put_queue, QueueModel};
 use crate::{create_event, reply, unique, HOLD_SECONDS};
 
 /// A small event of its own, sold out of what is available (held) and

@@ -6,7 +6,7 @@ use shared::domain::queue::poll_after_ms;
 use shared::domain::Millis;
 use shared::store::QUEUE_COPIES;
 
-use super::queue::{Ceiling, QueueRun};
+use super::queue_model::{Ceiling, PerRequest, QueueRun};
 use super::scale_model::{self, AWS_REQUEST_MS};
 use crate::capacity::{
     self, Charge, KeyLoad, Recorded, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS,
@@ -16,16 +16,6 @@ use crate::capacity::{
 pub(super) const ADMITTER_MEMORY_GB: f64 = 0.5;
 /// An API function's memory (template.yaml's default).
 pub(super) const API_MEMORY_GB: f64 = 0.25;
-
-/// One kind of request's mean cost, from its recorded requests: what
-/// docs/SCALE.md multiplies by the crowd's.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PerRequest {
-    pub write_units: f64,
-    pub read_units: f64,
-    /// DynamoDB round trips (each at [`AWS_REQUEST_MS`] on AWS).
-    pub round_trips: f64,
-}
 
 /// The mean of `n` requests whose DynamoDB calls were `records`, priced
 /// as `charges`.

@@ -13,7 +13,7 @@ use super::crowd_projection::{
 };
 use super::demand::StreamCounts;
 use super::onsale::OnSale;
-use super::queue::QueueRun;
+use super::queue_model::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section};
 use super::scale_model::{
     key_label, template, FunctionAtPeak, AWS_REQUEST_MS, LOG_BYTES_PER_INVOCATION,

@@ -15,8 +15,8 @@ use shared::domain::queue::poll_after_ms;
 use shared::domain::Millis;
 
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE};
-use super::queue::{Ceiling, QueueRun};
-use super::queue_projection::{polls_between, PerRequest, ADMITTER_MEMORY_GB, API_MEMORY_GB};
+use super::queue_model::{Ceiling, PerRequest, QueueRun};
+use super::queue_projection::{polls_between, ADMITTER_MEMORY_GB, API_MEMORY_GB};
 use super::scale_model::{
     AWS_REQUEST_MS, LOG_BYTES_PER_INVOCATION, USD_PER_GB_CLOUDWATCH_LOGS,
     USD_PER_LAMBDA_GB_SECOND_ARM, USD_PER_MILLION_HTTP_API_REQUESTS,

@@ -1,0 +1,170 @@
+//! The on-sale queue's vocabulary: the bench's crowd at the queue, what
+//! one run measured and the contract's goals for it, and the two requests
+//! that set a queue up and join it. The queue scenario (queue.rs), its
+//! pause and resume (queue_pause.rs), its projection (queue_projection.rs),
+//! docs/QUEUE.md (queue_doc.rs) and SCALE.md's queue (scale_queue.rs) share
+//! it; it depends on none of them.
+
+use shared::domain::Millis;
+use shared::App;
+
+use crate::{reply, Row, Timing};
+
+/// The contract's goals (issue 19).
+pub const JOIN_GOAL_PER_S: f64 = 20_000.0;
+pub const STATUS_GOAL_PER_S: f64 = 200_000.0;
+
+/// The bench's crowd at the queue.
+#[derive(Debug, Clone, Copy)]
+pub struct QueueModel {
+    /// Visitors who join, half before the opening and half after.
+    pub visitors: usize,
+    pub in_flight: usize,
+    pub admit_per_minute: u32,
+    /// Seats of the small event that runs out and refills.
+    pub pause_seats: u32,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct QueueRun {
+    pub model: Option<QueueModel>,
+    pub joins_per_s: f64,
+    pub polls_per_s: f64,
+    /// Spearman's rho between early joiners' join order and their
+    /// admission order.
+    pub rho: f64,
+    /// The largest inversion among later joiners: how much earlier a
+    /// visitor admitted after another had joined.
+    pub inversion_ms: i64,
+    pub admitted: u64,
+    pub early_first: bool,
+    pub measured_per_minute: f64,
+    pub pace_error: f64,
+    /// Every join's latency, and the joins' wall time.
+    pub join_timing: Timing,
+    pub mean_wait_s: f64,
+    /// Status polls per visitor, as visitor-status schedules them.
+    pub polls_per_visitor: f64,
+    pub pause_lag_ms: Option<i64>,
+    pub resume_lag_ms: Option<i64>,
+    pub join: Ceiling,
+    pub status: Ceiling,
+    /// A join's, a status poll's, an admission's (the admitter's write on
+    /// the visitor) and an admitter tick's mean cost (the rest of its
+    /// work: reading the joins, the state and what is left, writing the
+    /// state).
+    pub join_request: PerRequest,
+    pub poll_request: PerRequest,
+    pub admission_request: PerRequest,
+    pub tick_request: PerRequest,
+    /// Dollars per 1,000 admitted visitors, by part.
+    pub cost: Vec<(&'static str, f64)>,
+}
+
+/// A route's projected ceiling from its recorded requests.
+#[derive(Debug, Clone, Default)]
+pub struct Ceiling {
+    /// Requests a second before any key reaches a partition's limit.
+    pub per_s: f64,
+    /// The key that reaches it first, and its units per request.
+    pub hottest: String,
+    pub units_per_request: f64,
+    pub reads: bool,
+}
+
+/// One kind of request's mean cost, from its recorded requests: what
+/// docs/SCALE.md multiplies by the crowd's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerRequest {
+    pub write_units: f64,
+    pub read_units: f64,
+    /// DynamoDB round trips (each at
+    /// [`AWS_REQUEST_MS`](crate::scale_model::AWS_REQUEST_MS) on AWS).
+    pub round_trips: f64,
+}
+
+impl QueueRun {
+    /// The bench table's row: the joins' speed, and what the run proved.
+    pub fn row(&self) -> Row {
+        let visitors = self.model.map_or(0, |m| m.visitors);
+        Row {
+            scenario: format!("on-sale queue: {visitors} visitors join, half before the opening, admitted at the pace"),
+            timing: self.join_timing.clone(),
+            correctness: format!(
+                "{} of {visitors} admitted once each; early before late: {}; rho {:+.3}; inversion {} ms; pace error {:.2}%; pause {} ms, resume {} ms (docs/QUEUE.md)",
+                self.admitted,
+                if self.early_first { "yes" } else { "NO" },
+                self.rho,
+                self.inversion_ms,
+                self.pace_error * 100.0,
+                self.pause_lag_ms.map_or("never".into(), |ms| ms.to_string()),
+                self.resume_lag_ms.map_or("never".into(), |ms| ms.to_string()),
+            ),
+            ok: self.ok(),
+        }
+    }
+
+    pub fn ok(&self) -> bool {
+        let Some(model) = self.model else {
+            return false;
+        };
+        self.admitted == model.visitors as u64
+            && self.early_first
+            && self.rho.abs() < rho_bound(model.visitors / 2)
+            && self.inversion_ms <= 1_000
+            && self.pace_error <= 0.01
+            && self.pause_lag_ms.is_some()
+            && self.resume_lag_ms.is_some()
+    }
+}
+
+/// |rho| of a random order of `n` stays under this but once in ~10,000
+/// runs (four standard deviations, 1/sqrt(n - 1)).
+fn rho_bound(n: usize) -> f64 {
+    4.0 / ((n.max(2) - 1) as f64).sqrt()
+}
+
+pub(super) async fn put_queue(
+    app: &App,
+    event: &str,
+    opens_at: Millis,
+    per_minute: u32,
+) -> Result<(), String> {
+    let body = serde_json::json!({"opensAt": opens_at.to_rfc3339(), "admitPerMinute": per_minute});
+    match reply(
+        app,
+        "PUT",
+        &format!("/events/{event}/queue"),
+        None,
+        &body.to_string(),
+    )
+    .await
+    {
+        (200, _) => Ok(()),
+        (s, b) => Err(format!("put-queue: {s} {b}")),
+    }
+}
+
+/// One visitor joins `event`'s queue: join-queue's status and reply.
+pub(super) async fn join_queue(app: &App, event: &str) -> (u16, serde_json::Value) {
+    reply(
+        app,
+        "POST",
+        &format!("/events/{event}/queue/visitors"),
+        None,
+        "",
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rho_bound_shrinks_with_the_crowd() {
+        assert!(rho_bound(200) > rho_bound(10_000));
+        assert!((rho_bound(10_001) - 0.04).abs() < 1e-9);
+    }
+}
