@@ -205,13 +205,49 @@ pub(super) async fn on_sale(
         ..OnSale::default()
     };
     let event = unique("stadium");
+    create_event_priced(&app, &recorder, &event, model, &mut out).await?;
 
-    // Creation, priced on its own (it is not on-sale traffic).
+    // The on-sale: recorded from the first buyer to the sweep's end.
+    let buyers = draw_buyers(model);
+    recorder.set_recording(true);
+    let durations = run_buyers(&app, &event, buyers, model.in_flight, &mut out).await?;
+    let mut records = sweep_expired(&app, &recorder, model, &mut out).await?;
+    out.functions = mean_times(durations);
+
+    let follower = project_seat_map(&app, endpoint, &recorder, &mut records, &mut out).await?;
+    price_traffic(&app, &records, &mut out).await?;
+
+    seat_map_figures(&app, &event, &recorder, &mut out).await?;
+    check_table(&app, &event, model, &mut out).await?;
+
+    // Last: it sells the rest (and names a seeding order no check knows).
+    let phase = super::sold_out::sold_out_phase(
+        &app,
+        &follower,
+        &recorder,
+        &event,
+        model,
+        model.sold_out_crowd,
+    )
+    .await?;
+    out.ok &= phase.ok();
+    out.sold_out = Some(phase);
+    Ok(out)
+}
+
+/// Creates the event, priced on its own (it is not on-sale traffic).
+async fn create_event_priced(
+    app: &App,
+    recorder: &CapacityRecorder,
+    event: &str,
+    model: DemandModel,
+    out: &mut OnSale,
+) -> Result<(), String> {
     recorder.take();
     recorder.set_recording(true);
     let started = Instant::now();
     let (status, body) = reply(
-        &app,
+        app,
         "PUT",
         &format!("/events/{event}"),
         None,
@@ -231,16 +267,20 @@ pub(super) async fn on_sale(
     out.creation = started.elapsed();
     recorder.set_recording(false);
     let creation = recorder.take();
-    out.creation_write_units = price(&app, &creation)
+    out.creation_write_units = price(app, &creation)
         .await?
         .iter()
         .map(|c| c.write_units)
         .sum();
+    Ok(())
+}
 
-    // The on-sale.
+/// The model's buyers, drawn from a fixed seed: what each wants, and
+/// whether it confirms.
+fn draw_buyers(model: DemandModel) -> Vec<(Wants, bool)> {
     let (sections, rows) = (Zipf::new(model.sections), Zipf::new(model.rows));
     let mut rng = Rng(0x5EA7_C1A1);
-    let buyers: Vec<(Wants, bool)> = (0..model.buyers)
+    (0..model.buyers)
         .map(|_| {
             let k = rng.below(4) + 1;
             let wants = if model.ga_capacity > 0 && rng.below(6) == 0 {
@@ -257,13 +297,23 @@ pub(super) async fn on_sale(
             };
             (wants, rng.below(10) < 7)
         })
-        .collect();
-    recorder.set_recording(true);
+        .collect()
+}
+
+/// The buyers, `in_flight` at a time, their answers counted into `out`;
+/// each function's handler times (ms).
+async fn run_buyers(
+    app: &App,
+    event: &str,
+    buyers: Vec<(Wants, bool)>,
+    in_flight: usize,
+    out: &mut OnSale,
+) -> Result<BTreeMap<&'static str, Vec<f64>>, String> {
     let started = Instant::now();
-    let sem = Arc::new(Semaphore::new(model.in_flight));
+    let sem = Arc::new(Semaphore::new(in_flight));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, (seats, confirm)) in buyers.into_iter().enumerate() {
-        let (app, event, sem) = (app.clone(), event.clone(), sem.clone());
+        let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
             buyer(&app, &event, seats, confirm, format!("pi_onsale_{i}")).await
@@ -290,6 +340,18 @@ pub(super) async fn on_sale(
         }
     }
     out.wall = started.elapsed();
+    Ok(durations)
+}
+
+/// Waits for the unconfirmed orders to expire and sweeps them, then ends
+/// the recording the buyers started: every request recorded since, the
+/// sweep's last.
+async fn sweep_expired(
+    app: &App,
+    recorder: &CapacityRecorder,
+    model: DemandModel,
+    out: &mut OnSale,
+) -> Result<Vec<capacity::Recorded>, String> {
     // The unconfirmed orders expire; the sweep's releases are on-sale
     // traffic too. Waiting for the holds to lapse is the point of the wait.
     tokio::time::sleep(Duration::from_secs(u64::from(model.hold_seconds) + 1)).await;
@@ -305,11 +367,16 @@ pub(super) async fn on_sale(
     let sweep_records = recorder.take();
     out.round_trips
         .insert("expire-holds".into(), sweep_records.len() as u64);
-    let sweep_charges = price(&app, &sweep_records).await?;
+    let sweep_charges = price(app, &sweep_records).await?;
     out.sweep_write_units = sweep_charges.iter().map(|c| c.write_units).sum();
     out.sweep_read_units = sweep_charges.iter().map(|c| c.read_units).sum();
     records.extend(sweep_records);
-    out.functions = durations
+    Ok(records)
+}
+
+/// Each function's request count and mean handler time (ms).
+fn mean_times(durations: BTreeMap<&'static str, Vec<f64>>) -> BTreeMap<&'static str, (u64, f64)> {
+    durations
         .into_iter()
         .map(|(f, v)| {
             (
@@ -320,13 +387,22 @@ pub(super) async fn on_sale(
                 ),
             )
         })
-        .collect();
+        .collect()
+}
 
-    // The seat map: the projection caught up from the stream (its writes
-    // are on-sale traffic too, priced with the rest), then served. One
-    // record per projector call: a write per seat change, as under a
-    // steady on-sale where each poll brings few records (an upper bound:
-    // bigger batches fold a seat's changes together).
+/// The seat map: the projection caught up from the stream (its writes
+/// are on-sale traffic too, priced with the rest: they join `records`),
+/// then served. One record per projector call: a write per seat change,
+/// as under a steady on-sale where each poll brings few records (an upper
+/// bound: bigger batches fold a seat's changes together). The follower
+/// stays attached for the sold-out phase.
+async fn project_seat_map(
+    app: &App,
+    endpoint: &str,
+    recorder: &CapacityRecorder,
+    records: &mut Vec<capacity::Recorded>,
+    out: &mut OnSale,
+) -> Result<local::streams::StreamFollower, String> {
     let follower = local::streams::StreamFollower::attach(
         endpoint,
         app.store.client(),
@@ -362,13 +438,22 @@ pub(super) async fn on_sale(
     out.projection = started.elapsed();
     recorder.set_recording(false);
     records.extend(recorder.take());
+    Ok(follower)
+}
 
-    for record in &records {
+/// Every recorded request of the selling phase counted per function,
+/// priced per key, and projected under both key layouts.
+async fn price_traffic(
+    app: &App,
+    records: &[capacity::Recorded],
+    out: &mut OnSale,
+) -> Result<(), String> {
+    for record in records {
         if let Some(caller) = record.caller.as_deref() {
             *out.round_trips.entry(caller.to_owned()).or_default() += 1;
         }
     }
-    let charges = price(&app, &records).await?;
+    let charges = price(app, records).await?;
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
     out.index_write_units = charges
@@ -388,16 +473,22 @@ pub(super) async fn on_sale(
         attempts,
     );
     out.charges = charges;
+    Ok(())
+}
 
-    seat_map_figures(&app, &event, &recorder, &mut out).await?;
-
-    // Correctness: the table's own word.
-    let check = local::invariants::check_invariants(&app, &event).await;
+/// Correctness: the table's own word.
+async fn check_table(
+    app: &App,
+    event: &str,
+    model: DemandModel,
+    out: &mut OnSale,
+) -> Result<(), String> {
+    let check = local::invariants::check_invariants(app, event).await;
     out.sold_seats = check.sold as u64;
     out.violations = check.violations.len();
     if model.ga_capacity > 0 {
         let section = shared::domain::SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
-        let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
+        let event_id = shared::domain::EventId::parse(event).map_err(|e| e.to_string())?;
         let indexes: Vec<u32> = (0..shared::domain::ga::bucket_count(model.ga_capacity)).collect();
         let buckets = app
             .store
@@ -416,20 +507,7 @@ pub(super) async fn on_sale(
         && out.sold_seats > 0
         && out.oversold_places == 0
         && (model.ga_capacity == 0 || out.sold_places > 0);
-
-    // Last: it sells the rest (and names a seeding order no check knows).
-    let phase = super::sold_out::sold_out_phase(
-        &app,
-        &follower,
-        &recorder,
-        &event,
-        model,
-        model.sold_out_crowd,
-    )
-    .await?;
-    out.ok &= phase.ok();
-    out.sold_out = Some(phase);
-    Ok(out)
+    Ok(())
 }
 
 /// Map requests timed, each in a fresh process (no cached event or map).
