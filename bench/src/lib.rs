@@ -348,34 +348,70 @@ pub async fn run(
     mut progress: impl FnMut(&str),
 ) -> Result<Report, String> {
     let mut report = Report::default();
-    let counter = RequestCounter::default();
-    // Only the on-sale reads the stream: every other table goes without it
-    // (see TableSpec::without_stream).
-    let new_app = |counter: Option<RequestCounter>,
-                   recorder: Option<crate::capacity::CapacityRecorder>,
-                   stream: bool| async move {
-        let client = match recorder {
-            Some(r) => crate::capacity::recording_client(endpoint, r),
-            None => local::local_client_counting(endpoint, counter),
-        };
-        let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
-        let spec = if stream { spec } else { spec.without_stream() };
-        let table = unique("bench");
-        spec.create(&client, &table)
-            .await
-            .map_err(|e| e.to_string())?;
-        // An instance keeps a queue's state a second, as on AWS.
-        let app = local::apps::app_on(client, &table);
-        Ok::<_, String>(App::new(
-            app.store.with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
-            app.config,
-        ))
-    };
     progress("warming DynamoDB Local up (scratch table, not measured)");
-    let scratch = new_app(None, None, false).await?;
+    report.warm_up = warm_up_dynamodb(endpoint, sizes).await?;
+
+    let app = new_app(endpoint, None, None, false).await?;
+    contention(&app, sizes, &mut report, &mut progress).await?;
+    raw_and_naive(&app, sizes, &mut report, &mut progress).await?;
+
+    progress("one-seat stampede over many instances (simulated second, priced per key)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let recording = new_app(endpoint, None, Some(recorder.clone()), false).await?;
+    report.one_seat = one_seat_stampedes(&recording, &recorder, sizes.one_seat).await?;
+
+    progress("best-available stampede");
+    report
+        .rows
+        .push(best_available_stampede(&app, sizes.best_available).await?);
+
+    progress("GA stampede, and the naive counter it replaces");
+    report.rows.push(ga_stampede(&app, sizes.ga).await?);
+    report.rows.push(ga_naive_counter(&app, sizes.ga).await?);
+
+    progress("throughput vs concurrency");
+    report.concurrency = concurrency(&app, sizes).await?;
+
+    operations(endpoint, sizes, &mut report, &mut progress).await?;
+    crowds(endpoint, sizes, &mut report, &mut progress).await?;
+    Ok(report)
+}
+
+/// A fresh table on `endpoint` and an app on it, its client counting
+/// requests or recording them for pricing. Only the on-sale reads the
+/// stream: every other table goes without it (see
+/// TableSpec::without_stream).
+async fn new_app(
+    endpoint: &str,
+    counter: Option<RequestCounter>,
+    recorder: Option<crate::capacity::CapacityRecorder>,
+    stream: bool,
+) -> Result<App, String> {
+    let client = match recorder {
+        Some(r) => crate::capacity::recording_client(endpoint, r),
+        None => local::local_client_counting(endpoint, counter),
+    };
+    let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
+    let spec = if stream { spec } else { spec.without_stream() };
+    let table = unique("bench");
+    spec.create(&client, &table)
+        .await
+        .map_err(|e| e.to_string())?;
+    // An instance keeps a queue's state a second, as on AWS.
+    let app = local::apps::app_on(client, &table);
+    Ok(App::new(
+        app.store.with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
+        app.config,
+    ))
+}
+
+/// Warms DynamoDB Local up on a scratch table, then drops it: the
+/// requests sent and how long they took.
+async fn warm_up_dynamodb(endpoint: &str, sizes: Sizes) -> Result<(usize, Duration), String> {
+    let scratch = new_app(endpoint, None, None, false).await?;
     let started = Instant::now();
     let sent = warm_up(&scratch, sizes.warm_up_orders).await?;
-    report.warm_up = (sent, started.elapsed());
+    let took = started.elapsed();
     let _ = scratch
         .store
         .client()
@@ -383,18 +419,26 @@ pub async fn run(
         .table_name(table_name(&scratch))
         .send()
         .await;
+    Ok((sent, took))
+}
 
-    let app = new_app(None, None, false).await?;
-
+/// The stampede on one seat (handler and HTTP), and the spread over many
+/// (handler and bare store requests, alternating).
+async fn contention(
+    app: &App,
+    sizes: Sizes,
+    report: &mut Report,
+    progress: &mut impl FnMut(&str),
+) -> Result<(), String> {
     progress("stampede (handler)");
-    let row = stampede_handler(&app, sizes.stampede).await?;
+    let row = stampede_handler(app, sizes.stampede).await?;
     report.stampede_latencies = row.timing.latencies_ms.clone();
     report.rows.push(row);
     progress("stampede (HTTP)");
-    report.rows.push(stampede_http(&app, sizes.stampede).await?);
+    report.rows.push(stampede_http(app, sizes.stampede).await?);
 
     progress("spread (handler and bare store requests, alternating)");
-    let (handler, bare) = spread_handler_and_bare(&app, sizes).await?;
+    let (handler, bare) = spread_handler_and_bare(app, sizes).await?;
     report.handler_over_bare = handler.timing.per_second() / bare.timing.per_second().max(1e-9);
     let (correctness, ok) = handler.correctness();
     report.rows.push(Row {
@@ -416,8 +460,18 @@ pub async fn run(
         ),
         ok,
     });
+    Ok(())
+}
 
-    let table = table_name(&app);
+/// The store's ceiling (one conditional UpdateItem per claim) and the
+/// naive patterns it replaces, each as a stampede and a spread.
+async fn raw_and_naive(
+    app: &App,
+    sizes: Sizes,
+    report: &mut Report,
+    progress: &mut impl FnMut(&str),
+) -> Result<(), String> {
+    let table = table_name(app);
     let client = app.store.client().clone();
     for (how, label) in [
         (
@@ -435,7 +489,7 @@ pub async fn run(
     ] {
         progress(label);
         let event = unique("raw");
-        create_event(&app, &event, 1, HOLD_SECONDS).await?;
+        create_event(app, &event, 1, HOLD_SECONDS).await?;
         let stampede_plan: Vec<_> = (0..sizes.stampede)
             .map(|o| (o, "A-1-1".to_owned()))
             .collect();
@@ -443,7 +497,7 @@ pub async fn run(
             raw_claims(&client, &table, &event, stampede_plan, sizes.stampede, how).await?;
         let st_won: usize = st_winners.values().map(HashSet::len).sum();
         let event = unique("raw");
-        create_event(&app, &event, sizes.spread_seats, HOLD_SECONDS).await?;
+        create_event(app, &event, sizes.spread_seats, HOLD_SECONDS).await?;
         let plan = spread_plan(
             sizes.spread_orders,
             sizes.spread_claims,
@@ -481,25 +535,15 @@ pub async fn run(
             ok,
         });
     }
+    Ok(())
+}
 
-    progress("one-seat stampede over many instances (simulated second, priced per key)");
-    let recorder = crate::capacity::CapacityRecorder::new();
-    let recording = new_app(None, Some(recorder.clone()), false).await?;
-    report.one_seat = one_seat_stampedes(&recording, &recorder, sizes.one_seat).await?;
-
-    progress("best-available stampede");
-    report
-        .rows
-        .push(best_available_stampede(&app, sizes.best_available).await?);
-
-    progress("GA stampede, and the naive counter it replaces");
-    report.rows.push(ga_stampede(&app, sizes.ga).await?);
-    report.rows.push(ga_naive_counter(&app, sizes.ga).await?);
-
-    progress("throughput vs concurrency");
+/// Throughput and p99 of the spread at each number of claims in flight.
+async fn concurrency(app: &App, sizes: Sizes) -> Result<Vec<(usize, f64, f64)>, String> {
+    let mut figures = Vec::new();
     for in_flight in [1usize, 8, 32, 64, 128] {
         let run = spread(
-            &app,
+            app,
             sizes,
             ClaimPath::Handler,
             in_flight,
@@ -509,18 +553,27 @@ pub async fn run(
         if !run.correctness().1 {
             return Err(format!("double hold at concurrency {in_flight}"));
         }
-        report
-            .concurrency
-            .push((in_flight, run.timing.per_second(), run.timing.p99()));
+        figures.push((in_flight, run.timing.per_second(), run.timing.p99()));
     }
+    Ok(figures)
+}
 
+/// What operations see: round trips per route, the sweep on a small and
+/// a large table, and cold starts.
+async fn operations(
+    endpoint: &str,
+    sizes: Sizes,
+    report: &mut Report,
+    progress: &mut impl FnMut(&str),
+) -> Result<(), String> {
+    let counter = RequestCounter::default();
     progress("round trips");
-    let counting = new_app(Some(counter.clone()), None, false).await?;
+    let counting = new_app(endpoint, Some(counter.clone()), None, false).await?;
     report.round_trips = round_trips(&counting, &counter).await?;
 
     progress("sweep scaling");
     for others in [sizes.sweep_small_table, sizes.sweep_large_table] {
-        let app = new_app(Some(counter.clone()), None, false).await?;
+        let app = new_app(endpoint, Some(counter.clone()), None, false).await?;
         let (took, expired, queries) =
             sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
         report.sweep.push((
@@ -535,16 +588,26 @@ pub async fn run(
         "cold start under the Lambda Runtime Interface Emulator (scripts/bench_cold_start.py)",
     );
     report.cold_start = cold_start(
-        new_app(None, None, false).await?,
+        new_app(endpoint, None, None, false).await?,
         endpoint,
         sizes.cold_start,
     )
     .await?;
+    Ok(())
+}
 
+/// The crowds, each on a table of its own: the on-sale queue, the
+/// stadium page, and the on-sale demand model.
+async fn crowds(
+    endpoint: &str,
+    sizes: Sizes,
+    report: &mut Report,
+    progress: &mut impl FnMut(&str),
+) -> Result<(), String> {
     progress("on-sale queue: joins, admissions at the pace, status polls, pause and resume (priced per key)");
     let recorder = crate::capacity::CapacityRecorder::new();
     report.queue = queue::queue_bench(
-        new_app(None, Some(recorder.clone()), false).await?,
+        new_app(endpoint, None, Some(recorder.clone()), false).await?,
         endpoint,
         recorder,
         sizes.queue,
@@ -553,21 +616,24 @@ pub async fn run(
     report.rows.push(report.queue.row());
 
     progress("stadium page: the live map of a stadium in headless Chromium, one refresh applied");
-    report
-        .rows
-        .push(stadium_page(new_app(None, None, false).await?, sizes.stadium_page).await?);
+    report.rows.push(
+        stadium_page(
+            new_app(endpoint, None, None, false).await?,
+            sizes.stadium_page,
+        )
+        .await?,
+    );
 
     // Last: its table has the stream, which slows DynamoDB Local down for
     // every table after it (see TableSpec::without_stream).
     progress("on-sale demand model (create the event, then the buyers, priced per partition key)");
     let recorder = crate::capacity::CapacityRecorder::new();
     report.on_sale = on_sale(
-        new_app(None, Some(recorder.clone()), true).await?,
+        new_app(endpoint, None, Some(recorder.clone()), true).await?,
         endpoint,
         recorder,
         sizes.on_sale,
     )
     .await?;
-
-    Ok(report)
+    Ok(())
 }
