@@ -398,11 +398,12 @@ async fn new_app(
         .await
         .map_err(|e| e.to_string())?;
     // An instance keeps a queue's state a second, as on AWS.
-    let app = local::apps::app_on(client, &table);
-    Ok(App::new(
-        app.store.with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
-        app.config,
-    ))
+    let mut app = local::apps::app_on(client, &table);
+    app.memory = app
+        .memory
+        .fresh()
+        .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
+    Ok(app)
 }
 
 /// Warms DynamoDB Local up on a scratch table, then drops it: the

@@ -64,12 +64,10 @@ pub(super) async fn queue_bench(
     model: QueueModel,
 ) -> Result<QueueRun, String> {
     // Instances keep the queue's state a second, as on AWS.
-    let app = App::new(
-        app.store
-            .clone()
-            .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
-        app.config.clone(),
-    );
+    let mut app = App::new(app.store.clone(), app.config.clone());
+    app.memory = app
+        .memory
+        .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
     let mut run = QueueRun {
         model: Some(model),
         ..QueueRun::default()

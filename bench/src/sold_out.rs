@@ -141,10 +141,10 @@ pub(super) async fn sold_out_phase(
         })
         .await?;
     out.sections = (model.sections + u32::from(model.ga_capacity > 0)) as usize;
-    out.sold_out_sections = app
-        .new_process()
+    let fresh = app.new_process();
+    out.sold_out_sections = fresh
         .store
-        .sold_out_sections(&event_id)
+        .sold_out_sections(&fresh.memory, &event_id)
         .await
         .map_err(|e| e.to_string())?
         .len();

@@ -73,5 +73,7 @@ pub fn app_on(client: Client, table: &str) -> App {
     // Every request reads the queue's state, as the dev server does: a
     // test's put or delete applies to its next request, whatever function
     // serves it (an instance on AWS reuses its read for up to a second).
-    App::new(Store::new(client, table).with_queue_cache_ms(0), config)
+    let mut app = App::new(Store::new(client, table), config);
+    app.memory = app.memory.with_queue_cache_ms(0);
+    app
 }

@@ -123,26 +123,28 @@ pub fn recording() -> bool {
     record().is_some()
 }
 
-/// An app's store (kept alive while its instances are), one function's
-/// instance of it, and that instance's memory of contended seats.
-type Instance = (shared::Store, shared::Store, shared::crowd::Crowd);
+/// One function's instance of an app: its store (its client recorded as
+/// the function's while requests are being recorded) and its memory.
+type Instance = (shared::Store, shared::store::Memory);
+
+/// Each app's function instances, by the app's memory and the function,
+/// each with the app's memory (kept alive so its id is not reused).
+type Instances = BTreeMap<(usize, &'static str), (shared::store::Memory, Instance)>;
 
 /// The instance of `function` that serves `app`'s requests: the same table
-/// and settings, caches of its own (as its own Lambda instance has, so it
-/// reads what a cold instance of it would, and its own memory of contended
-/// seats), and, while requests are being
-/// recorded, a client whose requests are recorded as `function`'s. Made on
-/// first use, then kept for `app`'s life.
+/// and settings, a memory of its own (as its own Lambda instance has, so it
+/// reads what a cold instance of it would, and keeps its own crowd gate),
+/// and, while requests are being recorded, a client whose requests are
+/// recorded as `function`'s. Made on first use, then kept for the life of
+/// `app`'s memory.
 pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
-    // The app's store is kept alive with its instances, so its id is never
-    // reused by another store while the entry lives.
-    static INSTANCES: OnceLock<Mutex<BTreeMap<(usize, &'static str), Instance>>> = OnceLock::new();
+    static INSTANCES: OnceLock<Mutex<Instances>> = OnceLock::new();
     let mut instances = INSTANCES
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    let (_, store, crowd) = instances
-        .entry((app.store.instance_id(), function))
+    let (_, (store, memory)) = instances
+        .entry((app.memory.id(), function))
         .or_insert_with(|| {
             let client = app.store.client();
             let client = if recording() {
@@ -156,13 +158,15 @@ pub fn attributed(app: &shared::App, function: &'static str) -> shared::App {
             } else {
                 client.clone()
             };
-            let crowd = shared::crowd::Crowd::default();
-            (app.store.clone(), app.store.new_instance(client), crowd)
+            (
+                app.memory.clone(),
+                (app.store.with_client(client), app.memory.fresh()),
+            )
         });
     shared::App {
         store: store.clone(),
         config: app.config.clone(),
-        crowd: crowd.clone(),
+        memory: memory.clone(),
     }
 }
 

@@ -169,7 +169,7 @@ async fn check_places(
 ) {
     let event = app
         .store
-        .get_event(event_id)
+        .get_event(&app.memory, event_id)
         .await
         .unwrap_or_else(|e| panic!("reading the event: {}", shared::error::chain(&e)))
         .unwrap_or_else(|| panic!("event {event_id} not found"));

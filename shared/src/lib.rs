@@ -29,28 +29,30 @@ pub use store::Store;
 pub struct App {
     pub store: Store,
     pub config: Config,
-    /// This instance's memory of the seats it keeps refusing.
-    pub crowd: crowd::Crowd,
+    /// What this instance remembers between requests: the events, seat
+    /// maps, sold-out sections and queues it read, and the crowd gate.
+    pub memory: store::Memory,
 }
 
 impl App {
-    /// One function instance: `store`, `config`, and a crowd memory of its
-    /// own, empty.
+    /// One function instance: `store`, `config`, and a memory of its own,
+    /// empty.
     pub fn new(store: Store, config: Config) -> Self {
         Self {
             store,
             config,
-            crowd: crowd::Crowd::default(),
+            memory: store::Memory::default(),
         }
     }
 
     /// This app as a new process would see it: the same table and
-    /// settings, no cached event or seat map, nothing remembered.
+    /// settings, nothing remembered.
     pub fn new_process(&self) -> Self {
-        Self::new(
-            Store::new(self.store.client().clone(), self.store.table_name()),
-            self.config.clone(),
-        )
+        Self {
+            store: self.store.clone(),
+            config: self.config.clone(),
+            memory: self.memory.fresh(),
+        }
     }
 
     /// Reads the configuration and builds the DynamoDB client.

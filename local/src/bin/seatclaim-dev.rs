@@ -82,12 +82,11 @@ async fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     // One process serves every viewer of the seat-map page: a short seat-map
     // cache keeps what they see within the page's one-second refresh.
-    let app = App::new(
-        Store::new(client, &config.table_name)
-            .with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS)
-            .with_queue_cache_ms(0),
-        config,
-    );
+    let mut app = App::new(Store::new(client, &config.table_name), config);
+    app.memory = app
+        .memory
+        .with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS)
+        .with_queue_cache_ms(0);
 
     println!(
         "seatclaim dev server listening on http://127.0.0.1:{port} (the live seat map at /; DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",

@@ -105,7 +105,7 @@ pub async fn get_event(app: &App, req: &Request) -> Reply {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     let (event, status) = app
         .store
-        .get_event_status(&event_id)
+        .get_event_status(&app.memory, &event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     Ok(json(
@@ -171,7 +171,7 @@ pub async fn list_seats(app: &App, req: &Request) -> Reply {
     let from = query_param(req, "cursor", decode_cursor)?;
     let (seats, next) = app
         .store
-        .list_seats(&event_id, section.as_ref(), from, limit)
+        .list_seats(&app.memory, &event_id, section.as_ref(), from, limit)
         .await?
         .ok_or(Error::EventNotFound)?;
     let now = crate::world::now();
@@ -205,10 +205,10 @@ pub async fn availability(app: &App, req: &Request) -> Reply {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     let event = app
         .store
-        .get_event(&event_id)
+        .get_event(&app.memory, &event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
-    let (read_at, read) = app.store.seat_map_rows(&event).await?;
+    let (read_at, read) = app.store.seat_map_rows(&app.memory, &event).await?;
     let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, crate::world::now());
     map.as_of = read_at.to_rfc3339();
     Ok(cacheable_json(

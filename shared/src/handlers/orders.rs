@@ -95,12 +95,12 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
     }
     let event = app
         .store
-        .get_event_head(&event_id)
+        .get_event_head(&app.memory, &event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     let now = crate::world::now();
     let guard = app.config.expiry_guard_ms;
-    let (order, token) = match app.store.cached_queue(&event_id, now).await? {
+    let (order, token) = match app.store.cached_queue(&app.memory, &event_id, now).await? {
         None => {
             let (order, token) = open_order(&event, now, guard, body.user_id)?;
             app.store.create_order(&order).await?;
@@ -229,7 +229,7 @@ struct OrderReply<'a> {
 
 /// The event an order is for, with its plan.
 pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
-    (app.store.get_event(&order.event_id).await?).ok_or_else(|| no_such_event(order))
+    (app.store.get_event(&app.memory, &order.event_id).await?).ok_or_else(|| no_such_event(order))
 }
 
 /// An order naming no event is corrupt data.
@@ -347,7 +347,10 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
         if !order.is_holdable(now) {
             return Err(Error::OrderNotHoldable);
         }
-        let event = (app.store.get_event_head(&order.event_id).await?)
+        let event = (app
+            .store
+            .get_event_head(&app.memory, &order.event_id)
+            .await?)
             .ok_or_else(|| no_such_event(order))?;
         let seconds = body.seconds.unwrap_or(event.hold_seconds);
         let expires_at = match extension(order, seconds, app.config.max_order_lifetime_seconds, now)

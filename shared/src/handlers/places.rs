@@ -145,7 +145,7 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
             // bucket needs reading to say so.
             if app
                 .store
-                .sold_out_sections(&order.event_id)
+                .sold_out_sections(&app.memory, &order.event_id)
                 .await?
                 .contains(&section_id)
             {

@@ -81,7 +81,7 @@ fn settings_of(body: &PutQueueBody) -> Result<QueueSettings, Error> {
 async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     app.store
-        .get_event_head(&event_id)
+        .get_event_head(&app.memory, &event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     Ok(event_id)
@@ -112,7 +112,7 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
         };
         let previous = stored.as_ref().map(|s| s.version);
         if app.store.put_queue(&event_id, &state, previous).await? {
-            app.store
+            app.memory
                 .remember_queue(&event_id, now, Some(std::sync::Arc::new(state.clone())));
             return Ok(queue_reply(&event_id, &state, now));
         }
@@ -126,7 +126,7 @@ pub async fn get_queue(app: &App, req: &Request) -> Reply {
     let now = crate::world::now();
     let state = app
         .store
-        .cached_queue(&event_id, now)
+        .cached_queue(&app.memory, &event_id, now)
         .await?
         .ok_or(Error::QueueNotFound)?;
     Ok(queue_reply(&event_id, &state, now))
@@ -155,12 +155,12 @@ pub async fn delete_queue(app: &App, req: &Request) -> Reply {
         let stored = match app.store.read_queue(&event_id).await? {
             Some(stored) if stored.state.is_some() => stored,
             _ => {
-                app.store.remember_queue(&event_id, now, None);
+                app.memory.remember_queue(&event_id, now, None);
                 return Ok(removed);
             }
         };
         if app.store.remove_queue(&event_id, &stored).await? {
-            app.store.remember_queue(&event_id, now, None);
+            app.memory.remember_queue(&event_id, now, None);
             return Ok(removed);
         }
     }

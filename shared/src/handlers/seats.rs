@@ -61,18 +61,20 @@ pub async fn claim_remembering(
     now: Millis,
 ) -> Result<Millis, Error> {
     let event = token.event_id();
-    if let Some(seen) = app.crowd.refuse(event, seat, order.as_str(), now) {
+    if let Some(seen) = app.memory.crowd.refuse(event, seat, order.as_str(), now) {
         crate::metrics::refused_from_memory("get-seat");
         return Err(refusal(seen));
     }
     // Crowded on this event: a read (one read unit) before the write (a
     // failed one costs write units on the seat's partition).
-    if app.crowd.crowded(event, now) {
+    if app.memory.crowd.crowded(event, now) {
         let read = app.store.seat_state(event, seat).await?;
         if let Some((holder, seen)) =
             read.and_then(|state| refusal_on_read(&state, order.as_str(), now))
         {
-            app.crowd.refused_exactly(event, seat, &holder, seen, now);
+            app.memory
+                .crowd
+                .refused_exactly(event, seat, &holder, seen, now);
             crate::metrics::refused_after_read("get-seat");
             return Err(refusal(seen));
         }
@@ -84,12 +86,14 @@ pub async fn claim_remembering(
         .await
     {
         Ok(expires_at) => {
-            app.crowd.forget(event, seat);
+            app.memory.crowd.forget(event, seat);
             Ok(expires_at)
         }
         Err(ClaimRefusal { error, seen }) => {
             if let (Error::SeatHeld | Error::SeatSold, Some((holder, seen))) = (&error, seen) {
-                app.crowd.refused_exactly(event, seat, &holder, seen, now);
+                app.memory
+                    .crowd
+                    .refused_exactly(event, seat, &holder, seen, now);
             }
             Err(error)
         }
@@ -113,7 +117,7 @@ pub async fn drop_seat(app: &App, req: &Request) -> Reply {
         .release_seat(&order_id, &token, &seat_id, crate::world::now())
         .await?;
     // Released through this instance: it remembers no holder now.
-    app.crowd.forget(token.event_id(), &seat_id);
+    app.memory.crowd.forget(token.event_id(), &seat_id);
     Ok(json(
         StatusCode::OK,
         &SeatReply {
@@ -172,7 +176,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
     let token = token.with_expiry(stored.order.expires_at);
     let event = app
         .store
-        .get_event(token.event_id())
+        .get_event(&app.memory, token.event_id())
         .await?
         .ok_or(Error::OrderNotFound)?;
     let sections: Vec<&SectionPlan> = match &body.section_id {
@@ -187,7 +191,10 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
     };
     // Sections the stream saw sold out for good need no reading.
-    let sold_out = app.store.sold_out_sections(&event.event_id).await?;
+    let sold_out = app
+        .store
+        .sold_out_sections(&app.memory, &event.event_id)
+        .await?;
     let sections: Vec<&SectionPlan> = sections
         .into_iter()
         .filter(|s| !sold_out.contains(&s.section_id))

@@ -129,12 +129,12 @@ async fn event_queue(
 ) -> Result<(EventId, Arc<QueueState>), Error> {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     app.store
-        .get_event_head(&event_id)
+        .get_event_head(&app.memory, &event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     let state = app
         .store
-        .cached_queue(&event_id, now)
+        .cached_queue(&app.memory, &event_id, now)
         .await?
         .ok_or(Error::QueueNotFound)?;
     Ok((event_id, state))
@@ -170,11 +170,11 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
             .await?
         {
             let after = Arc::new(after);
-            app.store
+            app.memory
                 .remember_queue(&event_id, now, Some(after.clone()));
             seen = after;
         } else {
-            app.store.refuse_admit_on_join(&event_id, state.version);
+            app.memory.refuse_admit_on_join(&event_id, state.version);
             visitor.admission = None;
         }
     }
@@ -197,18 +197,18 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
 /// so does a failed look (throttled, say): the joiner then simply waits.
 async fn spot_for(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -> Option<i64> {
     let slot = state.admits_on_join(now)?;
-    if !app.store.may_admit_on_join(event_id, state.version) {
+    if !app.memory.may_admit_on_join(event_id, state.version) {
         return None;
     }
     match app.store.anyone_waiting(event_id, state.generation).await {
         Ok(false) => Some(slot),
         Ok(true) => {
-            app.store.refuse_admit_on_join(event_id, state.version);
+            app.memory.refuse_admit_on_join(event_id, state.version);
             None
         }
         Err(e) => {
             tracing::warn!(event = %event_id, error = %e, "the look for waiting visitors failed; joining without it");
-            app.store.refuse_admit_on_join(event_id, state.version);
+            app.memory.refuse_admit_on_join(event_id, state.version);
             None
         }
     }

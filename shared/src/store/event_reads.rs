@@ -15,6 +15,7 @@ use super::items::event::{
     event_is_ready, event_key_of, legacy_plan_chunk_key, parse_event, parse_event_head,
     plan_chunk_count, plan_chunk_key, PLAN_HASH, PLAN_REPLICAS,
 };
+use super::memory::Memory;
 use super::value::{Fields, Item};
 use super::Store;
 use crate::domain::{Event, EventHead, EventId, EventRef, EventStatus};
@@ -28,7 +29,7 @@ const CACHED_EVENTS: usize = 256;
 
 /// Ready events' heads or whole events, by id.
 #[derive(Debug)]
-pub(super) struct EventCache<T>(Mutex<HashMap<EventId, Arc<T>>>);
+pub(in crate::store) struct EventCache<T>(Mutex<HashMap<EventId, Arc<T>>>);
 
 impl<T> Default for EventCache<T> {
     fn default() -> Self {
@@ -66,33 +67,41 @@ pub(super) enum PlanRead {
 }
 
 /// Picks the plan copy a new instance reads.
-pub(super) fn pick_plan_replica() -> u8 {
+pub(in crate::store) fn pick_plan_replica() -> u8 {
     crate::world::random_u128().map_or(0, |r| (r % u128::from(PLAN_REPLICAS)) as u8)
 }
 
 impl Store {
     /// A ready event's head, or `None`; served from the process's cache
     /// once read.
-    pub async fn get_event_head(&self, event: &EventId) -> Result<Option<Arc<EventHead>>, Error> {
-        if let Some(cached) = self.heads.get(event) {
+    pub async fn get_event_head(
+        &self,
+        memory: &Memory,
+        event: &EventId,
+    ) -> Result<Option<Arc<EventHead>>, Error> {
+        if let Some(cached) = memory.heads.get(event) {
             return Ok(Some(cached));
         }
         let Some(item) = self.ready_head_item(event).await? else {
             return Ok(None);
         };
         let head = Arc::new(parse_event_head(&item)?);
-        self.heads.put(event, head.clone());
+        memory.heads.put(event, head.clone());
         Ok(Some(head))
     }
 
     /// A ready event with its plan, or `None`; served from the process's
     /// cache once read.
-    pub async fn get_event(&self, event: &EventId) -> Result<Option<Arc<Event>>, Error> {
-        if let Some(cached) = self.events.get(event) {
+    pub async fn get_event(
+        &self,
+        memory: &Memory,
+        event: &EventId,
+    ) -> Result<Option<Arc<Event>>, Error> {
+        if let Some(cached) = memory.events.get(event) {
             return Ok(Some(cached));
         }
         match self.ready_head_item(event).await? {
-            Some(item) => Ok(Some(self.cache_ready(event, &item).await?)),
+            Some(item) => Ok(Some(self.cache_ready(memory, event, &item).await?)),
             None => Ok(None),
         }
     }
@@ -101,15 +110,16 @@ impl Store {
     /// consistent read of its item (what the cache does not hold).
     pub async fn get_event_status(
         &self,
+        memory: &Memory,
         event: &EventId,
     ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
-        if let Some(cached) = self.events.get(event) {
+        if let Some(cached) = memory.events.get(event) {
             return Ok(Some((cached, EventStatus::Ready)));
         }
         let event_ref = EventRef::of(event);
         match self.get_consistent(event_key_of(&event_ref)).await? {
             Some(item) if names(&item, event)? && event_is_ready(&item) => Ok(Some((
-                self.cache_ready(event, &item).await?,
+                self.cache_ready(memory, event, &item).await?,
                 EventStatus::Ready,
             ))),
             Some(item) if names(&item, event)? => {
@@ -121,16 +131,21 @@ impl Store {
     }
 
     /// A ready event's plan read from this instance's copy, kept.
-    async fn cache_ready(&self, event: &EventId, item: &Item) -> Result<Arc<Event>, Error> {
+    async fn cache_ready(
+        &self,
+        memory: &Memory,
+        event: &EventId,
+        item: &Item,
+    ) -> Result<Arc<Event>, Error> {
         let found = self
             .read_plan(
                 &EventRef::of(event),
                 item,
-                PlanRead::Replica(self.plan_replica),
+                PlanRead::Replica(memory.plan_replica),
             )
             .await?;
         let found = Arc::new(found);
-        self.events.put(event, found.clone());
+        memory.events.put(event, found.clone());
         Ok(found)
     }
 

@@ -15,6 +15,7 @@ use super::items::event::{
 use super::items::seat::{
     parse_seat, seat_block_pk, seat_key, NUMBER, ORDINAL, ROW, SEAT_AVAILABLE,
 };
+use super::memory::Memory;
 use super::schema::{
     CREATED_AT, EVENT_ID, KIND, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_SHARD, PK, SEAT_ID,
     SECTION_ID, STATUS,
@@ -432,12 +433,13 @@ impl Store {
     /// exist or is still being created.
     pub async fn list_seats(
         &self,
+        memory: &Memory,
         event: &EventId,
         section: Option<&SectionId>,
         from: Option<u32>,
         limit: u32,
     ) -> Result<Option<(Vec<Seat>, Option<u32>)>, Error> {
-        let Some(found) = self.get_event(event).await? else {
+        let Some(found) = self.get_event(memory, event).await? else {
             return Ok(None);
         };
         let page = found.seat_page(section, from, limit)?;
@@ -456,10 +458,13 @@ impl Store {
         event: &EventId,
         section: Option<&SectionId>,
     ) -> Result<Option<Vec<Seat>>, Error> {
+        // A memory of its own: the checks read the table as it is.
+        let memory = Memory::default();
         let mut all = Vec::new();
         let mut from = None;
         loop {
-            let Some((seats, next)) = self.list_seats(event, section, from, 1000).await? else {
+            let Some((seats, next)) = self.list_seats(&memory, event, section, from, 1000).await?
+            else {
                 return Ok(None);
             };
             all.extend(seats);

@@ -76,6 +76,7 @@ mod ga;
 mod holds;
 mod items;
 mod lifecycle;
+mod memory;
 mod queue;
 mod schema;
 mod seat_map;
@@ -107,6 +108,7 @@ pub use items::visitor::{
     visitor_shard, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_PK_PREFIX,
     VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
+pub use memory::Memory;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::*;
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
@@ -133,24 +135,13 @@ pub fn sdk_timeouts() -> TimeoutConfig {
         .build()
 }
 
-/// The DynamoDB client and table, built once per process.
+/// The DynamoDB client and table, built once per process. It remembers
+/// nothing between requests: an instance's memory is [`Memory`], which the
+/// reads that may be answered from it take.
 #[derive(Clone, Debug)]
 pub struct Store {
     client: Client,
     table: Arc<str>,
-    heads: Arc<event_reads::EventCache<crate::domain::EventHead>>,
-    events: Arc<event_reads::EventCache<crate::domain::Event>>,
-    /// The copy of each plan this instance reads (see `event_reads`).
-    plan_replica: u8,
-    seat_maps: Arc<seat_map::SeatMapCache>,
-    sold_out: Arc<sold_out::SoldOutCache>,
-    /// How long a seat map read is reused ([`SEAT_MAP_CACHE_MS`]).
-    seat_map_cache_ms: i64,
-    /// Each queue's state as this instance last read it, from its copy.
-    queues: Arc<queue::QueueCache>,
-    queue_copy: u8,
-    /// How long a queue's state is reused ([`QUEUE_CACHE_MS`]).
-    queue_cache_ms: i64,
 }
 
 /// The SDK's HTTP client: hyper + rustls on ring, trusting the platform's
@@ -181,55 +172,16 @@ impl Store {
         Self {
             client,
             table: Arc::from(table),
-            heads: Arc::default(),
-            events: Arc::default(),
-            plan_replica: event_reads::pick_plan_replica(),
-            seat_maps: Arc::default(),
-            sold_out: Arc::default(),
-            seat_map_cache_ms: SEAT_MAP_CACHE_MS,
-            queues: Arc::default(),
-            queue_copy: queue::pick_queue_copy(),
-            queue_cache_ms: QUEUE_CACHE_MS,
         }
     }
 
-    /// Reuses a queue's state for `ms` instead of [`QUEUE_CACHE_MS`]: the
-    /// dev server, one process for every function, reads it each time, so
-    /// a put or a delete applies to the next request.
-    pub fn with_queue_cache_ms(mut self, ms: i64) -> Self {
-        self.queue_cache_ms = ms;
-        self
-    }
-
-    /// Reuses a seat map read for `ms` instead of [`SEAT_MAP_CACHE_MS`]:
-    /// the dev server, whose one process serves every viewer, keeps it
-    /// shorter so a change shows within its page's one-second refresh.
-    pub fn with_seat_map_cache_ms(mut self, ms: i64) -> Self {
-        self.seat_map_cache_ms = ms;
-        self
-    }
-
-    /// A store on the same table over `client`, with caches of its own:
-    /// what another Lambda instance has. The dev server and the tests run
-    /// every function in one process; each function gets its own instance,
-    /// so each reads what a cold instance of it would.
-    pub fn new_instance(&self, client: Client) -> Self {
+    /// The same table over `client` (another instance's, recorded or
+    /// faulty).
+    pub fn with_client(&self, client: Client) -> Self {
         Self {
             client,
-            heads: Arc::default(),
-            events: Arc::default(),
-            plan_replica: event_reads::pick_plan_replica(),
-            seat_maps: Arc::default(),
-            sold_out: Arc::default(),
-            queues: Arc::default(),
-            queue_copy: queue::pick_queue_copy(),
-            ..self.clone()
+            table: self.table.clone(),
         }
-    }
-
-    /// Identifies this instance (its caches) while it lives.
-    pub fn instance_id(&self) -> usize {
-        Arc::as_ptr(&self.events) as usize
     }
 
     pub fn client(&self) -> &Client {

@@ -19,6 +19,7 @@ use super::items::queue::{
     CHECKPOINTS, EVENTS, GENERATION, INVENTORY, LAST_ADMISSION_US, OPENS_AT, ORDERS_PER_ADMISSION,
     QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
+use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
@@ -47,13 +48,13 @@ type QueueRead = (Millis, Option<Arc<QueueState>>);
 /// Each instance's last read of each queue, and the version at which an
 /// on-the-spot admission last lost its race here.
 #[derive(Debug, Default)]
-pub(super) struct QueueCache {
+pub(in crate::store) struct QueueCache {
     reads: Mutex<HashMap<EventId, QueueRead>>,
     spot_refused_at: Mutex<HashMap<EventId, i64>>,
 }
 
 /// Picks the copy a new instance reads.
-pub(super) fn pick_queue_copy() -> u8 {
+pub(in crate::store) fn pick_queue_copy() -> u8 {
     crate::world::random_u128().map_or(0, |r| (r % u128::from(QUEUE_COPIES)) as u8)
 }
 
@@ -180,45 +181,16 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
     })
 }
 
-impl Store {
-    /// The queue's item, strongly consistent: what put-queue, delete-queue
-    /// and the admitter decide from.
-    pub async fn read_queue(&self, event: &EventId) -> Result<Option<StoredQueue>, Error> {
-        let item = self.get_consistent(queue_key(&EventRef::of(event))).await?;
-        Ok(item.as_ref().map(parse_stored).transpose()?)
-    }
+fn queue_cache_get(memory: &Memory, event: &EventId) -> Option<QueueRead> {
+    let cache = memory
+        .queues
+        .reads
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    cache.get(event).cloned()
+}
 
-    /// The queue as this instance last read it, if that was less than
-    /// [`QUEUE_CACHE_MS`] ago; else read from this instance's copy
-    /// (eventually consistent). No copy means no queue: put-queue writes
-    /// every copy with the main item, in one transaction (a copy not yet
-    /// visible a few milliseconds after a put reads as no queue until the
-    /// next read, within the second the contract allows).
-    pub async fn cached_queue(
-        &self,
-        event: &EventId,
-        now: Millis,
-    ) -> Result<Option<Arc<QueueState>>, Error> {
-        if let Some((read_at, state)) = self.queue_cache_get(event) {
-            if now.0 - read_at.0 < self.queue_cache_ms && now.0 >= read_at.0 {
-                return Ok(state);
-            }
-        }
-        let key = queue_copy_key(&EventRef::of(event), self.queue_copy);
-        let stored = match self.get_item(key, false).await? {
-            Some(item) => Some(parse_stored(&item)?),
-            None => None,
-        };
-        let state = stored.and_then(|q| q.state).map(Arc::new);
-        self.remember_queue(event, now, state.clone());
-        Ok(state)
-    }
-
-    fn queue_cache_get(&self, event: &EventId) -> Option<QueueRead> {
-        let cache = self.queues.reads.lock().unwrap_or_else(|p| p.into_inner());
-        cache.get(event).cloned()
-    }
-
+impl Memory {
     /// Keeps `state` as this instance's view of the queue from `now`: what
     /// it just read, or what it just wrote (so its own next request sees
     /// its own change at once).
@@ -250,6 +222,42 @@ impl Store {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         refused.insert(event.clone(), version);
+    }
+}
+
+impl Store {
+    /// The queue's item, strongly consistent: what put-queue, delete-queue
+    /// and the admitter decide from.
+    pub async fn read_queue(&self, event: &EventId) -> Result<Option<StoredQueue>, Error> {
+        let item = self.get_consistent(queue_key(&EventRef::of(event))).await?;
+        Ok(item.as_ref().map(parse_stored).transpose()?)
+    }
+
+    /// The queue as this instance last read it, if that was less than
+    /// [`QUEUE_CACHE_MS`] ago; else read from this instance's copy
+    /// (eventually consistent). No copy means no queue: put-queue writes
+    /// every copy with the main item, in one transaction (a copy not yet
+    /// visible a few milliseconds after a put reads as no queue until the
+    /// next read, within the second the contract allows).
+    pub async fn cached_queue(
+        &self,
+        memory: &Memory,
+        event: &EventId,
+        now: Millis,
+    ) -> Result<Option<Arc<QueueState>>, Error> {
+        if let Some((read_at, state)) = queue_cache_get(memory, event) {
+            if now.0 - read_at.0 < memory.queue_cache_ms && now.0 >= read_at.0 {
+                return Ok(state);
+            }
+        }
+        let key = queue_copy_key(&EventRef::of(event), memory.queue_copy);
+        let stored = match self.get_item(key, false).await? {
+            Some(item) => Some(parse_stored(&item)?),
+            None => None,
+        };
+        let state = stored.and_then(|q| q.state).map(Arc::new);
+        memory.remember_queue(event, now, state.clone());
+        Ok(state)
     }
 
     /// Writes `state` (put-queue) over the queue as read (`previous`: its

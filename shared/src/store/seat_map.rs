@@ -11,6 +11,7 @@ use super::errors::{sdk_error, StoreError};
 use super::items;
 use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD};
 use super::items::seat_map::{seat_map_key, SEAT_MAP_ITEM_SEATS};
+use super::memory::Memory;
 use super::schema::{PK, SEAT_ID, STATUS};
 use super::sold_out::PartShape;
 use super::value::{s, Item};
@@ -186,17 +187,21 @@ impl Store {
 
     /// The projection of every row of `event`, its general-admission
     /// buckets, and when they were read, reused for [`SEAT_MAP_CACHE_MS`]
-    /// (or what [`Store::with_seat_map_cache_ms`] set).
-    pub async fn seat_map_rows(&self, event: &Event) -> Result<(Millis, Arc<MapRead>), Error> {
+    /// (or what [`Memory::with_seat_map_cache_ms`] set).
+    pub async fn seat_map_rows(
+        &self,
+        memory: &Memory,
+        event: &Event,
+    ) -> Result<(Millis, Arc<MapRead>), Error> {
         let now = crate::world::now();
-        let cached = self
+        let cached = memory
             .seat_maps
             .0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&event.event_id)
             .cloned();
-        if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < self.seat_map_cache_ms) {
+        if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < memory.seat_map_cache_ms) {
             return Ok((at, rows));
         }
         let mut buckets = HashMap::new();
@@ -212,7 +217,7 @@ impl Store {
             rows: self.read_seat_map(event).await?,
             buckets,
         });
-        let mut cache = self.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = memory.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHED_SEAT_MAPS {
             cache.clear();
         }

@@ -21,6 +21,7 @@ use super::items::seat::PART_SEATS;
 use super::items::seat_map::{
     section_progress_key, sold_out_key, FULL_PARTS, SEAT_MAP_ITEM_SEATS, SOLD_OUT,
 };
+use super::memory::Memory;
 use super::schema::{PK, SECTION_ID, SECTION_PARTS};
 use super::value::{Fields, Item};
 use super::Store;
@@ -250,10 +251,11 @@ impl Store {
     /// consistent, reused for [`SOLD_OUT_CACHE_MS`]).
     pub async fn sold_out_sections(
         &self,
+        memory: &Memory,
         event: &EventId,
     ) -> Result<Arc<HashSet<SectionId>>, Error> {
         let now = crate::world::now();
-        let cached = self
+        let cached = memory
             .sold_out
             .0
             .lock()
@@ -275,7 +277,7 @@ impl Store {
             .filter_map(|id| SectionId::parse(id).ok())
             .collect();
         let sections = Arc::new(sections);
-        let mut cache = self.sold_out.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = memory.sold_out.0.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= CACHED_EVENTS {
             cache.clear();
         }

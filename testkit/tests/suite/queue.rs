@@ -428,10 +428,10 @@ async fn admission_pauses_while_nothing_is_left_and_a_sell_out_ends_the_wait() {
     let streaming = testkit::fresh_app_streaming(None).await;
     // The admitter reads the seat map fresh at every tick here (on AWS it
     // reuses a read for a second, within the contract's lag).
-    let app = shared::App::new(
-        streaming.store.clone().with_seat_map_cache_ms(0),
-        streaming.config.clone(),
-    );
+    let app = shared::App {
+        memory: streaming.memory.clone().with_seat_map_cache_ms(0),
+        ..streaming.clone()
+    };
     let endpoint = testkit::dynamodb_endpoint();
     let project = || local::streams::project_now(&app, &endpoint);
     let ev = event(&app, 1, 300).await;

@@ -12,7 +12,7 @@ use common::{event, fresh_app};
 use serde_json::json;
 use shared::admitter::{Admitter, TickSummary};
 use shared::domain::EventId;
-use shared::store::{Store, QUEUE_CACHE_MS};
+use shared::store::QUEUE_CACHE_MS;
 
 #[tokio::test]
 async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
@@ -80,11 +80,11 @@ async fn a_joiner_never_passes_one_the_admitter_has_not_counted_yet() {
 /// view of the queue reused for a second, as on AWS.
 fn instance(app: &shared::App, counter: &local::metrics::RequestCounter) -> shared::App {
     let client = local::local_client_counting(&testkit::dynamodb_endpoint(), Some(counter.clone()));
-    let store: Store = app
-        .store
-        .new_instance(client)
-        .with_queue_cache_ms(QUEUE_CACHE_MS);
-    shared::App::new(store, app.config.clone())
+    shared::App {
+        store: app.store.with_client(client),
+        config: app.config.clone(),
+        memory: app.memory.fresh().with_queue_cache_ms(QUEUE_CACHE_MS),
+    }
 }
 
 #[tokio::test]
@@ -99,13 +99,21 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     // test is of a view that is behind, however long it is kept.
     let crowd = {
         let crowd = instance(&app, &counter);
-        shared::App::new(crowd.store.with_queue_cache_ms(60_000), crowd.config)
+        shared::App {
+            memory: crowd.memory.clone().with_queue_cache_ms(60_000),
+            ..crowd
+        }
     };
     // The crowd's join-queue instance reads its copy of the queue: nobody
     // waits.
-    let _ = local::iam::attributed(&crowd, "queue-visitors")
+    let visitors = local::iam::attributed(&crowd, "queue-visitors");
+    let _ = visitors
         .store
-        .cached_queue(&EventId::parse(&ev).unwrap(), shared::world::now())
+        .cached_queue(
+            &visitors.memory,
+            &EventId::parse(&ev).unwrap(),
+            shared::world::now(),
+        )
         .await
         .unwrap();
     // Another instance admits a joiner on the spot: the queue's version
@@ -116,9 +124,10 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     let event_id = EventId::parse(&ev).unwrap();
     let main = app.store.read_queue(&event_id).await.unwrap().unwrap();
     tick(&app, &mut Admitter::default(), &ev, shared::world::now()).await;
-    let copy = instance(&app, &counter)
+    let reader = instance(&app, &counter);
+    let copy = reader
         .store
-        .cached_queue(&event_id, shared::world::now())
+        .cached_queue(&reader.memory, &event_id, shared::world::now())
         .await
         .unwrap()
         .unwrap();
@@ -215,10 +224,10 @@ async fn buy_a_seat(app: shared::App, ev: String, v: serde_json::Value, seats: u
 async fn admissions_racing_a_sell_out_stop_at_it_and_are_counted_exactly() {
     const SEATS: u32 = 8;
     let streaming = testkit::fresh_app_streaming(None).await;
-    let app = shared::App::new(
-        streaming.store.clone().with_seat_map_cache_ms(0),
-        streaming.config.clone(),
-    );
+    let app = shared::App {
+        memory: streaming.memory.clone().with_seat_map_cache_ms(0),
+        ..streaming.clone()
+    };
     let endpoint = testkit::dynamodb_endpoint();
     let ev = event(&app, SEATS, 300).await;
     assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 600)).await.0, 200);
@@ -240,12 +249,13 @@ async fn admissions_racing_a_sell_out_stop_at_it_and_are_counted_exactly() {
     let counter = local::metrics::RequestCounter::default();
     let lagging = {
         let instance = instance(&app, &counter);
-        shared::App::new(
-            instance
-                .store
+        shared::App {
+            memory: instance
+                .memory
+                .clone()
                 .with_seat_map_cache_ms(shared::store::SEAT_MAP_CACHE_MS),
-            instance.config,
-        )
+            ..instance
+        }
     };
     let mut admitters = [Admitter::default(), Admitter::default()];
     let mut rounds: Vec<[TickSummary; 2]> = Vec::new();

@@ -20,12 +20,13 @@ async fn requests_per_operation() {
     let app = testkit::fresh_app_counting(Some(counter.clone())).await;
     // An instance keeps its read of the event's queue state for a second,
     // as on AWS (the test app reads it every time).
-    let app = shared::App::new(
-        app.store
+    let app = shared::App {
+        memory: app
+            .memory
             .clone()
             .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
-        app.config.clone(),
-    );
+        ..app
+    };
     let ev = event(&app, 14, 300).await;
     counter.take();
 
