@@ -13,8 +13,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
-use super::orders::{in_plan_order, order_event, places_by_section};
-use super::places::plan_from_buckets;
+use super::reads::{in_plan_order, order_event, places_by_section, plan_from_buckets};
 use super::{GaEntry, Reply};
 use crate::domain::ga::{plan_held_sales, plan_late_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{

@@ -12,7 +12,10 @@
 //!   `streams`: project-seat-map, publish-events
 //! - `queue`: put-queue, get-queue, delete-queue, and the JWKS
 //! - `visitors`: join-queue, visitor-status (they sign admissions)
-//! - `access`: who may use an order's routes
+//! - `access`: who may use an order's routes; `reads`: what several
+//!   route files read alike (an order's event, its places, places found in
+//!   a section's buckets). Route files import only from these two, never
+//!   from each other.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -25,6 +28,7 @@ pub(crate) mod events;
 pub(crate) mod orders;
 pub(crate) mod places;
 pub(crate) mod queue;
+mod reads;
 mod scheduled;
 pub(crate) mod seats;
 mod streams;

@@ -7,14 +7,14 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::access::read_own_order;
+use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{
-    extension, holder_deadline, Event, EventHead, EventId, Extension, IdempotencyKey, Order,
-    OrderId, OrderStatus, PaymentId, SeatId, SectionId, VisitorId, HOLD_SECONDS_RANGE,
-    MAX_USER_ID_LEN,
+    extension, holder_deadline, EventHead, EventId, Extension, IdempotencyKey, Order, OrderId,
+    OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
@@ -227,62 +227,6 @@ struct OrderReply<'a> {
     visitor_id: Option<&'a VisitorId>,
 }
 
-/// The event an order is for, with its plan.
-pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
-    (app.store.get_event(&app.memory, &order.event_id).await?).ok_or_else(|| no_such_event(order))
-}
-
-/// An order naming no event is corrupt data.
-fn no_such_event(order: &Order) -> Error {
-    Error::Corrupt(format!(
-        "order {} names an event that does not exist",
-        order.order_id
-    ))
-}
-
-/// An order's places per general-admission section, in plan order, none
-/// with zero.
-pub(super) async fn places_by_section(app: &App, order: &Order) -> Result<Vec<GaEntry>, Error> {
-    if order.places.is_empty() {
-        return Ok(Vec::new());
-    }
-    let event = order_event(app, order).await?;
-    Ok(event
-        .ga_sections()
-        .map(|(section, _)| GaEntry {
-            section_id: section.clone(),
-            quantity: order
-                .places
-                .iter()
-                .filter(|p| &p.section == section)
-                .map(|p| p.quantity)
-                .sum(),
-        })
-        .filter(|entry| entry.quantity > 0)
-        .collect())
-}
-
-/// `entries` (sections and quantities) in the order of the event's plan.
-pub(super) async fn in_plan_order(
-    app: &App,
-    order: &Order,
-    entries: &[GaEntry],
-) -> Result<Vec<GaEntry>, Error> {
-    if entries.len() < 2 {
-        return Ok(entries.to_vec());
-    }
-    let event = order_event(app, order).await?;
-    let position = |section: &SectionId| {
-        event
-            .sections
-            .iter()
-            .position(|s| &s.section_id == section)
-            .unwrap_or(usize::MAX)
-    };
-    let mut sorted = entries.to_vec();
-    sorted.sort_by_key(|e| position(&e.section_id));
-    Ok(sorted)
-}
 /// `GET /orders/{orderId}`
 pub async fn get_order(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
