@@ -178,7 +178,7 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
     // The order changing spends a round; rivals taking the places it
     // planned on spend a re-plan, each after a jittered pause.
     let mut changes = Rounds::new("confirm", CONFIRM_ROUNDS);
-    let mut replans = Rounds::new("confirm's places", PLACE_REPLANS + 1);
+    let mut replans = Rounds::new("confirm's places", PLACE_REPLANS);
     changes.next().await;
     loop {
         let round = if changes.is_last() {
