@@ -10,7 +10,7 @@ use lambda_http::{service_fn, Body, Request, Response};
 use crate::error::Error;
 use crate::http::{request_deadline, serve};
 use crate::routes::{answer, Function};
-use crate::{config, telemetry, App};
+use crate::{telemetry, App};
 
 /// A function's start: the log subscriber, then its configuration and
 /// clients, built from what its entry says it needs.
@@ -54,7 +54,7 @@ pub async fn answer_as(function: &'static Function, app: &App, req: Request) -> 
                     .collect::<Vec<_>>()
                     .join(", "),
             };
-            let deadline = request_deadline(&req, config::DEFAULT_REQUEST_BUDGET_MS);
+            let deadline = request_deadline(&req, app.config.request_budget_ms);
             serve(function.name, &req, deadline, async { Err(err) }).await
         }
     }
