@@ -1,0 +1,364 @@
+//! The table itself: each function's entry, with its routes, handlers,
+//! needs and errors (see the module above for what each field means).
+
+use super::{Function, Route, Trigger};
+use crate::config::Needs;
+use crate::error::ErrorKind as E;
+use crate::handlers;
+
+/// A route's handler as a [`Handler`]: the async fn, boxed.
+macro_rules! handler {
+    ($f:path) => {
+        |app, req| Box::pin($f(app, req))
+    };
+}
+
+/// `405` and `413` are answered by most routes that take a body or share a
+/// path with another method; listed per route as docs/openapi.yaml has them.
+const NOT_ALLOWED: E = E::MethodNotAllowed;
+const TOO_LARGE: E = E::PayloadTooLarge;
+
+pub const CREATE_EVENT: Function = http(
+    "create-event",
+    Needs::Store,
+    &[Route {
+        name: "create-event",
+        method: "PUT",
+        path: "/events/{eventId}",
+        errors: &[E::EventExists, TOO_LARGE],
+        handler: handler!(handlers::events::create_event),
+    }],
+);
+
+pub const GET_EVENT: Function = http(
+    "get-event",
+    Needs::Store,
+    &[Route {
+        name: "get-event",
+        method: "GET",
+        path: "/events/{eventId}",
+        errors: &[E::EventNotFound, NOT_ALLOWED],
+        handler: handler!(handlers::events::get_event),
+    }],
+);
+
+pub const LIST_SEATS: Function = http(
+    "list-seats",
+    Needs::Store,
+    &[Route {
+        name: "list-seats",
+        method: "GET",
+        path: "/events/{eventId}/seats",
+        errors: &[E::EventNotFound, E::SectionNotFound, NOT_ALLOWED],
+        handler: handler!(handlers::events::list_seats),
+    }],
+);
+
+pub const AVAILABILITY: Function = http(
+    "availability",
+    Needs::Store,
+    &[Route {
+        name: "availability",
+        method: "GET",
+        path: "/events/{eventId}/availability",
+        errors: &[E::EventNotFound, NOT_ALLOWED],
+        handler: handler!(handlers::events::availability),
+    }],
+);
+
+pub const CREATE_ORDER: Function = http(
+    "create-order",
+    Needs::StoreAndVerifyKeys,
+    &[Route {
+        name: "create-order",
+        method: "POST",
+        path: "/events/{eventId}/orders",
+        errors: &[
+            E::EventNotFound,
+            TOO_LARGE,
+            NOT_ALLOWED,
+            E::Unauthorized,
+            E::QueueRequired,
+            E::AdmissionUsed,
+        ],
+        handler: handler!(handlers::orders::create_order),
+    }],
+);
+
+pub const GET_ORDER: Function = http(
+    "get-order",
+    Needs::Store,
+    &[Route {
+        name: "get-order",
+        method: "GET",
+        path: "/orders/{orderId}",
+        errors: &[E::Unauthorized, E::OrderNotFound],
+        handler: handler!(handlers::orders::get_order),
+    }],
+);
+
+pub const CANCEL_ORDER: Function = http(
+    "cancel-order",
+    Needs::Store,
+    &[Route {
+        name: "cancel-order",
+        method: "DELETE",
+        path: "/orders/{orderId}",
+        errors: &[
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::OrderNotCancellable,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::orders::cancel_order),
+    }],
+);
+
+pub const EXTEND_ORDER: Function = http(
+    "extend-order",
+    Needs::Store,
+    &[Route {
+        name: "extend-order",
+        method: "POST",
+        path: "/orders/{orderId}/extend",
+        errors: &[
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::HoldLimit,
+            E::OrderNotHoldable,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::orders::extend_order),
+    }],
+);
+
+pub const BEST_AVAILABLE: Function = http(
+    "best-available",
+    Needs::Store,
+    &[Route {
+        name: "best-available",
+        method: "POST",
+        path: "/orders/{orderId}/best-available",
+        errors: &[
+            TOO_LARGE,
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::SectionNotFound,
+            E::NotEnoughSeats,
+            E::OrderNotHoldable,
+            E::SeatLimit,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::seats::best_available),
+    }],
+);
+
+pub const HOLD_GA: Function = http(
+    "hold-ga",
+    Needs::Store,
+    &[Route {
+        name: "hold-ga",
+        method: "PUT",
+        path: "/orders/{orderId}/ga/{sectionId}",
+        errors: &[
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::SectionNotFound,
+            E::SoldOut,
+            E::OrderNotHoldable,
+            E::SeatLimit,
+            TOO_LARGE,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::places::hold_ga),
+    }],
+);
+
+pub const GET_SEAT: Function = http(
+    "get-seat",
+    Needs::Store,
+    &[Route {
+        name: "get-seat",
+        method: "POST",
+        path: "/orders/{orderId}/seats/{seatId}",
+        errors: &[
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::SeatNotFound,
+            E::SeatHeld,
+            E::SeatSold,
+            E::OrderNotHoldable,
+            E::SeatLimit,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::seats::get_seat),
+    }],
+);
+
+pub const DROP_SEAT: Function = http(
+    "drop-seat",
+    Needs::Store,
+    &[Route {
+        name: "drop-seat",
+        method: "DELETE",
+        path: "/orders/{orderId}/seats/{seatId}",
+        errors: &[
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::SeatNotFound,
+            E::SeatNotHeld,
+            E::OrderNotHoldable,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::seats::drop_seat),
+    }],
+);
+
+pub const CONFIRM: Function = http(
+    "confirm",
+    Needs::StoreAndConfirmSecret,
+    &[Route {
+        name: "confirm",
+        method: "POST",
+        path: "/orders/{orderId}/confirm",
+        errors: &[
+            E::Unauthorized,
+            E::OrderNotFound,
+            E::AlreadyCompleted,
+            E::OrderExpired,
+            E::SeatsUnavailable,
+            E::PaymentReused,
+            TOO_LARGE,
+            NOT_ALLOWED,
+        ],
+        handler: handler!(handlers::confirm::confirm),
+    }],
+);
+
+pub const QUEUE_ADMIN: Function = http(
+    "queue-admin",
+    Needs::Store,
+    &[
+        Route {
+            name: "put-queue",
+            method: "PUT",
+            path: "/events/{eventId}/queue",
+            errors: &[E::EventNotFound, E::QueueOpen, TOO_LARGE, NOT_ALLOWED],
+            handler: handler!(handlers::queue::put_queue),
+        },
+        Route {
+            name: "delete-queue",
+            method: "DELETE",
+            path: "/events/{eventId}/queue",
+            errors: &[E::EventNotFound],
+            handler: handler!(handlers::queue::delete_queue),
+        },
+    ],
+);
+
+pub const GET_QUEUE: Function = http(
+    "get-queue",
+    Needs::Store,
+    &[Route {
+        name: "get-queue",
+        method: "GET",
+        path: "/events/{eventId}/queue",
+        errors: &[E::EventNotFound, E::QueueNotFound],
+        handler: handler!(handlers::queue::get_queue),
+    }],
+);
+
+pub const QUEUE_VISITORS: Function = http(
+    "queue-visitors",
+    Needs::StoreAndSigningKeys,
+    &[
+        Route {
+            name: "join-queue",
+            method: "POST",
+            path: "/events/{eventId}/queue/visitors",
+            errors: &[E::EventNotFound, E::QueueNotFound, TOO_LARGE, NOT_ALLOWED],
+            handler: handler!(handlers::visitors::join_queue),
+        },
+        Route {
+            name: "visitor-status",
+            method: "GET",
+            path: "/events/{eventId}/queue/visitors/{visitorId}",
+            errors: &[
+                E::Unauthorized,
+                E::EventNotFound,
+                E::VisitorNotFound,
+                NOT_ALLOWED,
+            ],
+            handler: handler!(handlers::visitors::visitor_status),
+        },
+    ],
+);
+
+pub const ADMISSION_KEYS: Function = http(
+    "admission-keys",
+    Needs::StoreAndVerifyKeys,
+    &[Route {
+        name: "admission-keys",
+        method: "GET",
+        path: "/.well-known/jwks.json",
+        errors: &[NOT_ALLOWED],
+        handler: handler!(handlers::queue::admission_keys),
+    }],
+);
+
+pub const EXPIRE_HOLDS: Function = Function {
+    name: "expire-holds",
+    needs: Some(Needs::Store),
+    trigger: Trigger::Schedule,
+};
+
+pub const ADMIT_VISITORS: Function = Function {
+    name: "admit-visitors",
+    needs: Some(Needs::Store),
+    trigger: Trigger::Schedule,
+};
+
+pub const PROJECT_SEAT_MAP: Function = Function {
+    name: "project-seat-map",
+    needs: Some(Needs::Store),
+    trigger: Trigger::Stream,
+};
+
+pub const PUBLISH_EVENTS: Function = Function {
+    name: "publish-events",
+    needs: None,
+    trigger: Trigger::Stream,
+};
+
+/// Every function, in the order the docs list them.
+pub const FUNCTIONS: &[&Function] = &[
+    &CREATE_EVENT,
+    &GET_EVENT,
+    &LIST_SEATS,
+    &AVAILABILITY,
+    &CREATE_ORDER,
+    &GET_ORDER,
+    &EXTEND_ORDER,
+    &CANCEL_ORDER,
+    &BEST_AVAILABLE,
+    &HOLD_GA,
+    &GET_SEAT,
+    &DROP_SEAT,
+    &CONFIRM,
+    &EXPIRE_HOLDS,
+    &PROJECT_SEAT_MAP,
+    &PUBLISH_EVENTS,
+    &QUEUE_ADMIN,
+    &GET_QUEUE,
+    &QUEUE_VISITORS,
+    &ADMISSION_KEYS,
+    &ADMIT_VISITORS,
+];
+
+const fn http(name: &'static str, needs: Needs, routes: &'static [Route]) -> Function {
+    Function {
+        name,
+        needs: Some(needs),
+        trigger: Trigger::Http(routes),
+    }
+}
