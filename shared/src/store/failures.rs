@@ -341,7 +341,7 @@ pub(crate) fn confirm_outcome(
     let payment_elsewhere = items.iter().any(|(r, failure)| {
         *r == ConfirmRole::Payment
             && matches!(failure, Some(ItemFailure::Condition(Some(item)))
-                if item.get(super::ORDER_ID).and_then(|v: &AttributeValue| v.as_s().ok()).map(String::as_str) != Some(order))
+                if item.get(super::schema::ORDER_ID).and_then(|v: &AttributeValue| v.as_s().ok()).map(String::as_str) != Some(order))
     });
     Ok(if payment_elsewhere {
         ConfirmOutcome::PaymentReused

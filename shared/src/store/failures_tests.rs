@@ -222,7 +222,7 @@ fn drop_decisions() -> TestResult {
 fn confirm_decisions() -> TestResult {
     let order = OrderId::from_random(&EventId::parse("e")?, 42);
     let other = HashMap::from([(
-        super::super::ORDER_ID.to_owned(),
+        super::super::schema::ORDER_ID.to_owned(),
         AttributeValue::S("someone-else".into()),
     )]);
     let cond = |item: Option<Item>| Some(ItemFailure::Condition(item));

@@ -110,7 +110,10 @@ pub use items::visitor::{
 };
 pub use memory::Memory;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
-pub use schema::*;
+pub use schema::{
+    EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,
+    PENDING_SHARD, PK, QUEUE_INDEX, SEATS, SK, STATUS, TTL,
+};
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};

@@ -65,11 +65,8 @@ pub(in crate::store) const CHECKPOINTS: &str = "checkpoints";
 pub(in crate::store) const EVENTS: &str = "events";
 
 // ----- expressions ---------------------------------------------------------
-// The on-sale queue's expressions: the queue's state item
-// (`QUEUE#…`, its copies and the list of queued events), a visitor
-// (`VISITOR#…`) and what an admission has opened (`ADMISSION#…`).
-// Names: `#version`, `#events`, `#shard`, `#join`, `#orders`, …; values:
-// `:version`, `:event`, `:allowed`, `:one`, ….
+// The queue's state item (`QUEUE#…`, its copies) and the list of queued
+// events. Names: `#version`, `#events`; values: `:version`, `:event`.
 
 /// The queue item as it was read: at `version`, or absent (`None`).
 pub(in crate::store) fn as_read(version: Option<i64>) -> Expression {

@@ -86,11 +86,9 @@ pub(in crate::store) fn admission_key(admission_id: &str) -> Item {
 pub(in crate::store) const ORDERS_OPENED: &str = "ordersOpened";
 
 // ----- expressions ---------------------------------------------------------
-// The on-sale queue's expressions: the queue's state item
-// (`QUEUE#…`, its copies and the list of queued events), a visitor
-// (`VISITOR#…`) and what an admission has opened (`ADMISSION#…`).
-// Names: `#version`, `#events`, `#shard`, `#join`, `#orders`, …; values:
-// `:version`, `:event`, `:allowed`, `:one`, ….
+// A visitor (`VISITOR#…`), its entry in the waiting index, and what an
+// admission has opened (`ADMISSION#…`). Names: `#shard`, `#join`,
+// `#orders`, …; values: `:allowed`, `:one`, ….
 
 /// Admits a visitor still waiting in this generation: its admission on
 /// its item, its index entry removed (so the index holds only the
