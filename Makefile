@@ -94,7 +94,7 @@ test: node-deps python-tools
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)"
 	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace)
-	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p testkit --test suite -- --ignored iam::)
+	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p testkit --test iam -- --ignored)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)
 	@$(call timed,sam-local-test,$(MAKE) --no-print-directory sam-local-test)

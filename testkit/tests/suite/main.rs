@@ -15,7 +15,6 @@ mod create_event;
 mod crowd;
 mod faults;
 mod ga;
-mod iam;
 mod invariants;
 mod openapi;
 mod orders;
