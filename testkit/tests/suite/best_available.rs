@@ -147,6 +147,18 @@ async fn best_available_refuses_what_the_contract_refuses() {
     let_holds_expire(0).await;
 }
 
+/// An app for a stampede: its requests have no deadline to speak of. On a
+/// loaded machine a stampede can outlast the production budget, and a
+/// claim cut at the deadline may still land after its `503` (DESIGN.md,
+/// deadlines), so a client's retry would take a second block. These tests
+/// are of the choice and its races; the deadline has its own tests
+/// (faults.rs).
+async fn stampede_app() -> shared::App {
+    let mut app = fresh_app().await;
+    app.config.request_budget_ms = 600_000;
+    app
+}
+
 /// Fires one order per quantity at once; returns each (quantity, reply).
 async fn stampede(app: &shared::App, ev: &str, quantities: &[u32]) -> Vec<(u32, u16, Value)> {
     let mut tasks = tokio::task::JoinSet::new();
@@ -167,7 +179,7 @@ async fn stampede(app: &shared::App, ev: &str, quantities: &[u32]) -> Vec<(u32, 
 
 #[tokio::test]
 async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_false_sold_out() {
-    let app = fresh_app().await;
+    let app = stampede_app().await;
     let ev = rows_event(&app, 10, 10).await;
     let quantities: Vec<u32> = (0..48).map(|i| if i % 2 == 0 { 2 } else { 4 }).collect();
     let replies = stampede(&app, &ev, &quantities).await;
@@ -219,7 +231,7 @@ async fn a_stampede_of_pairs_and_fours_gets_disjoint_adjacent_blocks_and_no_fals
 
 #[tokio::test]
 async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
-    let app = fresh_app().await;
+    let app = stampede_app().await;
     let ev = rows_event(&app, 10, 10).await;
     let replies = stampede(&app, &ev, &[2; 56]).await;
     let held = replies
@@ -252,7 +264,7 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
 /// the 80 seats lie in rows 1-8 (the unit tests bound each choice exactly).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stampede_of_pairs_is_served_whole_front_rows_first() {
-    let app = fresh_app().await;
+    let app = stampede_app().await;
     for round in 0..5 {
         let ev = rows_event(&app, 10, 10).await;
         let mut orders = Vec::new();

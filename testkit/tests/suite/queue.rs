@@ -363,7 +363,10 @@ async fn early_joiners_are_served_in_a_random_order_at_the_pace_from_the_opening
 async fn later_joiners_are_served_in_join_order_behind_everyone_earlier() {
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
-    let (_, put) = put_queue(&app, &ev, &queue_body(-5_000, 60)).await;
+    // One admission every 10 s: the twelve joins after the first come
+    // within its spacing however slow the machine, so none is admitted on
+    // the spot; the ticks then step one spacing at a time.
+    let (_, put) = put_queue(&app, &ev, &queue_body(-5_000, 6)).await;
     assert_eq!(put["status"], "OPEN");
     let first = join(&app, &ev).await;
     assert_eq!(first.joined["status"], "ADMITTED");
@@ -374,7 +377,7 @@ async fn later_joiners_are_served_in_join_order_behind_everyone_earlier() {
     let mut admitter = Admitter::default();
     let mut now = shared::world::now();
     for (i, v) in visitors.iter().enumerate() {
-        now = Millis(now.0 + 1_000);
+        now = Millis(now.0 + 10_000);
         let summary = tick(&app, &mut admitter, &ev, now).await;
         assert_eq!(
             (summary.admitted, summary.waiting),

@@ -96,12 +96,15 @@ pub async fn call(
 const RESENDS: u32 = 50;
 
 /// A request sent as the contract asks a client to send it (API.md,
-/// "Conventions": every route is safe to retry): a `503 store-unavailable`
-/// (a race past the bounded retries, a request's deadline on a slow
-/// machine) must carry `Retry-After`, and the request goes again after a
-/// jittered pause of at most that long. The helpers below send this way,
-/// so a loaded machine changes how long a test takes, not what it judges;
-/// a test that wants to see the `503` itself uses [`call_full`].
+/// "Conventions": a route is safe to retry): a `503 store-unavailable` (a
+/// race past the bounded retries, a request's deadline on a slow machine)
+/// must carry `Retry-After`, and the request goes again after it, at most
+/// [`RESENDS`] times. The helpers of requests that may be sent again send
+/// this way (a claim, a quantity of places, a payment, a cancel, a read, a
+/// new order), so a loaded machine changes how long a test takes, not what
+/// it judges. A test that wants to see the `503` itself uses
+/// [`call_full`]; a request that must not be sent twice blindly uses
+/// [`call`] or checks what landed (as [`best`] does).
 pub async fn send(
     app: &App,
     method: &str,
@@ -114,16 +117,22 @@ pub async fn send(
         if reply.status != 503 {
             return (reply.status, reply.body);
         }
-        assert_eq!(reply.code(), "store-unavailable", "{reply:?}");
-        let after_s: u64 = reply
-            .retry_after
-            .as_deref()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("a 503 says when to retry: {reply:?}"));
-        let pause_ms = shared::world::random_u64() % (after_s * 1000 + 1);
-        tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
+        pause_after_503(&reply).await;
     }
     panic!("{method} {uri}: still 503 after {RESENDS} sends")
+}
+
+/// What a client does on a `503`: check that it says `store-unavailable`
+/// and when to retry, then wait a jittered pause of at most that long.
+async fn pause_after_503(reply: &Reply) {
+    assert_eq!(reply.code(), "store-unavailable", "{reply:?}");
+    let after_s: u64 = reply
+        .retry_after
+        .as_deref()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a 503 says when to retry: {reply:?}"));
+    let pause_ms = shared::world::random_u64() % (after_s * 1000 + 1);
+    tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
 }
 
 pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
@@ -228,7 +237,7 @@ pub async fn claim(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
 }
 
 pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
-    send(
+    call(
         app,
         "DELETE",
         &format!("/orders/{}/seats/{seat}", o.id),
@@ -239,7 +248,7 @@ pub async fn drop_seat(app: &App, o: &TestOrder, seat: &str) -> (u16, Value) {
 }
 
 pub async fn extend(app: &App, o: &TestOrder, body: &str) -> (u16, Value) {
-    send(
+    call(
         app,
         "POST",
         &format!("/orders/{}/extend", o.id),
@@ -281,28 +290,21 @@ pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
         if reply.status != 503 {
             return (reply.status, reply.body);
         }
-        assert_eq!(reply.code(), "store-unavailable", "{reply:?}");
-        assert!(
-            reply.retry_after.is_some(),
-            "a 503 says when to retry: {reply:?}"
-        );
-        let landed: Vec<String> = stored_order(app, &o.id)
-            .await
+        let now = stored_order(app, &o.id).await;
+        let landed: Vec<String> = now
             .seats
             .iter()
             .filter(|s| !held_before.contains(s))
             .map(|s| s.to_string())
             .collect();
         if !landed.is_empty() {
+            let expires_at = now.expires_at.to_rfc3339();
             return (
                 200,
-                json!({"orderId": o.id, "seats": landed, "status": "HELD"}),
+                json!({"orderId": o.id, "seats": landed, "status": "HELD", "expiresAt": expires_at}),
             );
         }
-        tokio::time::sleep(std::time::Duration::from_millis(
-            shared::world::random_u64() % 1_000,
-        ))
-        .await;
+        pause_after_503(&reply).await;
     }
     panic!("{uri}: still 503 after {RESENDS} sends")
 }
