@@ -1,5 +1,5 @@
 //! Every bounded retry in one place: how many rounds each loop may take,
-//! the one loop that runs them ([`bounded`]) and the one jittered back-off
+//! the one loop that runs them ([`Rounds`]) and the one jittered back-off
 //! between rounds that lost a race. A loop that runs out of rounds answers
 //! `503 store-unavailable` (retry later), never a refusal that could be
 //! false. The SDK's own retries of throttled and failed calls are its
