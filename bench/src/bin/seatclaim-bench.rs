@@ -143,6 +143,7 @@ fn against_target(value: f64, met: bool, target: &str) -> String {
     format!("**{value:.2}** (target {target}: {verdict})")
 }
 
+/// docs/BENCHMARKS.md: the run's header, then each section in page order.
 fn render(
     report: &Report,
     sizes: Sizes,
@@ -152,6 +153,28 @@ fn render(
     code: &str,
 ) -> String {
     let mut out = String::new();
+    render_header(&mut out, report, sizes, smoke, took, load_at_start, code);
+    render_scenarios(&mut out, report);
+    render_concurrency(&mut out, report, sizes);
+    render_round_trips(&mut out, report);
+    render_sweep(&mut out, report);
+    out.push_str(&bench::crowd_markdown(&report.one_seat));
+    out.push_str(&report.on_sale.markdown());
+    render_cold_start(&mut out, report);
+    out
+}
+
+/// The page's title and its run notes: command, commit, machine, load,
+/// hold times and the warm-up.
+fn render_header(
+    out: &mut String,
+    report: &Report,
+    sizes: Sizes,
+    smoke: bool,
+    took: std::time::Duration,
+    load_at_start: &str,
+    code: &str,
+) {
     let _ = writeln!(out, "# seatclaim benchmarks\n");
     let _ = writeln!(
         out,
@@ -187,6 +210,11 @@ fn render(
         report.warm_up.0,
         report.warm_up.1.as_secs_f64()
     );
+}
+
+/// The scenarios table, the handler-over-bare ratio and the stampede's
+/// latency picture.
+fn render_scenarios(out: &mut String, report: &Report) {
     let _ = writeln!(out, "## Scenarios\n");
     let _ = writeln!(
         out,
@@ -218,6 +246,10 @@ fn render(
         out,
         "![Stampede latency distribution](bench-stampede-latency.svg)\n"
     );
+}
+
+/// Throughput against requests in flight: the table and its picture.
+fn render_concurrency(out: &mut String, report: &Report, sizes: Sizes) {
     let _ = writeln!(
         out,
         "## Throughput vs concurrency (spread through the handler, {} claims each)\n",
@@ -231,6 +263,11 @@ fn render(
         out,
         "\n![Throughput vs concurrency](bench-throughput.svg)\n"
     );
+}
+
+/// DynamoDB requests per operation against each one's limit, and why the
+/// limits are what they are.
+fn render_round_trips(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "## DynamoDB round trips per operation (counted by an SDK interceptor)\n"
@@ -256,6 +293,10 @@ fn render(
          transaction's conditions (each seat held by the order, the order PENDING before its deadline and holding exactly \
          that many seats) verify the rest. create-order and list-seats read the event once per process (a ready event never changes; 404 until it is complete); list-seats then reads one seat block (10 seats) per query.\n"
     );
+}
+
+/// The sweep on a small and a large table, and the ratio of their times.
+fn render_sweep(out: &mut String, report: &Report) {
     let _ = writeln!(out, "## Sweep scaling\n");
     let _ = writeln!(
         out,
@@ -279,8 +320,10 @@ fn render(
             against_target(ratio, ratio <= 1.5, "≤ 1.5")
         );
     }
-    out.push_str(&bench::crowd_markdown(&report.one_seat));
-    out.push_str(&report.on_sale.markdown());
+}
+
+/// The cold-start section: the script's figures, or why there are none.
+fn render_cold_start(out: &mut String, report: &Report) {
     let _ = writeln!(out, "## Cold start and footprint (Lambda Runtime Interface Emulator), with Python/boto3 for comparison\n");
     match &report.cold_start {
         ColdStart::Measured { markdown, .. } => out.push_str(markdown),
@@ -291,7 +334,6 @@ fn render(
             let _ = writeln!(out, "Not run.");
         }
     }
-    out
 }
 
 fn histogram_svg(latencies: &[f64]) -> String {
