@@ -84,13 +84,33 @@ pub(super) struct Limit {
     act: String,
 }
 
+/// Every limit the crowd meets at its peak, the most used first.
 pub(super) fn limits(
     crowd: &CrowdProjection,
     functions: &[FunctionAtPeak],
     queue: Option<&QueueAtScale>,
     doc: &serde_yaml_ng::Value,
 ) -> Vec<Limit> {
-    let peak = |x: f64| x * PEAK_OVER_AVERAGE;
+    let mut limits = request_limits(crowd, functions, queue);
+    limits.extend(capacity_limits(crowd, doc));
+    limits.extend(key_limits(crowd, queue));
+    limits.extend(route_limits(functions, queue, doc));
+    limits.sort_by(|a, b| (b.need / b.limit.max(1e-9)).total_cmp(&(a.need / a.limit.max(1e-9))));
+    limits
+}
+
+/// A ten-minute average rate scaled up to the peak minute.
+fn peak(x: f64) -> f64 {
+    x * PEAK_OVER_AVERAGE
+}
+
+/// The account's request and instance quotas: API Gateway's requests/s,
+/// Lambda's concurrency, and how fast Lambda adds instances.
+fn request_limits(
+    crowd: &CrowdProjection,
+    functions: &[FunctionAtPeak],
+    queue: Option<&QueueAtScale>,
+) -> Vec<Limit> {
     let api_rps = crowd
         .phases
         .iter()
@@ -107,13 +127,7 @@ pub(super) fn limits(
         .map(|f| (f.name, f.peak_rps * f.real_ms() / 1000.0))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap_or(("—", 0.0));
-    let table_writes = crowd
-        .phases
-        .iter()
-        .map(|p| p.write_units_per_s)
-        .fold(0.0, f64::max);
-    let (hot_write, hot_read) = crowd.hottest(false);
-    let mut limits = vec![
+    vec![
         Limit {
             name: "API Gateway: requests/s per account and Region, all APIs (the buyers' and the queue's)".into(),
             need: peak(api_rps) + queue_rps,
@@ -135,6 +149,18 @@ pub(super) fn limits(
             unit: "instances",
             act: "not a quota: put the on-sale queue in front (it admits at the operator's pace) or pre-warm with provisioned concurrency".into(),
         },
+    ]
+}
+
+/// The table's warm write throughput, CloudFront's requests/s for the
+/// seat map, and the stream's readers per shard.
+fn capacity_limits(crowd: &CrowdProjection, doc: &serde_yaml_ng::Value) -> Vec<Limit> {
+    let table_writes = crowd
+        .phases
+        .iter()
+        .map(|p| p.write_units_per_s)
+        .fold(0.0, f64::max);
+    vec![
         Limit {
             name: "DynamoDB: the table's warm write throughput (new on-demand table)".into(),
             need: peak(table_writes),
@@ -156,7 +182,14 @@ pub(super) fn limits(
             unit: "readers",
             act: "no third stream consumer: fan out from EventBridge instead".into(),
         },
-    ];
+    ]
+}
+
+/// The per-key limits: the crowd's hottest keys for writes and for reads,
+/// then the queue's hottest keys.
+fn key_limits(crowd: &CrowdProjection, queue: Option<&QueueAtScale>) -> Vec<Limit> {
+    let mut limits = Vec::new();
+    let (hot_write, hot_read) = crowd.hottest(false);
     if let Some(k) = hot_write {
         limits.push(Limit {
             name: format!("DynamoDB: one key's write units/s ({})", key_label(k)),
@@ -194,6 +227,16 @@ pub(super) fn limits(
             });
         }
     }
+    limits
+}
+
+/// The route throttles: each limited route's peak against its template
+/// parameter's default (or the API's default), the on-sale's routes first.
+fn route_limits(
+    functions: &[FunctionAtPeak],
+    queue: Option<&QueueAtScale>,
+    doc: &serde_yaml_ng::Value,
+) -> Vec<Limit> {
     let queue_routes = queue.into_iter().flat_map(|q| {
         QUEUE_ROUTE_LIMITS
             .iter()
@@ -206,20 +249,21 @@ pub(super) fn limits(
             .map_or(0.0, |f| f.peak_rps);
         (*function, *parameter, need)
     });
-    for (function, parameter, need) in routes.chain(queue_routes) {
-        let limit = parameter_default(doc, parameter)
-            .or_else(|| parameter_default(doc, "ApiThrottleRateLimit"))
-            .unwrap_or(0.0);
-        limits.push(Limit {
-            name: format!("API Gateway route throttle: {function} (`{parameter}`)"),
-            need,
-            limit,
-            unit: "requests/s",
-            act: "a template parameter: see the recommended limits".into(),
-        });
-    }
-    limits.sort_by(|a, b| (b.need / b.limit.max(1e-9)).total_cmp(&(a.need / a.limit.max(1e-9))));
-    limits
+    routes
+        .chain(queue_routes)
+        .map(|(function, parameter, need)| {
+            let limit = parameter_default(doc, parameter)
+                .or_else(|| parameter_default(doc, "ApiThrottleRateLimit"))
+                .unwrap_or(0.0);
+            Limit {
+                name: format!("API Gateway route throttle: {function} (`{parameter}`)"),
+                need,
+                limit,
+                unit: "requests/s",
+                act: "a template parameter: see the recommended limits".into(),
+            }
+        })
+        .collect()
 }
 
 pub(super) fn limits_section(out: &mut String, limits: &[Limit]) {
