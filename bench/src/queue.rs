@@ -57,6 +57,15 @@ pub fn largest_inversion(joined: &[i64]) -> i64 {
     worst
 }
 
+/// The admitter, the app it runs as, and the event it admits to.
+struct Admitting {
+    admitter: Admitter,
+    app: App,
+    event: EventId,
+}
+
+/// The queue under a crowd: joins, admissions at the pace with one status
+/// poll each, fairness and pace, ceilings and cost, then pause and resume.
 pub(super) async fn queue_bench(
     app: App,
     endpoint: &str,
@@ -77,16 +86,61 @@ pub(super) async fn queue_bench(
     let hour = Millis(shared::world::now().0 + 3_600_000);
     put_queue(&app, &event, hour, model.admit_per_minute).await?;
 
-    // Joins: half early, then the queue opens now, then half late.
-    let mut admitter = Admitter::default();
-    let admitter_app = local::iam::attributed(&app, "admit-visitors");
-    let event_id = EventId::parse(&event).map_err(|e| e.to_string())?;
+    let mut admitting = Admitting {
+        admitter: Admitter::default(),
+        app: local::iam::attributed(&app, "admit-visitors"),
+        event: EventId::parse(&event).map_err(|e| e.to_string())?,
+    };
+    let (visitors, join_records, opens) =
+        join_crowd(&app, &event, &recorder, model, &mut run, &mut admitting).await?;
+    let (polls, tick_records, ticks) = admit_at_pace(
+        &app,
+        &event,
+        &recorder,
+        model,
+        &mut run,
+        &mut admitting,
+        &visitors,
+    )
+    .await?;
+    let order = admission_order(&app, &admitting.event, &visitors).await?;
+    run.admitted = order.len() as u64;
+    fairness(&mut run, &visitors, &order, opens);
+    pace(&mut run, &order, model.admit_per_minute);
+    price_run(
+        &app,
+        &mut run,
+        visitors.len(),
+        &join_records,
+        &polls,
+        &tick_records,
+        ticks,
+    )
+    .await?;
+
+    // Pause and resume, in real time, on a small event of its own.
+    let (pause, resume) = super::queue_pause::pause_and_resume(endpoint, model).await?;
+    run.pause_lag_ms = pause;
+    run.resume_lag_ms = resume;
+    Ok(run)
+}
+
+/// Joins: half early, then the queue opens now, then half late. The
+/// visitors, the joins' records, and when the queue opened.
+async fn join_crowd(
+    app: &App,
+    event: &str,
+    recorder: &CapacityRecorder,
+    model: QueueModel,
+    run: &mut QueueRun,
+    admitting: &mut Admitting,
+) -> Result<(Vec<Joined>, Vec<Recorded>, Millis), String> {
     recorder.take();
     recorder.set_recording(true);
     let started = Instant::now();
     let mut visitors = joins(
-        &app,
-        &event,
+        app,
+        event,
         model.visitors / 2,
         model.in_flight,
         true,
@@ -97,12 +151,13 @@ pub(super) async fn queue_bench(
     let early_joins = recorder.take();
     // The admitter counts the early ones before the opening (as it does
     // every 250 ms on AWS), so no late joiner is admitted on the spot.
-    admitter
-        .tick(&admitter_app, &event_id, shared::world::now())
+    admitting
+        .admitter
+        .tick(&admitting.app, &admitting.event, shared::world::now())
         .await
         .map_err(|e| e.to_string())?;
     let opens = shared::world::now();
-    put_queue(&app, &event, opens, model.admit_per_minute).await?;
+    put_queue(app, event, opens, model.admit_per_minute).await?;
     // New instances for the late joins: an instance that read the queue's
     // state before the opening moved keeps it up to a second (each join's
     // rank depends on it), and a real opening does not move.
@@ -110,7 +165,7 @@ pub(super) async fn queue_bench(
     recorder.set_recording(true);
     let late = joins(
         &late_app,
-        &event,
+        event,
         model.visitors - model.visitors / 2,
         model.in_flight,
         false,
@@ -122,9 +177,21 @@ pub(super) async fn queue_bench(
     run.joins_per_s = run.join_timing.per_second();
     visitors.extend(late);
     let join_records: Vec<Recorded> = early_joins.into_iter().chain(recorder.take()).collect();
+    Ok((visitors, join_records, opens))
+}
 
-    // Admissions at the pace on a simulated clock; every status polled
-    // once when half are admitted.
+/// Admissions at the pace on a simulated clock; every status polled
+/// once when half are admitted. The polls' records, the ticks' records,
+/// and how many ticks it took.
+async fn admit_at_pace(
+    app: &App,
+    event: &str,
+    recorder: &CapacityRecorder,
+    model: QueueModel,
+    run: &mut QueueRun,
+    admitting: &mut Admitting,
+    visitors: &[Joined],
+) -> Result<(Vec<Recorded>, Vec<Recorded>, u64), String> {
     let mut now = shared::world::now();
     let mut polls: Vec<Recorded> = Vec::new();
     let mut ticks = 0u64;
@@ -135,8 +202,9 @@ pub(super) async fn queue_bench(
     recorder.set_recording(true);
     while admitted < model.visitors as u64 && ticks < limit {
         now = Millis(now.0 + TICK_MS as i64);
-        let summary = admitter
-            .tick(&admitter_app, &event_id, now)
+        let summary = admitting
+            .admitter
+            .tick(&admitting.app, &admitting.event, now)
             .await
             .map_err(|e| e.to_string())?;
         admitted += summary.admitted;
@@ -145,29 +213,34 @@ pub(super) async fn queue_bench(
             // Every status once, recorded apart from the ticks.
             tick_records.extend(recorder.take());
             let polled = Instant::now();
-            poll_all(&app, &event, &visitors, model.in_flight).await?;
+            poll_all(app, event, visitors, model.in_flight).await?;
             run.polls_per_s = visitors.len() as f64 / polled.elapsed().as_secs_f64();
             polls = recorder.take();
         }
     }
     recorder.set_recording(false);
     tick_records.extend(recorder.take());
-    let order = admission_order(&app, &event_id, &visitors).await?;
-    run.admitted = order.len() as u64;
-    fairness(&mut run, &visitors, &order, opens);
-    pace(&mut run, &order, model.admit_per_minute);
+    Ok((polls, tick_records, ticks))
+}
 
-    // Ceilings and cost, from what was recorded.
-    let (join_charges, poll_charges) = (
-        price(&app, &join_records).await?,
-        price(&app, &polls).await?,
-    );
-    run.join = super::queue_projection::ceiling(&join_charges, visitors.len(), &join_records);
-    run.status = super::queue_projection::ceiling(&poll_charges, visitors.len(), &polls);
-    let tick_charges = price(&app, &tick_records).await?;
-    let n = visitors.len() as u64;
-    run.join_request = per_request(&join_charges, &join_records, n);
-    run.poll_request = per_request(&poll_charges, &polls, n);
+/// Ceilings and cost, from what was recorded: `n` visitors' joins and
+/// polls, and `ticks` ticks of the admitter.
+async fn price_run(
+    app: &App,
+    run: &mut QueueRun,
+    n: usize,
+    join_records: &[Recorded],
+    polls: &[Recorded],
+    tick_records: &[Recorded],
+    ticks: u64,
+) -> Result<(), String> {
+    let (join_charges, poll_charges) = (price(app, join_records).await?, price(app, polls).await?);
+    run.join = super::queue_projection::ceiling(&join_charges, n, join_records);
+    run.status = super::queue_projection::ceiling(&poll_charges, n, polls);
+    let tick_charges = price(app, tick_records).await?;
+    let n = n as u64;
+    run.join_request = per_request(&join_charges, join_records, n);
+    run.poll_request = per_request(&poll_charges, polls, n);
     // An admission is the admitter's one UpdateItem (Store::admit_visitor).
     let is_admission = |op: &str| op == "UpdateItem";
     let (admission_charges, other_charges): (Vec<_>, Vec<_>) = tick_charges
@@ -181,13 +254,8 @@ pub(super) async fn queue_bench(
     run.admission_request = per_request(&admission_charges, &admission_records, run.admitted);
     run.tick_request = per_request(&other_charges, &other_records, ticks);
     run.cost =
-        super::queue_projection::cost(&run, &join_charges, &poll_charges, &tick_charges, ticks);
-
-    // Pause and resume, in real time, on a small event of its own.
-    let (pause, resume) = super::queue_pause::pause_and_resume(endpoint, model).await?;
-    run.pause_lag_ms = pause;
-    run.resume_lag_ms = resume;
-    Ok(run)
+        super::queue_projection::cost(run, &join_charges, &poll_charges, &tick_charges, ticks);
+    Ok(())
 }
 
 /// `n` visitors join, `in_flight` at a time; each join's latency goes to
