@@ -12,6 +12,7 @@ use local::dynamodb_local::{DynamoDbLocal, Storage};
 use local::feed::DevFeed;
 use local::table::TableSpec;
 use shared::{App, Config, Needs, Store};
+use tokio::task::JoinHandle;
 
 fn env_u16(name: &'static str, default: u16) -> Result<u16, String> {
     match std::env::var(name) {
@@ -39,11 +40,46 @@ const DEV_SEAT_MAP_CACHE_MS: i64 = 250;
 /// How often the dev server looks for events to finish creating.
 const EVENT_FINISH_POLL_SECONDS: u64 = 2;
 
+/// The dev server: its settings, DynamoDB Local and the table, the
+/// background tasks, then every route until a stop signal.
 async fn run() -> Result<(), String> {
     let port = env_u16("PORT", 3000)?;
     let dynamodb_port = env_u16("DYNAMODB_LOCAL_PORT", 8000)?;
-    let sweep_every = match std::env::var("SWEEP_INTERVAL_SECONDS") {
-        Err(_) => 60,
+    let sweep_every = sweep_interval()?;
+    let config = dev_config()?;
+
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{port} ({e}); set PORT to a free port"))?;
+    let dynamodb = DynamoDbLocal::start(dynamodb_port, "DYNAMODB_LOCAL_PORT", Storage::InMemory)
+        .map_err(|e| e.to_string())?;
+    let app = dev_app(&dynamodb, config).await?;
+
+    println!(
+        "seatclaim dev server listening on http://127.0.0.1:{port} (the live seat map at /; DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",
+        dynamodb.endpoint(),
+        app.config.table_name
+    );
+
+    let sweeper = spawn_sweeper(&app, sweep_every);
+    let admitter = spawn_admitter(&app);
+    let finisher = spawn_finisher(&app);
+    let (feed, projector) = follow_stream(&dynamodb, &app).await?;
+    local::server::run_with_feed(listener, app, Some(feed), stop_signal()).await;
+    projector.abort();
+    sweeper.abort();
+    admitter.abort();
+    finisher.abort();
+    drop(dynamodb);
+    // Whoever read our output may be gone by now.
+    let _ = writeln!(std::io::stdout(), "seatclaim dev server stopped");
+    Ok(())
+}
+
+/// SWEEP_INTERVAL_SECONDS: whole seconds between sweeps, 60 if unset.
+fn sweep_interval() -> Result<u64, String> {
+    match std::env::var("SWEEP_INTERVAL_SECONDS") {
+        Err(_) => Ok(60),
         Ok(v) => v
             .trim()
             .parse::<u64>()
@@ -51,8 +87,14 @@ async fn run() -> Result<(), String> {
             .filter(|s| *s > 0)
             .ok_or_else(|| {
                 format!("SWEEP_INTERVAL_SECONDS must be a whole number of seconds, got {v:?}")
-            })?,
-    };
+            }),
+    }
+}
+
+/// The configuration from the environment, with the development table
+/// name, confirm secret and admission keys where none are set (and a loud
+/// warning for each secret).
+fn dev_config() -> Result<Config, String> {
     if std::env::var_os("TABLE_NAME").is_none() {
         std::env::set_var("TABLE_NAME", "seatclaim-local");
     }
@@ -68,12 +110,11 @@ async fn run() -> Result<(), String> {
     if config.admission_verify.is_none() {
         config.admission_verify = config.admission_signing.as_ref().map(|k| k.verify_keys());
     }
+    Ok(config)
+}
 
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-        .await
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{port} ({e}); set PORT to a free port"))?;
-    let dynamodb = DynamoDbLocal::start(dynamodb_port, "DYNAMODB_LOCAL_PORT", Storage::InMemory)
-        .map_err(|e| e.to_string())?;
+/// The table from template.yaml on DynamoDB Local, and the app on it.
+async fn dev_app(dynamodb: &DynamoDbLocal, config: Config) -> Result<App, String> {
     let client = local::local_client(&dynamodb.endpoint());
     TableSpec::from_repo()
         .map_err(|e| e.to_string())?
@@ -87,51 +128,56 @@ async fn run() -> Result<(), String> {
         .memory
         .with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS)
         .with_queue_cache_ms(0);
+    Ok(app)
+}
 
-    println!(
-        "seatclaim dev server listening on http://127.0.0.1:{port} (the live seat map at /; DynamoDB Local on {}, table {}, sweep every {sweep_every}s). Ctrl-C stops.",
-        dynamodb.endpoint(),
-        app.config.table_name
-    );
-
-    let sweeper = {
-        let app = app.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(sweep_every));
+/// The sweep, every `every` seconds (the first one after a full interval).
+fn spawn_sweeper(app: &App, every: u64) -> JoinHandle<()> {
+    let app = app.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(every));
+        tick.tick().await;
+        loop {
             tick.tick().await;
-            loop {
-                tick.tick().await;
-                shared::sweep::run(&app.store, shared::world::now(), None).await;
-            }
-        })
-    };
-    // The on-sale queues' admitter, ticking as the admitter function does.
-    let admitter = {
-        let app = app.clone();
-        tokio::spawn(async move {
-            shared::admitter::Admitter::default()
-                .run_for(&app, Duration::from_secs(u64::from(u32::MAX)))
+            shared::sweep::run(&app.store, shared::world::now(), None).await;
+        }
+    })
+}
+
+/// The on-sale queues' admitter, ticking as the admitter function does.
+fn spawn_admitter(app: &App) -> JoinHandle<()> {
+    let app = app.clone();
+    tokio::spawn(async move {
+        shared::admitter::Admitter::default()
+            .run_for(&app, Duration::from_secs(u64::from(u32::MAX)))
+            .await;
+    })
+}
+
+/// An event create-event left unfinished (202) is picked up within
+/// seconds here, rather than at the next minute's sweep as on AWS.
+fn spawn_finisher(app: &App) -> JoinHandle<()> {
+    let app = app.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(EVENT_FINISH_POLL_SECONDS));
+        loop {
+            tick.tick().await;
+            let mut summary = shared::sweep::SweepSummary::default();
+            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
                 .await;
-        })
-    };
-    // An event create-event left unfinished (202) is picked up within
-    // seconds here, rather than at the next minute's sweep as on AWS.
-    let finisher = {
-        let app = app.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(EVENT_FINISH_POLL_SECONDS));
-            loop {
-                tick.tick().await;
-                let mut summary = shared::sweep::SweepSummary::default();
-                shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
-                    .await;
-            }
-        })
-    };
-    // The table's stream, followed as Lambda's event sources would: seat
-    // changes reach the seat map's projection within a poll, and every
-    // state change goes out through publish-events' own code, into the
-    // dev feed (a JSON line each, and GET /_dev/events).
+        }
+    })
+}
+
+/// The table's stream, followed as Lambda's event sources would: seat
+/// changes reach the seat map's projection within a poll, and every
+/// state change goes out through publish-events' own code, into the
+/// dev feed (a JSON line each, and GET /_dev/events). The feed, and the
+/// task that follows the stream.
+async fn follow_stream(
+    dynamodb: &DynamoDbLocal,
+    app: &App,
+) -> Result<(DevFeed, JoinHandle<()>), String> {
     let follower = local::streams::StreamFollower::attach(
         &dynamodb.endpoint(),
         app.store.client(),
@@ -159,15 +205,7 @@ async fn run() -> Result<(), String> {
             }
         })
     };
-    local::server::run_with_feed(listener, app, Some(feed), stop_signal()).await;
-    projector.abort();
-    sweeper.abort();
-    admitter.abort();
-    finisher.abort();
-    drop(dynamodb);
-    // Whoever read our output may be gone by now.
-    let _ = writeln!(std::io::stdout(), "seatclaim dev server stopped");
-    Ok(())
+    Ok((feed, projector))
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM.
