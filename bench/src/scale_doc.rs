@@ -175,6 +175,70 @@ fn keys_section(out: &mut String, crowd: &CrowdProjection) {
     let _ = writeln!(out);
 }
 
+/// One service's row of the cost table: its name, what was measured, and
+/// its cost in dollars per buyer.
+type CostRow = (&'static str, String, f64);
+
+/// How a count of the run weighs per buyer of the crowd, both phases
+/// weighted: a selling buyer does what the run's buyers did; a refused
+/// one's order is made and expires, as the sold-out phase's orders did,
+/// and the sweep retires it.
+struct PerBuyer {
+    buyers: f64,
+    selling_share: f64,
+    refused_share: f64,
+    swept_orders: u64,
+    swept: f64,
+    refused_stream: StreamCounts,
+    refused_orders: f64,
+}
+
+impl PerBuyer {
+    /// `n` of the selling run's, per buyer of the crowd.
+    fn selling(&self, n: u64) -> f64 {
+        self.selling_share * n as f64 / self.buyers
+    }
+
+    /// `n` of the sold-out phase's orders, made and expired, per buyer.
+    fn refused(&self, n: u64) -> f64 {
+        self.refused_share * 2.0 * n as f64 / self.refused_orders
+    }
+
+    /// `x` of the run's sweep, per buyer: the selling buyers' expired
+    /// orders and every refused buyer's.
+    fn swept(&self, x: f64) -> f64 {
+        (self.selling_share * self.swept_orders as f64 / self.buyers + self.refused_share) * x
+            / self.swept
+    }
+}
+
+/// The API's functions at real latency: their invocations and GB-seconds
+/// per buyer, and the HTTP API's requests.
+fn api_costs(functions: &[FunctionAtPeak], memory_gb: f64, invocations: f64) -> [CostRow; 2] {
+    let gb_seconds: f64 = functions
+        .iter()
+        .map(|f| f.requests_per_buyer * f.real_ms().ceil() / 1000.0 * memory_gb)
+        .sum();
+    let lambda = invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
+        + gb_seconds * USD_PER_LAMBDA_GB_SECOND_ARM;
+    let api = invocations * USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
+    [
+        (
+            "Lambda (arm64, API functions)",
+            format!(
+                "{invocations:.2} invocations per buyer at real latency, {:.0} MB",
+                memory_gb * 1024.0
+            ),
+            lambda,
+        ),
+        (
+            "API Gateway HTTP API",
+            format!("{invocations:.2} requests per buyer"),
+            api,
+        ),
+    ]
+}
+
 impl OnSale {
     fn seat_map_section(&self, out: &mut String) {
         let _ = writeln!(out, "## The seat map\n");
@@ -193,6 +257,8 @@ impl OnSale {
         );
     }
 
+    /// The cost per 1,000 seats and places sold: each service's row, the
+    /// total, then the seat map's CDN cost and the prices used.
     fn cost_section(
         &self,
         out: &mut String,
@@ -201,92 +267,13 @@ impl OnSale {
         queue: Option<&QueueAtScale>,
     ) {
         let Some(m) = self.model else { return };
-        let doc = template();
-        let memory_gb = doc["Globals"]["Function"]["MemorySize"]
-            .as_f64()
-            .unwrap_or(256.0)
-            / 1024.0;
-        let buyers = m.buyers.max(1) as f64;
-        // Per buyer, both phases weighted.
-        let selling_share = 1.0 / OVERSUBSCRIBED;
-        let refused_share = 1.0 - selling_share;
-        let swept = self.swept_orders.max(1) as f64;
-        // A refused buyer's order expires too: the sweep retires it (priced
-        // as the run's expired orders, which also released holds: an upper
-        // bound) and the stream carries it twice, made and expired (its
-        // expiry changes the order item once more, like its creation).
-        let (refused_stream, refused_orders) = self
-            .sold_out
-            .as_ref()
-            .map_or((StreamCounts::default(), 1.0), |p| {
-                (p.order_stream, p.orders.max(1) as f64)
-            });
-        let per_refused = |n: u64| refused_share * 2.0 * n as f64 / refused_orders;
-        let per_selling = |n: u64| selling_share * n as f64 / buyers;
-        let sweep_write = (selling_share * self.swept_orders as f64 / buyers + refused_share)
-            * self.sweep_write_units
-            / swept;
-        let sweep_read = (selling_share * self.swept_orders as f64 / buyers + refused_share)
-            * self.sweep_read_units
-            / swept;
-        let dynamodb = (crowd.write_units_per_buyer + sweep_write) * USD_PER_MILLION_WRITE_UNITS
-            / 1e6
-            + (crowd.read_units_per_buyer + sweep_read) * USD_PER_MILLION_READ_UNITS / 1e6;
-        let invocations: f64 = functions.iter().map(|f| f.requests_per_buyer).sum();
-        let gb_seconds: f64 = functions
-            .iter()
-            .map(|f| f.requests_per_buyer * f.real_ms().ceil() / 1000.0 * memory_gb)
-            .sum();
-        let lambda = invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
-            + gb_seconds * USD_PER_LAMBDA_GB_SECOND_ARM;
-        let api = invocations * USD_PER_MILLION_HTTP_API_REQUESTS / 1e6;
-        let events = per_selling(self.stream.events) + per_refused(refused_stream.events);
-        let eventbridge = events * USD_PER_MILLION_EVENTBRIDGE_EVENTS / 1e6;
-        // The stream's functions and the sweep: invocations at full batches
-        // (the template's BatchSize), time in round trips (the projection's
-        // and the sweep's, measured) and PutEvents calls.
-        let put_events = events / shared::outbox::PUT_EVENTS_MAX_ENTRIES as f64;
-        let projector_trips = per_selling(
-            self.round_trips
-                .get("project-seat-map")
-                .copied()
-                .unwrap_or(0),
-        );
-        let sweep_trips = (selling_share * self.swept_orders as f64 / buyers + refused_share)
-            * self.round_trips.get("expire-holds").copied().unwrap_or(0) as f64
-            / swept;
-        let publish_records =
-            per_selling(self.stream.publish_records) + per_refused(refused_stream.publish_records);
-        let background_invocations = publish_records / batch_size(&doc, "PublishEventsFunction")
-            + per_selling(self.stream.seat_map_records)
-                / batch_size(&doc, "ProjectSeatMapFunction");
-        let background_seconds =
-            (projector_trips + sweep_trips + put_events) * AWS_REQUEST_MS / 1000.0;
-        let background = background_invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
-            + background_seconds * memory_gb * USD_PER_LAMBDA_GB_SECOND_ARM;
-        let logs = (invocations + background_invocations) * LOG_BYTES_PER_INVOCATION / 1e9
-            * USD_PER_GB_CLOUDWATCH_LOGS;
+        let rows = self.cost_rows(m.buyers, crowd, functions, queue);
         // What the crowd sells: the whole event, no more. The whole
         // crowd's cost is divided by it.
         let capacity = f64::from(m.sections * m.rows * m.seats_per_row + m.ga_capacity);
         let per_thousand = 1000.0 * CROWD_BUYERS / capacity.max(1.0);
+        let buyers = m.buyers.max(1) as f64;
         let selling_items = (self.sold_seats + self.sold_places) as f64 / buyers;
-        let rows = [
-            ("DynamoDB", format!("{:.2} write + {:.2} read units per buyer, both phases weighted, and the sweep's {sweep_write:.2} + {sweep_read:.2} (every refused buyer's order expires)", crowd.write_units_per_buyer, crowd.read_units_per_buyer), dynamodb),
-            ("Lambda (arm64, API functions)", format!("{invocations:.2} invocations per buyer at real latency, {:.0} MB", memory_gb * 1024.0), lambda),
-            ("API Gateway HTTP API", format!("{invocations:.2} requests per buyer"), api),
-            ("EventBridge (publish-events)", format!("{events:.2} events per buyer: {} from the selling run's {} stream records, and a refused buyer's order made and expired ({:.1} events each)", self.stream.events, self.stream.records, 2.0 * refused_stream.events as f64 / refused_orders), eventbridge),
-            ("Lambda (the stream's two functions, the sweep)", format!("{background_invocations:.3} invocations per buyer at full batches; {projector_trips:.2} projection and {sweep_trips:.2} sweep round trips and {put_events:.2} PutEvents calls per buyer"), background),
-            ("CloudWatch Logs", format!("{LOG_BYTES_PER_INVOCATION:.0} bytes per invocation (assumed)"), logs),
-        ];
-        // The queue in front: every buyer of the crowd joins and polls.
-        let queue_row = queue.map(|q| {
-            (
-                "The on-sale queue (DynamoDB, Lambda, HTTP API, logs)",
-                format!("a join and {:.2} status polls per buyer, a quarter of an admission (the buyers the event serves), and the admitter's ticks over the on-sale's twenty minutes, at the queue run's recorded cost", q.polls_per_visitor),
-                q.usd_per_buyer(),
-            )
-        });
         let _ = writeln!(
             out,
             "## Cost per 1,000 seats and places sold (on-demand, us-east-1)\n"
@@ -301,7 +288,7 @@ impl OnSale {
             selling_items * CROWD_BUYERS / OVERSUBSCRIBED
         );
         let mut total = 0.0;
-        for (service, what, usd_per_buyer) in rows.into_iter().chain(queue_row) {
+        for (service, what, usd_per_buyer) in rows {
             total += usd_per_buyer * per_thousand;
             let _ = writeln!(
                 out,
@@ -310,6 +297,119 @@ impl OnSale {
             );
         }
         let _ = writeln!(out, "| **total** | | **{total:.4}** |\n");
+        self.cost_notes(out, per_thousand);
+    }
+
+    /// Each service's cost per buyer of the crowd, both phases weighted,
+    /// and the queue's in front of it if there is one.
+    fn cost_rows(
+        &self,
+        buyers: usize,
+        crowd: &CrowdProjection,
+        functions: &[FunctionAtPeak],
+        queue: Option<&QueueAtScale>,
+    ) -> Vec<CostRow> {
+        let doc = template();
+        let memory_gb = doc["Globals"]["Function"]["MemorySize"]
+            .as_f64()
+            .unwrap_or(256.0)
+            / 1024.0;
+        let per = self.per_buyer(buyers);
+        let invocations: f64 = functions.iter().map(|f| f.requests_per_buyer).sum();
+        let mut rows = vec![self.dynamodb_cost(crowd, &per)];
+        rows.extend(api_costs(functions, memory_gb, invocations));
+        rows.extend(self.background_costs(&doc, &per, memory_gb, invocations));
+        // The queue in front: every buyer of the crowd joins and polls.
+        rows.extend(queue.map(|q| {
+            (
+                "The on-sale queue (DynamoDB, Lambda, HTTP API, logs)",
+                format!("a join and {:.2} status polls per buyer, a quarter of an admission (the buyers the event serves), and the admitter's ticks over the on-sale's twenty minutes, at the queue run's recorded cost", q.polls_per_visitor),
+                q.usd_per_buyer(),
+            )
+        }));
+        rows
+    }
+
+    /// How the run's counts weigh per buyer of the crowd, from the run's
+    /// `buyers` selling buyers and its sold-out phase.
+    fn per_buyer(&self, buyers: usize) -> PerBuyer {
+        // Per buyer, both phases weighted.
+        let selling_share = 1.0 / OVERSUBSCRIBED;
+        // A refused buyer's order expires too: the sweep retires it (priced
+        // as the run's expired orders, which also released holds: an upper
+        // bound) and the stream carries it twice, made and expired (its
+        // expiry changes the order item once more, like its creation).
+        let (refused_stream, refused_orders) = self
+            .sold_out
+            .as_ref()
+            .map_or((StreamCounts::default(), 1.0), |p| {
+                (p.order_stream, p.orders.max(1) as f64)
+            });
+        PerBuyer {
+            buyers: buyers.max(1) as f64,
+            selling_share,
+            refused_share: 1.0 - selling_share,
+            swept_orders: self.swept_orders,
+            swept: self.swept_orders.max(1) as f64,
+            refused_stream,
+            refused_orders,
+        }
+    }
+
+    /// DynamoDB's row: the crowd's units per buyer and the sweep's.
+    fn dynamodb_cost(&self, crowd: &CrowdProjection, per: &PerBuyer) -> CostRow {
+        let sweep_write = per.swept(self.sweep_write_units);
+        let sweep_read = per.swept(self.sweep_read_units);
+        let dynamodb = (crowd.write_units_per_buyer + sweep_write) * USD_PER_MILLION_WRITE_UNITS
+            / 1e6
+            + (crowd.read_units_per_buyer + sweep_read) * USD_PER_MILLION_READ_UNITS / 1e6;
+        ("DynamoDB", format!("{:.2} write + {:.2} read units per buyer, both phases weighted, and the sweep's {sweep_write:.2} + {sweep_read:.2} (every refused buyer's order expires)", crowd.write_units_per_buyer, crowd.read_units_per_buyer), dynamodb)
+    }
+
+    /// The rows behind the API's functions: EventBridge's events, the
+    /// stream's two functions and the sweep, and every invocation's logs.
+    fn background_costs(
+        &self,
+        doc: &serde_yaml_ng::Value,
+        per: &PerBuyer,
+        memory_gb: f64,
+        invocations: f64,
+    ) -> [CostRow; 3] {
+        let refused_stream = per.refused_stream;
+        let events = per.selling(self.stream.events) + per.refused(refused_stream.events);
+        let eventbridge = events * USD_PER_MILLION_EVENTBRIDGE_EVENTS / 1e6;
+        // The stream's functions and the sweep: invocations at full batches
+        // (the template's BatchSize), time in round trips (the projection's
+        // and the sweep's, measured) and PutEvents calls.
+        let put_events = events / shared::outbox::PUT_EVENTS_MAX_ENTRIES as f64;
+        let projector_trips = per.selling(
+            self.round_trips
+                .get("project-seat-map")
+                .copied()
+                .unwrap_or(0),
+        );
+        let sweep_trips =
+            per.swept(self.round_trips.get("expire-holds").copied().unwrap_or(0) as f64);
+        let publish_records =
+            per.selling(self.stream.publish_records) + per.refused(refused_stream.publish_records);
+        let background_invocations = publish_records / batch_size(doc, "PublishEventsFunction")
+            + per.selling(self.stream.seat_map_records) / batch_size(doc, "ProjectSeatMapFunction");
+        let background_seconds =
+            (projector_trips + sweep_trips + put_events) * AWS_REQUEST_MS / 1000.0;
+        let background = background_invocations * USD_PER_MILLION_LAMBDA_REQUESTS / 1e6
+            + background_seconds * memory_gb * USD_PER_LAMBDA_GB_SECOND_ARM;
+        let logs = (invocations + background_invocations) * LOG_BYTES_PER_INVOCATION / 1e9
+            * USD_PER_GB_CLOUDWATCH_LOGS;
+        [
+            ("EventBridge (publish-events)", format!("{events:.2} events per buyer: {} from the selling run's {} stream records, and a refused buyer's order made and expired ({:.1} events each)", self.stream.events, self.stream.records, 2.0 * refused_stream.events as f64 / per.refused_orders), eventbridge),
+            ("Lambda (the stream's two functions, the sweep)", format!("{background_invocations:.3} invocations per buyer at full batches; {projector_trips:.2} projection and {sweep_trips:.2} sweep round trips and {put_events:.2} PutEvents calls per buyer"), background),
+            ("CloudWatch Logs", format!("{LOG_BYTES_PER_INVOCATION:.0} bytes per invocation (assumed)"), logs),
+        ]
+    }
+
+    /// Below the cost table: the seat map's views through CloudFront per
+    /// 1,000 sold, what the table leaves out, and the prices it uses.
+    fn cost_notes(&self, out: &mut String, per_thousand: f64) {
         let views = per_thousand * MAP_VIEWS_PER_BUYER;
         let cdn = views * USD_PER_10K_CLOUDFRONT_REQUESTS / 10_000.0
             + views * self.map_gzip_bytes as f64 / 1e9 * USD_PER_GB_CLOUDFRONT_OUT;
