@@ -3,7 +3,7 @@
 //! correctness counts (overlaps and false sold-outs must be 0; orphans are
 //! reported: the contract's centre rule can split a row into odd runs).
 
-use crate::{create_orders, reply, unique, Row, Timing, HOLD_SECONDS};
+use crate::{create_orders, reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
 use shared::domain::best_available::{has_run, orphans};
 use shared::domain::SeatId;
 use shared::App;
@@ -21,10 +21,72 @@ pub struct BestAvailableStampede {
     pub in_flight: usize,
 }
 
+/// One buyer's answer: its latency (ms), the quantity it asked for, and
+/// best-available's status and body.
+type Answer = (f64, u32, u16, serde_json::Value);
+
+/// What the buyers got: the seats held, and each kind of answer counted.
+#[derive(Default)]
+struct Outcome {
+    taken: HashSet<(String, u32)>,
+    overlaps: usize,
+    not_adjacent: usize,
+    /// The quantities refused as not enough seats.
+    refused: Vec<u32>,
+    retry: usize,
+    other: usize,
+}
+
+/// The stampede: a fresh section, every buyer's order, their requests at
+/// once, then the seats left checked for false sold-outs and orphans.
 pub(super) async fn best_available_stampede(
     app: &App,
     size: BestAvailableStampede,
 ) -> Result<Row, String> {
+    let event = create_section(app, size).await?;
+    let orders = create_orders(app, &event, size.buyers).await?;
+    let started = Instant::now();
+    let tasks = spawn_buyers(app, orders, size.in_flight);
+    let mut timing = Timing::default();
+    let outcome = tally(tasks, &mut timing).await?;
+    timing.wall = started.elapsed();
+    // Seats were only ever taken: a run of n that exists now existed when
+    // n was refused, so that refusal would have been false.
+    let free = free_seats(app, &event, size.seats_per_row).await?;
+    let false_sold_outs = outcome
+        .refused
+        .iter()
+        .filter(|&&n| free.iter().any(|row| has_run(row, n as usize)))
+        .count();
+    let stranded: usize = free.iter().map(|row| orphans(row)).sum();
+    let seats = size.rows * size.seats_per_row;
+    let Outcome {
+        taken,
+        overlaps,
+        not_adjacent,
+        refused,
+        retry,
+        other,
+    } = outcome;
+    Ok(Row {
+        scenario: format!(
+            "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler)",
+            size.buyers, size.rows, size.seats_per_row, size.in_flight
+        ),
+        correctness: format!(
+            "{} of {seats} seats held ({:.0} seats/s), {overlaps} overlaps, {not_adjacent} not adjacent, {false_sold_outs} false sold-outs, {} refused, {retry} × 503, {stranded} orphans",
+            taken.len(),
+            taken.len() as f64 / timing.wall.as_secs_f64().max(1e-9),
+            refused.len()
+        ),
+        ok: overlaps == 0 && not_adjacent == 0 && false_sold_outs == 0 && other == 0,
+        timing,
+    })
+}
+
+/// A fresh event of one section, `size.rows` rows of
+/// `size.seats_per_row`: its id.
+async fn create_section(app: &App, size: BestAvailableStampede) -> Result<String, String> {
     let event = unique("best");
     let rows: Vec<_> = (1..=size.rows)
         .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
@@ -39,14 +101,21 @@ pub(super) async fn best_available_stampede(
     )
     .await
     {
-        (201, _) => {}
-        (s, b) => return Err(format!("create-event {event}: {s} {b}")),
+        (201, _) => Ok(event),
+        (s, b) => Err(format!("create-event {event}: {s} {b}")),
     }
-    let orders = create_orders(app, &event, size.buyers).await?;
+}
+
+/// Every order asks best-available for its quantity, `in_flight` at a
+/// time.
+fn spawn_buyers(
+    app: &App,
+    orders: Vec<BenchOrder>,
+    in_flight: usize,
+) -> tokio::task::JoinSet<Answer> {
     // Pairs mostly, some fours: a family on-sale.
     let quantities = [2u32, 2, 4, 2];
-    let sem = Arc::new(Semaphore::new(size.in_flight));
-    let started = Instant::now();
+    let sem = Arc::new(Semaphore::new(in_flight));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, o) in orders.into_iter().enumerate() {
         let (app, sem) = (app.clone(), sem.clone());
@@ -66,9 +135,16 @@ pub(super) async fn best_available_stampede(
             (t.elapsed().as_secs_f64() * 1000.0, n, status, reply)
         });
     }
-    let mut timing = Timing::default();
-    let (mut taken, mut overlaps, mut not_adjacent, mut refused, mut retry, mut other) =
-        (HashSet::new(), 0, 0, Vec::new(), 0, 0);
+    tasks
+}
+
+/// Each answer as it comes: its latency into `timing`, the seats it
+/// holds checked for adjacency and overlaps, or its refusal counted.
+async fn tally(
+    mut tasks: tokio::task::JoinSet<Answer>,
+    timing: &mut Timing,
+) -> Result<Outcome, String> {
+    let mut out = Outcome::default();
     while let Some(done) = tasks.join_next().await {
         let (ms, n, status, body) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
@@ -88,56 +164,38 @@ pub(super) async fn best_available_stampede(
                     && seats
                         .windows(2)
                         .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
-                not_adjacent += usize::from(!adjacent);
-                overlaps += seats
+                out.not_adjacent += usize::from(!adjacent);
+                out.overlaps += seats
                     .into_iter()
-                    .filter(|seat| !taken.insert(seat.clone()))
+                    .filter(|seat| !out.taken.insert(seat.clone()))
                     .count();
             }
-            (409, Some("not-enough-seats")) => refused.push(n),
-            (503, _) => retry += 1,
-            _ => other += 1,
+            (409, Some("not-enough-seats")) => out.refused.push(n),
+            (503, _) => out.retry += 1,
+            _ => out.other += 1,
         }
     }
-    timing.wall = started.elapsed();
-    // Seats were only ever taken: a run of n that exists now existed when
-    // n was refused, so that refusal would have been false.
+    Ok(out)
+}
+
+/// The event's seats now, row by row: whether each is available.
+async fn free_seats(app: &App, event: &str, seats_per_row: u32) -> Result<Vec<Vec<bool>>, String> {
     let now = shared::world::now();
     let all = app
         .store
         .list_all_seats(
-            &shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?,
+            &shared::domain::EventId::parse(event).map_err(|e| e.to_string())?,
             None,
         )
         .await
         .map_err(|e| e.to_string())?
         .ok_or("event vanished")?;
-    let free: Vec<Vec<bool>> = all
-        .chunks(size.seats_per_row as usize)
+    Ok(all
+        .chunks(seats_per_row as usize)
         .map(|row| {
             row.iter()
                 .map(|s| s.state.visible_status(now) == shared::domain::SeatStatus::Available)
                 .collect()
         })
-        .collect();
-    let false_sold_outs = refused
-        .iter()
-        .filter(|&&n| free.iter().any(|row| has_run(row, n as usize)))
-        .count();
-    let stranded: usize = free.iter().map(|row| orphans(row)).sum();
-    let seats = size.rows * size.seats_per_row;
-    Ok(Row {
-        scenario: format!(
-            "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler)",
-            size.buyers, size.rows, size.seats_per_row, size.in_flight
-        ),
-        correctness: format!(
-            "{} of {seats} seats held ({:.0} seats/s), {overlaps} overlaps, {not_adjacent} not adjacent, {false_sold_outs} false sold-outs, {} refused, {retry} × 503, {stranded} orphans",
-            taken.len(),
-            taken.len() as f64 / timing.wall.as_secs_f64().max(1e-9),
-            refused.len()
-        ),
-        ok: overlaps == 0 && not_adjacent == 0 && false_sold_outs == 0 && other == 0,
-        timing,
-    })
+        .collect())
 }
