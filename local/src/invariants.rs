@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use shared::domain::ga::bucket_count;
+use shared::domain::ga::{bucket_count, Bucket};
 use shared::domain::{
-    hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState,
+    hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState, SectionId,
 };
 use shared::App;
 
@@ -46,9 +46,23 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
         .await
         .unwrap_or_else(|e| panic!("reading the seats: {}", shared::error::chain(&e)))
         .unwrap_or_else(|| panic!("event {event} not found"));
+    let orders = read_orders(app, &event_id, &seats).await;
+    let mut check = TableCheck {
+        seats: seats.len(),
+        orders: orders.len(),
+        ..TableCheck::default()
+    };
+    check_seats(&seats, &orders, now, &mut check);
+    check_orders(&seats, &orders, now, &mut check);
+    check_places(app, &event_id, &orders, now, &mut check).await;
+    check
+}
+
+/// The event's orders among those [`order_ids`] names, read back.
+async fn read_orders(app: &App, event_id: &EventId, seats: &[Seat]) -> HashMap<OrderId, Order> {
     let mut orders: HashMap<OrderId, Order> = HashMap::new();
     // Read a few at a time: a stampede leaves hundreds of orders.
-    let mut ids = order_ids(app, &seats).into_iter();
+    let mut ids = order_ids(app, seats).into_iter();
     let mut reads = tokio::task::JoinSet::new();
     loop {
         while reads.len() < 16 {
@@ -66,18 +80,22 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
         let stored =
             stored.unwrap_or_else(|e| panic!("reading order {id}: {}", shared::error::chain(&e)));
         // The registry holds the whole table's orders, other events' too.
-        if let Some(stored) = stored.filter(|s| s.order.event_id == event_id) {
+        if let Some(stored) = stored.filter(|s| &s.order.event_id == event_id) {
             orders.insert(id, stored.order);
         }
     }
-    let mut check = TableCheck {
-        seats: seats.len(),
-        orders: orders.len(),
-        ..TableCheck::default()
-    };
-    let by_id: HashMap<&SeatId, &SeatState> =
-        seats.iter().map(|s| (&s.spec.seat_id, &s.state)).collect();
-    for seat in &seats {
+    orders
+}
+
+/// The seats' side: a SOLD seat's order is COMPLETED and lists it; a
+/// live hold's order is live, lists it and expires with it.
+fn check_seats(
+    seats: &[Seat],
+    orders: &HashMap<OrderId, Order>,
+    now: Millis,
+    check: &mut TableCheck,
+) {
+    for seat in seats {
         let id = &seat.spec.seat_id;
         match &seat.state {
             SeatState::Available => {}
@@ -113,8 +131,21 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
             SeatState::Held { .. } => {}
         }
     }
+}
+
+/// The orders' side: a COMPLETED order lists something and every seat it
+/// lists is SOLD to it; a live order's seats are HELD by it, and by no
+/// other live order.
+fn check_orders(
+    seats: &[Seat],
+    orders: &HashMap<OrderId, Order>,
+    now: Millis,
+    check: &mut TableCheck,
+) {
+    let by_id: HashMap<&SeatId, &SeatState> =
+        seats.iter().map(|s| (&s.spec.seat_id, &s.state)).collect();
     let mut live_claims: HashMap<&SeatId, Vec<&OrderId>> = HashMap::new();
-    for (id, order) in &orders {
+    for (id, order) in orders {
         if order.status == OrderStatus::Completed {
             check.completed += 1;
             if order.seats.is_empty() && order.places.is_empty() {
@@ -150,8 +181,6 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
             ));
         }
     }
-    check_places(app, &event_id, &orders, now, &mut check).await;
-    check
 }
 
 /// The places' side of the invariants, per general-admission bucket:
@@ -193,65 +222,92 @@ async fn check_places(
             ));
         }
         for b in &buckets {
-            let at = format!("bucket {section}#{}", b.index);
-            let in_orders = |status: &dyn Fn(&Order) -> bool| -> u32 {
-                orders
-                    .values()
-                    .filter(|o| status(o))
-                    .flat_map(|o| o.places.iter())
-                    .filter(|p| &p.section == section && p.bucket == b.index)
-                    .map(|p| p.quantity)
-                    .sum()
-            };
-            if b.sold + b.live_held(now) > b.capacity {
-                check
-                    .violations
-                    .push(format!("{at} is over capacity: {b:?}"));
-            }
-            let recorded: u32 = b.holds.iter().map(|h| h.quantity).sum();
-            if b.sold + recorded + b.free != b.capacity {
-                check
-                    .violations
-                    .push(format!("{at} does not add up: {b:?}"));
-            }
-            let sold_to = in_orders(&|o| o.status == OrderStatus::Completed);
-            if sold_to != b.sold {
-                check.violations.push(format!(
-                    "{at} has {} sold, COMPLETED orders list {sold_to} there",
-                    b.sold
-                ));
-            }
-            for hold in b.holds.iter().filter(|h| hold_is_live(h.expires_at, now)) {
-                let recorded = orders
-                    .get(&hold.order)
-                    .filter(|o| o.is_holdable(now))
-                    .and_then(|o| {
-                        o.places
-                            .iter()
-                            .find(|p| &p.section == section && p.bucket == b.index)
-                            .map(|p| (p.quantity, o.expires_at))
-                    });
-                if recorded != Some((hold.quantity, hold.expires_at)) {
-                    check.violations.push(format!("{at} has a live hold {hold:?} its order does not record as live ({recorded:?})"));
-                }
-            }
-            for (id, o) in orders.iter().filter(|(_, o)| o.is_holdable(now)) {
-                for p in o
-                    .places
+            check_bucket_counts(section, b, orders, now, check);
+            check_bucket_holds(section, b, orders, now, check);
+        }
+    }
+}
+
+/// One bucket's counters: sold + live holds within its capacity, sold +
+/// recorded holds + free = capacity, sold = what COMPLETED orders list.
+fn check_bucket_counts(
+    section: &SectionId,
+    b: &Bucket,
+    orders: &HashMap<OrderId, Order>,
+    now: Millis,
+    check: &mut TableCheck,
+) {
+    let at = format!("bucket {section}#{}", b.index);
+    let in_orders = |status: &dyn Fn(&Order) -> bool| -> u32 {
+        orders
+            .values()
+            .filter(|o| status(o))
+            .flat_map(|o| o.places.iter())
+            .filter(|p| &p.section == section && p.bucket == b.index)
+            .map(|p| p.quantity)
+            .sum()
+    };
+    if b.sold + b.live_held(now) > b.capacity {
+        check
+            .violations
+            .push(format!("{at} is over capacity: {b:?}"));
+    }
+    let recorded: u32 = b.holds.iter().map(|h| h.quantity).sum();
+    if b.sold + recorded + b.free != b.capacity {
+        check
+            .violations
+            .push(format!("{at} does not add up: {b:?}"));
+    }
+    let sold_to = in_orders(&|o| o.status == OrderStatus::Completed);
+    if sold_to != b.sold {
+        check.violations.push(format!(
+            "{at} has {} sold, COMPLETED orders list {sold_to} there",
+            b.sold
+        ));
+    }
+}
+
+/// One bucket's holds: each live hold recorded by a live order with its
+/// quantity and expiry, and every live order's places there held.
+fn check_bucket_holds(
+    section: &SectionId,
+    b: &Bucket,
+    orders: &HashMap<OrderId, Order>,
+    now: Millis,
+    check: &mut TableCheck,
+) {
+    let at = format!("bucket {section}#{}", b.index);
+    for hold in b.holds.iter().filter(|h| hold_is_live(h.expires_at, now)) {
+        let recorded = orders
+            .get(&hold.order)
+            .filter(|o| o.is_holdable(now))
+            .and_then(|o| {
+                o.places
                     .iter()
-                    .filter(|p| &p.section == section && p.bucket == b.index)
-                {
-                    if !b
-                        .holds
-                        .iter()
-                        .any(|h| &h.order == id && h.quantity == p.quantity)
-                    {
-                        check.violations.push(format!(
-                            "live order {id} lists {} places in {at}, which does not hold them",
-                            p.quantity
-                        ));
-                    }
-                }
+                    .find(|p| &p.section == section && p.bucket == b.index)
+                    .map(|p| (p.quantity, o.expires_at))
+            });
+        if recorded != Some((hold.quantity, hold.expires_at)) {
+            check.violations.push(format!(
+                "{at} has a live hold {hold:?} its order does not record as live ({recorded:?})"
+            ));
+        }
+    }
+    for (id, o) in orders.iter().filter(|(_, o)| o.is_holdable(now)) {
+        for p in o
+            .places
+            .iter()
+            .filter(|p| &p.section == section && p.bucket == b.index)
+        {
+            if !b
+                .holds
+                .iter()
+                .any(|h| &h.order == id && h.quantity == p.quantity)
+            {
+                check.violations.push(format!(
+                    "live order {id} lists {} places in {at}, which does not hold them",
+                    p.quantity
+                ));
             }
         }
     }
