@@ -129,8 +129,38 @@ pub(super) async fn sold_out_phase(
 ) -> Result<SoldOutPhase, String> {
     let mut out = SoldOutPhase::default();
     let event_id = EventId::parse(event).map_err(|e| e.to_string())?;
+    sell_the_rest(app, follower, &event_id, model, &mut out).await?;
+
+    let instances: Vec<App> = (0..CROWD_INSTANCES).map(|_| app.new_process()).collect();
+    let asks = crowd_asks(model, crowd);
+    let orders = crowd_orders(app, follower, recorder, &event_id, asks.len(), &mut out).await?;
+    // Warm: each instance has served one request of each function.
+    let warm = &orders[0];
+    warm_instances(&instances, &asks, warm).await;
+    let charges = refuse_the_crowd(app, recorder, &instances, &orders, &asks, &mut out).await?;
+    let loads = capacity::totals(&charges, &|t| t.clone());
+    out.refusal_charges = charges;
+    out.hottest_write = loads.first().cloned();
+    out.hottest_read = loads
+        .iter()
+        .max_by(|a, b| a.read_units.total_cmp(&b.read_units))
+        .cloned();
+    (out.fresh, out.fresh_hottest) =
+        super::fresh::fresh_instances(app, event, warm, recorder).await?;
+    Ok(out)
+}
+
+/// Seeds the rest of the stadium as sold, projects the stream, and counts
+/// the sections a fresh instance sees sold out.
+async fn sell_the_rest(
+    app: &App,
+    follower: &local::streams::StreamFollower,
+    event_id: &EventId,
+    model: DemandModel,
+    out: &mut SoldOutPhase,
+) -> Result<(), String> {
     let started = Instant::now();
-    (out.seeded_seats, out.seeded_places) = seed_the_rest(app, &event_id, model).await?;
+    (out.seeded_seats, out.seeded_places) = seed_the_rest(app, event_id, model).await?;
     out.seeding = started.elapsed();
     follower
         .catch_up(|batch| {
@@ -144,18 +174,27 @@ pub(super) async fn sold_out_phase(
     let fresh = app.new_process();
     out.sold_out_sections = fresh
         .store
-        .sold_out_sections(&fresh.memory, &event_id)
+        .sold_out_sections(&fresh.memory, event_id)
         .await
         .map_err(|e| e.to_string())?
         .len();
+    Ok(())
+}
 
-    let instances: Vec<App> = (0..CROWD_INSTANCES).map(|_| app.new_process()).collect();
-    let asks = crowd_asks(model, crowd);
-    // The crowd's orders, written as create-order writes them: a refused
-    // buyer still made one, and its cost is part of the crowd's.
+/// The crowd's `n` orders, written as create-order writes them: a refused
+/// buyer still made one, and its cost is part of the crowd's. Their
+/// requests are priced, and what they put on the stream counted.
+async fn crowd_orders(
+    app: &App,
+    follower: &local::streams::StreamFollower,
+    recorder: &CapacityRecorder,
+    event_id: &EventId,
+    n: usize,
+    out: &mut SoldOutPhase,
+) -> Result<Vec<BenchOrder>, String> {
     recorder.take();
     recorder.set_recording(true);
-    let orders = long_orders(app, &event_id, asks.len()).await?;
+    let orders = long_orders(app, event_id, n).await?;
     recorder.set_recording(false);
     let records = recorder.take();
     out.order_round_trips = records.len() as u64;
@@ -176,9 +215,13 @@ pub(super) async fn sold_out_phase(
         })
         .await?;
     out.order_stream = *stream.lock().unwrap_or_else(|p| p.into_inner());
-    // Warm: each instance has served one request of each function.
-    let warm = &orders[0];
-    for instance in &instances {
+    Ok(orders)
+}
+
+/// Each instance serves the first asks (one of each function) for the
+/// `warm` order, unrecorded, so the crowd meets warm instances.
+async fn warm_instances(instances: &[App], asks: &[Ask], warm: &BenchOrder) {
+    for instance in instances {
         for ask in &asks[..asks.len().min(12)] {
             reply(
                 instance,
@@ -190,6 +233,19 @@ pub(super) async fn sold_out_phase(
             .await;
         }
     }
+}
+
+/// The crowd, one function at a time: its requests recorded and priced,
+/// and each answer counted as the refusal it should be or not. Every
+/// refusal's charges.
+async fn refuse_the_crowd(
+    app: &App,
+    recorder: &CapacityRecorder,
+    instances: &[App],
+    orders: &[BenchOrder],
+    asks: &[Ask],
+    out: &mut SoldOutPhase,
+) -> Result<Vec<capacity::Charge>, String> {
     let mut charges = Vec::new();
     for function in ["get-seat", "hold-ga", "best-available"] {
         let mine: Vec<(usize, &Ask)> = asks
@@ -199,7 +255,7 @@ pub(super) async fn sold_out_phase(
             .collect();
         recorder.take();
         recorder.set_recording(true);
-        let answers = refuse(&instances, &orders, &mine).await?;
+        let answers = refuse(instances, orders, &mine).await?;
         recorder.set_recording(false);
         let records = recorder.take();
         let priced = price(app, &records).await?;
@@ -217,16 +273,7 @@ pub(super) async fn sold_out_phase(
         }
         charges.extend(priced);
     }
-    let loads = capacity::totals(&charges, &|t| t.clone());
-    out.refusal_charges = charges;
-    out.hottest_write = loads.first().cloned();
-    out.hottest_read = loads
-        .iter()
-        .max_by(|a, b| a.read_units.total_cmp(&b.read_units))
-        .cloned();
-    (out.fresh, out.fresh_hottest) =
-        super::fresh::fresh_instances(app, event, warm, recorder).await?;
-    Ok(out)
+    Ok(charges)
 }
 
 /// How long the crowd's orders live: longer than the phase runs (the
