@@ -3,6 +3,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -66,75 +67,20 @@ pub const OPENAPI_YAML: &str = include_str!("../../docs/openapi.yaml");
 /// EventBridge's JSON protocol target for `PutEvents`.
 const PUT_EVENTS_TARGET: &str = "AWSEvents.PutEvents";
 
+/// Serves one request: a dev-only route when there is a `feed` and the
+/// request is one, the OpenAPI document, or the router.
 async fn handle(
     app: &App,
     feed: Option<&DevFeed>,
     req: hyper::Request<Incoming>,
 ) -> hyper::Response<Full<Bytes>> {
-    if let Some(feed) = feed {
-        let path = req.uri().path().to_owned();
-        if req.method() == hyper::Method::GET {
-            if let Some(file) = crate::dev_routes::page_file(&path) {
-                return to_hyper(file);
-            }
-            if path == "/_dev/catalog" {
-                return json_response(hyper::StatusCode::OK, &feed.catalog(), "application/json");
-            }
-        }
-        if let Some(order) = path
-            .strip_prefix("/_dev/pay/")
-            .filter(|_| req.method() == hyper::Method::POST)
-        {
-            let order = order.to_owned();
-            let bytes = match Limited::new(req.into_body(), MAX_BODY_BYTES)
-                .collect()
-                .await
-            {
-                Ok(collected) => collected.to_bytes(),
-                Err(_) => {
-                    return to_hyper(error_response(&Error::PayloadTooLarge {
-                        limit: MAX_BODY_BYTES,
-                    }))
-                }
-            };
-            return to_hyper(crate::dev_routes::pay(app, &order, &bytes).await);
-        }
-        if req.method() == hyper::Method::GET && req.uri().path() == "/_dev/events" {
-            return match after_param(req.uri().query()) {
-                Ok(after) => json_response(
-                    hyper::StatusCode::OK,
-                    &feed.after(after),
-                    "application/json",
-                ),
-                Err(e) => to_hyper(error_response(&e)),
-            };
-        }
-        let target = req
-            .headers()
-            .get("x-amz-target")
-            .and_then(|v| v.to_str().ok());
-        if req.method() == hyper::Method::POST && target == Some(PUT_EVENTS_TARGET) {
-            let bytes = match Limited::new(req.into_body(), MAX_BODY_BYTES)
-                .collect()
-                .await
-            {
-                Ok(collected) => collected.to_bytes(),
-                Err(_) => {
-                    return to_hyper(error_response(&Error::PayloadTooLarge {
-                        limit: MAX_BODY_BYTES,
-                    }))
-                }
-            };
-            let (status, body) = match feed.put_events(&bytes) {
-                Ok(reply) => (hyper::StatusCode::OK, reply),
-                Err(message) => (
-                    hyper::StatusCode::BAD_REQUEST,
-                    serde_json::json!({"__type": "ValidationException", "message": message}),
-                ),
-            };
-            return json_response(status, &body, "application/x-amz-json-1.1");
-        }
-    }
+    let req = match feed {
+        Some(feed) => match dev_route(app, feed, req).await {
+            ControlFlow::Break(response) => return response,
+            ControlFlow::Continue(req) => req,
+        },
+        None => req,
+    };
     if req.method() == hyper::Method::GET && req.uri().path() == "/openapi.yaml" {
         let mut response =
             hyper::Response::new(Full::new(Bytes::from_static(OPENAPI_YAML.as_bytes())));
@@ -145,13 +91,8 @@ async fn handle(
         return response;
     }
     let (parts, body) = req.into_parts();
-    let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => {
-            return to_hyper(error_response(&Error::PayloadTooLarge {
-                limit: MAX_BODY_BYTES,
-            }))
-        }
+    let Some(bytes) = collect_body(body).await else {
+        return payload_too_large();
     };
     let body = if bytes.is_empty() {
         Body::Empty
@@ -163,6 +104,89 @@ async fn handle(
     };
     let req = lambda_http::http::Request::from_parts(parts, body);
     to_hyper(crate::router::dispatch(app, req).await)
+}
+
+/// The dev-only routes over `feed`: the page's files, the catalog, a
+/// payment, the events and EventBridge's `PutEvents`. Any other request
+/// comes back, to be served as on AWS.
+async fn dev_route(
+    app: &App,
+    feed: &DevFeed,
+    req: hyper::Request<Incoming>,
+) -> ControlFlow<hyper::Response<Full<Bytes>>, hyper::Request<Incoming>> {
+    let path = req.uri().path().to_owned();
+    if req.method() == hyper::Method::GET {
+        if let Some(file) = crate::dev_routes::page_file(&path) {
+            return ControlFlow::Break(to_hyper(file));
+        }
+        if path == "/_dev/catalog" {
+            return ControlFlow::Break(json_response(
+                hyper::StatusCode::OK,
+                &feed.catalog(),
+                "application/json",
+            ));
+        }
+    }
+    if let Some(order) = path
+        .strip_prefix("/_dev/pay/")
+        .filter(|_| req.method() == hyper::Method::POST)
+    {
+        let order = order.to_owned();
+        let Some(bytes) = collect_body(req.into_body()).await else {
+            return ControlFlow::Break(payload_too_large());
+        };
+        return ControlFlow::Break(to_hyper(crate::dev_routes::pay(app, &order, &bytes).await));
+    }
+    if req.method() == hyper::Method::GET && req.uri().path() == "/_dev/events" {
+        return ControlFlow::Break(match after_param(req.uri().query()) {
+            Ok(after) => json_response(
+                hyper::StatusCode::OK,
+                &feed.after(after),
+                "application/json",
+            ),
+            Err(e) => to_hyper(error_response(&e)),
+        });
+    }
+    let target = req
+        .headers()
+        .get("x-amz-target")
+        .and_then(|v| v.to_str().ok());
+    if req.method() == hyper::Method::POST && target == Some(PUT_EVENTS_TARGET) {
+        return ControlFlow::Break(put_events(feed, req).await);
+    }
+    ControlFlow::Continue(req)
+}
+
+/// EventBridge's `PutEvents` into `feed`, answered as EventBridge would.
+async fn put_events(feed: &DevFeed, req: hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
+    let Some(bytes) = collect_body(req.into_body()).await else {
+        return payload_too_large();
+    };
+    let (status, body) = match feed.put_events(&bytes) {
+        Ok(reply) => (hyper::StatusCode::OK, reply),
+        Err(message) => (
+            hyper::StatusCode::BAD_REQUEST,
+            serde_json::json!({"__type": "ValidationException", "message": message}),
+        ),
+    };
+    json_response(status, &body, "application/x-amz-json-1.1")
+}
+
+/// A request's body, or `None` if it is over [`MAX_BODY_BYTES`] (or
+/// could not be read).
+async fn collect_body(body: Incoming) -> Option<Bytes> {
+    Limited::new(body, MAX_BODY_BYTES)
+        .collect()
+        .await
+        .ok()
+        .map(|collected| collected.to_bytes())
+}
+
+/// The answer to a body over [`MAX_BODY_BYTES`].
+fn payload_too_large() -> hyper::Response<Full<Bytes>> {
+    to_hyper(error_response(&Error::PayloadTooLarge {
+        limit: MAX_BODY_BYTES,
+    }))
 }
 
 fn to_hyper(response: lambda_http::Response<Body>) -> hyper::Response<Full<Bytes>> {
