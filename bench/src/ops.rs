@@ -12,26 +12,55 @@ use std::time::Duration;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 
+/// One operation's row: its name, the DynamoDB requests it made (by
+/// operation), and its limit.
+type TripRow = (String, BTreeMap<String, u64>, String);
+
+/// An operation's row from the requests the counter took.
+fn trip_row(name: &str, limit: &str, counts: BTreeMap<String, u64>) -> TripRow {
+    (name.to_owned(), counts, limit.to_owned())
+}
+
 /// 5. Round trips per operation.
 pub(super) async fn round_trips(
     app: &App,
     counter: &RequestCounter,
-) -> Result<Vec<(String, BTreeMap<String, u64>, String)>, String> {
+) -> Result<Vec<TripRow>, String> {
     let event = unique("trips");
     create_event(app, &event, 20, HOLD_SECONDS).await?;
     counter.take();
+    let mut rows = order_round_trips(app, &event, counter).await;
+    for seats in [1u32, 10] {
+        let counts = confirm_round_trips(app, &event, seats, counter).await?;
+        rows.push(trip_row(
+            &format!(
+                "confirm ({seats} seat{})",
+                if seats == 1 { "" } else { "s" }
+            ),
+            "1 (one transaction, no read)",
+            counts,
+        ));
+    }
+    Ok(rows)
+}
+
+/// The order's operations, one request each, counted: create-order
+/// (first of the process, then cached), get-seat, drop-seat, get-order
+/// and list-seats.
+async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> Vec<TripRow> {
     let mut rows = Vec::new();
-    let mut record = |name: &str, limit: &str, counts: BTreeMap<String, u64>| {
-        rows.push((name.to_owned(), counts, limit.to_owned()))
-    };
     let (_, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
-    record(
+    rows.push(trip_row(
         "create-order (first of the process)",
         "2 (event read + put)",
         counter.take(),
-    );
+    ));
     reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
-    record("create-order (event cached)", "1 (put)", counter.take());
+    rows.push(trip_row(
+        "create-order (event cached)",
+        "1 (put)",
+        counter.take(),
+    ));
     let (id, token) = (
         order["orderId"].as_str().unwrap_or_default().to_owned(),
         order["holdToken"].as_str().unwrap_or_default().to_owned(),
@@ -44,7 +73,7 @@ pub(super) async fn round_trips(
         "",
     )
     .await;
-    record("get-seat", "1", counter.take());
+    rows.push(trip_row("get-seat", "1", counter.take()));
     reply(
         app,
         "DELETE",
@@ -53,61 +82,62 @@ pub(super) async fn round_trips(
         "",
     )
     .await;
-    record("drop-seat", "1", counter.take());
+    rows.push(trip_row("drop-seat", "1", counter.take()));
     reply(app, "GET", &format!("/orders/{id}"), Some(&token), "").await;
-    record("get-order", "1", counter.take());
+    rows.push(trip_row("get-order", "1", counter.take()));
     reply(app, "GET", &format!("/events/{event}/seats"), None, "").await;
-    record(
+    rows.push(trip_row(
         "list-seats (20 seats)",
         "1 query per seat block (10 seats), event cached",
         counter.take(),
+    ));
+    rows
+}
+
+/// A new order holding `seats` seats, then its confirm (a signed webhook
+/// naming them): the confirm's requests, counted.
+async fn confirm_round_trips(
+    app: &App,
+    event: &str,
+    seats: u32,
+    counter: &RequestCounter,
+) -> Result<BTreeMap<String, u64>, String> {
+    let (_, o) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    let (oid, tok) = (
+        o["orderId"].as_str().unwrap_or_default().to_owned(),
+        o["holdToken"].as_str().unwrap_or_default().to_owned(),
     );
-    for seats in [1u32, 10] {
-        let (_, o) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
-        let (oid, tok) = (
-            o["orderId"].as_str().unwrap_or_default().to_owned(),
-            o["holdToken"].as_str().unwrap_or_default().to_owned(),
-        );
-        let first = if seats == 1 { 2 } else { 3 };
-        for n in first..first + seats {
-            reply(
-                app,
-                "POST",
-                &format!("/orders/{oid}/seats/A-1-{n}"),
-                Some(&tok),
-                "",
-            )
-            .await;
-        }
-        counter.take();
-        let paid: Vec<String> = (first..first + seats).map(|n| format!("A-1-{n}")).collect();
-        let body = serde_json::json!({"orderId": oid, "paymentId": format!("pi_bench_{seats}"), "seats": paid}).to_string();
-        let secrets = app.config.confirm_secrets.as_ref().ok_or("no secret")?;
-        let headers = local::apps::webhook_headers(secrets, &body);
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let resp = dispatch(
+    let first = if seats == 1 { 2 } else { 3 };
+    for n in first..first + seats {
+        reply(
             app,
-            request(
-                "POST",
-                &format!("/orders/{oid}/confirm"),
-                &headers,
-                Body::Text(body),
-            ),
+            "POST",
+            &format!("/orders/{oid}/seats/A-1-{n}"),
+            Some(&tok),
+            "",
         )
         .await;
-        if resp.status() != 200 {
-            return Err(format!("confirm in round-trip count: {}", resp.status()));
-        }
-        record(
-            &format!(
-                "confirm ({seats} seat{})",
-                if seats == 1 { "" } else { "s" }
-            ),
-            "1 (one transaction, no read)",
-            counter.take(),
-        );
     }
-    Ok(rows)
+    counter.take();
+    let paid: Vec<String> = (first..first + seats).map(|n| format!("A-1-{n}")).collect();
+    let body = serde_json::json!({"orderId": oid, "paymentId": format!("pi_bench_{seats}"), "seats": paid}).to_string();
+    let secrets = app.config.confirm_secrets.as_ref().ok_or("no secret")?;
+    let headers = local::apps::webhook_headers(secrets, &body);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let resp = dispatch(
+        app,
+        request(
+            "POST",
+            &format!("/orders/{oid}/confirm"),
+            &headers,
+            Body::Text(body),
+        ),
+    )
+    .await;
+    if resp.status() != 200 {
+        return Err(format!("confirm in round-trip count: {}", resp.status()));
+    }
+    Ok(counter.take())
 }
 
 /// 6. Sweep time with `expired` expired orders among `others` other items.
