@@ -48,7 +48,7 @@ import zipfile
 from pathlib import Path
 
 from cargo_target import target_dir
-from dev_keys import dev_admission_keys
+from dev_keys import dev_admission_keys, dev_hold_token_keys
 from ports import free_ports
 from webhook_sign import DEV_SECRET, confirm_body, resign_confirm_event, webhook_headers
 
@@ -69,7 +69,7 @@ QUEUE_FUNCTIONS = ("queue-admin", "get-queue", "queue-visitors", "admission-keys
 QUEUE_EVENT = "cold-queue"
 PYTHON_FN = "get-seat (python)"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
-EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
 EXAMPLE_EVENT = "gala-2026"
 EXAMPLE_SEAT = "A-1-7"
 TABLE = "seatclaim-bench-cold"
@@ -481,6 +481,7 @@ def lambda_env(server):
                 AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", AWS_ACCESS_KEY_ID="local",
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
                 ADMISSION_SIGNING_KEYS=signing, ADMISSION_VERIFY_KEYS=verify,
+                HOLD_TOKEN_KEYS=dev_hold_token_keys(),
                 # One second of ticks, not the scheduled run's minute: its
                 # first answer then says when the run ended.
                 ADMITTER_RUN_SECONDS="1",

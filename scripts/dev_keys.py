@@ -1,10 +1,14 @@
-"""The development admission key (local/dev-admission-signing-keys.json), as
-make dev uses it: the private JWK Set for ADMISSION_SIGNING_KEYS and its
-public half for ADMISSION_VERIFY_KEYS. Never deployed."""
+"""The development keys, as make dev uses them: the admission key
+(local/dev-admission-signing-keys.json), the private JWK Set for
+ADMISSION_SIGNING_KEYS and its public half for ADMISSION_VERIFY_KEYS; and
+the hold token key (local/dev-hold-token-keys.txt) for HOLD_TOKEN_KEYS.
+Never deployed."""
 import json
 from pathlib import Path
 
-KEYS_FILE = Path(__file__).resolve().parent.parent / "local" / "dev-admission-signing-keys.json"
+LOCAL = Path(__file__).resolve().parent.parent / "local"
+KEYS_FILE = LOCAL / "dev-admission-signing-keys.json"
+HOLD_KEYS_FILE = LOCAL / "dev-hold-token-keys.txt"
 
 
 def dev_admission_keys():
@@ -12,3 +16,8 @@ def dev_admission_keys():
     signing = json.loads(KEYS_FILE.read_text())
     public = {"keys": [{k: v for k, v in key.items() if k != "d"} for key in signing["keys"]]}
     return json.dumps(signing, separators=(",", ":")), json.dumps(public, separators=(",", ":"))
+
+
+def dev_hold_token_keys():
+    """HOLD_TOKEN_KEYS of make dev: one base64 key."""
+    return HOLD_KEYS_FILE.read_text().strip()

@@ -37,14 +37,14 @@ import jwt
 from samcli.yamlhelper import yaml_dump, yaml_parse
 
 from cargo_target import binary
-from dev_keys import dev_admission_keys
+from dev_keys import dev_admission_keys, dev_hold_token_keys
 from ports import free_ports
 from webhook_sign import DEV_SECRET, resign_confirm_event
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".tools" / "sam-local"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
-EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"
 QUEUE_EVENT = "gala-2026-queue"
@@ -264,6 +264,7 @@ def main():
         "RUST_LOG": "info",
         "ADMISSION_SIGNING_KEYS": dev_admission_keys()[0],
         "ADMISSION_VERIFY_KEYS": dev_admission_keys()[1],
+        "HOLD_TOKEN_KEYS": dev_hold_token_keys(),
         "ADMITTER_RUN_SECONDS": "1",
     }}))
 

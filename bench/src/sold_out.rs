@@ -304,7 +304,7 @@ async fn long_orders(app: &App, event: &EventId, n: usize) -> Result<Vec<BenchOr
                 .map_err(|e| e.to_string())?;
             Ok::<_, String>(BenchOrder {
                 id: order.order_id.to_string(),
-                token: token.as_str().to_owned(),
+                token: local::apps::dev_hold_token_keys().encode(&order.order_id, &token),
             })
         });
     }
@@ -502,9 +502,11 @@ fn get_seat_at(
     static START: std::sync::OnceLock<shared::domain::Millis> = std::sync::OnceLock::new();
     let t0 = *START.get_or_init(shared::world::now);
     let per_ms = CROWD_INSTANCES as i64 * PER_INSTANCE_RATE / 1_000;
+    let order = OrderId::parse(order).ok()?;
+    let token = local::apps::dev_hold_token_keys().decode(&order, token)?;
     Some((
-        OrderId::parse(order).ok()?,
-        HoldToken::parse(token)?,
+        order,
+        token,
         SeatId::parse(seat).ok()?,
         shared::domain::Millis(t0.0 + slot as i64 / per_ms.max(1)),
     ))

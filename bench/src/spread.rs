@@ -3,7 +3,6 @@
 use crate::{
     create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing, HOLD_SECONDS,
 };
-use shared::auth::HoldToken;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
 use shared::domain::SeatState;
@@ -140,8 +139,10 @@ pub(super) async fn spread(
                     .0 == 200
                 }
                 ClaimPath::Store => {
-                    let token = HoldToken::parse(&order.token).ok_or("bad token")?;
                     let order_id = OrderId::parse(&order.id).map_err(|e| e.to_string())?;
+                    let token = local::apps::dev_hold_token_keys()
+                        .decode(&order_id, &order.token)
+                        .ok_or("bad token")?;
                     let seat = SeatId::parse(&seat).map_err(|e| e.to_string())?;
                     app.store
                         .claim_seat(&order_id, &token, &seat, 10, shared::world::now())

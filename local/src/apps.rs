@@ -5,7 +5,7 @@
 
 use aws_sdk_dynamodb::Client;
 use shared::admission::SigningKeys;
-use shared::auth::ConfirmSecrets;
+use shared::auth::{ConfirmSecrets, HoldTokenKeys};
 use shared::{App, Config, Store};
 
 /// The Standard Webhooks secret of `make dev` when `CONFIRM_SECRET` is
@@ -27,6 +27,21 @@ pub fn dev_admission_keys() -> SigningKeys {
     // A constant known to parse (the tests' every admission uses it).
     SigningKeys::parse(DEV_ADMISSION_SIGNING_KEYS)
         .unwrap_or_else(|e| panic!("the development admission key: {e}"))
+}
+
+/// The hold token key of `make dev` when `HOLD_TOKEN_KEYS` is unset, of
+/// the tests and of the sample events: its bytes read
+/// "seatclaim-dev-hold-key-NOT-SECRET!!". Anyone can mint hold tokens
+/// with it. Never deploy it: template.yaml reads the keys from Secrets
+/// Manager. It lives in local/dev-hold-token-keys.txt, which the scripts
+/// read too.
+pub const DEV_HOLD_TOKEN_KEYS: &str = include_str!("../dev-hold-token-keys.txt");
+
+/// The development hold token key, parsed.
+pub fn dev_hold_token_keys() -> HoldTokenKeys {
+    // A constant known to parse (every test's order uses it).
+    HoldTokenKeys::parse(DEV_HOLD_TOKEN_KEYS)
+        .unwrap_or_else(|e| panic!("the development hold token key: {e}"))
 }
 
 /// The development secrets, parsed.
@@ -68,6 +83,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,
         admission_verify: Some(dev_admission_keys().verify_keys()),
         admission_signing: Some(dev_admission_keys()),
+        hold_token_keys: Some(dev_hold_token_keys()),
         admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
     };
     // Every request reads the queue's state, as the dev server does: a

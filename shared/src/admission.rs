@@ -16,7 +16,6 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::pkcs8::EncodePrivateKey;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::fmt;
 
 use crate::domain::{EventId, Millis};
@@ -336,32 +335,6 @@ impl AdmissionClaims {
             && self.nbf.saturating_mul(1_000) <= now.0 + NOT_BEFORE_SKEW_MS
             && self.iat.saturating_mul(1_000) <= now.0 + NOT_BEFORE_SKEW_MS
     }
-}
-
-/// The order id's randomness and the hold token's secret of the order an
-/// admission opens under `Idempotency-Key: key`: derived from the
-/// admission and the key (each by its own label, so the public order id
-/// tells nothing of the secret), so a retry after a lost reply finds the
-/// same order and gets a hold token that works on it, while only a hash of
-/// the secret is stored. Whoever holds the admission and the key can open
-/// (or find) that order anyway: the derivation gives nobody more than the
-/// contract's retry does.
-pub fn idempotent_order(admission_id: &str, key: &str, event: &EventId) -> (u128, [u8; 32]) {
-    let derive = |label: &str| -> [u8; 32] {
-        let mut hash = Sha256::new();
-        for part in [label, admission_id, key, event.as_str()] {
-            hash.update(part.as_bytes());
-            hash.update([0u8]);
-        }
-        hash.finalize().into()
-    };
-    let id = derive("seatclaim order id under an admission v1");
-    let mut id_bytes = [0u8; 16];
-    id_bytes.copy_from_slice(&id[..16]);
-    (
-        u128::from_le_bytes(id_bytes),
-        derive("seatclaim hold token under an admission v1"),
-    )
 }
 
 #[cfg(test)]

@@ -159,20 +159,3 @@ fn bad_key_sets_are_refused_by_index_and_reason() {
         .to_string();
     assert!(error.contains("not d's public key"), "{error}");
 }
-
-#[test]
-fn an_idempotent_order_depends_on_admission_key_and_event() {
-    let gala = event("gala");
-    let order = idempotent_order("a1", "k", &gala);
-    assert_eq!(order, idempotent_order("a1", "k", &gala));
-    assert_ne!(order, idempotent_order("a2", "k", &gala));
-    assert_ne!(order, idempotent_order("a1", "k2", &gala));
-    assert_ne!(order, idempotent_order("a1", "k", &event("other")));
-    // The separator keeps ("a", "bk") and ("ab", "k") apart.
-    assert_ne!(
-        idempotent_order("a", "bk", &gala),
-        idempotent_order("ab", "k", &gala)
-    );
-    // The id's bytes are not the secret's.
-    assert_ne!(order.0.to_le_bytes(), order.1[..16]);
-}

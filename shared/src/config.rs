@@ -1,7 +1,7 @@
 //! Configuration from the environment, checked once at start-up.
 
 use crate::admission::{KeyError, SigningKeys, VerifyKeys};
-use crate::auth::{ConfirmSecrets, SecretError};
+use crate::auth::{ConfirmSecrets, HoldKeyError, HoldTokenKeys, SecretError};
 use crate::domain::{EXPIRY_GUARD_MS_RANGE, HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
 
 /// Start-up errors: each names the variable at fault.
@@ -17,6 +17,8 @@ pub enum ConfigError {
     },
     #[error("environment variable CONFIRM_SECRET is invalid: {0}")]
     BadSecret(#[source] SecretError),
+    #[error("environment variable HOLD_TOKEN_KEYS is invalid: {0}")]
+    BadHoldKeys(#[source] HoldKeyError),
     #[error("environment variable {name} is invalid: {source}")]
     BadKeys {
         name: &'static str,
@@ -55,6 +57,9 @@ pub struct Config {
     pub admission_signing: Option<SigningKeys>,
     /// `ADMISSION_VERIFY_KEYS`: create-order and the JWKS route.
     pub admission_verify: Option<VerifyKeys>,
+    /// `HOLD_TOKEN_KEYS`: what create-order signs hold tokens with and
+    /// every order route verifies them with ([`HoldTokenKeys`]).
+    pub hold_token_keys: Option<HoldTokenKeys>,
     /// `ADMITTER_RUN_SECONDS`: how long one run of the admitter
     /// function ticks. A little over the schedule's minute, so the next
     /// run overlaps it and no second goes without a tick (two admitters at
@@ -67,6 +72,9 @@ impl Config {
         std::time::Duration::from_millis(u64::from(self.create_event_budget_ms))
     }
 }
+
+/// The variable that holds [`HoldTokenKeys`].
+pub const HOLD_TOKEN_KEYS: &str = "HOLD_TOKEN_KEYS";
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
@@ -86,15 +94,50 @@ pub const MAX_ORDER_LIFETIME_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=
 /// At most 25 s: create-event's Lambda timeout is 29 s (template.yaml).
 pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_000;
 
-/// Which optional parts a binary requires.
+/// Which secrets and keys a binary requires at start-up (every one needs
+/// the table). A set, named by the binaries that need each combination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
-    Store,
-    StoreAndConfirmSecret,
+pub struct Needs {
+    pub confirm_secret: bool,
     /// The queue's visitor routes: they sign admissions.
-    StoreAndSigningKeys,
+    pub admission_signing: bool,
     /// create-order and the JWKS route: they verify admissions.
-    StoreAndVerifyKeys,
+    pub admission_verify: bool,
+    /// The routes that issue or take hold tokens.
+    pub hold_token_keys: bool,
+}
+
+impl Needs {
+    /// The table only.
+    pub const STORE: Self = Self {
+        confirm_secret: false,
+        admission_signing: false,
+        admission_verify: false,
+        hold_token_keys: false,
+    };
+    /// An order's own routes: they take hold tokens.
+    pub const HOLDER: Self = Self {
+        hold_token_keys: true,
+        ..Self::STORE
+    };
+    /// create-order: it verifies admissions and issues hold tokens.
+    pub const ORDER_OPENING: Self = Self {
+        admission_verify: true,
+        hold_token_keys: true,
+        ..Self::STORE
+    };
+    pub const CONFIRM: Self = Self {
+        confirm_secret: true,
+        ..Self::STORE
+    };
+    pub const ADMISSION_SIGNING: Self = Self {
+        admission_signing: true,
+        ..Self::STORE
+    };
+    pub const ADMISSION_VERIFY: Self = Self {
+        admission_verify: true,
+        ..Self::STORE
+    };
 }
 
 impl Config {
@@ -129,12 +172,10 @@ impl Config {
             DEFAULT_EXPIRY_GUARD_MS,
             EXPIRY_GUARD_MS_RANGE,
         )?;
-        let confirm_secrets = match (get("CONFIRM_SECRET"), needs) {
-            (Some(s), _) => Some(ConfirmSecrets::parse(&s).map_err(ConfigError::BadSecret)?),
-            (None, Needs::StoreAndConfirmSecret) => {
-                return Err(ConfigError::Missing("CONFIRM_SECRET"))
-            }
-            (None, _) => None,
+        let confirm_secrets = match get("CONFIRM_SECRET") {
+            Some(s) => Some(ConfirmSecrets::parse(&s).map_err(ConfigError::BadSecret)?),
+            None if needs.confirm_secret => return Err(ConfigError::Missing("CONFIRM_SECRET")),
+            None => None,
         };
         let create_event_budget_ms = number(
             &get,
@@ -163,15 +204,20 @@ impl Config {
         let admission_signing = keys(
             &get,
             "ADMISSION_SIGNING_KEYS",
-            needs == Needs::StoreAndSigningKeys,
+            needs.admission_signing,
             SigningKeys::parse,
         )?;
         let admission_verify = keys(
             &get,
             "ADMISSION_VERIFY_KEYS",
-            needs == Needs::StoreAndVerifyKeys,
+            needs.admission_verify,
             VerifyKeys::parse,
         )?;
+        let hold_token_keys = match get(HOLD_TOKEN_KEYS).filter(|v| !v.trim().is_empty()) {
+            Some(raw) => Some(HoldTokenKeys::parse(&raw).map_err(ConfigError::BadHoldKeys)?),
+            None if needs.hold_token_keys => return Err(ConfigError::Missing(HOLD_TOKEN_KEYS)),
+            None => None,
+        };
         Ok(Self {
             table_name,
             hold_seconds,
@@ -183,6 +229,7 @@ impl Config {
             request_budget_ms,
             admission_signing,
             admission_verify,
+            hold_token_keys,
             admitter_run_seconds,
         })
     }
@@ -242,7 +289,7 @@ mod tests {
 
     #[test]
     fn defaults_and_required_names() -> TestResult {
-        let c = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t")]))?;
+        let c = Config::from_lookup(Needs::STORE, lookup(&[("TABLE_NAME", "t")]))?;
         assert_eq!(
             (c.hold_seconds, c.max_seats_per_order, c.expiry_guard_ms),
             (420, 10, 2000)
@@ -250,10 +297,9 @@ mod tests {
         assert_eq!(c.max_order_lifetime_seconds, 7200);
         assert_eq!(c.request_budget_ms, 29_000);
         assert!(c.confirm_secrets.is_none());
-        let e = Config::from_lookup(Needs::Store, lookup(&[])).unwrap_err();
+        let e = Config::from_lookup(Needs::STORE, lookup(&[])).unwrap_err();
         assert!(e.to_string().contains("TABLE_NAME"));
-        let e = Config::from_lookup(Needs::StoreAndConfirmSecret, lookup(&[("TABLE_NAME", "t")]))
-            .unwrap_err();
+        let e = Config::from_lookup(Needs::CONFIRM, lookup(&[("TABLE_NAME", "t")])).unwrap_err();
         assert!(e.to_string().contains("CONFIRM_SECRET"));
         Ok(())
     }
@@ -271,12 +317,12 @@ mod tests {
             ("REQUEST_BUDGET_MS", "99"),
             ("REQUEST_BUDGET_MS", "29001"),
         ] {
-            let e = Config::from_lookup(Needs::Store, lookup(&[("TABLE_NAME", "t"), (k, v)]))
+            let e = Config::from_lookup(Needs::STORE, lookup(&[("TABLE_NAME", "t"), (k, v)]))
                 .unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
         let e = Config::from_lookup(
-            Needs::Store,
+            Needs::STORE,
             lookup(&[("TABLE_NAME", "t"), ("CONFIRM_SECRET", "short")]),
         )
         .unwrap_err();
@@ -286,7 +332,7 @@ mod tests {
             "names the variable, never its value: {e}"
         );
         let c = Config::from_lookup(
-            Needs::Store,
+            Needs::STORE,
             lookup(&[
                 ("TABLE_NAME", "t"),
                 ("MAX_SEATS_PER_ORDER", "98"),
@@ -294,5 +340,28 @@ mod tests {
             ]),
         );
         assert!(c.is_ok());
+    }
+
+    #[test]
+    fn hold_token_keys_are_required_where_needed_and_never_echoed() {
+        let e = Config::from_lookup(Needs::HOLDER, lookup(&[("TABLE_NAME", "t")])).unwrap_err();
+        assert!(e.to_string().contains(HOLD_TOKEN_KEYS), "{e}");
+        let bad = "not-a-key-set-but-a-secret-text";
+        let e = Config::from_lookup(
+            Needs::STORE,
+            lookup(&[("TABLE_NAME", "t"), (HOLD_TOKEN_KEYS, bad)]),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ConfigError::BadHoldKeys(_)));
+        assert!(
+            e.to_string().contains(HOLD_TOKEN_KEYS) && !e.to_string().contains("secret-text"),
+            "names the variable, never its value: {e}"
+        );
+        let key = "c2VhdGNsYWltLXRlc3QtaG9sZC1rZXktQS0zMi1ieXQ=";
+        let c = Config::from_lookup(
+            Needs::HOLDER,
+            lookup(&[("TABLE_NAME", "t"), (HOLD_TOKEN_KEYS, key)]),
+        );
+        assert!(c.is_ok_and(|c| c.hold_token_keys.is_some()));
     }
 }

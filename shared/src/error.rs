@@ -56,6 +56,7 @@ error_kinds! {
     QueueOpen => "queue-open",
     QueueRequired => "queue-required",
     AdmissionUsed => "admission-used",
+    IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
     Internal => "internal-error",
 }
@@ -124,6 +125,8 @@ pub enum Error {
     QueueRequired { queue: String },
     #[error("this admission has opened every order it allows")]
     AdmissionUsed,
+    #[error("this Idempotency-Key was sent before with another request")]
+    IdempotencyKeyReused,
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
     /// A store failure that no retry will mend (its source is the store's
@@ -173,6 +176,7 @@ impl Error {
             Error::QueueOpen => ErrorKind::QueueOpen,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
+            Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
             Error::StoreUnavailable => ErrorKind::StoreUnavailable,
             Error::Store(_) => ErrorKind::Internal,
             Error::Corrupt(_) => ErrorKind::Internal,

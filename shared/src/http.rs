@@ -63,7 +63,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::SoldOut
         | K::QueueOpen
         | K::AdmissionUsed => StatusCode::CONFLICT,
-        K::SeatLimit => StatusCode::UNPROCESSABLE_ENTITY,
+        K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
         K::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         K::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }

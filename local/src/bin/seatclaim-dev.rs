@@ -102,10 +102,14 @@ fn dev_config() -> Result<Config, String> {
         eprintln!("*** CONFIRM_SECRET is not set: using the DEVELOPMENT DEFAULT {DEV_CONFIRM_SECRET:?}. Never deploy it. ***");
         std::env::set_var("CONFIRM_SECRET", DEV_CONFIRM_SECRET);
     }
-    let mut config = Config::from_env(Needs::StoreAndConfirmSecret).map_err(|e| e.to_string())?;
+    let mut config = Config::from_env(Needs::CONFIRM).map_err(|e| e.to_string())?;
     if config.admission_signing.is_none() {
         eprintln!("*** ADMISSION_SIGNING_KEYS is not set: signing admissions with the DEVELOPMENT key \"seatclaim-dev-NOT-SECRET\" (local::apps::DEV_ADMISSION_SIGNING_KEYS). Anyone can forge admissions with it. Never deploy it. ***");
         config.admission_signing = Some(local::apps::dev_admission_keys());
+    }
+    if config.hold_token_keys.is_none() {
+        eprintln!("*** HOLD_TOKEN_KEYS is not set: signing hold tokens with the DEVELOPMENT key (local::apps::DEV_HOLD_TOKEN_KEYS). Anyone can mint hold tokens with it. Never deploy it. ***");
+        config.hold_token_keys = Some(local::apps::dev_hold_token_keys());
     }
     if config.admission_verify.is_none() {
         config.admission_verify = config.admission_signing.as_ref().map(|k| k.verify_keys());

@@ -1,60 +1,75 @@
-//! Who may use an order's routes: the hold token, checked against the
-//! order (read first) or against the order id alone (routes that write
-//! without reading).
+//! Who may use an order's routes: the hold token, its MAC checked in
+//! memory for the order in the path before any request to the store, then
+//! its secret against the order (read first) or by the write's condition
+//! (routes that write without reading).
 
 use lambda_http::Request;
 
-use crate::auth::HoldToken;
+use crate::auth::{HoldToken, HoldTokenKeys};
 use crate::domain::{EventRef, Order, OrderId};
 use crate::error::Error;
 use crate::http::header;
 use crate::store::StoredOrder;
 use crate::App;
 
-pub(super) fn bearer(req: &Request) -> Option<HoldToken> {
-    HoldToken::from_authorization(header(req, "authorization"))
+/// The keys of hold tokens; without them no token verifies.
+fn keys(app: &App) -> Result<&HoldTokenKeys, Error> {
+    app.config
+        .hold_token_keys
+        .as_ref()
+        .ok_or(Error::Unauthorized)
+}
+
+/// The hold token of a request on `order_id`'s routes, or `401` without a
+/// request to the store: a token whose MAC does not verify for this order
+/// was not issued for it, whether or not the order exists. (The MAC
+/// covers the token's clear event id, which builds seat keys; it must be
+/// the event the order id names.)
+pub(super) fn holder_token(
+    app: &App,
+    req: &Request,
+    order_id: &OrderId,
+) -> Result<HoldToken, Error> {
+    keys(app)?
+        .from_authorization(order_id, header(req, "authorization"))
+        .filter(|token| order_id.event_ref() == Some(EventRef::of(token.event_id())))
+        .ok_or(Error::Unauthorized)
+}
+
+/// The wire form of `token` for `order_id`: what create-order and
+/// extend-order hand out.
+pub(super) fn issued(app: &App, order_id: &OrderId, token: &HoldToken) -> Result<String, Error> {
+    let keys = app
+        .config
+        .hold_token_keys
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))?;
+    Ok(keys.encode(order_id, token))
 }
 
 /// Whether `token` is one of the tokens `order` was given: its secret's
-/// hash, and the event its order id names (the token's clear event id
-/// builds seat keys, so it must be the order's own).
+/// hash, and the order's event.
 fn token_opens(token: &HoldToken, order: &Order) -> bool {
     token.event_id() == &order.event_id && token.matches(&order.token_hash)
 }
 
-/// Reads an order for one of its holder's routes: `404` if there is none,
-/// `401` unless the request carries one of its tokens.
+/// Reads an order for one of its holder's routes: `401` (unread) unless
+/// the request carries a token issued for it, `404` if there is none,
+/// `401` unless the token's secret is the order's.
 pub(super) async fn read_own_order(
     app: &App,
     req: &Request,
     order_id: &OrderId,
 ) -> Result<(StoredOrder, HoldToken), Error> {
+    let token = holder_token(app, req, order_id)?;
     let stored = app
         .store
         .get_order(order_id)
         .await?
         .ok_or(Error::OrderNotFound)?;
-    match bearer(req) {
-        Some(token) if token_opens(&token, &stored.order) => Ok((stored, token)),
-        _ => Err(Error::Unauthorized),
-    }
-}
-
-/// The hold token of an order route that writes without reading the order
-/// first. Without a well-formed one, or with one of another event than the
-/// order id names, there is nothing to write, so the order is read only to
-/// tell `404` from `401`.
-pub(super) async fn order_token(
-    app: &App,
-    req: &Request,
-    order_id: &OrderId,
-) -> Result<HoldToken, Error> {
-    let event_ref = order_id.event_ref();
-    match bearer(req) {
-        Some(token) if event_ref.is_some_and(|r| r == EventRef::of(token.event_id())) => Ok(token),
-        _ => match app.store.get_order(order_id).await? {
-            None => Err(Error::OrderNotFound),
-            Some(_) => Err(Error::Unauthorized),
-        },
+    if token_opens(&token, &stored.order) {
+        Ok((stored, token))
+    } else {
+        Err(Error::Unauthorized)
     }
 }

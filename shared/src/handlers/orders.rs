@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::access::read_own_order;
+use super::access::{issued, read_own_order};
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
@@ -108,44 +108,67 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
         }
         Some(queue) => {
             let opening = admitted_opening(app, req, &event_id, &queue, now)?;
-            let derived = opening
-                .idempotency_key
-                .as_deref()
-                .map(|key| crate::admission::idempotent_order(&opening.claims.jti, key, &event_id));
-            let (mut order, token) = open_order_from(&event, now, guard, body.user_id, derived)?;
-            order.visitor_id = Some(opening.visitor);
-            let claims = &opening.claims;
-            let created = app
-                .store
-                .create_admitted_order(&order, &claims.jti, opening.allowed, claims.expires_at())
-                .await?;
-            if created {
-                (order, token)
-            } else {
-                // A retry under the same Idempotency-Key: the order
-                // as it is now, and the token with its expiry.
-                let stored = app
-                    .store
-                    .get_order(&order.order_id)
-                    .await?
-                    .ok_or(Error::OrderNotFound)?
-                    .order;
-                let token = token.with_expiry(stored.expires_at);
-                (stored, token)
-            }
+            open_admitted_order(app, &event, opening, body.user_id, now).await?
         }
     };
     Ok(json(
         StatusCode::CREATED,
         &CreateOrderReply {
             order_id: &order.order_id,
-            hold_token: token.as_str(),
+            hold_token: &issued(app, &order.order_id, &token)?,
             event_id: &order.event_id,
             status: order.effective_status(now),
             expires_at: order.expires_at.to_rfc3339(),
             created_at: order.created_at.to_rfc3339(),
         },
     ))
+}
+
+/// An order opened under an admission: a fresh one, or, under an
+/// `Idempotency-Key` sent before, the order it opened then (derived under
+/// the server key: [`crate::auth::HoldTokenKeys::idempotent_order`]) as it is now,
+/// and the token with its expiry. The same key with another body is
+/// `422 idempotency-key-reused` and tells nothing of the first order.
+async fn open_admitted_order(
+    app: &App,
+    event: &EventHead,
+    opening: AdmittedOpening,
+    user_id: Option<String>,
+    now: crate::domain::Millis,
+) -> Result<(Order, HoldToken), Error> {
+    let derived = match opening.idempotency_key.as_deref() {
+        None => None,
+        Some(key) => {
+            let keys = app
+                .config
+                .hold_token_keys
+                .as_ref()
+                .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))?;
+            Some(keys.idempotent_order(&opening.claims.jti, key, &event.event_id))
+        }
+    };
+    let guard = app.config.expiry_guard_ms;
+    let (mut order, token) = open_order_from(event, now, guard, user_id, derived)?;
+    order.visitor_id = Some(opening.visitor);
+    let claims = &opening.claims;
+    let created = app
+        .store
+        .create_admitted_order(&order, &claims.jti, opening.allowed, claims.expires_at())
+        .await?;
+    if created {
+        return Ok((order, token));
+    }
+    let stored = app
+        .store
+        .get_order(&order.order_id)
+        .await?
+        .ok_or(Error::OrderNotFound)?
+        .order;
+    if stored.user_id != order.user_id || stored.visitor_id != order.visitor_id {
+        return Err(Error::IdempotencyKeyReused);
+    }
+    let token = token.with_expiry(stored.expires_at);
+    Ok((stored, token))
 }
 
 /// What lets a request open an order while its event has a queue.
@@ -315,13 +338,13 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
                 later
             }
         };
-        let token = token.with_expiry(expires_at);
+        let token = issued(app, &order_id, &token.with_expiry(expires_at))?;
         return Ok(json(
             StatusCode::OK,
             &ExtendReply {
                 order_id: &order_id,
                 expires_at: expires_at.to_rfc3339(),
-                hold_token: token.as_str(),
+                hold_token: &token,
             },
         ));
     }

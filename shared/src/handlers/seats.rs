@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::access::{order_token, read_own_order};
+use super::access::{holder_token, read_own_order};
 use super::Reply;
 use crate::auth::HoldToken;
 use crate::domain::best_available::{spread_choice, spread_is_decided};
@@ -35,7 +35,7 @@ struct SeatReply<'a> {
 pub async fn get_seat(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
-    let token = order_token(app, req, &order_id).await?;
+    let token = holder_token(app, req, &order_id)?;
     let now = crate::world::now();
     let expires_at = claim_remembering(app, &order_id, &token, &seat_id, now).await?;
     Ok(json(
@@ -112,7 +112,7 @@ fn refusal(seen: SeatSeen) -> Error {
 pub async fn drop_seat(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
-    let token = order_token(app, req, &order_id).await?;
+    let token = holder_token(app, req, &order_id)?;
     app.store
         .release_seat(&order_id, &token, &seat_id, crate::world::now())
         .await?;

@@ -20,7 +20,7 @@ const TOO_LARGE: E = E::PayloadTooLarge;
 
 pub const CREATE_EVENT: Function = http(
     "create-event",
-    Needs::Store,
+    Needs::STORE,
     &[Route {
         name: "create-event",
         method: "PUT",
@@ -32,7 +32,7 @@ pub const CREATE_EVENT: Function = http(
 
 pub const GET_EVENT: Function = http(
     "get-event",
-    Needs::Store,
+    Needs::STORE,
     &[Route {
         name: "get-event",
         method: "GET",
@@ -44,7 +44,7 @@ pub const GET_EVENT: Function = http(
 
 pub const LIST_SEATS: Function = http(
     "list-seats",
-    Needs::Store,
+    Needs::STORE,
     &[Route {
         name: "list-seats",
         method: "GET",
@@ -56,7 +56,7 @@ pub const LIST_SEATS: Function = http(
 
 pub const AVAILABILITY: Function = http(
     "availability",
-    Needs::Store,
+    Needs::STORE,
     &[Route {
         name: "availability",
         method: "GET",
@@ -68,7 +68,7 @@ pub const AVAILABILITY: Function = http(
 
 pub const CREATE_ORDER: Function = http(
     "create-order",
-    Needs::StoreAndVerifyKeys,
+    Needs::ORDER_OPENING,
     &[Route {
         name: "create-order",
         method: "POST",
@@ -80,6 +80,7 @@ pub const CREATE_ORDER: Function = http(
             E::Unauthorized,
             E::QueueRequired,
             E::AdmissionUsed,
+            E::IdempotencyKeyReused,
         ],
         handler: handler!(handlers::orders::create_order),
     }],
@@ -87,7 +88,7 @@ pub const CREATE_ORDER: Function = http(
 
 pub const GET_ORDER: Function = http(
     "get-order",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "get-order",
         method: "GET",
@@ -99,7 +100,7 @@ pub const GET_ORDER: Function = http(
 
 pub const CANCEL_ORDER: Function = http(
     "cancel-order",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "cancel-order",
         method: "DELETE",
@@ -116,7 +117,7 @@ pub const CANCEL_ORDER: Function = http(
 
 pub const EXTEND_ORDER: Function = http(
     "extend-order",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "extend-order",
         method: "POST",
@@ -134,7 +135,7 @@ pub const EXTEND_ORDER: Function = http(
 
 pub const BEST_AVAILABLE: Function = http(
     "best-available",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "best-available",
         method: "POST",
@@ -155,7 +156,7 @@ pub const BEST_AVAILABLE: Function = http(
 
 pub const HOLD_GA: Function = http(
     "hold-ga",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "hold-ga",
         method: "PUT",
@@ -176,7 +177,7 @@ pub const HOLD_GA: Function = http(
 
 pub const GET_SEAT: Function = http(
     "get-seat",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "get-seat",
         method: "POST",
@@ -197,7 +198,7 @@ pub const GET_SEAT: Function = http(
 
 pub const DROP_SEAT: Function = http(
     "drop-seat",
-    Needs::Store,
+    Needs::HOLDER,
     &[Route {
         name: "drop-seat",
         method: "DELETE",
@@ -216,7 +217,7 @@ pub const DROP_SEAT: Function = http(
 
 pub const CONFIRM: Function = http(
     "confirm",
-    Needs::StoreAndConfirmSecret,
+    Needs::CONFIRM,
     &[Route {
         name: "confirm",
         method: "POST",
@@ -237,7 +238,7 @@ pub const CONFIRM: Function = http(
 
 pub const QUEUE_ADMIN: Function = http(
     "queue-admin",
-    Needs::Store,
+    Needs::STORE,
     &[
         Route {
             name: "put-queue",
@@ -258,7 +259,7 @@ pub const QUEUE_ADMIN: Function = http(
 
 pub const GET_QUEUE: Function = http(
     "get-queue",
-    Needs::Store,
+    Needs::STORE,
     &[Route {
         name: "get-queue",
         method: "GET",
@@ -270,7 +271,7 @@ pub const GET_QUEUE: Function = http(
 
 pub const QUEUE_VISITORS: Function = http(
     "queue-visitors",
-    Needs::StoreAndSigningKeys,
+    Needs::ADMISSION_SIGNING,
     &[
         Route {
             name: "join-queue",
@@ -296,7 +297,7 @@ pub const QUEUE_VISITORS: Function = http(
 
 pub const ADMISSION_KEYS: Function = http(
     "admission-keys",
-    Needs::StoreAndVerifyKeys,
+    Needs::ADMISSION_VERIFY,
     &[Route {
         name: "admission-keys",
         method: "GET",
@@ -308,19 +309,19 @@ pub const ADMISSION_KEYS: Function = http(
 
 pub const EXPIRE_HOLDS: Function = Function {
     name: "expire-holds",
-    needs: Some(Needs::Store),
+    needs: Some(Needs::STORE),
     trigger: Trigger::Schedule,
 };
 
 pub const ADMIT_VISITORS: Function = Function {
     name: "admit-visitors",
-    needs: Some(Needs::Store),
+    needs: Some(Needs::STORE),
     trigger: Trigger::Schedule,
 };
 
 pub const PROJECT_SEAT_MAP: Function = Function {
     name: "project-seat-map",
-    needs: Some(Needs::Store),
+    needs: Some(Needs::STORE),
     trigger: Trigger::Stream,
 };
 

@@ -259,8 +259,11 @@ mod tests {
         let order = OrderId::parse("ord-1")?;
         let other = OrderId::parse("ord-2")?;
         let payment = PaymentId::parse("pay-1")?;
-        let token = HoldToken::parse(&format!("gala~1795300000000~{}", "ab".repeat(32)))
-            .ok_or("a well-formed token")?;
+        let token = HoldToken::from_secret(
+            &crate::domain::EventId::parse("gala")?,
+            Millis(1_795_300_000_000),
+            [0xab; 32],
+        );
         let now = Millis(1_700_000_000_000);
         let hold = PlaceHold {
             order: other,

@@ -5,6 +5,7 @@ use crate::common;
 
 use common::*;
 use serde_json::json;
+use shared::domain::Millis;
 
 #[tokio::test]
 async fn create_event_replies_and_refuses_a_taken_id() {
@@ -295,6 +296,13 @@ async fn get_order_needs_its_token() {
             (401, Some("unauthorized"))
         );
     }
+    // An order nobody has, with a token issued for it: 404. With a token
+    // that was not (this order's, on another id): 401, unread.
+    let (status, reply) = get_order(&app, &o.ghost()).await;
+    assert_eq!(
+        (status, reply["error"].as_str()),
+        (404, Some("order-not-found"))
+    );
     let (status, reply) = call(
         &app,
         "GET",
@@ -305,7 +313,7 @@ async fn get_order_needs_its_token() {
     .await;
     assert_eq!(
         (status, reply["error"].as_str()),
-        (404, Some("order-not-found"))
+        (401, Some("unauthorized"))
     );
     let (status, _) = call(
         &app,
@@ -345,35 +353,42 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
     expect(claim(&app, &b, "A-1-1").await, 409, "seat-held");
     expect(claim(&app, &b, "A-1-99").await, 404, "seat-not-found");
     expect(claim(&app, &b, "B-1-1").await, 404, "seat-not-found");
-    let ghost = TestOrder {
+    expect(
+        claim(&app, &b.ghost(), "A-1-2").await,
+        404,
+        "order-not-found",
+    );
+    let stranger = TestOrder {
         id: "no-such-order".into(),
         ..b.clone()
     };
-    expect(claim(&app, &ghost, "A-1-2").await, 404, "order-not-found");
+    expect(claim(&app, &stranger, "A-1-2").await, 401, "unauthorized");
     let forged = TestOrder {
         token: a.token.clone(),
         ..b.clone()
     };
     expect(claim(&app, &forged, "A-1-2").await, 401, "unauthorized");
-    // A token whose event was edited opens nothing. One whose expiry was
-    // edited is the order's secret with an expiry the order does not have,
-    // like a token from before an extension: it claims until the order's
-    // own expiry, never the edited one.
+    // A token with an edited part opens nothing: the MAC covers every
+    // part. One issued with an expiry the order does not have (as a token
+    // from before an extension has) claims until the order's own expiry,
+    // never the token's.
     let parts: Vec<&str> = b.token.split('~').collect();
-    let other_event = TestOrder {
-        token: format!("other-event~{}~{}", parts[1], parts[2]),
+    for token in [
+        format!("other-event~{}~{}~{}", parts[1], parts[2], parts[3]),
+        format!(
+            "{}~{}~{}~{}",
+            parts[0], 9_999_999_999_999u64, parts[2], parts[3]
+        ),
+    ] {
+        let edited = TestOrder { token, ..b.clone() };
+        expect(claim(&app, &edited, "A-1-12").await, 401, "unauthorized");
+    }
+    let far = b.hold_token().with_expiry(Millis(9_999_999_999_999));
+    let issued_far = TestOrder {
+        token: local::apps::dev_hold_token_keys().encode(&b.order_id(), &far),
         ..b.clone()
     };
-    expect(
-        claim(&app, &other_event, "A-1-12").await,
-        401,
-        "unauthorized",
-    );
-    let edited = TestOrder {
-        token: format!("{}~{}~{}", parts[0], 9_999_999_999_999u64, parts[2]),
-        ..b.clone()
-    };
-    let (status, reply) = claim(&app, &edited, "A-1-12").await;
+    let (status, reply) = claim(&app, &issued_far, "A-1-12").await;
     assert_eq!(
         (status, reply["expiresAt"].as_str()),
         (200, Some(b.expires_at.as_str())),
@@ -389,8 +404,9 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
     )
     .await;
     expect(missing, 401, "unauthorized");
+    // No token: 401 whether or not the order exists (nothing is read).
     let missing = call(&app, "POST", "/orders/no-such-order/seats/A-1-2", &[], "").await;
-    expect(missing, 404, "order-not-found");
+    expect(missing, 401, "unauthorized");
     let (status, _) = claim(&app, &b, "A-1-2%23x").await;
     assert_eq!(status, 400);
 
@@ -469,11 +485,7 @@ async fn drop_seat_releases_only_what_the_order_holds() {
     )
     .await;
     assert_eq!(status, 401);
-    let ghost = TestOrder {
-        id: "ghost".into(),
-        ..b.clone()
-    };
-    assert_eq!(drop_seat(&app, &ghost, "A-1-1").await.0, 404);
+    assert_eq!(drop_seat(&app, &b.ghost(), "A-1-1").await.0, 404);
     // Completed orders' seats are not droppable.
     assert_eq!(confirm(&app, &b.id, "pi_b").await.0, 200);
     let (status, reply) = drop_seat(&app, &b, "A-1-1").await;

@@ -12,8 +12,24 @@ use shared::routes::{Trigger, FUNCTIONS};
 use shared::store;
 
 const EXAMPLE_ORDER: &str = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81";
-const EXAMPLE_TOKEN: &str =
-    "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+/// Issued for [`EXAMPLE_ORDER`] under the development hold token key.
+const EXAMPLE_TOKEN: &str = concat!(
+    "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
+);
+
+#[test]
+fn the_sample_hold_token_is_issued_for_the_sample_order() {
+    let order = shared::domain::OrderId::parse(EXAMPLE_ORDER).unwrap();
+    let keys = local::apps::dev_hold_token_keys();
+    let token = keys.decode(&order, EXAMPLE_TOKEN);
+    assert!(
+        token.is_some(),
+        "sam local invoke of a sample gets past the MAC"
+    );
+    let other = shared::domain::OrderId::parse("3d2d2b34abc1b57393e6-other").unwrap();
+    assert!(keys.decode(&other, EXAMPLE_TOKEN).is_none());
+}
 
 fn template() -> serde_yaml_ng::Value {
     let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();

@@ -417,8 +417,8 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     let stored = stored_order(&app, &o.id).await;
     assert_eq!(stored.expires_at.0 - stored.holder_deadline.0, 2000);
-    let token = shared::auth::HoldToken::parse(&o.token).unwrap();
-    let rival_token = shared::auth::HoldToken::parse(&rival.token).unwrap();
+    let token = o.hold_token();
+    let rival_token = rival.hold_token();
     let seat = |s: &str| shared::domain::SeatId::parse(s).unwrap();
     let store = &app.store;
     let in_margin = Millis(stored.expires_at.0 - 1500);

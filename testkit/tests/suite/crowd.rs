@@ -20,7 +20,7 @@ use testkit::{assert_invariants, fresh_app_counting};
 /// no factor), with its token.
 async fn rival(app: &shared::App, event: &str) -> (TestOrder, HoldToken) {
     let o = order_expiring_in(app, event, 3_600).await;
-    let token = HoldToken::parse(&o.token).unwrap();
+    let token = o.hold_token();
     (o, token)
 }
 

@@ -82,10 +82,9 @@ fn assert_store_unavailable(what: &str, reply: &Reply) {
 fn unknown_order() -> (OrderId, String) {
     let event = EventId::parse("ev-faults").unwrap();
     let token = HoldToken::generate(&event, shared::world::now().plus_seconds(300)).unwrap();
-    (
-        OrderId::from_random(&event, shared::world::random_u128().unwrap()),
-        format!("Bearer {}", token.as_str()),
-    )
+    let order = OrderId::from_random(&event, shared::world::random_u128().unwrap());
+    let wire = local::apps::dev_hold_token_keys().encode(&order, &token);
+    (order, format!("Bearer {wire}"))
 }
 
 /// A signed confirm paying for `seats`, with the whole reply.

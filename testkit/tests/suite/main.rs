@@ -24,3 +24,4 @@ mod queue_races;
 mod round_trips;
 mod seat_map;
 mod stadium;
+mod tokens;

@@ -18,15 +18,6 @@ fn millis(rfc3339: &Value) -> i64 {
         .timestamp_millis()
 }
 
-/// The same order with an id one character off: an order that does not exist.
-fn ghost_of(o: &TestOrder) -> TestOrder {
-    let last = if o.id.ends_with('0') { '1' } else { '0' };
-    TestOrder {
-        id: format!("{}{last}", &o.id[..o.id.len() - 1]),
-        ..o.clone()
-    }
-}
-
 /// The order with the token extend-order answered.
 fn with_token(o: &TestOrder, reply: &Value) -> TestOrder {
     TestOrder {
@@ -179,7 +170,7 @@ async fn extend_refuses_bad_input_strangers_and_orders_that_are_not_live() {
     assert_eq!(extend(&app, &thief, "{}").await.0, 401);
     let (status, _) = call(&app, "POST", &format!("/orders/{}/extend", o.id), &[], "{}").await;
     assert_eq!(status, 401);
-    let ghost = ghost_of(&o);
+    let ghost = o.ghost();
     assert_eq!(extend(&app, &ghost, "{}").await.0, 404);
     let_holds_expire(1).await;
     let (status, body) = extend(&app, &o, "{}").await;
@@ -262,7 +253,7 @@ async fn cancel_releases_everything_at_once_and_is_idempotent() {
         ..o.clone()
     };
     assert_eq!(cancel(&app, &thief).await.0, 401);
-    let ghost = ghost_of(&o);
+    let ghost = o.ghost();
     assert_eq!(cancel(&app, &ghost).await.0, 404);
 }
 
@@ -385,7 +376,7 @@ async fn a_seat_is_claimable_and_its_order_sweepable_at_exactly_its_expiry() {
     let t = stored_order(&app, &holder.id).await.expires_at;
     // A rival whose own order outlives t by far (so its guard margin is no factor).
     let rival = order_expiring_in(&app, &ev, 3_600).await;
-    let token = shared::auth::HoldToken::parse(&rival.token).unwrap();
+    let token = rival.hold_token();
     let seat = shared::domain::SeatId::parse("A-1-1").unwrap();
     let max = app.config.max_seats_per_order;
     let before = app

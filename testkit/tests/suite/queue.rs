@@ -7,10 +7,10 @@ use crate::common;
 
 use common::queue::*;
 use common::{call, create_event, event, fresh_app, plan};
-use serde_json::json;
+use serde_json::{json, Value};
 use shared::admission::VerifyKeys;
 use shared::admitter::Admitter;
-use shared::domain::{EventId, Millis};
+use shared::domain::{EventId, Millis, OrderId};
 
 #[tokio::test]
 async fn the_operator_puts_reads_and_removes_a_queue() {
@@ -281,6 +281,70 @@ async fn create_order_under_a_queue_takes_an_admission_and_a_lost_reply_loses_no
     // Without the queue, any token is ignored.
     assert_eq!(delete_queue(&app, &ev).await.0, 200);
     assert_eq!(order_with(&app, &ev, "garbage", None).await.0, 201);
+}
+
+/// The order id that plain SHA-256 of public parts gave an admission's
+/// order under `key` (how ids were derived before they were keyed).
+fn unkeyed_order_id(admission: &str, key: &str, event: &str) -> String {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let payload = admission.split('.').nth(1).unwrap();
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    let claims: Value = serde_json::from_slice(&payload).unwrap();
+    let jti = claims["jti"].as_str().unwrap();
+    let mut hash = Sha256::new();
+    for part in ["seatclaim order id under an admission v1", jti, key, event] {
+        hash.update(part.as_bytes());
+        hash.update([0u8]);
+    }
+    let id: [u8; 32] = hash.finalize().into();
+    let random = u128::from_le_bytes(id[..16].try_into().unwrap());
+    OrderId::from_random(&EventId::parse(event).unwrap(), random).to_string()
+}
+
+#[tokio::test]
+async fn an_idempotent_order_is_not_computable_and_its_key_binds_the_body() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let body = json!({"opensAt": Millis(shared::world::now().0 - 1_000).to_rfc3339(),
+                      "admitPerMinute": 60, "ordersPerAdmission": 2});
+    assert_eq!(put_queue(&app, &ev, &body.to_string()).await.0, 200);
+    let v = join(&app, &ev).await;
+    let admission = v.joined["admissionToken"].as_str().unwrap().to_owned();
+    let alice = r#"{"userId": "alice"}"#;
+    let (status, first) = order_with_body(&app, &ev, &admission, Some("k-1"), alice).await;
+    assert_eq!(status, 201, "{first}");
+    // Whoever reads the admission's jti and guesses the key cannot name
+    // the order: its id is keyed by a server secret.
+    assert_ne!(
+        first["orderId"].as_str().unwrap(),
+        unkeyed_order_id(&admission, "k-1", &ev)
+    );
+    // The same key with the same body: the same order.
+    let (status, replay) = order_with_body(&app, &ev, &admission, Some("k-1"), alice).await;
+    assert_eq!(
+        (status, &replay["orderId"]),
+        (201, &first["orderId"]),
+        "{replay}"
+    );
+    // With another body: 422, and nothing of the first order.
+    for other in [r#"{"userId": "mallory"}"#, "{}"] {
+        let (status, body) = order_with_body(&app, &ev, &admission, Some("k-1"), other).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (422, Some("idempotency-key-reused")),
+            "{other}: {body}"
+        );
+        let text = body.to_string();
+        for part in ["orderId", "holdToken", first["orderId"].as_str().unwrap()] {
+            assert!(!text.contains(part), "{other}: {part} in {text}");
+        }
+    }
+    // It counted once: the admission's second order is still there to open.
+    let (status, second) = order_with_body(&app, &ev, &admission, Some("k-2"), "{}").await;
+    assert_eq!(status, 201, "{second}");
 }
 
 #[tokio::test]

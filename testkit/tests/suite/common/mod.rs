@@ -216,6 +216,25 @@ impl TestOrder {
     pub fn order_id(&self) -> OrderId {
         OrderId::parse(&self.id).unwrap()
     }
+    /// Its hold token as the handlers see it (the MAC checked with the
+    /// development key).
+    pub fn hold_token(&self) -> shared::auth::HoldToken {
+        local::apps::dev_hold_token_keys()
+            .decode(&self.order_id(), &self.token)
+            .expect("a hold token issued for this order")
+    }
+    /// An order of the same event that nobody has, with this order's
+    /// token issued for it (its MAC verifies, so the store is asked).
+    pub fn ghost(&self) -> TestOrder {
+        let token = self.hold_token();
+        let random = shared::world::random_u128().expect("randomness");
+        let id = OrderId::from_random(token.event_id(), random);
+        TestOrder {
+            id: id.to_string(),
+            token: local::apps::dev_hold_token_keys().encode(&id, &token),
+            ..self.clone()
+        }
+    }
 }
 
 pub async fn order(app: &App, event: &str) -> TestOrder {
@@ -476,7 +495,7 @@ pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> 
     local::invariants::remember_order(app, order.order_id.as_str());
     TestOrder {
         id: order.order_id.to_string(),
-        token: token.as_str().to_owned(),
+        token: local::apps::dev_hold_token_keys().encode(&order.order_id, &token),
         expires_at: order.expires_at.to_rfc3339(),
         created_at: order.created_at.to_rfc3339(),
     }

@@ -92,6 +92,17 @@ pub async fn order_with(
     admission: &str,
     key: Option<&str>,
 ) -> (u16, Value) {
+    order_with_body(app, event, admission, key, "{}").await
+}
+
+/// [`order_with`], with the request's body.
+pub async fn order_with_body(
+    app: &App,
+    event: &str,
+    admission: &str,
+    key: Option<&str>,
+    body: &str,
+) -> (u16, Value) {
     let auth = format!("Bearer {admission}");
     let mut headers = vec![("authorization", auth.as_str())];
     if let Some(key) = key {
@@ -102,7 +113,7 @@ pub async fn order_with(
         "POST",
         &format!("/events/{event}/orders"),
         &headers,
-        "{}",
+        body,
     )
     .await
 }

@@ -1,48 +1,24 @@
 //! Hold tokens (order routes), visitor tokens (a queue's visitor) and
 //! payment signatures (confirm).
 
+mod hold_token;
+
+pub use hold_token::{HoldKeyError, HoldToken, HoldTokenKeys, MIN_HOLD_KEY_BYTES};
+
 use std::fmt;
 
 use lambda_http::http::HeaderMap;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::domain::{EventId, Millis};
+use crate::domain::Millis;
 use crate::error::Error;
 
 /// Random bytes in a hold token: 256 bits, twice the contract's minimum.
-const TOKEN_SECRET_BYTES: usize = 32;
-const TOKEN_SEPARATOR: char = '~';
-
-/// The bearer secret of one order: `{eventId}~{expiresAtMs}~{64 hex}`.
-///
-/// The event id and expiry ride along in the clear so that get-seat and
-/// drop-seat can build the seat's key and the hold's expiry without reading
-/// the order first: one round trip. The order stores only the SHA-256 of
-/// the random part, and the clear parts are checked against the order
-/// itself: the event by the order id's event ref (the handler), the expiry
-/// by the store's condition (`expiresAt = :exp`). So extend-order can hand
-/// out the same secret with the new expiry, and every token the order was
-/// ever given keeps working: one whose expiry is out of date fails that
-/// condition, and the store retries once with the order's own expiry.
-#[derive(Clone, PartialEq, Eq)]
-pub struct HoldToken {
-    raw: String,
-    event_id: EventId,
-    expires_at: Millis,
-}
-
-impl fmt::Debug for HoldToken {
-    // Never print the secret, not even in debug output.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HoldToken")
-            .field("event_id", &self.event_id)
-            .finish_non_exhaustive()
-    }
-}
+pub const TOKEN_SECRET_BYTES: usize = 32;
 
 /// `TOKEN_SECRET_BYTES` random bytes, or a 500 if the system has none.
-fn random_secret(what: &str) -> Result<[u8; TOKEN_SECRET_BYTES], Error> {
+pub(crate) fn random_secret(what: &str) -> Result<[u8; TOKEN_SECRET_BYTES], Error> {
     let mut secret = [0u8; TOKEN_SECRET_BYTES];
     getrandom::fill(&mut secret)
         .map_err(|e| Error::Corrupt(format!("no randomness for a {what}: {e}")))?;
@@ -55,97 +31,6 @@ pub fn bearer_value(header: Option<&str>) -> Option<&str> {
     scheme
         .eq_ignore_ascii_case("bearer")
         .then_some(token.trim())
-}
-
-impl HoldToken {
-    pub fn generate(event_id: &EventId, expires_at: Millis) -> Result<Self, Error> {
-        Ok(Self::from_secret(
-            event_id,
-            expires_at,
-            random_secret("hold token")?,
-        ))
-    }
-
-    /// The token of `secret` (an order opened under an admission with
-    /// an `Idempotency-Key` derives it, see [`crate::admission`]).
-    pub fn from_secret(
-        event_id: &EventId,
-        expires_at: Millis,
-        secret: [u8; TOKEN_SECRET_BYTES],
-    ) -> Self {
-        let raw = format!(
-            "{event_id}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{}",
-            expires_at.0,
-            hex::encode(secret)
-        );
-        Self {
-            raw,
-            event_id: event_id.clone(),
-            expires_at,
-        }
-    }
-
-    /// Parses a presented token; `None` if it is not shaped like ours.
-    pub fn parse(raw: &str) -> Option<Self> {
-        let mut parts = raw.split(TOKEN_SEPARATOR);
-        let (event, expires, secret) = (parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some()
-            || secret.len() != TOKEN_SECRET_BYTES * 2
-            || !secret.bytes().all(|b| b.is_ascii_hexdigit())
-        {
-            return None;
-        }
-        let event_id = EventId::parse(event).ok()?;
-        let expires_at = Millis(expires.parse().ok()?);
-        Some(Self {
-            raw: raw.to_owned(),
-            event_id,
-            expires_at,
-        })
-    }
-
-    /// From an `Authorization: Bearer <token>` header value.
-    pub fn from_authorization(header: Option<&str>) -> Option<Self> {
-        Self::parse(bearer_value(header)?)
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.raw
-    }
-    /// The same secret carrying another expiry: what extend-order hands
-    /// out, and what the store uses when a presented token's expiry is out
-    /// of date.
-    pub fn with_expiry(&self, expires_at: Millis) -> Self {
-        let secret = self.secret();
-        let raw = format!(
-            "{}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{secret}",
-            self.event_id, expires_at.0
-        );
-        Self {
-            raw,
-            event_id: self.event_id.clone(),
-            expires_at,
-        }
-    }
-    /// The random part (parse and generate guarantee the shape).
-    fn secret(&self) -> &str {
-        self.raw.rsplit(TOKEN_SEPARATOR).next().unwrap_or_default()
-    }
-    pub fn event_id(&self) -> &EventId {
-        &self.event_id
-    }
-    pub fn expires_at(&self) -> Millis {
-        self.expires_at
-    }
-    /// What the order stores: the hash of the random part. A fast hash
-    /// suffices: it is 256 random bits, so there is nothing to brute-force.
-    pub fn hash(&self) -> String {
-        hex::encode(Sha256::digest(self.secret().as_bytes()))
-    }
-    /// Constant-time comparison with a stored hash.
-    pub fn matches(&self, stored_hash: &str) -> bool {
-        self.hash().as_bytes().ct_eq(stored_hash.as_bytes()).into()
-    }
 }
 
 /// A queue visitor's bearer secret: `vt_{64 hex}`. Its visitor's
@@ -305,52 +190,6 @@ mod tests {
 
     /// Tests use `?` rather than unwrap: a failure reports the error.
     type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-    #[test]
-    fn token_round_trips_and_hashes() -> TestResult {
-        let event = EventId::parse("gala")?;
-        let t = HoldToken::generate(&event, Millis(1234))?;
-        let parsed = HoldToken::parse(t.as_str()).ok_or("the token does not parse")?;
-        assert_eq!(parsed.event_id(), &event);
-        assert_eq!(parsed.expires_at(), Millis(1234));
-        assert!(parsed.matches(&t.hash()));
-        let other = HoldToken::generate(&event, Millis(1234))?;
-        assert_ne!(other.as_str(), t.as_str(), "tokens are random");
-        assert!(!other.matches(&t.hash()));
-        assert!(
-            !format!("{t:?}").contains(&t.as_str()[10..]),
-            "debug output hides the secret"
-        );
-        // Extended: the same secret, the new expiry, the same stored hash.
-        let later = parsed.with_expiry(Millis(99_000));
-        assert_eq!(later.expires_at(), Millis(99_000));
-        assert_eq!(
-            HoldToken::parse(later.as_str()).ok_or("the extended token does not parse")?,
-            later
-        );
-        assert!(later.matches(&t.hash()));
-        assert_ne!(later.as_str(), t.as_str());
-        Ok(())
-    }
-
-    #[test]
-    fn token_parsing_rejects_junk() {
-        for bad in [
-            "",
-            "a~1",
-            "a~1~zz",
-            "a#~1~00",
-            &format!("a~x~{}", "0".repeat(64)),
-            &format!("a~1~{}~", "0".repeat(64)),
-        ] {
-            assert!(HoldToken::parse(bad).is_none(), "{bad}");
-        }
-        let good = format!("a~1~{}", "0".repeat(64));
-        assert!(HoldToken::from_authorization(Some(&format!("Bearer {good}"))).is_some());
-        assert!(HoldToken::from_authorization(Some(&format!("bearer  {good}"))).is_some());
-        assert!(HoldToken::from_authorization(Some(&format!("Basic {good}"))).is_none());
-        assert!(HoldToken::from_authorization(None).is_none());
-    }
 
     const KEY_A: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"; // the spec's example key
     const KEY_B: &str = "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";

@@ -1,0 +1,255 @@
+//! Hold tokens: an order's bearer secret, self-authenticating.
+//!
+//! On the wire: `{eventId}~{expiresAtMs}~{secret: 64 hex}~{mac: 64 hex}`.
+//! The random secret is the order's (only its SHA-256 is stored). The MAC
+//! is HMAC-SHA-256 under the first of `HOLD_TOKEN_KEYS`, over the order id
+//! of the route and the token's other parts, so a token made up for an
+//! order (or lifted to another) is refused in memory, before any request
+//! to the store: a forged token costs the table nothing.
+//!
+//! The event id and expiry ride along in the clear so that get-seat and
+//! drop-seat can build the seat's key and the hold's expiry without reading
+//! the order first: one round trip. The clear parts are covered by the MAC
+//! and checked against the order itself (the expiry by the store's
+//! condition `expiresAt = :exp`). extend-order hands out the same secret
+//! with the new expiry and a new MAC; every token the order was given keeps
+//! working: one whose expiry is out of date fails that condition, and the
+//! store retries once with the order's own expiry.
+
+use std::fmt;
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::{bearer_value, random_secret, TOKEN_SECRET_BYTES};
+use crate::domain::{EventId, Millis, OrderId};
+use crate::error::Error;
+
+const TOKEN_SEPARATOR: char = '~';
+/// HMAC-SHA-256's output.
+const MAC_BYTES: usize = 32;
+/// The shortest `HOLD_TOKEN_KEYS` key: HMAC-SHA-256's own block of
+/// strength (RFC 2104 recommends at least the hash's output length).
+pub const MIN_HOLD_KEY_BYTES: usize = 32;
+
+/// Domain separation: the same key never MACs two kinds of message alike.
+const HOLD_TOKEN_LABEL: &str = "seatclaim hold token v1";
+const IDEMPOTENT_ORDER_ID_LABEL: &str = "seatclaim order id under an admission v2";
+const IDEMPOTENT_SECRET_LABEL: &str = "seatclaim hold token under an admission v2";
+
+/// One order's hold token, its MAC already checked (or about to be made
+/// by [`HoldTokenKeys::encode`]): what the handlers and the store use.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HoldToken {
+    event_id: EventId,
+    expires_at: Millis,
+    secret: [u8; TOKEN_SECRET_BYTES],
+}
+
+impl fmt::Debug for HoldToken {
+    // Never print the secret, not even in debug output.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HoldToken")
+            .field("event_id", &self.event_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HoldToken {
+    pub fn generate(event_id: &EventId, expires_at: Millis) -> Result<Self, Error> {
+        Ok(Self::from_secret(
+            event_id,
+            expires_at,
+            random_secret("hold token")?,
+        ))
+    }
+
+    /// The token of `secret` (an order opened under an admission with an
+    /// `Idempotency-Key` derives it: [`HoldTokenKeys::idempotent_order`]).
+    pub fn from_secret(
+        event_id: &EventId,
+        expires_at: Millis,
+        secret: [u8; TOKEN_SECRET_BYTES],
+    ) -> Self {
+        Self {
+            event_id: event_id.clone(),
+            expires_at,
+            secret,
+        }
+    }
+
+    /// The same secret carrying another expiry: what extend-order hands
+    /// out, and what the store uses when a presented token's expiry is out
+    /// of date.
+    pub fn with_expiry(&self, expires_at: Millis) -> Self {
+        Self {
+            expires_at,
+            ..self.clone()
+        }
+    }
+    pub fn event_id(&self) -> &EventId {
+        &self.event_id
+    }
+    pub fn expires_at(&self) -> Millis {
+        self.expires_at
+    }
+    /// What the order stores: the hash of the random part. A fast hash
+    /// suffices: it is 256 random bits, so there is nothing to brute-force.
+    pub fn hash(&self) -> String {
+        hex::encode(Sha256::digest(hex::encode(self.secret).as_bytes()))
+    }
+    /// Constant-time comparison with a stored hash.
+    pub fn matches(&self, stored_hash: &str) -> bool {
+        self.hash().as_bytes().ct_eq(stored_hash.as_bytes()).into()
+    }
+    /// The parts the MAC covers, before the MAC.
+    fn unsigned(&self) -> String {
+        format!(
+            "{}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{}",
+            self.event_id,
+            self.expires_at.0,
+            hex::encode(self.secret)
+        )
+    }
+}
+
+/// Why `HOLD_TOKEN_KEYS` was refused (the value itself is never shown).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HoldKeyError {
+    #[error("it must hold one or more base64 keys separated by spaces")]
+    Format,
+    #[error("key {index} is not base64")]
+    NotBase64 { index: usize },
+    #[error("key {index} has {bytes} bytes; at least {MIN_HOLD_KEY_BYTES} are required")]
+    ShortKey { index: usize, bytes: usize },
+}
+
+/// The server keys of hold tokens: the first signs, every one verifies,
+/// so a key is rotated by putting the new one first and keeping the old
+/// one for `MAX_ORDER_LIFETIME_SECONDS` (docs/OPERATIONS.md).
+#[derive(Clone)]
+pub struct HoldTokenKeys {
+    signing: Vec<u8>,
+    retired: Vec<Vec<u8>>,
+}
+
+impl fmt::Debug for HoldTokenKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HoldTokenKeys({} x <redacted>)", 1 + self.retired.len())
+    }
+}
+
+impl HoldTokenKeys {
+    /// Parses `HOLD_TOKEN_KEYS`: standard base64 keys separated by spaces.
+    pub fn parse(value: &str) -> Result<Self, HoldKeyError> {
+        use base64::Engine;
+        let mut keys = Vec::new();
+        for (i, encoded) in value.split_whitespace().enumerate() {
+            let index = i + 1;
+            let key = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|_| HoldKeyError::NotBase64 { index })?;
+            if key.len() < MIN_HOLD_KEY_BYTES {
+                return Err(HoldKeyError::ShortKey {
+                    index,
+                    bytes: key.len(),
+                });
+            }
+            keys.push(key);
+        }
+        let mut keys = keys.into_iter();
+        let signing = keys.next().ok_or(HoldKeyError::Format)?;
+        Ok(Self {
+            signing,
+            retired: keys.collect(),
+        })
+    }
+
+    fn mac(key: &[u8], parts: &[&str]) -> [u8; MAC_BYTES] {
+        // HMAC takes a key of any length: `new_from_slice` cannot fail.
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+            return [0; MAC_BYTES];
+        };
+        for part in parts {
+            mac.update(part.as_bytes());
+            mac.update(&[0]);
+        }
+        mac.finalize().into_bytes().into()
+    }
+
+    fn token_mac(key: &[u8], order: &OrderId, unsigned: &str) -> [u8; MAC_BYTES] {
+        Self::mac(key, &[HOLD_TOKEN_LABEL, order.as_str(), unsigned])
+    }
+
+    /// The wire form of `token` for `order`, signed by the first key.
+    pub fn encode(&self, order: &OrderId, token: &HoldToken) -> String {
+        let unsigned = token.unsigned();
+        let mac = Self::token_mac(&self.signing, order, &unsigned);
+        format!("{unsigned}{TOKEN_SEPARATOR}{}", hex::encode(mac))
+    }
+
+    /// The token of a presented `raw` for `order`: `None` unless it is
+    /// shaped like ours and its MAC verifies under one of the keys. Every
+    /// key is tried, in constant time, so the time taken tells nothing.
+    pub fn decode(&self, order: &OrderId, raw: &str) -> Option<HoldToken> {
+        let (unsigned, mac) = raw.rsplit_once(TOKEN_SEPARATOR)?;
+        let mac = hex_bytes::<MAC_BYTES>(mac)?;
+        let mut verified = subtle::Choice::from(0);
+        for key in std::iter::once(&self.signing).chain(&self.retired) {
+            verified |= Self::token_mac(key, order, unsigned)
+                .as_slice()
+                .ct_eq(mac.as_slice());
+        }
+        if !bool::from(verified) {
+            return None;
+        }
+        let mut parts = unsigned.split(TOKEN_SEPARATOR);
+        let (event, expires, secret) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(HoldToken {
+            event_id: EventId::parse(event).ok()?,
+            expires_at: Millis(expires.parse().ok()?),
+            secret: hex_bytes::<TOKEN_SECRET_BYTES>(secret)?,
+        })
+    }
+
+    /// The token of an `Authorization: Bearer <token>` header value.
+    pub fn from_authorization(&self, order: &OrderId, header: Option<&str>) -> Option<HoldToken> {
+        self.decode(order, bearer_value(header)?)
+    }
+
+    /// The id (its random part) and token secret of the order an
+    /// admission opens under an `Idempotency-Key`: keyed by the signing
+    /// key, so a retry after a lost reply finds the same order while
+    /// nobody without the key can compute either from the admission (whose
+    /// `jti` anyone holding it can read) and a guessed key.
+    pub fn idempotent_order(
+        &self,
+        admission_id: &str,
+        key: &str,
+        event: &EventId,
+    ) -> (u128, [u8; TOKEN_SECRET_BYTES]) {
+        let derive = |label| Self::mac(&self.signing, &[label, admission_id, key, event.as_str()]);
+        let id = derive(IDEMPOTENT_ORDER_ID_LABEL);
+        let mut id_bytes = [0u8; 16];
+        id_bytes.copy_from_slice(&id[..16]);
+        (
+            u128::from_le_bytes(id_bytes),
+            derive(IDEMPOTENT_SECRET_LABEL),
+        )
+    }
+}
+
+/// Exactly `N` bytes of lowercase or uppercase hex.
+fn hex_bytes<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let mut bytes = [0u8; N];
+    hex::decode_to_slice(text, &mut bytes).ok()?;
+    Some(bytes)
+}
+
+#[cfg(test)]
+#[path = "hold_token_tests.rs"]
+mod tests;
