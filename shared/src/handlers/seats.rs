@@ -62,8 +62,15 @@ pub async fn claim_remembering(
 ) -> Result<Millis, Error> {
     let event = token.event_id();
     if let Some(seen) = app.memory.crowd.refuse(event, seat, order.as_str(), now) {
-        crate::metrics::refused_from_memory("get-seat");
-        return Err(refusal(seen));
+        // Memory names the holder it saw, but the seat may have changed
+        // hands since through another instance (a release, then this
+        // claimant's claim): its own order says whether it holds the seat
+        // now, and the holder's claim is never answered from memory. One
+        // read of the claimant's own order; nothing on the seat's partition.
+        if !order_lists(app, order, seat).await? {
+            crate::metrics::refused_from_memory("get-seat");
+            return Err(refusal(seen));
+        }
     }
     // Crowded on this event: a read (one read unit) before the write (a
     // failed one costs write units on the seat's partition).
@@ -98,6 +105,13 @@ pub async fn claim_remembering(
             Err(error)
         }
     }
+}
+
+/// Whether `order` lists `seat` now (a strongly consistent read: a claim
+/// writes the seat and the order in one transaction).
+async fn order_lists(app: &App, order: &OrderId, seat: &SeatId) -> Result<bool, Error> {
+    let stored = app.store.get_order(order).await?;
+    Ok(stored.is_some_and(|stored| stored.order.seats.contains(seat)))
 }
 
 /// The answer to a claim refused on what was seen of the seat.

@@ -7,6 +7,7 @@ use crate::common;
 
 use std::sync::Arc;
 
+use bench::capacity::{recording_client, CapacityRecorder};
 use common::*;
 use local::metrics::RequestCounter;
 use shared::auth::HoldToken;
@@ -24,11 +25,18 @@ async fn rival(app: &shared::App, event: &str) -> (TestOrder, HoldToken) {
     (o, token)
 }
 
+/// What `n` refusals from memory send: a read of the claimant's own
+/// order each, and nothing else.
+fn own_order_reads(n: u64) -> std::collections::BTreeMap<String, u64> {
+    std::collections::BTreeMap::from([("GetItem".to_owned(), n)])
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stampede_on_a_held_seat_is_refused_without_writing_to_it() {
     const CROWD: usize = 300;
-    let counter = RequestCounter::default();
-    let app = Arc::new(fresh_app_counting(Some(counter.clone())).await);
+    let recorder = CapacityRecorder::new();
+    let client = recording_client(&testkit::dynamodb_endpoint(), recorder.clone());
+    let app = Arc::new(testkit::fresh_app_with(client).await);
     let ev = event(&app, 1, 300).await;
     let holder = order(&app, &ev).await;
     assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
@@ -41,7 +49,7 @@ async fn a_stampede_on_a_held_seat_is_refused_without_writing_to_it() {
         let (status, body) = claim(&app, o, "A-1-1").await;
         assert_eq!((status, body["error"].as_str()), (409, Some("seat-held")));
     }
-    counter.take();
+    recorder.set_recording(true);
     let barrier = Arc::new(tokio::sync::Barrier::new(CROWD));
     let mut tasks = Vec::new();
     for o in crowd.split_off(CONTENDED_REFUSALS) {
@@ -60,9 +68,20 @@ async fn a_stampede_on_a_held_seat_is_refused_without_writing_to_it() {
         );
     }
     // Each hold token is checked without a read, and memory answered:
-    // not one request reached DynamoDB.
-    let sent = counter.take();
-    assert!(sent.is_empty(), "requests during the stampede: {sent:?}");
+    // nothing reached the seat. Each claimant's own order was read once
+    // (whether it holds the seat by now), each on its own partition.
+    let sent = recorder.take();
+    let own_orders: std::collections::BTreeSet<&str> = sent
+        .iter()
+        .filter(|r| r.op == "GetItem")
+        .filter_map(|r| r.request["Key"]["PK"]["S"].as_str())
+        .filter(|pk| pk.starts_with(shared::store::ORDER_PK_PREFIX))
+        .collect();
+    assert_eq!(
+        (sent.len(), own_orders.len()),
+        (CROWD, CROWD),
+        "requests during the stampede: {sent:?}"
+    );
     // The holder's own claim is never answered from memory.
     assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
     assert_invariants(&app, &ev).await;
@@ -88,8 +107,9 @@ async fn memory_never_outlives_a_holds_expiry() {
     counter.take();
     let remembered = claim_at(Millis(t.0 - 1)).await;
     assert!(matches!(remembered, Err(Error::SeatHeld)), "{remembered:?}");
-    assert!(
-        counter.take().is_empty(),
+    assert_eq!(
+        counter.take(),
+        own_order_reads(1),
         "refused from memory, not written"
     );
     // At expiresAt exactly the hold is over: the claim goes to DynamoDB
@@ -143,11 +163,71 @@ async fn a_release_elsewhere_is_claimable_within_five_seconds() {
                 "{seat} at {ms}: {stale:?}"
             );
         }
-        assert!(counter.take().is_empty());
+        assert_eq!(counter.take(), own_order_reads(20));
         // ...past that, the exact write runs and wins.
         let after = claim_at(Millis(t0.0 + REMEMBERED_FOR_MS + 3)).await;
         assert!(after.is_ok(), "{seat} claimable 5 s after: {after:?}");
     }
+    assert_invariants(&app, &ev).await;
+}
+
+#[tokio::test]
+async fn the_seats_new_holder_is_never_refused_from_another_instances_memory() {
+    let counter = RequestCounter::default();
+    let app = fresh_app_counting(Some(counter.clone())).await;
+    let ev = event(&app, 1, 300).await;
+    let first = order(&app, &ev).await;
+    assert_eq!(claim(&app, &first, "A-1-1").await.0, 200);
+    // Another instance keeps refusing a crowd's claim: it remembers the first
+    // order as the holder.
+    let (crowd, crowd_token) = rival(&app, &ev).await;
+    // Another get-seat instance than the one the routes below reach.
+    let other_instance = shared::App {
+        store: app.store.with_client(app.store.client().clone()),
+        config: app.config.clone(),
+        memory: app.memory.fresh(),
+    };
+    let seat = SeatId::parse("A-1-1").unwrap();
+    let t0 = shared::world::now();
+    for i in 0..CONTENDED_REFUSALS as i64 {
+        let refused = claim_remembering(
+            &other_instance,
+            &crowd.order_id(),
+            &crowd_token,
+            &seat,
+            Millis(t0.0 + i),
+        )
+        .await;
+        assert!(matches!(refused, Err(Error::SeatHeld)), "{refused:?}");
+    }
+    // Through this instance, the first order lets go and a new one takes it.
+    assert_eq!(drop_seat(&app, &first, "A-1-1").await.0, 200);
+    let (new_holder, new_token) = rival(&app, &ev).await;
+    assert_eq!(claim(&app, &new_holder, "A-1-1").await.0, 200);
+    // The crowd may still be refused from memory (a release is missed for
+    // at most 5 s), with one read of its own order and nothing on the seat.
+    counter.take();
+    let refused = claim_remembering(
+        &other_instance,
+        &crowd.order_id(),
+        &crowd_token,
+        &seat,
+        Millis(t0.0 + 5),
+    )
+    .await;
+    assert!(matches!(refused, Err(Error::SeatHeld)), "{refused:?}");
+    assert_eq!(counter.take(), own_order_reads(1));
+    // The new holder's re-claim through the other instance is its own
+    // claim: never answered from memory, and 200.
+    let again = claim_remembering(
+        &other_instance,
+        &new_holder.order_id(),
+        &new_token,
+        &seat,
+        Millis(t0.0 + 10),
+    )
+    .await;
+    assert!(again.is_ok(), "the holder refused from memory: {again:?}");
     assert_invariants(&app, &ev).await;
 }
 
