@@ -13,7 +13,7 @@ CARGO_LAMBDA_VERSION := 1.9.2
 TOOLS_PATH  := $(CURDIR)/$(VENV)/bin:$(PATH)
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: bench bench-smoke cold-start-tools stadium-test screenshot
+.PHONY: bench bench-smoke cold-start-tools stadium-test screenshot lambda-binaries
 AWSLAMBDARIC_VERSION := 4.2.2
 ## Benchmarks: release build, writes docs/BENCHMARKS.md, SCALE.md and their
 ## pictures; its cold-start scenario (scripts/bench_cold_start.py under the
@@ -129,10 +129,25 @@ chromium:
 	@command -v chromium >/dev/null || { apt-get update -q -o Dpkg::Use-Pty=0 && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 chromium; }
 
-## The deployable build: arm64 release binaries through cargo-lambda + zig.
-sam-build: python-tools
+## The deployable build's own target directory. cargo locks a target
+## directory for a whole build, so a build here can run beside the tests'
+## (.ci/run starts one while the tests run); nothing is lost, as the tests
+## build for the host and this for aarch64.
+LAMBDA_TARGET_DIR = $(shell python3 scripts/cargo_target.py)/lambda-build
+
+## Every function's arm64 release binary in one cargo run. Each is one
+## fat-LTO program (~40-70 s of one core each); one run links two at a time
+## on two cores, where `sam build` links them one after another.
+lambda-binaries: python-tools
+	@test "$(LAMBDA_TARGET_DIR)" != /lambda-build || { echo "cargo's target directory not found" >&2; exit 1; }
 	rustup target add aarch64-unknown-linux-gnu
-	PATH="$(TOOLS_PATH)" $(SAM) build
+	cd functions && CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" cargo lambda build --release --arm64
+
+## The deployable build: arm64 release binaries through cargo-lambda + zig.
+## sam build runs `cargo lambda build --release --arm64 --bin <name>` per
+## function, the command above for one binary: it finds each one built.
+sam-build: lambda-binaries
+	CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" $(SAM) build
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/check_sam_build.py
 
 ## cargo-deny (pinned): licences, bans and sources of every dependency
