@@ -8,7 +8,7 @@ use crate::common;
 use common::queue::*;
 use common::{call, create_event, event, fresh_app, plan};
 use serde_json::{json, Value};
-use shared::admission::VerifyKeys;
+use shared::admission::{SigningKeys, VerifyKeys};
 use shared::admitter::Admitter;
 use shared::domain::{EventId, Millis, OrderId};
 
@@ -302,6 +302,97 @@ fn unkeyed_order_id(admission: &str, key: &str, event: &str) -> String {
     let id: [u8; 32] = hash.finalize().into();
     let random = u128::from_le_bytes(id[..16].try_into().unwrap());
     OrderId::from_random(&EventId::parse(event).unwrap(), random).to_string()
+}
+
+/// A private JWK Set of P-256 keys from fixed scalars, in order (the
+/// first signs).
+fn signing_set(keys: &[(&str, u8)]) -> SigningKeys {
+    use base64::Engine;
+    let keys: Vec<Value> = keys
+        .iter()
+        .map(|(kid, d)| {
+            let d = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([*d; 32]);
+            json!({"kty": "EC", "crv": "P-256", "kid": kid, "d": d})
+        })
+        .collect();
+    SigningKeys::parse(&json!({ "keys": keys }).to_string()).unwrap()
+}
+
+/// The `kid` in a compact JWS's header.
+fn kid_of(jws: &str) -> String {
+    use base64::Engine;
+    let header = jws.split('.').next().unwrap();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .unwrap();
+    let header: Value = serde_json::from_slice(&header).unwrap();
+    header["kid"].as_str().unwrap().to_owned()
+}
+
+/// Another instance of every function on `app`'s table, with `signing`
+/// and the public keys `verify`: a deploy with those keys.
+fn deployed_with(app: &shared::App, signing: &SigningKeys, verify: &SigningKeys) -> shared::App {
+    let mut config = app.config.clone();
+    config.admission_signing = Some(signing.clone());
+    config.admission_verify = Some(verify.verify_keys());
+    shared::App {
+        store: app.store.with_client(app.store.client().clone()),
+        config,
+        memory: app.memory.fresh().with_queue_cache_ms(0),
+    }
+}
+
+#[tokio::test]
+async fn a_promoted_key_verifies_against_the_jwks_served_before_its_promotion() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    assert_eq!(
+        put_queue(&app, &ev, &queue_body(-1_000, 60_000)).await.0,
+        200
+    );
+    let event_id = EventId::parse(&ev).unwrap();
+    // Step one, publish: the next key is in the JWKS but signs nothing.
+    let published = signing_set(&[("current", 7), ("next", 9)]);
+    let step_one = deployed_with(&app, &published, &published);
+    let (status, jwks) = call(&step_one, "GET", "/.well-known/jwks.json", &[], "").await;
+    assert_eq!(status, 200);
+    let kids: Vec<&str> = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["kid"].as_str())
+        .collect();
+    assert_eq!(kids, ["current", "next"], "the next key is published ahead");
+    let cached = VerifyKeys::parse(&jwks.to_string()).unwrap();
+    let admission = join(&step_one, &ev).await.joined["admissionToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(cached
+        .verify(&admission, &event_id, shared::world::now())
+        .is_ok());
+    // Step two, at least the JWKS's max-age later: the next key signs. A
+    // verifier still holding the JWKS of step one accepts what it signs.
+    let promoted = signing_set(&[("next", 9), ("current", 7)]);
+    let step_two = deployed_with(&app, &promoted, &promoted);
+    // (Another event's queue: its first joiner is admitted on the spot.)
+    let ev = event(&app, 5, 300).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    let admission = join(&step_two, &ev).await.joined["admissionToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(kid_of(&admission), "next");
+    let claims = cached.verify(&admission, &event_id, shared::world::now());
+    assert!(claims.is_ok(), "refused by the cached JWKS: {claims:?}");
+    // Publishing and signing in one step is the gap: a JWKS cached before
+    // it does not know the key.
+    let before_one_step =
+        VerifyKeys::parse(&json!({"keys": [jwks["keys"][0].clone()]}).to_string()).unwrap();
+    assert!(before_one_step
+        .verify(&admission, &event_id, shared::world::now())
+        .is_err());
 }
 
 #[tokio::test]
