@@ -144,8 +144,8 @@ lambda-binaries: python-tools
 	cd functions && CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" cargo lambda build --release --arm64
 
 ## The deployable build: arm64 release binaries through cargo-lambda + zig.
-## sam build runs `cargo lambda build --release --arm64 --bin <name>` per
-## function, the command above for one binary: it finds each one built.
+## sam build runs the command above once per function, for its binary
+## alone: it finds each one built.
 sam-build: lambda-binaries
 	CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" $(SAM) build
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/check_sam_build.py
