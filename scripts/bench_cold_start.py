@@ -482,6 +482,8 @@ def lambda_env(server):
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
                 ADMISSION_SIGNING_KEYS=signing, ADMISSION_VERIFY_KEYS=verify,
                 HOLD_TOKEN_KEYS=dev_hold_token_keys(),
+                # A local run of the development secrets (docs/OPERATIONS.md).
+                SEATCLAIM_ALLOW_DEV_SECRETS="1",
                 # One second of ticks, not the scheduled run's minute: its
                 # first answer then says when the run ended.
                 ADMITTER_RUN_SECONDS="1",

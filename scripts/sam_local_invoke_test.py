@@ -44,6 +44,9 @@ from webhook_sign import DEV_SECRET, resign_confirm_event
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".tools" / "sam-local"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
+# What the ConfirmSecret parameter gets (its pattern refuses the development
+# secret; CONFIRM_SECRET itself comes from the env vars file).
+PARAMETER_SECRET = "whsec_" + "c2FtLWxvY2FsLWludm9rZS1wYXJhbWV0ZXItb25seQ=="
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"
@@ -68,12 +71,15 @@ def place_bootstrap(src, dst):
 
 def local_template(functions):
     """template.yaml for local runs: x86_64, prebuilt debug bootstraps, and
-    the DynamoDB endpoint variable declared so --env-vars can set it."""
+    the endpoint variables and the development secrets' permission declared
+    so --env-vars can set them."""
     doc = yaml_parse((ROOT / "template.yaml").read_text())
     glob = doc["Globals"]["Function"]
     glob["Architectures"] = ["x86_64"]
     glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_DYNAMODB"] = "unset"
     glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_EVENTBRIDGE"] = "unset"
+    # A local invoke may run the development secrets (template.yaml never declares it).
+    glob["Environment"]["Variables"]["SEATCLAIM_ALLOW_DEV_SECRETS"] = "0"
     for fn in functions:
         res = doc["Resources"][pascal(fn)]
         res.pop("Metadata", None)
@@ -115,7 +121,7 @@ def invoke(template, env_file, fn, replacements, edit=None):
     started = time.time()
     result = subprocess.run(
         ["sam", "local", "invoke", pascal(fn), "-t", str(template), "-e", str(event), "--env-vars", str(env_file),
-         "--skip-pull-image", "--parameter-overrides", f"ConfirmSecret={DEV_SECRET}"],
+         "--skip-pull-image", "--parameter-overrides", f"ConfirmSecret={PARAMETER_SECRET}"],
         env=env, capture_output=True, text=True, timeout=180)
     elapsed = time.time() - started
     lines = [l for l in result.stdout.strip().splitlines() if l.startswith("{")]
@@ -265,6 +271,10 @@ def main():
         "ADMISSION_SIGNING_KEYS": dev_admission_keys()[0],
         "ADMISSION_VERIFY_KEYS": dev_admission_keys()[1],
         "HOLD_TOKEN_KEYS": dev_hold_token_keys(),
+        # The development secrets, as every function is told here: a local
+        # invoke (template.yaml refuses them, and never sets this).
+        "CONFIRM_SECRET": DEV_SECRET,
+        "SEATCLAIM_ALLOW_DEV_SECRETS": "1",
         "ADMITTER_RUN_SECONDS": "1",
     }}))
 

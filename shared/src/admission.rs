@@ -88,7 +88,7 @@ fn parse_keys<T>(
     key: impl Fn(&JwkIn, String) -> Result<T, String>,
 ) -> Result<Vec<T>, KeyError> {
     let set: JwkSetIn =
-        serde_json::from_str(json).map_err(|e| KeyError::NotAJwkSet(e.to_string()))?;
+        serde_json::from_str(json).map_err(|e| KeyError::NotAJwkSet(shape_error(&e)))?;
     if set.keys.is_empty() {
         return Err(KeyError::Empty);
     }
@@ -102,6 +102,19 @@ fn parse_keys<T>(
                 .map_err(|reason| KeyError::BadKey { index, reason })
         })
         .collect()
+}
+
+/// What is wrong with a set that does not parse, and where, never its
+/// text: serde_json's own message quotes the values it met, and a signing
+/// key set is a secret.
+fn shape_error(e: &serde_json::Error) -> String {
+    let what = match e.classify() {
+        serde_json::error::Category::Io => "unreadable",
+        serde_json::error::Category::Syntax => "not JSON",
+        serde_json::error::Category::Data => "JSON, but not a set of EC keys",
+        serde_json::error::Category::Eof => "cut short",
+    };
+    format!("{what} (line {}, column {})", e.line(), e.column())
 }
 
 /// A 32-byte base64url coordinate or scalar.
@@ -199,6 +212,12 @@ impl SigningKeys {
             .unwrap_or_else(|_| VerifyKeys(Vec::new()))
     }
 
+    /// Every key's public `x` coordinate (base64url): what tells a key
+    /// apart without its private part.
+    pub fn public_xs(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|k| k.public.x.as_str())
+    }
+
     /// The token for `claims`, signed by the first key, its `kid` in the
     /// header.
     pub fn sign(&self, claims: &AdmissionClaims) -> Result<String, Error> {
@@ -263,6 +282,11 @@ impl VerifyKeys {
     }
 
     /// The JWK Set the JWKS route serves: public parameters only.
+    /// Every key's public `x` coordinate (base64url).
+    pub fn public_xs(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|k| k.public.x.as_str())
+    }
+
     pub fn jwks(&self) -> serde_json::Value {
         let keys: Vec<&PublicJwk> = self.0.iter().map(|k| &k.public).collect();
         serde_json::json!({ "keys": keys })

@@ -159,3 +159,25 @@ fn bad_key_sets_are_refused_by_index_and_reason() {
         .to_string();
     assert!(error.contains("not d's public key"), "{error}");
 }
+
+#[test]
+fn a_set_that_does_not_parse_is_reported_without_its_text() {
+    for (text, secret) in [
+        (r#"{"keys": "secret-text-here"}"#, "secret-text-here"),
+        (
+            r#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "k", "d": 98765432}]}"#,
+            "98765432",
+        ),
+        (r#"{"keys": [{"d": "secret-scalar", "#, "secret-scalar"),
+        ("secret-not-json", "secret-not-json"),
+    ] {
+        for error in [
+            SigningKeys::parse(text).map(|_| ()).unwrap_err(),
+            VerifyKeys::parse(text).map(|_| ()).unwrap_err(),
+        ] {
+            let message = error.to_string();
+            assert!(matches!(error, KeyError::NotAJwkSet(_)), "{message}");
+            assert!(!message.contains(secret), "echoed: {message}");
+        }
+    }
+}

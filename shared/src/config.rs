@@ -17,6 +17,10 @@ pub enum ConfigError {
     },
     #[error("environment variable CONFIRM_SECRET is invalid: {0}")]
     BadSecret(#[source] SecretError),
+    #[error(
+        "environment variable {0} holds a development secret (anyone can read it in the repository): refused outside make dev and local invokes"
+    )]
+    DevelopmentSecret(&'static str),
     #[error("environment variable HOLD_TOKEN_KEYS is invalid: {0}")]
     BadHoldKeys(#[source] HoldKeyError),
     #[error("environment variable {name} is invalid: {source}")]

@@ -19,7 +19,10 @@ pub async fn start(function: &Function) -> Result<App, lambda_runtime::Error> {
     let needs = function
         .needs
         .ok_or("this function reads no configuration of the store")?;
-    Ok(App::from_env(needs).await?)
+    let app = App::from_env(needs).await?;
+    let local = std::env::var(crate::dev_secrets::ALLOW_DEV_SECRETS).is_ok_and(|v| v == "1");
+    crate::dev_secrets::refuse(&app.config, local)?;
+    Ok(app)
 }
 
 /// Runs an HTTP function in Lambda until the sandbox ends.

@@ -6,6 +6,7 @@ pub mod admitter;
 pub mod auth;
 pub mod config;
 pub mod crowd;
+pub mod dev_secrets;
 pub mod domain;
 pub mod error;
 pub mod handlers;

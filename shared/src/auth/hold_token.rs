@@ -166,6 +166,13 @@ impl HoldTokenKeys {
         })
     }
 
+    /// The SHA-256 of each key (hex): what tells a key apart without it.
+    pub fn key_fingerprints(&self) -> impl Iterator<Item = String> + '_ {
+        std::iter::once(&self.signing)
+            .chain(&self.retired)
+            .map(|key| hex::encode(Sha256::digest(key)))
+    }
+
     fn mac(key: &[u8], parts: &[&str]) -> [u8; MAC_BYTES] {
         // HMAC takes a key of any length: `new_from_slice` cannot fail.
         let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {

@@ -136,6 +136,11 @@ impl ConfirmSecrets {
         Ok(Self(keys))
     }
 
+    /// The SHA-256 of each key (hex): what tells a key apart without it.
+    pub fn key_fingerprints(&self) -> impl Iterator<Item = String> + '_ {
+        self.0.iter().map(|key| hex::encode(Sha256::digest(key)))
+    }
+
     /// The `webhook-signature` value a payment backend holding the first
     /// key sends (tests and the dev server's pay route use it).
     pub fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> Result<String, Error> {

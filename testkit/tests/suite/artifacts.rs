@@ -803,3 +803,33 @@ fn the_readmes_repository_list_names_the_tree() {
         );
     }
 }
+
+#[test]
+fn the_development_secrets_are_known_to_the_start_up_check() {
+    let app = local::apps::app_on(local::local_client("http://127.0.0.1:9"), "t");
+    assert_eq!(
+        shared::dev_secrets::found_in(&app.config),
+        [
+            "CONFIRM_SECRET",
+            "HOLD_TOKEN_KEYS",
+            "ADMISSION_SIGNING_KEYS",
+            "ADMISSION_VERIFY_KEYS"
+        ]
+    );
+    let refused = shared::dev_secrets::refuse(&app.config, false).unwrap_err();
+    assert!(refused.to_string().contains("CONFIRM_SECRET"), "{refused}");
+    assert!(shared::dev_secrets::refuse(&app.config, true).is_ok());
+    // Nothing in template.yaml lets a deployed function start with them,
+    // and its ConfirmSecret parameter refuses the development one.
+    let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();
+    assert!(!text.contains(shared::dev_secrets::ALLOW_DEV_SECRETS));
+    let pattern = template()["Parameters"]["ConfirmSecret"]["AllowedPattern"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dev = local::apps::DEV_CONFIRM_SECRET;
+    assert!(
+        pattern.starts_with(&format!("^(?!(.* )?{dev}( |$))")),
+        "{pattern}"
+    );
+}
