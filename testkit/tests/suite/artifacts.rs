@@ -833,3 +833,41 @@ fn the_development_secrets_are_known_to_the_start_up_check() {
         "{pattern}"
     );
 }
+
+/// The request headers web/app.js sets: `headers["name"]`,
+/// `headers.name = ...` and `headers = { "name": ... }`.
+fn headers_the_page_sends() -> BTreeSet<String> {
+    let js = std::fs::read_to_string(local::repo_root().join("web/app.js")).unwrap();
+    let mut names = BTreeSet::new();
+    for (i, _) in js.match_indices("headers") {
+        let rest = &js[i + "headers".len()..];
+        let name = if let Some(r) = rest.strip_prefix("[\"") {
+            r.split('"').next()
+        } else if let Some(r) = rest.strip_prefix('.') {
+            r.split(" =")
+                .next()
+                .filter(|n| !n.contains(['(', ')', ' ', ';']))
+        } else if let Some(r) = rest.strip_prefix(" = { \"") {
+            r.split('"').next()
+        } else {
+            None
+        };
+        names.extend(name.map(str::to_lowercase));
+    }
+    names
+}
+
+#[test]
+fn cors_allows_every_header_the_page_sends() {
+    let sent = headers_the_page_sends();
+    assert!(sent.contains("idempotency-key"), "{sent:?}");
+    let cors = &template()["Resources"]["SeatclaimApi"]["Properties"]["CorsConfiguration"];
+    let allowed: BTreeSet<String> = cors["AllowHeaders"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h.as_str().map(str::to_lowercase))
+        .collect();
+    let missing: Vec<_> = sent.difference(&allowed).collect();
+    assert!(missing.is_empty(), "the API's CORS refuses {missing:?}");
+}
