@@ -129,25 +129,33 @@ chromium:
 	@command -v chromium >/dev/null || { apt-get update -q -o Dpkg::Use-Pty=0 && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 chromium; }
 
-## The deployable build's own target directory. cargo locks a target
-## directory for a whole build, so a build here can run beside the tests'
-## (.ci/run starts one while the tests run); nothing is lost, as the tests
-## build for the host and this for aarch64.
+## The deployable build's own target directory: cargo locks a target
+## directory for a whole build, and nothing is shared anyway (the tests
+## build for the host, this for aarch64).
 LAMBDA_TARGET_DIR = $(shell python3 scripts/cargo_target.py)/lambda-build
 
-## Every function's arm64 release binary in one cargo run. Each is one
-## fat-LTO program (~40-70 s of one core each); one run links two at a time
-## on two cores, where `sam build` links them one after another.
+## RELEASE_LTO=off (CI sets it) builds the same binaries without link-time
+## optimisation. Each function is one fat-LTO program, ~40-70 s of one core
+## apiece: 21 of them are most of half an hour of this machine, past CI's
+## budget, and none of what `make sam-build` checks (SAM, cargo-lambda and
+## zig build every function; each bootstrap is its own arm64 binary)
+## depends on it. LTO changes size and speed, which the bench measures on
+## the deployed profile. Unset: the profile's own fat LTO, as deployed.
+RELEASE_LTO ?=
+LAMBDA_PROFILE = $(if $(RELEASE_LTO),CARGO_PROFILE_RELEASE_LTO=$(RELEASE_LTO) CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16)
+
+## Every function's arm64 release binary in one cargo run: it links two at
+## a time on two cores, where `sam build` links them one after another.
 lambda-binaries: python-tools
 	@test "$(LAMBDA_TARGET_DIR)" != /lambda-build || { echo "cargo's target directory not found" >&2; exit 1; }
 	rustup target add aarch64-unknown-linux-gnu
-	cd functions && CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" cargo lambda build --release --arm64
+	cd functions && $(LAMBDA_PROFILE) CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" cargo lambda build --release --arm64
 
 ## The deployable build: arm64 release binaries through cargo-lambda + zig.
 ## sam build runs the command above once per function, for its binary
 ## alone: it finds each one built.
 sam-build: lambda-binaries
-	CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" $(SAM) build
+	$(LAMBDA_PROFILE) CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" $(SAM) build
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/check_sam_build.py
 
 ## cargo-deny (pinned): licences, bans and sources of every dependency
