@@ -28,7 +28,7 @@ fn ids_validate_when_deserialized() -> TestResult {
 }
 
 #[test]
-fn expiry_boundary_is_exclusive() {
+fn expiry_boundary_is_exclusive() -> TestResult {
     let t = Millis(1_000);
     assert!(hold_is_live(t, Millis(999)));
     assert!(!hold_is_live(t, Millis(1_000)));
@@ -46,11 +46,12 @@ fn expiry_boundary_is_exclusive() {
     );
     // A seat held until t: held a millisecond before, available at t.
     let held = SeatState::Held {
-        order: OrderId::parse("o").expect("a valid id"),
+        order: OrderId::parse("o")?,
         expires_at: t,
     };
     assert_eq!(held.visible_status(Millis(999)), SeatStatus::Held);
     assert_eq!(held.visible_status(t), SeatStatus::Available);
+    Ok(())
 }
 
 #[test]

@@ -213,16 +213,19 @@ pub async fn answer(route: &'static Route, app: &App, req: Request) -> Response<
 mod tests {
     use super::*;
 
+    /// Tests use `?` rather than unwrap: a failure reports the error.
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
     #[test]
-    fn resolves_routes_and_parameters() {
-        let found = resolve("POST", "/orders/o1/seats/A-1-2").unwrap();
+    fn resolves_routes_and_parameters() -> TestResult {
+        let found = resolve("POST", "/orders/o1/seats/A-1-2")?;
         assert_eq!(found.route.name, "get-seat");
         assert_eq!(found.function.name, "get-seat");
         assert_eq!(found.params["orderId"], "o1");
         assert_eq!(found.params["seatId"], "A-1-2");
-        let found = resolve("DELETE", "/orders/o1/seats/A-1-2").unwrap();
+        let found = resolve("DELETE", "/orders/o1/seats/A-1-2")?;
         assert_eq!(found.route.name, "drop-seat");
-        let found = resolve("DELETE", "/events/e1/queue").unwrap();
+        let found = resolve("DELETE", "/events/e1/queue")?;
         assert_eq!(
             (found.function.name, found.route.name),
             ("queue-admin", "delete-queue")
@@ -237,6 +240,7 @@ mod tests {
                 "{path}"
             );
         }
+        Ok(())
     }
 
     #[test]
