@@ -1,0 +1,156 @@
+//! How big each scenario of one run is: the full bench's sizes and the
+//! smoke pass's.
+
+use crate::best::BestAvailableStampede;
+use crate::crowd::OneSeatStampede;
+use crate::demand::DemandModel;
+use crate::ga::GaStampede;
+use crate::queue_model::QueueModel;
+use crate::stadium_page::StadiumPageSize;
+
+/// Sizes of one run; `smoke()` is the CI pass that only proves it works.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizes {
+    pub stampede: usize,
+    pub spread_orders: usize,
+    pub spread_claims: usize,
+    pub spread_seats: u32,
+    pub in_flight: usize,
+    pub concurrency_claims: usize,
+    pub sweep_expired: usize,
+    pub sweep_small_table: u32,
+    pub sweep_large_table: u32,
+    pub warm_up_orders: usize,
+    pub on_sale: DemandModel,
+    pub cold_start: ColdStartPass,
+    pub best_available: BestAvailableStampede,
+    pub ga: GaStampede,
+    pub one_seat: OneSeatStampede,
+    pub queue: QueueModel,
+    /// The live map in Chromium over a stadium.
+    pub stadium_page: StadiumPageSize,
+}
+
+/// How much of scripts/bench_cold_start.py the last scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdStartPass {
+    /// Every function, 20 cold starts each, the Python comparison and the
+    /// warm CPU figures; writes docs/BENCH-COLD-START.md and its JSON.
+    Full,
+    /// Two cold starts of get-seat, writes nothing: proves the harness
+    /// (with whatever build the bench itself is, debug under bench-smoke).
+    Smoke,
+}
+
+impl Sizes {
+    pub fn full() -> Self {
+        Self {
+            stampede: 1_000,
+            spread_orders: 2_000,
+            spread_claims: 10_000,
+            spread_seats: 1_000,
+            in_flight: 64,
+            concurrency_claims: 2_000,
+            sweep_expired: 10_000,
+            sweep_small_table: 1_000,
+            sweep_large_table: 100_000,
+            warm_up_orders: 60,
+            // The contract's demand model: 50 sections of 40 rows of 50.
+            on_sale: DemandModel {
+                sections: 50,
+                rows: 40,
+                seats_per_row: 50,
+                ga_capacity: 20_000,
+                buyers: 20_000,
+                in_flight: 64,
+                hold_seconds: 30,
+                sold_out_crowd: 12_000,
+            },
+            cold_start: ColdStartPass::Full,
+            best_available: BestAvailableStampede {
+                rows: 20,
+                seats_per_row: 20,
+                buyers: 240,
+                in_flight: 64,
+            },
+            ga: GaStampede {
+                capacity: 2_000,
+                buyers: 1_600,
+                in_flight: 64,
+            },
+            // The contract's targets: 10,000 requests in a second over 100
+            // instances; 1,000 shows where the design's limit is.
+            one_seat: OneSeatStampede {
+                requests: 10_000,
+                instances: [100, 1_000],
+            },
+            // The crowd at the queue: 20,000 visitors, half early.
+            // The stadium: 40 sections of 50 rows of 50.
+            stadium_page: StadiumPageSize {
+                sections: 40,
+                rows: 50,
+                seats_per_row: 50,
+                refreshes: 20,
+            },
+            queue: QueueModel {
+                visitors: 20_000,
+                in_flight: 64,
+                admit_per_minute: 60_000,
+                pause_seats: 5,
+            },
+        }
+    }
+    pub fn smoke() -> Self {
+        Self {
+            stampede: 100,
+            spread_orders: 100,
+            spread_claims: 400,
+            spread_seats: 60,
+            in_flight: 16,
+            concurrency_claims: 100,
+            sweep_expired: 10,
+            sweep_small_table: 100,
+            sweep_large_table: 1_000,
+            warm_up_orders: 10,
+            on_sale: DemandModel {
+                sections: 5,
+                rows: 4,
+                seats_per_row: 20,
+                ga_capacity: 80,
+                buyers: 300,
+                in_flight: 16,
+                hold_seconds: 4,
+                sold_out_crowd: 300,
+            },
+            cold_start: ColdStartPass::Smoke,
+            best_available: BestAvailableStampede {
+                rows: 5,
+                seats_per_row: 10,
+                buyers: 30,
+                in_flight: 16,
+            },
+            ga: GaStampede {
+                capacity: 100,
+                buyers: 80,
+                in_flight: 16,
+            },
+            one_seat: OneSeatStampede {
+                requests: 1_000,
+                instances: [10, 100],
+            },
+            // Over 3,000 seats: the page's canvas map (web/app.js).
+            stadium_page: StadiumPageSize {
+                sections: 4,
+                rows: 20,
+                seats_per_row: 50,
+                refreshes: 3,
+            },
+            queue: QueueModel {
+                visitors: 400,
+                in_flight: 16,
+                admit_per_minute: 6_000,
+                pause_seats: 3,
+            },
+        }
+    }
+}
