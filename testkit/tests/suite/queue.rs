@@ -215,13 +215,22 @@ async fn a_joiner_with_nobody_ahead_is_admitted_at_once_with_a_token_the_jwks_ve
     assert_eq!(other.joined["position"], 1, "{}", other.joined);
 }
 
+/// A queue that opened a second ago, admitting 60 a minute, each
+/// admission opening up to two orders.
+fn open_queue_of_two_orders() -> String {
+    json!({"opensAt": Millis(shared::world::now().0 - 1_000).to_rfc3339(),
+           "admitPerMinute": 60, "ordersPerAdmission": 2})
+    .to_string()
+}
+
 #[tokio::test]
 async fn create_order_under_a_queue_takes_an_admission_and_a_lost_reply_loses_nothing() {
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
-    let body = json!({"opensAt": Millis(shared::world::now().0 - 1_000).to_rfc3339(),
-                      "admitPerMinute": 60, "ordersPerAdmission": 2});
-    assert_eq!(put_queue(&app, &ev, &body.to_string()).await.0, 200);
+    assert_eq!(
+        put_queue(&app, &ev, &open_queue_of_two_orders()).await.0,
+        200
+    );
     let v = join(&app, &ev).await;
     let admission = v.joined["admissionToken"].as_str().unwrap().to_owned();
 
@@ -399,9 +408,10 @@ async fn a_promoted_key_verifies_against_the_jwks_served_before_its_promotion() 
 async fn an_idempotent_order_is_not_computable_and_its_key_binds_the_body() {
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
-    let body = json!({"opensAt": Millis(shared::world::now().0 - 1_000).to_rfc3339(),
-                      "admitPerMinute": 60, "ordersPerAdmission": 2});
-    assert_eq!(put_queue(&app, &ev, &body.to_string()).await.0, 200);
+    assert_eq!(
+        put_queue(&app, &ev, &open_queue_of_two_orders()).await.0,
+        200
+    );
     let v = join(&app, &ev).await;
     let admission = v.joined["admissionToken"].as_str().unwrap().to_owned();
     let alice = r#"{"userId": "alice"}"#;
