@@ -24,6 +24,7 @@ mod cold_start;
 mod crowd;
 pub mod crowd_projection;
 mod demand;
+mod fragmented;
 mod fresh;
 mod ga;
 mod onsale;
@@ -491,5 +492,12 @@ async fn crowds(
         sizes.on_sale,
     )
     .await?;
+
+    progress("best-available on a fragmented stadium (every tenth seat held, priced)");
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let app = new_app(endpoint, None, Some(recorder.clone()), true).await?;
+    report.rows.push(
+        fragmented::fragmented_best_available(&app, endpoint, &recorder, sizes.fragmented).await?,
+    );
     Ok(())
 }

@@ -4,6 +4,7 @@
 use crate::best::BestAvailableStampede;
 use crate::crowd::OneSeatStampede;
 use crate::demand::DemandModel;
+use crate::fragmented::FragmentedStadium;
 use crate::ga::GaStampede;
 use crate::queue_model::QueueModel;
 use crate::stadium_page::StadiumPageSize;
@@ -24,6 +25,8 @@ pub struct Sizes {
     pub on_sale: DemandModel,
     pub cold_start: ColdStartPass,
     pub best_available: BestAvailableStampede,
+    /// best-available on a stadium with every tenth seat held.
+    pub fragmented: FragmentedStadium,
     pub ga: GaStampede,
     pub one_seat: OneSeatStampede,
     pub queue: QueueModel,
@@ -71,6 +74,14 @@ impl Sizes {
                 rows: 20,
                 seats_per_row: 20,
                 buyers: 240,
+                in_flight: 64,
+            },
+            // The stadium: 100,000 seats (the demand model's plan).
+            fragmented: FragmentedStadium {
+                sections: 50,
+                rows: 40,
+                seats_per_row: 50,
+                requests: 1_000,
                 in_flight: 64,
             },
             ga: GaStampede {
@@ -127,6 +138,13 @@ impl Sizes {
                 rows: 5,
                 seats_per_row: 10,
                 buyers: 30,
+                in_flight: 16,
+            },
+            fragmented: FragmentedStadium {
+                sections: 5,
+                rows: 4,
+                seats_per_row: 20,
+                requests: 100,
                 in_flight: 16,
             },
             ga: GaStampede {

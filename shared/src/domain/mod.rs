@@ -12,6 +12,7 @@ use crate::error::Error;
 pub mod best_available;
 mod confirm;
 pub mod crowd;
+mod free_runs;
 pub mod ga;
 pub mod outbox;
 mod plan;
@@ -20,6 +21,7 @@ pub mod queue_state;
 mod seat_map;
 
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};
+pub use free_runs::RowRuns;
 pub use plan::{
     check_hold_seconds, Event, EventHead, EventPlan, EventStatus, RowPlan, Seat, SeatPage,
     SeatSpec, SectionPlan,

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::SectionId;
 
 mod access;
+pub(crate) mod best_available;
 pub(crate) mod confirm;
 pub(crate) mod events;
 pub(crate) mod orders;
@@ -35,6 +36,7 @@ mod streams;
 pub(crate) mod visitors;
 // The route handlers are reached through `crate::routes`, by their group;
 // these are the entry points and helpers others call by name.
+pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;
 pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};
 pub use seats::claim_remembering;

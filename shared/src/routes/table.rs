@@ -150,7 +150,7 @@ pub const BEST_AVAILABLE: Function = http(
             E::SeatLimit,
             NOT_ALLOWED,
         ],
-        handler: handler!(handlers::seats::best_available),
+        handler: handler!(handlers::best_available::best_available),
     }],
 );
 

@@ -5,7 +5,7 @@
 use super::failures::block_claim_error;
 use super::items;
 use super::items::order::order_key;
-use super::items::seat::FreeFor;
+use super::items::seat::{FreeFor, SEAT_BLOCK_SIZE};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
@@ -21,6 +21,14 @@ pub enum BlockClaim {
 }
 
 impl Store {
+    /// The requests [`Store::read_rows`] makes for `rows`: a Query per
+    /// block of [`SEAT_BLOCK_SIZE`] seats (a block is far under a page).
+    pub fn row_read_round_trips(rows: &[RowPlan]) -> usize {
+        rows.iter()
+            .map(|row| row.count.div_ceil(SEAT_BLOCK_SIZE) as usize)
+            .sum()
+    }
+
     /// The states of `rows` of `section`, seat by seat in number order.
     /// Eventually consistent reads cost half and may lag by a moment: the
     /// caller claims with conditions, and reads consistently to be sure.

@@ -376,6 +376,17 @@ mod tests {
                 ]),
             ),
             ("seat_map::full_part", seat_map::full_part("A-1#0")),
+            (
+                "seat_map::row_runs",
+                seat_map::row_runs(
+                    "A-1",
+                    3,
+                    crate::domain::RowRuns {
+                        longest: 4,
+                        until: Some(now),
+                    },
+                ),
+            ),
             ("seat_map::sold_out", seat_map::sold_out("A")),
             ("queue::as_read", queue::as_read(Some(3))),
             ("queue::as_read new", queue::as_read(None)),

@@ -9,7 +9,8 @@
 //! | event   | `EVENT#{ref}`       | `EVENT`       | the head: eventId, holdSeconds, seatCount, ready (under 1 KB) |
 //! | plan    | `PLAN#{ref}#{copy}` | `PLAN#{fingerprint}#{nnnn}` | name and plan in chunks; `PLAN_REPLICAS` copies |
 //! | seat    | `SEATS#{ref}#{section}-{row}#{block}` | `SEAT#{seat}` | status, holderOrderId, holdExpiresAt |
-//! | seat map | `MAP#{ref}#{section}-{row}#{n}` | `MAP` | `s{number}`: `S` or `H{expiresAt}` per unavailable seat (from the stream) |
+//! | seat map | `MAP#{ref}#{section}-{row}#{n}` | `MAP` | `s{number}`: `S` or `H{expiresAt}` per unavailable seat, `version` (from the stream) |
+//! | free runs | `RUNS#{ref}#{section}` | `RUNS` | `{section}-{row}` = `{v, l, u}` per single-part row: its longest free run, until when (from the stream) |
 //! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
 //! | payment | `PAYMENT#{payment}` | `PAYMENT`     | orderId: which order this payment is for    |
 //! | GA bucket | `GA#{ref}#{section}#{n}` | `GA` | capacity, sold, free, `hold#{order}` = `{q, e}` per holder |
@@ -72,6 +73,7 @@ mod errors;
 mod event_reads;
 mod events;
 mod failures;
+mod free_runs;
 mod ga;
 mod holds;
 mod items;
@@ -93,6 +95,7 @@ pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;
 pub use failures::ConfirmOutcome;
 use failures::{cancellation, ItemFailure};
+pub use free_runs::SectionRuns;
 pub use ga::BucketChange;
 pub use holds::ClaimRefusal;
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
@@ -103,7 +106,7 @@ pub use items::order::{
 };
 pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
-pub use items::seat_map::SOLD_OUT_PK_PREFIX;
+pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};
 pub use items::visitor::{
     visitor_shard, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_PK_PREFIX,
     VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,

@@ -17,7 +17,7 @@ use super::sold_out::PartShape;
 use super::value::{s, Item};
 use super::Store;
 use crate::domain::ga::Bucket;
-use crate::domain::{Event, EventId, EventRef, Millis, SeatId, SectionId};
+use crate::domain::{Event, EventRef, Millis, SeatId, SectionId};
 use crate::error::Error;
 use crate::retry::Rounds;
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
@@ -31,8 +31,6 @@ const MAP_READS_IN_FLIGHT: usize = 8;
 /// Seats per projection `UpdateItem`: keeps its expression far inside
 /// DynamoDB's 4 KB expression limit (each seat adds ~20 bytes).
 const SEATS_PER_UPDATE: usize = 100;
-/// Seat maps kept per process.
-const CACHED_SEAT_MAPS: usize = 64;
 /// Keys per BatchGetItem (DynamoDB's limit).
 pub(super) const BATCH_GET_KEYS: usize = 100;
 
@@ -50,10 +48,6 @@ pub struct MapRead {
     pub rows: Rows,
     pub buckets: HashMap<SectionId, Vec<Bucket>>,
 }
-
-/// Seat maps read recently, by event: (read at, rows).
-#[derive(Debug, Default)]
-pub(super) struct SeatMapCache(std::sync::Mutex<HashMap<EventId, (Millis, Arc<MapRead>)>>);
 
 /// One seat's new state, from a stream record of its item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,6 +99,22 @@ fn seat_attr(number: u32) -> String {
     format!("s{number}")
 }
 
+/// The seats a projection item shows taken (held or sold), by number.
+pub(super) fn row_projection(item: &Item) -> RowProjection {
+    item.iter()
+        .filter_map(|(name, value)| {
+            let number = name.strip_prefix('s')?.parse::<u32>().ok()?;
+            let state = match value.as_s().ok()?.as_str() {
+                "S" => ProjectedSeat::Sold,
+                held => ProjectedSeat::Held {
+                    expires_at: Millis(held.strip_prefix('H')?.parse().ok()?),
+                },
+            };
+            Some((number, state))
+        })
+        .collect()
+}
+
 impl Store {
     /// Folds seat changes (in stream order) into the projection: one
     /// `UpdateItem` per projection item touched, the last change of each
@@ -137,13 +147,9 @@ impl Store {
                 .any(|(state, _)| *state == Some(ProjectedSeat::Sold));
             let seats: Vec<_> = seats.into_iter().collect();
             for part in seats.chunks(SEATS_PER_UPDATE) {
-                let written = self.project_part(key.clone(), part).await;
-                let noted = match (written, &first.shape) {
-                    (Ok(item), Some(shape)) if sold => {
-                        self.note_if_sold_out(&first.event, &key, &item, shape)
-                            .await
-                    }
-                    (written, _) => written.map(|_| ()),
+                let noted = match self.project_part(key.clone(), part).await {
+                    Ok(item) => self.after_projection(first, &key, &item, sold).await,
+                    Err(e) => Err(e),
                 };
                 if let Err(e) = noted {
                     tracing::error!(error = %crate::error::chain(&e), "seat map: projection write failed");
@@ -152,6 +158,28 @@ impl Store {
             }
         }
         failed
+    }
+
+    /// What a projection write (`item`, as written at `key`) tells the
+    /// rest: its row's free runs and, after a sale, whether its part is
+    /// sold out. Seats created before their shape was recorded tell
+    /// neither.
+    async fn after_projection(
+        &self,
+        change: &SeatChange,
+        key: &Item,
+        item: &Item,
+        sold: bool,
+    ) -> Result<(), StoreError> {
+        let Some(shape) = &change.shape else {
+            return Ok(());
+        };
+        self.note_row_runs(change, shape, item).await?;
+        if sold {
+            self.note_if_sold_out(&change.event, key, item, shape)
+                .await?;
+        }
+        Ok(())
     }
 
     /// One `UpdateItem` of a projection item: `SET` the seats now held or
@@ -194,15 +222,11 @@ impl Store {
         event: &Event,
     ) -> Result<(Millis, Arc<MapRead>), Error> {
         let now = crate::world::now();
-        let cached = memory
+        if let Some(read) = memory
             .seat_maps
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&event.event_id)
-            .cloned();
-        if let Some((at, rows)) = cached.filter(|(at, _)| now.0 - at.0 < memory.seat_map_cache_ms) {
-            return Ok((at, rows));
+            .get(&event.event_id, now, memory.seat_map_cache_ms)
+        {
+            return Ok(read);
         }
         let mut buckets = HashMap::new();
         for (section, capacity) in event.ga_sections() {
@@ -217,11 +241,7 @@ impl Store {
             rows: self.read_seat_map(event).await?,
             buckets,
         });
-        let mut cache = memory.seat_maps.0.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= CACHED_SEAT_MAPS {
-            cache.clear();
-        }
-        cache.insert(event.event_id.clone(), (now, rows.clone()));
+        memory.seat_maps.put(&event.event_id, now, rows.clone());
         Ok((now, rows))
     }
 
@@ -276,24 +296,9 @@ impl Store {
                 else {
                     continue;
                 };
-                let seats = map.entry(row.clone()).or_default();
-                for (name, value) in &item {
-                    let Some(number) = name.strip_prefix('s').and_then(|n| n.parse::<u32>().ok())
-                    else {
-                        continue;
-                    };
-                    let state = match value.as_s().map(String::as_str) {
-                        Ok("S") => ProjectedSeat::Sold,
-                        Ok(h) => match h.strip_prefix('H').and_then(|ms| ms.parse().ok()) {
-                            Some(ms) => ProjectedSeat::Held {
-                                expires_at: Millis(ms),
-                            },
-                            None => continue,
-                        },
-                        Err(_) => continue,
-                    };
-                    seats.insert(number, state);
-                }
+                map.entry(row.clone())
+                    .or_default()
+                    .extend(row_projection(&item));
             }
         }
         Ok(map)
@@ -360,7 +365,8 @@ mod tests {
     use serde_json::json;
 
     fn record(name: &str, image: serde_json::Value) -> serde_json::Value {
-        let r = EventRef::of(&EventId::parse("gala").unwrap_or_else(|_| unreachable!()));
+        let r =
+            EventRef::of(&crate::domain::EventId::parse("gala").unwrap_or_else(|_| unreachable!()));
         json!({
             "eventName": name,
             "dynamodb": {"Keys": {"PK": {"S": format!("SEATS#{r}#A-1#0")}, "SK": {"S": "SEAT#A-1-3"}}, "NewImage": image, "SequenceNumber": "42"},

@@ -25,17 +25,15 @@ use super::memory::Memory;
 use super::schema::{PK, SECTION_ID, SECTION_PARTS};
 use super::value::{Fields, Item};
 use super::Store;
-use crate::domain::{Event, EventId, EventRef, Millis, RowId, SeatSpec, SectionId};
+use crate::domain::{Event, EventId, EventRef, RowId, SeatSpec, SectionId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How long an instance reuses the sold-out sections it read: a section
 /// in the set is sold out for good; one not in it may have sold out since.
 pub const SOLD_OUT_CACHE_MS: i64 = 1_000;
-/// Events whose sold-out sections an instance keeps.
-const CACHED_EVENTS: usize = 64;
 
 /// The seat-map parts of an event's sections, for the attributes each seat
 /// is created with.
@@ -161,13 +159,6 @@ pub(super) fn part_is_sold_out(item: &Item, part_seats: u32) -> bool {
 /// exact path, as before the signal existed.
 pub(super) const MAX_TRACKED_PARTS: u32 = 2_000;
 
-/// An event's sold-out sections, as read at an instant.
-type SoldOutRead = (Millis, Arc<HashSet<SectionId>>);
-
-/// Sold-out sections read recently, by event.
-#[derive(Debug, Default)]
-pub(super) struct SoldOutCache(Mutex<HashMap<EventId, SoldOutRead>>);
-
 impl Store {
     /// After a projection write (`item`, as written, at `key`) that sold a
     /// seat: if its part is now all sold, notes it.
@@ -255,14 +246,7 @@ impl Store {
         event: &EventId,
     ) -> Result<Arc<HashSet<SectionId>>, Error> {
         let now = crate::world::now();
-        let cached = memory
-            .sold_out
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(event)
-            .cloned();
-        if let Some((_, sections)) = cached.filter(|(at, _)| now.0 - at.0 < SOLD_OUT_CACHE_MS) {
+        if let Some((_, sections)) = memory.sold_out.get(event, now, SOLD_OUT_CACHE_MS) {
             return Ok(sections);
         }
         let item = self
@@ -277,11 +261,7 @@ impl Store {
             .filter_map(|id| SectionId::parse(id).ok())
             .collect();
         let sections = Arc::new(sections);
-        let mut cache = memory.sold_out.0.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= CACHED_EVENTS {
-            cache.clear();
-        }
-        cache.insert(event.clone(), (now, sections.clone()));
+        memory.sold_out.put(event, now, sections.clone());
         Ok(sections)
     }
 }

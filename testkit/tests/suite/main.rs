@@ -10,6 +10,7 @@ mod common;
 mod api;
 mod artifacts;
 mod best_available;
+mod best_available_bounds;
 mod confirm;
 mod create_event;
 mod crowd;

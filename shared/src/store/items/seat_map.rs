@@ -1,8 +1,8 @@
-//! The seat map's projection items (`MAP#…`, one per part of a row) and
-//! what the stream saw sold out (`SOLDOUT#…`): their keys, attribute names
-//! and expressions.
+//! The seat map's projection items (`MAP#…`, one per part of a row), each
+//! section's summary of its rows' free runs (`RUNS#…`) and what the stream
+//! saw sold out (`SOLDOUT#…`): their keys, attribute names and expressions.
 
-use crate::domain::{EventRef, SectionId};
+use crate::domain::{EventRef, RowRuns, SectionId};
 use crate::store::expression::Expression;
 use crate::store::schema::{PK, SK};
 use crate::store::value::{s, Item};
@@ -22,6 +22,29 @@ pub(in crate::store) fn seat_map_key(event: &EventRef, row: &str, number: u32) -
         (SK.into(), s("MAP")),
     ])
 }
+
+/// A projection item's version: one more at every write, so the summary
+/// of its runs written from one write never replaces a later one's.
+pub(in crate::store) const MAP_VERSION: &str = "version";
+
+/// A section's summary of its rows' free runs: `RUNS#{ref}#{section}`, SK
+/// `RUNS`, one attribute per single-part row, named by the row's key
+/// (`{section}-{row}`): a map of the projection item's `v`ersion, the
+/// `l`ongest free run and, while a hold counted is live, `u`ntil its
+/// expiry (see `free_runs.rs`). One item per section keeps its writes
+/// spread as the projection's are, and one batched read covers an event.
+pub const RUNS_PK_PREFIX: &str = "RUNS#";
+
+pub(in crate::store) fn runs_key(event: &EventRef, section: &SectionId) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{RUNS_PK_PREFIX}{event}#{section}"))),
+        (SK.into(), s("RUNS")),
+    ])
+}
+
+pub(in crate::store) const RUNS_VERSION: &str = "v";
+pub(in crate::store) const RUNS_LONGEST: &str = "l";
+pub(in crate::store) const RUNS_UNTIL: &str = "u";
 
 /// What the stream has seen sold out, for good (nothing sold is ever
 /// released): `SOLDOUT#{ref}`, SK `EVENT` with `soldOut` (the set of its
@@ -68,8 +91,31 @@ pub(in crate::store) fn sold_out(section: &str) -> Expression {
         .value(":section", AttributeValue::Ss(vec![section.to_owned()]))
 }
 
+/// A row's runs as projection item version `version` showed them,
+/// unless a later version's are there already.
+pub(in crate::store) fn row_runs(row: &str, version: i64, runs: RowRuns) -> Expression {
+    let number = |n: i64| AttributeValue::N(n.to_string());
+    let mut summary = HashMap::from([
+        (RUNS_VERSION.to_owned(), number(version)),
+        (RUNS_LONGEST.to_owned(), number(i64::from(runs.longest))),
+    ]);
+    if let Some(until) = runs.until {
+        summary.insert(RUNS_UNTIL.to_owned(), number(until.0));
+    }
+    Expression::update("SET #row = :runs")
+        .name("#row", row)
+        .value(":runs", AttributeValue::M(summary))
+        .and(
+            Expression::condition("attribute_not_exists(#row) OR #row.#v < :v")
+                .name("#row", row)
+                .name("#v", RUNS_VERSION)
+                .value(":v", number(version)),
+        )
+}
+
 /// `SET` each seat attribute with a value (held or sold), `REMOVE` each
-/// without (available again). Names `#s{i}`, values `:s{i}`.
+/// without (available again), and one more version. Names `#s{i}`, values
+/// `:s{i}`.
 pub(in crate::store) fn project(seats: Vec<(String, Option<AttributeValue>)>) -> Expression {
     let (mut set, mut remove) = (Vec::new(), Vec::new());
     let mut bindings = Expression::default();
@@ -84,7 +130,10 @@ pub(in crate::store) fn project(seats: Vec<(String, Option<AttributeValue>)>) ->
             }
         }
     }
-    let mut text = Vec::new();
+    let mut text = vec!["ADD #version :one".to_owned()];
+    bindings = bindings
+        .name("#version", MAP_VERSION)
+        .value(":one", AttributeValue::N("1".into()));
     if !set.is_empty() {
         text.push(format!("SET {}", set.join(", ")));
     }

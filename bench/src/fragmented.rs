@@ -1,0 +1,180 @@
+//! best-available on a fragmented stadium (issue 28, item 3): every tenth
+//! seat held, so no row has a run of ten, and a crowd asking for ten
+//! seats each. Every answer must be `409 not-enough-seats` with nothing
+//! claimed; each request's DynamoDB round trips and read units are
+//! measured (recorded and priced by DynamoDB's rules), with the crowd
+//! spread over as many function instances as it has requests in flight
+//! (a Lambda instance serves one request at a time, so each pays for its
+//! own copies of the event, the sold-out sections and the run summaries).
+
+use crate::capacity::{as_caller, CapacityRecorder};
+use crate::pricing::price;
+use crate::setup::{create_event_from, create_orders};
+use crate::{reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
+use shared::App;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// The targets (issue 28): per request, on average.
+pub const TARGET_ROUND_TRIPS: f64 = 10.0;
+pub const TARGET_READ_UNITS: f64 = 50.0;
+/// The quantity asked for: one more than any run left.
+const QUANTITY: u32 = 10;
+
+/// The stadium and the crowd.
+#[derive(Debug, Clone, Copy)]
+pub struct FragmentedStadium {
+    pub sections: u32,
+    pub rows: u32,
+    pub seats_per_row: u32,
+    pub requests: usize,
+    pub in_flight: usize,
+}
+
+/// What the crowd got and what it cost.
+#[derive(Debug, Default)]
+struct Tally {
+    refused: usize,
+    other: Vec<String>,
+}
+
+/// The scenario on `app` (a table with its stream, requests recorded).
+pub(super) async fn fragmented_best_available(
+    app: &App,
+    endpoint: &str,
+    recorder: &CapacityRecorder,
+    size: FragmentedStadium,
+) -> Result<Row, String> {
+    let event = unique("fragmented");
+    create_event_from(app, &event, &plan(size)).await?;
+    let held = hold_every_tenth(app, &event, size).await?;
+    local::streams::project_now(app, endpoint).await?;
+    let askers = create_orders(app, &event, size.requests).await?;
+
+    recorder.take();
+    recorder.set_recording(true);
+    let started = Instant::now();
+    let mut timing = Timing::default();
+    let tally = ask(app, askers, size.in_flight, &mut timing).await?;
+    timing.wall = started.elapsed();
+    recorder.set_recording(false);
+    let records = recorder.take();
+    let charges = price(app, &records).await?;
+    let requests = size.requests.max(1) as f64;
+    let round_trips = records.len() as f64 / requests;
+    let read_units = charges.iter().map(|c| c.read_units).sum::<f64>() / requests;
+    let claims = records
+        .iter()
+        .filter(|r| r.op == "TransactWriteItems")
+        .count();
+    let seats = size.sections * size.rows * size.seats_per_row;
+    let met = |ok: bool| if ok { "met" } else { "MISSED" };
+    let rt_ok = round_trips <= TARGET_ROUND_TRIPS;
+    let ru_ok = read_units <= TARGET_READ_UNITS;
+    Ok(Row {
+        scenario: format!(
+            "best-available, fragmented: {seats} seats ({} sections of {} × {}), every tenth held ({held} holds), {} requests for {QUANTITY} over {} instances (handler, measured)",
+            size.sections, size.rows, size.seats_per_row, size.requests, size.in_flight
+        ),
+        correctness: format!(
+            "{} × 409 not-enough-seats, {} other answers{}, {claims} claims; per request {round_trips:.2} round trips (target ≤ {TARGET_ROUND_TRIPS}: {}) and {read_units:.2} read units (target ≤ {TARGET_READ_UNITS}: {})",
+            tally.refused,
+            tally.other.len(),
+            tally.other.first().map(|o| format!(" (first: {o})")).unwrap_or_default(),
+            met(rt_ok),
+            met(ru_ok),
+        ),
+        ok: tally.refused == size.requests && claims == 0 && rt_ok && ru_ok,
+        timing,
+    })
+}
+
+/// `size`'s stadium: sections `S1…` of numbered rows.
+fn plan(size: FragmentedStadium) -> serde_json::Value {
+    let sections: Vec<_> = (1..=size.sections)
+        .map(|s| {
+            let rows: Vec<_> = (1..=size.rows)
+                .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
+                .collect();
+            serde_json::json!({"sectionId": format!("S{s}"), "rows": rows})
+        })
+        .collect();
+    serde_json::json!({"name": "Fragmented stadium", "holdSeconds": HOLD_SECONDS, "sections": sections})
+}
+
+/// Holds seat 10, 20, … of every row, ten to an order, through get-seat;
+/// returns how many were held.
+async fn hold_every_tenth(
+    app: &App,
+    event: &str,
+    size: FragmentedStadium,
+) -> Result<usize, String> {
+    let mut seats = Vec::new();
+    for s in 1..=size.sections {
+        for r in 1..=size.rows {
+            for n in (10..=size.seats_per_row).step_by(10) {
+                seats.push(format!("S{s}-{r}-{n}"));
+            }
+        }
+    }
+    let holders = create_orders(app, event, seats.len().div_ceil(10)).await?;
+    let sem = Arc::new(Semaphore::new(size.in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (holder, mine) in holders.into_iter().zip(seats.chunks(10)) {
+        let (app, sem, mine) = (app.clone(), sem.clone(), mine.to_vec());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            for seat in mine {
+                let uri = format!("/orders/{}/seats/{seat}", holder.id);
+                match reply(&app, "POST", &uri, Some(&holder.token), "").await {
+                    (200, _) => {}
+                    (s, b) => return Err(format!("get-seat {seat}: {s} {b}")),
+                }
+            }
+            Ok(())
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| e.to_string())??;
+    }
+    Ok(seats.len())
+}
+
+/// Each asker's best-available for [`QUANTITY`], `in_flight` at a time,
+/// round-robin over `in_flight` function instances.
+async fn ask(
+    app: &App,
+    askers: Vec<BenchOrder>,
+    in_flight: usize,
+    timing: &mut Timing,
+) -> Result<Tally, String> {
+    let instances: Vec<App> = (0..in_flight.max(1)).map(|_| app.new_process()).collect();
+    let sem = Arc::new(Semaphore::new(in_flight.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, o) in askers.into_iter().enumerate() {
+        let (app, sem) = (instances[i % instances.len()].clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let started = Instant::now();
+            let body = serde_json::json!({ "quantity": QUANTITY }).to_string();
+            let uri = format!("/orders/{}/best-available", o.id);
+            let answer = as_caller(
+                "best-available",
+                reply(&app, "POST", &uri, Some(&o.token), &body),
+            )
+            .await;
+            (started.elapsed().as_secs_f64() * 1000.0, answer)
+        });
+    }
+    let mut tally = Tally::default();
+    while let Some(done) = tasks.join_next().await {
+        let (ms, (status, body)) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(ms);
+        match (status, body["error"].as_str()) {
+            (409, Some("not-enough-seats")) => tally.refused += 1,
+            (s, code) => tally.other.push(format!("{s} {}", code.unwrap_or("-"))),
+        }
+    }
+    Ok(tally)
+}

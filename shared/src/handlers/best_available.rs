@@ -1,0 +1,333 @@
+//! `POST /orders/{orderId}/best-available`: n adjacent seats in one row,
+//! chosen by the contract's rules (domain::best_available), claimed in one
+//! transaction with get-seat's conditions, in a bounded number of store
+//! round trips (docs/API.md, "best-available's bounds"):
+//!
+//! - the stream-fed summary of each section's free runs (the instance's
+//!   copy, at most a second old) rules out the rows, and the sections, that
+//!   show no run of n even counting expired holds as free; if it rules out
+//!   every one, the answer is `409 not-enough-seats` without reading a seat;
+//! - the rows left are read a few at a time, front rows first, until the
+//!   rows in hand decide the choice; a lost race reads again, consistently;
+//! - reading rows and claiming spend at most [`ROUND_TRIPS`] requests: once
+//!   spent the answer is `503` (nothing was claimed, so a retry is safe),
+//!   never a refusal that could be false.
+
+use lambda_http::http::StatusCode;
+use lambda_http::Request;
+use serde::{Deserialize, Serialize};
+
+use super::access::read_own_order;
+use super::Reply;
+use crate::domain::best_available::{spread_choice, spread_is_decided};
+use crate::domain::{
+    Event, Millis, OrderId, RowPlan, RowRuns, SeatId, SeatStatus, SectionId, SectionPlan,
+};
+use crate::error::Error;
+use crate::http::{json, json_body, path_param};
+use crate::retry::{Rounds, CLAIM_ATTEMPTS};
+use crate::store::{BlockClaim, SectionRuns, Store};
+use crate::world::random_u64;
+use crate::App;
+
+/// Store round trips one request may spend reading rows and claiming, on
+/// top of its order's read and the instance's copies of the event, its
+/// sold-out sections and its run summaries (docs/API.md states the sum).
+pub const ROUND_TRIPS: usize = 48;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BestAvailableBody {
+    quantity: u32,
+    #[serde(default)]
+    section_id: Option<SectionId>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BestAvailableReply<'a> {
+    order_id: &'a OrderId,
+    seats: &'a [SeatId],
+    status: SeatStatus,
+    expires_at: String,
+}
+
+/// Rows read in the first round; each later round reads twice as many, up
+/// to [`MAX_ROWS_READ`].
+const FIRST_ROWS_READ: usize = 2;
+const MAX_ROWS_READ: usize = 64;
+
+/// The route: its order read first (who asks, and whether it may hold),
+/// then the sections the summaries leave, then rounds of choosing and
+/// claiming.
+pub async fn best_available(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let body: BestAvailableBody = json_body(req, None)?;
+    let max = app.config.max_seats_per_order;
+    if !(1..=max).contains(&body.quantity) {
+        return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
+    }
+    let (stored, token) = read_own_order(app, req, &order_id).await?;
+    if !stored.order.is_holdable(crate::world::now()) {
+        return Err(Error::OrderNotHoldable);
+    }
+    // The order's own expiry (a token from before an extension carries
+    // an older one).
+    let token = token.with_expiry(stored.order.expires_at);
+    let event = app
+        .store
+        .get_event(&app.memory, token.event_id())
+        .await?
+        .ok_or(Error::OrderNotFound)?;
+    let not_enough = Error::NotEnoughSeats {
+        quantity: body.quantity,
+    };
+    let candidates = candidate_rows(app, &event, body.section_id.as_ref(), body.quantity).await?;
+    if candidates.is_empty() {
+        return Err(not_enough);
+    }
+    let n = body.quantity as usize;
+    let mut budget = Budget(ROUND_TRIPS);
+    let mut rounds = Rounds::new("best-available", CLAIM_ATTEMPTS);
+    let mut consistent = false;
+    while rounds.next().await.is_some() {
+        let read = Read {
+            consistent,
+            losses: rounds.losses(),
+        };
+        let now = crate::world::now();
+        let Some(seats) = choose_seats(app, &event, &candidates, n, read, now, &mut budget).await?
+        else {
+            if consistent {
+                return Err(not_enough);
+            }
+            // What an eventually consistent read missed, a consistent one sees.
+            consistent = true;
+            continue;
+        };
+        budget.spend(1)?;
+        match app
+            .store
+            .claim_block(&order_id, &token, &seats, max, now)
+            .await?
+        {
+            BlockClaim::Held(expires_at) => {
+                return Ok(json(
+                    StatusCode::OK,
+                    &BestAvailableReply {
+                        order_id: &order_id,
+                        seats: &seats,
+                        status: SeatStatus::Held,
+                        expires_at: expires_at.to_rfc3339(),
+                    },
+                ))
+            }
+            BlockClaim::Taken => {
+                consistent = true;
+                rounds.lost();
+            }
+        }
+    }
+    Err(rounds.spent())
+}
+
+/// A section to read, and which of its rows (by index) may hold a run.
+struct Candidate<'a> {
+    section: &'a SectionPlan,
+    rows: Vec<bool>,
+}
+
+/// The seated sections asked for (one, or all in plan order), less those
+/// the stream saw sold out and those whose every row the run summaries
+/// rule out; each with the rows they leave.
+async fn candidate_rows<'a>(
+    app: &App,
+    event: &'a Event,
+    section_id: Option<&SectionId>,
+    quantity: u32,
+) -> Result<Vec<Candidate<'a>>, Error> {
+    let sections: Vec<&SectionPlan> = match section_id {
+        Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
+            ga if ga.is_ga() => {
+                return Err(Error::BadRequest(format!(
+                    "section {id} is general admission: hold places with hold-ga"
+                )))
+            }
+            seated => vec![seated],
+        },
+        None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
+    };
+    // Sections the stream saw sold out for good need no reading.
+    let sold_out = app
+        .store
+        .sold_out_sections(&app.memory, &event.event_id)
+        .await?;
+    let sections: Vec<&SectionPlan> = sections
+        .into_iter()
+        .filter(|s| !sold_out.contains(&s.section_id))
+        .collect();
+    if sections.is_empty() {
+        return Ok(Vec::new());
+    }
+    let runs = app.store.section_runs(&app.memory, event).await?;
+    let now = crate::world::now();
+    Ok(sections
+        .into_iter()
+        .map(|section| Candidate {
+            section,
+            rows: rows_that_may_fit(section, &runs, quantity, now),
+        })
+        .filter(|c| c.rows.iter().any(|&fits| fits))
+        .collect())
+}
+
+/// Per row of `section`, whether its summary leaves room for a run of n.
+fn rows_that_may_fit(section: &SectionPlan, runs: &SectionRuns, n: u32, now: Millis) -> Vec<bool> {
+    section
+        .rows
+        .iter()
+        .map(|row| {
+            let summary = runs.get(&(section.section_id.clone(), row.row.clone()));
+            RowRuns::may_fit(summary, n, now)
+        })
+        .collect()
+}
+
+/// The store round trips a request has left.
+struct Budget(usize);
+
+impl Budget {
+    /// Takes `requests` from what is left, or ends the request with a
+    /// `503` (logged) when they would overspend it.
+    fn spend(&mut self, requests: usize) -> Result<(), Error> {
+        if requests > self.0 {
+            tracing::warn!(
+                round_trips = ROUND_TRIPS,
+                "best-available: round trips spent before a choice: 503"
+            );
+            return Err(Error::StoreUnavailable);
+        }
+        self.0 -= requests;
+        Ok(())
+    }
+}
+
+/// How choose_seats reads: consistently once a race was lost or an
+/// eventually consistent read found nothing, and how many races were lost.
+#[derive(Debug, Clone, Copy)]
+struct Read {
+    consistent: bool,
+    losses: u32,
+}
+
+/// The seats the rules pick: in the first candidate section with a run of
+/// n, by [`spread_choice`]: the contract's choice when uncontended
+/// (`losses == 0`), after lost races one of the best blocks in rank order.
+/// Rows are read a few at a time, until the rows in hand decide the choice
+/// (later rows cannot enter its window); rows the summaries ruled out are
+/// counted as full without reading.
+async fn choose_seats(
+    app: &App,
+    event: &Event,
+    candidates: &[Candidate<'_>],
+    n: usize,
+    read: Read,
+    now: Millis,
+    budget: &mut Budget,
+) -> Result<Option<Vec<SeatId>>, Error> {
+    for Candidate { section, rows: may } in candidates {
+        let mut rows: Vec<Vec<bool>> = Vec::with_capacity(section.rows.len());
+        // The front rows first, then twice as many each time: a choice in
+        // the best rows costs a Query or two, a full section a few rounds.
+        let mut batch = FIRST_ROWS_READ;
+        while rows.len() < section.rows.len() {
+            let (start, end) = (rows.len(), next_batch_end(may, rows.len(), batch));
+            let wanted: Vec<RowPlan> = (start..end)
+                .filter(|&i| may[i])
+                .map(|i| section.rows[i].clone())
+                .collect();
+            budget.spend(Store::row_read_round_trips(&wanted))?;
+            let mut states = app
+                .store
+                .read_rows(
+                    &event.event_id,
+                    &section.section_id,
+                    &wanted,
+                    read.consistent,
+                )
+                .await?
+                .into_iter();
+            for (row, &fits) in section.rows[start..end].iter().zip(&may[start..end]) {
+                let free = match fits {
+                    true => states
+                        .next()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|state| state.visible_status(now) == SeatStatus::Available)
+                        .collect(),
+                    false => vec![false; row.count as usize],
+                };
+                rows.push(free);
+            }
+            if spread_is_decided(&rows, n, read.losses) {
+                break;
+            }
+            batch = batch.saturating_mul(2).min(MAX_ROWS_READ);
+        }
+        if let Some((r, start)) = spread_choice(&rows, n, read.losses, random_u64()) {
+            return Ok(Some(block(section, r, start, n)));
+        }
+    }
+    Ok(None)
+}
+
+/// Where a batch of `batch` rows to read, from row `start`, ends: past
+/// `batch` rows that may fit (rows ruled out ride along unread).
+fn next_batch_end(may: &[bool], start: usize, batch: usize) -> usize {
+    let mut wanted = 0;
+    let mut end = start;
+    while end < may.len() && (wanted < batch || !may[end]) {
+        wanted += usize::from(may[end]);
+        end += 1;
+    }
+    end
+}
+
+fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
+    let row = &section.rows[row].row;
+    (start..start + n)
+        .map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_reads_rows_that_may_fit_and_carries_those_ruled_out() {
+        let cases: [(&[bool], usize, usize, usize); 5] = [
+            (&[true, true, true], 0, 2, 2),
+            (&[false, true, false, true, true], 0, 2, 4),
+            (&[false, false, false], 0, 2, 3),
+            (&[true, false, false], 0, 1, 3),
+            (&[true, true, false, true], 2, 8, 4),
+        ];
+        for (may, start, batch, end) in cases {
+            assert_eq!(
+                next_batch_end(may, start, batch),
+                end,
+                "{may:?} from {start}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_budget_refuses_to_overspend() {
+        let mut budget = Budget(3);
+        assert!(budget.spend(2).is_ok());
+        assert!(budget.spend(1).is_ok());
+        assert!(matches!(budget.spend(1), Err(Error::StoreUnavailable)));
+        assert!(budget.spend(0).is_ok());
+    }
+}

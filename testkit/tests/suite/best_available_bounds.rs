@@ -1,0 +1,171 @@
+//! best-available's bounds (docs/API.md, "best-available's bounds"): a
+//! section the stream-fed run summaries show without a run of n is refused
+//! without reading a seat; without a summary the reading stops at the
+//! stated round trips with a `503` that claimed nothing; a release, once
+//! the stream carries it, is seen (no refusal from an old summary).
+
+use crate::common;
+
+use common::*;
+use local::metrics::RequestCounter;
+use local::streams::project_now;
+use serde_json::json;
+use shared::handlers::BEST_AVAILABLE_ROUND_TRIPS;
+use testkit::assert_invariants;
+
+/// Holds every `every`th seat of each of `rows` rows of `seats` on `ev`,
+/// ten seats an order; returns the holding orders.
+async fn hold_every(
+    app: &shared::App,
+    ev: &str,
+    rows: u32,
+    seats: u32,
+    every: u32,
+) -> Vec<TestOrder> {
+    let mut holders: Vec<TestOrder> = Vec::new();
+    let mut held = 0;
+    for row in 1..=rows {
+        for number in (every..=seats).step_by(every as usize) {
+            if held % 10 == 0 {
+                holders.push(order(app, ev).await);
+            }
+            let holder = holders.last().expect("an order was just opened");
+            let (status, body) = claim(app, holder, &format!("A-{row}-{number}")).await;
+            assert_eq!(status, 200, "{body}");
+            held += 1;
+        }
+    }
+    holders
+}
+
+async fn project(app: &shared::App) {
+    project_now(app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+}
+
+/// best-available once, no resend: status, code and Retry-After.
+async fn best_once(app: &shared::App, o: &TestOrder, quantity: u32) -> Reply {
+    call_full(
+        app,
+        "POST",
+        &format!("/orders/{}/best-available", o.id),
+        &[("authorization", &o.auth())],
+        &json!({ "quantity": quantity }).to_string(),
+    )
+    .await
+}
+
+fn assert_not_enough_seats(reply: &Reply) {
+    assert_eq!(
+        (reply.status, reply.code()),
+        (409, "not-enough-seats"),
+        "{:?}",
+        reply.body
+    );
+}
+
+#[tokio::test]
+async fn a_fragmented_section_is_refused_from_the_run_summaries_without_reading_a_seat() {
+    let counter = RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    let ev = rows_event(&app, 4, 20).await;
+    hold_every(&app, &ev, 4, 20, 5).await;
+    project(&app).await;
+    let buyer = order(&app, &ev).await;
+    let app = app.new_process();
+    counter.take();
+    let reply = best_once(&app, &buyer, 5).await;
+    assert_not_enough_seats(&reply);
+    let sent = counter.take();
+    assert_eq!(sent.get("Query"), None, "no seat read: {sent:?}");
+    assert_eq!(sent.get("TransactWriteItems"), None, "no claim: {sent:?}");
+    assert_eq!(
+        sent.get("BatchGetItem"),
+        Some(&1),
+        "one read of the summaries: {sent:?}"
+    );
+    // Again on the same instance: its copy answers, one read of the order.
+    best_once(&app, &buyer, 5).await;
+    let sent = counter.take();
+    assert_eq!(
+        sent.values().sum::<u64>(),
+        1,
+        "only the order's read: {sent:?}"
+    );
+
+    // Runs of 4 are left: the summaries let those rows be read and claimed.
+    let reply = best_once(&app, &buyer, 4).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_invariants(&app, &ev).await;
+}
+
+#[tokio::test]
+async fn without_a_summary_the_reading_stops_at_the_stated_round_trips() {
+    let counter = RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    // 20 rows of 20, every fifth seat held, nothing projected yet: reading
+    // it all would take 40 Queries, twice (eventually, then consistently).
+    let ev = rows_event(&app, 20, 20).await;
+    hold_every(&app, &ev, 20, 20, 5).await;
+    let buyer = order(&app, &ev).await;
+    counter.take();
+    let reply = best_once(&app, &buyer, 5).await;
+    let sent = counter.take();
+    let spent = sent.get("Query").copied().unwrap_or(0)
+        + sent.get("TransactWriteItems").copied().unwrap_or(0);
+    assert!(
+        spent <= BEST_AVAILABLE_ROUND_TRIPS as u64,
+        "{spent} round trips reading and claiming: {sent:?}"
+    );
+    assert_eq!(
+        (reply.status, reply.code()),
+        (503, "store-unavailable"),
+        "the budget ran out before the rows were read: {:?}",
+        reply.body
+    );
+    assert!(reply.retry_after.is_some(), "a 503 says when to retry");
+    let (_, got) = get_order(&app, &buyer).await;
+    assert_eq!(got["seats"], json!([]), "nothing was claimed");
+
+    // Once the stream is projected the summaries answer at once.
+    project(&app).await;
+    let app = app.new_process();
+    counter.take();
+    let reply = best_once(&app, &buyer, 5).await;
+    assert_not_enough_seats(&reply);
+    assert_eq!(counter.take().get("Query"), None);
+}
+
+#[tokio::test]
+async fn a_release_the_stream_carries_is_seen_and_a_replay_changes_nothing() {
+    let counter = RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    let ev = rows_event(&app, 2, 10).await;
+    let holders = hold_every(&app, &ev, 2, 10, 5).await;
+    project(&app).await;
+    let buyer = order(&app, &ev).await;
+    assert_eq!(best_once(&app.new_process(), &buyer, 6).await.status, 409);
+    // A-1-5 dropped: row 1 has a run of 9 once the stream says so.
+    assert_eq!(drop_seat(&app, &holders[0], "A-1-5").await.0, 200);
+    project(&app).await;
+    let reply = best_once(&app.new_process(), &buyer, 6).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let seats = reply.body["seats"].as_array().unwrap();
+    assert!(
+        seats
+            .iter()
+            .all(|s| s.as_str().unwrap().starts_with("A-1-")),
+        "{seats:?}"
+    );
+    // The stream read again from its start (as a replayed batch would be)
+    // and then the buyer's six: no row has a run of 6, and the summaries
+    // say so without a seat read.
+    project(&app).await;
+    let other = order(&app, &ev).await;
+    counter.take();
+    let reply = best_once(&app.new_process(), &other, 6).await;
+    assert_not_enough_seats(&reply);
+    assert_eq!(counter.take().get("Query"), None);
+    assert_invariants(&app, &ev).await;
+}
