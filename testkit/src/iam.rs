@@ -56,56 +56,137 @@ fn pattern_matches(pattern: &str, prefix: &str) -> bool {
         .map_or(pattern == prefix, |head| prefix.starts_with(head))
 }
 
-/// Every function's statements in template.yaml, by its binary's name.
-pub fn granted() -> BTreeMap<String, Vec<Grant>> {
+/// The actions Lambda's event source mapping takes with a function's role
+/// (reading the stream, sending a batch it gave up on to the function's
+/// queue): no code sends them, so the proof leaves them to
+/// [`event_source_statements`] and its own test.
+pub const EVENT_SOURCE_ACTIONS: &[&str] = &[
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+    "dynamodb:ListStreams",
+    "sqs:SendMessage",
+];
+
+/// template.yaml, parsed.
+pub fn template() -> Yaml {
     let path = local::repo_root().join("template.yaml");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let doc: Yaml = serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("template.yaml: {e}"));
-    let mut out = BTreeMap::new();
-    for (_, res) in doc["Resources"].as_mapping().into_iter().flatten() {
-        if res["Type"].as_str() != Some("AWS::Serverless::Function") {
-            continue;
-        }
-        let function = res["Metadata"]["BuildProperties"]["Binary"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let mut grants = Vec::new();
-        for policy in res["Properties"]["Policies"]
+    serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("template.yaml: {e}"))
+}
+
+/// Each function resource of `doc`: its binary's name and its resource.
+pub fn functions(doc: &Yaml) -> Vec<(String, &Yaml)> {
+    doc["Resources"]
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .filter(|(_, res)| res["Type"].as_str() == Some("AWS::Serverless::Function"))
+        .map(|(_, res)| {
+            let binary = res["Metadata"]["BuildProperties"]["Binary"].as_str();
+            (binary.unwrap_or_default().to_owned(), res)
+        })
+        .collect()
+}
+
+/// A function's policy statements: its `Policies` (SAM's role) or, when
+/// it names a `Role` (`!GetAtt XRole.Arn`), that role's policies.
+pub fn statements<'a>(doc: &'a Yaml, function: &'a Yaml) -> Vec<&'a Yaml> {
+    let documents: Vec<&Yaml> = match &function["Properties"]["Role"] {
+        Yaml::Null => function["Properties"]["Policies"]
             .as_sequence()
             .into_iter()
             .flatten()
-        {
-            for statement in policy["Statement"].as_sequence().into_iter().flatten() {
-                assert_eq!(
-                    statement["Effect"].as_str(),
-                    Some("Allow"),
-                    "{function}: only Allow statements"
-                );
-                let resource = match &statement["Resource"] {
-                    Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
-                    other => panic!("{function}: a resource must be the table, its index or the bus, got {other:?}"),
-                };
-                let strings = |v: &Yaml| {
-                    v.as_sequence()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|a| a.as_str().map(str::to_owned))
-                        .collect::<Vec<_>>()
-                };
-                let condition = &statement["Condition"];
-                let leading_keys = (!condition.is_null()).then(|| {
-                    strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"])
-                });
-                if let Some(keys) = &leading_keys {
-                    assert!(!keys.is_empty(), "{function}: a condition other than ForAllValues:StringLike on dynamodb:LeadingKeys");
-                }
-                grants.push(Grant {
-                    actions: strings(&statement["Action"]),
-                    resource,
-                    leading_keys,
-                });
+            .collect(),
+        Yaml::Tagged(t) if t.tag == "GetAtt" => {
+            let name = t.value.as_str().and_then(|v| v.strip_suffix(".Arn"));
+            let role = &doc["Resources"][name.unwrap_or_else(|| panic!("Role: {t:?}"))];
+            assert_eq!(role["Type"].as_str(), Some("AWS::IAM::Role"), "{t:?}");
+            role["Properties"]["Policies"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+                .map(|p| &p["PolicyDocument"])
+                .collect()
+        }
+        other => panic!("a function's Role must be !GetAtt of a role here, got {other:?}"),
+    };
+    documents
+        .into_iter()
+        .flat_map(|d| d["Statement"].as_sequence().into_iter().flatten())
+        .collect()
+}
+
+fn strings(v: &Yaml) -> Vec<String> {
+    v.as_sequence()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn is_event_source(statement: &Yaml) -> bool {
+    let actions = strings(&statement["Action"]);
+    let theirs = actions
+        .iter()
+        .filter(|a| EVENT_SOURCE_ACTIONS.contains(&a.as_str()))
+        .count();
+    assert!(
+        theirs == 0 || theirs == actions.len(),
+        "a statement mixes the event source's actions with the code's: {actions:?}"
+    );
+    theirs > 0
+}
+
+/// Each function's statements for its event source: (actions, resource).
+pub fn event_source_statements(doc: &Yaml) -> BTreeMap<String, Vec<(Vec<String>, String)>> {
+    functions(doc)
+        .into_iter()
+        .map(|(function, res)| {
+            let grants = statements(doc, res)
+                .into_iter()
+                .filter(|s| is_event_source(s))
+                .map(|s| (strings(&s["Action"]), resource(&function, s)))
+                .collect();
+            (function, grants)
+        })
+        .collect()
+}
+
+fn resource(function: &str, statement: &Yaml) -> String {
+    match &statement["Resource"] {
+        Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
+        other => panic!("{function}: a resource must be named by the template (the table, its index, the bus, the stream, a queue), got {other:?}"),
+    }
+}
+
+/// Every function's statements for its code in template.yaml, by its
+/// binary's name.
+pub fn granted() -> BTreeMap<String, Vec<Grant>> {
+    let doc = template();
+    let mut out = BTreeMap::new();
+    for (function, res) in functions(&doc) {
+        let mut grants = Vec::new();
+        for statement in statements(&doc, res) {
+            assert_eq!(
+                statement["Effect"].as_str(),
+                Some("Allow"),
+                "{function}: only Allow statements"
+            );
+            if is_event_source(statement) {
+                continue;
             }
+            let condition = &statement["Condition"];
+            let leading_keys = (!condition.is_null())
+                .then(|| strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]));
+            if let Some(keys) = &leading_keys {
+                assert!(!keys.is_empty(), "{function}: a condition other than ForAllValues:StringLike on dynamodb:LeadingKeys");
+            }
+            grants.push(Grant {
+                actions: strings(&statement["Action"]),
+                resource: resource(&function, statement),
+                leading_keys,
+            });
         }
         out.insert(function, grants);
     }

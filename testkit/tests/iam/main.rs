@@ -9,4 +9,5 @@
 #[path = "../suite/common/mod.rs"]
 mod common;
 
+mod event_sources;
 mod proof;
