@@ -52,13 +52,13 @@ async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> 
     let (_, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     rows.push(trip_row(
         "create-order (first of the process)",
-        "2 (event read + put)",
+        "2 (event read + the order's write)",
         counter.take(),
     ));
     reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     rows.push(trip_row(
         "create-order (event cached)",
-        "1 (put)",
+        "1 (the order's write)",
         counter.take(),
     ));
     let (id, token) = (

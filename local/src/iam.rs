@@ -49,6 +49,12 @@ pub struct Call {
     pub action: String,
     pub resource: String,
     pub key_prefix: Option<String>,
+    /// A write's top-level attribute names as IAM's `dynamodb:Attributes`
+    /// may see them, or more (a `Put`'s item; an `Update`'s key, and every
+    /// name its update and condition expressions use): held against a
+    /// statement's attribute list, a superset errs on the strict side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attributes: Option<BTreeSet<String>>,
 }
 
 /// The process's record: what it has seen (written to the folder once each).
@@ -216,6 +222,18 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
         action,
         resource: resource.to_owned(),
         key_prefix: key.and_then(|k| k["PK"]["S"].as_str()).map(key_prefix),
+        attributes: None,
+    };
+    // A write, with the attributes it names.
+    let write = |action: &str, request: &Value| {
+        let key = match action {
+            "PutItem" => &request["Item"],
+            _ => &request["Key"],
+        };
+        Call {
+            attributes: Some(written_attributes(request)),
+            ..call(format!("dynamodb:{action}"), TABLE, Some(key))
+        }
     };
     if !service.to_ascii_lowercase().contains("dynamodb") {
         return vec![Call {
@@ -223,6 +241,7 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
             action: format!("events:{operation}"),
             resource: EVENT_BUS.into(),
             key_prefix: None,
+            attributes: None,
         }];
     }
     match operation {
@@ -232,12 +251,10 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
                     .as_object()
                     .and_then(|o| o.iter().next())
                     .map_or(("?", &Value::Null), |(k, v)| (k.as_str(), v));
-                let key = if kind == "Put" {
-                    &inner["Item"]
-                } else {
-                    &inner["Key"]
-                };
-                call(format!("dynamodb:{kind}Item"), TABLE, Some(key))
+                match kind {
+                    "Put" | "Update" => write(&format!("{kind}Item"), inner),
+                    _ => call(format!("dynamodb:{kind}Item"), TABLE, Some(&inner["Key"])),
+                }
             })
             .collect(),
         "BatchGetItem" => object_values(&body["RequestItems"])
@@ -255,7 +272,7 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
             let key = query_partition_value(body).map(|pk| serde_json::json!({"PK": {"S": pk}}));
             vec![call("dynamodb:Query".into(), TABLE, key.as_ref())]
         }
-        "PutItem" => vec![call("dynamodb:PutItem".into(), TABLE, Some(&body["Item"]))],
+        "PutItem" | "UpdateItem" => vec![write(operation, body)],
         _ if body["Key"].is_object() => vec![call(
             format!("dynamodb:{operation}"),
             TABLE,
@@ -271,6 +288,74 @@ fn items(v: &Value) -> impl Iterator<Item = &Value> {
 
 fn object_values(v: &Value) -> impl Iterator<Item = &Value> {
     v.as_object().into_iter().flat_map(|o| o.values())
+}
+
+/// Words of an expression that are not attribute names.
+const EXPRESSION_WORDS: &[&str] = &[
+    "SET",
+    "REMOVE",
+    "ADD",
+    "DELETE",
+    "AND",
+    "OR",
+    "NOT",
+    "BETWEEN",
+    "IN",
+    "attribute_exists",
+    "attribute_not_exists",
+    "attribute_type",
+    "begins_with",
+    "contains",
+    "size",
+    "if_not_exists",
+    "list_append",
+];
+
+/// The attribute names a `Put` (its item's) or an `Update` (its key's, and
+/// every name its expressions use: bound to a `#` placeholder or written
+/// bare) request names.
+fn written_attributes(request: &Value) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = request["Item"]
+        .as_object()
+        .into_iter()
+        .chain(request["Key"].as_object())
+        .flat_map(|o| o.keys().cloned())
+        .collect();
+    names.extend(
+        request["ExpressionAttributeNames"]
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.values().filter_map(|v| v.as_str().map(str::to_owned))),
+    );
+    for field in ["UpdateExpression", "ConditionExpression"] {
+        let text = request[field].as_str().unwrap_or_default();
+        // Each word with the character before it: `#name` and `:value`
+        // are placeholders, numbers and the grammar's words are not names.
+        let mut words: Vec<(char, String)> = Vec::new();
+        let mut previous = ' ';
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                match words.last_mut() {
+                    Some((_, word)) if previous.is_ascii_alphanumeric() || previous == '_' => {
+                        word.push(c)
+                    }
+                    _ => words.push((previous, c.to_string())),
+                }
+            }
+            previous = c;
+        }
+        names.extend(
+            words
+                .into_iter()
+                .filter(|(before, word)| {
+                    !matches!(before, '#' | ':')
+                        && !word.starts_with(|c: char| c.is_ascii_digit())
+                        && !EXPRESSION_WORDS.contains(&word.as_str())
+                })
+                .map(|(_, word)| word),
+        );
+    }
+    names
 }
 
 /// `ORDER#` of `ORDER#abc`: what IAM's `LeadingKeys` patterns match on.
@@ -339,6 +424,25 @@ mod tests {
         assert_eq!(
             calls_of("f", "DynamoDB", "Query", &queue)[0].resource,
             QUEUE_INDEX
+        );
+        let update = json!({
+            "Key": {"PK": {"S": "ORDER#o"}, "SK": {"S": "ORDER"}},
+            "UpdateExpression": "SET #a0 = :a0, #a1 = :a1 REMOVE seats",
+            "ConditionExpression": "attribute_not_exists(PK) AND #v.#n < :v",
+            "ExpressionAttributeNames": {"#a0": "status", "#a1": "ttl", "#v": "version", "#n": "n"}
+        });
+        let written = calls_of("f", "DynamoDB", "UpdateItem", &update).remove(0);
+        assert_eq!(
+            written.attributes.unwrap().into_iter().collect::<Vec<_>>(),
+            ["PK", "SK", "n", "seats", "status", "ttl", "version"]
+        );
+        let put = json!({"Item": {"PK": {"S": "VISITOR#v"}, "SK": {"S": "VISITOR"}, "x": {"N": "1"}}, "ConditionExpression": "attribute_not_exists(PK)"});
+        assert_eq!(
+            calls_of("f", "DynamoDB", "PutItem", &put)[0]
+                .attributes
+                .as_ref()
+                .map(BTreeSet::len),
+            Some(3)
         );
         let batch = json!({"RequestItems": {"t": {"Keys": [{"PK": {"S": "GA#e#F#1"}}, {"PK": {"S": "GA#e#F#2"}}]}}});
         assert_eq!(calls_of("f", "DynamoDB", "BatchGetItem", &batch).len(), 2);

@@ -32,6 +32,8 @@ pub struct Grant {
     pub actions: Vec<String>,
     pub resource: String,
     pub leading_keys: Option<Vec<String>>,
+    /// The attributes a write may name (`dynamodb:Attributes`), if listed.
+    pub attributes: Option<Vec<String>>,
 }
 
 impl Grant {
@@ -43,6 +45,11 @@ impl Grant {
                 (Some(patterns), Some(prefix)) => {
                     patterns.iter().any(|p| pattern_matches(p, prefix))
                 }
+                (Some(_), None) => false,
+            }
+            && match (&self.attributes, &call.attributes) {
+                (None, _) => true,
+                (Some(allowed), Some(named)) => named.iter().all(|a| allowed.contains(a)),
                 (Some(_), None) => false,
             }
     }
@@ -177,15 +184,37 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
                 continue;
             }
             let condition = &statement["Condition"];
+            for (operator, keys) in condition.as_mapping().into_iter().flatten() {
+                let keys: Vec<&str> = keys
+                    .as_mapping()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(k, _)| k.as_str())
+                    .collect();
+                let known = match operator.as_str() {
+                    Some("ForAllValues:StringLike") => keys == ["dynamodb:LeadingKeys"],
+                    Some("ForAllValues:StringEquals") => keys == ["dynamodb:Attributes"],
+                    _ => false,
+                };
+                assert!(
+                    known,
+                    "{function}: a condition the proof cannot read: {operator:?} {keys:?}"
+                );
+            }
             let leading_keys = (!condition.is_null())
                 .then(|| strings(&condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]));
             if let Some(keys) = &leading_keys {
-                assert!(!keys.is_empty(), "{function}: a condition other than ForAllValues:StringLike on dynamodb:LeadingKeys");
+                assert!(
+                    !keys.is_empty(),
+                    "{function}: a statement with a condition names its LeadingKeys"
+                );
             }
+            let attributes = &condition["ForAllValues:StringEquals"]["dynamodb:Attributes"];
             grants.push(Grant {
                 actions: strings(&statement["Action"]),
                 resource: resource(&function, statement),
                 leading_keys,
+                attributes: (!attributes.is_null()).then(|| strings(attributes)),
             });
         }
         out.insert(function, grants);
@@ -255,12 +284,14 @@ mod tests {
             actions: vec!["dynamodb:GetItem".into()],
             resource: TABLE.into(),
             leading_keys: Some(vec!["ORDER#*".into()]),
+            attributes: None,
         };
         let call = |action: &str, prefix: Option<&str>| Call {
             function: "f".into(),
             action: action.into(),
             resource: TABLE.into(),
             key_prefix: prefix.map(str::to_owned),
+            attributes: None,
         };
         assert!(grant.allows(&call("dynamodb:GetItem", Some("ORDER#"))));
         assert!(!grant.allows(&call("dynamodb:GetItem", Some("PAYMENT#"))));
@@ -275,5 +306,29 @@ mod tests {
             ..grant
         };
         assert!(open.allows(&call("dynamodb:GetItem", None)));
+    }
+
+    #[test]
+    fn a_grant_with_an_attribute_list_allows_writes_naming_only_those() {
+        let grant = Grant {
+            actions: vec!["dynamodb:UpdateItem".into()],
+            resource: TABLE.into(),
+            leading_keys: Some(vec!["QUEUE#*".into()]),
+            attributes: Some(vec!["PK".into(), "SK".into(), "version".into()]),
+        };
+        let write = |names: Option<&[&str]>| Call {
+            function: "f".into(),
+            action: "dynamodb:UpdateItem".into(),
+            resource: TABLE.into(),
+            key_prefix: Some("QUEUE#".into()),
+            attributes: names.map(|n| n.iter().map(|a| (*a).to_owned()).collect()),
+        };
+        assert!(grant.allows(&write(Some(&["PK", "SK", "version"]))));
+        assert!(grant.allows(&write(Some(&["PK", "version"]))));
+        assert!(!grant.allows(&write(Some(&["PK", "SK", "version", "opensAt"]))));
+        assert!(
+            !grant.allows(&write(None)),
+            "a write that names nothing known"
+        );
     }
 }

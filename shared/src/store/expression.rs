@@ -68,6 +68,22 @@ impl Expression {
             ..Self::default()
         }
     }
+    /// `SET` each of `attributes` to its value (names `#a{i}`, values
+    /// `:a{i}`): a whole item written by `UpdateItem`, which IAM can hold
+    /// to a list of attributes (`dynamodb:Attributes`) where a `PutItem`
+    /// would replace anything it names.
+    pub(super) fn set_all(attributes: Vec<(String, AttributeValue)>) -> Self {
+        let mut out = Self::default();
+        let mut clauses = Vec::with_capacity(attributes.len());
+        for (i, (name, value)) in attributes.into_iter().enumerate() {
+            clauses.push(format!("#a{i} = :a{i}"));
+            out = out
+                .name(&format!("#a{i}"), name)
+                .value(&format!(":a{i}"), value);
+        }
+        out.update = Some(format!("SET {}", clauses.join(", ")));
+        out
+    }
     /// A put's condition that it creates the item: never overwrites one.
     pub(super) fn new_item() -> Self {
         Self::condition("attribute_not_exists(PK)")
@@ -389,6 +405,35 @@ mod tests {
             ),
             ("seat_map::sold_out", seat_map::sold_out("A")),
             ("queue::as_read", queue::as_read(Some(3))),
+            (
+                "queue::admitted_on_join",
+                queue::admitted_on_join(
+                    &crate::domain::queue_state::QueueState::new(
+                        1,
+                        crate::domain::queue::QueueSettings::new(now, 60, None, None)?,
+                    ),
+                    3,
+                ),
+            ),
+            (
+                "order::create",
+                order::create(&crate::domain::Order {
+                    order_id: order.clone(),
+                    event_id: crate::domain::EventId::parse("gala")?,
+                    status: crate::domain::OrderStatus::Pending,
+                    expires_at: now,
+                    holder_deadline: now,
+                    created_at: now,
+                    token_hash: "h".into(),
+                    seats: Vec::new(),
+                    places: Vec::new(),
+                    payment_id: None,
+                    refund_payment_ids: Vec::new(),
+                    refund_reason: None,
+                    user_id: Some("u".into()),
+                    visitor_id: None,
+                }),
+            ),
             ("queue::as_read new", queue::as_read(None)),
             ("queue::older_copy", queue::older_copy(4)),
             (

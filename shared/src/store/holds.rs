@@ -3,57 +3,26 @@
 //! crowded instance's read of the seat, `seat_state`).
 
 use super::errors::{sdk_error, StoreError};
-use super::expression::Expression;
 use super::failures::{
     admitted_order_failure, claim_error, extended_since, release_error, seat_seen,
     AdmittedOrderFailure, ItemFailure,
 };
 use super::items;
-use super::items::order::{
-    expired_order_ttl, order_key, parse_order, pending_shard, StoredOrder, HOLDER_DEADLINE, USER_ID,
-};
+use super::items::order::{order_key, parse_order, StoredOrder};
 use super::items::seat::FreeFor;
 use super::items::seat::{parse_seat, seat_key};
-use super::items::visitor::{admission_key, VISITOR_ID, VISITOR_RETENTION_SECONDS};
-use super::schema::{
-    CREATED_AT, EVENT_ID, EXPIRES_AT, KIND, ORDER_ID, PENDING_EXPIRES_AT, PENDING_SHARD, STATUS,
-    TOKEN_HASH, TTL, VERSION,
-};
-use super::value::{n, s, Fields, Item};
+use super::items::visitor::{admission_key, VISITOR_RETENTION_SECONDS};
+use super::schema::TOKEN_HASH;
+use super::value::{Fields, Item};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
-use crate::domain::{EventId, EventRef, Millis, Order, OrderId, OrderStatus, SeatId, SeatState};
+use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId, SeatState};
 use crate::error::Error;
 use crate::retry::Rounds;
 use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
-
-/// A new PENDING order's item.
-fn order_item(order: &Order) -> Item {
-    let mut item = order_key(&order.order_id);
-    item.extend([
-        (KIND.into(), s("order")),
-        (ORDER_ID.into(), s(order.order_id.as_str())),
-        (EVENT_ID.into(), s(order.event_id.as_str())),
-        (STATUS.into(), s(OrderStatus::Pending.as_str())),
-        (EXPIRES_AT.into(), n(order.expires_at.0)),
-        (HOLDER_DEADLINE.into(), n(order.holder_deadline.0)),
-        (TOKEN_HASH.into(), s(&order.token_hash)),
-        (VERSION.into(), n(0)),
-        (CREATED_AT.into(), n(order.created_at.0)),
-        (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
-        (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
-        (TTL.into(), n(expired_order_ttl(order.expires_at))),
-    ]);
-    if let Some(user) = &order.user_id {
-        item.insert(USER_ID.into(), s(user));
-    }
-    if let Some(visitor) = &order.visitor_id {
-        item.insert(VISITOR_ID.into(), s(visitor.as_str()));
-    }
-    item
-}
 
 /// Whether the order item `old` is `order` (the same token hash): a
 /// retried create found its own write.
@@ -65,26 +34,31 @@ impl Store {
     // ----- orders -------------------------------------------------------
 
     /// Writes a new PENDING order (its id is fresh; the condition only
-    /// guards against the impossible collision).
+    /// guards against the impossible collision), by `UpdateItem`: IAM holds
+    /// create-order to the attributes a new order has.
     pub async fn create_order(&self, order: &Order) -> Result<(), Error> {
-        let put = self
+        let update = self
             .client
-            .put_item()
+            .update_item()
             .table_name(&*self.table)
-            .set_item(Some(order_item(order)))
+            .set_key(Some(order_key(&order.order_id)))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let put = Expression::new_item().on_put_item(put).send().await;
-        match put {
+        let update = items::order::create(order)
+            .on_update_item(update)
+            .send()
+            .await;
+        match update {
             Ok(_) => Ok(()),
-            // The SDK retried a put whose first attempt had landed: the item
-            // there is ours (same token hash), so the order exists as asked.
+            // The SDK retried a write whose first attempt had landed: the
+            // item there is ours (same token hash), so the order exists as
+            // asked.
             Err(SdkError::ServiceError(ctx))
-                if matches!(ctx.err(), aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c)
+                if matches!(ctx.err(), UpdateItemError::ConditionalCheckFailedException(c)
                     if c.item().is_some_and(|old| is_same_order(old, order))) =>
             {
                 Ok(())
             }
-            Err(e) => Err(sdk_error("PutItem", e).into()),
+            Err(e) => Err(sdk_error("UpdateItem", e).into()),
         }
     }
 
@@ -103,7 +77,7 @@ impl Store {
     ) -> Result<bool, Error> {
         let ttl = admission_expires_at.0 / 1_000 + VISITOR_RETENTION_SECONDS;
         let items = vec![
-            self.txn_put(order_item(order), Expression::new_item())?,
+            self.txn_update(order_key(&order.order_id), items::order::create(order))?,
             self.txn_update(
                 admission_key(admission_id),
                 items::visitor::open_under(allowed, ttl),

@@ -384,7 +384,7 @@ impl Store {
     /// `before` it read, and the visitor's item, in one transaction.
     /// `false` if the queue changed since (the visitor then joins the
     /// queue as anyone else).
-    pub(super) async fn put_queue_with(
+    pub(super) async fn admit_with(
         &self,
         event: &EventId,
         after: &QueueState,
@@ -392,9 +392,9 @@ impl Store {
         visitor: Item,
     ) -> Result<bool, Error> {
         let items = vec![
-            self.txn_put(
-                state_item(queue_key(&EventRef::of(event)), event, after),
-                items::queue::as_read(Some(before_version)),
+            self.txn_update(
+                queue_key(&EventRef::of(event)),
+                items::queue::admitted_on_join(after, before_version),
             )?,
             self.txn_put(visitor, Expression::new_item())?,
         ];

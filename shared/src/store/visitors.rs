@@ -134,7 +134,7 @@ impl Store {
         after: &QueueState,
         before_version: i64,
     ) -> Result<bool, Error> {
-        self.put_queue_with(event, after, before_version, visitor_item(event, visitor))
+        self.admit_with(event, after, before_version, visitor_item(event, visitor))
             .await
     }
 

@@ -33,13 +33,13 @@ async fn requests_per_operation() {
     let o = order(&app, &ev).await;
     assert_eq!(
         counter.take(),
-        counts(&[("GetItem", 2), ("PutItem", 1)]),
+        counts(&[("GetItem", 2), ("UpdateItem", 1)]),
         "create-order: the event and its queue's state (none) once, then the order"
     );
     let _ = order(&app, &ev).await;
     assert_eq!(
         counter.take(),
-        counts(&[("PutItem", 1)]),
+        counts(&[("UpdateItem", 1)]),
         "create-order: a ready event, and its queue's state for a second, are cached per process"
     );
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);

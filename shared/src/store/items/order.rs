@@ -11,10 +11,11 @@ use crate::domain::{
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{
-    CREATED_AT, EVENT_ID, EXPIRES_AT, ORDER_ID, PAYMENT_ID, PENDING_EXPIRES_AT, PENDING_SHARD, PK,
-    SEATS, SK, STATUS, TOKEN_HASH, TTL, VERSION,
+    CREATED_AT, EVENT_ID, EXPIRES_AT, KIND, ORDER_ID, PAYMENT_ID, PENDING_EXPIRES_AT,
+    PENDING_SHARD, PK, SEATS, SK, STATUS, TOKEN_HASH, TTL, VERSION,
 };
 use crate::store::value::{n, s, ss, Fields, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 
@@ -218,6 +219,34 @@ fn holdable_by(token: &HoldToken, now: Millis) -> Expression {
         .value(":pending", s(OrderStatus::Pending.as_str()))
         .value(":exp", n(token.expires_at().0))
         .value(":now", n(now.0))
+}
+
+/// A new PENDING order: every attribute it starts with, only where no
+/// item is (its id is fresh; the condition only guards against the
+/// impossible collision). An `UpdateItem`, so IAM can hold create-order to
+/// exactly these attributes (template.yaml).
+pub(in crate::store) fn create(order: &Order) -> Expression {
+    let mut attributes: Vec<(String, AttributeValue)> = vec![
+        (KIND.into(), s("order")),
+        (ORDER_ID.into(), s(order.order_id.as_str())),
+        (EVENT_ID.into(), s(order.event_id.as_str())),
+        (STATUS.into(), s(OrderStatus::Pending.as_str())),
+        (EXPIRES_AT.into(), n(order.expires_at.0)),
+        (HOLDER_DEADLINE.into(), n(order.holder_deadline.0)),
+        (TOKEN_HASH.into(), s(&order.token_hash)),
+        (VERSION.into(), n(0)),
+        (CREATED_AT.into(), n(order.created_at.0)),
+        (PENDING_SHARD.into(), s(pending_shard(&order.order_id))),
+        (PENDING_EXPIRES_AT.into(), n(order.expires_at.0)),
+        (TTL.into(), n(expired_order_ttl(order.expires_at))),
+    ];
+    if let Some(user) = &order.user_id {
+        attributes.push((USER_ID.into(), s(user)));
+    }
+    if let Some(visitor) = &order.visitor_id {
+        attributes.push((VISITOR_ID.into(), s(visitor.as_str())));
+    }
+    Expression::set_all(attributes).and(Expression::new_item())
 }
 
 /// get-seat's order side: `seat` added, if the holder may claim and the

@@ -2,6 +2,7 @@
 //! of events with a queue): its keys, its attribute names and its
 //! expressions.
 
+use crate::domain::queue_state::QueueState;
 use crate::domain::{EventId, EventRef};
 use crate::store::expression::Expression;
 use crate::store::schema::{PK, SK, VERSION};
@@ -76,6 +77,22 @@ pub(in crate::store) fn as_read(version: Option<i64>) -> Expression {
             .value(":read", n(version)),
         None => Expression::condition("attribute_not_exists(PK)"),
     }
+}
+
+/// A visitor admitted as it joins, over the version read: the three
+/// attributes such an admission changes (`after` is the state it makes),
+/// and no others. An `UpdateItem`, so IAM can hold queue-visitors to them:
+/// it cannot rewrite a queue's settings or remove it (template.yaml).
+pub(in crate::store) fn admitted_on_join(after: &QueueState, read: i64) -> Expression {
+    let last = after.last_admission_us.unwrap_or_default();
+    Expression::update("SET #last = :last, #admitted = :admitted, #version = :version")
+        .name("#last", LAST_ADMISSION_US)
+        .name("#admitted", ADMITTED)
+        .name("#version", VERSION)
+        .value(":last", n(last))
+        .value(":admitted", n(after.admitted))
+        .value(":version", n(after.version))
+        .and(as_read(Some(read)))
 }
 
 /// A copy is written only over an older one (or none): a late write never
