@@ -1,14 +1,16 @@
 """The development keys, as make dev uses them: the admission key
 (local/dev-admission-signing-keys.json), the private JWK Set for
 ADMISSION_SIGNING_KEYS and its public half for ADMISSION_VERIFY_KEYS; and
-the hold token key (local/dev-hold-token-keys.txt) for HOLD_TOKEN_KEYS.
-Never deployed."""
+the hold token key (local/dev-hold-token-keys.txt) for HOLD_TOKEN_KEYS;
+and the development secrets' ARNs (local/dev-secret-arns.json), which the
+dev server's Secrets Manager stand-in serves. Never deployed."""
 import json
 from pathlib import Path
 
 LOCAL = Path(__file__).resolve().parent.parent / "local"
 KEYS_FILE = LOCAL / "dev-admission-signing-keys.json"
 HOLD_KEYS_FILE = LOCAL / "dev-hold-token-keys.txt"
+SECRET_ARNS_FILE = LOCAL / "dev-secret-arns.json"
 
 
 def dev_admission_keys():
@@ -21,3 +23,8 @@ def dev_admission_keys():
 def dev_hold_token_keys():
     """HOLD_TOKEN_KEYS of make dev: one base64 key."""
     return HOLD_KEYS_FILE.read_text().strip()
+
+
+def dev_secret_arns():
+    """{variable: ARN} of the development secrets the dev server serves."""
+    return json.loads(SECRET_ARNS_FILE.read_text())

@@ -37,16 +37,18 @@ import jwt
 from samcli.yamlhelper import yaml_dump, yaml_parse
 
 from cargo_target import binary
-from dev_keys import dev_admission_keys, dev_hold_token_keys
+from dev_keys import dev_admission_keys, dev_secret_arns
 from ports import free_ports
 from webhook_sign import DEV_SECRET, resign_confirm_event
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".tools" / "sam-local"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
-# What the ConfirmSecret parameter gets (its pattern refuses the development
-# secret; CONFIRM_SECRET itself comes from the env vars file).
-PARAMETER_SECRET = "whsec_" + "c2FtLWxvY2FsLWludm9rZS1wYXJhbWV0ZXItb25seQ=="
+# The secrets' ARN parameters: the development secrets, which the dev server's
+# Secrets Manager stand-in serves (the functions read them at start-up, as in AWS).
+SECRET_PARAMETERS = {"ConfirmSecretArn": "CONFIRM_SECRET",
+                     "AdmissionSigningKeysSecretArn": "ADMISSION_SIGNING_KEYS",
+                     "HoldTokenKeysSecretArn": "HOLD_TOKEN_KEYS"}
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"
@@ -78,6 +80,7 @@ def local_template(functions):
     glob["Architectures"] = ["x86_64"]
     glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_DYNAMODB"] = "unset"
     glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_EVENTBRIDGE"] = "unset"
+    glob["Environment"]["Variables"]["AWS_ENDPOINT_URL_SECRETS_MANAGER"] = "unset"
     # A local invoke may run the development secrets (template.yaml never declares it).
     glob["Environment"]["Variables"]["SEATCLAIM_ALLOW_DEV_SECRETS"] = "0"
     for fn in functions:
@@ -121,7 +124,8 @@ def invoke(template, env_file, fn, replacements, edit=None):
     started = time.time()
     result = subprocess.run(
         ["sam", "local", "invoke", pascal(fn), "-t", str(template), "-e", str(event), "--env-vars", str(env_file),
-         "--skip-pull-image", "--parameter-overrides", f"ConfirmSecret={PARAMETER_SECRET}"],
+         "--skip-pull-image", "--parameter-overrides",
+         " ".join(f"{p}={dev_secret_arns()[v]}" for p, v in SECRET_PARAMETERS.items())],
         env=env, capture_output=True, text=True, timeout=180)
     elapsed = time.time() - started
     lines = [l for l in result.stdout.strip().splitlines() if l.startswith("{")]
@@ -268,12 +272,13 @@ def main():
         "AWS_ENDPOINT_URL_EVENTBRIDGE": f"http://host.containers.internal:{port}",
         "EVENT_BUS_NAME": "seatclaim-sam-local",
         "RUST_LOG": "info",
-        "ADMISSION_SIGNING_KEYS": dev_admission_keys()[0],
+        # The functions read their secrets from the dev server's stand-in, by
+        # the ARNs the template gives them (the parameters above).
+        "AWS_ENDPOINT_URL_SECRETS_MANAGER": f"http://host.containers.internal:{port}",
         "ADMISSION_VERIFY_KEYS": dev_admission_keys()[1],
-        "HOLD_TOKEN_KEYS": dev_hold_token_keys(),
         # The development secrets, as every function is told here: a local
-        # invoke (template.yaml refuses them, and never sets this).
-        "CONFIRM_SECRET": DEV_SECRET,
+        # invoke (the functions refuse them otherwise, and template.yaml never
+        # sets this).
         "SEATCLAIM_ALLOW_DEV_SECRETS": "1",
         "ADMITTER_RUN_SECONDS": "1",
     }}))

@@ -14,6 +14,7 @@ pub mod invariants;
 pub mod metrics;
 pub mod payment_backend;
 pub mod router;
+pub mod secrets;
 pub mod server;
 pub mod streams;
 pub mod table;

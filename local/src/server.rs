@@ -16,6 +16,7 @@ use shared::http::{error_response, MAX_BODY_BYTES};
 use shared::{App, Error};
 
 use crate::feed::DevFeed;
+use crate::secrets::GET_SECRET_VALUE_TARGET;
 use tokio::net::TcpListener;
 
 /// Serves until `shutdown` completes.
@@ -25,7 +26,8 @@ pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output =
 
 /// [`run`], with the dev-only routes when there is a `feed`: the live
 /// seat-map page at `/`, `GET /_dev/events?after=<n>` over `feed`,
-/// EventBridge's `PutEvents` into it, `GET /_dev/catalog` and
+/// EventBridge's `PutEvents` into it, Secrets Manager's `GetSecretValue`
+/// of the development secrets (`crate::secrets`), `GET /_dev/catalog` and
 /// `POST /_dev/pay/{orderId}` (see `dev_routes`).
 pub async fn run_with_feed(
     listener: TcpListener,
@@ -153,6 +155,14 @@ async fn dev_route(
         .and_then(|v| v.to_str().ok());
     if req.method() == hyper::Method::POST && target == Some(PUT_EVENTS_TARGET) {
         return ControlFlow::Break(put_events(feed, req).await);
+    }
+    if req.method() == hyper::Method::POST && target == Some(GET_SECRET_VALUE_TARGET) {
+        let Some(bytes) = collect_body(req.into_body()).await else {
+            return ControlFlow::Break(payload_too_large());
+        };
+        let (status, body) = crate::secrets::get_secret_value(&bytes);
+        let status = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+        return ControlFlow::Break(json_response(status, &body, "application/x-amz-json-1.1"));
     }
     ControlFlow::Continue(req)
 }

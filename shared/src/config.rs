@@ -21,6 +21,8 @@ pub enum ConfigError {
         "environment variable {0} holds a development secret (anyone can read it in the repository): refused outside make dev and local invokes"
     )]
     DevelopmentSecret(&'static str),
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretError),
     #[error("environment variable HOLD_TOKEN_KEYS is invalid: {0}")]
     BadHoldKeys(#[source] HoldKeyError),
     #[error("environment variable {name} is invalid: {source}")]
@@ -78,7 +80,7 @@ impl Config {
 }
 
 /// The variable that holds [`HoldTokenKeys`].
-pub const HOLD_TOKEN_KEYS: &str = "HOLD_TOKEN_KEYS";
+pub use crate::secrets::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, HOLD_TOKEN_KEYS};
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
@@ -176,9 +178,9 @@ impl Config {
             DEFAULT_EXPIRY_GUARD_MS,
             EXPIRY_GUARD_MS_RANGE,
         )?;
-        let confirm_secrets = match get("CONFIRM_SECRET") {
+        let confirm_secrets = match get(CONFIRM_SECRET) {
             Some(s) => Some(ConfirmSecrets::parse(&s).map_err(ConfigError::BadSecret)?),
-            None if needs.confirm_secret => return Err(ConfigError::Missing("CONFIRM_SECRET")),
+            None if needs.confirm_secret => return Err(ConfigError::Missing(CONFIRM_SECRET)),
             None => None,
         };
         let create_event_budget_ms = number(
@@ -207,7 +209,7 @@ impl Config {
         )?;
         let admission_signing = keys(
             &get,
-            "ADMISSION_SIGNING_KEYS",
+            ADMISSION_SIGNING_KEYS,
             needs.admission_signing,
             SigningKeys::parse,
         )?;

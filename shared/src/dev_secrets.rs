@@ -28,7 +28,7 @@ pub fn found_in(config: &Config) -> Vec<&'static str> {
         .flat_map(|s| s.key_fingerprints())
         .any(|f| f == CONFIRM_KEY_SHA256)
     {
-        found.push("CONFIRM_SECRET");
+        found.push(crate::config::CONFIRM_SECRET);
     }
     let hold = config.hold_token_keys.iter();
     if hold
@@ -42,7 +42,7 @@ pub fn found_in(config: &Config) -> Vec<&'static str> {
         .flat_map(|k| k.public_xs())
         .any(|x| x == ADMISSION_KEY_X)
     {
-        found.push("ADMISSION_SIGNING_KEYS");
+        found.push(crate::config::ADMISSION_SIGNING_KEYS);
     }
     let verify = config.admission_verify.iter();
     if verify

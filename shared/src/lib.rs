@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod outbox;
 pub mod retry;
 pub mod routes;
+pub mod secrets;
 pub mod store;
 pub mod sweep;
 pub mod telemetry;
@@ -56,10 +57,28 @@ impl App {
         }
     }
 
-    /// Reads the configuration and builds the DynamoDB client.
+    /// Reads the configuration (its secrets from Secrets Manager where
+    /// the environment names them by ARN) and builds the DynamoDB client.
     pub async fn from_env(needs: Needs) -> Result<Self, ConfigError> {
-        let config = Config::from_env(needs)?;
+        let config = config_from_env(needs).await?;
         let store = Store::connect(&config.table_name).await;
         Ok(Self::new(store, config))
     }
+
+    /// This instance with `config`: the same store and memory.
+    pub fn with_config(&self, config: Config) -> Self {
+        Self {
+            store: self.store.clone(),
+            config,
+            memory: self.memory.clone(),
+        }
+    }
+}
+
+/// The configuration from the process environment, each secret it names
+/// by ARN read from Secrets Manager ([`secrets`]).
+pub async fn config_from_env(needs: Needs) -> Result<Config, ConfigError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let fetched = secrets::fetch(&env).await?;
+    Config::from_lookup(needs, |k| fetched.get(k).cloned().or_else(|| env(k)))
 }

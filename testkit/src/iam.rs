@@ -75,6 +75,11 @@ pub const EVENT_SOURCE_ACTIONS: &[&str] = &[
     "sqs:SendMessage",
 ];
 
+/// The action a function takes once at start-up (and every few minutes),
+/// outside any handler: reading its secrets. The proof leaves it to
+/// [`secret_grants`] and its own test.
+pub const START_UP_ACTIONS: &[&str] = &["secretsmanager:GetSecretValue"];
+
 /// template.yaml, parsed.
 pub fn template() -> Yaml {
     let path = local::repo_root().join("template.yaml");
@@ -132,17 +137,39 @@ fn strings(v: &Yaml) -> Vec<String> {
         .collect()
 }
 
-fn is_event_source(statement: &Yaml) -> bool {
+/// Whether all of `statement`'s actions are among `kind` (a statement
+/// never mixes them with others).
+fn is_of(statement: &Yaml, kind: &[&str]) -> bool {
     let actions = strings(&statement["Action"]);
     let theirs = actions
         .iter()
-        .filter(|a| EVENT_SOURCE_ACTIONS.contains(&a.as_str()))
+        .filter(|a| kind.contains(&a.as_str()))
         .count();
     assert!(
         theirs == 0 || theirs == actions.len(),
-        "a statement mixes the event source's actions with the code's: {actions:?}"
+        "a statement mixes {kind:?} with other actions: {actions:?}"
     );
     theirs > 0
+}
+
+fn is_event_source(statement: &Yaml) -> bool {
+    is_of(statement, EVENT_SOURCE_ACTIONS)
+}
+
+/// Each function's secrets: the resources of its `GetSecretValue`
+/// statements (`!Ref XSecretArn`).
+pub fn secret_grants(doc: &Yaml) -> BTreeMap<String, BTreeSet<String>> {
+    functions(doc)
+        .into_iter()
+        .map(|(function, res)| {
+            let grants = statements(doc, res)
+                .into_iter()
+                .filter(|s| is_of(s, START_UP_ACTIONS))
+                .map(|s| resource(&function, s))
+                .collect();
+            (function, grants)
+        })
+        .collect()
 }
 
 /// Each function's statements for its event source: (actions, resource).
@@ -167,8 +194,8 @@ fn resource(function: &str, statement: &Yaml) -> String {
     }
 }
 
-/// Every function's statements for its code in template.yaml, by its
-/// binary's name.
+/// Every function's statements for its handlers' calls in template.yaml,
+/// by its binary's name.
 pub fn granted() -> BTreeMap<String, Vec<Grant>> {
     let doc = template();
     let mut out = BTreeMap::new();
@@ -180,7 +207,7 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
                 Some("Allow"),
                 "{function}: only Allow statements"
             );
-            if is_event_source(statement) {
+            if is_event_source(statement) || is_of(statement, START_UP_ACTIONS) {
                 continue;
             }
             let condition = &statement["Condition"];

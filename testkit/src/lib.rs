@@ -78,14 +78,9 @@ pub async fn assert_invariants(app: &App, event: &str) -> TableCheck {
 }
 
 /// A dev server on a free port serving `app` and the dev routes over
-/// `feed`, and an EventBridge client pointed at it (counting its requests
-/// if asked): what it puts lands in `feed`, answered as EventBridge
-/// answers. Stop the server with [`DevServer::stop`].
-pub async fn bus_on_dev_server(
-    app: &App,
-    feed: &local::feed::DevFeed,
-    counter: Option<local::metrics::RequestCounter>,
-) -> (shared::outbox::EventBridgeBus, DevServer) {
+/// `feed` (EventBridge's and Secrets Manager's stand-ins among them): its
+/// endpoint (`http://127.0.0.1:{port}`). Stop it with [`DevServer::stop`].
+pub async fn dev_server(app: &App, feed: &local::feed::DevFeed) -> (String, DevServer) {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .unwrap_or_else(|e| panic!("binding a port: {e}"));
@@ -102,6 +97,18 @@ pub async fn bus_on_dev_server(
             let _ = stopped.await;
         },
     ));
+    (format!("http://127.0.0.1:{port}"), DevServer { stop, task })
+}
+
+/// A dev server ([`dev_server`]) and an EventBridge client pointed at it
+/// (counting its requests if asked): what it puts lands in `feed`,
+/// answered as EventBridge answers.
+pub async fn bus_on_dev_server(
+    app: &App,
+    feed: &local::feed::DevFeed,
+    counter: Option<local::metrics::RequestCounter>,
+) -> (shared::outbox::EventBridgeBus, DevServer) {
+    let (endpoint, server) = dev_server(app, feed).await;
     let config = aws_sdk_eventbridge::Config::builder()
         .behavior_version(aws_sdk_eventbridge::config::BehaviorVersion::latest())
         .region(aws_sdk_eventbridge::config::Region::new("us-east-1"))
@@ -112,7 +119,7 @@ pub async fn bus_on_dev_server(
             None,
             "seatclaim-local",
         ))
-        .endpoint_url(format!("http://127.0.0.1:{port}"))
+        .endpoint_url(endpoint)
         .http_client(shared::store::http_client());
     let config = match counter {
         Some(c) => config.interceptor(c),
@@ -129,10 +136,10 @@ pub async fn bus_on_dev_server(
         aws_sdk_eventbridge::Client::from_conf(config.build()),
         "seatclaim-local",
     );
-    (bus, DevServer { stop, task })
+    (bus, server)
 }
 
-/// A dev server started by [`bus_on_dev_server`].
+/// A dev server started by [`dev_server`].
 pub struct DevServer {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,

@@ -11,3 +11,4 @@ mod common;
 
 mod event_sources;
 mod proof;
+mod secrets;

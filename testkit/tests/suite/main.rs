@@ -24,5 +24,6 @@ mod queue;
 mod queue_races;
 mod round_trips;
 mod seat_map;
+mod secrets;
 mod stadium;
 mod tokens;

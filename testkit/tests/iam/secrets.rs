@@ -1,0 +1,150 @@
+//! Secrets are in no function's environment (where anyone allowed
+//! `lambda:GetFunctionConfiguration` reads them): each function is given
+//! its secrets' ARNs, and its role reads exactly those secrets, exactly the
+//! ones its start-up needs (`shared::secrets`). What it reads through them
+//! is tested against the dev server's stand-in (suite/secrets.rs) and, in
+//! `sam local invoke`, by the real binaries (scripts/sam_local_invoke_test.py).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_yaml_ng::Value as Yaml;
+use shared::secrets::{arn_variable, SECRET_VARIABLES};
+use testkit::iam::{functions, secret_grants, template};
+
+fn text(v: &Yaml) -> String {
+    match v {
+        Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
+        Yaml::String(s) => s.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Every `Environment` of the template: (whose, its variables).
+fn environments(doc: &Yaml) -> Vec<(String, &Yaml)> {
+    let mut all = vec![(
+        "Globals".to_owned(),
+        &doc["Globals"]["Function"]["Environment"]["Variables"],
+    )];
+    for (function, res) in functions(doc) {
+        all.push((function, &res["Properties"]["Environment"]["Variables"]));
+    }
+    all
+}
+
+#[test]
+fn no_secret_and_no_noecho_parameter_sits_in_an_environment() {
+    let doc = template();
+    let no_echo: Vec<String> = doc["Parameters"]
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .filter(|(_, p)| p["NoEcho"].as_bool() == Some(true))
+        .filter_map(|(name, _)| name.as_str().map(str::to_owned))
+        .collect();
+    for (whose, variables) in environments(&doc) {
+        for (name, value) in variables.as_mapping().into_iter().flatten() {
+            let (name, value) = (name.as_str().unwrap_or_default(), text(value));
+            assert!(
+                !SECRET_VARIABLES.contains(&name),
+                "{whose}: {name} is a secret: give its ARN ({})",
+                arn_variable(name)
+            );
+            assert!(
+                !value.contains("resolve:secretsmanager"),
+                "{whose}: {name} places a Secrets Manager value in the environment"
+            );
+            for p in &no_echo {
+                assert!(
+                    value != format!("!Ref {p}") && !value.contains(&format!("${{{p}}}")),
+                    "{whose}: {name} places the NoEcho parameter {p} in the environment"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
+    let doc = template();
+    let grants = secret_grants(&doc);
+    let mut readers = BTreeMap::new();
+    for (function, res) in functions(&doc) {
+        let variables = &res["Properties"]["Environment"]["Variables"];
+        let mut given = BTreeSet::new();
+        let mut refs = BTreeSet::new();
+        for name in SECRET_VARIABLES {
+            let arn = &variables[arn_variable(name).as_str()];
+            if arn.is_null() {
+                continue;
+            }
+            given.insert(name);
+            let arn = text(arn);
+            assert!(
+                arn.starts_with("!Ref "),
+                "{function}: {name}'s ARN is a parameter: {arn}"
+            );
+            let parameter = &doc["Parameters"][arn.trim_start_matches("!Ref ")];
+            assert!(
+                parameter["Default"].is_null()
+                    && parameter["AllowedPattern"]
+                        .as_str()
+                        .is_some_and(|p| p.starts_with("^arn:aws")),
+                "{function}: {arn} is a secret's ARN, with no default"
+            );
+            refs.insert(arn);
+        }
+        let needs = shared::routes::FUNCTIONS
+            .iter()
+            .find(|f| f.name == function)
+            .and_then(|f| f.needs)
+            .unwrap_or(shared::Needs::STORE);
+        let needed: BTreeSet<&str> = [
+            (needs.hold_token_keys, shared::config::HOLD_TOKEN_KEYS),
+            (needs.confirm_secret, shared::config::CONFIRM_SECRET),
+            (
+                needs.admission_signing,
+                shared::config::ADMISSION_SIGNING_KEYS,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(needed, name)| needed.then_some(name))
+        .collect();
+        assert_eq!(
+            given, needed,
+            "{function}: the secrets it is given are those it needs"
+        );
+        assert_eq!(
+            grants[&function], refs,
+            "{function}: it may read exactly those"
+        );
+        if !needed.is_empty() {
+            readers.insert(function, needed);
+        }
+    }
+    assert_eq!(readers.len(), 10, "{readers:?}");
+}
+
+/// The local invokes (samconfig.toml) name the development secrets' ARNs,
+/// which the dev server alone serves.
+#[test]
+fn local_invokes_name_the_development_secrets() {
+    let samconfig = std::fs::read_to_string(local::repo_root().join("samconfig.toml")).unwrap();
+    let overrides: Vec<&str> = samconfig
+        .lines()
+        .filter(|l| l.starts_with("parameter_overrides"))
+        .collect();
+    assert_eq!(overrides.len(), 3, "local invoke, start-api, start-lambda");
+    for line in overrides {
+        for (parameter, name) in [
+            ("ConfirmSecretArn", shared::config::CONFIRM_SECRET),
+            (
+                "AdmissionSigningKeysSecretArn",
+                shared::config::ADMISSION_SIGNING_KEYS,
+            ),
+            ("HoldTokenKeysSecretArn", shared::config::HOLD_TOKEN_KEYS),
+        ] {
+            let arn = local::secrets::dev_secret_arn(name).unwrap();
+            assert!(line.contains(&format!("{parameter}={arn}")), "{line}");
+        }
+    }
+}
