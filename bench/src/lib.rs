@@ -494,10 +494,14 @@ async fn crowds(
     .await?;
 
     progress("best-available on a fragmented stadium (every tenth seat held, priced)");
+    report.rows.push(fragmented_stadium(endpoint, sizes).await?);
+    Ok(())
+}
+
+/// best-available on a fragmented stadium, on a table of its own (with the
+/// stream): its row. `--only fragmented` runs it alone.
+pub async fn fragmented_stadium(endpoint: &str, sizes: Sizes) -> Result<Row, String> {
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(endpoint, None, Some(recorder.clone()), true).await?;
-    report.rows.push(
-        fragmented::fragmented_best_available(&app, endpoint, &recorder, sizes.fragmented).await?,
-    );
-    Ok(())
+    fragmented::fragmented_best_available(&app, endpoint, &recorder, sizes.fragmented).await
 }

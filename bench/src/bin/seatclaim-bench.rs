@@ -11,10 +11,37 @@ use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let smoke = std::env::args().any(|a| a == "--smoke");
-    if let Err(e) = run(smoke).await {
+    let args: Vec<String> = std::env::args().collect();
+    let smoke = args.iter().any(|a| a == "--smoke");
+    // `--only fragmented`: that scenario alone, printed, nothing written (to
+    // try a change at full size without the whole run).
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1));
+    let done = match only.map(String::as_str) {
+        None => run(smoke).await,
+        Some("fragmented") => fragmented_alone(smoke).await,
+        Some(other) => Err(format!(
+            "--only knows one scenario, fragmented, not {other}"
+        )),
+    };
+    if let Err(e) = done {
         eprintln!("seatclaim-bench: {e}");
         std::process::exit(1);
+    }
+}
+
+async fn fragmented_alone(smoke: bool) -> Result<(), String> {
+    let sizes = if smoke { Sizes::smoke() } else { Sizes::full() };
+    let port = free_port().map_err(|e| e.to_string())?;
+    let dynamodb =
+        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
+    let row = bench::fragmented_stadium(&dynamodb.endpoint(), sizes).await?;
+    println!("{}\n{}", row.scenario, row.correctness);
+    match row.ok {
+        true => Ok(()),
+        false => Err("a correctness count or a target is wrong".into()),
     }
 }
 
