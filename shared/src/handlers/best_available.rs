@@ -9,9 +9,10 @@
 //!   every one, the answer is `409 not-enough-seats` without reading a seat;
 //! - the rows left are read a few at a time, front rows first, until the
 //!   rows in hand decide the choice; a lost race reads again, consistently;
-//! - reading rows and claiming spend at most [`ROUND_TRIPS`] requests: once
-//!   spent the answer is `503` (nothing was claimed, so a retry is safe),
-//!   never a refusal that could be false.
+//! - reading rows and claiming spend at most [`ROUND_TRIPS`] requests (a
+//!   claim counted at its most, [`CLAIM_BLOCK_MAX_REQUESTS`]): once spent the
+//!   answer is `503` (nothing was claimed, so a retry is safe), never a
+//!   refusal that could be false.
 
 use lambda_http::http::StatusCode;
 use lambda_http::Request;
@@ -26,7 +27,7 @@ use crate::domain::{
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
 use crate::retry::{Rounds, CLAIM_ATTEMPTS};
-use crate::store::{BlockClaim, SectionRuns, Store};
+use crate::store::{BlockClaim, SectionRuns, Store, CLAIM_BLOCK_MAX_REQUESTS};
 use crate::world::random_u64;
 use crate::App;
 
@@ -105,7 +106,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
             consistent = true;
             continue;
         };
-        budget.spend(1)?;
+        budget.spend(CLAIM_BLOCK_MAX_REQUESTS)?;
         match app
             .store
             .claim_block(&order_id, &token, &seats, max, now)

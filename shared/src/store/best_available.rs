@@ -20,6 +20,10 @@ pub enum BlockClaim {
     Taken,
 }
 
+/// The most requests one [`Store::claim_block`] makes: its transaction,
+/// sent again for each time the order's expiry moved under it.
+pub const CLAIM_BLOCK_MAX_REQUESTS: usize = crate::retry::STALE_TOKEN_RETRIES as usize + 1;
+
 impl Store {
     /// The requests [`Store::read_rows`] makes for `rows`: a Query per
     /// block of [`SEAT_BLOCK_SIZE`] seats (a block is far under a page).

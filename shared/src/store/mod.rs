@@ -89,7 +89,7 @@ mod sweep;
 mod value;
 mod visitors;
 
-pub use best_available::BlockClaim;
+pub use best_available::{BlockClaim, CLAIM_BLOCK_MAX_REQUESTS};
 pub use confirm::Leftovers;
 pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;
