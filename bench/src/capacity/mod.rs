@@ -96,6 +96,15 @@ impl IndexSpec {
             sk_attr: shared::store::QUEUE_JOIN.to_owned(),
         }
     }
+    /// The same visitors by rank (template.yaml), on the same shards,
+    /// projecting their join time: the admitter reads each shard's front.
+    pub fn queue_by_rank() -> Self {
+        Self {
+            name: shared::store::QUEUE_RANK_INDEX.to_owned(),
+            pk_attr: shared::store::QUEUE_SHARD.to_owned(),
+            sk_attr: shared::store::QUEUE_RANK.to_owned(),
+        }
+    }
 }
 
 /// The table's key attributes and its indexes: enough to tell which
@@ -108,13 +117,17 @@ pub struct Schema {
 }
 
 impl Schema {
-    /// seatclaim's table: `PK`, `SK`, [`IndexSpec::pending_by_expiry`] and
-    /// [`IndexSpec::queue_by_join`].
+    /// seatclaim's table: `PK`, `SK`, [`IndexSpec::pending_by_expiry`],
+    /// [`IndexSpec::queue_by_join`] and [`IndexSpec::queue_by_rank`].
     pub fn seatclaim() -> Self {
         Self {
             pk_attr: shared::store::PK.to_owned(),
             sk_attr: shared::store::SK.to_owned(),
-            indexes: vec![IndexSpec::pending_by_expiry(), IndexSpec::queue_by_join()],
+            indexes: vec![
+                IndexSpec::pending_by_expiry(),
+                IndexSpec::queue_by_join(),
+                IndexSpec::queue_by_rank(),
+            ],
         }
     }
 }

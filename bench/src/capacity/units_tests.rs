@@ -179,8 +179,9 @@ fn puts_cost_the_larger_size_and_index_new_pending_orders() {
 
 #[test]
 fn a_join_writes_the_queue_index_and_an_admission_takes_it_out() {
-    // A waiting visitor carries both QueueByJoin keys; its admission
-    // removes them: one index write each, on the visitor's shard.
+    // A waiting visitor carries the keys of both queue indexes; its
+    // admission removes its shard: one write to each index each time, on
+    // the visitor's shard.
     let visitor = item(
         "VISITOR#e#v1",
         "VISITOR",
@@ -200,8 +201,10 @@ fn a_join_writes_the_queue_index_and_an_admission_takes_it_out() {
         [
             row("VISITOR#e#v1", 1.0, 0.0),
             row("QueueByJoin/QWAIT#e#1#7", 1.0, 0.0),
+            row("QueueByRank/QWAIT#e#1#7", 1.0, 0.0),
             row("VISITOR#e#v1", 1.0, 0.0),
             row("QueueByJoin/QWAIT#e#1#7", 1.0, 0.0),
+            row("QueueByRank/QWAIT#e#1#7", 1.0, 0.0),
         ]
     );
 }

@@ -17,6 +17,7 @@ pub mod ga;
 pub mod outbox;
 mod plan;
 pub mod queue;
+pub mod queue_counts;
 pub mod queue_state;
 mod seat_map;
 

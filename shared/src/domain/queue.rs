@@ -67,6 +67,16 @@ impl QueueSettings {
         i64::try_from(spacing).unwrap_or(i64::MAX)
     }
 
+    /// The opening in microseconds, the pace's unit.
+    pub fn opens_us(&self) -> i64 {
+        self.opens_at.0 * 1_000
+    }
+
+    /// Admissions a second, rounded up.
+    pub fn per_second(&self) -> u64 {
+        u64::from(self.admit_per_minute).div_ceil(60)
+    }
+
     /// Whether a put may move `opens_at` to `new`: only while the queue has
     /// not opened (`409 queue-open` otherwise); the same value always may.
     pub fn may_move_opening(&self, new: Millis, now: Millis) -> bool {
@@ -124,19 +134,37 @@ pub fn queue_status(opens_at: Millis, inventory: Inventory, now: Millis) -> Queu
 /// of a random draw (a uniformly random order, however early they came);
 /// later joiners follow, in the order they joined (the draw only breaks
 /// ties within a millisecond).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QueueRank(pub u128);
 
 /// Bits of the draw kept below a later joiner's join time.
 const TIE_BITS: u32 = 32;
 
+/// The band of later joiners: ranks from here on carry their join time.
+const LATER_BAND: u128 = 1u128 << 127;
+
 pub fn queue_rank(joined_at: Millis, opens_at: Millis, draw: u64) -> QueueRank {
     if joined_at < opens_at {
         QueueRank(u128::from(draw))
     } else {
-        let joined = u128::from(u64::try_from(joined_at.0).unwrap_or(0));
-        QueueRank((1u128 << 127) | (joined << TIE_BITS) | u128::from(draw >> (64 - TIE_BITS)))
+        let joined = first_rank_joined_at(joined_at.0).0;
+        QueueRank(joined | u128::from(draw >> (64 - TIE_BITS)))
     }
+}
+
+/// The lowest rank a later joiner who joined at `joined_ms` can have.
+pub fn first_rank_joined_at(joined_ms: i64) -> QueueRank {
+    let joined = u128::from(u64::try_from(joined_ms).unwrap_or(0));
+    QueueRank(LATER_BAND | (joined << TIE_BITS))
+}
+
+/// The join time (ms) a later joiner's rank carries; `None` for an early
+/// joiner's (a draw).
+pub fn joined_at_of(rank: QueueRank) -> Option<i64> {
+    (rank.0 >= LATER_BAND).then(|| {
+        let joined = (rank.0 & !LATER_BAND) >> TIE_BITS;
+        i64::try_from(joined).unwrap_or(i64::MAX)
+    })
 }
 
 /// The times at which the next visitors are admitted, in queue order.

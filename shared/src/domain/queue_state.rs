@@ -9,6 +9,7 @@ use super::queue::{
     admission_times, estimated_admission_at, poll_after_ms, queue_status, Inventory, QueueRank,
     QueueSettings, QueueStatus,
 };
+use super::queue_counts::JoinCounts;
 use super::Millis;
 
 /// At most this many position checkpoints ride on the state (about 24
@@ -42,7 +43,30 @@ impl Checkpoints {
                 points.push((last, n - 1));
             }
         }
-        // Past the cap, keep every k-th (the last always): coarser, bounded.
+        Self(points).bounded()
+    }
+
+    /// The head's checkpoints, then the counted visitors' past it (where
+    /// they add to the head's count: the head also knows the joiners of
+    /// the last moments, not counted yet).
+    fn with_counts(self, counts: &JoinCounts, after: QueueRank) -> Self {
+        let mut points = self.0;
+        // Past the head, a count's point that says fewer ahead than the
+        // head knows is behind it (the head also holds joins not counted
+        // yet): left out, so the points only ever rise.
+        let known = points.last().map_or(0, |p| p.1 + 1);
+        points.extend(
+            counts
+                .points_after(after)
+                .into_iter()
+                .filter(|p| p.1 >= known),
+        );
+        Self(points).bounded()
+    }
+
+    /// Past the cap, every k-th point (the last always): coarser, bounded.
+    fn bounded(self) -> Self {
+        let mut points = self.0;
         if points.len() > MAX_CHECKPOINTS {
             let step = points.len().div_ceil(MAX_CHECKPOINTS - 1);
             let last = points[points.len() - 1];
@@ -91,6 +115,8 @@ pub struct QueueState {
     /// Visitors waiting (SOLD_OUT ones excluded) when the admitter looked.
     pub waiting: u64,
     pub checkpoints: Checkpoints,
+    /// The joins counted so far (the admitter's; copies carry none).
+    pub counts: JoinCounts,
     /// Every write of the state bumps it: the admitter's and the joiners'
     /// writes are conditional on the version they read.
     pub version: i64,
@@ -105,10 +131,11 @@ impl QueueState {
             settings,
             inventory: Inventory::Available,
             last_admission_us: None,
-            resumed_us: settings.opens_at.0 * 1_000,
+            resumed_us: settings.opens_us(),
             admitted: 0,
             waiting: 0,
             checkpoints: Checkpoints::default(),
+            counts: JoinCounts::default(),
             version: 0,
         }
     }
@@ -125,7 +152,7 @@ impl QueueState {
         let resumed_us = if settings.opens_at == self.settings.opens_at {
             self.resumed_us
         } else {
-            settings.opens_at.0 * 1_000
+            settings.opens_us()
         };
         Self {
             settings,
@@ -170,6 +197,19 @@ pub struct WaitingVisitor {
     pub rank: QueueRank,
     /// When it could first be admitted: its join, or the opening (µs).
     pub eligible_us: i64,
+    /// Whether the state's counts hold it ([`JoinCounts::is_counted`]).
+    pub counted: bool,
+}
+
+/// The front of the queue as the admitter knows it: every waiting visitor
+/// ranked before `known_to`, in queue order (before the opening it reads
+/// none: nobody is admitted yet, and the counts place everyone).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    pub visitors: Vec<WaitingVisitor>,
+    pub known_to: QueueRank,
+    /// Whether `visitors` is everyone waiting: the index showed nobody else.
+    pub whole: bool,
 }
 
 /// What one admitter tick does.
@@ -183,15 +223,12 @@ pub struct TickPlan {
     pub slots: Vec<i64>,
 }
 
-/// One tick at `now`: `waiting` are the waiting visitors in queue order,
-/// `inventory` what the event has left. A queue whose inventory comes back
-/// resumes now; a paused, sold-out or scheduled queue admits nobody.
-pub fn plan_tick(
-    state: &QueueState,
-    waiting: &[WaitingVisitor],
-    inventory: Inventory,
-    now: Millis,
-) -> TickPlan {
+/// One tick at `now`: `state` with this tick's joins counted, `head` the
+/// front of the queue, `inventory` what the event has left. A queue whose
+/// inventory comes back resumes now; a paused, sold-out or scheduled queue
+/// admits nobody.
+pub fn plan_tick(state: &QueueState, head: &Head, inventory: Inventory, now: Millis) -> TickPlan {
+    let waiting = &head.visitors;
     let now_us = now.0 * 1_000;
     // A sold seat never comes back, so SOLD_OUT is final: an admitter whose
     // seat-map read is older than the one that saw the sell-out must not
@@ -202,7 +239,7 @@ pub fn plan_tick(
         inventory
     };
     let status = queue_status(state.settings.opens_at, inventory, now);
-    let mut resumed_us = state.resumed_us.max(state.settings.opens_at.0 * 1_000);
+    let mut resumed_us = state.resumed_us.max(state.settings.opens_us());
     if state.inventory != Inventory::Available && inventory == Inventory::Available {
         resumed_us = resumed_us.max(now_us);
     }
@@ -218,21 +255,21 @@ pub fn plan_tick(
     } else {
         Vec::new()
     };
-    let left = &waiting[slots.len()..];
-    let ranks: Vec<QueueRank> = left.iter().map(|w| w.rank).collect();
-    let per_second = u64::from(state.settings.admit_per_minute).div_ceil(60);
-    let sold_out = status == QueueStatus::SoldOut;
+    let (admitted, left) = waiting.split_at(slots.len());
+    let counts = counts_after(&state.counts, head, admitted, left);
+    let (waiting, checkpoints) = if status == QueueStatus::SoldOut {
+        (0, Checkpoints::default())
+    } else {
+        standing(&counts, head, left, state.settings.per_second())
+    };
     let next = QueueState {
         inventory,
         last_admission_us: slots.last().copied().or(state.last_admission_us),
         resumed_us,
         admitted: state.admitted + slots.len() as u64,
-        waiting: if sold_out { 0 } else { left.len() as u64 },
-        checkpoints: if sold_out {
-            Checkpoints::default()
-        } else {
-            Checkpoints::over(&ranks, per_second)
-        },
+        waiting,
+        checkpoints,
+        counts,
         version: state.version + 1,
         ..state.clone()
     };
@@ -241,6 +278,41 @@ pub fn plan_tick(
         status,
         slots,
     }
+}
+
+/// How many wait and where they stand: the head's `left` exactly, the
+/// rest from the counts.
+fn standing(
+    counts: &JoinCounts,
+    head: &Head,
+    left: &[WaitingVisitor],
+    per_second: u64,
+) -> (u64, Checkpoints) {
+    // The head's visitors not counted yet (joins of the last moments).
+    let uncounted = left.iter().filter(|w| !w.counted).count() as u64;
+    let ranks: Vec<QueueRank> = left.iter().map(|w| w.rank).collect();
+    let last_known = left.last().map_or(head.known_to, |w| w.rank);
+    let points = Checkpoints::over(&ranks, per_second).with_counts(counts, last_known);
+    (counts.waiting() + uncounted, points)
+}
+
+/// The counts after admitting `admitted` from `head`, `left` waiting: the
+/// counted ones admitted are counted out, the buckets wholly ahead of the
+/// first still waiting are forgotten, and a head that is the whole queue
+/// settles the count.
+fn counts_after(
+    counts: &JoinCounts,
+    head: &Head,
+    admitted: &[WaitingVisitor],
+    left: &[WaitingVisitor],
+) -> JoinCounts {
+    let mut counts = counts.clone();
+    counts.admitted += admitted.iter().filter(|w| w.counted).count() as u64;
+    if head.whole {
+        counts.settle(left.iter().filter(|w| w.counted).count() as u64);
+    }
+    counts.forget_below(left.first().map_or(head.known_to, |w| w.rank));
+    counts
 }
 
 /// An admission as the visitor's item keeps it.
@@ -310,8 +382,10 @@ pub fn visitor_view<'a>(
         // spread out as their turns do (a rank is as random as the draw).
         QueueStatus::Scheduled => {
             let ahead = i64::try_from(position.saturating_sub(1)).unwrap_or(i64::MAX);
-            let turn_us =
-                (state.settings.opens_at.0 * 1_000).saturating_add(ahead.saturating_mul(spacing));
+            let turn_us = state
+                .settings
+                .opens_us()
+                .saturating_add(ahead.saturating_mul(spacing));
             VisitorView::Waiting {
                 position: None,
                 estimated_at: None,

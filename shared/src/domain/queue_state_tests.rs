@@ -58,15 +58,29 @@ fn a_rank_outside_the_checkpoints_stands_at_either_end() {
     assert_eq!(Checkpoints::default().position(QueueRank(5), 0), 1);
 }
 
-fn waiting(eligible: &[i64]) -> Vec<WaitingVisitor> {
-    eligible
-        .iter()
-        .enumerate()
-        .map(|(i, &e)| WaitingVisitor {
-            rank: QueueRank(i as u128),
-            eligible_us: e,
-        })
-        .collect()
+/// A head that is the whole queue: visitors ranked 0, 1, … not counted yet.
+fn waiting(eligible: &[i64]) -> Head {
+    Head {
+        visitors: eligible
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| WaitingVisitor {
+                rank: QueueRank(i as u128),
+                eligible_us: e,
+                counted: false,
+            })
+            .collect(),
+        known_to: QueueRank(u128::MAX),
+        whole: true,
+    }
+}
+
+/// `head` once its first `n` are admitted.
+fn skip(head: &Head, n: usize) -> Head {
+    Head {
+        visitors: head.visitors[n..].to_vec(),
+        ..head.clone()
+    }
 }
 
 #[test]
@@ -80,14 +94,14 @@ fn a_tick_admits_at_the_pace_in_queue_order() {
     assert_eq!(plan.slots, vec![10 * S]);
     let plan = plan_tick(
         &plan.state,
-        &five[1..],
+        &skip(&five, 1),
         Inventory::Available,
         Millis(11_400),
     );
     assert_eq!(plan.slots, vec![11 * S]);
     let plan = plan_tick(
         &plan.state,
-        &five[2..],
+        &skip(&five, 2),
         Inventory::Available,
         Millis(12_300),
     );
@@ -97,7 +111,7 @@ fn a_tick_admits_at_the_pace_in_queue_order() {
     assert_eq!(plan.state.version, state.version + 3);
     let next = plan_tick(
         &plan.state,
-        &five[3..],
+        &skip(&five, 3),
         Inventory::Available,
         Millis(13_000),
     );
@@ -378,4 +392,75 @@ fn a_visitor_asks_again_sooner_as_its_turn_nears() {
             "{turn_in}"
         );
     }
+}
+
+#[test]
+fn past_the_head_the_counts_tell_how_many_wait_and_where() {
+    // 1,000 early joiners counted, spread over the draw; the admitter
+    // knows the first ten by name.
+    let mut state = QueueState::new(1, settings(10_000, 60));
+    let ranks: Vec<QueueRank> = (0..1_000u128).map(|i| QueueRank(i << 54)).collect();
+    state.counts.record(0, ranks.iter().copied(), 5_000);
+    let counted = |rank| WaitingVisitor {
+        rank,
+        eligible_us: 10 * S,
+        counted: true,
+    };
+    let head = Head {
+        visitors: ranks[..10].iter().copied().map(counted).collect(),
+        known_to: ranks[10],
+        whole: false,
+    };
+    let plan = plan_tick(&state, &head, Inventory::Available, Millis(10_000));
+    assert_eq!(plan.slots.len(), 1);
+    assert_eq!((plan.state.waiting, plan.state.counts.admitted), (999, 1));
+    // Far past the head, from the counts: within 1% and a second's pace.
+    for i in [10usize, 11, 500, 777, 999] {
+        let position = plan.state.checkpoints.position(ranks[i], 999);
+        assert!(
+            position.abs_diff(i as u64) <= i as u64 / 100 + 1,
+            "{i}: {position}"
+        );
+    }
+    // A visitor of the head not counted yet still waits.
+    let mut fresh = head.clone();
+    fresh.visitors.push(WaitingVisitor {
+        counted: false,
+        ..counted(QueueRank(ranks[9].0 + 1))
+    });
+    let plan = plan_tick(&state, &fresh, Inventory::Available, Millis(10_000));
+    assert_eq!(plan.state.waiting, 1_000);
+
+    // A head that is the whole queue sets a drifted count right, and the
+    // buckets ahead of it go.
+    let whole = Head {
+        visitors: ranks[997..].iter().copied().map(counted).collect(),
+        known_to: QueueRank(u128::MAX),
+        whole: true,
+    };
+    let plan = plan_tick(&state, &whole, Inventory::Available, Millis(9_000));
+    assert_eq!(
+        (plan.status, plan.state.waiting),
+        (QueueStatus::Scheduled, 3)
+    );
+    assert_eq!(plan.state.counts.total(), 4, "the last band only");
+}
+
+#[test]
+fn before_the_opening_the_first_band_is_not_all_told_it_is_next() {
+    // No head before the opening: every point comes from the counts.
+    let mut state = QueueState::new(1, settings(10_000, 60));
+    let ranks: Vec<QueueRank> = (0..1_000u128).map(|i| QueueRank(i << 54)).collect();
+    state.counts.record(0, ranks.iter().copied(), 5_000);
+    let plan = plan_tick(
+        &state,
+        &Head::default(),
+        Inventory::Available,
+        Millis(9_000),
+    );
+    let points = &plan.state.checkpoints;
+    assert_eq!(points.position(ranks[0], 1_000), 1);
+    // The first band's last visitor is fourth, not first.
+    assert_eq!(points.position(ranks[3], 1_000), 4);
+    assert_eq!(points.position(ranks[999], 1_000), 1_000);
 }

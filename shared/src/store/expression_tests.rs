@@ -290,6 +290,18 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
             "visitor::joined_since",
             visitor::joined_since("QWAIT#e#1#0".into(), 5),
         ),
+        (
+            "visitor::joined_between",
+            visitor::joined_between("QWAIT#e#1#0".into(), 5, 9),
+        ),
+        (
+            "visitor::ranked_after",
+            visitor::ranked_after("QWAIT#e#1#0".into(), Some("00ff")),
+        ),
+        (
+            "visitor::ranked_after first",
+            visitor::ranked_after("QWAIT#e#1#0".into(), None),
+        ),
     ];
     for when in [
         order::Completion::Exact { count: 2, now },

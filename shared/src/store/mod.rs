@@ -80,6 +80,7 @@ mod items;
 mod lifecycle;
 mod memory;
 mod queue;
+mod queue_counts;
 mod schema;
 mod seat_map;
 mod seeding;
@@ -115,9 +116,10 @@ pub use memory::Memory;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{
     EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,
-    PENDING_SHARD, PK, QUEUE_INDEX, SEATS, SK, STATUS, TTL,
+    PENDING_SHARD, PK, QUEUE_INDEX, QUEUE_RANK_INDEX, SEATS, SK, STATUS, TTL,
 };
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
+pub use seeding::seeded_visitor;
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;

@@ -16,14 +16,15 @@ use super::expression::Expression;
 use super::items;
 use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE,
-    CHECKPOINTS, EVENTS, GENERATION, INVENTORY, LAST_ADMISSION_US, OPENS_AT, ORDERS_PER_ADMISSION,
-    QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
+    CHECKPOINTS, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS, LAST_ADMISSION_US, OPENS_AT,
+    ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
 use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
 use crate::domain::queue::{Inventory, QueueRank, QueueSettings};
+use crate::domain::queue_counts::JoinCounts;
 use crate::domain::queue_state::{Checkpoints, QueueState};
 use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
@@ -120,6 +121,16 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
     item
 }
 
+/// The main item of `state`: the state and the admitter's counts.
+fn main_item(event: &EventId, state: &QueueState) -> Item {
+    let mut item = state_item(queue_key(&EventRef::of(event)), event, state);
+    item.insert(
+        JOIN_COUNTS.into(),
+        AttributeValue::B(super::queue_counts::encode(&state.counts).into()),
+    );
+    item
+}
+
 /// A tombstone at `key`: the queue was removed at this generation and
 /// version (a later put starts the next generation).
 fn removed_item(key: Item, event: &EventId, generation: u64, version: i64) -> Item {
@@ -164,6 +175,12 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
     }
     .ok_or_else(|| f.malformed(CHECKPOINTS))?;
     let count = |attr| u64::try_from(f.i64(attr)?).map_err(|_| f.malformed(attr));
+    let counts = match item.get(JOIN_COUNTS) {
+        Some(AttributeValue::B(bytes)) => super::queue_counts::decode(bytes.as_ref()),
+        Some(_) => None,
+        None => Some(JoinCounts::default()),
+    }
+    .ok_or_else(|| f.malformed(JOIN_COUNTS))?;
     Ok(StoredQueue {
         generation,
         version,
@@ -176,6 +193,7 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
             admitted: count(ADMITTED)?,
             waiting: count(WAITING)?,
             checkpoints,
+            counts,
             version,
         }),
     })
@@ -271,10 +289,8 @@ impl Store {
         previous: Option<i64>,
     ) -> Result<bool, Error> {
         let event_ref = EventRef::of(event);
-        let mut items = vec![self.txn_put(
-            state_item(queue_key(&event_ref), event, state),
-            items::queue::as_read(previous),
-        )?];
+        let mut items =
+            vec![self.txn_put(main_item(event, state), items::queue::as_read(previous))?];
         for copy in 0..QUEUE_COPIES {
             items.push(self.txn_put(
                 state_item(queue_copy_key(&event_ref, copy), event, state),
@@ -332,12 +348,11 @@ impl Store {
         state: &QueueState,
         previous: i64,
     ) -> Result<Option<bool>, Error> {
-        let event_ref = EventRef::of(event);
         let put = self
             .client
             .put_item()
             .table_name(&*self.table)
-            .set_item(Some(state_item(queue_key(&event_ref), event, state)));
+            .set_item(Some(main_item(event, state)));
         match items::queue::as_read(Some(previous))
             .on_put_item(put)
             .send()
@@ -433,7 +448,8 @@ mod tests {
         state.checkpoints = Checkpoints(vec![(QueueRank(1), 0), (QueueRank(u128::MAX), 9)]);
         state.inventory = Inventory::NoneAvailable;
         state.waiting = 10;
-        let item = state_item(queue_key(&EventRef::of(&event)), &event, &state);
+        state.counts.record(2, [QueueRank(9)], 1_000);
+        let item = main_item(&event, &state);
         let stored = parse_stored(&item)?;
         assert_eq!((stored.generation, stored.version), (3, 7));
         assert_eq!(stored.state, Some(state));

@@ -48,6 +48,10 @@ pub const PENDING_INDEX_PROJECTION: &str = "KEYS_ONLY";
 /// Name of the index of waiting visitors by join time (template.yaml).
 pub const QUEUE_INDEX: &str = "QueueByJoin";
 
+/// Name of the index of waiting visitors by rank (template.yaml): the
+/// admitter reads the front of the queue from it.
+pub const QUEUE_RANK_INDEX: &str = "QueueByRank";
+
 /// Most items one `TransactWriteItems` may hold.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
 

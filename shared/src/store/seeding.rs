@@ -1,15 +1,44 @@
-//! Seeding for the bench's sold-out phase (never reachable from a route):
-//! what is left of an event sold at once, by the same expressions a late
-//! payment uses, so the stream shows ordinary sales.
+//! Seeding for the bench (never reachable from a route): what is left of
+//! an event sold at once, by the same expressions a late payment uses, so
+//! the stream shows ordinary sales; and a queue's crowd of waiting
+//! visitors, written as joins write them, many to a request.
 
-use super::errors::conditional;
+use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+
+use super::errors::{conditional, sdk_error};
 use super::items;
 use super::items::bucket::ga_bucket_key;
 use super::items::seat::seat_key;
 use super::Store;
 use crate::domain::ga::{Bucket, PlaceSale, Take};
-use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId};
+use crate::domain::queue::queue_rank;
+use crate::domain::queue_state::Visitor;
+use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId, VisitorId};
 use crate::error::Error;
+use crate::retry::{Rounds, UNPROCESSED_KEYS_ROUNDS};
+
+/// The `i`th of a seeded crowd of early joiners (of queue `generation`,
+/// joined at `joined_at`, before `opens_at`): an id of its own and a rank
+/// spread like a draw, the same in every run.
+pub fn seeded_visitor(
+    i: u64,
+    generation: u64,
+    joined_at: Millis,
+    opens_at: Millis,
+) -> Result<Visitor, Error> {
+    Ok(Visitor {
+        visitor_id: VisitorId::parse(&format!("seeded-{i:08}"))?,
+        generation,
+        joined_at,
+        rank: queue_rank(
+            joined_at,
+            opens_at,
+            (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        ),
+        token_hash: "seeded".into(),
+        admission: None,
+    })
+}
 
 impl Store {
     /// Sells `seat` to `order` for `payment` if it is free for it (as a
@@ -72,5 +101,44 @@ impl Store {
             .send()
             .await;
         conditional(sold, "UpdateItem")
+    }
+
+    /// Writes `visitors` (at most 25, each waiting) as their joins would,
+    /// in one `BatchWriteItem`, sending again what DynamoDB left out (as a
+    /// read sends again the keys it left out).
+    pub async fn seed_waiting_visitors(
+        &self,
+        event: &EventId,
+        visitors: &[Visitor],
+    ) -> Result<(), Error> {
+        let mut writes = visitors
+            .iter()
+            .map(|v| {
+                let put = PutRequest::builder()
+                    .set_item(Some(super::visitors::visitor_item(event, v)))
+                    .build()
+                    .map_err(|e| Error::Corrupt(e.to_string()))?;
+                Ok(WriteRequest::builder().put_request(put).build())
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let mut rounds = Rounds::new("seed-visitors", UNPROCESSED_KEYS_ROUNDS);
+        while rounds.next().await.is_some() {
+            let sent = self
+                .client
+                .batch_write_item()
+                .request_items(&*self.table, std::mem::take(&mut writes))
+                .send()
+                .await
+                .map_err(|e| sdk_error("BatchWriteItem", e))?;
+            writes = sent
+                .unprocessed_items
+                .and_then(|mut left| left.remove(&*self.table))
+                .unwrap_or_default();
+            if writes.is_empty() {
+                return Ok(());
+            }
+            rounds.lost();
+        }
+        Err(rounds.spent())
     }
 }

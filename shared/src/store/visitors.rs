@@ -1,7 +1,8 @@
-//! A queue's visitors: a join (one write on the visitor's own key,
-//! its entry in the `QueueByJoin` index on one of [`QUEUE_SHARDS`]
-//! partitions), a visitor's read, the admitter's reads of each shard's
-//! newest joins, and an admission (the entry leaves the index).
+//! A queue's visitors: a join (one write on the visitor's own key, its
+//! entries in the `QueueByJoin` and `QueueByRank` indexes on one of
+//! [`QUEUE_SHARDS`] partitions), a visitor's read, the admitter's reads of
+//! each shard (joins to count, the front of the queue), and an admission
+//! (the entries leave the indexes).
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -15,7 +16,7 @@ use super::items::visitor::{
     QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_ID, VISITOR_RETENTION_SECONDS,
     WAITING_RETENTION_SECONDS,
 };
-use super::schema::{EVENT_ID, KIND, PK, QUEUE_INDEX, TOKEN_HASH, TTL};
+use super::schema::{EVENT_ID, KIND, PK, QUEUE_INDEX, QUEUE_RANK_INDEX, TOKEN_HASH, TTL};
 use super::value::{n, s, Fields, Item};
 use super::Store;
 use crate::domain::queue::QueueRank;
@@ -41,7 +42,7 @@ fn parse_rank(text: &str) -> Option<QueueRank> {
 }
 
 /// The item of a visitor: waiting (with its index entry) or admitted.
-fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
+pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
     let event_ref = EventRef::of(event);
     let mut item = visitor_key(&event_ref, &visitor.visitor_id);
     item.extend([
@@ -153,17 +154,22 @@ impl Store {
         Ok(item.as_ref().map(parse_visitor).transpose()?)
     }
 
-    /// The waiting visitors of one shard who joined from `from_ms` on, in
-    /// join order (every page).
-    pub async fn waiting_joined_since(
+    /// The joins of one shard in `[from_ms, to_ms)`, about a page of
+    /// `limit`: the ranks, and the join time up to which (exclusive) they
+    /// are every join. A page cut inside a millisecond leaves that
+    /// millisecond to the next read, which reads it whole: a shard takes
+    /// a join every millisecond at 32,000 joins a second, so a page never
+    /// stops inside one in practice, and the mark stays a plain time.
+    pub async fn joins_between(
         &self,
         event: &EventId,
         generation: u64,
         shard: u8,
-        from_ms: i64,
-    ) -> Result<Vec<IndexedVisitor>, Error> {
+        (from_ms, to_ms): (i64, i64),
+        limit: i32,
+    ) -> Result<(Vec<QueueRank>, i64), Error> {
         let shard_key = queue_shard_key(&EventRef::of(event), generation, shard);
-        let mut found = Vec::new();
+        let mut found: Vec<IndexedVisitor> = Vec::new();
         let mut start: Option<Item> = None;
         loop {
             let query = self
@@ -171,8 +177,9 @@ impl Store {
                 .query()
                 .table_name(&*self.table)
                 .index_name(QUEUE_INDEX)
+                .limit(limit)
                 .set_exclusive_start_key(start.take());
-            let page = items::visitor::joined_since(shard_key.clone(), from_ms)
+            let page = items::visitor::joined_between(shard_key.clone(), from_ms, to_ms)
                 .on_query(query)
                 .send()
                 .await
@@ -180,11 +187,46 @@ impl Store {
             for item in page.items() {
                 found.push(indexed(item)?);
             }
+            let last = found.last().map_or(from_ms, |v| v.joined_ms);
             match page.last_evaluated_key {
-                Some(key) if !key.is_empty() => start = Some(key),
-                _ => return Ok(found),
+                // More past a millisecond this page ends in: up to it.
+                Some(key) if !key.is_empty() && last == from_ms => start = Some(key),
+                Some(key) if !key.is_empty() => {
+                    found.retain(|v| v.joined_ms < last);
+                    return Ok((found.iter().map(|v| v.rank).collect(), last));
+                }
+                _ => return Ok((found.iter().map(|v| v.rank).collect(), to_ms)),
             }
         }
+    }
+
+    /// Up to `limit` waiting visitors of one shard ranked after `after`
+    /// (from the first when `None`), in queue order, and whether the index
+    /// has more past them.
+    pub async fn waiting_ranked_after(
+        &self,
+        event: &EventId,
+        generation: u64,
+        shard: u8,
+        after: Option<QueueRank>,
+        limit: i32,
+    ) -> Result<(Vec<IndexedVisitor>, bool), Error> {
+        let shard_key = queue_shard_key(&EventRef::of(event), generation, shard);
+        let query = self
+            .client
+            .query()
+            .table_name(&*self.table)
+            .index_name(QUEUE_RANK_INDEX)
+            .limit(limit);
+        let after = after.map(rank_text);
+        let page = items::visitor::ranked_after(shard_key, after.as_deref())
+            .on_query(query)
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        let found = page.items().iter().map(indexed).collect::<Result<_, _>>()?;
+        let more = page.last_evaluated_key.is_some_and(|k| !k.is_empty());
+        Ok((found, more))
     }
 
     /// Whether anyone waits in `generation`, as the index shows it: one

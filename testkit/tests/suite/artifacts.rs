@@ -60,7 +60,7 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
         Some("N"),
         "expiries compare as numbers"
     );
-    assert_eq!(spec.global_secondary_indexes.len(), 2);
+    assert_eq!(spec.global_secondary_indexes.len(), 3);
     let gsi = &spec.global_secondary_indexes[0];
     assert_eq!(gsi.index_name, store::PENDING_INDEX);
     let gsi_keys: Vec<_> = gsi
@@ -107,6 +107,30 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
             queue.projection.non_key_attributes.as_slice()
         ),
         ("INCLUDE", [store::QUEUE_RANK.to_owned()].as_slice())
+    );
+    // The same visitors by rank, on the same partitions, with their join.
+    let by_rank = &spec.global_secondary_indexes[2];
+    assert_eq!(by_rank.index_name, store::QUEUE_RANK_INDEX);
+    let rank_keys: Vec<_> = by_rank
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(
+        rank_keys,
+        [(store::QUEUE_SHARD, "HASH"), (store::QUEUE_RANK, "RANGE")]
+    );
+    assert_eq!(
+        attr_type(store::QUEUE_RANK).as_deref(),
+        Some("S"),
+        "ranks are fixed-width hex: text order is rank order"
+    );
+    assert_eq!(
+        (
+            by_rank.projection.projection_type.as_str(),
+            by_rank.projection.non_key_attributes.as_slice()
+        ),
+        ("INCLUDE", [store::QUEUE_JOIN.to_owned()].as_slice())
     );
     let ttl = spec.time_to_live_specification.as_ref().unwrap();
     assert_eq!(

@@ -21,6 +21,7 @@ mod openapi;
 mod orders;
 mod publish;
 mod queue;
+mod queue_flood;
 mod queue_races;
 mod round_trips;
 mod seat_map;

@@ -63,6 +63,10 @@ pub(in crate::store) const WAITING: &str = "waiting";
 
 pub(in crate::store) const CHECKPOINTS: &str = "checkpoints";
 
+/// The admitter's counts of joins: on the main item only, which it alone
+/// reads (visitors read the copies).
+pub(in crate::store) const JOIN_COUNTS: &str = "joinCounts";
+
 pub(in crate::store) const EVENTS: &str = "events";
 
 // ----- expressions ---------------------------------------------------------

@@ -30,10 +30,10 @@ pub(in crate::store) fn visitor_of_key(pk: &str) -> Option<VisitorId> {
     VisitorId::parse(rest.split_once('#')?.1).ok()
 }
 
-/// A queue's waiting visitors spread over this many index partitions: a
-/// join writes one entry and an admission removes it, so 32 shards take
-/// 32,000 joins a second before any reaches a partition's 1,000 write
-/// units (docs/SCALE.md measures it).
+/// A queue's waiting visitors spread over this many partitions of each
+/// queue index: a join writes one entry in each and an admission removes
+/// them, so 32 shards take 32,000 joins a second before any reaches a
+/// partition's 1,000 write units (docs/SCALE.md measures it).
 pub const QUEUE_SHARDS: u8 = 32;
 
 /// The index partition of a waiting visitor: `QWAIT#{ref}#{generation}#{shard}`.
@@ -48,10 +48,12 @@ pub fn visitor_shard(visitor: &VisitorId) -> u8 {
 
 pub const QUEUE_SHARD: &str = "queueShard";
 
+/// The join index's sort key (the rank index carries it): the admitter
+/// counts joins by it, and an admission's eligibility starts at it.
 pub const QUEUE_JOIN: &str = "queueJoin";
 
-/// The one attribute the queue's index carries besides its keys: the
-/// admitter orders visitors by it.
+/// The rank index's sort key (the join index carries it): the queue's
+/// order, 32 hex digits so text order is rank order.
 pub const QUEUE_RANK: &str = "queueRank";
 
 /// A visitor's item outlives its admission (or its join, if never
@@ -142,4 +144,28 @@ pub(in crate::store) fn joined_since(shard: String, from_ms: i64) -> Expression 
         .name("#join", QUEUE_JOIN)
         .value(":shard", s(shard))
         .value(":from", n(from_ms))
+}
+
+/// A join-index entry's key condition: shard `shard`, joined in
+/// `[from_ms, to_ms)`.
+pub(in crate::store) fn joined_between(shard: String, from_ms: i64, to_ms: i64) -> Expression {
+    Expression::key_condition("#shard = :shard AND #join BETWEEN :from AND :last")
+        .name("#shard", QUEUE_SHARD)
+        .name("#join", QUEUE_JOIN)
+        .value(":shard", s(shard))
+        .value(":from", n(from_ms))
+        .value(":last", n(to_ms.saturating_sub(1)))
+}
+
+/// A rank-index entry's key condition: shard `shard`, ranked after `after`
+/// (from the first when `None`).
+pub(in crate::store) fn ranked_after(shard: String, after: Option<&str>) -> Expression {
+    match after {
+        Some(after) => Expression::key_condition("#shard = :shard AND #rank > :after")
+            .name("#rank", QUEUE_RANK)
+            .value(":after", s(after)),
+        None => Expression::key_condition("#shard = :shard"),
+    }
+    .name("#shard", QUEUE_SHARD)
+    .value(":shard", s(shard))
 }

@@ -1,0 +1,231 @@
+//! The front of each shard of a queue, read from the `QueueByRank` index
+//! and kept between ticks, and the head they make together: every waiting
+//! visitor ranked before the first rank some shard has not read, in queue
+//! order. Each front holds at most a page, so the admitter's memory
+//! follows the pace, never the queue's length.
+
+use std::collections::{BTreeMap, HashMap};
+
+use futures_util::future::join_all;
+
+use super::SETTLE_MS;
+use crate::domain::queue::{first_rank_joined_at, joined_at_of, QueueRank, QueueSettings};
+use crate::domain::queue_counts::JoinCounts;
+use crate::domain::queue_state::{Head, QueueState, WaitingVisitor, CATCH_UP_US};
+use crate::domain::{EventId, Millis};
+use crate::error::Error;
+use crate::store::{IndexedVisitor, QUEUE_SHARDS};
+use crate::App;
+
+/// A front is never kept shorter than this: at a slow pace a page of
+/// twice this (a few KB) covers many seconds of admissions.
+const MIN_FRONT: usize = 16;
+
+/// The front of one shard of the queue, as read from the rank index.
+#[derive(Debug, Default)]
+pub(super) struct ShardFront {
+    pub(super) waiting: BTreeMap<QueueRank, IndexedVisitor>,
+    /// The last rank read, and whether the index had more past it (or
+    /// the front let some go).
+    read_to: Option<QueueRank>,
+    more: bool,
+}
+
+/// Every shard's front.
+pub(super) fn empty_fronts() -> Vec<ShardFront> {
+    (0..QUEUE_SHARDS).map(|_| ShardFront::default()).collect()
+}
+
+/// Visitors each shard's front should hold at this pace: the most a tick
+/// admits (a late one catches up on a second's slots), spread over the
+/// shards, twice over. A front is read again when it holds fewer, a page
+/// of twice as many.
+fn front_size(settings: &QueueSettings) -> usize {
+    let tick_ms = super::TICK_MS + (CATCH_UP_US / 1_000).unsigned_abs();
+    let most = (settings.per_second() * tick_ms).div_ceil(1_000);
+    let per_shard = 2 * most.div_ceil(u64::from(QUEUE_SHARDS));
+    usize::try_from(per_shard).map_or(usize::MAX, |n| n.max(MIN_FRONT))
+}
+
+/// Where a shard is read from this tick, if at all: from the first while
+/// the early joiners' entries may still be showing (just after the
+/// opening); a little back from its last read when the index had nothing
+/// past it (a later joiner's entry may show late); past its last read
+/// when its front runs short.
+fn read_from(front: &ShardFront, settling: bool, size: usize) -> Option<Option<QueueRank>> {
+    if settling {
+        return Some(None);
+    }
+    if !front.more {
+        return Some(front.read_to.map(|rank| match joined_at_of(rank) {
+            Some(joined) => QueueRank(first_rank_joined_at(joined - SETTLE_MS).0.saturating_sub(1)),
+            None => rank,
+        }));
+    }
+    (front.waiting.len() < size).then_some(front.read_to)
+}
+
+impl ShardFront {
+    /// Takes in a page read from the index: `more` if it had more past
+    /// it. Visitors admitted here lately (the index may still show them)
+    /// stay out, and the front keeps at most `limit`: past that the
+    /// highest ranks go, to be read again when the front runs short.
+    fn absorb(
+        &mut self,
+        found: Vec<IndexedVisitor>,
+        more: bool,
+        admitted: &HashMap<QueueRank, i64>,
+        limit: usize,
+    ) {
+        // A full page that ends before the last read (a read from a little
+        // back) knows up to its end only.
+        self.read_to = match found.last() {
+            Some(last) if more => Some(last.rank),
+            Some(last) => self.read_to.max(Some(last.rank)),
+            None => self.read_to,
+        };
+        self.more = more;
+        for visitor in found {
+            if !admitted.contains_key(&visitor.rank) {
+                self.waiting.insert(visitor.rank, visitor);
+            }
+        }
+        if let Some(&cut) = self.waiting.keys().nth(limit) {
+            self.waiting.split_off(&cut);
+            self.more = true;
+            self.read_to = self.waiting.keys().next_back().copied();
+        }
+    }
+}
+
+/// Reads the fronts that need it and returns the queue's head.
+pub(super) async fn read_fronts(
+    app: &App,
+    event: &EventId,
+    mirror: &mut super::Mirror,
+    state: &QueueState,
+    now: Millis,
+) -> Result<Head, Error> {
+    let settling = now.0 < state.settings.opens_at.0 + SETTLE_MS;
+    let size = front_size(&state.settings);
+    let limit = 2 * size;
+    let generation = mirror.generation;
+    let reads = (0..QUEUE_SHARDS).filter_map(|shard| {
+        let from = read_from(&mirror.shards[usize::from(shard)], settling, size)?;
+        let page = i32::try_from(limit).unwrap_or(i32::MAX);
+        Some(async move {
+            let read = app
+                .store
+                .waiting_ranked_after(event, generation, shard, from, page)
+                .await;
+            (usize::from(shard), read)
+        })
+    });
+    for (shard, read) in join_all(reads).await {
+        let (found, more) = read?;
+        let front = &mut mirror.shards[shard];
+        if settling {
+            *front = ShardFront::default();
+        }
+        front.absorb(found, more, &mirror.admitted, limit);
+    }
+    Ok(head_of(
+        &mirror.shards,
+        &state.counts,
+        state.settings.opens_us(),
+        size,
+    ))
+}
+
+/// The head across the shards' fronts, at most `size` from each.
+fn head_of(shards: &[ShardFront], counts: &JoinCounts, opens_us: i64, size: usize) -> Head {
+    // Known up to the lowest last read of a shard with more past it, or of
+    // a front longer than the part taken from it.
+    let mut known_to = QueueRank(u128::MAX);
+    let mut whole = true;
+    for front in shards {
+        if front.more {
+            whole = false;
+            if let Some(read_to) = front.read_to {
+                known_to = known_to.min(QueueRank(read_to.0.saturating_add(1)));
+            }
+        }
+        if let Some(rank) = front.waiting.keys().nth(size) {
+            whole = false;
+            known_to = known_to.min(*rank);
+        }
+    }
+    let mut visitors: Vec<WaitingVisitor> = shards
+        .iter()
+        .enumerate()
+        .flat_map(|(shard, front)| {
+            front
+                .waiting
+                .range(..known_to)
+                .map(move |(rank, v)| WaitingVisitor {
+                    rank: *rank,
+                    eligible_us: (v.joined_ms * 1_000).max(opens_us),
+                    counted: counts.is_counted(shard, v.joined_ms),
+                })
+        })
+        .collect();
+    visitors.sort_by_key(|v| v.rank);
+    Head {
+        visitors,
+        known_to,
+        whole,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::VisitorId;
+
+    fn visitor(rank: u128) -> IndexedVisitor {
+        IndexedVisitor {
+            visitor_id: VisitorId::parse(&format!("v{rank}")).unwrap(),
+            rank: QueueRank(rank),
+            joined_ms: 5,
+        }
+    }
+
+    #[test]
+    fn a_front_keeps_a_page_and_knows_up_to_what_it_kept() {
+        let mut front = ShardFront::default();
+        let none = HashMap::new();
+        front.absorb((1..=4).map(visitor).collect(), true, &none, 8);
+        assert_eq!((front.read_to, front.more), (Some(QueueRank(4)), true));
+        // The index had nothing past 9: read to its end.
+        front.absorb((5..=9).map(visitor).collect(), false, &none, 8);
+        // Nine is more than a page: the highest goes, to be read again.
+        assert_eq!(front.waiting.len(), 8);
+        assert_eq!((front.read_to, front.more), (Some(QueueRank(8)), true));
+        // A full page from a little back knows up to its own end only.
+        let mut front = ShardFront::default();
+        front.absorb((1..=6).map(visitor).collect(), false, &none, 8);
+        front.absorb((2..=4).map(visitor).collect(), true, &none, 8);
+        assert_eq!(
+            (front.read_to, front.waiting.len()),
+            (Some(QueueRank(4)), 6)
+        );
+        // One admitted here lately stays out.
+        let admitted = HashMap::from([(QueueRank(7), 0)]);
+        front.absorb(vec![visitor(7)], false, &admitted, 8);
+        assert!(!front.waiting.contains_key(&QueueRank(7)));
+    }
+
+    #[test]
+    fn the_head_ends_where_a_shard_has_not_read() {
+        let none = HashMap::new();
+        let mut shards = empty_fronts();
+        shards[0].absorb([1, 4, 9].map(visitor).to_vec(), true, &none, 8);
+        shards[1].absorb([2, 3, 12].map(visitor).to_vec(), false, &none, 8);
+        let head = head_of(&shards, &JoinCounts::default(), 0, 8);
+        let ranks: Vec<u128> = head.visitors.iter().map(|v| v.rank.0).collect();
+        assert_eq!(ranks, [1, 2, 3, 4, 9], "12 is past shard 0's last read");
+        assert_eq!((head.known_to, head.whole), (QueueRank(10), false));
+        shards[0].more = false;
+        assert!(head_of(&shards, &JoinCounts::default(), 0, 8).whole);
+    }
+}

@@ -1,0 +1,414 @@
+//! The admitter: every [`TICK_MS`] it looks at each queue, counts the
+//! joins that settled since its last look (each shard of the join index,
+//! from where the counts say it stopped), reads the front of the queue
+//! from the rank index, asks the domain who is due ([`plan_tick`]), writes
+//! the queue's new state over the version it read (so two admitters at
+//! once never both admit) and then gives each due visitor its admission.
+//! Between ticks it keeps only the front of each shard (its mirror): a
+//! tick's reads and its memory follow the pace, never the queue's length,
+//! and a cold admitter starts from the counts on the queue's item.
+//!
+//! On AWS it runs in the admitter function, started every minute by an
+//! EventBridge schedule and ticking for that minute; `make dev` runs it
+//! in the dev server. Tests call [`Admitter::tick`] with their own clock.
+
+mod fronts;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde::Serialize;
+
+use crate::domain::queue::{admission_expires_at, Inventory, QueueRank};
+use crate::domain::queue_counts::JoinCounts;
+use crate::domain::queue_state::{
+    inventory_of, plan_tick, Admission, Head, QueueState, WaitingVisitor,
+};
+use crate::domain::{EventId, Millis};
+use crate::error::Error;
+use crate::store::{IndexedVisitor, QUEUE_SHARDS};
+use crate::App;
+use fronts::{empty_fronts, read_fronts, ShardFront};
+
+/// How often the admitter looks at each queue: a quarter of the second
+/// the contract allows a visitor's reply to lag.
+pub const TICK_MS: u64 = 250;
+/// An index entry shows up a moment after its write (the indexes are
+/// eventually consistent), far sooner than this: joins are counted once
+/// this old, and a shard read to its end is read again from this far
+/// back in join time.
+pub const SETTLE_MS: i64 = 2_000;
+/// Joins counted per shard and tick, at most (a page): an admitter that
+/// was away catches up over a few ticks instead of in one long one.
+pub const COUNT_PAGE: i32 = 1_000;
+/// Admissions written at once.
+const ADMISSIONS_IN_FLIGHT: usize = 64;
+/// A visitor admitted here is kept out of the fronts this long: its index
+/// entries have surely gone by then (twice the settling, twice over).
+const ADMITTED_MEMORY_MS: i64 = 4 * SETTLE_MS;
+
+/// What the admitter knows of one queue between ticks.
+#[derive(Debug, Default)]
+struct Mirror {
+    generation: u64,
+    shards: Vec<ShardFront>,
+    /// Visitors this admitter admitted lately (their rank, and when): the
+    /// index may still show them for a moment.
+    admitted: HashMap<QueueRank, i64>,
+    /// The state version this admitter last wrote or found unchanged:
+    /// another version means another writer came between (an admitter
+    /// overlapping this one, or this instance's last run a minute ago),
+    /// and the fronts are read afresh.
+    version: Option<i64>,
+    /// The state version this admitter last put on the copies.
+    copied: Option<i64>,
+    /// Counted visitors admitted less those the last commit counted out
+    /// (a planned visitor refused, its slot given to the next one): added
+    /// to the counts at the next commit, so the count does not drift.
+    correction: i64,
+}
+
+impl Mirror {
+    fn new(generation: u64) -> Self {
+        Self {
+            generation,
+            shards: empty_fronts(),
+            ..Self::default()
+        }
+    }
+}
+
+/// One tick's outcome for one queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickSummary {
+    pub status: &'static str,
+    /// Admissions given this tick.
+    pub admitted: u64,
+    pub waiting: u64,
+    /// Whether this tick's state was written (another writer came first
+    /// otherwise, and the next tick tries again).
+    pub committed: bool,
+}
+
+/// What one run of the admitter did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmitterRun {
+    pub ticks: u64,
+    /// Queues visited at the last tick.
+    pub queues: usize,
+    pub admitted: u64,
+}
+
+/// The admitter's memory of every queue it visits.
+#[derive(Debug, Default)]
+pub struct Admitter {
+    mirrors: HashMap<EventId, Mirror>,
+}
+
+impl Admitter {
+    /// Visitors this admitter holds in memory, over every queue: the
+    /// shards' fronts and the recently admitted.
+    pub fn held(&self) -> usize {
+        self.mirrors
+            .values()
+            .map(|m| m.admitted.len() + m.shards.iter().map(|f| f.waiting.len()).sum::<usize>())
+            .sum()
+    }
+
+    /// One tick of `event`'s queue at `now`.
+    pub async fn tick(
+        &mut self,
+        app: &App,
+        event: &EventId,
+        now: Millis,
+    ) -> Result<TickSummary, Error> {
+        let Some(read) = app.store.read_queue(event).await?.and_then(|q| q.state) else {
+            self.mirrors.remove(event);
+            return Ok(TickSummary::default());
+        };
+        let mirror = self.mirrors.entry(event.clone()).or_default();
+        if mirror.generation != read.generation || mirror.shards.is_empty() {
+            *mirror = Mirror::new(read.generation);
+        }
+        if mirror.version.is_some_and(|v| v != read.version) {
+            mirror.shards = empty_fronts();
+        }
+        mirror
+            .admitted
+            .retain(|_, at| now.0 - *at < ADMITTED_MEMORY_MS);
+        let mut state = read.clone();
+        // SOLD_OUT is final: nobody is counted, placed or admitted again.
+        let sold_out = read.inventory == Inventory::AllSold;
+        if !sold_out {
+            state.counts = count_joins(app, event, &read, now).await?;
+            state.counts.admitted = state
+                .counts
+                .admitted
+                .saturating_add_signed(mirror.correction);
+        }
+        // Before the opening nobody is admitted: the counts alone place
+        // everyone, and the fronts are read from the opening on.
+        let head = if now >= read.settings.opens_at && !sold_out {
+            read_fronts(app, event, mirror, &state, now).await?
+        } else {
+            Head::default()
+        };
+        let inventory = inventory(app, event, now).await?;
+        let plan = plan_tick(&state, &head, inventory, now);
+        let mut summary = TickSummary {
+            status: plan.status.as_str(),
+            admitted: 0,
+            waiting: plan.state.waiting,
+            committed: false,
+        };
+        if write_state(app, event, mirror, &read, &plan.state).await? {
+            summary.committed = true;
+            mirror.correction = 0;
+            summary.admitted =
+                admit(app, event, &plan.state, mirror, &head, &plan.slots, now).await?;
+        }
+        Ok(summary)
+    }
+
+    /// A tick of every queue, one after another.
+    pub async fn tick_all(
+        &mut self,
+        app: &App,
+        now: Millis,
+    ) -> Result<Vec<(EventId, TickSummary)>, Error> {
+        let events = app.store.queued_events().await?;
+        self.mirrors.retain(|event, _| events.contains(event));
+        let mut summaries = Vec::new();
+        for event in events {
+            match self.tick(app, &event, now).await {
+                Ok(summary) => summaries.push((event, summary)),
+                Err(e) => tracing::warn!(event = %event, error = %e, "queue tick failed"),
+            }
+        }
+        // One data point per tick over every queue: a paused one is never
+        // hidden behind the next queue's value.
+        crate::metrics::queue_tick(
+            summaries.iter().map(|(_, s)| s.admitted).sum(),
+            summaries.iter().map(|(_, s)| s.waiting).sum(),
+            summaries.iter().any(|(_, s)| s.status == "PAUSED"),
+        );
+        Ok(summaries)
+    }
+
+    /// Ticks every queue every [`TICK_MS`] for `how_long` (the admitter
+    /// function's minute): how many ticks, and admissions given.
+    pub async fn run_for(&mut self, app: &App, how_long: Duration) -> AdmitterRun {
+        let until = tokio::time::Instant::now() + how_long;
+        let mut tick = tokio::time::interval(Duration::from_millis(TICK_MS));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut run = AdmitterRun::default();
+        while tokio::time::Instant::now() < until {
+            tick.tick().await;
+            match self.tick_all(app, crate::world::now()).await {
+                Ok(summaries) => {
+                    run.ticks += 1;
+                    run.queues = summaries.len();
+                    run.admitted += summaries.iter().map(|(_, s)| s.admitted).sum::<u64>();
+                }
+                Err(e) => tracing::warn!(error = %e, "admitter tick failed"),
+            }
+            crate::metrics::flush();
+        }
+        run
+    }
+}
+
+/// Writes the tick's `next` state over the one it `read`: whether it did
+/// (another writer came first otherwise, or nothing changed).
+async fn write_state(
+    app: &App,
+    event: &EventId,
+    mirror: &mut Mirror,
+    read: &QueueState,
+    next: &QueueState,
+) -> Result<bool, Error> {
+    // Nothing changed: no write, so the state's version only moves when
+    // something did (a joiner admitted on the spot writes over the version
+    // it read, and an idle queue costs no writes).
+    let unchanged = QueueState {
+        version: read.version,
+        ..next.clone()
+    } == *read;
+    if unchanged {
+        // Someone else wrote the state since this admitter's last look (a
+        // joiner admitted on the spot writes only the main item): the
+        // copies catch up, so readers see it and joiners elsewhere stop
+        // racing over a version that is gone.
+        if mirror.copied != Some(read.version) && app.store.copy_queue_state(event, read).await {
+            mirror.copied = Some(read.version);
+        }
+        mirror.version = Some(read.version);
+        return Ok(false);
+    }
+    match app
+        .store
+        .commit_queue_state(event, next, read.version)
+        .await?
+    {
+        Some(copied) => {
+            mirror.copied = copied.then_some(next.version);
+            mirror.version = Some(next.version);
+            Ok(true)
+        }
+        // Another writer came first: what this admitter holds may be stale.
+        None => {
+            mirror.shards = empty_fronts();
+            mirror.version = None;
+            Ok(false)
+        }
+    }
+}
+
+/// The counts once every shard's joins that settled since its last
+/// count are counted (a page per shard at most). A shard where no join
+/// settled keeps its mark, so an idle queue's state does not change.
+async fn count_joins(
+    app: &App,
+    event: &EventId,
+    state: &QueueState,
+    now: Millis,
+) -> Result<JoinCounts, Error> {
+    let settled = now.0 - SETTLE_MS;
+    let counts = &state.counts;
+    let reads = (0..QUEUE_SHARDS).map(|shard| {
+        let from = counts.counted_to(usize::from(shard));
+        async move {
+            if from >= settled {
+                return Ok((Vec::new(), from));
+            }
+            app.store
+                .joins_between(event, state.generation, shard, (from, settled), COUNT_PAGE)
+                .await
+        }
+    });
+    let mut counts = counts.clone();
+    for (shard, read) in join_all(reads).await.into_iter().enumerate() {
+        let (ranks, to) = read?;
+        // A page cut short moves the mark even when all it read was one
+        // millisecond (left to the next read); an empty window does not.
+        if !ranks.is_empty() || to < settled {
+            counts.record(shard, ranks, to);
+        }
+    }
+    Ok(counts)
+}
+
+/// What the event has left, from its seat map (cached about a second).
+async fn inventory(app: &App, event: &EventId, now: Millis) -> Result<Inventory, Error> {
+    let Some(plan) = app.store.get_event(&app.memory, event).await? else {
+        return Ok(Inventory::Available);
+    };
+    let (_, read) = app.store.seat_map_rows(&app.memory, &plan).await?;
+    let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
+    Ok(inventory_of(&map, &read.buckets))
+}
+
+/// Gives each slot to the next visitor of the head, a few at a time; the
+/// number given. A visitor that is no longer waiting (another admitter's
+/// run, overlapping this one, admitted it a moment ago, and the index
+/// still showed it) is dropped from the mirror and its slot goes to the
+/// next one: the state just committed counts every slot, so a slot left
+/// empty would be a lost place in the pace and an `admitted` that
+/// overcounts. A visitor whose admission failed goes back to its front.
+async fn admit(
+    app: &App,
+    event: &EventId,
+    state: &QueueState,
+    mirror: &mut Mirror,
+    head: &Head,
+    slots: &[i64],
+    now: Millis,
+) -> Result<u64, Error> {
+    let planned = head.visitors.iter().take(slots.len());
+    let mut correction = -(planned.filter(|w| w.counted).count() as i64);
+    let mut next = head.visitors.iter();
+    let mut open: Vec<i64> = slots.to_vec();
+    let (mut given, mut failed) = (0, None);
+    while !open.is_empty() && failed.is_none() {
+        let mut batch = Vec::new();
+        for &slot in open.iter().take(ADMISSIONS_IN_FLIGHT) {
+            let Some(taken) = next.by_ref().find_map(|w| take(&mut mirror.shards, w)) else {
+                break;
+            };
+            batch.push((taken, slot));
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let results = join_all(
+            batch
+                .iter()
+                .map(|((_, visitor, _), slot)| admit_one(app, event, state, visitor, *slot, now)),
+        )
+        .await;
+        let mut refused = Vec::new();
+        let taken = batch.len();
+        for (((shard, visitor, counted), slot), result) in batch.into_iter().zip(results) {
+            match result {
+                Ok(was_waiting) => {
+                    if was_waiting {
+                        given += 1;
+                        correction += i64::from(counted);
+                    } else {
+                        refused.push(slot);
+                    }
+                    mirror.admitted.insert(visitor.rank, now.0);
+                }
+                Err(e) => {
+                    mirror.shards[shard].waiting.insert(visitor.rank, visitor);
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        refused.extend_from_slice(&open[taken..]);
+        open = refused;
+    }
+    mirror.correction += correction;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(given),
+    }
+}
+
+/// Takes the head's visitor `w` out of its shard's front: its shard, the
+/// visitor, and whether it is counted.
+fn take(shards: &mut [ShardFront], w: &WaitingVisitor) -> Option<(usize, IndexedVisitor, bool)> {
+    shards.iter_mut().enumerate().find_map(|(shard, front)| {
+        front
+            .waiting
+            .remove(&w.rank)
+            .map(|visitor| (shard, visitor, w.counted))
+    })
+}
+
+/// One visitor's admission at `slot` (µs): whether it was still waiting.
+async fn admit_one(
+    app: &App,
+    event: &EventId,
+    state: &QueueState,
+    visitor: &IndexedVisitor,
+    slot: i64,
+    now: Millis,
+) -> Result<bool, Error> {
+    let q = &state.settings;
+    let random = crate::world::random_u128()
+        .ok_or_else(|| Error::Corrupt("no randomness for an admission id".into()))?;
+    let admission = Admission {
+        admission_id: format!("{random:032x}"),
+        slot_us: slot,
+        given_at: now,
+        expires_at: admission_expires_at(slot, now, q.admission_seconds),
+        orders_allowed: q.orders_per_admission,
+    };
+    app.store
+        .admit_visitor(event, &visitor.visitor_id, state.generation, &admission)
+        .await
+}
