@@ -24,9 +24,11 @@ mod cold_start;
 mod crowd;
 pub mod crowd_projection;
 mod demand;
+mod flood;
 mod fragmented;
 mod fresh;
 mod ga;
+pub mod heap;
 mod onsale;
 mod ops;
 mod pricing;
@@ -194,7 +196,7 @@ async fn reply(
     (status, json)
 }
 
-fn unique(prefix: &str) -> String {
+pub(crate) fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
 
@@ -237,7 +239,7 @@ pub async fn run(
 /// requests or recording them for pricing. Only the on-sale reads the
 /// stream: every other table goes without it (see
 /// TableSpec::without_stream).
-async fn new_app(
+pub(crate) async fn new_app(
     endpoint: &str,
     counter: Option<RequestCounter>,
     recorder: Option<crate::capacity::CapacityRecorder>,
@@ -494,14 +496,31 @@ async fn crowds(
     .await?;
 
     progress("best-available on a fragmented stadium (every tenth seat held, priced)");
-    report.rows.push(fragmented_stadium(endpoint, sizes).await?);
+    report.rows.push(fragmented_stadium(sizes).await?);
+    progress("the admitter with a crowd waiting (seeded, each tick priced, the heap counted)");
+    report.rows.push(admitter_flood(sizes).await?);
     Ok(())
 }
 
-/// best-available on a fragmented stadium, on a table of its own (with the
-/// stream): its row. `--only fragmented` runs it alone.
-pub async fn fragmented_stadium(endpoint: &str, sizes: Sizes) -> Result<Row, String> {
+/// best-available on a fragmented stadium, on a DynamoDB Local of its own
+/// (with the stream: a table after the on-sale's would run slow): its row.
+/// `--only fragmented` runs it alone.
+pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
+    let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
+    let dynamodb = local::dynamodb_local::DynamoDbLocal::start(
+        port,
+        "a free port",
+        local::dynamodb_local::Storage::InMemory,
+    )
+    .map_err(|e| e.to_string())?;
+    let endpoint = dynamodb.endpoint();
     let recorder = crate::capacity::CapacityRecorder::new();
-    let app = new_app(endpoint, None, Some(recorder.clone()), true).await?;
-    fragmented::fragmented_best_available(&app, endpoint, &recorder, sizes.fragmented).await
+    let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
+    fragmented::fragmented_best_available(&app, &endpoint, &recorder, sizes.fragmented).await
+}
+
+/// The admitter with a crowd already waiting (each queue on a DynamoDB
+/// Local of its own): its row. `--only flood` runs it alone.
+pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {
+    flood::flood(sizes.flood).await
 }

@@ -4,6 +4,7 @@
 use crate::best::BestAvailableStampede;
 use crate::crowd::OneSeatStampede;
 use crate::demand::DemandModel;
+use crate::flood::Flood;
 use crate::fragmented::FragmentedStadium;
 use crate::ga::GaStampede;
 use crate::queue_model::QueueModel;
@@ -27,6 +28,8 @@ pub struct Sizes {
     pub best_available: BestAvailableStampede,
     /// best-available on a stadium with every tenth seat held.
     pub fragmented: FragmentedStadium,
+    /// The admitter with a crowd already waiting.
+    pub flood: Flood,
     pub ga: GaStampede,
     pub one_seat: OneSeatStampede,
     pub queue: QueueModel,
@@ -83,6 +86,13 @@ impl Sizes {
                 seats_per_row: 50,
                 requests: 1_000,
                 in_flight: 64,
+            },
+            flood: Flood {
+                waiting: 1_000_000,
+                // More than the ticks admit (11,001), so it never runs dry.
+                short: 20_000,
+                ticks: 40,
+                per_minute: 60_000,
             },
             ga: GaStampede {
                 capacity: 2_000,
@@ -146,6 +156,12 @@ impl Sizes {
                 seats_per_row: 20,
                 requests: 100,
                 in_flight: 16,
+            },
+            flood: Flood {
+                waiting: 20_000,
+                short: 5_000,
+                ticks: 8,
+                per_minute: 60_000,
             },
             ga: GaStampede {
                 capacity: 100,

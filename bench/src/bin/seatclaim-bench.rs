@@ -9,21 +9,25 @@ use std::fmt::Write as _;
 use bench::{ColdStart, Report, Sizes};
 use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
 
+/// The heap counted: the admitter's flood scenario reports its peak.
+#[global_allocator]
+static HEAP: bench::heap::Counting = bench::heap::Counting;
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
-    // `--only fragmented`: that scenario alone, printed, nothing written (to
-    // try a change at full size without the whole run).
+    // `--only fragmented` or `--only flood`: that scenario alone, printed,
+    // nothing written (to try a change at full size without the whole run).
     let only = args
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1));
     let done = match only.map(String::as_str) {
         None => run(smoke).await,
-        Some("fragmented") => fragmented_alone(smoke).await,
+        Some(scenario @ ("fragmented" | "flood")) => alone(scenario, smoke).await,
         Some(other) => Err(format!(
-            "--only knows one scenario, fragmented, not {other}"
+            "--only knows two scenarios, fragmented and flood, not {other}"
         )),
     };
     if let Err(e) = done {
@@ -32,12 +36,12 @@ async fn main() {
     }
 }
 
-async fn fragmented_alone(smoke: bool) -> Result<(), String> {
+async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
     let sizes = if smoke { Sizes::smoke() } else { Sizes::full() };
-    let port = free_port().map_err(|e| e.to_string())?;
-    let dynamodb =
-        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
-    let row = bench::fragmented_stadium(&dynamodb.endpoint(), sizes).await?;
+    let row = match scenario {
+        "flood" => bench::admitter_flood(sizes).await?,
+        _ => bench::fragmented_stadium(sizes).await?,
+    };
     println!("{}\n{}", row.scenario, row.correctness);
     match row.ok {
         true => Ok(()),
