@@ -187,11 +187,20 @@ pub fn event_source_statements(doc: &Yaml) -> BTreeMap<String, Vec<(Vec<String>,
         .collect()
 }
 
-fn resource(function: &str, statement: &Yaml) -> String {
-    match &statement["Resource"] {
-        Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
-        other => panic!("{function}: a resource must be named by the template (the table, its index, the bus, the stream, a queue), got {other:?}"),
+/// A tagged value as the template writes it (`!GetAtt SeatsTable.Arn`),
+/// as text: how the tests name a resource, a role or an ARN.
+pub fn tagged_text(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::Tagged(t) => Some(format!("{} {}", t.tag, t.value.as_str().unwrap_or("?"))),
+        _ => None,
     }
+}
+
+fn resource(function: &str, statement: &Yaml) -> String {
+    let resource = &statement["Resource"];
+    tagged_text(resource).unwrap_or_else(|| {
+        panic!("{function}: a resource must be named by the template (the table, its index, the bus, the stream, a queue), got {resource:?}")
+    })
 }
 
 /// Every function's statements for its handlers' calls in template.yaml,

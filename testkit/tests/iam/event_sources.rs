@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use serde_yaml_ng::Value as Yaml;
-use testkit::iam::{event_source_statements, functions, template};
+use testkit::iam::{event_source_statements, functions, tagged_text, template};
 
 const STREAM: &str = "!GetAtt SeatsTable.StreamArn";
 const STREAM_ACTIONS: [&str; 4] = [
@@ -19,10 +19,7 @@ const STREAM_ACTIONS: [&str; 4] = [
 ];
 
 fn tagged(v: &Yaml) -> String {
-    match v {
-        Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
-        other => panic!("expected a !GetAtt, got {other:?}"),
-    }
+    tagged_text(v).unwrap_or_else(|| panic!("expected a !GetAtt, got {v:?}"))
 }
 
 #[test]

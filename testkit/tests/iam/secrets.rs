@@ -9,14 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_yaml_ng::Value as Yaml;
 use shared::secrets::{arn_variable, SECRET_VARIABLES};
-use testkit::iam::{functions, secret_grants, template};
+use testkit::iam::{functions, secret_grants, tagged_text, template};
 
 fn text(v: &Yaml) -> String {
-    match v {
-        Yaml::Tagged(t) => format!("{} {}", t.tag, t.value.as_str().unwrap_or("?")),
-        Yaml::String(s) => s.clone(),
-        other => format!("{other:?}"),
-    }
+    tagged_text(v)
+        .or_else(|| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{v:?}"))
 }
 
 /// Every `Environment` of the template: (whose, its variables).
