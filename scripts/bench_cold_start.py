@@ -260,14 +260,21 @@ def warm_up_store(server, seats, rounds=5):
             sys.exit(f"warm-up confirm answered {resp.status}")
 
 
+# Section A is best-available's (events/best-available.json): rows short
+# enough to read within its bound of store requests (docs/API.md,
+# "best-available's bounds"). The seats handed out one by one are section
+# B's, one long row, so best-available never takes one of them.
+SEATS_PER_ROW = 50
+
+
 class Seats:
-    """Hands out fresh seats of section A, row 1, and orders with room."""
+    """Hands out fresh seats of section B, and orders with room."""
 
     def __init__(self, server):
         self.server, self.next_seat, self.current, self.used = server, 1, None, SEATS_PER_ORDER
 
     def seat(self):
-        seat = f"A-1-{self.next_seat}"
+        seat = f"B-1-{self.next_seat}"
         self.next_seat += 1
         return seat
 
@@ -313,10 +320,10 @@ def prepare(fn, seats, run_id, i, shared_order):
     if fn in ("extend-order", "cancel-order", "best-available", "hold-ga"):
         order, token = seats.server.order()  # a fresh order per run
         return event_payload(fn, order, token)
-    if fn in ("get-seat", "drop-seat", "confirm"):
+    if fn in ("get-seat", PYTHON_FN, "drop-seat", "confirm"):
         order, token = seats.server.order()  # a fresh order per run
         seat = seats.seat()
-        if fn != "get-seat":
+        if fn not in ("get-seat", PYTHON_FN):
             seats.server.hold(order, token, seat)
         return event_payload(fn, order, token, seat)
     # Any other function: its events/ sample as it is, on the example event.
@@ -874,7 +881,9 @@ def main():
         needed = args.runs * 4 + (args.warm + 1) * 2 + 20
         server.must(201, "PUT", f"/events/{EVENT}",
                     {"name": "Cold", "sections": [
-                        {"sectionId": "A", "rows": [{"row": "1", "count": max(1000, needed)}]},
+                        {"sectionId": "A", "rows": [
+                            {"row": str(r + 1), "count": SEATS_PER_ROW} for r in range(10)]},
+                        {"sectionId": "B", "rows": [{"row": "1", "count": max(1000, needed)}]},
                         # hold-ga's events/ file holds places of FLOOR: without
                         # the section every cold start would be a 404.
                         {"sectionId": "FLOOR", "capacity": max(1000, needed)}]})

@@ -5,14 +5,17 @@ Emulator as the Rust binaries, through the Python runtime interface client:
 `aws-lambda-rie-x86_64 ... python -m awslambdaric handler.handler`.
 
 It does what the Rust get-seat does (shared/src/store/holds.rs `claim_seat`,
-keys from shared/src/store/items/seat.rs): one
-`TransactWriteItems` with no read before it: the conditional claim on the
+keys from shared/src/store/items/seat.rs): the hold token's MAC checked
+under `HOLD_TOKEN_KEYS` before any request (shared/src/auth/hold_token.rs),
+then one `TransactWriteItems` with no read before it: the conditional claim on the
 seat item plus the order's conditional update (token hash, PENDING,
 unexpired, room for one more seat), and the same reading of
 `CancellationReasons` to pick the error. The boto3 client is built once per
 sandbox, at import (the INIT phase), like the Rust `App::from_env`.
 """
+import base64
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -30,6 +33,9 @@ DDB = boto3.client("dynamodb", config=Config(retries={"mode": "standard"}))
 
 ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
+# Every key verifies; the first signs (shared/src/auth/hold_token.rs).
+HOLD_KEYS = [base64.b64decode(k) for k in os.environ["HOLD_TOKEN_KEYS"].split()]
+HOLD_TOKEN_LABEL = "seatclaim hold token v1"
 
 
 def reply(status, body):
@@ -40,21 +46,40 @@ def error(status, code, message):
     return reply(status, {"error": code, "message": message})
 
 
-def parse_token(headers):
+def token_mac(key, order_id, unsigned):
+    """The MAC over the label, the order id and the token's parts, each
+    followed by a zero byte."""
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    for part in (HOLD_TOKEN_LABEL, order_id, unsigned):
+        mac.update(part.encode() + b"\0")
+    return mac.digest()
+
+
+def parse_token(headers, order_id):
+    """`event~expires~secret~mac`, its MAC verified for `order_id` under
+    every key (constant time): (secret, event id, expiry) or None."""
     value = (headers or {}).get("authorization", "").strip()
     scheme, _, raw = value.partition(" ")
     if scheme.lower() != "bearer":
         return None
-    raw = raw.strip()
-    parts = raw.split("~")
+    unsigned, _, mac = raw.strip().rpartition("~")
+    parts = unsigned.split("~")
     if len(parts) != 3 or not ID.match(parts[0]) or not parts[1].isdigit() or not HEX64.match(parts[2]):
         return None
-    return raw, parts[0], int(parts[1])
+    if not HEX64.match(mac):
+        return None
+    given = bytes.fromhex(mac)
+    verified = False
+    for key in HOLD_KEYS:
+        verified |= hmac.compare_digest(token_mac(key, order_id, unsigned), given)
+    if not verified:
+        return None
+    return parts[2].lower(), parts[0], int(parts[1])
 
 
-def token_hash(raw):
-    """What the order stores: the SHA-256 of the token's random part."""
-    return hashlib.sha256(raw.rsplit("~", 1)[-1].encode()).hexdigest()
+def token_hash(secret_hex):
+    """What the order stores: the SHA-256 of the token's random part, as hex."""
+    return hashlib.sha256(secret_hex.encode()).hexdigest()
 
 
 SEAT_BLOCK_SIZE = 10
@@ -138,20 +163,20 @@ def handler(event, context):
     if not ID.match(order_id) or not ID.match(seat_id):
         result = error(400, "bad-request", "Malformed order or seat id.")
     else:
-        token = parse_token(event.get("headers"))
+        token = parse_token(event.get("headers"), order_id)
         if token is None:
             result = error(401, "unauthorized", "A hold token is required.")
         else:
-            raw, event_id, expires_at = token
+            secret, event_id, expires_at = token
             now = int(time.time() * 1000)
             try:
-                claim(order_id, seat_id, raw, event_id, expires_at, now)
+                claim(order_id, seat_id, secret, event_id, expires_at, now)
                 expires = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(expires_at / 1000))
                 result = reply(200, {"orderId": order_id, "seatId": seat_id, "status": "HELD",
                                      "expiresAt": f"{expires}.{expires_at % 1000:03d}Z"})
             except ClientError as err:
                 if err.response.get("Error", {}).get("Code") == "TransactionCanceledException":
-                    result = cancelled(err, token_hash(raw), now)
+                    result = cancelled(err, token_hash(secret), now)
                 else:
                     result = error(503, "store-unavailable", "The store is unavailable; retry.")
             except BotoCoreError:
