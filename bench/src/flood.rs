@@ -21,9 +21,11 @@ use shared::store::seeded_visitor;
 use shared::App;
 use std::time::Instant;
 
-/// Targets (issue 28): the process's heap at its peak, and a tick's reads
-/// on the long queue against the short one's (the same, give or take the
-/// fronts' refills falling on other ticks).
+/// Targets (issue 28): the heap the ticks take at their peak (over what
+/// the process held before them: in the full run, earlier scenarios'
+/// figures), and a tick's reads on the long queue against the short
+/// one's (the same, give or take the fronts' refills falling on other
+/// ticks).
 pub const TARGET_HEAP_MB: f64 = 256.0;
 pub const TARGET_GROWTH: f64 = 1.25;
 
@@ -67,7 +69,8 @@ pub async fn flood(size: Flood) -> Result<Row, String> {
     let growth = |long: f64, short: f64| long / short.max(1e-9);
     let rt_growth = growth(long.round_trips, short.round_trips);
     let ru_growth = growth(long.read_units, short.read_units);
-    let heap_ok = long.peak_heap_mb <= TARGET_HEAP_MB && heap::installed();
+    let ticks_heap_mb = long.peak_heap_mb - long.start_heap_mb;
+    let heap_ok = ticks_heap_mb <= TARGET_HEAP_MB && heap::installed();
     let pace_ok = long.admitted == long.expected && short.admitted == short.expected;
     let growth_ok = rt_growth <= TARGET_GROWTH && ru_growth <= TARGET_GROWTH;
     let met = |ok: bool| if ok { "met" } else { "MISSED" };
@@ -81,7 +84,7 @@ pub async fn flood(size: Flood) -> Result<Row, String> {
             long.seeded_in
         ),
         correctness: format!(
-            "{waiting} waiting: per tick {:.1} round trips and {:.1} read units besides {:.0} admissions (cold: {} round trips, {:.1} read units; {} ticks counted the joins, at most {:.0} read units each); peak heap {:.1} MB, {:.1} MB of it live before the first tick (target ≤ {TARGET_HEAP_MB:.0}: {}); {} admitted of {} the pace allows ({}). {} waiting: {:.1} round trips, {:.1} read units a tick. Long ÷ short: {rt_growth:.2} and {ru_growth:.2} (target ≤ {TARGET_GROWTH}: {})",
+            "{waiting} waiting: per tick {:.1} round trips and {:.1} read units besides {:.0} admissions (cold: {} round trips, {:.1} read units; {} ticks counted the joins, at most {:.0} read units each); heap at the ticks' peak {ticks_heap_mb:.1} MB over the {:.1} MB live before them, {:.1} MB in all (target ≤ {TARGET_HEAP_MB:.0} over: {}); {} admitted of {} the pace allows ({}). {} waiting: {:.1} round trips, {:.1} read units a tick. Long ÷ short: {rt_growth:.2} and {ru_growth:.2} (target ≤ {TARGET_GROWTH}: {})",
             long.round_trips,
             long.read_units,
             long.admissions_per_tick,
@@ -89,8 +92,8 @@ pub async fn flood(size: Flood) -> Result<Row, String> {
             long.cold_read_units,
             long.count_ticks,
             long.count_read_units,
-            long.peak_heap_mb,
             long.start_heap_mb,
+            long.peak_heap_mb,
             met(heap_ok),
             long.admitted,
             long.expected,
