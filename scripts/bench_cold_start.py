@@ -48,7 +48,7 @@ import zipfile
 from pathlib import Path
 
 from cargo_target import target_dir
-from dev_keys import dev_admission_keys, dev_hold_token_keys
+from dev_keys import DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_hold_token_keys
 from ports import free_ports
 from webhook_sign import DEV_SECRET, confirm_body, resign_confirm_event, webhook_headers
 
@@ -489,6 +489,7 @@ def lambda_env(server):
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
                 ADMISSION_SIGNING_KEYS=signing, ADMISSION_VERIFY_KEYS=verify,
                 HOLD_TOKEN_KEYS=dev_hold_token_keys(),
+                BUYER_VERIFY_KEYS=dev_buyer_keys()[1], BUYER_ISSUER=DEV_BUYER_ISSUER,
                 # A local run of the development secrets (docs/OPERATIONS.md).
                 SEATCLAIM_ALLOW_DEV_SECRETS="1",
                 # One second of ticks, not the scheduled run's minute: its

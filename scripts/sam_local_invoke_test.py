@@ -37,7 +37,7 @@ import jwt
 from samcli.yamlhelper import yaml_dump, yaml_parse
 
 from cargo_target import binary
-from dev_keys import dev_admission_keys, dev_secret_arns
+from dev_keys import DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_secret_arns
 from ports import free_ports
 from webhook_sign import DEV_SECRET, resign_confirm_event
 
@@ -276,6 +276,8 @@ def main():
         # the ARNs the template gives them (the parameters above).
         "AWS_ENDPOINT_URL_SECRETS_MANAGER": f"http://host.containers.internal:{port}",
         "ADMISSION_VERIFY_KEYS": dev_admission_keys()[1],
+        "BUYER_VERIFY_KEYS": dev_buyer_keys()[1],
+        "BUYER_ISSUER": DEV_BUYER_ISSUER,
         # The development secrets, as every function is told here: a local
         # invoke (the functions refuse them otherwise, and template.yaml never
         # sets this).

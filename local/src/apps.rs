@@ -6,6 +6,8 @@
 use aws_sdk_dynamodb::Client;
 use shared::admission::SigningKeys;
 use shared::auth::{ConfirmSecrets, HoldTokenKeys};
+use shared::buyer::BuyerKeys;
+use shared::domain::buyer::BuyerClaims;
 use shared::{App, Config, Store};
 
 /// The Standard Webhooks secret of `make dev` when `CONFIRM_SECRET` is
@@ -27,6 +29,54 @@ pub fn dev_admission_keys() -> SigningKeys {
     // A constant known to parse (the tests' every admission uses it).
     SigningKeys::parse(DEV_ADMISSION_SIGNING_KEYS)
         .unwrap_or_else(|e| panic!("the development admission key: {e}"))
+}
+
+/// The seller's buyer-token key under `make dev` when `BUYER_VERIFY_KEYS`
+/// is unset, and of the tests: a P-256 key whose `kid` says what it is.
+/// The dev server signs buyer tokens with it (`POST /_dev/buyer-token`),
+/// standing in for a seller's sign-in. Anyone can sign buyer tokens with
+/// it: a function that finds its public half in `BUYER_VERIFY_KEYS`
+/// refuses to start outside local runs. It lives in
+/// local/dev-buyer-signing-keys.json, which the scripts read too.
+pub const DEV_BUYER_SIGNING_KEYS: &str = include_str!("../dev-buyer-signing-keys.json");
+
+/// The issuer of the development buyer tokens.
+pub const DEV_BUYER_ISSUER: &str = "seatclaim-dev";
+
+/// The longest a development buyer token lives (and its default): the
+/// contract's most.
+pub const DEV_BUYER_TOKEN_SECONDS: i64 = shared::domain::buyer::MAX_BUYER_TOKEN_SECONDS;
+
+/// The development buyer key (private), parsed.
+pub fn dev_buyer_signing_keys() -> SigningKeys {
+    // A constant known to parse (every buyer test signs with it).
+    SigningKeys::parse(DEV_BUYER_SIGNING_KEYS)
+        .unwrap_or_else(|e| panic!("the development buyer key: {e}"))
+}
+
+/// What verifies the development buyer tokens.
+pub fn dev_buyer_keys() -> BuyerKeys {
+    BuyerKeys::new(dev_buyer_signing_keys().verify_keys(), DEV_BUYER_ISSUER)
+}
+
+/// A development buyer token naming `buyer` for `event`, issued at
+/// `now_s` (unix seconds) for `seconds`: what the seller's sign-in would
+/// sign.
+pub fn dev_buyer_token(
+    keys: &SigningKeys,
+    event: &str,
+    buyer: &str,
+    now_s: i64,
+    seconds: i64,
+) -> Result<String, shared::Error> {
+    keys.sign(&BuyerClaims {
+        iss: DEV_BUYER_ISSUER.into(),
+        aud: event.into(),
+        sub: buyer.into(),
+        iat: now_s,
+        exp: now_s + seconds,
+        nbf: None,
+    })
 }
 
 /// The hold token key of `make dev` when `HOLD_TOKEN_KEYS` is unset, of
@@ -84,6 +134,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         admission_verify: Some(dev_admission_keys().verify_keys()),
         admission_signing: Some(dev_admission_keys()),
         hold_token_keys: Some(dev_hold_token_keys()),
+        buyer_keys: Some(dev_buyer_keys()),
         admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
     };
     // Every request reads the queue's state, as the dev server does: a

@@ -106,3 +106,59 @@ pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
     );
     crate::router::dispatch(app, request).await
 }
+
+/// `POST /_dev/buyer-token`: a buyer token as a seller's sign-in would
+/// sign it, with the development buyer key. Body `{"eventId", "buyerId",
+/// "seconds"?}` (default and most 3,600). Only while the dev server
+/// verifies buyers with that key: with `BUYER_VERIFY_KEYS` set, `404`.
+pub fn buyer_token(app: &App, body: &[u8]) -> Response<Body> {
+    let signing = crate::apps::dev_buyer_signing_keys();
+    let dev_key_trusted = app.config.buyer_keys.as_ref().is_some_and(|keys| {
+        let dev: Vec<&str> = signing.public_xs().collect();
+        keys.keys().public_xs().any(|x| dev.contains(&x))
+    });
+    if !dev_key_trusted {
+        return error_response(&Error::RouteNotFound {
+            method: "POST".into(),
+            path: "/_dev/buyer-token".into(),
+        });
+    }
+    match buyer_token_reply(&signing, body) {
+        Ok(token) => shared::http::json(StatusCode::OK, &json!({ "buyerToken": token })),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn buyer_token_reply(
+    signing: &shared::admission::SigningKeys,
+    body: &[u8],
+) -> Result<String, Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Asked {
+        event_id: shared::domain::EventId,
+        buyer_id: String,
+        seconds: Option<i64>,
+    }
+    let asked: Asked = serde_json::from_slice(body).map_err(|_| {
+        Error::BadRequest("the body must be {\"eventId\", \"buyerId\", \"seconds\"?}".into())
+    })?;
+    let most = crate::apps::DEV_BUYER_TOKEN_SECONDS;
+    let seconds = asked.seconds.unwrap_or(most);
+    if !(1..=most).contains(&seconds) {
+        return Err(Error::BadRequest(format!("seconds must be 1 to {most}")));
+    }
+    if shared::domain::buyer::BuyerId::parse(&asked.buyer_id).is_none() {
+        return Err(Error::BadRequest(
+            "buyerId must be 1-128 characters of A-Z, a-z, 0-9, '.', '_', ':', '|', '-'".into(),
+        ));
+    }
+    let now_s = shared::world::now().0.div_euclid(1_000);
+    crate::apps::dev_buyer_token(
+        signing,
+        asked.event_id.as_str(),
+        &asked.buyer_id,
+        now_s,
+        seconds,
+    )
+}

@@ -28,7 +28,8 @@ pub async fn run(listener: TcpListener, app: App, shutdown: impl Future<Output =
 /// seat-map page at `/`, `GET /_dev/events?after=<n>` over `feed`,
 /// EventBridge's `PutEvents` into it, Secrets Manager's `GetSecretValue`
 /// of the development secrets (`crate::secrets`), `GET /_dev/catalog` and
-/// `POST /_dev/pay/{orderId}` (see `dev_routes`).
+/// `POST /_dev/pay/{orderId}` and `POST /_dev/buyer-token` (see
+/// `dev_routes`).
 pub async fn run_with_feed(
     listener: TcpListener,
     app: App,
@@ -128,6 +129,12 @@ async fn dev_route(
                 "application/json",
             ));
         }
+    }
+    if path == "/_dev/buyer-token" && req.method() == hyper::Method::POST {
+        let Some(bytes) = collect_body(req.into_body()).await else {
+            return ControlFlow::Break(payload_too_large());
+        };
+        return ControlFlow::Break(to_hyper(crate::dev_routes::buyer_token(app, &bytes)));
     }
     if let Some(order) = path
         .strip_prefix("/_dev/pay/")

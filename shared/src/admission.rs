@@ -218,17 +218,17 @@ impl SigningKeys {
         self.0.iter().map(|k| k.public.x.as_str())
     }
 
-    /// The token for `claims`, signed by the first key, its `kid` in the
-    /// header.
-    pub fn sign(&self, claims: &AdmissionClaims) -> Result<String, Error> {
+    /// The token for `claims` (an admission's, or a development buyer
+    /// token's), signed by the first key, its `kid` in the header.
+    pub fn sign(&self, claims: &impl Serialize) -> Result<String, Error> {
         let first = self
             .0
             .first()
-            .ok_or_else(|| Error::Corrupt("no admission signing key".into()))?;
+            .ok_or_else(|| Error::Corrupt("no signing key".into()))?;
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(first.kid.clone());
         jsonwebtoken::encode(&header, claims, &first.key)
-            .map_err(|e| Error::Corrupt(format!("signing an admission failed: {e}")))
+            .map_err(|e| Error::Corrupt(format!("signing a token failed: {e}")))
     }
 }
 
@@ -292,41 +292,50 @@ impl VerifyKeys {
         serde_json::json!({ "keys": keys })
     }
 
+    /// The claims of `token` if it is signed with ES256 (no other `alg`,
+    /// `none` included) by the key of this set its `kid` names, and its
+    /// `iss` and `aud` are `issuer` and `audience`, with every claim of
+    /// `required` present. The times are the caller's to judge, on its own
+    /// clock ([`AdmissionClaims::is_valid_at`], `crate::buyer`): the one
+    /// verifier of both kinds of token seatclaim takes.
+    pub fn decode<C: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        issuer: &str,
+        audience: &str,
+        required: &[&str],
+    ) -> Option<C> {
+        let header = jsonwebtoken::decode_header(token).ok()?;
+        if header.alg != Algorithm::ES256 {
+            return None;
+        }
+        let kid = header.kid?;
+        let key = self.0.iter().find(|k| k.public.kid == kid)?;
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.set_audience(&[audience]);
+        validation.set_issuer(&[issuer]);
+        validation.set_required_spec_claims(required);
+        // The clock is the caller's (passed in), checked without leeway.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.leeway = 0;
+        jsonwebtoken::decode::<C>(token, &key.key, &validation)
+            .ok()
+            .map(|data| data.claims)
+    }
+
     /// The admission in `token` if it is ours, for `event`, and live at
-    /// `now`: an ES256 signature by a key of this set (named by `kid`),
-    /// `iss`, `aud` the event, `nbf` not in the future (within
-    /// [`NOT_BEFORE_SKEW_MS`]) and `now < exp` (no leeway). Anything else
-    /// is `401 unauthorized`.
+    /// `now`: [`Self::decode`] with `iss` seatclaim and `aud` the event,
+    /// `nbf` not in the future (within [`NOT_BEFORE_SKEW_MS`]) and
+    /// `now < exp` (no leeway). Anything else is `401 unauthorized`.
     pub fn verify(
         &self,
         token: &str,
         event: &EventId,
         now: Millis,
     ) -> Result<AdmissionClaims, Error> {
-        let header = jsonwebtoken::decode_header(token).map_err(|_| Error::Unauthorized)?;
-        if header.alg != Algorithm::ES256 {
-            return Err(Error::Unauthorized);
-        }
-        let kid = header.kid.ok_or(Error::Unauthorized)?;
-        let key = self
-            .0
-            .iter()
-            .find(|k| k.public.kid == kid)
-            .ok_or(Error::Unauthorized)?;
-        let mut validation = Validation::new(Algorithm::ES256);
-        validation.set_audience(&[event.as_str()]);
-        validation.set_issuer(&[ISSUER]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        // The clock is ours (passed in), checked below without leeway.
-        validation.validate_exp = false;
-        validation.validate_nbf = false;
-        validation.leeway = 0;
-        let claims = jsonwebtoken::decode::<AdmissionClaims>(token, &key.key, &validation)
-            .map_err(|_| Error::Unauthorized)?
-            .claims;
-        claims
-            .is_valid_at(now)
-            .then_some(claims)
+        self.decode::<AdmissionClaims>(token, ISSUER, event.as_str(), &["exp", "iss", "aud", "sub"])
+            .filter(|claims| claims.is_valid_at(now))
             .ok_or(Error::Unauthorized)
     }
 }
@@ -346,6 +355,9 @@ pub struct AdmissionClaims {
     /// it was given: a later put does not change it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders: Option<u32>,
+    /// The buyer a verified queue admitted (its `sub` stays the visitor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer: Option<String>,
 }
 
 impl AdmissionClaims {

@@ -17,6 +17,7 @@ fn claims(event: &str, exp: i64) -> AdmissionClaims {
         nbf: exp - 600,
         exp,
         orders: Some(1),
+        buyer: None,
     }
 }
 

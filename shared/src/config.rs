@@ -2,6 +2,7 @@
 
 use crate::admission::{KeyError, SigningKeys, VerifyKeys};
 use crate::auth::{ConfirmSecrets, HoldKeyError, HoldTokenKeys, SecretError};
+use crate::buyer::{BuyerConfigError, BuyerKeys, BUYER_ISSUER, BUYER_VERIFY_KEYS};
 use crate::domain::{EXPIRY_GUARD_MS_RANGE, HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
 
 /// Start-up errors: each names the variable at fault.
@@ -25,6 +26,8 @@ pub enum ConfigError {
     Secret(#[from] crate::secrets::SecretError),
     #[error("environment variable HOLD_TOKEN_KEYS is invalid: {0}")]
     BadHoldKeys(#[source] HoldKeyError),
+    #[error("environment variable {0}")]
+    BadBuyerKeys(#[source] BuyerConfigError),
     #[error("environment variable {name} is invalid: {source}")]
     BadKeys {
         name: &'static str,
@@ -66,6 +69,9 @@ pub struct Config {
     /// `HOLD_TOKEN_KEYS`: what create-order signs hold tokens with and
     /// every order route verifies them with ([`HoldTokenKeys`]).
     pub hold_token_keys: Option<HoldTokenKeys>,
+    /// `BUYER_VERIFY_KEYS` and `BUYER_ISSUER`: what verifies the seller's
+    /// buyer tokens (the queue's visitor routes).
+    pub buyer_keys: Option<BuyerKeys>,
     /// `ADMITTER_RUN_SECONDS`: how long one run of the admitter
     /// function ticks. A little over the schedule's minute, so the next
     /// run overlaps it and no second goes without a tick (two admitters at
@@ -109,8 +115,11 @@ pub struct Needs {
     pub admission_signing: bool,
     /// create-order and the JWKS route: they verify admissions.
     pub admission_verify: bool,
-    /// The routes that issue or take hold tokens.
+    /// The routes that issue or take hold tokens, and the queue's
+    /// visitor routes (visitor tokens are MACs under the same keys).
     pub hold_token_keys: bool,
+    /// The routes that take buyer tokens.
+    pub buyer_keys: bool,
 }
 
 impl Needs {
@@ -120,6 +129,7 @@ impl Needs {
         admission_signing: false,
         admission_verify: false,
         hold_token_keys: false,
+        buyer_keys: false,
     };
     /// An order's own routes: they take hold tokens.
     pub const HOLDER: Self = Self {
@@ -136,8 +146,12 @@ impl Needs {
         confirm_secret: true,
         ..Self::STORE
     };
-    pub const ADMISSION_SIGNING: Self = Self {
+    /// The queue's visitor routes: they sign admissions, derive visitor
+    /// tokens and verify buyers.
+    pub const VISITORS: Self = Self {
         admission_signing: true,
+        hold_token_keys: true,
+        buyer_keys: true,
         ..Self::STORE
     };
     pub const ADMISSION_VERIFY: Self = Self {
@@ -224,6 +238,7 @@ impl Config {
             None if needs.hold_token_keys => return Err(ConfigError::Missing(HOLD_TOKEN_KEYS)),
             None => None,
         };
+        let buyer_keys = buyer_keys(&get, needs.buyer_keys)?;
         Ok(Self {
             table_name,
             hold_seconds,
@@ -236,8 +251,27 @@ impl Config {
             admission_signing,
             admission_verify,
             hold_token_keys,
+            buyer_keys,
             admitter_run_seconds,
         })
+    }
+}
+
+/// `BUYER_VERIFY_KEYS` with `BUYER_ISSUER`: both or neither.
+fn buyer_keys(
+    get: &impl Fn(&str) -> Option<String>,
+    required: bool,
+) -> Result<Option<BuyerKeys>, ConfigError> {
+    let set = |name| get(name).filter(|v| !v.trim().is_empty());
+    match (set(BUYER_VERIFY_KEYS), set(BUYER_ISSUER)) {
+        (Some(keys), Some(issuer)) => BuyerKeys::parse(&keys, &issuer)
+            .map(Some)
+            .map_err(ConfigError::BadBuyerKeys),
+        (None, _) if required => Err(ConfigError::Missing(BUYER_VERIFY_KEYS)),
+        (_, None) if required => Err(ConfigError::Missing(BUYER_ISSUER)),
+        (Some(_), None) => Err(ConfigError::Missing(BUYER_ISSUER)),
+        (None, Some(_)) => Err(ConfigError::Missing(BUYER_VERIFY_KEYS)),
+        (None, None) => Ok(None),
     }
 }
 
@@ -369,5 +403,52 @@ mod tests {
             lookup(&[("TABLE_NAME", "t"), (HOLD_TOKEN_KEYS, key)]),
         );
         assert!(c.is_ok_and(|c| c.hold_token_keys.is_some()));
+    }
+
+    #[test]
+    fn buyer_keys_come_as_a_pair_and_are_required_where_needed() {
+        let public = r#"{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"CVGXDJol2Q5C93JkbXQmmF8qwSStKpR5blpgmNsTmNc","y":"vUoDwTRXrkQKGNVsad8fjDwje-i2LfzDUx0qIG8scRY"}]}"#;
+        let hold = (
+            HOLD_TOKEN_KEYS,
+            "c2VhdGNsYWltLXRlc3QtaG9sZC1rZXktQS0zMi1ieXQ=",
+        );
+        let e = Config::from_lookup(
+            Needs::STORE,
+            lookup(&[("TABLE_NAME", "t"), (BUYER_VERIFY_KEYS, public)]),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(BUYER_ISSUER), "{e}");
+        let c = Config::from_lookup(
+            Needs::STORE,
+            lookup(&[
+                ("TABLE_NAME", "t"),
+                (BUYER_VERIFY_KEYS, public),
+                (BUYER_ISSUER, "shop"),
+            ]),
+        );
+        assert!(c.is_ok_and(|c| c.buyer_keys.is_some()));
+        let needs = Needs {
+            buyer_keys: true,
+            ..Needs::STORE
+        };
+        let e = Config::from_lookup(needs, lookup(&[("TABLE_NAME", "t"), hold])).unwrap_err();
+        assert!(e.to_string().contains(BUYER_VERIFY_KEYS), "{e}");
+        let private = public.replace(
+            r#""kid":"k","#,
+            r#""kid":"k","d":"ePTEbCR_euD9Eu72fGkkIWZVWwJtDO0iFQH4_YdAbto","#,
+        );
+        let e = Config::from_lookup(
+            Needs::STORE,
+            lookup(&[
+                ("TABLE_NAME", "t"),
+                (BUYER_VERIFY_KEYS, &private),
+                (BUYER_ISSUER, "shop"),
+            ]),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains(BUYER_VERIFY_KEYS) && !e.to_string().contains("ePTEb"),
+            "{e}"
+        );
     }
 }

@@ -17,6 +17,11 @@ const HOLD_KEY_SHA256: &str = "316ee5c9be87b8a975cf58ac85bea7b38c8ccab752410a4b0
 /// (local/dev-admission-signing-keys.json, kid `seatclaim-dev-NOT-SECRET`).
 const ADMISSION_KEY_X: &str = "_Dfs7eep1t-bd8MvF5YeE-y4Tjv4IrVRQu8mFERBu0U";
 
+/// The development buyer key's public `x`
+/// (local/dev-buyer-signing-keys.json, kid `seatclaim-dev-buyer-NOT-SECRET`):
+/// its private half is in the repository, so trusting it trusts anyone.
+const BUYER_KEY_X: &str = "CVGXDJol2Q5C93JkbXQmmF8qwSStKpR5blpgmNsTmNc";
+
 /// Set to `1`, a function may start with a development secret.
 pub const ALLOW_DEV_SECRETS: &str = "SEATCLAIM_ALLOW_DEV_SECRETS";
 
@@ -50,6 +55,13 @@ pub fn found_in(config: &Config) -> Vec<&'static str> {
         .any(|x| x == ADMISSION_KEY_X)
     {
         found.push("ADMISSION_VERIFY_KEYS");
+    }
+    let buyer = config.buyer_keys.iter();
+    if buyer
+        .flat_map(|k| k.keys().public_xs())
+        .any(|x| x == BUYER_KEY_X)
+    {
+        found.push(crate::buyer::BUYER_VERIFY_KEYS);
     }
     found
 }

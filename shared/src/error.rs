@@ -31,6 +31,8 @@ error_kinds! {
     BadRequest => "bad-request",
     PayloadTooLarge => "payload-too-large",
     Unauthorized => "unauthorized",
+    BuyerTokenRequired => "buyer-token-required",
+    BuyerTokenInvalid => "buyer-token-invalid",
     RouteNotFound => "not-found",
     MethodNotAllowed => "method-not-allowed",
     EventNotFound => "event-not-found",
@@ -71,6 +73,10 @@ pub enum Error {
     PayloadTooLarge { limit: usize },
     #[error("missing or invalid credentials")]
     Unauthorized,
+    #[error("this needs a buyer: send the seller's buyer token in X-Buyer-Token")]
+    BuyerTokenRequired,
+    #[error("the buyer token is not valid for this event")]
+    BuyerTokenInvalid,
     #[error("no route matches {method} {path}")]
     RouteNotFound { method: String, path: String },
     #[error("{method} is not allowed on this route; allowed: {allow}")]
@@ -151,6 +157,8 @@ impl Error {
             Error::BadRequest(_) => ErrorKind::BadRequest,
             Error::PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
             Error::Unauthorized => ErrorKind::Unauthorized,
+            Error::BuyerTokenRequired => ErrorKind::BuyerTokenRequired,
+            Error::BuyerTokenInvalid => ErrorKind::BuyerTokenInvalid,
             Error::RouteNotFound { .. } => ErrorKind::RouteNotFound,
             Error::MethodNotAllowed { .. } => ErrorKind::MethodNotAllowed,
             Error::EventNotFound => ErrorKind::EventNotFound,

@@ -38,7 +38,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
     match kind {
         K::BadRequest => StatusCode::BAD_REQUEST,
         K::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-        K::Unauthorized => StatusCode::UNAUTHORIZED,
+        K::Unauthorized | K::BuyerTokenRequired | K::BuyerTokenInvalid => StatusCode::UNAUTHORIZED,
         K::RouteNotFound
         | K::EventNotFound
         | K::OrderNotFound

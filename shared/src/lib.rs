@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod admitter;
 pub mod auth;
+pub mod buyer;
 pub mod config;
 pub mod crowd;
 pub mod dev_secrets;

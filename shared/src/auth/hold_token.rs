@@ -22,8 +22,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{bearer_value, random_secret, TOKEN_SECRET_BYTES};
-use crate::domain::{EventId, Millis, OrderId};
+use super::{bearer_value, random_secret, VisitorToken, TOKEN_SECRET_BYTES};
+use crate::domain::{EventId, Millis, OrderId, VisitorId};
 use crate::error::Error;
 
 const TOKEN_SEPARATOR: char = '~';
@@ -37,6 +37,7 @@ pub const MIN_HOLD_KEY_BYTES: usize = 32;
 const HOLD_TOKEN_LABEL: &str = "seatclaim hold token v1";
 const IDEMPOTENT_ORDER_ID_LABEL: &str = "seatclaim order id under an admission v2";
 const IDEMPOTENT_SECRET_LABEL: &str = "seatclaim hold token under an admission v2";
+const VISITOR_TOKEN_LABEL: &str = "seatclaim visitor token v1";
 
 /// One order's hold token, its MAC already checked (or about to be made
 /// by [`HoldTokenKeys::encode`]): what the handlers and the store use.
@@ -247,6 +248,44 @@ impl HoldTokenKeys {
             u128::from_le_bytes(id_bytes),
             derive(IDEMPOTENT_SECRET_LABEL),
         )
+    }
+}
+
+impl HoldTokenKeys {
+    fn visitor_mac(key: &[u8], event: &EventId, visitor: &VisitorId) -> [u8; MAC_BYTES] {
+        Self::mac(
+            key,
+            &[VISITOR_TOKEN_LABEL, event.as_str(), visitor.as_str()],
+        )
+    }
+
+    /// The token of `visitor` of `event`'s queue: a MAC under the first
+    /// key, so every join of one buyer's visitor gives a token that works
+    /// without writing it anywhere (the visitor's item keeps the hash of
+    /// the first, which works whatever the keys become).
+    pub fn visitor_token(&self, event: &EventId, visitor: &VisitorId) -> VisitorToken {
+        let mac = Self::visitor_mac(&self.signing, event, visitor);
+        VisitorToken::of_secret(&mac)
+    }
+
+    /// Whether `token` is `visitor`'s under any of the keys (every key is
+    /// tried, in constant time): a later join's token while its key is
+    /// kept.
+    pub fn is_visitor_token(
+        &self,
+        token: &VisitorToken,
+        event: &EventId,
+        visitor: &VisitorId,
+    ) -> bool {
+        let mut verified = subtle::Choice::from(0);
+        for key in std::iter::once(&self.signing).chain(&self.retired) {
+            let expected = VisitorToken::of_secret(&Self::visitor_mac(key, event, visitor));
+            verified |= expected
+                .as_str()
+                .as_bytes()
+                .ct_eq(token.as_str().as_bytes());
+        }
+        verified.into()
     }
 }
 

@@ -33,8 +33,9 @@ pub fn bearer_value(header: Option<&str>) -> Option<&str> {
         .then_some(token.trim())
 }
 
-/// A queue visitor's bearer secret: `vt_{64 hex}`. Its visitor's
-/// item stores only the hash.
+/// A queue visitor's bearer secret: `vt_{64 hex}`, a MAC of the visitor
+/// under `HOLD_TOKEN_KEYS` (opaque to clients). Its visitor's item stores
+/// the hash of the first one it was given.
 pub struct VisitorToken(String);
 
 impl fmt::Debug for VisitorToken {
@@ -46,12 +47,9 @@ impl fmt::Debug for VisitorToken {
 const VISITOR_TOKEN_PREFIX: &str = "vt_";
 
 impl VisitorToken {
-    pub fn generate() -> Result<Self, Error> {
-        let secret = random_secret("visitor token")?;
-        Ok(Self(format!(
-            "{VISITOR_TOKEN_PREFIX}{}",
-            hex::encode(secret)
-        )))
+    /// The token of 32 secret bytes (a MAC: `HoldTokenKeys::visitor_token`).
+    fn of_secret(secret: &[u8; TOKEN_SECRET_BYTES]) -> Self {
+        Self(format!("{VISITOR_TOKEN_PREFIX}{}", hex::encode(secret)))
     }
     /// From an `Authorization: Bearer <token>` header value, if shaped
     /// like ours.

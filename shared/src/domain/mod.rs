@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 
 pub mod best_available;
+pub mod buyer;
 mod confirm;
 pub mod crowd;
 mod free_runs;

@@ -4,6 +4,7 @@
 //! an admission's life. The store keeps the state and the clock is passed
 //! in, so every rule is tested here without waiting.
 
+use super::buyer::Buyers;
 use super::Millis;
 
 /// put-queue's ranges and defaults.
@@ -20,9 +21,17 @@ pub struct QueueSettings {
     pub admit_per_minute: u32,
     pub admission_seconds: u32,
     pub orders_per_admission: u32,
+    /// Who may join: anyone, or buyers the seller vouches for, one place
+    /// each ([`QueueSettings::with_buyers`]).
+    pub buyers: Buyers,
 }
 
 impl QueueSettings {
+    /// The same settings for `buyers`.
+    pub fn with_buyers(self, buyers: Buyers) -> Self {
+        Self { buyers, ..self }
+    }
+
     /// The settings, or what is out of range (a `400 bad-request`).
     pub fn new(
         opens_at: Millis,
@@ -55,6 +64,7 @@ impl QueueSettings {
             admit_per_minute,
             admission_seconds,
             orders_per_admission,
+            buyers: Buyers::Anonymous,
         })
     }
 

@@ -341,6 +341,8 @@ pub struct Visitor {
     /// The hash of its visitor token.
     pub token_hash: String,
     pub admission: Option<Admission>,
+    /// The buyer whose one place it is, in a verified queue.
+    pub buyer: Option<super::buyer::BuyerId>,
 }
 
 /// What visitor-status tells a visitor.

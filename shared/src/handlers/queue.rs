@@ -6,7 +6,8 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::Reply;
-use crate::domain::queue::QueueSettings;
+use crate::domain::buyer::Buyers;
+use crate::domain::queue::{QueueSettings, QueueStatus};
 use crate::domain::queue_state::{settings_after_put, QueueState};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
@@ -27,6 +28,10 @@ struct PutQueueBody {
     admission_seconds: Option<u32>,
     #[serde(default)]
     orders_per_admission: Option<u32>,
+    /// `anonymous` or `verified`; left out, a new queue is anonymous and
+    /// an existing one keeps its own.
+    #[serde(default)]
+    buyers: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +42,7 @@ struct QueueReply<'a> {
     admit_per_minute: u32,
     admission_seconds: u32,
     orders_per_admission: u32,
+    buyers: &'static str,
     status: &'static str,
     waiting: u64,
     admitted: u64,
@@ -56,6 +62,7 @@ fn queue_reply(
             admit_per_minute: q.admit_per_minute,
             admission_seconds: q.admission_seconds,
             orders_per_admission: q.orders_per_admission,
+            buyers: q.buyers.as_str(),
             status: state.status(now).as_str(),
             waiting: state.waiting,
             admitted: state.admitted,
@@ -63,7 +70,20 @@ fn queue_reply(
     )
 }
 
-/// put-queue's body as settings, or a `400` naming what is wrong.
+/// put-queue's `buyers`, if given, or a `400`.
+fn buyers_of(body: &PutQueueBody) -> Result<Option<Buyers>, Error> {
+    body.buyers
+        .as_deref()
+        .map(|b| {
+            Buyers::parse(b).ok_or_else(|| {
+                Error::BadRequest("buyers must be \"anonymous\" or \"verified\"".into())
+            })
+        })
+        .transpose()
+}
+
+/// put-queue's body as settings (anonymous until [`put_buyers`] says),
+/// or a `400` naming what is wrong.
 fn settings_of(body: &PutQueueBody) -> Result<QueueSettings, Error> {
     let opens_at = chrono::DateTime::parse_from_rfc3339(&body.opens_at)
         .map_err(|_| Error::BadRequest("opensAt must be an RFC 3339 time".into()))?;
@@ -91,6 +111,7 @@ async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
 pub async fn put_queue(app: &App, req: &Request) -> Reply {
     let body: PutQueueBody = json_body(req, None)?;
     let settings = settings_of(&body)?;
+    let buyers = buyers_of(&body)?;
     let event_id = ready_event(app, req).await?;
     let mut rounds = Rounds::new("put-queue", QUEUE_WRITE_ROUNDS);
     while rounds.next().await.is_some() {
@@ -98,17 +119,24 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
         let stored = app.store.read_queue(&event_id).await?;
         let state = match stored.as_ref() {
             Some(stored) => match &stored.state {
-                Some(old) => old.put(
-                    settings_after_put(Some(&old.settings), settings, now)
-                        .ok_or(Error::QueueOpen)?,
-                ),
+                Some(old) => {
+                    let settings =
+                        settings.with_buyers(put_buyers(app, &event_id, old, buyers, now).await?);
+                    old.put(
+                        settings_after_put(Some(&old.settings), settings, now)
+                            .ok_or(Error::QueueOpen)?,
+                    )
+                }
                 // A queue put again after a delete starts empty.
                 None => QueueState {
                     version: stored.version + 1,
-                    ..QueueState::new(stored.generation + 1, settings)
+                    ..QueueState::new(
+                        stored.generation + 1,
+                        settings.with_buyers(buyers.unwrap_or_default()),
+                    )
                 },
             },
-            None => QueueState::new(1, settings),
+            None => QueueState::new(1, settings.with_buyers(buyers.unwrap_or_default())),
         };
         let previous = stored.as_ref().map(|s| s.version);
         if app.store.put_queue(&event_id, &state, previous).await? {
@@ -118,6 +146,30 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
         }
     }
     Err(rounds.spent())
+}
+
+/// Who may join `old` after a put asking for `asked` (`None`: as now).
+/// A change is `409 queue-open` unless the queue is still `SCHEDULED` and
+/// nobody has joined: not counted, nobody admitted, and nobody in the join
+/// index (a join in the index's last second or so, or by an instance
+/// that read the queue's state before this put, can still slip past:
+/// docs/DESIGN.md, "Who may join").
+async fn put_buyers(
+    app: &App,
+    event_id: &EventId,
+    old: &QueueState,
+    asked: Option<Buyers>,
+    now: Millis,
+) -> Result<Buyers, Error> {
+    let current = old.settings.buyers;
+    let Some(asked) = asked.filter(|a| *a != current) else {
+        return Ok(current);
+    };
+    let untouched = old.status(now) == QueueStatus::Scheduled
+        && old.waiting == 0
+        && old.admitted == 0
+        && !app.store.anyone_waiting(event_id, old.generation).await?;
+    untouched.then_some(asked).ok_or(Error::QueueOpen)
 }
 
 /// `GET /events/{eventId}/queue`

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Reply;
 use crate::admission::{AdmissionClaims, ISSUER};
-use crate::auth::VisitorToken;
+use crate::auth::{HoldTokenKeys, VisitorToken};
+use crate::domain::buyer::{visitor_of_buyer, BuyerId, Buyers};
 use crate::domain::queue::{admission_expires_at, queue_rank};
 use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, VisitorView};
 use crate::domain::{EventId, Millis, VisitorId};
@@ -43,6 +44,9 @@ struct StatusReply<'a> {
     visitor_token: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     joined_at: Option<String>,
+    /// The buyer whose one place this is (a verified queue).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buyer_id: Option<&'a str>,
 }
 
 /// The signed token of `admission`, given to `visitor` of `event`: the
@@ -50,7 +54,7 @@ struct StatusReply<'a> {
 fn admission_token(
     app: &App,
     event: &EventId,
-    visitor: &VisitorId,
+    visitor: &Visitor,
     admission: &Admission,
 ) -> Result<String, Error> {
     let keys = app
@@ -62,12 +66,13 @@ fn admission_token(
     keys.sign(&AdmissionClaims {
         iss: ISSUER.into(),
         aud: event.as_str().into(),
-        sub: visitor.as_str().into(),
+        sub: visitor.visitor_id.as_str().into(),
         jti: admission.admission_id.clone(),
         iat: issued,
         nbf: issued,
         exp: admission.expires_at.0.div_euclid(1_000),
         orders: Some(admission.orders_allowed),
+        buyer: visitor.buyer.as_ref().map(|b| b.as_str().to_owned()),
     })
 }
 
@@ -90,6 +95,7 @@ fn status_reply<'a>(
         admission_expires_at: None,
         visitor_token: None,
         joined_at: None,
+        buyer_id: visitor.buyer.as_ref().map(BuyerId::as_str),
     };
     match visitor_view(visitor.rank, visitor.admission.as_ref(), state, now) {
         VisitorView::Waiting {
@@ -103,8 +109,7 @@ fn status_reply<'a>(
         }
         VisitorView::Admitted(admission) => {
             reply.status = "ADMITTED";
-            reply.admission_token =
-                Some(admission_token(app, event, &visitor.visitor_id, admission)?);
+            reply.admission_token = Some(admission_token(app, event, visitor, admission)?);
             reply.admission_expires_at = Some(admission.expires_at.to_rfc3339());
         }
         VisitorView::Expired => reply.status = "EXPIRED",
@@ -140,22 +145,89 @@ async fn event_queue(
     Ok((event_id, state))
 }
 
-/// `POST /events/{eventId}/queue/visitors`
+/// The keys visitor tokens are MACs under.
+fn visitor_keys(app: &App) -> Result<&HoldTokenKeys, Error> {
+    app.config
+        .hold_token_keys
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))
+}
+
+/// Who joins `state`'s queue: a fresh visitor, or in a verified queue the
+/// one visitor of the buyer the request's buyer token names (`401`s
+/// before anything is written).
+fn joiner(
+    app: &App,
+    req: &Request,
+    event_id: &EventId,
+    state: &QueueState,
+    now: Millis,
+) -> Result<(VisitorId, Option<BuyerId>), Error> {
+    if state.settings.buyers == Buyers::Anonymous {
+        return Ok((fresh_id(VisitorId::parse)?, None));
+    }
+    let buyer = app
+        .config
+        .buyer_keys
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?
+        .buyer_of(req, event_id, now)?;
+    let visitor = visitor_of_buyer(event_id, state.generation, &buyer)
+        .ok_or_else(|| Error::Corrupt("a buyer's visitor id".into()))?;
+    Ok((visitor, Some(buyer)))
+}
+
+/// `POST /events/{eventId}/queue/visitors`: `201` with a new visitor, or
+/// `200` with the buyer's own visitor when a verified queue has it already.
 pub async fn join_queue(app: &App, req: &Request) -> Reply {
     let _: JoinBody = json_body(req, Some(JoinBody::default()))?;
     let now = crate::world::now();
     let (event_id, state) = event_queue(app, req, now).await?;
-    let token = VisitorToken::generate()?;
-    let mut visitor = Visitor {
-        visitor_id: fresh_id(VisitorId::parse)?,
+    let (visitor_id, buyer) = joiner(app, req, &event_id, &state, now)?;
+    let token = visitor_keys(app)?.visitor_token(&event_id, &visitor_id);
+    let visitor = Visitor {
+        rank: queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
+        visitor_id,
         generation: state.generation,
         joined_at: now,
-        rank: queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
         token_hash: token.hash(),
         admission: None,
+        buyer,
     };
-    let mut seen = state.clone();
-    if let Some(slot) = spot_for(app, &event_id, &state, now).await {
+    let (visitor, seen, status) = match place(app, &event_id, &state, visitor, now).await? {
+        Placed::New(visitor, seen) => {
+            crate::metrics::queue_join(visitor.admission.is_some());
+            (visitor, seen, StatusCode::CREATED)
+        }
+        Placed::Existing(visitor) => (visitor, state, StatusCode::OK),
+    };
+    let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
+    reply.visitor_token = Some(token.as_str());
+    let joined_at = visitor.joined_at.to_rfc3339();
+    reply.joined_at = Some(joined_at);
+    Ok(json(status, &reply))
+}
+
+/// Where a join put its visitor.
+enum Placed {
+    /// A new visitor, and the queue's state it was placed in (changed
+    /// when it was admitted on the spot).
+    New(Visitor, Arc<QueueState>),
+    /// The buyer's visitor of an earlier join, as stored.
+    Existing(Visitor),
+}
+
+/// Writes a joiner: admitted on the spot if it may be, else waiting; a
+/// write that finds the id taken (a buyer's earlier join) answers with
+/// the visitor stored there.
+async fn place(
+    app: &App,
+    event_id: &EventId,
+    state: &Arc<QueueState>,
+    mut visitor: Visitor,
+    now: Millis,
+) -> Result<Placed, Error> {
+    if let Some(slot) = spot_for(app, event_id, state, now).await {
         let after = state.admitted_on_join(slot);
         visitor.admission = Some(Admission {
             admission_id: fresh_id(|id: &str| Ok(id.to_owned()))?,
@@ -166,26 +238,31 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
         });
         if app
             .store
-            .join_admitted(&event_id, &visitor, &after, state.version)
+            .join_admitted(event_id, &visitor, &after, state.version)
             .await?
         {
             let after = Arc::new(after);
             app.memory
-                .remember_queue(&event_id, now, Some(after.clone()));
-            seen = after;
-        } else {
-            app.memory.refuse_admit_on_join(&event_id, state.version);
-            visitor.admission = None;
+                .remember_queue(event_id, now, Some(after.clone()));
+            return Ok(Placed::New(visitor, after));
         }
+        // The queue moved on, or (a buyer's) the visitor exists already.
+        app.memory.refuse_admit_on_join(event_id, state.version);
+        visitor.admission = None;
     }
-    if visitor.admission.is_none() {
-        app.store.join_queue(&event_id, &visitor).await?;
+    if app.store.join_queue(event_id, &visitor).await? {
+        return Ok(Placed::New(visitor, state.clone()));
     }
-    crate::metrics::queue_join(visitor.admission.is_some());
-    let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
-    reply.visitor_token = Some(token.as_str());
-    reply.joined_at = Some(now.to_rfc3339());
-    Ok(json(StatusCode::CREATED, &reply))
+    if visitor.buyer.is_none() {
+        return Err(Error::Corrupt("a fresh visitor id was taken".into()));
+    }
+    app.store
+        .read_visitor_consistent(event_id, &visitor.visitor_id)
+        .await?
+        .map(Placed::Existing)
+        // Taken a moment ago and gone already: only a delete of the
+        // queue removes a visitor that soon.
+        .ok_or(Error::QueueNotFound)
 }
 
 /// The slot of a joiner admitted on the spot, if it may be: the state
@@ -230,7 +307,9 @@ pub async fn visitor_status(app: &App, req: &Request) -> Reply {
         .read_visitor(&event_id, &visitor_id)
         .await?
         .ok_or(Error::VisitorNotFound)?;
-    if !token.matches(&visitor.token_hash) {
+    let keys = visitor_keys(app)?;
+    if !token.matches(&visitor.token_hash) && !keys.is_visitor_token(&token, &event_id, &visitor_id)
+    {
         return Err(Error::Unauthorized);
     }
     // A cached state of another generation: the queue was put again

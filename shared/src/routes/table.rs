@@ -271,13 +271,20 @@ pub const GET_QUEUE: Function = http(
 
 pub const QUEUE_VISITORS: Function = http(
     "queue-visitors",
-    Needs::ADMISSION_SIGNING,
+    Needs::VISITORS,
     &[
         Route {
             name: "join-queue",
             method: "POST",
             path: "/events/{eventId}/queue/visitors",
-            errors: &[E::EventNotFound, E::QueueNotFound, TOO_LARGE, NOT_ALLOWED],
+            errors: &[
+                E::BuyerTokenRequired,
+                E::BuyerTokenInvalid,
+                E::EventNotFound,
+                E::QueueNotFound,
+                TOO_LARGE,
+                NOT_ALLOWED,
+            ],
             handler: handler!(handlers::visitors::join_queue),
         },
         Route {

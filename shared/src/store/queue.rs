@@ -15,7 +15,7 @@ use super::errors::{sdk_error, StoreError};
 use super::expression::Expression;
 use super::items;
 use super::items::queue::{
-    queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE,
+    queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
     CHECKPOINTS, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS, LAST_ADMISSION_US, OPENS_AT,
     ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
@@ -23,6 +23,7 @@ use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
+use crate::domain::buyer::Buyers;
 use crate::domain::queue::{Inventory, QueueRank, QueueSettings};
 use crate::domain::queue_counts::JoinCounts;
 use crate::domain::queue_state::{Checkpoints, QueueState};
@@ -106,6 +107,7 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
         (ADMIT_PER_MINUTE.into(), n(q.admit_per_minute)),
         (ADMISSION_SECONDS.into(), n(q.admission_seconds)),
         (ORDERS_PER_ADMISSION.into(), n(q.orders_per_admission)),
+        (BUYERS.into(), s(q.buyers.as_str())),
         (INVENTORY.into(), s(inventory_str(state.inventory))),
         (RESUMED_US.into(), n(state.resumed_us)),
         (ADMITTED.into(), n(state.admitted)),
@@ -162,7 +164,12 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
         Some(f.u32(ADMISSION_SECONDS)?),
         Some(f.u32(ORDERS_PER_ADMISSION)?),
     )
-    .map_err(|_| f.malformed(ADMIT_PER_MINUTE))?;
+    .map_err(|_| f.malformed(ADMIT_PER_MINUTE))?
+    // A queue put before buyers existed is anonymous.
+    .with_buyers(match f.opt_s(BUYERS) {
+        Some(buyers) => Buyers::parse(buyers).ok_or_else(|| f.malformed(BUYERS))?,
+        None => Buyers::Anonymous,
+    });
     let inventory = match f.str(INVENTORY)? {
         "AVAILABLE" => Inventory::Available,
         "NONE_AVAILABLE" => Inventory::NoneAvailable,

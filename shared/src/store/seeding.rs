@@ -37,6 +37,7 @@ pub fn seeded_visitor(
         ),
         token_hash: "seeded".into(),
         admission: None,
+        buyer: None,
     })
 }
 

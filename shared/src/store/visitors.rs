@@ -12,13 +12,14 @@ use super::items;
 use super::items::queue::GENERATION;
 use super::items::visitor::{
     queue_shard_key, visitor_key, visitor_of_key, visitor_shard, ADMISSION_EXPIRES_AT,
-    ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, JOINED_AT, ORDERS_ALLOWED, QUEUE_JOIN,
-    QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_ID, VISITOR_RETENTION_SECONDS,
+    ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, BUYER_ID, JOINED_AT, ORDERS_ALLOWED,
+    QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_ID, VISITOR_RETENTION_SECONDS,
     WAITING_RETENTION_SECONDS,
 };
 use super::schema::{EVENT_ID, KIND, PK, QUEUE_INDEX, QUEUE_RANK_INDEX, TOKEN_HASH, TTL};
 use super::value::{n, s, Fields, Item};
 use super::Store;
+use crate::domain::buyer::BuyerId;
 use crate::domain::queue::QueueRank;
 use crate::domain::queue_state::{Admission, QueueState, Visitor};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
@@ -54,6 +55,9 @@ pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
         (QUEUE_RANK.into(), s(rank_text(visitor.rank))),
         (TOKEN_HASH.into(), s(&visitor.token_hash)),
     ]);
+    if let Some(buyer) = &visitor.buyer {
+        item.insert(BUYER_ID.into(), s(buyer.as_str()));
+    }
     match &visitor.admission {
         None => item.extend([
             (
@@ -106,23 +110,37 @@ fn parse_visitor(item: &Item) -> Result<Visitor, StoreError> {
         rank: parse_rank(f.str(QUEUE_RANK)?).ok_or_else(|| f.malformed(QUEUE_RANK))?,
         token_hash: f.str(TOKEN_HASH)?.to_owned(),
         admission,
+        buyer: match f.opt_s(BUYER_ID) {
+            Some(buyer) => Some(BuyerId::parse(buyer).ok_or_else(|| f.malformed(BUYER_ID))?),
+            None => None,
+        },
     })
 }
 
 impl Store {
-    /// A visitor joins the queue, waiting (its id is fresh: the condition
-    /// only guards against the impossible collision).
-    pub async fn join_queue(&self, event: &EventId, visitor: &Visitor) -> Result<(), Error> {
+    /// A visitor joins the queue, waiting, unless its id is taken:
+    /// `false` then. A random id is never taken; a buyer's is by its
+    /// first join, so concurrent joins by one buyer make one visitor.
+    pub async fn join_queue(&self, event: &EventId, visitor: &Visitor) -> Result<bool, Error> {
         let put = self
             .client
             .put_item()
             .table_name(&*self.table)
             .set_item(Some(visitor_item(event, visitor)));
         let put = Expression::new_item().on_put_item(put).send().await;
-        match conditional(put, "PutItem")? {
-            true => Ok(()),
-            false => Err(Error::Corrupt("a fresh visitor id was taken".into())),
-        }
+        conditional(put, "PutItem")
+    }
+
+    /// A visitor's item, strongly consistent: what a join that found its
+    /// id taken answers with.
+    pub async fn read_visitor_consistent(
+        &self,
+        event: &EventId,
+        visitor: &VisitorId,
+    ) -> Result<Option<Visitor>, Error> {
+        let key = visitor_key(&EventRef::of(event), visitor);
+        let item = self.get_consistent(key).await?;
+        Ok(item.as_ref().map(parse_visitor).transpose()?)
     }
 
     /// A visitor admitted as it joins: its item and the queue's state
@@ -303,6 +321,7 @@ mod tests {
             rank: QueueRank(u128::MAX - 5),
             token_hash: "h".into(),
             admission: None,
+            buyer: BuyerId::parse("user:42"),
         };
         let waiting = visitor_item(&event, &visitor);
         assert!(waiting.contains_key(QUEUE_SHARD));

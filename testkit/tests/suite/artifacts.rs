@@ -837,7 +837,8 @@ fn the_development_secrets_are_known_to_the_start_up_check() {
             "CONFIRM_SECRET",
             "HOLD_TOKEN_KEYS",
             "ADMISSION_SIGNING_KEYS",
-            "ADMISSION_VERIFY_KEYS"
+            "ADMISSION_VERIFY_KEYS",
+            "BUYER_VERIFY_KEYS"
         ]
     );
     let refused = shared::dev_secrets::refuse(&app.config, false).unwrap_err();

@@ -75,7 +75,7 @@ async fn the_operator_puts_reads_and_removes_a_queue() {
     assert_eq!(
         put,
         json!({"eventId": ev, "opensAt": opens_at, "admitPerMinute": 120, "admissionSeconds": 600,
-               "ordersPerAdmission": 2, "status": "SCHEDULED", "waiting": 0, "admitted": 0})
+               "ordersPerAdmission": 2, "buyers": "anonymous", "status": "SCHEDULED", "waiting": 0, "admitted": 0})
     );
     assert_eq!(get_queue(&app, &ev).await, (200, put));
     // Before it opens, the opening moves; a new pace applies at once.

@@ -12,7 +12,6 @@ use common::{event, fresh_app};
 use serde_json::json;
 use shared::admitter::{Admitter, TickSummary};
 use shared::domain::EventId;
-use shared::store::QUEUE_CACHE_MS;
 
 #[tokio::test]
 async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
@@ -74,17 +73,6 @@ async fn a_joiner_never_passes_one_the_admitter_has_not_counted_yet() {
     assert_eq!((summary.admitted, summary.waiting), (1, 1));
     assert!(is_admitted(&app, &ev, &waiting).await);
     assert!(!is_admitted(&app, &ev, &later).await);
-}
-
-/// Another Lambda instance on the same table: its own caches, and its
-/// view of the queue reused for a second, as on AWS.
-fn instance(app: &shared::App, counter: &local::metrics::RequestCounter) -> shared::App {
-    let client = local::local_client_counting(&testkit::dynamodb_endpoint(), Some(counter.clone()));
-    shared::App {
-        store: app.store.with_client(client),
-        config: app.config.clone(),
-        memory: app.memory.fresh().with_queue_cache_ms(QUEUE_CACHE_MS),
-    }
 }
 
 #[tokio::test]

@@ -51,6 +51,9 @@ pub(in crate::store) const ADMISSION_SECONDS: &str = "admissionSeconds";
 
 pub(in crate::store) const ORDERS_PER_ADMISSION: &str = "ordersPerAdmission";
 
+/// `anonymous` or `verified` (absent on a queue put before buyers: anonymous).
+pub(in crate::store) const BUYERS: &str = "buyers";
+
 pub(in crate::store) const INVENTORY: &str = "inventory";
 
 pub(in crate::store) const LAST_ADMISSION_US: &str = "lastAdmissionUs";

@@ -67,6 +67,9 @@ pub(in crate::store) const VISITOR_ID: &str = "visitorId";
 
 pub(in crate::store) const JOINED_AT: &str = "joinedAt";
 
+/// The buyer whose one place a verified queue's visitor is.
+pub(in crate::store) const BUYER_ID: &str = "buyerId";
+
 pub(in crate::store) const ADMISSION_ID: &str = "admissionId";
 
 pub(in crate::store) const ADMISSION_GIVEN_AT: &str = "admissionGivenAt";

@@ -9,6 +9,20 @@ use shared::App;
 
 use super::call;
 
+/// Another Lambda instance on the same table: its own caches, and its
+/// view of the queue reused for a second, as on AWS.
+pub fn instance(app: &App, counter: &local::metrics::RequestCounter) -> App {
+    let client = local::local_client_counting(&testkit::dynamodb_endpoint(), Some(counter.clone()));
+    App {
+        store: app.store.with_client(client),
+        config: app.config.clone(),
+        memory: app
+            .memory
+            .fresh()
+            .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
+    }
+}
+
 /// An hour, for openings far enough ahead that no test reaches them.
 pub const HOUR_MS: i64 = 3_600_000;
 

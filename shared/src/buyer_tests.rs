@@ -1,0 +1,142 @@
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::admission::SigningKeys;
+
+const NOW_S: i64 = 1_800_000_000;
+
+fn signing(kid: &str, d: u8) -> SigningKeys {
+    let set = json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": kid,
+        "d": URL_SAFE_NO_PAD.encode([d; 32])}]});
+    SigningKeys::parse(&set.to_string()).unwrap()
+}
+
+fn keys() -> BuyerKeys {
+    BuyerKeys::new(signing("seller-1", 9).verify_keys(), "https://shop.example")
+}
+
+fn claims() -> Value {
+    json!({"iss": "https://shop.example", "aud": "gala", "sub": "user:42",
+           "iat": NOW_S - 10, "exp": NOW_S + 600})
+}
+
+fn with(mut claims: Value, key: &str, value: Value) -> Value {
+    claims[key] = value;
+    claims
+}
+
+fn without(mut claims: Value, key: &str) -> Value {
+    claims.as_object_mut().unwrap().remove(key);
+    claims
+}
+
+fn verify(token: &str) -> Result<String, Error> {
+    let event = EventId::parse("gala").unwrap();
+    keys()
+        .verify(token, &event, Millis(NOW_S * 1_000))
+        .map(|b| b.as_str().to_owned())
+}
+
+/// A token with a header and claims of our choosing and no valid signature.
+fn unsigned(header: Value, claims: &Value) -> String {
+    let part = |v: &Value| URL_SAFE_NO_PAD.encode(v.to_string());
+    format!("{}.{}.", part(&header), part(claims))
+}
+
+#[test]
+fn a_sellers_token_names_its_buyer() {
+    let token = signing("seller-1", 9).sign(&claims()).unwrap();
+    assert_eq!(verify(&token).ok().as_deref(), Some("user:42"));
+    let later = with(claims(), "nbf", json!(NOW_S + 5));
+    let token = signing("seller-1", 9).sign(&later).unwrap();
+    assert!(verify(&token).is_ok(), "nbf within the 5 s leeway");
+}
+
+#[test]
+fn every_broken_rule_is_buyer_token_invalid() {
+    let seller = signing("seller-1", 9);
+    let refused = [
+        (
+            "another key",
+            signing("seller-1", 8).sign(&claims()).unwrap(),
+        ),
+        (
+            "an unknown kid",
+            signing("seller-2", 9).sign(&claims()).unwrap(),
+        ),
+        (
+            "another issuer",
+            seller.sign(&with(claims(), "iss", json!("x"))).unwrap(),
+        ),
+        (
+            "another event",
+            seller.sign(&with(claims(), "aud", json!("other"))).unwrap(),
+        ),
+        (
+            "aud as an array",
+            seller
+                .sign(&with(claims(), "aud", json!(["gala"])))
+                .unwrap(),
+        ),
+        ("no iat", seller.sign(&without(claims(), "iat")).unwrap()),
+        ("no sub", seller.sign(&without(claims(), "sub")).unwrap()),
+        (
+            "an email as sub",
+            seller
+                .sign(&with(claims(), "sub", json!("a@b.example")))
+                .unwrap(),
+        ),
+        (
+            "over an hour",
+            seller
+                .sign(&with(claims(), "exp", json!(NOW_S - 10 + 3_601)))
+                .unwrap(),
+        ),
+        (
+            "expired",
+            seller.sign(&with(claims(), "exp", json!(NOW_S))).unwrap(),
+        ),
+        (
+            "nbf ahead",
+            seller
+                .sign(&with(claims(), "nbf", json!(NOW_S + 6)))
+                .unwrap(),
+        ),
+        (
+            "alg none",
+            unsigned(json!({"alg": "none", "kid": "seller-1"}), &claims()),
+        ),
+        (
+            "alg HS256",
+            unsigned(json!({"alg": "HS256", "kid": "seller-1"}), &claims()),
+        ),
+        ("not a JWT", "x.y.z".to_owned()),
+    ];
+    for (why, token) in refused {
+        assert!(
+            matches!(verify(&token), Err(Error::BuyerTokenInvalid)),
+            "{why} must be refused"
+        );
+    }
+}
+
+#[test]
+fn configuration_refuses_private_keys_and_bad_issuers() {
+    let private = json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": "k",
+        "d": URL_SAFE_NO_PAD.encode([9; 32])}]})
+    .to_string();
+    assert!(matches!(
+        BuyerKeys::parse(&private, "shop"),
+        Err(BuyerConfigError::Keys(_))
+    ));
+    let public = keys().keys().jwks().to_string();
+    assert!(BuyerKeys::parse(&public, "shop").is_ok());
+    assert!(matches!(
+        BuyerKeys::parse(&public, ""),
+        Err(BuyerConfigError::Issuer)
+    ));
+    assert!(BuyerKeys::parse(&public, &"i".repeat(257)).is_err());
+    assert!(BuyerKeys::parse(&public, &"i".repeat(256)).is_ok());
+}

@@ -1,0 +1,277 @@
+//! Buyers on DynamoDB Local: buyer tokens the seller signs, and a verified
+//! queue's one place per buyer, joined at once from many instances.
+
+use crate::common;
+
+use base64::Engine;
+use common::queue::*;
+use common::{call, event, fresh_app};
+use serde_json::{json, Value};
+use shared::App;
+
+/// A buyer token from the development seller, for `event`.
+fn buyer_token(event: &str, buyer: &str) -> String {
+    let now_s = shared::world::now().0 / 1_000;
+    local::apps::dev_buyer_token(
+        &local::apps::dev_buyer_signing_keys(),
+        event,
+        buyer,
+        now_s,
+        600,
+    )
+    .unwrap()
+}
+
+/// join-queue with these headers.
+async fn join_as(app: &App, event: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    let path = format!("/events/{event}/queue/visitors");
+    call(app, "POST", &path, headers, "").await
+}
+
+async fn join_as_buyer(app: &App, event: &str, token: &str) -> (u16, Value) {
+    join_as(app, event, &[("x-buyer-token", token)]).await
+}
+
+fn verified_queue(opens_in_ms: i64, per_minute: u32) -> String {
+    let mut body: Value = serde_json::from_str(&queue_body(opens_in_ms, per_minute)).unwrap();
+    body["buyers"] = json!("verified");
+    body.to_string()
+}
+
+fn visitor_of(reply: &Value) -> TestVisitor {
+    TestVisitor {
+        id: reply["visitorId"].as_str().unwrap().to_owned(),
+        token: reply["visitorToken"].as_str().unwrap().to_owned(),
+        joined: reply.clone(),
+    }
+}
+
+/// The claims of a JWT, unverified (the tests' own reading).
+fn claims_of(jwt: &str) -> Value {
+    let payload = jwt.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[tokio::test]
+async fn concurrent_joins_by_one_buyer_make_one_visitor() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let (status, put) = put_queue(&app, &ev, &verified_queue(HOUR_MS, 600)).await;
+    assert_eq!((status, &put["buyers"]), (200, &json!("verified")), "{put}");
+    let counter = local::metrics::RequestCounter::default();
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..60 {
+        // Every join on an instance of its own, each with its own token.
+        let (instance, ev) = (instance(&app, &counter), ev.clone());
+        tasks.spawn(async move {
+            let token = buyer_token(&ev, "user:42|eu");
+            join_as_buyer(&instance, &ev, &token).await
+        });
+    }
+    let replies = tasks.join_all().await;
+    let created = replies.iter().filter(|(s, _)| *s == 201).count();
+    assert!(
+        replies.iter().all(|(s, _)| *s == 200 || *s == 201),
+        "{replies:?}"
+    );
+    assert_eq!(created, 1, "exactly one join made the visitor");
+    let first = &replies[0].1;
+    for (_, reply) in &replies {
+        assert_eq!(reply["visitorId"], first["visitorId"]);
+        assert_eq!(reply["joinedAt"], first["joinedAt"]);
+        assert_eq!(reply["buyerId"], "user:42|eu");
+        assert_eq!(reply["status"], "WAITING");
+    }
+    // Every token given works, on any instance.
+    for (_, reply) in &replies {
+        let (status, seen) = visitor_status(&app, &ev, &visitor_of(reply)).await;
+        assert_eq!(status, 200, "{seen}");
+        assert_eq!(seen["buyerId"], "user:42|eu");
+    }
+    // Another buyer is another visitor.
+    let other = join_as_buyer(&app, &ev, &buyer_token(&ev, "user:43")).await;
+    assert_eq!(other.0, 201);
+    assert_ne!(other.1["visitorId"], first["visitorId"]);
+    let (_, queue) = get_queue(&app, &ev).await;
+    assert_eq!(queue["buyers"], "verified");
+}
+
+#[tokio::test]
+async fn a_join_without_a_valid_buyer_token_writes_nothing() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let other_ev = event(&app, 5, 300).await;
+    assert_eq!(
+        put_queue(&app, &ev, &verified_queue(HOUR_MS, 600)).await.0,
+        200
+    );
+    let counter = local::metrics::RequestCounter::default();
+    let instance = instance(&app, &counter);
+    let stranger = shared::admission::SigningKeys::parse(
+        &json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": "seatclaim-dev-buyer-NOT-SECRET",
+            "d": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let now_s = shared::world::now().0 / 1_000;
+    let forged = local::apps::dev_buyer_token(&stranger, &ev, "user:42", now_s, 600).unwrap();
+    let expired = local::apps::dev_buyer_token(
+        &local::apps::dev_buyer_signing_keys(),
+        &ev,
+        "user:42",
+        now_s - 700,
+        600,
+    )
+    .unwrap();
+    let refusals = [
+        (vec![], "buyer-token-required"),
+        (vec![("x-buyer-token", "")], "buyer-token-required"),
+        (vec![("x-buyer-token", "not.a.jwt")], "buyer-token-invalid"),
+        (
+            vec![("x-buyer-token", forged.as_str())],
+            "buyer-token-invalid",
+        ),
+        (
+            vec![("x-buyer-token", expired.as_str())],
+            "buyer-token-invalid",
+        ),
+    ];
+    for (headers, code) in refusals {
+        let (status, body) = join_as(&instance, &ev, &headers).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (401, Some(code)),
+            "{body}"
+        );
+    }
+    let for_another_event = buyer_token(&other_ev, "user:42");
+    let (status, body) = join_as_buyer(&instance, &ev, &for_another_event).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("buyer-token-invalid"))
+    );
+    let requests = counter.take();
+    let writes: Vec<_> = requests
+        .keys()
+        .filter(|op| !matches!(op.as_str(), "GetItem" | "Query" | "BatchGetItem"))
+        .collect();
+    assert!(writes.is_empty(), "a refused join wrote: {requests:?}");
+    // An anonymous queue ignores the header.
+    assert_eq!(
+        put_queue(&app, &other_ev, &queue_body(HOUR_MS, 600))
+            .await
+            .0,
+        200
+    );
+    let (status, body) = join_as_buyer(&app, &other_ev, "not.a.jwt").await;
+    assert_eq!(status, 201, "{body}");
+    assert!(body.get("buyerId").is_none());
+}
+
+#[tokio::test]
+async fn an_admitted_buyer_joining_again_gets_its_own_admission_back() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    // Open, and pacing one a second: the first joiner is admitted on the spot.
+    assert_eq!(
+        put_queue(&app, &ev, &verified_queue(-1_000, 60)).await.0,
+        200
+    );
+    let token = buyer_token(&ev, "user:7");
+    let (status, first) = join_as_buyer(&app, &ev, &token).await;
+    assert_eq!(
+        (status, &first["status"]),
+        (201, &json!("ADMITTED")),
+        "{first}"
+    );
+    let admission = claims_of(first["admissionToken"].as_str().unwrap());
+    assert_eq!(admission["buyer"], "user:7");
+    assert_eq!(admission["sub"], first["visitorId"]);
+    let (status, again) = join_as_buyer(&app, &ev, &buyer_token(&ev, "user:7")).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["status"], "ADMITTED");
+    assert_eq!(again["visitorId"], first["visitorId"]);
+    assert_eq!(again["joinedAt"], first["joinedAt"]);
+    let again_admission = claims_of(again["admissionToken"].as_str().unwrap());
+    assert_eq!(
+        again_admission["jti"], admission["jti"],
+        "the same admission"
+    );
+    // Both visitor tokens work.
+    for reply in [&first, &again] {
+        assert_eq!(visitor_status(&app, &ev, &visitor_of(reply)).await.0, 200);
+    }
+}
+
+#[tokio::test]
+async fn who_may_join_changes_only_before_anyone_has() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let bad = json!({"opensAt": "2030-01-01T00:00:00Z", "admitPerMinute": 60, "buyers": "vip"});
+    let (status, body) = put_queue(&app, &ev, &bad.to_string()).await;
+    assert_eq!((status, body["error"].as_str()), (400, Some("bad-request")));
+    let (_, put) = put_queue(&app, &ev, &queue_body(HOUR_MS, 60)).await;
+    assert_eq!(put["buyers"], "anonymous", "a new queue is anonymous");
+    let (status, put) = put_queue(&app, &ev, &verified_queue(HOUR_MS, 60)).await;
+    assert_eq!((status, &put["buyers"]), (200, &json!("verified")));
+    let (_, put) = put_queue(&app, &ev, &queue_body(HOUR_MS, 90)).await;
+    assert_eq!(put["buyers"], "verified", "left out, it is kept");
+    // Once somebody has joined, it stays.
+    let (status, _) = join_as_buyer(&app, &ev, &buyer_token(&ev, "user:1")).await;
+    assert_eq!(status, 201);
+    let mut anonymous: Value = serde_json::from_str(&queue_body(HOUR_MS, 90)).unwrap();
+    anonymous["buyers"] = json!("anonymous");
+    let (status, body) = put_queue(&app, &ev, &anonymous.to_string()).await;
+    assert_eq!((status, body["error"].as_str()), (409, Some("queue-open")));
+    assert_eq!(get_queue(&app, &ev).await.1["buyers"], "verified");
+    // A new generation chooses again.
+    assert_eq!(delete_queue(&app, &ev).await.0, 200);
+    let (_, put) = put_queue(&app, &ev, &queue_body(HOUR_MS, 90)).await;
+    assert_eq!(put["buyers"], "anonymous");
+}
+
+#[tokio::test]
+async fn the_dev_servers_sign_in_mints_tokens_only_for_its_own_key() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    assert_eq!(
+        put_queue(&app, &ev, &verified_queue(HOUR_MS, 60)).await.0,
+        200
+    );
+    let asked = json!({"eventId": ev, "buyerId": "dev:ann", "seconds": 60}).to_string();
+    let (status, minted) = common::read(local::dev_routes::buyer_token(&app, asked.as_bytes()));
+    assert_eq!(status, 200, "{minted}");
+    let token = minted["buyerToken"].as_str().unwrap();
+    let claims = claims_of(token);
+    assert_eq!(
+        (claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap()),
+        60
+    );
+    let (status, joined) = join_as_buyer(&app, &ev, token).await;
+    assert_eq!((status, &joined["buyerId"]), (201, &json!("dev:ann")));
+    for bad in [
+        json!({"eventId": ev, "buyerId": "a@b.example"}),
+        json!({"eventId": ev, "buyerId": "ann", "seconds": 3_601}),
+        json!({"buyerId": "ann"}),
+    ] {
+        let (status, _) = common::read(local::dev_routes::buyer_token(
+            &app,
+            bad.to_string().as_bytes(),
+        ));
+        assert_eq!(status, 400, "{bad}");
+    }
+    // A dev server told the seller's own keys mints nothing.
+    let mut seller = app.clone();
+    let keys = shared::admission::SigningKeys::parse(
+        &json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": "seller",
+            "d": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE"}]})
+        .to_string(),
+    )
+    .unwrap();
+    seller.config.buyer_keys = Some(shared::buyer::BuyerKeys::new(keys.verify_keys(), "shop"));
+    let (status, _) = common::read(local::dev_routes::buyer_token(&seller, asked.as_bytes()));
+    assert_eq!(status, 404);
+}
