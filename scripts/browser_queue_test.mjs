@@ -4,6 +4,10 @@
 // - two contexts join a queue admitting one visitor a second: the first
 //   joiner is admitted first, the second waits with a position and is
 //   admitted next, and both then hold seats;
+// - in a verified queue, each tab signs in as a buyer through the dev
+//   server's sign-in: a waiting buyer sees only the queue, a second tab of
+//   the same buyer is told it already has its place (the same visitor), and
+//   another buyer gets a place of its own;
 // - a 20,000-seat event draws in full on one canvas; a seat picked in a
 //   zoomed section shows held in the other context.
 // Screenshots of the queue view ($QUEUE_PNG) and the stadium map
@@ -91,6 +95,35 @@ async function queue(base, browser, errors) {
   for (const p of [first, second, third]) await p.context().close();
 }
 
+const visitorOf = (p) => p.evaluate(() => state.visitor && state.visitor.visitorId);
+const isWaiting = () => document.querySelector("#queue-card")?.dataset.status === "WAITING";
+
+async function verified(base, browser, errors) {
+  const eventId = "browser-verified";
+  const plan = { name: "Browser verified on-sale", holdSeconds: 300, sections: [{ sectionId: "A", rows: [{ row: "1", count: 12 }] }] };
+  check("create the verified on-sale's event", (await createEvent(base, eventId, plan)) === 201);
+  const opensAt = new Date(Date.now() + 3600 * 1000).toISOString();
+  const put = await fetch(`${base}/events/${eventId}/queue`, { method: "PUT", body: JSON.stringify({ opensAt, admitPerMinute: 60, buyers: "verified" }) });
+  check("put a verified queue", put.status === 200, `status ${put.status}`);
+  const ann = await page(browser, errors, `${base}/?event=${eventId}&buyer=dev:ann`);
+  const annWaits = await waitFor(ann, isWaiting, null, 5000);
+  const onlyQueue = await ann.isHidden("#order-card") && await ann.isHidden("#map") && await ann.isHidden("#stampede-card");
+  const signedIn = (await ann.textContent("#queue-buyer")) || "";
+  check("a signed-in buyer waits, and the page shows only the queue", annWaits && onlyQueue && signedIn.includes("dev:ann"),
+    `waiting ${annWaits}, only the queue ${onlyQueue}, "${signedIn}"${annWaits ? "" : `; ${await queueTrace(ann)}`}`);
+  check("its first join is not told it had a place", await ann.isHidden("#queue-placed"));
+  const annAgain = await page(browser, errors, `${base}/?event=${eventId}&buyer=dev:ann`);
+  const told = await waitFor(annAgain, () => !document.querySelector("#queue-placed")?.hidden, null, 5000);
+  const [first, again] = [await visitorOf(ann), await visitorOf(annAgain)];
+  check("a second tab of that buyer is told it already has a place, the same one", told && first && first === again,
+    `told ${told}, ${first} and ${again}`);
+  const bob = await page(browser, errors, `${base}/?event=${eventId}&buyer=dev:bob`);
+  const bobWaits = await waitFor(bob, isWaiting, null, 5000);
+  const bobs = await visitorOf(bob);
+  check("another buyer gets a place of its own", bobWaits && bobs && bobs !== first && await bob.isHidden("#queue-placed"), `${bobs}`);
+  for (const p of [ann, annAgain, bob]) await p.context().close();
+}
+
 async function stadium(base, browser, errors) {
   const eventId = "browser-stadium";
   const sections = Array.from({ length: 8 }, (_, s) => ({
@@ -123,5 +156,6 @@ async function stadium(base, browser, errors) {
 
 runBrowserChecks("seatclaim-browser-queue", async (base, browser, errors) => {
   await queue(base, browser, errors);
+  await verified(base, browser, errors);
   await stadium(base, browser, errors);
 }).catch((e) => { console.error(e); process.exit(1); });

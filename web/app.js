@@ -34,6 +34,8 @@ const state = {
   visitor: null,      // {visitorId, token}, kept per event in sessionStorage
   visitorStatus: null,
   admission: null,    // {token, expiresAt} once admitted
+  alreadyPlaced: false, // a verified queue's join found this buyer's place
+  buyerTokens: {},    // eventId -> {token, until}: the dev sign-in's buyer tokens
   pollTimer: null,    // the visitor's next status poll (queue.js),
   pollEveryMs: 0,     // the interval the last reply gave,
   pollFailures: 0,    // and failed polls since

@@ -17,11 +17,45 @@ const QUEUE_BACKOFF_MAX_MS = 60000;
 
 function visitorKey() { return `seatclaim.visitor.${API}.${state.eventId}`; }
 
+// ----- The buyer: who this tab signs in as ---------------------------------------------
+// A verified queue takes one place per buyer, vouched for by the seller's
+// sign-in (docs/API.md, "Buyers"). Under make dev the dev server stands in
+// for that sign-in (POST /_dev/buyer-token). Each tab is its own buyer
+// (kept in sessionStorage), unless the page is opened with ?buyer=<id>:
+// two tabs of one buyer then share its one place.
+
+const BUYER_TOKEN_SECONDS = 900;
+// A token this close to its end is minted again.
+const BUYER_TOKEN_MARGIN_MS = 60000;
+
+function buyerId() {
+  const asked = params.get("buyer");
+  if (asked) return asked;
+  let id = sessionStorage.getItem(`seatclaim.buyer.${API}`);
+  if (!id) {
+    id = `dev:${Math.random().toString(36).slice(2, 8)}`;
+    sessionStorage.setItem(`seatclaim.buyer.${API}`, id);
+  }
+  return id;
+}
+
+// A buyer token for this event, minted by the dev server's sign-in and kept
+// until a minute before its end; null if there is no sign-in to ask.
+async function buyerToken() {
+  const kept = state.buyerTokens[state.eventId];
+  if (kept && kept.until - Date.now() > BUYER_TOKEN_MARGIN_MS) return kept.token;
+  const r = await api("POST", "/_dev/buyer-token", { body: { eventId: state.eventId, buyerId: buyerId(), seconds: BUYER_TOKEN_SECONDS } });
+  if (!r.ok) return null;
+  state.buyerTokens[state.eventId] = { token: r.data.buyerToken, until: Date.now() + BUYER_TOKEN_SECONDS * 1000 };
+  return r.data.buyerToken;
+}
+
 async function loadQueue() {
   const r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue`);
   state.queue = r.ok ? r.data : null;
   state.visitorStatus = null;
   state.admission = null;
+  state.alreadyPlaced = false;
   if (!state.queue) { state.visitor = null; renderQueue(); return; }
   try { state.visitor = JSON.parse(sessionStorage.getItem(visitorKey()) || "null"); } catch (_) { state.visitor = null; }
   if (state.visitor) await pollVisitor();
@@ -30,8 +64,16 @@ async function loadQueue() {
 }
 
 async function joinQueue() {
-  const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/queue/visitors`, { body: {} });
+  const extra = {};
+  if (state.queue.buyers === "verified") {
+    const token = await buyerToken();
+    if (!token) { say("This queue is for signed-in buyers, and no sign-in answered.", true); return; }
+    extra["x-buyer-token"] = token;
+  }
+  const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/queue/visitors`, { body: {}, headers: extra });
   if (!r.ok) { say(`Joining the queue: ${r.data.message || r.status}`, true); return; }
+  // 200: this buyer had its place already (another tab, an earlier join).
+  state.alreadyPlaced = r.status === 200;
   state.visitor = { visitorId: r.data.visitorId, token: r.data.visitorToken };
   sessionStorage.setItem(visitorKey(), JSON.stringify(state.visitor));
   applyVisitor(r.data);
@@ -117,4 +159,8 @@ function renderQueue() {
   $("queue-position").textContent = v && v.position ? `#${v.position}` : "";
   $("queue-position").dataset.position = v && v.position ? String(v.position) : "";
   $("queue-eta").textContent = v && v.estimatedAdmissionAt ? `your turn at about ${new Date(v.estimatedAdmissionAt).toLocaleTimeString()}` : "";
+  const verified = q.buyers === "verified";
+  $("queue-buyer").hidden = !verified;
+  $("queue-buyer").textContent = verified ? `Signed in as ${buyerId()}` : "";
+  $("queue-placed").hidden = !(verified && state.alreadyPlaced);
 }
