@@ -48,7 +48,8 @@ import zipfile
 from pathlib import Path
 
 from cargo_target import target_dir
-from dev_keys import DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_hold_token_keys
+from dev_keys import (DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_draw_secret,
+                      dev_hold_token_keys)
 from ports import free_ports
 from webhook_sign import DEV_SECRET, confirm_body, resign_confirm_event, webhook_headers
 
@@ -488,7 +489,7 @@ def lambda_env(server):
                 AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1", AWS_ACCESS_KEY_ID="local",
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
                 ADMISSION_SIGNING_KEYS=signing, ADMISSION_VERIFY_KEYS=verify,
-                HOLD_TOKEN_KEYS=dev_hold_token_keys(),
+                HOLD_TOKEN_KEYS=dev_hold_token_keys(), DRAW_SECRET=dev_draw_secret(),
                 BUYER_VERIFY_KEYS=dev_buyer_keys()[1], BUYER_ISSUER=DEV_BUYER_ISSUER,
                 # A local run of the development secrets (docs/OPERATIONS.md).
                 SEATCLAIM_ALLOW_DEV_SECRETS="1",

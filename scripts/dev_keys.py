@@ -11,6 +11,7 @@ from pathlib import Path
 LOCAL = Path(__file__).resolve().parent.parent / "local"
 KEYS_FILE = LOCAL / "dev-admission-signing-keys.json"
 HOLD_KEYS_FILE = LOCAL / "dev-hold-token-keys.txt"
+DRAW_SECRET_FILE = LOCAL / "dev-draw-secret.txt"
 BUYER_KEYS_FILE = LOCAL / "dev-buyer-signing-keys.json"
 # The issuer of make dev's buyer tokens (local::apps::DEV_BUYER_ISSUER).
 DEV_BUYER_ISSUER = "seatclaim-dev"
@@ -31,6 +32,11 @@ def dev_buyer_keys():
     signing = json.loads(BUYER_KEYS_FILE.read_text())
     public = {"keys": [{k: v for k, v in key.items() if k != "d"} for key in signing["keys"]]}
     return json.dumps(signing, separators=(",", ":")), json.dumps(public, separators=(",", ":"))
+
+
+def dev_draw_secret():
+    """DRAW_SECRET of make dev: one base64 key."""
+    return DRAW_SECRET_FILE.read_text().strip()
 
 
 def dev_hold_token_keys():

@@ -48,7 +48,8 @@ EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 # Secrets Manager stand-in serves (the functions read them at start-up, as in AWS).
 SECRET_PARAMETERS = {"ConfirmSecretArn": "CONFIRM_SECRET",
                      "AdmissionSigningKeysSecretArn": "ADMISSION_SIGNING_KEYS",
-                     "HoldTokenKeysSecretArn": "HOLD_TOKEN_KEYS"}
+                     "HoldTokenKeysSecretArn": "HOLD_TOKEN_KEYS",
+                     "DrawSecretArn": "DRAW_SECRET"}
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"

@@ -5,7 +5,7 @@
 
 use aws_sdk_dynamodb::Client;
 use shared::admission::SigningKeys;
-use shared::auth::{ConfirmSecrets, HoldTokenKeys};
+use shared::auth::{ConfirmSecrets, DrawSecrets, HoldTokenKeys};
 use shared::buyer::BuyerKeys;
 use shared::domain::buyer::BuyerClaims;
 use shared::{App, Config, Store};
@@ -79,6 +79,21 @@ pub fn dev_buyer_token(
     })
 }
 
+/// The draw secret of `make dev` when `DRAW_SECRET` is unset, of the
+/// tests and of the sample events: its bytes read
+/// "seatclaim-dev-draw-secret-NOT-SECRET!!". Anyone can compute every draw
+/// of a queue under it in advance. Never deploy it: template.yaml reads
+/// the secret from Secrets Manager. It lives in local/dev-draw-secret.txt,
+/// which the scripts read too.
+pub const DEV_DRAW_SECRET: &str = include_str!("../dev-draw-secret.txt");
+
+/// The development draw secret, parsed.
+pub fn dev_draw_secrets() -> DrawSecrets {
+    // A constant known to parse (every queue test's draw uses it).
+    DrawSecrets::parse(DEV_DRAW_SECRET)
+        .unwrap_or_else(|e| panic!("the development draw secret: {e}"))
+}
+
 /// The hold token key of `make dev` when `HOLD_TOKEN_KEYS` is unset, of
 /// the tests and of the sample events: its bytes read
 /// "seatclaim-dev-hold-key-NOT-SECRET!!". Anyone can mint hold tokens
@@ -135,6 +150,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         admission_signing: Some(dev_admission_keys()),
         hold_token_keys: Some(dev_hold_token_keys()),
         buyer_keys: Some(dev_buyer_keys()),
+        draw_secrets: Some(dev_draw_secrets()),
         admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
     };
     // Every request reads the queue's state, as the dev server does: a

@@ -5,8 +5,10 @@
 //! runs against the SDK's own client: in the tests, and in `sam local
 //! invoke`, whose functions are given ARNs as in AWS.
 
-use crate::apps::{DEV_ADMISSION_SIGNING_KEYS, DEV_CONFIRM_SECRET, DEV_HOLD_TOKEN_KEYS};
-use shared::config::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, HOLD_TOKEN_KEYS};
+use crate::apps::{
+    DEV_ADMISSION_SIGNING_KEYS, DEV_CONFIRM_SECRET, DEV_DRAW_SECRET, DEV_HOLD_TOKEN_KEYS,
+};
+use shared::config::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS};
 
 /// Secrets Manager's JSON protocol target for `GetSecretValue`.
 pub const GET_SECRET_VALUE_TARGET: &str = "secretsmanager.GetSecretValue";
@@ -29,6 +31,8 @@ fn dev_secret(arn: &str) -> Option<&'static str> {
         Some(DEV_HOLD_TOKEN_KEYS.trim())
     } else if value(ADMISSION_SIGNING_KEYS).is_some() {
         Some(DEV_ADMISSION_SIGNING_KEYS.trim())
+    } else if value(DRAW_SECRET).is_some() {
+        Some(DEV_DRAW_SECRET.trim())
     } else {
         value(CONFIRM_SECRET).map(|()| DEV_CONFIRM_SECRET)
     }

@@ -358,6 +358,10 @@ pub struct AdmissionClaims {
     /// The buyer a verified queue admitted (its `sub` stays the visitor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buyer: Option<String>,
+    /// The moment of its pace slot, µs since the epoch: drawn visitors'
+    /// slots follow their draw keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<i64>,
 }
 
 impl AdmissionClaims {

@@ -18,6 +18,7 @@ fn claims(event: &str, exp: i64) -> AdmissionClaims {
         exp,
         orders: Some(1),
         buyer: None,
+        slot: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Configuration from the environment, checked once at start-up.
 
 use crate::admission::{KeyError, SigningKeys, VerifyKeys};
-use crate::auth::{ConfirmSecrets, HoldKeyError, HoldTokenKeys, SecretError};
+use crate::auth::{ConfirmSecrets, DrawSecrets, HoldKeyError, HoldTokenKeys, SecretError};
 use crate::buyer::{BuyerConfigError, BuyerKeys, BUYER_ISSUER, BUYER_VERIFY_KEYS};
 use crate::domain::{EXPIRY_GUARD_MS_RANGE, HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
 
@@ -26,6 +26,8 @@ pub enum ConfigError {
     Secret(#[from] crate::secrets::SecretError),
     #[error("environment variable HOLD_TOKEN_KEYS is invalid: {0}")]
     BadHoldKeys(#[source] HoldKeyError),
+    #[error("environment variable DRAW_SECRET is invalid: {0}")]
+    BadDrawSecret(#[source] HoldKeyError),
     #[error("environment variable {0}")]
     BadBuyerKeys(#[source] BuyerConfigError),
     #[error("environment variable {name} is invalid: {source}")]
@@ -72,6 +74,10 @@ pub struct Config {
     /// `BUYER_VERIFY_KEYS` and `BUYER_ISSUER`: what verifies the seller's
     /// buyer tokens (the queue's visitor routes).
     pub buyer_keys: Option<BuyerKeys>,
+    /// `DRAW_SECRET`: what each queue generation's draw seed is derived
+    /// from (the queue's routes: the commitment, the draw keys, the
+    /// disclosure).
+    pub draw_secrets: Option<DrawSecrets>,
     /// `ADMITTER_RUN_SECONDS`: how long one run of the admitter
     /// function ticks. A little over the schedule's minute, so the next
     /// run overlaps it and no second goes without a tick (two admitters at
@@ -86,7 +92,7 @@ impl Config {
 }
 
 /// The variable that holds [`HoldTokenKeys`].
-pub use crate::secrets::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, HOLD_TOKEN_KEYS};
+pub use crate::secrets::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS};
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
@@ -120,6 +126,9 @@ pub struct Needs {
     pub hold_token_keys: bool,
     /// The routes that take buyer tokens.
     pub buyer_keys: bool,
+    /// The queue's routes: they commit to, derive from and disclose the
+    /// draw's seed.
+    pub draw_secret: bool,
 }
 
 impl Needs {
@@ -130,6 +139,7 @@ impl Needs {
         admission_verify: false,
         hold_token_keys: false,
         buyer_keys: false,
+        draw_secret: false,
     };
     /// An order's own routes: they take hold tokens.
     pub const HOLDER: Self = Self {
@@ -152,6 +162,12 @@ impl Needs {
         admission_signing: true,
         hold_token_keys: true,
         buyer_keys: true,
+        draw_secret: true,
+        ..Self::STORE
+    };
+    /// put-queue, get-queue: the draw's commitment and its disclosure.
+    pub const QUEUE_READS: Self = Self {
+        draw_secret: true,
         ..Self::STORE
     };
     pub const ADMISSION_VERIFY: Self = Self {
@@ -239,6 +255,11 @@ impl Config {
             None => None,
         };
         let buyer_keys = buyer_keys(&get, needs.buyer_keys)?;
+        let draw_secrets = match get(DRAW_SECRET).filter(|v| !v.trim().is_empty()) {
+            Some(raw) => Some(DrawSecrets::parse(&raw).map_err(ConfigError::BadDrawSecret)?),
+            None if needs.draw_secret => return Err(ConfigError::Missing(DRAW_SECRET)),
+            None => None,
+        };
         Ok(Self {
             table_name,
             hold_seconds,
@@ -252,6 +273,7 @@ impl Config {
             admission_verify,
             hold_token_keys,
             buyer_keys,
+            draw_secrets,
             admitter_run_seconds,
         })
     }

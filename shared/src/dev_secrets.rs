@@ -13,6 +13,8 @@ const CONFIRM_KEY_SHA256: &str = "456bac6b594348cc47ce6aedcc6d725495cf78a959f1df
 /// SHA-256 of the development `HOLD_TOKEN_KEYS` key
 /// (local/dev-hold-token-keys.txt).
 const HOLD_KEY_SHA256: &str = "316ee5c9be87b8a975cf58ac85bea7b38c8ccab752410a4b03c1a59c540e2e7e";
+/// SHA-256 of the development `DRAW_SECRET` key (local/dev-draw-secret.txt).
+const DRAW_KEY_SHA256: &str = "8d8b14ad5348e274c45b3c95db36b6ae78b7c1ee72b108abd2234f54eaaab707";
 /// The development admission key's public `x`
 /// (local/dev-admission-signing-keys.json, kid `seatclaim-dev-NOT-SECRET`).
 const ADMISSION_KEY_X: &str = "_Dfs7eep1t-bd8MvF5YeE-y4Tjv4IrVRQu8mFERBu0U";
@@ -41,6 +43,13 @@ pub fn found_in(config: &Config) -> Vec<&'static str> {
         .any(|f| f == HOLD_KEY_SHA256)
     {
         found.push(crate::config::HOLD_TOKEN_KEYS);
+    }
+    let draw = config.draw_secrets.iter();
+    if draw
+        .flat_map(|k| k.key_fingerprints())
+        .any(|f| f == DRAW_KEY_SHA256)
+    {
+        found.push(crate::config::DRAW_SECRET);
     }
     let signing = config.admission_signing.iter();
     if signing

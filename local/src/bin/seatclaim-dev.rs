@@ -111,6 +111,10 @@ fn dev_config() -> Result<Config, String> {
         eprintln!("*** HOLD_TOKEN_KEYS is not set: signing hold tokens with the DEVELOPMENT key (local::apps::DEV_HOLD_TOKEN_KEYS). Anyone can mint hold tokens with it. Never deploy it. ***");
         config.hold_token_keys = Some(local::apps::dev_hold_token_keys());
     }
+    if config.draw_secrets.is_none() {
+        eprintln!("*** DRAW_SECRET is not set: deriving the queues' draws from the DEVELOPMENT secret (local::apps::DEV_DRAW_SECRET). Anyone can compute every draw in advance with it. Never deploy it. ***");
+        config.draw_secrets = Some(local::apps::dev_draw_secrets());
+    }
     if config.buyer_keys.is_none() {
         eprintln!("*** BUYER_VERIFY_KEYS is not set: trusting buyer tokens signed with the DEVELOPMENT key \"seatclaim-dev-buyer-NOT-SECRET\" (issuer \"seatclaim-dev\"), minted by POST /_dev/buyer-token. Never deploy it. ***");
         config.buyer_keys = Some(local::apps::dev_buyer_keys());

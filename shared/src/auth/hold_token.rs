@@ -126,6 +126,31 @@ pub enum HoldKeyError {
     ShortKey { index: usize, bytes: usize },
 }
 
+/// A set of MAC keys as `HOLD_TOKEN_KEYS` and `DRAW_SECRET` hold them:
+/// standard base64 keys of at least [`MIN_HOLD_KEY_BYTES`], separated by
+/// spaces, at least one.
+pub(crate) fn parse_mac_keys(value: &str) -> Result<Vec<Vec<u8>>, HoldKeyError> {
+    use base64::Engine;
+    let mut keys = Vec::new();
+    for (i, encoded) in value.split_whitespace().enumerate() {
+        let index = i + 1;
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|_| HoldKeyError::NotBase64 { index })?;
+        if key.len() < MIN_HOLD_KEY_BYTES {
+            return Err(HoldKeyError::ShortKey {
+                index,
+                bytes: key.len(),
+            });
+        }
+        keys.push(key);
+    }
+    if keys.is_empty() {
+        return Err(HoldKeyError::Format);
+    }
+    Ok(keys)
+}
+
 /// The server keys of hold tokens: the first signs, every one verifies,
 /// so a key is rotated by putting the new one first and keeping the old
 /// one for `MAX_ORDER_LIFETIME_SECONDS` (docs/OPERATIONS.md).
@@ -144,22 +169,7 @@ impl fmt::Debug for HoldTokenKeys {
 impl HoldTokenKeys {
     /// Parses `HOLD_TOKEN_KEYS`: standard base64 keys separated by spaces.
     pub fn parse(value: &str) -> Result<Self, HoldKeyError> {
-        use base64::Engine;
-        let mut keys = Vec::new();
-        for (i, encoded) in value.split_whitespace().enumerate() {
-            let index = i + 1;
-            let key = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .map_err(|_| HoldKeyError::NotBase64 { index })?;
-            if key.len() < MIN_HOLD_KEY_BYTES {
-                return Err(HoldKeyError::ShortKey {
-                    index,
-                    bytes: key.len(),
-                });
-            }
-            keys.push(key);
-        }
-        let mut keys = keys.into_iter();
+        let mut keys = parse_mac_keys(value)?.into_iter();
         let signing = keys.next().ok_or(HoldKeyError::Format)?;
         Ok(Self {
             signing,

@@ -1,8 +1,10 @@
 //! Hold tokens (order routes), visitor tokens (a queue's visitor) and
 //! payment signatures (confirm).
 
+mod draw_secret;
 mod hold_token;
 
+pub use draw_secret::DrawSecrets;
 pub use hold_token::{HoldKeyError, HoldToken, HoldTokenKeys, MIN_HOLD_KEY_BYTES};
 
 use std::fmt;

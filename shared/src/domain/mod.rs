@@ -13,6 +13,7 @@ pub mod best_available;
 pub mod buyer;
 mod confirm;
 pub mod crowd;
+pub mod draw;
 mod free_runs;
 pub mod ga;
 pub mod outbox;

@@ -237,6 +237,33 @@ pub fn poll_after_ms(turn_at: Millis, now: Millis) -> i64 {
     (turn_at.0.saturating_sub(now.0) / 2).clamp(POLL_MIN_MS, POLL_MAX_MS)
 }
 
+/// When a visitor should ask again before the opening, ms from `now`:
+/// at its own instant of the 30 s after the opening (`spread`, drawn
+/// independently of its draw key, picks it), coming closer at most
+/// [`POLL_MAX_MS`] at a time and never sooner than [`POLL_MIN_MS`]. The
+/// crowd's first polls after the opening spread evenly over those 30 s
+/// instead of landing at once (docs/SCALE.md projects the peak), and
+/// nothing in it depends on where the draw places the visitor.
+pub fn poll_before_opening_ms(opens_at: Millis, now: Millis, spread: u64) -> i64 {
+    let offset = i64::try_from(spread % POLL_MAX_MS.unsigned_abs()).unwrap_or(0);
+    let target = opens_at.0.saturating_add(offset);
+    target.saturating_sub(now.0).clamp(POLL_MIN_MS, POLL_MAX_MS)
+}
+
+/// Domain separation of a visitor's poll spread.
+const POLL_SPREAD_LABEL: &str = "seatclaim poll spread v1";
+
+/// The spread of `visitor`'s polls before the opening
+/// ([`poll_before_opening_ms`]): from its id's hash, so the same on every
+/// poll, and unrelated to its draw key (a MAC under the secret seed).
+pub fn poll_spread(visitor: &super::VisitorId) -> u64 {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(format!("{POLL_SPREAD_LABEL}\n{}", visitor.as_str()));
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash[..8]);
+    u64::from_be_bytes(first)
+}
+
 /// An admission's expiry, whole seconds (the token's `exp`): the later of
 /// its slot and the moment it is given, rounded up to the second, plus
 /// `admission_seconds`, so a visitor always has at least that long.

@@ -120,6 +120,10 @@ pub struct QueueState {
     /// Every write of the state bumps it: the admitter's and the joiners'
     /// writes are conditional on the version they read.
     pub version: i64,
+    /// The version of `DRAW_SECRET` this generation's draw seed is derived
+    /// under, fixed when the generation is put (empty on a queue put before
+    /// draws: the current key's).
+    pub draw_secret: String,
 }
 
 impl QueueState {
@@ -137,6 +141,7 @@ impl QueueState {
             checkpoints: Checkpoints::default(),
             counts: JoinCounts::default(),
             version: 0,
+            draw_secret: String::new(),
         }
     }
 
@@ -348,9 +353,14 @@ pub struct Visitor {
 /// What visitor-status tells a visitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VisitorView<'a> {
-    /// Before the opening without a position; after it with one (1 = next)
-    /// and when it should be admitted (ms, never in the past). Either way,
-    /// when to ask again ([`super::queue::poll_after_ms`]).
+    /// Waiting before the opening: nothing it is told may depend on its
+    /// draw, so nothing but the opening ([`super::queue::poll_before_opening_ms`]).
+    BeforeOpening {
+        opens_at: Millis,
+    },
+    /// Waiting after the opening, with its position (1 = next) and when
+    /// it should be admitted (ms, never in the past), and when to ask
+    /// again ([`super::queue::poll_after_ms`]).
     Waiting {
         position: Option<u64>,
         estimated_at: Option<Millis>,
@@ -379,21 +389,11 @@ pub fn visitor_view<'a>(
     let position = state.checkpoints.position(rank, state.waiting);
     let spacing = state.settings.spacing_us();
     match state.status(now) {
-        // Its place is drawn at the opening; its rank already says about
-        // where it will fall, so the crowd's first polls after the opening
-        // spread out as their turns do (a rank is as random as the draw).
-        QueueStatus::Scheduled => {
-            let ahead = i64::try_from(position.saturating_sub(1)).unwrap_or(i64::MAX);
-            let turn_us = state
-                .settings
-                .opens_us()
-                .saturating_add(ahead.saturating_mul(spacing));
-            VisitorView::Waiting {
-                position: None,
-                estimated_at: None,
-                poll_after_ms: poll_after_ms(Millis(turn_us.div_euclid(1_000)), now),
-            }
-        }
+        // Its place is drawn at the opening, and nothing it is told before
+        // may depend on it (docs/API.md, "A draw anyone can check").
+        QueueStatus::Scheduled => VisitorView::BeforeOpening {
+            opens_at: state.settings.opens_at,
+        },
         QueueStatus::SoldOut => VisitorView::SoldOut,
         QueueStatus::Open | QueueStatus::Paused => {
             let at_us =

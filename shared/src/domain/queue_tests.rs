@@ -191,3 +191,25 @@ fn early_joiners_are_served_in_an_order_unrelated_to_when_they_joined() {
     let rho = 1.0 - 6.0 * d2 / (n * (n * n - 1.0));
     assert!(rho.abs() < 0.1, "rho {rho}");
 }
+
+#[test]
+fn before_the_opening_a_visitor_comes_back_at_its_own_instant_of_the_first_30_s() {
+    let opens = Millis(100_000);
+    // An hour ahead: twice a minute.
+    assert_eq!(poll_before_opening_ms(opens, Millis(-3_500_000), 7), 30_000);
+    // Closing in: at its instant (opening + 7 s), never sooner than 2 s.
+    assert_eq!(poll_before_opening_ms(opens, Millis(90_000), 7_000), 17_000);
+    assert_eq!(poll_before_opening_ms(opens, Millis(106_500), 7_000), 2_000);
+    // The instants cover the 30 s evenly: a thousand spreads, a bucket of
+    // 3 s each, none far from a tenth.
+    let mut buckets = [0u32; 10];
+    for i in 0..1_000u64 {
+        let spread = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let lands = 99_000 + poll_before_opening_ms(opens, Millis(99_000), spread) - 100_000;
+        buckets[usize::try_from(lands / 3_000).unwrap_or(0).min(9)] += 1;
+    }
+    assert!(
+        buckets.iter().all(|&n| (60..=140).contains(&n)),
+        "{buckets:?}"
+    );
+}

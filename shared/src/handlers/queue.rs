@@ -6,7 +6,9 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::Reply;
+use crate::auth::DrawSecrets;
 use crate::domain::buyer::Buyers;
+use crate::domain::draw::{is_disclosed, DrawSeed};
 use crate::domain::queue::{QueueSettings, QueueStatus};
 use crate::domain::queue_state::{settings_after_put, QueueState};
 use crate::domain::{EventId, Millis};
@@ -46,15 +48,17 @@ struct QueueReply<'a> {
     status: &'static str,
     waiting: u64,
     admitted: u64,
+    generation: u64,
+    draw_commitment: String,
+    /// From the opening plus 5 s on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draw_seed: Option<String>,
 }
 
-fn queue_reply(
-    event_id: &EventId,
-    state: &QueueState,
-    now: Millis,
-) -> lambda_http::Response<lambda_http::Body> {
+fn queue_reply(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -> Reply {
     let q = &state.settings;
-    json(
+    let seed = draw_seed(app, event_id, state)?;
+    Ok(json(
         StatusCode::OK,
         &QueueReply {
             event_id,
@@ -66,8 +70,50 @@ fn queue_reply(
             status: state.status(now).as_str(),
             waiting: state.waiting,
             admitted: state.admitted,
+            generation: state.generation,
+            draw_commitment: seed.commitment(),
+            draw_seed: is_disclosed(q.opens_at, now).then(|| seed.disclosed()),
         },
-    )
+    ))
+}
+
+fn draw_secrets(app: &App) -> Result<&DrawSecrets, Error> {
+    app.config
+        .draw_secrets
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))
+}
+
+/// The draw seed of `state`'s generation, under the `DRAW_SECRET` key it
+/// was put with (a queue put before draws: the current key).
+pub(super) fn draw_seed(
+    app: &App,
+    event_id: &EventId,
+    state: &QueueState,
+) -> Result<DrawSeed, Error> {
+    let secrets = draw_secrets(app)?;
+    let version = match state.draw_secret.as_str() {
+        "" => secrets.current_version(),
+        version => version.to_owned(),
+    };
+    secrets
+        .seed(&version, event_id, state.generation)
+        .ok_or_else(|| {
+            Error::Corrupt("the DRAW_SECRET key of this queue generation was retired".into())
+        })
+}
+
+/// A new generation of a queue, its draw committed under the current
+/// `DRAW_SECRET` key.
+fn new_generation(
+    app: &App,
+    generation: u64,
+    settings: QueueSettings,
+) -> Result<QueueState, Error> {
+    Ok(QueueState {
+        draw_secret: draw_secrets(app)?.current_version(),
+        ..QueueState::new(generation, settings)
+    })
 }
 
 /// put-queue's `buyers`, if given, or a `400`.
@@ -130,19 +176,20 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
                 // A queue put again after a delete starts empty.
                 None => QueueState {
                     version: stored.version + 1,
-                    ..QueueState::new(
+                    ..new_generation(
+                        app,
                         stored.generation + 1,
                         settings.with_buyers(buyers.unwrap_or_default()),
-                    )
+                    )?
                 },
             },
-            None => QueueState::new(1, settings.with_buyers(buyers.unwrap_or_default())),
+            None => new_generation(app, 1, settings.with_buyers(buyers.unwrap_or_default()))?,
         };
         let previous = stored.as_ref().map(|s| s.version);
         if app.store.put_queue(&event_id, &state, previous).await? {
             app.memory
                 .remember_queue(&event_id, now, Some(std::sync::Arc::new(state.clone())));
-            return Ok(queue_reply(&event_id, &state, now));
+            return queue_reply(app, &event_id, &state, now);
         }
     }
     Err(rounds.spent())
@@ -181,7 +228,7 @@ pub async fn get_queue(app: &App, req: &Request) -> Reply {
         .cached_queue(&app.memory, &event_id, now)
         .await?
         .ok_or(Error::QueueNotFound)?;
-    Ok(queue_reply(&event_id, &state, now))
+    queue_reply(app, &event_id, &state, now)
 }
 
 #[derive(Serialize)]

@@ -11,7 +11,9 @@ use super::Reply;
 use crate::admission::{AdmissionClaims, ISSUER};
 use crate::auth::{HoldTokenKeys, VisitorToken};
 use crate::domain::buyer::{visitor_of_buyer, BuyerId, Buyers};
-use crate::domain::queue::{admission_expires_at, queue_rank};
+use crate::domain::queue::{
+    admission_expires_at, poll_before_opening_ms, poll_spread, queue_rank, QueueRank,
+};
 use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, VisitorView};
 use crate::domain::{EventId, Millis, VisitorId};
 use crate::error::Error;
@@ -47,6 +49,11 @@ struct StatusReply<'a> {
     /// The buyer whose one place this is (a verified queue).
     #[serde(skip_serializing_if = "Option::is_none")]
     buyer_id: Option<&'a str>,
+    /// What its draw key is derived from: the buyer id, else the visitor id.
+    draw_id: &'a str,
+    /// join-queue's: what the queue committed its draw to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draw_commitment: Option<String>,
 }
 
 /// The signed token of `admission`, given to `visitor` of `event`: the
@@ -73,6 +80,7 @@ fn admission_token(
         exp: admission.expires_at.0.div_euclid(1_000),
         orders: Some(admission.orders_allowed),
         buyer: visitor.buyer.as_ref().map(|b| b.as_str().to_owned()),
+        slot: Some(admission.slot_us),
     })
 }
 
@@ -96,8 +104,15 @@ fn status_reply<'a>(
         visitor_token: None,
         joined_at: None,
         buyer_id: visitor.buyer.as_ref().map(BuyerId::as_str),
+        draw_id: draw_id(visitor),
+        draw_commitment: None,
     };
     match visitor_view(visitor.rank, visitor.admission.as_ref(), state, now) {
+        VisitorView::BeforeOpening { opens_at } => {
+            let spread = poll_spread(&visitor.visitor_id);
+            let poll_after_ms = poll_before_opening_ms(opens_at, now, spread);
+            reply.poll_after_seconds = Some((poll_after_ms + 999) / 1_000);
+        }
         VisitorView::Waiting {
             position,
             estimated_at,
@@ -116,6 +131,15 @@ fn status_reply<'a>(
         VisitorView::SoldOut => reply.status = "SOLD_OUT",
     }
     Ok(reply)
+}
+
+/// What a visitor's draw key is derived from: its buyer's id in a
+/// verified queue, else its own id.
+fn draw_id(visitor: &Visitor) -> &str {
+    visitor
+        .buyer
+        .as_ref()
+        .map_or(visitor.visitor_id.as_str(), BuyerId::as_str)
 }
 
 /// A fresh, unguessable id (128 random bits).
@@ -185,8 +209,9 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     let (event_id, state) = event_queue(app, req, now).await?;
     let (visitor_id, buyer) = joiner(app, req, &event_id, &state, now)?;
     let token = visitor_keys(app)?.visitor_token(&event_id, &visitor_id);
-    let visitor = Visitor {
-        rank: queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
+    let seed = super::queue::draw_seed(app, &event_id, &state)?;
+    let mut visitor = Visitor {
+        rank: QueueRank::default(),
         visitor_id,
         generation: state.generation,
         joined_at: now,
@@ -194,6 +219,15 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
         admission: None,
         buyer,
     };
+    // A visitor who joins before the opening is drawn: its place is its
+    // draw key's; a later one's, its join time's (the draw bits break
+    // ties within a millisecond, so random ones do).
+    let draw = if now < state.settings.opens_at {
+        seed.key(draw_id(&visitor)).rank_bits()
+    } else {
+        crate::world::random_u64()
+    };
+    visitor.rank = queue_rank(now, state.settings.opens_at, draw);
     let (visitor, seen, status) = match place(app, &event_id, &state, visitor, now).await? {
         Placed::New(visitor, seen) => {
             crate::metrics::queue_join(visitor.admission.is_some());
@@ -203,6 +237,7 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     };
     let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
     reply.visitor_token = Some(token.as_str());
+    reply.draw_commitment = Some(seed.commitment());
     let joined_at = visitor.joined_at.to_rfc3339();
     reply.joined_at = Some(joined_at);
     Ok(json(status, &reply))

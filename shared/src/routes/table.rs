@@ -238,7 +238,7 @@ pub const CONFIRM: Function = http(
 
 pub const QUEUE_ADMIN: Function = http(
     "queue-admin",
-    Needs::STORE,
+    Needs::QUEUE_READS,
     &[
         Route {
             name: "put-queue",
@@ -259,7 +259,7 @@ pub const QUEUE_ADMIN: Function = http(
 
 pub const GET_QUEUE: Function = http(
     "get-queue",
-    Needs::STORE,
+    Needs::QUEUE_READS,
     &[Route {
         name: "get-queue",
         method: "GET",

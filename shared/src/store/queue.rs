@@ -16,8 +16,8 @@ use super::expression::Expression;
 use super::items;
 use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
-    CHECKPOINTS, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS, LAST_ADMISSION_US, OPENS_AT,
-    ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
+    CHECKPOINTS, DRAW_SECRET_VERSION, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS,
+    LAST_ADMISSION_US, OPENS_AT, ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
 use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, VERSION};
@@ -108,6 +108,7 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
         (ADMISSION_SECONDS.into(), n(q.admission_seconds)),
         (ORDERS_PER_ADMISSION.into(), n(q.orders_per_admission)),
         (BUYERS.into(), s(q.buyers.as_str())),
+        (DRAW_SECRET_VERSION.into(), s(&state.draw_secret)),
         (INVENTORY.into(), s(inventory_str(state.inventory))),
         (RESUMED_US.into(), n(state.resumed_us)),
         (ADMITTED.into(), n(state.admitted)),
@@ -202,6 +203,7 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
             checkpoints,
             counts,
             version,
+            draw_secret: f.opt_s(DRAW_SECRET_VERSION).unwrap_or_default().to_owned(),
         }),
     })
 }

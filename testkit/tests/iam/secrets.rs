@@ -103,6 +103,7 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
                 needs.admission_signing,
                 shared::config::ADMISSION_SIGNING_KEYS,
             ),
+            (needs.draw_secret, shared::config::DRAW_SECRET),
         ]
         .into_iter()
         .filter_map(|(needed, name)| needed.then_some(name))
@@ -119,7 +120,7 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
             readers.insert(function, needed);
         }
     }
-    assert_eq!(readers.len(), 10, "{readers:?}");
+    assert_eq!(readers.len(), 12, "{readers:?}");
 }
 
 /// The local invokes (samconfig.toml) name the development secrets' ARNs,
@@ -140,6 +141,7 @@ fn local_invokes_name_the_development_secrets() {
                 shared::config::ADMISSION_SIGNING_KEYS,
             ),
             ("HoldTokenKeysSecretArn", shared::config::HOLD_TOKEN_KEYS),
+            ("DrawSecretArn", shared::config::DRAW_SECRET),
         ] {
             let arn = local::secrets::dev_secret_arn(name).unwrap();
             assert!(line.contains(&format!("{parameter}={arn}")), "{line}");

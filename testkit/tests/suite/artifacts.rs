@@ -836,6 +836,7 @@ fn the_development_secrets_are_known_to_the_start_up_check() {
         [
             "CONFIRM_SECRET",
             "HOLD_TOKEN_KEYS",
+            "DRAW_SECRET",
             "ADMISSION_SIGNING_KEYS",
             "ADMISSION_VERIFY_KEYS",
             "BUYER_VERIFY_KEYS"

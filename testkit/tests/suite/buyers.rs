@@ -3,7 +3,6 @@
 
 use crate::common;
 
-use base64::Engine;
 use common::queue::*;
 use common::{call, event, fresh_app};
 use serde_json::{json, Value};
@@ -44,15 +43,6 @@ fn visitor_of(reply: &Value) -> TestVisitor {
         token: reply["visitorToken"].as_str().unwrap().to_owned(),
         joined: reply.clone(),
     }
-}
-
-/// The claims of a JWT, unverified (the tests' own reading).
-fn claims_of(jwt: &str) -> Value {
-    let payload = jwt.split('.').nth(1).unwrap();
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload)
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ mod buyers;
 mod confirm;
 mod create_event;
 mod crowd;
+mod draw;
 mod faults;
 mod ga;
 mod invariants;

@@ -72,10 +72,13 @@ async fn the_operator_puts_reads_and_removes_a_queue() {
     let body = json!({"opensAt": opens_at, "admitPerMinute": 120, "ordersPerAdmission": 2});
     let (status, put) = put_queue(&app, &ev, &body.to_string()).await;
     assert_eq!(status, 200, "{put}");
+    let commitment = put["drawCommitment"].as_str().unwrap_or_default();
+    assert!(commitment.len() == 64 && commitment.bytes().all(|b| b.is_ascii_hexdigit()));
     assert_eq!(
         put,
         json!({"eventId": ev, "opensAt": opens_at, "admitPerMinute": 120, "admissionSeconds": 600,
-               "ordersPerAdmission": 2, "buyers": "anonymous", "status": "SCHEDULED", "waiting": 0, "admitted": 0})
+               "ordersPerAdmission": 2, "buyers": "anonymous", "status": "SCHEDULED", "waiting": 0, "admitted": 0,
+               "generation": 1, "drawCommitment": commitment})
     );
     assert_eq!(get_queue(&app, &ev).await, (200, put));
     // Before it opens, the opening moves; a new pace applies at once.

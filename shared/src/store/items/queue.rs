@@ -54,6 +54,9 @@ pub(in crate::store) const ORDERS_PER_ADMISSION: &str = "ordersPerAdmission";
 /// `anonymous` or `verified` (absent on a queue put before buyers: anonymous).
 pub(in crate::store) const BUYERS: &str = "buyers";
 
+/// The version of `DRAW_SECRET` the generation's seed is derived under.
+pub(in crate::store) const DRAW_SECRET_VERSION: &str = "drawSecret";
+
 pub(in crate::store) const INVENTORY: &str = "inventory";
 
 pub(in crate::store) const LAST_ADMISSION_US: &str = "lastAdmissionUs";

@@ -23,6 +23,16 @@ pub fn instance(app: &App, counter: &local::metrics::RequestCounter) -> App {
     }
 }
 
+/// The claims of a JWT, unverified (the tests' own reading).
+pub fn claims_of(jwt: &str) -> Value {
+    use base64::Engine;
+    let payload = jwt.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
 /// An hour, for openings far enough ahead that no test reaches them.
 pub const HOUR_MS: i64 = 3_600_000;
 
@@ -172,6 +182,7 @@ pub async fn view_at(app: &App, event: &str, v: &TestVisitor, now: Millis) -> (O
         .unwrap();
     match visitor_view(visitor.rank, visitor.admission.as_ref(), &state, now) {
         VisitorView::Waiting { position, .. } => (position, false),
+        VisitorView::BeforeOpening { .. } => (None, false),
         VisitorView::Admitted(_) => (None, true),
         other => panic!("{other:?}"),
     }
