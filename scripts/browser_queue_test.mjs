@@ -56,7 +56,7 @@ async function queue(base, browser, errors) {
   const eventId = "browser-onsale";
   const plan = { name: "Browser on-sale", holdSeconds: 300, sections: [{ sectionId: "A", rows: [{ row: "1", count: 12 }, { row: "2", count: 12 }] }] };
   check("create the on-sale's event", (await createEvent(base, eventId, plan)) === 201);
-  const opensAt = new Date(Date.now() - 1000).toISOString();
+  const opensAt = new Date(Date.now() - 5000).toISOString();
   const put = await fetch(`${base}/events/${eventId}/queue`, { method: "PUT", body: JSON.stringify({ opensAt, admitPerMinute: 60 }) });
   check("put a queue admitting one a second", put.status === 200, `status ${put.status}`);
 

@@ -386,7 +386,7 @@ fn fairness(run: &mut QueueRun, visitors: &[Joined], order: &[(usize, Millis)], 
         .iter()
         .map(|w| {
             let wait = (w * 1_000.0) as i64;
-            super::queue_projection::polls_between(0, wait, wait)
+            super::queue_projection::polls_between(0, wait, wait, 0)
         })
         .sum();
     run.polls_per_visitor = polls as f64 / waits.len().max(1) as f64;

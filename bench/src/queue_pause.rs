@@ -43,7 +43,7 @@ pub(super) async fn pause_and_resume(
         );
         holders.push((id, token, seat));
     }
-    put_queue(&app, &event, Millis(shared::world::now().0 - 1_000), 600).await?;
+    put_queue(&app, &event, Millis(shared::world::now().0 - 5_000), 600).await?;
     for _ in 0..3 {
         join_queue(&app, &event).await;
     }

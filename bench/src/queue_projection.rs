@@ -2,7 +2,7 @@
 //! requests [`super::queue`] recorded.
 
 use shared::admitter::TICK_MS;
-use shared::domain::queue::poll_after_ms;
+use shared::domain::queue::{poll_after_ms, poll_before_opening_ms};
 use shared::domain::Millis;
 use shared::store::QUEUE_COPIES;
 
@@ -102,15 +102,21 @@ fn describe(target: &capacity::Target) -> String {
     }
 }
 
-/// The status polls of a visitor who joined at `joined` (ms) and whose
-/// turn is estimated at `turn`, polling when each reply says
-/// ([`poll_after_ms`]) until its wait ends at `until` (its admission, or
-/// the sell-out): each poll while it waits, and the one that finds the
-/// wait over. None if it ended as it joined.
-pub(super) fn polls_between(joined: i64, turn: i64, until: i64) -> u64 {
+/// The status polls of a visitor who joined at `joined` (ms; the queue
+/// opens at 0) and whose turn is estimated at `turn`, polling when each
+/// reply says until its wait ends at `until` (its admission, or the
+/// sell-out): before the opening toward its own instant of the 30 s after
+/// it (`spread`, [`poll_before_opening_ms`]), then [`poll_after_ms`]; each
+/// poll while it waits, and the one that finds the wait over. None if it
+/// ended as it joined.
+pub(super) fn polls_between(joined: i64, turn: i64, until: i64, spread: u64) -> u64 {
     let (mut now, mut polls) = (joined, 0);
     while now < until {
-        now += poll_after_ms(Millis(turn), Millis(now));
+        now += if now < 0 {
+            poll_before_opening_ms(Millis(0), Millis(now), spread)
+        } else {
+            poll_after_ms(Millis(turn), Millis(now))
+        };
         polls += 1;
     }
     polls
@@ -174,7 +180,7 @@ mod tests {
 
     /// A visitor admitted when its estimate said, `wait` ms after it joined.
     fn polls_while_waiting(wait: i64) -> u64 {
-        polls_between(0, wait, wait)
+        polls_between(0, wait, wait, 0)
     }
 
     #[test]
@@ -196,8 +202,8 @@ mod tests {
     fn a_sell_out_ends_a_far_wait_at_the_next_poll() {
         // Its turn an hour off, sold out after 100 s: polls every 30 s,
         // and the fourth (at 120 s) finds the sell-out.
-        assert_eq!(polls_between(0, 3_600_000, 100_000), 4);
+        assert_eq!(polls_between(0, 3_600_000, 100_000, 0), 4);
         // Joined after the sell-out: the join's reply says so.
-        assert_eq!(polls_between(200_000, 3_600_000, 100_000), 0);
+        assert_eq!(polls_between(200_000, 3_600_000, 100_000, 0), 0);
     }
 }

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use shared::admitter::TICK_MS;
-use shared::domain::queue::poll_after_ms;
+use shared::domain::queue::{poll_after_ms, POLL_MAX_MS};
 use shared::domain::Millis;
 
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE};
@@ -41,8 +41,13 @@ pub(super) struct QueueAtScale {
     /// Seconds from the opening until the event's supply is admitted.
     pub sell_out_s: f64,
     pub joins_peak_per_s: f64,
-    /// At the opening, every early visitor waiting and polling.
+    /// In the 30 s after the opening: every early visitor's first poll
+    /// after it, spread over those 30 s, on top of the polls of those who
+    /// polled already (their steady rate, every early visitor counted: a
+    /// bound).
     pub polls_peak_per_s: f64,
+    /// The early visitors' first polls after the opening, a second.
+    pub first_polls_per_s: f64,
     /// The same crowd polling every two seconds, for comparison.
     pub fixed_polls_per_s: f64,
     pub polls_per_visitor: f64,
@@ -80,23 +85,26 @@ pub(super) fn project(run: &QueueRun) -> Option<QueueAtScale> {
     let late_join_ms = |place: f64| (place - early) / late * window_ms;
     let supply = CROWD_BUYERS / OVERSUBSCRIBED;
     let sell_out_ms = turn_ms(supply, pace, late_join_ms(supply).max(0.0));
-    let polls = |joined: f64, place: f64| {
+    let polls = |joined: f64, place: f64, spread: u64| {
         let turn = turn_ms(place, pace, joined);
         let until = if place <= supply { turn } else { sell_out_ms };
-        polls_between(joined as i64, turn as i64, until as i64) as f64
+        polls_between(joined as i64, turn as i64, until as i64, spread) as f64
     };
     let n = SAMPLES as f64;
     let early_polls: f64 = (0..SAMPLES)
         .map(|i| {
             let joined = -window_ms * (i as f64 + 0.5) / n;
             let place = 1.0 + ((i * DRAW_STRIDE) % SAMPLES) as f64 * early / n;
-            polls(joined, place)
+            // Its instant of the 30 s after the opening, unrelated to its
+            // place (a hash of its id), spread evenly over the samples.
+            let spread = (i * POLL_MAX_MS as usize / SAMPLES) as u64;
+            polls(joined, place, spread)
         })
         .sum();
     let late_polls: f64 = (0..SAMPLES)
         .map(|j| {
             let place = early + 1.0 + j as f64 * late / n;
-            polls(late_join_ms(place), place)
+            polls(late_join_ms(place), place, 0)
         })
         .sum();
     Some(QueueAtScale {
@@ -104,7 +112,8 @@ pub(super) fn project(run: &QueueRun) -> Option<QueueAtScale> {
         early,
         sell_out_s: sell_out_ms / 1_000.0,
         joins_peak_per_s: PEAK_OVER_AVERAGE * early / CROWD_SECONDS,
-        polls_peak_per_s: polls_per_s(early, pace),
+        polls_peak_per_s: early / (POLL_MAX_MS as f64 / 1_000.0) + polls_per_s(early, pace),
+        first_polls_per_s: early / (POLL_MAX_MS as f64 / 1_000.0),
         fixed_polls_per_s: early / 2.0,
         polls_per_visitor: (early_polls * early / n + late_polls * late / n) / CROWD_BUYERS,
         join: run.join_request,
@@ -174,7 +183,7 @@ impl QueueAtScale {
         let _ = writeln!(
             out,
             "The same crowd through the queue: half joins in the ten minutes before the opening, half in the ten after; the operator admits at the crowd's average rate, **{:.0} visitors/s**, so the seats meet the load projected above; once the first {:.0} buyers (the quarter the event serves, four times oversubscribed) are admitted, everyone still waiting learns `SOLD_OUT` at its next poll. \
-             A waiting visitor polls when visitor-status's `pollAfterSeconds` says: half the time to its turn, every 2 s near it, every 30 s far from it. A join, a poll and an admitter tick cost what the queue run recorded ([QUEUE.md](QUEUE.md)); the same run's ceilings say where a key fills.\n",
+             A waiting visitor polls when visitor-status's `pollAfterSeconds` says: before the opening every 30 s and then at its own instant of the 30 s after the opening (unrelated to its draw, so the crowd's first polls after the opening spread over those 30 s instead of landing at once), after it half the time to its turn, every 2 s near it, every 30 s far from it (modelled from `shared::domain::queue`'s schedule). A join, a poll and an admitter tick cost what the queue run recorded ([QUEUE.md](QUEUE.md)); the same run's ceilings say where a key fills.\n",
             self.pace_per_s,
             CROWD_BUYERS / OVERSUBSCRIBED,
         );
@@ -184,13 +193,16 @@ impl QueueAtScale {
              | waiting at the opening | {:.0} |\n\
              | sold out, after the opening | {:.0} s |\n\
              | joins at the peak ({PEAK_OVER_AVERAGE:.0}× the average) | {:.0}/s |\n\
-             | status polls at the opening (their peak) | {:.0}/s |\n\
+             | first polls after the opening (spread over {:.0} s) | {:.0}/s |\n\
+             | status polls in those seconds (their peak, bounded) | {:.0}/s |\n\
              | the same crowd polling every 2 s | {:.0}/s |\n\
              | status polls per visitor, the crowd's mean | {:.2} |\n\
              | Lambda executions at the peak, at real latency | {:.0} |\n",
             self.early,
             self.sell_out_s,
             self.joins_peak_per_s,
+            POLL_MAX_MS as f64 / 1_000.0,
+            self.first_polls_per_s,
             self.polls_peak_per_s,
             self.fixed_polls_per_s,
             self.polls_per_visitor,

@@ -55,6 +55,7 @@ error_kinds! {
     SoldOut => "sold-out",
     QueueNotFound => "queue-not-found",
     VisitorNotFound => "visitor-not-found",
+    DrawNotDisclosed => "draw-not-disclosed",
     QueueOpen => "queue-open",
     QueueRequired => "queue-required",
     AdmissionUsed => "admission-used",
@@ -123,6 +124,8 @@ pub enum Error {
     QueueNotFound,
     #[error("no visitor of this queue has this id")]
     VisitorNotFound,
+    #[error("the draw is disclosed 5 s after the queue opens")]
+    DrawNotDisclosed,
     #[error("the queue has opened: opensAt can no longer change")]
     QueueOpen,
     #[error(
@@ -181,6 +184,7 @@ impl Error {
             Error::SoldOut { .. } => ErrorKind::SoldOut,
             Error::QueueNotFound => ErrorKind::QueueNotFound,
             Error::VisitorNotFound => ErrorKind::VisitorNotFound,
+            Error::DrawNotDisclosed => ErrorKind::DrawNotDisclosed,
             Error::QueueOpen => ErrorKind::QueueOpen,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,

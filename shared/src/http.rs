@@ -45,7 +45,8 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::SeatNotFound
         | K::SectionNotFound
         | K::QueueNotFound
-        | K::VisitorNotFound => StatusCode::NOT_FOUND,
+        | K::VisitorNotFound
+        | K::DrawNotDisclosed => StatusCode::NOT_FOUND,
         K::QueueRequired => StatusCode::FORBIDDEN,
         K::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         K::EventExists

@@ -12,23 +12,23 @@
 //! EventBridge schedule and ticking for that minute; `make dev` runs it
 //! in the dev server. Tests call [`Admitter::tick`] with their own clock.
 
+mod admissions;
 mod fronts;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures_util::future::join_all;
 use serde::Serialize;
 
-use crate::domain::queue::{admission_expires_at, Inventory, QueueRank};
+use crate::domain::queue::{Inventory, QueueRank};
 use crate::domain::queue_counts::JoinCounts;
-use crate::domain::queue_state::{
-    inventory_of, plan_tick, Admission, Head, QueueState, WaitingVisitor,
-};
+use crate::domain::queue_state::{inventory_of, plan_tick, Head, QueueState};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
-use crate::store::{IndexedVisitor, QUEUE_SHARDS};
+use crate::store::QUEUE_SHARDS;
 use crate::App;
+use admissions::{admit, assign, retry_pending};
 use fronts::{empty_fronts, read_fronts, ShardFront};
 
 /// How often the admitter looks at each queue: a quarter of the second
@@ -42,8 +42,6 @@ pub const SETTLE_MS: i64 = 2_000;
 /// Joins counted per shard and tick, at most (a page): an admitter that
 /// was away catches up over a few ticks instead of in one long one.
 pub const COUNT_PAGE: i32 = 1_000;
-/// Admissions written at once.
-const ADMISSIONS_IN_FLIGHT: usize = 64;
 /// A visitor admitted here is kept out of the fronts this long: its index
 /// entries have surely gone by then (twice the settling, twice over).
 const ADMITTED_MEMORY_MS: i64 = 4 * SETTLE_MS;
@@ -64,9 +62,15 @@ struct Mirror {
     /// The state version this admitter last put on the copies.
     copied: Option<i64>,
     /// Counted visitors admitted less those the last commit counted out
-    /// (a planned visitor refused, its slot given to the next one): added
-    /// to the counts at the next commit, so the count does not drift.
+    /// (a planned visitor refused: admitted already): added to the counts
+    /// at the next commit, so the count does not drift.
     correction: i64,
+    /// Slots a commit counted whose visitor turned out admitted already:
+    /// taken off `admitted` at the next commit.
+    empty_slots: u64,
+    /// Pending admissions this admitter wrote (by rank): the next tick
+    /// does not write them again.
+    written: HashSet<QueueRank>,
 }
 
 impl Mirror {
@@ -76,6 +80,22 @@ impl Mirror {
             shards: empty_fronts(),
             ..Self::default()
         }
+    }
+
+    /// Forgets what `read` makes stale: everything for a new generation,
+    /// the fronts when another writer came between, admissions older than
+    /// the index's lag, and written pending admissions no longer pending.
+    fn catch_up(&mut self, read: &QueueState, now: Millis) {
+        if self.generation != read.generation || self.shards.is_empty() {
+            *self = Mirror::new(read.generation);
+        }
+        if self.version.is_some_and(|v| v != read.version) {
+            self.shards = empty_fronts();
+        }
+        self.admitted
+            .retain(|_, at| now.0 - *at < ADMITTED_MEMORY_MS);
+        self.written
+            .retain(|rank| read.pending.iter().any(|p| p.rank == *rank));
     }
 }
 
@@ -130,16 +150,17 @@ impl Admitter {
             return Ok(TickSummary::default());
         };
         let mirror = self.mirrors.entry(event.clone()).or_default();
-        if mirror.generation != read.generation || mirror.shards.is_empty() {
-            *mirror = Mirror::new(read.generation);
+        mirror.catch_up(&read, now);
+        let pending = retry_pending(app, event, &read, mirror, now).await;
+        // Visitors with a slot stay out of the fronts until written.
+        for p in &pending {
+            mirror.admitted.insert(p.rank, now.0);
         }
-        if mirror.version.is_some_and(|v| v != read.version) {
-            mirror.shards = empty_fronts();
-        }
-        mirror
-            .admitted
-            .retain(|_, at| now.0 - *at < ADMITTED_MEMORY_MS);
-        let mut state = read.clone();
+        let mut state = QueueState {
+            admitted: read.admitted.saturating_sub(mirror.empty_slots),
+            pending,
+            ..read.clone()
+        };
         // SOLD_OUT is final: nobody is counted, placed or admitted again.
         let sold_out = read.inventory == Inventory::AllSold;
         if !sold_out {
@@ -157,7 +178,11 @@ impl Admitter {
             Head::default()
         };
         let inventory = inventory(app, event, now).await?;
-        let plan = plan_tick(&state, &head, inventory, now);
+        let mut plan = plan_tick(&state, &head, inventory, now);
+        let assigned = assign(mirror, &head, &plan.slots);
+        plan.state
+            .pending
+            .extend(assigned.iter().map(|a| a.pending.clone()));
         let mut summary = TickSummary {
             status: plan.status.as_str(),
             admitted: 0,
@@ -167,8 +192,8 @@ impl Admitter {
         if write_state(app, event, mirror, &read, &plan.state).await? {
             summary.committed = true;
             mirror.correction = 0;
-            summary.admitted =
-                admit(app, event, &plan.state, mirror, &head, &plan.slots, now).await?;
+            mirror.empty_slots = 0;
+            summary.admitted = admit(app, event, &plan.state, mirror, &assigned, now).await;
         }
         Ok(summary)
     }
@@ -309,106 +334,4 @@ async fn inventory(app: &App, event: &EventId, now: Millis) -> Result<Inventory,
     let (_, read) = app.store.seat_map_rows(&app.memory, &plan).await?;
     let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
     Ok(inventory_of(&map, &read.buckets))
-}
-
-/// Gives each slot to the next visitor of the head, a few at a time; the
-/// number given. A visitor that is no longer waiting (another admitter's
-/// run, overlapping this one, admitted it a moment ago, and the index
-/// still showed it) is dropped from the mirror and its slot goes to the
-/// next one: the state just committed counts every slot, so a slot left
-/// empty would be a lost place in the pace and an `admitted` that
-/// overcounts. A visitor whose admission failed goes back to its front.
-async fn admit(
-    app: &App,
-    event: &EventId,
-    state: &QueueState,
-    mirror: &mut Mirror,
-    head: &Head,
-    slots: &[i64],
-    now: Millis,
-) -> Result<u64, Error> {
-    let planned = head.visitors.iter().take(slots.len());
-    let mut correction = -(planned.filter(|w| w.counted).count() as i64);
-    let mut next = head.visitors.iter();
-    let mut open: Vec<i64> = slots.to_vec();
-    let (mut given, mut failed) = (0, None);
-    while !open.is_empty() && failed.is_none() {
-        let mut batch = Vec::new();
-        for &slot in open.iter().take(ADMISSIONS_IN_FLIGHT) {
-            let Some(taken) = next.by_ref().find_map(|w| take(&mut mirror.shards, w)) else {
-                break;
-            };
-            batch.push((taken, slot));
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let results = join_all(
-            batch
-                .iter()
-                .map(|((_, visitor, _), slot)| admit_one(app, event, state, visitor, *slot, now)),
-        )
-        .await;
-        let mut refused = Vec::new();
-        let taken = batch.len();
-        for (((shard, visitor, counted), slot), result) in batch.into_iter().zip(results) {
-            match result {
-                Ok(was_waiting) => {
-                    if was_waiting {
-                        given += 1;
-                        correction += i64::from(counted);
-                    } else {
-                        refused.push(slot);
-                    }
-                    mirror.admitted.insert(visitor.rank, now.0);
-                }
-                Err(e) => {
-                    mirror.shards[shard].waiting.insert(visitor.rank, visitor);
-                    failed.get_or_insert(e);
-                }
-            }
-        }
-        refused.extend_from_slice(&open[taken..]);
-        open = refused;
-    }
-    mirror.correction += correction;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(given),
-    }
-}
-
-/// Takes the head's visitor `w` out of its shard's front: its shard, the
-/// visitor, and whether it is counted.
-fn take(shards: &mut [ShardFront], w: &WaitingVisitor) -> Option<(usize, IndexedVisitor, bool)> {
-    shards.iter_mut().enumerate().find_map(|(shard, front)| {
-        front
-            .waiting
-            .remove(&w.rank)
-            .map(|visitor| (shard, visitor, w.counted))
-    })
-}
-
-/// One visitor's admission at `slot` (µs): whether it was still waiting.
-async fn admit_one(
-    app: &App,
-    event: &EventId,
-    state: &QueueState,
-    visitor: &IndexedVisitor,
-    slot: i64,
-    now: Millis,
-) -> Result<bool, Error> {
-    let q = &state.settings;
-    let random = crate::world::random_u128()
-        .ok_or_else(|| Error::Corrupt("no randomness for an admission id".into()))?;
-    let admission = Admission {
-        admission_id: format!("{random:032x}"),
-        slot_us: slot,
-        given_at: now,
-        expires_at: admission_expires_at(slot, now, q.admission_seconds),
-        orders_allowed: q.orders_per_admission,
-    };
-    app.store
-        .admit_visitor(event, &visitor.visitor_id, state.generation, &admission)
-        .await
 }

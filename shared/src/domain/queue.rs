@@ -82,6 +82,12 @@ impl QueueSettings {
         self.opens_at.0 * 1_000
     }
 
+    /// The first admission's earliest slot, µs: [`DRAW_SETTLE_MS`] after
+    /// the opening, by when the join index shows every drawn visitor.
+    pub fn first_admission_us(&self) -> i64 {
+        self.opens_us().saturating_add(DRAW_SETTLE_MS * 1_000)
+    }
+
     /// Admissions a second, rounded up.
     pub fn per_second(&self) -> u64 {
         u64::from(self.admit_per_minute).div_ceil(60)
@@ -138,6 +144,12 @@ pub fn queue_status(opens_at: Millis, inventory: Inventory, now: Millis) -> Queu
         }
     }
 }
+
+/// How long after the opening the first admission waits: the time the
+/// join index needs to show every drawn visitor (DynamoDB's global
+/// secondary indexes lag their table by a fraction of a second in normal
+/// operation), so the drawn are admitted exactly in their keys' order.
+pub const DRAW_SETTLE_MS: i64 = 2_000;
 
 /// A visitor's place in the queue's order: lower is served first. Those
 /// who joined before the queue opened share the first band, in the order

@@ -6,8 +6,8 @@
 //! per visitor.
 
 use super::queue::{
-    admission_times, estimated_admission_at, poll_after_ms, queue_status, Inventory, QueueRank,
-    QueueSettings, QueueStatus,
+    admission_times, estimated_admission_at, joined_at_of, poll_after_ms, queue_status, Inventory,
+    QueueRank, QueueSettings, QueueStatus,
 };
 use super::queue_counts::JoinCounts;
 use super::Millis;
@@ -124,6 +124,23 @@ pub struct QueueState {
     /// under, fixed when the generation is put (empty on a queue put before
     /// draws: the current key's).
     pub draw_secret: String,
+    /// Admissions given slots by a committed tick and not yet known to be
+    /// written: the next tick writes them again with the same slots, so a
+    /// failed or late admission keeps its place in the pace.
+    pub pending: Vec<PendingAdmission>,
+    /// The highest drawn rank given a slot so far.
+    pub last_drawn: Option<QueueRank>,
+    /// Drawn visitors the admitter first saw after someone ranked behind
+    /// them had a slot (the join index lagged past [`DRAW_SETTLE_MS`]).
+    pub late_drawn: u64,
+}
+
+/// A slot given to a visitor by a committed tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingAdmission {
+    pub visitor_id: super::VisitorId,
+    pub rank: QueueRank,
+    pub slot_us: i64,
 }
 
 impl QueueState {
@@ -135,13 +152,16 @@ impl QueueState {
             settings,
             inventory: Inventory::Available,
             last_admission_us: None,
-            resumed_us: settings.opens_us(),
+            resumed_us: settings.first_admission_us(),
             admitted: 0,
             waiting: 0,
             checkpoints: Checkpoints::default(),
             counts: JoinCounts::default(),
             version: 0,
             draw_secret: String::new(),
+            pending: Vec::new(),
+            last_drawn: None,
+            late_drawn: 0,
         }
     }
 
@@ -157,7 +177,7 @@ impl QueueState {
         let resumed_us = if settings.opens_at == self.settings.opens_at {
             self.resumed_us
         } else {
-            settings.opens_us()
+            settings.first_admission_us()
         };
         Self {
             settings,
@@ -244,7 +264,7 @@ pub fn plan_tick(state: &QueueState, head: &Head, inventory: Inventory, now: Mil
         inventory
     };
     let status = queue_status(state.settings.opens_at, inventory, now);
-    let mut resumed_us = state.resumed_us.max(state.settings.opens_us());
+    let mut resumed_us = state.resumed_us.max(state.settings.first_admission_us());
     if state.inventory != Inventory::Available && inventory == Inventory::Available {
         resumed_us = resumed_us.max(now_us);
     }
@@ -267,8 +287,11 @@ pub fn plan_tick(state: &QueueState, head: &Head, inventory: Inventory, now: Mil
     } else {
         standing(&counts, head, left, state.settings.per_second())
     };
+    let (last_drawn, late) = drawn_order(state.last_drawn, admitted);
     let next = QueueState {
         inventory,
+        last_drawn,
+        late_drawn: state.late_drawn + late,
         last_admission_us: slots.last().copied().or(state.last_admission_us),
         resumed_us,
         admitted: state.admitted + slots.len() as u64,
@@ -283,6 +306,21 @@ pub fn plan_tick(state: &QueueState, head: &Head, inventory: Inventory, now: Mil
         status,
         slots,
     }
+}
+
+/// The highest drawn rank once `admitted` have slots, and how many of
+/// them are late: drawn, yet ranked before a drawn visitor who had a slot
+/// already.
+fn drawn_order(last: Option<QueueRank>, admitted: &[WaitingVisitor]) -> (Option<QueueRank>, u64) {
+    let mut highest = last;
+    let mut late = 0;
+    for w in admitted.iter().filter(|w| joined_at_of(w.rank).is_none()) {
+        if last.is_some_and(|l| w.rank < l) {
+            late += 1;
+        }
+        highest = highest.max(Some(w.rank));
+    }
+    (highest, late)
 }
 
 /// How many wait and where they stand: the head's `left` exactly, the
@@ -348,6 +386,8 @@ pub struct Visitor {
     pub admission: Option<Admission>,
     /// The buyer whose one place it is, in a verified queue.
     pub buyer: Option<super::buyer::BuyerId>,
+    /// A drawn visitor's draw key (it joined before the opening).
+    pub draw_key: Option<super::draw::DrawKey>,
 }
 
 /// What visitor-status tells a visitor.

@@ -85,37 +85,38 @@ fn skip(head: &Head, n: usize) -> Head {
 
 #[test]
 fn a_tick_admits_at_the_pace_in_queue_order() {
-    // 60 a minute, opened at 10 s; five pre-open joiners; a tick now and
-    // then.
+    // 60 a minute, opened at 10 s, so admitting from 12 s (the draw's
+    // settling); five pre-open joiners; a tick now and then.
     let state = QueueState::new(1, settings(10_000, 60));
     let five = waiting(&[10 * S; 5]);
-    let plan = plan_tick(&state, &five, Inventory::Available, Millis(10_900));
-    assert_eq!(plan.status, QueueStatus::Open);
-    assert_eq!(plan.slots, vec![10 * S]);
+    let early = plan_tick(&state, &five, Inventory::Available, Millis(11_900));
+    assert_eq!((early.status, early.slots.len()), (QueueStatus::Open, 0));
+    let plan = plan_tick(&state, &five, Inventory::Available, Millis(12_900));
+    assert_eq!(plan.slots, vec![12 * S]);
     let plan = plan_tick(
         &plan.state,
         &skip(&five, 1),
         Inventory::Available,
-        Millis(11_400),
+        Millis(13_400),
     );
-    assert_eq!(plan.slots, vec![11 * S]);
+    assert_eq!(plan.slots, vec![13 * S]);
     let plan = plan_tick(
         &plan.state,
         &skip(&five, 2),
         Inventory::Available,
-        Millis(12_300),
+        Millis(14_300),
     );
-    assert_eq!(plan.slots, vec![12 * S]);
+    assert_eq!(plan.slots, vec![14 * S]);
     assert_eq!((plan.state.admitted, plan.state.waiting), (3, 2));
-    assert_eq!(plan.state.last_admission_us, Some(12 * S));
+    assert_eq!(plan.state.last_admission_us, Some(14 * S));
     assert_eq!(plan.state.version, state.version + 3);
     let next = plan_tick(
         &plan.state,
         &skip(&five, 3),
         Inventory::Available,
-        Millis(13_000),
+        Millis(15_000),
     );
-    assert_eq!(next.slots, vec![13 * S]);
+    assert_eq!(next.slots, vec![15 * S]);
 }
 
 #[test]
@@ -287,9 +288,10 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
 fn a_put_moves_the_opening_either_way_before_it_and_keeps_the_rest() {
     let mut state = QueueState::new(1, settings(3_600_000, 60));
     state.waiting = 7;
-    // Moved earlier (to now): admission may start then, not an hour later.
+    // Moved earlier (to now): admission may start then (once the draw
+    // settles), not an hour later.
     let earlier = state.put(settings(1_000, 600));
-    assert_eq!((earlier.resumed_us, earlier.waiting), (1_000 * 1_000, 7));
+    assert_eq!((earlier.resumed_us, earlier.waiting), (3_000 * 1_000, 7));
     assert_eq!(
         (earlier.settings.admit_per_minute, earlier.version),
         (600, 1)
@@ -298,9 +300,9 @@ fn a_put_moves_the_opening_either_way_before_it_and_keeps_the_rest() {
         &earlier,
         &waiting(&[0]),
         Inventory::Available,
-        Millis(1_500),
+        Millis(3_500),
     );
-    assert_eq!(q.slots.len(), 1, "open since 1 s");
+    assert_eq!(q.slots.len(), 1, "open since 1 s, admitting since 3 s");
     // A new pace alone keeps a resumption (the end of a pause) as it was.
     let mut paused = earlier.clone();
     paused.resumed_us = 9_000_000;
@@ -401,7 +403,7 @@ fn past_the_head_the_counts_tell_how_many_wait_and_where() {
         known_to: ranks[10],
         whole: false,
     };
-    let plan = plan_tick(&state, &head, Inventory::Available, Millis(10_000));
+    let plan = plan_tick(&state, &head, Inventory::Available, Millis(12_000));
     assert_eq!(plan.slots.len(), 1);
     assert_eq!((plan.state.waiting, plan.state.counts.admitted), (999, 1));
     // Far past the head, from the counts: within 1% and a second's pace.
@@ -418,7 +420,7 @@ fn past_the_head_the_counts_tell_how_many_wait_and_where() {
         counted: false,
         ..counted(QueueRank(ranks[9].0 + 1))
     });
-    let plan = plan_tick(&state, &fresh, Inventory::Available, Millis(10_000));
+    let plan = plan_tick(&state, &fresh, Inventory::Available, Millis(12_000));
     assert_eq!(plan.state.waiting, 1_000);
 
     // A head that is the whole queue sets a drifted count right, and the
@@ -453,4 +455,41 @@ fn before_the_opening_the_first_band_is_not_all_told_it_is_next() {
     // The first band's last visitor is fourth, not first.
     assert_eq!(points.position(ranks[3], 1_000), 4);
     assert_eq!(points.position(ranks[999], 1_000), 1_000);
+}
+
+#[test]
+fn a_drawn_visitor_given_a_slot_behind_a_later_key_is_counted_late() {
+    let state = QueueState::new(1, settings(10_000, 600));
+    let drawn = |rank: u128| WaitingVisitor {
+        rank: QueueRank(rank),
+        eligible_us: 10 * S,
+        counted: true,
+    };
+    let head = |ranks: &[u128]| Head {
+        visitors: ranks.iter().copied().map(drawn).collect(),
+        known_to: QueueRank(u128::MAX),
+        whole: true,
+    };
+    let first = plan_tick(&state, &head(&[5, 9]), Inventory::Available, Millis(12_100));
+    assert_eq!((first.slots.len(), first.state.late_drawn), (2, 0));
+    assert_eq!(first.state.last_drawn, Some(QueueRank(9)));
+    // Rank 7 shows up only now: it goes next, and it came late; rank 12
+    // after it does not.
+    let next = plan_tick(
+        &first.state,
+        &head(&[7, 12]),
+        Inventory::Available,
+        Millis(12_400),
+    );
+    assert_eq!((next.slots.len(), next.state.late_drawn), (2, 1));
+    assert_eq!(next.state.last_drawn, Some(QueueRank(12)));
+    // A later joiner is never late.
+    let later = queue_rank(Millis(10_500), Millis(10_000), 0).0;
+    let after = plan_tick(
+        &next.state,
+        &head(&[later]),
+        Inventory::Available,
+        Millis(12_700),
+    );
+    assert_eq!((after.slots.len(), after.state.late_drawn), (1, 1));
 }

@@ -25,6 +25,7 @@ use crate::domain::SectionId;
 mod access;
 pub(crate) mod best_available;
 pub(crate) mod confirm;
+pub(crate) mod draw;
 pub(crate) mod events;
 pub(crate) mod orders;
 pub(crate) mod places;

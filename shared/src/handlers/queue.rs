@@ -49,6 +49,9 @@ struct QueueReply<'a> {
     waiting: u64,
     admitted: u64,
     generation: u64,
+    /// Drawn visitors the admitter first saw after someone drawn behind
+    /// them had a slot (0 when the join index kept up).
+    late_drawn: u64,
     draw_commitment: String,
     /// From the opening plus 5 s on.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,6 +74,7 @@ fn queue_reply(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -
             waiting: state.waiting,
             admitted: state.admitted,
             generation: state.generation,
+            late_drawn: state.late_drawn,
             draw_commitment: seed.commitment(),
             draw_seed: is_disclosed(q.opens_at, now).then(|| seed.disclosed()),
         },

@@ -218,12 +218,15 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
         token_hash: token.hash(),
         admission: None,
         buyer,
+        draw_key: None,
     };
     // A visitor who joins before the opening is drawn: its place is its
     // draw key's; a later one's, its join time's (the draw bits break
     // ties within a millisecond, so random ones do).
     let draw = if now < state.settings.opens_at {
-        seed.key(draw_id(&visitor)).rank_bits()
+        let key = seed.key(draw_id(&visitor));
+        visitor.draw_key = Some(key);
+        key.rank_bits()
     } else {
         crate::world::random_u64()
     };

@@ -260,13 +260,22 @@ pub const QUEUE_ADMIN: Function = http(
 pub const GET_QUEUE: Function = http(
     "get-queue",
     Needs::QUEUE_READS,
-    &[Route {
-        name: "get-queue",
-        method: "GET",
-        path: "/events/{eventId}/queue",
-        errors: &[E::EventNotFound, E::QueueNotFound],
-        handler: handler!(handlers::queue::get_queue),
-    }],
+    &[
+        Route {
+            name: "get-queue",
+            method: "GET",
+            path: "/events/{eventId}/queue",
+            errors: &[E::EventNotFound, E::QueueNotFound],
+            handler: handler!(handlers::queue::get_queue),
+        },
+        Route {
+            name: "draw-list",
+            method: "GET",
+            path: "/events/{eventId}/queue/draw",
+            errors: &[E::EventNotFound, E::QueueNotFound, E::DrawNotDisclosed],
+            handler: handler!(handlers::draw::draw_list),
+        },
+    ],
 );
 
 pub const QUEUE_VISITORS: Function = http(

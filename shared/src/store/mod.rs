@@ -109,21 +109,21 @@ pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
 pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};
 pub use items::visitor::{
-    visitor_shard, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_PK_PREFIX,
-    VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+    visitor_shard, ADMISSION_SLOT_US, DRAW_KEY, DRAW_SHARD, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD,
+    QUEUE_SHARDS, VISITOR_PK_PREFIX, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
 pub use memory::Memory;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{
     EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,
-    PENDING_SHARD, PK, QUEUE_INDEX, QUEUE_RANK_INDEX, SEATS, SK, STATUS, TTL,
+    PENDING_SHARD, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX, SEATS, SK, STATUS, TTL,
 };
 pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
 pub use seeding::seeded_visitor;
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
-pub use visitors::IndexedVisitor;
+pub use visitors::{DrawnEntry, IndexedVisitor};
 
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {

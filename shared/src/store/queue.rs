@@ -17,7 +17,8 @@ use super::items;
 use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
     CHECKPOINTS, DRAW_SECRET_VERSION, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS,
-    LAST_ADMISSION_US, OPENS_AT, ORDERS_PER_ADMISSION, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
+    LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION, PENDING,
+    PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
 use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, VERSION};
@@ -26,8 +27,8 @@ use super::{Store, Txn};
 use crate::domain::buyer::Buyers;
 use crate::domain::queue::{Inventory, QueueRank, QueueSettings};
 use crate::domain::queue_counts::JoinCounts;
-use crate::domain::queue_state::{Checkpoints, QueueState};
-use crate::domain::{EventId, EventRef, Millis};
+use crate::domain::queue_state::{Checkpoints, PendingAdmission, QueueState};
+use crate::domain::{EventId, EventRef, Millis, VisitorId};
 use crate::error::Error;
 
 /// How long an instance reuses its read of a queue's state: the contract
@@ -109,6 +110,7 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
         (ORDERS_PER_ADMISSION.into(), n(q.orders_per_admission)),
         (BUYERS.into(), s(q.buyers.as_str())),
         (DRAW_SECRET_VERSION.into(), s(&state.draw_secret)),
+        (LATE_DRAWN.into(), n(state.late_drawn)),
         (INVENTORY.into(), s(inventory_str(state.inventory))),
         (RESUMED_US.into(), n(state.resumed_us)),
         (ADMITTED.into(), n(state.admitted)),
@@ -121,17 +123,67 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
     if let Some(last) = state.last_admission_us {
         item.insert(LAST_ADMISSION_US.into(), n(last));
     }
+    if let Some(rank) = state.last_drawn {
+        item.insert(LAST_DRAWN.into(), s(format!("{:032x}", rank.0)));
+    }
     item
 }
 
-/// The main item of `state`: the state and the admitter's counts.
+/// The main item of `state`: the state, the admitter's counts and its
+/// pending admissions.
 fn main_item(event: &EventId, state: &QueueState) -> Item {
     let mut item = state_item(queue_key(&EventRef::of(event)), event, state);
     item.insert(
         JOIN_COUNTS.into(),
         AttributeValue::B(super::queue_counts::encode(&state.counts).into()),
     );
+    if !state.pending.is_empty() {
+        item.insert(
+            PENDING.into(),
+            AttributeValue::L(state.pending.iter().map(pending_value).collect()),
+        );
+    }
     item
+}
+
+/// A pending admission as the main item keeps it: `{v, r, s}`.
+fn pending_value(p: &PendingAdmission) -> AttributeValue {
+    AttributeValue::M(
+        [
+            (PENDING_VISITOR.to_owned(), s(p.visitor_id.as_str())),
+            (PENDING_RANK.to_owned(), s(format!("{:032x}", p.rank.0))),
+            (PENDING_SLOT.to_owned(), n(p.slot_us)),
+        ]
+        .into(),
+    )
+}
+
+/// A rank as the queue's item writes it: 32 hex digits.
+fn rank_of(hex: &str) -> Option<QueueRank> {
+    u128::from_str_radix(hex, 16).ok().map(QueueRank)
+}
+
+fn parse_pending(item: &Item) -> Result<Vec<PendingAdmission>, StoreError> {
+    let f = Fields::new(item);
+    let Some(value) = item.get(PENDING) else {
+        return Ok(Vec::new());
+    };
+    let AttributeValue::L(list) = value else {
+        return Err(f.malformed(PENDING));
+    };
+    list.iter()
+        .map(|entry| {
+            let AttributeValue::M(map) = entry else {
+                return Err(f.malformed(PENDING));
+            };
+            let e = Fields::new(map);
+            Ok(PendingAdmission {
+                visitor_id: e.id(PENDING_VISITOR, VisitorId::parse)?,
+                rank: rank_of(e.str(PENDING_RANK)?).ok_or_else(|| f.malformed(PENDING))?,
+                slot_us: e.i64(PENDING_SLOT)?,
+            })
+        })
+        .collect()
 }
 
 /// A tombstone at `key`: the queue was removed at this generation and
@@ -204,6 +256,14 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
             counts,
             version,
             draw_secret: f.opt_s(DRAW_SECRET_VERSION).unwrap_or_default().to_owned(),
+            pending: parse_pending(item)?,
+            last_drawn: f
+                .opt_s(LAST_DRAWN)
+                .map(|hex| rank_of(hex).ok_or_else(|| f.malformed(LAST_DRAWN)))
+                .transpose()?,
+            late_drawn: f
+                .opt_i64(LATE_DRAWN)?
+                .map_or(0, |n| n.max(0).unsigned_abs()),
         }),
     })
 }
@@ -458,6 +518,17 @@ mod tests {
         state.inventory = Inventory::NoneAvailable;
         state.waiting = 10;
         state.counts.record(2, [QueueRank(9)], 1_000);
+        state.draw_secret = "0123456789abcdef".into();
+        state.last_drawn = Some(QueueRank(u128::from(u64::MAX)));
+        state.late_drawn = 2;
+        state.pending = vec![PendingAdmission {
+            visitor_id: VisitorId::parse("v-1")?,
+            rank: QueueRank(42),
+            slot_us: 6_000_000,
+        }];
+        state.settings = state
+            .settings
+            .with_buyers(crate::domain::buyer::Buyers::Verified);
         let item = main_item(&event, &state);
         let stored = parse_stored(&item)?;
         assert_eq!((stored.generation, stored.version), (3, 7));

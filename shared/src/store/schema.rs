@@ -52,6 +52,10 @@ pub const QUEUE_INDEX: &str = "QueueByJoin";
 /// admitter reads the front of the queue from it.
 pub const QUEUE_RANK_INDEX: &str = "QueueByRank";
 
+/// Name of the index of drawn visitors by draw key (template.yaml): the
+/// draw list.
+pub const QUEUE_DRAW_INDEX: &str = "QueueByDraw";
+
 /// Most items one `TransactWriteItems` may hold.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
 

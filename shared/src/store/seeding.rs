@@ -38,6 +38,7 @@ pub fn seeded_visitor(
         token_hash: "seeded".into(),
         admission: None,
         buyer: None,
+        draw_key: None,
     })
 }
 

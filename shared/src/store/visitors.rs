@@ -11,15 +11,18 @@ use super::expression::Expression;
 use super::items;
 use super::items::queue::GENERATION;
 use super::items::visitor::{
-    queue_shard_key, visitor_key, visitor_of_key, visitor_shard, ADMISSION_EXPIRES_AT,
-    ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, BUYER_ID, JOINED_AT, ORDERS_ALLOWED,
-    QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS, VISITOR_ID, VISITOR_RETENTION_SECONDS,
-    WAITING_RETENTION_SECONDS,
+    draw_shard_key, queue_shard_key, visitor_key, visitor_of_key, visitor_shard,
+    ADMISSION_EXPIRES_AT, ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, BUYER_ID, DRAW_KEY,
+    DRAW_SHARD, JOINED_AT, ORDERS_ALLOWED, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS,
+    VISITOR_ID, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
-use super::schema::{EVENT_ID, KIND, PK, QUEUE_INDEX, QUEUE_RANK_INDEX, TOKEN_HASH, TTL};
+use super::schema::{
+    EVENT_ID, KIND, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX, TOKEN_HASH, TTL,
+};
 use super::value::{n, s, Fields, Item};
 use super::Store;
 use crate::domain::buyer::BuyerId;
+use crate::domain::draw::DrawKey;
 use crate::domain::queue::QueueRank;
 use crate::domain::queue_state::{Admission, QueueState, Visitor};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
@@ -42,6 +45,21 @@ fn parse_rank(text: &str) -> Option<QueueRank> {
     u128::from_str_radix(text, 16).ok().map(QueueRank)
 }
 
+/// A draw key as the item keeps it: 64 hex digits.
+fn draw_key_of(hex: &str) -> Option<DrawKey> {
+    let mut bytes = [0u8; 32];
+    hex::decode_to_slice(hex, &mut bytes).ok()?;
+    Some(DrawKey(bytes))
+}
+
+/// One entry of the draw list: a drawn visitor's key (hex) and its slot
+/// once it has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawnEntry {
+    pub draw_key: String,
+    pub slot_us: Option<i64>,
+}
+
 /// The item of a visitor: waiting (with its index entry) or admitted.
 pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
     let event_ref = EventRef::of(event);
@@ -57,6 +75,16 @@ pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
     ]);
     if let Some(buyer) = &visitor.buyer {
         item.insert(BUYER_ID.into(), s(buyer.as_str()));
+    }
+    if let Some(key) = &visitor.draw_key {
+        let shard = visitor_shard(&visitor.visitor_id);
+        item.extend([
+            (
+                DRAW_SHARD.into(),
+                s(draw_shard_key(&event_ref, visitor.generation, shard)),
+            ),
+            (DRAW_KEY.into(), s(key.hex())),
+        ]);
     }
     match &visitor.admission {
         None => item.extend([
@@ -110,6 +138,10 @@ fn parse_visitor(item: &Item) -> Result<Visitor, StoreError> {
         rank: parse_rank(f.str(QUEUE_RANK)?).ok_or_else(|| f.malformed(QUEUE_RANK))?,
         token_hash: f.str(TOKEN_HASH)?.to_owned(),
         admission,
+        draw_key: f
+            .opt_s(DRAW_KEY)
+            .map(|hex| draw_key_of(hex).ok_or_else(|| f.malformed(DRAW_KEY)))
+            .transpose()?,
         buyer: match f.opt_s(BUYER_ID) {
             Some(buyer) => Some(BuyerId::parse(buyer).ok_or_else(|| f.malformed(BUYER_ID))?),
             None => None,
@@ -247,6 +279,44 @@ impl Store {
         Ok((found, more))
     }
 
+    /// Up to `limit` drawn visitors of one shard with a key after `after`
+    /// (from the first when `None`), in key order, and whether the index
+    /// has more past them.
+    pub async fn drawn_after(
+        &self,
+        event: &EventId,
+        generation: u64,
+        shard: u8,
+        after: Option<&str>,
+        limit: i32,
+    ) -> Result<(Vec<DrawnEntry>, bool), Error> {
+        let shard_key = draw_shard_key(&EventRef::of(event), generation, shard);
+        let query = self
+            .client
+            .query()
+            .table_name(&*self.table)
+            .index_name(QUEUE_DRAW_INDEX)
+            .limit(limit);
+        let page = items::visitor::drawn_after(shard_key, after)
+            .on_query(query)
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        let found = page
+            .items()
+            .iter()
+            .map(|item| {
+                let f = Fields::new(item);
+                Ok(DrawnEntry {
+                    draw_key: f.str(DRAW_KEY)?.to_owned(),
+                    slot_us: f.opt_i64(ADMISSION_SLOT_US)?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        let more = page.last_evaluated_key.is_some_and(|k| !k.is_empty());
+        Ok((found, more))
+    }
+
     /// Whether anyone waits in `generation`, as the index shows it: one
     /// entry read from each shard, at once. A joiner the admitter has not
     /// counted yet is in the index, not yet in the queue's state.
@@ -322,6 +392,7 @@ mod tests {
             token_hash: "h".into(),
             admission: None,
             buyer: BuyerId::parse("user:42"),
+            draw_key: Some(DrawKey([7; 32])),
         };
         let waiting = visitor_item(&event, &visitor);
         assert!(waiting.contains_key(QUEUE_SHARD));

@@ -426,7 +426,7 @@ async fn queue_paths(ob: &mut Observer) {
         ob.run("PUT", &format!("/events/{ev}"), &[], both).await.0,
         201
     );
-    let queue = common::queue::queue_body(-1_000, 60);
+    let queue = common::queue::queue_body(-5_000, 60);
     assert_eq!(
         ob.run("PUT", &format!("/events/{ev}/queue"), &[], &queue)
             .await

@@ -208,7 +208,7 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     // admitter tick admits one more.
     let queued = event(&app, 3, 60).await;
     let (status, _) =
-        common::queue::put_queue(&app, &queued, &common::queue::queue_body(-1_000, 60)).await;
+        common::queue::put_queue(&app, &queued, &common::queue::queue_body(-5_000, 60)).await;
     assert_eq!(status, 200);
     let first_join = shared::world::now();
     for _ in 0..3 {

@@ -60,7 +60,7 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
         Some("N"),
         "expiries compare as numbers"
     );
-    assert_eq!(spec.global_secondary_indexes.len(), 3);
+    assert_eq!(spec.global_secondary_indexes.len(), 4);
     let gsi = &spec.global_secondary_indexes[0];
     assert_eq!(gsi.index_name, store::PENDING_INDEX);
     let gsi_keys: Vec<_> = gsi
@@ -131,6 +131,26 @@ fn the_table_in_template_yaml_is_the_one_the_store_uses() {
             by_rank.projection.non_key_attributes.as_slice()
         ),
         ("INCLUDE", [store::QUEUE_JOIN.to_owned()].as_slice())
+    );
+    // The drawn visitors by draw key, on the same shards, with their slot.
+    let by_draw = &spec.global_secondary_indexes[3];
+    assert_eq!(by_draw.index_name, store::QUEUE_DRAW_INDEX);
+    let draw_keys: Vec<_> = by_draw
+        .key_schema
+        .iter()
+        .map(|k| (k.attribute_name.as_str(), k.key_type.as_str()))
+        .collect();
+    assert_eq!(
+        draw_keys,
+        [(store::DRAW_SHARD, "HASH"), (store::DRAW_KEY, "RANGE")]
+    );
+    assert_eq!(attr_type(store::DRAW_KEY).as_deref(), Some("S"));
+    assert_eq!(
+        (
+            by_draw.projection.projection_type.as_str(),
+            by_draw.projection.non_key_attributes.as_slice()
+        ),
+        ("INCLUDE", [store::ADMISSION_SLOT_US.to_owned()].as_slice())
     );
     let ttl = spec.time_to_live_specification.as_ref().unwrap();
     assert_eq!(

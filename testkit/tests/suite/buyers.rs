@@ -167,7 +167,7 @@ async fn an_admitted_buyer_joining_again_gets_its_own_admission_back() {
     let ev = event(&app, 5, 300).await;
     // Open, and pacing one a second: the first joiner is admitted on the spot.
     assert_eq!(
-        put_queue(&app, &ev, &verified_queue(-1_000, 60)).await.0,
+        put_queue(&app, &ev, &verified_queue(-5_000, 60)).await.0,
         200
     );
     let token = buyer_token(&ev, "user:7");

@@ -10,10 +10,15 @@ use crate::common;
 use common::queue::*;
 use common::{call, event, fresh_app};
 use hmac::{Hmac, KeyInit, Mac};
+use local::faults::{production_client, Fault, FaultInjector};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use shared::admitter::Admitter;
+use shared::domain::queue::queue_rank;
+use shared::domain::queue_state::{QueueState, Visitor};
+use shared::domain::{EventId, Millis, VisitorId};
 use shared::App;
+use testkit::dynamodb_endpoint;
 
 /// What a buyer computes: HMAC-SHA-256 under the seed over its draw id.
 fn draw_key(seed: &[u8], draw_id: &str) -> Vec<u8> {
@@ -28,6 +33,27 @@ async fn open_now(app: &App, event: &str, per_minute: u32) -> Value {
     let (status, put) = put_queue(app, event, &queue_body(-10_000, per_minute)).await;
     assert_eq!(status, 200, "{put}");
     put
+}
+
+/// The whole draw list of `event`, `limit` a page: (key, slot) in order.
+async fn draw_list(app: &App, event: &str, limit: usize) -> Vec<(String, i64)> {
+    let mut listed = Vec::new();
+    let mut after = String::new();
+    loop {
+        let path = format!("/events/{event}/queue/draw?limit={limit}{after}");
+        let (status, page) = call(app, "GET", &path, &[], "").await;
+        assert_eq!(status, 200, "{page}");
+        let entries = page["entries"].as_array().unwrap();
+        assert!(entries.len() <= limit);
+        for e in entries {
+            let slot = e["slot"].as_i64().unwrap_or(-1);
+            listed.push((e["drawKey"].as_str().unwrap().to_owned(), slot));
+        }
+        match page["next"].as_str() {
+            Some(next) => after = format!("&after={next}"),
+            None => return listed,
+        }
+    }
 }
 
 /// Every attribute value of every item of the test's table, as text (a
@@ -93,6 +119,12 @@ async fn drawn_visitors_are_served_in_the_order_the_disclosed_seed_gives() {
         let polls = v.joined["pollAfterSeconds"].as_i64().unwrap();
         assert!((2..=30).contains(&polls), "{polls}");
     }
+    let path = format!("/events/{ev}/queue/draw");
+    let (status, early) = call(&app, "GET", &path, &[], "").await;
+    assert_eq!(
+        (status, early["error"].as_str()),
+        (404, Some("draw-not-disclosed"))
+    );
     let disclosed = open_now(&app, &ev, 6_000).await;
     let seed = hex::decode(disclosed["drawSeed"].as_str().unwrap()).unwrap();
     assert_eq!(
@@ -126,6 +158,14 @@ async fn drawn_visitors_are_served_in_the_order_the_disclosed_seed_gives() {
     slots.sort();
     let inversions = slots.windows(2).filter(|w| w[0].1 >= w[1].1).count();
     assert_eq!(inversions, 0, "slots follow the keys: {slots:?}");
+    // The draw list is exactly that, paged.
+    let listed = draw_list(&app, &ev, 7).await;
+    let expected: Vec<(String, i64)> = slots.iter().map(|(k, s)| (hex::encode(k), *s)).collect();
+    assert_eq!(listed, expected);
+    for bad in ["?after=XYZ", "?limit=0", "?limit=1001"] {
+        let (status, _) = call(&app, "GET", &format!("{path}{bad}"), &[], "").await;
+        assert_eq!(status, 400, "{bad}");
+    }
     let stored = everything_stored(&app).await;
     assert!(
         !stored.contains(&hex::encode(&seed)),
@@ -173,5 +213,177 @@ async fn a_verified_queue_draws_by_buyer_and_each_generation_commits_anew() {
     assert_eq!(
         get_queue(&app, &ev).await.1["drawCommitment"],
         second["drawCommitment"]
+    );
+}
+
+/// A visitor who joined a minute before the opening, ranked by its draw
+/// key under the queue's seed (as join-queue ranks it), written straight
+/// to the table.
+async fn drawn_visitor(app: &App, event: &EventId, state: &QueueState, i: usize) -> VisitorId {
+    let seed = app
+        .config
+        .draw_secrets
+        .as_ref()
+        .unwrap()
+        .seed(&state.draw_secret, event, state.generation)
+        .unwrap();
+    let visitor_id = VisitorId::parse(&format!("drawn-{i:05}")).unwrap();
+    let joined_at = Millis(state.settings.opens_at.0 - 60_000);
+    let key = seed.key(visitor_id.as_str());
+    let rank = queue_rank(joined_at, state.settings.opens_at, key.rank_bits());
+    let visitor = Visitor {
+        visitor_id: visitor_id.clone(),
+        generation: state.generation,
+        joined_at,
+        rank,
+        token_hash: "seeded".into(),
+        admission: None,
+        buyer: None,
+        draw_key: Some(key),
+    };
+    assert!(app.store.join_queue(event, &visitor).await.unwrap());
+    visitor_id
+}
+
+async fn drawn_visitors(
+    app: &App,
+    event: &EventId,
+    state: &QueueState,
+    ids: std::ops::Range<usize>,
+) -> Vec<VisitorId> {
+    let mut all = Vec::new();
+    let ids: Vec<usize> = ids.collect();
+    for chunk in ids.chunks(50) {
+        let writes = chunk.iter().map(|&i| drawn_visitor(app, event, state, i));
+        all.extend(futures_util::future::join_all(writes).await);
+    }
+    all
+}
+
+/// 1,000 drawn visitors, two admitters ticking at the same instants (so
+/// their runs overlap at every tick), one of them failing a run of
+/// admission writes in the middle of a batch, and 30 visitors whose index
+/// entries show up only after the opening (within DRAW_SETTLE_MS): from
+/// the disclosed seed, every slot follows the keys, keeps the spacing, and
+/// nobody came late.
+#[tokio::test]
+async fn slots_follow_the_draw_through_overlapping_admitters_failures_and_index_lag() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    // Opening in ten minutes by the wall's clock; the admitters tick on
+    // the test's clock from the opening on.
+    let per_minute = 30_000;
+    assert_eq!(
+        put_queue(&app, &ev, &queue_body(600_000, per_minute))
+            .await
+            .0,
+        200
+    );
+    let state = app
+        .store
+        .read_queue(&event_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .state
+        .unwrap();
+    let opens = state.settings.opens_at;
+    let mut ids = drawn_visitors(&app, &event_id, &state, 0..970).await;
+
+    let faults = FaultInjector::default();
+    let failing = App {
+        store: app
+            .store
+            .with_client(production_client(&dynamodb_endpoint(), [faults.shared()])),
+        config: app.config.clone(),
+        memory: app.memory.fresh(),
+    };
+    let calm = App {
+        memory: app.memory.fresh(),
+        ..app.clone()
+    };
+    // From its 100th admission on, 200 attempts in a row are refused as a
+    // hot partition refuses them: a batch in flight fails outright, each
+    // write after the SDK's three attempts.
+    faults.fail_after(
+        "UpdateItem",
+        100,
+        Fault::ProvisionedThroughputExceeded,
+        Some(200),
+    );
+    let (mut a, mut b) = (Admitter::default(), Admitter::default());
+    let mut waiting = u64::MAX;
+    for step in 1..=80 {
+        let now = Millis(opens.0 + 250 * step);
+        if step == 3 {
+            // Index entries that show up after the opening, before the
+            // first admission.
+            ids.extend(drawn_visitors(&app, &event_id, &state, 970..1_000).await);
+        }
+        let (first, second) = if step % 2 == 0 {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        let apps = if step % 2 == 0 {
+            (&failing, &calm)
+        } else {
+            (&calm, &failing)
+        };
+        tick(apps.0, first, &ev, now).await;
+        let summary = tick(apps.1, second, &ev, now).await;
+        let pending = app
+            .store
+            .read_queue(&event_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .state
+            .unwrap()
+            .pending;
+        waiting = summary.waiting;
+        if waiting == 0 && pending.is_empty() && step > 12 {
+            break;
+        }
+    }
+    assert_eq!(waiting, 0);
+    assert_eq!(faults.injected("UpdateItem"), 200, "the failures happened");
+
+    // The operator opens the queue now (it is still SCHEDULED by the
+    // wall's clock): the seed is disclosed.
+    let disclosed = open_now(&app, &ev, per_minute).await;
+    assert_eq!(disclosed["lateDrawn"], 0, "{disclosed}");
+    let seed = hex::decode(disclosed["drawSeed"].as_str().unwrap()).unwrap();
+    let mut slots = Vec::new();
+    for id in &ids {
+        let visitor = app
+            .store
+            .read_visitor(&event_id, id)
+            .await
+            .unwrap()
+            .unwrap();
+        let admission = visitor
+            .admission
+            .unwrap_or_else(|| panic!("{id} was not admitted"));
+        slots.push((draw_key(&seed, id.as_str()), admission.slot_us));
+    }
+    slots.sort();
+    let listed = draw_list(&app, &ev, 1_000).await;
+    let expected: Vec<(String, i64)> = slots.iter().map(|(k, s)| (hex::encode(k), *s)).collect();
+    assert_eq!(
+        listed, expected,
+        "the draw list is every drawn visitor, in key order"
+    );
+    let spacing = 60_000_000 / i64::from(per_minute);
+    let inversions = slots.windows(2).filter(|w| w[0].1 >= w[1].1).count();
+    let too_close = slots
+        .windows(2)
+        .filter(|w| w[1].1 - w[0].1 < spacing)
+        .count();
+    assert_eq!((slots.len(), inversions, too_close), (1_000, 0, 0));
+    assert!(
+        slots[0].1 >= (opens.0 + shared::domain::queue::DRAW_SETTLE_MS) * 1_000,
+        "the first slot waits for the index to settle"
     );
 }

@@ -10,6 +10,7 @@ use common::{call, create_event, event, fresh_app, plan};
 use serde_json::{json, Value};
 use shared::admission::{SigningKeys, VerifyKeys};
 use shared::admitter::Admitter;
+use shared::domain::queue::DRAW_SETTLE_MS;
 use shared::domain::{EventId, Millis, OrderId};
 
 #[tokio::test]
@@ -78,7 +79,7 @@ async fn the_operator_puts_reads_and_removes_a_queue() {
         put,
         json!({"eventId": ev, "opensAt": opens_at, "admitPerMinute": 120, "admissionSeconds": 600,
                "ordersPerAdmission": 2, "buyers": "anonymous", "status": "SCHEDULED", "waiting": 0, "admitted": 0,
-               "generation": 1, "drawCommitment": commitment})
+               "generation": 1, "lateDrawn": 0, "drawCommitment": commitment})
     );
     assert_eq!(get_queue(&app, &ev).await, (200, put));
     // Before it opens, the opening moves; a new pace applies at once.
@@ -94,7 +95,7 @@ async fn the_operator_puts_reads_and_removes_a_queue() {
         (200, &json!(later), &json!(30))
     );
     // Open now: the opening no longer moves, the pace still does.
-    let (status, _) = put_queue(&app, &ev, &queue_body(-1_000, 30)).await;
+    let (status, _) = put_queue(&app, &ev, &queue_body(-5_000, 30)).await;
     assert_eq!(
         status, 200,
         "an opening still in the future moves into the past"
@@ -130,7 +131,7 @@ async fn the_operator_puts_reads_and_removes_a_queue() {
 async fn a_joiner_with_nobody_ahead_is_admitted_at_once_with_a_token_the_jwks_verifies() {
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
-    let body = json!({"opensAt": Millis(shared::world::now().0 - 1_000).to_rfc3339(),
+    let body = json!({"opensAt": Millis(shared::world::now().0 - 5_000).to_rfc3339(),
                       "admitPerMinute": 60, "admissionSeconds": 120});
     assert_eq!(put_queue(&app, &ev, &body.to_string()).await.0, 200);
     let v = join(&app, &ev).await;
@@ -218,10 +219,10 @@ async fn a_joiner_with_nobody_ahead_is_admitted_at_once_with_a_token_the_jwks_ve
     assert_eq!(other.joined["position"], 1, "{}", other.joined);
 }
 
-/// A queue that opened a second ago, admitting 60 a minute, each
+/// A queue that opened five seconds ago, admitting 60 a minute, each
 /// admission opening up to two orders.
 fn open_queue_of_two_orders() -> String {
-    json!({"opensAt": Millis(shared::world::now().0 - 1_000).to_rfc3339(),
+    json!({"opensAt": Millis(shared::world::now().0 - 5_000).to_rfc3339(),
            "admitPerMinute": 60, "ordersPerAdmission": 2})
     .to_string()
 }
@@ -245,7 +246,7 @@ async fn create_order_under_a_queue_takes_an_admission_and_a_lost_reply_loses_no
     }
     let other = event(&app, 5, 300).await;
     assert_eq!(
-        put_queue(&app, &other, &queue_body(-1_000, 60)).await.0,
+        put_queue(&app, &other, &queue_body(-5_000, 60)).await.0,
         200
     );
     assert_eq!(
@@ -359,7 +360,7 @@ async fn a_promoted_key_verifies_against_the_jwks_served_before_its_promotion() 
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
     assert_eq!(
-        put_queue(&app, &ev, &queue_body(-1_000, 60_000)).await.0,
+        put_queue(&app, &ev, &queue_body(-5_000, 60_000)).await.0,
         200
     );
     let event_id = EventId::parse(&ev).unwrap();
@@ -390,7 +391,7 @@ async fn a_promoted_key_verifies_against_the_jwks_served_before_its_promotion() 
     // (Another event's queue: its first joiner is admitted on the spot.)
     let ev = event(&app, 5, 300).await;
     let event_id = EventId::parse(&ev).unwrap();
-    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    assert_eq!(put_queue(&app, &ev, &queue_body(-5_000, 60)).await.0, 200);
     let admission = join(&step_two, &ev).await.joined["admissionToken"]
         .as_str()
         .unwrap()
@@ -475,7 +476,9 @@ async fn early_joiners_are_served_in_a_random_order_at_the_pace_from_the_opening
         ("SCHEDULED", 0, 40)
     );
     assert_eq!(get_queue(&app, &ev).await.1["waiting"], 40);
-    // From the opening: one a second, never two closer than that.
+    // From the opening (once the draw settles): one a second, never two
+    // closer than that.
+    let opens = Millis(opens.0 + DRAW_SETTLE_MS);
     let first = tick(&app, &mut admitter, &ev, opens).await;
     assert_eq!(
         (first.status, first.admitted, first.waiting),
@@ -586,7 +589,8 @@ async fn a_queue_put_again_after_a_delete_starts_empty() {
     );
     let new = join(&app, &ev).await;
     assert_eq!(visitor_status(&app, &ev, &new).await.0, 200);
-    let summary = tick(&app, &mut Admitter::default(), &ev, millis(&put["opensAt"])).await;
+    let admits_from = Millis(millis(&put["opensAt"]).0 + DRAW_SETTLE_MS);
+    let summary = tick(&app, &mut Admitter::default(), &ev, admits_from).await;
     assert_eq!(
         (summary.admitted, summary.waiting),
         (1, 0),
@@ -606,7 +610,7 @@ async fn admission_pauses_while_nothing_is_left_and_a_sell_out_ends_the_wait() {
     let endpoint = testkit::dynamodb_endpoint();
     let project = || local::streams::project_now(&app, &endpoint);
     let ev = event(&app, 1, 300).await;
-    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    assert_eq!(put_queue(&app, &ev, &queue_body(-5_000, 60)).await.0, 200);
     let first = join(&app, &ev).await;
     let (second, third) = (join(&app, &ev).await, join(&app, &ev).await);
     assert_eq!(second.joined["status"], "WAITING");

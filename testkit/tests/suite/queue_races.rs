@@ -28,6 +28,7 @@ async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
     let ids: std::collections::BTreeSet<&str> = visitors.iter().map(|v| v.id.as_str()).collect();
     assert_eq!(ids.len(), 300);
     let mut admitter = Admitter::default();
+    let opens = shared::domain::Millis(opens.0 + shared::domain::queue::DRAW_SETTLE_MS);
     let summary = tick(&app, &mut admitter, &ev, opens).await;
     assert_eq!((summary.admitted, summary.waiting), (1, 299));
     // Every position is within the contract's bound of the truth (1% and
@@ -50,7 +51,7 @@ async fn a_joiner_never_passes_one_the_admitter_has_not_counted_yet() {
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
     // One admission every two seconds.
-    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 30)).await.0, 200);
+    assert_eq!(put_queue(&app, &ev, &queue_body(-5_000, 30)).await.0, 200);
     let first = join(&app, &ev).await;
     assert_eq!(first.joined["status"], "ADMITTED");
     // An idle tick puts that state on the copies joiners read.
@@ -80,7 +81,7 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     let counter = local::metrics::RequestCounter::default();
     let app = fresh_app().await;
     let ev = event(&app, 5, 300).await;
-    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    assert_eq!(put_queue(&app, &ev, &queue_body(-5_000, 60)).await.0, 200);
     let first = instance(&app, &counter);
     // The crowd's instance keeps its view for a minute here, not a second:
     // what follows takes more than a second on a busy machine, and the
@@ -155,7 +156,7 @@ async fn a_joiner_whose_look_at_the_index_fails_waits_instead() {
     ))
     .await;
     let ev = event(&app, 5, 300).await;
-    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 60)).await.0, 200);
+    assert_eq!(put_queue(&app, &ev, &queue_body(-5_000, 60)).await.0, 200);
     // Idle and open: the join would be admitted at once, but the index
     // is throttled.
     faults.fail("Query", local::faults::Fault::Throttling, None);
@@ -218,7 +219,7 @@ async fn admissions_racing_a_sell_out_stop_at_it_and_are_counted_exactly() {
     };
     let endpoint = testkit::dynamodb_endpoint();
     let ev = event(&app, SEATS, 300).await;
-    assert_eq!(put_queue(&app, &ev, &queue_body(-1_000, 600)).await.0, 200);
+    assert_eq!(put_queue(&app, &ev, &queue_body(-5_000, 600)).await.0, 200);
     let first = join(&app, &ev).await;
     assert_eq!(first.joined["status"], "ADMITTED");
     let mut waiting = Vec::new();

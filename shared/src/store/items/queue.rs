@@ -59,6 +59,17 @@ pub(in crate::store) const DRAW_SECRET_VERSION: &str = "drawSecret";
 
 pub(in crate::store) const INVENTORY: &str = "inventory";
 
+/// Admissions a committed tick gave slots to, not yet known written: on
+/// the main item only (admitters read it; visitors read the copies).
+pub(in crate::store) const PENDING: &str = "pending";
+pub(in crate::store) const PENDING_VISITOR: &str = "v";
+pub(in crate::store) const PENDING_RANK: &str = "r";
+pub(in crate::store) const PENDING_SLOT: &str = "s";
+
+/// The highest drawn rank given a slot, and how many drawn visitors came late.
+pub(in crate::store) const LAST_DRAWN: &str = "lastDrawn";
+pub(in crate::store) const LATE_DRAWN: &str = "lateDrawn";
+
 pub(in crate::store) const LAST_ADMISSION_US: &str = "lastAdmissionUs";
 
 pub(in crate::store) const RESUMED_US: &str = "resumedUs";

@@ -48,6 +48,18 @@ pub fn visitor_shard(visitor: &VisitorId) -> u8 {
 
 pub const QUEUE_SHARD: &str = "queueShard";
 
+/// A drawn visitor's partition of the draw index, on the same shard as
+/// its waiting entries: `QDRAW#{ref}#{generation}#{shard}`. It stays after
+/// the admission (the draw list shows every drawn visitor).
+pub(in crate::store) fn draw_shard_key(event: &EventRef, generation: u64, shard: u8) -> String {
+    format!("QDRAW#{event}#{generation}#{shard}")
+}
+
+pub const DRAW_SHARD: &str = "drawShard";
+
+/// The draw index's sort key: the draw key, 64 hex digits.
+pub const DRAW_KEY: &str = "drawKey";
+
 /// The join index's sort key (the rank index carries it): the admitter
 /// counts joins by it, and an admission's eligibility starts at it.
 pub const QUEUE_JOIN: &str = "queueJoin";
@@ -74,7 +86,7 @@ pub(in crate::store) const ADMISSION_ID: &str = "admissionId";
 
 pub(in crate::store) const ADMISSION_GIVEN_AT: &str = "admissionGivenAt";
 
-pub(in crate::store) const ADMISSION_SLOT_US: &str = "admissionSlotUs";
+pub const ADMISSION_SLOT_US: &str = "admissionSlotUs";
 
 pub(in crate::store) const ADMISSION_EXPIRES_AT: &str = "admissionExpiresAt";
 
@@ -158,6 +170,19 @@ pub(in crate::store) fn joined_between(shard: String, from_ms: i64, to_ms: i64) 
         .value(":shard", s(shard))
         .value(":from", n(from_ms))
         .value(":last", n(to_ms.saturating_sub(1)))
+}
+
+/// A draw-index entry's key condition: shard `shard`, keyed after `after`
+/// (from the first when `None`).
+pub(in crate::store) fn drawn_after(shard: String, after: Option<&str>) -> Expression {
+    match after {
+        Some(after) => Expression::key_condition("#shard = :shard AND #key > :after")
+            .name("#key", DRAW_KEY)
+            .value(":after", s(after)),
+        None => Expression::key_condition("#shard = :shard"),
+    }
+    .name("#shard", DRAW_SHARD)
+    .value(":shard", s(shard))
 }
 
 /// A rank-index entry's key condition: shard `shard`, ranked after `after`
