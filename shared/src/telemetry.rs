@@ -7,9 +7,15 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// At TRACE, lambda_runtime logs every raw invocation event, and with it the
-/// `Authorization` (hold token) and `webhook-signature` headers. However verbose
-/// `RUST_LOG` asks for, that module stays at DEBUG (its errors still show).
-const RAW_EVENT_LOGGER: &str = "lambda_runtime::layers::api_response";
+/// `Authorization` (hold token), `webhook-signature` and `X-Buyer-Token`
+/// headers; the SDK's orchestrator logs every request and response body,
+/// and with them the buyer ids a visitor's item holds. However verbose
+/// `RUST_LOG` asks for, those modules stay at DEBUG (their errors still
+/// show).
+const BODY_LOGGERS: [&str; 2] = [
+    "lambda_runtime::layers::api_response",
+    "aws_smithy_runtime::client::orchestrator",
+];
 
 /// Installs the JSON subscriber on stdout (level from `RUST_LOG`, default
 /// `info`). Calling it twice is harmless: the second call keeps the first.
@@ -54,17 +60,19 @@ pub fn filter(rust_log: Option<&str>) -> Targets {
         targets = targets.with_default(LevelFilter::INFO);
     }
     // Never more verbose than DEBUG there, and never more verbose than asked.
-    let asked = [
-        Level::TRACE,
-        Level::DEBUG,
-        Level::INFO,
-        Level::WARN,
-        Level::ERROR,
-    ]
-    .into_iter()
-    .find(|level| targets.would_enable(RAW_EVENT_LOGGER, level))
-    .map_or(LevelFilter::OFF, LevelFilter::from_level);
-    targets.with_target(RAW_EVENT_LOGGER, asked.min(LevelFilter::DEBUG))
+    BODY_LOGGERS.into_iter().fold(targets, |targets, logger| {
+        let asked = [
+            Level::TRACE,
+            Level::DEBUG,
+            Level::INFO,
+            Level::WARN,
+            Level::ERROR,
+        ]
+        .into_iter()
+        .find(|level| targets.would_enable(logger, level))
+        .map_or(LevelFilter::OFF, LevelFilter::from_level);
+        targets.with_target(logger, asked.min(LevelFilter::DEBUG))
+    })
 }
 
 #[cfg(test)]
@@ -96,12 +104,15 @@ mod tests {
     }
 
     #[test]
-    fn raw_invocation_events_are_never_logged() {
+    fn raw_invocation_events_and_store_bodies_are_never_logged() {
         let f = filter(Some("trace"));
         assert!(f.would_enable("aws_smithy_runtime", &Level::TRACE));
-        assert!(!f.would_enable(RAW_EVENT_LOGGER, &Level::TRACE));
-        assert!(f.would_enable(RAW_EVENT_LOGGER, &Level::ERROR));
-        // ...and the cap never makes it more verbose than asked.
-        assert!(!filter(Some("warn")).would_enable(RAW_EVENT_LOGGER, &Level::DEBUG));
+        let bodies = "aws_smithy_runtime::client::orchestrator::http";
+        for logger in BODY_LOGGERS.into_iter().chain([bodies]) {
+            assert!(!f.would_enable(logger, &Level::TRACE), "{logger}");
+            assert!(f.would_enable(logger, &Level::ERROR), "{logger}");
+            // ...and the cap never makes it more verbose than asked.
+            assert!(!filter(Some("warn")).would_enable(logger, &Level::DEBUG));
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! Secrets stay out of the logs: a whole flow — good and bad tokens, good
-//! and bad signatures, a late payment, a sweep — runs under the production
-//! subscriber, captured, at the production level and at TRACE for every
-//! crate (the SDK included), and the captured lines are searched for every
-//! hold token, every signature and the confirm secret.
+//! and bad signatures, a late payment, a sweep, a verified queue's buyers
+//! and its disclosed draw — runs under the production subscriber, captured,
+//! at the production level and at TRACE for every crate (the SDK
+//! included), and the captured lines are searched for every hold token,
+//! every signature, the confirm secret, every buyer token and buyer id,
+//! and the draw's seed.
 
 use crate::common;
 
@@ -164,7 +166,35 @@ async fn flow(app: &App) -> Secrets {
     )
     .await;
     assert!(status == 200 || status == 409, "{status} {reply}");
+    queue_flow(app, &mut secrets).await;
     secrets
+}
+
+/// A verified queue: a buyer joins (and joins again, and a bad token is
+/// refused), the queue opens, its seed is disclosed and its draw listed.
+async fn queue_flow(app: &App, secrets: &mut Secrets) {
+    let ev = event(app, 3, 60).await;
+    let mut body: Value = serde_json::from_str(&queue::queue_body(queue::HOUR_MS, 60)).unwrap();
+    body["buyers"] = "verified".into();
+    assert_eq!(queue::put_queue(app, &ev, &body.to_string()).await.0, 200);
+    let buyer = "user:logs-7|eu";
+    secrets.add("buyer id", buyer);
+    let now_s = shared::world::now().0 / 1_000;
+    let keys = local::apps::dev_buyer_signing_keys();
+    let token = local::apps::dev_buyer_token(&keys, &ev, buyer, now_s, 600).unwrap();
+    let expired = local::apps::dev_buyer_token(&keys, &ev, buyer, now_s - 700, 600).unwrap();
+    let path = format!("/events/{ev}/queue/visitors");
+    for (token, want) in [(&token, 201), (&token, 200), (&expired, 401)] {
+        secrets.add("buyer token", token);
+        let (status, reply) = call(app, "POST", &path, &[("x-buyer-token", token)], "").await;
+        assert_eq!(status, want, "{reply}");
+    }
+    // Opened ten seconds ago: disclosed at once.
+    let (_, opened) = queue::put_queue(app, &ev, &queue::queue_body(-10_000, 60)).await;
+    let seed = opened["drawSeed"].as_str().unwrap();
+    secrets.add("draw seed", seed);
+    let (status, _) = call(app, "GET", &format!("/events/{ev}/queue/draw"), &[], "").await;
+    assert_eq!(status, 200);
 }
 
 /// Runs the flow under the production subscriber built for `rust_log`
