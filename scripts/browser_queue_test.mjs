@@ -8,6 +8,9 @@
 //   server's sign-in: a waiting buyer sees only the queue, a second tab of
 //   the same buyer is told it already has its place (the same visitor), and
 //   another buyer gets a place of its own;
+// - a visitor who joined before the opening checks the draw in the page
+//   once its seed is disclosed: the seed matches the commitment it kept
+//   from its join, and the draw list holds its key with its slot, in order;
 // - a 20,000-seat event draws in full on one canvas; a seat picked in a
 //   zoomed section shows held in the other context.
 // Screenshots of the queue view ($QUEUE_PNG) and the stadium map
@@ -124,6 +127,30 @@ async function verified(base, browser, errors) {
   for (const p of [ann, annAgain, bob]) await p.context().close();
 }
 
+async function drawCheck(base, browser, errors) {
+  const eventId = "browser-draw";
+  const plan = { name: "Browser draw", holdSeconds: 300, sections: [{ sectionId: "A", rows: [{ row: "1", count: 12 }] }] };
+  check("create the draw's event", (await createEvent(base, eventId, plan)) === 201);
+  const putAt = (ms) => fetch(`${base}/events/${eventId}/queue`, { method: "PUT", body: JSON.stringify({ opensAt: new Date(Date.now() + ms).toISOString(), admitPerMinute: 600 }) });
+  check("put a queue opening in an hour", (await putAt(3600 * 1000)).status === 200);
+  const p = await page(browser, errors, `${base}/?event=${eventId}`);
+  const waits = await waitFor(p, isWaiting, null, 5000);
+  const others = await Promise.all([1, 2, 3].map(() => fetch(`${base}/events/${eventId}/queue/visitors`, { method: "POST" })));
+  const committed = (await p.textContent("#queue-commitment")) || "";
+  check("a visitor before the opening sees the draw's commitment, and no check yet",
+    waits && committed.length > 8 && await p.isHidden("#draw-check") && others.every((r) => r.status === 201), `"${committed}"`);
+  // The operator opens the queue ten seconds back: the seed is disclosed.
+  check("open it now", (await putAt(-10000)).status === 200);
+  await p.reload();
+  const admitted = await waitFor(p, () => document.querySelector("#queue-card")?.dataset.status === "ADMITTED", null, 8000);
+  await p.click("#draw-check");
+  const checked = await waitFor(p, () => document.querySelector("#draw-result")?.dataset.ok === "1", null, 8000);
+  const said = (await p.textContent("#draw-result")) || "";
+  check("after the opening the page checks the draw: seed, order and its own slot", admitted && checked && /slot/.test(said) && /4 keys/.test(said),
+    `admitted ${admitted}: "${said}"`);
+  await p.context().close();
+}
+
 async function stadium(base, browser, errors) {
   const eventId = "browser-stadium";
   const sections = Array.from({ length: 8 }, (_, s) => ({
@@ -157,5 +184,6 @@ async function stadium(base, browser, errors) {
 runBrowserChecks("seatclaim-browser-queue", async (base, browser, errors) => {
   await queue(base, browser, errors);
   await verified(base, browser, errors);
+  await drawCheck(base, browser, errors);
   await stadium(base, browser, errors);
 }).catch((e) => { console.error(e); process.exit(1); });

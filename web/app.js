@@ -529,6 +529,7 @@ function wire() {
   $("create-demo").addEventListener("click", createDemo);
   $("create-onsale").addEventListener("click", createOnSale);
   $("queue-join").addEventListener("click", () => { sessionStorage.removeItem(visitorKey()); state.visitor = null; loadQueue(); });
+  $("draw-check").addEventListener("click", checkDraw);
   $("map").addEventListener("click", (e) => {
     const b = e.target.closest(".seat");
     if (b && b.dataset.seat) clickSeat(b.dataset.section, b.dataset.row, Number(b.dataset.number));

@@ -74,7 +74,9 @@ async function joinQueue() {
   if (!r.ok) { say(`Joining the queue: ${r.data.message || r.status}`, true); return; }
   // 200: this buyer had its place already (another tab, an earlier join).
   state.alreadyPlaced = r.status === 200;
-  state.visitor = { visitorId: r.data.visitorId, token: r.data.visitorToken };
+  // What the queue committed its draw to, kept to check the draw against.
+  state.visitor = { visitorId: r.data.visitorId, token: r.data.visitorToken,
+    drawCommitment: r.data.drawCommitment, drawId: r.data.drawId };
   sessionStorage.setItem(visitorKey(), JSON.stringify(state.visitor));
   applyVisitor(r.data);
 }
@@ -163,4 +165,59 @@ function renderQueue() {
   $("queue-buyer").hidden = !verified;
   $("queue-buyer").textContent = verified ? `Signed in as ${buyerId()}` : "";
   $("queue-placed").hidden = !(verified && state.alreadyPlaced);
+  const committed = state.visitor && state.visitor.drawCommitment;
+  $("queue-draw").hidden = !committed;
+  $("queue-commitment").textContent = committed ? `${committed.slice(0, 16)}…` : "";
+  $("queue-commitment").title = committed || "";
+  $("draw-check").hidden = !(committed && Date.now() >= new Date(q.opensAt).getTime());
+}
+
+// ----- Checking the draw --------------------------------------------------------------
+// What a buyer can check once the seed is disclosed (docs/API.md, "A draw
+// anyone can check"): the seed is the one committed to at the join, this
+// visitor's key is HMAC-SHA-256(seed, drawId), the draw list holds it with
+// its slot, and the list is in key order with increasing slots. WebCrypto
+// does the hashing, in the page: nothing is taken on the server's word.
+
+const DRAW_CHECK_MAX_PAGES = 50;
+const toHex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+const fromHex = (hex) => new Uint8Array(hex.match(/../g).map((h) => parseInt(h, 16)));
+
+async function drawKey(seedHex, drawId) {
+  const key = await crypto.subtle.importKey("raw", fromHex(seedHex), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(drawId)));
+}
+
+// The whole draw list (at most DRAW_CHECK_MAX_PAGES pages), or null.
+async function drawList() {
+  const entries = [];
+  let after = "";
+  for (let page = 0; page < DRAW_CHECK_MAX_PAGES; page++) {
+    const r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue/draw${after}`);
+    if (!r.ok) return null;
+    entries.push(...r.data.entries);
+    if (!r.data.next) return entries;
+    after = `?after=${r.data.next}`;
+  }
+  return entries;
+}
+
+async function checkDraw() {
+  const v = state.visitor;
+  const out = $("draw-result");
+  const q = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue`);
+  if (!q.ok || !q.data.drawSeed) { out.textContent = "Not disclosed yet: 5 s after the opening."; return; }
+  const seed = q.data.drawSeed;
+  const digest = toHex(await crypto.subtle.digest("SHA-256", fromHex(seed)));
+  if (digest !== v.drawCommitment) { out.textContent = "✗ The disclosed seed is not the one committed to when you joined."; out.dataset.ok = "0"; return; }
+  const mine = await drawKey(seed, v.drawId);
+  const list = await drawList();
+  if (!list) { out.textContent = "The draw list could not be read."; return; }
+  const ordered = list.every((e, i) => i === 0 || (list[i - 1].drawKey < e.drawKey
+    && (list[i - 1].slot == null || e.slot == null || list[i - 1].slot < e.slot)));
+  const entry = list.find((e) => e.drawKey === mine);
+  const place = entry ? (entry.slot != null ? `your key is ${list.indexOf(entry) + 1} of ${list.length}, slot ${new Date(entry.slot / 1000).toLocaleTimeString()}` : "your key is in the draw, no slot yet")
+    : "you joined after the opening: not in the draw";
+  out.dataset.ok = ordered ? "1" : "0";
+  out.textContent = `${ordered ? "✓" : "✗"} The seed matches its commitment; ${list.length} keys ${ordered ? "in order, slots increasing" : "OUT OF ORDER"}; ${place}.`;
 }
