@@ -15,7 +15,8 @@ use crate::queue_model::put_queue;
 use crate::setup::create_event;
 use crate::{heap, unique, Row, Timing, HOLD_SECONDS};
 use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
-use shared::admitter::{Admitter, SETTLE_MS, TICK_MS};
+use shared::admitter::{Admitter, TICK_MS};
+use shared::domain::queue::DRAW_SETTLE_MS;
 use shared::domain::{EventId, Millis};
 use shared::store::seeded_visitor;
 use shared::App;
@@ -225,8 +226,8 @@ async fn count_before_opening(
     Err(format!("{waiting} joins not counted in 1,000 ticks"))
 }
 
-/// A cold admitter's first tick once the opening settled, then `ticks`
-/// more, a tick apart.
+/// A cold admitter's first tick a second after admission starts, then
+/// `ticks` more, a tick apart.
 async fn tick_from_opening(
     app: &App,
     event: &EventId,
@@ -236,7 +237,9 @@ async fn tick_from_opening(
     measured: &mut Measured,
 ) -> Result<(), String> {
     let mut admitter = Admitter::default();
-    let first = Millis(opens.0 + SETTLE_MS);
+    // A second past the first admission's instant (the draw's settling):
+    // the first tick catches up that second, as a late admitter may.
+    let first = Millis(opens.0 + DRAW_SETTLE_MS + 1_000);
     let (summary, records, charges) =
         recorded(app, recorder, || admitter.tick(app, event, first)).await?;
     measured.cold_round_trips = records.iter().filter(|r| !is_admission(r)).count();

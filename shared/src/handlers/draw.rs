@@ -10,9 +10,8 @@ use serde::Serialize;
 use super::queue::draw_seed;
 use super::Reply;
 use crate::domain::draw::is_disclosed;
-use crate::domain::EventId;
 use crate::error::Error;
-use crate::http::{json, path_param, query_param};
+use crate::http::{json, query_param};
 use crate::store::QUEUE_SHARDS;
 use crate::App;
 
@@ -63,19 +62,10 @@ fn parse_limit(raw: &str) -> Result<usize, Error> {
 /// since that shard gave `limit` keys below it), and `next` is its last
 /// key while anything may follow.
 pub async fn draw_list(app: &App, req: &Request) -> Reply {
-    let event_id = path_param(req, "eventId", EventId::parse)?;
     let after = query_param(req, "after", parse_after)?;
     let limit = query_param(req, "limit", parse_limit)?.unwrap_or(MAX_DRAW_PAGE);
-    app.store
-        .get_event_head(&app.memory, &event_id)
-        .await?
-        .ok_or(Error::EventNotFound)?;
     let now = crate::world::now();
-    let state = app
-        .store
-        .cached_queue(&app.memory, &event_id, now)
-        .await?
-        .ok_or(Error::QueueNotFound)?;
+    let (event_id, state) = super::visitors::event_queue(app, req, now).await?;
     if !is_disclosed(state.settings.opens_at, now) {
         return Err(Error::DrawNotDisclosed);
     }

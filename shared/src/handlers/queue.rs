@@ -225,13 +225,8 @@ async fn put_buyers(
 
 /// `GET /events/{eventId}/queue`
 pub async fn get_queue(app: &App, req: &Request) -> Reply {
-    let event_id = ready_event(app, req).await?;
     let now = crate::world::now();
-    let state = app
-        .store
-        .cached_queue(&app.memory, &event_id, now)
-        .await?
-        .ok_or(Error::QueueNotFound)?;
+    let (event_id, state) = super::visitors::event_queue(app, req, now).await?;
     queue_reply(app, &event_id, &state, now)
 }
 

@@ -149,9 +149,9 @@ fn fresh_id<T>(parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
     parse(&format!("{random:032x}"))
 }
 
-/// The queue of a visitor route's event: `404 event-not-found`, then
+/// The queue of a route's event: `404 event-not-found`, then
 /// `404 queue-not-found`.
-async fn event_queue(
+pub(super) async fn event_queue(
     app: &App,
     req: &Request,
     now: Millis,

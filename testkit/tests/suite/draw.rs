@@ -280,14 +280,7 @@ async fn slots_follow_the_draw_through_overlapping_admitters_failures_and_index_
             .0,
         200
     );
-    let state = app
-        .store
-        .read_queue(&event_id)
-        .await
-        .unwrap()
-        .unwrap()
-        .state
-        .unwrap();
+    let state = stored_state(&app, &event_id).await;
     let opens = state.settings.opens_at;
     let mut ids = drawn_visitors(&app, &event_id, &state, 0..970).await;
 
@@ -333,15 +326,7 @@ async fn slots_follow_the_draw_through_overlapping_admitters_failures_and_index_
         };
         tick(apps.0, first, &ev, now).await;
         let summary = tick(apps.1, second, &ev, now).await;
-        let pending = app
-            .store
-            .read_queue(&event_id)
-            .await
-            .unwrap()
-            .unwrap()
-            .state
-            .unwrap()
-            .pending;
+        let pending = stored_state(&app, &event_id).await.pending;
         waiting = summary.waiting;
         if waiting == 0 && pending.is_empty() && step > 12 {
             break;

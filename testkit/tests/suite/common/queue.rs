@@ -33,6 +33,17 @@ pub fn claims_of(jwt: &str) -> Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
+/// The queue's state as stored (its main item).
+pub async fn stored_state(app: &App, event: &EventId) -> shared::domain::queue_state::QueueState {
+    app.store
+        .read_queue(event)
+        .await
+        .unwrap()
+        .unwrap()
+        .state
+        .unwrap()
+}
+
 /// An hour, for openings far enough ahead that no test reaches them.
 pub const HOUR_MS: i64 = 3_600_000;
 
