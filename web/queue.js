@@ -188,7 +188,8 @@ async function drawKey(seedHex, drawId) {
   return toHex(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(drawId)));
 }
 
-// The whole draw list (at most DRAW_CHECK_MAX_PAGES pages), or null.
+// The draw list, at most DRAW_CHECK_MAX_PAGES pages: {entries, complete},
+// or null.
 async function drawList() {
   const entries = [];
   let after = "";
@@ -196,10 +197,10 @@ async function drawList() {
     const r = await api("GET", `/events/${encodeURIComponent(state.eventId)}/queue/draw${after}`);
     if (!r.ok) return null;
     entries.push(...r.data.entries);
-    if (!r.data.next) return entries;
+    if (!r.data.next) return { entries, complete: true };
     after = `?after=${r.data.next}`;
   }
-  return entries;
+  return { entries, complete: false };
 }
 
 async function checkDraw() {
@@ -211,13 +212,19 @@ async function checkDraw() {
   const digest = toHex(await crypto.subtle.digest("SHA-256", fromHex(seed)));
   if (digest !== v.drawCommitment) { out.textContent = "✗ The disclosed seed is not the one committed to when you joined."; out.dataset.ok = "0"; return; }
   const mine = await drawKey(seed, v.drawId);
-  const list = await drawList();
-  if (!list) { out.textContent = "The draw list could not be read."; return; }
-  const ordered = list.every((e, i) => i === 0 || (list[i - 1].drawKey < e.drawKey
-    && (list[i - 1].slot == null || e.slot == null || list[i - 1].slot < e.slot)));
+  const read = await drawList();
+  if (!read) { out.textContent = "The draw list could not be read."; return; }
+  const list = read.entries;
+  // Keys in order, and the slots given so far increasing along them (a
+  // sequence increases when each neighbour does).
+  const keysOrdered = list.every((e, i) => i === 0 || list[i - 1].drawKey < e.drawKey);
+  const slotted = list.filter((e) => e.slot != null);
+  const inversions = slotted.filter((e, i) => i > 0 && slotted[i - 1].slot >= e.slot).length;
+  const ordered = keysOrdered && inversions === 0;
   const entry = list.find((e) => e.drawKey === mine);
+  const scope = read.complete ? `${list.length} keys` : `the first ${list.length} keys`;
   const place = entry ? (entry.slot != null ? `your key is ${list.indexOf(entry) + 1} of ${list.length}, slot ${new Date(entry.slot / 1000).toLocaleTimeString()}` : "your key is in the draw, no slot yet")
-    : "you joined after the opening: not in the draw";
+    : read.complete ? "you joined after the opening: not in the draw" : "your key is past the keys checked";
   out.dataset.ok = ordered ? "1" : "0";
-  out.textContent = `${ordered ? "✓" : "✗"} The seed matches its commitment; ${list.length} keys ${ordered ? "in order, slots increasing" : "OUT OF ORDER"}; ${place}.`;
+  out.textContent = `${ordered ? "✓" : "✗"} The seed matches its commitment; ${scope} ${ordered ? "in order, slots increasing" : `OUT OF ORDER (${inversions} slots behind a later key)`}; ${place}.`;
 }

@@ -110,13 +110,16 @@ pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
 /// `POST /_dev/buyer-token`: a buyer token as a seller's sign-in would
 /// sign it, with the development buyer key. Body `{"eventId", "buyerId",
 /// "seconds"?}` (default and most 3,600). Only while the dev server
-/// verifies buyers with that key: with `BUYER_VERIFY_KEYS` set, `404`.
+/// verifies buyers with that key, its own: with `BUYER_VERIFY_KEYS` set
+/// (even to a set holding it), `404`.
 pub fn buyer_token(app: &App, body: &[u8]) -> Response<Body> {
     let signing = crate::apps::dev_buyer_signing_keys();
-    let dev_key_trusted = app.config.buyer_keys.as_ref().is_some_and(|keys| {
-        let dev: Vec<&str> = signing.public_xs().collect();
-        keys.keys().public_xs().any(|x| dev.contains(&x))
-    });
+    let told_keys = std::env::var_os(shared::buyer::BUYER_VERIFY_KEYS).is_some();
+    let dev_key_trusted = !told_keys
+        && app.config.buyer_keys.as_ref().is_some_and(|keys| {
+            let dev: Vec<&str> = signing.public_xs().collect();
+            keys.keys().public_xs().any(|x| dev.contains(&x))
+        });
     if !dev_key_trusted {
         return error_response(&Error::RouteNotFound {
             method: "POST".into(),

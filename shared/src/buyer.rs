@@ -13,7 +13,6 @@ use crate::admission::{KeyError, VerifyKeys};
 use crate::domain::buyer::{BuyerClaims, BuyerId, MAX_BUYER_ISSUER_LEN};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
-use crate::http::header;
 
 /// The header a buyer token rides in (`Authorization` carries hold
 /// tokens, visitor tokens and admissions).
@@ -88,10 +87,14 @@ impl BuyerKeys {
     /// must be there (`401 buyer-token-required`) and valid
     /// (`401 buyer-token-invalid`).
     pub fn buyer_of(&self, req: &Request, event: &EventId, now: Millis) -> Result<BuyerId, Error> {
-        let token = header(req, BUYER_TOKEN_HEADER)
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or(Error::BuyerTokenRequired)?;
+        let Some(raw) = req.headers().get(BUYER_TOKEN_HEADER) else {
+            return Err(Error::BuyerTokenRequired);
+        };
+        // A header that is not text is a token, just not a valid one.
+        let token = raw.to_str().map_err(|_| Error::BuyerTokenInvalid)?.trim();
+        if token.is_empty() {
+            return Err(Error::BuyerTokenRequired);
+        }
         self.verify(token, event, now)
     }
 }

@@ -24,13 +24,14 @@ pub(super) struct Assigned {
 }
 
 /// The slots of a tick's plan given to the head's first visitors, in
-/// order, each taken out of its shard's front.
-pub(super) fn assign(mirror: &mut Mirror, head: &Head, slots: &[i64]) -> Vec<Assigned> {
+/// order. The fronts keep them until the state that gives the slots is
+/// committed ([`taken`]): a commit that fails leaves nobody out.
+pub(super) fn assign(mirror: &Mirror, head: &Head, slots: &[i64]) -> Vec<Assigned> {
     head.visitors
         .iter()
         .zip(slots)
         .filter_map(|(w, &slot_us)| {
-            let visitor = take(&mut mirror.shards, w)?;
+            let visitor = find(&mirror.shards, w)?;
             Some(Assigned {
                 pending: PendingAdmission {
                     visitor_id: visitor,
@@ -43,12 +44,21 @@ pub(super) fn assign(mirror: &mut Mirror, head: &Head, slots: &[i64]) -> Vec<Ass
         .collect()
 }
 
-/// Takes the head's visitor `w` out of its shard's front: its id.
-fn take(shards: &mut [ShardFront], w: &WaitingVisitor) -> Option<VisitorId> {
+/// The id of the head's visitor `w`, from its shard's front.
+fn find(shards: &[ShardFront], w: &WaitingVisitor) -> Option<VisitorId> {
     shards
-        .iter_mut()
-        .find_map(|front| front.waiting.remove(&w.rank))
-        .map(|visitor| visitor.visitor_id)
+        .iter()
+        .find_map(|front| front.waiting.get(&w.rank))
+        .map(|visitor| visitor.visitor_id.clone())
+}
+
+/// The committed assignments out of the fronts: they have slots now.
+pub(super) fn taken(mirror: &mut Mirror, assigned: &[Assigned]) {
+    for a in assigned {
+        for front in mirror.shards.iter_mut() {
+            front.waiting.remove(&a.pending.rank);
+        }
+    }
 }
 
 /// The pending admissions of `state` written again with their slots,

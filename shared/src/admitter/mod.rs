@@ -28,7 +28,7 @@ use crate::domain::{EventId, Millis};
 use crate::error::Error;
 use crate::store::QUEUE_SHARDS;
 use crate::App;
-use admissions::{admit, assign, retry_pending};
+use admissions::{admit, assign, retry_pending, taken};
 use fronts::{empty_fronts, read_fronts, ShardFront};
 
 /// How often the admitter looks at each queue: a quarter of the second
@@ -96,6 +96,11 @@ impl Mirror {
             .retain(|_, at| now.0 - *at < ADMITTED_MEMORY_MS);
         self.written
             .retain(|rank| read.pending.iter().any(|p| p.rank == *rank));
+        // Visitors with a slot (whoever gave it, written or not) stay out
+        // of the fronts: the index may show them a moment longer.
+        for p in &read.pending {
+            self.admitted.entry(p.rank).or_insert(now.0);
+        }
     }
 }
 
@@ -152,10 +157,6 @@ impl Admitter {
         let mirror = self.mirrors.entry(event.clone()).or_default();
         mirror.catch_up(&read, now);
         let pending = retry_pending(app, event, &read, mirror, now).await;
-        // Visitors with a slot stay out of the fronts until written.
-        for p in &pending {
-            mirror.admitted.insert(p.rank, now.0);
-        }
         let mut state = QueueState {
             admitted: read.admitted.saturating_sub(mirror.empty_slots),
             pending,
@@ -189,7 +190,17 @@ impl Admitter {
             waiting: plan.state.waiting,
             committed: false,
         };
-        if write_state(app, event, mirror, &read, &plan.state).await? {
+        let committed = match write_state(app, event, mirror, &read, &plan.state).await {
+            Ok(committed) => committed,
+            Err(e) => {
+                // What this admitter holds may be stale: read afresh.
+                mirror.shards = empty_fronts();
+                mirror.version = None;
+                return Err(e);
+            }
+        };
+        if committed {
+            taken(mirror, &assigned);
             summary.committed = true;
             mirror.correction = 0;
             mirror.empty_slots = 0;

@@ -10,8 +10,9 @@ use sha2::{Digest, Sha256};
 
 use super::hold_token::parse_mac_keys;
 use super::HoldKeyError;
+use crate::domain::buyer::{visitor_of_buyer, BuyerId};
 use crate::domain::draw::{secret_version, DrawSeed};
-use crate::domain::EventId;
+use crate::domain::{EventId, VisitorId};
 
 #[derive(Clone)]
 pub struct DrawSecrets(Vec<Vec<u8>>);
@@ -44,6 +45,20 @@ impl DrawSecrets {
             .iter()
             .find(|k| secret_version(k) == version)
             .map(|k| DrawSeed::of(k, event, generation))
+    }
+
+    /// The visitor `buyer` is in `generation` of `event`'s verified queue,
+    /// under the key of `version` (the generation's); `None` if that key is
+    /// no longer in the set.
+    pub fn buyer_visitor(
+        &self,
+        version: &str,
+        event: &EventId,
+        generation: u64,
+        buyer: &BuyerId,
+    ) -> Option<VisitorId> {
+        let key = self.0.iter().find(|k| secret_version(k) == version)?;
+        visitor_of_buyer(key, event, generation, buyer)
     }
 
     /// The SHA-256 of each key (hex): what tells a key apart without it.

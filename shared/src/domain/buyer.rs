@@ -6,8 +6,9 @@
 
 use std::fmt;
 
+use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use super::{EventId, Millis, VisitorId};
 
@@ -101,25 +102,32 @@ impl Buyers {
 }
 
 /// Domain separation of the one-place-per-buyer visitor id.
-const VISITOR_OF_BUYER_LABEL: &str = "seatclaim visitor of a buyer v1";
+const VISITOR_OF_BUYER_LABEL: &str = "seatclaim visitor of a buyer v2";
 
 /// The visitor a buyer is in `generation` of `event`'s verified queue: the
 /// same for every join, so the join is one conditional write on that
 /// visitor's own key and a second join finds it. It is 32 hex digits, as
-/// a random visitor id is. It is not a secret (the visitor token is), and
-/// names nobody without the buyer id, which the admission carries anyway.
-pub fn visitor_of_buyer(event: &EventId, generation: u64, buyer: &BuyerId) -> Option<VisitorId> {
-    let mut hash = Sha256::new();
+/// a random visitor id is: a MAC under the generation's server `key` (its
+/// `DRAW_SECRET` key, which it keeps for life), so nobody who knows a
+/// buyer id can tell from visitor-status whether that buyer joined.
+pub fn visitor_of_buyer(
+    key: &[u8],
+    event: &EventId,
+    generation: u64,
+    buyer: &BuyerId,
+) -> Option<VisitorId> {
+    // HMAC takes a key of any length: `new_from_slice` cannot fail.
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).ok()?;
     for part in [
         VISITOR_OF_BUYER_LABEL,
         event.as_str(),
         &generation.to_string(),
         buyer.as_str(),
     ] {
-        hash.update(part.as_bytes());
-        hash.update([0]);
+        mac.update(part.as_bytes());
+        mac.update(&[0]);
     }
-    VisitorId::parse(&hex::encode(&hash.finalize()[..16])).ok()
+    VisitorId::parse(&hex::encode(&mac.finalize().into_bytes()[..16])).ok()
 }
 
 #[cfg(test)]
@@ -183,12 +191,14 @@ mod tests {
     fn a_buyer_is_one_visitor_per_generation() -> Result<(), Box<dyn std::error::Error>> {
         let (gala, other) = (EventId::parse("gala")?, EventId::parse("other")?);
         let buyer = BuyerId::parse("user:42").ok_or("id")?;
-        let one = visitor_of_buyer(&gala, 1, &buyer);
-        assert_eq!(one, visitor_of_buyer(&gala, 1, &buyer));
-        assert_ne!(one, visitor_of_buyer(&gala, 2, &buyer));
-        assert_ne!(one, visitor_of_buyer(&other, 1, &buyer));
+        let key = b"a server key of thirty-two bytes";
+        let one = visitor_of_buyer(key, &gala, 1, &buyer);
+        assert_eq!(one, visitor_of_buyer(key, &gala, 1, &buyer));
+        assert_ne!(one, visitor_of_buyer(key, &gala, 2, &buyer));
+        assert_ne!(one, visitor_of_buyer(key, &other, 1, &buyer));
+        assert_ne!(one, visitor_of_buyer(b"another key", &gala, 1, &buyer));
         let someone = BuyerId::parse("user:43").ok_or("id")?;
-        assert_ne!(one, visitor_of_buyer(&gala, 1, &someone));
+        assert_ne!(one, visitor_of_buyer(key, &gala, 1, &someone));
         assert_eq!(one.map(|v| v.as_str().len()), Some(32));
         assert!(Buyers::parse("verified") == Some(Buyers::Verified));
         assert!(Buyers::parse("Verified").is_none());

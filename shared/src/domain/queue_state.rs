@@ -135,6 +135,12 @@ pub struct QueueState {
     pub late_drawn: u64,
 }
 
+/// Most admissions `pending` holds (about 85 bytes each on the queue's
+/// item, beside its checkpoints and counts, well inside DynamoDB's 400 KB
+/// item): a tick plans no more slots than fit. At 60,000 admissions a
+/// minute a tick gives about 250.
+pub const MAX_PENDING: usize = 2_000;
+
 /// A slot given to a visitor by a committed tick.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingAdmission {
@@ -269,7 +275,9 @@ pub fn plan_tick(state: &QueueState, head: &Head, inventory: Inventory, now: Mil
         resumed_us = resumed_us.max(now_us);
     }
     let slots = if status == QueueStatus::Open {
-        let eligible: Vec<i64> = waiting.iter().map(|w| w.eligible_us).collect();
+        // Slots wait in `pending` until written: never more than its bound.
+        let room = MAX_PENDING.saturating_sub(state.pending.len());
+        let eligible: Vec<i64> = waiting.iter().take(room).map(|w| w.eligible_us).collect();
         admission_times(
             state.last_admission_us,
             state.settings.spacing_us(),

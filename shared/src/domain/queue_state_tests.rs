@@ -493,3 +493,20 @@ fn a_drawn_visitor_given_a_slot_behind_a_later_key_is_counted_late() {
     );
     assert_eq!((after.slots.len(), after.state.late_drawn), (1, 1));
 }
+
+#[test]
+fn a_tick_plans_no_more_slots_than_pending_can_hold() {
+    let mut state = QueueState::new(1, settings(10_000, 1_000_000));
+    let many = waiting(&vec![10 * S; 3_000]);
+    let plan = plan_tick(&state, &many, Inventory::Available, Millis(15_000));
+    assert_eq!(plan.slots.len(), MAX_PENDING);
+    state.pending = (0..MAX_PENDING - 5)
+        .map(|i| PendingAdmission {
+            visitor_id: crate::domain::VisitorId::parse(&format!("v{i}")).unwrap(),
+            rank: QueueRank(i as u128),
+            slot_us: 12 * S + i as i64,
+        })
+        .collect();
+    let plan = plan_tick(&state, &many, Inventory::Available, Millis(15_000));
+    assert_eq!(plan.slots.len(), 5);
+}

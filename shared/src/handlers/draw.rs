@@ -3,7 +3,6 @@
 //! and no ids. With it a buyer checks that the order follows the seed.
 
 use futures_util::future::join_all;
-use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::Serialize;
 
@@ -11,12 +10,17 @@ use super::queue::draw_seed;
 use super::Reply;
 use crate::domain::draw::is_disclosed;
 use crate::error::Error;
-use crate::http::{json, query_param};
+use crate::http::{cacheable_json, query_param};
 use crate::store::QUEUE_SHARDS;
 use crate::App;
 
 /// The most entries a page holds, and its default.
 pub const MAX_DRAW_PAGE: usize = 1_000;
+
+/// A page may be cached this long (by the CloudFront distribution, or any
+/// cache between): a public route reading up to 32 index pages, whose
+/// answer changes only as slots are given.
+const DRAW_PAGE_MAX_AGE_SECONDS: u32 = 5;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -88,8 +92,7 @@ pub async fn draw_list(app: &App, req: &Request) -> Reply {
     let next = more
         .then(|| entries.last().map(|e| e.draw_key.clone()))
         .flatten();
-    Ok(json(
-        StatusCode::OK,
+    Ok(cacheable_json(
         &DrawPage {
             generation: state.generation,
             draw_seed: seed.disclosed(),
@@ -102,5 +105,7 @@ pub async fn draw_list(app: &App, req: &Request) -> Reply {
                 .collect(),
             next,
         },
+        DRAW_PAGE_MAX_AGE_SECONDS,
+        false,
     ))
 }

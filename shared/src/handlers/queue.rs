@@ -88,23 +88,36 @@ fn draw_secrets(app: &App) -> Result<&DrawSecrets, Error> {
         .ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))
 }
 
-/// The draw seed of `state`'s generation, under the `DRAW_SECRET` key it
-/// was put with (a queue put before draws: the current key).
-pub(super) fn draw_seed(
-    app: &App,
-    event_id: &EventId,
+/// The `DRAW_SECRET` keys and the version `state`'s generation was put
+/// with (a queue put before draws: the current key's).
+pub(super) fn generation_secret<'a>(
+    app: &'a App,
     state: &QueueState,
-) -> Result<DrawSeed, Error> {
+) -> Result<(&'a DrawSecrets, String), Error> {
     let secrets = draw_secrets(app)?;
     let version = match state.draw_secret.as_str() {
         "" => secrets.current_version(),
         version => version.to_owned(),
     };
+    Ok((secrets, version))
+}
+
+/// A generation whose `DRAW_SECRET` key left the set (see OPERATIONS.md,
+/// "The draw secret": a key stays while a queue put with it lives).
+pub(super) fn retired_key() -> Error {
+    Error::Corrupt("the DRAW_SECRET key of this queue generation was retired".into())
+}
+
+/// The draw seed of `state`'s generation, under the key it was put with.
+pub(super) fn draw_seed(
+    app: &App,
+    event_id: &EventId,
+    state: &QueueState,
+) -> Result<DrawSeed, Error> {
+    let (secrets, version) = generation_secret(app, state)?;
     secrets
         .seed(&version, event_id, state.generation)
-        .ok_or_else(|| {
-            Error::Corrupt("the DRAW_SECRET key of this queue generation was retired".into())
-        })
+        .ok_or_else(retired_key)
 }
 
 /// A new generation of a queue, its draw committed under the current
@@ -170,12 +183,22 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
         let state = match stored.as_ref() {
             Some(stored) => match &stored.state {
                 Some(old) => {
+                    let buyers = put_buyers(app, &event_id, old, buyers, now).await?;
                     let settings =
-                        settings.with_buyers(put_buyers(app, &event_id, old, buyers, now).await?);
-                    old.put(
-                        settings_after_put(Some(&old.settings), settings, now)
-                            .ok_or(Error::QueueOpen)?,
-                    )
+                        settings_after_put(Some(&old.settings), settings.with_buyers(buyers), now)
+                            .ok_or(Error::QueueOpen)?;
+                    if buyers == old.settings.buyers {
+                        old.put(settings)
+                    } else {
+                        // Who may join changed: a new generation, so a join
+                        // that slipped past the check under the old rule
+                        // (an instance's cached state, an index entry not
+                        // shown yet) stays in the old one, gone with it.
+                        QueueState {
+                            version: old.version + 1,
+                            ..new_generation(app, old.generation + 1, settings)?
+                        }
+                    }
                 }
                 // A queue put again after a delete starts empty.
                 None => QueueState {
@@ -202,9 +225,9 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
 /// Who may join `old` after a put asking for `asked` (`None`: as now).
 /// A change is `409 queue-open` unless the queue is still `SCHEDULED` and
 /// nobody has joined: not counted, nobody admitted, and nobody in the join
-/// index (a join in the index's last second or so, or by an instance
-/// that read the queue's state before this put, can still slip past:
-/// docs/DESIGN.md, "Who may join").
+/// index. A join that slips past (the index's last second or so, or an
+/// instance's state from before this put) lands in the generation the
+/// change leaves behind (docs/DESIGN.md, "Who may join").
 async fn put_buyers(
     app: &App,
     event_id: &EventId,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::Reply;
 use crate::admission::{AdmissionClaims, ISSUER};
 use crate::auth::{HoldTokenKeys, VisitorToken};
-use crate::domain::buyer::{visitor_of_buyer, BuyerId, Buyers};
+use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::{
     admission_expires_at, poll_before_opening_ms, poll_spread, queue_rank, QueueRank,
 };
@@ -196,8 +196,10 @@ fn joiner(
         .as_ref()
         .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?
         .buyer_of(req, event_id, now)?;
-    let visitor = visitor_of_buyer(event_id, state.generation, &buyer)
-        .ok_or_else(|| Error::Corrupt("a buyer's visitor id".into()))?;
+    let (secrets, version) = super::queue::generation_secret(app, state)?;
+    let visitor = secrets
+        .buyer_visitor(&version, event_id, state.generation, &buyer)
+        .ok_or_else(super::queue::retired_key)?;
     Ok((visitor, Some(buyer)))
 }
 

@@ -4,7 +4,9 @@
 //! each shard (joins to count, the front of the queue), and an admission
 //! (the entries leave the indexes).
 
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 
 use super::errors::{conditional, sdk_error, StoreError};
 use super::expression::Expression;
@@ -355,13 +357,31 @@ impl Store {
             .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(visitor_key(&EventRef::of(event), visitor)));
+            .set_key(Some(visitor_key(&EventRef::of(event), visitor)))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         let sent = items::visitor::admit(admission, generation, admitted_ttl(admission))
             .on_update_item(update)
             .send()
             .await;
-        conditional(sent, "UpdateItem")
+        match sent {
+            Ok(_) => Ok(true),
+            // Admitted already at this very slot: this admission's own
+            // write (a retry after a lost reply) or another admitter's
+            // writing the same pending slot. Given, not refused.
+            Err(SdkError::ServiceError(ctx))
+                if matches!(ctx.err(), UpdateItemError::ConditionalCheckFailedException(c)
+                    if c.item().is_some_and(|old| at_slot(old, admission.slot_us))) =>
+            {
+                Ok(true)
+            }
+            other => conditional(other, "UpdateItem"),
+        }
     }
+}
+
+/// Whether the visitor item `old` holds an admission at `slot_us`.
+fn at_slot(old: &Item, slot_us: i64) -> bool {
+    Fields::new(old).opt_i64(ADMISSION_SLOT_US).ok().flatten() == Some(slot_us)
 }
 
 fn indexed(item: &Item) -> Result<IndexedVisitor, StoreError> {

@@ -207,6 +207,7 @@ async fn who_may_join_changes_only_before_anyone_has() {
     assert_eq!(put["buyers"], "anonymous", "a new queue is anonymous");
     let (status, put) = put_queue(&app, &ev, &verified_queue(HOUR_MS, 60)).await;
     assert_eq!((status, &put["buyers"]), (200, &json!("verified")));
+    assert_eq!(put["generation"], 2, "a new rule, a new generation");
     let (_, put) = put_queue(&app, &ev, &queue_body(HOUR_MS, 90)).await;
     assert_eq!(put["buyers"], "verified", "left out, it is kept");
     // Once somebody has joined, it stays.

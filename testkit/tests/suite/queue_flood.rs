@@ -203,8 +203,10 @@ async fn overlapping_admitters_admit_in_rank_order_and_keep_the_count() {
             n - admitted,
             "turn {turn}: the count holds"
         );
+        // Its fronts, and the slots either admitter gave lately (kept out
+        // of its fronts while the index may still show them).
         assert!(
-            admitter.held() <= 32 * usize::from(QUEUE_SHARDS) + 2 * 200,
+            admitter.held() <= 32 * usize::from(QUEUE_SHARDS) + 4 * 200,
             "turn {turn}: {}",
             admitter.held()
         );
