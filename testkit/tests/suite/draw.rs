@@ -56,24 +56,37 @@ async fn draw_list(app: &App, event: &str, limit: usize) -> Vec<(String, i64)> {
     }
 }
 
-/// Every attribute value of every item of the test's table, as text (a
-/// binary value as hex): where the seed must not be.
-async fn everything_stored(app: &App) -> String {
-    let scan = app
-        .store
-        .client()
-        .scan()
-        .table_name(app.store.table_name())
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Vec<_>>()
-        .await;
+/// Every attribute value of the queue's items (its state and its copies)
+/// and of `visitors`' items, read by key, as text (a binary value as hex):
+/// where the seed must not be.
+async fn everything_stored(app: &App, event: &str, visitors: &[TestVisitor]) -> String {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    use shared::store::{PK, QUEUE_COPIES, QUEUE_PK_PREFIX, SK, VISITOR_PK_PREFIX};
+    let event_ref = shared::domain::EventRef::of(&EventId::parse(event).unwrap());
+    let mut keys = vec![(format!("{QUEUE_PK_PREFIX}{event_ref}"), "QUEUE")];
+    keys.extend((0..QUEUE_COPIES).map(|c| (format!("{QUEUE_PK_PREFIX}{event_ref}#{c}"), "QUEUE")));
+    keys.extend(visitors.iter().map(|v| {
+        (
+            format!("{VISITOR_PK_PREFIX}{event_ref}#{}", v.id),
+            "VISITOR",
+        )
+    }));
     let mut text = String::new();
-    for item in scan {
-        for value in item.unwrap().values() {
+    for (pk, sk) in keys {
+        let read = app
+            .store
+            .client()
+            .get_item()
+            .table_name(app.store.table_name())
+            .key(PK, AttributeValue::S(pk.clone()))
+            .key(SK, AttributeValue::S(sk.into()))
+            .send()
+            .await
+            .unwrap();
+        let item = read.item.unwrap_or_else(|| panic!("no item {pk}"));
+        for value in item.values() {
             match value {
-                aws_sdk_dynamodb::types::AttributeValue::B(b) => text += &hex::encode(b.as_ref()),
+                AttributeValue::B(b) => text += &hex::encode(b.as_ref()),
                 other => text += &format!("{other:?}"),
             }
         }
@@ -166,7 +179,11 @@ async fn drawn_visitors_are_served_in_the_order_the_disclosed_seed_gives() {
         let (status, _) = call(&app, "GET", &format!("{path}{bad}"), &[], "").await;
         assert_eq!(status, 400, "{bad}");
     }
-    let stored = everything_stored(&app).await;
+    let stored = everything_stored(&app, &ev, &visitors).await;
+    assert!(
+        stored.contains("visitor") && stored.contains(&ev),
+        "the items were read"
+    );
     assert!(
         !stored.contains(&hex::encode(&seed)),
         "the seed is in an item"
