@@ -106,9 +106,7 @@ pub const ADMITTER_RUN_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=840;
 /// and API Gateway's own hop.
 pub const DEFAULT_REQUEST_BUDGET_MS: u32 = 29_000;
 pub const REQUEST_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 100..=29_000;
-/// An order lives at most a day: the contract fixes only the default
-/// (7200); a longer checkout is not a hold but a reservation.
-pub const MAX_ORDER_LIFETIME_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=86_400;
+pub use crate::domain::MAX_ORDER_LIFETIME_SECONDS_RANGE;
 /// At most 25 s: create-event's Lambda timeout is 29 s (template.yaml).
 pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_000;
 
@@ -146,10 +144,12 @@ impl Needs {
         hold_token_keys: true,
         ..Self::STORE
     };
-    /// create-order: it verifies admissions and issues hold tokens.
+    /// create-order: it verifies admissions and buyers, and issues hold
+    /// tokens.
     pub const ORDER_OPENING: Self = Self {
         admission_verify: true,
         hold_token_keys: true,
+        buyer_keys: true,
         ..Self::STORE
     };
     pub const CONFIRM: Self = Self {

@@ -44,6 +44,7 @@ error_kinds! {
     SeatNotHeld => "seat-not-held",
     OrderNotHoldable => "order-not-holdable",
     SeatLimit => "seat-limit",
+    BuyerLimit => "buyer-limit",
     AlreadyCompleted => "already-completed",
     OrderExpired => "order-expired",
     SeatsUnavailable => "seats-unavailable",
@@ -100,6 +101,10 @@ pub enum Error {
     OrderNotHoldable,
     #[error("an order holds at most {max} seats")]
     SeatLimit { max: u32 },
+    #[error(
+        "a buyer holds and owns at most {limit} seats and places of this event; {counted} counted"
+    )]
+    BuyerLimit { limit: u32, counted: u32 },
     #[error("the order was completed with a different payment")]
     AlreadyCompleted,
     #[error("the order expired or was cancelled and a paid seat is no longer free; the payment is recorded for refund")]
@@ -108,6 +113,10 @@ pub enum Error {
         "a paid seat is neither held by this order nor free; the payment is recorded for refund"
     )]
     SeatsUnavailable,
+    #[error("the order expired or was cancelled, and what was paid for would take its buyer over the event's limit; the payment is recorded for refund")]
+    OrderExpiredOverLimit,
+    #[error("a paid seat is not held by this order, and taking it would take its buyer over the event's limit; the payment is recorded for refund")]
+    SeatsUnavailableOverLimit,
     #[error("this payment id was already used for another order")]
     PaymentReused,
     #[error("the event has no section with this id")]
@@ -173,9 +182,12 @@ impl Error {
             Error::SeatNotHeld => ErrorKind::SeatNotHeld,
             Error::OrderNotHoldable => ErrorKind::OrderNotHoldable,
             Error::SeatLimit { .. } => ErrorKind::SeatLimit,
+            Error::BuyerLimit { .. } => ErrorKind::BuyerLimit,
             Error::AlreadyCompleted => ErrorKind::AlreadyCompleted,
-            Error::OrderExpired => ErrorKind::OrderExpired,
-            Error::SeatsUnavailable => ErrorKind::SeatsUnavailable,
+            Error::OrderExpired | Error::OrderExpiredOverLimit => ErrorKind::OrderExpired,
+            Error::SeatsUnavailable | Error::SeatsUnavailableOverLimit => {
+                ErrorKind::SeatsUnavailable
+            }
             Error::PaymentReused => ErrorKind::PaymentReused,
             Error::SectionNotFound => ErrorKind::SectionNotFound,
             Error::HoldLimit => ErrorKind::HoldLimit,
@@ -211,13 +223,29 @@ impl Error {
         // Money arrived and was not used: the payment backend must refund.
         if matches!(
             self,
-            Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted
+            Error::OrderExpired
+                | Error::SeatsUnavailable
+                | Error::AlreadyCompleted
+                | Error::OrderExpiredOverLimit
+                | Error::SeatsUnavailableOverLimit
         ) {
             body["refund"] = serde_json::Value::Bool(true);
+        }
+        // Refused because the buyer would go over the event's limit.
+        if matches!(
+            self,
+            Error::OrderExpiredOverLimit | Error::SeatsUnavailableOverLimit
+        ) {
+            body["reason"] = "buyer-limit".into();
         }
         // The most the order could set, so the buyer can take that instead.
         if let Error::SoldOut { available } = self {
             body["available"] = (*available).into();
+        }
+        // What the refusal saw, so the page can show it.
+        if let Error::BuyerLimit { limit, counted } = self {
+            body["limit"] = (*limit).into();
+            body["counted"] = (*counted).into();
         }
         // Where to get the admission it asks for.
         if let Error::QueueRequired { queue } = self {

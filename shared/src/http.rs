@@ -63,6 +63,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::NotEnoughSeats
         | K::SoldOut
         | K::QueueOpen
+        | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
         K::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,

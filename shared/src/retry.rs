@@ -112,6 +112,11 @@ pub const PLACE_REPLANS: u32 = 10;
 /// means the holder keeps extending meanwhile.
 pub const STALE_TOKEN_RETRIES: u32 = 3;
 
+/// Rounds of a claim whose buyer's record moved under it (another claim,
+/// release or sale of the same buyer): each lost round means another of
+/// the buyer's requests landed, and a buyer's requests are few.
+pub const BUYER_ROUNDS: u32 = 12;
+
 /// `BatchGetItem` rounds for the keys DynamoDB left unprocessed (it does
 /// under throttling), each after a back-off; then the read is unavailable.
 pub const UNPROCESSED_KEYS_ROUNDS: u32 = 5;

@@ -1,6 +1,10 @@
 //! Hold tokens: an order's bearer secret, self-authenticating.
 //!
-//! On the wire: `{eventId}~{expiresAtMs}~{secret: 64 hex}~{mac: 64 hex}`.
+//! On the wire: `{eventId}~{expiresAtMs}~{secret: 64 hex}~{mac: 64 hex}`,
+//! and on an event with a buyer limit
+//! `{eventId}~{expiresAtMs}~{secret}~{limit}.{buyerRef}~{mac}`: the buyer's
+//! record and the limit ride along too, so a claim reads that record and
+//! nothing else before its transaction.
 //! The random secret is the order's (only its SHA-256 is stored). The MAC
 //! is HMAC-SHA-256 under the first of `HOLD_TOKEN_KEYS`, over the order id
 //! of the route and the token's other parts, so a token made up for an
@@ -23,10 +27,12 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::{bearer_value, random_secret, VisitorToken, TOKEN_SECRET_BYTES};
+use crate::domain::buyer_limit::{BuyerRef, LimitedBuyer};
 use crate::domain::{EventId, Millis, OrderId, VisitorId};
 use crate::error::Error;
 
 const TOKEN_SEPARATOR: char = '~';
+const BUYER_SEPARATOR: char = '.';
 /// HMAC-SHA-256's output.
 const MAC_BYTES: usize = 32;
 /// The shortest `HOLD_TOKEN_KEYS` key: HMAC-SHA-256's own block of
@@ -46,6 +52,7 @@ pub struct HoldToken {
     event_id: EventId,
     expires_at: Millis,
     secret: [u8; TOKEN_SECRET_BYTES],
+    buyer: Option<LimitedBuyer>,
 }
 
 impl fmt::Debug for HoldToken {
@@ -77,7 +84,17 @@ impl HoldToken {
             event_id: event_id.clone(),
             expires_at,
             secret,
+            buyer: None,
         }
+    }
+
+    /// The same token naming the order's buyer and the event's limit.
+    pub fn for_buyer(self, buyer: Option<LimitedBuyer>) -> Self {
+        Self { buyer, ..self }
+    }
+    /// The order's buyer and the event's limit, on a limited event.
+    pub fn buyer(&self) -> Option<&LimitedBuyer> {
+        self.buyer.as_ref()
     }
 
     /// The same secret carrying another expiry: what extend-order hands
@@ -106,12 +123,20 @@ impl HoldToken {
     }
     /// The parts the MAC covers, before the MAC.
     fn unsigned(&self) -> String {
-        format!(
+        let mut unsigned = format!(
             "{}{TOKEN_SEPARATOR}{}{TOKEN_SEPARATOR}{}",
             self.event_id,
             self.expires_at.0,
             hex::encode(self.secret)
-        )
+        );
+        if let Some(buyer) = &self.buyer {
+            unsigned.push_str(&format!(
+                "{TOKEN_SEPARATOR}{}{BUYER_SEPARATOR}{}",
+                buyer.limit,
+                buyer.buyer.as_str()
+            ));
+        }
+        unsigned
     }
 }
 
@@ -224,6 +249,7 @@ impl HoldTokenKeys {
         }
         let mut parts = unsigned.split(TOKEN_SEPARATOR);
         let (event, expires, secret) = (parts.next()?, parts.next()?, parts.next()?);
+        let buyer = parts.next().map(parse_buyer_part);
         if parts.next().is_some() {
             return None;
         }
@@ -231,6 +257,7 @@ impl HoldTokenKeys {
             event_id: EventId::parse(event).ok()?,
             expires_at: Millis(expires.parse().ok()?),
             secret: hex_bytes::<TOKEN_SECRET_BYTES>(secret)?,
+            buyer: buyer.map_or(Some(None), |b| b.map(Some))?,
         })
     }
 
@@ -297,6 +324,15 @@ impl HoldTokenKeys {
         }
         verified.into()
     }
+}
+
+/// A token's `{limit}.{buyerRef}` part.
+fn parse_buyer_part(part: &str) -> Option<LimitedBuyer> {
+    let (limit, buyer) = part.split_once(BUYER_SEPARATOR)?;
+    Some(LimitedBuyer {
+        buyer: BuyerRef::from_hex(buyer)?,
+        limit: limit.parse().ok()?,
+    })
 }
 
 /// Exactly `N` bytes of lowercase or uppercase hex.

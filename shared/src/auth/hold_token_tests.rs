@@ -46,6 +46,33 @@ fn an_extended_token_keeps_the_secret_and_both_verify() -> TestResult {
 }
 
 #[test]
+fn a_buyers_token_carries_its_record_and_limit_under_the_mac() -> TestResult {
+    let keys = HoldTokenKeys::parse(KEY_A)?;
+    let event = EventId::parse("gala")?;
+    let id = order(&event, 4);
+    let buyer_id = crate::domain::buyer::BuyerId::parse("user:42").ok_or("a buyer id")?;
+    let buyer = LimitedBuyer {
+        buyer: BuyerRef::of(&event, &buyer_id),
+        limit: 6,
+    };
+    let plain = HoldToken::generate(&event, Millis(1234))?;
+    let token = plain.clone().for_buyer(Some(buyer.clone()));
+    let wire = keys.encode(&id, &token);
+    let decoded = keys.decode(&id, &wire).ok_or("the buyer's token decodes")?;
+    assert_eq!(decoded.buyer(), Some(&buyer));
+    assert_eq!(decoded.with_expiry(Millis(9)).buyer(), Some(&buyer));
+    assert!(wire.contains(&format!("~6.{}~", buyer.buyer.as_str())));
+    // The buyer part is covered: dropping it or raising the limit breaks the MAC.
+    let (unsigned, mac) = wire.rsplit_once('~').ok_or("a mac")?;
+    let (without, _) = unsigned.rsplit_once('~').ok_or("a buyer part")?;
+    assert_eq!(keys.decode(&id, &format!("{without}~{mac}")), None);
+    let raised = wire.replace("~6.", "~7.");
+    assert_eq!(keys.decode(&id, &raised), None);
+    assert_eq!(keys.decode(&id, &keys.encode(&id, &plain)), Some(plain));
+    Ok(())
+}
+
+#[test]
 fn any_change_to_a_part_breaks_the_mac() -> TestResult {
     let keys = HoldTokenKeys::parse(KEY_A)?;
     let event = EventId::parse("gala")?;

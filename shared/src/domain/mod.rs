@@ -11,6 +11,7 @@ use crate::error::Error;
 
 pub mod best_available;
 pub mod buyer;
+pub mod buyer_limit;
 mod confirm;
 pub mod crowd;
 pub mod draw;
@@ -40,6 +41,10 @@ pub const MAX_SEAT_ID_LEN: usize = 2 * MAX_ID_LEN + 2 + 6;
 pub const MAX_EVENT_SEATS: u32 = 100_000;
 /// Bounds of an event's hold time.
 pub const HOLD_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=7200;
+/// An order lives at most a day (`MAX_ORDER_LIFETIME_SECONDS`): the
+/// contract fixes only the default (7200); a longer checkout is not a hold
+/// but a reservation.
+pub const MAX_ORDER_LIFETIME_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=86_400;
 /// Bounds of `MAX_SEATS_PER_ORDER`. A confirm sells every seat, completes
 /// the order and records the payment in one transaction, and a transaction
 /// holds at most 100 items: 98 seats + the order + the payment.
@@ -325,20 +330,38 @@ pub enum RefundReason {
     OrderExpired,
     /// The order was live, but a paid seat was neither its own nor free.
     SeatsUnavailable,
+    /// As `OrderExpired`, but what was paid for would have taken the
+    /// order's buyer over the event's limit.
+    OrderExpiredOverLimit,
+    /// As `SeatsUnavailable`, over the buyer's limit.
+    SeatsUnavailableOverLimit,
 }
 
 impl RefundReason {
+    const ALL: [Self; 4] = [
+        Self::OrderExpired,
+        Self::SeatsUnavailable,
+        Self::OrderExpiredOverLimit,
+        Self::SeatsUnavailableOverLimit,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Self::OrderExpired => "order-expired",
             Self::SeatsUnavailable => "seats-unavailable",
+            Self::OrderExpiredOverLimit => "order-expired/buyer-limit",
+            Self::SeatsUnavailableOverLimit => "seats-unavailable/buyer-limit",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "order-expired" => Some(Self::OrderExpired),
-            "seats-unavailable" => Some(Self::SeatsUnavailable),
-            _ => None,
+        Self::ALL.into_iter().find(|reason| reason.as_str() == s)
+    }
+    /// The same refusal, because of the buyer's limit.
+    pub fn over_limit(self) -> Self {
+        match self {
+            Self::OrderExpired | Self::OrderExpiredOverLimit => Self::OrderExpiredOverLimit,
+            Self::SeatsUnavailable | Self::SeatsUnavailableOverLimit => {
+                Self::SeatsUnavailableOverLimit
+            }
         }
     }
 }
@@ -403,6 +426,25 @@ pub struct Order {
     pub user_id: Option<String>,
     /// The queue visitor whose admission opened it.
     pub visitor_id: Option<VisitorId>,
+    /// Its buyer, on an event with a `buyerLimit` (and the limit).
+    pub buyer: Option<OrderBuyer>,
+}
+
+/// An order's buyer on an event with a buyer limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderBuyer {
+    pub buyer_id: buyer::BuyerId,
+    pub limit: u32,
+}
+
+impl OrderBuyer {
+    /// Whose record counts the order's units, and under which limit.
+    pub fn limited(&self, event: &EventId) -> buyer_limit::LimitedBuyer {
+        buyer_limit::LimitedBuyer {
+            buyer: buyer_limit::BuyerRef::of(event, &self.buyer_id),
+            limit: self.limit,
+        }
+    }
 }
 
 impl Order {
@@ -433,7 +475,13 @@ impl Order {
             refund_reason: None,
             user_id,
             visitor_id: None,
+            buyer: None,
         }
+    }
+
+    /// The record counting this order's units, if it has a buyer.
+    pub fn limited_buyer(&self) -> Option<buyer_limit::LimitedBuyer> {
+        self.buyer.as_ref().map(|b| b.limited(&self.event_id))
     }
 
     /// When an order of `event` opened at `now` expires.

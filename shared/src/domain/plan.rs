@@ -19,6 +19,9 @@ pub struct Event {
     pub name: String,
     pub hold_seconds: u32,
     pub seat_count: u32,
+    /// The most seats and places one buyer may hold and own together
+    /// ([`super::buyer_limit`]); `None`: no limit.
+    pub buyer_limit: Option<u32>,
     /// The seating plan: sections, and their rows, in plan order.
     pub sections: Vec<SectionPlan>,
 }
@@ -30,6 +33,7 @@ pub struct EventHead {
     pub event_id: EventId,
     pub hold_seconds: u32,
     pub seat_count: u32,
+    pub buyer_limit: Option<u32>,
 }
 
 /// The version of [`Event::plan_fingerprint`]'s encoding. A new version
@@ -43,6 +47,10 @@ struct PlanIdentity<'a> {
     version: u32,
     name: &'a str,
     hold_seconds: u32,
+    // Absent when unset, so a plan without a limit keeps the fingerprint
+    // it had before limits existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buyer_limit: Option<u32>,
     sections: &'a [SectionPlan],
 }
 
@@ -60,6 +68,7 @@ impl Event {
             version: PLAN_IDENTITY_VERSION,
             name: &self.name,
             hold_seconds: self.hold_seconds,
+            buyer_limit: self.buyer_limit,
             sections: &self.sections,
         };
         // Plain structs of strings and numbers always serialise.
@@ -93,6 +102,7 @@ impl Event {
             event_id: self.event_id.clone(),
             hold_seconds: self.hold_seconds,
             seat_count: self.seat_count,
+            buyer_limit: self.buyer_limit,
         }
     }
 
@@ -232,6 +242,9 @@ pub struct EventPlan {
     pub name: String,
     #[serde(default)]
     pub hold_seconds: Option<u32>,
+    /// 1–50; absent or `null`: no limit.
+    #[serde(default)]
+    pub buyer_limit: Option<u32>,
     pub sections: Vec<SectionPlan>,
 }
 
@@ -270,6 +283,9 @@ impl EventPlan {
         check_event_name(&self.name)?;
         if let Some(h) = self.hold_seconds {
             check_hold_seconds(h)?;
+        }
+        if let Some(limit) = self.buyer_limit {
+            super::buyer_limit::check_limit(limit)?;
         }
         if self.sections.is_empty() || self.sections.len() > MAX_SECTIONS {
             return Err(Error::BadRequest(format!(

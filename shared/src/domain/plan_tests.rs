@@ -70,6 +70,7 @@ fn event_of(json: &str) -> Result<Event, Box<dyn std::error::Error>> {
         name: p.name.clone(),
         hold_seconds: 60,
         seat_count: p.seats()?.len() as u32,
+        buyer_limit: None,
         sections: p.sections,
     })
 }
@@ -222,6 +223,7 @@ fn effective_event(json: &str) -> Result<Event, Box<dyn std::error::Error>> {
         name: p.name,
         hold_seconds: p.hold_seconds.unwrap_or(420),
         seat_count: seats.len() as u32,
+        buyer_limit: None,
         sections: p.sections,
     })
 }

@@ -139,6 +139,7 @@ mod tests {
             name: "E".into(),
             hold_seconds: 60,
             seat_count: 7,
+            buyer_limit: None,
             sections: vec![SectionPlan {
                 section_id: a.clone(),
                 rows: vec![

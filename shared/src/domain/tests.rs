@@ -143,6 +143,7 @@ pub(super) fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std:
         event_id: EventId::parse("e")?,
         hold_seconds: 60,
         seat_count: 10,
+        buyer_limit: None,
     };
     let order_id = OrderId::from_random(&event.event_id, 7);
     let mut order = Order::new_pending(&event, now, 2000, None, order_id, "h".into());

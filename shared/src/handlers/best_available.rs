@@ -10,7 +10,7 @@
 //! - the rows left are read a few at a time, front rows first, until the
 //!   rows in hand decide the choice; a lost race reads again, consistently;
 //! - reading rows and claiming spend at most [`ROUND_TRIPS`] requests (a
-//!   claim counted at its most, [`CLAIM_BLOCK_MAX_REQUESTS`]): once spent the
+//!   claim counted at its most, [`claim_block_max_requests`]): once spent the
 //!   answer is `503` (nothing was claimed, so a retry is safe), never a
 //!   refusal that could be false.
 
@@ -27,7 +27,7 @@ use crate::domain::{
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
 use crate::retry::{Rounds, CLAIM_ATTEMPTS};
-use crate::store::{BlockClaim, SectionRuns, Store, CLAIM_BLOCK_MAX_REQUESTS};
+use crate::store::{claim_block_max_requests, BlockClaim, SectionRuns, Store};
 use crate::world::random_u64;
 use crate::App;
 
@@ -106,10 +106,10 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
             consistent = true;
             continue;
         };
-        budget.spend(CLAIM_BLOCK_MAX_REQUESTS)?;
+        budget.spend(claim_block_max_requests(&token))?;
         match app
             .store
-            .claim_block(&order_id, &token, &seats, max, now)
+            .claim_block(&app.memory, &order_id, &token, &seats, max, now)
             .await?
         {
             BlockClaim::Held(expires_at) => {

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::reads::{in_plan_order, order_event, places_by_section, plan_from_buckets};
 use super::{GaEntry, Reply};
+use crate::domain::buyer_limit::confirm_within;
 use crate::domain::ga::{plan_held_sales, plan_late_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{
     decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound, Millis, Order, OrderId,
@@ -127,6 +128,10 @@ fn refusal(refused: ConfirmRefusal) -> Error {
         ConfirmRefusal::AlreadyCompleted => Error::AlreadyCompleted,
         ConfirmRefusal::Refund(RefundReason::OrderExpired) => Error::OrderExpired,
         ConfirmRefusal::Refund(RefundReason::SeatsUnavailable) => Error::SeatsUnavailable,
+        ConfirmRefusal::Refund(RefundReason::OrderExpiredOverLimit) => Error::OrderExpiredOverLimit,
+        ConfirmRefusal::Refund(RefundReason::SeatsUnavailableOverLimit) => {
+            Error::SeatsUnavailableOverLimit
+        }
     }
 }
 
@@ -136,7 +141,13 @@ pub async fn confirm(app: &App, req: &Request) -> Reply {
     match &answer {
         // Counted where decided: `refund-due` when the refund was
         // recorded, `duplicate` when it was recorded before.
-        Err(Error::OrderExpired | Error::SeatsUnavailable | Error::AlreadyCompleted) => {}
+        Err(
+            Error::OrderExpired
+            | Error::SeatsUnavailable
+            | Error::AlreadyCompleted
+            | Error::OrderExpiredOverLimit
+            | Error::SeatsUnavailableOverLimit,
+        ) => {}
         Err(other) => crate::metrics::confirm(other.code()),
         Ok(_) => {}
     }
@@ -307,6 +318,21 @@ async fn take_free(
             None => return refund(app, stored, payment, on_failure, holds_are_live).await,
         }
     };
+    // Units the order may not hold: only within its buyer's limit.
+    let buyer = match order.limited_buyer() {
+        None => None,
+        Some(limited) => {
+            let event = crate::domain::EventRef::of(&order.event_id);
+            let count = app.store.buyer_count(&event, &limited).await?;
+            let sold: u32 = sales.iter().map(PlaceSale::sold).sum();
+            let units = u32::try_from(paid.seats.len()).unwrap_or(u32::MAX) + sold;
+            if !confirm_within(&count, &order.order_id, units, limited.limit, now) {
+                let reason = on_failure.over_limit();
+                return refund(app, stored, payment, reason, holds_are_live).await;
+            }
+            Some(count)
+        }
+    };
     let unsold = unsold_places(order, &sales);
     let leftovers = Leftovers {
         seats: release,
@@ -315,7 +341,15 @@ async fn take_free(
     };
     let outcome = app
         .store
-        .take_free(stored, payment, &paid.seats, &sales, leftovers, now)
+        .take_free(
+            stored,
+            payment,
+            &paid.seats,
+            &sales,
+            leftovers,
+            buyer.as_ref(),
+            now,
+        )
         .await?;
     if outcome == ConfirmOutcome::SeatsTaken {
         return refund(app, stored, payment, on_failure, holds_are_live).await;

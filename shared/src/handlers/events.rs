@@ -24,6 +24,8 @@ struct EventReply<'a> {
     hold_seconds: u32,
     seat_count: u32,
     ga_capacity: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buyer_limit: Option<u32>,
     status: EventStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     sections: Option<Vec<SectionView<'a>>>,
@@ -48,6 +50,7 @@ impl<'a> EventReply<'a> {
             hold_seconds: event.hold_seconds,
             seat_count: event.seat_count,
             ga_capacity: event.ga_capacity(),
+            buyer_limit: event.buyer_limit,
             status,
             sections: None,
         }
@@ -87,6 +90,7 @@ pub async fn create_event(app: &App, req: &Request) -> Reply {
         hold_seconds: plan.hold_seconds.unwrap_or(app.config.hold_seconds),
         // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
         seat_count: seats.len() as u32,
+        buyer_limit: plan.buyer_limit,
         sections: plan.sections,
     };
     let status = app

@@ -10,11 +10,12 @@ use super::access::{issued, read_own_order};
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
+use crate::domain::buyer::BuyerId;
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{
-    extension, holder_deadline, EventHead, EventId, Extension, IdempotencyKey, Order, OrderId,
-    OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
+    extension, holder_deadline, EventHead, EventId, Extension, IdempotencyKey, Order, OrderBuyer,
+    OrderId, OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
@@ -102,13 +103,18 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
     let guard = app.config.expiry_guard_ms;
     let (order, token) = match app.store.cached_queue(&app.memory, &event_id, now).await? {
         None => {
-            let (order, token) = open_order(&event, now, guard, body.user_id)?;
+            let buyer = order_buyer(app, req, &event, None, now)?;
+            let (mut order, token) = open_order(&event, now, guard, body.user_id)?;
+            order.buyer = buyer;
             app.store.create_order(&order).await?;
+            let token = token.for_buyer(order.limited_buyer());
             (order, token)
         }
         Some(queue) => {
             let opening = admitted_opening(app, req, &event_id, &queue, now)?;
-            open_admitted_order(app, &event, opening, body.user_id, now).await?
+            let admitted = opening.claims.buyer.as_deref();
+            let buyer = order_buyer(app, req, &event, admitted, now)?;
+            open_admitted_order(app, &event, opening, body.user_id, buyer, now).await?
         }
     };
     Ok(json(
@@ -134,6 +140,7 @@ async fn open_admitted_order(
     event: &EventHead,
     opening: AdmittedOpening,
     user_id: Option<String>,
+    buyer: Option<OrderBuyer>,
     now: crate::domain::Millis,
 ) -> Result<(Order, HoldToken), Error> {
     let derived = match opening.idempotency_key.as_deref() {
@@ -150,6 +157,8 @@ async fn open_admitted_order(
     let guard = app.config.expiry_guard_ms;
     let (mut order, token) = open_order_from(event, now, guard, user_id, derived)?;
     order.visitor_id = Some(opening.visitor);
+    order.buyer = buyer;
+    let token = token.for_buyer(order.limited_buyer());
     let claims = &opening.claims;
     let created = app
         .store
@@ -164,11 +173,48 @@ async fn open_admitted_order(
         .await?
         .ok_or(Error::OrderNotFound)?
         .order;
-    if stored.user_id != order.user_id || stored.visitor_id != order.visitor_id {
+    if stored.user_id != order.user_id
+        || stored.visitor_id != order.visitor_id
+        || stored.buyer != order.buyer
+    {
         return Err(Error::IdempotencyKeyReused);
     }
     let token = token.with_expiry(stored.expires_at);
     Ok((stored, token))
+}
+
+/// The buyer of a new order of `event`: on an event with a buyer limit,
+/// the buyer its admission names (`admitted`, a verified queue's) or else
+/// its `X-Buyer-Token`'s (`401 buyer-token-required` without either); a
+/// token sent beside an admission naming a buyer must name the same one
+/// (`401 buyer-token-invalid`). Without a limit, nobody: the header is
+/// ignored.
+fn order_buyer(
+    app: &App,
+    req: &Request,
+    event: &EventHead,
+    admitted: Option<&str>,
+    now: crate::domain::Millis,
+) -> Result<Option<OrderBuyer>, Error> {
+    let Some(limit) = event.buyer_limit else {
+        return Ok(None);
+    };
+    let keys = app
+        .config
+        .buyer_keys
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?;
+    let admitted = admitted
+        .map(|id| BuyerId::parse(id).ok_or(Error::Unauthorized))
+        .transpose()?;
+    let buyer_id = match (admitted, keys.buyer_of(req, &event.event_id, now)) {
+        (Some(admitted), Err(Error::BuyerTokenRequired)) => admitted,
+        (Some(admitted), Ok(named)) if named == admitted => admitted,
+        (Some(_), Ok(_)) => return Err(Error::BuyerTokenInvalid),
+        (_, Err(e)) => return Err(e),
+        (None, Ok(named)) => named,
+    };
+    Ok(Some(OrderBuyer { buyer_id, limit }))
 }
 
 /// What lets a request open an order while its event has a queue.
@@ -248,6 +294,9 @@ struct OrderReply<'a> {
     /// The queue visitor whose admission opened it.
     #[serde(skip_serializing_if = "Option::is_none")]
     visitor_id: Option<&'a VisitorId>,
+    /// Its buyer, on an event with a buyer limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buyer_id: Option<&'a str>,
 }
 
 /// `GET /orders/{orderId}`
@@ -269,6 +318,7 @@ pub async fn get_order(app: &App, req: &Request) -> Reply {
             payment_id: order.payment_id.as_ref(),
             refund_payment_ids: &order.refund_payment_ids,
             visitor_id: order.visitor_id.as_ref(),
+            buyer_id: order.buyer.as_ref().map(|b| b.buyer_id.as_str()),
         },
     ))
 }

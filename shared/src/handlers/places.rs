@@ -122,7 +122,7 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
         };
         if app
             .store
-            .change_places(&stored, &token, &section_id, &changes, now)
+            .change_places(&app.memory, &stored, &token, &section_id, &changes, now)
             .await?
         {
             return Ok(reply(body.quantity, order.expires_at));

@@ -85,7 +85,7 @@ pub async fn claim_remembering(
     let max = app.config.max_seats_per_order;
     match app
         .store
-        .claim_seat_seeing(order, token, seat, max, now)
+        .claim_seat_seeing(&app.memory, order, token, seat, max, now)
         .await
     {
         Ok(expires_at) => {
@@ -124,7 +124,13 @@ pub async fn drop_seat(app: &App, req: &Request) -> Reply {
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
     let token = holder_token(app, req, &order_id)?;
     app.store
-        .release_seat(&order_id, &token, &seat_id, crate::world::now())
+        .release_seat(
+            &app.memory,
+            &order_id,
+            &token,
+            &seat_id,
+            crate::world::now(),
+        )
         .await?;
     // Released through this instance: it remembers no holder now.
     app.memory.crowd.forget(token.event_id(), &seat_id);

@@ -2,10 +2,12 @@
 //! per block of ten seats, eventually consistent unless asked), and n seats
 //! claimed in one transaction with the same conditions as get-seat.
 
-use super::failures::block_claim_error;
+use super::buyers::BuyerVerdict;
+use super::failures::{block_claim_error, unavailable_in};
 use super::items;
 use super::items::order::order_key;
 use super::items::seat::{FreeFor, SEAT_BLOCK_SIZE};
+use super::memory::Memory;
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
@@ -21,8 +23,18 @@ pub enum BlockClaim {
 }
 
 /// The most requests one [`Store::claim_block`] makes: its transaction,
-/// sent again for each time the order's expiry moved under it.
+/// sent again for each time the order's expiry moved under it; on an
+/// event with a buyer limit, each after a read of the buyer's record
+/// ([`claim_block_max_requests`]).
 pub const CLAIM_BLOCK_MAX_REQUESTS: usize = crate::retry::STALE_TOKEN_RETRIES as usize + 1;
+
+/// [`CLAIM_BLOCK_MAX_REQUESTS`] for a claim by `token`.
+pub fn claim_block_max_requests(token: &HoldToken) -> usize {
+    match token.buyer() {
+        Some(_) => 2 * CLAIM_BLOCK_MAX_REQUESTS,
+        None => CLAIM_BLOCK_MAX_REQUESTS,
+    }
+}
 
 impl Store {
     /// The requests [`Store::read_rows`] makes for `rows`: a Query per
@@ -75,6 +87,7 @@ impl Store {
     /// retried once with the order's own expiry.
     pub async fn claim_block(
         &self,
+        memory: &Memory,
         order: &OrderId,
         token: &HoldToken,
         seats: &[SeatId],
@@ -87,9 +100,13 @@ impl Store {
             return Err(Error::SeatLimit { max: max_seats });
         }
         let mut token = token.clone();
-        let mut rounds = super::holds::stale_token_rounds();
-        while rounds.next().await.is_some() {
-            let mut items = Vec::with_capacity(seats.len() + 1);
+        let mut stale = super::holds::stale_token_retries();
+        let claimed: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+        loop {
+            let buyer = self
+                .buyer_claim(memory, &token, order, &claimed, now)
+                .await?;
+            let mut items = Vec::with_capacity(seats.len() + 2);
             for seat in seats {
                 items.push(self.claim_item(&token, order, seat, FreeFor::Another, now)?);
             }
@@ -97,21 +114,45 @@ impl Store {
                 order_key(order),
                 items::order::add_block(&token, &ids, room, now),
             )?);
-            let Txn::Cancelled(reasons) = self.transact(items).await? else {
+            if let Some(buyer) = &buyer {
+                items.push(self.buyer_item(buyer, &token, order, token.expires_at(), now)?);
+            }
+            let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+                if let Some(buyer) = buyer {
+                    buyer.remember(memory, false, now);
+                }
                 return Ok(BlockClaim::Held(token.expires_at()));
             };
+            let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
+            if let Some(e) = unavailable_in("best-available", std::slice::from_ref(&buyer_failure))
+            {
+                return Err(e);
+            }
             let order_failure = reasons.last().cloned().flatten();
             if let Some(refreshed) =
                 super::holds::refreshed_token(order_failure.as_ref(), &token, now)?
             {
+                stale.next().await.ok_or_else(|| stale.spent())?;
                 token = refreshed;
                 continue;
+            }
+            if let (true, Some(buyer)) = (reasons.iter().all(Option::is_none), buyer) {
+                match buyer.verdict(buyer_failure.as_ref()) {
+                    BuyerVerdict::Over { limit, counted } => {
+                        buyer.remember(memory, true, now);
+                        return Err(Error::BuyerLimit { limit, counted });
+                    }
+                    // Another of the buyer's writes landed first: like a
+                    // lost race, the handler chooses again within its
+                    // round trips.
+                    BuyerVerdict::Moved => return Ok(BlockClaim::Taken),
+                    BuyerVerdict::NotTheBuyer => {}
+                }
             }
             return match block_claim_error(reasons, &token, max_seats, now)? {
                 Some(e) => Err(e),
                 None => Ok(BlockClaim::Taken),
             };
         }
-        Err(rounds.spent())
     }
 }

@@ -18,6 +18,7 @@ use super::items::seat::seat_key;
 use super::schema::{KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID};
 use super::value::s;
 use super::{Store, Txn};
+use crate::domain::buyer_limit::BuyerCount;
 use crate::domain::ga::{HeldPlaces, PlaceSale};
 use crate::domain::{EventRef, Millis, Order, OrderId, PaymentId, RefundReason, SeatId};
 use crate::error::Error;
@@ -152,6 +153,10 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
+        // Exactly what a live order holds, or less: always within the limit.
+        if let Some(sale) = self.buyer_sale_item(order, recorded.len(), None)? {
+            txn.push(ConfirmRole::Buyer, sale);
+        }
         self.confirm_txn(txn, &order.order_id).await
     }
 
@@ -171,6 +176,7 @@ impl Store {
         paid: &[SeatId],
         sales: &[PlaceSale],
         leftovers: Leftovers<'_>,
+        buyer: Option<&BuyerCount>,
         now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
@@ -211,6 +217,11 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
+        // Units it may not hold: the sale stands only on the buyer's record
+        // as the handler read and checked it.
+        if let Some(sale) = self.buyer_sale_item(order, recorded.len(), buyer)? {
+            txn.push(ConfirmRole::Buyer, sale);
+        }
         self.commit_letting_go(txn, order, leftovers).await
     }
 
@@ -236,6 +247,10 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
+        // Nothing it holds counts against its buyer from now on.
+        if let Some(release) = self.buyer_order_item(order, items::buyer::release_order)? {
+            txn.push(ConfirmRole::Buyer, release);
+        }
         self.commit_letting_go(txn, order, leftovers).await
     }
 

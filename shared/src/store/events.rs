@@ -9,7 +9,7 @@ use super::failures::{unavailable_in, unexplained, ItemFailure};
 use super::items;
 use super::items::event::{
     encode_plan, event_is_ready, event_key, event_key_of, plan_chunk_key, seats_written_of,
-    CREATING_SHARD, EVENT_PK_PREFIX, HOLD_SECONDS, NAME, PLAN, PLAN_CHUNKS, PLAN_HASH,
+    BUYER_LIMIT, CREATING_SHARD, EVENT_PK_PREFIX, HOLD_SECONDS, NAME, PLAN, PLAN_CHUNKS, PLAN_HASH,
     PLAN_REPLICAS, READY, SEATS_WRITTEN, SEAT_COUNT,
 };
 use super::items::seat::{
@@ -85,6 +85,9 @@ impl Store {
             (PENDING_SHARD.into(), s(CREATING_SHARD)),
             (PENDING_EXPIRES_AT.into(), n(deadline.0)),
         ]);
+        if let Some(limit) = event.buyer_limit {
+            item.insert(BUYER_LIMIT.into(), n(limit));
+        }
         let mut from = 0;
         if let Some(existing) = self.claim_event_id(item, primary).await? {
             if Fields::new(&existing).opt_s(PLAN_HASH) != Some(fingerprint.as_str()) {

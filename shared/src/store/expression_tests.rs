@@ -259,6 +259,7 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
                 refund_reason: None,
                 user_id: Some("u".into()),
                 visitor_id: None,
+                buyer: None,
             }),
         ),
         ("queue::as_read new", queue::as_read(None)),

@@ -304,6 +304,9 @@ pub(crate) enum ConfirmRole {
     Places,
     Order,
     Payment,
+    /// The buyer's record, as a confirm taking units it did not hold read
+    /// it (a failed condition: it moved; read again).
+    Buyer,
 }
 
 /// How a confirm transaction ended.
@@ -345,7 +348,10 @@ pub(crate) fn confirm_outcome(
     });
     Ok(if payment_elsewhere {
         ConfirmOutcome::PaymentReused
-    } else if failed(ConfirmRole::Order, condition) || failed(ConfirmRole::Release, condition) {
+    } else if failed(ConfirmRole::Order, condition)
+        || failed(ConfirmRole::Release, condition)
+        || failed(ConfirmRole::Buyer, condition)
+    {
         ConfirmOutcome::OrderChanged
     } else if failed(ConfirmRole::Paid, condition) {
         // A paid seat is another order's: no re-plan brings it back.

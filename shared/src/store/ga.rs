@@ -2,6 +2,7 @@
 //! in batches, and hold-ga's one transaction (the order and the buckets it
 //! takes from or gives back to). See `domain::ga` for the rules.
 
+use super::buyers::{forget_buyer, BuyerVerdict};
 use super::errors::{conditional, StoreError};
 use super::expression::Expression;
 use super::failures::unavailable_in;
@@ -9,6 +10,7 @@ use super::items;
 use super::items::bucket::{ga_bucket_key, parse_bucket, CAPACITY, FREE, SOLD};
 use super::items::order::Places;
 use super::items::order::{order_key, place_member, StoredOrder};
+use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, SECTION_ID, SECTION_PARTS};
 use super::seat_map::BATCH_GET_KEYS;
 use super::value::{n, s};
@@ -119,8 +121,10 @@ impl Store {
     /// `section`, and each bucket takes or gives back places under
     /// conditions that keep sold + live holds within its capacity.
     /// `Ok(false)`: something changed since it was read; read and try again.
+    #[allow(clippy::too_many_arguments)]
     pub async fn change_places(
         &self,
+        memory: &Memory,
         stored: &StoredOrder,
         token: &HoldToken,
         section: &SectionId,
@@ -162,15 +166,52 @@ impl Store {
         } else {
             (Places::Remove, removed)
         };
-        let members: Vec<&str> = members.iter().map(String::as_str).collect();
-        let record = items::order::change_places(token, change, &members, stored.version, now);
+        let member_ids: Vec<&str> = members.iter().map(String::as_str).collect();
+        let record = items::order::change_places(token, change, &member_ids, stored.version, now);
         items.insert(0, self.txn_update(order_key(&order.order_id), record)?);
-        match self.transact(items).await? {
-            Txn::Committed => Ok(true),
-            Txn::Cancelled(reasons) => match unavailable_in("hold-ga", &reasons) {
-                Some(e) => Err(e),
-                None => Ok(false),
-            },
+        // The buyer's record in the same transaction: places taken within
+        // its limit (as read), or given back.
+        let buyer = match change {
+            Places::Add => {
+                self.buyer_claim(memory, token, &order.order_id, &members, now)
+                    .await?
+            }
+            Places::Remove => None,
+        };
+        match &buyer {
+            Some(claim) => {
+                items.push(self.buyer_item(claim, token, &order.order_id, order.expires_at, now)?)
+            }
+            None if change == Places::Remove => {
+                items.extend(self.buyer_release_item(token, &order.order_id, &member_ids)?)
+            }
+            None => {}
+        }
+        let mut reasons = match self.transact(items).await? {
+            Txn::Committed => {
+                match buyer {
+                    Some(buyer) => buyer.remember(memory, false, now),
+                    None => forget_buyer(memory, token),
+                }
+                return Ok(true);
+            }
+            Txn::Cancelled(reasons) => reasons,
+        };
+        if let Some(e) = unavailable_in("hold-ga", &reasons) {
+            return Err(e);
+        }
+        let buyer_failure = buyer.as_ref().and_then(|_| reasons.pop().flatten());
+        let Some(buyer) = buyer else {
+            return Ok(false);
+        };
+        match buyer.verdict(buyer_failure.as_ref()) {
+            // Only the buyer's record refused, as read: at its limit.
+            BuyerVerdict::Over { limit, counted } if reasons.iter().all(Option::is_none) => {
+                buyer.remember(memory, true, now);
+                Err(Error::BuyerLimit { limit, counted })
+            }
+            // Something moved since it was read: read and plan again.
+            _ => Ok(false),
         }
     }
 

@@ -2,9 +2,10 @@
 //! claim or release one transaction with no read before it (but for a
 //! crowded instance's read of the seat, `seat_state`).
 
+use super::buyers::{buyer_rounds, forget_buyer, BuyerVerdict};
 use super::errors::{sdk_error, StoreError};
 use super::failures::{
-    admitted_order_failure, claim_error, extended_since, release_error, seat_seen,
+    admitted_order_failure, claim_error, extended_since, release_error, seat_seen, unavailable_in,
     AdmittedOrderFailure, ItemFailure,
 };
 use super::items;
@@ -12,6 +13,7 @@ use super::items::order::{order_key, parse_order, StoredOrder};
 use super::items::seat::FreeFor;
 use super::items::seat::{parse_seat, seat_key};
 use super::items::visitor::{admission_key, VISITOR_RETENTION_SECONDS};
+use super::memory::Memory;
 use super::schema::TOKEN_HASH;
 use super::value::{Fields, Item};
 use super::{Store, Txn};
@@ -119,7 +121,7 @@ impl Store {
         max_seats: u32,
         now: Millis,
     ) -> Result<Millis, Error> {
-        self.claim_seat_seeing(order, token, seat, max_seats, now)
+        self.claim_seat_seeing(&Memory::default(), order, token, seat, max_seats, now)
             .await
             .map_err(|refusal| refusal.error)
     }
@@ -128,6 +130,7 @@ impl Store {
     /// (for the crowd's memory, [`crate::domain::crowd`]).
     pub async fn claim_seat_seeing(
         &self,
+        memory: &Memory,
         order: &OrderId,
         token: &HoldToken,
         seat: &SeatId,
@@ -135,29 +138,57 @@ impl Store {
         now: Millis,
     ) -> Result<Millis, ClaimRefusal> {
         let mut token = token.clone();
-        let mut rounds = stale_token_rounds();
-        while rounds.next().await.is_some() {
-            let items = vec![
+        let (mut stale, mut moved) = (stale_token_retries(), buyer_rounds());
+        let claimed = [seat.as_str().to_owned()];
+        loop {
+            let buyer = self
+                .buyer_claim(memory, &token, order, &claimed, now)
+                .await?;
+            let mut items = vec![
                 self.claim_item(&token, order, seat, FreeFor::Order, now)?,
                 self.txn_update(
                     order_key(order),
                     items::order::add_seat(&token, seat.as_str(), max_seats, now),
                 )?,
             ];
+            if let Some(buyer) = &buyer {
+                items.push(self.buyer_item(buyer, &token, order, token.expires_at(), now)?);
+            }
             let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+                if let Some(buyer) = buyer {
+                    buyer.remember(memory, false, now);
+                }
                 return Ok(token.expires_at());
             };
+            let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
             let order_failure = reasons.pop().flatten();
             let seat_failure = reasons.pop().flatten();
+            if let Some(e) = unavailable_in("get-seat", std::slice::from_ref(&buyer_failure)) {
+                return Err(e.into());
+            }
             if let Some(refreshed) = refreshed_token(order_failure.as_ref(), &token, now)? {
+                stale.next().await.ok_or_else(|| stale.spent())?;
                 token = refreshed;
                 continue;
+            }
+            if let (None, None, Some(buyer)) = (&seat_failure, &order_failure, buyer) {
+                match buyer.verdict(buyer_failure.as_ref()) {
+                    BuyerVerdict::Over { limit, counted } => {
+                        buyer.remember(memory, true, now);
+                        return Err(Error::BuyerLimit { limit, counted }.into());
+                    }
+                    BuyerVerdict::Moved => {
+                        moved.lost();
+                        moved.next().await.ok_or_else(|| moved.spent())?;
+                        continue;
+                    }
+                    BuyerVerdict::NotTheBuyer => {}
+                }
             }
             let seen = seat_seen(seat_failure.as_ref());
             let error = claim_error(seat_failure, order_failure, &token, max_seats, now)?;
             return Err(ClaimRefusal { error, seen });
         }
-        Err(rounds.spent().into())
     }
 
     /// A seat's state now (strongly consistent; `None`: no such seat): a
@@ -198,27 +229,47 @@ impl Store {
     /// order, in one transaction and one round trip.
     pub async fn release_seat(
         &self,
+        memory: &Memory,
         order: &OrderId,
         token: &HoldToken,
         seat: &SeatId,
         now: Millis,
     ) -> Result<(), Error> {
-        let items = vec![
-            self.txn_update(
-                seat_key(&EventRef::of(token.event_id()), seat),
-                items::seat::release_held(order),
-            )?,
-            self.txn_update(
-                order_key(order),
-                items::order::drop_seat(token, seat.as_str(), now),
-            )?,
-        ];
-        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
-            return Ok(());
-        };
-        let order_failure = reasons.pop().flatten();
-        let seat_failure = reasons.pop().flatten();
-        Err(release_error(seat_failure, order_failure, token, now)?)
+        let mut moved = buyer_rounds();
+        loop {
+            let mut items = vec![
+                self.txn_update(
+                    seat_key(&EventRef::of(token.event_id()), seat),
+                    items::seat::release_held(order),
+                )?,
+                self.txn_update(
+                    order_key(order),
+                    items::order::drop_seat(token, seat.as_str(), now),
+                )?,
+            ];
+            // The seat stops counting against the buyer in the same write.
+            let buyer = self.buyer_release_item(token, order, &[seat.as_str()])?;
+            let with_buyer = buyer.is_some();
+            items.extend(buyer);
+            let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+                forget_buyer(memory, token);
+                return Ok(());
+            };
+            let buyer_failure = with_buyer.then(|| reasons.pop().flatten()).flatten();
+            let order_failure = reasons.pop().flatten();
+            let seat_failure = reasons.pop().flatten();
+            if let Some(e) = unavailable_in("drop-seat", std::slice::from_ref(&buyer_failure)) {
+                return Err(e);
+            }
+            // The buyer's record alone was busy with another of its writes
+            // (it has no condition here): try again.
+            if seat_failure.is_none() && order_failure.is_none() && buyer_failure.is_some() {
+                moved.lost();
+                moved.next().await.ok_or_else(|| moved.spent())?;
+                continue;
+            }
+            return Err(release_error(seat_failure, order_failure, token, now)?);
+        }
     }
 }
 
@@ -255,11 +306,11 @@ pub(super) fn refreshed_token(
     Ok(extended_since(failure, token, now)?.map(|current| token.with_expiry(current)))
 }
 
-/// The rounds of a holder's claim: its first try and one per extension
-/// that made its token stale meanwhile.
-pub(super) fn stale_token_rounds() -> Rounds {
+/// A claim's retries after an extension made its token stale meanwhile
+/// (for a loop that counts its first try apart).
+pub(super) fn stale_token_retries() -> Rounds {
     Rounds::new(
         "a claim whose order's expiry kept moving",
-        crate::retry::STALE_TOKEN_RETRIES + 1,
+        crate::retry::STALE_TOKEN_RETRIES,
     )
 }

@@ -39,6 +39,8 @@ impl Store {
         .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
         items.extend(self.extend_places(order, expires_at)?);
+        // Its units count until the new expiry.
+        items.extend(self.buyer_order_item(order, |id| items::buyer::extend(id, expires_at))?);
         for seat in &order.seats {
             let extend = items::seat::extend_held(&order.order_id, expires_at)
                 .on_update(self.update(seat_key(&event, seat)))
@@ -65,6 +67,8 @@ impl Store {
         if live {
             items.extend(self.give_back_all(order)?);
         }
+        // Its units stop counting against its buyer at once.
+        items.extend(self.buyer_order_item(order, items::buyer::release_order)?);
         for seat in release {
             let free = items::seat::release_held(&order.order_id)
                 .on_update(self.update(seat_key(&event, seat)))

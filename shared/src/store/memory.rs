@@ -14,6 +14,7 @@ use super::free_runs::SectionRuns;
 use super::queue::{pick_queue_copy, QueueCache, QUEUE_CACHE_MS};
 use super::seat_map::{MapRead, SEAT_MAP_CACHE_MS};
 use crate::crowd::Crowd;
+use crate::domain::buyer_limit::BuyerRefusals;
 use crate::domain::{Event, EventHead, EventId, Millis, SectionId};
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -39,6 +40,8 @@ pub struct Memory {
     pub(super) queue_cache_ms: i64,
     /// The crowd gate: the seats this instance keeps refusing.
     pub crowd: Crowd,
+    /// The buyers this instance keeps refusing for their limit.
+    pub(super) buyers: Arc<Mutex<BuyerRefusals>>,
 }
 
 impl Default for Memory {
@@ -55,6 +58,7 @@ impl Default for Memory {
             queue_copy: pick_queue_copy(),
             queue_cache_ms: QUEUE_CACHE_MS,
             crowd: Crowd::default(),
+            buyers: Arc::default(),
         }
     }
 }

@@ -68,6 +68,7 @@ use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 #[macro_use]
 mod expression;
 mod best_available;
+mod buyers;
 mod confirm;
 mod errors;
 mod event_reads;
@@ -90,7 +91,7 @@ mod sweep;
 mod value;
 mod visitors;
 
-pub use best_available::{BlockClaim, CLAIM_BLOCK_MAX_REQUESTS};
+pub use best_available::{claim_block_max_requests, BlockClaim, CLAIM_BLOCK_MAX_REQUESTS};
 pub use confirm::Leftovers;
 pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;

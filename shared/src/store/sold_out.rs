@@ -284,6 +284,7 @@ mod tests {
             name: "E".into(),
             hold_seconds: 60,
             seat_count: 2_550,
+            buyer_limit: None,
             sections: vec![SectionPlan {
                 section_id: SectionId::parse("A")?,
                 rows: vec![row("1", 2_500)?, row("2", 50)?],

@@ -4,22 +4,9 @@
 use crate::common;
 
 use common::queue::*;
-use common::{call, event, fresh_app};
+use common::{buyer_token, call, event, fresh_app};
 use serde_json::{json, Value};
 use shared::App;
-
-/// A buyer token from the development seller, for `event`.
-fn buyer_token(event: &str, buyer: &str) -> String {
-    let now_s = shared::world::now().0 / 1_000;
-    local::apps::dev_buyer_token(
-        &local::apps::dev_buyer_signing_keys(),
-        event,
-        buyer,
-        now_s,
-        600,
-    )
-    .unwrap()
-}
 
 /// join-queue with these headers.
 async fn join_as(app: &App, event: &str, headers: &[(&str, &str)]) -> (u16, Value) {

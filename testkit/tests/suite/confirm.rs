@@ -479,7 +479,13 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
     assert_eq!(
         code_of(
             store
-                .release_seat(&o.order_id(), &token, &seat("A-1-3"), in_margin)
+                .release_seat(
+                    &shared::store::Memory::default(),
+                    &o.order_id(),
+                    &token,
+                    &seat("A-1-3"),
+                    in_margin,
+                )
                 .await
         ),
         None

@@ -11,6 +11,7 @@ mod api;
 mod artifacts;
 mod best_available;
 mod best_available_bounds;
+mod buyer_limits;
 mod buyers;
 mod confirm;
 mod create_event;

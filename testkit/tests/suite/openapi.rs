@@ -228,6 +228,50 @@ fn special_error_bodies_and_headers_are_documented() {
             "sold-out's field {field} is in SoldOutError"
         );
     }
+    // 409 buyer-limit carries "limit" and "counted" on every claim route,
+    // and a refund over the limit its "reason".
+    let buyer_limit = resolve(&doc, &doc["components"]["schemas"]["BuyerLimitError"]);
+    let body = Error::BuyerLimit {
+        limit: 2,
+        counted: 2,
+    }
+    .body();
+    for field in body.as_object().unwrap().keys() {
+        assert!(
+            !buyer_limit["properties"][field.as_str()].is_null(),
+            "buyer-limit's field {field} is in BuyerLimitError"
+        );
+    }
+    for (method, path) in [
+        ("POST", "/orders/{orderId}/seats/{seatId}"),
+        ("POST", "/orders/{orderId}/best-available"),
+        ("PUT", "/orders/{orderId}/ga/{sectionId}"),
+    ] {
+        let op = &ops[&(method.to_owned(), path.to_owned())];
+        let conflict = resolve(&doc, &op["responses"]["409"]);
+        let text =
+            serde_yaml_ng::to_string(&conflict["content"]["application/json"]["schema"]).unwrap();
+        assert!(
+            text.contains("BuyerLimitError"),
+            "{method} {path}'s 409 allows buyer-limit"
+        );
+    }
+    for e in [
+        Error::OrderExpiredOverLimit,
+        Error::SeatsUnavailableOverLimit,
+    ] {
+        let body = e.body();
+        assert_eq!(
+            (body["refund"].as_bool(), body["reason"].as_str()),
+            (Some(true), Some("buyer-limit"))
+        );
+        for field in body.as_object().unwrap().keys() {
+            assert!(
+                !refund["properties"][field.as_str()].is_null(),
+                "{field} is in RefundError"
+            );
+        }
+    }
     // The Standard Webhooks headers, and the hold token on the order routes.
     let params: Vec<_> = confirm["parameters"]
         .as_sequence()

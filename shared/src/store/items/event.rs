@@ -77,6 +77,9 @@ pub(in crate::store) const HOLD_SECONDS: &str = "holdSeconds";
 
 pub(in crate::store) const SEAT_COUNT: &str = "seatCount";
 
+/// Absent on an event without a buyer limit.
+pub(in crate::store) const BUYER_LIMIT: &str = "buyerLimit";
+
 pub(in crate::store) const PLAN_HASH: &str = "planHash";
 
 pub(in crate::store) const READY: &str = "ready";
@@ -100,6 +103,10 @@ pub(in crate::store) fn parse_event_head(item: &Item) -> Result<EventHead, Store
         event_id: f.id(EVENT_ID, EventId::parse)?,
         hold_seconds: f.u32(HOLD_SECONDS)?,
         seat_count: f.u32(SEAT_COUNT)?,
+        buyer_limit: f
+            .opt_i64(BUYER_LIMIT)?
+            .map(|limit| u32::try_from(limit).map_err(|_| f.malformed(BUYER_LIMIT)))
+            .transpose()?,
     })
 }
 
@@ -130,6 +137,7 @@ pub(in crate::store) fn parse_event(item: &Item, chunks: &[Item]) -> Result<Even
         name: Fields::new(named).str(NAME)?.to_owned(),
         hold_seconds: head.hold_seconds,
         seat_count: head.seat_count,
+        buyer_limit: head.buyer_limit,
         sections: serde_json::from_str(&plan).map_err(|_| f.malformed(PLAN))?,
     })
 }

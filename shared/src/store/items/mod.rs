@@ -4,6 +4,7 @@
 //! use them are the store's files by concern.
 
 pub(super) mod bucket;
+pub(super) mod buyer;
 pub(super) mod event;
 pub(super) mod order;
 pub(super) mod payment;

@@ -3,10 +3,11 @@
 
 use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
+use crate::domain::buyer::BuyerId;
 use crate::domain::ga::HeldPlaces;
 use crate::domain::{
-    EventId, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
-    VisitorId,
+    EventId, Millis, Order, OrderBuyer, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
+    SectionId, VisitorId,
 };
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
@@ -64,6 +65,10 @@ pub(in crate::store) const USER_ID: &str = "userId";
 pub(in crate::store) const HOLDER_DEADLINE: &str = "holderDeadline";
 
 pub(in crate::store) const REFUND_REASON: &str = "refundReason";
+
+/// An order's buyer, on an event with a buyer limit, and the limit.
+pub(in crate::store) const BUYER_ID: &str = "buyerId";
+pub(in crate::store) const BUYER_LIMIT: &str = "buyerLimit";
 
 /// An order's places are members of its `seats` set too,
 /// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
@@ -156,6 +161,7 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
             .map(VisitorId::parse)
             .transpose()
             .map_err(|_| f.malformed(VISITOR_ID))?,
+        buyer: parse_buyer(&f)?,
     };
     Ok(StoredOrder {
         order,
@@ -225,6 +231,17 @@ fn holdable_by(token: &HoldToken, now: Millis) -> Expression {
 /// item is (its id is fresh; the condition only guards against the
 /// impossible collision). An `UpdateItem`, so IAM can hold create-order to
 /// exactly these attributes (template.yaml).
+/// An order's buyer: both attributes or neither.
+fn parse_buyer(f: &Fields) -> Result<Option<OrderBuyer>, StoreError> {
+    let Some(id) = f.opt_s(BUYER_ID) else {
+        return Ok(None);
+    };
+    Ok(Some(OrderBuyer {
+        buyer_id: BuyerId::parse(id).ok_or_else(|| f.malformed(BUYER_ID))?,
+        limit: f.u32(BUYER_LIMIT)?,
+    }))
+}
+
 pub(in crate::store) fn create(order: &Order) -> Expression {
     let mut attributes: Vec<(String, AttributeValue)> = vec![
         (KIND.into(), s("order")),
@@ -245,6 +262,10 @@ pub(in crate::store) fn create(order: &Order) -> Expression {
     }
     if let Some(visitor) = &order.visitor_id {
         attributes.push((VISITOR_ID.into(), s(visitor.as_str())));
+    }
+    if let Some(buyer) = &order.buyer {
+        attributes.push((BUYER_ID.into(), s(buyer.buyer_id.as_str())));
+        attributes.push((BUYER_LIMIT.into(), n(buyer.limit)));
     }
     Expression::set_all(attributes).and(Expression::new_item())
 }
@@ -408,7 +429,8 @@ pub(in crate::store) fn leave_index(seen: OrderStatus, version: i64) -> Expressi
 #[derive(Debug, Clone, Copy)]
 pub(in crate::store) enum Completion {
     /// The common case, with no read before it: PENDING, outside the guard
-    /// margin, holding exactly `count` seats (those paid for).
+    /// margin, holding exactly `count` seats (those paid for), and no
+    /// buyer (whose record the sale must change: a read finds it).
     Exact { count: usize, now: Millis },
     /// As read (`version`), PENDING and outside the guard margin.
     AsReadLive { version: i64, now: Millis },
@@ -436,7 +458,10 @@ pub(in crate::store) fn complete(
         Completion::Exact { count, now } => update
             .and(Expression::condition("attribute_exists(PK)"))
             .and(pending_live(now))
-            .and(Expression::condition("size(#seats) = :count"))
+            .and(Expression::condition(
+                "size(#seats) = :count AND attribute_not_exists(#buyer)",
+            ))
+            .name("#buyer", BUYER_ID)
             .value(":count", n(count)),
         Completion::AsReadLive { version, now } => update
             .and(pending_live(now))

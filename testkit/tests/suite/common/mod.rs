@@ -237,6 +237,29 @@ impl TestOrder {
     }
 }
 
+/// A buyer token from the development seller, for `event`.
+pub fn buyer_token(event: &str, buyer: &str) -> String {
+    let now_s = shared::world::now().0 / 1_000;
+    local::apps::dev_buyer_token(
+        &local::apps::dev_buyer_signing_keys(),
+        event,
+        buyer,
+        now_s,
+        600,
+    )
+    .unwrap()
+}
+
+/// A new order of `event` for `buyer` (its `X-Buyer-Token`).
+pub async fn buyer_order(app: &App, event: &str, buyer: &str) -> TestOrder {
+    let token = buyer_token(event, buyer);
+    let uri = format!("/events/{event}/orders");
+    let (status, body) = send(app, "POST", &uri, &[("x-buyer-token", &token)], "{}").await;
+    assert_eq!(status, 201, "{body}");
+    local::invariants::remember_order(app, body["orderId"].as_str().unwrap());
+    TestOrder::from_reply(&body)
+}
+
 pub async fn order(app: &App, event: &str) -> TestOrder {
     let (status, body) = send(app, "POST", &format!("/events/{event}/orders"), &[], "{}").await;
     assert_eq!(status, 201, "{body}");
@@ -483,6 +506,7 @@ pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> 
         event_id: shared::domain::EventId::parse(event).unwrap(),
         hold_seconds: seconds,
         seat_count: 0,
+        buyer_limit: None,
     };
     let (order, token) = shared::handlers::open_order(
         &event,

@@ -1,0 +1,282 @@
+//! The buyer limit in a claim's own transaction: one consistent read of
+//! the buyer's record, the decision (`domain::buyer_limit`), and the
+//! record's item in the claim's transaction, conditioned on the version
+//! read. A claim that finds the record moved reads it again.
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+
+use super::expression::Expression;
+use super::failures::ItemFailure;
+use super::items;
+use super::items::buyer::{buyer_key, parse_buyer, version_of};
+use super::memory::Memory;
+use super::Store;
+use crate::auth::HoldToken;
+use crate::domain::buyer_limit::{
+    decide_claim, BuyerCount, BuyerRefusals, LimitDecision, LimitedBuyer,
+};
+use crate::domain::{EventRef, Millis, Order, OrderId};
+use crate::error::Error;
+use crate::retry::Rounds;
+use std::sync::{MutexGuard, PoisonError};
+
+/// A claim's view of its buyer's record: the record as read and what the
+/// limit makes of the claim.
+#[derive(Debug)]
+pub struct BuyerClaim {
+    buyer: LimitedBuyer,
+    read: BuyerCount,
+    decision: LimitDecision,
+}
+
+/// What a cancelled claim's transaction says of the buyer's side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BuyerVerdict {
+    /// The record did not stop the claim.
+    NotTheBuyer,
+    /// Refused as read: the buyer is at its limit (`409 buyer-limit`).
+    Over { limit: u32, counted: u32 },
+    /// The record moved since it was read: read it again.
+    Moved,
+}
+
+impl BuyerClaim {
+    /// The buyer's side of a cancelled claim: the record's condition
+    /// failed with the version read, so the refusal stands; failed with
+    /// another version (or a conflict with another writer), it moved.
+    pub(crate) fn verdict(&self, failure: Option<&ItemFailure>) -> BuyerVerdict {
+        match (failure, &self.decision) {
+            (None, _) => BuyerVerdict::NotTheBuyer,
+            (Some(ItemFailure::Condition(old)), LimitDecision::Over { counted })
+                if version_of(old.as_ref()).unwrap_or(0) == self.read.version =>
+            {
+                BuyerVerdict::Over {
+                    limit: self.buyer.limit,
+                    counted: *counted,
+                }
+            }
+            (Some(_), _) => BuyerVerdict::Moved,
+        }
+    }
+}
+
+fn refusals(memory: &Memory) -> MutexGuard<'_, BuyerRefusals> {
+    // A panic while the lock was held leaves at worst a refusal not
+    // remembered: carry on.
+    memory.buyers.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl BuyerClaim {
+    /// What this instance remembers after the claim: a refusal as read
+    /// (`refused`), or nothing (its record changed through here).
+    pub(crate) fn remember(self, memory: &Memory, refused: bool, now: Millis) {
+        let mut refusals = refusals(memory);
+        if refused {
+            refusals.refused(&self.buyer.buyer, self.read, now);
+        } else {
+            refusals.forget(&self.buyer.buyer);
+        }
+    }
+}
+
+/// The buyer of `token` changed through this instance (a release): forget
+/// what was remembered of it.
+pub(crate) fn forget_buyer(memory: &Memory, token: &HoldToken) {
+    if let Some(buyer) = token.buyer() {
+        refusals(memory).forget(&buyer.buyer);
+    }
+}
+
+/// The rounds of a claim whose buyer's record may move under it: each
+/// lost round follows another claim, release or sale of the same buyer
+/// (a buyer clicking in several tabs), so a few suffice before a 503.
+pub(crate) fn buyer_rounds() -> Rounds {
+    Rounds::new(
+        "a claim whose buyer's record kept moving",
+        crate::retry::BUYER_ROUNDS,
+    )
+}
+
+impl Store {
+    /// One strongly consistent read of a buyer's record.
+    pub async fn buyer_count(
+        &self,
+        event: &EventRef,
+        buyer: &LimitedBuyer,
+    ) -> Result<BuyerCount, Error> {
+        let item = self.get_consistent(buyer_key(event, buyer)).await?;
+        Ok(parse_buyer(item.as_ref())?)
+    }
+
+    /// A claim by the order of `token` of `claimed` (seat ids or place
+    /// members): its buyer's record read and decided, or `None` when the
+    /// event has no limit.
+    /// A buyer this instance keeps refusing is refused from memory
+    /// ([`BuyerRefusals`]).
+    pub(crate) async fn buyer_claim(
+        &self,
+        memory: &Memory,
+        token: &HoldToken,
+        order: &OrderId,
+        claimed: &[String],
+        now: Millis,
+    ) -> Result<Option<BuyerClaim>, Error> {
+        let Some(buyer) = token.buyer() else {
+            return Ok(None);
+        };
+        if let Some(counted) = refusals(memory).refuse(buyer, order, claimed, now) {
+            crate::metrics::refused_from_memory("buyer-limit");
+            return Err(Error::BuyerLimit {
+                limit: buyer.limit,
+                counted,
+            });
+        }
+        let event = EventRef::of(token.event_id());
+        let read = self.buyer_count(&event, buyer).await?;
+        let decision = decide_claim(&read, order, claimed, buyer.limit, now);
+        Ok(Some(BuyerClaim {
+            buyer: buyer.clone(),
+            read,
+            decision,
+        }))
+    }
+
+    /// The record's item in the claim's transaction: the order's entry
+    /// until `expires_at` within the limit, or a refusal the transaction
+    /// itself makes (so the claim's other refusals come first).
+    pub(crate) fn buyer_item(
+        &self,
+        claim: &BuyerClaim,
+        token: &HoldToken,
+        order: &OrderId,
+        expires_at: Millis,
+        now: Millis,
+    ) -> Result<TransactWriteItem, Error> {
+        let key = buyer_key(&EventRef::of(token.event_id()), &claim.buyer);
+        let expression = match &claim.decision {
+            LimitDecision::Within { members } => {
+                items::buyer::claim(&claim.read, order, members, expires_at, now)
+            }
+            LimitDecision::Over { .. } => items::buyer::refuse(),
+        };
+        self.txn_update(key, expression)
+    }
+
+    /// The record's item changing the entry of `order` (read: its buyer,
+    /// what it holds) by `expression`: `None` when it has no buyer or holds
+    /// nothing (then it has no entry).
+    pub(super) fn buyer_order_item(
+        &self,
+        order: &Order,
+        expression: impl FnOnce(&OrderId) -> Expression,
+    ) -> Result<Option<TransactWriteItem>, Error> {
+        let Some(buyer) = order.limited_buyer() else {
+            return Ok(None);
+        };
+        if order.seats.is_empty() && order.places.is_empty() {
+            return Ok(None);
+        }
+        let key = buyer_key(&EventRef::of(&order.event_id), &buyer);
+        Ok(Some(self.txn_update(key, expression(&order.order_id))?))
+    }
+
+    /// The record's item of a confirm selling `units` of `order`: they
+    /// count for good. `read`: the record as read and checked, for a sale
+    /// of units the order may not hold (conditioned on it); `None` for
+    /// what a live order holds. `None` for an order without a buyer.
+    pub(super) fn buyer_sale_item(
+        &self,
+        order: &Order,
+        units: usize,
+        read: Option<&BuyerCount>,
+    ) -> Result<Option<TransactWriteItem>, Error> {
+        let Some(buyer) = order.limited_buyer() else {
+            return Ok(None);
+        };
+        let key = buyer_key(&EventRef::of(&order.event_id), &buyer);
+        let units = u32::try_from(units).unwrap_or(u32::MAX);
+        let sale = items::buyer::sell(&order.order_id, units, read);
+        Ok(Some(self.txn_update(key, sale)?))
+    }
+
+    /// The record's item releasing `members` of an order whose token names
+    /// a buyer.
+    pub(crate) fn buyer_release_item(
+        &self,
+        token: &HoldToken,
+        order: &OrderId,
+        members: &[&str],
+    ) -> Result<Option<TransactWriteItem>, Error> {
+        let Some(buyer) = token.buyer() else {
+            return Ok(None);
+        };
+        let key = buyer_key(&EventRef::of(token.event_id()), buyer);
+        Ok(Some(
+            self.txn_update(key, items::buyer::release(order, members))?,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::buyer_limit::BuyerRef;
+    use crate::domain::EventId;
+    use crate::store::value::{n, s};
+    use std::collections::HashMap;
+
+    fn claim(version: u64, decision: LimitDecision) -> Result<BuyerClaim, Error> {
+        let event = EventId::parse("e")?;
+        let buyer = crate::domain::buyer::BuyerId::parse("b").ok_or(Error::Unauthorized)?;
+        Ok(BuyerClaim {
+            buyer: LimitedBuyer {
+                buyer: BuyerRef::of(&event, &buyer),
+                limit: 4,
+            },
+            read: BuyerCount {
+                version,
+                ..BuyerCount::default()
+            },
+            decision,
+        })
+    }
+
+    #[test]
+    fn a_refusal_stands_only_on_the_record_as_read() -> Result<(), Error> {
+        let old = |v: i64| {
+            Some(ItemFailure::Condition(Some(HashMap::from([
+                ("PK".to_owned(), s("BUYER#x")),
+                ("version".to_owned(), n(v)),
+            ]))))
+        };
+        let over = LimitDecision::Over { counted: 4 };
+        let within = LimitDecision::Within {
+            members: ["A-1-1".to_owned()].into(),
+        };
+        let refused = BuyerVerdict::Over {
+            limit: 4,
+            counted: 4,
+        };
+        let table = [
+            (claim(3, over.clone())?, None, BuyerVerdict::NotTheBuyer),
+            (claim(3, over.clone())?, old(3), refused.clone()),
+            (claim(3, over.clone())?, old(4), BuyerVerdict::Moved),
+            (
+                claim(0, over.clone())?,
+                Some(ItemFailure::Condition(None)),
+                refused,
+            ),
+            (
+                claim(3, over)?,
+                Some(ItemFailure::Conflict),
+                BuyerVerdict::Moved,
+            ),
+            (claim(3, within.clone())?, old(4), BuyerVerdict::Moved),
+            (claim(0, within)?, old(1), BuyerVerdict::Moved),
+        ];
+        for (i, (claim, failure, expected)) in table.into_iter().enumerate() {
+            assert_eq!(claim.verdict(failure.as_ref()), expected, "row {i}");
+        }
+        Ok(())
+    }
+}
