@@ -435,7 +435,8 @@ impl OnSale {
              - The ceiling scales with the demand model's skew: a plan whose best row is far hotter than Zipf(1.0) over 50 sections puts more on its first blocks.\n\
              - Event creation writes one conditional put per seat: create-event answers 202 after {:.0} s and the next minute's sweep finishes it, so announce on-sales after the event reads READY.\n\
              - The pending index's {} shards carry {:.1} index writes per claim attempt, {:.0}/s per shard at the selling phase's average rate.\n\
-             - list-seats reads one block per 10 seats: a client view, not a map for a million buyers; that is the availability route's job.\n",
+             - list-seats reads one block per 10 seats: a client view, not a map for a million buyers; that is the availability route's job.\n\
+             - On an event with a `buyerLimit`, each buyer's record is one more key: every claim and release of that buyer writes it, so one buyer is bounded by a partition's 1,000 write units/s, far above what a person clicks. An instance refuses a buyer clicking at its limit from memory (API.md, \"Under a crowd\"), a script driving one buyer's orders harder loses rounds among its own claims only, and no two buyers share a record (docs/DESIGN.md, \"Buyer limits\").\n",
             f64::from(shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS) / 1000.0,
             shared::store::PENDING_SHARDS,
             self.index_write_units / attempts,
