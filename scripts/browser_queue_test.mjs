@@ -11,6 +11,9 @@
 // - a visitor who joined before the opening checks the draw in the page
 //   once its seed is disclosed: the seed matches the commitment it kept
 //   from its join, and the draw list holds its key with its slot, in order;
+// - on an event with a buyer limit, each tab opens its orders as its buyer:
+//   the page shows the limit and the count, and a buyer's second tab is
+//   refused past the limit with what its orders hold together;
 // - a 20,000-seat event draws in full on one canvas; a seat picked in a
 //   zoomed section shows held in the other context.
 // Screenshots of the queue view ($QUEUE_PNG) and the stadium map
@@ -151,6 +154,28 @@ async function drawCheck(base, browser, errors) {
   await p.context().close();
 }
 
+const seatAt = (id) => `[data-seat="${id}"]`;
+
+async function buyerLimit(base, browser, errors) {
+  const eventId = "browser-limited";
+  const plan = { name: "Browser limited", holdSeconds: 300, buyerLimit: 2, sections: [{ sectionId: "A", rows: [{ row: "1", count: 12 }] }] };
+  check("create an event with a buyer limit of 2", (await createEvent(base, eventId, plan)) === 201);
+  const [one, two] = [await page(browser, errors, `${base}/?event=${eventId}&buyer=dev:cat`), await page(browser, errors, `${base}/?event=${eventId}&buyer=dev:cat`)];
+  for (const seat of ["A-1-1", "A-1-2"]) {
+    await one.click(seatAt(seat));
+    await waitFor(one, (id) => (document.querySelector("#order-seats")?.textContent || "").includes(id), seat, 5000);
+  }
+  const shown = (await one.textContent("#buyer-limit")) || "";
+  check("the page shows the buyer's limit and what its order holds", /Limit 2 per buyer \(dev:cat\): this order holds 2/.test(shown), `"${shown}"`);
+  await two.click(seatAt("A-1-5"));
+  const refused = await waitFor(two, () => /1 of the 2|2 of the 2/.test(document.querySelector("#message")?.textContent || ""), null, 5000);
+  const said = (await two.textContent("#message")) || "";
+  const counted = (await two.textContent("#buyer-limit")) || "";
+  check("the same buyer's second tab is refused past the limit, with the count", refused && /2 of the 2/.test(said) && /all your orders: 2 of 2/.test(counted),
+    `"${said}" / "${counted}"`);
+  for (const p of [one, two]) await p.context().close();
+}
+
 async function stadium(base, browser, errors) {
   const eventId = "browser-stadium";
   const sections = Array.from({ length: 8 }, (_, s) => ({
@@ -185,5 +210,6 @@ runBrowserChecks("seatclaim-browser-queue", async (base, browser, errors) => {
   await queue(base, browser, errors);
   await verified(base, browser, errors);
   await drawCheck(base, browser, errors);
+  await buyerLimit(base, browser, errors);
   await stadium(base, browser, errors);
 }).catch((e) => { console.error(e); process.exit(1); });

@@ -40,6 +40,7 @@ const state = {
   pollEveryMs: 0,     // the interval the last reply gave,
   pollFailures: 0,    // and failed polls since
   orderKey: null,     // the Idempotency-Key of the order being opened
+  buyerCounted: null, // what the last buyer-limit refusal counted of this buyer
   canvas: null,       // {layout, zoom}: the canvas map
 };
 
@@ -90,6 +91,12 @@ async function ensureOrder() {
     opening.token = state.admission.token;
     opening.headers = { "idempotency-key": state.orderKey };
   }
+  // An event with a buyer limit: every order names this tab's buyer.
+  if (state.event && state.event.buyerLimit) {
+    const token = await buyerToken();
+    if (!token) throw new Error("This on-sale limits each buyer: sign in first.");
+    opening.headers = { ...(opening.headers || {}), "x-buyer-token": token };
+  }
   const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/orders`, opening);
   if (r.status === 403) { await loadQueue(); throw new Error("This on-sale has a queue: wait for your turn."); }
   if (!r.ok) throw new Error(r.data.message || `create-order: ${r.status}`);
@@ -114,7 +121,34 @@ function mySeats() {
   return new Set(o && o.status === "PENDING" && Date.parse(o.expiresAt) > Date.now() ? o.seats : []);
 }
 
+// The buyer's count against the event's limit: what this tab's order holds,
+// and what the last refusal saw of the buyer's orders together.
+function renderLimit() {
+  const line = $("buyer-limit");
+  const limit = state.event && state.event.buyerLimit;
+  line.hidden = !limit;
+  if (!limit) return;
+  const o = state.order;
+  const live = o && o.status === "PENDING" && Date.parse(o.expiresAt) > Date.now();
+  const mine = live ? o.seats.length + (o.ga || []).reduce((n, g) => n + g.quantity, 0) : 0;
+  const seen = state.buyerCounted == null ? "" : ` · all your orders: ${state.buyerCounted} of ${limit} at the last refusal`;
+  line.textContent = `Limit ${limit} per buyer (${buyerId()}): this order holds ${mine}${seen}`;
+  line.dataset.limit = String(limit);
+  line.dataset.mine = String(mine);
+}
+
+// A claim's refusal, in words; a buyer-limit refusal also updates the count.
+function refusal(what, r) {
+  if (r.data.error === "buyer-limit") {
+    state.buyerCounted = r.data.counted;
+    renderLimit();
+    return `${what}: you hold and own ${r.data.counted} of the ${r.data.limit} seats and places one buyer may have.`;
+  }
+  return `${what}: ${r.data.message || r.status}`;
+}
+
 function renderOrder() {
+  renderLimit();
   const o = state.order;
   const live = o && o.status === "PENDING" && Date.parse(o.expiresAt) > Date.now();
   $("extend").disabled = !live;
@@ -339,7 +373,7 @@ async function clickSeat(sectionId, row, number) {
       }
       if (r.ok) say(`Holding ${id}.`);
       else if (r.data.error === "seat-held") say(`${id} is held by someone else.`, true);
-      else say(`${id}: ${r.data.message || r.status}`, true);
+      else say(refusal(id, r), true);
       if (r.ok) setStatus(sectionId, row, number, "H");
     }
   } catch (e) {
@@ -356,7 +390,7 @@ async function holdPlaces(sectionId, quantity) {
     const r = await api("PUT", `/orders/${saved.orderId}/ga/${sectionId}`, { token: saved.token, body: { quantity } });
     if (r.ok) say(`Holding ${r.data.quantity} in ${sectionId}.`);
     else if (r.data.error === "sold-out") say(`${sectionId}: only ${r.data.available} left for you.`, true);
-    else say(`${sectionId}: ${r.data.message || r.status}`, true);
+    else say(refusal(sectionId, r), true);
   } catch (e) { say(String(e.message || e), true); }
   await loadOrder();
   refresh();
@@ -367,7 +401,7 @@ async function bestAvailable(quantity, sectionId) {
     const saved = await ensureOrder();
     const body = sectionId ? { quantity, sectionId } : { quantity };
     const r = await api("POST", `/orders/${saved.orderId}/best-available`, { token: saved.token, body });
-    say(r.ok ? `Holding ${r.data.seats.join(", ")}.` : `Best available: ${r.data.message || r.status}`, !r.ok);
+    say(r.ok ? `Holding ${r.data.seats.join(", ")}.` : refusal("Best available", r), !r.ok);
   } catch (e) { say(String(e.message || e), true); }
   await loadOrder();
   refresh();
@@ -466,6 +500,7 @@ async function openEvent(id) {
   if (!r.ok) { say(`${id}: ${r.data.message || r.status}`, true); return; }
   state.eventId = id;
   state.event = r.data;
+  state.buyerCounted = null;
   state.target = null;
   $("event-id").value = id;
   const url = new URL(location.href);
