@@ -115,12 +115,12 @@ impl BuyerCount {
             .find(|o| o.order == order.as_str() && o.live(now))
     }
 
-    /// Entries that count no more (their order expired): a write of the
-    /// record drops them, so it stays small.
-    pub fn expired(&self, now: Millis) -> impl Iterator<Item = &str> {
+    /// Entries that count nothing (their order expired, or let go of all
+    /// it held): a write of the record drops them, so it stays small.
+    pub fn stale(&self, now: Millis) -> impl Iterator<Item = &str> {
         self.orders
             .iter()
-            .filter(move |o| !o.live(now))
+            .filter(move |o| !o.live(now) || o.members.is_empty())
             .map(|o| o.order.as_str())
     }
 }

@@ -37,10 +37,12 @@ fn a_hold_counts_until_its_expiry_to_the_millisecond() {
     for (now, counted) in table {
         assert_eq!(count.counted(Millis(now)), counted, "at {now}");
     }
-    assert_eq!(
-        count.expired(Millis(1_000)).collect::<Vec<_>>(),
-        [a.as_str()]
-    );
+    assert_eq!(count.stale(Millis(1_000)).collect::<Vec<_>>(), [a.as_str()]);
+    let emptied = BuyerCount {
+        orders: vec![units(&a, &[], 9_000), units(&b, &["s3"], 9_000)],
+        ..count.clone()
+    };
+    assert_eq!(emptied.stale(Millis(0)).collect::<Vec<_>>(), [a.as_str()]);
     assert!(count.live_order(&a, Millis(1_000)).is_none());
     assert!(count.live_order(&b, Millis(1_000)).is_some());
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::reads::{in_plan_order, order_event, places_by_section, plan_from_buckets};
 use super::{GaEntry, Reply};
-use crate::domain::buyer_limit::confirm_within;
+use crate::domain::buyer_limit::{confirm_within, BuyerCount};
 use crate::domain::ga::{plan_held_sales, plan_late_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{
     decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound, Millis, Order, OrderId,
@@ -318,22 +318,21 @@ async fn take_free(
             None => return refund(app, stored, payment, on_failure, holds_are_live).await,
         }
     };
-    // Units the order may not hold: only within its buyer's limit.
-    let buyer = match order.limited_buyer() {
-        None => None,
-        Some(limited) => {
-            let event = crate::domain::EventRef::of(&order.event_id);
-            let count = app.store.buyer_count(&event, &limited).await?;
-            let sold: u32 = sales.iter().map(PlaceSale::sold).sum();
-            let units = u32::try_from(paid.seats.len()).unwrap_or(u32::MAX) + sold;
-            if !confirm_within(&count, &order.order_id, units, limited.limit, now) {
-                let reason = on_failure.over_limit();
-                return refund(app, stored, payment, reason, holds_are_live).await;
-            }
-            Some(count)
+    let unsold = unsold_places(order, &sales);
+    // Holds let go of only after the transaction count until then.
+    let kept = match holds_are_live || order.expires_at <= now {
+        true => 0,
+        false => release.len() + unsold.iter().map(|p| p.quantity as usize).sum::<usize>(),
+    };
+    let sold = paid.seats.len() + sales.iter().map(|s| s.sold() as usize).sum::<usize>();
+    let buyer = match buyer_limit_check(app, order, sold + kept, now).await? {
+        LimitCheck::NoBuyer => None,
+        LimitCheck::Within(count) => Some(count),
+        LimitCheck::Over => {
+            let reason = on_failure.over_limit();
+            return refund(app, stored, payment, reason, holds_are_live).await;
         }
     };
-    let unsold = unsold_places(order, &sales);
     let leftovers = Leftovers {
         seats: release,
         places: &unsold,
@@ -359,6 +358,36 @@ async fn take_free(
     }
     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
     sold_in_plan_order(app, order, paid).await
+}
+
+/// Whether a confirm of `order` may take `units` it may not hold.
+enum LimitCheck {
+    NoBuyer,
+    /// Within the limit, on the buyer's record as read.
+    Within(BuyerCount),
+    Over,
+}
+
+/// One read of the order's buyer's record, and the limit's rule for a
+/// confirm ([`confirm_within`]).
+async fn buyer_limit_check(
+    app: &App,
+    order: &Order,
+    units: usize,
+    now: Millis,
+) -> Result<LimitCheck, Error> {
+    let Some(limited) = order.limited_buyer() else {
+        return Ok(LimitCheck::NoBuyer);
+    };
+    let event = crate::domain::EventRef::of(&order.event_id);
+    let count = app.store.buyer_count(&event, &limited).await?;
+    let units = u32::try_from(units).unwrap_or(u32::MAX);
+    Ok(
+        match confirm_within(&count, &order.order_id, units, limited.limit, now) {
+            true => LimitCheck::Within(count),
+            false => LimitCheck::Over,
+        },
+    )
 }
 
 /// The answer to a sale: what was paid, places in the plan's order.
@@ -410,7 +439,7 @@ async fn refund(
     };
     let outcome = app
         .store
-        .mark_refund_due(stored, payment, reason, leftovers)
+        .mark_refund_due(stored, payment, reason, leftovers, crate::world::now())
         .await?;
     if let Some(next) = not_committed(outcome) {
         return Ok(next);

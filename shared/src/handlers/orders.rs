@@ -437,8 +437,9 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
             OrderStatus::Cancelled => return Ok(cancelled()),
             OrderStatus::Pending | OrderStatus::Expired => {}
         }
-        let live = order.is_live(crate::world::now());
-        if !app.store.cancel_order(&stored, live).await? {
+        let now = crate::world::now();
+        let live = order.is_live(now);
+        if !app.store.cancel_order(&stored, live, now).await? {
             rounds.lost();
             continue;
         }

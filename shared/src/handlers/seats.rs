@@ -83,6 +83,10 @@ pub async fn claim_remembering(
         }
     }
     let max = app.config.max_seats_per_order;
+    if let Some(refused) = buyer_refusal_from_memory(app, order, token, seat, now).await? {
+        crate::metrics::refused_from_memory("get-seat");
+        return Err(refused);
+    }
     match app
         .store
         .claim_seat_seeing(&app.memory, order, token, seat, max, now)
@@ -101,6 +105,51 @@ pub async fn claim_remembering(
             Err(error)
         }
     }
+}
+
+/// A claim by a buyer this instance keeps refusing for its limit (docs/API.md,
+/// "Under a crowd"): over the limit on the buyer's record as last read,
+/// it is refused without touching that record, once the claimant's own
+/// order and the seat (two strongly consistent reads, off the record's
+/// partition) show that no other refusal comes first and that the order
+/// does not hold the seat already. Anything else: `None`, the exact
+/// transaction.
+async fn buyer_refusal_from_memory(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seat: &SeatId,
+    now: Millis,
+) -> Result<Option<Error>, Error> {
+    let claimed = [seat.as_str().to_owned()];
+    let Some(counted) = app.memory.buyer_refusal(token, order, &claimed, now) else {
+        return Ok(None);
+    };
+    let Some(stored) = app.store.get_order(order).await? else {
+        return Ok(None);
+    };
+    let held = stored.order.seats.len()
+        + stored
+            .order
+            .places
+            .iter()
+            .map(|p| p.quantity as usize)
+            .sum::<usize>();
+    let plain = token.matches(&stored.order.token_hash)
+        && stored.order.is_holdable(now)
+        && held < app.config.max_seats_per_order as usize
+        && !stored.order.seats.contains(seat);
+    if !plain {
+        return Ok(None);
+    }
+    let Some(state) = app.store.seat_state(token.event_id(), seat).await? else {
+        return Ok(None);
+    };
+    if let Some((_, seen)) = refusal_on_read(&state, order.as_str(), now) {
+        return Ok(Some(refusal(seen)));
+    }
+    let limit = token.buyer().map_or(0, |b| b.limit);
+    Ok(Some(Error::BuyerLimit { limit, counted }))
 }
 
 /// Whether `order` lists `seat` now (a strongly consistent read: a claim

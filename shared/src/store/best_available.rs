@@ -103,9 +103,7 @@ impl Store {
         let mut stale = super::holds::stale_token_retries();
         let claimed: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
         loop {
-            let buyer = self
-                .buyer_claim(memory, &token, order, &claimed, now)
-                .await?;
+            let buyer = self.buyer_claim(&token, order, &claimed, now).await?;
             let mut items = Vec::with_capacity(seats.len() + 2);
             for seat in seats {
                 items.push(self.claim_item(&token, order, seat, FreeFor::Another, now)?);

@@ -5,6 +5,7 @@
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
+use super::confirm::BuyerChange;
 use super::expression::Expression;
 use super::failures::ItemFailure;
 use super::items;
@@ -60,6 +61,23 @@ impl BuyerClaim {
     }
 }
 
+impl Memory {
+    /// `Some(counted)` when this instance keeps refusing the buyer of
+    /// `token` and the claim of `claimed` by `order` is over the limit on
+    /// the record it last read ([`BuyerRefusals`]); get-seat then checks
+    /// the order and the seat before it answers from memory.
+    pub fn buyer_refusal(
+        &self,
+        token: &HoldToken,
+        order: &OrderId,
+        claimed: &[String],
+        now: Millis,
+    ) -> Option<u32> {
+        let buyer = token.buyer()?;
+        refusals(self).refuse(buyer, order, claimed, now)
+    }
+}
+
 fn refusals(memory: &Memory) -> MutexGuard<'_, BuyerRefusals> {
     // A panic while the lock was held leaves at worst a refusal not
     // remembered: carry on.
@@ -111,11 +129,8 @@ impl Store {
     /// A claim by the order of `token` of `claimed` (seat ids or place
     /// members): its buyer's record read and decided, or `None` when the
     /// event has no limit.
-    /// A buyer this instance keeps refusing is refused from memory
-    /// ([`BuyerRefusals`]).
     pub(crate) async fn buyer_claim(
         &self,
-        memory: &Memory,
         token: &HoldToken,
         order: &OrderId,
         claimed: &[String],
@@ -124,13 +139,6 @@ impl Store {
         let Some(buyer) = token.buyer() else {
             return Ok(None);
         };
-        if let Some(counted) = refusals(memory).refuse(buyer, order, claimed, now) {
-            crate::metrics::refused_from_memory("buyer-limit");
-            return Err(Error::BuyerLimit {
-                limit: buyer.limit,
-                counted,
-            });
-        }
         let event = EventRef::of(token.event_id());
         let read = self.buyer_count(&event, buyer).await?;
         let decision = decide_claim(&read, order, claimed, buyer.limit, now);
@@ -153,50 +161,92 @@ impl Store {
         now: Millis,
     ) -> Result<TransactWriteItem, Error> {
         let key = buyer_key(&EventRef::of(token.event_id()), &claim.buyer);
-        let expression = match &claim.decision {
-            LimitDecision::Within { members } => {
-                items::buyer::claim(&claim.read, order, members, expires_at, now)
-            }
-            LimitDecision::Over { .. } => items::buyer::refuse(),
-        };
-        self.txn_update(key, expression)
+        match &claim.decision {
+            LimitDecision::Within { members } => self.txn_update(
+                key,
+                items::buyer::claim(&claim.read, order, members, expires_at, now),
+            ),
+            LimitDecision::Over { .. } => self.txn_check(key, items::buyer::refuse()),
+        }
     }
 
     /// The record's item changing the entry of `order` (read: its buyer,
     /// what it holds) by `expression`: `None` when it has no buyer or holds
     /// nothing (then it has no entry).
+    /// Also `None` once the order's holds count no more (its expiry has
+    /// passed): its entry then counts nothing, and a write could bring back
+    /// a record that expired.
     pub(super) fn buyer_order_item(
         &self,
         order: &Order,
+        now: Millis,
         expression: impl FnOnce(&OrderId) -> Expression,
     ) -> Result<Option<TransactWriteItem>, Error> {
         let Some(buyer) = order.limited_buyer() else {
             return Ok(None);
         };
-        if order.seats.is_empty() && order.places.is_empty() {
+        let holds_count = order.expires_at > now;
+        if !holds_count || (order.seats.is_empty() && order.places.is_empty()) {
             return Ok(None);
         }
         let key = buyer_key(&EventRef::of(&order.event_id), &buyer);
         Ok(Some(self.txn_update(key, expression(&order.order_id))?))
     }
 
-    /// The record's item of a confirm selling `units` of `order`: they
-    /// count for good. `read`: the record as read and checked, for a sale
-    /// of units the order may not hold (conditioned on it); `None` for
-    /// what a live order holds. `None` for an order without a buyer.
-    pub(super) fn buyer_sale_item(
+    /// The record's item of a confirm of `order` (`None` without a
+    /// buyer): a sale of units (they count for good; `read`: the record as
+    /// read and checked, for units the order may not hold, conditioned on
+    /// it), or a refund's release. Holds let go of only after the
+    /// transaction stay in the entry (`kept`) until then.
+    pub(super) fn buyer_confirm_item(
         &self,
         order: &Order,
-        units: usize,
-        read: Option<&BuyerCount>,
+        change: BuyerChange<'_>,
+        kept: &[String],
+        now: Millis,
     ) -> Result<Option<TransactWriteItem>, Error> {
         let Some(buyer) = order.limited_buyer() else {
             return Ok(None);
         };
         let key = buyer_key(&EventRef::of(&order.event_id), &buyer);
-        let units = u32::try_from(units).unwrap_or(u32::MAX);
-        let sale = items::buyer::sell(&order.order_id, units, read);
-        Ok(Some(self.txn_update(key, sale)?))
+        let expression = match change {
+            BuyerChange::Sell { units, read } => {
+                let units = u32::try_from(units).unwrap_or(u32::MAX);
+                items::buyer::sell(&order.order_id, units, read, kept)
+            }
+            // Its entry as it is, until its holds are let go of.
+            BuyerChange::Release if !kept.is_empty() => return Ok(None),
+            BuyerChange::Release => {
+                return self.buyer_order_item(order, now, items::buyer::release_order)
+            }
+        };
+        Ok(Some(self.txn_update(key, expression)?))
+    }
+
+    /// Takes `members` of `order` out of its buyer's record once they were
+    /// let go of after a confirm's transaction; a failure is logged (they
+    /// stop counting at the order's expiry anyway).
+    pub(super) async fn release_buyer_members(&self, order: &Order, members: &[String]) {
+        let Some(buyer) = order.limited_buyer() else {
+            return;
+        };
+        if members.is_empty() {
+            return;
+        }
+        let members: Vec<&str> = members.iter().map(String::as_str).collect();
+        let request = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(buyer_key(&EventRef::of(&order.event_id), &buyer)));
+        let sent = items::buyer::release(&order.order_id, &members)
+            .on_update_item(request)
+            .send()
+            .await;
+        if let Err(e) = sent {
+            let e = super::errors::sdk_error("UpdateItem", e);
+            tracing::warn!(order_id = %order.order_id, error = %crate::error::chain(&e), "buyer's record not updated after a confirm; its holds stop counting at the order's expiry");
+        }
     }
 
     /// The record's item releasing `members` of an order whose token names

@@ -57,6 +57,29 @@ impl Leftovers<'_> {
     fn items(&self) -> usize {
         self.seats.len() + self.places.len()
     }
+    /// What they are in the order's `seats` set (and its buyer's record).
+    fn members(&self) -> Vec<String> {
+        let places = self.places.iter().flat_map(|held| {
+            (1..=held.quantity).map(|k| place_member(&held.section, held.bucket, k))
+        });
+        self.seats
+            .iter()
+            .map(|seat| seat.as_str().to_owned())
+            .chain(places)
+            .collect()
+    }
+}
+
+/// What a confirm that does not sell from a live order's holds does to its
+/// buyer's record.
+pub(super) enum BuyerChange<'a> {
+    /// Sells `units`, checked against the record as `read`.
+    Sell {
+        units: usize,
+        read: Option<&'a BuyerCount>,
+    },
+    /// Sells nothing (a refund): the order's holds stop counting.
+    Release,
 }
 
 impl Store {
@@ -154,8 +177,12 @@ impl Store {
             self.record_payment(payment, &order.order_id)?,
         );
         // Exactly what a live order holds, or less: always within the limit.
-        if let Some(sale) = self.buyer_sale_item(order, recorded.len(), None)? {
-            txn.push(ConfirmRole::Buyer, sale);
+        let sale = BuyerChange::Sell {
+            units: recorded.len(),
+            read: None,
+        };
+        if let Some(item) = self.buyer_confirm_item(order, sale, &[], now)? {
+            txn.push(ConfirmRole::Buyer, item);
         }
         self.confirm_txn(txn, &order.order_id).await
     }
@@ -219,10 +246,12 @@ impl Store {
         );
         // Units it may not hold: the sale stands only on the buyer's record
         // as the handler read and checked it.
-        if let Some(sale) = self.buyer_sale_item(order, recorded.len(), buyer)? {
-            txn.push(ConfirmRole::Buyer, sale);
-        }
-        self.commit_letting_go(txn, order, leftovers).await
+        let sale = BuyerChange::Sell {
+            units: recorded.len(),
+            read: buyer,
+        };
+        self.commit_letting_go(txn, order, leftovers, sale, now)
+            .await
     }
 
     /// A payment that cannot complete its order: the order becomes
@@ -235,6 +264,7 @@ impl Store {
         payment: &PaymentId,
         reason: RefundReason,
         leftovers: Leftovers<'_>,
+        now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
@@ -247,23 +277,34 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
-        // Nothing it holds counts against its buyer from now on.
-        if let Some(release) = self.buyer_order_item(order, items::buyer::release_order)? {
-            txn.push(ConfirmRole::Buyer, release);
-        }
-        self.commit_letting_go(txn, order, leftovers).await
+        self.commit_letting_go(txn, order, leftovers, BuyerChange::Release, now)
+            .await
     }
 
     /// Commits `txn`, letting go of `leftovers` in it when they still count
     /// and fit in one transaction (DynamoDB's limit: 100 items), else right
     /// after it commits, each only if still the order's.
+    /// The order's buyer's record changes in the same transaction: what it
+    /// lets go of after the transaction keeps counting until then, and is
+    /// taken out of the record after it.
     async fn commit_letting_go(
         &self,
         mut txn: ConfirmTxn,
         order: &Order,
         leftovers: Leftovers<'_>,
+        buyer: BuyerChange<'_>,
+        now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
-        let in_txn = leftovers.live && txn.items.len() + leftovers.items() <= MAX_TRANSACTION_ITEMS;
+        // One more item for the buyer's record.
+        let room = MAX_TRANSACTION_ITEMS - 1;
+        let in_txn = leftovers.live && txn.items.len() + leftovers.items() <= room;
+        let kept = match (in_txn, order.expires_at > now) {
+            (false, true) => leftovers.members(),
+            _ => Vec::new(),
+        };
+        if let Some(item) = self.buyer_confirm_item(order, buyer, &kept, now)? {
+            txn.push(ConfirmRole::Buyer, item);
+        }
         if in_txn {
             let event = EventRef::of(&order.event_id);
             self.push_releases(&mut txn, &event, &order.order_id, leftovers.seats)?;
@@ -279,6 +320,7 @@ impl Store {
                 ..order.clone()
             })
             .await;
+            self.release_buyer_members(order, &kept).await;
         }
         Ok(outcome)
     }

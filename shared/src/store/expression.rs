@@ -9,7 +9,7 @@
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::types::builders::{PutBuilder, UpdateBuilder};
+use aws_sdk_dynamodb::types::builders::{ConditionCheckBuilder, PutBuilder, UpdateBuilder};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -144,6 +144,14 @@ impl Expression {
         let (names, values) = (self.names(), self.values());
         b.set_update_expression(self.update)
             .set_condition_expression(self.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+    /// On a transaction's `ConditionCheck` item (a condition alone).
+    pub(super) fn on_condition_check(mut self, b: ConditionCheckBuilder) -> ConditionCheckBuilder {
+        debug_assert!(self.update.is_none());
+        let (names, values) = (self.names(), self.values());
+        b.set_condition_expression(self.condition)
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
     }

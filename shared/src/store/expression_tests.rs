@@ -1,7 +1,7 @@
 //! The store's expressions, every one: bound exactly, conditions on time
 //! through the shared helpers, and written only in the items' modules.
 
-use super::super::items::{bucket, event, order, payment, queue, seat, seat_map, visitor};
+use super::super::items::{bucket, buyer, event, order, payment, queue, seat, seat_map, visitor};
 use crate::auth::HoldToken;
 use crate::domain::ga::{PlaceHold, PlaceSale, Take};
 use crate::domain::{
@@ -304,6 +304,41 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
             visitor::ranked_after("QWAIT#e#1#0".into(), None),
         ),
     ];
+    let first = crate::domain::buyer_limit::BuyerCount::default();
+    let read = crate::domain::buyer_limit::BuyerCount {
+        version: 3,
+        sold: 1,
+        orders: vec![crate::domain::buyer_limit::OrderUnits {
+            order: "ord-2".into(),
+            members: ["A-1-9".to_owned()].into(),
+            expires_at: Millis(now.0 - 1),
+        }],
+    };
+    let members: std::collections::BTreeSet<String> = ["A-1-1".to_owned()].into();
+    let kept = ["A-1-2".to_owned()];
+    all.extend([
+        (
+            "buyer::claim first",
+            buyer::claim(&first, &order, &members, now, now),
+        ),
+        (
+            "buyer::claim pruning",
+            buyer::claim(&read, &order, &members, now, now),
+        ),
+        ("buyer::refuse", buyer::refuse()),
+        ("buyer::release", buyer::release(&order, &["A-1-1"])),
+        ("buyer::release_order", buyer::release_order(&order)),
+        ("buyer::extend", buyer::extend(&order, now)),
+        ("buyer::sell", buyer::sell(&order, 2, None, &[])),
+        (
+            "buyer::sell as read keeping",
+            buyer::sell(&order, 2, Some(&read), &kept),
+        ),
+        (
+            "buyer::sell first",
+            buyer::sell(&order, 2, Some(&first), &[]),
+        ),
+    ]);
     for when in [
         order::Completion::Exact { count: 2, now },
         order::Completion::AsReadLive { version: 3, now },

@@ -305,7 +305,8 @@ pub(crate) enum ConfirmRole {
     Order,
     Payment,
     /// The buyer's record, as a confirm taking units it did not hold read
-    /// it (a failed condition: it moved; read again).
+    /// it (a failed condition: another of the buyer's writes landed; read
+    /// and decide again, as when a bucket moved: the order did not change).
     Buyer,
 }
 
@@ -348,15 +349,12 @@ pub(crate) fn confirm_outcome(
     });
     Ok(if payment_elsewhere {
         ConfirmOutcome::PaymentReused
-    } else if failed(ConfirmRole::Order, condition)
-        || failed(ConfirmRole::Release, condition)
-        || failed(ConfirmRole::Buyer, condition)
-    {
+    } else if failed(ConfirmRole::Order, condition) || failed(ConfirmRole::Release, condition) {
         ConfirmOutcome::OrderChanged
     } else if failed(ConfirmRole::Paid, condition) {
         // A paid seat is another order's: no re-plan brings it back.
         ConfirmOutcome::SeatsTaken
-    } else if failed(ConfirmRole::Places, condition) {
+    } else if failed(ConfirmRole::Places, condition) || failed(ConfirmRole::Buyer, condition) {
         ConfirmOutcome::PlacesMoved
     } else {
         // Only conflicts: another transaction is on these items right now;

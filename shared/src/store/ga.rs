@@ -2,7 +2,7 @@
 //! in batches, and hold-ga's one transaction (the order and the buckets it
 //! takes from or gives back to). See `domain::ga` for the rules.
 
-use super::buyers::{forget_buyer, BuyerVerdict};
+use super::buyers::{forget_buyer, BuyerClaim, BuyerVerdict};
 use super::errors::{conditional, StoreError};
 use super::expression::Expression;
 use super::failures::unavailable_in;
@@ -132,6 +132,39 @@ impl Store {
         now: Millis,
     ) -> Result<bool, Error> {
         let order = &stored.order;
+        let (mut items, change, members) = self.bucket_items(order, section, changes)?;
+        let member_ids: Vec<&str> = members.iter().map(String::as_str).collect();
+        let record = items::order::change_places(token, change, &member_ids, stored.version, now);
+        items.insert(0, self.txn_update(order_key(&order.order_id), record)?);
+        // The buyer's record in the same transaction: places taken within
+        // its limit (as read), or given back.
+        let buyer = match change {
+            Places::Add => {
+                self.buyer_claim(token, &order.order_id, &members, now)
+                    .await?
+            }
+            Places::Remove => None,
+        };
+        match &buyer {
+            Some(claim) => {
+                items.push(self.buyer_item(claim, token, &order.order_id, order.expires_at, now)?)
+            }
+            None if change == Places::Remove => {
+                items.extend(self.buyer_release_item(token, &order.order_id, &member_ids)?)
+            }
+            None => {}
+        }
+        self.commit_places(memory, items, buyer, token, now).await
+    }
+
+    /// hold-ga's bucket items, and the place members the order gains or
+    /// loses by them.
+    fn bucket_items(
+        &self,
+        order: &Order,
+        section: &SectionId,
+        changes: &[BucketChange],
+    ) -> Result<(Vec<TransactWriteItem>, Places, Vec<String>), Error> {
         let event_ref = EventRef::of(&order.event_id);
         let held = |bucket: u32| {
             order
@@ -141,7 +174,7 @@ impl Store {
                 .map_or(0, |p| p.quantity)
         };
         let (mut added, mut removed) = (Vec::new(), Vec::new());
-        let mut items = Vec::with_capacity(changes.len() + 1);
+        let mut items = Vec::with_capacity(changes.len() + 2);
         for change in changes {
             let (bucket, expression) = match change {
                 BucketChange::Take(take) => {
@@ -161,32 +194,23 @@ impl Store {
             };
             items.push(self.txn_update(ga_bucket_key(&event_ref, section, bucket), expression)?);
         }
-        let (change, members) = if removed.is_empty() {
-            (Places::Add, added)
-        } else {
-            (Places::Remove, removed)
-        };
-        let member_ids: Vec<&str> = members.iter().map(String::as_str).collect();
-        let record = items::order::change_places(token, change, &member_ids, stored.version, now);
-        items.insert(0, self.txn_update(order_key(&order.order_id), record)?);
-        // The buyer's record in the same transaction: places taken within
-        // its limit (as read), or given back.
-        let buyer = match change {
-            Places::Add => {
-                self.buyer_claim(memory, token, &order.order_id, &members, now)
-                    .await?
-            }
-            Places::Remove => None,
-        };
-        match &buyer {
-            Some(claim) => {
-                items.push(self.buyer_item(claim, token, &order.order_id, order.expires_at, now)?)
-            }
-            None if change == Places::Remove => {
-                items.extend(self.buyer_release_item(token, &order.order_id, &member_ids)?)
-            }
-            None => {}
-        }
+        Ok(match removed.is_empty() {
+            true => (items, Places::Add, added),
+            false => (items, Places::Remove, removed),
+        })
+    }
+
+    /// hold-ga's transaction, decided: `Ok(false)` when something moved
+    /// since it was read (read and plan again); `409 buyer-limit` when only
+    /// the buyer's record refused, as read.
+    async fn commit_places(
+        &self,
+        memory: &Memory,
+        items: Vec<TransactWriteItem>,
+        buyer: Option<BuyerClaim>,
+        token: &HoldToken,
+        now: Millis,
+    ) -> Result<bool, Error> {
         let mut reasons = match self.transact(items).await? {
             Txn::Committed => {
                 match buyer {
@@ -205,12 +229,10 @@ impl Store {
             return Ok(false);
         };
         match buyer.verdict(buyer_failure.as_ref()) {
-            // Only the buyer's record refused, as read: at its limit.
             BuyerVerdict::Over { limit, counted } if reasons.iter().all(Option::is_none) => {
                 buyer.remember(memory, true, now);
                 Err(Error::BuyerLimit { limit, counted })
             }
-            // Something moved since it was read: read and plan again.
             _ => Ok(false),
         }
     }

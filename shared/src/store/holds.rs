@@ -141,9 +141,7 @@ impl Store {
         let (mut stale, mut moved) = (stale_token_retries(), buyer_rounds());
         let claimed = [seat.as_str().to_owned()];
         loop {
-            let buyer = self
-                .buyer_claim(memory, &token, order, &claimed, now)
-                .await?;
+            let buyer = self.buyer_claim(&token, order, &claimed, now).await?;
             let mut items = vec![
                 self.claim_item(&token, order, seat, FreeFor::Order, now)?,
                 self.txn_update(

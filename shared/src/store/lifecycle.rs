@@ -40,7 +40,7 @@ impl Store {
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
         items.extend(self.extend_places(order, expires_at)?);
         // Its units count until the new expiry.
-        items.extend(self.buyer_order_item(order, |id| items::buyer::extend(id, expires_at))?);
+        items.extend(self.buyer_order_item(order, now, |id| items::buyer::extend(id, expires_at))?);
         for seat in &order.seats {
             let extend = items::seat::extend_held(&order.order_id, expires_at)
                 .on_update(self.update(seat_key(&event, seat)))
@@ -55,7 +55,12 @@ impl Store {
     /// index, if it is as read; while its holds count (`live`), its seats
     /// and places are released in the same transaction. `Ok(false)`: it
     /// changed since it was read; read it again.
-    pub async fn cancel_order(&self, stored: &StoredOrder, live: bool) -> Result<bool, Error> {
+    pub async fn cancel_order(
+        &self,
+        stored: &StoredOrder,
+        live: bool,
+        now: Millis,
+    ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
         let record = items::order::cancel(order.status, stored.version)
@@ -68,7 +73,7 @@ impl Store {
             items.extend(self.give_back_all(order)?);
         }
         // Its units stop counting against its buyer at once.
-        items.extend(self.buyer_order_item(order, items::buyer::release_order)?);
+        items.extend(self.buyer_order_item(order, now, items::buyer::release_order)?);
         for seat in release {
             let free = items::seat::release_held(&order.order_id)
                 .on_update(self.update(seat_key(&event, seat)))

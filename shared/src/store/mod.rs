@@ -60,7 +60,7 @@ use std::time::Duration;
 use value::{Fields, Item};
 
 use aws_sdk_dynamodb::types::{
-    Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 
@@ -101,6 +101,7 @@ pub use free_runs::SectionRuns;
 pub use ga::BucketChange;
 pub use holds::ClaimRefusal;
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
+pub use items::buyer::{BUYER_PK_PREFIX, BUYER_SK};
 pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};
 pub use items::order::{
     pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_PK_PREFIX, PENDING_SHARDS,
@@ -260,6 +261,23 @@ impl Store {
     }
 
     /// A transaction's `Update` of the item at `key`, by `expression`.
+    /// A transaction's item that only checks `condition` on `key` (the
+    /// item as it was comes back when it fails).
+    fn txn_check(&self, key: Item, condition: Expression) -> Result<TransactWriteItem, Error> {
+        let check = condition
+            .on_condition_check(
+                ConditionCheck::builder()
+                    .table_name(&*self.table)
+                    .set_key(Some(key))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    ),
+            )
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
     fn txn_update(&self, key: Item, expression: Expression) -> Result<TransactWriteItem, Error> {
         let update = expression
             .on_update(self.update(key))

@@ -344,7 +344,9 @@ async fn short_order(app: &App, event: &str, seconds: u32, limit: u32) -> TestOr
 }
 
 /// A buyer at its limit who keeps clicking is refused from the instance's
-/// memory after three refusals within a second: no request to the store.
+/// memory after three refusals within a second, without touching its
+/// record (no transaction); the order and the seat are still read, so a
+/// sold seat is still `seat-sold` and a held seat's re-claim still `200`.
 #[tokio::test]
 async fn a_buyer_clicking_at_its_limit_is_refused_from_memory() {
     let app = fresh_app().await;
@@ -354,18 +356,57 @@ async fn a_buyer_clicking_at_its_limit_is_refused_from_memory() {
         buyer_order(&app, &ev, BUYER).await,
     );
     assert_eq!(claim(&app, &a, "A-1-1").await.0, 200);
+    let rival = buyer_order(&app, &ev, "user:99").await;
+    assert_eq!(claim(&app, &rival, "A-1-9").await.0, 200);
     let counter = local::metrics::RequestCounter::default();
     let clicker = instance(&app, &counter);
     for seat in ["A-1-2", "A-1-3", "A-1-4"] {
         assert_buyer_limit(&claim(&clicker, &b, seat).await, 1);
     }
-    let before = counter.total();
+    counter.take();
     for seat in ["A-1-5", "A-1-6", "A-1-7"] {
         assert_buyer_limit(&claim(&clicker, &b, seat).await, 1);
     }
-    assert_eq!(counter.total(), before, "refused from memory");
-    // a's own re-claim is never refused from memory.
-    assert_eq!(claim(&clicker, &a, "A-1-1").await.0, 200);
+    let sent = counter.take();
+    assert_eq!(
+        sent.get("TransactWriteItems"),
+        None,
+        "refused from memory: {sent:?}"
+    );
+    assert_eq!(
+        sent.get("GetItem"),
+        Some(&6),
+        "the order and the seat, each time: {sent:?}"
+    );
+    // Another refusal comes first even so.
+    let (status, body) = claim(&clicker, &b, "A-1-9").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("seat-held")),
+        "{body}"
+    );
+    // The buyer moves its hold to b through another instance: b's claim of
+    // its own seat is never refused from memory.
+    assert_eq!(drop_seat(&app, &a, "A-1-1").await.0, 200);
+    assert_eq!(claim(&app, &b, "A-1-8").await.0, 200);
+    assert_eq!(claim(&clicker, &b, "A-1-8").await.0, 200);
+}
+
+/// A first claim over the limit (no record yet) is refused by the
+/// transaction's check, and writes nothing.
+#[tokio::test]
+async fn a_first_claim_over_the_limit_writes_nothing() {
+    let app = fresh_app().await;
+    let ev = limited_event(&app, 10, 20, 2).await;
+    let o = buyer_order(&app, &ev, BUYER).await;
+    let refused = common::best(&app, &o, json!({"quantity": 3})).await;
+    assert_buyer_limit(&refused, 2);
+    assert_eq!(refused.1["counted"], json!(0));
+    assert_buyer_limit(&hold_ga(&app, &o, "FLOOR", json!(3)).await, 2);
+    assert_eq!(seats_held_by(&app, &ev, std::slice::from_ref(&o)).await, 0);
+    assert_eq!(counted(&app, &ev, BUYER, 2).await, 0);
+    assert_eq!(hold_ga(&app, &o, "FLOOR", json!(2)).await.0, 200);
+    assert_eq!(counted(&app, &ev, BUYER, 2).await, 2);
 }
 
 /// Throttles and transaction conflicts on the buyer's record: a 503 with
@@ -474,5 +515,71 @@ async fn faults_on_the_buyers_record_never_break_the_limit() {
     );
     assert_eq!(seats_held_by(&app, &ev, &[a, b]).await, 2);
     assert_eq!(counted(&app, &ev, BUYER, 2).await, 2);
+    testkit::assert_invariants(&app, &ev).await;
+}
+
+/// confirm's last round lets go of the order's other holds only after its
+/// transaction: until they are let go of they still count (when letting go
+/// fails, until the order's expiry), and then they stop counting.
+#[tokio::test]
+async fn confirms_last_round_counts_its_other_holds_until_it_lets_go() {
+    for letting_go_fails in [false, true] {
+        last_round_confirm(letting_go_fails).await;
+    }
+}
+
+async fn last_round_confirm(letting_go_fails: bool) {
+    use local::faults::Fault;
+    let faults = local::faults::FaultInjector::default();
+    let app = testkit::fresh_app_with(local::faults::production_client(
+        &testkit::dynamodb_endpoint(),
+        [faults.shared()],
+    ))
+    .await;
+    let ev = limited_event(&app, 10, 0, 4).await;
+    let o = buyer_order(&app, &ev, BUYER).await;
+    for seat in ["A-1-1", "A-1-2", "A-1-3", "A-1-4"] {
+        assert_eq!(claim(&app, &o, seat).await.0, 200);
+    }
+    // The no-read attempt and three ordinary rounds refused: the fourth,
+    // the last, pays A-1-1 and lets the three others go after it.
+    faults.reset();
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["ConditionalCheckFailed"; 7]),
+        Some(4),
+    );
+    if letting_go_fails {
+        faults.fail("UpdateItem", Fault::Throttling, None);
+    }
+    let paid = ["A-1-1".to_owned()];
+    let body = common::confirm_body(&o.id, "pi_last", &paid);
+    let headers = common::signed(&body);
+    let uri = format!("/orders/{}/confirm", o.id);
+    let (status, reply) = call(&app, "POST", &uri, &common::as_refs(&headers), &body).await;
+    assert_eq!(
+        (status, reply["status"].as_str()),
+        (200, Some("COMPLETED")),
+        "{reply}"
+    );
+    assert_eq!(faults.injected("TransactWriteItems"), 4);
+    faults.reset();
+    let other = buyer_order(&app, &ev, BUYER).await;
+    if letting_go_fails {
+        // Still held by the completed order: still counted.
+        assert_eq!(seats_held_by(&app, &ev, std::slice::from_ref(&o)).await, 3);
+        assert_eq!(counted(&app, &ev, BUYER, 4).await, 4);
+        assert_buyer_limit(&claim(&app, &other, "A-1-5").await, 4);
+        return;
+    }
+    assert_eq!(
+        counted(&app, &ev, BUYER, 4).await,
+        1,
+        "the others were let go of"
+    );
+    for seat in ["A-1-2", "A-1-3", "A-1-4"] {
+        assert_eq!(claim(&app, &other, seat).await.0, 200);
+    }
+    assert_buyer_limit(&claim(&app, &other, "A-1-5").await, 4);
     testkit::assert_invariants(&app, &ev).await;
 }

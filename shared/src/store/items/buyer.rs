@@ -22,6 +22,8 @@ use crate::store::value::{n, s, Fields, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 pub const BUYER_PK_PREFIX: &str = "BUYER#";
+/// Every buyer's record has this sort key.
+pub const BUYER_SK: &str = "BUYER";
 
 const SOLD: &str = "sold";
 const MEMBERS_PREFIX: &str = "o:";
@@ -43,7 +45,7 @@ pub(in crate::store) fn buyer_key(event: &EventRef, buyer: &LimitedBuyer) -> Ite
             PK.into(),
             s(format!("{BUYER_PK_PREFIX}{event}#{}", buyer.buyer.as_str())),
         ),
-        (SK.into(), s("BUYER")),
+        (SK.into(), s(BUYER_SK)),
     ])
 }
 
@@ -114,7 +116,7 @@ pub(in crate::store) fn claim(
             .value(":ttl", n(now.0 / 1_000 + UNSOLD_RECORD_SECONDS));
     }
     let pruned: Vec<&str> = read
-        .expired(now)
+        .stale(now)
         .filter(|o| *o != order.as_str())
         .take(PRUNED_PER_WRITE)
         .collect();
@@ -142,17 +144,14 @@ pub(in crate::store) fn claim(
         .value(":next", n(read.version + 1))
 }
 
-/// A claim over the limit, refused by the transaction itself: a condition
-/// that never holds, so the claim's other items answer first (a sold seat
-/// is `seat-sold`, not `buyer-limit`) and the record's version at that
-/// moment comes back to tell a refusal as read from a record that moved.
+/// A claim over the limit, refused by the transaction itself: a check of
+/// a condition that never holds, so the claim's other items answer first
+/// (a sold seat is `seat-sold`, not `buyer-limit`) and the record's
+/// version at that moment comes back to tell a refusal as read from a
+/// record that moved. A `ConditionCheck`, never an update: nothing is
+/// written, whatever the record holds.
 pub(in crate::store) fn refuse() -> Expression {
-    Expression::update("SET #version = #version")
-        .and(Expression::condition(
-            "attribute_exists(#pk) AND attribute_not_exists(#pk)",
-        ))
-        .name("#version", VERSION)
-        .name("#pk", PK)
+    Expression::condition("attribute_exists(#pk) AND attribute_not_exists(#pk)").name("#pk", PK)
 }
 
 /// `members` of `order` no longer held (drop-seat, places given back): no
@@ -189,24 +188,38 @@ pub(in crate::store) fn extend(order: &OrderId, expires_at: Millis) -> Expressio
         .value(":one", n(1))
 }
 
-/// A confirm sells `units` of `order`: they count for good, the order's
-/// entry goes, and the record never expires. `read`: the record as a
-/// confirm that takes units it did not hold read it (the sale is then
-/// conditioned on it); `None` for a sale of exactly what a live order
-/// holds, which always completes.
-pub(in crate::store) fn sell(order: &OrderId, units: u32, read: Option<&BuyerCount>) -> Expression {
-    let update = Expression::update(
-        "SET #kind = :kind REMOVE #members, #expiry, #ttl ADD #sold :units, #version :one",
-    )
-    .name("#kind", KIND)
-    .name("#members", members_of(order.as_str()))
-    .name("#expiry", expiry_of(order.as_str()))
-    .name("#ttl", TTL)
-    .name("#sold", SOLD)
-    .name("#version", VERSION)
-    .value(":kind", s("buyer"))
-    .value(":units", n(units))
-    .value(":one", n(1));
+/// A confirm sells `units` of `order`: they count for good, and the
+/// record never expires. The order's entry goes, or keeps exactly `kept`
+/// (holds the confirm lets go of only after its transaction: they count
+/// until then). `read`: the record as a confirm that takes units it did
+/// not hold read it (the sale is then conditioned on it); `None` for a
+/// sale of what a live order holds, which always completes.
+pub(in crate::store) fn sell(
+    order: &OrderId,
+    units: u32,
+    read: Option<&BuyerCount>,
+    kept: &[String],
+) -> Expression {
+    let entry = if kept.is_empty() {
+        Expression::update(
+            "SET #kind = :kind REMOVE #members, #expiry, #ttl ADD #sold :units, #version :one",
+        )
+        .name("#expiry", expiry_of(order.as_str()))
+    } else {
+        Expression::update(
+            "SET #kind = :kind, #members = :kept REMOVE #ttl ADD #sold :units, #version :one",
+        )
+        .value(":kept", AttributeValue::Ss(kept.to_vec()))
+    };
+    let update = entry
+        .name("#kind", KIND)
+        .name("#members", members_of(order.as_str()))
+        .name("#ttl", TTL)
+        .name("#sold", SOLD)
+        .name("#version", VERSION)
+        .value(":kind", s("buyer"))
+        .value(":units", n(units))
+        .value(":one", n(1));
     match read {
         Some(read) => update.and(as_read(read)),
         None => update,
