@@ -20,6 +20,7 @@ pub const SWEEP_HOLD_SECONDS: u32 = 3;
 pub mod capacity;
 
 mod best;
+mod buyer_limit;
 mod cold_start;
 mod crowd;
 pub mod crowd_projection;
@@ -185,12 +186,23 @@ async fn reply(
         .map(|t| vec![("authorization", format!("Bearer {t}"))])
         .unwrap_or_default();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    reply_with(app, method, uri, &headers, body).await
+}
+
+/// A request through the router with these headers: its status and body.
+async fn reply_with(
+    app: &App,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, serde_json::Value) {
     let body = if body.is_empty() {
         Body::Empty
     } else {
         Body::Text(body.to_owned())
     };
-    let resp = dispatch(app, request(method, uri, &headers, body)).await;
+    let resp = dispatch(app, request(method, uri, headers, body)).await;
     let status = resp.status().as_u16();
     let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
     (status, json)
@@ -217,6 +229,11 @@ pub async fn run(
     let recorder = crate::capacity::CapacityRecorder::new();
     let recording = new_app(endpoint, None, Some(recorder.clone()), false).await?;
     report.one_seat = one_seat_stampedes(&recording, &recorder, sizes.one_seat).await?;
+
+    progress("claims with and without a buyer limit (priced per claim)");
+    report
+        .rows
+        .push(buyer_limit::buyer_limit_claims(&recording, &recorder, sizes.buyer_limit).await?);
 
     progress("best-available stampede");
     report
@@ -517,6 +534,22 @@ pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
     fragmented::fragmented_best_available(&app, &endpoint, &recorder, sizes.fragmented).await
+}
+
+/// Claims with and without a buyer limit, on a DynamoDB Local of its own:
+/// its row. `--only buyer-limit` runs it alone (the full run measures it
+/// beside the one-seat stampede, on the same recording app).
+pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
+    let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
+    let dynamodb = local::dynamodb_local::DynamoDbLocal::start(
+        port,
+        "a free port",
+        local::dynamodb_local::Storage::InMemory,
+    )
+    .map_err(|e| e.to_string())?;
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let app = new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
+    buyer_limit::buyer_limit_claims(&app, &recorder, sizes.buyer_limit).await
 }
 
 /// The admitter with a crowd already waiting (each queue on a DynamoDB

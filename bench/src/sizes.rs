@@ -2,6 +2,7 @@
 //! smoke pass's.
 
 use crate::best::BestAvailableStampede;
+use crate::buyer_limit::BuyerLimitClaims;
 use crate::crowd::OneSeatStampede;
 use crate::demand::DemandModel;
 use crate::flood::Flood;
@@ -31,6 +32,8 @@ pub struct Sizes {
     /// The admitter with a crowd already waiting.
     pub flood: Flood,
     pub ga: GaStampede,
+    /// Claims with and without a buyer limit.
+    pub buyer_limit: BuyerLimitClaims,
     pub one_seat: OneSeatStampede,
     pub queue: QueueModel,
     /// The live map in Chromium over a stadium.
@@ -97,6 +100,11 @@ impl Sizes {
             ga: GaStampede {
                 capacity: 2_000,
                 buyers: 1_600,
+                in_flight: 64,
+            },
+            buyer_limit: BuyerLimitClaims {
+                buyers: 400,
+                limit: 4,
                 in_flight: 64,
             },
             // The contract's targets: 10,000 requests in a second over 100
@@ -166,6 +174,11 @@ impl Sizes {
             ga: GaStampede {
                 capacity: 100,
                 buyers: 80,
+                in_flight: 16,
+            },
+            buyer_limit: BuyerLimitClaims {
+                buyers: 40,
+                limit: 4,
                 in_flight: 16,
             },
             one_seat: OneSeatStampede {

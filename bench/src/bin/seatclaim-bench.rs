@@ -17,7 +17,7 @@ static HEAP: bench::heap::Counting = bench::heap::Counting;
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
-    // `--only fragmented` or `--only flood`: that scenario alone, printed,
+    // `--only fragmented`, `flood` or `buyer-limit`: that scenario alone, printed,
     // nothing written (to try a change at full size without the whole run).
     let only = args
         .iter()
@@ -25,9 +25,9 @@ async fn main() {
         .and_then(|i| args.get(i + 1));
     let done = match only.map(String::as_str) {
         None => run(smoke).await,
-        Some(scenario @ ("fragmented" | "flood")) => alone(scenario, smoke).await,
+        Some(scenario @ ("fragmented" | "flood" | "buyer-limit")) => alone(scenario, smoke).await,
         Some(other) => Err(format!(
-            "--only knows two scenarios, fragmented and flood, not {other}"
+            "--only knows three scenarios, fragmented, flood and buyer-limit, not {other}"
         )),
     };
     if let Err(e) = done {
@@ -40,6 +40,7 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
     let sizes = if smoke { Sizes::smoke() } else { Sizes::full() };
     let row = match scenario {
         "flood" => bench::admitter_flood(sizes).await?,
+        "buyer-limit" => bench::buyer_limit_alone(sizes).await?,
         _ => bench::fragmented_stadium(sizes).await?,
     };
     println!("{}\n{}", row.scenario, row.correctness);

@@ -1,0 +1,249 @@
+//! Buyer limits' cost: the same claims on an event without a limit and on
+//! one with a `buyerLimit`, each buyer offered one seat more than the
+//! limit, every DynamoDB request recorded and priced. The contract's
+//! targets: at most one more strongly consistent read per claim, and at
+//! most 2 write units per KB of the buyer's record on top of the claim's.
+
+use crate::capacity::CapacityRecorder;
+use crate::{reply_with as send, unique, Row, Timing, HOLD_SECONDS};
+use shared::App;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Semaphore;
+
+/// Slack for sums of per-claim fractions.
+const ROUNDING: f64 = 1e-6;
+
+/// The scenario's size.
+#[derive(Debug, Clone, Copy)]
+pub struct BuyerLimitClaims {
+    pub buyers: usize,
+    pub limit: u32,
+    pub in_flight: usize,
+}
+
+/// One pass (with or without the limit): what it measured.
+#[derive(Debug, Default)]
+struct Pass {
+    timing: Timing,
+    held: usize,
+    refused: usize,
+    other: BTreeMap<String, usize>,
+    /// Requests per claim, by DynamoDB operation.
+    requests: BTreeMap<String, f64>,
+    read_units: f64,
+    write_units: f64,
+    /// Write units on buyers' records, per claim.
+    buyer_write_units: f64,
+    /// The largest buyer's record, in bytes.
+    largest_record: usize,
+}
+
+impl Pass {
+    fn claims(&self) -> f64 {
+        self.timing.latencies_ms.len().max(1) as f64
+    }
+}
+
+/// Both passes, and the row that compares them.
+pub(super) async fn buyer_limit_claims(
+    app: &App,
+    recorder: &CapacityRecorder,
+    size: BuyerLimitClaims,
+) -> Result<Row, String> {
+    let free = pass(app, recorder, size, None).await?;
+    let limited = pass(app, recorder, size, Some(size.limit)).await?;
+    let reads = |p: &Pass| p.requests.get("GetItem").copied().unwrap_or(0.0);
+    let extra_reads = reads(&limited) - reads(&free);
+    let record_kb = limited.largest_record.div_ceil(1024).max(1) as f64;
+    let units_per_kb = limited.buyer_write_units / record_kb;
+    let per_buyer = size.limit as usize;
+    let counts_ok = free.held == size.buyers * (per_buyer + 1)
+        && free.refused == 0
+        && limited.held == size.buyers * per_buyer
+        && limited.refused == size.buyers
+        && free.other.is_empty()
+        && limited.other.is_empty();
+    // Per-claim sums of 1/claims each: compared with a rounding margin.
+    let within = extra_reads <= 1.0 + ROUNDING && units_per_kb <= 2.0 + ROUNDING;
+    let missed = if within { "" } else { " MISSED" };
+    let correctness = format!(
+        "no limit: {} held, {:.0} claims/s, {}; limit {}: {} held, {} buyer-limit, {:.0} claims/s, {}; \
+         measured per claim: {extra_reads:+.2} GetItem (target <= 1), {:.2} write units on the buyer's record \
+         of {} B = {units_per_kb:.2} per KB (target <= 2){missed}; other answers {:?} / {:?}",
+        free.held,
+        free.timing.per_second(),
+        per_claim(&free),
+        size.limit,
+        limited.held,
+        limited.refused,
+        limited.timing.per_second(),
+        per_claim(&limited),
+        limited.buyer_write_units,
+        limited.largest_record,
+        free.other,
+        limited.other,
+    );
+    Ok(Row {
+        scenario: format!(
+            "buyer limit: {} buyers x {} claims each, limit {} vs none ({} in flight)",
+            size.buyers,
+            per_buyer + 1,
+            size.limit,
+            size.in_flight
+        ),
+        ok: counts_ok && within,
+        correctness,
+        timing: limited.timing,
+    })
+}
+
+/// A pass's requests and units per claim, as printed.
+fn per_claim(pass: &Pass) -> String {
+    let requests: Vec<String> = pass
+        .requests
+        .iter()
+        .map(|(op, n)| format!("{n:.2} {op}"))
+        .collect();
+    format!(
+        "{} ({:.2} RU, {:.2} WU) per claim",
+        requests.join(" + "),
+        pass.read_units,
+        pass.write_units
+    )
+}
+
+/// One pass: an event of `buyers x (limit + 1)` seats, one order per
+/// buyer (its `X-Buyer-Token` on a limited event), and every buyer's
+/// claims in turn, buyers at once up to `in_flight`.
+async fn pass(
+    app: &App,
+    recorder: &CapacityRecorder,
+    size: BuyerLimitClaims,
+    limit: Option<u32>,
+) -> Result<Pass, String> {
+    let each = size.limit as usize + 1;
+    let event = unique("limit");
+    let mut plan = serde_json::json!({
+        "name": "Buyer limit",
+        "holdSeconds": HOLD_SECONDS,
+        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": size.buyers * each}]}],
+    });
+    if let Some(limit) = limit {
+        plan["buyerLimit"] = limit.into();
+    }
+    match send(
+        app,
+        "PUT",
+        &format!("/events/{event}"),
+        &[],
+        &plan.to_string(),
+    )
+    .await
+    {
+        (201, _) => {}
+        (s, b) => return Err(format!("create-event {event}: {s} {b}")),
+    }
+    let orders = buyers_orders(app, &event, size.buyers).await?;
+    measure(app, recorder, orders, each, size.in_flight).await
+}
+
+/// One order per buyer of `event`, each opened with its buyer's token.
+async fn buyers_orders(
+    app: &App,
+    event: &str,
+    buyers: usize,
+) -> Result<Vec<(String, String)>, String> {
+    let mut orders = Vec::with_capacity(buyers);
+    for buyer in 0..buyers {
+        let token = buyer_token(event, buyer)?;
+        let headers = [("x-buyer-token", token.as_str())];
+        let uri = format!("/events/{event}/orders");
+        match send(app, "POST", &uri, &headers, "{}").await {
+            (201, o) => orders.push((
+                o["orderId"].as_str().unwrap_or_default().to_owned(),
+                o["holdToken"].as_str().unwrap_or_default().to_owned(),
+            )),
+            (s, b) => return Err(format!("create-order: {s} {b}")),
+        }
+    }
+    Ok(orders)
+}
+
+/// Every buyer's `each` claims in turn, buyers at once up to `in_flight`,
+/// recorded and priced per claim.
+async fn measure(
+    app: &App,
+    recorder: &CapacityRecorder,
+    orders: Vec<(String, String)>,
+    each: usize,
+    in_flight: usize,
+) -> Result<Pass, String> {
+    recorder.take();
+    recorder.set_recording(true);
+    let sem = Arc::new(Semaphore::new(in_flight));
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, (id, token)) in orders.into_iter().enumerate() {
+        let (app, sem) = (app.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let auth = format!("Bearer {token}");
+            let mut answers = Vec::with_capacity(each);
+            for k in 0..each {
+                let uri = format!("/orders/{id}/seats/A-1-{}", i * each + k + 1);
+                let t = Instant::now();
+                let (status, body) =
+                    send(&app, "POST", &uri, &[("authorization", &auth)], "").await;
+                let code = body["error"].as_str().unwrap_or("").to_owned();
+                answers.push((t.elapsed().as_secs_f64() * 1000.0, status, code));
+            }
+            answers
+        });
+    }
+    let mut out = Pass::default();
+    while let Some(done) = tasks.join_next().await {
+        for (ms, status, code) in done.map_err(|e| e.to_string())? {
+            out.timing.latencies_ms.push(ms);
+            match (status, code.as_str()) {
+                (200, _) => out.held += 1,
+                (409, "buyer-limit") => out.refused += 1,
+                _ => *out.other.entry(format!("{status} {code}")).or_default() += 1,
+            }
+        }
+    }
+    out.timing.wall = started.elapsed();
+    recorder.set_recording(false);
+    let records = recorder.take();
+    let claims = out.claims();
+    for record in &records {
+        *out.requests.entry(record.op.clone()).or_default() += 1.0 / claims;
+    }
+    let charges = super::pricing::price(app, &records).await?;
+    let mut buyer_keys = BTreeSet::new();
+    for c in &charges {
+        out.read_units += c.read_units / claims;
+        out.write_units += c.write_units / claims;
+        if c.target.index.is_none() && c.target.pk.starts_with(shared::store::BUYER_PK_PREFIX) {
+            out.buyer_write_units += c.write_units / claims;
+            buyer_keys.insert((c.target.pk.clone(), shared::store::BUYER_SK.to_owned()));
+        }
+    }
+    let sizes = super::pricing::item_sizes(app, &buyer_keys).await?;
+    out.largest_record = sizes.values().copied().max().unwrap_or(0);
+    Ok(out)
+}
+
+/// A development buyer token for buyer `n` of `event`.
+fn buyer_token(event: &str, n: usize) -> Result<String, String> {
+    let now_s = shared::world::now().0 / 1_000;
+    local::apps::dev_buyer_token(
+        &local::apps::dev_buyer_signing_keys(),
+        event,
+        &format!("bench:{n}"),
+        now_s,
+        3_600,
+    )
+    .map_err(|e| e.to_string())
+}
