@@ -5,6 +5,7 @@
 //! most 2 write units per KB of the buyer's record on top of the claim's.
 
 use crate::capacity::CapacityRecorder;
+use crate::setup::{create_buyer_orders, create_event_from};
 use crate::{reply_with as send, unique, Row, Timing, HOLD_SECONDS};
 use shared::App;
 use std::collections::{BTreeMap, BTreeSet};
@@ -133,42 +134,13 @@ async fn pass(
     if let Some(limit) = limit {
         plan["buyerLimit"] = limit.into();
     }
-    match send(
-        app,
-        "PUT",
-        &format!("/events/{event}"),
-        &[],
-        &plan.to_string(),
-    )
-    .await
-    {
-        (201, _) => {}
-        (s, b) => return Err(format!("create-event {event}: {s} {b}")),
-    }
-    let orders = buyers_orders(app, &event, size.buyers).await?;
+    create_event_from(app, &event, &plan).await?;
+    let orders = create_buyer_orders(app, &event, size.buyers)
+        .await?
+        .into_iter()
+        .map(|o| (o.id, o.token))
+        .collect();
     measure(app, recorder, orders, each, size.in_flight).await
-}
-
-/// One order per buyer of `event`, each opened with its buyer's token.
-async fn buyers_orders(
-    app: &App,
-    event: &str,
-    buyers: usize,
-) -> Result<Vec<(String, String)>, String> {
-    let mut orders = Vec::with_capacity(buyers);
-    for buyer in 0..buyers {
-        let token = buyer_token(event, buyer)?;
-        let headers = [("x-buyer-token", token.as_str())];
-        let uri = format!("/events/{event}/orders");
-        match send(app, "POST", &uri, &headers, "{}").await {
-            (201, o) => orders.push((
-                o["orderId"].as_str().unwrap_or_default().to_owned(),
-                o["holdToken"].as_str().unwrap_or_default().to_owned(),
-            )),
-            (s, b) => return Err(format!("create-order: {s} {b}")),
-        }
-    }
-    Ok(orders)
 }
 
 /// Every buyer's `each` claims in turn, buyers at once up to `in_flight`,
@@ -233,17 +205,4 @@ async fn measure(
     let sizes = super::pricing::item_sizes(app, &buyer_keys).await?;
     out.largest_record = sizes.values().copied().max().unwrap_or(0);
     Ok(out)
-}
-
-/// A development buyer token for buyer `n` of `event`.
-fn buyer_token(event: &str, n: usize) -> Result<String, String> {
-    let now_s = shared::world::now().0 / 1_000;
-    local::apps::dev_buyer_token(
-        &local::apps::dev_buyer_signing_keys(),
-        event,
-        &format!("bench:{n}"),
-        now_s,
-        3_600,
-    )
-    .map_err(|e| e.to_string())
 }

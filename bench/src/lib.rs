@@ -146,11 +146,7 @@ pub enum ColdStart {
 impl Report {
     pub fn all_ok(&self) -> bool {
         self.rows.iter().all(|r| r.ok)
-            && self
-                .one_seat
-                .iter()
-                .enumerate()
-                .all(|(i, run)| run.ok(i == 0))
+            && self.one_seat.iter().all(StampedeRun::ok)
             && self.on_sale.ok
             && !matches!(self.cold_start, ColdStart::Measured { ok: false, .. })
     }

@@ -2,7 +2,7 @@
 //! over HTTP for the scripts that drive them from outside (cold start,
 //! the stadium page).
 
-use crate::{reply, BenchOrder};
+use crate::{reply, reply_with, BenchOrder};
 use shared::App;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -60,13 +60,42 @@ pub(super) async fn create_orders(
     event: &str,
     n: usize,
 ) -> Result<Vec<BenchOrder>, String> {
+    open_orders(app, event, n, false).await
+}
+
+/// `n` orders of `event`, each opened by a buyer of its own
+/// (`bench:{i}`, its development buyer token): an event with a
+/// `buyerLimit` needs them.
+pub(super) async fn create_buyer_orders(
+    app: &App,
+    event: &str,
+    n: usize,
+) -> Result<Vec<BenchOrder>, String> {
+    open_orders(app, event, n, true).await
+}
+
+async fn open_orders(
+    app: &App,
+    event: &str,
+    n: usize,
+    as_buyers: bool,
+) -> Result<Vec<BenchOrder>, String> {
     let sem = Arc::new(Semaphore::new(32));
     let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..n {
+    for i in 0..n {
         let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
+        let token = match as_buyers {
+            true => Some(buyer_token(&event, i)?),
+            false => None,
+        };
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            reply(&app, "POST", &format!("/events/{event}/orders"), None, "{}").await
+            let headers: Vec<(&str, &str)> = token
+                .as_deref()
+                .map(|t| vec![("x-buyer-token", t)])
+                .unwrap_or_default();
+            let uri = format!("/events/{event}/orders");
+            reply_with(&app, "POST", &uri, &headers, "{}").await
         });
     }
     let mut orders = Vec::with_capacity(n);
@@ -81,6 +110,19 @@ pub(super) async fn create_orders(
         });
     }
     Ok(orders)
+}
+
+/// A development buyer token for buyer `bench:{n}` of `event`.
+fn buyer_token(event: &str, n: usize) -> Result<String, String> {
+    let now_s = shared::world::now().0 / 1_000;
+    local::apps::dev_buyer_token(
+        &local::apps::dev_buyer_signing_keys(),
+        event,
+        &format!("bench:{n}"),
+        now_s,
+        3_600,
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Serves every route and the dev server's page over HTTP on a free port
