@@ -515,17 +515,22 @@ async fn crowds(
     Ok(())
 }
 
-/// best-available on a fragmented stadium, on a DynamoDB Local of its own
-/// (with the stream: a table after the on-sale's would run slow): its row.
-/// `--only fragmented` runs it alone.
-pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
+/// A DynamoDB Local of a scenario's own, in memory, on a free port.
+fn own_dynamodb() -> Result<local::dynamodb_local::DynamoDbLocal, String> {
     let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
-    let dynamodb = local::dynamodb_local::DynamoDbLocal::start(
+    local::dynamodb_local::DynamoDbLocal::start(
         port,
         "a free port",
         local::dynamodb_local::Storage::InMemory,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())
+}
+
+/// best-available on a fragmented stadium, on a DynamoDB Local of its own
+/// (with the stream: a table after the on-sale's would run slow): its row.
+/// `--only fragmented` runs it alone.
+pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb()?;
     let endpoint = dynamodb.endpoint();
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
@@ -536,13 +541,7 @@ pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
 /// its row. `--only buyer-limit` runs it alone (the full run measures it
 /// beside the one-seat stampede, on the same recording app).
 pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
-    let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
-    let dynamodb = local::dynamodb_local::DynamoDbLocal::start(
-        port,
-        "a free port",
-        local::dynamodb_local::Storage::InMemory,
-    )
-    .map_err(|e| e.to_string())?;
+    let dynamodb = own_dynamodb()?;
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
     buyer_limit::buyer_limit_claims(&app, &recorder, sizes.buyer_limit).await

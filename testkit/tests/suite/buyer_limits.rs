@@ -33,6 +33,14 @@ async fn limited_event(app: &App, seats: u32, places: u32, limit: u32) -> String
     id
 }
 
+/// Two orders of `event` by [`BUYER`].
+async fn two_orders(app: &App, event: &str) -> (TestOrder, TestOrder) {
+    (
+        buyer_order(app, event, BUYER).await,
+        buyer_order(app, event, BUYER).await,
+    )
+}
+
 /// What `buyer` holds and owns of `event` now, as its record counts it.
 async fn counted(app: &App, event: &str, buyer: &str, limit: u32) -> u32 {
     let event_id = EventId::parse(event).unwrap();
@@ -193,10 +201,7 @@ async fn a_hold_counts_until_its_expiry_and_an_extension_moves_it() {
 async fn drop_and_cancel_free_units_at_once() {
     let app = fresh_app().await;
     let ev = limited_event(&app, 6, 0, 2).await;
-    let (a, b) = (
-        buyer_order(&app, &ev, BUYER).await,
-        buyer_order(&app, &ev, BUYER).await,
-    );
+    let (a, b) = two_orders(&app, &ev).await;
     assert_eq!(claim(&app, &a, "A-1-1").await.0, 200);
     assert_eq!(claim(&app, &a, "A-1-2").await.0, 200);
     assert_buyer_limit(&claim(&app, &b, "A-1-3").await, 2);
@@ -216,10 +221,7 @@ async fn drop_and_cancel_free_units_at_once() {
 async fn seats_and_places_count_together_all_or_nothing() {
     let app = fresh_app().await;
     let ev = limited_event(&app, 10, 50, 4).await;
-    let (a, b) = (
-        buyer_order(&app, &ev, BUYER).await,
-        buyer_order(&app, &ev, BUYER).await,
-    );
+    let (a, b) = two_orders(&app, &ev).await;
     assert_eq!(claim(&app, &a, "A-1-1").await.0, 200);
     let (status, body) = common::best(&app, &a, json!({"quantity": 2})).await;
     assert_eq!(status, 200, "{body}");
@@ -245,10 +247,7 @@ async fn seats_and_places_count_together_all_or_nothing() {
 async fn confirm_sells_within_the_limit_and_refunds_past_it() {
     let app = fresh_app().await;
     let ev = limited_event(&app, 10, 0, 3).await;
-    let (a, b) = (
-        buyer_order(&app, &ev, BUYER).await,
-        buyer_order(&app, &ev, BUYER).await,
-    );
+    let (a, b) = two_orders(&app, &ev).await;
     assert_eq!(claim(&app, &a, "A-1-1").await.0, 200);
     assert_eq!(claim(&app, &a, "A-1-2").await.0, 200);
     assert_eq!(claim(&app, &b, "A-1-3").await.0, 200);
@@ -351,10 +350,7 @@ async fn short_order(app: &App, event: &str, seconds: u32, limit: u32) -> TestOr
 async fn a_buyer_clicking_at_its_limit_is_refused_from_memory() {
     let app = fresh_app().await;
     let ev = limited_event(&app, 10, 0, 1).await;
-    let (a, b) = (
-        buyer_order(&app, &ev, BUYER).await,
-        buyer_order(&app, &ev, BUYER).await,
-    );
+    let (a, b) = two_orders(&app, &ev).await;
     assert_eq!(claim(&app, &a, "A-1-1").await.0, 200);
     let rival = buyer_order(&app, &ev, "user:99").await;
     assert_eq!(claim(&app, &rival, "A-1-9").await.0, 200);
@@ -422,10 +418,7 @@ async fn faults_on_the_buyers_record_never_break_the_limit() {
     ))
     .await;
     let ev = limited_event(&app, 20, 0, 2).await;
-    let (a, b) = (
-        buyer_order(&app, &ev, BUYER).await,
-        buyer_order(&app, &ev, BUYER).await,
-    );
+    let (a, b) = two_orders(&app, &ev).await;
     let uri = |o: &TestOrder, seat: &str| format!("/orders/{}/seats/{seat}", o.id);
     // A conflict on the record (item 3: seat, order, buyer) is another of
     // the buyer's writes: read again, and the claim lands.
