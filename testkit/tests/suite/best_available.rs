@@ -257,7 +257,7 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
 }
 
 /// best-available serves a crowd whole, front rows first: 40 orders,
-/// created first, ask for 2 seats each all at once on 10 rows of 10, five
+/// created first, ask for 2 seats each all at once on 10 rows of 10, three
 /// times. Every time all 40 are served (a buyer told to retry, `503`,
 /// retries as the contract asks), no seat is stranded, and the crowd fills from the front: a buyer spills past the
 /// best row only after losing races for it, so row 1 is full and most of
@@ -265,7 +265,7 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stampede_of_pairs_is_served_whole_front_rows_first() {
     let app = stampede_app().await;
-    for round in 0..5 {
+    for round in 0..3 {
         let ev = rows_event(&app, 10, 10).await;
         let mut orders = Vec::new();
         for _ in 0..40 {
