@@ -77,15 +77,66 @@ pub fn production_client_over(
 /// A store that answers every request late, by a delay the test sets and
 /// changes as it goes (zero: on time): DynamoDB in a brown-out, as the
 /// client sees it. The delay is spent before the request is sent, so the
-/// SDK's attempt timeout counts it as it would a slow answer.
+/// SDK's attempt timeout counts it as it would a slow answer. Or only some
+/// requests late ([`SlowStore::slow_only`]), before they are sent or after
+/// they were answered (a write that landed, its answer lost to the
+/// caller's deadline).
 #[derive(Debug, Clone, Default)]
 pub struct SlowStore {
-    delay: Arc<Mutex<Duration>>,
+    delay: Arc<Mutex<Lateness>>,
+}
+
+/// Which requests are late, and when.
+#[derive(Debug, Clone, Copy, Default)]
+struct Lateness {
+    before: Duration,
+    after: Duration,
+    /// `(operation, text)`: only requests of that operation whose body
+    /// holds that text (a key prefix); `None`, every request.
+    only: Option<(&'static str, &'static str)>,
+}
+
+impl Lateness {
+    fn of(&self, request: &HttpRequest) -> (Duration, Duration) {
+        let Some((operation, text)) = self.only else {
+            return (self.before, self.after);
+        };
+        let target = request.headers().get("x-amz-target").unwrap_or_default();
+        let body = request.body().bytes().unwrap_or_default();
+        let named = body
+            .windows(text.len().max(1))
+            .any(|w| w == text.as_bytes());
+        if target.ends_with(&format!(".{operation}")) && named {
+            (self.before, self.after)
+        } else {
+            (Duration::ZERO, Duration::ZERO)
+        }
+    }
 }
 
 impl SlowStore {
+    /// Every request late by `delay` before it is sent (zero: on time).
     pub fn set_delay(&self, delay: Duration) {
-        *self.delay.lock().unwrap_or_else(|p| p.into_inner()) = delay;
+        *self.delay.lock().unwrap_or_else(|p| p.into_inner()) = Lateness {
+            before: delay,
+            ..Lateness::default()
+        };
+    }
+
+    /// Only the `operation` requests whose body holds `text`: late by
+    /// `before` before they are sent and by `after` once answered.
+    pub fn slow_only(
+        &self,
+        operation: &'static str,
+        text: &'static str,
+        before: Duration,
+        after: Duration,
+    ) {
+        *self.delay.lock().unwrap_or_else(|p| p.into_inner()) = Lateness {
+            before,
+            after,
+            only: Some((operation, text)),
+        };
     }
 
     /// The HTTP client to build a DynamoDB client on
@@ -104,16 +155,19 @@ impl SlowStore {
 #[derive(Debug)]
 struct LateConnector {
     inner: SharedHttpConnector,
-    delay: Arc<Mutex<Duration>>,
+    delay: Arc<Mutex<Lateness>>,
 }
 
 impl HttpConnector for LateConnector {
     fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
-        let delay = *self.delay.lock().unwrap_or_else(|p| p.into_inner());
+        let lateness = *self.delay.lock().unwrap_or_else(|p| p.into_inner());
+        let (before, after) = lateness.of(&request);
         let inner = self.inner.clone();
         HttpConnectorFuture::new(async move {
-            tokio::time::sleep(delay).await;
-            inner.call(request).await
+            tokio::time::sleep(before).await;
+            let answer = inner.call(request).await;
+            tokio::time::sleep(after).await;
+            answer
         })
     }
 }

@@ -138,7 +138,8 @@ async fn concurrent_claims_by_one_buyers_orders_end_at_exactly_the_limit() {
     assert_eq!(counted(&app, &ev, BUYER, limit).await, limit);
     // Another buyer is not counted with this one.
     let other = buyer_order(&app, &ev, "user:43").await;
-    assert_eq!(claim(&app, &other, "A-1-100").await.0, 200);
+    let reply = claim(&app, &other, "A-1-100").await;
+    assert_eq!(reply.0, 200, "{}", reply.1);
     testkit::assert_invariants(&app, &ev).await;
 }
 
@@ -508,6 +509,93 @@ async fn faults_on_the_buyers_record_never_break_the_limit() {
     );
     assert_eq!(seats_held_by(&app, &ev, &[a, b]).await, 2);
     assert_eq!(counted(&app, &ev, BUYER, 2).await, 2);
+    testkit::assert_invariants(&app, &ev).await;
+}
+
+/// Slow calls on the buyer's record, past the request's budget: a record
+/// read answered late is a 503 with `Retry-After` at the deadline and
+/// nothing written; a claim whose transaction landed but whose answer came
+/// too late is a 503 too, and the retry finds the seat already its own
+/// (200, counted once). A crowd of such claims ends within the limit,
+/// every held seat counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn slow_calls_on_the_buyers_record_are_503_and_never_miscount() {
+    use local::faults::{production_client_over, SlowStore};
+    use shared::store::BUYER_PK_PREFIX;
+    use std::time::Duration;
+    let slow = SlowStore::default();
+    let mut app = testkit::fresh_app_with(production_client_over(
+        &testkit::dynamodb_endpoint(),
+        slow.http_client(),
+        [],
+    ))
+    .await;
+    app.config.request_budget_ms = 1_500;
+    let late = Duration::from_millis(1_700);
+    let ev = limited_event(&app, 20, 0, 2).await;
+    let (a, b) = two_orders(&app, &ev).await;
+    let claim_full = |o: &TestOrder, seat: &str| {
+        let (app, uri, auth) = (
+            app.clone(),
+            format!("/orders/{}/seats/{seat}", o.id),
+            o.auth(),
+        );
+        async move { call_full(&app, "POST", &uri, &[("authorization", &auth)], "").await }
+    };
+    let assert_503 = |reply: &common::Reply| {
+        assert_eq!(
+            (reply.status, reply.code()),
+            (503, "store-unavailable"),
+            "{reply:?}"
+        );
+        assert!(reply.retry_after.is_some(), "{reply:?}");
+    };
+    // The record's read, later than the budget: nothing written.
+    slow.slow_only("GetItem", BUYER_PK_PREFIX, late, Duration::ZERO);
+    assert_503(&claim_full(&a, "A-1-1").await);
+    slow.set_delay(Duration::ZERO);
+    assert_eq!(seats_held_by(&app, &ev, &[a.clone(), b.clone()]).await, 0);
+    assert_eq!(counted(&app, &ev, BUYER, 2).await, 0);
+    // The claim's transaction lands, its answer too late: 503, then the
+    // retry is answered 200 and the seat counts once.
+    slow.slow_only("TransactWriteItems", BUYER_PK_PREFIX, Duration::ZERO, late);
+    assert_503(&claim_full(&a, "A-1-1").await);
+    slow.set_delay(Duration::ZERO);
+    assert_eq!(counted(&app, &ev, BUYER, 2).await, 1);
+    assert_eq!(claim_full(&a, "A-1-1").await.status, 200);
+    assert_eq!(counted(&app, &ev, BUYER, 2).await, 1);
+    // Both orders claim at once, every answer lost to the deadline; then
+    // every claim is sent again on time: the limit held, nothing lost.
+    slow.slow_only("TransactWriteItems", BUYER_PK_PREFIX, Duration::ZERO, late);
+    let seats: Vec<String> = (2..=9).map(|k| format!("A-1-{k}")).collect();
+    let crowd = |slow_answers: bool| {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (k, seat) in seats.iter().enumerate() {
+            let o = if k % 2 == 0 { &a } else { &b };
+            tasks.spawn(claim_full(o, seat));
+        }
+        async move {
+            let replies = tasks.join_all().await;
+            let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+            eprintln!("answers lost: {slow_answers}, statuses {statuses:?}");
+            if slow_answers {
+                replies.iter().for_each(|r| {
+                    if r.status != 409 {
+                        assert_503(r);
+                    }
+                });
+            }
+            replies
+        }
+    };
+    crowd(true).await;
+    slow.set_delay(Duration::ZERO);
+    let replies = crowd(false).await;
+    for reply in replies.iter().filter(|r| r.status != 200) {
+        assert_eq!(reply.code(), "buyer-limit", "{reply:?}");
+    }
+    let held = seats_held_by(&app, &ev, &[a.clone(), b.clone()]).await;
+    assert_eq!((held, counted(&app, &ev, BUYER, 2).await), (2, 2));
     testkit::assert_invariants(&app, &ev).await;
 }
 
