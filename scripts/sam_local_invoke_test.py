@@ -22,6 +22,7 @@ implementation that is not ours, against the JWKS the function served.
 """
 import json
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -54,6 +55,10 @@ EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"
 QUEUE_EVENT = "gala-2026-queue"
+# An event with a buyer limit: create-order's sample with a buyer token
+# minted now for it (the file's own is for the sample event, and expired).
+LIMITED_EVENT = "gala-2026-limited"
+SAMPLE_BUYER_TOKEN = json.loads((ROOT / "events" / "create-order.json").read_text())["headers"]["x-buyer-token"]
 # Invocations of one stage run together: each is mostly a container starting.
 INVOCATIONS_AT_ONCE = 4
 
@@ -112,10 +117,17 @@ def start_dev_server(port, ddb_port):
     sys.exit("the dev server did not start")
 
 
+def replaced(text, replacements):
+    """`text` with every key of `replacements` replaced at once: a value
+    that holds another key (a hold token names its event) stays as it is."""
+    if not replacements:
+        return text
+    keys = sorted(replacements, key=len, reverse=True)
+    return re.sub("|".join(map(re.escape, keys)), lambda m: replacements[m.group(0)], text)
+
+
 def invoke(template, env_file, fn, replacements, edit=None):
-    text = (ROOT / "events" / f"{fn}.json").read_text()
-    for old, new in replacements.items():
-        text = text.replace(old, new)
+    text = replaced((ROOT / "events" / f"{fn}.json").read_text(), replacements)
     if edit is not None:
         text = json.dumps(edit(json.loads(text)), indent=2)
     event = WORK / f"{fn}.{threading.get_ident()}.event.json"  # two flows may invoke one function at once
@@ -178,9 +190,11 @@ def as_method(method, headers=None, body=None):
     return edit
 
 
-def create_event_over_http(port, event_id):
-    """events/create-event.json's plan as `event_id`, through the dev server."""
+def create_event_over_http(port, event_id, **extra):
+    """events/create-event.json's plan as `event_id` (with `extra` fields),
+    through the dev server."""
     body = json.loads(json.loads((ROOT / "events" / "create-event.json").read_text())["body"])
+    body.update(extra)
     request = urllib.request.Request(f"http://127.0.0.1:{port}/events/{event_id}", method="PUT",
                                      data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as reply:
@@ -213,6 +227,29 @@ def queue_stages():
             as_method("POST", {"authorization": f"Bearer {token}", "idempotency-key": "sam-1"}))]
     yield [("queue-admin", 200, lambda b: b == {"eventId": QUEUE_EVENT, "status": "REMOVED"},
             as_method("DELETE", body=""))]
+
+
+def buyer_token_over_http(port, event_id, buyer_id):
+    """A buyer token for `buyer_id` on `event_id`, as the seller's sign-in
+    would mint it: the dev server's /_dev/buyer-token, the development key."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/_dev/buyer-token", method="POST",
+                                     data=json.dumps({"eventId": event_id, "buyerId": buyer_id}).encode(),
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return json.loads(reply.read())["buyerToken"]
+
+
+def limited_stages():
+    """create-order's sample on LIMITED_EVENT: its own token refused, one
+    minted now (the flow's replacement) opening the buyer's order. What a
+    buyer's order then holds is counted in testkit's samples.rs and
+    buyer_limits.rs: each invocation here is seconds of a container."""
+    def sample_token(event):
+        event["headers"]["x-buyer-token"] = SAMPLE_BUYER_TOKEN
+        return event
+
+    yield [("create-order", 401, lambda b: b["error"] == "buyer-token-invalid", sample_token),
+           ("create-order", 201, lambda b: b["status"] == "PENDING" and b["holdToken"].startswith(LIMITED_EVENT + "~"))]
 
 
 def order_stages(port):
@@ -329,13 +366,18 @@ def main():
         # queue on the sample event would make its create-order ask for an
         # admission).
         create_event_over_http(port, QUEUE_EVENT)
+        create_event_over_http(port, LIMITED_EVENT, buyerLimit=1)
+        minted = buyer_token_over_http(port, LIMITED_EVENT, "user:42")
         # One invocation alone first: on a fresh machine it builds SAM's
         # emulation image, which two invocations at once would both build.
         check("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50, None, {})
-        with ThreadPoolExecutor(max_workers=INVOCATIONS_AT_ONCE) as pool, ThreadPoolExecutor(max_workers=1) as flows:
-            queue_flow = flows.submit(run, queue_stages(), pool, {EXAMPLE_EVENT: QUEUE_EVENT})
+        with ThreadPoolExecutor(max_workers=INVOCATIONS_AT_ONCE) as pool, ThreadPoolExecutor(max_workers=2) as flows:
+            side_flows = [flows.submit(run, queue_stages(), pool, {EXAMPLE_EVENT: QUEUE_EVENT}),
+                          flows.submit(run, limited_stages(), pool,
+                                       {EXAMPLE_EVENT: LIMITED_EVENT, SAMPLE_BUYER_TOKEN: minted})]
             run(order_stages(port), pool, {})
-            queue_flow.result()  # its exception, if any, is this run's
+            for flow in side_flows:
+                flow.result()  # its exception, if any, is this run's
     finally:
         server.send_signal(signal.SIGINT)
         try:

@@ -27,6 +27,7 @@ mod queue;
 mod queue_flood;
 mod queue_races;
 mod round_trips;
+mod samples;
 mod seat_map;
 mod secrets;
 mod stadium;
