@@ -31,6 +31,27 @@ pub enum Storage {
     Path(PathBuf),
 }
 
+/// How long the JVM will run, which decides how it compiles: a test
+/// process (`make stadium-test` included) lives minutes, mostly the JIT's
+/// warm-up, which the client compiler alone and the serial collector spend
+/// less CPU on (measured on two cores: the best-available tests 42 s with
+/// the defaults, 34 s so); a dev server or a bench scenario keeps the
+/// defaults, and the bench's figures the JVM they were measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jvm {
+    ShortLived,
+    LongRunning,
+}
+
+impl Jvm {
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Jvm::ShortLived => &["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"],
+            Jvm::LongRunning => &[],
+        }
+    }
+}
+
 /// A running DynamoDB Local; stopped when dropped. A watchdog also stops
 /// it if this process dies without dropping it (tests, crashes).
 #[derive(Debug)]
@@ -45,6 +66,16 @@ impl DynamoDbLocal {
     /// Starts it on `port` (checked free first) and waits until it accepts
     /// connections. `port_var` names the setting, for the error message.
     pub fn start(port: u16, port_var: &'static str, storage: Storage) -> Result<Self, LocalError> {
+        Self::start_with(port, port_var, storage, Jvm::LongRunning)
+    }
+
+    /// [`DynamoDbLocal::start`] in a JVM tuned for how long it will run.
+    pub fn start_with(
+        port: u16,
+        port_var: &'static str,
+        storage: Storage,
+        jvm: Jvm,
+    ) -> Result<Self, LocalError> {
         if TcpListener::bind(("127.0.0.1", port)).is_err() {
             return Err(LocalError::PortInUse(port, port_var));
         }
@@ -63,6 +94,7 @@ impl DynamoDbLocal {
                 jar_dir.join("DynamoDBLocal_lib").display()
             ))
             .arg("-Xshare:auto")
+            .args(jvm.flags())
             .arg("-jar")
             .arg(jar_dir.join("DynamoDBLocal.jar"));
         match &storage {
@@ -75,8 +107,9 @@ impl DynamoDbLocal {
                 cmd.arg("-dbPath").arg(dir);
             }
         }
-        // -sharedDb: one database whatever the access key and region.
-        cmd.args(["-sharedDb", "-port", &port.to_string()])
+        // -sharedDb: one database whatever the access key and region. No
+        // telemetry: nothing of a local run is AWS's to collect.
+        cmd.args(["-sharedDb", "-disableTelemetry", "-port", &port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log_err));
@@ -193,7 +226,8 @@ static DYNAMODB: OnceLock<Result<DynamoDbLocal, String>> = OnceLock::new();
 pub fn process_endpoint() -> String {
     let local = DYNAMODB.get_or_init(|| {
         let port = free_port().map_err(|e| e.to_string())?;
-        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())
+        DynamoDbLocal::start_with(port, "a free port", Storage::InMemory, Jvm::ShortLived)
+            .map_err(|e| e.to_string())
     });
     match local {
         Ok(local) => local.endpoint(),

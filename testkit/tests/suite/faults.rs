@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use local::apps::app_on;
-use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
+use local::dynamodb_local::{free_port, DynamoDbLocal, Jvm, Storage};
 use local::faults::{
     production_client, production_client_over, refusing_endpoint, Fault, FaultInjector,
     SilentListener, SlowStore,
@@ -491,7 +491,14 @@ async fn an_outage_mid_stampede_breaks_no_invariant() {
     let port = free_port().unwrap();
     let start = {
         let data = data.clone();
-        move || DynamoDbLocal::start(port, "the outage test's free port", Storage::Path(data))
+        move || {
+            DynamoDbLocal::start_with(
+                port,
+                "the outage test's free port",
+                Storage::Path(data),
+                Jvm::ShortLived,
+            )
+        }
     };
     let mut dynamodb = tokio::task::spawn_blocking(start.clone())
         .await
