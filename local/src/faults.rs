@@ -103,9 +103,7 @@ impl Lateness {
         };
         let target = request.headers().get("x-amz-target").unwrap_or_default();
         let body = request.body().bytes().unwrap_or_default();
-        let named = body
-            .windows(text.len().max(1))
-            .any(|w| w == text.as_bytes());
+        let named = text.is_empty() || body.windows(text.len()).any(|w| w == text.as_bytes());
         if target.ends_with(&format!(".{operation}")) && named {
             (self.before, self.after)
         } else {

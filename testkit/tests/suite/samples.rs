@@ -325,7 +325,8 @@ async fn the_create_order_sample_opens_a_buyers_order_on_a_limited_event() {
         order["holdToken"].as_str().unwrap(),
     );
     local::invariants::remember_order(&app, id);
-    // The sample token names the sample event: it goes before the event.
+    // The sample hold token begins with the sample event's id: replaced
+    // whole before the event's id is.
     let real = [
         (EXAMPLE_ORDER, id),
         (EXAMPLE_TOKEN, token),
