@@ -16,7 +16,7 @@ use crate::setup::create_event;
 use crate::{heap, unique, Row, Timing, HOLD_SECONDS};
 use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
 use shared::admitter::{Admitter, TICK_MS};
-use shared::domain::queue::DRAW_SETTLE_MS;
+use shared::domain::queue::DEFAULT_DRAW_SETTLE_MS;
 use shared::domain::{EventId, Millis};
 use shared::store::seeded_visitor;
 use shared::App;
@@ -239,7 +239,7 @@ async fn tick_from_opening(
     let mut admitter = Admitter::default();
     // A second past the first admission's instant (the draw's settling):
     // the first tick catches up that second, as a late admitter may.
-    let first = Millis(opens.0 + DRAW_SETTLE_MS + 1_000);
+    let first = Millis(opens.0 + i64::from(DEFAULT_DRAW_SETTLE_MS) + 1_000);
     let (summary, records, charges) =
         recorded(app, recorder, || admitter.tick(app, event, first)).await?;
     measured.cold_round_trips = records.iter().filter(|r| !is_admission(r)).count();

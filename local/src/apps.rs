@@ -152,6 +152,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         buyer_keys: Some(dev_buyer_keys()),
         draw_secrets: Some(dev_draw_secrets()),
         admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
+        draw_settle_ms: shared::config::DEFAULT_DRAW_SETTLE_MS,
     };
     // Every request reads the queue's state, as the dev server does: a
     // test's put or delete applies to its next request, whatever function

@@ -83,6 +83,9 @@ pub struct Config {
     /// run overlaps it and no second goes without a tick (two admitters at
     /// once are harmless: only one commits each tick).
     pub admitter_run_seconds: u32,
+    /// `DRAW_SETTLE_MS`: how long after a queue's opening its first
+    /// admission waits, fixed in the queue's settings when it is put.
+    pub draw_settle_ms: u32,
 }
 
 impl Config {
@@ -106,6 +109,7 @@ pub const ADMITTER_RUN_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=840;
 /// and API Gateway's own hop.
 pub const DEFAULT_REQUEST_BUDGET_MS: u32 = 29_000;
 pub const REQUEST_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 100..=29_000;
+pub use crate::domain::queue::{DEFAULT_DRAW_SETTLE_MS, DRAW_SETTLE_MS_RANGE};
 pub use crate::domain::MAX_ORDER_LIFETIME_SECONDS_RANGE;
 /// At most 25 s: create-event's Lambda timeout is 29 s (template.yaml).
 pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_000;
@@ -237,6 +241,12 @@ impl Config {
             DEFAULT_ADMITTER_RUN_SECONDS,
             ADMITTER_RUN_SECONDS_RANGE,
         )?;
+        let draw_settle_ms = number(
+            &get,
+            "DRAW_SETTLE_MS",
+            DEFAULT_DRAW_SETTLE_MS,
+            DRAW_SETTLE_MS_RANGE,
+        )?;
         let admission_signing = keys(
             &get,
             ADMISSION_SIGNING_KEYS,
@@ -275,6 +285,7 @@ impl Config {
             buyer_keys,
             draw_secrets,
             admitter_run_seconds,
+            draw_settle_ms,
         })
     }
 }

@@ -24,12 +24,25 @@ pub struct QueueSettings {
     /// Who may join: anyone, or buyers the seller vouches for, one place
     /// each ([`QueueSettings::with_buyers`]).
     pub buyers: Buyers,
+    /// How long after the opening the first admission waits
+    /// ([`QueueSettings::with_draw_settle_ms`]; put-queue's function's
+    /// `DRAW_SETTLE_MS`, fixed when the queue is put).
+    pub draw_settle_ms: u32,
 }
 
 impl QueueSettings {
     /// The same settings for `buyers`.
     pub fn with_buyers(self, buyers: Buyers) -> Self {
         Self { buyers, ..self }
+    }
+
+    /// The same settings, the first admission `draw_settle_ms` after the
+    /// opening.
+    pub fn with_draw_settle_ms(self, draw_settle_ms: u32) -> Self {
+        Self {
+            draw_settle_ms,
+            ..self
+        }
     }
 
     /// The settings, or what is out of range (a `400 bad-request`).
@@ -65,6 +78,7 @@ impl QueueSettings {
             admission_seconds,
             orders_per_admission,
             buyers: Buyers::Anonymous,
+            draw_settle_ms: DEFAULT_DRAW_SETTLE_MS,
         })
     }
 
@@ -82,10 +96,11 @@ impl QueueSettings {
         self.opens_at.0 * 1_000
     }
 
-    /// The first admission's earliest slot, µs: [`DRAW_SETTLE_MS`] after
+    /// The first admission's earliest slot, µs: `draw_settle_ms` after
     /// the opening, by when the join index shows every drawn visitor.
     pub fn first_admission_us(&self) -> i64 {
-        self.opens_us().saturating_add(DRAW_SETTLE_MS * 1_000)
+        self.opens_us()
+            .saturating_add(i64::from(self.draw_settle_ms) * 1_000)
     }
 
     /// Admissions a second, rounded up.
@@ -145,11 +160,15 @@ pub fn queue_status(opens_at: Millis, inventory: Inventory, now: Millis) -> Queu
     }
 }
 
-/// How long after the opening the first admission waits: the time the
-/// join index needs to show every drawn visitor (DynamoDB's global
-/// secondary indexes lag their table by a fraction of a second in normal
-/// operation), so the drawn are admitted exactly in their keys' order.
-pub const DRAW_SETTLE_MS: i64 = 2_000;
+/// How long after the opening the first admission waits, unless
+/// `DRAW_SETTLE_MS` says otherwise: the time the join index needs to show
+/// every drawn visitor (DynamoDB's global secondary indexes lag their table
+/// by a fraction of a second in normal operation), so the drawn are
+/// admitted exactly in their keys' order.
+pub const DEFAULT_DRAW_SETTLE_MS: u32 = 2_000;
+/// `DRAW_SETTLE_MS`'s range: at most a minute (an index that lags longer
+/// is an incident; `lateDrawn` counts what it costs).
+pub const DRAW_SETTLE_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=60_000;
 
 /// A visitor's place in the queue's order: lower is served first. Those
 /// who joined before the queue opened share the first band, in the order

@@ -131,7 +131,7 @@ pub struct QueueState {
     /// The highest drawn rank given a slot so far.
     pub last_drawn: Option<QueueRank>,
     /// Drawn visitors the admitter first saw after someone ranked behind
-    /// them had a slot (the join index lagged past [`DRAW_SETTLE_MS`]).
+    /// them had a slot (the join index lagged past the settings' `draw_settle_ms`).
     pub late_drawn: u64,
 }
 
@@ -499,6 +499,9 @@ pub fn settings_after_put(
 ) -> Option<QueueSettings> {
     match old {
         Some(old) if !old.may_move_opening(new.opens_at, now) => None,
+        // Open already: the first admission's instant is history, and the
+        // drawn visitors' slots were given from it.
+        Some(old) if now >= old.opens_at => Some(new.with_draw_settle_ms(old.draw_settle_ms)),
         _ => Some(new),
     }
 }

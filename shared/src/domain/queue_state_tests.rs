@@ -310,6 +310,25 @@ fn a_put_moves_the_opening_either_way_before_it_and_keeps_the_rest() {
 }
 
 #[test]
+fn an_open_queue_keeps_its_settling_time() {
+    let old = settings(10_000, 60).with_draw_settle_ms(2_000);
+    let asked = settings(10_000, 120).with_draw_settle_ms(500);
+    let settle_after =
+        |now: i64| settings_after_put(Some(&old), asked, Millis(now)).map(|s| s.draw_settle_ms);
+    // Before the opening a put sets it; from the opening on it stays.
+    let table = [
+        (9_999, Some(500)),
+        (10_000, Some(2_000)),
+        (50_000, Some(2_000)),
+    ];
+    for (now, want) in table {
+        assert_eq!(settle_after(now), want, "at {now}");
+    }
+    assert_eq!(old.first_admission_us(), 12_000_000);
+    assert_eq!(asked.first_admission_us(), 10_500_000);
+}
+
+#[test]
 fn an_open_queue_keeps_its_opening() {
     let old = settings(10_000, 60);
     assert!(settings_after_put(Some(&old), settings(20_000, 60), Millis(9_000)).is_some());

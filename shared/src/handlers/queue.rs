@@ -173,7 +173,7 @@ async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
 /// `PUT /events/{eventId}/queue`
 pub async fn put_queue(app: &App, req: &Request) -> Reply {
     let body: PutQueueBody = json_body(req, None)?;
-    let settings = settings_of(&body)?;
+    let settings = settings_of(&body)?.with_draw_settle_ms(app.config.draw_settle_ms);
     let buyers = buyers_of(&body)?;
     let event_id = ready_event(app, req).await?;
     let mut rounds = Rounds::new("put-queue", QUEUE_WRITE_ROUNDS);

@@ -16,7 +16,7 @@ use super::expression::Expression;
 use super::items;
 use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
-    CHECKPOINTS, DRAW_SECRET_VERSION, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS,
+    CHECKPOINTS, DRAW_SECRET_VERSION, DRAW_SETTLE_MS, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS,
     LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION, PENDING,
     PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
@@ -25,7 +25,7 @@ use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
 use crate::domain::buyer::Buyers;
-use crate::domain::queue::{Inventory, QueueRank, QueueSettings};
+use crate::domain::queue::{Inventory, QueueRank, QueueSettings, DEFAULT_DRAW_SETTLE_MS};
 use crate::domain::queue_counts::JoinCounts;
 use crate::domain::queue_state::{Checkpoints, PendingAdmission, QueueState};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
@@ -109,6 +109,7 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
         (ADMISSION_SECONDS.into(), n(q.admission_seconds)),
         (ORDERS_PER_ADMISSION.into(), n(q.orders_per_admission)),
         (BUYERS.into(), s(q.buyers.as_str())),
+        (DRAW_SETTLE_MS.into(), n(q.draw_settle_ms)),
         (DRAW_SECRET_VERSION.into(), s(&state.draw_secret)),
         (LATE_DRAWN.into(), n(state.late_drawn)),
         (INVENTORY.into(), s(inventory_str(state.inventory))),
@@ -222,6 +223,10 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
     .with_buyers(match f.opt_s(BUYERS) {
         Some(buyers) => Buyers::parse(buyers).ok_or_else(|| f.malformed(BUYERS))?,
         None => Buyers::Anonymous,
+    })
+    .with_draw_settle_ms(match f.opt_i64(DRAW_SETTLE_MS)? {
+        Some(ms) => u32::try_from(ms).map_err(|_| f.malformed(DRAW_SETTLE_MS))?,
+        None => DEFAULT_DRAW_SETTLE_MS,
     });
     let inventory = match f.str(INVENTORY)? {
         "AVAILABLE" => Inventory::Available,

@@ -280,7 +280,7 @@ async fn drawn_visitors(
 /// 1,000 drawn visitors, two admitters ticking at the same instants (so
 /// their runs overlap at every tick), one of them failing a run of
 /// admission writes in the middle of a batch, and 30 visitors whose index
-/// entries show up only after the opening (within DRAW_SETTLE_MS): from
+/// entries show up only after the opening (within the settling time, DRAW_SETTLE_MS): from
 /// the disclosed seed, every slot follows the keys, keeps the spacing, and
 /// nobody came late.
 #[tokio::test]
@@ -385,7 +385,7 @@ async fn slots_follow_the_draw_through_overlapping_admitters_failures_and_index_
         .count();
     assert_eq!((slots.len(), inversions, too_close), (1_000, 0, 0));
     assert!(
-        slots[0].1 >= (opens.0 + shared::domain::queue::DRAW_SETTLE_MS) * 1_000,
+        slots[0].1 >= (opens.0 + i64::from(shared::domain::queue::DEFAULT_DRAW_SETTLE_MS)) * 1_000,
         "the first slot waits for the index to settle"
     );
 }

@@ -10,7 +10,7 @@ use common::{call, create_event, event, fresh_app, plan};
 use serde_json::{json, Value};
 use shared::admission::{SigningKeys, VerifyKeys};
 use shared::admitter::Admitter;
-use shared::domain::queue::DRAW_SETTLE_MS;
+use shared::domain::queue::DEFAULT_DRAW_SETTLE_MS;
 use shared::domain::{EventId, Millis, OrderId};
 
 #[tokio::test]
@@ -478,7 +478,7 @@ async fn early_joiners_are_served_in_a_random_order_at_the_pace_from_the_opening
     assert_eq!(get_queue(&app, &ev).await.1["waiting"], 40);
     // From the opening (once the draw settles): one a second, never two
     // closer than that.
-    let opens = Millis(opens.0 + DRAW_SETTLE_MS);
+    let opens = Millis(opens.0 + i64::from(DEFAULT_DRAW_SETTLE_MS));
     let first = tick(&app, &mut admitter, &ev, opens).await;
     assert_eq!(
         (first.status, first.admitted, first.waiting),
@@ -589,13 +589,41 @@ async fn a_queue_put_again_after_a_delete_starts_empty() {
     );
     let new = join(&app, &ev).await;
     assert_eq!(visitor_status(&app, &ev, &new).await.0, 200);
-    let admits_from = Millis(millis(&put["opensAt"]).0 + DRAW_SETTLE_MS);
+    let admits_from = Millis(millis(&put["opensAt"]).0 + i64::from(DEFAULT_DRAW_SETTLE_MS));
     let summary = tick(&app, &mut Admitter::default(), &ev, admits_from).await;
     assert_eq!(
         (summary.admitted, summary.waiting),
         (1, 0),
         "only the new queue's visitor"
     );
+}
+
+/// `DRAW_SETTLE_MS` is queue-admin's: a queue put under 500 ms admits its
+/// first drawn visitor 500 ms after the opening, not before, whatever the
+/// admitter's own setting.
+#[tokio::test]
+async fn the_first_admission_waits_the_settling_time_the_queue_was_put_with() {
+    let mut admin = fresh_app().await;
+    admin.config.draw_settle_ms = 500;
+    let ev = create_event(&admin, "q", &plan(&[("A", "1", 3)], Some(300)))
+        .await
+        .0;
+    let (status, put) = put_queue(&admin, &ev, &queue_body(HOUR_MS, 60)).await;
+    assert_eq!(status, 200, "{put}");
+    join(&admin, &ev).await;
+    let admitter_app = shared::App {
+        config: shared::Config {
+            draw_settle_ms: 9_000,
+            ..admin.config.clone()
+        },
+        ..admin.clone()
+    };
+    let opens = millis(&put["opensAt"]).0;
+    let mut admitter = Admitter::default();
+    let early = tick(&admitter_app, &mut admitter, &ev, Millis(opens + 499)).await;
+    assert_eq!(early.admitted, 0);
+    let settled = tick(&admitter_app, &mut admitter, &ev, Millis(opens + 500)).await;
+    assert_eq!((settled.admitted, settled.waiting), (1, 0));
 }
 
 #[tokio::test]

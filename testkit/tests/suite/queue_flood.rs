@@ -9,7 +9,7 @@ use common::event;
 use common::queue::*;
 use local::metrics::RequestCounter;
 use shared::admitter::Admitter;
-use shared::domain::queue::{QueueRank, DRAW_SETTLE_MS};
+use shared::domain::queue::{QueueRank, DEFAULT_DRAW_SETTLE_MS};
 use shared::domain::queue_state::{visitor_view, Visitor, VisitorView};
 use shared::domain::{EventId, Millis};
 use shared::store::{seeded_visitor, QUEUE_SHARDS};
@@ -87,7 +87,7 @@ async fn cold_tick(app: &shared::App, counter: &RequestCounter, n: u64) -> ColdT
     // A second past the draw's settling, a cold admitter admits the
     // first two in the draw's order (slots at +2 s and +3 s).
     let mut admitter = Admitter::default();
-    let now = Millis(opens.0 + DRAW_SETTLE_MS + 1_000);
+    let now = Millis(opens.0 + i64::from(DEFAULT_DRAW_SETTLE_MS) + 1_000);
     let first = tick(app, &mut admitter, ev, now).await;
     let sent = counter.take();
     assert_eq!((first.admitted, first.waiting), (2, n - 2), "{n}");
@@ -191,7 +191,7 @@ async fn overlapping_admitters_admit_in_rank_order_and_keep_the_count() {
         tick(&app, &mut admitters[0], &seeded.ev, now).await.waiting,
         n
     );
-    now = Millis(seeded.opens.0 + DRAW_SETTLE_MS + 1_000);
+    now = Millis(seeded.opens.0 + i64::from(DEFAULT_DRAW_SETTLE_MS) + 1_000);
     let mut admitted = 0;
     for turn in 0..24 {
         let admitter = &mut admitters[turn % 2];

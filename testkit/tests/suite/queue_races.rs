@@ -28,7 +28,8 @@ async fn hundreds_of_visitors_joining_at_once_each_get_one_place() {
     let ids: std::collections::BTreeSet<&str> = visitors.iter().map(|v| v.id.as_str()).collect();
     assert_eq!(ids.len(), 300);
     let mut admitter = Admitter::default();
-    let opens = shared::domain::Millis(opens.0 + shared::domain::queue::DRAW_SETTLE_MS);
+    let opens =
+        shared::domain::Millis(opens.0 + i64::from(shared::domain::queue::DEFAULT_DRAW_SETTLE_MS));
     let summary = tick(&app, &mut admitter, &ev, opens).await;
     assert_eq!((summary.admitted, summary.waiting), (1, 299));
     // Every position is within the contract's bound of the truth (1% and

@@ -51,6 +51,10 @@ pub(in crate::store) const ADMISSION_SECONDS: &str = "admissionSeconds";
 
 pub(in crate::store) const ORDERS_PER_ADMISSION: &str = "ordersPerAdmission";
 
+/// How long after the opening the first admission waits (absent on a
+/// queue put before it was a setting: the default).
+pub(in crate::store) const DRAW_SETTLE_MS: &str = "drawSettleMs";
+
 /// `anonymous` or `verified` (absent on a queue put before buyers: anonymous).
 pub(in crate::store) const BUYERS: &str = "buyers";
 
