@@ -14,7 +14,7 @@ use crate::pricing::price;
 use crate::queue_model::put_queue;
 use crate::setup::create_event;
 use crate::{heap, unique, Row, Timing, HOLD_SECONDS};
-use local::dynamodb_local::{free_port, DynamoDbLocal, Storage};
+use local::dynamodb_local::{free_port, DynamoDbLocal, Jvm, Storage};
 use shared::admitter::{Admitter, TICK_MS};
 use shared::domain::queue::DEFAULT_DRAW_SETTLE_MS;
 use shared::domain::{EventId, Millis};
@@ -63,10 +63,11 @@ struct Measured {
     seeded_in: f64,
 }
 
-pub async fn flood(size: Flood) -> Result<Row, String> {
+/// The row, each queue on a DynamoDB Local of its own in `jvm`.
+pub async fn flood(size: Flood, jvm: Jvm) -> Result<Row, String> {
     let started = Instant::now();
-    let long = measure(size.waiting, size).await?;
-    let short = measure(size.short, size).await?;
+    let long = measure(size.waiting, size, jvm).await?;
+    let short = measure(size.short, size, jvm).await?;
     let growth = |long: f64, short: f64| long / short.max(1e-9);
     let rt_growth = growth(long.round_trips, short.round_trips);
     let ru_growth = growth(long.read_units, short.read_units);
@@ -125,10 +126,10 @@ fn thousands(n: u64) -> String {
 }
 
 /// One queue of `waiting` on a DynamoDB Local of its own.
-async fn measure(waiting: u64, size: Flood) -> Result<Measured, String> {
+async fn measure(waiting: u64, size: Flood, jvm: Jvm) -> Result<Measured, String> {
     let port = free_port().map_err(|e| e.to_string())?;
-    let dynamodb =
-        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
+    let dynamodb = DynamoDbLocal::start_with(port, "a free port", Storage::InMemory, jvm)
+        .map_err(|e| e.to_string())?;
     let recorder = CapacityRecorder::new();
     let app = crate::new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
     let event = unique("flood");

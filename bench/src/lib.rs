@@ -516,12 +516,13 @@ async fn crowds(
 }
 
 /// A DynamoDB Local of a scenario's own, in memory, on a free port.
-fn own_dynamodb() -> Result<local::dynamodb_local::DynamoDbLocal, String> {
+fn own_dynamodb(sizes: Sizes) -> Result<local::dynamodb_local::DynamoDbLocal, String> {
     let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
-    local::dynamodb_local::DynamoDbLocal::start(
+    local::dynamodb_local::DynamoDbLocal::start_with(
         port,
         "a free port",
         local::dynamodb_local::Storage::InMemory,
+        sizes.jvm,
     )
     .map_err(|e| e.to_string())
 }
@@ -530,7 +531,7 @@ fn own_dynamodb() -> Result<local::dynamodb_local::DynamoDbLocal, String> {
 /// (with the stream: a table after the on-sale's would run slow): its row.
 /// `--only fragmented` runs it alone.
 pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
-    let dynamodb = own_dynamodb()?;
+    let dynamodb = own_dynamodb(sizes)?;
     let endpoint = dynamodb.endpoint();
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
@@ -541,7 +542,7 @@ pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
 /// its row. `--only buyer-limit` runs it alone (the full run measures it
 /// beside the one-seat stampede, on the same recording app).
 pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
-    let dynamodb = own_dynamodb()?;
+    let dynamodb = own_dynamodb(sizes)?;
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
     buyer_limit::buyer_limit_claims(&app, &recorder, sizes.buyer_limit).await
@@ -550,5 +551,5 @@ pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
 /// The admitter with a crowd already waiting (each queue on a DynamoDB
 /// Local of its own): its row. `--only flood` runs it alone.
 pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {
-    flood::flood(sizes.flood).await
+    flood::flood(sizes.flood, sizes.jvm).await
 }

@@ -10,6 +10,7 @@ use crate::fragmented::FragmentedStadium;
 use crate::ga::GaStampede;
 use crate::queue_model::QueueModel;
 use crate::stadium_page::StadiumPageSize;
+use local::dynamodb_local::Jvm;
 
 /// Sizes of one run; `smoke()` is the CI pass that only proves it works.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +39,10 @@ pub struct Sizes {
     pub queue: QueueModel,
     /// The live map in Chromium over a stadium.
     pub stadium_page: StadiumPageSize,
+    /// The JVM each DynamoDB Local of the run starts in: the full run's
+    /// figures on the default one, the smoke pass (minutes, mostly warm-up)
+    /// on the short-lived one the tests use.
+    pub jvm: Jvm,
 }
 
 /// How much of scripts/bench_cold_start.py the last scenario runs.
@@ -54,6 +59,7 @@ pub enum ColdStartPass {
 impl Sizes {
     pub fn full() -> Self {
         Self {
+            jvm: Jvm::LongRunning,
             stampede: 1_000,
             spread_orders: 2_000,
             spread_claims: 10_000,
@@ -131,6 +137,7 @@ impl Sizes {
     }
     pub fn smoke() -> Self {
         Self {
+            jvm: Jvm::ShortLived,
             stampede: 100,
             spread_orders: 100,
             spread_claims: 400,

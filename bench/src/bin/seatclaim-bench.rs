@@ -53,8 +53,8 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
 async fn run(smoke: bool) -> Result<(), String> {
     let sizes = if smoke { Sizes::smoke() } else { Sizes::full() };
     let port = free_port().map_err(|e| e.to_string())?;
-    let dynamodb =
-        DynamoDbLocal::start(port, "a free port", Storage::InMemory).map_err(|e| e.to_string())?;
+    let dynamodb = DynamoDbLocal::start_with(port, "a free port", Storage::InMemory, sizes.jvm)
+        .map_err(|e| e.to_string())?;
     let started = std::time::Instant::now();
     let load_at_start = load_average();
     let code = provenance();
