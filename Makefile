@@ -142,7 +142,12 @@ LAMBDA_TARGET_DIR = $(shell python3 scripts/cargo_target.py)/lambda-build
 ## depends on it. LTO changes size and speed, which the bench measures on
 ## the deployed profile. Unset: the profile's own fat LTO, as deployed.
 RELEASE_LTO ?=
-LAMBDA_PROFILE = $(if $(RELEASE_LTO),CARGO_PROFILE_RELEASE_LTO=$(RELEASE_LTO) CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16)
+## RELEASE_OPT_LEVEL=0 (CI sets it too) builds them unoptimised: the same
+## pipeline and architecture, the dependencies in half the time. Unset: the
+## profile's "s", as deployed.
+RELEASE_OPT_LEVEL ?=
+LAMBDA_PROFILE = $(if $(RELEASE_LTO),CARGO_PROFILE_RELEASE_LTO=$(RELEASE_LTO) CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16) \
+  $(if $(RELEASE_OPT_LEVEL),CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RELEASE_OPT_LEVEL))
 
 ## Every function's arm64 release binary in one cargo run: it links two at
 ## a time on two cores, where `sam build` links them one after another.
