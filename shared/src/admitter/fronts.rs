@@ -106,7 +106,11 @@ pub(super) async fn read_fronts(
     state: &QueueState,
     now: Millis,
 ) -> Result<Head, Error> {
-    let settling = now.0 < state.settings.opens_at.0 + SETTLE_MS;
+    // Every front is read from the first until the first admission (the
+    // queue's settling time) and for at least SETTLE_MS: drawn entries
+    // that show up until then take their place in key order.
+    let settle_ms = SETTLE_MS.max(i64::from(state.settings.draw_settle_ms));
+    let settling = now.0 < state.settings.opens_at.0 + settle_ms;
     let size = front_size(&state.settings);
     let limit = 2 * size;
     let generation = mirror.generation;

@@ -277,6 +277,65 @@ async fn drawn_visitors(
     all
 }
 
+/// Each of `ids`' draw key under `seed` and its admission's slot, in key
+/// order (every one must have been admitted).
+async fn slots_by_key(
+    app: &App,
+    event: &EventId,
+    seed: &[u8],
+    ids: &[VisitorId],
+) -> Vec<(Vec<u8>, i64)> {
+    let mut slots = Vec::new();
+    for id in ids {
+        let visitor = app.store.read_visitor(event, id).await.unwrap().unwrap();
+        let admission = visitor
+            .admission
+            .unwrap_or_else(|| panic!("{id} was not admitted"));
+        slots.push((draw_key(seed, id.as_str()), admission.slot_us));
+    }
+    slots.sort();
+    slots
+}
+
+/// A seller's longer settling time (`DRAW_SETTLE_MS` 5 s here) covers a
+/// longer index lag: drawn entries that show up 3 s after the opening,
+/// past the admitter's own 2 s of reading every front from the first,
+/// still take their place in key order, and nobody is admitted before.
+#[tokio::test]
+async fn a_longer_settling_time_covers_a_longer_index_lag() {
+    let mut app = fresh_app().await;
+    app.config.draw_settle_ms = 5_000;
+    let ev = event(&app, 5, 300).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    let per_minute = 6_000;
+    let (status, put) = put_queue(&app, &ev, &queue_body(600_000, per_minute)).await;
+    assert_eq!(status, 200, "{put}");
+    let state = stored_state(&app, &event_id).await;
+    let opens = state.settings.opens_at;
+    let mut ids = drawn_visitors(&app, &event_id, &state, 0..40).await;
+    let mut admitter = Admitter::default();
+    let mut waiting = u64::MAX;
+    for step in 0..=40 {
+        let now = Millis(opens.0 + 250 * step);
+        if step == 12 {
+            ids.extend(drawn_visitors(&app, &event_id, &state, 40..60).await);
+        }
+        let summary = tick(&app, &mut admitter, &ev, now).await;
+        if now.0 < opens.0 + 5_000 {
+            assert_eq!(summary.admitted, 0, "at {}", now.0 - opens.0);
+        }
+        waiting = summary.waiting;
+    }
+    assert_eq!(waiting, 0);
+    let disclosed = open_now(&app, &ev, per_minute).await;
+    assert_eq!(disclosed["lateDrawn"], 0, "{disclosed}");
+    let seed = hex::decode(disclosed["drawSeed"].as_str().unwrap()).unwrap();
+    let slots = slots_by_key(&app, &event_id, &seed, &ids).await;
+    let inversions = slots.windows(2).filter(|w| w[0].1 >= w[1].1).count();
+    assert_eq!((slots.len(), inversions), (60, 0));
+    assert!(slots[0].1 >= (opens.0 + 5_000) * 1_000);
+}
+
 /// 1,000 drawn visitors, two admitters ticking at the same instants (so
 /// their runs overlap at every tick), one of them failing a run of
 /// admission writes in the middle of a batch, and 30 visitors whose index
@@ -357,20 +416,7 @@ async fn slots_follow_the_draw_through_overlapping_admitters_failures_and_index_
     let disclosed = open_now(&app, &ev, per_minute).await;
     assert_eq!(disclosed["lateDrawn"], 0, "{disclosed}");
     let seed = hex::decode(disclosed["drawSeed"].as_str().unwrap()).unwrap();
-    let mut slots = Vec::new();
-    for id in &ids {
-        let visitor = app
-            .store
-            .read_visitor(&event_id, id)
-            .await
-            .unwrap()
-            .unwrap();
-        let admission = visitor
-            .admission
-            .unwrap_or_else(|| panic!("{id} was not admitted"));
-        slots.push((draw_key(&seed, id.as_str()), admission.slot_us));
-    }
-    slots.sort();
+    let slots = slots_by_key(&app, &event_id, &seed, &ids).await;
     let listed = draw_list(&app, &ev, 1_000).await;
     let expected: Vec<(String, i64)> = slots.iter().map(|(k, s)| (hex::encode(k), *s)).collect();
     assert_eq!(
