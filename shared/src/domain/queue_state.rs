@@ -177,10 +177,11 @@ impl QueueState {
 
     /// The state after a put of `settings` over it (allowed: see
     /// [`settings_after_put`]): the new settings at once, counts and
-    /// admissions kept, and an opening that moved (only possible before
-    /// it) is where admission may start.
+    /// admissions kept, and a first admission that moved (an opening or a
+    /// settling time changed, only possible before the opening) is where
+    /// admission may start.
     pub fn put(&self, settings: QueueSettings) -> Self {
-        let resumed_us = if settings.opens_at == self.settings.opens_at {
+        let resumed_us = if settings.first_admission_us() == self.settings.first_admission_us() {
             self.resumed_us
         } else {
             settings.first_admission_us()
@@ -444,8 +445,9 @@ pub fn visitor_view<'a>(
         },
         QueueStatus::SoldOut => VisitorView::SoldOut,
         QueueStatus::Open | QueueStatus::Paused => {
-            let at_us =
-                estimated_admission_at(state.last_admission_us, spacing, position, now.0 * 1_000);
+            // Nobody is admitted before the queue's settling time is over.
+            let from_us = (now.0 * 1_000).max(state.settings.first_admission_us());
+            let at_us = estimated_admission_at(state.last_admission_us, spacing, position, from_us);
             let estimated_at = Millis(at_us.div_euclid(1_000).max(now.0));
             VisitorView::Waiting {
                 position: Some(position),

@@ -262,6 +262,19 @@ fn a_visitor_is_told_its_admission_its_place_or_the_end() {
             poll_after_ms: 2_000,
         }
     );
+    // Open, nobody admitted yet, under a 30 s settling time: the 4th in
+    // line is told the settling time's end plus three spacings.
+    let mut settling = state.clone();
+    settling.settings = settling.settings.with_draw_settle_ms(30_000);
+    settling.last_admission_us = None;
+    assert_eq!(
+        visitor_view(rank, None, &settling, Millis(11_000)),
+        VisitorView::Waiting {
+            position: Some(4),
+            estimated_at: Some(Millis(40_000 + 3_000)),
+            poll_after_ms: 16_000,
+        }
+    );
     let admission = Admission {
         admission_id: "a".into(),
         slot_us: 20 * S,
@@ -326,6 +339,12 @@ fn an_open_queue_keeps_its_settling_time() {
     }
     assert_eq!(old.first_admission_us(), 12_000_000);
     assert_eq!(asked.first_admission_us(), 10_500_000);
+    // A put before the opening that changes only the settling time moves
+    // where admission may start, either way.
+    let state = QueueState::new(1, old);
+    assert_eq!(state.resumed_us, 12_000_000);
+    assert_eq!(state.put(asked).resumed_us, 10_500_000);
+    assert_eq!(state.put(asked).put(old).resumed_us, 12_000_000);
 }
 
 #[test]

@@ -25,7 +25,9 @@ use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
 use crate::domain::buyer::Buyers;
-use crate::domain::queue::{Inventory, QueueRank, QueueSettings, DEFAULT_DRAW_SETTLE_MS};
+use crate::domain::queue::{
+    Inventory, QueueRank, QueueSettings, DEFAULT_DRAW_SETTLE_MS, DRAW_SETTLE_MS_RANGE,
+};
 use crate::domain::queue_counts::JoinCounts;
 use crate::domain::queue_state::{Checkpoints, PendingAdmission, QueueState};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
@@ -225,7 +227,10 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
         None => Buyers::Anonymous,
     })
     .with_draw_settle_ms(match f.opt_i64(DRAW_SETTLE_MS)? {
-        Some(ms) => u32::try_from(ms).map_err(|_| f.malformed(DRAW_SETTLE_MS))?,
+        Some(ms) => u32::try_from(ms)
+            .ok()
+            .filter(|ms| DRAW_SETTLE_MS_RANGE.contains(ms))
+            .ok_or_else(|| f.malformed(DRAW_SETTLE_MS))?,
         None => DEFAULT_DRAW_SETTLE_MS,
     });
     let inventory = match f.str(INVENTORY)? {
@@ -533,7 +538,8 @@ mod tests {
         }];
         state.settings = state
             .settings
-            .with_buyers(crate::domain::buyer::Buyers::Verified);
+            .with_buyers(crate::domain::buyer::Buyers::Verified)
+            .with_draw_settle_ms(750);
         let item = main_item(&event, &state);
         let stored = parse_stored(&item)?;
         assert_eq!((stored.generation, stored.version), (3, 7));
