@@ -104,8 +104,9 @@ test: node-deps python-tools
 validate: python-tools
 	PATH="$(TOOLS_PATH)" $(SAM) validate --lint
 
-## Every function invoked with its events/ file through `sam local invoke`
-## (podman as the container engine), against DynamoDB Local.
+## Every function invoked with its events/ file through SAM's emulator (the
+## first with `sam local invoke`, the rest warm through `sam local
+## start-lambda`; podman as the container engine), against DynamoDB Local.
 sam-local-test: node-deps python-tools podman pyjwt
 	cargo build --quiet --bins
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/sam_local_invoke_test.py
