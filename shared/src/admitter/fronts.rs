@@ -49,20 +49,22 @@ fn front_size(settings: &QueueSettings) -> usize {
 
 /// Where a shard is read from this tick, if at all: from the first while
 /// the early joiners' entries may still be showing (just after the
-/// opening); a little back from its last read when the index had nothing
-/// past it (a later joiner's entry may show late); past its last read
-/// when its front runs short.
+/// opening), and on every read while the shard's reads are among the drawn
+/// (an entry the index shows late sorts among ranks already read, where a
+/// read past the last would never see it); otherwise a little back from
+/// its last read when the index had nothing past it (a later joiner's
+/// entry may show late), and past its last read when its front runs short.
 fn read_from(front: &ShardFront, settling: bool, size: usize) -> Option<Option<QueueRank>> {
-    if settling {
+    let Some(last) = front.read_to.filter(|_| !settling) else {
         return Some(None);
+    };
+    match joined_at_of(last) {
+        None => (!front.more || front.waiting.len() < size).then_some(None),
+        Some(joined) if !front.more => Some(Some(QueueRank(
+            first_rank_joined_at(joined - SETTLE_MS).0.saturating_sub(1),
+        ))),
+        Some(_) => (front.waiting.len() < size).then_some(Some(last)),
     }
-    if !front.more {
-        return Some(front.read_to.map(|rank| match joined_at_of(rank) {
-            Some(joined) => QueueRank(first_rank_joined_at(joined - SETTLE_MS).0.saturating_sub(1)),
-            None => rank,
-        }));
-    }
-    (front.waiting.len() < size).then_some(front.read_to)
 }
 
 impl ShardFront {

@@ -47,3 +47,54 @@ fn the_head_ends_where_a_shard_has_not_read() {
     shards[0].more = false;
     assert!(head_of(&shards, &JoinCounts::default(), 0, 8).whole);
 }
+
+/// A case: its name, the ranks read, whether the index had more, whether
+/// the queue is settling, and where the front should read from.
+type ReadFromCase = (
+    &'static str,
+    Vec<u128>,
+    bool,
+    bool,
+    Option<Option<QueueRank>>,
+);
+
+#[test]
+fn a_front_among_the_drawn_is_read_again_from_the_first() {
+    let none = HashMap::new();
+    let later = first_rank_joined_at(10_000).0;
+    let cases: [ReadFromCase; 6] = [
+        ("settling", vec![1, 2, 3], true, true, Some(None)),
+        ("nothing read yet", vec![], false, false, Some(None)),
+        ("drawn, full", vec![1, 2, 3], true, false, None),
+        ("drawn, short", vec![1], true, false, Some(None)),
+        (
+            "drawn, index ended",
+            vec![1, 2, 3],
+            false,
+            false,
+            Some(None),
+        ),
+        (
+            "later, short",
+            vec![later],
+            true,
+            false,
+            Some(Some(QueueRank(later))),
+        ),
+    ];
+    for (name, ranks, more, settling, want) in cases {
+        let mut front = ShardFront::default();
+        if !ranks.is_empty() {
+            front.absorb(ranks.into_iter().map(visitor).collect(), more, &none, 8);
+        }
+        assert_eq!(read_from(&front, settling, 2), want, "{name}");
+    }
+    // Later joiners whose index had nothing more: a little back, where an
+    // entry shown late would sort.
+    let mut front = ShardFront::default();
+    front.absorb(vec![visitor(later)], false, &none, 8);
+    let from = read_from(&front, false, 2)
+        .flatten()
+        .expect("read from a rank");
+    assert!(from < QueueRank(later) && joined_at_of(QueueRank(from.0 + 1)).is_some());
+}

@@ -14,6 +14,7 @@ use local::faults::{production_client, Fault, FaultInjector};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use shared::admitter::Admitter;
+use shared::domain::draw::DrawSeed;
 use shared::domain::queue::queue_rank;
 use shared::domain::queue_state::{QueueState, Visitor};
 use shared::domain::{EventId, Millis, VisitorId};
@@ -233,18 +234,31 @@ async fn a_verified_queue_draws_by_buyer_and_each_generation_commits_anew() {
     );
 }
 
-/// A visitor who joined a minute before the opening, ranked by its draw
-/// key under the queue's seed (as join-queue ranks it), written straight
-/// to the table.
-async fn drawn_visitor(app: &App, event: &EventId, state: &QueueState, i: usize) -> VisitorId {
-    let seed = app
-        .config
+/// The queue's seed, as join-queue derives it.
+fn seed_of(app: &App, event: &EventId, state: &QueueState) -> DrawSeed {
+    app.config
         .draw_secrets
         .as_ref()
         .unwrap()
         .seed(&state.draw_secret, event, state.generation)
-        .unwrap();
+        .unwrap()
+}
+
+/// A visitor who joined a minute before the opening, ranked by its draw
+/// key under the queue's seed (as join-queue ranks it), written straight
+/// to the table.
+async fn drawn_visitor(app: &App, event: &EventId, state: &QueueState, i: usize) -> VisitorId {
     let visitor_id = VisitorId::parse(&format!("drawn-{i:05}")).unwrap();
+    drawn_visitor_named(app, event, state, visitor_id).await
+}
+
+async fn drawn_visitor_named(
+    app: &App,
+    event: &EventId,
+    state: &QueueState,
+    visitor_id: VisitorId,
+) -> VisitorId {
+    let seed = seed_of(app, event, state);
     let joined_at = Millis(state.settings.opens_at.0 - 60_000);
     let key = seed.key(visitor_id.as_str());
     let rank = queue_rank(joined_at, state.settings.opens_at, key.rank_bits());
@@ -334,6 +348,83 @@ async fn a_longer_settling_time_covers_a_longer_index_lag() {
     let inversions = slots.windows(2).filter(|w| w[0].1 >= w[1].1).count();
     assert_eq!((slots.len(), inversions), (60, 0));
     assert!(slots[0].1 >= (opens.0 + 5_000) * 1_000);
+}
+
+/// Drawn entries the index shows only after the settling time, some
+/// ranked before visitors already admitted and some among those the
+/// admitter's fronts have already read past: each is read on its shard's
+/// next refill, not left for the admitter's next run. Those ranked before
+/// an admitted visitor go next and are counted late; the others keep the
+/// keys' order.
+#[tokio::test]
+async fn drawn_entries_shown_after_the_settling_time_are_read_on_the_next_refill() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    let per_minute = 1_200; // 20 a second: 120 drawn take six seconds
+    let (status, put) = put_queue(&app, &ev, &queue_body(600_000, per_minute)).await;
+    assert_eq!(status, 200, "{put}");
+    let state = stored_state(&app, &event_id).await;
+    let opens = state.settings.opens_at;
+    let seed = seed_of(&app, &event_id, &state);
+    let mut ids = drawn_visitors(&app, &event_id, &state, 0..120).await;
+    let mut keys: Vec<_> = ids.iter().map(|id| seed.key(id.as_str())).collect();
+    keys.sort();
+    let (mut admitter, mut waiting) = (Admitter::default(), u64::MAX);
+    let (mut before, mut shown_at) = (Vec::new(), 0);
+    for step in 1..=120 {
+        let now = Millis(opens.0 + 250 * step);
+        let summary = tick(&app, &mut admitter, &ev, now).await;
+        waiting = summary.waiting;
+        if step == 20 {
+            // Five seconds in: settled, some sixty admitted, the fronts
+            // read well past the next few.
+            let admitted = 120 - usize::try_from(waiting).unwrap();
+            let named = |range: (usize, usize), from: usize| {
+                (from..)
+                    .map(|j| VisitorId::parse(&format!("late-{j:05}")).unwrap())
+                    .filter(|id| {
+                        let key = seed.key(id.as_str());
+                        keys[range.0] < key && key < keys[range.1]
+                    })
+                    .take(2)
+                    .collect::<Vec<_>>()
+            };
+            before = named((0, admitted - 10), 0);
+            let among = named((admitted + 5, admitted + 30), 10_000);
+            for id in before.iter().chain(&among) {
+                drawn_visitor_named(&app, &event_id, &state, id.clone()).await;
+            }
+            ids.extend(before.iter().chain(&among).cloned());
+            shown_at = now.0;
+        }
+        if waiting == 0 && step > 20 {
+            break;
+        }
+    }
+    assert_eq!(waiting, 0);
+    let disclosed = open_now(&app, &ev, per_minute).await;
+    assert_eq!(disclosed["admitted"], 124, "this run read every late entry");
+    assert_eq!(disclosed["lateDrawn"], 2, "{disclosed}");
+    let seed_bytes = hex::decode(disclosed["drawSeed"].as_str().unwrap()).unwrap();
+    for id in &before {
+        let slot = app
+            .store
+            .read_visitor(&event_id, id)
+            .await
+            .unwrap()
+            .unwrap();
+        let slot_us = slot.admission.unwrap().slot_us;
+        assert!(
+            slot_us <= (shown_at + 1_000) * 1_000,
+            "{id} went next: {} ms after showing",
+            slot_us / 1_000 - shown_at
+        );
+    }
+    let in_order: Vec<VisitorId> = ids.into_iter().filter(|id| !before.contains(id)).collect();
+    let slots = slots_by_key(&app, &event_id, &seed_bytes, &in_order).await;
+    let inversions = slots.windows(2).filter(|w| w[0].1 >= w[1].1).count();
+    assert_eq!((slots.len(), inversions), (122, 0));
 }
 
 /// 1,000 drawn visitors, two admitters ticking at the same instants (so
