@@ -52,7 +52,9 @@ struct QueueReply<'a> {
     /// Drawn visitors the admitter first saw after someone drawn behind
     /// them had a slot (0 when the join index kept up).
     late_drawn: u64,
-    draw_commitment: String,
+    /// Absent on a generation put before draws existed (`draw_seed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    draw_commitment: Option<String>,
     /// From the opening plus 5 s on.
     #[serde(skip_serializing_if = "Option::is_none")]
     draw_seed: Option<String>,
@@ -75,8 +77,10 @@ fn queue_reply(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -
             admitted: state.admitted,
             generation: state.generation,
             late_drawn: state.late_drawn,
-            draw_commitment: seed.commitment(),
-            draw_seed: is_disclosed(q.opens_at, now).then(|| seed.disclosed()),
+            draw_commitment: seed.as_ref().map(DrawSeed::commitment),
+            draw_seed: seed
+                .filter(|_| is_disclosed(q.opens_at, now))
+                .map(|seed| seed.disclosed()),
         },
     ))
 }
@@ -108,15 +112,23 @@ pub(super) fn retired_key() -> Error {
     Error::Corrupt("the DRAW_SECRET key of this queue generation was retired".into())
 }
 
-/// The draw seed of `state`'s generation, under the key it was put with.
+/// The draw seed of `state`'s generation, under the key it was put with;
+/// `None` for a generation put before draws existed (its item names no
+/// key): its early joiners were ranked at random, with nothing committed,
+/// so it has no draw to commit to, disclose or list, whatever keys the set
+/// holds now.
 pub(super) fn draw_seed(
     app: &App,
     event_id: &EventId,
     state: &QueueState,
-) -> Result<DrawSeed, Error> {
+) -> Result<Option<DrawSeed>, Error> {
+    if state.draw_secret.is_empty() {
+        return Ok(None);
+    }
     let (secrets, version) = generation_secret(app, state)?;
     secrets
         .seed(&version, event_id, state.generation)
+        .map(Some)
         .ok_or_else(retired_key)
 }
 

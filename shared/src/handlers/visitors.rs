@@ -224,13 +224,15 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     };
     // A visitor who joins before the opening is drawn: its place is its
     // draw key's; a later one's, its join time's (the draw bits break
-    // ties within a millisecond, so random ones do).
-    let draw = if now < state.settings.opens_at {
-        let key = seed.key(draw_id(&visitor));
-        visitor.draw_key = Some(key);
-        key.rank_bits()
-    } else {
-        crate::world::random_u64()
+    // ties within a millisecond, so random ones do). A generation put
+    // before draws existed keeps drawing at random, as it began.
+    let draw = match &seed {
+        Some(seed) if now < state.settings.opens_at => {
+            let key = seed.key(draw_id(&visitor));
+            visitor.draw_key = Some(key);
+            key.rank_bits()
+        }
+        _ => crate::world::random_u64(),
     };
     visitor.rank = queue_rank(now, state.settings.opens_at, draw);
     let (visitor, seen, status) = match place(app, &event_id, &state, visitor, now).await? {
@@ -242,7 +244,7 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     };
     let mut reply = status_reply(app, &event_id, &visitor, &seen, now)?;
     reply.visitor_token = Some(token.as_str());
-    reply.draw_commitment = Some(seed.commitment());
+    reply.draw_commitment = seed.as_ref().map(|seed| seed.commitment());
     let joined_at = visitor.joined_at.to_rfc3339();
     reply.joined_at = Some(joined_at);
     Ok(json(status, &reply))

@@ -427,6 +427,58 @@ async fn drawn_entries_shown_after_the_settling_time_are_read_on_the_next_refill
     assert_eq!((slots.len(), inversions), (122, 0));
 }
 
+/// A generation put before draws existed (its item names no key) has no
+/// draw to check: no commitment or seed in get-queue or a join, the draw
+/// list `404 draw-not-disclosed` even after the opening, and its early
+/// joiners ranked at random as before. Nothing there follows the key set,
+/// so a rotation changes nothing a buyer was told.
+#[tokio::test]
+async fn a_generation_put_before_draws_has_none_to_commit_or_disclose() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    assert_eq!(put_queue(&app, &ev, &queue_body(600_000, 600)).await.0, 200);
+    let stored = app.store.read_queue(&event_id).await.unwrap().unwrap();
+    let mut state = stored.state.unwrap();
+    state.draw_secret = String::new();
+    state.version = stored.version + 1;
+    let written = app
+        .store
+        .commit_queue_state(&event_id, &state, stored.version);
+    assert_eq!(written.await.unwrap(), Some(true));
+    // An instance that has not read the queue before (none cached).
+    let app = App {
+        memory: app.memory.fresh(),
+        ..app
+    };
+
+    let visitor = join(&app, &ev).await;
+    assert!(
+        visitor.joined.get("drawCommitment").is_none(),
+        "{}",
+        visitor.joined
+    );
+    let id = VisitorId::parse(&visitor.id).unwrap();
+    let read = app
+        .store
+        .read_visitor(&event_id, &id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(read.draw_key.is_none(), "ranked at random, with no key");
+    let put = open_now(&app, &ev, 600).await;
+    let (_, got) = get_queue(&app, &ev).await;
+    for reply in [&put, &got] {
+        assert!(reply.get("drawCommitment").is_none(), "{reply}");
+        assert!(reply.get("drawSeed").is_none(), "{reply}");
+    }
+    let (status, body) = call(&app, "GET", &format!("/events/{ev}/queue/draw"), &[], "").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("draw-not-disclosed"))
+    );
+}
+
 /// 1,000 drawn visitors, two admitters ticking at the same instants (so
 /// their runs overlap at every tick), one of them failing a run of
 /// admission writes in the middle of a batch, and 30 visitors whose index
