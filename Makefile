@@ -70,7 +70,7 @@ fuzz-long: node-deps fuzz-tools
 
 help:
 	@echo "make dev    - DynamoDB Local + every route on http://127.0.0.1:\$${PORT:-3000} (Ctrl-C stops)"
-	@echo "make test   - fmt, clippy, unit + integration tests on DynamoDB Local, sam validate --lint, sam local invoke of every function, the seat-map page in headless Chromium, the fuzz pass"
+	@echo "make test   - fmt, clippy, unit + integration tests on DynamoDB Local, sam validate --lint, every function in SAM's local emulator, the seat-map page in headless Chromium, the fuzz pass"
 	@echo "make bench  - every benchmark scenario, cold start included; writes docs/BENCHMARKS.md"
 	@echo "make fuzz   - schemathesis against the dev server and docs/openapi.yaml (fuzz-long: >= 10,000 requests)"
 	@echo "make deny   - cargo deny check licenses bans sources (deny.toml)"
@@ -108,7 +108,7 @@ validate: python-tools
 ## first with `sam local invoke`, the rest warm through `sam local
 ## start-lambda`; podman as the container engine), against DynamoDB Local.
 sam-local-test: node-deps python-tools podman pyjwt
-	cargo build --quiet --bins
+	cargo build --quiet -p functions --bins -p local --bin seatclaim-dev
 	PATH="$(TOOLS_PATH)" $(VENV)/bin/python scripts/sam_local_invoke_test.py
 
 ## The live seat-map page in headless Chromium (Debian's package, driven by

@@ -165,11 +165,22 @@ def sam_local_invoke(template, env_file, fn, text):
     return json.loads(lines[-1])
 
 
+def timeouts(template):
+    """Each function's Timeout in seconds, as `template` gives it."""
+    doc = yaml_parse(Path(template).read_text())
+    default = doc["Globals"]["Function"].get("Timeout", 3)
+    return {name: res["Properties"].get("Timeout", default) for name, res in doc["Resources"].items()
+            if res["Type"] == "AWS::Serverless::Function"}
+
+
 class WarmLambdas:
     """`sam local start-lambda` with warm containers: Lambda's Invoke API on
-    a local port, one container per function, started at its first call."""
+    a local port, one container per function, started at its first call.
+    A warm container's timer only logs a timeout, where `sam local invoke`
+    stops the function: a call past its function's Timeout is failed here."""
 
     def __init__(self, template, env_file, log):
+        self.timeouts = timeouts(template)
         self.port = free_ports(1)[0]
         self.log = log
         self.proc = subprocess.Popen(
@@ -190,13 +201,16 @@ class WarmLambdas:
                 return
             except OSError:
                 time.sleep(0.5)
+        self.stop()
         sys.exit(f"sam local start-lambda did not serve within 120 s; see {self.log.name}")
 
     def invoke(self, fn, text):
         request = urllib.request.Request(
             f"http://127.0.0.1:{self.port}/2015-03-31/functions/{pascal(fn)}/invocations",
             data=text.encode(), method="POST")
+        limit = self.timeouts[pascal(fn)]
         with self.locks[fn]:
+            started = time.time()
             try:
                 with urllib.request.urlopen(request, timeout=180) as reply:
                     failed = reply.headers.get("X-Amz-Function-Error")
@@ -204,10 +218,18 @@ class WarmLambdas:
             except OSError as e:  # urllib's HTTPError and timeouts alike
                 print(f"{fn}: {e!r}", file=sys.stderr)
                 return None
+            took = time.time() - started
         if failed:
             print(f"{fn}: function error {failed}: {payload[:3000]}", file=sys.stderr)
             return None
-        return json.loads(payload)
+        if took > limit:
+            print(f"{fn}: answered after {took:.1f} s, past its Timeout of {limit} s", file=sys.stderr)
+            return None
+        try:
+            return json.loads(payload)
+        except ValueError:
+            print(f"{fn}: not JSON: {payload[:3000]}", file=sys.stderr)
+            return None
 
     def stop(self):
         # SIGINT: SAM stops and removes its warm containers on the way out.
