@@ -70,10 +70,11 @@ pub async fn draw_list(app: &App, req: &Request) -> Reply {
     let limit = query_param(req, "limit", parse_limit)?.unwrap_or(MAX_DRAW_PAGE);
     let now = crate::world::now();
     let (event_id, state) = super::visitors::event_queue(app, req, now).await?;
+    if !is_disclosed(state.settings.opens_at, now) {
+        return Err(Error::DrawNotDisclosed);
+    }
     // A generation put before draws existed has none, and never discloses.
-    let seed = draw_seed(app, &event_id, &state)?
-        .filter(|_| is_disclosed(state.settings.opens_at, now))
-        .ok_or(Error::DrawNotDisclosed)?;
+    let seed = draw_seed(app, &event_id, &state)?.ok_or(Error::DrawNotDisclosed)?;
     let page = i32::try_from(limit).unwrap_or(i32::MAX);
     let reads = (0..QUEUE_SHARDS).map(|shard| {
         app.store

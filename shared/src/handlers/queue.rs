@@ -93,17 +93,20 @@ fn draw_secrets(app: &App) -> Result<&DrawSecrets, Error> {
 }
 
 /// The `DRAW_SECRET` keys and the version `state`'s generation was put
-/// with (a queue put before draws: the current key's).
+/// with. A generation put before draws names none and has no key: every
+/// one of those was anonymous (a change of who may join starts a new
+/// generation, with a key), so asking for its key is a fault, not a
+/// reason to take the current one, which a rotation would change.
 pub(super) fn generation_secret<'a>(
     app: &'a App,
     state: &QueueState,
 ) -> Result<(&'a DrawSecrets, String), Error> {
-    let secrets = draw_secrets(app)?;
-    let version = match state.draw_secret.as_str() {
-        "" => secrets.current_version(),
-        version => version.to_owned(),
-    };
-    Ok((secrets, version))
+    if state.draw_secret.is_empty() {
+        return Err(Error::Corrupt(
+            "this queue generation names no DRAW_SECRET key".into(),
+        ));
+    }
+    Ok((draw_secrets(app)?, state.draw_secret.clone()))
 }
 
 /// A generation whose `DRAW_SECRET` key left the set (see OPERATIONS.md,
