@@ -69,13 +69,14 @@ impl DrawSeed {
 pub struct DrawKey(pub [u8; 32]);
 
 impl DrawKey {
-    /// The key's first 64 bits: what a drawn visitor's queue rank carries
-    /// (`queue::queue_rank`). Two keys equal there (for a million drawn
-    /// visitors, odds of about one in 36 million) may come in either order.
-    pub fn rank_bits(&self) -> u64 {
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&self.0[..8]);
-        u64::from_be_bytes(first)
+    /// The key's first 127 bits: what a drawn visitor's queue rank
+    /// carries (`queue::drawn_rank`), all the drawn band holds. Two keys
+    /// equal there (for a million drawn visitors, odds of about one in
+    /// 10^26) would share a rank.
+    pub fn rank_bits(&self) -> u128 {
+        let mut first = [0u8; 16];
+        first.copy_from_slice(&self.0[..16]);
+        u128::from_be_bytes(first) >> 1
     }
 
     pub fn hex(&self) -> String {
@@ -114,7 +115,10 @@ mod tests {
         assert_eq!(seed.commitment(), COMMITMENT_HEX);
         let key = seed.key("user:42");
         assert_eq!(key.hex(), KEY_HEX);
-        assert_eq!(key.rank_bits(), u64::from_str_radix(&KEY_HEX[..16], 16)?);
+        assert_eq!(
+            key.rank_bits(),
+            u128::from_str_radix(&KEY_HEX[..32], 16)? >> 1
+        );
         assert_ne!(
             seed,
             DrawSeed::of(

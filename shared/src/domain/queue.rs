@@ -183,7 +183,20 @@ const TIE_BITS: u32 = 32;
 
 /// The band of later joiners: ranks from here on carry their join time.
 const LATER_BAND: u128 = 1u128 << 127;
+/// The first rank of the later joiners' band: every drawn rank is below.
+pub const FIRST_LATER_RANK: QueueRank = QueueRank(LATER_BAND);
 
+/// A drawn visitor's rank: the first 127 bits of its draw key
+/// (`DrawKey::rank_bits`), so drawn visitors rank in their keys' order.
+/// The draws of a queue put before keys (and of seeded crowds) are 64-bit
+/// (`queue_rank`), below every 127-bit one but in practice never beside
+/// one: a generation draws one way throughout.
+pub fn drawn_rank(key_bits: u128) -> QueueRank {
+    QueueRank(key_bits & (LATER_BAND - 1))
+}
+
+/// A visitor's rank from a random 64-bit `draw`: an early joiner's when
+/// its queue has no draw keys, and every later joiner's tie bits.
 pub fn queue_rank(joined_at: Millis, opens_at: Millis, draw: u64) -> QueueRank {
     if joined_at < opens_at {
         QueueRank(u128::from(draw))

@@ -5,10 +5,11 @@
 //! buckets, so a tick's work and the state's size do not grow with the
 //! queue (DESIGN.md, "The admitter under a flood").
 
-use super::queue::{first_rank_joined_at, joined_at_of, QueueRank};
+use super::queue::{first_rank_joined_at, joined_at_of, QueueRank, FIRST_LATER_RANK};
 
-/// Early joiners' ranks (a uniform 64-bit draw) are counted in this many
-/// equal bands.
+/// Early joiners' ranks are counted in this many equal bands of their draw
+/// space: the 127 bits of draw keys, or the 64 of a random draw (a queue
+/// put before keys, a seeded crowd).
 pub const DRAW_BANDS: u32 = 256;
 /// Later joiners are counted per second of their join.
 pub const JOIN_BAND_MS: i64 = 1_000;
@@ -45,13 +46,17 @@ fn band_of(rank: QueueRank) -> (QueueRank, QueueRank) {
             first_rank_joined_at(second.saturating_add(JOIN_BAND_MS)),
         );
     }
-    let width = (1u128 << 64) / u128::from(DRAW_BANDS);
-    if rank.0 < 1u128 << 64 {
-        let lower = rank.0 / width * width;
-        (QueueRank(lower), QueueRank(lower + width))
+    // The two draw spaces, never overlapping: 64-bit draws below 2^64,
+    // keys' 127 bits above (one below 2^64, odds 2^-63, counts with the
+    // 64-bit ones: still in one band, in order).
+    let (start, end) = if rank.0 < 1u128 << 64 {
+        (0, 1u128 << 64)
     } else {
-        (rank, QueueRank(rank.0.saturating_add(1)))
-    }
+        (1u128 << 64, FIRST_LATER_RANK.0)
+    };
+    let width = (end - start).div_ceil(u128::from(DRAW_BANDS));
+    let lower = start + (rank.0 - start) / width * width;
+    (QueueRank(lower), QueueRank((lower + width).min(end)))
 }
 
 impl JoinCounts {
@@ -161,7 +166,7 @@ impl JoinCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::queue::queue_rank;
+    use crate::domain::queue::{drawn_rank, queue_rank};
     use crate::domain::Millis;
 
     const OPENS: Millis = Millis(100_000);
@@ -218,10 +223,32 @@ mod tests {
         assert_eq!((counts.buckets.len(), counts.total()), (MAX_BUCKETS, 3_991));
     }
 
+    /// A draw key's rank, spread like one, reproducibly.
+    fn keyed(i: u64) -> QueueRank {
+        let spread = u128::from(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        drawn_rank(spread << 64 | spread)
+    }
+
+    #[test]
+    fn keys_count_in_bands_of_their_own_beside_random_draws() {
+        let mut counts = JoinCounts::default();
+        counts.record(0, (0..1_000).map(keyed).chain((0..1_000).map(draw)), 1);
+        assert_eq!(counts.total(), 2_000);
+        assert_eq!(counts.buckets.len(), 2 * DRAW_BANDS as usize);
+        assert!(counts.buckets.windows(2).all(|w| w[0].upper <= w[1].lower));
+        assert!(counts.buckets.iter().all(|b| b.upper <= FIRST_LATER_RANK));
+    }
+
     #[test]
     fn positions_past_the_known_come_from_the_buckets() {
+        for spread in [draw, keyed] {
+            positions_come_from_the_buckets(spread);
+        }
+    }
+
+    fn positions_come_from_the_buckets(spread: fn(u64) -> QueueRank) {
         let mut counts = JoinCounts::default();
-        let ranks: Vec<QueueRank> = (0..100_000).map(draw).collect();
+        let ranks: Vec<QueueRank> = (0..100_000).map(spread).collect();
         counts.record(0, ranks.iter().copied(), 1);
         counts.admitted = 30_000;
         let mut sorted = ranks.clone();

@@ -83,6 +83,20 @@ fn early_joiners_come_first_in_the_draws_order_then_later_ones_by_time() {
 }
 
 #[test]
+fn drawn_ranks_follow_127_bits_of_the_key_below_every_later_joiner() {
+    // Keys equal in their first 64 bits still rank in their order.
+    let key = |first: u64, next: u64| (u128::from(first) << 64 | u128::from(next)) >> 1;
+    let (a, b) = (key(9, 1 << 20), key(9, 2 << 20));
+    assert!(drawn_rank(a) < drawn_rank(b));
+    assert!(drawn_rank(key(u64::MAX, u64::MAX)) < FIRST_LATER_RANK);
+    let first_after = queue_rank(Millis(0), Millis(0), 0);
+    assert!(
+        drawn_rank(u128::MAX) < first_after,
+        "whatever bits it is given"
+    );
+}
+
+#[test]
 fn admissions_keep_the_pace_and_never_idle_while_someone_waits() {
     let spacing = S; // 60 a minute
                      // Opening at 10 s with four waiting: one a second from the opening.

@@ -12,7 +12,7 @@ use crate::admission::{AdmissionClaims, ISSUER};
 use crate::auth::{HoldTokenKeys, VisitorToken};
 use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::{
-    admission_expires_at, poll_before_opening_ms, poll_spread, queue_rank, QueueRank,
+    admission_expires_at, drawn_rank, poll_before_opening_ms, poll_spread, queue_rank, QueueRank,
 };
 use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, VisitorView};
 use crate::domain::{EventId, Millis, VisitorId};
@@ -226,15 +226,14 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     // draw key's; a later one's, its join time's (the draw bits break
     // ties within a millisecond, so random ones do). A generation put
     // before draws existed keeps drawing at random, as it began.
-    let draw = match &seed {
+    visitor.rank = match &seed {
         Some(seed) if now < state.settings.opens_at => {
             let key = seed.key(draw_id(&visitor));
             visitor.draw_key = Some(key);
-            key.rank_bits()
+            drawn_rank(key.rank_bits())
         }
-        _ => crate::world::random_u64(),
+        _ => queue_rank(now, state.settings.opens_at, crate::world::random_u64()),
     };
-    visitor.rank = queue_rank(now, state.settings.opens_at, draw);
     let (visitor, seen, status) = match place(app, &event_id, &state, visitor, now).await? {
         Placed::New(visitor, seen) => {
             crate::metrics::queue_join(visitor.admission.is_some());

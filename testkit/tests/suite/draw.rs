@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use shared::admitter::Admitter;
 use shared::domain::draw::DrawSeed;
-use shared::domain::queue::queue_rank;
+use shared::domain::queue::drawn_rank;
 use shared::domain::queue_state::{QueueState, Visitor};
 use shared::domain::{EventId, Millis, VisitorId};
 use shared::App;
@@ -261,7 +261,7 @@ async fn drawn_visitor_named(
     let seed = seed_of(app, event, state);
     let joined_at = Millis(state.settings.opens_at.0 - 60_000);
     let key = seed.key(visitor_id.as_str());
-    let rank = queue_rank(joined_at, state.settings.opens_at, key.rank_bits());
+    let rank = drawn_rank(key.rank_bits());
     let visitor = Visitor {
         visitor_id: visitor_id.clone(),
         generation: state.generation,
