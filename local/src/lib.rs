@@ -9,6 +9,7 @@ pub mod dev_routes;
 pub mod dynamodb_local;
 pub mod faults;
 pub mod feed;
+pub mod history;
 pub mod iam;
 pub mod invariants;
 pub mod metrics;

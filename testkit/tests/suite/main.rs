@@ -19,6 +19,7 @@ mod crowd;
 mod draw;
 mod faults;
 mod ga;
+mod history;
 mod invariants;
 mod openapi;
 mod orders;

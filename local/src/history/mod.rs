@@ -1,0 +1,59 @@
+//! A history checker (issue 30): every request a stampede made, with the
+//! instants it started and ended and what it was answered, judged against
+//! what each resource promises. A seat is a register claimed under expiry:
+//! at most one live holder at any instant, and every refusal explained by
+//! some holder. GA places and a buyer's units are counters under a cap:
+//! never over it at any instant.
+//!
+//! Times are microseconds on one clock (the run's wall clock, the one
+//! `expiresAt` is told on). A request took effect at some instant within
+//! `[start, end]`, unknown to the client; the checker rejects a history
+//! only when no choice of those instants explains it, so a rejection is
+//! always a real violation (a history it accepts may still hide one in
+//! what the client could not see).
+
+mod counters;
+mod seats;
+
+pub use counters::{check_counter, CounterOp, Take};
+pub use seats::{check_seat, SeatOp};
+
+/// Microseconds since the Unix epoch.
+pub type Micros = i64;
+
+/// How far back the crowd gate's memory may look: a refusal it answers
+/// is explained by a holder live within this long before the request.
+pub const MEMORY_SLACK_US: Micros = shared::domain::crowd::REMEMBERED_FOR_MS * 1_000;
+
+/// When a request was in flight, as its client saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start: Micros,
+    pub end: Micros,
+}
+
+impl Window {
+    pub fn new(start: Micros, end: Micros) -> Self {
+        Self { start, end }
+    }
+}
+
+/// What a check found: how many operations it judged, and each violation
+/// in words (empty: the history is explained).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub operations: usize,
+    pub violations: Vec<String>,
+}
+
+impl Verdict {
+    /// This verdict and `other`'s together.
+    pub fn and(mut self, other: Verdict) -> Verdict {
+        self.operations += other.operations;
+        self.violations.extend(other.violations);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests;
