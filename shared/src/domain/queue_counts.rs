@@ -232,7 +232,15 @@ mod tests {
     #[test]
     fn keys_count_in_bands_of_their_own_beside_random_draws() {
         let mut counts = JoinCounts::default();
-        counts.record(0, (0..1_000).map(keyed).chain((0..1_000).map(draw)), 1);
+        counts.record(0, (1..=1_000).map(keyed), 1);
+        // 256 equal bands of the keys' space, above the 64-bit draws'.
+        assert_eq!(counts.buckets.len(), DRAW_BANDS as usize);
+        let width = ((1u128 << 127) - (1u128 << 64)) / u128::from(DRAW_BANDS);
+        for bucket in &counts.buckets {
+            assert!(bucket.lower.0 >= 1u128 << 64);
+            assert_eq!(bucket.upper.0 - bucket.lower.0, width);
+        }
+        counts.record(0, (0..1_000).map(draw), 2);
         assert_eq!(counts.total(), 2_000);
         assert_eq!(counts.buckets.len(), 2 * DRAW_BANDS as usize);
         assert!(counts.buckets.windows(2).all(|w| w[0].upper <= w[1].lower));
