@@ -17,12 +17,11 @@ pub struct Take {
 /// One request's effect on a counter, as its answer said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CounterOp {
+    /// What the order holds from now: it replaces the order's earlier
+    /// take (a claim again, a new quantity, a sale).
     Took(Take),
     /// `order` gave back every unit it had taken before (drop, cancel).
-    Released {
-        window: Window,
-        order: String,
-    },
+    Released { window: Window, order: String },
 }
 
 /// Judges one counter's history against `cap`: `name` names it in the
@@ -34,8 +33,10 @@ pub fn check_counter(name: &str, cap: u64, ops: &[CounterOp]) -> Verdict {
     let mut changes: Vec<(Micros, i128)> = Vec::new();
     for op in ops {
         let CounterOp::Took(take) = op else { continue };
-        // Its release: the first that can have come after it.
-        let released = ops
+        // The earliest its units can have stopped counting: its expiry,
+        // its order's release, or the order's next answer, which replaces
+        // them.
+        let to = ops
             .iter()
             .filter_map(|op| match op {
                 CounterOp::Released { window, order }
@@ -43,13 +44,15 @@ pub fn check_counter(name: &str, cap: u64, ops: &[CounterOp]) -> Verdict {
                 {
                     Some(window.start)
                 }
+                CounterOp::Took(next)
+                    if next.order == take.order && next.window.start > take.window.start =>
+                {
+                    Some(next.window.start)
+                }
                 _ => None,
             })
-            .min();
-        let (from, to) = (
-            take.window.end,
-            released.map_or(take.expires, |r| r.min(take.expires)),
-        );
+            .fold(take.expires, Micros::min);
+        let from = take.window.end;
         if to > from {
             changes.push((from, i128::from(take.quantity)));
             changes.push((to, -i128::from(take.quantity)));

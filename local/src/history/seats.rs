@@ -118,12 +118,14 @@ fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
             }
             SeatOp::Refused { .. } | SeatOp::Unknown { .. } => continue,
         };
-        // The same order again while its hold may still be live: the
+        // The same order again, answered before its hold's expiry: the
         // same hold, its expiry moved (a re-claim, an extension, a sale).
+        // One that may have landed after the expiry is a hold of its own
+        // (another order may have held the seat in between).
         let same = holds
             .iter_mut()
             .rev()
-            .find(|h| h.order == order && h.released.is_none() && window.start < h.until);
+            .find(|h| h.order == order && h.released.is_none() && window.end < h.until);
         match same {
             Some(hold) => hold.until = hold.until.max(until),
             None => holds.push(Hold {
@@ -150,7 +152,8 @@ fn overlaps(seat: &str, holds: &[Hold]) -> Vec<String> {
     let mut violations = Vec::new();
     for hold in order {
         let begins = hold.window.start.max(free_from);
-        if begins > hold.window.end {
+        // It must have begun within its request, and before its expiry.
+        if begins > hold.window.end || begins >= hold.until {
             violations.push(format!(
                 "{seat}: {} was answered held in [{}, {}] while {} held it until {} at the earliest",
                 hold.order,

@@ -80,6 +80,24 @@ fn seat_histories_that_some_instants_explain_are_accepted() {
             vec![held(0, 10, "a", S), refused(5 * S, 5 * S + 10, true)],
         ),
         (
+            "the holder claims again across its expiry, after another held it",
+            vec![
+                held(0, 10, "a", 100),
+                held(101, 102, "b", 500),
+                released(103, 104, "b"),
+                held(99, 110, "a", 600),
+            ],
+        ),
+        (
+            "a late payment sells it after another held it",
+            vec![
+                held(0, 10, "a", 100),
+                held(101, 102, "b", 500),
+                released(103, 104, "b"),
+                sold(99, 110, "a"),
+            ],
+        ),
+        (
             "a claim whose answer was lost explains a refusal",
             vec![
                 SeatOp::Unknown {
@@ -112,6 +130,11 @@ fn seat_histories_no_instants_explain_are_rejected() {
                 held(0, 10, "a", 10 * S),
                 held(5 * S, 5 * S + 10, "b", 20 * S),
             ],
+            "was answered held",
+        ),
+        (
+            "a hold that could only begin at its own expiry",
+            vec![held(0, 10, "p", 50), held(0, 100, "x", 50)],
             "was answered held",
         ),
         (
@@ -224,6 +247,23 @@ fn a_counter_is_judged_against_its_cap_at_every_instant() {
                 took(90 * S, 90 * S + 1, "b", 1, 99 * S),
             ],
             false,
+        ),
+        (
+            "an order's sale replaces its hold",
+            vec![
+                took(0, 10, "a", 5, 9 * S),
+                took(S, S + 10, "a", 5, Micros::MAX),
+            ],
+            true,
+        ),
+        (
+            "an order's second answer replaces its first",
+            vec![
+                took(0, 10, "a", 3, 9 * S),
+                took(S, S + 10, "a", 2, 9 * S),
+                took(2 * S, 2 * S + 10, "b", 3, 9 * S),
+            ],
+            true,
         ),
     ];
     for (name, ops, ok) in cases {

@@ -3,7 +3,7 @@
 //! told on, explained as a seat claimed under expiry, or not.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::common::*;
 use local::history::{check_seat, Micros, SeatOp, Window};
@@ -22,12 +22,12 @@ fn micros_of(rfc3339: &str) -> Micros {
         .timestamp_micros()
 }
 
-/// `o`'s claim of the seat, timed, as the checker reads its answer. The
-/// crowd gate's refusals do not say they came from its memory, so every
-/// refusal is judged with its slack.
-async fn timed_claim(app: &App, o: &TestOrder) -> SeatOp {
+/// `o`'s claim of the seat, timed, as the checker reads its answer. A
+/// refusal may come from the crowd gate's memory only where `instance`
+/// has seen the seat refused before (its replies do not say).
+async fn timed_claim(instance: &App, o: &TestOrder, from_memory: bool) -> SeatOp {
     let start = wall_us();
-    let (status, body) = claim(app, o, SEAT).await;
+    let (status, body) = claim(instance, o, SEAT).await;
     let window = Window::new(start, wall_us());
     match (status, body["error"].as_str()) {
         (200, _) => SeatOp::Held {
@@ -37,7 +37,7 @@ async fn timed_claim(app: &App, o: &TestOrder) -> SeatOp {
         },
         (409, Some("seat-held")) => SeatOp::Refused {
             window,
-            from_memory: true,
+            from_memory,
         },
         (503, _) => SeatOp::Unknown {
             window,
@@ -48,17 +48,27 @@ async fn timed_claim(app: &App, o: &TestOrder) -> SeatOp {
     }
 }
 
-/// Every one of `orders` claims the seat at once.
-async fn wave(app: &Arc<App>, orders: &[TestOrder]) -> Vec<SeatOp> {
+/// Every one of `orders` claims the seat at once: through `app` itself
+/// (one instance: its crowd gate answers from memory once contended), or
+/// each through an instance of its own (every refusal exact).
+async fn wave(app: &Arc<App>, orders: &[TestOrder], one_instance: bool) -> Vec<SeatOp> {
     let barrier = Arc::new(tokio::sync::Barrier::new(orders.len()));
     let tasks: Vec<_> = orders
         .iter()
         .cloned()
         .map(|o| {
-            let (app, barrier) = (app.clone(), barrier.clone());
+            let instance = if one_instance {
+                app.clone()
+            } else {
+                Arc::new(App {
+                    memory: app.memory.fresh(),
+                    ..(**app).clone()
+                })
+            };
+            let barrier = barrier.clone();
             tokio::spawn(async move {
                 barrier.wait().await;
-                timed_claim(&app, &o).await
+                timed_claim(&instance, &o, one_instance).await
             })
         })
         .collect();
@@ -69,34 +79,42 @@ async fn wave(app: &Arc<App>, orders: &[TestOrder]) -> Vec<SeatOp> {
     ops
 }
 
-/// The one order a wave's answers say holds the seat.
-fn winner<'a>(ops: &[SeatOp], orders: &'a [TestOrder]) -> &'a TestOrder {
-    let held: Vec<&String> = ops
-        .iter()
+/// The orders the answers say held the seat.
+fn holders(ops: &[SeatOp]) -> Vec<&str> {
+    ops.iter()
         .filter_map(|op| match op {
-            SeatOp::Held { order, .. } => Some(order),
+            SeatOp::Held { order, .. } => Some(order.as_str()),
             _ => None,
         })
-        .collect();
-    assert_eq!(held.len(), 1, "one winner a wave: {ops:?}");
-    orders.iter().find(|o| &o.id == held[0]).unwrap()
+        .collect()
 }
 
-/// Thirty orders at once on one seat; the winner drops it and the other
-/// twenty-nine try again at once, through another instance; that wave's
-/// winner lets its hold expire (no sweep) and thirty fresh orders try.
-/// One winner a wave, and every answer, with its request's instants, is
-/// explained by one holder at a time.
+/// The one order of `orders` a wave's answers say holds the seat.
+fn winner<'a>(ops: &[SeatOp], orders: &'a [TestOrder]) -> &'a TestOrder {
+    let held = holders(ops);
+    assert_eq!(held.len(), 1, "one winner a wave: {ops:?}");
+    orders.iter().find(|o| o.id == held[0]).unwrap()
+}
+
+/// Thirty orders at once on one seat through one instance; the winner
+/// drops it and the other twenty-nine try again at once, each through an
+/// instance of its own; that wave's winner keeps the seat until its hold
+/// expires (no sweep), and thirty fresh orders, each on its own instance,
+/// start claiming just before that instant and keep on until one wins.
+/// Exactly one winner a wave, and every answer, with its request's
+/// instants, explained by one holder at a time: refusals from instances
+/// with no memory must each meet a live holder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_one_seat_stampede_with_a_drop_and_an_expiry_is_linearizable() {
     const CROWD: usize = 30;
     let app = Arc::new(fresh_app().await);
-    let ev = event(&app, 1, 6).await;
+    // Holds of 10 s: the second wave reuses the first's orders.
+    let ev = event(&app, 1, 10).await;
     let mut first = Vec::new();
     for _ in 0..CROWD {
         first.push(order(&app, &ev).await);
     }
-    let mut history = wave(&app, &first).await;
+    let mut history = wave(&app, &first, true).await;
     let dropper = winner(&history, &first).clone();
     let start = wall_us();
     assert_eq!(drop_seat(&app, &dropper, SEAT).await.0, 200);
@@ -105,28 +123,47 @@ async fn a_one_seat_stampede_with_a_drop_and_an_expiry_is_linearizable() {
         order: dropper.id.clone(),
     });
     let rest: Vec<TestOrder> = first.into_iter().filter(|o| o.id != dropper.id).collect();
-    // Through another instance: this one's crowd gate refuses the seat
-    // from memory for a few seconds after seeing it held (the checker
-    // allows that), and the wave is to find one winner.
-    let other = Arc::new(App {
-        memory: app.memory.fresh(),
-        ..(*app).clone()
-    });
-    let second = wave(&other, &rest).await;
+    let second = wave(&app, &rest, false).await;
     let expiring = winner(&second, &rest).clone();
     history.extend(second);
-    let_expire(&expiring).await;
+
+    // Orders that outlive the event's short hold: the holder's own claims
+    // stop EXPIRY_GUARD_MS before its order's expiry, which for an order
+    // made a moment after the expiring one would fall before that expiry.
     let mut fresh = Vec::new();
     for _ in 0..CROWD {
-        fresh.push(order(&app, &ev).await);
+        fresh.push(order_expiring_in(&app, &ev, 60).await);
     }
-    let third = wave(&app, &fresh).await;
+    // Sleep to 300 ms before the hold expires, so the wave spans it.
+    let expires_us = micros_of(&expiring.expires_at);
+    let early = u64::try_from(expires_us - 300_000 - wall_us()).unwrap_or(0);
+    tokio::time::sleep(Duration::from_micros(early)).await;
+    let mut third = wave(&app, &fresh, false).await;
+    for o in fresh.iter().cycle().take(20 * CROWD) {
+        if !holders(&third).is_empty() {
+            break;
+        }
+        let instance = App {
+            memory: app.memory.fresh(),
+            ..(*app).clone()
+        };
+        third.push(timed_claim(&instance, o, false).await);
+    }
     winner(&third, &fresh);
+    let before_expiry = third.iter().filter(|op| match op {
+        SeatOp::Refused { window, .. } => window.end < expires_us,
+        _ => false,
+    });
+    assert!(
+        before_expiry.count() > 0,
+        "the wave began before the expiry"
+    );
+    let operations = history.len() + third.len();
     history.extend(third);
 
     let verdict = check_seat(SEAT, &history);
     assert_eq!(
         (verdict.operations, verdict.violations),
-        (3 * CROWD, Vec::<String>::new())
+        (operations, Vec::<String>::new())
     );
 }
