@@ -13,9 +13,11 @@
 //! what the client could not see).
 
 mod counters;
+mod record;
 mod seats;
 
 pub use counters::{check_counter, CounterOp, Take};
+pub use record::{micros_of, seat_claim, wall_us};
 pub use seats::{check_seat, SeatOp};
 
 /// Microseconds since the Unix epoch.

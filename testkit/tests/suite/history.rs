@@ -3,24 +3,13 @@
 //! told on, explained as a seat claimed under expiry, or not.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::common::*;
-use local::history::{check_seat, Micros, SeatOp, Window};
+use local::history::{check_seat, micros_of, seat_claim, wall_us, SeatOp, Window};
 use shared::App;
 
 const SEAT: &str = "A-1-1";
-
-fn wall_us() -> Micros {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    i64::try_from(since.as_micros()).unwrap()
-}
-
-fn micros_of(rfc3339: &str) -> Micros {
-    chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .unwrap()
-        .timestamp_micros()
-}
 
 /// `o`'s claim of the seat, timed, as the checker reads its answer. A
 /// refusal may come from the crowd gate's memory only where `instance`
@@ -29,23 +18,9 @@ async fn timed_claim(instance: &App, o: &TestOrder, from_memory: bool) -> SeatOp
     let start = wall_us();
     let (status, body) = claim(instance, o, SEAT).await;
     let window = Window::new(start, wall_us());
-    match (status, body["error"].as_str()) {
-        (200, _) => SeatOp::Held {
-            window,
-            order: o.id.clone(),
-            expires: micros_of(body["expiresAt"].as_str().unwrap()),
-        },
-        (409, Some("seat-held")) => SeatOp::Refused {
-            window,
-            from_memory,
-        },
-        (503, _) => SeatOp::Unknown {
-            window,
-            order: o.id.clone(),
-            expires_by: micros_of(&o.expires_at),
-        },
-        _ => panic!("unexpected {status} {body}"),
-    }
+    let expires_by = micros_of(&o.expires_at).unwrap();
+    seat_claim(window, &o.id, (status, &body), from_memory, expires_by)
+        .unwrap_or_else(|| panic!("unexpected {status} {body}"))
 }
 
 /// Every one of `orders` claims the seat at once: through `app` itself
@@ -135,7 +110,7 @@ async fn a_one_seat_stampede_with_a_drop_and_an_expiry_is_linearizable() {
         fresh.push(order_expiring_in(&app, &ev, 60).await);
     }
     // Sleep to 300 ms before the hold expires, so the wave spans it.
-    let expires_us = micros_of(&expiring.expires_at);
+    let expires_us = micros_of(&expiring.expires_at).unwrap();
     let early = u64::try_from(expires_us - 300_000 - wall_us()).unwrap_or(0);
     tokio::time::sleep(Duration::from_micros(early)).await;
     let mut third = wave(&app, &fresh, false).await;

@@ -1,0 +1,55 @@
+//! Recording a history: the clock the instants are read on, and how the
+//! checker reads an answer.
+
+use serde_json::Value;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::{Micros, SeatOp, Window};
+
+/// Now on the wall clock, the one `expiresAt` is told on.
+pub fn wall_us() -> Micros {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|since| Micros::try_from(since.as_micros()).ok())
+        .unwrap_or(0)
+}
+
+/// An RFC 3339 instant in microseconds.
+pub fn micros_of(rfc3339: &str) -> Option<Micros> {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .ok()
+        .map(|t| t.timestamp_micros())
+}
+
+/// get-seat's answer to `order`'s claim, in flight during `window`, as the
+/// checker reads it: `200` held until its `expiresAt`; `409 seat-held` or
+/// `seat-sold` refused (`from_memory` where the instance may answer from
+/// its crowd gate's memory); `503` unknown, holding until `expires_by` at
+/// the latest. `None` for any other answer (it says nothing about who
+/// holds the seat).
+pub fn seat_claim(
+    window: Window,
+    order: &str,
+    (status, body): (u16, &Value),
+    from_memory: bool,
+    expires_by: Micros,
+) -> Option<SeatOp> {
+    match (status, body["error"].as_str()) {
+        (200, _) => Some(SeatOp::Held {
+            window,
+            order: order.to_owned(),
+            expires: body["expiresAt"].as_str().and_then(micros_of)?,
+        }),
+        (409, Some("seat-held" | "seat-sold")) => Some(SeatOp::Refused {
+            window,
+            from_memory,
+        }),
+        (503, _) => Some(SeatOp::Unknown {
+            window,
+            order: order.to_owned(),
+            expires_by,
+        }),
+        _ => None,
+    }
+}
