@@ -5,6 +5,7 @@
 
 use crate::{create_orders, reply, table_name, unique, Row, Timing, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
+use local::history::{check_counter, micros_of, wall_us, CounterOp, Take, Verdict, Window};
 use shared::domain::ga::bucket_count;
 use shared::App;
 use std::collections::HashMap;
@@ -47,7 +48,7 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
         let q = QUANTITIES[i % QUANTITIES.len()];
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let t = Instant::now();
+            let (t, start) = (Instant::now(), wall_us());
             let body = serde_json::json!({"quantity": q}).to_string();
             let (status, reply) = reply(
                 &app,
@@ -57,16 +58,28 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
                 &body,
             )
             .await;
-            (t.elapsed().as_secs_f64() * 1000.0, q, status, reply)
+            let window = Window::new(start, wall_us());
+            let ms = t.elapsed().as_secs_f64() * 1000.0;
+            (ms, q, status, reply, window, o.id)
         });
     }
     let mut timing = Timing::default();
     let (mut granted, mut sold_out, mut retry, mut other) = (0u32, 0usize, 0usize, 0usize);
+    let mut history = Vec::new();
     while let Some(done) = tasks.join_next().await {
-        let (ms, q, status, body) = done.map_err(|e| e.to_string())?;
+        let (ms, q, status, body, window, order) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         match (status, body["error"].as_str()) {
-            (200, _) => granted += q,
+            (200, _) => {
+                granted += q;
+                let expires = body["expiresAt"].as_str().and_then(micros_of);
+                history.push(CounterOp::Took(Take {
+                    window,
+                    order,
+                    quantity: u64::from(q),
+                    expires: expires.unwrap_or(i64::MAX),
+                }));
+            }
             (409, Some("sold-out")) => sold_out += 1,
             (503, _) => retry += 1,
             _ => other += 1,
@@ -85,16 +98,28 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
     let now = shared::world::now();
     let held: u32 = buckets.iter().map(|b| b.sold + b.live_held(now)).sum();
     let over = held.saturating_sub(size.capacity) + granted.saturating_sub(size.capacity);
+    let verdict = check_counter("FLOOR", u64::from(size.capacity), &history);
     Ok(Row {
         scenario: format!("GA stampede: {} buyers of 1-4 places, capacity {}, {} in flight (handler)", size.buyers, size.capacity, size.in_flight),
         correctness: format!(
-            "{granted} of {} places held ({:.0} places/s), {over} oversold, {sold_out} sold-out, {retry} × 503",
+            "{granted} of {} places held ({:.0} places/s), {over} oversold, {sold_out} sold-out, {retry} × 503; {}",
             size.capacity,
-            f64::from(granted) / timing.wall.as_secs_f64().max(1e-9)
+            f64::from(granted) / timing.wall.as_secs_f64().max(1e-9),
+            history_text(&verdict)
         ),
-        ok: over == 0 && held == granted && other == 0,
+        ok: over == 0 && held == granted && other == 0 && verdict.violations.is_empty(),
         timing,
     })
+}
+
+/// A counter's history as a row says it.
+fn history_text(verdict: &Verdict) -> String {
+    format!(
+        "history: {} grants judged, {} violations {}",
+        verdict.operations,
+        verdict.violations.len(),
+        verdict.violations.first().map_or("", String::as_str)
+    )
 }
 
 /// The design GA replaces: one counter per section, read then written back
@@ -124,7 +149,7 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
         let capacity = size.capacity;
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let t = Instant::now();
+            let (t, start) = (Instant::now(), wall_us());
             let read = client
                 .get_item()
                 .table_name(&table)
@@ -157,22 +182,41 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
             } else {
                 0
             };
-            (t.elapsed().as_secs_f64() * 1000.0, granted)
+            let window = Window::new(start, wall_us());
+            (
+                t.elapsed().as_secs_f64() * 1000.0,
+                granted,
+                Take {
+                    window,
+                    order: format!("buyer-{i}"),
+                    quantity: u64::from(granted),
+                    expires: i64::MAX,
+                },
+            )
         });
     }
     let mut timing = Timing::default();
     let mut granted = 0u32;
+    let mut history = Vec::new();
     while let Some(done) = tasks.join_next().await {
-        let (ms, q) = done.map_err(|e| e.to_string())?;
+        let (ms, q, take) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         granted += q;
+        if q > 0 {
+            history.push(CounterOp::Took(take));
+        }
     }
     timing.wall = started.elapsed();
     let over = granted.saturating_sub(size.capacity);
+    let verdict = check_counter("naive", u64::from(size.capacity), &history);
     Ok(Row {
         scenario: format!("naive GA: one counter, read then write (capacity {}, {} buyers)", size.capacity, size.buyers),
-        correctness: format!("{granted} places 'held' of {}: {over} oversold (must be > 0: the harness sees oversells)", size.capacity),
-        ok: over > 0,
+        correctness: format!(
+            "{granted} places 'held' of {}: {over} oversold (must be > 0: the harness sees oversells); {} (must be > 0: the checker sees them)",
+            size.capacity,
+            history_text(&verdict)
+        ),
+        ok: over > 0 && !verdict.violations.is_empty(),
         timing,
     })
 }

@@ -1,10 +1,44 @@
 //! The stampede: many orders at one seat, through the handler and through the dev server's HTTP path.
 
 use crate::{create_event, create_orders, reply, unique, Row, Timing, HOLD_SECONDS};
+use local::history::{check_seat, seat_claim, wall_us, SeatOp, Window};
+use serde_json::Value;
 use shared::App;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// One claim's answer and the instants its request was in flight.
+struct Answer {
+    window: Window,
+    order: String,
+    status: u16,
+    body: Value,
+}
+
+/// The stampede's answers judged by the history checker as the one seat's
+/// history (every refusal with the crowd gate's slack: one instance
+/// answered them all): the row's text, and whether every answer was read
+/// and explained.
+fn judged(answers: &[Answer]) -> (String, bool) {
+    let hold_us = i64::from(HOLD_SECONDS) * 1_000_000;
+    let ops: Vec<SeatOp> = answers
+        .iter()
+        .filter_map(|a| {
+            let answer = (a.status, &a.body);
+            seat_claim(a.window, &a.order, answer, true, a.window.end + hold_us)
+        })
+        .collect();
+    let unread = answers.len() - ops.len();
+    let verdict = check_seat("A-1-1", &ops);
+    let first = verdict.violations.first().map_or("", String::as_str);
+    let text = format!(
+        "history: {} requests judged, {unread} unread, {} violations {first}",
+        verdict.operations,
+        verdict.violations.len()
+    );
+    (text, unread == 0 && verdict.violations.is_empty())
+}
 
 /// 1. Stampede through the handler: all orders claim seat A-1-1 at once.
 pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String> {
@@ -18,7 +52,7 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
         let (app, barrier) = (app.clone(), barrier.clone());
         tasks.spawn(async move {
             barrier.wait().await;
-            let t = Instant::now();
+            let (t, start) = (Instant::now(), wall_us());
             let (status, body) = reply(
                 &app,
                 "POST",
@@ -27,17 +61,24 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
                 "",
             )
             .await;
-            (
-                t.elapsed().as_secs_f64() * 1000.0,
+            let window = Window::new(start, wall_us());
+            let ms = t.elapsed().as_secs_f64() * 1000.0;
+            let code = body["error"].as_str().unwrap_or("").to_owned();
+            let answer = Answer {
+                window,
+                order: o.id,
                 status,
-                body["error"].as_str().unwrap_or("").to_owned(),
-            )
+                body,
+            };
+            (ms, status, code, answer)
         });
     }
     let mut timing = Timing::default();
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    let mut answers = Vec::new();
     while let Some(done) = tasks.join_next().await {
-        let (ms, status, code) = done.map_err(|e| e.to_string())?;
+        let (ms, status, code, answer) = done.map_err(|e| e.to_string())?;
+        answers.push(answer);
         timing.latencies_ms.push(ms);
         *outcomes
             .entry(if status == 200 {
@@ -50,10 +91,11 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
     timing.wall = started.elapsed();
     let winners = outcomes.get("won").copied().unwrap_or(0);
     let held = outcomes.get("409 seat-held").copied().unwrap_or(0);
+    let (history, explained) = judged(&answers);
     Ok(Row {
         scenario: format!("stampede: {n} orders, 1 seat (handler)"),
-        ok: winners == 1 && held == n - 1,
-        correctness: format!("{winners} winner, {held} seat-held"),
+        ok: winners == 1 && held == n - 1 && explained,
+        correctness: format!("{winners} winner, {held} seat-held; {history}"),
         timing,
     })
 }
@@ -91,7 +133,7 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
             .body(Empty::new())
             .map_err(|e| e.to_string())?;
             barrier.wait().await;
-            let t = Instant::now();
+            let (t, start) = (Instant::now(), wall_us());
             let resp = client.request(req).await.map_err(|e| e.to_string())?;
             let status = resp.status().as_u16();
             let body = resp
@@ -100,17 +142,25 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
                 .await
                 .map_err(|e| e.to_string())?
                 .to_bytes();
-            let code = serde_json::from_slice::<serde_json::Value>(&body)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_owned))
-                .unwrap_or_default();
-            Ok::<_, String>((t.elapsed().as_secs_f64() * 1000.0, status, code))
+            let window = Window::new(start, wall_us());
+            let body: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let code = body["error"].as_str().unwrap_or("").to_owned();
+            let ms = t.elapsed().as_secs_f64() * 1000.0;
+            let answer = Answer {
+                window,
+                order: o.id,
+                status,
+                body,
+            };
+            Ok::<_, String>((ms, status, code, answer))
         });
     }
     let mut timing = Timing::default();
     let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+    let mut answers = Vec::new();
     while let Some(done) = tasks.join_next().await {
-        let (ms, status, code) = done.map_err(|e| e.to_string())??;
+        let (ms, status, code, answer) = done.map_err(|e| e.to_string())??;
+        answers.push(answer);
         timing.latencies_ms.push(ms);
         *outcomes
             .entry(if status == 200 {
@@ -125,10 +175,11 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
     let _ = server.await;
     let winners = outcomes.get("won").copied().unwrap_or(0);
     let held = outcomes.get("409 seat-held").copied().unwrap_or(0);
+    let (history, explained) = judged(&answers);
     Ok(Row {
         scenario: format!("stampede: {n} orders, 1 seat (HTTP, dev server)"),
-        ok: winners == 1 && held == n - 1,
-        correctness: format!("{winners} winner, {held} seat-held; {outcomes:?}"),
+        ok: winners == 1 && held == n - 1 && explained,
+        correctness: format!("{winners} winner, {held} seat-held; {outcomes:?}; {history}"),
         timing,
     })
 }
