@@ -31,26 +31,22 @@ pub enum CounterOp {
 /// instant, no choice of instants keeps it under.
 pub fn check_counter(name: &str, cap: u64, ops: &[CounterOp]) -> Verdict {
     let mut changes: Vec<(Micros, i128)> = Vec::new();
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         let CounterOp::Took(take) = op else { continue };
-        // The earliest its units can have stopped counting: its expiry,
-        // its order's release, or the order's next answer, which replaces
-        // them.
+        // The earliest its units can have stopped counting: its expiry, or
+        // any other request of its order that may have landed after it (a
+        // release, or an answer that replaces them), at that request's
+        // start.
         let to = ops
             .iter()
-            .filter_map(|op| match op {
-                CounterOp::Released { window, order }
-                    if *order == take.order && window.end >= take.window.start =>
-                {
-                    Some(window.start)
-                }
-                CounterOp::Took(next)
-                    if next.order == take.order && next.window.start > take.window.start =>
-                {
-                    Some(next.window.start)
-                }
-                _ => None,
+            .enumerate()
+            .filter(|(k, _)| *k != i)
+            .map(|(_, op)| match op {
+                CounterOp::Released { window, order } => (window, order),
+                CounterOp::Took(other) => (&other.window, &other.order),
             })
+            .filter(|(window, order)| **order == take.order && window.end > take.window.start)
+            .map(|(window, _)| window.start)
             .fold(take.expires, Micros::min);
         let from = take.window.end;
         if to > from {

@@ -41,28 +41,21 @@ impl SeatOp {
 }
 
 /// One order's hold: from the first answer that it held, until its last
-/// answered expiry (for good once sold), or its release.
+/// answered expiry (for good once sold), or a release of its order.
 #[derive(Debug)]
 struct Hold<'a> {
     order: &'a str,
     window: Window,
     until: Micros,
-    released: Option<Window>,
+    /// The latest end of a release that may have ended it.
+    released_by: Option<Micros>,
 }
 
 impl Hold<'_> {
-    /// The earliest its hold can have ended: at its expiry, or as its
-    /// release began.
-    fn earliest_end(&self) -> Micros {
-        match self.released {
-            Some(r) => self.until.min(r.start.max(self.window.start)),
-            None => self.until,
-        }
-    }
-
     /// The latest it can have ended.
     fn latest_end(&self) -> Micros {
-        self.released.map_or(self.until, |r| self.until.min(r.end))
+        self.released_by
+            .map_or(self.until, |end| self.until.min(end))
     }
 }
 
@@ -98,7 +91,7 @@ fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
     let mut sorted: Vec<&SeatOp> = ops.iter().collect();
     sorted.sort_by_key(|op| op.window().start);
     let mut holds: Vec<Hold> = Vec::new();
-    for op in sorted {
+    for op in &sorted {
         let (window, order, until) = match op {
             SeatOp::Held {
                 window,
@@ -106,34 +99,38 @@ fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
                 expires,
             } => (*window, order.as_str(), *expires),
             SeatOp::Sold { window, order } => (*window, order.as_str(), Micros::MAX),
-            SeatOp::Released { window, order } => {
-                let live = holds
-                    .iter_mut()
-                    .rev()
-                    .find(|h| h.order == order && h.released.is_none());
-                if let Some(hold) = live {
-                    hold.released = Some(*window);
-                }
-                continue;
-            }
-            SeatOp::Refused { .. } | SeatOp::Unknown { .. } => continue,
+            _ => continue,
         };
-        // The same order again, answered before its hold's expiry: the
-        // same hold, its expiry moved (a re-claim, an extension, a sale).
-        // One that may have landed after the expiry is a hold of its own
+        // The same order again, answered before its hold's expiry, or
+        // promising nothing past it (a re-claim answers the hold's own
+        // expiry, and may land up to the guard before it): the same hold,
+        // its expiry moved (an extension, a sale). One that may have
+        // landed after the expiry and promises more is a hold of its own
         // (another order may have held the seat in between).
-        let same = holds
-            .iter_mut()
-            .rev()
-            .find(|h| h.order == order && h.released.is_none() && window.end < h.until);
+        let same = holds.iter_mut().rev().find(|h| {
+            h.order == order
+                && (window.end < h.until || (window.start < h.until && until <= h.until))
+        });
         match same {
             Some(hold) => hold.until = hold.until.max(until),
             None => holds.push(Hold {
                 order,
                 window,
                 until,
-                released: None,
+                released_by: None,
             }),
+        }
+    }
+    // A release may have ended any hold of its order that may have begun
+    // before the release landed.
+    for op in sorted {
+        if let SeatOp::Released { window, order } = op {
+            for hold in holds.iter_mut() {
+                if hold.order == order && hold.window.start < window.end {
+                    hold.released_by =
+                        Some(hold.released_by.map_or(window.end, |e| e.max(window.end)));
+                }
+            }
         }
     }
     holds
@@ -141,12 +138,14 @@ fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
 
 /// Holds that cannot all have been live one after another. Disjoint holds
 /// end in the order they begin, so they are tried in the order of their
-/// earliest ends, each beginning as early as its request and the hold
-/// before allow: if one cannot begin before its request ended, no choice
-/// of instants could have kept it apart from the one before.
+/// ends, each beginning as early as its request and the hold before
+/// allow: if one cannot begin before its request ended, no choice of
+/// instants could have kept it apart from the one before. A hold a
+/// release may have ended is left out: its end may fall anywhere in the
+/// release, and then no greedy order decides (a rejection must be sure).
 fn overlaps(seat: &str, holds: &[Hold]) -> Vec<String> {
-    let mut order: Vec<&Hold> = holds.iter().collect();
-    order.sort_by_key(|h| h.earliest_end());
+    let mut order: Vec<&Hold> = holds.iter().filter(|h| h.released_by.is_none()).collect();
+    order.sort_by_key(|h| h.until);
     let mut free_from = Micros::MIN;
     let mut before: Option<&Hold> = None;
     let mut violations = Vec::new();
@@ -164,10 +163,8 @@ fn overlaps(seat: &str, holds: &[Hold]) -> Vec<String> {
             ));
             continue;
         }
-        if hold.earliest_end() > begins {
-            free_from = hold.earliest_end();
-            before = Some(hold);
-        }
+        free_from = hold.until;
+        before = Some(hold);
     }
     violations
 }

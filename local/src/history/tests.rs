@@ -98,6 +98,27 @@ fn seat_histories_that_some_instants_explain_are_accepted() {
             ],
         ),
         (
+            "a re-claim answered just after the expiry it repeats",
+            vec![held(0, 10, "a", 100), held(90, 105, "a", 100)],
+        ),
+        (
+            "a release racing a re-claim of the same order",
+            vec![
+                held(0, 10, "a", 100),
+                released(50, 60, "a"),
+                held(55, 70, "a", 100),
+                held(80, 90, "b", 500),
+            ],
+        ),
+        (
+            "a released hold may end after another's",
+            vec![
+                held(0, 10, "x", 20),
+                held(12, 30, "y", 1000),
+                released(15, 100, "y"),
+            ],
+        ),
+        (
             "a claim whose answer was lost explains a refusal",
             vec![
                 SeatOp::Unknown {
@@ -247,6 +268,15 @@ fn a_counter_is_judged_against_its_cap_at_every_instant() {
                 took(90 * S, 90 * S + 1, "b", 1, 99 * S),
             ],
             false,
+        ),
+        (
+            "an order's answers may land in either order",
+            vec![
+                took(0, 100, "a", 1, 9 * S),
+                took(10, 20, "a", 5, 9 * S),
+                took(200, 210, "b", 4, 9 * S),
+            ],
+            true,
         ),
         (
             "an order's sale replaces its hold",
