@@ -70,16 +70,20 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
         let (ms, q, status, body, window, order) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         match (status, body["error"].as_str()) {
-            (200, _) => {
-                granted += q;
-                let expires = body["expiresAt"].as_str().and_then(micros_of);
-                history.push(CounterOp::Took(Take {
-                    window,
-                    order,
-                    quantity: u64::from(q),
-                    expires: expires.unwrap_or(i64::MAX),
-                }));
-            }
+            (200, _) => match body["expiresAt"].as_str().and_then(micros_of) {
+                Some(expires) => {
+                    granted += q;
+                    history.push(CounterOp::Took(Take {
+                        window,
+                        order,
+                        quantity: u64::from(q),
+                        expires,
+                    }));
+                }
+                // A grant that does not say until when: an answer the
+                // contract does not give.
+                None => other += 1,
+            },
             (409, Some("sold-out")) => sold_out += 1,
             (503, _) => retry += 1,
             _ => other += 1,
