@@ -68,6 +68,10 @@ LIMITED_EVENT = "gala-2026-limited"
 SAMPLE_BUYER_TOKEN = json.loads((ROOT / "events" / "create-order.json").read_text())["headers"]["x-buyer-token"]
 # Invocations of one stage run together (a function's first call starts its container).
 INVOCATIONS_AT_ONCE = 4
+# How long one invocation may take here, container start included, and how
+# long SAM may wait for a new container's emulator to listen.
+CALL_SECONDS = 180
+CONTAINER_START_SECONDS = 120
 
 
 def pascal(name):
@@ -142,8 +146,14 @@ def event_text(fn, replacements, edit=None):
 
 
 def sam_env():
+    # SAM waits SAM_CLI_CONTAINER_CONNECTION_TIMEOUT (20 s by default) for a
+    # new container's emulator to listen, then answers an empty reply with
+    # exit 0. A CI machine deep into `make test` took 21 s to start one
+    # container, and the next call's timed out: 120 s, the limit each call
+    # has here anyway.
     return dict(os.environ, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1",
-                AWS_DEFAULT_REGION="us-east-1", SAM_CLI_TELEMETRY="0")
+                AWS_DEFAULT_REGION="us-east-1", SAM_CLI_TELEMETRY="0",
+                SAM_CLI_CONTAINER_CONNECTION_TIMEOUT=str(CONTAINER_START_SECONDS))
 
 
 def parameter_overrides():
@@ -158,7 +168,7 @@ def sam_local_invoke(template, env_file, fn, text):
     result = subprocess.run(
         ["sam", "local", "invoke", pascal(fn), "-t", str(template), "-e", str(event), "--env-vars", str(env_file),
          "--skip-pull-image", *parameter_overrides()],
-        env=sam_env(), capture_output=True, text=True, timeout=180)
+        env=sam_env(), capture_output=True, text=True, timeout=CALL_SECONDS)
     lines = [l for l in result.stdout.strip().splitlines() if l.startswith("{")]
     if result.returncode != 0 or not lines:
         print(result.stdout[-3000:], result.stderr[-3000:], sep="\n", file=sys.stderr)
@@ -186,6 +196,7 @@ class WarmLambdas:
         self.timeouts = timeouts(template)
         self.port = free_ports(1)[0]
         self.log = log
+        self.log_path = Path(log.name)
         self.proc = subprocess.Popen(
             ["sam", "local", "start-lambda", "-t", str(template), "--env-vars", str(env_file), "--skip-pull-image",
              "--warm-containers", "LAZY", "--no-watch", "--port", str(self.port), *parameter_overrides()],
@@ -224,7 +235,7 @@ class WarmLambdas:
             with self.starting if first else contextlib.nullcontext():
                 started = time.time()
                 try:
-                    with urllib.request.urlopen(request, timeout=180) as reply:
+                    with urllib.request.urlopen(request, timeout=CALL_SECONDS) as reply:
                         failed = reply.headers.get("X-Amz-Function-Error")
                         payload = reply.read().decode()
                 except OSError as e:  # urllib's HTTPError and timeouts alike
@@ -453,7 +464,7 @@ def main():
             print(f"{how} {pascal(fn)} events/{fn}.json: {'ok' if ok else 'FAILED'} ({elapsed:.1f}s) {json.dumps(body)[:160]}",
                   flush=True)
             passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
-        return body
+        return body if ok else None  # a failed step gives the steps after it nothing to go on
 
     def run(stages, pool, replacements):
         """Each stage's invocations at once, the bodies sent back into the
@@ -499,6 +510,12 @@ def main():
         except subprocess.TimeoutExpired:
             server.kill()
         subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "stop"], stdout=subprocess.DEVNULL)
+    if failed and warm:
+        # SAM's own account of what went wrong (container starts, timeouts),
+        # near the end: the part of the output a CI log keeps.
+        lines = warm.log_path.read_text(errors="replace").splitlines()
+        trouble = [l for l in lines if re.search(r"(?i)timed out|timeout|no response|error|exception|traceback", l)]
+        print("start-lambda's log, its lines of trouble:", *trouble[-40:], sep="\n", file=sys.stderr)
     print(f"sam local invoke and start-lambda: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
