@@ -81,6 +81,7 @@ pub(super) async fn best_available_stampede(
         ),
         ok: overlaps == 0 && not_adjacent == 0 && false_sold_outs == 0 && other == 0,
         timing,
+        goals: Vec::new(),
     })
 }
 

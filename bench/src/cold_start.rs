@@ -1,6 +1,6 @@
 //! Cold start and footprint under the Lambda RIE (scripts/bench_cold_start.py).
 
-use crate::{serve, unique, ColdStart, ColdStartPass};
+use crate::{serve, unique, Bound, ColdStart, ColdStartPass, Goal};
 use shared::App;
 
 /// The last scenario: scripts/bench_cold_start.py, which runs every
@@ -29,6 +29,7 @@ pub(super) async fn cold_start(
         .ok_or("cold start: this executable has no folder")?
         .to_owned();
     let fragment = std::env::temp_dir().join(format!("{}.md", unique("seatclaim-cold-start")));
+    let goals_file = fragment.with_extension("goals.json");
 
     let table = app.config.table_name.clone();
     let (port, stop_tx, server) = serve(app).await?;
@@ -42,7 +43,9 @@ pub(super) async fn cold_start(
         .arg("--bin-dir")
         .arg(&bin_dir)
         .arg("--fragment")
-        .arg(&fragment);
+        .arg(&fragment)
+        .arg("--goals")
+        .arg(&goals_file);
     if pass == ColdStartPass::Smoke {
         command.args([
             "--smoke", "--only", "get-seat", "--runs", "2", "--warm", "0",
@@ -58,14 +61,53 @@ pub(super) async fn cold_start(
     let _ = server.await;
     let status = status?;
     let markdown = std::fs::read_to_string(&fragment);
+    let goals = std::fs::read_to_string(&goals_file);
     let _ = std::fs::remove_file(&fragment);
+    let _ = std::fs::remove_file(&goals_file);
     match markdown {
         Ok(markdown) => Ok(ColdStart::Measured {
             markdown,
             ok: status.success(),
+            goals: goals
+                .map_err(|e| format!("cold start: no goals file: {e}"))
+                .and_then(|text| parse_goals(&text))?,
         }),
         Err(e) => Err(format!(
             "cold start: scripts/bench_cold_start.py ({status}) wrote no summary: {e}"
         )),
+    }
+}
+
+/// The script's targets (`--goals`): a figure never measured (null) is
+/// missed.
+fn parse_goals(text: &str) -> Result<Vec<Goal>, String> {
+    #[derive(serde::Deserialize)]
+    struct Written {
+        figure: String,
+        value: Option<f64>,
+        at_most: f64,
+        source: String,
+    }
+    let written: Vec<Written> =
+        serde_json::from_str(text).map_err(|e| format!("cold start: goals file: {e}"))?;
+    Ok(written
+        .into_iter()
+        .map(|w| Goal::seen(w.figure, w.value, Bound::AtMost(w.at_most), w.source))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scripts_goals_read_as_written_and_a_null_figure_is_missed() {
+        let text = r#"[{"figure": "cold start, get-seat: INIT p50 ms", "value": 12.5, "at_most": 30.0, "source": "s"},
+                       {"figure": "cold start, get-seat: peak RSS bytes", "value": null, "at_most": 33554432, "source": "s"}]"#;
+        let goals = parse_goals(text).unwrap();
+        assert_eq!(goals.len(), 2);
+        assert!(goals[0].met());
+        assert_eq!(goals[0].bound, Bound::AtMost(30.0));
+        assert!(!goals[1].met());
     }
 }

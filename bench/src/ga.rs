@@ -113,6 +113,7 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
         ),
         ok: over == 0 && held == granted && other == 0 && verdict.violations.is_empty(),
         timing,
+        goals: Vec::new(),
     })
 }
 
@@ -222,5 +223,6 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
         ),
         ok: over > 0 && !verdict.violations.is_empty(),
         timing,
+        goals: Vec::new(),
     })
 }

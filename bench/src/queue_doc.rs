@@ -3,17 +3,18 @@
 
 use std::fmt::Write as _;
 
-use super::queue_model::{QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S};
-
-fn met(value: f64, goal: f64) -> &'static str {
-    if value >= goal {
-        "met"
-    } else {
-        "MISSED"
-    }
-}
+use super::queue_model::{Ceiling, QueueRun};
+use crate::Goal;
 
 impl QueueRun {
+    /// The goals in [`QueueRun::goals`]'s order: pause, resume, join
+    /// ceiling, status ceiling (empty without a run).
+    fn goal(&self, i: usize) -> String {
+        self.goals()
+            .get(i)
+            .map_or_else(|| "not run".into(), Goal::judged)
+    }
+
     /// The figures the bench prints, one a line, as the issue names them.
     pub fn lines(&self) -> Vec<String> {
         vec![
@@ -28,19 +29,21 @@ impl QueueRun {
                 self.pace_error * 100.0
             ),
             format!(
-                "queue pause lag: {} ms; resume lag: {} ms",
+                "queue pause lag: {} ms ({}); resume lag: {} ms ({})",
                 lag(self.pause_lag_ms),
-                lag(self.resume_lag_ms)
+                self.goal(0),
+                lag(self.resume_lag_ms),
+                self.goal(1)
             ),
             format!(
-                "projected queue join ceiling: {:.0} joins/s (goal {JOIN_GOAL_PER_S:.0}: {})",
+                "projected queue join DynamoDB key ceiling: {:.0} joins/s ({})",
                 self.join.per_s,
-                met(self.join.per_s, JOIN_GOAL_PER_S)
+                self.goal(2)
             ),
             format!(
-                "projected visitor-status ceiling: {:.0} polls/s (goal {STATUS_GOAL_PER_S:.0}: {})",
+                "projected visitor-status DynamoDB key ceiling: {:.0} polls/s ({})",
                 self.status.per_s,
-                met(self.status.per_s, STATUS_GOAL_PER_S)
+                self.goal(3)
             ),
             format!(
                 "queue cost per 1,000 admitted visitors: ${:.4}",
@@ -82,8 +85,8 @@ impl QueueRun {
              | every early joiner admitted before every later one | {} | yes |\n\
              | largest inversion among later joiners | {} ms | ≤ 1,000 ms |\n\
              | pace, first to last admission | {:.0}/min (error {:.3}%) | {}/min |\n\
-             | pause lag, last seat held to `PAUSED` | {} ms | the seat map's 5 s |\n\
-             | resume lag, a seat dropped to the next admission | {} ms | the seat map's 5 s |\n\
+             | pause lag, last seat held to `PAUSED` | {} ms | the seat map's 5 s: {} |\n\
+             | resume lag, a seat dropped to the next admission | {} ms | the seat map's 5 s: {} |\n\
              | joins through the handler on DynamoDB Local | {:.0}/s | |\n\
              | status polls through the handler on DynamoDB Local | {:.0}/s | |\n",
             self.rho,
@@ -93,15 +96,18 @@ impl QueueRun {
             self.pace_error * 100.0,
             model.admit_per_minute,
             lag(self.pause_lag_ms),
+            self.goals()[0].verdict(),
             lag(self.resume_lag_ms),
+            self.goals()[1].verdict(),
             self.joins_per_s,
             self.polls_per_s,
         );
         let _ = writeln!(out, "## Ceilings\n");
-        for (what, ceiling, goal) in [
-            ("queue join", &self.join, JOIN_GOAL_PER_S),
-            ("visitor-status", &self.status, STATUS_GOAL_PER_S),
-        ] {
+        let pairs: [(&str, &Ceiling, usize); 2] = [
+            ("queue join", &self.join, 2),
+            ("visitor-status", &self.status, 3),
+        ];
+        for (what, ceiling, goal) in pairs {
             let unit = if what == "queue join" {
                 "joins/s"
             } else {
@@ -109,10 +115,10 @@ impl QueueRun {
             };
             let _ = writeln!(
                 out,
-                "- `projected {what} ceiling: {:.0} {unit}` (goal {goal:.0}: {}): the first key \
+                "- `projected {what} DynamoDB key ceiling: {:.0} {unit}` ({}): the first key \
                  to reach a partition's limit is `{}`, at {:.4} {} units per request.",
                 ceiling.per_s,
-                met(ceiling.per_s, goal),
+                self.goal(goal),
                 ceiling.hottest,
                 ceiling.units_per_request,
                 if ceiling.reads { "read" } else { "write" },

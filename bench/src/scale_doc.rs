@@ -24,6 +24,7 @@ use super::scale_model::{
 };
 use super::scale_queue::{self, QueueAtScale};
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crate::StampedeRun;
 
 /// CloudFront's points of presence (AWS publishes "600+").
 const CLOUDFRONT_EDGE_LOCATIONS: f64 = 600.0;
@@ -62,7 +63,7 @@ fn functions_at_peak(run: &OnSale, crowd: &CrowdProjection) -> Vec<FunctionAtPea
 impl OnSale {
     /// docs/SCALE.md, with `queue`'s run in front of the crowd; `code`
     /// names the commit the runs measured.
-    pub fn scale_markdown(&self, code: &str, queue: &QueueRun) -> String {
+    pub fn scale_markdown(&self, code: &str, queue: &QueueRun, one_seat: &[StampedeRun]) -> String {
         let mut out = String::new();
         let Some(m) = self.model else { return out };
         let crowd = crowd_projection::project(&crowd_projection::phases(self));
@@ -86,7 +87,7 @@ impl OnSale {
         keys_section(&mut out, &crowd);
         self.seat_map_section(&mut out);
         self.cost_section(&mut out, &crowd, &functions, queue.as_ref());
-        self.design_limits_section(&mut out);
+        self.design_limits_section(&mut out, one_seat);
         out
     }
 }
@@ -424,14 +425,27 @@ impl OnSale {
         );
     }
 
-    fn design_limits_section(&self, out: &mut String) {
+    fn design_limits_section(&self, out: &mut String, one_seat: &[StampedeRun]) {
         let attempts = (self.attempts as f64).max(1.0);
+        // The contract's stampede (the run that must fit a partition): its
+        // instances' write units on the seat's key, scaled to a partition's.
+        let stampede = one_seat.iter().find(|r| r.must_fit).map_or_else(
+            || "(this run had no one-seat stampede to model it from)".to_owned(),
+            |r| {
+                let per_instance = r.seat_key_write_units / r.instances.max(1) as f64;
+                format!(
+                    "so about {:.0} instances can stampede one seat in its first second (modelled: a partition's {PARTITION_WRITE_UNITS:.0} write units/s over the {per_instance:.1} each of the one-seat stampede's {} instances wrote, measured in docs/BENCHMARKS.md)",
+                    PARTITION_WRITE_UNITS / per_instance.max(1e-9),
+                    r.instances
+                )
+            },
+        );
         let rate = CROWD_BUYERS / CROWD_SECONDS * attempts
             / self.model.map_or(1, |m| m.buyers).max(1) as f64;
         let _ = writeln!(out, "## Limits this design still has\n");
         let _ = writeln!(
             out,
-            "- A single seat is one item: a partition serves one item at most 1,000 write units/s. Within \"Under a crowd\" an instance answers a contended seat from memory, so about 166 instances can stampede one seat in its first second (docs/BENCHMARKS.md); more need the queue in front.\n\
+            "- A single seat is one item: a partition serves one item at most 1,000 write units/s. Within \"Under a crowd\" an instance answers a contended seat from memory, {stampede}; more need the queue in front.\n\
              - The ceiling scales with the demand model's skew: a plan whose best row is far hotter than Zipf(1.0) over 50 sections puts more on its first blocks.\n\
              - Event creation writes one conditional put per seat: create-event answers 202 after {:.0} s and the next minute's sweep finishes it, so announce on-sales after the event reads READY.\n\
              - The pending index's {} shards carry {:.1} index writes per claim attempt, {:.0}/s per shard at the selling phase's average rate.\n\

@@ -97,6 +97,7 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
         ok: winners == 1 && held == n - 1 && explained,
         correctness: format!("{winners} winner, {held} seat-held; {history}"),
         timing,
+        goals: Vec::new(),
     })
 }
 
@@ -181,5 +182,6 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
         ok: winners == 1 && held == n - 1 && explained,
         correctness: format!("{winners} winner, {held} seat-held; {outcomes:?}; {history}"),
         timing,
+        goals: Vec::new(),
     })
 }
