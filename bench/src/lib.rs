@@ -70,6 +70,7 @@ use ga::{ga_naive_counter, ga_stampede};
 pub use goals::{Bound, Goal};
 use onsale::on_sale;
 pub use onsale::OnSale;
+pub use ops::SWEEP_LIVE_ORDER_SHARE;
 use ops::{round_trips, sweep_scaling, warm_up};
 pub use pricing::Projection;
 pub use queue_model::{QueueModel, QueueRun};
@@ -494,7 +495,11 @@ async fn operations(
         let (took, expired, queries) =
             sweep_scaling(&app, sizes.sweep_expired, others, &counter).await?;
         report.sweep.push((
-            format!("{} expired among {others} other items", sizes.sweep_expired),
+            format!(
+                "{} expired among {others} other items, {} of them live pending orders in the index",
+                sizes.sweep_expired,
+                others / SWEEP_LIVE_ORDER_SHARE
+            ),
             took,
             expired,
             queries,

@@ -140,6 +140,11 @@ async fn confirm_round_trips(
     Ok(counter.take())
 }
 
+/// The share of the sweep scenario's other items that are live pending
+/// orders: in the index's key space (its shards), outside the expired
+/// range the sweep reads, so a sweep that read the index whole would show.
+pub const SWEEP_LIVE_ORDER_SHARE: u32 = 10;
+
 /// 6. Sweep time with `expired` expired orders among `others` other items.
 pub(super) async fn sweep_scaling(
     app: &App,
@@ -147,8 +152,14 @@ pub(super) async fn sweep_scaling(
     others: u32,
     counter: &RequestCounter,
 ) -> Result<(Duration, u64, u64), String> {
-    // The other items: seats of big events (20,000 per event at most).
-    let mut left = others;
+    // The other items: live pending orders (one in
+    // SWEEP_LIVE_ORDER_SHARE), and seats of big events (20,000 per event
+    // at most).
+    let live = others / SWEEP_LIVE_ORDER_SHARE;
+    let live_event = unique("filler");
+    create_event(app, &live_event, 1, HOLD_SECONDS).await?;
+    create_orders(app, &live_event, live as usize).await?;
+    let mut left = others - live;
     while left > 0 {
         let n = left.min(shared::domain::MAX_EVENT_SEATS);
         create_event(app, &unique("filler"), n, HOLD_SECONDS).await?;
