@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use shared::admission::{AdmissionClaims, ISSUER};
 use shared::admitter::{Admitter, TICK_MS};
-use shared::domain::{EventId, Millis, VisitorId};
+use shared::domain::{EventId, Millis};
 use shared::App;
 use tokio::sync::Semaphore;
 
@@ -22,11 +23,13 @@ use super::queue_projection::per_request;
 use crate::capacity::{CapacityRecorder, Recorded};
 use crate::{create_event, reply, unique, Timing, HOLD_SECONDS};
 
-/// One visitor as the bench knows it.
+/// One visitor as the bench knows it: its join's times are the client's
+/// own (when it sent the join, when the answer came), not the server's.
 struct Joined {
     id: String,
     token: String,
-    joined_at: Millis,
+    sent: Millis,
+    answered: Millis,
     early: bool,
 }
 
@@ -45,14 +48,17 @@ pub fn spearman(served: &[usize]) -> f64 {
     1.0 - 6.0 * d2 / (n * (n * n - 1.0))
 }
 
-/// The largest time by which a visitor joined before one served ahead of
-/// it: 0 when join order is kept. `joined` in service order.
-pub fn largest_inversion(joined: &[i64]) -> i64 {
-    let mut latest = i64::MIN;
+/// The largest time by which a visitor's join had been answered before
+/// another's was even sent, the other served ahead of it: 0 when every
+/// join the client could order is served in that order (joins in flight
+/// together have no order a client could see). `joins` holds each
+/// visitor's (sent, answered), in service order.
+pub fn largest_inversion(joins: &[(i64, i64)]) -> i64 {
+    let mut latest_sent = i64::MIN;
     let mut worst = 0;
-    for &at in joined {
-        worst = worst.max(latest.saturating_sub(at));
-        latest = latest.max(at);
+    for &(sent, answered) in joins {
+        worst = worst.max(latest_sent.saturating_sub(answered));
+        latest_sent = latest_sent.max(sent);
     }
     worst
 }
@@ -103,7 +109,7 @@ pub(super) async fn queue_bench(
         &visitors,
     )
     .await?;
-    let order = admission_order(&app, &admitting.event, &visitors).await?;
+    let order = admission_order(&app, &admitting.event, &visitors, model.in_flight).await?;
     run.admitted = order.len() as u64;
     fairness(&mut run, &visitors, &order, opens);
     pace(&mut run, &order, model.admit_per_minute);
@@ -274,27 +280,23 @@ async fn joins(
         let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let sent = Instant::now();
+            let (sent, clock) = (shared::world::now(), Instant::now());
             let answer = join_queue(&app, &event).await;
-            (answer, sent.elapsed().as_secs_f64() * 1_000.0)
+            (answer, sent, shared::world::now(), clock.elapsed())
         });
     }
     let mut joined = Vec::with_capacity(n);
     while let Some(done) = tasks.join_next().await {
-        let ((status, body), took_ms) = done.map_err(|e| e.to_string())?;
-        timing.latencies_ms.push(took_ms);
+        let ((status, body), sent, answered, took) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(took.as_secs_f64() * 1_000.0);
         if status != 201 || body["status"] != "WAITING" {
             return Err(format!("join-queue: {status} {body}"));
         }
-        let joined_at = body["joinedAt"]
-            .as_str()
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| Millis::from(t.with_timezone(&chrono::Utc)))
-            .ok_or_else(|| format!("join-queue: no joinedAt in {body}"))?;
         joined.push(Joined {
             id: body["visitorId"].as_str().unwrap_or_default().to_owned(),
             token: body["visitorToken"].as_str().unwrap_or_default().to_owned(),
-            joined_at,
+            sent,
+            answered,
             early,
         });
     }
@@ -328,37 +330,58 @@ async fn poll_all(
     Ok(())
 }
 
-/// The visitors in the order they were admitted (by their slots in the
-/// pace), with each one's slot.
+/// The visitors in the order they were admitted, with each one's slot, as
+/// the clients see them: every visitor asks its status once more and reads
+/// the `slot` claim of the admission token it is given (checked against the
+/// admission keys), not the store.
 async fn admission_order(
     app: &App,
     event: &EventId,
     visitors: &[Joined],
+    in_flight: usize,
 ) -> Result<Vec<(usize, Millis)>, String> {
-    let mut admitted = Vec::new();
+    let sem = Arc::new(Semaphore::new(in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
     for (i, v) in visitors.iter().enumerate() {
-        let id = VisitorId::parse(&v.id).map_err(|e| e.to_string())?;
-        let stored = app
-            .store
-            .read_visitor(event, &id)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("visitor {} is gone", v.id))?;
-        if let Some(admission) = stored.admission {
-            admitted.push((admission.slot_us, stored.rank, i));
-        }
+        let (app, sem) = (app.clone(), sem.clone());
+        let uri = format!("/events/{event}/queue/visitors/{}", v.id);
+        let token = v.token.clone();
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            (i, reply(&app, "GET", &uri, Some(&token), "").await)
+        });
+    }
+    let keys = app
+        .config
+        .admission_verify
+        .as_ref()
+        .ok_or("the bench's app has no admission keys")?;
+    let mut admitted = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        let (i, (status, body)) = done.map_err(|e| e.to_string())?;
+        let Some(token) = body["admissionToken"].as_str() else {
+            continue; // not admitted: counted against the run by the caller
+        };
+        let claims: AdmissionClaims = keys
+            .decode(token, ISSUER, event.as_str(), &["exp", "iss", "aud", "sub"])
+            .ok_or_else(|| {
+                format!("visitor-status {status}: an admission token the keys refuse")
+            })?;
+        let slot_us = claims.slot.ok_or("an admission token without its slot")?;
+        admitted.push((slot_us, i));
     }
     admitted.sort();
     Ok(admitted
         .into_iter()
-        .map(|(slot_us, _, i)| (i, Millis(slot_us.div_euclid(1_000))))
+        .map(|(slot_us, i)| (i, Millis(slot_us.div_euclid(1_000))))
         .collect())
 }
 
 fn fairness(run: &mut QueueRun, visitors: &[Joined], order: &[(usize, Millis)], opens: Millis) {
-    // Early joiners: their join order (by joinedAt) against service order.
+    // Early joiners: the order the client sent their joins in against
+    // service order.
     let mut early: Vec<usize> = (0..visitors.len()).filter(|&i| visitors[i].early).collect();
-    early.sort_by_key(|&i| (visitors[i].joined_at, i));
+    early.sort_by_key(|&i| (visitors[i].sent, i));
     let join_position: HashMap<usize, usize> =
         early.iter().enumerate().map(|(p, &i)| (i, p)).collect();
     let served: Vec<usize> = order
@@ -371,15 +394,15 @@ fn fairness(run: &mut QueueRun, visitors: &[Joined], order: &[(usize, Millis)], 
         .position(|(i, _)| !visitors[*i].early)
         .unwrap_or(order.len());
     run.early_first = order[first_late..].iter().all(|(i, _)| !visitors[*i].early);
-    let late: Vec<i64> = order
+    let late: Vec<(i64, i64)> = order
         .iter()
         .filter(|(i, _)| !visitors[*i].early)
-        .map(|(i, _)| visitors[*i].joined_at.0)
+        .map(|(i, _)| (visitors[*i].sent.0, visitors[*i].answered.0))
         .collect();
     run.inversion_ms = largest_inversion(&late);
     let waits: Vec<f64> = order
         .iter()
-        .map(|(i, at)| (at.0 - visitors[*i].joined_at.0.max(opens.0)).max(0) as f64 / 1_000.0)
+        .map(|(i, at)| (at.0 - visitors[*i].answered.0.max(opens.0)).max(0) as f64 / 1_000.0)
         .collect();
     run.mean_wait_s = waits.iter().sum::<f64>() / waits.len().max(1) as f64;
     let polls: u64 = waits
@@ -416,10 +439,16 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_inversion_is_how_much_earlier_a_later_served_joined() {
-        assert_eq!(largest_inversion(&[1, 2, 3]), 0);
-        assert_eq!(largest_inversion(&[1, 5, 3, 4]), 2);
-        assert_eq!(largest_inversion(&[10, 0, 20, 19]), 10);
+    fn the_largest_inversion_is_how_long_an_answered_join_waited_behind_a_later_sent_one() {
+        // Joins that ran one after another, served in their order: none.
+        assert_eq!(largest_inversion(&[(1, 2), (3, 4), (5, 6)]), 0);
+        // The third, sent at 9, served ahead of one answered at 7: 2 ms.
+        assert_eq!(largest_inversion(&[(1, 2), (9, 10), (5, 7)]), 2);
+        // In flight together (each sent before the other was answered):
+        // no order a client saw, so none broken.
+        assert_eq!(largest_inversion(&[(5, 20), (1, 15)]), 0);
+        // Served behind the latest-sent of all that went ahead of it.
+        assert_eq!(largest_inversion(&[(30, 31), (10, 11), (0, 1)]), 29);
         assert_eq!(largest_inversion(&[]), 0);
     }
 }

@@ -81,9 +81,9 @@ impl QueueRun {
         let _ = writeln!(
             out,
             "| figure | measured | contract |\n|---|---:|---|\n\
-             | Spearman's rho, early joiners' join order vs admission order | {:+.4} | near 0 |\n\
+             | Spearman's rho, the order the client sent early joins in vs admission order | {:+.4} | near 0 |\n\
              | every early joiner admitted before every later one | {} | yes |\n\
-             | largest inversion among later joiners | {} ms | ≤ 1,000 ms |\n\
+             | largest inversion among later joiners (client's clock: a join answered before another was sent, admitted after it) | {} ms | ≤ 1,000 ms |\n\
              | pace, first to last admission | {:.0}/min (error {:.3}%) | {}/min |\n\
              | pause lag, last seat held to `PAUSED` | {} ms | the seat map's 5 s: {} |\n\
              | resume lag, a seat dropped to the next admission | {} ms | the seat map's 5 s: {} |\n\

@@ -37,8 +37,9 @@ pub struct QueueRun {
     /// Spearman's rho between early joiners' join order and their
     /// admission order.
     pub rho: f64,
-    /// The largest inversion among later joiners: how much earlier a
-    /// visitor admitted after another had joined.
+    /// The largest inversion among later joiners, on the client's clock:
+    /// how long a visitor's join had been answered before another's was
+    /// sent that was admitted ahead of it.
     pub inversion_ms: i64,
     pub admitted: u64,
     pub early_first: bool,
