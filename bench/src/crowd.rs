@@ -243,7 +243,7 @@ pub fn markdown(runs: &[StampedeRun]) -> String {
     out.push_str(
         "The contract's stampede (docs/API.md, \"Under a crowd\"): every request claims one seat, arrivals uniform over one simulated second, \
          round-robin over N function instances of get-seat, each with its own memory of the seats it keeps refusing; an instance serves its \
-         requests one at a time at their simulated instants. Every DynamoDB request is recorded and priced ([capacity](../bench/src/capacity/mod.rs)); \
+         requests one at a time at their simulated instants. Every DynamoDB request is recorded and priced ([capacity](../local/src/capacity/mod.rs)); \
          the seat key's write units in that second are its write units per second, against a partition's 1,000.\n\n",
     );
     out.push_str("| instances | requests | winners | seat-held | 503 | other | claims written | write units/s on the seat's key | ok |\n|---:|---:|---:|---:|---:|---|---:|---:|---|\n");

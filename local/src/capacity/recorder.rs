@@ -177,11 +177,11 @@ mod tests {
     #[tokio::test]
     async fn records_requests_and_response_bodies() {
         let recorder = CapacityRecorder::new();
-        let endpoint = local::dynamodb_local::process_endpoint();
+        let endpoint = crate::dynamodb_local::process_endpoint();
         let client =
-            local::faults::production_client(&endpoint, [SharedInterceptor::new(recorder.clone())]);
+            crate::faults::production_client(&endpoint, [SharedInterceptor::new(recorder.clone())]);
         let table = format!("seatclaim-capacity-{}", uuid::Uuid::new_v4().simple());
-        let spec = local::table::TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
+        let spec = crate::table::TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
         spec.create(&client, &table)
             .await
             .unwrap_or_else(|e| panic!("{e}"));

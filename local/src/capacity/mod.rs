@@ -34,7 +34,7 @@ pub const PARTITION_READ_UNITS: f64 = 3_000.0;
 /// A DynamoDB client for a local endpoint that records every request for
 /// pricing.
 pub fn recording_client(endpoint: &str, recorder: CapacityRecorder) -> aws_sdk_dynamodb::Client {
-    aws_sdk_dynamodb::Client::from_conf(local::local_config(endpoint).interceptor(recorder).build())
+    aws_sdk_dynamodb::Client::from_conf(crate::local_config(endpoint).interceptor(recorder).build())
 }
 
 /// An item as the SDK returns it, in DynamoDB's wire JSON (what
