@@ -240,11 +240,12 @@ async fn stampede(
 pub fn markdown(runs: &[StampedeRun]) -> String {
     use std::fmt::Write as _;
     let mut out = String::from("## Under a crowd: a stampede on one seat within one second\n\n");
-    out.push_str(
+    let _ = write!(
+        out,
         "The contract's stampede (docs/API.md, \"Under a crowd\"): every request claims one seat, arrivals uniform over one simulated second, \
          round-robin over N function instances of get-seat, each with its own memory of the seats it keeps refusing; an instance serves its \
          requests one at a time at their simulated instants. Every DynamoDB request is recorded and priced ([capacity](../local/src/capacity/mod.rs)); \
-         the seat key's write units in that second are its write units per second, against a partition's 1,000.\n\n",
+         the seat key's write units in that second are its write units per second (measured), against a partition's {PARTITION_WRITE_UNITS:.0}.\n\n",
     );
     out.push_str("| instances | requests | winners | seat-held | 503 | other | claims written | write units/s on the seat's key | ok |\n|---:|---:|---:|---:|---:|---|---:|---:|---|\n");
     for run in runs {
@@ -267,9 +268,9 @@ pub fn markdown(runs: &[StampedeRun]) -> String {
         let fits = run.seat_key_write_units < PARTITION_WRITE_UNITS;
         let verdict = match (run.goal(), fits) {
             (Some(goal), _) => goal.judged(),
-            (None, true) => "under a partition's 1,000".to_owned(),
+            (None, true) => format!("under a partition's {PARTITION_WRITE_UNITS:.0}"),
             (None, false) => format!(
-                "over a partition's 1,000: real DynamoDB would throttle about {:.0}% of these writes, answered 503",
+                "over a partition's {PARTITION_WRITE_UNITS:.0}: real DynamoDB would throttle about {:.0}% of these writes (modelled), answered 503",
                 100.0 * (1.0 - PARTITION_WRITE_UNITS / run.seat_key_write_units)
             ),
         };
@@ -292,11 +293,12 @@ pub fn markdown(runs: &[StampedeRun]) -> String {
         let per_instance = first.seat_key_write_units / first.instances as f64;
         let _ = writeln!(
             out,
-            "Why the two differ: an instance answers from memory only after it has itself refused the seat 3 times within a second, \
+            "Why the two differ: an instance answers from memory only after it has itself refused the seat {} times within a second, \
              so each instance writes the seat a few times before it stops ({:.1} claims written and {per_instance:.1} write units per instance \
-             at {} instances). One partition's 1,000 write units/s then allow about {:.0} instances on one seat in the stampede's first \
+             at {} instances). One partition's {PARTITION_WRITE_UNITS:.0} write units/s then allow about {:.0} instances on one seat in the stampede's first \
              second; past that, the first second is throttled on real DynamoDB (503, honest), and memory still answers every later second. \
              The on-sale queue (issue 19) is what keeps that many instances off one seat.\n",
+            shared::domain::crowd::CONTENDED_REFUSALS,
             first.writes as f64 / first.instances as f64,
             first.instances,
             PARTITION_WRITE_UNITS / per_instance

@@ -2,7 +2,7 @@
 //! in one process run so the figures compare side by side. Each scenario
 //! prints its correctness count next to its speed.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use lambda_http::Body;
@@ -129,7 +129,7 @@ pub struct Row {
 #[derive(Debug, Default)]
 pub struct Report {
     pub rows: Vec<Row>,
-    pub round_trips: Vec<(String, BTreeMap<String, u64>, String)>,
+    pub round_trips: Vec<ops::TripRow>,
     pub sweep: Vec<(String, Duration, u64, u64)>,
     pub concurrency: Vec<(usize, f64, f64)>,
     pub stampede_latencies: Vec<f64>,
@@ -488,6 +488,7 @@ async fn operations(
     progress("round trips");
     let counting = new_app(endpoint, Some(counter.clone()), None, false).await?;
     report.round_trips = round_trips(&counting, &counter).await?;
+    report.goals.extend(ops::trip_goals(&report.round_trips));
 
     progress("sweep scaling");
     for others in [sizes.sweep_small_table, sizes.sweep_large_table] {

@@ -1,6 +1,8 @@
 //! Round trips per operation, sweep scaling, and the JIT warm-up.
 
-use crate::{create_event, create_orders, reply, unique, HOLD_SECONDS, SWEEP_HOLD_SECONDS};
+use crate::{
+    create_event, create_orders, reply, unique, Bound, Goal, HOLD_SECONDS, SWEEP_HOLD_SECONDS,
+};
 use lambda_http::Body;
 use local::metrics::RequestCounter;
 use local::router::dispatch;
@@ -13,12 +15,27 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 
 /// One operation's row: its name, the DynamoDB requests it made (by
-/// operation), and its limit.
-type TripRow = (String, BTreeMap<String, u64>, String);
+/// operation), and its limit with what makes it up.
+pub type TripRow = (String, BTreeMap<String, u64>, (u64, String));
 
-/// An operation's row from the requests the counter took.
-fn trip_row(name: &str, limit: &str, counts: BTreeMap<String, u64>) -> TripRow {
-    (name.to_owned(), counts, limit.to_owned())
+/// An operation's row from the requests the counter took; `limit` is the
+/// design's count, `why` what the requests are.
+fn trip_row(name: &str, limit: u64, why: &str, counts: BTreeMap<String, u64>) -> TripRow {
+    (name.to_owned(), counts, (limit, why.to_owned()))
+}
+
+/// Each row's count held to its limit.
+pub fn trip_goals(rows: &[TripRow]) -> Vec<Goal> {
+    rows.iter()
+        .map(|(name, counts, (limit, _))| {
+            Goal::new(
+                format!("DynamoDB round trips: {name}"),
+                counts.values().sum::<u64>() as f64,
+                Bound::AtMost(*limit as f64),
+                "the design's requests per operation (`ops::round_trips`)",
+            )
+        })
+        .collect()
 }
 
 /// 5. Round trips per operation.
@@ -37,7 +54,8 @@ pub(super) async fn round_trips(
                 "confirm ({seats} seat{})",
                 if seats == 1 { "" } else { "s" }
             ),
-            "1 (one transaction, no read)",
+            1,
+            "one transaction, no read",
             counts,
         ));
     }
@@ -52,13 +70,15 @@ async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> 
     let (_, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     rows.push(trip_row(
         "create-order (first of the process)",
-        "2 (event read + the order's write)",
+        3,
+        "the event's head and its queue's item, read once and kept by the process, and the order's write",
         counter.take(),
     ));
     reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
     rows.push(trip_row(
         "create-order (event cached)",
-        "1 (the order's write)",
+        1,
+        "the order's write",
         counter.take(),
     ));
     let (id, token) = (
@@ -73,7 +93,7 @@ async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> 
         "",
     )
     .await;
-    rows.push(trip_row("get-seat", "1", counter.take()));
+    rows.push(trip_row("get-seat", 1, "one transaction", counter.take()));
     reply(
         app,
         "DELETE",
@@ -82,13 +102,18 @@ async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> 
         "",
     )
     .await;
-    rows.push(trip_row("drop-seat", "1", counter.take()));
+    rows.push(trip_row("drop-seat", 1, "one transaction", counter.take()));
     reply(app, "GET", &format!("/orders/{id}"), Some(&token), "").await;
-    rows.push(trip_row("get-order", "1", counter.take()));
+    rows.push(trip_row("get-order", 1, "the order's read", counter.take()));
     reply(app, "GET", &format!("/events/{event}/seats"), None, "").await;
+    let blocks = 20_u64.div_ceil(shared::store::SEAT_BLOCK_SIZE as u64);
     rows.push(trip_row(
         "list-seats (20 seats)",
-        "1 query per seat block (10 seats), event cached",
+        blocks + 2,
+        &format!(
+            "a query per seat block of {}, and the event's item and its plan's copy, read once and kept by the process (create-order keeps only the item's head)",
+            shared::store::SEAT_BLOCK_SIZE
+        ),
         counter.take(),
     ));
     rows
@@ -156,15 +181,16 @@ pub(super) async fn sweep_scaling(
     // SWEEP_LIVE_ORDER_SHARE), and seats of big events (20,000 per event
     // at most).
     let live = others / SWEEP_LIVE_ORDER_SHARE;
-    let live_event = unique("filler");
-    create_event(app, &live_event, 1, HOLD_SECONDS).await?;
-    create_orders(app, &live_event, live as usize).await?;
     let mut left = others - live;
     while left > 0 {
         let n = left.min(shared::domain::MAX_EVENT_SEATS);
         create_event(app, &unique("filler"), n, HOLD_SECONDS).await?;
         left -= n;
     }
+    // Last, so the setup before cannot outlast their holds.
+    let live_event = unique("filler");
+    create_event(app, &live_event, 1, HOLD_SECONDS).await?;
+    create_orders(app, &live_event, live as usize).await?;
     // Each order claims its seat right after it is created (its 3 s hold
     // covers that, however long 10,000 of them take to set up).
     let event = unique("sweep");

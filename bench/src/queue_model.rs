@@ -16,6 +16,8 @@ pub const STATUS_GOAL_PER_S: f64 = 200_000.0;
 /// The queue follows the seat map, which may lag the table by 5 seconds
 /// (docs/API.md): it pauses and resumes within them.
 pub const PAUSE_LAG_GOAL_MS: f64 = 5_000.0;
+/// Later joiners are served in join order, within a second (docs/API.md).
+pub const INVERSION_BOUND_MS: i64 = 1_000;
 
 /// The bench's crowd at the queue.
 #[derive(Debug, Clone, Copy)]
@@ -150,7 +152,7 @@ impl QueueRun {
         self.admitted == model.visitors as u64
             && self.early_first
             && self.rho.abs() < rho_bound(model.visitors / 2)
-            && self.inversion_ms <= 1_000
+            && self.inversion_ms <= INVERSION_BOUND_MS
             && self.pace_error <= 0.01
             && self.pause_lag_ms.is_some()
             && self.resume_lag_ms.is_some()

@@ -123,10 +123,11 @@ fn crowd_section(out: &mut String, run: &OnSale, crowd: &CrowdProjection, buyers
     }
     let _ = writeln!(
         out,
-        "\nWeighted over both phases a buyer costs **{:.2} write units and {:.2} read units**.\n\nprojected on-sale ceiling, both phases (new keys): {:.0} claim attempts/s; (old keys): {:.0}\n",
+        "\nWeighted over both phases a buyer costs **{:.2} write units and {:.2} read units**.\n\nprojected on-sale DynamoDB key ceiling, both phases (new keys): {:.0} claim attempts/s ({}); (old keys): {:.0}\n",
         crowd.write_units_per_buyer,
         crowd.read_units_per_buyer,
         crowd.ceiling(false),
+        run.ceiling_goal().judged(),
         crowd.ceiling(true)
     );
 }

@@ -339,15 +339,16 @@ fn render_round_trips(out: &mut String, report: &Report) {
     );
     let _ = writeln!(
         out,
-        "| operation | requests | count | limit |\n|---|---|---:|---|"
+        "| operation | requests | count | limit | verdict |\n|---|---|---:|---|---|"
     );
-    for (op, counts, limit) in &report.round_trips {
+    for (op, counts, (limit, why)) in &report.round_trips {
         let list: Vec<String> = counts.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+        let count = counts.values().sum::<u64>();
         let _ = writeln!(
             out,
-            "| {op} | {} | {} | {limit} |",
+            "| {op} | {} | {count} | {limit} ({why}) | {} |",
             list.join(", "),
-            counts.values().sum::<u64>()
+            if count <= *limit { "met" } else { "**missed**" }
         );
     }
     let _ = writeln!(
@@ -356,7 +357,8 @@ fn render_round_trips(out: &mut String, report: &Report) {
          verified by the transaction's condition on the token hash. confirm's common path (a live order holding exactly what \
          was paid) is at the limit too: the signed body names the seats, the order id names the event's partition, and the \
          transaction's conditions (each seat held by the order, the order PENDING before its deadline and holding exactly \
-         that many seats) verify the rest. create-order and list-seats read the event once per process (a ready event never changes; 404 until it is complete); list-seats then reads one seat block (10 seats) per query.\n"
+         that many seats) verify the rest. create-order and list-seats read the event once per process (a ready event never changes; 404 until it is complete); list-seats then reads one seat block ({} seats) per query.\n",
+        shared::store::SEAT_BLOCK_SIZE
     );
 }
 
