@@ -240,6 +240,13 @@ pub enum Fault {
     /// `TransactionCanceledException` with one reason code per item of the
     /// transaction, in request order (`"None"` for items that did not fail).
     TransactionCanceled(Vec<&'static str>),
+    /// What the capacity meter answers a request past a limit with: the
+    /// exception its kind calls for, with DynamoDB's `ThrottlingReasons`.
+    Throttled {
+        throttle: crate::capacity::meter::Throttle,
+        /// The throttled table's or index's ARN.
+        resource: String,
+    },
 }
 
 impl Fault {
@@ -260,6 +267,24 @@ impl Fault {
                 "__type": "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
                 "message": "Transaction is ongoing for the item",
             }),
+            Fault::Throttled { throttle, resource } => {
+                use crate::capacity::meter::Throttle;
+                let (kind, message) = match throttle {
+                    Throttle::KeyRange { .. } => (
+                        "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+                        "Throughput exceeds the current capacity for one or more partitions. Reduce your request rate.",
+                    ),
+                    Throttle::AccountLimit { .. } => (
+                        "com.amazon.coral.availability#ThrottlingException",
+                        "Throughput exceeds the current throughput limit for your table.",
+                    ),
+                };
+                serde_json::json!({
+                    "__type": kind,
+                    "message": message,
+                    "ThrottlingReasons": [{"reason": throttle.reason(), "resource": resource}],
+                })
+            }
             Fault::TransactionCanceled(codes) => {
                 let reasons: Vec<serde_json::Value> = codes
                     .iter()
@@ -406,17 +431,7 @@ impl Intercept for FaultInjector {
             .unwrap_or_default();
         let fault = self.next_fault(&operation);
         if fault.is_some() {
-            // Defuse the attempt: a read-only call DynamoDB Local answers
-            // without touching any table item.
-            let request = context.request_mut();
-            let body = r#"{"Limit":1}"#;
-            request
-                .headers_mut()
-                .insert("x-amz-target", "DynamoDB_20120810.ListTables");
-            request
-                .headers_mut()
-                .insert("content-length", body.len().to_string());
-            *request.body_mut() = SdkBody::from(body);
+            defuse(context.request_mut());
         }
         // Set or cleared on every attempt, so a retry after an injected
         // attempt gets the real response.
@@ -433,9 +448,30 @@ impl Intercept for FaultInjector {
         let Some(Injected(fault)) = cfg.load::<Injected>().cloned() else {
             return Ok(());
         };
+        *context.response_mut() = fault.response()?;
+        Ok(())
+    }
+}
+
+/// Turns an attempt into a read-only call DynamoDB Local answers without
+/// touching any table item: a fault's attempt must write nothing.
+pub(crate) fn defuse(request: &mut HttpRequest) {
+    let body = r#"{"Limit":1}"#;
+    request
+        .headers_mut()
+        .insert("x-amz-target", "DynamoDB_20120810.ListTables");
+    request
+        .headers_mut()
+        .insert("content-length", body.len().to_string());
+    *request.body_mut() = SdkBody::from(body);
+}
+
+impl Fault {
+    /// The whole response DynamoDB sends with this error.
+    pub(crate) fn response(&self) -> Result<Response<SdkBody>, BoxError> {
         let mut response = Response::new(
             StatusCode::try_from(400)?,
-            SdkBody::from(fault.response_body()),
+            SdkBody::from(self.response_body()),
         );
         response
             .headers_mut()
@@ -444,7 +480,6 @@ impl Intercept for FaultInjector {
             "x-amzn-requestid",
             "SEATCLAIMFAULTINJECTED0000000000000000000000000000",
         );
-        *context.response_mut() = response;
-        Ok(())
+        Ok(response)
     }
 }

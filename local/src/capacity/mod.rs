@@ -17,6 +17,8 @@
 //! - index writes and index queries: <https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations>
 
 mod expressions;
+pub mod meter;
+mod metering;
 mod recorder;
 mod units;
 
@@ -24,6 +26,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use metering::{at, CapacityMeter, Metered};
 pub use recorder::{as_caller, CapacityRecorder, Recorded};
 pub use units::{charges, item_size, touched_items};
 

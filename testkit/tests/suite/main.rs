@@ -32,4 +32,5 @@ mod samples;
 mod seat_map;
 mod secrets;
 mod stadium;
+mod throttling;
 mod tokens;
