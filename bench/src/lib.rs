@@ -257,10 +257,12 @@ pub async fn run(
     contention(&app, sizes, &mut report, &mut progress).await?;
     raw_and_naive(&app, sizes, &mut report, &mut progress).await?;
 
-    progress("one-seat stampede over many instances (simulated second, priced per key)");
+    progress(
+        "one-seat stampede over many instances (simulated second, metered and priced per key)",
+    );
+    report.one_seat = metered_one_seat(endpoint, sizes).await?;
     let recorder = crate::capacity::CapacityRecorder::new();
     let recording = new_app(endpoint, None, Some(recorder.clone()), false).await?;
-    report.one_seat = one_seat_stampedes(&recording, &recorder, sizes.one_seat).await?;
 
     progress("claims with and without a buyer limit (priced per claim)");
     report
@@ -298,6 +300,11 @@ pub(crate) async fn new_app(
         Some(r) => crate::capacity::recording_client(endpoint, r),
         None => local::local_client_counting(endpoint, counter),
     };
+    app_with_client(client, stream).await
+}
+
+/// A fresh table through `client`, and an app on it.
+async fn app_with_client(client: aws_sdk_dynamodb::Client, stream: bool) -> Result<App, String> {
     let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
     let spec = if stream { spec } else { spec.without_stream() };
     let table = unique("bench");
@@ -600,6 +607,30 @@ pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
 /// Claims with and without a buyer limit, on a DynamoDB Local of its own:
 /// its row. `--only buyer-limit` runs it alone (the full run measures it
 /// beside the one-seat stampede, on the same recording app).
+/// The one-seat stampedes on a table of their own, every request through
+/// an enforcing capacity meter and recorded for pricing.
+async fn metered_one_seat(endpoint: &str, sizes: Sizes) -> Result<Vec<StampedeRun>, String> {
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let meter = crate::capacity::CapacityMeter::enforcing();
+    let client = crate::capacity::metered_client(endpoint, recorder.clone(), meter);
+    let app = app_with_client(client, false).await?;
+    one_seat_stampedes(&app, &recorder, sizes.one_seat).await
+}
+
+/// The one-seat stampedes alone (`--only one-seat`): their section of
+/// docs/BENCHMARKS.md as a row.
+pub async fn one_seat_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let runs = metered_one_seat(&dynamodb.endpoint(), sizes).await?;
+    Ok(Row {
+        scenario: "one-seat stampedes, metered".into(),
+        timing: Timing::default(),
+        correctness: crowd_markdown(&runs),
+        ok: runs.iter().all(StampedeRun::ok),
+        goals: runs.iter().filter_map(StampedeRun::goal).collect(),
+    })
+}
+
 pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
     let dynamodb = own_dynamodb(sizes)?;
     let recorder = crate::capacity::CapacityRecorder::new();

@@ -17,7 +17,7 @@ static HEAP: bench::heap::Counting = bench::heap::Counting;
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
-    // `--only fragmented`, `flood` or `buyer-limit`: that scenario alone, printed,
+    // `--only fragmented`, `flood`, `buyer-limit` or `one-seat`: that scenario alone, printed,
     // nothing written (to try a change at full size without the whole run).
     let only = args
         .iter()
@@ -25,9 +25,11 @@ async fn main() {
         .and_then(|i| args.get(i + 1));
     let done = match only.map(String::as_str) {
         None => run(smoke).await,
-        Some(scenario @ ("fragmented" | "flood" | "buyer-limit")) => alone(scenario, smoke).await,
+        Some(scenario @ ("fragmented" | "flood" | "buyer-limit" | "one-seat")) => {
+            alone(scenario, smoke).await
+        }
         Some(other) => Err(format!(
-            "--only knows three scenarios, fragmented, flood and buyer-limit, not {other}"
+            "--only knows four scenarios, fragmented, flood, buyer-limit and one-seat, not {other}"
         )),
     };
     if let Err(e) = done {
@@ -41,6 +43,7 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
     let row = match scenario {
         "flood" => bench::admitter_flood(sizes).await?,
         "buyer-limit" => bench::buyer_limit_alone(sizes).await?,
+        "one-seat" => bench::one_seat_alone(sizes).await?,
         _ => bench::fragmented_stadium(sizes).await?,
     };
     println!("{}\n{}", row.scenario, row.correctness);

@@ -40,6 +40,19 @@ pub fn recording_client(endpoint: &str, recorder: CapacityRecorder) -> aws_sdk_d
     aws_sdk_dynamodb::Client::from_conf(crate::local_config(endpoint).interceptor(recorder).build())
 }
 
+/// [`recording_client`] whose requests also pass through `meter` (the
+/// recorder sees a throttled request as the meter answered it).
+pub fn metered_client(
+    endpoint: &str,
+    recorder: CapacityRecorder,
+    meter: CapacityMeter,
+) -> aws_sdk_dynamodb::Client {
+    let config = crate::local_config(endpoint)
+        .interceptor(recorder)
+        .interceptor(meter);
+    aws_sdk_dynamodb::Client::from_conf(config.build())
+}
+
 /// An item as the SDK returns it, in DynamoDB's wire JSON (what
 /// [`item_size`] reads).
 pub fn wire_item(
