@@ -4,10 +4,11 @@
 //! reported: the contract's centre rule can split a row into odd runs).
 
 use crate::{create_orders, reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
+use local::history::{check_seat, micros_of, wall_us, SeatOp, Verdict, Window};
 use shared::domain::best_available::{has_run, orphans};
 use shared::domain::SeatId;
 use shared::App;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
@@ -21,9 +22,10 @@ pub struct BestAvailableStampede {
     pub in_flight: usize,
 }
 
-/// One buyer's answer: its latency (ms), the quantity it asked for, and
-/// best-available's status and body.
-type Answer = (f64, u32, u16, serde_json::Value);
+/// One buyer's answer: its latency (ms), the quantity it asked for,
+/// best-available's status and body, when it was in flight and for which
+/// order.
+type Answer = (f64, u32, u16, serde_json::Value, Window, String);
 
 /// What the buyers got: the seats held, and each kind of answer counted.
 #[derive(Default)]
@@ -35,6 +37,30 @@ struct Outcome {
     refused: Vec<u32>,
     retry: usize,
     other: usize,
+    /// Each seat's history as the answers tell it, for the checker.
+    histories: HashMap<String, Vec<SeatOp>>,
+}
+
+impl Outcome {
+    /// Every seat's history judged: a seat held by two orders at once is a
+    /// violation (refusals name no seat, and a 503 no block: only the
+    /// holds are judged).
+    fn judged(&self) -> (String, bool) {
+        let verdict = self
+            .histories
+            .iter()
+            .map(|(seat, ops)| check_seat(seat, ops))
+            .fold(Verdict::default(), Verdict::and);
+        let first = verdict.violations.first();
+        let text = format!(
+            "history: {} seats, {} holds judged, {} violations{}",
+            self.histories.len(),
+            verdict.operations,
+            verdict.violations.len(),
+            first.map_or(String::new(), |v| format!(" ({v})"))
+        );
+        (text, first.is_none())
+    }
 }
 
 /// The stampede: a fresh section, every buyer's order, their requests at
@@ -60,6 +86,7 @@ pub(super) async fn best_available_stampede(
         .count();
     let stranded: usize = free.iter().map(|row| orphans(row)).sum();
     let seats = size.rows * size.seats_per_row;
+    let (history, explained) = outcome.judged();
     let Outcome {
         taken,
         overlaps,
@@ -67,6 +94,7 @@ pub(super) async fn best_available_stampede(
         refused,
         retry,
         other,
+        ..
     } = outcome;
     Ok(Row {
         scenario: format!(
@@ -74,12 +102,16 @@ pub(super) async fn best_available_stampede(
             size.buyers, size.rows, size.seats_per_row, size.in_flight
         ),
         correctness: format!(
-            "{} of {seats} seats held ({:.0} seats/s), {overlaps} overlaps, {not_adjacent} not adjacent, {false_sold_outs} false sold-outs, {} refused, {retry} × 503, {stranded} orphans",
+            "{} of {seats} seats held ({:.0} seats/s), {overlaps} overlaps, {not_adjacent} not adjacent, {false_sold_outs} false sold-outs, {} refused, {retry} × 503, {stranded} orphans; {history}",
             taken.len(),
             taken.len() as f64 / timing.wall.as_secs_f64().max(1e-9),
             refused.len()
         ),
-        ok: overlaps == 0 && not_adjacent == 0 && false_sold_outs == 0 && other == 0,
+        ok: overlaps == 0
+            && not_adjacent == 0
+            && false_sold_outs == 0
+            && other == 0
+            && explained,
         timing,
         goals: Vec::new(),
     })
@@ -123,7 +155,7 @@ fn spawn_buyers(
         let n = quantities[i % quantities.len()];
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let t = Instant::now();
+            let (t, start) = (Instant::now(), wall_us());
             let body = serde_json::json!({"quantity": n}).to_string();
             let (status, reply) = reply(
                 &app,
@@ -133,7 +165,15 @@ fn spawn_buyers(
                 &body,
             )
             .await;
-            (t.elapsed().as_secs_f64() * 1000.0, n, status, reply)
+            let window = Window::new(start, wall_us());
+            (
+                t.elapsed().as_secs_f64() * 1000.0,
+                n,
+                status,
+                reply,
+                window,
+                o.id,
+            )
         });
     }
     tasks
@@ -147,10 +187,11 @@ async fn tally(
 ) -> Result<Outcome, String> {
     let mut out = Outcome::default();
     while let Some(done) = tasks.join_next().await {
-        let (ms, n, status, body) = done.map_err(|e| e.to_string())?;
+        let (ms, n, status, body, window, order) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         match (status, body["error"].as_str()) {
             (200, _) => {
+                out.record_holds(&body, window, &order);
                 let seats: Vec<(String, u32)> = body["seats"]
                     .as_array()
                     .into_iter()
@@ -177,6 +218,27 @@ async fn tally(
         }
     }
     Ok(out)
+}
+
+impl Outcome {
+    /// A block held: each of its seats held by `order` until `expiresAt`.
+    fn record_holds(&mut self, body: &serde_json::Value, window: Window, order: &str) {
+        let Some(expires) = body["expiresAt"].as_str().and_then(micros_of) else {
+            self.other += 1; // a hold without its expiry says nothing checkable
+            return;
+        };
+        for seat in body["seats"].as_array().into_iter().flatten() {
+            let Some(seat) = seat.as_str() else { continue };
+            self.histories
+                .entry(seat.to_owned())
+                .or_default()
+                .push(SeatOp::Held {
+                    window,
+                    order: order.to_owned(),
+                    expires,
+                });
+        }
+    }
 }
 
 /// The event's seats now, row by row: whether each is available.

@@ -7,6 +7,7 @@
 use crate::capacity::CapacityRecorder;
 use crate::setup::{create_buyer_orders, create_event_from};
 use crate::{reply_with as send, unique, Bound, Goal, Row, Timing, HOLD_SECONDS};
+use local::history::{check_counter, micros_of, wall_us, CounterOp, Take, Verdict, Window};
 use shared::App;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -43,6 +44,8 @@ struct Pass {
     buyer_write_units: f64,
     /// The largest buyer's record, in bytes.
     largest_record: usize,
+    /// Every buyer's history judged against the limit (a limited pass).
+    history: Verdict,
 }
 
 impl Pass {
@@ -82,7 +85,8 @@ pub(super) async fn buyer_limit_claims(
     let record_kb = limited.largest_record.div_ceil(1024).max(1) as f64;
     let units_per_kb = limited.buyer_write_units / record_kb;
     let per_buyer = size.limit as usize;
-    let counts_ok = free.held == size.buyers * (per_buyer + 1)
+    let counts_ok = limited.history.violations.is_empty()
+        && free.held == size.buyers * (per_buyer + 1)
         && free.refused == 0
         && limited.held == size.buyers * per_buyer
         && limited.refused == size.buyers
@@ -92,7 +96,7 @@ pub(super) async fn buyer_limit_claims(
     let correctness = format!(
         "no limit: {} held, {:.0} claims/s, {}; limit {}: {} held, {} buyer-limit, {:.0} claims/s, {}; \
          measured per claim: {extra_reads:+.2} GetItem ({}), {:.2} write units on the buyer's record \
-         of {} B = {units_per_kb:.2} per KB ({}); other answers {:?} / {:?}",
+         of {} B = {units_per_kb:.2} per KB ({}); other answers {:?} / {:?}; history: {} buyers' takes judged against the limit, {} violations",
         free.held,
         free.timing.per_second(),
         per_claim(&free),
@@ -107,6 +111,8 @@ pub(super) async fn buyer_limit_claims(
         goals[1].judged(),
         free.other,
         limited.other,
+        limited.history.operations,
+        limited.history.violations.len(),
     );
     Ok(Row {
         scenario: format!(
@@ -163,7 +169,42 @@ async fn pass(
         .into_iter()
         .map(|o| (o.id, o.token))
         .collect();
-    measure(app, recorder, orders, each, size.in_flight).await
+    measure(app, recorder, orders, each, size.in_flight, limit).await
+}
+
+/// One claim's latency (ms), status and error code.
+type Claimed = (f64, u16, String);
+
+/// A buyer's `each` claims in turn, of the seats after the first `skip`:
+/// the answers, and the buyer's history (what its order holds after each
+/// claim answered held).
+async fn buyer_claims(
+    app: &App,
+    id: &str,
+    token: &str,
+    skip: usize,
+    each: usize,
+) -> (Vec<Claimed>, Vec<CounterOp>) {
+    let auth = format!("Bearer {token}");
+    let mut answers = Vec::with_capacity(each);
+    let mut history = Vec::new();
+    for k in 0..each {
+        let uri = format!("/orders/{id}/seats/A-1-{}", skip + k + 1);
+        let (t, start) = (Instant::now(), wall_us());
+        let (status, body) = send(app, "POST", &uri, &[("authorization", &auth)], "").await;
+        let window = Window::new(start, wall_us());
+        let code = body["error"].as_str().unwrap_or("").to_owned();
+        if let (200, Some(expires)) = (status, body["expiresAt"].as_str().and_then(micros_of)) {
+            history.push(CounterOp::Took(Take {
+                window,
+                order: id.to_owned(),
+                quantity: history.len() as u64 + 1,
+                expires,
+            }));
+        }
+        answers.push((t.elapsed().as_secs_f64() * 1000.0, status, code));
+    }
+    (answers, history)
 }
 
 /// Every buyer's `each` claims in turn, buyers at once up to `in_flight`,
@@ -174,6 +215,7 @@ async fn measure(
     orders: Vec<(String, String)>,
     each: usize,
     in_flight: usize,
+    cap: Option<u32>,
 ) -> Result<Pass, String> {
     recorder.take();
     recorder.set_recording(true);
@@ -184,22 +226,17 @@ async fn measure(
         let (app, sem) = (app.clone(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let auth = format!("Bearer {token}");
-            let mut answers = Vec::with_capacity(each);
-            for k in 0..each {
-                let uri = format!("/orders/{id}/seats/A-1-{}", i * each + k + 1);
-                let t = Instant::now();
-                let (status, body) =
-                    send(&app, "POST", &uri, &[("authorization", &auth)], "").await;
-                let code = body["error"].as_str().unwrap_or("").to_owned();
-                answers.push((t.elapsed().as_secs_f64() * 1000.0, status, code));
-            }
-            answers
+            buyer_claims(&app, &id, &token, i * each, each).await
         });
     }
     let mut out = Pass::default();
     while let Some(done) = tasks.join_next().await {
-        for (ms, status, code) in done.map_err(|e| e.to_string())? {
+        let (answers, history) = done.map_err(|e| e.to_string())?;
+        if let Some(cap) = cap {
+            let verdict = check_counter("a buyer's units", u64::from(cap), &history);
+            out.history = std::mem::take(&mut out.history).and(verdict);
+        }
+        for (ms, status, code) in answers {
             out.timing.latencies_ms.push(ms);
             match (status, code.as_str()) {
                 (200, _) => out.held += 1,
