@@ -679,7 +679,34 @@ def render_method(result):
         f"{os.cpu_count()}-core machine is other work's noise), binary ≤ 8 MiB "
         f"({TARGET_BINARY_BYTES:,} bytes; judged on the binary, not the zip), peak RSS ≤ 32 MiB. "
         "zip = the deployment package (deflate level 9), what Lambda downloads.",
+        deployed_caveat(),
     ]
+
+
+# Lambda gives a function CPU in proportion to its memory, one vCPU at
+# 1,769 MB (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html).
+MB_PER_VCPU = 1769
+
+
+def deployed_caveat():
+    """What this machine is not: the deployed architecture and CPU share,
+    read from template.yaml's Globals."""
+    template = (ROOT / "template.yaml").read_text()
+    globals_part = template.split("\nResources:", 1)[0]
+    memory = re.search(r"^\s+MemorySize:\s*(\d+)", globals_part, re.M)
+    arch = re.search(r"^\s+Architectures:\s*\n\s+-\s*(\S+)", globals_part, re.M)
+    memory_mb = int(memory.group(1)) if memory else None
+    share = f"{memory_mb / MB_PER_VCPU:.2f} of a vCPU" if memory_mb else "an unknown share of a vCPU"
+    return (
+        f"- **caveat, what these figures are not**: measured on {platform.machine()} with every core of the "
+        f"machine free to the bootstrap, under the RIE, binaries in the page cache. The deployed build is "
+        f"**{arch.group(1) if arch else 'unknown'}** (template.yaml's Globals), and a {memory_mb or '?'} MB "
+        f"function gets about **{share}** (Lambda allocates CPU in proportion to memory, one vCPU at "
+        f"{MB_PER_VCPU:,} MB), so INIT and exec→answer on AWS may be several times these. No arm64 figure: "
+        "qemu-user (Debian has it) would time its own translation of every instruction, many times slower "
+        "than a Graviton core, not arm64; and the RIE the script drives is x86_64. Read these as relative "
+        "figures (Rust against Python on one machine), not as AWS's."
+    )
 
 
 def stale_note(meta):
