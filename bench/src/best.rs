@@ -5,7 +5,7 @@
 
 use crate::{create_orders, reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
 use local::history::{check_seat, micros_of, wall_us, SeatOp, Verdict, Window};
-use shared::domain::best_available::{has_run, orphans};
+use shared::domain::best_available::{has_run, orphans, rows_behind_a_free_run, MAX_SPREAD_ROWS};
 use shared::domain::SeatId;
 use shared::App;
 use std::collections::{HashMap, HashSet};
@@ -39,6 +39,8 @@ struct Outcome {
     other: usize,
     /// Each seat's history as the answers tell it, for the checker.
     histories: HashMap<String, Vec<SeatOp>>,
+    /// Each block held: its row (0-based) and size.
+    held: Vec<(usize, usize)>,
 }
 
 impl Outcome {
@@ -72,7 +74,7 @@ pub(super) async fn best_available_stampede(
     let event = create_section(app, size).await?;
     let orders = create_orders(app, &event, size.buyers).await?;
     let started = Instant::now();
-    let tasks = spawn_buyers(app, orders, size.in_flight);
+    let tasks = spawn_buyers(app, orders, size.in_flight, &[2, 2, 4, 2]);
     let mut timing = Timing::default();
     let outcome = tally(tasks, &mut timing).await?;
     timing.wall = started.elapsed();
@@ -145,9 +147,8 @@ fn spawn_buyers(
     app: &App,
     orders: Vec<BenchOrder>,
     in_flight: usize,
+    quantities: &[u32],
 ) -> tokio::task::JoinSet<Answer> {
-    // Pairs mostly, some fours: a family on-sale.
-    let quantities = [2u32, 2, 4, 2];
     let sem = Arc::new(Semaphore::new(in_flight));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, o) in orders.into_iter().enumerate() {
@@ -202,6 +203,9 @@ async fn tally(
                             .map(|(row, number)| (row.to_owned(), number))
                     })
                     .collect();
+                if let Some(row) = seats.first().and_then(|(row, _)| row.parse::<usize>().ok()) {
+                    out.held.push((row.saturating_sub(1), seats.len()));
+                }
                 let adjacent = seats.len() == n as usize
                     && seats
                         .windows(2)
@@ -261,4 +265,57 @@ async fn free_seats(app: &App, event: &str, seats_per_row: u32) -> Result<Vec<Ve
                 .collect()
         })
         .collect())
+}
+
+/// The section of API.md's weaker order under a crowd.
+const SPILL: BestAvailableStampede = BestAvailableStampede {
+    rows: 10,
+    seats_per_row: 10,
+    buyers: 40,
+    in_flight: 40,
+};
+
+/// best-available under a crowd (API.md: no buyer three or more rows
+/// behind a block still free at the end): `rounds` stampedes of 40 pairs
+/// at once on 10 rows of 10, and how often and how far a buyer was placed
+/// behind a pair still free when its stampede was over.
+pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, String> {
+    let (mut timing, mut behind, mut served, mut retry, mut wrong) =
+        (Timing::default(), Vec::new(), 0, 0, 0);
+    let started = Instant::now();
+    for _ in 0..rounds {
+        let event = create_section(app, SPILL).await?;
+        let orders = create_orders(app, &event, SPILL.buyers).await?;
+        let tasks = spawn_buyers(app, orders, SPILL.in_flight, &[2]);
+        let outcome = tally(tasks, &mut timing).await?;
+        let free = free_seats(app, &event, SPILL.seats_per_row).await?;
+        behind.extend(
+            outcome
+                .held
+                .iter()
+                .map(|&(row, n)| rows_behind_a_free_run(&free, row, n)),
+        );
+        served += outcome.held.len();
+        retry += outcome.retry;
+        wrong += outcome.overlaps + outcome.not_adjacent + outcome.other + outcome.refused.len();
+    }
+    timing.wall = started.elapsed();
+    let placed_behind: Vec<usize> = behind.iter().copied().filter(|&b| b > 0).collect();
+    let farthest = placed_behind.iter().copied().max().unwrap_or(0);
+    let buyers = rounds * SPILL.buyers;
+    Ok(Row {
+        scenario: format!(
+            "best-available under a crowd: {rounds} stampedes of {} pairs at once on {} × {} (handler)",
+            SPILL.buyers, SPILL.rows, SPILL.seats_per_row
+        ),
+        correctness: format!(
+            "{served} of {buyers} served, {retry} × 503, {wrong} wrong answers; measured: {} buyers ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: fewer than {MAX_SPREAD_ROWS})",
+            placed_behind.len(),
+            100.0 * placed_behind.len() as f64 / buyers.max(1) as f64,
+            placed_behind.iter().sum::<usize>() as f64 / placed_behind.len().max(1) as f64,
+        ),
+        ok: wrong == 0 && farthest < MAX_SPREAD_ROWS && served + retry == buyers,
+        timing,
+        goals: Vec::new(),
+    })
 }

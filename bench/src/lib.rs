@@ -273,6 +273,10 @@ pub async fn run(
     report
         .rows
         .push(best_available_stampede(&app, sizes.best_available).await?);
+    progress("best-available under a crowd (stampedes of pairs, who lands behind a free pair)");
+    report
+        .rows
+        .push(best::spill_stampedes(&app, sizes.best_spill_rounds).await?);
 
     progress("GA stampede, and the naive counter it replaces");
     report.rows.push(ga_stampede(&app, sizes.ga).await?);

@@ -28,6 +28,8 @@ pub struct Sizes {
     pub on_sale: DemandModel,
     pub cold_start: ColdStartPass,
     pub best_available: BestAvailableStampede,
+    /// Stampedes of pairs measured for API.md's weaker order under a crowd.
+    pub best_spill_rounds: usize,
     /// best-available on a stadium with every tenth seat held.
     pub fragmented: FragmentedStadium,
     /// The admitter with a crowd already waiting.
@@ -88,6 +90,8 @@ impl Sizes {
                 buyers: 240,
                 in_flight: 64,
             },
+            // The "at least 20 such stampedes".
+            best_spill_rounds: 20,
             // The stadium: 100,000 seats (the demand model's plan).
             fragmented: FragmentedStadium {
                 sections: 50,
@@ -165,6 +169,7 @@ impl Sizes {
                 buyers: 30,
                 in_flight: 16,
             },
+            best_spill_rounds: 2,
             fragmented: FragmentedStadium {
                 sections: 5,
                 rows: 4,

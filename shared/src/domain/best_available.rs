@@ -49,6 +49,19 @@ pub fn choose_block(rows: &[Vec<bool>], n: usize) -> Option<(usize, usize)> {
     })
 }
 
+/// How many rows behind the best row that still has a run of `n` free
+/// seats (`rows` as they are now) a block held in row `held_row` lies: 0
+/// when no better row has one. Seats are only taken during a stampede, so
+/// a run free now was free at every read before: the contract's weaker
+/// guarantee under a crowd (API.md, "best-available") keeps this under
+/// [`MAX_SPREAD_ROWS`].
+pub fn rows_behind_a_free_run(rows: &[Vec<bool>], held_row: usize, n: usize) -> usize {
+    rows.iter()
+        .take(held_row)
+        .position(|free| has_run(free, n))
+        .map_or(0, |better| held_row - better)
+}
+
 /// Orphans in a row: free seats whose neighbours are both taken (or the
 /// row's end), which no request for two or more can ever use.
 pub fn orphans(free: &[bool]) -> usize {
@@ -152,6 +165,26 @@ pub fn spread_choice(
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn how_far_behind_a_free_run_a_held_block_lies() {
+        let rows = [row("HHHH"), row("HAAH"), row("HHHH"), row("AAHH")];
+        let cases = [
+            // (held row, n, rows behind)
+            (0, 2, 0), // nothing better than the first row
+            (1, 2, 0), // the best row with a run is its own
+            (3, 2, 2), // row 1 still has a pair: two rows behind it
+            (3, 3, 0), // no better row has three
+            (2, 1, 1),
+        ];
+        for (held, n, behind) in cases {
+            assert_eq!(
+                rows_behind_a_free_run(&rows, held, n),
+                behind,
+                "row {held}, n {n}"
+            );
+        }
+    }
 
     /// `A` free, anything else taken.
     fn row(s: &str) -> Vec<bool> {
