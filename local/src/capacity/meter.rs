@@ -25,12 +25,14 @@
 //!
 //! Modelled, where the guide gives no number: capacity is counted per whole
 //! second of the clock; a table (or index) seen for the first time has
-//! banked nothing; a table above double its peak and its credit throttles
-//! as a partition would (its partitions have not split yet), reason
-//! `KeyRangeThroughputExceeded`; the quota is hard. A request is let in while
-//! what it lands on has capacity left, and charged what it consumed once
-//! answered (DynamoDB cannot know a read's size before it reads): a second
-//! may end a request's worth over, which the next pays back.
+//! banked nothing; a peak raises the allowance 30 minutes after it (the
+//! guide's "within 30 minutes"); a table above double its peak and its
+//! credit throttles as a partition would (its partitions have not split
+//! yet), reason `KeyRangeThroughputExceeded`; the quota is hard, per kind.
+//! A request is let in while what it lands on has capacity left, its
+//! estimated cost reserved, and settled at what it consumed once answered
+//! (DynamoDB cannot know a read's size before it reads): a second that
+//! ends over, by what was in flight, is paid back by the next.
 
 use std::collections::HashMap;
 
@@ -93,24 +95,33 @@ impl Throttle {
 }
 
 /// One partition key's second: the share of a partition-second used (writes
-/// over 1,000, reads over 3,000).
+/// over 1,000, reads over 3,000), what was in flight when it filled
+/// included: the next seconds pay that back.
 #[derive(Debug, Clone, Copy)]
 struct Partition {
     second: i64,
     used: f64,
 }
 
-/// One table's (or index's) second, its peak so far, and the credit its
-/// earlier seconds banked (in seconds of its allowance).
-#[derive(Debug, Clone, Copy)]
+/// One table's (or index's) second, the peak its allowance doubles, and
+/// the credit its earlier seconds banked (in seconds of its allowance;
+/// negative while it pays back a second that ran over).
+#[derive(Debug, Clone)]
 struct Table {
     second: i64,
     write_units: f64,
     read_units: f64,
     peak_write_units: f64,
     peak_read_units: f64,
+    /// Peaks seen, each usable once its 30 minutes have passed: (the
+    /// second it becomes usable, write units, read units).
+    peaks_to_come: std::collections::VecDeque<(i64, f64, f64)>,
     banked: f64,
 }
+
+/// On demand, traffic past double the previous peak "within 30 minutes"
+/// may be throttled: a new peak raises the allowance this much later.
+const PEAK_SETTLES_S: i64 = 30 * 60;
 
 /// What one run's requests have used, by second.
 #[derive(Debug, Clone)]
@@ -130,30 +141,51 @@ impl Meter {
         }
     }
 
-    /// Whether a request landing on `targets` at `now_ms` is served: the
-    /// first limit it meets, if any. `write`: which kind the request is
-    /// (what a throttle reports).
-    pub fn admit(&mut self, now_ms: i64, targets: &[Target], write: bool) -> Result<(), Throttle> {
+    /// Whether a request that would cost `estimate` is served at `now_ms`,
+    /// and if so its estimate reserved (so requests in flight together do
+    /// not all pass a key's last unit): the first limit it meets, if any.
+    /// `write`: which kind the request is (the quota it counts against,
+    /// and what a throttle reports).
+    pub fn admit(&mut self, now_ms: i64, estimate: &[Charge], write: bool) -> Result<(), Throttle> {
+        self.check(now_ms, estimate, write)?;
+        self.apply(now_ms, estimate, 1.0);
+        Ok(())
+    }
+
+    /// [`Meter::admit`]'s verdict without reserving anything (a
+    /// transaction's items are checked one by one, then reserved together).
+    pub fn check(&mut self, now_ms: i64, estimate: &[Charge], write: bool) -> Result<(), Throttle> {
         let second = now_ms.div_euclid(1_000);
         let limits = self.limits;
-        for target in targets {
-            let index = target.index.clone();
+        for c in estimate {
+            let index = c.target.index.clone();
             let table = self.table_at(&index, second);
-            if table.quota_used(&limits) >= 1.0 - ROUNDING {
+            if table.quota_used(&limits, write) >= 1.0 - ROUNDING {
                 return Err(Throttle::AccountLimit { index, write });
             }
-            if table.allowance_used(&limits) >= 1.0 + table.banked - ROUNDING {
+            if table.allowance_used() >= 1.0 + table.banked - ROUNDING {
                 return Err(Throttle::KeyRange { index, write });
             }
-            if self.partition_at(target, second).used >= 1.0 - ROUNDING {
+            if self.partition_at(&c.target, second).used >= 1.0 - ROUNDING {
                 return Err(Throttle::KeyRange { index, write });
             }
         }
         Ok(())
     }
 
-    /// Charges what a served request consumed, at `now_ms`.
-    pub fn charge(&mut self, now_ms: i64, charges: &[Charge]) {
+    /// Reserves `estimate` at `now_ms` (after [`Meter::check`]).
+    pub fn reserve(&mut self, now_ms: i64, estimate: &[Charge]) {
+        self.apply(now_ms, estimate, 1.0);
+    }
+
+    /// What an admitted request turned out to cost: `actual` charged in
+    /// place of its `estimate`.
+    pub fn settle(&mut self, now_ms: i64, estimate: &[Charge], actual: &[Charge]) {
+        self.apply(now_ms, estimate, -1.0);
+        self.apply(now_ms, actual, 1.0);
+    }
+
+    fn apply(&mut self, now_ms: i64, charges: &[Charge], sign: f64) {
         let second = now_ms.div_euclid(1_000);
         let Limits {
             partition_write_units,
@@ -162,31 +194,33 @@ impl Meter {
         } = self.limits;
         for c in charges {
             let partition = self.partition_at(&c.target, second);
-            partition.used +=
-                c.write_units / partition_write_units + c.read_units / partition_read_units;
+            let share = c.write_units / partition_write_units + c.read_units / partition_read_units;
+            partition.used = (partition.used + sign * share).max(0.0);
             let table = self.table_at(&c.target.index, second);
-            table.write_units += c.write_units;
-            table.read_units += c.read_units;
+            table.write_units = (table.write_units + sign * c.write_units).max(0.0);
+            table.read_units = (table.read_units + sign * c.read_units).max(0.0);
         }
     }
 
     /// The key's state in `second` (an earlier one than it has is counted
     /// in its current second: requests of one instant arrive in any
-    /// order).
+    /// order). A second that ran over leaves its excess to the next.
     fn partition_at(&mut self, target: &Target, second: i64) -> &mut Partition {
         let partition = self
             .partitions
             .entry(target.clone())
             .or_insert(Partition { second, used: 0.0 });
         if second > partition.second {
-            partition.used = 0.0;
+            let idle = (second - partition.second - 1) as f64;
+            partition.used = (partition.used - 1.0 - idle).max(0.0);
             partition.second = second;
         }
         partition
     }
 
     /// The table's state in `second`: the seconds since its last bank what
-    /// they left of their allowance, up to the burst's 300.
+    /// they left of their allowance (or owe what they ran over), up to the
+    /// burst's 300; peaks 30 minutes old raise the allowance.
     fn table_at(&mut self, index: &Option<String>, second: i64) -> &mut Table {
         let limits = self.limits;
         let table = self.tables.entry(index.clone()).or_insert(Table {
@@ -195,15 +229,29 @@ impl Meter {
             read_units: 0.0,
             peak_write_units: limits.first_peak_write_units,
             peak_read_units: limits.first_peak_read_units,
+            peaks_to_come: std::collections::VecDeque::new(),
             banked: 0.0,
         });
         if second > table.second {
             let idle = (second - table.second - 1) as f64;
-            let left = 1.0 - table.allowance_used(&limits);
-            table.banked = (table.banked + left).clamp(0.0, limits.burst_seconds);
-            table.banked = (table.banked + idle).min(limits.burst_seconds);
-            table.peak_write_units = table.peak_write_units.max(table.write_units);
-            table.peak_read_units = table.peak_read_units.max(table.read_units);
+            let left = 1.0 - table.allowance_used();
+            table.banked = (table.banked + left + idle).min(limits.burst_seconds);
+            if table.write_units > table.peak_write_units
+                || table.read_units > table.peak_read_units
+            {
+                let usable = table.second + PEAK_SETTLES_S;
+                table
+                    .peaks_to_come
+                    .push_back((usable, table.write_units, table.read_units));
+            }
+            while let Some(&(usable, w, r)) = table.peaks_to_come.front() {
+                if usable > second {
+                    break;
+                }
+                table.peak_write_units = table.peak_write_units.max(w);
+                table.peak_read_units = table.peak_read_units.max(r);
+                table.peaks_to_come.pop_front();
+            }
             table.write_units = 0.0;
             table.read_units = 0.0;
             table.second = second;
@@ -213,23 +261,25 @@ impl Meter {
 }
 
 impl Table {
-    /// This second's allowance: double the previous peak, at most the quota.
-    fn allowed(&self, limits: &Limits) -> (f64, f64) {
-        (
-            (2.0 * self.peak_write_units).min(limits.table_write_quota),
-            (2.0 * self.peak_read_units).min(limits.table_read_quota),
-        )
+    /// This second's allowance: double the previous peak (the quota is
+    /// checked apart, per kind).
+    fn allowed(&self) -> (f64, f64) {
+        (2.0 * self.peak_write_units, 2.0 * self.peak_read_units)
     }
 
     /// The share of this second's allowance used, as a linear combination.
-    fn allowance_used(&self, limits: &Limits) -> f64 {
-        let (write, read) = self.allowed(limits);
+    fn allowance_used(&self) -> f64 {
+        let (write, read) = self.allowed();
         self.write_units / write + self.read_units / read
     }
 
-    /// The share of the per-table quota used (a hard limit: no credit).
-    fn quota_used(&self, limits: &Limits) -> f64 {
-        (self.write_units / limits.table_write_quota).max(self.read_units / limits.table_read_quota)
+    /// The share of the per-table quota of the request's kind used (a hard
+    /// limit: no credit).
+    fn quota_used(&self, limits: &Limits, write: bool) -> f64 {
+        match write {
+            true => self.write_units / limits.table_write_quota,
+            false => self.read_units / limits.table_read_quota,
+        }
     }
 }
 

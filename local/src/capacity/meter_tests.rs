@@ -20,16 +20,13 @@ fn read(pk: &str, units: f64) -> Charge {
     }
 }
 
-/// Admits and charges each charge at its instant; the throttles met.
+/// Admits each charge at its instant (reserving it, its actual cost);
+/// the throttles met.
 fn run(meter: &mut Meter, at: &[(i64, Charge)]) -> Vec<Option<Throttle>> {
     at.iter()
         .map(|(ms, c)| {
             let write = c.write_units > 0.0;
-            let verdict = meter.admit(*ms, std::slice::from_ref(&c.target), write);
-            if verdict.is_ok() {
-                meter.charge(*ms, std::slice::from_ref(c));
-            }
-            verdict.err()
+            meter.admit(*ms, std::slice::from_ref(c), write).err()
         })
         .collect()
 }
@@ -111,39 +108,85 @@ fn a_table_banks_unused_allowance_for_at_most_three_hundred_seconds() {
     let verdicts = run(&mut meter, &at);
     assert!(verdicts[..1_205].iter().all(Option::is_none));
     assert_eq!(verdicts[1_205], key_range(true));
-    // The bank is spent: the second after takes its allowance alone,
-    // double the 1,204,000 peak.
-    assert_eq!(run(&mut meter, &[(401_000, write("K0", 1_000.0))]), [None]);
+    // The bank is spent: the second after takes its 4,000 alone (the
+    // second's new peak raises it only 30 minutes on).
+    let after: Vec<(i64, Charge)> = (0..5)
+        .map(|i| (401_000, write(&format!("L{i}"), 1_000.0)))
+        .collect();
+    assert_eq!(
+        run(&mut meter, &after),
+        [None, None, None, None, key_range(true)]
+    );
+}
+
+/// Distinct keys of one unit each, all in `second`.
+fn spread_second(second: i64, n: usize) -> Vec<(i64, Charge)> {
+    (0..n)
+        .map(|i| (second * 1_000, write(&format!("K{second}-{i}"), 1.0)))
+        .collect()
 }
 
 #[test]
-fn a_new_table_takes_four_thousand_write_units_then_double_its_peak_up_to_the_quota() {
-    let mut meter = Meter::new(Limits::DYNAMODB);
-    // 4,000 keys of 1 unit each in second 0: the table's first allowance.
-    let second = |s: i64, n: usize| -> Vec<(i64, Charge)> {
-        (0..n)
-            .map(|i| (s * 1_000, write(&format!("K{s}-{i}"), 1.0)))
-            .collect()
-    };
-    let v = run(&mut meter, &second(0, 4_001));
+fn a_new_table_takes_four_thousand_write_units_and_double_a_peak_thirty_minutes_on() {
+    // Without burst credit, to see the allowance alone.
+    let mut meter = Meter::new(Limits {
+        burst_seconds: 0.0,
+        ..Limits::DYNAMODB
+    });
+    let v = run(&mut meter, &spread_second(0, 4_001));
     assert!(v[..4_000].iter().all(Option::is_none));
     assert_eq!(v[4_000], key_range(true), "past double the first peak");
-    // Second 1: double the 4,000 peak.
-    let v = run(&mut meter, &second(1, 8_001));
+    // The next second: the 4,000 peak is not usable yet.
+    let v = run(&mut meter, &spread_second(1, 4_001));
+    assert_eq!(v.iter().filter(|v| v.is_none()).count(), 4_000);
+    // 30 minutes after it, double the 4,000.
+    let v = run(&mut meter, &spread_second(1_801, 8_001));
     assert_eq!(v.iter().filter(|v| v.is_none()).count(), 8_000);
-    // Doubling again and again reaches the 40,000 quota: a quota throttle.
-    for s in 2..4 {
-        run(&mut meter, &second(s, 40_000));
-    }
-    let v = run(&mut meter, &second(4, 40_001));
+    assert_eq!(v[8_000], key_range(true));
+}
+
+#[test]
+fn the_per_table_quota_is_hard_and_counted_per_kind() {
+    // A table whose peak allows far more: the 40,000 quota binds.
+    let mut meter = Meter::new(Limits {
+        burst_seconds: 0.0,
+        first_peak_write_units: 1e9,
+        first_peak_read_units: 1e9,
+        ..Limits::DYNAMODB
+    });
+    let v = run(&mut meter, &spread_second(0, 40_001));
     assert_eq!(v.iter().filter(|v| v.is_none()).count(), 40_000);
-    assert_eq!(
-        v[40_000],
-        Some(Throttle::AccountLimit {
-            index: None,
-            write: true
-        })
+    let quota = |write| Some(Throttle::AccountLimit { index: None, write });
+    assert_eq!(v[40_000], quota(true));
+    // Reads have their own 40,000: the writes' full quota refuses none.
+    assert_eq!(run(&mut meter, &[(500, read("R", 1.0))]), [None]);
+}
+
+#[test]
+fn what_was_in_flight_when_a_key_filled_is_paid_back_the_next_second() {
+    let mut meter = Meter::new(Limits::DYNAMODB);
+    let (a, b) = (write("K", 1_000.0), write("K", 500.0));
+    // Both checked before either was reserved: in flight together.
+    assert!(meter.check(0, std::slice::from_ref(&a), true).is_ok());
+    assert!(meter.check(0, std::slice::from_ref(&b), true).is_ok());
+    meter.reserve(0, &[a, b]);
+    // The next second starts 500 down: 500 more, then throttled.
+    let v = run(
+        &mut meter,
+        &[(1_000, write("K", 500.0)), (1_001, write("K", 1.0))],
     );
+    assert_eq!(v, [None, key_range(true)]);
+}
+
+#[test]
+fn a_request_is_settled_at_what_it_cost() {
+    // Estimated at 1,000, it cost 400: 600 more fit in the second.
+    let mut meter = Meter::new(Limits::DYNAMODB);
+    let estimate = [write("K", 1_000.0)];
+    assert!(meter.admit(0, &estimate, true).is_ok());
+    meter.settle(0, &estimate, &[write("K", 400.0)]);
+    let v = run(&mut meter, &[(1, write("K", 600.0)), (2, write("K", 1.0))]);
+    assert_eq!(v, [None, key_range(true)]);
 }
 
 #[test]

@@ -12,14 +12,21 @@
 //! or `ThrottlingException` with its `ThrottlingReasons`, or for a
 //! transaction `TransactionCanceledException` with `ThrottlingError` on
 //! each throttled item. A batch is throttled whole where any of its keys
-//! is (DynamoDB would return the rest unprocessed; the store's batches
-//! are reads it retries either way).
+//! is, where DynamoDB would return only those unprocessed: a
+//! simplification that can only overstate throttling.
 //!
 //! Sizes: a write is charged at the size of the item as this meter last saw
-//! it (put, or read back), else as under 1 KB; index entries a write moves
-//! are charged where the request shows them. The bench's published figures
+//! it whole (put, or read back from the table), else as under 1 KB. Index
+//! entries a write moves are charged where the request shows them (a put,
+//! an update that sets an index key); a delete's or a removal's are not
+//! (the meter keeps no item's index keys). The bench's published figures
 //! come from the exact pricing of recorded requests (`charges` with the
 //! items read back), not from this meter.
+//!
+//! Each SDK attempt is metered, retries included, at the same instant of
+//! the run's clock when [`at`] froze it: a request throttled once is
+//! throttled on each retry within that second, as it would be on a key
+//! that stays full.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -124,8 +131,9 @@ impl CapacityMeter {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The partitions `request` lands on, priced as if it were answered.
-    fn targets(&self, op: &str, request: &Value, state: &State) -> Vec<Target> {
+    /// What `request` would cost, priced as if it were answered (sizes as
+    /// last seen): its partitions and its estimate.
+    fn estimate(&self, op: &str, request: &Value, state: &State) -> Vec<Charge> {
         let record = Recorded {
             op: op.to_owned(),
             request: request.clone(),
@@ -134,37 +142,39 @@ impl CapacityMeter {
             caller: None,
         };
         let size = |pk: &str, sk: &str| state.sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-        let mut targets: Vec<Target> = charges(&[record], &self.schema, &size, &|_, _| None)
-            .into_iter()
-            .map(|c| c.target)
-            .collect();
-        targets.dedup();
-        targets
+        charges(&[record], &self.schema, &size, &|_, _| None)
     }
 
-    /// The error DynamoDB answers this attempt with, if any.
-    fn decide(&self, op: &str, request: &Value, at: i64) -> Option<Fault> {
+    /// The attempt's verdict at `at`: the error DynamoDB answers it with,
+    /// if any, and what was reserved for it (nothing if it met a limit).
+    fn decide(&self, op: &str, request: &Value, at: i64) -> (Option<Fault>, Vec<Charge>) {
         let mut state = self.lock();
         let write = is_write(op);
-        let verdicts: Vec<Result<(), Throttle>> = match op {
+        // A transaction's items are judged one by one (each gets its own
+        // cancellation reason), then reserved together.
+        let items: Vec<Vec<Charge>> = match op {
             "TransactWriteItems" => transaction_items(request)
                 .map(|item| {
                     let one = serde_json::json!({ "TransactItems": [item] });
-                    let targets = self.targets(op, &one, &state);
-                    state.meter.admit(at, &targets, true)
+                    self.estimate(op, &one, &state)
                 })
                 .collect(),
-            _ => {
-                let targets = self.targets(op, request, &state);
-                vec![state.meter.admit(at, &targets, write)]
-            }
+            _ => vec![self.estimate(op, request, &state)],
         };
-        let throttles: Vec<&Throttle> = verdicts.iter().filter_map(|v| v.as_ref().err()).collect();
-        let first = (*throttles.first()?).clone();
+        let verdicts: Vec<Result<(), Throttle>> = items
+            .iter()
+            .map(|estimate| state.meter.check(at, estimate, write))
+            .collect();
+        let throttles: Vec<Throttle> = verdicts.iter().filter_map(|v| v.clone().err()).collect();
+        let Some(first) = throttles.first().cloned() else {
+            let reserved: Vec<Charge> = items.into_iter().flatten().collect();
+            state.meter.reserve(at, &reserved);
+            return (None, reserved);
+        };
         for t in &throttles {
             *state.metered.throttled.entry(t.reason()).or_default() += 1;
         }
-        Some(match op {
+        let fault = match op {
             "TransactWriteItems" => Fault::TransactionCanceled(
                 verdicts
                     .iter()
@@ -181,11 +191,13 @@ impl CapacityMeter {
                 resource: resource(request, &first),
                 throttle: first,
             },
-        })
+        };
+        (Some(fault), Vec::new())
     }
 
-    /// Charges an answered attempt, and learns the sizes it shows.
-    fn charge(&self, record: &Recorded, at: i64) {
+    /// Settles an answered attempt at what it cost, and learns the sizes
+    /// it shows.
+    fn charge(&self, record: &Recorded, at: i64, reserved: &[Charge]) {
         let mut state = self.lock();
         learn_sizes(&mut state.sizes, record, &self.schema);
         let priced: Vec<Charge> = {
@@ -198,10 +210,10 @@ impl CapacityMeter {
                 &|_, _| None,
             )
         };
+        state.meter.settle(at, reserved, &priced);
         if priced.is_empty() {
             return;
         }
-        state.meter.charge(at, &priced);
         state.metered.served += 1;
         for c in priced {
             let units = state.metered.units.entry(c.target).or_default();
@@ -258,8 +270,12 @@ fn learn_sizes(sizes: &mut HashMap<(String, String), usize>, record: &Recorded, 
         learn(&item["Put"]["Item"]);
     }
     learn(&resp["Item"]);
+    // An index's items, or a projection, are not the table's whole items.
+    let projected = req["IndexName"].is_string() || req["ProjectionExpression"].is_string();
     for item in resp["Items"].as_array().into_iter().flatten() {
-        learn(item);
+        if !projected {
+            learn(item);
+        }
     }
     for response in resp["Responses"].as_array().into_iter().flatten() {
         learn(&response["Item"]);
@@ -275,12 +291,14 @@ fn learn_sizes(sizes: &mut HashMap<(String, String), usize>, record: &Recorded, 
     }
 }
 
-/// The attempt as sent, and whether the meter throttled it.
+/// The attempt as sent, whether the meter throttled it, and what it
+/// reserved.
 #[derive(Debug, Clone)]
 struct Attempt {
     record: Recorded,
     at: i64,
     throttled: Option<Fault>,
+    reserved: Vec<Charge>,
 }
 
 impl Storable for Attempt {
@@ -312,7 +330,7 @@ impl Intercept for CapacityMeter {
         let at = now_ms();
         // Decided either way: a recording meter counts what would have been
         // throttled, and serves it.
-        let verdict = self.decide(&op, &request, at);
+        let (verdict, reserved) = self.decide(&op, &request, at);
         let throttled = verdict.filter(|_| self.enforcing);
         if throttled.is_some() {
             defuse(context.request_mut());
@@ -327,6 +345,7 @@ impl Intercept for CapacityMeter {
             },
             at,
             throttled,
+            reserved,
         });
         Ok(())
     }
@@ -359,7 +378,7 @@ impl Intercept for CapacityMeter {
         let response = context.response();
         attempt.record.status = response.map(|r| r.status().as_u16());
         attempt.record.response = json(response.and_then(|r| r.body().bytes()));
-        self.charge(&attempt.record, attempt.at);
+        self.charge(&attempt.record, attempt.at, &attempt.reserved);
         Ok(())
     }
 }

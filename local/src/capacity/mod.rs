@@ -41,13 +41,19 @@ pub fn recording_client(endpoint: &str, recorder: CapacityRecorder) -> aws_sdk_d
 }
 
 /// [`recording_client`] whose requests also pass through `meter` (the
-/// recorder sees a throttled request as the meter answered it).
+/// recorder sees a throttled request as the meter answered it). Its
+/// retries draw on a retry quota of its own: a throttled crowd must not
+/// drain the one the process's other clients share.
 pub fn metered_client(
     endpoint: &str,
     recorder: CapacityRecorder,
     meter: CapacityMeter,
 ) -> aws_sdk_dynamodb::Client {
+    let partition = format!("seatclaim-metered-{}", uuid::Uuid::new_v4().simple());
     let config = crate::local_config(endpoint)
+        .retry_partition(aws_sdk_dynamodb::config::retry::RetryPartition::new(
+            partition,
+        ))
         .interceptor(recorder)
         .interceptor(meter);
     aws_sdk_dynamodb::Client::from_conf(config.build())

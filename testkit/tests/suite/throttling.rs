@@ -39,6 +39,8 @@ async fn stampede(meter: &CapacityMeter) -> (Answers, f64) {
     for _ in 0..CLAIMANTS {
         orders.push(order(&app, &ev).await);
     }
+    let seat_key = seat_partition(&ev);
+    let units_before = meter.metered().units.get(&seat_key).map_or(0.0, |u| u.0);
     let instant = shared::world::now();
     let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut tasks = Vec::new();
@@ -71,9 +73,8 @@ async fn stampede(meter: &CapacityMeter) -> (Answers, f64) {
         }
     }
     testkit::assert_invariants(&app, &ev).await;
-    let seat_key = seat_partition(&ev);
     let units = meter.metered().units.get(&seat_key).map_or(0.0, |u| u.0);
-    (answers, units)
+    (answers, units - units_before)
 }
 
 /// The seat's partition key, as the store keys it.
@@ -95,16 +96,11 @@ async fn a_seat_claimed_past_its_partitions_write_units_in_one_second_is_answere
     assert_eq!(answers.won, 1, "{answers:?}");
     assert_eq!(answers.won + answers.held + answers.unavailable, CLAIMANTS);
     // Each claim's transaction costs the seat's key 2 write units (failed
-    // or not), so about 500 fit in a second; what is in flight when the
-    // key fills may still land (charged once answered, as DynamoDB does).
-    assert!(
-        answers.unavailable >= CLAIMANTS - 500 - IN_FLIGHT,
-        "{answers:?}"
-    );
-    let slack = 2.0 * 2.0 * IN_FLIGHT as f64;
-    assert!(
-        seat_units <= PARTITION_WRITE_UNITS + slack,
-        "the seat's key took {seat_units} write units in its second"
+    // or not), reserved when it is let in: 500 fit in the second, exactly.
+    assert_eq!(answers.won + answers.held, 500, "{answers:?}");
+    assert_eq!(
+        seat_units, PARTITION_WRITE_UNITS,
+        "the seat's key's write units in its second"
     );
     let metered = meter.metered();
     assert!(
