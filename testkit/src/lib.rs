@@ -24,17 +24,26 @@ pub async fn fresh_app() -> App {
 
 /// [`fresh_app`] whose DynamoDB client counts its requests.
 pub async fn fresh_app_counting(counter: Option<local::metrics::RequestCounter>) -> App {
-    fresh_app_with(local::local_client_counting(&dynamodb_endpoint(), counter)).await
+    fresh_app_with(suite_client(counter)).await
 }
 
 /// [`fresh_app_counting`] on a table with template.yaml's stream, for the
 /// tests that follow it ([`local::streams`]).
 pub async fn fresh_app_streaming(counter: Option<local::metrics::RequestCounter>) -> App {
-    fresh_table(
-        local::local_client_counting(&dynamodb_endpoint(), counter),
-        true,
-    )
-    .await
+    fresh_table(suite_client(counter), true).await
+}
+
+/// The suite's client: counting its requests if asked, and metered by
+/// DynamoDB's limits in recording mode (it counts what DynamoDB would
+/// throttle and changes no answer; throttling.rs enforces them).
+fn suite_client(counter: Option<local::metrics::RequestCounter>) -> Client {
+    let config = local::local_config(&dynamodb_endpoint())
+        .interceptor(local::capacity::CapacityMeter::recording());
+    let config = match counter {
+        Some(c) => config.interceptor(c),
+        None => config,
+    };
+    Client::from_conf(config.build())
 }
 
 /// An app on a new, empty table created through `client` (which may point
