@@ -194,13 +194,21 @@ async fn buyer_claims(
         let (status, body) = send(app, "POST", &uri, &[("authorization", &auth)], "").await;
         let window = Window::new(start, wall_us());
         let code = body["error"].as_str().unwrap_or("").to_owned();
-        if let (200, Some(expires)) = (status, body["expiresAt"].as_str().and_then(micros_of)) {
-            history.push(CounterOp::Took(Take {
+        let expires = body["expiresAt"].as_str().and_then(micros_of);
+        match (status, expires) {
+            (200, Some(expires)) => history.push(CounterOp::Took(Take {
                 window,
                 order: id.to_owned(),
                 quantity: history.len() as u64 + 1,
                 expires,
-            }));
+            })),
+            // A hold without its expiry says nothing checkable: another
+            // answer, so the row fails rather than the history hiding it.
+            (200, None) => {
+                answers.push((0.0, status, "no expiresAt".to_owned()));
+                continue;
+            }
+            _ => {}
         }
         answers.push((t.elapsed().as_secs_f64() * 1000.0, status, code));
     }
@@ -239,7 +247,7 @@ async fn measure(
         for (ms, status, code) in answers {
             out.timing.latencies_ms.push(ms);
             match (status, code.as_str()) {
-                (200, _) => out.held += 1,
+                (200, "") => out.held += 1,
                 (409, "buyer-limit") => out.refused += 1,
                 _ => *out.other.entry(format!("{status} {code}")).or_default() += 1,
             }

@@ -23,6 +23,7 @@ use shared::error::Error;
 use shared::handlers::claim_remembering;
 use shared::App;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
@@ -46,6 +47,9 @@ pub struct StampedeRun {
     pub other: BTreeMap<String, usize>,
     /// Claims that reached DynamoDB (the rest were refused from memory).
     pub writes: usize,
+    /// Attempts DynamoDB Local failed (no answer, or a 5xx): a 503 may
+    /// come from the capacity meter's throttling only.
+    pub emulator_errors: usize,
     /// Write units charged to the seat's partition key in the second.
     pub seat_key_write_units: f64,
     /// The event's buyer limit (each claimant a buyer of its own), if any.
@@ -58,12 +62,14 @@ pub struct StampedeRun {
 impl StampedeRun {
     /// The contract's counts: one winner, every other request `seat-held`
     /// or, past the contract's 100 instances, `503` where the meter
-    /// throttled the seat's key (never a 409 that lies: the checker's).
+    /// throttled the seat's key (and only there: no attempt failed in the
+    /// emulator).
     pub fn ok(&self) -> bool {
         let throttled_ok = !self.must_fit || self.unavailable == 0;
         self.winners == 1
             && self.seat_held + self.unavailable == self.requests - 1
             && throttled_ok
+            && self.emulator_errors == 0
             && self.other.is_empty()
     }
 
@@ -168,6 +174,10 @@ async fn priced_run(
     let mut run = stampede(app, claimants, &seat, instances).await?;
     recorder.set_recording(false);
     let records = recorder.take();
+    run.emulator_errors = records
+        .iter()
+        .filter(|r| r.status.is_none_or(|status| status >= 500))
+        .count();
     // Transactions that reached the table (a throttled one was defused).
     run.writes = records
         .iter()
@@ -194,6 +204,9 @@ fn seat_partition(event: &str, seat: &SeatId) -> Result<capacity::Target, String
     }
 }
 
+/// The start of the last run's simulated second (ms).
+static LAST_SECOND: AtomicI64 = AtomicI64::new(0);
+
 /// One simulated second of `claimants` claiming `seat` through
 /// `instances` fresh instances of `app`.
 async fn stampede(
@@ -204,8 +217,12 @@ async fn stampede(
 ) -> Result<StampedeRun, String> {
     let requests = claimants.len();
     // The second starts on a whole second of the clock, so it is one
-    // second of the capacity meter's (which counts whole seconds).
-    let t0 = Millis((shared::world::now().0.div_euclid(1_000) + 1) * 1_000);
+    // second of the capacity meter's (which counts whole seconds), and
+    // after the last run's: two runs never share a key's second.
+    let next = (shared::world::now().0.div_euclid(1_000) + 1) * 1_000;
+    let last = LAST_SECOND.fetch_max(next, Ordering::SeqCst);
+    let t0 = Millis(next.max(last + 1_000));
+    LAST_SECOND.fetch_max(t0.0, Ordering::SeqCst);
     let arrival = move |i: usize| Millis(t0.0 + (i as i64 * 1_000) / requests.max(1) as i64);
     // Instances run concurrently; DynamoDB Local takes so many at once.
     let in_flight = Arc::new(Semaphore::new(64));

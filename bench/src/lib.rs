@@ -608,9 +608,6 @@ pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
     fragmented::fragmented_best_available(&app, &endpoint, &recorder, sizes.fragmented).await
 }
 
-/// Claims with and without a buyer limit, on a DynamoDB Local of its own:
-/// its row. `--only buyer-limit` runs it alone (the full run measures it
-/// beside the one-seat stampede, on the same recording app).
 /// The one-seat stampedes on a table of their own, every request through
 /// an enforcing capacity meter and recorded for pricing.
 async fn metered_one_seat(endpoint: &str, sizes: Sizes) -> Result<Vec<StampedeRun>, String> {
@@ -635,6 +632,9 @@ pub async fn one_seat_alone(sizes: Sizes) -> Result<Row, String> {
     })
 }
 
+/// Claims with and without a buyer limit, on a DynamoDB Local of its own:
+/// its row. `--only buyer-limit` runs it alone (the full run measures it
+/// beside the one-seat stampede, on the same recording app).
 pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
     let dynamodb = own_dynamodb(sizes)?;
     let recorder = crate::capacity::CapacityRecorder::new();
