@@ -74,7 +74,7 @@ pub(super) async fn best_available_stampede(
     let event = create_section(app, size).await?;
     let orders = create_orders(app, &event, size.buyers).await?;
     let started = Instant::now();
-    let tasks = spawn_buyers(app, orders, size.in_flight, &[2, 2, 4, 2]);
+    let tasks = spawn_buyers(app, orders, size.in_flight, &[2, 2, 4, 2], 0);
     let mut timing = Timing::default();
     let outcome = tally(tasks, &mut timing).await?;
     timing.wall = started.elapsed();
@@ -148,6 +148,7 @@ fn spawn_buyers(
     orders: Vec<BenchOrder>,
     in_flight: usize,
     quantities: &[u32],
+    resends: u32,
 ) -> tokio::task::JoinSet<Answer> {
     let sem = Arc::new(Semaphore::new(in_flight));
     let mut tasks = tokio::task::JoinSet::new();
@@ -158,14 +159,16 @@ fn spawn_buyers(
             let _permit = sem.acquire_owned().await;
             let (t, start) = (Instant::now(), wall_us());
             let body = serde_json::json!({"quantity": n}).to_string();
-            let (status, reply) = reply(
-                &app,
-                "POST",
-                &format!("/orders/{}/best-available", o.id),
-                Some(&o.token),
-                &body,
-            )
-            .await;
+            let uri = format!("/orders/{}/best-available", o.id);
+            let mut answer = reply(&app, "POST", &uri, Some(&o.token), &body).await;
+            // A 503 claimed nothing: the contract's client sends it again.
+            for _ in 0..resends {
+                if answer.0 != 503 {
+                    break;
+                }
+                answer = reply(&app, "POST", &uri, Some(&o.token), &body).await;
+            }
+            let (status, reply) = answer;
             let window = Window::new(start, wall_us());
             (
                 t.elapsed().as_secs_f64() * 1000.0,
@@ -203,7 +206,9 @@ async fn tally(
                             .map(|(row, number)| (row.to_owned(), number))
                     })
                     .collect();
-                if let Some(row) = seats.first().and_then(|(row, _)| row.parse::<usize>().ok()) {
+                // Rows are named `{section}-{n}`, n from 1 in plan order.
+                let row_number = |row: &str| row.rsplit('-').next()?.parse::<usize>().ok();
+                if let Some(row) = seats.first().and_then(|(row, _)| row_number(row)) {
                     out.held.push((row.saturating_sub(1), seats.len()));
                 }
                 let adjacent = seats.len() == n as usize
@@ -267,6 +272,10 @@ async fn free_seats(app: &App, event: &str, seats_per_row: u32) -> Result<Vec<Ve
         .collect())
 }
 
+/// How often a spill stampede's buyer sends a `503` again (as the
+/// contract's client does): every buyer is served in the end.
+const SPILL_RESENDS: u32 = 20;
+
 /// The section of API.md's weaker order under a crowd.
 const SPILL: BestAvailableStampede = BestAvailableStampede {
     rows: 10,
@@ -286,7 +295,7 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
     for _ in 0..rounds {
         let event = create_section(app, SPILL).await?;
         let orders = create_orders(app, &event, SPILL.buyers).await?;
-        let tasks = spawn_buyers(app, orders, SPILL.in_flight, &[2]);
+        let tasks = spawn_buyers(app, orders, SPILL.in_flight, &[2], SPILL_RESENDS);
         let outcome = tally(tasks, &mut timing).await?;
         let free = free_seats(app, &event, SPILL.seats_per_row).await?;
         behind.extend(
@@ -309,12 +318,12 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
             SPILL.buyers, SPILL.rows, SPILL.seats_per_row
         ),
         correctness: format!(
-            "{served} of {buyers} served, {retry} × 503, {wrong} wrong answers; measured: {} buyers ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: fewer than {MAX_SPREAD_ROWS})",
+            "{served} of {buyers} served ({retry} × 503 after {SPILL_RESENDS} sends), {wrong} wrong answers; measured: {} buyers ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: fewer than {MAX_SPREAD_ROWS})",
             placed_behind.len(),
             100.0 * placed_behind.len() as f64 / buyers.max(1) as f64,
             placed_behind.iter().sum::<usize>() as f64 / placed_behind.len().max(1) as f64,
         ),
-        ok: wrong == 0 && farthest < MAX_SPREAD_ROWS && served + retry == buyers,
+        ok: wrong == 0 && farthest < MAX_SPREAD_ROWS && served == buyers,
         timing,
         goals: Vec::new(),
     })
