@@ -31,6 +31,7 @@ mod cold_start;
 mod crowd;
 pub mod crowd_projection;
 mod demand;
+mod end_to_end;
 mod flood;
 mod fragmented;
 mod fresh;

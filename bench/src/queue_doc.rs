@@ -3,10 +3,66 @@
 
 use std::fmt::Write as _;
 
-use super::queue_model::{Ceiling, QueueRun, INVERSION_BOUND_MS, PAUSE_LAG_GOAL_MS};
+use super::end_to_end::{self, bindings, Binding, RouteCost};
+use super::queue_model::{Ceiling, PerRequest, QueueRun, INVERSION_BOUND_MS, PAUSE_LAG_GOAL_MS};
+use super::scale_limits::parameter_default;
+use super::scale_model::{template, AWS_REQUEST_MS};
 use crate::Goal;
 
 impl QueueRun {
+    /// Each queue route's ceiling end to end: the DynamoDB key ceiling
+    /// beside everything else that binds it.
+    fn end_to_end(&self) -> String {
+        let mut out = String::from("## Ceilings end to end\n\n");
+        for (route, unit, all) in self.route_bindings() {
+            out.push_str(&end_to_end::markdown(route, unit, &all));
+        }
+        out
+    }
+
+    /// Each queue route, its unit, and what binds it.
+    fn route_bindings(&self) -> [(&'static str, &'static str, Vec<Binding>); 2] {
+        let doc = template();
+        let route = |key: &Ceiling, cost: PerRequest, parameter: &'static str| {
+            let limit = parameter_default(&doc, parameter).map(|l| (parameter, l));
+            let cost = RouteCost {
+                write_units: cost.write_units,
+                read_units: cost.read_units,
+                round_trips: cost.round_trips,
+            };
+            bindings(key.per_s, limit, cost)
+        };
+        [
+            (
+                "queue join",
+                "joins/s",
+                route(&self.join, self.join_request, "JoinQueueRouteRateLimit"),
+            ),
+            (
+                "visitor-status",
+                "polls/s",
+                route(
+                    &self.status,
+                    self.poll_request,
+                    "VisitorStatusRouteRateLimit",
+                ),
+            ),
+        ]
+    }
+
+    /// One route's end-to-end ceiling as a printed line.
+    fn end_to_end_line(&self, i: usize) -> String {
+        let [join, status] = self.route_bindings();
+        let (route, unit, all) = if i == 0 { join } else { status };
+        match end_to_end::ceiling(&all) {
+            Some(b) => format!(
+                "projected {route} ceiling end to end: {:.0} {unit}, bound by {}",
+                b.per_s, b.what
+            ),
+            None => format!("projected {route} ceiling end to end: none"),
+        }
+    }
+
     /// The goals in [`QueueRun::goals`]'s order: pause, resume, join
     /// ceiling, status ceiling (empty without a run).
     fn goal(&self, i: usize) -> String {
@@ -45,6 +101,8 @@ impl QueueRun {
                 self.status.per_s,
                 self.goal(3)
             ),
+            self.end_to_end_line(0),
+            self.end_to_end_line(1),
             format!(
                 "queue cost per 1,000 admitted visitors: ${:.4}",
                 self.cost.iter().map(|(_, usd)| usd).sum::<f64>()
@@ -127,9 +185,11 @@ impl QueueRun {
         let _ = writeln!(
             out,
             "\nAn instance keeps its copy of the queue's state for a second: on AWS it serves \
-             one request at a time, each taking its recorded round trips at 10 ms, so it reads \
-             its copy once per that many requests, and the instances spread over the 8 copies.\n"
+             one request at a time, each taking its recorded round trips at {AWS_REQUEST_MS:.0} ms, so it reads \
+             its copy once per that many requests, and the instances spread over the {} copies.\n",
+            shared::store::QUEUE_COPIES
         );
+        out.push_str(&self.end_to_end());
         let _ = writeln!(
             out,
             "## Cost per 1,000 admitted visitors\n\n| part | USD |\n|---|---:|"

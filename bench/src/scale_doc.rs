@@ -12,6 +12,7 @@ use super::crowd_projection::{
     self, CrowdProjection, CROWD_BUYERS, CROWD_SECONDS, OVERSUBSCRIBED, PEAK_OVER_AVERAGE,
 };
 use super::demand::StreamCounts;
+use super::end_to_end;
 use super::onsale::OnSale;
 use super::queue_model::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section};
@@ -130,6 +131,30 @@ fn crowd_section(out: &mut String, run: &OnSale, crowd: &CrowdProjection, buyers
         run.ceiling_goal().judged(),
         crowd.ceiling(true)
     );
+    out.push_str(&end_to_end::markdown(
+        "the on-sale's claim attempts",
+        "claim attempts/s",
+        &claim_bindings(crowd),
+    ));
+}
+
+/// What binds the on-sale's claim attempts, each costing what the crowd's
+/// buyers' requests cost per attempt (both phases weighted).
+fn claim_bindings(crowd: &CrowdProjection) -> Vec<end_to_end::Binding> {
+    let attempts: f64 = crowd
+        .phases
+        .iter()
+        .map(|p| p.share * p.attempts_per_s / crowd.buyers_per_s.max(1e-9))
+        .sum::<f64>()
+        .max(1e-9);
+    let cost = end_to_end::RouteCost {
+        write_units: crowd.write_units_per_buyer / attempts,
+        read_units: crowd.read_units_per_buyer / attempts,
+        round_trips: crowd.round_trips_per_buyer.values().sum::<f64>() / attempts,
+    };
+    let limit = super::scale_limits::parameter_default(&template(), "GetSeatRouteRateLimit")
+        .map(|l| ("GetSeatRouteRateLimit", l));
+    end_to_end::bindings(crowd.ceiling(false), limit, cost)
 }
 
 fn lambda_section(out: &mut String, functions: &[FunctionAtPeak]) {

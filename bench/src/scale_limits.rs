@@ -10,11 +10,11 @@ use super::scale_queue::QueueAtScale;
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 
 /// Default quotas (AWS service quotas pages, checked 2026-11).
-const API_GATEWAY_ACCOUNT_RPS: f64 = 10_000.0;
-const LAMBDA_ACCOUNT_CONCURRENCY: f64 = 1_000.0;
+pub(super) const API_GATEWAY_ACCOUNT_RPS: f64 = 10_000.0;
+pub(super) const LAMBDA_ACCOUNT_CONCURRENCY: f64 = 1_000.0;
 /// Lambda adds at most this many instances per function every 10 s.
 const LAMBDA_SCALING_PER_10_S: f64 = 1_000.0;
-const CLOUDFRONT_DISTRIBUTION_RPS: f64 = 250_000.0;
+pub(super) const CLOUDFRONT_DISTRIBUTION_RPS: f64 = 250_000.0;
 /// DynamoDB Streams: more than two readers of a shard at once throttle.
 const STREAM_READERS_PER_SHARD: f64 = 2.0;
 
@@ -46,7 +46,7 @@ fn queue_route(queue: &QueueAtScale, function: &str) -> (f64, f64) {
 }
 
 /// A template parameter's default, if it has one.
-fn parameter_default(doc: &serde_yaml_ng::Value, name: &str) -> Option<f64> {
+pub(super) fn parameter_default(doc: &serde_yaml_ng::Value, name: &str) -> Option<f64> {
     doc["Parameters"][name]["Default"].as_f64()
 }
 
@@ -92,7 +92,7 @@ pub(super) fn limits(
     doc: &serde_yaml_ng::Value,
 ) -> Vec<Limit> {
     let mut limits = request_limits(crowd, functions, queue);
-    limits.extend(capacity_limits(crowd, doc));
+    limits.extend(capacity_limits(crowd, queue, doc));
     limits.extend(key_limits(crowd, queue));
     limits.extend(route_limits(functions, queue, doc));
     limits.sort_by(|a, b| (b.need / b.limit.max(1e-9)).total_cmp(&(a.need / a.limit.max(1e-9))));
@@ -152,14 +152,23 @@ fn request_limits(
     ]
 }
 
-/// The table's warm write throughput, CloudFront's requests/s for the
-/// seat map, and the stream's readers per shard.
-fn capacity_limits(crowd: &CrowdProjection, doc: &serde_yaml_ng::Value) -> Vec<Limit> {
-    let table_writes = crowd
-        .phases
-        .iter()
-        .map(|p| p.write_units_per_s)
-        .fold(0.0, f64::max);
+/// The table's warm write throughput and its per-table quotas,
+/// CloudFront's requests/s, and the stream's readers per shard.
+fn capacity_limits(
+    crowd: &CrowdProjection,
+    queue: Option<&QueueAtScale>,
+    doc: &serde_yaml_ng::Value,
+) -> Vec<Limit> {
+    let busiest = |units: fn(&super::crowd_projection::PhaseFigures) -> f64| {
+        crowd.phases.iter().map(units).fold(0.0, f64::max)
+    };
+    let (table_writes, table_reads) = (
+        busiest(|p| p.write_units_per_s),
+        busiest(|p| p.read_units_per_s),
+    );
+    let api_rps = busiest(|p| p.requests_per_s.values().sum::<f64>());
+    let queue_rps = queue.map_or(0.0, |q| q.joins_peak_per_s + q.polls_peak_per_s);
+    let quota = local::capacity::meter::Limits::DYNAMODB;
     vec![
         Limit {
             name: "DynamoDB: the table's warm write throughput (new on-demand table)".into(),
@@ -169,8 +178,22 @@ fn capacity_limits(crowd: &CrowdProjection, doc: &serde_yaml_ng::Value) -> Vec<L
             act: "set `TableWarmWriteUnitsPerSecond` a day ahead".into(),
         },
         Limit {
-            name: "CloudFront: requests/s per distribution (seat-map views)".into(),
-            need: peak(MAP_VIEWS_PER_BUYER * crowd.buyers_per_s),
+            name: "DynamoDB: per-table on-demand quota, write units/s".into(),
+            need: peak(table_writes),
+            limit: quota.table_write_quota,
+            unit: "write units/s",
+            act: "ask AWS to raise the table's on-demand throughput quota".into(),
+        },
+        Limit {
+            name: "DynamoDB: per-table on-demand quota, read units/s".into(),
+            need: peak(table_reads),
+            limit: quota.table_read_quota,
+            unit: "read units/s",
+            act: "ask AWS to raise the table's on-demand throughput quota".into(),
+        },
+        Limit {
+            name: "CloudFront: requests/s per distribution (every API request and seat-map view passes it)".into(),
+            need: peak(api_rps + MAP_VIEWS_PER_BUYER * crowd.buyers_per_s) + queue_rps,
             limit: CLOUDFRONT_DISTRIBUTION_RPS,
             unit: "requests/s",
             act: "ask AWS for a higher per-distribution request rate".into(),
