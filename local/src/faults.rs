@@ -23,7 +23,7 @@ use aws_smithy_runtime_api::client::http::{
     http_client_fn, HttpClient, HttpConnector, HttpConnectorFuture, SharedHttpClient,
     SharedHttpConnector,
 };
-use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, Metadata};
+use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_runtime_api::http::{Response, StatusCode};
 use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
@@ -425,11 +425,7 @@ impl Intercept for FaultInjector {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let operation = cfg
-            .load::<Metadata>()
-            .map(|m| m.name().to_owned())
-            .unwrap_or_default();
-        let fault = self.next_fault(&operation);
+        let fault = self.next_fault(&crate::attempt::operation(cfg));
         if fault.is_some() {
             defuse(context.request_mut());
         }

@@ -5,6 +5,7 @@
 //! request recorders, and the invariants read back from the table.
 
 pub mod apps;
+mod attempt;
 pub mod capacity;
 pub mod dev_routes;
 pub mod dynamodb_local;

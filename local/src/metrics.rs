@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
 /// Shared counters; clone it into the client and keep one to read.
 #[derive(Debug, Clone, Default)]
@@ -57,10 +56,7 @@ impl Intercept for RequestCounter {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let op = cfg
-            .load::<Metadata>()
-            .map(|m| m.name().to_owned())
-            .unwrap_or_else(|| "unknown".into());
+        let op = crate::attempt::operation(cfg);
         if op == "TransactWriteItems" {
             let body = context.request().body().bytes().unwrap_or_default();
             let kinds = serde_json::from_slice::<serde_json::Value>(body)

@@ -38,13 +38,13 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents, SharedInterceptor};
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
 use serde_json::Value;
 
 use super::expressions::key_text;
 use super::meter::{Limits, Meter, Throttle};
 use super::{charges, item_size, Charge, Recorded, Schema, Target};
+use crate::attempt::{body_json, operation};
 use crate::faults::{defuse, Fault};
 use shared::domain::Millis;
 
@@ -305,12 +305,6 @@ impl Storable for Attempt {
     type Storer = StoreReplace<Self>;
 }
 
-fn json(bytes: Option<&[u8]>) -> Value {
-    bytes
-        .and_then(|b| serde_json::from_slice(b).ok())
-        .unwrap_or(Value::Null)
-}
-
 impl Intercept for CapacityMeter {
     fn name(&self) -> &'static str {
         "CapacityMeter"
@@ -322,11 +316,8 @@ impl Intercept for CapacityMeter {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let op = cfg
-            .load::<Metadata>()
-            .map(|m| m.name().to_owned())
-            .unwrap_or_default();
-        let request = json(context.request().body().bytes());
+        let op = operation(cfg);
+        let request = body_json(context.request().body().bytes());
         let at = now_ms();
         // Decided either way: a recording meter counts what would have been
         // throttled, and serves it.
@@ -377,7 +368,7 @@ impl Intercept for CapacityMeter {
         }
         let response = context.response();
         attempt.record.status = response.map(|r| r.status().as_u16());
-        attempt.record.response = json(response.and_then(|r| r.body().bytes()));
+        attempt.record.response = body_json(response.and_then(|r| r.body().bytes()));
         self.charge(&attempt.record, attempt.at, &attempt.reserved);
         Ok(())
     }

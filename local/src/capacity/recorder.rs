@@ -15,12 +15,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::attempt::{body_json, operation};
 use aws_sdk_dynamodb::config::interceptors::{
     BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -102,12 +102,6 @@ impl CapacityRecorder {
     }
 }
 
-fn json(bytes: Option<&[u8]>) -> Value {
-    bytes
-        .and_then(|b| serde_json::from_slice(b).ok())
-        .unwrap_or(Value::Null)
-}
-
 impl Intercept for CapacityRecorder {
     fn name(&self) -> &'static str {
         "CapacityRecorder"
@@ -120,11 +114,8 @@ impl Intercept for CapacityRecorder {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let sent = self.recording.load(Ordering::SeqCst).then(|| Sent {
-            op: cfg
-                .load::<Metadata>()
-                .map(|m| m.name().to_owned())
-                .unwrap_or_else(|| "unknown".into()),
-            request: json(context.request().body().bytes()),
+            op: operation(cfg),
+            request: body_json(context.request().body().bytes()),
             caller: CALLER.try_with(|f| (*f).to_owned()).ok(),
         });
         // Unset when not recording, so a retry never reuses an earlier
@@ -153,7 +144,7 @@ impl Intercept for CapacityRecorder {
             op,
             request,
             status: response.map(|r| r.status().as_u16()),
-            response: json(response.and_then(|r| r.body().bytes())),
+            response: body_json(response.and_then(|r| r.body().bytes())),
             caller,
         });
         Ok(())
