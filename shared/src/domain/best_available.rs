@@ -51,10 +51,8 @@ pub fn choose_block(rows: &[Vec<bool>], n: usize) -> Option<(usize, usize)> {
 
 /// How many rows behind the best row that still has a run of `n` free
 /// seats (`rows` as they are now) a block held in row `held_row` lies: 0
-/// when no better row has one. Seats are only taken during a stampede, so
-/// a run free now was free at every read before: the contract's weaker
-/// guarantee under a crowd (API.md, "best-available") keeps this under
-/// [`MAX_SPREAD_ROWS`].
+/// when no better row has one. What API.md's weaker order under a crowd
+/// is measured by (any run, whatever its tier: a conservative measure).
 pub fn rows_behind_a_free_run(rows: &[Vec<bool>], held_row: usize, n: usize) -> usize {
     rows.iter()
         .take(held_row)

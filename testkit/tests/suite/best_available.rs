@@ -262,8 +262,9 @@ async fn a_stampede_of_pairs_fills_rows_of_ten_without_stranding_a_seat() {
 /// retries as the contract asks), no seat is stranded, and the crowd fills from the front: a buyer spills past the
 /// best row only after losing races for it, so row 1 is full, most of
 /// the 80 seats lie in rows 1-8, and no buyer lies `MAX_SPREAD_ROWS` or
-/// more rows behind a pair still free (the contract's weaker guarantee;
-/// the unit tests bound each choice exactly).
+/// more rows behind a pair still free (API.md's bound for stampedes where
+/// seats are only taken and rows take pairs evenly; the unit tests bound
+/// each choice exactly).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stampede_of_pairs_is_served_whole_front_rows_first() {
     let app = stampede_app().await;
@@ -291,8 +292,8 @@ async fn a_stampede_of_pairs_is_served_whole_front_rows_first() {
             held_rows.push(place(&body["seats"][0]).0 as usize - 1);
         }
         let rows = free_rows(&app, &ev, 10, 10).await;
-        // The weaker guarantee under a crowd (API.md): no buyer lies
-        // MAX_SPREAD_ROWS or more rows behind a pair still free at the end.
+        // API.md's weaker order under a crowd, in such a stampede: no buyer
+        // lies MAX_SPREAD_ROWS or more rows behind a pair still free.
         let behind: Vec<usize> = held_rows
             .iter()
             .map(|&r| shared::domain::best_available::rows_behind_a_free_run(&rows, r, 2))
