@@ -24,13 +24,17 @@ impl QueueRun {
     fn route_bindings(&self) -> [(&'static str, &'static str, Vec<Binding>); 2] {
         let doc = template();
         let route = |key: &Ceiling, cost: PerRequest, parameter: &'static str| {
-            let limit = parameter_default(&doc, parameter).map(|l| (parameter, l));
+            let throttles: Vec<_> = parameter_default(&doc, parameter)
+                .map(|l| (parameter, l, 1.0))
+                .into_iter()
+                .collect();
             let cost = RouteCost {
                 write_units: cost.write_units,
                 read_units: cost.read_units,
                 round_trips: cost.round_trips,
+                api_requests: 1.0,
             };
-            bindings(key.per_s, limit, cost)
+            bindings(key.per_s, &throttles, cost)
         };
         [
             (

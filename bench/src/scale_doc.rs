@@ -15,7 +15,7 @@ use super::demand::StreamCounts;
 use super::end_to_end;
 use super::onsale::OnSale;
 use super::queue_model::QueueRun;
-use super::scale_limits::{limits, limits_section, route_limits_section};
+use super::scale_limits::{limits, limits_section, route_limits_section, ROUTE_LIMITS};
 use super::scale_model::{
     key_label, template, FunctionAtPeak, AWS_REQUEST_MS, LOG_BYTES_PER_INVOCATION,
     MAP_VIEWS_PER_BUYER, USD_PER_10K_CLOUDFRONT_REQUESTS, USD_PER_GB_CLOUDFRONT_OUT,
@@ -138,23 +138,45 @@ fn crowd_section(out: &mut String, run: &OnSale, crowd: &CrowdProjection, buyers
     ));
 }
 
-/// What binds the on-sale's claim attempts, each costing what the crowd's
-/// buyers' requests cost per attempt (both phases weighted).
+/// What binds the on-sale's claim attempts: each phase's own, an attempt
+/// costing what that phase's requests cost per attempt (the phases follow
+/// one another, so the lower phase binds).
 fn claim_bindings(crowd: &CrowdProjection) -> Vec<end_to_end::Binding> {
-    let attempts: f64 = crowd
+    let doc = template();
+    let attempts_per_buyer: f64 = crowd
         .phases
         .iter()
         .map(|p| p.share * p.attempts_per_s / crowd.buyers_per_s.max(1e-9))
-        .sum::<f64>()
-        .max(1e-9);
-    let cost = end_to_end::RouteCost {
-        write_units: crowd.write_units_per_buyer / attempts,
-        read_units: crowd.read_units_per_buyer / attempts,
-        round_trips: crowd.round_trips_per_buyer.values().sum::<f64>() / attempts,
+        .sum();
+    // Round trips are counted per buyer over both phases.
+    let round_trips =
+        crowd.round_trips_per_buyer.values().sum::<f64>() / attempts_per_buyer.max(1e-9);
+    let low = |all: &Vec<end_to_end::Binding>| {
+        end_to_end::ceiling(all).map_or(f64::INFINITY, |b| b.per_s)
     };
-    let limit = super::scale_limits::parameter_default(&template(), "GetSeatRouteRateLimit")
-        .map(|l| ("GetSeatRouteRateLimit", l));
-    end_to_end::bindings(crowd.ceiling(false), limit, cost)
+    crowd
+        .phases
+        .iter()
+        .map(|p| {
+            let attempts = p.attempts_per_s.max(1e-9);
+            let cost = end_to_end::RouteCost {
+                write_units: p.write_units_per_s / attempts,
+                read_units: p.read_units_per_s / attempts,
+                round_trips,
+                api_requests: p.requests_per_s.values().sum::<f64>() / attempts,
+            };
+            let throttles: Vec<end_to_end::Throttle<'_>> = ROUTE_LIMITS
+                .iter()
+                .filter_map(|&(function, parameter)| {
+                    let limit = super::scale_limits::parameter_default(&doc, parameter)?;
+                    let requests = p.requests_per_s.get(function).copied().unwrap_or(0.0);
+                    Some((parameter, limit, requests / attempts))
+                })
+                .collect();
+            end_to_end::bindings(p.new_keys.ceiling, &throttles, cost)
+        })
+        .min_by(|a, b| low(a).total_cmp(&low(b)))
+        .unwrap_or_default()
 }
 
 fn lambda_section(out: &mut String, functions: &[FunctionAtPeak]) {

@@ -192,7 +192,7 @@ fn capacity_limits(
             act: "ask AWS to raise the table's on-demand throughput quota".into(),
         },
         Limit {
-            name: "CloudFront: requests/s per distribution (every API request and seat-map view passes it)".into(),
+            name: "CloudFront: requests/s per distribution, with `EnableCloudFront` (every API request and seat-map view then passes it)".into(),
             need: peak(api_rps + MAP_VIEWS_PER_BUYER * crowd.buyers_per_s) + queue_rps,
             limit: CLOUDFRONT_DISTRIBUTION_RPS,
             unit: "requests/s",
