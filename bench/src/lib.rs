@@ -25,6 +25,7 @@ pub const SWEEP_LARGE_OVER_SMALL: f64 = 1.5;
 
 pub use local::capacity;
 
+mod alone;
 mod best;
 mod buyer_limit;
 mod cold_start;
@@ -55,10 +56,13 @@ mod scale_queue;
 mod setup;
 mod sizes;
 mod sold_out;
+mod sold_out_doc;
 mod spread;
 mod stadium_page;
 mod stampede;
 
+use alone::metered_one_seat;
+pub use alone::{admitter_flood, buyer_limit_alone, fragmented_stadium, one_seat_alone};
 use best::best_available_stampede;
 pub use best::BestAvailableStampede;
 pub use capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
@@ -309,7 +313,10 @@ pub(crate) async fn new_app(
 }
 
 /// A fresh table through `client`, and an app on it.
-async fn app_with_client(client: aws_sdk_dynamodb::Client, stream: bool) -> Result<App, String> {
+pub(crate) async fn app_with_client(
+    client: aws_sdk_dynamodb::Client,
+    stream: bool,
+) -> Result<App, String> {
     let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
     let spec = if stream { spec } else { spec.without_stream() };
     let table = unique("bench");
@@ -584,67 +591,4 @@ async fn crowds(
     progress("the admitter with a crowd waiting (seeded, each tick priced, the heap counted)");
     report.rows.push(admitter_flood(sizes).await?);
     Ok(())
-}
-
-/// A DynamoDB Local of a scenario's own, in memory, on a free port.
-fn own_dynamodb(sizes: Sizes) -> Result<local::dynamodb_local::DynamoDbLocal, String> {
-    let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
-    local::dynamodb_local::DynamoDbLocal::start_with(
-        port,
-        "a free port",
-        local::dynamodb_local::Storage::InMemory,
-        sizes.jvm,
-    )
-    .map_err(|e| e.to_string())
-}
-
-/// best-available on a fragmented stadium, on a DynamoDB Local of its own
-/// (with the stream: a table after the on-sale's would run slow): its row.
-/// `--only fragmented` runs it alone.
-pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
-    let dynamodb = own_dynamodb(sizes)?;
-    let endpoint = dynamodb.endpoint();
-    let recorder = crate::capacity::CapacityRecorder::new();
-    let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
-    fragmented::fragmented_best_available(&app, &endpoint, &recorder, sizes.fragmented).await
-}
-
-/// The one-seat stampedes on a table of their own, every request through
-/// an enforcing capacity meter and recorded for pricing.
-async fn metered_one_seat(endpoint: &str, sizes: Sizes) -> Result<Vec<StampedeRun>, String> {
-    let recorder = crate::capacity::CapacityRecorder::new();
-    let meter = crate::capacity::CapacityMeter::enforcing();
-    let client = crate::capacity::metered_client(endpoint, recorder.clone(), meter);
-    let app = app_with_client(client, false).await?;
-    one_seat_stampedes(&app, &recorder, sizes.one_seat).await
-}
-
-/// The one-seat stampedes alone (`--only one-seat`): their section of
-/// docs/BENCHMARKS.md as a row.
-pub async fn one_seat_alone(sizes: Sizes) -> Result<Row, String> {
-    let dynamodb = own_dynamodb(sizes)?;
-    let runs = metered_one_seat(&dynamodb.endpoint(), sizes).await?;
-    Ok(Row {
-        scenario: "one-seat stampedes, metered".into(),
-        timing: Timing::default(),
-        correctness: crowd_markdown(&runs),
-        ok: runs.iter().all(StampedeRun::ok),
-        goals: runs.iter().filter_map(StampedeRun::goal).collect(),
-    })
-}
-
-/// Claims with and without a buyer limit, on a DynamoDB Local of its own:
-/// its row. `--only buyer-limit` runs it alone (the full run measures it
-/// beside the one-seat stampede, on the same recording app).
-pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
-    let dynamodb = own_dynamodb(sizes)?;
-    let recorder = crate::capacity::CapacityRecorder::new();
-    let app = new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
-    buyer_limit::buyer_limit_claims(&app, &recorder, sizes.buyer_limit).await
-}
-
-/// The admitter with a crowd already waiting (each queue on a DynamoDB
-/// Local of its own): its row. `--only flood` runs it alone.
-pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {
-    flood::flood(sizes.flood, sizes.jvm).await
 }

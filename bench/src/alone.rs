@@ -1,0 +1,74 @@
+//! The scenarios that run on a DynamoDB Local of their own: each can run
+//! alone (`seatclaim-bench --only …`), and the full run calls the same
+//! entry points.
+
+use crate::{
+    app_with_client, buyer_limit, crowd_markdown, flood, fragmented, new_app, one_seat_stampedes,
+    Row, Sizes, StampedeRun, Timing,
+};
+
+/// A DynamoDB Local of a scenario's own, in memory, on a free port.
+fn own_dynamodb(sizes: Sizes) -> Result<local::dynamodb_local::DynamoDbLocal, String> {
+    let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
+    local::dynamodb_local::DynamoDbLocal::start_with(
+        port,
+        "a free port",
+        local::dynamodb_local::Storage::InMemory,
+        sizes.jvm,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// best-available on a fragmented stadium, on a DynamoDB Local of its own
+/// (with the stream: a table after the on-sale's would run slow): its row.
+/// `--only fragmented` runs it alone.
+pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let endpoint = dynamodb.endpoint();
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
+    fragmented::fragmented_best_available(&app, &endpoint, &recorder, sizes.fragmented).await
+}
+
+/// The one-seat stampedes on a table of their own, every request through
+/// an enforcing capacity meter and recorded for pricing.
+pub(crate) async fn metered_one_seat(
+    endpoint: &str,
+    sizes: Sizes,
+) -> Result<Vec<StampedeRun>, String> {
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let meter = crate::capacity::CapacityMeter::enforcing();
+    let client = crate::capacity::metered_client(endpoint, recorder.clone(), meter);
+    let app = app_with_client(client, false).await?;
+    one_seat_stampedes(&app, &recorder, sizes.one_seat).await
+}
+
+/// The one-seat stampedes alone (`--only one-seat`): their section of
+/// docs/BENCHMARKS.md as a row.
+pub async fn one_seat_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let runs = metered_one_seat(&dynamodb.endpoint(), sizes).await?;
+    Ok(Row {
+        scenario: "one-seat stampedes, metered".into(),
+        timing: Timing::default(),
+        correctness: crowd_markdown(&runs),
+        ok: runs.iter().all(StampedeRun::ok),
+        goals: runs.iter().filter_map(StampedeRun::goal).collect(),
+    })
+}
+
+/// Claims with and without a buyer limit, on a DynamoDB Local of its own:
+/// its row. `--only buyer-limit` runs it alone (the full run measures it
+/// beside the one-seat stampede, on the same recording app).
+pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let app = new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
+    buyer_limit::buyer_limit_claims(&app, &recorder, sizes.buyer_limit).await
+}
+
+/// The admitter with a crowd already waiting (each queue on a DynamoDB
+/// Local of its own): its row. `--only flood` runs it alone.
+pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {
+    flood::flood(sizes.flood, sizes.jvm).await
+}
