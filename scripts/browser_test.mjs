@@ -52,7 +52,10 @@ runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
     check("exactly one context holds the seat", outcomes === "holds + sees-held", `alice ${a}, bob ${b}`);
     const [winner, loser, seenAfter] = a === "holds" ? [pa, pb, bMs] : [pb, pa, aMs];
     check("the other context sees it held within 2 s", seenAfter <= SEEN_WITHIN_MS, `${seenAfter} ms after the clicks`);
-    const loserMessage = await loser.textContent("#message");
+    // The loser can see the seat held (the map refreshes) before its own claim has answered:
+    // wait for that answer's message, not for a fixed time.
+    const loserMessage = await loser.waitForFunction(() => document.querySelector("#message")?.textContent || false, null, { timeout: 5000, polling: 50 })
+      .then((h) => h.jsonValue(), () => "(no message within 5 s)");
     check("the other context is told it is held", /held by someone else/.test(loserMessage), loserMessage);
 
     // The winner also takes two best-available seats and 3 floor places.
