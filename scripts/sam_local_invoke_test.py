@@ -69,10 +69,16 @@ SAMPLE_BUYER_TOKEN = json.loads((ROOT / "events" / "create-order.json").read_tex
 # Invocations of one stage run together (a function's first call starts its container).
 INVOCATIONS_AT_ONCE = 4
 # How long SAM may wait for a new container's emulator to listen, and how
-# long one invocation may take here: a container's start, then the longest
-# Timeout in template.yaml (75 s), with room.
+# long one invocation may take here: a container's start, then the local
+# Timeout (LOCAL_TIMEOUT_SECONDS, above every Timeout in template.yaml), with room.
 CONTAINER_START_SECONDS = 120
 CALL_SECONDS = 300
+# SAM's local timer can count part of a container's start against the
+# function's Timeout: a loaded machine timed out GetOrderFunction's first call
+# at its 10 s. Locally every function gets at least this long; the deployed
+# Timeouts stay as template.yaml sets them.
+LOCAL_TIMEOUT_SECONDS = 120
+assert CONTAINER_START_SECONDS + LOCAL_TIMEOUT_SECONDS < CALL_SECONDS
 
 
 def pascal(name):
@@ -90,9 +96,10 @@ def place_bootstrap(src, dst):
 
 
 def local_template(functions):
-    """template.yaml for local runs: x86_64, prebuilt debug bootstraps, and
-    the endpoint variables and the development secrets' permission declared
-    so --env-vars can set them."""
+    """template.yaml for local runs: x86_64, prebuilt debug bootstraps,
+    Timeouts of LOCAL_TIMEOUT_SECONDS at least, and the endpoint variables
+    and the development secrets' permission declared so --env-vars can set
+    them."""
     doc = yaml_parse((ROOT / "template.yaml").read_text())
     glob = doc["Globals"]["Function"]
     glob["Architectures"] = ["x86_64"]
@@ -109,6 +116,7 @@ def local_template(functions):
         place_bootstrap(binary(fn), code / "bootstrap")
         res["Properties"]["CodeUri"] = str(code)
         res["Properties"].pop("Architectures", None)
+        res["Properties"]["Timeout"] = max(res["Properties"].get("Timeout", glob["Timeout"]), LOCAL_TIMEOUT_SECONDS)
     out = WORK / "template.yaml"
     out.write_text(yaml_dump(doc))
     return out
@@ -193,7 +201,8 @@ class WarmLambdas:
     which Timeout does not cover)."""
 
     def __init__(self, template, env_file, log):
-        self.timeouts = timeouts(template)
+        # Calls are held to the deployed Timeouts, not the local template's longer ones.
+        self.timeouts = timeouts(ROOT / "template.yaml")
         self.port = free_ports(1)[0]
         self.log = log
         self.log_path = Path(log.name)
