@@ -1,13 +1,15 @@
-//! The spread: many claims over many seats, through the handler and as the same DynamoDB requests bare.
+//! The spread: many claims over many seats, through the handler and as the
+//! handler's own decision without HTTP (the same DynamoDB requests).
 
 use crate::{
     create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing, HOLD_SECONDS,
 };
+use local::metrics::RequestCounter;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
 use shared::domain::SeatState;
 use shared::App;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
@@ -38,10 +40,20 @@ pub(super) fn spread_plan(
     plan
 }
 
+/// How far the two paths' requests per claim may differ and still count as
+/// the same requests: the crowd gate's choices (refuse from memory, read
+/// first, or write) follow which claim answered first, so two runs of one
+/// plan differ a little.
+pub(super) const SAME_REQUESTS_WITHIN: f64 = 0.05;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum ClaimPath {
+    /// The route through the router: request parsing, the token check,
+    /// the decision and the JSON reply.
     Handler,
-    Store,
+    /// The handler's decision alone ([`shared::handlers::claim_remembering`]:
+    /// the crowd gate, the buyer check and the claim), no HTTP.
+    Bare,
 }
 
 /// One spread run's timing and what the table says afterwards.
@@ -51,6 +63,8 @@ pub(super) struct Spread {
     won: usize,
     double: usize,
     mismatched: usize,
+    /// The claims' DynamoDB requests by operation (when counted).
+    pub(super) sent: BTreeMap<String, u64>,
 }
 
 impl Spread {
@@ -68,16 +82,44 @@ impl Spread {
         self.won += other.won;
         self.double += other.double;
         self.mismatched += other.mismatched;
+        for (op, n) in other.sent {
+            *self.sent.entry(op).or_default() += n;
+        }
     }
+
+    /// DynamoDB requests per claim.
+    pub(super) fn requests_per_claim(&self) -> f64 {
+        self.sent.values().sum::<u64>() as f64 / self.timing.latencies_ms.len().max(1) as f64
+    }
+
+    /// The requests per claim by operation, e.g. "1.00 TransactWriteItems + 0.31 GetItem".
+    pub(super) fn mix(&self) -> String {
+        let claims = self.timing.latencies_ms.len().max(1) as f64;
+        self.sent
+            .iter()
+            .map(|(op, n)| format!("{:.2} {op}", *n as f64 / claims))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+}
+
+/// Whether two paths sent the same requests per claim, within
+/// [`SAME_REQUESTS_WITHIN`] of the handler's.
+pub(super) fn same_requests(handler: &Spread, bare: &Spread) -> bool {
+    let (h, b) = (handler.requests_per_claim(), bare.requests_per_claim());
+    h > 0.0 && (h - b).abs() <= SAME_REQUESTS_WITHIN * h
 }
 
 /// The spread through the handler and bare, in alternating slices (ABBA
 /// order, each slice on its own event): DynamoDB Local keeps speeding up as
 /// its JIT warms and slowing down as its tables grow, so running one path
 /// wholly before the other would bias the handler ÷ bare ratio by which
-/// went first. Returns (handler, bare).
+/// went first. Each run starts with a fresh instance memory, so neither
+/// path inherits the other's crowd gate, and `counter` (the app's client's)
+/// counts each run's claims' requests. Returns (handler, bare).
 pub(super) async fn spread_handler_and_bare(
     app: &App,
+    counter: &RequestCounter,
     sizes: Sizes,
 ) -> Result<(Spread, Spread), String> {
     const SLICES: usize = 4;
@@ -90,33 +132,51 @@ pub(super) async fn spread_handler_and_bare(
     let (mut handler, mut bare) = (Spread::default(), Spread::default());
     for slice in 0..SLICES {
         let order = if slice % 2 == 0 {
-            [ClaimPath::Handler, ClaimPath::Store]
+            [ClaimPath::Handler, ClaimPath::Bare]
         } else {
-            [ClaimPath::Store, ClaimPath::Handler]
+            [ClaimPath::Bare, ClaimPath::Handler]
         };
         for path in order {
-            let run = spread(app, sizes, path, sizes.in_flight, claims).await?;
+            let instance = App {
+                memory: app.memory.fresh(),
+                ..app.clone()
+            };
+            let run = spread(
+                &instance,
+                sizes,
+                path,
+                sizes.in_flight,
+                claims,
+                Some(counter),
+            )
+            .await?;
             match path {
                 ClaimPath::Handler => handler.add(run),
-                ClaimPath::Store => bare.add(run),
+                ClaimPath::Bare => bare.add(run),
             }
         }
     }
     Ok((handler, bare))
 }
 
-/// Runs the spread through the handler or straight through the store.
+/// Runs the spread through the handler or as its decision alone; with a
+/// counter, [`Spread::sent`] holds the claims' requests (not the setup's
+/// or the audit's).
 pub(super) async fn spread(
     app: &App,
     sizes: Sizes,
     path: ClaimPath,
     in_flight: usize,
     claims: usize,
+    counter: Option<&RequestCounter>,
 ) -> Result<Spread, String> {
     let event = unique("spread");
     create_event(app, &event, sizes.spread_seats, HOLD_SECONDS).await?;
     let orders = Arc::new(create_orders(app, &event, sizes.spread_orders).await?);
     let plan = spread_plan(sizes.spread_orders, claims, sizes.spread_seats, 42);
+    if let Some(c) = counter {
+        c.take();
+    }
     let sem = Arc::new(Semaphore::new(in_flight));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -138,14 +198,14 @@ pub(super) async fn spread(
                     .await
                     .0 == 200
                 }
-                ClaimPath::Store => {
+                ClaimPath::Bare => {
                     let order_id = OrderId::parse(&order.id).map_err(|e| e.to_string())?;
                     let token = local::apps::dev_hold_token_keys()
                         .decode(&order_id, &order.token)
                         .ok_or("bad token")?;
                     let seat = SeatId::parse(&seat).map_err(|e| e.to_string())?;
-                    app.store
-                        .claim_seat(&order_id, &token, &seat, 10, shared::world::now())
+                    let now = shared::world::now();
+                    shared::handlers::claim_remembering(&app, &order_id, &token, &seat, now)
                         .await
                         .is_ok()
                 }
@@ -161,12 +221,14 @@ pub(super) async fn spread(
         won += usize::from(w);
     }
     timing.wall = started.elapsed();
+    let sent = counter.map(RequestCounter::take).unwrap_or_default();
     let (double, mismatched) = audit_event(app, &event, &orders).await?;
     Ok(Spread {
         timing,
         won,
         double,
         mismatched,
+        sent,
     })
 }
 
