@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // `make bench`'s stadium page: the live seat map in a real headless
 // Chromium over an event the bench created (100,000 seats in the full
-// run), served by the bench's own server. It waits for the page's first
-// refresh, then reads window.seatclaim.lastApplyMs after each of the next
-// --refreshes refreshes of the availability reply (parse, keep, repaint
-// every seat: the page repaints the whole canvas whatever changed) and
-// counts the seats drawn on the canvas. Prints one JSON line:
-// {"seats": <seats drawn>, "applyMs": [...]}; exits non-zero if the map
-// never drew.
+// run, some held, some sold), served by the bench's own server. It waits
+// for the page's first refresh, then reads, after each of the next
+// --refreshes refreshes of the availability reply, the whole refresh's
+// time (fetch and decode, then parse, keep, repaint every seat: the page
+// repaints the whole canvas whatever changed) and the apply's alone. Then
+// it checks every seat the canvas shows against the reply it was painted
+// from. Prints one JSON line: {"refreshMs": [...], "applyMs": [...],
+// "periodMs": <the page's refresh period>, "seats": <seats in the reply>,
+// "matched": <seats drawn as the reply says>, "statuses": {"A": n, ...}};
+// exits non-zero if the map never drew.
 import { launch, waitFor } from "./browser_common.mjs";
 
 function arg(name, fallback) {
@@ -33,25 +36,39 @@ async function main() {
       const availability = await fetch(`${base}/events/${encodeURIComponent(eventId)}/availability`);
       throw new Error(`the map did not draw (map ${JSON.stringify(seen)}, availability ${availability.status}): ${errors.join("; ")}`);
     }
-    const applyMs = [];
+    const [refreshMs, applyMs] = [[], []];
     for (let i = 0; i < refreshes; i++) {
       const seen = await page.evaluate(() => window.seatclaim.refreshes);
       if (!await waitFor(page, (n) => window.seatclaim.refreshes > n, seen, 15000)) {
         throw new Error(`no refresh after ${seen}`);
       }
-      applyMs.push(await page.evaluate(() => window.seatclaim.lastApplyMs));
+      const t = await page.evaluate(() => [window.seatclaim.lastRefreshMs, window.seatclaim.lastApplyMs]);
+      refreshMs.push(t[0]);
+      applyMs.push(t[1]);
     }
-    // Seats drawn: 2×2 cells of a status colour (app's COLORS) on the overview.
-    const seats = await page.evaluate(() => {
-      const c = document.querySelector("#stadium");
-      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-      const colours = new Set(["46,157,91", "224,162,27", "154,160,166", "47,111,223"]);
-      let n = 0;
-      for (let i = 0; i < d.length; i += 4) if (colours.has(`${d[i]},${d[i + 1]},${d[i + 2]}`)) n++;
-      return n / 4;
+    // Every seat as drawn against the reply the canvas was painted from,
+    // parsed here on its own (one task: no refresh lands in between).
+    const check = await page.evaluate(() => {
+      const reply = JSON.parse(window.seatclaim.lastReplyText);
+      const drawn = window.seatclaim.overviewStatuses();
+      let seats = 0, matched = 0;
+      const statuses = {};
+      for (const section of reply.sections) {
+        if (section.kind === "ga") continue;
+        for (const row of section.rows) {
+          const d = drawn[`${section.sectionId}|${row.row}`] || "";
+          for (let i = 0; i < row.statuses.length; i++) {
+            const want = row.statuses[i];
+            seats++;
+            statuses[want] = (statuses[want] || 0) + 1;
+            if (d[i] === want) matched++;
+          }
+        }
+      }
+      return { seats, matched, statuses, periodMs: window.seatclaim.refreshMs };
     });
     if (errors.length) throw new Error(`script errors: ${errors.join("; ")}`);
-    console.log(JSON.stringify({ seats, applyMs }));
+    console.log(JSON.stringify({ refreshMs, applyMs, ...check }));
   } finally {
     await browser.close();
   }

@@ -126,6 +126,28 @@ function canvasClick(e) {
   if (row && x >= ZOOM_LABEL && n >= 1 && n <= row.count) clickSeat(zoomed.section.sectionId, row.row, n);
 }
 
+// What the overview shows for each seat, read back from the canvas's pixels:
+// per "sectionId|row", one letter a seat (A, H, S, M for mine, ? for a
+// colour that is no status's). `make bench` checks them against the reply.
+function overviewStatuses() {
+  const c = $("stadium");
+  const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  const letters = { A: "A", H: "H", S: "S", mine: "M" };
+  const byColour = new Map(Object.entries(COLORS).map(([k, rgb]) => [rgb.join(","), letters[k]]));
+  const drawn = {};
+  for (const { section, x, y } of state.canvas.layout) {
+    section.rows.forEach((row, r) => {
+      let s = "";
+      for (let n = 1; n <= row.count; n++) {
+        const i = ((y + r * OVERVIEW_CELL) * c.width + x + (n - 1) * OVERVIEW_CELL) * 4;
+        s += byColour.get(`${px[i]},${px[i + 1]},${px[i + 2]}`) || "?";
+      }
+      drawn[`${section.sectionId}|${row.row}`] = s;
+    });
+  }
+  return drawn;
+}
+
 // Where a seat is drawn in a zoomed section, in the page's CSS pixels (tests click it).
 function seatPoint(sectionId, row, number) {
   const c = $("stadium");

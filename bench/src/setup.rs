@@ -3,9 +3,50 @@
 //! the stadium page).
 
 use crate::{reply, reply_with, BenchOrder};
+use shared::domain::{EventId, OrderId, PaymentId, SeatId};
 use shared::App;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
+
+/// Seeds `seats` of `event` as sold to `order` (paid by `payment`) through
+/// the store's seeding call, which uses a late payment's own expressions,
+/// 64 at a time: the seats it sold (a seat not free is left as it is).
+pub(super) async fn seed_sold_seats(
+    app: &App,
+    event: &EventId,
+    seats: Vec<SeatId>,
+    order: &OrderId,
+    payment: &PaymentId,
+) -> Result<u64, String> {
+    let now = shared::world::now();
+    let in_flight = Arc::new(Semaphore::new(64));
+    let mut tasks = tokio::task::JoinSet::new();
+    for seat in seats {
+        let (store, event, order, payment, in_flight) = (
+            app.store.clone(),
+            event.clone(),
+            order.clone(),
+            payment.clone(),
+            in_flight.clone(),
+        );
+        tasks.spawn(async move {
+            let _permit = in_flight.acquire().await;
+            store
+                .seed_sold_seat(&event, &seat, &order, &payment, now)
+                .await
+        });
+    }
+    let mut seeded = 0;
+    while let Some(done) = tasks.join_next().await {
+        if done
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?
+        {
+            seeded += 1;
+        }
+    }
+    Ok(seeded)
+}
 
 /// An event of one row of `seats` in section A.
 pub(super) async fn create_event(

@@ -9,6 +9,7 @@
 
 use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
 use super::pricing::price;
+use super::setup::seed_sold_seats;
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
 use crate::{reply, BenchOrder, Rng};
 use shared::auth::HoldToken;
@@ -323,7 +324,6 @@ async fn seed_the_rest(
 ) -> Result<(u64, u64), String> {
     let order = OrderId::from_random(event, 0x5EED);
     let payment = PaymentId::parse("pi_seeded_sold_out").map_err(|e| e.to_string())?;
-    let now = shared::world::now();
     let seats: Vec<SeatId> = (1..=model.sections)
         .flat_map(|s| {
             (1..=model.rows)
@@ -331,32 +331,7 @@ async fn seed_the_rest(
         })
         .filter_map(|id| SeatId::parse(&id).ok())
         .collect();
-    let in_flight = Arc::new(Semaphore::new(64));
-    let mut tasks = tokio::task::JoinSet::new();
-    for seat in seats {
-        let (store, event, order, payment, in_flight) = (
-            app.store.clone(),
-            event.clone(),
-            order.clone(),
-            payment.clone(),
-            in_flight.clone(),
-        );
-        tasks.spawn(async move {
-            let _permit = in_flight.acquire().await;
-            store
-                .seed_sold_seat(&event, &seat, &order, &payment, now)
-                .await
-        });
-    }
-    let mut seeded_seats = 0;
-    while let Some(done) = tasks.join_next().await {
-        if done
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?
-        {
-            seeded_seats += 1;
-        }
-    }
+    let seeded_seats = seed_sold_seats(app, event, seats, &order, &payment).await?;
     let mut seeded_places = 0;
     if model.ga_capacity > 0 {
         let section = SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
