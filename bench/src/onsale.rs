@@ -7,10 +7,12 @@
 //! ceiling is projected from the hottest key's share.
 
 use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
+use super::onsale_history::{BuyerHistory, HistoryVerdict, OnSaleHistory};
 use super::pricing::{old_layout, price, project, Projection};
 use crate::capacity::{self, as_caller, CapacityRecorder};
 use crate::{reply, unique, Rng, Timing};
 use lambda_http::Body;
+use local::history::{wall_us, Window};
 use local::router::dispatch;
 use local::router::request;
 use shared::App;
@@ -51,6 +53,8 @@ pub struct OnSale {
     pub old_keys: Projection,
     /// Invariant violations the table check found after the run.
     pub violations: usize,
+    /// The buyers' answers judged by the history checker.
+    pub history: HistoryVerdict,
     /// The seat map of the sold-through event: reply bytes raw and gzip,
     /// read units per uncached request, and uncached request latencies.
     pub map_bytes: usize,
@@ -101,8 +105,10 @@ async fn buyer(
     wants: Wants,
     confirm: bool,
     payment: String,
-) -> Vec<(&'static str, u16, f64)> {
+    hold_us: i64,
+) -> (Vec<(&'static str, u16, f64)>, BuyerHistory) {
     let mut log = Vec::new();
+    let mut history = BuyerHistory::default();
     let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
     let (status, order) = as_caller(
@@ -112,7 +118,7 @@ async fn buyer(
     .await;
     log.push(("create-order", status, timed(started)));
     let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else {
-        return log;
+        return (log, history);
     };
     // The invariant check afterwards reads every order: a buyer of places
     // only is named by no seat, and its bucket sales are checked against it.
@@ -120,9 +126,9 @@ async fn buyer(
     let seats = match wants {
         Wants::Seats(seats) => seats,
         Wants::Places(q) => {
-            let started = Instant::now();
+            let (started, start) = (Instant::now(), wall_us());
             let body = serde_json::json!({"quantity": q}).to_string();
-            let (status, _) = as_caller(
+            let (status, answer) = as_caller(
                 "hold-ga",
                 reply(
                     app,
@@ -134,17 +140,23 @@ async fn buyer(
             )
             .await;
             log.push(("hold-ga", status, timed(started)));
+            let window = Window::new(start, wall_us());
+            history.places(window, id, u64::from(q), (status, &answer));
             if confirm && status == 200 {
                 let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": [], "ga": [{"sectionId": GA_SECTION, "quantity": q}]});
-                log.push(("confirm", send_confirm(app, id, body).await, timed(started)));
+                let start = wall_us();
+                let status = send_confirm(app, id, body).await;
+                log.push(("confirm", status, timed(started)));
+                let window = Window::new(start, wall_us());
+                history.confirmed(window, id, &[], u64::from(q), status);
             }
-            return log;
+            return (log, history);
         }
     };
     let mut won = Vec::new();
     for seat in seats {
-        let started = Instant::now();
-        let (status, _) = as_caller(
+        let (started, start) = (Instant::now(), wall_us());
+        let (status, answer) = as_caller(
             "get-seat",
             reply(
                 app,
@@ -156,12 +168,14 @@ async fn buyer(
         )
         .await;
         log.push(("get-seat", status, timed(started)));
+        let window = Window::new(start, wall_us());
+        history.claim(&seat, window, id, (status, &answer), window.end + hold_us);
         if status == 200 && !won.contains(&seat) {
             won.push(seat);
         }
     }
     if confirm && !won.is_empty() {
-        let started = Instant::now();
+        let (started, start) = (Instant::now(), wall_us());
         let status = send_confirm(
             app,
             id,
@@ -169,8 +183,9 @@ async fn buyer(
         )
         .await;
         log.push(("confirm", status, timed(started)));
+        history.confirmed(Window::new(start, wall_us()), id, &won, 0, status);
     }
-    log
+    (log, history)
 }
 
 /// A confirm signed as the payment backend signs it; its status.
@@ -210,7 +225,8 @@ pub(super) async fn on_sale(
     // The on-sale: recorded from the first buyer to the sweep's end.
     let buyers = draw_buyers(model);
     recorder.set_recording(true);
-    let durations = run_buyers(&app, &event, buyers, model.in_flight, &mut out).await?;
+    let (durations, history) = run_buyers(&app, &event, buyers, model, &mut out).await?;
+    out.history = history.judge(GA_SECTION, u64::from(model.ga_capacity));
     let mut records = sweep_expired(&app, &recorder, model, &mut out).await?;
     out.functions = mean_times(durations);
 
@@ -302,26 +318,35 @@ fn draw_buyers(model: DemandModel) -> Vec<(Wants, bool)> {
 
 /// The buyers, `in_flight` at a time, their answers counted into `out`;
 /// each function's handler times (ms).
+/// The buyers' durations by function, and their answers as the history
+/// checker reads them.
+type BuyersRun = (BTreeMap<&'static str, Vec<f64>>, OnSaleHistory);
+
 async fn run_buyers(
     app: &App,
     event: &str,
     buyers: Vec<(Wants, bool)>,
-    in_flight: usize,
+    model: DemandModel,
     out: &mut OnSale,
-) -> Result<BTreeMap<&'static str, Vec<f64>>, String> {
+) -> Result<BuyersRun, String> {
     let started = Instant::now();
-    let sem = Arc::new(Semaphore::new(in_flight));
+    let sem = Arc::new(Semaphore::new(model.in_flight));
+    let hold_us = i64::from(model.hold_seconds) * 1_000_000;
     let mut tasks = tokio::task::JoinSet::new();
     for (i, (seats, confirm)) in buyers.into_iter().enumerate() {
         let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            buyer(&app, &event, seats, confirm, format!("pi_onsale_{i}")).await
+            let payment = format!("pi_onsale_{i}");
+            buyer(&app, &event, seats, confirm, payment, hold_us).await
         });
     }
     let mut durations: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    let mut history = OnSaleHistory::default();
     while let Some(done) = tasks.join_next().await {
-        for (function, status, ms) in done.map_err(|e| e.to_string())? {
+        let (log, answers) = done.map_err(|e| e.to_string())?;
+        history.add(answers);
+        for (function, status, ms) in log {
             durations.entry(function).or_default().push(ms);
             match (function, status) {
                 ("create-order", 201) => out.orders += 1,
@@ -340,7 +365,7 @@ async fn run_buyers(
         }
     }
     out.wall = started.elapsed();
-    Ok(durations)
+    Ok((durations, history))
 }
 
 /// Waits for the unconfirmed orders to expire and sweeps them, then ends
@@ -503,6 +528,7 @@ async fn check_table(
             .sum();
     }
     out.ok = check.violations.is_empty()
+        && out.history.ok()
         && out.unavailable == 0
         && out.sold_seats > 0
         && out.oversold_places == 0

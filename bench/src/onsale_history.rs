@@ -1,0 +1,228 @@
+//! The on-sale's history (issue 30, part 3): every buyer's answers, each
+//! with the instants its request was in flight on the wall clock, judged
+//! by the history checker: every seat as a register claimed under expiry,
+//! the GA section as a counter under its capacity.
+
+use local::history::{
+    check_counter, check_seat, micros_of, seat_claim, CounterOp, Micros, SeatOp, Take, Verdict,
+    Window,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What one buyer's answers say, in the order it sent its requests.
+#[derive(Debug, Default)]
+pub(super) struct BuyerHistory {
+    seats: Vec<(String, SeatOp)>,
+    places: Vec<CounterOp>,
+    /// Answers that say nothing the checker can read.
+    unread: usize,
+}
+
+impl BuyerHistory {
+    /// get-seat's answer to `order`'s claim on `seat`. Its refusals may
+    /// come from the crowd gate's memory; a 503 may have held the seat
+    /// until `expires_by` at the latest.
+    pub(super) fn claim(
+        &mut self,
+        seat: &str,
+        window: Window,
+        order: &str,
+        answer: (u16, &Value),
+        expires_by: Micros,
+    ) {
+        match seat_claim(window, order, answer, true, expires_by) {
+            Some(op) => self.seats.push((seat.to_owned(), op)),
+            None => self.unread += 1,
+        }
+    }
+
+    /// hold-ga's answer to `order` asking for `quantity` places: a grant
+    /// holds them until its `expiresAt`. A refusal takes nothing; a 503
+    /// may have taken them, and leaving it out never makes the checker
+    /// reject a history that has an explanation.
+    pub(super) fn places(
+        &mut self,
+        window: Window,
+        order: &str,
+        quantity: u64,
+        (status, body): (u16, &Value),
+    ) {
+        match (status, body["expiresAt"].as_str().and_then(micros_of)) {
+            (200, Some(expires)) => self.places.push(CounterOp::Took(Take {
+                window,
+                order: order.to_owned(),
+                quantity,
+                expires,
+            })),
+            (200, None) => self.unread += 1,
+            _ => {}
+        }
+    }
+
+    /// confirm's answer for `order`'s `seats` and `places`: a 200 sold
+    /// them for good; after a 503 the seats may be sold (held for good at
+    /// the latest), and the places are left out as hold-ga's 503 is.
+    pub(super) fn confirmed(
+        &mut self,
+        window: Window,
+        order: &str,
+        seats: &[String],
+        places: u64,
+        status: u16,
+    ) {
+        for seat in seats {
+            let op = match status {
+                200 => SeatOp::Sold {
+                    window,
+                    order: order.to_owned(),
+                },
+                503 => SeatOp::Unknown {
+                    window,
+                    order: order.to_owned(),
+                    expires_by: Micros::MAX,
+                },
+                _ => {
+                    self.unread += 1;
+                    continue;
+                }
+            };
+            self.seats.push((seat.clone(), op));
+        }
+        if status == 200 && places > 0 {
+            self.places.push(CounterOp::Took(Take {
+                window,
+                order: order.to_owned(),
+                quantity: places,
+                expires: Micros::MAX,
+            }));
+        }
+    }
+}
+
+/// Every buyer's history, by seat and for the GA section.
+#[derive(Debug, Default)]
+pub(super) struct OnSaleHistory {
+    seats: BTreeMap<String, Vec<SeatOp>>,
+    places: Vec<CounterOp>,
+    pub(super) unread: usize,
+}
+
+/// What the checker found: the operations judged, the seats they touched,
+/// answers it could not read, and the violations.
+#[derive(Debug, Default, Clone)]
+pub struct HistoryVerdict {
+    pub verdict: Verdict,
+    pub seats: usize,
+    pub unread: usize,
+}
+
+impl HistoryVerdict {
+    pub fn ok(&self) -> bool {
+        self.unread == 0 && self.verdict.violations.is_empty() && self.verdict.operations > 0
+    }
+
+    pub fn text(&self) -> String {
+        format!(
+            "{} answers judged over {} seats and the GA section, {} unread, {} violations{}",
+            self.verdict.operations,
+            self.seats,
+            self.unread,
+            self.verdict.violations.len(),
+            self.verdict
+                .violations
+                .first()
+                .map_or(String::new(), |v| format!(" (the first: {v})"))
+        )
+    }
+}
+
+impl OnSaleHistory {
+    pub(super) fn add(&mut self, buyer: BuyerHistory) {
+        for (seat, op) in buyer.seats {
+            self.seats.entry(seat).or_default().push(op);
+        }
+        self.places.extend(buyer.places);
+        self.unread += buyer.unread;
+    }
+
+    /// Every seat's history and the GA section's against `ga_capacity`.
+    pub(super) fn judge(&self, ga_section: &str, ga_capacity: u64) -> HistoryVerdict {
+        let seats = self
+            .seats
+            .iter()
+            .map(|(seat, ops)| check_seat(seat, ops))
+            .fold(Verdict::default(), Verdict::and);
+        let places = check_counter(ga_section, ga_capacity, &self.places);
+        HistoryVerdict {
+            verdict: seats.and(places),
+            seats: self.seats.len(),
+            unread: self.unread,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(start: Micros, end: Micros) -> Window {
+        Window::new(start, end)
+    }
+
+    #[test]
+    fn a_seat_sold_to_one_and_then_held_by_another_is_rejected() {
+        let mut a = BuyerHistory::default();
+        let held = serde_json::json!({"expiresAt": "2026-11-27T12:00:00Z"});
+        a.claim("S1-1-1", window(0, 10), "a", (200, &held), 0);
+        a.confirmed(window(20, 30), "a", &["S1-1-1".into()], 0, 200);
+        let mut b = BuyerHistory::default();
+        b.claim("S1-1-1", window(40, 50), "b", (200, &held), 0);
+        let mut history = OnSaleHistory::default();
+        history.add(a);
+        history.add(b);
+        let verdict = history.judge("FLOOR", 10);
+        assert!(!verdict.verdict.violations.is_empty(), "{verdict:?}");
+        assert!(!verdict.ok());
+    }
+
+    #[test]
+    fn places_granted_past_the_capacity_are_rejected_and_a_503_is_not_counted() {
+        let granted = serde_json::json!({"expiresAt": "2026-11-27T12:00:00Z"});
+        let mut history = OnSaleHistory::default();
+        for (i, status) in [200u16, 200, 503].into_iter().enumerate() {
+            let mut buyer = BuyerHistory::default();
+            let start = i as Micros * 100;
+            buyer.places(
+                window(start, start + 10),
+                &format!("o{i}"),
+                3,
+                (status, &granted),
+            );
+            history.add(buyer);
+        }
+        assert!(history.judge("FLOOR", 6).ok(), "two grants of 3 fit in 6");
+        assert!(!history.judge("FLOOR", 5).ok(), "two grants of 3 exceed 5");
+    }
+
+    #[test]
+    fn a_grant_that_does_not_say_until_when_is_unread() {
+        let mut buyer = BuyerHistory::default();
+        buyer.places(window(0, 1), "o", 1, (200, &serde_json::json!({})));
+        let mut history = OnSaleHistory::default();
+        history.add(buyer);
+        let verdict = history.judge("FLOOR", 10);
+        assert_eq!(verdict.unread, 1);
+        assert!(!verdict.ok());
+    }
+
+    #[test]
+    fn a_refusal_with_no_holder_anywhere_is_rejected() {
+        let mut buyer = BuyerHistory::default();
+        let refused = serde_json::json!({"error": "seat-held"});
+        buyer.claim("S1-1-2", window(0, 10), "a", (409, &refused), 0);
+        let mut history = OnSaleHistory::default();
+        history.add(buyer);
+        assert!(!history.judge("FLOOR", 10).ok());
+    }
+}
