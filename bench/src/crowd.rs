@@ -161,11 +161,7 @@ async fn priced_run(
 ) -> Result<StampedeRun, String> {
     let mut claimants = Vec::with_capacity(orders.len());
     for o in orders {
-        let id = OrderId::parse(&o.id).map_err(|e| e.to_string())?;
-        let token = local::apps::dev_hold_token_keys()
-            .decode(&id, &o.token)
-            .ok_or("create-order: no hold token")?;
-        claimants.push((id, token));
+        claimants.push(o.claimant()?);
     }
     let claimants = Arc::new(claimants);
     let seat = SeatId::parse(seat).map_err(|e| e.to_string())?;

@@ -214,6 +214,17 @@ struct BenchOrder {
     token: String,
 }
 
+impl BenchOrder {
+    /// The order's id and its hold token, decoded with the development keys.
+    fn claimant(&self) -> Result<(shared::domain::OrderId, shared::auth::HoldToken), String> {
+        let id = shared::domain::OrderId::parse(&self.id).map_err(|e| e.to_string())?;
+        let token = local::apps::dev_hold_token_keys()
+            .decode(&id, &self.token)
+            .ok_or_else(|| format!("order {}: its hold token does not decode", self.id))?;
+        Ok((id, token))
+    }
+}
+
 async fn reply(
     app: &App,
     method: &str,
