@@ -9,7 +9,8 @@
 // it checks every seat the canvas shows against the reply it was painted
 // from. Prints one JSON line: {"refreshMs": [...], "applyMs": [...],
 // "periodMs": <the page's refresh period>, "seats": <seats in the reply>,
-// "matched": <seats drawn as the reply says>, "statuses": {"A": n, ...}};
+// "matched": <seats drawn as the reply says>, "statuses": {"A": n, ...},
+// "rows": {"<section>|<row>": <the reply's status letters>, ...}};
 // exits non-zero if the map never drew.
 import { launch, waitFor } from "./browser_common.mjs";
 
@@ -52,11 +53,13 @@ async function main() {
       const reply = JSON.parse(window.seatclaim.lastReplyText);
       const drawn = window.seatclaim.overviewStatuses();
       let seats = 0, matched = 0;
-      const statuses = {};
+      const statuses = {}, rows = {};
       for (const section of reply.sections) {
         if (section.kind === "ga") continue;
         for (const row of section.rows) {
-          const d = drawn[`${section.sectionId}|${row.row}`] || "";
+          const key = `${section.sectionId}|${row.row}`;
+          const d = drawn[key] || "";
+          rows[key] = row.statuses;
           for (let i = 0; i < row.statuses.length; i++) {
             const want = row.statuses[i];
             seats++;
@@ -65,7 +68,7 @@ async function main() {
           }
         }
       }
-      return { seats, matched, statuses, periodMs: window.seatclaim.refreshMs };
+      return { seats, matched, statuses, rows, periodMs: window.seatclaim.refreshMs };
     });
     if (errors.length) throw new Error(`script errors: ${errors.join("; ")}`);
     console.log(JSON.stringify({ refreshMs, applyMs, ...check }));

@@ -17,7 +17,7 @@ pub(super) async fn seed_sold_seats(
     seats: Vec<SeatId>,
     order: &OrderId,
     payment: &PaymentId,
-) -> Result<u64, String> {
+) -> Result<Vec<SeatId>, String> {
     let now = shared::world::now();
     let in_flight = Arc::new(Semaphore::new(64));
     let mut tasks = tokio::task::JoinSet::new();
@@ -31,21 +31,36 @@ pub(super) async fn seed_sold_seats(
         );
         tasks.spawn(async move {
             let _permit = in_flight.acquire().await;
-            store
+            let sold = store
                 .seed_sold_seat(&event, &seat, &order, &payment, now)
-                .await
+                .await;
+            sold.map(|sold| sold.then_some(seat))
         });
     }
-    let mut seeded = 0;
+    let mut seeded = Vec::new();
     while let Some(done) = tasks.join_next().await {
-        if done
+        let sold = done
             .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?
-        {
-            seeded += 1;
-        }
+            .map_err(|e| e.to_string())?;
+        seeded.extend(sold);
     }
     Ok(seeded)
+}
+
+/// Catches `follower`'s stream up into the seat map, as project-seat-map
+/// would: the records read.
+pub(super) async fn project_stream(
+    app: &App,
+    follower: &local::streams::StreamFollower,
+) -> Result<usize, String> {
+    follower
+        .catch_up(|batch| {
+            let store = app.store.clone();
+            async move {
+                shared::handlers::project_records(&store, &batch).await;
+            }
+        })
+        .await
 }
 
 /// An event of one row of `seats` in section A.

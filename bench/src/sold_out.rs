@@ -9,7 +9,7 @@
 
 use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
 use super::pricing::price;
-use super::setup::seed_sold_seats;
+use super::setup::{project_stream, seed_sold_seats};
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
 use crate::{reply, BenchOrder, Rng};
 use shared::auth::HoldToken;
@@ -162,14 +162,7 @@ async fn sell_the_rest(
     let started = Instant::now();
     (out.seeded_seats, out.seeded_places) = seed_the_rest(app, event_id, model).await?;
     out.seeding = started.elapsed();
-    follower
-        .catch_up(|batch| {
-            let store = app.store.clone();
-            async move {
-                shared::handlers::project_records(&store, &batch).await;
-            }
-        })
-        .await?;
+    project_stream(app, follower).await?;
     out.sections = (model.sections + u32::from(model.ga_capacity > 0)) as usize;
     let fresh = app.new_process();
     out.sold_out_sections = fresh
@@ -331,7 +324,9 @@ async fn seed_the_rest(
         })
         .filter_map(|id| SeatId::parse(&id).ok())
         .collect();
-    let seeded_seats = seed_sold_seats(app, event, seats, &order, &payment).await?;
+    let seeded_seats = seed_sold_seats(app, event, seats, &order, &payment)
+        .await?
+        .len() as u64;
     let mut seeded_places = 0;
     if model.ga_capacity > 0 {
         let section = SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
