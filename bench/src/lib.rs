@@ -589,8 +589,8 @@ async fn crowds(
     .await?;
     report.rows.push(report.queue.row());
 
-    // Last: its table has the stream, which slows DynamoDB Local down for
-    // every table after it (see TableSpec::without_stream).
+    // The streaming tables last: a table with the stream slows DynamoDB
+    // Local down for every table after it (see TableSpec::without_stream).
     progress("on-sale demand model (create the event, then the buyers, priced per partition key)");
     let recorder = crate::capacity::CapacityRecorder::new();
     report.on_sale = on_sale(

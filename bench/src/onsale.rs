@@ -98,7 +98,8 @@ fn plan_json(m: &DemandModel) -> String {
     serde_json::json!({"name": "Stadium on-sale", "holdSeconds": m.hold_seconds, "sections": sections}).to_string()
 }
 
-/// One buyer's requests: (function, status, handler ms).
+/// One buyer's requests: (function, status, handler ms), and its answers
+/// as the history checker reads them.
 async fn buyer(
     app: &App,
     event: &str,
@@ -107,85 +108,104 @@ async fn buyer(
     payment: String,
     hold_us: i64,
 ) -> (Vec<(&'static str, u16, f64)>, BuyerHistory) {
-    let mut log = Vec::new();
-    let mut history = BuyerHistory::default();
-    let timed = |started: Instant| started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
     let (status, order) = as_caller(
         "create-order",
         reply(app, "POST", &format!("/events/{event}/orders"), None, "{}"),
     )
     .await;
-    log.push(("create-order", status, timed(started)));
+    let log = vec![("create-order", status, ms_since(started))];
     let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else {
-        return (log, history);
+        return (log, BuyerHistory::default());
     };
     // The invariant check afterwards reads every order: a buyer of places
     // only is named by no seat, and its bucket sales are checked against it.
     local::invariants::remember_order(app, id);
-    let seats = match wants {
-        Wants::Seats(seats) => seats,
-        Wants::Places(q) => {
-            let (started, start) = (Instant::now(), wall_us());
-            let body = serde_json::json!({"quantity": q}).to_string();
-            let (status, answer) = as_caller(
-                "hold-ga",
-                reply(
-                    app,
-                    "PUT",
-                    &format!("/orders/{id}/ga/{GA_SECTION}"),
-                    Some(token),
-                    &body,
-                ),
-            )
-            .await;
-            log.push(("hold-ga", status, timed(started)));
-            let window = Window::new(start, wall_us());
-            history.places(window, id, u64::from(q), (status, &answer));
-            if confirm && status == 200 {
-                let body = serde_json::json!({"orderId": id, "paymentId": payment, "seats": [], "ga": [{"sectionId": GA_SECTION, "quantity": q}]});
-                let start = wall_us();
-                let status = send_confirm(app, id, body).await;
-                log.push(("confirm", status, timed(started)));
-                let window = Window::new(start, wall_us());
-                history.confirmed(window, id, &[], u64::from(q), status);
-            }
-            return (log, history);
-        }
+    let mut buyer = Buyer {
+        app,
+        id,
+        token,
+        log,
+        history: BuyerHistory::default(),
     };
-    let mut won = Vec::new();
-    for seat in seats {
+    let paying = confirm.then_some(payment.as_str());
+    match wants {
+        Wants::Places(q) => buyer.places(q, paying).await,
+        Wants::Seats(seats) => buyer.seats(seats, paying, hold_us).await,
+    }
+    (buyer.log, buyer.history)
+}
+
+fn ms_since(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1000.0
+}
+
+/// A buyer with its order: what it sent and what it was answered.
+struct Buyer<'a> {
+    app: &'a App,
+    id: &'a str,
+    token: &'a str,
+    log: Vec<(&'static str, u16, f64)>,
+    history: BuyerHistory,
+}
+
+impl Buyer<'_> {
+    /// hold-ga for `q` places, then (with a payment) confirm what it got.
+    async fn places(&mut self, q: u32, payment: Option<&str>) {
         let (started, start) = (Instant::now(), wall_us());
-        let (status, answer) = as_caller(
-            "get-seat",
-            reply(
-                app,
-                "POST",
-                &format!("/orders/{id}/seats/{seat}"),
-                Some(token),
-                "",
-            ),
-        )
-        .await;
-        log.push(("get-seat", status, timed(started)));
+        let body = serde_json::json!({"quantity": q}).to_string();
+        let path = format!("/orders/{}/ga/{GA_SECTION}", self.id);
+        let request = reply(self.app, "PUT", &path, Some(self.token), &body);
+        let (status, answer) = as_caller("hold-ga", request).await;
+        self.log.push(("hold-ga", status, ms_since(started)));
         let window = Window::new(start, wall_us());
-        history.claim(&seat, window, id, (status, &answer), window.end + hold_us);
-        if status == 200 && !won.contains(&seat) {
-            won.push(seat);
+        self.history
+            .places(window, self.id, u64::from(q), (status, &answer));
+        if let (Some(payment), 200) = (payment, status) {
+            let ga = serde_json::json!([{"sectionId": GA_SECTION, "quantity": q}]);
+            self.confirm(payment, &[], ga, u64::from(q)).await;
         }
     }
-    if confirm && !won.is_empty() {
-        let (started, start) = (Instant::now(), wall_us());
-        let status = send_confirm(
-            app,
-            id,
-            serde_json::json!({"orderId": id, "paymentId": payment, "seats": won}),
-        )
-        .await;
-        log.push(("confirm", status, timed(started)));
-        history.confirmed(Window::new(start, wall_us()), id, &won, 0, status);
+
+    /// get-seat for each of `seats`, then (with a payment) confirm those won.
+    async fn seats(&mut self, seats: Vec<String>, payment: Option<&str>, hold_us: i64) {
+        let mut won = Vec::new();
+        for seat in seats {
+            let (started, start) = (Instant::now(), wall_us());
+            let path = format!("/orders/{}/seats/{seat}", self.id);
+            let request = reply(self.app, "POST", &path, Some(self.token), "");
+            let (status, answer) = as_caller("get-seat", request).await;
+            self.log.push(("get-seat", status, ms_since(started)));
+            let window = Window::new(start, wall_us());
+            let answer = (status, &answer);
+            self.history
+                .claim(&seat, window, self.id, answer, window.end + hold_us);
+            if status == 200 && !won.contains(&seat) {
+                won.push(seat);
+            }
+        }
+        if let (Some(payment), false) = (payment, won.is_empty()) {
+            self.confirm(payment, &won, serde_json::json!([]), 0).await;
+        }
     }
-    (log, history)
+
+    /// A confirm of `seats` and `places` (as `ga`), paid by `payment`.
+    async fn confirm(
+        &mut self,
+        payment: &str,
+        seats: &[String],
+        ga: serde_json::Value,
+        places: u64,
+    ) {
+        let body =
+            serde_json::json!({"orderId": self.id, "paymentId": payment, "seats": seats, "ga": ga});
+        let (started, start) = (Instant::now(), wall_us());
+        let status = send_confirm(self.app, self.id, body).await;
+        self.log.push(("confirm", status, ms_since(started)));
+        let window = Window::new(start, wall_us());
+        self.history
+            .confirmed(window, self.id, seats, places, status);
+    }
 }
 
 /// A confirm signed as the payment backend signs it; its status.
@@ -316,12 +336,12 @@ fn draw_buyers(model: DemandModel) -> Vec<(Wants, bool)> {
         .collect()
 }
 
-/// The buyers, `in_flight` at a time, their answers counted into `out`;
-/// each function's handler times (ms).
 /// The buyers' durations by function, and their answers as the history
 /// checker reads them.
 type BuyersRun = (BTreeMap<&'static str, Vec<f64>>, OnSaleHistory);
 
+/// The buyers, the model's `in_flight` at a time, their answers counted
+/// into `out`; each function's handler times (ms) and the history.
 async fn run_buyers(
     app: &App,
     event: &str,

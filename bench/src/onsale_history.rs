@@ -22,7 +22,8 @@ pub(super) struct BuyerHistory {
 impl BuyerHistory {
     /// get-seat's answer to `order`'s claim on `seat`. Its refusals may
     /// come from the crowd gate's memory; a 503 may have held the seat
-    /// until `expires_by` at the latest.
+    /// until `expires_by` at the latest. A refusal about the order (its
+    /// hold lapsed, its limit) says nothing about the seat: no operation.
     pub(super) fn claim(
         &mut self,
         seat: &str,
@@ -33,6 +34,7 @@ impl BuyerHistory {
     ) {
         match seat_claim(window, order, answer, true, expires_by) {
             Some(op) => self.seats.push((seat.to_owned(), op)),
+            None if answer.0 == 409 => {}
             None => self.unread += 1,
         }
     }
@@ -214,6 +216,86 @@ mod tests {
         let verdict = history.judge("FLOOR", 10);
         assert_eq!(verdict.unread, 1);
         assert!(!verdict.ok());
+    }
+
+    const HELD_UNTIL_NOON: &str = "2026-11-27T12:00:00Z";
+
+    fn noon() -> Micros {
+        micros_of(HELD_UNTIL_NOON).unwrap_or(0)
+    }
+
+    #[test]
+    fn a_refusal_explained_only_by_a_claim_that_answered_503_is_accepted() {
+        let mut a = BuyerHistory::default();
+        a.claim(
+            "S1-1-3",
+            window(0, 10),
+            "a",
+            (503, &serde_json::json!({})),
+            noon(),
+        );
+        let mut b = BuyerHistory::default();
+        let refused = serde_json::json!({"error": "seat-held"});
+        b.claim("S1-1-3", window(20, 30), "b", (409, &refused), noon());
+        let mut history = OnSaleHistory::default();
+        history.add(a);
+        history.add(b);
+        let verdict = history.judge("FLOOR", 10);
+        assert!(verdict.ok(), "{verdict:?}");
+    }
+
+    #[test]
+    fn a_refusal_from_memory_soon_after_a_hold_lapsed_is_accepted() {
+        let held = serde_json::json!({"expiresAt": "1970-01-01T00:00:01Z"});
+        let mut a = BuyerHistory::default();
+        a.claim("S1-1-4", window(0, 10), "a", (200, &held), 0);
+        let mut b = BuyerHistory::default();
+        let refused = serde_json::json!({"error": "seat-held"});
+        // Two seconds after the hold lapsed: within the crowd gate's memory.
+        b.claim(
+            "S1-1-4",
+            window(3_000_000, 3_000_010),
+            "b",
+            (409, &refused),
+            0,
+        );
+        let mut history = OnSaleHistory::default();
+        history.add(a);
+        history.add(b);
+        let verdict = history.judge("FLOOR", 10);
+        assert!(verdict.ok(), "{verdict:?}");
+    }
+
+    #[test]
+    fn a_claim_after_a_hold_lapsed_unsold_is_accepted_and_a_refusal_about_the_order_is_no_operation(
+    ) {
+        let early = serde_json::json!({"expiresAt": "1970-01-01T00:00:01Z"});
+        let later = serde_json::json!({"expiresAt": HELD_UNTIL_NOON});
+        let mut a = BuyerHistory::default();
+        a.claim("S1-1-5", window(0, 10), "a", (200, &early), 0);
+        let lapsed = serde_json::json!({"error": "order-not-holdable"});
+        a.claim("S1-1-6", window(20, 30), "a", (409, &lapsed), 0);
+        let mut b = BuyerHistory::default();
+        b.claim(
+            "S1-1-5",
+            window(2_000_000, 2_000_010),
+            "b",
+            (200, &later),
+            0,
+        );
+        b.confirmed(
+            window(2_000_020, 2_000_030),
+            "b",
+            &["S1-1-5".into()],
+            0,
+            200,
+        );
+        let mut history = OnSaleHistory::default();
+        history.add(a);
+        history.add(b);
+        let verdict = history.judge("FLOOR", 10);
+        assert!(verdict.ok(), "{verdict:?}");
+        assert_eq!((verdict.seats, verdict.unread), (1, 0));
     }
 
     #[test]
