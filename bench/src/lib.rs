@@ -50,6 +50,7 @@ mod queue_model;
 mod queue_pause;
 mod queue_projection;
 mod raw;
+mod replay;
 mod scale;
 pub mod scale_doc;
 pub mod scale_limits;

@@ -8,7 +8,7 @@
 
 use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
 use super::onsale_history::{BuyerHistory, HistoryVerdict, OnSaleHistory};
-use super::pricing::{old_layout, price, project, Projection};
+use super::pricing::{old_layout, price, price_each, project, Projection};
 use crate::capacity::{self, as_caller, CapacityRecorder};
 use crate::{reply, unique, Rng, Timing};
 use lambda_http::Body;
@@ -55,6 +55,8 @@ pub struct OnSale {
     pub violations: usize,
     /// The buyers' answers judged by the history checker.
     pub history: HistoryVerdict,
+    /// The recorded requests replayed through DynamoDB's limits.
+    pub replays: Vec<crate::replay::Replayed>,
     /// The seat map of the sold-through event: reply bytes raw and gzip,
     /// read units per uncached request, and uncached request latencies.
     pub map_bytes: usize,
@@ -498,7 +500,8 @@ async fn price_traffic(
             *out.round_trips.entry(caller.to_owned()).or_default() += 1;
         }
     }
-    let charges = price(app, records).await?;
+    let priced = price_each(app, records).await?;
+    let charges: Vec<capacity::Charge> = priced.iter().flat_map(|p| p.charges.clone()).collect();
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
     out.index_write_units = charges
@@ -516,6 +519,13 @@ async fn price_traffic(
         "old keys",
         capacity::totals(&charges, &old_layout),
         attempts,
+    );
+    out.replays = crate::replay::on_sale_replays(
+        &priced,
+        attempts,
+        out.new_keys.ceiling,
+        crate::scale::TARGET_CLAIMS_PER_SECOND,
+        &old_layout,
     );
     out.charges = charges;
     Ok(())
@@ -549,6 +559,7 @@ async fn check_table(
     }
     out.ok = check.violations.is_empty()
         && out.history.ok()
+        && out.old_keys_throttle()
         && out.unavailable == 0
         && out.sold_seats > 0
         && out.oversold_places == 0

@@ -93,11 +93,31 @@ pub(super) async fn price(
     app: &App,
     records: &[capacity::Recorded],
 ) -> Result<Vec<capacity::Charge>, String> {
+    let each = price_each(app, records).await?;
+    Ok(each.into_iter().flat_map(|p| p.charges).collect())
+}
+
+/// Each of `records` priced (as [`price`] prices them, in one ledger),
+/// with whether it writes: what the replay offers, in recorded order.
+/// Records that cost nothing are left out.
+pub(super) async fn price_each(
+    app: &App,
+    records: &[capacity::Recorded],
+) -> Result<Vec<crate::replay::Priced>, String> {
     let schema = Schema::seatclaim();
     let keys = capacity::touched_items(records, &schema);
     let sizes = item_sizes(app, &keys).await?;
     let size = |pk: &str, sk: &str| sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-    Ok(capacity::charges(records, &schema, &size, &|_, _| None))
+    let each = capacity::charges_each(records, &schema, &size, &|_, _| None);
+    Ok(records
+        .iter()
+        .zip(each)
+        .filter(|(_, charges)| !charges.is_empty())
+        .map(|(r, charges)| crate::replay::Priced {
+            write: capacity::is_write(&r.op),
+            charges,
+        })
+        .collect())
 }
 
 pub(super) async fn item_sizes(

@@ -11,7 +11,7 @@ use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use crate::{Bound, Goal};
 
 /// The rate of claim attempts the issue sets as the goal.
-const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;
+pub(crate) const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;
 
 /// How long one sweep may run: expire-holds' timeout in template.yaml
 /// (without one, the minute until the next).
@@ -105,6 +105,10 @@ impl OnSale {
         );
         key_rows(&mut out, &self.old_keys, attempts);
         key_rows(&mut out, &self.new_keys, attempts);
+        out.push_str(&super::replay::markdown(&self.replays));
+        if let Some(goal) = self.replay_goal() {
+            let _ = writeln!(out, "\nNew keys below their ceiling: {}.", goal.judged());
+        }
         let _ = writeln!(
             out,
             "\nSeat map of this event after the on-sale ({} stream records folded into the projection in {:.1} s): **{} bytes** raw, **{} bytes** gzip; **{:.1} read units** per uncached request (the event, then one eventually consistent read per row of up to 1,000 seats, 100 per BatchGetItem); uncached request p50 **{:.1} ms**, p99 {:.1} ms ({} requests, each in a fresh process). A process reuses a map it read for a second, and CloudFront for another.\n",
@@ -165,8 +169,34 @@ impl OnSale {
         let refusals = self.sold_out.iter().flat_map(|phase| phase.goals());
         [self.sweep_goal(), self.ceiling_goal()]
             .into_iter()
+            .chain(self.replay_goal())
             .chain(refusals)
             .collect()
+    }
+
+    /// Replayed through DynamoDB's limits below its ceiling, the new layout
+    /// throttles nothing: the projection's own claim, checked by the meter.
+    pub fn replay_goal(&self) -> Option<Goal> {
+        let below = self.replays.iter().find(|r| r.layout == "new keys")?;
+        Some(Goal::new(
+            format!(
+                "on-sale replayed through DynamoDB's limits at {:.0} claim attempts/s (new keys): share of requests throttled",
+                below.per_second
+            ),
+            below.throttled_share(),
+            Bound::AtMost(0.0),
+            "`replay::BELOW_THE_CEILING` of the new keys' projected ceiling: the projection says nothing throttles there",
+        ))
+    }
+
+    /// The old layout, replayed at the same rate, throttles: what the new
+    /// keys were for.
+    pub fn old_keys_throttle(&self) -> bool {
+        self.replays
+            .iter()
+            .filter(|r| r.layout == "old keys")
+            .all(|r| r.throttled_share() > 0.0)
+            && !self.replays.is_empty()
     }
 
     /// The on-sale's DynamoDB key ceiling (new keys, the lower of its

@@ -223,7 +223,8 @@ impl CapacityMeter {
     }
 }
 
-fn is_write(op: &str) -> bool {
+/// Whether DynamoDB counts `op` against the write quota.
+pub fn is_write(op: &str) -> bool {
     matches!(
         op,
         "PutItem" | "UpdateItem" | "DeleteItem" | "BatchWriteItem" | "TransactWriteItems"

@@ -26,9 +26,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use metering::{at, CapacityMeter, Metered};
+pub use metering::{at, is_write, CapacityMeter, Metered};
 pub use recorder::{as_caller, CapacityRecorder, Recorded};
-pub use units::{charges, item_size, touched_items};
+pub use units::{charges, charges_each, item_size, touched_items};
 
 /// A partition's limits (DynamoDB developer guide, "partitions").
 pub const PARTITION_WRITE_UNITS: f64 = 1_000.0;

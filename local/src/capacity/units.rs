@@ -145,6 +145,18 @@ pub fn charges(
     item_size: &dyn Fn(&str, &str) -> Option<usize>,
     index_pk: &dyn Fn(&str, &str) -> Option<String>,
 ) -> Vec<Charge> {
+    charges_each(records, schema, item_size, index_pk).concat()
+}
+
+/// [`charges`], one list per record (empty for a record that cost
+/// nothing), priced in order as one ledger: what an item's index entry
+/// costs depends on the records before it.
+pub fn charges_each(
+    records: &[Recorded],
+    schema: &Schema,
+    item_size: &dyn Fn(&str, &str) -> Option<usize>,
+    index_pk: &dyn Fn(&str, &str) -> Option<String>,
+) -> Vec<Vec<Charge>> {
     let mut ledger = Ledger {
         schema,
         item_size,
@@ -153,14 +165,15 @@ pub fn charges(
         op: "",
         out: Vec::new(),
     };
+    let mut each = Vec::with_capacity(records.len());
     for record in records {
-        let Some(effect) = outcome(record) else {
-            continue;
-        };
-        ledger.op = &record.op;
-        ledger.price(record, effect);
+        if let Some(effect) = outcome(record) {
+            ledger.op = &record.op;
+            ledger.price(record, effect);
+        }
+        each.push(std::mem::take(&mut ledger.out));
     }
-    ledger.out
+    each
 }
 
 /// The table keys (pk, sk) of every item the records write or check, for
