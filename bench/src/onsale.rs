@@ -55,8 +55,8 @@ pub struct OnSale {
     pub violations: usize,
     /// The buyers' answers judged by the history checker.
     pub history: HistoryVerdict,
-    /// The recorded requests replayed through DynamoDB's limits.
-    pub replays: Vec<crate::replay::Replayed>,
+    /// The recorded requests replayed through the capacity meter.
+    pub replays: crate::replay::Replays,
     /// The seat map of the sold-through event: reply bytes raw and gzip,
     /// read units per uncached request, and uncached request latencies.
     pub map_bytes: usize,
@@ -520,13 +520,8 @@ async fn price_traffic(
         capacity::totals(&charges, &old_layout),
         attempts,
     );
-    out.replays = crate::replay::on_sale_replays(
-        &priced,
-        attempts,
-        out.new_keys.ceiling,
-        crate::scale::TARGET_CLAIMS_PER_SECOND,
-        &old_layout,
-    );
+    out.replays =
+        crate::replay::on_sale_replays(&priced, attempts, crate::scale::TARGET_CLAIMS_PER_SECOND);
     out.charges = charges;
     Ok(())
 }

@@ -115,6 +115,7 @@ pub(super) async fn price_each(
         .filter(|(_, charges)| !charges.is_empty())
         .map(|(r, charges)| crate::replay::Priced {
             write: capacity::is_write(&r.op),
+            retried: crate::replay::sdk_retries(&r.op),
             charges,
         })
         .collect())

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
 use super::onsale::OnSale;
 use super::pricing::Projection;
+use super::replay::{Layout, Rate, Replayed};
 use super::scale_model::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use crate::{Bound, Goal};
@@ -174,29 +175,31 @@ impl OnSale {
             .collect()
     }
 
-    /// Replayed through DynamoDB's limits below its ceiling, the new layout
-    /// throttles nothing: the projection's own claim, checked by the meter.
+    /// Replayed through the capacity meter below the new layout's ceiling
+    /// under that meter, the new layout throttles nothing.
     pub fn replay_goal(&self) -> Option<Goal> {
-        let below = self.replays.iter().find(|r| r.layout == "new keys")?;
+        let (claims, below) = self.replays.find(Rate::BelowTheCeiling, Layout::New)?;
         Some(Goal::new(
             format!(
-                "on-sale replayed through DynamoDB's limits at {:.0} claim attempts/s (new keys): share of requests throttled",
-                below.per_second
+                "on-sale replayed through the capacity meter at {claims:.0} claim attempts/s (new keys): share of requests throttled"
             ),
             below.throttled_share(),
             Bound::AtMost(0.0),
-            "`replay::BELOW_THE_CEILING` of the new keys' projected ceiling: the projection says nothing throttles there",
+            "`replay::BELOW_THE_CEILING` of the new keys' ceiling under the meter (modelled): below it, nothing should throttle",
         ))
     }
 
-    /// The old layout, replayed at the same rate, throttles: what the new
+    /// The old layout, replayed at the same rates, throttles: what the new
     /// keys were for.
     pub fn old_keys_throttle(&self) -> bool {
-        self.replays
+        let old: Vec<&Replayed> = self
+            .replays
+            .runs
             .iter()
-            .filter(|r| r.layout == "old keys")
-            .all(|r| r.throttled_share() > 0.0)
-            && !self.replays.is_empty()
+            .map(|(_, _, run)| run)
+            .filter(|run| run.layout == Layout::Old)
+            .collect();
+        !old.is_empty() && old.iter().all(|run| run.throttled_share() > 0.0)
     }
 
     /// The on-sale's DynamoDB key ceiling (new keys, the lower of its

@@ -309,6 +309,37 @@ fn index_entries_written_while_recording_are_remembered() {
 }
 
 #[test]
+fn charges_each_keeps_each_records_charges_apart_in_one_ledger() {
+    let keys = json!({SHARD_ATTRS: {"S": "PENDING#6"}, "pendingExpiresAt": {"N": "1"}});
+    let retire = json!({"Key": {"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}}, "UpdateExpression": "REMOVE #s, #e",
+                        "ExpressionAttributeNames": {"#s": "pendingShard", "#e": "pendingExpiresAt"}});
+    let records = [
+        ok(
+            "PutItem",
+            json!({"Item": item("ORDER#3", "ORDER", 200, keys)}),
+        ),
+        failed(
+            "PutItem",
+            "ConditionalCheckFailedException",
+            json!({"Item": item("ORDER#4", "ORDER", 200, json!({}))}),
+        ),
+        ok("UpdateItem", retire.clone()),
+        ok("UpdateItem", retire),
+    ];
+    let none = |_: &str, _: &str| None;
+    let each = charges_each(&records, &Schema::seatclaim(), &none, &|_, _| None);
+    let counts: Vec<usize> = each.iter().map(Vec::len).collect();
+    // The put and its index entry; the failed put's check; the first
+    // update takes the entry out (the ledger remembers it went in), the
+    // second has none to take.
+    assert_eq!(counts, [2, 1, 2, 1]);
+    assert_eq!(
+        each.concat(),
+        charges(&records, &Schema::seatclaim(), &none, &|_, _| None)
+    );
+}
+
+#[test]
 fn update_expressions_are_read_through_names() {
     let index = super::super::IndexSpec::pending_by_expiry();
     let changes = |expr: &str| {
