@@ -63,6 +63,9 @@ pub(super) async fn project_stream(
         .await
 }
 
+/// How often a scenario's setup sends a request again after a 503.
+const SETUP_RETRIES: u32 = 5;
+
 /// An event of one row of `seats` in section A.
 pub(super) async fn create_event(
     app: &App,
@@ -85,15 +88,19 @@ pub(super) async fn create_event_from(
     id: &str,
     body: &serde_json::Value,
 ) -> Result<(), String> {
-    match reply(
-        app,
-        "PUT",
-        &format!("/events/{id}"),
-        None,
-        &body.to_string(),
-    )
-    .await
-    {
+    let (uri, body) = (format!("/events/{id}"), body.to_string());
+    let mut answer = reply(app, "PUT", &uri, None, &body).await;
+    // A 503 asks for a retry (DynamoDB Local, between scenarios, can stall
+    // past the SDK's timeouts); create-event is retry-safe. Setup only:
+    // no scenario's figures include it.
+    for _ in 0..SETUP_RETRIES {
+        if answer.0 != 503 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        answer = reply(app, "PUT", &uri, None, &body).await;
+    }
+    match answer {
         (201, _) => Ok(()),
         // Out of create-event's budget: finish it as the sweep would.
         (202, _) => {
