@@ -112,7 +112,8 @@ async fn orders_of_a_limited_event_need_a_buyer() {
 async fn concurrent_claims_by_one_buyers_orders_end_at_exactly_the_limit() {
     let app = fresh_app().await;
     let limit = 6;
-    let ev = limited_event(&app, 100, 0, limit).await;
+    // Seat 101 is for another buyer: any six of the first 100 may be held.
+    let ev = limited_event(&app, 101, 0, limit).await;
     let counter = local::metrics::RequestCounter::default();
     let mut orders = Vec::new();
     for _ in 0..10 {
@@ -138,7 +139,7 @@ async fn concurrent_claims_by_one_buyers_orders_end_at_exactly_the_limit() {
     assert_eq!(counted(&app, &ev, BUYER, limit).await, limit);
     // Another buyer is not counted with this one.
     let other = buyer_order(&app, &ev, "user:43").await;
-    let reply = claim(&app, &other, "A-1-100").await;
+    let reply = claim(&app, &other, "A-1-101").await;
     assert_eq!(reply.0, 200, "{}", reply.1);
     testkit::assert_invariants(&app, &ev).await;
 }
