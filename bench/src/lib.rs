@@ -41,6 +41,7 @@ mod ga;
 pub mod goals;
 pub mod heap;
 mod onsale;
+mod onsale_buyers;
 mod onsale_history;
 mod ops;
 mod pricing;
