@@ -172,6 +172,15 @@ mod tests {
         Window::new(start, end)
     }
 
+    /// The buyers' histories judged together, with room for 10 places.
+    fn judged(buyers: Vec<BuyerHistory>) -> HistoryVerdict {
+        let mut history = OnSaleHistory::default();
+        for buyer in buyers {
+            history.add(buyer);
+        }
+        history.judge("FLOOR", 10)
+    }
+
     #[test]
     fn a_seat_sold_to_one_and_then_held_by_another_is_rejected() {
         let mut a = BuyerHistory::default();
@@ -180,10 +189,7 @@ mod tests {
         a.confirmed(window(20, 30), "a", &["S1-1-1".into()], 0, 200);
         let mut b = BuyerHistory::default();
         b.claim("S1-1-1", window(40, 50), "b", (200, &held), 0);
-        let mut history = OnSaleHistory::default();
-        history.add(a);
-        history.add(b);
-        let verdict = history.judge("FLOOR", 10);
+        let verdict = judged(vec![a, b]);
         assert!(!verdict.verdict.violations.is_empty(), "{verdict:?}");
         assert!(!verdict.ok());
     }
@@ -211,9 +217,7 @@ mod tests {
     fn a_grant_that_does_not_say_until_when_is_unread() {
         let mut buyer = BuyerHistory::default();
         buyer.places(window(0, 1), "o", 1, (200, &serde_json::json!({})));
-        let mut history = OnSaleHistory::default();
-        history.add(buyer);
-        let verdict = history.judge("FLOOR", 10);
+        let verdict = judged(vec![buyer]);
         assert_eq!(verdict.unread, 1);
         assert!(!verdict.ok());
     }
@@ -237,10 +241,7 @@ mod tests {
         let mut b = BuyerHistory::default();
         let refused = serde_json::json!({"error": "seat-held"});
         b.claim("S1-1-3", window(20, 30), "b", (409, &refused), noon());
-        let mut history = OnSaleHistory::default();
-        history.add(a);
-        history.add(b);
-        let verdict = history.judge("FLOOR", 10);
+        let verdict = judged(vec![a, b]);
         assert!(verdict.ok(), "{verdict:?}");
     }
 
@@ -259,10 +260,7 @@ mod tests {
             (409, &refused),
             0,
         );
-        let mut history = OnSaleHistory::default();
-        history.add(a);
-        history.add(b);
-        let verdict = history.judge("FLOOR", 10);
+        let verdict = judged(vec![a, b]);
         assert!(verdict.ok(), "{verdict:?}");
     }
 
@@ -290,10 +288,7 @@ mod tests {
             0,
             200,
         );
-        let mut history = OnSaleHistory::default();
-        history.add(a);
-        history.add(b);
-        let verdict = history.judge("FLOOR", 10);
+        let verdict = judged(vec![a, b]);
         assert!(verdict.ok(), "{verdict:?}");
         assert_eq!((verdict.seats, verdict.unread), (1, 0));
     }
@@ -303,8 +298,6 @@ mod tests {
         let mut buyer = BuyerHistory::default();
         let refused = serde_json::json!({"error": "seat-held"});
         buyer.claim("S1-1-2", window(0, 10), "a", (409, &refused), 0);
-        let mut history = OnSaleHistory::default();
-        history.add(buyer);
-        assert!(!history.judge("FLOOR", 10).ok());
+        assert!(!judged(vec![buyer]).ok());
     }
 }

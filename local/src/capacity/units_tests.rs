@@ -281,21 +281,22 @@ fn updates_and_deletes_cost_the_stored_size_and_move_index_entries() {
     );
 }
 
-#[test]
-fn index_entries_written_while_recording_are_remembered() {
+/// ORDER#3 put into the index on PENDING#6, and an update that takes it
+/// out.
+fn indexed_order_and_its_retirement() -> (Recorded, Recorded) {
     let keys = json!({SHARD_ATTRS: {"S": "PENDING#6"}, "pendingExpiresAt": {"N": "1"}});
     let retire = json!({"Key": {"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}}, "UpdateExpression": "REMOVE #s, #e",
                         "ExpressionAttributeNames": {"#s": "pendingShard", "#e": "pendingExpiresAt"}});
-    let records = [
-        ok(
-            "PutItem",
-            json!({"Item": item("ORDER#3", "ORDER", 200, keys)}),
-        ),
-        // The put's shard, not the hook's (PENDING#3).
-        ok("UpdateItem", retire.clone()),
-        // Out of the index already: no index write.
-        ok("UpdateItem", retire),
-    ];
+    let put = json!({"Item": item("ORDER#3", "ORDER", 200, keys)});
+    (ok("PutItem", put), ok("UpdateItem", retire))
+}
+
+#[test]
+fn index_entries_written_while_recording_are_remembered() {
+    let (put, retire) = indexed_order_and_its_retirement();
+    // The retirement: the put's shard, not the hook's (PENDING#3); then
+    // out of the index already, no index write.
+    let records = [put, retire.clone(), retire];
     assert_eq!(
         price(&records, &[]),
         [
@@ -310,21 +311,13 @@ fn index_entries_written_while_recording_are_remembered() {
 
 #[test]
 fn charges_each_keeps_each_records_charges_apart_in_one_ledger() {
-    let keys = json!({SHARD_ATTRS: {"S": "PENDING#6"}, "pendingExpiresAt": {"N": "1"}});
-    let retire = json!({"Key": {"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}}, "UpdateExpression": "REMOVE #s, #e",
-                        "ExpressionAttributeNames": {"#s": "pendingShard", "#e": "pendingExpiresAt"}});
+    let (put, retire) = indexed_order_and_its_retirement();
+    let refused = json!({"Item": item("ORDER#4", "ORDER", 200, json!({}))});
     let records = [
-        ok(
-            "PutItem",
-            json!({"Item": item("ORDER#3", "ORDER", 200, keys)}),
-        ),
-        failed(
-            "PutItem",
-            "ConditionalCheckFailedException",
-            json!({"Item": item("ORDER#4", "ORDER", 200, json!({}))}),
-        ),
-        ok("UpdateItem", retire.clone()),
-        ok("UpdateItem", retire),
+        put,
+        failed("PutItem", "ConditionalCheckFailedException", refused),
+        retire.clone(),
+        retire,
     ];
     let none = |_: &str, _: &str| None;
     let each = charges_each(&records, &Schema::seatclaim(), &none, &|_, _| None);
