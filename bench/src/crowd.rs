@@ -221,7 +221,7 @@ async fn stampede(
     LAST_SECOND.fetch_max(t0.0, Ordering::SeqCst);
     let arrival = move |i: usize| Millis(t0.0 + (i as i64 * 1_000) / requests.max(1) as i64);
     // Instances run concurrently; DynamoDB Local takes so many at once.
-    let in_flight = Arc::new(Semaphore::new(64));
+    let in_flight = Arc::new(Semaphore::new(crate::setup::LOCAL_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     for k in 0..instances {
         let instance = app.new_process();

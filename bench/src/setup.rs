@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 
 /// Seeds `seats` of `event` as sold to `order` (paid by `payment`) through
 /// the store's seeding call, which uses a late payment's own expressions,
-/// 64 at a time: the seats it sold (a seat not free is left as it is).
+/// [`LOCAL_IN_FLIGHT`] at a time: the seats it sold (a seat not free is left as it is).
 pub(super) async fn seed_sold_seats(
     app: &App,
     event: &EventId,
@@ -19,7 +19,7 @@ pub(super) async fn seed_sold_seats(
     payment: &PaymentId,
 ) -> Result<Vec<SeatId>, String> {
     let now = shared::world::now();
-    let in_flight = Arc::new(Semaphore::new(64));
+    let in_flight = Arc::new(Semaphore::new(LOCAL_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     for seat in seats {
         let (store, event, order, payment, in_flight) = (
@@ -62,6 +62,11 @@ pub(super) async fn project_stream(
         })
         .await
 }
+
+/// Requests the bench keeps in flight at DynamoDB Local where a scenario
+/// does not measure concurrency itself: as many as it serves at once on
+/// these cores without dropping connections.
+pub(super) const LOCAL_IN_FLIGHT: usize = 64;
 
 /// How often a scenario's setup sends a request again after a 503.
 const SETUP_RETRIES: u32 = 5;

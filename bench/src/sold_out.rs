@@ -418,7 +418,7 @@ async fn refuse(
             order.token.clone(),
         ));
     }
-    let in_flight = Arc::new(Semaphore::new(64));
+    let in_flight = Arc::new(Semaphore::new(crate::setup::LOCAL_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     for (instance, work) in instances.iter().zip(by_instance) {
         let (instance, in_flight) = (instance.clone(), in_flight.clone());

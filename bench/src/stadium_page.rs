@@ -136,11 +136,11 @@ async fn lay_mix(
 }
 
 /// Claims `seats` through the store, as many to an order as an order may
-/// hold, 64 at a time: the claims won.
+/// hold, [`crate::setup::LOCAL_IN_FLIGHT`] at a time: the claims won.
 async fn hold_seats(app: &App, event: &str, seats: Vec<SeatId>) -> Result<Vec<SeatId>, String> {
     let per_order = app.config.max_seats_per_order.max(1) as usize;
     let orders = create_orders(app, event, seats.len().div_ceil(per_order)).await?;
-    let in_flight = Arc::new(Semaphore::new(64));
+    let in_flight = Arc::new(Semaphore::new(crate::setup::LOCAL_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, seat) in seats.into_iter().enumerate() {
         let (order_id, token) = orders[i / per_order].claimant()?;
