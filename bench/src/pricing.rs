@@ -93,8 +93,12 @@ pub(super) async fn price(
     app: &App,
     records: &[capacity::Recorded],
 ) -> Result<Vec<capacity::Charge>, String> {
-    let each = price_each(app, records).await?;
-    Ok(each.into_iter().flat_map(|p| p.charges).collect())
+    Ok(flattened(&price_each(app, records).await?))
+}
+
+/// Every charge of `requests`, in order.
+pub(super) fn flattened(requests: &[crate::replay::Priced]) -> Vec<capacity::Charge> {
+    requests.iter().flat_map(|p| p.charges.clone()).collect()
 }
 
 /// Each of `records` priced (as [`price`] prices them, in one ledger),

@@ -17,9 +17,12 @@ use shared::domain::{EventId, Millis};
 use shared::App;
 use tokio::sync::Semaphore;
 
-use super::pricing::price;
-use super::queue_model::{join_queue, put_queue, QueueModel, QueueRun};
+use super::pricing::{flattened, price_each};
+use super::queue_model::{
+    join_queue, put_queue, QueueModel, QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S,
+};
 use super::queue_projection::per_request;
+use super::replay::{replays, Layout, Priced, Stream};
 use crate::capacity::{CapacityRecorder, Recorded};
 use crate::{create_event, reply, unique, Timing, HOLD_SECONDS};
 
@@ -240,10 +243,14 @@ async fn price_run(
     tick_records: &[Recorded],
     ticks: u64,
 ) -> Result<(), String> {
-    let (join_charges, poll_charges) = (price(app, join_records).await?, price(app, polls).await?);
+    let joined = price_each(app, join_records).await?;
+    let polled = price_each(app, polls).await?;
+    let ticked = price_each(app, tick_records).await?;
+    replay(run, n as f64, (&joined, &polled), (&ticked, ticks));
+    let (join_charges, poll_charges) = (flattened(&joined), flattened(&polled));
     run.join = super::queue_projection::ceiling(&join_charges, n, join_records);
     run.status = super::queue_projection::ceiling(&poll_charges, n, polls);
-    let tick_charges = price(app, tick_records).await?;
+    let tick_charges = flattened(&ticked);
     let n = n as u64;
     run.join_request = per_request(&join_charges, join_records, n);
     run.poll_request = per_request(&poll_charges, polls, n);
@@ -262,6 +269,29 @@ async fn price_run(
     run.cost =
         super::queue_projection::cost(run, &join_charges, &poll_charges, &tick_charges, ticks);
     Ok(())
+}
+
+/// The joins and the polls (`n` of each), each replayed through the
+/// capacity meter beside the admitter's `ticks` ticks at their own pace
+/// (one every [`TICK_MS`], whatever the crowd), against the contract's
+/// rates.
+fn replay(
+    run: &mut QueueRun,
+    n: f64,
+    (joined, polled): (&[Priced], &[Priced]),
+    (ticked, ticks): (&[Priced], u64),
+) {
+    let ticking = Stream::steady(ticked, ticks as f64 * TICK_MS as f64 / 1_000.0);
+    run.join_replays = replays(
+        &[Stream::recorded(joined, n), ticking],
+        JOIN_GOAL_PER_S,
+        &[Layout::New],
+    );
+    run.status_replays = replays(
+        &[Stream::recorded(polled, n), ticking],
+        STATUS_GOAL_PER_S,
+        &[Layout::New],
+    );
 }
 
 /// `n` visitors join, `in_flight` at a time; each join's latency goes to

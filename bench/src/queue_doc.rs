@@ -5,9 +5,11 @@ use std::fmt::Write as _;
 
 use super::end_to_end::{self, bindings, Binding, RouteCost};
 use super::queue_model::{Ceiling, PerRequest, QueueRun, INVERSION_BOUND_MS, PAUSE_LAG_GOAL_MS};
+use super::replay::{method, table, BELOW_THE_CEILING};
 use super::scale_limits::parameter_default;
 use super::scale_model::{template, AWS_REQUEST_MS};
 use crate::Goal;
+use shared::admitter::TICK_MS;
 
 impl QueueRun {
     /// Each queue route's ceiling end to end: the DynamoDB key ceiling
@@ -193,6 +195,7 @@ impl QueueRun {
              its copy once per that many requests, and the instances spread over the {} copies.\n",
             shared::store::QUEUE_COPIES
         );
+        out.push_str(&self.replay_markdown());
         out.push_str(&self.end_to_end());
         let _ = writeln!(
             out,
@@ -212,6 +215,33 @@ impl QueueRun {
             self.polls_per_visitor,
             self.mean_wait_s,
         );
+        out
+    }
+
+    /// The joins and the polls replayed through the capacity meter, and
+    /// their goals (after the four [`Self::goal`] names).
+    fn replay_markdown(&self) -> String {
+        let mut out = format!(
+            "## Replayed through the capacity meter\n\n\
+             The joins' recorded requests, and then the polls', each beside the admitter's ticks at their recorded cost and their own pace (one every {TICK_MS} ms of the simulated clock, whatever the crowd). {}\n",
+            method()
+        );
+        let runs = [
+            ("Joins", "joins/s", &self.join_replays),
+            ("Status polls", "polls/s", &self.status_replays),
+        ];
+        for (what, unit, replays) in runs {
+            let _ = writeln!(
+                out,
+                "\n{what}: the new keys' ceiling under this meter is **{:.0} {unit}** (modelled); the rates are {BELOW_THE_CEILING} of it and the contract's goal:\n\n{}",
+                replays.ceiling,
+                table(replays, unit)
+            );
+        }
+        for goal in self.goals().iter().skip(4) {
+            let _ = writeln!(out, "- {}: {}", goal.figure, goal.judged());
+        }
+        out.push('\n');
         out
     }
 }

@@ -8,6 +8,7 @@
 use shared::domain::Millis;
 use shared::App;
 
+use crate::replay::Replays;
 use crate::{reply, Bound, Goal, Row, Timing};
 
 /// The contract's goals (issue 19).
@@ -66,6 +67,10 @@ pub struct QueueRun {
     pub tick_request: PerRequest,
     /// Dollars per 1,000 admitted visitors, by part.
     pub cost: Vec<(&'static str, f64)>,
+    /// The joins, and the polls, replayed through the capacity meter
+    /// beside the admitter's ticks.
+    pub join_replays: Replays,
+    pub status_replays: Replays,
 }
 
 /// A route's projected ceiling from its recorded requests.
@@ -135,12 +140,21 @@ impl QueueRun {
                 "issue 19's goal",
             )
         };
-        vec![
+        let replayed = [
+            self.join_replays
+                .below_the_ceiling_goal("queue joins", "joins/s"),
+            self.status_replays
+                .below_the_ceiling_goal("visitor-status polls", "polls/s"),
+        ];
+        [
             lag("pause", self.pause_lag_ms),
             lag("resume", self.resume_lag_ms),
             ceiling("queue join", &self.join, JOIN_GOAL_PER_S),
             ceiling("visitor-status", &self.status, STATUS_GOAL_PER_S),
         ]
+        .into_iter()
+        .chain(replayed.into_iter().flatten())
+        .collect()
     }
 
     /// The counts: every visitor admitted once, in order, at the pace, and

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::capacity::meter::{Limits, Meter};
 use crate::capacity::{Charge, Target};
-use crate::Rng;
+use crate::{Bound, Goal, Rng};
 
 /// The SDK's standard retry (`RetryConfig::standard()`, what the functions
 /// build): 3 attempts, full-jitter back-off from 1 s, doubling, at most
@@ -117,45 +117,90 @@ pub fn warmed_table() -> Limits {
 /// their shares of the load, as the projection assumes).
 pub const REPLAY_SECONDS: f64 = 10.0;
 
-/// Replays `requests` in order, evenly spaced at `per_second`, for at
-/// least `seconds` (from the first again where they run out), each
-/// charged under `layout` through a [`Meter`] of `limits`. A throttled
-/// attempt the SDK retries is tried again after its back-off (jitter
-/// drawn from `seed`) until [`SDK_ATTEMPTS`].
-pub fn replay(
-    requests: &[Priced],
-    (per_second, seconds): (f64, f64),
+/// One kind of recorded request in a replay, offered at its own rate: so
+/// many of its requests for each unit of the replay's rate (a claim
+/// attempt, a join), and a fixed number a second besides (the admitter's
+/// ticks, which keep their pace whatever the crowd does).
+#[derive(Debug, Clone, Copy)]
+pub struct Stream<'a> {
+    pub requests: &'a [Priced],
+    pub per_unit: f64,
+    pub fixed_per_second: f64,
+}
+
+impl<'a> Stream<'a> {
+    /// `requests`, made by `units` of the replay's rate.
+    pub fn recorded(requests: &'a [Priced], units: f64) -> Self {
+        Stream {
+            requests,
+            per_unit: requests.len() as f64 / units.max(1e-9),
+            fixed_per_second: 0.0,
+        }
+    }
+
+    /// `requests`, made over `seconds` whatever the replay's rate.
+    pub fn steady(requests: &'a [Priced], seconds: f64) -> Self {
+        Stream {
+            requests,
+            per_unit: 0.0,
+            fixed_per_second: requests.len() as f64 / seconds.max(1e-9),
+        }
+    }
+
+    fn per_second(&self, units_per_second: f64) -> f64 {
+        self.per_unit * units_per_second + self.fixed_per_second
+    }
+}
+
+/// Replays `streams` side by side at `units_per_second`, each in order and
+/// evenly spaced at its own rate. A stream that scales with the rate is
+/// offered for at least `seconds`, and at least once whole (from its
+/// first request again where it runs out); a steady one for as long as
+/// the longest of them. Each request is charged under `layout` through a
+/// [`Meter`] of `limits`; a throttled attempt the SDK retries is tried
+/// again after its back-off (jitter drawn from `seed`) until
+/// [`SDK_ATTEMPTS`].
+pub fn replay_mix(
+    streams: &[Stream],
+    (units_per_second, seconds): (f64, f64),
     layout: Layout,
     limits: Limits,
     seed: u64,
 ) -> Replayed {
-    let charged = rekeyed(requests, layout);
-    let spacing_ms = 1_000.0 / per_second.max(1e-9);
-    let arrival = |i: usize| (i as f64 * spacing_ms) as i64;
-    let offered = if requests.is_empty() {
-        0
-    } else {
-        requests.len().max((seconds * per_second).ceil() as usize)
-    };
-    // (when, offer, attempt), earliest first; offer i is request i mod len.
-    let mut due: BinaryHeap<Reverse<(i64, usize, u32)>> =
-        (0..offered).map(|i| Reverse((arrival(i), i, 0))).collect();
+    let charged: Vec<Vec<Vec<Charge>>> = streams
+        .iter()
+        .map(|s| rekeyed(s.requests, layout))
+        .collect();
+    let rates: Vec<f64> = streams
+        .iter()
+        .map(|s| s.per_second(units_per_second))
+        .collect();
+    let offered = offers(streams, &rates, seconds);
+    let arrival = |s: usize, i: usize| (i as f64 * 1_000.0 / rates[s].max(1e-9)) as i64;
+    // (when, stream, offer, attempt), earliest first; offer i of stream s
+    // is its request i mod its length.
+    let mut due: BinaryHeap<Reverse<(i64, usize, usize, u32)>> = BinaryHeap::new();
+    for (s, &n) in offered.iter().enumerate() {
+        due.extend((0..n).map(|i| Reverse((arrival(s, i), s, i, 0))));
+    }
     let mut meter = Meter::new(limits);
     let mut rng = Rng(seed | 1);
     let mut out = Replayed {
         layout,
-        requests_per_second: per_second,
-        requests: offered as u64,
+        requests_per_second: rates.iter().sum(),
+        requests: offered.iter().sum::<usize>() as u64,
         ..Replayed::default()
     };
-    while let Some(Reverse((at, i, attempt))) = due.pop() {
+    while let Some(Reverse((at, s, i, attempt))) = due.pop() {
+        let requests = streams[s].requests;
         let request = &requests[i % requests.len()];
-        let Err(throttle) = meter.admit(at, &charged[i % requests.len()], request.write) else {
+        let charges = &charged[s][i % requests.len()];
+        let Err(throttle) = meter.admit(at, charges, request.write) else {
             if attempt == 0 {
                 out.first_try += 1;
             } else {
                 out.after_retries += 1;
-                out.waited_ms.push((at - arrival(i)) as f64);
+                out.waited_ms.push((at - arrival(s, i)) as f64);
             }
             continue;
         };
@@ -163,13 +208,37 @@ pub fn replay(
         if request.retried && attempt + 1 < SDK_ATTEMPTS {
             let ceiling = (SDK_INITIAL_BACKOFF_MS << attempt).min(SDK_MAX_BACKOFF_MS);
             let pause = rng.below(ceiling as u64 + 1) as i64;
-            due.push(Reverse((at + pause, i, attempt + 1)));
+            due.push(Reverse((at + pause, s, i, attempt + 1)));
         } else {
             out.gave_up += 1;
-            out.waited_ms.push((at - arrival(i)) as f64);
+            out.waited_ms.push((at - arrival(s, i)) as f64);
         }
     }
     out
+}
+
+/// How many requests each stream offers at `rates` (see [`replay_mix`]).
+fn offers(streams: &[Stream], rates: &[f64], seconds: f64) -> Vec<usize> {
+    let scaling = |s: &Stream, rate: f64| s.per_unit > 0.0 && rate > 0.0 && !s.requests.is_empty();
+    let longest = streams
+        .iter()
+        .zip(rates)
+        .filter(|(s, &rate)| scaling(s, rate))
+        .map(|(s, &rate)| seconds.max(s.requests.len() as f64 / rate))
+        .fold(seconds, f64::max);
+    streams
+        .iter()
+        .zip(rates)
+        .map(|(s, &rate)| {
+            if s.requests.is_empty() || rate <= 0.0 {
+                0
+            } else if scaling(s, rate) {
+                s.requests.len().max((seconds * rate).ceil() as usize)
+            } else {
+                (longest * rate).ceil() as usize
+            }
+        })
+        .collect()
 }
 
 /// Each request's charges with their keys under `layout`.
@@ -188,34 +257,38 @@ fn rekeyed(requests: &[Priced], layout: Layout) -> Vec<Vec<Charge>> {
         .collect()
 }
 
-/// Claim attempts a second at which the meter's first limit is reached
-/// under `layout`, `attempts` the recorded requests made: per partition
-/// key, its write units over 1,000 plus its read units over 3,000; per
-/// table (and index), its units over `limits`' allowance (double the
-/// first peak), as the meter combines them.
-pub fn meter_ceiling(requests: &[Priced], attempts: f64, layout: Layout, limits: Limits) -> f64 {
+/// The replay's rate (units a second) at which the meter's first limit is
+/// reached under `layout`: per partition key, its write units over 1,000
+/// plus its read units over 3,000; per table (and index), its units over
+/// `limits`' allowance (double the first peak), as the meter combines
+/// them. A steady stream's share is taken first.
+pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
+    // Per key and per table, as shares of its limit: (for each unit of
+    // the rate, steady).
     let mut keys: BTreeMap<Target, (f64, f64)> = BTreeMap::new();
     let mut tables: BTreeMap<Option<String>, (f64, f64)> = BTreeMap::new();
-    for c in requests.iter().flat_map(|r| &r.charges) {
-        let target = layout.rekey(&c.target);
-        for u in [
-            tables.entry(target.index.clone()).or_default(),
-            keys.entry(target).or_default(),
-        ] {
-            u.0 += c.write_units;
-            u.1 += c.read_units;
+    for s in streams {
+        let n = s.requests.len().max(1) as f64;
+        let (per_unit, steady) = (s.per_unit / n, s.fixed_per_second / n);
+        for c in s.requests.iter().flat_map(|r| &r.charges) {
+            let target = layout.rekey(&c.target);
+            let of_key = c.write_units / limits.partition_write_units
+                + c.read_units / limits.partition_read_units;
+            let of_table = c.write_units / (2.0 * limits.first_peak_write_units)
+                + c.read_units / (2.0 * limits.first_peak_read_units);
+            for (load, share) in [
+                (tables.entry(target.index.clone()).or_default(), of_table),
+                (keys.entry(target).or_default(), of_key),
+            ] {
+                load.0 += share * per_unit;
+                load.1 += share * steady;
+            }
         }
     }
-    let per_key = keys
-        .values()
-        .map(|&(w, r)| w / limits.partition_write_units + r / limits.partition_read_units);
-    let per_table = tables.values().map(|&(w, r)| {
-        w / (2.0 * limits.first_peak_write_units) + r / (2.0 * limits.first_peak_read_units)
-    });
-    per_key
-        .chain(per_table)
-        .filter(|&share| share > 0.0)
-        .map(|share| attempts / share)
+    keys.values()
+        .chain(tables.values())
+        .filter(|&&(per_unit, _)| per_unit > 0.0)
+        .map(|&(per_unit, steady)| ((1.0 - steady) / per_unit).max(0.0))
         .fold(f64::INFINITY, f64::min)
 }
 
@@ -227,7 +300,7 @@ pub const BELOW_THE_CEILING: f64 = 0.8;
 /// Which rate a replay ran at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rate {
-    /// [`BELOW_THE_CEILING`] of the new layout's [`meter_ceiling`].
+    /// [`BELOW_THE_CEILING`] of the new layout's [`mix_ceiling`].
     BelowTheCeiling,
     /// The design's target.
     Target,
@@ -246,84 +319,81 @@ impl Replays {
         self.runs
             .iter()
             .find(|(r, _, run)| *r == rate && run.layout == layout)
-            .map(|(_, claims, run)| (*claims, run))
+            .map(|(_, units, run)| (*units, run))
+    }
+
+    /// The goal every replay has: below the new keys' ceiling under the
+    /// meter, nothing throttles. `what` was replayed, at so many `unit`.
+    pub fn below_the_ceiling_goal(&self, what: &str, unit: &str) -> Option<Goal> {
+        let (units, below) = self.find(Rate::BelowTheCeiling, Layout::New)?;
+        Some(Goal::new(
+            format!(
+                "{what} replayed through the capacity meter at {units:.0} {unit} (new keys): share of requests throttled"
+            ),
+            below.throttled_share(),
+            Bound::AtMost(0.0),
+            "`replay::BELOW_THE_CEILING` of the new keys' ceiling under the meter (modelled): below it, nothing should throttle",
+        ))
     }
 }
 
 /// Replays the on-sale's `requests` (recorded in order: the buyers, then
-/// the sweep, then the stream's projection) shuffled, as production runs
-/// them side by side, at each [`Rate`] under each layout; `attempts` the
-/// recorded claim attempts, `target` the design's rate.
+/// the sweep, then the stream's projection) under both layouts;
+/// `attempts` the recorded claim attempts, `target` the design's rate.
 pub fn on_sale_replays(requests: &[Priced], attempts: f64, target: f64) -> Replays {
-    let limits = warmed_table();
-    let ceiling = meter_ceiling(requests, attempts, Layout::New, limits);
-    let mut shuffled = requests.to_vec();
-    let mut rng = Rng(0x5_4FF1E);
-    for i in (1..shuffled.len()).rev() {
-        shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+    if attempts <= 0.0 {
+        return Replays::default();
     }
-    let per_attempt = requests.len() as f64 / attempts.max(1.0);
+    let streams = [Stream::recorded(requests, attempts)];
+    replays(&streams, target, &[Layout::New, Layout::Old])
+}
+
+/// Replays `streams`, each shuffled (production runs their requests side
+/// by side), at each [`Rate`] under each of `layouts`, for
+/// [`REPLAY_SECONDS`] on a table warmed to its quota; `target` the
+/// design's rate in the streams' unit.
+pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
+    let limits = warmed_table();
+    let ceiling = mix_ceiling(streams, Layout::New, limits);
+    let shuffled: Vec<Vec<Priced>> = streams.iter().map(|s| shuffled(s.requests)).collect();
+    let streams: Vec<Stream> = streams
+        .iter()
+        .zip(&shuffled)
+        .map(|(s, requests)| Stream {
+            requests,
+            per_unit: s.per_unit,
+            fixed_per_second: s.fixed_per_second,
+        })
+        .collect();
     let mut runs = Vec::new();
-    if !ceiling.is_finite() || attempts <= 0.0 {
+    if !ceiling.is_finite() {
         return Replays { ceiling, runs };
     }
-    for (rate, claims) in [
+    for (rate, units) in [
         (Rate::BelowTheCeiling, BELOW_THE_CEILING * ceiling),
         (Rate::Target, target),
     ] {
-        for layout in [Layout::New, Layout::Old] {
-            let pace = (claims * per_attempt, REPLAY_SECONDS);
-            let run = replay(&shuffled, pace, layout, limits, 0x0C_5A1E);
-            runs.push((rate, claims, run));
+        for &layout in layouts {
+            let pace = (units, REPLAY_SECONDS);
+            let run = replay_mix(&streams, pace, layout, limits, 0x0C_5A1E);
+            runs.push((rate, units, run));
         }
     }
     Replays { ceiling, runs }
 }
 
-/// The replays as the on-sale's page prints them: one row each.
-pub fn markdown(replays: &Replays) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let limits = warmed_table();
-    let _ = writeln!(
-        out,
-        "\nThe on-sale's recorded requests replayed through the capacity meter (modelled: local/src/capacity's model of DynamoDB's documented limits, a partition's {:.0} write and {:.0} read units a second as a linear combination, a table's allowance of double its previous peak with up to 300 s of unused allowance banked, the per-table quota; the table warmed to {:.0} write and {:.0} read units before the on-sale) on a simulated clock. \
-         The recording (its buyers, then the sweep, then the stream's projection) is shuffled, as production runs them side by side, evenly spaced at each rate, and offered again until {REPLAY_SECONDS:.0} s have passed; each request is priced from its items' sizes. \
-         A throttled request is retried as the SDK's standard retry does ({SDK_ATTEMPTS} attempts, full-jitter back-off from {:.0} s; its retry token bucket not modelled), except a transaction, which the SDK does not retry: the 503 the handler answers, as is a request out of attempts. \
-         The new keys' ceiling under this meter is **{:.0} claim attempts/s** (modelled); the rates are {BELOW_THE_CEILING} of it and the target:\n",
-        limits.partition_write_units,
-        limits.partition_read_units,
-        2.0 * limits.first_peak_write_units,
-        2.0 * limits.first_peak_read_units,
-        SDK_INITIAL_BACKOFF_MS as f64 / 1_000.0,
-        replays.ceiling,
-    );
-    let _ = writeln!(out, "| layout | claim attempts/s | requests | served first try | served after retries | 503 | throttled attempts by reason | wait p99 (throttled) |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
-    for (_, claims, r) in &replays.runs {
-        let reasons: Vec<String> = r
-            .throttles
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {} | {claims:.0} | {} | {} | {} | {} | {} | {:.0} ms |",
-            r.layout.name(),
-            r.requests,
-            r.first_try,
-            r.after_retries,
-            r.gave_up,
-            if reasons.is_empty() {
-                "none".to_owned()
-            } else {
-                reasons.join(", ")
-            },
-            r.waited_p99_ms()
-        );
+/// `requests` in a seeded random order.
+fn shuffled(requests: &[Priced]) -> Vec<Priced> {
+    let mut out = requests.to_vec();
+    let mut rng = Rng(0x5_4FF1E);
+    for i in (1..out.len()).rev() {
+        out.swap(i, rng.below(i as u64 + 1) as usize);
     }
     out
 }
+
+mod doc;
+pub use doc::{markdown, method, table};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
 use super::onsale::OnSale;
 use super::pricing::Projection;
-use super::replay::{Layout, Rate, Replayed};
+use super::replay::{Layout, Replayed};
 use super::scale_model::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use crate::{Bound, Goal};
@@ -178,15 +178,8 @@ impl OnSale {
     /// Replayed through the capacity meter below the new layout's ceiling
     /// under that meter, the new layout throttles nothing.
     pub fn replay_goal(&self) -> Option<Goal> {
-        let (claims, below) = self.replays.find(Rate::BelowTheCeiling, Layout::New)?;
-        Some(Goal::new(
-            format!(
-                "on-sale replayed through the capacity meter at {claims:.0} claim attempts/s (new keys): share of requests throttled"
-            ),
-            below.throttled_share(),
-            Bound::AtMost(0.0),
-            "`replay::BELOW_THE_CEILING` of the new keys' ceiling under the meter (modelled): below it, nothing should throttle",
-        ))
+        self.replays
+            .below_the_ceiling_goal("on-sale", "claim attempts/s")
     }
 
     /// The old layout, replayed at the same rates, throttles: what the new

@@ -1,5 +1,27 @@
 use super::*;
 
+/// `requests` in order, evenly spaced at `per_second`: one stream.
+fn replay(
+    requests: &[Priced],
+    pace: (f64, f64),
+    layout: Layout,
+    limits: Limits,
+    seed: u64,
+) -> Replayed {
+    let one = Stream {
+        requests,
+        per_unit: 1.0,
+        fixed_per_second: 0.0,
+    };
+    replay_mix(&[one], pace, layout, limits, seed)
+}
+
+/// Claim attempts a second at which the meter's first limit is reached,
+/// `attempts` the recorded requests made: one stream.
+fn meter_ceiling(requests: &[Priced], attempts: f64, layout: Layout, limits: Limits) -> f64 {
+    mix_ceiling(&[Stream::recorded(requests, attempts)], layout, limits)
+}
+
 fn write_on(pk: &str, units: f64) -> Priced {
     Priced {
         write: true,
@@ -123,4 +145,47 @@ fn below_the_meter_ceiling_a_steady_recording_throttles_nothing() {
         .find(Rate::Target, Layout::New)
         .expect("a run at the target");
     assert!(flooded.throttled_share() > 0.5);
+}
+
+#[test]
+fn a_steady_stream_takes_its_share_first_and_is_offered_for_the_whole_replay() {
+    // One one-unit write on K per unit of the rate; besides, 500 write
+    // units a second on K whatever the rate: K fills at 500 units/s.
+    let scaling: Vec<Priced> = (0..100).map(|_| write_on("K", 1.0)).collect();
+    let ticks: Vec<Priced> = (0..10).map(|_| write_on("K", 50.0)).collect();
+    let streams = [
+        Stream::recorded(&scaling, 100.0),
+        Stream::steady(&ticks, 1.0),
+    ];
+    let ceiling = mix_ceiling(&streams, Layout::New, warmed_table());
+    assert!((ceiling - 500.0).abs() < 1e-6, "{ceiling}");
+    // At 400 a second for 2 s: 800 scaling offers, and the steady stream's
+    // 10 a second for those 2 s, all served first try.
+    let below = replay_mix(&streams, (400.0, 2.0), Layout::New, warmed_table(), 1);
+    assert_eq!(below.requests, 820);
+    assert_eq!(below.first_try, 820, "{:?}", below.throttles);
+    // At 600 a second K is over its 1,000.
+    let over = replay_mix(&streams, (600.0, 2.0), Layout::New, warmed_table(), 1);
+    assert!(over.first_try < over.requests, "{over:?}");
+    assert!(over.throttles["TableWriteKeyRangeThroughputExceeded"] > 0);
+}
+
+#[test]
+fn the_goal_below_the_ceiling_fails_when_anything_throttled() {
+    let requests: Vec<Priced> = (0..1_000).map(|i| write_on(&seat(i % 10), 1.0)).collect();
+    let mut replays = on_sale_replays(&requests, 1_000.0, 60_000.0);
+    let goal = replays
+        .below_the_ceiling_goal("a test", "claims/s")
+        .expect("a run below the ceiling");
+    assert!(goal.met(), "{}", goal.judged());
+    for (_, _, run) in &mut replays.runs {
+        run.gave_up += 1;
+    }
+    let goal = replays
+        .below_the_ceiling_goal("a test", "claims/s")
+        .expect("a run below the ceiling");
+    assert!(!goal.met());
+    assert!(Replays::default()
+        .below_the_ceiling_goal("nothing", "claims/s")
+        .is_none());
 }

@@ -1,0 +1,65 @@
+//! The replays as the pages print them: how they were run, said once, and
+//! a row per run.
+
+use std::fmt::Write as _;
+
+use super::{
+    warmed_table, Replays, BELOW_THE_CEILING, REPLAY_SECONDS, SDK_ATTEMPTS, SDK_INITIAL_BACKOFF_MS,
+};
+
+/// How every replay runs: the meter, the table, the clock and the SDK's
+/// retry (modelled, all of it).
+pub fn method() -> String {
+    let limits = warmed_table();
+    format!(
+        "Replayed through the capacity meter (modelled: local/src/capacity's model of DynamoDB's documented limits, a partition's {:.0} write and {:.0} read units a second as a linear combination, a table's allowance of double its previous peak with up to 300 s of unused allowance banked, the per-table quota; the table warmed to {:.0} write and {:.0} read units before the crowd) on a simulated clock. \
+         Each recording is shuffled, as production runs its parts side by side, evenly spaced at each rate, and offered again until {REPLAY_SECONDS:.0} s have passed; each request is priced from its items' sizes. \
+         A throttled request is retried as the SDK's standard retry does ({SDK_ATTEMPTS} attempts, full-jitter back-off from {:.0} s; its retry token bucket not modelled), except a transaction, which the SDK does not retry: the 503 the handler answers, as is a request out of attempts.",
+        limits.partition_write_units,
+        limits.partition_read_units,
+        2.0 * limits.first_peak_write_units,
+        2.0 * limits.first_peak_read_units,
+        SDK_INITIAL_BACKOFF_MS as f64 / 1_000.0,
+    )
+}
+
+/// The on-sale's replays as SCALE.md prints them.
+pub fn markdown(replays: &Replays) -> String {
+    format!(
+        "\nThe on-sale's recorded requests (its buyers, then the sweep, then the stream's projection). {} \
+         The new keys' ceiling under this meter is **{:.0} claim attempts/s** (modelled); the rates are {BELOW_THE_CEILING} of it and the target:\n{}",
+        method(),
+        replays.ceiling,
+        table(replays, "claim attempts/s")
+    )
+}
+
+/// One row per replay, its rate in `unit`.
+pub fn table(replays: &Replays, unit: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| layout | {unit} | requests | served first try | served after retries | 503 | throttled attempts by reason | wait p99 (throttled) |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for (_, units, r) in &replays.runs {
+        let reasons: Vec<String> = r
+            .throttles
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {units:.0} | {} | {} | {} | {} | {} | {:.0} ms |",
+            r.layout.name(),
+            r.requests,
+            r.first_try,
+            r.after_retries,
+            r.gave_up,
+            if reasons.is_empty() {
+                "none".to_owned()
+            } else {
+                reasons.join(", ")
+            },
+            r.waited_p99_ms()
+        );
+    }
+    out
+}
