@@ -60,6 +60,7 @@ mod scale_queue;
 mod setup;
 mod sizes;
 mod sold_out;
+mod sold_out_crowd;
 mod sold_out_doc;
 mod spread;
 mod stadium_page;

@@ -110,8 +110,7 @@ pub(super) async fn on_sale(
     // The on-sale: recorded from the first buyer to the sweep's end.
     let buyers = draw_buyers(model);
     recorder.set_recording(true);
-    let (durations, history) = run_buyers(&app, &event, buyers, model, &mut out).await?;
-    out.history = history.judge(GA_SECTION, u64::from(model.ga_capacity));
+    let (durations, mut history) = run_buyers(&app, &event, buyers, model, &mut out).await?;
     let mut records = sweep_expired(&app, &recorder, model, &mut out).await?;
     out.functions = mean_times(durations);
 
@@ -122,15 +121,20 @@ pub(super) async fn on_sale(
     check_table(&app, &event, model, &mut out).await?;
 
     // Last: it sells the rest (and names a seeding order no check knows).
-    let phase = super::sold_out::sold_out_phase(
+    let mut phase = super::sold_out::sold_out_phase(
         &app,
         &follower,
         &recorder,
         &event,
         model,
         model.sold_out_crowd,
+        &mut history,
     )
     .await?;
+    // The buyers' answers, the seeding's sales and the crowd's refusals.
+    out.history = history.judge(GA_SECTION, u64::from(model.ga_capacity));
+    out.ok &= out.history.ok();
+    phase.replay(out.attempts as f64 / model.buyers.max(1) as f64);
     out.ok &= phase.ok();
     out.sold_out = Some(phase);
     Ok(out)
@@ -287,7 +291,7 @@ async fn price_traffic(
         }
     }
     let priced = price_each(app, records).await?;
-    let charges: Vec<capacity::Charge> = priced.iter().flat_map(|p| p.charges.clone()).collect();
+    let charges = super::pricing::flattened(&priced);
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
     out.index_write_units = charges
@@ -339,7 +343,6 @@ async fn check_table(
             .sum();
     }
     out.ok = check.violations.is_empty()
-        && out.history.ok()
         && out.old_keys_throttle()
         && out.unavailable == 0
         && out.sold_seats > 0

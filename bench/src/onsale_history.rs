@@ -140,6 +140,14 @@ impl HistoryVerdict {
 }
 
 impl OnSaleHistory {
+    /// `seats` and `places` sold for good to `order` during `window` (the
+    /// sold-out phase's seeding).
+    pub(super) fn sold(&mut self, window: Window, order: &str, seats: &[String], places: u64) {
+        let mut seeding = BuyerHistory::default();
+        seeding.confirmed(window, order, seats, places, 200);
+        self.add(seeding);
+    }
+
     pub(super) fn add(&mut self, buyer: BuyerHistory) {
         for (seat, op) in buyer.seats {
             self.seats.entry(seat).or_default().push(op);
@@ -179,6 +187,28 @@ mod tests {
             history.add(buyer);
         }
         history.judge("FLOOR", 10)
+    }
+
+    #[test]
+    fn the_seeded_sales_explain_the_crowds_refusals_and_nothing_else() {
+        let refused = serde_json::json!({"error": "seat-sold"});
+        let mut history = OnSaleHistory::default();
+        history.sold(window(0, 10), "seeding", &["S1-1-1".into()], 3);
+        let mut crowd = BuyerHistory::default();
+        crowd.claim("S1-1-1", window(20, 30), "c", (409, &refused), 1_000);
+        history.add(crowd);
+        let verdict = history.judge("FLOOR", 10);
+        assert!(verdict.ok(), "{verdict:?}");
+        assert_eq!(verdict.verdict.operations, 3);
+        // A refusal on a seat nobody sold or held is not explained.
+        let mut stray = BuyerHistory::default();
+        stray.claim("S1-1-2", window(20, 30), "c", (409, &refused), 1_000);
+        history.add(stray);
+        assert!(!history.judge("FLOOR", 10).ok());
+        // Places seeded past the capacity are rejected.
+        let mut over = OnSaleHistory::default();
+        over.sold(window(0, 10), "seeding", &[], 11);
+        assert!(!over.judge("FLOOR", 10).verdict.violations.is_empty());
     }
 
     #[test]

@@ -62,7 +62,7 @@ impl OnSale {
         );
         let _ = writeln!(
             out,
-            "Run: {} claim attempts ({} won, {} refused with 409, {} answered 503) in {:.1} s = **{:.0} claim attempts/s** on DynamoDB Local; {} orders, {} confirmed, {} seats and {} places sold ({} places over capacity); the sweep expired {} orders in {:.2} s. Invariant check afterwards: {} violations. History checker (every buyer's answer with the instants its request was in flight; each seat a register claimed under expiry, the GA section a counter under its capacity): {}. {}\n",
+            "Run: {} claim attempts ({} won, {} refused with 409, {} answered 503) in {:.1} s = **{:.0} claim attempts/s** on DynamoDB Local; {} orders, {} confirmed, {} seats and {} places sold ({} places over capacity); the sweep expired {} orders in {:.2} s. Invariant check afterwards: {} violations. History checker (every buyer's answer with the instants its request was in flight, then the sold-out phase's seeded sales and its crowd's get-seat answers; each seat a register claimed under expiry, the GA section a counter under its capacity): {}. {}\n",
             self.attempts, self.won, self.refused, self.unavailable, self.wall.as_secs_f64(), attempts / self.wall.as_secs_f64().max(1e-9),
             self.orders, self.confirmed, self.sold_seats, self.sold_places, self.oversold_places, self.swept_orders, self.sweep.as_secs_f64(), self.violations,
             self.history.text(),

@@ -8,15 +8,17 @@
 //! are projected (`fresh.rs`).
 
 use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
-use super::pricing::price;
+use super::onsale_history::OnSaleHistory;
+use super::pricing::{flattened, price_each};
+use super::replay::{Priced, Replays};
 use super::setup::{project_stream, seed_sold_seats};
+use super::sold_out_crowd::{crowd_claims, refuse};
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
 use crate::{reply, BenchOrder, Rng};
-use shared::auth::HoldToken;
+use local::history::{wall_us, Window};
 use shared::domain::OrderId;
 use shared::domain::SeatId;
 use shared::domain::{EventId, PaymentId, SectionId};
-use shared::handlers::claim_remembering;
 use shared::App;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -77,6 +79,13 @@ pub struct SoldOutPhase {
     /// (`orders` of them), for the crowd's projection.
     pub refusal_charges: Vec<capacity::Charge>,
     pub order_charges: Vec<capacity::Charge>,
+    /// The same requests one by one, in recorded order, for the replay.
+    pub refusal_requests: Vec<Priced>,
+    pub order_requests: Vec<Priced>,
+    /// The crowd replayed through the capacity meter (`replay`), with a
+    /// refused buyer's one order for so many refusals.
+    pub replays: Replays,
+    pub refusals_per_order: f64,
     pub orders: u64,
     pub order_round_trips: u64,
     /// What the crowd's orders put on the stream.
@@ -109,13 +118,13 @@ impl SoldOutPhase {
 }
 
 /// One crowd member's requests: the function and its request.
-struct Ask {
-    function: &'static str,
-    method: &'static str,
-    path: String,
-    body: String,
+pub(super) struct Ask {
+    pub(super) function: &'static str,
+    pub(super) method: &'static str,
+    pub(super) path: String,
+    pub(super) body: String,
     /// The status and error code a sold-out event answers.
-    refusal: (u16, &'static [&'static str]),
+    pub(super) refusal: (u16, &'static [&'static str]),
 }
 
 /// Sells the rest, projects it, refuses the crowd, projects a cold start.
@@ -126,10 +135,11 @@ pub(super) async fn sold_out_phase(
     event: &str,
     model: DemandModel,
     crowd: usize,
+    history: &mut OnSaleHistory,
 ) -> Result<SoldOutPhase, String> {
     let mut out = SoldOutPhase::default();
     let event_id = EventId::parse(event).map_err(|e| e.to_string())?;
-    sell_the_rest(app, follower, &event_id, model, &mut out).await?;
+    sell_the_rest(app, follower, &event_id, model, (&mut out, history)).await?;
 
     let instances: Vec<App> = (0..CROWD_INSTANCES).map(|_| app.new_process()).collect();
     let asks = crowd_asks(model, crowd);
@@ -137,7 +147,15 @@ pub(super) async fn sold_out_phase(
     // Warm: each instance has served one request of each function.
     let warm = &orders[0];
     warm_instances(&instances, &asks, warm).await;
-    let charges = refuse_the_crowd(app, recorder, &instances, &orders, &asks, &mut out).await?;
+    let charges = refuse_the_crowd(
+        app,
+        recorder,
+        &instances,
+        &orders,
+        &asks,
+        (&mut out, history),
+    )
+    .await?;
     let loads = capacity::totals(&charges, &|t| t.clone());
     out.refusal_charges = charges;
     out.hottest_write = loads.first().cloned();
@@ -157,10 +175,10 @@ async fn sell_the_rest(
     follower: &local::streams::StreamFollower,
     event_id: &EventId,
     model: DemandModel,
-    out: &mut SoldOutPhase,
+    (out, history): (&mut SoldOutPhase, &mut OnSaleHistory),
 ) -> Result<(), String> {
     let started = Instant::now();
-    (out.seeded_seats, out.seeded_places) = seed_the_rest(app, event_id, model).await?;
+    (out.seeded_seats, out.seeded_places) = seed_the_rest(app, event_id, model, history).await?;
     out.seeding = started.elapsed();
     project_stream(app, follower).await?;
     out.sections = (model.sections + u32::from(model.ga_capacity > 0)) as usize;
@@ -191,7 +209,8 @@ async fn crowd_orders(
     recorder.set_recording(false);
     let records = recorder.take();
     out.order_round_trips = records.len() as u64;
-    out.order_charges = price(app, &records).await?;
+    out.order_requests = price_each(app, &records).await?;
+    out.order_charges = flattened(&out.order_requests);
     out.orders = orders.len() as u64;
     // What those orders put on the stream (their expiry, not run here,
     // changes each order item once more).
@@ -237,7 +256,7 @@ async fn refuse_the_crowd(
     instances: &[App],
     orders: &[BenchOrder],
     asks: &[Ask],
-    out: &mut SoldOutPhase,
+    (out, history): (&mut SoldOutPhase, &mut OnSaleHistory),
 ) -> Result<Vec<capacity::Charge>, String> {
     let mut charges = Vec::new();
     for function in ["get-seat", "hold-ga", "best-available"] {
@@ -250,13 +269,18 @@ async fn refuse_the_crowd(
         recorder.set_recording(true);
         let answers = refuse(instances, orders, &mine).await?;
         recorder.set_recording(false);
+        if function == "get-seat" {
+            crowd_claims(history, orders, &mine, &answers);
+        }
         let records = recorder.take();
-        let priced = price(app, &records).await?;
+        let requests = price_each(app, &records).await?;
+        let priced = flattened(&requests);
+        out.refusal_requests.extend(requests);
         let cost = out.functions.entry(function).or_default();
         cost.round_trips = records.len() as u64;
         cost.read_units = priced.iter().map(|c| c.read_units).sum();
         cost.write_units = priced.iter().map(|c| c.write_units).sum();
-        for (ask, (status, code)) in mine.iter().map(|(_, a)| a).zip(answers) {
+        for (ask, (status, code, _)) in mine.iter().map(|(_, a)| a).zip(answers) {
             cost.requests += 1;
             if status == ask.refusal.0 && ask.refusal.1.contains(&code.as_str()) {
                 cost.refused += 1;
@@ -271,7 +295,7 @@ async fn refuse_the_crowd(
 
 /// How long the crowd's orders live: longer than the phase runs (the
 /// model's own hold is shorter), so every refusal is for a live order.
-const CROWD_ORDER_SECONDS: u32 = 3_600;
+pub(super) const CROWD_ORDER_SECONDS: u32 = 3_600;
 
 /// `n` PENDING orders of `event` living [`CROWD_ORDER_SECONDS`], written
 /// as create-order writes them.
@@ -309,12 +333,15 @@ async fn long_orders(app: &App, event: &EventId, n: usize) -> Result<Vec<BenchOr
     Ok(orders)
 }
 
-/// Every seat and place still free, sold to one seeding order.
+/// Every seat and place still free, sold to one seeding order; the sales
+/// go into the on-sale's `history`, which judges the crowd's refusals.
 async fn seed_the_rest(
     app: &App,
     event: &EventId,
     model: DemandModel,
+    history: &mut OnSaleHistory,
 ) -> Result<(u64, u64), String> {
+    let start = wall_us();
     let order = OrderId::from_random(event, 0x5EED);
     let payment = PaymentId::parse("pi_seeded_sold_out").map_err(|e| e.to_string())?;
     let seats: Vec<SeatId> = (1..=model.sections)
@@ -324,9 +351,7 @@ async fn seed_the_rest(
         })
         .filter_map(|id| SeatId::parse(&id).ok())
         .collect();
-    let seeded_seats = seed_sold_seats(app, event, seats, &order, &payment)
-        .await?
-        .len() as u64;
+    let seeded = seed_sold_seats(app, event, seats, &order, &payment).await?;
     let mut seeded_places = 0;
     if model.ga_capacity > 0 {
         let section = SectionId::parse(GA_SECTION).map_err(|e| e.to_string())?;
@@ -347,7 +372,10 @@ async fn seed_the_rest(
             }
         }
     }
-    Ok((seeded_seats, seeded_places))
+    let seats: Vec<String> = seeded.iter().map(ToString::to_string).collect();
+    let window = Window::new(start, wall_us());
+    history.sold(window, order.as_str(), &seats, seeded_places);
+    Ok((seats.len() as u64, seeded_places))
 }
 
 /// The crowd's requests in the model's mix: five in six buyers want seats
@@ -395,89 +423,4 @@ fn crowd_asks(model: DemandModel, requests: usize) -> Vec<Ask> {
         asks.push(ask);
     }
     asks
-}
-
-/// `asks` (with their index, which picks the order and the instance)
-/// through the instances, a bounded number at once; each instance serves
-/// its requests in turn, as a Lambda instance does.
-async fn refuse(
-    instances: &[App],
-    orders: &[BenchOrder],
-    asks: &[(usize, &Ask)],
-) -> Result<Vec<(u16, String)>, String> {
-    /// One request: its slot in the answers, method, path, body, token.
-    type Work = (usize, &'static str, String, String, String);
-    let mut by_instance: Vec<Vec<Work>> = vec![Vec::new(); instances.len()];
-    for (slot, (i, ask)) in asks.iter().enumerate() {
-        let order = &orders[i % orders.len()];
-        by_instance[i % instances.len()].push((
-            slot,
-            ask.method,
-            ask.path.replace("{o}", &order.id),
-            ask.body.clone(),
-            order.token.clone(),
-        ));
-    }
-    let in_flight = Arc::new(Semaphore::new(crate::setup::LOCAL_IN_FLIGHT));
-    let mut tasks = tokio::task::JoinSet::new();
-    for (instance, work) in instances.iter().zip(by_instance) {
-        let (instance, in_flight) = (instance.clone(), in_flight.clone());
-        tasks.spawn(async move {
-            let mut answers = Vec::new();
-            for (slot, method, path, body, token) in work {
-                let _permit = in_flight.acquire().await;
-                let answer = match get_seat_at(&path, &token, slot) {
-                    Some((order, token, seat, now)) => {
-                        match claim_remembering(&instance, &order, &token, &seat, now).await {
-                            Ok(_) => (200, String::new()),
-                            Err(e) => (shared::http::status(&e).as_u16(), e.code().to_owned()),
-                        }
-                    }
-                    None => {
-                        let (status, reply) =
-                            reply(&instance, method, &path, Some(&token), &body).await;
-                        (status, reply["error"].as_str().unwrap_or("").to_owned())
-                    }
-                };
-                answers.push((slot, answer.0, answer.1));
-            }
-            answers
-        });
-    }
-    let mut answers = vec![(0u16, String::new()); asks.len()];
-    while let Some(done) = tasks.join_next().await {
-        for (slot, status, code) in done.map_err(|e| e.to_string())? {
-            answers[slot] = (status, code);
-        }
-    }
-    Ok(answers)
-}
-
-/// A function instance's pace under the crowd: one request every 10 ms
-/// (a DynamoDB round trip), as in the one-seat stampede.
-pub(super) const PER_INSTANCE_RATE: i64 = 100;
-
-/// A get-seat request (`POST /orders/{o}/seats/{s}`) as get-seat's claim
-/// and the instant it arrives on a simulated clock: the `slot`-th of the
-/// crowd at [`CROWD_INSTANCES`] × [`PER_INSTANCE_RATE`] a second. Whether
-/// an instance is crowded depends on its pace, which DynamoDB Local cannot
-/// give it in real time; the requests it sends are the same.
-fn get_seat_at(
-    path: &str,
-    token: &str,
-    slot: usize,
-) -> Option<(OrderId, HoldToken, SeatId, shared::domain::Millis)> {
-    let rest = path.strip_prefix("/orders/")?;
-    let (order, seat) = rest.split_once("/seats/")?;
-    static START: std::sync::OnceLock<shared::domain::Millis> = std::sync::OnceLock::new();
-    let t0 = *START.get_or_init(shared::world::now);
-    let per_ms = CROWD_INSTANCES as i64 * PER_INSTANCE_RATE / 1_000;
-    let order = OrderId::parse(order).ok()?;
-    let token = local::apps::dev_hold_token_keys().decode(&order, token)?;
-    Some((
-        order,
-        token,
-        SeatId::parse(seat).ok()?,
-        shared::domain::Millis(t0.0 + slot as i64 / per_ms.max(1)),
-    ))
 }

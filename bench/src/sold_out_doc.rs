@@ -1,24 +1,34 @@
 //! The sold-out phase as docs/BENCHMARKS.md shows it, and its goals
 //! (the phase itself: `sold_out.rs`).
 
-use super::sold_out::{
-    SoldOutPhase, CROWD_INSTANCES, PER_INSTANCE_RATE, REFUSAL_READ_UNITS, REFUSAL_WRITE_UNITS,
-};
+use super::replay::{method, replays, table, Layout, Stream, BELOW_THE_CEILING};
+use super::scale::TARGET_CLAIMS_PER_SECOND;
+use super::sold_out::{SoldOutPhase, CROWD_INSTANCES, REFUSAL_READ_UNITS, REFUSAL_WRITE_UNITS};
+use super::sold_out_crowd::PER_INSTANCE_RATE;
 use crate::capacity::PARTITION_READ_UNITS;
 use crate::{Bound, Goal};
 
 impl SoldOutPhase {
-    /// A refusal's cost per request, against the contract's, and the
-    /// first seconds' hottest key under a partition's read units.
+    /// Replays the crowd through the capacity meter, its rate in claim
+    /// attempts refused a second: its refusals as recorded, and one
+    /// order for each `attempts_per_buyer` of them (a refused buyer makes
+    /// one order and tries as often as a selling buyer did, as the crowd's
+    /// projection has it).
+    pub fn replay(&mut self, attempts_per_buyer: f64) {
+        let refusals: u64 = self.functions.values().map(|f| f.requests).sum();
+        self.refusals_per_order = attempts_per_buyer;
+        let orders = self.orders as f64 * attempts_per_buyer;
+        let streams = [
+            Stream::recorded(&self.refusal_requests, refusals as f64),
+            Stream::recorded(&self.order_requests, orders),
+        ];
+        self.replays = replays(&streams, TARGET_CLAIMS_PER_SECOND, &[Layout::New]);
+    }
+
+    /// A refusal's cost per request against the contract's, the first
+    /// seconds' hottest key under a partition's read units, and the
+    /// replay below its ceiling throttling nothing.
     pub fn goals(&self) -> Vec<Goal> {
-        let first_seconds = self.fresh_hottest.as_ref().map(|(key, rate)| {
-            Goal::new(
-                format!("sold-out crowd's first 10 s (fresh instances): read units/s on `{key}`"),
-                *rate,
-                Bound::AtMost(PARTITION_READ_UNITS),
-                "a partition's read units/s (DynamoDB's limits)",
-            )
-        });
         let mut goals = vec![
             Goal::new(
                 "sold-out refusal: read units per request",
@@ -33,8 +43,25 @@ impl SoldOutPhase {
                 "`sold_out::REFUSAL_WRITE_UNITS`",
             ),
         ];
-        goals.extend(first_seconds);
+        goals.extend(self.first_seconds_goal());
+        goals.extend(self.replay_goal());
         goals
+    }
+
+    fn first_seconds_goal(&self) -> Option<Goal> {
+        self.fresh_hottest.as_ref().map(|(key, rate)| {
+            Goal::new(
+                format!("sold-out crowd's first 10 s (fresh instances): read units/s on `{key}`"),
+                *rate,
+                Bound::AtMost(PARTITION_READ_UNITS),
+                "a partition's read units/s (DynamoDB's limits)",
+            )
+        })
+    }
+
+    fn replay_goal(&self) -> Option<Goal> {
+        self.replays
+            .below_the_ceiling_goal("sold-out crowd", "refused claim attempts/s")
     }
 
     /// The phase as docs/BENCHMARKS.md shows it.
@@ -91,11 +118,12 @@ impl SoldOutPhase {
                 );
             }
         }
+        out.push_str(&self.replay_markdown());
         out.push_str("### An on-sale's first seconds: fresh instances\n\nRead units one fresh instance of each function spends on its first request (its own order's key left out):\n\n| function | read units |\n|---|---:|\n");
         for (function, units) in &self.fresh {
             let _ = writeln!(out, "| {function} | {units:.1} |");
         }
-        if let (Some((key, rate)), Some(goal)) = (&self.fresh_hottest, goals.get(2)) {
+        if let (Some((key, rate)), Some(goal)) = (&self.fresh_hottest, self.first_seconds_goal()) {
             let _ = writeln!(
                 out,
                 "\nprojected first 10 s (1,000 fresh instances per function), modelled from the read units measured above: hottest key `{key}` at {rate:.0} read units/s ({})\n",
@@ -103,5 +131,87 @@ impl SoldOutPhase {
             );
         }
         out
+    }
+
+    /// The crowd's replay: its ceiling under the meter, a row per rate.
+    fn replay_markdown(&self) -> String {
+        let mut out = format!(
+            "The crowd's recorded requests (its refusals, and an order for each {:.2} of them, as a refused buyer makes one and tries as often as a selling buyer did). {} \
+             The new keys' ceiling under this meter is **{:.0} refused claim attempts/s** (modelled); the rates are {BELOW_THE_CEILING} of it and the target, `scale::TARGET_CLAIMS_PER_SECOND`:\n\n",
+            self.refusals_per_order,
+            method(),
+            self.replays.ceiling,
+        );
+        out.push_str(&table(&self.replays, "refused claim attempts/s"));
+        if let Some(goal) = self.replay_goal() {
+            out.push_str(&format!(
+                "\nThe crowd below its ceiling: {}.\n\n",
+                goal.judged()
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::replay::Priced;
+    use super::super::sold_out::FunctionCost;
+    use super::*;
+    use crate::capacity::{Charge, Target};
+
+    fn on(pk: &str, write_units: f64, read_units: f64) -> Priced {
+        Priced {
+            write: write_units > 0.0,
+            retried: true,
+            charges: vec![Charge {
+                target: Target::table(pk),
+                op: "GetItem".into(),
+                write_units,
+                read_units,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_crowd_is_replayed_with_an_order_for_each_buyers_tries() {
+        // 1,000 refusals, each a read unit on one key: 3,000 a second
+        // fill it. 10 orders, one each 2 refusals, on keys of their own.
+        let mut phase = SoldOutPhase {
+            refusal_requests: (0..1_000).map(|_| on("EVENT#x", 0.0, 1.0)).collect(),
+            order_requests: (0..10)
+                .map(|i| on(&format!("ORDER#{i}"), 1.0, 0.0))
+                .collect(),
+            orders: 10,
+            ..SoldOutPhase::default()
+        };
+        phase.functions.insert(
+            "get-seat",
+            FunctionCost {
+                requests: 1_000,
+                refused: 1_000,
+                ..FunctionCost::default()
+            },
+        );
+        phase.replay(2.0);
+        assert!(
+            (phase.replays.ceiling - 3_000.0).abs() < 1e-6,
+            "{}",
+            phase.replays.ceiling
+        );
+        let goal = phase.replay_goal().expect("a replay below the ceiling");
+        assert!(goal.met(), "{}", goal.judged());
+        // Below the ceiling: 2,400 refusals a second, and 1,200 orders.
+        let (_, below) = phase
+            .replays
+            .find(crate::replay::Rate::BelowTheCeiling, Layout::New)
+            .expect("a run below the ceiling");
+        let seconds = crate::replay::REPLAY_SECONDS;
+        assert!((below.requests_per_second - 3_600.0).abs() < 1e-6);
+        assert_eq!(below.requests, (3_600.0 * seconds) as u64);
+        assert!(phase
+            .goals()
+            .iter()
+            .any(|g| g.figure.contains("sold-out crowd replayed")));
     }
 }

@@ -1,0 +1,136 @@
+//! The sold-out crowd's transport: its requests through the warm
+//! instances (get-seat's claim on a simulated clock, the others through
+//! their handlers), and its get-seat answers in the on-sale's history.
+
+use std::sync::Arc;
+
+use local::history::{wall_us, Micros, Window};
+use shared::auth::HoldToken;
+use shared::domain::{OrderId, SeatId};
+use shared::handlers::claim_remembering;
+use shared::App;
+use tokio::sync::Semaphore;
+
+use super::onsale_history::{BuyerHistory, OnSaleHistory};
+use super::sold_out::{Ask, CROWD_INSTANCES, CROWD_ORDER_SECONDS};
+use crate::{reply, BenchOrder};
+
+/// get-seat's answers to the crowd in the on-sale's `history`, each a
+/// claim on the seat its path names for its order: every one a refusal
+/// the seeded sales must explain. A 503 may hold the seat as long as its
+/// order lives.
+pub(super) fn crowd_claims(
+    history: &mut OnSaleHistory,
+    orders: &[BenchOrder],
+    asks: &[(usize, &Ask)],
+    answers: &[(u16, String, Window)],
+) {
+    let order_us = Micros::from(CROWD_ORDER_SECONDS) * 1_000_000;
+    let mut crowd = BuyerHistory::default();
+    for ((i, ask), (status, code, window)) in asks.iter().zip(answers) {
+        let seat = ask.path.rsplit('/').next().unwrap_or_default();
+        let order = &orders[i % orders.len()].id;
+        let answer = serde_json::json!({ "error": code });
+        crowd.claim(
+            seat,
+            *window,
+            order,
+            (*status, &answer),
+            window.end + order_us,
+        );
+    }
+    history.add(crowd);
+}
+
+/// One request: its slot in the answers, method, path, body, token.
+type Work = (usize, &'static str, String, String, String);
+
+/// `asks` (with their index, which picks the order and the instance)
+/// through the instances, a bounded number at once; each instance serves
+/// its requests in turn, as a Lambda instance does. Each answer's status,
+/// error code, and when it was in flight on the wall clock.
+pub(super) async fn refuse(
+    instances: &[App],
+    orders: &[BenchOrder],
+    asks: &[(usize, &Ask)],
+) -> Result<Vec<(u16, String, Window)>, String> {
+    let mut by_instance: Vec<Vec<Work>> = vec![Vec::new(); instances.len()];
+    for (slot, (i, ask)) in asks.iter().enumerate() {
+        let order = &orders[i % orders.len()];
+        by_instance[i % instances.len()].push((
+            slot,
+            ask.method,
+            ask.path.replace("{o}", &order.id),
+            ask.body.clone(),
+            order.token.clone(),
+        ));
+    }
+    let in_flight = Arc::new(Semaphore::new(crate::setup::LOCAL_IN_FLIGHT));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (instance, work) in instances.iter().zip(by_instance) {
+        let (instance, in_flight) = (instance.clone(), in_flight.clone());
+        tasks.spawn(async move {
+            let mut answers = Vec::new();
+            for work in work {
+                let _permit = in_flight.acquire().await;
+                let (slot, start) = (work.0, wall_us());
+                let (status, code) = ask(&instance, work).await;
+                answers.push((slot, status, code, Window::new(start, wall_us())));
+            }
+            answers
+        });
+    }
+    let mut answers = vec![(0u16, String::new(), Window::new(0, 0)); asks.len()];
+    while let Some(done) = tasks.join_next().await {
+        for (slot, status, code, window) in done.map_err(|e| e.to_string())? {
+            answers[slot] = (status, code, window);
+        }
+    }
+    Ok(answers)
+}
+
+/// One request through `instance`: get-seat's claim on its simulated
+/// clock, any other through its handler. Its status and error code.
+async fn ask(instance: &App, (slot, method, path, body, token): Work) -> (u16, String) {
+    match get_seat_at(&path, &token, slot) {
+        Some((order, token, seat, now)) => {
+            match claim_remembering(instance, &order, &token, &seat, now).await {
+                Ok(_) => (200, String::new()),
+                Err(e) => (shared::http::status(&e).as_u16(), e.code().to_owned()),
+            }
+        }
+        None => {
+            let (status, reply) = reply(instance, method, &path, Some(&token), &body).await;
+            (status, reply["error"].as_str().unwrap_or("").to_owned())
+        }
+    }
+}
+
+/// A function instance's pace under the crowd: one request every 10 ms
+/// (a DynamoDB round trip), as in the one-seat stampede.
+pub(super) const PER_INSTANCE_RATE: i64 = 100;
+
+/// A get-seat request (`POST /orders/{o}/seats/{s}`) as get-seat's claim
+/// and the instant it arrives on a simulated clock: the `slot`-th of the
+/// crowd at [`CROWD_INSTANCES`] × [`PER_INSTANCE_RATE`] a second. Whether
+/// an instance is crowded depends on its pace, which DynamoDB Local cannot
+/// give it in real time; the requests it sends are the same.
+fn get_seat_at(
+    path: &str,
+    token: &str,
+    slot: usize,
+) -> Option<(OrderId, HoldToken, SeatId, shared::domain::Millis)> {
+    let rest = path.strip_prefix("/orders/")?;
+    let (order, seat) = rest.split_once("/seats/")?;
+    static START: std::sync::OnceLock<shared::domain::Millis> = std::sync::OnceLock::new();
+    let t0 = *START.get_or_init(shared::world::now);
+    let per_ms = CROWD_INSTANCES as i64 * PER_INSTANCE_RATE / 1_000;
+    let order = OrderId::parse(order).ok()?;
+    let token = local::apps::dev_hold_token_keys().decode(&order, token)?;
+    Some((
+        order,
+        token,
+        SeatId::parse(seat).ok()?,
+        shared::domain::Millis(t0.0 + slot as i64 / per_ms.max(1)),
+    ))
+}
