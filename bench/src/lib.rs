@@ -227,6 +227,24 @@ impl BenchOrder {
     }
 }
 
+/// A claim's outcome as get-seat answers it: its status, and its body's
+/// `expiresAt` or `error` (what the history checker reads), for the paths
+/// that call the handler's decision without HTTP.
+fn claim_answer(
+    result: &Result<shared::domain::Millis, shared::error::Error>,
+) -> (u16, serde_json::Value) {
+    match result {
+        Ok(expires) => (
+            200,
+            serde_json::json!({ "expiresAt": expires.to_rfc3339() }),
+        ),
+        Err(e) => (
+            shared::http::status(e).as_u16(),
+            serde_json::json!({ "error": e.code() }),
+        ),
+    }
+}
+
 async fn reply(
     app: &App,
     method: &str,

@@ -52,7 +52,8 @@ pub struct OnSale {
     pub old_keys: Projection,
     /// Invariant violations the table check found after the run.
     pub violations: usize,
-    /// The buyers' answers judged by the history checker.
+    /// The buyers' answers, the sold-out phase's seeded sales and its
+    /// crowd's get-seat answers, judged by the history checker.
     pub history: HistoryVerdict,
     /// The recorded requests replayed through the capacity meter.
     pub replays: crate::replay::Replays,

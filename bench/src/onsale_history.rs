@@ -205,6 +205,16 @@ mod tests {
         stray.claim("S1-1-2", window(20, 30), "c", (409, &refused), 1_000);
         history.add(stray);
         assert!(!history.judge("FLOOR", 10).ok());
+        // A hold granted on a sold seat overlaps the sale.
+        let held = serde_json::json!({"expiresAt": "2026-11-27T12:00:00Z"});
+        let mut granted = OnSaleHistory::default();
+        granted.sold(window(0, 10), "seeding", &["S1-1-1".into()], 0);
+        let mut crowd = BuyerHistory::default();
+        crowd.claim("S1-1-1", window(20, 30), "c", (200, &held), 1_000);
+        granted.add(crowd);
+        let verdict = granted.judge("FLOOR", 10);
+        assert_eq!(verdict.unread, 0);
+        assert!(!verdict.verdict.violations.is_empty(), "{verdict:?}");
         // Places seeded past the capacity are rejected.
         let mut over = OnSaleHistory::default();
         over.sold(window(0, 10), "seeding", &[], 11);

@@ -223,14 +223,11 @@ impl QueueRun {
     fn replay_markdown(&self) -> String {
         let mut out = format!(
             "## Replayed through the capacity meter\n\n\
-             The joins' recorded requests, and then the polls', each beside the admitter's ticks at their recorded cost and their own pace (one every {TICK_MS} ms of the simulated clock, whatever the crowd). {}\n",
+             The joins' recorded requests are replayed, and then the polls', each beside the admitter's ticks at their recorded cost and their own pace (one every {TICK_MS} ms of the simulated clock, whatever the crowd). \
+             The queue's state is read as this run's two processes read it (each keeps its copy a second); production's many instances read it more often, as the ceilings above model, so a copy key's load here is a floor. {}\n",
             method()
         );
-        let runs = [
-            ("Joins", "joins/s", &self.join_replays),
-            ("Status polls", "polls/s", &self.status_replays),
-        ];
-        for (what, unit, replays) in runs {
+        for (what, unit, replays) in self.replays() {
             let _ = writeln!(
                 out,
                 "\n{what}: the new keys' ceiling under this meter is **{:.0} {unit}** (modelled); the rates are {BELOW_THE_CEILING} of it and the contract's goal:\n\n{}",
@@ -238,8 +235,14 @@ impl QueueRun {
                 table(replays, unit)
             );
         }
-        for goal in self.goals().iter().skip(4) {
-            let _ = writeln!(out, "- {}: {}", goal.figure, goal.judged());
+        for goal in self.replay_goals() {
+            let _ = writeln!(
+                out,
+                "- {}: {} ({})",
+                goal.figure,
+                goal.value_text(),
+                goal.judged()
+            );
         }
         out.push('\n');
         out

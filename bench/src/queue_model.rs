@@ -118,8 +118,10 @@ impl QueueRun {
         }
     }
 
-    /// The pause and resume lags within the seat map's 5 s, and each
-    /// route's DynamoDB key ceiling above its goal.
+    /// The pause and resume lags within the seat map's 5 s, each route's
+    /// DynamoDB key ceiling above its goal (these four in this order:
+    /// QUEUE.md names them by place), then each route's replay below its
+    /// ceiling under the meter throttling nothing.
     pub fn goals(&self) -> Vec<Goal> {
         if self.model.is_none() {
             return Vec::new();
@@ -140,12 +142,6 @@ impl QueueRun {
                 "issue 19's goal",
             )
         };
-        let replayed = [
-            self.join_replays
-                .below_the_ceiling_goal("queue joins", "joins/s"),
-            self.status_replays
-                .below_the_ceiling_goal("visitor-status polls", "polls/s"),
-        ];
         [
             lag("pause", self.pause_lag_ms),
             lag("resume", self.resume_lag_ms),
@@ -153,8 +149,25 @@ impl QueueRun {
             ceiling("visitor-status", &self.status, STATUS_GOAL_PER_S),
         ]
         .into_iter()
-        .chain(replayed.into_iter().flatten())
+        .chain(self.replay_goals())
         .collect()
+    }
+
+    /// Each route's replay, named, with the unit of its rate.
+    pub fn replays(&self) -> [(&'static str, &'static str, &Replays); 2] {
+        [
+            ("queue joins", "joins/s", &self.join_replays),
+            ("visitor-status polls", "polls/s", &self.status_replays),
+        ]
+    }
+
+    /// Below its ceiling under the meter, each route's replay throttles
+    /// nothing.
+    pub fn replay_goals(&self) -> Vec<Goal> {
+        self.replays()
+            .into_iter()
+            .filter_map(|(what, unit, replays)| replays.below_the_ceiling_goal(what, unit))
+            .collect()
     }
 
     /// The counts: every visitor admitted once, in order, at the pace, and

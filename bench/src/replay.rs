@@ -1,12 +1,13 @@
-//! The on-sale's recorded requests replayed through the capacity meter
-//! (local/src/capacity's [`Meter`], DynamoDB's documented limits as
-//! modelled there) at a crowd's rate on a simulated clock (issue 30,
-//! part 2). DynamoDB Local serves a few hundred claims a second, far below
-//! any partition's limit, so the limits are met here: the same requests
-//! the on-sale sent, each priced from its items' sizes, under the new key
-//! layout and re-keyed into the old one. A throttled request is retried
-//! as the SDK's standard retry would retry it; one it does not retry, or
-//! that runs out of attempts, is the 503 the handler answers.
+//! Recorded requests replayed through the capacity meter (local/src/
+//! capacity's [`Meter`], DynamoDB's documented limits as modelled there)
+//! at a crowd's rate on a simulated clock (issue 30, part 2): the
+//! on-sale's, the sold-out crowd's, the queue's joins and polls.
+//! DynamoDB Local serves a few hundred requests a second, far below any
+//! partition's limit, so the limits are met here: the same requests the
+//! run sent, each priced from its items' sizes, under the new key layout
+//! (and, for the on-sale, re-keyed into the old one). A throttled request
+//! is retried as the SDK's standard retry would retry it; one it does not
+//! retry, or that runs out of attempts, is the 503 the handler answers.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -111,10 +112,10 @@ pub fn warmed_table() -> Limits {
     }
 }
 
-/// How long the on-sale's replays last on the simulated clock: a
-/// partition's limits are per second, so the recording is offered again,
-/// in the same order, until this long has been offered (its keys keep
-/// their shares of the load, as the projection assumes).
+/// How long a replay lasts on the simulated clock: a partition's limits
+/// are per second, so each recording is offered again, in its (shuffled)
+/// order, until this long has been offered (its keys keep their shares of
+/// the load, as the projection assumes).
 pub const REPLAY_SECONDS: f64 = 10.0;
 
 /// One kind of recorded request in a replay, offered at its own rate: so
@@ -153,10 +154,10 @@ impl<'a> Stream<'a> {
 }
 
 /// Replays `streams` side by side at `units_per_second`, each in order and
-/// evenly spaced at its own rate. A stream that scales with the rate is
-/// offered for at least `seconds`, and at least once whole (from its
-/// first request again where it runs out); a steady one for as long as
-/// the longest of them. Each request is charged under `layout` through a
+/// evenly spaced at its own rate (from its first request again where it
+/// runs out), all for as long as the longest: at least `seconds`, and long
+/// enough for each stream that scales with the rate to be offered once
+/// whole. Each request is charged under `layout` through a
 /// [`Meter`] of `limits`; a throttled attempt the SDK retries is tried
 /// again after its back-off (jitter drawn from `seed`) until
 /// [`SDK_ATTEMPTS`].
@@ -176,7 +177,7 @@ pub fn replay_mix(
         .map(|s| s.per_second(units_per_second))
         .collect();
     let offered = offers(streams, &rates, seconds);
-    let arrival = |s: usize, i: usize| (i as f64 * 1_000.0 / rates[s].max(1e-9)) as i64;
+    let arrival = |s: usize, i: usize| (i as f64 * (1_000.0 / rates[s].max(1e-9))) as i64;
     // (when, stream, offer, attempt), earliest first; offer i of stream s
     // is its request i mod its length.
     let mut due: BinaryHeap<Reverse<(i64, usize, usize, u32)>> = BinaryHeap::new();
@@ -217,26 +218,32 @@ pub fn replay_mix(
     out
 }
 
-/// How many requests each stream offers at `rates` (see [`replay_mix`]).
+/// How many requests each stream offers at `rates` (see [`replay_mix`]):
+/// its share of the longest span, and a scaling stream at least once
+/// whole (the stream that sets the span offers exactly its length).
 fn offers(streams: &[Stream], rates: &[f64], seconds: f64) -> Vec<usize> {
-    let scaling = |s: &Stream, rate: f64| s.per_unit > 0.0 && rate > 0.0 && !s.requests.is_empty();
+    let whole = |s: &Stream, rate: f64| {
+        let scaling = s.per_unit > 0.0 && rate > 0.0;
+        if scaling {
+            s.requests.len()
+        } else {
+            0
+        }
+    };
     let longest = streams
         .iter()
         .zip(rates)
-        .filter(|(s, &rate)| scaling(s, rate))
-        .map(|(s, &rate)| seconds.max(s.requests.len() as f64 / rate))
+        .map(|(s, &rate)| whole(s, rate) as f64 / rate.max(1e-9))
         .fold(seconds, f64::max);
     streams
         .iter()
         .zip(rates)
         .map(|(s, &rate)| {
             if s.requests.is_empty() || rate <= 0.0 {
-                0
-            } else if scaling(s, rate) {
-                s.requests.len().max((seconds * rate).ceil() as usize)
-            } else {
-                (longest * rate).ceil() as usize
+                return 0;
             }
+            let span = ((seconds * rate).ceil() as usize).max((longest * rate).floor() as usize);
+            whole(s, rate).max(span)
         })
         .collect()
 }
@@ -285,10 +292,16 @@ pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
             }
         }
     }
+    // A key the steady streams fill alone has no room at any rate.
     keys.values()
         .chain(tables.values())
-        .filter(|&&(per_unit, _)| per_unit > 0.0)
-        .map(|&(per_unit, steady)| ((1.0 - steady) / per_unit).max(0.0))
+        .map(|&(per_unit, steady)| {
+            if steady >= 1.0 {
+                0.0
+            } else {
+                (1.0 - steady) / per_unit
+            }
+        })
         .fold(f64::INFINITY, f64::min)
 }
 
@@ -306,8 +319,9 @@ pub enum Rate {
     Target,
 }
 
-/// The on-sale's replays: the new layout's ceiling under the meter, and
-/// each layout at each [`Rate`] (claim attempts a second).
+/// One recording's replays: the new layout's ceiling under the meter, and
+/// each layout at each [`Rate`] (in the recording's unit: claim attempts,
+/// joins, polls a second).
 #[derive(Debug, Clone, Default)]
 pub struct Replays {
     pub ceiling: f64,
@@ -359,11 +373,7 @@ pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
     let streams: Vec<Stream> = streams
         .iter()
         .zip(&shuffled)
-        .map(|(s, requests)| Stream {
-            requests,
-            per_unit: s.per_unit,
-            fixed_per_second: s.fixed_per_second,
-        })
+        .map(|(s, requests)| Stream { requests, ..*s })
         .collect();
     let mut runs = Vec::new();
     if !ceiling.is_finite() {
@@ -393,7 +403,7 @@ fn shuffled(requests: &[Priced]) -> Vec<Priced> {
 }
 
 mod doc;
-pub use doc::{markdown, method, table};
+pub use doc::{markdown, method, table, ON_SALE_UNIT};
 
 #[cfg(test)]
 mod tests;

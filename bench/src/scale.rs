@@ -108,7 +108,12 @@ impl OnSale {
         key_rows(&mut out, &self.new_keys, attempts);
         out.push_str(&super::replay::markdown(&self.replays));
         if let Some(goal) = self.replay_goal() {
-            let _ = writeln!(out, "\nNew keys below their ceiling: {}.", goal.judged());
+            let _ = writeln!(
+                out,
+                "\nNew keys below their ceiling, share of requests throttled: {} ({}).",
+                goal.value_text(),
+                goal.judged()
+            );
         }
         let _ = writeln!(
             out,
@@ -179,7 +184,7 @@ impl OnSale {
     /// under that meter, the new layout throttles nothing.
     pub fn replay_goal(&self) -> Option<Goal> {
         self.replays
-            .below_the_ceiling_goal("on-sale", "claim attempts/s")
+            .below_the_ceiling_goal("on-sale", super::replay::ON_SALE_UNIT)
     }
 
     /// The old layout, replayed at the same rates, throttles: what the new

@@ -59,6 +59,8 @@ impl FunctionCost {
 /// What the sold-out phase measured.
 #[derive(Debug, Clone, Default)]
 pub struct SoldOutPhase {
+    /// The event's hold: how long a claim answered 503 may hold its seat.
+    pub hold_seconds: u32,
     pub seeded_seats: u64,
     pub seeded_places: u64,
     pub seeding: Duration,
@@ -137,7 +139,10 @@ pub(super) async fn sold_out_phase(
     crowd: usize,
     history: &mut OnSaleHistory,
 ) -> Result<SoldOutPhase, String> {
-    let mut out = SoldOutPhase::default();
+    let mut out = SoldOutPhase {
+        hold_seconds: model.hold_seconds,
+        ..SoldOutPhase::default()
+    };
     let event_id = EventId::parse(event).map_err(|e| e.to_string())?;
     sell_the_rest(app, follower, &event_id, model, (&mut out, history)).await?;
 
@@ -270,7 +275,7 @@ async fn refuse_the_crowd(
         let answers = refuse(instances, orders, &mine).await?;
         recorder.set_recording(false);
         if function == "get-seat" {
-            crowd_claims(history, orders, &mine, &answers);
+            crowd_claims(history, orders, &mine, (&answers, out.hold_seconds));
         }
         let records = recorder.take();
         let requests = price_each(app, &records).await?;
@@ -280,9 +285,10 @@ async fn refuse_the_crowd(
         cost.round_trips = records.len() as u64;
         cost.read_units = priced.iter().map(|c| c.read_units).sum();
         cost.write_units = priced.iter().map(|c| c.write_units).sum();
-        for (ask, (status, code, _)) in mine.iter().map(|(_, a)| a).zip(answers) {
+        for (ask, (status, body, _)) in mine.iter().map(|(_, a)| a).zip(answers) {
             cost.requests += 1;
-            if status == ask.refusal.0 && ask.refusal.1.contains(&code.as_str()) {
+            let code = body["error"].as_str().unwrap_or_default();
+            if status == ask.refusal.0 && ask.refusal.1.contains(&code) {
                 cost.refused += 1;
             } else {
                 *cost.other.entry(format!("{status} {code}")).or_default() += 1;
@@ -295,7 +301,7 @@ async fn refuse_the_crowd(
 
 /// How long the crowd's orders live: longer than the phase runs (the
 /// model's own hold is shorter), so every refusal is for a live order.
-pub(super) const CROWD_ORDER_SECONDS: u32 = 3_600;
+const CROWD_ORDER_SECONDS: u32 = 3_600;
 
 /// `n` PENDING orders of `event` living [`CROWD_ORDER_SECONDS`], written
 /// as create-order writes them.

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use local::history::{wall_us, Micros, Window};
+use serde_json::Value;
 use shared::auth::HoldToken;
 use shared::domain::{OrderId, SeatId};
 use shared::handlers::claim_remembering;
@@ -12,34 +13,36 @@ use shared::App;
 use tokio::sync::Semaphore;
 
 use super::onsale_history::{BuyerHistory, OnSaleHistory};
-use super::sold_out::{Ask, CROWD_INSTANCES, CROWD_ORDER_SECONDS};
-use crate::{reply, BenchOrder};
+use super::sold_out::{Ask, CROWD_INSTANCES};
+use crate::{claim_answer, reply, BenchOrder};
 
 /// get-seat's answers to the crowd in the on-sale's `history`, each a
-/// claim on the seat its path names for its order: every one a refusal
-/// the seeded sales must explain. A 503 may hold the seat as long as its
-/// order lives.
+/// claim on the seat its path names for its order, answered within its
+/// window on the wall clock. The stadium is sold out by then (every seat
+/// sold to a buyer or to the seeding, for good), so every refusal is
+/// explained whenever it came, from the crowd gate's memory or not: the
+/// checker catches a hold granted on a sold seat, or a refusal for a seat
+/// nobody sold. A 503 may hold the seat for the event's `hold_seconds`
+/// (the claim's simulated clock runs behind the wall clock here).
 pub(super) fn crowd_claims(
     history: &mut OnSaleHistory,
     orders: &[BenchOrder],
     asks: &[(usize, &Ask)],
-    answers: &[(u16, String, Window)],
+    (answers, hold_seconds): (&[(u16, Value, Window)], u32),
 ) {
-    let order_us = Micros::from(CROWD_ORDER_SECONDS) * 1_000_000;
+    let hold_us = Micros::from(hold_seconds) * 1_000_000;
     let mut crowd = BuyerHistory::default();
-    for ((i, ask), (status, code, window)) in asks.iter().zip(answers) {
+    for ((i, ask), (status, body, window)) in asks.iter().zip(answers) {
         let seat = ask.path.rsplit('/').next().unwrap_or_default();
-        let order = &orders[i % orders.len()].id;
-        let answer = serde_json::json!({ "error": code });
-        crowd.claim(
-            seat,
-            *window,
-            order,
-            (*status, &answer),
-            window.end + order_us,
-        );
+        let order = &order_for(orders, *i).id;
+        crowd.claim(seat, *window, order, (*status, body), window.end + hold_us);
     }
     history.add(crowd);
+}
+
+/// The order the crowd's `i`-th ask is made for.
+fn order_for(orders: &[BenchOrder], i: usize) -> &BenchOrder {
+    &orders[i % orders.len()]
 }
 
 /// One request: its slot in the answers, method, path, body, token.
@@ -48,15 +51,15 @@ type Work = (usize, &'static str, String, String, String);
 /// `asks` (with their index, which picks the order and the instance)
 /// through the instances, a bounded number at once; each instance serves
 /// its requests in turn, as a Lambda instance does. Each answer's status,
-/// error code, and when it was in flight on the wall clock.
+/// body, and when it was in flight on the wall clock.
 pub(super) async fn refuse(
     instances: &[App],
     orders: &[BenchOrder],
     asks: &[(usize, &Ask)],
-) -> Result<Vec<(u16, String, Window)>, String> {
+) -> Result<Vec<(u16, Value, Window)>, String> {
     let mut by_instance: Vec<Vec<Work>> = vec![Vec::new(); instances.len()];
     for (slot, (i, ask)) in asks.iter().enumerate() {
-        let order = &orders[i % orders.len()];
+        let order = order_for(orders, *i);
         by_instance[i % instances.len()].push((
             slot,
             ask.method,
@@ -74,36 +77,29 @@ pub(super) async fn refuse(
             for work in work {
                 let _permit = in_flight.acquire().await;
                 let (slot, start) = (work.0, wall_us());
-                let (status, code) = ask(&instance, work).await;
-                answers.push((slot, status, code, Window::new(start, wall_us())));
+                let (status, body) = ask(&instance, work).await;
+                answers.push((slot, status, body, Window::new(start, wall_us())));
             }
             answers
         });
     }
-    let mut answers = vec![(0u16, String::new(), Window::new(0, 0)); asks.len()];
+    let mut answers = vec![(0u16, Value::Null, Window::new(0, 0)); asks.len()];
     while let Some(done) = tasks.join_next().await {
-        for (slot, status, code, window) in done.map_err(|e| e.to_string())? {
-            answers[slot] = (status, code, window);
+        for (slot, status, body, window) in done.map_err(|e| e.to_string())? {
+            answers[slot] = (status, body, window);
         }
     }
     Ok(answers)
 }
 
 /// One request through `instance`: get-seat's claim on its simulated
-/// clock, any other through its handler. Its status and error code.
-async fn ask(instance: &App, (slot, method, path, body, token): Work) -> (u16, String) {
-    match get_seat_at(&path, &token, slot) {
-        Some((order, token, seat, now)) => {
-            match claim_remembering(instance, &order, &token, &seat, now).await {
-                Ok(_) => (200, String::new()),
-                Err(e) => (shared::http::status(&e).as_u16(), e.code().to_owned()),
-            }
-        }
-        None => {
-            let (status, reply) = reply(instance, method, &path, Some(&token), &body).await;
-            (status, reply["error"].as_str().unwrap_or("").to_owned())
-        }
-    }
+/// clock, any other through its handler. Its status and body (a claim's
+/// as get-seat would answer it: its expiry, or its error code).
+async fn ask(instance: &App, (slot, method, path, body, token): Work) -> (u16, Value) {
+    let Some((order, token, seat, now)) = get_seat_at(&path, &token, slot) else {
+        return reply(instance, method, &path, Some(&token), &body).await;
+    };
+    claim_answer(&claim_remembering(instance, &order, &token, &seat, now).await)
 }
 
 /// A function instance's pace under the crowd: one request every 10 ms

@@ -1,5 +1,8 @@
-//! The sold-out phase as docs/BENCHMARKS.md shows it, and its goals
-//! (the phase itself: `sold_out.rs`).
+//! The sold-out phase's figures: its crowd replayed through the capacity
+//! meter, its goals, and the phase as docs/BENCHMARKS.md shows it (the
+//! phase itself: `sold_out.rs`).
+
+use std::fmt::Write as _;
 
 use super::replay::{method, replays, table, Layout, Stream, BELOW_THE_CEILING};
 use super::scale::TARGET_CLAIMS_PER_SECOND;
@@ -7,6 +10,9 @@ use super::sold_out::{SoldOutPhase, CROWD_INSTANCES, REFUSAL_READ_UNITS, REFUSAL
 use super::sold_out_crowd::PER_INSTANCE_RATE;
 use crate::capacity::PARTITION_READ_UNITS;
 use crate::{Bound, Goal};
+
+/// The unit of the crowd's replays.
+const REFUSAL_UNIT: &str = "refused claim attempts/s";
 
 impl SoldOutPhase {
     /// Replays the crowd through the capacity meter, its rate in claim
@@ -16,6 +22,11 @@ impl SoldOutPhase {
     /// projection has it).
     pub fn replay(&mut self, attempts_per_buyer: f64) {
         let refusals: u64 = self.functions.values().map(|f| f.requests).sum();
+        if refusals == 0 || attempts_per_buyer <= 0.0 {
+            // No crowd, or no buyer who tried: nothing to replay (and the
+            // phase's counts fail it).
+            return;
+        }
         self.refusals_per_order = attempts_per_buyer;
         let orders = self.orders as f64 * attempts_per_buyer;
         let streams = [
@@ -61,12 +72,11 @@ impl SoldOutPhase {
 
     fn replay_goal(&self) -> Option<Goal> {
         self.replays
-            .below_the_ceiling_goal("sold-out crowd", "refused claim attempts/s")
+            .below_the_ceiling_goal("sold-out crowd", REFUSAL_UNIT)
     }
 
     /// The phase as docs/BENCHMARKS.md shows it.
     pub fn markdown(&self) -> String {
-        use std::fmt::Write as _;
         let mut out = String::from("### Sold out\n\n");
         let _ = writeln!(
             out,
@@ -136,18 +146,20 @@ impl SoldOutPhase {
     /// The crowd's replay: its ceiling under the meter, a row per rate.
     fn replay_markdown(&self) -> String {
         let mut out = format!(
-            "The crowd's recorded requests (its refusals, and an order for each {:.2} of them, as a refused buyer makes one and tries as often as a selling buyer did). {} \
-             The new keys' ceiling under this meter is **{:.0} refused claim attempts/s** (modelled); the rates are {BELOW_THE_CEILING} of it and the target, `scale::TARGET_CLAIMS_PER_SECOND`:\n\n",
+            "The crowd's recorded requests are replayed: its refusals, and an order for each {:.2} of them, as a refused buyer makes one and tries as often as a selling buyer did. {} \
+             The new keys' ceiling under this meter is **{:.0} {REFUSAL_UNIT}** (modelled); the rates are {BELOW_THE_CEILING} of it and the target, `scale::TARGET_CLAIMS_PER_SECOND`:\n\n",
             self.refusals_per_order,
             method(),
             self.replays.ceiling,
         );
-        out.push_str(&table(&self.replays, "refused claim attempts/s"));
+        out.push_str(&table(&self.replays, REFUSAL_UNIT));
         if let Some(goal) = self.replay_goal() {
-            out.push_str(&format!(
-                "\nThe crowd below its ceiling: {}.\n\n",
+            let _ = writeln!(
+                out,
+                "\nThe crowd below its ceiling, share of requests throttled: {} ({}).\n",
+                goal.value_text(),
                 goal.judged()
-            ));
+            );
         }
         out
     }
@@ -208,7 +220,12 @@ mod tests {
             .expect("a run below the ceiling");
         let seconds = crate::replay::REPLAY_SECONDS;
         assert!((below.requests_per_second - 3_600.0).abs() < 1e-6);
-        assert_eq!(below.requests, (3_600.0 * seconds) as u64);
+        let offered = 3_600.0 * seconds;
+        assert!(
+            (below.requests as f64 - offered).abs() <= 1.0,
+            "{}",
+            below.requests
+        );
         assert!(phase
             .goals()
             .iter()

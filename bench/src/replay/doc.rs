@@ -23,14 +23,17 @@ pub fn method() -> String {
     )
 }
 
+/// The unit of the on-sale's replays.
+pub const ON_SALE_UNIT: &str = "claim attempts/s";
+
 /// The on-sale's replays as SCALE.md prints them.
 pub fn markdown(replays: &Replays) -> String {
     format!(
-        "\nThe on-sale's recorded requests (its buyers, then the sweep, then the stream's projection). {} \
-         The new keys' ceiling under this meter is **{:.0} claim attempts/s** (modelled); the rates are {BELOW_THE_CEILING} of it and the target:\n{}",
+        "\nThe on-sale's recorded requests (its buyers, then the sweep, then the stream's projection) are replayed under both layouts. {} \
+         The new keys' ceiling under this meter is **{:.0} {ON_SALE_UNIT}** (modelled); the rates are {BELOW_THE_CEILING} of it and the target:\n{}",
         method(),
         replays.ceiling,
-        table(replays, "claim attempts/s")
+        table(replays, ON_SALE_UNIT)
     )
 }
 

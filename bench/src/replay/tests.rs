@@ -189,3 +189,40 @@ fn the_goal_below_the_ceiling_fails_when_anything_throttled() {
         .below_the_ceiling_goal("nothing", "claims/s")
         .is_none());
 }
+
+#[test]
+fn a_key_the_steady_streams_fill_alone_leaves_no_room_and_fails_the_goal() {
+    // The ticks alone write 1,100 units a second on T.
+    let scaling: Vec<Priced> = (0..100).map(|i| write_on(&format!("K{i}"), 1.0)).collect();
+    let ticks: Vec<Priced> = (0..10).map(|_| write_on("T", 110.0)).collect();
+    let streams = [
+        Stream::recorded(&scaling, 100.0),
+        Stream::steady(&ticks, 1.0),
+    ];
+    assert_eq!(mix_ceiling(&streams, Layout::New, warmed_table()), 0.0);
+    let replays = replays(&streams, 1_000.0, &[Layout::New]);
+    let goal = replays
+        .below_the_ceiling_goal("ticks", "units/s")
+        .expect("a run at no rate");
+    assert!(!goal.met(), "{}", goal.judged());
+}
+
+#[test]
+fn every_stream_is_offered_for_the_longest_span() {
+    // A long recording at a low rate sets the span (10 s); the other
+    // scaling stream and the steady one are offered for all of it.
+    let long: Vec<Priced> = (0..1_000)
+        .map(|i| write_on(&format!("L{i}"), 1.0))
+        .collect();
+    let short: Vec<Priced> = (0..10).map(|i| write_on(&format!("S{i}"), 1.0)).collect();
+    let ticks: Vec<Priced> = (0..4).map(|i| write_on(&format!("T{i}"), 1.0)).collect();
+    let streams = [
+        Stream::recorded(&long, 100.0),
+        Stream::recorded(&short, 20.0),
+        Stream::steady(&ticks, 1.0),
+    ];
+    // 10 units a second: 100 long, 5 short and 4 steady requests a second;
+    // the short recording is whole after 2 s and offered again.
+    let run = replay_mix(&streams, (10.0, 1.0), Layout::New, warmed_table(), 1);
+    assert_eq!(run.requests, 1_000 + 50 + 40);
+}
