@@ -11,10 +11,12 @@
 //! instants. What is measured is what the instances send to DynamoDB in
 //! that second: the seat key's write units are the write units per second.
 
+use super::onsale_history::{BuyerHistory, HistoryVerdict};
 use crate::capacity::{self, CapacityRecorder, PARTITION_WRITE_UNITS};
 use crate::setup::{create_buyer_orders, create_event_from};
-use crate::{create_event, create_orders, unique, Bound, Goal, HOLD_SECONDS};
+use crate::{claim_answer, create_event, create_orders, unique, Bound, Goal, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
+use local::history::{wall_us, Micros, Window};
 use shared::auth::HoldToken;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
@@ -57,6 +59,8 @@ pub struct StampedeRun {
     /// Whether the seat's key must stay under a partition's write units
     /// (the contract's 100 instances).
     pub must_fit: bool,
+    /// Every answer judged by the history checker as the seat's history.
+    pub history: HistoryVerdict,
 }
 
 impl StampedeRun {
@@ -71,6 +75,7 @@ impl StampedeRun {
             && throttled_ok
             && self.emulator_errors == 0
             && self.other.is_empty()
+            && self.history.ok()
     }
 
     /// At the contract's 100 instances, the seat's key stays under a
@@ -232,8 +237,10 @@ async fn stampede(
                 let (order, token) = &claimants[i];
                 let _permit = in_flight.acquire().await;
                 // The claim's DynamoDB requests metered at its instant.
+                let start = wall_us();
                 let claim = claim_remembering(&instance, order, token, &seat, arrival(i));
-                answers.push(local::capacity::at(arrival(i), claim).await);
+                let answer = local::capacity::at(arrival(i), claim).await;
+                answers.push((i, Window::new(start, wall_us()), answer));
             }
             answers
         });
@@ -243,17 +250,44 @@ async fn stampede(
         requests,
         ..StampedeRun::default()
     };
+    let mut answers = Vec::with_capacity(requests);
     while let Some(done) = tasks.join_next().await {
-        for answer in done.map_err(|e| e.to_string())? {
-            match answer {
-                Ok(_) => run.winners += 1,
-                Err(Error::SeatHeld) => run.seat_held += 1,
-                Err(Error::StoreUnavailable) => run.unavailable += 1,
-                Err(other) => *run.other.entry(other.to_string()).or_default() += 1,
-            }
+        answers.extend(done.map_err(|e| e.to_string())?);
+    }
+    tally(&mut run, &claimants, seat, answers);
+    Ok(run)
+}
+
+/// The run's answers counted, and judged by the history checker as the
+/// seat's history. Each answer's window is on the wall clock while its
+/// claim ran at a simulated instant: the holds (`HOLD_SECONDS`) outlast
+/// the run, so every refusal's holder is live on both clocks.
+fn tally(
+    run: &mut StampedeRun,
+    claimants: &[(OrderId, HoldToken)],
+    seat: &SeatId,
+    answers: Vec<(usize, Window, Result<Millis, Error>)>,
+) {
+    let hold_us = Micros::from(HOLD_SECONDS) * 1_000_000;
+    let mut history = BuyerHistory::default();
+    for (i, window, answer) in answers {
+        let (status, body) = claim_answer(&answer);
+        let order = claimants[i].0.as_str();
+        history.claim(
+            seat.as_str(),
+            window,
+            order,
+            (status, &body),
+            window.end + hold_us,
+        );
+        match answer {
+            Ok(_) => run.winners += 1,
+            Err(Error::SeatHeld) => run.seat_held += 1,
+            Err(Error::StoreUnavailable) => run.unavailable += 1,
+            Err(other) => *run.other.entry(other.to_string()).or_default() += 1,
         }
     }
-    Ok(run)
+    run.history = history.judge_seats();
 }
 
 /// The runs as docs/BENCHMARKS.md shows them.
@@ -268,11 +302,11 @@ pub fn markdown(runs: &[StampedeRun]) -> String {
          DynamoDB's limits as DynamoDB would ([metering](../local/src/capacity/metering.rs)), and is recorded and priced ([capacity](../local/src/capacity/mod.rs)); \
          the seat key's write units in that second (served requests only) are its write units per second (measured), against a partition's {PARTITION_WRITE_UNITS:.0}.\n\n",
     );
-    out.push_str("| instances | requests | winners | seat-held | 503 | other | claims written | write units/s on the seat's key | ok |\n|---:|---:|---:|---:|---:|---|---:|---:|---|\n");
+    out.push_str("| instances | requests | winners | seat-held | 503 | other | claims written | write units/s on the seat's key | history (wall-clock windows) | ok |\n|---:|---:|---:|---:|---:|---|---:|---:|---|---|\n");
     for run in runs {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} | {} |",
             run.label(),
             run.requests,
             run.winners,
@@ -281,6 +315,7 @@ pub fn markdown(runs: &[StampedeRun]) -> String {
             other_answers(&run.other),
             run.writes,
             run.seat_key_write_units,
+            run.history.text(),
             if run.ok() { "yes" } else { "**NO**" }
         );
     }

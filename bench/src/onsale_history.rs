@@ -1,7 +1,9 @@
 //! The on-sale's history (issue 30, part 3): every buyer's answers, each
-//! with the instants its request was in flight on the wall clock, judged
+//! with the instants its request was in flight on the wall clock, then the
+//! sold-out phase's seeded sales and its crowd's get-seat answers, judged
 //! by the history checker: every seat as a register claimed under expiry,
-//! the GA section as a counter under its capacity.
+//! the GA section as a counter under its capacity. The spread and the
+//! one-seat stampedes over many instances judge their claims here too.
 
 use local::history::{
     check_counter, check_seat, micros_of, seat_claim, CounterOp, Micros, SeatOp, Take, Verdict,
@@ -117,6 +119,8 @@ pub struct HistoryVerdict {
     pub verdict: Verdict,
     pub seats: usize,
     pub unread: usize,
+    /// Whether a GA section was judged beside the seats.
+    pub places: bool,
 }
 
 impl HistoryVerdict {
@@ -124,11 +128,26 @@ impl HistoryVerdict {
         self.unread == 0 && self.verdict.violations.is_empty() && self.verdict.operations > 0
     }
 
+    /// Two verdicts together (a scenario's runs on events of their own).
+    pub fn and(self, other: HistoryVerdict) -> HistoryVerdict {
+        HistoryVerdict {
+            verdict: self.verdict.and(other.verdict),
+            seats: self.seats + other.seats,
+            unread: self.unread + other.unread,
+            places: self.places || other.places,
+        }
+    }
+
     pub fn text(&self) -> String {
         format!(
-            "{} answers judged over {} seats and the GA section, {} unread, {} violations{}",
+            "{} answers judged over {} seats{}, {} unread, {} violations{}",
             self.verdict.operations,
             self.seats,
+            if self.places {
+                " and the GA section"
+            } else {
+                ""
+            },
             self.unread,
             self.verdict.violations.len(),
             self.verdict
@@ -136,6 +155,16 @@ impl HistoryVerdict {
                 .first()
                 .map_or(String::new(), |v| format!(" (the first: {v})"))
         )
+    }
+}
+
+impl BuyerHistory {
+    /// These answers judged on their own, every seat's history (a
+    /// stampede's: no GA section).
+    pub(super) fn judge_seats(self) -> HistoryVerdict {
+        let mut history = OnSaleHistory::default();
+        history.add(self);
+        history.judge_seats()
     }
 }
 
@@ -158,16 +187,27 @@ impl OnSaleHistory {
 
     /// Every seat's history and the GA section's against `ga_capacity`.
     pub(super) fn judge(&self, ga_section: &str, ga_capacity: u64) -> HistoryVerdict {
-        let seats = self
+        let places = check_counter(ga_section, ga_capacity, &self.places);
+        let seats = self.judge_seats();
+        HistoryVerdict {
+            verdict: seats.verdict.and(places),
+            places: true,
+            ..seats
+        }
+    }
+
+    /// Every seat's history (a stampede's: no GA section).
+    pub(super) fn judge_seats(&self) -> HistoryVerdict {
+        let verdict = self
             .seats
             .iter()
             .map(|(seat, ops)| check_seat(seat, ops))
             .fold(Verdict::default(), Verdict::and);
-        let places = check_counter(ga_section, ga_capacity, &self.places);
         HistoryVerdict {
-            verdict: seats.and(places),
+            verdict,
             seats: self.seats.len(),
             unread: self.unread,
+            places: false,
         }
     }
 }

@@ -1,14 +1,20 @@
 //! The spread: many claims over many seats, through the handler and as the
 //! handler's own decision without HTTP (the same DynamoDB requests).
 
+use super::onsale_history::{BuyerHistory, HistoryVerdict};
 use crate::{
-    create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing, HOLD_SECONDS,
+    claim_answer, create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing,
+    HOLD_SECONDS,
 };
+use local::history::{wall_us, Micros, Window};
 use local::metrics::RequestCounter;
+use serde_json::Value;
 use shared::auth::HoldToken;
+use shared::domain::Millis;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
 use shared::domain::SeatState;
+use shared::error::Error;
 use shared::App;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -64,6 +70,9 @@ pub(super) struct Spread {
     won: usize,
     double: usize,
     mismatched: usize,
+    /// Every claim's answer judged by the history checker, each seat a
+    /// register claimed under expiry.
+    history: HistoryVerdict,
     /// The claims' DynamoDB requests by operation (when counted).
     pub(super) sent: BTreeMap<String, u64>,
 }
@@ -71,10 +80,14 @@ pub(super) struct Spread {
 impl Spread {
     pub(super) fn correctness(&self) -> (String, bool) {
         let text = format!(
-            "{} claims won; {} seats held twice, {} order/seat mismatches",
-            self.won, self.double, self.mismatched
+            "{} claims won; {} seats held twice, {} order/seat mismatches; history: {}",
+            self.won,
+            self.double,
+            self.mismatched,
+            self.history.text()
         );
-        (text, self.double == 0 && self.mismatched == 0)
+        let ok = self.double == 0 && self.mismatched == 0 && self.history.ok();
+        (text, ok)
     }
 
     fn add(&mut self, other: Spread) {
@@ -83,6 +96,7 @@ impl Spread {
         self.won += other.won;
         self.double += other.double;
         self.mismatched += other.mismatched;
+        self.history = std::mem::take(&mut self.history).and(other.history);
         for (op, n) in other.sent {
             *self.sent.entry(op).or_default() += n;
         }
@@ -187,27 +201,13 @@ pub(super) async fn spread(
     if let Some(c) = counter {
         c.take();
     }
-    let sem = Arc::new(Semaphore::new(in_flight));
     let started = Instant::now();
-    let mut tasks = tokio::task::JoinSet::new();
-    for (o, seat) in plan {
-        let (app, orders, decoded, sem) =
-            (app.clone(), orders.clone(), decoded.clone(), sem.clone());
-        tasks.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            let t = Instant::now();
-            let won = claim(&app, path, &orders[o], &decoded[o], &seat).await;
-            (t.elapsed().as_secs_f64() * 1000.0, won)
-        });
-    }
-    let mut timing = Timing::default();
-    let mut won = 0;
-    while let Some(done) = tasks.join_next().await {
-        let (ms, w) = done.map_err(|e| e.to_string())?;
-        timing.latencies_ms.push(ms);
-        won += usize::from(w);
-    }
-    timing.wall = started.elapsed();
+    let (timing, won, history) =
+        run_claims(app, path, orders.clone(), decoded, plan, in_flight).await?;
+    let timing = Timing {
+        wall: started.elapsed(),
+        ..timing
+    };
     let sent = counter.map(RequestCounter::take).unwrap_or_default();
     let (double, mismatched) = audit_event(app, &event, &orders).await?;
     Ok(Spread {
@@ -215,34 +215,87 @@ pub(super) async fn spread(
         won,
         double,
         mismatched,
+        history,
         sent,
     })
 }
 
-/// One claim of `seat` by `order` along `path`: whether it won. The bare
-/// path gets the order's token decoded and the seat parsed beforehand, so
-/// the handler alone pays for reading them from the request.
+/// The plan's claims along `path`, `in_flight` at a time: each one's
+/// latency, the claims won, and every answer judged by the history
+/// checker (each with the instants it was in flight on the wall clock).
+async fn run_claims(
+    app: &App,
+    path: ClaimPath,
+    orders: Arc<Vec<BenchOrder>>,
+    decoded: Arc<Vec<(OrderId, HoldToken)>>,
+    plan: Vec<(usize, String)>,
+    in_flight: usize,
+) -> Result<(Timing, usize, HistoryVerdict), String> {
+    let sem = Arc::new(Semaphore::new(in_flight));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (o, seat) in plan {
+        let (app, orders, decoded, sem) =
+            (app.clone(), orders.clone(), decoded.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let (t, start) = (Instant::now(), wall_us());
+            let answered = claim(&app, path, &orders[o], &decoded[o], &seat).await;
+            let (ms, end) = (t.elapsed().as_secs_f64() * 1000.0, wall_us());
+            (ms, o, seat, Window::new(start, end), answered.reply())
+        });
+    }
+    let hold_us = Micros::from(HOLD_SECONDS) * 1_000_000;
+    let (mut timing, mut won, mut answers) = (Timing::default(), 0, BuyerHistory::default());
+    while let Some(done) = tasks.join_next().await {
+        let (ms, o, seat, window, (status, body)) = done.map_err(|e| e.to_string())?;
+        timing.latencies_ms.push(ms);
+        won += usize::from(status == 200);
+        let expires_by = window.end + hold_us;
+        answers.claim(&seat, window, &orders[o].id, (status, &body), expires_by);
+    }
+    Ok((timing, won, answers.judge_seats()))
+}
+
+/// A claim's answer: the handler's reply, or the decision's outcome (read
+/// as get-seat would answer it once the claim is timed).
+enum Answered {
+    Reply(u16, Value),
+    Decided(Result<Millis, Error>),
+}
+
+impl Answered {
+    fn reply(self) -> (u16, Value) {
+        match self {
+            Answered::Reply(status, body) => (status, body),
+            Answered::Decided(result) => claim_answer(&result),
+        }
+    }
+}
+
+/// One claim of `seat` by `order` along `path`. The bare path gets the
+/// order's token decoded and the seat parsed beforehand, so the handler
+/// alone pays for reading them from the request.
 async fn claim(
     app: &App,
     path: ClaimPath,
     order: &BenchOrder,
     decoded: &(OrderId, HoldToken),
     seat: &str,
-) -> bool {
+) -> Answered {
     match path {
         ClaimPath::Handler => {
             let uri = format!("/orders/{}/seats/{seat}", order.id);
-            reply(app, "POST", &uri, Some(&order.token), "").await.0 == 200
+            let (status, body) = reply(app, "POST", &uri, Some(&order.token), "").await;
+            Answered::Reply(status, body)
         }
         ClaimPath::Bare => {
-            let Ok(seat) = SeatId::parse(seat) else {
-                return false;
+            let seat = match SeatId::parse(seat) {
+                Ok(seat) => seat,
+                Err(e) => return Answered::Decided(Err(e)),
             };
             let (id, token) = decoded;
             let now = shared::world::now();
-            shared::handlers::claim_remembering(app, id, token, &seat, now)
-                .await
-                .is_ok()
+            Answered::Decided(shared::handlers::claim_remembering(app, id, token, &seat, now).await)
         }
     }
 }
