@@ -162,8 +162,9 @@ pub(super) async fn concurrency(app: &App, sizes: Sizes) -> Result<Vec<(usize, f
             None,
         )
         .await?;
-        if !run.correctness().1 {
-            return Err(format!("double hold at concurrency {in_flight}"));
+        let (correctness, ok) = run.correctness();
+        if !ok {
+            return Err(format!("at concurrency {in_flight}: {correctness}"));
         }
         figures.push((in_flight, run.timing.per_second(), run.timing.p99()));
     }

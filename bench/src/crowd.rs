@@ -16,7 +16,7 @@ use crate::capacity::{self, CapacityRecorder, PARTITION_WRITE_UNITS};
 use crate::setup::{create_buyer_orders, create_event_from};
 use crate::{claim_answer, create_event, create_orders, unique, Bound, Goal, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
-use local::history::{wall_us, Micros, Window};
+use local::history::{wall_us, Window};
 use shared::auth::HoldToken;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
@@ -260,26 +260,21 @@ async fn stampede(
 
 /// The run's answers counted, and judged by the history checker as the
 /// seat's history. Each answer's window is on the wall clock while its
-/// claim ran at a simulated instant: the holds (`HOLD_SECONDS`) outlast
-/// the run, so every refusal's holder is live on both clocks.
+/// claim ran at a simulated instant: a hold lasts until its order expires
+/// (`HOLD_SECONDS` after the orders were opened, before the runs), which
+/// must outlast the runs (it does by minutes): then every refusal's holder
+/// is live on both clocks.
 fn tally(
     run: &mut StampedeRun,
     claimants: &[(OrderId, HoldToken)],
     seat: &SeatId,
     answers: Vec<(usize, Window, Result<Millis, Error>)>,
 ) {
-    let hold_us = Micros::from(HOLD_SECONDS) * 1_000_000;
     let mut history = BuyerHistory::default();
     for (i, window, answer) in answers {
         let (status, body) = claim_answer(&answer);
         let order = claimants[i].0.as_str();
-        history.claim(
-            seat.as_str(),
-            window,
-            order,
-            (status, &body),
-            window.end + hold_us,
-        );
+        history.claim_for(seat.as_str(), window, order, (status, &body), HOLD_SECONDS);
         match answer {
             Ok(_) => run.winners += 1,
             Err(Error::SeatHeld) => run.seat_held += 1,

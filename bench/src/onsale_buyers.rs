@@ -30,7 +30,7 @@ async fn buyer(
     wants: Wants,
     confirm: bool,
     payment: String,
-    hold_us: i64,
+    hold_seconds: u32,
 ) -> (Vec<(&'static str, u16, f64)>, BuyerHistory) {
     let started = Instant::now();
     let (status, order) = as_caller(
@@ -55,7 +55,7 @@ async fn buyer(
     let paying = confirm.then_some(payment.as_str());
     match wants {
         Wants::Places(q) => buyer.places(q, paying).await,
-        Wants::Seats(seats) => buyer.seats(seats, paying, hold_us).await,
+        Wants::Seats(seats) => buyer.seats(seats, paying, hold_seconds).await,
     }
     (buyer.log, buyer.history)
 }
@@ -92,7 +92,7 @@ impl Buyer<'_> {
     }
 
     /// get-seat for each of `seats`, then (with a payment) confirm those won.
-    async fn seats(&mut self, seats: Vec<String>, payment: Option<&str>, hold_us: i64) {
+    async fn seats(&mut self, seats: Vec<String>, payment: Option<&str>, hold_seconds: u32) {
         let mut won = Vec::new();
         for seat in seats {
             let (started, start) = (Instant::now(), wall_us());
@@ -103,7 +103,7 @@ impl Buyer<'_> {
             let window = Window::new(start, wall_us());
             let answer = (status, &answer);
             self.history
-                .claim(&seat, window, self.id, answer, window.end + hold_us);
+                .claim_for(&seat, window, self.id, answer, hold_seconds);
             if status == 200 && !won.contains(&seat) {
                 won.push(seat);
             }
@@ -192,14 +192,13 @@ pub(super) async fn run_buyers(
 ) -> Result<BuyersRun, String> {
     let started = Instant::now();
     let sem = Arc::new(Semaphore::new(model.in_flight));
-    let hold_us = i64::from(model.hold_seconds) * 1_000_000;
     let mut tasks = tokio::task::JoinSet::new();
     for (i, (seats, confirm)) in buyers.into_iter().enumerate() {
         let (app, event, sem) = (app.clone(), event.to_owned(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
             let payment = format!("pi_onsale_{i}");
-            buyer(&app, &event, seats, confirm, payment, hold_us).await
+            buyer(&app, &event, seats, confirm, payment, model.hold_seconds).await
         });
     }
     let mut durations: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();

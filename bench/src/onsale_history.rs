@@ -36,9 +36,24 @@ impl BuyerHistory {
     ) {
         match seat_claim(window, order, answer, true, expires_by) {
             Some(op) => self.seats.push((seat.to_owned(), op)),
-            None if answer.0 == 409 => {}
+            None if about_the_order(answer) => {}
             None => self.unread += 1,
         }
+    }
+
+    /// [`Self::claim`] by an order that lives `order_seconds` at most
+    /// after its claim answered: a claim holds its seat until its order
+    /// expires, so a 503 may hold it that long.
+    pub(super) fn claim_for(
+        &mut self,
+        seat: &str,
+        window: Window,
+        order: &str,
+        answer: (u16, &Value),
+        order_seconds: u32,
+    ) {
+        let expires_by = window.end + Micros::from(order_seconds) * 1_000_000;
+        self.claim(seat, window, order, answer, expires_by);
     }
 
     /// hold-ga's answer to `order` asking for `quantity` places: a grant
@@ -140,9 +155,10 @@ impl HistoryVerdict {
 
     pub fn text(&self) -> String {
         format!(
-            "{} answers judged over {} seats{}, {} unread, {} violations{}",
+            "{} answers judged over {} seat{}{}, {} unread, {} violations{}",
             self.verdict.operations,
             self.seats,
+            if self.seats == 1 { "" } else { "s" },
             if self.places {
                 " and the GA section"
             } else {
@@ -156,6 +172,13 @@ impl HistoryVerdict {
                 .map_or(String::new(), |v| format!(" (the first: {v})"))
         )
     }
+}
+
+/// A claim's refusal about its order, not the seat: the order's hold
+/// lapsed or its buyer's limit reached (409), or its seats per order
+/// (422 `seat-limit`).
+fn about_the_order((status, body): (u16, &Value)) -> bool {
+    status == 409 || (status == 422 && body["error"] == "seat-limit")
 }
 
 impl BuyerHistory {
@@ -227,6 +250,25 @@ mod tests {
             history.add(buyer);
         }
         history.judge("FLOOR", 10)
+    }
+
+    #[test]
+    fn a_refusal_about_the_order_says_nothing_of_the_seat_and_others_are_unread() {
+        let mut claims = BuyerHistory::default();
+        let limit = serde_json::json!({"error": "seat-limit"});
+        let lapsed = serde_json::json!({"error": "order-expired"});
+        let bad = serde_json::json!({"error": "bad-request"});
+        claims.claim_for("S1-1-1", window(0, 10), "a", (422, &limit), 60);
+        claims.claim_for("S1-1-1", window(0, 10), "a", (409, &lapsed), 60);
+        assert_eq!((claims.seats.len(), claims.unread), (0, 0));
+        claims.claim_for("S1-1-1", window(0, 10), "a", (422, &bad), 60);
+        assert_eq!(claims.unread, 1);
+        // A 503 holds until the order's life after its answer at the latest.
+        claims.claim_for("S1-1-2", window(0, 10), "a", (503, &bad), 60);
+        match &claims.seats[0].1 {
+            SeatOp::Unknown { expires_by, .. } => assert_eq!(*expires_by, 10 + 60_000_000),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl QueueRun {
 
     /// The pause and resume lags within the seat map's 5 s, each route's
     /// DynamoDB key ceiling above its goal (these four in this order:
-    /// QUEUE.md names them by place), then each route's replay below its
+    /// queue_doc.rs names them by place), then each route's replay below its
     /// ceiling under the meter throttling nothing.
     pub fn goals(&self) -> Vec<Goal> {
         if self.model.is_none() {

@@ -59,8 +59,6 @@ impl FunctionCost {
 /// What the sold-out phase measured.
 #[derive(Debug, Clone, Default)]
 pub struct SoldOutPhase {
-    /// The event's hold: how long a claim answered 503 may hold its seat.
-    pub hold_seconds: u32,
     pub seeded_seats: u64,
     pub seeded_places: u64,
     pub seeding: Duration,
@@ -115,6 +113,7 @@ impl SoldOutPhase {
         self.functions
             .values()
             .all(|f| f.other.is_empty() && f.refused == f.requests)
+            && self.functions.values().any(|f| f.requests > 0)
             && self.sold_out_sections == self.sections
     }
 }
@@ -139,10 +138,7 @@ pub(super) async fn sold_out_phase(
     crowd: usize,
     history: &mut OnSaleHistory,
 ) -> Result<SoldOutPhase, String> {
-    let mut out = SoldOutPhase {
-        hold_seconds: model.hold_seconds,
-        ..SoldOutPhase::default()
-    };
+    let mut out = SoldOutPhase::default();
     let event_id = EventId::parse(event).map_err(|e| e.to_string())?;
     sell_the_rest(app, follower, &event_id, model, (&mut out, history)).await?;
 
@@ -275,7 +271,7 @@ async fn refuse_the_crowd(
         let answers = refuse(instances, orders, &mine).await?;
         recorder.set_recording(false);
         if function == "get-seat" {
-            crowd_claims(history, orders, &mine, (&answers, out.hold_seconds));
+            crowd_claims(history, orders, &mine, &answers);
         }
         let records = recorder.take();
         let requests = price_each(app, &records).await?;
@@ -301,7 +297,7 @@ async fn refuse_the_crowd(
 
 /// How long the crowd's orders live: longer than the phase runs (the
 /// model's own hold is shorter), so every refusal is for a live order.
-const CROWD_ORDER_SECONDS: u32 = 3_600;
+pub(super) const CROWD_ORDER_SECONDS: u32 = 3_600;
 
 /// `n` PENDING orders of `event` living [`CROWD_ORDER_SECONDS`], written
 /// as create-order writes them.

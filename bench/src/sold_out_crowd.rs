@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use local::history::{wall_us, Micros, Window};
+use local::history::{wall_us, Window};
 use serde_json::Value;
 use shared::auth::HoldToken;
 use shared::domain::{OrderId, SeatId};
@@ -13,7 +13,7 @@ use shared::App;
 use tokio::sync::Semaphore;
 
 use super::onsale_history::{BuyerHistory, OnSaleHistory};
-use super::sold_out::{Ask, CROWD_INSTANCES};
+use super::sold_out::{Ask, CROWD_INSTANCES, CROWD_ORDER_SECONDS};
 use crate::{claim_answer, reply, BenchOrder};
 
 /// get-seat's answers to the crowd in the on-sale's `history`, each a
@@ -22,20 +22,20 @@ use crate::{claim_answer, reply, BenchOrder};
 /// sold to a buyer or to the seeding, for good), so every refusal is
 /// explained whenever it came, from the crowd gate's memory or not: the
 /// checker catches a hold granted on a sold seat, or a refusal for a seat
-/// nobody sold. A 503 may hold the seat for the event's `hold_seconds`
-/// (the claim's simulated clock runs behind the wall clock here).
+/// nobody sold. A claim holds its seat until its order expires, so a 503
+/// may hold it for the order's [`CROWD_ORDER_SECONDS`].
 pub(super) fn crowd_claims(
     history: &mut OnSaleHistory,
     orders: &[BenchOrder],
     asks: &[(usize, &Ask)],
-    (answers, hold_seconds): (&[(u16, Value, Window)], u32),
+    answers: &[(u16, Value, Window)],
 ) {
-    let hold_us = Micros::from(hold_seconds) * 1_000_000;
     let mut crowd = BuyerHistory::default();
     for ((i, ask), (status, body, window)) in asks.iter().zip(answers) {
         let seat = ask.path.rsplit('/').next().unwrap_or_default();
         let order = &order_for(orders, *i).id;
-        crowd.claim(seat, *window, order, (*status, body), window.end + hold_us);
+        let answer = (*status, body);
+        crowd.claim_for(seat, *window, order, answer, CROWD_ORDER_SECONDS);
     }
     history.add(crowd);
 }

@@ -23,8 +23,8 @@ impl SoldOutPhase {
     pub fn replay(&mut self, attempts_per_buyer: f64) {
         let refusals: u64 = self.functions.values().map(|f| f.requests).sum();
         if refusals == 0 || attempts_per_buyer <= 0.0 {
-            // No crowd, or no buyer who tried: nothing to replay (and the
-            // phase's counts fail it).
+            // No crowd (`ok` fails the phase), or no buyer who tried:
+            // nothing to replay.
             return;
         }
         self.refusals_per_order = attempts_per_buyer;

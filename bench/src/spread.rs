@@ -6,7 +6,7 @@ use crate::{
     claim_answer, create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing,
     HOLD_SECONDS,
 };
-use local::history::{wall_us, Micros, Window};
+use local::history::{wall_us, Window};
 use local::metrics::RequestCounter;
 use serde_json::Value;
 use shared::auth::HoldToken;
@@ -22,7 +22,8 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 
 /// The spread workload: `claims` claims by `orders` orders over `seats`
-/// seats, each order at most 5 claims, random seats (seeded).
+/// seats, each order at most as many claims as an order may hold seats
+/// by default, random seats (seeded).
 pub(super) fn spread_plan(
     orders: usize,
     claims: usize,
@@ -30,7 +31,8 @@ pub(super) fn spread_plan(
     seed: u64,
 ) -> Vec<(usize, String)> {
     let mut rng = Rng(seed);
-    let per_order = claims.div_ceil(orders).min(10);
+    let most = shared::config::DEFAULT_MAX_SEATS_PER_ORDER as usize;
+    let per_order = claims.div_ceil(orders).min(most);
     let mut plan = Vec::with_capacity(claims);
     for o in 0..orders {
         for _ in 0..per_order {
@@ -201,13 +203,8 @@ pub(super) async fn spread(
     if let Some(c) = counter {
         c.take();
     }
-    let started = Instant::now();
     let (timing, won, history) =
         run_claims(app, path, orders.clone(), decoded, plan, in_flight).await?;
-    let timing = Timing {
-        wall: started.elapsed(),
-        ..timing
-    };
     let sent = counter.map(RequestCounter::take).unwrap_or_default();
     let (double, mismatched) = audit_event(app, &event, &orders).await?;
     Ok(Spread {
@@ -232,6 +229,7 @@ async fn run_claims(
     in_flight: usize,
 ) -> Result<(Timing, usize, HistoryVerdict), String> {
     let sem = Arc::new(Semaphore::new(in_flight));
+    let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for (o, seat) in plan {
         let (app, orders, decoded, sem) =
@@ -241,17 +239,23 @@ async fn run_claims(
             let (t, start) = (Instant::now(), wall_us());
             let answered = claim(&app, path, &orders[o], &decoded[o], &seat).await;
             let (ms, end) = (t.elapsed().as_secs_f64() * 1000.0, wall_us());
-            (ms, o, seat, Window::new(start, end), answered.reply())
+            (ms, o, seat, Window::new(start, end), answered)
         });
     }
-    let hold_us = Micros::from(HOLD_SECONDS) * 1_000_000;
-    let (mut timing, mut won, mut answers) = (Timing::default(), 0, BuyerHistory::default());
+    let (mut timing, mut claimed) = (Timing::default(), Vec::new());
     while let Some(done) = tasks.join_next().await {
-        let (ms, o, seat, window, (status, body)) = done.map_err(|e| e.to_string())?;
+        let (ms, o, seat, window, answered) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
+        claimed.push((o, seat, window, answered));
+    }
+    timing.wall = started.elapsed();
+    // Read and judged once every claim is timed.
+    let (mut won, mut answers) = (0, BuyerHistory::default());
+    for (o, seat, window, answered) in claimed {
+        let (status, body) = answered.reply();
         won += usize::from(status == 200);
-        let expires_by = window.end + hold_us;
-        answers.claim(&seat, window, &orders[o].id, (status, &body), expires_by);
+        let answer = (status, &body);
+        answers.claim_for(&seat, window, &orders[o].id, answer, HOLD_SECONDS);
     }
     Ok((timing, won, answers.judge_seats()))
 }
