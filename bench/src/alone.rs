@@ -4,7 +4,7 @@
 
 use crate::{
     app_with_client, buyer_limit, crowd_markdown, flood, fragmented, new_app, one_seat_stampedes,
-    Row, Sizes, StampedeRun, Timing,
+    stadium_page, Row, Sizes, StampedeRun, Timing,
 };
 
 /// A DynamoDB Local of a scenario's own, in memory, on a free port.
@@ -28,6 +28,18 @@ pub async fn fragmented_stadium(sizes: Sizes) -> Result<Row, String> {
     let recorder = crate::capacity::CapacityRecorder::new();
     let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
     fragmented::fragmented_best_available(&app, &endpoint, &recorder, sizes.fragmented).await
+}
+
+/// The stadium page on a DynamoDB Local of its own: its mix is laid on
+/// a table with the stream (the page is fed by project-seat-map), and a
+/// stream table laid after the on-sale's ran for over an hour on the
+/// shared one (DynamoDB Local's one SQLite thread describing the stream on
+/// every write). `--only stadium-page` runs it alone.
+pub async fn stadium_page_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let endpoint = dynamodb.endpoint();
+    let app = new_app(&endpoint, None, None, true).await?;
+    stadium_page::stadium_page(app, &endpoint, sizes.stadium_page).await
 }
 
 /// The one-seat stampedes on a table of their own, every request through

@@ -67,7 +67,9 @@ mod stadium_page;
 mod stampede;
 
 use alone::metered_one_seat;
-pub use alone::{admitter_flood, buyer_limit_alone, fragmented_stadium, one_seat_alone};
+pub use alone::{
+    admitter_flood, buyer_limit_alone, fragmented_stadium, one_seat_alone, stadium_page_alone,
+};
 use best::best_available_stampede;
 pub use best::BestAvailableStampede;
 pub use capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
@@ -88,7 +90,6 @@ pub use queue_model::{QueueModel, QueueRun};
 use raw::table_name;
 use setup::{create_event, create_event_from, create_orders, serve};
 pub use sizes::{ColdStartPass, Sizes};
-use stadium_page::stadium_page;
 pub use stadium_page::StadiumPageSize;
 
 /// Latencies of one scenario and its wall time.
@@ -433,9 +434,10 @@ async fn operations(
     Ok(())
 }
 
-/// The crowds, each on a table of its own: the on-sale queue, the on-sale
-/// demand model, the stadium page, and best-available on a fragmented
-/// stadium.
+/// The crowds, each on a table of its own: the on-sale queue and the
+/// on-sale demand model here; the stadium page, best-available on a
+/// fragmented stadium and the admitter's flood each on a DynamoDB Local of
+/// its own.
 async fn crowds(
     endpoint: &str,
     sizes: Sizes,
@@ -465,16 +467,8 @@ async fn crowds(
     )
     .await?;
 
-    // After the on-sale: its table has the stream too (for the seat map).
     progress("stadium page: the live map of a stadium (held, sold, free) in headless Chromium, one refresh");
-    report.rows.push(
-        stadium_page(
-            new_app(endpoint, None, None, true).await?,
-            endpoint,
-            sizes.stadium_page,
-        )
-        .await?,
-    );
+    report.rows.push(stadium_page_alone(sizes).await?);
 
     progress("best-available on a fragmented stadium (every tenth seat held, priced)");
     report.rows.push(fragmented_stadium(sizes).await?);
