@@ -96,8 +96,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
             consistent,
             losses: rounds.losses(),
         };
-        let now = crate::world::now();
-        let Some(seats) = choose_seats(app, &event, &candidates, n, read, now, &mut budget).await?
+        let Some(seats) = choose_seats(app, &event, &candidates, n, read, &mut budget).await?
         else {
             if consistent {
                 return Err(not_enough);
@@ -109,7 +108,14 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         budget.spend(claim_block_max_requests(&token))?;
         match app
             .store
-            .claim_block(&app.memory, &order_id, &token, &seats, max, now)
+            .claim_block(
+                &app.memory,
+                &order_id,
+                &token,
+                &seats,
+                max,
+                crate::world::now(),
+            )
             .await?
         {
             BlockClaim::Held(expires_at) => {
@@ -233,7 +239,6 @@ async fn choose_seats(
     candidates: &[Candidate<'_>],
     n: usize,
     read: Read,
-    now: Millis,
     budget: &mut Budget,
 ) -> Result<Option<Vec<SeatId>>, Error> {
     for Candidate { section, rows: may } in candidates {
@@ -258,6 +263,10 @@ async fn choose_seats(
                 )
                 .await?
                 .into_iter();
+            // Judged as of after the read: a hold that lapsed while the rows
+            // were read frees its seats, so a refusal is true at an instant
+            // of its request.
+            let now = crate::world::now();
             for (row, &fits) in section.rows[start..end].iter().zip(&may[start..end]) {
                 let free = match fits {
                     true => states

@@ -112,7 +112,6 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
                 order,
                 wanted,
                 rounds.losses() > 0,
-                now,
             )
             .await?
             {
@@ -142,9 +141,12 @@ async fn places_to_take(
     order: &crate::domain::Order,
     wanted: u32,
     consistent: bool,
-    now: Millis,
 ) -> Result<Result<Vec<Take>, u32>, Error> {
     let me = &order.order_id;
+    // Judged as of after the read: a hold that lapsed while the buckets
+    // were read frees its places, so a refusal is true at an instant of its
+    // request. (A reclaim is conditioned on the hold as read, not on the
+    // clock, so a later instant never takes a place it should not.)
     let planned = plan_from_buckets(
         app,
         &order.event_id,
@@ -152,8 +154,8 @@ async fn places_to_take(
         capacity,
         &[],
         consistent,
-        |buckets| plan_take(buckets, me, wanted, now),
+        |buckets| plan_take(buckets, me, wanted, crate::world::now()),
     )
     .await?;
-    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, now)))
+    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, crate::world::now())))
 }
