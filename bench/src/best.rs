@@ -4,9 +4,12 @@
 //! reported: the contract's centre rule can split a row into odd runs).
 
 use crate::{create_orders, reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
-use local::history::{check_seat, micros_of, wall_us, SeatOp, Verdict, Window};
+use local::history::{
+    check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, Micros, SeatOp, Verdict,
+    Window, MEMORY_SLACK_US,
+};
 use shared::domain::best_available::{has_run, orphans, rows_behind_a_free_run, MAX_SPREAD_ROWS};
-use shared::domain::SeatId;
+use shared::domain::{RowId, SeatId, SectionId};
 use shared::App;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -35,6 +38,11 @@ struct Outcome {
     not_adjacent: usize,
     /// The quantities refused as not enough seats.
     refused: Vec<u32>,
+    /// The same refusals with when they were in flight, for the checker.
+    refusals: Vec<BlockRefusal>,
+    /// When each request answered 5xx began: it may have held a block the
+    /// checker cannot name.
+    unknown_from: Vec<Micros>,
     retry: usize,
     other: usize,
     /// Each seat's history as the answers tell it, for the checker.
@@ -44,25 +52,59 @@ struct Outcome {
 }
 
 impl Outcome {
-    /// Every seat's history judged: a seat held by two orders at once is a
-    /// violation (refusals name no seat, and a 503 no block: only the
-    /// holds are judged).
-    fn judged(&self) -> (String, bool) {
-        let verdict = self
+    /// Every seat's history judged (a seat held by two orders at once is a
+    /// violation), then every refusal on the section's `rows`: no row may
+    /// have had the seats free throughout it. A 5xx names no block, so a
+    /// refusal that ended after one began is left unjudged and counted.
+    fn judged(&self, rows: &[Vec<String>]) -> (String, bool) {
+        let holds = self
             .histories
             .iter()
             .map(|(seat, ops)| check_seat(seat, ops))
             .fold(Verdict::default(), Verdict::and);
-        let first = verdict.violations.first();
+        let first_503 = self.unknown_from.iter().copied().min();
+        let (judged, unjudged): (Vec<BlockRefusal>, Vec<BlockRefusal>) = self
+            .refusals
+            .iter()
+            .cloned()
+            .partition(|r| first_503.is_none_or(|at| r.window.end < at));
+        // A refusal may rest on run summaries up to the contract's 5 s old,
+        // the bound the crowd gate's memory has too.
+        let refusals =
+            check_block_refusals(SECTION, rows, &self.histories, &judged, MEMORY_SLACK_US);
         let text = format!(
-            "history: {} seats, {} holds judged, {} violations{}",
+            "history: {} seats, {} holds and {} refusals judged ({} after a 503, unjudged), {} violations{}",
             self.histories.len(),
-            verdict.operations,
-            verdict.violations.len(),
-            first.map_or(String::new(), |v| format!(" ({v})"))
+            holds.operations,
+            refusals.operations,
+            unjudged.len(),
+            holds.violations.len() + refusals.violations.len(),
+            holds
+                .violations
+                .iter()
+                .chain(&refusals.violations)
+                .next()
+                .map_or(String::new(), |v| format!(" ({v})"))
         );
-        (text, first.is_none())
+        let ok = holds.violations.is_empty() && refusals.violations.is_empty();
+        (text, ok)
     }
+}
+
+/// The one section the stampedes' events have.
+const SECTION: &str = "A";
+
+/// The seat ids of `size`'s section, row by row in seat order.
+fn section_rows(size: BestAvailableStampede) -> Result<Vec<Vec<String>>, String> {
+    let section = SectionId::parse(SECTION).map_err(|e| e.to_string())?;
+    (1..=size.rows)
+        .map(|r| {
+            let row = RowId::parse(&r.to_string()).map_err(|e| e.to_string())?;
+            Ok((1..=size.seats_per_row)
+                .map(|n| SeatId::compose(&section, &row, n).as_str().to_owned())
+                .collect())
+        })
+        .collect()
 }
 
 /// The stampede: a fresh section, every buyer's order, their requests at
@@ -88,7 +130,7 @@ pub(super) async fn best_available_stampede(
         .count();
     let stranded: usize = free.iter().map(|row| orphans(row)).sum();
     let seats = size.rows * size.seats_per_row;
-    let (history, explained) = outcome.judged();
+    let (history, explained) = outcome.judged(&section_rows(size)?);
     let Outcome {
         taken,
         overlaps,
@@ -126,7 +168,7 @@ async fn create_section(app: &App, size: BestAvailableStampede) -> Result<String
     let rows: Vec<_> = (1..=size.rows)
         .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
         .collect();
-    let plan = serde_json::json!({"name": "Best available", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": "A", "rows": rows}]});
+    let plan = serde_json::json!({"name": "Best available", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": SECTION, "rows": rows}]});
     match reply(
         app,
         "PUT",
@@ -185,35 +227,21 @@ async fn tally(
         let (ms, n, status, body, window, order) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         match (status, body["error"].as_str()) {
-            (200, _) => {
-                out.record_holds(&body, window, &order);
-                let seats: Vec<(String, u32)> = body["seats"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|s| SeatId::parse(s.as_str()?).ok())
-                    .filter_map(|s| {
-                        s.row_and_number()
-                            .map(|(row, number)| (row.to_owned(), number))
-                    })
-                    .collect();
-                // Rows are named `{section}-{n}`, n from 1 in plan order.
-                let row_number = |row: &str| row.rsplit('-').next()?.parse::<usize>().ok();
-                if let Some(row) = seats.first().and_then(|(row, _)| row_number(row)) {
-                    out.held.push((row.saturating_sub(1), seats.len()));
-                }
-                let adjacent = seats.len() == n as usize
-                    && seats
-                        .windows(2)
-                        .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
-                out.not_adjacent += usize::from(!adjacent);
-                out.overlaps += seats
-                    .into_iter()
-                    .filter(|seat| !out.taken.insert(seat.clone()))
-                    .count();
+            (200, _) => out.block_held(&body, n, window, &order),
+            (409, Some("not-enough-seats")) => {
+                out.refused.push(n);
+                out.refusals.push(BlockRefusal {
+                    window,
+                    quantity: n as usize,
+                });
             }
-            (409, Some("not-enough-seats")) => out.refused.push(n),
-            (503, _) => out.retry += 1,
+            (500..=599, _) => {
+                // Any 5xx may have held a block; only a 503 is an answer
+                // the contract gives.
+                out.retry += usize::from(status == 503);
+                out.other += usize::from(status != 503);
+                out.unknown_from.push(window.start);
+            }
             _ => out.other += 1,
         }
     }
@@ -221,6 +249,36 @@ async fn tally(
 }
 
 impl Outcome {
+    /// A `200`: its seats checked for adjacency and overlaps, its row
+    /// noted, and each seat's hold recorded.
+    fn block_held(&mut self, body: &serde_json::Value, n: u32, window: Window, order: &str) {
+        self.record_holds(body, window, order);
+        let seats: Vec<(String, u32)> = body["seats"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| SeatId::parse(s.as_str()?).ok())
+            .filter_map(|s| {
+                s.row_and_number()
+                    .map(|(row, number)| (row.to_owned(), number))
+            })
+            .collect();
+        // Rows are named `{section}-{n}`, n from 1 in plan order.
+        let row_number = |row: &str| row.rsplit('-').next()?.parse::<usize>().ok();
+        if let Some(row) = seats.first().and_then(|(row, _)| row_number(row)) {
+            self.held.push((row.saturating_sub(1), seats.len()));
+        }
+        let adjacent = seats.len() == n as usize
+            && seats
+                .windows(2)
+                .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
+        self.not_adjacent += usize::from(!adjacent);
+        self.overlaps += seats
+            .into_iter()
+            .filter(|seat| !self.taken.insert(seat.clone()))
+            .count();
+    }
+
     /// A block held: each of its seats held by `order` until `expiresAt`.
     fn record_holds(&mut self, body: &serde_json::Value, window: Window, order: &str) {
         let Some(expires) = body["expiresAt"].as_str().and_then(micros_of) else {

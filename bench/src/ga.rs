@@ -5,7 +5,9 @@
 
 use crate::{create_orders, reply, table_name, unique, Row, Timing, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
-use local::history::{check_counter, micros_of, wall_us, CounterOp, Take, Verdict, Window};
+use local::history::{
+    check_counter, places_hold, seconds_after, wall_us, CounterOp, Take, Verdict, Window,
+};
 use shared::domain::ga::bucket_count;
 use shared::App;
 use std::collections::HashMap;
@@ -24,9 +26,12 @@ pub struct GaStampede {
 /// Places each buyer wants, in turn.
 const QUANTITIES: [u32; 4] = [2, 1, 4, 3];
 
+/// The one section the stampede's event has.
+const SECTION: &str = "FLOOR";
+
 pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, String> {
     let event = unique("ga");
-    let plan = serde_json::json!({"name": "GA", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": "FLOOR", "capacity": size.capacity}]});
+    let plan = serde_json::json!({"name": "GA", "holdSeconds": HOLD_SECONDS, "sections": [{"sectionId": SECTION, "capacity": size.capacity}]});
     match reply(
         app,
         "PUT",
@@ -53,7 +58,7 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
             let (status, reply) = reply(
                 &app,
                 "PUT",
-                &format!("/orders/{}/ga/FLOOR", o.id),
+                &format!("/orders/{}/ga/{SECTION}", o.id),
                 Some(&o.token),
                 &body,
             )
@@ -66,32 +71,30 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
     let mut timing = Timing::default();
     let (mut granted, mut sold_out, mut retry, mut other) = (0u32, 0usize, 0usize, 0usize);
     let mut history = Vec::new();
+    let lifetime_s = app.config.max_order_lifetime_seconds;
     while let Some(done) = tasks.join_next().await {
         let (ms, q, status, body, window, order) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
-        match (status, body["error"].as_str()) {
-            (200, _) => match body["expiresAt"].as_str().and_then(micros_of) {
-                Some(expires) => {
-                    granted += q;
-                    history.push(CounterOp::Took(Take {
-                        window,
-                        order,
-                        quantity: u64::from(q),
-                        expires,
-                    }));
+        // A 503 may hold its places until its order expires, at the latest.
+        let expires_by = seconds_after(window.end, lifetime_s);
+        match places_hold(window, &order, u64::from(q), (status, &body), expires_by) {
+            Some(op) => {
+                match &op {
+                    CounterOp::Took(_) => granted += q,
+                    CounterOp::Refused { .. } => sold_out += 1,
+                    CounterOp::Unknown(_) => retry += 1,
+                    CounterOp::Released { .. } => {}
                 }
-                // A grant that does not say until when: an answer the
-                // contract does not give.
-                None => other += 1,
-            },
-            (409, Some("sold-out")) => sold_out += 1,
-            (503, _) => retry += 1,
-            _ => other += 1,
+                history.push(op);
+            }
+            // A grant that does not say until when, or a refusal the
+            // stampede cannot cause: answers the contract does not give.
+            None => other += 1,
         }
     }
     timing.wall = started.elapsed();
     // Invariant 8 from the buckets themselves.
-    let section = shared::domain::SectionId::parse("FLOOR").map_err(|e| e.to_string())?;
+    let section = shared::domain::SectionId::parse(SECTION).map_err(|e| e.to_string())?;
     let event_id = shared::domain::EventId::parse(&event).map_err(|e| e.to_string())?;
     let indexes: Vec<u32> = (0..bucket_count(size.capacity)).collect();
     let buckets = app
@@ -102,14 +105,14 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
     let now = shared::world::now();
     let held: u32 = buckets.iter().map(|b| b.sold + b.live_held(now)).sum();
     let over = held.saturating_sub(size.capacity) + granted.saturating_sub(size.capacity);
-    let verdict = check_counter("FLOOR", u64::from(size.capacity), &history);
+    let verdict = check_counter(SECTION, u64::from(size.capacity), &history);
     Ok(Row {
         scenario: format!("GA stampede: {} buyers of 1-4 places, capacity {}, {} in flight (handler)", size.buyers, size.capacity, size.in_flight),
         correctness: format!(
             "{granted} of {} places held ({:.0} places/s), {over} oversold, {sold_out} sold-out, {retry} × 503; {}",
             size.capacity,
             f64::from(granted) / timing.wall.as_secs_f64().max(1e-9),
-            history_text(&verdict)
+            history_text(&verdict, "answers")
         ),
         ok: over == 0 && held == granted && other == 0 && verdict.violations.is_empty(),
         timing,
@@ -118,9 +121,9 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
 }
 
 /// A counter's history as a row says it.
-fn history_text(verdict: &Verdict) -> String {
+fn history_text(verdict: &Verdict, what: &str) -> String {
     format!(
-        "history: {} grants judged, {} violations {}",
+        "history: {} {what} judged, {} violations {}",
         verdict.operations,
         verdict.violations.len(),
         verdict.violations.first().map_or("", String::as_str)
@@ -219,7 +222,7 @@ pub(super) async fn ga_naive_counter(app: &App, size: GaStampede) -> Result<Row,
         correctness: format!(
             "{granted} places 'held' of {}: {over} oversold (must be > 0: the harness sees oversells); {} (must be > 0: the checker sees them)",
             size.capacity,
-            history_text(&verdict)
+            history_text(&verdict, "grants")
         ),
         ok: over > 0 && !verdict.violations.is_empty(),
         timing,

@@ -54,7 +54,7 @@ async fn buyer(
     };
     let paying = confirm.then_some(payment.as_str());
     match wants {
-        Wants::Places(q) => buyer.places(q, paying).await,
+        Wants::Places(q) => buyer.places(q, paying, hold_seconds).await,
         Wants::Seats(seats) => buyer.seats(seats, paying, hold_seconds).await,
     }
     (buyer.log, buyer.history)
@@ -75,7 +75,7 @@ struct Buyer<'a> {
 
 impl Buyer<'_> {
     /// hold-ga for `q` places, then (with a payment) confirm what it got.
-    async fn places(&mut self, q: u32, payment: Option<&str>) {
+    async fn places(&mut self, q: u32, payment: Option<&str>, hold_seconds: u32) {
         let (started, start) = (Instant::now(), wall_us());
         let body = serde_json::json!({"quantity": q}).to_string();
         let path = format!("/orders/{}/ga/{GA_SECTION}", self.id);
@@ -83,8 +83,9 @@ impl Buyer<'_> {
         let (status, answer) = as_caller("hold-ga", request).await;
         self.log.push(("hold-ga", status, ms_since(started)));
         let window = Window::new(start, wall_us());
+        let answer_read = (status, &answer);
         self.history
-            .places(window, self.id, u64::from(q), (status, &answer));
+            .places(window, self.id, u64::from(q), answer_read, hold_seconds);
         if let (Some(payment), 200) = (payment, status) {
             let ga = serde_json::json!([{"sectionId": GA_SECTION, "quantity": q}]);
             self.confirm(payment, &[], ga, u64::from(q)).await;

@@ -6,8 +6,8 @@
 //! one-seat stampedes over many instances judge their claims here too.
 
 use local::history::{
-    check_counter, check_seat, micros_of, seat_claim, CounterOp, Micros, SeatOp, Take, Verdict,
-    Window,
+    check_counter, check_seat, places_hold, seat_claim, seconds_after, CounterOp, Micros, SeatOp,
+    Take, Verdict, Window,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -52,36 +52,34 @@ impl BuyerHistory {
         answer: (u16, &Value),
         order_seconds: u32,
     ) {
-        let expires_by = window.end + Micros::from(order_seconds) * 1_000_000;
+        let expires_by = seconds_after(window.end, order_seconds);
         self.claim(seat, window, order, answer, expires_by);
     }
 
-    /// hold-ga's answer to `order` asking for `quantity` places: a grant
-    /// holds them until its `expiresAt`. A refusal takes nothing; a 503
-    /// may have taken them, and leaving it out never makes the checker
-    /// reject a history that has an explanation.
+    /// hold-ga's answer to `order` asking for `quantity` places in all,
+    /// by an order that lives `order_seconds` at most after its request
+    /// answered: a grant holds them until its `expiresAt`, a `sold-out`
+    /// refusal needs the others holding too many, and a 503 may hold them
+    /// until the order expires. A refusal about the order changes nothing.
     pub(super) fn places(
         &mut self,
         window: Window,
         order: &str,
         quantity: u64,
-        (status, body): (u16, &Value),
+        answer: (u16, &Value),
+        order_seconds: u32,
     ) {
-        match (status, body["expiresAt"].as_str().and_then(micros_of)) {
-            (200, Some(expires)) => self.places.push(CounterOp::Took(Take {
-                window,
-                order: order.to_owned(),
-                quantity,
-                expires,
-            })),
-            (200, None) => self.unread += 1,
-            _ => {}
+        let expires_by = seconds_after(window.end, order_seconds);
+        match places_hold(window, order, quantity, answer, expires_by) {
+            Some(op) => self.places.push(op),
+            None if answer.0 == 200 => self.unread += 1,
+            None => {}
         }
     }
 
     /// confirm's answer for `order`'s `seats` and `places`: a 200 sold
-    /// them for good; after a 503 the seats may be sold (held for good at
-    /// the latest), and the places are left out as hold-ga's 503 is.
+    /// them for good; after a 503 they may be sold (held for good at the
+    /// latest).
     pub(super) fn confirmed(
         &mut self,
         window: Window,
@@ -108,13 +106,17 @@ impl BuyerHistory {
             };
             self.seats.push((seat.clone(), op));
         }
-        if status == 200 && places > 0 {
-            self.places.push(CounterOp::Took(Take {
-                window,
-                order: order.to_owned(),
-                quantity: places,
-                expires: Micros::MAX,
-            }));
+        let sold = Take {
+            window,
+            order: order.to_owned(),
+            quantity: places,
+            expires: Micros::MAX,
+        };
+        match (status, places) {
+            (_, 0) => {}
+            (200, _) => self.places.push(CounterOp::Took(sold)),
+            (503, _) => self.places.push(CounterOp::Unknown(sold)),
+            _ => self.unread += 1,
         }
     }
 }
@@ -238,6 +240,7 @@ impl OnSaleHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use local::history::micros_of;
 
     fn window(start: Micros, end: Micros) -> Window {
         Window::new(start, end)
@@ -328,6 +331,7 @@ mod tests {
                 &format!("o{i}"),
                 3,
                 (status, &granted),
+                600,
             );
             history.add(buyer);
         }
@@ -336,9 +340,35 @@ mod tests {
     }
 
     #[test]
+    fn a_sold_out_refusal_needs_the_section_full_and_one_about_the_order_is_no_operation() {
+        let granted = serde_json::json!({"expiresAt": "2026-11-27T12:00:00Z"});
+        let sold_out = serde_json::json!({"error": "sold-out", "available": 0});
+        let expired = serde_json::json!({"error": "order-expired"});
+        let refusal = |status, answer: &Value| {
+            let mut buyer = BuyerHistory::default();
+            buyer.places(window(100, 110), "late", 1, (status, answer), 600);
+            buyer
+        };
+        let full = |cap| {
+            let mut history = OnSaleHistory::default();
+            let mut first = BuyerHistory::default();
+            first.places(window(0, 10), "first", 5, (200, &granted), 600);
+            history.add(first);
+            history.add(refusal(409, &sold_out));
+            history.add(refusal(409, &expired));
+            history.judge("FLOOR", cap)
+        };
+        assert!(full(5).ok(), "{:?}", full(5));
+        let room = full(6);
+        assert!(!room.ok());
+        assert_eq!(room.verdict.violations.len(), 1, "{room:?}");
+        assert!(room.verdict.violations[0].contains("late refused 1"));
+    }
+
+    #[test]
     fn a_grant_that_does_not_say_until_when_is_unread() {
         let mut buyer = BuyerHistory::default();
-        buyer.places(window(0, 1), "o", 1, (200, &serde_json::json!({})));
+        buyer.places(window(0, 1), "o", 1, (200, &serde_json::json!({})), 600);
         let verdict = judged(vec![buyer]);
         assert_eq!(verdict.unread, 1);
         assert!(!verdict.ok());

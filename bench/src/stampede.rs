@@ -1,7 +1,7 @@
 //! The stampede: many orders at one seat, through the handler and through the dev server's HTTP path.
 
 use crate::{create_event, create_orders, reply, unique, Row, Timing, HOLD_SECONDS};
-use local::history::{check_seat, seat_claim, wall_us, SeatOp, Window};
+use local::history::{check_seat, seat_claim, seconds_after, wall_us, SeatOp, Window};
 use serde_json::Value;
 use shared::App;
 use std::collections::BTreeMap;
@@ -21,12 +21,12 @@ struct Answer {
 /// answered them all): the row's text, and whether every answer was read
 /// and explained.
 fn judged(answers: &[Answer]) -> (String, bool) {
-    let hold_us = i64::from(HOLD_SECONDS) * 1_000_000;
     let ops: Vec<SeatOp> = answers
         .iter()
         .filter_map(|a| {
             let answer = (a.status, &a.body);
-            seat_claim(a.window, &a.order, answer, true, a.window.end + hold_us)
+            let expires_by = seconds_after(a.window.end, HOLD_SECONDS);
+            seat_claim(a.window, &a.order, answer, true, expires_by)
         })
         .collect();
     let unread = answers.len() - ops.len();

@@ -1,8 +1,10 @@
 //! A counter under a cap: a GA section's places, or a buyer's units across
 //! its orders. Whatever instants the requests took effect at, the units
-//! held never exceed the cap.
+//! held never exceed the cap, and a refusal for want of room had the other
+//! orders holding too many at some instant within its request.
 
 use super::{Micros, Verdict, Window};
+use std::collections::HashMap;
 
 /// Units one answer said an order took.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,31 +24,72 @@ pub enum CounterOp {
     Took(Take),
     /// `order` gave back every unit it had taken before (drop, cancel).
     Released { window: Window, order: String },
+    /// `order` was refused `quantity` units in all for want of room
+    /// (hold-ga's `sold-out`): the other orders held more than the cap
+    /// less `quantity` when its read landed.
+    Refused {
+        window: Window,
+        order: String,
+        quantity: u64,
+    },
+    /// Answered 503 or never answered: the take may have landed, holding
+    /// until its `expires` at the latest, or not at all.
+    Unknown(Take),
+}
+
+impl CounterOp {
+    fn window(&self) -> &Window {
+        match self {
+            CounterOp::Took(take) | CounterOp::Unknown(take) => &take.window,
+            CounterOp::Released { window, .. } | CounterOp::Refused { window, .. } => window,
+        }
+    }
+
+    fn order(&self) -> &str {
+        match self {
+            CounterOp::Took(take) | CounterOp::Unknown(take) => &take.order,
+            CounterOp::Released { order, .. } | CounterOp::Refused { order, .. } => order,
+        }
+    }
+
+    /// Whether it may have left the order holding fewer than `held` units:
+    /// a refusal leaves them as they were, and an unknown answer may have
+    /// landed only if it asked for fewer (the cap check needs the least
+    /// the order may hold).
+    fn may_lower(&self, held: u64) -> bool {
+        match self {
+            CounterOp::Took(_) | CounterOp::Released { .. } => true,
+            CounterOp::Unknown(take) => take.quantity < held,
+            CounterOp::Refused { .. } => false,
+        }
+    }
+
+    /// Whether it surely replaced or ended the order's earlier take, if it
+    /// came after: an answered take or release (an unknown may never have
+    /// landed).
+    fn surely_changes_the_take(&self) -> bool {
+        matches!(self, CounterOp::Took(_) | CounterOp::Released { .. })
+    }
 }
 
 /// Judges one counter's history against `cap`: `name` names it in the
 /// violations. Each take counts from the end of its request (the latest
-/// it can have landed) until its expiry or the start of its release (the
-/// earliest it can have ended): if even that is over the cap at some
-/// instant, no choice of instants keeps it under.
+/// it can have landed) until its expiry or the start of a request of its
+/// order that may have lowered it (the earliest it can have ended): if
+/// even that is over the cap at some instant, no choice of instants keeps
+/// it under. Each refusal is then judged by [`unexplained_refusals`].
 pub fn check_counter(name: &str, cap: u64, ops: &[CounterOp]) -> Verdict {
     let mut changes: Vec<(Micros, i128)> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let CounterOp::Took(take) = op else { continue };
-        // The earliest its units can have stopped counting: its expiry, or
-        // any other request of its order that may have landed after it (a
-        // release, or an answer that replaces them), at that request's
-        // start.
         let to = ops
             .iter()
             .enumerate()
-            .filter(|(k, _)| *k != i)
-            .map(|(_, op)| match op {
-                CounterOp::Released { window, order } => (window, order),
-                CounterOp::Took(other) => (&other.window, &other.order),
-            })
-            .filter(|(window, order)| **order == take.order && window.end > take.window.start)
-            .map(|(window, _)| window.start)
+            .filter(|(k, other)| *k != i && other.may_lower(take.quantity))
+            .filter(|(_, other)| other.order() == take.order)
+            .map(|(_, other)| other.window())
+            .filter(|window| window.end > take.window.start)
+            .map(|window| window.start)
             .fold(take.expires, Micros::min);
         let from = take.window.end;
         if to > from {
@@ -67,8 +110,99 @@ pub fn check_counter(name: &str, cap: u64, ops: &[CounterOp]) -> Verdict {
             break;
         }
     }
+    violations.extend(unexplained_refusals(name, cap, ops));
     Verdict {
         operations: ops.len(),
         violations,
     }
+}
+
+/// When a take (answered or unknown) may have counted: from the start of
+/// its request (the earliest it can have landed) until its expiry or the
+/// end of a request of its order that surely replaced it and surely came
+/// after (the latest it can have ended).
+#[derive(Debug)]
+struct MayCount<'a> {
+    order: &'a str,
+    quantity: u64,
+    from: Micros,
+    to: Micros,
+}
+
+fn may_count(ops: &[CounterOp]) -> Vec<MayCount<'_>> {
+    let mut by_order: HashMap<&str, Vec<&CounterOp>> = HashMap::new();
+    for op in ops {
+        by_order.entry(op.order()).or_default().push(op);
+    }
+    let mut spans = Vec::new();
+    for op in ops {
+        let (CounterOp::Took(take) | CounterOp::Unknown(take)) = op else {
+            continue;
+        };
+        let to = by_order
+            .get(take.order.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|other| other.surely_changes_the_take())
+            .map(|other| other.window())
+            .filter(|window| window.start > take.window.end)
+            .map(|window| window.end)
+            .fold(take.expires, Micros::min);
+        spans.push(MayCount {
+            order: &take.order,
+            quantity: take.quantity,
+            from: take.window.start,
+            to,
+        });
+    }
+    spans
+}
+
+/// Refusals no instant explains: even if every other order's take counted
+/// for as long as it may have, at no instant within the request did they
+/// hold more than the cap less the units refused. (hold-ga refuses only
+/// on consistent reads, or on a section the stream saw sold out for good,
+/// and judges the holds as of after its read.)
+fn unexplained_refusals(name: &str, cap: u64, ops: &[CounterOp]) -> Vec<String> {
+    let refusals: Vec<(&Window, &str, u64)> = ops
+        .iter()
+        .filter_map(|op| match op {
+            CounterOp::Refused {
+                window,
+                order,
+                quantity,
+            } => Some((window, order.as_str(), *quantity)),
+            _ => None,
+        })
+        .collect();
+    if refusals.is_empty() {
+        return Vec::new();
+    }
+    let spans = may_count(ops);
+    let mut violations = Vec::new();
+    for (window, order, quantity) in refusals {
+        // The units others may hold only grow at a take's start: the
+        // request's start and every start within it are the instants to try.
+        let mut instants = std::iter::once(window.start).chain(
+            spans
+                .iter()
+                .map(|s| s.from)
+                .filter(|at| *at > window.start && *at <= window.end),
+        );
+        let explained = instants.any(|at| {
+            let others: u64 = spans
+                .iter()
+                .filter(|s| s.order != order && s.from <= at && at < s.to)
+                .map(|s| s.quantity)
+                .sum();
+            others.saturating_add(quantity) > cap
+        });
+        if !explained {
+            violations.push(format!(
+                "{name}: {order} refused {quantity} units in [{}, {}] with room for them then",
+                window.start, window.end
+            ));
+        }
+    }
+    violations
 }

@@ -3,7 +3,9 @@
 //! what each resource promises. A seat is a register claimed under expiry:
 //! at most one live holder at any instant, and every refusal explained by
 //! some holder. GA places and a buyer's units are counters under a cap:
-//! never over it at any instant.
+//! never over it at any instant, and a refusal for want of room explained
+//! by the others' units. A section's rows under best-available: a refusal
+//! of n adjacent seats explained by no row having them free (`blocks`).
 //!
 //! Times are microseconds on one clock (the run's wall clock, the one
 //! `expiresAt` is told on). A request took effect at some instant within
@@ -12,12 +14,14 @@
 //! always a real violation (a history it accepts may still hide one in
 //! what the client could not see).
 
+mod blocks;
 mod counters;
 mod record;
 mod seats;
 
+pub use blocks::{check_block_refusals, BlockRefusal};
 pub use counters::{check_counter, CounterOp, Take};
-pub use record::{micros_of, seat_claim, wall_us};
+pub use record::{micros_of, places_hold, seat_claim, seconds_after, wall_us};
 pub use seats::{check_seat, SeatOp};
 
 /// Microseconds since the Unix epoch.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{Micros, SeatOp, Window};
+use super::{CounterOp, Micros, SeatOp, Take, Window};
 
 /// Now on the wall clock, the one `expiresAt` is told on.
 pub fn wall_us() -> Micros {
@@ -13,6 +13,12 @@ pub fn wall_us() -> Micros {
         .ok()
         .and_then(|since| Micros::try_from(since.as_micros()).ok())
         .unwrap_or(0)
+}
+
+/// `seconds` after `at`: how long an order may still hold what a request
+/// answered at `at` with a 503 may have taken.
+pub fn seconds_after(at: Micros, seconds: u32) -> Micros {
+    at.saturating_add(Micros::from(seconds) * 1_000_000)
 }
 
 /// An RFC 3339 instant in microseconds.
@@ -50,6 +56,38 @@ pub fn seat_claim(
             order: order.to_owned(),
             expires_by,
         }),
+        _ => None,
+    }
+}
+
+/// hold-ga's answer to `order` asking for `quantity` places in all, in
+/// flight during `window`, as the checker reads it: `200` took them until
+/// its `expiresAt`; `409 sold-out` refused them for want of room; a `5xx`
+/// unknown, holding until `expires_by` at the latest. `None` for any other
+/// answer (a refusal about the order says nothing of the section).
+pub fn places_hold(
+    window: Window,
+    order: &str,
+    quantity: u64,
+    (status, body): (u16, &Value),
+    expires_by: Micros,
+) -> Option<CounterOp> {
+    let take = |expires| Take {
+        window,
+        order: order.to_owned(),
+        quantity,
+        expires,
+    };
+    match (status, body["error"].as_str()) {
+        (200, _) => Some(CounterOp::Took(take(
+            body["expiresAt"].as_str().and_then(micros_of)?,
+        ))),
+        (409, Some("sold-out")) => Some(CounterOp::Refused {
+            window,
+            order: order.to_owned(),
+            quantity,
+        }),
+        (500..=599, _) => Some(CounterOp::Unknown(take(expires_by))),
         _ => None,
     }
 }

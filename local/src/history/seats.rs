@@ -29,7 +29,7 @@ pub enum SeatOp {
 }
 
 impl SeatOp {
-    fn window(&self) -> Window {
+    pub(super) fn window(&self) -> Window {
         match self {
             SeatOp::Held { window, .. }
             | SeatOp::Sold { window, .. }
@@ -43,7 +43,7 @@ impl SeatOp {
 /// One order's hold: from the first answer that it held, until its last
 /// answered expiry (for good once sold), or a release of its order.
 #[derive(Debug)]
-struct Hold<'a> {
+pub(super) struct Hold<'a> {
     order: &'a str,
     window: Window,
     until: Micros,
@@ -87,7 +87,7 @@ pub fn check_seat(seat: &str, ops: &[SeatOp]) -> Verdict {
 }
 
 /// The holds the answers show, in the order their requests began.
-fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
+pub(super) fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
     let mut sorted: Vec<&SeatOp> = ops.iter().collect();
     sorted.sort_by_key(|op| op.window().start);
     let mut holds: Vec<Hold> = Vec::new();
@@ -182,4 +182,10 @@ fn held_between(holds: &[Hold], ops: &[SeatOp], from: Micros, to: Micros) -> boo
         _ => false,
     });
     answered || lost
+}
+
+/// Whether some hold (or a claim whose answer was lost) may have been live
+/// at `at`.
+pub(super) fn held_at(holds: &[Hold], ops: &[SeatOp], at: Micros) -> bool {
+    held_between(holds, ops, at, at)
 }

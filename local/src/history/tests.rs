@@ -295,6 +295,24 @@ fn a_counter_is_judged_against_its_cap_at_every_instant() {
             ],
             true,
         ),
+        (
+            "a 503 that may have lowered an order's units makes room",
+            vec![
+                took(0, 10, "a", 3, 9 * S),
+                unknown_units(S, S + 10, "a", 2),
+                took(2 * S, 2 * S + 10, "b", 3, 9 * S),
+            ],
+            true,
+        ),
+        (
+            "a 503 asking as many leaves them counted",
+            vec![
+                took(0, 10, "a", 3, 9 * S),
+                unknown_units(S, S + 10, "a", 3),
+                took(2 * S, 2 * S + 10, "b", 3, 9 * S),
+            ],
+            false,
+        ),
     ];
     for (name, ops, ok) in cases {
         let verdict = check_counter("FLOOR", 5, &ops);
@@ -304,5 +322,129 @@ fn a_counter_is_judged_against_its_cap_at_every_instant() {
             "{name}: {:?}",
             verdict.violations
         );
+    }
+}
+
+fn refused_units(start: Micros, end: Micros, order: &str, quantity: u64) -> CounterOp {
+    CounterOp::Refused {
+        window: w(start, end),
+        order: order.into(),
+        quantity,
+    }
+}
+
+fn unknown_units(start: Micros, end: Micros, order: &str, quantity: u64) -> CounterOp {
+    CounterOp::Unknown(Take {
+        window: w(start, end),
+        order: order.into(),
+        quantity,
+        expires: 9 * S,
+    })
+}
+
+#[test]
+fn a_refusal_for_want_of_room_needs_the_others_holding_too_many() {
+    let cases: Vec<(&str, Vec<CounterOp>, bool)> = vec![
+        (
+            "the others hold every unit",
+            vec![took(0, 10, "a", 5, 9 * S), refused_units(S, S + 10, "b", 1)],
+            true,
+        ),
+        (
+            "room for the units refused",
+            vec![took(0, 10, "a", 3, 9 * S), refused_units(S, S + 10, "b", 2)],
+            false,
+        ),
+        (
+            "a take in flight during the refusal may explain it",
+            vec![
+                took(S, S + 100, "a", 5, 9 * S),
+                refused_units(S + 50, S + 60, "b", 1),
+            ],
+            true,
+        ),
+        (
+            "a take sent after the refusal answered does not",
+            vec![
+                took(2 * S, 2 * S + 10, "a", 5, 9 * S),
+                refused_units(S, S + 10, "b", 1),
+            ],
+            false,
+        ),
+        (
+            "an order's own units do not explain its refusal",
+            vec![took(0, 10, "b", 3, 9 * S), refused_units(S, S + 10, "b", 4)],
+            false,
+        ),
+        (
+            "the others' units and the ones asked for over the cap",
+            vec![
+                took(0, 10, "a", 2, 9 * S),
+                took(0, 10, "b", 3, 9 * S),
+                refused_units(S, S + 10, "b", 4),
+            ],
+            true,
+        ),
+        (
+            "a take answered 503 may explain it",
+            vec![
+                unknown_units(0, 10, "a", 5),
+                refused_units(S, S + 10, "b", 1),
+            ],
+            true,
+        ),
+        (
+            "units expired before the refusal do not",
+            vec![
+                took(0, 10, "a", 5, S),
+                refused_units(2 * S, 2 * S + 10, "b", 1),
+            ],
+            false,
+        ),
+        (
+            "units surely given back before it do not",
+            vec![
+                took(0, 10, "a", 5, 9 * S),
+                CounterOp::Released {
+                    window: w(S, S + 10),
+                    order: "a".into(),
+                },
+                refused_units(2 * S, 2 * S + 10, "b", 1),
+            ],
+            false,
+        ),
+        (
+            "units whose release may have landed after it do",
+            vec![
+                took(0, 10, "a", 5, 9 * S),
+                CounterOp::Released {
+                    window: w(S, 3 * S),
+                    order: "a".into(),
+                },
+                refused_units(2 * S, 2 * S + 10, "b", 1),
+            ],
+            true,
+        ),
+        (
+            "a take answered 503 counts toward no cap",
+            vec![took(0, 10, "a", 3, 9 * S), unknown_units(0, 10, "b", 3)],
+            true,
+        ),
+    ];
+    for (name, ops, ok) in cases {
+        let verdict = check_counter("FLOOR", 5, &ops);
+        assert_eq!(
+            verdict.violations.is_empty(),
+            ok,
+            "{name}: {:?}",
+            verdict.violations
+        );
+        if !ok {
+            assert!(
+                verdict.violations[0].contains("refused"),
+                "{name}: {:?}",
+                verdict.violations
+            );
+        }
     }
 }

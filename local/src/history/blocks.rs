@@ -1,0 +1,190 @@
+//! best-available's refusal: `not-enough-seats` for n says that no row of
+//! the section had n adjacent seats free when the request read it, so at
+//! some instant within the request every row's free runs were shorter
+//! than n even counting every hold that may have been live then.
+//!
+//! A refusal may come from the instance's stream-fed run summaries, which
+//! can be `stale_by` old: it is explained by an instant from that long
+//! before its request to its end.
+
+use super::seats::{held_at, holds_of, Hold};
+use super::{Micros, SeatOp, Verdict, Window};
+use std::collections::HashMap;
+
+/// One `not-enough-seats` answer: when it was in flight and the seats it
+/// asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRefusal {
+    pub window: Window,
+    pub quantity: usize,
+}
+
+/// Judges `refusals` on a section of `rows` (each row's seat ids in seat
+/// order) whose seats' histories are `seats`; a seat without a history
+/// was free throughout. `section` names it in the violations.
+pub fn check_block_refusals(
+    section: &str,
+    rows: &[Vec<String>],
+    seats: &HashMap<String, Vec<SeatOp>>,
+    refusals: &[BlockRefusal],
+    stale_by: Micros,
+) -> Verdict {
+    let holds: HashMap<&str, (Vec<Hold>, &[SeatOp])> = seats
+        .iter()
+        .map(|(seat, ops)| (seat.as_str(), (holds_of(ops), ops.as_slice())))
+        .collect();
+    let may_be_held = |seat: &str, at: Micros| {
+        holds
+            .get(seat)
+            .is_some_and(|(holds, ops)| held_at(holds, ops, at))
+    };
+    let mut starts: Vec<Micros> = seats
+        .values()
+        .flatten()
+        .map(|op| op.window().start)
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut violations = Vec::new();
+    for refusal in refusals {
+        let Window { start, end } = refusal.window;
+        let from = start.saturating_sub(stale_by);
+        // A seat may only become held at a request's start: the first
+        // instant that may explain it and every start after it are the
+        // instants to try.
+        let mut instants = std::iter::once(from)
+            .chain(starts.iter().copied().filter(|at| *at > from && *at <= end));
+        let explained = instants.any(|at| {
+            rows.iter().all(|row| {
+                longest_free_run(row.iter().map(|seat| !may_be_held(seat, at))) < refusal.quantity
+            })
+        });
+        if !explained {
+            violations.push(format!(
+                "{section}: {} adjacent seats refused in [{start}, {end}] while a row had them free",
+                refusal.quantity
+            ));
+        }
+    }
+    Verdict {
+        operations: refusals.len(),
+        violations,
+    }
+}
+
+/// The most adjacent `true`s.
+fn longest_free_run(free: impl Iterator<Item = bool>) -> usize {
+    let (mut run, mut longest) = (0, 0);
+    for is_free in free {
+        run = if is_free { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Micros = 1_000_000;
+    /// How old the summaries a refusal read may be, in these tests.
+    const STALE: Micros = S;
+
+    /// One row of four seats, `A-1-1` to `A-1-4`.
+    fn row() -> Vec<Vec<String>> {
+        vec![(1..=4).map(|n| format!("A-1-{n}")).collect()]
+    }
+
+    fn held(seats: &[u32], start: Micros, end: Micros, expires: Micros) -> Vec<(String, SeatOp)> {
+        seats
+            .iter()
+            .map(|n| {
+                let op = SeatOp::Held {
+                    window: Window::new(start, end),
+                    order: "a".into(),
+                    expires,
+                };
+                (format!("A-1-{n}"), op)
+            })
+            .collect()
+    }
+
+    fn judged(ops: Vec<(String, SeatOp)>, start: Micros, end: Micros, quantity: usize) -> bool {
+        let mut seats: HashMap<String, Vec<SeatOp>> = HashMap::new();
+        for (seat, op) in ops {
+            seats.entry(seat).or_default().push(op);
+        }
+        let refusal = BlockRefusal {
+            window: Window::new(start, end),
+            quantity,
+        };
+        check_block_refusals("A", &row(), &seats, &[refusal], STALE)
+            .violations
+            .is_empty()
+    }
+
+    #[test]
+    fn a_refusal_needs_every_row_without_a_free_run_at_some_instant() {
+        // Name, the seats' answers, the refusal's start, its quantity, and
+        // whether it is explained.
+        type Case = (&'static str, Vec<(String, SeatOp)>, Micros, usize, bool);
+        let cases: Vec<Case> = vec![
+            (
+                "the middle held: no pair of three",
+                held(&[2], 0, 10, 9 * S),
+                S,
+                3,
+                true,
+            ),
+            (
+                "the middle held: a pair is free",
+                held(&[2], 0, 10, 9 * S),
+                S,
+                2,
+                false,
+            ),
+            ("nothing held", Vec::new(), S, 2, false),
+            (
+                "the hold in flight within the refusal",
+                held(&[2, 3], S - 5, S + 5, 9 * S),
+                S,
+                2,
+                true,
+            ),
+            (
+                "the hold sent after it answered",
+                held(&[2, 3], 2 * S, 2 * S + 5, 9 * S),
+                S,
+                2,
+                false,
+            ),
+            (
+                "the hold expired long before it",
+                held(&[2, 3], 0, 10, S / 2),
+                2 * S,
+                2,
+                false,
+            ),
+            (
+                "the hold expired within the summaries' age",
+                held(&[2, 3], 0, 10, S / 2),
+                S,
+                2,
+                true,
+            ),
+        ];
+        for (name, ops, at, quantity, ok) in cases {
+            assert_eq!(judged(ops, at, at + 10, quantity), ok, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_claim_answered_503_may_explain_a_refusal() {
+        let lost = SeatOp::Unknown {
+            window: Window::new(0, 10),
+            order: "b".into(),
+            expires_by: 9 * S,
+        };
+        assert!(judged(vec![("A-1-2".into(), lost)], S, S + 10, 3));
+    }
+}
