@@ -8,6 +8,10 @@
 //! (and, for the on-sale, re-keyed into the old one). A throttled request
 //! is retried as the SDK's standard retry would retry it; one it does not
 //! retry, or that runs out of attempts, is the 503 the handler answers.
+//! A batch is judged whole here, where DynamoDB serves the entries it can
+//! and names the rest unprocessed (as the interceptor's meter does,
+//! local/src/capacity/batches.rs): judged whole, it can only overstate
+//! throttling.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};

@@ -452,10 +452,15 @@ impl Intercept for FaultInjector {
 /// Turns an attempt into a read-only call DynamoDB Local answers without
 /// touching any table item: a fault's attempt must write nothing.
 pub(crate) fn defuse(request: &mut HttpRequest) {
-    let body = r#"{"Limit":1}"#;
     request
         .headers_mut()
         .insert("x-amz-target", "DynamoDB_20120810.ListTables");
+    resend_with(request, r#"{"Limit":1}"#.to_owned());
+}
+
+/// The attempt with `body` in place of the one the SDK built (DynamoDB
+/// Local does not check the signature over it).
+pub(crate) fn resend_with(request: &mut HttpRequest, body: String) {
     request
         .headers_mut()
         .insert("content-length", body.len().to_string());

@@ -11,17 +11,18 @@
 //! as the fault injector's are): a `ProvisionedThroughputExceededException`
 //! or `ThrottlingException` with its `ThrottlingReasons`, or for a
 //! transaction `TransactionCanceledException` with `ThrottlingError` on
-//! each throttled item. A batch is throttled whole where any of its keys
-//! is, where DynamoDB would return only those unprocessed: a
-//! simplification that can only overstate throttling.
+//! each throttled item. A batch's entries are judged one by one: those
+//! throttled come back as its unprocessed keys or items, and only a batch
+//! with none served is answered with the error (`batches.rs`).
 //!
 //! Sizes: a write is charged at the size of the item as this meter last saw
 //! it whole (put, or read back from the table), else as under 1 KB. Index
 //! entries a write moves are charged where the request shows them (a put,
-//! an update that sets an index key); a delete's or a removal's are not
-//! (the meter keeps no item's index keys). The bench's published figures
-//! come from the exact pricing of recorded requests (`charges` with the
-//! items read back), not from this meter.
+//! an update that sets an index key), and where this meter saw the item's
+//! entry written (a delete, a removal of an index key): an item written
+//! before the meter was attached leaves the index uncharged. The bench's
+//! published figures come from the exact pricing of recorded requests
+//! (`charges` with the items read back), not from this meter.
 //!
 //! Each SDK attempt is metered, retries included, at the same instant of
 //! the run's clock when [`at`] froze it: a request throttled once is
@@ -38,14 +39,17 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents, SharedInterceptor};
 use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
 use serde_json::Value;
 
+use super::batches::{entries, is_batch, split, WithUnprocessed};
 use super::expressions::key_text;
 use super::meter::{Limits, Meter, Throttle};
-use super::{charges, item_size, Charge, Recorded, Schema, Target};
+use super::units::{charges_after, IndexEntries};
+use super::{item_size, Charge, Recorded, Schema, Target};
 use crate::attempt::{body_json, operation};
-use crate::faults::{defuse, Fault};
+use crate::faults::{defuse, resend_with, Fault};
 use shared::domain::Millis;
 
 tokio::task_local! {
@@ -69,7 +73,7 @@ fn now_ms() -> i64 {
 pub struct Metered {
     /// Attempts admitted and charged.
     pub served: u64,
-    /// Attempts (a transaction's items) that met a limit, by
+    /// Attempts (a transaction's items, a batch's entries) that met a limit, by
     /// `ThrottlingReason`: answered with its error when enforcing, served
     /// anyway when recording.
     pub throttled: HashMap<String, u64>,
@@ -82,6 +86,8 @@ struct State {
     meter: Meter,
     /// Last size seen per item (pk, sk).
     sizes: HashMap<(String, String), usize>,
+    /// Where each item the meter saw written sits in the index.
+    indexed: IndexEntries,
     metered: Metered,
 }
 
@@ -109,6 +115,7 @@ impl CapacityMeter {
             state: Arc::new(Mutex::new(State {
                 meter: Meter::new(Limits::DYNAMODB),
                 sizes: HashMap::new(),
+                indexed: IndexEntries::new(),
                 metered: Metered::default(),
             })),
             enforcing,
@@ -131,8 +138,10 @@ impl CapacityMeter {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// What `request` would cost, priced as if it were answered (sizes as
-    /// last seen): its partitions and its estimate.
+    /// What `request` would cost, priced as if it were answered: a write
+    /// at the item's size as last seen, a read at the least it can cost
+    /// (DynamoDB cannot know a read's size before it reads; it is settled
+    /// at what it read): its partitions and its estimate.
     fn estimate(&self, op: &str, request: &Value, state: &State) -> Vec<Charge> {
         let record = Recorded {
             op: op.to_owned(),
@@ -142,13 +151,16 @@ impl CapacityMeter {
             caller: None,
         };
         let size = |pk: &str, sk: &str| state.sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-        charges(&[record], &self.schema, &size, &|_, _| None)
+        charges_after(&record, &self.schema, &size, &state.indexed).0
     }
 
     /// The attempt's verdict at `at`: the error DynamoDB answers it with,
     /// if any, and what was reserved for it (nothing if it met a limit).
-    fn decide(&self, op: &str, request: &Value, at: i64) -> (Option<Fault>, Vec<Charge>) {
+    fn decide(&self, op: &str, request: &Value, at: i64) -> Decision {
         let mut state = self.lock();
+        if is_batch(op) {
+            return self.decide_batch(op, request, at, &mut state);
+        }
         let write = is_write(op);
         // A transaction's items are judged one by one (each gets its own
         // cancellation reason), then reserved together.
@@ -169,7 +181,7 @@ impl CapacityMeter {
         let Some(first) = throttles.first().cloned() else {
             let reserved: Vec<Charge> = items.into_iter().flatten().collect();
             state.meter.reserve(at, &reserved);
-            return (None, reserved);
+            return Decision::served(reserved);
         };
         for t in &throttles {
             *state.metered.throttled.entry(t.reason()).or_default() += 1;
@@ -192,24 +204,65 @@ impl CapacityMeter {
                 throttle: first,
             },
         };
-        (Some(fault), Vec::new())
+        Decision::refused(fault)
+    }
+
+    /// A batch's verdict: its entries judged and reserved one by one, in
+    /// order; refused whole only when none could be served.
+    fn decide_batch(&self, op: &str, request: &Value, at: i64, state: &mut State) -> Decision {
+        let write = is_write(op);
+        let (mut served, mut reserved, mut first) = (Vec::new(), Vec::new(), None);
+        for one in entries(op, request) {
+            let estimate = self.estimate(op, &one, state);
+            match state.meter.check(at, &estimate, write) {
+                Ok(()) => {
+                    state.meter.reserve(at, &estimate);
+                    reserved.extend(estimate);
+                    served.push(true);
+                }
+                Err(throttle) => {
+                    *state
+                        .metered
+                        .throttled
+                        .entry(throttle.reason())
+                        .or_default() += 1;
+                    first.get_or_insert(throttle);
+                    served.push(false);
+                }
+            }
+        }
+        match first {
+            None => Decision::served(reserved),
+            Some(throttle) if !served.contains(&true) => Decision::refused(Fault::Throttled {
+                resource: resource(request, &throttle),
+                throttle,
+            }),
+            Some(_) => Decision {
+                fault: None,
+                reserved,
+                partly: Some(split(op, request, &served)),
+            },
+        }
     }
 
     /// Settles an answered attempt at what it cost, and learns the sizes
-    /// it shows.
+    /// and the index entries it shows.
     fn charge(&self, record: &Recorded, at: i64, reserved: &[Charge]) {
         let mut state = self.lock();
         learn_sizes(&mut state.sizes, record, &self.schema);
-        let priced: Vec<Charge> = {
+        let (priced, changed) = {
             let sizes = &state.sizes;
             let size = |pk: &str, sk: &str| sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-            charges(
-                std::slice::from_ref(record),
-                &self.schema,
-                &size,
-                &|_, _| None,
-            )
+            charges_after(record, &self.schema, &size, &state.indexed)
         };
+        // Only the entries in an index are kept: an item out of it is
+        // what an unknown item is, so the map stays the size of the index.
+        for (key, entry) in changed {
+            match entry {
+                Some(_) => state.indexed.insert(key, entry),
+                None => state.indexed.remove(&key),
+            };
+        }
         state.meter.settle(at, reserved, &priced);
         if priced.is_empty() {
             return;
@@ -300,10 +353,39 @@ struct Attempt {
     at: i64,
     throttled: Option<Fault>,
     reserved: Vec<Charge>,
+    /// A batch's entries the meter left unprocessed.
+    unprocessed: Option<Value>,
 }
 
 impl Storable for Attempt {
     type Storer = StoreReplace<Self>;
+}
+
+/// What the meter decided for an attempt: the error it is answered with,
+/// or what was reserved for it and, for a batch served in part, the
+/// request sent on and the entries the answer must name unprocessed.
+struct Decision {
+    fault: Option<Fault>,
+    reserved: Vec<Charge>,
+    partly: Option<(Value, Value)>,
+}
+
+impl Decision {
+    fn served(reserved: Vec<Charge>) -> Self {
+        Decision {
+            fault: None,
+            reserved,
+            partly: None,
+        }
+    }
+
+    fn refused(fault: Fault) -> Self {
+        Decision {
+            fault: Some(fault),
+            reserved: Vec::new(),
+            partly: None,
+        }
+    }
 }
 
 impl Intercept for CapacityMeter {
@@ -318,14 +400,19 @@ impl Intercept for CapacityMeter {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let op = operation(cfg);
-        let request = body_json(context.request().body().bytes());
+        let mut request = body_json(context.request().body().bytes());
         let at = now_ms();
         // Decided either way: a recording meter counts what would have been
         // throttled, and serves it.
-        let (verdict, reserved) = self.decide(&op, &request, at);
-        let throttled = verdict.filter(|_| self.enforcing);
+        let decision = self.decide(&op, &request, at);
+        let throttled = decision.fault.filter(|_| self.enforcing);
         if throttled.is_some() {
             defuse(context.request_mut());
+        }
+        let mut unprocessed = None;
+        if let Some((sent, left)) = decision.partly.filter(|_| self.enforcing) {
+            resend_with(context.request_mut(), sent.to_string());
+            (request, unprocessed) = (sent, Some(left));
         }
         cfg.interceptor_state().store_put(Attempt {
             record: Recorded {
@@ -337,7 +424,8 @@ impl Intercept for CapacityMeter {
             },
             at,
             throttled,
-            reserved,
+            reserved: decision.reserved,
+            unprocessed,
         });
         Ok(())
     }
@@ -348,8 +436,22 @@ impl Intercept for CapacityMeter {
         _components: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        if let Some(fault) = cfg.load::<Attempt>().and_then(|a| a.throttled.clone()) {
+        let Some(attempt) = cfg.load::<Attempt>() else {
+            return Ok(());
+        };
+        if let Some(fault) = &attempt.throttled {
             *context.response_mut() = fault.response()?;
+        } else if let Some(left) = attempt
+            .unprocessed
+            .as_ref()
+            .filter(|_| context.response().status().is_success())
+        {
+            let response = context.response_mut();
+            let answer = std::mem::replace(response.body_mut(), SdkBody::taken());
+            *response.body_mut() = WithUnprocessed::body(answer, &attempt.record.op, left.clone());
+            // Its length and checksum were DynamoDB Local's answer's.
+            response.headers_mut().remove("content-length");
+            response.headers_mut().remove("x-amz-crc32");
         }
         Ok(())
     }

@@ -16,6 +16,7 @@
 //! - transactions: <https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling>
 //! - index writes and index queries: <https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations>
 
+mod batches;
 mod expressions;
 pub mod meter;
 mod metering;

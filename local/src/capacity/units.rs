@@ -157,6 +157,40 @@ pub fn charges_each(
     item_size: &dyn Fn(&str, &str) -> Option<usize>,
     index_pk: &dyn Fn(&str, &str) -> Option<String>,
 ) -> Vec<Vec<Charge>> {
+    priced_in_order(records, schema, item_size, index_pk).0
+}
+
+/// The index entries the records left: (index, table pk) to the item's
+/// index pk, `None` where it left the index.
+pub type IndexEntries = HashMap<(String, String), Option<String>>;
+
+/// [`charges`] of `record` after the records that left `known`, and the
+/// entries it changed: a meter that sees every request learns where each
+/// item sits in the index, so a delete or an update that takes an item
+/// out is charged its index write too.
+pub fn charges_after(
+    record: &Recorded,
+    schema: &Schema,
+    item_size: &dyn Fn(&str, &str) -> Option<usize>,
+    known: &IndexEntries,
+) -> (Vec<Charge>, IndexEntries) {
+    let index_pk = |index: &str, pk: &str| {
+        known
+            .get(&(index.to_owned(), pk.to_owned()))
+            .cloned()
+            .flatten()
+    };
+    let (each, changed) =
+        priced_in_order(std::slice::from_ref(record), schema, item_size, &index_pk);
+    (each.concat(), changed)
+}
+
+fn priced_in_order(
+    records: &[Recorded],
+    schema: &Schema,
+    item_size: &dyn Fn(&str, &str) -> Option<usize>,
+    index_pk: &dyn Fn(&str, &str) -> Option<String>,
+) -> (Vec<Vec<Charge>>, IndexEntries) {
     let mut ledger = Ledger {
         schema,
         item_size,
@@ -173,7 +207,7 @@ pub fn charges_each(
         }
         each.push(std::mem::take(&mut ledger.out));
     }
-    each
+    (each, ledger.indexed)
 }
 
 /// The table keys (pk, sk) of every item the records write or check, for
@@ -226,8 +260,8 @@ struct Ledger<'a> {
     item_size: &'a dyn Fn(&str, &str) -> Option<usize>,
     index_pk: &'a dyn Fn(&str, &str) -> Option<String>,
     /// The index pk of each item the records have written so far (`None`:
-    /// not in the index), (index, table pk) to index pk.
-    indexed: HashMap<(String, String), Option<String>>,
+    /// not in the index).
+    indexed: IndexEntries,
     op: &'a str,
     out: Vec<Charge>,
 }

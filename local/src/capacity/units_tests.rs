@@ -333,6 +333,28 @@ fn charges_each_keeps_each_records_charges_apart_in_one_ledger() {
 }
 
 #[test]
+fn charges_after_carries_the_index_entries_from_one_request_to_the_next() {
+    let (put, retire) = indexed_order_and_its_retirement();
+    let none = |_: &str, _: &str| None;
+    let schema = Schema::seatclaim();
+    // Alone, the retirement cannot know the entry it takes out.
+    let (alone, _) = charges_after(&retire, &schema, &none, &IndexEntries::new());
+    assert_eq!(alone.len(), 1, "{alone:?}");
+    // After the put (one request at a time, as the meter sees them): the
+    // entry taken out is charged, and then it is gone.
+    let (_, mut known) = charges_after(&put, &schema, &none, &IndexEntries::new());
+    let (after, changed) = charges_after(&retire, &schema, &none, &known);
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert_eq!(
+        after[1].target,
+        Target::index("PendingByExpiry", "PENDING#6")
+    );
+    known.extend(changed);
+    let (again, _) = charges_after(&retire, &schema, &none, &known);
+    assert_eq!(again.len(), 1, "{again:?}");
+}
+
+#[test]
 fn update_expressions_are_read_through_names() {
     let index = super::super::IndexSpec::pending_by_expiry();
     let changes = |expr: &str| {

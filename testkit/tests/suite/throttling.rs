@@ -129,3 +129,85 @@ async fn a_recording_meter_counts_what_it_would_throttle_and_changes_no_answer()
         "{would:?}"
     );
 }
+
+/// A key read past its 3,000 read units in one second of the meter's
+/// clock: a batch asking for it and another key is answered 200 with the
+/// other item and the first key unprocessed, as DynamoDB answers; a batch
+/// of that key alone is refused with DynamoDB's throttling error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_past_one_keys_read_units_serves_the_rest_and_leaves_it_unprocessed() {
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+    use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+    use std::collections::HashMap;
+
+    let meter = CapacityMeter::enforcing();
+    let client = production_client(&testkit::dynamodb_endpoint(), [meter.shared()]);
+    let app = testkit::fresh_app_with(client.clone()).await;
+    let table = app.store.table_name().to_owned();
+    let key = |pk: &str| {
+        HashMap::from([
+            (
+                shared::store::PK.to_owned(),
+                AttributeValue::S(pk.to_owned()),
+            ),
+            (shared::store::SK.to_owned(), AttributeValue::S("X".into())),
+        ])
+    };
+    // 390,018 bytes: 96 read units a consistent read (4 KB each).
+    let mut big = key("BATCH#big");
+    big.insert("blob".into(), AttributeValue::S("x".repeat(390_000)));
+    for item in [big, key("BATCH#small")] {
+        let put = client.put_item().table_name(&table).set_item(Some(item));
+        put.send().await.unwrap();
+    }
+    let batch = |pks: &[&str]| {
+        let keys = KeysAndAttributes::builder()
+            .set_keys(Some(pks.iter().map(|pk| key(pk)).collect()))
+            .consistent_read(true)
+            .build()
+            .unwrap();
+        client.batch_get_item().request_items(&table, keys).send()
+    };
+    // The second after the puts: the big key's write units are not in it.
+    let next_second = shared::domain::Millis((shared::world::now().0 / 1_000 + 1) * 1_000);
+    local::capacity::at(next_second, async {
+        let mut served = 0;
+        let refused = loop {
+            let read = client
+                .get_item()
+                .table_name(&table)
+                .set_key(Some(key("BATCH#big")));
+            match read.consistent_read(true).send().await {
+                Ok(_) => served += 1,
+                Err(e) => break e,
+            }
+            assert!(served <= 40, "never throttled");
+        };
+        // A read is let in while the key has units left: the 32nd takes
+        // the second to 3,072 of its 3,000.
+        assert_eq!(served, 32, "3,000 read units in 96-unit reads");
+        assert_eq!(
+            refused.code(),
+            Some("ProvisionedThroughputExceededException")
+        );
+
+        let both = batch(&["BATCH#big", "BATCH#small"]).await.unwrap();
+        let got = &both.responses().unwrap()[&table];
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(
+            got[0].get(shared::store::PK),
+            key("BATCH#small").get(shared::store::PK)
+        );
+        let left = both.unprocessed_keys().unwrap()[&table].keys();
+        assert_eq!(left, [key("BATCH#big")]);
+
+        let alone = batch(&["BATCH#big"]).await.unwrap_err();
+        assert_eq!(alone.code(), Some("ProvisionedThroughputExceededException"));
+    })
+    .await;
+    assert!(
+        meter.metered().throttled.values().sum::<u64>() >= 3,
+        "{:?}",
+        meter.metered().throttled
+    );
+}
