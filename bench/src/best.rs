@@ -52,42 +52,87 @@ struct Outcome {
 }
 
 impl Outcome {
-    /// Every seat's history judged (a seat held by two orders at once is a
-    /// violation), then every refusal on the section's `rows`: no row may
-    /// have had the seats free throughout it. A 5xx names no block, so a
-    /// refusal that ended after one began is left unjudged and counted.
-    fn judged(&self, rows: &[Vec<String>]) -> (String, bool) {
-        let holds = self
-            .histories
-            .iter()
-            .map(|(seat, ops)| check_seat(seat, ops))
-            .fold(Verdict::default(), Verdict::and);
-        let first_503 = self.unknown_from.iter().copied().min();
+    /// Every seat's history and every refusal judged on the section's
+    /// `rows`. A 5xx names no block, so a refusal that ended after one
+    /// began is left unjudged and counted.
+    fn judged(&self, rows: &[Vec<String>]) -> BlockVerdict {
+        let first_5xx = self.unknown_from.iter().copied().min();
         let (judged, unjudged): (Vec<BlockRefusal>, Vec<BlockRefusal>) = self
             .refusals
             .iter()
             .cloned()
-            .partition(|r| first_503.is_none_or(|at| r.window.end < at));
+            .partition(|r| first_5xx.is_none_or(|at| r.window.end < at));
+        BlockVerdict::judge(SECTION, rows, &self.histories, &judged, unjudged.len())
+    }
+}
+
+/// best-available's answers as the history checker judged them: each
+/// seat's holds (never two holders at once), and each refusal on the rows
+/// (no row may have had the seats free throughout it).
+#[derive(Debug, Default)]
+pub(super) struct BlockVerdict {
+    seats: usize,
+    holds: Verdict,
+    refusals: Verdict,
+    /// Refusals left unjudged (after a 5xx).
+    unjudged: usize,
+}
+
+impl BlockVerdict {
+    /// `histories` judged seat by seat, and `refusals` on `rows`; `name`
+    /// names the rows in the violations.
+    pub(super) fn judge(
+        name: &str,
+        rows: &[Vec<String>],
+        histories: &HashMap<String, Vec<SeatOp>>,
+        refusals: &[BlockRefusal],
+        unjudged: usize,
+    ) -> Self {
+        let holds = histories
+            .iter()
+            .map(|(seat, ops)| check_seat(seat, ops))
+            .fold(Verdict::default(), Verdict::and);
         // A refusal may rest on run summaries up to the contract's 5 s old,
         // the bound the crowd gate's memory has too.
-        let refusals =
-            check_block_refusals(SECTION, rows, &self.histories, &judged, MEMORY_SLACK_US);
-        let text = format!(
-            "history: {} seats, {} holds and {} refusals judged ({} after a 503, unjudged), {} violations{}",
-            self.histories.len(),
-            holds.operations,
-            refusals.operations,
-            unjudged.len(),
-            holds.violations.len() + refusals.violations.len(),
-            holds
-                .violations
-                .iter()
-                .chain(&refusals.violations)
-                .next()
-                .map_or(String::new(), |v| format!(" ({v})"))
-        );
-        let ok = holds.violations.is_empty() && refusals.violations.is_empty();
-        (text, ok)
+        let refusals = check_block_refusals(name, rows, histories, refusals, MEMORY_SLACK_US);
+        BlockVerdict {
+            seats: histories.len(),
+            holds,
+            refusals,
+            unjudged,
+        }
+    }
+
+    /// Two stampedes' verdicts together.
+    fn and(self, other: BlockVerdict) -> BlockVerdict {
+        BlockVerdict {
+            seats: self.seats + other.seats,
+            holds: self.holds.and(other.holds),
+            refusals: self.refusals.and(other.refusals),
+            unjudged: self.unjudged + other.unjudged,
+        }
+    }
+
+    pub(super) fn ok(&self) -> bool {
+        self.holds.violations.is_empty() && self.refusals.violations.is_empty()
+    }
+
+    pub(super) fn text(&self) -> String {
+        let first = self
+            .holds
+            .violations
+            .iter()
+            .chain(&self.refusals.violations)
+            .next();
+        format!(
+            "history: {} seats, {} holds and {} refusals judged ({} after a 5xx, unjudged), {} violations{}",
+            self.seats,
+            self.holds.operations,
+            self.refusals.operations,
+            self.unjudged,
+            self.holds.violations.len() + self.refusals.violations.len(),
+            first.map_or(String::new(), |v| format!(" ({v})"))
+        )
     }
 }
 
@@ -130,32 +175,23 @@ pub(super) async fn best_available_stampede(
         .count();
     let stranded: usize = free.iter().map(|row| orphans(row)).sum();
     let seats = size.rows * size.seats_per_row;
-    let (history, explained) = outcome.judged(&section_rows(size)?);
-    let Outcome {
-        taken,
-        overlaps,
-        not_adjacent,
-        refused,
-        retry,
-        other,
-        ..
-    } = outcome;
+    let history = outcome.judged(&section_rows(size)?);
+    let (taken, o) = (outcome.taken.len(), &outcome);
     Ok(Row {
         scenario: format!(
             "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler)",
             size.buyers, size.rows, size.seats_per_row, size.in_flight
         ),
         correctness: format!(
-            "{} of {seats} seats held ({:.0} seats/s), {overlaps} overlaps, {not_adjacent} not adjacent, {false_sold_outs} false sold-outs, {} refused, {retry} × 503, {stranded} orphans; {history}",
-            taken.len(),
-            taken.len() as f64 / timing.wall.as_secs_f64().max(1e-9),
-            refused.len()
+            "{taken} of {seats} seats held ({:.0} seats/s), {} overlaps, {} not adjacent, {false_sold_outs} false sold-outs, {} refused, {} × 503, {stranded} orphans; {}",
+            taken as f64 / timing.wall.as_secs_f64().max(1e-9),
+            o.overlaps,
+            o.not_adjacent,
+            o.refused.len(),
+            o.retry,
+            history.text()
         ),
-        ok: overlaps == 0
-            && not_adjacent == 0
-            && false_sold_outs == 0
-            && other == 0
-            && explained,
+        ok: o.overlaps + o.not_adjacent + false_sold_outs + o.other == 0 && history.ok(),
         timing,
         goals: Vec::new(),
     })
@@ -336,6 +372,8 @@ const SPILL: BestAvailableStampede = BestAvailableStampede {
 pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, String> {
     let (mut timing, mut behind, mut served, mut retry, mut wrong) =
         (Timing::default(), Vec::new(), 0, 0, 0);
+    let mut history = BlockVerdict::default();
+    let rows = section_rows(SPILL)?;
     let started = Instant::now();
     for _ in 0..rounds {
         let event = create_section(app, SPILL).await?;
@@ -352,6 +390,7 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
         served += outcome.held.len();
         retry += outcome.retry;
         wrong += outcome.overlaps + outcome.not_adjacent + outcome.other + outcome.refused.len();
+        history = history.and(outcome.judged(&rows));
     }
     timing.wall = started.elapsed();
     let placed_behind: Vec<usize> = behind.iter().copied().filter(|&b| b > 0).collect();
@@ -363,12 +402,16 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
             SPILL.buyers, SPILL.rows, SPILL.seats_per_row
         ),
         correctness: format!(
-            "{served} of {buyers} served, {retry} × 503 (a 503 is not sent again here: it may have landed), {wrong} wrong answers; measured: {} of the served ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: under {MAX_SPREAD_ROWS} in such stampedes)",
+            "{served} of {buyers} served, {retry} × 503 (a 503 is not sent again here: it may have landed), {wrong} wrong answers; measured: {} of the served ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: under {MAX_SPREAD_ROWS} in such stampedes); {}",
             placed_behind.len(),
             100.0 * placed_behind.len() as f64 / served.max(1) as f64,
             placed_behind.iter().sum::<usize>() as f64 / placed_behind.len().max(1) as f64,
+            history.text(),
         ),
-        ok: wrong == 0 && farthest < MAX_SPREAD_ROWS && served + retry == buyers,
+        ok: wrong == 0
+            && farthest < MAX_SPREAD_ROWS
+            && served + retry == buyers
+            && history.ok(),
         timing,
         goals: Vec::new(),
     })

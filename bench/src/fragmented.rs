@@ -6,12 +6,17 @@
 //! spread over as many function instances as it has requests in flight
 //! (a Lambda instance serves one request at a time, so each pays for its
 //! own copies of the event, the sold-out sections and the run summaries).
+//! The history checker judges every refusal against the holds laid.
 
+use crate::best::BlockVerdict;
 use crate::capacity::{as_caller, CapacityRecorder};
 use crate::pricing::price;
 use crate::setup::{create_event_from, create_orders};
 use crate::{reply, unique, BenchOrder, Bound, Goal, Row, Timing, HOLD_SECONDS};
+use local::history::{seat_claim, seconds_after, wall_us, BlockRefusal, SeatOp, Window};
+use shared::domain::{RowId, SeatId, SectionId};
 use shared::App;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
@@ -36,6 +41,8 @@ pub struct FragmentedStadium {
 #[derive(Debug, Default)]
 struct Tally {
     refused: usize,
+    /// The same refusals with when they were in flight, for the checker.
+    refusals: Vec<BlockRefusal>,
     other: Vec<String>,
 }
 
@@ -48,7 +55,8 @@ pub(super) async fn fragmented_best_available(
 ) -> Result<Row, String> {
     let event = unique("fragmented");
     create_event_from(app, &event, &plan(size)).await?;
-    let held = hold_every_tenth(app, &event, size).await?;
+    let rows = stadium_rows(size)?;
+    let laid = hold_every_tenth(app, &event, &rows, size.in_flight).await?;
     local::streams::project_now(app, endpoint).await?;
     let askers = create_orders(app, &event, size.requests).await?;
 
@@ -68,22 +76,24 @@ pub(super) async fn fragmented_best_available(
         .iter()
         .filter(|r| r.op == "TransactWriteItems")
         .count();
-    let seats = size.sections * size.rows * size.seats_per_row;
+    let (seats, held) = (size.sections * size.rows * size.seats_per_row, laid.len());
     let goals = fragmented_goals(round_trips, read_units);
+    let history = BlockVerdict::judge("the stadium", &rows, &laid, &tally.refusals, 0);
     Ok(Row {
         scenario: format!(
             "best-available, fragmented: {seats} seats ({} sections of {} × {}), every tenth held ({held} holds), {} requests for {QUANTITY} over {} instances (handler, measured)",
             size.sections, size.rows, size.seats_per_row, size.requests, size.in_flight
         ),
         correctness: format!(
-            "{} × 409 not-enough-seats, {} other answers{}, {claims} claims; per request {round_trips:.2} round trips ({}) and {read_units:.2} read units ({})",
+            "{} × 409 not-enough-seats, {} other answers{}, {claims} claims; per request {round_trips:.2} round trips ({}) and {read_units:.2} read units ({}); {}",
             tally.refused,
             tally.other.len(),
             tally.other.first().map(|o| format!(" (first: {o})")).unwrap_or_default(),
             goals[0].judged(),
             goals[1].judged(),
+            history.text(),
         ),
-        ok: tally.refused == size.requests && claims == 0,
+        ok: tally.refused == size.requests && claims == 0 && history.ok(),
         goals,
         timing,
     })
@@ -108,6 +118,11 @@ fn fragmented_goals(round_trips: f64, read_units: f64) -> Vec<Goal> {
     ]
 }
 
+/// Section `s`'s id: `S1`, `S2`, ….
+fn section_id(s: u32) -> String {
+    format!("S{s}")
+}
+
 /// `size`'s stadium: sections `S1…` of numbered rows.
 fn plan(size: FragmentedStadium) -> serde_json::Value {
     let sections: Vec<_> = (1..=size.sections)
@@ -115,48 +130,68 @@ fn plan(size: FragmentedStadium) -> serde_json::Value {
             let rows: Vec<_> = (1..=size.rows)
                 .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
                 .collect();
-            serde_json::json!({"sectionId": format!("S{s}"), "rows": rows})
+            serde_json::json!({"sectionId": section_id(s), "rows": rows})
         })
         .collect();
     serde_json::json!({"name": "Fragmented stadium", "holdSeconds": HOLD_SECONDS, "sections": sections})
 }
 
-/// Holds seat 10, 20, … of every row, ten to an order, through get-seat;
-/// returns how many were held.
+/// The seat ids of `size`'s stadium, row by row in seat order.
+fn stadium_rows(size: FragmentedStadium) -> Result<Vec<Vec<String>>, String> {
+    let mut rows = Vec::new();
+    for s in 1..=size.sections {
+        let section = SectionId::parse(&section_id(s)).map_err(|e| e.to_string())?;
+        for r in 1..=size.rows {
+            let row = RowId::parse(&r.to_string()).map_err(|e| e.to_string())?;
+            let seats = (1..=size.seats_per_row)
+                .map(|n| SeatId::compose(&section, &row, n).as_str().to_owned());
+            rows.push(seats.collect());
+        }
+    }
+    Ok(rows)
+}
+
+/// Holds seat 10, 20, … of every row, ten to an order, through get-seat,
+/// `in_flight` orders at a time: each seat's history as its answer tells it.
 async fn hold_every_tenth(
     app: &App,
     event: &str,
-    size: FragmentedStadium,
-) -> Result<usize, String> {
-    let mut seats = Vec::new();
-    for s in 1..=size.sections {
-        for r in 1..=size.rows {
-            for n in (10..=size.seats_per_row).step_by(10) {
-                seats.push(format!("S{s}-{r}-{n}"));
-            }
-        }
-    }
+    rows: &[Vec<String>],
+    in_flight: usize,
+) -> Result<HashMap<String, Vec<SeatOp>>, String> {
+    let seats: Vec<String> = rows
+        .iter()
+        .flat_map(|row| row.iter().skip(9).step_by(10).cloned())
+        .collect();
     let holders = create_orders(app, event, seats.len().div_ceil(10)).await?;
-    let sem = Arc::new(Semaphore::new(size.in_flight));
+    let sem = Arc::new(Semaphore::new(in_flight));
     let mut tasks = tokio::task::JoinSet::new();
     for (holder, mine) in holders.into_iter().zip(seats.chunks(10)) {
         let (app, sem, mine) = (app.clone(), sem.clone(), mine.to_vec());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
+            let mut held = Vec::new();
             for seat in mine {
                 let uri = format!("/orders/{}/seats/{seat}", holder.id);
-                match reply(&app, "POST", &uri, Some(&holder.token), "").await {
-                    (200, _) => {}
-                    (s, b) => return Err(format!("get-seat {seat}: {s} {b}")),
+                let start = wall_us();
+                let (status, body) = reply(&app, "POST", &uri, Some(&holder.token), "").await;
+                let window = Window::new(start, wall_us());
+                let expires_by = seconds_after(window.end, HOLD_SECONDS);
+                match seat_claim(window, &holder.id, (status, &body), false, expires_by) {
+                    Some(op @ SeatOp::Held { .. }) => held.push((seat, op)),
+                    _ => return Err(format!("get-seat {seat}: {status} {body}")),
                 }
             }
-            Ok(())
+            Ok(held)
         });
     }
+    let mut laid: HashMap<String, Vec<SeatOp>> = HashMap::new();
     while let Some(done) = tasks.join_next().await {
-        done.map_err(|e| e.to_string())??;
+        for (seat, op) in done.map_err(|e| e.to_string())?? {
+            laid.entry(seat).or_default().push(op);
+        }
     }
-    Ok(seats.len())
+    Ok(laid)
 }
 
 /// Each asker's best-available for [`QUANTITY`], `in_flight` at a time,
@@ -174,7 +209,7 @@ async fn ask(
         let (app, sem) = (instances[i % instances.len()].clone(), sem.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await;
-            let started = Instant::now();
+            let (started, start) = (Instant::now(), wall_us());
             let body = serde_json::json!({ "quantity": QUANTITY }).to_string();
             let uri = format!("/orders/{}/best-available", o.id);
             let answer = as_caller(
@@ -182,15 +217,22 @@ async fn ask(
                 reply(&app, "POST", &uri, Some(&o.token), &body),
             )
             .await;
-            (started.elapsed().as_secs_f64() * 1000.0, answer)
+            let window = Window::new(start, wall_us());
+            (started.elapsed().as_secs_f64() * 1000.0, window, answer)
         });
     }
     let mut tally = Tally::default();
     while let Some(done) = tasks.join_next().await {
-        let (ms, (status, body)) = done.map_err(|e| e.to_string())?;
+        let (ms, window, (status, body)) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         match (status, body["error"].as_str()) {
-            (409, Some("not-enough-seats")) => tally.refused += 1,
+            (409, Some("not-enough-seats")) => {
+                tally.refused += 1;
+                tally.refusals.push(BlockRefusal {
+                    window,
+                    quantity: QUANTITY as usize,
+                });
+            }
             (s, code) => tally.other.push(format!("{s} {}", code.unwrap_or("-"))),
         }
     }

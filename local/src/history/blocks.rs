@@ -29,37 +29,32 @@ pub fn check_block_refusals(
     refusals: &[BlockRefusal],
     stale_by: Micros,
 ) -> Verdict {
-    let holds: HashMap<&str, (Vec<Hold>, &[SeatOp])> = seats
-        .iter()
-        .map(|(seat, ops)| (seat.as_str(), (holds_of(ops), ops.as_slice())))
-        .collect();
-    let may_be_held = |seat: &str, at: Micros| {
-        holds
-            .get(seat)
-            .is_some_and(|(holds, ops)| held_at(holds, ops, at))
+    let holders = Holders::of(seats);
+    let (starts, changes) = (holders.starts(), holders.changes());
+    // Which seats may be held changes only at `changes`, so whether every
+    // row lacks n is worked out once per span between them (a crowd of
+    // refusals shares a few).
+    let mut known: HashMap<(usize, usize), bool> = HashMap::new();
+    let mut no_row_has = |n: usize, at: Micros| {
+        let span = changes.partition_point(|change| *change <= at);
+        *known.entry((span, n)).or_insert_with(|| {
+            rows.iter().all(|row| {
+                longest_free_run(row.iter().map(|seat| !holders.may_be_held(seat, at))) < n
+            })
+        })
     };
-    let mut starts: Vec<Micros> = seats
-        .values()
-        .flatten()
-        .map(|op| op.window().start)
-        .collect();
-    starts.sort_unstable();
-    starts.dedup();
     let mut violations = Vec::new();
     for refusal in refusals {
         let Window { start, end } = refusal.window;
         let from = start.saturating_sub(stale_by);
         // A seat may only become held at a request's start: the first
         // instant that may explain it and every start after it are the
-        // instants to try.
-        let mut instants = std::iter::once(from)
-            .chain(starts.iter().copied().filter(|at| *at > from && *at <= end));
-        let explained = instants.any(|at| {
-            rows.iter().all(|row| {
-                longest_free_run(row.iter().map(|seat| !may_be_held(seat, at))) < refusal.quantity
-            })
-        });
-        if !explained {
+        // instants to try, the latest first (where seats are only taken,
+        // it has the most held, so a crowd's refusal is explained at once).
+        let within = &starts
+            [starts.partition_point(|at| *at <= from)..starts.partition_point(|at| *at <= end)];
+        let mut instants = within.iter().rev().copied().chain([from]);
+        if !instants.any(|at| no_row_has(refusal.quantity, at)) {
             violations.push(format!(
                 "{section}: {} adjacent seats refused in [{start}, {end}] while a row had them free",
                 refusal.quantity
@@ -70,6 +65,55 @@ pub fn check_block_refusals(
         operations: refusals.len(),
         violations,
     }
+}
+
+/// Each seat's holds as its answers show them.
+struct Holders<'a> {
+    holds: HashMap<&'a str, (Vec<Hold<'a>>, &'a [SeatOp])>,
+}
+
+impl<'a> Holders<'a> {
+    fn of(seats: &'a HashMap<String, Vec<SeatOp>>) -> Self {
+        let holds = seats
+            .iter()
+            .map(|(seat, ops)| (seat.as_str(), (holds_of(ops), ops.as_slice())))
+            .collect();
+        Holders { holds }
+    }
+
+    /// Whether some hold of `seat` may have been live at `at`.
+    fn may_be_held(&self, seat: &str, at: Micros) -> bool {
+        self.holds
+            .get(seat)
+            .is_some_and(|(holds, ops)| held_at(holds, ops, at))
+    }
+
+    /// Every instant a seat may have become held at (a request's start),
+    /// in order.
+    fn starts(&self) -> Vec<Micros> {
+        let ops = self.holds.values().flat_map(|(_, ops)| ops.iter());
+        sorted(ops.map(|op| op.window().start).collect())
+    }
+
+    /// Every instant at which the seats that may be held change, in order:
+    /// a start, or the latest a hold (or a claim whose answer was lost) can
+    /// have ended.
+    fn changes(&self) -> Vec<Micros> {
+        let ends = self.holds.values().flat_map(|(holds, ops)| {
+            let lost = ops.iter().filter_map(|op| match op {
+                SeatOp::Unknown { expires_by, .. } => Some(*expires_by),
+                _ => None,
+            });
+            holds.iter().map(Hold::latest_end).chain(lost)
+        });
+        sorted(ends.chain(self.starts()).collect())
+    }
+}
+
+fn sorted(mut instants: Vec<Micros>) -> Vec<Micros> {
+    instants.sort_unstable();
+    instants.dedup();
+    instants
 }
 
 /// The most adjacent `true`s.
@@ -176,6 +220,22 @@ mod tests {
         for (name, ops, at, quantity, ok) in cases {
             assert_eq!(judged(ops, at, at + 10, quantity), ok, "{name}");
         }
+    }
+
+    #[test]
+    fn refusals_at_one_instant_are_each_judged_for_their_own_quantity() {
+        let mut seats: HashMap<String, Vec<SeatOp>> = HashMap::new();
+        for (seat, op) in held(&[2], 0, 10, 9 * S) {
+            seats.entry(seat).or_default().push(op);
+        }
+        let refused = |quantity| BlockRefusal {
+            window: Window::new(S, S + 10),
+            quantity,
+        };
+        let verdict = check_block_refusals("A", &row(), &seats, &[refused(3), refused(2)], STALE);
+        assert_eq!(verdict.operations, 2);
+        assert_eq!(verdict.violations.len(), 1, "{:?}", verdict.violations);
+        assert!(verdict.violations[0].contains("2 adjacent seats"));
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub(super) struct Hold<'a> {
 
 impl Hold<'_> {
     /// The latest it can have ended.
-    fn latest_end(&self) -> Micros {
+    pub(super) fn latest_end(&self) -> Micros {
         self.released_by
             .map_or(self.until, |end| self.until.min(end))
     }
