@@ -53,16 +53,15 @@ struct Outcome {
 
 impl Outcome {
     /// Every seat's history and every refusal judged on the section's
-    /// `rows`. A 5xx names no block, so a refusal that ended after one
-    /// began is left unjudged and counted.
+    /// `rows`.
     fn judged(&self, rows: &[Vec<String>]) -> BlockVerdict {
-        let first_5xx = self.unknown_from.iter().copied().min();
-        let (judged, unjudged): (Vec<BlockRefusal>, Vec<BlockRefusal>) = self
-            .refusals
-            .iter()
-            .cloned()
-            .partition(|r| first_5xx.is_none_or(|at| r.window.end < at));
-        BlockVerdict::judge(SECTION, rows, &self.histories, &judged, unjudged.len())
+        BlockVerdict::judge(
+            SECTION,
+            rows,
+            &self.histories,
+            &self.refusals,
+            &self.unknown_from,
+        )
     }
 }
 
@@ -80,26 +79,33 @@ pub(super) struct BlockVerdict {
 
 impl BlockVerdict {
     /// `histories` judged seat by seat, and `refusals` on `rows`; `name`
-    /// names the rows in the violations.
+    /// names the rows in the violations. A 5xx (its request began at one
+    /// of `unknown_from`) names no block, so a refusal that ended after
+    /// one began is left unjudged and counted.
     pub(super) fn judge(
         name: &str,
         rows: &[Vec<String>],
         histories: &HashMap<String, Vec<SeatOp>>,
         refusals: &[BlockRefusal],
-        unjudged: usize,
+        unknown_from: &[Micros],
     ) -> Self {
+        let first_5xx = unknown_from.iter().copied().min();
+        let (judged, unjudged): (Vec<BlockRefusal>, Vec<BlockRefusal>) = refusals
+            .iter()
+            .cloned()
+            .partition(|r| first_5xx.is_none_or(|at| r.window.end < at));
         let holds = histories
             .iter()
             .map(|(seat, ops)| check_seat(seat, ops))
             .fold(Verdict::default(), Verdict::and);
         // A refusal may rest on run summaries up to the contract's 5 s old,
         // the bound the crowd gate's memory has too.
-        let refusals = check_block_refusals(name, rows, histories, refusals, MEMORY_SLACK_US);
+        let refusals = check_block_refusals(name, rows, histories, &judged, MEMORY_SLACK_US);
         BlockVerdict {
             seats: histories.len(),
             holds,
             refusals,
-            unjudged,
+            unjudged: unjudged.len(),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::capacity::{as_caller, CapacityRecorder};
 use crate::pricing::price;
 use crate::setup::{create_event_from, create_orders};
 use crate::{reply, unique, BenchOrder, Bound, Goal, Row, Timing, HOLD_SECONDS};
-use local::history::{seat_claim, seconds_after, wall_us, BlockRefusal, SeatOp, Window};
+use local::history::{seat_claim, seconds_after, wall_us, BlockRefusal, Micros, SeatOp, Window};
 use shared::domain::{RowId, SeatId, SectionId};
 use shared::App;
 use std::collections::HashMap;
@@ -43,7 +43,22 @@ struct Tally {
     refused: usize,
     /// The same refusals with when they were in flight, for the checker.
     refusals: Vec<BlockRefusal>,
+    /// When each request answered 5xx began: it may have held a block.
+    unknown_from: Vec<Micros>,
     other: Vec<String>,
+}
+
+impl Tally {
+    /// The refusals judged against the holds `laid` on the stadium's `rows`.
+    fn judged(&self, rows: &[Vec<String>], laid: &HashMap<String, Vec<SeatOp>>) -> BlockVerdict {
+        BlockVerdict::judge(
+            "the stadium",
+            rows,
+            laid,
+            &self.refusals,
+            &self.unknown_from,
+        )
+    }
 }
 
 /// The scenario on `app` (a table with its stream, requests recorded).
@@ -78,7 +93,7 @@ pub(super) async fn fragmented_best_available(
         .count();
     let (seats, held) = (size.sections * size.rows * size.seats_per_row, laid.len());
     let goals = fragmented_goals(round_trips, read_units);
-    let history = BlockVerdict::judge("the stadium", &rows, &laid, &tally.refusals, 0);
+    let history = tally.judged(&rows, &laid);
     Ok(Row {
         scenario: format!(
             "best-available, fragmented: {seats} seats ({} sections of {} × {}), every tenth held ({held} holds), {} requests for {QUANTITY} over {} instances (handler, measured)",
@@ -233,7 +248,12 @@ async fn ask(
                     quantity: QUANTITY as usize,
                 });
             }
-            (s, code) => tally.other.push(format!("{s} {}", code.unwrap_or("-"))),
+            (s, code) => {
+                if (500..=599).contains(&s) {
+                    tally.unknown_from.push(window.start);
+                }
+                tally.other.push(format!("{s} {}", code.unwrap_or("-")));
+            }
         }
     }
     Ok(tally)

@@ -82,7 +82,11 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
                 match &op {
                     CounterOp::Took(_) => granted += q,
                     CounterOp::Refused { .. } => sold_out += 1,
-                    CounterOp::Unknown(_) => retry += 1,
+                    // Only a 503 is an answer the contract gives.
+                    CounterOp::Unknown(_) => {
+                        retry += usize::from(status == 503);
+                        other += usize::from(status != 503);
+                    }
                     CounterOp::Released { .. } => {}
                 }
                 history.push(op);
