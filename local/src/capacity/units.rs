@@ -537,5 +537,9 @@ impl Ledger<'_> {
 }
 
 #[cfg(test)]
+#[path = "units_size_tests.rs"]
+mod size_tests;
+
+#[cfg(test)]
 #[path = "units_tests.rs"]
 mod tests;
