@@ -185,8 +185,7 @@ async fn sell_the_rest(
     out.sections = (model.sections + u32::from(model.ga_capacity > 0)) as usize;
     let fresh = app.new_process();
     out.sold_out_sections = fresh
-        .store
-        .sold_out_sections(&fresh.memory, event_id)
+        .sold_out_sections(event_id)
         .await
         .map_err(|e| e.to_string())?
         .len();

@@ -144,15 +144,16 @@ async fn hold_seats(app: &App, event: &str, seats: Vec<SeatId>) -> Result<Vec<Se
     let mut tasks = tokio::task::JoinSet::new();
     for (i, seat) in seats.into_iter().enumerate() {
         let (order_id, token) = orders[i / per_order].claimant()?;
-        let (store, max, in_flight) = (
-            app.store.clone(),
+        let (app, max, in_flight) = (
+            app.clone(),
             app.config.max_seats_per_order,
             in_flight.clone(),
         );
         tasks.spawn(async move {
             let _permit = in_flight.acquire().await;
             let now = shared::world::now();
-            let held = store.claim_seat(&order_id, &token, &seat, max, now).await;
+            let held =
+                shared::handlers::claim_exactly(&app, &order_id, &token, &seat, max, now).await;
             held.is_ok().then_some(seat)
         });
     }

@@ -131,11 +131,11 @@ pub fn recording() -> bool {
 
 /// One function's instance of an app: its store (its client recorded as
 /// the function's while requests are being recorded) and its memory.
-type Instance = (shared::Store, shared::store::Memory);
+type Instance = (shared::Store, shared::memory::Memory);
 
 /// Each app's function instances, by the app's memory and the function,
 /// each with the app's memory (kept alive so its id is not reused).
-type Instances = BTreeMap<(usize, &'static str), (shared::store::Memory, Instance)>;
+type Instances = BTreeMap<(usize, &'static str), (shared::memory::Memory, Instance)>;
 
 /// The instance of `function` that serves `app`'s requests: the same table
 /// and settings, a memory of its own (as its own Lambda instance has, so it

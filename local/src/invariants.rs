@@ -197,8 +197,7 @@ async fn check_places(
     check: &mut TableCheck,
 ) {
     let event = app
-        .store
-        .get_event(&app.memory, event_id)
+        .event(event_id)
         .await
         .unwrap_or_else(|e| panic!("reading the event: {}", shared::error::chain(&e)))
         .unwrap_or_else(|| panic!("event {event_id} not found"));

@@ -56,6 +56,23 @@ impl Rounds {
         Some(self.started - 1)
     }
 
+    /// A claim's retries after an extension made its token stale
+    /// meanwhile (for a loop that counts its first try apart).
+    pub fn stale_token() -> Self {
+        Self::new(
+            "a claim whose order's expiry kept moving",
+            STALE_TOKEN_RETRIES,
+        )
+    }
+
+    /// The rounds of a claim or release whose buyer's record may move
+    /// under it: each lost round follows another claim, release or sale of
+    /// the same buyer (a buyer clicking in several tabs), so a few suffice
+    /// before a 503.
+    pub fn buyer_moved() -> Self {
+        Self::new("a claim whose buyer's record kept moving", BUYER_ROUNDS)
+    }
+
     /// How many rounds were lost so far.
     pub fn losses(&self) -> u32 {
         self.losses

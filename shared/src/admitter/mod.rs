@@ -339,10 +339,10 @@ async fn count_joins(
 
 /// What the event has left, from its seat map (cached about a second).
 async fn inventory(app: &App, event: &EventId, now: Millis) -> Result<Inventory, Error> {
-    let Some(plan) = app.store.get_event(&app.memory, event).await? else {
+    let Some(plan) = app.event(event).await? else {
         return Ok(Inventory::Available);
     };
-    let (_, read) = app.store.seat_map_rows(&app.memory, &plan).await?;
+    let (_, read) = app.seat_map(&plan).await?;
     let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
     Ok(inventory_of(&map, &read.buckets))
 }

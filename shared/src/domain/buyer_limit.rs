@@ -239,6 +239,29 @@ impl BuyerRefusals {
     pub fn forget(&mut self, buyer: &BuyerRef) {
         self.buyers.remove(buyer);
     }
+
+    /// What a write taught this instance of a buyer's record, at `now`.
+    pub fn learn(&mut self, seen: &BuyerSeen, now: Millis) {
+        match seen {
+            BuyerSeen::Nothing => {}
+            BuyerSeen::Changed(buyer) => self.forget(buyer),
+            BuyerSeen::RefusedAsRead(buyer, count) => self.refused(buyer, count.clone(), now),
+        }
+    }
+}
+
+/// What a claim, a release or a change of places saw of its buyer's
+/// record, reported by the store for the instance's memory
+/// ([`BuyerRefusals::learn`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum BuyerSeen {
+    /// Nothing to learn: no limited buyer, or the write did not decide.
+    #[default]
+    Nothing,
+    /// The record changed through this instance: what was kept is old.
+    Changed(BuyerRef),
+    /// The claim was refused for the limit on the record as read.
+    RefusedAsRead(BuyerRef, BuyerCount),
 }
 
 impl Remembered {

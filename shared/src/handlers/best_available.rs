@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::access::read_own_order;
 use super::Reply;
+use crate::auth::HoldToken;
 use crate::domain::best_available::{spread_choice, spread_is_decided};
 use crate::domain::{
     Event, Millis, OrderId, RowPlan, RowRuns, SeatId, SeatStatus, SectionId, SectionPlan,
@@ -27,7 +28,7 @@ use crate::domain::{
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
 use crate::retry::{Rounds, CLAIM_ATTEMPTS};
-use crate::store::{claim_block_max_requests, BlockClaim, SectionRuns, Store};
+use crate::store::{BlockClaim, SectionRuns, Store};
 use crate::world::random_u64;
 use crate::App;
 
@@ -76,8 +77,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
     // an older one).
     let token = token.with_expiry(stored.order.expires_at);
     let event = app
-        .store
-        .get_event(&app.memory, token.event_id())
+        .event(token.event_id())
         .await?
         .ok_or(Error::OrderNotFound)?;
     let not_enough = Error::NotEnoughSeats {
@@ -106,18 +106,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
             continue;
         };
         budget.spend(claim_block_max_requests(&token))?;
-        match app
-            .store
-            .claim_block(
-                &app.memory,
-                &order_id,
-                &token,
-                &seats,
-                max,
-                crate::world::now(),
-            )
-            .await?
-        {
+        match claim_block(app, &order_id, &token, &seats, max).await? {
             BlockClaim::Held(expires_at) => {
                 return Ok(json(
                     StatusCode::OK,
@@ -129,13 +118,59 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
                     },
                 ))
             }
-            BlockClaim::Taken => {
+            BlockClaim::Refused(refused) => return Err(refused),
+            // Spent in claim_block, which only ends on another outcome.
+            BlockClaim::Taken | BlockClaim::StaleToken(_) => {
                 consistent = true;
                 rounds.lost();
             }
         }
     }
     Err(rounds.spent())
+}
+
+/// The most requests one [`claim_block`] makes: its transaction, sent
+/// again for each time the order's expiry moved under it; on an event with
+/// a buyer limit, each after a read of the buyer's record
+/// ([`claim_block_max_requests`]).
+pub const CLAIM_BLOCK_MAX_REQUESTS: usize = crate::retry::STALE_TOKEN_RETRIES as usize + 1;
+
+/// [`CLAIM_BLOCK_MAX_REQUESTS`] for a claim by `token`.
+pub fn claim_block_max_requests(token: &HoldToken) -> usize {
+    match token.buyer() {
+        Some(_) => 2 * CLAIM_BLOCK_MAX_REQUESTS,
+        None => CLAIM_BLOCK_MAX_REQUESTS,
+    }
+}
+
+/// best-available's transaction on `seats`, each outcome's buyer reported
+/// to the instance's memory, sent again with the order's own expiry each
+/// time an extension made the token stale meanwhile (bounded): held,
+/// taken (choose again) or refused.
+async fn claim_block(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seats: &[SeatId],
+    max: u32,
+) -> Result<BlockClaim, Error> {
+    let mut token = token.clone();
+    let mut stale = Rounds::stale_token();
+    loop {
+        let now = crate::world::now();
+        let report = app
+            .store
+            .claim_block(order, &token, seats, max, now)
+            .await?;
+        app.memory.learn_buyer(&report.buyer, now);
+        match report.claim {
+            BlockClaim::StaleToken(current) => {
+                stale.next().await.ok_or_else(|| stale.spent())?;
+                token = current;
+            }
+            claim => return Ok(claim),
+        }
+    }
 }
 
 /// A section to read, and which of its rows (by index) may hold a run.
@@ -165,10 +200,7 @@ async fn candidate_rows<'a>(
         None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
     };
     // Sections the stream saw sold out for good need no reading.
-    let sold_out = app
-        .store
-        .sold_out_sections(&app.memory, &event.event_id)
-        .await?;
+    let sold_out = app.sold_out_sections(&event.event_id).await?;
     let sections: Vec<&SectionPlan> = sections
         .into_iter()
         .filter(|s| !sold_out.contains(&s.section_id))
@@ -176,7 +208,7 @@ async fn candidate_rows<'a>(
     if sections.is_empty() {
         return Ok(Vec::new());
     }
-    let runs = app.store.section_runs(&app.memory, event).await?;
+    let runs = app.section_runs(event).await?;
     let now = crate::world::now();
     Ok(sections
         .into_iter()

@@ -6,7 +6,7 @@ use futures_util::future::join_all;
 use lambda_http::Request;
 use serde::Serialize;
 
-use super::queue::draw_seed;
+use super::generation::{draw_seed, event_queue};
 use super::Reply;
 use crate::domain::draw::is_disclosed;
 use crate::error::Error;
@@ -69,7 +69,7 @@ pub async fn draw_list(app: &App, req: &Request) -> Reply {
     let after = query_param(req, "after", parse_after)?;
     let limit = query_param(req, "limit", parse_limit)?.unwrap_or(MAX_DRAW_PAGE);
     let now = crate::world::now();
-    let (event_id, state) = super::visitors::event_queue(app, req, now).await?;
+    let (event_id, state) = event_queue(app, req, now).await?;
     if !is_disclosed(state.settings.opens_at, now) {
         return Err(Error::DrawNotDisclosed);
     }

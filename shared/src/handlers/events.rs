@@ -108,8 +108,7 @@ pub async fn create_event(app: &App, req: &Request) -> Reply {
 pub async fn get_event(app: &App, req: &Request) -> Reply {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     let (event, status) = app
-        .store
-        .get_event_status(&app.memory, &event_id)
+        .event_with_status(&event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     Ok(json(
@@ -173,11 +172,11 @@ pub async fn list_seats(app: &App, req: &Request) -> Reply {
     let section = query_param(req, "section", SectionId::parse)?;
     let limit = query_param(req, "limit", parse_limit)?.unwrap_or(MAX_SEATS_PAGE);
     let from = query_param(req, "cursor", decode_cursor)?;
+    let event = app.event(&event_id).await?.ok_or(Error::EventNotFound)?;
     let (seats, next) = app
         .store
-        .list_seats(&app.memory, &event_id, section.as_ref(), from, limit)
-        .await?
-        .ok_or(Error::EventNotFound)?;
+        .list_seats(&event, section.as_ref(), from, limit)
+        .await?;
     let now = crate::world::now();
     let seats = seats
         .into_iter()
@@ -207,12 +206,8 @@ pub const SEAT_MAP_MAX_AGE_SECONDS: u32 = 1;
 /// gzipped when accepted.
 pub async fn availability(app: &App, req: &Request) -> Reply {
     let event_id = path_param(req, "eventId", EventId::parse)?;
-    let event = app
-        .store
-        .get_event(&app.memory, &event_id)
-        .await?
-        .ok_or(Error::EventNotFound)?;
-    let (read_at, read) = app.store.seat_map_rows(&app.memory, &event).await?;
+    let event = app.event(&event_id).await?.ok_or(Error::EventNotFound)?;
+    let (read_at, read) = app.seat_map(&event).await?;
     let mut map = crate::domain::seat_map(&event, &read.rows, &read.buckets, crate::world::now());
     map.as_of = read_at.to_rfc3339();
     Ok(cacheable_json(

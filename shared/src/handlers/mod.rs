@@ -14,8 +14,9 @@
 //! - `visitors`: join-queue, visitor-status (they sign admissions)
 //! - `access`: who may use an order's routes; `reads`: what several
 //!   route files read alike (an order's event, its places, places found in
-//!   a section's buckets). Route files import only from these two, never
-//!   from each other.
+//!   a section's buckets); `generation`: what the queue routes share (a
+//!   route's queue, its generation's draw secret). Route files import only
+//!   from these three, never from each other.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,7 @@ pub(crate) mod best_available;
 pub(crate) mod confirm;
 pub(crate) mod draw;
 pub(crate) mod events;
+mod generation;
 pub(crate) mod orders;
 pub(crate) mod places;
 pub(crate) mod queue;
@@ -40,7 +42,7 @@ pub(crate) mod visitors;
 pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;
 pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};
-pub use seats::claim_remembering;
+pub use seats::{claim_exactly, claim_remembering, release_exactly};
 pub use streams::{project_records, project_seat_map, publish_events};
 
 /// A general-admission entry of a reply: places of one section.

@@ -95,13 +95,12 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
         }
     }
     let event = app
-        .store
-        .get_event_head(&app.memory, &event_id)
+        .event_head(&event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     let now = crate::world::now();
     let guard = app.config.expiry_guard_ms;
-    let (order, token) = match app.store.cached_queue(&app.memory, &event_id, now).await? {
+    let (order, token) = match app.queue(&event_id, now).await? {
         None => {
             let buyer = order_buyer(app, req, &event, None, now)?;
             let (mut order, token) = open_order(&event, now, guard, body.user_id)?;
@@ -364,11 +363,7 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
         if !order.is_holdable(now) {
             return Err(Error::OrderNotHoldable);
         }
-        let event = (app
-            .store
-            .get_event_head(&app.memory, &order.event_id)
-            .await?)
-            .ok_or_else(|| no_such_event(order))?;
+        let event = (app.event_head(&order.event_id).await?).ok_or_else(|| no_such_event(order))?;
         let seconds = body.seconds.unwrap_or(event.hold_seconds);
         let expires_at = match extension(order, seconds, app.config.max_order_lifetime_seconds, now)
         {

@@ -13,7 +13,7 @@ use crate::domain::{Millis, OrderId, SectionId};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
 use crate::retry::{Rounds, CLAIM_ATTEMPTS};
-use crate::store::BucketChange;
+use crate::store::{BucketChange, PlacesChange};
 use crate::App;
 
 // ----- hold-ga --------------------------------------------------------------
@@ -98,8 +98,7 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
             // Sold out for good (the stream saw every place sold): no
             // bucket needs reading to say so.
             if app
-                .store
-                .sold_out_sections(&app.memory, &order.event_id)
+                .sold_out_sections(&order.event_id)
                 .await?
                 .contains(&section_id)
             {
@@ -119,14 +118,16 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
                 Err(available) => return Err(Error::SoldOut { available }),
             }
         };
-        if app
+        let report = app
             .store
-            .change_places(&app.memory, &stored, &token, &section_id, &changes, now)
-            .await?
-        {
-            return Ok(reply(body.quantity, order.expires_at));
+            .change_places(&stored, &token, &section_id, &changes, now)
+            .await?;
+        app.memory.learn_buyer(&report.buyer, now);
+        match report.change {
+            PlacesChange::Changed => return Ok(reply(body.quantity, order.expires_at)),
+            PlacesChange::Refused(refused) => return Err(refused),
+            PlacesChange::Moved => rounds.lost(),
         }
-        rounds.lost();
     }
     Err(rounds.spent())
 }

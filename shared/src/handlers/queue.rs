@@ -5,8 +5,8 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
+use super::generation::{draw_secrets, draw_seed, event_queue};
 use super::Reply;
-use crate::auth::DrawSecrets;
 use crate::domain::buyer::Buyers;
 use crate::domain::draw::{is_disclosed, DrawSeed};
 use crate::domain::queue::{QueueSettings, QueueStatus};
@@ -85,56 +85,6 @@ fn queue_reply(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -
     ))
 }
 
-fn draw_secrets(app: &App) -> Result<&DrawSecrets, Error> {
-    app.config
-        .draw_secrets
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))
-}
-
-/// The `DRAW_SECRET` keys and the version `state`'s generation was put
-/// with. A generation put before draws names none and has no key: every
-/// one of those was anonymous (a change of who may join starts a new
-/// generation, with a key), so asking for its key is a fault, not a
-/// reason to take the current one, which a rotation would change.
-pub(super) fn generation_secret<'a>(
-    app: &'a App,
-    state: &QueueState,
-) -> Result<(&'a DrawSecrets, String), Error> {
-    if state.draw_secret.is_empty() {
-        return Err(Error::Corrupt(
-            "this queue generation names no DRAW_SECRET key".into(),
-        ));
-    }
-    Ok((draw_secrets(app)?, state.draw_secret.clone()))
-}
-
-/// A generation whose `DRAW_SECRET` key left the set (see OPERATIONS.md,
-/// "The draw secret": a key stays while a queue put with it lives).
-pub(super) fn retired_key() -> Error {
-    Error::Corrupt("the DRAW_SECRET key of this queue generation was retired".into())
-}
-
-/// The draw seed of `state`'s generation, under the key it was put with;
-/// `None` for a generation put before draws existed (its item names no
-/// key): its early joiners were ranked at random, with nothing committed,
-/// so it has no draw to commit to, disclose or list, whatever keys the set
-/// holds now.
-pub(super) fn draw_seed(
-    app: &App,
-    event_id: &EventId,
-    state: &QueueState,
-) -> Result<Option<DrawSeed>, Error> {
-    if state.draw_secret.is_empty() {
-        return Ok(None);
-    }
-    let (secrets, version) = generation_secret(app, state)?;
-    secrets
-        .seed(&version, event_id, state.generation)
-        .map(Some)
-        .ok_or_else(retired_key)
-}
-
 /// A new generation of a queue, its draw committed under the current
 /// `DRAW_SECRET` key.
 fn new_generation(
@@ -178,8 +128,7 @@ fn settings_of(body: &PutQueueBody) -> Result<QueueSettings, Error> {
 /// is ready.
 async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
     let event_id = path_param(req, "eventId", EventId::parse)?;
-    app.store
-        .get_event_head(&app.memory, &event_id)
+    app.event_head(&event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     Ok(event_id)
@@ -264,7 +213,7 @@ async fn put_buyers(
 /// `GET /events/{eventId}/queue`
 pub async fn get_queue(app: &App, req: &Request) -> Reply {
     let now = crate::world::now();
-    let (event_id, state) = super::visitors::event_queue(app, req, now).await?;
+    let (event_id, state) = event_queue(app, req, now).await?;
     queue_reply(app, &event_id, &state, now)
 }
 

@@ -14,7 +14,7 @@ use crate::App;
 
 /// The event an order is for, with its plan.
 pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::Arc<Event>, Error> {
-    (app.store.get_event(&app.memory, &order.event_id).await?).ok_or_else(|| no_such_event(order))
+    (app.event(&order.event_id).await?).ok_or_else(|| no_such_event(order))
 }
 
 /// An order naming no event is corrupt data.

@@ -8,11 +8,13 @@ use serde::Serialize;
 use super::access::holder_token;
 use super::Reply;
 use crate::auth::HoldToken;
-use crate::domain::crowd::{refusal_on_read, SeatSeen};
+use crate::domain::crowd::SeatSeen;
 use crate::domain::{Millis, OrderId, SeatId};
 use crate::error::Error;
 use crate::http::{json, path_param};
-use crate::store::ClaimRefusal;
+use crate::memory::ClaimQuestion;
+use crate::retry::Rounds;
+use crate::store::SeatClaim;
 use crate::App;
 
 // ----- get-seat / drop-seat -------------------------------------------------
@@ -46,9 +48,11 @@ pub async fn get_seat(app: &App, req: &Request) -> Reply {
 }
 
 /// get-seat's claim at `now`, under a crowd (docs/API.md, "Under a
-/// crowd"): a seat this instance keeps refusing is refused from memory
-/// within the contract's bounds ([`crate::domain::crowd`]); everything
-/// else, and every success, is the exact conditional write.
+/// crowd"): one question to the instance's memory first
+/// ([`crate::memory::ClaimQuestion`]); a seat or a buyer this instance
+/// keeps refusing is refused from memory within the contract's bounds,
+/// once the reads it names agree; everything else, and every success, is
+/// the exact conditional write ([`claim_exactly`]).
 pub async fn claim_remembering(
     app: &App,
     order: &OrderId,
@@ -57,74 +61,94 @@ pub async fn claim_remembering(
     now: Millis,
 ) -> Result<Millis, Error> {
     let event = token.event_id();
-    if let Some(seen) = app.memory.crowd.refuse(event, seat, order.as_str(), now) {
+    match app
+        .memory
+        .before_claim(event, seat, order, token.buyer(), now)
+    {
         // Memory names the holder it saw, but the seat may have changed
         // hands since through another instance (a release, then this
         // claimant's claim): its own order says whether it holds the seat
         // now, and the holder's claim is never answered from memory. One
         // read of the claimant's own order; nothing on the seat's partition.
-        if !order_lists(app, order, seat).await? {
-            crate::metrics::refused_from_memory("get-seat");
-            return Err(refusal(seen));
-        }
-    }
-    // Crowded on this event: a read (one read unit) before the write (a
-    // failed one costs write units on the seat's partition).
-    if app.memory.crowd.crowded(event, now) {
-        let read = app.store.seat_state(event, seat).await?;
-        if let Some((holder, seen)) =
-            read.and_then(|state| refusal_on_read(&state, order.as_str(), now))
-        {
-            app.memory
-                .crowd
-                .refused_exactly(event, seat, &holder, seen, now);
-            crate::metrics::refused_after_read("get-seat");
-            return Err(refusal(seen));
-        }
-    }
-    let max = app.config.max_seats_per_order;
-    if let Some(refused) = buyer_refusal_from_memory(app, order, token, seat, now).await? {
-        crate::metrics::refused_from_memory("get-seat");
-        return Err(refused);
-    }
-    match app
-        .store
-        .claim_seat_seeing(&app.memory, order, token, seat, max, now)
-        .await
-    {
-        Ok(expires_at) => {
-            app.memory.crowd.forget(event, seat);
-            Ok(expires_at)
-        }
-        Err(ClaimRefusal { error, seen }) => {
-            if let (Error::SeatHeld | Error::SeatSold, Some((holder, seen))) = (&error, seen) {
-                app.memory
-                    .crowd
-                    .refused_exactly(event, seat, &holder, seen, now);
+        ClaimQuestion::RefuseUnlessOwn(seen) => {
+            if !order_lists(app, order, seat).await? {
+                crate::metrics::refused_from_memory("get-seat");
+                return Err(refusal(seen));
             }
-            Err(error)
+        }
+        ClaimQuestion::RefuseBuyer { counted } => {
+            if let Some(refused) =
+                buyer_refusal_confirmed(app, order, token, seat, counted, now).await?
+            {
+                crate::metrics::refused_from_memory("get-seat");
+                return Err(refused);
+            }
+        }
+        // Crowded on this event: a read (one read unit) before the write
+        // (a failed one costs write units on the seat's partition).
+        ClaimQuestion::ReadSeatFirst => {
+            let state = app.store.seat_state(event, seat).await?;
+            let seen = app
+                .memory
+                .after_seat_read(event, seat, order, state.as_ref(), now);
+            if let Some(seen) = seen {
+                crate::metrics::refused_after_read("get-seat");
+                return Err(refusal(seen));
+            }
+        }
+        ClaimQuestion::Claim => {}
+    }
+    claim_exactly(app, order, token, seat, app.config.max_seats_per_order, now).await
+}
+
+/// get-seat's transaction at `now` (at most `max` seats per order), each
+/// outcome reported to the instance's memory, and sent again (bounded,
+/// [`Rounds`]) while the order's expiry or the buyer's record moved under
+/// it: the exact answer, never one from memory.
+pub async fn claim_exactly(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seat: &SeatId,
+    max: u32,
+    now: Millis,
+) -> Result<Millis, Error> {
+    let event = token.event_id();
+    let mut token = token.clone();
+    let (mut stale, mut moved) = (Rounds::stale_token(), Rounds::buyer_moved());
+    loop {
+        let report = app.store.claim_seat(order, &token, seat, max, now).await?;
+        app.memory.after_claim(event, seat, &report, now);
+        match report.claim {
+            SeatClaim::Held(expires_at) => return Ok(expires_at),
+            SeatClaim::Refused { error, .. } => return Err(error),
+            SeatClaim::StaleToken(current) => {
+                stale.next().await.ok_or_else(|| stale.spent())?;
+                token = current;
+            }
+            SeatClaim::BuyerMoved => {
+                moved.lost();
+                moved.next().await.ok_or_else(|| moved.spent())?;
+            }
         }
     }
 }
 
 /// A claim by a buyer this instance keeps refusing for its limit (docs/API.md,
-/// "Under a crowd"): over the limit on the buyer's record as last read,
-/// it is refused without touching that record, once the claimant's own
-/// order and the seat (two strongly consistent reads, off the record's
-/// partition) show that no other refusal comes first and that the order
-/// does not hold the seat already. Anything else: `None`, the exact
-/// transaction.
-async fn buyer_refusal_from_memory(
+/// "Under a crowd"): over the limit on the buyer's record as last read
+/// (`counted`), it is refused without touching that record, once the
+/// claimant's own order and the seat (two strongly consistent reads, off
+/// the record's partition) show that no other refusal comes first and that
+/// the order does not hold the seat already. Anything else: `None`, the
+/// exact transaction.
+async fn buyer_refusal_confirmed(
     app: &App,
     order: &OrderId,
     token: &HoldToken,
     seat: &SeatId,
+    counted: u32,
     now: Millis,
 ) -> Result<Option<Error>, Error> {
-    let claimed = [seat.as_str().to_owned()];
-    let Some(counted) = app.memory.buyer_refusal(token, order, &claimed, now) else {
-        return Ok(None);
-    };
     let Some(stored) = app.store.get_order(order).await? else {
         return Ok(None);
     };
@@ -142,10 +166,15 @@ async fn buyer_refusal_from_memory(
     if !plain {
         return Ok(None);
     }
-    let Some(state) = app.store.seat_state(token.event_id(), seat).await? else {
+    let event = token.event_id();
+    let state = app.store.seat_state(event, seat).await?;
+    if state.is_none() {
         return Ok(None);
-    };
-    if let Some((_, seen)) = refusal_on_read(&state, order.as_str(), now) {
+    }
+    let seen = app
+        .memory
+        .after_seat_read(event, seat, order, state.as_ref(), now);
+    if let Some(seen) = seen {
         return Ok(Some(refusal(seen)));
     }
     let limit = token.buyer().map_or(0, |b| b.limit);
@@ -172,17 +201,7 @@ pub async fn drop_seat(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
     let token = holder_token(app, req, &order_id)?;
-    app.store
-        .release_seat(
-            &app.memory,
-            &order_id,
-            &token,
-            &seat_id,
-            crate::world::now(),
-        )
-        .await?;
-    // Released through this instance: it remembers no holder now.
-    app.memory.crowd.forget(token.event_id(), &seat_id);
+    release_exactly(app, &order_id, &token, &seat_id, crate::world::now()).await?;
     Ok(json(
         StatusCode::OK,
         &SeatReply {
@@ -192,4 +211,27 @@ pub async fn drop_seat(app: &App, req: &Request) -> Reply {
             expires_at: None,
         },
     ))
+}
+
+/// drop-seat's transaction at `now`, reported to the instance's memory
+/// (released through this instance: it remembers no holder of the seat
+/// now), and sent again (bounded) while the buyer's record was busy with
+/// another of its writes.
+pub async fn release_exactly(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seat: &SeatId,
+    now: Millis,
+) -> Result<(), Error> {
+    let mut moved = Rounds::buyer_moved();
+    loop {
+        if let Some(buyer) = app.store.release_seat(order, token, seat, now).await? {
+            app.memory
+                .after_release(token.event_id(), seat, &buyer, now);
+            return Ok(());
+        }
+        moved.lost();
+        moved.next().await.ok_or_else(|| moved.spent())?;
+    }
 }

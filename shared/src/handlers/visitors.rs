@@ -7,6 +7,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
+use super::generation::{draw_seed, event_queue, generation_secret, retired_key};
 use super::Reply;
 use crate::admission::{AdmissionClaims, ISSUER};
 use crate::auth::{HoldTokenKeys, VisitorToken};
@@ -149,26 +150,6 @@ fn fresh_id<T>(parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
     parse(&format!("{random:032x}"))
 }
 
-/// The queue of a route's event: `404 event-not-found`, then
-/// `404 queue-not-found`.
-pub(super) async fn event_queue(
-    app: &App,
-    req: &Request,
-    now: Millis,
-) -> Result<(EventId, Arc<QueueState>), Error> {
-    let event_id = path_param(req, "eventId", EventId::parse)?;
-    app.store
-        .get_event_head(&app.memory, &event_id)
-        .await?
-        .ok_or(Error::EventNotFound)?;
-    let state = app
-        .store
-        .cached_queue(&app.memory, &event_id, now)
-        .await?
-        .ok_or(Error::QueueNotFound)?;
-    Ok((event_id, state))
-}
-
 /// The keys visitor tokens are MACs under.
 fn visitor_keys(app: &App) -> Result<&HoldTokenKeys, Error> {
     app.config
@@ -196,10 +177,10 @@ fn joiner(
         .as_ref()
         .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?
         .buyer_of(req, event_id, now)?;
-    let (secrets, version) = super::queue::generation_secret(app, state)?;
+    let (secrets, version) = generation_secret(app, state)?;
     let visitor = secrets
         .buyer_visitor(&version, event_id, state.generation, &buyer)
-        .ok_or_else(super::queue::retired_key)?;
+        .ok_or_else(retired_key)?;
     Ok((visitor, Some(buyer)))
 }
 
@@ -211,7 +192,7 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     let (event_id, state) = event_queue(app, req, now).await?;
     let (visitor_id, buyer) = joiner(app, req, &event_id, &state, now)?;
     let token = visitor_keys(app)?.visitor_token(&event_id, &visitor_id);
-    let seed = super::queue::draw_seed(app, &event_id, &state)?;
+    let seed = draw_seed(app, &event_id, &state)?;
     let mut visitor = Visitor {
         rank: QueueRank::default(),
         visitor_id,

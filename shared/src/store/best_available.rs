@@ -2,38 +2,39 @@
 //! per block of ten seats, eventually consistent unless asked), and n seats
 //! claimed in one transaction with the same conditions as get-seat.
 
-use super::buyers::BuyerVerdict;
+use super::buyers::{BuyerClaim, BuyerVerdict};
 use super::failures::{block_claim_error, unavailable_in};
+use super::holds::refreshed_token;
 use super::items;
 use super::items::order::order_key;
 use super::items::seat::{FreeFor, SEAT_BLOCK_SIZE};
-use super::memory::Memory;
 use super::{Store, Txn};
 use crate::auth::HoldToken;
+use crate::domain::buyer_limit::BuyerSeen;
 use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
 use crate::error::Error;
 
-/// How a block claim ended, short of an error for the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How one block claim's transaction ended, short of a fault.
+#[derive(Debug)]
 pub enum BlockClaim {
     /// Every seat is held until this instant.
     Held(Millis),
-    /// A rival has (or is taking) one of the seats: choose again.
+    /// A rival has (or is taking) one of the seats, or another of the
+    /// buyer's writes landed first: choose again.
     Taken,
+    /// The token carried an expiry the order has moved past: go again
+    /// with this one ([`crate::retry::Rounds::stale_token`]).
+    StaleToken(HoldToken),
+    /// Refused for the order or its buyer (the seats did not stop it).
+    Refused(Error),
 }
 
-/// The most requests one [`Store::claim_block`] makes: its transaction,
-/// sent again for each time the order's expiry moved under it; on an
-/// event with a buyer limit, each after a read of the buyer's record
-/// ([`claim_block_max_requests`]).
-pub const CLAIM_BLOCK_MAX_REQUESTS: usize = crate::retry::STALE_TOKEN_RETRIES as usize + 1;
-
-/// [`CLAIM_BLOCK_MAX_REQUESTS`] for a claim by `token`.
-pub fn claim_block_max_requests(token: &HoldToken) -> usize {
-    match token.buyer() {
-        Some(_) => 2 * CLAIM_BLOCK_MAX_REQUESTS,
-        None => CLAIM_BLOCK_MAX_REQUESTS,
-    }
+/// A block claim's transaction as the store saw it: how it ended, and what
+/// it saw of its buyer's record (for the instance's memory).
+#[derive(Debug)]
+pub struct BlockReport {
+    pub claim: BlockClaim,
+    pub buyer: BuyerSeen,
 }
 
 impl Store {
@@ -80,77 +81,67 @@ impl Store {
             .collect())
     }
 
-    /// Claims every one of `seats` for the order and records them on it, in
-    /// one transaction: each seat with get-seat's condition, the order with
-    /// the holder's condition and room for all of them (the chooser never
-    /// picks a seat the order holds). A token from before an extension is
-    /// retried once with the order's own expiry.
+    /// best-available's transaction, once: claims every one of `seats` for
+    /// the order and records them on it, each seat with get-seat's
+    /// condition, the order with the holder's condition and room for all of
+    /// them (the chooser never picks a seat the order holds), and on an
+    /// event with a buyer limit the buyer's record as read just before.
     pub async fn claim_block(
         &self,
-        memory: &Memory,
         order: &OrderId,
         token: &HoldToken,
         seats: &[SeatId],
         max_seats: u32,
         now: Millis,
-    ) -> Result<BlockClaim, Error> {
+    ) -> Result<BlockReport, Error> {
         let ids: Vec<&str> = seats.iter().map(SeatId::as_str).collect();
         let room = i64::from(max_seats) - ids.len() as i64;
         if room < 0 {
             return Err(Error::SeatLimit { max: max_seats });
         }
-        let mut token = token.clone();
-        let mut stale = super::holds::stale_token_retries();
         let claimed: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
-        loop {
-            let buyer = self.buyer_claim(&token, order, &claimed, now).await?;
-            let mut items = Vec::with_capacity(seats.len() + 2);
-            for seat in seats {
-                items.push(self.claim_item(&token, order, seat, FreeFor::Another, now)?);
-            }
-            items.push(self.txn_update(
-                order_key(order),
-                items::order::add_block(&token, &ids, room, now),
-            )?);
-            if let Some(buyer) = &buyer {
-                items.push(self.buyer_item(buyer, &token, order, token.expires_at(), now)?);
-            }
-            let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
-                if let Some(buyer) = buyer {
-                    buyer.remember(memory, false, now);
-                }
-                return Ok(BlockClaim::Held(token.expires_at()));
-            };
-            let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
-            if let Some(e) = unavailable_in("best-available", std::slice::from_ref(&buyer_failure))
-            {
-                return Err(e);
-            }
-            let order_failure = reasons.last().cloned().flatten();
-            if let Some(refreshed) =
-                super::holds::refreshed_token(order_failure.as_ref(), &token, now)?
-            {
-                stale.next().await.ok_or_else(|| stale.spent())?;
-                token = refreshed;
-                continue;
-            }
-            if let (true, Some(buyer)) = (reasons.iter().all(Option::is_none), buyer) {
-                match buyer.verdict(buyer_failure.as_ref()) {
-                    BuyerVerdict::Over { limit, counted } => {
-                        buyer.remember(memory, true, now);
-                        return Err(Error::BuyerLimit { limit, counted });
-                    }
-                    // Another of the buyer's writes landed first: like a
-                    // lost race, the handler chooses again within its
-                    // round trips.
-                    BuyerVerdict::Moved => return Ok(BlockClaim::Taken),
-                    BuyerVerdict::NotTheBuyer => {}
-                }
-            }
-            return match block_claim_error(reasons, &token, max_seats, now)? {
-                Some(e) => Err(e),
-                None => Ok(BlockClaim::Taken),
-            };
+        let buyer = self.buyer_claim(token, order, &claimed, now).await?;
+        let mut items = Vec::with_capacity(seats.len() + 2);
+        for seat in seats {
+            items.push(self.claim_item(token, order, seat, FreeFor::Another, now)?);
         }
+        items.push(self.txn_update(
+            order_key(order),
+            items::order::add_block(token, &ids, room, now),
+        )?);
+        if let Some(buyer) = &buyer {
+            items.push(self.buyer_item(buyer, token, order, token.expires_at(), now)?);
+        }
+        let report = |claim, buyer| Ok(BlockReport { claim, buyer });
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+            let seen = buyer.as_ref().map(BuyerClaim::changed).unwrap_or_default();
+            return report(BlockClaim::Held(token.expires_at()), seen);
+        };
+        let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
+        if let Some(e) = unavailable_in("best-available", std::slice::from_ref(&buyer_failure)) {
+            return Err(e);
+        }
+        let order_failure = reasons.last().cloned().flatten();
+        if let Some(refreshed) = refreshed_token(order_failure.as_ref(), token, now)? {
+            return report(BlockClaim::StaleToken(refreshed), BuyerSeen::Nothing);
+        }
+        if let (true, Some(buyer)) = (reasons.iter().all(Option::is_none), buyer) {
+            match buyer.verdict(buyer_failure.as_ref()) {
+                BuyerVerdict::Over { limit, counted } => {
+                    let refused = BlockClaim::Refused(Error::BuyerLimit { limit, counted });
+                    return report(refused, buyer.refused_as_read());
+                }
+                // Another of the buyer's writes landed first: like a
+                // lost race, the handler chooses again within its
+                // round trips.
+                BuyerVerdict::Moved => return report(BlockClaim::Taken, BuyerSeen::Nothing),
+                BuyerVerdict::NotTheBuyer => {}
+            }
+        }
+        let claim = match block_claim_error(reasons, token, max_seats, now)? {
+            Some(e) => BlockClaim::Refused(e),
+            None => BlockClaim::Taken,
+        };
+        report(claim, BuyerSeen::Nothing)
     }
 }

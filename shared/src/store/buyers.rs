@@ -10,16 +10,13 @@ use super::expression::Expression;
 use super::failures::ItemFailure;
 use super::items;
 use super::items::buyer::{buyer_key, parse_buyer, version_of};
-use super::memory::Memory;
 use super::Store;
 use crate::auth::HoldToken;
 use crate::domain::buyer_limit::{
-    decide_claim, BuyerCount, BuyerRefusals, LimitDecision, LimitedBuyer,
+    decide_claim, BuyerCount, BuyerSeen, LimitDecision, LimitedBuyer,
 };
 use crate::domain::{EventRef, Millis, Order, OrderId};
 use crate::error::Error;
-use crate::retry::Rounds;
-use std::sync::{MutexGuard, PoisonError};
 
 /// A claim's view of its buyer's record: the record as read and what the
 /// limit makes of the claim.
@@ -61,58 +58,26 @@ impl BuyerClaim {
     }
 }
 
-impl Memory {
-    /// `Some(counted)` when this instance keeps refusing the buyer of
-    /// `token` and the claim of `claimed` by `order` is over the limit on
-    /// the record it last read ([`BuyerRefusals`]); get-seat then checks
-    /// the order and the seat before it answers from memory.
-    pub fn buyer_refusal(
-        &self,
-        token: &HoldToken,
-        order: &OrderId,
-        claimed: &[String],
-        now: Millis,
-    ) -> Option<u32> {
-        let buyer = token.buyer()?;
-        refusals(self).refuse(buyer, order, claimed, now)
-    }
-}
-
-fn refusals(memory: &Memory) -> MutexGuard<'_, BuyerRefusals> {
-    // A panic while the lock was held leaves at worst a refusal not
-    // remembered: carry on.
-    memory.buyers.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl BuyerClaim {
-    /// What this instance remembers after the claim: a refusal as read
-    /// (`refused`), or nothing (its record changed through here).
-    pub(crate) fn remember(self, memory: &Memory, refused: bool, now: Millis) {
-        let mut refusals = refusals(memory);
-        if refused {
-            refusals.refused(&self.buyer.buyer, self.read, now);
-        } else {
-            refusals.forget(&self.buyer.buyer);
-        }
+    /// What a committed claim teaches memory: the record changed through
+    /// this instance.
+    pub(crate) fn changed(&self) -> BuyerSeen {
+        BuyerSeen::Changed(self.buyer.buyer.clone())
+    }
+
+    /// What a claim refused for the limit as read teaches memory: the
+    /// record as read.
+    pub(crate) fn refused_as_read(&self) -> BuyerSeen {
+        BuyerSeen::RefusedAsRead(self.buyer.buyer.clone(), self.read.clone())
     }
 }
 
-/// The buyer of `token` changed through this instance (a release): forget
-/// what was remembered of it.
-pub(crate) fn forget_buyer(memory: &Memory, token: &HoldToken) {
-    if let Some(buyer) = token.buyer() {
-        refusals(memory).forget(&buyer.buyer);
-    }
-}
-
-/// The rounds of a claim whose buyer's record may move under it: each
-/// lost round follows another claim, release or sale of the same buyer
-/// (a buyer clicking in several tabs), so a few suffice before a 503.
-pub(crate) fn buyer_rounds() -> Rounds {
-    Rounds::new(
-        "a claim whose buyer's record kept moving",
-        crate::retry::BUYER_ROUNDS,
-    )
+/// What a committed write by the order of `token` (a release, a change of
+/// places) teaches memory of its buyer: its record changed.
+pub(crate) fn changed_through(token: &HoldToken) -> BuyerSeen {
+    token
+        .buyer()
+        .map_or(BuyerSeen::Nothing, |b| BuyerSeen::Changed(b.buyer.clone()))
 }
 
 impl Store {

@@ -1,6 +1,6 @@
 //! Reading events: the small head every request may need, the plan only
-//! where it is needed, both cached per instance once the event is ready
-//! (a ready event never changes, so neither cache is ever stale).
+//! where it is needed (an instance keeps both once the event is ready, in
+//! its memory: a ready event never changes, so neither is ever stale).
 //!
 //! Under a crowd (docs/API.md), an on-sale's first seconds start a
 //! thousand fresh instances per function: each reads the head (under 1 KB,
@@ -15,45 +15,10 @@ use super::items::event::{
     event_is_ready, event_key_of, legacy_plan_chunk_key, parse_event, parse_event_head,
     plan_chunk_count, plan_chunk_key, PLAN_HASH, PLAN_REPLICAS,
 };
-use super::memory::Memory;
 use super::value::{Fields, Item};
 use super::Store;
 use crate::domain::{Event, EventHead, EventId, EventRef, EventStatus};
 use crate::error::Error;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-/// Ready events (or their heads) kept per process: a Lambda sandbox
-/// serves few events.
-const CACHED_EVENTS: usize = 256;
-
-/// Ready events' heads or whole events, by id.
-#[derive(Debug)]
-pub(in crate::store) struct EventCache<T>(Mutex<HashMap<EventId, Arc<T>>>);
-
-impl<T> Default for EventCache<T> {
-    fn default() -> Self {
-        Self(Mutex::default())
-    }
-}
-
-impl<T> EventCache<T> {
-    fn get(&self, id: &EventId) -> Option<Arc<T>> {
-        // A panic while the lock was held leaves at worst an entry missing.
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
-    }
-    fn put(&self, id: &EventId, value: Arc<T>) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= CACHED_EVENTS {
-            map.clear();
-        }
-        map.insert(id.clone(), value);
-    }
-}
 
 /// How a plan's chunks are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,87 +31,53 @@ pub(super) enum PlanRead {
     Replica(u8),
 }
 
-/// Picks the plan copy a new instance reads.
-pub(in crate::store) fn pick_plan_replica() -> u8 {
-    crate::world::random_u128().map_or(0, |r| (r % u128::from(PLAN_REPLICAS)) as u8)
-}
-
 impl Store {
-    /// A ready event's head, or `None`; served from the process's cache
-    /// once read.
-    pub async fn get_event_head(
-        &self,
-        memory: &Memory,
-        event: &EventId,
-    ) -> Result<Option<Arc<EventHead>>, Error> {
-        if let Some(cached) = memory.heads.get(event) {
-            return Ok(Some(cached));
-        }
-        let Some(item) = self.ready_head_item(event).await? else {
-            return Ok(None);
-        };
-        let head = Arc::new(parse_event_head(&item)?);
-        memory.heads.put(event, head.clone());
-        Ok(Some(head))
+    /// Picks the plan copy a new instance reads.
+    pub fn pick_plan_copy() -> u8 {
+        crate::world::random_u128().map_or(0, |r| (r % u128::from(PLAN_REPLICAS)) as u8)
     }
 
-    /// A ready event with its plan, or `None`; served from the process's
-    /// cache once read.
-    pub async fn get_event(
-        &self,
-        memory: &Memory,
-        event: &EventId,
-    ) -> Result<Option<Arc<Event>>, Error> {
-        if let Some(cached) = memory.events.get(event) {
-            return Ok(Some(cached));
-        }
+    /// A ready event's head, or `None`.
+    pub async fn ready_event_head(&self, event: &EventId) -> Result<Option<EventHead>, Error> {
         match self.ready_head_item(event).await? {
-            Some(item) => Ok(Some(self.cache_ready(memory, event, &item).await?)),
+            Some(item) => Ok(Some(parse_event_head(&item)?)),
             None => Ok(None),
         }
     }
 
-    /// An event, ready or still being created, for get-event: one strongly
-    /// consistent read of its item (what the cache does not hold).
-    pub async fn get_event_status(
+    /// A ready event with its plan, read from copy `plan_copy`, or `None`.
+    pub async fn ready_event(
         &self,
-        memory: &Memory,
         event: &EventId,
-    ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
-        if let Some(cached) = memory.events.get(event) {
-            return Ok(Some((cached, EventStatus::Ready)));
-        }
-        let event_ref = EventRef::of(event);
-        match self.get_consistent(event_key_of(&event_ref)).await? {
-            Some(item) if names(&item, event)? && event_is_ready(&item) => Ok(Some((
-                self.cache_ready(memory, event, &item).await?,
-                EventStatus::Ready,
-            ))),
-            Some(item) if names(&item, event)? => {
-                let found = self.read_plan(&event_ref, &item, PlanRead::Primary).await?;
-                Ok(Some((Arc::new(found), EventStatus::Creating)))
-            }
-            _ => Ok(None),
-        }
+        plan_copy: u8,
+    ) -> Result<Option<Event>, Error> {
+        let Some(item) = self.ready_head_item(event).await? else {
+            return Ok(None);
+        };
+        let how = PlanRead::Replica(plan_copy);
+        Ok(Some(
+            self.read_plan(&EventRef::of(event), &item, how).await?,
+        ))
     }
 
-    /// A ready event's plan read from this instance's copy, kept.
-    async fn cache_ready(
+    /// An event, ready (its plan from copy `plan_copy`) or still being
+    /// created, for get-event: one strongly consistent read of its item.
+    pub async fn event_with_status(
         &self,
-        memory: &Memory,
         event: &EventId,
-        item: &Item,
-    ) -> Result<Arc<Event>, Error> {
-        let found = self
-            .read_plan(
-                &EventRef::of(event),
-                item,
-                PlanRead::Replica(memory.plan_replica),
-            )
-            .await?;
-        let found = Arc::new(found);
-        memory.events.put(event, found.clone());
-        Ok(found)
+        plan_copy: u8,
+    ) -> Result<Option<(Event, EventStatus)>, Error> {
+        let event_ref = EventRef::of(event);
+        let item = match self.get_consistent(event_key_of(&event_ref)).await? {
+            Some(item) if names(&item, event)? => item,
+            _ => return Ok(None),
+        };
+        let (how, status) = match event_is_ready(&item) {
+            true => (PlanRead::Replica(plan_copy), EventStatus::Ready),
+            false => (PlanRead::Primary, EventStatus::Creating),
+        };
+        let found = self.read_plan(&event_ref, &item, how).await?;
+        Ok(Some((found, status)))
     }
 
     /// The event item of `event` if it is ready: eventually consistent

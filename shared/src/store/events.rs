@@ -15,7 +15,6 @@ use super::items::event::{
 use super::items::seat::{
     parse_seat, seat_block_pk, seat_key, NUMBER, ORDINAL, ROW, SEAT_AVAILABLE,
 };
-use super::memory::Memory;
 use super::schema::{
     CREATED_AT, EVENT_ID, KIND, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_SHARD, PK, SEAT_ID,
     SECTION_ID, STATUS,
@@ -431,45 +430,38 @@ impl Store {
         }
     }
 
-    /// One page of an event's seats (one section's, if given) in plan
-    /// order, and where the next page starts. `None` if the event does not
-    /// exist or is still being created.
+    /// One page of `event`'s seats (one section's, if given) in plan
+    /// order, and where the next page starts.
     pub async fn list_seats(
         &self,
-        memory: &Memory,
-        event: &EventId,
+        event: &Event,
         section: Option<&SectionId>,
         from: Option<u32>,
         limit: u32,
-    ) -> Result<Option<(Vec<Seat>, Option<u32>)>, Error> {
-        let Some(found) = self.get_event(memory, event).await? else {
-            return Ok(None);
-        };
-        let page = found.seat_page(section, from, limit)?;
-        Ok(Some((
-            self.read_seats(event, page.seats, true).await?,
-            page.next,
-        )))
+    ) -> Result<(Vec<Seat>, Option<u32>), Error> {
+        let page = event.seat_page(section, from, limit)?;
+        let seats = self.read_seats(&event.event_id, page.seats, true).await?;
+        Ok((seats, page.next))
     }
 }
 
 impl Store {
     /// Every seat of an event (of one section, if given), page by page:
     /// for the sweep-free checks of tests and the bench, not for requests.
+    /// `None` if the event does not exist or is still being created.
     pub async fn list_all_seats(
         &self,
         event: &EventId,
         section: Option<&SectionId>,
     ) -> Result<Option<Vec<Seat>>, Error> {
-        // A memory of its own: the checks read the table as it is.
-        let memory = Memory::default();
+        // The primary copy of the plan: the checks read the table as it is.
+        let Some(found) = self.ready_event(event, 0).await? else {
+            return Ok(None);
+        };
         let mut all = Vec::new();
         let mut from = None;
         loop {
-            let Some((seats, next)) = self.list_seats(&memory, event, section, from, 1000).await?
-            else {
-                return Ok(None);
-            };
+            let (seats, next) = self.list_seats(&found, section, from, 1000).await?;
             all.extend(seats);
             match next {
                 Some(n) => from = Some(n),

@@ -54,7 +54,7 @@ const STORE_SOURCES: [(&str, &str); 21] = [
     ("holds.rs", include_str!("holds.rs")),
     ("lifecycle.rs", include_str!("lifecycle.rs")),
     ("items/mod.rs", include_str!("items/mod.rs")),
-    ("memory.rs", include_str!("memory.rs")),
+    ("buyers.rs", include_str!("buyers.rs")),
     ("mod.rs", include_str!("mod.rs")),
     ("queue.rs", include_str!("queue.rs")),
     ("schema.rs", include_str!("schema.rs")),

@@ -14,7 +14,6 @@ use super::items;
 use super::items::seat_map::{
     runs_key, MAP_VERSION, RUNS_LONGEST, RUNS_UNTIL, SEAT_MAP_ITEM_SEATS,
 };
-use super::memory::Memory;
 use super::schema::PK;
 use super::seat_map::{row_projection, SeatChange, BATCH_GET_KEYS};
 use super::sold_out::PartShape;
@@ -24,7 +23,6 @@ use crate::domain::{Event, EventRef, Millis, RowId, RowRuns, SeatId, SectionId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Every single-part row's runs, by (section, row), as one read found them.
 pub type SectionRuns = HashMap<(SectionId, RowId), RowRuns>;
@@ -72,21 +70,10 @@ impl Store {
     }
 
     /// The run summaries of every seated section of `event` (eventually
-    /// consistent, one BatchGetItem per 100 sections), reused for
-    /// [`Memory`]'s seat-map time: with the stream's lag, at most the
-    /// contract's 5 s old.
-    pub async fn section_runs(
-        &self,
-        memory: &Memory,
-        event: &Event,
-    ) -> Result<Arc<SectionRuns>, Error> {
-        let now = crate::world::now();
-        if let Some((_, runs)) = memory
-            .runs
-            .get(&event.event_id, now, memory.seat_map_cache_ms)
-        {
-            return Ok(runs);
-        }
+    /// consistent, one BatchGetItem per 100 sections; an instance reuses
+    /// them for its seat-map time: with the stream's lag, at most the
+    /// contract's 5 s old).
+    pub async fn section_runs(&self, event: &Event) -> Result<SectionRuns, Error> {
         let event_ref = EventRef::of(&event.event_id);
         let seated: Vec<_> = event.sections.iter().filter(|s| !s.is_ga()).collect();
         let mut found = Vec::new();
@@ -110,8 +97,6 @@ impl Store {
                 }
             }
         }
-        let runs = Arc::new(runs);
-        memory.runs.put(&event.event_id, now, runs.clone());
         Ok(runs)
     }
 }

@@ -2,7 +2,7 @@
 //! in batches, and hold-ga's one transaction (the order and the buckets it
 //! takes from or gives back to). See `domain::ga` for the rules.
 
-use super::buyers::{forget_buyer, BuyerClaim, BuyerVerdict};
+use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
 use super::errors::{conditional, StoreError};
 use super::expression::Expression;
 use super::failures::unavailable_in;
@@ -10,12 +10,12 @@ use super::items;
 use super::items::bucket::{ga_bucket_key, parse_bucket, CAPACITY, FREE, SOLD};
 use super::items::order::Places;
 use super::items::order::{order_key, place_member, StoredOrder};
-use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, SECTION_ID, SECTION_PARTS};
 use super::seat_map::BATCH_GET_KEYS;
 use super::value::{n, s};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
+use crate::domain::buyer_limit::BuyerSeen;
 use crate::domain::ga::{bucket_capacity, bucket_count, Take};
 use crate::domain::ga::{Bucket, HeldPlaces};
 use crate::domain::{Event, EventId, EventRef, Millis, Order, SectionId};
@@ -32,6 +32,25 @@ pub enum BucketChange {
     Take(Take),
     /// Give back places: the order had `had` there and keeps `keeps`.
     Give { bucket: u32, had: u32, keeps: u32 },
+}
+
+/// How hold-ga's transaction ended, short of a fault.
+#[derive(Debug)]
+pub enum PlacesChange {
+    /// The order holds the places asked for.
+    Changed,
+    /// Something changed since it was read: read and plan again.
+    Moved,
+    /// Refused for the buyer's limit, as read (`409 buyer-limit`).
+    Refused(Error),
+}
+
+/// hold-ga's transaction as the store saw it: how it ended, and what it
+/// saw of the buyer's record (for the instance's memory).
+#[derive(Debug)]
+pub struct PlacesReport {
+    pub change: PlacesChange,
+    pub buyer: BuyerSeen,
 }
 
 impl Store {
@@ -120,17 +139,14 @@ impl Store {
     /// and outside its guard margin) gets or loses its place members for
     /// `section`, and each bucket takes or gives back places under
     /// conditions that keep sold + live holds within its capacity.
-    /// `Ok(false)`: something changed since it was read; read and try again.
-    #[allow(clippy::too_many_arguments)]
     pub async fn change_places(
         &self,
-        memory: &Memory,
         stored: &StoredOrder,
         token: &HoldToken,
         section: &SectionId,
         changes: &[BucketChange],
         now: Millis,
-    ) -> Result<bool, Error> {
+    ) -> Result<PlacesReport, Error> {
         let order = &stored.order;
         let (mut items, change, members) = self.bucket_items(order, section, changes)?;
         let member_ids: Vec<&str> = members.iter().map(String::as_str).collect();
@@ -154,7 +170,7 @@ impl Store {
             }
             None => {}
         }
-        self.commit_places(memory, items, buyer, token, now).await
+        self.commit_places(items, buyer, token).await
     }
 
     /// hold-ga's bucket items, and the place members the order gains or
@@ -200,24 +216,23 @@ impl Store {
         })
     }
 
-    /// hold-ga's transaction, decided: `Ok(false)` when something moved
-    /// since it was read (read and plan again); `409 buyer-limit` when only
-    /// the buyer's record refused, as read.
+    /// hold-ga's transaction, decided: [`PlacesChange::Moved`] when
+    /// something moved since it was read, refused when only the buyer's
+    /// record refused, as read.
     async fn commit_places(
         &self,
-        memory: &Memory,
         items: Vec<TransactWriteItem>,
         buyer: Option<BuyerClaim>,
         token: &HoldToken,
-        now: Millis,
-    ) -> Result<bool, Error> {
+    ) -> Result<PlacesReport, Error> {
+        let report = |change, buyer| Ok(PlacesReport { change, buyer });
         let mut reasons = match self.transact(items).await? {
             Txn::Committed => {
-                match buyer {
-                    Some(buyer) => buyer.remember(memory, false, now),
-                    None => forget_buyer(memory, token),
-                }
-                return Ok(true);
+                let seen = match &buyer {
+                    Some(buyer) => buyer.changed(),
+                    None => changed_through(token),
+                };
+                return report(PlacesChange::Changed, seen);
             }
             Txn::Cancelled(reasons) => reasons,
         };
@@ -226,14 +241,14 @@ impl Store {
         }
         let buyer_failure = buyer.as_ref().and_then(|_| reasons.pop().flatten());
         let Some(buyer) = buyer else {
-            return Ok(false);
+            return report(PlacesChange::Moved, BuyerSeen::Nothing);
         };
         match buyer.verdict(buyer_failure.as_ref()) {
             BuyerVerdict::Over { limit, counted } if reasons.iter().all(Option::is_none) => {
-                buyer.remember(memory, true, now);
-                Err(Error::BuyerLimit { limit, counted })
+                let refused = PlacesChange::Refused(Error::BuyerLimit { limit, counted });
+                report(refused, buyer.refused_as_read())
             }
-            _ => Ok(false),
+            _ => report(PlacesChange::Moved, BuyerSeen::Nothing),
         }
     }
 

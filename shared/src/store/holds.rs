@@ -2,8 +2,8 @@
 //! claim or release one transaction with no read before it (but for a
 //! crowded instance's read of the seat, `seat_state`).
 
-use super::buyers::{buyer_rounds, forget_buyer, BuyerVerdict};
-use super::errors::{sdk_error, StoreError};
+use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
+use super::errors::sdk_error;
 use super::failures::{
     admitted_order_failure, claim_error, extended_since, release_error, seat_seen, unavailable_in,
     AdmittedOrderFailure, ItemFailure,
@@ -13,15 +13,14 @@ use super::items::order::{order_key, parse_order, StoredOrder};
 use super::items::seat::FreeFor;
 use super::items::seat::{parse_seat, seat_key};
 use super::items::visitor::{admission_key, VISITOR_RETENTION_SECONDS};
-use super::memory::Memory;
 use super::schema::TOKEN_HASH;
 use super::value::{Fields, Item};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
+use crate::domain::buyer_limit::BuyerSeen;
 use crate::domain::crowd::SeatSeen;
 use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId, SeatState};
 use crate::error::Error;
-use crate::retry::Rounds;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
@@ -105,14 +104,15 @@ impl Store {
             .transpose()?)
     }
 
-    /// get-seat: claims `seat` for the order and records it on the order in
-    /// one transaction, with no read before it. The seat is claimable if it
+    /// get-seat's transaction, once: claims `seat` for the order and
+    /// records it on the order, with no read before it (but the buyer's
+    /// record, on an event with a buyer limit). The seat is claimable if it
     /// exists, is not sold, and is free, held by this order, or held by an
-    /// order whose hold expired (`expired!`: no stale window).
-    /// The order must match the token's hash, be PENDING, unexpired, and
-    /// have room (or hold the seat already: re-claiming is idempotent).
-    /// Returns the hold's expiry. A token from before an extension costs
-    /// one more round trip (see [`HoldToken`]).
+    /// order whose hold expired (`expired!`: no stale window). The order
+    /// must match the token's hash, be PENDING, unexpired, and have room
+    /// (or hold the seat already: re-claiming is idempotent). A token from
+    /// before an extension, or a buyer's record that moved since it was
+    /// read, is reported for the caller to go again ([`SeatClaim`]).
     pub async fn claim_seat(
         &self,
         order: &OrderId,
@@ -120,73 +120,54 @@ impl Store {
         seat: &SeatId,
         max_seats: u32,
         now: Millis,
-    ) -> Result<Millis, Error> {
-        self.claim_seat_seeing(&Memory::default(), order, token, seat, max_seats, now)
-            .await
-            .map_err(|refusal| refusal.error)
-    }
-
-    /// [`Store::claim_seat`], telling on a refusal what it saw of the seat
-    /// (for the crowd's memory, [`crate::domain::crowd`]).
-    pub async fn claim_seat_seeing(
-        &self,
-        memory: &Memory,
-        order: &OrderId,
-        token: &HoldToken,
-        seat: &SeatId,
-        max_seats: u32,
-        now: Millis,
-    ) -> Result<Millis, ClaimRefusal> {
-        let mut token = token.clone();
-        let (mut stale, mut moved) = (stale_token_retries(), buyer_rounds());
+    ) -> Result<ClaimReport, Error> {
         let claimed = [seat.as_str().to_owned()];
-        loop {
-            let buyer = self.buyer_claim(&token, order, &claimed, now).await?;
-            let mut items = vec![
-                self.claim_item(&token, order, seat, FreeFor::Order, now)?,
-                self.txn_update(
-                    order_key(order),
-                    items::order::add_seat(&token, seat.as_str(), max_seats, now),
-                )?,
-            ];
-            if let Some(buyer) = &buyer {
-                items.push(self.buyer_item(buyer, &token, order, token.expires_at(), now)?);
-            }
-            let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
-                if let Some(buyer) = buyer {
-                    buyer.remember(memory, false, now);
-                }
-                return Ok(token.expires_at());
-            };
-            let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
-            let order_failure = reasons.pop().flatten();
-            let seat_failure = reasons.pop().flatten();
-            if let Some(e) = unavailable_in("get-seat", std::slice::from_ref(&buyer_failure)) {
-                return Err(e.into());
-            }
-            if let Some(refreshed) = refreshed_token(order_failure.as_ref(), &token, now)? {
-                stale.next().await.ok_or_else(|| stale.spent())?;
-                token = refreshed;
-                continue;
-            }
-            if let (None, None, Some(buyer)) = (&seat_failure, &order_failure, buyer) {
-                match buyer.verdict(buyer_failure.as_ref()) {
-                    BuyerVerdict::Over { limit, counted } => {
-                        buyer.remember(memory, true, now);
-                        return Err(Error::BuyerLimit { limit, counted }.into());
-                    }
-                    BuyerVerdict::Moved => {
-                        moved.lost();
-                        moved.next().await.ok_or_else(|| moved.spent())?;
-                        continue;
-                    }
-                    BuyerVerdict::NotTheBuyer => {}
-                }
-            }
-            let seen = seat_seen(seat_failure.as_ref());
-            let error = claim_error(seat_failure, order_failure, &token, max_seats, now)?;
-            return Err(ClaimRefusal { error, seen });
+        let buyer = self.buyer_claim(token, order, &claimed, now).await?;
+        let mut items = vec![
+            self.claim_item(token, order, seat, FreeFor::Order, now)?,
+            self.txn_update(
+                order_key(order),
+                items::order::add_seat(token, seat.as_str(), max_seats, now),
+            )?,
+        ];
+        if let Some(buyer) = &buyer {
+            items.push(self.buyer_item(buyer, token, order, token.expires_at(), now)?);
         }
+        let report = |claim, buyer| ClaimReport { claim, buyer };
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+            let seen = buyer.as_ref().map(BuyerClaim::changed).unwrap_or_default();
+            return Ok(report(SeatClaim::Held(token.expires_at()), seen));
+        };
+        let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
+        let order_failure = reasons.pop().flatten();
+        let seat_failure = reasons.pop().flatten();
+        if let Some(e) = unavailable_in("get-seat", std::slice::from_ref(&buyer_failure)) {
+            return Err(e);
+        }
+        if let Some(refreshed) = refreshed_token(order_failure.as_ref(), token, now)? {
+            return Ok(report(SeatClaim::StaleToken(refreshed), BuyerSeen::Nothing));
+        }
+        if let (None, None, Some(buyer)) = (&seat_failure, &order_failure, buyer) {
+            match buyer.verdict(buyer_failure.as_ref()) {
+                BuyerVerdict::Over { limit, counted } => {
+                    let refused = SeatClaim::Refused {
+                        error: Error::BuyerLimit { limit, counted },
+                        seen: None,
+                    };
+                    return Ok(report(refused, buyer.refused_as_read()));
+                }
+                BuyerVerdict::Moved => {
+                    return Ok(report(SeatClaim::BuyerMoved, BuyerSeen::Nothing))
+                }
+                BuyerVerdict::NotTheBuyer => {}
+            }
+        }
+        let seen = seat_seen(seat_failure.as_ref());
+        let error = claim_error(seat_failure, order_failure, token, max_seats, now)?;
+        Ok(report(
+            SeatClaim::Refused { error, seen },
+            BuyerSeen::Nothing,
+        ))
     }
 
     /// A seat's state now (strongly consistent; `None`: no such seat): a
@@ -223,72 +204,75 @@ impl Store {
         )
     }
 
-    /// drop-seat: releases a seat this order holds and removes it from the
-    /// order, in one transaction and one round trip.
+    /// drop-seat's transaction, once: releases a seat this order holds and
+    /// removes it from the order (and from its buyer's record), in one
+    /// round trip. `Ok(None)`: the buyer's record alone was busy with
+    /// another of its writes (it has no condition here): go again.
     pub async fn release_seat(
         &self,
-        memory: &Memory,
         order: &OrderId,
         token: &HoldToken,
         seat: &SeatId,
         now: Millis,
-    ) -> Result<(), Error> {
-        let mut moved = buyer_rounds();
-        loop {
-            let mut items = vec![
-                self.txn_update(
-                    seat_key(&EventRef::of(token.event_id()), seat),
-                    items::seat::release_held(order),
-                )?,
-                self.txn_update(
-                    order_key(order),
-                    items::order::drop_seat(token, seat.as_str(), now),
-                )?,
-            ];
-            // The seat stops counting against the buyer in the same write.
-            let buyer = self.buyer_release_item(token, order, &[seat.as_str()])?;
-            let with_buyer = buyer.is_some();
-            items.extend(buyer);
-            let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
-                forget_buyer(memory, token);
-                return Ok(());
-            };
-            let buyer_failure = with_buyer.then(|| reasons.pop().flatten()).flatten();
-            let order_failure = reasons.pop().flatten();
-            let seat_failure = reasons.pop().flatten();
-            if let Some(e) = unavailable_in("drop-seat", std::slice::from_ref(&buyer_failure)) {
-                return Err(e);
-            }
-            // The buyer's record alone was busy with another of its writes
-            // (it has no condition here): try again.
-            if seat_failure.is_none() && order_failure.is_none() && buyer_failure.is_some() {
-                moved.lost();
-                moved.next().await.ok_or_else(|| moved.spent())?;
-                continue;
-            }
-            return Err(release_error(seat_failure, order_failure, token, now)?);
+    ) -> Result<Option<BuyerSeen>, Error> {
+        let mut items = vec![
+            self.txn_update(
+                seat_key(&EventRef::of(token.event_id()), seat),
+                items::seat::release_held(order),
+            )?,
+            self.txn_update(
+                order_key(order),
+                items::order::drop_seat(token, seat.as_str(), now),
+            )?,
+        ];
+        // The seat stops counting against the buyer in the same write.
+        let buyer = self.buyer_release_item(token, order, &[seat.as_str()])?;
+        let with_buyer = buyer.is_some();
+        items.extend(buyer);
+        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+            return Ok(Some(changed_through(token)));
+        };
+        let buyer_failure = with_buyer.then(|| reasons.pop().flatten()).flatten();
+        let order_failure = reasons.pop().flatten();
+        let seat_failure = reasons.pop().flatten();
+        if let Some(e) = unavailable_in("drop-seat", std::slice::from_ref(&buyer_failure)) {
+            return Err(e);
         }
+        if seat_failure.is_none() && order_failure.is_none() && buyer_failure.is_some() {
+            return Ok(None);
+        }
+        Err(release_error(seat_failure, order_failure, token, now)?)
     }
 }
 
-/// A refused claim: the answer, and what the claim saw of the seat (its
-/// holder, and sold or held until when), if it saw it.
+/// How one claim transaction ended.
 #[derive(Debug)]
-pub struct ClaimRefusal {
-    pub error: Error,
-    pub seen: Option<(String, SeatSeen)>,
+pub enum SeatClaim {
+    /// Held until this instant.
+    Held(Millis),
+    /// Refused: the answer, and what the claim saw of the seat (its
+    /// holder, and sold or held until when), if it saw it.
+    Refused {
+        error: Error,
+        seen: Option<(String, SeatSeen)>,
+    },
+    /// The token carried an expiry the order has moved past (extend-order
+    /// since): go again with this one, the order's own. Each follows an
+    /// extension meanwhile, so a caller bounds them
+    /// ([`crate::retry::Rounds::stale_token`]).
+    StaleToken(HoldToken),
+    /// The buyer's record moved since it was read (another of the buyer's
+    /// writes landed first): go again
+    /// ([`crate::retry::Rounds::buyer_moved`]).
+    BuyerMoved,
 }
 
-impl From<Error> for ClaimRefusal {
-    fn from(error: Error) -> Self {
-        Self { error, seen: None }
-    }
-}
-
-impl From<StoreError> for ClaimRefusal {
-    fn from(error: StoreError) -> Self {
-        Error::from(error).into()
-    }
+/// A claim's transaction as the store saw it: how it ended, and what it
+/// saw of its buyer's record (for the instance's memory).
+#[derive(Debug)]
+pub struct ClaimReport {
+    pub claim: SeatClaim,
+    pub buyer: BuyerSeen,
 }
 
 /// A holder's claim failed only because its token carried an expiry the
@@ -302,13 +286,4 @@ pub(super) fn refreshed_token(
     now: Millis,
 ) -> Result<Option<HoldToken>, Error> {
     Ok(extended_since(failure, token, now)?.map(|current| token.with_expiry(current)))
-}
-
-/// A claim's retries after an extension made its token stale meanwhile
-/// (for a loop that counts its first try apart).
-pub(super) fn stale_token_retries() -> Rounds {
-    Rounds::new(
-        "a claim whose order's expiry kept moving",
-        crate::retry::STALE_TOKEN_RETRIES,
-    )
 }

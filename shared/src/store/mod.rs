@@ -79,7 +79,6 @@ mod ga;
 mod holds;
 mod items;
 mod lifecycle;
-mod memory;
 mod queue;
 mod queue_counts;
 mod schema;
@@ -91,15 +90,15 @@ mod sweep;
 mod value;
 mod visitors;
 
-pub use best_available::{claim_block_max_requests, BlockClaim, CLAIM_BLOCK_MAX_REQUESTS};
+pub use best_available::{BlockClaim, BlockReport};
 pub use confirm::Leftovers;
 pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;
 pub use failures::ConfirmOutcome;
 use failures::{cancellation, ItemFailure};
 pub use free_runs::SectionRuns;
-pub use ga::BucketChange;
-pub use holds::ClaimRefusal;
+pub use ga::{BucketChange, PlacesChange, PlacesReport};
+pub use holds::{ClaimReport, SeatClaim};
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
 pub use items::buyer::{BUYER_PK_PREFIX, BUYER_SK};
 pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};
@@ -114,13 +113,12 @@ pub use items::visitor::{
     visitor_shard, ADMISSION_SLOT_US, DRAW_KEY, DRAW_SHARD, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD,
     QUEUE_SHARDS, VISITOR_PK_PREFIX, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
-pub use memory::Memory;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{
     EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,
     PENDING_SHARD, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX, SEATS, SK, STATUS, TTL,
 };
-pub use seat_map::{seat_change, SeatChange, SEAT_MAP_CACHE_MS};
+pub use seat_map::{seat_change, MapRead, SeatChange, SEAT_MAP_CACHE_MS};
 pub use seeding::seeded_visitor;
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
@@ -146,8 +144,9 @@ pub fn sdk_timeouts() -> TimeoutConfig {
 }
 
 /// The DynamoDB client and table, built once per process. It remembers
-/// nothing between requests: an instance's memory is [`Memory`], which the
-/// reads that may be answered from it take.
+/// nothing between requests and reports what it saw: an instance's memory
+/// is [`crate::memory::Memory`], which the handlers consult around its
+/// calls.
 #[derive(Clone, Debug)]
 pub struct Store {
     client: Client,

@@ -5,10 +5,6 @@
 //! reader reads (one each, cached about a second), so a crowd's reads
 //! spread over several keys; and the list of events with a queue, which
 //! the admitter visits.
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::errors::{sdk_error, StoreError};
@@ -20,7 +16,6 @@ use super::items::queue::{
     LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION, PENDING,
     PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
 };
-use super::memory::Memory;
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
@@ -45,22 +40,6 @@ pub struct StoredQueue {
     pub version: i64,
     /// `None` when the queue was removed.
     pub state: Option<QueueState>,
-}
-
-/// A queue's state as read (`None`: no queue) and when it was read.
-type QueueRead = (Millis, Option<Arc<QueueState>>);
-
-/// Each instance's last read of each queue, and the version at which an
-/// on-the-spot admission last lost its race here.
-#[derive(Debug, Default)]
-pub(in crate::store) struct QueueCache {
-    reads: Mutex<HashMap<EventId, QueueRead>>,
-    spot_refused_at: Mutex<HashMap<EventId, i64>>,
-}
-
-/// Picks the copy a new instance reads.
-pub(in crate::store) fn pick_queue_copy() -> u8 {
-    crate::world::random_u128().map_or(0, |r| (r % u128::from(QUEUE_COPIES)) as u8)
 }
 
 fn inventory_str(inventory: Inventory) -> &'static str {
@@ -278,50 +257,6 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
     })
 }
 
-fn queue_cache_get(memory: &Memory, event: &EventId) -> Option<QueueRead> {
-    let cache = memory
-        .queues
-        .reads
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    cache.get(event).cloned()
-}
-
-impl Memory {
-    /// Keeps `state` as this instance's view of the queue from `now`: what
-    /// it just read, or what it just wrote (so its own next request sees
-    /// its own change at once).
-    pub fn remember_queue(&self, event: &EventId, now: Millis, state: Option<Arc<QueueState>>) {
-        let mut cache = self.queues.reads.lock().unwrap_or_else(|p| p.into_inner());
-        cache.insert(event.clone(), (now, state));
-    }
-
-    /// Whether a joiner on this instance may try an on-the-spot admission
-    /// over `version`: not if one already lost its race over that version
-    /// here. A copy lags the main item (a joiner admitted on the spot
-    /// writes only the main item), so without this every join in a
-    /// crowd's first second would be a failed write on the queue's one
-    /// key; with it, each instance fails at most once per version.
-    pub fn may_admit_on_join(&self, event: &EventId, version: i64) -> bool {
-        let refused = self
-            .queues
-            .spot_refused_at
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        refused.get(event) != Some(&version)
-    }
-
-    /// Remembers that an on-the-spot admission over `version` lost its race.
-    pub fn refuse_admit_on_join(&self, event: &EventId, version: i64) {
-        let mut refused = self
-            .queues
-            .spot_refused_at
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        refused.insert(event.clone(), version);
-    }
-}
-
 impl Store {
     /// The queue's item, strongly consistent: what put-queue, delete-queue
     /// and the admitter decide from.
@@ -330,31 +265,23 @@ impl Store {
         Ok(item.as_ref().map(parse_stored).transpose()?)
     }
 
-    /// The queue as this instance last read it, if that was less than
-    /// [`QUEUE_CACHE_MS`] ago; else read from this instance's copy
-    /// (eventually consistent). No copy means no queue: put-queue writes
-    /// every copy with the main item, in one transaction (a copy not yet
-    /// visible a few milliseconds after a put reads as no queue until the
-    /// next read, within the second the contract allows).
-    pub async fn cached_queue(
-        &self,
-        memory: &Memory,
-        event: &EventId,
-        now: Millis,
-    ) -> Result<Option<Arc<QueueState>>, Error> {
-        if let Some((read_at, state)) = queue_cache_get(memory, event) {
-            if now.0 - read_at.0 < memory.queue_cache_ms && now.0 >= read_at.0 {
-                return Ok(state);
-            }
-        }
-        let key = queue_copy_key(&EventRef::of(event), memory.queue_copy);
+    /// Picks the copy of each queue's state a new instance reads.
+    pub fn pick_queue_copy() -> u8 {
+        crate::world::random_u128().map_or(0, |r| (r % u128::from(QUEUE_COPIES)) as u8)
+    }
+
+    /// The queue's state from copy `copy` (eventually consistent; an
+    /// instance reuses it for [`QUEUE_CACHE_MS`]). No copy means no queue:
+    /// put-queue writes every copy with the main item, in one transaction
+    /// (a copy not yet visible a few milliseconds after a put reads as no
+    /// queue until the next read, within the second the contract allows).
+    pub async fn queue_copy(&self, event: &EventId, copy: u8) -> Result<Option<QueueState>, Error> {
+        let key = queue_copy_key(&EventRef::of(event), copy);
         let stored = match self.get_item(key, false).await? {
             Some(item) => Some(parse_stored(&item)?),
             None => None,
         };
-        let state = stored.and_then(|q| q.state).map(Arc::new);
-        memory.remember_queue(event, now, state.clone());
-        Ok(state)
+        Ok(stored.and_then(|q| q.state))
     }
 
     /// Writes `state` (put-queue) over the queue as read (`previous`: its

@@ -11,7 +11,6 @@ use super::errors::{sdk_error, StoreError};
 use super::items;
 use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD};
 use super::items::seat_map::{seat_map_key, SEAT_MAP_ITEM_SEATS};
-use super::memory::Memory;
 use super::schema::{PK, SEAT_ID, STATUS};
 use super::sold_out::PartShape;
 use super::value::{s, Item};
@@ -22,7 +21,6 @@ use crate::error::Error;
 use crate::retry::Rounds;
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::domain::{ProjectedSeat, RowId, RowProjection};
 
@@ -213,21 +211,9 @@ impl Store {
         Ok(out.attributes.unwrap_or_default())
     }
 
-    /// The projection of every row of `event`, its general-admission
-    /// buckets, and when they were read, reused for [`SEAT_MAP_CACHE_MS`]
-    /// (or what [`Memory::with_seat_map_cache_ms`] set).
-    pub async fn seat_map_rows(
-        &self,
-        memory: &Memory,
-        event: &Event,
-    ) -> Result<(Millis, Arc<MapRead>), Error> {
-        let now = crate::world::now();
-        if let Some(read) = memory
-            .seat_maps
-            .get(&event.event_id, now, memory.seat_map_cache_ms)
-        {
-            return Ok(read);
-        }
+    /// The projection of every row of `event` and its general-admission
+    /// buckets (an instance reuses it for [`SEAT_MAP_CACHE_MS`]).
+    pub async fn seat_map_rows(&self, event: &Event) -> Result<MapRead, Error> {
         let mut buckets = HashMap::new();
         for (section, capacity) in event.ga_sections() {
             let indexes: Vec<u32> = (0..crate::domain::ga::bucket_count(capacity)).collect();
@@ -237,12 +223,10 @@ impl Store {
                     .await?,
             );
         }
-        let rows = Arc::new(MapRead {
+        Ok(MapRead {
             rows: self.read_seat_map(event).await?,
             buckets,
-        });
-        memory.seat_maps.put(&event.event_id, now, rows.clone());
-        Ok((now, rows))
+        })
     }
 
     /// The projection of every row of `event` (eventually consistent: the

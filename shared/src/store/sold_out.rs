@@ -21,7 +21,6 @@ use super::items::seat::PART_SEATS;
 use super::items::seat_map::{
     section_progress_key, sold_out_key, FULL_PARTS, SEAT_MAP_ITEM_SEATS, SOLD_OUT,
 };
-use super::memory::Memory;
 use super::schema::{PK, SECTION_ID, SECTION_PARTS};
 use super::value::{Fields, Item};
 use super::Store;
@@ -29,7 +28,6 @@ use crate::domain::{Event, EventId, EventRef, RowId, SeatSpec, SectionId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// How long an instance reuses the sold-out sections it read: a section
 /// in the set is sold out for good; one not in it may have sold out since.
@@ -239,16 +237,8 @@ impl Store {
     }
 
     /// The sections of `event` the stream has seen sold out (eventually
-    /// consistent, reused for [`SOLD_OUT_CACHE_MS`]).
-    pub async fn sold_out_sections(
-        &self,
-        memory: &Memory,
-        event: &EventId,
-    ) -> Result<Arc<HashSet<SectionId>>, Error> {
-        let now = crate::world::now();
-        if let Some((_, sections)) = memory.sold_out.get(event, now, SOLD_OUT_CACHE_MS) {
-            return Ok(sections);
-        }
+    /// consistent; an instance reuses it for [`SOLD_OUT_CACHE_MS`]).
+    pub async fn sold_out_sections(&self, event: &EventId) -> Result<HashSet<SectionId>, Error> {
         let item = self
             .get_item(sold_out_key(&EventRef::of(event)), false)
             .await?;
@@ -256,13 +246,10 @@ impl Store {
             Some(item) => Fields::new(item).string_set(SOLD_OUT)?,
             None => Vec::new(),
         };
-        let sections: HashSet<SectionId> = members
+        Ok(members
             .iter()
             .filter_map(|id| SectionId::parse(id).ok())
-            .collect();
-        let sections = Arc::new(sections);
-        memory.sold_out.put(event, now, sections.clone());
-        Ok(sections)
+            .collect())
     }
 }
 

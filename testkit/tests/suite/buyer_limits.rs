@@ -162,8 +162,7 @@ async fn a_hold_counts_until_its_expiry_and_an_extension_moves_it() {
     let claim_at = |now: i64| {
         let (app, b, b_token, seat) = (app.clone(), b.clone(), b_token.clone(), seat.clone());
         async move {
-            app.store
-                .claim_seat(&b.order_id(), &b_token, &seat, 10, Millis(now))
+            shared::handlers::claim_exactly(&app, &b.order_id(), &b_token, &seat, 10, Millis(now))
                 .await
         }
     };

@@ -420,7 +420,6 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
     let token = o.hold_token();
     let rival_token = rival.hold_token();
     let seat = |s: &str| shared::domain::SeatId::parse(s).unwrap();
-    let store = &app.store;
     let in_margin = Millis(stored.expires_at.0 - 1500);
     fn code_of<T>(r: Result<T, shared::Error>) -> Option<&'static str> {
         r.err().map(|e| e.code())
@@ -429,9 +428,15 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
     // Inside the margin: the holder may not claim more...
     assert_eq!(
         code_of(
-            store
-                .claim_seat(&o.order_id(), &token, &seat("A-1-2"), 10, in_margin)
-                .await
+            shared::handlers::claim_exactly(
+                &app,
+                &o.order_id(),
+                &token,
+                &seat("A-1-2"),
+                10,
+                in_margin
+            )
+            .await
         ),
         Some("order-not-holdable")
     );
@@ -439,54 +444,59 @@ async fn the_holder_stops_a_guard_margin_before_expiry_and_rivals_wait_for_it() 
     let before_margin = Millis(stored.holder_deadline.0 - 1);
     assert_eq!(
         code_of(
-            store
-                .claim_seat(&o.order_id(), &token, &seat("A-1-3"), 10, before_margin)
-                .await
+            shared::handlers::claim_exactly(
+                &app,
+                &o.order_id(),
+                &token,
+                &seat("A-1-3"),
+                10,
+                before_margin
+            )
+            .await
         ),
         None
     );
     // A rival still sees the hold until expiresAt itself.
     assert_eq!(
         code_of(
-            store
-                .claim_seat(
-                    &rival.order_id(),
-                    &rival_token,
-                    &seat("A-1-1"),
-                    10,
-                    in_margin
-                )
-                .await
+            shared::handlers::claim_exactly(
+                &app,
+                &rival.order_id(),
+                &rival_token,
+                &seat("A-1-1"),
+                10,
+                in_margin
+            )
+            .await
         ),
         Some("seat-held")
     );
     let at_expiry = stored.expires_at;
     assert_eq!(
         code_of(
-            store
-                .claim_seat(
-                    &rival.order_id(),
-                    &rival_token,
-                    &seat("A-1-1"),
-                    10,
-                    Millis(at_expiry.0 + 1)
-                )
-                .await
+            shared::handlers::claim_exactly(
+                &app,
+                &rival.order_id(),
+                &rival_token,
+                &seat("A-1-1"),
+                10,
+                Millis(at_expiry.0 + 1)
+            )
+            .await
         ),
         None
     );
     // Dropping has no margin: letting go is always safe.
     assert_eq!(
         code_of(
-            store
-                .release_seat(
-                    &shared::store::Memory::default(),
-                    &o.order_id(),
-                    &token,
-                    &seat("A-1-3"),
-                    in_margin,
-                )
-                .await
+            shared::handlers::release_exactly(
+                &app,
+                &o.order_id(),
+                &token,
+                &seat("A-1-3"),
+                in_margin,
+            )
+            .await
         ),
         None
     );

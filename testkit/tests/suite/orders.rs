@@ -379,18 +379,20 @@ async fn a_seat_is_claimable_and_its_order_sweepable_at_exactly_its_expiry() {
     let token = rival.hold_token();
     let seat = shared::domain::SeatId::parse("A-1-1").unwrap();
     let max = app.config.max_seats_per_order;
-    let before = app
-        .store
-        .claim_seat(&rival.order_id(), &token, &seat, max, Millis(t.0 - 1))
-        .await;
+    let before = shared::handlers::claim_exactly(
+        &app,
+        &rival.order_id(),
+        &token,
+        &seat,
+        max,
+        Millis(t.0 - 1),
+    )
+    .await;
     assert!(
         matches!(before, Err(shared::error::Error::SeatHeld)),
         "live a millisecond before: {before:?}"
     );
-    let at = app
-        .store
-        .claim_seat(&rival.order_id(), &token, &seat, max, t)
-        .await;
+    let at = shared::handlers::claim_exactly(&app, &rival.order_id(), &token, &seat, max, t).await;
     assert!(at.is_ok(), "claimable at expiresAt: {at:?}");
 
     // The sweep: not a millisecond before t, at t.

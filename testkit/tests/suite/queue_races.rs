@@ -98,12 +98,7 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     // waits.
     let visitors = local::iam::attributed(&crowd, "queue-visitors");
     let _ = visitors
-        .store
-        .cached_queue(
-            &visitors.memory,
-            &EventId::parse(&ev).unwrap(),
-            shared::world::now(),
-        )
+        .queue(&EventId::parse(&ev).unwrap(), shared::world::now())
         .await
         .unwrap();
     // Another instance admits a joiner on the spot: the queue's version
@@ -116,8 +111,7 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     tick(&app, &mut Admitter::default(), &ev, shared::world::now()).await;
     let reader = instance(&app, &counter);
     let copy = reader
-        .store
-        .cached_queue(&reader.memory, &event_id, shared::world::now())
+        .queue(&event_id, shared::world::now())
         .await
         .unwrap()
         .unwrap();

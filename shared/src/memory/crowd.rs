@@ -1,14 +1,16 @@
 //! One function instance's memory of the seats it keeps refusing (the
 //! rules: [`crate::domain::crowd`]), shared by its concurrent requests.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use super::lock;
 
 use crate::domain::crowd::{RefusalMemory, SeatSeen};
 use crate::domain::{EventId, Millis, SeatId};
 
 /// Clones share one memory: they are the same instance's.
 #[derive(Debug, Default, Clone)]
-pub struct Crowd(Arc<Mutex<RefusalMemory>>);
+pub(super) struct Crowd(Arc<Mutex<RefusalMemory>>);
 
 /// The memory's key for a seat: one event's seat.
 fn seat_key(event: &EventId, seat: &SeatId) -> String {
@@ -16,28 +18,22 @@ fn seat_key(event: &EventId, seat: &SeatId) -> String {
 }
 
 impl Crowd {
-    fn memory(&self) -> MutexGuard<'_, RefusalMemory> {
-        // A panic while the lock was held cannot leave the memory unsafe
-        // to read (at worst a refusal is not remembered): carry on.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// See [`RefusalMemory::refuse`].
-    pub fn refuse(
+    pub(super) fn refuse(
         &self,
         event: &EventId,
         seat: &SeatId,
         claimant: &str,
         now: Millis,
     ) -> Option<SeatSeen> {
-        let mut memory = self.memory();
+        let mut memory = lock(&self.0);
         let seen = memory.refuse(&seat_key(event, seat), claimant, now)?;
         memory.event_refused(event.as_str(), now);
         Some(seen)
     }
 
     /// See [`RefusalMemory::refused_exactly`].
-    pub fn refused_exactly(
+    pub(super) fn refused_exactly(
         &self,
         event: &EventId,
         seat: &SeatId,
@@ -45,18 +41,18 @@ impl Crowd {
         seen: SeatSeen,
         now: Millis,
     ) {
-        let mut memory = self.memory();
+        let mut memory = lock(&self.0);
         memory.refused_exactly(&seat_key(event, seat), holder, seen, now);
         memory.event_refused(event.as_str(), now);
     }
 
     /// See [`RefusalMemory::crowded`].
-    pub fn crowded(&self, event: &EventId, now: Millis) -> bool {
-        self.memory().crowded(event.as_str(), now)
+    pub(super) fn crowded(&self, event: &EventId, now: Millis) -> bool {
+        lock(&self.0).crowded(event.as_str(), now)
     }
 
     /// See [`RefusalMemory::forget`].
-    pub fn forget(&self, event: &EventId, seat: &SeatId) {
-        self.memory().forget(&seat_key(event, seat));
+    pub(super) fn forget(&self, event: &EventId, seat: &SeatId) {
+        lock(&self.0).forget(&seat_key(event, seat));
     }
 }

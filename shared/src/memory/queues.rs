@@ -1,0 +1,59 @@
+//! An instance's memory of each queue: its state as last read from this
+//! instance's copy (or as this instance last wrote it), and the version
+//! over which an on-the-spot admission last lost its race here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{lock, Memory};
+use crate::domain::queue_state::QueueState;
+use crate::domain::{EventId, Millis};
+
+/// A queue's state as read (`None`: no queue) and when it was read.
+type QueueRead = (Millis, Option<Arc<QueueState>>);
+
+/// Each queue's last read here, and the version at which an on-the-spot
+/// admission last lost its race here.
+#[derive(Debug, Default)]
+pub(super) struct QueueMemory {
+    reads: Mutex<HashMap<EventId, QueueRead>>,
+    spot_refused_at: Mutex<HashMap<EventId, i64>>,
+}
+
+impl Memory {
+    /// The copy of each queue's state this instance reads.
+    pub fn queue_copy(&self) -> u8 {
+        self.queue_copy
+    }
+
+    /// The queue's state as this instance last saw it (`Some(None)`: no
+    /// queue), if that was less than the queue's cache time before `now`;
+    /// `None`: read it.
+    pub fn queue(&self, event: &EventId, now: Millis) -> Option<Option<Arc<QueueState>>> {
+        let reads = lock(&self.queues.reads);
+        let (read_at, state) = reads.get(event)?;
+        (now.0 - read_at.0 < self.queue_cache_ms && now.0 >= read_at.0).then(|| state.clone())
+    }
+
+    /// Keeps `state` as this instance's view of the queue from `now`: what
+    /// it just read, or what it just wrote (so its own next request sees
+    /// its own change at once).
+    pub fn remember_queue(&self, event: &EventId, now: Millis, state: Option<Arc<QueueState>>) {
+        lock(&self.queues.reads).insert(event.clone(), (now, state));
+    }
+
+    /// Whether a joiner on this instance may try an on-the-spot admission
+    /// over `version`: not if one already lost its race over that version
+    /// here. A copy lags the main item (a joiner admitted on the spot
+    /// writes only the main item), so without this every join in a
+    /// crowd's first second would be a failed write on the queue's one
+    /// key; with it, each instance fails at most once per version.
+    pub fn may_admit_on_join(&self, event: &EventId, version: i64) -> bool {
+        lock(&self.queues.spot_refused_at).get(event) != Some(&version)
+    }
+
+    /// Remembers that an on-the-spot admission over `version` lost its race.
+    pub fn refuse_admit_on_join(&self, event: &EventId, version: i64) {
+        lock(&self.queues.spot_refused_at).insert(event.clone(), version);
+    }
+}
