@@ -4,7 +4,7 @@
 
 use crate::samples::event_text;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use local::table::TableSpec;
 use serde_json::Value;
@@ -405,118 +405,6 @@ fn slug(heading: &str) -> String {
             _ => None,
         })
         .collect()
-}
-
-/// The domain performs no I/O (no clock, no randomness, no store, no HTTP,
-/// no runtime), and the shared crate's top-level modules depend on each
-/// other without a cycle: who uses whom stays readable from the files.
-#[test]
-fn the_domain_is_pure_and_shared_has_no_module_cycle() {
-    let src = local::repo_root().join("shared/src");
-    let read_tree = |dir: &std::path::Path| -> Vec<(String, String)> {
-        let mut files = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    let text = std::fs::read_to_string(&path).unwrap();
-                    files.push((path.display().to_string(), text));
-                }
-            }
-        }
-        files
-    };
-    let forbidden = [
-        "crate::auth",
-        "crate::store",
-        "crate::handlers",
-        "crate::http",
-        "crate::world",
-        "aws_sdk",
-        "lambda_",
-        "tokio",
-        "getrandom",
-        "Utc::now",
-        "new_v4",
-    ];
-    for (path, text) in read_tree(&src.join("domain")) {
-        let code: String = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .collect();
-        let text = code;
-        for word in forbidden {
-            assert!(
-                !text.contains(word),
-                "{path} uses {word}: the domain does no I/O"
-            );
-        }
-    }
-    // Top-level module -> the top-level modules its files name.
-    let modules: Vec<String> = std::fs::read_dir(&src)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter_map(|p| {
-            let stem = p.file_stem()?.to_str()?.to_owned();
-            (stem != "lib" && stem != "main").then_some(stem)
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let uses = |module: &str| -> BTreeSet<String> {
-        let dir = src.join(module);
-        let mut files = read_tree(&dir);
-        if let Ok(text) = std::fs::read_to_string(src.join(format!("{module}.rs"))) {
-            files.push((module.to_owned(), text));
-        }
-        modules
-            .iter()
-            .filter(|other| *other != module)
-            .filter(|other| {
-                files.iter().any(|(_, text)| {
-                    text.lines()
-                        .filter(|l| !l.trim_start().starts_with("//"))
-                        .any(|l| l.contains(&format!("crate::{other}")))
-                })
-            })
-            .cloned()
-            .collect()
-    };
-    let graph: BTreeMap<String, BTreeSet<String>> =
-        modules.iter().map(|m| (m.clone(), uses(m))).collect();
-    assert!(
-        graph["store"].contains("domain") && graph["handlers"].contains("store"),
-        "the graph sees the crate's uses: {graph:?}"
-    );
-    // Depth-first search for a path back to where it started.
-    fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![from.to_owned()];
-        while let Some(m) = stack.pop() {
-            for next in &graph[&m] {
-                if next == to {
-                    return true;
-                }
-                if seen.insert(next.clone()) {
-                    stack.push(next.clone());
-                }
-            }
-        }
-        false
-    }
-    for module in graph.keys() {
-        assert!(
-            !reaches(&graph, module, module),
-            "shared::{module} depends on itself through {:?}",
-            graph[module]
-        );
-    }
 }
 
 /// The README's "Repository" list is the tree: every path it names exists,

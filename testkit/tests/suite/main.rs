@@ -21,6 +21,7 @@ mod faults;
 mod ga;
 mod history;
 mod invariants;
+mod modules;
 mod openapi;
 mod orders;
 mod publish;
