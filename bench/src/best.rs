@@ -4,7 +4,7 @@
 //! reported: the contract's centre rule can split a row into odd runs).
 
 use crate::{create_orders, reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
-use local::history::{
+use crowdcheck::history::{
     check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, Micros, SeatOp, Verdict,
     Window, MEMORY_SLACK_US,
 };

@@ -7,7 +7,7 @@
 use crate::capacity::CapacityRecorder;
 use crate::setup::{create_buyer_orders, create_event_from};
 use crate::{reply_with as send, unique, Bound, Goal, Row, Timing, HOLD_SECONDS};
-use local::history::{check_counter, micros_of, wall_us, CounterOp, Take, Verdict, Window};
+use crowdcheck::history::{check_counter, micros_of, wall_us, CounterOp, Take, Verdict, Window};
 use shared::App;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -16,7 +16,7 @@ use crate::capacity::{self, CapacityRecorder, PARTITION_WRITE_UNITS};
 use crate::setup::{create_buyer_orders, create_event_from};
 use crate::{claim_answer, create_event, create_orders, unique, Bound, Goal, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
-use local::history::{wall_us, Window};
+use crowdcheck::history::{wall_us, Window};
 use shared::auth::HoldToken;
 use shared::domain::OrderId;
 use shared::domain::SeatId;
@@ -239,7 +239,7 @@ async fn stampede(
                 // The claim's DynamoDB requests metered at its instant.
                 let start = wall_us();
                 let claim = claim_remembering(&instance, order, token, &seat, arrival(i));
-                let answer = local::capacity::at(arrival(i), claim).await;
+                let answer = crowdcheck::capacity::at(arrival(i), claim).await;
                 answers.push((i, Window::new(start, wall_us()), answer));
             }
             answers
@@ -294,7 +294,7 @@ pub fn markdown(runs: &[StampedeRun]) -> String {
         "The contract's stampede (docs/API.md, \"Under a crowd\"): every request claims one seat, arrivals uniform over one simulated second, \
          round-robin over N function instances of get-seat, each with its own memory of the seats it keeps refusing; an instance serves its \
          requests one at a time at their simulated instants. Every DynamoDB request passes the capacity meter at its simulated instant, which throttles a key past \
-         DynamoDB's limits as DynamoDB would ([metering](../local/src/capacity/metering.rs)), and is recorded and priced ([capacity](../local/src/capacity/mod.rs)); \
+         DynamoDB's limits as DynamoDB would ([metering](../crowdcheck/src/capacity/metering.rs)), and is recorded and priced ([capacity](../crowdcheck/src/capacity/mod.rs)); \
          the seat key's write units in that second (served requests only) are its write units per second (measured), against a partition's {PARTITION_WRITE_UNITS:.0}.\n\n",
     );
     out.push_str("| instances | requests | winners | seat-held | 503 | other | claims written | write units/s on the seat's key | history (wall-clock windows) | ok |\n|---:|---:|---:|---:|---:|---|---:|---:|---|---|\n");

@@ -8,7 +8,7 @@ use super::scale_limits::{
     API_GATEWAY_ACCOUNT_RPS, CLOUDFRONT_DISTRIBUTION_RPS, LAMBDA_ACCOUNT_CONCURRENCY,
 };
 use super::scale_model::AWS_REQUEST_MS;
-use local::capacity::meter::Limits;
+use crowdcheck::capacity::meter::Limits;
 
 /// One thing that bounds a route's requests a second.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +90,7 @@ fn table_quota(cost: RouteCost) -> Option<Binding> {
         what: "DynamoDB per-table on-demand quota (40,000 write and 40,000 read units/s)".into(),
         per_s,
         source: format!(
-            "a default quota (local::capacity::meter::Limits) over the run's {:.2} write and {:.2} read units each",
+            "a default quota (crowdcheck::capacity::meter::Limits) over the run's {:.2} write and {:.2} read units each",
             cost.write_units, cost.read_units
         ),
     })

@@ -13,7 +13,9 @@ use crate::capacity::{as_caller, CapacityRecorder};
 use crate::pricing::price;
 use crate::setup::{create_event_from, create_orders};
 use crate::{reply, unique, BenchOrder, Bound, Goal, Row, Timing, HOLD_SECONDS};
-use local::history::{seat_claim, seconds_after, wall_us, BlockRefusal, Micros, SeatOp, Window};
+use crowdcheck::history::{
+    seat_claim, seconds_after, wall_us, BlockRefusal, Micros, SeatOp, Window,
+};
 use shared::domain::{RowId, SeatId, SectionId};
 use shared::App;
 use std::collections::HashMap;

@@ -5,7 +5,7 @@
 
 use crate::{create_orders, reply, table_name, unique, Row, Timing, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
-use local::history::{
+use crowdcheck::history::{
     check_counter, places_hold, seconds_after, wall_us, CounterOp, Take, Verdict, Window,
 };
 use shared::domain::ga::bucket_count;

@@ -23,7 +23,7 @@ pub const HANDLER_OVER_BARE: f64 = 0.9;
 /// most this much longer: what it reads tracks the expired orders.
 pub const SWEEP_LARGE_OVER_SMALL: f64 = 1.5;
 
-pub use local::capacity;
+pub use crowdcheck::capacity;
 
 mod alone;
 mod best;

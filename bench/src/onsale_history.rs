@@ -5,7 +5,7 @@
 //! the GA section as a counter under its capacity. The spread and the
 //! one-seat stampedes over many instances judge their claims here too.
 
-use local::history::{
+use crowdcheck::history::{
     check_counter, check_seat, places_hold, seat_claim, seconds_after, CounterOp, Micros, SeatOp,
     Take, Verdict, Window,
 };
@@ -240,7 +240,7 @@ impl OnSaleHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use local::history::micros_of;
+    use crowdcheck::history::micros_of;
 
     fn window(start: Micros, end: Micros) -> Window {
         Window::new(start, end)

@@ -10,7 +10,7 @@
 //! retry, or that runs out of attempts, is the 503 the handler answers.
 //! A batch is judged whole here, where DynamoDB serves the entries it can
 //! and names the rest unprocessed (as the interceptor's meter does,
-//! local/src/capacity/batches.rs): judged whole, it can only overstate
+//! crowdcheck/src/capacity/batches.rs): judged whole, it can only overstate
 //! throttling.
 
 use std::cmp::Reverse;

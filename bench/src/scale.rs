@@ -57,7 +57,7 @@ impl OnSale {
         let _ = writeln!(
             out,
             "{} seats ({} sections × {} rows × {}) and a general-admission section of {} places; {} buyers, {} in flight: each creates an order; five in six claim 1-4 seats (section and row by Zipf(1.0) over plan rank, seat uniform in the row), one in six holds 1-4 places (hold-ga); each confirms what it got with probability 0.7; the rest expire and the sweep releases them. \
-             A claim attempt is a get-seat or a hold-ga. Every DynamoDB request of the on-sale (sweep included) was recorded by an SDK interceptor and priced per partition key by DynamoDB's rules from item sizes (local/src/capacity); the old layout is the same traffic re-keyed (every seat on `EVENT#{{ref}}`, one counter per general-admission section, 8 index shards).\n",
+             A claim attempt is a get-seat or a hold-ga. Every DynamoDB request of the on-sale (sweep included) was recorded by an SDK interceptor and priced per partition key by DynamoDB's rules from item sizes (crowdcheck/src/capacity); the old layout is the same traffic re-keyed (every seat on `EVENT#{{ref}}`, one counter per general-admission section, 8 index shards).\n",
             m.sections * m.rows * m.seats_per_row, m.sections, m.rows, m.seats_per_row, m.ga_capacity, m.buyers, m.in_flight
         );
         let _ = writeln!(

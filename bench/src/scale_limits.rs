@@ -168,7 +168,7 @@ fn capacity_limits(
     );
     let api_rps = busiest(|p| p.requests_per_s.values().sum::<f64>());
     let queue_rps = queue.map_or(0.0, |q| q.joins_peak_per_s + q.polls_peak_per_s);
-    let quota = local::capacity::meter::Limits::DYNAMODB;
+    let quota = crowdcheck::capacity::meter::Limits::DYNAMODB;
     vec![
         Limit {
             name: "DynamoDB: the table's warm write throughput (new on-demand table)".into(),

@@ -15,7 +15,7 @@ use super::setup::{project_stream, seed_sold_seats};
 use super::sold_out_crowd::{crowd_claims, refuse};
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
 use crate::{reply, BenchOrder, Rng};
-use local::history::{wall_us, Window};
+use crowdcheck::history::{wall_us, Window};
 use shared::domain::OrderId;
 use shared::domain::SeatId;
 use shared::domain::{EventId, PaymentId, SectionId};

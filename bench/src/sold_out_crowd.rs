@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use local::history::{wall_us, Window};
+use crowdcheck::history::{wall_us, Window};
 use serde_json::Value;
 use shared::auth::HoldToken;
 use shared::domain::{OrderId, SeatId};

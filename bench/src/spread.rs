@@ -6,7 +6,7 @@ use crate::{
     claim_answer, create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing,
     HOLD_SECONDS,
 };
-use local::history::{wall_us, Window};
+use crowdcheck::history::{wall_us, Window};
 use local::metrics::RequestCounter;
 use serde_json::Value;
 use shared::auth::HoldToken;

@@ -243,7 +243,7 @@ pub enum Fault {
     /// What the capacity meter answers a request past a limit with: the
     /// exception its kind calls for, with DynamoDB's `ThrottlingReasons`.
     Throttled {
-        throttle: crate::capacity::meter::Throttle,
+        throttle: Throttle,
         /// The throttled table's or index's ARN.
         resource: String,
     },
@@ -268,7 +268,6 @@ impl Fault {
                 "message": "Transaction is ongoing for the item",
             }),
             Fault::Throttled { throttle, resource } => {
-                use crate::capacity::meter::Throttle;
                 let (kind, message) = match throttle {
                     Throttle::KeyRange { .. } => (
                         "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
@@ -451,7 +450,7 @@ impl Intercept for FaultInjector {
 
 /// Turns an attempt into a read-only call DynamoDB Local answers without
 /// touching any table item: a fault's attempt must write nothing.
-pub(crate) fn defuse(request: &mut HttpRequest) {
+pub fn defuse(request: &mut HttpRequest) {
     request
         .headers_mut()
         .insert("x-amz-target", "DynamoDB_20120810.ListTables");
@@ -460,7 +459,7 @@ pub(crate) fn defuse(request: &mut HttpRequest) {
 
 /// The attempt with `body` in place of the one the SDK built (DynamoDB
 /// Local does not check the signature over it).
-pub(crate) fn resend_with(request: &mut HttpRequest, body: String) {
+pub fn resend_with(request: &mut HttpRequest, body: String) {
     request
         .headers_mut()
         .insert("content-length", body.len().to_string());
@@ -469,7 +468,7 @@ pub(crate) fn resend_with(request: &mut HttpRequest, body: String) {
 
 impl Fault {
     /// The whole response DynamoDB sends with this error.
-    pub(crate) fn response(&self) -> Result<Response<SdkBody>, BoxError> {
+    pub fn response(&self) -> Result<Response<SdkBody>, BoxError> {
         let mut response = Response::new(
             StatusCode::try_from(400)?,
             SdkBody::from(self.response_body()),
@@ -482,5 +481,31 @@ impl Fault {
             "SEATCLAIMFAULTINJECTED0000000000000000000000000000",
         );
         Ok(response)
+    }
+}
+
+/// Which limit a request met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Throttle {
+    /// A partition key (or a table above double its peak): DynamoDB
+    /// answers `ProvisionedThroughputExceededException`.
+    KeyRange { index: Option<String>, write: bool },
+    /// The per-table quota: `ThrottlingException`.
+    AccountLimit { index: Option<String>, write: bool },
+}
+
+impl Throttle {
+    /// The `ThrottlingReason.reason` DynamoDB gives:
+    /// `{Table|Index}{Read|Write}{KeyRangeThroughputExceeded|AccountLimitExceeded}`.
+    pub fn reason(&self) -> String {
+        let (index, write, limit) = match self {
+            Throttle::KeyRange { index, write } => (index, write, "KeyRangeThroughputExceeded"),
+            Throttle::AccountLimit { index, write } => (index, write, "AccountLimitExceeded"),
+        };
+        format!(
+            "{}{}{limit}",
+            if index.is_some() { "Index" } else { "Table" },
+            if *write { "Write" } else { "Read" }
+        )
     }
 }

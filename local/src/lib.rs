@@ -2,16 +2,15 @@
 //! template.yaml, a dev HTTP server that routes to the very handlers the
 //! Lambda binaries call, and the stand-ins the test kit (testkit/) and the
 //! bench (bench/) share with it: apps on a local table, the fault and
-//! request recorders, and the invariants read back from the table.
+//! request recorders, and the invariants read back from the table. The
+//! capacity meter and the history checker are `crowdcheck`'s.
 
 pub mod apps;
-mod attempt;
-pub mod capacity;
+pub mod attempt;
 pub mod dev_routes;
 pub mod dynamodb_local;
 pub mod faults;
 pub mod feed;
-pub mod history;
 pub mod iam;
 pub mod invariants;
 pub mod metrics;

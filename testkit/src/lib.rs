@@ -38,7 +38,7 @@ pub async fn fresh_app_streaming(counter: Option<local::metrics::RequestCounter>
 /// throttle and changes no answer; throttling.rs enforces them).
 fn suite_client(counter: Option<local::metrics::RequestCounter>) -> Client {
     let config = local::local_config(&dynamodb_endpoint())
-        .interceptor(local::capacity::CapacityMeter::recording());
+        .interceptor(crowdcheck::capacity::CapacityMeter::recording());
     let config = match counter {
         Some(c) => config.interceptor(c),
         None => config,

@@ -7,8 +7,8 @@ use crate::common;
 
 use std::sync::Arc;
 
-use bench::capacity::{recording_client, CapacityRecorder};
 use common::*;
+use crowdcheck::capacity::{recording_client, CapacityRecorder};
 use local::metrics::RequestCounter;
 use shared::auth::HoldToken;
 use shared::domain::crowd::{CONTENDED_REFUSALS, REMEMBERED_FOR_MS};
@@ -237,9 +237,10 @@ async fn the_seats_new_holder_is_never_refused_from_another_instances_memory() {
 /// from one of its copies.
 #[tokio::test]
 async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
-    use bench::capacity::{item_size, wire_item, CapacityRecorder, Recorded};
+    use crowdcheck::capacity::{item_size, wire_item, CapacityRecorder, Recorded};
     let recorder = CapacityRecorder::new();
-    let client = bench::capacity::recording_client(&testkit::dynamodb_endpoint(), recorder.clone());
+    let client =
+        crowdcheck::capacity::recording_client(&testkit::dynamodb_endpoint(), recorder.clone());
     let mut app = testkit::fresh_app_with(client).await;
     // 1,000 seats on a loaded DynamoDB Local can outlast the default
     // budget: this test is about what is read, not about the budget.

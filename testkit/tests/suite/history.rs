@@ -1,4 +1,4 @@
-//! Stampedes judged by the history checker (`local::history`, issue 30):
+//! Stampedes judged by the history checker (`crowdcheck::history`, issue 30):
 //! every request's start, end and answer on the wall clock `expiresAt` is
 //! told on, explained as a seat claimed under expiry, or not.
 
@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::*;
-use local::history::{check_seat, micros_of, seat_claim, wall_us, SeatOp, Window};
+use crowdcheck::history::{check_seat, micros_of, seat_claim, wall_us, SeatOp, Window};
 use shared::App;
 
 const SEAT: &str = "A-1-1";

@@ -1,5 +1,5 @@
 //! DynamoDB's partition limits, enforced on DynamoDB Local by the capacity
-//! meter (local/src/capacity/metering.rs): a seat claimed past its key's
+//! meter (crowdcheck/src/capacity/metering.rs): a seat claimed past its key's
 //! 1,000 write units in one second is throttled as DynamoDB would throttle
 //! it, and the claimant is told 503 with `Retry-After`, never a 409 that
 //! lies. A meter that only records changes no answer.
@@ -9,7 +9,7 @@ use crate::common;
 use std::sync::Arc;
 
 use common::*;
-use local::capacity::{CapacityMeter, Target, PARTITION_WRITE_UNITS};
+use crowdcheck::capacity::{CapacityMeter, Target, PARTITION_WRITE_UNITS};
 use local::faults::production_client;
 use tokio::sync::Semaphore;
 
@@ -51,7 +51,7 @@ async fn stampede(meter: &CapacityMeter) -> (Answers, f64) {
             let (uri, auth) = (format!("/orders/{}/seats/A-1-1", o.id), o.auth());
             let headers = [("authorization", auth.as_str())];
             let claim = call_full(&instance, "POST", &uri, &headers, "");
-            local::capacity::at(instant, claim).await
+            crowdcheck::capacity::at(instant, claim).await
         }));
     }
     let mut answers = Answers::default();
@@ -170,7 +170,7 @@ async fn a_batch_past_one_keys_read_units_serves_the_rest_and_leaves_it_unproces
     };
     // The second after the puts: the big key's write units are not in it.
     let next_second = shared::domain::Millis((shared::world::now().0 / 1_000 + 1) * 1_000);
-    local::capacity::at(next_second, async {
+    crowdcheck::capacity::at(next_second, async {
         let mut served = 0;
         let refused = loop {
             let read = client

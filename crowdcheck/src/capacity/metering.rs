@@ -48,8 +48,8 @@ use super::expressions::key_text;
 use super::meter::{Limits, Meter, Throttle};
 use super::units::{charges_after, IndexEntries};
 use super::{item_size, Charge, Recorded, Schema, Target};
-use crate::attempt::{body_json, operation};
-use crate::faults::{defuse, resend_with, Fault};
+use local::attempt::{body_json, operation};
+use local::faults::{defuse, resend_with, Fault};
 use shared::domain::Millis;
 
 tokio::task_local! {

@@ -36,6 +36,8 @@
 
 use std::collections::HashMap;
 
+pub use local::faults::Throttle;
+
 use super::{Charge, Target};
 
 /// Use is summed in fractions of a partition-second: full within this.
@@ -66,32 +68,6 @@ impl Limits {
         first_peak_write_units: 2_000.0,
         first_peak_read_units: 6_000.0,
     };
-}
-
-/// Which limit a request met.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Throttle {
-    /// A partition key (or a table above double its peak): DynamoDB
-    /// answers `ProvisionedThroughputExceededException`.
-    KeyRange { index: Option<String>, write: bool },
-    /// The per-table quota: `ThrottlingException`.
-    AccountLimit { index: Option<String>, write: bool },
-}
-
-impl Throttle {
-    /// The `ThrottlingReason.reason` DynamoDB gives:
-    /// `{Table|Index}{Read|Write}{KeyRangeThroughputExceeded|AccountLimitExceeded}`.
-    pub fn reason(&self) -> String {
-        let (index, write, limit) = match self {
-            Throttle::KeyRange { index, write } => (index, write, "KeyRangeThroughputExceeded"),
-            Throttle::AccountLimit { index, write } => (index, write, "AccountLimitExceeded"),
-        };
-        format!(
-            "{}{}{limit}",
-            if index.is_some() { "Index" } else { "Table" },
-            if *write { "Write" } else { "Read" }
-        )
-    }
 }
 
 /// One partition key's second: the share of a partition-second used (writes

@@ -38,7 +38,7 @@ pub const PARTITION_READ_UNITS: f64 = 3_000.0;
 /// A DynamoDB client for a local endpoint that records every request for
 /// pricing.
 pub fn recording_client(endpoint: &str, recorder: CapacityRecorder) -> aws_sdk_dynamodb::Client {
-    aws_sdk_dynamodb::Client::from_conf(crate::local_config(endpoint).interceptor(recorder).build())
+    aws_sdk_dynamodb::Client::from_conf(local::local_config(endpoint).interceptor(recorder).build())
 }
 
 /// [`recording_client`] whose requests also pass through `meter` (the
@@ -51,7 +51,7 @@ pub fn metered_client(
     meter: CapacityMeter,
 ) -> aws_sdk_dynamodb::Client {
     let partition = format!("seatclaim-metered-{}", uuid::Uuid::new_v4().simple());
-    let config = crate::local_config(endpoint)
+    let config = local::local_config(endpoint)
         .retry_partition(aws_sdk_dynamodb::config::retry::RetryPartition::new(
             partition,
         ))

@@ -15,13 +15,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::attempt::{body_json, operation};
 use aws_sdk_dynamodb::config::interceptors::{
     BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
+use local::attempt::{body_json, operation};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -168,11 +168,11 @@ mod tests {
     #[tokio::test]
     async fn records_requests_and_response_bodies() {
         let recorder = CapacityRecorder::new();
-        let endpoint = crate::dynamodb_local::process_endpoint();
+        let endpoint = local::dynamodb_local::process_endpoint();
         let client =
-            crate::faults::production_client(&endpoint, [SharedInterceptor::new(recorder.clone())]);
+            local::faults::production_client(&endpoint, [SharedInterceptor::new(recorder.clone())]);
         let table = format!("seatclaim-capacity-{}", uuid::Uuid::new_v4().simple());
-        let spec = crate::table::TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
+        let spec = local::table::TableSpec::from_repo().unwrap_or_else(|e| panic!("{e}"));
         spec.create(&client, &table)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
