@@ -168,15 +168,28 @@ def parameter_overrides():
     return ["--parameter-overrides", " ".join(f"{p}={dev_secret_arns()[v]}" for p, v in SECRET_PARAMETERS.items())]
 
 
-def sam_local_invoke(template, env_file, fn, text):
+# What SAM says when it gave up reaching a container it started, before the
+# function ran: the invocation never happened, so sending it again is safe.
+SAM_NEVER_REACHED = "Timed out while attempting to establish a connection to the container"
+# Invocations sent again because SAM never reached their container: each
+# is printed, and counted at the end. Once per invocation, no more.
+RETRIED = []
+
+
+def sam_local_invoke(template, env_file, fn, text, retry=True):
     """`sam local invoke` of `fn` with `text` as its event: its reply, or
-    None (the output printed)."""
+    None (the output printed). Sent again once if SAM never reached the
+    container (a load-dependent failure of the emulator, not of the code)."""
     event = WORK / f"{fn}.{threading.get_ident()}.event.json"
     event.write_text(text)
     result = subprocess.run(
         ["sam", "local", "invoke", pascal(fn), "-t", str(template), "-e", str(event), "--env-vars", str(env_file),
          "--skip-pull-image", *parameter_overrides()],
         env=sam_env(), capture_output=True, text=True, timeout=CALL_SECONDS)
+    if retry and SAM_NEVER_REACHED in result.stdout + result.stderr:
+        RETRIED.append(fn)
+        print(f"{fn}: SAM never reached its container; sending it again, once", file=sys.stderr)
+        return sam_local_invoke(template, env_file, fn, text, retry=False)
     lines = [l for l in result.stdout.strip().splitlines() if l.startswith("{")]
     if result.returncode != 0 or not lines:
         print(result.stdout[-3000:], result.stderr[-3000:], sep="\n", file=sys.stderr)
@@ -234,7 +247,16 @@ class WarmLambdas:
         self.stop()
         sys.exit(f"sam local start-lambda did not serve within 120 s; see {self.log.name}")
 
-    def invoke(self, fn, text):
+    def never_reached_since(self, offset):
+        """Whether SAM logged, past `offset`, that it never reached a
+        container it started."""
+        with self.log_path.open(errors="replace") as log:
+            log.seek(offset)
+            return SAM_NEVER_REACHED in log.read()
+
+    def invoke(self, fn, text, retry=True):
+        """`fn`'s reply to `text`, or None (the failure printed). A call
+        whose container SAM never reached is sent again, once."""
         request = urllib.request.Request(
             f"http://127.0.0.1:{self.port}/2015-03-31/functions/{pascal(fn)}/invocations",
             data=text.encode(), method="POST")
@@ -242,6 +264,8 @@ class WarmLambdas:
         with self.locks[fn]:
             first = fn not in self.warm
             with self.starting if first else contextlib.nullcontext():
+                self.log.flush()
+                offset = self.log_path.stat().st_size
                 started = time.time()
                 try:
                     with urllib.request.urlopen(request, timeout=CALL_SECONDS) as reply:
@@ -249,9 +273,15 @@ class WarmLambdas:
                         payload = reply.read().decode()
                 except OSError as e:  # urllib's HTTPError and timeouts alike
                     print(f"{fn}: {e!r}", file=sys.stderr)
-                    return None
+                    payload = None
                 took = time.time() - started
             self.warm.add(fn)
+        if payload is None:
+            if not (retry and self.never_reached_since(offset)):
+                return None
+            RETRIED.append(fn)
+            print(f"{fn}: SAM never reached its container; sending it again, once", file=sys.stderr)
+            return self.invoke(fn, text, retry=False)
         if failed:
             print(f"{fn}: function error {failed}: {payload[:3000]}", file=sys.stderr)
             return None
@@ -525,6 +555,8 @@ def main():
         lines = warm.log_path.read_text(errors="replace").splitlines()
         trouble = [l for l in lines if re.search(r"(?i)timed out|timeout|no response|error|exception|traceback", l)]
         print("start-lambda's log, its lines of trouble:", *trouble[-40:], sep="\n", file=sys.stderr)
+    print(f"sam local: {len(RETRIED)} invocation(s) sent again because SAM never reached the container"
+          + (f" ({', '.join(RETRIED)})" if RETRIED else ""))
     print(f"sam local invoke and start-lambda: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
