@@ -264,6 +264,20 @@ pub fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
+/// The request's `Idempotency-Key`, if any (create-order under a queue,
+/// best-available): `400` unless 1-64 characters of `[A-Za-z0-9_.-]`.
+pub fn idempotency_key(req: &Request) -> Result<Option<crate::domain::IdempotencyKey>, Error> {
+    header(req, "idempotency-key")
+        .map(|key| {
+            crate::domain::IdempotencyKey::parse(key).map_err(|_| {
+                Error::BadRequest(
+                    "Idempotency-Key must be 1-64 characters of A-Z, a-z, 0-9, _, . and -".into(),
+                )
+            })
+        })
+        .transpose()
+}
+
 /// The token of the request's `Authorization: Bearer <token>`, if any.
 pub fn bearer(req: &Request) -> Option<&str> {
     crate::auth::bearer_value(header(req, "authorization"))

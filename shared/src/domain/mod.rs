@@ -17,6 +17,7 @@ pub mod crowd;
 pub mod draw;
 mod free_runs;
 pub mod ga;
+pub mod keyed_block;
 pub mod outbox;
 mod plan;
 pub mod queue;

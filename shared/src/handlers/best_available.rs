@@ -15,20 +15,22 @@
 //!   refusal that could be false.
 
 use lambda_http::http::StatusCode;
-use lambda_http::Request;
+use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
 use super::access::read_own_order;
 use super::Reply;
 use crate::auth::HoldToken;
 use crate::domain::best_available::{spread_choice, spread_is_decided};
+use crate::domain::keyed_block::{keyed_answer, KeyedAnswer, KeyedBlock};
 use crate::domain::{
-    Event, Millis, OrderId, RowPlan, RowRuns, SeatId, SeatStatus, SectionId, SectionPlan,
+    Event, IdempotencyKey, Millis, OrderId, RowPlan, RowRuns, SeatId, SeatStatus, SectionId,
+    SectionPlan,
 };
 use crate::error::Error;
-use crate::http::{json, json_body, path_param};
+use crate::http::{idempotency_key, json, json_body, path_param};
 use crate::retry::{Rounds, CLAIM_ATTEMPTS};
-use crate::store::{BlockClaim, SectionRuns, Store};
+use crate::store::{BlockClaim, SectionRuns, Store, StoredOrder};
 use crate::world::random_u64;
 use crate::App;
 
@@ -59,9 +61,10 @@ struct BestAvailableReply<'a> {
 const FIRST_ROWS_READ: usize = 2;
 const MAX_ROWS_READ: usize = 64;
 
-/// The route: its order read first (who asks, and whether it may hold),
-/// then the sections the summaries leave, then rounds of choosing and
-/// claiming.
+/// The route: its order read first (who asks, whether it may hold, and
+/// under an `Idempotency-Key` whether this is a retry it already
+/// answered), then the sections the summaries leave, then rounds of
+/// choosing and claiming.
 pub async fn best_available(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let body: BestAvailableBody = json_body(req, None)?;
@@ -69,9 +72,15 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
     if !(1..=max).contains(&body.quantity) {
         return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
     }
+    let key = idempotency_key(req)?;
     let (stored, token) = read_own_order(app, req, &order_id).await?;
     if !stored.order.is_holdable(crate::world::now()) {
         return Err(Error::OrderNotHoldable);
+    }
+    if let Some(key) = &key {
+        if let Some(again) = answered_before(&stored, key, &body)? {
+            return Ok(again);
+        }
     }
     // The order's own expiry (a token from before an extension carries
     // an older one).
@@ -80,14 +89,39 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         .event(token.event_id())
         .await?
         .ok_or(Error::OrderNotFound)?;
-    let not_enough = Error::NotEnoughSeats {
-        quantity: body.quantity,
-    };
     let candidates = candidate_rows(app, &event, body.section_id.as_ref(), body.quantity).await?;
     if candidates.is_empty() {
-        return Err(not_enough);
+        return Err(Error::NotEnoughSeats {
+            quantity: body.quantity,
+        });
     }
-    let n = body.quantity as usize;
+    let asked = Asked {
+        order_id: &order_id,
+        body: &body,
+        key: key.as_ref(),
+    };
+    choose_and_claim(app, &event, &candidates, &token, asked).await
+}
+
+/// What a request asks for: its order, its body and its key, if any.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    order_id: &'a OrderId,
+    body: &'a BestAvailableBody,
+    key: Option<&'a IdempotencyKey>,
+}
+
+/// Rounds of choosing on the latest read and claiming, until a block is
+/// held, refused, or the round trips are spent.
+async fn choose_and_claim(
+    app: &App,
+    event: &Event,
+    candidates: &[Candidate<'_>],
+    token: &HoldToken,
+    asked: Asked<'_>,
+) -> Reply {
+    let max = app.config.max_seats_per_order;
+    let quantity = asked.body.quantity;
     let mut budget = Budget(ROUND_TRIPS);
     let mut rounds = Rounds::new("best-available", CLAIM_ATTEMPTS);
     let mut consistent = false;
@@ -96,29 +130,41 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
             consistent,
             losses: rounds.losses(),
         };
-        let Some(seats) = choose_seats(app, &event, &candidates, n, read, &mut budget).await?
-        else {
+        let n = quantity as usize;
+        let Some(seats) = choose_seats(app, event, candidates, n, read, &mut budget).await? else {
             if consistent {
-                return Err(not_enough);
+                return Err(Error::NotEnoughSeats { quantity });
             }
             // What an eventually consistent read missed, a consistent one sees.
             consistent = true;
             continue;
         };
-        budget.spend(claim_block_max_requests(&token))?;
-        match claim_block(app, &order_id, &token, &seats, max).await? {
-            BlockClaim::Held(expires_at) => {
-                return Ok(json(
-                    StatusCode::OK,
-                    &BestAvailableReply {
-                        order_id: &order_id,
-                        seats: &seats,
-                        status: SeatStatus::Held,
-                        expires_at: expires_at.to_rfc3339(),
-                    },
-                ))
-            }
+        budget.spend(claim_block_max_requests(token))?;
+        let record = asked.key.map(|key| {
+            let block = KeyedBlock {
+                quantity,
+                section: asked.body.section_id.clone(),
+                seats: seats.clone(),
+            };
+            (key, block)
+        });
+        let keyed = record.as_ref().map(|(key, block)| (*key, block));
+        match claim_block(app, asked.order_id, token, &seats, keyed, max).await? {
+            BlockClaim::Held(expires_at) => return Ok(held(asked.order_id, &seats, expires_at)),
             BlockClaim::Refused(refused) => return Err(refused),
+            BlockClaim::KeyUsed => {
+                // Its own earlier send landed first: the order says what
+                // it got (one more read, within the bound).
+                budget.spend(1)?;
+                let stored = app.store.get_order(asked.order_id).await?;
+                let stored = stored.ok_or(Error::OrderNotFound)?;
+                if let Some(key) = asked.key {
+                    if let Some(again) = answered_before(&stored, key, asked.body)? {
+                        return Ok(again);
+                    }
+                }
+                rounds.lost();
+            }
             // Spent in claim_block, which only ends on another outcome.
             BlockClaim::Taken | BlockClaim::StaleToken(_) => {
                 consistent = true;
@@ -127,6 +173,36 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         }
     }
     Err(rounds.spent())
+}
+
+/// The reply to a held block.
+fn held(order_id: &OrderId, seats: &[SeatId], expires_at: Millis) -> Response<Body> {
+    json(
+        StatusCode::OK,
+        &BestAvailableReply {
+            order_id,
+            seats,
+            status: SeatStatus::Held,
+            expires_at: expires_at.to_rfc3339(),
+        },
+    )
+}
+
+/// A request under `key` the order answered before
+/// ([`keyed_answer`]): the same block again, `422
+/// idempotency-key-reused`, or `None` (a new key: choose and claim).
+fn answered_before(
+    stored: &StoredOrder,
+    key: &IdempotencyKey,
+    body: &BestAvailableBody,
+) -> Result<Option<Response<Body>>, Error> {
+    let order = &stored.order;
+    let kept = stored.keyed_blocks.get(key);
+    match keyed_answer(kept, body.quantity, body.section_id.as_ref(), &order.seats) {
+        KeyedAnswer::Claim => Ok(None),
+        KeyedAnswer::Again(seats) => Ok(Some(held(&order.order_id, &seats, order.expires_at))),
+        KeyedAnswer::Reused => Err(Error::IdempotencyKeyReused),
+    }
 }
 
 /// The most requests one [`claim_block`] makes: its transaction, sent
@@ -152,6 +228,7 @@ async fn claim_block(
     order: &OrderId,
     token: &HoldToken,
     seats: &[SeatId],
+    keyed: Option<(&IdempotencyKey, &KeyedBlock)>,
     max: u32,
 ) -> Result<BlockClaim, Error> {
     let mut token = token.clone();
@@ -160,7 +237,7 @@ async fn claim_block(
         let now = crate::world::now();
         let report = app
             .store
-            .claim_block(order, &token, seats, max, now)
+            .claim_block(order, &token, seats, keyed, max, now)
             .await?;
         app.memory.learn_buyer(&report.buyer, now);
         match report.claim {

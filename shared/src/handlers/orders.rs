@@ -14,8 +14,8 @@ use crate::domain::buyer::BuyerId;
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{
-    extension, holder_deadline, EventHead, EventId, Extension, IdempotencyKey, Order, OrderBuyer,
-    OrderId, OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
+    extension, holder_deadline, EventHead, EventId, Extension, Order, OrderBuyer, OrderId,
+    OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
@@ -252,20 +252,7 @@ fn admitted_opening(
         .orders
         .unwrap_or(queue.settings.orders_per_admission)
         .clamp(*ORDERS_PER_ADMISSION.start(), *ORDERS_PER_ADMISSION.end());
-    let idempotency_key = match crate::http::header(req, "idempotency-key") {
-        None => None,
-        Some(key) => Some(
-            IdempotencyKey::parse(key)
-                .map_err(|_| {
-                    Error::BadRequest(
-                        "Idempotency-Key must be 1-64 characters of A-Z, a-z, 0-9, _, . and -"
-                            .into(),
-                    )
-                })?
-                .as_str()
-                .to_owned(),
-        ),
-    };
+    let idempotency_key = crate::http::idempotency_key(req)?.map(|key| key.as_str().to_owned());
     Ok(AdmittedOpening {
         claims,
         visitor,

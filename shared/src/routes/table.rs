@@ -151,6 +151,7 @@ pub const BEST_AVAILABLE: Function = http(
             E::OrderNotHoldable,
             E::SeatLimit,
             E::BuyerLimit,
+            E::IdempotencyKeyReused,
             NOT_ALLOWED,
         ],
         handler: handler!(handlers::best_available::best_available),

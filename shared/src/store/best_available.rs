@@ -3,15 +3,18 @@
 //! claimed in one transaction with the same conditions as get-seat.
 
 use super::buyers::{BuyerClaim, BuyerVerdict};
-use super::failures::{block_claim_error, unavailable_in};
+use super::failures::{block_claim_error, unavailable_in, ItemFailure};
 use super::holds::refreshed_token;
 use super::items;
-use super::items::order::order_key;
+use super::items::order::{order_key, records_key};
 use super::items::seat::{FreeFor, SEAT_BLOCK_SIZE};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::buyer_limit::BuyerSeen;
-use crate::domain::{EventId, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId};
+use crate::domain::keyed_block::KeyedBlock;
+use crate::domain::{
+    EventId, IdempotencyKey, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId,
+};
 use crate::error::Error;
 
 /// How one block claim's transaction ended, short of a fault.
@@ -27,6 +30,9 @@ pub enum BlockClaim {
     StaleToken(HoldToken),
     /// Refused for the order or its buyer (the seats did not stop it).
     Refused(Error),
+    /// The order already records a block under this claim's key (its own
+    /// earlier send landed first): answer from the order.
+    KeyUsed,
 }
 
 /// A block claim's transaction as the store saw it: how it ended, and what
@@ -86,11 +92,15 @@ impl Store {
     /// condition, the order with the holder's condition and room for all of
     /// them (the chooser never picks a seat the order holds), and on an
     /// event with a buyer limit the buyer's record as read just before.
+    /// Under an `Idempotency-Key` (`keyed`: the key, and the request and
+    /// block to record under it), the order records it in the same write,
+    /// once.
     pub async fn claim_block(
         &self,
         order: &OrderId,
         token: &HoldToken,
         seats: &[SeatId],
+        keyed: Option<(&IdempotencyKey, &KeyedBlock)>,
         max_seats: u32,
         now: Millis,
     ) -> Result<BlockReport, Error> {
@@ -107,7 +117,7 @@ impl Store {
         }
         items.push(self.txn_update(
             order_key(order),
-            items::order::add_block(token, &ids, room, now),
+            items::order::add_block(token, &ids, room, keyed, now),
         )?);
         if let Some(buyer) = &buyer {
             items.push(self.buyer_item(buyer, token, order, token.expires_at(), now)?);
@@ -122,6 +132,11 @@ impl Store {
             return Err(e);
         }
         let order_failure = reasons.last().cloned().flatten();
+        if let (Some((key, _)), Some(ItemFailure::Condition(old))) = (keyed, &order_failure) {
+            if records_key(old.as_ref(), key) {
+                return report(BlockClaim::KeyUsed, BuyerSeen::Nothing);
+            }
+        }
         if let Some(refreshed) = refreshed_token(order_failure.as_ref(), token, now)? {
             return report(BlockClaim::StaleToken(refreshed), BuyerSeen::Nothing);
         }

@@ -126,6 +126,12 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         sell,
         take,
     };
+    let key = crate::domain::IdempotencyKey::parse("retry-1").unwrap();
+    let keyed = crate::domain::keyed_block::KeyedBlock {
+        quantity: 2,
+        section: Some(crate::domain::SectionId::parse("A").unwrap()),
+        seats: vec![],
+    };
     let mut all = vec![
         (
             "seat::claim",
@@ -142,7 +148,11 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         ("order::add_seat", order::add_seat(&token, "A-1-1", 8, now)),
         (
             "order::add_block",
-            order::add_block(&token, &["A-1-1", "A-1-2"], 6, now),
+            order::add_block(&token, &["A-1-1", "A-1-2"], 6, None, now),
+        ),
+        (
+            "order::add_block under a key",
+            order::add_block(&token, &["A-1-1", "A-1-2"], 6, Some((&key, &keyed)), now),
         ),
         ("order::drop_seat", order::drop_seat(&token, "A-1-1", now)),
         (

@@ -28,6 +28,7 @@ mod publish;
 mod queue;
 mod queue_flood;
 mod queue_races;
+mod retry_safe;
 mod round_trips;
 mod samples;
 mod seat_map;

@@ -5,9 +5,10 @@ use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
 use crate::domain::buyer::BuyerId;
 use crate::domain::ga::HeldPlaces;
+use crate::domain::keyed_block::KeyedBlock;
 use crate::domain::{
-    EventId, Millis, Order, OrderBuyer, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
-    SectionId, VisitorId,
+    EventId, IdempotencyKey, Millis, Order, OrderBuyer, OrderId, OrderStatus, PaymentId,
+    RefundReason, SeatId, SectionId, VisitorId,
 };
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
@@ -93,11 +94,64 @@ pub(in crate::store) fn parse_place_member(member: &str) -> Option<(SectionId, u
 
 // ----- codec ---------------------------------------------------------------
 
-/// An order as read, with its optimistic-concurrency version.
+/// An order as read, with its optimistic-concurrency version and what
+/// best-available recorded under each `Idempotency-Key`.
 #[derive(Debug, Clone)]
 pub struct StoredOrder {
     pub order: Order,
     pub version: i64,
+    pub keyed_blocks: HashMap<IdempotencyKey, KeyedBlock>,
+}
+
+/// The order's attribute recording best-available's block under a key:
+/// `keyedBlock#{key}` = `{q: quantity, sec?: section, s: seats}`. One per
+/// key, written by the claim's own transaction (so it gains no item).
+const KEYED_BLOCK_PREFIX: &str = "keyedBlock#";
+const KEYED_QUANTITY: &str = "q";
+const KEYED_SECTION: &str = "sec";
+const KEYED_SEATS: &str = "s";
+
+fn keyed_block_attribute(key: &IdempotencyKey) -> String {
+    format!("{KEYED_BLOCK_PREFIX}{key}")
+}
+
+/// Every block an order item records under a key.
+fn parse_keyed_blocks(item: &Item) -> Result<HashMap<IdempotencyKey, KeyedBlock>, StoreError> {
+    let mut blocks = HashMap::new();
+    for (attr, value) in item {
+        let Some(key) = attr.strip_prefix(KEYED_BLOCK_PREFIX) else {
+            continue;
+        };
+        let f = Fields::new(item);
+        let block = value
+            .as_m()
+            .ok()
+            .and_then(|m| {
+                let fields = Fields::new(m);
+                let seats = fields.string_set(KEYED_SEATS).ok()?;
+                Some(KeyedBlock {
+                    quantity: fields.u32(KEYED_QUANTITY).ok()?,
+                    section: match fields.opt_s(KEYED_SECTION) {
+                        Some(id) => Some(SectionId::parse(id).ok()?),
+                        None => None,
+                    },
+                    seats: seats
+                        .iter()
+                        .map(|id| SeatId::parse(id).ok())
+                        .collect::<Option<Vec<_>>>()?,
+                })
+            })
+            .ok_or_else(|| f.malformed(attr))?;
+        let key = IdempotencyKey::parse(key).map_err(|_| f.malformed(attr))?;
+        blocks.insert(key, block);
+    }
+    Ok(blocks)
+}
+
+/// Whether the order item `old` records a block under `key` (a claim whose
+/// order condition failed on it lost to its own retry).
+pub(in crate::store) fn records_key(old: Option<&Item>, key: &IdempotencyKey) -> bool {
+    old.is_some_and(|item| item.contains_key(&keyed_block_attribute(key)))
 }
 
 pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
@@ -166,6 +220,7 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
     Ok(StoredOrder {
         order,
         version: f.opt_i64(VERSION)?.unwrap_or(0),
+        keyed_blocks: parse_keyed_blocks(item)?,
     })
 }
 
@@ -297,9 +352,14 @@ pub(in crate::store) fn add_block(
     token: &HoldToken,
     seats: &[&str],
     room: i64,
+    keyed: Option<(&IdempotencyKey, &KeyedBlock)>,
     now: Millis,
 ) -> Expression {
-    Expression::update("ADD #seats :seats, #version :one")
+    let update = match keyed {
+        None => "ADD #seats :seats, #version :one",
+        Some(_) => "ADD #seats :seats, #version :one SET #keyedBlock = :keyedBlock",
+    };
+    let added = Expression::update(update)
         .and(holdable_by(token, now))
         .and(Expression::condition(
             "(attribute_not_exists(#seats) OR size(#seats) <= :room)",
@@ -308,7 +368,23 @@ pub(in crate::store) fn add_block(
         .name("#version", VERSION)
         .value(":one", n(1))
         .value(":seats", ss(seats))
-        .value(":room", n(room))
+        .value(":room", n(room));
+    let Some((key, block)) = keyed else {
+        return added;
+    };
+    // The key's record, set once: a retry that lost the race to its own
+    // first send fails here, and is answered from the record.
+    let mut record = HashMap::from([
+        (KEYED_QUANTITY.to_owned(), n(block.quantity)),
+        (KEYED_SEATS.to_owned(), ss(seats)),
+    ]);
+    if let Some(section) = &block.section {
+        record.insert(KEYED_SECTION.to_owned(), s(section.as_str()));
+    }
+    added
+        .and(Expression::condition("attribute_not_exists(#keyedBlock)"))
+        .name("#keyedBlock", keyed_block_attribute(key))
+        .value(":keyedBlock", AttributeValue::M(record))
 }
 
 /// drop-seat's order side: `seat` removed, if the holder's order is

@@ -312,39 +312,19 @@ pub async fn cancel(app: &App, o: &TestOrder) -> (u16, Value) {
 }
 
 /// best-available with `body` (`{"quantity", "sectionId"?}`), sent as a
-/// careful client sends it: a `503` can come after the claim landed (at
-/// the request's deadline), and sending it again would claim a second
-/// block. So after a `503` the client reads its order: seats it did not
-/// hold before are its answer; if there are none, it sends again.
+/// client sends it: under an `Idempotency-Key` of its own, sent again with
+/// the same key after a `503` (which can come after the claim landed, at
+/// the request's deadline: the key makes the resend answer with that block
+/// instead of claiming a second).
 pub async fn best(app: &App, o: &TestOrder, body: Value) -> (u16, Value) {
     let uri = format!("/orders/{}/best-available", o.id);
     let auth = o.auth();
-    let held_before = stored_order(app, &o.id).await.seats;
+    let key = uuid::Uuid::new_v4().simple().to_string();
+    let headers = [("authorization", auth.as_str()), ("idempotency-key", &key)];
     for _ in 0..RESENDS {
-        let reply = call_full(
-            app,
-            "POST",
-            &uri,
-            &[("authorization", &auth)],
-            &body.to_string(),
-        )
-        .await;
+        let reply = call_full(app, "POST", &uri, &headers, &body.to_string()).await;
         if reply.status != 503 {
             return (reply.status, reply.body);
-        }
-        let now = stored_order(app, &o.id).await;
-        let landed: Vec<String> = now
-            .seats
-            .iter()
-            .filter(|s| !held_before.contains(s))
-            .map(|s| s.to_string())
-            .collect();
-        if !landed.is_empty() {
-            let expires_at = now.expires_at.to_rfc3339();
-            return (
-                200,
-                json!({"orderId": o.id, "seats": landed, "status": "HELD", "expiresAt": expires_at}),
-            );
         }
         pause_after_503(&reply).await;
     }

@@ -1,0 +1,185 @@
+//! best-available and hold-ga are safe to send again after a `503` whose
+//! transaction landed (its answer lost to the request's deadline): under
+//! an `Idempotency-Key` best-available answers with the block the first
+//! send got and claims nothing more; hold-ga sets a quantity, so sending it
+//! again changes nothing. The lost answers are real: DynamoDB Local's
+//! reply to the order's transaction is held back past the request's
+//! budget ([`SlowStore`]).
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::*;
+use local::faults::{production_client_over, SlowStore};
+use serde_json::{json, Value};
+use shared::store::ORDER_PK_PREFIX;
+use shared::App;
+
+/// Transactions on orders answered this late lose their answer to the
+/// hurried app's 1.5 s budget, after they landed.
+const LATE: Duration = Duration::from_millis(1_700);
+
+/// An app on `slow`'s client, on time, and the same with a 1.5 s budget.
+async fn calm_and_hurried(slow: &SlowStore) -> (App, App) {
+    let calm = testkit::fresh_app_with(production_client_over(
+        &testkit::dynamodb_endpoint(),
+        slow.http_client(),
+        [],
+    ))
+    .await;
+    let mut hurried = calm.clone();
+    hurried.config.request_budget_ms = 1_500;
+    (calm, hurried)
+}
+
+/// best-available sent once, with `key` if given.
+async fn best_once(app: &App, o: &TestOrder, key: Option<&str>, body: Value) -> Reply {
+    let auth = o.auth();
+    let mut headers = vec![("authorization", auth.as_str())];
+    headers.extend(key.map(|k| ("idempotency-key", k)));
+    let uri = format!("/orders/{}/best-available", o.id);
+    call_full(app, "POST", &uri, &headers, &body.to_string()).await
+}
+
+fn seats_of(reply: &Reply) -> Vec<String> {
+    let seats = reply.body["seats"].as_array().expect("seats");
+    seats
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn held_by(app: &App, o: &TestOrder) -> Vec<String> {
+    let order = stored_order(app, &o.id).await;
+    order.seats.iter().map(|s| s.to_string()).collect()
+}
+
+fn assert_lost(reply: &Reply) {
+    assert_eq!(
+        (reply.status, reply.code()),
+        (503, "store-unavailable"),
+        "{reply:?}"
+    );
+    assert!(reply.retry_after.is_some(), "{reply:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn best_available_sent_again_under_its_key_answers_the_block_that_landed() {
+    let slow = SlowStore::default();
+    let (calm, hurried) = calm_and_hurried(&slow).await;
+    let ev = rows_event(&calm, 2, 10).await;
+    let o = order(&calm, &ev).await;
+    let pair = json!({"quantity": 2});
+
+    // The block lands, its answer is lost: 503.
+    slow.slow_only("TransactWriteItems", ORDER_PK_PREFIX, Duration::ZERO, LATE);
+    assert_lost(&best_once(&hurried, &o, Some("first"), pair.clone()).await);
+    slow.set_delay(Duration::ZERO);
+    let landed = held_by(&calm, &o).await;
+    assert_eq!(landed.len(), 2, "the lost answer's block landed");
+
+    // Sent again under the same key: that block, nothing more claimed.
+    let again = best_once(&calm, &o, Some("first"), pair.clone()).await;
+    assert_eq!(again.status, 200, "{again:?}");
+    assert_eq!(seats_of(&again), landed);
+    assert_eq!(held_by(&calm, &o).await, landed);
+
+    // The same key for another request: refused, nothing claimed.
+    let other = best_once(&calm, &o, Some("first"), json!({"quantity": 3})).await;
+    assert_eq!(
+        (other.status, other.code()),
+        (422, "idempotency-key-reused")
+    );
+    let elsewhere = json!({"quantity": 2, "sectionId": "A"});
+    let other = best_once(&calm, &o, Some("first"), elsewhere).await;
+    assert_eq!(
+        (other.status, other.code()),
+        (422, "idempotency-key-reused")
+    );
+    assert_eq!(held_by(&calm, &o).await, landed);
+
+    // Without a key the same lost answer and resend hold a second block:
+    // the key is what makes the resend safe.
+    let keyless = order(&calm, &ev).await;
+    slow.slow_only("TransactWriteItems", ORDER_PK_PREFIX, Duration::ZERO, LATE);
+    assert_lost(&best_once(&hurried, &keyless, None, pair.clone()).await);
+    slow.set_delay(Duration::ZERO);
+    assert_eq!(
+        best_once(&calm, &keyless, None, pair.clone()).await.status,
+        200
+    );
+    assert_eq!(held_by(&calm, &keyless).await.len(), 4);
+
+    // A seat of the key's block dropped since: the key's answer no longer
+    // holds, so it is refused rather than claimed again.
+    assert_eq!(drop_seat(&calm, &o, &landed[0]).await.0, 200);
+    let changed = best_once(&calm, &o, Some("first"), pair).await;
+    assert_eq!(
+        (changed.status, changed.code()),
+        (422, "idempotency-key-reused")
+    );
+    assert_eq!(held_by(&calm, &o).await, landed[1..]);
+    testkit::assert_invariants(&calm, &ev).await;
+}
+
+/// Sent several times at once under one key (a client retrying before its
+/// first answer came): one block is claimed, and every answer names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn best_available_sent_at_once_under_one_key_claims_one_block() {
+    let app = fresh_app().await;
+    let ev = rows_event(&app, 3, 10).await;
+    let o = order(&app, &ev).await;
+    let mut sends = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (app, o) = (app.clone(), o.clone());
+        sends.spawn(async move { best_once(&app, &o, Some("once"), json!({"quantity": 2})).await });
+    }
+    let replies = sends.join_all().await;
+    let held = held_by(&app, &o).await;
+    assert_eq!(held.len(), 2, "one block: {replies:?}");
+    for reply in &replies {
+        match reply.status {
+            200 => assert_eq!(seats_of(reply), held, "{reply:?}"),
+            _ => assert_lost(reply),
+        }
+    }
+    assert!(replies.iter().any(|r| r.status == 200));
+    testkit::assert_invariants(&app, &ev).await;
+}
+
+/// hold-ga sets a quantity: sent again after its answer was lost, it finds
+/// the places already there and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn hold_ga_sent_again_after_a_lost_answer_holds_the_quantity_once() {
+    let slow = SlowStore::default();
+    let (calm, hurried) = calm_and_hurried(&slow).await;
+    let ev = ga_event(&calm, 4, 50, 600).await;
+    let o = order(&calm, &ev).await;
+    let uri = format!("/orders/{}/ga/FLOOR", o.id);
+    let auth = o.auth();
+    let set = |app: &App, quantity: u32| {
+        let (app, uri, auth) = (app.clone(), uri.clone(), auth.clone());
+        let body = json!({ "quantity": quantity }).to_string();
+        async move { call_full(&app, "PUT", &uri, &[("authorization", &auth)], &body).await }
+    };
+    let places = |app: &App| {
+        let (app, id) = (app.clone(), o.id.clone());
+        async move {
+            let order = stored_order(&app, &id).await;
+            order.places.iter().map(|p| p.quantity).sum::<u32>()
+        }
+    };
+    slow.slow_only("TransactWriteItems", ORDER_PK_PREFIX, Duration::ZERO, LATE);
+    assert_lost(&set(&hurried, 3).await);
+    slow.set_delay(Duration::ZERO);
+    assert_eq!(places(&calm).await, 3, "the lost answer's places landed");
+    let again = set(&calm, 3).await;
+    assert_eq!(
+        (again.status, again.body["quantity"].as_u64()),
+        (200, Some(3)),
+        "{again:?}"
+    );
+    assert_eq!(places(&calm).await, 3, "sent again, held once");
+    testkit::assert_invariants(&calm, &ev).await;
+}
