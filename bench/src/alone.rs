@@ -79,6 +79,23 @@ pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
     buyer_limit::buyer_limit_claims(&app, &recorder, sizes.buyer_limit).await
 }
 
+/// best-available's stampede and its stampedes under a crowd, on a
+/// DynamoDB Local of its own: their rows, as one. `--only best-available`
+/// runs them alone (the full run measures them on the shared emulator).
+pub async fn best_available_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let app = new_app(&dynamodb.endpoint(), None, None, false).await?;
+    let stampede = crate::best::best_available_stampede(&app, sizes.best_available).await?;
+    let spill = crate::best::spill_stampedes(&app, sizes.best_spill_rounds).await?;
+    Ok(Row {
+        scenario: format!("{}\n{}", stampede.scenario, spill.scenario),
+        timing: Timing::default(),
+        correctness: format!("{}\n{}", stampede.correctness, spill.correctness),
+        ok: stampede.ok && spill.ok,
+        goals: stampede.goals.into_iter().chain(spill.goals).collect(),
+    })
+}
+
 /// The admitter with a crowd already waiting (each queue on a DynamoDB
 /// Local of its own): its row. `--only flood` runs it alone.
 pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {
