@@ -3,7 +3,7 @@
 //! claimed in one transaction with the same conditions as get-seat.
 
 use super::buyers::{BuyerClaim, BuyerVerdict};
-use super::failures::{block_claim_error, unavailable_in, ItemFailure};
+use super::failures::{block_claim_error, lost_seats, unavailable_in, ItemFailure};
 use super::holds::refreshed_token;
 use super::items;
 use super::items::order::{order_key, records_key};
@@ -22,9 +22,10 @@ use crate::error::Error;
 pub enum BlockClaim {
     /// Every seat is held until this instant.
     Held(Millis),
-    /// A rival has (or is taking) one of the seats, or another of the
-    /// buyer's writes landed first: choose again.
-    Taken,
+    /// A rival has (or is taking) the seats at these positions of the
+    /// block (none named: another of the buyer's writes landed first, or
+    /// the failure named no seat): choose again.
+    Taken(Vec<usize>),
     /// The token carried an expiry the order has moved past: go again
     /// with this one ([`crate::retry::Rounds::stale_token`]).
     StaleToken(HoldToken),
@@ -149,13 +150,16 @@ impl Store {
                 // Another of the buyer's writes landed first: like a
                 // lost race, the handler chooses again within its
                 // round trips.
-                BuyerVerdict::Moved => return report(BlockClaim::Taken, BuyerSeen::Nothing),
+                BuyerVerdict::Moved => {
+                    return report(BlockClaim::Taken(vec![]), BuyerSeen::Nothing)
+                }
                 BuyerVerdict::NotTheBuyer => {}
             }
         }
+        let lost = lost_seats(&reasons, seats.len());
         let claim = match block_claim_error(reasons, token, max_seats, now)? {
             Some(e) => BlockClaim::Refused(e),
-            None => BlockClaim::Taken,
+            None => BlockClaim::Taken(lost),
         };
         report(claim, BuyerSeen::Nothing)
     }

@@ -259,6 +259,19 @@ pub(crate) fn block_claim_error(
     })
 }
 
+/// Which of a block claim's first `seats` items a rival has or is taking
+/// (their condition failed, or another transaction was writing them), by
+/// position: what a lost race teaches the chooser without a read.
+pub(crate) fn lost_seats(reasons: &[Option<ItemFailure>], seats: usize) -> Vec<usize> {
+    reasons
+        .iter()
+        .take(seats)
+        .enumerate()
+        .filter(|(_, r)| matches!(r, Some(ItemFailure::Condition(_) | ItemFailure::Conflict)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// drop-seat's cancelled transaction `[seat, order]`, decided.
 pub(crate) fn release_error(
     seat: Option<ItemFailure>,

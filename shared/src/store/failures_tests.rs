@@ -305,3 +305,21 @@ fn confirm_decisions() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn a_lost_block_names_the_seats_a_rival_has_or_is_taking() {
+    let held = Some(ItemFailure::Condition(Some(seat_item("HELD"))));
+    let cases: [(Vec<Option<ItemFailure>>, Vec<usize>); 4] = [
+        (vec![None, held.clone(), None, None], vec![1]),
+        (
+            vec![Some(ItemFailure::Conflict), None, held.clone(), None],
+            vec![0, 2],
+        ),
+        // The order's item (last) is not a seat.
+        (vec![None, None, held.clone()], vec![]),
+        (vec![None, None, None], vec![]),
+    ];
+    for (reasons, lost) in cases {
+        assert_eq!(lost_seats(&reasons, reasons.len() - 1), lost, "{reasons:?}");
+    }
+}

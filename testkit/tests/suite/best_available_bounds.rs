@@ -169,3 +169,37 @@ async fn a_release_the_stream_carries_is_seen_and_a_replay_changes_nothing() {
     assert_eq!(counter.take().get("Query"), None);
     assert_invariants(&app, &ev).await;
 }
+
+/// A lost race costs no read: the transaction's answer names the seat a
+/// rival had, and the request marks it taken and chooses again on the row
+/// it read, then claims a block without it.
+#[tokio::test]
+async fn a_lost_race_marks_the_named_seat_taken_without_reading_again() {
+    use aws_sdk_dynamodb::config::SharedInterceptor;
+    use local::faults::{production_client, Fault, FaultInjector};
+    let (faults, counter) = (FaultInjector::default(), RequestCounter::default());
+    let interceptors = [faults.shared(), SharedInterceptor::new(counter.clone())];
+    let client = production_client(&testkit::dynamodb_endpoint(), interceptors);
+    let app = testkit::fresh_app_with(client).await;
+    let ev = rows_event(&app, 1, 10).await;
+    let buyer = order(&app, &ev).await;
+    // The first claim of a pair ([seat, seat, order]) loses its second
+    // seat, as DynamoDB says when a rival holds it.
+    let lost = vec!["None", "ConditionalCheckFailed", "None"];
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(lost),
+        Some(1),
+    );
+    counter.take();
+    let reply = best_once(&app, &buyer, 2).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let sent = counter.take();
+    assert_eq!(sent.get("TransactWriteItems"), Some(&2), "{sent:?}");
+    assert_eq!(sent.get("Query"), Some(&1), "one read of the row: {sent:?}");
+    // The contract's first choice is the central pair, 5-6; 6 was lost.
+    let seats = reply.body["seats"].as_array().unwrap();
+    assert!(!seats.contains(&json!("A-1-6")), "{seats:?}");
+    assert_eq!(seats.len(), 2);
+    assert_invariants(&app, &ev).await;
+}

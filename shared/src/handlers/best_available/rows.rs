@@ -1,0 +1,224 @@
+//! The rows a best-available request has in hand: read a few at a time,
+//! front rows first, only as far as the choice needs; kept across its
+//! rounds, so a lost race marks the seats its transaction named as taken
+//! (the cancellation reasons say which) instead of reading the section
+//! again. They are read again, consistently, when they hold no choice
+//! (a refusal rests only on such a read) or when a lost race named no seat.
+
+use super::{Budget, Candidate};
+use crate::domain::best_available::{spread_choice, spread_is_decided};
+use crate::domain::{Event, RowPlan, SeatId, SeatStatus, SectionPlan};
+use crate::error::Error;
+use crate::store::Store;
+use crate::world::random_u64;
+use crate::App;
+
+/// Rows read in the first round; each later round reads twice as many, up
+/// to [`MAX_ROWS_READ`].
+const FIRST_ROWS_READ: usize = 2;
+const MAX_ROWS_READ: usize = 64;
+
+/// A block the rules picked: in candidate `candidate`, row `row` (by
+/// index), from seat index `start`; its seats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Choice {
+    candidate: usize,
+    row: usize,
+    start: usize,
+    pub(super) seats: Vec<SeatId>,
+}
+
+/// One candidate section's rows read so far (free seats `true`), and how
+/// many rows its next batch reads.
+#[derive(Debug, Clone)]
+struct SectionInHand {
+    rows: Vec<Vec<bool>>,
+    batch: usize,
+}
+
+impl Default for SectionInHand {
+    fn default() -> Self {
+        Self {
+            rows: Vec::new(),
+            batch: FIRST_ROWS_READ,
+        }
+    }
+}
+
+/// What a request has read of its candidate sections.
+#[derive(Debug)]
+pub(super) struct RowsInHand {
+    sections: Vec<SectionInHand>,
+    /// Whether reads are strongly consistent (after a lost race or an
+    /// eventually consistent read that held no choice).
+    consistent: bool,
+    /// Whether everything in hand was read consistently and nothing was
+    /// marked since: a refusal may rest on it.
+    exact: bool,
+}
+
+impl RowsInHand {
+    pub(super) fn new(candidates: usize) -> Self {
+        Self {
+            sections: vec![SectionInHand::default(); candidates],
+            consistent: false,
+            exact: false,
+        }
+    }
+
+    /// Whether a choice that found nothing in hand is the answer: only
+    /// after a consistent read with nothing marked since.
+    pub(super) fn is_exact(&self) -> bool {
+        self.exact
+    }
+
+    /// Forgets every row: the next choice reads them again, consistently.
+    pub(super) fn read_again(&mut self) {
+        self.sections.fill(SectionInHand::default());
+        self.consistent = true;
+        self.exact = true;
+    }
+
+    /// A rival has (or is taking) the seats at positions `lost` of
+    /// `choice`'s block: they are taken in hand from now on.
+    pub(super) fn mark_taken(&mut self, choice: &Choice, lost: &[usize]) {
+        let row = &mut self.sections[choice.candidate].rows[choice.row];
+        for &i in lost {
+            if let Some(free) = row.get_mut(choice.start + i) {
+                *free = false;
+            }
+        }
+        self.exact = false;
+    }
+}
+
+/// The seats the rules pick: in the first candidate section with a run of
+/// n, by [`spread_choice`]: the contract's choice when uncontended
+/// (`losses == 0`), after lost races one of the best blocks in rank order.
+/// Rows are read a few at a time, until the rows in hand decide the choice
+/// (later rows cannot enter its window); rows the summaries ruled out are
+/// counted as full without reading.
+pub(super) async fn choose_seats(
+    app: &App,
+    event: &Event,
+    candidates: &[Candidate<'_>],
+    n: usize,
+    losses: u32,
+    in_hand: &mut RowsInHand,
+    budget: &mut Budget,
+) -> Result<Option<Choice>, Error> {
+    let consistent = in_hand.consistent;
+    for (candidate, (Candidate { section, rows: may }, read)) in
+        candidates.iter().zip(&mut in_hand.sections).enumerate()
+    {
+        // The front rows first, then twice as many each time: a choice in
+        // the best rows costs a Query or two, a full section a few rounds.
+        while read.rows.len() < section.rows.len() && !spread_is_decided(&read.rows, n, losses) {
+            let (start, end) = (
+                read.rows.len(),
+                next_batch_end(may, read.rows.len(), read.batch),
+            );
+            let wanted: Vec<RowPlan> = (start..end)
+                .filter(|&i| may[i])
+                .map(|i| section.rows[i].clone())
+                .collect();
+            budget.spend(Store::row_read_round_trips(&wanted))?;
+            let states = app
+                .store
+                .read_rows(&event.event_id, &section.section_id, &wanted, consistent)
+                .await?;
+            // Judged as of after the read: a hold that lapsed while the rows
+            // were read frees its seats, so a refusal is true at an instant
+            // of its request.
+            let now = crate::world::now();
+            let mut states = states.into_iter();
+            for (row, &fits) in section.rows[start..end].iter().zip(&may[start..end]) {
+                let free = match fits {
+                    true => states
+                        .next()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|state| state.visible_status(now) == SeatStatus::Available)
+                        .collect(),
+                    false => vec![false; row.count as usize],
+                };
+                read.rows.push(free);
+            }
+            read.batch = read.batch.saturating_mul(2).min(MAX_ROWS_READ);
+        }
+        if let Some((row, start)) = spread_choice(&read.rows, n, losses, random_u64()) {
+            let seats = block(section, row, start, n);
+            return Ok(Some(Choice {
+                candidate,
+                row,
+                start,
+                seats,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// Where a batch of `batch` rows to read, from row `start`, ends: past
+/// `batch` rows that may fit (rows ruled out ride along unread).
+fn next_batch_end(may: &[bool], start: usize, batch: usize) -> usize {
+    let mut wanted = 0;
+    let mut end = start;
+    while end < may.len() && (wanted < batch || !may[end]) {
+        wanted += usize::from(may[end]);
+        end += 1;
+    }
+    end
+}
+
+fn block(section: &SectionPlan, row: usize, start: usize, n: usize) -> Vec<SeatId> {
+    let row = &section.rows[row].row;
+    (start..start + n)
+        .map(|i| SeatId::compose(&section.section_id, row, i as u32 + 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_reads_rows_that_may_fit_and_carries_those_ruled_out() {
+        let cases: [(&[bool], usize, usize, usize); 5] = [
+            (&[true, true, true], 0, 2, 2),
+            (&[false, true, false, true, true], 0, 2, 4),
+            (&[false, false, false], 0, 2, 3),
+            (&[true, false, false], 0, 1, 3),
+            (&[true, true, false, true], 2, 8, 4),
+        ];
+        for (may, start, batch, end) in cases {
+            assert_eq!(
+                next_batch_end(may, start, batch),
+                end,
+                "{may:?} from {start}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lost_race_marks_the_named_seats_taken_and_spoils_a_refusal() {
+        let mut in_hand = RowsInHand::new(1);
+        in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
+        in_hand.read_again();
+        assert!(in_hand.sections[0].rows.is_empty() && in_hand.is_exact());
+        in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
+        let choice = Choice {
+            candidate: 0,
+            row: 1,
+            start: 2,
+            seats: vec![],
+        };
+        in_hand.mark_taken(&choice, &[0, 1]);
+        assert_eq!(
+            in_hand.sections[0].rows[1],
+            [true, true, false, false, true, true]
+        );
+        assert_eq!(in_hand.sections[0].rows[0], [true; 6]);
+        assert!(!in_hand.is_exact(), "a refusal needs a read after a mark");
+    }
+}
