@@ -531,3 +531,98 @@ fn cors_allows_every_header_the_page_sends() {
     let missing: Vec<_> = sent.difference(&allowed).collect();
     assert!(missing.is_empty(), "the API's CORS refuses {missing:?}");
 }
+
+/// The function names quoted in `text` where `before` stands right before
+/// the opening quote and `after` right after the closing one (a digit for
+/// `after` means any digit).
+fn names_quoted(text: &str, before: &str, after: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let opening = format!("{before}\"");
+    for (at, _) in text.match_indices(&opening) {
+        let rest = &text[at + opening.len()..];
+        let Some(end) = rest.find('"') else { continue };
+        let (name, tail) = (&rest[..end], &rest[end + 1..]);
+        let shaped = is_function_shaped(name);
+        let followed = match after {
+            "digit" => {
+                tail.chars().nth(2).is_some_and(|c| c.is_ascii_digit()) && tail.starts_with(", ")
+            }
+            after => tail.starts_with(after),
+        };
+        if shaped && followed {
+            found.insert(name.to_owned());
+        }
+    }
+    found
+}
+
+/// Whether `name` is shaped like a function's name: lower-case words
+/// joined by hyphens.
+fn is_function_shaped(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .split('-')
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
+}
+
+/// Every list of functions outside the route table agrees with it, so a new
+/// function cannot be skipped without a failure: SAM's local run invokes
+/// every function through its events/ file, the suite runs every events/
+/// file, and the cold-start bench's own lists name only functions (its
+/// list of what it times is the binaries', held to the table above).
+#[test]
+fn every_list_of_functions_agrees_with_the_route_table() {
+    let read = |path: &str| std::fs::read_to_string(local::repo_root().join(path)).unwrap();
+    let names: BTreeSet<String> = FUNCTIONS.iter().map(|f| f.name.to_owned()).collect();
+
+    // ("get-seat", 200, ...) in a stage, check("create-event", 201, ...) alone.
+    let sam = read("scripts/sam_local_invoke_test.py");
+    let invoked = names_quoted(&sam, "(", "digit");
+    assert_eq!(
+        invoked, names,
+        "sam_local_invoke_test.py's stages against FUNCTIONS"
+    );
+
+    let mut ran = BTreeSet::new();
+    for entry in std::fs::read_dir(local::repo_root().join("testkit/tests/suite")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            ran.extend(names_quoted(&text, "run_event(&app, ", ","));
+            ran.extend(names_quoted(&text, "event_text(", ")"));
+            for (at, _) in text.match_indices("\"events/") {
+                let rest = &text[at + "\"events/".len()..];
+                let name = rest.split(".json\"").next().unwrap_or_default();
+                if is_function_shaped(name) {
+                    ran.insert(name.to_owned());
+                }
+            }
+        }
+    }
+    let unrun: Vec<&String> = names.difference(&ran).collect();
+    assert!(
+        unrun.is_empty(),
+        "functions whose events/ file no suite test runs: {unrun:?}"
+    );
+
+    let cold = read("scripts/bench_cold_start.py");
+    for list in ["NOT_TIMED = ", "QUEUE_FUNCTIONS = ", "CREATED = "] {
+        let line = cold
+            .lines()
+            .find(|l| l.starts_with(list))
+            .unwrap_or_else(|| panic!("bench_cold_start.py has no {list}"));
+        let quoted: BTreeSet<String> = line
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| is_function_shaped(s))
+            .map(str::to_owned)
+            .collect();
+        assert!(!quoted.is_empty(), "{line}");
+        let strangers: Vec<&String> = quoted.difference(&names).collect();
+        assert!(
+            strangers.is_empty(),
+            "bench_cold_start.py's {list}names {strangers:?}"
+        );
+    }
+}
