@@ -234,6 +234,36 @@ async fn a_verified_queue_draws_by_buyer_and_each_generation_commits_anew() {
     );
 }
 
+/// A put that keeps who may join keeps the generation and its commitment;
+/// one that changes `buyers` before anyone joined starts the next
+/// generation, with a new commitment (API.md, put-queue), and after a join
+/// `buyers` no longer changes.
+#[tokio::test]
+async fn changing_who_may_join_starts_a_generation_and_other_puts_keep_it() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let anonymous = queue_body(HOUR_MS, 600);
+    let (_, first) = put_queue(&app, &ev, &anonymous).await;
+    let mut faster: Value = serde_json::from_str(&queue_body(HOUR_MS, 900)).unwrap();
+    let (_, kept) = put_queue(&app, &ev, &faster.to_string()).await;
+    assert_eq!(
+        (&kept["generation"], &kept["drawCommitment"]),
+        (&first["generation"], &first["drawCommitment"])
+    );
+    faster["buyers"] = json!("verified");
+    let (status, verified) = put_queue(&app, &ev, &faster.to_string()).await;
+    assert_eq!(status, 200, "{verified}");
+    assert_eq!(
+        verified["generation"],
+        first["generation"].as_u64().unwrap() + 1
+    );
+    assert_ne!(verified["drawCommitment"], first["drawCommitment"]);
+    assert_eq!(
+        get_queue(&app, &ev).await.1["drawCommitment"],
+        verified["drawCommitment"]
+    );
+}
+
 /// The queue's seed, as join-queue derives it.
 fn seed_of(app: &App, event: &EventId, state: &QueueState) -> DrawSeed {
     app.config
