@@ -26,6 +26,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::key_list::KeyListError;
 use super::{bearer_value, random_secret, VisitorToken, TOKEN_SECRET_BYTES};
 use crate::domain::buyer_limit::{BuyerRef, LimitedBuyer};
 use crate::domain::{EventId, Millis, OrderId, VisitorId};
@@ -155,25 +156,15 @@ pub enum HoldKeyError {
 /// standard base64 keys of at least [`MIN_HOLD_KEY_BYTES`], separated by
 /// spaces, at least one.
 pub(crate) fn parse_mac_keys(value: &str) -> Result<Vec<Vec<u8>>, HoldKeyError> {
-    use base64::Engine;
-    let mut keys = Vec::new();
-    for (i, encoded) in value.split_whitespace().enumerate() {
-        let index = i + 1;
-        let key = base64::engine::general_purpose::STANDARD
-            .decode(encoded)
-            .map_err(|_| HoldKeyError::NotBase64 { index })?;
-        if key.len() < MIN_HOLD_KEY_BYTES {
-            return Err(HoldKeyError::ShortKey {
-                index,
-                bytes: key.len(),
-            });
-        }
-        keys.push(key);
-    }
-    if keys.is_empty() {
-        return Err(HoldKeyError::Format);
-    }
-    Ok(keys)
+    let list = super::key_list::KeyList {
+        prefix: "",
+        min_bytes: MIN_HOLD_KEY_BYTES,
+    };
+    list.parse(value).map_err(|e| match e {
+        KeyListError::Empty => HoldKeyError::Format,
+        KeyListError::NotBase64 { index } => HoldKeyError::NotBase64 { index },
+        KeyListError::Short { index, bytes } => HoldKeyError::ShortKey { index, bytes },
+    })
 }
 
 /// The server keys of hold tokens: the first signs, every one verifies,

@@ -3,6 +3,7 @@
 
 mod draw_secret;
 mod hold_token;
+mod key_list;
 
 pub use draw_secret::DrawSecrets;
 pub use hold_token::{HoldKeyError, HoldToken, HoldTokenKeys, MIN_HOLD_KEY_BYTES};
@@ -112,28 +113,17 @@ impl fmt::Debug for ConfirmSecrets {
 impl ConfirmSecrets {
     /// Parses `CONFIRM_SECRET`: `whsec_<base64>` entries separated by spaces.
     pub fn parse(value: &str) -> Result<Self, SecretError> {
-        use base64::Engine;
-        let mut keys = Vec::new();
-        for (i, secret) in value.split_whitespace().enumerate() {
-            let index = i + 1;
-            let encoded = secret
-                .strip_prefix(WEBHOOK_SECRET_PREFIX)
-                .ok_or(SecretError::NotBase64 { index })?;
-            let key = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .map_err(|_| SecretError::NotBase64 { index })?;
-            if key.len() < MIN_WEBHOOK_KEY_BYTES {
-                return Err(SecretError::ShortKey {
-                    index,
-                    bytes: key.len(),
-                });
+        let list = key_list::KeyList {
+            prefix: WEBHOOK_SECRET_PREFIX,
+            min_bytes: MIN_WEBHOOK_KEY_BYTES,
+        };
+        list.parse(value).map(Self).map_err(|e| match e {
+            key_list::KeyListError::Empty => SecretError::Format,
+            key_list::KeyListError::NotBase64 { index } => SecretError::NotBase64 { index },
+            key_list::KeyListError::Short { index, bytes } => {
+                SecretError::ShortKey { index, bytes }
             }
-            keys.push(key);
-        }
-        if keys.is_empty() {
-            return Err(SecretError::Format);
-        }
-        Ok(Self(keys))
+        })
     }
 
     /// The SHA-256 of each key (hex): what tells a key apart without it.
