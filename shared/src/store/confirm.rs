@@ -82,6 +82,14 @@ pub(super) enum BuyerChange<'a> {
     Release,
 }
 
+/// What a completing confirm sells: the paid seats, and the places of
+/// `sales` (their buckets checked live at `live_at`, if given).
+struct Sold<'a> {
+    paid: &'a [SeatId],
+    sales: &'a [PlaceSale],
+    live_at: Option<Millis>,
+}
+
 impl Store {
     /// The common case, in one round trip: a live order that holds exactly
     /// the paid seats. Sells them, completes the order and records the
@@ -107,19 +115,16 @@ impl Store {
                 self.sell_held_seat(&event, order, payment, seat, now)?,
             );
         }
-        let members: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
         let when = Completion::Exact {
             count: paid.len(),
             now,
         };
-        txn.push(
-            ConfirmRole::Order,
-            self.txn_update(
-                order_key(order),
-                items::order::complete(payment, &members, when),
-            )?,
-        );
-        txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
+        let sold = Sold {
+            paid,
+            sales: &[],
+            live_at: None,
+        };
+        self.push_completion(&mut txn, &event, order, payment, sold, when)?;
         match self.confirm_txn(txn, order).await? {
             ConfirmOutcome::Committed => Ok(true),
             // Throttling was answered above (503); anything else means the
@@ -150,37 +155,18 @@ impl Store {
             );
         }
         self.push_releases(&mut txn, &event, &order.order_id, release)?;
-        let mut sold_members = Vec::new();
-        for sale in sales {
-            txn.push(
-                ConfirmRole::Places,
-                self.sell_places(&event, &order.order_id, payment, sale, Some(now))?,
-            );
-            sold_members
-                .extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
-        }
-        let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
-        recorded.extend(sold_members.iter().map(String::as_str));
         let when = Completion::AsReadLive {
             version: stored.version,
             now,
         };
-        txn.push(
-            ConfirmRole::Order,
-            self.txn_update(
-                order_key(&order.order_id),
-                items::order::complete(payment, &recorded, when),
-            )?,
-        );
-        txn.push(
-            ConfirmRole::Payment,
-            self.record_payment(payment, &order.order_id)?,
-        );
-        // Exactly what a live order holds, or less: always within the limit.
-        let sale = BuyerChange::Sell {
-            units: recorded.len(),
-            read: None,
+        let sold = Sold {
+            paid,
+            sales,
+            live_at: Some(now),
         };
+        let units = self.push_completion(&mut txn, &event, &order.order_id, payment, sold, when)?;
+        // Exactly what a live order holds, or less: always within the limit.
+        let sale = BuyerChange::Sell { units, read: None };
         if let Some(item) = self.buyer_confirm_item(order, sale, &[], now)? {
             txn.push(ConfirmRole::Buyer, item);
         }
@@ -218,38 +204,20 @@ impl Store {
                 )?,
             );
         }
-        let mut sold_members = Vec::new();
-        for sale in sales.iter().filter(|sale| sale.sold() > 0) {
-            txn.push(
-                ConfirmRole::Places,
-                self.sell_places(&event, &order.order_id, payment, sale, None)?,
-            );
-            sold_members
-                .extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
-        }
-        let mut recorded: Vec<&str> = paid.iter().map(SeatId::as_str).collect();
-        recorded.extend(sold_members.iter().map(String::as_str));
+        let selling: Vec<PlaceSale> = sales.iter().filter(|s| s.sold() > 0).cloned().collect();
         let when = Completion::AsRead {
             seen: order.status,
             version: stored.version,
         };
-        txn.push(
-            ConfirmRole::Order,
-            self.txn_update(
-                order_key(&order.order_id),
-                items::order::complete(payment, &recorded, when),
-            )?,
-        );
-        txn.push(
-            ConfirmRole::Payment,
-            self.record_payment(payment, &order.order_id)?,
-        );
+        let sold = Sold {
+            paid,
+            sales: &selling,
+            live_at: None,
+        };
+        let units = self.push_completion(&mut txn, &event, &order.order_id, payment, sold, when)?;
         // Units it may not hold: the sale stands only on the buyer's record
         // as the handler read and checked it.
-        let sale = BuyerChange::Sell {
-            units: recorded.len(),
-            read: buyer,
-        };
+        let sale = BuyerChange::Sell { units, read: buyer };
         self.commit_letting_go(txn, order, leftovers, sale, now)
             .await
     }
@@ -399,6 +367,36 @@ impl Store {
             txn.push(ConfirmRole::Release, release);
         }
         Ok(())
+    }
+
+    /// What every confirm that completes its order ends with: each sale's
+    /// bucket, the order completed with every unit it sold recorded on it
+    /// (`when`: as the order must be), and the payment's record. The paid
+    /// seats' own items are the caller's (held ones sold, free ones taken).
+    /// Returns how many units it sold, for the buyer's record.
+    fn push_completion(
+        &self,
+        txn: &mut ConfirmTxn,
+        event: &EventRef,
+        order: &OrderId,
+        payment: &PaymentId,
+        sold: Sold<'_>,
+        when: Completion,
+    ) -> Result<usize, Error> {
+        let mut recorded: Vec<String> = sold.paid.iter().map(|s| s.as_str().to_owned()).collect();
+        for sale in sold.sales {
+            let bucket = self.sell_places(event, order, payment, sale, sold.live_at)?;
+            txn.push(ConfirmRole::Places, bucket);
+            recorded.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
+        }
+        let members: Vec<&str> = recorded.iter().map(String::as_str).collect();
+        let completed = items::order::complete(payment, &members, when);
+        txn.push(
+            ConfirmRole::Order,
+            self.txn_update(order_key(order), completed)?,
+        );
+        txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
+        Ok(recorded.len())
     }
 
     /// A bucket's side of a sale ([`items::bucket::sell`]).
