@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::domain::{hold_is_live, EventRef, EventStatus, Millis, OrderId, OrderStatus};
 use crate::error::chain;
-use crate::store::{Store, PENDING_SHARDS};
+use crate::store::{FanOut, Store, PENDING_SHARDS};
 
 /// Orders read per index query.
 const PAGE_SIZE: i32 = 100;
@@ -236,19 +236,15 @@ async fn release_page(
     summary: &mut SweepSummary,
 ) {
     let mut orders = orders.into_iter();
-    let mut in_flight = tokio::task::JoinSet::new();
-    loop {
-        while in_flight.len() < ORDERS_IN_FLIGHT {
-            let Some(order) = orders.next() else { break };
-            let store = store.clone();
-            in_flight.spawn(async move {
-                let result = release_order(&store, &order, now).await;
-                (order, result)
-            });
+    let mut fan = FanOut::new(ORDERS_IN_FLIGHT, "sweep");
+    let release = |order: OrderId| {
+        let store = store.clone();
+        async move {
+            let result = release_order(&store, &order, now).await;
+            (order, result)
         }
-        let Some(joined) = in_flight.join_next().await else {
-            return;
-        };
+    };
+    while let Some(joined) = fan.next(|| orders.next().map(release)).await {
         match joined {
             Ok((
                 _,
@@ -271,9 +267,9 @@ async fn release_page(
                 summary.failed_orders += 1;
                 tracing::error!(order_id = %order, error = %chain(&e), "sweep: order failed; next run retries it");
             }
-            Err(join) => {
+            Err(lost) => {
                 summary.failed_orders += 1;
-                tracing::error!(error = %join, "sweep: task failed");
+                tracing::error!(error = %chain(&lost), "sweep: task failed");
             }
         }
     }

@@ -6,6 +6,7 @@ use super::errors::{build_error, conditional, sdk_error, StoreError};
 use super::event_reads::PlanRead;
 use super::expression::Expression;
 use super::failures::{unavailable_in, unexplained, ItemFailure};
+use super::fan_out::FanOut;
 use super::items;
 use super::items::event::{
     encode_plan, event_is_ready, event_key, event_key_of, plan_chunk_key, seats_written_of,
@@ -221,71 +222,59 @@ impl Store {
             return Ok(true);
         };
         let mut pending = seats.iter().peekable();
-        let mut in_flight = tokio::task::JoinSet::new();
+        let mut fan = FanOut::new(SEAT_WRITES_IN_FLIGHT, "PutItem");
         let mut out_of_time = false;
         // Seats done out of order, and the first ordinal not known to exist.
         let (mut done, mut written, mut recorded) =
             (std::collections::BTreeSet::new(), first, first);
+        let write = |seat: &SeatSpec| {
+            let mut item = seat_key(event, &seat.seat_id);
+            item.extend([
+                (KIND.into(), s("seat")),
+                (EVENT_ID.into(), s(event_id.as_str())),
+                (SEAT_ID.into(), s(seat.seat_id.as_str())),
+                (SECTION_ID.into(), s(seat.section_id.as_str())),
+                (ROW.into(), s(seat.row.as_str())),
+                (NUMBER.into(), n(seat.number)),
+                (ORDINAL.into(), n(seat.ordinal)),
+                (STATUS.into(), s(SEAT_AVAILABLE)),
+            ]);
+            item.extend(shape.seat_attributes(seat));
+            let put = self
+                .client
+                .put_item()
+                .table_name(&*self.table)
+                .set_item(Some(item));
+            let put = Expression::new_item().on_put_item(put);
+            let ordinal = seat.ordinal;
+            async move { conditional(put.send().await, "PutItem").map(|_| ordinal) }
+        };
         loop {
-            while in_flight.len() < SEAT_WRITES_IN_FLIGHT
-                && !out_of_time
-                && pending.peek().is_some()
-            {
+            let next_seat = || {
+                if out_of_time || pending.peek().is_none() {
+                    return None;
+                }
                 if crate::world::now() >= deadline {
                     out_of_time = true;
-                    break;
+                    return None;
                 }
-                let Some(seat) = pending.next() else { break };
-                let mut item = seat_key(event, &seat.seat_id);
-                item.extend([
-                    (KIND.into(), s("seat")),
-                    (EVENT_ID.into(), s(event_id.as_str())),
-                    (SEAT_ID.into(), s(seat.seat_id.as_str())),
-                    (SECTION_ID.into(), s(seat.section_id.as_str())),
-                    (ROW.into(), s(seat.row.as_str())),
-                    (NUMBER.into(), n(seat.number)),
-                    (ORDINAL.into(), n(seat.ordinal)),
-                    (STATUS.into(), s(SEAT_AVAILABLE)),
-                ]);
-                item.extend(shape.seat_attributes(seat));
-                let put = self
-                    .client
-                    .put_item()
-                    .table_name(&*self.table)
-                    .set_item(Some(item));
-                let put = Expression::new_item().on_put_item(put);
-                let ordinal = seat.ordinal;
-                in_flight.spawn(async move {
-                    conditional(put.send().await, "PutItem").map(|_| ordinal)
-                });
+                pending.next().map(write)
+            };
+            let Some(result) = fan.next(next_seat).await else {
+                let finished = !out_of_time && pending.peek().is_none();
+                if !finished && written > recorded {
+                    self.record_seats_written(event, written).await?;
+                }
+                return Ok(finished);
+            };
+            // Written, or there already: either way the seat exists.
+            done.insert(result??);
+            while done.remove(&written) {
+                written += 1;
             }
-            match in_flight.join_next().await {
-                None => {
-                    let finished = !out_of_time && pending.peek().is_none();
-                    if !finished && written > recorded {
-                        self.record_seats_written(event, written).await?;
-                    }
-                    return Ok(finished);
-                }
-                // Written, or there already: either way the seat exists.
-                Some(Ok(result)) => {
-                    done.insert(result?);
-                    while done.remove(&written) {
-                        written += 1;
-                    }
-                    if written - recorded >= SEATS_WRITTEN_EVERY {
-                        self.record_seats_written(event, written).await?;
-                        recorded = written;
-                    }
-                }
-                Some(Err(join)) => {
-                    return Err(StoreError::Sdk {
-                        op: "PutItem",
-                        unavailable: false,
-                        source: Box::new(join),
-                    }
-                    .into())
-                }
+            if written - recorded >= SEATS_WRITTEN_EVERY {
+                self.record_seats_written(event, written).await?;
+                recorded = written;
             }
         }
     }
@@ -367,25 +356,13 @@ impl Store {
         blocks.dedup();
         let mut states: HashMap<String, SeatState> = HashMap::with_capacity(specs.len());
         let mut blocks = blocks.into_iter();
-        let mut in_flight = tokio::task::JoinSet::new();
-        loop {
-            while in_flight.len() < BLOCK_QUERIES_IN_FLIGHT {
-                let Some(block) = blocks.next() else { break };
-                let store = self.clone();
-                in_flight.spawn(async move { store.query_block(block, consistent).await });
-            }
-            match in_flight.join_next().await {
-                None => break,
-                Some(Ok(found)) => states.extend(found?),
-                Some(Err(join)) => {
-                    return Err(StoreError::Sdk {
-                        op: "Query",
-                        unavailable: false,
-                        source: Box::new(join),
-                    }
-                    .into())
-                }
-            }
+        let mut fan = FanOut::new(BLOCK_QUERIES_IN_FLIGHT, "Query");
+        let query = |block| {
+            let store = self.clone();
+            async move { store.query_block(block, consistent).await }
+        };
+        while let Some(found) = fan.next(|| blocks.next().map(query)).await {
+            states.extend(found??);
         }
         specs
             .into_iter()

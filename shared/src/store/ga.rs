@@ -3,9 +3,10 @@
 //! takes from or gives back to). See `domain::ga` for the rules.
 
 use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
-use super::errors::{conditional, StoreError};
+use super::errors::conditional;
 use super::expression::Expression;
 use super::failures::unavailable_in;
+use super::fan_out::FanOut;
 use super::items;
 use super::items::bucket::{ga_bucket_key, parse_bucket, CAPACITY, FREE, SOLD};
 use super::items::order::Places;
@@ -79,36 +80,20 @@ impl Store {
             }
         }
         let mut items = items.into_iter();
-        let mut in_flight = tokio::task::JoinSet::new();
-        loop {
-            while in_flight.len() < BUCKET_WRITES_IN_FLIGHT {
-                let Some(item) = items.next() else { break };
-                let put = self
-                    .client
-                    .put_item()
-                    .table_name(&*self.table)
-                    .set_item(Some(item));
-                let put = Expression::new_item().on_put_item(put);
-                in_flight.spawn(async move { conditional(put.send().await, "PutItem") });
-            }
-            if in_flight.is_empty() {
-                return Ok(());
-            }
-            match in_flight.join_next().await {
-                None => return Ok(()),
-                Some(Ok(written)) => {
-                    written?;
-                }
-                Some(Err(join)) => {
-                    return Err(StoreError::Sdk {
-                        op: "PutItem",
-                        unavailable: false,
-                        source: Box::new(join),
-                    }
-                    .into())
-                }
-            }
+        let mut fan = FanOut::new(BUCKET_WRITES_IN_FLIGHT, "PutItem");
+        let put = |item| {
+            let put = self
+                .client
+                .put_item()
+                .table_name(&*self.table)
+                .set_item(Some(item));
+            let put = Expression::new_item().on_put_item(put);
+            async move { conditional(put.send().await, "PutItem") }
+        };
+        while let Some(written) = fan.next(|| items.next().map(put)).await {
+            written??;
         }
+        Ok(())
     }
 
     /// Buckets `indexes` of a general-admission section (missing ones are

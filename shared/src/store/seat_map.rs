@@ -8,6 +8,7 @@
 //! expired hold as available at once). An available seat has none.
 
 use super::errors::{sdk_error, StoreError};
+use super::fan_out::FanOut;
 use super::items;
 use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD};
 use super::items::seat_map::{seat_map_key, SEAT_MAP_ITEM_SEATS};
@@ -256,22 +257,14 @@ impl Store {
         let mut batches = keys
             .chunks(BATCH_GET_KEYS)
             .map(|chunk| chunk.iter().map(|(_, key)| key.clone()).collect::<Vec<_>>());
-        let mut in_flight = tokio::task::JoinSet::new();
+        let mut fan = FanOut::new(MAP_READS_IN_FLIGHT, "BatchGetItem");
         let mut map: HashMap<(SectionId, RowId), RowProjection> = HashMap::new();
-        loop {
-            while in_flight.len() < MAP_READS_IN_FLIGHT {
-                let Some(batch) = batches.next() else { break };
-                let store = self.clone();
-                in_flight.spawn(async move { store.batch_get(batch, false).await });
-            }
-            let Some(joined) = in_flight.join_next().await else {
-                break;
-            };
-            let items = joined.map_err(|e| StoreError::Sdk {
-                op: "BatchGetItem",
-                unavailable: false,
-                source: Box::new(e),
-            })??;
+        let read = |batch| {
+            let store = self.clone();
+            async move { store.batch_get(batch, false).await }
+        };
+        while let Some(read) = fan.next(|| batches.next().map(read)).await {
+            let items = read??;
             for item in items {
                 let Some(row) = item
                     .get(PK)

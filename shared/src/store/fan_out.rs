@@ -1,0 +1,90 @@
+//! The one bounded fan-out: tasks started from a source, at most so many
+//! in flight, each output handed back as its task finishes. A task that
+//! panicked (or was cancelled) is a failure of the operation it ran, one
+//! way for every caller.
+
+use std::future::Future;
+
+use tokio::task::JoinSet;
+
+use super::errors::StoreError;
+
+/// Tasks of one operation in flight, at most `limit` at once.
+pub struct FanOut<T> {
+    in_flight: JoinSet<T>,
+    limit: usize,
+    op: &'static str,
+}
+
+impl<T: Send + 'static> FanOut<T> {
+    /// At most `limit` tasks of `op` (named in a failure) at once.
+    pub fn new(limit: usize, op: &'static str) -> Self {
+        Self {
+            in_flight: JoinSet::new(),
+            limit: limit.max(1),
+            op,
+        }
+    }
+
+    /// Starts tasks from `next_task` until `limit` are in flight or it has
+    /// none to give, then the output of the next task to finish; `None`
+    /// once none is in flight and none was started. Dropping the fan-out
+    /// aborts what is still in flight.
+    pub async fn next<F>(
+        &mut self,
+        mut next_task: impl FnMut() -> Option<F>,
+    ) -> Option<Result<T, StoreError>>
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        while self.in_flight.len() < self.limit {
+            let Some(task) = next_task() else { break };
+            self.in_flight.spawn(task);
+        }
+        let joined = self.in_flight.join_next().await?;
+        Some(joined.map_err(|lost| StoreError::Sdk {
+            op: self.op,
+            unavailable: false,
+            source: Box::new(lost),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn it_keeps_at_most_its_limit_in_flight_and_hands_back_every_output() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mut inputs = 0..20u32;
+        let mut fan = FanOut::new(3, "Test");
+        let mut outputs = Vec::new();
+        let task = |i: u32| {
+            let (running, most) = (running.clone(), most.clone());
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                i * 2
+            }
+        };
+        while let Some(done) = fan.next(|| inputs.next().map(task)).await {
+            outputs.push(done.unwrap());
+        }
+        outputs.sort_unstable();
+        assert_eq!(outputs, (0..20).map(|i| i * 2).collect::<Vec<_>>());
+        assert!(most.load(Ordering::SeqCst) <= 3);
+        // A task that panics is a failure of the operation, not a panic.
+        let mut fan = FanOut::new(2, "Test");
+        let mut once = Some(async { panic!("lost") });
+        let failed: Option<Result<(), StoreError>> = fan.next(|| once.take()).await;
+        assert!(matches!(
+            failed,
+            Some(Err(StoreError::Sdk { op: "Test", .. }))
+        ));
+    }
+}
