@@ -240,14 +240,9 @@ impl Store {
                 (STATUS.into(), s(SEAT_AVAILABLE)),
             ]);
             item.extend(shape.seat_attributes(seat));
-            let put = self
-                .client
-                .put_item()
-                .table_name(&*self.table)
-                .set_item(Some(item));
-            let put = Expression::new_item().on_put_item(put);
+            let put = self.put_new(item);
             let ordinal = seat.ordinal;
-            async move { conditional(put.send().await, "PutItem").map(|_| ordinal) }
+            async move { put.await.map(|_| ordinal) }
         };
         loop {
             let next_seat = || {

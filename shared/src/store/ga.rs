@@ -4,7 +4,6 @@
 
 use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
 use super::errors::conditional;
-use super::expression::Expression;
 use super::failures::unavailable_in;
 use super::fan_out::FanOut;
 use super::items;
@@ -81,16 +80,7 @@ impl Store {
         }
         let mut items = items.into_iter();
         let mut fan = FanOut::new(BUCKET_WRITES_IN_FLIGHT, "PutItem");
-        let put = |item| {
-            let put = self
-                .client
-                .put_item()
-                .table_name(&*self.table)
-                .set_item(Some(item));
-            let put = Expression::new_item().on_put_item(put);
-            async move { conditional(put.send().await, "PutItem") }
-        };
-        while let Some(written) = fan.next(|| items.next().map(put)).await {
+        while let Some(written) = fan.next(|| items.next().map(|i| self.put_new(i))).await {
             written??;
         }
         Ok(())

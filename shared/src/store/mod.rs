@@ -127,6 +127,21 @@ pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
 pub use visitors::{DrawnEntry, IndexedVisitor};
 
+impl Store {
+    /// Writes `item` unless one is there already (`Ok(false)` then): a
+    /// retried creation leaves what it wrote alone. The request is built
+    /// now and sent when the future is awaited (it owns what it needs).
+    fn put_new(&self, item: Item) -> impl std::future::Future<Output = Result<bool, Error>> {
+        let put = self
+            .client
+            .put_item()
+            .table_name(&*self.table)
+            .set_item(Some(item));
+        let put = Expression::new_item().on_put_item(put);
+        async move { errors::conditional(put.send().await, "PutItem") }
+    }
+}
+
 /// Result of a transaction: committed, or cancelled with per-item reasons.
 pub(crate) enum Txn {
     Committed,
