@@ -1,109 +1,24 @@
-//! Orders and holds: create and read orders, claim and release seats, each
-//! claim or release one transaction with no read before it (but for a
-//! crowded instance's read of the seat, `seat_state`).
+//! Holds: claim and release seats, each claim or release one transaction
+//! with no read before it (but for a crowded instance's read of the seat,
+//! `seat_state`). Orders themselves are `orders.rs`.
 
 use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
-use super::errors::sdk_error;
 use super::failures::{
-    admitted_order_failure, claim_error, extended_since, release_error, seat_seen, unavailable_in,
-    AdmittedOrderFailure, ItemFailure,
+    claim_error, extended_since, release_error, seat_seen, unavailable_in, ItemFailure,
 };
 use super::items;
-use super::items::order::{order_key, parse_order, StoredOrder};
+use super::items::order::order_key;
 use super::items::seat::FreeFor;
 use super::items::seat::{parse_seat, seat_key};
-use super::items::visitor::{admission_key, VISITOR_RETENTION_SECONDS};
-use super::schema::TOKEN_HASH;
-use super::value::{Fields, Item};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::buyer_limit::BuyerSeen;
 use crate::domain::crowd::SeatSeen;
-use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId, SeatState};
+use crate::domain::{EventId, EventRef, Millis, OrderId, SeatId, SeatState};
 use crate::error::Error;
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
-
-/// Whether the order item `old` is `order` (the same token hash): a
-/// retried create found its own write.
-fn is_same_order(old: &Item, order: &Order) -> bool {
-    Fields::new(old).opt_s(TOKEN_HASH) == Some(order.token_hash.as_str())
-}
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 impl Store {
-    // ----- orders -------------------------------------------------------
-
-    /// Writes a new PENDING order (its id is fresh; the condition only
-    /// guards against the impossible collision), by `UpdateItem`: IAM holds
-    /// create-order to the attributes a new order has.
-    pub async fn create_order(&self, order: &Order) -> Result<(), Error> {
-        let update = self
-            .client
-            .update_item()
-            .table_name(&*self.table)
-            .set_key(Some(order_key(&order.order_id)))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let update = items::order::create(order)
-            .on_update_item(update)
-            .send()
-            .await;
-        match update {
-            Ok(_) => Ok(()),
-            // The SDK retried a write whose first attempt had landed: the
-            // item there is ours (same token hash), so the order exists as
-            // asked.
-            Err(SdkError::ServiceError(ctx))
-                if matches!(ctx.err(), UpdateItemError::ConditionalCheckFailedException(c)
-                    if c.item().is_some_and(|old| is_same_order(old, order))) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(sdk_error("UpdateItem", e).into()),
-        }
-    }
-
-    /// Writes a new PENDING order opened under an admission, and
-    /// counts it against the admission's `allowed` orders, in one
-    /// transaction. An order of the same id that is there already (a
-    /// retry under the same `Idempotency-Key`) is the answer if it is
-    /// this one (same token hash), and is not counted again: `false`;
-    /// `409 admission-used` once the admission opened all it may.
-    pub async fn create_admitted_order(
-        &self,
-        order: &Order,
-        admission_id: &str,
-        allowed: u32,
-        admission_expires_at: Millis,
-    ) -> Result<bool, Error> {
-        let ttl = admission_expires_at.0 / 1_000 + VISITOR_RETENTION_SECONDS;
-        let items = vec![
-            self.txn_update(order_key(&order.order_id), items::order::create(order))?,
-            self.txn_update(
-                admission_key(admission_id),
-                items::visitor::open_under(allowed, ttl),
-            )?,
-        ];
-        match self.transact(items).await? {
-            Txn::Committed => Ok(true),
-            Txn::Cancelled(reasons) => match admitted_order_failure(&reasons)? {
-                AdmittedOrderFailure::Exists(Some(old)) if is_same_order(&old, order) => Ok(false),
-                AdmittedOrderFailure::Exists(_) => Err(Error::Unauthorized),
-                AdmittedOrderFailure::AdmissionUsed => Err(Error::AdmissionUsed),
-            },
-        }
-    }
-
-    /// One strongly consistent read of an order.
-    pub async fn get_order(&self, order: &OrderId) -> Result<Option<StoredOrder>, Error> {
-        Ok(self
-            .get_consistent(order_key(order))
-            .await?
-            .as_ref()
-            .map(parse_order)
-            .transpose()?)
-    }
-
     /// get-seat's transaction, once: claims `seat` for the order and
     /// records it on the order, with no read before it (but the buyer's
     /// record, on an event with a buyer limit). The seat is claimable if it

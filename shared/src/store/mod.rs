@@ -38,9 +38,10 @@
 //! - `errors`: SDK failures, which are 503; `failures`: cancelled
 //!   transactions decided (pure, unit-tested);
 //! - `events`: create-event (retry-safe, resumable) and listing seats;
-//!   `event_reads`: the event's head and plan, cached per instance;
-//! - `holds`: orders, get-seat, drop-seat; `best_available`: reading rows
-//!   and claiming a block; `ga`: general-admission buckets;
+//!   `event_reads`: the event's head and plan (an instance keeps them);
+//! - `orders`: creating and reading orders; `holds`: get-seat, drop-seat;
+//!   `best_available`: reading rows and claiming a block; `ga`:
+//!   general-admission buckets; `buyers`: the buyer limit in a claim;
 //! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
 //! - `sweep`: the sweep's calls; `seat_map`: the stream-fed projection
 //!   and availability's read; `sold_out`: what the stream saw sold out for
@@ -80,6 +81,7 @@ mod ga;
 mod holds;
 mod items;
 mod lifecycle;
+mod orders;
 mod queue;
 mod queue_counts;
 mod schema;
