@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::onsale::OnSale;
+use super::onsale_run::OnSale;
 use super::pricing::old_layout;
 use crate::capacity::{self, Charge, KeyLoad, Target, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 

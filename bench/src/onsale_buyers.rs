@@ -3,8 +3,8 @@
 //! recorded for the history checker.
 
 use super::demand::{DemandModel, Zipf, GA_SECTION};
-use super::onsale::OnSale;
 use super::onsale_history::{BuyerHistory, OnSaleHistory};
+use super::onsale_run::OnSale;
 use crate::capacity::as_caller;
 use crate::{reply, Rng};
 use crowdcheck::history::{wall_us, Window};

@@ -97,7 +97,7 @@ pub(super) async fn price(
 }
 
 /// Every charge of `requests`, in order.
-pub(super) fn flattened(requests: &[crate::replay::Priced]) -> Vec<capacity::Charge> {
+pub(super) fn flattened(requests: &[Priced]) -> Vec<capacity::Charge> {
     requests.iter().flat_map(|p| p.charges.clone()).collect()
 }
 
@@ -107,7 +107,7 @@ pub(super) fn flattened(requests: &[crate::replay::Priced]) -> Vec<capacity::Cha
 pub(super) async fn price_each(
     app: &App,
     records: &[capacity::Recorded],
-) -> Result<Vec<crate::replay::Priced>, String> {
+) -> Result<Vec<Priced>, String> {
     let schema = Schema::seatclaim();
     let keys = capacity::touched_items(records, &schema);
     let sizes = item_sizes(app, &keys).await?;
@@ -117,9 +117,9 @@ pub(super) async fn price_each(
         .iter()
         .zip(each)
         .filter(|(_, charges)| !charges.is_empty())
-        .map(|(r, charges)| crate::replay::Priced {
+        .map(|(r, charges)| Priced {
             write: capacity::is_write(&r.op),
-            retried: crate::replay::sdk_retries(&r.op),
+            retried: sdk_retries(&r.op),
             charges,
         })
         .collect())
@@ -174,4 +174,22 @@ pub(super) async fn item_sizes(
         }
     }
     Ok(sizes)
+}
+
+/// Whether the SDK retries `op` when it is throttled. A throttled
+/// transaction is answered `TransactionCanceledException` with a
+/// `ThrottlingError` reason, which the SDK does not classify as a
+/// throttle: the store turns it into a 503 at once.
+pub fn sdk_retries(op: &str) -> bool {
+    op != "TransactWriteItems"
+}
+
+/// One recorded request as the replay needs it: whether it writes (the
+/// quota it counts against), whether the SDK retries it, and the units it
+/// consumed, per key.
+#[derive(Debug, Clone)]
+pub struct Priced {
+    pub write: bool,
+    pub retried: bool,
+    pub charges: Vec<capacity::Charge>,
 }

@@ -17,12 +17,13 @@ use shared::domain::{EventId, Millis};
 use shared::App;
 use tokio::sync::Semaphore;
 
+use super::pricing::Priced;
 use super::pricing::{flattened, price_each};
 use super::queue_model::{
     join_queue, put_queue, QueueModel, QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S,
 };
 use super::queue_projection::per_request;
-use super::replay::{replays, Layout, Priced, Stream};
+use super::replay::{replays, Layout, Stream};
 use crate::capacity::{CapacityRecorder, Recorded};
 use crate::{create_event, reply, unique, Timing, HOLD_SECONDS};
 

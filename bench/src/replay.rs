@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::capacity::meter::{Limits, Meter};
 use crate::capacity::{Charge, Target};
+use crate::pricing::Priced;
 use crate::{Bound, Goal, Rng};
 
 /// The SDK's standard retry (`RetryConfig::standard()`, what the functions
@@ -27,24 +28,6 @@ use crate::{Bound, Goal, Rng};
 pub const SDK_ATTEMPTS: u32 = 3;
 const SDK_INITIAL_BACKOFF_MS: i64 = 1_000;
 const SDK_MAX_BACKOFF_MS: i64 = 20_000;
-
-/// Whether the SDK retries `op` when it is throttled. A throttled
-/// transaction is answered `TransactionCanceledException` with a
-/// `ThrottlingError` reason, which the SDK does not classify as a
-/// throttle: the store turns it into a 503 at once.
-pub fn sdk_retries(op: &str) -> bool {
-    op != "TransactWriteItems"
-}
-
-/// One recorded request as the replay needs it: whether it writes (the
-/// quota it counts against), whether the SDK retries it, and the units it
-/// consumed, per key.
-#[derive(Debug, Clone)]
-pub struct Priced {
-    pub write: bool,
-    pub retried: bool,
-    pub charges: Vec<Charge>,
-}
 
 /// The key layout a replay charges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

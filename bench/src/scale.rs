@@ -4,15 +4,12 @@
 use std::fmt::Write as _;
 
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
-use super::onsale::OnSale;
+use super::onsale_run::{OnSale, TARGET_CLAIMS_PER_SECOND};
 use super::pricing::Projection;
 use super::replay::{Layout, Replayed};
 use super::scale_model::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use crate::{Bound, Goal};
-
-/// The rate of claim attempts the issue sets as the goal.
-pub(crate) const TARGET_CLAIMS_PER_SECOND: f64 = 20_000.0;
 
 /// How long one sweep may run: expire-holds' timeout in template.yaml
 /// (without one, the minute until the next).

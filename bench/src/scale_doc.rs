@@ -13,7 +13,7 @@ use super::crowd_projection::{
 };
 use super::demand::StreamCounts;
 use super::end_to_end;
-use super::onsale::OnSale;
+use super::onsale_run::OnSale;
 use super::queue_model::QueueRun;
 use super::scale_limits::{limits, limits_section, route_limits_section, ROUTE_LIMITS};
 use super::scale_model::{

@@ -9,10 +9,11 @@
 
 use super::demand::{DemandModel, StreamCounts, Zipf, GA_SECTION};
 use super::onsale_history::OnSaleHistory;
+use super::pricing::Priced;
 use super::pricing::{flattened, price_each};
-use super::replay::{Priced, Replays};
+use super::replay::Replays;
 use super::setup::{project_stream, seed_sold_seats};
-use super::sold_out_crowd::{crowd_claims, refuse};
+use super::sold_out_crowd::{crowd_claims, refuse, Ask, CROWD_INSTANCES, CROWD_ORDER_SECONDS};
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
 use crate::{reply, BenchOrder, Rng};
 use crowdcheck::history::{wall_us, Window};
@@ -26,8 +27,6 @@ use std::time::Duration;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 
-/// Warm function instances the crowd is spread over.
-pub const CROWD_INSTANCES: usize = 100;
 /// The contract's targets for a refusal on a sold-out event (docs/API.md,
 /// "Under a crowd"), on average.
 pub const REFUSAL_READ_UNITS: f64 = 5.0;
@@ -116,16 +115,6 @@ impl SoldOutPhase {
             && self.functions.values().any(|f| f.requests > 0)
             && self.sold_out_sections == self.sections
     }
-}
-
-/// One crowd member's requests: the function and its request.
-pub(super) struct Ask {
-    pub(super) function: &'static str,
-    pub(super) method: &'static str,
-    pub(super) path: String,
-    pub(super) body: String,
-    /// The status and error code a sold-out event answers.
-    pub(super) refusal: (u16, &'static [&'static str]),
 }
 
 /// Sells the rest, projects it, refuses the crowd, projects a cold start.
@@ -293,10 +282,6 @@ async fn refuse_the_crowd(
     }
     Ok(charges)
 }
-
-/// How long the crowd's orders live: longer than the phase runs (the
-/// model's own hold is shorter), so every refusal is for a live order.
-pub(super) const CROWD_ORDER_SECONDS: u32 = 3_600;
 
 /// `n` PENDING orders of `event` living [`CROWD_ORDER_SECONDS`], written
 /// as create-order writes them.

@@ -13,8 +13,23 @@ use shared::App;
 use tokio::sync::Semaphore;
 
 use super::onsale_history::{BuyerHistory, OnSaleHistory};
-use super::sold_out::{Ask, CROWD_INSTANCES, CROWD_ORDER_SECONDS};
 use crate::{claim_answer, reply, BenchOrder};
+
+/// Warm function instances the crowd is spread over.
+pub const CROWD_INSTANCES: usize = 100;
+/// One crowd member's requests: the function and its request.
+pub(crate) struct Ask {
+    pub(crate) function: &'static str,
+    pub(crate) method: &'static str,
+    pub(crate) path: String,
+    pub(crate) body: String,
+    /// The status and error code a sold-out event answers.
+    pub(crate) refusal: (u16, &'static [&'static str]),
+}
+
+/// How long the crowd's orders live: longer than the phase runs (the
+/// model's own hold is shorter), so every refusal is for a live order.
+pub(crate) const CROWD_ORDER_SECONDS: u32 = 3_600;
 
 /// get-seat's answers to the crowd in the on-sale's `history`, each a
 /// claim on the seat its path names for its order, answered within its

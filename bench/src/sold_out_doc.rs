@@ -4,9 +4,10 @@
 
 use std::fmt::Write as _;
 
+use super::onsale_run::TARGET_CLAIMS_PER_SECOND;
 use super::replay::{method, replays, table, Layout, Stream, BELOW_THE_CEILING};
-use super::scale::TARGET_CLAIMS_PER_SECOND;
-use super::sold_out::{SoldOutPhase, CROWD_INSTANCES, REFUSAL_READ_UNITS, REFUSAL_WRITE_UNITS};
+use super::sold_out::{SoldOutPhase, REFUSAL_READ_UNITS, REFUSAL_WRITE_UNITS};
+use super::sold_out_crowd::CROWD_INSTANCES;
 use super::sold_out_crowd::PER_INSTANCE_RATE;
 use crate::capacity::PARTITION_READ_UNITS;
 use crate::{Bound, Goal};
@@ -167,7 +168,7 @@ impl SoldOutPhase {
 
 #[cfg(test)]
 mod tests {
-    use super::super::replay::Priced;
+    use super::super::pricing::Priced;
     use super::super::sold_out::FunctionCost;
     use super::*;
     use crate::capacity::{Charge, Target};

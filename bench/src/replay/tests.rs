@@ -1,4 +1,5 @@
 use super::*;
+use crate::pricing::sdk_retries;
 
 /// `requests` in order, evenly spaced at `per_second`: one stream.
 fn replay(

@@ -421,3 +421,20 @@ fn the_domain_is_pure_and_shared_has_no_module_cycle() {
         "modules that depend on themselves: {found:#?}"
     );
 }
+
+/// No crate of the workspace has a module that depends on itself through
+/// its siblings, at any depth (the bench's were from splitting a file
+/// without moving down what both halves shared).
+#[test]
+fn no_crate_has_a_module_cycle() {
+    // functions/ is binaries only, a few lines each (src/bin/).
+    for krate in ["shared", "local", "crowdcheck", "bench", "testkit"] {
+        let src = local::repo_root().join(krate).join("src");
+        assert!(!module_files(&src).is_empty(), "{krate}'s files are read");
+        let found = cycles(&src);
+        assert!(
+            found.is_empty(),
+            "{krate}: modules that depend on themselves: {found:#?}"
+        );
+    }
+}
