@@ -2,9 +2,10 @@
 //! alone (`seatclaim-bench --only …`), and the full run calls the same
 //! entry points.
 
+use crate::kit::{app_with_client, new_app, Row, Timing};
 use crate::{
-    app_with_client, buyer_limit, crowd_markdown, flood, fragmented, new_app, one_seat_stampedes,
-    stadium_page, Row, Sizes, StampedeRun, Timing,
+    buyer_limit, crowd_markdown, flood, fragmented, one_seat_stampedes, stadium_page, Sizes,
+    StampedeRun,
 };
 
 /// A DynamoDB Local of a scenario's own, in memory, on a free port.

@@ -3,7 +3,8 @@
 //! correctness counts (overlaps and false sold-outs must be 0; orphans are
 //! reported: the contract's centre rule can split a row into odd runs).
 
-use crate::{create_orders, reply, unique, BenchOrder, Row, Timing, HOLD_SECONDS};
+use crate::kit::{reply, unique, BenchOrder, Row, Timing};
+use crate::{create_orders, HOLD_SECONDS};
 use crowdcheck::history::{
     check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, Micros, SeatOp, Verdict,
     Window, MEMORY_SLACK_US,

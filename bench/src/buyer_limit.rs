@@ -5,8 +5,9 @@
 //! most 2 write units per KB of the buyer's record on top of the claim's.
 
 use crate::capacity::CapacityRecorder;
+use crate::kit::{reply_with as send, unique, Row, Timing};
 use crate::setup::{create_buyer_orders, create_event_from};
-use crate::{reply_with as send, unique, Bound, Goal, Row, Timing, HOLD_SECONDS};
+use crate::{Bound, Goal, HOLD_SECONDS};
 use crowdcheck::history::{check_counter, micros_of, wall_us, CounterOp, Take, Verdict, Window};
 use shared::App;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,24 @@
 //! Cold start and footprint under the Lambda RIE (scripts/bench_cold_start.py).
 
-use crate::{serve, unique, Bound, ColdStart, ColdStartPass, Goal};
+use crate::kit::unique;
+use crate::{serve, Bound, ColdStartPass, Goal};
 use shared::App;
+
+/// The cold-start scenario's outcome.
+#[derive(Debug, Default)]
+pub enum ColdStart {
+    #[default]
+    NotRun,
+    /// Not run, and why (bench-smoke without the Python tools).
+    Skipped(String),
+    /// The script's tables (markdown), whether every invocation succeeded,
+    /// and each function's targets.
+    Measured {
+        markdown: String,
+        ok: bool,
+        goals: Vec<Goal>,
+    },
+}
 
 /// The last scenario: scripts/bench_cold_start.py, which runs every
 /// function's binary under the Lambda Runtime Interface Emulator. It sets

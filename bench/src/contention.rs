@@ -8,11 +8,12 @@ use std::collections::HashSet;
 use local::metrics::RequestCounter;
 use shared::App;
 
+use crate::kit::{new_app, unique, Row};
 use crate::raw::{double_held, raw_claims, table_name, RawClaim};
 use crate::setup::create_event;
 use crate::spread::{same_requests, spread, spread_handler_and_bare, spread_plan, ClaimPath};
 use crate::stampede::{stampede_handler, stampede_http};
-use crate::{new_app, unique, Bound, Goal, Report, Row, Sizes, HANDLER_OVER_BARE, HOLD_SECONDS};
+use crate::{Bound, Goal, Report, Sizes, HANDLER_OVER_BARE, HOLD_SECONDS};
 
 /// The stampede on one seat (handler and HTTP), and the spread over many
 /// (handler and its decision without HTTP, alternating, on a table of

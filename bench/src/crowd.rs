@@ -13,8 +13,9 @@
 
 use super::onsale_history::{BuyerHistory, HistoryVerdict};
 use crate::capacity::{self, CapacityRecorder, PARTITION_WRITE_UNITS};
+use crate::kit::{claim_answer, unique};
 use crate::setup::{create_buyer_orders, create_event_from};
-use crate::{claim_answer, create_event, create_orders, unique, Bound, Goal, HOLD_SECONDS};
+use crate::{create_event, create_orders, Bound, Goal, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
 use crowdcheck::history::{wall_us, Window};
 use shared::auth::HoldToken;
@@ -159,7 +160,7 @@ async fn priced_run(
     app: &App,
     recorder: &CapacityRecorder,
     event: &str,
-    orders: &[crate::BenchOrder],
+    orders: &[crate::kit::BenchOrder],
     seat: &str,
     instances: usize,
     buyer_limit: Option<u32>,

@@ -4,7 +4,7 @@
 //! phase and the first-seconds projection share it; it depends on none
 //! of them.
 
-use crate::Rng;
+use crate::kit::Rng;
 
 /// The demand model's event and buyers.
 #[derive(Debug, Clone, Copy)]

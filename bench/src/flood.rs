@@ -10,10 +10,11 @@
 //! slow another scenario down.
 
 use crate::capacity::{CapacityRecorder, Charge, Recorded};
+use crate::kit::{unique, Row, Timing};
 use crate::pricing::price;
 use crate::queue_model::put_queue;
 use crate::setup::create_event;
-use crate::{heap, unique, Bound, Goal, Row, Timing, HOLD_SECONDS};
+use crate::{heap, Bound, Goal, HOLD_SECONDS};
 use local::dynamodb_local::{free_port, DynamoDbLocal, Jvm, Storage};
 use shared::admitter::{Admitter, TICK_MS};
 use shared::domain::queue::DEFAULT_DRAW_SETTLE_MS;
@@ -160,7 +161,8 @@ async fn measure(waiting: u64, size: Flood, jvm: Jvm) -> Result<Measured, String
     let dynamodb = DynamoDbLocal::start_with(port, "a free port", Storage::InMemory, jvm)
         .map_err(|e| e.to_string())?;
     let recorder = CapacityRecorder::new();
-    let app = crate::new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
+    let app =
+        crate::kit::new_app(&dynamodb.endpoint(), None, Some(recorder.clone()), false).await?;
     let event = unique("flood");
     create_event(&app, &event, 100, HOLD_SECONDS).await?;
     let opens = Millis(shared::world::now().0 + 3_600_000);

@@ -10,9 +10,10 @@
 
 use crate::best::BlockVerdict;
 use crate::capacity::{as_caller, CapacityRecorder};
+use crate::kit::{reply, unique, BenchOrder, Row, Timing};
 use crate::pricing::price;
 use crate::setup::{create_event_from, create_orders};
-use crate::{reply, unique, BenchOrder, Bound, Goal, Row, Timing, HOLD_SECONDS};
+use crate::{Bound, Goal, HOLD_SECONDS};
 use crowdcheck::history::{
     seat_claim, seconds_after, wall_us, BlockRefusal, Micros, SeatOp, Window,
 };

@@ -6,7 +6,7 @@
 use super::demand::GA_SECTION;
 use super::pricing::price;
 use crate::capacity::{CapacityRecorder, Target};
-use crate::{reply, BenchOrder};
+use crate::kit::{reply, BenchOrder};
 use shared::App;
 use std::collections::BTreeMap;
 

@@ -3,7 +3,8 @@
 //! next to the naive single counter it replaces (read the count, write it
 //! back plus q): the harness must see that one oversell.
 
-use crate::{create_orders, reply, table_name, unique, Row, Timing, HOLD_SECONDS};
+use crate::kit::{reply, unique, Row, Timing};
+use crate::{create_orders, table_name, HOLD_SECONDS};
 use aws_sdk_dynamodb::types::AttributeValue;
 use crowdcheck::history::{
     check_counter, places_hold, seconds_after, wall_us, CounterOp, Take, Verdict, Window,

@@ -4,24 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use lambda_http::Body;
-use shared::App;
-
 use local::metrics::RequestCounter;
-use local::router::{dispatch, request};
-
-/// The hold time of every scenario's event but two: longer than any
-/// scenario runs, so no hold expires while one is measured.
-pub const HOLD_SECONDS: u32 = 600;
-/// The sweep scenario's hold time: its orders must expire to be swept.
-pub const SWEEP_HOLD_SECONDS: u32 = 3;
-/// The handler's throughput over its own decision run without HTTP (the
-/// same DynamoDB requests): parsing, the token check and the reply cost
-/// at most a tenth.
-pub const HANDLER_OVER_BARE: f64 = 0.9;
-/// The sweep on a table with many more items than expired orders takes at
-/// most this much longer: what it reads tracks the expired orders.
-pub const SWEEP_LARGE_OVER_SMALL: f64 = 1.5;
 
 pub use crowdcheck::capacity;
 
@@ -40,6 +23,7 @@ mod fresh;
 mod ga;
 pub mod goals;
 pub mod heap;
+mod kit;
 mod onsale;
 mod onsale_buyers;
 mod onsale_history;
@@ -76,6 +60,7 @@ use best::best_available_stampede;
 pub use best::BestAvailableStampede;
 pub use capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use cold_start::cold_start;
+pub use cold_start::ColdStart;
 use contention::{concurrency, contention, raw_and_naive};
 use crowd::one_seat_stampedes;
 pub use crowd::{markdown as crowd_markdown, OneSeatStampede, StampedeRun};
@@ -83,6 +68,10 @@ pub use demand::DemandModel;
 pub use ga::GaStampede;
 use ga::{ga_naive_counter, ga_stampede};
 pub use goals::{Bound, Goal};
+use kit::new_app;
+pub use kit::{
+    Row, Timing, HANDLER_OVER_BARE, HOLD_SECONDS, SWEEP_HOLD_SECONDS, SWEEP_LARGE_OVER_SMALL,
+};
 use onsale::on_sale;
 pub use onsale_run::OnSale;
 pub use ops::SWEEP_LIVE_ORDER_SHARE;
@@ -93,49 +82,6 @@ use raw::table_name;
 use setup::{create_event, create_event_from, create_orders, serve};
 pub use sizes::{ColdStartPass, Sizes};
 pub use stadium_page::StadiumPageSize;
-
-/// Latencies of one scenario and its wall time.
-#[derive(Debug, Clone, Default)]
-pub struct Timing {
-    pub latencies_ms: Vec<f64>,
-    pub wall: Duration,
-}
-
-impl Timing {
-    fn percentile(&self, p: f64) -> f64 {
-        if self.latencies_ms.is_empty() {
-            return 0.0;
-        }
-        let mut v = self.latencies_ms.clone();
-        v.sort_by(f64::total_cmp);
-        let idx = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
-        v[idx]
-    }
-    pub fn p50(&self) -> f64 {
-        self.percentile(50.0)
-    }
-    pub fn p99(&self) -> f64 {
-        self.percentile(99.0)
-    }
-    pub fn max(&self) -> f64 {
-        self.percentile(100.0)
-    }
-    pub fn per_second(&self) -> f64 {
-        self.latencies_ms.len() as f64 / self.wall.as_secs_f64().max(1e-9)
-    }
-}
-
-/// One printed row: what ran, how fast, and what it proved.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub scenario: String,
-    pub timing: Timing,
-    pub correctness: String,
-    /// Whether the correctness counts hold (what every run judges).
-    pub ok: bool,
-    /// Its figures held to bounds (what `make bench` alone fails on).
-    pub goals: Vec<Goal>,
-}
 
 /// Everything one run measured.
 #[derive(Debug, Default)]
@@ -157,22 +103,6 @@ pub struct Report {
     /// Goals of figures that have no row of their own (handler ÷ bare,
     /// the sweep's scaling).
     pub goals: Vec<Goal>,
-}
-
-/// The cold-start scenario's outcome.
-#[derive(Debug, Default)]
-pub enum ColdStart {
-    #[default]
-    NotRun,
-    /// Not run, and why (bench-smoke without the Python tools).
-    Skipped(String),
-    /// The script's tables (markdown), whether every invocation succeeded,
-    /// and each function's targets.
-    Measured {
-        markdown: String,
-        ok: bool,
-        goals: Vec<Goal>,
-    },
 }
 
 impl Report {
@@ -198,91 +128,6 @@ impl Report {
             .chain(cold_start)
             .collect()
     }
-}
-
-/// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-struct BenchOrder {
-    id: String,
-    token: String,
-}
-
-impl BenchOrder {
-    /// The order's id and its hold token, decoded with the development keys.
-    fn claimant(&self) -> Result<(shared::domain::OrderId, shared::auth::HoldToken), String> {
-        let id = shared::domain::OrderId::parse(&self.id).map_err(|e| e.to_string())?;
-        let token = local::apps::dev_hold_token_keys()
-            .decode(&id, &self.token)
-            .ok_or_else(|| format!("order {}: its hold token does not decode", self.id))?;
-        Ok((id, token))
-    }
-}
-
-/// A claim's outcome as get-seat answers it: its status, and its body's
-/// `expiresAt` or `error` (what the history checker reads), for the paths
-/// that call the handler's decision without HTTP.
-fn claim_answer(
-    result: &Result<shared::domain::Millis, shared::error::Error>,
-) -> (u16, serde_json::Value) {
-    match result {
-        Ok(expires) => (
-            200,
-            serde_json::json!({ "expiresAt": expires.to_rfc3339() }),
-        ),
-        Err(e) => (
-            shared::http::status(e).as_u16(),
-            serde_json::json!({ "error": e.code() }),
-        ),
-    }
-}
-
-async fn reply(
-    app: &App,
-    method: &str,
-    uri: &str,
-    auth: Option<&str>,
-    body: &str,
-) -> (u16, serde_json::Value) {
-    let headers: Vec<(&str, String)> = auth
-        .map(|t| vec![("authorization", format!("Bearer {t}"))])
-        .unwrap_or_default();
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    reply_with(app, method, uri, &headers, body).await
-}
-
-/// A request through the router with these headers: its status and body.
-async fn reply_with(
-    app: &App,
-    method: &str,
-    uri: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, serde_json::Value) {
-    let body = if body.is_empty() {
-        Body::Empty
-    } else {
-        Body::Text(body.to_owned())
-    };
-    let resp = dispatch(app, request(method, uri, headers, body)).await;
-    let status = resp.status().as_u16();
-    let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
-    (status, json)
-}
-
-pub(crate) fn unique(prefix: &str) -> String {
-    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
 
 pub async fn run(
@@ -334,40 +179,6 @@ pub async fn run(
 /// A fresh table on `endpoint` and an app on it, its client counting
 /// requests or recording them for pricing. Only the on-sale reads the
 /// stream: every other table goes without it (see
-/// TableSpec::without_stream).
-pub(crate) async fn new_app(
-    endpoint: &str,
-    counter: Option<RequestCounter>,
-    recorder: Option<crate::capacity::CapacityRecorder>,
-    stream: bool,
-) -> Result<App, String> {
-    let client = match recorder {
-        Some(r) => crate::capacity::recording_client(endpoint, r),
-        None => local::local_client_counting(endpoint, counter),
-    };
-    app_with_client(client, stream).await
-}
-
-/// A fresh table through `client`, and an app on it.
-pub(crate) async fn app_with_client(
-    client: aws_sdk_dynamodb::Client,
-    stream: bool,
-) -> Result<App, String> {
-    let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
-    let spec = if stream { spec } else { spec.without_stream() };
-    let table = unique("bench");
-    spec.create(&client, &table)
-        .await
-        .map_err(|e| e.to_string())?;
-    // An instance keeps a queue's state a second, as on AWS.
-    let mut app = local::apps::app_on(client, &table);
-    app.memory = app
-        .memory
-        .fresh()
-        .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
-    Ok(app)
-}
-
 /// Warms DynamoDB Local up on a scratch table, then drops it: the
 /// requests sent and how long they took.
 async fn warm_up_dynamodb(endpoint: &str, sizes: Sizes) -> Result<(usize, Duration), String> {

@@ -11,7 +11,7 @@ use super::onsale_buyers::{draw_buyers, run_buyers};
 use super::onsale_run::{OnSale, TARGET_CLAIMS_PER_SECOND};
 use super::pricing::{old_layout, price, price_each, project};
 use crate::capacity::{self, as_caller, CapacityRecorder};
-use crate::{reply, unique};
+use crate::kit::{reply, unique};
 use lambda_http::Body;
 use local::router::dispatch;
 use local::router::request;

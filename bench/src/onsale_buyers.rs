@@ -6,7 +6,7 @@ use super::demand::{DemandModel, Zipf, GA_SECTION};
 use super::onsale_history::{BuyerHistory, OnSaleHistory};
 use super::onsale_run::OnSale;
 use crate::capacity::as_caller;
-use crate::{reply, Rng};
+use crate::kit::{reply, Rng};
 use crowdcheck::history::{wall_us, Window};
 use lambda_http::Body;
 use local::router::{dispatch, request};

@@ -6,7 +6,7 @@ use super::demand::{DemandModel, StreamCounts};
 use super::onsale_history::HistoryVerdict;
 use super::pricing::Projection;
 use crate::capacity;
-use crate::Timing;
+use crate::kit::Timing;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! Round trips per operation, sweep scaling, and the JIT warm-up.
 
-use crate::{
-    create_event, create_orders, reply, unique, Bound, Goal, HOLD_SECONDS, SWEEP_HOLD_SECONDS,
-};
+use crate::kit::{reply, unique};
+use crate::{create_event, create_orders, Bound, Goal, HOLD_SECONDS, SWEEP_HOLD_SECONDS};
 use lambda_http::Body;
 use local::metrics::RequestCounter;
 use local::router::dispatch;

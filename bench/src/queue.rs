@@ -25,7 +25,8 @@ use super::queue_model::{
 use super::queue_projection::per_request;
 use super::replay::{replays, Layout, Stream};
 use crate::capacity::{CapacityRecorder, Recorded};
-use crate::{create_event, reply, unique, Timing, HOLD_SECONDS};
+use crate::kit::{reply, unique, Timing};
+use crate::{create_event, HOLD_SECONDS};
 
 /// One visitor as the bench knows it: its join's times are the client's
 /// own (when it sent the join, when the answer came), not the server's.

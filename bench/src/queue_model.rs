@@ -8,8 +8,9 @@
 use shared::domain::Millis;
 use shared::App;
 
+use crate::kit::{reply, Row, Timing};
 use crate::replay::Replays;
-use crate::{reply, Bound, Goal, Row, Timing};
+use crate::{Bound, Goal};
 
 /// The contract's goals (issue 19).
 pub const JOIN_GOAL_PER_S: f64 = 20_000.0;

@@ -8,7 +8,8 @@ use shared::domain::{EventId, Millis};
 use shared::App;
 
 use super::queue_model::{join_queue, put_queue, QueueModel};
-use crate::{create_event, reply, unique, HOLD_SECONDS};
+use crate::kit::{reply, unique};
+use crate::{create_event, HOLD_SECONDS};
 
 /// A small event of its own, sold out of what is available (held) and
 /// refilled (one seat dropped), in real time: how long the admitter takes

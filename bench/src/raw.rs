@@ -1,6 +1,6 @@
 //! The store's ceiling (one conditional UpdateItem) and the naive patterns that must oversell.
 
-use crate::Timing;
+use crate::kit::Timing;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use shared::App;

@@ -18,8 +18,9 @@ use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::capacity::meter::{Limits, Meter};
 use crate::capacity::{Charge, Target};
+use crate::kit::Rng;
 use crate::pricing::Priced;
-use crate::{Bound, Goal, Rng};
+use crate::{Bound, Goal};
 
 /// The SDK's standard retry (`RetryConfig::standard()`, what the functions
 /// build): 3 attempts, full-jitter back-off from 1 s, doubling, at most

@@ -2,7 +2,7 @@
 //! over HTTP for the scripts that drive them from outside (cold start,
 //! the stadium page).
 
-use crate::{reply, reply_with, BenchOrder};
+use crate::kit::{reply, reply_with, BenchOrder};
 use shared::domain::{EventId, OrderId, PaymentId, SeatId};
 use shared::App;
 use std::sync::Arc;

@@ -15,7 +15,7 @@ use super::replay::Replays;
 use super::setup::{project_stream, seed_sold_seats};
 use super::sold_out_crowd::{crowd_claims, refuse, Ask, CROWD_INSTANCES, CROWD_ORDER_SECONDS};
 use crate::capacity::{self, CapacityRecorder, KeyLoad};
-use crate::{reply, BenchOrder, Rng};
+use crate::kit::{reply, BenchOrder, Rng};
 use crowdcheck::history::{wall_us, Window};
 use shared::domain::OrderId;
 use shared::domain::SeatId;

@@ -13,7 +13,7 @@ use shared::App;
 use tokio::sync::Semaphore;
 
 use super::onsale_history::{BuyerHistory, OnSaleHistory};
-use crate::{claim_answer, reply, BenchOrder};
+use crate::kit::{claim_answer, reply, BenchOrder};
 
 /// Warm function instances the crowd is spread over.
 pub const CROWD_INSTANCES: usize = 100;

@@ -2,10 +2,8 @@
 //! handler's own decision without HTTP (the same DynamoDB requests).
 
 use super::onsale_history::{BuyerHistory, HistoryVerdict};
-use crate::{
-    claim_answer, create_event, create_orders, reply, unique, BenchOrder, Rng, Sizes, Timing,
-    HOLD_SECONDS,
-};
+use crate::kit::{claim_answer, reply, unique, BenchOrder, Rng, Timing};
+use crate::{create_event, create_orders, Sizes, HOLD_SECONDS};
 use crowdcheck::history::{wall_us, Window};
 use local::metrics::RequestCounter;
 use serde_json::Value;

@@ -4,10 +4,9 @@
 //! availability reply takes (fetched and decoded, then applied) and
 //! whether every seat is drawn as the reply says.
 
+use crate::kit::{unique, Rng, Row, Timing};
 use crate::setup::{project_stream, seed_sold_seats};
-use crate::{
-    create_event_from, create_orders, serve, unique, Bound, Goal, Rng, Row, Timing, HOLD_SECONDS,
-};
+use crate::{create_event_from, create_orders, serve, Bound, Goal, HOLD_SECONDS};
 use shared::domain::{EventId, OrderId, PaymentId, SeatId};
 use shared::App;
 use std::collections::{HashMap, HashSet};

@@ -1,6 +1,7 @@
 //! The stampede: many orders at one seat, through the handler and through the dev server's HTTP path.
 
-use crate::{create_event, create_orders, reply, unique, Row, Timing, HOLD_SECONDS};
+use crate::kit::{reply, unique, Row, Timing};
+use crate::{create_event, create_orders, HOLD_SECONDS};
 use crowdcheck::history::{check_seat, seat_claim, seconds_after, wall_us, SeatOp, Window};
 use serde_json::Value;
 use shared::App;

@@ -1,0 +1,190 @@
+//! What every scenario uses: a printed row and its timings, a seeded
+//! random source, requests through the router, the orders it opens, unique
+//! names, and apps on fresh tables. It names no scenario: every scenario
+//! and the run itself build on it.
+
+use std::time::Duration;
+
+use lambda_http::Body;
+use local::metrics::RequestCounter;
+use local::router::{dispatch, request};
+use shared::App;
+
+use crate::goals::Goal;
+
+/// The hold time of every scenario's event but two: longer than any
+/// scenario runs, so no hold expires while one is measured.
+pub const HOLD_SECONDS: u32 = 600;
+/// The sweep scenario's hold time: its orders must expire to be swept.
+pub const SWEEP_HOLD_SECONDS: u32 = 3;
+/// The handler's throughput over its own decision run without HTTP (the
+/// same DynamoDB requests): parsing, the token check and the reply cost
+/// at most a tenth.
+pub const HANDLER_OVER_BARE: f64 = 0.9;
+/// The sweep on a table with many more items than expired orders takes at
+/// most this much longer: what it reads tracks the expired orders.
+pub const SWEEP_LARGE_OVER_SMALL: f64 = 1.5;
+
+/// Latencies of one scenario and its wall time.
+#[derive(Debug, Clone, Default)]
+pub struct Timing {
+    pub latencies_ms: Vec<f64>,
+    pub wall: Duration,
+}
+
+impl Timing {
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies_ms.is_empty() {
+            return 0.0;
+        }
+        let mut v = self.latencies_ms.clone();
+        v.sort_by(f64::total_cmp);
+        let idx = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
+        v[idx]
+    }
+    pub fn p50(&self) -> f64 {
+        self.percentile(50.0)
+    }
+    pub fn p99(&self) -> f64 {
+        self.percentile(99.0)
+    }
+    pub fn max(&self) -> f64 {
+        self.percentile(100.0)
+    }
+    pub fn per_second(&self) -> f64 {
+        self.latencies_ms.len() as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One printed row: what ran, how fast, and what it proved.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub scenario: String,
+    pub timing: Timing,
+    pub correctness: String,
+    /// Whether the correctness counts hold (what every run judges).
+    pub ok: bool,
+    /// Its figures held to bounds (what `make bench` alone fails on).
+    pub goals: Vec<Goal>,
+}
+
+/// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
+pub(crate) struct Rng(pub(crate) u64);
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+pub(crate) struct BenchOrder {
+    pub(crate) id: String,
+    pub(crate) token: String,
+}
+
+impl BenchOrder {
+    /// The order's id and its hold token, decoded with the development keys.
+    pub(crate) fn claimant(
+        &self,
+    ) -> Result<(shared::domain::OrderId, shared::auth::HoldToken), String> {
+        let id = shared::domain::OrderId::parse(&self.id).map_err(|e| e.to_string())?;
+        let token = local::apps::dev_hold_token_keys()
+            .decode(&id, &self.token)
+            .ok_or_else(|| format!("order {}: its hold token does not decode", self.id))?;
+        Ok((id, token))
+    }
+}
+
+/// A claim's outcome as get-seat answers it: its status, and its body's
+/// `expiresAt` or `error` (what the history checker reads), for the paths
+/// that call the handler's decision without HTTP.
+pub(crate) fn claim_answer(
+    result: &Result<shared::domain::Millis, shared::error::Error>,
+) -> (u16, serde_json::Value) {
+    match result {
+        Ok(expires) => (
+            200,
+            serde_json::json!({ "expiresAt": expires.to_rfc3339() }),
+        ),
+        Err(e) => (
+            shared::http::status(e).as_u16(),
+            serde_json::json!({ "error": e.code() }),
+        ),
+    }
+}
+
+pub(crate) async fn reply(
+    app: &App,
+    method: &str,
+    uri: &str,
+    auth: Option<&str>,
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let headers: Vec<(&str, String)> = auth
+        .map(|t| vec![("authorization", format!("Bearer {t}"))])
+        .unwrap_or_default();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    reply_with(app, method, uri, &headers, body).await
+}
+
+/// A request through the router with these headers: its status and body.
+pub(crate) async fn reply_with(
+    app: &App,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let body = if body.is_empty() {
+        Body::Empty
+    } else {
+        Body::Text(body.to_owned())
+    };
+    let resp = dispatch(app, request(method, uri, headers, body)).await;
+    let status = resp.status().as_u16();
+    let json = serde_json::from_slice(resp.body().as_ref()).unwrap_or(serde_json::Value::Null);
+    (status, json)
+}
+
+pub(crate) fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// TableSpec::without_stream).
+pub(crate) async fn new_app(
+    endpoint: &str,
+    counter: Option<RequestCounter>,
+    recorder: Option<crate::capacity::CapacityRecorder>,
+    stream: bool,
+) -> Result<App, String> {
+    let client = match recorder {
+        Some(r) => crate::capacity::recording_client(endpoint, r),
+        None => local::local_client_counting(endpoint, counter),
+    };
+    app_with_client(client, stream).await
+}
+
+/// A fresh table through `client`, and an app on it.
+pub(crate) async fn app_with_client(
+    client: aws_sdk_dynamodb::Client,
+    stream: bool,
+) -> Result<App, String> {
+    let spec = local::table::TableSpec::from_repo().map_err(|e| e.to_string())?;
+    let spec = if stream { spec } else { spec.without_stream() };
+    let table = unique("bench");
+    spec.create(&client, &table)
+        .await
+        .map_err(|e| e.to_string())?;
+    // An instance keeps a queue's state a second, as on AWS.
+    let mut app = local::apps::app_on(client, &table);
+    app.memory = app
+        .memory
+        .fresh()
+        .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
+    Ok(app)
+}
