@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::access::holder_token;
 use super::Reply;
 use crate::auth::HoldToken;
-use crate::domain::crowd::SeatSeen;
+use crate::domain::crowd::{refusal_on_read, SeatSeen};
 use crate::domain::{Millis, OrderId, SeatId};
 use crate::error::Error;
 use crate::http::{json, path_param};
@@ -166,15 +166,11 @@ async fn buyer_refusal_confirmed(
     if !plain {
         return Ok(None);
     }
-    let event = token.event_id();
-    let state = app.store.seat_state(event, seat).await?;
-    if state.is_none() {
+    let Some(state) = app.store.seat_state(token.event_id(), seat).await? else {
         return Ok(None);
-    }
-    let seen = app
-        .memory
-        .after_seat_read(event, seat, order, state.as_ref(), now);
-    if let Some(seen) = seen {
+    };
+    // Only this refusal rests on the read: it is not kept for the crowd.
+    if let Some((_, seen)) = refusal_on_read(&state, order.as_str(), now) {
         return Ok(Some(refusal(seen)));
     }
     let limit = token.buyer().map_or(0, |b| b.limit);

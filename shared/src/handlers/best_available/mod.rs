@@ -137,7 +137,7 @@ async fn choose_and_claim(
     let mut budget = Budget(ROUND_TRIPS);
     let mut rounds = Rounds::new("best-available", CLAIM_ATTEMPTS);
     let mut in_hand = RowsInHand::new(candidates.len());
-    let mut marked_in_a_row = 0;
+    let mut token = token.clone();
     while rounds.next().await.is_some() {
         let n = quantity as usize;
         let losses = rounds.losses();
@@ -155,7 +155,7 @@ async fn choose_and_claim(
         let seats = &choice.seats;
         // Counted at its most before it is sent, so the bound holds
         // whatever happens; what it did not use is given back after.
-        let reserved = claim_block_max_requests(token);
+        let reserved = claim_block_max_requests(&token);
         budget.spend(reserved)?;
         let record = asked.key.map(|key| {
             let block = KeyedBlock {
@@ -166,7 +166,10 @@ async fn choose_and_claim(
             (key, block)
         });
         let keyed = record.as_ref().map(|(key, block)| (*key, block));
-        let (claim, made) = claim_block(app, asked.order_id, token, seats, keyed, max).await?;
+        // The token it ended with: an extension meanwhile is paid for once.
+        let (claim, made, current) =
+            claim_block(app, asked.order_id, &token, seats, keyed, max).await?;
+        token = current;
         budget.give_back(reserved.saturating_sub(made));
         match claim {
             BlockClaim::Held(expires_at) => return Ok(held(asked.order_id, seats, expires_at)),
@@ -186,14 +189,12 @@ async fn choose_and_claim(
             }
             // The seats the transaction named are a rival's: choose again
             // from the rows in hand, without reading them again.
-            BlockClaim::Taken(lost) if !lost.is_empty() && marked_in_a_row < MARKED_CHOICES => {
-                marked_in_a_row += 1;
+            BlockClaim::Taken(lost) if !lost.is_empty() && in_hand.marked() < MARKED_CHOICES => {
                 in_hand.mark_taken(&choice, &lost);
                 rounds.lost();
             }
             // Spent in claim_block, which only ends on another outcome.
             BlockClaim::Taken(_) | BlockClaim::StaleToken(_) => {
-                marked_in_a_row = 0;
                 in_hand.read_again();
                 rounds.lost();
             }
@@ -257,7 +258,7 @@ async fn claim_block(
     seats: &[SeatId],
     keyed: Option<(&IdempotencyKey, &KeyedBlock)>,
     max: u32,
-) -> Result<(BlockClaim, usize), Error> {
+) -> Result<(BlockClaim, usize, HoldToken), Error> {
     let mut token = token.clone();
     let mut stale = Rounds::stale_token();
     let per_send = claim_block_max_requests(&token) / CLAIM_BLOCK_MAX_REQUESTS;
@@ -275,7 +276,7 @@ async fn claim_block(
                 stale.next().await.ok_or_else(|| stale.spent())?;
                 token = current;
             }
-            claim => return Ok((claim, made)),
+            claim => return Ok((claim, made, token)),
         }
     }
 }

@@ -55,6 +55,8 @@ pub(super) struct RowsInHand {
     /// Whether everything in hand was read consistently and nothing was
     /// marked since: a refusal may rest on it.
     exact: bool,
+    /// Lost races marked on the rows in hand since they were last read.
+    marked: u32,
 }
 
 impl RowsInHand {
@@ -63,6 +65,7 @@ impl RowsInHand {
             sections: vec![SectionInHand::default(); candidates],
             consistent: false,
             exact: false,
+            marked: 0,
         }
     }
 
@@ -77,6 +80,12 @@ impl RowsInHand {
         self.sections.fill(SectionInHand::default());
         self.consistent = true;
         self.exact = true;
+        self.marked = 0;
+    }
+
+    /// Lost races marked on the rows in hand since they were last read.
+    pub(super) fn marked(&self) -> u32 {
+        self.marked
     }
 
     /// A rival has (or is taking) the seats at positions `lost` of
@@ -89,6 +98,7 @@ impl RowsInHand {
             }
         }
         self.exact = false;
+        self.marked += 1;
     }
 }
 
@@ -220,5 +230,8 @@ mod tests {
         );
         assert_eq!(in_hand.sections[0].rows[0], [true; 6]);
         assert!(!in_hand.is_exact(), "a refusal needs a read after a mark");
+        assert_eq!(in_hand.marked(), 1);
+        in_hand.read_again();
+        assert_eq!(in_hand.marked(), 0, "a read starts the count again");
     }
 }

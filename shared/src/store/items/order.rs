@@ -128,7 +128,16 @@ fn parse_keyed_blocks(item: &Item) -> Result<HashMap<IdempotencyKey, KeyedBlock>
             .ok()
             .and_then(|m| {
                 let fields = Fields::new(m);
-                let seats = fields.string_set(KEYED_SEATS).ok()?;
+                // A list, not a set: the block's seats in the order the
+                // first reply gave them.
+                let seats: Vec<&str> = m
+                    .get(KEYED_SEATS)?
+                    .as_l()
+                    .ok()?
+                    .iter()
+                    .map(|v| v.as_s().map(String::as_str))
+                    .collect::<Result<_, _>>()
+                    .ok()?;
                 Some(KeyedBlock {
                     quantity: fields.u32(KEYED_QUANTITY).ok()?,
                     section: match fields.opt_s(KEYED_SECTION) {
@@ -376,7 +385,10 @@ pub(in crate::store) fn add_block(
     // first send fails here, and is answered from the record.
     let mut record = HashMap::from([
         (KEYED_QUANTITY.to_owned(), n(block.quantity)),
-        (KEYED_SEATS.to_owned(), ss(seats)),
+        (
+            KEYED_SEATS.to_owned(),
+            AttributeValue::L(seats.iter().map(|seat| s(*seat)).collect()),
+        ),
     ]);
     if let Some(section) = &block.section {
         record.insert(KEYED_SECTION.to_owned(), s(section.as_str()));
