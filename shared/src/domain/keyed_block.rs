@@ -61,18 +61,19 @@ mod tests {
     );
 
     #[test]
-    fn a_retry_is_answered_with_its_block_only_while_the_order_holds_it_whole() {
-        let seats = |ids: &[&str]| -> Vec<SeatId> {
-            ids.iter().map(|s| SeatId::parse(s).unwrap()).collect()
+    fn a_retry_is_answered_with_its_block_only_while_the_order_holds_it_whole(
+    ) -> Result<(), crate::error::Error> {
+        let seats = |ids: &[&str]| -> Result<Vec<SeatId>, crate::error::Error> {
+            ids.iter().map(|s| SeatId::parse(s)).collect()
         };
-        let a = SectionId::parse("A").unwrap();
-        let b = SectionId::parse("B").unwrap();
+        let a = SectionId::parse("A")?;
+        let b = SectionId::parse("B")?;
         let kept = KeyedBlock {
             quantity: 2,
             section: Some(a.clone()),
-            seats: seats(&["A-1-4", "A-1-5"]),
+            seats: seats(&["A-1-4", "A-1-5"])?,
         };
-        let both = seats(&["A-1-4", "A-1-5", "A-2-1"]);
+        let both = seats(&["A-1-4", "A-1-5", "A-2-1"])?;
         let cases: [Case; 6] = [
             (None, 2, Some(&a), &both, KeyedAnswer::Claim),
             (
@@ -95,5 +96,6 @@ mod tests {
                 "case {i}"
             );
         }
+        Ok(())
     }
 }

@@ -55,7 +55,8 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn it_keeps_at_most_its_limit_in_flight_and_hands_back_every_output() {
+    async fn it_keeps_at_most_its_limit_in_flight_and_hands_back_every_output(
+    ) -> Result<(), StoreError> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::Arc;
         let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
@@ -73,7 +74,7 @@ mod tests {
             }
         };
         while let Some(done) = fan.next(|| inputs.next().map(task)).await {
-            outputs.push(done.unwrap());
+            outputs.push(done?);
         }
         outputs.sort_unstable();
         assert_eq!(outputs, (0..20).map(|i| i * 2).collect::<Vec<_>>());
@@ -86,5 +87,6 @@ mod tests {
             failed,
             Some(Err(StoreError::Sdk { op: "Test", .. }))
         ));
+        Ok(())
     }
 }
