@@ -520,20 +520,13 @@ async fn faults_on_the_buyers_record_never_break_the_limit() {
 /// every held seat counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn slow_calls_on_the_buyers_record_are_503_and_never_miscount() {
-    use local::faults::{production_client_over, SlowStore};
+    use local::faults::SlowStore;
     use shared::store::BUYER_PK_PREFIX;
     use std::time::Duration;
     let slow = SlowStore::default();
     // `calm` keeps the default budget for everything on time; `hurried`
     // answers at 1.5 s, before the slow calls' 1.7 s.
-    let calm = testkit::fresh_app_with(production_client_over(
-        &testkit::dynamodb_endpoint(),
-        slow.http_client(),
-        [],
-    ))
-    .await;
-    let mut hurried = calm.clone();
-    hurried.config.request_budget_ms = 1_500;
+    let (calm, hurried) = common::calm_and_hurried(&slow).await;
     let late = Duration::from_millis(1_700);
     let ev = limited_event(&calm, 20, 0, 2).await;
     let (a, b) = two_orders(&calm, &ev).await;

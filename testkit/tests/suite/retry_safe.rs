@@ -11,7 +11,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::*;
-use local::faults::{production_client_over, SlowStore};
+use local::faults::SlowStore;
 use serde_json::{json, Value};
 use shared::store::ORDER_PK_PREFIX;
 use shared::App;
@@ -19,19 +19,6 @@ use shared::App;
 /// Transactions on orders answered this late lose their answer to the
 /// hurried app's 1.5 s budget, after they landed.
 const LATE: Duration = Duration::from_millis(1_700);
-
-/// An app on `slow`'s client, on time, and the same with a 1.5 s budget.
-async fn calm_and_hurried(slow: &SlowStore) -> (App, App) {
-    let calm = testkit::fresh_app_with(production_client_over(
-        &testkit::dynamodb_endpoint(),
-        slow.http_client(),
-        [],
-    ))
-    .await;
-    let mut hurried = calm.clone();
-    hurried.config.request_budget_ms = 1_500;
-    (calm, hurried)
-}
 
 /// best-available sent once, with `key` if given.
 async fn best_once(app: &App, o: &TestOrder, key: Option<&str>, body: Value) -> Reply {

@@ -504,3 +504,16 @@ pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> 
         created_at: order.created_at.to_rfc3339(),
     }
 }
+
+/// An app on `slow`'s client, on time, and the same with a 1.5 s budget.
+pub async fn calm_and_hurried(slow: &local::faults::SlowStore) -> (App, App) {
+    let calm = testkit::fresh_app_with(local::faults::production_client_over(
+        &testkit::dynamodb_endpoint(),
+        slow.http_client(),
+        [],
+    ))
+    .await;
+    let mut hurried = calm.clone();
+    hurried.config.request_budget_ms = 1_500;
+    (calm, hurried)
+}
