@@ -6,8 +6,8 @@
 use crate::kit::{reply, unique, BenchOrder, Row, Timing};
 use crate::{create_orders, HOLD_SECONDS};
 use crowdcheck::history::{
-    check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, Micros, SeatOp, Verdict,
-    Window, MEMORY_SLACK_US,
+    check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, SeatOp, Verdict, Window,
+    MEMORY_SLACK_US,
 };
 use shared::domain::best_available::{has_run, orphans, rows_behind_a_free_run, MAX_SPREAD_ROWS};
 use shared::domain::{RowId, SeatId, SectionId};
@@ -41,9 +41,9 @@ struct Outcome {
     refused: Vec<u32>,
     /// The same refusals with when they were in flight, for the checker.
     refusals: Vec<BlockRefusal>,
-    /// When each request answered 5xx began: it may have held a block the
-    /// checker cannot name.
-    unknown_from: Vec<Micros>,
+    /// Each request answered 5xx, when it was in flight and for which
+    /// order: it may have held a block its answer does not name.
+    unknown: Vec<(Window, String)>,
     retry: usize,
     other: usize,
     /// Each seat's history as the answers tell it, for the checker.
@@ -56,13 +56,7 @@ impl Outcome {
     /// Every seat's history and every refusal judged on the section's
     /// `rows`.
     fn judged(&self, rows: &[Vec<String>]) -> BlockVerdict {
-        BlockVerdict::judge(
-            SECTION,
-            rows,
-            &self.histories,
-            &self.refusals,
-            &self.unknown_from,
-        )
+        BlockVerdict::judge(SECTION, rows, &self.histories, &self.refusals)
     }
 }
 
@@ -74,39 +68,29 @@ pub(super) struct BlockVerdict {
     seats: usize,
     holds: Verdict,
     refusals: Verdict,
-    /// Refusals left unjudged (after a 5xx).
-    unjudged: usize,
 }
 
 impl BlockVerdict {
     /// `histories` judged seat by seat, and `refusals` on `rows`; `name`
-    /// names the rows in the violations. A 5xx (its request began at one
-    /// of `unknown_from`) names no block, so a refusal that ended after
-    /// one began is left unjudged and counted.
+    /// names the rows in the violations. What a 5xx held is in
+    /// `histories` once read back ([`read_back_unknown`]).
     pub(super) fn judge(
         name: &str,
         rows: &[Vec<String>],
         histories: &HashMap<String, Vec<SeatOp>>,
         refusals: &[BlockRefusal],
-        unknown_from: &[Micros],
     ) -> Self {
-        let first_5xx = unknown_from.iter().copied().min();
-        let (judged, unjudged): (Vec<BlockRefusal>, Vec<BlockRefusal>) = refusals
-            .iter()
-            .cloned()
-            .partition(|r| first_5xx.is_none_or(|at| r.window.end < at));
         let holds = histories
             .iter()
             .map(|(seat, ops)| check_seat(seat, ops))
             .fold(Verdict::default(), Verdict::and);
         // A refusal may rest on run summaries up to the contract's 5 s old,
         // the bound the crowd gate's memory has too.
-        let refusals = check_block_refusals(name, rows, histories, &judged, MEMORY_SLACK_US);
+        let refusals = check_block_refusals(name, rows, histories, refusals, MEMORY_SLACK_US);
         BlockVerdict {
             seats: histories.len(),
             holds,
             refusals,
-            unjudged: unjudged.len(),
         }
     }
 
@@ -116,7 +100,6 @@ impl BlockVerdict {
             seats: self.seats + other.seats,
             holds: self.holds.and(other.holds),
             refusals: self.refusals.and(other.refusals),
-            unjudged: self.unjudged + other.unjudged,
         }
     }
 
@@ -132,11 +115,10 @@ impl BlockVerdict {
             .chain(&self.refusals.violations)
             .next();
         format!(
-            "history: {} seats, {} holds and {} refusals judged ({} after a 5xx, unjudged), {} violations{}",
+            "history: {} seats, {} holds and {} refusals judged, {} violations{}",
             self.seats,
             self.holds.operations,
             self.refusals.operations,
-            self.unjudged,
             self.holds.violations.len() + self.refusals.violations.len(),
             first.map_or(String::new(), |v| format!(" ({v})"))
         )
@@ -170,8 +152,9 @@ pub(super) async fn best_available_stampede(
     let started = Instant::now();
     let tasks = spawn_buyers(app, orders, size.in_flight, &[2, 2, 4, 2]);
     let mut timing = Timing::default();
-    let outcome = tally(tasks, &mut timing).await?;
+    let mut outcome = tally(tasks, &mut timing).await?;
     timing.wall = started.elapsed();
+    read_back_unknown(app, &event, &outcome.unknown, &mut outcome.histories).await?;
     // Seats were only ever taken: a run of n that exists now existed when
     // n was refused, so that refusal would have been false.
     let free = free_seats(app, &event, size.seats_per_row).await?;
@@ -283,7 +266,7 @@ async fn tally(
                 // the contract gives.
                 out.retry += usize::from(status == 503);
                 out.other += usize::from(status != 503);
-                out.unknown_from.push(window.start);
+                out.unknown.push((window, order));
             }
             _ => out.other += 1,
         }
@@ -386,7 +369,8 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
         let event = create_section(app, SPILL).await?;
         let orders = create_orders(app, &event, SPILL.buyers).await?;
         let tasks = spawn_buyers(app, orders, SPILL.in_flight, &[2]);
-        let outcome = tally(tasks, &mut timing).await?;
+        let mut outcome = tally(tasks, &mut timing).await?;
+        read_back_unknown(app, &event, &outcome.unknown, &mut outcome.histories).await?;
         let free = free_seats(app, &event, SPILL.seats_per_row).await?;
         behind.extend(
             outcome
@@ -422,4 +406,51 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
         timing,
         goals: Vec::new(),
     })
+}
+
+/// What each request answered 5xx held, read back: the seats its order
+/// holds in `event` now (each order sends one request), each as a claim
+/// whose answer was lost, in flight from the request's start until this
+/// read, which saw it landed, and holding until its expiry. An order that
+/// holds nothing now held nothing (seats are only taken here). Nothing is
+/// read when nothing answered 5xx.
+pub(super) async fn read_back_unknown(
+    app: &App,
+    event: &str,
+    unknown: &[(Window, String)],
+    histories: &mut HashMap<String, Vec<SeatOp>>,
+) -> Result<(), String> {
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let event = shared::domain::EventId::parse(event).map_err(|e| e.to_string())?;
+    let seats = app
+        .store
+        .list_all_seats(&event, None)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("event vanished")?;
+    let read = wall_us();
+    for (window, order) in unknown {
+        for seat in &seats {
+            let shared::domain::SeatState::Held {
+                order: holder,
+                expires_at,
+            } = &seat.state
+            else {
+                continue;
+            };
+            if holder.as_str() == order {
+                histories
+                    .entry(seat.spec.seat_id.as_str().to_owned())
+                    .or_default()
+                    .push(SeatOp::Unknown {
+                        window: Window::new(window.start, read),
+                        order: order.clone(),
+                        expires_by: expires_at.0 * 1_000,
+                    });
+            }
+        }
+    }
+    Ok(())
 }

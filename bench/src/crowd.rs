@@ -167,7 +167,8 @@ async fn priced_run(
 ) -> Result<StampedeRun, String> {
     let mut claimants = Vec::with_capacity(orders.len());
     for o in orders {
-        claimants.push(o.claimant()?);
+        let (id, token) = o.claimant()?;
+        claimants.push((id, token, o.expires));
     }
     let claimants = Arc::new(claimants);
     let seat = SeatId::parse(seat).map_err(|e| e.to_string())?;
@@ -206,6 +207,9 @@ fn seat_partition(event: &str, seat: &SeatId) -> Result<capacity::Target, String
     }
 }
 
+/// An order of the stampede, its hold token and its `expiresAt` as created.
+type Claimant = (OrderId, HoldToken, crowdcheck::history::Micros);
+
 /// The start of the last run's simulated second (ms).
 static LAST_SECOND: AtomicI64 = AtomicI64::new(0);
 
@@ -213,7 +217,7 @@ static LAST_SECOND: AtomicI64 = AtomicI64::new(0);
 /// `instances` fresh instances of `app`.
 async fn stampede(
     app: &App,
-    claimants: Arc<Vec<(OrderId, HoldToken)>>,
+    claimants: Arc<Vec<Claimant>>,
     seat: &SeatId,
     instances: usize,
 ) -> Result<StampedeRun, String> {
@@ -235,7 +239,7 @@ async fn stampede(
         tasks.spawn(async move {
             let mut answers = Vec::new();
             for i in (k..requests).step_by(instances) {
-                let (order, token) = &claimants[i];
+                let (order, token, _) = &claimants[i];
                 let _permit = in_flight.acquire().await;
                 // The claim's DynamoDB requests metered at its instant.
                 let start = wall_us();
@@ -267,7 +271,7 @@ async fn stampede(
 /// is live on both clocks.
 fn tally(
     run: &mut StampedeRun,
-    claimants: &[(OrderId, HoldToken)],
+    claimants: &[Claimant],
     seat: &SeatId,
     answers: Vec<(usize, Window, Result<Millis, Error>)>,
 ) {
@@ -275,7 +279,8 @@ fn tally(
     for (i, window, answer) in answers {
         let (status, body) = claim_answer(&answer);
         let order = claimants[i].0.as_str();
-        history.claim_for(seat.as_str(), window, order, (status, &body), HOLD_SECONDS);
+        let life = (claimants[i].2, HOLD_SECONDS);
+        history.claim_for(seat.as_str(), window, order, (status, &body), life);
         match answer {
             Ok(_) => run.winners += 1,
             Err(Error::SeatHeld) => run.seat_held += 1,

@@ -8,15 +8,13 @@
 //! own copies of the event, the sold-out sections and the run summaries).
 //! The history checker judges every refusal against the holds laid.
 
-use crate::best::BlockVerdict;
+use crate::best::{read_back_unknown, BlockVerdict};
 use crate::capacity::{as_caller, CapacityRecorder};
 use crate::kit::{reply, unique, BenchOrder, Row, Timing};
 use crate::pricing::price;
 use crate::setup::{create_event_from, create_orders};
 use crate::{Bound, Goal, HOLD_SECONDS};
-use crowdcheck::history::{
-    seat_claim, seconds_after, wall_us, BlockRefusal, Micros, SeatOp, Window,
-};
+use crowdcheck::history::{seat_claim, seconds_after, wall_us, BlockRefusal, SeatOp, Window};
 use shared::domain::{RowId, SeatId, SectionId};
 use shared::App;
 use std::collections::HashMap;
@@ -46,21 +44,16 @@ struct Tally {
     refused: usize,
     /// The same refusals with when they were in flight, for the checker.
     refusals: Vec<BlockRefusal>,
-    /// When each request answered 5xx began: it may have held a block.
-    unknown_from: Vec<Micros>,
+    /// Each request answered 5xx, when it was in flight and for which
+    /// order: it may have held a block.
+    unknown: Vec<(Window, String)>,
     other: Vec<String>,
 }
 
 impl Tally {
     /// The refusals judged against the holds `laid` on the stadium's `rows`.
     fn judged(&self, rows: &[Vec<String>], laid: &HashMap<String, Vec<SeatOp>>) -> BlockVerdict {
-        BlockVerdict::judge(
-            "the stadium",
-            rows,
-            laid,
-            &self.refusals,
-            &self.unknown_from,
-        )
+        BlockVerdict::judge("the stadium", rows, laid, &self.refusals)
     }
 }
 
@@ -96,6 +89,8 @@ pub(super) async fn fragmented_best_available(
         .count();
     let (seats, held) = (size.sections * size.rows * size.seats_per_row, laid.len());
     let goals = fragmented_goals(round_trips, read_units);
+    let mut laid = laid;
+    read_back_unknown(app, &event, &tally.unknown, &mut laid).await?;
     let history = tally.judged(&rows, &laid);
     Ok(Row {
         scenario: format!(
@@ -194,8 +189,8 @@ async fn hold_every_tenth(
                 let start = wall_us();
                 let (status, body) = reply(&app, "POST", &uri, Some(&holder.token), "").await;
                 let window = Window::new(start, wall_us());
-                let expires_by = seconds_after(window.end, HOLD_SECONDS);
-                match seat_claim(window, &holder.id, (status, &body), false, expires_by) {
+                let expiry = Window::new(holder.expires, seconds_after(window.end, HOLD_SECONDS));
+                match seat_claim(window, &holder.id, (status, &body), false, expiry) {
                     Some(op @ SeatOp::Held { .. }) => held.push((seat, op)),
                     _ => return Err(format!("get-seat {seat}: {status} {body}")),
                 }
@@ -236,12 +231,17 @@ async fn ask(
             )
             .await;
             let window = Window::new(start, wall_us());
-            (started.elapsed().as_secs_f64() * 1000.0, window, answer)
+            (
+                started.elapsed().as_secs_f64() * 1000.0,
+                window,
+                answer,
+                o.id,
+            )
         });
     }
     let mut tally = Tally::default();
     while let Some(done) = tasks.join_next().await {
-        let (ms, window, (status, body)) = done.map_err(|e| e.to_string())?;
+        let (ms, window, (status, body), order) = done.map_err(|e| e.to_string())?;
         timing.latencies_ms.push(ms);
         match (status, body["error"].as_str()) {
             (409, Some("not-enough-seats")) => {
@@ -253,7 +253,7 @@ async fn ask(
             }
             (s, code) => {
                 if (500..=599).contains(&s) {
-                    tally.unknown_from.push(window.start);
+                    tally.unknown.push((window, order));
                 }
                 tally.other.push(format!("{s} {}", code.unwrap_or("-")));
             }

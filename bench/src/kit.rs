@@ -85,6 +85,9 @@ impl Rng {
 pub(crate) struct BenchOrder {
     pub(crate) id: String,
     pub(crate) token: String,
+    /// Its `expiresAt` as created, in microseconds: the earliest it can
+    /// expire (an extension only moves it later).
+    pub(crate) expires: crowdcheck::history::Micros,
 }
 
 impl BenchOrder {

@@ -7,7 +7,7 @@ use super::onsale_history::{BuyerHistory, OnSaleHistory};
 use super::onsale_run::OnSale;
 use crate::capacity::as_caller;
 use crate::kit::{reply, Rng};
-use crowdcheck::history::{wall_us, Window};
+use crowdcheck::history::{micros_of, wall_us, Window};
 use lambda_http::Body;
 use local::router::{dispatch, request};
 use shared::App;
@@ -39,7 +39,12 @@ async fn buyer(
     )
     .await;
     let log = vec![("create-order", status, ms_since(started))];
-    let (Some(id), Some(token)) = (order["orderId"].as_str(), order["holdToken"].as_str()) else {
+    let expires = order["expiresAt"].as_str().and_then(micros_of);
+    let (Some(id), Some(token), Some(expires)) = (
+        order["orderId"].as_str(),
+        order["holdToken"].as_str(),
+        expires,
+    ) else {
         return (log, BuyerHistory::default());
     };
     // The invariant check afterwards reads every order: a buyer of places
@@ -49,6 +54,7 @@ async fn buyer(
         app,
         id,
         token,
+        expires,
         log,
         history: BuyerHistory::default(),
     };
@@ -69,6 +75,8 @@ struct Buyer<'a> {
     app: &'a App,
     id: &'a str,
     token: &'a str,
+    /// Its order's `expiresAt` as created.
+    expires: crowdcheck::history::Micros,
     log: Vec<(&'static str, u16, f64)>,
     history: BuyerHistory,
 }
@@ -104,7 +112,7 @@ impl Buyer<'_> {
             let window = Window::new(start, wall_us());
             let answer = (status, &answer);
             self.history
-                .claim_for(&seat, window, self.id, answer, hold_seconds);
+                .claim_for(&seat, window, self.id, answer, (self.expires, hold_seconds));
             if status == 200 && !won.contains(&seat) {
                 won.push(seat);
             }

@@ -22,38 +22,47 @@ pub(super) struct BuyerHistory {
 }
 
 impl BuyerHistory {
-    /// get-seat's answer to `order`'s claim on `seat`. Its refusals may
-    /// come from the crowd gate's memory; a 503 may have held the seat
-    /// until `expires_by` at the latest. A refusal about the order (its
-    /// hold lapsed, its limit) says nothing about the seat: no operation.
+    /// get-seat's answer to `order`'s claim on `seat`, by an order whose
+    /// expiry lies within `expiry`. Its refusals may come from the crowd
+    /// gate's memory; `order-not-holdable` is judged against the order's
+    /// earliest expiry; a 503 may have held the seat until `expiry.end` at
+    /// the latest. A refusal for the buyer's limit or the order's size
+    /// says nothing about the seat: no operation.
     pub(super) fn claim(
         &mut self,
         seat: &str,
         window: Window,
         order: &str,
         answer: (u16, &Value),
-        expires_by: Micros,
+        expiry: Window,
     ) {
-        match seat_claim(window, order, answer, true, expires_by) {
+        match seat_claim(window, order, answer, true, expiry) {
             Some(op) => self.seats.push((seat.to_owned(), op)),
-            None if about_the_order(answer) => {}
+            None if not_about_the_seat(answer) => {}
             None => self.unread += 1,
         }
     }
 
-    /// [`Self::claim`] by an order that lives `order_seconds` at most
-    /// after its claim answered: a claim holds its seat until its order
-    /// expires, so a 503 may hold it that long.
+    /// [`Self::claim`] by an order created to expire at `expires` that
+    /// lives `order_seconds` at most after its claim answered: a claim
+    /// holds its seat until its order expires, so a 503 may hold it that
+    /// long.
     pub(super) fn claim_for(
         &mut self,
         seat: &str,
         window: Window,
         order: &str,
         answer: (u16, &Value),
-        order_seconds: u32,
+        (expires, order_seconds): (Micros, u32),
     ) {
-        let expires_by = seconds_after(window.end, order_seconds);
-        self.claim(seat, window, order, answer, expires_by);
+        let expires_by = seconds_after(window.end, order_seconds).max(expires);
+        self.claim(
+            seat,
+            window,
+            order,
+            answer,
+            Window::new(expires, expires_by),
+        );
     }
 
     /// hold-ga's answer to `order` asking for `quantity` places in all,
@@ -176,11 +185,15 @@ impl HistoryVerdict {
     }
 }
 
-/// A claim's refusal about its order, not the seat: the order's hold
-/// lapsed or its buyer's limit reached (409), or its seats per order
-/// (422 `seat-limit`).
-fn about_the_order((status, body): (u16, &Value)) -> bool {
-    status == 409 || (status == 422 && body["error"] == "seat-limit")
+/// A claim's refusal that is not about the seat and that the seat's
+/// history cannot judge: the buyer's limit reached (`409 buyer-limit`),
+/// or the order's seats (`422 seat-limit`). Every other refusal is read
+/// (`seat-held`, `seat-sold`, `order-not-holdable`) or left unread.
+fn not_about_the_seat((status, body): (u16, &Value)) -> bool {
+    matches!(
+        (status, body["error"].as_str()),
+        (409, Some("buyer-limit")) | (422, Some("seat-limit"))
+    )
 }
 
 impl BuyerHistory {
@@ -261,13 +274,16 @@ mod tests {
         let limit = serde_json::json!({"error": "seat-limit"});
         let lapsed = serde_json::json!({"error": "order-expired"});
         let bad = serde_json::json!({"error": "bad-request"});
-        claims.claim_for("S1-1-1", window(0, 10), "a", (422, &limit), 60);
-        claims.claim_for("S1-1-1", window(0, 10), "a", (409, &lapsed), 60);
+        let at_its_limit = serde_json::json!({"error": "buyer-limit"});
+        claims.claim_for("S1-1-1", window(0, 10), "a", (422, &limit), (0, 60));
+        claims.claim_for("S1-1-1", window(0, 10), "a", (409, &at_its_limit), (0, 60));
         assert_eq!((claims.seats.len(), claims.unread), (0, 0));
-        claims.claim_for("S1-1-1", window(0, 10), "a", (422, &bad), 60);
-        assert_eq!(claims.unread, 1);
+        claims.claim_for("S1-1-1", window(0, 10), "a", (422, &bad), (0, 60));
+        // A 409 no claim answers is read as nothing, and counted.
+        claims.claim_for("S1-1-1", window(0, 10), "a", (409, &lapsed), (0, 60));
+        assert_eq!(claims.unread, 2);
         // A 503 holds until the order's life after its answer at the latest.
-        claims.claim_for("S1-1-2", window(0, 10), "a", (503, &bad), 60);
+        claims.claim_for("S1-1-2", window(0, 10), "a", (503, &bad), (0, 60));
         match &claims.seats[0].1 {
             SeatOp::Unknown { expires_by, .. } => assert_eq!(*expires_by, 10 + 60_000_000),
             other => panic!("{other:?}"),
@@ -280,14 +296,26 @@ mod tests {
         let mut history = OnSaleHistory::default();
         history.sold(window(0, 10), "seeding", &["S1-1-1".into()], 3);
         let mut crowd = BuyerHistory::default();
-        crowd.claim("S1-1-1", window(20, 30), "c", (409, &refused), 1_000);
+        crowd.claim(
+            "S1-1-1",
+            window(20, 30),
+            "c",
+            (409, &refused),
+            Window::new(1_000, 1_000),
+        );
         history.add(crowd);
         let verdict = history.judge("FLOOR", 10);
         assert!(verdict.ok(), "{verdict:?}");
         assert_eq!(verdict.verdict.operations, 3);
         // A refusal on a seat nobody sold or held is not explained.
         let mut stray = BuyerHistory::default();
-        stray.claim("S1-1-2", window(20, 30), "c", (409, &refused), 1_000);
+        stray.claim(
+            "S1-1-2",
+            window(20, 30),
+            "c",
+            (409, &refused),
+            Window::new(1_000, 1_000),
+        );
         history.add(stray);
         assert!(!history.judge("FLOOR", 10).ok());
         // A hold granted on a sold seat overlaps the sale.
@@ -295,7 +323,13 @@ mod tests {
         let mut granted = OnSaleHistory::default();
         granted.sold(window(0, 10), "seeding", &["S1-1-1".into()], 0);
         let mut crowd = BuyerHistory::default();
-        crowd.claim("S1-1-1", window(20, 30), "c", (200, &held), 1_000);
+        crowd.claim(
+            "S1-1-1",
+            window(20, 30),
+            "c",
+            (200, &held),
+            Window::new(1_000, 1_000),
+        );
         granted.add(crowd);
         let verdict = granted.judge("FLOOR", 10);
         assert_eq!(verdict.unread, 0);
@@ -310,10 +344,22 @@ mod tests {
     fn a_seat_sold_to_one_and_then_held_by_another_is_rejected() {
         let mut a = BuyerHistory::default();
         let held = serde_json::json!({"expiresAt": "2026-11-27T12:00:00Z"});
-        a.claim("S1-1-1", window(0, 10), "a", (200, &held), 0);
+        a.claim(
+            "S1-1-1",
+            window(0, 10),
+            "a",
+            (200, &held),
+            Window::new(0, 0),
+        );
         a.confirmed(window(20, 30), "a", &["S1-1-1".into()], 0, 200);
         let mut b = BuyerHistory::default();
-        b.claim("S1-1-1", window(40, 50), "b", (200, &held), 0);
+        b.claim(
+            "S1-1-1",
+            window(40, 50),
+            "b",
+            (200, &held),
+            Window::new(0, 0),
+        );
         let verdict = judged(vec![a, b]);
         assert!(!verdict.verdict.violations.is_empty(), "{verdict:?}");
         assert!(!verdict.ok());
@@ -388,50 +434,88 @@ mod tests {
             window(0, 10),
             "a",
             (503, &serde_json::json!({})),
-            noon(),
+            Window::new(noon(), noon()),
         );
         let mut b = BuyerHistory::default();
         let refused = serde_json::json!({"error": "seat-held"});
-        b.claim("S1-1-3", window(20, 30), "b", (409, &refused), noon());
-        let verdict = judged(vec![a, b]);
-        assert!(verdict.ok(), "{verdict:?}");
-    }
-
-    #[test]
-    fn a_refusal_from_memory_soon_after_a_hold_lapsed_is_accepted() {
-        let held = serde_json::json!({"expiresAt": "1970-01-01T00:00:01Z"});
-        let mut a = BuyerHistory::default();
-        a.claim("S1-1-4", window(0, 10), "a", (200, &held), 0);
-        let mut b = BuyerHistory::default();
-        let refused = serde_json::json!({"error": "seat-held"});
-        // Two seconds after the hold lapsed: within the crowd gate's memory.
         b.claim(
-            "S1-1-4",
-            window(3_000_000, 3_000_010),
+            "S1-1-3",
+            window(20, 30),
             "b",
             (409, &refused),
-            0,
+            Window::new(noon(), noon()),
         );
         let verdict = judged(vec![a, b]);
         assert!(verdict.ok(), "{verdict:?}");
     }
 
     #[test]
-    fn a_claim_after_a_hold_lapsed_unsold_is_accepted_and_a_refusal_about_the_order_is_no_operation(
-    ) {
+    fn a_refusal_from_memory_after_a_release_is_accepted_and_after_an_expiry_is_not() {
+        let held = serde_json::json!({"expiresAt": "1970-01-01T00:00:01Z"});
+        let refused = serde_json::json!({"error": "seat-held"});
+        let later = window(3_000_000, 3_000_010);
+        // Two seconds after the hold lapsed: memory never misses an expiry.
+        let mut a = BuyerHistory::default();
+        a.claim(
+            "S1-1-4",
+            window(0, 10),
+            "a",
+            (200, &held),
+            Window::new(0, 0),
+        );
+        let mut b = BuyerHistory::default();
+        b.claim("S1-1-4", later, "b", (409, &refused), Window::new(0, 0));
+        assert!(!judged(vec![a, b]).ok());
+        // Two seconds after the holder let go of a live hold: it may.
+        let live = serde_json::json!({"expiresAt": HELD_UNTIL_NOON});
+        let mut a = BuyerHistory::default();
+        a.claim(
+            "S1-1-4",
+            window(0, 10),
+            "a",
+            (200, &live),
+            Window::new(0, 0),
+        );
+        a.seats.push((
+            "S1-1-4".into(),
+            SeatOp::Released {
+                window: window(500_000, 1_000_000),
+                order: "a".into(),
+            },
+        ));
+        let mut b = BuyerHistory::default();
+        b.claim("S1-1-4", later, "b", (409, &refused), Window::new(0, 0));
+        let verdict = judged(vec![a, b]);
+        assert!(verdict.ok(), "{verdict:?}");
+    }
+
+    #[test]
+    fn a_claim_after_a_hold_lapsed_unsold_is_accepted_and_so_is_a_lapsed_orders_refusal() {
         let early = serde_json::json!({"expiresAt": "1970-01-01T00:00:01Z"});
         let later = serde_json::json!({"expiresAt": HELD_UNTIL_NOON});
         let mut a = BuyerHistory::default();
-        a.claim("S1-1-5", window(0, 10), "a", (200, &early), 0);
+        a.claim(
+            "S1-1-5",
+            window(0, 10),
+            "a",
+            (200, &early),
+            Window::new(0, 0),
+        );
         let lapsed = serde_json::json!({"error": "order-not-holdable"});
-        a.claim("S1-1-6", window(20, 30), "a", (409, &lapsed), 0);
+        a.claim(
+            "S1-1-6",
+            window(20, 30),
+            "a",
+            (409, &lapsed),
+            Window::new(0, 0),
+        );
         let mut b = BuyerHistory::default();
         b.claim(
             "S1-1-5",
             window(2_000_000, 2_000_010),
             "b",
             (200, &later),
-            0,
+            Window::new(0, 0),
         );
         b.confirmed(
             window(2_000_020, 2_000_030),
@@ -442,14 +526,21 @@ mod tests {
         );
         let verdict = judged(vec![a, b]);
         assert!(verdict.ok(), "{verdict:?}");
-        assert_eq!((verdict.seats, verdict.unread), (1, 0));
+        // The order's refusal is judged on the seat it named.
+        assert_eq!((verdict.seats, verdict.unread), (2, 0));
     }
 
     #[test]
     fn a_refusal_with_no_holder_anywhere_is_rejected() {
         let mut buyer = BuyerHistory::default();
         let refused = serde_json::json!({"error": "seat-held"});
-        buyer.claim("S1-1-2", window(0, 10), "a", (409, &refused), 0);
+        buyer.claim(
+            "S1-1-2",
+            window(0, 10),
+            "a",
+            (409, &refused),
+            Window::new(0, 0),
+        );
         assert!(!judged(vec![buyer]).ok());
     }
 }

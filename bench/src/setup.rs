@@ -3,6 +3,7 @@
 //! the stadium page).
 
 use crate::kit::{reply, reply_with, BenchOrder};
+use crowdcheck::history::micros_of;
 use shared::domain::{EventId, OrderId, PaymentId, SeatId};
 use shared::App;
 use std::sync::Arc;
@@ -181,9 +182,11 @@ async fn open_orders(
         if status != 201 {
             return Err(format!("create-order: {status} {body}"));
         }
+        let expires = body["expiresAt"].as_str().and_then(micros_of);
         orders.push(BenchOrder {
             id: body["orderId"].as_str().unwrap_or_default().to_owned(),
             token: body["holdToken"].as_str().unwrap_or_default().to_owned(),
+            expires: expires.ok_or_else(|| format!("create-order without expiresAt: {body}"))?,
         });
     }
     Ok(orders)

@@ -309,6 +309,7 @@ async fn long_orders(app: &App, event: &EventId, n: usize) -> Result<Vec<BenchOr
             Ok::<_, String>(BenchOrder {
                 id: order.order_id.to_string(),
                 token: local::apps::dev_hold_token_keys().encode(&order.order_id, &token),
+                expires: order.expires_at.0 * 1_000,
             })
         });
     }

@@ -48,9 +48,9 @@ pub(super) fn crowd_claims(
     let mut crowd = BuyerHistory::default();
     for ((i, ask), (status, body, window)) in asks.iter().zip(answers) {
         let seat = ask.path.rsplit('/').next().unwrap_or_default();
-        let order = &order_for(orders, *i).id;
-        let answer = (*status, body);
-        crowd.claim_for(seat, *window, order, answer, CROWD_ORDER_SECONDS);
+        let order = order_for(orders, *i);
+        let (answer, life) = ((*status, body), (order.expires, CROWD_ORDER_SECONDS));
+        crowd.claim_for(seat, *window, &order.id, answer, life);
     }
     history.add(crowd);
 }

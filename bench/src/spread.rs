@@ -253,7 +253,8 @@ async fn run_claims(
         let (status, body) = answered.reply();
         won += usize::from(status == 200);
         let answer = (status, &body);
-        answers.claim_for(&seat, window, &orders[o].id, answer, HOLD_SECONDS);
+        let life = (orders[o].expires, HOLD_SECONDS);
+        answers.claim_for(&seat, window, &orders[o].id, answer, life);
     }
     Ok((timing, won, answers.judge_seats()))
 }

@@ -2,7 +2,7 @@
 
 use crate::kit::{reply, unique, Row, Timing};
 use crate::{create_event, create_orders, HOLD_SECONDS};
-use crowdcheck::history::{check_seat, seat_claim, seconds_after, wall_us, SeatOp, Window};
+use crowdcheck::history::{check_seat, seat_claim, seconds_after, wall_us, Micros, SeatOp, Window};
 use serde_json::Value;
 use shared::App;
 use std::collections::BTreeMap;
@@ -13,6 +13,8 @@ use std::time::Instant;
 struct Answer {
     window: Window,
     order: String,
+    /// The order's `expiresAt` as created.
+    expires: Micros,
     status: u16,
     body: Value,
 }
@@ -27,7 +29,8 @@ fn judged(answers: &[Answer]) -> (String, bool) {
         .filter_map(|a| {
             let answer = (a.status, &a.body);
             let expires_by = seconds_after(a.window.end, HOLD_SECONDS);
-            seat_claim(a.window, &a.order, answer, true, expires_by)
+            let expiry = Window::new(a.expires, expires_by);
+            seat_claim(a.window, &a.order, answer, true, expiry)
         })
         .collect();
     let unread = answers.len() - ops.len();
@@ -68,6 +71,7 @@ pub(super) async fn stampede_handler(app: &App, n: usize) -> Result<Row, String>
             let answer = Answer {
                 window,
                 order: o.id,
+                expires: o.expires,
                 status,
                 body,
             };
@@ -151,6 +155,7 @@ pub(super) async fn stampede_http(app: &App, n: usize) -> Result<Row, String> {
             let answer = Answer {
                 window,
                 order: o.id,
+                expires: o.expires,
                 status,
                 body,
             };

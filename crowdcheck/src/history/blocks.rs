@@ -5,9 +5,12 @@
 //!
 //! A refusal may come from the instance's stream-fed run summaries, which
 //! can be `stale_by` old: it is explained by an instant from that long
-//! before its request to its end.
+//! before its request to its end. Such a view may miss a release, never
+//! an expiry: at an instant before the request, a hold that expired
+//! before the request began does not count.
 
-use super::seats::{held_at, holds_of, Hold};
+use super::holds::{holds_of, Hold};
+use super::seats::held_at;
 use super::{Micros, SeatOp, Verdict, Window};
 use std::collections::HashMap;
 
@@ -34,14 +37,21 @@ pub fn check_block_refusals(
     // Which seats may be held changes only at `changes`, so whether every
     // row lacks n is worked out once per span between them (a crowd of
     // refusals shares a few).
-    let mut known: HashMap<(usize, usize), bool> = HashMap::new();
-    let mut no_row_has = |n: usize, at: Micros| {
-        let span = changes.partition_point(|change| *change <= at);
-        *known.entry((span, n)).or_insert_with(|| {
-            rows.iter().all(|row| {
-                longest_free_run(row.iter().map(|seat| !holders.may_be_held(seat, at))) < n
+    // Before the request, which holds count depends on the request's
+    // start too (one that expired before it does not), so the span the
+    // start falls in is part of the key there.
+    let mut known: HashMap<(usize, usize, usize), bool> = HashMap::new();
+    let mut no_row_has = |n: usize, at: Micros, asked: Micros| {
+        let span_of = |instant: Micros| changes.partition_point(|change| *change <= instant);
+        let asked_span = if at < asked { span_of(asked) } else { 0 };
+        *known
+            .entry((span_of(at), asked_span, n))
+            .or_insert_with(|| {
+                rows.iter().all(|row| {
+                    let free = row.iter().map(|seat| !holders.may_be_held(seat, at, asked));
+                    longest_free_run(free) < n
+                })
             })
-        })
     };
     let mut violations = Vec::new();
     for refusal in refusals {
@@ -54,7 +64,7 @@ pub fn check_block_refusals(
         let within = &starts
             [starts.partition_point(|at| *at <= from)..starts.partition_point(|at| *at <= end)];
         let mut instants = within.iter().rev().copied().chain([from]);
-        if !instants.any(|at| no_row_has(refusal.quantity, at)) {
+        if !instants.any(|at| no_row_has(refusal.quantity, at, start)) {
             violations.push(format!(
                 "{section}: {} adjacent seats refused in [{start}, {end}] while a row had them free",
                 refusal.quantity
@@ -81,11 +91,12 @@ impl<'a> Holders<'a> {
         Holders { holds }
     }
 
-    /// Whether some hold of `seat` may have been live at `at`.
-    fn may_be_held(&self, seat: &str, at: Micros) -> bool {
+    /// Whether a view of `seat` taken at `at` may have shown it held to a
+    /// request that began at `asked`.
+    fn may_be_held(&self, seat: &str, at: Micros, asked: Micros) -> bool {
         self.holds
             .get(seat)
-            .is_some_and(|(holds, ops)| held_at(holds, ops, at))
+            .is_some_and(|(holds, ops)| held_at(holds, ops, at, asked))
     }
 
     /// Every instant a seat may have become held at (a request's start),
@@ -96,15 +107,16 @@ impl<'a> Holders<'a> {
     }
 
     /// Every instant at which the seats that may be held change, in order:
-    /// a start, or the latest a hold (or a claim whose answer was lost) can
-    /// have ended.
+    /// a start, the latest a hold (or a claim whose answer was lost) can
+    /// have ended, or a hold's expiry.
     fn changes(&self) -> Vec<Micros> {
         let ends = self.holds.values().flat_map(|(holds, ops)| {
             let lost = ops.iter().filter_map(|op| match op {
                 SeatOp::Unknown { expires_by, .. } => Some(*expires_by),
                 _ => None,
             });
-            holds.iter().map(Hold::latest_end).chain(lost)
+            let ends = holds.iter().flat_map(|h| [h.latest_end(), h.until]);
+            ends.chain(lost)
         });
         sorted(ends.chain(self.starts()).collect())
     }
@@ -151,6 +163,21 @@ mod tests {
                 (format!("A-1-{n}"), op)
             })
             .collect()
+    }
+
+    /// `held`'s seats, and a release of each by its order at `at`.
+    fn released_after(held: Vec<(String, SeatOp)>, at: Micros) -> Vec<(String, SeatOp)> {
+        let releases: Vec<(String, SeatOp)> = held
+            .iter()
+            .map(|(seat, _)| {
+                let op = SeatOp::Released {
+                    window: Window::new(at, at + 10),
+                    order: "a".into(),
+                };
+                (seat.clone(), op)
+            })
+            .collect();
+        held.into_iter().chain(releases).collect()
     }
 
     fn judged(ops: Vec<(String, SeatOp)>, start: Micros, end: Micros, quantity: usize) -> bool {
@@ -210,11 +237,25 @@ mod tests {
                 false,
             ),
             (
-                "the hold expired within the summaries' age",
+                "the hold expired within the summaries' age (a view never misses an expiry)",
                 held(&[2, 3], 0, 10, S / 2),
                 S,
                 2,
+                false,
+            ),
+            (
+                "the hold released within the summaries' age",
+                released_after(held(&[2, 3], 0, 10, 9 * S), S / 2),
+                S,
+                2,
                 true,
+            ),
+            (
+                "the hold released before the summaries' age",
+                released_after(held(&[2, 3], 0, 10, 9 * S), S / 2),
+                2 * S,
+                2,
+                false,
             ),
         ];
         for (name, ops, at, quantity, ok) in cases {

@@ -16,13 +16,14 @@
 
 mod blocks;
 mod counters;
+mod holds;
 mod record;
 mod seats;
 
 pub use blocks::{check_block_refusals, BlockRefusal};
 pub use counters::{check_counter, CounterOp, Take};
 pub use record::{micros_of, places_hold, seat_claim, seconds_after, wall_us};
-pub use seats::{check_seat, SeatOp};
+pub use seats::{check_seat, SeatOp, Taken};
 
 /// Microseconds since the Unix epoch.
 pub type Micros = i64;
@@ -30,6 +31,10 @@ pub type Micros = i64;
 /// How far back the crowd gate's memory may look: a refusal it answers
 /// is explained by a holder live within this long before the request.
 pub const MEMORY_SLACK_US: Micros = shared::domain::crowd::REMEMBERED_FOR_MS * 1_000;
+
+/// How long before its expiry an order stops being holdable: the guard
+/// margin the development apps run with (`EXPIRY_GUARD_MS`).
+pub const GUARD_US: Micros = shared::config::DEFAULT_EXPIRY_GUARD_MS as Micros * 1_000;
 
 /// When a request was in flight, as its client saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,4 +67,6 @@ impl Verdict {
 }
 
 #[cfg(test)]
-mod tests;
+mod counter_tests;
+#[cfg(test)]
+mod seat_tests;

@@ -1,7 +1,16 @@
 //! A seat as a register claimed under expiry: its holds may follow one
-//! another but never overlap, and a refusal needs a holder.
+//! another but never overlap, and a refusal needs a holder of the kind it
+//! names (held, or sold), or an order that may no longer be holdable.
 
+use super::holds::{holds_of, Hold};
 use super::{Micros, Verdict, Window, MEMORY_SLACK_US};
+
+/// What a refusal said of the seat: `409 seat-held` or `409 seat-sold`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    Held,
+    Sold,
+}
 
 /// One request's effect on one seat, as its answer said.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,13 +23,28 @@ pub enum SeatOp {
     },
     /// Answered sold to `order` (its payment confirmed): held for good.
     Sold { window: Window, order: String },
-    /// `order` let it go (drop-seat, cancel-order).
+    /// `order` let it go (drop-seat, cancel-order, a refund).
     Released { window: Window, order: String },
-    /// Refused because another order held it; `from_memory` when the
-    /// crowd gate answered from what it saw lately.
-    Refused { window: Window, from_memory: bool },
+    /// Refused because another order held it, or bought it (`taken`);
+    /// `from_memory` when the crowd gate may have answered from what it
+    /// saw lately.
+    Refused {
+        window: Window,
+        from_memory: bool,
+        taken: Taken,
+    },
+    /// `409 order-not-holdable` to `order`, whose holds stop being
+    /// holdable at `holdable_until` at the earliest (its first known
+    /// expiry less the guard margin): it needs the order expired, sold or
+    /// given up by the request's end.
+    OrderRefused {
+        window: Window,
+        order: String,
+        holdable_until: Micros,
+    },
     /// Answered 503 or never answered: the claim by `order` may have
-    /// landed, holding until `expires_by` at the latest.
+    /// landed, holding until `expires_by` at the latest; `Micros::MAX`
+    /// for a payment whose answer was lost (it may have sold the seat).
     Unknown {
         window: Window,
         order: String,
@@ -35,27 +59,9 @@ impl SeatOp {
             | SeatOp::Sold { window, .. }
             | SeatOp::Released { window, .. }
             | SeatOp::Refused { window, .. }
+            | SeatOp::OrderRefused { window, .. }
             | SeatOp::Unknown { window, .. } => *window,
         }
-    }
-}
-
-/// One order's hold: from the first answer that it held, until its last
-/// answered expiry (for good once sold), or a release of its order.
-#[derive(Debug)]
-pub(super) struct Hold<'a> {
-    order: &'a str,
-    window: Window,
-    until: Micros,
-    /// The latest end of a release that may have ended it.
-    released_by: Option<Micros>,
-}
-
-impl Hold<'_> {
-    /// The latest it can have ended.
-    pub(super) fn latest_end(&self) -> Micros {
-        self.released_by
-            .map_or(self.until, |end| self.until.min(end))
     }
 }
 
@@ -63,22 +69,28 @@ impl Hold<'_> {
 pub fn check_seat(seat: &str, ops: &[SeatOp]) -> Verdict {
     let holds = holds_of(ops);
     let mut violations = overlaps(seat, &holds);
+    violations.extend(overlaps_with_released(seat, &holds));
     for op in ops {
-        if let SeatOp::Refused {
-            window,
-            from_memory,
-        } = op
-        {
-            let since = window.start - if *from_memory { MEMORY_SLACK_US } else { 0 };
-            if !held_between(&holds, ops, since, window.end) {
-                violations.push(format!(
-                    "{seat}: refused in [{}, {}] with no holder then{}",
-                    window.start,
-                    window.end,
-                    if *from_memory { " or 5 s before" } else { "" }
-                ));
-            }
-        }
+        let unexplained = match op {
+            SeatOp::Refused {
+                window,
+                from_memory,
+                taken,
+            } => refusal_unexplained(&holds, ops, *window, *from_memory, *taken),
+            SeatOp::OrderRefused {
+                window,
+                order,
+                holdable_until,
+            } => order_refusal_unexplained(ops, *window, order, *holdable_until),
+            _ => None,
+        };
+        violations.extend(unexplained.map(|why| {
+            format!(
+                "{seat}: refused in [{}, {}] {why}",
+                op.window().start,
+                op.window().end
+            )
+        }));
     }
     Verdict {
         operations: ops.len(),
@@ -86,54 +98,80 @@ pub fn check_seat(seat: &str, ops: &[SeatOp]) -> Verdict {
     }
 }
 
-/// The holds the answers show, in the order their requests began.
-pub(super) fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
-    let mut sorted: Vec<&SeatOp> = ops.iter().collect();
-    sorted.sort_by_key(|op| op.window().start);
-    let mut holds: Vec<Hold> = Vec::new();
-    for op in &sorted {
-        let (window, order, until) = match op {
-            SeatOp::Held {
-                window,
-                order,
-                expires,
-            } => (*window, order.as_str(), *expires),
-            SeatOp::Sold { window, order } => (*window, order.as_str(), Micros::MAX),
-            _ => continue,
-        };
-        // The same order again, answered before its hold's expiry, or
-        // promising nothing past it (a re-claim answers the hold's own
-        // expiry, and may land up to the guard before it): the same hold,
-        // its expiry moved (an extension, a sale). One that may have
-        // landed after the expiry and promises more is a hold of its own
-        // (another order may have held the seat in between).
-        let same = holds.iter_mut().rev().find(|h| {
-            h.order == order
-                && (window.end < h.until || (window.start < h.until && until <= h.until))
-        });
-        match same {
-            Some(hold) => hold.until = hold.until.max(until),
-            None => holds.push(Hold {
-                order,
-                window,
-                until,
-                released_by: None,
-            }),
+/// Why a `seat-held` or `seat-sold` refusal has no holder of its kind, if
+/// it has none. A refusal from memory may rest on a view up to the
+/// memory's age old, which may miss a release or a sale, never an expiry.
+fn refusal_unexplained(
+    holds: &[Hold],
+    ops: &[SeatOp],
+    window: Window,
+    from_memory: bool,
+    taken: Taken,
+) -> Option<String> {
+    let slack = if from_memory { MEMORY_SLACK_US } else { 0 };
+    let explained = match taken {
+        Taken::Held => {
+            holds.iter().any(|h| h.may_show_held(window, slack))
+                || lost(ops, window).any(|expires_by| expires_by > window.start)
         }
-    }
-    // A release may have ended any hold of its order that may have begun
-    // before the release landed.
-    for op in sorted {
-        if let SeatOp::Released { window, order } = op {
-            for hold in holds.iter_mut() {
-                if hold.order == order && hold.window.start < window.end {
-                    hold.released_by =
-                        Some(hold.released_by.map_or(window.end, |e| e.max(window.end)));
-                }
-            }
+        Taken::Sold => {
+            holds.iter().any(|h| h.may_show_sold(window, slack))
+                || lost(ops, window).any(|expires_by| expires_by == Micros::MAX)
         }
-    }
-    holds
+    };
+    let said = match taken {
+        Taken::Held => "seat-held with no live holder",
+        Taken::Sold => "seat-sold with no sale",
+    };
+    let memory = if from_memory {
+        ", then or released within 5 s before"
+    } else {
+        ""
+    };
+    (!explained).then(|| format!("{said}{memory}"))
+}
+
+/// The expiries of claims whose answers were lost and that may have
+/// landed before `window` ended.
+fn lost(ops: &[SeatOp], window: Window) -> impl Iterator<Item = Micros> + '_ {
+    ops.iter().filter_map(move |op| match op {
+        SeatOp::Unknown {
+            window: sent,
+            expires_by,
+            ..
+        } if sent.start <= window.end => Some(*expires_by),
+        _ => None,
+    })
+}
+
+/// Why `order-not-holdable` to `order` is unexplained, if it is: the
+/// order had not reached its guard margin by the request's end, and no
+/// sale or release of it can have landed by then.
+fn order_refusal_unexplained(
+    ops: &[SeatOp],
+    window: Window,
+    order: &str,
+    holdable_until: Micros,
+) -> Option<String> {
+    let ended_by_another = ops.iter().any(|op| match op {
+        SeatOp::Sold {
+            window: w,
+            order: o,
+        }
+        | SeatOp::Released {
+            window: w,
+            order: o,
+        } => o == order && w.start <= window.end,
+        SeatOp::Unknown {
+            window: w,
+            order: o,
+            expires_by,
+        } => o == order && *expires_by == Micros::MAX && w.start <= window.end,
+        _ => false,
+    });
+    (window.end < holdable_until && !ended_by_another).then(|| {
+        format!("order-not-holdable to {order}, holdable until {holdable_until} and neither sold nor given up")
+    })
 }
 
 /// Holds that cannot all have been live one after another. Disjoint holds
@@ -141,10 +179,11 @@ pub(super) fn holds_of(ops: &[SeatOp]) -> Vec<Hold<'_>> {
 /// ends, each beginning as early as its request and the hold before
 /// allow: if one cannot begin before its request ended, no choice of
 /// instants could have kept it apart from the one before. A hold a
-/// release may have ended is left out: its end may fall anywhere in the
-/// release, and then no greedy order decides (a rejection must be sure).
+/// release may have ended is left to [`overlaps_with_released`]: its end
+/// may fall anywhere in the release, and then no greedy order decides (a
+/// rejection must be sure).
 fn overlaps(seat: &str, holds: &[Hold]) -> Vec<String> {
-    let mut order: Vec<&Hold> = holds.iter().filter(|h| h.released_by.is_none()).collect();
+    let mut order: Vec<&Hold> = holds.iter().filter(|h| h.released.is_none()).collect();
     order.sort_by_key(|h| h.until);
     let mut free_from = Micros::MIN;
     let mut before: Option<&Hold> = None;
@@ -169,23 +208,41 @@ fn overlaps(seat: &str, holds: &[Hold]) -> Vec<String> {
     violations
 }
 
-/// Whether some hold (or a claim whose answer was lost) may have been live
-/// at an instant in `[from, to]`.
-fn held_between(holds: &[Hold], ops: &[SeatOp], from: Micros, to: Micros) -> bool {
+/// Pairs of holds of two orders, one of them released, that cannot have
+/// followed one another: neither can have ended (at its earliest) before
+/// the other's request ended.
+fn overlaps_with_released(seat: &str, holds: &[Hold]) -> Vec<String> {
+    let mut violations = Vec::new();
+    for (i, a) in holds.iter().enumerate() {
+        for b in &holds[i + 1..] {
+            let one_released = a.released.is_some() || b.released.is_some();
+            if one_released
+                && a.order != b.order
+                && a.earliest_end() > b.window.end
+                && b.earliest_end() > a.window.end
+            {
+                violations.push(format!(
+                    "{seat}: {} was answered held in [{}, {}] while {} held it (released in the end)",
+                    b.order, b.window.start, b.window.end, a.order
+                ));
+            }
+        }
+    }
+    violations
+}
+
+/// Whether some hold (or a claim whose answer was lost) may have been
+/// live at `at`, as a view taken then may show it to a request that
+/// began at `asked` (never an expiry before `asked`).
+pub(super) fn held_at(holds: &[Hold], ops: &[SeatOp], at: Micros, asked: Micros) -> bool {
     let answered = holds
         .iter()
-        .any(|h| h.window.start <= to && h.latest_end() > from);
+        .any(|h| h.may_be_live_at(at) && h.until > asked);
     let lost = ops.iter().any(|op| match op {
         SeatOp::Unknown {
             window, expires_by, ..
-        } => window.start <= to && *expires_by > from,
+        } => window.start <= at && *expires_by > at.max(asked),
         _ => false,
     });
     answered || lost
-}
-
-/// Whether some hold (or a claim whose answer was lost) may have been live
-/// at `at`.
-pub(super) fn held_at(holds: &[Hold], ops: &[SeatOp], at: Micros) -> bool {
-    held_between(holds, ops, at, at)
 }

@@ -18,8 +18,9 @@ async fn timed_claim(instance: &App, o: &TestOrder, from_memory: bool) -> SeatOp
     let start = wall_us();
     let (status, body) = claim(instance, o, SEAT).await;
     let window = Window::new(start, wall_us());
-    let expires_by = micros_of(&o.expires_at).unwrap();
-    seat_claim(window, &o.id, (status, &body), from_memory, expires_by)
+    let expires = micros_of(&o.expires_at).unwrap();
+    let expiry = Window::new(expires, expires);
+    seat_claim(window, &o.id, (status, &body), from_memory, expiry)
         .unwrap_or_else(|| panic!("unexpected {status} {body}"))
 }
 
