@@ -73,6 +73,17 @@ impl Rounds {
         Self::new("a claim whose buyer's record kept moving", BUYER_ROUNDS)
     }
 
+    /// The rounds of a claim whose seat another transaction was writing at
+    /// the same instant: each reads the seat, which shows the rival's hold
+    /// once it committed; a seat still free after that many is a crowd
+    /// the store cannot settle now.
+    pub fn contested() -> Self {
+        Self::new(
+            "a claim whose seat kept meeting rivals in flight",
+            CONTESTED_ROUNDS,
+        )
+    }
+
     /// How many rounds were lost so far.
     pub fn losses(&self) -> u32 {
         self.losses
@@ -128,6 +139,10 @@ pub const PLACE_REPLANS: u32 = 10;
 /// (extend-order meanwhile): retried with the order's own; more in a row
 /// means the holder keeps extending meanwhile.
 pub const STALE_TOKEN_RETRIES: u32 = 3;
+
+/// Rounds of a claim whose seat another transaction was writing at the
+/// same instant (a rival's claim commits within milliseconds).
+pub const CONTESTED_ROUNDS: u32 = 3;
 
 /// Rounds of a claim whose buyer's record moved under it (another claim,
 /// release or sale of the same buyer): each lost round means another of

@@ -116,6 +116,7 @@ pub async fn claim_exactly(
     let event = token.event_id();
     let mut token = token.clone();
     let (mut stale, mut moved) = (Rounds::stale_token(), Rounds::buyer_moved());
+    let mut contested = Rounds::contested();
     loop {
         let report = app.store.claim_seat(order, &token, seat, max, now).await?;
         app.memory.after_claim(event, seat, &report, now);
@@ -129,6 +130,20 @@ pub async fn claim_exactly(
             SeatClaim::BuyerMoved => {
                 moved.lost();
                 moved.next().await.ok_or_else(|| moved.spent())?;
+            }
+            // A rival's transaction on the seat at this instant: what it
+            // left is read (one read unit), and refuses exactly if it holds.
+            SeatClaim::Contested => {
+                contested.lost();
+                contested.next().await.ok_or_else(|| contested.spent())?;
+                let state = app.store.seat_state(event, seat).await?;
+                if let Some(seen) =
+                    app.memory
+                        .after_seat_read(event, seat, order, state.as_ref(), now)
+                {
+                    crate::metrics::refused_after_read("get-seat");
+                    return Err(refusal(seen));
+                }
             }
         }
     }

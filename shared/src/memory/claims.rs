@@ -80,7 +80,10 @@ impl Memory {
                 error: Error::SeatHeld | Error::SeatSold,
                 seen: Some((holder, seen)),
             } => self.crowd.refused_exactly(event, seat, holder, *seen, now),
-            SeatClaim::Refused { .. } | SeatClaim::StaleToken(_) | SeatClaim::BuyerMoved => {}
+            SeatClaim::Refused { .. }
+            | SeatClaim::StaleToken(_)
+            | SeatClaim::BuyerMoved
+            | SeatClaim::Contested => {}
         }
         self.learn_buyer(&report.buyer, now);
     }

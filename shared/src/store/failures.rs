@@ -6,8 +6,12 @@
 //!   on any item: `503 store-unavailable`. Never a 409 that lies.
 //! - The order's own condition first: missing order 404, wrong token 401,
 //!   not holdable 409 `order-not-holdable`.
-//! - A seat's condition failure, or a `TransactionConflict` on a seat:
-//!   another order has it (`seat-held`, or `seat-sold` if it is sold).
+//! - A seat's condition failure: another order has it (`seat-held`, or
+//!   `seat-sold` if it is sold).
+//! - A `TransactionConflict` on the seat: another transaction was writing
+//!   it at that instant, and it may yet fail, so nothing is decided: the
+//!   caller reads the seat (get-seat) or chooses again (best-available),
+//!   never answers `seat-held` on it.
 //! - A `TransactionConflict` on the order alone: 503 (retry).
 
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
@@ -211,27 +215,28 @@ pub(crate) fn claim_error(
     token: &HoldToken,
     max_seats: u32,
     now: Millis,
-) -> Result<Error, StoreError> {
+) -> Result<Option<Error>, StoreError> {
     let reasons = [seat, order];
     if let Some(e) = unavailable_in("get-seat", &reasons) {
-        return Ok(e);
+        return Ok(Some(e));
     }
     let [seat, order] = reasons;
     if let Some(e) = order_error(order.as_ref(), token, now)? {
-        return Ok(e);
+        return Ok(Some(e));
     }
-    Ok(match (&seat, &order) {
+    Ok(Some(match (&seat, &order) {
         (Some(ItemFailure::Condition(None)), _) => Error::SeatNotFound,
         (Some(ItemFailure::Condition(Some(old))), _) if is_sold(old) => Error::SeatSold,
-        // Held by a live order, or being claimed this very moment by
-        // another transaction (a conflict on the seat).
-        (Some(_), _) => Error::SeatHeld,
+        // Held by a live order.
+        (Some(ItemFailure::Condition(_)), _) => Error::SeatHeld,
+        // Another transaction on the seat at this instant: undecided.
+        (Some(ItemFailure::Conflict), _) => return Ok(None),
         // Only the order's condition failed and it was not about the token,
         // status or expiry: the order is full.
         (None, Some(ItemFailure::Condition(_))) => Error::SeatLimit { max: max_seats },
         // A conflict on the order alone (or no reason at all).
         _ => unexplained("get-seat", &[seat, order]),
-    })
+    }))
 }
 
 /// best-available's cancelled transaction `[seat, ..., order]`, decided:

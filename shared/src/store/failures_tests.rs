@@ -93,7 +93,9 @@ fn what_a_refused_claim_saw_of_the_seat() {
 fn claim_decisions() -> TestResult {
     let t = token()?;
     let now = Millis(1);
-    let claim = |seat, order| claim_error(seat, order, &t, 10, now).map(|e| e.code());
+    let claim = |seat, order| {
+        claim_error(seat, order, &t, 10, now).map(|e| e.map_or("undecided", |e| e.code()))
+    };
     let throttled = || Some(ItemFailure::Unavailable("ThrottlingError".into()));
     // Throttling anywhere is a 503, never seat-held.
     assert_eq!(claim(throttled(), None)?, "store-unavailable");
@@ -102,8 +104,17 @@ fn claim_decisions() -> TestResult {
         claim(throttled(), Some(ItemFailure::Conflict))?,
         "store-unavailable"
     );
-    // A conflict on the seat: another order is claiming it.
-    assert_eq!(claim(Some(ItemFailure::Conflict), None)?, "seat-held");
+    // A conflict on the seat: another transaction was writing it, and
+    // may yet fail: nothing is decided (never seat-held on it).
+    assert_eq!(claim(Some(ItemFailure::Conflict), None)?, "undecided");
+    // The order's own failure still comes first.
+    assert_eq!(
+        claim(
+            Some(ItemFailure::Conflict),
+            Some(ItemFailure::Condition(None))
+        )?,
+        "order-not-found"
+    );
     // A conflict on the order alone: retry.
     assert_eq!(
         claim(None, Some(ItemFailure::Conflict))?,

@@ -78,11 +78,11 @@ impl Store {
             }
         }
         let seen = seat_seen(seat_failure.as_ref());
-        let error = claim_error(seat_failure, order_failure, token, max_seats, now)?;
-        Ok(report(
-            SeatClaim::Refused { error, seen },
-            BuyerSeen::Nothing,
-        ))
+        let claim = match claim_error(seat_failure, order_failure, token, max_seats, now)? {
+            Some(error) => SeatClaim::Refused { error, seen },
+            None => SeatClaim::Contested,
+        };
+        Ok(report(claim, BuyerSeen::Nothing))
     }
 
     /// A seat's state now (strongly consistent; `None`: no such seat): a
@@ -180,6 +180,11 @@ pub enum SeatClaim {
     /// writes landed first): go again
     /// ([`crate::retry::Rounds::buyer_moved`]).
     BuyerMoved,
+    /// Another transaction was writing the seat at the same instant
+    /// (`TransactionConflict` on it): nothing was decided, and that one
+    /// may yet fail. Read the seat to learn who has it
+    /// ([`crate::retry::Rounds::contested`]).
+    Contested,
 }
 
 /// A claim's transaction as the store saw it: how it ended, and what it

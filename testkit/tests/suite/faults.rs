@@ -871,20 +871,50 @@ async fn persistent_throttling_is_a_clean_503() {
 }
 
 /// get-seat's transaction cancelled for `TransactionConflict` (another
-/// transaction on the same item at that moment). On the seat, it is a
-/// rival claim in progress: `409 seat-held`, the answer N racing claims of
-/// one seat get. On the order alone, nothing explains it and the order is
-/// unchanged: `503 store-unavailable`, retry. Either way, one attempt (the
-/// SDK does not retry a cancelled transaction) and nothing written.
+/// transaction on the same item at that moment). On the seat, a rival's
+/// claim was in flight and may yet fail, so nothing is decided: get-seat
+/// reads the seat and answers from what it shows, `409 seat-held` if the
+/// rival holds it, or claims again if it is still free (the rival failed)
+/// — never a `seat-held` that rests on a rival that never held. On the
+/// order alone, nothing explains it and the order is unchanged: `503
+/// store-unavailable`, retry, one attempt (the SDK does not retry a
+/// cancelled transaction) and nothing written.
 #[tokio::test]
 async fn transaction_conflicts_on_get_seat_get_the_contract_answer() {
     let (app, faults) = app_with_faults().await;
     let ev = event(&app, 2, 300).await;
     let o = order(&app, &ev).await;
-    let before = app.store.get_order(&o.order_id()).await.unwrap().unwrap();
     let uri = format!("/orders/{}/seats/A-1-1", o.id);
 
-    // Items in request order: the seat, then the order.
+    // A rival held A-1-2 by the time its conflict is read: seat-held, on
+    // the read (one GetItem), after one transaction.
+    let rival = order(&app, &ev).await;
+    assert_eq!(claim(&app, &rival, "A-1-2").await.0, 200);
+    faults.reset();
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["TransactionConflict", "None"]),
+        Some(1),
+    );
+    let rival_uri = format!("/orders/{}/seats/A-1-2", o.id);
+    let reply = call_full(
+        &app,
+        "POST",
+        &rival_uri,
+        &[("authorization", &o.auth())],
+        "",
+    )
+    .await;
+    assert_eq!(
+        (reply.status, reply.code()),
+        (409, "seat-held"),
+        "{reply:?}"
+    );
+    assert_eq!(faults.attempts("TransactWriteItems"), 1);
+    assert_eq!(faults.attempts("GetItem"), 1, "the seat read once");
+
+    // Items in request order: the seat, then the order. The seat is still
+    // free after the conflict (the rival failed): claimed on the next try.
     faults.reset();
     faults.fail(
         "TransactWriteItems",
@@ -892,12 +922,12 @@ async fn transaction_conflicts_on_get_seat_get_the_contract_answer() {
         Some(1),
     );
     let reply = call_full(&app, "POST", &uri, &[("authorization", &o.auth())], "").await;
-    assert_eq!(
-        (reply.status, reply.code()),
-        (409, "seat-held"),
-        "{reply:?}"
-    );
-    assert_eq!(faults.attempts("TransactWriteItems"), 1);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(faults.attempts("TransactWriteItems"), 2);
+    let drop = call_full(&app, "DELETE", &uri, &[("authorization", &o.auth())], "").await;
+    assert_eq!(drop.status, 200, "{drop:?}");
+    // The order as it is now, for the nothing-written check below.
+    let before = app.store.get_order(&o.order_id()).await.unwrap().unwrap();
 
     faults.reset();
     faults.fail(
