@@ -60,6 +60,9 @@ pub struct PhaseFigures {
     pub attempts_per_s: f64,
     pub write_units_per_s: f64,
     pub read_units_per_s: f64,
+    /// Write and read units/s on the table or index nearest its quota
+    /// (`crowdcheck::capacity::units_nearest_quota`: each has its own).
+    pub quota_units_per_s: (f64, f64),
     pub requests_per_s: BTreeMap<&'static str, f64>,
     pub new_keys: LayoutFigures,
     pub old_keys: LayoutFigures,
@@ -176,6 +179,7 @@ pub fn project(phases: &[PhaseLoad]) -> CrowdProjection {
             attempts_per_s,
             write_units_per_s: write_units * buyers_per_s,
             read_units_per_s: read_units * buyers_per_s,
+            quota_units_per_s: crowdcheck::capacity::units_nearest_quota(&per_second),
             requests_per_s: phase
                 .requests_per_buyer
                 .iter()

@@ -23,8 +23,9 @@ pub struct Binding {
 /// the on-sale) costs, as the run recorded it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RouteCost {
-    pub write_units: f64,
-    pub read_units: f64,
+    /// Write and read units on the table or index nearest its quota
+    /// (`crowdcheck::capacity::units_nearest_quota`: each has its own).
+    pub quota_units: (f64, f64),
     /// DynamoDB round trips, summed over every function a unit calls.
     pub round_trips: f64,
     /// API requests a unit makes (1 for a route's own request).
@@ -78,20 +79,20 @@ pub fn bindings(key_ceiling: f64, throttles: &[Throttle<'_>], cost: RouteCost) -
 /// The per-table on-demand quota over the units each costs.
 fn table_quota(cost: RouteCost) -> Option<Binding> {
     let quota = Limits::DYNAMODB;
+    let (write_units, read_units) = cost.quota_units;
     let per_s = [
-        (cost.write_units, quota.table_write_quota),
-        (cost.read_units, quota.table_read_quota),
+        (write_units, quota.table_write_quota),
+        (read_units, quota.table_read_quota),
     ]
     .iter()
     .filter(|(units, _)| *units > 0.0)
     .map(|(units, quota)| quota / units)
     .fold(f64::INFINITY, f64::min);
     per_s.is_finite().then(|| Binding {
-        what: "DynamoDB per-table on-demand quota (40,000 write and 40,000 read units/s)".into(),
+        what: "DynamoDB per-table on-demand quota (40,000 write and 40,000 read units/s, the table and each index apart)".into(),
         per_s,
         source: format!(
-            "a default quota (crowdcheck::capacity::meter::Limits) over the run's {:.2} write and {:.2} read units each",
-            cost.write_units, cost.read_units
+            "a default quota (crowdcheck::capacity::meter::Limits) over the run's {write_units:.2} write and {read_units:.2} read units each on the table or index nearest it"
         ),
     })
 }
@@ -147,8 +148,7 @@ mod tests {
     #[test]
     fn the_ceiling_is_whatever_binds_first_and_every_binding_is_named() {
         let cost = RouteCost {
-            write_units: 2.0,
-            read_units: 0.5,
+            quota_units: (2.0, 0.5),
             round_trips: 2.0,
             api_requests: 1.0,
         };
@@ -173,8 +173,7 @@ mod tests {
     fn quotas_in_requests_bind_a_unit_by_the_requests_it_makes() {
         // A claim attempt making 2 API requests, 0.5 of them get-seat's.
         let cost = RouteCost {
-            write_units: 8.0,
-            read_units: 0.0,
+            quota_units: (8.0, 0.0),
             round_trips: 1.0,
             api_requests: 2.0,
         };
@@ -187,8 +186,7 @@ mod tests {
     #[test]
     fn a_route_without_writes_or_a_throttle_has_no_such_binding() {
         let cost = RouteCost {
-            write_units: 0.0,
-            read_units: 1.0,
+            quota_units: (0.0, 1.0),
             round_trips: 1.0,
             api_requests: 1.0,
         };

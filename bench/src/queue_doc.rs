@@ -31,8 +31,7 @@ impl QueueRun {
                 .into_iter()
                 .collect();
             let cost = RouteCost {
-                write_units: cost.write_units,
-                read_units: cost.read_units,
+                quota_units: cost.quota_units,
                 round_trips: cost.round_trips,
                 api_requests: 1.0,
             };

@@ -91,6 +91,9 @@ pub struct Ceiling {
 pub struct PerRequest {
     pub write_units: f64,
     pub read_units: f64,
+    /// The same on the table or index nearest its quota
+    /// (`crowdcheck::capacity::units_nearest_quota`).
+    pub quota_units: (f64, f64),
     /// DynamoDB round trips (each at
     /// [`AWS_REQUEST_MS`](crate::scale_model::AWS_REQUEST_MS) on AWS).
     pub round_trips: f64,

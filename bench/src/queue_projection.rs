@@ -24,6 +24,10 @@ pub(super) fn per_request(charges: &[Charge], records: &[Recorded], n: u64) -> P
     PerRequest {
         write_units: charges.iter().map(|c| c.write_units).sum::<f64>() / n,
         read_units: charges.iter().map(|c| c.read_units).sum::<f64>() / n,
+        quota_units: {
+            let (write, read) = crowdcheck::capacity::units_nearest_quota(charges);
+            (write / n, read / n)
+        },
         round_trips: records.len() as f64 / n,
     }
 }

@@ -14,9 +14,9 @@
 //! throttling.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-use crate::capacity::meter::{Limits, Meter};
+use crate::capacity::meter::{Limits, Meter, PartitionId};
 use crate::capacity::{Charge, Target};
 use crate::kit::Rng;
 use crate::pricing::Priced;
@@ -96,6 +96,7 @@ pub fn warmed_table() -> Limits {
     Limits {
         first_peak_write_units: d.table_write_quota / 2.0,
         first_peak_read_units: d.table_read_quota / 2.0,
+        warm: true,
         ..d
     }
 }
@@ -193,7 +194,7 @@ pub fn replay_mix(
             }
             continue;
         };
-        *out.throttles.entry(throttle.reason()).or_default() += 1;
+        *out.throttles.entry(throttle.limit_met()).or_default() += 1;
         if request.retried && attempt + 1 < SDK_ATTEMPTS {
             let ceiling = (SDK_INITIAL_BACKOFF_MS << attempt).min(SDK_MAX_BACKOFF_MS);
             let pause = rng.below(ceiling as u64 + 1) as i64;
@@ -253,14 +254,16 @@ fn rekeyed(requests: &[Priced], layout: Layout) -> Vec<Vec<Charge>> {
 }
 
 /// The replay's rate (units a second) at which the meter's first limit is
-/// reached under `layout`: per partition key, its write units over 1,000
-/// plus its read units over 3,000; per table (and index), its units over
-/// `limits`' allowance (double the first peak), as the meter combines
-/// them. A steady stream's share is taken first.
+/// reached under `layout`: per partition (the keys the meter places on
+/// it together), its write units over 1,000 plus its read units over
+/// 3,000; per table (and index), its units over `limits`' allowance
+/// (double the first peak), as the meter combines them. A steady stream's
+/// share is taken first.
 pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
-    // Per key and per table, as shares of its limit: (for each unit of
-    // the rate, steady).
-    let mut keys: BTreeMap<Target, (f64, f64)> = BTreeMap::new();
+    // Per partition and per table, as shares of its limit: (for each unit
+    // of the rate, steady).
+    let mut placing = Meter::new(limits);
+    let mut partitions: HashMap<PartitionId, (f64, f64)> = HashMap::new();
     let mut tables: BTreeMap<Option<String>, (f64, f64)> = BTreeMap::new();
     for s in streams {
         let n = s.requests.len().max(1) as f64;
@@ -271,17 +274,19 @@ pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
                 + c.read_units / limits.partition_read_units;
             let of_table = c.write_units / (2.0 * limits.first_peak_write_units)
                 + c.read_units / (2.0 * limits.first_peak_read_units);
+            let partition = placing.partition_of(&target);
             for (load, share) in [
                 (tables.entry(target.index.clone()).or_default(), of_table),
-                (keys.entry(target).or_default(), of_key),
+                (partitions.entry(partition).or_default(), of_key),
             ] {
                 load.0 += share * per_unit;
                 load.1 += share * steady;
             }
         }
     }
-    // A key the steady streams fill alone has no room at any rate.
-    keys.values()
+    // A partition the steady streams fill alone has no room at any rate.
+    partitions
+        .values()
         .chain(tables.values())
         .map(|&(per_unit, steady)| {
             if steady >= 1.0 {

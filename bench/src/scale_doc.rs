@@ -160,8 +160,10 @@ fn claim_bindings(crowd: &CrowdProjection) -> Vec<end_to_end::Binding> {
         .map(|p| {
             let attempts = p.attempts_per_s.max(1e-9);
             let cost = end_to_end::RouteCost {
-                write_units: p.write_units_per_s / attempts,
-                read_units: p.read_units_per_s / attempts,
+                quota_units: (
+                    p.quota_units_per_s.0 / attempts,
+                    p.quota_units_per_s.1 / attempts,
+                ),
                 round_trips,
                 api_requests: p.requests_per_s.values().sum::<f64>() / attempts,
             };

@@ -162,9 +162,11 @@ fn capacity_limits(
     let busiest = |units: fn(&super::crowd_projection::PhaseFigures) -> f64| {
         crowd.phases.iter().map(units).fold(0.0, f64::max)
     };
+    // The table and each index have their own warm throughput and quota:
+    // the one nearest its own binds.
     let (table_writes, table_reads) = (
-        busiest(|p| p.write_units_per_s),
-        busiest(|p| p.read_units_per_s),
+        busiest(|p| p.quota_units_per_s.0),
+        busiest(|p| p.quota_units_per_s.1),
     );
     let api_rps = busiest(|p| p.requests_per_s.values().sum::<f64>());
     let queue_rps = queue.map_or(0.0, |q| q.joins_peak_per_s + q.polls_peak_per_s);

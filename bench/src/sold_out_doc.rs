@@ -189,12 +189,18 @@ mod tests {
     #[test]
     fn the_crowd_is_replayed_with_an_order_for_each_buyers_tries() {
         // 1,000 refusals, each a read unit on one key: 3,000 a second
-        // fill it. 10 orders, one each 2 refusals, on keys of their own.
+        // fill it. 10 orders, one each 2 refusals, on keys of their own
+        // on partitions apart from the event's.
+        let mut placing = crate::capacity::meter::Meter::new(crate::replay::warmed_table());
+        let event = placing.partition_of(&Target::table("EVENT#x"));
+        let apart: Vec<String> = (0..)
+            .map(|i| format!("ORDER#{i}"))
+            .filter(|pk| placing.partition_of(&Target::table(pk)) != event)
+            .take(10)
+            .collect();
         let mut phase = SoldOutPhase {
             refusal_requests: (0..1_000).map(|_| on("EVENT#x", 0.0, 1.0)).collect(),
-            order_requests: (0..10)
-                .map(|i| on(&format!("ORDER#{i}"), 1.0, 0.0))
-                .collect(),
+            order_requests: apart.iter().map(|pk| on(pk, 1.0, 0.0)).collect(),
             orders: 10,
             ..SoldOutPhase::default()
         };

@@ -269,7 +269,7 @@ impl Fault {
             }),
             Fault::Throttled { throttle, resource } => {
                 let (kind, message) = match throttle {
-                    Throttle::KeyRange { .. } => (
+                    Throttle::KeyRange { .. } | Throttle::TableAllowance { .. } => (
                         "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
                         "Throughput exceeds the current capacity for one or more partitions. Reduce your request rate.",
                     ),
@@ -487,25 +487,68 @@ impl Fault {
 /// Which limit a request met.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Throttle {
-    /// A partition key (or a table above double its peak): DynamoDB
+    /// A partition (the key's, shared with the keys beside it): DynamoDB
     /// answers `ProvisionedThroughputExceededException`.
     KeyRange { index: Option<String>, write: bool },
+    /// An on-demand table (or index) past double its previous peak, its
+    /// partitions not yet split: DynamoDB answers as for a partition
+    /// (no documented reason names this limit), but it is the table's
+    /// allowance, not a key, that ran out.
+    TableAllowance { index: Option<String>, write: bool },
     /// The per-table quota: `ThrottlingException`.
     AccountLimit { index: Option<String>, write: bool },
 }
 
 impl Throttle {
     /// The `ThrottlingReason.reason` DynamoDB gives:
-    /// `{Table|Index}{Read|Write}{KeyRangeThroughputExceeded|AccountLimitExceeded}`.
+    /// `{Table|Index}{Read|Write}{KeyRangeThroughputExceeded|AccountLimitExceeded}`
+    /// (a table's allowance reads as a key range's).
     pub fn reason(&self) -> String {
-        let (index, write, limit) = match self {
-            Throttle::KeyRange { index, write } => (index, write, "KeyRangeThroughputExceeded"),
-            Throttle::AccountLimit { index, write } => (index, write, "AccountLimitExceeded"),
+        let limit = match self {
+            Throttle::KeyRange { .. } | Throttle::TableAllowance { .. } => {
+                "KeyRangeThroughputExceeded"
+            }
+            Throttle::AccountLimit { .. } => "AccountLimitExceeded",
+        };
+        format!("{}{limit}", self.resource_and_kind())
+    }
+
+    /// Which limit it was, for a count that tells them apart: the reason,
+    /// except that a table's allowance is named as one
+    /// (`{Table|Index}{Read|Write}AllowanceExceeded`: over double its
+    /// previous peak).
+    pub fn limit_met(&self) -> String {
+        match self {
+            Throttle::TableAllowance { .. } => {
+                format!("{}AllowanceExceeded", self.resource_and_kind())
+            }
+            _ => self.reason(),
+        }
+    }
+
+    /// The table or index it met.
+    pub fn index(&self) -> &Option<String> {
+        match self {
+            Throttle::KeyRange { index, .. }
+            | Throttle::TableAllowance { index, .. }
+            | Throttle::AccountLimit { index, .. } => index,
+        }
+    }
+
+    fn resource_and_kind(&self) -> String {
+        let write = match self {
+            Throttle::KeyRange { write, .. }
+            | Throttle::TableAllowance { write, .. }
+            | Throttle::AccountLimit { write, .. } => *write,
         };
         format!(
-            "{}{}{limit}",
-            if index.is_some() { "Index" } else { "Table" },
-            if *write { "Write" } else { "Read" }
+            "{}{}",
+            if self.index().is_some() {
+                "Index"
+            } else {
+                "Table"
+            },
+            if write { "Write" } else { "Read" }
         )
     }
 }

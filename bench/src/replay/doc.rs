@@ -12,7 +12,7 @@ use super::{
 pub fn method() -> String {
     let limits = warmed_table();
     format!(
-        "Replayed through the capacity meter (modelled: crowdcheck/src/capacity's model of DynamoDB's documented limits, a partition's {:.0} write and {:.0} read units a second as a linear combination, a table's allowance of double its previous peak with up to 300 s of unused allowance banked, the per-table quota; the table warmed to {:.0} write and {:.0} read units before the crowd) on a simulated clock. \
+        "Replayed through the capacity meter (modelled: crowdcheck/src/capacity's model of DynamoDB's documented limits, a partition's {:.0} write and {:.0} read units a second as a linear combination, shared by the keys a hash places on it (as many partitions as the allowance needs; a key hot for 300 s split off), a table's allowance of double its previous peak with nothing banked (on demand keeps no burst credit), transaction conflicts, the per-table quota; the table warmed to {:.0} write and {:.0} read units before the crowd) on a simulated clock. \
          Each recording is shuffled, as production runs its parts side by side, evenly spaced at each rate, and offered again until {REPLAY_SECONDS:.0} s have passed; each request is priced from its items' sizes. \
          A throttled request is retried as the SDK's standard retry does ({SDK_ATTEMPTS} attempts, full-jitter back-off from {:.0} s; its retry token bucket not modelled), except a transaction, which the SDK does not retry: the 503 the handler answers, as is a request out of attempts.",
         limits.partition_write_units,

@@ -35,13 +35,41 @@ fn key_range(write: bool) -> Option<Throttle> {
     Some(Throttle::KeyRange { index: None, write })
 }
 
+fn allowance(write: bool) -> Option<Throttle> {
+    Some(Throttle::TableAllowance { index: None, write })
+}
+
+/// DynamoDB's limits with partitions so large that only the table's
+/// allowance and quota bind (one partition holds every key).
+fn tables_only() -> Limits {
+    Limits {
+        partition_write_units: 1e12,
+        partition_read_units: 1e12,
+        ..Limits::DYNAMODB
+    }
+}
+
+/// Two keys `{prefix}{i}` on one slot of a new table, and one on another.
+fn neighbours_and_stranger(meter: &mut Meter, prefix: &str) -> (String, String, String) {
+    let keys: Vec<String> = (0..100).map(|i| format!("{prefix}{i}")).collect();
+    let slot = |meter: &mut Meter, k: &str| meter.partition_of(&Target::table(k));
+    let first = slot(meter, &keys[0]);
+    let twin = keys[1..].iter().find(|k| slot(meter, k) == first);
+    let other = keys[1..].iter().find(|k| slot(meter, k) != first);
+    match (twin, other) {
+        (Some(twin), Some(other)) => (keys[0].clone(), twin.clone(), other.clone()),
+        _ => panic!("a hundred keys over four partitions fill more than one and share one"),
+    }
+}
+
 #[test]
 fn a_key_takes_a_thousand_write_units_a_second_and_the_next_second_a_thousand_more() {
     let mut meter = Meter::new(Limits::DYNAMODB);
-    let mut at: Vec<(i64, Charge)> = (0..1_000).map(|i| (i, write("SEAT#1", 1.0))).collect();
-    at.push((999, write("SEAT#1", 1.0)));
-    at.push((999, write("SEAT#2", 1.0)));
-    at.push((1_000, write("SEAT#1", 1.0)));
+    let (seat, _, stranger) = neighbours_and_stranger(&mut meter, "SEAT#");
+    let mut at: Vec<(i64, Charge)> = (0..1_000).map(|i| (i, write(&seat, 1.0))).collect();
+    at.push((999, write(&seat, 1.0)));
+    at.push((999, write(&stranger, 1.0)));
+    at.push((1_000, write(&seat, 1.0)));
     let verdicts = run(&mut meter, &at);
     assert!(verdicts[..1_000].iter().all(Option::is_none));
     assert_eq!(
@@ -49,8 +77,49 @@ fn a_key_takes_a_thousand_write_units_a_second_and_the_next_second_a_thousand_mo
         key_range(true),
         "the 1,001st unit in one second"
     );
-    assert_eq!(verdicts[1_001], None, "another key has its own partition");
+    assert_eq!(verdicts[1_001], None, "a key on another partition");
     assert_eq!(verdicts[1_002], None, "the next second");
+}
+
+#[test]
+fn keys_on_one_partition_share_its_thousand_until_a_hot_one_is_split_off() {
+    let mut meter = Meter::new(Limits::DYNAMODB);
+    let (seat, neighbour, _) = neighbours_and_stranger(&mut meter, "SEAT#");
+    // The seat takes 600 and its neighbour 400: the partition is full.
+    let v = run(
+        &mut meter,
+        &[
+            (0, write(&seat, 600.0)),
+            (1, write(&neighbour, 400.0)),
+            (2, write(&neighbour, 1.0)),
+        ],
+    );
+    assert_eq!(
+        v,
+        [None, None, key_range(true)],
+        "a key of its own would take it"
+    );
+    // The seat runs at 600 a second: after SPLIT_FOR_HEAT_S seconds of
+    // it, it is split off, and its neighbour has the partition to itself.
+    for second in 1..=SPLIT_FOR_HEAT_S + 1 {
+        assert_eq!(
+            run(&mut meter, &[(second * 1_000, write(&seat, 600.0))]),
+            [None]
+        );
+    }
+    let later = (SPLIT_FOR_HEAT_S + 2) * 1_000;
+    assert!(matches!(
+        meter.partition_of(&Target::table(&seat)),
+        PartitionId::Own(_)
+    ));
+    let v = run(
+        &mut meter,
+        &[
+            (later, write(&seat, 600.0)),
+            (later, write(&neighbour, 1_000.0)),
+        ],
+    );
+    assert_eq!(v, [None, None]);
 }
 
 #[test]
@@ -94,29 +163,14 @@ fn a_partition_cannot_burst_past_its_maximum_however_long_it_was_idle() {
 }
 
 #[test]
-fn a_table_banks_unused_allowance_for_at_most_three_hundred_seconds() {
-    // Seen at 0 with one unit; 400 s later it has banked 300 s of its
-    // 4,000 a second (not 400), so one second takes 301 × 4,000 write
-    // units (on keys of their own), then throttles. (The quota, a hard
-    // limit far below that, is lifted here.)
-    let mut meter = Meter::new(Limits {
-        table_write_quota: 1e12,
-        ..Limits::DYNAMODB
-    });
+fn an_on_demand_table_banks_nothing_however_long_it_was_idle() {
+    // Burst capacity keeps unused provisioned capacity; on demand there is
+    // none: seen at 0, idle 400 s, it takes its 4,000 and no more.
+    let mut meter = Meter::new(tables_only());
     let mut at = vec![(0, write("K0", 1.0))];
-    at.extend((0..1_205).map(|i| (400_000, write(&format!("K{i}"), 1_000.0))));
-    let verdicts = run(&mut meter, &at);
-    assert!(verdicts[..1_205].iter().all(Option::is_none));
-    assert_eq!(verdicts[1_205], key_range(true));
-    // The bank is spent: the second after takes its 4,000 alone (the
-    // second's new peak raises it only 30 minutes on).
-    let after: Vec<(i64, Charge)> = (0..5)
-        .map(|i| (401_000, write(&format!("L{i}"), 1_000.0)))
-        .collect();
-    assert_eq!(
-        run(&mut meter, &after),
-        [None, None, None, None, key_range(true)]
-    );
+    at.extend((0..5).map(|i| (400_000, write(&format!("K{i}"), 1_000.0))));
+    let v = run(&mut meter, &at);
+    assert_eq!(v, [None, None, None, None, None, allowance(true)]);
 }
 
 /// Distinct keys of one unit each, all in `second`.
@@ -128,31 +182,55 @@ fn spread_second(second: i64, n: usize) -> Vec<(i64, Charge)> {
 
 #[test]
 fn a_new_table_takes_four_thousand_write_units_and_double_a_peak_thirty_minutes_on() {
-    // Without burst credit, to see the allowance alone.
-    let mut meter = Meter::new(Limits {
-        burst_seconds: 0.0,
-        ..Limits::DYNAMODB
-    });
+    // Partitions too large to bind, to see the allowance alone.
+    let mut meter = Meter::new(tables_only());
     let v = run(&mut meter, &spread_second(0, 4_001));
     assert!(v[..4_000].iter().all(Option::is_none));
-    assert_eq!(v[4_000], key_range(true), "past double the first peak");
+    assert_eq!(v[4_000], allowance(true), "past double the first peak");
     // The next second: the 4,000 peak is not usable yet.
     let v = run(&mut meter, &spread_second(1, 4_001));
     assert_eq!(v.iter().filter(|v| v.is_none()).count(), 4_000);
     // 30 minutes after it, double the 4,000.
     let v = run(&mut meter, &spread_second(1_801, 8_001));
     assert_eq!(v.iter().filter(|v| v.is_none()).count(), 8_000);
-    assert_eq!(v[8_000], key_range(true));
+    assert_eq!(v[8_000], allowance(true));
+}
+
+#[test]
+fn a_warm_tables_allowance_is_per_kind_and_a_new_tables_combined() {
+    // Warmed to 40,000 writes and 40,000 reads a second: both at once.
+    let warm = Limits {
+        first_peak_write_units: 20_000.0,
+        first_peak_read_units: 20_000.0,
+        warm: true,
+        ..tables_only()
+    };
+    let mut meter = Meter::new(warm);
+    let v = run(
+        &mut meter,
+        &[(0, write("W", 40_000.0)), (1, read("R", 39_999.0))],
+    );
+    assert_eq!(v, [None, None]);
+    // New: 2,000 writes are half its 4,000, so 6,000 reads fill the rest.
+    let mut meter = Meter::new(tables_only());
+    let v = run(
+        &mut meter,
+        &[
+            (0, write("W", 2_000.0)),
+            (1, read("R", 6_000.0)),
+            (2, read("R", 1.0)),
+        ],
+    );
+    assert_eq!(v, [None, None, allowance(false)]);
 }
 
 #[test]
 fn the_per_table_quota_is_hard_and_counted_per_kind() {
     // A table whose peak allows far more: the 40,000 quota binds.
     let mut meter = Meter::new(Limits {
-        burst_seconds: 0.0,
         first_peak_write_units: 1e9,
         first_peak_read_units: 1e9,
-        ..Limits::DYNAMODB
+        ..tables_only()
     });
     let v = run(&mut meter, &spread_second(0, 40_001));
     assert_eq!(v.iter().filter(|v| v.is_none()).count(), 40_000);
@@ -259,8 +337,26 @@ fn the_reasons_read_as_dynamodb_spells_them() {
             },
             "TableReadAccountLimitExceeded",
         ),
+        (
+            Throttle::TableAllowance {
+                index: None,
+                write: true,
+            },
+            "TableWriteKeyRangeThroughputExceeded",
+        ),
     ];
     for (throttle, reason) in cases {
         assert_eq!(throttle.reason(), reason);
     }
+    // Counted apart: a table's allowance is not a hot key.
+    let table = Throttle::TableAllowance {
+        index: Some("QueueByRank".into()),
+        write: false,
+    };
+    assert_eq!(table.limit_met(), "IndexReadAllowanceExceeded");
+    let key = Throttle::KeyRange {
+        index: None,
+        write: true,
+    };
+    assert_eq!(key.limit_met(), key.reason());
 }

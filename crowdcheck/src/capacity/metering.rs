@@ -44,8 +44,9 @@ use aws_smithy_types::config_bag::{Storable, StoreReplace};
 use serde_json::Value;
 
 use super::batches::{entries, is_batch, split, WithUnprocessed};
+use super::conflicts::{written_items, Ongoing};
 use super::expressions::key_text;
-use super::meter::{Limits, Meter, Throttle};
+use super::meter::{Limits, Meter, PartitionId, Throttle};
 use super::units::{charges_after, IndexEntries};
 use super::{item_size, Charge, Recorded, Schema, Target};
 use local::attempt::{body_json, operation};
@@ -74,11 +75,28 @@ pub struct Metered {
     /// Attempts admitted and charged.
     pub served: u64,
     /// Attempts (a transaction's items, a batch's entries) that met a limit, by
-    /// `ThrottlingReason`: answered with its error when enforcing, served
-    /// anyway when recording.
+    /// [`Throttle::limit_met`] (the `ThrottlingReason`, a table's allowance
+    /// named apart): answered with its error when enforcing, served anyway
+    /// when recording.
     pub throttled: HashMap<String, u64>,
     /// Write and read units charged per partition.
     pub units: HashMap<Target, (f64, f64)>,
+    /// Writes that met a transaction in flight on one of their items:
+    /// refused with DynamoDB's conflict error when enforcing, served
+    /// anyway when recording. Charged as if they ran (assumed: the guide
+    /// gives no figure for a conflict's cost; the dearer reading).
+    pub conflicts: u64,
+}
+
+impl Metered {
+    /// `charges` added to the units charged per partition.
+    fn count(&mut self, charges: &[Charge]) {
+        for c in charges {
+            let units = self.units.entry(c.target.clone()).or_default();
+            units.0 += c.write_units;
+            units.1 += c.read_units;
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -88,6 +106,8 @@ struct State {
     sizes: HashMap<(String, String), usize>,
     /// Where each item the meter saw written sits in the index.
     indexed: IndexEntries,
+    /// When each item's last transaction began.
+    ongoing: Ongoing,
     metered: Metered,
 }
 
@@ -116,6 +136,7 @@ impl CapacityMeter {
                 meter: Meter::new(Limits::DYNAMODB),
                 sizes: HashMap::new(),
                 indexed: IndexEntries::new(),
+                ongoing: Ongoing::default(),
                 metered: Metered::default(),
             })),
             enforcing,
@@ -130,6 +151,11 @@ impl CapacityMeter {
     /// What it has metered so far.
     pub fn metered(&self) -> Metered {
         self.lock().metered.clone()
+    }
+
+    /// The partition `target`'s load lands on now.
+    pub fn partition_of(&self, target: &Target) -> PartitionId {
+        self.lock().meter.partition_of(target)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -181,10 +207,10 @@ impl CapacityMeter {
         let Some(first) = throttles.first().cloned() else {
             let reserved: Vec<Charge> = items.into_iter().flatten().collect();
             state.meter.reserve(at, &reserved);
-            return Decision::served(reserved);
+            return self.unless_conflicting(op, request, (reserved, at), &mut state);
         };
         for t in &throttles {
-            *state.metered.throttled.entry(t.reason()).or_default() += 1;
+            *state.metered.throttled.entry(t.limit_met()).or_default() += 1;
         }
         let fault = match op {
             "TransactWriteItems" => Fault::TransactionCanceled(
@@ -207,6 +233,33 @@ impl CapacityMeter {
         Decision::refused(fault)
     }
 
+    /// An attempt within every limit at `at`, `reserved` for it: refused
+    /// if it writes an item a transaction ongoing then is changing
+    /// (charged all the same), else served; a transaction served is
+    /// ongoing from `at`.
+    fn unless_conflicting(
+        &self,
+        op: &str,
+        request: &Value,
+        (reserved, at): (Vec<Charge>, i64),
+        state: &mut State,
+    ) -> Decision {
+        let items = written_items(op, request, &self.schema);
+        if let Some(fault) = state.ongoing.refusal(op, &items, at) {
+            state.metered.conflicts += 1;
+            if self.enforcing {
+                return Decision {
+                    fault: Some(fault),
+                    ..Decision::served(reserved)
+                };
+            }
+        }
+        if op == "TransactWriteItems" {
+            state.ongoing.begin(&items, at);
+        }
+        Decision::served(reserved)
+    }
+
     /// A batch's verdict: its entries judged and reserved one by one, in
     /// order; refused whole only when none could be served.
     fn decide_batch(&self, op: &str, request: &Value, at: i64, state: &mut State) -> Decision {
@@ -224,7 +277,7 @@ impl CapacityMeter {
                     *state
                         .metered
                         .throttled
-                        .entry(throttle.reason())
+                        .entry(throttle.limit_met())
                         .or_default() += 1;
                     first.get_or_insert(throttle);
                     served.push(false);
@@ -238,9 +291,8 @@ impl CapacityMeter {
                 throttle,
             }),
             Some(_) => Decision {
-                fault: None,
-                reserved,
                 partly: Some(split(op, request, &served)),
+                ..Decision::served(reserved)
             },
         }
     }
@@ -268,11 +320,7 @@ impl CapacityMeter {
             return;
         }
         state.metered.served += 1;
-        for c in priced {
-            let units = state.metered.units.entry(c.target).or_default();
-            units.0 += c.write_units;
-            units.1 += c.read_units;
-        }
+        state.metered.count(&priced);
     }
 }
 
@@ -299,9 +347,7 @@ fn resource(request: &Value, throttle: &Throttle) -> String {
                 .map(String::as_str)
         })
         .unwrap_or("unknown");
-    let index = match throttle {
-        Throttle::KeyRange { index, .. } | Throttle::AccountLimit { index, .. } => index,
-    };
+    let index = throttle.index();
     let arn = format!("arn:aws:dynamodb:us-east-1:000000000000:table/{table}");
     match index {
         Some(index) => format!("{arn}/index/{index}"),
@@ -466,7 +512,10 @@ impl Intercept for CapacityMeter {
             return Ok(());
         };
         cfg.interceptor_state().unset::<Attempt>();
+        // A refused attempt keeps what was reserved for it: nothing for a
+        // throttle, its estimate for a conflict (counted as charged).
         if attempt.throttled.is_some() {
+            self.lock().metered.count(&attempt.reserved);
             return Ok(());
         }
         let response = context.response();

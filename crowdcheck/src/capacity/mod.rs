@@ -17,6 +17,7 @@
 //! - index writes and index queries: <https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations>
 
 mod batches;
+mod conflicts;
 mod expressions;
 pub mod meter;
 mod metering;
@@ -229,9 +230,38 @@ pub fn totals(charges: &[Charge], map: &dyn Fn(&Target) -> Target) -> Vec<KeyLoa
     loads
 }
 
+/// The write and read units `charges` put on the table or on one of its
+/// indexes, whichever takes the most, per kind: the per-table on-demand
+/// quota holds for the table and for each global secondary index apart
+/// (<https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html>),
+/// as the meter counts it, so an index's writes never add to the table's.
+pub fn units_nearest_quota(charges: &[Charge]) -> (f64, f64) {
+    let mut by_table: BTreeMap<Option<&str>, (f64, f64)> = BTreeMap::new();
+    for c in charges {
+        let units = by_table.entry(c.target.index.as_deref()).or_default();
+        units.0 += c.write_units;
+        units.1 += c.read_units;
+    }
+    by_table
+        .values()
+        .fold((0.0, 0.0), |(w, r), units| (w.max(units.0), r.max(units.1)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_counts_against_a_quota_of_its_own() {
+        let charges = [
+            charge(Target::table("ORDER#1"), 2.0, 1.0),
+            charge(Target::table("SEATS#e#A"), 2.0, 0.0),
+            charge(Target::index("PendingByExpiry", "PENDING#3"), 1.0, 0.0),
+            charge(Target::index("QueueByRank", "QUEUE#1"), 0.0, 3.0),
+        ];
+        // Not 5 write units on one quota: the table's 4, its indexes' 1.
+        assert_eq!(units_nearest_quota(&charges), (4.0, 3.0));
+    }
 
     fn charge(target: Target, write_units: f64, read_units: f64) -> Charge {
         Charge {
