@@ -8,12 +8,15 @@ use std::collections::HashSet;
 use local::metrics::RequestCounter;
 use shared::App;
 
+use crate::goals::{Bound, Goal};
 use crate::kit::{new_app, unique, Row};
+use crate::kit::{HANDLER_OVER_BARE, HOLD_SECONDS};
 use crate::raw::{double_held, raw_claims, table_name, RawClaim};
+use crate::report::Report;
 use crate::setup::create_event;
+use crate::sizes::Sizes;
 use crate::spread::{same_requests, spread, spread_handler_and_bare, spread_plan, ClaimPath};
 use crate::stampede::{stampede_handler, stampede_http};
-use crate::{Bound, Goal, Report, Sizes, HANDLER_OVER_BARE, HOLD_SECONDS};
 
 /// The stampede on one seat (handler and HTTP), and the spread over many
 /// (handler and its decision without HTTP, alternating, on a table of

@@ -23,7 +23,7 @@ const PAGE_FILES: [(&str, &str, &str); 5] = [
 /// edit shows on reload), or `None` for another path.
 pub fn page_file(path: &str) -> Option<Response<Body>> {
     let (_, file, content_type) = PAGE_FILES.iter().find(|(p, _, _)| *p == path)?;
-    let reply = match std::fs::read(crate::repo_root().join("web").join(file)) {
+    let reply = match std::fs::read(crate::paths::repo_root().join("web").join(file)) {
         Ok(bytes) => Response::builder()
             .status(StatusCode::OK)
             .header("content-type", *content_type)

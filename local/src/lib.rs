@@ -14,6 +14,7 @@ pub mod feed;
 pub mod iam;
 pub mod invariants;
 pub mod metrics;
+pub mod paths;
 pub mod payment_backend;
 pub mod router;
 pub mod secrets;
@@ -21,16 +22,9 @@ pub mod server;
 pub mod streams;
 pub mod table;
 
-use std::path::PathBuf;
+pub use paths::repo_root;
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-
-/// The repository root (this crate's parent folder), or `SEATCLAIM_ROOT`.
-pub fn repo_root() -> PathBuf {
-    std::env::var_os("SEATCLAIM_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-}
 
 /// A DynamoDB client for a local endpoint: dummy credentials, the region
 /// from `AWS_REGION` or us-east-1 (DynamoDB Local accepts any).

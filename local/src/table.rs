@@ -115,7 +115,7 @@ impl TableSpec {
 
     /// The repository's own template.yaml.
     pub fn from_repo() -> Result<Self, TableError> {
-        Self::from_template(&crate::repo_root().join("template.yaml"))
+        Self::from_template(&crate::paths::repo_root().join("template.yaml"))
     }
 
     /// Creates the table (named `name`) and its TTL setting.

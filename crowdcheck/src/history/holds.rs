@@ -2,7 +2,8 @@
 //! that it held until its last answered expiry (for good once sold), or a
 //! release of its order.
 
-use super::{Micros, SeatOp, Window};
+use super::seat_op::SeatOp;
+use super::{Micros, Window};
 
 /// One order's hold on one seat.
 #[derive(Debug)]

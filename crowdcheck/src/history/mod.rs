@@ -18,12 +18,14 @@ mod blocks;
 mod counters;
 mod holds;
 mod record;
+mod seat_op;
 mod seats;
 
 pub use blocks::{check_block_refusals, BlockRefusal};
 pub use counters::{check_counter, CounterOp, Take};
 pub use record::{micros_of, places_hold, seat_claim, seconds_after, wall_us};
-pub use seats::{check_seat, SeatOp, Taken};
+pub use seat_op::{SeatOp, Taken};
+pub use seats::check_seat;
 
 /// Microseconds since the Unix epoch.
 pub type Micros = i64;
