@@ -43,14 +43,16 @@ pub async fn stadium_page_alone(sizes: Sizes) -> Result<Row, String> {
     stadium_page::stadium_page(app, &endpoint, sizes.stadium_page).await
 }
 
-/// The one-seat stampedes on a table of their own, every request through
-/// an enforcing capacity meter and recorded for pricing.
+/// The one-seat stampedes on a table of their own, warmed as docs/SCALE.md
+/// says to warm it before an on-sale, every request through an enforcing
+/// capacity meter and recorded for pricing.
 pub(crate) async fn metered_one_seat(
     endpoint: &str,
     sizes: Sizes,
 ) -> Result<Vec<StampedeRun>, String> {
     let recorder = crate::capacity::CapacityRecorder::new();
-    let meter = crate::capacity::CapacityMeter::enforcing();
+    let limits = crate::capacity::meter::Limits::WARMED;
+    let meter = crate::capacity::CapacityMeter::enforcing_with(limits);
     let client = crate::capacity::metered_client(endpoint, recorder.clone(), meter);
     let app = app_with_client(client, false).await?;
     one_seat_stampedes(&app, &recorder, sizes.one_seat).await

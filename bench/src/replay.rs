@@ -88,19 +88,6 @@ impl Replayed {
     }
 }
 
-/// DynamoDB's limits on a table warmed to its per-table quota before the
-/// on-sale (on-demand's warm throughput): its allowance starts at the
-/// quota instead of a new table's 4,000 write units.
-pub fn warmed_table() -> Limits {
-    let d = Limits::DYNAMODB;
-    Limits {
-        first_peak_write_units: d.table_write_quota / 2.0,
-        first_peak_read_units: d.table_read_quota / 2.0,
-        warm: true,
-        ..d
-    }
-}
-
 /// How long a replay lasts on the simulated clock: a partition's limits
 /// are per second, so each recording is offered again, in its (shuffled)
 /// order, until this long has been offered (its keys keep their shares of
@@ -360,7 +347,7 @@ pub fn on_sale_replays(requests: &[Priced], attempts: f64, target: f64) -> Repla
 /// [`REPLAY_SECONDS`] on a table warmed to its quota; `target` the
 /// design's rate in the streams' unit.
 pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
-    let limits = warmed_table();
+    let limits = Limits::WARMED;
     let ceiling = mix_ceiling(streams, Layout::New, limits);
     let shuffled: Vec<Vec<Priced>> = streams.iter().map(|s| shuffled(s.requests)).collect();
     let streams: Vec<Stream> = streams

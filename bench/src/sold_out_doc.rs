@@ -191,7 +191,8 @@ mod tests {
         // 1,000 refusals, each a read unit on one key: 3,000 a second
         // fill it. 10 orders, one each 2 refusals, on keys of their own
         // on partitions apart from the event's.
-        let mut placing = crate::capacity::meter::Meter::new(crate::replay::warmed_table());
+        let mut placing =
+            crate::capacity::meter::Meter::new(crate::capacity::meter::Limits::WARMED);
         let event = placing.partition_of(&Target::table("EVENT#x"));
         let apart: Vec<String> = (0..)
             .map(|i| format!("ORDER#{i}"))

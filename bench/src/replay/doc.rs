@@ -3,14 +3,13 @@
 
 use std::fmt::Write as _;
 
-use super::{
-    warmed_table, Replays, BELOW_THE_CEILING, REPLAY_SECONDS, SDK_ATTEMPTS, SDK_INITIAL_BACKOFF_MS,
-};
+use super::{Replays, BELOW_THE_CEILING, REPLAY_SECONDS, SDK_ATTEMPTS, SDK_INITIAL_BACKOFF_MS};
+use crate::capacity::meter::Limits;
 
 /// How every replay runs: the meter, the table, the clock and the SDK's
 /// retry (modelled, all of it).
 pub fn method() -> String {
-    let limits = warmed_table();
+    let limits = Limits::WARMED;
     format!(
         "Replayed through the capacity meter (modelled: crowdcheck/src/capacity's model of DynamoDB's documented limits, a partition's {:.0} write and {:.0} read units a second as a linear combination, shared by the keys a hash places on it (as many partitions as the allowance needs; a key hot for 300 s split off), a table's allowance of double its previous peak with nothing banked (on demand keeps no burst credit), transaction conflicts, the per-table quota; the table warmed to {:.0} write and {:.0} read units before the crowd) on a simulated clock. \
          Each recording is shuffled, as production runs its parts side by side, evenly spaced at each rate, and offered again until {REPLAY_SECONDS:.0} s have passed; each request is priced from its items' sizes. \

@@ -44,11 +44,11 @@ fn seat(n: usize) -> String {
 fn seats_spread_over_keys_are_served_where_the_old_layout_throttles() {
     // 3,000 one-unit writes a second for a second, over 100 seats.
     let requests: Vec<Priced> = (0..3_000).map(|i| write_on(&seat(i % 100), 1.0)).collect();
-    let spread = replay(&requests, (3_000.0, 0.0), Layout::New, warmed_table(), 7);
+    let spread = replay(&requests, (3_000.0, 0.0), Layout::New, Limits::WARMED, 7);
     assert_eq!((spread.first_try, spread.gave_up), (3_000, 0));
     assert!(spread.throttles.is_empty());
     // The old layout puts every seat on its event's key: 1,000 a second.
-    let one = replay(&requests, (3_000.0, 0.0), Layout::Old, warmed_table(), 7);
+    let one = replay(&requests, (3_000.0, 0.0), Layout::Old, Limits::WARMED, 7);
     assert_eq!(one.first_try, 1_000, "{one:?}");
     assert!(one.throttles["TableWriteKeyRangeThroughputExceeded"] >= 2_000);
     assert_eq!(one.first_try + one.after_retries + one.gave_up, 3_000);
@@ -59,7 +59,7 @@ fn seats_spread_over_keys_are_served_where_the_old_layout_throttles() {
 fn a_throttled_request_is_retried_after_the_backoff_and_a_transaction_is_not() {
     // Two 1,000-unit writes at once on one key: the second is throttled.
     let plain = vec![write_on("K", 1_000.0), write_on("K", 1_000.0)];
-    let run = replay(&plain, (1_000_000.0, 0.0), Layout::New, warmed_table(), 3);
+    let run = replay(&plain, (1_000_000.0, 0.0), Layout::New, Limits::WARMED, 3);
     assert_eq!(run.first_try, 1);
     assert_eq!(run.after_retries + run.gave_up, 1);
     let attempts: u64 = run.throttles.values().sum();
@@ -75,7 +75,7 @@ fn a_throttled_request_is_retried_after_the_backoff_and_a_transaction_is_not() {
             ..p
         })
         .collect();
-    let run = replay(&tx, (1_000_000.0, 0.0), Layout::New, warmed_table(), 3);
+    let run = replay(&tx, (1_000_000.0, 0.0), Layout::New, Limits::WARMED, 3);
     assert_eq!((run.first_try, run.after_retries, run.gave_up), (1, 0, 1));
     assert_eq!(run.throttles.values().sum::<u64>(), 1);
 }
@@ -85,7 +85,7 @@ fn a_short_recording_is_offered_again_until_the_seconds_are_filled() {
     // 100 four-unit writes on one key, offered at 500 a second for 4
     // seconds: 2,000 offers; the key takes 250 a second.
     let requests: Vec<Priced> = (0..100).map(|_| write_on("K", 4.0)).collect();
-    let run = replay(&requests, (500.0, 4.0), Layout::New, warmed_table(), 9);
+    let run = replay(&requests, (500.0, 4.0), Layout::New, Limits::WARMED, 9);
     assert_eq!(run.requests, 2_000);
     assert_eq!(run.first_try + run.after_retries + run.gave_up, 2_000);
     // The first second's 250 are served at once; nothing is served past
@@ -104,7 +104,7 @@ fn a_new_table_throttles_past_double_its_first_peak_and_a_warmed_one_does_not() 
         .collect();
     let new = replay(&requests, (10_000.0, 0.0), Layout::New, Limits::DYNAMODB, 5);
     assert!(new.first_try < 10_000, "{:?}", new.throttles);
-    let warmed = replay(&requests, (10_000.0, 0.0), Layout::New, warmed_table(), 5);
+    let warmed = replay(&requests, (10_000.0, 0.0), Layout::New, Limits::WARMED, 5);
     assert_eq!(warmed.first_try, 10_000);
 }
 
@@ -114,7 +114,7 @@ fn the_meter_ceiling_combines_reads_and_writes_per_key_and_per_table() {
     // partition each, so one attempt a second fills it.
     let mut both = write_on("K", 500.0);
     both.charges[0].read_units = 1_500.0;
-    let ceiling = meter_ceiling(&[both.clone()], 1.0, Layout::New, warmed_table());
+    let ceiling = meter_ceiling(&[both.clone()], 1.0, Layout::New, Limits::WARMED);
     assert!((ceiling - 1.0).abs() < 1e-9, "{ceiling}");
     // Spread over 1,000 keys, the table's combined allowance binds:
     // 500 + 1,500 read units over 40,000 each is 1/20.
@@ -125,7 +125,7 @@ fn the_meter_ceiling_combines_reads_and_writes_per_key_and_per_table() {
             p
         })
         .collect();
-    let ceiling = meter_ceiling(&spread, 1.0, Layout::New, warmed_table());
+    let ceiling = meter_ceiling(&spread, 1.0, Layout::New, Limits::WARMED);
     assert!((ceiling - 20.0).abs() < 1e-6, "{ceiling}");
 }
 
@@ -158,15 +158,15 @@ fn a_steady_stream_takes_its_share_first_and_is_offered_for_the_whole_replay() {
         Stream::recorded(&scaling, 100.0),
         Stream::steady(&ticks, 1.0),
     ];
-    let ceiling = mix_ceiling(&streams, Layout::New, warmed_table());
+    let ceiling = mix_ceiling(&streams, Layout::New, Limits::WARMED);
     assert!((ceiling - 500.0).abs() < 1e-6, "{ceiling}");
     // At 400 a second for 2 s: 800 scaling offers, and the steady stream's
     // 10 a second for those 2 s, all served first try.
-    let below = replay_mix(&streams, (400.0, 2.0), Layout::New, warmed_table(), 1);
+    let below = replay_mix(&streams, (400.0, 2.0), Layout::New, Limits::WARMED, 1);
     assert_eq!(below.requests, 820);
     assert_eq!(below.first_try, 820, "{:?}", below.throttles);
     // At 600 a second K is over its 1,000.
-    let over = replay_mix(&streams, (600.0, 2.0), Layout::New, warmed_table(), 1);
+    let over = replay_mix(&streams, (600.0, 2.0), Layout::New, Limits::WARMED, 1);
     assert!(over.first_try < over.requests, "{over:?}");
     assert!(over.throttles["TableWriteKeyRangeThroughputExceeded"] > 0);
 }
@@ -200,7 +200,7 @@ fn a_key_the_steady_streams_fill_alone_leaves_no_room_and_fails_the_goal() {
         Stream::recorded(&scaling, 100.0),
         Stream::steady(&ticks, 1.0),
     ];
-    assert_eq!(mix_ceiling(&streams, Layout::New, warmed_table()), 0.0);
+    assert_eq!(mix_ceiling(&streams, Layout::New, Limits::WARMED), 0.0);
     let replays = replays(&streams, 1_000.0, &[Layout::New]);
     let goal = replays
         .below_the_ceiling_goal("ticks", "units/s")
@@ -224,6 +224,6 @@ fn every_stream_is_offered_for_the_longest_span() {
     ];
     // 10 units a second: 100 long, 5 short and 4 steady requests a second;
     // the short recording is whole after 2 s and offered again.
-    let run = replay_mix(&streams, (10.0, 1.0), Layout::New, warmed_table(), 1);
+    let run = replay_mix(&streams, (10.0, 1.0), Layout::New, Limits::WARMED, 1);
     assert_eq!(run.requests, 1_000 + 50 + 40);
 }

@@ -78,6 +78,17 @@ impl Limits {
         first_peak_read_units: 6_000.0,
         warm: false,
     };
+
+    /// DynamoDB's limits on a table warmed to its per-table quota before
+    /// a crowd (on-demand's warm throughput, what docs/SCALE.md says to
+    /// set a day ahead): its allowance starts at the quota, each kind its
+    /// own, instead of a new table's 4,000 write units.
+    pub const WARMED: Limits = Limits {
+        first_peak_write_units: Limits::DYNAMODB.table_write_quota / 2.0,
+        first_peak_read_units: Limits::DYNAMODB.table_read_quota / 2.0,
+        warm: true,
+        ..Limits::DYNAMODB
+    };
 }
 
 /// One partition's (or one key's) second: the share of a partition-second

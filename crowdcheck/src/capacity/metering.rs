@@ -125,9 +125,17 @@ impl CapacityMeter {
         Self::new(false)
     }
 
-    /// Meters and throttles as DynamoDB would.
+    /// Meters and throttles as DynamoDB would, on a new table.
     pub fn enforcing() -> Self {
         Self::new(true)
+    }
+
+    /// Meters and throttles as DynamoDB would, on a table of `limits`
+    /// (such as [`Limits::WARMED`]).
+    pub fn enforcing_with(limits: Limits) -> Self {
+        let meter = Self::new(true);
+        meter.lock().meter = Meter::new(limits);
+        meter
     }
 
     fn new(enforcing: bool) -> Self {
