@@ -2,7 +2,9 @@
 
 use crate::kit::{reply, unique, Row, Timing};
 use crate::{create_event, create_orders, HOLD_SECONDS};
-use crowdcheck::history::{check_seat, seat_claim, seconds_after, wall_us, Micros, SeatOp, Window};
+use crowdcheck::history::{
+    check_order_refusals, check_seat, seat_claim, seconds_after, wall_us, Micros, SeatOp, Window,
+};
 use serde_json::Value;
 use shared::App;
 use std::collections::BTreeMap;
@@ -34,7 +36,7 @@ fn judged(answers: &[Answer]) -> (String, bool) {
         })
         .collect();
     let unread = answers.len() - ops.len();
-    let verdict = check_seat("A-1-1", &ops);
+    let verdict = check_seat("A-1-1", &ops).and(check_order_refusals(&ops));
     let first = verdict.violations.first().map_or("", String::as_str);
     let text = format!(
         "history: {} requests judged, {unread} unread, {} violations {first}",

@@ -25,13 +25,14 @@ pub use blocks::{check_block_refusals, BlockRefusal};
 pub use counters::{check_counter, CounterOp, Take};
 pub use record::{micros_of, places_hold, seat_claim, seconds_after, wall_us};
 pub use seat_op::{SeatOp, Taken};
-pub use seats::check_seat;
+pub use seats::{check_order_refusals, check_seat};
 
 /// Microseconds since the Unix epoch.
 pub type Micros = i64;
 
-/// How far back the crowd gate's memory may look: a refusal it answers
-/// is explained by a holder live within this long before the request.
+/// How old a view the crowd gate's memory (or best-available's run
+/// summaries) may answer from: a refusal it answers may rest on a hold
+/// released within this long before the request, never on one expired.
 pub const MEMORY_SLACK_US: Micros = shared::domain::crowd::REMEMBERED_FOR_MS * 1_000;
 
 /// How long before its expiry an order stops being holdable: the guard

@@ -182,9 +182,11 @@ fn seat_histories_that_some_instants_explain_are_accepted() {
         ),
     ];
     for (name, ops) in cases {
-        let verdict = check_seat("A-1-1", &ops);
-        assert_eq!(verdict.violations, Vec::<String>::new(), "{name}");
-        assert_eq!(verdict.operations, ops.len(), "{name}");
+        let seat = check_seat("A-1-1", &ops);
+        let orders = check_order_refusals(&ops);
+        assert_eq!(seat.violations, Vec::<String>::new(), "{name}");
+        assert_eq!(orders.violations, Vec::<String>::new(), "{name}");
+        assert_eq!(seat.operations, ops.len(), "{name}");
     }
 }
 
@@ -280,7 +282,7 @@ fn seat_histories_no_instants_explain_are_rejected() {
         ),
     ];
     for (name, ops, said) in cases {
-        let verdict = check_seat("A-1-1", &ops);
+        let verdict = check_seat("A-1-1", &ops).and(check_order_refusals(&ops));
         assert_eq!(
             verdict.violations.len(),
             1,
@@ -293,4 +295,16 @@ fn seat_histories_no_instants_explain_are_rejected() {
             verdict.violations
         );
     }
+}
+
+#[test]
+fn an_order_sold_on_another_seat_explains_its_refusal_on_this_one() {
+    // The order bought A-1-1, then claimed A-1-2 before its deadline.
+    let bought = [held(0, 10, "a", 100 * S), sold(S, S + 10, "a")];
+    let refused = vec![order_refused(2 * S, 2 * S + 10, "a", 100 * S)];
+    assert!(!check_order_refusals(&refused).violations.is_empty());
+    let every_seat = bought.iter().chain(&refused);
+    let verdict = check_order_refusals(every_seat);
+    assert_eq!(verdict.operations, 1);
+    assert_eq!(verdict.violations, Vec::<String>::new());
 }

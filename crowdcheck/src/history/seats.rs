@@ -18,11 +18,6 @@ pub fn check_seat(seat: &str, ops: &[SeatOp]) -> Verdict {
                 from_memory,
                 taken,
             } => refusal_unexplained(&holds, ops, *window, *from_memory, *taken),
-            SeatOp::OrderRefused {
-                window,
-                order,
-                holdable_until,
-            } => order_refusal_unexplained(ops, *window, order, *holdable_until),
             _ => None,
         };
         violations.extend(unexplained.map(|why| {
@@ -64,10 +59,12 @@ fn refusal_unexplained(
         Taken::Held => "seat-held with no live holder",
         Taken::Sold => "seat-sold with no sale",
     };
-    let memory = if from_memory {
-        ", then or released within 5 s before"
-    } else {
-        ""
+    let memory = match from_memory {
+        true => format!(
+            ", then or released within {} s before",
+            MEMORY_SLACK_US / 1_000_000
+        ),
+        false => String::new(),
     };
     (!explained).then(|| format!("{said}{memory}"))
 }
@@ -85,11 +82,39 @@ fn lost(ops: &[SeatOp], window: Window) -> impl Iterator<Item = Micros> + '_ {
     })
 }
 
+/// Judges every `order-not-holdable` among `ops` against the orders'
+/// sales and releases among them: pass every seat's history of a run, as
+/// an order may have been sold or given up on another seat. Each is
+/// explained if its order had reached its guard margin by the request's
+/// end, or a sale or release of it can have landed by then.
+pub fn check_order_refusals<'a>(ops: impl IntoIterator<Item = &'a SeatOp>) -> Verdict {
+    let ops: Vec<&SeatOp> = ops.into_iter().collect();
+    let mut verdict = Verdict::default();
+    for op in &ops {
+        let SeatOp::OrderRefused {
+            window,
+            order,
+            holdable_until,
+        } = op
+        else {
+            continue;
+        };
+        verdict.operations += 1;
+        if let Some(why) = order_refusal_unexplained(&ops, *window, order, *holdable_until) {
+            verdict.violations.push(format!(
+                "refused in [{}, {}] {why}",
+                window.start, window.end
+            ));
+        }
+    }
+    verdict
+}
+
 /// Why `order-not-holdable` to `order` is unexplained, if it is: the
 /// order had not reached its guard margin by the request's end, and no
 /// sale or release of it can have landed by then.
 fn order_refusal_unexplained(
-    ops: &[SeatOp],
+    ops: &[&SeatOp],
     window: Window,
     order: &str,
     holdable_until: Micros,

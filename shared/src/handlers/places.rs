@@ -147,7 +147,10 @@ async fn places_to_take(
     // Judged as of after the read: a hold that lapsed while the buckets
     // were read frees its places, so a refusal is true at an instant of its
     // request. (A reclaim is conditioned on the hold as read, not on the
-    // clock, so a later instant never takes a place it should not.)
+    // clock, so a later instant never takes a place it should not.) A
+    // refusal's `available` is judged at the same instant as the refusal.
+    let judged_at = std::sync::atomic::AtomicI64::new(crate::world::now().0);
+    let at = || Millis(judged_at.load(std::sync::atomic::Ordering::Relaxed));
     let planned = plan_from_buckets(
         app,
         &order.event_id,
@@ -155,8 +158,12 @@ async fn places_to_take(
         capacity,
         &[],
         consistent,
-        |buckets| plan_take(buckets, me, wanted, crate::world::now()),
+        |buckets| {
+            let now = crate::world::now();
+            judged_at.store(now.0, std::sync::atomic::Ordering::Relaxed);
+            plan_take(buckets, me, wanted, now)
+        },
     )
     .await?;
-    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, crate::world::now())))
+    Ok(planned.map_err(|buckets| most_holdable(&buckets, me, at())))
 }

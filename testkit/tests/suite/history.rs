@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::*;
-use crowdcheck::history::{check_seat, micros_of, seat_claim, wall_us, SeatOp, Window};
+use crowdcheck::history::{
+    check_order_refusals, check_seat, micros_of, seat_claim, wall_us, SeatOp, Window,
+};
 use shared::App;
 
 const SEAT: &str = "A-1-1";
@@ -143,4 +145,6 @@ async fn a_one_seat_stampede_with_a_drop_and_an_expiry_is_linearizable() {
         (verdict.operations, verdict.violations),
         (operations, Vec::<String>::new())
     );
+    let orders = check_order_refusals(&history);
+    assert_eq!(orders.violations, Vec::<String>::new());
 }
