@@ -244,14 +244,17 @@ fn rekeyed(requests: &[Priced], layout: Layout) -> Vec<Vec<Charge>> {
 /// reached under `layout`: per partition (the keys the meter places on
 /// it together), its write units over 1,000 plus its read units over
 /// 3,000; per table (and index), its units over `limits`' allowance
-/// (double the first peak), as the meter combines them. A steady stream's
-/// share is taken first.
+/// (double the first peak), each kind apart on a warm table and combined
+/// on a new one, as the meter counts them. A steady stream's share is
+/// taken first.
 pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
     // Per partition and per table, as shares of its limit: (for each unit
     // of the rate, steady).
     let mut placing = Meter::new(limits);
     let mut partitions: HashMap<PartitionId, (f64, f64)> = HashMap::new();
-    let mut tables: BTreeMap<Option<String>, (f64, f64)> = BTreeMap::new();
+    // A table's allowance: its kinds apart when warm (keyed by whether
+    // writes), combined when new (keyed as writes).
+    let mut tables: BTreeMap<(Option<String>, bool), (f64, f64)> = BTreeMap::new();
     for s in streams {
         let n = s.requests.len().max(1) as f64;
         let (per_unit, steady) = (s.per_unit / n, s.fixed_per_second / n);
@@ -259,13 +262,17 @@ pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
             let target = layout.rekey(&c.target);
             let of_key = c.write_units / limits.partition_write_units
                 + c.read_units / limits.partition_read_units;
-            let of_table = c.write_units / (2.0 * limits.first_peak_write_units)
-                + c.read_units / (2.0 * limits.first_peak_read_units);
-            let partition = placing.partition_of(&target);
-            for (load, share) in [
-                (tables.entry(target.index.clone()).or_default(), of_table),
-                (partitions.entry(partition).or_default(), of_key),
-            ] {
+            let writes = c.write_units / (2.0 * limits.first_peak_write_units);
+            let reads = c.read_units / (2.0 * limits.first_peak_read_units);
+            let of_table = match limits.warm {
+                true => vec![(true, writes), (false, reads)],
+                false => vec![(true, writes + reads)],
+            };
+            let partition = partitions.entry(placing.partition_of(&target)).or_default();
+            partition.0 += of_key * per_unit;
+            partition.1 += of_key * steady;
+            for (kind, share) in of_table {
+                let load = tables.entry((target.index.clone(), kind)).or_default();
                 load.0 += share * per_unit;
                 load.1 += share * steady;
             }

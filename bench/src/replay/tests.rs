@@ -116,8 +116,8 @@ fn the_meter_ceiling_combines_reads_and_writes_per_key_and_per_table() {
     both.charges[0].read_units = 1_500.0;
     let ceiling = meter_ceiling(&[both.clone()], 1.0, Layout::New, Limits::WARMED);
     assert!((ceiling - 1.0).abs() < 1e-9, "{ceiling}");
-    // Spread over 1,000 keys, the table's combined allowance binds:
-    // 500 + 1,500 read units over 40,000 each is 1/20.
+    // Spread over 1,000 keys, the table's allowance binds, each kind
+    // apart on a warm table: 1,500 read units of its 40,000 is 3/80.
     let spread: Vec<Priced> = (0..1_000)
         .map(|i| {
             let mut p = write_on(&format!("K{i}"), 0.5);
@@ -126,7 +126,7 @@ fn the_meter_ceiling_combines_reads_and_writes_per_key_and_per_table() {
         })
         .collect();
     let ceiling = meter_ceiling(&spread, 1.0, Layout::New, Limits::WARMED);
-    assert!((ceiling - 20.0).abs() < 1e-6, "{ceiling}");
+    assert!((ceiling - 80.0 / 3.0).abs() < 1e-6, "{ceiling}");
 }
 
 #[test]

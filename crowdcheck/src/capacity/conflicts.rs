@@ -25,7 +25,7 @@ use local::faults::Fault;
 /// How long a transaction is ongoing on the run's clock. Assumed: the
 /// guide gives no figure; DynamoDB's transactions paper (USENIX ATC 2023,
 /// <https://www.usenix.org/system/files/atc23-idziorek.pdf>) puts a write
-/// transaction at about 4× a plain write, taken here as 5 ms.
+/// transaction at about 4× a plain write; a plain write is taken as 5 ms.
 pub const TRANSACTION_MS: i64 = 20;
 
 /// An item by its key's values as text: (partition key, sort key).
@@ -38,10 +38,12 @@ pub(super) struct Ongoing {
 }
 
 impl Ongoing {
-    /// A transaction changing `items` began at `at_ms`.
+    /// A transaction changing `items` began at `at_ms`. Requests of the
+    /// run's clock arrive in any order: an item keeps its latest start.
     pub(super) fn begin(&mut self, items: &[ItemKey], at_ms: i64) {
         for item in items {
-            self.began.insert(item.clone(), at_ms);
+            let began = self.began.entry(item.clone()).or_insert(at_ms);
+            *began = (*began).max(at_ms);
         }
     }
 

@@ -16,6 +16,7 @@
 //! - transactions: <https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling>
 //! - index writes and index queries: <https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations>
 
+mod attempt_facts;
 mod batches;
 mod conflicts;
 mod expressions;
@@ -28,6 +29,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use conflicts::TRANSACTION_MS;
 pub use metering::{at, is_write, CapacityMeter, Metered};
 pub use recorder::{as_caller, CapacityRecorder, Recorded};
 pub use units::{charges, charges_each, item_size, touched_items};
