@@ -67,7 +67,7 @@ pub(super) async fn fragmented_best_available(
     let event = unique("fragmented");
     create_event_from(app, &event, &plan(size)).await?;
     let rows = stadium_rows(size)?;
-    let laid = hold_every_tenth(app, &event, &rows, size.in_flight).await?;
+    let mut laid = hold_every_tenth(app, &event, &rows, size.in_flight).await?;
     local::streams::project_now(app, endpoint).await?;
     let askers = create_orders(app, &event, size.requests).await?;
 
@@ -89,7 +89,6 @@ pub(super) async fn fragmented_best_available(
         .count();
     let (seats, held) = (size.sections * size.rows * size.seats_per_row, laid.len());
     let goals = fragmented_goals(round_trips, read_units);
-    let mut laid = laid;
     read_back_unknown(app, &event, &tally.unknown, &mut laid).await?;
     let history = tally.judged(&rows, &laid);
     Ok(Row {

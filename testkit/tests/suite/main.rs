@@ -36,3 +36,4 @@ mod secrets;
 mod stadium;
 mod throttling;
 mod tokens;
+mod upward;

@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Module path (`""` the crate root, `store::holds`) -> its file's text.
-type Files = BTreeMap<String, String>;
+pub(super) type Files = BTreeMap<String, String>;
 /// Module path -> the modules its code names.
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// Every non-test source file under `src`, by module path.
-fn module_files(src: &Path) -> Files {
+pub(super) fn module_files(src: &Path) -> Files {
     let mut files = Files::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -119,7 +119,7 @@ fn expand_tree(tree: &str) -> Vec<String> {
 /// The paths a module's code names: its private `use` trees expanded, and
 /// every inline path that starts from `crate`, `super`, `self` or one of
 /// its child modules.
-fn named_paths(module: &str, code: &str, modules: &BTreeSet<String>) -> Vec<String> {
+pub(super) fn named_paths(module: &str, code: &str, modules: &BTreeSet<String>) -> Vec<String> {
     let mut paths = Vec::new();
     let mut rest = code;
     let mut others = String::new();
@@ -198,9 +198,9 @@ fn resolve(module: &str, path: &str, modules: &BTreeSet<String>, faces: &Faces) 
 /// Each module's re-exports: name -> the module it comes from
 /// (`pub use app::{App, config_from_env}` in the root: `App` and
 /// `config_from_env` from `app`).
-type Faces = BTreeMap<String, BTreeMap<String, String>>;
+pub(super) type Faces = BTreeMap<String, BTreeMap<String, String>>;
 
-fn faces(files: &Files, modules: &BTreeSet<String>) -> Faces {
+pub(super) fn faces(files: &Files, modules: &BTreeSet<String>) -> Faces {
     let mut faces = Faces::new();
     for (module, code) in files {
         for statement in code.split(';') {
@@ -420,101 +420,6 @@ fn the_domain_is_pure_and_shared_has_no_module_cycle() {
         found.is_empty(),
         "modules that depend on themselves: {found:#?}"
     );
-}
-
-/// The names a crate root's own file declares (structs, enums, functions,
-/// constants, statics, types, traits; methods too, which no path reaches).
-fn root_items(code: &str) -> BTreeSet<String> {
-    let keywords = [
-        "struct ", "enum ", "fn ", "const ", "static ", "type ", "trait ",
-    ];
-    let mut names = BTreeSet::new();
-    for line in code.lines() {
-        let mut line = line.trim();
-        for prefix in ["pub(crate) ", "pub(super) ", "pub ", "async ", "unsafe "] {
-            line = line.strip_prefix(prefix).unwrap_or(line);
-        }
-        for keyword in keywords {
-            if let Some(rest) = line.strip_prefix(keyword) {
-                let name: String = rest
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                names.insert(name);
-            }
-        }
-    }
-    names
-}
-
-/// Paths by which a module below the crate root reaches an item the root
-/// declares itself (`crate::Report`, or `super::Report` from a top-level
-/// module): an upward import. What several modules share lives in a
-/// module of its own, below the root; the root's re-exports are its face.
-fn upward_imports(src: &Path) -> Vec<(String, String)> {
-    let files = module_files(src);
-    let modules: BTreeSet<String> = files.keys().cloned().collect();
-    let faces = faces(&files, &modules);
-    let own = root_items(files.get("").map_or("", String::as_str));
-    let mut found = Vec::new();
-    for (module, code) in files.iter().filter(|(m, _)| !m.is_empty()) {
-        for path in named_paths(module, code, &modules) {
-            let top_level = !module.contains("::");
-            let rest = match path.strip_prefix("crate::") {
-                Some(rest) => rest,
-                None if top_level => match path.strip_prefix("super::") {
-                    Some(rest) => rest,
-                    None => continue,
-                },
-                None => continue,
-            };
-            let name = rest.split("::").next().unwrap_or("");
-            let reexported = faces.get("").is_some_and(|f| f.contains_key(name));
-            if own.contains(name) && !modules.contains(name) && !reexported {
-                found.push((module.clone(), path));
-            }
-        }
-    }
-    found
-}
-
-#[test]
-fn the_upward_import_reader_finds_an_item_of_the_root_named_below_it() {
-    let dir = std::env::temp_dir().join(format!("upward-{}", uuid::Uuid::new_v4().simple()));
-    let write = |file: &str, text: &str| {
-        let path = dir.join(file);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write(
-        "lib.rs",
-        "mod a;\nmod b;\npub use b::Shared;\npub struct Report;\nfn run() {}\n",
-    );
-    write("a.rs", "use crate::Shared;\nfn f(_: crate::Report) {}\n");
-    write("b.rs", "pub struct Shared;\nfn g() { super::run() }\n");
-    let found = upward_imports(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(
-        found,
-        [
-            ("a".to_owned(), "crate::Report".to_owned()),
-            ("b".to_owned(), "super::run".to_owned()),
-        ]
-    );
-}
-
-/// No module of any crate reaches up to an item its crate root declares
-/// (issue 46: the bench's contention filled the root's `Report`).
-#[test]
-fn no_crate_imports_upward() {
-    for krate in ["shared", "local", "crowdcheck", "bench", "testkit"] {
-        let src = local::repo_root().join(krate).join("src");
-        let found = upward_imports(&src);
-        assert!(
-            found.is_empty(),
-            "{krate}: reached up to the root: {found:#?}"
-        );
-    }
 }
 
 /// No crate of the workspace has a module that depends on itself through
