@@ -45,7 +45,7 @@ pub(super) async fn round_trips(
     let event = unique("trips");
     create_event(app, &event, 20, HOLD_SECONDS).await?;
     counter.take();
-    let mut rows = order_round_trips(app, &event, counter).await;
+    let mut rows = order_round_trips(app, &event, counter).await?;
     for seats in [1u32, 10] {
         let counts = confirm_round_trips(app, &event, seats, counter).await?;
         rows.push(trip_row(
@@ -61,19 +61,48 @@ pub(super) async fn round_trips(
     Ok(rows)
 }
 
-/// The order's operations, one request each, counted: create-order
-/// (first of the process, then cached), get-seat, drop-seat, get-order
-/// and list-seats.
-async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> Vec<TripRow> {
+/// `answer` if it has the status `operation` answers when it works: a
+/// round trip counted on any other answer (a 503, a 400) would count
+/// what the operation does not do.
+fn answered(
+    operation: &str,
+    want: u16,
+    (status, body): (u16, serde_json::Value),
+) -> Result<serde_json::Value, String> {
+    match status == want {
+        true => Ok(body),
+        false => Err(format!(
+            "round trips of {operation}: answered {status}, not {want}: {body}"
+        )),
+    }
+}
+
+/// The order's operations, one request each, counted, each answered as
+/// it answers when it works: create-order (first of the process, then
+/// cached), get-seat, drop-seat, get-order and list-seats.
+async fn order_round_trips(
+    app: &App,
+    event: &str,
+    counter: &RequestCounter,
+) -> Result<Vec<TripRow>, String> {
     let mut rows = Vec::new();
-    let (_, order) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    let orders = format!("/events/{event}/orders");
+    let order = answered(
+        "create-order",
+        201,
+        reply(app, "POST", &orders, None, "{}").await,
+    )?;
     rows.push(trip_row(
         "create-order (first of the process)",
         3,
         "the event's head and its queue's item, read once and kept by the process, and the order's write",
         counter.take(),
     ));
-    reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    answered(
+        "create-order",
+        201,
+        reply(app, "POST", &orders, None, "{}").await,
+    )?;
     rows.push(trip_row(
         "create-order (event cached)",
         1,
@@ -84,27 +113,18 @@ async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> 
         order["orderId"].as_str().unwrap_or_default().to_owned(),
         order["holdToken"].as_str().unwrap_or_default().to_owned(),
     );
-    reply(
-        app,
-        "POST",
-        &format!("/orders/{id}/seats/A-1-1"),
-        Some(&token),
-        "",
-    )
-    .await;
+    let seat = format!("/orders/{id}/seats/A-1-1");
+    let held = reply(app, "POST", &seat, Some(&token), "").await;
+    answered("get-seat", 200, held)?;
     rows.push(trip_row("get-seat", 1, "one transaction", counter.take()));
-    reply(
-        app,
-        "DELETE",
-        &format!("/orders/{id}/seats/A-1-1"),
-        Some(&token),
-        "",
-    )
-    .await;
+    let dropped = reply(app, "DELETE", &seat, Some(&token), "").await;
+    answered("drop-seat", 200, dropped)?;
     rows.push(trip_row("drop-seat", 1, "one transaction", counter.take()));
-    reply(app, "GET", &format!("/orders/{id}"), Some(&token), "").await;
+    let read = reply(app, "GET", &format!("/orders/{id}"), Some(&token), "").await;
+    answered("get-order", 200, read)?;
     rows.push(trip_row("get-order", 1, "the order's read", counter.take()));
-    reply(app, "GET", &format!("/events/{event}/seats"), None, "").await;
+    let listed = reply(app, "GET", &format!("/events/{event}/seats"), None, "").await;
+    answered("list-seats", 200, listed)?;
     let blocks = 20_u64.div_ceil(shared::store::SEAT_BLOCK_SIZE as u64);
     rows.push(trip_row(
         "list-seats (20 seats)",
@@ -115,7 +135,7 @@ async fn order_round_trips(app: &App, event: &str, counter: &RequestCounter) -> 
         ),
         counter.take(),
     ));
-    rows
+    Ok(rows)
 }
 
 /// A new order holding `seats` seats, then its confirm (a signed webhook
@@ -126,21 +146,24 @@ async fn confirm_round_trips(
     seats: u32,
     counter: &RequestCounter,
 ) -> Result<BTreeMap<String, u64>, String> {
-    let (_, o) = reply(app, "POST", &format!("/events/{event}/orders"), None, "{}").await;
+    let orders = format!("/events/{event}/orders");
+    let o = answered(
+        "create-order",
+        201,
+        reply(app, "POST", &orders, None, "{}").await,
+    )?;
     let (oid, tok) = (
         o["orderId"].as_str().unwrap_or_default().to_owned(),
         o["holdToken"].as_str().unwrap_or_default().to_owned(),
     );
     let first = if seats == 1 { 2 } else { 3 };
     for n in first..first + seats {
-        reply(
-            app,
-            "POST",
-            &format!("/orders/{oid}/seats/A-1-{n}"),
-            Some(&tok),
-            "",
-        )
-        .await;
+        let seat = format!("/orders/{oid}/seats/A-1-{n}");
+        answered(
+            "get-seat",
+            200,
+            reply(app, "POST", &seat, Some(&tok), "").await,
+        )?;
     }
     counter.take();
     let paid: Vec<String> = (first..first + seats).map(|n| format!("A-1-{n}")).collect();
@@ -297,4 +320,18 @@ pub(super) async fn warm_up(app: &App, orders: usize) -> Result<usize, String> {
     }
     // Statuses don't matter here; only the traffic does.
     Ok(1 + orders * (1 + CLAIMS_PER_ORDER + 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_trip_is_counted_only_on_the_answer_the_operation_gives_when_it_works() {
+        let body = serde_json::json!({"orderId": "o"});
+        assert_eq!(answered("get-seat", 200, (200, body.clone())), Ok(body));
+        let unavailable = serde_json::json!({"error": "store-unavailable"});
+        let refused = answered("get-seat", 200, (503, unavailable));
+        assert!(refused.is_err_and(|e| e.contains("answered 503, not 200")));
+    }
 }
