@@ -134,7 +134,10 @@ async fn choose_and_claim(
 ) -> Reply {
     let max = app.config.max_seats_per_order;
     let quantity = asked.body.quantity;
-    let mut budget = Budget(ROUND_TRIPS);
+    let mut budget = Budget {
+        left: ROUND_TRIPS,
+        claim: claim_block_max_requests(token),
+    };
     let mut rounds = Rounds::new("best-available", CLAIM_ATTEMPTS);
     let mut in_hand = RowsInHand::new(candidates.len());
     let mut token = token.clone();
@@ -195,7 +198,7 @@ async fn choose_and_claim(
             }
             // Spent in claim_block, which only ends on another outcome.
             BlockClaim::Taken(_) | BlockClaim::StaleToken(_) => {
-                in_hand.read_again();
+                in_hand.read_again_where_runs_were(n);
                 rounds.lost();
             }
         }
@@ -341,25 +344,34 @@ fn rows_that_may_fit(section: &SectionPlan, runs: &SectionRuns, n: u32, now: Mil
 }
 
 /// The store round trips a request has left.
-struct Budget(usize);
+struct Budget {
+    left: usize,
+    /// What a claim takes at its most: reads leave room for one.
+    claim: usize,
+}
 
 impl Budget {
     /// Gives back `requests` taken but not made.
     fn give_back(&mut self, requests: usize) {
-        self.0 += requests;
+        self.left += requests;
+    }
+
+    /// What reads may take and still leave a claim its room.
+    fn for_reads(&self) -> usize {
+        self.left.saturating_sub(self.claim)
     }
 
     /// Takes `requests` from what is left, or ends the request with a
     /// `503` (logged) when they would overspend it.
     fn spend(&mut self, requests: usize) -> Result<(), Error> {
-        if requests > self.0 {
+        if requests > self.left {
             tracing::warn!(
                 round_trips = ROUND_TRIPS,
                 "best-available: round trips spent before a choice: 503"
             );
             return Err(Error::StoreUnavailable);
         }
-        self.0 -= requests;
+        self.left -= requests;
         Ok(())
     }
 }
@@ -370,7 +382,8 @@ mod tests {
 
     #[test]
     fn a_budget_refuses_to_overspend() {
-        let mut budget = Budget(3);
+        let mut budget = Budget { left: 3, claim: 1 };
+        assert_eq!(budget.for_reads(), 2);
         assert!(budget.spend(2).is_ok());
         assert!(budget.spend(1).is_ok());
         assert!(matches!(budget.spend(1), Err(Error::StoreUnavailable)));

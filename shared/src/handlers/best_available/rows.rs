@@ -2,11 +2,14 @@
 //! front rows first, only as far as the choice needs; kept across its
 //! rounds, so a lost race marks the seats its transaction named as taken
 //! (the cancellation reasons say which) instead of reading the section
-//! again. They are read again, consistently, when they hold no choice
-//! (a refusal rests only on such a read) or when a lost race named no seat.
+//! again. They are read again, consistently: all of them when they hold
+//! no choice (a refusal rests only on such a read); after a lost race
+//! that named no seat, only the rows that had a run of n when last read
+//! (seats taken meanwhile only shorten runs; a row freed meanwhile is
+//! seen by the full read before any refusal).
 
 use super::{Budget, Candidate};
-use crate::domain::best_available::{spread_choice, spread_is_decided};
+use crate::domain::best_available::{has_run, spread_choice, spread_is_decided};
 use crate::domain::{Event, RowPlan, SeatId, SeatStatus, SectionPlan};
 use crate::error::Error;
 use crate::store::Store;
@@ -28,12 +31,14 @@ pub(super) struct Choice {
     pub(super) seats: Vec<SeatId>,
 }
 
-/// One candidate section's rows read so far (free seats `true`), and how
-/// many rows its next batch reads.
+/// One candidate section's rows read so far (free seats `true`), how
+/// many rows its next batch reads, and the rows passed over unread (seen
+/// without a run of n when last read).
 #[derive(Debug, Clone)]
 struct SectionInHand {
     rows: Vec<Vec<bool>>,
     batch: usize,
+    passed_over: Vec<bool>,
 }
 
 impl Default for SectionInHand {
@@ -41,7 +46,24 @@ impl Default for SectionInHand {
         Self {
             rows: Vec::new(),
             batch: FIRST_ROWS_READ,
+            passed_over: Vec::new(),
         }
+    }
+}
+
+impl SectionInHand {
+    /// Read again from the front, passing over the rows in hand without a
+    /// run of `n`.
+    fn again_without_full_rows(&self, n: usize) -> Self {
+        Self {
+            passed_over: self.rows.iter().map(|row| !has_run(row, n)).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether row `i` is to be read (rather than passed over as full).
+    fn reads(&self, i: usize) -> bool {
+        !self.passed_over.get(i).copied().unwrap_or(false)
     }
 }
 
@@ -80,6 +102,18 @@ impl RowsInHand {
         self.sections.fill(SectionInHand::default());
         self.consistent = true;
         self.exact = true;
+        self.marked = 0;
+    }
+
+    /// Forgets every row: the next choice reads again, consistently, only
+    /// those that had a run of `n` when read (a choice, never a refusal,
+    /// may rest on that: what holds none is read again whole).
+    pub(super) fn read_again_where_runs_were(&mut self, n: usize) {
+        for section in &mut self.sections {
+            *section = section.again_without_full_rows(n);
+        }
+        self.consistent = true;
+        self.exact = !self.sections.iter().any(|s| s.passed_over.contains(&true));
         self.marked = 0;
     }
 
@@ -123,13 +157,19 @@ pub(super) async fn choose_seats(
     {
         // The front rows first, then twice as many each time: a choice in
         // the best rows costs a Query or two, a full section a few rounds.
+        // Rows to read: those the summaries leave and the last read did not
+        // see full (the rest ride along as full, unread).
+        let to_read: Vec<bool> = (0..may.len()).map(|i| may[i] && read.reads(i)).collect();
         while read.rows.len() < section.rows.len() && !spread_is_decided(&read.rows, n, losses) {
-            let (start, end) = (
-                read.rows.len(),
-                next_batch_end(may, read.rows.len(), read.batch),
-            );
+            // A batch the budget cannot pay for and still claim is cut to
+            // what it can (a row at least: if not even that, the spend
+            // below ends the request).
+            let start = read.rows.len();
+            let affordable = rows_affordable(section, &to_read, start, budget.for_reads());
+            let end = next_batch_end(&to_read, start, read.batch.min(affordable.max(1)));
+            let reading = &to_read[start..end];
             let wanted: Vec<RowPlan> = (start..end)
-                .filter(|&i| may[i])
+                .filter(|&i| to_read[i])
                 .map(|i| section.rows[i].clone())
                 .collect();
             budget.spend(Store::row_read_round_trips(&wanted))?;
@@ -142,8 +182,8 @@ pub(super) async fn choose_seats(
             // of its request.
             let now = crate::world::now();
             let mut states = states.into_iter();
-            for (row, &fits) in section.rows[start..end].iter().zip(&may[start..end]) {
-                let free = match fits {
+            for (row, &reads) in section.rows[start..end].iter().zip(reading) {
+                let free = match reads {
                     true => states
                         .next()
                         .unwrap_or_default()
@@ -167,6 +207,33 @@ pub(super) async fn choose_seats(
         }
     }
     Ok(None)
+}
+
+/// How many of the rows to read from row `start` on, in order, `requests`
+/// pay for.
+fn rows_affordable(
+    section: &SectionPlan,
+    to_read: &[bool],
+    start: usize,
+    requests: usize,
+) -> usize {
+    let mut left = requests;
+    let mut rows = 0;
+    for (row, _) in section
+        .rows
+        .iter()
+        .zip(to_read)
+        .skip(start)
+        .filter(|(_, &r)| r)
+    {
+        let cost = Store::row_read_round_trips(std::slice::from_ref(row));
+        if cost > left {
+            break;
+        }
+        left -= cost;
+        rows += 1;
+    }
+    rows
 }
 
 /// Where a batch of `batch` rows to read, from row `start`, ends: past
@@ -233,5 +300,26 @@ mod tests {
         assert_eq!(in_hand.marked(), 1);
         in_hand.read_again();
         assert_eq!(in_hand.marked(), 0, "a read starts the count again");
+    }
+
+    #[test]
+    fn after_a_lost_race_only_rows_that_had_a_run_are_read_and_no_refusal_rests_on_it() {
+        let mut in_hand = RowsInHand::new(1);
+        // Row 0 has no pair left, row 1 has one.
+        in_hand.sections[0].rows = vec![
+            vec![true, false, true, false],
+            vec![false, true, true, false],
+        ];
+        in_hand.read_again_where_runs_were(2);
+        let section = &in_hand.sections[0];
+        assert!(section.rows.is_empty());
+        assert!(!section.reads(0) && section.reads(1) && section.reads(2));
+        assert!(!in_hand.is_exact(), "a row passed over: no refusal on it");
+        // Every row with a run: read whole, and a refusal may rest on it.
+        in_hand.sections[0].rows = vec![vec![true; 4]];
+        in_hand.read_again_where_runs_were(2);
+        assert!(in_hand.is_exact());
+        in_hand.read_again();
+        assert!(in_hand.sections[0].reads(0) && in_hand.is_exact());
     }
 }
