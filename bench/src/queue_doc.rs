@@ -97,17 +97,17 @@ impl QueueRun {
                 self.goal(1)
             ),
             format!(
-                "projected queue join DynamoDB key ceiling: {:.0} joins/s ({})",
+                "projected queue join DynamoDB key bound (not end to end): {:.0} joins/s ({}); {}",
                 self.join.per_s,
-                self.goal(2)
+                self.goal(2),
+                self.end_to_end_line(0)
             ),
             format!(
-                "projected visitor-status DynamoDB key ceiling: {:.0} polls/s ({})",
+                "projected visitor-status DynamoDB key bound (not end to end): {:.0} polls/s ({}); {}",
                 self.status.per_s,
-                self.goal(3)
+                self.goal(3),
+                self.end_to_end_line(1)
             ),
-            self.end_to_end_line(0),
-            self.end_to_end_line(1),
             format!(
                 "queue cost per 1,000 admitted visitors: ${:.4}",
                 self.cost.iter().map(|(_, usd)| usd).sum::<f64>()
@@ -178,13 +178,14 @@ impl QueueRun {
             };
             let _ = writeln!(
                 out,
-                "- `projected {what} DynamoDB key ceiling: {:.0} {unit}` ({}): the first key \
-                 to reach a partition's limit is `{}`, at {:.4} {} units per request.",
+                "- `projected {what} DynamoDB key bound (not end to end): {:.0} {unit}` ({}): the first key \
+                 to reach a partition's limit is `{}`, at {:.4} {} units per request. Beside it, {}.",
                 ceiling.per_s,
                 self.goal(goal),
                 ceiling.hottest,
                 ceiling.units_per_request,
                 if ceiling.reads { "read" } else { "write" },
+                self.end_to_end_line(goal - 2),
             );
         }
         let _ = writeln!(
@@ -250,4 +251,22 @@ impl QueueRun {
 
 fn lag(ms: Option<i64>) -> String {
     ms.map_or_else(|| "**not seen in 20 s**".into(), |ms| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_key_bound_is_printed_as_one_beside_its_end_to_end_ceiling() {
+        let lines = QueueRun::default().lines();
+        for route in ["queue join", "visitor-status"] {
+            let line = lines
+                .iter()
+                .find(|l| l.starts_with(&format!("projected {route} DynamoDB key bound")))
+                .unwrap_or_else(|| panic!("{route}: {lines:#?}"));
+            assert!(line.contains("(not end to end)"), "{line}");
+            assert!(line.contains("ceiling end to end"), "{line}");
+        }
+    }
 }

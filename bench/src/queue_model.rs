@@ -140,7 +140,7 @@ impl QueueRun {
         };
         let ceiling = |what: &str, ceiling: &Ceiling, goal: f64| {
             Goal::new(
-                format!("projected {what} DynamoDB key ceiling, requests/s"),
+                format!("projected {what} DynamoDB key bound (not end to end), requests/s"),
                 ceiling.per_s,
                 Bound::AtLeast(goal),
                 "issue 19's goal",
