@@ -225,11 +225,11 @@ impl Meter {
             return PartitionId::Own(target.clone());
         }
         let limits = self.limits;
-        let partitions = self
-            .tables
-            .get(&target.index)
-            .map_or_else(|| new_table(&limits, 0), Clone::clone)
-            .partitions(&limits);
+        // Every charge asks: the table is looked at, never copied.
+        let partitions = match self.tables.get(&target.index) {
+            Some(table) => table.partitions(&limits),
+            None => new_table(&limits, 0).partitions(&limits),
+        };
         PartitionId::Shared {
             index: target.index.clone(),
             slot: fnv1a(&target.pk) % partitions,
