@@ -256,32 +256,38 @@ class WarmLambdas:
 
     def invoke(self, fn, text, retry=True):
         """`fn`'s reply to `text`, or None (the failure printed). A call
-        whose container SAM never reached is sent again, once."""
+        whose container SAM never reached is sent again, once: SAM answers
+        such a call with an empty 200 (it logs the timeout and exits 0, as
+        `sam local invoke` does), so any unusable reply is checked against
+        the log."""
         request = urllib.request.Request(
             f"http://127.0.0.1:{self.port}/2015-03-31/functions/{pascal(fn)}/invocations",
             data=text.encode(), method="POST")
-        limit = self.timeouts[pascal(fn)]
         with self.locks[fn]:
             first = fn not in self.warm
             with self.starting if first else contextlib.nullcontext():
                 self.log.flush()
                 offset = self.log_path.stat().st_size
-                started = time.time()
-                try:
-                    with urllib.request.urlopen(request, timeout=CALL_SECONDS) as reply:
-                        failed = reply.headers.get("X-Amz-Function-Error")
-                        payload = reply.read().decode()
-                except OSError as e:  # urllib's HTTPError and timeouts alike
-                    print(f"{fn}: {e!r}", file=sys.stderr)
-                    payload = None
-                took = time.time() - started
+                reply = self.call(fn, request, first)
             self.warm.add(fn)
-        if payload is None:
-            if not (retry and self.never_reached_since(offset)):
-                return None
+        if reply is None and retry and self.never_reached_since(offset):
             RETRIED.append(fn)
             print(f"{fn}: SAM never reached its container; sending it again, once", file=sys.stderr)
             return self.invoke(fn, text, retry=False)
+        return reply
+
+    def call(self, fn, request, first):
+        """One call of `fn`: its JSON reply, or None (the failure printed)."""
+        started = time.time()
+        try:
+            with urllib.request.urlopen(request, timeout=CALL_SECONDS) as reply:
+                failed = reply.headers.get("X-Amz-Function-Error")
+                payload = reply.read().decode()
+        except OSError as e:  # urllib's HTTPError and timeouts alike
+            print(f"{fn}: {e!r}", file=sys.stderr)
+            return None
+        took = time.time() - started
+        limit = self.timeouts[pascal(fn)]
         if failed:
             print(f"{fn}: function error {failed}: {payload[:3000]}", file=sys.stderr)
             return None
@@ -291,7 +297,7 @@ class WarmLambdas:
         try:
             return json.loads(payload)
         except ValueError:
-            print(f"{fn}: not JSON: {payload[:3000]}", file=sys.stderr)
+            print(f"{fn}: not JSON: {payload[:3000]!r}", file=sys.stderr)
             return None
 
     def stop(self):
