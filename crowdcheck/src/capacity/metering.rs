@@ -29,7 +29,7 @@
 //! throttled on each retry within that second, as it would be on a key
 //! that stays full.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -79,8 +79,17 @@ pub struct Metered {
     /// named apart): answered with its error when enforcing, served anyway
     /// when recording.
     pub throttled: HashMap<String, u64>,
-    /// Write and read units charged per partition.
+    /// Write and read units charged per key.
     pub units: HashMap<Target, (f64, f64)>,
+    /// Write and read units asked of each key, served or throttled, at
+    /// what each attempt would have cost (its estimate: a read at the least
+    /// it can cost).
+    pub offered: HashMap<Target, (f64, f64)>,
+    /// Write and read units charged, and asked, per second of the clock
+    /// (whole seconds, as the meter counts them), for the keys watched
+    /// ([`CapacityMeter::watch`]) only.
+    pub served_per_second: HashMap<(Target, i64), (f64, f64)>,
+    pub offered_per_second: HashMap<(Target, i64), (f64, f64)>,
     /// Writes that met a transaction in flight on one of their items:
     /// refused with DynamoDB's conflict error when enforcing, served
     /// anyway when recording. Charged as if they ran (assumed: the guide
@@ -89,13 +98,39 @@ pub struct Metered {
 }
 
 impl Metered {
-    /// `charges` added to the units charged per partition.
-    fn count(&mut self, charges: &[Charge]) {
-        for c in charges {
-            let units = self.units.entry(c.target.clone()).or_default();
-            units.0 += c.write_units;
-            units.1 += c.read_units;
-        }
+    /// `charges` added to the units charged per key, and per second at
+    /// `at` for the keys in `watched`.
+    fn count(&mut self, charges: &[Charge], at: i64, watched: &HashSet<Target>) {
+        add(&mut self.units, charges.iter(), |c| c.target.clone());
+        let second = at.div_euclid(1_000);
+        let watched_only = charges.iter().filter(|c| watched.contains(&c.target));
+        add(&mut self.served_per_second, watched_only, |c| {
+            (c.target.clone(), second)
+        });
+    }
+
+    /// An attempt's estimate at `at` added to the units asked of each key
+    /// (and per second, for the keys in `watched`).
+    fn offer(&mut self, estimate: &[Charge], at: i64, watched: &HashSet<Target>) {
+        add(&mut self.offered, estimate.iter(), |c| c.target.clone());
+        let second = at.div_euclid(1_000);
+        let watched_only = estimate.iter().filter(|c| watched.contains(&c.target));
+        add(&mut self.offered_per_second, watched_only, |c| {
+            (c.target.clone(), second)
+        });
+    }
+}
+
+/// `charges` added up under the key each gets.
+fn add<'a, K: std::hash::Hash + Eq>(
+    sums: &mut HashMap<K, (f64, f64)>,
+    charges: impl Iterator<Item = &'a Charge>,
+    key: impl Fn(&Charge) -> K,
+) {
+    for c in charges {
+        let units = sums.entry(key(c)).or_default();
+        units.0 += c.write_units;
+        units.1 += c.read_units;
     }
 }
 
@@ -109,6 +144,8 @@ struct State {
     /// When each item's last transaction began.
     ongoing: Ongoing,
     metered: Metered,
+    /// Keys whose units are counted per second too.
+    watched: HashSet<Target>,
 }
 
 /// The interceptor; clones share one meter.
@@ -130,6 +167,13 @@ impl CapacityMeter {
         Self::new(true)
     }
 
+    /// Meters, never throttles, on a table of `limits`.
+    pub fn recording_with(limits: Limits) -> Self {
+        let meter = Self::new(false);
+        meter.lock().meter = Meter::new(limits);
+        meter
+    }
+
     /// Meters and throttles as DynamoDB would, on a table of `limits`
     /// (such as [`Limits::WARMED`]).
     pub fn enforcing_with(limits: Limits) -> Self {
@@ -146,6 +190,7 @@ impl CapacityMeter {
                 indexed: IndexEntries::new(),
                 ongoing: Ongoing::default(),
                 metered: Metered::default(),
+                watched: HashSet::new(),
             })),
             enforcing,
             schema: Arc::new(Schema::seatclaim()),
@@ -159,6 +204,12 @@ impl CapacityMeter {
     /// What it has metered so far.
     pub fn metered(&self) -> Metered {
         self.lock().metered.clone()
+    }
+
+    /// Counts what `target` is charged per second from now on
+    /// ([`Metered::per_second`]).
+    pub fn watch(&self, target: &Target) {
+        self.lock().watched.insert(target.clone());
     }
 
     /// The partition `target`'s load lands on now.
@@ -207,6 +258,14 @@ impl CapacityMeter {
                 .collect(),
             _ => vec![self.estimate(op, request, &state)],
         };
+        {
+            let State {
+                metered, watched, ..
+            } = &mut *state;
+            for estimate in &items {
+                metered.offer(estimate, at, watched);
+            }
+        }
         let verdicts: Vec<Result<(), Throttle>> = items
             .iter()
             .map(|estimate| state.meter.check(at, estimate, write))
@@ -275,6 +334,10 @@ impl CapacityMeter {
         let (mut served, mut reserved, mut first) = (Vec::new(), Vec::new(), None);
         for one in entries(op, request) {
             let estimate = self.estimate(op, &one, state);
+            let State {
+                metered, watched, ..
+            } = &mut *state;
+            metered.offer(&estimate, at, watched);
             match state.meter.check(at, &estimate, write) {
                 Ok(()) => {
                     state.meter.reserve(at, &estimate);
@@ -328,7 +391,10 @@ impl CapacityMeter {
             return;
         }
         state.metered.served += 1;
-        state.metered.count(&priced);
+        let State {
+            metered, watched, ..
+        } = &mut *state;
+        metered.count(&priced, at, watched);
     }
 }
 
@@ -464,7 +530,11 @@ impl Intercept for CapacityMeter {
         // A refused attempt keeps what was reserved for it: nothing for a
         // throttle, its estimate for a conflict (counted as charged).
         if attempt.throttled.is_some() {
-            self.lock().metered.count(&attempt.reserved);
+            let mut state = self.lock();
+            let State {
+                metered, watched, ..
+            } = &mut *state;
+            metered.count(&attempt.reserved, attempt.at, watched);
             return Ok(());
         }
         let response = context.response();
