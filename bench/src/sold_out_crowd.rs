@@ -124,7 +124,7 @@ pub(super) const PER_INSTANCE_RATE: i64 = 100;
 /// A get-seat request (`POST /orders/{o}/seats/{s}`) as get-seat's claim
 /// and the instant it arrives on a simulated clock: the `slot`-th of the
 /// crowd at [`CROWD_INSTANCES`] × [`PER_INSTANCE_RATE`] a second. Whether
-/// an instance is crowded depends on its pace, which DynamoDB Local cannot
+/// an instance's seats are contended depends on its pace, which DynamoDB Local cannot
 /// give it in real time; the requests it sends are the same.
 fn get_seat_at(
     path: &str,

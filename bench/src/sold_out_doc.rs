@@ -83,7 +83,7 @@ impl SoldOutPhase {
             out,
             "After the buyers, the rest of the event was **seeded as sold** ({} seats and {} places still free, sold at once through the store's seeding calls, which use a late payment's own expressions, in {:.1} s), and the stream projected: it saw {} of {} sections sold out. \
              Then a crowd in the model's mix was refused through {CROWD_INSTANCES} warm function instances (each had served one request of each function), every DynamoDB request recorded and priced. \
-             get-seat's requests arrive on a simulated clock at {PER_INSTANCE_RATE} a second per instance (a request every 10 ms, a DynamoDB round trip: whether an instance is crowded depends on its pace, which DynamoDB Local cannot give it in real time), through get-seat's claim; the others through their handlers in real time:\n",
+             get-seat's requests arrive on a simulated clock at {PER_INSTANCE_RATE} a second per instance (a request every 10 ms, a DynamoDB round trip: whether an instance's seats are contended depends on its pace, which DynamoDB Local cannot give it in real time), through get-seat's claim; the others through their handlers in real time:\n",
             self.seeded_seats,
             self.seeded_places,
             self.seeding.as_secs_f64(),

@@ -37,11 +37,12 @@ pub const SWEEP_LAG: &str = "SweepLagMilliseconds";
 /// Seat changes folded into the seat map, and those reported as failures.
 pub const SEAT_MAP_CHANGES: &str = "SeatMapChanges";
 pub const SEAT_MAP_FAILURES: &str = "SeatMapFailures";
-/// Claims refused from an instance's memory of a contended seat, with no
-/// write (docs/API.md, "Under a crowd").
+/// Claims refused from an instance's memory of a contended seat, or of a
+/// seat whose read DynamoDB did not answer, with no write (docs/API.md,
+/// "Under a crowd").
 pub const REFUSED_FROM_MEMORY: &str = "RefusedFromMemory";
-/// Claims refused on a read of the seat by an instance crowded on its
-/// event, with no write (docs/API.md, "Under a crowd").
+/// Claims refused on get-seat's read of the seat, with no write
+/// (docs/API.md, "Under a crowd").
 pub const REFUSED_AFTER_READ: &str = "RefusedAfterRead";
 /// Events put on the bus, and stream records reported as failures.
 pub const EVENTS_PUBLISHED: &str = "EventsPublished";
@@ -170,8 +171,8 @@ pub fn refused_from_memory(function: &'static str) {
     metrics::counter!(REFUSED_FROM_MEMORY, "function" => function).increment(1);
 }
 
-/// A claim refused on a strongly consistent read of the seat, by an
-/// instance crowded on its event, instead of a failed write.
+/// A claim refused on a strongly consistent read of the seat, instead of
+/// a failed write.
 pub fn refused_after_read(function: &'static str) {
     metrics::counter!(REFUSED_AFTER_READ, "function" => function).increment(1);
 }

@@ -362,8 +362,9 @@ fn render_round_trips(out: &mut String, report: &Report) {
     }
     let _ = writeln!(
         out,
-        "\nget-seat and drop-seat are at the physical limit of one: the hold token carries the event id and the order's expiry, \
-         verified by the transaction's condition on the token hash. confirm's common path (a live order holding exactly what \
+        "\ndrop-seat is at the physical limit of one: the hold token carries the event id and the order's expiry, \
+         verified by the transaction's condition on the token hash. get-seat is one more: it reads the seat first, so that a refusal \
+         costs the seat's partition a read unit instead of a transaction's write units (docs/DESIGN.md). confirm's common path (a live order holding exactly what \
          was paid) is at the limit too: the signed body names the seats, the order id names the event's partition, and the \
          transaction's conditions (each seat held by the order, the order PENDING before its deadline and holding exactly \
          that many seats) verify the rest. create-order and list-seats read the event once per process (a ready event never changes; 404 until it is complete); list-seats then reads one seat block ({} seats) per query.\n",

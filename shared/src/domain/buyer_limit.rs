@@ -11,9 +11,15 @@ use std::ops::RangeInclusive;
 use sha2::{Digest, Sha256};
 
 use super::buyer::BuyerId;
-use super::crowd::{CONTENDED_REFUSALS, CONTENDED_WINDOW_MS, REMEMBERED_FOR_MS, REMEMBERED_SEATS};
+use super::crowd::{CONTENDED_WINDOW_MS, REMEMBERED_FOR_MS, REMEMBERED_SEATS};
 use super::{EventId, Millis, OrderId};
 use crate::error::Error;
+
+/// Refusals of one buyer for its limit within [`CONTENDED_WINDOW_MS`]
+/// after which an instance refuses it from memory. Three, where a seat
+/// takes two (`crowd::CONTENDED_REFUSALS`): a buyer's record is one buyer's
+/// key, which no crowd of fresh instances reads at once.
+pub const LIMITED_REFUSALS: usize = 3;
 
 /// The limits an event may set.
 pub const BUYER_LIMIT_RANGE: RangeInclusive<u32> = 1..=50;
@@ -178,7 +184,7 @@ pub fn confirm_within(
 }
 
 /// One instance's memory of buyers it refused for the limit (docs/API.md,
-/// "Under a crowd"): a buyer refused [`CONTENDED_REFUSALS`] times within
+/// "Under a crowd"): a buyer refused [`LIMITED_REFUSALS`] times within
 /// [`CONTENDED_WINDOW_MS`] by this instance is refused from its record as
 /// last read, while that read is at most [`REMEMBERED_FOR_MS`] old, so a
 /// buyer who keeps clicking at its limit does not make its own record a
@@ -276,7 +282,7 @@ impl Remembered {
             .iter()
             .filter(|at| now.0 - at.0 < CONTENDED_WINDOW_MS)
             .count();
-        recent >= CONTENDED_REFUSALS
+        recent >= LIMITED_REFUSALS
     }
 }
 

@@ -1,31 +1,36 @@
 //! Under a crowd (docs/API.md): when one function instance may answer a
-//! seat's refusal from what it saw a moment ago instead of writing to the
-//! seat again, so that a stampede on one seat costs its partition little.
+//! seat's refusal from what it saw a moment ago instead of asking DynamoDB
+//! again, so that a stampede on one seat costs its partition little.
+//!
+//! get-seat reads a seat, strongly consistent, before it writes it, and
+//! refuses on what the read shows ([`refusal_on_read`]): exact (the read
+//! is the seat now), and a read unit where a refused conditional write
+//! costs write units on the seat's partition. A seat the read shows
+//! claimable is claimed by the conditional write.
 //!
 //! A seat is *contended* for an instance once that instance refused it at
 //! least [`CONTENDED_REFUSALS`] times within the last
-//! [`CONTENDED_WINDOW_MS`]. Only then may it refuse from memory, and only
-//! while (a) what it saw is at most [`REMEMBERED_FOR_MS`] old (so it misses
-//! a release by at most that long), (b) a remembered hold has not expired
-//! (the one boundary, [`hold_is_live`]: an expired hold is claimable at
-//! once, memory or not), and (c) the claimant is not the holder itself
-//! (re-claiming one's own seat stays idempotent). A success is always a
-//! real conditional write: memory only ever refuses.
-//!
-//! An instance that keeps refusing claims on one *event* (a sold-out show,
-//! a crowd over a few rows: [`CONTENDED_REFUSALS`] refusals of its seats
-//! within [`CONTENDED_WINDOW_MS`]) is *crowded*: it reads a seat, strongly
-//! consistent, before writing it, and refuses on what the read shows
-//! ([`refusal_on_read`]). That refusal is exact (the read is the seat now),
-//! and costs a read unit where a failed conditional write costs write
-//! units on the seat's partition; a seat the read shows claimable is
-//! claimed by the same conditional write as ever.
+//! [`CONTENDED_WINDOW_MS`]. Only then may it refuse from memory without
+//! the read ([`RefusalMemory::refuse`]), or when DynamoDB did not answer
+//! the read (throttled: the crowd is DynamoDB's to see;
+//! [`RefusalMemory::recall`]), and either only while (a) what it saw is at
+//! most [`REMEMBERED_FOR_MS`] old (so it misses a release by at most that
+//! long), (b) a remembered hold has not expired (the one boundary,
+//! [`hold_is_live`]: an expired hold is claimable at once, memory or not),
+//! and (c) the claimant is not the holder itself (re-claiming one's own
+//! seat stays idempotent). A success is always a real conditional write:
+//! memory only ever refuses.
 
 use super::{hold_is_live, Millis, SeatState};
 use std::collections::{HashMap, VecDeque};
 
 /// Refusals within [`CONTENDED_WINDOW_MS`] that make a seat contended.
-pub const CONTENDED_REFUSALS: usize = 3;
+/// Two, not more: every exact refusal is a strongly consistent read of the
+/// seat (a read unit of its partition's 3,000 a second), so a crowd of N
+/// fresh instances costs the seat about N × this many read units in its
+/// first second; at 3, a thousand instances would ask for a whole
+/// partition (docs/BENCHMARKS.md, "Under a crowd").
+pub const CONTENDED_REFUSALS: usize = 2;
 /// The window in which [`CONTENDED_REFUSALS`] must fall.
 pub const CONTENDED_WINDOW_MS: i64 = 1_000;
 /// The oldest exact observation a refusal from memory may rest on: the
@@ -43,6 +48,18 @@ pub enum SeatSeen {
     Sold,
 }
 
+/// What an instance may make of a claim whose read of the seat DynamoDB
+/// throttled ([`RefusalMemory::recall`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recalled {
+    /// Refused, as the seat was seen.
+    Refused(SeatSeen),
+    /// The claimant was seen holding it: the conditional write decides.
+    Holder,
+    /// Nothing it may rest on.
+    Nothing,
+}
+
 /// What one instance remembers of one seat.
 #[derive(Debug, Clone)]
 struct Remembered {
@@ -56,6 +73,16 @@ struct Remembered {
 impl Remembered {
     fn forget_before(&mut self, now: Millis) {
         within_window(&mut self.refusals, now);
+    }
+
+    /// Whether what was seen may still answer at `now`: at most
+    /// [`REMEMBERED_FOR_MS`] old, and a hold not expired.
+    fn may_answer(&self, now: Millis) -> bool {
+        let still = match self.seen {
+            SeatSeen::HeldUntil(expires_at) => hold_is_live(expires_at, now),
+            SeatSeen::Sold => true,
+        };
+        still && (0..=REMEMBERED_FOR_MS).contains(&(now.0 - self.seen_at.0))
     }
 }
 
@@ -92,11 +119,10 @@ fn within_window(refusals: &mut VecDeque<Millis>, now: Millis) {
 }
 
 /// One instance's memory of the seats it refused, keyed by the caller's
-/// seat key (event and seat), and of the events whose claims it refused.
+/// seat key (event and seat).
 #[derive(Debug, Default)]
 pub struct RefusalMemory {
     seats: HashMap<String, Remembered>,
-    events: HashMap<String, VecDeque<Millis>>,
 }
 
 impl RefusalMemory {
@@ -129,51 +155,47 @@ impl RefusalMemory {
     }
 
     /// A refusal of `claimant`'s claim on `seat` at `now` from memory, if
-    /// the rules above allow one; it counts as a refusal (the crowd is
-    /// still there). `None`: take the exact path.
+    /// the seat is contended and the rules above allow one; it counts as a
+    /// refusal (the crowd is still there). `None`: read the seat.
     pub fn refuse(&mut self, seat: &str, claimant: &str, now: Millis) -> Option<SeatSeen> {
+        self.remembered(seat, claimant, now, CONTENDED_REFUSALS)
+    }
+
+    /// What to make of `claimant`'s claim on `seat` at `now` when DynamoDB
+    /// throttled the claim's read of it: what this instance last saw of
+    /// the seat, contended or not, within the same bounds (at most
+    /// [`REMEMBERED_FOR_MS`] old, never past a hold's expiry); a claimant
+    /// seen holding it is the holder, whose claim is the write's to answer.
+    pub fn recall(&mut self, seat: &str, claimant: &str, now: Millis) -> Recalled {
+        let seen_holding = self
+            .seats
+            .get(seat)
+            .is_some_and(|entry| entry.holder == claimant && entry.may_answer(now));
+        if seen_holding {
+            return Recalled::Holder;
+        }
+        self.remembered(seat, claimant, now, 0)
+            .map_or(Recalled::Nothing, Recalled::Refused)
+    }
+
+    /// What was seen of `seat`, if `refusals` refusals within the window
+    /// and the bounds allow a refusal of `claimant` on it at `now`.
+    fn remembered(
+        &mut self,
+        seat: &str,
+        claimant: &str,
+        now: Millis,
+        refusals: usize,
+    ) -> Option<SeatSeen> {
         let entry = self.seats.get_mut(seat)?;
         entry.forget_before(now);
-        let age = now.0 - entry.seen_at.0;
-        let still = match entry.seen {
-            SeatSeen::HeldUntil(expires_at) => hold_is_live(expires_at, now),
-            SeatSeen::Sold => true,
-        };
-        let allowed = entry.refusals.len() >= CONTENDED_REFUSALS
-            && (0..=REMEMBERED_FOR_MS).contains(&age)
-            && still
-            && entry.holder != claimant;
+        let allowed =
+            entry.refusals.len() >= refusals && entry.may_answer(now) && entry.holder != claimant;
         if !allowed {
             return None;
         }
         entry.refusals.push_back(now);
         Some(entry.seen)
-    }
-
-    /// A claim on a seat of `event` was refused at `now` (exactly, after a
-    /// read, or from memory).
-    pub fn event_refused(&mut self, event: &str, now: Millis) {
-        if self.events.len() >= REMEMBERED_SEATS && !self.events.contains_key(event) {
-            self.events.retain(|_, refusals| {
-                within_window(refusals, now);
-                !refusals.is_empty()
-            });
-            if self.events.len() >= REMEMBERED_SEATS {
-                self.events.clear();
-            }
-        }
-        let refusals = self.events.entry(event.to_owned()).or_default();
-        refusals.push_back(now);
-        within_window(refusals, now);
-    }
-
-    /// Whether this instance is crowded on `event` at `now`: claims are
-    /// then read before they are written.
-    pub fn crowded(&mut self, event: &str, now: Millis) -> bool {
-        self.events.get_mut(event).is_some_and(|refusals| {
-            within_window(refusals, now);
-            refusals.len() >= CONTENDED_REFUSALS
-        })
     }
 
     /// `seat` changed hands through this instance (it claimed or released

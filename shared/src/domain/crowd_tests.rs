@@ -31,23 +31,16 @@ fn refuses_from_memory_only_within_the_contracts_bounds() {
     );
     let cases: [Case; 12] = [
         (
-            &[0, 10, 20],
-            30,
-            "me",
-            held,
-            true,
-            "three refusals within a second: contended",
-        ),
-        (
             &[0, 10],
             30,
             "me",
             held,
-            false,
-            "two refusals are not a crowd",
+            true,
+            "two refusals within a second: contended",
         ),
+        (&[0], 30, "me", held, false, "one refusal is not a crowd"),
         (
-            &[0, 10, 20],
+            &[0, 20],
             1_000,
             "me",
             held,
@@ -55,12 +48,12 @@ fn refuses_from_memory_only_within_the_contracts_bounds() {
             "the first refusal left the window",
         ),
         (
-            &[0, 500, 999],
+            &[0, 999],
             999,
             "me",
             held,
             true,
-            "all three inside the last second",
+            "both inside the last second",
         ),
         (
             &[0, 10, 20],
@@ -163,7 +156,7 @@ fn seats_are_remembered_apart_and_the_memory_is_bounded() {
         }
     }
     assert!(m.seats.len() <= REMEMBERED_SEATS);
-    // A seat refused 3 times is contended; another seat is not by it.
+    // A contended seat; another seat is not contended by it.
     let mut m = memory(&[0, 10, 20], SeatSeen::Sold);
     assert!(m.refuse("gala#A-1-2", "me", at(30)).is_none());
     assert!(m.refuse(SEAT, "me", at(30)).is_some());
@@ -241,21 +234,52 @@ fn a_read_refuses_exactly_what_the_write_would() {
 }
 
 #[test]
-fn an_instance_is_crowded_on_an_event_after_three_refusals_within_a_second() {
-    // (refusals at, asked at, crowded?, why)
-    let cases: [(&[i64], i64, bool, &str); 5] = [
-        (&[0, 10, 20], 30, true, "three refusals within a second"),
-        (&[0, 10], 30, false, "two are not a crowd"),
-        (&[0, 10, 20], 1_000, false, "the first left the window"),
-        (&[0, 400, 999], 999, true, "all three inside the window"),
-        (&[], 0, false, "nothing refused"),
+fn a_throttled_read_falls_back_on_what_was_seen_within_the_same_bounds() {
+    let held = SeatSeen::HeldUntil(at(60_000));
+    let refused = Recalled::Refused(held);
+    // (refused exactly at, asked at, claimant, what it recalls, why)
+    type Case<'a> = (&'a [i64], i64, &'a str, Recalled, &'a str);
+    let cases: [Case; 9] = [
+        (&[0], 10, "buyer", refused, "one exact refusal is enough"),
+        (&[], 10, "buyer", Recalled::Nothing, "nothing seen: a 503"),
+        (&[0], 5_000, "buyer", refused, "five seconds old"),
+        (&[0], 5_001, "buyer", Recalled::Nothing, "older than 5 s"),
+        (&[0], 10, "rival", Recalled::Holder, "the holder: the write"),
+        (
+            &[0],
+            5_001,
+            "rival",
+            Recalled::Nothing,
+            "the holder, too old",
+        ),
+        (&[59_000], 59_999, "buyer", refused, "before expiresAt"),
+        (
+            &[59_000],
+            60_000,
+            "buyer",
+            Recalled::Nothing,
+            "at expiresAt",
+        ),
+        (
+            &[59_000],
+            60_000,
+            "rival",
+            Recalled::Nothing,
+            "expired holder",
+        ),
     ];
-    for (refusals, asked, crowded, why) in cases {
-        let mut m = RefusalMemory::default();
-        for &ms in refusals {
-            m.event_refused("gala", at(ms));
-        }
-        assert_eq!(m.crowded("gala", at(asked)), crowded, "{why}");
-        assert!(!m.crowded("other", at(asked)), "{why}: per event");
+    for (refusals, asked, claimant, recalled, why) in cases {
+        let mut m = memory(refusals, held);
+        assert_eq!(m.recall(SEAT, claimant, at(asked)), recalled, "{why}");
+        let other = m.recall("gala#A-1-2", claimant, at(asked));
+        assert_eq!(other, Recalled::Nothing, "{why}: per seat");
     }
+    // A recall counts as a refusal: with the exact one, the seat is
+    // contended.
+    let mut m = memory(&[0], held);
+    let one = m.refuse(SEAT, "buyer", at(10));
+    assert_eq!(one, None, "one refusal: not contended");
+    assert_eq!(m.recall(SEAT, "buyer", at(20)), refused);
+    let two = m.refuse(SEAT, "buyer", at(30));
+    assert_eq!(two, Some(held), "two within a second");
 }

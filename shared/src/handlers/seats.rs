@@ -1,5 +1,6 @@
-//! The seat routes: get-seat and drop-seat (one transaction each, no
-//! read); best-available is in `best_available.rs`.
+//! The seat routes: get-seat (a read of the seat, then one transaction)
+//! and drop-seat (one transaction, no read); best-available is in
+//! `best_available.rs`.
 
 use lambda_http::http::StatusCode;
 use lambda_http::Request;
@@ -8,13 +9,13 @@ use serde::Serialize;
 use super::access::holder_token;
 use super::Reply;
 use crate::auth::HoldToken;
-use crate::domain::crowd::{refusal_on_read, SeatSeen};
-use crate::domain::{Millis, OrderId, SeatId};
+use crate::domain::crowd::{refusal_on_read, Recalled, SeatSeen};
+use crate::domain::{EventId, Millis, OrderId, SeatId};
 use crate::error::Error;
 use crate::http::{json, path_param};
 use crate::memory::ClaimQuestion;
 use crate::retry::Rounds;
-use crate::store::SeatClaim;
+use crate::store::{SeatClaim, SeatRead};
 use crate::App;
 
 // ----- get-seat / drop-seat -------------------------------------------------
@@ -29,7 +30,8 @@ struct SeatReply<'a> {
     expires_at: Option<String>,
 }
 
-/// `POST /orders/{orderId}/seats/{seatId}`: one transaction, no read.
+/// `POST /orders/{orderId}/seats/{seatId}`: a read of the seat, then one
+/// transaction.
 pub async fn get_seat(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
@@ -51,8 +53,10 @@ pub async fn get_seat(app: &App, req: &Request) -> Reply {
 /// crowd"): one question to the instance's memory first
 /// ([`crate::memory::ClaimQuestion`]); a seat or a buyer this instance
 /// keeps refusing is refused from memory within the contract's bounds,
-/// once the reads it names agree; everything else, and every success, is
-/// the exact conditional write ([`claim_exactly`]).
+/// once the reads it names agree. Everything else reads the seat
+/// ([`seat_read`]: a refused claim costs its partition a read unit, not
+/// write units), and a seat it may claim is claimed by the exact
+/// conditional write ([`claim_exactly`]), as is every success.
 pub async fn claim_remembering(
     app: &App,
     order: &OrderId,
@@ -84,19 +88,10 @@ pub async fn claim_remembering(
                 return Err(refused);
             }
         }
-        // Crowded on this event: a read (one read unit) before the write
-        // (a failed one costs write units on the seat's partition).
-        ClaimQuestion::ReadSeatFirst => {
-            let state = app.store.seat_state(event, seat).await?;
-            let seen = app
-                .memory
-                .after_seat_read(event, seat, order, state.as_ref(), now);
-            if let Some(seen) = seen {
-                crate::metrics::refused_after_read("get-seat");
-                return Err(refusal(seen));
-            }
-        }
         ClaimQuestion::Claim => {}
+    }
+    if let Some(seen) = seat_read(app, order, event, seat, now).await? {
+        return Err(refusal(seen));
     }
     claim_exactly(app, order, token, seat, app.config.max_seats_per_order, now).await
 }
@@ -131,22 +126,59 @@ pub async fn claim_exactly(
                 moved.lost();
                 moved.next().await.ok_or_else(|| moved.spent())?;
             }
-            // A rival's transaction on the seat at this instant: what it
-            // left is read (one read unit), and refuses exactly if it holds.
+            // A rival's transaction on the seat at this instant, or DynamoDB
+            // throttled the seat's item: what the seat is now is read.
             SeatClaim::Contested => {
                 contested.lost();
                 contested.next().await.ok_or_else(|| contested.spent())?;
-                let state = app.store.seat_state(event, seat).await?;
-                if let Some(seen) =
-                    app.memory
-                        .after_seat_read(event, seat, order, state.as_ref(), now)
-                {
-                    crate::metrics::refused_after_read("get-seat");
+                if let Some(seen) = seat_read(app, order, event, seat, now).await? {
                     return Err(refusal(seen));
                 }
             }
         }
     }
+}
+
+/// What refuses `order`'s claim of `seat` at `now`, on a strongly
+/// consistent read of the seat (one read unit; `None`: it may be
+/// claimable, the conditional write decides). When DynamoDB throttles the
+/// read (a crowd on the seat's partition), what this instance saw of the
+/// seat within the contract's bounds ([`crate::memory::Memory::recall_seat`])
+/// refuses it, once the claimant's own order shows it does not hold the
+/// seat; the holder's claim goes to the write; with nothing to rest on,
+/// the `503`. Any other failure of the read (a timeout, an outage) is the
+/// `503` at once.
+async fn seat_read(
+    app: &App,
+    order: &OrderId,
+    event: &EventId,
+    seat: &SeatId,
+    now: Millis,
+) -> Result<Option<SeatSeen>, Error> {
+    let state = match app.store.seat_state(event, seat).await? {
+        SeatRead::Seen(state) => state,
+        SeatRead::Throttled => {
+            return match app.memory.recall_seat(event, seat, order, now) {
+                Recalled::Refused(seen) => {
+                    // The seat may have changed hands since, to this claimant.
+                    if order_lists(app, order, seat).await? {
+                        return Ok(None);
+                    }
+                    crate::metrics::refused_from_memory("get-seat");
+                    Ok(Some(seen))
+                }
+                Recalled::Holder => Ok(None),
+                Recalled::Nothing => Err(Error::StoreUnavailable),
+            };
+        }
+    };
+    let seen = app
+        .memory
+        .after_seat_read(event, seat, order, state.as_ref(), now);
+    if seen.is_some() {
+        crate::metrics::refused_after_read("get-seat");
+    }
+    Ok(seen)
 }
 
 /// A claim by a buyer this instance keeps refusing for its limit (docs/API.md,
@@ -181,8 +213,10 @@ async fn buyer_refusal_confirmed(
     if !plain {
         return Ok(None);
     }
-    let Some(state) = app.store.seat_state(token.event_id(), seat).await? else {
-        return Ok(None);
+    let state = match app.store.seat_state(token.event_id(), seat).await? {
+        SeatRead::Seen(Some(state)) => state,
+        SeatRead::Seen(None) => return Ok(None),
+        SeatRead::Throttled => return Err(Error::StoreUnavailable),
     };
     // Only this refusal rests on the read: it is not kept for the crowd.
     if let Some((_, seen)) = refusal_on_read(&state, order.as_str(), now) {

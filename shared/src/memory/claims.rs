@@ -6,7 +6,7 @@
 
 use super::Memory;
 use crate::domain::buyer_limit::{BuyerSeen, LimitedBuyer};
-use crate::domain::crowd::{refusal_on_read, SeatSeen};
+use crate::domain::crowd::{refusal_on_read, Recalled, SeatSeen};
 use crate::domain::{EventId, Millis, OrderId, SeatId, SeatState};
 use crate::error::Error;
 use crate::store::{ClaimReport, SeatClaim};
@@ -22,10 +22,8 @@ pub enum ClaimQuestion {
     /// refuse with `counted`, once the order and the seat show that no
     /// other answer comes first.
     RefuseBuyer { counted: u32 },
-    /// This instance keeps refusing claims on the event: read the seat
-    /// (a read unit) before writing it (write units on its partition).
-    ReadSeatFirst,
-    /// The exact conditional write.
+    /// The exact path: read the seat (a read unit), and if it may be
+    /// claimable, the conditional write (write units on its partition).
     Claim,
 }
 
@@ -48,15 +46,13 @@ impl Memory {
         if let Some(counted) = buyer.and_then(|b| self.buyers.refuse(b, order, &claimed, now)) {
             return ClaimQuestion::RefuseBuyer { counted };
         }
-        if self.crowd.crowded(event, now) {
-            return ClaimQuestion::ReadSeatFirst;
-        }
         ClaimQuestion::Claim
     }
 
     /// The report of a strongly consistent read of `seat` (`None`: no such
     /// seat) for `claimant`'s claim: what refuses it, if anything, kept as
-    /// an exact refusal.
+    /// an exact refusal. A seat the read shows claimable forgets what was
+    /// kept of it: no later answer may rest on an older sight.
     pub fn after_seat_read(
         &self,
         event: &EventId,
@@ -65,9 +61,27 @@ impl Memory {
         state: Option<&SeatState>,
         now: Millis,
     ) -> Option<SeatSeen> {
-        let (holder, seen) = refusal_on_read(state?, claimant.as_str(), now)?;
+        let refused = state.and_then(|state| refusal_on_read(state, claimant.as_str(), now));
+        let Some((holder, seen)) = refused else {
+            self.crowd.forget(event, seat);
+            return None;
+        };
         self.crowd.refused_exactly(event, seat, &holder, seen, now);
         Some(seen)
+    }
+
+    /// What to make of `claimant`'s claim of `seat` at `now` when DynamoDB
+    /// throttled the read of it (a crowd on the seat's partition): a
+    /// refusal on what this instance saw of the seat within the contract's
+    /// bounds (it counts as a refusal), the holder's claim, or nothing.
+    pub fn recall_seat(
+        &self,
+        event: &EventId,
+        seat: &SeatId,
+        claimant: &OrderId,
+        now: Millis,
+    ) -> Recalled {
+        self.crowd.recall(event, seat, claimant.as_str(), now)
     }
 
     /// The report of a claim's transaction on `seat`: a hold forgets what

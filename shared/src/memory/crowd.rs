@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::lock;
 
-use crate::domain::crowd::{RefusalMemory, SeatSeen};
+use crate::domain::crowd::{Recalled, RefusalMemory, SeatSeen};
 use crate::domain::{EventId, Millis, SeatId};
 
 /// Clones share one memory: they are the same instance's.
@@ -26,10 +26,18 @@ impl Crowd {
         claimant: &str,
         now: Millis,
     ) -> Option<SeatSeen> {
-        let mut memory = lock(&self.0);
-        let seen = memory.refuse(&seat_key(event, seat), claimant, now)?;
-        memory.event_refused(event.as_str(), now);
-        Some(seen)
+        lock(&self.0).refuse(&seat_key(event, seat), claimant, now)
+    }
+
+    /// See [`RefusalMemory::recall`].
+    pub(super) fn recall(
+        &self,
+        event: &EventId,
+        seat: &SeatId,
+        claimant: &str,
+        now: Millis,
+    ) -> Recalled {
+        lock(&self.0).recall(&seat_key(event, seat), claimant, now)
     }
 
     /// See [`RefusalMemory::refused_exactly`].
@@ -41,14 +49,7 @@ impl Crowd {
         seen: SeatSeen,
         now: Millis,
     ) {
-        let mut memory = lock(&self.0);
-        memory.refused_exactly(&seat_key(event, seat), holder, seen, now);
-        memory.event_refused(event.as_str(), now);
-    }
-
-    /// See [`RefusalMemory::crowded`].
-    pub(super) fn crowded(&self, event: &EventId, now: Millis) -> bool {
-        lock(&self.0).crowded(event.as_str(), now)
+        lock(&self.0).refused_exactly(&seat_key(event, seat), holder, seen, now);
     }
 
     /// See [`RefusalMemory::forget`].

@@ -12,6 +12,8 @@ pub enum StoreError {
         op: &'static str,
         /// Throttled, timed out, unreachable or a 5xx: worth a retry later.
         unavailable: bool,
+        /// Throttled: DynamoDB answered, and refused for load alone.
+        throttled: bool,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
@@ -34,7 +36,27 @@ impl StoreError {
             _ => false,
         }
     }
+
+    /// Whether DynamoDB answered and throttled the request (a key or a
+    /// table past its limit), as opposed to a timeout, an unreachable
+    /// store or a 5xx.
+    pub fn is_throttled(&self) -> bool {
+        matches!(
+            self,
+            Self::Sdk {
+                throttled: true,
+                ..
+            }
+        )
+    }
 }
+
+/// The error codes of a request DynamoDB throttled.
+const THROTTLED_CODES: &[&str] = &[
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+];
 
 pub(super) const UNAVAILABLE_CODES: &[&str] = &[
     "ThrottlingException",
@@ -63,9 +85,12 @@ where
             .is_some_and(|c| UNAVAILABLE_CODES.contains(&c)),
         _ => false,
     };
+    let throttled = matches!(&err, SdkError::ServiceError(ctx)
+        if ctx.err().code().is_some_and(|c| THROTTLED_CODES.contains(&c)));
     StoreError::Sdk {
         op,
         unavailable,
+        throttled,
         source: Box::new(err),
     }
 }

@@ -11,7 +11,8 @@
 //! - A `TransactionConflict` on the seat: another transaction was writing
 //!   it at that instant, and it may yet fail, so nothing is decided: the
 //!   caller reads the seat (get-seat) or chooses again (best-available),
-//!   never answers `seat-held` on it.
+//!   never answers `seat-held` on it. get-seat reads it too when DynamoDB
+//!   throttled the seat's item alone (a crowd on its partition).
 //! - A `TransactionConflict` on the order alone: 503 (retry).
 
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
@@ -216,6 +217,11 @@ pub(crate) fn claim_error(
     max_seats: u32,
     now: Millis,
 ) -> Result<Option<Error>, StoreError> {
+    // DynamoDB throttled the seat alone: nothing was decided about it, and
+    // the caller reads it, as after a conflict (a crowd on its partition).
+    if matches!(seat, Some(ItemFailure::Unavailable(_))) && order.is_none() {
+        return Ok(None);
+    }
     let reasons = [seat, order];
     if let Some(e) = unavailable_in("get-seat", &reasons) {
         return Ok(Some(e));

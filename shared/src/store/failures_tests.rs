@@ -97,8 +97,9 @@ fn claim_decisions() -> TestResult {
         claim_error(seat, order, &t, 10, now).map(|e| e.map_or("undecided", |e| e.code()))
     };
     let throttled = || Some(ItemFailure::Unavailable("ThrottlingError".into()));
-    // Throttling anywhere is a 503, never seat-held.
-    assert_eq!(claim(throttled(), None)?, "store-unavailable");
+    // Throttling is never seat-held: on the seat alone nothing is decided
+    // (the caller reads the seat); anywhere else a 503.
+    assert_eq!(claim(throttled(), None)?, "undecided");
     assert_eq!(claim(None, throttled())?, "store-unavailable");
     assert_eq!(
         claim(throttled(), Some(ItemFailure::Conflict))?,

@@ -45,6 +45,7 @@ impl<T: Send + 'static> FanOut<T> {
         Some(joined.map_err(|lost| StoreError::Sdk {
             op: self.op,
             unavailable: false,
+            throttled: false,
             source: Box::new(lost),
         }))
     }

@@ -1,6 +1,6 @@
 //! Holds: claim and release seats, each claim or release one transaction
-//! with no read before it (but for a crowded instance's read of the seat,
-//! `seat_state`). Orders themselves are `orders.rs`.
+//! (get-seat reads the seat before it writes: `seat_state`). Orders
+//! themselves are `orders.rs`.
 
 use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
 use super::failures::{
@@ -20,8 +20,8 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 
 impl Store {
     /// get-seat's transaction, once: claims `seat` for the order and
-    /// records it on the order, with no read before it (but the buyer's
-    /// record, on an event with a buyer limit). The seat is claimable if it
+    /// records it on the order (the store reads nothing first but the
+    /// buyer's record, on an event with a buyer limit). The seat is claimable if it
     /// exists, is not sold, and is free, held by this order, or held by an
     /// order whose hold expired (`expired!`: no stale window). The order
     /// must match the token's hash, be PENDING, unexpired, and have room
@@ -85,22 +85,23 @@ impl Store {
         Ok(report(claim, BuyerSeen::Nothing))
     }
 
-    /// A seat's state now (strongly consistent; `None`: no such seat): a
-    /// crowded instance's read before it writes (see
-    /// [`crate::domain::crowd::refusal_on_read`]).
-    pub async fn seat_state(
-        &self,
-        event: &EventId,
-        seat: &SeatId,
-    ) -> Result<Option<SeatState>, Error> {
-        let item = self
+    /// A seat's state now (strongly consistent): get-seat's read before
+    /// it writes (see [`crate::domain::crowd::refusal_on_read`]), or that
+    /// DynamoDB throttled it (any other failure is an error).
+    pub async fn seat_state(&self, event: &EventId, seat: &SeatId) -> Result<SeatRead, Error> {
+        let item = match self
             .get_consistent(seat_key(&EventRef::of(event), seat))
-            .await?;
-        Ok(item
-            .as_ref()
-            .map(parse_seat)
-            .transpose()?
-            .map(|found| found.state))
+            .await
+        {
+            Ok(item) => item,
+            Err(e) if e.is_throttled() => {
+                tracing::warn!(error = %crate::error::chain(&e), "seat read throttled");
+                return Ok(SeatRead::Throttled);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let state = item.as_ref().map(parse_seat).transpose()?;
+        Ok(SeatRead::Seen(state.map(|found| found.state)))
     }
 
     /// A seat's side of a claim for `order` until the token's expiry, if
@@ -181,10 +182,21 @@ pub enum SeatClaim {
     /// ([`crate::retry::Rounds::buyer_moved`]).
     BuyerMoved,
     /// Another transaction was writing the seat at the same instant
-    /// (`TransactionConflict` on it): nothing was decided, and that one
-    /// may yet fail. Read the seat to learn who has it
+    /// (`TransactionConflict` on it), or DynamoDB throttled the seat's
+    /// item alone: nothing was decided, and a rival's transaction may yet
+    /// fail. Read the seat to learn who has it
     /// ([`crate::retry::Rounds::contested`]).
     Contested,
+}
+
+/// A strongly consistent read of a seat, as the store saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeatRead {
+    /// The seat as it is (`None`: no such seat).
+    Seen(Option<SeatState>),
+    /// DynamoDB throttled the read (after the SDK's retries): nothing was
+    /// learnt of the seat.
+    Throttled,
 }
 
 /// A claim's transaction as the store saw it: how it ended, and what it

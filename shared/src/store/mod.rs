@@ -102,7 +102,7 @@ use failures::{cancellation, ItemFailure};
 pub use fan_out::FanOut;
 pub use free_runs::SectionRuns;
 pub use ga::{BucketChange, PlacesChange, PlacesReport};
-pub use holds::{ClaimReport, SeatClaim};
+pub use holds::{ClaimReport, SeatClaim, SeatRead};
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
 pub use items::buyer::{BUYER_PK_PREFIX, BUYER_SK};
 pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};

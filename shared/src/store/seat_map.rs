@@ -305,6 +305,7 @@ impl Store {
                 .map_err(|e| StoreError::Sdk {
                     op: "BatchGetItem",
                     unavailable: false,
+                    throttled: false,
                     source: Box::new(e),
                 })?;
             let out = self

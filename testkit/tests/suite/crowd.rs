@@ -14,7 +14,7 @@ use shared::auth::HoldToken;
 use shared::domain::crowd::{CONTENDED_REFUSALS, REMEMBERED_FOR_MS};
 use shared::domain::{Millis, SeatId};
 use shared::error::Error;
-use shared::handlers::claim_remembering;
+use shared::handlers::{claim_remembering, release_exactly};
 use testkit::{assert_invariants, fresh_app_counting};
 
 /// A rival's order that outlives the holder's by far (its guard margin is
@@ -336,12 +336,12 @@ async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
     );
 }
 
-/// An instance that keeps refusing claims on one event (a sold-out show)
-/// reads a seat before writing it: a sold or held seat is refused exactly
-/// on one read, with no write; a free seat, and a hold at its expiresAt,
-/// are still claimed by the conditional write.
+/// get-seat reads a seat before writing it, on a fresh instance too: a
+/// sold or held seat is refused exactly on one read, with no write; a
+/// free seat, and a hold at its expiresAt, are still claimed by the
+/// conditional write.
 #[tokio::test]
-async fn a_crowded_instance_refuses_on_a_read_and_still_claims_what_is_free() {
+async fn a_claim_reads_the_seat_and_refuses_on_the_read_without_writing() {
     let counter = RequestCounter::default();
     let app = fresh_app_counting(Some(counter.clone())).await;
     let ev = event(&app, 8, 300).await;
@@ -371,14 +371,6 @@ async fn a_crowded_instance_refuses_on_a_read_and_still_claims_what_is_free() {
         }
     };
     let now = shared::world::now();
-    // Three refusals, each of another seat: no seat is contended, the
-    // event is crowded.
-    for seat in ["A-1-1", "A-1-3", "A-1-4"] {
-        assert!(matches!(
-            claim_at(seat, now).await,
-            Err(Error::SeatSold | Error::SeatHeld)
-        ));
-    }
     counter.take();
     assert!(matches!(claim_at("A-1-2", now).await, Err(Error::SeatSold)));
     assert!(matches!(claim_at("A-1-5", now).await, Err(Error::SeatHeld)));
@@ -407,6 +399,128 @@ async fn a_crowded_instance_refuses_on_a_read_and_still_claims_what_is_free() {
     ));
     let at_expiry = claim_at("A-1-6", t).await;
     assert!(at_expiry.is_ok(), "claimable at expiresAt: {at_expiry:?}");
+}
+
+/// A claim whose read of the seat DynamoDB throttles (every attempt the
+/// SDK makes) is answered from what this instance saw of the seat: within
+/// 5 s, refused as the instance last saw it, after a read of the
+/// claimant's own order, with no write; never past the hold's expiry,
+/// never the holder's own claim. With nothing to rest on: `503`.
+#[tokio::test]
+async fn a_throttled_read_is_answered_from_what_the_instance_saw() {
+    use local::faults::{Fault, FaultInjector};
+    let faults = FaultInjector::default();
+    let app = testkit::fresh_app_with(local::faults::production_client(
+        &testkit::dynamodb_endpoint(),
+        [faults.shared()],
+    ))
+    .await;
+    let ev = event(&app, 2, 300).await;
+    let holder = order(&app, &ev).await;
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    let expires_at = stored_order(&app, &holder.id).await.expires_at;
+    let (rival, token) = rival(&app, &ev).await;
+    let claim_at = |order: &TestOrder, token: &HoldToken, seat: &str, now: Millis| {
+        let (app, id, token) = (app.clone(), order.order_id(), token.clone());
+        let seat = SeatId::parse(seat).unwrap();
+        async move { claim_remembering(&app, &id, &token, &seat, now).await }
+    };
+    let throttled_read = |faults: &FaultInjector| {
+        faults.reset();
+        // The SDK's standard mode: three attempts, each throttled.
+        faults.fail("GetItem", Fault::ProvisionedThroughputExceeded, Some(3));
+    };
+    let now = shared::world::now();
+    // Nothing seen of A-1-1 yet: 503, and no write.
+    throttled_read(&faults);
+    let unseen = claim_at(&rival, &token, "A-1-1", now).await;
+    assert!(matches!(unseen, Err(Error::StoreUnavailable)), "{unseen:?}");
+    assert_eq!(faults.attempts("TransactWriteItems"), 0, "no write");
+    // One exact refusal, then its read throttled: refused as seen, 5 s
+    // later, with one read of the rival's own order and no write.
+    faults.reset();
+    assert!(matches!(
+        claim_at(&rival, &token, "A-1-1", now).await,
+        Err(Error::SeatHeld)
+    ));
+    throttled_read(&faults);
+    let at = Millis(now.0 + REMEMBERED_FOR_MS);
+    assert!(matches!(
+        claim_at(&rival, &token, "A-1-1", at).await,
+        Err(Error::SeatHeld)
+    ));
+    assert_eq!(faults.injected("GetItem"), 3);
+    assert_eq!(faults.attempts("GetItem"), 4, "the seat's 3, the order's 1");
+    assert_eq!(faults.attempts("TransactWriteItems"), 0, "no write");
+    // Older than 5 s: nothing to rest on.
+    throttled_read(&faults);
+    let stale = claim_at(&rival, &token, "A-1-1", Millis(at.0 + 1)).await;
+    assert!(matches!(stale, Err(Error::StoreUnavailable)), "{stale:?}");
+    // Seen a moment before the hold's expiry: at expiresAt memory is no
+    // answer; the read, served, lets the write claim the seat.
+    faults.reset();
+    let before = Millis(expires_at.0 - 1);
+    assert!(matches!(
+        claim_at(&rival, &token, "A-1-1", before).await,
+        Err(Error::SeatHeld)
+    ));
+    throttled_read(&faults);
+    let at_expiry = claim_at(&rival, &token, "A-1-1", expires_at).await;
+    assert!(
+        matches!(at_expiry, Err(Error::StoreUnavailable)),
+        "{at_expiry:?}"
+    );
+    faults.reset();
+    let claimed = claim_at(&rival, &token, "A-1-1", expires_at).await;
+    assert!(claimed.is_ok(), "claimable at expiresAt: {claimed:?}");
+    // Another order seen refused is refused from memory; the holder's own
+    // claim, its read throttled, goes to the write and stays 200.
+    let late = order_expiring_in(&app, &ev, 3_600).await;
+    let late_token = late.hold_token();
+    assert!(matches!(
+        claim_at(&late, &late_token, "A-1-1", expires_at).await,
+        Err(Error::SeatHeld)
+    ));
+    throttled_read(&faults);
+    assert!(matches!(
+        claim_at(&late, &late_token, "A-1-1", expires_at).await,
+        Err(Error::SeatHeld)
+    ));
+    throttled_read(&faults);
+    let own = claim_at(&rival, &token, "A-1-1", expires_at).await;
+    assert!(own.is_ok(), "the holder's own claim: {own:?}");
+    assert_eq!(
+        faults.attempts("TransactWriteItems"),
+        1,
+        "the write decided"
+    );
+    // The seat changes hands through another instance: the rival drops it,
+    // the late order takes it. Here memory still names the rival (a late
+    // claim refused just before); the late order's own order lists the
+    // seat, so its claim goes to the write, which re-claims it (200), and
+    // is never refused.
+    faults.reset();
+    assert!(matches!(
+        claim_at(&late, &late_token, "A-1-1", expires_at).await,
+        Err(Error::SeatHeld)
+    ));
+    let other = app.new_process();
+    let seat = SeatId::parse("A-1-1").unwrap();
+    let (rival_id, late_id) = (rival.order_id(), late.order_id());
+    release_exactly(&other, &rival_id, &token, &seat, expires_at)
+        .await
+        .unwrap();
+    claim_remembering(&other, &late_id, &late_token, &seat, expires_at)
+        .await
+        .unwrap();
+    throttled_read(&faults);
+    let handed = claim_at(&late, &late_token, "A-1-1", expires_at).await;
+    assert!(handed.is_ok(), "the new holder's claim: {handed:?}");
+    assert_eq!(
+        faults.attempts("TransactWriteItems"),
+        1,
+        "the write decided"
+    );
 }
 
 /// What is sold is sold for good: once the stream has seen every seat of

@@ -845,6 +845,7 @@ async fn persistent_throttling_is_a_clean_503() {
     assert_eq!(faults.attempts("TransactWriteItems"), 3);
 
     faults.fail("GetItem", Fault::Throttling, None);
+    let read_before = faults.attempts("GetItem");
     let reply = call_full(
         &app,
         "GET",
@@ -854,7 +855,7 @@ async fn persistent_throttling_is_a_clean_503() {
     )
     .await;
     assert_store_unavailable("get-order", &reply);
-    assert_eq!(faults.attempts("GetItem"), 3);
+    assert_eq!(faults.attempts("GetItem") - read_before, 3);
     let reply = confirm_full(&app, &o.id, "pi_1", &["A-1-1".to_owned()]).await;
     assert_store_unavailable("confirm", &reply);
 
@@ -887,7 +888,9 @@ async fn transaction_conflicts_on_get_seat_get_the_contract_answer() {
     let uri = format!("/orders/{}/seats/A-1-1", o.id);
 
     // A rival held A-1-2 by the time its conflict is read: seat-held, on
-    // the read (one GetItem), after one transaction.
+    // the read (one GetItem), after one transaction. (get-seat's own read
+    // before the write showed the seat free: the rival's claim landed in
+    // between, so the path after that read is called.)
     let rival = order(&app, &ev).await;
     assert_eq!(claim(&app, &rival, "A-1-2").await.0, 200);
     faults.reset();
@@ -896,19 +899,19 @@ async fn transaction_conflicts_on_get_seat_get_the_contract_answer() {
         Fault::TransactionCanceled(vec!["TransactionConflict", "None"]),
         Some(1),
     );
-    let rival_uri = format!("/orders/{}/seats/A-1-2", o.id);
-    let reply = call_full(
+    let seat = shared::domain::SeatId::parse("A-1-2").unwrap();
+    let refused = shared::handlers::claim_exactly(
         &app,
-        "POST",
-        &rival_uri,
-        &[("authorization", &o.auth())],
-        "",
+        &o.order_id(),
+        &o.hold_token(),
+        &seat,
+        app.config.max_seats_per_order,
+        shared::world::now(),
     )
     .await;
-    assert_eq!(
-        (reply.status, reply.code()),
-        (409, "seat-held"),
-        "{reply:?}"
+    assert!(
+        matches!(refused, Err(shared::error::Error::SeatHeld)),
+        "{refused:?}"
     );
     assert_eq!(faults.attempts("TransactWriteItems"), 1);
     assert_eq!(faults.attempts("GetItem"), 1, "the seat read once");
@@ -1048,8 +1051,10 @@ async fn confirms_last_round_sells_held_places_from_the_buckets_read_anew() {
 /// Throttling reported per item inside a cancelled transaction
 /// (`ThrottlingError` in `CancellationReasons`, DynamoDB's own body) is a
 /// `503` with `Retry-After` on every route, never `409 seat-held`: during
-/// an on-sale a customer must not see free seats as taken. A conflict on
-/// the order alone of a refund recording is a 503 too. Nothing is written.
+/// an on-sale a customer must not see free seats as taken. get-seat
+/// throttled on the seat alone reads it and claims again (a throttle that
+/// passes is a `200`). A conflict on the order alone of a refund recording
+/// is a 503 too. Nothing is written.
 #[tokio::test]
 async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
     let (app, faults) = app_with_faults().await;
@@ -1065,11 +1070,13 @@ async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
         vec!["ThrottlingError", "ConditionalCheckFailed"],
         vec!["ProvisionedThroughputExceeded", "TransactionConflict"],
     ] {
+        // Every time: on the seat alone it decided nothing, and get-seat
+        // reads the seat and tries again, a few rounds (below).
         faults.reset();
         faults.fail(
             "TransactWriteItems",
             Fault::TransactionCanceled(reasons.clone()),
-            Some(1),
+            None,
         );
         let reply = call_full(
             &app,
@@ -1080,6 +1087,12 @@ async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
         )
         .await;
         assert_store_unavailable(&format!("get-seat {reasons:?}"), &reply);
+        if reasons == ["ThrottlingError", "None"] {
+            // The seat read, then 3 rounds of a write and a read, a fourth
+            // write, and no more.
+            assert_eq!(faults.attempts("TransactWriteItems"), 4);
+            assert_eq!(faults.attempts("GetItem"), 4);
+        }
         faults.reset();
         faults.fail(
             "TransactWriteItems",
@@ -1121,6 +1134,22 @@ async fn throttling_inside_a_cancelled_transaction_is_503_never_409() {
         "nothing written"
     );
     assert_eq!(stored_order(&app, &o.id).await.status, OrderStatus::Pending);
+    // Throttled once on the seat alone: read again, claimed on the next
+    // round, then dropped.
+    faults.reset();
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(vec!["ThrottlingError", "None"]),
+        Some(1),
+    );
+    let auth = [("authorization", o.auth())];
+    let reply = call_full(&app, "POST", &claim_uri, &as_refs(&auth), "").await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(faults.attempts("TransactWriteItems"), 2);
+    assert_eq!(faults.attempts("GetItem"), 2, "the seat read, then again");
+    let reply = call_full(&app, "DELETE", &claim_uri, &as_refs(&auth), "").await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+    faults.reset();
 
     // A second payment for the completed order is recorded for refund; a
     // conflict on the order item of that recording is a 503, then it lands.

@@ -45,13 +45,13 @@ async fn requests_per_operation() {
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     assert_eq!(
         counter.take(),
-        counts(&[("TransactWriteItems", 1)]),
-        "get-seat: one round trip"
+        counts(&[("GetItem", 1), ("TransactWriteItems", 1)]),
+        "get-seat: the seat read, then the transaction"
     );
     assert_eq!(claim(&app, &o, "A-1-1").await.0, 200);
     assert_eq!(
         counter.take(),
-        counts(&[("TransactWriteItems", 1)]),
+        counts(&[("GetItem", 1), ("TransactWriteItems", 1)]),
         "idempotent get-seat"
     );
     let rival = order(&app, &ev).await;
@@ -59,8 +59,8 @@ async fn requests_per_operation() {
     assert_eq!(claim(&app, &rival, "A-1-1").await.0, 409);
     assert_eq!(
         counter.take(),
-        counts(&[("TransactWriteItems", 1)]),
-        "a refused get-seat: still one"
+        counts(&[("GetItem", 1)]),
+        "a refused get-seat: the read alone, no write"
     );
     assert_eq!(drop_seat(&app, &o, "A-1-1").await.0, 200);
     assert_eq!(

@@ -1,15 +1,17 @@
 //! DynamoDB's partition limits, enforced on DynamoDB Local by the capacity
-//! meter (crowdcheck/src/capacity/metering.rs): a seat claimed past its partition's
-//! 1,000 write units in one second is throttled as DynamoDB would throttle
-//! it, and the claimant is told 503 with `Retry-After`, never a 409 that
-//! lies. A meter that only records changes no answer.
+//! meter (crowdcheck/src/capacity/metering.rs): a seat claimed past its
+//! partition's limit in one second is throttled as DynamoDB would throttle
+//! it, and a claimant with nothing to rest on is told 503 with
+//! `Retry-After`, never a 409 that lies. A meter that only records changes
+//! no answer.
 
 use crate::common;
 
 use std::sync::Arc;
 
 use common::*;
-use crowdcheck::capacity::{CapacityMeter, Target, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crowdcheck::capacity::meter::Limits;
+use crowdcheck::capacity::{CapacityMeter, Target};
 use local::faults::production_client;
 use tokio::sync::Semaphore;
 
@@ -18,6 +20,14 @@ use tokio::sync::Semaphore;
 /// meter's clock.
 const CLAIMANTS: usize = 600;
 const IN_FLIGHT: usize = 16;
+
+/// Partitions a tenth of DynamoDB's, so that 600 fresh instances, each
+/// reading the seat once (one read unit), fill one: the test stays small.
+const SMALL: Limits = Limits {
+    partition_write_units: 100.0,
+    partition_read_units: 300.0,
+    ..Limits::DYNAMODB
+};
 
 /// What the stampede was answered.
 #[derive(Debug, Default)]
@@ -32,12 +42,16 @@ struct Answers {
 /// Write units a stampede put on the seat's key, and the share of a
 /// partition-second it put on the seat's partition (every key there:
 /// the meter places keys on a new table's partitions by a hash, so the
-/// orders beside the seat share its limit; writes over 1,000 plus reads
-/// over 3,000, as DynamoDB combines them).
+/// orders beside the seat share its limit; writes over the partition's
+/// write units plus reads over its read units, as DynamoDB combines them).
 #[derive(Debug)]
 struct SeatLoad {
     key: f64,
     partition: f64,
+    /// Read units asked of the seat's key, throttled or served, and
+    /// served.
+    offered_reads: f64,
+    served_reads: f64,
 }
 
 /// `CLAIMANTS` claims of A-1-1 on a fresh event of an app whose client
@@ -51,6 +65,13 @@ async fn stampede(meter: &CapacityMeter) -> (Answers, SeatLoad) {
         orders.push(order(&app, &ev).await);
     }
     let seat_key = seat_partition(&ev);
+    meter.watch(&seat_key);
+    let unwatched = meter
+        .metered()
+        .units
+        .get(&seat_key)
+        .copied()
+        .unwrap_or_default();
     let partition = meter.partition_of(&seat_key);
     let write_units = |meter: &CapacityMeter| {
         let (mut key, mut partition_share) = (0.0, 0.0);
@@ -59,12 +80,21 @@ async fn stampede(meter: &CapacityMeter) -> (Answers, SeatLoad) {
                 key += write;
             }
             if meter.partition_of(&target) == partition {
-                partition_share += write / PARTITION_WRITE_UNITS + read / PARTITION_READ_UNITS;
+                partition_share +=
+                    write / SMALL.partition_write_units + read / SMALL.partition_read_units;
             }
         }
         (key, partition_share)
     };
-    let before = write_units(meter);
+    let reads = |meter: &CapacityMeter| {
+        let metered = meter.metered();
+        let read = |units: Option<&(f64, f64)>| units.map_or(0.0, |u| u.1);
+        (
+            read(metered.offered.get(&seat_key)),
+            read(metered.units.get(&seat_key)),
+        )
+    };
+    let (before, reads_before) = (write_units(meter), reads(meter));
     let instant = shared::world::now();
     let in_flight = Arc::new(Semaphore::new(IN_FLIGHT));
     let mut tasks = Vec::new();
@@ -98,9 +128,28 @@ async fn stampede(meter: &CapacityMeter) -> (Answers, SeatLoad) {
     }
     testkit::assert_invariants(&app, &ev).await;
     let after = write_units(meter);
+    // Counted per second too since it was watched, and the seconds add up
+    // to the whole: the claims' instant's, and the invariants' read after.
+    let metered = meter.metered();
+    let (mut write, mut read) = (0.0, 0.0);
+    for ((target, _), units) in &metered.served_per_second {
+        if *target == seat_key {
+            (write, read) = (write + units.0, read + units.1);
+        }
+    }
+    let total = metered.units[&seat_key];
+    assert_eq!(
+        (write, read),
+        (total.0 - unwatched.0, total.1 - unwatched.1)
+    );
+    let instant_second = (seat_key.clone(), instant.0.div_euclid(1_000));
+    assert!(metered.served_per_second[&instant_second].1 >= 1.0);
+    assert!(metered.offered_per_second[&instant_second].1 >= CLAIMANTS as f64);
     let load = SeatLoad {
         key: after.0 - before.0,
         partition: after.1 - before.1,
+        offered_reads: reads(meter).0 - reads_before.0,
+        served_reads: reads(meter).1 - reads_before.1,
     };
     (answers, load)
 }
@@ -116,28 +165,32 @@ fn seat_partition(ev: &str) -> Target {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_seat_claimed_past_its_partitions_write_units_in_one_second_is_answered_503() {
-    let meter = CapacityMeter::enforcing();
+async fn a_seat_claimed_past_its_partitions_limit_in_one_second_is_answered_503() {
+    let meter = CapacityMeter::enforcing_with(SMALL);
     let (answers, load) = stampede(&meter).await;
     eprintln!("enforcing meter: {answers:?}, {load:?} write units");
     assert!(answers.wrong.is_empty(), "{:?}", answers.wrong);
     assert_eq!(answers.won, 1, "{answers:?}");
     assert_eq!(answers.won + answers.held + answers.unavailable, CLAIMANTS);
-    // Each claim's transaction costs the seat's key 2 write units (failed,
-    // conflicting or not), reserved when it is let in; the partition's
-    // other keys share its 1,000 in the second: it fills, and the rest
-    // were throttled.
+    // Each claim reads the seat (a read unit), and those that read it free
+    // write it (2 write units, failed, conflicting or not); the
+    // partition's other keys share its limit in the second: it fills, and
+    // the rest were throttled, each on an instance that saw nothing yet.
     assert!(answers.unavailable > 0, "{answers:?}");
+    assert!(answers.held > 0, "{answers:?}");
+    // Every claim asked for its read; the throttled ones were not served.
+    assert!(load.offered_reads >= CLAIMANTS as f64, "{load:?}");
+    assert!(load.served_reads < load.offered_reads, "{load:?}");
     // Full, and over only by what was in flight when it filled (a read is
     // let in at its least cost and settled at what it read; the meter has
     // the next second pay that back).
     assert!(load.partition <= 1.1, "{load:?}");
     assert!(
-        load.partition >= 1.0 - 8.0 / PARTITION_WRITE_UNITS,
+        load.partition >= 1.0 - 8.0 / SMALL.partition_write_units,
         "full but for a claim's units: {load:?}"
     );
     assert!(
-        load.key > 0.0 && load.key <= load.partition * PARTITION_WRITE_UNITS,
+        load.key > 0.0 && load.key <= load.partition * SMALL.partition_write_units,
         "{load:?}"
     );
     let metered = meter.metered();
@@ -145,10 +198,7 @@ async fn a_seat_claimed_past_its_partitions_write_units_in_one_second_is_answere
     // one with TransactionConflict, and the meter does too.
     assert!(metered.conflicts > 0, "{metered:?}");
     assert!(
-        metered
-            .throttled
-            .get("TableWriteKeyRangeThroughputExceeded")
-            >= Some(&1),
+        metered.throttled.get("TableReadKeyRangeThroughputExceeded") >= Some(&1),
         "{:?}",
         metered.throttled
     );
@@ -156,19 +206,23 @@ async fn a_seat_claimed_past_its_partitions_write_units_in_one_second_is_answere
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_recording_meter_counts_what_it_would_throttle_and_changes_no_answer() {
-    let meter = CapacityMeter::recording();
+    let meter = CapacityMeter::recording_with(SMALL);
     let (answers, load) = stampede(&meter).await;
     assert!(answers.wrong.is_empty(), "{:?}", answers.wrong);
     assert_eq!(
         (answers.won, answers.held, answers.unavailable),
         (1, CLAIMANTS - 1, 0)
     );
-    assert!(load.key > PARTITION_WRITE_UNITS, "{load:?}");
+    assert!(load.partition > 1.0, "{load:?}");
     let would = meter.metered().throttled;
     assert!(
-        would.get("TableWriteKeyRangeThroughputExceeded") >= Some(&1),
+        would.get("TableReadKeyRangeThroughputExceeded") >= Some(&1),
         "{would:?}"
     );
+    // Every claim asked the seat's key for its read, once (nothing was
+    // throttled, so nothing retried), and all of it was served.
+    assert!(load.offered_reads >= CLAIMANTS as f64, "{load:?}");
+    assert_eq!(load.offered_reads, load.served_reads, "{load:?}");
 }
 
 /// A key read past its 3,000 read units in one second of the meter's
