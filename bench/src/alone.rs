@@ -53,9 +53,9 @@ pub(crate) async fn metered_one_seat(
     let recorder = crate::capacity::CapacityRecorder::new();
     let limits = crate::capacity::meter::Limits::WARMED;
     let meter = crate::capacity::CapacityMeter::enforcing_with(limits);
-    let client = crate::capacity::metered_client(endpoint, recorder.clone(), meter);
+    let client = crate::capacity::metered_client(endpoint, recorder.clone(), meter.clone());
     let app = app_with_client(client, false).await?;
-    one_seat_stampedes(&app, &recorder, sizes.one_seat).await
+    one_seat_stampedes(&app, &meter, &recorder, sizes.one_seat).await
 }
 
 /// The one-seat stampedes alone (`--only one-seat`): their section of
@@ -68,7 +68,7 @@ pub async fn one_seat_alone(sizes: Sizes) -> Result<Row, String> {
         timing: Timing::default(),
         correctness: crowd_markdown(&runs),
         ok: runs.iter().all(StampedeRun::ok),
-        goals: runs.iter().filter_map(StampedeRun::goal).collect(),
+        goals: runs.iter().flat_map(StampedeRun::goals).collect(),
     })
 }
 

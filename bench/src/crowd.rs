@@ -1,18 +1,24 @@
 //! Under a crowd (docs/API.md): the contract's one-seat stampede, 10,000
 //! get-seat requests for one seat within one second, spread over N
 //! function instances (each an [`App`] of its own, with its own memory of
-//! the seats it keeps refusing), every DynamoDB request recorded and
-//! priced on the seat's partition key.
+//! the seats it keeps refusing), every DynamoDB request through the
+//! capacity meter, which counts the units asked of the seat's key and
+//! served.
 //!
 //! DynamoDB Local cannot take 10,000 transactions in a second, so the
 //! second is simulated: request `i` arrives at `t0 + i / requests` s and
 //! goes to instance `i mod N`, which (as a Lambda instance does) serves
 //! its requests one at a time, in arrival order, at their simulated
-//! instants. What is measured is what the instances send to DynamoDB in
-//! that second: the seat key's write units are the write units per second.
+//! instants. The stampede's second starts half-way through one of the
+//! capacity meter's (which counts whole seconds), so its first half, where
+//! every instance's first claims fall, meets a partition's full limit in
+//! one of them. What is measured is what the instances send to DynamoDB:
+//! the units offered to the seat's key and those served.
 
 use super::onsale_history::{BuyerHistory, HistoryVerdict};
-use crate::capacity::{self, CapacityRecorder, PARTITION_WRITE_UNITS};
+use crate::capacity::{
+    self, CapacityMeter, CapacityRecorder, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS,
+};
 use crate::kit::{claim_answer, unique};
 use crate::setup::{create_buyer_orders, create_event_from};
 use crate::{create_event, create_orders, Bound, Goal, HOLD_SECONDS};
@@ -25,17 +31,18 @@ use shared::domain::{EventId, Millis};
 use shared::error::Error;
 use shared::handlers::claim_remembering;
 use shared::App;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 /// The scenario's size: `requests` within one second, for each of
-/// `instances` (one run each).
+/// `instances` (one run each): the first two must be answered without a
+/// 503, the third shows where the design's limit is.
 #[derive(Debug, Clone, Copy)]
 pub struct OneSeatStampede {
     pub requests: usize,
-    pub instances: [usize; 2],
+    pub instances: [usize; 3],
 }
 
 /// One run's outcome.
@@ -53,12 +60,22 @@ pub struct StampedeRun {
     /// Attempts DynamoDB Local failed (no answer, or a 5xx): a 503 may
     /// come from the capacity meter's throttling only.
     pub emulator_errors: usize,
-    /// Write units charged to the seat's partition key in the second.
-    pub seat_key_write_units: f64,
+    /// Write and read units the capacity meter saw asked of the seat's
+    /// key (throttled attempts too, at their estimate) and served.
+    pub offered: (f64, f64),
+    pub served: (f64, f64),
+    /// The share of a partition the seat's key was served in the busiest
+    /// second of the capacity meter's (write units over 1,000 plus read
+    /// units over 3,000, as DynamoDB combines them).
+    pub busiest_second: f64,
+    /// The share of a partition asked of the seat's key (throttled or
+    /// served) in its busiest second: under 1, nothing had to be throttled.
+    pub busiest_second_offered: f64,
     /// The event's buyer limit (each claimant a buyer of its own), if any.
     pub buyer_limit: Option<u32>,
-    /// Whether the seat's key must stay under a partition's write units
-    /// (the contract's 100 instances).
+    /// Whether every answer must come without a 503 and the seat's key
+    /// stay under a partition's limit (the contract's 100 instances, and
+    /// issue 44's 1,000).
     pub must_fit: bool,
     /// Every answer judged by the history checker as the seat's history.
     pub history: HistoryVerdict,
@@ -66,9 +83,8 @@ pub struct StampedeRun {
 
 impl StampedeRun {
     /// The contract's counts: one winner, every other request `seat-held`
-    /// or, past the contract's 100 instances, `503` where the meter
-    /// throttled the seat's key (and only there: no attempt failed in the
-    /// emulator).
+    /// or, where no target holds it to 0, `503` where the meter throttled
+    /// the seat's key (and only there: no attempt failed in the emulator).
     pub fn ok(&self) -> bool {
         let throttled_ok = !self.must_fit || self.unavailable == 0;
         self.winners == 1
@@ -79,23 +95,45 @@ impl StampedeRun {
             && self.history.ok()
     }
 
-    /// At the contract's 100 instances, the seat's key stays under a
-    /// partition's write units. At 1,000 the key is expected over (every
-    /// instance's first claims write): no goal.
-    pub fn goal(&self) -> Option<Goal> {
-        self.must_fit.then(|| {
+    /// The share of a partition-second the seat's key was served over the
+    /// whole run (which spans two of the meter's seconds).
+    pub fn served_share(&self) -> f64 {
+        share(self.served.0, self.served.1)
+    }
+
+    /// The share of a partition-second asked of the seat's key over the
+    /// whole run, throttled or served.
+    pub fn offered_share(&self) -> f64 {
+        share(self.offered.0, self.offered.1)
+    }
+
+    /// Where every answer must come without a 503: 0 × 503, and the
+    /// seat's key under a partition's limit. Past that no goal (the row
+    /// shows the units offered and served).
+    pub fn goals(&self) -> Vec<Goal> {
+        if !self.must_fit {
+            return Vec::new();
+        }
+        let what = format!(
+            "one-seat stampede, {} instances{}",
+            self.instances,
+            self.buyer_limit
+                .map_or(String::new(), |limit| format!(", buyer limit {limit}"))
+        );
+        vec![
             Goal::new(
-                format!(
-                    "one-seat stampede, {} instances{}: write units/s on the seat's key",
-                    self.instances,
-                    self.buyer_limit
-                        .map_or(String::new(), |limit| format!(", buyer limit {limit}"))
-                ),
-                self.seat_key_write_units,
-                Bound::Below(PARTITION_WRITE_UNITS),
-                "a partition's write units/s (DynamoDB's limits)",
-            )
-        })
+                format!("{what}: answers 503"),
+                self.unavailable as f64,
+                Bound::AtMost(0.0),
+                "issue 44: every buyer an answer",
+            ),
+            Goal::new(
+                format!("{what}: share of a partition asked of the seat's key, busiest second"),
+                self.busiest_second_offered,
+                Bound::Below(1.0),
+                "a partition's 1,000 write or 3,000 read units/s (DynamoDB's limits)",
+            ),
+        ]
     }
     /// Its instances, and the event's limit if it has one.
     pub(crate) fn label(&self) -> String {
@@ -106,22 +144,25 @@ impl StampedeRun {
     }
 }
 
-/// Both runs on one event of two seats: the first on A-1-1, the second
-/// on A-1-2, by the same orders (an order may hold several seats); then
-/// the contract's run again on an event with a buyer limit, each claimant
-/// a buyer of its own (every claim also reads its buyer's record).
+/// The runs on one event of three seats, one seat each (A-1-1, A-1-2,
+/// A-1-3), by the same orders (an order may hold several seats); then the
+/// contract's run again on an event with a buyer limit, each claimant a
+/// buyer of its own (every claim also reads its buyer's record).
 pub(super) async fn one_seat_stampedes(
     app: &App,
+    meter: &CapacityMeter,
     recorder: &CapacityRecorder,
     size: OneSeatStampede,
 ) -> Result<Vec<StampedeRun>, String> {
     let event = unique("crowd");
-    create_event(app, &event, 2, HOLD_SECONDS).await?;
+    create_event(app, &event, 3, HOLD_SECONDS).await?;
     let orders = create_orders(app, &event, size.requests).await?;
     let mut runs = Vec::new();
-    for (instances, seat) in size.instances.into_iter().zip(["A-1-1", "A-1-2"]) {
-        let must_fit = runs.is_empty();
-        let run = priced_run(app, recorder, &event, &orders, seat, instances, None).await?;
+    let seats = ["A-1-1", "A-1-2", "A-1-3"];
+    for (k, (instances, seat)) in size.instances.into_iter().zip(seats).enumerate() {
+        let must_fit = k < 2;
+        let at = Metering { meter, recorder };
+        let run = priced_run(app, at, &event, &orders, seat, instances, None).await?;
         runs.push(StampedeRun { must_fit, ..run });
     }
     let limited = unique("crowd-limit");
@@ -136,7 +177,7 @@ pub(super) async fn one_seat_stampedes(
     let instances = size.instances[0];
     let run = priced_run(
         app,
-        recorder,
+        Metering { meter, recorder },
         &limited,
         &orders,
         "A-1-1",
@@ -154,11 +195,41 @@ pub(super) async fn one_seat_stampedes(
 /// The limited run's `buyerLimit`.
 const LIMITED_RUN_LIMIT: u32 = 2;
 
+/// The largest share of a partition-second `key` took between `before` and
+/// `after` (seats share a key by blocks: the runs' seats are on one, in
+/// seconds of their own).
+fn busiest(
+    before: &HashMap<(capacity::Target, i64), (f64, f64)>,
+    after: &HashMap<(capacity::Target, i64), (f64, f64)>,
+    key: &capacity::Target,
+) -> f64 {
+    after
+        .iter()
+        .filter(|((target, _), _)| target == key)
+        .map(|(second, &(write, read))| {
+            let (w0, r0) = before.get(second).copied().unwrap_or_default();
+            share(write - w0, read - r0)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Write and read units as a share of one partition-second.
+fn share(write_units: f64, read_units: f64) -> f64 {
+    write_units / PARTITION_WRITE_UNITS + read_units / PARTITION_READ_UNITS
+}
+
+/// The capacity meter the runs' requests pass, and their recorder.
+#[derive(Clone, Copy)]
+struct Metering<'a> {
+    meter: &'a CapacityMeter,
+    recorder: &'a CapacityRecorder,
+}
+
 /// One run of `orders` on `seat` of `event` over `instances`, its requests
-/// recorded and priced on the seat's key.
+/// recorded and metered on the seat's key.
 async fn priced_run(
     app: &App,
-    recorder: &CapacityRecorder,
+    Metering { meter, recorder }: Metering<'_>,
     event: &str,
     orders: &[crate::kit::BenchOrder],
     seat: &str,
@@ -172,10 +243,30 @@ async fn priced_run(
     }
     let claimants = Arc::new(claimants);
     let seat = SeatId::parse(seat).map_err(|e| e.to_string())?;
+    let seat_key = seat_partition(event, &seat)?;
+    let on_seat = |units: &HashMap<capacity::Target, (f64, f64)>| {
+        units.get(&seat_key).copied().unwrap_or_default()
+    };
+    meter.watch(&seat_key);
+    let before = meter.metered();
     recorder.take();
     recorder.set_recording(true);
     let mut run = stampede(app, claimants, &seat, instances).await?;
     recorder.set_recording(false);
+    let after = meter.metered();
+    let minus = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0, a.1 - b.1);
+    run.offered = minus(on_seat(&after.offered), on_seat(&before.offered));
+    run.served = minus(on_seat(&after.units), on_seat(&before.units));
+    run.busiest_second = busiest(
+        &before.served_per_second,
+        &after.served_per_second,
+        &seat_key,
+    );
+    run.busiest_second_offered = busiest(
+        &before.offered_per_second,
+        &after.offered_per_second,
+        &seat_key,
+    );
     let records = recorder.take();
     run.emulator_errors = records
         .iter()
@@ -186,13 +277,6 @@ async fn priced_run(
         .iter()
         .filter(|r| r.op == "TransactWriteItems" && r.request["TransactItems"].is_array())
         .count();
-    let charges = super::pricing::price(app, &records).await?;
-    let seat_key = seat_partition(event, &seat)?;
-    run.seat_key_write_units = capacity::totals(&charges, &|t| t.clone())
-        .iter()
-        .filter(|load| load.target == seat_key)
-        .map(|load| load.write_units)
-        .sum();
     run.buyer_limit = buyer_limit;
     Ok(run)
 }
@@ -210,8 +294,11 @@ fn seat_partition(event: &str, seat: &SeatId) -> Result<capacity::Target, String
 /// An order of the stampede, its hold token and its `expiresAt` as created.
 type Claimant = (OrderId, HoldToken, crowdcheck::history::Micros);
 
-/// The start of the last run's simulated second (ms).
+/// The whole second of the meter's in which the last run started (ms).
 static LAST_SECOND: AtomicI64 = AtomicI64::new(0);
+
+/// How far into a meter's second the stampede's second starts.
+const STAMPEDE_OFFSET_MS: i64 = 500;
 
 /// One simulated second of `claimants` claiming `seat` through
 /// `instances` fresh instances of `app`.
@@ -222,13 +309,15 @@ async fn stampede(
     instances: usize,
 ) -> Result<StampedeRun, String> {
     let requests = claimants.len();
-    // The second starts on a whole second of the clock, so it is one
-    // second of the capacity meter's (which counts whole seconds), and
-    // after the last run's: two runs never share a key's second.
+    // The second starts half-way through one of the capacity meter's
+    // (which counts whole seconds): it spans two of them, and its first
+    // half, where every instance's first claims fall, meets a partition's
+    // limit in one. Two runs never share a meter's second.
     let next = (shared::world::now().0.div_euclid(1_000) + 1) * 1_000;
     let last = LAST_SECOND.fetch_max(next, Ordering::SeqCst);
-    let t0 = Millis(next.max(last + 1_000));
-    LAST_SECOND.fetch_max(t0.0, Ordering::SeqCst);
+    let whole = next.max(last + 2_000);
+    LAST_SECOND.fetch_max(whole, Ordering::SeqCst);
+    let t0 = Millis(whole + STAMPEDE_OFFSET_MS);
     let arrival = move |i: usize| Millis(t0.0 + (i as i64 * 1_000) / requests.max(1) as i64);
     // Instances run concurrently; DynamoDB Local takes so many at once.
     let in_flight = Arc::new(Semaphore::new(crate::setup::LOCAL_IN_FLIGHT));

@@ -44,7 +44,7 @@ impl Report {
     /// Every goal of the run, in the order the page shows its figures.
     pub fn goals(&self) -> Vec<Goal> {
         let rows = self.rows.iter().flat_map(|r| r.goals.iter().cloned());
-        let one_seat = self.one_seat.iter().filter_map(StampedeRun::goal);
+        let one_seat = self.one_seat.iter().flat_map(StampedeRun::goals);
         let cold_start = match &self.cold_start {
             ColdStart::Measured { goals, .. } => goals.clone(),
             _ => Vec::new(),
