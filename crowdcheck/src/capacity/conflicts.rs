@@ -8,11 +8,13 @@
 //! charges it as if it ran (the dearer reading). Reads never conflict here: `GetItem` reads what was committed, and
 //! seatclaim sends no `TransactGetItems`.
 //!
-//! Modelled: a transaction is ongoing for [`TRANSACTION_MS`] of the run's
-//! clock from the instant the meter let it through (the bench's simulated
-//! instants, or the wall clock), so requests of one simulated instant
-//! conflict as requests of one real instant would, whatever order the
-//! emulator runs them in.
+//! Modelled: on a simulated clock (the bench's instants), a transaction is
+//! ongoing for [`TRANSACTION_MS`] from the instant the meter let it
+//! through, so requests of one simulated instant conflict as requests of
+//! one real instant would, whatever order the emulator runs them in. On
+//! the wall clock, requests really overlap: a transaction is ongoing from
+//! the instant it was let through until it is answered ([`Ongoing::end`]),
+//! and a write sent after that answer never meets it.
 
 use std::collections::HashMap;
 
@@ -44,6 +46,16 @@ impl Ongoing {
         for item in items {
             let began = self.began.entry(item.clone()).or_insert(at_ms);
             *began = (*began).max(at_ms);
+        }
+    }
+
+    /// The transaction that began at `at_ms` on `items` was answered: on
+    /// the wall clock it is over (a later one on an item stays ongoing).
+    pub(super) fn end(&mut self, items: &[ItemKey], at_ms: i64) {
+        for item in items {
+            if self.began.get(item) == Some(&at_ms) {
+                self.began.remove(item);
+            }
         }
     }
 
@@ -161,5 +173,24 @@ mod tests {
         assert_eq!(ongoing.refusal("TransactWriteItems", &other, 101), None);
         let after = 100 + TRANSACTION_MS;
         assert_eq!(ongoing.refusal("TransactWriteItems", &rival, after), None);
+    }
+
+    #[test]
+    fn on_the_wall_clock_a_transaction_answered_is_over() {
+        let items = [key("EVENT#e", "HEAD"), key("PLAN#e#0", "PLAN")];
+        let mut ongoing = Ongoing::default();
+        ongoing.begin(&items, 100);
+        ongoing.begin(&items[1..], 105);
+        ongoing.end(&items, 100);
+        // The head's transaction was answered: the next write of it, a
+        // millisecond later, does not meet it; the plan's later one is
+        // still ongoing.
+        assert_eq!(ongoing.refusal("UpdateItem", &items[..1], 101), None);
+        assert_eq!(
+            ongoing.refusal("UpdateItem", &items[1..], 106),
+            Some(Fault::TransactionConflict)
+        );
+        ongoing.end(&items[1..], 105);
+        assert_eq!(ongoing.refusal("UpdateItem", &items[1..], 106), None);
     }
 }

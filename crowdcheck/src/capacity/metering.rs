@@ -63,6 +63,11 @@ pub async fn at<F: Future>(instant: Millis, work: F) -> F::Output {
     CLOCK.scope(instant, work).await
 }
 
+/// Whether the request's task runs on a simulated clock ([`at`]).
+fn simulated() -> bool {
+    CLOCK.try_with(|_| ()).is_ok()
+}
+
 fn now_ms() -> i64 {
     CLOCK
         .try_with(|m| m.0)
@@ -541,6 +546,10 @@ impl Intercept for CapacityMeter {
         attempt.record.status = response.map(|r| r.status().as_u16());
         attempt.record.response = body_json(response.and_then(|r| r.body().bytes()));
         self.charge(&attempt.record, attempt.at, &attempt.reserved);
+        if attempt.record.op == "TransactWriteItems" && !simulated() {
+            let items = written_items(&attempt.record.op, &attempt.record.request, &self.schema);
+            self.lock().ongoing.end(&items, attempt.at);
+        }
         Ok(())
     }
 }
