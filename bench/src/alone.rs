@@ -99,6 +99,25 @@ pub async fn best_available_alone(sizes: Sizes) -> Result<Row, String> {
     })
 }
 
+/// The on-sale demand model on a DynamoDB Local of its own (with the
+/// stream): its section of docs/BENCHMARKS.md as a row, its goals judged.
+/// `--only on-sale` runs it alone (the full run measures it on the shared
+/// emulator, after the queue).
+pub async fn on_sale_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let endpoint = dynamodb.endpoint();
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let app = new_app(&endpoint, None, Some(recorder.clone()), true).await?;
+    let run = crate::onsale::on_sale(app, &endpoint, recorder, sizes.on_sale).await?;
+    Ok(Row {
+        scenario: "on-sale demand model".into(),
+        timing: Timing::default(),
+        correctness: run.markdown(),
+        ok: run.ok,
+        goals: run.goals(),
+    })
+}
+
 /// The admitter with a crowd already waiting (each queue on a DynamoDB
 /// Local of its own): its row. `--only flood` runs it alone.
 pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {

@@ -55,8 +55,8 @@ mod stampede;
 
 use alone::metered_one_seat;
 pub use alone::{
-    admitter_flood, best_available_alone, buyer_limit_alone, fragmented_stadium, one_seat_alone,
-    stadium_page_alone,
+    admitter_flood, best_available_alone, buyer_limit_alone, fragmented_stadium, on_sale_alone,
+    one_seat_alone, stadium_page_alone,
 };
 use best::best_available_stampede;
 pub use best::BestAvailableStampede;

@@ -17,8 +17,8 @@ static HEAP: bench::heap::Counting = bench::heap::Counting;
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
-    // `--only fragmented`, `flood`, `buyer-limit`, `one-seat`, `best-available` or
-    // `stadium-page`: that
+    // `--only fragmented`, `flood`, `buyer-limit`, `one-seat`, `best-available`,
+    // `on-sale` or `stadium-page`: that
     // scenario alone, printed, nothing written (to try a change at full size without the
     // whole run).
     let only = args
@@ -29,11 +29,11 @@ async fn main() {
         None => run(smoke).await,
         Some(
             scenario @ ("fragmented" | "flood" | "buyer-limit" | "one-seat" | "best-available"
-            | "stadium-page"),
+            | "on-sale" | "stadium-page"),
         ) => alone(scenario, smoke).await,
         Some(other) => Err(format!(
-            "--only knows six scenarios, fragmented, flood, buyer-limit, one-seat, \
-             best-available and stadium-page, not {other}"
+            "--only knows seven scenarios, fragmented, flood, buyer-limit, one-seat, \
+             best-available, on-sale and stadium-page, not {other}"
         )),
     };
     if let Err(e) = done {
@@ -49,6 +49,7 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
         "buyer-limit" => bench::buyer_limit_alone(sizes).await?,
         "one-seat" => bench::one_seat_alone(sizes).await?,
         "best-available" => bench::best_available_alone(sizes).await?,
+        "on-sale" => bench::on_sale_alone(sizes).await?,
         "stadium-page" => bench::stadium_page_alone(sizes).await?,
         _ => bench::fragmented_stadium(sizes).await?,
     };
