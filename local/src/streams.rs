@@ -184,6 +184,13 @@ fn wire_value(v: &AttributeValue) -> Value {
 pub async fn project_now(app: &shared::App, endpoint: &str) -> Result<usize, String> {
     let follower =
         StreamFollower::attach(endpoint, app.store.client(), app.store.table_name()).await?;
+    project_new(&follower, app).await
+}
+
+/// Projects what `follower` has not read yet, as project-seat-map would:
+/// a test that counts the projector's writes follows one stream, where
+/// [`project_now`] reads it again from its start.
+pub async fn project_new(follower: &StreamFollower, app: &shared::App) -> Result<usize, String> {
     let projector = &crate::iam::attributed(app, "project-seat-map");
     follower
         .catch_up(|batch| async move {

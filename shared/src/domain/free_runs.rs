@@ -4,8 +4,59 @@
 //! then on a longer run may be free without any write). best-available
 //! refuses from it (docs/API.md, "best-available's bounds") and skips the
 //! rows it rules out. Pure.
+//!
+//! The summaries of a section's rows are spread over a few small items
+//! ([`RunsLayout`]): one write of a hot row then costs a single write unit
+//! and shares its key with a handful of rows, not the section's.
 
-use super::{hold_is_live, Millis, ProjectedSeat, RowProjection};
+use super::{hold_is_live, Millis, ProjectedSeat, RowProjection, SectionPlan};
+
+/// Rows one summary item holds at most: a hot row shares its key's write
+/// allowance with at most seven others.
+pub const RUNS_ROWS_PER_ITEM: usize = 8;
+/// What an item may spend on its rows' summaries and stay under the 1 KB
+/// that one write unit pays for: its key and sort key take at most ~110
+/// bytes (a section id of up to 64 characters).
+const RUNS_ITEM_ROW_BYTES: usize = 900;
+/// One row's summary value at its largest, by DynamoDB's item-size rules
+/// (a map's 3 bytes and 1 per element, one-letter names, numbers of at
+/// most 13 digits at 1 byte per two digits and 1 more), rounded up.
+pub const RUNS_VALUE_BYTES: usize = 32;
+
+/// How a section's row summaries are spread over items: rows dealt round
+/// robin in plan order, so neighbouring rows, which a crowd loads alike,
+/// land on different keys, and no item holds more rows than its bytes
+/// allow. The projector learns a row's item from its seats (written at
+/// create-event); best-available computes the same from the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunsLayout {
+    items: u32,
+}
+
+impl RunsLayout {
+    pub fn of(section: &SectionPlan) -> Self {
+        let longest_row = section.rows.iter().map(|r| r.row.as_str().len());
+        // A row's attribute name is `{section}-{row}`.
+        let name = section.section_id.as_str().len() + 1 + longest_row.max().unwrap_or(0);
+        let per_item =
+            (RUNS_ITEM_ROW_BYTES / (name + RUNS_VALUE_BYTES)).clamp(1, RUNS_ROWS_PER_ITEM);
+        let items = section.rows.len().div_ceil(per_item).max(1);
+        Self {
+            items: u32::try_from(items).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// How many items the section's summaries take.
+    pub fn items(&self) -> u32 {
+        self.items
+    }
+
+    /// The item of the row at `index` in the section's plan.
+    pub fn item_of(&self, index: usize) -> u32 {
+        // `items` is at least 1; the remainder fits in a u32.
+        u32::try_from(index % self.items as usize).unwrap_or(0)
+    }
+}
 
 /// A row's free runs as its projection showed them at `as_of`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +102,17 @@ impl RowRuns {
         }
     }
 
+    /// Whether a projection write's runs (`after`, with `before` those of
+    /// the item just before it, both at the write's instant) need writing
+    /// to the summary: when they differ, or when the write changed no seat
+    /// (a batch delivered again after its summary failed: what it would
+    /// have written may never have landed). A write that leaves the runs
+    /// as they were leaves the summary true: it still tells until the
+    /// first hold it counted expires, and no hold begins without a write.
+    pub fn worth_writing(before: Self, after: Self, changed_a_seat: bool) -> bool {
+        before != after || !changed_a_seat
+    }
+
     /// Whether the row may hold a run of `n` at `now`: false only when the
     /// summary still tells and its longest run is shorter.
     pub fn may_fit(summary: Option<&Self>, n: u32, now: Millis) -> bool {
@@ -63,6 +125,57 @@ impl RowRuns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{RowId, RowPlan, SectionId};
+
+    fn section(id: &str, rows: usize, row_len: usize) -> SectionPlan {
+        SectionPlan {
+            section_id: SectionId::parse(id).unwrap_or_else(|_| unreachable!()),
+            rows: (0..rows)
+                .map(|i| RowPlan {
+                    row: RowId::parse(&format!("{i:0>row_len$}"))
+                        .unwrap_or_else(|_| unreachable!()),
+                    count: 50,
+                })
+                .collect(),
+            capacity: None,
+        }
+    }
+
+    #[test]
+    fn summaries_spread_over_items_that_stay_under_a_kilobyte() {
+        let long_id = "s".repeat(crate::domain::MAX_ID_LEN);
+        // (what, section id, rows, row label length, items expected)
+        let cases = [
+            ("one row", "A", 1, 1, 1),
+            ("eight rows fill one item", "A", 8, 1, 1),
+            ("a ninth row opens another", "A", 9, 1, 2),
+            ("the bench's 40-row sections", "S1", 40, 2, 5),
+            ("longest ids: 5 rows an item", long_id.as_str(), 10, 64, 2),
+            ("longest ids, 2,000 rows", long_id.as_str(), 2_000, 64, 400),
+        ];
+        for (what, id, rows, row_len, items) in cases {
+            let plan = section(id, rows, row_len);
+            let layout = RunsLayout::of(&plan);
+            assert_eq!(layout.items(), items, "{what}");
+            // Rows dealt round robin: neighbours apart, no item over its
+            // share, and its worst-case bytes under the kilobyte.
+            let mut per_item = vec![0usize; items as usize];
+            for index in 0..rows {
+                per_item[layout.item_of(index) as usize] += 1;
+            }
+            let most = per_item.iter().copied().max().unwrap_or(0);
+            assert!(
+                most <= RUNS_ROWS_PER_ITEM,
+                "{what}: {most} rows in one item"
+            );
+            let name = id.len() + 1 + row_len;
+            let key = "PK".len() + "RUNS#".len() + 20 + 1 + id.len() + 1 + 4 + "SK".len() + 4;
+            assert!(key + most * (name + RUNS_VALUE_BYTES) < 1024, "{what}");
+            if rows > 1 && items > 1 {
+                assert_ne!(layout.item_of(0), layout.item_of(1), "{what}");
+            }
+        }
+    }
 
     fn held(ms: i64) -> ProjectedSeat {
         ProjectedSeat::Held {
@@ -137,6 +250,66 @@ mod tests {
         for (what, seats, taken, want) in cases {
             let taken: RowProjection = taken.into_iter().collect();
             assert_eq!(RowRuns::of(seats, &taken, t), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_summary_is_written_only_when_it_would_change_table() {
+        let runs = |longest, until: Option<i64>| RowRuns {
+            longest,
+            until: until.map(Millis),
+        };
+        // (what, before, after, the write changed a seat, written)
+        let cases = [
+            (
+                "a seat outside the longest run",
+                runs(9, Some(5)),
+                runs(9, Some(5)),
+                true,
+                false,
+            ),
+            (
+                "the longest run shortened",
+                runs(9, None),
+                runs(4, Some(5)),
+                true,
+                true,
+            ),
+            (
+                "a released seat lengthens it",
+                runs(4, None),
+                runs(9, None),
+                true,
+                true,
+            ),
+            (
+                "a first hold: until appears",
+                runs(9, None),
+                runs(9, Some(5)),
+                true,
+                true,
+            ),
+            (
+                "an earlier hold: until moves",
+                runs(9, Some(7)),
+                runs(9, Some(5)),
+                true,
+                true,
+            ),
+            (
+                "delivered again: nothing changed",
+                runs(9, None),
+                runs(9, None),
+                false,
+                true,
+            ),
+        ];
+        for (what, before, after, changed, written) in cases {
+            assert_eq!(
+                RowRuns::worth_writing(before, after, changed),
+                written,
+                "{what}"
+            );
         }
     }
 

@@ -231,15 +231,25 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         ),
         ("seat_map::full_part", seat_map::full_part("A-1#0")),
         (
-            "seat_map::row_runs",
-            seat_map::row_runs(
-                "A-1",
-                3,
-                crate::domain::RowRuns {
-                    longest: 4,
-                    until: Some(now),
+            "seat_map::rows_runs",
+            seat_map::rows_runs(&[
+                seat_map::NotedRuns {
+                    row: "A-1".into(),
+                    version: 3,
+                    runs: crate::domain::RowRuns {
+                        longest: 4,
+                        until: Some(now),
+                    },
                 },
-            ),
+                seat_map::NotedRuns {
+                    row: "A-9".into(),
+                    version: 7,
+                    runs: crate::domain::RowRuns {
+                        longest: 0,
+                        until: None,
+                    },
+                },
+            ]),
         ),
         ("seat_map::sold_out", seat_map::sold_out("A")),
         ("queue::as_read", queue::as_read(Some(3))),

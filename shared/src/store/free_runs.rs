@@ -1,96 +1,182 @@
-//! Each section's summary of its rows' free runs (`RUNS#…`): written by the
-//! seat-map projector from each projection write, read by best-available
+//! Each section's summaries of its rows' free runs (`RUNS#…`, spread over
+//! a few items by `domain::RunsLayout`): written by the seat-map projector
+//! once per batch for every row whose runs changed, read by best-available
 //! to refuse, or to skip rows, without reading seats (docs/API.md,
 //! "best-available's bounds"; the rule itself is `domain::RowRuns`).
 //!
 //! A summary is computed from one projection write's whole item and
-//! carries that item's version: two projector batches racing on a row
-//! write their summaries in either order, and only the later version's
-//! stands, so a summary never shows a row as it was before a write the
-//! projection already holds.
+//! carries that item's version: a batch delivered again after a later one
+//! wrote its summary is refused, so a summary never shows a row as it was
+//! before a write the projection already holds.
 
 use super::errors::{is_condition_failure, sdk_error, StoreError};
 use super::items;
 use super::items::seat_map::{
-    runs_key, MAP_VERSION, RUNS_LONGEST, RUNS_UNTIL, SEAT_MAP_ITEM_SEATS,
+    runs_key, NotedRuns, MAP_VERSION, RUNS_LONGEST, RUNS_UNTIL, SEAT_MAP_ITEM_SEATS,
 };
 use super::schema::PK;
-use super::seat_map::{row_projection, SeatChange, BATCH_GET_KEYS};
-use super::sold_out::PartShape;
+use super::seat_map::{row_projection, SeatChange, Written, BATCH_GET_KEYS};
 use super::value::{Fields, Item};
 use super::Store;
-use crate::domain::{Event, EventRef, Millis, RowId, RowRuns, SeatId, SectionId};
+use crate::domain::{Event, EventRef, RowId, RowRuns, RunsLayout, SeatId, SectionId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::AttributeValue;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Every single-part row's runs, by (section, row), as one read found them.
 pub type SectionRuns = HashMap<(SectionId, RowId), RowRuns>;
 
-impl Store {
-    /// Writes the runs of the row `change`'s seat is in, as the projection
-    /// item `item` (just written) shows them, unless a later write's are
-    /// there. Rows of more than one projection item are not summarised:
-    /// a run may cross their items, and best-available reads them.
-    pub(super) async fn note_row_runs(
-        &self,
-        change: &SeatChange,
-        shape: &PartShape,
-        item: &Item,
-    ) -> Result<(), StoreError> {
-        let Some((row, number)) = change.seat.row_and_number() else {
-            return Ok(());
+/// One summary item's rows a projector batch changed: the latest write's
+/// runs of each, and the stream records behind them (to report as failed
+/// if the summary cannot be written).
+#[derive(Default)]
+struct ItemNotes {
+    key: Item,
+    rows: BTreeMap<String, (NotedRuns, Vec<String>)>,
+}
+
+/// The summaries one projector batch has to write, by summary item: each
+/// item written once however many of its rows' writes the batch held.
+#[derive(Default)]
+pub(super) struct RunsNotes {
+    items: BTreeMap<String, ItemNotes>,
+}
+
+impl RunsNotes {
+    /// Notes the runs of the row `change`'s seat is in, as projection
+    /// write `written` left them, if its summary needs writing. Rows of
+    /// more than one projection item are not summarised: a run may cross
+    /// their items, and best-available reads them.
+    pub(super) fn note(&mut self, change: &SeatChange, written: &Written, sequences: Vec<String>) {
+        let Some(shape) = &change.shape else { return };
+        let (Some((row, number)), Some(item)) = (change.seat.row_and_number(), shape.runs_item)
+        else {
+            return;
         };
         if number > SEAT_MAP_ITEM_SEATS || shape.part_seats >= SEAT_MAP_ITEM_SEATS {
-            return Ok(());
+            return;
         }
-        let Some(version) = item
-            .get(MAP_VERSION)
-            .and_then(|v| v.as_n().ok())
-            .and_then(|n| n.parse::<i64>().ok())
+        let Some(version) = Fields::new(&written.after)
+            .opt_i64(MAP_VERSION)
+            .ok()
+            .flatten()
         else {
-            return Ok(());
+            return;
         };
-        let runs = RowRuns::of(shape.part_seats, &row_projection(item), crate::world::now());
+        let now = crate::world::now();
+        let runs = |item: &Item| RowRuns::of(shape.part_seats, &row_projection(item), now);
+        let (before, after) = (runs(&written.before), runs(&written.after));
+        if !RowRuns::worth_writing(before, after, written.changed_a_seat()) {
+            return;
+        }
+        let key = runs_key(&change.event, &shape.section, item);
+        let Some(pk) = Fields::new(&key).opt_s(PK).map(str::to_owned) else {
+            return;
+        };
+        let notes = self.items.entry(pk).or_insert_with(|| ItemNotes {
+            key,
+            rows: BTreeMap::new(),
+        });
+        let noted = NotedRuns {
+            row: row.to_owned(),
+            version,
+            runs: after,
+        };
+        let entry = notes
+            .rows
+            .entry(row.to_owned())
+            .or_insert_with(|| (noted.clone(), Vec::new()));
+        if noted.version > entry.0.version {
+            entry.0 = noted;
+        }
+        entry.1.extend(sequences);
+    }
+}
+
+impl Store {
+    /// Writes the summaries `notes` holds, one `UpdateItem` per summary
+    /// item; returns the sequence numbers behind those that could not be
+    /// written.
+    pub(super) async fn write_runs(&self, notes: RunsNotes) -> Vec<String> {
+        let mut failed = Vec::new();
+        for (_, item) in notes.items {
+            let rows: Vec<_> = item.rows.into_values().collect();
+            let noted: Vec<NotedRuns> = rows.iter().map(|(n, _)| n.clone()).collect();
+            let written = match self.write_item_runs(&item.key, &noted).await {
+                // A row's later version is there (a batch delivered
+                // again): each row on its own, so the others still land.
+                Ok(false) if noted.len() > 1 => {
+                    let mut each = Ok(false);
+                    for one in &noted {
+                        let one = self.write_item_runs(&item.key, std::slice::from_ref(one));
+                        if let Err(e) = one.await {
+                            each = Err(e);
+                        }
+                    }
+                    each
+                }
+                other => other,
+            };
+            if let Err(e) = written {
+                tracing::error!(error = %crate::error::chain(&e), "seat map: run summary write failed");
+                failed.extend(rows.into_iter().flat_map(|(_, sequences)| sequences));
+            }
+        }
+        failed
+    }
+
+    /// One summary item's rows written, each over a lower version only:
+    /// `false` when a row's later version is there (nothing written).
+    async fn write_item_runs(&self, key: &Item, rows: &[NotedRuns]) -> Result<bool, StoreError> {
         let request = self
             .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(runs_key(&change.event, &shape.section)));
-        match items::seat_map::row_runs(row, version, runs)
+            .set_key(Some(key.clone()));
+        match items::seat_map::rows_runs(rows)
             .on_update_item(request)
             .send()
             .await
         {
-            Ok(_) => Ok(()),
-            // A later write's summary is there already.
-            Err(e) if is_condition_failure(&e) => Ok(()),
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failure(&e) => Ok(false),
             Err(e) => Err(sdk_error("UpdateItem", e)),
         }
     }
 
     /// The run summaries of every seated section of `event` (eventually
-    /// consistent, one BatchGetItem per 100 sections; an instance reuses
-    /// them for its seat-map time: with the stream's lag, at most the
-    /// contract's 5 s old).
+    /// consistent, one BatchGetItem per 100 summary items; an instance
+    /// reuses them for its seat-map time: with the stream's lag, at most
+    /// the contract's 5 s old).
     pub async fn section_runs(&self, event: &Event) -> Result<SectionRuns, Error> {
         let event_ref = EventRef::of(&event.event_id);
-        let seated: Vec<_> = event.sections.iter().filter(|s| !s.is_ga()).collect();
-        let mut found = Vec::new();
-        for batch in seated.chunks(BATCH_GET_KEYS) {
-            let keys = batch
-                .iter()
-                .map(|s| runs_key(&event_ref, &s.section_id))
-                .collect();
-            found.extend(self.batch_get(keys, false).await?);
+        let seated: Vec<_> = event
+            .sections
+            .iter()
+            .filter(|s| !s.is_ga())
+            .map(|s| (s, RunsLayout::of(s)))
+            .collect();
+        let keys: Vec<Item> = seated
+            .iter()
+            .flat_map(|(s, layout)| {
+                (0..layout.items()).map(|item| runs_key(&event_ref, &s.section_id, item))
+            })
+            .collect();
+        let mut found: HashMap<String, Item> = HashMap::new();
+        for batch in keys.chunks(BATCH_GET_KEYS) {
+            for item in self.batch_get(batch.to_vec(), false).await? {
+                if let Some(pk) = Fields::new(&item).opt_s(PK).map(str::to_owned) {
+                    found.insert(pk, item);
+                }
+            }
         }
         let mut runs = SectionRuns::new();
-        for section in seated {
-            let key = runs_key(&event_ref, &section.section_id);
-            let Some(item) = found.iter().find(|item| item.get(PK) == key.get(PK)) else {
-                continue;
-            };
-            for row in &section.rows {
+        for (section, layout) in seated {
+            for (index, row) in section.rows.iter().enumerate() {
+                let key = runs_key(&event_ref, &section.section_id, layout.item_of(index));
+                let Some(item) = Fields::new(&key).opt_s(PK).and_then(|pk| found.get(pk)) else {
+                    continue;
+                };
                 let name = SeatId::row_key(&section.section_id, &row.row);
                 if let Some(summary) = item.get(&name).and_then(row_runs) {
                     runs.insert((section.section_id.clone(), row.row.clone()), summary);
@@ -106,6 +192,6 @@ fn row_runs(value: &AttributeValue) -> Option<RowRuns> {
     let fields = Fields::new(value.as_m().ok()?);
     Some(RowRuns {
         longest: fields.u32(RUNS_LONGEST).ok()?,
-        until: fields.opt_i64(RUNS_UNTIL).ok()?.map(Millis),
+        until: fields.opt_i64(RUNS_UNTIL).ok()?.map(crate::domain::Millis),
     })
 }

@@ -11,7 +11,7 @@ use super::errors::{sdk_error, StoreError};
 use super::fan_out::FanOut;
 use super::items;
 use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD};
-use super::items::seat_map::{seat_map_key, SEAT_MAP_ITEM_SEATS};
+use super::items::seat_map::{seat_map_key, MAP_VERSION, SEAT_MAP_ITEM_SEATS};
 use super::schema::{PK, SEAT_ID, STATUS};
 use super::sold_out::PartShape;
 use super::value::{s, Item};
@@ -20,7 +20,7 @@ use crate::domain::ga::Bucket;
 use crate::domain::{Event, EventRef, Millis, SeatId, SectionId};
 use crate::error::Error;
 use crate::retry::Rounds;
-use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
 use std::collections::HashMap;
 
 use crate::domain::{ProjectedSeat, RowId, RowProjection};
@@ -29,7 +29,7 @@ use crate::domain::{ProjectedSeat, RowId, RowProjection};
 const MAP_READS_IN_FLIGHT: usize = 8;
 /// Seats per projection `UpdateItem`: keeps its expression far inside
 /// DynamoDB's 4 KB expression limit (each seat adds ~20 bytes).
-const SEATS_PER_UPDATE: usize = 100;
+pub(super) const SEATS_PER_UPDATE: usize = 100;
 /// Keys per BatchGetItem (DynamoDB's limit).
 pub(super) const BATCH_GET_KEYS: usize = 100;
 
@@ -114,81 +114,67 @@ pub(super) fn row_projection(item: &Item) -> RowProjection {
         .collect()
 }
 
-impl Store {
-    /// Folds seat changes (in stream order) into the projection: one
-    /// `UpdateItem` per projection item touched, the last change of each
-    /// seat winning. Returns the sequence numbers of the changes that could
-    /// not be written (to report as batch item failures).
-    pub async fn project_seat_changes(&self, changes: &[SeatChange]) -> Vec<String> {
-        // Per projection item, in first-seen order: seat number -> (state, sequence).
-        type Seats<'a> = std::collections::BTreeMap<u32, (Option<ProjectedSeat>, &'a str)>;
-        let mut items: Vec<(Item, Seats, &SeatChange)> = Vec::new();
-        for change in changes {
-            let Some((row, number)) = change.seat.row_and_number() else {
-                continue;
-            };
-            let key = seat_map_key(&change.event, row, number);
-            let i = match items.iter().position(|(k, _, _)| *k == key) {
-                Some(i) => i,
-                None => {
-                    items.push((key, Default::default(), change));
-                    items.len() - 1
-                }
-            };
-            items[i]
-                .1
-                .insert(number, (change.state, change.sequence.as_str()));
-        }
-        let mut failed = Vec::new();
-        for (key, seats, first) in items {
-            let sold = seats
-                .values()
-                .any(|(state, _)| *state == Some(ProjectedSeat::Sold));
-            let seats: Vec<_> = seats.into_iter().collect();
-            for part in seats.chunks(SEATS_PER_UPDATE) {
-                let noted = match self.project_part(key.clone(), part).await {
-                    Ok(item) => self.after_projection(first, &key, &item, sold).await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = noted {
-                    tracing::error!(error = %crate::error::chain(&e), "seat map: projection write failed");
-                    failed.extend(part.iter().map(|(_, (_, seq))| (*seq).to_owned()));
-                }
-            }
-        }
-        failed
-    }
+/// A projection item just before and just after one write to it.
+pub(super) struct Written {
+    pub before: Item,
+    pub after: Item,
+}
 
-    /// What a projection write (`item`, as written at `key`) tells the
-    /// rest: its row's free runs and, after a sale, whether its part is
-    /// sold out. Seats created before their shape was recorded tell
-    /// neither.
-    async fn after_projection(
-        &self,
-        change: &SeatChange,
-        key: &Item,
-        item: &Item,
-        sold: bool,
-    ) -> Result<(), StoreError> {
-        let Some(shape) = &change.shape else {
-            return Ok(());
+impl Written {
+    /// Whether the write changed a seat (a batch delivered again changes
+    /// none).
+    pub(super) fn changed_a_seat(&self) -> bool {
+        let seats = |item: &Item| -> std::collections::BTreeMap<u32, Option<String>> {
+            item.iter()
+                .filter_map(|(name, value)| {
+                    let number = name.strip_prefix('s')?.parse::<u32>().ok()?;
+                    Some((number, value.as_s().ok().cloned()))
+                })
+                .collect()
         };
-        self.note_row_runs(change, shape, item).await?;
-        if sold {
-            self.note_if_sold_out(&change.event, key, item, shape)
-                .await?;
-        }
-        Ok(())
+        seats(&self.before) != seats(&self.after)
     }
+}
 
+/// A projection item as `items::seat_map::project(seats)` leaves it, from
+/// the item just before (`before`, empty if there was none, then `key`
+/// is its key). Pure: one `UpdateItem` is atomic, so the item after it is
+/// exactly the one before with its seats set and removed and its version
+/// one more.
+fn projected(key: &Item, before: &Item, seats: Vec<(String, Option<AttributeValue>)>) -> Item {
+    let mut after = if before.is_empty() {
+        key.clone()
+    } else {
+        before.clone()
+    };
+    for (attribute, value) in seats {
+        match value {
+            Some(value) => after.insert(attribute, value),
+            None => after.remove(&attribute),
+        };
+    }
+    let version = before
+        .get(MAP_VERSION)
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse::<i64>().ok())
+        .unwrap_or(0);
+    after.insert(
+        MAP_VERSION.into(),
+        AttributeValue::N((version + 1).to_string()),
+    );
+    after
+}
+
+impl Store {
     /// One `UpdateItem` of a projection item: `SET` the seats now held or
-    /// sold, `REMOVE` those available again.
-    async fn project_part(
+    /// sold, `REMOVE` those available again. Returns the item before it
+    /// and after it.
+    pub(super) async fn project_part(
         &self,
         key: Item,
         seats: &[(u32, (Option<ProjectedSeat>, &str))],
-    ) -> Result<Item, StoreError> {
-        let seats = seats
+    ) -> Result<Written, StoreError> {
+        let seats: Vec<(String, Option<AttributeValue>)> = seats
             .iter()
             .map(|(number, (state, _))| {
                 let value = state.map(|state| match state {
@@ -202,14 +188,16 @@ impl Store {
             .client
             .update_item()
             .table_name(&*self.table)
-            .set_key(Some(key))
-            .return_values(ReturnValue::AllNew);
-        let out = items::seat_map::project(seats)
+            .set_key(Some(key.clone()))
+            .return_values(ReturnValue::AllOld);
+        let out = items::seat_map::project(seats.clone())
             .on_update_item(request)
             .send()
             .await
             .map_err(|e| sdk_error("UpdateItem", e))?;
-        Ok(out.attributes.unwrap_or_default())
+        let before = out.attributes.unwrap_or_default();
+        let after = projected(&key, &before, seats);
+        Ok(Written { before, after })
     }
 
     /// The projection of every row of `event` and its general-admission
@@ -349,6 +337,27 @@ mod tests {
             "eventName": name,
             "dynamodb": {"Keys": {"PK": {"S": format!("SEATS#{r}#A-1#0")}, "SK": {"S": "SEAT#A-1-3"}}, "NewImage": image, "SequenceNumber": "42"},
         })
+    }
+
+    #[test]
+    fn a_projection_write_is_the_item_before_it_with_its_seats_and_one_more_version() {
+        let key: Item = HashMap::from([("PK".into(), s("MAP#x#A-1#0")), ("SK".into(), s("MAP"))]);
+        let changes = || vec![("s3".to_owned(), Some(s("S"))), ("s4".to_owned(), None)];
+        // No item yet: the key, the seats set, version 1.
+        let first = projected(&key, &HashMap::new(), changes());
+        assert_eq!(first.get("s3"), Some(&s("S")));
+        assert!(!first.contains_key("s4"));
+        assert_eq!(first.get("PK"), key.get("PK"));
+        assert_eq!(first.get(MAP_VERSION), Some(&AttributeValue::N("1".into())));
+        // An item with s4 held and s7 sold at version 6.
+        let mut before = key.clone();
+        before.insert("s4".into(), s("H1700"));
+        before.insert("s7".into(), s("S"));
+        before.insert(MAP_VERSION.into(), AttributeValue::N("6".into()));
+        let after = projected(&key, &before, changes());
+        let seats: Vec<_> = ["s3", "s4", "s7"].iter().map(|a| after.get(*a)).collect();
+        assert_eq!(seats, vec![Some(&s("S")), None, Some(&s("S"))]);
+        assert_eq!(after.get(MAP_VERSION), Some(&AttributeValue::N("7".into())));
     }
 
     #[test]

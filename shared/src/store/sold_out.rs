@@ -17,14 +17,14 @@
 use super::errors::{sdk_error, StoreError};
 use super::items;
 use super::items::bucket::{CAPACITY, GA_PK_PREFIX, SOLD};
-use super::items::seat::PART_SEATS;
+use super::items::seat::{PART_SEATS, RUNS_ITEM};
 use super::items::seat_map::{
     section_progress_key, sold_out_key, FULL_PARTS, SEAT_MAP_ITEM_SEATS, SOLD_OUT,
 };
 use super::schema::{PK, SECTION_ID, SECTION_PARTS};
 use super::value::{Fields, Item};
 use super::Store;
-use crate::domain::{Event, EventId, EventRef, RowId, SeatSpec, SectionId};
+use crate::domain::{Event, EventId, EventRef, RowId, RunsLayout, SeatSpec, SectionId};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use std::collections::{HashMap, HashSet};
@@ -33,11 +33,12 @@ use std::collections::{HashMap, HashSet};
 /// in the set is sold out for good; one not in it may have sold out since.
 pub const SOLD_OUT_CACHE_MS: i64 = 1_000;
 
-/// The seat-map parts of an event's sections, for the attributes each seat
-/// is created with.
+/// The seat-map parts of an event's sections and their rows' run-summary
+/// items, for the attributes each seat is created with.
 #[derive(Debug, Default)]
 pub(super) struct MapShape {
-    rows: HashMap<(SectionId, RowId), u32>,
+    /// Per row: its seats and its run-summary item.
+    rows: HashMap<(SectionId, RowId), (u32, u32)>,
     section_parts: HashMap<SectionId, u32>,
 }
 
@@ -46,10 +47,12 @@ impl MapShape {
         let mut shape = Self::default();
         for section in &event.sections {
             let mut parts = 0u32;
-            for row in &section.rows {
-                shape
-                    .rows
-                    .insert((section.section_id.clone(), row.row.clone()), row.count);
+            let runs = RunsLayout::of(section);
+            for (index, row) in section.rows.iter().enumerate() {
+                shape.rows.insert(
+                    (section.section_id.clone(), row.row.clone()),
+                    (row.count, runs.item_of(index)),
+                );
                 parts = parts.saturating_add(row.count.div_ceil(SEAT_MAP_ITEM_SEATS));
             }
             shape
@@ -59,14 +62,15 @@ impl MapShape {
         shape
     }
 
-    /// The attributes a seat is created with: its part's seats and its
-    /// section's parts.
+    /// The attributes a seat is created with: its part's seats, its
+    /// section's parts and, in a row the run summaries cover, its row's
+    /// summary item.
     pub(super) fn seat_attributes(&self, seat: &SeatSpec) -> Vec<(String, AttributeValue)> {
-        let count = self
+        let (count, runs_item) = self
             .rows
             .get(&(seat.section_id.clone(), seat.row.clone()))
             .copied()
-            .unwrap_or(0);
+            .unwrap_or((0, 0));
         let first = (seat.number.saturating_sub(1) / SEAT_MAP_ITEM_SEATS) * SEAT_MAP_ITEM_SEATS;
         let part_seats = count.saturating_sub(first).min(SEAT_MAP_ITEM_SEATS);
         let parts = self
@@ -74,10 +78,14 @@ impl MapShape {
             .get(&seat.section_id)
             .copied()
             .unwrap_or(0);
-        vec![
+        let mut attributes = vec![
             (PART_SEATS.into(), AttributeValue::N(part_seats.to_string())),
             (SECTION_PARTS.into(), AttributeValue::N(parts.to_string())),
-        ]
+        ];
+        if count < SEAT_MAP_ITEM_SEATS {
+            attributes.push((RUNS_ITEM.into(), AttributeValue::N(runs_item.to_string())));
+        }
+        attributes
     }
 }
 
@@ -88,6 +96,9 @@ pub struct PartShape {
     pub section: SectionId,
     pub part_seats: u32,
     pub section_parts: u32,
+    /// The row's run-summary item, when the summaries cover its row (a
+    /// row of under 1,000 seats, created since the summaries were split).
+    pub runs_item: Option<u32>,
 }
 
 impl PartShape {
@@ -98,6 +109,7 @@ impl PartShape {
             section: SectionId::parse(image[SECTION_ID]["S"].as_str()?).ok()?,
             part_seats: number(PART_SEATS)?,
             section_parts: number(SECTION_PARTS)?,
+            runs_item: number(RUNS_ITEM),
         })
     }
 }
@@ -289,21 +301,26 @@ mod tests {
             })
         };
         let n = |v: &AttributeValue| v.as_n().map(String::as_str).unwrap_or("").to_owned();
-        // (row, number, seats in its part, parts in the section: 3 + 1)
-        for (row, number, part, parts) in [
-            ("1", 1, "1000", "4"),
-            ("1", 1_000, "1000", "4"),
-            ("1", 2_001, "500", "4"),
-            ("1", 2_500, "500", "4"),
-            ("2", 7, "50", "4"),
+        // (row, number, seats in its part, parts in the section: 3 + 1,
+        // its run-summary item: none for a row of 1,000 seats or more)
+        for (row, number, part, parts, runs) in [
+            ("1", 1, "1000", "4", None),
+            ("1", 1_000, "1000", "4", None),
+            ("1", 2_001, "500", "4", None),
+            ("1", 2_500, "500", "4", None),
+            ("2", 7, "50", "4", Some("0")),
         ] {
             let attrs: HashMap<_, _> = shape
                 .seat_attributes(&seat(row, number)?)
                 .into_iter()
                 .collect();
             assert_eq!(
-                (n(&attrs[PART_SEATS]), n(&attrs[SECTION_PARTS])),
-                (part.into(), parts.into()),
+                (
+                    n(&attrs[PART_SEATS]),
+                    n(&attrs[SECTION_PARTS]),
+                    attrs.get(RUNS_ITEM).map(n)
+                ),
+                (part.into(), parts.into(), runs.map(str::to_owned)),
                 "{row}-{number}"
             );
         }

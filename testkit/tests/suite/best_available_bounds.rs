@@ -8,7 +8,7 @@ use crate::common;
 
 use common::*;
 use local::metrics::RequestCounter;
-use local::streams::project_now;
+use local::streams::{project_new, project_now, StreamFollower};
 use serde_json::json;
 use shared::handlers::BEST_AVAILABLE_ROUND_TRIPS;
 use testkit::assert_invariants;
@@ -201,5 +201,102 @@ async fn a_lost_race_marks_the_named_seat_taken_without_reading_again() {
     let seats = reply.body["seats"].as_array().unwrap();
     assert!(!seats.contains(&json!("A-1-6")), "{seats:?}");
     assert_eq!(seats.len(), 2);
+    assert_invariants(&app, &ev).await;
+}
+
+/// The summary items of `ev`'s section A, by key: the rows each holds.
+async fn summary_items(app: &shared::App, ev: &str) -> std::collections::BTreeMap<String, usize> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let event = shared::domain::EventId::parse(ev).unwrap();
+    let prefix = format!(
+        "{}{}#A#",
+        shared::store::RUNS_PK_PREFIX,
+        shared::domain::EventRef::of(&event)
+    );
+    let items = app
+        .store
+        .client()
+        .scan()
+        .table_name(app.store.table_name())
+        .filter_expression("begins_with(PK, :p)")
+        .expression_attribute_values(":p", AttributeValue::S(prefix))
+        .send()
+        .await
+        .unwrap()
+        .items
+        .unwrap_or_default();
+    items
+        .iter()
+        .map(|item| {
+            let pk = item["PK"].as_s().unwrap().clone();
+            (pk, item.keys().filter(|k| k.starts_with("A-")).count())
+        })
+        .collect()
+}
+
+/// The summaries are spread over items of at most 8 rows, rows dealt round
+/// robin; a projector batch writes each item once, and a write that leaves
+/// a row's runs as they were writes no summary.
+#[tokio::test]
+async fn a_batch_writes_each_summary_item_once_and_only_when_runs_change() {
+    let counter = RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    // 9 rows: two summary items, rows 1, 3, ... 9 in one and 2, ... 8 in
+    // the other.
+    let ev = rows_event(&app, 9, 10).await;
+    let holders = hold_every(&app, &ev, 9, 10, 5).await;
+    // One stream followed throughout: each catch-up projects what is new.
+    let follower = StreamFollower::attach(
+        &testkit::dynamodb_endpoint(),
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await
+    .unwrap();
+    let project = || project_new(&follower, &app);
+    counter.take();
+    project().await.unwrap();
+    let updates = counter.take().get("UpdateItem").copied();
+    assert_eq!(
+        updates,
+        Some(9 + 2),
+        "a projection write per row, a summary write per item"
+    );
+    let items = summary_items(&app, &ev).await;
+    assert_eq!(
+        items.values().copied().collect::<Vec<_>>(),
+        vec![5, 4],
+        "{items:?}"
+    );
+
+    // A-1-1 joins A-1-5 and A-1-10 under a later order (a later expiry,
+    // so the first still bounds the summary): row 1's longest run is
+    // still 4 (6-9), so the summary is left as it is and still tells.
+    assert_eq!(claim(&app, &holders[1], "A-1-1").await.0, 200);
+    counter.take();
+    project().await.unwrap();
+    assert_eq!(
+        counter.take().get("UpdateItem"),
+        Some(&1),
+        "the projection write only"
+    );
+    let buyer = order(&app, &ev).await;
+    counter.take();
+    let reply = best_once(&app.new_process(), &buyer, 5).await;
+    assert_not_enough_seats(&reply);
+    assert_eq!(
+        counter.take().get("Query"),
+        None,
+        "refused from the summaries"
+    );
+
+    // A-1-10 dropped: row 1's longest run grows to 5 (6-10), and that one
+    // write changes its summary.
+    assert_eq!(drop_seat(&app, &holders[0], "A-1-10").await.0, 200);
+    counter.take();
+    project().await.unwrap();
+    assert_eq!(counter.take().get("UpdateItem"), Some(&2));
+    let reply = best_once(&app.new_process(), &buyer, 5).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_invariants(&app, &ev).await;
 }

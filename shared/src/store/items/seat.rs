@@ -67,6 +67,10 @@ pub(in crate::store) const SEAT_SOLD: &str = "SOLD";
 /// On a seat item: how many seats its seat-map part has.
 pub(in crate::store) const PART_SEATS: &str = "partSeats";
 
+/// On a seat of a row the run summaries cover: which of its section's
+/// summary items holds its row (`domain::RunsLayout`).
+pub(in crate::store) const RUNS_ITEM: &str = "runsItem";
+
 // ----- codec ---------------------------------------------------------------
 
 pub(in crate::store) fn parse_seat(item: &Item) -> Result<Seat, StoreError> {

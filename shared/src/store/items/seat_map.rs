@@ -27,17 +27,21 @@ pub(in crate::store) fn seat_map_key(event: &EventRef, row: &str, number: u32) -
 /// of its runs written from one write never replaces a later one's.
 pub(in crate::store) const MAP_VERSION: &str = "version";
 
-/// A section's summary of its rows' free runs: `RUNS#{ref}#{section}`, SK
-/// `RUNS`, one attribute per single-part row, named by the row's key
+/// A section's summaries of its rows' free runs, spread over a few items
+/// (`domain::RunsLayout`): `RUNS#{ref}#{section}#{item}`, SK `RUNS`, one
+/// attribute per row the item holds, named by the row's key
 /// (`{section}-{row}`): a map of the projection item's `v`ersion, the
 /// `l`ongest free run and, while a hold counted is live, `u`ntil its
-/// expiry (see `free_runs.rs`). One item per section keeps its writes
-/// spread as the projection's are, and one batched read covers an event.
+/// expiry (see `free_runs.rs`). Each item stays under the kilobyte one
+/// write unit pays for, and batched reads cover an event.
 pub const RUNS_PK_PREFIX: &str = "RUNS#";
 
-pub(in crate::store) fn runs_key(event: &EventRef, section: &SectionId) -> Item {
+pub(in crate::store) fn runs_key(event: &EventRef, section: &SectionId, item: u32) -> Item {
     HashMap::from([
-        (PK.into(), s(format!("{RUNS_PK_PREFIX}{event}#{section}"))),
+        (
+            PK.into(),
+            s(format!("{RUNS_PK_PREFIX}{event}#{section}#{item}")),
+        ),
         (SK.into(), s("RUNS")),
     ])
 }
@@ -91,26 +95,43 @@ pub(in crate::store) fn sold_out(section: &str) -> Expression {
         .value(":section", AttributeValue::Ss(vec![section.to_owned()]))
 }
 
-/// A row's runs as projection item version `version` showed them,
-/// unless a later version's are there already.
-pub(in crate::store) fn row_runs(row: &str, version: i64, runs: RowRuns) -> Expression {
+/// One row's runs as a projection write left them: the row's attribute
+/// name, the projection item's version after the write, and the runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::store) struct NotedRuns {
+    pub row: String,
+    pub version: i64,
+    pub runs: RowRuns,
+}
+
+/// Rows' runs as projection item versions showed them, each row unless a
+/// later version's is there already (then the whole write is refused).
+/// Names `#r{i}`, values `:r{i}` and `:v{i}`.
+pub(in crate::store) fn rows_runs(rows: &[NotedRuns]) -> Expression {
     let number = |n: i64| AttributeValue::N(n.to_string());
-    let mut summary = HashMap::from([
-        (RUNS_VERSION.to_owned(), number(version)),
-        (RUNS_LONGEST.to_owned(), number(i64::from(runs.longest))),
-    ]);
-    if let Some(until) = runs.until {
-        summary.insert(RUNS_UNTIL.to_owned(), number(until.0));
+    let (mut set, mut newer) = (Vec::new(), Vec::new());
+    let mut bindings = Expression::default().name("#v", RUNS_VERSION);
+    for (i, noted) in rows.iter().enumerate() {
+        let mut summary = HashMap::from([
+            (RUNS_VERSION.to_owned(), number(noted.version)),
+            (
+                RUNS_LONGEST.to_owned(),
+                number(i64::from(noted.runs.longest)),
+            ),
+        ]);
+        if let Some(until) = noted.runs.until {
+            summary.insert(RUNS_UNTIL.to_owned(), number(until.0));
+        }
+        bindings = bindings
+            .name(&format!("#r{i}"), &noted.row)
+            .value(&format!(":r{i}"), AttributeValue::M(summary))
+            .value(&format!(":v{i}"), number(noted.version));
+        set.push(format!("#r{i} = :r{i}"));
+        newer.push(format!("(attribute_not_exists(#r{i}) OR #r{i}.#v < :v{i})"));
     }
-    Expression::update("SET #row = :runs")
-        .name("#row", row)
-        .value(":runs", AttributeValue::M(summary))
-        .and(
-            Expression::condition("attribute_not_exists(#row) OR #row.#v < :v")
-                .name("#row", row)
-                .name("#v", RUNS_VERSION)
-                .value(":v", number(version)),
-        )
+    Expression::update(format!("SET {}", set.join(", ")))
+        .and(Expression::condition(newer.join(" AND ")))
+        .and(bindings)
 }
 
 /// `SET` each seat attribute with a value (held or sold), `REMOVE` each
