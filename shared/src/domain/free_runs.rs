@@ -58,6 +58,18 @@ impl RunsLayout {
     }
 }
 
+/// Per seat of a row of `seats` seats whose projection is `taken`, in
+/// number order, whether it is free at `as_of`: a hold expired by then is.
+pub fn free_seats(seats: u32, taken: &RowProjection, as_of: Millis) -> Vec<bool> {
+    (1..=seats)
+        .map(|number| match taken.get(&number) {
+            None => true,
+            Some(ProjectedSeat::Sold) => false,
+            Some(ProjectedSeat::Held { expires_at }) => !hold_is_live(*expires_at, as_of),
+        })
+        .collect()
+}
+
 /// A row's free runs as its projection showed them at `as_of`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowRuns {
@@ -74,22 +86,20 @@ impl RowRuns {
     /// (seat number to state; free seats absent), at `as_of`.
     pub fn of(seats: u32, taken: &RowProjection, as_of: Millis) -> Self {
         let (mut longest, mut run) = (0u32, 0u32);
-        let mut until: Option<Millis> = None;
-        for number in 1..=seats {
-            let blocked = match taken.get(&number) {
-                None => false,
-                Some(ProjectedSeat::Sold) => true,
-                Some(ProjectedSeat::Held { expires_at }) => {
-                    let live = hold_is_live(*expires_at, as_of);
-                    if live {
-                        until = Some(until.map_or(*expires_at, |u| u.min(*expires_at)));
-                    }
-                    live
-                }
-            };
-            run = if blocked { 0 } else { run + 1 };
+        for free in free_seats(seats, taken, as_of) {
+            run = if free { run + 1 } else { 0 };
             longest = longest.max(run);
         }
+        let until = taken
+            .iter()
+            .filter(|(number, _)| **number <= seats)
+            .filter_map(|(_, state)| match state {
+                ProjectedSeat::Held { expires_at } if hold_is_live(*expires_at, as_of) => {
+                    Some(*expires_at)
+                }
+                _ => None,
+            })
+            .min();
         Self { longest, until }
     }
 

@@ -26,7 +26,7 @@ pub mod queue_state;
 mod seat_map;
 
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};
-pub use free_runs::{RowRuns, RunsLayout};
+pub use free_runs::{free_seats, RowRuns, RunsLayout};
 pub use plan::{
     check_hold_seconds, Event, EventHead, EventPlan, EventStatus, RowPlan, Seat, SeatPage,
     SeatSpec, SectionPlan,

@@ -17,7 +17,7 @@ use super::sold_out::PartShape;
 use super::value::{s, Item};
 use super::Store;
 use crate::domain::ga::Bucket;
-use crate::domain::{Event, EventRef, Millis, SeatId, SectionId};
+use crate::domain::{Event, EventId, EventRef, Millis, RowPlan, SeatId, SectionId};
 use crate::error::Error;
 use crate::retry::Rounds;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnValue};
@@ -267,6 +267,52 @@ impl Store {
             }
         }
         Ok(map)
+    }
+
+    /// The projection of `rows` of `section` (eventually consistent, one
+    /// BatchGetItem per 100 projection items of 1,000 seats): best-available
+    /// reads its long rows this way ([`Store::map_read_round_trips`]).
+    pub async fn read_row_maps(
+        &self,
+        event: &EventId,
+        section: &SectionId,
+        rows: &[RowPlan],
+    ) -> Result<Vec<RowProjection>, Error> {
+        let event_ref = &EventRef::of(event);
+        let keys: Vec<(usize, Item)> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, row)| {
+                let row_key = SeatId::row_key(section, &row.row);
+                (1..=row.count)
+                    .step_by(SEAT_MAP_ITEM_SEATS as usize)
+                    .map(move |first| (i, seat_map_key(event_ref, &row_key, first)))
+            })
+            .collect();
+        let row_of: HashMap<String, usize> = keys
+            .iter()
+            .filter_map(|(i, key)| Some((key.get(PK)?.as_s().ok()?.clone(), *i)))
+            .collect();
+        let mut projections = vec![RowProjection::default(); rows.len()];
+        for batch in keys.chunks(BATCH_GET_KEYS) {
+            let batch = batch.iter().map(|(_, key)| key.clone()).collect();
+            for item in self.batch_get(batch, false).await? {
+                let row = item.get(PK).and_then(|v| v.as_s().ok());
+                if let Some(&i) = row.and_then(|pk| row_of.get(pk)) {
+                    projections[i].extend(row_projection(&item));
+                }
+            }
+        }
+        Ok(projections)
+    }
+
+    /// The requests [`Store::read_row_maps`] makes for `rows`.
+    pub fn map_read_round_trips(rows: &[RowPlan]) -> usize {
+        let items: usize = rows
+            .iter()
+            .map(|row| row.count.div_ceil(SEAT_MAP_ITEM_SEATS) as usize)
+            .sum();
+        items.div_ceil(BATCH_GET_KEYS)
     }
 
     /// Every item of `keys` that exists (any order); unprocessed keys are

@@ -300,3 +300,75 @@ async fn a_batch_writes_each_summary_item_once_and_only_when_runs_change() {
     assert_eq!(reply.status, 200, "{:?}", reply.body);
     assert_invariants(&app, &ev).await;
 }
+
+/// best-available in `section`, once, no resend.
+async fn best_in(app: &shared::App, o: &TestOrder, quantity: u32, section: &str) -> Reply {
+    call_full(
+        app,
+        "POST",
+        &format!("/orders/{}/best-available", o.id),
+        &[("authorization", &o.auth())],
+        &json!({ "quantity": quantity, "sectionId": section }).to_string(),
+    )
+    .await
+}
+
+/// Rows of 1,000 seats and more are served within the bound: read from the
+/// seat map (a BatchGetItem per 100,000 seats), never seat by seat; a seat
+/// the map does not show taken yet costs one lost race, named by the
+/// transaction, and stays taken across the request's reads; a long row the
+/// map shows without a run is refused without a seat read.
+#[tokio::test]
+async fn long_rows_are_read_from_the_seat_map_within_the_bound() {
+    let counter = RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    // Row L-2 takes two map items.
+    let rows = [("L", "1", 1_000), ("L", "2", 1_100), ("B", "1", 101)];
+    let ev = create_big_event(&app, "long", &plan(&rows, Some(300))).await;
+    let first = order(&app, &ev).await;
+    counter.take();
+    let reply = best_in(&app, &first, 4, "L").await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let sent = counter.take();
+    assert_eq!(sent.get("Query"), None, "no seat read: {sent:?}");
+    assert!(sent.values().sum::<u64>() <= 1 + BEST_AVAILABLE_ROUND_TRIPS as u64);
+    let seats = reply.body["seats"].clone();
+    assert_eq!(seats, json!(["L-1-499", "L-1-500", "L-1-501", "L-1-502"]));
+
+    // The map has not seen that claim: the next buyer's first choice is
+    // the same block, lost, and the next one held, without a seat read.
+    let second = order(&app, &ev).await;
+    counter.take();
+    let reply = best_in(&app, &second, 4, "L").await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let sent = counter.take();
+    assert_eq!(sent.get("TransactWriteItems"), Some(&2), "{sent:?}");
+    assert_eq!(sent.get("Query"), None, "{sent:?}");
+    let taken: Vec<_> = seats.as_array().unwrap().iter().collect();
+    let got = reply.body["seats"].as_array().unwrap();
+    assert!(got.iter().all(|s| !taken.contains(&s)), "{got:?}");
+
+    // Once projected, a choice costs one claim.
+    project(&app).await;
+    let third = order(&app, &ev).await;
+    counter.take();
+    assert_eq!(best_in(&app, &third, 4, "L").await.status, 200);
+    assert_eq!(counter.take().get("TransactWriteItems"), Some(&1));
+
+    // Section B's one row of 101 seats with every other seat held: no
+    // pair, and the answer is a refusal without a seat read.
+    let mut holders: Vec<TestOrder> = Vec::new();
+    for number in (2..=100).step_by(2) {
+        if holders.len() * 10 < number / 2 {
+            holders.push(order(&app, &ev).await);
+        }
+        let holder = holders.last().unwrap();
+        assert_eq!(claim(&app, holder, &format!("B-1-{number}")).await.0, 200);
+    }
+    project(&app).await;
+    counter.take();
+    let reply = best_in(&app.new_process(), &third, 2, "B").await;
+    assert_not_enough_seats(&reply);
+    assert_eq!(counter.take().get("Query"), None);
+    assert_invariants(&app, &ev).await;
+}

@@ -10,7 +10,8 @@
 
 use super::{Budget, Candidate};
 use crate::domain::best_available::{has_run, spread_choice, spread_is_decided};
-use crate::domain::{Event, RowPlan, SeatId, SeatStatus, SectionPlan};
+
+use crate::domain::{free_seats, Event, RowPlan, SeatId, SeatStatus, SectionPlan};
 use crate::error::Error;
 use crate::store::Store;
 use crate::world::random_u64;
@@ -28,17 +29,22 @@ pub(super) struct Choice {
     candidate: usize,
     row: usize,
     start: usize,
+    /// Whether its row is long, read from the seat map.
+    long: bool,
     pub(super) seats: Vec<SeatId>,
 }
 
 /// One candidate section's rows read so far (free seats `true`), how
-/// many rows its next batch reads, and the rows passed over unread (seen
-/// without a run of n when last read).
+/// many rows its next batch reads, the rows passed over unread (seen
+/// without a run of n when last read), and the seats of its long rows
+/// lost races named (row, seat index): the seat map may not show them yet,
+/// so they stay taken across reads.
 #[derive(Debug, Clone)]
 struct SectionInHand {
     rows: Vec<Vec<bool>>,
     batch: usize,
     passed_over: Vec<bool>,
+    taken_off_map: Vec<(usize, usize)>,
 }
 
 impl Default for SectionInHand {
@@ -47,17 +53,39 @@ impl Default for SectionInHand {
             rows: Vec::new(),
             batch: FIRST_ROWS_READ,
             passed_over: Vec::new(),
+            taken_off_map: Vec::new(),
         }
     }
 }
 
 impl SectionInHand {
+    /// Read again from the front, whole.
+    fn again(&self) -> Self {
+        Self {
+            taken_off_map: self.taken_off_map.clone(),
+            ..Self::default()
+        }
+    }
+
     /// Read again from the front, passing over the rows in hand without a
     /// run of `n`.
     fn again_without_full_rows(&self, n: usize) -> Self {
         Self {
             passed_over: self.rows.iter().map(|row| !has_run(row, n)).collect(),
-            ..Self::default()
+            ..self.again()
+        }
+    }
+
+    /// Rows just read from `first` on, less the seats lost races named in
+    /// long rows.
+    fn extend(&mut self, first: usize, rows: Vec<Vec<bool>>) {
+        self.rows.extend(rows);
+        for &(row, seat) in &self.taken_off_map {
+            if row >= first {
+                if let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) {
+                    *free = false;
+                }
+            }
         }
     }
 
@@ -99,7 +127,9 @@ impl RowsInHand {
 
     /// Forgets every row: the next choice reads them again, consistently.
     pub(super) fn read_again(&mut self) {
-        self.sections.fill(SectionInHand::default());
+        for section in &mut self.sections {
+            *section = section.again();
+        }
         self.consistent = true;
         self.exact = true;
         self.marked = 0;
@@ -125,10 +155,13 @@ impl RowsInHand {
     /// A rival has (or is taking) the seats at positions `lost` of
     /// `choice`'s block: they are taken in hand from now on.
     pub(super) fn mark_taken(&mut self, choice: &Choice, lost: &[usize]) {
-        let row = &mut self.sections[choice.candidate].rows[choice.row];
+        let section = &mut self.sections[choice.candidate];
         for &i in lost {
-            if let Some(free) = row.get_mut(choice.start + i) {
+            if let Some(free) = section.rows[choice.row].get_mut(choice.start + i) {
                 *free = false;
+            }
+            if choice.long {
+                section.taken_off_map.push((choice.row, choice.start + i));
             }
         }
         self.exact = false;
@@ -167,33 +200,16 @@ pub(super) async fn choose_seats(
             let start = read.rows.len();
             let affordable = rows_affordable(section, &to_read, start, budget.for_reads());
             let end = next_batch_end(&to_read, start, read.batch.min(affordable.max(1)));
-            let reading = &to_read[start..end];
-            let wanted: Vec<RowPlan> = (start..end)
-                .filter(|&i| to_read[i])
-                .map(|i| section.rows[i].clone())
-                .collect();
-            budget.spend(Store::row_read_round_trips(&wanted))?;
-            let states = app
-                .store
-                .read_rows(&event.event_id, &section.section_id, &wanted, consistent)
-                .await?;
-            // Judged as of after the read: a hold that lapsed while the rows
-            // were read frees its seats, so a refusal is true at an instant
-            // of its request.
-            let now = crate::world::now();
-            let mut states = states.into_iter();
-            for (row, &reads) in section.rows[start..end].iter().zip(reading) {
-                let free = match reads {
-                    true => states
-                        .next()
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|state| state.visible_status(now) == SeatStatus::Available)
-                        .collect(),
-                    false => vec![false; row.count as usize],
-                };
-                read.rows.push(free);
-            }
+            let batch = read_batch(
+                app,
+                event,
+                section,
+                &to_read,
+                start..end,
+                consistent,
+                budget,
+            );
+            read.extend(start, batch.await?);
             read.batch = read.batch.saturating_mul(2).min(MAX_ROWS_READ);
         }
         if let Some((row, start)) = spread_choice(&read.rows, n, losses, random_u64()) {
@@ -202,11 +218,93 @@ pub(super) async fn choose_seats(
                 candidate,
                 row,
                 start,
+                long: is_long(&section.rows[row]),
                 seats,
             }));
         }
     }
     Ok(None)
+}
+
+/// Rows `range` of `section`, each as its seats' freedom: those `to_read`
+/// marks read (seat by seat, or from the seat map when long), the others
+/// full, unread. Judged as of after the read: a hold that lapsed while the
+/// rows were read frees its seats, so a refusal is true at an instant of
+/// its request.
+async fn read_batch(
+    app: &App,
+    event: &Event,
+    section: &SectionPlan,
+    to_read: &[bool],
+    range: std::ops::Range<usize>,
+    consistent: bool,
+    budget: &mut Budget,
+) -> Result<Vec<Vec<bool>>, Error> {
+    let rows = &section.rows[range.clone()];
+    let reads = &to_read[range];
+    let wanted = rows
+        .iter()
+        .zip(reads)
+        .filter(|(_, &r)| r)
+        .map(|(row, _)| row);
+    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.cloned().partition(is_long);
+    budget.spend(read_cost(&short) + read_cost(&long))?;
+    let (event_id, section_id) = (&event.event_id, &section.section_id);
+    let mut states = match short.is_empty() {
+        true => Vec::new(),
+        false => {
+            app.store
+                .read_rows(event_id, section_id, &short, consistent)
+                .await?
+        }
+    }
+    .into_iter();
+    let mut maps = match long.is_empty() {
+        true => Vec::new(),
+        false => app.store.read_row_maps(event_id, section_id, &long).await?,
+    }
+    .into_iter();
+    let now = crate::world::now();
+    let mut free = |row: &RowPlan, reads: bool| match (reads, is_long(row)) {
+        (false, _) => vec![false; row.count as usize],
+        (true, true) => free_seats(row.count, &maps.next().unwrap_or_default(), now),
+        (true, false) => states
+            .next()
+            .unwrap_or_default()
+            .iter()
+            .map(|state| state.visible_status(now) == SeatStatus::Available)
+            .collect(),
+    };
+    Ok(rows
+        .iter()
+        .zip(reads)
+        .map(|(row, &r)| free(row, r))
+        .collect())
+}
+
+/// Rows of more seats than this are read from the seat map's projection
+/// (a request per 100 of its items of 1,000 seats) instead of seat by seat
+/// (a request per ten): read seat by seat, a row of a few hundred would
+/// spend the request's whole bound. The map lags the table by the stream
+/// (about a second): a seat a rival took meanwhile is named by the
+/// claim's transaction and marked taken, and a refusal may miss a release
+/// of the last seconds, as the run summaries' may (docs/API.md), never an
+/// expiry.
+pub const LONG_ROW_SEATS: u32 = 100;
+
+fn is_long(row: &RowPlan) -> bool {
+    row.count > LONG_ROW_SEATS
+}
+
+/// The requests reading `rows` takes: the seat map's for long rows,
+/// a Query per block of seats for the others.
+fn read_cost(rows: &[RowPlan]) -> usize {
+    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = rows.iter().cloned().partition(is_long);
+    let map = match long.is_empty() {
+        true => 0,
+        false => Store::map_read_round_trips(&long),
+    };
+    map + Store::row_read_round_trips(&short)
 }
 
 /// How many of the rows to read from row `start` on, in order, `requests`
@@ -226,7 +324,7 @@ fn rows_affordable(
         .skip(start)
         .filter(|(_, &r)| r)
     {
-        let cost = Store::row_read_round_trips(std::slice::from_ref(row));
+        let cost = read_cost(std::slice::from_ref(row));
         if cost > left {
             break;
         }
@@ -288,6 +386,7 @@ mod tests {
             candidate: 0,
             row: 1,
             start: 2,
+            long: false,
             seats: vec![],
         };
         in_hand.mark_taken(&choice, &[0, 1]);
@@ -300,6 +399,30 @@ mod tests {
         assert_eq!(in_hand.marked(), 1);
         in_hand.read_again();
         assert_eq!(in_hand.marked(), 0, "a read starts the count again");
+    }
+
+    #[test]
+    fn seats_lost_in_a_long_row_stay_taken_across_reads_of_the_map() {
+        let mut in_hand = RowsInHand::new(1);
+        in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
+        let choice = |row, long| Choice {
+            candidate: 0,
+            row,
+            start: 3,
+            long,
+            seats: vec![],
+        };
+        in_hand.mark_taken(&choice(1, true), &[1]);
+        in_hand.mark_taken(&choice(0, false), &[0]);
+        in_hand.read_again();
+        // The map read again still shows every seat free.
+        in_hand.sections[0].extend(0, vec![vec![true; 6], vec![true; 200]]);
+        let rows = &in_hand.sections[0].rows;
+        assert!(!rows[1][4], "the long row's lost seat stays taken");
+        assert!(rows[0][3], "a short row's consistent read is the truth");
+        assert_eq!(rows[1].iter().filter(|f| !**f).count(), 1);
+        in_hand.read_again_where_runs_were(2);
+        assert_eq!(in_hand.sections[0].taken_off_map, vec![(1, 4)]);
     }
 
     #[test]
