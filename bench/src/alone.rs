@@ -89,14 +89,12 @@ pub async fn best_available_alone(sizes: Sizes) -> Result<Row, String> {
     let dynamodb = own_dynamodb(sizes)?;
     let app = new_app(&dynamodb.endpoint(), None, None, false).await?;
     let stampede = crate::best::best_available_stampede(&app, sizes.best_available).await?;
-    let spill = crate::best::spill_stampedes(&app, sizes.best_spill_rounds).await?;
-    Ok(Row {
-        scenario: format!("{}\n{}", stampede.scenario, spill.scenario),
-        timing: Timing::default(),
-        correctness: format!("{}\n{}", stampede.correctness, spill.correctness),
-        ok: stampede.ok && spill.ok,
-        goals: stampede.goals.into_iter().chain(spill.goals).collect(),
-    })
+    let mut rows = vec![stampede];
+    rows.extend(crate::best::long_rows_stampedes(&app, &sizes.best_long_rows).await?);
+    rows.push(crate::best::spill_stampedes(&app, sizes.best_spill_rounds).await?);
+    let mut row = Row::joined(rows);
+    row.timing = Timing::default();
+    Ok(row)
 }
 
 /// The on-sale demand model on a DynamoDB Local of its own (with the

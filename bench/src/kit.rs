@@ -68,6 +68,21 @@ pub struct Row {
     pub goals: Vec<Goal>,
 }
 
+impl Row {
+    /// Several rows printed as one: their lines joined, the first's timing,
+    /// every goal, ok when each is.
+    pub(crate) fn joined(rows: Vec<Row>) -> Row {
+        let text = |f: fn(&Row) -> &str| rows.iter().map(f).collect::<Vec<_>>().join("\n");
+        Row {
+            scenario: text(|r| r.scenario.as_str()),
+            correctness: text(|r| r.correctness.as_str()),
+            ok: rows.iter().all(|r| r.ok),
+            timing: rows.first().map(|r| r.timing.clone()).unwrap_or_default(),
+            goals: rows.iter().flat_map(|r| r.goals.clone()).collect(),
+        }
+    }
+}
+
 /// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
 pub(crate) struct Rng(pub(crate) u64);
 impl Rng {

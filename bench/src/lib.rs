@@ -116,6 +116,10 @@ pub async fn run(
     report
         .rows
         .push(best_available_stampede(&app, sizes.best_available).await?);
+    progress("best-available on long rows (10,000 seats in one row; ten rows of 1,000)");
+    report
+        .rows
+        .extend(best::long_rows_stampedes(&app, &sizes.best_long_rows).await?);
     progress("best-available under a crowd (stampedes of pairs, who lands behind a free pair)");
     report
         .rows

@@ -30,6 +30,9 @@ pub struct Sizes {
     pub best_available: BestAvailableStampede,
     /// Stampedes of pairs measured for API.md's weaker order under a crowd.
     pub best_spill_rounds: usize,
+    /// best-available on long rows: one row of many seats, and a few rows
+    /// of 1,000 (issue 44, item 3).
+    pub best_long_rows: [BestAvailableStampede; 2],
     /// best-available on a stadium with every tenth seat held.
     pub fragmented: FragmentedStadium,
     /// The admitter with a crowd already waiting.
@@ -92,6 +95,21 @@ impl Sizes {
             },
             // The issue's "at least 20 such stampedes".
             best_spill_rounds: 20,
+            // The issue's rows of 10,000 and of 1,000 seats.
+            best_long_rows: [
+                BestAvailableStampede {
+                    rows: 1,
+                    seats_per_row: 10_000,
+                    buyers: 240,
+                    in_flight: 64,
+                },
+                BestAvailableStampede {
+                    rows: 10,
+                    seats_per_row: 1_000,
+                    buyers: 240,
+                    in_flight: 64,
+                },
+            ],
             // The issue's stadium: 100,000 seats (the demand model's plan).
             fragmented: FragmentedStadium {
                 sections: 50,
@@ -171,6 +189,20 @@ impl Sizes {
                 in_flight: 16,
             },
             best_spill_rounds: 2,
+            best_long_rows: [
+                BestAvailableStampede {
+                    rows: 1,
+                    seats_per_row: 1_000,
+                    buyers: 30,
+                    in_flight: 16,
+                },
+                BestAvailableStampede {
+                    rows: 2,
+                    seats_per_row: 200,
+                    buyers: 30,
+                    in_flight: 16,
+                },
+            ],
             fragmented: FragmentedStadium {
                 sections: 5,
                 rows: 4,
