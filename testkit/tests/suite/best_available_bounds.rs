@@ -100,14 +100,34 @@ async fn a_fragmented_section_is_refused_from_the_run_summaries_without_reading_
     assert_invariants(&app, &ev).await;
 }
 
+/// Without summaries, a refusal rests on one whole read of the rows
+/// (eventually consistent: it misses at most a release of the last
+/// second, never an expiry), not on a second, consistent one.
+#[tokio::test]
+async fn a_refusal_rests_on_one_whole_read_of_the_rows() {
+    let counter = RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    let ev = rows_event(&app, 4, 20).await;
+    hold_every(&app, &ev, 4, 20, 5).await;
+    let buyer = order(&app, &ev).await;
+    counter.take();
+    assert_not_enough_seats(&best_once(&app, &buyer, 5).await);
+    let sent = counter.take();
+    assert_eq!(
+        sent.get("Query"),
+        Some(&8),
+        "two blocks a row, once: {sent:?}"
+    );
+}
+
 #[tokio::test]
 async fn without_a_summary_the_reading_stops_at_the_stated_round_trips() {
     let counter = RequestCounter::default();
     let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
-    // 20 rows of 20, every fifth seat held, nothing projected yet: reading
-    // it all would take 40 Queries, twice (eventually, then consistently).
-    let ev = rows_event(&app, 20, 20).await;
-    hold_every(&app, &ev, 20, 20, 5).await;
+    // 25 rows of 20, every fifth seat held, nothing projected yet: reading
+    // it all would take 50 Queries.
+    let ev = rows_event(&app, 25, 20).await;
+    hold_every(&app, &ev, 25, 20, 5).await;
     let buyer = order(&app, &ev).await;
     counter.take();
     let reply = best_once(&app, &buyer, 5).await;

@@ -2,8 +2,10 @@
 //! front rows first, only as far as the choice needs; kept across its
 //! rounds, so a lost race marks the seats its transaction named as taken
 //! (the cancellation reasons say which) instead of reading the section
-//! again. They are read again, consistently: all of them when they hold
-//! no choice (a refusal rests only on such a read); after a lost race
+//! again. A refusal rests on a whole read with nothing marked since: the
+//! first (eventually consistent: it may miss a release of the last
+//! second, never an expiry), or one after lost races, which is consistent:
+//! all of the rows when those in hand hold no choice; after a lost race
 //! that named no seat, only the rows that had a run of n when last read
 //! (seats taken meanwhile only shorten runs; a row freed meanwhile is
 //! seen by the full read before any refusal).
@@ -99,11 +101,14 @@ impl SectionInHand {
 #[derive(Debug)]
 pub(super) struct RowsInHand {
     sections: Vec<SectionInHand>,
-    /// Whether reads are strongly consistent (after a lost race or an
-    /// eventually consistent read that held no choice).
+    /// Whether reads are strongly consistent (after a lost race, whose
+    /// rival an eventually consistent read may not show yet).
     consistent: bool,
-    /// Whether everything in hand was read consistently and nothing was
-    /// marked since: a refusal may rest on it.
+    /// Whether everything in hand was read whole and nothing was marked
+    /// since: a refusal may rest on it. The first read may, eventually
+    /// consistent as it is: it misses at most a release of the last
+    /// second, as the run summaries may miss one of the last five
+    /// (docs/API.md), and it frees every expired hold itself.
     exact: bool,
     /// Lost races marked on the rows in hand since they were last read.
     marked: u32,
@@ -114,13 +119,13 @@ impl RowsInHand {
         Self {
             sections: vec![SectionInHand::default(); candidates],
             consistent: false,
-            exact: false,
+            exact: true,
             marked: 0,
         }
     }
 
     /// Whether a choice that found nothing in hand is the answer: only
-    /// after a consistent read with nothing marked since.
+    /// after a whole read with nothing marked since.
     pub(super) fn is_exact(&self) -> bool {
         self.exact
     }
