@@ -4,7 +4,7 @@
 //! reported: the contract's centre rule can split a row into odd runs).
 
 use crate::kit::{reply, unique, BenchOrder, Row, Timing};
-use crate::{create_orders, Bound, Goal, HOLD_SECONDS};
+use crate::{create_orders, Goal, HOLD_SECONDS};
 use crowdcheck::history::{
     check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, SeatOp, Verdict, Window,
     MEMORY_SLACK_US,
@@ -168,15 +168,10 @@ pub(super) async fn best_available_stampede(
     let history = outcome.judged(&section_rows(size)?);
     let (taken, o) = (outcome.taken.len(), &outcome);
     let scenario = format!(
-        "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler)",
+        "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler, metered)",
         size.buyers, size.rows, size.seats_per_row, size.in_flight
     );
-    let goals = vec![Goal::new(
-        format!("{scenario}: answered 503"),
-        o.retry as f64,
-        Bound::AtMost(0.0),
-        "issue 44: every buyer an answer",
-    )];
+    let goals = vec![Goal::no_503(&scenario, o.retry)];
     Ok(Row {
         scenario,
         correctness: format!(
@@ -417,11 +412,13 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
     let placed_behind: Vec<usize> = behind.iter().copied().filter(|&b| b > 0).collect();
     let farthest = placed_behind.iter().copied().max().unwrap_or(0);
     let buyers = rounds * SPILL.buyers;
+    let scenario = format!(
+        "best-available under a crowd: {rounds} stampedes of {} pairs at once on {} × {} (handler, metered)",
+        SPILL.buyers, SPILL.rows, SPILL.seats_per_row
+    );
+    let goals = vec![Goal::no_503(&scenario, retry)];
     Ok(Row {
-        scenario: format!(
-            "best-available under a crowd: {rounds} stampedes of {} pairs at once on {} × {} (handler)",
-            SPILL.buyers, SPILL.rows, SPILL.seats_per_row
-        ),
+        scenario,
         correctness: format!(
             "{served} of {buyers} served, {retry} × 503 (a 503 is not sent again here: it may have landed), {wrong} wrong answers; measured: {} of the served ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: under {MAX_SPREAD_ROWS} in such stampedes); {}",
             placed_behind.len(),
@@ -434,7 +431,7 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
             && served + retry == buyers
             && history.ok(),
         timing,
-        goals: Vec::new(),
+        goals,
     })
 }
 

@@ -121,12 +121,7 @@ impl StampedeRun {
                 .map_or(String::new(), |limit| format!(", buyer limit {limit}"))
         );
         vec![
-            Goal::new(
-                format!("{what}: answers 503"),
-                self.unavailable as f64,
-                Bound::AtMost(0.0),
-                "issue 44: every buyer an answer",
-            ),
+            Goal::no_503(&what, self.unavailable),
             Goal::new(
                 format!("{what}: share of a partition asked of the seat's key, busiest second"),
                 self.busiest_second_offered,

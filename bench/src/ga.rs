@@ -111,8 +111,13 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
     let held: u32 = buckets.iter().map(|b| b.sold + b.live_held(now)).sum();
     let over = held.saturating_sub(size.capacity) + granted.saturating_sub(size.capacity);
     let verdict = check_counter(SECTION, u64::from(size.capacity), &history);
+    let scenario = format!(
+        "GA stampede: {} buyers of 1-4 places, capacity {}, {} in flight (handler, metered)",
+        size.buyers, size.capacity, size.in_flight
+    );
+    let goals = vec![crate::Goal::no_503(&scenario, retry)];
     Ok(Row {
-        scenario: format!("GA stampede: {} buyers of 1-4 places, capacity {}, {} in flight (handler)", size.buyers, size.capacity, size.in_flight),
+        scenario,
         correctness: format!(
             "{granted} of {} places held ({:.0} places/s), {over} oversold, {sold_out} sold-out, {retry} × 503; {}",
             size.capacity,
@@ -121,7 +126,7 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
         ),
         ok: over == 0 && held == granted && other == 0 && verdict.violations.is_empty(),
         timing,
-        goals: Vec::new(),
+        goals,
     })
 }
 

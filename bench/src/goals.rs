@@ -55,6 +55,17 @@ impl Goal {
         }
     }
 
+    /// A crowd's `503` answers: none where every buyer must get a seat or
+    /// a clear no.
+    pub fn no_503(what: &str, answered_503: usize) -> Self {
+        Goal::new(
+            format!("{what}: answers 503"),
+            answered_503 as f64,
+            Bound::AtMost(0.0),
+            "issue 44: every buyer an answer",
+        )
+    }
+
     /// A figure the run may not have seen at all (a lag that never ended).
     pub fn seen(
         figure: impl Into<String>,
