@@ -225,9 +225,7 @@ async fn create_section(app: &App, size: BestAvailableStampede) -> Result<String
         // A long row's seats may outrun create-event's budget on the
         // emulator: the sweep finishes it, as it would in AWS.
         (202, _) => {
-            let mut summary = shared::sweep::SweepSummary::default();
-            let now = shared::world::now();
-            shared::sweep::finish_events(&app.store, now, None, &mut summary).await;
+            local::apps::finish_creation(app, &event).await?;
             Ok(event)
         }
         (s, b) => Err(format!("create-event {event}: {s} {b}")),

@@ -103,11 +103,7 @@ async fn create_event_priced(
     out.creation_answer = status;
     match status {
         201 => {}
-        202 => {
-            let mut summary = shared::sweep::SweepSummary::default();
-            shared::sweep::finish_events(&app.store, shared::world::now(), None, &mut summary)
-                .await;
-        }
+        202 => local::apps::finish_creation(app, event).await?,
         _ => return Err(format!("create-event: {status} {body}")),
     }
     out.creation = started.elapsed();

@@ -71,10 +71,6 @@ pub(super) const LOCAL_IN_FLIGHT: usize = 64;
 
 /// How often a scenario's setup sends a request again after a 503.
 const SETUP_RETRIES: u32 = 5;
-/// How often, a second apart, the sweep is asked to finish an event
-/// create-event answered 202 for.
-const FINISH_TRIES: u32 = 30;
-
 /// An event of one row of `seats` in section A.
 pub(super) async fn create_event(
     app: &App,
@@ -112,23 +108,7 @@ pub(super) async fn create_event_from(
     match answer {
         (201, _) => Ok(()),
         // Out of create-event's budget: finish it as the sweep would.
-        // The creator stops a margin before its budget ends, and the sweep
-        // takes an event over only once that budget has ended: try each
-        // second until it has.
-        (202, _) => {
-            for _ in 0..FINISH_TRIES {
-                let mut summary = shared::sweep::SweepSummary::default();
-                let now = shared::world::now();
-                shared::sweep::finish_events(&app.store, now, None, &mut summary).await;
-                if summary.completed_events == 1 {
-                    return Ok(());
-                }
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            }
-            Err(format!(
-                "create-event {id}: 202, and the sweep did not finish it in {FINISH_TRIES} tries"
-            ))
-        }
+        (202, _) => local::apps::finish_creation(app, id).await,
         (s, b) => Err(format!("create-event {id}: {s} {b}")),
     }
 }

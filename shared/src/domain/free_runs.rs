@@ -14,6 +14,9 @@ use super::{hold_is_live, Millis, ProjectedSeat, RowProjection, SectionPlan};
 /// Rows one summary item holds at most: a hot row shares its key's write
 /// allowance with at most seven others.
 pub const RUNS_ROWS_PER_ITEM: usize = 8;
+/// A row's summary is written at every this many versions of its
+/// projection item even when its runs did not change ([`RowRuns::worth_writing`]).
+pub const RUNS_REWRITE_EVERY: i64 = 8;
 /// What an item may spend on its rows' summaries and stay under the 1 KB
 /// that one write unit pays for: its key and sort key take at most ~110
 /// bytes (a section id of up to 64 characters).
@@ -114,13 +117,22 @@ impl RowRuns {
 
     /// Whether a projection write's runs (`after`, with `before` those of
     /// the item just before it, both at the write's instant) need writing
-    /// to the summary: when they differ, or when the write changed no seat
-    /// (a batch delivered again after its summary failed: what it would
-    /// have written may never have landed). A write that leaves the runs
-    /// as they were leaves the summary true: it still tells until the
-    /// first hold it counted expires, and no hold begins without a write.
-    pub fn worth_writing(before: Self, after: Self, changed_a_seat: bool) -> bool {
-        before != after || !changed_a_seat
+    /// to the summary. A write that leaves the runs as they were leaves a
+    /// summary of the item before it true: it still tells until the first
+    /// hold it counted expires, and no hold begins without a write. But the
+    /// summary of the item before it may never have landed (its write
+    /// failed), so a write is made anyway when one of its seats was as it
+    /// sets it already (a batch delivered again after such a failure:
+    /// Lambda redelivers the records, merged with newer ones), and at
+    /// every [`RUNS_REWRITE_EVERY`]th version of the item, which bounds how
+    /// long a summary lost any other way (retries spent) can stay wrong.
+    pub fn worth_writing(
+        before: Self,
+        after: Self,
+        every_seat_changed: bool,
+        version: i64,
+    ) -> bool {
+        before != after || !every_seat_changed || version % RUNS_REWRITE_EVERY == 0
     }
 
     /// Whether the row may hold a run of `n` at `now`: false only when the
@@ -269,13 +281,14 @@ mod tests {
             longest,
             until: until.map(Millis),
         };
-        // (what, before, after, the write changed a seat, written)
+        // (what, before, after, every seat changed, version, written)
         let cases = [
             (
                 "a seat outside the longest run",
                 runs(9, Some(5)),
                 runs(9, Some(5)),
                 true,
+                3,
                 false,
             ),
             (
@@ -283,6 +296,7 @@ mod tests {
                 runs(9, None),
                 runs(4, Some(5)),
                 true,
+                3,
                 true,
             ),
             (
@@ -290,6 +304,7 @@ mod tests {
                 runs(4, None),
                 runs(9, None),
                 true,
+                3,
                 true,
             ),
             (
@@ -297,6 +312,7 @@ mod tests {
                 runs(9, None),
                 runs(9, Some(5)),
                 true,
+                3,
                 true,
             ),
             (
@@ -304,6 +320,7 @@ mod tests {
                 runs(9, Some(7)),
                 runs(9, Some(5)),
                 true,
+                3,
                 true,
             ),
             (
@@ -311,12 +328,29 @@ mod tests {
                 runs(9, None),
                 runs(9, None),
                 false,
+                3,
+                true,
+            ),
+            (
+                "delivered again with newer seats",
+                runs(9, None),
+                runs(9, None),
+                false,
+                4,
+                true,
+            ),
+            (
+                "every eighth version",
+                runs(9, None),
+                runs(9, None),
+                true,
+                16,
                 true,
             ),
         ];
-        for (what, before, after, changed, written) in cases {
+        for (what, before, after, changed, version, written) in cases {
             assert_eq!(
-                RowRuns::worth_writing(before, after, changed),
+                RowRuns::worth_writing(before, after, changed, version),
                 written,
                 "{what}"
             );

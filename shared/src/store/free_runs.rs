@@ -5,9 +5,9 @@
 //! "best-available's bounds"; the rule itself is `domain::RowRuns`).
 //!
 //! A summary is computed from one projection write's whole item and
-//! carries that item's version: a batch delivered again after a later one
-//! wrote its summary is refused, so a summary never shows a row as it was
-//! before a write the projection already holds.
+//! carries that item's version, and of two summaries of one row the later
+//! version's stands. A write that leaves the row's runs as they were
+//! writes none (`domain::RowRuns::worth_writing` says when it still does).
 
 use super::errors::{is_condition_failure, sdk_error, StoreError};
 use super::items;
@@ -47,7 +47,13 @@ impl RunsNotes {
     /// write `written` left them, if its summary needs writing. Rows of
     /// more than one projection item are not summarised: a run may cross
     /// their items, and best-available reads them.
-    pub(super) fn note(&mut self, change: &SeatChange, written: &Written, sequences: Vec<String>) {
+    pub(super) fn note(
+        &mut self,
+        change: &SeatChange,
+        written: &Written,
+        seats: &[u32],
+        sequences: Vec<String>,
+    ) {
         let Some(shape) = &change.shape else { return };
         let (Some((row, number)), Some(item)) = (change.seat.row_and_number(), shape.runs_item)
         else {
@@ -66,7 +72,7 @@ impl RunsNotes {
         let now = crate::world::now();
         let runs = |item: &Item| RowRuns::of(shape.part_seats, &row_projection(item), now);
         let (before, after) = (runs(&written.before), runs(&written.after));
-        if !RowRuns::worth_writing(before, after, written.changed_a_seat()) {
+        if !RowRuns::worth_writing(before, after, written.changed_every_seat(seats), version) {
             return;
         }
         let key = runs_key(&change.event, &shape.section, item);

@@ -46,9 +46,10 @@ impl Store {
             let seats: Vec<_> = seats.into_iter().collect();
             for part in seats.chunks(SEATS_PER_UPDATE) {
                 let sequences = part.iter().map(|(_, (_, seq))| (*seq).to_owned());
+                let numbers: Vec<u32> = part.iter().map(|(number, _)| *number).collect();
                 let noted = match self.project_part(key.clone(), part).await {
                     Ok(written) => {
-                        runs.note(first, &written, sequences.clone().collect());
+                        runs.note(first, &written, &numbers, sequences.clone().collect());
                         self.after_projection(first, &key, &written.after, sold)
                             .await
                     }

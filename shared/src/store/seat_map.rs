@@ -14,7 +14,7 @@ use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PRE
 use super::items::seat_map::{seat_map_key, MAP_VERSION, SEAT_MAP_ITEM_SEATS};
 use super::schema::{PK, SEAT_ID, STATUS};
 use super::sold_out::PartShape;
-use super::value::{s, Item};
+use super::value::{s, Fields, Item};
 use super::Store;
 use crate::domain::ga::Bucket;
 use crate::domain::{Event, EventId, EventRef, Millis, RowPlan, SeatId, SectionId};
@@ -94,6 +94,18 @@ pub fn seat_change(record: &serde_json::Value) -> Option<SeatChange> {
     })
 }
 
+/// The keys of a row's projection items, one per 1,000 seats.
+fn row_map_keys<'a>(
+    event: &'a EventRef,
+    section: &SectionId,
+    row: &'a RowPlan,
+) -> impl Iterator<Item = Item> + 'a {
+    let row_key = SeatId::row_key(section, &row.row);
+    (1..=row.count)
+        .step_by(SEAT_MAP_ITEM_SEATS as usize)
+        .map(move |first| seat_map_key(event, &row_key, first))
+}
+
 fn seat_attr(number: u32) -> String {
     format!("s{number}")
 }
@@ -121,18 +133,13 @@ pub(super) struct Written {
 }
 
 impl Written {
-    /// Whether the write changed a seat (a batch delivered again changes
-    /// none).
-    pub(super) fn changed_a_seat(&self) -> bool {
-        let seats = |item: &Item| -> std::collections::BTreeMap<u32, Option<String>> {
-            item.iter()
-                .filter_map(|(name, value)| {
-                    let number = name.strip_prefix('s')?.parse::<u32>().ok()?;
-                    Some((number, value.as_s().ok().cloned()))
-                })
-                .collect()
-        };
-        seats(&self.before) != seats(&self.after)
+    /// Whether the write changed every seat it set (a batch delivered
+    /// again sets some seats as they are already).
+    pub(super) fn changed_every_seat(&self, seats: &[u32]) -> bool {
+        seats.iter().all(|number| {
+            let attribute = seat_attr(*number);
+            self.before.get(&attribute) != self.after.get(&attribute)
+        })
     }
 }
 
@@ -153,10 +160,10 @@ fn projected(key: &Item, before: &Item, seats: Vec<(String, Option<AttributeValu
             None => after.remove(&attribute),
         };
     }
-    let version = before
-        .get(MAP_VERSION)
-        .and_then(|v| v.as_n().ok())
-        .and_then(|n| n.parse::<i64>().ok())
+    let version = Fields::new(before)
+        .opt_i64(MAP_VERSION)
+        .ok()
+        .flatten()
         .unwrap_or(0);
     after.insert(
         MAP_VERSION.into(),
@@ -225,85 +232,66 @@ impl Store {
         let mut keys = Vec::new();
         for section in &event.sections {
             for row in &section.rows {
-                let row_key = SeatId::row_key(&section.section_id, &row.row);
-                for first in (1..=row.count).step_by(SEAT_MAP_ITEM_SEATS as usize) {
-                    keys.push((
-                        (section.section_id.clone(), row.row.clone()),
-                        seat_map_key(&event_ref, &row_key, first),
-                    ));
-                }
+                let id = (section.section_id.clone(), row.row.clone());
+                let items = row_map_keys(&event_ref, &section.section_id, row);
+                keys.extend(items.map(|key| (id.clone(), key)));
             }
         }
-        let rows_of: HashMap<String, (SectionId, RowId)> = keys
-            .iter()
-            .filter_map(|(row, key)| {
-                key.get(PK)
-                    .and_then(|v| v.as_s().ok())
-                    .map(|pk| (pk.clone(), row.clone()))
-            })
-            .collect();
-        let mut batches = keys
-            .chunks(BATCH_GET_KEYS)
-            .map(|chunk| chunk.iter().map(|(_, key)| key.clone()).collect::<Vec<_>>());
-        let mut fan = FanOut::new(MAP_READS_IN_FLIGHT, "BatchGetItem");
-        let mut map: HashMap<(SectionId, RowId), RowProjection> = HashMap::new();
-        let read = |batch| {
-            let store = self.clone();
-            async move { store.batch_get(batch, false).await }
-        };
-        while let Some(read) = fan.next(|| batches.next().map(read)).await {
-            let items = read??;
-            for item in items {
-                let Some(row) = item
-                    .get(PK)
-                    .and_then(|v| v.as_s().ok())
-                    .and_then(|pk| rows_of.get(pk))
-                else {
-                    continue;
-                };
-                map.entry(row.clone())
-                    .or_default()
-                    .extend(row_projection(&item));
-            }
-        }
-        Ok(map)
+        self.read_maps(keys).await
     }
 
-    /// The projection of `rows` of `section` (eventually consistent, one
-    /// BatchGetItem per 100 projection items of 1,000 seats): best-available
-    /// reads its long rows this way ([`Store::map_read_round_trips`]).
+    /// The projection of `rows` of `section`, in their order (eventually
+    /// consistent, one BatchGetItem per 100 projection items of 1,000
+    /// seats): best-available reads its long rows this way
+    /// ([`Store::map_read_round_trips`]).
     pub async fn read_row_maps(
         &self,
         event: &EventId,
         section: &SectionId,
         rows: &[RowPlan],
     ) -> Result<Vec<RowProjection>, Error> {
-        let event_ref = &EventRef::of(event);
-        let keys: Vec<(usize, Item)> = rows
+        let event_ref = EventRef::of(event);
+        let keys = rows
             .iter()
             .enumerate()
-            .flat_map(|(i, row)| {
-                let row_key = SeatId::row_key(section, &row.row);
-                (1..=row.count)
-                    .step_by(SEAT_MAP_ITEM_SEATS as usize)
-                    .map(move |first| (i, seat_map_key(event_ref, &row_key, first)))
-            })
-            .collect();
-        let row_of: HashMap<String, usize> = keys
+            .flat_map(|(i, row)| row_map_keys(&event_ref, section, row).map(move |key| (i, key)));
+        let mut read = self.read_maps(keys.collect()).await?;
+        Ok((0..rows.len())
+            .map(|i| read.remove(&i).unwrap_or_default())
+            .collect())
+    }
+
+    /// The projection items `keys` name, each row's folded into one (a
+    /// row of 1,000 seats or more has several items), by the row each key
+    /// is for: [`MAP_READS_IN_FLIGHT`] BatchGetItems at a time.
+    async fn read_maps<R>(&self, keys: Vec<(R, Item)>) -> Result<HashMap<R, RowProjection>, Error>
+    where
+        R: Clone + Eq + std::hash::Hash,
+    {
+        let rows_of: HashMap<String, R> = keys
             .iter()
-            .filter_map(|(i, key)| Some((key.get(PK)?.as_s().ok()?.clone(), *i)))
+            .filter_map(|(row, key)| Some((key.get(PK)?.as_s().ok()?.clone(), row.clone())))
             .collect();
-        let mut projections = vec![RowProjection::default(); rows.len()];
-        for batch in keys.chunks(BATCH_GET_KEYS) {
-            let batch = batch.iter().map(|(_, key)| key.clone()).collect();
-            for item in self.batch_get(batch, false).await? {
+        let mut batches = keys
+            .chunks(BATCH_GET_KEYS)
+            .map(|chunk| chunk.iter().map(|(_, key)| key.clone()).collect::<Vec<_>>());
+        let mut fan = FanOut::new(MAP_READS_IN_FLIGHT, "BatchGetItem");
+        let mut map: HashMap<R, RowProjection> = HashMap::new();
+        let read = |batch| {
+            let store = self.clone();
+            async move { store.batch_get(batch, false).await }
+        };
+        while let Some(read) = fan.next(|| batches.next().map(read)).await {
+            for item in read?? {
                 let row = item.get(PK).and_then(|v| v.as_s().ok());
-                if let Some(&i) = row.and_then(|pk| row_of.get(pk)) {
-                    projections[i].extend(row_projection(&item));
+                if let Some(row) = row.and_then(|pk| rows_of.get(pk)) {
+                    map.entry(row.clone())
+                        .or_default()
+                        .extend(row_projection(&item));
                 }
             }
         }
-        Ok(projections)
+        Ok(map)
     }
 
     /// The requests [`Store::read_row_maps`] makes for `rows`.

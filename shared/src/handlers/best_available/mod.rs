@@ -150,8 +150,8 @@ async fn choose_and_claim(
             if in_hand.is_exact() {
                 return Err(Error::NotEnoughSeats { quantity });
             }
-            // What an eventually consistent read missed, or a race lost
-            // since, a consistent read sees.
+            // Races lost since the rows were read, or rows passed over
+            // as full: a consistent read of them all sees what is left.
             in_hand.read_again();
             continue;
         };

@@ -4,11 +4,13 @@
 //! (the cancellation reasons say which) instead of reading the section
 //! again. A refusal rests on a whole read with nothing marked since: the
 //! first (eventually consistent: it may miss a release of the last
-//! second, never an expiry), or one after lost races, which is consistent:
-//! all of the rows when those in hand hold no choice; after a lost race
-//! that named no seat, only the rows that had a run of n when last read
-//! (seats taken meanwhile only shorten runs; a row freed meanwhile is
-//! seen by the full read before any refusal).
+//! second, never an expiry), or one after lost races, which is consistent
+//! (long rows excepted: they are read from the lagging seat map, less the
+//! seats the request lost in them): all of the rows when those in hand
+//! hold no choice; after a lost race that named no seat, only the rows
+//! that had a run of n when last read (seats taken meanwhile only shorten
+//! runs; a row freed meanwhile is seen by the full read before any
+//! refusal).
 
 use super::{Budget, Candidate};
 use crate::domain::best_available::{has_run, spread_choice, spread_is_decided};
@@ -46,7 +48,7 @@ struct SectionInHand {
     rows: Vec<Vec<bool>>,
     batch: usize,
     passed_over: Vec<bool>,
-    taken_off_map: Vec<(usize, usize)>,
+    lost_in_long_rows: Vec<(usize, usize)>,
 }
 
 impl Default for SectionInHand {
@@ -55,7 +57,7 @@ impl Default for SectionInHand {
             rows: Vec::new(),
             batch: FIRST_ROWS_READ,
             passed_over: Vec::new(),
-            taken_off_map: Vec::new(),
+            lost_in_long_rows: Vec::new(),
         }
     }
 }
@@ -64,7 +66,7 @@ impl SectionInHand {
     /// Read again from the front, whole.
     fn again(&self) -> Self {
         Self {
-            taken_off_map: self.taken_off_map.clone(),
+            lost_in_long_rows: self.lost_in_long_rows.clone(),
             ..Self::default()
         }
     }
@@ -82,7 +84,7 @@ impl SectionInHand {
     /// long rows.
     fn extend(&mut self, first: usize, rows: Vec<Vec<bool>>) {
         self.rows.extend(rows);
-        for &(row, seat) in &self.taken_off_map {
+        for &(row, seat) in &self.lost_in_long_rows {
             if row >= first {
                 if let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) {
                     *free = false;
@@ -101,8 +103,9 @@ impl SectionInHand {
 #[derive(Debug)]
 pub(super) struct RowsInHand {
     sections: Vec<SectionInHand>,
-    /// Whether reads are strongly consistent (after a lost race, whose
-    /// rival an eventually consistent read may not show yet).
+    /// Whether seat reads are strongly consistent (after a lost race, whose
+    /// rival an eventually consistent read may not show yet); long rows are
+    /// read from the seat map either way.
     consistent: bool,
     /// Whether everything in hand was read whole and nothing was marked
     /// since: a refusal may rest on it. The first read may, eventually
@@ -130,7 +133,8 @@ impl RowsInHand {
         self.exact
     }
 
-    /// Forgets every row: the next choice reads them again, consistently.
+    /// Forgets every row read (not the seats lost in long rows): the next
+    /// choice reads them again, consistently.
     pub(super) fn read_again(&mut self) {
         for section in &mut self.sections {
             *section = section.again();
@@ -166,7 +170,9 @@ impl RowsInHand {
                 *free = false;
             }
             if choice.long {
-                section.taken_off_map.push((choice.row, choice.start + i));
+                section
+                    .lost_in_long_rows
+                    .push((choice.row, choice.start + i));
             }
         }
         self.exact = false;
@@ -247,13 +253,10 @@ async fn read_batch(
 ) -> Result<Vec<Vec<bool>>, Error> {
     let rows = &section.rows[range.clone()];
     let reads = &to_read[range];
-    let wanted = rows
-        .iter()
-        .zip(reads)
-        .filter(|(_, &r)| r)
-        .map(|(row, _)| row);
-    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.cloned().partition(is_long);
-    budget.spend(read_cost(&short) + read_cost(&long))?;
+    let wanted = rows.iter().zip(reads).filter(|(_, &r)| r);
+    let wanted: Vec<RowPlan> = wanted.map(|(row, _)| row.clone()).collect();
+    budget.spend(read_cost(&wanted))?;
+    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.into_iter().partition(is_long);
     let (event_id, section_id) = (&event.event_id, &section.section_id);
     let mut states = match short.is_empty() {
         true => Vec::new(),
@@ -427,7 +430,7 @@ mod tests {
         assert!(rows[0][3], "a short row's consistent read is the truth");
         assert_eq!(rows[1].iter().filter(|f| !**f).count(), 1);
         in_hand.read_again_where_runs_were(2);
-        assert_eq!(in_hand.sections[0].taken_off_map, vec![(1, 4)]);
+        assert_eq!(in_hand.sections[0].lost_in_long_rows, vec![(1, 4)]);
     }
 
     #[test]
