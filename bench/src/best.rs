@@ -190,9 +190,8 @@ pub(super) async fn best_available_stampede(
 }
 
 /// best-available on long rows: the same stampede on one row of 10,000
-/// seats and on ten rows of 1,000, read from the seat map (never caught
-/// up here: no projector runs, so every seat a rival took is a lost race,
-/// the most the map's lag can cost). A row each.
+/// seats and on ten rows of 1,000, read from the seat map (which the
+/// caller keeps projected, as project-seat-map does). A row each.
 pub(super) async fn long_rows_stampedes(
     app: &App,
     sizes: &[BestAvailableStampede],

@@ -119,9 +119,7 @@ pub async fn run(
         .rows
         .push(best_available_stampede(&metered, sizes.best_available).await?);
     progress("best-available on long rows (10,000 seats in one row; ten rows of 1,000)");
-    report
-        .rows
-        .extend(best::long_rows_stampedes(&metered, &sizes.best_long_rows).await?);
+    report.rows.extend(alone::best_long_rows(sizes).await?);
     progress("best-available under a crowd (stampedes of pairs, who lands behind a free pair)");
     report
         .rows
