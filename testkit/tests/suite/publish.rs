@@ -12,19 +12,12 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use local::feed::DevFeed;
-use local::streams::StreamFollower;
 use serde_json::{json, Value};
 use shared::outbox::{publish_records, EventSink, Published};
 
 /// Every record of the app's table's stream so far, oldest first.
 async fn stream_records(app: &shared::App) -> Vec<Value> {
-    let follower = StreamFollower::attach(
-        &testkit::dynamodb_endpoint(),
-        app.store.client(),
-        app.store.table_name(),
-    )
-    .await
-    .unwrap();
+    let follower = follow_stream(app).await;
     let records = Arc::new(Mutex::new(Vec::new()));
     follower
         .catch_up(|batch| {

@@ -178,6 +178,18 @@ pub async fn create_big_event(app: &App, prefix: &str, plan: &str) -> String {
     id
 }
 
+/// A reader of `app`'s table's stream from its start: each catch-up reads
+/// what is new since the last.
+pub async fn follow_stream(app: &App) -> local::streams::StreamFollower {
+    local::streams::StreamFollower::attach(
+        &testkit::dynamodb_endpoint(),
+        app.store.client(),
+        app.store.table_name(),
+    )
+    .await
+    .unwrap()
+}
+
 /// An event with one section A, one row 1, `seats` seats.
 pub async fn event(app: &App, seats: u32, hold_seconds: u32) -> String {
     create_event(app, "ev", &plan(&[("A", "1", seats)], Some(hold_seconds)))
