@@ -347,6 +347,19 @@ remove_host_loopback() {
   done < <(iptables -w -t nat -S PREROUTING 2>/dev/null | grep -- "$NAT_COMMENT" || true)
 }
 
+# Lambda containers a killed run left running (SAM removes its own when it
+# stops): each keeps a port of SAM's range mapped, and a new container SAM
+# gave the same port was never reached (seen after a restart: 40 left, and
+# one function's calls timed out twice). No service runs, so none is in use.
+remove_stale_containers() {
+  local stale
+  stale="$(podman_ ps --all --quiet --filter "ancestor=$RAPID_IMAGE" 2>/dev/null || true)"
+  [[ -n "$stale" ]] || return 0
+  log "removing $(wc -l <<<"$stale") Lambda container(s) left by an earlier run"
+  # shellcheck disable=SC2086
+  podman_ rm --force $stale >/dev/null || true
+}
+
 cmd_start() {
   require_root start
   [[ -f "$CONF" ]] || die "$CONF missing; run '$0 setup' first"
@@ -361,6 +374,7 @@ cmd_start() {
     die "service (pid $(cat "$PIDFILE")) runs but $SOCK does not answer; run '$0 stop' first"
   fi
   (( ${#SOCK} < 100 )) || die "socket path too long for a unix socket: $SOCK (set SAM_PODMAN_DIR)"
+  remove_stale_containers
   mkdir -p "$TOOLS_DIR"
   rm -f "$SOCK" "$PIDFILE"
   : >>"$LOGFILE"

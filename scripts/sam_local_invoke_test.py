@@ -71,7 +71,9 @@ INVOCATIONS_AT_ONCE = 4
 # How long SAM may wait for a new container's emulator to listen, and how
 # long one invocation may take here: a container's start, then the local
 # Timeout (LOCAL_TIMEOUT_SECONDS, above every Timeout in template.yaml), with room.
-CONTAINER_START_SECONDS = 120
+# A container not reached in a minute never is (seen: 120 s, then 120 s
+# more for the same container); a loaded CI machine took 21 s to start one.
+CONTAINER_START_SECONDS = 60
 CALL_SECONDS = 300
 # SAM's local timer can count part of a container's start against the
 # function's Timeout: a loaded machine timed out GetOrderFunction's first call
@@ -247,12 +249,16 @@ class WarmLambdas:
         self.stop()
         sys.exit(f"sam local start-lambda did not serve within 120 s; see {self.log.name}")
 
-    def never_reached_since(self, offset):
-        """Whether SAM logged, past `offset`, that it never reached a
-        container it started."""
+    def unreached_container_since(self, offset):
+        """The container SAM logged, past `offset`, that it never reached
+        ("" when it did not name it), or None when it reached them all."""
         with self.log_path.open(errors="replace") as log:
             log.seek(offset)
-            return SAM_NEVER_REACHED in log.read()
+            logged = log.read()
+        if SAM_NEVER_REACHED not in logged:
+            return None
+        started = re.findall(r"SAM_CONTAINER_ID: ([0-9a-f]+)", logged.split(SAM_NEVER_REACHED)[0])
+        return started[-1] if started else ""
 
     def invoke(self, fn, text, retry=True):
         """`fn`'s reply to `text`, or None (the failure printed). A call
@@ -270,9 +276,17 @@ class WarmLambdas:
                 offset = self.log_path.stat().st_size
                 reply = self.call(fn, request, first)
             self.warm.add(fn)
-        if reply is None and retry and self.never_reached_since(offset):
+        unreached = self.unreached_container_since(offset) if reply is None and retry else None
+        if unreached is not None:
             RETRIED.append(fn)
-            print(f"{fn}: SAM never reached its container; sending it again, once", file=sys.stderr)
+            print(f"{fn}: SAM never reached its container; sending it again, once, to a new one", file=sys.stderr)
+            # SAM keeps a warm container it never reached and sends every
+            # later call to it (seen: two calls, 120 s each, both lost):
+            # removed, the next call creates and starts a new one.
+            if unreached:
+                subprocess.run(["podman", "rm", "--force", unreached], stdout=subprocess.DEVNULL, check=False)
+            with self.locks[fn]:
+                self.warm.discard(fn)
             return self.invoke(fn, text, retry=False)
         return reply
 
