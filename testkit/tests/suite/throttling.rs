@@ -193,10 +193,12 @@ async fn a_seat_claimed_past_its_partitions_limit_in_one_second_is_answered_503(
         load.key > 0.0 && load.key <= load.partition * SMALL.partition_write_units,
         "{load:?}"
     );
+    // Whether claims were in flight together on the seat (the meter then
+    // cancels all but one with TransactionConflict, as DynamoDB does)
+    // depends on this machine's timing: the meter's own tests pin it
+    // (crowdcheck's capacity::conflicts), and any outcome here is judged
+    // above (one winner, no wrong answer).
     let metered = meter.metered();
-    // Claims in flight together on one seat: DynamoDB cancels all but
-    // one with TransactionConflict, and the meter does too.
-    assert!(metered.conflicts > 0, "{metered:?}");
     assert!(
         metered.throttled.get("TableReadKeyRangeThroughputExceeded") >= Some(&1),
         "{:?}",
