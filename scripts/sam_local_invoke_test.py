@@ -277,6 +277,10 @@ class WarmLambdas:
                 reply = self.call(fn, request, first)
             self.warm.add(fn)
         unreached = self.unreached_container_since(offset) if reply is None and retry else None
+        if unreached is not None and not first:
+            # Only a call that started its container may name it: a later
+            # id in the log is another function's.
+            unreached = ""
         if unreached is not None:
             RETRIED.append(fn)
             print(f"{fn}: SAM never reached its container; sending it again, once, to a new one", file=sys.stderr)
