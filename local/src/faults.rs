@@ -240,6 +240,10 @@ pub enum Fault {
     /// `TransactionCanceledException` with one reason code per item of the
     /// transaction, in request order (`"None"` for items that did not fail).
     TransactionCanceled(Vec<&'static str>),
+    /// The same, each reason with the item its failed condition saw, in
+    /// DynamoDB's wire format, as `ReturnValuesOnConditionCheckFailure`
+    /// `ALL_OLD` returns it (`None`: no item).
+    TransactionCanceledSeeing(Vec<(&'static str, Option<serde_json::Value>)>),
     /// What the capacity meter answers a request past a limit with: the
     /// exception its kind calls for, with DynamoDB's `ThrottlingReasons`.
     Throttled {
@@ -285,28 +289,41 @@ impl Fault {
                 })
             }
             Fault::TransactionCanceled(codes) => {
-                let reasons: Vec<serde_json::Value> = codes
-                    .iter()
-                    .map(|code| match *code {
-                        "None" => serde_json::json!({"Code": "None"}),
-                        "TransactionConflict" => {
-                            serde_json::json!({"Code": code, "Message": "Transaction is ongoing for the item"})
-                        }
-                        _ => serde_json::json!({"Code": code}),
-                    })
-                    .collect();
-                serde_json::json!({
-                    "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                    "Message": format!(
-                        "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
-                        codes.join(", ")
-                    ),
-                    "CancellationReasons": reasons,
-                })
+                cancelled(codes.iter().map(|code| (*code, None)).collect())
             }
+            Fault::TransactionCanceledSeeing(reasons) => cancelled(reasons.clone()),
         }
         .to_string()
     }
+}
+
+/// A `TransactionCanceledException` body: one reason per item, in request
+/// order, each with the item its condition saw if any.
+fn cancelled(reasons: Vec<(&'static str, Option<serde_json::Value>)>) -> serde_json::Value {
+    let codes: Vec<&str> = reasons.iter().map(|(code, _)| *code).collect();
+    let reasons: Vec<serde_json::Value> = reasons
+        .into_iter()
+        .map(|(code, item)| {
+            let mut reason = match code {
+                "TransactionConflict" => {
+                    serde_json::json!({"Code": code, "Message": "Transaction is ongoing for the item"})
+                }
+                _ => serde_json::json!({"Code": code}),
+            };
+            if let Some(item) = item {
+                reason["Item"] = item;
+            }
+            reason
+        })
+        .collect();
+    serde_json::json!({
+        "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+        "Message": format!(
+            "Transaction cancelled, please refer cancellation reasons for specific reasons [{}]",
+            codes.join(", ")
+        ),
+        "CancellationReasons": reasons,
+    })
 }
 
 /// Marks an attempt whose response is to be replaced (per operation
