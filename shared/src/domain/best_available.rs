@@ -103,41 +103,65 @@ fn row_tiles(free: &[bool], n: usize, orphan_free: bool) -> Vec<usize> {
 }
 
 /// The blocks, in the contract's ranking, that a request which lost
-/// `losses` races may choose among: the first [`spread_window`] of the
-/// tier the contract's choice is in (orphan-free whenever any row read has
-/// such a block), the best row's tiles first, then the next row's. With
-/// `losses == 0` that is exactly the contract's choice.
-fn spread_candidates(rows: &[Vec<bool>], n: usize, losses: u32) -> Vec<(usize, usize)> {
-    let Some((first_row, _)) = choose_block(rows, n) else {
-        return Vec::new();
-    };
-    let orphan_free = rows.iter().any(|free| best_block(free, n, true).is_some());
-    rows.iter()
+/// `losses` races may choose among. With `losses == 0`, exactly the
+/// contract's choice. After lost races, the first [`spread_window`] blocks
+/// of the rows from the first that shows any run of n and the next
+/// [`MAX_SPREAD_ROWS`] - 1, each row's tiles in turn: those that leave no
+/// orphan when any row of that span has one, else any. The span is
+/// anchored at a run of any tier because a request's rows go stale
+/// unevenly (what it checked is fresh, the rest as first read): a stale
+/// free seat beside a fresh taken one makes a row look as if its blocks
+/// left an orphan, and anchoring at the first orphan-free row sent buyers
+/// rows behind a pair left free.
+pub fn spread_candidates(rows: &[Vec<bool>], n: usize, losses: u32) -> Vec<(usize, usize)> {
+    if losses == 0 {
+        return choose_block(rows, n).into_iter().collect();
+    }
+    let span = spread_span(rows, n);
+    let orphan_free = rows[span.clone()]
+        .iter()
+        .any(|free| best_block(free, n, true).is_some());
+    let first = span.start;
+    rows[span]
+        .iter()
         .enumerate()
-        .skip(first_row)
-        .take(MAX_SPREAD_ROWS)
-        .flat_map(|(r, free)| {
+        .flat_map(|(i, free)| {
             row_tiles(free, n, orphan_free)
                 .into_iter()
-                .map(move |s| (r, s))
+                .map(move |s| (first + i, s))
         })
         .take(spread_window(losses))
         .collect()
 }
 
+/// The rows (of those read) a request that lost races spreads over: from
+/// the first with a run of n, [`MAX_SPREAD_ROWS`] at most; empty without
+/// such a row.
+fn spread_span(rows: &[Vec<bool>], n: usize) -> std::ops::Range<usize> {
+    match rows.iter().position(|free| has_run(free, n)) {
+        Some(first) => first..rows.len().min(first + MAX_SPREAD_ROWS),
+        None => rows.len()..rows.len(),
+    }
+}
+
 /// Whether the rows read so far (a prefix of the section, in plan order)
-/// already decide [`spread_choice`]: the window is full of orphan-free
-/// blocks, or the rows from the first with one span [`MAX_SPREAD_ROWS`],
-/// so no later row can enter it.
+/// already decide [`spread_choice`], so no later row can enter it.
+/// Uncontended, once a row has an orphan-free block (the contract's tier
+/// one: the first such is the choice). After lost races, once the window
+/// is full of orphan-free blocks of the span, or the span is whole.
 pub fn spread_is_decided(rows: &[Vec<bool>], n: usize, losses: u32) -> bool {
-    let Some(first) = rows
-        .iter()
-        .position(|free| best_block(free, n, true).is_some())
-    else {
+    if losses == 0 {
+        return rows.iter().any(|free| best_block(free, n, true).is_some());
+    }
+    let span = spread_span(rows, n);
+    if span.is_empty() {
         return false;
-    };
-    let orphan_free: usize = rows.iter().map(|free| row_tiles(free, n, true).len()).sum();
-    orphan_free >= spread_window(losses) || rows.len() >= first + MAX_SPREAD_ROWS
+    }
+    let orphan_free: usize = rows[span.clone()]
+        .iter()
+        .map(|free| row_tiles(free, n, true).len())
+        .sum();
+    orphan_free >= spread_window(losses) || span.len() == MAX_SPREAD_ROWS
 }
 
 /// The choice of a request that lost `losses` races in a row: the
@@ -317,6 +341,27 @@ mod tests {
         assert_eq!(picks(&rows, 2, 0), BTreeSet::from([(0, 1)]));
         assert_eq!(picks(&rows, 2, 3), BTreeSet::from([(0, 1), (1, 1)]));
         assert_eq!(spread_choice(&rows, 4, 3, 0), None);
+        // After a loss the span starts at the first row with any run: a
+        // row whose pairs all leave an orphan (here seat 3 beside the
+        // held seat 4, as a stale read may show it) is not skipped for
+        // rows further back; blocks leaving no orphan come first within
+        // the span only.
+        let rows = vec![
+            row("AAAHHHHHHH"),
+            row("HHHHHHHHHH"),
+            row("HHHHHHHHHH"),
+            row("HHHHHHHHHH"),
+            row("AAAAAAAAAA"),
+        ];
+        assert_eq!(
+            picks(&rows, 2, 0),
+            BTreeSet::from([(4, 4)]),
+            "the contract's tier"
+        );
+        assert_eq!(picks(&rows, 2, 1), BTreeSet::from([(0, 1)]));
+        assert!(spread_is_decided(&rows[..4], 2, 1), "the span is whole");
+        let rows = vec![row("AAAHHHHHHH"), row("HHAAAAHHHH")];
+        assert_eq!(picks(&rows, 2, 1), BTreeSet::from([(1, 2), (1, 4)]));
     }
 
     #[test]
