@@ -114,9 +114,9 @@ impl Rounds {
     }
 }
 
-/// best-available and hold-ga: choices one request may try after losing
-/// each to a rival. A section this contended is in a stampede; the client
-/// is told to retry, never that there are no seats or places.
+/// hold-ga: choices one request may try after losing each to a rival. A
+/// section this contended is in a stampede; the client is told to retry,
+/// never that there are no places.
 pub const CLAIM_ATTEMPTS: u32 = 20;
 
 /// extend-order and cancel-order: reads of an order whose transaction

@@ -3,19 +3,24 @@
 //! claimed in one transaction with the same conditions as get-seat.
 
 use super::buyers::{BuyerClaim, BuyerVerdict};
+use super::errors::StoreError;
 use super::failures::{block_claim_error, lost_seats, unavailable_in, ItemFailure};
 use super::holds::refreshed_token;
 use super::items;
 use super::items::order::{order_key, records_key};
-use super::items::seat::{FreeFor, SEAT_BLOCK_SIZE};
+use super::items::seat::{parse_seat, seat_key, FreeFor, SEAT_BLOCK_SIZE};
+use super::seat_map::BATCH_GET_KEYS;
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::buyer_limit::BuyerSeen;
+use crate::domain::crowd::SeatSeen;
 use crate::domain::keyed_block::KeyedBlock;
 use crate::domain::{
-    EventId, IdempotencyKey, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState, SectionId,
+    EventId, EventRef, IdempotencyKey, Millis, OrderId, RowPlan, SeatId, SeatSpec, SeatState,
+    SectionId,
 };
 use crate::error::Error;
+use std::collections::HashMap;
 
 /// How one block claim's transaction ended, short of a fault.
 #[derive(Debug)]
@@ -23,9 +28,10 @@ pub enum BlockClaim {
     /// Every seat is held until this instant.
     Held(Millis),
     /// A rival has (or is taking) the seats at these positions of the
-    /// block (none named: another of the buyer's writes landed first, or
-    /// the failure named no seat): choose again.
-    Taken(Vec<usize>),
+    /// block, each with what the transaction saw of it (`None`: a rival's
+    /// transaction in flight); none named: another of the buyer's writes
+    /// landed first, or the failure named no seat. Choose again.
+    Taken(Vec<(usize, Option<SeatSeen>)>),
     /// The token carried an expiry the order has moved past: go again
     /// with this one ([`crate::retry::Rounds::stale_token`]).
     StaleToken(HoldToken),
@@ -86,6 +92,45 @@ impl Store {
                     .collect()
             })
             .collect())
+    }
+
+    /// The seats a request checks in one request before choosing again
+    /// after a lost race ([`Store::check_seats`]).
+    pub const CHECKED_SEATS: usize = BATCH_GET_KEYS;
+
+    /// The states of `seats` (at most [`Store::CHECKED_SEATS`]) of
+    /// `event`, read strongly consistently in one `BatchGetItem` (sent
+    /// again only for the keys DynamoDB left unprocessed), in their order:
+    /// best-available's check of the blocks it may choose after a lost
+    /// race, a request for up to 100 seats where a row's read takes one
+    /// per ten.
+    pub async fn check_seats(
+        &self,
+        event: &EventId,
+        seats: &[SeatId],
+    ) -> Result<Vec<SeatState>, Error> {
+        let event_ref = EventRef::of(event);
+        let keys = seats
+            .iter()
+            .map(|seat| seat_key(&event_ref, seat))
+            .collect();
+        let mut found: HashMap<String, SeatState> = HashMap::with_capacity(seats.len());
+        for item in self.batch_get(keys, true).await? {
+            let seat = parse_seat(&item)?;
+            found.insert(seat.spec.seat_id.to_string(), seat.state);
+        }
+        seats
+            .iter()
+            .map(|seat| {
+                found.remove(seat.as_str()).ok_or_else(|| {
+                    StoreError::Malformed {
+                        key: seat.to_string(),
+                        problem: "seat item missing".into(),
+                    }
+                    .into()
+                })
+            })
+            .collect()
     }
 
     /// best-available's transaction, once: claims every one of `seats` for

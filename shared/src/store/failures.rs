@@ -272,14 +272,19 @@ pub(crate) fn block_claim_error(
 
 /// Which of a block claim's first `seats` items a rival has or is taking
 /// (their condition failed, or another transaction was writing them), by
-/// position: what a lost race teaches the chooser without a read.
-pub(crate) fn lost_seats(reasons: &[Option<ItemFailure>], seats: usize) -> Vec<usize> {
+/// position, each with what the transaction saw of it (`None`: a rival
+/// in flight, or an item it could not read): what a lost race teaches the
+/// chooser without a read.
+pub(crate) fn lost_seats(
+    reasons: &[Option<ItemFailure>],
+    seats: usize,
+) -> Vec<(usize, Option<SeatSeen>)> {
     reasons
         .iter()
         .take(seats)
         .enumerate()
         .filter(|(_, r)| matches!(r, Some(ItemFailure::Condition(_) | ItemFailure::Conflict)))
-        .map(|(i, _)| i)
+        .map(|(i, r)| (i, seat_seen(r.as_ref()).map(|(_, seen)| seen)))
         .collect()
 }
 

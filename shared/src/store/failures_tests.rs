@@ -320,15 +320,33 @@ fn confirm_decisions() -> TestResult {
 
 #[test]
 fn a_lost_block_names_the_seats_a_rival_has_or_is_taking() {
-    let held = Some(ItemFailure::Condition(Some(seat_item("HELD"))));
-    let cases: [(Vec<Option<ItemFailure>>, Vec<usize>); 4] = [
-        (vec![None, held.clone(), None, None], vec![1]),
+    let held_item = |expires: &str| {
+        let mut item = seat_item("HELD");
+        item.insert(HOLDER.to_owned(), AttributeValue::S("o".into()));
+        item.insert(
+            HOLD_EXPIRES_AT.to_owned(),
+            AttributeValue::N(expires.into()),
+        );
+        Some(ItemFailure::Condition(Some(item)))
+    };
+    let sold = {
+        let mut item = seat_item("SOLD");
+        item.insert(HOLDER.to_owned(), AttributeValue::S("o".into()));
+        Some(ItemFailure::Condition(Some(item)))
+    };
+    let until = Some(SeatSeen::HeldUntil(Millis(900)));
+    type Lost = Vec<(usize, Option<SeatSeen>)>;
+    let cases: [(Vec<Option<ItemFailure>>, Lost); 5] = [
+        (vec![None, held_item("900"), None, None], vec![(1, until)]),
+        // A rival in flight: taken, but nothing seen of it.
         (
-            vec![Some(ItemFailure::Conflict), None, held.clone(), None],
-            vec![0, 2],
+            vec![Some(ItemFailure::Conflict), None, sold.clone(), None],
+            vec![(0, None), (2, Some(SeatSeen::Sold))],
         ),
+        // A seat item it could not read is named, unseen.
+        (vec![held_item("x"), None], vec![(0, None)]),
         // The order's item (last) is not a seat.
-        (vec![None, None, held.clone()], vec![]),
+        (vec![None, None, held_item("900")], vec![]),
         (vec![None, None, None], vec![]),
     ];
     for (reasons, lost) in cases {

@@ -303,17 +303,17 @@ async fn a_stampede_of_pairs_is_served_whole_front_rows_first() {
             behind.iter().filter(|&&b| b > 0).count(),
             behind.iter().max().unwrap_or(&0)
         );
-        assert!(
-            behind
-                .iter()
-                .all(|&b| b < shared::domain::best_available::MAX_SPREAD_ROWS),
-            "round {round}: {behind:?}"
-        );
         let picture: Vec<String> = rows
             .iter()
             .map(|r| r.iter().map(|&free| if free { 'A' } else { 'H' }).collect())
             .collect();
         eprintln!("round {round}: {statuses:?} {picture:?}");
+        assert!(
+            behind
+                .iter()
+                .all(|&b| b < shared::domain::best_available::MAX_SPREAD_ROWS),
+            "round {round}: {behind:?} {held_rows:?}"
+        );
         assert_eq!(
             statuses.get(&200),
             Some(&40),

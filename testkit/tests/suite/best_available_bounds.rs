@@ -190,11 +190,12 @@ async fn a_release_the_stream_carries_is_seen_and_a_replay_changes_nothing() {
     assert_invariants(&app, &ev).await;
 }
 
-/// A lost race costs no read: the transaction's answer names the seat a
-/// rival had, and the request marks it taken and chooses again on the row
-/// it read, then claims a block without it.
+/// A lost race costs no read of the rows: the transaction's answer names
+/// the seat a rival had and what held it, and the request marks it taken,
+/// checks the blocks it may choose next in one request and claims one
+/// without it.
 #[tokio::test]
-async fn a_lost_race_marks_the_named_seat_taken_without_reading_again() {
+async fn a_lost_race_marks_the_named_seat_taken_and_checks_instead_of_reading_again() {
     use aws_sdk_dynamodb::config::SharedInterceptor;
     use local::faults::{production_client, Fault, FaultInjector};
     let (faults, counter) = (FaultInjector::default(), RequestCounter::default());
@@ -204,11 +205,21 @@ async fn a_lost_race_marks_the_named_seat_taken_without_reading_again() {
     let ev = rows_event(&app, 1, 10).await;
     let buyer = order(&app, &ev).await;
     // The first claim of a pair ([seat, seat, order]) loses its second
-    // seat, as DynamoDB says when a rival holds it.
-    let lost = vec!["None", "ConditionalCheckFailed", "None"];
+    // seat, as DynamoDB says when a rival holds it: with the item the
+    // condition saw (ReturnValuesOnConditionCheckFailure ALL_OLD).
+    let rivals_hold = json!({
+        "status": {"S": "HELD"},
+        "holderOrderId": {"S": "a-rival"},
+        "holdExpiresAt": {"N": "4102444800000"},
+    });
+    let lost = vec![
+        ("None", None),
+        ("ConditionalCheckFailed", Some(rivals_hold)),
+        ("None", None),
+    ];
     faults.fail(
         "TransactWriteItems",
-        Fault::TransactionCanceled(lost),
+        Fault::TransactionCanceledSeeing(lost),
         Some(1),
     );
     counter.take();
@@ -217,6 +228,8 @@ async fn a_lost_race_marks_the_named_seat_taken_without_reading_again() {
     let sent = counter.take();
     assert_eq!(sent.get("TransactWriteItems"), Some(&2), "{sent:?}");
     assert_eq!(sent.get("Query"), Some(&1), "one read of the row: {sent:?}");
+    // The instance's copy of the run summaries, and one check.
+    assert_eq!(sent.get("BatchGetItem"), Some(&2), "{sent:?}");
     // The contract's first choice is the central pair, 5-6; 6 was lost.
     let seats = reply.body["seats"].as_array().unwrap();
     assert!(!seats.contains(&json!("A-1-6")), "{seats:?}");

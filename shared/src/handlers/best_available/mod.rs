@@ -8,20 +8,20 @@
 //!   show no run of n even counting expired holds as free; if it rules out
 //!   every one, the answer is `409 not-enough-seats` without reading a seat;
 //! - the rows left are read a few at a time, front rows first, until the
-//!   rows in hand decide the choice (`rows.rs`); a lost race whose
-//!   transaction named the seats it lost marks them taken and chooses again
-//!   on the rows in hand (once in a row, [`MARKED_CHOICES`]), else reads
-//!   again, consistently;
-//! - reading rows and claiming spend at most [`ROUND_TRIPS`] requests (a
-//!   claim counted at its most, [`claim_block_max_requests`], before it is
-//!   sent, what it did not use given back after): once spent the
-//!   answer is `503` (nothing was claimed, so a retry is safe), never a
-//!   refusal that could be false.
+//!   rows in hand decide the choice (`rows.rs`); a lost race marks the
+//!   seats its transaction named taken, and the next choice checks the
+//!   blocks it may pick among (one consistent request per 100 seats)
+//!   instead of reading the section again;
+//! - reading rows, checking and claiming spend at most [`ROUND_TRIPS`]
+//!   requests (each send of a claim paid before it is sent, and reads
+//!   always leave room for one): once spent the answer is `503` (nothing
+//!   was claimed, so a retry is safe), never a refusal that could be false.
 
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
+mod in_hand;
 mod rows;
 
 use super::access::read_own_order;
@@ -33,10 +33,11 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::http::{idempotency_key, json, json_body, path_param};
-use crate::retry::{Rounds, CLAIM_ATTEMPTS};
+use crate::retry::Rounds;
 use crate::store::{BlockClaim, SectionRuns, StoredOrder};
 use crate::App;
-use rows::{choose_seats, RowsInHand};
+use in_hand::RowsInHand;
+use rows::choose_seats;
 
 /// Store round trips one request may spend reading rows and claiming, on
 /// top of its order's read and the instance's copies of the event, its
@@ -102,18 +103,10 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
     choose_and_claim(app, &event, &candidates, &token, asked).await
 }
 
-/// Choices a request makes in a row on the rows in hand, each after a lost
-/// race that named the seats it lost (marked taken, not read again),
-/// before it reads again: the rows in hand miss every rival's claim but
-/// the ones its own races named, so under a stampede they go stale fast.
-/// Measured with `seatclaim-bench --only best-available` (two runs each,
-/// debug build): against reading again after every loss (89 of 800
-/// answered 503 in the 20 stampedes of pairs, 184 of 240 in the 20 × 20
-/// stampede), one marked choice between reads answered 5 and 0, and 153
-/// and 166, with fewer buyers placed behind a free pair (13-16%, was 19%);
-/// two answered 0 and 0, and 148 and 143, but placed 22-23% behind; marking
-/// always ran the pairs out of rounds (220 × 503).
-const MARKED_CHOICES: u32 = 1;
+/// Rounds of choosing and claiming one request may take. Each round
+/// spends at least one of the [`ROUND_TRIPS`], so the round trips bind
+/// first; this only guarantees the loop ends.
+const ROUNDS: u32 = ROUND_TRIPS as u32;
 
 /// What a request asks for: its order, its body and its key, if any.
 #[derive(Clone, Copy)]
@@ -136,9 +129,9 @@ async fn choose_and_claim(
     let quantity = asked.body.quantity;
     let mut budget = Budget {
         left: ROUND_TRIPS,
-        claim: claim_block_max_requests(token),
+        claim: claim_send_requests(token),
     };
-    let mut rounds = Rounds::new("best-available", CLAIM_ATTEMPTS);
+    let mut rounds = Rounds::new("best-available", ROUNDS);
     let mut in_hand = RowsInHand::new(candidates.len());
     let mut token = token.clone();
     while rounds.next().await.is_some() {
@@ -147,19 +140,15 @@ async fn choose_and_claim(
         let choice =
             choose_seats(app, event, candidates, n, losses, &mut in_hand, &mut budget).await?;
         let Some(choice) = choice else {
-            if in_hand.is_exact() {
+            if in_hand.is_exact(crate::world::now()) {
                 return Err(Error::NotEnoughSeats { quantity });
             }
-            // Races lost since the rows were read, or rows passed over
-            // as full: a consistent read of them all sees what is left.
+            // Rows passed over, or a hold seen has lapsed since: a
+            // consistent read of them all sees what is left.
             in_hand.read_again();
             continue;
         };
         let seats = &choice.seats;
-        // Counted at its most before it is sent, so the bound holds
-        // whatever happens; what it did not use is given back after.
-        let reserved = claim_block_max_requests(&token);
-        budget.spend(reserved)?;
         let record = asked.key.map(|key| {
             let block = KeyedBlock {
                 quantity,
@@ -170,10 +159,9 @@ async fn choose_and_claim(
         });
         let keyed = record.as_ref().map(|(key, block)| (*key, block));
         // The token it ended with: an extension meanwhile is paid for once.
-        let (claim, made, current) =
-            claim_block(app, asked.order_id, &token, seats, keyed, max).await?;
+        let claimed = claim_block(app, asked.order_id, &token, seats, keyed, max, &mut budget);
+        let (claim, current) = claimed.await?;
         token = current;
-        budget.give_back(reserved.saturating_sub(made));
         match claim {
             BlockClaim::Held(expires_at) => return Ok(held(asked.order_id, seats, expires_at)),
             BlockClaim::Refused(refused) => return Err(refused),
@@ -191,9 +179,9 @@ async fn choose_and_claim(
                 rounds.lost();
             }
             // The seats the transaction named are a rival's: choose again
-            // from the rows in hand, without reading them again.
-            BlockClaim::Taken(lost) if !lost.is_empty() && in_hand.marked() < MARKED_CHOICES => {
-                in_hand.mark_taken(&choice, &lost);
+            // from the rows in hand, checking the blocks read before.
+            BlockClaim::Taken(lost) if !lost.is_empty() => {
+                in_hand.race_lost(&choice, &lost);
                 rounds.lost();
             }
             // Spent in claim_block, which only ends on another outcome.
@@ -236,24 +224,21 @@ fn answered_before(
     }
 }
 
-/// The most requests one [`claim_block`] makes: its transaction, sent
-/// again for each time the order's expiry moved under it; on an event with
-/// a buyer limit, each after a read of the buyer's record
-/// ([`claim_block_max_requests`]).
-pub const CLAIM_BLOCK_MAX_REQUESTS: usize = crate::retry::STALE_TOKEN_RETRIES as usize + 1;
-
-/// [`CLAIM_BLOCK_MAX_REQUESTS`] for a claim by `token`.
-pub fn claim_block_max_requests(token: &HoldToken) -> usize {
+/// The requests one send of best-available's transaction makes by
+/// `token`: the transaction, after a read of the buyer's record on an
+/// event with a buyer limit. A claim sends again (bounded, each send paid
+/// before it is sent) while the order's expiry moves under it.
+pub fn claim_send_requests(token: &HoldToken) -> usize {
     match token.buyer() {
-        Some(_) => 2 * CLAIM_BLOCK_MAX_REQUESTS,
-        None => CLAIM_BLOCK_MAX_REQUESTS,
+        Some(_) => 2,
+        None => 1,
     }
 }
 
 /// best-available's transaction on `seats`, each outcome's buyer reported
 /// to the instance's memory, sent again with the order's own expiry each
-/// time an extension made the token stale meanwhile (bounded): held,
-/// taken (choose again) or refused.
+/// time an extension made the token stale meanwhile (bounded), each send
+/// paid from `budget` first: held, taken (choose again) or refused.
 async fn claim_block(
     app: &App,
     order: &OrderId,
@@ -261,14 +246,13 @@ async fn claim_block(
     seats: &[SeatId],
     keyed: Option<(&IdempotencyKey, &KeyedBlock)>,
     max: u32,
-) -> Result<(BlockClaim, usize, HoldToken), Error> {
+    budget: &mut Budget,
+) -> Result<(BlockClaim, HoldToken), Error> {
     let mut token = token.clone();
     let mut stale = Rounds::stale_token();
-    let per_send = claim_block_max_requests(&token) / CLAIM_BLOCK_MAX_REQUESTS;
-    let mut made = 0;
     loop {
+        budget.spend(claim_send_requests(&token))?;
         let now = crate::world::now();
-        made += per_send;
         let report = app
             .store
             .claim_block(order, &token, seats, keyed, max, now)
@@ -279,7 +263,7 @@ async fn claim_block(
                 stale.next().await.ok_or_else(|| stale.spent())?;
                 token = current;
             }
-            claim => return Ok((claim, made, token)),
+            claim => return Ok((claim, token)),
         }
     }
 }
@@ -346,16 +330,11 @@ fn rows_that_may_fit(section: &SectionPlan, runs: &SectionRuns, n: u32, now: Mil
 /// The store round trips a request has left.
 struct Budget {
     left: usize,
-    /// What a claim takes at its most: reads leave room for one.
+    /// What one send of a claim takes: reads leave room for one.
     claim: usize,
 }
 
 impl Budget {
-    /// Gives back `requests` taken but not made.
-    fn give_back(&mut self, requests: usize) {
-        self.left += requests;
-    }
-
     /// What reads may take and still leave a claim its room.
     fn for_reads(&self) -> usize {
         self.left.saturating_sub(self.claim)

@@ -1,0 +1,424 @@
+//! The rows a best-available request has in hand: read a few at a time,
+//! front rows first, only as far as the choice needs; kept across its
+//! rounds. A lost race marks the seats its transaction named as taken (the
+//! cancellation reasons say which, and what each held), and before the
+//! next choice the request checks the blocks it may choose among that it
+//! read before the race, in one consistent request per 100 seats, instead
+//! of reading the section again: in a stampede seats are only taken, so
+//! what the rows in hand show taken stays taken, and what they show free
+//! is all that is left to check.
+//!
+//! A refusal rests on what the request saw of every row during the
+//! request: its reads (the first eventually consistent: it may miss a
+//! release of the last second), the seats its lost races saw taken and
+//! the seats it checked, while every hold it saw is still live (a lapse
+//! since sends it to read again). A seat a rival's transaction was only
+//! writing when a race was lost to it is left as it was read (that rival
+//! may fail too: taking it as taken sent buyers rows behind a pair left
+//! free) and read again by the next check; a refusal never rests on it
+//! unchecked. So a refusal may miss a release made while the request ran,
+//! never an expiry. Rows it passed over unread
+//! (after a lost race that named no seat: those seen without a run of n)
+//! are read again before any refusal; long rows are read from the
+//! lagging seat map, less the seats the request lost there.
+
+use crate::domain::best_available::{has_run, spread_candidates};
+use crate::domain::crowd::SeatSeen;
+use crate::domain::{hold_is_live, Millis, SeatId, SeatState};
+use crate::store::Store;
+use std::collections::HashSet;
+
+/// Rows read in the first round; each later round reads twice as many, up
+/// to `rows::MAX_ROWS_READ`.
+const FIRST_ROWS_READ: usize = 2;
+
+/// A block the rules picked: in candidate `candidate`, row `row` (by
+/// index), from seat index `start`; its seats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Choice {
+    pub(super) candidate: usize,
+    pub(super) row: usize,
+    pub(super) start: usize,
+    /// Whether its row is long, read from the seat map.
+    pub(super) long: bool,
+    pub(super) seats: Vec<SeatId>,
+}
+
+/// What the request learnt of one seat after reading its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Learnt {
+    Free,
+    Taken(SeatSeen),
+    /// A rival's transaction was writing it when a claim lost to it.
+    InFlight,
+}
+
+impl Learnt {
+    /// A seat a lost race named, as its transaction saw it (`None`: a
+    /// rival in flight).
+    fn of_lost(seen: Option<SeatSeen>) -> Self {
+        seen.map_or(Self::InFlight, Self::Taken)
+    }
+
+    /// A seat as a consistent read shows it at `now`.
+    pub(super) fn of_state(state: &SeatState, now: Millis) -> Self {
+        match state {
+            SeatState::Held { expires_at, .. } if hold_is_live(*expires_at, now) => {
+                Self::Taken(SeatSeen::HeldUntil(*expires_at))
+            }
+            SeatState::Sold { .. } => Self::Taken(SeatSeen::Sold),
+            _ => Self::Free,
+        }
+    }
+}
+
+/// The earlier of two hold expiries, if any.
+pub(super) fn earliest(a: Option<Millis>, b: Option<Millis>) -> Option<Millis> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// One candidate section's rows read so far (free seats `true`), how
+/// many rows its next batch reads, the rows passed over unread (seen
+/// without a run of n when last read), and the seats of its long rows
+/// lost races named (row, seat index): the seat map may not show them yet,
+/// so they stay taken across reads.
+#[derive(Debug, Clone)]
+pub(super) struct SectionInHand {
+    pub(super) rows: Vec<Vec<bool>>,
+    pub(super) batch: usize,
+    passed_over: Vec<bool>,
+    lost_in_long_rows: Vec<(usize, usize)>,
+    /// Rows from this index on were read since the last lost race; blocks
+    /// in rows before it are checked before they are chosen.
+    fresh_from: usize,
+    /// Blocks (row, start) checked since the last lost race.
+    pub(super) checked: HashSet<(usize, usize)>,
+    /// The earliest expiry of a live hold it saw: until then, what it
+    /// shows taken is still taken (or was released).
+    until: Option<Millis>,
+    /// Seats a rival's transaction was writing when a race was lost to it
+    /// (row, index), left as they were read: the next check reads them.
+    pub(super) in_flight: Vec<(usize, usize)>,
+}
+
+impl Default for SectionInHand {
+    fn default() -> Self {
+        Self {
+            rows: Vec::new(),
+            batch: FIRST_ROWS_READ,
+            passed_over: Vec::new(),
+            lost_in_long_rows: Vec::new(),
+            fresh_from: 0,
+            checked: HashSet::new(),
+            until: None,
+            in_flight: Vec::new(),
+        }
+    }
+}
+
+impl SectionInHand {
+    /// Read again from the front, whole.
+    fn again(&self) -> Self {
+        Self {
+            lost_in_long_rows: self.lost_in_long_rows.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// Read again from the front, passing over the rows in hand without a
+    /// run of `n`.
+    fn again_without_full_rows(&self, n: usize) -> Self {
+        Self {
+            passed_over: self.rows.iter().map(|row| !has_run(row, n)).collect(),
+            ..self.again()
+        }
+    }
+
+    /// Rows just read from `first` on, whose earliest live hold expires at
+    /// `until`, less the seats lost races named in long rows.
+    pub(super) fn extend(&mut self, first: usize, rows: Vec<Vec<bool>>, until: Option<Millis>) {
+        self.rows.extend(rows);
+        self.until = earliest(self.until, until);
+        for &(row, seat) in &self.lost_in_long_rows {
+            if row >= first {
+                if let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) {
+                    *free = false;
+                }
+            }
+        }
+    }
+
+    /// Records what the request learnt of seat `seat` of row `row`.
+    pub(super) fn learn(&mut self, row: usize, seat: usize, learnt: Learnt, long: bool) {
+        let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) else {
+            return;
+        };
+        if learnt != Learnt::InFlight {
+            *free = learnt == Learnt::Free;
+        }
+        self.in_flight.retain(|&s| s != (row, seat));
+        match learnt {
+            Learnt::Taken(SeatSeen::HeldUntil(at)) => self.until = earliest(self.until, Some(at)),
+            Learnt::InFlight => self.in_flight.push((row, seat)),
+            Learnt::Free | Learnt::Taken(SeatSeen::Sold) => {}
+        }
+        if long && learnt != Learnt::InFlight {
+            self.lost_in_long_rows.retain(|&s| s != (row, seat));
+            if learnt != Learnt::Free {
+                self.lost_in_long_rows.push((row, seat));
+            }
+        }
+    }
+
+    /// A race was lost: everything in hand was read before it.
+    fn race_lost(&mut self) {
+        self.fresh_from = self.rows.len();
+        self.checked.clear();
+    }
+
+    /// Whether a refusal may rest on what is in hand at `now`.
+    fn is_exact(&self, now: Millis) -> bool {
+        !self.passed_over.contains(&true)
+            && self.in_flight.is_empty()
+            && self.until.is_none_or(|at| hold_is_live(at, now))
+    }
+
+    /// Whether row `i` is to be read (rather than passed over as full).
+    pub(super) fn reads(&self, i: usize) -> bool {
+        !self.passed_over.get(i).copied().unwrap_or(false)
+    }
+
+    /// The blocks the next choice may pick among that were read before
+    /// the last lost race and not checked since, as many as one check
+    /// reads ([`Store::CHECKED_SEATS`]) besides the seats in flight.
+    pub(super) fn unchecked_window(&self, n: usize, losses: u32) -> Vec<(usize, usize)> {
+        let most = Store::CHECKED_SEATS.saturating_sub(self.in_flight.len()) / n;
+        spread_candidates(&self.rows, n, losses)
+            .into_iter()
+            .filter(|&(row, start)| row < self.fresh_from && !self.checked.contains(&(row, start)))
+            .take(most)
+            .collect()
+    }
+}
+
+/// What a request has read of its candidate sections.
+#[derive(Debug)]
+pub(super) struct RowsInHand {
+    pub(super) sections: Vec<SectionInHand>,
+    /// Whether seat reads are strongly consistent (after a lost race, whose
+    /// rival an eventually consistent read may not show yet); long rows are
+    /// read from the seat map either way.
+    pub(super) consistent: bool,
+}
+
+impl RowsInHand {
+    pub(super) fn new(candidates: usize) -> Self {
+        Self {
+            sections: vec![SectionInHand::default(); candidates],
+            consistent: false,
+        }
+    }
+
+    /// Whether a choice that found nothing in hand is the answer at
+    /// `now` (the module's doc says when).
+    pub(super) fn is_exact(&self, now: Millis) -> bool {
+        self.sections.iter().all(|s| s.is_exact(now))
+    }
+
+    /// Forgets every row read (not the seats lost in long rows): the next
+    /// choice reads them again, consistently.
+    pub(super) fn read_again(&mut self) {
+        for section in &mut self.sections {
+            *section = section.again();
+        }
+        self.consistent = true;
+    }
+
+    /// Forgets every row: the next choice reads again, consistently, only
+    /// those that had a run of `n` when read (a choice, never a refusal,
+    /// may rest on that: what holds none is read again whole).
+    pub(super) fn read_again_where_runs_were(&mut self, n: usize) {
+        for section in &mut self.sections {
+            *section = section.again_without_full_rows(n);
+        }
+        self.consistent = true;
+    }
+
+    /// `choice`'s claim lost the seats at positions `lost` of its block,
+    /// each as its transaction saw it: those it saw taken are taken in hand
+    /// from now on (the block's others, a rival's in flight or not named,
+    /// wait for the next check), and every block read before is checked
+    /// before it is chosen.
+    pub(super) fn race_lost(&mut self, choice: &Choice, lost: &[(usize, Option<SeatSeen>)]) {
+        let section = &mut self.sections[choice.candidate];
+        // The block's other seats are checked with the rivals in flight:
+        // a seat seen taken beside one left as read would make the row look
+        // as if a block there left an orphan, and send the next choice
+        // rows further back.
+        for i in 0..choice.seats.len() {
+            let seen = lost
+                .iter()
+                .find(|(at, _)| *at == i)
+                .and_then(|(_, seen)| *seen);
+            section.learn(
+                choice.row,
+                choice.start + i,
+                Learnt::of_lost(seen),
+                choice.long,
+            );
+        }
+        for section in &mut self.sections {
+            section.race_lost();
+        }
+        self.consistent = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block of `n` seats of section A's row 1 at `start`.
+    fn choice(row: usize, start: usize, n: usize, long: bool) -> Choice {
+        let seat = |i: usize| SeatId::parse(&format!("A-1-{}", start + i + 1)).unwrap();
+        Choice {
+            candidate: 0,
+            row,
+            start,
+            long,
+            seats: (0..n).map(seat).collect(),
+        }
+    }
+
+    #[test]
+    fn a_lost_race_marks_the_named_seats_taken_and_sends_what_was_read_before_to_a_check() {
+        let mut in_hand = RowsInHand::new(1);
+        in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
+        in_hand.read_again();
+        assert!(in_hand.sections[0].rows.is_empty() && in_hand.is_exact(Millis(0)));
+        in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
+        let held = Some(SeatSeen::HeldUntil(Millis(500)));
+        in_hand.race_lost(
+            &choice(1, 2, 2, false),
+            &[(0, held), (1, Some(SeatSeen::Sold))],
+        );
+        let section = &in_hand.sections[0];
+        assert_eq!(section.rows[1], [true, true, false, false, true, true]);
+        assert_eq!(section.rows[0], [true; 6]);
+        // Both rows were read before the race: the window is checked.
+        assert_eq!(section.fresh_from, 2);
+        assert_eq!(section.unchecked_window(2, 1), [(0, 2), (0, 0)]);
+        // What the race named is known: a refusal may rest on it while
+        // the hold it saw lives, not after.
+        assert!(in_hand.is_exact(Millis(499)));
+        assert!(!in_hand.is_exact(Millis(500)), "a hold seen has lapsed");
+        in_hand.read_again();
+        assert_eq!(in_hand.sections[0].until, None, "a read starts again");
+    }
+
+    #[test]
+    fn a_rival_in_flight_is_left_as_read_until_a_check_sees_what_it_left() {
+        let mut in_hand = RowsInHand::new(1);
+        in_hand.sections[0].rows = vec![vec![true; 4]];
+        // Seat 1 was a rival's in flight, seat 2 held until 9.
+        let held = Some(SeatSeen::HeldUntil(Millis(9)));
+        in_hand.race_lost(&choice(0, 1, 2, false), &[(0, None), (1, held)]);
+        let section = &in_hand.sections[0];
+        assert_eq!(section.rows[0], [true, true, false, true]);
+        assert_eq!(
+            (section.until, &section.in_flight),
+            (Some(Millis(9)), &vec![(0, 1)])
+        );
+        assert!(
+            !in_hand.is_exact(Millis(0)),
+            "no refusal on a rival in flight"
+        );
+        // A check that finds it free leaves it free, and a refusal may rest
+        // again; one that finds the held seat released frees that too.
+        let free = Learnt::of_state(&SeatState::Available, Millis(0));
+        in_hand.sections[0].learn(0, 1, free, false);
+        assert!(in_hand.is_exact(Millis(0)));
+        in_hand.sections[0].learn(0, 2, free, false);
+        assert_eq!(in_hand.sections[0].rows[0], [true; 4]);
+        // A hold the check sees lapsed is free; a live one is taken.
+        let order = crate::domain::OrderId::parse("o").unwrap();
+        let lapsed = SeatState::Held {
+            order,
+            expires_at: Millis(5),
+        };
+        assert_eq!(Learnt::of_state(&lapsed, Millis(5)), Learnt::Free);
+        assert_eq!(
+            Learnt::of_state(&lapsed, Millis(4)),
+            Learnt::Taken(SeatSeen::HeldUntil(Millis(5)))
+        );
+    }
+
+    #[test]
+    fn only_blocks_read_before_the_last_race_and_not_checked_since_are_checked() {
+        let mut section = SectionInHand {
+            rows: vec![vec![true; 4]],
+            ..SectionInHand::default()
+        };
+        assert!(section.unchecked_window(2, 2).is_empty(), "read since");
+        section.race_lost();
+        section.extend(1, vec![vec![true; 4]], None);
+        // Window of 4 over both rows: only row 0's blocks were read before.
+        assert_eq!(section.unchecked_window(2, 2), [(0, 0), (0, 2)]);
+        section.checked.insert((0, 0));
+        assert_eq!(section.unchecked_window(2, 2), [(0, 2)]);
+        // A check reads at most 100 seats: 25 blocks of four.
+        let mut wide = SectionInHand {
+            rows: vec![vec![true; 200]],
+            ..SectionInHand::default()
+        };
+        wide.race_lost();
+        assert_eq!(wide.unchecked_window(4, 6).len(), 25);
+        // A seat in flight is checked with them: one block less.
+        wide.learn(0, 0, Learnt::InFlight, false);
+        assert_eq!(wide.unchecked_window(4, 6).len(), 24);
+    }
+
+    #[test]
+    fn seats_lost_in_a_long_row_stay_taken_across_reads_of_the_map() {
+        let mut in_hand = RowsInHand::new(1);
+        in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
+        in_hand.race_lost(&choice(1, 3, 2, true), &[(1, Some(SeatSeen::Sold))]);
+        in_hand.race_lost(&choice(0, 3, 1, false), &[(0, Some(SeatSeen::Sold))]);
+        in_hand.read_again();
+        // The map read again still shows every seat free.
+        in_hand.sections[0].extend(0, vec![vec![true; 6], vec![true; 200]], None);
+        let rows = &in_hand.sections[0].rows;
+        assert!(!rows[1][4], "the long row's lost seat stays taken");
+        assert!(rows[0][3], "a short row's consistent read is the truth");
+        assert_eq!(rows[1].iter().filter(|f| !**f).count(), 1);
+        in_hand.read_again_where_runs_were(2);
+        assert_eq!(in_hand.sections[0].lost_in_long_rows, vec![(1, 4)]);
+    }
+
+    #[test]
+    fn after_a_lost_race_only_rows_that_had_a_run_are_read_and_no_refusal_rests_on_it() {
+        let mut in_hand = RowsInHand::new(1);
+        // Row 0 has no pair left, row 1 has one.
+        in_hand.sections[0].rows = vec![
+            vec![true, false, true, false],
+            vec![false, true, true, false],
+        ];
+        in_hand.read_again_where_runs_were(2);
+        let section = &in_hand.sections[0];
+        assert!(section.rows.is_empty());
+        assert!(!section.reads(0) && section.reads(1) && section.reads(2));
+        assert!(
+            !in_hand.is_exact(Millis(0)),
+            "a row passed over: no refusal on it"
+        );
+        // Every row with a run: read whole, and a refusal may rest on it.
+        in_hand.sections[0].rows = vec![vec![true; 4]];
+        in_hand.read_again_where_runs_were(2);
+        assert!(in_hand.is_exact(Millis(0)));
+        in_hand.read_again();
+        assert!(in_hand.sections[0].reads(0) && in_hand.is_exact(Millis(0)));
+    }
+}
