@@ -15,6 +15,11 @@ static HEAP: bench::heap::Counting = bench::heap::Counting;
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    // The functions' own log lines (a 503's reason, say) only when asked:
+    // a full run would print hundreds of thousands.
+    if std::env::var_os("RUST_LOG").is_some() {
+        shared::telemetry::init();
+    }
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
     // `--only fragmented`, `flood`, `buyer-limit`, `one-seat`, `best-available`,
