@@ -134,6 +134,25 @@ pub fn spread_candidates(rows: &[Vec<bool>], n: usize, losses: u32) -> Vec<(usiz
         .collect()
 }
 
+/// The blocks after lost races a check may read ahead of the window, in
+/// rank order: from the first row with a run of n on, to the section's
+/// last row read, each row's tiles (those leaving no orphan if the row has
+/// any). A check that reads them learns of the next rows before a window
+/// that moves there needs them.
+pub fn blocks_ahead(rows: &[Vec<bool>], n: usize) -> Vec<(usize, usize)> {
+    let first = spread_span(rows, n).start;
+    rows.iter()
+        .enumerate()
+        .skip(first)
+        .flat_map(|(r, free)| {
+            let orphan_free = best_block(free, n, true).is_some();
+            row_tiles(free, n, orphan_free)
+                .into_iter()
+                .map(move |s| (r, s))
+        })
+        .collect()
+}
+
 /// The rows (of those read) a request that lost races spreads over: from
 /// the first with a run of n, [`MAX_SPREAD_ROWS`] at most; empty without
 /// such a row.

@@ -296,10 +296,16 @@ impl Store {
 
     /// The requests [`Store::read_row_maps`] makes for `rows`.
     pub fn map_read_round_trips(rows: &[RowPlan]) -> usize {
-        let items: usize = rows
-            .iter()
-            .map(|row| row.count.div_ceil(SEAT_MAP_ITEM_SEATS) as usize)
-            .sum();
+        Self::map_requests(rows.iter().map(Self::map_items).sum())
+    }
+
+    /// The projection items of `row`: one per 1,000 seats.
+    pub fn map_items(row: &RowPlan) -> usize {
+        row.count.div_ceil(SEAT_MAP_ITEM_SEATS) as usize
+    }
+
+    /// The batched reads `items` projection items take.
+    pub fn map_requests(items: usize) -> usize {
         items.div_ceil(BATCH_GET_KEYS)
     }
 

@@ -22,11 +22,34 @@
 //! are read again before any refusal; long rows are read from the
 //! lagging seat map, less the seats the request lost there.
 
-use crate::domain::best_available::{has_run, spread_candidates};
+use crate::domain::best_available::{blocks_ahead, has_run, spread_candidates};
 use crate::domain::crowd::SeatSeen;
 use crate::domain::{hold_is_live, Millis, SeatId, SeatState};
 use crate::store::Store;
 use std::collections::HashSet;
+
+/// How a request reads rows it has not read yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// Its first read: seat by seat, eventually consistent.
+    First,
+    /// After a lost race: from the stream-fed seat map, a request per 100
+    /// rows (100,000 seats), where seat by seat takes one per ten seats.
+    /// The map lags, so a block in such a row is checked before it is
+    /// chosen, and a refusal resting on it may miss a release of the last
+    /// seconds, as one resting on the run summaries may, never an expiry.
+    FromMap,
+    /// Again from the front (a hold it saw has lapsed, or rows were passed
+    /// over): seat by seat, consistently.
+    Again,
+}
+
+impl Reading {
+    /// Whether `row`'s read is from the seat map: long rows always.
+    pub(super) fn reads_map(self, long: bool) -> bool {
+        long || self == Self::FromMap
+    }
+}
 
 /// Rows read in the first round; each later round reads twice as many, up
 /// to `rows::MAX_ROWS_READ`.
@@ -90,10 +113,10 @@ pub(super) struct SectionInHand {
     pub(super) rows: Vec<Vec<bool>>,
     pub(super) batch: usize,
     passed_over: Vec<bool>,
-    lost_in_long_rows: Vec<(usize, usize)>,
-    /// Rows from this index on were read since the last lost race; blocks
-    /// in rows before it are checked before they are chosen.
-    fresh_from: usize,
+    seen_taken: Vec<(usize, usize)>,
+    /// Per row, whether it was read seat by seat since the last lost race;
+    /// blocks in the other rows are checked before they are chosen.
+    fresh: Vec<bool>,
     /// Blocks (row, start) checked since the last lost race.
     pub(super) checked: HashSet<(usize, usize)>,
     /// The earliest expiry of a live hold it saw: until then, what it
@@ -110,8 +133,8 @@ impl Default for SectionInHand {
             rows: Vec::new(),
             batch: FIRST_ROWS_READ,
             passed_over: Vec::new(),
-            lost_in_long_rows: Vec::new(),
-            fresh_from: 0,
+            seen_taken: Vec::new(),
+            fresh: Vec::new(),
             checked: HashSet::new(),
             until: None,
             in_flight: Vec::new(),
@@ -123,7 +146,7 @@ impl SectionInHand {
     /// Read again from the front, whole.
     fn again(&self) -> Self {
         Self {
-            lost_in_long_rows: self.lost_in_long_rows.clone(),
+            seen_taken: self.seen_taken.clone(),
             ..Self::default()
         }
     }
@@ -137,13 +160,24 @@ impl SectionInHand {
         }
     }
 
-    /// Rows just read from `first` on, whose earliest live hold expires at
-    /// `until`, less the seats lost races named in long rows.
-    pub(super) fn extend(&mut self, first: usize, rows: Vec<Vec<bool>>, until: Option<Millis>) {
-        self.rows.extend(rows);
+    /// Rows just read from `first` on (each fresh if read seat by seat),
+    /// whose earliest live hold expires at `until`; in those read from the
+    /// seat map, less the seats the request saw taken (the map may not
+    /// show them yet).
+    pub(super) fn extend(
+        &mut self,
+        first: usize,
+        rows: Vec<(Vec<bool>, bool)>,
+        until: Option<Millis>,
+    ) {
+        self.fresh.resize(self.rows.len(), false);
+        for (row, fresh) in rows {
+            self.rows.push(row);
+            self.fresh.push(fresh);
+        }
         self.until = earliest(self.until, until);
-        for &(row, seat) in &self.lost_in_long_rows {
-            if row >= first {
+        for &(row, seat) in &self.seen_taken {
+            if row >= first && !self.fresh.get(row).copied().unwrap_or(true) {
                 if let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) {
                     *free = false;
                 }
@@ -151,8 +185,14 @@ impl SectionInHand {
         }
     }
 
+    /// A race was lost: everything in hand was read before it.
+    fn race_lost(&mut self) {
+        self.fresh.iter_mut().for_each(|fresh| *fresh = false);
+        self.checked.clear();
+    }
+
     /// Records what the request learnt of seat `seat` of row `row`.
-    pub(super) fn learn(&mut self, row: usize, seat: usize, learnt: Learnt, long: bool) {
+    pub(super) fn learn(&mut self, row: usize, seat: usize, learnt: Learnt) {
         let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) else {
             return;
         };
@@ -165,18 +205,12 @@ impl SectionInHand {
             Learnt::InFlight => self.in_flight.push((row, seat)),
             Learnt::Free | Learnt::Taken(SeatSeen::Sold) => {}
         }
-        if long && learnt != Learnt::InFlight {
-            self.lost_in_long_rows.retain(|&s| s != (row, seat));
+        if learnt != Learnt::InFlight {
+            self.seen_taken.retain(|&s| s != (row, seat));
             if learnt != Learnt::Free {
-                self.lost_in_long_rows.push((row, seat));
+                self.seen_taken.push((row, seat));
             }
         }
-    }
-
-    /// A race was lost: everything in hand was read before it.
-    fn race_lost(&mut self) {
-        self.fresh_from = self.rows.len();
-        self.checked.clear();
     }
 
     /// Whether a refusal may rest on what is in hand at `now`.
@@ -191,16 +225,31 @@ impl SectionInHand {
         !self.passed_over.get(i).copied().unwrap_or(false)
     }
 
-    /// The blocks the next choice may pick among that were read before
-    /// the last lost race and not checked since, as many as one check
-    /// reads ([`Store::CHECKED_SEATS`]) besides the seats in flight.
-    pub(super) fn unchecked_window(&self, n: usize, losses: u32) -> Vec<(usize, usize)> {
+    /// The blocks to check before a choice after `losses` lost races:
+    /// `None` when every block of the window was read or checked since the
+    /// last lost race and no seat is in flight; else the window's blocks
+    /// not, then the rows' blocks ahead of it ([`blocks_ahead`]), as
+    /// many as one check reads
+    /// ([`Store::CHECKED_SEATS`]) besides the seats in flight. Looking
+    /// past the window costs nothing more, and a window whose blocks turn
+    /// out taken moves onto blocks checked already.
+    pub(super) fn blocks_to_check(&self, n: usize, losses: u32) -> Option<Vec<(usize, usize)>> {
+        let unchecked = |&(row, start): &(usize, usize)| {
+            !self.fresh.get(row).copied().unwrap_or(false) && !self.checked.contains(&(row, start))
+        };
+        let window = spread_candidates(&self.rows, n, losses);
+        if !window.iter().any(unchecked) && self.in_flight.is_empty() {
+            return None;
+        }
         let most = Store::CHECKED_SEATS.saturating_sub(self.in_flight.len()) / n;
-        spread_candidates(&self.rows, n, losses)
+        let mut blocks: Vec<(usize, usize)> = window.into_iter().filter(unchecked).collect();
+        let ahead: Vec<(usize, usize)> = blocks_ahead(&self.rows, n)
             .into_iter()
-            .filter(|&(row, start)| row < self.fresh_from && !self.checked.contains(&(row, start)))
-            .take(most)
-            .collect()
+            .filter(|block| unchecked(block) && !blocks.contains(block))
+            .collect();
+        blocks.extend(ahead);
+        blocks.truncate(most);
+        Some(blocks)
     }
 }
 
@@ -208,17 +257,15 @@ impl SectionInHand {
 #[derive(Debug)]
 pub(super) struct RowsInHand {
     pub(super) sections: Vec<SectionInHand>,
-    /// Whether seat reads are strongly consistent (after a lost race, whose
-    /// rival an eventually consistent read may not show yet); long rows are
-    /// read from the seat map either way.
-    pub(super) consistent: bool,
+    /// How rows not yet read are read.
+    pub(super) reading: Reading,
 }
 
 impl RowsInHand {
     pub(super) fn new(candidates: usize) -> Self {
         Self {
             sections: vec![SectionInHand::default(); candidates],
-            consistent: false,
+            reading: Reading::First,
         }
     }
 
@@ -234,7 +281,7 @@ impl RowsInHand {
         for section in &mut self.sections {
             *section = section.again();
         }
-        self.consistent = true;
+        self.reading = Reading::Again;
     }
 
     /// Forgets every row: the next choice reads again, consistently, only
@@ -244,7 +291,7 @@ impl RowsInHand {
         for section in &mut self.sections {
             *section = section.again_without_full_rows(n);
         }
-        self.consistent = true;
+        self.reading = Reading::Again;
     }
 
     /// `choice`'s claim lost the seats at positions `lost` of its block,
@@ -263,17 +310,12 @@ impl RowsInHand {
                 .iter()
                 .find(|(at, _)| *at == i)
                 .and_then(|(_, seen)| *seen);
-            section.learn(
-                choice.row,
-                choice.start + i,
-                Learnt::of_lost(seen),
-                choice.long,
-            );
+            section.learn(choice.row, choice.start + i, Learnt::of_lost(seen));
         }
         for section in &mut self.sections {
             section.race_lost();
         }
-        self.consistent = true;
+        self.reading = Reading::FromMap;
     }
 }
 
@@ -309,8 +351,10 @@ mod tests {
         assert_eq!(section.rows[1], [true, true, false, false, true, true]);
         assert_eq!(section.rows[0], [true; 6]);
         // Both rows were read before the race: the window is checked.
-        assert_eq!(section.fresh_from, 2);
-        assert_eq!(section.unchecked_window(2, 1), [(0, 2), (0, 0)]);
+        assert!(section.fresh.iter().all(|fresh| !fresh));
+        // The window is (0, 2) and (0, 0); the check looks past it.
+        let ahead = [(0, 2), (0, 0), (0, 4), (1, 0), (1, 4)];
+        assert_eq!(section.blocks_to_check(2, 1), Some(ahead.to_vec()));
         // What the race named is known: a refusal may rest on it while
         // the hold it saw lives, not after.
         assert!(in_hand.is_exact(Millis(499)));
@@ -339,9 +383,9 @@ mod tests {
         // A check that finds it free leaves it free, and a refusal may rest
         // again; one that finds the held seat released frees that too.
         let free = Learnt::of_state(&SeatState::Available, Millis(0));
-        in_hand.sections[0].learn(0, 1, free, false);
+        in_hand.sections[0].learn(0, 1, free);
         assert!(in_hand.is_exact(Millis(0)));
-        in_hand.sections[0].learn(0, 2, free, false);
+        in_hand.sections[0].learn(0, 2, free);
         assert_eq!(in_hand.sections[0].rows[0], [true; 4]);
         // A hold the check sees lapsed is free; a live one is taken.
         let order = crate::domain::OrderId::parse("o").unwrap();
@@ -360,42 +404,50 @@ mod tests {
     fn only_blocks_read_before_the_last_race_and_not_checked_since_are_checked() {
         let mut section = SectionInHand {
             rows: vec![vec![true; 4]],
+            fresh: vec![true],
             ..SectionInHand::default()
         };
-        assert!(section.unchecked_window(2, 2).is_empty(), "read since");
+        assert_eq!(section.blocks_to_check(2, 2), None, "read since");
         section.race_lost();
-        section.extend(1, vec![vec![true; 4]], None);
+        section.extend(1, vec![(vec![true; 4], true)], None);
         // Window of 4 over both rows: only row 0's blocks were read before.
-        assert_eq!(section.unchecked_window(2, 2), [(0, 0), (0, 2)]);
+        assert_eq!(section.blocks_to_check(2, 2), Some(vec![(0, 0), (0, 2)]));
         section.checked.insert((0, 0));
-        assert_eq!(section.unchecked_window(2, 2), [(0, 2)]);
-        // A check reads at most 100 seats: 25 blocks of four.
+        assert_eq!(section.blocks_to_check(2, 2), Some(vec![(0, 2)]));
+        section.checked.insert((0, 2));
+        assert_eq!(section.blocks_to_check(2, 2), None, "all checked");
+        // A check reads at most 100 seats: 25 blocks of four, past a
+        // window of 2.
         let mut wide = SectionInHand {
             rows: vec![vec![true; 200]],
             ..SectionInHand::default()
         };
-        wide.race_lost();
-        assert_eq!(wide.unchecked_window(4, 6).len(), 25);
+        assert_eq!(wide.blocks_to_check(4, 1).map(|b| b.len()), Some(25));
         // A seat in flight is checked with them: one block less.
-        wide.learn(0, 0, Learnt::InFlight, false);
-        assert_eq!(wide.unchecked_window(4, 6).len(), 24);
+        wide.learn(0, 0, Learnt::InFlight);
+        assert_eq!(wide.blocks_to_check(4, 1).map(|b| b.len()), Some(24));
     }
 
     #[test]
-    fn seats_lost_in_a_long_row_stay_taken_across_reads_of_the_map() {
+    fn seats_seen_taken_stay_taken_across_reads_of_the_map() {
         let mut in_hand = RowsInHand::new(1);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
         in_hand.race_lost(&choice(1, 3, 2, true), &[(1, Some(SeatSeen::Sold))]);
         in_hand.race_lost(&choice(0, 3, 1, false), &[(0, Some(SeatSeen::Sold))]);
         in_hand.read_again();
         // The map read again still shows every seat free.
-        in_hand.sections[0].extend(0, vec![vec![true; 6], vec![true; 200]], None);
+        let rows = vec![(vec![true; 6], true), (vec![true; 200], false)];
+        in_hand.sections[0].extend(0, rows, None);
         let rows = &in_hand.sections[0].rows;
         assert!(!rows[1][4], "the long row's lost seat stays taken");
         assert!(rows[0][3], "a short row's consistent read is the truth");
         assert_eq!(rows[1].iter().filter(|f| !**f).count(), 1);
+        // Read from the map too, the short row keeps its seat taken.
         in_hand.read_again_where_runs_were(2);
-        assert_eq!(in_hand.sections[0].lost_in_long_rows, vec![(1, 4)]);
+        assert_eq!(in_hand.sections[0].seen_taken, vec![(1, 4), (0, 3)]);
+        let rows = vec![(vec![true; 6], false)];
+        in_hand.sections[0].extend(0, rows, None);
+        assert!(!in_hand.sections[0].rows[0][3]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! it may choose that it read before the race (`in_hand.rs` keeps what it
 //! read and says what a refusal may rest on).
 
-use super::in_hand::{earliest, Choice, Learnt, RowsInHand, SectionInHand};
+use super::in_hand::{earliest, Choice, Learnt, Reading, RowsInHand, SectionInHand};
 use super::{Budget, Candidate};
 use crate::domain::best_available::{spread_choice, spread_is_decided};
 use crate::domain::{
@@ -38,8 +38,7 @@ async fn check(
     let states = app.store.check_seats(&event.event_id, &ids).await?;
     let now = crate::world::now();
     for ((row, i), state) in seats.into_iter().zip(&states) {
-        let long = is_long(&section.rows[row]);
-        read.learn(row, i, Learnt::of_state(state, now), long);
+        read.learn(row, i, Learnt::of_state(state, now));
     }
     Ok(())
 }
@@ -61,7 +60,7 @@ pub(super) async fn choose_seats(
     in_hand: &mut RowsInHand,
     budget: &mut Budget,
 ) -> Result<Option<Choice>, Error> {
-    let consistent = in_hand.consistent;
+    let reading = in_hand.reading;
     for (candidate, (Candidate { section, rows: may }, read)) in
         candidates.iter().zip(&mut in_hand.sections).enumerate()
     {
@@ -70,16 +69,16 @@ pub(super) async fn choose_seats(
         let to_read: Vec<bool> = (0..may.len()).map(|i| may[i] && read.reads(i)).collect();
         loop {
             read_until_decided(
-                app, event, section, &to_read, read, n, losses, consistent, budget,
+                app, event, section, &to_read, read, n, losses, reading, budget,
             )
             .await?;
-            let window = match (losses, budget.for_reads()) {
-                (0, _) | (_, 0) => break,
-                _ => read.unchecked_window(n, losses),
+            let blocks = match (losses, budget.for_reads()) {
+                (0, _) | (_, 0) => None,
+                _ => read.blocks_to_check(n, losses),
             };
-            if window.is_empty() && read.in_flight.is_empty() {
+            let Some(window) = blocks else {
                 break;
-            }
+            };
             read.checked.extend(window.iter().copied());
             // The rivals in flight first: what they left decides which
             // blocks are whole.
@@ -122,7 +121,7 @@ async fn read_until_decided(
     read: &mut SectionInHand,
     n: usize,
     losses: u32,
-    consistent: bool,
+    reading: Reading,
     budget: &mut Budget,
 ) -> Result<(), Error> {
     while read.rows.len() < section.rows.len() && !spread_is_decided(&read.rows, n, losses) {
@@ -130,9 +129,14 @@ async fn read_until_decided(
         // what it can (a row at least: if not even that, the spend
         // below ends the request).
         let start = read.rows.len();
-        let affordable = rows_affordable(section, to_read, start, budget.for_reads());
-        let end = next_batch_end(to_read, start, read.batch.min(affordable.max(1)));
-        let batch = read_batch(app, event, section, to_read, start..end, consistent, budget);
+        let affordable = rows_affordable(section, to_read, start, reading, budget.for_reads());
+        // From the map, the rest of the section is one request.
+        let batch = match reading {
+            Reading::FromMap => section.rows.len(),
+            _ => read.batch,
+        };
+        let end = next_batch_end(to_read, start, batch.min(affordable.max(1)));
+        let batch = read_batch(app, event, section, to_read, start..end, reading, budget);
         let (rows, until) = batch.await?;
         read.extend(start, rows, until);
         read.batch = read.batch.saturating_mul(2).min(MAX_ROWS_READ);
@@ -140,9 +144,10 @@ async fn read_until_decided(
     Ok(())
 }
 
-/// Rows `range` of `section`, each as its seats' freedom: those `to_read`
-/// marks read (seat by seat, or from the seat map when long), the others
-/// full, unread; and the earliest expiry of a live hold among them.
+/// Rows `range` of `section`, each as its seats' freedom and whether it
+/// was read seat by seat: those `to_read` marks read (seat by seat, or
+/// from the seat map when long or `reading` says so), the others full,
+/// unread; and the earliest expiry of a live hold among them.
 /// Judged as of after the read: a hold that lapsed while the rows were
 /// read frees its seats, so a refusal is true at an instant of its
 /// request.
@@ -152,15 +157,17 @@ async fn read_batch(
     section: &SectionPlan,
     to_read: &[bool],
     range: std::ops::Range<usize>,
-    consistent: bool,
+    reading: Reading,
     budget: &mut Budget,
-) -> Result<(Vec<Vec<bool>>, Option<Millis>), Error> {
+) -> Result<(Vec<(Vec<bool>, bool)>, Option<Millis>), Error> {
     let rows = &section.rows[range.clone()];
     let reads = &to_read[range];
     let wanted = rows.iter().zip(reads).filter(|(_, &r)| r);
     let wanted: Vec<RowPlan> = wanted.map(|(row, _)| row.clone()).collect();
-    budget.spend(read_cost(&wanted))?;
-    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.into_iter().partition(is_long);
+    budget.spend(read_cost(&wanted, reading))?;
+    let from_map = |row: &RowPlan| reading.reads_map(is_long(row));
+    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.into_iter().partition(from_map);
+    let consistent = reading != Reading::First;
     let (event_id, section_id) = (&event.event_id, &section.section_id);
     let mut states = match short.is_empty() {
         true => Vec::new(),
@@ -183,7 +190,7 @@ async fn read_batch(
             until = earliest(until, Some(at));
         }
     };
-    let mut free = |row: &RowPlan, reads: bool| match (reads, is_long(row)) {
+    let mut free = |row: &RowPlan, reads: bool| match (reads, from_map(row)) {
         (false, _) => vec![false; row.count as usize],
         (true, true) => {
             let map = maps.next().unwrap_or_default();
@@ -209,7 +216,7 @@ async fn read_batch(
     let rows = rows
         .iter()
         .zip(reads)
-        .map(|(row, &r)| free(row, r))
+        .map(|(row, &r)| (free(row, r), !from_map(row)))
         .collect();
     Ok((rows, until))
 }
@@ -228,10 +235,12 @@ fn is_long(row: &RowPlan) -> bool {
     row.count > LONG_ROW_SEATS
 }
 
-/// The requests reading `rows` takes: the seat map's for long rows,
-/// a Query per block of seats for the others.
-fn read_cost(rows: &[RowPlan]) -> usize {
-    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = rows.iter().cloned().partition(is_long);
+/// The requests reading `rows` takes: the seat map's for those read there
+/// (long rows, and every row `reading` from the map), a Query per block of
+/// seats for the others.
+fn read_cost(rows: &[RowPlan], reading: Reading) -> usize {
+    let from_map = |row: &RowPlan| reading.reads_map(is_long(row));
+    let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = rows.iter().cloned().partition(from_map);
     let map = match long.is_empty() {
         true => 0,
         false => Store::map_read_round_trips(&long),
@@ -240,27 +249,24 @@ fn read_cost(rows: &[RowPlan]) -> usize {
 }
 
 /// How many of the rows to read from row `start` on, in order, `requests`
-/// pay for.
+/// pay for (rows from the map share their batched reads).
 fn rows_affordable(
     section: &SectionPlan,
     to_read: &[bool],
     start: usize,
+    reading: Reading,
     requests: usize,
 ) -> usize {
-    let mut left = requests;
-    let mut rows = 0;
-    for (row, _) in section
-        .rows
-        .iter()
-        .zip(to_read)
-        .skip(start)
-        .filter(|(_, &r)| r)
-    {
-        let cost = read_cost(std::slice::from_ref(row));
-        if cost > left {
+    let (mut map_items, mut queries, mut rows) = (0, 0, 0);
+    let wanted = section.rows.iter().zip(to_read).skip(start);
+    for (row, _) in wanted.filter(|(_, &r)| r) {
+        match reading.reads_map(is_long(row)) {
+            true => map_items += Store::map_items(row),
+            false => queries += Store::row_read_round_trips(std::slice::from_ref(row)),
+        }
+        if Store::map_requests(map_items) + queries > requests {
             break;
         }
-        left -= cost;
         rows += 1;
     }
     rows
