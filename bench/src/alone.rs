@@ -75,11 +75,13 @@ async fn metered_app_with(endpoint: &str, stream: bool) -> Result<shared::App, S
     app_with_client(client, stream).await
 }
 
-/// best-available on long rows, metered, on a DynamoDB Local of its own
-/// with the stream (a stream table slows every table after it on a shared
-/// emulator), the seat map projected every quarter second meanwhile, as
-/// project-seat-map keeps it about a second behind in AWS: a row each.
-pub async fn best_long_rows(sizes: Sizes) -> Result<Vec<Row>, String> {
+/// best-available's stampedes on a short section and on long rows,
+/// metered, on a DynamoDB Local of its own with the stream (a stream table
+/// slows every table after it on a shared emulator), the seat map and run
+/// summaries projected every quarter second meanwhile, as project-seat-map
+/// keeps them about a second behind in AWS (a request reads rows it has
+/// not read from the map after a lost race): a row each.
+pub async fn best_available_projected(sizes: Sizes) -> Result<Vec<Row>, String> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let dynamodb = own_dynamodb(sizes)?;
     let endpoint = dynamodb.endpoint();
@@ -97,7 +99,9 @@ pub async fn best_long_rows(sizes: Sizes) -> Result<Vec<Row>, String> {
             }
         })
     };
-    let rows = crate::best::long_rows_stampedes(&app, &sizes.best_long_rows).await;
+    let mut stampedes = vec![sizes.best_available];
+    stampedes.extend(sizes.best_long_rows);
+    let rows = crate::best::projected_stampedes(&app, &stampedes).await;
     done.store(true, Ordering::SeqCst);
     let _ = projector.await;
     rows
@@ -134,9 +138,7 @@ pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
 pub async fn best_available_alone(sizes: Sizes) -> Result<Row, String> {
     let dynamodb = own_dynamodb(sizes)?;
     let app = metered_app(&dynamodb.endpoint()).await?;
-    let stampede = crate::best::best_available_stampede(&app, sizes.best_available).await?;
-    let mut rows = vec![stampede];
-    rows.extend(best_long_rows(sizes).await?);
+    let mut rows = best_available_projected(sizes).await?;
     rows.push(crate::best::spill_stampedes(&app, sizes.best_spill_rounds).await?);
     let mut row = Row::joined(rows);
     row.timing = Timing::default();

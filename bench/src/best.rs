@@ -168,7 +168,7 @@ pub(super) async fn best_available_stampede(
     let history = outcome.judged(&section_rows(size)?);
     let (taken, o) = (outcome.taken.len(), &outcome);
     let scenario = format!(
-        "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler, metered)",
+        "best-available stampede: {} buyers of 2 or 4 seats, {} × {} seats, {} in flight (handler, metered, map projected)",
         size.buyers, size.rows, size.seats_per_row, size.in_flight
     );
     let goals = vec![Goal::no_503(&scenario, o.retry)];
@@ -189,10 +189,10 @@ pub(super) async fn best_available_stampede(
     })
 }
 
-/// best-available on long rows: the same stampede on one row of 10,000
-/// seats and on ten rows of 1,000, read from the seat map (which the
-/// caller keeps projected, as project-seat-map does). A row each.
-pub(super) async fn long_rows_stampedes(
+/// best-available's stampedes with the seat map kept projected by the
+/// caller, as project-seat-map does (long rows are read from it, and any
+/// row not yet read after a lost race): a row each.
+pub(super) async fn projected_stampedes(
     app: &App,
     sizes: &[BestAvailableStampede],
 ) -> Result<Vec<Row>, String> {
