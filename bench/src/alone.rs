@@ -132,9 +132,10 @@ pub async fn buyer_limit_alone(sizes: Sizes) -> Result<Row, String> {
 }
 
 /// best-available's stampedes (on a short section, on long rows, and of
-/// pairs under a crowd), metered, on a DynamoDB Local of its own: their
-/// rows, as one. `--only best-available`
-/// runs them alone (the full run measures them on the shared emulator).
+/// pairs under a crowd), metered, on a DynamoDB Local of its own (the
+/// first two on one with the stream, [`best_available_projected`]): their
+/// rows, as one. `--only best-available` runs them alone (the full run
+/// measures the pairs on the shared emulator).
 pub async fn best_available_alone(sizes: Sizes) -> Result<Row, String> {
     let dynamodb = own_dynamodb(sizes)?;
     let app = metered_app(&dynamodb.endpoint()).await?;

@@ -105,15 +105,16 @@ pub(super) fn earliest(a: Option<Millis>, b: Option<Millis>) -> Option<Millis> {
 
 /// One candidate section's rows read so far (free seats `true`), how
 /// many rows its next batch reads, the rows passed over unread (seen
-/// without a run of n when last read), and the seats of its long rows
-/// lost races named (row, seat index): the seat map may not show them yet,
-/// so they stay taken across reads.
+/// without a run of n when last read), and the seats the request saw
+/// taken (row, seat index, by what), in races or checks: the seat map may
+/// not show them yet, so they stay taken across its reads of the map while
+/// what held them lives.
 #[derive(Debug, Clone)]
 pub(super) struct SectionInHand {
     pub(super) rows: Vec<Vec<bool>>,
     pub(super) batch: usize,
     passed_over: Vec<bool>,
-    seen_taken: Vec<(usize, usize)>,
+    seen_taken: Vec<(usize, usize, SeatSeen)>,
     /// Per row, whether it was read seat by seat since the last lost race;
     /// blocks in the other rows are checked before they are chosen.
     fresh: Vec<bool>,
@@ -169,6 +170,7 @@ impl SectionInHand {
         first: usize,
         rows: Vec<(Vec<bool>, bool)>,
         until: Option<Millis>,
+        now: Millis,
     ) {
         self.fresh.resize(self.rows.len(), false);
         for (row, fresh) in rows {
@@ -176,10 +178,18 @@ impl SectionInHand {
             self.fresh.push(fresh);
         }
         self.until = earliest(self.until, until);
-        for &(row, seat) in &self.seen_taken {
+        // A hold seen that has lapsed since frees its seat again.
+        self.seen_taken.retain(|&(_, _, seen)| match seen {
+            SeatSeen::HeldUntil(at) => hold_is_live(at, now),
+            SeatSeen::Sold => true,
+        });
+        for &(row, seat, seen) in &self.seen_taken {
             if row >= first && !self.fresh.get(row).copied().unwrap_or(true) {
                 if let Some(free) = self.rows.get_mut(row).and_then(|r| r.get_mut(seat)) {
                     *free = false;
+                    if let SeatSeen::HeldUntil(at) = seen {
+                        self.until = earliest(self.until, Some(at));
+                    }
                 }
             }
         }
@@ -206,9 +216,9 @@ impl SectionInHand {
             Learnt::Free | Learnt::Taken(SeatSeen::Sold) => {}
         }
         if learnt != Learnt::InFlight {
-            self.seen_taken.retain(|&s| s != (row, seat));
-            if learnt != Learnt::Free {
-                self.seen_taken.push((row, seat));
+            self.seen_taken.retain(|&(r, s, _)| (r, s) != (row, seat));
+            if let Learnt::Taken(seen) = learnt {
+                self.seen_taken.push((row, seat, seen));
             }
         }
     }
@@ -262,9 +272,16 @@ pub(super) struct RowsInHand {
 }
 
 impl RowsInHand {
-    pub(super) fn new(candidates: usize) -> Self {
+    /// What a request has read of `candidates` sections, each with the
+    /// earliest expiry among the holds that made the run summaries rule out
+    /// its rows (a refusal resting on them holds until then).
+    pub(super) fn new(candidates: &[Option<Millis>]) -> Self {
+        let section = |&until: &Option<Millis>| SectionInHand {
+            until,
+            ..SectionInHand::default()
+        };
         Self {
-            sections: vec![SectionInHand::default(); candidates],
+            sections: candidates.iter().map(section).collect(),
             reading: Reading::First,
         }
     }
@@ -337,7 +354,7 @@ mod tests {
 
     #[test]
     fn a_lost_race_marks_the_named_seats_taken_and_sends_what_was_read_before_to_a_check() {
-        let mut in_hand = RowsInHand::new(1);
+        let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
         in_hand.read_again();
         assert!(in_hand.sections[0].rows.is_empty() && in_hand.is_exact(Millis(0)));
@@ -365,7 +382,7 @@ mod tests {
 
     #[test]
     fn a_rival_in_flight_is_left_as_read_until_a_check_sees_what_it_left() {
-        let mut in_hand = RowsInHand::new(1);
+        let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 4]];
         // Seat 1 was a rival's in flight, seat 2 held until 9.
         let held = Some(SeatSeen::HeldUntil(Millis(9)));
@@ -409,7 +426,7 @@ mod tests {
         };
         assert_eq!(section.blocks_to_check(2, 2), None, "read since");
         section.race_lost();
-        section.extend(1, vec![(vec![true; 4], true)], None);
+        section.extend(1, vec![(vec![true; 4], true)], None, Millis(0));
         // Window of 4 over both rows: only row 0's blocks were read before.
         assert_eq!(section.blocks_to_check(2, 2), Some(vec![(0, 0), (0, 2)]));
         section.checked.insert((0, 0));
@@ -430,29 +447,45 @@ mod tests {
 
     #[test]
     fn seats_seen_taken_stay_taken_across_reads_of_the_map() {
-        let mut in_hand = RowsInHand::new(1);
+        let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
         in_hand.race_lost(&choice(1, 3, 2, true), &[(1, Some(SeatSeen::Sold))]);
         in_hand.race_lost(&choice(0, 3, 1, false), &[(0, Some(SeatSeen::Sold))]);
         in_hand.read_again();
         // The map read again still shows every seat free.
         let rows = vec![(vec![true; 6], true), (vec![true; 200], false)];
-        in_hand.sections[0].extend(0, rows, None);
+        in_hand.sections[0].extend(0, rows, None, Millis(0));
         let rows = &in_hand.sections[0].rows;
         assert!(!rows[1][4], "the long row's lost seat stays taken");
         assert!(rows[0][3], "a short row's consistent read is the truth");
         assert_eq!(rows[1].iter().filter(|f| !**f).count(), 1);
         // Read from the map too, the short row keeps its seat taken.
         in_hand.read_again_where_runs_were(2);
-        assert_eq!(in_hand.sections[0].seen_taken, vec![(1, 4), (0, 3)]);
+        let sold = SeatSeen::Sold;
+        assert_eq!(
+            in_hand.sections[0].seen_taken,
+            vec![(1, 4, sold), (0, 3, sold)]
+        );
         let rows = vec![(vec![true; 6], false)];
-        in_hand.sections[0].extend(0, rows, None);
+        in_hand.sections[0].extend(0, rows, None, Millis(0));
         assert!(!in_hand.sections[0].rows[0][3]);
+        // A hold seen lapses: the map read after it shows the seat free.
+        let mut section = SectionInHand::default();
+        let held = Learnt::Taken(SeatSeen::HeldUntil(Millis(10)));
+        section.extend(0, vec![(vec![true; 4], false)], None, Millis(0));
+        section.learn(0, 1, held);
+        let map_rows = || vec![(vec![true; 4], false)];
+        let mut before = section.again();
+        before.extend(0, map_rows(), None, Millis(9));
+        assert!(!before.rows[0][1] && before.until == Some(Millis(10)));
+        let mut after = section.again();
+        after.extend(0, map_rows(), None, Millis(10));
+        assert!(after.rows[0][1] && after.until.is_none(), "never an expiry");
     }
 
     #[test]
     fn after_a_lost_race_only_rows_that_had_a_run_are_read_and_no_refusal_rests_on_it() {
-        let mut in_hand = RowsInHand::new(1);
+        let mut in_hand = RowsInHand::new(&[None]);
         // Row 0 has no pair left, row 1 has one.
         in_hand.sections[0].rows = vec![
             vec![true, false, true, false],

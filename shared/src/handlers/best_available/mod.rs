@@ -13,9 +13,10 @@
 //!   blocks it may pick among (one consistent request per 100 seats)
 //!   instead of reading the section again;
 //! - reading rows, checking and claiming spend at most [`ROUND_TRIPS`]
-//!   requests (each send of a claim paid before it is sent, and reads
-//!   always leave room for one): once spent the answer is `503` (nothing
-//!   was claimed, so a retry is safe), never a refusal that could be false.
+//!   requests (each send of a claim paid before it is sent; reads leave
+//!   room for one where they can, a row at least always read so a refusal
+//!   stays reachable): once spent the answer is `503` (nothing was
+//!   claimed, so a retry is safe), never a refusal that could be false.
 
 use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
@@ -127,12 +128,15 @@ async fn choose_and_claim(
 ) -> Reply {
     let max = app.config.max_seats_per_order;
     let quantity = asked.body.quantity;
+    // Under a key, room for the order's read too: a send that finds its
+    // own earlier one landed answers from the order.
     let mut budget = Budget {
         left: ROUND_TRIPS,
-        claim: claim_send_requests(token),
+        claim: claim_send_requests(token) + usize::from(asked.key.is_some()),
     };
     let mut rounds = Rounds::new("best-available", ROUNDS);
-    let mut in_hand = RowsInHand::new(candidates.len());
+    let ruled_out: Vec<Option<Millis>> = candidates.iter().map(|c| c.until).collect();
+    let mut in_hand = RowsInHand::new(&ruled_out);
     let mut token = token.clone();
     while rounds.next().await.is_some() {
         let n = quantity as usize;
@@ -272,6 +276,9 @@ async fn claim_block(
 struct Candidate<'a> {
     section: &'a SectionPlan,
     rows: Vec<bool>,
+    /// Until when the summaries that ruled rows out hold: the earliest
+    /// expiry of a hold they counted.
+    until: Option<Millis>,
 }
 
 /// The seated sections asked for (one, or all in plan order), less those
@@ -307,24 +314,36 @@ async fn candidate_rows<'a>(
     let now = crate::world::now();
     Ok(sections
         .into_iter()
-        .map(|section| Candidate {
-            section,
-            rows: rows_that_may_fit(section, &runs, quantity, now),
+        .map(|section| {
+            let (rows, until) = rows_that_may_fit(section, &runs, quantity, now);
+            Candidate {
+                section,
+                rows,
+                until,
+            }
         })
         .filter(|c| c.rows.iter().any(|&fits| fits))
         .collect())
 }
 
-/// Per row of `section`, whether its summary leaves room for a run of n.
-fn rows_that_may_fit(section: &SectionPlan, runs: &SectionRuns, n: u32, now: Millis) -> Vec<bool> {
-    section
-        .rows
-        .iter()
-        .map(|row| {
-            let summary = runs.get(&(section.section_id.clone(), row.row.clone()));
-            RowRuns::may_fit(summary, n, now)
-        })
-        .collect()
+/// Per row of `section`, whether its summary leaves room for a run of n;
+/// and the earliest expiry among the holds of the rows it rules out.
+fn rows_that_may_fit(
+    section: &SectionPlan,
+    runs: &SectionRuns,
+    n: u32,
+    now: Millis,
+) -> (Vec<bool>, Option<Millis>) {
+    let mut until: Option<Millis> = None;
+    let rows = section.rows.iter().map(|row| {
+        let summary = runs.get(&(section.section_id.clone(), row.row.clone()));
+        let fits = RowRuns::may_fit(summary, n, now);
+        if let (false, Some(at)) = (fits, summary.and_then(|runs| runs.until)) {
+            until = Some(until.map_or(at, |u| u.min(at)));
+        }
+        fits
+    });
+    (rows.collect(), until)
 }
 
 /// The store round trips a request has left.

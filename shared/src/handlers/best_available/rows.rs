@@ -61,8 +61,15 @@ pub(super) async fn choose_seats(
     budget: &mut Budget,
 ) -> Result<Option<Choice>, Error> {
     let reading = in_hand.reading;
-    for (candidate, (Candidate { section, rows: may }, read)) in
-        candidates.iter().zip(&mut in_hand.sections).enumerate()
+    for (
+        candidate,
+        (
+            Candidate {
+                section, rows: may, ..
+            },
+            read,
+        ),
+    ) in candidates.iter().zip(&mut in_hand.sections).enumerate()
     {
         // Rows to read: those the summaries leave and the last read did not
         // see full (the rest ride along as full, unread).
@@ -138,7 +145,7 @@ async fn read_until_decided(
         let end = next_batch_end(to_read, start, batch.min(affordable.max(1)));
         let batch = read_batch(app, event, section, to_read, start..end, reading, budget);
         let (rows, until) = batch.await?;
-        read.extend(start, rows, until);
+        read.extend(start, rows, until, crate::world::now());
         read.batch = read.batch.saturating_mul(2).min(MAX_ROWS_READ);
     }
     Ok(())
