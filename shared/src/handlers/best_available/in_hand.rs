@@ -339,21 +339,25 @@ impl RowsInHand {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
 
     /// A block of `n` seats of section A's row 1 at `start`.
-    fn choice(row: usize, start: usize, n: usize, long: bool) -> Choice {
-        let seat = |i: usize| SeatId::parse(&format!("A-1-{}", start + i + 1)).unwrap();
-        Choice {
+    fn choice(row: usize, start: usize, n: usize, long: bool) -> Result<Choice, Error> {
+        let seat = |i: usize| SeatId::parse(&format!("A-1-{}", start + i + 1));
+        Ok(Choice {
             candidate: 0,
             row,
             start,
             long,
-            seats: (0..n).map(seat).collect(),
-        }
+            seats: (0..n).map(seat).collect::<Result<_, _>>()?,
+        })
     }
 
     #[test]
-    fn a_lost_race_marks_the_named_seats_taken_and_sends_what_was_read_before_to_a_check() {
+    fn a_lost_race_marks_the_named_seats_taken_and_sends_what_was_read_before_to_a_check(
+    ) -> TestResult {
         let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
         in_hand.read_again();
@@ -361,7 +365,7 @@ mod tests {
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
         let held = Some(SeatSeen::HeldUntil(Millis(500)));
         in_hand.race_lost(
-            &choice(1, 2, 2, false),
+            &choice(1, 2, 2, false)?,
             &[(0, held), (1, Some(SeatSeen::Sold))],
         );
         let section = &in_hand.sections[0];
@@ -378,15 +382,16 @@ mod tests {
         assert!(!in_hand.is_exact(Millis(500)), "a hold seen has lapsed");
         in_hand.read_again();
         assert_eq!(in_hand.sections[0].until, None, "a read starts again");
+        Ok(())
     }
 
     #[test]
-    fn a_rival_in_flight_is_left_as_read_until_a_check_sees_what_it_left() {
+    fn a_rival_in_flight_is_left_as_read_until_a_check_sees_what_it_left() -> TestResult {
         let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 4]];
         // Seat 1 was a rival's in flight, seat 2 held until 9.
         let held = Some(SeatSeen::HeldUntil(Millis(9)));
-        in_hand.race_lost(&choice(0, 1, 2, false), &[(0, None), (1, held)]);
+        in_hand.race_lost(&choice(0, 1, 2, false)?, &[(0, None), (1, held)]);
         let section = &in_hand.sections[0];
         assert_eq!(section.rows[0], [true, true, false, true]);
         assert_eq!(
@@ -405,7 +410,7 @@ mod tests {
         in_hand.sections[0].learn(0, 2, free);
         assert_eq!(in_hand.sections[0].rows[0], [true; 4]);
         // A hold the check sees lapsed is free; a live one is taken.
-        let order = crate::domain::OrderId::parse("o").unwrap();
+        let order = crate::domain::OrderId::parse("o")?;
         let lapsed = SeatState::Held {
             order,
             expires_at: Millis(5),
@@ -415,6 +420,7 @@ mod tests {
             Learnt::of_state(&lapsed, Millis(4)),
             Learnt::Taken(SeatSeen::HeldUntil(Millis(5)))
         );
+        Ok(())
     }
 
     #[test]
@@ -446,11 +452,11 @@ mod tests {
     }
 
     #[test]
-    fn seats_seen_taken_stay_taken_across_reads_of_the_map() {
+    fn seats_seen_taken_stay_taken_across_reads_of_the_map() -> TestResult {
         let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
-        in_hand.race_lost(&choice(1, 3, 2, true), &[(1, Some(SeatSeen::Sold))]);
-        in_hand.race_lost(&choice(0, 3, 1, false), &[(0, Some(SeatSeen::Sold))]);
+        in_hand.race_lost(&choice(1, 3, 2, true)?, &[(1, Some(SeatSeen::Sold))]);
+        in_hand.race_lost(&choice(0, 3, 1, false)?, &[(0, Some(SeatSeen::Sold))]);
         in_hand.read_again();
         // The map read again still shows every seat free.
         let rows = vec![(vec![true; 6], true), (vec![true; 200], false)];
@@ -481,6 +487,7 @@ mod tests {
         let mut after = section.again();
         after.extend(0, map_rows(), None, Millis(10));
         assert!(after.rows[0][1] && after.until.is_none(), "never an expiry");
+        Ok(())
     }
 
     #[test]

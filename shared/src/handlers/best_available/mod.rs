@@ -379,23 +379,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_the_summaries_rule_out_hold_only_until_their_first_hold_expires() {
+    fn rows_the_summaries_rule_out_hold_only_until_their_first_hold_expires(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         use crate::domain::{RowId, RowPlan};
-        let row = |id: &str| RowPlan {
-            row: RowId::parse(id).unwrap(),
-            count: 10,
+        let row = |id: &str| -> Result<RowPlan, Error> {
+            Ok(RowPlan {
+                row: RowId::parse(id)?,
+                count: 10,
+            })
         };
         let section = SectionPlan {
-            section_id: SectionId::parse("A").unwrap(),
-            rows: vec![row("1"), row("2"), row("3")],
+            section_id: SectionId::parse("A")?,
+            rows: vec![row("1")?, row("2")?, row("3")?],
             capacity: None,
         };
         let summary = |longest, until| RowRuns { longest, until };
-        let key = |id: &str| (section.section_id.clone(), RowId::parse(id).unwrap());
+        let key =
+            |id: &str| -> Result<_, Error> { Ok((section.section_id.clone(), RowId::parse(id)?)) };
         let runs = SectionRuns::from([
-            (key("1"), summary(1, Some(Millis(50)))),
-            (key("2"), summary(1, Some(Millis(30)))),
-            (key("3"), summary(9, Some(Millis(10)))),
+            (key("1")?, summary(1, Some(Millis(50)))),
+            (key("2")?, summary(1, Some(Millis(30)))),
+            (key("3")?, summary(9, Some(Millis(10)))),
         ]);
         // Rows 1 and 2 rule out a pair until their first holds expire;
         // row 3 fits, and its hold bounds nothing.
@@ -405,6 +409,7 @@ mod tests {
         // Without a summary a row is read, and bounds nothing either.
         let (fits, until) = rows_that_may_fit(&section, &SectionRuns::new(), 2, Millis(0));
         assert_eq!((fits, until), (vec![true; 3], None));
+        Ok(())
     }
 
     #[test]
