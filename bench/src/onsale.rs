@@ -78,7 +78,21 @@ pub(super) async fn on_sale(
     phase.replay(out.attempts as f64 / model.buyers.max(1) as f64);
     out.ok &= phase.ok();
     out.sold_out = Some(phase);
+    replay_at_requested_quotas(&mut out);
     Ok(out)
+}
+
+/// The target replayed on the quotas docs/SCALE.md asks for, which both
+/// phases' loads set (so it runs once the sold-out phase has).
+fn replay_at_requested_quotas(out: &mut OnSale) {
+    use super::crowd_projection::{phases, project};
+    let need = super::scale_limits::table_quotas_needed(&project(&phases(out)));
+    out.replays.at_requested = crate::replay::at_requested_quotas(
+        &out.priced,
+        out.attempts as f64,
+        TARGET_CLAIMS_PER_SECOND,
+        need,
+    );
 }
 
 /// Creates the event, priced on its own (it is not on-sale traffic).
@@ -249,6 +263,7 @@ async fn price_traffic(
     );
     out.replays = crate::replay::on_sale_replays(&priced, attempts, TARGET_CLAIMS_PER_SECOND);
     out.charges = charges;
+    out.priced = priced;
     Ok(())
 }
 

@@ -248,10 +248,26 @@ fn rekeyed(requests: &[Priced], layout: Layout) -> Vec<Vec<Charge>> {
 /// on a new one, as the meter counts them. A steady stream's share is
 /// taken first.
 pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
+    mix_binding(streams, layout, limits).per_s
+}
+
+/// A replay's ceiling and what reaches its limit there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ceiling {
+    pub per_s: f64,
+    /// The partition's hottest key (`index: pk` on an index), or the
+    /// table (or index) whose allowance fills first.
+    pub binding: String,
+}
+
+/// [`mix_ceiling`], naming what binds.
+pub fn mix_binding(streams: &[Stream], layout: Layout, limits: Limits) -> Ceiling {
     // Per partition and per table, as shares of its limit: (for each unit
     // of the rate, steady).
     let mut placing = Meter::new(limits);
     let mut partitions: HashMap<PartitionId, (f64, f64)> = HashMap::new();
+    // Each key's own share, to name a partition by its hottest key.
+    let mut keys: HashMap<Target, f64> = HashMap::new();
     // A table's allowance: its kinds apart when warm (keyed by whether
     // writes), combined when new (keyed as writes).
     let mut tables: BTreeMap<(Option<String>, bool), (f64, f64)> = BTreeMap::new();
@@ -271,6 +287,7 @@ pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
             let partition = partitions.entry(placing.partition_of(&target)).or_default();
             partition.0 += of_key * per_unit;
             partition.1 += of_key * steady;
+            *keys.entry(target.clone()).or_default() += of_key * (per_unit + steady);
             for (kind, share) in of_table {
                 let load = tables.entry((target.index.clone(), kind)).or_default();
                 load.0 += share * per_unit;
@@ -279,17 +296,50 @@ pub fn mix_ceiling(streams: &[Stream], layout: Layout, limits: Limits) -> f64 {
         }
     }
     // A partition the steady streams fill alone has no room at any rate.
-    partitions
-        .values()
-        .chain(tables.values())
-        .map(|&(per_unit, steady)| {
-            if steady >= 1.0 {
-                0.0
-            } else {
-                (1.0 - steady) / per_unit
-            }
-        })
-        .fold(f64::INFINITY, f64::min)
+    let room = |&(per_unit, steady): &(f64, f64)| {
+        if steady >= 1.0 {
+            0.0
+        } else {
+            (1.0 - steady) / per_unit
+        }
+    };
+    let partition = partitions
+        .iter()
+        .map(|(id, load)| (room(load), id))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    let table = tables
+        .iter()
+        .map(|(id, load)| (room(load), id))
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    match (partition, table) {
+        (Some((per_s, id)), table) if table.is_none_or(|t| per_s <= t.0) => Ceiling {
+            per_s,
+            binding: hottest_on(&keys, id, &mut placing),
+        },
+        (_, Some((per_s, (index, write)))) => Ceiling {
+            per_s,
+            binding: format!(
+                "the {} allowance of {}",
+                if *write { "write" } else { "read" },
+                index.as_deref().unwrap_or("the table")
+            ),
+        },
+        _ => Ceiling {
+            per_s: f64::INFINITY,
+            binding: String::new(),
+        },
+    }
+}
+
+/// The key with the largest share of `keys` on partition `id`.
+fn hottest_on(keys: &HashMap<Target, f64>, id: &PartitionId, placing: &mut Meter) -> String {
+    let hottest = keys
+        .iter()
+        .filter(|(target, _)| placing.partition_of(target) == *id)
+        .max_by(|a, b| a.1.total_cmp(b.1).then_with(|| b.0.pk.cmp(&a.0.pk)));
+    hottest.map_or_else(String::new, |(target, _)| {
+        crate::scale_model::target_label(target)
+    })
 }
 
 /// The share of the new layout's ceiling under the meter the first
@@ -313,6 +363,8 @@ pub enum Rate {
 pub struct Replays {
     pub ceiling: f64,
     pub runs: Vec<(Rate, f64, Replayed)>,
+    /// The on-sale's at its target on the quotas docs/SCALE.md asks for.
+    pub at_requested: Option<AtRequestedQuotas>,
 }
 
 impl Replays {
@@ -364,7 +416,11 @@ pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
         .collect();
     let mut runs = Vec::new();
     if !ceiling.is_finite() {
-        return Replays { ceiling, runs };
+        return Replays {
+            ceiling,
+            runs,
+            at_requested: None,
+        };
     }
     for (rate, units) in [
         (Rate::BelowTheCeiling, BELOW_THE_CEILING * ceiling),
@@ -372,12 +428,19 @@ pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
     ] {
         for &layout in layouts {
             let pace = (units, REPLAY_SECONDS);
-            let run = replay_mix(&streams, pace, layout, limits, 0x0C_5A1E);
+            let run = replay_mix(&streams, pace, layout, limits, REPLAY_SEED);
             runs.push((rate, units, run));
         }
     }
-    Replays { ceiling, runs }
+    Replays {
+        ceiling,
+        runs,
+        at_requested: None,
+    }
 }
+
+/// The back-off jitter's seed: every replay draws the same.
+const REPLAY_SEED: u64 = 0x0C_5A1E;
 
 /// `requests` in a seeded random order.
 fn shuffled(requests: &[Priced]) -> Vec<Priced> {
@@ -391,6 +454,8 @@ fn shuffled(requests: &[Priced]) -> Vec<Priced> {
 
 mod doc;
 pub use doc::{markdown, method, table, ON_SALE_UNIT};
+mod requested;
+pub use requested::{at_requested_quotas, AtRequestedQuotas, PEAK_WINDOW_SECONDS};
 
 #[cfg(test)]
 mod tests;

@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
+use super::crowd_projection::CrowdProjection;
 use super::crowd_projection::{CROWD_BUYERS, CROWD_SECONDS};
 use super::onsale_run::{OnSale, TARGET_CLAIMS_PER_SECOND};
 use super::pricing::Projection;
-use super::replay::{Layout, Replayed};
+use super::replay::{Layout, Rate, Replayed, PEAK_WINDOW_SECONDS};
 use super::scale_model::{template, AWS_REQUEST_MS, NEW_TABLE_WRITE_UNITS};
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
 use crate::{Bound, Goal};
@@ -23,10 +24,7 @@ fn key_rows(out: &mut String, p: &Projection, attempts: f64) {
     let _ = writeln!(out, "| layout | key | write units | read units | share of claim attempts' units | write units/s at {TARGET_CLAIMS_PER_SECOND:.0} claims/s |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
     for k in &p.hottest {
-        let key = match &k.target.index {
-            Some(index) => format!("{index}: `{}`", k.target.pk),
-            None => format!("`{}`", k.target.pk),
-        };
+        let key = super::scale_model::target_label(&k.target);
         let _ = writeln!(
             out,
             "| {} | {key} | {:.0} | {:.1} | {:.2} units/attempt | {:.0} |",
@@ -112,6 +110,7 @@ impl OnSale {
                 goal.judged()
             );
         }
+        self.at_target_markdown(&mut out, &crowd);
         let _ = writeln!(
             out,
             "\nSeat map of this event after the on-sale ({} stream records folded into the projection in {:.1} s): **{} bytes** raw, **{} bytes** gzip; **{:.1} read units** per uncached request (the event, then one eventually consistent read per row of up to 1,000 seats, 100 per BatchGetItem); uncached request p50 **{:.1} ms**, p99 {:.1} ms ({} requests, each in a fresh process). A process reuses a map it read for a second, and CloudFront for another.\n",
@@ -133,6 +132,37 @@ impl OnSale {
             out.push_str(&phase.markdown());
         }
         out
+    }
+
+    /// The target replayed on the quotas docs/SCALE.md asks for (judged),
+    /// beside the end-to-end figure at AWS's default quotas (printed, not
+    /// judged: quotas are what an operator asks AWS for ahead).
+    fn at_target_markdown(&self, out: &mut String, crowd: &CrowdProjection) {
+        let Some(at) = &self.replays.at_requested else {
+            return;
+        };
+        let unit = super::replay::ON_SALE_UNIT;
+        let row = super::replay::Replays {
+            runs: vec![(Rate::Target, at.units, at.run.clone())],
+            ..Default::default()
+        };
+        let _ = writeln!(
+            out,
+            "\n**The target on the quotas docs/SCALE.md asks for.** The same recording, shuffled, replayed at **{:.0} {unit}** for {PEAK_WINDOW_SECONDS:.0} s (the crowd's peak minute) on a table whose per-table quotas are raised to **{:.0} write and {:.0} read units/s** (the table and each index apart) and warmed to them: what SCALE.md's \"What to ask AWS for\" lists, the larger of what the crowd's peak and this target ask. Under these limits the new keys' ceiling is **{:.0} {unit}** (modelled), where {} reaches its limit first.\n\n{}",
+            at.units, at.quotas.0, at.quotas.1, at.ceiling.per_s, at.ceiling.binding,
+            super::replay::table(&row, unit)
+        );
+        for goal in at.goals(unit) {
+            let _ = writeln!(out, "- {}", goal.judged());
+        }
+        if let Some(default) = super::end_to_end::ceiling(&super::scale_doc::claim_bindings(crowd))
+        {
+            let _ = writeln!(
+                out,
+                "\nAt AWS's default quotas the on-sale's end to end is **{:.0} {unit}** (modelled), bound by {} (docs/SCALE.md): printed, not judged.",
+                default.per_s, default.what
+            );
+        }
     }
 
     /// The sweep modelled on AWS: the run's round trips per expired order,
@@ -170,9 +200,15 @@ impl OnSale {
             return Vec::new();
         }
         let refusals = self.sold_out.iter().flat_map(|phase| phase.goals());
+        let at_target = self
+            .replays
+            .at_requested
+            .iter()
+            .flat_map(|r| r.goals(super::replay::ON_SALE_UNIT));
         [self.sweep_goal(), self.ceiling_goal()]
             .into_iter()
             .chain(self.replay_goal())
+            .chain(at_target)
             .chain(refusals)
             .collect()
     }

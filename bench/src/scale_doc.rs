@@ -81,7 +81,8 @@ impl OnSale {
         if let Some(queue) = &queue {
             queue.section(&mut out);
         }
-        let limits = limits(&crowd, &functions, queue.as_ref(), &doc);
+        let asked = self.replays.at_requested.as_ref().map(|at| at.quotas);
+        let limits = limits(&crowd, &functions, queue.as_ref(), &doc, asked);
         limits_section(&mut out, &limits);
         route_limits_section(&mut out, &functions, queue.as_ref(), &doc);
         lambda_section(&mut out, &functions);
@@ -141,7 +142,7 @@ fn crowd_section(out: &mut String, run: &OnSale, crowd: &CrowdProjection, buyers
 /// What binds the on-sale's claim attempts: each phase's own, an attempt
 /// costing what that phase's requests cost per attempt (the phases follow
 /// one another, so the lower phase binds).
-fn claim_bindings(crowd: &CrowdProjection) -> Vec<end_to_end::Binding> {
+pub(super) fn claim_bindings(crowd: &CrowdProjection) -> Vec<end_to_end::Binding> {
     let doc = template();
     let attempts_per_buyer: f64 = crowd
         .phases

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::crowd_projection::{CrowdProjection, PEAK_OVER_AVERAGE};
+use super::onsale_run::TARGET_CLAIMS_PER_SECOND;
 use super::scale_model::{key_label, FunctionAtPeak, MAP_VIEWS_PER_BUYER, NEW_TABLE_WRITE_UNITS};
 use super::scale_queue::QueueAtScale;
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
@@ -66,6 +67,9 @@ fn stream_readers(doc: &serde_yaml_ng::Value) -> usize {
         .count()
 }
 
+const TABLE_WRITE_QUOTA: &str = "DynamoDB: per-table on-demand quota, write units/s";
+const TABLE_READ_QUOTA: &str = "DynamoDB: per-table on-demand quota, read units/s";
+
 /// `x` rounded up to two significant figures (14,004 → 15,000).
 pub fn round_up_2sf(x: f64) -> f64 {
     if x <= 0.0 {
@@ -81,18 +85,44 @@ pub(super) struct Limit {
     need: f64,
     limit: f64,
     unit: &'static str,
+    /// What the design's target rate of claim attempts asks of it, where
+    /// that sizes a request to AWS beyond the peak (0 elsewhere).
+    at_target: f64,
     act: String,
 }
 
-/// Every limit the crowd meets at its peak, the most used first.
+impl Limit {
+    /// What to ask AWS for: the peak's need, or the target's where more,
+    /// rounded up.
+    fn request(&self) -> f64 {
+        round_up_2sf(self.need.max(self.at_target))
+    }
+
+    /// Where [`Limit::request`] comes from.
+    fn request_why(&self) -> String {
+        if self.at_target > self.need {
+            format!(
+                "the design's {TARGET_CLAIMS_PER_SECOND:.0} claim attempts/s ask {:.0} (docs/BENCHMARKS.md, the on-sale at its target), more than the peak's {:.0}; rounded up",
+                self.at_target, self.need
+            )
+        } else {
+            format!("the peak's {:.0}, rounded up", self.need)
+        }
+    }
+}
+
+/// Every limit the crowd meets at its peak, the most used first;
+/// `asked` the per-table quotas the on-sale's replay at the target found
+/// it needs (write, read units/s), where it ran.
 pub(super) fn limits(
     crowd: &CrowdProjection,
     functions: &[FunctionAtPeak],
     queue: Option<&QueueAtScale>,
     doc: &serde_yaml_ng::Value,
+    asked: Option<(f64, f64)>,
 ) -> Vec<Limit> {
     let mut limits = request_limits(crowd, functions, queue);
-    limits.extend(capacity_limits(crowd, queue, doc));
+    limits.extend(capacity_limits(crowd, queue, doc, asked));
     limits.extend(key_limits(crowd, queue));
     limits.extend(route_limits(functions, queue, doc));
     limits.sort_by(|a, b| (b.need / b.limit.max(1e-9)).total_cmp(&(a.need / a.limit.max(1e-9))));
@@ -133,6 +163,7 @@ fn request_limits(
             need: peak(api_rps) + queue_rps,
             limit: API_GATEWAY_ACCOUNT_RPS,
             unit: "requests/s",
+            at_target: 0.0,
             act: "ask AWS to raise the account's API Gateway throttle quota".into(),
         },
         Limit {
@@ -140,6 +171,7 @@ fn request_limits(
             need: concurrency,
             limit: LAMBDA_ACCOUNT_CONCURRENCY,
             unit: "executions",
+            at_target: 0.0,
             act: "ask AWS to raise the concurrency quota (Lambda keeps 100 unreserved)".into(),
         },
         Limit {
@@ -147,6 +179,7 @@ fn request_limits(
             need: busiest.1,
             limit: LAMBDA_SCALING_PER_10_S,
             unit: "instances",
+            at_target: 0.0,
             act: "not a quota: put the on-sale queue in front (it admits at the operator's pace) or pre-warm with provisioned concurrency".into(),
         },
     ]
@@ -158,6 +191,7 @@ fn capacity_limits(
     crowd: &CrowdProjection,
     queue: Option<&QueueAtScale>,
     doc: &serde_yaml_ng::Value,
+    asked: Option<(f64, f64)>,
 ) -> Vec<Limit> {
     let busiest = |units: fn(&super::crowd_projection::PhaseFigures) -> f64| {
         crowd.phases.iter().map(units).fold(0.0, f64::max)
@@ -168,6 +202,7 @@ fn capacity_limits(
         busiest(|p| p.quota_units_per_s.0),
         busiest(|p| p.quota_units_per_s.1),
     );
+    let (target_writes, target_reads) = asked.unwrap_or_else(|| units_at_target(crowd));
     let api_rps = busiest(|p| p.requests_per_s.values().sum::<f64>());
     let queue_rps = queue.map_or(0.0, |q| q.joins_peak_per_s + q.polls_peak_per_s);
     let quota = crowdcheck::capacity::meter::Limits::DYNAMODB;
@@ -177,20 +212,23 @@ fn capacity_limits(
             need: peak(table_writes),
             limit: NEW_TABLE_WRITE_UNITS,
             unit: "write units/s",
+            at_target: 0.0,
             act: "set `TableWarmWriteUnitsPerSecond` a day ahead".into(),
         },
         Limit {
-            name: "DynamoDB: per-table on-demand quota, write units/s".into(),
+            name: TABLE_WRITE_QUOTA.into(),
             need: peak(table_writes),
             limit: quota.table_write_quota,
             unit: "write units/s",
+            at_target: target_writes,
             act: "ask AWS to raise the table's on-demand throughput quota".into(),
         },
         Limit {
-            name: "DynamoDB: per-table on-demand quota, read units/s".into(),
+            name: TABLE_READ_QUOTA.into(),
             need: peak(table_reads),
             limit: quota.table_read_quota,
             unit: "read units/s",
+            at_target: target_reads,
             act: "ask AWS to raise the table's on-demand throughput quota".into(),
         },
         Limit {
@@ -198,6 +236,7 @@ fn capacity_limits(
             need: peak(api_rps + MAP_VIEWS_PER_BUYER * crowd.buyers_per_s) + queue_rps,
             limit: CLOUDFRONT_DISTRIBUTION_RPS,
             unit: "requests/s",
+            at_target: 0.0,
             act: "ask AWS for a higher per-distribution request rate".into(),
         },
         Limit {
@@ -205,9 +244,43 @@ fn capacity_limits(
             need: stream_readers(doc) as f64,
             limit: STREAM_READERS_PER_SHARD,
             unit: "readers",
+            at_target: 0.0,
             act: "no third stream consumer: fan out from EventBridge instead".into(),
         },
     ]
+}
+
+/// Write and read units a second on the table or index nearest its quota
+/// at the design's target rate of claim attempts: each phase's recorded
+/// units per attempt, the dearer phase's.
+fn units_at_target(crowd: &CrowdProjection) -> (f64, f64) {
+    let per_attempt = |units: fn(&super::crowd_projection::PhaseFigures) -> f64| {
+        crowd
+            .phases
+            .iter()
+            .map(|p| units(p) / p.attempts_per_s.max(1e-9))
+            .fold(0.0, f64::max)
+    };
+    (
+        TARGET_CLAIMS_PER_SECOND * per_attempt(|p| p.quota_units_per_s.0),
+        TARGET_CLAIMS_PER_SECOND * per_attempt(|p| p.quota_units_per_s.1),
+    )
+}
+
+/// What the crowd's peak minute or the design's target asks of the
+/// per-table quotas (write, read units/s, the table and each index
+/// apart), whichever is more, rounded up; the default where that is
+/// enough. The on-sale's replay at the target starts from these and adds
+/// the room its partitions need: that is what docs/SCALE.md asks for.
+pub(crate) fn table_quotas_needed(crowd: &CrowdProjection) -> (f64, f64) {
+    let limits = capacity_limits(crowd, None, &serde_yaml_ng::Value::Null, None);
+    let ask = |name: &str| {
+        limits
+            .iter()
+            .find(|l| l.name == name)
+            .map_or(0.0, |l| l.request().max(l.limit))
+    };
+    (ask(TABLE_WRITE_QUOTA), ask(TABLE_READ_QUOTA))
 }
 
 /// The per-key limits: the crowd's hottest keys for writes and for reads,
@@ -221,6 +294,7 @@ fn key_limits(crowd: &CrowdProjection, queue: Option<&QueueAtScale>) -> Vec<Limi
             need: peak(k.write_units),
             limit: PARTITION_WRITE_UNITS,
             unit: "write units/s",
+            at_target: 0.0,
             act: "a key layout change; no quota raises it".into(),
         });
     }
@@ -230,6 +304,7 @@ fn key_limits(crowd: &CrowdProjection, queue: Option<&QueueAtScale>) -> Vec<Limi
             need: peak(k.read_units),
             limit: PARTITION_READ_UNITS,
             unit: "read units/s",
+            at_target: 0.0,
             act: "a key layout change; no quota raises it".into(),
         });
     }
@@ -248,6 +323,7 @@ fn key_limits(crowd: &CrowdProjection, queue: Option<&QueueAtScale>) -> Vec<Limi
                 need: units,
                 limit,
                 unit,
+                at_target: 0.0,
                 act: "a key layout change; no quota raises it".into(),
             });
         }
@@ -285,6 +361,7 @@ fn route_limits(
                 need,
                 limit,
                 unit: "requests/s",
+                at_target: 0.0,
                 act: "a template parameter: see the recommended limits".into(),
             }
         })
@@ -311,16 +388,16 @@ pub(super) fn limits_section(out: &mut String, limits: &[Limit]) {
     let _ = writeln!(out, "\n### What to ask AWS for before an on-sale\n");
     let asks: Vec<&Limit> = limits
         .iter()
-        .filter(|l| l.need > l.limit && l.act.starts_with("ask AWS"))
+        .filter(|l| l.request() > l.limit && l.act.starts_with("ask AWS"))
         .collect();
     for l in &asks {
         let _ = writeln!(
             out,
-            "- {}: at least **{:.0} {}** (the peak's {:.0}, rounded up): {}.",
+            "- {}: at least **{:.0} {}** ({}): {}.",
             l.name,
-            round_up_2sf(l.need),
+            l.request(),
             l.unit,
-            l.need,
+            l.request_why(),
             l.act
         );
     }
@@ -469,6 +546,46 @@ mod tests {
             reserved >= need,
             "confirm reserves {reserved}, needs {need}"
         );
+    }
+
+    #[test]
+    fn the_table_quotas_asked_for_cover_the_crowds_peak_or_the_target_whichever_asks_more() {
+        // 1,000 attempts/s at 10 write units and 1 read unit each: the
+        // peak minute asks 40,000 and 4,000; the target 200,000 and 20,000.
+        let phase = |writes: f64| super::super::crowd_projection::PhaseFigures {
+            attempts_per_s: 1_000.0,
+            quota_units_per_s: (writes, 1_000.0),
+            ..Default::default()
+        };
+        let crowd = CrowdProjection {
+            phases: vec![phase(10_000.0), phase(2_000.0)],
+            ..Default::default()
+        };
+        // Writes: the target's, rounded up; reads: the default is enough.
+        assert_eq!(table_quotas_needed(&crowd), (200_000.0, 40_000.0));
+        let null = serde_yaml_ng::Value::Null;
+        let mut text = String::new();
+        limits_section(&mut text, &capacity_limits(&crowd, None, &null, None));
+        assert!(
+            text.contains("write units/s: at least **200000 write units/s** (the design's 20000 claim attempts/s ask 200000 (docs/BENCHMARKS.md, the on-sale at its target), more than the peak's 40000; rounded up)"),
+            "{text}"
+        );
+        assert!(!text.contains("read units/s: at least"), "{text}");
+        // What the replay at the target found it needs is what is asked.
+        let mut text = String::new();
+        let asked = Some((260_000.0, 40_000.0));
+        limits_section(&mut text, &capacity_limits(&crowd, None, &null, asked));
+        assert!(text.contains("at least **260000 write units/s**"), "{text}");
+        // A peak hotter than the target sizes the ask: 50,000 attempts/s.
+        let crowd = CrowdProjection {
+            phases: vec![super::super::crowd_projection::PhaseFigures {
+                attempts_per_s: 50_000.0,
+                quota_units_per_s: (500_000.0, 1_000.0),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(table_quotas_needed(&crowd).0, 2_000_000.0);
     }
 
     #[test]

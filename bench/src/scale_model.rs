@@ -55,8 +55,13 @@ impl FunctionAtPeak {
 
 /// A key as the tables show it: an index's with the index's name.
 pub(super) fn key_label(k: &KeyLoad) -> String {
-    match &k.target.index {
-        Some(index) => format!("{index}: `{}`", k.target.pk),
-        None => format!("`{}`", k.target.pk),
+    target_label(&k.target)
+}
+
+/// A key as the pages name it: `index: pk` on an index.
+pub(crate) fn target_label(target: &crate::capacity::Target) -> String {
+    match &target.index {
+        Some(index) => format!("{index}: `{}`", target.pk),
+        None => format!("`{}`", target.pk),
     }
 }

@@ -227,3 +227,73 @@ fn every_stream_is_offered_for_the_longest_span() {
     let run = replay_mix(&streams, (10.0, 1.0), Layout::New, Limits::WARMED, 1);
     assert_eq!(run.requests, 1_000 + 50 + 40);
 }
+
+/// One transaction (not retried: a throttle is a 503) writing 4 units on
+/// each of 100 keys, request `r`'s keys following `r - 1`'s: 200 of them
+/// touch 20,000 keys once each. One claim attempt each.
+fn wide_transactions() -> Vec<Priced> {
+    (0..200)
+        .map(|r| Priced {
+            write: true,
+            retried: false,
+            charges: (0..100)
+                .map(|k| Charge {
+                    target: Target::table(seat(r * 100 + k)),
+                    op: "TransactWriteItems".into(),
+                    write_units: 4.0,
+                    read_units: 0.0,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+#[test]
+fn at_the_target_the_quotas_rise_until_the_meter_has_room_and_nothing_throttles() {
+    // 200 attempts/s at 400 write units each: 80,000 write units a second,
+    // twice the default quota, no key above 4 units a second.
+    let requests = wide_transactions();
+    let default = Limits::warmed_to(40_000.0, 40_000.0);
+    let streams = [Stream::recorded(&requests, 200.0)];
+    let flooded = replay_mix(
+        &streams,
+        (200.0, PEAK_WINDOW_SECONDS),
+        Layout::New,
+        default,
+        1,
+    );
+    assert!(flooded.gave_up > 0, "{flooded:?}");
+    let at_default = mix_binding(&streams, Layout::New, default);
+    // 40,000 write units a second over 400 an attempt.
+    assert!((at_default.per_s - 100.0).abs() < 1e-6, "{at_default:?}");
+    assert_eq!(at_default.binding, "the write allowance of the table");
+
+    // From the default up: the target at most 80% of the ceiling asks
+    // 100,000 write units a second at least.
+    let raised =
+        at_requested_quotas(&requests, 200.0, 200.0, (40_000.0, 40_000.0)).expect("a recording");
+    assert_eq!(raised.need, (40_000.0, 40_000.0));
+    assert!(raised.quotas.0 >= 100_000.0, "{:?}", raised.quotas);
+    assert!(
+        BELOW_THE_CEILING * raised.ceiling.per_s >= 200.0,
+        "{:?}",
+        raised.ceiling
+    );
+    assert!(raised.run.requests >= 200 * 60, "{}", raised.run.requests);
+    assert_eq!(
+        raised.run.first_try, raised.run.requests,
+        "{:?}",
+        raised.run.throttles
+    );
+    assert!(raised.goals("claims/s").iter().all(Goal::met));
+
+    // The same goals on the default quota's run all fail.
+    let throttled = AtRequestedQuotas {
+        ceiling: at_default,
+        run: flooded,
+        ..raised
+    };
+    let met: Vec<bool> = throttled.goals("claims/s").iter().map(Goal::met).collect();
+    assert_eq!(met, [false, false, false]);
+    assert!(at_requested_quotas(&[], 200.0, 200.0, (40_000.0, 40_000.0)).is_none());
+}

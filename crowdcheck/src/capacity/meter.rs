@@ -83,12 +83,24 @@ impl Limits {
     /// a crowd (on-demand's warm throughput, what docs/SCALE.md says to
     /// set a day ahead): its allowance starts at the quota, each kind its
     /// own, instead of a new table's 4,000 write units.
-    pub const WARMED: Limits = Limits {
-        first_peak_write_units: Limits::DYNAMODB.table_write_quota / 2.0,
-        first_peak_read_units: Limits::DYNAMODB.table_read_quota / 2.0,
-        warm: true,
-        ..Limits::DYNAMODB
-    };
+    pub const WARMED: Limits = Limits::warmed_to(
+        Limits::DYNAMODB.table_write_quota,
+        Limits::DYNAMODB.table_read_quota,
+    );
+
+    /// DynamoDB's limits on a table whose per-table quotas AWS raised to
+    /// `write_quota` and `read_quota` units a second (what docs/SCALE.md
+    /// says to ask for), warmed to them before the crowd.
+    pub const fn warmed_to(write_quota: f64, read_quota: f64) -> Limits {
+        Limits {
+            table_write_quota: write_quota,
+            table_read_quota: read_quota,
+            first_peak_write_units: write_quota / 2.0,
+            first_peak_read_units: read_quota / 2.0,
+            warm: true,
+            ..Limits::DYNAMODB
+        }
+    }
 }
 
 /// One partition's (or one key's) second: the share of a partition-second

@@ -1,0 +1,127 @@
+//! The on-sale at its target on the quotas docs/SCALE.md asks for
+//! (issue 44 item 5): the replay that judges whether the design serves
+//! its target rate under DynamoDB's limits, every second of the peak.
+
+use super::{
+    mix_binding, replay_mix, shuffled, Ceiling, Layout, Replayed, Stream, BELOW_THE_CEILING,
+    REPLAY_SEED,
+};
+use crate::capacity::meter::Limits;
+use crate::pricing::Priced;
+use crate::{Bound, Goal};
+
+/// How long the crowd's peak lasts: the scale model's peak minute, whose
+/// load docs/SCALE.md sizes the quotas for. The replay at the target holds
+/// its rate this long, every second of it judged.
+pub const PEAK_WINDOW_SECONDS: f64 = 60.0;
+
+/// The on-sale replayed at the design's target for the peak window (new
+/// keys), on a table whose per-table quotas AWS raised to what
+/// docs/SCALE.md asks for, warmed to them before the crowd.
+#[derive(Debug, Clone, Default)]
+pub struct AtRequestedQuotas {
+    /// What the target's units alone ask of the quotas (write, read units
+    /// a second, the table and each index apart), rounded up.
+    pub need: (f64, f64),
+    /// The quotas asked for: `need` with room for the partitions.
+    pub quotas: (f64, f64),
+    /// The rate replayed, in claim attempts a second.
+    pub units: f64,
+    /// The new keys' ceiling under these limits, and what binds it.
+    pub ceiling: Ceiling,
+    pub run: Replayed,
+}
+
+/// The on-sale's `requests` (made by `attempts` claim attempts) replayed
+/// at `target` for [`PEAK_WINDOW_SECONDS`] on the quotas
+/// [`with_room`] finds from `need`.
+pub fn at_requested_quotas(
+    requests: &[Priced],
+    attempts: f64,
+    target: f64,
+    need: (f64, f64),
+) -> Option<AtRequestedQuotas> {
+    if attempts <= 0.0 || requests.is_empty() {
+        return None;
+    }
+    let requests = shuffled(requests);
+    let streams = [Stream::recorded(&requests, attempts)];
+    let (quotas, ceiling) = with_room(&streams, need, target);
+    let limits = Limits::warmed_to(quotas.0, quotas.1);
+    let pace = (target, PEAK_WINDOW_SECONDS);
+    Some(AtRequestedQuotas {
+        need,
+        quotas,
+        units: target,
+        ceiling,
+        run: replay_mix(&streams, pace, Layout::New, limits, REPLAY_SEED),
+    })
+}
+
+/// Steps of a tenth of the need tried at most (up to 5× it) before the
+/// quotas stop rising: past that a key alone binds, which no quota
+/// raises.
+const MOST_ROOM_STEPS: u32 = 40;
+
+/// The quotas to ask for, and the new keys' ceiling under them: from
+/// `need` up, a tenth of it at a time (each rounded up to two significant
+/// figures), the first at which `target` is at most [`BELOW_THE_CEILING`]
+/// of the ceiling, the room a shuffled recording's second-to-second spread
+/// needs. A table has as many partitions as its allowance needs, so one
+/// warmed to exactly what the crowd writes runs its partitions full on
+/// average, and a partition holding a hotter key overflows.
+fn with_room(streams: &[Stream], need: (f64, f64), target: f64) -> ((f64, f64), Ceiling) {
+    let quotas = |step: u32| {
+        let scale = 1.0 + f64::from(step) / 10.0;
+        (
+            crate::scale_limits::round_up_2sf(need.0 * scale),
+            crate::scale_limits::round_up_2sf(need.1 * scale),
+        )
+    };
+    let ceiling = |q: (f64, f64)| mix_binding(streams, Layout::New, Limits::warmed_to(q.0, q.1));
+    let mut tried = (quotas(0), ceiling(quotas(0)));
+    for step in 1..=MOST_ROOM_STEPS {
+        if BELOW_THE_CEILING * tried.1.per_s >= target {
+            break;
+        }
+        let q = quotas(step);
+        tried = (q, ceiling(q));
+    }
+    tried
+}
+
+impl AtRequestedQuotas {
+    /// At the target nothing answers 503 and nothing throttles (no key
+    /// over its partition's limit, no table over its allowance), and the
+    /// ceiling under these limits is at least the target.
+    pub fn goals(&self, unit: &str) -> Vec<Goal> {
+        let what = format!(
+            "on-sale replayed through the capacity meter at {:.0} {unit} for the peak minute ({PEAK_WINDOW_SECONDS:.0} s, new keys, per-table quotas of {:.0} write and {:.0} read units/s as docs/SCALE.md asks, warmed to them)",
+            self.units, self.quotas.0, self.quotas.1
+        );
+        let why = "issue 44 item 5: the target served under the meter (modelled)";
+        vec![
+            Goal::new(
+                format!("{what}: answers 503"),
+                self.run.gave_up as f64,
+                Bound::AtMost(0.0),
+                why,
+            ),
+            Goal::new(
+                format!("{what}: attempts throttled (a key over its partition's limit or a table over its allowance)"),
+                self.run.throttles.values().sum::<u64>() as f64,
+                Bound::AtMost(0.0),
+                why,
+            ),
+            Goal::new(
+                format!(
+                    "on-sale's ceiling under the capacity meter on those quotas (new keys; binds: {}), {unit}",
+                    self.ceiling.binding
+                ),
+                self.ceiling.per_s,
+                Bound::AtLeast(self.units),
+                "the design's target (`onsale_run::TARGET_CLAIMS_PER_SECOND`)",
+            ),
+        ]
+    }
+}
