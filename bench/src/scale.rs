@@ -153,7 +153,8 @@ impl OnSale {
             super::replay::table(&row, unit)
         );
         for goal in at.goals(unit) {
-            let _ = writeln!(out, "- {}", goal.judged());
+            let (value, judged) = (goal.value_text(), goal.judged());
+            let _ = writeln!(out, "- {} = {value} ({judged})", goal.figure);
         }
         if let Some(default) = super::end_to_end::ceiling(&super::scale_doc::claim_bindings(crowd))
         {

@@ -102,7 +102,7 @@ impl Limit {
     fn request_why(&self) -> String {
         if self.at_target > self.need {
             format!(
-                "the design's {TARGET_CLAIMS_PER_SECOND:.0} claim attempts/s ask {:.0} (docs/BENCHMARKS.md, the on-sale at its target), more than the peak's {:.0}; rounded up",
+                "the design's {TARGET_CLAIMS_PER_SECOND:.0} claim attempts/s ask {:.0} with room for the table's partitions (docs/BENCHMARKS.md, the on-sale at its target), more than the peak's {:.0}; rounded up",
                 self.at_target, self.need
             )
         } else {
@@ -567,7 +567,7 @@ mod tests {
         let mut text = String::new();
         limits_section(&mut text, &capacity_limits(&crowd, None, &null, None));
         assert!(
-            text.contains("write units/s: at least **200000 write units/s** (the design's 20000 claim attempts/s ask 200000 (docs/BENCHMARKS.md, the on-sale at its target), more than the peak's 40000; rounded up)"),
+            text.contains("write units/s: at least **200000 write units/s** (the design's 20000 claim attempts/s ask 200000 with room for the table's partitions (docs/BENCHMARKS.md, the on-sale at its target), more than the peak's 40000; rounded up)"),
             "{text}"
         );
         assert!(!text.contains("read units/s: at least"), "{text}");
