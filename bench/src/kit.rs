@@ -206,3 +206,34 @@ pub(crate) async fn app_with_client(
         .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
     Ok(app)
 }
+
+/// `x` rounded up to two significant figures (14,004 → 15,000).
+pub fn round_up_2sf(x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    let step = 10f64.powi(x.log10().floor() as i32 - 1);
+    (x / step).ceil() * step
+}
+
+/// A key as the pages name it: `index: pk` on an index.
+pub(crate) fn target_label(target: &crate::capacity::Target) -> String {
+    match &target.index {
+        Some(index) => format!("{index}: `{}`", target.pk),
+        None => format!("`{}`", target.pk),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_round_up_to_two_significant_figures() {
+        assert_eq!(round_up_2sf(14_004.0), 15_000.0);
+        assert_eq!(round_up_2sf(14_000.0), 14_000.0);
+        assert_eq!(round_up_2sf(1_077.0), 1_100.0);
+        assert_eq!(round_up_2sf(76.2), 77.0);
+        assert_eq!(round_up_2sf(0.0), 0.0);
+    }
+}

@@ -337,9 +337,7 @@ fn hottest_on(keys: &HashMap<Target, f64>, id: &PartitionId, placing: &mut Meter
         .iter()
         .filter(|(target, _)| placing.partition_of(target) == *id)
         .max_by(|a, b| a.1.total_cmp(b.1).then_with(|| b.0.pk.cmp(&a.0.pk)));
-    hottest.map_or_else(String::new, |(target, _)| {
-        crate::scale_model::target_label(target)
-    })
+    hottest.map_or_else(String::new, |(target, _)| crate::kit::target_label(target))
 }
 
 /// The share of the new layout's ceiling under the meter the first

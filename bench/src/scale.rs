@@ -24,7 +24,7 @@ fn key_rows(out: &mut String, p: &Projection, attempts: f64) {
     let _ = writeln!(out, "| layout | key | write units | read units | share of claim attempts' units | write units/s at {TARGET_CLAIMS_PER_SECOND:.0} claims/s |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
     for k in &p.hottest {
-        let key = super::scale_model::target_label(&k.target);
+        let key = crate::kit::target_label(&k.target);
         let _ = writeln!(
             out,
             "| {} | {key} | {:.0} | {:.1} | {:.2} units/attempt | {:.0} |",

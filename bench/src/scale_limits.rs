@@ -9,6 +9,7 @@ use super::onsale_run::TARGET_CLAIMS_PER_SECOND;
 use super::scale_model::{key_label, FunctionAtPeak, MAP_VIEWS_PER_BUYER, NEW_TABLE_WRITE_UNITS};
 use super::scale_queue::QueueAtScale;
 use crate::capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};
+use crate::kit::round_up_2sf;
 
 /// Default quotas (AWS service quotas pages, checked 2026-11).
 pub(super) const API_GATEWAY_ACCOUNT_RPS: f64 = 10_000.0;
@@ -69,15 +70,6 @@ fn stream_readers(doc: &serde_yaml_ng::Value) -> usize {
 
 const TABLE_WRITE_QUOTA: &str = "DynamoDB: per-table on-demand quota, write units/s";
 const TABLE_READ_QUOTA: &str = "DynamoDB: per-table on-demand quota, read units/s";
-
-/// `x` rounded up to two significant figures (14,004 → 15,000).
-pub fn round_up_2sf(x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    let step = 10f64.powi(x.log10().floor() as i32 - 1);
-    (x / step).ceil() * step
-}
 
 /// One limit, what the crowd asks of it at its peak, and what to do.
 pub(super) struct Limit {
@@ -456,15 +448,6 @@ mod tests {
     use super::super::scale_model::template;
     use super::*;
     use std::collections::BTreeMap;
-
-    #[test]
-    fn limits_round_up_to_two_significant_figures() {
-        assert_eq!(round_up_2sf(14_004.0), 15_000.0);
-        assert_eq!(round_up_2sf(14_000.0), 14_000.0);
-        assert_eq!(round_up_2sf(1_077.0), 1_100.0);
-        assert_eq!(round_up_2sf(76.2), 77.0);
-        assert_eq!(round_up_2sf(0.0), 0.0);
-    }
 
     fn scale_text() -> String {
         std::fs::read_to_string(local::repo_root().join("docs/SCALE.md")).unwrap_or_default()

@@ -55,13 +55,5 @@ impl FunctionAtPeak {
 
 /// A key as the tables show it: an index's with the index's name.
 pub(super) fn key_label(k: &KeyLoad) -> String {
-    target_label(&k.target)
-}
-
-/// A key as the pages name it: `index: pk` on an index.
-pub(crate) fn target_label(target: &crate::capacity::Target) -> String {
-    match &target.index {
-        Some(index) => format!("{index}: `{}`", target.pk),
-        None => format!("`{}`", target.pk),
-    }
+    crate::kit::target_label(&k.target)
 }

@@ -74,8 +74,8 @@ fn with_room(streams: &[Stream], need: (f64, f64), target: f64) -> ((f64, f64), 
     let quotas = |step: u32| {
         let scale = 1.0 + f64::from(step) / 10.0;
         (
-            crate::scale_limits::round_up_2sf(need.0 * scale),
-            crate::scale_limits::round_up_2sf(need.1 * scale),
+            crate::kit::round_up_2sf(need.0 * scale),
+            crate::kit::round_up_2sf(need.1 * scale),
         )
     };
     let ceiling = |q: (f64, f64)| mix_binding(streams, Layout::New, Limits::warmed_to(q.0, q.1));
