@@ -20,6 +20,12 @@ pub struct DemandModel {
     pub hold_seconds: u32,
     /// Requests of the crowd refused once the event is sold out.
     pub sold_out_crowd: usize,
+    /// Simulated seconds the replay at the target holds its rate: the
+    /// peak minute in the full bench; a couple in the smoke pass, which
+    /// proves the replay runs (a minute of 20,000 attempts a second, most
+    /// throttled on the smoke's small event, took minutes of CI's debug
+    /// build).
+    pub peak_seconds: f64,
 }
 
 /// The general-admission section of the model.

@@ -78,19 +78,19 @@ pub(super) async fn on_sale(
     phase.replay(out.attempts as f64 / model.buyers.max(1) as f64);
     out.ok &= phase.ok();
     out.sold_out = Some(phase);
-    replay_at_requested_quotas(&mut out);
+    replay_at_requested_quotas(model, &mut out);
     Ok(out)
 }
 
 /// The target replayed on the quotas docs/SCALE.md asks for, which both
 /// phases' loads set (so it runs once the sold-out phase has).
-fn replay_at_requested_quotas(out: &mut OnSale) {
+fn replay_at_requested_quotas(model: DemandModel, out: &mut OnSale) {
     use super::crowd_projection::{phases, project};
     let need = super::scale_limits::table_quotas_needed(&project(&phases(out)));
     out.replays.at_requested = crate::replay::at_requested_quotas(
         &out.priced,
         out.attempts as f64,
-        TARGET_CLAIMS_PER_SECOND,
+        (TARGET_CLAIMS_PER_SECOND, model.peak_seconds),
         need,
     );
 }

@@ -85,6 +85,7 @@ impl Sizes {
                 in_flight: 64,
                 hold_seconds: 30,
                 sold_out_crowd: 12_000,
+                peak_seconds: crate::replay::PEAK_WINDOW_SECONDS,
             },
             cold_start: ColdStartPass::Full,
             best_available: BestAvailableStampede {
@@ -180,6 +181,7 @@ impl Sizes {
                 in_flight: 16,
                 hold_seconds: 4,
                 sold_out_crowd: 300,
+                peak_seconds: 2.0,
             },
             cold_start: ColdStartPass::Smoke,
             best_available: BestAvailableStampede {

@@ -270,8 +270,13 @@ fn at_the_target_the_quotas_rise_until_the_meter_has_room_and_nothing_throttles(
 
     // From the default up: the target at most 80% of the ceiling asks
     // 100,000 write units a second at least.
-    let raised =
-        at_requested_quotas(&requests, 200.0, 200.0, (40_000.0, 40_000.0)).expect("a recording");
+    let raised = at_requested_quotas(
+        &requests,
+        200.0,
+        (200.0, PEAK_WINDOW_SECONDS),
+        (40_000.0, 40_000.0),
+    )
+    .expect("a recording");
     assert_eq!(raised.need, (40_000.0, 40_000.0));
     assert!(raised.quotas.0 >= 100_000.0, "{:?}", raised.quotas);
     assert!(
@@ -295,5 +300,5 @@ fn at_the_target_the_quotas_rise_until_the_meter_has_room_and_nothing_throttles(
     };
     let met: Vec<bool> = throttled.goals("claims/s").iter().map(Goal::met).collect();
     assert_eq!(met, [false, false, false]);
-    assert!(at_requested_quotas(&[], 200.0, 200.0, (40_000.0, 40_000.0)).is_none());
+    assert!(at_requested_quotas(&[], 200.0, (200.0, 2.0), (40_000.0, 40_000.0)).is_none());
 }
