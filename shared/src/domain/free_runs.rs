@@ -5,60 +5,90 @@
 //! refuses from it (docs/API.md, "best-available's bounds") and skips the
 //! rows it rules out. Pure.
 //!
-//! The summaries of a section's rows are spread over a few small items
-//! ([`RunsLayout`]): one write of a hot row then costs a single write unit
-//! and shares its key with a handful of rows, not the section's.
+//! The summaries of an event's rows are spread over small items
+//! ([`RunsLayout`]), dealt across its sections: one write of a hot row
+//! then costs a single write unit and shares its key with rows of other
+//! sections, which a crowd loads less, and a request that must see every
+//! row (a refusal with no section asked) reads about one item per kilobyte
+//! of summaries.
 
-use super::{hold_is_live, Millis, ProjectedSeat, RowProjection, SectionPlan};
+use super::{hold_is_live, Millis, ProjectedSeat, RowPlan, RowProjection, SectionPlan};
 
-/// Rows one summary item holds at most: a hot row shares its key's write
-/// allowance with at most seven others.
-pub const RUNS_ROWS_PER_ITEM: usize = 8;
 /// A row's summary is written at every this many versions of its
 /// projection item even when its runs did not change ([`RowRuns::worth_writing`]).
 pub const RUNS_REWRITE_EVERY: i64 = 8;
 /// What an item may spend on its rows' summaries and stay under the 1 KB
-/// that one write unit pays for: its key and sort key take at most ~110
-/// bytes (a section id of up to 64 characters).
-const RUNS_ITEM_ROW_BYTES: usize = 900;
+/// that one write unit pays for: its key and sort key
+/// (`RUNS#{ref}#{item}`, `RUNS`) take under 64 bytes.
+const RUNS_ITEM_ROW_BYTES: usize = 960;
 /// One row's summary value at its largest, by DynamoDB's item-size rules
 /// (a map's 3 bytes and 1 per element, one-letter names, numbers of at
 /// most 13 digits at 1 byte per two digits and 1 more), rounded up.
 pub const RUNS_VALUE_BYTES: usize = 32;
+/// The fewest items an event's summaries take (fewer only when it has
+/// fewer rows): a small event's rows, which one crowd loads alike, each
+/// get a key of their own or share it with a few, for 8 read units a
+/// read of them all at most.
+pub const RUNS_FEWEST_ITEMS: usize = 16;
 
-/// How a section's row summaries are spread over items: rows dealt round
-/// robin in plan order, so neighbouring rows, which a crowd loads alike,
-/// land on different keys, and no item holds more rows than its bytes
-/// allow. The projector learns a row's item from its seats (written at
-/// create-event); best-available computes the same from the plan.
+/// How an event's row summaries are spread over items: as few items as
+/// their bytes allow (at least [`RUNS_FEWEST_ITEMS`]), the rows of every
+/// seated section dealt round robin in plan order, so a section's rows,
+/// which a crowd loads alike, land on different keys beside other
+/// sections' rows. Read units follow the items (each read costs half a
+/// unit however small), write units each item's rows. The projector
+/// learns a row's item from its seats (written at create-event);
+/// best-available computes the same from the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunsLayout {
     items: u32,
 }
 
 impl RunsLayout {
-    pub fn of(section: &SectionPlan) -> Self {
-        let longest_row = section.rows.iter().map(|r| r.row.as_str().len());
+    pub fn of(sections: &[SectionPlan]) -> Self {
+        let rows = seated_rows(sections);
         // A row's attribute name is `{section}-{row}`.
-        let name = section.section_id.as_str().len() + 1 + longest_row.max().unwrap_or(0);
-        let per_item =
-            (RUNS_ITEM_ROW_BYTES / (name + RUNS_VALUE_BYTES)).clamp(1, RUNS_ROWS_PER_ITEM);
-        let items = section.rows.len().div_ceil(per_item).max(1);
+        let name = rows
+            .clone()
+            .map(|(s, r)| s.section_id.as_str().len() + 1 + r.row.as_str().len())
+            .max()
+            .unwrap_or(0);
+        let per_item = (RUNS_ITEM_ROW_BYTES / (name + RUNS_VALUE_BYTES)).max(1);
+        let count = rows.count();
+        let items = count
+            .div_ceil(per_item)
+            .max(count.min(RUNS_FEWEST_ITEMS))
+            .max(1);
         Self {
             items: u32::try_from(items).unwrap_or(u32::MAX),
         }
     }
 
-    /// How many items the section's summaries take.
+    /// How many items the event's summaries take.
     pub fn items(&self) -> u32 {
         self.items
     }
 
-    /// The item of the row at `index` in the section's plan.
-    pub fn item_of(&self, index: usize) -> u32 {
+    /// Every row of `sections`' seated sections, in plan order, with the
+    /// item that holds its summary.
+    pub fn place<'a>(
+        &self,
+        sections: &'a [SectionPlan],
+    ) -> impl Iterator<Item = (&'a SectionPlan, &'a RowPlan, u32)> + 'a {
         // `items` is at least 1; the remainder fits in a u32.
-        u32::try_from(index % self.items as usize).unwrap_or(0)
+        let items = self.items.max(1) as usize;
+        seated_rows(sections)
+            .enumerate()
+            .map(move |(index, (s, r))| (s, r, u32::try_from(index % items).unwrap_or(0)))
     }
+}
+
+/// The rows of `sections`' seated sections, in plan order.
+fn seated_rows(sections: &[SectionPlan]) -> impl Iterator<Item = (&SectionPlan, &RowPlan)> + Clone {
+    sections
+        .iter()
+        .filter(|s| !s.is_ga())
+        .flat_map(|s| s.rows.iter().map(move |r| (s, r)))
 }
 
 /// Per seat of a row of `seats` seats whose projection is `taken`, in
@@ -163,40 +193,75 @@ mod tests {
         }
     }
 
+    /// An event of `sections` sections `S1…` of `rows` rows.
+    fn event(sections: usize, rows: usize) -> Vec<SectionPlan> {
+        (1..=sections)
+            .map(|k| section(&format!("S{k}"), rows, rows.to_string().len()))
+            .collect()
+    }
+
     #[test]
     fn summaries_spread_over_items_that_stay_under_a_kilobyte() {
         let long_id = "s".repeat(crate::domain::MAX_ID_LEN);
-        // (what, section id, rows, row label length, items expected)
+        let ga = SectionPlan {
+            rows: Vec::new(),
+            capacity: Some(100),
+            ..section("FLOOR", 0, 1)
+        };
+        // (what, the event's sections, items expected)
         let cases = [
-            ("one row", "A", 1, 1, 1),
-            ("eight rows fill one item", "A", 8, 1, 1),
-            ("a ninth row opens another", "A", 9, 1, 2),
-            ("the bench's 40-row sections", "S1", 40, 2, 5),
-            ("longest ids: 5 rows an item", long_id.as_str(), 10, 64, 2),
-            ("longest ids, 2,000 rows", long_id.as_str(), 2_000, 64, 400),
+            ("one row", vec![section("A", 1, 1)], 1),
+            ("under sixteen rows, one each", vec![section("A", 9, 1)], 9),
+            ("a small event still spreads", event(2, 20), 16),
+            ("a general-admission section has none", vec![ga], 1),
+            // 2,000 rows of `S50-40`: 25 to a kilobyte.
+            ("the bench's stadium", event(50, 40), 80),
+            (
+                "longest ids, 5 rows an item",
+                vec![section(&long_id, 2_000, 64)],
+                400,
+            ),
         ];
-        for (what, id, rows, row_len, items) in cases {
-            let plan = section(id, rows, row_len);
-            let layout = RunsLayout::of(&plan);
+        for (what, sections, items) in cases {
+            let layout = RunsLayout::of(&sections);
             assert_eq!(layout.items(), items, "{what}");
-            // Rows dealt round robin: neighbours apart, no item over its
-            // share, and its worst-case bytes under the kilobyte.
+            // No item's worst-case bytes over the kilobyte.
             let mut per_item = vec![0usize; items as usize];
-            for index in 0..rows {
-                per_item[layout.item_of(index) as usize] += 1;
+            let mut name = 0;
+            for (s, r, item) in layout.place(&sections) {
+                per_item[item as usize] += 1;
+                name = name.max(s.section_id.as_str().len() + 1 + r.row.as_str().len());
             }
             let most = per_item.iter().copied().max().unwrap_or(0);
+            let key = "PK".len() + "RUNS#".len() + 20 + 1 + 5 + "SK".len() + "RUNS".len();
             assert!(
-                most <= RUNS_ROWS_PER_ITEM,
-                "{what}: {most} rows in one item"
+                key + most * (name + RUNS_VALUE_BYTES) <= 1024,
+                "{what}: {most} rows"
             );
-            let name = id.len() + 1 + row_len;
-            let key = "PK".len() + "RUNS#".len() + 20 + 1 + id.len() + 1 + 4 + "SK".len() + 4;
-            assert!(key + most * (name + RUNS_VALUE_BYTES) < 1024, "{what}");
-            if rows > 1 && items > 1 {
-                assert_ne!(layout.item_of(0), layout.item_of(1), "{what}");
-            }
         }
+    }
+
+    #[test]
+    fn a_sections_rows_take_keys_of_their_own_beside_other_sections() {
+        let sections = event(50, 40);
+        let placed: Vec<_> = RunsLayout::of(&sections).place(&sections).collect();
+        assert_eq!(placed.len(), 2_000);
+        // The first (a crowd's favourite) section's 40 rows: 40 keys.
+        let first: std::collections::HashSet<u32> =
+            placed.iter().take(40).map(|(_, _, item)| *item).collect();
+        assert_eq!(first.len(), 40);
+        // And an item holds rows of as many sections as it holds rows.
+        let of_item_0: Vec<_> = placed.iter().filter(|(_, _, item)| *item == 0).collect();
+        let sections_of_0: std::collections::HashSet<_> = of_item_0
+            .iter()
+            .map(|(s, _, _)| s.section_id.as_str())
+            .collect();
+        assert_eq!(of_item_0.len(), 25);
+        assert_eq!(sections_of_0.len(), 25);
+        // The same plan always places alike (the projector and
+        // best-available compute it apart).
+        let again: Vec<_> = RunsLayout::of(&sections).place(&sections).collect();
+        assert_eq!(placed, again);
     }
 
     fn held(ms: i64) -> ProjectedSeat {

@@ -1,5 +1,5 @@
-//! Each section's summaries of its rows' free runs (`RUNS#…`, spread over
-//! a few items by `domain::RunsLayout`): written by the seat-map projector
+//! An event's summaries of its rows' free runs (`RUNS#…`, spread over
+//! items across its sections by `domain::RunsLayout`): written by the seat-map projector
 //! once per batch for every row whose runs changed, read by best-available
 //! to refuse, or to skip rows, without reading seats (docs/API.md,
 //! "best-available's bounds"; the rule itself is `domain::RowRuns`).
@@ -75,7 +75,7 @@ impl RunsNotes {
         if !RowRuns::worth_writing(before, after, written.changed_every_seat(seats), version) {
             return;
         }
-        let key = runs_key(&change.event, &shape.section, item);
+        let key = runs_key(&change.event, item);
         let Some(pk) = Fields::new(&key).opt_s(PK).map(str::to_owned) else {
             return;
         };
@@ -156,17 +156,9 @@ impl Store {
     /// the contract's 5 s old).
     pub async fn section_runs(&self, event: &Event) -> Result<SectionRuns, Error> {
         let event_ref = EventRef::of(&event.event_id);
-        let seated: Vec<_> = event
-            .sections
-            .iter()
-            .filter(|s| !s.is_ga())
-            .map(|s| (s, RunsLayout::of(s)))
-            .collect();
-        let keys: Vec<Item> = seated
-            .iter()
-            .flat_map(|(s, layout)| {
-                (0..layout.items()).map(|item| runs_key(&event_ref, &s.section_id, item))
-            })
+        let layout = RunsLayout::of(&event.sections);
+        let keys: Vec<Item> = (0..layout.items())
+            .map(|item| runs_key(&event_ref, item))
             .collect();
         let mut found: HashMap<String, Item> = HashMap::new();
         for batch in keys.chunks(BATCH_GET_KEYS) {
@@ -177,16 +169,14 @@ impl Store {
             }
         }
         let mut runs = SectionRuns::new();
-        for (section, layout) in seated {
-            for (index, row) in section.rows.iter().enumerate() {
-                let key = runs_key(&event_ref, &section.section_id, layout.item_of(index));
-                let Some(item) = Fields::new(&key).opt_s(PK).and_then(|pk| found.get(pk)) else {
-                    continue;
-                };
-                let name = SeatId::row_key(&section.section_id, &row.row);
-                if let Some(summary) = item.get(&name).and_then(row_runs) {
-                    runs.insert((section.section_id.clone(), row.row.clone()), summary);
-                }
+        for (section, row, item) in layout.place(&event.sections) {
+            let key = runs_key(&event_ref, item);
+            let Some(item) = Fields::new(&key).opt_s(PK).and_then(|pk| found.get(pk)) else {
+                continue;
+            };
+            let name = SeatId::row_key(&section.section_id, &row.row);
+            if let Some(summary) = item.get(&name).and_then(row_runs) {
+                runs.insert((section.section_id.clone(), row.row.clone()), summary);
             }
         }
         Ok(runs)

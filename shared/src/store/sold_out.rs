@@ -45,19 +45,16 @@ pub(super) struct MapShape {
 impl MapShape {
     pub(super) fn of(event: &Event) -> Self {
         let mut shape = Self::default();
-        for section in &event.sections {
-            let mut parts = 0u32;
-            let runs = RunsLayout::of(section);
-            for (index, row) in section.rows.iter().enumerate() {
-                shape.rows.insert(
-                    (section.section_id.clone(), row.row.clone()),
-                    (row.count, runs.item_of(index)),
-                );
-                parts = parts.saturating_add(row.count.div_ceil(SEAT_MAP_ITEM_SEATS));
-            }
-            shape
+        for (section, row, item) in RunsLayout::of(&event.sections).place(&event.sections) {
+            shape.rows.insert(
+                (section.section_id.clone(), row.row.clone()),
+                (row.count, item),
+            );
+            let parts = shape
                 .section_parts
-                .insert(section.section_id.clone(), parts);
+                .entry(section.section_id.clone())
+                .or_default();
+            *parts = parts.saturating_add(row.count.div_ceil(SEAT_MAP_ITEM_SEATS));
         }
         shape
     }

@@ -67,9 +67,12 @@ pub(in crate::store) const SEAT_SOLD: &str = "SOLD";
 /// On a seat item: how many seats its seat-map part has.
 pub(in crate::store) const PART_SEATS: &str = "partSeats";
 
-/// On a seat of a row the run summaries cover: which of its section's
-/// summary items holds its row (`domain::RunsLayout`).
-pub(in crate::store) const RUNS_ITEM: &str = "runsItem";
+/// On a seat of a row the run summaries cover: which of its event's
+/// summary items holds its row (`domain::RunsLayout`). Seats created while
+/// each section had items of its own carry `runsItem` instead, which
+/// nothing reads: their rows have no summary, and best-available reads
+/// them.
+pub(in crate::store) const RUNS_ITEM: &str = "eventRunsItem";
 
 // ----- codec ---------------------------------------------------------------
 

@@ -27,21 +27,21 @@ pub(in crate::store) fn seat_map_key(event: &EventRef, row: &str, number: u32) -
 /// of its runs written from one write never replaces a later one's.
 pub(in crate::store) const MAP_VERSION: &str = "version";
 
-/// A section's summaries of its rows' free runs, spread over a few items
-/// (`domain::RunsLayout`): `RUNS#{ref}#{section}#{item}`, SK `RUNS`, one
-/// attribute per row the item holds, named by the row's key
-/// (`{section}-{row}`): a map of the projection item's `v`ersion, the
-/// `l`ongest free run and, while a hold counted is live, `u`ntil its
-/// expiry (see `free_runs.rs`). Each item stays under the kilobyte one
-/// write unit pays for, and batched reads cover an event.
+/// An event's summaries of its rows' free runs, spread over items
+/// (`domain::RunsLayout`): `RUNS#{ref}#{item}`, SK `RUNS`, one attribute
+/// per row the item holds, named by the row's key (`{section}-{row}`): a
+/// map of the projection item's `v`ersion, the `l`ongest free run and,
+/// while a hold counted is live, `u`ntil its expiry (see `free_runs.rs`).
+/// Each item stays under the kilobyte one write unit pays for, and
+/// batched reads cover an event. (Events created before the summaries
+/// were dealt across sections wrote `RUNS#{ref}#{section}#{item}`; their
+/// seats do not name an item of this layout, so nothing writes those any
+/// more, and nothing reads them.)
 pub const RUNS_PK_PREFIX: &str = "RUNS#";
 
-pub(in crate::store) fn runs_key(event: &EventRef, section: &SectionId, item: u32) -> Item {
+pub(in crate::store) fn runs_key(event: &EventRef, item: u32) -> Item {
     HashMap::from([
-        (
-            PK.into(),
-            s(format!("{RUNS_PK_PREFIX}{event}#{section}#{item}")),
-        ),
+        (PK.into(), s(format!("{RUNS_PK_PREFIX}{event}#{item}"))),
         (SK.into(), s("RUNS")),
     ])
 }
