@@ -62,8 +62,6 @@ pub(super) struct Choice {
     pub(super) candidate: usize,
     pub(super) row: usize,
     pub(super) start: usize,
-    /// Whether its row is long, read from the seat map.
-    pub(super) long: bool,
     pub(super) seats: Vec<SeatId>,
 }
 
@@ -344,13 +342,12 @@ mod tests {
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
     /// A block of `n` seats of section A's row 1 at `start`.
-    fn choice(row: usize, start: usize, n: usize, long: bool) -> Result<Choice, Error> {
+    fn choice(row: usize, start: usize, n: usize) -> Result<Choice, Error> {
         let seat = |i: usize| SeatId::parse(&format!("A-1-{}", start + i + 1));
         Ok(Choice {
             candidate: 0,
             row,
             start,
-            long,
             seats: (0..n).map(seat).collect::<Result<_, _>>()?,
         })
     }
@@ -364,10 +361,7 @@ mod tests {
         assert!(in_hand.sections[0].rows.is_empty() && in_hand.is_exact(Millis(0)));
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
         let held = Some(SeatSeen::HeldUntil(Millis(500)));
-        in_hand.race_lost(
-            &choice(1, 2, 2, false)?,
-            &[(0, held), (1, Some(SeatSeen::Sold))],
-        );
+        in_hand.race_lost(&choice(1, 2, 2)?, &[(0, held), (1, Some(SeatSeen::Sold))]);
         let section = &in_hand.sections[0];
         assert_eq!(section.rows[1], [true, true, false, false, true, true]);
         assert_eq!(section.rows[0], [true; 6]);
@@ -391,7 +385,7 @@ mod tests {
         in_hand.sections[0].rows = vec![vec![true; 4]];
         // Seat 1 was a rival's in flight, seat 2 held until 9.
         let held = Some(SeatSeen::HeldUntil(Millis(9)));
-        in_hand.race_lost(&choice(0, 1, 2, false)?, &[(0, None), (1, held)]);
+        in_hand.race_lost(&choice(0, 1, 2)?, &[(0, None), (1, held)]);
         let section = &in_hand.sections[0];
         assert_eq!(section.rows[0], [true, true, false, true]);
         assert_eq!(
@@ -455,8 +449,8 @@ mod tests {
     fn seats_seen_taken_stay_taken_across_reads_of_the_map() -> TestResult {
         let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
-        in_hand.race_lost(&choice(1, 3, 2, true)?, &[(1, Some(SeatSeen::Sold))]);
-        in_hand.race_lost(&choice(0, 3, 1, false)?, &[(0, Some(SeatSeen::Sold))]);
+        in_hand.race_lost(&choice(1, 3, 2)?, &[(1, Some(SeatSeen::Sold))]);
+        in_hand.race_lost(&choice(0, 3, 1)?, &[(0, Some(SeatSeen::Sold))]);
         in_hand.read_again();
         // The map read again still shows every seat free.
         let rows = vec![(vec![true; 6], true), (vec![true; 200], false)];

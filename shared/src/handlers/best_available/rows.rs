@@ -43,6 +43,31 @@ async fn check(
     Ok(())
 }
 
+/// Checks the blocks of `n` seats of `window` (row, first index) read
+/// before a lost race, with the seats rivals were writing then first:
+/// what they left decides which blocks are whole.
+async fn check_window(
+    app: &App,
+    event: &Event,
+    section: &SectionPlan,
+    read: &mut SectionInHand,
+    (window, n): (&[(usize, usize)], usize),
+    budget: &mut Budget,
+) -> Result<(), Error> {
+    read.checked.extend(window.iter().copied());
+    let mut seats: Vec<(usize, usize)> = read
+        .in_flight
+        .iter()
+        .copied()
+        .take(Store::CHECKED_SEATS)
+        .collect();
+    let blocks = window
+        .iter()
+        .flat_map(|&(row, start)| (start..start + n).map(move |i| (row, i)));
+    seats.extend(blocks.filter(|seat| !read.in_flight.contains(seat)));
+    check(app, event, section, read, seats, budget).await
+}
+
 /// The seats the rules pick: in the first candidate section with a run of
 /// n, by [`spread_choice`]: the contract's choice when uncontended
 /// (`losses == 0`), after lost races one of the best blocks in rank order.
@@ -86,27 +111,13 @@ pub(super) async fn choose_seats(
             let Some(window) = blocks else {
                 break;
             };
-            read.checked.extend(window.iter().copied());
-            // The rivals in flight first: what they left decides which
-            // blocks are whole.
-            let mut seats: Vec<(usize, usize)> = read
-                .in_flight
-                .iter()
-                .copied()
-                .take(Store::CHECKED_SEATS)
-                .collect();
-            let blocks = window
-                .iter()
-                .flat_map(|&(row, start)| (start..start + n).map(move |i| (row, i)));
-            seats.extend(blocks.filter(|seat| !read.in_flight.contains(seat)));
-            check(app, event, section, read, seats, budget).await?;
+            check_window(app, event, section, read, (&window, n), budget).await?;
         }
         if let Some((row, start)) = spread_choice(&read.rows, n, losses, random_u64()) {
             return Ok(Some(Choice {
                 candidate,
                 row,
                 start,
-                long: is_long(&section.rows[row]),
                 seats: (start..start + n)
                     .map(|i| seat_at(section, row, i))
                     .collect(),
