@@ -128,12 +128,7 @@ async fn choose_and_claim(
 ) -> Reply {
     let max = app.config.max_seats_per_order;
     let quantity = asked.body.quantity;
-    // Under a key, room for the order's read too: a send that finds its
-    // own earlier one landed answers from the order.
-    let mut budget = Budget {
-        left: ROUND_TRIPS,
-        claim: claim_send_requests(token) + usize::from(asked.key.is_some()),
-    };
+    let mut budget = Budget::new(claim_send_requests(token), asked.key.is_some());
     let mut rounds = Rounds::new("best-available", ROUNDS);
     let ruled_out: Vec<Option<Millis>> = candidates.iter().map(|c| c.until).collect();
     let mut in_hand = RowsInHand::new(&ruled_out);
@@ -354,6 +349,17 @@ struct Budget {
 }
 
 impl Budget {
+    /// A request's [`ROUND_TRIPS`], reads leaving room for one claim of
+    /// `claim_sends` requests and, under an `Idempotency-Key`, for the
+    /// order's read too: a send that finds its own earlier one landed
+    /// answers from the order.
+    fn new(claim_sends: usize, keyed: bool) -> Self {
+        Self {
+            left: ROUND_TRIPS,
+            claim: claim_sends + usize::from(keyed),
+        }
+    }
+
     /// What reads may take and still leave a claim its room.
     fn for_reads(&self) -> usize {
         self.left.saturating_sub(self.claim)
@@ -377,6 +383,26 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_leave_room_for_the_claim_and_under_a_key_for_the_orders_read_table() {
+        // (what, requests a claim's send takes, keyed)
+        let cases = [
+            ("no key, no buyer limit", 1, false),
+            ("no key, a buyer limit", 2, false),
+            ("a key: its twin may have landed", 1, true),
+            ("a key and a buyer limit", 2, true),
+        ];
+        for (what, sends, keyed) in cases {
+            let mut budget = Budget::new(sends, keyed);
+            // Reads spend all they may, the claim its send...
+            assert!(budget.spend(budget.for_reads()).is_ok(), "{what}");
+            assert!(budget.spend(sends).is_ok(), "{what}");
+            // ...and a send that finds its twin landed reads the order.
+            assert_eq!(budget.spend(1).is_ok(), keyed, "{what}");
+            assert!(budget.spend(1).is_err(), "{what}: the bound holds");
+        }
+    }
 
     #[test]
     fn rows_the_summaries_rule_out_hold_only_until_their_first_hold_expires(
