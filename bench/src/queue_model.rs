@@ -166,11 +166,11 @@ impl QueueRun {
     }
 
     /// Below its ceiling under the meter, each route's replay throttles
-    /// nothing.
+    /// nothing and answers no 503.
     pub fn replay_goals(&self) -> Vec<Goal> {
         self.replays()
             .into_iter()
-            .filter_map(|(what, unit, replays)| replays.below_the_ceiling_goal(what, unit))
+            .flat_map(|(what, unit, replays)| replays.below_the_ceiling_goals(what, unit))
             .collect()
     }
 

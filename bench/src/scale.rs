@@ -102,13 +102,10 @@ impl OnSale {
         key_rows(&mut out, &self.old_keys, attempts);
         key_rows(&mut out, &self.new_keys, attempts);
         out.push_str(&super::replay::markdown(&self.replays));
-        if let Some(goal) = self.replay_goal() {
-            let _ = writeln!(
-                out,
-                "\nNew keys below their ceiling, share of requests throttled: {} ({}).",
-                goal.value_text(),
-                goal.judged()
-            );
+        out.push('\n');
+        for goal in self.replay_goals() {
+            let (value, judged) = (goal.value_text(), goal.judged());
+            let _ = writeln!(out, "- {} = {value} ({judged})", goal.figure);
         }
         self.at_target_markdown(&mut out, &crowd);
         let _ = writeln!(
@@ -208,17 +205,18 @@ impl OnSale {
             .flat_map(|r| r.goals(super::replay::ON_SALE_UNIT));
         [self.sweep_goal(), self.ceiling_goal()]
             .into_iter()
-            .chain(self.replay_goal())
+            .chain(self.replay_goals())
             .chain(at_target)
             .chain(refusals)
             .collect()
     }
 
     /// Replayed through the capacity meter below the new layout's ceiling
-    /// under that meter, the new layout throttles nothing.
-    pub fn replay_goal(&self) -> Option<Goal> {
+    /// under that meter, the new layout throttles nothing and answers no
+    /// 503.
+    pub fn replay_goals(&self) -> Vec<Goal> {
         self.replays
-            .below_the_ceiling_goal("on-sale", super::replay::ON_SALE_UNIT)
+            .below_the_ceiling_goals("on-sale", super::replay::ON_SALE_UNIT)
     }
 
     /// The old layout, replayed at the same rates, throttles: what the new
