@@ -10,7 +10,7 @@
 //! | plan    | `PLAN#{ref}#{copy}` | `PLAN#{fingerprint}#{nnnn}` | name and plan in chunks; `PLAN_REPLICAS` copies |
 //! | seat    | `SEATS#{ref}#{section}-{row}#{block}` | `SEAT#{seat}` | status, holderOrderId, holdExpiresAt |
 //! | seat map | `MAP#{ref}#{section}-{row}#{n}` | `MAP` | `s{number}`: `S` or `H{expiresAt}` per unavailable seat, `version` (from the stream) |
-//! | free runs | `RUNS#{ref}#{item}` | `RUNS` | `{section}-{row}` = `{v, l, u}` per single-part row, the event's rows dealt over at least 16 items of under 1 KB: its longest free run, until when (from the stream) |
+//! | free runs | `RUNS#{ref}#{item}` | `RUNS` | `{section}-{row}` = `{v, l, u}` per single-part row, the event's rows dealt over items of under 1 KB (16 at least, or one a row): its longest free run, until when (from the stream) |
 //! | order   | `ORDER#{order}`     | `ORDER`       | status, expiresAt, holderDeadline, seats, … |
 //! | payment | `PAYMENT#{payment}` | `PAYMENT`     | orderId: which order this payment is for    |
 //! | GA bucket | `GA#{ref}#{section}#{n}` | `GA` | capacity, sold, free, `hold#{order}` = `{q, e}` per holder |

@@ -305,7 +305,7 @@ mod tests {
             ("1", 1_000, "1000", "4", None),
             ("1", 2_001, "500", "4", None),
             ("1", 2_500, "500", "4", None),
-            ("2", 7, "50", "4", Some("0")),
+            ("2", 7, "50", "4", Some("1")),
         ] {
             let attrs: HashMap<_, _> = shape
                 .seat_attributes(&seat(row, number)?)

@@ -1,5 +1,5 @@
-//! The seat map's projection items (`MAP#…`, one per part of a row), each
-//! section's summary of its rows' free runs (`RUNS#…`) and what the stream
+//! The seat map's projection items (`MAP#…`, one per part of a row), the
+//! event's summaries of its rows' free runs (`RUNS#…`) and what the stream
 //! saw sold out (`SOLDOUT#…`): their keys, attribute names and expressions.
 
 use crate::domain::{EventRef, RowRuns, SectionId};
