@@ -84,8 +84,7 @@ impl RunsLayout {
     ) -> impl Iterator<Item = (&'a SectionPlan, &'a RowPlan, u32)> + 'a {
         // `items` is at least 1; the remainder fits in a u32.
         let items = self.items.max(1) as usize;
-        let seated = sections.iter().filter(|s| !s.is_ga()).enumerate();
-        let firsts = seated.scan(0usize, |next, (k, s)| {
+        let firsts = seated(sections).enumerate().scan(0usize, |next, (k, s)| {
             let first = *next;
             *next += s.rows.len();
             Some((k, s, first))
@@ -100,12 +99,15 @@ impl RunsLayout {
     }
 }
 
+/// `sections`' seated sections, in plan order: the only ones with rows
+/// to summarise.
+fn seated(sections: &[SectionPlan]) -> impl Iterator<Item = &SectionPlan> + Clone {
+    sections.iter().filter(|s| !s.is_ga())
+}
+
 /// The rows of `sections`' seated sections, in plan order.
 fn seated_rows(sections: &[SectionPlan]) -> impl Iterator<Item = (&SectionPlan, &RowPlan)> + Clone {
-    sections
-        .iter()
-        .filter(|s| !s.is_ga())
-        .flat_map(|s| s.rows.iter().map(move |r| (s, r)))
+    seated(sections).flat_map(|s| s.rows.iter().map(move |r| (s, r)))
 }
 
 /// Per seat of a row of `seats` seats whose projection is `taken`, in

@@ -160,18 +160,25 @@ impl Store {
         let keys: Vec<Item> = (0..layout.items())
             .map(|item| runs_key(&event_ref, item))
             .collect();
-        let mut found: HashMap<String, Item> = HashMap::new();
+        // Each item found, by its number: what `place` names a row's by.
+        let numbers: HashMap<&str, u32> = (0..)
+            .zip(&keys)
+            .filter_map(|(number, key)| Some((Fields::new(key).opt_s(PK)?, number)))
+            .collect();
+        let mut found: HashMap<u32, Item> = HashMap::new();
         for batch in keys.chunks(BATCH_GET_KEYS) {
             for item in self.batch_get(batch.to_vec(), false).await? {
-                if let Some(pk) = Fields::new(&item).opt_s(PK).map(str::to_owned) {
-                    found.insert(pk, item);
+                let number = Fields::new(&item)
+                    .opt_s(PK)
+                    .and_then(|pk| numbers.get(pk).copied());
+                if let Some(number) = number {
+                    found.insert(number, item);
                 }
             }
         }
         let mut runs = SectionRuns::new();
-        for (section, row, item) in layout.place(&event.sections) {
-            let key = runs_key(&event_ref, item);
-            let Some(item) = Fields::new(&key).opt_s(PK).and_then(|pk| found.get(pk)) else {
+        for (section, row, number) in layout.place(&event.sections) {
+            let Some(item) = found.get(&number) else {
                 continue;
             };
             let name = SeatId::row_key(&section.section_id, &row.row);
