@@ -39,8 +39,10 @@
 //! ([`Throttle::TableAllowance`]); the quota is hard, per kind. A request
 //! is let in while what it lands on has capacity left, its estimated cost
 //! reserved, and settled at what it consumed once answered (DynamoDB
-//! cannot know a read's size before it reads): a second that ends over,
-//! by what was in flight, is paid back by the next.
+//! cannot know a read's size before it reads; only the difference is
+//! charged, so an answer after its second closed or its key split is not
+//! paid twice): a second that ends over, by what was in flight, is paid
+//! back by the next.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -224,10 +226,13 @@ impl Meter {
     }
 
     /// What an admitted request turned out to cost: `actual` charged in
-    /// place of its `estimate`.
+    /// place of its `estimate`. Only the difference is charged, where each
+    /// key's load lands now: the estimate stays where it was counted. A
+    /// second that closed (or a key that split) since the reservation
+    /// already paid the estimate; taking it back from the next second, or
+    /// from the key's own partition, would pay the request twice.
     pub fn settle(&mut self, now_ms: i64, estimate: &[Charge], actual: &[Charge]) {
-        self.apply(now_ms, estimate, -1.0);
-        self.apply(now_ms, actual, 1.0);
+        self.apply(now_ms, &difference(estimate, actual), 1.0);
     }
 
     /// The partition `target`'s load lands on now: a slot its table's
@@ -330,6 +335,29 @@ impl Meter {
         }
         table
     }
+}
+
+/// `actual` less `estimate`, per key (in the order keys first appear):
+/// what settling a request changes. Keys whose cost was estimated right
+/// are left out.
+fn difference(estimate: &[Charge], actual: &[Charge]) -> Vec<Charge> {
+    let mut by_key: Vec<Charge> = Vec::new();
+    let mut at: HashMap<&Target, usize> = HashMap::new();
+    let signed = actual.iter().map(|c| (c, 1.0));
+    for (c, sign) in signed.chain(estimate.iter().map(|c| (c, -1.0))) {
+        let i = *at.entry(&c.target).or_insert_with(|| {
+            by_key.push(Charge {
+                write_units: 0.0,
+                read_units: 0.0,
+                ..c.clone()
+            });
+            by_key.len() - 1
+        });
+        by_key[i].write_units += sign * c.write_units;
+        by_key[i].read_units += sign * c.read_units;
+    }
+    by_key.retain(|d| d.write_units.abs() > ROUNDING || d.read_units.abs() > ROUNDING);
+    by_key
 }
 
 /// A table first seen in `second`: its previous peak is the new table's.

@@ -268,6 +268,54 @@ fn a_request_is_settled_at_what_it_cost() {
 }
 
 #[test]
+fn a_request_answered_after_its_second_closed_is_paid_once() {
+    // Reserved in second 0, filling the key; a request of second 1 has
+    // paid the excess back (the key starts second 1 empty). Settled at
+    // exactly its estimate, it changes nothing: second 1 still has its
+    // whole partition, less the 1 unit used.
+    let mut meter = Meter::new(Limits::DYNAMODB);
+    let estimate = [write("K", 1_000.0)];
+    assert!(meter.admit(999, &estimate, true).is_ok());
+    assert_eq!(run(&mut meter, &[(1_000, write("K", 1.0))]), [None]);
+    meter.settle(999, &estimate, &estimate);
+    let v = run(
+        &mut meter,
+        &[(1_001, write("K", 999.0)), (1_002, write("K", 1.0))],
+    );
+    assert_eq!(v, [None, key_range(true)]);
+}
+
+#[test]
+fn a_request_settled_after_its_key_split_is_paid_where_it_was_counted() {
+    // `K` runs hot until the request that lands on its shared partition
+    // in second SPLIT_FOR_HEAT_S splits it off. Settled at its estimate
+    // after the split, it stays counted on the shared partition: the
+    // key's own partition starts the second empty.
+    let mut meter = Meter::new(Limits {
+        first_peak_write_units: 1_000.0,
+        ..Limits::DYNAMODB
+    });
+    let hot = |second: i64| (second * 1_000, write("K", 600.0));
+    let heat: Vec<_> = (0..SPLIT_FOR_HEAT_S).map(hot).collect();
+    assert!(run(&mut meter, &heat).iter().all(Option::is_none));
+    let shared = meter.partition_of(&Target::table("K"));
+    let last = SPLIT_FOR_HEAT_S * 1_000;
+    let estimate = [write("K", 600.0)];
+    assert!(meter.admit(last, &estimate, true).is_ok());
+    assert_ne!(meter.partition_of(&Target::table("K")), shared);
+    meter.settle(last, &estimate, &estimate);
+    let v = run(
+        &mut meter,
+        &[
+            (last + 1, write("K", 999.0)),
+            (last + 2, write("K", 1.0)),
+            (last + 3, write("K", 1.0)),
+        ],
+    );
+    assert_eq!(v, [None, None, key_range(true)]);
+}
+
+#[test]
 fn an_index_is_metered_apart_from_its_table() {
     let mut meter = Meter::new(Limits::DYNAMODB);
     let shard = Charge {
