@@ -24,6 +24,7 @@ pub mod meter;
 mod metering;
 mod recorder;
 mod units;
+mod updates;
 
 use std::collections::BTreeMap;
 

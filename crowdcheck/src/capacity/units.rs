@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::{Map, Value};
 
 use super::expressions::{index_key_changes, key_text, partition_of_key_condition};
+use super::updates::updated;
 use super::{Charge, Recorded, Schema, Target};
 
 /// The size DynamoDB bills an item at, from its wire JSON (attribute name
@@ -125,10 +126,13 @@ enum Effect {
 /// Prices each charged record, per item touched, in record order.
 ///
 /// - `item_size(pk, sk)`: the item's size in bytes where known (the bench
-///   reads every touched item at the end, [`touched_items`]). Writes cost
-///   the larger of the item before and after; the wire shows neither for
-///   an update, so this one size stands for both (and, for a put, with the
-///   item sent).
+///   reads every touched item at the end, [`touched_items`]), for items no
+///   earlier record showed whole. An item a record put, read back whole,
+///   or deleted is priced from then on at its size at the time: writes
+///   cost the larger of the item before and after, and an update's after
+///   is its expression applied to the item as the records left it. Where
+///   the records never showed the item, `item_size`'s one size stands for
+///   both (and, for a put, with the item sent).
 /// - `index_pk(index, table pk)`: the partition key the item had in that
 ///   index before the write, `None` if it was not in the index. Asked only for successful
 ///   updates that set or remove an index key attribute, and deletes, of
@@ -196,6 +200,7 @@ fn priced_in_order(
         item_size,
         index_pk,
         indexed: HashMap::new(),
+        seen: HashMap::new(),
         op: "",
         out: Vec::new(),
     };
@@ -262,6 +267,9 @@ struct Ledger<'a> {
     /// The index pk of each item the records have written so far (`None`:
     /// not in the index).
     indexed: IndexEntries,
+    /// Each item as the records so far left it (`None`: deleted): its
+    /// size when a later record touches it, in place of `item_size`'s.
+    seen: HashMap<(String, String), Option<Map<String, Value>>>,
     op: &'a str,
     out: Vec<Charge>,
 }
@@ -286,8 +294,23 @@ impl Ledger<'_> {
         (text(&self.schema.pk_attr), text(&self.schema.sk_attr))
     }
 
+    /// The item's size before the record at hand: as the records so far
+    /// left it, else `item_size`'s.
     fn stored_size(&self, pk: &str, sk: &str) -> usize {
-        (self.item_size)(pk, sk).unwrap_or(0)
+        match self.seen.get(&(pk.to_owned(), sk.to_owned())) {
+            Some(Some(item)) => item_size(item),
+            Some(None) => 0,
+            None => (self.item_size)(pk, sk).unwrap_or(0),
+        }
+    }
+
+    /// Learns the item under `key` as the record left it: `None` where
+    /// that is not known (then `item_size` answers for it again).
+    fn learn(&mut self, key: (String, String), item: Option<Option<Map<String, Value>>>) {
+        match item {
+            Some(item) => self.seen.insert(key, item),
+            None => self.seen.remove(&key),
+        };
     }
 
     /// The item's pk in `index` before the write at hand.
@@ -375,6 +398,9 @@ impl Ledger<'_> {
         let item = &body["Item"];
         let sent = item.as_object().map_or(0, item_size);
         self.table_write(item, sent, factor);
+        if applied {
+            self.learn(self.keys(item), Some(item.as_object().cloned()));
+        }
         // A new item with both index key attributes is put into the (sparse)
         // index; one lacking either is not indexed
         // (<https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.ThroughputConsiderations.Writes>).
@@ -399,6 +425,7 @@ impl Ledger<'_> {
         if !applied {
             return;
         }
+        self.learn(self.keys(&body["Key"]), Some(None));
         let schema = self.schema;
         for index in &schema.indexes {
             if let Some(old) = self.index_pk_before(&index.name, &pk) {
@@ -411,11 +438,30 @@ impl Ledger<'_> {
     /// An update that changes an index key attribute moves the item's
     /// index entry: a delete of the old entry if there was one, a put of
     /// the new one if the item still has both keys (same GSI page).
+    ///
+    /// It costs the larger of the item before and after: after is the
+    /// expression applied to the item as the records left it, when they
+    /// showed it whole ([`updated`]); otherwise `item_size` stands for both.
     fn update(&mut self, body: &Value, factor: f64, applied: bool) {
-        let pk = self.table_write(&body["Key"], 0, factor);
+        let key = self.keys(&body["Key"]);
+        let after = match self.seen.get(&key) {
+            Some(before) if applied => {
+                // An update of an item that is not there creates it with
+                // its key.
+                let whole = before
+                    .clone()
+                    .or_else(|| body["Key"].as_object().cloned())
+                    .unwrap_or_default();
+                updated(&whole, body)
+            }
+            _ => None,
+        };
+        let sent = after.as_ref().map_or(0, item_size);
+        let pk = self.table_write(&body["Key"], sent, factor);
         if !applied {
             return;
         }
+        self.learn(key, after.map(Some));
         let schema = self.schema;
         for index in &schema.indexes {
             let changes = index_key_changes(body, index);
@@ -460,9 +506,15 @@ impl Ledger<'_> {
     fn get(&mut self, body: &Value, returned: Option<&Value>, consistent: bool, factor: f64) {
         let (pk, sk) = self.keys(&body["Key"]);
         let size = match returned.map(Value::as_object) {
-            Some(Some(item)) if body["ProjectionExpression"].is_null() => item_size(item),
+            Some(Some(item)) if body["ProjectionExpression"].is_null() => {
+                self.learn((pk.clone(), sk.clone()), Some(Some(item.clone())));
+                item_size(item)
+            }
             Some(Some(item)) => item_size(item).max(self.stored_size(&pk, &sk)),
-            Some(None) => 0,
+            Some(None) => {
+                self.learn((pk.clone(), sk.clone()), Some(None));
+                0
+            }
             None => self.stored_size(&pk, &sk),
         };
         self.charge(
@@ -521,11 +573,15 @@ impl Ledger<'_> {
                 .map(|i| i.pk_attr.as_str()),
         };
         let pk = partition_of_key_condition(req, pk_attr).unwrap_or_else(|| "?".to_owned());
-        let size: usize = array(&resp["Items"])
-            .iter()
-            .filter_map(Value::as_object)
-            .map(item_size)
-            .sum();
+        let items = array(&resp["Items"]).iter().filter_map(Value::as_object);
+        let size: usize = items.clone().map(item_size).sum();
+        // A table query without a projection shows its items whole.
+        if index.is_none() && req["ProjectionExpression"].is_null() {
+            for item in items {
+                let key = self.keys(&Value::Object(item.clone()));
+                self.learn(key, Some(Some(item.clone())));
+            }
+        }
         // Index queries are always eventually consistent.
         let consistent = req["ConsistentRead"] == Value::Bool(true);
         let target = Target {

@@ -389,6 +389,7 @@ fn unpriced_attempts() {
 #[test]
 fn single_item_reads() {
     let key = json!({"PK": {"S": "ORDER#1"}, "SK": {"S": "ORDER"}});
+    let unseen = json!({"PK": {"S": "ORDER#2"}, "SK": {"S": "ORDER"}});
     let found = json!({"Item": item("ORDER#1", "ORDER", 5000, json!({}))});
     let get = |consistent: bool| json!({"Key": key, "ConsistentRead": consistent});
     let records = [
@@ -396,12 +397,13 @@ fn single_item_reads() {
         rec("GetItem", 200, get(false), found.clone()),
         rec("GetItem", 200, get(true), json!({})),
         rec("GetItem", 200, json!({"Key": key}), json!({})),
-        // A projection returns less than is read: the stored size counts.
+        // A projection returns less than is read: the stored size counts
+        // (of an item the records never showed whole).
         rec(
             "GetItem",
             200,
-            json!({"Key": key, "ConsistentRead": true, "ProjectionExpression": "PK"}),
-            json!({"Item": {"PK": {"S": "ORDER#1"}}}),
+            json!({"Key": unseen, "ConsistentRead": true, "ProjectionExpression": "PK"}),
+            json!({"Item": {"PK": {"S": "ORDER#2"}}}),
         ),
         // Transactional: twice a strongly consistent read, per item.
         rec(
@@ -414,20 +416,68 @@ fn single_item_reads() {
         failed(
             "TransactGetItems",
             "TransactionCanceledException",
-            json!({"TransactItems": [{"Get": {"Key": key}}]}),
+            json!({"TransactItems": [{"Get": {"Key": unseen}}]}),
         ),
     ];
     assert_eq!(
-        price(&records, &[("ORDER#1", "ORDER", 9000)]),
+        price(&records, &[("ORDER#2", "ORDER", 9000)]),
         [
             row("ORDER#1", 0.0, 2.0),
             row("ORDER#1", 0.0, 1.0),
             row("ORDER#1", 0.0, 1.0),
             row("ORDER#1", 0.0, 0.5),
-            row("ORDER#1", 0.0, 3.0),
+            row("ORDER#2", 0.0, 3.0),
             row("ORDER#1", 0.0, 4.0),
             row("EVENT#e", 0.0, 2.0),
-            row("ORDER#1", 0.0, 6.0),
+            row("ORDER#2", 0.0, 6.0),
+        ]
+    );
+}
+
+#[test]
+fn an_item_is_priced_at_its_size_when_touched_not_at_the_runs_end() {
+    // The run ends with the order at 5,000 bytes; along the way it was
+    // 300, then 1,300 bytes, then gone.
+    let key = json!({"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}});
+    let put = json!({"Item": item("ORDER#3", "ORDER", 300, json!({}))});
+    let seats: Vec<String> = (0..10).map(|i| format!("{i:0>100}")).collect();
+    let grow = json!({
+        "Key": key,
+        "UpdateExpression": "ADD #seats :seats",
+        "ExpressionAttributeNames": {"#seats": "seats"},
+        "ExpressionAttributeValues": {":seats": {"SS": seats}},
+    });
+    let mark = json!({
+        "Key": key,
+        "UpdateExpression": "SET #status = :s",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {":s": {"S": "paid"}},
+    });
+    let records = [
+        // Read first: not there (else the end's size stands for the put's
+        // before).
+        ok("GetItem", json!({"Key": key})),
+        ok("PutItem", put.clone()),
+        // Before 300, after 1,305: the larger.
+        ok("UpdateItem", grow),
+        ok("UpdateItem", mark.clone()),
+        // A failed condition costs the item as it is, and changes nothing.
+        failed("UpdateItem", "ConditionalCheckFailedException", mark),
+        ok("DeleteItem", json!({"Key": key})),
+        // Put again after the delete: only what is sent.
+        ok("PutItem", put),
+    ];
+    let w = |units: f64| row("ORDER#3", units, 0.0);
+    assert_eq!(
+        price(&records, &[("ORDER#3", "ORDER", 5000)]),
+        [
+            row("ORDER#3", 0.0, 0.5),
+            w(1.0),
+            w(2.0),
+            w(2.0),
+            w(2.0),
+            w(2.0),
+            w(1.0)
         ]
     );
 }
