@@ -43,11 +43,11 @@ use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
 use serde_json::Value;
 
-use super::attempt_facts::{learn_sizes, resource, transaction_items};
+use super::attempt_facts::{resource, transaction_items};
 use super::batches::{entries, is_batch, split, WithUnprocessed};
 use super::conflicts::{written_items, Ongoing};
 use super::meter::{Limits, Meter, PartitionId, Throttle};
-use super::units::{charges_after, IndexEntries};
+use super::units::{charges_after, Known};
 use super::{Charge, Recorded, Schema, Target};
 use local::attempt::{body_json, operation};
 use local::faults::{defuse, resend_with, Fault};
@@ -142,10 +142,9 @@ fn add<'a, K: std::hash::Hash + Eq>(
 #[derive(Debug)]
 struct State {
     meter: Meter,
-    /// Last size seen per item (pk, sk).
-    sizes: HashMap<(String, String), usize>,
-    /// Where each item the meter saw written sits in the index.
-    indexed: IndexEntries,
+    /// Each item the meter saw whole, and where each item it saw written
+    /// sits in the index.
+    known: Known,
     /// When each item's last transaction began.
     ongoing: Ongoing,
     metered: Metered,
@@ -191,8 +190,7 @@ impl CapacityMeter {
         CapacityMeter {
             state: Arc::new(Mutex::new(State {
                 meter: Meter::new(Limits::DYNAMODB),
-                sizes: HashMap::new(),
-                indexed: IndexEntries::new(),
+                known: Known::default(),
                 ongoing: Ongoing::default(),
                 metered: Metered::default(),
                 watched: HashSet::new(),
@@ -240,8 +238,7 @@ impl CapacityMeter {
             response: Value::Null,
             caller: None,
         };
-        let size = |pk: &str, sk: &str| state.sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-        charges_after(&record, &self.schema, &size, &state.indexed).0
+        charges_after(&record, &self.schema, &state.known).0
     }
 
     /// The attempt's verdict at `at`: the error DynamoDB answers it with,
@@ -373,24 +370,12 @@ impl CapacityMeter {
         }
     }
 
-    /// Settles an answered attempt at what it cost, and learns the sizes
+    /// Settles an answered attempt at what it cost, and learns the items
     /// and the index entries it shows.
     fn charge(&self, record: &Recorded, at: i64, reserved: &[Charge]) {
         let mut state = self.lock();
-        learn_sizes(&mut state.sizes, record, &self.schema);
-        let (priced, changed) = {
-            let sizes = &state.sizes;
-            let size = |pk: &str, sk: &str| sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-            charges_after(record, &self.schema, &size, &state.indexed)
-        };
-        // Only the entries in an index are kept: an item out of it is
-        // what an unknown item is, so the map stays the size of the index.
-        for (key, entry) in changed {
-            match entry {
-                Some(_) => state.indexed.insert(key, entry),
-                None => state.indexed.remove(&key),
-            };
-        }
+        let (priced, changed) = charges_after(record, &self.schema, &state.known);
+        state.known.absorb(changed);
         state.meter.settle(at, reserved, &priced);
         if priced.is_empty() {
             return;

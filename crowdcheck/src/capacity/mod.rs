@@ -20,9 +20,11 @@ mod attempt_facts;
 mod batches;
 mod conflicts;
 mod expressions;
+mod known;
 pub mod meter;
 mod metering;
 mod recorder;
+mod sizes;
 mod units;
 mod updates;
 

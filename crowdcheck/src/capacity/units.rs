@@ -1,77 +1,15 @@
-//! Item sizes and the capacity units each recorded request costs.
+//! The capacity units each recorded request costs.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::expressions::{index_key_changes, key_text, partition_of_key_condition};
+pub use super::known::Known;
+use super::known::Seen;
+pub use super::sizes::item_size;
 use super::updates::updated;
 use super::{Charge, Recorded, Schema, Target};
-
-/// The size DynamoDB bills an item at, from its wire JSON (attribute name
-/// to `{"S": …}`, `{"N": …}`, ...): the sum of attribute name lengths and
-/// value sizes, by the published rules
-/// (<https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html>).
-pub fn item_size(item: &Map<String, Value>) -> usize {
-    item.iter()
-        .map(|(name, value)| name.len() + value_size(value))
-        .sum()
-}
-
-fn value_size(value: &Value) -> usize {
-    let Some((kind, v)) = value.as_object().and_then(|o| o.iter().next()) else {
-        return 0;
-    };
-    let all = |f: fn(&str) -> usize| {
-        v.as_array()
-            .map_or(0, |a| a.iter().filter_map(Value::as_str).map(f).sum())
-    };
-    match kind.as_str() {
-        // UTF-8 bytes.
-        "S" => v.as_str().map_or(0, str::len),
-        "N" => v.as_str().map_or(0, number_size),
-        // Raw bytes, not the base64 that carries them.
-        "B" => v.as_str().map_or(0, base64_len),
-        "BOOL" | "NULL" => 1,
-        // 3 bytes of overhead, and 1 per element; a map's elements are
-        // name-value pairs, so their names count too.
-        "L" => {
-            3 + v
-                .as_array()
-                .map_or(0, |a| a.iter().map(|e| 1 + value_size(e)).sum())
-        }
-        "M" => {
-            3 + v.as_object().map_or(0, |m| {
-                m.iter().map(|(k, e)| 1 + k.len() + value_size(e)).sum()
-            })
-        }
-        // The page says nothing of sets: the sum of their elements, each
-        // sized as a scalar of its type.
-        "SS" => all(str::len),
-        "NS" => all(number_size),
-        "BS" => all(base64_len),
-        _ => 0,
-    }
-}
-
-/// "Approximately 1 byte per two significant digits, plus 1 byte", leading
-/// and trailing zeros trimmed (sign, point and exponent are not digits).
-fn number_size(n: &str) -> usize {
-    let mantissa = n.split(['e', 'E']).next().unwrap_or_default();
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    digits
-        .trim_start_matches('0')
-        .trim_end_matches('0')
-        .len()
-        .div_ceil(2)
-        + 1
-}
-
-/// Decoded length of base64 text, padded or not.
-fn base64_len(b64: &str) -> usize {
-    let symbols = b64.trim().trim_end_matches('=').len();
-    symbols * 6 / 8
-}
 
 const WRITE_UNIT_BYTES: usize = 1024;
 const READ_UNIT_BYTES: usize = 4096;
@@ -161,46 +99,40 @@ pub fn charges_each(
     item_size: &dyn Fn(&str, &str) -> Option<usize>,
     index_pk: &dyn Fn(&str, &str) -> Option<String>,
 ) -> Vec<Vec<Charge>> {
-    priced_in_order(records, schema, item_size, index_pk).0
+    priced_in_order(records, schema, (item_size, index_pk), &Known::default()).0
 }
 
-/// The index entries the records left: (index, table pk) to the item's
-/// index pk, `None` where it left the index.
-pub type IndexEntries = HashMap<(String, String), Option<String>>;
-
-/// [`charges`] of `record` after the records that left `known`, and the
-/// entries it changed: a meter that sees every request learns where each
-/// item sits in the index, so a delete or an update that takes an item
-/// out is charged its index write too.
-pub fn charges_after(
-    record: &Recorded,
-    schema: &Schema,
-    item_size: &dyn Fn(&str, &str) -> Option<usize>,
-    known: &IndexEntries,
-) -> (Vec<Charge>, IndexEntries) {
-    let index_pk = |index: &str, pk: &str| {
-        known
-            .get(&(index.to_owned(), pk.to_owned()))
-            .cloned()
-            .flatten()
-    };
-    let (each, changed) =
-        priced_in_order(std::slice::from_ref(record), schema, item_size, &index_pk);
+/// [`charges`] of `record` after the requests that left `known` (nothing
+/// else is known of an item's size or index entry), and what it changed.
+pub fn charges_after(record: &Recorded, schema: &Schema, known: &Known) -> (Vec<Charge>, Known) {
+    let (each, changed) = priced_in_order(
+        std::slice::from_ref(record),
+        schema,
+        (&|_, _| None, &|_, _| None),
+        known,
+    );
     (each.concat(), changed)
 }
+
+/// What a ledger asks of items no record has shown: their size, and
+/// their partition key in an index (see [`charges`]).
+type Oracles<'a> = (
+    &'a dyn Fn(&str, &str) -> Option<usize>,
+    &'a dyn Fn(&str, &str) -> Option<String>,
+);
 
 fn priced_in_order(
     records: &[Recorded],
     schema: &Schema,
-    item_size: &dyn Fn(&str, &str) -> Option<usize>,
-    index_pk: &dyn Fn(&str, &str) -> Option<String>,
-) -> (Vec<Vec<Charge>>, IndexEntries) {
+    (item_size, index_pk): Oracles,
+    base: &Known,
+) -> (Vec<Vec<Charge>>, Known) {
     let mut ledger = Ledger {
         schema,
         item_size,
         index_pk,
-        indexed: HashMap::new(),
-        seen: HashMap::new(),
+        base,
+        known: Known::default(),
         op: "",
         out: Vec::new(),
     };
@@ -212,7 +144,7 @@ fn priced_in_order(
         }
         each.push(std::mem::take(&mut ledger.out));
     }
-    (each, ledger.indexed)
+    (each, ledger.known)
 }
 
 /// The table keys (pk, sk) of every item the records write or check, for
@@ -264,12 +196,10 @@ struct Ledger<'a> {
     schema: &'a Schema,
     item_size: &'a dyn Fn(&str, &str) -> Option<usize>,
     index_pk: &'a dyn Fn(&str, &str) -> Option<String>,
-    /// The index pk of each item the records have written so far (`None`:
-    /// not in the index).
-    indexed: IndexEntries,
-    /// Each item as the records so far left it (`None`: deleted): its
-    /// size when a later record touches it, in place of `item_size`'s.
-    seen: HashMap<(String, String), Option<Map<String, Value>>>,
+    /// What earlier requests showed, and what these records show: read
+    /// in that order, these first.
+    base: &'a Known,
+    known: Known,
     op: &'a str,
     out: Vec<Charge>,
 }
@@ -297,26 +227,33 @@ impl Ledger<'_> {
     /// The item's size before the record at hand: as the records so far
     /// left it, else `item_size`'s.
     fn stored_size(&self, pk: &str, sk: &str) -> usize {
-        match self.seen.get(&(pk.to_owned(), sk.to_owned())) {
-            Some(Some(item)) => item_size(item),
-            Some(None) => 0,
-            None => (self.item_size)(pk, sk).unwrap_or(0),
+        match self.seen(&(pk.to_owned(), sk.to_owned())) {
+            Seen::Whole(item) => item_size(item),
+            Seen::Deleted => 0,
+            Seen::Unknown => (self.item_size)(pk, sk).unwrap_or(0),
         }
     }
 
-    /// Learns the item under `key` as the record left it: `None` where
-    /// that is not known (then `item_size` answers for it again).
-    fn learn(&mut self, key: (String, String), item: Option<Option<Map<String, Value>>>) {
-        match item {
-            Some(item) => self.seen.insert(key, item),
-            None => self.seen.remove(&key),
-        };
+    /// Learns the item under `key` as the record left it.
+    fn learn(&mut self, key: (String, String), item: Seen) {
+        self.known.seen.insert(key, item);
+    }
+
+    /// The item under `key` as the records left it ([`Seen::Unknown`] if
+    /// they never showed it).
+    fn seen(&self, key: &(String, String)) -> &Seen {
+        let known = self.known.seen.get(key);
+        known
+            .or_else(|| self.base.seen.get(key))
+            .unwrap_or(&Seen::Unknown)
     }
 
     /// The item's pk in `index` before the write at hand.
     fn index_pk_before(&self, index: &str, pk: &str) -> Option<String> {
-        self.indexed
-            .get(&(index.to_owned(), pk.to_owned()))
+        let key = (index.to_owned(), pk.to_owned());
+        let known = self.known.indexed.get(&key);
+        known
+            .or_else(|| self.base.indexed.get(&key))
             .cloned()
             .unwrap_or_else(|| (self.index_pk)(index, pk))
     }
@@ -399,7 +336,8 @@ impl Ledger<'_> {
         let sent = item.as_object().map_or(0, item_size);
         self.table_write(item, sent, factor);
         if applied {
-            self.learn(self.keys(item), Some(item.as_object().cloned()));
+            let whole = item.as_object().cloned().map_or(Seen::Unknown, Seen::Whole);
+            self.learn(self.keys(item), whole);
         }
         // A new item with both index key attributes is put into the (sparse)
         // index; one lacking either is not indexed
@@ -412,7 +350,8 @@ impl Ledger<'_> {
         let pk = key_text(&item[&schema.pk_attr]).unwrap_or_default();
         for index in &schema.indexes {
             let shard = key_text(&item[&index.pk_attr]).filter(|_| !item[&index.sk_attr].is_null());
-            self.indexed
+            self.known
+                .indexed
                 .insert((index.name.clone(), pk.clone()), shard.clone());
             if let Some(shard) = shard {
                 self.index_write(&index.name, shard);
@@ -425,13 +364,15 @@ impl Ledger<'_> {
         if !applied {
             return;
         }
-        self.learn(self.keys(&body["Key"]), Some(None));
+        self.learn(self.keys(&body["Key"]), Seen::Deleted);
         let schema = self.schema;
         for index in &schema.indexes {
             if let Some(old) = self.index_pk_before(&index.name, &pk) {
                 self.index_write(&index.name, old);
             }
-            self.indexed.insert((index.name.clone(), pk.clone()), None);
+            self.known
+                .indexed
+                .insert((index.name.clone(), pk.clone()), None);
         }
     }
 
@@ -444,16 +385,11 @@ impl Ledger<'_> {
     /// showed it whole ([`updated`]); otherwise `item_size` stands for both.
     fn update(&mut self, body: &Value, factor: f64, applied: bool) {
         let key = self.keys(&body["Key"]);
-        let after = match self.seen.get(&key) {
-            Some(before) if applied => {
-                // An update of an item that is not there creates it with
-                // its key.
-                let whole = before
-                    .clone()
-                    .or_else(|| body["Key"].as_object().cloned())
-                    .unwrap_or_default();
-                updated(&whole, body)
-            }
+        let after = match (self.seen(&key), applied) {
+            (Seen::Whole(before), true) => updated(before, body),
+            // An update of an item that is not there creates it with its
+            // key.
+            (Seen::Deleted, true) => body["Key"].as_object().and_then(|key| updated(key, body)),
             _ => None,
         };
         let sent = after.as_ref().map_or(0, item_size);
@@ -461,7 +397,7 @@ impl Ledger<'_> {
         if !applied {
             return;
         }
-        self.learn(key, after.map(Some));
+        self.learn(key, after.map_or(Seen::Unknown, Seen::Whole));
         let schema = self.schema;
         for index in &schema.indexes {
             let changes = index_key_changes(body, index);
@@ -476,7 +412,8 @@ impl Ledger<'_> {
             } else {
                 old.clone()
             };
-            self.indexed
+            self.known
+                .indexed
                 .insert((index.name.clone(), pk.clone()), new.clone());
             for shard in old.into_iter().chain(new) {
                 self.index_write(&index.name, shard);
@@ -507,12 +444,12 @@ impl Ledger<'_> {
         let (pk, sk) = self.keys(&body["Key"]);
         let size = match returned.map(Value::as_object) {
             Some(Some(item)) if body["ProjectionExpression"].is_null() => {
-                self.learn((pk.clone(), sk.clone()), Some(Some(item.clone())));
+                self.learn((pk.clone(), sk.clone()), Seen::Whole(item.clone()));
                 item_size(item)
             }
             Some(Some(item)) => item_size(item).max(self.stored_size(&pk, &sk)),
             Some(None) => {
-                self.learn((pk.clone(), sk.clone()), Some(None));
+                self.learn((pk.clone(), sk.clone()), Seen::Deleted);
                 0
             }
             None => self.stored_size(&pk, &sk),
@@ -579,7 +516,7 @@ impl Ledger<'_> {
         if index.is_none() && req["ProjectionExpression"].is_null() {
             for item in items {
                 let key = self.keys(&Value::Object(item.clone()));
-                self.learn(key, Some(Some(item.clone())));
+                self.learn(key, Seen::Whole(item.clone()));
             }
         }
         // Index queries are always eventually consistent.
@@ -591,10 +528,6 @@ impl Ledger<'_> {
         self.charge(target, 0.0, read_units(size, consistent));
     }
 }
-
-#[cfg(test)]
-#[path = "units_size_tests.rs"]
-mod size_tests;
 
 #[cfg(test)]
 #[path = "units_tests.rs"]

@@ -4,7 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::capacity::expressions::tokens;
 
-use super::size_tests::size;
+use crate::capacity::sizes::tests::size;
 
 const SHARD_ATTRS: &str = "pendingShard";
 
@@ -270,22 +270,21 @@ fn charges_each_keeps_each_records_charges_apart_in_one_ledger() {
 #[test]
 fn charges_after_carries_the_index_entries_from_one_request_to_the_next() {
     let (put, retire) = indexed_order_and_its_retirement();
-    let none = |_: &str, _: &str| None;
     let schema = Schema::seatclaim();
     // Alone, the retirement cannot know the entry it takes out.
-    let (alone, _) = charges_after(&retire, &schema, &none, &IndexEntries::new());
+    let (alone, _) = charges_after(&retire, &schema, &Known::default());
     assert_eq!(alone.len(), 1, "{alone:?}");
     // After the put (one request at a time, as the meter sees them): the
     // entry taken out is charged, and then it is gone.
-    let (_, mut known) = charges_after(&put, &schema, &none, &IndexEntries::new());
-    let (after, changed) = charges_after(&retire, &schema, &none, &known);
+    let (_, mut known) = charges_after(&put, &schema, &Known::default());
+    let (after, changed) = charges_after(&retire, &schema, &known);
     assert_eq!(after.len(), 2, "{after:?}");
     assert_eq!(
         after[1].target,
         Target::index("PendingByExpiry", "PENDING#6")
     );
-    known.extend(changed);
-    let (again, _) = charges_after(&retire, &schema, &none, &known);
+    known.absorb(changed);
+    let (again, _) = charges_after(&retire, &schema, &known);
     assert_eq!(again.len(), 1, "{again:?}");
 }
 
@@ -434,25 +433,53 @@ fn single_item_reads() {
     );
 }
 
+/// An update that adds 1,005 bytes to the item under `key`.
+fn growing(key: &Value) -> Value {
+    let seats: Vec<String> = (0..10).map(|i| format!("{i:0>100}")).collect();
+    json!({
+        "Key": key,
+        "UpdateExpression": "ADD #seats :seats",
+        "ExpressionAttributeNames": {"#seats": "seats"},
+        "ExpressionAttributeValues": {":seats": {"SS": seats}},
+    })
+}
+
+/// An update that adds a few bytes to the item under `key`.
+fn marking(key: &Value) -> Value {
+    json!({
+        "Key": key,
+        "UpdateExpression": "SET #status = :s",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {":s": {"S": "paid"}},
+    })
+}
+
+#[test]
+fn a_meter_prices_an_update_at_the_item_it_leaves_and_remembers_it() {
+    // One request at a time, as the interceptor's meter sees them.
+    let schema = Schema::seatclaim();
+    let key = json!({"PK": {"S": "ORDER#4"}, "SK": {"S": "ORDER"}});
+    let put = ok(
+        "PutItem",
+        json!({"Item": item("ORDER#4", "ORDER", 300, json!({}))}),
+    );
+    let (_, mut known) = charges_after(&put, &schema, &Known::default());
+    // 300 bytes before, 1,305 after: 2 units, not the 1 the size last
+    // seen would give.
+    let (grown, changed) = charges_after(&ok("UpdateItem", growing(&key)), &schema, &known);
+    assert_eq!(grown[0].write_units, 2.0, "{grown:?}");
+    known.absorb(changed);
+    let (marked, _) = charges_after(&ok("UpdateItem", marking(&key)), &schema, &known);
+    assert_eq!(marked[0].write_units, 2.0, "{marked:?}");
+}
+
 #[test]
 fn an_item_is_priced_at_its_size_when_touched_not_at_the_runs_end() {
     // The run ends with the order at 5,000 bytes; along the way it was
     // 300, then 1,300 bytes, then gone.
     let key = json!({"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}});
     let put = json!({"Item": item("ORDER#3", "ORDER", 300, json!({}))});
-    let seats: Vec<String> = (0..10).map(|i| format!("{i:0>100}")).collect();
-    let grow = json!({
-        "Key": key,
-        "UpdateExpression": "ADD #seats :seats",
-        "ExpressionAttributeNames": {"#seats": "seats"},
-        "ExpressionAttributeValues": {":seats": {"SS": seats}},
-    });
-    let mark = json!({
-        "Key": key,
-        "UpdateExpression": "SET #status = :s",
-        "ExpressionAttributeNames": {"#status": "status"},
-        "ExpressionAttributeValues": {":s": {"S": "paid"}},
-    });
+    let (grow, mark) = (growing(&key), marking(&key));
     let records = [
         // Read first: not there (else the end's size stands for the put's
         // before).

@@ -1,14 +1,14 @@
-//! Unit tests of item sizes in `units.rs` (hand-written wire JSON), and
+//! Unit tests of item sizes in `sizes.rs` (hand-written wire JSON), and
 //! the helper the pricing tests size their items with.
 use serde_json::json;
 
 use super::*;
 
-pub(super) fn obj(v: Value) -> Map<String, Value> {
+pub(in crate::capacity) fn obj(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
 
-pub(super) fn size(v: Value) -> usize {
+pub(in crate::capacity) fn size(v: Value) -> usize {
     item_size(&obj(v))
 }
 
