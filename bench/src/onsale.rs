@@ -9,7 +9,7 @@
 use super::demand::{DemandModel, StreamCounts, GA_SECTION};
 use super::onsale_buyers::{draw_buyers, run_buyers};
 use super::onsale_run::{OnSale, TARGET_CLAIMS_PER_SECOND};
-use super::pricing::{old_layout, price, price_each, project};
+use super::pricing::{old_layout, price, price_parts, project};
 use crate::capacity::{self, as_caller, CapacityRecorder};
 use crate::kit::{reply, unique};
 use lambda_http::Body;
@@ -52,11 +52,11 @@ pub(super) async fn on_sale(
     let buyers = draw_buyers(model);
     recorder.set_recording(true);
     let (durations, mut history) = run_buyers(&app, &event, buyers, model, &mut out).await?;
-    let mut records = sweep_expired(&app, &recorder, model, &mut out).await?;
+    let (buyers, sweep) = sweep_expired(&app, &recorder, model, &mut out).await?;
     out.functions = mean_times(durations);
 
-    let follower = project_seat_map(&app, endpoint, &recorder, &mut records, &mut out).await?;
-    price_traffic(&app, &records, &mut out).await?;
+    let (follower, projection) = project_seat_map(&app, endpoint, &recorder, &mut out).await?;
+    price_traffic(&app, [&buyers, &sweep, &projection], &mut out).await?;
 
     seat_map_figures(&app, &event, &recorder, &mut out).await?;
     check_table(&app, &event, model, &mut out).await?;
@@ -88,7 +88,7 @@ fn replay_at_requested_quotas(model: DemandModel, out: &mut OnSale) {
     use super::crowd_projection::{phases, project};
     let need = super::scale_limits::table_quotas_needed(&project(&phases(out)));
     out.replays.at_requested = crate::replay::at_requested_quotas(
-        &out.priced,
+        &out.priced_parts,
         out.attempts as f64,
         (TARGET_CLAIMS_PER_SECOND, model.peak_seconds),
         need,
@@ -132,21 +132,21 @@ async fn create_event_priced(
 }
 
 /// Waits for the unconfirmed orders to expire and sweeps them, then ends
-/// the recording the buyers started: every request recorded since, the
-/// sweep's last.
+/// the recording the buyers started: the buyers' requests, and the
+/// sweep's.
 async fn sweep_expired(
     app: &App,
     recorder: &CapacityRecorder,
     model: DemandModel,
     out: &mut OnSale,
-) -> Result<Vec<capacity::Recorded>, String> {
+) -> Result<(Vec<capacity::Recorded>, Vec<capacity::Recorded>), String> {
     // The unconfirmed orders expire; the sweep's releases are on-sale
     // traffic too. Waiting for the holds to lapse is the point of the wait.
     tokio::time::sleep(Duration::from_secs(u64::from(model.hold_seconds) + 1)).await;
     // The sweep runs alone, so every request recorded meanwhile is its own
     // (its releases run in tasks of their own, which a caller's tag does
     // not reach).
-    let mut records = recorder.take();
+    let buyers = recorder.take();
     let started = Instant::now();
     let summary = shared::sweep::release_expired(&app.store, shared::world::now(), None).await;
     out.sweep = started.elapsed();
@@ -158,8 +158,7 @@ async fn sweep_expired(
     let sweep_charges = price(app, &sweep_records).await?;
     out.sweep_write_units = sweep_charges.iter().map(|c| c.write_units).sum();
     out.sweep_read_units = sweep_charges.iter().map(|c| c.read_units).sum();
-    records.extend(sweep_records);
-    Ok(records)
+    Ok((buyers, sweep_records))
 }
 
 /// Each function's request count and mean handler time (ms).
@@ -179,7 +178,8 @@ fn mean_times(durations: BTreeMap<&'static str, Vec<f64>>) -> BTreeMap<&'static 
 }
 
 /// The seat map: the projection caught up from the stream (its writes
-/// are on-sale traffic too, priced with the rest: they join `records`),
+/// are on-sale traffic too, priced with the rest: returned with the
+/// follower),
 /// then served. One record per projector call: a write per seat change,
 /// as under a steady on-sale where each poll brings few records (an upper
 /// bound: bigger batches fold a seat's changes together). The follower
@@ -188,9 +188,8 @@ async fn project_seat_map(
     app: &App,
     endpoint: &str,
     recorder: &CapacityRecorder,
-    records: &mut Vec<capacity::Recorded>,
     out: &mut OnSale,
-) -> Result<local::streams::StreamFollower, String> {
+) -> Result<(local::streams::StreamFollower, Vec<capacity::Recorded>), String> {
     let follower = local::streams::StreamFollower::attach(
         endpoint,
         app.store.client(),
@@ -225,24 +224,25 @@ async fn project_seat_map(
     out.stream = *stream.lock().unwrap_or_else(|p| p.into_inner());
     out.projection = started.elapsed();
     recorder.set_recording(false);
-    records.extend(recorder.take());
-    Ok(follower)
+    Ok((follower, recorder.take()))
 }
 
 /// Every recorded request of the selling phase counted per function,
-/// priced per key, and projected under both key layouts.
+/// priced per key, and projected under both key layouts. `parts`: the
+/// buyers', the sweep's and the projection's requests, which production
+/// sends side by side (the replays keep them apart).
 async fn price_traffic(
     app: &App,
-    records: &[capacity::Recorded],
+    parts: [&[capacity::Recorded]; 3],
     out: &mut OnSale,
 ) -> Result<(), String> {
-    for record in records {
+    for record in parts.iter().copied().flatten() {
         if let Some(caller) = record.caller.as_deref() {
             *out.round_trips.entry(caller.to_owned()).or_default() += 1;
         }
     }
-    let priced = price_each(app, records).await?;
-    let charges = super::pricing::flattened(&priced);
+    let priced_parts = price_parts(app, &parts).await?;
+    let charges = super::pricing::flattened(&priced_parts.concat());
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
     out.index_write_units = charges
@@ -261,9 +261,9 @@ async fn price_traffic(
         capacity::totals(&charges, &old_layout),
         attempts,
     );
-    out.replays = crate::replay::on_sale_replays(&priced, attempts, TARGET_CLAIMS_PER_SECOND);
+    out.replays = crate::replay::on_sale_replays(&priced_parts, attempts, TARGET_CLAIMS_PER_SECOND);
     out.charges = charges;
-    out.priced = priced;
+    out.priced_parts = priced_parts;
     Ok(())
 }
 

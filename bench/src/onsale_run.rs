@@ -49,9 +49,10 @@ pub struct OnSale {
     pub history: HistoryVerdict,
     /// The recorded requests replayed through the capacity meter.
     pub replays: crate::replay::Replays,
-    /// The selling phase's recorded requests, priced (what the replays
-    /// replay).
-    pub priced: Vec<super::pricing::Priced>,
+    /// The selling phase's recorded requests, priced, by the part of
+    /// production that sent them (the buyers, the sweep, the projection):
+    /// what the replays replay, side by side.
+    pub priced_parts: Vec<Vec<super::pricing::Priced>>,
     /// The seat map of the sold-through event: reply bytes raw and gzip,
     /// read units per uncached request, and uncached request latencies.
     pub map_bytes: usize,

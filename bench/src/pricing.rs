@@ -108,19 +108,35 @@ pub(super) async fn price_each(
     app: &App,
     records: &[capacity::Recorded],
 ) -> Result<Vec<Priced>, String> {
+    Ok(price_parts(app, &[records]).await?.concat())
+}
+
+/// [`price_each`] of the parts of one run that production sends side by
+/// side (the buyers, the sweep, the projection), priced in one ledger in
+/// the order given and kept apart, each in its recorded order.
+pub(super) async fn price_parts(
+    app: &App,
+    parts: &[&[capacity::Recorded]],
+) -> Result<Vec<Vec<Priced>>, String> {
+    let records: Vec<capacity::Recorded> = parts.concat();
     let schema = Schema::seatclaim();
-    let keys = capacity::touched_items(records, &schema);
+    let keys = capacity::touched_items(&records, &schema);
     let sizes = item_sizes(app, &keys).await?;
     let size = |pk: &str, sk: &str| sizes.get(&(pk.to_owned(), sk.to_owned())).copied();
-    let each = capacity::charges_each(records, &schema, &size, &|_, _| None);
-    Ok(records
+    let mut each = capacity::charges_each(&records, &schema, &size, &|_, _| None).into_iter();
+    let mut records = records.iter();
+    Ok(parts
         .iter()
-        .zip(each)
-        .filter(|(_, charges)| !charges.is_empty())
-        .map(|(r, charges)| Priced {
-            write: capacity::is_write(&r.op),
-            retried: sdk_retries(&r.op),
-            charges,
+        .map(|part| {
+            let priced = records.by_ref().zip(each.by_ref()).take(part.len());
+            priced
+                .filter(|(_, charges)| !charges.is_empty())
+                .map(|(r, charges)| Priced {
+                    write: capacity::is_write(&r.op),
+                    retried: sdk_retries(&r.op),
+                    charges,
+                })
+                .collect()
         })
         .collect())
 }

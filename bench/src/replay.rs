@@ -89,7 +89,7 @@ impl Replayed {
 }
 
 /// How long a replay lasts on the simulated clock: a partition's limits
-/// are per second, so each recording is offered again, in its (shuffled)
+/// are per second, so each recording is offered again, in its recorded
 /// order, until this long has been offered (its keys keep their shares of
 /// the load, as the projection assumes).
 pub const REPLAY_SECONDS: f64 = 10.0;
@@ -342,7 +342,7 @@ fn hottest_on(keys: &HashMap<Target, f64>, id: &PartitionId, placing: &mut Meter
 
 /// The share of the new layout's ceiling under the meter the first
 /// replays run at: below it nothing should throttle, with room for the
-/// second-to-second spread of a shuffled recording.
+/// second-to-second spread of a recording in its order.
 pub const BELOW_THE_CEILING: f64 = 0.8;
 
 /// Which rate a replay ran at.
@@ -414,30 +414,41 @@ impl Replays {
     }
 }
 
-/// Replays the on-sale's `requests` (recorded in order: the buyers, then
-/// the sweep, then the stream's projection) under both layouts;
-/// `attempts` the recorded claim attempts, `target` the design's rate.
-pub fn on_sale_replays(requests: &[Priced], attempts: f64, target: f64) -> Replays {
+/// Replays the on-sale's `parts` (the buyers', the sweep's and the
+/// stream projection's requests, each in recorded order) side by side
+/// under both layouts; `attempts` the recorded claim attempts, `target`
+/// the design's rate.
+pub fn on_sale_replays(parts: &[Vec<Priced>], attempts: f64, target: f64) -> Replays {
     if attempts <= 0.0 {
         return Replays::default();
     }
-    let streams = [Stream::recorded(requests, attempts)];
-    replays(&streams, target, &[Layout::New, Layout::Old])
+    replays(
+        &on_sale_streams(parts, attempts),
+        target,
+        &[Layout::New, Layout::Old],
+    )
 }
 
-/// Replays `streams`, each shuffled (production runs their requests side
-/// by side), at each [`Rate`] under each of `layouts`, for
-/// [`REPLAY_SECONDS`] on a table warmed to its quota; `target` the
-/// design's rate in the streams' unit.
+/// The on-sale's parts as streams that scale with the claim attempts:
+/// each spans the same time at any rate, so the projection's writes keep
+/// pace with the claims they follow.
+pub(crate) fn on_sale_streams(parts: &[Vec<Priced>], attempts: f64) -> Vec<Stream<'_>> {
+    parts
+        .iter()
+        .filter(|part| !part.is_empty())
+        .map(|part| Stream::recorded(part, attempts))
+        .collect()
+}
+
+/// Replays `streams` side by side, each in its recorded order, at each
+/// [`Rate`] under each of `layouts`, for [`REPLAY_SECONDS`] on a table
+/// warmed to its quota; `target` the design's rate in the streams' unit.
+/// The order is kept (issue 44 item 6): a recording's load moves as it
+/// goes (the first claims find their seats free and write; later ones
+/// are refused), and a shuffle would spread that evenly.
 pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
     let limits = Limits::WARMED;
     let ceiling = mix_ceiling(streams, Layout::New, limits);
-    let shuffled: Vec<Vec<Priced>> = streams.iter().map(|s| shuffled(s.requests)).collect();
-    let streams: Vec<Stream> = streams
-        .iter()
-        .zip(&shuffled)
-        .map(|(s, requests)| Stream { requests, ..*s })
-        .collect();
     let mut runs = Vec::new();
     if !ceiling.is_finite() {
         return Replays {
@@ -452,7 +463,7 @@ pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
     ] {
         for &layout in layouts {
             let pace = (units, REPLAY_SECONDS);
-            let run = replay_mix(&streams, pace, layout, limits, REPLAY_SEED);
+            let run = replay_mix(streams, pace, layout, limits, REPLAY_SEED);
             runs.push((rate, units, run));
         }
     }
@@ -465,16 +476,6 @@ pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
 
 /// The back-off jitter's seed: every replay draws the same.
 const REPLAY_SEED: u64 = 0x0C_5A1E;
-
-/// `requests` in a seeded random order.
-fn shuffled(requests: &[Priced]) -> Vec<Priced> {
-    let mut out = requests.to_vec();
-    let mut rng = Rng(0x5_4FF1E);
-    for i in (1..out.len()).rev() {
-        out.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    out
-}
 
 mod doc;
 pub use doc::{markdown, method, table, ON_SALE_UNIT};

@@ -145,7 +145,7 @@ impl OnSale {
         };
         let _ = writeln!(
             out,
-            "\n**The target on the quotas docs/SCALE.md asks for.** The same recording, shuffled, replayed at **{:.0} {unit}** for {:.0} s (of the crowd's peak minute, {PEAK_WINDOW_SECONDS:.0} s) on a table whose per-table quotas are raised to **{:.0} write and {:.0} read units/s** (the table and each index apart) and warmed to them: what SCALE.md's \"What to ask AWS for\" lists, the larger of what the crowd's peak and this target ask. Under these limits the new keys' ceiling is **{:.0} {unit}** (modelled), where {} reaches its limit first.\n\n{}",
+            "\n**The target on the quotas docs/SCALE.md asks for.** The same recording, each part in its recorded order, replayed at **{:.0} {unit}** for {:.0} s (of the crowd's peak minute, {PEAK_WINDOW_SECONDS:.0} s) on a table whose per-table quotas are raised to **{:.0} write and {:.0} read units/s** (the table and each index apart) and warmed to them: what SCALE.md's \"What to ask AWS for\" lists, the larger of what the crowd's peak and this target ask. Under these limits the new keys' ceiling is **{:.0} {unit}** (modelled), where {} reaches its limit first.\n\n{}",
             at.units, at.seconds, at.quotas.0, at.quotas.1, at.ceiling.per_s, at.ceiling.binding,
             super::replay::table(&row, unit)
         );

@@ -12,7 +12,7 @@ pub fn method() -> String {
     let limits = Limits::WARMED;
     format!(
         "Replayed through the capacity meter (modelled: crowdcheck/src/capacity's model of DynamoDB's documented limits, a partition's {:.0} write and {:.0} read units a second as a linear combination, shared by the keys a hash places on it (as many partitions as the allowance needs; a key hot for 300 s split off), a table's allowance of double its previous peak with nothing banked (on demand keeps no burst credit), each kind apart once warm, the per-table quota; transaction conflicts are not replayed (a replay keeps no timing for them); the table warmed to {:.0} write and {:.0} read units before the crowd) on a simulated clock. \
-         Each recording is shuffled, as production runs its parts side by side, evenly spaced at each rate, and offered again until {REPLAY_SECONDS:.0} s have passed; each request is priced from its items' sizes. \
+         Each part of a recording (the on-sale's buyers, its sweep and its stream projection; the queue's joins or polls and its admitter's ticks) is replayed in its recorded order, side by side with the others as production runs them, evenly spaced at its rate, and offered again until {REPLAY_SECONDS:.0} s have passed; each request is priced from its items' sizes when it was sent. The order is kept because the load moves as a crowd goes (the first claims find their seats free and write; later ones are refused). The recorded gaps between requests are not kept (assumed): the bench's buyers run a fixed number at a time at DynamoDB Local's pace, so those gaps measure this machine, not a crowd. \
          A throttled request is retried as the SDK's standard retry does ({SDK_ATTEMPTS} attempts, full-jitter back-off from {:.0} s; its retry token bucket not modelled), except a transaction, which the SDK does not retry: the 503 the handler answers, as is a request out of attempts.",
         limits.partition_write_units,
         limits.partition_read_units,
@@ -28,7 +28,7 @@ pub const ON_SALE_UNIT: &str = "claim attempts/s";
 /// The on-sale's replays as SCALE.md prints them.
 pub fn markdown(replays: &Replays) -> String {
     format!(
-        "\nThe on-sale's recorded requests (its buyers, then the sweep, then the stream's projection) are replayed under both layouts. {} \
+        "\nThe on-sale's recorded requests (its buyers', its sweep's and its stream projection's, side by side) are replayed under both layouts. {} \
          The new keys' ceiling under this meter is **{:.0} {ON_SALE_UNIT}** (modelled); the rates are {BELOW_THE_CEILING} of it and the target:\n{}",
         method(),
         replays.ceiling,

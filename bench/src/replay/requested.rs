@@ -3,7 +3,7 @@
 //! its target rate under DynamoDB's limits, every second of the peak.
 
 use super::{
-    mix_binding, replay_mix, shuffled, Ceiling, Layout, Replayed, Stream, BELOW_THE_CEILING,
+    mix_binding, on_sale_streams, replay_mix, Ceiling, Layout, Replayed, Stream, BELOW_THE_CEILING,
     REPLAY_SEED,
 };
 use crate::capacity::meter::Limits;
@@ -35,20 +35,20 @@ pub struct AtRequestedQuotas {
     pub run: Replayed,
 }
 
-/// The on-sale's `requests` (made by `attempts` claim attempts) replayed
-/// at `target` for `seconds` (the full bench's [`PEAK_WINDOW_SECONDS`]) on
-/// the quotas [`with_room`] finds from `need`.
+/// The on-sale's `parts` (made by `attempts` claim attempts; see
+/// [`super::on_sale_replays`]) replayed at `target` for `seconds` (the
+/// full bench's [`PEAK_WINDOW_SECONDS`]) on the quotas [`with_room`]
+/// finds from `need`.
 pub fn at_requested_quotas(
-    requests: &[Priced],
+    parts: &[Vec<Priced>],
     attempts: f64,
     (target, seconds): (f64, f64),
     need: (f64, f64),
 ) -> Option<AtRequestedQuotas> {
-    if attempts <= 0.0 || requests.is_empty() {
+    let streams = on_sale_streams(parts, attempts);
+    if attempts <= 0.0 || streams.is_empty() {
         return None;
     }
-    let requests = shuffled(requests);
-    let streams = [Stream::recorded(&requests, attempts)];
     let (quotas, ceiling) = with_room(&streams, need, target);
     let limits = Limits::warmed_to(quotas.0, quotas.1);
     Some(AtRequestedQuotas {
@@ -75,8 +75,8 @@ const MOST_ROOM_STEPS: u32 = 40;
 /// The quotas to ask for, and the new keys' ceiling under them: from
 /// `need` up, a tenth of it at a time (each rounded up to two significant
 /// figures), the first at which `target` is at most [`BELOW_THE_CEILING`]
-/// of the ceiling, the room a shuffled recording's second-to-second spread
-/// needs. A table has as many partitions as its allowance needs, so one
+/// of the ceiling, the room a recording's second-to-second spread in its
+/// order needs. A table has as many partitions as its allowance needs, so one
 /// warmed to exactly what the crowd writes runs its partitions full on
 /// average, and a partition holding a hotter key overflows.
 fn with_room(streams: &[Stream], need: (f64, f64), target: f64) -> ((f64, f64), Ceiling) {

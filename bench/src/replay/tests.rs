@@ -136,7 +136,7 @@ fn below_the_meter_ceiling_a_steady_recording_throttles_nothing() {
     let requests: Vec<Priced> = (0..2_000)
         .map(|i| write_on(&format!("K{}", i % 200), 2.0))
         .collect();
-    let replays = on_sale_replays(&requests, 2_000.0, 60_000.0);
+    let replays = on_sale_replays(&[requests], 2_000.0, 60_000.0);
     let (claims, run) = replays
         .find(Rate::BelowTheCeiling, Layout::New)
         .expect("a run below the ceiling");
@@ -146,6 +146,58 @@ fn below_the_meter_ceiling_a_steady_recording_throttles_nothing() {
         .find(Rate::Target, Layout::New)
         .expect("a run at the target");
     assert!(flooded.throttled_share() > 0.5);
+}
+
+#[test]
+fn a_recording_is_replayed_in_its_order_so_a_key_loaded_first_throttles() {
+    // 3,000 requests: K's 1,500 first, then 1,500 keys once each. On
+    // average K takes half a unit per attempt (ceiling 2,000/s), but in
+    // order its 1,500 arrive within the first second at 0.8 of it.
+    let first: Vec<Priced> = (0..3_000)
+        .map(|i| match i < 1_500 {
+            true => write_on("K", 1.0),
+            false => write_on(&format!("L{i}"), 1.0),
+        })
+        .collect();
+    let ordered = on_sale_replays(std::slice::from_ref(&first), 3_000.0, 60_000.0);
+    // Less a little: some of the other keys share K's partition.
+    let ceiling = ordered.ceiling;
+    assert!((1_900.0..=2_000.0).contains(&ceiling), "{ceiling}");
+    let (_, run) = ordered
+        .find(Rate::BelowTheCeiling, Layout::New)
+        .expect("a run below the ceiling");
+    assert!(run.first_try < run.requests, "{run:?}");
+    // The same requests spread through the recording: nothing throttles.
+    let (k, rest) = first.split_at(1_500);
+    let spread: Vec<Priced> = k
+        .iter()
+        .zip(rest)
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    let even = on_sale_replays(&[spread], 3_000.0, 60_000.0);
+    let (_, run) = even
+        .find(Rate::BelowTheCeiling, Layout::New)
+        .expect("a run below the ceiling");
+    assert_eq!(run.first_try, run.requests, "{:?}", run.throttles);
+}
+
+#[test]
+fn the_on_sales_parts_are_replayed_side_by_side_over_the_same_span() {
+    // The projection's 100 writes follow 1,000 claims: side by side, at
+    // 1,000 claims a second both take the first second, not one after
+    // the other.
+    let claims: Vec<Priced> = (0..1_000).map(|i| write_on(&seat(i), 1.0)).collect();
+    let projection: Vec<Priced> = (0..100).map(|_| write_on("RUNS#0", 9.0)).collect();
+    let parts = [claims, Vec::new(), projection];
+    let streams = on_sale_streams(&parts, 1_000.0);
+    assert_eq!(streams.len(), 2, "the empty part is left out");
+    let run = replay_mix(&streams, (1_000.0, 1.0), Layout::New, Limits::WARMED, 1);
+    assert_eq!(run.requests, 1_100);
+    // RUNS#0's 900 units a second fit its partition: within one second.
+    assert_eq!(run.first_try, 1_100, "{:?}", run.throttles);
+    // Twice as fast, 1,800 units a second of RUNS#0: throttled.
+    let fast = replay_mix(&streams, (2_000.0, 1.0), Layout::New, Limits::WARMED, 1);
+    assert!(fast.first_try < fast.requests, "{fast:?}");
 }
 
 #[test]
@@ -174,7 +226,7 @@ fn a_steady_stream_takes_its_share_first_and_is_offered_for_the_whole_replay() {
 #[test]
 fn the_goal_below_the_ceiling_fails_when_anything_throttled() {
     let requests: Vec<Priced> = (0..1_000).map(|i| write_on(&seat(i % 10), 1.0)).collect();
-    let mut replays = on_sale_replays(&requests, 1_000.0, 60_000.0);
+    let mut replays = on_sale_replays(&[requests], 1_000.0, 60_000.0);
     let goals = replays.below_the_ceiling_goals("a test", "claims/s");
     assert_eq!(goals.len(), 2, "{goals:?}");
     assert!(goals.iter().all(Goal::met), "{goals:?}");
@@ -277,7 +329,7 @@ fn at_the_target_the_quotas_rise_until_the_meter_has_room_and_nothing_throttles(
     // From the default up: the target at most 80% of the ceiling asks
     // 100,000 write units a second at least.
     let raised = at_requested_quotas(
-        &requests,
+        std::slice::from_ref(&requests),
         200.0,
         (200.0, PEAK_WINDOW_SECONDS),
         (40_000.0, 40_000.0),
