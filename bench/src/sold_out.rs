@@ -78,8 +78,10 @@ pub struct SoldOutPhase {
     /// (`orders` of them), for the crowd's projection.
     pub refusal_charges: Vec<capacity::Charge>,
     pub order_charges: Vec<capacity::Charge>,
-    /// The same requests one by one, in recorded order, for the replay.
-    pub refusal_requests: Vec<Priced>,
+    /// The same requests one by one, in recorded order, for the replay:
+    /// the refusals by function (recorded one function after another,
+    /// replayed side by side).
+    pub refusal_requests: Vec<Vec<Priced>>,
     pub order_requests: Vec<Priced>,
     /// The crowd replayed through the capacity meter (`replay`), with a
     /// refused buyer's one order for so many refusals.
@@ -264,7 +266,7 @@ async fn refuse_the_crowd(
         let records = recorder.take();
         let requests = price_each(app, &records).await?;
         let priced = flattened(&requests);
-        out.refusal_requests.extend(requests);
+        out.refusal_requests.push(requests);
         let cost = out.functions.entry(function).or_default();
         cost.round_trips = records.len() as u64;
         cost.read_units = priced.iter().map(|c| c.read_units).sum();

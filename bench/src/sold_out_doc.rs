@@ -30,10 +30,15 @@ impl SoldOutPhase {
         }
         self.refusals_per_order = attempts_per_buyer;
         let orders = self.orders as f64 * attempts_per_buyer;
-        let streams = [
-            Stream::recorded(&self.refusal_requests, refusals as f64),
-            Stream::recorded(&self.order_requests, orders),
-        ];
+        // Each function's refusals span the same time: side by side, as
+        // the crowd sends them.
+        let mut streams: Vec<Stream> = self
+            .refusal_requests
+            .iter()
+            .filter(|part| !part.is_empty())
+            .map(|part| Stream::recorded(part, refusals as f64))
+            .collect();
+        streams.push(Stream::recorded(&self.order_requests, orders));
         self.replays = replays(&streams, TARGET_CLAIMS_PER_SECOND, &[Layout::New]);
     }
 
@@ -202,7 +207,7 @@ mod tests {
             .take(10)
             .collect();
         let mut phase = SoldOutPhase {
-            refusal_requests: (0..1_000).map(|_| on("EVENT#x", 0.0, 1.0)).collect(),
+            refusal_requests: vec![(0..1_000).map(|_| on("EVENT#x", 0.0, 1.0)).collect()],
             order_requests: apart.iter().map(|pk| on(pk, 1.0, 0.0)).collect(),
             orders: 10,
             ..SoldOutPhase::default()
