@@ -155,9 +155,6 @@ async fn sweep_expired(
     let sweep_records = recorder.take();
     out.round_trips
         .insert("expire-holds".into(), sweep_records.len() as u64);
-    let sweep_charges = price(app, &sweep_records).await?;
-    out.sweep_write_units = sweep_charges.iter().map(|c| c.write_units).sum();
-    out.sweep_read_units = sweep_charges.iter().map(|c| c.read_units).sum();
     Ok((buyers, sweep_records))
 }
 
@@ -242,6 +239,10 @@ async fn price_traffic(
         }
     }
     let priced_parts = price_parts(app, &parts).await?;
+    // The sweep's units as priced with the rest (after the buyers' items).
+    let sweep = super::pricing::flattened(&priced_parts[1]);
+    out.sweep_write_units = sweep.iter().map(|c| c.write_units).sum();
+    out.sweep_read_units = sweep.iter().map(|c| c.read_units).sum();
     let charges = super::pricing::flattened(&priced_parts.concat());
     out.table_write_units = charges.iter().map(|c| c.write_units).sum();
     out.table_read_units = charges.iter().map(|c| c.read_units).sum();
