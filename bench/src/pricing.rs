@@ -87,8 +87,9 @@ pub(super) fn project(layout: &'static str, loads: Vec<KeyLoad>, attempts: f64) 
     }
 }
 
-/// Prices `records` with item sizes read back from the table (each item
-/// as it is now; our items do not shrink).
+/// Prices `records` in one ledger: each item at its size when touched,
+/// as the records show it; an item they never show whole at its size
+/// read back from the table at the end.
 pub(super) async fn price(
     app: &App,
     records: &[capacity::Recorded],

@@ -10,7 +10,7 @@ pub(super) type IndexEntries = HashMap<(String, String), Option<String>>;
 
 /// What the records so far showed of the table: where each item sits in
 /// each index, and each item as they left it. A meter that sees every
-/// request learns it request by request ([`super::charges_after`]), so a delete
+/// request learns it request by request ([`super::units::charges_after`]), so a delete
 /// or an update that takes an item out of an index is charged its index
 /// write too, and a write costs its item's size at the time.
 #[derive(Debug, Default, Clone)]
@@ -32,9 +32,11 @@ pub(super) enum Seen {
 
 impl Known {
     /// Takes in what a later request showed. Only entries in an index,
-    /// and items still there, are kept: one out of either is what an
-    /// unknown one is to a meter with nothing else to go on, so the maps
-    /// stay the size of the index and the table.
+    /// and items still there, are kept, so the maps stay the size of the
+    /// index and the table: a deleted item is then unknown, which prices
+    /// the same (under 1 KB) to a meter with nothing else to go on, except
+    /// that an update recreating it is not evaluated (a create under
+    /// `attribute_not_exists` still is).
     pub fn absorb(&mut self, changes: Known) {
         for (key, entry) in changes.indexed {
             match entry {

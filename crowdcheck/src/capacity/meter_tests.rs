@@ -268,6 +268,24 @@ fn a_request_is_settled_at_what_it_cost() {
 }
 
 #[test]
+fn a_key_only_estimated_is_refunded_and_a_key_only_charged_is_paid() {
+    // Estimated on K, it turned out to touch J instead.
+    let mut meter = Meter::new(Limits::DYNAMODB);
+    let estimate = [write("K", 1_000.0)];
+    assert!(meter.admit(0, &estimate, true).is_ok());
+    meter.settle(0, &estimate, &[write("J", 400.0)]);
+    let v = run(
+        &mut meter,
+        &[
+            (1, write("K", 1_000.0)),
+            (2, write("J", 600.0)),
+            (3, write("J", 1.0)),
+        ],
+    );
+    assert_eq!(v, [None, None, key_range(true)]);
+}
+
+#[test]
 fn a_request_answered_after_its_second_closed_is_paid_once() {
     // Reserved in second 0, filling the key; a request of second 1 has
     // paid the excess back (the key starts second 1 empty). Settled at

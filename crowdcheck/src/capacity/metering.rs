@@ -15,8 +15,10 @@
 //! throttled come back as its unprocessed keys or items, and only a batch
 //! with none served is answered with the error (`batches.rs`).
 //!
-//! Sizes: a write is charged at the size of the item as this meter last saw
-//! it whole (put, or read back from the table), else as under 1 KB. Index
+//! Sizes: a write is charged the larger of its item before and after, the
+//! item as this meter last saw it whole (put, created, read back, or
+//! updated by an expression it could read: units.rs, `Known`), else as
+//! under 1 KB. Index
 //! entries a write moves are charged where the request shows them (a put,
 //! an update that sets an index key), and where this meter saw the item's
 //! entry written (a delete, a removal of an index key): an item written
@@ -227,7 +229,8 @@ impl CapacityMeter {
     }
 
     /// What `request` would cost, priced as if it were answered: a write
-    /// at the item's size as last seen, a read at the least it can cost
+    /// at the item's size as last seen (and after, where it can tell), a
+    /// read at the least it can cost
     /// (DynamoDB cannot know a read's size before it reads; it is settled
     /// at what it read): its partitions and its estimate.
     fn estimate(&self, op: &str, request: &Value, state: &State) -> Vec<Charge> {

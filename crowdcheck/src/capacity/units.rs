@@ -4,7 +4,9 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::expressions::{index_key_changes, key_text, partition_of_key_condition};
+use super::expressions::{
+    index_key_changes, key_text, partition_of_key_condition, resolve, tokens,
+};
 pub use super::known::Known;
 use super::known::Seen;
 pub use super::sizes::item_size;
@@ -13,6 +15,24 @@ use super::{Charge, Recorded, Schema, Target};
 
 const WRITE_UNIT_BYTES: usize = 1024;
 const READ_UNIT_BYTES: usize = 4096;
+
+/// Whether `body`'s condition holds only where no item is: it requires
+/// `attribute_not_exists(pk)` and has no `OR` that could let an existing
+/// item through.
+fn creates(body: &Value, pk_attr: &str) -> bool {
+    let Some(condition) = body["ConditionExpression"].as_str() else {
+        return false;
+    };
+    let names = &body["ExpressionAttributeNames"];
+    let words = tokens(condition);
+    let requires_absent = words.windows(4).any(|w| {
+        w[0].eq_ignore_ascii_case("attribute_not_exists")
+            && w[1] == "("
+            && resolve(w[2], names) == pk_attr
+            && w[3] == ")"
+    });
+    requires_absent && !words.iter().any(|w| w.eq_ignore_ascii_case("OR"))
+}
 
 /// Writes round the item size up to the next 1 KB; any write costs at
 /// least one unit.
@@ -239,6 +259,16 @@ impl Ledger<'_> {
         self.known.seen.insert(key, item);
     }
 
+    /// A write that applied under `attribute_not_exists` of the partition
+    /// key (and no `OR`) created its item: there was none before it,
+    /// whatever the ledger knew. How the store creates orders, visitors
+    /// and every other item it makes.
+    fn note_created(&mut self, key: &Value, body: &Value, applied: bool) {
+        if applied && creates(body, &self.schema.pk_attr) {
+            self.learn(self.keys(key), Seen::Deleted);
+        }
+    }
+
     /// The item under `key` as the records left it ([`Seen::Unknown`] if
     /// they never showed it).
     fn seen(&self, key: &(String, String)) -> &Seen {
@@ -291,7 +321,10 @@ impl Ledger<'_> {
             }
             "GetItem" => {
                 let consistent = req["ConsistentRead"] == Value::Bool(true);
-                self.get(req, Some(&resp["Item"]), consistent, STANDARD);
+                // No body to read (not JSON): the stored size, nothing
+                // learned.
+                let returned = resp.is_object().then(|| &resp["Item"]);
+                self.get(req, returned, consistent, STANDARD);
             }
             "TransactGetItems" => {
                 // Always serializable; a cancelled one has no responses and
@@ -333,6 +366,7 @@ impl Ledger<'_> {
     /// unit; the sent size is charged, which only differs above 1 KB).
     fn put(&mut self, body: &Value, factor: f64, applied: bool) {
         let item = &body["Item"];
+        self.note_created(item, body, applied);
         let sent = item.as_object().map_or(0, item_size);
         self.table_write(item, sent, factor);
         if applied {
@@ -384,6 +418,7 @@ impl Ledger<'_> {
     /// expression applied to the item as the records left it, when they
     /// showed it whole ([`updated`]); otherwise `item_size` stands for both.
     fn update(&mut self, body: &Value, factor: f64, applied: bool) {
+        self.note_created(&body["Key"], body, applied);
         let key = self.keys(&body["Key"]);
         let after = match (self.seen(&key), applied) {
             (Seen::Whole(before), true) => updated(before, body),
@@ -482,8 +517,11 @@ impl Ledger<'_> {
                     .find(|item| self.keys(item) == wanted)
                     .cloned()
                     .unwrap_or(Value::Null);
+                // No body to read (not JSON): the stored size, nothing
+                // learned.
+                let found = resp.is_object().then_some(&found);
                 let get = serde_json::json!({ "Key": key, "ProjectionExpression": spec["ProjectionExpression"] });
-                self.get(&get, Some(&found), consistent, STANDARD);
+                self.get(&get, found, consistent, STANDARD);
             }
         }
     }

@@ -455,6 +455,35 @@ fn marking(key: &Value) -> Value {
 }
 
 #[test]
+fn an_item_an_update_creates_is_priced_at_what_it_creates() {
+    // Orders are created by an UpdateItem under attribute_not_exists: the
+    // run's end size (5,000 bytes) stands for neither before nor after.
+    let key = json!({"PK": {"S": "ORDER#5"}, "SK": {"S": "ORDER"}});
+    let create = |condition: &str| {
+        ok(
+            "UpdateItem",
+            json!({
+                "Key": key,
+                "UpdateExpression": "SET #status = :s",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#status": "status", "#pk": "PK", "#v": "version"},
+                "ExpressionAttributeValues": {":s": {"S": "pending"}, ":v": {"N": "1"}},
+            }),
+        )
+    };
+    let end = [("ORDER#5", "ORDER", 5000)];
+    let created = [
+        create("attribute_not_exists(#pk)"),
+        ok("UpdateItem", growing(&key)),
+    ];
+    let w = |units: f64| row("ORDER#5", units, 0.0);
+    assert_eq!(price(&created, &end), [w(1.0), w(2.0)]);
+    // An OR lets an existing item through: the end's size stands.
+    let upsert = [create("attribute_not_exists(PK) OR #v < :v")];
+    assert_eq!(price(&upsert, &end), [w(5.0)]);
+}
+
+#[test]
 fn a_meter_prices_an_update_at_the_item_it_leaves_and_remembers_it() {
     // One request at a time, as the interceptor's meter sees them.
     let schema = Schema::seatclaim();
@@ -478,12 +507,13 @@ fn an_item_is_priced_at_its_size_when_touched_not_at_the_runs_end() {
     // The run ends with the order at 5,000 bytes; along the way it was
     // 300, then 1,300 bytes, then gone.
     let key = json!({"PK": {"S": "ORDER#3"}, "SK": {"S": "ORDER"}});
-    let put = json!({"Item": item("ORDER#3", "ORDER", 300, json!({}))});
+    // A create, as the store puts new items: nothing was there before.
+    let put = json!({
+        "Item": item("ORDER#3", "ORDER", 300, json!({})),
+        "ConditionExpression": "attribute_not_exists(PK)",
+    });
     let (grow, mark) = (growing(&key), marking(&key));
     let records = [
-        // Read first: not there (else the end's size stands for the put's
-        // before).
-        ok("GetItem", json!({"Key": key})),
         ok("PutItem", put.clone()),
         // Before 300, after 1,305: the larger.
         ok("UpdateItem", grow),
@@ -497,15 +527,7 @@ fn an_item_is_priced_at_its_size_when_touched_not_at_the_runs_end() {
     let w = |units: f64| row("ORDER#3", units, 0.0);
     assert_eq!(
         price(&records, &[("ORDER#3", "ORDER", 5000)]),
-        [
-            row("ORDER#3", 0.0, 0.5),
-            w(1.0),
-            w(2.0),
-            w(2.0),
-            w(2.0),
-            w(2.0),
-            w(1.0)
-        ]
+        [w(1.0), w(2.0), w(2.0), w(2.0), w(2.0), w(1.0)]
     );
 }
 

@@ -186,11 +186,13 @@ fn parent<'a>(item: &'a mut Item, parents: &[String]) -> Option<&'a mut Item> {
     })
 }
 
-/// `a + sign × b`, two numbers (integers exactly; others as floats).
+/// `a + sign × b`, two numbers: integers exactly (`None` past i128),
+/// others as floats (their size only approximately: a float's text may
+/// carry more digits than DynamoDB's decimal would).
 fn number(a: &Value, b: &Value, sign: i128) -> Option<Value> {
     let (a, b) = (a["N"].as_str()?, b["N"].as_str()?);
     let sum = match (a.parse::<i128>(), b.parse::<i128>()) {
-        (Ok(a), Ok(b)) => (a + sign * b).to_string(),
+        (Ok(a), Ok(b)) => a.checked_add(sign.checked_mul(b)?)?.to_string(),
         _ => (a.parse::<f64>().ok()? + sign as f64 * b.parse::<f64>().ok()?).to_string(),
     };
     Some(serde_json::json!({ "N": sum }))

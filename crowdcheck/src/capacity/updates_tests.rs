@@ -77,6 +77,18 @@ fn if_not_exists_keeps_what_is_there() {
 }
 
 #[test]
+fn list_append_joins_two_lists() {
+    let before = item(json!({"l": {"L": [{"N": "1"}]}}));
+    let body = update(
+        "SET #l = list_append(#l, :more)",
+        json!({"#l": "l"}),
+        json!({":more": {"L": [{"N": "2"}]}}),
+    );
+    let want = item(json!({"l": {"L": [{"N": "1"}, {"N": "2"}]}}));
+    assert_eq!(updated(&before, &body), Some(want));
+}
+
+#[test]
 fn delete_takes_elements_and_an_emptied_set_goes() {
     let before = item(json!({"parts": {"SS": ["1", "2"]}}));
     let take = |values: Value| update("DELETE #p :v", json!({"#p": "parts"}), values);
