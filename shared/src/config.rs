@@ -212,11 +212,12 @@ impl Config {
             DEFAULT_EXPIRY_GUARD_MS,
             EXPIRY_GUARD_MS_RANGE,
         )?;
-        let confirm_secrets = match get(CONFIRM_SECRET) {
-            Some(s) => Some(ConfirmSecrets::parse(&s).map_err(ConfigError::BadSecret)?),
-            None if needs.confirm_secret => return Err(ConfigError::Missing(CONFIRM_SECRET)),
-            None => None,
-        };
+        let confirm_secrets = optional(
+            &get,
+            (CONFIRM_SECRET, needs.confirm_secret),
+            ConfirmSecrets::parse,
+            ConfigError::BadSecret,
+        )?;
         let create_event_budget_ms = number(
             &get,
             "CREATE_EVENT_BUDGET_MS",
@@ -249,27 +250,27 @@ impl Config {
         )?;
         let admission_signing = keys(
             &get,
-            ADMISSION_SIGNING_KEYS,
-            needs.admission_signing,
+            (ADMISSION_SIGNING_KEYS, needs.admission_signing),
             SigningKeys::parse,
         )?;
         let admission_verify = keys(
             &get,
-            "ADMISSION_VERIFY_KEYS",
-            needs.admission_verify,
+            ("ADMISSION_VERIFY_KEYS", needs.admission_verify),
             VerifyKeys::parse,
         )?;
-        let hold_token_keys = match get(HOLD_TOKEN_KEYS).filter(|v| !v.trim().is_empty()) {
-            Some(raw) => Some(HoldTokenKeys::parse(&raw).map_err(ConfigError::BadHoldKeys)?),
-            None if needs.hold_token_keys => return Err(ConfigError::Missing(HOLD_TOKEN_KEYS)),
-            None => None,
-        };
+        let hold_token_keys = optional(
+            &get,
+            (HOLD_TOKEN_KEYS, needs.hold_token_keys),
+            HoldTokenKeys::parse,
+            ConfigError::BadHoldKeys,
+        )?;
         let buyer_keys = buyer_keys(&get, needs.buyer_keys)?;
-        let draw_secrets = match get(DRAW_SECRET).filter(|v| !v.trim().is_empty()) {
-            Some(raw) => Some(DrawSecrets::parse(&raw).map_err(ConfigError::BadDrawSecret)?),
-            None if needs.draw_secret => return Err(ConfigError::Missing(DRAW_SECRET)),
-            None => None,
-        };
+        let draw_secrets = optional(
+            &get,
+            (DRAW_SECRET, needs.draw_secret),
+            DrawSecrets::parse,
+            ConfigError::BadDrawSecret,
+        )?;
         Ok(Self {
             table_name,
             hold_seconds,
@@ -308,17 +309,29 @@ fn buyer_keys(
     }
 }
 
-/// A key set from `name`: required or not, and never shown when invalid.
+/// A key set from `name`, read as [`optional`] reads it: required or not,
+/// and never shown when invalid.
 fn keys<T>(
     get: &impl Fn(&str) -> Option<String>,
-    name: &'static str,
-    required: bool,
+    (name, required): (&'static str, bool),
     parse: fn(&str) -> Result<T, KeyError>,
 ) -> Result<Option<T>, ConfigError> {
+    optional(get, (name, required), parse, |source| {
+        ConfigError::BadKeys { name, source }
+    })
+}
+
+/// A secret or key set: `None` when unset or blank, an error when then
+/// `required`, else parsed (`bad` names the variable; the value never
+/// reaches the error).
+fn optional<T, E>(
+    get: &impl Fn(&str) -> Option<String>,
+    (name, required): (&'static str, bool),
+    parse: impl Fn(&str) -> Result<T, E>,
+    bad: impl Fn(E) -> ConfigError,
+) -> Result<Option<T>, ConfigError> {
     match get(name).filter(|v| !v.trim().is_empty()) {
-        Some(raw) => parse(&raw)
-            .map(Some)
-            .map_err(|source| ConfigError::BadKeys { name, source }),
+        Some(raw) => parse(&raw).map(Some).map_err(bad),
         None if required => Err(ConfigError::Missing(name)),
         None => Ok(None),
     }
