@@ -301,40 +301,19 @@ impl EventPlan {
                     section.section_id
                 )));
             }
-            match (section.capacity, section.rows.is_empty()) {
-                (Some(_), false) => {
-                    return Err(Error::BadRequest(format!(
-                        "section {} has both rows and a capacity: a section is seated or general admission",
-                        section.section_id
-                    )))
-                }
-                (Some(capacity), true) if !GA_CAPACITY_RANGE.contains(&capacity) => {
-                    return Err(Error::BadRequest(format!(
-                        "section {} must have a capacity of {} to {} places",
-                        section.section_id,
-                        GA_CAPACITY_RANGE.start(),
-                        GA_CAPACITY_RANGE.end()
-                    )))
-                }
-                (Some(_), true) => continue,
-                (None, true) => {
-                    return Err(Error::BadRequest(format!(
-                        "section {} has no rows (or a capacity, for general admission)",
-                        section.section_id
-                    )))
-                }
-                (None, false) => {}
-            }
-            for row in &section.rows {
-                if row.count == 0 {
-                    return Err(Error::BadRequest(format!(
-                        "row {} of section {} must have a count of at least 1",
-                        row.row, section.section_id
-                    )));
-                }
-                total += u64::from(row.count);
-            }
+            total += section_seats(section)?;
         }
+        self.check_ga_buckets()?;
+        if total > u64::from(MAX_EVENT_SEATS) {
+            return Err(Error::BadRequest(format!(
+                "an event has at most {MAX_EVENT_SEATS} seats; this plan has {total}"
+            )));
+        }
+        self.compose_seats(total as usize)
+    }
+
+    /// The general-admission sections' buckets, within the event's.
+    fn check_ga_buckets(&self) -> Result<(), Error> {
         let buckets: u64 = self
             .sections
             .iter()
@@ -347,13 +326,13 @@ impl EventPlan {
                 u64::from(MAX_EVENT_GA_BUCKETS) * u64::from(super::ga::bucket_places(super::GA_CAPACITY_RANGE.end().to_owned()))
             )));
         }
-        if total > u64::from(MAX_EVENT_SEATS) {
-            return Err(Error::BadRequest(format!(
-                "an event has at most {MAX_EVENT_SEATS} seats; this plan has {total}"
-            )));
-        }
-        let mut seats = Vec::with_capacity(total as usize);
-        let mut ids = HashSet::with_capacity(total as usize);
+        Ok(())
+    }
+
+    /// Every seat of the plan's `total`, in plan order, each id once.
+    fn compose_seats(&self, total: usize) -> Result<Vec<SeatSpec>, Error> {
+        let mut seats = Vec::with_capacity(total);
+        let mut ids = HashSet::with_capacity(total);
         for section in &self.sections {
             for row in &section.rows {
                 for number in 1..=row.count {
@@ -376,6 +355,46 @@ impl EventPlan {
         }
         Ok(seats)
     }
+}
+
+/// How many seats `section` has: seated with rows of at least a seat
+/// each (0 for general admission, whose capacity is checked here).
+fn section_seats(section: &SectionPlan) -> Result<u64, Error> {
+    match (section.capacity, section.rows.is_empty()) {
+        (Some(_), false) => {
+            return Err(Error::BadRequest(format!(
+                "section {} has both rows and a capacity: a section is seated or general admission",
+                section.section_id
+            )))
+        }
+        (Some(capacity), true) if !GA_CAPACITY_RANGE.contains(&capacity) => {
+            return Err(Error::BadRequest(format!(
+                "section {} must have a capacity of {} to {} places",
+                section.section_id,
+                GA_CAPACITY_RANGE.start(),
+                GA_CAPACITY_RANGE.end()
+            )))
+        }
+        (Some(_), true) => return Ok(0),
+        (None, true) => {
+            return Err(Error::BadRequest(format!(
+                "section {} has no rows (or a capacity, for general admission)",
+                section.section_id
+            )))
+        }
+        (None, false) => {}
+    }
+    let mut seats = 0;
+    for row in &section.rows {
+        if row.count == 0 {
+            return Err(Error::BadRequest(format!(
+                "row {} of section {} must have a count of at least 1",
+                row.row, section.section_id
+            )));
+        }
+        seats += u64::from(row.count);
+    }
+    Ok(seats)
 }
 
 /// An event's name: 1-200 characters, not only white space, and no

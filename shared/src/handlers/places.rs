@@ -9,7 +9,7 @@ use super::access::read_own_order;
 use super::reads::{order_event, plan_from_buckets};
 use super::Reply;
 use crate::domain::ga::{most_holdable, plan_release, plan_take, HeldPlaces, Take};
-use crate::domain::{Millis, OrderId, SectionId};
+use crate::domain::{Event, Millis, Order, OrderId, SectionId};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
 use crate::retry::{Rounds, CLAIM_ATTEMPTS};
@@ -52,29 +52,13 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
         let (stored, token) = read_own_order(app, req, &order_id).await?;
         let order = &stored.order;
         let event = order_event(app, order).await?;
-        let section = event.section(&section_id).ok_or(Error::SectionNotFound)?;
-        let Some(capacity) = section.capacity else {
-            return Err(Error::BadRequest(format!(
-                "section {section_id} is seated: hold its seats with get-seat or best-available"
-            )));
-        };
+        let capacity = ga_capacity(&event, &section_id)?;
         let now = crate::world::now();
         if !order.is_holdable(now) {
             return Err(Error::OrderNotHoldable);
         }
-        let here: Vec<HeldPlaces> = order
-            .places
-            .iter()
-            .filter(|p| p.section == section_id)
-            .cloned()
-            .collect();
+        let here = held_here(order, &section_id, body.quantity, max)?;
         let current: u32 = here.iter().map(|p| p.quantity).sum();
-        let elsewhere: u32 = order.places.iter().map(|p| p.quantity).sum::<u32>() - current;
-        if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(body.quantity)
-            > u64::from(max)
-        {
-            return Err(Error::SeatLimit { max });
-        }
         let reply = |quantity, expires_at: Millis| {
             json(
                 StatusCode::OK,
@@ -86,37 +70,18 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
                 },
             )
         };
-        let changes: Vec<BucketChange> = if body.quantity == current {
+        if body.quantity == current {
             return Ok(reply(current, order.expires_at));
-        } else if body.quantity < current {
+        }
+        let changes: Vec<BucketChange> = if body.quantity < current {
             plan_release(&here, current - body.quantity)
                 .into_iter()
                 .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
                 .collect()
         } else {
-            let wanted = body.quantity - current;
-            // Sold out for good (the stream saw every place sold): no
-            // bucket needs reading to say so.
-            if app
-                .sold_out_sections(&order.event_id)
-                .await?
-                .contains(&section_id)
-            {
-                return Err(Error::SoldOut { available: 0 });
-            }
-            match places_to_take(
-                app,
-                &section_id,
-                capacity,
-                order,
-                wanted,
-                rounds.losses() > 0,
-            )
-            .await?
-            {
-                Ok(takes) => takes.into_iter().map(BucketChange::Take).collect(),
-                Err(available) => return Err(Error::SoldOut { available }),
-            }
+            let wanted = (&section_id, capacity, body.quantity - current);
+            let takes = more_places(app, order, wanted, rounds.losses() > 0).await?;
+            takes.into_iter().map(BucketChange::Take).collect()
         };
         let report = app
             .store
@@ -132,6 +97,55 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
     Err(rounds.spent())
 }
 
+/// The capacity of `section_id`, a general-admission section of `event`.
+fn ga_capacity(event: &Event, section_id: &SectionId) -> Result<u32, Error> {
+    let section = event.section(section_id).ok_or(Error::SectionNotFound)?;
+    section.capacity.ok_or_else(|| {
+        Error::BadRequest(format!(
+            "section {section_id} is seated: hold its seats with get-seat or best-available"
+        ))
+    })
+}
+
+/// The order's places in `section_id`, if holding `quantity` there keeps
+/// it within `max` seats and places in all.
+fn held_here(
+    order: &Order,
+    section_id: &SectionId,
+    quantity: u32,
+    max: u32,
+) -> Result<Vec<HeldPlaces>, Error> {
+    let (here, elsewhere): (Vec<&HeldPlaces>, Vec<&HeldPlaces>) =
+        order.places.iter().partition(|p| p.section == *section_id);
+    let elsewhere: u32 = elsewhere.iter().map(|p| p.quantity).sum();
+    if order.seats.len() as u64 + u64::from(elsewhere) + u64::from(quantity) > u64::from(max) {
+        return Err(Error::SeatLimit { max });
+    }
+    Ok(here.into_iter().cloned().collect())
+}
+
+/// The takes that give `order` `wanted` more places of its section, or
+/// the clear no: the section sold out for good (the stream saw every
+/// place sold: no bucket needs reading to say so), or how many it could
+/// hold at most.
+async fn more_places(
+    app: &App,
+    order: &Order,
+    (section_id, capacity, wanted): (&SectionId, u32, u32),
+    retried: bool,
+) -> Result<Vec<Take>, Error> {
+    if app
+        .sold_out_sections(&order.event_id)
+        .await?
+        .contains(section_id)
+    {
+        return Err(Error::SoldOut { available: 0 });
+    }
+    places_to_take(app, section_id, capacity, order, wanted, retried)
+        .await?
+        .map_err(|available| Error::SoldOut { available })
+}
+
 /// Where `wanted` more places come from (see [`plan_from_buckets`]).
 /// `Err(k)`: the section cannot give that many; `k` is the most this order
 /// could hold.
@@ -139,7 +153,7 @@ async fn places_to_take(
     app: &App,
     section: &SectionId,
     capacity: u32,
-    order: &crate::domain::Order,
+    order: &Order,
     wanted: u32,
     consistent: bool,
 ) -> Result<Result<Vec<Take>, u32>, Error> {
