@@ -117,6 +117,35 @@ struct Asked<'a> {
     key: Option<&'a IdempotencyKey>,
 }
 
+impl Asked<'_> {
+    /// What the order records under the request's key once `seats` are
+    /// held.
+    fn keyed_block(&self, seats: &[SeatId]) -> KeyedBlock {
+        KeyedBlock {
+            quantity: self.body.quantity,
+            section: self.body.section_id.clone(),
+            seats: seats.to_vec(),
+        }
+    }
+}
+
+/// The answer of the request's own earlier send, which landed first:
+/// the order says what it got (one more read, within the bound). `None`
+/// when the order shows no such answer.
+async fn earlier_send(
+    app: &App,
+    asked: Asked<'_>,
+    budget: &mut Budget,
+) -> Result<Option<Response<Body>>, Error> {
+    budget.spend(1)?;
+    let stored = app.store.get_order(asked.order_id).await?;
+    let stored = stored.ok_or(Error::OrderNotFound)?;
+    match asked.key {
+        Some(key) => answered_before(&stored, key, asked.body),
+        None => Ok(None),
+    }
+}
+
 /// Rounds of choosing on the latest read and claiming, until a block is
 /// held, refused, or the round trips are spent.
 async fn choose_and_claim(
@@ -148,14 +177,7 @@ async fn choose_and_claim(
             continue;
         };
         let seats = &choice.seats;
-        let record = asked.key.map(|key| {
-            let block = KeyedBlock {
-                quantity,
-                section: asked.body.section_id.clone(),
-                seats: seats.clone(),
-            };
-            (key, block)
-        });
+        let record = asked.key.map(|key| (key, asked.keyed_block(seats)));
         let keyed = record.as_ref().map(|(key, block)| (*key, block));
         // The token it ended with: an extension meanwhile is paid for once.
         let claimed = claim_block(app, asked.order_id, &token, seats, keyed, max, &mut budget);
@@ -165,15 +187,8 @@ async fn choose_and_claim(
             BlockClaim::Held(expires_at) => return Ok(held(asked.order_id, seats, expires_at)),
             BlockClaim::Refused(refused) => return Err(refused),
             BlockClaim::KeyUsed => {
-                // Its own earlier send landed first: the order says what
-                // it got (one more read, within the bound).
-                budget.spend(1)?;
-                let stored = app.store.get_order(asked.order_id).await?;
-                let stored = stored.ok_or(Error::OrderNotFound)?;
-                if let Some(key) = asked.key {
-                    if let Some(again) = answered_before(&stored, key, asked.body)? {
-                        return Ok(again);
-                    }
+                if let Some(again) = earlier_send(app, asked, &mut budget).await? {
+                    return Ok(again);
                 }
                 rounds.lost();
             }
