@@ -8,8 +8,8 @@ use super::in_hand::{earliest, Choice, Learnt, Reading, RowsInHand, SectionInHan
 use super::{Budget, Candidate};
 use crate::domain::best_available::{spread_choice, spread_is_decided};
 use crate::domain::{
-    free_seats, hold_is_live, Event, Millis, ProjectedSeat, RowPlan, SeatId, SeatState, SeatStatus,
-    SectionPlan,
+    free_seats, hold_is_live, Event, Millis, ProjectedSeat, RowPlan, RowProjection, SeatId,
+    SeatState, SeatStatus, SectionPlan,
 };
 use crate::error::Error;
 use crate::store::Store;
@@ -186,57 +186,88 @@ async fn read_batch(
     let from_map = |row: &RowPlan| reading.reads_map(is_long(row));
     let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.into_iter().partition(from_map);
     let consistent = reading != Reading::First;
-    let (event_id, section_id) = (&event.event_id, &section.section_id);
-    let mut states = match short.is_empty() {
-        true => Vec::new(),
-        false => {
-            app.store
-                .read_rows(event_id, section_id, &short, consistent)
-                .await?
-        }
-    }
-    .into_iter();
-    let mut maps = match long.is_empty() {
-        true => Vec::new(),
-        false => app.store.read_row_maps(event_id, section_id, &long).await?,
-    }
-    .into_iter();
-    let now = crate::world::now();
-    let mut until = None;
-    let mut live = |at: Millis| {
-        if hold_is_live(at, now) {
-            until = earliest(until, Some(at));
-        }
-    };
-    let mut free = |row: &RowPlan, reads: bool| match (reads, from_map(row)) {
-        (false, _) => vec![false; row.count as usize],
-        (true, true) => {
-            let map = maps.next().unwrap_or_default();
-            for seat in map.values() {
-                if let ProjectedSeat::Held { expires_at } = seat {
-                    live(*expires_at);
-                }
+    let read = RowsRead::of(app, event, section, (&long, &short), consistent).await?;
+    Ok(read.free_in(rows, reads, &from_map, crate::world::now()))
+}
+
+/// A batch's rows as read: the short ones seat by seat, the long ones
+/// from the seat map's projection, each in the batch's order.
+struct RowsRead {
+    states: Vec<Vec<SeatState>>,
+    maps: Vec<RowProjection>,
+}
+
+impl RowsRead {
+    async fn of(
+        app: &App,
+        event: &Event,
+        section: &SectionPlan,
+        (long, short): (&[RowPlan], &[RowPlan]),
+        consistent: bool,
+    ) -> Result<Self, Error> {
+        let (event_id, section_id) = (&event.event_id, &section.section_id);
+        let states = match short.is_empty() {
+            true => Vec::new(),
+            false => {
+                app.store
+                    .read_rows(event_id, section_id, short, consistent)
+                    .await?
             }
-            free_seats(row.count, &map, now)
-        }
-        (true, false) => states
-            .next()
-            .unwrap_or_default()
-            .iter()
-            .map(|state| {
-                if let SeatState::Held { expires_at, .. } = state {
-                    live(*expires_at);
+        };
+        let maps = match long.is_empty() {
+            true => Vec::new(),
+            false => app.store.read_row_maps(event_id, section_id, long).await?,
+        };
+        Ok(Self { states, maps })
+    }
+
+    /// Per row of `rows` (read where `reads`), which seats are free at
+    /// `now` and whether it was read seat by seat; and the earliest
+    /// expiry of a live hold seen.
+    fn free_in(
+        self,
+        rows: &[RowPlan],
+        reads: &[bool],
+        from_map: &dyn Fn(&RowPlan) -> bool,
+        now: Millis,
+    ) -> (Vec<(Vec<bool>, bool)>, Option<Millis>) {
+        let (mut states, mut maps) = (self.states.into_iter(), self.maps.into_iter());
+        let mut until = None;
+        let mut live = |at: Millis| {
+            if hold_is_live(at, now) {
+                until = earliest(until, Some(at));
+            }
+        };
+        let mut free = |row: &RowPlan, reads: bool| match (reads, from_map(row)) {
+            (false, _) => vec![false; row.count as usize],
+            (true, true) => {
+                let map = maps.next().unwrap_or_default();
+                for seat in map.values() {
+                    if let ProjectedSeat::Held { expires_at } = seat {
+                        live(*expires_at);
+                    }
                 }
-                state.visible_status(now) == SeatStatus::Available
-            })
-            .collect(),
-    };
-    let rows = rows
-        .iter()
-        .zip(reads)
-        .map(|(row, &r)| (free(row, r), !from_map(row)))
-        .collect();
-    Ok((rows, until))
+                free_seats(row.count, &map, now)
+            }
+            (true, false) => states
+                .next()
+                .unwrap_or_default()
+                .iter()
+                .map(|state| {
+                    if let SeatState::Held { expires_at, .. } = state {
+                        live(*expires_at);
+                    }
+                    state.visible_status(now) == SeatStatus::Available
+                })
+                .collect(),
+        };
+        let rows = rows
+            .iter()
+            .zip(reads)
+            .map(|(row, &r)| (free(row, r), !from_map(row)))
+            .collect();
+        (rows, until)
+    }
 }
 
 /// Rows of more seats than this are read from the seat map's projection
