@@ -168,44 +168,57 @@ impl Store {
         if let Some(buyer) = &buyer {
             items.push(self.buyer_item(buyer, token, order, token.expires_at(), now)?);
         }
-        let report = |claim, buyer| Ok(BlockReport { claim, buyer });
-        let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
+        let Txn::Cancelled(reasons) = self.transact(items).await? else {
             let seen = buyer.as_ref().map(BuyerClaim::changed).unwrap_or_default();
-            return report(BlockClaim::Held(token.expires_at()), seen);
+            let claim = BlockClaim::Held(token.expires_at());
+            return Ok(BlockReport { claim, buyer: seen });
         };
-        let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
-        if let Some(e) = unavailable_in("best-available", std::slice::from_ref(&buyer_failure)) {
-            return Err(e);
-        }
-        let order_failure = reasons.last().cloned().flatten();
-        if let (Some((key, _)), Some(ItemFailure::Condition(old))) = (keyed, &order_failure) {
-            if records_key(old.as_ref(), key) {
-                return report(BlockClaim::KeyUsed, BuyerSeen::Nothing);
-            }
-        }
-        if let Some(refreshed) = refreshed_token(order_failure.as_ref(), token, now)? {
-            return report(BlockClaim::StaleToken(refreshed), BuyerSeen::Nothing);
-        }
-        if let (true, Some(buyer)) = (reasons.iter().all(Option::is_none), buyer) {
-            match buyer.verdict(buyer_failure.as_ref()) {
-                BuyerVerdict::Over { limit, counted } => {
-                    let refused = BlockClaim::Refused(Error::BuyerLimit { limit, counted });
-                    return report(refused, buyer.refused_as_read());
-                }
-                // Another of the buyer's writes landed first: like a
-                // lost race, the handler chooses again within its
-                // round trips.
-                BuyerVerdict::Moved => {
-                    return report(BlockClaim::Taken(vec![]), BuyerSeen::Nothing)
-                }
-                BuyerVerdict::NotTheBuyer => {}
-            }
-        }
-        let lost = lost_seats(&reasons, seats.len());
-        let claim = match block_claim_error(reasons, token, max_seats, now)? {
-            Some(e) => BlockClaim::Refused(e),
-            None => BlockClaim::Taken(lost),
-        };
-        report(claim, BuyerSeen::Nothing)
+        cancelled_block(reasons, buyer, (seats, keyed), token, (max_seats, now))
     }
+}
+
+/// What a cancelled block claim means, from its cancellation reasons (the
+/// seats', then the order's, then the buyer's if it had one): the buyer
+/// unavailable or over its limit, the key's earlier send landed, a stale
+/// token, or the seats lost to a rival (named where they were).
+fn cancelled_block(
+    mut reasons: Vec<Option<ItemFailure>>,
+    buyer: Option<BuyerClaim>,
+    (seats, keyed): (&[SeatId], Option<(&IdempotencyKey, &KeyedBlock)>),
+    token: &HoldToken,
+    (max_seats, now): (u32, Millis),
+) -> Result<BlockReport, Error> {
+    let report = |claim, buyer| Ok(BlockReport { claim, buyer });
+    let buyer_failure = buyer.is_some().then(|| reasons.pop().flatten()).flatten();
+    if let Some(e) = unavailable_in("best-available", std::slice::from_ref(&buyer_failure)) {
+        return Err(e);
+    }
+    let order_failure = reasons.last().cloned().flatten();
+    if let (Some((key, _)), Some(ItemFailure::Condition(old))) = (keyed, &order_failure) {
+        if records_key(old.as_ref(), key) {
+            return report(BlockClaim::KeyUsed, BuyerSeen::Nothing);
+        }
+    }
+    if let Some(refreshed) = refreshed_token(order_failure.as_ref(), token, now)? {
+        return report(BlockClaim::StaleToken(refreshed), BuyerSeen::Nothing);
+    }
+    if let (true, Some(buyer)) = (reasons.iter().all(Option::is_none), buyer) {
+        match buyer.verdict(buyer_failure.as_ref()) {
+            BuyerVerdict::Over { limit, counted } => {
+                let refused = BlockClaim::Refused(Error::BuyerLimit { limit, counted });
+                return report(refused, buyer.refused_as_read());
+            }
+            // Another of the buyer's writes landed first: like a
+            // lost race, the handler chooses again within its
+            // round trips.
+            BuyerVerdict::Moved => return report(BlockClaim::Taken(vec![]), BuyerSeen::Nothing),
+            BuyerVerdict::NotTheBuyer => {}
+        }
+    }
+    let lost = lost_seats(&reasons, seats.len());
+    let claim = match block_claim_error(reasons, token, max_seats, now)? {
+        Some(e) => BlockClaim::Refused(e),
+        None => BlockClaim::Taken(lost),
+    };
+    report(claim, BuyerSeen::Nothing)
 }
