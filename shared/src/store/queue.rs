@@ -182,6 +182,32 @@ fn removed_item(key: Item, event: &EventId, generation: u64, version: i64) -> It
     item
 }
 
+/// The settings a queue was put with.
+fn parse_settings(f: &Fields) -> Result<QueueSettings, StoreError> {
+    let settings = QueueSettings::new(
+        Millis(f.i64(OPENS_AT)?),
+        f.u32(ADMIT_PER_MINUTE)?,
+        Some(f.u32(ADMISSION_SECONDS)?),
+        Some(f.u32(ORDERS_PER_ADMISSION)?),
+    )
+    .map_err(|_| f.malformed(ADMIT_PER_MINUTE))?;
+    // A queue put before buyers existed is anonymous.
+    let buyers = match f.opt_s(BUYERS) {
+        Some(buyers) => Buyers::parse(buyers).ok_or_else(|| f.malformed(BUYERS))?,
+        None => Buyers::Anonymous,
+    };
+    let draw_settle_ms = match f.opt_i64(DRAW_SETTLE_MS)? {
+        Some(ms) => u32::try_from(ms)
+            .ok()
+            .filter(|ms| DRAW_SETTLE_MS_RANGE.contains(ms))
+            .ok_or_else(|| f.malformed(DRAW_SETTLE_MS))?,
+        None => DEFAULT_DRAW_SETTLE_MS,
+    };
+    Ok(settings
+        .with_buyers(buyers)
+        .with_draw_settle_ms(draw_settle_ms))
+}
+
 fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
     let f = Fields::new(item);
     let generation = u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?;
@@ -193,25 +219,7 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
             state: None,
         });
     }
-    let settings = QueueSettings::new(
-        Millis(f.i64(OPENS_AT)?),
-        f.u32(ADMIT_PER_MINUTE)?,
-        Some(f.u32(ADMISSION_SECONDS)?),
-        Some(f.u32(ORDERS_PER_ADMISSION)?),
-    )
-    .map_err(|_| f.malformed(ADMIT_PER_MINUTE))?
-    // A queue put before buyers existed is anonymous.
-    .with_buyers(match f.opt_s(BUYERS) {
-        Some(buyers) => Buyers::parse(buyers).ok_or_else(|| f.malformed(BUYERS))?,
-        None => Buyers::Anonymous,
-    })
-    .with_draw_settle_ms(match f.opt_i64(DRAW_SETTLE_MS)? {
-        Some(ms) => u32::try_from(ms)
-            .ok()
-            .filter(|ms| DRAW_SETTLE_MS_RANGE.contains(ms))
-            .ok_or_else(|| f.malformed(DRAW_SETTLE_MS))?,
-        None => DEFAULT_DRAW_SETTLE_MS,
-    });
+    let settings = parse_settings(&f)?;
     let inventory = match f.str(INVENTORY)? {
         "AVAILABLE" => Inventory::Available,
         "NONE_AVAILABLE" => Inventory::NoneAvailable,
