@@ -163,15 +163,17 @@ pub(in crate::store) fn records_key(old: Option<&Item>, key: &IdempotencyKey) ->
     old.is_some_and(|item| item.contains_key(&keyed_block_attribute(key)))
 }
 
-pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
-    let f = Fields::new(item);
-    let ids = |attr| -> Result<Vec<String>, StoreError> {
-        let mut v = f.string_set(attr)?;
-        v.sort();
-        Ok(v)
-    };
-    // The set holds seats and place members (see `place_member`).
-    let (place_members, seat_ids): (Vec<String>, Vec<String>) = ids(SEATS)?
+/// A string set's members, sorted.
+fn sorted_set(f: &Fields, attr: &str) -> Result<Vec<String>, StoreError> {
+    let mut v = f.string_set(attr)?;
+    v.sort();
+    Ok(v)
+}
+
+/// The order's seats, and its places counted per bucket: the one set
+/// holds both (see `place_member`).
+fn parse_holds(f: &Fields) -> Result<(Vec<SeatId>, Vec<HeldPlaces>), StoreError> {
+    let (place_members, seat_ids): (Vec<String>, Vec<String>) = sorted_set(f, SEATS)?
         .into_iter()
         .partition(|x| x.contains(PLACE_SEPARATOR));
     let seats = seat_ids
@@ -193,7 +195,13 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
             }),
         }
     }
-    let refund_payment_ids = ids(EXTRA_PAYMENT_IDS)?
+    Ok((seats, places))
+}
+
+pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
+    let f = Fields::new(item);
+    let (seats, places) = parse_holds(&f)?;
+    let refund_payment_ids = sorted_set(&f, EXTRA_PAYMENT_IDS)?
         .iter()
         .map(|x| PaymentId::parse(x).map_err(|_| f.malformed(EXTRA_PAYMENT_IDS)))
         .collect::<Result<_, _>>()?;
