@@ -156,28 +156,7 @@ impl Admitter {
         };
         let mirror = self.mirrors.entry(event.clone()).or_default();
         mirror.catch_up(&read, now);
-        let pending = retry_pending(app, event, &read, mirror, now).await;
-        let mut state = QueueState {
-            admitted: read.admitted.saturating_sub(mirror.empty_slots),
-            pending,
-            ..read.clone()
-        };
-        // SOLD_OUT is final: nobody is counted, placed or admitted again.
-        let sold_out = read.inventory == Inventory::AllSold;
-        if !sold_out {
-            state.counts = count_joins(app, event, &read, now).await?;
-            state.counts.admitted = state
-                .counts
-                .admitted
-                .saturating_add_signed(mirror.correction);
-        }
-        // Before the opening nobody is admitted: the counts alone place
-        // everyone, and the fronts are read from the opening on.
-        let head = if now >= read.settings.opens_at && !sold_out {
-            read_fronts(app, event, mirror, &state, now).await?
-        } else {
-            Head::default()
-        };
+        let (state, head) = what_the_tick_sees(app, event, mirror, &read, now).await?;
         let inventory = inventory(app, event, now).await?;
         let mut plan = plan_tick(&state, &head, inventory, now);
         let assigned = assign(mirror, &head, &plan.slots);
@@ -255,6 +234,41 @@ impl Admitter {
         }
         run
     }
+}
+
+/// The queue as this tick works from: the item `read` with the pending
+/// admissions retried, the joins counted and (from the opening on) the
+/// front of each shard. SOLD_OUT is final: nobody is counted, placed or
+/// admitted again.
+async fn what_the_tick_sees(
+    app: &App,
+    event: &EventId,
+    mirror: &mut Mirror,
+    read: &QueueState,
+    now: Millis,
+) -> Result<(QueueState, Head), Error> {
+    let pending = retry_pending(app, event, read, mirror, now).await;
+    let mut state = QueueState {
+        admitted: read.admitted.saturating_sub(mirror.empty_slots),
+        pending,
+        ..read.clone()
+    };
+    let sold_out = read.inventory == Inventory::AllSold;
+    if !sold_out {
+        state.counts = count_joins(app, event, read, now).await?;
+        state.counts.admitted = state
+            .counts
+            .admitted
+            .saturating_add_signed(mirror.correction);
+    }
+    // Before the opening nobody is admitted: the counts alone place
+    // everyone, and the fronts are read from the opening on.
+    let head = if now >= read.settings.opens_at && !sold_out {
+        read_fronts(app, event, mirror, &state, now).await?
+    } else {
+        Head::default()
+    };
+    Ok((state, head))
 }
 
 /// Writes the tick's `next` state over the one it `read`: whether it did
