@@ -41,6 +41,28 @@ pub(super) const SEATS_WRITTEN_EVERY: u32 = 2_000;
 /// Seat-block queries in flight for one listing page.
 const BLOCK_QUERIES_IN_FLIGHT: usize = 16;
 
+/// A seat as create-event writes it: free, with its place in the seat
+/// map and the free-run summaries (`shape`).
+fn new_seat_item(
+    (event, event_id): (&EventRef, &EventId),
+    seat: &SeatSpec,
+    shape: &MapShape,
+) -> Item {
+    let mut item = seat_key(event, &seat.seat_id);
+    item.extend([
+        (KIND.into(), s("seat")),
+        (EVENT_ID.into(), s(event_id.as_str())),
+        (SEAT_ID.into(), s(seat.seat_id.as_str())),
+        (SECTION_ID.into(), s(seat.section_id.as_str())),
+        (ROW.into(), s(seat.row.as_str())),
+        (NUMBER.into(), n(seat.number)),
+        (ORDINAL.into(), n(seat.ordinal)),
+        (STATUS.into(), s(SEAT_AVAILABLE)),
+    ]);
+    item.extend(shape.seat_attributes(seat));
+    item
+}
+
 impl Store {
     // ----- creation -----------------------------------------------------
 
@@ -228,19 +250,7 @@ impl Store {
         let (mut done, mut written, mut recorded) =
             (std::collections::BTreeSet::new(), first, first);
         let write = |seat: &SeatSpec| {
-            let mut item = seat_key(event, &seat.seat_id);
-            item.extend([
-                (KIND.into(), s("seat")),
-                (EVENT_ID.into(), s(event_id.as_str())),
-                (SEAT_ID.into(), s(seat.seat_id.as_str())),
-                (SECTION_ID.into(), s(seat.section_id.as_str())),
-                (ROW.into(), s(seat.row.as_str())),
-                (NUMBER.into(), n(seat.number)),
-                (ORDINAL.into(), n(seat.ordinal)),
-                (STATUS.into(), s(SEAT_AVAILABLE)),
-            ]);
-            item.extend(shape.seat_attributes(seat));
-            let put = self.put_new(item);
+            let put = self.put_new(new_seat_item((event, event_id), seat, shape));
             let ordinal = seat.ordinal;
             async move { put.await.map(|_| ordinal) }
         };
