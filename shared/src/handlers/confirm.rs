@@ -308,15 +308,8 @@ async fn take_free(
 ) -> Step {
     let order = &stored.order;
     let payment = &paid.payment;
-    // Paid places from the buckets as they are now: the order's own
-    // entries nobody took over, then places anyone may take.
-    let sales = if paid.ga.is_empty() {
-        held_sales.unwrap_or_default()
-    } else {
-        match late_place_sales(app, order, &paid.ga, now).await? {
-            Some(planned) => planned,
-            None => return refund(app, stored, payment, on_failure, holds_are_live).await,
-        }
+    let Some(sales) = paid_place_sales(app, order, paid, held_sales, now).await? else {
+        return refund(app, stored, payment, on_failure, holds_are_live).await;
     };
     let unsold = unsold_places(order, &sales);
     // Holds let go of only after the transaction count until then.
@@ -358,6 +351,23 @@ async fn take_free(
     }
     tracing::info!(order_id = %order.order_id, "payment outside a live hold: seats and places taken and sold");
     sold_in_plan_order(app, order, paid).await
+}
+
+/// The paid places' sales: those of the live holds (`held_sales`) when
+/// the payment names no places to take afresh; else from the buckets as
+/// they are now, the order's own entries nobody took over, then places
+/// anyone may take. `None`: they cannot all be had.
+async fn paid_place_sales(
+    app: &App,
+    order: &Order,
+    paid: &Paid,
+    held_sales: Option<Vec<PlaceSale>>,
+    now: Millis,
+) -> Result<Option<Vec<PlaceSale>>, Error> {
+    if paid.ga.is_empty() {
+        return Ok(Some(held_sales.unwrap_or_default()));
+    }
+    late_place_sales(app, order, &paid.ga, now).await
 }
 
 /// Whether a confirm of `order` may take `units` it may not hold.
