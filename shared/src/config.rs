@@ -194,60 +194,20 @@ impl Config {
         let table_name = get("TABLE_NAME")
             .filter(|v| !v.trim().is_empty())
             .ok_or(ConfigError::Missing("TABLE_NAME"))?;
-        let hold_seconds = number(
-            &get,
-            "HOLD_SECONDS",
-            DEFAULT_HOLD_SECONDS,
-            HOLD_SECONDS_RANGE,
-        )?;
-        let max_seats_per_order = number(
-            &get,
-            "MAX_SEATS_PER_ORDER",
-            DEFAULT_MAX_SEATS_PER_ORDER,
-            SEATS_PER_ORDER_RANGE,
-        )?;
-        let expiry_guard_ms = number(
-            &get,
-            "EXPIRY_GUARD_MS",
-            DEFAULT_EXPIRY_GUARD_MS,
-            EXPIRY_GUARD_MS_RANGE,
-        )?;
+        let hold_seconds = number(&get, &SETTING_HOLD_SECONDS)?;
+        let max_seats_per_order = number(&get, &SETTING_MAX_SEATS_PER_ORDER)?;
+        let expiry_guard_ms = number(&get, &SETTING_EXPIRY_GUARD_MS)?;
         let confirm_secrets = optional(
             &get,
             (CONFIRM_SECRET, needs.confirm_secret),
             ConfirmSecrets::parse,
             ConfigError::BadSecret,
         )?;
-        let create_event_budget_ms = number(
-            &get,
-            "CREATE_EVENT_BUDGET_MS",
-            DEFAULT_CREATE_EVENT_BUDGET_MS,
-            CREATE_EVENT_BUDGET_MS_RANGE,
-        )?;
-        let max_order_lifetime_seconds = number(
-            &get,
-            "MAX_ORDER_LIFETIME_SECONDS",
-            DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
-            MAX_ORDER_LIFETIME_SECONDS_RANGE,
-        )?;
-        let request_budget_ms = number(
-            &get,
-            "REQUEST_BUDGET_MS",
-            DEFAULT_REQUEST_BUDGET_MS,
-            REQUEST_BUDGET_MS_RANGE,
-        )?;
-        let admitter_run_seconds = number(
-            &get,
-            "ADMITTER_RUN_SECONDS",
-            DEFAULT_ADMITTER_RUN_SECONDS,
-            ADMITTER_RUN_SECONDS_RANGE,
-        )?;
-        let draw_settle_ms = number(
-            &get,
-            "DRAW_SETTLE_MS",
-            DEFAULT_DRAW_SETTLE_MS,
-            DRAW_SETTLE_MS_RANGE,
-        )?;
+        let create_event_budget_ms = number(&get, &SETTING_CREATE_EVENT_BUDGET_MS)?;
+        let max_order_lifetime_seconds = number(&get, &SETTING_MAX_ORDER_LIFETIME_SECONDS)?;
+        let request_budget_ms = number(&get, &SETTING_REQUEST_BUDGET_MS)?;
+        let admitter_run_seconds = number(&get, &SETTING_ADMITTER_RUN_SECONDS)?;
+        let draw_settle_ms = number(&get, &SETTING_DRAW_SETTLE_MS)?;
         let admission_signing = keys(
             &get,
             (ADMISSION_SIGNING_KEYS, needs.admission_signing),
@@ -337,12 +297,53 @@ fn optional<T, E>(
     }
 }
 
+/// A whole-number setting: its variable, its default when unset, and the
+/// values it may take.
+struct Number(&'static str, u32, std::ops::RangeInclusive<u32>);
+
+const SETTING_HOLD_SECONDS: Number =
+    Number("HOLD_SECONDS", DEFAULT_HOLD_SECONDS, HOLD_SECONDS_RANGE);
+const SETTING_MAX_SEATS_PER_ORDER: Number = Number(
+    "MAX_SEATS_PER_ORDER",
+    DEFAULT_MAX_SEATS_PER_ORDER,
+    SEATS_PER_ORDER_RANGE,
+);
+const SETTING_EXPIRY_GUARD_MS: Number = Number(
+    "EXPIRY_GUARD_MS",
+    DEFAULT_EXPIRY_GUARD_MS,
+    EXPIRY_GUARD_MS_RANGE,
+);
+const SETTING_CREATE_EVENT_BUDGET_MS: Number = Number(
+    "CREATE_EVENT_BUDGET_MS",
+    DEFAULT_CREATE_EVENT_BUDGET_MS,
+    CREATE_EVENT_BUDGET_MS_RANGE,
+);
+const SETTING_MAX_ORDER_LIFETIME_SECONDS: Number = Number(
+    "MAX_ORDER_LIFETIME_SECONDS",
+    DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
+    MAX_ORDER_LIFETIME_SECONDS_RANGE,
+);
+const SETTING_REQUEST_BUDGET_MS: Number = Number(
+    "REQUEST_BUDGET_MS",
+    DEFAULT_REQUEST_BUDGET_MS,
+    REQUEST_BUDGET_MS_RANGE,
+);
+const SETTING_ADMITTER_RUN_SECONDS: Number = Number(
+    "ADMITTER_RUN_SECONDS",
+    DEFAULT_ADMITTER_RUN_SECONDS,
+    ADMITTER_RUN_SECONDS_RANGE,
+);
+const SETTING_DRAW_SETTLE_MS: Number = Number(
+    "DRAW_SETTLE_MS",
+    DEFAULT_DRAW_SETTLE_MS,
+    DRAW_SETTLE_MS_RANGE,
+);
+
 fn number(
     get: &impl Fn(&str) -> Option<String>,
-    name: &'static str,
-    default: u32,
-    range: std::ops::RangeInclusive<u32>,
+    Number(name, default, range): &Number,
 ) -> Result<u32, ConfigError> {
+    let (name, default) = (*name, *default);
     let Some(raw) = get(name) else {
         return Ok(default);
     };
