@@ -281,9 +281,9 @@ fn keys<T>(
     })
 }
 
-/// A secret or key set: `None` when unset or blank, an error when then
-/// `required`, else parsed (`bad` names the variable; the value never
-/// reaches the error).
+/// A secret or key set: `None` when unset or blank (`Missing` instead
+/// when `required`), else parsed, a failure turned into its error by
+/// `bad` (which never carries the value).
 fn optional<T, E>(
     get: &impl Fn(&str) -> Option<String>,
     (name, required): (&'static str, bool),
@@ -339,6 +339,8 @@ const SETTING_DRAW_SETTLE_MS: Number = Number(
     DRAW_SETTLE_MS_RANGE,
 );
 
+/// A whole-number setting's value: its default when unset, else its
+/// text parsed within its range.
 fn number(
     get: &impl Fn(&str) -> Option<String>,
     Number(name, default, range): &Number,
@@ -408,6 +410,12 @@ mod tests {
                 .unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
+        // Blank is unset, as for every secret: missing where needed.
+        let blank = [("TABLE_NAME", "t"), ("CONFIRM_SECRET", "  ")];
+        let e = Config::from_lookup(Needs::CONFIRM, lookup(&blank)).unwrap_err();
+        assert!(matches!(e, ConfigError::Missing("CONFIRM_SECRET")), "{e}");
+        let c = Config::from_lookup(Needs::STORE, lookup(&blank));
+        assert!(c.is_ok_and(|c| c.confirm_secrets.is_none()));
         let e = Config::from_lookup(
             Needs::STORE,
             lookup(&[("TABLE_NAME", "t"), ("CONFIRM_SECRET", "short")]),

@@ -156,7 +156,7 @@ impl Admitter {
         };
         let mirror = self.mirrors.entry(event.clone()).or_default();
         mirror.catch_up(&read, now);
-        let (state, head) = what_the_tick_sees(app, event, mirror, &read, now).await?;
+        let (state, head) = prepare_tick(app, event, mirror, &read, now).await?;
         let inventory = inventory(app, event, now).await?;
         let mut plan = plan_tick(&state, &head, inventory, now);
         let assigned = assign(mirror, &head, &plan.slots);
@@ -237,10 +237,10 @@ impl Admitter {
 }
 
 /// The queue as this tick works from: the item `read` with the pending
-/// admissions retried, the joins counted and (from the opening on) the
-/// front of each shard. SOLD_OUT is final: nobody is counted, placed or
-/// admitted again.
-async fn what_the_tick_sees(
+/// admissions retried (which writes them, and notes them in `mirror`),
+/// the joins counted and (from the opening on) the front of each shard.
+/// SOLD_OUT is final: nobody is counted, placed or admitted again.
+async fn prepare_tick(
     app: &App,
     event: &EventId,
     mirror: &mut Mirror,

@@ -353,10 +353,10 @@ async fn take_free(
     sold_in_plan_order(app, order, paid).await
 }
 
-/// The paid places' sales: those of the live holds (`held_sales`) when
-/// the payment names no places to take afresh; else from the buckets as
-/// they are now, the order's own entries nobody took over, then places
-/// anyone may take. `None`: they cannot all be had.
+/// The paid places' sales: when the payment pays for no places, the
+/// order's places all given back (`held_sales`, none sold); else from the
+/// buckets as they are now, the order's own entries nobody took over,
+/// then places anyone may take. `None`: they cannot all be had.
 async fn paid_place_sales(
     app: &App,
     order: &Order,

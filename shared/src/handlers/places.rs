@@ -57,7 +57,7 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
         if !order.is_holdable(now) {
             return Err(Error::OrderNotHoldable);
         }
-        let here = held_here(order, &section_id, body.quantity, max)?;
+        let here = held_here_within_limit(order, &section_id, body.quantity, max)?;
         let current: u32 = here.iter().map(|p| p.quantity).sum();
         let reply = |quantity, expires_at: Millis| {
             json(
@@ -109,7 +109,7 @@ fn ga_capacity(event: &Event, section_id: &SectionId) -> Result<u32, Error> {
 
 /// The order's places in `section_id`, if holding `quantity` there keeps
 /// it within `max` seats and places in all.
-fn held_here(
+fn held_here_within_limit(
     order: &Order,
     section_id: &SectionId,
     quantity: u32,
@@ -132,7 +132,7 @@ async fn more_places(
     app: &App,
     order: &Order,
     (section_id, capacity, wanted): (&SectionId, u32, u32),
-    retried: bool,
+    consistent: bool,
 ) -> Result<Vec<Take>, Error> {
     if app
         .sold_out_sections(&order.event_id)
@@ -141,7 +141,7 @@ async fn more_places(
     {
         return Err(Error::SoldOut { available: 0 });
     }
-    places_to_take(app, section_id, capacity, order, wanted, retried)
+    places_to_take(app, section_id, capacity, order, wanted, consistent)
         .await?
         .map_err(|available| Error::SoldOut { available })
 }

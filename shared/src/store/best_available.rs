@@ -179,8 +179,10 @@ impl Store {
 
 /// What a cancelled block claim means, from its cancellation reasons (the
 /// seats', then the order's, then the buyer's if it had one): the buyer
-/// unavailable or over its limit, the key's earlier send landed, a stale
-/// token, or the seats lost to a rival (named where they were).
+/// unavailable or over its limit, another of the buyer's writes first
+/// (chosen again, as a lost race), the key's earlier send landed, a stale
+/// token, the order or a seat refusing it, or the seats lost to a rival
+/// (named where they were).
 fn cancelled_block(
     mut reasons: Vec<Option<ItemFailure>>,
     buyer: Option<BuyerClaim>,
