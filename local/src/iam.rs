@@ -217,24 +217,10 @@ impl Intercept for CallRecorder {
 /// transactions (IAM authorises a transaction's `Update` item as
 /// `dynamodb:UpdateItem`, and so on), with each item's partition key.
 pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) -> Vec<Call> {
-    let call = |action: String, resource: &str, key: Option<&Value>| Call {
-        function: function.to_owned(),
-        action,
-        resource: resource.to_owned(),
-        key_prefix: key.and_then(|k| k["PK"]["S"].as_str()).map(key_prefix),
-        attributes: None,
+    let call = |action: String, resource: &str, key: Option<&Value>| {
+        one_call(function, action, resource, key)
     };
-    // A write, with the attributes it names.
-    let write = |action: &str, request: &Value| {
-        let key = match action {
-            "PutItem" => &request["Item"],
-            _ => &request["Key"],
-        };
-        Call {
-            attributes: Some(written_attributes(request)),
-            ..call(format!("dynamodb:{action}"), TABLE, Some(key))
-        }
-    };
+    let write = |action: &str, request: &Value| write_call(function, action, request);
     if !service.to_ascii_lowercase().contains("dynamodb") {
         return vec![Call {
             function: function.to_owned(),
@@ -279,6 +265,30 @@ pub fn calls_of(function: &str, service: &str, operation: &str, body: &Value) ->
             Some(&body["Key"]),
         )],
         _ => vec![call(format!("dynamodb:{operation}"), TABLE, None)],
+    }
+}
+
+/// One call of `function`: `action` on `resource`, under the key prefix
+/// of `key`'s partition key, if any.
+fn one_call(function: &str, action: String, resource: &str, key: Option<&Value>) -> Call {
+    Call {
+        function: function.to_owned(),
+        action,
+        resource: resource.to_owned(),
+        key_prefix: key.and_then(|k| k["PK"]["S"].as_str()).map(key_prefix),
+        attributes: None,
+    }
+}
+
+/// A write, with the attributes it names.
+fn write_call(function: &str, action: &str, request: &Value) -> Call {
+    let key = match action {
+        "PutItem" => &request["Item"],
+        _ => &request["Key"],
+    };
+    Call {
+        attributes: Some(written_attributes(request)),
+        ..one_call(function, format!("dynamodb:{action}"), TABLE, Some(key))
     }
 }
 

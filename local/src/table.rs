@@ -136,23 +136,7 @@ impl TableSpec {
             req = req.key_schema(key(k).map_err(|e| err(e.into()))?);
         }
         for gsi in &self.global_secondary_indexes {
-            let mut index = GlobalSecondaryIndex::builder()
-                .index_name(&gsi.index_name)
-                .projection(
-                    Projection::builder()
-                        .projection_type(ProjectionType::from(
-                            gsi.projection.projection_type.as_str(),
-                        ))
-                        .set_non_key_attributes(
-                            (!gsi.projection.non_key_attributes.is_empty())
-                                .then(|| gsi.projection.non_key_attributes.clone()),
-                        )
-                        .build(),
-                );
-            for k in &gsi.key_schema {
-                index = index.key_schema(key(k).map_err(|e| err(e.into()))?);
-            }
-            req = req.global_secondary_indexes(index.build().map_err(|e| err(e.into()))?);
+            req = req.global_secondary_indexes(gsi.index().map_err(|e| err(e.into()))?);
         }
         if let Some(stream) = &self.stream_specification {
             req = req.stream_specification(
@@ -196,6 +180,28 @@ impl TableSpec {
         }
         self.create(client, name).await?;
         Ok(true)
+    }
+}
+
+impl IndexSpec {
+    /// The index as CreateTable takes it.
+    fn index(&self) -> Result<GlobalSecondaryIndex, aws_sdk_dynamodb::error::BuildError> {
+        let projection = Projection::builder()
+            .projection_type(ProjectionType::from(
+                self.projection.projection_type.as_str(),
+            ))
+            .set_non_key_attributes(
+                (!self.projection.non_key_attributes.is_empty())
+                    .then(|| self.projection.non_key_attributes.clone()),
+            )
+            .build();
+        let mut index = GlobalSecondaryIndex::builder()
+            .index_name(&self.index_name)
+            .projection(projection);
+        for k in &self.key_schema {
+            index = index.key_schema(key(k)?);
+        }
+        index.build()
     }
 }
 
