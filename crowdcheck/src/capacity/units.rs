@@ -570,3 +570,7 @@ impl Ledger<'_> {
 #[cfg(test)]
 #[path = "units_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "units_known_tests.rs"]
+mod known_tests;
