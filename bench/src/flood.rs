@@ -3,11 +3,12 @@
 //! them, 25 to a request), and admitters ticking through its opening at a
 //! stadium's pace. Measured per tick: DynamoDB round trips and read units
 //! (every request recorded, priced by DynamoDB's rules from the items'
-//! sizes), the process's peak heap (the bench's counting allocator), and
-//! the admissions against the pace. The same ticks on a queue a hundred
-//! times shorter show what does not grow with the queue. Each queue runs on
-//! a DynamoDB Local of its own, dropped after, so the million items never
-//! slow another scenario down.
+//! sizes), the process's peak heap while the tick runs (the bench's
+//! counting allocator; the pricing between ticks is the bench's own work,
+//! not the admitter's), and the admissions against the pace. The same
+//! ticks on a queue a hundred times shorter show what does not grow with
+//! the queue. Each queue runs on a DynamoDB Local of its own, dropped
+//! after, so the million items never slow another scenario down.
 
 use crate::capacity::{CapacityRecorder, Charge, Recorded};
 use crate::kit::{unique, Row, Timing};
@@ -58,6 +59,7 @@ struct Measured {
     admissions_per_tick: f64,
     admitted: u64,
     expected: u64,
+    /// The most live while a tick ran (its requests' records included).
     peak_heap_mb: f64,
     /// Live when the ticks began (the app, its client, the runtime).
     start_heap_mb: f64,
@@ -173,12 +175,10 @@ async fn measure(waiting: u64, size: Flood, jvm: Jvm) -> Result<Measured, String
     seed(&app, &event, opens, waiting).await?;
     measured.seeded_in = seeding.elapsed().as_secs_f64();
 
-    heap::reset_peak();
     measured.start_heap_mb = heap::live() as f64 / 1e6;
     let app = local::iam::attributed(&app, "admit-visitors");
     count_before_opening(&app, &event, &recorder, opens, waiting, &mut measured).await?;
     tick_from_opening(&app, &event, &recorder, opens, size, &mut measured).await?;
-    measured.peak_heap_mb = heap::peak() as f64 / 1e6;
     drop(dynamodb);
     Ok(measured)
 }
@@ -245,8 +245,9 @@ async fn count_before_opening(
     let mut admitter = Admitter::default();
     let mut now = Millis(opens.0 - 60_000);
     while measured.count_ticks < 1_000 {
-        let (summary, _, charges) =
-            recorded(app, recorder, || admitter.tick(app, event, now)).await?;
+        let Ticked {
+            summary, charges, ..
+        } = recorded(app, recorder, measured, || admitter.tick(app, event, now)).await?;
         measured.count_ticks += 1;
         let units: f64 = charges.iter().map(|c| c.read_units).sum();
         measured.count_read_units = measured.count_read_units.max(units);
@@ -272,8 +273,11 @@ async fn tick_from_opening(
     // A second past the first admission's instant (the draw's settling):
     // the first tick catches up that second, as a late admitter may.
     let first = Millis(opens.0 + i64::from(DEFAULT_DRAW_SETTLE_MS) + 1_000);
-    let (summary, records, charges) =
-        recorded(app, recorder, || admitter.tick(app, event, first)).await?;
+    let Ticked {
+        summary,
+        records,
+        charges,
+    } = recorded(app, recorder, measured, || admitter.tick(app, event, first)).await?;
     measured.cold_round_trips = records.iter().filter(|r| !is_admission(r)).count();
     measured.cold_read_units = charges.iter().map(|c| c.read_units).sum();
     measured.admitted = summary.admitted;
@@ -281,8 +285,11 @@ async fn tick_from_opening(
     let mut now = first;
     for _ in 0..size.ticks {
         now = Millis(now.0 + TICK_MS as i64);
-        let (summary, records, charges) =
-            recorded(app, recorder, || admitter.tick(app, event, now)).await?;
+        let Ticked {
+            summary,
+            records,
+            charges,
+        } = recorded(app, recorder, measured, || admitter.tick(app, event, now)).await?;
         measured.admitted += summary.admitted;
         admissions += summary.admitted;
         // The admissions are the pace's writes, one each: counted apart.
@@ -309,23 +316,39 @@ fn is_admission(record: &Recorded) -> bool {
             .is_some_and(|pk| pk.starts_with(shared::store::VISITOR_PK_PREFIX))
 }
 
-/// Runs `tick` with the recorder on: its outcome, its requests and their
-/// charges.
+/// One tick, recorded: its outcome, its requests and their charges.
+struct Ticked<T> {
+    summary: T,
+    records: Vec<Recorded>,
+    charges: Vec<Charge>,
+}
+
+/// Runs `tick` with the recorder on, its heap's peak kept in `measured`
+/// if it is the highest yet, then prices its requests (after the peak is
+/// read: the pricing ledger's copies of the items are the bench's, and
+/// they are priced item by item since 4eb5e3a).
 async fn recorded<F, Fut, T>(
     app: &App,
     recorder: &CapacityRecorder,
+    measured: &mut Measured,
     tick: F,
-) -> Result<(T, Vec<Recorded>, Vec<Charge>), String>
+) -> Result<Ticked<T>, String>
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<T, shared::error::Error>>,
 {
     recorder.take();
+    heap::reset_peak();
     recorder.set_recording(true);
     let outcome = tick().await;
     recorder.set_recording(false);
+    measured.peak_heap_mb = measured.peak_heap_mb.max(heap::peak() as f64 / 1e6);
     let records = recorder.take();
-    let outcome = outcome.map_err(|e| e.to_string())?;
+    let summary = outcome.map_err(|e| e.to_string())?;
     let charges = price(app, &records).await?;
-    Ok((outcome, records, charges))
+    Ok(Ticked {
+        summary,
+        records,
+        charges,
+    })
 }
