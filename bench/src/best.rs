@@ -3,7 +3,7 @@
 //! correctness counts (overlaps and false sold-outs must be 0; orphans are
 //! reported: the contract's centre rule can split a row into odd runs).
 
-use crate::kit::{reply, unique, BenchOrder, Row, Timing};
+use crate::kit::{past_aws_deadline, reply, unique, BenchOrder, Row, Timing};
 use crate::{create_orders, Goal, HOLD_SECONDS};
 use crowdcheck::history::{
     check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, SeatOp, Verdict, Window,
@@ -175,12 +175,13 @@ pub(super) async fn best_available_stampede(
     Ok(Row {
         scenario,
         correctness: format!(
-            "{taken} of {seats} seats held ({:.0} seats/s), {} overlaps, {} not adjacent, {false_sold_outs} false sold-outs, {} refused, {} × 503, {stranded} orphans; {}",
+            "{taken} of {seats} seats held ({:.0} seats/s), {} overlaps, {} not adjacent, {false_sold_outs} false sold-outs, {} refused, {} × 503 ({}), {stranded} orphans; {}",
             taken as f64 / timing.wall.as_secs_f64().max(1e-9),
             o.overlaps,
             o.not_adjacent,
             o.refused.len(),
             o.retry,
+            past_aws_deadline(&timing),
             history.text()
         ),
         ok: o.overlaps + o.not_adjacent + false_sold_outs + o.other == 0 && history.ok(),
@@ -417,7 +418,8 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
     Ok(Row {
         scenario,
         correctness: format!(
-            "{served} of {buyers} served, {retry} × 503 (a 503 is not sent again here: it may have landed), {wrong} wrong answers; measured: {} of the served ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: under {MAX_SPREAD_ROWS} in such stampedes); {}",
+            "{served} of {buyers} served, {retry} × 503 (a 503 is not sent again here: it may have landed; {}), {wrong} wrong answers; measured: {} of the served ({:.1}%) placed behind a pair still free at the end, {:.2} rows behind on average among them, at most {farthest} (API.md: under {MAX_SPREAD_ROWS} in such stampedes); {}",
+            past_aws_deadline(&timing),
             placed_behind.len(),
             100.0 * placed_behind.len() as f64 / served.max(1) as f64,
             placed_behind.iter().sum::<usize>() as f64 / placed_behind.len().max(1) as f64,

@@ -24,7 +24,7 @@ pub(super) const NEW_TABLE_WRITE_UNITS: f64 = 4_000.0;
 
 /// Assumptions, stated as such where they are used.
 /// A DynamoDB (or EventBridge) request's latency on AWS.
-pub(super) const AWS_REQUEST_MS: f64 = 10.0;
+pub const AWS_REQUEST_MS: f64 = 10.0;
 /// Seat-map views per buyer.
 pub(super) const MAP_VIEWS_PER_BUYER: f64 = 10.0;
 /// Log bytes per invocation: Lambda's START, END and REPORT lines and one
