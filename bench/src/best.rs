@@ -3,7 +3,8 @@
 //! correctness counts (overlaps and false sold-outs must be 0; orphans are
 //! reported: the contract's centre rule can split a row into odd runs).
 
-use crate::kit::{past_aws_deadline, reply, unique, BenchOrder, Row, Timing};
+use crate::kit::{reply, unique, BenchOrder, Row, Timing};
+use crate::scale_model::past_aws_deadline;
 use crate::{create_orders, Goal, HOLD_SECONDS};
 use crowdcheck::history::{
     check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, SeatOp, Verdict, Window,

@@ -122,7 +122,7 @@ pub(super) async fn ga_stampede(app: &App, size: GaStampede) -> Result<Row, Stri
             "{granted} of {} places held ({:.0} places/s), {over} oversold, {sold_out} sold-out, {retry} × 503 ({}); {}",
             size.capacity,
             f64::from(granted) / timing.wall.as_secs_f64().max(1e-9),
-            crate::kit::past_aws_deadline(&timing),
+            crate::scale_model::past_aws_deadline(&timing),
             history_text(&verdict, "answers")
         ),
         ok: over == 0 && held == granted && other == 0 && verdict.violations.is_empty(),

@@ -190,7 +190,7 @@ pub(crate) async fn new_app(
 /// The wall-clock budget the bench's handlers answer within: 116 s, four
 /// times `DEFAULT_REQUEST_BUDGET_MS` (a choice, not derived; the config
 /// loader would refuse it, so it is set on the bench's apps directly).
-/// In AWS an API function has 9.5 s ([`aws_deadline_ms`]), at DynamoDB's
+/// In AWS an API function has 9.5 s (`scale_model::aws_deadline_ms`), at DynamoDB's
 /// pace about 10 ms a round trip ([`crate::AWS_REQUEST_MS`], assumed), so
 /// best-available's bound of round trips takes about half a second there.
 /// DynamoDB Local on the bench's 2 cores is far slower: measured once, at
@@ -201,37 +201,12 @@ pub(crate) async fn new_app(
 /// measures the emulator, not the design. Every `503` is still counted,
 /// a request past its bound of round trips still answers `503`, and each
 /// crowd's row says how many answers took longer than AWS would allow
-/// ([`past_aws_deadline`]). In AWS the slowest of them would answer well
+/// (`scale_model::past_aws_deadline`). In AWS the slowest of them would answer well
 /// within 9.5 s: best-available's store requests are bounded (docs/API.md,
 /// "best-available's bounds", enforced by the handler with a `503`), well
 /// under a second at DynamoDB's pace. The deadline mechanism is tested in
 /// `make test`.
 pub const EMULATOR_REQUEST_BUDGET_MS: u32 = 4 * shared::config::DEFAULT_REQUEST_BUDGET_MS;
-
-/// The most time an API function has in AWS: template.yaml's global
-/// `Timeout` less the margin `request_deadline` keeps back to reply
-/// (docs/OPERATIONS.md: 9.5 s).
-pub fn aws_deadline_ms() -> f64 {
-    let timeout_s = crate::scale_model::template()["Globals"]["Function"]["Timeout"]
-        .as_f64()
-        .unwrap_or(f64::NAN);
-    timeout_s * 1000.0 - shared::http::REPLY_MARGIN_MS as f64
-}
-
-/// How many of `timing`'s answers took longer than [`aws_deadline_ms`],
-/// said beside a crowd's 503s: the emulator's pace, so printed, not judged.
-pub(crate) fn past_aws_deadline(timing: &Timing) -> String {
-    let deadline = aws_deadline_ms();
-    let slow = timing
-        .latencies_ms
-        .iter()
-        .filter(|&&ms| deadline.is_nan() || ms > deadline)
-        .count();
-    format!(
-        "{slow} answered after the {:.1} s an API function has in AWS (the emulator's pace: printed, not judged)",
-        deadline / 1000.0
-    )
-}
 
 /// A fresh table through `client`, and an app on it, answering within
 /// [`EMULATOR_REQUEST_BUDGET_MS`].
@@ -275,17 +250,6 @@ pub(crate) fn target_label(target: &crate::capacity::Target) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_answer_is_past_aws_deadline_only_after_the_templates_timeout_less_the_margin() {
-        // docs/OPERATIONS.md: 9.5 s on the 10 s functions.
-        assert_eq!(aws_deadline_ms(), 9_500.0);
-        let timing = Timing {
-            latencies_ms: vec![10.0, 9_500.0, 9_500.5, 120_000.0],
-            ..Timing::default()
-        };
-        assert!(past_aws_deadline(&timing).starts_with("2 answered after the 9.5 s"));
-    }
 
     #[test]
     fn limits_round_up_to_two_significant_figures() {

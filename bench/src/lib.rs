@@ -72,8 +72,8 @@ use ga::{ga_naive_counter, ga_stampede};
 pub use goals::{Bound, Goal};
 use kit::new_app;
 pub use kit::{
-    aws_deadline_ms, Row, Timing, EMULATOR_REQUEST_BUDGET_MS, HANDLER_OVER_BARE, HOLD_SECONDS,
-    SWEEP_HOLD_SECONDS, SWEEP_LARGE_OVER_SMALL,
+    Row, Timing, EMULATOR_REQUEST_BUDGET_MS, HANDLER_OVER_BARE, HOLD_SECONDS, SWEEP_HOLD_SECONDS,
+    SWEEP_LARGE_OVER_SMALL,
 };
 use onsale::on_sale;
 pub use onsale_run::OnSale;
@@ -83,7 +83,7 @@ pub use pricing::Projection;
 pub use queue_model::{QueueModel, QueueRun};
 use raw::table_name;
 pub use report::Report;
-pub use scale_model::AWS_REQUEST_MS;
+pub use scale_model::{aws_deadline_ms, AWS_REQUEST_MS};
 use setup::{create_event, create_event_from, create_orders, serve};
 pub use sizes::{ColdStartPass, Sizes};
 pub use stadium_page::StadiumPageSize;

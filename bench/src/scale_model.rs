@@ -38,6 +38,31 @@ pub(super) fn template() -> serde_yaml_ng::Value {
     serde_yaml_ng::from_str(&text).unwrap_or_default()
 }
 
+/// The most time an API function has in AWS: template.yaml's global
+/// `Timeout` less the margin `request_deadline` keeps back to reply
+/// (docs/OPERATIONS.md: 9.5 s).
+pub fn aws_deadline_ms() -> f64 {
+    let timeout_s = template()["Globals"]["Function"]["Timeout"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    timeout_s * 1000.0 - shared::http::REPLY_MARGIN_MS as f64
+}
+
+/// How many of `timing`'s answers took longer than [`aws_deadline_ms`],
+/// said beside a crowd's 503s: the emulator's pace, so printed, not judged.
+pub(crate) fn past_aws_deadline(timing: &crate::Timing) -> String {
+    let deadline = aws_deadline_ms();
+    let slow = timing
+        .latencies_ms
+        .iter()
+        .filter(|&&ms| deadline.is_nan() || ms > deadline)
+        .count();
+    format!(
+        "{slow} answered after the {:.1} s an API function has in AWS (the emulator's pace: printed, not judged)",
+        deadline / 1000.0
+    )
+}
+
 /// One function at the crowd's peak.
 pub(super) struct FunctionAtPeak {
     pub(super) name: &'static str,
@@ -56,4 +81,20 @@ impl FunctionAtPeak {
 /// A key as the tables show it: an index's with the index's name.
 pub(super) fn key_label(k: &KeyLoad) -> String {
     crate::kit::target_label(&k.target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_past_aws_deadline_only_after_the_templates_timeout_less_the_margin() {
+        // docs/OPERATIONS.md: 9.5 s on the 10 s functions.
+        assert_eq!(aws_deadline_ms(), 9_500.0);
+        let timing = crate::Timing {
+            latencies_ms: vec![10.0, 9_500.0, 9_500.5, 120_000.0],
+            ..crate::Timing::default()
+        };
+        assert!(past_aws_deadline(&timing).starts_with("2 answered after the 9.5 s"));
+    }
 }
