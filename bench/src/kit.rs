@@ -190,22 +190,14 @@ pub(crate) async fn new_app(
 /// The wall-clock budget the bench's handlers answer within: 116 s, four
 /// times `DEFAULT_REQUEST_BUDGET_MS` (a choice, not derived; the config
 /// loader would refuse it, so it is set on the bench's apps directly).
-/// In AWS an API function has 9.5 s (`scale_model::aws_deadline_ms`), at DynamoDB's
-/// pace about 10 ms a round trip ([`crate::AWS_REQUEST_MS`], assumed), so
-/// best-available's bound of round trips takes about half a second there.
-/// DynamoDB Local on the bench's 2 cores is far slower: measured once, at
-/// da4b09e, the 240-buyer best-available stampede on 20 × 20 made about
-/// 5,300 requests at about 150 a second with 64 in flight, about 430 ms a
-/// round trip, and under 29 s its slowest buyers answered 0 to 25 × `503`
-/// a run, every one at the deadline, no key throttled. A deadline there
-/// measures the emulator, not the design. Every `503` is still counted,
-/// a request past its bound of round trips still answers `503`, and each
-/// crowd's row says how many answers took longer than AWS would allow
-/// (`scale_model::past_aws_deadline`). In AWS the slowest of them would answer well
-/// within 9.5 s: best-available's store requests are bounded (docs/API.md,
-/// "best-available's bounds", enforced by the handler with a `503`), well
-/// under a second at DynamoDB's pace. The deadline mechanism is tested in
-/// `make test`.
+/// DynamoDB Local on 2 cores is far slower a round trip than DynamoDB, so
+/// under 29 s a crowd's slowest requests ran out of the emulator's time,
+/// not of anything the design spends; BENCHMARKS.md prints the reason with
+/// the figures it rests on (`render_header`). Every `503` is still
+/// counted, a request past its bound of store requests still answers
+/// `503`, and each crowd's row says how many answers took longer than an
+/// API function has in AWS (`scale_model::past_aws_deadline`). The
+/// deadline mechanism is tested in `make test`.
 pub const EMULATOR_REQUEST_BUDGET_MS: u32 = 4 * shared::config::DEFAULT_REQUEST_BUDGET_MS;
 
 /// A fresh table through `client`, and an app on it, answering within
