@@ -11,6 +11,7 @@
 
 use super::errors::{is_condition_failure, sdk_error, StoreError};
 use super::items;
+use super::items::seat::RUNS_ITEM;
 use super::items::seat_map::{
     runs_key, NotedRuns, MAP_VERSION, RUNS_LONGEST, RUNS_UNTIL, SEAT_MAP_ITEM_SEATS,
 };
@@ -44,9 +45,11 @@ pub(super) struct RunsNotes {
 
 impl RunsNotes {
     /// Notes the runs of the row `change`'s seat is in, as projection
-    /// write `written` left them, if its summary needs writing. Rows of
-    /// more than one projection item are not summarised: a run may cross
-    /// their items, and best-available reads them.
+    /// write `written` left them, if its summary needs writing. The
+    /// summary item is the one `change` names, else the one the
+    /// projection item kept. Rows of more than one projection item are not
+    /// summarised: a run may cross their items, and best-available reads
+    /// them.
     pub(super) fn note(
         &mut self,
         change: &SeatChange,
@@ -55,7 +58,9 @@ impl RunsNotes {
         sequences: Vec<String>,
     ) {
         let Some(shape) = &change.shape else { return };
-        let (Some((row, number)), Some(item)) = (change.seat.row_and_number(), shape.runs_item)
+        let kept = || Fields::new(&written.after).u32(RUNS_ITEM).ok();
+        let (Some((row, number)), Some(item)) =
+            (change.seat.row_and_number(), shape.runs_item.or_else(kept))
         else {
             return;
         };
@@ -197,4 +202,88 @@ fn row_runs(value: &AttributeValue) -> Option<RowRuns> {
         longest: fields.u32(RUNS_LONGEST).ok()?,
         until: fields.opt_i64(RUNS_UNTIL).ok()?.map(crate::domain::Millis),
     })
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::domain::{EventId, Millis, ProjectedSeat};
+    use crate::store::sold_out::PartShape;
+    use crate::store::value::s;
+
+    fn gala() -> EventRef {
+        EventRef::of(&EventId::parse("gala").unwrap_or_else(|_| unreachable!()))
+    }
+
+    /// A hold of seat A-1-3 (a row of ten), its image naming summary item
+    /// `named` (`None`: a seat created before the event-wide items), or
+    /// without a shape at all.
+    pub(in crate::store) fn change(shaped: bool, named: Option<u32>) -> SeatChange {
+        let section = SectionId::parse("A").unwrap_or_else(|_| unreachable!());
+        SeatChange {
+            event: gala(),
+            seat: SeatId::parse("A-1-3").unwrap_or_else(|_| unreachable!()),
+            state: Some(ProjectedSeat::Held {
+                expires_at: Millis(4_102_444_800_000),
+            }),
+            sequence: "7".into(),
+            shape: shaped.then_some(PartShape {
+                section,
+                part_seats: 10,
+                section_parts: 1,
+                runs_item: named,
+            }),
+        }
+    }
+
+    /// The row's first projection write (seat 3 held), its item keeping
+    /// summary item `kept`.
+    fn written(kept: Option<u32>) -> Written {
+        let mut after: Item = HashMap::from([
+            ("s3".to_owned(), s("H4102444800000")),
+            (MAP_VERSION.to_owned(), AttributeValue::N("1".into())),
+        ]);
+        if let Some(item) = kept {
+            after.insert(RUNS_ITEM.into(), AttributeValue::N(item.to_string()));
+        }
+        Written {
+            before: Item::new(),
+            after,
+        }
+    }
+
+    #[test]
+    fn a_rows_summary_item_is_the_one_its_change_names_else_the_one_its_map_kept() {
+        let pk = |item: u32| {
+            Fields::new(&runs_key(&gala(), item))
+                .opt_s(PK)
+                .map(str::to_owned)
+        };
+        // (the change has a shape, the item it names, the item the
+        // projection item kept: the summary item noted)
+        for (shaped, named, kept, noted) in [
+            (true, Some(2), None, Some(2)),
+            (true, Some(2), Some(2), Some(2)),
+            // A seat created before the event-wide items, in a row whose
+            // other seats named one: the row's summary still follows it.
+            (true, None, Some(5), Some(5)),
+            (true, None, None, None),
+            (false, None, Some(5), None),
+        ] {
+            let mut notes = RunsNotes::default();
+            notes.note(
+                &change(shaped, named),
+                &written(kept),
+                &[3],
+                vec!["7".into()],
+            );
+            let items: Vec<_> = notes.items.keys().cloned().map(Some).collect();
+            let expected: Vec<_> = noted.map(pk).into_iter().collect();
+            assert_eq!(items, expected, "{shaped} {named:?} {kept:?}");
+            if let Some(notes) = notes.items.values().next() {
+                let (runs, sequences) = &notes.rows["A-1"];
+                assert_eq!((runs.runs.longest, sequences.len()), (7, 1));
+            }
+        }
+    }
 }

@@ -18,7 +18,8 @@ impl Store {
     /// changed. Returns the sequence numbers of the changes that could not
     /// be written (to report as batch item failures).
     pub async fn project_seat_changes(&self, changes: &[SeatChange]) -> Vec<String> {
-        // Per projection item, in first-seen order: seat number -> (state, sequence).
+        // Per projection item, in first-seen order: seat number -> (state,
+        // sequence), and the change that tells most of the part's shape.
         type Seats<'a> = std::collections::BTreeMap<u32, (Option<ProjectedSeat>, &'a str)>;
         let mut items: Vec<(Item, Seats, &SeatChange)> = Vec::new();
         for change in changes {
@@ -27,7 +28,12 @@ impl Store {
             };
             let key = seat_map_key(&change.event, row, number);
             let i = match items.iter().position(|(k, _, _)| *k == key) {
-                Some(i) => i,
+                Some(i) => {
+                    if tells_more(change, items[i].2) {
+                        items[i].2 = change;
+                    }
+                    i
+                }
                 None => {
                     items.push((key, Default::default(), change));
                     items.len() - 1
@@ -39,7 +45,7 @@ impl Store {
         }
         let mut failed = Vec::new();
         let mut runs = RunsNotes::default();
-        for (key, seats, first) in items {
+        for (key, seats, shaped) in items {
             let sold = seats
                 .values()
                 .any(|(state, _)| *state == Some(ProjectedSeat::Sold));
@@ -47,10 +53,11 @@ impl Store {
             for part in seats.chunks(SEATS_PER_UPDATE) {
                 let sequences = part.iter().map(|(_, (_, seq))| (*seq).to_owned());
                 let numbers: Vec<u32> = part.iter().map(|(number, _)| *number).collect();
-                let noted = match self.project_part(key.clone(), part).await {
+                let runs_item = shaped.shape.as_ref().and_then(|shape| shape.runs_item);
+                let noted = match self.project_part(key.clone(), part, runs_item).await {
                     Ok(written) => {
-                        runs.note(first, &written, &numbers, sequences.clone().collect());
-                        self.after_projection(first, &key, &written.after, sold)
+                        runs.note(shaped, &written, &numbers, sequences.clone().collect());
+                        self.after_projection(shaped, &key, &written.after, sold)
                             .await
                     }
                     Err(e) => Err(e),
@@ -78,6 +85,44 @@ impl Store {
         match &change.shape {
             Some(shape) if sold => self.note_if_sold_out(&change.event, key, item, shape).await,
             _ => Ok(()),
+        }
+    }
+}
+
+/// Whether `change` tells more of its part's shape than `known` (changes
+/// to one projection item): a shape over none, and one naming the row's
+/// summary item over one that does not (a row created across the deploy
+/// that added it has seats of both kinds). Pure.
+fn tells_more(change: &SeatChange, known: &SeatChange) -> bool {
+    let rank = |c: &SeatChange| match &c.shape {
+        None => 0,
+        Some(shape) if shape.runs_item.is_none() => 1,
+        Some(_) => 2,
+    };
+    rank(change) > rank(known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::free_runs::tests::change;
+    use super::*;
+
+    #[test]
+    fn a_parts_shape_comes_from_the_change_that_tells_most_of_it() {
+        let (none, unnamed, named) = (
+            change(false, None),
+            change(true, None),
+            change(true, Some(2)),
+        );
+        for (change, known, more) in [
+            (&named, &unnamed, true),
+            (&named, &none, true),
+            (&unnamed, &none, true),
+            (&unnamed, &named, false),
+            (&none, &unnamed, false),
+            (&named, &named, false),
+        ] {
+            assert_eq!(tells_more(change, known), more);
         }
     }
 }

@@ -5,12 +5,16 @@
 //!
 //! A projection item holds an attribute `s{number}` per seat that is not
 //! available: `S` (sold) or `H{expiresAt ms}` (held; the reader shows an
-//! expired hold as available at once). An available seat has none.
+//! expired hold as available at once). An available seat has none. It
+//! also keeps its row's free-runs item (`eventRunsItem`), once a change
+//! naming it is projected (see `free_runs.rs`).
 
 use super::errors::{sdk_error, StoreError};
 use super::fan_out::FanOut;
 use super::items;
-use super::items::seat::{HOLD_EXPIRES_AT, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD};
+use super::items::seat::{
+    HOLD_EXPIRES_AT, RUNS_ITEM, SEAT_AVAILABLE, SEAT_HELD, SEAT_PK_PREFIX, SEAT_SOLD,
+};
 use super::items::seat_map::{seat_map_key, MAP_VERSION, SEAT_MAP_ITEM_SEATS};
 use super::schema::{PK, SEAT_ID, STATUS};
 use super::sold_out::PartShape;
@@ -146,8 +150,8 @@ impl Written {
 /// A projection item as `items::seat_map::project(seats)` leaves it, from
 /// the item just before (`before`, empty if there was none, then `key`
 /// is its key). Pure: one `UpdateItem` is atomic, so the item after it is
-/// exactly the one before with its seats set and removed and its version
-/// one more.
+/// exactly the one before with its attributes (seats, and the summary
+/// item) set and removed and its version one more.
 fn projected(key: &Item, before: &Item, seats: Vec<(String, Option<AttributeValue>)>) -> Item {
     let mut after = if before.is_empty() {
         key.clone()
@@ -174,14 +178,16 @@ fn projected(key: &Item, before: &Item, seats: Vec<(String, Option<AttributeValu
 
 impl Store {
     /// One `UpdateItem` of a projection item: `SET` the seats now held or
-    /// sold, `REMOVE` those available again. Returns the item before it
-    /// and after it.
+    /// sold, `REMOVE` those available again, and `SET` the row's summary
+    /// item when a change named it. Returns the item before it and after
+    /// it.
     pub(super) async fn project_part(
         &self,
         key: Item,
         seats: &[(u32, (Option<ProjectedSeat>, &str))],
+        runs_item: Option<u32>,
     ) -> Result<Written, StoreError> {
-        let seats: Vec<(String, Option<AttributeValue>)> = seats
+        let mut seats: Vec<(String, Option<AttributeValue>)> = seats
             .iter()
             .map(|(number, (state, _))| {
                 let value = state.map(|state| match state {
@@ -191,6 +197,15 @@ impl Store {
                 (seat_attr(*number), value)
             })
             .collect();
+        // Kept on the projection item: a row whose seats were created
+        // across a deploy has seats that do not name it, and a later batch
+        // of only those still finds its summary (`free_runs.rs`).
+        if let Some(item) = runs_item {
+            seats.push((
+                RUNS_ITEM.to_owned(),
+                Some(AttributeValue::N(item.to_string())),
+            ));
+        }
         let request = self
             .client
             .update_item()

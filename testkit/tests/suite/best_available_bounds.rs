@@ -329,6 +329,47 @@ async fn a_batch_writes_each_summary_item_once_and_only_when_runs_change() {
     assert_invariants(&app, &ev).await;
 }
 
+/// A row whose seats were created across the deploy that dealt summaries
+/// over the event (a create resumed from its saved progress): seat A-1-10
+/// carries the old `runsItem` and names no summary item. Its release,
+/// projected alone, still updates the row's summary from the item its
+/// projection item kept: no refusal from a summary the release outdated.
+#[tokio::test]
+async fn a_release_of_a_seat_that_names_no_summary_item_still_updates_its_rows() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let app = testkit::fresh_app_streaming(None).await;
+    let ev = rows_event(&app, 2, 10).await;
+    let seat = shared::domain::SeatId::parse("A-1-10").unwrap();
+    let event = shared::domain::EventId::parse(&ev).unwrap();
+    // As the earlier deploy wrote it (the attribute names are its format).
+    app.store
+        .client()
+        .update_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(shared::store::seat_item_key(&event, &seat)))
+        .update_expression("REMOVE #event SET #section = :item")
+        .expression_attribute_names("#event", "eventRunsItem")
+        .expression_attribute_names("#section", "runsItem")
+        .expression_attribute_values(":item", AttributeValue::N("0".into()))
+        .send()
+        .await
+        .unwrap();
+    let follower = follow_stream(&app).await;
+    let project = || project_new(&follower, &app);
+    project().await.unwrap();
+    // A-1-5 and A-1-10 held in one batch: row 1's longest run is 4.
+    let holders = hold_every(&app, &ev, 2, 10, 5).await;
+    project().await.unwrap();
+    let buyer = order(&app, &ev).await;
+    assert_not_enough_seats(&best_once(&app.new_process(), &buyer, 5).await);
+    // A-1-10 released, and projected in a batch of its own: 6-10 is free.
+    assert_eq!(drop_seat(&app, &holders[0], "A-1-10").await.0, 200);
+    project().await.unwrap();
+    let reply = best_once(&app.new_process(), &buyer, 5).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_invariants(&app, &ev).await;
+}
+
 /// best-available in `section`, once, no resend.
 async fn best_in(app: &shared::App, o: &TestOrder, quantity: u32, section: &str) -> Reply {
     call_full(

@@ -71,7 +71,10 @@ pub(in crate::store) const PART_SEATS: &str = "partSeats";
 /// summary items holds its row (`domain::RunsLayout`). Seats created while
 /// each section had items of its own carry `runsItem` instead, which
 /// nothing reads: their rows have no summary, and best-available reads
-/// them.
+/// them. The row's seat-map projection item keeps it too, once a change
+/// of a seat that names it is projected (`seat_map.rs`): a row created
+/// across that deploy has seats of both kinds, and its summary follows
+/// every one of them.
 pub(in crate::store) const RUNS_ITEM: &str = "eventRunsItem";
 
 // ----- codec ---------------------------------------------------------------
