@@ -121,6 +121,10 @@ pub(super) struct SectionInHand {
     /// The earliest expiry of a live hold it saw: until then, what it
     /// shows taken is still taken (or was released).
     until: Option<Millis>,
+    /// The earliest expiry of a hold the run summaries counted in the
+    /// rows they ruled out: those ride along unread through every read,
+    /// so a refusal rests on them until then, whatever is read again.
+    ruled_out_until: Option<Millis>,
     /// Seats a rival's transaction was writing when a race was lost to it
     /// (row, index), left as they were read: the next check reads them.
     pub(super) in_flight: Vec<(usize, usize)>,
@@ -136,6 +140,7 @@ impl Default for SectionInHand {
             fresh: Vec::new(),
             checked: HashSet::new(),
             until: None,
+            ruled_out_until: None,
             in_flight: Vec::new(),
         }
     }
@@ -146,6 +151,8 @@ impl SectionInHand {
     fn again(&self) -> Self {
         Self {
             seen_taken: self.seen_taken.clone(),
+            until: self.ruled_out_until,
+            ruled_out_until: self.ruled_out_until,
             ..Self::default()
         }
     }
@@ -276,6 +283,7 @@ impl RowsInHand {
     pub(super) fn new(candidates: &[Option<Millis>]) -> Self {
         let section = |&until: &Option<Millis>| SectionInHand {
             until,
+            ruled_out_until: until,
             ..SectionInHand::default()
         };
         Self {
@@ -506,5 +514,20 @@ mod tests {
         assert!(in_hand.is_exact(Millis(0)));
         in_hand.read_again();
         assert!(in_hand.sections[0].reads(0) && in_hand.is_exact(Millis(0)));
+    }
+
+    #[test]
+    fn a_refusal_after_reading_again_still_rests_on_the_summaries_expiry() {
+        // The summaries ruled rows out on a hold that expires at 50.
+        let mut in_hand = RowsInHand::new(&[Some(Millis(50))]);
+        in_hand.sections[0].rows = vec![vec![false; 4]];
+        in_hand.sections[0].learn(0, 1, Learnt::Taken(SeatSeen::HeldUntil(Millis(30))));
+        in_hand.read_again();
+        in_hand.sections[0].rows = vec![vec![false; 4]];
+        assert!(
+            in_hand.is_exact(Millis(49)),
+            "the hold read lapsed, read again"
+        );
+        assert!(!in_hand.is_exact(Millis(50)), "the summaries' hold lapsed");
     }
 }
