@@ -8,7 +8,8 @@
 //!   show no run of n even counting expired holds as free; if it rules out
 //!   every one, the answer is `409 not-enough-seats` without reading a seat;
 //! - the rows left are read a few at a time, front rows first, until the
-//!   rows in hand decide the choice (`rows.rs`); a lost race marks the
+//!   rows in hand decide the choice (`rows.rs`), seat by seat for at most
+//!   half the bound and the rest of the section from the seat map; a lost race marks the
 //!   seats its transaction named taken, and the next choice checks the
 //!   blocks it may pick among (one consistent request per 100 seats)
 //!   instead of reading the section again;
@@ -137,7 +138,7 @@ async fn earlier_send(
     asked: Asked<'_>,
     budget: &mut Budget,
 ) -> Result<Option<Response<Body>>, Error> {
-    budget.spend(1)?;
+    budget.spend(Spend::Order, 1)?;
     let stored = app.store.get_order(asked.order_id).await?;
     let stored = stored.ok_or(Error::OrderNotFound)?;
     match asked.key {
@@ -265,7 +266,7 @@ async fn claim_block(
     let mut token = token.clone();
     let mut stale = Rounds::stale_token();
     loop {
-        budget.spend(claim_send_requests(&token))?;
+        budget.spend(Spend::Claim, claim_send_requests(&token))?;
         let now = crate::world::now();
         let report = app
             .store
@@ -361,6 +362,22 @@ struct Budget {
     left: usize,
     /// What one send of a claim takes: reads leave room for one.
     claim: usize,
+    /// What was spent, by [`Spend`]: a 503's log line says where the
+    /// round trips went.
+    spent: [usize; 4],
+}
+
+/// What a request spends its round trips on.
+#[derive(Debug, Clone, Copy)]
+enum Spend {
+    /// Reading rows (seat by seat, or from the seat map).
+    Read,
+    /// Checking blocks after a lost race.
+    Check,
+    /// A send of the claim (and the buyer record's read before it).
+    Claim,
+    /// Reading the order again, to see whether an earlier send landed.
+    Order,
 }
 
 impl Budget {
@@ -372,6 +389,7 @@ impl Budget {
         Self {
             left: ROUND_TRIPS,
             claim: claim_sends + usize::from(keyed),
+            spent: [0; 4],
         }
     }
 
@@ -380,17 +398,28 @@ impl Budget {
         self.left.saturating_sub(self.claim)
     }
 
+    /// The requests spent on `on` so far.
+    fn spent_on(&self, on: Spend) -> usize {
+        self.spent[on as usize]
+    }
+
     /// Takes `requests` from what is left, or ends the request with a
     /// `503` (logged) when they would overspend it.
-    fn spend(&mut self, requests: usize) -> Result<(), Error> {
+    fn spend(&mut self, on: Spend, requests: usize) -> Result<(), Error> {
         if requests > self.left {
+            let [reads, checks, claims, order_reads] = self.spent;
             tracing::warn!(
                 round_trips = ROUND_TRIPS,
+                reads,
+                checks,
+                claims,
+                order_reads,
                 "best-available: round trips spent before a choice: 503"
             );
             return Err(Error::StoreUnavailable);
         }
         self.left -= requests;
+        self.spent[on as usize] += requests;
         Ok(())
     }
 }
@@ -411,11 +440,17 @@ mod tests {
         for (what, sends, keyed) in cases {
             let mut budget = Budget::new(sends, keyed);
             // Reads spend all they may, the claim its send...
-            assert!(budget.spend(budget.for_reads()).is_ok(), "{what}");
-            assert!(budget.spend(sends).is_ok(), "{what}");
+            assert!(
+                budget.spend(Spend::Read, budget.for_reads()).is_ok(),
+                "{what}"
+            );
+            assert!(budget.spend(Spend::Claim, sends).is_ok(), "{what}");
             // ...and a send that finds its twin landed reads the order.
-            assert_eq!(budget.spend(1).is_ok(), keyed, "{what}");
-            assert!(budget.spend(1).is_err(), "{what}: the bound holds");
+            assert_eq!(budget.spend(Spend::Order, 1).is_ok(), keyed, "{what}");
+            assert!(
+                budget.spend(Spend::Read, 1).is_err(),
+                "{what}: the bound holds"
+            );
         }
     }
 
@@ -455,11 +490,16 @@ mod tests {
 
     #[test]
     fn a_budget_refuses_to_overspend() {
-        let mut budget = Budget { left: 3, claim: 1 };
+        let mut budget = Budget::new(1, false);
+        budget.left = 3;
         assert_eq!(budget.for_reads(), 2);
-        assert!(budget.spend(2).is_ok());
-        assert!(budget.spend(1).is_ok());
-        assert!(matches!(budget.spend(1), Err(Error::StoreUnavailable)));
-        assert!(budget.spend(0).is_ok());
+        assert!(budget.spend(Spend::Read, 2).is_ok());
+        assert!(budget.spend(Spend::Check, 1).is_ok());
+        assert_eq!(budget.spent, [2, 1, 0, 0], "what was spent, by what on");
+        assert!(matches!(
+            budget.spend(Spend::Read, 1),
+            Err(Error::StoreUnavailable)
+        ));
+        assert!(budget.spend(Spend::Read, 0).is_ok());
     }
 }

@@ -5,7 +5,7 @@
 //! read and says what a refusal may rest on).
 
 use super::in_hand::{earliest, Choice, Learnt, Reading, RowsInHand, SectionInHand};
-use super::{Budget, Candidate};
+use super::{Budget, Candidate, Spend};
 use crate::domain::best_available::{spread_choice, spread_is_decided};
 use crate::domain::{
     free_seats, hold_is_live, Event, Millis, ProjectedSeat, RowPlan, RowProjection, SeatId,
@@ -30,7 +30,7 @@ async fn check(
     seats: Vec<(usize, usize)>,
     budget: &mut Budget,
 ) -> Result<(), Error> {
-    budget.spend(1)?;
+    budget.spend(Spend::Check, 1)?;
     let ids: Vec<SeatId> = seats
         .iter()
         .map(|&(row, i)| seat_at(section, row, i))
@@ -147,7 +147,7 @@ async fn read_until_decided(
         // what it can (a row at least: if not even that, the spend
         // below ends the request).
         let start = read.rows.len();
-        let affordable = rows_affordable(section, to_read, start, reading, budget.for_reads());
+        let (reading, affordable) = batch_reading(section, to_read, start, reading, budget);
         // From the map, the rest of the section is one request.
         let batch = match reading {
             Reading::FromMap => section.rows.len(),
@@ -182,7 +182,7 @@ async fn read_batch(
     let reads = &to_read[range];
     let wanted = rows.iter().zip(reads).filter(|(_, &r)| r);
     let wanted: Vec<RowPlan> = wanted.map(|(row, _)| row.clone()).collect();
-    budget.spend(read_cost(&wanted, reading))?;
+    budget.spend(Spend::Read, read_cost(&wanted, reading))?;
     let from_map = |row: &RowPlan| reading.reads_map(is_long(row));
     let (long, short): (Vec<RowPlan>, Vec<RowPlan>) = wanted.into_iter().partition(from_map);
     let consistent = reading != Reading::First;
@@ -295,6 +295,38 @@ fn read_cost(rows: &[RowPlan], reading: Reading) -> usize {
         false => Store::map_read_round_trips(&long),
     };
     map + Store::row_read_round_trips(&short)
+}
+
+/// The requests a request's reads may spend before the rows it has not
+/// read are read from the seat map (a request per 100 rows): half its
+/// bound, so a section of any number of rows is read whole with room left
+/// for a crowd's lost races (each a claim and a check). Read seat by seat,
+/// 20 rows of 20 took 40 of the 48, and a stampede's last buyers lost the
+/// rest to races and heard `503` with seats still free.
+const SEAT_READ_REQUESTS: usize = super::ROUND_TRIPS / 2;
+
+/// How a batch of rows from row `start` on is read, and how many of them
+/// the budget pays for: as `reading` says while the request's reads stay
+/// within [`SEAT_READ_REQUESTS`], else from the seat map.
+fn batch_reading(
+    section: &SectionPlan,
+    to_read: &[bool],
+    start: usize,
+    reading: Reading,
+    budget: &Budget,
+) -> (Reading, usize) {
+    let left = budget.for_reads();
+    let within = left.min(SEAT_READ_REQUESTS.saturating_sub(budget.spent_on(Spend::Read)));
+    match rows_affordable(section, to_read, start, reading, within) {
+        0 => {
+            let from_map = Reading::FromMap;
+            (
+                from_map,
+                rows_affordable(section, to_read, start, from_map, left),
+            )
+        }
+        rows => (reading, rows),
+    }
 }
 
 /// How many of the rows to read from row `start` on, in order, `requests`
