@@ -165,6 +165,21 @@ pub async fn on_sale_alone(sizes: Sizes) -> Result<Row, String> {
     })
 }
 
+/// The on-sale queue on a DynamoDB Local of its own: its row, with the
+/// goals docs/QUEUE.md judges (its lags, key bounds and replays). `--only
+/// queue` runs it alone (the full run measures it on the shared emulator).
+pub async fn queue_alone(sizes: Sizes) -> Result<Row, String> {
+    let dynamodb = own_dynamodb(sizes)?;
+    let endpoint = dynamodb.endpoint();
+    let recorder = crate::capacity::CapacityRecorder::new();
+    let app = new_app(&endpoint, None, Some(recorder.clone()), false).await?;
+    let run = crate::queue::queue_bench(app, &endpoint, recorder, sizes.queue).await?;
+    Ok(Row {
+        goals: run.goals(),
+        ..run.row()
+    })
+}
+
 /// The admitter with a crowd already waiting (each queue on a DynamoDB
 /// Local of its own): its row. `--only flood` runs it alone.
 pub async fn admitter_flood(sizes: Sizes) -> Result<Row, String> {

@@ -56,7 +56,7 @@ mod stampede;
 use alone::metered_one_seat;
 pub use alone::{
     admitter_flood, best_available_alone, buyer_limit_alone, fragmented_stadium, on_sale_alone,
-    one_seat_alone, stadium_page_alone,
+    one_seat_alone, queue_alone, stadium_page_alone,
 };
 pub use best::BestAvailableStampede;
 pub use capacity::{PARTITION_READ_UNITS, PARTITION_WRITE_UNITS};

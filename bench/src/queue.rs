@@ -23,7 +23,7 @@ use super::queue_model::{
     join_queue, put_queue, QueueModel, QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S,
 };
 use super::queue_projection::per_request;
-use super::replay::{replays, Layout, Stream};
+use super::replay::{replays_at, Layout, Rate, Stream};
 use crate::capacity::{CapacityRecorder, Recorded};
 use crate::kit::{reply, unique, Timing};
 use crate::{create_event, HOLD_SECONDS};
@@ -275,8 +275,8 @@ async fn price_run(
 
 /// The joins and the polls (`n` of each), each replayed through the
 /// capacity meter beside the admitter's `ticks` ticks at their own pace
-/// (one every [`TICK_MS`], whatever the crowd), against the contract's
-/// rates.
+/// (one every [`TICK_MS`], whatever the crowd), at the crowd's peak
+/// (docs/SCALE.md's model) and at the contract's goals.
 fn replay(
     run: &mut QueueRun,
     n: f64,
@@ -284,14 +284,15 @@ fn replay(
     (ticked, ticks): (&[Priced], u64),
 ) {
     let ticking = Stream::steady(ticked, ticks as f64 * TICK_MS as f64 / 1_000.0);
-    run.join_replays = replays(
+    let (joins_peak, polls_peak) = crate::scale_queue::crowd_peaks();
+    run.join_replays = replays_at(
         &[Stream::recorded(joined, n), ticking],
-        JOIN_GOAL_PER_S,
+        &[(Rate::Peak, joins_peak), (Rate::Target, JOIN_GOAL_PER_S)],
         &[Layout::New],
     );
-    run.status_replays = replays(
+    run.status_replays = replays_at(
         &[Stream::recorded(polled, n), ticking],
-        STATUS_GOAL_PER_S,
+        &[(Rate::Peak, polls_peak), (Rate::Target, STATUS_GOAL_PER_S)],
         &[Layout::New],
     );
 }

@@ -230,7 +230,7 @@ impl QueueRun {
         for (what, unit, replays) in self.replays() {
             let _ = writeln!(
                 out,
-                "\nFor the {what}, the new keys' ceiling under this meter is **{:.0} {unit}** (modelled); the rates are {BELOW_THE_CEILING} of it and the contract's goal:\n\n{}",
+                "\nFor the {what}, the new keys' ceiling under this meter is **{:.0} {unit}** (modelled); the rates are {BELOW_THE_CEILING} of it, the crowd's peak at the queue (docs/SCALE.md's model of a million buyers in ten minutes) and issue 19's goal:\n\n{}",
                 replays.ceiling,
                 table(replays, unit)
             );

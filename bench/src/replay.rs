@@ -352,6 +352,9 @@ pub enum Rate {
     BelowTheCeiling,
     /// The design's target.
     Target,
+    /// The crowd's peak as docs/SCALE.md models it: a load stated apart
+    /// from the recording, the one the product says it takes.
+    Peak,
 }
 
 /// One recording's replays: the new layout's ceiling under the meter, and
@@ -390,8 +393,9 @@ impl Replays {
         self.served_goals(Rate::Target, (what, unit), why)
     }
 
-    /// The new keys' run at `rate`: nothing throttled, no 503.
-    fn served_goals(&self, rate: Rate, (what, unit): (&str, &str), why: &str) -> Vec<Goal> {
+    /// The new keys' run at `rate`: nothing throttled, no 503; `why`
+    /// says where the rate comes from.
+    pub fn served_goals(&self, rate: Rate, (what, unit): (&str, &str), why: &str) -> Vec<Goal> {
         let Some((units, run)) = self.find(rate, Layout::New) else {
             return Vec::new();
         };
@@ -447,6 +451,12 @@ pub(crate) fn on_sale_streams(parts: &[Vec<Priced>], attempts: f64) -> Vec<Strea
 /// goes (the first claims find their seats free and write; later ones
 /// are refused), and a shuffle would spread that evenly.
 pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
+    replays_at(streams, &[(Rate::Target, target)], layouts)
+}
+
+/// [`replays`] at [`BELOW_THE_CEILING`] and at each of `rates` (in the
+/// streams' unit).
+pub fn replays_at(streams: &[Stream], rates: &[(Rate, f64)], layouts: &[Layout]) -> Replays {
     let limits = Limits::WARMED;
     let ceiling = mix_ceiling(streams, Layout::New, limits);
     let mut runs = Vec::new();
@@ -457,10 +467,8 @@ pub fn replays(streams: &[Stream], target: f64, layouts: &[Layout]) -> Replays {
             at_requested: None,
         };
     }
-    for (rate, units) in [
-        (Rate::BelowTheCeiling, BELOW_THE_CEILING * ceiling),
-        (Rate::Target, target),
-    ] {
+    let below = (Rate::BelowTheCeiling, BELOW_THE_CEILING * ceiling);
+    for &(rate, units) in std::iter::once(&below).chain(rates) {
         for &layout in layouts {
             let pace = (units, REPLAY_SECONDS);
             let run = replay_mix(streams, pace, layout, limits, REPLAY_SEED);

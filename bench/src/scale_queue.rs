@@ -75,6 +75,17 @@ fn polls_per_s(waiting: f64, pace_per_s: f64) -> f64 {
         .sum()
 }
 
+/// The crowd's peaks at the queue, joins and status polls a second
+/// (modelled from the crowd, not from any run): the loads the queue's
+/// replays are judged at.
+pub(crate) fn crowd_peaks() -> (f64, f64) {
+    let pace = CROWD_BUYERS / CROWD_SECONDS;
+    let early = CROWD_BUYERS * EARLY_SHARE;
+    let joins = PEAK_OVER_AVERAGE * early / CROWD_SECONDS;
+    let polls = early / (POLL_MAX_MS as f64 / 1_000.0) + polls_per_s(early, pace);
+    (joins, polls)
+}
+
 pub(super) fn project(run: &QueueRun) -> Option<QueueAtScale> {
     run.model?;
     let pace = CROWD_BUYERS / CROWD_SECONDS;
@@ -107,12 +118,13 @@ pub(super) fn project(run: &QueueRun) -> Option<QueueAtScale> {
             polls(late_join_ms(place), place, 0)
         })
         .sum();
+    let (joins_peak_per_s, polls_peak_per_s) = crowd_peaks();
     Some(QueueAtScale {
         pace_per_s: pace,
         early,
         sell_out_s: sell_out_ms / 1_000.0,
-        joins_peak_per_s: PEAK_OVER_AVERAGE * early / CROWD_SECONDS,
-        polls_peak_per_s: early / (POLL_MAX_MS as f64 / 1_000.0) + polls_per_s(early, pace),
+        joins_peak_per_s,
+        polls_peak_per_s,
         first_polls_per_s: early / (POLL_MAX_MS as f64 / 1_000.0),
         fixed_polls_per_s: early / 2.0,
         polls_per_visitor: (early_polls * early / n + late_polls * late / n) / CROWD_BUYERS,

@@ -23,7 +23,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
     // `--only fragmented`, `flood`, `buyer-limit`, `one-seat`, `best-available`,
-    // `on-sale` or `stadium-page`: that
+    // `on-sale`, `queue` or `stadium-page`: that
     // scenario alone, printed, nothing written (to try a change at full size without the
     // whole run).
     let only = args
@@ -34,11 +34,11 @@ async fn main() {
         None => run(smoke).await,
         Some(
             scenario @ ("fragmented" | "flood" | "buyer-limit" | "one-seat" | "best-available"
-            | "on-sale" | "stadium-page"),
+            | "on-sale" | "queue" | "stadium-page"),
         ) => alone(scenario, smoke).await,
         Some(other) => Err(format!(
-            "--only knows seven scenarios, fragmented, flood, buyer-limit, one-seat, \
-             best-available, on-sale and stadium-page, not {other}"
+            "--only knows eight scenarios, fragmented, flood, buyer-limit, one-seat, \
+             best-available, on-sale, queue and stadium-page, not {other}"
         )),
     };
     if let Err(e) = done {
@@ -55,6 +55,7 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
         "one-seat" => bench::one_seat_alone(sizes).await?,
         "best-available" => bench::best_available_alone(sizes).await?,
         "on-sale" => bench::on_sale_alone(sizes).await?,
+        "queue" => bench::queue_alone(sizes).await?,
         "stadium-page" => bench::stadium_page_alone(sizes).await?,
         _ => bench::fragmented_stadium(sizes).await?,
     };

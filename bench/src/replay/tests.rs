@@ -360,3 +360,29 @@ fn at_the_target_the_quotas_rise_until_the_meter_has_room_and_nothing_throttles(
     assert_eq!(met, [false, false, false]);
     assert!(at_requested_quotas(&[], 200.0, (200.0, 2.0), (40_000.0, 40_000.0)).is_none());
 }
+
+#[test]
+fn a_stated_load_is_replayed_and_judged_apart_from_the_ceiling() {
+    // Ten keys of 1 unit a request: the ceiling is 10,000 a second.
+    let requests: Vec<Priced> = (0..1_000).map(|i| write_on(&seat(i % 10), 1.0)).collect();
+    let streams = [Stream::recorded(&requests, 1_000.0)];
+    let rates = [(Rate::Peak, 2_000.0), (Rate::Target, 60_000.0)];
+    let replays = replays_at(&streams, &rates, &[Layout::New]);
+    let ran: Vec<(Rate, f64)> = replays.runs.iter().map(|(r, u, _)| (*r, *u)).collect();
+    let below = BELOW_THE_CEILING * replays.ceiling;
+    assert_eq!(
+        ran,
+        [
+            (Rate::BelowTheCeiling, below),
+            (Rate::Peak, 2_000.0),
+            (Rate::Target, 60_000.0)
+        ]
+    );
+    let judged = |rate| replays.served_goals(rate, ("a test", "claims/s"), "a stated load");
+    // Well under the ceiling the peak is served; six times over it the
+    // target is not, and both its goals say so.
+    assert!(judged(Rate::Peak).iter().all(Goal::met));
+    let target = judged(Rate::Target);
+    assert_eq!(target.len(), 2);
+    assert!(target.iter().all(|goal| !goal.met()), "{target:?}");
+}
