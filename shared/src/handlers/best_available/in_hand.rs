@@ -125,6 +125,9 @@ pub(super) struct SectionInHand {
     /// rows they ruled out: those ride along unread through every read,
     /// so a refusal rests on them until then, whatever is read again.
     ruled_out_until: Option<Millis>,
+    /// That hold lapsed before a read again: the rows the summaries ruled
+    /// out are read too from then on, so a refusal rests on reads alone.
+    reads_ruled_out: bool,
     /// Seats a rival's transaction was writing when a race was lost to it
     /// (row, index), left as they were read: the next check reads them.
     pub(super) in_flight: Vec<(usize, usize)>,
@@ -141,6 +144,7 @@ impl Default for SectionInHand {
             checked: HashSet::new(),
             until: None,
             ruled_out_until: None,
+            reads_ruled_out: false,
             in_flight: Vec::new(),
         }
     }
@@ -153,8 +157,32 @@ impl SectionInHand {
             seen_taken: self.seen_taken.clone(),
             until: self.ruled_out_until,
             ruled_out_until: self.ruled_out_until,
+            reads_ruled_out: self.reads_ruled_out,
             ..Self::default()
         }
+    }
+
+    /// Read again from the front, whole, at `now`: once the summaries'
+    /// hold has lapsed, the rows they ruled out with the others.
+    fn again_at(&self, now: Millis) -> Self {
+        let again = self.again();
+        match again.ruled_out_until {
+            Some(at) if !hold_is_live(at, now) => Self {
+                until: None,
+                ruled_out_until: None,
+                reads_ruled_out: true,
+                ..again
+            },
+            _ => again,
+        }
+    }
+
+    /// Per row, whether the next read reads it: rows the summaries leave
+    /// (`may`), or every row once their hold lapsed, less those passed
+    /// over.
+    pub(super) fn to_read(&self, may: &[bool]) -> Vec<bool> {
+        let wanted = |i: usize| may[i] || self.reads_ruled_out;
+        (0..may.len()).map(|i| wanted(i) && self.reads(i)).collect()
     }
 
     /// Read again from the front, passing over the rows in hand without a
@@ -299,10 +327,11 @@ impl RowsInHand {
     }
 
     /// Forgets every row read (not the seats lost in long rows): the next
-    /// choice reads them again, consistently.
-    pub(super) fn read_again(&mut self) {
+    /// choice reads them again, consistently, and at `now` the rows the
+    /// summaries ruled out too if their hold has lapsed.
+    pub(super) fn read_again(&mut self, now: Millis) {
         for section in &mut self.sections {
-            *section = section.again();
+            *section = section.again_at(now);
         }
         self.reading = Reading::Again;
     }
@@ -365,7 +394,7 @@ mod tests {
     ) -> TestResult {
         let mut in_hand = RowsInHand::new(&[None]);
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
-        in_hand.read_again();
+        in_hand.read_again(Millis(0));
         assert!(in_hand.sections[0].rows.is_empty() && in_hand.is_exact(Millis(0)));
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 6]];
         let held = Some(SeatSeen::HeldUntil(Millis(500)));
@@ -382,7 +411,7 @@ mod tests {
         // the hold it saw lives, not after.
         assert!(in_hand.is_exact(Millis(499)));
         assert!(!in_hand.is_exact(Millis(500)), "a hold seen has lapsed");
-        in_hand.read_again();
+        in_hand.read_again(Millis(0));
         assert_eq!(in_hand.sections[0].until, None, "a read starts again");
         Ok(())
     }
@@ -459,7 +488,7 @@ mod tests {
         in_hand.sections[0].rows = vec![vec![true; 6], vec![true; 200]];
         in_hand.race_lost(&choice(1, 3, 2)?, &[(1, Some(SeatSeen::Sold))]);
         in_hand.race_lost(&choice(0, 3, 1)?, &[(0, Some(SeatSeen::Sold))]);
-        in_hand.read_again();
+        in_hand.read_again(Millis(0));
         // The map read again still shows every seat free.
         let rows = vec![(vec![true; 6], true), (vec![true; 200], false)];
         in_hand.sections[0].extend(0, rows, None, Millis(0));
@@ -512,22 +541,32 @@ mod tests {
         in_hand.sections[0].rows = vec![vec![true; 4]];
         in_hand.read_again_where_runs_were(2);
         assert!(in_hand.is_exact(Millis(0)));
-        in_hand.read_again();
+        in_hand.read_again(Millis(0));
         assert!(in_hand.sections[0].reads(0) && in_hand.is_exact(Millis(0)));
     }
 
     #[test]
-    fn a_refusal_after_reading_again_still_rests_on_the_summaries_expiry() {
-        // The summaries ruled rows out on a hold that expires at 50.
+    fn a_refusal_after_reading_again_rests_on_the_summaries_until_their_hold_lapses() {
+        // The summaries ruled row 1 out on a hold that expires at 50.
+        let may = [true, false];
         let mut in_hand = RowsInHand::new(&[Some(Millis(50))]);
         in_hand.sections[0].rows = vec![vec![false; 4]];
         in_hand.sections[0].learn(0, 1, Learnt::Taken(SeatSeen::HeldUntil(Millis(30))));
-        in_hand.read_again();
-        in_hand.sections[0].rows = vec![vec![false; 4]];
+        in_hand.read_again(Millis(40));
+        assert_eq!(in_hand.sections[0].to_read(&may), [true, false]);
+        in_hand.sections[0].rows = vec![vec![false; 4]; 2];
         assert!(
             in_hand.is_exact(Millis(49)),
             "the hold read lapsed, read again"
         );
         assert!(!in_hand.is_exact(Millis(50)), "the summaries' hold lapsed");
+        // Read again once it has: row 1 is read too, and a refusal rests
+        // on the reads alone.
+        in_hand.read_again(Millis(50));
+        assert_eq!(in_hand.sections[0].to_read(&may), [true, true]);
+        in_hand.sections[0].rows = vec![vec![false; 4]; 2];
+        assert!(in_hand.is_exact(Millis(60)));
+        in_hand.read_again(Millis(70));
+        assert_eq!(in_hand.sections[0].to_read(&may), [true, true], "for good");
     }
 }

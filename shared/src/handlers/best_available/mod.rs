@@ -174,7 +174,7 @@ async fn choose_and_claim(
             }
             // Rows passed over, or a hold seen has lapsed since: a
             // consistent read of them all sees what is left.
-            in_hand.read_again();
+            in_hand.read_again(crate::world::now());
             continue;
         };
         let seats = &choice.seats;

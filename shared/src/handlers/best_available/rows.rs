@@ -98,7 +98,7 @@ pub(super) async fn choose_seats(
     {
         // Rows to read: those the summaries leave and the last read did not
         // see full (the rest ride along as full, unread).
-        let to_read: Vec<bool> = (0..may.len()).map(|i| may[i] && read.reads(i)).collect();
+        let to_read = read.to_read(may);
         loop {
             read_until_decided(
                 app, event, section, &to_read, read, n, losses, reading, budget,
