@@ -364,7 +364,27 @@ struct Budget {
     claim: usize,
     /// What was spent, by [`Spend`]: a 503's log line says where the
     /// round trips went.
-    spent: [usize; 4],
+    spent: Spent,
+}
+
+/// The requests spent, by what on.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Spent {
+    reads: usize,
+    checks: usize,
+    claims: usize,
+    order_reads: usize,
+}
+
+impl Spent {
+    fn on(&mut self, on: Spend) -> &mut usize {
+        match on {
+            Spend::Read => &mut self.reads,
+            Spend::Check => &mut self.checks,
+            Spend::Claim => &mut self.claims,
+            Spend::Order => &mut self.order_reads,
+        }
+    }
 }
 
 /// What a request spends its round trips on.
@@ -389,7 +409,7 @@ impl Budget {
         Self {
             left: ROUND_TRIPS,
             claim: claim_sends + usize::from(keyed),
-            spent: [0; 4],
+            spent: Spent::default(),
         }
     }
 
@@ -400,16 +420,23 @@ impl Budget {
 
     /// The requests spent on `on` so far.
     fn spent_on(&self, on: Spend) -> usize {
-        self.spent[on as usize]
+        *self.spent.clone().on(on)
     }
 
     /// Takes `requests` from what is left, or ends the request with a
     /// `503` (logged) when they would overspend it.
     fn spend(&mut self, on: Spend, requests: usize) -> Result<(), Error> {
         if requests > self.left {
-            let [reads, checks, claims, order_reads] = self.spent;
+            let Spent {
+                reads,
+                checks,
+                claims,
+                order_reads,
+            } = self.spent;
             tracing::warn!(
                 round_trips = ROUND_TRIPS,
+                asked = requests,
+                ?on,
                 reads,
                 checks,
                 claims,
@@ -419,7 +446,7 @@ impl Budget {
             return Err(Error::StoreUnavailable);
         }
         self.left -= requests;
-        self.spent[on as usize] += requests;
+        *self.spent.on(on) += requests;
         Ok(())
     }
 }
@@ -495,7 +522,12 @@ mod tests {
         assert_eq!(budget.for_reads(), 2);
         assert!(budget.spend(Spend::Read, 2).is_ok());
         assert!(budget.spend(Spend::Check, 1).is_ok());
-        assert_eq!(budget.spent, [2, 1, 0, 0], "what was spent, by what on");
+        let spent = Spent {
+            reads: 2,
+            checks: 1,
+            ..Spent::default()
+        };
+        assert_eq!(budget.spent, spent, "what was spent, by what on");
         assert!(matches!(
             budget.spend(Spend::Read, 1),
             Err(Error::StoreUnavailable)
