@@ -299,7 +299,7 @@ fn read_cost(rows: &[RowPlan], reading: Reading) -> usize {
 
 /// The requests a request's reads may spend before the rows it has not
 /// read are read from the seat map (a request per 100 rows): half its
-/// bound, so a section of any number of rows is read whole with room left
+/// bound, so a section of up to 2,000 rows is read whole with room left
 /// for a crowd's lost races (each a claim and a check). Read seat by seat,
 /// 20 rows of 20 took 40 of the 48, and a stampede's last buyers lost the
 /// rest to races and heard `503` with seats still free.
