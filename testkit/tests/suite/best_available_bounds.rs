@@ -8,6 +8,7 @@
 use crate::common;
 
 use common::*;
+use local::faults::{production_client, Fault, FaultInjector};
 use local::metrics::RequestCounter;
 use local::streams::{project_new, project_now};
 use serde_json::json;
@@ -176,17 +177,21 @@ fn assert_within_the_bound(sent: &std::collections::BTreeMap<String, u64>) {
     );
 }
 
+/// An app whose store client injects faults and counts its requests.
+async fn counted_app_with_faults() -> (shared::App, FaultInjector, RequestCounter) {
+    use aws_sdk_dynamodb::config::SharedInterceptor;
+    let (faults, counter) = (FaultInjector::default(), RequestCounter::default());
+    let interceptors = [faults.shared(), SharedInterceptor::new(counter.clone())];
+    let client = production_client(&testkit::dynamodb_endpoint(), interceptors);
+    (testkit::fresh_app_with(client).await, faults, counter)
+}
+
 /// A request that loses every race (a rival's transaction in flight on
 /// its seats each time) stops at the stated round trips with a `503` that
 /// claimed nothing.
 #[tokio::test]
 async fn a_request_that_loses_every_race_stops_at_the_stated_round_trips() {
-    use aws_sdk_dynamodb::config::SharedInterceptor;
-    use local::faults::{production_client, Fault, FaultInjector};
-    let (faults, counter) = (FaultInjector::default(), RequestCounter::default());
-    let interceptors = [faults.shared(), SharedInterceptor::new(counter.clone())];
-    let client = production_client(&testkit::dynamodb_endpoint(), interceptors);
-    let app = testkit::fresh_app_with(client).await;
+    let (app, faults, counter) = counted_app_with_faults().await;
     let ev = rows_event(&app, 1, 10).await;
     let buyer = order(&app, &ev).await;
     let in_flight = vec!["TransactionConflict", "TransactionConflict", "None"];
@@ -253,12 +258,7 @@ async fn a_release_the_stream_carries_is_seen_and_a_replay_changes_nothing() {
 /// without it.
 #[tokio::test]
 async fn a_lost_race_marks_the_named_seat_taken_and_checks_instead_of_reading_again() {
-    use aws_sdk_dynamodb::config::SharedInterceptor;
-    use local::faults::{production_client, Fault, FaultInjector};
-    let (faults, counter) = (FaultInjector::default(), RequestCounter::default());
-    let interceptors = [faults.shared(), SharedInterceptor::new(counter.clone())];
-    let client = production_client(&testkit::dynamodb_endpoint(), interceptors);
-    let app = testkit::fresh_app_with(client).await;
+    let (app, faults, counter) = counted_app_with_faults().await;
     let ev = rows_event(&app, 1, 10).await;
     let buyer = order(&app, &ev).await;
     // The first claim of a pair ([seat, seat, order]) loses its second
