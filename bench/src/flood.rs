@@ -185,13 +185,14 @@ async fn measure(waiting: u64, size: Flood, jvm: Jvm) -> Result<Measured, String
 
 /// Writes `waiting` early joiners, 25 to a request, 32 requests at once.
 async fn seed(app: &App, event: &EventId, opens: Millis, waiting: u64) -> Result<(), String> {
-    let generation = app
+    let state = app
         .store
         .read_queue(event)
         .await
         .map_err(|e| e.to_string())?
-        .ok_or("no queue")?
-        .generation;
+        .and_then(|q| q.state)
+        .ok_or("no queue")?;
+    let (generation, shards) = (state.generation, state.shards);
     // Joins spread over most of the hour before the opening, a few
     // milliseconds apart, as a crowd arrives.
     let start = shared::world::now().0;
@@ -219,7 +220,7 @@ async fn seed(app: &App, event: &EventId, opens: Millis, waiting: u64) -> Result
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| e.to_string())?;
                 app.store
-                    .seed_waiting_visitors(&event, &visitors)
+                    .seed_waiting_visitors(&event, &visitors, shards)
                     .await
                     .map_err(|e| e.to_string())?;
             }

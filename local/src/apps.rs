@@ -154,6 +154,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         draw_secrets: Some(dev_draw_secrets()),
         admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
         draw_settle_ms: shared::config::DEFAULT_DRAW_SETTLE_MS,
+        queue_shards: shared::config::QueueShards::DEFAULT,
     };
     // Every request reads the queue's state, as the dev server does: a
     // test's put or delete applies to its next request, whatever function

@@ -86,6 +86,9 @@ pub struct Config {
     /// `DRAW_SETTLE_MS`: how long after a queue's opening its first
     /// admission waits, fixed in the queue's settings when it is put.
     pub draw_settle_ms: u32,
+    /// `QUEUE_SHARDS`: the index shards a queue generation put from now
+    /// on spreads its visitors over, fixed in the generation.
+    pub queue_shards: QueueShards,
 }
 
 impl Config {
@@ -110,6 +113,7 @@ pub const ADMITTER_RUN_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=840;
 pub const DEFAULT_REQUEST_BUDGET_MS: u32 = 29_000;
 pub const REQUEST_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 100..=29_000;
 pub use crate::domain::queue::{DEFAULT_DRAW_SETTLE_MS, DRAW_SETTLE_MS_RANGE};
+pub use crate::domain::queue_shards::QueueShards;
 pub use crate::domain::MAX_ORDER_LIFETIME_SECONDS_RANGE;
 /// At most 25 s: create-event's Lambda timeout is 29 s (template.yaml).
 pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_000;
@@ -208,6 +212,7 @@ impl Config {
         let request_budget_ms = number(&get, &SETTING_REQUEST_BUDGET_MS)?;
         let admitter_run_seconds = number(&get, &SETTING_ADMITTER_RUN_SECONDS)?;
         let draw_settle_ms = number(&get, &SETTING_DRAW_SETTLE_MS)?;
+        let queue_shards = queue_shards(&get)?;
         let admission_signing = keys(
             &get,
             (ADMISSION_SIGNING_KEYS, needs.admission_signing),
@@ -247,6 +252,7 @@ impl Config {
             draw_secrets,
             admitter_run_seconds,
             draw_settle_ms,
+            queue_shards,
         })
     }
 }
@@ -339,6 +345,24 @@ const SETTING_DRAW_SETTLE_MS: Number = Number(
     DRAW_SETTLE_MS_RANGE,
 );
 
+/// `QUEUE_SHARDS`: a power of two up to 128 (a hash byte spreads evenly
+/// over it), [`QueueShards::DEFAULT`] when unset.
+fn queue_shards(get: &impl Fn(&str) -> Option<String>) -> Result<QueueShards, ConfigError> {
+    const NAME: &str = "QUEUE_SHARDS";
+    let Some(raw) = get(NAME) else {
+        return Ok(QueueShards::DEFAULT);
+    };
+    raw.trim()
+        .parse()
+        .ok()
+        .and_then(QueueShards::new)
+        .ok_or_else(|| ConfigError::Invalid {
+            name: NAME,
+            expected: format!("a power of two from 1 to {}", QueueShards::MOST),
+            got: raw,
+        })
+}
+
 /// A whole-number setting's value: its default when unset, else its
 /// text parsed within its range.
 fn number(
@@ -385,6 +409,10 @@ mod tests {
         );
         assert_eq!(c.max_order_lifetime_seconds, 7200);
         assert_eq!(c.request_budget_ms, 29_000);
+        assert_eq!(c.queue_shards, QueueShards::DEFAULT);
+        let set = lookup(&[("TABLE_NAME", "t"), ("QUEUE_SHARDS", "32")]);
+        let c = Config::from_lookup(Needs::STORE, set)?;
+        assert_eq!(c.queue_shards, QueueShards::LEGACY);
         assert!(c.confirm_secrets.is_none());
         let e = Config::from_lookup(Needs::STORE, lookup(&[])).unwrap_err();
         assert!(e.to_string().contains("TABLE_NAME"));
@@ -405,6 +433,9 @@ mod tests {
             ("MAX_ORDER_LIFETIME_SECONDS", "86401"),
             ("REQUEST_BUDGET_MS", "99"),
             ("REQUEST_BUDGET_MS", "29001"),
+            ("QUEUE_SHARDS", "0"),
+            ("QUEUE_SHARDS", "48"),
+            ("QUEUE_SHARDS", "256"),
         ] {
             let e = Config::from_lookup(Needs::STORE, lookup(&[("TABLE_NAME", "t"), (k, v)]))
                 .unwrap_err();

@@ -11,10 +11,11 @@ use futures_util::future::join_all;
 use super::SETTLE_MS;
 use crate::domain::queue::{first_rank_joined_at, joined_at_of, QueueRank, QueueSettings};
 use crate::domain::queue_counts::JoinCounts;
+use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::{Head, QueueState, WaitingVisitor, CATCH_UP_US};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
-use crate::store::{IndexedVisitor, QUEUE_SHARDS};
+use crate::store::IndexedVisitor;
 use crate::App;
 
 /// A front is never kept shorter than this: at a slow pace a page of
@@ -31,19 +32,19 @@ pub(super) struct ShardFront {
     more: bool,
 }
 
-/// Every shard's front.
-pub(super) fn empty_fronts() -> Vec<ShardFront> {
-    (0..QUEUE_SHARDS).map(|_| ShardFront::default()).collect()
+/// Every shard's front, none read yet.
+pub(super) fn empty_fronts(shards: QueueShards) -> Vec<ShardFront> {
+    shards.all().map(|_| ShardFront::default()).collect()
 }
 
 /// Visitors each shard's front should hold at this pace: the most a tick
 /// admits (a late one catches up on a second's slots), spread over the
-/// shards, twice over. A front is read again when it holds fewer, a page
-/// of twice as many.
-fn front_size(settings: &QueueSettings) -> usize {
+/// `shards`, twice over. A front is read again when it holds fewer, a
+/// page of twice as many.
+fn front_size(settings: &QueueSettings, shards: QueueShards) -> usize {
     let tick_ms = super::TICK_MS + (CATCH_UP_US / 1_000).unsigned_abs();
     let most = (settings.per_second() * tick_ms).div_ceil(1_000);
-    let per_shard = 2 * most.div_ceil(u64::from(QUEUE_SHARDS));
+    let per_shard = 2 * most.div_ceil(u64::from(shards.count()));
     usize::try_from(per_shard).map_or(usize::MAX, |n| n.max(MIN_FRONT))
 }
 
@@ -113,11 +114,12 @@ pub(super) async fn read_fronts(
     // that show up until then take their place in key order.
     let settle_ms = SETTLE_MS.max(i64::from(state.settings.draw_settle_ms));
     let settling = now.0 < state.settings.opens_at.0 + settle_ms;
-    let size = front_size(&state.settings);
+    let size = front_size(&state.settings, state.shards);
     let limit = 2 * size;
     let generation = mirror.generation;
-    let reads = (0..QUEUE_SHARDS).filter_map(|shard| {
-        let from = read_from(&mirror.shards[usize::from(shard)], settling, size)?;
+    // The mirror holds a front per shard of the generation (`catch_up`).
+    let reads = state.shards.all().filter_map(|shard| {
+        let from = read_from(mirror.shards.get(usize::from(shard))?, settling, size)?;
         let page = i32::try_from(limit).unwrap_or(i32::MAX);
         Some(async move {
             let read = app

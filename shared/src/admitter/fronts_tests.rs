@@ -1,4 +1,5 @@
 use super::*;
+use crate::domain::queue_shards::QueueShards;
 use crate::domain::VisitorId;
 
 fn visitor(rank: u128) -> IndexedVisitor {
@@ -37,7 +38,7 @@ fn a_front_keeps_a_page_and_knows_up_to_what_it_kept() {
 #[test]
 fn the_head_ends_where_a_shard_has_not_read() {
     let none = HashMap::new();
-    let mut shards = empty_fronts();
+    let mut shards = empty_fronts(QueueShards::LEGACY);
     shards[0].absorb([1, 4, 9].map(visitor).to_vec(), true, &none, 8);
     shards[1].absorb([2, 3, 12].map(visitor).to_vec(), false, &none, 8);
     let head = head_of(&shards, &JoinCounts::default(), 0, 8);

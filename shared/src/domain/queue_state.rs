@@ -10,6 +10,7 @@ use super::queue::{
     QueueRank, QueueSettings, QueueStatus,
 };
 use super::queue_counts::JoinCounts;
+use super::queue_shards::QueueShards;
 use super::Millis;
 
 /// At most this many position checkpoints ride on the state (about 24
@@ -124,6 +125,9 @@ pub struct QueueState {
     /// under, fixed when the generation is put (empty on a queue put before
     /// draws: the current key's).
     pub draw_secret: String,
+    /// The index shards this generation's visitors spread over, fixed
+    /// when the generation is put ([`QueueShards`]).
+    pub shards: QueueShards,
     /// Admissions given slots by a committed tick and not yet known to be
     /// written: the next tick writes them again with the same slots, so a
     /// failed or late admission keeps its place in the pace.
@@ -165,6 +169,7 @@ impl QueueState {
             counts: JoinCounts::default(),
             version: 0,
             draw_secret: String::new(),
+            shards: QueueShards::DEFAULT,
             pending: Vec::new(),
             last_drawn: None,
             late_drawn: 0,

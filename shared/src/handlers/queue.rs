@@ -86,7 +86,7 @@ fn queue_reply(app: &App, event_id: &EventId, state: &QueueState, now: Millis) -
 }
 
 /// A new generation of a queue, its draw committed under the current
-/// `DRAW_SECRET` key.
+/// `DRAW_SECRET` key, its visitors spread over `QUEUE_SHARDS` shards.
 fn new_generation(
     app: &App,
     generation: u64,
@@ -94,6 +94,7 @@ fn new_generation(
 ) -> Result<QueueState, Error> {
     Ok(QueueState {
         draw_secret: draw_secrets(app)?.current_version(),
+        shards: app.config.queue_shards,
         ..QueueState::new(generation, settings)
     })
 }
@@ -206,7 +207,10 @@ async fn put_buyers(
     let untouched = old.status(now) == QueueStatus::Scheduled
         && old.waiting == 0
         && old.admitted == 0
-        && !app.store.anyone_waiting(event_id, old.generation).await?;
+        && !app
+            .store
+            .anyone_waiting(event_id, (old.generation, old.shards))
+            .await?;
     untouched.then_some(asked).ok_or(Error::QueueOpen)
 }
 

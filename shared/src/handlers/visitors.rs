@@ -272,7 +272,11 @@ async fn place(
         app.memory.refuse_admit_on_join(event_id, state.version);
         visitor.admission = None;
     }
-    if app.store.join_queue(event_id, &visitor).await? {
+    if app
+        .store
+        .join_queue(event_id, &visitor, state.shards)
+        .await?
+    {
         return Ok(Placed::New(visitor, state.clone()));
     }
     if visitor.buyer.is_none() {
@@ -299,7 +303,11 @@ async fn spot_for(app: &App, event_id: &EventId, state: &QueueState, now: Millis
     if !app.memory.may_admit_on_join(event_id, state.version) {
         return None;
     }
-    match app.store.anyone_waiting(event_id, state.generation).await {
+    match app
+        .store
+        .anyone_waiting(event_id, (state.generation, state.shards))
+        .await
+    {
         Ok(false) => Some(slot),
         Ok(true) => {
             app.memory.refuse_admit_on_join(event_id, state.version);

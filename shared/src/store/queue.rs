@@ -14,7 +14,8 @@ use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
     CHECKPOINTS, DRAW_SECRET_VERSION, DRAW_SETTLE_MS, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS,
     LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION, PENDING,
-    PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, WAITING,
+    PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, SHARDS,
+    WAITING,
 };
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
@@ -24,6 +25,7 @@ use crate::domain::queue::{
     Inventory, QueueRank, QueueSettings, DEFAULT_DRAW_SETTLE_MS, DRAW_SETTLE_MS_RANGE,
 };
 use crate::domain::queue_counts::JoinCounts;
+use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::{Checkpoints, PendingAdmission, QueueState};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
 use crate::error::Error;
@@ -92,6 +94,7 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
         (BUYERS.into(), s(q.buyers.as_str())),
         (DRAW_SETTLE_MS.into(), n(q.draw_settle_ms)),
         (DRAW_SECRET_VERSION.into(), s(&state.draw_secret)),
+        (SHARDS.into(), n(state.shards.count())),
         (LATE_DRAWN.into(), n(state.late_drawn)),
         (INVENTORY.into(), s(inventory_str(state.inventory))),
         (RESUMED_US.into(), n(state.resumed_us)),
@@ -208,6 +211,18 @@ fn parse_settings(f: &Fields) -> Result<QueueSettings, StoreError> {
         .with_draw_settle_ms(draw_settle_ms))
 }
 
+/// The generation's shard count: absent on a queue put before it was
+/// stored, whose visitors were written on [`QueueShards::LEGACY`].
+fn parse_shards(f: &Fields) -> Result<QueueShards, StoreError> {
+    match f.opt_i64(SHARDS)? {
+        Some(count) => u32::try_from(count)
+            .ok()
+            .and_then(QueueShards::new)
+            .ok_or_else(|| f.malformed(SHARDS)),
+        None => Ok(QueueShards::LEGACY),
+    }
+}
+
 fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
     let f = Fields::new(item);
     let generation = u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?;
@@ -253,6 +268,7 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
             counts,
             version,
             draw_secret: f.opt_s(DRAW_SECRET_VERSION).unwrap_or_default().to_owned(),
+            shards: parse_shards(&f)?,
             pending: parse_pending(item)?,
             last_drawn: f
                 .opt_s(LAST_DRAWN)
@@ -466,6 +482,7 @@ mod tests {
         state.draw_secret = "0123456789abcdef".into();
         state.last_drawn = Some(QueueRank(u128::from(u64::MAX)));
         state.late_drawn = 2;
+        state.shards = QueueShards::new(64).ok_or("64 shards")?;
         state.pending = vec![PendingAdmission {
             visitor_id: VisitorId::parse("v-1")?,
             rank: QueueRank(42),
@@ -487,6 +504,32 @@ mod tests {
         ));
         assert_eq!(gone?.state, None);
         assert!(decode_checkpoints(&[0; 23]).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_generations_shard_count_is_on_every_copy_and_legacy_when_absent(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let event = EventId::parse("gala")?;
+        let settings = QueueSettings::new(Millis(1_000), 60, None, None)?;
+        let state = QueueState::new(1, settings);
+        assert_eq!(state.shards, QueueShards::DEFAULT);
+        let copy = state_item(queue_copy_key(&EventRef::of(&event), 3), &event, &state);
+        assert_eq!(copy.get(SHARDS), Some(&n(128)));
+        assert_eq!(
+            parse_stored(&copy)?.state.map(|s| s.shards),
+            Some(QueueShards::DEFAULT)
+        );
+        // A queue put before the count was stored was written on 32.
+        let mut legacy = main_item(&event, &state);
+        legacy.remove(SHARDS);
+        let parsed = parse_stored(&legacy)?.state.ok_or("a queue")?;
+        assert_eq!(parsed.shards, QueueShards::LEGACY);
+        for bad in [n(0), n(3), n(256), n(-32), s("128")] {
+            let mut item = main_item(&event, &state);
+            item.insert(SHARDS.into(), bad.clone());
+            assert!(parse_stored(&item).is_err(), "{bad:?}");
+        }
         Ok(())
     }
 }

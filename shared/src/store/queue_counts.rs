@@ -10,7 +10,7 @@ use crate::domain::queue_counts::{Bucket, JoinCounts};
 pub(in crate::store) fn encode(counts: &JoinCounts) -> Vec<u8> {
     let mut bytes =
         Vec::with_capacity(10 + counts.counted_to.len() * 8 + counts.buckets.len() * 40);
-    // One mark per shard: QUEUE_SHARDS (32) of them, far below u16::MAX.
+    // One mark per shard: at most QueueShards::MOST (128), far below u16::MAX.
     let shards = u16::try_from(counts.counted_to.len()).unwrap_or(u16::MAX);
     bytes.extend_from_slice(&shards.to_be_bytes());
     for to in counts.counted_to.iter().take(usize::from(shards)) {

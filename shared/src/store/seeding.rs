@@ -12,6 +12,7 @@ use super::items::seat::seat_key;
 use super::Store;
 use crate::domain::ga::{Bucket, PlaceSale, Take};
 use crate::domain::queue::queue_rank;
+use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::Visitor;
 use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId, VisitorId};
 use crate::error::Error;
@@ -105,19 +106,21 @@ impl Store {
         conditional(sold, "UpdateItem")
     }
 
-    /// Writes `visitors` (at most 25, each waiting) as their joins would,
-    /// in one `BatchWriteItem`, sending again what DynamoDB left out (as a
-    /// read sends again the keys it left out).
+    /// Writes `visitors` (at most 25, each waiting, of a generation with
+    /// `shards`) as their joins would, in one `BatchWriteItem`, sending
+    /// again what DynamoDB left out (as a read sends again the keys it
+    /// left out).
     pub async fn seed_waiting_visitors(
         &self,
         event: &EventId,
         visitors: &[Visitor],
+        shards: QueueShards,
     ) -> Result<(), Error> {
         let mut writes = visitors
             .iter()
             .map(|v| {
                 let put = PutRequest::builder()
-                    .set_item(Some(super::visitors::visitor_item(event, v)))
+                    .set_item(Some(super::visitors::visitor_item(event, v, shards)))
                     .build()
                     .map_err(|e| Error::Corrupt(e.to_string()))?;
                 Ok(WriteRequest::builder().put_request(put).build())

@@ -1,6 +1,6 @@
 //! A queue's visitors: a join (one write on the visitor's own key, its
-//! entries in the `QueueByJoin` and `QueueByRank` indexes on one of
-//! [`QUEUE_SHARDS`] partitions), a visitor's read, the admitter's reads of
+//! entries in the `QueueByJoin` and `QueueByRank` indexes on one of its
+//! generation's [`QueueShards`] partitions), a visitor's read, the admitter's reads of
 //! each shard (joins to count, the front of the queue), and an admission
 //! (the entries leave the indexes).
 
@@ -15,8 +15,8 @@ use super::items::queue::GENERATION;
 use super::items::visitor::{
     draw_shard_key, queue_shard_key, visitor_key, visitor_of_key, visitor_shard,
     ADMISSION_EXPIRES_AT, ADMISSION_GIVEN_AT, ADMISSION_ID, ADMISSION_SLOT_US, BUYER_ID, DRAW_KEY,
-    DRAW_SHARD, JOINED_AT, ORDERS_ALLOWED, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, QUEUE_SHARDS,
-    VISITOR_ID, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+    DRAW_SHARD, JOINED_AT, ORDERS_ALLOWED, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD, VISITOR_ID,
+    VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
 use super::schema::{
     EVENT_ID, KIND, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX, TOKEN_HASH, TTL,
@@ -26,6 +26,7 @@ use super::Store;
 use crate::domain::buyer::BuyerId;
 use crate::domain::draw::DrawKey;
 use crate::domain::queue::QueueRank;
+use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::{Admission, QueueState, Visitor};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
 use crate::error::Error;
@@ -62,8 +63,9 @@ pub struct DrawnEntry {
     pub slot_us: Option<i64>,
 }
 
-/// The item of a visitor: waiting (with its index entry) or admitted.
-pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
+/// The item of a visitor: waiting (with its index entry) or admitted,
+/// on one of its generation's `shards`.
+pub(super) fn visitor_item(event: &EventId, visitor: &Visitor, shards: QueueShards) -> Item {
     let event_ref = EventRef::of(event);
     let mut item = visitor_key(&event_ref, &visitor.visitor_id);
     item.extend([
@@ -79,7 +81,7 @@ pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
         item.insert(BUYER_ID.into(), s(buyer.as_str()));
     }
     if let Some(key) = &visitor.draw_key {
-        let shard = visitor_shard(&visitor.visitor_id);
+        let shard = visitor_shard(&visitor.visitor_id, shards);
         item.extend([
             (
                 DRAW_SHARD.into(),
@@ -95,7 +97,7 @@ pub(super) fn visitor_item(event: &EventId, visitor: &Visitor) -> Item {
                 s(queue_shard_key(
                     &event_ref,
                     visitor.generation,
-                    visitor_shard(&visitor.visitor_id),
+                    visitor_shard(&visitor.visitor_id, shards),
                 )),
             ),
             (QUEUE_JOIN.into(), n(visitor.joined_at.0)),
@@ -152,15 +154,21 @@ fn parse_visitor(item: &Item) -> Result<Visitor, StoreError> {
 }
 
 impl Store {
-    /// A visitor joins the queue, waiting, unless its id is taken:
-    /// `false` then. A random id is never taken; a buyer's is by its
-    /// first join, so concurrent joins by one buyer make one visitor.
-    pub async fn join_queue(&self, event: &EventId, visitor: &Visitor) -> Result<bool, Error> {
+    /// A visitor joins the queue (whose generation has `shards`),
+    /// waiting, unless its id is taken: `false` then. A random id is never
+    /// taken; a buyer's is by its first join, so concurrent joins by one
+    /// buyer make one visitor.
+    pub async fn join_queue(
+        &self,
+        event: &EventId,
+        visitor: &Visitor,
+        shards: QueueShards,
+    ) -> Result<bool, Error> {
         let put = self
             .client
             .put_item()
             .table_name(&*self.table)
-            .set_item(Some(visitor_item(event, visitor)));
+            .set_item(Some(visitor_item(event, visitor, shards)));
         let put = Expression::new_item().on_put_item(put).send().await;
         conditional(put, "PutItem")
     }
@@ -187,8 +195,8 @@ impl Store {
         after: &QueueState,
         before_version: i64,
     ) -> Result<bool, Error> {
-        self.admit_with(event, after, before_version, visitor_item(event, visitor))
-            .await
+        let item = visitor_item(event, visitor, after.shards);
+        self.admit_with(event, after, before_version, item).await
     }
 
     /// A visitor's item: eventually consistent, and strongly consistent
@@ -209,9 +217,9 @@ impl Store {
     /// The joins of one shard in `[from_ms, to_ms)`, about a page of
     /// `limit`: the ranks, and the join time up to which (exclusive) they
     /// are every join. A page cut inside a millisecond leaves that
-    /// millisecond to the next read, which reads it whole: a shard takes
-    /// a join every millisecond at 32,000 joins a second, so a page never
-    /// stops inside one in practice, and the mark stays a plain time.
+    /// millisecond to the next read, which reads it whole: a shard of 128
+    /// takes a join every millisecond at 128,000 joins a second, so a page
+    /// never stops inside one in practice, and the mark stays a plain time.
     pub async fn joins_between(
         &self,
         event: &EventId,
@@ -319,11 +327,16 @@ impl Store {
         Ok((found, more))
     }
 
-    /// Whether anyone waits in `generation`, as the index shows it: one
-    /// entry read from each shard, at once. A joiner the admitter has not
-    /// counted yet is in the index, not yet in the queue's state.
-    pub async fn anyone_waiting(&self, event: &EventId, generation: u64) -> Result<bool, Error> {
-        let reads = (0..QUEUE_SHARDS).map(|shard| {
+    /// Whether anyone waits in `generation` (of `shards`), as the index
+    /// shows it: one entry read from each shard, at once. A joiner the
+    /// admitter has not counted yet is in the index, not yet in the
+    /// queue's state.
+    pub async fn anyone_waiting(
+        &self,
+        event: &EventId,
+        (generation, shards): (u64, QueueShards),
+    ) -> Result<bool, Error> {
+        let reads = shards.all().map(|shard| {
             let query = self
                 .client
                 .query()
@@ -414,8 +427,14 @@ mod tests {
             buyer: BuyerId::parse("user:42"),
             draw_key: Some(DrawKey([7; 32])),
         };
-        let waiting = visitor_item(&event, &visitor);
-        assert!(waiting.contains_key(QUEUE_SHARD));
+        let waiting = visitor_item(&event, &visitor, QueueShards::DEFAULT);
+        let shard = visitor_shard(&visitor.visitor_id, QueueShards::DEFAULT);
+        let key = |shard: u8| s(format!("QWAIT#{}#2#{shard}", EventRef::of(&event)));
+        assert_eq!(waiting.get(QUEUE_SHARD), Some(&key(shard)));
+        // The shard is the generation's: the same visitor on a legacy
+        // generation's 32 shards.
+        let legacy = visitor_item(&event, &visitor, QueueShards::LEGACY);
+        assert_eq!(legacy.get(QUEUE_SHARD), Some(&key(shard % 32)));
         assert_eq!(parse_visitor(&waiting)?, visitor);
         let entry = indexed(&waiting)?;
         assert_eq!((entry.rank, entry.joined_ms), (visitor.rank, 1_000));
@@ -427,7 +446,7 @@ mod tests {
             expires_at: Millis(602_000),
             orders_allowed: 2,
         });
-        let admitted = visitor_item(&event, &visitor);
+        let admitted = visitor_item(&event, &visitor, QueueShards::DEFAULT);
         assert!(!admitted.contains_key(QUEUE_SHARD), "not in the index");
         assert_eq!(parse_visitor(&admitted)?, visitor);
         assert!(rank_text(QueueRank(2)) < rank_text(QueueRank(10)));

@@ -302,7 +302,11 @@ async fn drawn_visitor_named(
         buyer: None,
         draw_key: Some(key),
     };
-    assert!(app.store.join_queue(event, &visitor).await.unwrap());
+    assert!(app
+        .store
+        .join_queue(event, &visitor, state.shards)
+        .await
+        .unwrap());
     visitor_id
 }
 

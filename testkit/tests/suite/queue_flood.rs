@@ -9,12 +9,26 @@ use common::event;
 use common::queue::*;
 use local::metrics::RequestCounter;
 use shared::admitter::Admitter;
+use shared::config::QueueShards;
 use shared::domain::queue::{QueueRank, DEFAULT_DRAW_SETTLE_MS};
 use shared::domain::queue_state::{visitor_view, Visitor, VisitorView};
 use shared::domain::{EventId, Millis};
-use shared::store::{seeded_visitor, QUEUE_SHARDS};
+use shared::store::{seeded_visitor, visitor_shard};
 use std::collections::BTreeMap;
 use testkit::{fresh_app, fresh_app_counting};
+
+/// The shards these tests' queues are put with: a generation put before
+/// the count was stored, whose fronts and counts they were written for
+/// (a front's page of 32 times 32 shards stays below their long queues).
+const SHARDS: QueueShards = QueueShards::LEGACY;
+
+/// `app` putting its queues on `shards`, as queue-admin with
+/// `QUEUE_SHARDS` set.
+fn on_shards(app: shared::App, shards: QueueShards) -> shared::App {
+    let mut app = app;
+    app.config.queue_shards = shards;
+    app
+}
 
 /// A queue opening in an hour, with `n` early joiners written straight to
 /// the table (25 to a request), the `i`th joined at `joined(i)`.
@@ -22,6 +36,7 @@ struct Seeded {
     ev: String,
     event: EventId,
     opens: Millis,
+    generation: u64,
     /// In queue order.
     visitors: Vec<Visitor>,
 }
@@ -36,20 +51,26 @@ async fn seeded_queue(
     let (_, put) = put_queue(app, &ev, &queue_body(HOUR_MS, per_minute)).await;
     let opens = millis(&put["opensAt"]);
     let event = EventId::parse(&ev).unwrap();
-    let generation = app
+    let state = app
         .store
         .read_queue(&event)
         .await
         .unwrap()
-        .unwrap()
-        .generation;
+        .and_then(|q| q.state)
+        .unwrap();
+    let (generation, shards) = (state.generation, state.shards);
+    assert_eq!(shards, app.config.queue_shards, "the generation's count");
     let mut visitors: Vec<Visitor> = (0..n)
         .map(|i| seeded_visitor(i, generation, joined(i), opens).unwrap())
         .collect();
     let mut writes = tokio::task::JoinSet::new();
     for batch in visitors.chunks(25) {
         let (app, event, batch) = (app.clone(), event.clone(), batch.to_vec());
-        writes.spawn(async move { app.store.seed_waiting_visitors(&event, &batch).await });
+        writes.spawn(async move {
+            app.store
+                .seed_waiting_visitors(&event, &batch, shards)
+                .await
+        });
     }
     for written in writes.join_all().await {
         written.unwrap();
@@ -59,6 +80,7 @@ async fn seeded_queue(
         ev,
         event,
         opens,
+        generation,
         visitors,
     }
 }
@@ -81,7 +103,7 @@ async fn cold_tick(app: &shared::App, counter: &RequestCounter, n: u64) -> ColdT
     assert_eq!((before.status, before.waiting), ("SCHEDULED", n));
     assert_eq!(
         counter.take().get("Query"),
-        Some(&u64::from(QUEUE_SHARDS)),
+        Some(&u64::from(SHARDS.count())),
         "{n}: one count per shard"
     );
     // A second past the draw's settling, a cold admitter admits the
@@ -131,7 +153,7 @@ async fn a_cold_ticks_reads_and_memory_do_not_grow_with_the_queue() {
     // change the count by one BatchGetItem.
     let app = shared::App {
         memory: counting.memory.clone().with_seat_map_cache_ms(0),
-        ..counting
+        ..on_shards(counting, SHARDS)
     };
     let short = cold_tick(&app, &counter, 320).await;
     let long = cold_tick(&app, &counter, 3_200).await;
@@ -140,10 +162,13 @@ async fn a_cold_ticks_reads_and_memory_do_not_grow_with_the_queue() {
         "the same requests, ten times the queue"
     );
     // Per shard a count and a read of the front (32 at this pace).
-    assert_eq!(long.sent.get("Query"), Some(&(2 * u64::from(QUEUE_SHARDS))));
+    assert_eq!(
+        long.sent.get("Query"),
+        Some(&(2 * u64::from(SHARDS.count())))
+    );
     // Its memory: the fronts (a page of 32 a shard) and the two admitted.
     assert!(
-        long.held <= 32 * usize::from(QUEUE_SHARDS) + 2,
+        long.held <= 32 * usize::from(SHARDS.count()) + 2,
         "{}",
         long.held
     );
@@ -152,14 +177,14 @@ async fn a_cold_ticks_reads_and_memory_do_not_grow_with_the_queue() {
 
 #[tokio::test]
 async fn a_count_cut_inside_a_millisecond_counts_each_join_once() {
-    let app = fresh_app().await;
+    let app = on_shards(fresh_app().await, SHARDS);
     // Four joins to a millisecond: pages of three cut inside them.
     let start = shared::world::now().0;
     let seeded = seeded_queue(&app, 400, 60, |i| Millis(start + (i / 4) as i64)).await;
-    let generation = seeded.visitors[0].generation;
+    let generation = seeded.generation;
     let end = start + 1_000;
     let mut counted = Vec::new();
-    for shard in 0..QUEUE_SHARDS {
+    for shard in SHARDS.all() {
         let mut from = 0;
         let mut reads = 0;
         while from < end {
@@ -185,7 +210,7 @@ async fn a_count_cut_inside_a_millisecond_counts_each_join_once() {
 
 #[tokio::test]
 async fn overlapping_admitters_admit_in_rank_order_and_keep_the_count() {
-    let app = fresh_app().await;
+    let app = on_shards(fresh_app().await, SHARDS);
     // 6,000 a minute: 25 a tick, so the fronts (16 to 32 a shard) are read
     // again and again; two admitters take turns, as the minute's runs do
     // where they overlap.
@@ -213,7 +238,7 @@ async fn overlapping_admitters_admit_in_rank_order_and_keep_the_count() {
         // Its fronts, and the slots either admitter gave lately (kept out
         // of its fronts while the index may still show them).
         assert!(
-            admitter.held() <= 32 * usize::from(QUEUE_SHARDS) + 4 * 200,
+            admitter.held() <= 32 * usize::from(SHARDS.count()) + 4 * 200,
             "turn {turn}: {}",
             admitter.held()
         );
@@ -240,4 +265,66 @@ async fn overlapping_admitters_admit_in_rank_order_and_keep_the_count() {
             "the {i}th in the draw's order"
         );
     }
+}
+
+#[tokio::test]
+async fn a_queue_on_128_shards_counts_and_admits_every_shard_in_order() {
+    let app = on_shards(fresh_app().await, QueueShards::DEFAULT);
+    // 60,000 a minute: every visitor has a slot within a few ticks.
+    let n = 600u64;
+    let start = shared::world::now().0;
+    let seeded = seeded_queue(&app, n, 60_000, |i| Millis(start + i as i64)).await;
+    let (event, generation) = (&seeded.event, seeded.generation);
+    let shard_of = |v: &Visitor| visitor_shard(&v.visitor_id, QueueShards::DEFAULT);
+    assert!(
+        seeded.visitors.iter().any(|v| shard_of(v) >= 32),
+        "visitors past the legacy shards"
+    );
+    // A lone visitor past shard 31 is seen only by a look at all 128: a
+    // reader of fewer shards than were written would strand it.
+    let empty = seeded_queue(&app, 0, 60, |_| Millis(start)).await;
+    let lone_generation = empty.generation;
+    let lone = (0..)
+        .map(|i| seeded_visitor(i, lone_generation, Millis(start), empty.opens).unwrap())
+        .find(|v| shard_of(v) >= 32)
+        .unwrap();
+    let shards = QueueShards::DEFAULT;
+    app.store
+        .seed_waiting_visitors(&empty.event, &[lone], shards)
+        .await
+        .unwrap();
+    for (read, seen) in [(shards, true), (QueueShards::LEGACY, false)] {
+        let found = app
+            .store
+            .anyone_waiting(&empty.event, (lone_generation, read))
+            .await
+            .unwrap();
+        assert_eq!(found, seen, "{read:?}");
+    }
+    let mut admitter = Admitter::default();
+    let before = tick(&app, &mut admitter, &seeded.ev, Millis(seeded.opens.0 - 1)).await;
+    assert_eq!(before.waiting, n, "every shard's joins counted");
+    let mut now = Millis(seeded.opens.0 + i64::from(DEFAULT_DRAW_SETTLE_MS) + 1_000);
+    let mut admitted = 0;
+    for _ in 0..20 {
+        admitted += tick(&app, &mut admitter, &seeded.ev, now).await.admitted;
+        now = Millis(now.0 + 250);
+    }
+    assert_eq!(admitted, n, "every visitor of every shard admitted");
+    let mut slots = Vec::new();
+    for v in &seeded.visitors {
+        let stored = app.store.read_visitor(event, &v.visitor_id).await.unwrap();
+        let stored = stored.unwrap();
+        assert_eq!(stored.generation, generation);
+        slots.push(stored.admission.map(|a| a.slot_us).unwrap());
+    }
+    assert!(
+        slots.windows(2).all(|w| w[0] < w[1]),
+        "slots follow the draw's order across the shards"
+    );
+    assert!(!app
+        .store
+        .anyone_waiting(event, (generation, QueueShards::DEFAULT))
+        .await
+        .unwrap());
 }

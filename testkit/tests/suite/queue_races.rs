@@ -138,7 +138,7 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     );
     assert_eq!(
         requests.get("Query").copied(),
-        Some(u64::from(shared::store::QUEUE_SHARDS)),
+        Some(u64::from(shared::config::QueueShards::DEFAULT.count())),
         "one look at the index (an entry of each shard), before the one try: {requests:?}"
     );
 }

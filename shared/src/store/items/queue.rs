@@ -61,6 +61,11 @@ pub(in crate::store) const BUYERS: &str = "buyers";
 /// The version of `DRAW_SECRET` the generation's seed is derived under.
 pub(in crate::store) const DRAW_SECRET_VERSION: &str = "drawSecret";
 
+/// The index shards the generation's visitors spread over (absent on a
+/// queue put before the count was stored: 32). Not `queueShard…`, the
+/// index key it counts.
+pub(in crate::store) const SHARDS: &str = "shards";
+
 pub(in crate::store) const INVENTORY: &str = "inventory";
 
 /// Admissions a committed tick gave slots to, not yet known written: on

@@ -3,6 +3,7 @@
 //! keys, attribute names and expressions.
 
 use super::queue::GENERATION;
+use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::Admission;
 use crate::domain::{EventRef, VisitorId};
 use crate::store::expression::Expression;
@@ -30,20 +31,17 @@ pub(in crate::store) fn visitor_of_key(pk: &str) -> Option<VisitorId> {
     VisitorId::parse(rest.split_once('#')?.1).ok()
 }
 
-/// A queue's waiting visitors spread over this many partitions of each
-/// queue index: a join writes one entry in each and an admission removes
-/// them, so 32 shards take 32,000 joins a second before any reaches a
-/// partition's 1,000 write units (docs/SCALE.md measures it).
-pub const QUEUE_SHARDS: u8 = 32;
-
 /// The index partition of a waiting visitor: `QWAIT#{ref}#{generation}#{shard}`.
 pub(in crate::store) fn queue_shard_key(event: &EventRef, generation: u64, shard: u8) -> String {
     format!("QWAIT#{event}#{generation}#{shard}")
 }
 
-/// A visitor's shard, from its id's own randomness.
-pub fn visitor_shard(visitor: &VisitorId) -> u8 {
-    Sha256::digest(visitor.as_str().as_bytes())[0] % QUEUE_SHARDS
+/// A visitor's shard among its generation's `shards`, from its id's own
+/// randomness. A queue's waiting visitors spread over the shards of each
+/// queue index: a join writes one entry in each and an admission removes
+/// them, so no one partition takes the crowd's joins (docs/QUEUE.md).
+pub fn visitor_shard(visitor: &VisitorId, shards: QueueShards) -> u8 {
+    shards.of_hash_byte(Sha256::digest(visitor.as_str().as_bytes())[0])
 }
 
 pub const QUEUE_SHARD: &str = "queueShard";
