@@ -20,10 +20,10 @@ use tokio::sync::Semaphore;
 use super::pricing::Priced;
 use super::pricing::{flattened, price_each};
 use super::queue_model::{
-    join_queue, put_queue, QueueModel, QueueRun, JOIN_GOAL_PER_S, STATUS_GOAL_PER_S,
+    join_queue, put_queue, QueueModel, QueueRun, JOIN_GOAL_PER_S, STATUS_AT_GOAL, STATUS_GOAL_PER_S,
 };
 use super::queue_projection::per_request;
-use super::replay::{replays_at, Layout, Rate, Stream};
+use super::replay::{at_quotas, quotas_needed, replays_at, Layout, Rate, Stream, REPLAY_SECONDS};
 use crate::capacity::{CapacityRecorder, Recorded};
 use crate::kit::{reply, unique, Timing};
 use crate::{create_event, HOLD_SECONDS};
@@ -276,7 +276,9 @@ async fn price_run(
 /// The joins and the polls (`n` of each), each replayed through the
 /// capacity meter beside the admitter's `ticks` ticks at their own pace
 /// (one every [`TICK_MS`], whatever the crowd), at the crowd's peak
-/// (docs/SCALE.md's model) and at the contract's goals.
+/// (docs/SCALE.md's model) and at the contract's goals: the joins' on an
+/// account's default quotas, the polls' on the read quota theirs asks for
+/// (no key layout brings a read an item per poll under the default).
 fn replay(
     run: &mut QueueRun,
     n: f64,
@@ -290,11 +292,11 @@ fn replay(
         &[(Rate::Peak, joins_peak), (Rate::Target, JOIN_GOAL_PER_S)],
         &[Layout::New],
     );
-    run.status_replays = replays_at(
-        &[Stream::recorded(polled, n), ticking],
-        &[(Rate::Peak, polls_peak), (Rate::Target, STATUS_GOAL_PER_S)],
-        &[Layout::New],
-    );
+    let polls = [Stream::recorded(polled, n), ticking];
+    run.status_replays = replays_at(&polls, &[(Rate::Peak, polls_peak)], &[Layout::New]);
+    let need = quotas_needed(&polls, STATUS_GOAL_PER_S);
+    let goal = (STATUS_GOAL_PER_S, REPLAY_SECONDS);
+    run.status_replays.at_requested = at_quotas(&polls, goal, need, STATUS_AT_GOAL);
 }
 
 /// `n` visitors join, `in_flight` at a time; each join's latency goes to
@@ -336,29 +338,45 @@ async fn joins(
     Ok(joined)
 }
 
-/// Every visitor asks its status once.
+/// Every visitor asks its status once, `in_flight` at a time, each of
+/// those its own instance, as on AWS, where an instance serves one request
+/// at a time: each keeps its copy of the queue's state a second, and they
+/// spread over the copies as production's do (one process serving them
+/// all would read its one copy each time its second ran out, once for
+/// every request then in flight).
 async fn poll_all(
     app: &App,
     event: &str,
     visitors: &[Joined],
     in_flight: usize,
 ) -> Result<(), String> {
-    let sem = Arc::new(Semaphore::new(in_flight));
+    let instances = in_flight.max(1);
     let mut tasks = tokio::task::JoinSet::new();
-    for v in visitors {
-        let (app, sem) = (app.clone(), sem.clone());
-        let uri = format!("/events/{event}/queue/visitors/{}", v.id);
-        let token = v.token.clone();
+    for first in 0..instances {
+        let instance = app.new_process();
+        let polls: Vec<(String, String)> = visitors
+            .iter()
+            .skip(first)
+            .step_by(instances)
+            .map(|v| {
+                (
+                    format!("/events/{event}/queue/visitors/{}", v.id),
+                    v.token.clone(),
+                )
+            })
+            .collect();
         tasks.spawn(async move {
-            let _permit = sem.acquire_owned().await;
-            reply(&app, "GET", &uri, Some(&token), "").await
+            for (uri, token) in polls {
+                let (status, body) = reply(&instance, "GET", &uri, Some(&token), "").await;
+                if status != 200 {
+                    return Err(format!("visitor-status: {status} {body}"));
+                }
+            }
+            Ok(())
         });
     }
     while let Some(done) = tasks.join_next().await {
-        let (status, body) = done.map_err(|e| e.to_string())?;
-        if status != 200 {
-            return Err(format!("visitor-status: {status} {body}"));
-        }
+        done.map_err(|e| e.to_string())??;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::end_to_end::{self, bindings, Binding, RouteCost};
 use super::queue_model::{Ceiling, PerRequest, QueueRun, INVERSION_BOUND_MS, PAUSE_LAG_GOAL_MS};
-use super::replay::{method, table, BELOW_THE_CEILING};
+use super::replay::{method, table, AtRequestedQuotas, Rate, Replays, BELOW_THE_CEILING};
 use super::scale_limits::parameter_default;
 use super::scale_model::{template, AWS_REQUEST_MS};
 use crate::Goal;
@@ -224,16 +224,20 @@ impl QueueRun {
         let mut out = format!(
             "## Replayed through the capacity meter\n\n\
              The joins' recorded requests are replayed, and then the polls', each beside the admitter's ticks at their recorded cost and their own pace (one every {TICK_MS} ms of the simulated clock, whatever the crowd). \
-             The queue's state is read as this run's two processes read it (each keeps its copy a second); production's many instances read it more often, as the ceilings above model, so a copy key's load here is a floor. {}\n",
+             The joins read the queue's state as this run's process reads it (it keeps its copy a second); each poll in flight is its own instance, as on AWS (an instance serves one request at a time): each keeps its copy a second, and they spread over the {} copies. {}\n",
+            shared::store::QUEUE_COPIES,
             method()
         );
         for (what, unit, replays) in self.replays() {
             let _ = writeln!(
                 out,
-                "\nFor the {what}, the new keys' ceiling under this meter is **{:.0} {unit}** (modelled); the rates are {BELOW_THE_CEILING} of it, the crowd's peak at the queue (docs/SCALE.md's model of a million buyers in ten minutes) and issue 19's goal:\n\n{}",
+                "\nFor the {what}, the new keys' ceiling under this meter is **{:.0} {unit}** (modelled); the rates are {BELOW_THE_CEILING} of it, the crowd's peak at the queue (docs/SCALE.md's model of a million buyers in ten minutes) and issue 19's goal where an account's default quotas are what it asks:\n\n{}",
                 replays.ceiling,
                 table(replays, unit)
             );
+            if let Some(at) = &replays.at_requested {
+                out.push_str(&at_goal_markdown(what, unit, replays.ceiling, at));
+            }
         }
         for goal in self.replay_goals() {
             let _ = writeln!(
@@ -247,6 +251,26 @@ impl QueueRun {
         out.push('\n');
         out
     }
+}
+
+/// A route at its goal on the quotas the goal asks for: why, and the run.
+fn at_goal_markdown(what: &str, unit: &str, at_default: f64, at: &AtRequestedQuotas) -> String {
+    let row = Replays {
+        runs: vec![(Rate::Target, at.units, at.run.clone())],
+        ..Default::default()
+    };
+    format!(
+        "\nIssue 19's goal for the {what}, **{:.0} {unit}**, is {} the new keys' ceiling on an account's default quotas ({at_default:.0} {unit}, above). It is replayed on per-table quotas raised to **{:.0} write and {:.0} read units/s** (the goal's own need, {:.0} and {:.0}, with room for the partitions), warmed to them; under these limits the new keys' ceiling is **{:.0} {unit}** (modelled), where {} reaches its limit first. An operator who expects this load asks AWS for these quotas ahead, as docs/SCALE.md's \"What to ask AWS for\" does for the crowd.\n\n{}",
+        at.units,
+        if at.units > at_default { "above" } else { "within" },
+        at.quotas.0,
+        at.quotas.1,
+        at.need.0,
+        at.need.1,
+        at.ceiling.per_s,
+        at.ceiling.binding,
+        table(&row, unit)
+    )
 }
 
 fn lag(ms: Option<i64>) -> String {

@@ -9,12 +9,20 @@ use shared::domain::Millis;
 use shared::App;
 
 use crate::kit::{reply, Row, Timing};
-use crate::replay::{Rate, Replays};
+use crate::replay::{Naming, Rate, Replays};
 use crate::{Bound, Goal};
 
 /// The contract's goals (issue 19).
 pub const JOIN_GOAL_PER_S: f64 = 20_000.0;
 pub const STATUS_GOAL_PER_S: f64 = 200_000.0;
+/// The polls at their goal, on the quotas it asks for: a poll's read is an
+/// item of its own, so the table's read quota, not a key, binds them, and
+/// an account asks AWS for more ahead (as for the on-sale's target).
+pub const STATUS_AT_GOAL: Naming = Naming {
+    what: "visitor-status polls",
+    quotas_from: "as issue 19's goal asks, with room",
+    why: "issue 19's goal, served under the meter (modelled) on the read quota it asks for",
+};
 /// The queue follows the seat map, which may lag the table by 5 seconds
 /// (docs/API.md): it pauses and resumes within them.
 pub const PAUSE_LAG_GOAL_MS: f64 = 5_000.0;
@@ -178,6 +186,7 @@ impl QueueRun {
                 let mut goals = replays.below_the_ceiling_goals(what, unit);
                 goals.extend(replays.served_goals(Rate::Peak, (what, unit), peak));
                 goals.extend(replays.served_goals(Rate::Target, (what, unit), goal));
+                goals.extend(replays.at_requested.iter().flat_map(|at| at.goals(unit)));
                 goals
             })
             .collect()
@@ -276,16 +285,36 @@ mod tests {
         assert_eq!((at(" at 500 "), at(" at 20000 ")), (4, 4), "{goals:?}");
         // The goal's run answering 503 fails its goals, whatever the others.
         run.join_replays.runs[2].2.gave_up = 1;
-        let missed: Vec<String> = run
-            .replay_goals()
-            .into_iter()
-            .filter(|g| !g.met())
-            .map(|g| g.figure)
-            .collect();
-        assert_eq!(missed.len(), 2, "{missed:?}");
-        assert!(missed
+        let missed = |run: &QueueRun| -> Vec<String> {
+            let goals = run.replay_goals().into_iter();
+            goals.filter(|g| !g.met()).map(|g| g.figure).collect()
+        };
+        let missed_now = missed(&run);
+        assert_eq!(missed_now.len(), 2, "{missed_now:?}");
+        assert!(missed_now
             .iter()
             .all(|f| f.starts_with("queue joins") && f.contains(" at 20000 ")));
+        // The polls' goal on the quotas it asks for is judged too: its
+        // run answering 503 fails the run.
+        run.join_replays.runs[2].2.gave_up = 0;
+        run.status_replays.runs.truncate(2);
+        run.status_replays.at_requested = Some(crate::replay::AtRequestedQuotas {
+            naming: STATUS_AT_GOAL,
+            units: STATUS_GOAL_PER_S,
+            run: Replayed {
+                gave_up: 3,
+                ..served.clone()
+            },
+            ceiling: crate::replay::Ceiling {
+                per_s: 300_000.0,
+                binding: "a key".into(),
+            },
+            ..Default::default()
+        });
+        let missed_now = missed(&run);
+        assert_eq!(missed_now.len(), 1, "{missed_now:?}");
+        let only = &missed_now[0];
+        assert!(only.starts_with("visitor-status polls replayed") && only.contains("503"));
     }
 
     #[test]

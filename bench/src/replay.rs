@@ -364,7 +364,8 @@ pub enum Rate {
 pub struct Replays {
     pub ceiling: f64,
     pub runs: Vec<(Rate, f64, Replayed)>,
-    /// The on-sale's at its target on the quotas docs/SCALE.md asks for.
+    /// The recording at its target on raised quotas: the on-sale's on
+    /// those docs/SCALE.md asks for, the polls' on those their goal asks.
     pub at_requested: Option<AtRequestedQuotas>,
 }
 
@@ -488,7 +489,9 @@ const REPLAY_SEED: u64 = 0x0C_5A1E;
 mod doc;
 pub use doc::{markdown, method, table, ON_SALE_UNIT};
 mod requested;
-pub use requested::{at_requested_quotas, AtRequestedQuotas, PEAK_WINDOW_SECONDS};
+pub use requested::{
+    at_quotas, at_requested_quotas, quotas_needed, AtRequestedQuotas, Naming, PEAK_WINDOW_SECONDS,
+};
 
 #[cfg(test)]
 mod tests;

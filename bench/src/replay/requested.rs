@@ -1,6 +1,8 @@
-//! The on-sale at its target on the quotas docs/SCALE.md asks for
-//! (issue 44 item 5): the replay that judges whether the design serves
-//! its target rate under DynamoDB's limits, every second of the peak.
+//! A recording at its target on raised quotas: the on-sale on those
+//! docs/SCALE.md asks for (issue 44 item 5), the visitor-status polls on
+//! those issue 19's goal asks for. The replay that judges whether the
+//! design serves its target rate under DynamoDB's limits, every second
+//! of it, once the account has the quotas the rate needs.
 
 use super::{
     mix_binding, on_sale_streams, replay_mix, Ceiling, Layout, Replayed, Stream, BELOW_THE_CEILING,
@@ -9,6 +11,7 @@ use super::{
 use crate::capacity::meter::Limits;
 use crate::pricing::Priced;
 use crate::{Bound, Goal};
+use std::collections::BTreeMap;
 
 /// How long the crowd's peak lasts: the scale model's peak minute, whose
 /// load docs/SCALE.md sizes the quotas for. The full bench's replay at the
@@ -16,17 +19,36 @@ use crate::{Bound, Goal};
 /// pass, which only proves the replay runs, holds it for less).
 pub const PEAK_WINDOW_SECONDS: f64 = 60.0;
 
-/// The on-sale replayed at the design's target for the peak window (new
-/// keys), on a table whose per-table quotas AWS raised to what
-/// docs/SCALE.md asks for, warmed to them before the crowd.
+/// How a replay on raised quotas names itself in its goals.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Naming {
+    /// What was replayed: `on-sale`, `visitor-status polls`.
+    pub what: &'static str,
+    /// Where the quotas come from: `as docs/SCALE.md asks`.
+    pub quotas_from: &'static str,
+    /// Why the rate is a target.
+    pub why: &'static str,
+}
+
+/// The on-sale's naming: its target, on what docs/SCALE.md asks for.
+pub const ON_SALE: Naming = Naming {
+    what: "on-sale",
+    quotas_from: "as docs/SCALE.md asks",
+    why: "issue 44 item 5: the design's target (`onsale_run::TARGET_CLAIMS_PER_SECOND`) served under the meter (modelled)",
+};
+
+/// A recording replayed at its target (new keys), on a table whose
+/// per-table quotas AWS raised to what the target needs, warmed to them
+/// before the crowd.
 #[derive(Debug, Clone, Default)]
 pub struct AtRequestedQuotas {
+    pub naming: Naming,
     /// What the target's units alone ask of the quotas (write, read units
     /// a second, the table and each index apart), rounded up.
     pub need: (f64, f64),
     /// The quotas asked for: `need` with room for the partitions.
     pub quotas: (f64, f64),
-    /// The rate replayed, in claim attempts a second.
+    /// The rate replayed, in the recording's unit a second.
     pub units: f64,
     /// How long the rate was held, in simulated seconds.
     pub seconds: f64,
@@ -45,26 +67,61 @@ pub fn at_requested_quotas(
     (target, seconds): (f64, f64),
     need: (f64, f64),
 ) -> Option<AtRequestedQuotas> {
-    let streams = on_sale_streams(parts, attempts);
-    if attempts <= 0.0 || streams.is_empty() {
+    if attempts <= 0.0 {
         return None;
     }
-    let (quotas, ceiling) = with_room(&streams, need, target);
+    at_quotas(
+        &on_sale_streams(parts, attempts),
+        (target, seconds),
+        need,
+        ON_SALE,
+    )
+}
+
+/// `streams` replayed at `target` for `seconds` on the quotas
+/// [`with_room`] finds from `need`; `None` for no recording.
+pub fn at_quotas(
+    streams: &[Stream],
+    (target, seconds): (f64, f64),
+    need: (f64, f64),
+    naming: Naming,
+) -> Option<AtRequestedQuotas> {
+    if streams.iter().all(|s| s.requests.is_empty()) {
+        return None;
+    }
+    let (quotas, ceiling) = with_room(streams, need, target);
     let limits = Limits::warmed_to(quotas.0, quotas.1);
     Some(AtRequestedQuotas {
+        naming,
         need,
         quotas,
         units: target,
         seconds,
         ceiling,
-        run: replay_mix(
-            &streams,
-            (target, seconds),
-            Layout::New,
-            limits,
-            REPLAY_SEED,
-        ),
+        run: replay_mix(streams, (target, seconds), Layout::New, limits, REPLAY_SEED),
     })
+}
+
+/// What `streams` at `rate` ask of the per-table quotas (write, read
+/// units a second, on the table or index that takes the most of each
+/// kind), rounded up, and never below the quotas an account has by
+/// default.
+pub fn quotas_needed(streams: &[Stream], rate: f64) -> (f64, f64) {
+    let mut per_table: BTreeMap<Option<&str>, (f64, f64)> = BTreeMap::new();
+    for s in streams {
+        let each = s.per_second(rate) / s.requests.len().max(1) as f64;
+        for c in s.requests.iter().flat_map(|r| &r.charges) {
+            let table = per_table.entry(c.target.index.as_deref()).or_default();
+            table.0 += c.write_units * each;
+            table.1 += c.read_units * each;
+        }
+    }
+    let most = |kind: fn(&(f64, f64)) -> f64| per_table.values().map(kind).fold(0.0, f64::max);
+    let default = Limits::DYNAMODB;
+    (
+        crate::kit::round_up_2sf(most(|t| t.0)).max(default.table_write_quota),
+        crate::kit::round_up_2sf(most(|t| t.1)).max(default.table_read_quota),
+    )
 }
 
 /// Steps of a tenth of the need tried at most (up to 5× it) before the
@@ -104,11 +161,19 @@ impl AtRequestedQuotas {
     /// over its partition's limit, no table over its allowance), and the
     /// ceiling under these limits is at least the target.
     pub fn goals(&self, unit: &str) -> Vec<Goal> {
+        let Naming {
+            what,
+            quotas_from,
+            why,
+        } = self.naming;
+        let ceiling = format!(
+            "{what}'s ceiling under the capacity meter on those quotas (new keys; binds: {}), {unit}",
+            self.ceiling.binding
+        );
         let what = format!(
-            "on-sale replayed through the capacity meter at {:.0} {unit} for {:.0} s of the peak minute (new keys, per-table quotas of {:.0} write and {:.0} read units/s as docs/SCALE.md asks, warmed to them)",
+            "{what} replayed through the capacity meter at {:.0} {unit} for {:.0} s (new keys, per-table quotas of {:.0} write and {:.0} read units/s {quotas_from}, warmed to them)",
             self.units, self.seconds, self.quotas.0, self.quotas.1
         );
-        let why = "issue 44 item 5: the target served under the meter (modelled)";
         vec![
             Goal::new(
                 format!("{what}: answers 503"),
@@ -122,15 +187,7 @@ impl AtRequestedQuotas {
                 Bound::AtMost(0.0),
                 why,
             ),
-            Goal::new(
-                format!(
-                    "on-sale's ceiling under the capacity meter on those quotas (new keys; binds: {}), {unit}",
-                    self.ceiling.binding
-                ),
-                self.ceiling.per_s,
-                Bound::AtLeast(self.units),
-                "the design's target (`onsale_run::TARGET_CLAIMS_PER_SECOND`)",
-            ),
+            Goal::new(ceiling, self.ceiling.per_s, Bound::AtLeast(self.units), why),
         ]
     }
 }

@@ -386,3 +386,59 @@ fn a_stated_load_is_replayed_and_judged_apart_from_the_ceiling() {
     assert_eq!(target.len(), 2);
     assert!(target.iter().all(|goal| !goal.met()), "{target:?}");
 }
+
+/// A poll: half a read unit on a visitor's own item, a quarter on an
+/// index; `n` of them over as many keys.
+fn polls(n: usize) -> Vec<Priced> {
+    (0..n)
+        .map(|i| Priced {
+            write: false,
+            retried: true,
+            charges: vec![
+                Charge {
+                    target: Target::table(format!("VISITOR#ab#{i}")),
+                    op: "GetItem".into(),
+                    write_units: 0.0,
+                    read_units: 0.5,
+                },
+                Charge {
+                    target: Target::index("I", format!("I#{}", i % 64)),
+                    op: "Query".into(),
+                    write_units: 0.0,
+                    read_units: 0.25,
+                },
+            ],
+        })
+        .collect()
+}
+
+#[test]
+fn a_rate_past_the_default_read_quota_is_served_on_what_it_asks_for() {
+    // 200,000 polls a second read 100,000 units a second on the table,
+    // 50,000 on the index: the table's ask, each counted apart.
+    let requests = polls(20_000);
+    let ticks = vec![write_on("QUEUE#ab", 1.0); 4];
+    let streams = [
+        Stream::recorded(&requests, 20_000.0),
+        Stream::steady(&ticks, 1.0),
+    ];
+    let need = quotas_needed(&streams, 200_000.0);
+    assert_eq!(need, (40_000.0, 100_000.0), "the default floors the writes");
+    assert!(mix_ceiling(&streams, Layout::New, Limits::WARMED) < 200_000.0);
+    let naming = Naming {
+        what: "polls",
+        quotas_from: "as the goal asks",
+        why: "a test",
+    };
+    let at = at_quotas(&streams, (200_000.0, 2.0), need, naming).expect("a recording");
+    assert!(at.quotas.1 >= 100_000.0, "{:?}", at.quotas);
+    assert_eq!(at.run.gave_up, 0, "{:?}", at.run.throttles);
+    let goals = at.goals("polls/s");
+    assert!(goals.iter().all(Goal::met), "{goals:?}");
+    assert!(
+        goals[0].figure.starts_with("polls replayed"),
+        "{}",
+        goals[0].figure
+    );
+    assert!(at_quotas(&[], (1.0, 1.0), need, naming).is_none());
+}
