@@ -19,7 +19,7 @@ impl QueueShards {
     /// issue 19's 20,000 joins a second put about 160 on each shard, so
     /// the shards that share one of a table's partitions (a hash places
     /// them) stay under its limit (docs/QUEUE.md replays it).
-    pub const DEFAULT: QueueShards = QueueShards(128);
+    pub const DEFAULT: QueueShards = QueueShards(Self::MOST);
     /// The most a hash byte spreads evenly over.
     pub const MOST: u8 = 128;
 

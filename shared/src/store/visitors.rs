@@ -434,7 +434,8 @@ mod tests {
         // The shard is the generation's: the same visitor on a legacy
         // generation's 32 shards.
         let legacy = visitor_item(&event, &visitor, QueueShards::LEGACY);
-        assert_eq!(legacy.get(QUEUE_SHARD), Some(&key(shard % 32)));
+        let legacy_count = QueueShards::LEGACY.count();
+        assert_eq!(legacy.get(QUEUE_SHARD), Some(&key(shard % legacy_count)));
         assert_eq!(parse_visitor(&waiting)?, visitor);
         let entry = indexed(&waiting)?;
         assert_eq!((entry.rank, entry.joined_ms), (visitor.rank, 1_000));

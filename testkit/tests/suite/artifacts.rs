@@ -626,3 +626,31 @@ fn every_list_of_functions_agrees_with_the_route_table() {
         );
     }
 }
+
+#[test]
+fn the_templates_queue_shards_are_the_counts_the_code_takes() {
+    use shared::config::QueueShards;
+    let template = template();
+    let parameter = &template["Parameters"]["QueueShards"];
+    let default = parameter["Default"].as_str().unwrap();
+    assert_eq!(default, QueueShards::DEFAULT.count().to_string());
+    let allowed: Vec<u32> = parameter["AllowedValues"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect();
+    let valid: Vec<u32> = (0..=256)
+        .filter(|&n| QueueShards::new(n).is_some())
+        .collect();
+    assert_eq!(allowed, valid, "every count the code takes, and only those");
+    let admin = &template["Resources"]["QueueAdminFunction"]["Properties"];
+    let variable = &admin["Environment"]["Variables"]["QUEUE_SHARDS"];
+    let refers = match variable {
+        serde_yaml_ng::Value::Tagged(t) => {
+            t.tag == "Ref" && t.value.as_str() == Some("QueueShards")
+        }
+        _ => false,
+    };
+    assert!(refers, "queue-admin's QUEUE_SHARDS: {variable:?}");
+}

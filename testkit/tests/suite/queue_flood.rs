@@ -276,8 +276,9 @@ async fn a_queue_on_128_shards_counts_and_admits_every_shard_in_order() {
     let seeded = seeded_queue(&app, n, 60_000, |i| Millis(start + i as i64)).await;
     let (event, generation) = (&seeded.event, seeded.generation);
     let shard_of = |v: &Visitor| visitor_shard(&v.visitor_id, QueueShards::DEFAULT);
+    let legacy = QueueShards::LEGACY.count();
     assert!(
-        seeded.visitors.iter().any(|v| shard_of(v) >= 32),
+        seeded.visitors.iter().any(|v| shard_of(v) >= legacy),
         "visitors past the legacy shards"
     );
     // A lone visitor past shard 31 is seen only by a look at all 128: a
@@ -286,7 +287,7 @@ async fn a_queue_on_128_shards_counts_and_admits_every_shard_in_order() {
     let lone_generation = empty.generation;
     let lone = (0..)
         .map(|i| seeded_visitor(i, lone_generation, Millis(start), empty.opens).unwrap())
-        .find(|v| shard_of(v) >= 32)
+        .find(|v| shard_of(v) >= legacy)
         .unwrap();
     let shards = QueueShards::DEFAULT;
     app.store
