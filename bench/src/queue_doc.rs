@@ -260,7 +260,7 @@ fn at_goal_markdown(what: &str, unit: &str, at_default: f64, at: &AtRequestedQuo
         ..Default::default()
     };
     format!(
-        "\nIssue 19's goal for the {what}, **{:.0} {unit}**, is {} the new keys' ceiling on an account's default quotas ({at_default:.0} {unit}, above). It is replayed on per-table quotas raised to **{:.0} write and {:.0} read units/s** (the goal's own need, {:.0} and {:.0}, with room for the partitions), warmed to them; under these limits the new keys' ceiling is **{:.0} {unit}** (modelled), where {} reaches its limit first. An operator who expects this load asks AWS for these quotas ahead, as docs/SCALE.md's \"What to ask AWS for\" does for the crowd.\n\n{}",
+        "\nIssue 19's goal for the {what}, **{:.0} {unit}**, is {} the new keys' ceiling on an account's default quotas ({at_default:.0} {unit}, above). It is replayed on per-table quotas raised to **{:.0} write and {:.0} read units/s** (the goal's own need, {:.0} and {:.0}, with room for the partitions), warmed to them; under these limits the new keys' ceiling is **{:.0} {unit}** (modelled), where {} reaches its limit first. These are more than docs/SCALE.md's \"What to ask AWS for\", which is sized for the crowd's peak: an operator who expects this many polls asks AWS for these quotas ahead.\n\n{}",
         at.units,
         if at.units > at_default { "above" } else { "within" },
         at.quotas.0,
