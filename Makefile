@@ -111,7 +111,7 @@ test: node-deps python-tools
 validate: python-tools
 	PATH="$(TOOLS_PATH)" $(SAM) validate --lint
 
-## Every function invoked with its events/ file through SAM's emulator (the
+## Every route and function invoked with its events/ file through SAM's emulator (the
 ## first with `sam local invoke`, the rest warm through `sam local
 ## start-lambda`; podman as the container engine), against DynamoDB Local.
 sam-local-test: node-deps python-tools podman pyjwt

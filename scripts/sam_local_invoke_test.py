@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Invoke every function with its events/ file through SAM's local emulator.
+"""Invoke every function with its events/ files through SAM's local emulator:
+one file per HTTP route (named as the route), one per other function.
 
 The functions run in SAM's Lambda emulation container (podman as the
 engine, see scripts/sam-podman.sh) and talk to DynamoDB Local on the host,
@@ -59,6 +60,9 @@ SECRET_PARAMETERS = {"ConfirmSecretArn": "CONFIRM_SECRET",
                      "HoldTokenKeysSecretArn": "HOLD_TOKEN_KEYS",
                      "DrawSecretArn": "DRAW_SECRET"}
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
+# visitor-status's file names an example visitor and its token.
+EXAMPLE_VISITOR = "EXAMPLE-VISITOR"
+EXAMPLE_VISITOR_TOKEN = "EXAMPLE-VISITOR-TOKEN"
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"
 QUEUE_EVENT = "gala-2026-queue"
@@ -85,6 +89,29 @@ assert CONTAINER_START_SECONDS + LOCAL_TIMEOUT_SECONDS < CALL_SECONDS
 
 def pascal(name):
     return "".join(w.capitalize() for w in name.split("-")) + "Function"
+
+
+def sample_functions():
+    """The function each events/ file goes to: an HTTP sample's, by the
+    route its routeKey names among template.yaml's HttpApi events (as API
+    Gateway routes it); any other sample is named as its function."""
+    doc = yaml_parse((ROOT / "template.yaml").read_text())
+    by_route = {}
+    for name, res in doc["Resources"].items():
+        if res["Type"] != "AWS::Serverless::Function":
+            continue
+        function = re.sub(r"(?<!^)(?=[A-Z])", "-", name[:-len("Function")]).lower()
+        for trigger in res["Properties"].get("Events", {}).values():
+            if trigger["Type"] == "HttpApi":
+                by_route[f"{trigger['Properties']['Method']} {trigger['Properties']['Path']}"] = function
+    samples = {}
+    for path in (ROOT / "events").glob("*.json"):
+        key = json.loads(path.read_text()).get("routeKey")
+        samples[path.stem] = by_route[key] if key else path.stem
+    return samples
+
+
+SAMPLE_FUNCTIONS = sample_functions()
 
 
 def place_bootstrap(src, dst):
@@ -148,9 +175,9 @@ def replaced(text, replacements):
     return re.sub("|".join(map(re.escape, keys)), lambda m: replacements[m.group(0)], text)
 
 
-def event_text(fn, replacements, edit=None):
-    """events/<fn>.json with `replacements` made and `edit` applied."""
-    text = replaced((ROOT / "events" / f"{fn}.json").read_text(), replacements)
+def event_text(sample, replacements, edit=None):
+    """events/<sample>.json with `replacements` made and `edit` applied."""
+    text = replaced((ROOT / "events" / f"{sample}.json").read_text(), replacements)
     if edit is not None:
         text = json.dumps(edit(json.loads(text)), indent=2)
     return text
@@ -384,12 +411,15 @@ def create_event_over_http(port, event_id, **extra):
 def queue_stages():
     """The queue's functions, through their events/ files on QUEUE_EVENT
     (nothing held: a join is admitted on the spot)."""
-    yield [("queue-admin", 200, lambda b: b["status"] == "OPEN" and b["ordersPerAdmission"] == 2)]
-    _, visitor = yield [("get-queue", 200, lambda b: b["admitPerMinute"] == 600),
-                        ("queue-visitors", 201, lambda b: b["status"] == "ADMITTED")]
+    yield [("put-queue", 200, lambda b: b["status"] == "OPEN" and b["ordersPerAdmission"] == 2)]
+    # get-queue's two GET routes, each answered by its own handler.
+    _, _, visitor = yield [("get-queue", 200, lambda b: b["admitPerMinute"] == 600 and "entries" not in b),
+                           ("draw-list", 200, lambda b: isinstance(b.get("entries"), list) and "drawSeed" in b),
+                           ("join-queue", 201, lambda b: b["status"] == "ADMITTED")]
     if not visitor:
         return
     token = visitor["admissionToken"]
+    yield ("use-visitor", visitor)
 
     def pyjwt_accepts(jwks):
         try:
@@ -402,10 +432,10 @@ def queue_stages():
 
     yield [("admission-keys", 200, pyjwt_accepts),
            ("admit-visitors", 200, lambda b: b["ticks"] >= 1 and b["queues"] >= 1),
+           ("visitor-status", 200, lambda b: b["status"] == "ADMITTED" and b["visitorId"] == visitor["visitorId"]),
            ("create-order", 201, lambda b: b["status"] == "PENDING",
             as_method("POST", {"authorization": f"Bearer {token}", "idempotency-key": "sam-1"}))]
-    yield [("queue-admin", 200, lambda b: b == {"eventId": QUEUE_EVENT, "status": "REMOVED"},
-            as_method("DELETE", body=""))]
+    yield [("delete-queue", 200, lambda b: b == {"eventId": QUEUE_EVENT, "status": "REMOVED"})]
 
 
 def buyer_token_over_http(port, event_id, buyer_id):
@@ -468,6 +498,14 @@ def order_stages(port):
     yield [("cancel-order", 200, lambda b: b == {"orderId": second["orderId"], "status": "CANCELLED"})]
 
 
+def use(what, reply):
+    """The replacements that make the rest of a flow name `reply`'s order
+    ("use-order") or visitor ("use-visitor") for the example's."""
+    if what == "use-order":
+        return {EXAMPLE_ORDER: reply["orderId"], EXAMPLE_TOKEN: reply["holdToken"]}
+    return {EXAMPLE_VISITOR_TOKEN: reply["visitorToken"], EXAMPLE_VISITOR: reply["visitorId"]}
+
+
 def main():
     # One binary per function (functions/src/bin/, held to shared::routes by the tests).
     functions = sorted(p.stem for p in (ROOT / "functions" / "src" / "bin").glob("*.rs"))
@@ -507,9 +545,10 @@ def main():
 
     warm = None
 
-    def check(fn, want_status, check_body, edit, replacements):
+    def check(sample, want_status, check_body, edit, replacements):
         nonlocal passed, failed
-        text = event_text(fn, replacements, edit)
+        fn = SAMPLE_FUNCTIONS[sample]
+        text = event_text(sample, replacements, edit)
         started = time.time()
         reply = warm.invoke(fn, text) if warm else sam_local_invoke(template, env_file, fn, text)
         elapsed = time.time() - started
@@ -524,7 +563,7 @@ def main():
             ok = status == want_status and (check_body is None or check_body(body))
         with lock:
             how = "sam local start-lambda (warm)" if warm else "sam local invoke"
-            print(f"{how} {pascal(fn)} events/{fn}.json: {'ok' if ok else 'FAILED'} ({elapsed:.1f}s) {json.dumps(body)[:160]}",
+            print(f"{how} {pascal(fn)} events/{sample}.json: {'ok' if ok else 'FAILED'} ({elapsed:.1f}s) {json.dumps(body)[:160]}",
                   flush=True)
             passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
         return body if ok else None  # a failed step gives the steps after it nothing to go on
@@ -540,8 +579,7 @@ def main():
             except StopIteration:
                 return
             if isinstance(stage, tuple):  # ("use-order", reply): the order the rest names
-                replacements = dict(replacements, **{EXAMPLE_ORDER: stage[1]["orderId"],
-                                                     EXAMPLE_TOKEN: stage[1]["holdToken"]})
+                replacements = dict(replacements, **dict(use(*stage)))
                 bodies = None
                 continue
             bodies = list(pool.map(lambda c: check(*(c + (None,) * (4 - len(c))), replacements), stage))

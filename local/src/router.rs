@@ -3,9 +3,11 @@
 
 use std::collections::HashMap;
 
+use lambda_http::aws_lambda_events::apigw::ApiGatewayV2httpRequestContext;
+use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use shared::http::{request_deadline, serve};
-use shared::routes::{answer, resolve};
+use shared::routes::{resolve, route_key};
 use shared::App;
 
 /// Routes a request as API Gateway would (`shared::routes`): path
@@ -35,15 +37,20 @@ pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
             map
         })
         .unwrap_or_default();
+    // The route's key, as API Gateway names the route it matched: the
+    // function then picks it exactly as its Lambda binary does.
+    let mut context = ApiGatewayV2httpRequestContext::default();
+    context.route_key = Some(route_key(matched.route));
     let req = req
         .with_path_parameters(matched.params)
-        .with_query_string_parameters(query);
+        .with_query_string_parameters(query)
+        .with_request_context(RequestContext::ApiGatewayV2(context));
     // Each function runs as its own instance (caches of its own, as its
     // own Lambda has); in tests its requests are recorded as its own.
     let app = &crate::iam::attributed(app, matched.function.name);
     // Boxed: the handlers' futures together are large, and a test that
     // awaits many requests in one async fn would carry them on its stack.
-    Box::pin(answer(matched.route, app, req)).await
+    Box::pin(shared::lambda::answer_as(matched.function, app, req)).await
 }
 
 /// A request as its function's Lambda binary receives it (path parameters

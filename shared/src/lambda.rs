@@ -7,11 +7,11 @@ use std::convert::Infallible;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use lambda_http::{service_fn, Body, Request, Response};
+use lambda_http::request::RequestContext;
+use lambda_http::{service_fn, Body, Request, RequestExt, Response};
 
-use crate::error::Error;
 use crate::http::{request_deadline, serve};
-use crate::routes::{answer, Function};
+use crate::routes::{answer, route_of, Function};
 use crate::secrets::SECRET_REFRESH;
 use crate::{telemetry, App};
 
@@ -102,30 +102,32 @@ impl Live {
     }
 }
 
-/// A request to `function`, answered by its route. API Gateway sends a
-/// function only its own routes, so the method picks among them (the path
-/// may carry a stage's prefix).
+/// A request to `function`, answered by its route
+/// ([`crate::routes::route_of`]: API Gateway's `routeKey`, else the method
+/// and path).
 pub async fn answer_as(function: &'static Function, app: &App, req: Request) -> Response<Body> {
-    let routes = function.routes();
-    let route = match routes {
-        [only] => Some(only),
-        _ => routes
-            .iter()
-            .find(|r| r.method.eq_ignore_ascii_case(req.method().as_str())),
-    };
-    match route {
-        Some(route) => answer(route, app, req).await,
-        None => {
-            let err = Error::MethodNotAllowed {
-                method: req.method().to_string(),
-                allow: routes
-                    .iter()
-                    .map(|r| r.method)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            };
+    let chosen = route_of(
+        function,
+        route_key(&req),
+        req.method().as_str(),
+        req.uri().path(),
+    );
+    match chosen {
+        Ok(route) => answer(route, app, req).await,
+        Err(err) => {
             let deadline = request_deadline(&req, app.config.request_budget_ms);
             serve(function.name, &req, deadline, async { Err(err) }).await
         }
+    }
+}
+
+/// The route API Gateway matched, as it names it in the request's context.
+fn route_key(req: &Request) -> Option<&str> {
+    match req.request_context_ref()? {
+        RequestContext::ApiGatewayV2(context) => context.route_key.as_deref(),
+        // Only HTTP APIs call these functions (lambda_http is built with
+        // `apigw_http` alone); any other source is routed by its path.
+        #[allow(unreachable_patterns)]
+        _ => None,
     }
 }

@@ -78,7 +78,9 @@ pub enum Trigger {
 }
 
 /// One Lambda function: one binary (`functions/src/bin/<name>.rs`), one
-/// `<Name>Function` resource in template.yaml, one `events/<name>.json`.
+/// `<Name>Function` resource in template.yaml, and in events/ one sample
+/// per route, or one `events/<name>.json` when it is not on HTTP
+/// ([`sample_names`]).
 #[derive(Debug)]
 pub struct Function {
     pub name: &'static str,
@@ -201,6 +203,60 @@ pub fn resolve(method: &str, path: &str) -> Result<Matched, Error> {
     find(routes(), method, path)
 }
 
+/// API Gateway's name of a route, `GET /events/{eventId}/queue/draw`: the
+/// `routeKey` it sends with each request it routes.
+pub fn route_key(route: &Route) -> String {
+    format!("{} {}", route.method, route.path)
+}
+
+/// The route of `function` a request is for. API Gateway names it in the
+/// request's `routeKey`, so a function of several routes on one method
+/// (get-queue's two GETs) still reaches the right one. Without a key (a
+/// hand-written invoke, or `$default`), the method and path choose as API
+/// Gateway would, the path perhaps behind a stage's prefix; a function of
+/// one route then takes any request (API Gateway sends it no other).
+pub fn route_of(
+    function: &'static Function,
+    route_key: Option<&str>,
+    method: &str,
+    path: &str,
+) -> Result<&'static Route, Error> {
+    let routes = function.routes();
+    if let Some(key) = route_key.filter(|k| !k.is_empty() && *k != "$default") {
+        return routes
+            .iter()
+            .find(|r| self::route_key(r) == key)
+            .ok_or_else(|| Error::RouteNotFound {
+                method: method.to_owned(),
+                path: path.to_owned(),
+            });
+    }
+    let of_function = || routes.iter().map(|r| (function, r));
+    let unstaged = path
+        .strip_prefix('/')
+        .and_then(|p| p.find('/').map(|at| &p[at..]));
+    let found = match (find(of_function(), method, path), unstaged) {
+        (Err(Error::RouteNotFound { .. }), Some(rest)) => find(of_function(), method, rest),
+        (found, _) => found,
+    };
+    found.map(|m| m.route).or_else(|err| match (routes, err) {
+        ([only], Error::RouteNotFound { .. }) => Ok(only),
+        (_, err) => Err(err),
+    })
+}
+
+/// The name of each file in events/: one sample request per HTTP route
+/// (the route's name), one sample event per other function (its name).
+pub fn sample_names() -> impl Iterator<Item = (&'static Function, &'static str)> {
+    FUNCTIONS.iter().flat_map(|f| {
+        let names: Vec<&'static str> = match f.trigger {
+            Trigger::Http(routes) => routes.iter().map(|r| r.name).collect(),
+            Trigger::Schedule | Trigger::Stream => vec![f.name],
+        };
+        names.into_iter().map(move |name| (*f, name))
+    })
+}
+
 /// One request through its route's handler and the one wrapper every route
 /// shares ([`serve`]): the request's deadline, the error's reply and
 /// status, one log line and the request's metrics.
@@ -241,6 +297,113 @@ mod tests {
             );
         }
         Ok(())
+    }
+
+    /// Get-queue's two GET routes, told apart by API Gateway's route key;
+    /// without one, by the path (a stage's prefix allowed).
+    #[test]
+    fn a_function_picks_its_route_by_route_key_then_by_path() {
+        let name = |r: Result<&Route, Error>| r.map(|r| r.name).map_err(|e| e.kind());
+        let draw = "/events/e1/queue/draw";
+        /// A function, the key sent, the method and path, and the route.
+        type Case<'a> = (
+            &'a Function,
+            Option<&'a str>,
+            &'a str,
+            &'a str,
+            Result<&'a str, E>,
+        );
+        let cases: &[Case] = &[
+            (
+                &GET_QUEUE,
+                Some("GET /events/{eventId}/queue/draw"),
+                "GET",
+                draw,
+                Ok("draw-list"),
+            ),
+            (
+                &GET_QUEUE,
+                Some("GET /events/{eventId}/queue"),
+                "GET",
+                "/events/e1/queue",
+                Ok("get-queue"),
+            ),
+            // The key decides, whatever the path says.
+            (
+                &GET_QUEUE,
+                Some("GET /events/{eventId}/queue/draw"),
+                "GET",
+                "/x",
+                Ok("draw-list"),
+            ),
+            (&GET_QUEUE, None, "GET", draw, Ok("draw-list")),
+            (&GET_QUEUE, Some("$default"), "GET", draw, Ok("draw-list")),
+            (
+                &GET_QUEUE,
+                None,
+                "GET",
+                "/prod/events/e1/queue/draw",
+                Ok("draw-list"),
+            ),
+            (&GET_QUEUE, None, "GET", "/events/e1/queue", Ok("get-queue")),
+            (&GET_QUEUE, None, "POST", draw, Err(E::MethodNotAllowed)),
+            (&GET_QUEUE, None, "GET", "/events/e1", Err(E::RouteNotFound)),
+            // Another function's key is not this function's route.
+            (
+                &GET_QUEUE,
+                Some("PUT /events/{eventId}/queue"),
+                "PUT",
+                "/events/e1/queue",
+                Err(E::RouteNotFound),
+            ),
+            (
+                &QUEUE_ADMIN,
+                Some("DELETE /events/{eventId}/queue"),
+                "DELETE",
+                "/",
+                Ok("delete-queue"),
+            ),
+            (
+                &QUEUE_ADMIN,
+                None,
+                "DELETE",
+                "/events/e1/queue",
+                Ok("delete-queue"),
+            ),
+            (
+                &QUEUE_VISITORS,
+                None,
+                "GET",
+                "/events/e1/queue/visitors/v1",
+                Ok("visitor-status"),
+            ),
+            // One route: any request API Gateway sends it.
+            (&GET_EVENT, None, "GET", "/anything", Ok("get-event")),
+            (
+                &GET_EVENT,
+                Some("GET /events/{eventId}"),
+                "GET",
+                "/events/e1",
+                Ok("get-event"),
+            ),
+        ];
+        for (function, key, method, path, want) in cases {
+            assert_eq!(
+                name(route_of(function, *key, method, path)),
+                *want,
+                "{} {key:?} {method} {path}",
+                function.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_route_and_other_function_has_one_sample_name() {
+        let names: Vec<&str> = sample_names().map(|(_, n)| n).collect();
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(names.len(), unique.len());
+        assert_eq!(names.len(), routes().count() + 4, "4 functions not on HTTP");
+        assert!(names.contains(&"draw-list") && names.contains(&"expire-holds"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use local::table::TableSpec;
 use serde_json::Value;
-use shared::routes::{Trigger, FUNCTIONS};
+use shared::routes::{route_key, sample_names, Trigger, FUNCTIONS};
 use shared::store;
 
 fn template() -> serde_yaml_ng::Value {
@@ -223,17 +223,18 @@ fn every_function_in_the_route_table_is_deployed_built_and_sampled() {
             "{what}: functions/src/bin/{}.rs",
             function.name
         );
-        let sample: Value = serde_json::from_str(&event_text(function.name)).unwrap();
         if let Trigger::Http(routes) = function.trigger {
-            let route_key = sample["routeKey"].as_str().unwrap_or_default();
-            assert!(
-                routes
-                    .iter()
-                    .any(|r| route_key == format!("{} {}", r.method, r.path)),
-                "events/{}.json's routeKey {route_key:?} is one of its routes",
-                function.name
-            );
+            for route in routes {
+                let sample: Value = serde_json::from_str(&event_text(route.name)).unwrap();
+                assert_eq!(
+                    sample["routeKey"].as_str(),
+                    Some(route_key(route).as_str()),
+                    "events/{}.json: the route it samples",
+                    route.name
+                );
+            }
         } else {
+            let sample: Value = serde_json::from_str(&event_text(function.name)).unwrap();
             assert!(
                 sample.get("routeKey").is_none(),
                 "{what}: not an HTTP sample"
@@ -259,7 +260,12 @@ fn every_function_in_the_route_table_is_deployed_built_and_sampled() {
         names,
         "functions/src/bin vs shared::routes"
     );
-    assert_eq!(files("events", ".json"), names, "events/ vs shared::routes");
+    let samples: BTreeSet<String> = sample_names().map(|(_, n)| n.to_owned()).collect();
+    assert_eq!(
+        files("events", ".json"),
+        samples,
+        "events/ vs shared::routes: one per route, one per other function"
+    );
     // The Makefile builds packages of the workspace (the functions crate
     // builds every function) and binaries that exist.
     let makefile = std::fs::read_to_string(root.join("Makefile")).unwrap();
@@ -566,21 +572,23 @@ fn is_function_shaped(name: &str) -> bool {
 }
 
 /// Every list of functions outside the route table agrees with it, so a new
-/// function cannot be skipped without a failure: SAM's local run invokes
-/// every function through its events/ file, the suite runs every events/
-/// file, and the cold-start bench's own lists name only functions (its
-/// list of what it times is the binaries', held to the table above).
+/// route or function cannot be skipped without a failure: SAM's local run
+/// invokes every events/ file (one per route, one per other function), the
+/// suite runs every one, and the cold-start bench's own lists name only
+/// functions (its list of what it times is the binaries', held to the table
+/// above), timing a function of several routes on one of its own.
 #[test]
 fn every_list_of_functions_agrees_with_the_route_table() {
     let read = |path: &str| std::fs::read_to_string(local::repo_root().join(path)).unwrap();
     let names: BTreeSet<String> = FUNCTIONS.iter().map(|f| f.name.to_owned()).collect();
+    let samples: BTreeSet<String> = sample_names().map(|(_, n)| n.to_owned()).collect();
 
     // ("get-seat", 200, ...) in a stage, check("create-event", 201, ...) alone.
     let sam = read("scripts/sam_local_invoke_test.py");
     let invoked = names_quoted(&sam, "(", "digit");
     assert_eq!(
-        invoked, names,
-        "sam_local_invoke_test.py's stages against FUNCTIONS"
+        invoked, samples,
+        "sam_local_invoke_test.py's stages against every route and function"
     );
 
     let mut ran = BTreeSet::new();
@@ -599,13 +607,31 @@ fn every_list_of_functions_agrees_with_the_route_table() {
             }
         }
     }
-    let unrun: Vec<&String> = names.difference(&ran).collect();
+    let unrun: Vec<&String> = samples.difference(&ran).collect();
     assert!(
         unrun.is_empty(),
-        "functions whose events/ file no suite test runs: {unrun:?}"
+        "events/ files no suite test runs: {unrun:?}"
     );
 
     let cold = read("scripts/bench_cold_start.py");
+    let timed = cold
+        .lines()
+        .find(|l| l.starts_with("TIMED_ROUTE = "))
+        .expect("bench_cold_start.py's TIMED_ROUTE");
+    let pairs: Vec<&str> = timed.split('"').skip(1).step_by(2).collect();
+    for pair in pairs.chunks(2) {
+        assert!(
+            sample_names().any(|(f, n)| [f.name, n] == pair),
+            "TIMED_ROUTE: {pair:?} is a route of its function"
+        );
+    }
+    for function in FUNCTIONS.iter().filter(|f| f.routes().len() > 1) {
+        assert!(
+            pairs.chunks(2).any(|p| p[0] == function.name),
+            "TIMED_ROUTE names a route of {}",
+            function.name
+        );
+    }
     for list in ["NOT_TIMED = ", "QUEUE_FUNCTIONS = ", "CREATED = "] {
         let line = cold
             .lines()

@@ -27,27 +27,55 @@ fn the_sample_hold_token_is_issued_for_the_sample_order() {
     assert!(keys.decode(&other, EXAMPLE_TOKEN).is_none());
 }
 
-pub(crate) fn event_text(function: &str) -> String {
+/// events/<sample>.json: a route's name, or a function's not on HTTP.
+pub(crate) fn event_text(sample: &str) -> String {
     std::fs::read_to_string(
         local::repo_root()
             .join("events")
-            .join(format!("{function}.json")),
+            .join(format!("{sample}.json")),
     )
     .unwrap()
 }
 
-async fn run_event(
-    app: &shared::App,
-    function: &'static str,
-    replace: &[(&str, &str)],
-) -> (u16, Value) {
-    let mut text = event_text(function);
+/// The function whose events/ file `sample` is.
+fn function_of(sample: &str) -> &'static str {
+    shared::routes::sample_names()
+        .find(|(_, name)| *name == sample)
+        .map(|(f, _)| f.name)
+        .unwrap_or_else(|| panic!("no route or function named {sample}"))
+}
+
+/// events/<sample>.json (each `replace` made in turn) through its
+/// function's Lambda entry point, as `sam local invoke` gives it.
+async fn run_event(app: &shared::App, sample: &str, replace: &[(&str, &str)]) -> (u16, Value) {
+    let mut text = event_text(sample);
     for (from, to) in replace {
         text = text.replace(from, to);
     }
     let req = lambda_http::request::from_str(&text)
-        .unwrap_or_else(|e| panic!("events/{function}.json: {e}"));
-    common::read(call(function, app, req).await)
+        .unwrap_or_else(|e| panic!("events/{sample}.json: {e}"));
+    common::read(call(function_of(sample), app, req).await)
+}
+
+/// Every route's sample names its route in `routeKey`, and its function,
+/// given the sample, picks that route, with the key and (as a hand-written
+/// invoke without one) by its method and path alike.
+#[test]
+fn every_routes_sample_picks_its_route() {
+    for (function, sample) in shared::routes::sample_names() {
+        let event: Value = serde_json::from_str(&event_text(sample)).unwrap();
+        let Some(key) = event["routeKey"].as_str() else {
+            assert!(function.routes().is_empty(), "events/{sample}.json");
+            continue;
+        };
+        assert_eq!(Some(key), event["requestContext"]["routeKey"].as_str());
+        let method = event["requestContext"]["http"]["method"].as_str().unwrap();
+        let path = event["rawPath"].as_str().unwrap();
+        for key in [Some(key), None] {
+            let route = shared::routes::route_of(function, key, method, path).unwrap();
+            assert_eq!(route.name, sample, "events/{sample}.json, key {key:?}");
+        }
+    }
 }
 
 /// events/confirm.json with its body naming `order` and `seat`, and its
@@ -180,9 +208,9 @@ async fn every_event_file_runs_through_its_handler() {
     );
 
     // The queue's files: put (open since the sample's past opening),
-    // read, a join (admitted on the spot), the JWKS, an admitter run, and
-    // the put's file as a DELETE.
-    let (status, body) = run_event(&app, "queue-admin", &[]).await;
+    // read, its draw list (get-queue's other GET), a join (admitted on the
+    // spot) and its status, the JWKS, an admitter run, and the delete.
+    let (status, body) = run_event(&app, "put-queue", &[]).await;
     assert_eq!((status, &body["status"]), (200, &"OPEN".into()), "{body}");
     let (status, body) = run_event(&app, "get-queue", &[]).await;
     assert_eq!(
@@ -190,12 +218,37 @@ async fn every_event_file_runs_through_its_handler() {
         (200, &2.into()),
         "{body}"
     );
-    let (status, body) = run_event(&app, "queue-visitors", &[]).await;
+    let (status, body) = run_event(&app, "draw-list", &[]).await;
+    assert_eq!(
+        (
+            status,
+            body["entries"].is_array(),
+            body["drawSeed"].is_string()
+        ),
+        (200, true, true),
+        "draw-list's reply, not get-queue's: {body}"
+    );
+    let (status, body) = run_event(&app, "join-queue", &[]).await;
     assert_eq!(
         (status, &body["status"]),
         (201, &"ADMITTED".into()),
         "{body}"
     );
+    let visitor = [
+        (
+            "EXAMPLE-VISITOR-TOKEN",
+            body["visitorToken"].as_str().unwrap(),
+        ),
+        ("EXAMPLE-VISITOR", body["visitorId"].as_str().unwrap()),
+    ];
+    let (status, body) = run_event(&app, "visitor-status", &visitor).await;
+    assert_eq!(
+        (status, &body["status"], body.get("visitorToken")),
+        (200, &"ADMITTED".into(), None),
+        "{body}"
+    );
+    // Unchanged, the file's token is no visitor token.
+    assert_eq!(run_event(&app, "visitor-status", &[]).await.0, 401);
     let (status, body) = run_event(&app, "admission-keys", &[]).await;
     assert_eq!(
         (status, &body["keys"][0]["alg"]),
@@ -213,8 +266,7 @@ async fn every_event_file_runs_through_its_handler() {
     .await
     .unwrap();
     assert!(run.ticks >= 1 && run.queues >= 1, "{run:?}");
-    let delete = [("\"PUT", "\"DELETE")];
-    let (status, body) = run_event(&app, "queue-admin", &delete).await;
+    let (status, body) = run_event(&app, "delete-queue", &[]).await;
     assert_eq!(
         (status, &body["status"]),
         (200, &"REMOVED".into()),
