@@ -414,7 +414,12 @@ async fn admission_order(
             continue; // not admitted: counted against the run by the caller
         };
         let claims: AdmissionClaims = keys
-            .decode(token, ISSUER, event.as_str(), &["exp", "iss", "aud", "sub"])
+            .decode(
+                token,
+                None,
+                (ISSUER, event.as_str()),
+                &["exp", "iss", "aud", "sub"],
+            )
             .ok_or_else(|| {
                 format!("visitor-status {status}: an admission token the keys refuse")
             })?;

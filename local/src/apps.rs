@@ -70,14 +70,17 @@ pub fn dev_buyer_token(
     now_s: i64,
     seconds: i64,
 ) -> Result<String, shared::Error> {
-    keys.sign(&BuyerClaims {
-        iss: DEV_BUYER_ISSUER.into(),
-        aud: event.into(),
-        sub: buyer.into(),
-        iat: now_s,
-        exp: now_s + seconds,
-        nbf: None,
-    })
+    keys.sign_as(
+        shared::buyer::BUYER_TOKEN_TYPE,
+        &BuyerClaims {
+            iss: DEV_BUYER_ISSUER.into(),
+            aud: event.into(),
+            sub: buyer.into(),
+            iat: now_s,
+            exp: now_s + seconds,
+            nbf: None,
+        },
+    )
 }
 
 /// The draw secret of `make dev` when `DRAW_SECRET` is unset, of the

@@ -13,7 +13,7 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::pkcs8::EncodePrivateKey;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -38,12 +38,16 @@ pub enum KeyError {
     BadKey { index: usize, reason: String },
 }
 
-/// One key of a JWK Set as we accept it: EC, P-256, with a `kid`.
+/// One key of a JWK Set as we accept it: EC, P-256, with a `kid`, and
+/// where it says so, for ES256 (`alg`) and for signatures (`use`).
 #[derive(Deserialize)]
 struct JwkIn {
     kty: String,
     crv: String,
     kid: Option<String>,
+    alg: Option<String>,
+    #[serde(rename = "use")]
+    use_: Option<String>,
     x: Option<String>,
     y: Option<String>,
     d: Option<String>,
@@ -98,7 +102,13 @@ fn parse_keys<T>(
         .enumerate()
         .map(|(index, jwk)| {
             checked_kid(jwk, &mut seen)
-                .and_then(|kid| key(jwk, kid))
+                .and_then(|kid| {
+                    // The kid is public (the JWKS publishes it): naming it
+                    // tells an operator which key to fix.
+                    let named = |reason: String| format!("kid {kid}: {reason}");
+                    checked_purpose(jwk).map_err(named)?;
+                    key(jwk, kid.clone()).map_err(named)
+                })
                 .map_err(|reason| KeyError::BadKey { index, reason })
         })
         .collect()
@@ -143,6 +153,35 @@ fn checked_kid(jwk: &JwkIn, seen: &mut Vec<String>) -> Result<String, String> {
     }
     seen.push(kid.clone());
     Ok(kid)
+}
+
+/// A key's `alg` and `use`, where given, honoured: a key for another
+/// algorithm or for encryption is not one to verify ES256 signatures with.
+fn checked_purpose(jwk: &JwkIn) -> Result<(), String> {
+    if jwk.alg.as_deref().is_some_and(|alg| alg != "ES256") {
+        return Err("its alg is not ES256".into());
+    }
+    if jwk.use_.as_deref().is_some_and(|u| u != "sig") {
+        return Err("its use is not sig".into());
+    }
+    Ok(())
+}
+
+/// Whether (x, y) is a point of P-256 (not the identity, on the curve):
+/// a mistyped coordinate is refused at start-up, not at every token.
+fn on_p256(x: &[u8; 32], y: &[u8; 32]) -> bool {
+    let point = p256::EncodedPoint::from_affine_coordinates(x.into(), y.into(), false);
+    p256::PublicKey::from_encoded_point(&point).is_some().into()
+}
+
+/// Whether a header's `typ` is the media type `want`: compared without
+/// regard to case, `application/` allowed before it (RFC 7515, 4.1.9).
+fn is_type(typ: Option<&str>, want: &str) -> bool {
+    typ.is_some_and(|typ| {
+        let lower = typ.to_ascii_lowercase();
+        let bare = lower.strip_prefix("application/").unwrap_or(&lower);
+        bare == want.to_ascii_lowercase()
+    })
 }
 
 struct SigningKey {
@@ -218,15 +257,22 @@ impl SigningKeys {
         self.0.iter().map(|k| k.public.x.as_str())
     }
 
-    /// The token for `claims` (an admission's, or a development buyer
-    /// token's), signed by the first key, its `kid` in the header.
+    /// The token for `claims` (an admission's), signed by the first key,
+    /// its `kid` in the header and `typ` JWT.
     pub fn sign(&self, claims: &impl Serialize) -> Result<String, Error> {
+        self.sign_as("JWT", claims)
+    }
+
+    /// [`Self::sign`] with the header's `typ` (a development buyer token's
+    /// is [`crate::buyer::BUYER_TOKEN_TYPE`]).
+    pub fn sign_as(&self, typ: &str, claims: &impl Serialize) -> Result<String, Error> {
         let first = self
             .0
             .first()
             .ok_or_else(|| Error::Corrupt("no signing key".into()))?;
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(first.kid.clone());
+        header.typ = Some(typ.to_owned());
         jsonwebtoken::encode(&header, claims, &first.key)
             .map_err(|e| Error::Corrupt(format!("signing a token failed: {e}")))
     }
@@ -255,12 +301,15 @@ impl VerifyKeys {
             if jwk.d.is_some() {
                 return Err("a verify key must not carry its private part (d)".into());
             }
-            let coordinate =
-                |v: Option<&String>, name| field(v, name).map(|b| URL_SAFE_NO_PAD.encode(b));
+            let x = field(jwk.x.as_ref(), "x")?;
+            let y = field(jwk.y.as_ref(), "y")?;
+            if !on_p256(&x, &y) {
+                return Err("x and y are not a point on P-256".into());
+            }
             Ok(PublicJwk::new(
                 kid,
-                coordinate(jwk.x.as_ref(), "x")?,
-                coordinate(jwk.y.as_ref(), "y")?,
+                URL_SAFE_NO_PAD.encode(x),
+                URL_SAFE_NO_PAD.encode(y),
             ))
         })?)
     }
@@ -293,20 +342,24 @@ impl VerifyKeys {
     }
 
     /// The claims of `token` if it is signed with ES256 (no other `alg`,
-    /// `none` included) by the key of this set its `kid` names, and its
-    /// `iss` and `aud` are `issuer` and `audience`, with every claim of
-    /// `required` present. The times are the caller's to judge, on its own
-    /// clock ([`AdmissionClaims::is_valid_at`], `crate::buyer`): the one
-    /// verifier of both kinds of token seatclaim takes.
+    /// `none` included) by the key of this set its `kid` names, its header's
+    /// `typ` is `typ` where one is asked for, and its `iss` and `aud` are
+    /// `issuer` and `audience`, with every claim of `required` present.
+    /// The times are the caller's to judge, on its own clock
+    /// ([`AdmissionClaims::is_valid_at`], `crate::buyer`): the one verifier
+    /// of both kinds of token seatclaim takes.
     pub fn decode<C: serde::de::DeserializeOwned>(
         &self,
         token: &str,
-        issuer: &str,
-        audience: &str,
+        typ: Option<&str>,
+        (issuer, audience): (&str, &str),
         required: &[&str],
     ) -> Option<C> {
         let header = jsonwebtoken::decode_header(token).ok()?;
         if header.alg != Algorithm::ES256 {
+            return None;
+        }
+        if typ.is_some_and(|want| !is_type(header.typ.as_deref(), want)) {
             return None;
         }
         let kid = header.kid?;
@@ -334,9 +387,14 @@ impl VerifyKeys {
         event: &EventId,
         now: Millis,
     ) -> Result<AdmissionClaims, Error> {
-        self.decode::<AdmissionClaims>(token, ISSUER, event.as_str(), &["exp", "iss", "aud", "sub"])
-            .filter(|claims| claims.is_valid_at(now))
-            .ok_or(Error::Unauthorized)
+        self.decode::<AdmissionClaims>(
+            token,
+            None,
+            (ISSUER, event.as_str()),
+            &["exp", "iss", "aud", "sub"],
+        )
+        .filter(|claims| claims.is_valid_at(now))
+        .ok_or(Error::Unauthorized)
     }
 }
 

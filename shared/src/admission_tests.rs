@@ -146,7 +146,7 @@ fn bad_key_sets_are_refused_by_index_and_reason() {
         ),
         (
             r#"{"keys": [{"kty": "EC", "crv": "P-256", "kid": "a", "d": "AAAA"}]}"#,
-            "key 0: d is not 32 bytes",
+            "key 0: kid a: d is not 32 bytes",
         ),
     ] {
         let error = SigningKeys::parse(json).unwrap_err().to_string();
@@ -160,6 +160,48 @@ fn bad_key_sets_are_refused_by_index_and_reason() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("not d's public key"), "{error}");
+}
+
+/// A public key whose point is mistyped, or meant for another algorithm or
+/// for encryption, fails the start with a message naming its kid; the set
+/// the JWKS route publishes (with `alg` and `use`) parses.
+#[test]
+fn verify_keys_are_checked_points_for_es256_signatures() {
+    let signing = SigningKeys::parse(&private_set("k1", [7; 32])).unwrap();
+    let good: serde_json::Value = signing.verify_keys().jwks()["keys"][0].clone();
+    let set = |key: &serde_json::Value| serde_json::json!({ "keys": [key] }).to_string();
+    assert!(VerifyKeys::parse(&set(&good)).is_ok());
+    let mut bare = good.clone();
+    for field in ["alg", "use"] {
+        bare.as_object_mut().unwrap().remove(field);
+    }
+    assert!(
+        VerifyKeys::parse(&set(&bare)).is_ok(),
+        "alg and use may be absent"
+    );
+    let with = |field: &str, value: serde_json::Value| {
+        let mut key = good.clone();
+        key[field] = value;
+        key
+    };
+    let mut y = URL_SAFE_NO_PAD.decode(good["y"].as_str().unwrap()).unwrap();
+    y[31] ^= 1;
+    for (key, want) in [
+        (
+            with("y", URL_SAFE_NO_PAD.encode(&y).into()),
+            "key 0: kid k1: x and y are not a point on P-256",
+        ),
+        (
+            with("x", URL_SAFE_NO_PAD.encode([0u8; 32]).into()),
+            "kid k1: x and y are not a point",
+        ),
+        (with("alg", "RS256".into()), "kid k1: its alg is not ES256"),
+        (with("alg", "ES384".into()), "kid k1: its alg is not ES256"),
+        (with("use", "enc".into()), "kid k1: its use is not sig"),
+    ] {
+        let error = VerifyKeys::parse(&set(&key)).unwrap_err().to_string();
+        assert!(error.contains(want), "{key}: {error}");
+    }
 }
 
 #[test]

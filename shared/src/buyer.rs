@@ -20,6 +20,10 @@ pub const BUYER_TOKEN_HEADER: &str = "x-buyer-token";
 pub const BUYER_VERIFY_KEYS: &str = "BUYER_VERIFY_KEYS";
 pub const BUYER_ISSUER: &str = "BUYER_ISSUER";
 
+/// The `typ` every buyer token's header must carry (RFC 8725, 3.11): a JWT
+/// the seller's key signs for any other purpose is not a buyer token.
+pub const BUYER_TOKEN_TYPE: &str = "seatclaim-buyer+jwt";
+
 /// The claims every buyer token must carry (`nbf` is optional).
 const REQUIRED_CLAIMS: [&str; 5] = ["iss", "aud", "sub", "iat", "exp"];
 
@@ -78,7 +82,12 @@ impl BuyerKeys {
     /// `401 buyer-token-invalid`.
     pub fn verify(&self, token: &str, event: &EventId, now: Millis) -> Result<BuyerId, Error> {
         self.keys
-            .decode::<BuyerClaims>(token, &self.issuer, event.as_str(), &REQUIRED_CLAIMS)
+            .decode::<BuyerClaims>(
+                token,
+                Some(BUYER_TOKEN_TYPE),
+                (&self.issuer, event.as_str()),
+                &REQUIRED_CLAIMS,
+            )
             .and_then(|claims| claims.buyer_at(now))
             .ok_or(Error::BuyerTokenInvalid)
     }

@@ -47,11 +47,34 @@ fn unsigned(header: Value, claims: &Value) -> String {
 
 #[test]
 fn a_sellers_token_names_its_buyer() {
-    let token = signing("seller-1", 9).sign(&claims()).unwrap();
+    let token = signing("seller-1", 9)
+        .sign_as(BUYER_TOKEN_TYPE, &claims())
+        .unwrap();
     assert_eq!(verify(&token).ok().as_deref(), Some("user:42"));
     let later = with(claims(), "nbf", json!(NOW_S + 5));
-    let token = signing("seller-1", 9).sign(&later).unwrap();
+    let token = signing("seller-1", 9)
+        .sign_as(BUYER_TOKEN_TYPE, &later)
+        .unwrap();
     assert!(verify(&token).is_ok(), "nbf within the 5 s leeway");
+}
+
+/// The header's `typ` is a media type: case does not matter, and
+/// `application/` may come before it.
+#[test]
+fn the_buyer_token_type_is_matched_as_a_media_type() {
+    let seller = signing("seller-1", 9);
+    for typ in [
+        "seatclaim-buyer+jwt",
+        "SeatClaim-Buyer+JWT",
+        "application/seatclaim-buyer+jwt",
+    ] {
+        let token = seller.sign_as(typ, &claims()).unwrap();
+        assert!(verify(&token).is_ok(), "{typ}");
+    }
+    let token = seller
+        .sign_as("text/seatclaim-buyer+jwt", &claims())
+        .unwrap();
+    assert!(verify(&token).is_err());
 }
 
 #[test]
@@ -60,48 +83,74 @@ fn every_broken_rule_is_buyer_token_invalid() {
     let refused = [
         (
             "another key",
-            signing("seller-1", 8).sign(&claims()).unwrap(),
+            signing("seller-1", 8)
+                .sign_as(BUYER_TOKEN_TYPE, &claims())
+                .unwrap(),
         ),
         (
             "an unknown kid",
-            signing("seller-2", 9).sign(&claims()).unwrap(),
+            signing("seller-2", 9)
+                .sign_as(BUYER_TOKEN_TYPE, &claims())
+                .unwrap(),
         ),
         (
             "another issuer",
-            seller.sign(&with(claims(), "iss", json!("x"))).unwrap(),
+            seller
+                .sign_as(BUYER_TOKEN_TYPE, &with(claims(), "iss", json!("x")))
+                .unwrap(),
         ),
         (
             "another event",
-            seller.sign(&with(claims(), "aud", json!("other"))).unwrap(),
+            seller
+                .sign_as(BUYER_TOKEN_TYPE, &with(claims(), "aud", json!("other")))
+                .unwrap(),
         ),
         (
             "aud as an array",
             seller
-                .sign(&with(claims(), "aud", json!(["gala"])))
+                .sign_as(BUYER_TOKEN_TYPE, &with(claims(), "aud", json!(["gala"])))
                 .unwrap(),
         ),
-        ("no iat", seller.sign(&without(claims(), "iat")).unwrap()),
-        ("no sub", seller.sign(&without(claims(), "sub")).unwrap()),
+        (
+            "no iat",
+            seller
+                .sign_as(BUYER_TOKEN_TYPE, &without(claims(), "iat"))
+                .unwrap(),
+        ),
+        (
+            "no sub",
+            seller
+                .sign_as(BUYER_TOKEN_TYPE, &without(claims(), "sub"))
+                .unwrap(),
+        ),
         (
             "an email as sub",
             seller
-                .sign(&with(claims(), "sub", json!("a@b.example")))
+                .sign_as(
+                    BUYER_TOKEN_TYPE,
+                    &with(claims(), "sub", json!("a@b.example")),
+                )
                 .unwrap(),
         ),
         (
             "over an hour",
             seller
-                .sign(&with(claims(), "exp", json!(NOW_S - 10 + 3_601)))
+                .sign_as(
+                    BUYER_TOKEN_TYPE,
+                    &with(claims(), "exp", json!(NOW_S - 10 + 3_601)),
+                )
                 .unwrap(),
         ),
         (
             "expired",
-            seller.sign(&with(claims(), "exp", json!(NOW_S))).unwrap(),
+            seller
+                .sign_as(BUYER_TOKEN_TYPE, &with(claims(), "exp", json!(NOW_S)))
+                .unwrap(),
         ),
         (
             "nbf ahead",
             seller
-                .sign(&with(claims(), "nbf", json!(NOW_S + 6)))
+                .sign_as(BUYER_TOKEN_TYPE, &with(claims(), "nbf", json!(NOW_S + 6)))
                 .unwrap(),
         ),
         (
@@ -113,6 +162,15 @@ fn every_broken_rule_is_buyer_token_invalid() {
             unsigned(json!({"alg": "HS256", "kid": "seller-1"}), &claims()),
         ),
         ("not a JWT", "x.y.z".to_owned()),
+        // Any JWT the seller's key signs with the right claims, but not
+        // typed as a buyer token: an ID token, an admission-like JWT.
+        ("typ JWT", seller.sign(&claims()).unwrap()),
+        (
+            "typ of another kind",
+            seller
+                .sign_as("seatclaim-admission+jwt", &claims())
+                .unwrap(),
+        ),
     ];
     for (why, token) in refused {
         assert!(

@@ -345,6 +345,11 @@ async fn the_create_order_sample_opens_a_buyers_order_on_a_limited_event() {
     let sample_token = event["headers"]["x-buyer-token"].as_str().unwrap();
     let claims = common::queue::claims_of(sample_token);
     assert_eq!(
+        common::queue::header_of(sample_token)["typ"],
+        shared::buyer::BUYER_TOKEN_TYPE,
+        "a buyer token as the seller's sign-in must sign it"
+    );
+    assert_eq!(
         (&claims["aud"], &claims["sub"], &claims["exp"]),
         (
             &"gala-2026".into(),

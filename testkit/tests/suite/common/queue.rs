@@ -25,8 +25,17 @@ pub fn instance(app: &App, counter: &local::metrics::RequestCounter) -> App {
 
 /// The claims of a JWT, unverified (the tests' own reading).
 pub fn claims_of(jwt: &str) -> Value {
+    part_of(jwt, 1)
+}
+
+/// A JWT's header, unverified.
+pub fn header_of(jwt: &str) -> Value {
+    part_of(jwt, 0)
+}
+
+fn part_of(jwt: &str, index: usize) -> Value {
     use base64::Engine;
-    let payload = jwt.split('.').nth(1).unwrap();
+    let payload = jwt.split('.').nth(index).unwrap();
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload)
         .unwrap();
