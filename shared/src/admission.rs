@@ -413,9 +413,6 @@ pub struct AdmissionClaims {
     /// it was given: a later put does not change it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders: Option<u32>,
-    /// The buyer a verified queue admitted (its `sub` stays the visitor).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub buyer: Option<String>,
     /// The moment of its pace slot, µs since the epoch: drawn visitors'
     /// slots follow their draw keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]

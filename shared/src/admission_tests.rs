@@ -17,7 +17,6 @@ fn claims(event: &str, exp: i64) -> AdmissionClaims {
         nbf: exp - 600,
         exp,
         orders: Some(1),
-        buyer: None,
         slot: None,
     }
 }

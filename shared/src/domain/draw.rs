@@ -56,9 +56,9 @@ impl DrawSeed {
         hex::encode(self.0)
     }
 
-    /// The draw key of `draw_id` (a buyer id in a verified queue, else a
-    /// visitor id): HMAC-SHA-256 under the seed, an unsigned 256-bit
-    /// big-endian number.
+    /// The draw key of `draw_id` (the visitor id; in a verified queue one
+    /// keyed from the buyer id): HMAC-SHA-256 under the seed, an unsigned
+    /// 256-bit big-endian number.
     pub fn key(&self, draw_id: &str) -> DrawKey {
         DrawKey(hmac(&self.0, draw_id.as_bytes()))
     }

@@ -111,7 +111,7 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
         }
         Some(queue) => {
             let opening = admitted_opening(app, req, &event_id, &queue, now)?;
-            let admitted = opening.claims.buyer.as_deref();
+            let admitted = admitted_buyer(app, &event, &opening.visitor).await?;
             let buyer = order_buyer(app, req, &event, admitted, now)?;
             open_admitted_order(app, &event, opening, body.user_id, buyer, now).await?
         }
@@ -192,7 +192,7 @@ fn order_buyer(
     app: &App,
     req: &Request,
     event: &EventHead,
-    admitted: Option<&str>,
+    admitted: Option<BuyerId>,
     now: crate::domain::Millis,
 ) -> Result<Option<OrderBuyer>, Error> {
     let Some(limit) = event.buyer_limit else {
@@ -203,9 +203,6 @@ fn order_buyer(
         .buyer_keys
         .as_ref()
         .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?;
-    let admitted = admitted
-        .map(|id| BuyerId::parse(id).ok_or(Error::Unauthorized))
-        .transpose()?;
     let buyer_id = match (admitted, keys.buyer_of(req, &event.event_id, now)) {
         (Some(admitted), Err(Error::BuyerTokenRequired)) => admitted,
         (Some(admitted), Ok(named)) if named == admitted => admitted,
@@ -214,6 +211,24 @@ fn order_buyer(
         (None, Ok(named)) => named,
     };
     Ok(Some(OrderBuyer { buyer_id, limit }))
+}
+
+/// The buyer a verified queue admitted as `visitor`, where the event has
+/// a buyer limit to count it under: read from the visitor's item (an
+/// admission names no buyer, so no token shows who joined). `None` on an
+/// event without a limit, for an anonymous queue's visitor (of whichever
+/// generation: the item says), or one no longer stored (a buyer token
+/// then names the buyer).
+async fn admitted_buyer(
+    app: &App,
+    event: &EventHead,
+    visitor: &VisitorId,
+) -> Result<Option<BuyerId>, Error> {
+    if event.buyer_limit.is_none() {
+        return Ok(None);
+    }
+    let stored = app.store.read_visitor(&event.event_id, visitor).await?;
+    Ok(stored.and_then(|v| v.buyer))
 }
 
 /// What lets a request open an order while its event has a queue.

@@ -80,7 +80,6 @@ fn admission_token(
         nbf: issued,
         exp: admission.expires_at.0.div_euclid(1_000),
         orders: Some(admission.orders_allowed),
-        buyer: visitor.buyer.as_ref().map(|b| b.as_str().to_owned()),
         slot: Some(admission.slot_us),
     })
 }
@@ -105,7 +104,7 @@ fn status_reply<'a>(
         visitor_token: None,
         joined_at: None,
         buyer_id: visitor.buyer.as_ref().map(BuyerId::as_str),
-        draw_id: draw_id(visitor),
+        draw_id: visitor.visitor_id.as_str(),
         draw_commitment: None,
     };
     match visitor_view(visitor.rank, visitor.admission.as_ref(), state, now) {
@@ -132,15 +131,6 @@ fn status_reply<'a>(
         VisitorView::SoldOut => reply.status = "SOLD_OUT",
     }
     Ok(reply)
-}
-
-/// What a visitor's draw key is derived from: its buyer's id in a
-/// verified queue, else its own id.
-fn draw_id(visitor: &Visitor) -> &str {
-    visitor
-        .buyer
-        .as_ref()
-        .map_or(visitor.visitor_id.as_str(), BuyerId::as_str)
 }
 
 /// A fresh, unguessable id (128 random bits).
@@ -209,7 +199,11 @@ pub async fn join_queue(app: &App, req: &Request) -> Reply {
     // before draws existed keeps drawing at random, as it began.
     visitor.rank = match &seed {
         Some(seed) if now < state.settings.opens_at => {
-            let key = seed.key(draw_id(&visitor));
+            // The draw id is the visitor id: in a verified queue keyed
+            // by the generation's DRAW_SECRET key from the buyer id, so
+            // the buyer (told it) and the server can link it to a key
+            // of the disclosed list, and nobody guessing buyer ids can.
+            let key = seed.key(visitor.visitor_id.as_str());
             visitor.draw_key = Some(key);
             drawn_rank(key.rank_bits())
         }

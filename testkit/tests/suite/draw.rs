@@ -210,7 +210,10 @@ async fn a_verified_queue_draws_by_buyer_and_each_generation_commits_anew() {
     let path = format!("/events/{ev}/queue/visitors");
     let (status, joined) = call(&app, "POST", &path, &[("x-buyer-token", &token)], "").await;
     assert_eq!(status, 201, "{joined}");
-    assert_eq!(joined["drawId"], "user:9");
+    assert_eq!(
+        joined["drawId"], joined["visitorId"],
+        "the keyed visitor id"
+    );
     assert_eq!(joined["drawCommitment"], first["drawCommitment"]);
     let (_, status_reply) = visitor_status(
         &app,
@@ -222,7 +225,7 @@ async fn a_verified_queue_draws_by_buyer_and_each_generation_commits_anew() {
         },
     )
     .await;
-    assert_eq!(status_reply["drawId"], "user:9");
+    assert_eq!(status_reply["drawId"], joined["visitorId"]);
     // Deleted and put again: the next generation, another seed.
     assert_eq!(delete_queue(&app, &ev).await.0, 200);
     let (_, second) = put_queue(&app, &ev, &queue_body(HOUR_MS, 600)).await;
@@ -232,6 +235,57 @@ async fn a_verified_queue_draws_by_buyer_and_each_generation_commits_anew() {
         get_queue(&app, &ev).await.1["drawCommitment"],
         second["drawCommitment"]
     );
+}
+
+/// The disclosed list and seed tell nobody which buyers joined a verified
+/// queue: a draw id is the visitor id, keyed from the buyer id by the
+/// server, so a key computed from a guessed buyer id is no entry's. A
+/// million guesses, the joined buyers' ids among them, find none; each
+/// buyer finds its own entry from the `drawId` its join was told.
+#[tokio::test]
+async fn a_disclosed_verified_draw_names_no_buyer() {
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let verified = |opens_in_ms: i64| {
+        let mut body: Value = serde_json::from_str(&queue_body(opens_in_ms, 600)).unwrap();
+        body["buyers"] = json!("verified");
+        body.to_string()
+    };
+    let (_, put) = put_queue(&app, &ev, &verified(HOUR_MS)).await;
+    let buyers = ["user:0", "user:18734", "user:999999"];
+    let mut draw_ids = Vec::new();
+    for buyer in buyers {
+        let token = common::buyer_token(&ev, buyer);
+        let path = format!("/events/{ev}/queue/visitors");
+        let (status, joined) = call(&app, "POST", &path, &[("x-buyer-token", &token)], "").await;
+        assert_eq!(status, 201, "{joined}");
+        draw_ids.push(joined["drawId"].as_str().unwrap().to_owned());
+    }
+    let (status, opened) = put_queue(&app, &ev, &verified(-10_000)).await;
+    assert_eq!((status, &opened["generation"]), (200, &put["generation"]));
+    let seed = hex::decode(opened["drawSeed"].as_str().unwrap()).unwrap();
+    let listed: std::collections::HashSet<Vec<u8>> = draw_list(&app, &ev, 1_000)
+        .await
+        .into_iter()
+        .map(|(key, _)| hex::decode(key).unwrap())
+        .collect();
+    assert_eq!(listed.len(), buyers.len());
+    for draw_id in &draw_ids {
+        assert!(
+            listed.contains(&draw_key(&seed, draw_id)),
+            "{draw_id}'s own entry"
+        );
+    }
+    // What an enumerator does: every id of the seller's documented shape.
+    let keyed = Hmac::<Sha256>::new_from_slice(&seed).unwrap();
+    let found: Vec<u32> = (0..1_000_000u32)
+        .filter(|i| {
+            let mut mac = keyed.clone();
+            mac.update(format!("user:{i}").as_bytes());
+            listed.contains(mac.finalize().into_bytes().as_slice())
+        })
+        .collect();
+    assert!(found.is_empty(), "buyers found from the list: {found:?}");
 }
 
 /// A put that keeps who may join keeps the generation and its commitment;
