@@ -293,6 +293,7 @@ async fn long_orders(app: &App, event: &EventId, n: usize) -> Result<Vec<BenchOr
         hold_seconds: CROWD_ORDER_SECONDS,
         seat_count: 0,
         buyer_limit: None,
+        buyer_key: None,
     };
     let in_flight = Arc::new(Semaphore::new(32));
     let mut tasks = tokio::task::JoinSet::new();

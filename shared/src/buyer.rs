@@ -10,8 +10,10 @@ use std::fmt;
 use lambda_http::Request;
 
 use crate::admission::{KeyError, VerifyKeys};
+use crate::auth::DrawSecrets;
 use crate::domain::buyer::{BuyerClaims, BuyerId, MAX_BUYER_ISSUER_LEN};
-use crate::domain::{EventId, Millis};
+use crate::domain::buyer_limit::BuyerRef;
+use crate::domain::{EventHead, EventId, Millis};
 use crate::error::Error;
 
 /// The header a buyer token rides in (`Authorization` carries hold
@@ -106,6 +108,27 @@ impl BuyerKeys {
         }
         self.verify(token, event, now)
     }
+}
+
+/// Whose record counts `buyer` on `event`: its ref under the `DRAW_SECRET`
+/// key the event was created with, or the plain ref of an event created
+/// before refs were keyed. A key retired while its event lives is a fault
+/// (OPERATIONS.md, "The draw secret").
+pub fn buyer_ref(
+    draw: Option<&DrawSecrets>,
+    event: &EventHead,
+    buyer: &BuyerId,
+) -> Result<BuyerRef, Error> {
+    let Some(version) = &event.buyer_key else {
+        return Ok(BuyerRef::unkeyed(&event.event_id, buyer));
+    };
+    draw.ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))?
+        .buyer_ref(version, &event.event_id, buyer)
+        .ok_or_else(|| {
+            Error::Corrupt(
+                "the DRAW_SECRET key this event's buyers are counted under was retired".into(),
+            )
+        })
 }
 
 #[cfg(test)]

@@ -198,3 +198,39 @@ fn configuration_refuses_private_keys_and_bad_issuers() {
     assert!(BuyerKeys::parse(&public, &"i".repeat(257)).is_err());
     assert!(BuyerKeys::parse(&public, &"i".repeat(256)).is_ok());
 }
+
+/// Whose record counts a buyer: the plain ref for an event with no key,
+/// the keyed one under the event's key, and a fault once that key left
+/// the set (never a silent switch to another record).
+#[test]
+fn a_buyers_ref_follows_the_events_key() {
+    let event = EventId::parse("gala").unwrap();
+    let buyer = BuyerId::parse("user:42").unwrap();
+    let old =
+        DrawSecrets::parse(&base64::engine::general_purpose::STANDARD.encode([1u8; 32])).unwrap();
+    let head = |key: Option<String>| EventHead {
+        event_id: event.clone(),
+        hold_seconds: 60,
+        seat_count: 1,
+        buyer_limit: Some(2),
+        buyer_key: key,
+    };
+    let plain = buyer_ref(Some(&old), &head(None), &buyer).unwrap();
+    assert_eq!(plain, BuyerRef::unkeyed(&event, &buyer));
+    let keyed = buyer_ref(Some(&old), &head(Some(old.current_version())), &buyer).unwrap();
+    assert_ne!(keyed, plain);
+    let rotated = DrawSecrets::parse(&format!(
+        "{} {}",
+        base64::engine::general_purpose::STANDARD.encode([2u8; 32]),
+        base64::engine::general_purpose::STANDARD.encode([1u8; 32])
+    ))
+    .unwrap();
+    let kept = buyer_ref(Some(&rotated), &head(Some(old.current_version())), &buyer).unwrap();
+    assert_eq!(kept, keyed, "a rotation keeps the event's key");
+    let retired =
+        DrawSecrets::parse(&base64::engine::general_purpose::STANDARD.encode([2u8; 32])).unwrap();
+    assert!(matches!(
+        buyer_ref(Some(&retired), &head(Some(old.current_version())), &buyer),
+        Err(Error::Corrupt(_))
+    ));
+}

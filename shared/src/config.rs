@@ -133,7 +133,8 @@ pub struct Needs {
     /// The routes that take buyer tokens.
     pub buyer_keys: bool,
     /// The queue's routes: they commit to, derive from and disclose the
-    /// draw's seed.
+    /// draw's seed; create-event and create-order: buyers' refs are keyed
+    /// under it.
     pub draw_secret: bool,
 }
 
@@ -147,17 +148,24 @@ impl Needs {
         buyer_keys: false,
         draw_secret: false,
     };
+    /// create-event: an event with a buyer limit keeps the `DRAW_SECRET`
+    /// key its buyers' refs are keyed with.
+    pub const EVENT_CREATION: Self = Self {
+        draw_secret: true,
+        ..Self::STORE
+    };
     /// An order's own routes: they take hold tokens.
     pub const HOLDER: Self = Self {
         hold_token_keys: true,
         ..Self::STORE
     };
-    /// create-order: it verifies admissions and buyers, and issues hold
-    /// tokens.
+    /// create-order: it verifies admissions and buyers, issues hold
+    /// tokens and keys its buyers' refs.
     pub const ORDER_OPENING: Self = Self {
         admission_verify: true,
         hold_token_keys: true,
         buyer_keys: true,
+        draw_secret: true,
         ..Self::STORE
     };
     pub const CONFIRM: Self = Self {

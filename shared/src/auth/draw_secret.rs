@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use super::hold_token::parse_mac_keys;
 use super::HoldKeyError;
 use crate::domain::buyer::{visitor_of_buyer, BuyerId};
+use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::draw::{secret_version, DrawSeed};
 use crate::domain::{EventId, VisitorId};
 
@@ -38,13 +39,26 @@ impl DrawSecrets {
             .unwrap_or_default()
     }
 
-    /// The seed of `generation` of `event`, under the key of `version`;
-    /// `None` if that key is no longer in the set.
-    pub fn seed(&self, version: &str, event: &EventId, generation: u64) -> Option<DrawSeed> {
+    /// The key of `version`, if it is still in the set.
+    fn key(&self, version: &str) -> Option<&[u8]> {
         self.0
             .iter()
             .find(|k| secret_version(k) == version)
+            .map(Vec::as_slice)
+    }
+
+    /// The seed of `generation` of `event`, under the key of `version`;
+    /// `None` if that key is no longer in the set.
+    pub fn seed(&self, version: &str, event: &EventId, generation: u64) -> Option<DrawSeed> {
+        self.key(version)
             .map(|k| DrawSeed::of(k, event, generation))
+    }
+
+    /// Whose record counts `buyer` on `event`, under the key of `version`
+    /// (the event's, fixed at its creation); `None` if that key is no
+    /// longer in the set.
+    pub fn buyer_ref(&self, version: &str, event: &EventId, buyer: &BuyerId) -> Option<BuyerRef> {
+        self.key(version).map(|k| BuyerRef::keyed(k, event, buyer))
     }
 
     /// The visitor `buyer` is in `generation` of `event`'s verified queue,
@@ -57,8 +71,7 @@ impl DrawSecrets {
         generation: u64,
         buyer: &BuyerId,
     ) -> Option<VisitorId> {
-        let key = self.0.iter().find(|k| secret_version(k) == version)?;
-        visitor_of_buyer(key, event, generation, buyer)
+        visitor_of_buyer(self.key(version)?, event, generation, buyer)
     }
 
     /// The SHA-256 of each key (hex): what tells a key apart without it.

@@ -52,7 +52,7 @@ fn a_buyers_token_carries_its_record_and_limit_under_the_mac() -> TestResult {
     let id = order(&event, 4);
     let buyer_id = crate::domain::buyer::BuyerId::parse("user:42").ok_or("a buyer id")?;
     let buyer = LimitedBuyer {
-        buyer: BuyerRef::of(&event, &buyer_id),
+        buyer: BuyerRef::unkeyed(&event, &buyer_id),
         limit: 6,
     };
     let plain = HoldToken::generate(&event, Millis(1234))?;

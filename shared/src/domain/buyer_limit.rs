@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
 use super::buyer::BuyerId;
@@ -39,21 +40,39 @@ pub fn check_limit(limit: u32) -> Result<(), Error> {
     )))
 }
 
-/// The buyer's part of its record's key: a hash of the event and the buyer
-/// id, so no buyer id is ever a key (keys reach metrics and logs of the
-/// table) and a hold token can carry it in the clear.
+/// The buyer's part of its record's key, so no buyer id is ever a key
+/// (keys reach metrics and logs of the table) and a hold token can carry
+/// it in the clear: a MAC of the event and the buyer id under a server
+/// key the event was created with ([`Self::keyed`]), so nobody without
+/// the key can tell from a key which buyer it counts; an event created
+/// before keeps the plain hash its records already have ([`Self::unkeyed`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BuyerRef(String);
 
 impl BuyerRef {
-    pub fn of(event: &EventId, buyer: &BuyerId) -> Self {
+    /// The ref of a buyer of an event created before refs were keyed: a
+    /// SHA-256 anyone can compute from the two ids.
+    pub fn unkeyed(event: &EventId, buyer: &BuyerId) -> Self {
         let mut hash = Sha256::new();
         hash.update(b"seatclaim buyer record v1\0");
         hash.update(event.as_str().as_bytes());
         hash.update([0]);
         hash.update(buyer.as_str().as_bytes());
-        let digest = hex::encode(hash.finalize());
-        Self(digest[..BUYER_REF_LEN].to_owned())
+        Self(hex::encode(hash.finalize())[..BUYER_REF_LEN].to_owned())
+    }
+
+    /// The ref under `key` (the server key fixed when the event was
+    /// created): HMAC-SHA-256, its own label, of the event and the buyer.
+    pub fn keyed(key: &[u8], event: &EventId, buyer: &BuyerId) -> Self {
+        // HMAC takes a key of any length: `new_from_slice` cannot fail.
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+            return Self::unkeyed(event, buyer);
+        };
+        mac.update(b"seatclaim buyer record v2\0");
+        mac.update(event.as_str().as_bytes());
+        mac.update(&[0]);
+        mac.update(buyer.as_str().as_bytes());
+        Self(hex::encode(mac.finalize().into_bytes())[..BUYER_REF_LEN].to_owned())
     }
     /// A ref as a token carries it: exactly 32 lowercase hex digits.
     pub fn from_hex(text: &str) -> Option<Self> {

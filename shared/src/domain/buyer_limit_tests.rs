@@ -135,11 +135,21 @@ fn buyer_refs_are_stable_hex_per_event_and_buyer() {
     let f = EventId::parse("f").expect("a valid event id");
     let b = BuyerId::parse("user:42").expect("a valid buyer id");
     let c = BuyerId::parse("user:43").expect("a valid buyer id");
-    let r = BuyerRef::of(&e, &b);
-    assert_eq!(r, BuyerRef::of(&e, &b));
-    assert_ne!(r, BuyerRef::of(&f, &b));
-    assert_ne!(r, BuyerRef::of(&e, &c));
+    let r = BuyerRef::unkeyed(&e, &b);
+    assert_eq!(r, BuyerRef::unkeyed(&e, &b));
+    assert_ne!(r, BuyerRef::unkeyed(&f, &b));
+    assert_ne!(r, BuyerRef::unkeyed(&e, &c));
     assert_eq!(BuyerRef::from_hex(r.as_str()), Some(r.clone()));
+    // Keyed: stable per key, event and buyer, never the plain hash, and
+    // another key gives another ref.
+    let (k1, k2) = ([1u8; 32], [2u8; 32]);
+    let keyed = BuyerRef::keyed(&k1, &e, &b);
+    assert_eq!(keyed, BuyerRef::keyed(&k1, &e, &b));
+    assert_ne!(keyed, r);
+    assert_ne!(keyed, BuyerRef::keyed(&k2, &e, &b));
+    assert_ne!(keyed, BuyerRef::keyed(&k1, &f, &b));
+    assert_ne!(keyed, BuyerRef::keyed(&k1, &e, &c));
+    assert_eq!(BuyerRef::from_hex(keyed.as_str()), Some(keyed.clone()));
     assert!(BuyerRef::from_hex(&r.as_str().to_uppercase()).is_none());
     assert!(BuyerRef::from_hex(&r.as_str()[1..]).is_none());
 }
@@ -150,7 +160,7 @@ fn a_buyer_refused_three_times_within_a_second_is_refused_from_memory() {
     let event = EventId::parse("e").expect("a valid event id");
     let id = BuyerId::parse("u").expect("a valid buyer id");
     let buyer = LimitedBuyer {
-        buyer: BuyerRef::of(&event, &id),
+        buyer: BuyerRef::unkeyed(&event, &id),
         limit: 2,
     };
     let count = BuyerCount {

@@ -437,13 +437,16 @@ pub struct Order {
 pub struct OrderBuyer {
     pub buyer_id: buyer::BuyerId,
     pub limit: u32,
+    /// Whose record counts its units: fixed when the order is opened,
+    /// under the event's key ([`buyer_limit::BuyerRef`]).
+    pub buyer_ref: buyer_limit::BuyerRef,
 }
 
 impl OrderBuyer {
     /// Whose record counts the order's units, and under which limit.
-    pub fn limited(&self, event: &EventId) -> buyer_limit::LimitedBuyer {
+    pub fn limited(&self) -> buyer_limit::LimitedBuyer {
         buyer_limit::LimitedBuyer {
-            buyer: buyer_limit::BuyerRef::of(event, &self.buyer_id),
+            buyer: self.buyer_ref.clone(),
             limit: self.limit,
         }
     }
@@ -483,7 +486,7 @@ impl Order {
 
     /// The record counting this order's units, if it has a buyer.
     pub fn limited_buyer(&self) -> Option<buyer_limit::LimitedBuyer> {
-        self.buyer.as_ref().map(|b| b.limited(&self.event_id))
+        self.buyer.as_ref().map(OrderBuyer::limited)
     }
 
     /// When an order of `event` opened at `now` expires.

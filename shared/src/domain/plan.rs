@@ -22,6 +22,11 @@ pub struct Event {
     /// The most seats and places one buyer may hold and own together
     /// ([`super::buyer_limit`]); `None`: no limit.
     pub buyer_limit: Option<u32>,
+    /// The version of the server key its buyers' refs are keyed with
+    /// ([`super::buyer_limit::BuyerRef::keyed`]), fixed at its creation;
+    /// `None` without a limit, or for an event created before refs were
+    /// keyed (they stay [`super::buyer_limit::BuyerRef::unkeyed`]).
+    pub buyer_key: Option<String>,
     /// The seating plan: sections, and their rows, in plan order.
     pub sections: Vec<SectionPlan>,
 }
@@ -34,6 +39,8 @@ pub struct EventHead {
     pub hold_seconds: u32,
     pub seat_count: u32,
     pub buyer_limit: Option<u32>,
+    /// See [`Event::buyer_key`].
+    pub buyer_key: Option<String>,
 }
 
 /// The version of [`Event::plan_fingerprint`]'s encoding. A new version
@@ -103,6 +110,7 @@ impl Event {
             hold_seconds: self.hold_seconds,
             seat_count: self.seat_count,
             buyer_limit: self.buyer_limit,
+            buyer_key: self.buyer_key.clone(),
         }
     }
 

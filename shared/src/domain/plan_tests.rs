@@ -71,6 +71,7 @@ fn event_of(json: &str) -> Result<Event, Box<dyn std::error::Error>> {
         hold_seconds: 60,
         seat_count: p.seats()?.len() as u32,
         buyer_limit: None,
+        buyer_key: None,
         sections: p.sections,
     })
 }
@@ -224,6 +225,7 @@ fn effective_event(json: &str) -> Result<Event, Box<dyn std::error::Error>> {
         hold_seconds: p.hold_seconds.unwrap_or(420),
         seat_count: seats.len() as u32,
         buyer_limit: None,
+        buyer_key: None,
         sections: p.sections,
     })
 }

@@ -140,6 +140,7 @@ mod tests {
             hold_seconds: 60,
             seat_count: 7,
             buyer_limit: None,
+            buyer_key: None,
             sections: vec![SectionPlan {
                 section_id: a.clone(),
                 rows: vec![

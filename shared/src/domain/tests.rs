@@ -144,6 +144,7 @@ pub(super) fn pending(seats: &[&str], now: Millis) -> Result<Order, Box<dyn std:
         hold_seconds: 60,
         seat_count: 10,
         buyer_limit: None,
+        buyer_key: None,
     };
     let order_id = OrderId::from_random(&event.event_id, 7);
     let mut order = Order::new_pending(&event, now, 2000, None, order_id, "h".into());

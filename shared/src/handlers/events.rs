@@ -6,6 +6,7 @@ use lambda_http::Request;
 use serde::Serialize;
 
 use super::Reply;
+use crate::auth::DrawSecrets;
 use crate::domain::{
     Event, EventId, EventPlan, EventStatus, RowId, RowPlan, SeatId, SeatStatus, SectionId,
 };
@@ -75,6 +76,21 @@ impl<'a> EventReply<'a> {
     }
 }
 
+/// The key a new event's buyer refs are keyed with, where it has a buyer
+/// limit: the current `DRAW_SECRET` key's version, kept for the event's
+/// life (a retry of the same plan keeps the one stored first).
+fn buyer_key(app: &App, limit: Option<u32>) -> Result<Option<String>, Error> {
+    limit
+        .map(|_| {
+            app.config
+                .draw_secrets
+                .as_ref()
+                .map(DrawSecrets::current_version)
+                .ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))
+        })
+        .transpose()
+}
+
 /// `PUT /events/{eventId}`: `201` once every seat is written, `202` with
 /// `"status": "CREATING"` when the write budget ran out first (the sweep
 /// finishes it).
@@ -91,6 +107,7 @@ pub async fn create_event(app: &App, req: &Request) -> Reply {
         // `seats()` caps the count at MAX_EVENT_SEATS, far inside u32.
         seat_count: seats.len() as u32,
         buyer_limit: plan.buyer_limit,
+        buyer_key: buyer_key(app, plan.buyer_limit)?,
         sections: plan.sections,
     };
     let status = app

@@ -210,7 +210,12 @@ fn order_buyer(
         (_, Err(e)) => return Err(e),
         (None, Ok(named)) => named,
     };
-    Ok(Some(OrderBuyer { buyer_id, limit }))
+    let buyer_ref = crate::buyer::buyer_ref(app.config.draw_secrets.as_ref(), event, &buyer_id)?;
+    Ok(Some(OrderBuyer {
+        buyer_id,
+        limit,
+        buyer_ref,
+    }))
 }
 
 /// The buyer a verified queue admitted as `visitor`, where the event has

@@ -20,7 +20,7 @@ const TOO_LARGE: E = E::PayloadTooLarge;
 
 pub const CREATE_EVENT: Function = http(
     "create-event",
-    Needs::STORE,
+    Needs::EVENT_CREATION,
     &[Route {
         name: "create-event",
         method: "PUT",

@@ -245,7 +245,7 @@ mod tests {
         let buyer = crate::domain::buyer::BuyerId::parse("b").ok_or(Error::Unauthorized)?;
         Ok(BuyerClaim {
             buyer: LimitedBuyer {
-                buyer: BuyerRef::of(&event, &buyer),
+                buyer: BuyerRef::unkeyed(&event, &buyer),
                 limit: 4,
             },
             read: BuyerCount {

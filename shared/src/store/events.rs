@@ -10,8 +10,8 @@ use super::fan_out::FanOut;
 use super::items;
 use super::items::event::{
     encode_plan, event_is_ready, event_key, event_key_of, plan_chunk_key, seats_written_of,
-    BUYER_LIMIT, CREATING_SHARD, EVENT_PK_PREFIX, HOLD_SECONDS, NAME, PLAN, PLAN_CHUNKS, PLAN_HASH,
-    PLAN_REPLICAS, READY, SEATS_WRITTEN, SEAT_COUNT,
+    BUYER_KEY, BUYER_LIMIT, CREATING_SHARD, EVENT_PK_PREFIX, HOLD_SECONDS, NAME, PLAN, PLAN_CHUNKS,
+    PLAN_HASH, PLAN_REPLICAS, READY, SEATS_WRITTEN, SEAT_COUNT,
 };
 use super::items::seat::{
     parse_seat, seat_block_pk, seat_key, NUMBER, ORDINAL, ROW, SEAT_AVAILABLE,
@@ -109,6 +109,9 @@ impl Store {
         ]);
         if let Some(limit) = event.buyer_limit {
             item.insert(BUYER_LIMIT.into(), n(limit));
+        }
+        if let Some(version) = &event.buyer_key {
+            item.insert(BUYER_KEY.into(), s(version));
         }
         let mut from = 0;
         if let Some(existing) = self.claim_event_id(item, primary).await? {

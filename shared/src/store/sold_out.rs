@@ -281,6 +281,7 @@ mod tests {
             hold_seconds: 60,
             seat_count: 2_550,
             buyer_limit: None,
+            buyer_key: None,
             sections: vec![SectionPlan {
                 section_id: SectionId::parse("A")?,
                 rows: vec![row("1", 2_500)?, row("2", 50)?],

@@ -120,7 +120,7 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
             readers.insert(function, needed);
         }
     }
-    assert_eq!(readers.len(), 12, "{readers:?}");
+    assert_eq!(readers.len(), 13, "{readers:?}");
 }
 
 /// The local invokes (samconfig.toml) name the development secrets' ARNs,

@@ -41,11 +41,22 @@ async fn two_orders(app: &App, event: &str) -> (TestOrder, TestOrder) {
     )
 }
 
+/// Whose record counts `buyer` on `event`, as create-order keys it.
+async fn buyer_ref(app: &App, event: &str, buyer: &str) -> BuyerRef {
+    let head = app
+        .event_head(&EventId::parse(event).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let buyer = BuyerId::parse(buyer).unwrap();
+    shared::buyer::buyer_ref(app.config.draw_secrets.as_ref(), &head, &buyer).unwrap()
+}
+
 /// What `buyer` holds and owns of `event` now, as its record counts it.
 async fn counted(app: &App, event: &str, buyer: &str, limit: u32) -> u32 {
     let event_id = EventId::parse(event).unwrap();
     let limited = LimitedBuyer {
-        buyer: BuyerRef::of(&event_id, &BuyerId::parse(buyer).unwrap()),
+        buyer: buyer_ref(app, event, buyer).await,
         limit,
     };
     let count = app
@@ -320,10 +331,15 @@ async fn a_late_payment_past_the_limit_takes_nothing() {
 /// create-order writes it (the event's hold is longer).
 async fn short_order(app: &App, event: &str, seconds: u32, limit: u32) -> TestOrder {
     let head = shared::domain::EventHead {
-        event_id: EventId::parse(event).unwrap(),
         hold_seconds: seconds,
-        seat_count: 0,
         buyer_limit: Some(limit),
+        ..app
+            .event_head(&EventId::parse(event).unwrap())
+            .await
+            .unwrap()
+            .unwrap()
+            .as_ref()
+            .clone()
     };
     let now = shared::world::now();
     let (mut order, token) =
@@ -331,6 +347,7 @@ async fn short_order(app: &App, event: &str, seconds: u32, limit: u32) -> TestOr
     order.buyer = Some(shared::domain::OrderBuyer {
         buyer_id: BuyerId::parse(BUYER).unwrap(),
         limit,
+        buyer_ref: buyer_ref(app, event, BUYER).await,
     });
     app.store.create_order(&order).await.unwrap();
     local::invariants::remember_order(app, order.order_id.as_str());
@@ -654,4 +671,98 @@ async fn last_round_confirm(letting_go_fails: bool) {
     }
     assert_buyer_limit(&claim(&app, &other, "A-1-5").await, 4);
     testkit::assert_invariants(&app, &ev).await;
+}
+
+/// A limited event keeps the `DRAW_SECRET` key it was created with: its
+/// buyers' records are keyed under it (a `BUYER#` key is not the plain
+/// hash anyone computes from the ids), a rotation leaves its counts whole
+/// (the limit still holds across orders opened before and after it), and
+/// an event created after the rotation takes the new key. An event
+/// created before keyed refs (no key on its item) keeps the plain ref.
+#[tokio::test]
+async fn buyer_records_are_keyed_by_the_events_own_key_through_a_rotation() {
+    use shared::auth::DrawSecrets;
+    let app = fresh_app().await;
+    let old = app.config.draw_secrets.clone().unwrap();
+    let ev = limited_event(&app, 10, 0, 2).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    let head = app.event_head(&event_id).await.unwrap().unwrap();
+    assert_eq!(head.buyer_key, Some(old.current_version()));
+    let buyer = BuyerId::parse(BUYER).unwrap();
+    let keyed = buyer_ref(&app, &ev, BUYER).await;
+    assert_ne!(
+        keyed,
+        BuyerRef::unkeyed(&event_id, &buyer),
+        "not the plain hash"
+    );
+    let first = buyer_order(&app, &ev, BUYER).await;
+    assert_eq!(claim(&app, &first, "A-1-1").await.0, 200);
+    assert_eq!(claim(&app, &first, "A-1-2").await.0, 200);
+    // A new key first, the old one kept: the event's orders still count
+    // on the record the old key named.
+    let mut rotated = app.clone();
+    let new_key = "c2VhdGNsYWltLXRlc3Qtcm90YXRlZC1kcmF3LWtleS0zMmI=";
+    rotated.config.draw_secrets = Some(
+        DrawSecrets::parse(&format!(
+            "{new_key} {}",
+            local::apps::DEV_DRAW_SECRET.trim()
+        ))
+        .unwrap(),
+    );
+    assert_ne!(
+        rotated
+            .config
+            .draw_secrets
+            .as_ref()
+            .unwrap()
+            .current_version(),
+        old.current_version()
+    );
+    let second = buyer_order(&rotated, &ev, BUYER).await;
+    assert_buyer_limit(&claim(&rotated, &second, "A-1-3").await, 2);
+    assert_eq!(counted(&rotated, &ev, BUYER, 2).await, 2);
+    // An event created now takes the new key.
+    let newer = limited_event(&rotated, 5, 0, 2).await;
+    let newer_head = rotated
+        .event_head(&EventId::parse(&newer).unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        newer_head.buyer_key,
+        Some(
+            rotated
+                .config
+                .draw_secrets
+                .as_ref()
+                .unwrap()
+                .current_version()
+        )
+    );
+    // An event from before keyed refs: its item names no key.
+    let legacy = limited_event(&app, 5, 0, 2).await;
+    let legacy_id = EventId::parse(&legacy).unwrap();
+    app.store
+        .client()
+        .update_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(shared::store::event_item_key(&legacy_id)))
+        .update_expression("REMOVE buyerKey")
+        .send()
+        .await
+        .unwrap();
+    let fresh = app.new_process();
+    let order = buyer_order(&fresh, &legacy, BUYER).await;
+    let stored = fresh
+        .store
+        .get_order(&shared::domain::OrderId::parse(&order.id).unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+        .order;
+    assert_eq!(
+        stored.buyer.unwrap().buyer_ref,
+        BuyerRef::unkeyed(&legacy_id, &buyer),
+        "today's ref, as its records have it"
+    );
 }

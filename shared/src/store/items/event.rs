@@ -80,6 +80,10 @@ pub(in crate::store) const SEAT_COUNT: &str = "seatCount";
 /// Absent on an event without a buyer limit.
 pub(in crate::store) const BUYER_LIMIT: &str = "buyerLimit";
 
+/// The version of the `DRAW_SECRET` key its buyers' refs are keyed with;
+/// absent without a limit, and on an event created before refs were keyed.
+pub(in crate::store) const BUYER_KEY: &str = "buyerKey";
+
 pub(in crate::store) const PLAN_HASH: &str = "planHash";
 
 pub(in crate::store) const READY: &str = "ready";
@@ -107,6 +111,7 @@ pub(in crate::store) fn parse_event_head(item: &Item) -> Result<EventHead, Store
             .opt_i64(BUYER_LIMIT)?
             .map(|limit| u32::try_from(limit).map_err(|_| f.malformed(BUYER_LIMIT)))
             .transpose()?,
+        buyer_key: f.opt_s(BUYER_KEY).map(str::to_owned),
     })
 }
 
@@ -138,6 +143,7 @@ pub(in crate::store) fn parse_event(item: &Item, chunks: &[Item]) -> Result<Even
         hold_seconds: head.hold_seconds,
         seat_count: head.seat_count,
         buyer_limit: head.buyer_limit,
+        buyer_key: head.buyer_key,
         sections: serde_json::from_str(&plan).map_err(|_| f.malformed(PLAN))?,
     })
 }

@@ -4,6 +4,7 @@
 use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
 use crate::domain::buyer::BuyerId;
+use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::ga::HeldPlaces;
 use crate::domain::keyed_block::KeyedBlock;
 use crate::domain::{
@@ -70,6 +71,9 @@ pub(in crate::store) const REFUND_REASON: &str = "refundReason";
 /// An order's buyer, on an event with a buyer limit, and the limit.
 pub(in crate::store) const BUYER_ID: &str = "buyerId";
 pub(in crate::store) const BUYER_LIMIT: &str = "buyerLimit";
+/// Whose record counts its units (absent on an order from before: the
+/// event's plain ref then).
+pub(in crate::store) const BUYER_REF: &str = "buyerRef";
 
 /// An order's places are members of its `seats` set too,
 /// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
@@ -206,9 +210,11 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         .map(|x| PaymentId::parse(x).map_err(|_| f.malformed(EXTRA_PAYMENT_IDS)))
         .collect::<Result<_, _>>()?;
     let expires_at = Millis(f.i64(EXPIRES_AT)?);
+    let event_id = f.id(EVENT_ID, EventId::parse)?;
+    let buyer = parse_buyer(&f, &event_id)?;
     let order = Order {
         order_id: f.id(ORDER_ID, OrderId::parse)?,
-        event_id: f.id(EVENT_ID, EventId::parse)?,
+        event_id,
         status: OrderStatus::parse(f.str(STATUS)?).ok_or_else(|| f.malformed(STATUS))?,
         expires_at,
         holder_deadline: Millis(f.i64(HOLDER_DEADLINE)?),
@@ -232,7 +238,7 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
             .map(VisitorId::parse)
             .transpose()
             .map_err(|_| f.malformed(VISITOR_ID))?,
-        buyer: parse_buyer(&f)?,
+        buyer,
     };
     Ok(StoredOrder {
         order,
@@ -303,14 +309,21 @@ fn holdable_by(token: &HoldToken, now: Millis) -> Expression {
 /// item is (its id is fresh; the condition only guards against the
 /// impossible collision). An `UpdateItem`, so IAM can hold create-order to
 /// exactly these attributes (template.yaml).
-/// An order's buyer: both attributes or neither.
-fn parse_buyer(f: &Fields) -> Result<Option<OrderBuyer>, StoreError> {
+/// An order's buyer: its id and limit, or neither; its ref as stored, or
+/// (an order from before refs were stored) `event`'s plain one.
+fn parse_buyer(f: &Fields, event: &EventId) -> Result<Option<OrderBuyer>, StoreError> {
     let Some(id) = f.opt_s(BUYER_ID) else {
         return Ok(None);
     };
+    let buyer_id = BuyerId::parse(id).ok_or_else(|| f.malformed(BUYER_ID))?;
+    let buyer_ref = match f.opt_s(BUYER_REF) {
+        Some(hex) => BuyerRef::from_hex(hex).ok_or_else(|| f.malformed(BUYER_REF))?,
+        None => BuyerRef::unkeyed(event, &buyer_id),
+    };
     Ok(Some(OrderBuyer {
-        buyer_id: BuyerId::parse(id).ok_or_else(|| f.malformed(BUYER_ID))?,
+        buyer_id,
         limit: f.u32(BUYER_LIMIT)?,
+        buyer_ref,
     }))
 }
 
@@ -338,6 +351,7 @@ pub(in crate::store) fn create(order: &Order) -> Expression {
     if let Some(buyer) = &order.buyer {
         attributes.push((BUYER_ID.into(), s(buyer.buyer_id.as_str())));
         attributes.push((BUYER_LIMIT.into(), n(buyer.limit)));
+        attributes.push((BUYER_REF.into(), s(buyer.buyer_ref.as_str())));
     }
     Expression::set_all(attributes).and(Expression::new_item())
 }

@@ -513,6 +513,7 @@ pub async fn order_expiring_in(app: &shared::App, event: &str, seconds: u32) -> 
         hold_seconds: seconds,
         seat_count: 0,
         buyer_limit: None,
+        buyer_key: None,
     };
     let (order, token) = shared::handlers::open_order(
         &event,
