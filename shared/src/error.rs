@@ -62,6 +62,7 @@ error_kinds! {
     AdmissionUsed => "admission-used",
     IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
+    SecretsUnavailable => "secrets-unavailable",
     Internal => "internal-error",
 }
 
@@ -147,6 +148,10 @@ pub enum Error {
     IdempotencyKeyReused,
     #[error("the store is busy or unreachable; retry shortly")]
     StoreUnavailable,
+    /// This instance could not read its secrets for longer than it may
+    /// answer with the ones it has (`crate::live`).
+    #[error("this function's keys could not be read lately; retry shortly")]
+    SecretsUnavailable,
     /// A store failure that no retry will mend (its source is the store's
     /// typed error, for the log).
     #[error("store failure")]
@@ -202,6 +207,7 @@ impl Error {
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
             Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
             Error::StoreUnavailable => ErrorKind::StoreUnavailable,
+            Error::SecretsUnavailable => ErrorKind::SecretsUnavailable,
             Error::Store(_) => ErrorKind::Internal,
             Error::Corrupt(_) => ErrorKind::Internal,
         }

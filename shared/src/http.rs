@@ -66,7 +66,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
-        K::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        K::StoreUnavailable | K::SecretsUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         K::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -4,15 +4,16 @@
 //! each request to its route's handler.
 
 use std::convert::Infallible;
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use lambda_http::request::RequestContext;
 use lambda_http::{service_fn, Body, Request, RequestExt, Response};
 
+use crate::error::Error;
 use crate::http::{request_deadline, serve};
+use crate::live::{Live, Reader, Secrets, TIMING};
 use crate::routes::{answer, route_of, Function};
-use crate::secrets::SECRET_REFRESH;
 use crate::{telemetry, App};
 
 /// A function's start: the log subscriber, then its configuration and
@@ -34,72 +35,55 @@ fn refuse_dev_secrets(config: &crate::Config) -> Result<(), crate::ConfigError> 
 
 /// Runs an HTTP function in Lambda until the sandbox ends.
 pub async fn run_http(function: &'static Function) -> Result<(), lambda_http::Error> {
-    let live = Live::new(start(function).await?, function);
-    let live = &live;
-    lambda_http::run(service_fn(move |req: Request| async move {
-        let app = live.current().await;
-        Ok::<_, Infallible>(answer_as(function, &app, req).await)
+    let env = |k: &str| std::env::var(k).ok();
+    let from_secrets = !crate::secrets::wanted(&env).is_empty();
+    let read = from_secrets.then(|| reader(function));
+    let live = Live::new(
+        function.name,
+        start(function).await?,
+        read,
+        TIMING,
+        Instant::now(),
+    );
+    lambda_http::run(service_fn(move |req: Request| {
+        let live = live.clone();
+        async move { Ok::<_, Infallible>(answer_live(function, &live, req).await) }
     }))
     .await
 }
 
-/// An instance's app, its secrets read again once they are
-/// [`SECRET_REFRESH`] old (only when it has secrets from Secrets Manager):
-/// a rotated key reaches every instance within that time. A failed read
-/// keeps what it has, and is tried again a little later.
-struct Live {
+/// A request to `function` with the app `live` holds now: answered by its
+/// route, or `503 secrets-unavailable` while its secrets are past their age.
+pub async fn answer_live(
     function: &'static Function,
-    app: RwLock<(Instant, Arc<App>)>,
-    from_secrets: bool,
+    live: &Arc<Live>,
+    req: Request,
+) -> Response<Body> {
+    let (app, secrets) = live.current().await;
+    match secrets {
+        Secrets::Current => answer_as(function, &app, req).await,
+        Secrets::Stale => refuse(function, &app, &req, Error::SecretsUnavailable).await,
+    }
 }
 
-/// After a failed read of the secrets, the wait before the next try.
-const SECRET_RETRY: Duration = Duration::from_secs(30);
+/// How `function` reads its configuration again: the environment, its
+/// secrets from Secrets Manager, and the same refusal of the development
+/// secrets as at start-up.
+fn reader(function: &'static Function) -> Reader {
+    let needs = function.needs.unwrap_or(crate::Needs::STORE);
+    Box::new(move || {
+        Box::pin(async move {
+            let config = crate::config_from_env(needs).await?;
+            refuse_dev_secrets(&config)?;
+            Ok(config)
+        })
+    })
+}
 
-impl Live {
-    fn new(app: App, function: &'static Function) -> Self {
-        let env = |k: &str| std::env::var(k).ok();
-        Self {
-            function,
-            from_secrets: !crate::secrets::wanted(&env).is_empty(),
-            app: RwLock::new((Instant::now(), Arc::new(app))),
-        }
-    }
-
-    async fn current(&self) -> Arc<App> {
-        let (read_at, app) = self.get();
-        if !self.from_secrets || read_at.elapsed() < SECRET_REFRESH {
-            return app;
-        }
-        let needs = self.function.needs.unwrap_or(crate::Needs::STORE);
-        let fresh = match crate::config_from_env(needs).await {
-            Ok(config) => refuse_dev_secrets(&config).map(|()| config),
-            Err(e) => Err(e),
-        };
-        let (at, app) = match fresh {
-            Ok(config) => (Instant::now(), Arc::new(app.with_config(config))),
-            Err(e) => {
-                tracing::warn!(error = %crate::error::chain(&e), "reading the secrets again failed: kept the ones read before");
-                // As if read SECRET_RETRY before it would be due (a fresh
-                // sandbox's clock may not reach that far back: then due
-                // in a whole SECRET_REFRESH).
-                let now = Instant::now();
-                let retry = now
-                    .checked_sub(SECRET_REFRESH - SECRET_RETRY)
-                    .unwrap_or(now);
-                (retry, app)
-            }
-        };
-        *self.app.write().unwrap_or_else(|p| p.into_inner()) = (at, app.clone());
-        app
-    }
-
-    fn get(&self) -> (Instant, Arc<App>) {
-        // A poisoned lock only means a request panicked mid-swap; the pair
-        // in it is whole either way.
-        let guard = self.app.read().unwrap_or_else(|p| p.into_inner());
-        (guard.0, guard.1.clone())
-    }
+/// `err` as `function`'s reply, through the wrapper every route shares.
+async fn refuse(function: &Function, app: &App, req: &Request, err: Error) -> Response<Body> {
+    let deadline = request_deadline(req, app.config.request_budget_ms);
+    serve(function.name, req, deadline, async { Err(err) }).await
 }
 
 /// A request to `function`, answered by its route
@@ -114,10 +98,7 @@ pub async fn answer_as(function: &'static Function, app: &App, req: Request) -> 
     );
     match chosen {
         Ok(route) => answer(route, app, req).await,
-        Err(err) => {
-            let deadline = request_deadline(&req, app.config.request_budget_ms);
-            serve(function.name, &req, deadline, async { Err(err) }).await
-        }
+        Err(err) => refuse(function, app, &req, err).await,
     }
 }
 

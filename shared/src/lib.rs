@@ -13,6 +13,7 @@ pub mod error;
 pub mod handlers;
 pub mod http;
 pub mod lambda;
+pub mod live;
 pub mod memory;
 pub mod metrics;
 pub mod outbox;

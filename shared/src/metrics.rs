@@ -57,6 +57,10 @@ pub const QUEUE_ADMISSIONS: &str = "QueueAdmissions";
 pub const QUEUE_WAITING: &str = "QueueWaiting";
 pub const QUEUE_PAUSED: &str = "QueuePaused";
 
+/// Requests an instance refused because its secrets are older than it
+/// may answer with (`crate::live`), by `function`: the alarm watches it.
+pub const SECRETS_STALE: &str = "SecretsStale";
+
 /// The routes whose requests are claims.
 const CLAIM_ROUTES: [&str; 3] = ["get-seat", "best-available", "hold-ga"];
 
@@ -187,6 +191,11 @@ pub fn published(events: usize, failed_records: usize) {
 pub fn projected(changes: usize, failed: usize) {
     metrics::counter!(SEAT_MAP_CHANGES).increment(changes as u64);
     metrics::counter!(SEAT_MAP_FAILURES).increment(failed as u64);
+}
+
+/// A request refused on secrets past their age.
+pub fn secrets_stale(function: &'static str) {
+    metrics::counter!(SECRETS_STALE, "function" => function).increment(1);
 }
 
 /// A visitor joined a queue (`admitted`: on the spot).

@@ -84,33 +84,41 @@ pub async fn fetch(env: &impl Fn(&str) -> Option<String>) -> Result<Fetched, Sec
     fetch_with(&Client::new(&sdk), wanted).await
 }
 
-/// Reads each `(variable, arn)` with `client`.
+/// Reads each `(variable, arn)` with `client`, all at once: a slow
+/// secret costs its own wait, not the sum of every one's.
 pub async fn fetch_with(
     client: &Client,
     wanted: Vec<(&'static str, String)>,
 ) -> Result<Fetched, SecretError> {
-    let mut fetched = Fetched::new();
-    for (variable, arn) in wanted {
-        let out = client
-            .get_secret_value()
-            .secret_id(&arn)
-            .send()
-            .await
-            .map_err(|e| SecretError::Unavailable {
-                variable,
-                arn: arn.clone(),
-                source: Box::new(e),
-            })?;
-        let value = out
-            .secret_string()
-            .ok_or(SecretError::NotText {
-                variable,
-                arn: arn.clone(),
-            })?
-            .to_owned();
-        fetched.insert(variable, value);
-    }
-    Ok(fetched)
+    let reads = wanted
+        .into_iter()
+        .map(|(variable, arn)| read_one(client, variable, arn));
+    futures_util::future::join_all(reads)
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// One secret's text value.
+async fn read_one(
+    client: &Client,
+    variable: &'static str,
+    arn: String,
+) -> Result<(&'static str, String), SecretError> {
+    let out = client
+        .get_secret_value()
+        .secret_id(&arn)
+        .send()
+        .await
+        .map_err(|e| SecretError::Unavailable {
+            variable,
+            arn: arn.clone(),
+            source: Box::new(e),
+        })?;
+    let value = out
+        .secret_string()
+        .ok_or(SecretError::NotText { variable, arn })?;
+    Ok((variable, value.to_owned()))
 }
 
 #[cfg(test)]

@@ -50,12 +50,13 @@ pub struct Route {
 }
 
 /// What every route can answer: a bad request, no such route (the dev
-/// router; API Gateway's own 404 in AWS), a busy store, and a failure of
-/// ours.
+/// router; API Gateway's own 404 in AWS), a busy store, secrets past their
+/// age (a function that reads some; `crate::live`), and a failure of ours.
 pub const EVERY_ROUTE_ERRORS: &[E] = &[
     E::BadRequest,
     E::RouteNotFound,
     E::StoreUnavailable,
+    E::SecretsUnavailable,
     E::Internal,
 ];
 

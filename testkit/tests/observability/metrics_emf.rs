@@ -222,6 +222,21 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
         .tick_all(&admitter, later)
         .await
         .unwrap();
+    // An instance whose secrets are past their age, and cannot read them.
+    let failing: shared::live::Reader =
+        Box::new(|| Box::pin(async { Err(shared::ConfigError::Missing("HOLD_TOKEN_KEYS")) }));
+    let age = shared::live::TIMING.max_age + std::time::Duration::from_secs(1);
+    let stale = shared::live::Live::new(
+        "get-order",
+        app.clone(),
+        Some(failing),
+        shared::live::TIMING,
+        std::time::Instant::now().checked_sub(age).unwrap(),
+    );
+    let req = local::router::request("GET", &format!("/orders/{}", winner.id), &[], "");
+    let reply =
+        shared::lambda::answer_live(shared::routes::function("get-order"), &stale, req).await;
+    assert_eq!(reply.status(), 503);
     shared::metrics::flush();
 
     let m = captured();
@@ -230,6 +245,8 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     assert_eq!(get("Claims get-seat seat-held"), 3.0, "{m:#?}");
     assert_eq!(get("Claims get-seat seat-not-found"), 1.0, "{m:#?}");
     assert_eq!(get("Claims best-available not-enough-seats"), 1.0, "{m:#?}");
+    assert_eq!(get("SecretsStale get-order"), 1.0, "{m:#?}");
+    assert_eq!(get("Requests get-order secrets-unavailable"), 1.0, "{m:#?}");
     assert_eq!(get("Confirms completed"), 1.0, "{m:#?}");
     assert_eq!(get("Confirms duplicate"), 1.0, "{m:#?}");
     assert_eq!(get("Confirms refund-due"), 1.0, "{m:#?}");

@@ -2,9 +2,16 @@
 //! (`shared::secrets`), here against the dev server's stand-in with the
 //! SDK's own client: each development secret arrives whole, parses, and is
 //! one the start-up check refuses outside local runs; a secret that is not
-//! there is an error naming the variable and the ARN, nothing else.
+//! there is an error naming the variable and the ARN, nothing else. Read
+//! again as they age (`shared::live`), a Secrets Manager that hangs or fails
+//! never stalls a request, and keys past their age are refused.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use shared::config::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, HOLD_TOKEN_KEYS};
+use shared::live::{Live, Reader, Secrets, TIMING};
 use shared::secrets::{arn_variable, fetch_with, wanted, SecretError};
 use shared::{Config, Needs};
 
@@ -59,5 +66,138 @@ async fn a_function_reads_its_secrets_by_arn_and_only_those() {
         !told.contains(local::apps::DEV_HOLD_TOKEN_KEYS.trim()),
         "{told}"
     );
+    server.stop().await;
+}
+
+/// A Secrets Manager stand-in that accepts every connection and never
+/// answers: the endpoint, and how many connections it holds open.
+async fn hanging_secrets_manager() -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let held = Arc::new(AtomicUsize::new(0));
+    let count = held.clone();
+    tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket); // kept open, never answered
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    (endpoint, held)
+}
+
+/// How a function reads its config again: `names`' ARNs (as `arns` gives
+/// them) from the Secrets Manager at `endpoint`, as `config_from_env` does.
+fn reader(
+    endpoint: &str,
+    names: &'static [&'static str],
+    arns: fn(&str) -> Option<String>,
+) -> Reader {
+    let endpoint = endpoint.to_owned();
+    Box::new(move || {
+        let endpoint = endpoint.clone();
+        Box::pin(async move {
+            let env = move |k: &str| -> Option<String> {
+                if k == "TABLE_NAME" {
+                    return Some("t".into());
+                }
+                names
+                    .iter()
+                    .find(|name| arn_variable(name) == k)
+                    .and_then(|name| arns(name))
+            };
+            let client = local::secrets::client(&endpoint);
+            let fetched = fetch_with(&client, wanted(&env)).await?;
+            Config::from_lookup(THREE, |k| fetched.get(k).cloned().or_else(|| env(k)))
+        })
+    })
+}
+
+const NAMES: &[&str] = &[HOLD_TOKEN_KEYS, ADMISSION_SIGNING_KEYS, CONFIRM_SECRET];
+const THREE: Needs = Needs {
+    confirm_secret: true,
+    admission_signing: true,
+    hold_token_keys: true,
+    ..Needs::STORE
+};
+
+/// An app whose secrets were read `age` ago, read again through `read`.
+fn aged(app: &shared::App, age: Duration, read: Reader) -> Arc<Live> {
+    let read_at = Instant::now().checked_sub(age).unwrap();
+    Live::new("get-order", app.clone(), Some(read), TIMING, read_at)
+}
+
+/// A due read against a Secrets Manager that never answers: each request
+/// waits about a second at most and goes on with the keys it has, every
+/// secret is asked for at once (three connections, not one after another),
+/// and a request while the read is out starts no other.
+#[tokio::test]
+async fn a_hanging_secrets_manager_never_stalls_a_request() {
+    let app = testkit::fresh_app().await;
+    let (endpoint, held) = hanging_secrets_manager().await;
+    let live = aged(
+        &app,
+        TIMING.refresh + Duration::from_secs(1),
+        reader(&endpoint, NAMES, local::secrets::dev_secret_arn),
+    );
+    let before = live.current_app();
+    for _ in 0..2 {
+        let (now, secrets) = tokio::time::timeout(TIMING.wait * 5, live.current())
+            .await
+            .expect("a request never waits on Secrets Manager for long");
+        assert_eq!(secrets, Secrets::Current);
+        assert!(Arc::ptr_eq(&now, &before), "the keys it had");
+    }
+    assert_eq!(
+        held.load(Ordering::SeqCst),
+        NAMES.len(),
+        "all at once, one read"
+    );
+}
+
+/// A read that fails at once (Secrets Manager's own "not found") keeps the
+/// keys while they are within their age; past it every request is
+/// `503 secrets-unavailable` with `Retry-After`, until a read succeeds.
+#[tokio::test]
+async fn failing_reads_keep_the_keys_until_their_age_then_refuse_until_one_succeeds() {
+    let app = testkit::fresh_app().await;
+    let feed = local::feed::DevFeed::new();
+    let (endpoint, server) = testkit::dev_server(&app, &feed).await;
+    let missing = |_: &str| {
+        Some(
+            "arn:aws:secretsmanager:us-east-1:000000000000:secret:seatclaim/none-AAAAAA".to_owned(),
+        )
+    };
+    let due = aged(
+        &app,
+        TIMING.refresh + Duration::from_secs(1),
+        reader(&endpoint, NAMES, missing),
+    );
+    let (_, secrets) = due.current().await;
+    assert_eq!(secrets, Secrets::Current, "within its age: kept");
+
+    let stale = aged(
+        &app,
+        TIMING.max_age + Duration::from_secs(1),
+        reader(&endpoint, NAMES, missing),
+    );
+    let function = shared::routes::function("get-order");
+    let req = local::router::request("GET", "/orders/o-1", &[("authorization", "Bearer x")], "");
+    let reply = shared::lambda::answer_live(function, &stale, req).await;
+    assert_eq!(reply.status(), 503);
+    assert_eq!(reply.headers()["retry-after"], "1");
+    let (_, body) = crate::common::read(reply);
+    assert_eq!(body["error"], "secrets-unavailable", "{body}");
+
+    // Secrets Manager answers again: the next due read brings the keys back.
+    let recovered = aged(
+        &app,
+        TIMING.max_age + Duration::from_secs(1),
+        reader(&endpoint, NAMES, local::secrets::dev_secret_arn),
+    );
+    let before = recovered.current_app();
+    let (now, secrets) = recovered.current().await;
+    assert_eq!(secrets, Secrets::Current, "read again within the wait");
+    assert!(!Arc::ptr_eq(&now, &before), "the keys just read");
     server.stop().await;
 }
