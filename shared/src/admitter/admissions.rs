@@ -165,7 +165,12 @@ async fn admit_one(
         orders_allowed: q.orders_per_admission,
     };
     app.store
-        .admit_visitor(event, visitor, state.generation, &admission)
+        .admit_visitor(
+            event,
+            visitor,
+            (state.generation, state.ends_at),
+            &admission,
+        )
         .await
 }
 

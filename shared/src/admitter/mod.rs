@@ -161,7 +161,14 @@ impl Admitter {
         event: &EventId,
         now: Millis,
     ) -> Result<TickSummary, Error> {
-        let Some(read) = app.store.read_queue(event).await?.and_then(|q| q.state) else {
+        // A generation past its end is over: nobody is admitted from it.
+        let Some(read) = app
+            .store
+            .read_queue(event)
+            .await?
+            .and_then(|q| q.state)
+            .filter(|state| !state.has_ended(now))
+        else {
             self.mirrors.remove(event);
             return Ok(TickSummary::default());
         };

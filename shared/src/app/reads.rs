@@ -102,7 +102,8 @@ impl App {
         Ok(sections)
     }
 
-    /// The queue's state at `now` (`None`: no queue) as this instance last
+    /// The queue's state at `now` (`None`: no queue, or a generation past
+    /// its end, which answers as a removed queue) as this instance last
     /// saw it, if within the queue's cache time; else read from this
     /// instance's copy, and kept.
     pub async fn queue(
@@ -110,12 +111,15 @@ impl App {
         event: &EventId,
         now: Millis,
     ) -> Result<Option<Arc<QueueState>>, Error> {
-        if let Some(kept) = self.memory.queue(event, now) {
-            return Ok(kept);
-        }
-        let copy = self.memory.queue_copy();
-        let state = self.store.queue_copy(event, copy).await?.map(Arc::new);
-        self.memory.remember_queue(event, now, state.clone());
-        Ok(state)
+        let state = match self.memory.queue(event, now) {
+            Some(kept) => kept,
+            None => {
+                let copy = self.memory.queue_copy();
+                let state = self.store.queue_copy(event, copy).await?.map(Arc::new);
+                self.memory.remember_queue(event, now, state.clone());
+                state
+            }
+        };
+        Ok(state.filter(|s| !s.has_ended(now)))
     }
 }

@@ -22,6 +22,7 @@ pub mod outbox;
 mod plan;
 pub mod queue;
 pub mod queue_counts;
+pub mod queue_life;
 pub mod queue_shards;
 pub mod queue_state;
 mod seat_map;

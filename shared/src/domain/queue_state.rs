@@ -10,6 +10,7 @@ use super::queue::{
     QueueRank, QueueSettings, QueueStatus,
 };
 use super::queue_counts::JoinCounts;
+use super::queue_life::VisitorItems;
 use super::queue_shards::QueueShards;
 use super::Millis;
 
@@ -134,6 +135,9 @@ pub struct QueueState {
     pub pending: Vec<PendingAdmission>,
     /// The highest drawn rank given a slot so far.
     pub last_drawn: Option<QueueRank>,
+    /// When the generation ends, fixed when it is first put
+    /// ([`super::queue_life`]); `None` on one put before ends.
+    pub ends_at: Option<Millis>,
     /// Drawn visitors the admitter first saw after someone ranked behind
     /// them had a slot (the join index lagged past the settings' `draw_settle_ms`).
     pub late_drawn: u64,
@@ -173,6 +177,21 @@ impl QueueState {
             pending: Vec::new(),
             last_drawn: None,
             late_drawn: 0,
+            ends_at: None,
+        }
+    }
+
+    /// Whether the generation is over at `now` (it then answers as a
+    /// removed queue).
+    pub fn has_ended(&self, now: Millis) -> bool {
+        super::queue_life::has_ended(self.ends_at, now)
+    }
+
+    /// What the generation fixes for its visitors' items.
+    pub fn visitor_items(&self) -> VisitorItems {
+        VisitorItems {
+            shards: self.shards,
+            ends_at: self.ends_at,
         }
     }
 

@@ -10,6 +10,7 @@ use super::Reply;
 use crate::domain::buyer::Buyers;
 use crate::domain::draw::{is_disclosed, DrawSeed};
 use crate::domain::queue::{QueueSettings, QueueStatus};
+use crate::domain::queue_life::{generation_end, latest_opening, MAX_OPENS_AHEAD_MS};
 use crate::domain::queue_state::{settings_after_put, QueueState};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
@@ -91,12 +92,27 @@ fn new_generation(
     app: &App,
     generation: u64,
     settings: QueueSettings,
+    now: Millis,
 ) -> Result<QueueState, Error> {
     Ok(QueueState {
         draw_secret: draw_secrets(app)?.current_version(),
         shards: app.config.queue_shards,
+        ends_at: Some(generation_end(now)),
         ..QueueState::new(generation, settings)
     })
+}
+
+/// A put's state, if its opening is within its generation's life
+/// ([`latest_opening`]); else `400`.
+fn within_life(state: QueueState) -> Result<QueueState, Error> {
+    match state.ends_at.map(latest_opening) {
+        Some(latest) if state.settings.opens_at > latest => Err(Error::BadRequest(format!(
+            "opensAt must be at most {} days after the queue was first put (by {})",
+            MAX_OPENS_AHEAD_MS / 86_400_000,
+            latest.to_rfc3339()
+        ))),
+        _ => Ok(state),
+    }
 }
 
 /// put-queue's `buyers`, if given, or a `400`.
@@ -146,7 +162,7 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
         let now = crate::world::now();
         let stored = app.store.read_queue(&event_id).await?;
         let state = match stored.as_ref() {
-            Some(stored) => match &stored.state {
+            Some(stored) => match stored.state.as_ref().filter(|old| !old.has_ended(now)) {
                 Some(old) => {
                     let buyers = put_buyers(app, &event_id, old, buyers, now).await?;
                     let settings =
@@ -161,22 +177,30 @@ pub async fn put_queue(app: &App, req: &Request) -> Reply {
                         // shown yet) stays in the old one, gone with it.
                         QueueState {
                             version: old.version + 1,
-                            ..new_generation(app, old.generation + 1, settings)?
+                            ..new_generation(app, old.generation + 1, settings, now)?
                         }
                     }
                 }
-                // A queue put again after a delete starts empty.
+                // A queue put again after a delete, or after its
+                // generation ended, starts empty.
                 None => QueueState {
                     version: stored.version + 1,
                     ..new_generation(
                         app,
                         stored.generation + 1,
                         settings.with_buyers(buyers.unwrap_or_default()),
+                        now,
                     )?
                 },
             },
-            None => new_generation(app, 1, settings.with_buyers(buyers.unwrap_or_default()))?,
+            None => new_generation(
+                app,
+                1,
+                settings.with_buyers(buyers.unwrap_or_default()),
+                now,
+            )?,
         };
+        let state = within_life(state)?;
         let previous = stored.as_ref().map(|s| s.version);
         if app.store.put_queue(&event_id, &state, previous).await? {
             app.memory

@@ -268,7 +268,7 @@ async fn place(
     }
     if app
         .store
-        .join_queue(event_id, &visitor, state.shards)
+        .join_queue(event_id, &visitor, state.visitor_items())
         .await?
     {
         return Ok(Placed::New(visitor, state.clone()));

@@ -115,8 +115,9 @@ pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
 pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};
 pub use items::visitor::{
-    visitor_shard, ADMISSION_SLOT_US, DRAW_KEY, DRAW_SHARD, QUEUE_JOIN, QUEUE_RANK, QUEUE_SHARD,
-    VISITOR_PK_PREFIX, VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
+    visitor_item_key, visitor_shard, ADMISSION_SLOT_US, DRAW_KEY, DRAW_SHARD, QUEUE_JOIN,
+    QUEUE_RANK, QUEUE_SHARD, VISITOR_PK_PREFIX, VISITOR_RETENTION_SECONDS,
+    WAITING_RETENTION_SECONDS,
 };
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{

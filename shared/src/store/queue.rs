@@ -12,10 +12,10 @@ use super::expression::Expression;
 use super::items;
 use super::items::queue::{
     queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
-    CHECKPOINTS, DRAW_SECRET_VERSION, DRAW_SETTLE_MS, EVENTS, GENERATION, INVENTORY, JOIN_COUNTS,
-    LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION, PENDING,
-    PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, SHARDS,
-    WAITING,
+    CHECKPOINTS, DRAW_SECRET_VERSION, DRAW_SETTLE_MS, ENDS_AT, EVENTS, GENERATION, INVENTORY,
+    JOIN_COUNTS, LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION,
+    PENDING, PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US,
+    SHARDS, WAITING,
 };
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
@@ -110,6 +110,9 @@ fn state_item(key: Item, event: &EventId, state: &QueueState) -> Item {
     }
     if let Some(rank) = state.last_drawn {
         item.insert(LAST_DRAWN.into(), s(format!("{:032x}", rank.0)));
+    }
+    if let Some(end) = state.ends_at {
+        item.insert(ENDS_AT.into(), n(end.0));
     }
     item
 }
@@ -277,6 +280,7 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
             late_drawn: f
                 .opt_i64(LATE_DRAWN)?
                 .map_or(0, |n| n.max(0).unsigned_abs()),
+            ends_at: f.opt_i64(ENDS_AT)?.map(Millis),
         }),
     })
 }

@@ -3,6 +3,7 @@
 //! the stream shows ordinary sales; and a queue's crowd of waiting
 //! visitors, written as joins write them, many to a request.
 
+use crate::domain::queue_life::VisitorItems;
 use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
 
 use super::errors::{conditional, sdk_error};
@@ -120,7 +121,11 @@ impl Store {
             .iter()
             .map(|v| {
                 let put = PutRequest::builder()
-                    .set_item(Some(super::visitors::visitor_item(event, v, shards)))
+                    .set_item(Some(super::visitors::visitor_item(
+                        event,
+                        v,
+                        VisitorItems::without_end(shards),
+                    )))
                     .build()
                     .map_err(|e| Error::Corrupt(e.to_string()))?;
                 Ok(WriteRequest::builder().put_request(put).build())

@@ -26,6 +26,7 @@ use super::Store;
 use crate::domain::buyer::BuyerId;
 use crate::domain::draw::DrawKey;
 use crate::domain::queue::QueueRank;
+use crate::domain::queue_life::{kept_until, VisitorItems};
 use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::{Admission, QueueState, Visitor};
 use crate::domain::{EventId, EventRef, Millis, VisitorId};
@@ -64,8 +65,10 @@ pub struct DrawnEntry {
 }
 
 /// The item of a visitor: waiting (with its index entry) or admitted,
-/// on one of its generation's `shards`.
-pub(super) fn visitor_item(event: &EventId, visitor: &Visitor, shards: QueueShards) -> Item {
+/// on one of its generation's shards, kept as long as its generation says
+/// ([`VisitorItems::kept_until`]).
+pub(super) fn visitor_item(event: &EventId, visitor: &Visitor, items: VisitorItems) -> Item {
+    let shards = items.shards;
     let event_ref = EventRef::of(event);
     let mut item = visitor_key(&event_ref, &visitor.visitor_id);
     item.extend([
@@ -103,7 +106,12 @@ pub(super) fn visitor_item(event: &EventId, visitor: &Visitor, shards: QueueShar
             (QUEUE_JOIN.into(), n(visitor.joined_at.0)),
             (
                 TTL.into(),
-                n(visitor.joined_at.0 / 1_000 + WAITING_RETENTION_SECONDS),
+                n(items
+                    .kept_until(Millis(
+                        visitor.joined_at.0 + WAITING_RETENTION_SECONDS * 1_000,
+                    ))
+                    .0
+                    / 1_000),
             ),
         ]),
         Some(admission) => item.extend([
@@ -112,15 +120,17 @@ pub(super) fn visitor_item(event: &EventId, visitor: &Visitor, shards: QueueShar
             (ADMISSION_GIVEN_AT.into(), n(admission.given_at.0)),
             (ADMISSION_EXPIRES_AT.into(), n(admission.expires_at.0)),
             (ORDERS_ALLOWED.into(), n(admission.orders_allowed)),
-            (TTL.into(), n(admitted_ttl(admission))),
+            (TTL.into(), n(admitted_ttl(admission, items.ends_at))),
         ]),
     }
     item
 }
 
-/// An admitted visitor's item lives a day past its admission's end.
-fn admitted_ttl(admission: &Admission) -> i64 {
-    admission.expires_at.0 / 1_000 + VISITOR_RETENTION_SECONDS
+/// An admitted visitor's item lives a day past its generation's end, or
+/// (a generation put before ends) a day past its admission's.
+fn admitted_ttl(admission: &Admission, ends_at: Option<Millis>) -> i64 {
+    let past_admission = Millis(admission.expires_at.0 + VISITOR_RETENTION_SECONDS * 1_000);
+    kept_until(ends_at, past_admission).0 / 1_000
 }
 
 fn parse_visitor(item: &Item) -> Result<Visitor, StoreError> {
@@ -162,13 +172,13 @@ impl Store {
         &self,
         event: &EventId,
         visitor: &Visitor,
-        shards: QueueShards,
+        items: VisitorItems,
     ) -> Result<bool, Error> {
         let put = self
             .client
             .put_item()
             .table_name(&*self.table)
-            .set_item(Some(visitor_item(event, visitor, shards)));
+            .set_item(Some(visitor_item(event, visitor, items)));
         let put = Expression::new_item().on_put_item(put).send().await;
         conditional(put, "PutItem")
     }
@@ -195,7 +205,7 @@ impl Store {
         after: &QueueState,
         before_version: i64,
     ) -> Result<bool, Error> {
-        let item = visitor_item(event, visitor, after.shards);
+        let item = visitor_item(event, visitor, after.visitor_items());
         self.admit_with(event, after, before_version, item).await
     }
 
@@ -363,7 +373,7 @@ impl Store {
         &self,
         event: &EventId,
         visitor: &VisitorId,
-        generation: u64,
+        (generation, ends_at): (u64, Option<Millis>),
         admission: &Admission,
     ) -> Result<bool, Error> {
         let update = self
@@ -372,7 +382,7 @@ impl Store {
             .table_name(&*self.table)
             .set_key(Some(visitor_key(&EventRef::of(event), visitor)))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        let sent = items::visitor::admit(admission, generation, admitted_ttl(admission))
+        let sent = items::visitor::admit(admission, generation, admitted_ttl(admission, ends_at))
             .on_update_item(update)
             .send()
             .await;
@@ -427,13 +437,18 @@ mod tests {
             buyer: BuyerId::parse("user:42"),
             draw_key: Some(DrawKey([7; 32])),
         };
-        let waiting = visitor_item(&event, &visitor, QueueShards::DEFAULT);
+        let no_end = VisitorItems::without_end(QueueShards::DEFAULT);
+        let waiting = visitor_item(&event, &visitor, no_end);
         let shard = visitor_shard(&visitor.visitor_id, QueueShards::DEFAULT);
         let key = |shard: u8| s(format!("QWAIT#{}#2#{shard}", EventRef::of(&event)));
         assert_eq!(waiting.get(QUEUE_SHARD), Some(&key(shard)));
         // The shard is the generation's: the same visitor on a legacy
         // generation's 32 shards.
-        let legacy = visitor_item(&event, &visitor, QueueShards::LEGACY);
+        let legacy = visitor_item(
+            &event,
+            &visitor,
+            VisitorItems::without_end(QueueShards::LEGACY),
+        );
         let legacy_count = QueueShards::LEGACY.count();
         assert_eq!(legacy.get(QUEUE_SHARD), Some(&key(shard % legacy_count)));
         assert_eq!(parse_visitor(&waiting)?, visitor);
@@ -447,10 +462,54 @@ mod tests {
             expires_at: Millis(602_000),
             orders_allowed: 2,
         });
-        let admitted = visitor_item(&event, &visitor, QueueShards::DEFAULT);
+        let admitted = visitor_item(&event, &visitor, no_end);
         assert!(!admitted.contains_key(QUEUE_SHARD), "not in the index");
         assert_eq!(parse_visitor(&admitted)?, visitor);
         assert!(rank_text(QueueRank(2)) < rank_text(QueueRank(10)));
+        Ok(())
+    }
+
+    /// A generation with an end keeps every visitor's item a day past it,
+    /// waiting or admitted, whenever it joined; one without keeps the old
+    /// rules (two days past the join, a day past the admission).
+    #[test]
+    fn a_visitors_item_lives_as_long_as_its_generation() -> Result<(), Box<dyn std::error::Error>> {
+        let event = EventId::parse("gala")?;
+        let mut visitor = Visitor {
+            visitor_id: VisitorId::parse("v1")?,
+            generation: 2,
+            joined_at: Millis(1_000_000),
+            rank: QueueRank(5),
+            token_hash: "h".into(),
+            admission: None,
+            buyer: None,
+            draw_key: None,
+        };
+        let end = Millis(90 * 86_400_000);
+        let ending = VisitorItems {
+            shards: QueueShards::DEFAULT,
+            ends_at: Some(end),
+        };
+        let ttl = |item: &Item| item[TTL].as_n().ok().and_then(|v| v.parse::<i64>().ok());
+        let past_end = Some(end.0 / 1_000 + 86_400);
+        assert_eq!(ttl(&visitor_item(&event, &visitor, ending)), past_end);
+        let no_end = VisitorItems::without_end(QueueShards::DEFAULT);
+        assert_eq!(
+            ttl(&visitor_item(&event, &visitor, no_end)),
+            Some(1_000 + WAITING_RETENTION_SECONDS)
+        );
+        visitor.admission = Some(Admission {
+            admission_id: "a".into(),
+            slot_us: 2_000_000_000,
+            given_at: Millis(2_000_000),
+            expires_at: Millis(2_600_000),
+            orders_allowed: 1,
+        });
+        assert_eq!(ttl(&visitor_item(&event, &visitor, ending)), past_end);
+        assert_eq!(
+            ttl(&visitor_item(&event, &visitor, no_end)),
+            Some(2_600 + VISITOR_RETENTION_SECONDS)
+        );
         Ok(())
     }
 }

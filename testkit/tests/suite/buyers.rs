@@ -299,3 +299,86 @@ async fn the_dev_servers_sign_in_mints_tokens_only_for_its_own_key() {
     let (status, _) = common::read(local::dev_routes::buyer_token(&seller, asked.as_bytes()));
     assert_eq!(status, 404);
 }
+
+/// One place per buyer for the generation's whole life: a visitor's item
+/// is kept until a day past its generation's end (90 days after the queue
+/// was first put), not from its join; an opening later than 60 days after
+/// that is refused. Once the generation has ended, and TTL has taken the
+/// buyer's item, the queue answers as removed: the buyer cannot take a
+/// second place in it, and a put starts the next generation.
+#[tokio::test]
+async fn a_buyers_place_lasts_its_generations_whole_life() {
+    const DAY_MS: i64 = 86_400_000;
+    let app = fresh_app().await;
+    let ev = event(&app, 5, 300).await;
+    let before = shared::world::now();
+    let (status, put) = put_queue(&app, &ev, &verified_queue(HOUR_MS, 60)).await;
+    assert_eq!(status, 200, "{put}");
+    let event_id = shared::domain::EventId::parse(&ev).unwrap();
+    let stored = app.store.read_queue(&event_id).await.unwrap().unwrap();
+    let state = stored.state.unwrap();
+    let end = state.ends_at.expect("a new generation has an end").0;
+    assert!((before.0 + 90 * DAY_MS..=shared::world::now().0 + 90 * DAY_MS).contains(&end));
+    let (status, joined) = join_as_buyer(&app, &ev, &buyer_token(&ev, "user:5")).await;
+    assert_eq!(status, 201, "{joined}");
+    let visitor = shared::domain::VisitorId::parse(joined["visitorId"].as_str().unwrap()).unwrap();
+    let key = shared::store::visitor_item_key(&event_id, &visitor);
+    let item = common::raw_item(&app, key.clone()).await;
+    let ttl: i64 = item[shared::store::TTL].as_n().unwrap().parse().unwrap();
+    assert_eq!(
+        ttl,
+        end / 1_000 + DAY_MS / 1_000,
+        "a day past the end, not past the join"
+    );
+
+    // An opening past 60 days after the first put: refused.
+    let late = {
+        let opens = chrono::DateTime::from_timestamp_millis(end - 30 * DAY_MS + 60_000).unwrap();
+        json!({"opensAt": opens.to_rfc3339(), "admitPerMinute": 60, "buyers": "verified"})
+    };
+    let (status, body) = put_queue(&app, &ev, &late.to_string()).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("bad-request")),
+        "{body}"
+    );
+
+    // The end comes (the state's end moved to the past, as time would),
+    // then TTL takes the buyer's item.
+    let ended = shared::domain::queue_state::QueueState {
+        ends_at: Some(shared::domain::Millis(shared::world::now().0 - 1)),
+        version: state.version + 1,
+        ..state.clone()
+    };
+    assert!(app
+        .store
+        .put_queue(&event_id, &ended, Some(state.version))
+        .await
+        .unwrap());
+    app.store
+        .client()
+        .delete_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(key))
+        .send()
+        .await
+        .unwrap();
+    let later = app.new_process();
+    assert_eq!(
+        get_queue(&later, &ev).await.1["error"],
+        "queue-not-found",
+        "an ended generation answers as removed"
+    );
+    let (status, body) = join_as_buyer(&later, &ev, &buyer_token(&ev, "user:5")).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("queue-not-found")),
+        "no second place in the generation: {body}"
+    );
+    let (status, put) = put_queue(&later, &ev, &verified_queue(HOUR_MS, 60)).await;
+    assert_eq!(
+        (status, &put["generation"]),
+        (200, &json!(state.generation + 1)),
+        "{put}"
+    );
+}

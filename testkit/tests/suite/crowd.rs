@@ -256,18 +256,7 @@ async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
     let (status, reply) = call(&app, "PUT", "/events/big-head", &[], &body.to_string()).await;
     assert_eq!(status, 201, "{reply}");
     let event_id = shared::domain::EventId::parse("big-head").unwrap();
-    let head = app
-        .store
-        .client()
-        .get_item()
-        .table_name(app.store.table_name())
-        .set_key(Some(shared::store::event_item_key(&event_id)))
-        .consistent_read(true)
-        .send()
-        .await
-        .unwrap()
-        .item
-        .unwrap();
+    let head = common::raw_item(&app, shared::store::event_item_key(&event_id)).await;
     let size = item_size(&wire_item(&head));
     assert!(size <= 1_024, "the event item is {size} bytes");
 

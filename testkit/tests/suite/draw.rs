@@ -358,7 +358,7 @@ async fn drawn_visitor_named(
     };
     assert!(app
         .store
-        .join_queue(event, &visitor, state.shards)
+        .join_queue(event, &visitor, state.visitor_items())
         .await
         .unwrap());
     visitor_id

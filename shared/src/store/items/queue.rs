@@ -66,6 +66,9 @@ pub(in crate::store) const DRAW_SECRET_VERSION: &str = "drawSecret";
 /// index key it counts.
 pub(in crate::store) const SHARDS: &str = "shards";
 
+/// When the generation ends (absent on one put before ends: none).
+pub(in crate::store) const ENDS_AT: &str = "endsAt";
+
 pub(in crate::store) const INVENTORY: &str = "inventory";
 
 /// Admissions a committed tick gave slots to, not yet known written: on

@@ -5,7 +5,7 @@
 use super::queue::GENERATION;
 use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::Admission;
-use crate::domain::{EventRef, VisitorId};
+use crate::domain::{EventId, EventRef, VisitorId};
 use crate::store::expression::Expression;
 use crate::store::schema::{PK, SK, TTL};
 use crate::store::value::{n, s, Item};
@@ -23,6 +23,11 @@ pub(in crate::store) fn visitor_key(event: &EventRef, visitor: &VisitorId) -> It
         ),
         (SK.into(), s("VISITOR")),
     ])
+}
+
+/// The key of a visitor's item, for the test harness's raw reads.
+pub fn visitor_item_key(event: &EventId, visitor: &VisitorId) -> Item {
+    visitor_key(&EventRef::of(event), visitor)
 }
 
 /// The visitor id an index entry's table key names.

@@ -156,6 +156,25 @@ pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
 
 /// Creates an event from `plan` (a create-event body) under a fresh id
 /// that starts with `prefix`, and checks it is ready (201): how every test
+/// An item as stored, by its key, strongly consistent (a test's raw look
+/// at what the store wrote).
+pub async fn raw_item(
+    app: &App,
+    key: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
+) -> std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> {
+    app.store
+        .client()
+        .get_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(key))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap()
+}
+
 /// makes its events. Its id and the reply.
 pub async fn create_event(app: &App, prefix: &str, plan: &str) -> (String, Value) {
     let id = format!("{prefix}-{}", uuid::Uuid::new_v4().simple());
