@@ -21,7 +21,7 @@ pub const MAX_DRAW_PAGE: usize = 1_000;
 /// A page may be cached this long (by the CloudFront distribution, or any
 /// cache between): a public route reading a page of every index shard,
 /// whose answer changes only as slots are given.
-const DRAW_PAGE_MAX_AGE_SECONDS: u32 = 5;
+pub const DRAW_PAGE_MAX_AGE_SECONDS: u32 = 5;
 
 /// Keys read from each shard for a page of `limit`: the draw spreads keys
 /// evenly over the shards, so three times a shard's share (at least a

@@ -680,3 +680,73 @@ fn the_templates_queue_shards_are_the_counts_the_code_takes() {
     };
     assert!(refers, "queue-admin's QUEUE_SHARDS: {variable:?}");
 }
+
+/// CloudFront (`EnableCloudFront`) caches the replies that say they may be
+/// cached, for as long as they say, and nothing else: the seat map for
+/// its second with no query string in its key, the draw list's pages for
+/// their five seconds keyed on the page (`after`, `limit`); every other
+/// route passes through uncached.
+#[test]
+fn cloudfront_caches_what_the_replies_allow_for_as_long() {
+    use serde_yaml_ng::Value as Yaml;
+    let doc = template();
+    let config = &doc["Resources"]["ApiDistribution"]["Properties"]["DistributionConfig"];
+    let policy = |behavior: &Yaml| -> Yaml {
+        let Yaml::Tagged(tagged) = &behavior["CachePolicyId"] else {
+            panic!("a policy of this template: {behavior:?}");
+        };
+        let name = tagged.value.as_str().unwrap();
+        doc["Resources"][name]["Properties"]["CachePolicyConfig"].clone()
+    };
+    let cached: Vec<(String, u64, Vec<String>)> = config["CacheBehaviors"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter(|b| b["TargetOriginId"].as_str() == Some("api"))
+        .map(|b| {
+            let p = policy(b);
+            let queries = &p["ParametersInCacheKeyAndForwardedToOrigin"]["QueryStringsConfig"];
+            let keyed: Vec<String> = queries["QueryStrings"]["Items"]
+                .as_sequence()
+                .into_iter()
+                .flatten()
+                .map(|q| q.as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(p["MinTTL"].as_u64(), Some(0));
+            assert_eq!(p["DefaultTTL"], p["MaxTTL"]);
+            let pattern = b["PathPattern"].as_str().unwrap().to_owned();
+            (pattern, p["MaxTTL"].as_u64().unwrap(), keyed)
+        })
+        .collect();
+    let route_pattern = |name: &str| {
+        let (_, route) = shared::routes::routes()
+            .find(|(_, r)| r.name == name)
+            .unwrap();
+        route
+            .path
+            .split('/')
+            .map(|part| if part.starts_with('{') { "*" } else { part })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    assert_eq!(
+        cached,
+        [
+            (
+                route_pattern("availability"),
+                u64::from(shared::handlers::SEAT_MAP_MAX_AGE_SECONDS),
+                vec![]
+            ),
+            (
+                route_pattern("draw-list"),
+                u64::from(shared::handlers::DRAW_PAGE_MAX_AGE_SECONDS),
+                vec!["after".to_owned(), "limit".to_owned()]
+            ),
+        ]
+    );
+    // Everything else: AWS's managed CachingDisabled.
+    assert_eq!(
+        config["DefaultCacheBehavior"]["CachePolicyId"].as_str(),
+        Some("4135ea2d-6df8-44a3-9df3-4b5a84be39ad")
+    );
+}
