@@ -706,7 +706,7 @@ fn cloudfront_caches_what_the_replies_allow_for_as_long() {
         .map(|b| {
             let p = policy(b);
             let queries = &p["ParametersInCacheKeyAndForwardedToOrigin"]["QueryStringsConfig"];
-            let keyed: Vec<String> = queries["QueryStrings"]["Items"]
+            let keyed: Vec<String> = queries["QueryStrings"]
                 .as_sequence()
                 .into_iter()
                 .flatten()
