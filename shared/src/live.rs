@@ -5,14 +5,17 @@
 //! A read falls due [`Timing::refresh`] after the last good one. The first
 //! request that finds it due starts it on the runtime (every secret at
 //! once, `crate::secrets::fetch_with`) and waits for it at most
-//! [`Timing::wait`]; it, and every request while the read is out, then goes
-//! on with the app it has. Lambda runs the read only while some invocation
-//! runs, so a slow read finishes over the next requests. A failed read is
-//! tried again [`Timing::retry`] later, keeping what it has. Past
-//! [`Timing::max_age`] without a good read (a revoked key must stop
-//! working), the instance answers every request `503 secrets-unavailable`
-//! with `Retry-After`, and counts each in the `SecretsStale` metric, which
-//! an alarm watches (OPERATIONS.md, "Secrets that cannot be read").
+//! [`Timing::wait`], then goes on with the app it has; requests while the
+//! read is out do not wait. Lambda runs the read only while some
+//! invocation runs, so a slow read finishes over the next requests. A
+//! failed read is tried again [`Timing::retry`] later, keeping what it has.
+//! Past [`Timing::max_age`] without a good read (a revoked key must stop
+//! working), every request waits for the read (at most [`Timing::wait`]),
+//! a failed one is tried again by the next request, and until one succeeds
+//! the instance answers `503 secrets-unavailable` with `Retry-After`,
+//! counting each in the `SecretsStale` metric, which an alarm watches
+//! (OPERATIONS.md, "Secrets that cannot be read"). A read that panics
+//! counts as failed.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -44,7 +47,7 @@ pub const TIMING: Timing = Timing {
     refresh: SECRET_REFRESH,
     retry: Duration::from_secs(30),
     wait: Duration::from_secs(1),
-    max_age: Duration::from_secs(3 * 300),
+    max_age: Duration::from_secs(3 * SECRET_REFRESH.as_secs()),
 };
 
 /// Reads the configuration again (the secrets from Secrets Manager).
@@ -103,22 +106,23 @@ impl Live {
     /// The app to answer a request with, and whether its secrets may
     /// still be used; a due read started and waited for (briefly) first.
     pub async fn current(self: &Arc<Self>) -> (Arc<App>, Secrets) {
-        if let Some(mut done) = self.read_if_due() {
+        if let Some(mut done) = self.read_to_wait_for() {
             // Either way the request goes on: with what the read brought
             // if it ended in time, else with what the instance had.
             let _ = tokio::time::timeout(self.timing.wait, done.wait_for(|ended| *ended)).await;
         }
         let state = self.lock();
-        let fresh = self.read.is_none() || state.read_at.elapsed() <= self.timing.max_age;
-        if !fresh {
+        let secrets = if self.is_stale(&state) {
             crate::metrics::secrets_stale(self.function);
-        }
-        let secrets = if fresh {
-            Secrets::Current
-        } else {
             Secrets::Stale
+        } else {
+            Secrets::Current
         };
         (state.app.clone(), secrets)
+    }
+
+    fn is_stale(&self, state: &State) -> bool {
+        self.read.is_some() && state.read_at.elapsed() > self.timing.max_age
     }
 
     /// The app it holds now, without starting a read (tests compare it
@@ -127,14 +131,16 @@ impl Live {
         self.lock().app.clone()
     }
 
-    /// The end of the read under way, after starting one if it is due.
-    fn read_if_due(self: &Arc<Self>) -> Option<watch::Receiver<bool>> {
+    /// The read this request waits for: one it started because it was
+    /// due, or, while the secrets are stale, the one under way.
+    fn read_to_wait_for(self: &Arc<Self>) -> Option<watch::Receiver<bool>> {
         let read = self.read.as_ref()?;
         let mut state = self.lock();
         if let Some(reading) = &state.reading {
-            return Some(reading.clone());
+            return self.is_stale(&state).then(|| reading.clone());
         }
-        if Instant::now() < state.due_at {
+        // Stale, every request tries: it is refused until a read works.
+        if !self.is_stale(&state) && Instant::now() < state.due_at {
             return None;
         }
         let (ended, reading) = watch::channel(false);
@@ -142,8 +148,14 @@ impl Live {
         let reader = read();
         let live = Arc::clone(self);
         tokio::spawn(async move {
-            let outcome = reader.await;
-            live.finish(outcome);
+            // Dropped unfinished (the read panicked): counted as failed,
+            // so no later read waits on this one forever.
+            let mut end = ReadEnd {
+                live,
+                outcome: None,
+            };
+            end.outcome = Some(reader.await);
+            drop(end);
             // Nobody waiting is fine: requests went on without it.
             let _ = ended.send(true);
         });
@@ -176,6 +188,22 @@ impl Live {
         // A poisoned lock only means a thread panicked holding it; every
         // write leaves the state whole.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A read under way: ends it when dropped, as failed if it never gave an
+/// outcome.
+struct ReadEnd {
+    live: Arc<Live>,
+    outcome: Option<Result<Config, ConfigError>>,
+}
+
+impl Drop for ReadEnd {
+    fn drop(&mut self) {
+        let outcome = self.outcome.take().unwrap_or(Err(ConfigError::Missing(
+            "the secrets (their read panicked)",
+        )));
+        self.live.finish(outcome);
     }
 }
 

@@ -225,13 +225,17 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     // An instance whose secrets are past their age, and cannot read them.
     let failing: shared::live::Reader =
         Box::new(|| Box::pin(async { Err(shared::ConfigError::Missing("HOLD_TOKEN_KEYS")) }));
-    let age = shared::live::TIMING.max_age + std::time::Duration::from_secs(1);
+    // Keys good for no time at all: stale from the start.
+    let timing = shared::live::Timing {
+        max_age: std::time::Duration::ZERO,
+        ..shared::live::TIMING
+    };
     let stale = shared::live::Live::new(
         "get-order",
         app.clone(),
         Some(failing),
-        shared::live::TIMING,
-        std::time::Instant::now().checked_sub(age).unwrap(),
+        timing,
+        std::time::Instant::now(),
     );
     let req = local::router::request("GET", &format!("/orders/{}", winner.id), &[], "");
     let reply =

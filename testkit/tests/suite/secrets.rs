@@ -6,12 +6,12 @@
 //! again as they age (`shared::live`), a Secrets Manager that hangs or fails
 //! never stalls a request, and keys past their age are refused.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shared::config::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, HOLD_TOKEN_KEYS};
-use shared::live::{Live, Reader, Secrets, TIMING};
+use shared::live::{Live, Reader, Secrets, Timing, TIMING};
 use shared::secrets::{arn_variable, fetch_with, wanted, SecretError};
 use shared::{Config, Needs};
 
@@ -86,25 +86,27 @@ async fn hanging_secrets_manager() -> (String, Arc<AtomicUsize>) {
     (endpoint, held)
 }
 
-/// How a function reads its config again: `names`' ARNs (as `arns` gives
-/// them) from the Secrets Manager at `endpoint`, as `config_from_env` does.
-fn reader(
-    endpoint: &str,
-    names: &'static [&'static str],
-    arns: fn(&str) -> Option<String>,
-) -> Reader {
+/// How a function reads its config again: `names`' ARNs from the Secrets
+/// Manager at `endpoint`, as `config_from_env` does; the ARNs the dev
+/// server serves while `working` holds, else ARNs it does not know (its
+/// "not found", at once).
+fn reader(endpoint: &str, working: Arc<AtomicBool>) -> Reader {
     let endpoint = endpoint.to_owned();
     Box::new(move || {
         let endpoint = endpoint.clone();
+        let working = working.load(Ordering::SeqCst);
         Box::pin(async move {
             let env = move |k: &str| -> Option<String> {
                 if k == "TABLE_NAME" {
                     return Some("t".into());
                 }
-                names
-                    .iter()
-                    .find(|name| arn_variable(name) == k)
-                    .and_then(|name| arns(name))
+                let name = NAMES.iter().find(|name| arn_variable(name) == k)?;
+                match working {
+                    true => local::secrets::dev_secret_arn(name),
+                    false => Some(format!(
+                        "arn:aws:secretsmanager:us-east-1:000000000000:secret:seatclaim/none-{name}"
+                    )),
+                }
             };
             let client = local::secrets::client(&endpoint);
             let fetched = fetch_with(&client, wanted(&env)).await?;
@@ -121,25 +123,26 @@ const THREE: Needs = Needs {
     ..Needs::STORE
 };
 
-/// An app whose secrets were read `age` ago, read again through `read`.
-fn aged(app: &shared::App, age: Duration, read: Reader) -> Arc<Live> {
-    let read_at = Instant::now().checked_sub(age).unwrap();
-    Live::new("get-order", app.clone(), Some(read), TIMING, read_at)
+/// Timing for a test: a read due at once, keys good for `max_age`.
+fn due_now(max_age: Duration) -> Timing {
+    Timing {
+        refresh: Duration::ZERO,
+        max_age,
+        ..TIMING
+    }
 }
 
-/// A due read against a Secrets Manager that never answers: each request
-/// waits about a second at most and goes on with the keys it has, every
-/// secret is asked for at once (three connections, not one after another),
-/// and a request while the read is out starts no other.
+/// A due read against a Secrets Manager that never answers: the request
+/// that starts it waits about a second at most and goes on with the keys
+/// it has, a request while it is out does not wait, and every secret is
+/// asked for at once (three connections, not one after another).
 #[tokio::test]
 async fn a_hanging_secrets_manager_never_stalls_a_request() {
     let app = testkit::fresh_app().await;
     let (endpoint, held) = hanging_secrets_manager().await;
-    let live = aged(
-        &app,
-        TIMING.refresh + Duration::from_secs(1),
-        reader(&endpoint, NAMES, local::secrets::dev_secret_arn),
-    );
+    let read = reader(&endpoint, Arc::new(AtomicBool::new(true)));
+    let timing = due_now(Duration::from_secs(3_600));
+    let live = Live::new("get-order", app.clone(), Some(read), timing, Instant::now());
     let before = live.current_app();
     for _ in 0..2 {
         let (now, secrets) = tokio::time::timeout(TIMING.wait * 5, live.current())
@@ -156,48 +159,78 @@ async fn a_hanging_secrets_manager_never_stalls_a_request() {
 }
 
 /// A read that fails at once (Secrets Manager's own "not found") keeps the
-/// keys while they are within their age; past it every request is
-/// `503 secrets-unavailable` with `Retry-After`, until a read succeeds.
+/// keys while they are within their age; past it every request tries
+/// again and is `503 secrets-unavailable` with `Retry-After`, until a read
+/// succeeds, which the same instance then answers with.
 #[tokio::test]
 async fn failing_reads_keep_the_keys_until_their_age_then_refuse_until_one_succeeds() {
     let app = testkit::fresh_app().await;
     let feed = local::feed::DevFeed::new();
     let (endpoint, server) = testkit::dev_server(&app, &feed).await;
-    let missing = |_: &str| {
-        Some(
-            "arn:aws:secretsmanager:us-east-1:000000000000:secret:seatclaim/none-AAAAAA".to_owned(),
-        )
-    };
-    let due = aged(
-        &app,
-        TIMING.refresh + Duration::from_secs(1),
-        reader(&endpoint, NAMES, missing),
+    let working = Arc::new(AtomicBool::new(false));
+    let max_age = Duration::from_millis(300);
+    let live = Live::new(
+        "get-order",
+        app.clone(),
+        Some(reader(&endpoint, working.clone())),
+        due_now(max_age),
+        Instant::now(),
     );
-    let (_, secrets) = due.current().await;
-    assert_eq!(secrets, Secrets::Current, "within its age: kept");
+    let before = live.current_app();
+    let (now, secrets) = live.current().await;
+    assert_eq!(
+        secrets,
+        Secrets::Current,
+        "a failed read, within the age: kept"
+    );
+    assert!(Arc::ptr_eq(&now, &before));
 
-    let stale = aged(
-        &app,
-        TIMING.max_age + Duration::from_secs(1),
-        reader(&endpoint, NAMES, missing),
-    );
+    // Let the keys age past their limit (as a test lets a hold expire).
+    tokio::time::sleep(max_age + Duration::from_millis(50)).await;
     let function = shared::routes::function("get-order");
-    let req = local::router::request("GET", "/orders/o-1", &[("authorization", "Bearer x")], "");
-    let reply = shared::lambda::answer_live(function, &stale, req).await;
-    assert_eq!(reply.status(), 503);
-    assert_eq!(reply.headers()["retry-after"], "1");
-    let (_, body) = crate::common::read(reply);
-    assert_eq!(body["error"], "secrets-unavailable", "{body}");
+    for _ in 0..2 {
+        let req =
+            local::router::request("GET", "/orders/o-1", &[("authorization", "Bearer x")], "");
+        let reply = shared::lambda::answer_live(function, &live, req).await;
+        assert_eq!(reply.status(), 503);
+        assert_eq!(reply.headers()["retry-after"], "1");
+        let (_, body) = crate::common::read(reply);
+        assert_eq!(body["error"], "secrets-unavailable", "{body}");
+    }
 
-    // Secrets Manager answers again: the next due read brings the keys back.
-    let recovered = aged(
-        &app,
-        TIMING.max_age + Duration::from_secs(1),
-        reader(&endpoint, NAMES, local::secrets::dev_secret_arn),
-    );
-    let before = recovered.current_app();
-    let (now, secrets) = recovered.current().await;
+    // Secrets Manager answers again: the next request's read brings the
+    // keys back on this same instance, without waiting for a retry time.
+    working.store(true, Ordering::SeqCst);
+    let (now, secrets) = live.current().await;
     assert_eq!(secrets, Secrets::Current, "read again within the wait");
     assert!(!Arc::ptr_eq(&now, &before), "the keys just read");
     server.stop().await;
+}
+
+/// A read that panics counts as failed: the next due read starts, rather
+/// than every later request finding the dead one "under way".
+#[tokio::test]
+async fn a_read_that_panics_does_not_block_the_next() {
+    let app = testkit::fresh_app().await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let config = app.config.clone();
+    let read: Reader = Box::new(move || {
+        let first = counted.fetch_add(1, Ordering::SeqCst) == 0;
+        let config = config.clone();
+        Box::pin(async move {
+            assert!(!first, "the first read panics");
+            Ok(config)
+        })
+    });
+    let timing = Timing {
+        retry: Duration::ZERO,
+        ..due_now(Duration::from_secs(3_600))
+    };
+    let live = Live::new("get-order", app.clone(), Some(read), timing, Instant::now());
+    let before = live.current_app();
+    assert_eq!(live.current().await.1, Secrets::Current);
+    let (now, _) = live.current().await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "a second read started");
+    assert!(!Arc::ptr_eq(&now, &before), "and its keys were taken");
 }
