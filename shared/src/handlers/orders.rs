@@ -10,7 +10,7 @@ use super::access::{issued, read_own_order};
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
-use crate::domain::buyer::BuyerId;
+use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{
@@ -111,7 +111,7 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
         }
         Some(queue) => {
             let opening = admitted_opening(app, req, &event_id, &queue, now)?;
-            let admitted = admitted_buyer(app, &event, &opening.visitor).await?;
+            let admitted = admitted_buyer(app, &event, &queue, &opening.visitor).await?;
             let buyer = order_buyer(app, req, &event, admitted, now)?;
             open_admitted_order(app, &event, opening, body.user_id, buyer, now).await?
         }
@@ -221,19 +221,24 @@ fn order_buyer(
 /// The buyer a verified queue admitted as `visitor`, where the event has
 /// a buyer limit to count it under: read from the visitor's item (an
 /// admission names no buyer, so no token shows who joined). `None` on an
-/// event without a limit, for an anonymous queue's visitor (of whichever
-/// generation: the item says), or one no longer stored (a buyer token
-/// then names the buyer).
+/// event without a limit, or for an anonymous queue's visitor (a buyer
+/// token then names the buyer). An admission of a verified queue whose
+/// visitor is not stored is `401`: it must not open an order for whichever
+/// buyer a token names.
 async fn admitted_buyer(
     app: &App,
     event: &EventHead,
+    queue: &QueueState,
     visitor: &VisitorId,
 ) -> Result<Option<BuyerId>, Error> {
     if event.buyer_limit.is_none() {
         return Ok(None);
     }
-    let stored = app.store.read_visitor(&event.event_id, visitor).await?;
-    Ok(stored.and_then(|v| v.buyer))
+    match app.store.read_visitor(&event.event_id, visitor).await? {
+        Some(stored) => Ok(stored.buyer),
+        None if queue.settings.buyers == Buyers::Verified => Err(Error::Unauthorized),
+        None => Ok(None),
+    }
 }
 
 /// What lets a request open an order while its event has a queue.

@@ -227,6 +227,32 @@ async fn an_admission_opens_its_buyers_order_without_naming_the_buyer() {
         (401, Some("buyer-token-invalid")),
         "another buyer's token under this admission"
     );
+    // Its visitor gone, the admission names no one: refused, whatever
+    // buyer a token would name.
+    let event_id = shared::domain::EventId::parse(&ev).unwrap();
+    let visitor = shared::domain::VisitorId::parse(joined["visitorId"].as_str().unwrap()).unwrap();
+    app.store
+        .client()
+        .delete_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(shared::store::visitor_item_key(&event_id, &visitor)))
+        .send()
+        .await
+        .unwrap();
+    let mine = buyer_token(&ev, "user:7");
+    let (status, body) = call(
+        &app,
+        "POST",
+        &format!("/events/{ev}/orders"),
+        &[("authorization", &auth), ("x-buyer-token", &mine)],
+        "{}",
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("unauthorized")),
+        "{body}"
+    );
 }
 
 #[tokio::test]
