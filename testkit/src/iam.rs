@@ -32,7 +32,8 @@ pub struct Grant {
     pub actions: Vec<String>,
     pub resource: String,
     pub leading_keys: Option<Vec<String>>,
-    /// The attributes a write may name (`dynamodb:Attributes`), if listed.
+    /// The attributes a write may name (`dynamodb:Attributes`), if listed:
+    /// names, or under `StringLike` patterns (`o:*`).
     pub attributes: Option<Vec<String>>,
 }
 
@@ -49,7 +50,9 @@ impl Grant {
             }
             && match (&self.attributes, &call.attributes) {
                 (None, _) => true,
-                (Some(allowed), Some(named)) => named.iter().all(|a| allowed.contains(a)),
+                (Some(allowed), Some(named)) => named
+                    .iter()
+                    .all(|a| allowed.iter().any(|p| pattern_matches(p, a))),
                 (Some(_), None) => false,
             }
     }
@@ -228,7 +231,10 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
                     .filter_map(|(k, _)| k.as_str())
                     .collect();
                 let known = match operator.as_str() {
-                    Some("ForAllValues:StringLike") => keys == ["dynamodb:LeadingKeys"],
+                    Some("ForAllValues:StringLike") => {
+                        keys == ["dynamodb:LeadingKeys"]
+                            || keys == ["dynamodb:LeadingKeys", "dynamodb:Attributes"]
+                    }
                     Some("ForAllValues:StringEquals") => keys == ["dynamodb:Attributes"],
                     _ => false,
                 };
@@ -245,12 +251,17 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
                     "{function}: a statement with a condition names its LeadingKeys"
                 );
             }
-            let attributes = &condition["ForAllValues:StringEquals"]["dynamodb:Attributes"];
+            // Names (StringEquals) or patterns (StringLike): a pattern
+            // matches as IAM's `*` at the end does, a name only itself.
+            let attributes = ["ForAllValues:StringEquals", "ForAllValues:StringLike"]
+                .iter()
+                .map(|op| &condition[*op]["dynamodb:Attributes"])
+                .find(|list| !list.is_null());
             grants.push(Grant {
                 actions: strings(&statement["Action"]),
                 resource: resource(&function, statement),
                 leading_keys,
-                attributes: (!attributes.is_null()).then(|| strings(attributes)),
+                attributes: attributes.map(strings),
             });
         }
         out.insert(function, grants);

@@ -105,7 +105,7 @@ pub use free_runs::SectionRuns;
 pub use ga::{BucketChange, PlacesChange, PlacesReport};
 pub use holds::{ClaimReport, SeatClaim, SeatRead};
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
-pub use items::buyer::{BUYER_PK_PREFIX, BUYER_SK};
+pub use items::buyer::{BUYER_PK_PREFIX, BUYER_RECORD_ATTRIBUTES, BUYER_SK};
 pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};
 pub use items::order::{
     pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_PK_PREFIX, PENDING_SHARDS,
@@ -129,7 +129,7 @@ pub use seeding::seeded_visitor;
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
-pub use visitors::{DrawnEntry, IndexedVisitor};
+pub use visitors::{DrawnEntry, IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
 
 impl Store {
     /// Writes `item` unless one is there already (`Ok(false)` then): a

@@ -19,7 +19,7 @@ use super::items::visitor::{
     VISITOR_RETENTION_SECONDS, WAITING_RETENTION_SECONDS,
 };
 use super::schema::{
-    EVENT_ID, KIND, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX, TOKEN_HASH, TTL,
+    EVENT_ID, KIND, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX, SK, TOKEN_HASH, TTL,
 };
 use super::value::{n, s, Fields, Item};
 use super::Store;
@@ -63,6 +63,32 @@ pub struct DrawnEntry {
     pub draw_key: String,
     pub slot_us: Option<i64>,
 }
+
+/// Every attribute a visitor's item has, waiting or admitted: what
+/// queue-visitors' grant to put one names (template.yaml, held to this by
+/// a test; a test here holds this to [`visitor_item`]).
+pub const VISITOR_ITEM_ATTRIBUTES: [&str; 20] = [
+    PK,
+    SK,
+    KIND,
+    EVENT_ID,
+    VISITOR_ID,
+    GENERATION,
+    JOINED_AT,
+    QUEUE_RANK,
+    TOKEN_HASH,
+    BUYER_ID,
+    DRAW_SHARD,
+    DRAW_KEY,
+    QUEUE_SHARD,
+    QUEUE_JOIN,
+    TTL,
+    ADMISSION_ID,
+    ADMISSION_SLOT_US,
+    ADMISSION_GIVEN_AT,
+    ADMISSION_EXPIRES_AT,
+    ORDERS_ALLOWED,
+];
 
 /// The item of a visitor: waiting (with its index entry) or admitted,
 /// on one of its generation's shards, kept as long as its generation says
@@ -466,6 +492,42 @@ mod tests {
         assert!(!admitted.contains_key(QUEUE_SHARD), "not in the index");
         assert_eq!(parse_visitor(&admitted)?, visitor);
         assert!(rank_text(QueueRank(2)) < rank_text(QueueRank(10)));
+        Ok(())
+    }
+
+    /// The attributes a visitor's item can have are exactly the declared
+    /// list: a waiting one with a buyer and a draw key, and an admitted one,
+    /// together name every one.
+    #[test]
+    fn a_visitors_item_names_exactly_the_declared_attributes(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let event = EventId::parse("gala")?;
+        let mut visitor = Visitor {
+            visitor_id: VisitorId::parse("v1")?,
+            generation: 2,
+            joined_at: Millis(1_000),
+            rank: QueueRank(5),
+            token_hash: "h".into(),
+            admission: None,
+            buyer: BuyerId::parse("user:42"),
+            draw_key: Some(DrawKey([7; 32])),
+        };
+        let items = VisitorItems::without_end(QueueShards::DEFAULT);
+        let mut named: std::collections::BTreeSet<String> =
+            visitor_item(&event, &visitor, items).into_keys().collect();
+        visitor.admission = Some(Admission {
+            admission_id: "a".into(),
+            slot_us: 1,
+            given_at: Millis(2),
+            expires_at: Millis(3),
+            orders_allowed: 1,
+        });
+        named.extend(visitor_item(&event, &visitor, items).into_keys());
+        let declared: std::collections::BTreeSet<String> = VISITOR_ITEM_ATTRIBUTES
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        assert_eq!(named, declared);
         Ok(())
     }
 

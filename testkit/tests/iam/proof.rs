@@ -557,3 +557,69 @@ fn every_call_of_the_suite_is_granted_and_every_grant_is_used() {
         functions.len()
     );
 }
+
+/// Every grant that lets a function write a buyer's record (`BUYER#…`)
+/// names exactly the attributes a record has, as the store declares them
+/// (`store::BUYER_RECORD_ATTRIBUTES`), and nothing else under the grant:
+/// a function that may update records may not set another attribute on
+/// one, nor write another item under that grant.
+#[test]
+fn buyer_record_writes_are_limited_to_the_records_attributes() {
+    let want: Vec<String> = shared::store::BUYER_RECORD_ATTRIBUTES
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    let mut writers = BTreeSet::new();
+    for (function, grants) in granted() {
+        for grant in grants {
+            let writes = grant
+                .actions
+                .iter()
+                .any(|a| a == "dynamodb:UpdateItem" || a == "dynamodb:PutItem");
+            let buyer = grant
+                .leading_keys
+                .as_ref()
+                .is_some_and(|keys| keys.iter().any(|k| k.starts_with("BUYER#")));
+            if !(writes && buyer) {
+                continue;
+            }
+            assert_eq!(
+                grant.leading_keys.as_deref(),
+                Some(&["BUYER#*".to_owned()][..]),
+                "{function}: a buyer-record grant covers no other item"
+            );
+            assert_eq!(
+                grant.attributes.as_ref(),
+                Some(&want),
+                "{function}: a buyer-record grant names the record's attributes"
+            );
+            writers.insert(function.clone());
+        }
+    }
+    assert_eq!(writers.len(), 7, "{writers:?}");
+}
+
+/// queue-visitors may put a visitor's item with only the attributes a
+/// visitor has, as the store declares them (`store::VISITOR_ITEM_ATTRIBUTES`,
+/// itself held to the codec), and nothing else under that grant.
+#[test]
+fn visitor_puts_are_limited_to_a_visitors_attributes() {
+    let mut want: Vec<String> = shared::store::VISITOR_ITEM_ATTRIBUTES
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    want.sort();
+    let grants = &granted()["queue-visitors"];
+    let puts: Vec<_> = grants
+        .iter()
+        .filter(|g| g.actions.iter().any(|a| a == "dynamodb:PutItem"))
+        .collect();
+    assert_eq!(puts.len(), 1, "{puts:?}");
+    assert_eq!(
+        puts[0].leading_keys.as_deref(),
+        Some(&["VISITOR#*".to_owned()][..])
+    );
+    let mut named = puts[0].attributes.clone().expect("an attribute list");
+    named.sort();
+    assert_eq!(named, want);
+}

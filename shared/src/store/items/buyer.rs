@@ -29,6 +29,12 @@ const SOLD: &str = "sold";
 const MEMBERS_PREFIX: &str = "o:";
 const EXPIRY_PREFIX: &str = "x:";
 
+/// Every attribute a write of a buyer's record names, as IAM patterns
+/// (`dynamodb:Attributes` under `StringLike`): the grants of the functions
+/// that write records (template.yaml) are held to this list by a test, so
+/// a write of another attribute fails in the suite, not only in AWS.
+pub const BUYER_RECORD_ATTRIBUTES: [&str; 8] = [PK, SK, KIND, VERSION, SOLD, TTL, "o:*", "x:*"];
+
 /// How long a record without sales outlives every hold it can have: no
 /// order expires later than the longest `MAX_ORDER_LIFETIME_SECONDS` after
 /// a claim, and a day more keeps it for a late confirm's check. A record
