@@ -71,7 +71,7 @@ pub fn dev_buyer_token(
     seconds: i64,
 ) -> Result<String, shared::Error> {
     keys.sign_as(
-        shared::buyer::BUYER_TOKEN_TYPE,
+        Some(shared::buyer::BUYER_TOKEN_TYPE),
         &BuyerClaims {
             iss: DEV_BUYER_ISSUER.into(),
             aud: event.into(),

@@ -260,19 +260,19 @@ impl SigningKeys {
     /// The token for `claims` (an admission's), signed by the first key,
     /// its `kid` in the header and `typ` JWT.
     pub fn sign(&self, claims: &impl Serialize) -> Result<String, Error> {
-        self.sign_as("JWT", claims)
+        self.sign_as(Some("JWT"), claims)
     }
 
-    /// [`Self::sign`] with the header's `typ` (a development buyer token's
-    /// is [`crate::buyer::BUYER_TOKEN_TYPE`]).
-    pub fn sign_as(&self, typ: &str, claims: &impl Serialize) -> Result<String, Error> {
+    /// [`Self::sign`] with the header's `typ`, or none (a development
+    /// buyer token's is [`crate::buyer::BUYER_TOKEN_TYPE`]).
+    pub fn sign_as(&self, typ: Option<&str>, claims: &impl Serialize) -> Result<String, Error> {
         let first = self
             .0
             .first()
             .ok_or_else(|| Error::Corrupt("no signing key".into()))?;
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(first.kid.clone());
-        header.typ = Some(typ.to_owned());
+        header.typ = typ.map(str::to_owned);
         jsonwebtoken::encode(&header, claims, &first.key)
             .map_err(|e| Error::Corrupt(format!("signing a token failed: {e}")))
     }
