@@ -123,6 +123,13 @@ impl Expression {
         self
     }
 
+    /// The attribute names it binds (what IAM's `dynamodb:Attributes`
+    /// sees of an update, besides the key).
+    #[cfg(test)]
+    pub(super) fn attribute_names(&self) -> std::collections::BTreeSet<String> {
+        self.names.values().cloned().collect()
+    }
+
     fn names(&mut self) -> Option<HashMap<String, String>> {
         // DynamoDB rejects an empty map: none at all when nothing is bound.
         (!self.names.is_empty()).then(|| std::mem::take(&mut self.names))

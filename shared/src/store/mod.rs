@@ -108,8 +108,8 @@ pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
 pub use items::buyer::{BUYER_PK_PREFIX, BUYER_RECORD_ATTRIBUTES, BUYER_SK};
 pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};
 pub use items::order::{
-    pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_PK_PREFIX, PENDING_SHARDS,
-    PENDING_SHARD_PREFIX,
+    pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_CREATE_ATTRIBUTES,
+    ORDER_PK_PREFIX, PENDING_SHARDS, PENDING_SHARD_PREFIX,
 };
 pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};

@@ -623,3 +623,28 @@ fn visitor_puts_are_limited_to_a_visitors_attributes() {
     named.sort();
     assert_eq!(named, want);
 }
+
+/// create-order's grant to write a new order names exactly the attributes
+/// a new order has, as the store declares them
+/// (`store::ORDER_CREATE_ATTRIBUTES`, itself held to the write).
+#[test]
+fn create_orders_order_write_names_a_new_orders_attributes() {
+    let mut want: Vec<String> = shared::store::ORDER_CREATE_ATTRIBUTES
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    want.sort();
+    let grants = &granted()["create-order"];
+    let order_writes: Vec<_> = grants
+        .iter()
+        .filter(|g| g.actions.iter().any(|a| a == "dynamodb:UpdateItem"))
+        .filter(|g| g.leading_keys.as_deref() == Some(&["ORDER#*".to_owned()][..]))
+        .collect();
+    assert_eq!(order_writes.len(), 1, "{order_writes:?}");
+    let mut named = order_writes[0]
+        .attributes
+        .clone()
+        .expect("an attribute list");
+    named.sort();
+    assert_eq!(named, want);
+}

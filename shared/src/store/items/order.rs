@@ -327,6 +327,32 @@ fn parse_buyer(f: &Fields, event: &EventId) -> Result<Option<OrderBuyer>, StoreE
     }))
 }
 
+/// Every attribute create-order's write of a new order may name (its key
+/// and each attribute [`create`] sets): what its grant lists
+/// (template.yaml, held to this by a test; a test here holds this to
+/// [`create`]).
+pub const ORDER_CREATE_ATTRIBUTES: [&str; 19] = [
+    PK,
+    SK,
+    KIND,
+    ORDER_ID,
+    EVENT_ID,
+    STATUS,
+    EXPIRES_AT,
+    HOLDER_DEADLINE,
+    TOKEN_HASH,
+    VERSION,
+    CREATED_AT,
+    PENDING_SHARD,
+    PENDING_EXPIRES_AT,
+    TTL,
+    USER_ID,
+    VISITOR_ID,
+    BUYER_ID,
+    BUYER_LIMIT,
+    BUYER_REF,
+];
+
 pub(in crate::store) fn create(order: &Order) -> Expression {
     let mut attributes: Vec<(String, AttributeValue)> = vec![
         (KIND.into(), s("order")),
@@ -634,6 +660,43 @@ mod tests {
             item.insert(BUYER_REF.into(), s(r));
         }
         item
+    }
+
+    /// A new order with every optional part names exactly the declared
+    /// attributes, with its key.
+    #[test]
+    fn a_new_order_names_exactly_the_declared_attributes() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let head = crate::domain::EventHead {
+            event_id: EventId::parse("gala")?,
+            hold_seconds: 60,
+            seat_count: 1,
+            buyer_limit: Some(2),
+            buyer_key: None,
+        };
+        let buyer = BuyerId::parse("user:42").ok_or("a buyer id")?;
+        let mut order = Order::new_pending(
+            &head,
+            Millis(1_000),
+            0,
+            Some("u".into()),
+            OrderId::parse("o1")?,
+            "h".into(),
+        );
+        order.visitor_id = Some(VisitorId::parse("v1")?);
+        order.buyer = Some(crate::domain::OrderBuyer {
+            buyer_ref: BuyerRef::unkeyed(&head.event_id, &buyer),
+            buyer_id: buyer,
+            limit: 2,
+        });
+        let mut named = create(&order).attribute_names();
+        named.extend([PK.to_owned(), SK.to_owned()]);
+        let declared: std::collections::BTreeSet<String> = ORDER_CREATE_ATTRIBUTES
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        assert_eq!(named, declared);
+        Ok(())
     }
 
     /// An order stored before refs were (no `buyerRef`) counts on its
