@@ -10,12 +10,13 @@
 //! invocation runs, so a slow read finishes over the next requests. A
 //! failed read is tried again [`Timing::retry`] later, keeping what it has.
 //! Past [`Timing::max_age`] without a good read (a revoked key must stop
-//! working), every request waits for the read (at most [`Timing::wait`]),
-//! a failed one is tried again by the next request, and until one succeeds
-//! the instance answers `503 secrets-unavailable` with `Retry-After`,
-//! counting each in the `SecretsStale` metric, which an alarm watches
-//! (OPERATIONS.md, "Secrets that cannot be read"). A read that panics
-//! counts as failed.
+//! working), the instance answers `503 secrets-unavailable` with
+//! `Retry-After`, counting each in the `SecretsStale` metric, which an alarm
+//! watches (OPERATIONS.md, "Secrets that cannot be read"), and tries the
+//! read again a [`Timing::wait`] after each try (the request that starts it
+//! waits for it, any other while it is out too), until one succeeds. A read
+//! that panics counts as failed where panics unwind (tests, `make dev`); a
+//! deployed binary aborts on a panic and Lambda starts a new sandbox.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -76,6 +77,8 @@ struct State {
     read_at: Instant,
     /// When to read them again.
     due_at: Instant,
+    /// When the last read ended (good or not).
+    tried_at: Instant,
     /// A read under way: its end, for requests to wait on.
     reading: Option<watch::Receiver<bool>>,
 }
@@ -98,6 +101,7 @@ impl Live {
                 app: Arc::new(app),
                 read_at,
                 due_at: read_at + timing.refresh,
+                tried_at: read_at,
                 reading: None,
             }),
         })
@@ -139,8 +143,13 @@ impl Live {
         if let Some(reading) = &state.reading {
             return self.is_stale(&state).then(|| reading.clone());
         }
-        // Stale, every request tries: it is refused until a read works.
-        if !self.is_stale(&state) && Instant::now() < state.due_at {
+        // Stale, the instance refuses everything until a read works: it
+        // tries again a wait after the last try, not only at the retry
+        // time, but no more often (a fleet of stale instances must not
+        // press on Secrets Manager with every refused request).
+        let now = Instant::now();
+        let stale_due = self.is_stale(&state) && now >= state.tried_at + self.timing.wait;
+        if now < state.due_at && !stale_due {
             return None;
         }
         let (ended, reading) = watch::channel(false);
@@ -167,6 +176,7 @@ impl Live {
         let mut state = self.lock();
         let now = Instant::now();
         state.reading = None;
+        state.tried_at = now;
         match outcome {
             Ok(config) => {
                 state.app = Arc::new(state.app.with_config(config));
