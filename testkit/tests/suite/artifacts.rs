@@ -744,6 +744,21 @@ fn cloudfront_caches_what_the_replies_allow_for_as_long() {
             ),
         ]
     );
+    // No error reply outlives its moment: every code CloudFront caches by
+    // default is cached for 0 s.
+    let errors: Vec<(u64, u64)> = config["CustomErrorResponses"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["ErrorCode"].as_u64().unwrap(),
+                e["ErrorCachingMinTTL"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let cached_by_default = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504];
+    assert_eq!(errors, cached_by_default.map(|code| (code, 0)));
     // Everything else: AWS's managed CachingDisabled.
     assert_eq!(
         config["DefaultCacheBehavior"]["CachePolicyId"].as_str(),
