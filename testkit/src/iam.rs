@@ -230,10 +230,12 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
                     .flatten()
                     .filter_map(|(k, _)| k.as_str())
                     .collect();
+                let mut keys = keys;
+                keys.sort_unstable();
                 let known = match operator.as_str() {
                     Some("ForAllValues:StringLike") => {
                         keys == ["dynamodb:LeadingKeys"]
-                            || keys == ["dynamodb:LeadingKeys", "dynamodb:Attributes"]
+                            || keys == ["dynamodb:Attributes", "dynamodb:LeadingKeys"]
                     }
                     Some("ForAllValues:StringEquals") => keys == ["dynamodb:Attributes"],
                     _ => false,
@@ -253,10 +255,16 @@ pub fn granted() -> BTreeMap<String, Vec<Grant>> {
             }
             // Names (StringEquals) or patterns (StringLike): a pattern
             // matches as IAM's `*` at the end does, a name only itself.
-            let attributes = ["ForAllValues:StringEquals", "ForAllValues:StringLike"]
+            let lists: Vec<&Yaml> = ["ForAllValues:StringEquals", "ForAllValues:StringLike"]
                 .iter()
                 .map(|op| &condition[*op]["dynamodb:Attributes"])
-                .find(|list| !list.is_null());
+                .filter(|list| !list.is_null())
+                .collect();
+            assert!(
+                lists.len() <= 1,
+                "{function}: one attribute list a statement, read one way"
+            );
+            let attributes = lists.first().copied();
             grants.push(Grant {
                 actions: strings(&statement["Action"]),
                 resource: resource(&function, statement),
@@ -324,6 +332,16 @@ pub fn unused(granted: &BTreeMap<String, Vec<Grant>>, calls: &BTreeSet<Call>) ->
 mod tests {
     use super::*;
     use local::iam::TABLE;
+
+    /// An IAM pattern ends in `*` or matches only itself.
+    #[test]
+    fn attribute_patterns_match_as_iam_does() {
+        assert!(pattern_matches("o:*", "o:ord-1"));
+        assert!(pattern_matches("o:*", "o:"));
+        assert!(!pattern_matches("o:*", "order"));
+        assert!(pattern_matches("sold", "sold"));
+        assert!(!pattern_matches("sold", "soldOut"));
+    }
 
     #[test]
     fn grants_allow_by_action_resource_and_leading_key() {
