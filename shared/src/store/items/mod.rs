@@ -6,6 +6,7 @@
 pub(super) mod bucket;
 pub(super) mod buyer;
 pub(super) mod event;
+pub(super) mod keyed_block;
 pub(super) mod order;
 pub(super) mod payment;
 pub(super) mod queue;

@@ -1,6 +1,7 @@
 //! The order item (`ORDER#{orderId}`) and its entry in the pending index:
 //! its key, its codec and its expressions.
 
+use super::keyed_block::{keyed_block_attribute, keyed_block_value, parse_keyed_blocks};
 use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
 use crate::domain::buyer::BuyerId;
@@ -107,66 +108,6 @@ pub struct StoredOrder {
     pub keyed_blocks: HashMap<IdempotencyKey, KeyedBlock>,
 }
 
-/// The order's attribute recording best-available's block under a key:
-/// `keyedBlock#{key}` = `{q: quantity, sec?: section, s: seats}`. One per
-/// key, written by the claim's own transaction (so it gains no item).
-const KEYED_BLOCK_PREFIX: &str = "keyedBlock#";
-const KEYED_QUANTITY: &str = "q";
-const KEYED_SECTION: &str = "sec";
-const KEYED_SEATS: &str = "s";
-
-fn keyed_block_attribute(key: &IdempotencyKey) -> String {
-    format!("{KEYED_BLOCK_PREFIX}{key}")
-}
-
-/// Every block an order item records under a key.
-fn parse_keyed_blocks(item: &Item) -> Result<HashMap<IdempotencyKey, KeyedBlock>, StoreError> {
-    let mut blocks = HashMap::new();
-    for (attr, value) in item {
-        let Some(key) = attr.strip_prefix(KEYED_BLOCK_PREFIX) else {
-            continue;
-        };
-        let f = Fields::new(item);
-        let block = value
-            .as_m()
-            .ok()
-            .and_then(|m| {
-                let fields = Fields::new(m);
-                // A list, not a set: the block's seats in the order the
-                // first reply gave them.
-                let seats: Vec<&str> = m
-                    .get(KEYED_SEATS)?
-                    .as_l()
-                    .ok()?
-                    .iter()
-                    .map(|v| v.as_s().map(String::as_str))
-                    .collect::<Result<_, _>>()
-                    .ok()?;
-                Some(KeyedBlock {
-                    quantity: fields.u32(KEYED_QUANTITY).ok()?,
-                    section: match fields.opt_s(KEYED_SECTION) {
-                        Some(id) => Some(SectionId::parse(id).ok()?),
-                        None => None,
-                    },
-                    seats: seats
-                        .iter()
-                        .map(|id| SeatId::parse(id).ok())
-                        .collect::<Option<Vec<_>>>()?,
-                })
-            })
-            .ok_or_else(|| f.malformed(attr))?;
-        let key = IdempotencyKey::parse(key).map_err(|_| f.malformed(attr))?;
-        blocks.insert(key, block);
-    }
-    Ok(blocks)
-}
-
-/// Whether the order item `old` records a block under `key` (a claim whose
-/// order condition failed on it lost to its own retry).
-pub(in crate::store) fn records_key(old: Option<&Item>, key: &IdempotencyKey) -> bool {
-    old.is_some_and(|item| item.contains_key(&keyed_block_attribute(key)))
-}
-
 /// A string set's members, sorted.
 fn sorted_set(f: &Fields, attr: &str) -> Result<Vec<String>, StoreError> {
     let mut v = f.string_set(attr)?;
@@ -247,6 +188,24 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
     })
 }
 
+/// An order's buyer: its id and limit, or neither; its ref as stored, or
+/// (an order from before refs were stored) `event`'s plain one.
+fn parse_buyer(f: &Fields, event: &EventId) -> Result<Option<OrderBuyer>, StoreError> {
+    let Some(id) = f.opt_s(BUYER_ID) else {
+        return Ok(None);
+    };
+    let buyer_id = BuyerId::parse(id).ok_or_else(|| f.malformed(BUYER_ID))?;
+    let buyer_ref = match f.opt_s(BUYER_REF) {
+        Some(hex) => BuyerRef::from_hex(hex).ok_or_else(|| f.malformed(BUYER_REF))?,
+        None => BuyerRef::unkeyed(event, &buyer_id),
+    };
+    Ok(Some(OrderBuyer {
+        buyer_id,
+        limit: f.u32(BUYER_LIMIT)?,
+        buyer_ref,
+    }))
+}
+
 // ----- expressions ---------------------------------------------------------
 // An order item's expressions (`ORDER#…`): the holder's conditions and
 // every transition. Names: `#status`, `#version`, `#seats`, `#tokenHash`,
@@ -309,24 +268,6 @@ fn holdable_by(token: &HoldToken, now: Millis) -> Expression {
 /// item is (its id is fresh; the condition only guards against the
 /// impossible collision). An `UpdateItem`, so IAM can hold create-order to
 /// exactly these attributes (template.yaml).
-/// An order's buyer: its id and limit, or neither; its ref as stored, or
-/// (an order from before refs were stored) `event`'s plain one.
-fn parse_buyer(f: &Fields, event: &EventId) -> Result<Option<OrderBuyer>, StoreError> {
-    let Some(id) = f.opt_s(BUYER_ID) else {
-        return Ok(None);
-    };
-    let buyer_id = BuyerId::parse(id).ok_or_else(|| f.malformed(BUYER_ID))?;
-    let buyer_ref = match f.opt_s(BUYER_REF) {
-        Some(hex) => BuyerRef::from_hex(hex).ok_or_else(|| f.malformed(BUYER_REF))?,
-        None => BuyerRef::unkeyed(event, &buyer_id),
-    };
-    Ok(Some(OrderBuyer {
-        buyer_id,
-        limit: f.u32(BUYER_LIMIT)?,
-        buyer_ref,
-    }))
-}
-
 /// Every attribute create-order's write of a new order may name (its key
 /// and each attribute [`create`] sets): what its grant lists
 /// (template.yaml, held to this by a test; a test here holds this to
@@ -431,20 +372,10 @@ pub(in crate::store) fn add_block(
     };
     // The key's record, set once: a retry that lost the race to its own
     // first send fails here, and is answered from the record.
-    let mut record = HashMap::from([
-        (KEYED_QUANTITY.to_owned(), n(block.quantity)),
-        (
-            KEYED_SEATS.to_owned(),
-            AttributeValue::L(seats.iter().map(|seat| s(*seat)).collect()),
-        ),
-    ]);
-    if let Some(section) = &block.section {
-        record.insert(KEYED_SECTION.to_owned(), s(section.as_str()));
-    }
     added
         .and(Expression::condition("attribute_not_exists(#keyedBlock)"))
         .name("#keyedBlock", keyed_block_attribute(key))
-        .value(":keyedBlock", AttributeValue::M(record))
+        .value(":keyedBlock", keyed_block_value(block, seats))
 }
 
 /// drop-seat's order side: `seat` removed, if the holder's order is
@@ -640,83 +571,5 @@ pub(in crate::store) fn add_refund_payment(payment: &PaymentId, seen: OrderStatu
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An order of a limited event as stored, with `buyer_ref` if given.
-    fn item(buyer_ref: Option<&str>) -> Item {
-        let mut item: Item = HashMap::from([
-            (ORDER_ID.into(), s("o1")),
-            (EVENT_ID.into(), s("gala")),
-            (STATUS.into(), s("PENDING")),
-            (EXPIRES_AT.into(), n(2_000)),
-            (HOLDER_DEADLINE.into(), n(1_500)),
-            (CREATED_AT.into(), n(1_000)),
-            (TOKEN_HASH.into(), s("h")),
-            (BUYER_ID.into(), s("user:42")),
-            (BUYER_LIMIT.into(), n(2)),
-        ]);
-        if let Some(r) = buyer_ref {
-            item.insert(BUYER_REF.into(), s(r));
-        }
-        item
-    }
-
-    /// A new order with every optional part names exactly the declared
-    /// attributes, with its key.
-    #[test]
-    fn a_new_order_names_exactly_the_declared_attributes() -> Result<(), Box<dyn std::error::Error>>
-    {
-        let head = crate::domain::EventHead {
-            event_id: EventId::parse("gala")?,
-            hold_seconds: 60,
-            seat_count: 1,
-            buyer_limit: Some(2),
-            buyer_key: None,
-        };
-        let buyer = BuyerId::parse("user:42").ok_or("a buyer id")?;
-        let mut order = Order::new_pending(
-            &head,
-            Millis(1_000),
-            0,
-            Some("u".into()),
-            OrderId::parse("o1")?,
-            "h".into(),
-        );
-        order.visitor_id = Some(VisitorId::parse("v1")?);
-        order.buyer = Some(crate::domain::OrderBuyer {
-            buyer_ref: BuyerRef::unkeyed(&head.event_id, &buyer),
-            buyer_id: buyer,
-            limit: 2,
-        });
-        let mut named = create(&order).attribute_names();
-        named.extend([PK.to_owned(), SK.to_owned()]);
-        let declared: std::collections::BTreeSet<String> = ORDER_CREATE_ATTRIBUTES
-            .iter()
-            .map(|a| (*a).to_owned())
-            .collect();
-        assert_eq!(named, declared);
-        Ok(())
-    }
-
-    /// An order stored before refs were (no `buyerRef`) counts on its
-    /// event's plain ref, as it always did; one with a ref counts on it;
-    /// a ref that is not 32 hex digits is malformed, never a silent plain.
-    #[test]
-    fn an_orders_buyer_ref_is_as_stored_or_the_plain_one_of_before(
-    ) -> Result<(), Box<dyn std::error::Error>> {
-        let event = EventId::parse("gala")?;
-        let buyer = BuyerId::parse("user:42").ok_or("a buyer id")?;
-        let plain = BuyerRef::unkeyed(&event, &buyer);
-        let old = parse_order(&item(None))?.order.buyer;
-        assert_eq!(old.map(|b| b.buyer_ref), Some(plain));
-        let keyed = "0123456789abcdef0123456789abcdef";
-        let new = parse_order(&item(Some(keyed)))?.order.buyer;
-        assert_eq!(
-            new.map(|b| b.buyer_ref.as_str().to_owned()).as_deref(),
-            Some(keyed)
-        );
-        assert!(parse_order(&item(Some("not-hex"))).is_err());
-        Ok(())
-    }
-}
+#[path = "order_tests.rs"]
+mod tests;
