@@ -523,11 +523,7 @@ mod tests {
             orders_allowed: 1,
         });
         named.extend(visitor_item(&event, &visitor, items).into_keys());
-        let declared: std::collections::BTreeSet<String> = VISITOR_ITEM_ATTRIBUTES
-            .iter()
-            .map(|a| (*a).to_owned())
-            .collect();
-        assert_eq!(named, declared);
+        assert_eq!(named, items::declared(&VISITOR_ITEM_ATTRIBUTES));
         Ok(())
     }
 

@@ -599,29 +599,45 @@ fn buyer_record_writes_are_limited_to_the_records_attributes() {
     assert_eq!(writers.len(), 7, "{writers:?}");
 }
 
+/// The one grant of `function` for `action` on keys starting `keys`, and
+/// its attribute list, sorted; and `declared`, sorted, to compare it with.
+fn attribute_grant(
+    function: &str,
+    action: &str,
+    keys: &str,
+    declared: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let grants = &granted()[function];
+    let matching: Vec<_> = grants
+        .iter()
+        .filter(|g| g.actions.iter().any(|a| a == action))
+        .filter(|g| g.leading_keys.as_deref() == Some(&[keys.to_owned()][..]))
+        .collect();
+    assert_eq!(matching.len(), 1, "{function}: {matching:?}");
+    let mut named = matching[0].attributes.clone().expect("an attribute list");
+    named.sort();
+    let mut want: Vec<String> = declared.iter().map(|a| (*a).to_owned()).collect();
+    want.sort();
+    (named, want)
+}
+
 /// queue-visitors may put a visitor's item with only the attributes a
 /// visitor has, as the store declares them (`store::VISITOR_ITEM_ATTRIBUTES`,
 /// itself held to the codec), and nothing else under that grant.
 #[test]
 fn visitor_puts_are_limited_to_a_visitors_attributes() {
-    let mut want: Vec<String> = shared::store::VISITOR_ITEM_ATTRIBUTES
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect();
-    want.sort();
-    let grants = &granted()["queue-visitors"];
-    let puts: Vec<_> = grants
+    let (named, want) = attribute_grant(
+        "queue-visitors",
+        "dynamodb:PutItem",
+        "VISITOR#*",
+        &shared::store::VISITOR_ITEM_ATTRIBUTES,
+    );
+    assert_eq!(named, want);
+    let puts = granted()["queue-visitors"]
         .iter()
         .filter(|g| g.actions.iter().any(|a| a == "dynamodb:PutItem"))
-        .collect();
-    assert_eq!(puts.len(), 1, "{puts:?}");
-    assert_eq!(
-        puts[0].leading_keys.as_deref(),
-        Some(&["VISITOR#*".to_owned()][..])
-    );
-    let mut named = puts[0].attributes.clone().expect("an attribute list");
-    named.sort();
-    assert_eq!(named, want);
+        .count();
+    assert_eq!(puts, 1, "its only put");
 }
 
 /// create-order's grant to write a new order names exactly the attributes
@@ -629,22 +645,11 @@ fn visitor_puts_are_limited_to_a_visitors_attributes() {
 /// (`store::ORDER_CREATE_ATTRIBUTES`, itself held to the write).
 #[test]
 fn create_orders_order_write_names_a_new_orders_attributes() {
-    let mut want: Vec<String> = shared::store::ORDER_CREATE_ATTRIBUTES
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect();
-    want.sort();
-    let grants = &granted()["create-order"];
-    let order_writes: Vec<_> = grants
-        .iter()
-        .filter(|g| g.actions.iter().any(|a| a == "dynamodb:UpdateItem"))
-        .filter(|g| g.leading_keys.as_deref() == Some(&["ORDER#*".to_owned()][..]))
-        .collect();
-    assert_eq!(order_writes.len(), 1, "{order_writes:?}");
-    let mut named = order_writes[0]
-        .attributes
-        .clone()
-        .expect("an attribute list");
-    named.sort();
+    let (named, want) = attribute_grant(
+        "create-order",
+        "dynamodb:UpdateItem",
+        "ORDER#*",
+        &shared::store::ORDER_CREATE_ATTRIBUTES,
+    );
     assert_eq!(named, want);
 }

@@ -231,14 +231,7 @@ async fn an_admission_opens_its_buyers_order_without_naming_the_buyer() {
     // buyer a token would name.
     let event_id = shared::domain::EventId::parse(&ev).unwrap();
     let visitor = shared::domain::VisitorId::parse(joined["visitorId"].as_str().unwrap()).unwrap();
-    app.store
-        .client()
-        .delete_item()
-        .table_name(app.store.table_name())
-        .set_key(Some(shared::store::visitor_item_key(&event_id, &visitor)))
-        .send()
-        .await
-        .unwrap();
+    common::delete_raw_item(&app, shared::store::visitor_item_key(&event_id, &visitor)).await;
     let mine = buyer_token(&ev, "user:7");
     let (status, body) = call(
         &app,
@@ -381,14 +374,7 @@ async fn a_buyers_place_lasts_its_generations_whole_life() {
         .put_queue(&event_id, &ended, Some(state.version))
         .await
         .unwrap());
-    app.store
-        .client()
-        .delete_item()
-        .table_name(app.store.table_name())
-        .set_key(Some(key))
-        .send()
-        .await
-        .unwrap();
+    common::delete_raw_item(&app, key).await;
     let later = app.new_process();
     assert_eq!(
         get_queue(&later, &ev).await.1["error"],

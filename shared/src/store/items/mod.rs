@@ -14,6 +14,12 @@ pub(super) mod seat;
 pub(super) mod seat_map;
 pub(super) mod visitor;
 
+/// What a test compares an item's names with: `declared`, as a set.
+#[cfg(test)]
+pub(in crate::store) fn declared(names: &[&str]) -> std::collections::BTreeSet<String> {
+    names.iter().map(|a| (*a).to_owned()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::event::{event_key, event_pk};

@@ -47,11 +47,7 @@ fn a_new_order_names_exactly_the_declared_attributes() -> Result<(), Box<dyn std
     });
     let mut named = create(&order).attribute_names();
     named.extend([PK.to_owned(), SK.to_owned()]);
-    let declared: std::collections::BTreeSet<String> = ORDER_CREATE_ATTRIBUTES
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect();
-    assert_eq!(named, declared);
+    assert_eq!(named, super::super::declared(&ORDER_CREATE_ATTRIBUTES));
     Ok(())
 }
 

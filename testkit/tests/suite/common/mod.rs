@@ -154,14 +154,12 @@ pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
     body.to_string()
 }
 
-/// Creates an event from `plan` (a create-event body) under a fresh id
-/// that starts with `prefix`, and checks it is ready (201): how every test
+/// A raw item's key or whole item, as the SDK has it.
+pub type RawItem = std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>;
+
 /// An item as stored, by its key, strongly consistent (a test's raw look
 /// at what the store wrote).
-pub async fn raw_item(
-    app: &App,
-    key: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
-) -> std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> {
+pub async fn raw_item(app: &App, key: RawItem) -> RawItem {
     app.store
         .client()
         .get_item()
@@ -175,6 +173,21 @@ pub async fn raw_item(
         .unwrap()
 }
 
+/// Deletes an item by its key, as TTL (or an operator) would: no code of
+/// ours is asked.
+pub async fn delete_raw_item(app: &App, key: RawItem) {
+    app.store
+        .client()
+        .delete_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(key))
+        .send()
+        .await
+        .unwrap();
+}
+
+/// Creates an event from `plan` (a create-event body) under a fresh id
+/// that starts with `prefix`, and checks it is ready (201): how every test
 /// makes its events. Its id and the reply.
 pub async fn create_event(app: &App, prefix: &str, plan: &str) -> (String, Value) {
     let id = format!("{prefix}-{}", uuid::Uuid::new_v4().simple());
