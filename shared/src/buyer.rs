@@ -115,15 +115,14 @@ impl BuyerKeys {
 /// before refs were keyed. A key retired while its event lives is a fault
 /// (OPERATIONS.md, "The draw secret").
 pub fn buyer_ref(
-    draw: Option<&DrawSecrets>,
+    draw: &DrawSecrets,
     event: &EventHead,
     buyer: &BuyerId,
 ) -> Result<BuyerRef, Error> {
     let Some(version) = &event.buyer_key else {
         return Ok(BuyerRef::unkeyed(&event.event_id, buyer));
     };
-    draw.ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))?
-        .buyer_ref(version, &event.event_id, buyer)
+    draw.buyer_ref(version, &event.event_id, buyer)
         .ok_or_else(|| {
             Error::Corrupt(
                 "the DRAW_SECRET key this event's buyers are counted under was retired".into(),

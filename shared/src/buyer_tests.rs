@@ -225,9 +225,9 @@ fn a_buyers_ref_follows_the_events_key() {
         buyer_limit: Some(2),
         buyer_key: key,
     };
-    let plain = buyer_ref(Some(&old), &head(None), &buyer).unwrap();
+    let plain = buyer_ref(&old, &head(None), &buyer).unwrap();
     assert_eq!(plain, BuyerRef::unkeyed(&event, &buyer));
-    let keyed = buyer_ref(Some(&old), &head(Some(old.current_version())), &buyer).unwrap();
+    let keyed = buyer_ref(&old, &head(Some(old.current_version())), &buyer).unwrap();
     assert_ne!(keyed, plain);
     let rotated = DrawSecrets::parse(&format!(
         "{} {}",
@@ -235,12 +235,12 @@ fn a_buyers_ref_follows_the_events_key() {
         base64::engine::general_purpose::STANDARD.encode([1u8; 32])
     ))
     .unwrap();
-    let kept = buyer_ref(Some(&rotated), &head(Some(old.current_version())), &buyer).unwrap();
+    let kept = buyer_ref(&rotated, &head(Some(old.current_version())), &buyer).unwrap();
     assert_eq!(kept, keyed, "a rotation keeps the event's key");
     let retired =
         DrawSecrets::parse(&base64::engine::general_purpose::STANDARD.encode([2u8; 32])).unwrap();
     assert!(matches!(
-        buyer_ref(Some(&retired), &head(Some(old.current_version())), &buyer),
+        buyer_ref(&retired, &head(Some(old.current_version())), &buyer),
         Err(Error::Corrupt(_))
     ));
 }

@@ -1,5 +1,6 @@
 //! What the queue routes (queue, visitors, draw) share: a route's queue,
-//! and the draw secret of its generation. Route files import only from
+//! and the draw secret of its generation (create-event and create-order
+//! take `DRAW_SECRET` from here too: buyers' refs are keyed under it). Route files import only from
 //! here, `access` and `reads`, never from each other.
 
 use std::sync::Arc;

@@ -7,6 +7,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::access::{issued, read_own_order};
+use super::generation::draw_secrets;
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
 use crate::auth::HoldToken;
@@ -210,7 +211,7 @@ fn order_buyer(
         (_, Err(e)) => return Err(e),
         (None, Ok(named)) => named,
     };
-    let buyer_ref = crate::buyer::buyer_ref(app.config.draw_secrets.as_ref(), event, &buyer_id)?;
+    let buyer_ref = crate::buyer::buyer_ref(draw_secrets(app)?, event, &buyer_id)?;
     Ok(Some(OrderBuyer {
         buyer_id,
         limit,
@@ -220,25 +221,25 @@ fn order_buyer(
 
 /// The buyer a verified queue admitted as `visitor`, where the event has
 /// a buyer limit to count it under: read from the visitor's item (an
-/// admission names no buyer, so no token shows who joined). `None` on an
-/// event without a limit, or for an anonymous queue's visitor (a buyer
-/// token then names the buyer). An admission of a verified queue whose
-/// visitor is not stored is `401`: it must not open an order for whichever
-/// buyer a token names.
+/// admission names no buyer, so no token shows who joined). `None`, with
+/// no read, on an event without a limit or under an anonymous queue (its
+/// visitors have no buyer: a buyer token names one; `buyers` changes only
+/// before anyone joined). An admission of a verified queue whose visitor
+/// is not stored is `401`: it must not open an order for whichever buyer a
+/// token names.
 async fn admitted_buyer(
     app: &App,
     event: &EventHead,
     queue: &QueueState,
     visitor: &VisitorId,
 ) -> Result<Option<BuyerId>, Error> {
-    if event.buyer_limit.is_none() {
+    if event.buyer_limit.is_none() || queue.settings.buyers != Buyers::Verified {
         return Ok(None);
     }
-    match app.store.read_visitor(&event.event_id, visitor).await? {
-        Some(stored) => Ok(stored.buyer),
-        None if queue.settings.buyers == Buyers::Verified => Err(Error::Unauthorized),
-        None => Ok(None),
-    }
+    let stored = app.store.read_visitor(&event.event_id, visitor).await?;
+    Ok(Some(
+        stored.and_then(|v| v.buyer).ok_or(Error::Unauthorized)?,
+    ))
 }
 
 /// What lets a request open an order while its event has a queue.

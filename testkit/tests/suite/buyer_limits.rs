@@ -49,7 +49,8 @@ async fn buyer_ref(app: &App, event: &str, buyer: &str) -> BuyerRef {
         .unwrap()
         .unwrap();
     let buyer = BuyerId::parse(buyer).unwrap();
-    shared::buyer::buyer_ref(app.config.draw_secrets.as_ref(), &head, &buyer).unwrap()
+    let draw = app.config.draw_secrets.as_ref().unwrap();
+    shared::buyer::buyer_ref(draw, &head, &buyer).unwrap()
 }
 
 /// What `buyer` holds and owns of `event` now, as its record counts it.
