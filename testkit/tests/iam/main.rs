@@ -9,6 +9,7 @@
 #[path = "../suite/common/mod.rs"]
 mod common;
 
+mod attributes;
 mod event_sources;
 mod proof;
 mod secrets;
