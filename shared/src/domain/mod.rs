@@ -15,6 +15,7 @@ pub mod buyer_limit;
 mod confirm;
 pub mod crowd;
 pub mod draw;
+pub mod draw_pages;
 mod free_runs;
 pub mod ga;
 pub mod keyed_block;

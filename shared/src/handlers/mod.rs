@@ -40,7 +40,7 @@ pub(crate) mod visitors;
 // The route handlers are reached through `crate::routes`, by their group;
 // these are the entry points and helpers others call by name.
 pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;
-pub use draw::DRAW_PAGE_MAX_AGE_SECONDS;
+pub use draw::{DRAW_PAGE_MAX_AGE_SECONDS, MAX_DRAW_PAGE};
 pub use events::SEAT_MAP_MAX_AGE_SECONDS;
 pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};

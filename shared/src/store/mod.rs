@@ -129,7 +129,7 @@ pub use seeding::seeded_visitor;
 pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
-pub use visitors::{DrawnEntry, IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
+pub use visitors::{IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
 
 impl Store {
     /// Writes `item` unless one is there already (`Ok(false)` then): a

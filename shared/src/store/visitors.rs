@@ -25,6 +25,7 @@ use super::value::{n, s, Fields, Item};
 use super::Store;
 use crate::domain::buyer::BuyerId;
 use crate::domain::draw::DrawKey;
+use crate::domain::draw_pages::DrawnEntry;
 use crate::domain::queue::QueueRank;
 use crate::domain::queue_life::{kept_until, VisitorItems};
 use crate::domain::queue_shards::QueueShards;
@@ -54,14 +55,6 @@ fn draw_key_of(hex: &str) -> Option<DrawKey> {
     let mut bytes = [0u8; 32];
     hex::decode_to_slice(hex, &mut bytes).ok()?;
     Some(DrawKey(bytes))
-}
-
-/// One entry of the draw list: a drawn visitor's key (hex) and its slot
-/// once it has one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DrawnEntry {
-    pub draw_key: String,
-    pub slot_us: Option<i64>,
 }
 
 /// Every attribute a visitor's item has, waiting or admitted: what
@@ -325,15 +318,15 @@ impl Store {
         Ok((found, more))
     }
 
-    /// Up to `limit` drawn visitors of one shard with a key after `after`
-    /// (from the first when `None`), in key order, and whether the index
-    /// has more past them.
-    pub async fn drawn_after(
+    /// Up to `limit` drawn visitors of one shard keyed from `from` to
+    /// `to` (both included), in key order, and whether the index has more
+    /// past them (DynamoDB says so whenever the limit stopped the read).
+    pub async fn drawn_between(
         &self,
         event: &EventId,
         generation: u64,
         shard: u8,
-        after: Option<&str>,
+        (from, to): (&str, &str),
         limit: i32,
     ) -> Result<(Vec<DrawnEntry>, bool), Error> {
         let shard_key = draw_shard_key(&EventRef::of(event), generation, shard);
@@ -343,7 +336,7 @@ impl Store {
             .table_name(&*self.table)
             .index_name(QUEUE_DRAW_INDEX)
             .limit(limit);
-        let page = items::visitor::drawn_after(shard_key, after)
+        let page = items::visitor::drawn_between(shard_key, from, to)
             .on_query(query)
             .send()
             .await

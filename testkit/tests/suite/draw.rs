@@ -7,6 +7,7 @@
 
 use crate::common;
 
+use common::draw::*;
 use common::queue::*;
 use common::{call, event, fresh_app};
 use hmac::{Hmac, KeyInit, Mac};
@@ -14,48 +15,9 @@ use local::faults::{production_client, Fault, FaultInjector};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use shared::admitter::Admitter;
-use shared::domain::draw::DrawSeed;
-use shared::domain::queue::drawn_rank;
-use shared::domain::queue_state::{QueueState, Visitor};
 use shared::domain::{EventId, Millis, VisitorId};
 use shared::App;
 use testkit::dynamodb_endpoint;
-
-/// What a buyer computes: HMAC-SHA-256 under the seed over its draw id.
-fn draw_key(seed: &[u8], draw_id: &str) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(seed).unwrap();
-    mac.update(draw_id.as_bytes());
-    mac.finalize().into_bytes().to_vec()
-}
-
-/// Opens the queue now, put as it was, with its opening ten seconds ago:
-/// the seed is disclosed at once (a queue may open early while SCHEDULED).
-async fn open_now(app: &App, event: &str, per_minute: u32) -> Value {
-    let (status, put) = put_queue(app, event, &queue_body(-10_000, per_minute)).await;
-    assert_eq!(status, 200, "{put}");
-    put
-}
-
-/// The whole draw list of `event`, `limit` a page: (key, slot) in order.
-async fn draw_list(app: &App, event: &str, limit: usize) -> Vec<(String, i64)> {
-    let mut listed = Vec::new();
-    let mut after = String::new();
-    loop {
-        let path = format!("/events/{event}/queue/draw?limit={limit}{after}");
-        let (status, page) = call(app, "GET", &path, &[], "").await;
-        assert_eq!(status, 200, "{page}");
-        let entries = page["entries"].as_array().unwrap();
-        assert!(entries.len() <= limit);
-        for e in entries {
-            let slot = e["slot"].as_i64().unwrap_or(-1);
-            listed.push((e["drawKey"].as_str().unwrap().to_owned(), slot));
-        }
-        match page["next"].as_str() {
-            Some(next) => after = format!("&after={next}"),
-            None => return listed,
-        }
-    }
-}
 
 /// Every attribute value of the queue's items (its state and its copies)
 /// and of `visitors`' items, read by key, as text (a binary value as hex):
@@ -316,67 +278,6 @@ async fn changing_who_may_join_starts_a_generation_and_other_puts_keep_it() {
         get_queue(&app, &ev).await.1["drawCommitment"],
         verified["drawCommitment"]
     );
-}
-
-/// The queue's seed, as join-queue derives it.
-fn seed_of(app: &App, event: &EventId, state: &QueueState) -> DrawSeed {
-    app.config
-        .draw_secrets
-        .as_ref()
-        .unwrap()
-        .seed(&state.draw_secret, event, state.generation)
-        .unwrap()
-}
-
-/// A visitor who joined a minute before the opening, ranked by its draw
-/// key under the queue's seed (as join-queue ranks it), written straight
-/// to the table.
-async fn drawn_visitor(app: &App, event: &EventId, state: &QueueState, i: usize) -> VisitorId {
-    let visitor_id = VisitorId::parse(&format!("drawn-{i:05}")).unwrap();
-    drawn_visitor_named(app, event, state, visitor_id).await
-}
-
-async fn drawn_visitor_named(
-    app: &App,
-    event: &EventId,
-    state: &QueueState,
-    visitor_id: VisitorId,
-) -> VisitorId {
-    let seed = seed_of(app, event, state);
-    let joined_at = Millis(state.settings.opens_at.0 - 60_000);
-    let key = seed.key(visitor_id.as_str());
-    let rank = drawn_rank(key.rank_bits());
-    let visitor = Visitor {
-        visitor_id: visitor_id.clone(),
-        generation: state.generation,
-        joined_at,
-        rank,
-        token_hash: "seeded".into(),
-        admission: None,
-        buyer: None,
-        draw_key: Some(key),
-    };
-    assert!(app
-        .store
-        .join_queue(event, &visitor, state.visitor_items())
-        .await
-        .unwrap());
-    visitor_id
-}
-
-async fn drawn_visitors(
-    app: &App,
-    event: &EventId,
-    state: &QueueState,
-    ids: std::ops::Range<usize>,
-) -> Vec<VisitorId> {
-    let mut all = Vec::new();
-    let ids: Vec<usize> = ids.collect();
-    for chunk in ids.chunks(50) {
-        let writes = chunk.iter().map(|&i| drawn_visitor(app, event, state, i));
-        all.extend(futures_util::future::join_all(writes).await);
-    }
-    all
 }
 
 /// Each of `ids`' draw key under `seed` and its admission's slot, in key

@@ -17,6 +17,7 @@ mod confirm;
 mod create_event;
 mod crowd;
 mod draw;
+mod draw_list;
 mod faults;
 mod ga;
 mod history;

@@ -175,17 +175,15 @@ pub(in crate::store) fn joined_between(shard: String, from_ms: i64, to_ms: i64) 
         .value(":last", n(to_ms.saturating_sub(1)))
 }
 
-/// A draw-index entry's key condition: shard `shard`, keyed after `after`
-/// (from the first when `None`).
-pub(in crate::store) fn drawn_after(shard: String, after: Option<&str>) -> Expression {
-    match after {
-        Some(after) => Expression::key_condition("#shard = :shard AND #key > :after")
-            .name("#key", DRAW_KEY)
-            .value(":after", s(after)),
-        None => Expression::key_condition("#shard = :shard"),
-    }
-    .name("#shard", DRAW_SHARD)
-    .value(":shard", s(shard))
+/// A draw-index entry's key condition: shard `shard`, keyed from `from`
+/// to `to` (both included).
+pub(in crate::store) fn drawn_between(shard: String, from: &str, to: &str) -> Expression {
+    Expression::key_condition("#shard = :shard AND #key BETWEEN :from AND :to")
+        .name("#shard", DRAW_SHARD)
+        .name("#key", DRAW_KEY)
+        .value(":shard", s(shard))
+        .value(":from", s(from))
+        .value(":to", s(to))
 }
 
 /// A rank-index entry's key condition: shard `shard`, ranked after `after`

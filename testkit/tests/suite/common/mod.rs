@@ -11,6 +11,7 @@ use shared::App;
 
 pub use testkit::fresh_app;
 
+pub mod draw;
 pub mod queue;
 
 /// Status and JSON body of a reply (also checks the content type).
