@@ -33,6 +33,7 @@ mod ops;
 mod pricing;
 mod queue;
 mod queue_doc;
+mod queue_draw;
 mod queue_model;
 mod queue_pause;
 mod queue_projection;

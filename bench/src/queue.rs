@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 
 use super::pricing::Priced;
 use super::pricing::{flattened, price_each};
+use super::queue_draw::follow_draw_list;
 use super::queue_model::{
     join_queue, put_queue, QueueModel, QueueRun, JOIN_GOAL_PER_S, STATUS_AT_GOAL, STATUS_GOAL_PER_S,
 };
@@ -118,6 +119,8 @@ pub(super) async fn queue_bench(
     run.admitted = order.len() as u64;
     fairness(&mut run, &visitors, &order, opens);
     pace(&mut run, &order, model.admit_per_minute);
+    let early = visitors.iter().filter(|v| v.early).count() as u64;
+    run.draw = follow_draw_list(&app, &recorder, (&admitting.event, opens), early).await?;
     price_run(
         &app,
         &mut run,

@@ -112,6 +112,7 @@ impl QueueRun {
                 "queue cost per 1,000 admitted visitors: ${:.4}",
                 self.cost.iter().map(|(_, usd)| usd).sum::<f64>()
             ),
+            self.draw.line(),
         ]
     }
 
@@ -196,6 +197,7 @@ impl QueueRun {
             shared::store::QUEUE_COPIES
         );
         out.push_str(&self.replay_markdown());
+        out.push_str(&self.draw.markdown());
         out.push_str(&self.end_to_end());
         let _ = writeln!(
             out,

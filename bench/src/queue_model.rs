@@ -9,6 +9,7 @@ use shared::domain::Millis;
 use shared::App;
 
 use crate::kit::{reply, Row, Timing};
+use crate::queue_draw::DrawListRun;
 use crate::replay::{Naming, Rate, Replays};
 use crate::{Bound, Goal};
 
@@ -80,6 +81,8 @@ pub struct QueueRun {
     /// beside the admitter's ticks.
     pub join_replays: Replays,
     pub status_replays: Replays,
+    /// The whole draw list followed once the seed was disclosed.
+    pub draw: DrawListRun,
 }
 
 /// A route's projected ceiling from its recorded requests.
@@ -115,7 +118,7 @@ impl QueueRun {
             scenario: format!("on-sale queue: {visitors} visitors join, half before the opening, admitted at the pace"),
             timing: self.join_timing.clone(),
             correctness: format!(
-                "{} of {visitors} admitted once each; early before late: {}; rho {:+.3}; inversion {} ms; pace error {:.2}%; pause {} ms, resume {} ms (docs/QUEUE.md)",
+                "{} of {visitors} admitted once each; early before late: {}; rho {:+.3}; inversion {} ms; pace error {:.2}%; pause {} ms, resume {} ms; draw list {} of {} in key order (docs/QUEUE.md)",
                 self.admitted,
                 if self.early_first { "yes" } else { "NO" },
                 self.rho,
@@ -123,6 +126,8 @@ impl QueueRun {
                 self.pace_error * 100.0,
                 self.pause_lag_ms.map_or("never".into(), |ms| ms.to_string()),
                 self.resume_lag_ms.map_or("never".into(), |ms| ms.to_string()),
+                self.draw.entries,
+                self.draw.drawn,
             ),
             ok: self.ok(),
             // Published with QUEUE.md's figures, judged with the run's.
@@ -162,6 +167,7 @@ impl QueueRun {
         ]
         .into_iter()
         .chain(self.replay_goals())
+        .chain(self.draw.goals())
         .collect()
     }
 
@@ -205,6 +211,7 @@ impl QueueRun {
             && self.pace_error <= 0.01
             && self.pause_lag_ms.is_some()
             && self.resume_lag_ms.is_some()
+            && self.draw.ok()
     }
 }
 
