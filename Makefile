@@ -84,6 +84,9 @@ dev: node-deps
 ## made them (local/src/iam.rs), in cargo's target directory: the IAM test
 ## after the suite holds template.yaml's policies against all of them.
 IAM_RECORD = $(shell python3 scripts/cargo_target.py)/iam-record
+## template.yaml through SAM's transform, as CloudFormation deploys it
+## (scripts/built_template.py): the IAM test reads every role SAM makes.
+BUILT_TEMPLATE = $(shell python3 scripts/cargo_target.py)/built-template.json
 
 ## Runs a command and prints how long it took (make test's step times).
 timed = t0=$$(date +%s); $(2); echo "make test: $(strip $(1)) took $$(( $$(date +%s) - t0 ))s"
@@ -101,7 +104,8 @@ test: node-deps python-tools
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)"
 	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace --lib --test '*' -- --test-threads=$(TEST_THREADS))
-	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test -p testkit --test iam -- --ignored)
+	$(VENV)/bin/python scripts/built_template.py "$(BUILT_TEMPLATE)"
+	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_BUILT_TEMPLATE="$(BUILT_TEMPLATE)" cargo test -p testkit --test iam -- --ignored)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)
 	@$(call timed,sam-local-test,$(MAKE) --no-print-directory sam-local-test)

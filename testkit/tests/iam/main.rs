@@ -10,6 +10,7 @@
 mod common;
 
 mod attributes;
+mod built;
 mod event_sources;
 mod proof;
 mod secrets;
