@@ -8,7 +8,8 @@
 //! shard at once, and almost nothing read is left out of the answer. A
 //! page without a count (the first, or one after a plain key) reads each
 //! shard's next `limit / shards` keys (rounded up): at most `limit` +
-//! `shards` items, a page of about two thirds of that.
+//! `shards` items, a page of about a third of that on 128 shards (two
+//! thirds on 32; a single entry when `limit` is at most the shards).
 
 use super::queue_shards::QueueShards;
 
@@ -22,6 +23,11 @@ pub struct DrawnEntry {
 
 /// The key every other key comes before.
 const LAST_KEY: &str = "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff";
+
+/// The most digits a cursor's count has (docs/openapi.yaml's pattern): a
+/// larger count is written as the largest that fits.
+const COUNT_DIGITS: u32 = 10;
+const MAX_COUNT: u64 = 10u64.pow(COUNT_DIGITS) - 1;
 
 /// The part of a page its key range is sized to: a range holding more
 /// than `limit` entries is cut at `limit` and its rest read again.
@@ -63,23 +69,19 @@ fn position(key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The key right after `key`, `None` after the last.
+/// The key right after `key` (lowercase hex), `None` after the last: its
+/// last digit that is not `f` goes up one, the `f`s after it become `0`.
 fn successor(key: &str) -> Option<String> {
-    let mut digits: Vec<u8> = key.bytes().collect();
-    for digit in digits.iter_mut().rev() {
-        match *digit {
-            b'f' => *digit = b'0',
-            b'9' => {
-                *digit = b'a';
-                return String::from_utf8(digits).ok();
-            }
-            d => {
-                *digit = d + 1;
-                return String::from_utf8(digits).ok();
-            }
-        }
-    }
-    None
+    let at = key.rfind(|c| c != 'f')?;
+    let up = match key.as_bytes()[at] {
+        b'9' => 'a',
+        digit => char::from(digit + 1),
+    };
+    Some(format!(
+        "{}{up}{}",
+        &key[..at],
+        "0".repeat(key.len() - at - 1)
+    ))
 }
 
 impl DrawCursor {
@@ -94,7 +96,10 @@ impl DrawCursor {
         let (key, count) = raw.split_once('.').unwrap_or((raw, ""));
         let before = match count {
             "" if !raw.ends_with('.') => Some(0),
-            count if count.len() <= 10 && count.bytes().all(|b| b.is_ascii_digit()) => {
+            count
+                if count.len() <= COUNT_DIGITS as usize
+                    && count.bytes().all(|b| b.is_ascii_digit()) =>
+            {
                 count.parse().ok()
             }
             _ => None,
@@ -131,12 +136,9 @@ impl DrawCursor {
         let spacing = position(after) as f64 / (before + 2.0 * before.sqrt() + 1.0);
         // Float to integer casts saturate: a huge width ends at the last key.
         let width = ((RANGE_FILL * limit as f64 * spacing) as u64).max(1);
+        // The last position's range ends at the last key.
         let top = position(after).saturating_add(width);
-        let to = if top == u64::MAX {
-            LAST_KEY.to_owned()
-        } else {
-            format!("{top:016x}{}", &LAST_KEY[16..])
-        };
+        let to = format!("{top:016x}{}", &LAST_KEY[16..]);
         let share = limit as f64 / shards as f64;
         let per_shard = (share + 3.0 * share.sqrt() + 2.0).ceil() as usize;
         Some(PagePlan {
@@ -150,7 +152,12 @@ impl DrawCursor {
     /// them and whether it had more: every key up to the lowest last key
     /// of a shard with more (no key of a shard's unread rest comes before
     /// it; a shard with more gave a key, as its read has a limit and no
-    /// filter), or up to the plan's end, at most `limit` of them.
+    /// filter), or up to the plan's end, at most `limit` of them. `next`
+    /// carries the entries up to its key, at most [`MAX_COUNT`]: counted on
+    /// from the cursor's, from the first page's, or estimated from what
+    /// every shard showed ([`Self::density`]) when the cursor had none. A
+    /// count that lies only misleads the pages that follow it: every page
+    /// reads within its bound whatever its cursor says.
     pub fn page(
         &self,
         plan: &PagePlan,
@@ -162,6 +169,7 @@ impl DrawCursor {
             .filter(|(_, more)| *more)
             .filter_map(|(found, _)| found.last().map(|e| e.draw_key.clone()))
             .min();
+        let density = self.density(&plan.from, &reads);
         let mut end = cut_at.unwrap_or_else(|| plan.to.clone());
         let mut entries: Vec<DrawnEntry> = reads
             .into_iter()
@@ -175,33 +183,41 @@ impl DrawCursor {
                 end.clone_from(&last.draw_key);
             }
         }
-        let next = (end != LAST_KEY).then(|| match self.count_to(&end, entries.len()) {
+        let count = match (&self.after, self.before) {
+            (None, _) => entries.len() as u64,
+            (Some(_), 0) => (density * position(&end) as f64).round() as u64,
+            (Some(_), before) => before.saturating_add(entries.len() as u64),
+        };
+        let next = (end != LAST_KEY).then(|| match count.min(MAX_COUNT) {
             0 => end,
             count => format!("{end}.{count}"),
         });
         DrawPage { entries, next }
     }
 
-    /// The entries up to `end`, this page's `found` among them: counted
-    /// on from the cursor's, or estimated from this page's density when
-    /// the cursor had none (0, not known, when it cannot be: a page that
-    /// found nothing, or within one position). A count that lies only
-    /// misleads the pages that follow it: every page reads within its
-    /// bound whatever its cursor says.
-    fn count_to(&self, end: &str, found: usize) -> u64 {
-        let found = found as u64;
-        match &self.after {
-            None => found,
-            Some(_) if self.before > 0 => self.before.saturating_add(found),
-            Some(after) => {
-                let (start, end) = (position(after), position(end));
-                if end <= start {
-                    return 0;
-                }
-                let scale = end as f64 / (end - start) as f64;
-                (found as f64 * scale).round() as u64
-            }
+    /// Entries per position over all shards, as `reads` (one a shard,
+    /// from `from`) show it, erring low; 0 when they show nothing. Each
+    /// shard was seen up to its last key if its read stopped at its limit,
+    /// else to the last key; the entries seen, less two deviations, over
+    /// the positions seen, times the shards. Used only where the cursor
+    /// has no count: every shard's keys tell the density far better than
+    /// the few a small page keeps.
+    fn density(&self, from: &str, reads: &[(Vec<DrawnEntry>, bool)]) -> f64 {
+        let start = position(from);
+        let (mut seen, mut positions) = (0.0, 0.0);
+        for (found, more) in reads {
+            seen += found.len() as f64;
+            let seen_to = match found.last() {
+                Some(last) if *more => position(&last.draw_key),
+                _ => u64::MAX,
+            };
+            positions += seen_to.saturating_sub(start) as f64;
         }
+        let fewest = (seen - 2.0 * f64::sqrt(seen)).max(0.0);
+        if positions == 0.0 {
+            return 0.0;
+        }
+        fewest / positions * reads.len() as f64
     }
 }
 
