@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::end_to_end::{self, bindings, Binding, RouteCost};
+use super::queue_draw::{DrawListRun, ITEMS_PER_ENTRY_GOAL};
 use super::queue_model::{Ceiling, PerRequest, QueueRun, INVERSION_BOUND_MS, PAUSE_LAG_GOAL_MS};
 use super::replay::{method, table, AtRequestedQuotas, Rate, Replays, BELOW_THE_CEILING};
 use super::scale_limits::parameter_default;
@@ -251,6 +252,59 @@ impl QueueRun {
             );
         }
         out.push('\n');
+        out
+    }
+}
+
+impl DrawListRun {
+    /// The line the bench prints.
+    pub fn line(&self) -> String {
+        format!(
+            "draw list: {} of {} drawn listed in key order ({}) over {} pages of {}; items read {:.3} per entry ({}), most in a page {} ({}); read units {:.1} a page on average, {:.1} at most (measured under the meter)",
+            self.entries,
+            self.drawn,
+            if self.in_order { "yes" } else { "NO" },
+            self.pages,
+            self.limit,
+            self.items_per_entry(),
+            self.goals()[1].judged(),
+            self.most_items_a_page,
+            self.goals()[0].judged(),
+            self.units_per_page(),
+            self.most_units_a_page,
+        )
+    }
+
+    /// docs/QUEUE.md's section.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("## The draw list\n\n");
+        let _ = writeln!(
+            out,
+            "Once the seed was disclosed, the whole draw list was followed from its first page to its last, \
+             {} entries a page, through the handler; every page's requests were recorded and priced by DynamoDB's \
+             rules (measured). The first page reads each of the {} shards' next keys; each page after reads one \
+             key range sized from the density so far (docs/DESIGN.md, \"The draw list\").\n\n\
+             | figure | measured | target |\n|---|---:|---|\n\
+             | drawn visitors listed once, in key order | {} of {} ({}) | all |\n\
+             | pages | {} | |\n\
+             | items read per entry listed | {:.3} | ≤ {ITEMS_PER_ENTRY_GOAL} ({}) |\n\
+             | items read by the page that read most | {} | ≤ {} + {} ({}) |\n\
+             | read units a page, mean / most | {:.1} / {:.1} | |\n",
+            self.limit,
+            self.shards,
+            self.entries,
+            self.drawn,
+            if self.in_order { "yes" } else { "**no**" },
+            self.pages,
+            self.items_per_entry(),
+            self.goals()[1].verdict(),
+            self.most_items_a_page,
+            self.limit,
+            self.shards,
+            self.goals()[0].verdict(),
+            self.units_per_page(),
+            self.most_units_a_page,
+        );
         out
     }
 }

@@ -3,10 +3,10 @@
 //! list is followed page by page through the handler, a full page at a
 //! time, every page's requests recorded and priced by DynamoDB's rules.
 //! Its targets: no page reads more than its limit and one item a shard,
-//! and the whole list reads at most a fifth more than it returns.
+//! and the whole list reads at most a fifth more than it returns. What it
+//! writes into docs/QUEUE.md is queue_doc.rs's.
 
-use std::fmt::Write as _;
-
+use serde_json::Value;
 use shared::domain::draw::DISCLOSE_AFTER_MS;
 use shared::domain::{EventId, Millis};
 use shared::handlers::MAX_DRAW_PAGE;
@@ -26,6 +26,8 @@ pub struct DrawListRun {
     pub drawn: u64,
     /// Whether the entries came in strictly increasing key order.
     pub in_order: bool,
+    /// The last key listed so far.
+    last_key: String,
     pub pages: u64,
     pub limit: usize,
     pub shards: usize,
@@ -55,8 +57,7 @@ pub(super) async fn follow_draw_list(
         .await
         .map_err(|e| e.to_string())?;
     let state = stored.and_then(|s| s.state).ok_or("the queue is gone")?;
-    let disclosed = opens.0 + DISCLOSE_AFTER_MS + 100;
-    let wait = disclosed - shared::world::now().0;
+    let wait = opens.0 + DISCLOSE_AFTER_MS + 100 - shared::world::now().0;
     if wait > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
     }
@@ -67,35 +68,34 @@ pub(super) async fn follow_draw_list(
         shards: usize::from(state.shards.count()),
         ..DrawListRun::default()
     };
-    let (mut after, mut last_key) = (None::<String>, String::new());
+    let mut after = None::<String>;
     loop {
         let query = after.map(|a| format!("?after={a}")).unwrap_or_default();
-        recorder.take();
-        recorder.set_recording(true);
-        let (status, page) = reply(
-            app,
-            "GET",
-            &format!("/events/{event}/queue/draw{query}"),
-            None,
-            "",
-        )
-        .await;
-        recorder.set_recording(false);
-        if status != 200 {
-            return Err(format!("draw-list: {status} {page}"));
-        }
-        run.count_page(app, &recorder.take()).await?;
-        for entry in page["entries"].as_array().into_iter().flatten() {
-            let key = entry["drawKey"].as_str().unwrap_or_default().to_owned();
-            run.in_order &= key > last_key;
-            run.entries += 1;
-            last_key = key;
-        }
+        let uri = format!("/events/{event}/queue/draw{query}");
+        let (page, records) = recorded(recorder, reply(app, "GET", &uri, None, "")).await?;
+        run.count_page(app, &records).await?;
+        run.list(&page);
         match page["next"].as_str() {
             Some(next) => after = Some(next.to_owned()),
             None => return Ok(run),
         }
     }
+}
+
+/// A page's reply, and the requests it made.
+async fn recorded(
+    recorder: &CapacityRecorder,
+    call: impl std::future::Future<Output = (u16, Value)>,
+) -> Result<(Value, Vec<Recorded>), String> {
+    recorder.take();
+    recorder.set_recording(true);
+    let (status, page) = call.await;
+    recorder.set_recording(false);
+    let records = recorder.take();
+    if status != 200 {
+        return Err(format!("draw-list: {status} {page}"));
+    }
+    Ok((page, records))
 }
 
 impl DrawListRun {
@@ -106,10 +106,12 @@ impl DrawListRun {
             .filter(|r| r.op == "Query" && r.request["IndexName"] == QUEUE_DRAW_INDEX)
             .cloned()
             .collect();
-        let items: u64 = reads
-            .iter()
-            .filter_map(|r| r.response["Count"].as_u64())
-            .sum();
+        let mut items = 0;
+        for read in &reads {
+            items += read.response["Count"]
+                .as_u64()
+                .ok_or_else(|| format!("a draw-index query without a Count: {}", read.response))?;
+        }
         let units: f64 = price_each(app, &reads)
             .await?
             .iter()
@@ -124,13 +126,27 @@ impl DrawListRun {
         Ok(())
     }
 
+    /// One page's entries, counted and checked to follow the last key.
+    fn list(&mut self, page: &Value) {
+        for entry in page["entries"].as_array().into_iter().flatten() {
+            let key = entry["drawKey"].as_str().unwrap_or_default().to_owned();
+            self.in_order &= key > self.last_key;
+            self.entries += 1;
+            self.last_key = key;
+        }
+    }
+
     /// Every drawn visitor listed once, in key order.
     pub fn ok(&self) -> bool {
         self.in_order && self.entries == self.drawn
     }
 
-    fn items_per_entry(&self) -> f64 {
+    pub fn items_per_entry(&self) -> f64 {
         self.items_read as f64 / self.entries.max(1) as f64
+    }
+
+    pub fn units_per_page(&self) -> f64 {
+        self.read_units / self.pages.max(1) as f64
     }
 
     /// A page reads at most its limit and one item a shard; the list at
@@ -150,56 +166,5 @@ impl DrawListRun {
                 "issue 45: the draw list costs what it returns",
             ),
         ]
-    }
-
-    /// The line the bench prints.
-    pub fn line(&self) -> String {
-        format!(
-            "draw list: {} of {} drawn listed in key order ({}) over {} pages of {}; items read {:.3} per entry ({}), most in a page {} ({}); read units {:.1} a page on average, {:.1} at most (measured under the meter)",
-            self.entries,
-            self.drawn,
-            if self.in_order { "yes" } else { "NO" },
-            self.pages,
-            self.limit,
-            self.items_per_entry(),
-            self.goals()[1].judged(),
-            self.most_items_a_page,
-            self.goals()[0].judged(),
-            self.read_units / self.pages.max(1) as f64,
-            self.most_units_a_page,
-        )
-    }
-
-    /// docs/QUEUE.md's section.
-    pub fn markdown(&self) -> String {
-        let mut out = String::from("## The draw list\n\n");
-        let _ = writeln!(
-            out,
-            "Once the seed was disclosed, the whole draw list was followed from its first page to its last, \
-             {} entries a page, through the handler; every page's requests were recorded and priced by DynamoDB's \
-             rules (measured). The first page reads each of the {} shards' next keys; each page after reads one \
-             key range sized from the density so far (docs/DESIGN.md, \"The draw list\").\n\n\
-             | figure | measured | target |\n|---|---:|---|\n\
-             | drawn visitors listed once, in key order | {} of {} ({}) | all |\n\
-             | pages | {} | |\n\
-             | items read per entry listed | {:.3} | ≤ {ITEMS_PER_ENTRY_GOAL} ({}) |\n\
-             | items read by the page that read most | {} | ≤ {} + {} ({}) |\n\
-             | read units a page, mean / most | {:.1} / {:.1} | |\n",
-            self.limit,
-            self.shards,
-            self.entries,
-            self.drawn,
-            if self.in_order { "yes" } else { "**no**" },
-            self.pages,
-            self.items_per_entry(),
-            self.goals()[1].verdict(),
-            self.most_items_a_page,
-            self.limit,
-            self.shards,
-            self.goals()[0].verdict(),
-            self.read_units / self.pages.max(1) as f64,
-            self.most_units_a_page,
-        );
-        out
     }
 }

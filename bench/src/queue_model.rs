@@ -118,7 +118,7 @@ impl QueueRun {
             scenario: format!("on-sale queue: {visitors} visitors join, half before the opening, admitted at the pace"),
             timing: self.join_timing.clone(),
             correctness: format!(
-                "{} of {visitors} admitted once each; early before late: {}; rho {:+.3}; inversion {} ms; pace error {:.2}%; pause {} ms, resume {} ms; draw list {} of {} in key order (docs/QUEUE.md)",
+                "{} of {visitors} admitted once each; early before late: {}; rho {:+.3}; inversion {} ms; pace error {:.2}%; pause {} ms, resume {} ms; draw list {} of {}, in key order: {} (docs/QUEUE.md)",
                 self.admitted,
                 if self.early_first { "yes" } else { "NO" },
                 self.rho,
@@ -128,6 +128,7 @@ impl QueueRun {
                 self.resume_lag_ms.map_or("never".into(), |ms| ms.to_string()),
                 self.draw.entries,
                 self.draw.drawn,
+                if self.draw.in_order { "yes" } else { "NO" },
             ),
             ok: self.ok(),
             // Published with QUEUE.md's figures, judged with the run's.
