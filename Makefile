@@ -104,8 +104,7 @@ test: node-deps python-tools
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)"
 	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace --lib --test '*' -- --test-threads=$(TEST_THREADS))
-	$(VENV)/bin/python scripts/built_template.py "$(BUILT_TEMPLATE)"
-	@$(call timed,iam,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_BUILT_TEMPLATE="$(BUILT_TEMPLATE)" cargo test -p testkit --test iam -- --ignored)
+	@$(call timed,iam,$(VENV)/bin/python scripts/built_template.py "$(BUILT_TEMPLATE)" && SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_BUILT_TEMPLATE="$(BUILT_TEMPLATE)" cargo test -p testkit --test iam -- --ignored)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)
 	@$(call timed,sam-local-test,$(MAKE) --no-print-directory sam-local-test)
