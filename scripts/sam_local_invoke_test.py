@@ -522,6 +522,12 @@ def use(what, reply):
     return {EXAMPLE_VISITOR_TOKEN: reply["visitorToken"], EXAMPLE_VISITOR: reply["visitorId"]}
 
 
+def running_containers():
+    """The ids of the containers running now."""
+    out = subprocess.run(["podman", "ps", "--quiet", "--no-trunc"], capture_output=True, text=True, check=False)
+    return set(out.stdout.split())
+
+
 def main():
     # One binary per function (functions/src/bin/, held to shared::routes by the tests).
     functions = sorted(p.stem for p in (ROOT / "functions" / "src" / "bin").glob("*.rs"))
@@ -530,6 +536,7 @@ def main():
     port, ddb_port = free_ports(2)
     server = start_dev_server(port, ddb_port)
     subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "start"], check=True, stdout=subprocess.DEVNULL)
+    already_running = running_containers()
     exports = subprocess.run([str(ROOT / "scripts" / "sam-podman.sh"), "env"], check=True, capture_output=True, text=True).stdout
     for line in exports.splitlines():
         if line.startswith("export "):
@@ -621,6 +628,12 @@ def main():
     finally:
         if warm:
             warm.stop()
+        # SAM's SIGINT does not always remove its warm containers, and one
+        # left up may hold a host port (8000, say) the next make dev needs.
+        left = running_containers() - already_running
+        if left:
+            subprocess.run(["podman", "rm", "--force", *sorted(left)], stdout=subprocess.DEVNULL, check=False)
+            print(f"sam local: removed {len(left)} container(s) SAM left running")
         server.send_signal(signal.SIGINT)
         try:
             server.wait(timeout=15)
