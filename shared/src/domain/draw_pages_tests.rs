@@ -159,19 +159,20 @@ fn read(keys: &[String], plan: &PagePlan) -> (Vec<DrawnEntry>, bool) {
 }
 
 /// Follows `next` from `cursor` to the end: the keys listed, the items
-/// read in all, and the most read by one page.
+/// read in all, the most read by one page, and the pages.
 fn follow(
     by_shard: &[Vec<String>],
     shards: QueueShards,
     mut cursor: DrawCursor,
     limit: usize,
-) -> (Vec<String>, usize, usize) {
-    let (mut listed, mut read_in_all, mut most_read) = (Vec::new(), 0, 0);
+) -> (Vec<String>, usize, usize, usize) {
+    let (mut listed, mut read_in_all, mut most_read, mut pages) = (Vec::new(), 0, 0, 0);
     while let Some(plan) = cursor.plan(limit, shards) {
         let reads: Vec<_> = by_shard.iter().map(|keys| read(keys, &plan)).collect();
         let read_here: usize = reads.iter().map(|(found, _)| found.len()).sum();
         read_in_all += read_here;
         most_read = most_read.max(read_here);
+        pages += 1;
         let page = cursor.page(&plan, reads, limit);
         assert!(page.entries.len() <= limit);
         listed.extend(page.entries.into_iter().map(|e| e.draw_key));
@@ -180,7 +181,7 @@ fn follow(
             None => break,
         }
     }
-    (listed, read_in_all, most_read)
+    (listed, read_in_all, most_read, pages)
 }
 
 #[test]
@@ -191,7 +192,7 @@ fn following_next_from_a_plain_key_lists_the_rest_at_a_bounded_cost() {
     every.sort();
     for limit in [7, 100, 1_000] {
         let after = DrawCursor::parse(&every[4_999]).unwrap();
-        let (listed, read_in_all, most_read) = follow(&by_shard, shards, after, limit);
+        let (listed, read_in_all, most_read, _) = follow(&by_shard, shards, after, limit);
         assert_eq!(listed, every[5_000..], "{limit} a page");
         // The first page estimates the count from every shard's keys:
         // the pages after it read about what they return.
@@ -215,22 +216,8 @@ fn following_next_lists_every_key_once_reading_little_more_than_it_returns() {
         (500, QueueShards::DEFAULT, 7),
     ] {
         let by_shard = drawn(n, shards);
-        let mut cursor = DrawCursor::FIRST;
-        let (mut listed, mut read_in_all, mut most_read, mut pages) = (Vec::new(), 0, 0, 0);
-        while let Some(plan) = cursor.plan(limit, shards) {
-            let reads: Vec<_> = by_shard.iter().map(|keys| read(keys, &plan)).collect();
-            let read_here: usize = reads.iter().map(|(found, _)| found.len()).sum();
-            read_in_all += read_here;
-            most_read = most_read.max(read_here);
-            pages += 1;
-            let page = cursor.page(&plan, reads, limit);
-            assert!(page.entries.len() <= limit);
-            listed.extend(page.entries.into_iter().map(|e| e.draw_key));
-            match page.next {
-                Some(next) => cursor = DrawCursor::parse(&next).expect("next parses"),
-                None => break,
-            }
-        }
+        let (listed, read_in_all, most_read, pages) =
+            follow(&by_shard, shards, DrawCursor::FIRST, limit);
         let mut every: Vec<String> = by_shard.concat();
         every.sort();
         assert_eq!(listed, every, "{n} keys, {limit} a page");
