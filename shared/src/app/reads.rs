@@ -10,6 +10,7 @@ use super::App;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{Event, EventHead, EventId, EventStatus, Millis, SectionId};
 use crate::error::Error;
+use crate::memory::Recall;
 use crate::store::{MapRead, SectionRuns};
 
 impl App {
@@ -29,10 +30,10 @@ impl App {
     /// A ready event with its plan (this instance's copy of it), or
     /// `None`; kept once read.
     pub async fn event(&self, event: &EventId) -> Result<Option<Arc<Event>>, Error> {
-        if let Some(kept) = self.memory.event(event) {
-            return Ok(Some(kept));
-        }
-        let plan_copy = self.memory.plan_copy();
+        let plan_copy = match self.memory.event(event) {
+            Recall::Kept(kept) => return Ok(Some(kept)),
+            Recall::ReadCopy(copy) => copy,
+        };
         let Some(found) = self.store.ready_event(event, plan_copy).await? else {
             return Ok(None);
         };
@@ -47,10 +48,10 @@ impl App {
         &self,
         event: &EventId,
     ) -> Result<Option<(Arc<Event>, EventStatus)>, Error> {
-        if let Some(kept) = self.memory.event(event) {
-            return Ok(Some((kept, EventStatus::Ready)));
-        }
-        let plan_copy = self.memory.plan_copy();
+        let plan_copy = match self.memory.event(event) {
+            Recall::Kept(kept) => return Ok(Some((kept, EventStatus::Ready))),
+            Recall::ReadCopy(copy) => copy,
+        };
         let Some((found, status)) = self.store.event_with_status(event, plan_copy).await? else {
             return Ok(None);
         };
@@ -112,9 +113,8 @@ impl App {
         now: Millis,
     ) -> Result<Option<Arc<QueueState>>, Error> {
         let state = match self.memory.queue(event, now) {
-            Some(kept) => kept,
-            None => {
-                let copy = self.memory.queue_copy();
+            Recall::Kept(kept) => kept,
+            Recall::ReadCopy(copy) => {
                 let state = self.store.queue_copy(event, copy).await?.map(Arc::new);
                 self.memory.remember_queue(event, now, state.clone());
                 state

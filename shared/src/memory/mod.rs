@@ -28,6 +28,16 @@ use crate::store::{
 pub use claims::ClaimQuestion;
 use recent::{EventCache, Recent};
 
+/// Memory's answer before a read: what it kept, young enough to answer
+/// with, or the copy of the item this instance reads instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recall<T> {
+    /// Answer with this; the store is not asked.
+    Kept(T),
+    /// Read copy `copy` from the store, then keep what was read.
+    ReadCopy(u8),
+}
+
 /// One instance's memory (cheap to clone: clones share it).
 #[derive(Clone, Debug)]
 pub struct Memory {
@@ -107,11 +117,6 @@ impl Memory {
 
     // ----- events: a ready event never changes ------------------------------
 
-    /// The copy of a plan this instance reads.
-    pub fn plan_copy(&self) -> u8 {
-        self.plan_copy
-    }
-
     /// A ready event's head, if this instance read it.
     pub fn event_head(&self, event: &EventId) -> Option<Arc<EventHead>> {
         self.heads.get(event)
@@ -122,9 +127,13 @@ impl Memory {
         self.heads.put(event, head);
     }
 
-    /// A ready event with its plan, if this instance read it.
-    pub fn event(&self, event: &EventId) -> Option<Arc<Event>> {
-        self.events.get(event)
+    /// A ready event with its plan, if this instance read it; else the
+    /// copy of the plan to read.
+    pub fn event(&self, event: &EventId) -> Recall<Arc<Event>> {
+        match self.events.get(event) {
+            Some(kept) => Recall::Kept(kept),
+            None => Recall::ReadCopy(self.plan_copy),
+        }
     }
 
     /// Keeps a ready event with its plan.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{lock, Memory};
+use super::{lock, Memory, Recall};
 use crate::domain::queue_state::QueueState;
 use crate::domain::{EventId, Millis};
 
@@ -21,18 +21,19 @@ pub(super) struct QueueMemory {
 }
 
 impl Memory {
-    /// The copy of each queue's state this instance reads.
-    pub fn queue_copy(&self) -> u8 {
-        self.queue_copy
-    }
-
-    /// The queue's state as this instance last saw it (`Some(None)`: no
+    /// The queue's state as this instance last saw it (`Kept(None)`: no
     /// queue), if that was less than the queue's cache time before `now`;
-    /// `None`: read it.
-    pub fn queue(&self, event: &EventId, now: Millis) -> Option<Option<Arc<QueueState>>> {
+    /// else the copy of the queue's state to read.
+    pub fn queue(&self, event: &EventId, now: Millis) -> Recall<Option<Arc<QueueState>>> {
         let reads = lock(&self.queues.reads);
-        let (read_at, state) = reads.get(event)?;
-        (now.0 - read_at.0 < self.queue_cache_ms && now.0 >= read_at.0).then(|| state.clone())
+        match reads.get(event) {
+            Some((read_at, state))
+                if now.0 - read_at.0 < self.queue_cache_ms && now.0 >= read_at.0 =>
+            {
+                Recall::Kept(state.clone())
+            }
+            _ => Recall::ReadCopy(self.queue_copy),
+        }
     }
 
     /// Keeps `state` as this instance's view of the queue from `now`: what
