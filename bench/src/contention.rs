@@ -61,7 +61,7 @@ pub(super) async fn contention(
     });
     let (correctness, ok) = bare.correctness();
     report.rows.push(Row {
-        scenario: "spread, the handler's decision without HTTP (`claim_remembering`)".into(),
+        scenario: "spread, the handler's decision without HTTP (`get_seat_at`)".into(),
         correctness: format!(
             "{correctness}; requests per claim {} ({} the handler's, within {:.0}%); handler/bare throughput {:.2}",
             bare.mix(),

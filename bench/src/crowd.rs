@@ -29,7 +29,7 @@ use shared::domain::OrderId;
 use shared::domain::SeatId;
 use shared::domain::{EventId, Millis};
 use shared::error::Error;
-use shared::handlers::claim_remembering;
+use shared::handlers::get_seat_at;
 use shared::App;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -327,7 +327,7 @@ async fn stampede(
                 let _permit = in_flight.acquire().await;
                 // The claim's DynamoDB requests metered at its instant.
                 let start = wall_us();
-                let claim = claim_remembering(&instance, order, token, &seat, arrival(i));
+                let claim = get_seat_at(&instance, order, token, &seat, arrival(i));
                 let answer = crowdcheck::capacity::at(arrival(i), claim).await;
                 answers.push((i, Window::new(start, wall_us()), answer));
             }

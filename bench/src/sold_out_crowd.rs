@@ -8,7 +8,7 @@ use crowdcheck::history::{wall_us, Window};
 use serde_json::Value;
 use shared::auth::HoldToken;
 use shared::domain::{OrderId, SeatId};
-use shared::handlers::claim_remembering;
+use shared::handlers::get_seat_at;
 use shared::App;
 use tokio::sync::Semaphore;
 
@@ -111,10 +111,10 @@ pub(super) async fn refuse(
 /// clock, any other through its handler. Its status and body (a claim's
 /// as get-seat would answer it: its expiry, or its error code).
 async fn ask(instance: &App, (slot, method, path, body, token): Work) -> (u16, Value) {
-    let Some((order, token, seat, now)) = get_seat_at(&path, &token, slot) else {
+    let Some((order, token, seat, now)) = claim_of_request(&path, &token, slot) else {
         return reply(instance, method, &path, Some(&token), &body).await;
     };
-    claim_answer(&claim_remembering(instance, &order, &token, &seat, now).await)
+    claim_answer(&get_seat_at(instance, &order, &token, &seat, now).await)
 }
 
 /// A function instance's pace under the crowd: one request every 10 ms
@@ -126,7 +126,7 @@ pub(super) const PER_INSTANCE_RATE: i64 = 100;
 /// crowd at [`CROWD_INSTANCES`] × [`PER_INSTANCE_RATE`] a second. Whether
 /// an instance's seats are contended depends on its pace, which DynamoDB Local cannot
 /// give it in real time; the requests it sends are the same.
-fn get_seat_at(
+fn claim_of_request(
     path: &str,
     token: &str,
     slot: usize,

@@ -58,7 +58,7 @@ pub(super) enum ClaimPath {
     /// The route through the router: request parsing, the token check,
     /// the decision and the JSON reply.
     Handler,
-    /// The handler's decision alone ([`shared::handlers::claim_remembering`]:
+    /// The handler's decision alone ([`shared::handlers::get_seat_at`]:
     /// the crowd gate, the buyer check and the claim), no HTTP.
     Bare,
 }
@@ -298,7 +298,7 @@ async fn claim(
             };
             let (id, token) = decoded;
             let now = shared::world::now();
-            Answered::Decided(shared::handlers::claim_remembering(app, id, token, &seat, now).await)
+            Answered::Decided(shared::handlers::get_seat_at(app, id, token, &seat, now).await)
         }
     }
 }

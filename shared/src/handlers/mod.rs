@@ -44,7 +44,7 @@ pub use draw::{DRAW_PAGE_MAX_AGE_SECONDS, MAX_DRAW_PAGE};
 pub use events::SEAT_MAP_MAX_AGE_SECONDS;
 pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};
-pub use seats::{claim_exactly, claim_remembering, release_exactly};
+pub use seats::{claim_exactly, get_seat_at, release_exactly};
 pub use streams::{project_records, project_seat_map, publish_events};
 
 /// A general-admission entry of a reply: places of one section.

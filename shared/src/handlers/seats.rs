@@ -37,7 +37,7 @@ pub async fn get_seat(app: &App, req: &Request) -> Reply {
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
     let token = holder_token(app, req, &order_id)?;
     let now = crate::world::now();
-    let expires_at = claim_remembering(app, &order_id, &token, &seat_id, now).await?;
+    let expires_at = get_seat_at(app, &order_id, &token, &seat_id, now).await?;
     Ok(json(
         StatusCode::OK,
         &SeatReply {
@@ -57,7 +57,7 @@ pub async fn get_seat(app: &App, req: &Request) -> Reply {
 /// ([`seat_read`]: a refused claim costs its partition a read unit, not
 /// write units), and a seat it may claim is claimed by the exact
 /// conditional write ([`claim_exactly`]), as is every success.
-pub async fn claim_remembering(
+pub async fn get_seat_at(
     app: &App,
     order: &OrderId,
     token: &HoldToken,

@@ -14,7 +14,7 @@ use shared::auth::HoldToken;
 use shared::domain::crowd::{CONTENDED_REFUSALS, REMEMBERED_FOR_MS};
 use shared::domain::{Millis, SeatId};
 use shared::error::Error;
-use shared::handlers::{claim_remembering, release_exactly};
+use shared::handlers::{get_seat_at, release_exactly};
 use testkit::{assert_invariants, fresh_app_counting};
 
 /// A rival's order that outlives the holder's by far (its guard margin is
@@ -99,7 +99,7 @@ async fn memory_never_outlives_a_holds_expiry() {
     let rival_id = rival.order_id();
     let seat = SeatId::parse("A-1-1").unwrap();
     let get_seat = local::iam::attributed(&app, "get-seat");
-    let claim_at = |now: Millis| claim_remembering(&get_seat, &rival_id, &token, &seat, now);
+    let claim_at = |now: Millis| get_seat_at(&get_seat, &rival_id, &token, &seat, now);
     for i in 0..CONTENDED_REFUSALS as i64 {
         let refused = claim_at(Millis(t.0 - 300 + i)).await;
         assert!(matches!(refused, Err(Error::SeatHeld)), "{refused:?}");
@@ -137,7 +137,7 @@ async fn a_release_elsewhere_is_claimable_within_five_seconds() {
     let t0 = shared::world::now();
     for seat in ["A-1-1", "A-1-2"] {
         let seat = SeatId::parse(seat).unwrap();
-        let claim_at = |now: Millis| claim_remembering(&get_seat, &rival_id, &token, &seat, now);
+        let claim_at = |now: Millis| get_seat_at(&get_seat, &rival_id, &token, &seat, now);
         for i in 0..CONTENDED_REFUSALS as i64 {
             assert!(matches!(
                 claim_at(Millis(t0.0 + i)).await,
@@ -151,7 +151,7 @@ async fn a_release_elsewhere_is_claimable_within_five_seconds() {
     assert_eq!(cancel(&app, &canceller).await.0, 200);
     for seat in ["A-1-1", "A-1-2"] {
         let seat = SeatId::parse(seat).unwrap();
-        let claim_at = |now: Millis| claim_remembering(&get_seat, &rival_id, &token, &seat, now);
+        let claim_at = |now: Millis| get_seat_at(&get_seat, &rival_id, &token, &seat, now);
         // While the crowd keeps coming (a claim every 250 ms here, each
         // refused from memory and keeping the seat contended), memory may
         // refuse for up to 5 s after the last exact refusal (at t0 + 2)...
@@ -190,7 +190,7 @@ async fn the_seats_new_holder_is_never_refused_from_another_instances_memory() {
     let seat = SeatId::parse("A-1-1").unwrap();
     let t0 = shared::world::now();
     for i in 0..CONTENDED_REFUSALS as i64 {
-        let refused = claim_remembering(
+        let refused = get_seat_at(
             &other_instance,
             &crowd.order_id(),
             &crowd_token,
@@ -207,7 +207,7 @@ async fn the_seats_new_holder_is_never_refused_from_another_instances_memory() {
     // The crowd may still be refused from memory (a release is missed for
     // at most 5 s), with one read of its own order and nothing on the seat.
     counter.take();
-    let refused = claim_remembering(
+    let refused = get_seat_at(
         &other_instance,
         &crowd.order_id(),
         &crowd_token,
@@ -219,7 +219,7 @@ async fn the_seats_new_holder_is_never_refused_from_another_instances_memory() {
     assert_eq!(counter.take(), own_order_reads(1));
     // The new holder's re-claim through the other instance is its own
     // claim: never answered from memory, and 200.
-    let again = claim_remembering(
+    let again = get_seat_at(
         &other_instance,
         &new_holder.order_id(),
         &new_token,
@@ -356,7 +356,7 @@ async fn a_claim_reads_the_seat_and_refuses_on_the_read_without_writing() {
         let (get_seat, rival_id, token) = (get_seat.clone(), rival_id.clone(), token.clone());
         async move {
             let seat = SeatId::parse(seat).unwrap();
-            claim_remembering(&get_seat, &rival_id, &token, &seat, now).await
+            get_seat_at(&get_seat, &rival_id, &token, &seat, now).await
         }
     };
     let now = shared::world::now();
@@ -412,7 +412,7 @@ async fn a_throttled_read_is_answered_from_what_the_instance_saw() {
     let claim_at = |order: &TestOrder, token: &HoldToken, seat: &str, now: Millis| {
         let (app, id, token) = (app.clone(), order.order_id(), token.clone());
         let seat = SeatId::parse(seat).unwrap();
-        async move { claim_remembering(&app, &id, &token, &seat, now).await }
+        async move { get_seat_at(&app, &id, &token, &seat, now).await }
     };
     let throttled_read = |faults: &FaultInjector| {
         faults.reset();
@@ -499,7 +499,7 @@ async fn a_throttled_read_is_answered_from_what_the_instance_saw() {
     release_exactly(&other, &rival_id, &token, &seat, expires_at)
         .await
         .unwrap();
-    claim_remembering(&other, &late_id, &late_token, &seat, expires_at)
+    get_seat_at(&other, &late_id, &late_token, &seat, expires_at)
         .await
         .unwrap();
     throttled_read(&faults);
