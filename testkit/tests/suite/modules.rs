@@ -87,9 +87,13 @@ fn parent(module: &str) -> String {
     module.rsplit_once("::").map_or("", |(p, _)| p).to_owned()
 }
 
-/// `a::{b::C, d}` -> `a::b::C`, `a::d` (nested trees too).
+/// `a::{b::C, d as e}` -> `a::b::C`, `a::d=e` (nested trees too; a
+/// rename kept after `=`).
 fn expand_tree(tree: &str) -> Vec<String> {
-    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    let tree: String = tree
+        .split_whitespace()
+        .map(|word| if word == "as" { "=" } else { word })
+        .collect();
     let Some(open) = tree.find('{') else {
         return vec![tree];
     };
@@ -137,7 +141,12 @@ pub(super) fn named_paths(module: &str, code: &str, modules: &BTreeSet<String>) 
         let public = before.trim_end().ends_with("pub") || before.trim_end().ends_with(')');
         if starts_statement || public {
             if !public {
-                paths.extend(expand_tree(statement));
+                let named = expand_tree(statement);
+                paths.extend(
+                    named
+                        .iter()
+                        .map(|p| p.split('=').next().unwrap_or(p).to_owned()),
+                );
             }
         } else {
             others.push_str(&rest[at..at + end]);
@@ -195,29 +204,57 @@ fn resolve(module: &str, path: &str, modules: &BTreeSet<String>, faces: &Faces) 
     (!at.is_empty()).then_some(at)
 }
 
-/// Each module's re-exports: name -> the module it comes from
-/// (`pub use app::{App, config_from_env}` in the root: `App` and
-/// `config_from_env` from `app`).
+/// Each module's re-exports at any visibility: name -> the module it
+/// comes from (`pub use app::{App, config_from_env}` in the root: `App` and
+/// `config_from_env` from `app`; `pub(crate) use super::x::X as Y` in `a::b`:
+/// `Y` from `a::x`).
 pub(super) type Faces = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The tree a re-export (`pub use`, `pub(crate) use`, `pub(super) use`)
+/// names, if `statement` is one.
+fn reexported_tree(statement: &str) -> Option<&str> {
+    let rest = statement.trim().strip_prefix("pub")?;
+    let rest = match rest.strip_prefix('(') {
+        Some(scoped) => &scoped[scoped.find(')')? + 1..],
+        None => rest,
+    };
+    rest.trim_start().strip_prefix("use ")
+}
+
+/// The module `from` (a re-export's path less its last name) is, seen
+/// from `module`: anchored at `crate`, `self` or `super`s, else a child.
+fn module_named(module: &str, from: &str) -> String {
+    let mut at = module.to_owned();
+    let mut rest = Vec::new();
+    for segment in from.split("::") {
+        match segment {
+            "crate" if rest.is_empty() => at = String::new(),
+            "self" if rest.is_empty() => {}
+            "super" if rest.is_empty() => at = parent(&at),
+            _ => rest.push(segment),
+        }
+    }
+    rest.iter().fold(at, |at, segment| join(&at, segment))
+}
 
 pub(super) fn faces(files: &Files, modules: &BTreeSet<String>) -> Faces {
     let mut faces = Faces::new();
     for (module, code) in files {
         for statement in code.split(';') {
-            let Some(tree) = statement.trim().strip_prefix("pub use ") else {
+            let Some(tree) = reexported_tree(statement) else {
                 continue;
             };
             for path in expand_tree(tree) {
+                let (path, alias) = match path.split_once('=') {
+                    Some((path, alias)) => (path, Some(alias)),
+                    None => (path.as_str(), None),
+                };
                 let Some((from, name)) = path.rsplit_once("::") else {
                     continue;
                 };
-                let mut from = from.to_owned();
-                for (anchor, to) in [("crate::", ""), ("self::", module.as_str())] {
-                    if let Some(rest) = from.strip_prefix(anchor) {
-                        from = join(to, rest);
-                    }
-                }
-                if !from.starts_with("super") && !modules.contains(&from) {
+                let name = alias.unwrap_or(name);
+                let mut from = module_named(module, from);
+                if !modules.contains(&from) && modules.contains(&join(module, &from)) {
                     from = join(module, &from);
                 }
                 if modules.contains(&from) {
@@ -332,8 +369,16 @@ fn the_module_reader_sees_uses_at_every_depth_and_finds_a_cycle() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    write("lib.rs", "mod a;\nmod b;\npub use b::Thing;\n");
-    write("a/mod.rs", "mod x;\nmod y;\npub use x::X;\n");
+    write(
+        "lib.rs",
+        "mod a;\nmod b;\nmod c;\nmod d;\npub use b::Thing;\n",
+    );
+    // c shows a::y's Y under another name, to the crate only.
+    write("c.rs", "pub(crate) use crate::a::y::Y as Why;\n");
+    write(
+        "a/mod.rs",
+        "mod x;\nmod y;\npub use x::X;\npub(super) use self::y::{Y as AY};\n",
+    );
     // a::x names a::y through super, inside a use tree.
     write("a/x.rs", "use super::{y::Y, Other};\npub struct X;\n");
     // a::y names a::x inline; b names a::y through the crate.
@@ -342,12 +387,23 @@ fn the_module_reader_sees_uses_at_every_depth_and_finds_a_cycle() {
         "b.rs",
         "use crate::a::y::Y;\n// use crate::a::x::X; (a comment)\npub struct Thing;\n#[cfg(test)]\nmod tests { use crate::a::x::X; }\n",
     );
+    // d names a::y only through re-exports under other names.
+    write(
+        "d.rs",
+        "use crate::c::Why;\nfn f() { let _ = super::a::AY; }\n",
+    );
     let graph_of = |dir: &Path| module_graph(dir);
     let graph = graph_of(&dir);
     let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
     assert_eq!(graph["a::x"], set(&["a", "a::y"]));
     assert_eq!(graph["a::y"], set(&["a::x"]));
     assert_eq!(graph["b"], set(&["a::y"]));
+    assert_eq!(graph["d"], set(&["a::y"]), "through renamed re-exports");
+    assert_eq!(
+        graph["c"],
+        set(&[]),
+        "a crate-visible re-export is not a use"
+    );
     assert_eq!(graph["a"], set(&[]), "a re-export is not a use");
     assert_eq!(graph[""], set(&[]));
     let found = cycles(&dir);
