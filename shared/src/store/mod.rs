@@ -39,10 +39,11 @@
 //!   transactions decided (pure, unit-tested);
 //! - `events`: create-event (retry-safe, resumable) and listing seats;
 //!   `event_reads`: the event's head and plan (an instance keeps them);
-//! - `orders`: creating and reading orders; `holds`: get-seat, drop-seat;
+//! - `orders`: creating, reading, extending and cancelling orders;
+//!   `holds`: get-seat, drop-seat;
 //!   `best_available`: reading rows and claiming a block; `ga`:
 //!   general-admission buckets; `buyers`: the buyer limit in a claim;
-//! - `lifecycle`: extend-order, cancel-order; `confirm`: confirm's writes;
+//! - `confirm`: confirm's writes;
 //! - `sweep`: the sweep's calls; `seat_map`: the stream-fed projection
 //!   and availability's read; `sold_out`: what the stream saw sold out for
 //!   good; `stream`: decoding stream records; `seeding`: the bench's
@@ -80,7 +81,6 @@ mod free_runs;
 mod ga;
 mod holds;
 mod items;
-mod lifecycle;
 mod orders;
 mod projector;
 mod queue;
@@ -100,7 +100,7 @@ pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;
 pub use failures::ConfirmOutcome;
 use failures::{cancellation, ItemFailure};
-pub use fan_out::FanOut;
+pub use fan_out::{in_order, FanOut};
 pub use free_runs::SectionRuns;
 pub use ga::{BucketChange, PlacesChange, PlacesReport};
 pub use holds::{ClaimReport, SeatClaim, SeatRead};
