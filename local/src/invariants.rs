@@ -9,7 +9,11 @@ use shared::domain::ga::{bucket_count, Bucket};
 use shared::domain::{
     hold_is_live, EventId, Millis, Order, OrderId, OrderStatus, Seat, SeatId, SeatState, SectionId,
 };
+use shared::store::FanOut;
 use shared::App;
+
+/// Orders read back at once: a stampede leaves hundreds of orders.
+const ORDER_READS_IN_FLIGHT: usize = 16;
 
 /// What [`check_invariants`] read from the table, and what it found wrong.
 #[derive(Debug, Default)]
@@ -61,21 +65,16 @@ pub async fn check_invariants(app: &App, event: &str) -> TableCheck {
 /// The event's orders among those [`order_ids`] names, read back.
 async fn read_orders(app: &App, event_id: &EventId, seats: &[Seat]) -> HashMap<OrderId, Order> {
     let mut orders: HashMap<OrderId, Order> = HashMap::new();
-    // Read a few at a time: a stampede leaves hundreds of orders.
     let mut ids = order_ids(app, seats).into_iter();
-    let mut reads = tokio::task::JoinSet::new();
-    loop {
-        while reads.len() < 16 {
-            let Some(id) = ids.next() else { break };
-            let store = app.store.clone();
-            reads.spawn(async move {
-                let stored = store.get_order(&id).await;
-                (id, stored)
-            });
+    let mut reads = FanOut::new(ORDER_READS_IN_FLIGHT, "GetItem");
+    let read = |id: OrderId| {
+        let store = app.store.clone();
+        async move {
+            let stored = store.get_order(&id).await;
+            (id, stored)
         }
-        let Some(joined) = reads.join_next().await else {
-            break;
-        };
+    };
+    while let Some(joined) = reads.next(|| ids.next().map(read)).await {
         let (id, stored) = joined.unwrap_or_else(|e| panic!("reading an order: {e}"));
         let stored =
             stored.unwrap_or_else(|e| panic!("reading order {id}: {}", shared::error::chain(&e)));

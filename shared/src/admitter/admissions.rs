@@ -4,14 +4,13 @@
 //! again, with the same slot, by the next tick of any admitter: slots
 //! follow the queue's order exactly, drawn visitors' their draw keys'.
 
-use futures_util::future::join_all;
-
 use super::fronts::ShardFront;
 use super::Mirror;
 use crate::domain::queue::admission_expires_at;
 use crate::domain::queue_state::{Admission, Head, PendingAdmission, QueueState, WaitingVisitor};
 use crate::domain::{EventId, Millis, VisitorId};
 use crate::error::Error;
+use crate::store::in_order;
 
 /// Admissions written at once.
 const ADMISSIONS_IN_FLIGHT: usize = 64;
@@ -77,23 +76,20 @@ pub(super) async fn retry_pending(
         .iter()
         .filter(|p| !mirror.written.contains(&p.rank))
         .collect();
+    let writes = todo
+        .iter()
+        .map(|p| admit_one(app, event, state, &p.visitor_id, p.slot_us, now))
+        .collect();
+    let results = in_order(ADMISSIONS_IN_FLIGHT, writes).await;
     let mut left = Vec::new();
-    for batch in todo.chunks(ADMISSIONS_IN_FLIGHT) {
-        let results = join_all(
-            batch
-                .iter()
-                .map(|p| admit_one(app, event, state, &p.visitor_id, p.slot_us, now)),
-        )
-        .await;
-        for (p, result) in batch.iter().zip(results) {
-            match result {
-                Ok(_) => {
-                    mirror.written.insert(p.rank);
-                }
-                Err(e) => {
-                    tracing::warn!(event = %event, error = %e, "a pending admission failed again; the next tick retries it");
-                    left.push((*p).clone());
-                }
+    for (p, result) in todo.iter().zip(results) {
+        match result {
+            Ok(_) => {
+                mirror.written.insert(p.rank);
+            }
+            Err(e) => {
+                tracing::warn!(event = %event, error = %e, "a pending admission failed again; the next tick retries it");
+                left.push((*p).clone());
             }
         }
     }
@@ -114,31 +110,32 @@ pub(super) async fn admit(
     assigned: &[Assigned],
     now: Millis,
 ) -> u64 {
-    let mut given = 0;
-    for batch in assigned.chunks(ADMISSIONS_IN_FLIGHT) {
-        let results = join_all(batch.iter().map(|a| {
+    let writes = assigned
+        .iter()
+        .map(|a| {
             let p = &a.pending;
             admit_one(app, event, state, &p.visitor_id, p.slot_us, now)
-        }))
-        .await;
-        for (a, result) in batch.iter().zip(results) {
-            let rank = a.pending.rank;
-            match result {
-                Ok(was_waiting) => {
-                    mirror.written.insert(rank);
-                    mirror.admitted.insert(rank, now.0);
-                    if was_waiting {
-                        given += 1;
-                    } else {
-                        // Counted and admitted twice over: the count
-                        // gives it back at the next commit.
-                        mirror.correction -= i64::from(a.counted);
-                        mirror.empty_slots += 1;
-                    }
+        })
+        .collect();
+    let results = in_order(ADMISSIONS_IN_FLIGHT, writes).await;
+    let mut given = 0;
+    for (a, result) in assigned.iter().zip(results) {
+        let rank = a.pending.rank;
+        match result {
+            Ok(was_waiting) => {
+                mirror.written.insert(rank);
+                mirror.admitted.insert(rank, now.0);
+                if was_waiting {
+                    given += 1;
+                } else {
+                    // Counted and admitted twice over: the count gives it
+                    // back at the next commit.
+                    mirror.correction -= i64::from(a.counted);
+                    mirror.empty_slots += 1;
                 }
-                Err(e) => {
-                    tracing::warn!(event = %event, error = %e, "an admission failed; the next tick writes it again with its slot");
-                }
+            }
+            Err(e) => {
+                tracing::warn!(event = %event, error = %e, "an admission failed; the next tick writes it again with its slot");
             }
         }
     }

@@ -1,10 +1,12 @@
 //! The one bounded fan-out: tasks started from a source, at most so many
 //! in flight, each output handed back as its task finishes. A task that
 //! panicked (or was cancelled) is a failure of the operation it ran, one
-//! way for every caller.
+//! way for every caller. Work that borrows from its caller (and so cannot
+//! be spawned) runs through [`in_order`], bounded the same way.
 
 use std::future::Future;
 
+use futures_util::StreamExt;
 use tokio::task::JoinSet;
 
 use super::errors::StoreError;
@@ -51,6 +53,19 @@ impl<T: Send + 'static> FanOut<T> {
     }
 }
 
+/// `tasks` (futures not yet polled) run at most `limit` at once on the
+/// caller's own task, so a task may borrow what the caller holds; their
+/// outputs in the tasks' order. A new task starts as soon as one ends, not
+/// when a whole batch has. (The tasks come made, not from a closure: a
+/// future holding a closure over borrowed items is not `Send` for every
+/// lifetime, and the admitter's runs are spawned.)
+pub async fn in_order<F: Future>(limit: usize, tasks: Vec<F>) -> Vec<F::Output> {
+    futures_util::stream::iter(tasks)
+        .buffered(limit.max(1))
+        .collect()
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +104,27 @@ mod tests {
             Some(Err(StoreError::Sdk { op: "Test", .. }))
         ));
         Ok(())
+    }
+
+    #[tokio::test]
+    async fn in_order_runs_borrowing_tasks_its_limit_at_once_and_keeps_their_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        // Later tasks take fewer turns: they finish first.
+        let task = |i: usize| {
+            let (running, most) = (&running, &most);
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                for _ in 0..(20 - i) {
+                    tokio::task::yield_now().await;
+                }
+                running.fetch_sub(1, Ordering::SeqCst);
+                i * 2
+            }
+        };
+        let outputs = in_order(3, (0..20).map(task).collect()).await;
+        assert_eq!(outputs, (0..20).map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(most.load(Ordering::SeqCst), 3, "three at once, never more");
     }
 }
