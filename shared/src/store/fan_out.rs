@@ -60,10 +60,19 @@ impl<T: Send + 'static> FanOut<T> {
 /// future holding a closure over borrowed items is not `Send` for every
 /// lifetime, and the admitter's runs are spawned.)
 pub async fn in_order<F: Future>(limit: usize, tasks: Vec<F>) -> Vec<F::Output> {
-    futures_util::stream::iter(tasks)
-        .buffered(limit.max(1))
+    // Unordered, then put back in order: `buffered` counts an output kept
+    // for its turn against the limit, so one slow task would hold up the
+    // rest.
+    let numbered = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(i, task)| async move { (i, task.await) });
+    let mut outputs: Vec<(usize, F::Output)> = futures_util::stream::iter(numbered)
+        .buffer_unordered(limit.max(1))
         .collect()
-        .await
+        .await;
+    outputs.sort_unstable_by_key(|(i, _)| *i);
+    outputs.into_iter().map(|(_, output)| output).collect()
 }
 
 #[cfg(test)]
@@ -109,15 +118,25 @@ mod tests {
     #[tokio::test]
     async fn in_order_runs_borrowing_tasks_its_limit_at_once_and_keeps_their_order() {
         use std::sync::atomic::{AtomicUsize, Ordering};
-        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        // Later tasks take fewer turns: they finish first.
+        let (running, most, started) = (
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        );
+        let started_while_first_ran = AtomicUsize::new(0);
+        // The first task takes many turns, the rest one each.
         let task = |i: usize| {
-            let (running, most) = (&running, &most);
+            let (running, most, started) = (&running, &most, &started);
+            let started_while_first_ran = &started_while_first_ran;
             async move {
+                started.fetch_add(1, Ordering::SeqCst);
                 let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                 most.fetch_max(now, Ordering::SeqCst);
-                for _ in 0..(20 - i) {
+                for _ in 0..if i == 0 { 100 } else { 1 } {
                     tokio::task::yield_now().await;
+                }
+                if i == 0 {
+                    started_while_first_ran.store(started.load(Ordering::SeqCst), Ordering::SeqCst);
                 }
                 running.fetch_sub(1, Ordering::SeqCst);
                 i * 2
@@ -126,5 +145,7 @@ mod tests {
         let outputs = in_order(3, (0..20).map(task).collect()).await;
         assert_eq!(outputs, (0..20).map(|i| i * 2).collect::<Vec<_>>());
         assert_eq!(most.load(Ordering::SeqCst), 3, "three at once, never more");
+        // A slow first task holds up nothing: the others ran past it.
+        assert_eq!(started_while_first_ran.load(Ordering::SeqCst), 20);
     }
 }
