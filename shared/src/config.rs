@@ -97,7 +97,8 @@ impl Config {
     }
 }
 
-/// The variable that holds [`HoldTokenKeys`].
+/// The variables that hold the secrets (read by `crate::secrets`), named
+/// here with every other setting.
 pub use crate::secrets::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS};
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;

@@ -149,8 +149,9 @@ pub const CONTESTED_ROUNDS: u32 = 3;
 /// the buyer's requests landed, and a buyer's requests are few.
 pub const BUYER_ROUNDS: u32 = 12;
 
-/// `BatchGetItem` rounds for the keys DynamoDB left unprocessed (it does
-/// under throttling), each after a back-off; then the read is unavailable.
+/// Times a batch's unprocessed keys or items (DynamoDB leaves some under
+/// throttling) are sent again, each after a back-off; then the request is
+/// unavailable.
 pub const UNPROCESSED_KEYS_ROUNDS: u32 = 5;
 
 /// put-queue and delete-queue: writes of the queue's state that lost to

@@ -131,7 +131,7 @@ impl Store {
                 Ok(WriteRequest::builder().put_request(put).build())
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        let mut rounds = Rounds::new("seed-visitors", UNPROCESSED_KEYS_ROUNDS);
+        let mut rounds = Rounds::new("seed-visitors", UNPROCESSED_KEYS_ROUNDS + 1);
         while rounds.next().await.is_some() {
             let sent = self
                 .client
