@@ -210,15 +210,23 @@ fn resolve(module: &str, path: &str, modules: &BTreeSet<String>, faces: &Faces) 
 /// `Y` from `a::x`).
 pub(super) type Faces = BTreeMap<String, BTreeMap<String, String>>;
 
-/// The tree a re-export (`pub use`, `pub(crate) use`, `pub(super) use`)
-/// names, if `statement` is one.
-fn reexported_tree(statement: &str) -> Option<&str> {
-    let rest = statement.trim().strip_prefix("pub")?;
-    let rest = match rest.strip_prefix('(') {
-        Some(scoped) => &scoped[scoped.find(')')? + 1..],
-        None => rest,
-    };
-    rest.trim_start().strip_prefix("use ")
+/// The trees of every re-export in `code` (`pub use`, `pub(crate) use`,
+/// `pub(super) use`), wherever its statement starts: after a `;`, a `}`
+/// or nothing.
+fn reexported_trees(code: &str) -> Vec<&str> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices("pub")
+        .filter(|(at, _)| !code[..*at].ends_with(is_ident))
+        .filter_map(|(at, _)| {
+            let rest = code[at + "pub".len()..].trim_start();
+            let rest = match rest.strip_prefix('(') {
+                Some(scoped) => &scoped[scoped.find(')')? + 1..],
+                None => rest,
+            };
+            let tree = rest.trim_start().strip_prefix("use ")?;
+            Some(&tree[..tree.find(';')?])
+        })
+        .collect()
 }
 
 /// The module `from` (a re-export's path less its last name) is, seen
@@ -240,10 +248,7 @@ fn module_named(module: &str, from: &str) -> String {
 pub(super) fn faces(files: &Files, modules: &BTreeSet<String>) -> Faces {
     let mut faces = Faces::new();
     for (module, code) in files {
-        for statement in code.split(';') {
-            let Some(tree) = reexported_tree(statement) else {
-                continue;
-            };
+        for tree in reexported_trees(code) {
             for path in expand_tree(tree) {
                 let (path, alias) = match path.split_once('=') {
                     Some((path, alias)) => (path, Some(alias)),
@@ -253,10 +258,7 @@ pub(super) fn faces(files: &Files, modules: &BTreeSet<String>) -> Faces {
                     continue;
                 };
                 let name = alias.unwrap_or(name);
-                let mut from = module_named(module, from);
-                if !modules.contains(&from) && modules.contains(&join(module, &from)) {
-                    from = join(module, &from);
-                }
+                let from = module_named(module, from);
                 if modules.contains(&from) {
                     faces
                         .entry(module.clone())
@@ -374,7 +376,10 @@ fn the_module_reader_sees_uses_at_every_depth_and_finds_a_cycle() {
         "mod a;\nmod b;\nmod c;\nmod d;\npub use b::Thing;\n",
     );
     // c shows a::y's Y under another name, to the crate only.
-    write("c.rs", "pub(crate) use crate::a::y::Y as Why;\n");
+    write(
+        "c.rs",
+        "pub struct S;\nimpl S {}\npub(crate) use crate::a::y::Y as Why;\n",
+    );
     write(
         "a/mod.rs",
         "mod x;\nmod y;\npub use x::X;\npub(super) use self::y::{Y as AY};\n",
