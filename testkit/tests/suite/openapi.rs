@@ -433,3 +433,41 @@ fn the_api_doc_lists_the_specs_routes_and_error_codes() {
         "docs/API.md Error codes vs docs/openapi.yaml"
     );
 }
+
+/// Every kind of hold token create-order hands out matches the spec's
+/// `HoldToken` pattern, so a client generated strictly from the spec
+/// accepts it: a plain order's, and one on an event with a buyer limit
+/// (its fifth part, the limit and the buyer's ref).
+#[test]
+fn every_kind_of_hold_token_matches_the_specs_pattern() {
+    use shared::domain::buyer_limit::{BuyerRef, LimitedBuyer};
+    use shared::domain::{EventId, Millis, OrderId};
+    let doc = spec();
+    let pattern = doc["components"]["schemas"]["HoldToken"]["pattern"]
+        .as_str()
+        .expect("HoldToken has a pattern");
+    let pattern = regex_lite::Regex::new(pattern).expect("the pattern compiles");
+    let keys = local::apps::dev_hold_token_keys();
+    let event = EventId::parse("gala-2026.v2_x").unwrap();
+    let order = OrderId::from_random(&event, u128::MAX);
+    let plain = shared::auth::HoldToken::generate(&event, Millis(1_767_225_600_000)).unwrap();
+    let limited = plain.clone().for_buyer(Some(LimitedBuyer {
+        buyer: BuyerRef::from_hex(&"0a".repeat(16)).unwrap(),
+        limit: 10,
+    }));
+    for (what, token) in [("plain", plain), ("buyer-limited", limited)] {
+        let wire = keys.encode(&order, &token);
+        assert!(
+            pattern.is_match(&wire),
+            "a {what} token {wire} fails the spec's pattern"
+        );
+        assert!(keys.decode(&order, &wire).is_some(), "{what}");
+    }
+    // The pattern still refuses what no order is given.
+    for wrong in ["gala~1~ab~cd", "gala~1~{64}~10.{32}~{64}~x"] {
+        let wrong = wrong
+            .replace("{64}", &"a".repeat(64))
+            .replace("{32}", &"b".repeat(32));
+        assert!(!pattern.is_match(&wrong), "{wrong}");
+    }
+}
