@@ -72,7 +72,7 @@ pub struct Config {
     /// every order route verifies them with ([`HoldTokenKeys`]).
     pub hold_token_keys: Option<HoldTokenKeys>,
     /// `BUYER_VERIFY_KEYS` and `BUYER_ISSUER`: what verifies the seller's
-    /// buyer tokens (the queue's visitor routes).
+    /// buyer tokens (create-order and the queue's visitor routes).
     pub buyer_keys: Option<BuyerKeys>,
     /// `DRAW_SECRET`: what each queue generation's draw seed is derived
     /// from (the queue's routes: the commitment, the draw keys, the
