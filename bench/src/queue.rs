@@ -423,8 +423,11 @@ async fn admission_order(
                 (ISSUER, event.as_str()),
                 &["exp", "iss", "aud", "sub"],
             )
-            .ok_or_else(|| {
-                format!("visitor-status {status}: an admission token the keys refuse")
+            .map_err(|reason| {
+                format!(
+                    "visitor-status {status}: an admission token the keys refuse ({})",
+                    reason.code()
+                )
             })?;
         let slot_us = claims.slot.ok_or("an admission token without its slot")?;
         admitted.push((slot_us, i));

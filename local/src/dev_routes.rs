@@ -47,7 +47,9 @@ pub fn page_file(path: &str) -> Option<Response<Body>> {
 /// through the confirm route; its answer is the reply.
 pub async fn pay(app: &App, order: &str, body: &[u8]) -> Response<Body> {
     let Some(secrets) = app.config.confirm_secrets.as_ref() else {
-        return error_response(&Error::Unauthorized);
+        return error_response(&Error::Unauthorized(
+            shared::reason::Reason::KeysNotConfigured,
+        ));
     };
     let order_id = match OrderId::parse(order) {
         Ok(id) => id,

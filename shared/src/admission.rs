@@ -20,6 +20,7 @@ use std::fmt;
 
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
+use crate::reason::Reason;
 
 /// The `iss` of every admission.
 pub const ISSUER: &str = "seatclaim";
@@ -346,7 +347,7 @@ impl VerifyKeys {
     /// `typ` is `typ` where one is asked for, and its `iss` and `aud` are
     /// `issuer` and `audience`, with every claim of `required` present.
     /// The times are the caller's to judge, on its own clock
-    /// ([`AdmissionClaims::is_valid_at`], `crate::buyer`): the one verifier
+    /// ([`AdmissionClaims::check_at`], `crate::buyer`): the one verifier
     /// of both kinds of token seatclaim takes.
     pub fn decode<C: serde::de::DeserializeOwned>(
         &self,
@@ -354,33 +355,45 @@ impl VerifyKeys {
         typ: Option<&str>,
         (issuer, audience): (&str, &str),
         required: &[&str],
-    ) -> Option<C> {
-        let header = jsonwebtoken::decode_header(token).ok()?;
+    ) -> Result<C, Reason> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| unreadable_header(token))?;
         if header.alg != Algorithm::ES256 {
-            return None;
+            return Err(Reason::TokenAlgorithm);
         }
         if typ.is_some_and(|want| !is_type(header.typ.as_deref(), want)) {
-            return None;
+            return Err(Reason::TokenType);
         }
-        let kid = header.kid?;
-        let key = self.0.iter().find(|k| k.public.kid == kid)?;
+        let key = header
+            .kid
+            .and_then(|kid| self.0.iter().find(|k| k.public.kid == kid))
+            .ok_or(Reason::TokenKeyUnknown)?;
         let mut validation = Validation::new(Algorithm::ES256);
         validation.set_audience(&[audience]);
         validation.set_issuer(&[issuer]);
-        validation.set_required_spec_claims(required);
+        // Presence is checked below, for every claim `required` names:
+        // the verifier's own check knows only some and calls a claim of
+        // the wrong type missing.
+        validation.set_required_spec_claims::<&str>(&[]);
         // The clock is the caller's (passed in), checked without leeway.
         validation.validate_exp = false;
         validation.validate_nbf = false;
         validation.leeway = 0;
-        jsonwebtoken::decode::<C>(token, &key.key, &validation)
-            .ok()
-            .map(|data| data.claims)
+        // Decoded as JSON first, so a missing claim is told apart from a
+        // claim of the wrong type.
+        let claims = jsonwebtoken::decode::<serde_json::Value>(token, &key.key, &validation)
+            .map_err(|e| refusal_of(e.kind()))?
+            .claims;
+        if required.iter().any(|claim| claims.get(claim).is_none()) {
+            return Err(Reason::TokenClaimMissing);
+        }
+        serde_json::from_value(claims).map_err(|_| Reason::TokenClaimInvalid)
     }
 
     /// The admission in `token` if it is ours, for `event`, and live at
     /// `now`: [`Self::decode`] with `iss` seatclaim and `aud` the event,
     /// `nbf` not in the future (within [`NOT_BEFORE_SKEW_MS`]) and
-    /// `now < exp` (no leeway). Anything else is `401 unauthorized`.
+    /// `now < exp` (no leeway). Anything else is `401 unauthorized`, its
+    /// reason the rule that failed.
     pub fn verify(
         &self,
         token: &str,
@@ -393,8 +406,47 @@ impl VerifyKeys {
             (ISSUER, event.as_str()),
             &["exp", "iss", "aud", "sub"],
         )
-        .filter(|claims| claims.is_valid_at(now))
-        .ok_or(Error::Unauthorized)
+        .and_then(|claims| claims.check_at(now).map(|()| claims))
+        .map_err(Error::Unauthorized)
+    }
+}
+
+/// Why a token's header could not be read: an `alg` the verifier does
+/// not know (`none` among them) is still a wrong algorithm.
+fn unreadable_header(token: &str) -> Reason {
+    let alg = token
+        .split('.')
+        .next()
+        .and_then(|part| URL_SAFE_NO_PAD.decode(part).ok())
+        .and_then(|json| serde_json::from_slice::<serde_json::Value>(&json).ok())
+        .and_then(|header| {
+            header
+                .get("alg")
+                .and_then(|a| a.as_str().map(str::to_owned))
+        });
+    match alg {
+        Some(alg) if alg != "ES256" => Reason::TokenAlgorithm,
+        _ => Reason::TokenMalformed,
+    }
+}
+
+/// The rule a signed token broke, from the verifier's error (the header's
+/// rules are checked before it runs).
+fn refusal_of(kind: &jsonwebtoken::errors::ErrorKind) -> Reason {
+    use jsonwebtoken::errors::ErrorKind as K;
+    match kind {
+        K::InvalidSignature => Reason::TokenSignature,
+        K::MissingRequiredClaim(_) => Reason::TokenClaimMissing,
+        K::InvalidClaimFormat(_) | K::Json(_) => Reason::TokenClaimInvalid,
+        K::InvalidIssuer => Reason::TokenIssuer,
+        K::InvalidAudience => Reason::TokenAudience,
+        K::InvalidSubject => Reason::TokenSubject,
+        K::ExpiredSignature => Reason::TokenExpired,
+        K::ImmatureSignature => Reason::TokenNotYetValid,
+        K::InvalidAlgorithm | K::MissingAlgorithm | K::InvalidAlgorithmName => {
+            Reason::TokenAlgorithm
+        }
+        _ => Reason::TokenMalformed,
     }
 }
 
@@ -425,10 +477,15 @@ impl AdmissionClaims {
     }
 
     /// Live at `now` (refused from `now >= exp`) and not before its time.
-    pub fn is_valid_at(&self, now: Millis) -> bool {
-        crate::domain::queue::admission_is_live(self.expires_at(), now)
-            && self.nbf.saturating_mul(1_000) <= now.0 + NOT_BEFORE_SKEW_MS
-            && self.iat.saturating_mul(1_000) <= now.0 + NOT_BEFORE_SKEW_MS
+    pub fn check_at(&self, now: Millis) -> Result<(), Reason> {
+        let ahead = |at: i64| at.saturating_mul(1_000) > now.0 + NOT_BEFORE_SKEW_MS;
+        if !crate::domain::queue::admission_is_live(self.expires_at(), now) {
+            Err(Reason::TokenExpired)
+        } else if ahead(self.nbf) || ahead(self.iat) {
+            Err(Reason::TokenNotYetValid)
+        } else {
+            Ok(())
+        }
     }
 }
 

@@ -36,15 +36,19 @@ fn a_signed_admission_verifies_until_exp_and_not_at_it() {
         verify.verify(&token, &event("gala"), just_before).unwrap(),
         claims("gala", exp)
     );
-    for (event_id, now) in [
-        ("gala", Millis(exp * 1_000)), // no leeway at exp
-        ("other", just_before),        // another event's
-        ("gala", Millis((exp - 600) * 1_000 - NOT_BEFORE_SKEW_MS - 1)), // not yet valid
+    for (event_id, now, reason) in [
+        ("gala", Millis(exp * 1_000), Reason::TokenExpired), // no leeway at exp
+        ("other", just_before, Reason::TokenAudience),       // another event's
+        (
+            "gala",
+            Millis((exp - 600) * 1_000 - NOT_BEFORE_SKEW_MS - 1),
+            Reason::TokenNotYetValid,
+        ),
     ] {
         assert!(
             matches!(
                 verify.verify(&token, &event(event_id), now),
-                Err(Error::Unauthorized)
+                Err(Error::Unauthorized(r)) if r == reason
             ),
             "{event_id} at {now:?}"
         );
@@ -58,10 +62,15 @@ fn only_our_keys_and_es256_count() {
     let exp = 1_800_000_000;
     let now = Millis((exp - 10) * 1_000);
     let forged = theirs.sign(&claims("gala", exp)).unwrap();
-    assert!(
-        ours.verify_keys()
-            .verify(&forged, &event("gala"), now)
-            .is_err(),
+    let reason = |verify: &VerifyKeys, token: &str| {
+        verify
+            .verify(token, &event("gala"), now)
+            .err()
+            .and_then(|e| e.reason())
+    };
+    assert_eq!(
+        reason(&ours.verify_keys(), &forged),
+        Some(Reason::TokenSignature),
         "same kid, other key"
     );
     let token = ours.sign(&claims("gala", exp)).unwrap();
@@ -75,16 +84,22 @@ fn only_our_keys_and_es256_count() {
     )
     .unwrap();
     let verify = ours.verify_keys();
-    assert!(verify.verify(&hmac, &event("gala"), now).is_err());
+    assert_eq!(reason(&verify, &hmac), Some(Reason::TokenAlgorithm));
     // A tampered payload breaks the signature.
     let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
     let mut tampered = claims("gala", exp);
     tampered.exp += 3_600;
     parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&tampered).unwrap());
-    assert!(verify
-        .verify(&parts.join("."), &event("gala"), now)
-        .is_err());
-    assert!(verify.verify("not.a.token", &event("gala"), now).is_err());
+    assert_eq!(
+        reason(&verify, &parts.join(".")),
+        Some(Reason::TokenSignature)
+    );
+    assert_eq!(reason(&verify, "not.a.token"), Some(Reason::TokenMalformed));
+    let other_kid = SigningKeys::parse(&private_set("k2", [7; 32])).unwrap();
+    assert_eq!(
+        reason(&verify, &other_kid.sign(&claims("gala", exp)).unwrap()),
+        Some(Reason::TokenKeyUnknown)
+    );
     assert!(verify.verify(&token, &event("gala"), now).is_ok());
 }
 

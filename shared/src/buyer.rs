@@ -15,6 +15,7 @@ use crate::domain::buyer::{BuyerClaims, BuyerId, MAX_BUYER_ISSUER_LEN};
 use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::{EventHead, EventId, Millis};
 use crate::error::Error;
+use crate::reason::Reason;
 
 /// The header a buyer token rides in (`Authorization` carries hold
 /// tokens, visitor tokens and admissions).
@@ -81,7 +82,7 @@ impl BuyerKeys {
     }
 
     /// The buyer `token` names for `event` at `now`, or
-    /// `401 buyer-token-invalid`.
+    /// `401 buyer-token-invalid` naming the rule it broke.
     pub fn verify(&self, token: &str, event: &EventId, now: Millis) -> Result<BuyerId, Error> {
         self.keys
             .decode::<BuyerClaims>(
@@ -91,7 +92,7 @@ impl BuyerKeys {
                 &REQUIRED_CLAIMS,
             )
             .and_then(|claims| claims.buyer_at(now))
-            .ok_or(Error::BuyerTokenInvalid)
+            .map_err(Error::BuyerTokenInvalid)
     }
 
     /// The buyer of a request about `event`: its `X-Buyer-Token`, which
@@ -102,7 +103,10 @@ impl BuyerKeys {
             return Err(Error::BuyerTokenRequired);
         };
         // A header that is not text is a token, just not a valid one.
-        let token = raw.to_str().map_err(|_| Error::BuyerTokenInvalid)?.trim();
+        let token = raw
+            .to_str()
+            .map_err(|_| Error::BuyerTokenInvalid(Reason::TokenMalformed))?
+            .trim();
         if token.is_empty() {
             return Err(Error::BuyerTokenRequired);
         }

@@ -1,6 +1,8 @@
 //! The one error type of the API. It knows the contract's error codes and
 //! sentences, not HTTP: the status of each is `crate::http::status_of`.
 
+use crate::reason::Reason;
+
 /// Declares [`ErrorKind`] with its codes and the list of all of them, so a
 /// kind cannot be added without its code or be left out of the list.
 macro_rules! error_kinds {
@@ -74,12 +76,13 @@ pub enum Error {
     BadRequest(String),
     #[error("the request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
-    #[error("missing or invalid credentials")]
-    Unauthorized,
+    /// A credential is missing or refused; the reason names the rule.
+    #[error("missing or invalid credentials: {}", .0.sentence())]
+    Unauthorized(Reason),
     #[error("this needs a buyer: send the seller's buyer token in X-Buyer-Token")]
     BuyerTokenRequired,
-    #[error("the buyer token is not valid for this event")]
-    BuyerTokenInvalid,
+    #[error("the buyer token is not valid: {}", .0.sentence())]
+    BuyerTokenInvalid(Reason),
     #[error("no route matches {method} {path}")]
     RouteNotFound { method: String, path: String },
     #[error("{method} is not allowed on this route; allowed: {allow}")]
@@ -173,9 +176,9 @@ impl Error {
         match self {
             Error::BadRequest(_) => ErrorKind::BadRequest,
             Error::PayloadTooLarge { .. } => ErrorKind::PayloadTooLarge,
-            Error::Unauthorized => ErrorKind::Unauthorized,
+            Error::Unauthorized(_) => ErrorKind::Unauthorized,
             Error::BuyerTokenRequired => ErrorKind::BuyerTokenRequired,
-            Error::BuyerTokenInvalid => ErrorKind::BuyerTokenInvalid,
+            Error::BuyerTokenInvalid(_) => ErrorKind::BuyerTokenInvalid,
             Error::RouteNotFound { .. } => ErrorKind::RouteNotFound,
             Error::MethodNotAllowed { .. } => ErrorKind::MethodNotAllowed,
             Error::EventNotFound => ErrorKind::EventNotFound,
@@ -217,6 +220,23 @@ impl Error {
         self.kind().code()
     }
 
+    /// The rule that refused the request: every 401, 403 and 422 has one
+    /// (`http::tests` holds every kind of those statuses to it), as does a
+    /// 409 a buyer limit caused.
+    pub fn reason(&self) -> Option<Reason> {
+        match self {
+            Error::Unauthorized(reason) | Error::BuyerTokenInvalid(reason) => Some(*reason),
+            Error::BuyerTokenRequired => Some(Reason::BuyerTokenMissing),
+            Error::QueueRequired { .. } => Some(Reason::AdmissionRequired),
+            Error::SeatLimit { .. } => Some(Reason::SeatLimit),
+            Error::IdempotencyKeyReused => Some(Reason::IdempotencyKeyReused),
+            Error::BuyerLimit { .. }
+            | Error::OrderExpiredOverLimit
+            | Error::SeatsUnavailableOverLimit => Some(Reason::BuyerLimit),
+            _ => None,
+        }
+    }
+
     /// The JSON body: the code and a sentence. A 5xx says only "internal
     /// error"; the details go to the log, never to the client.
     pub fn body(&self) -> serde_json::Value {
@@ -237,12 +257,8 @@ impl Error {
         ) {
             body["refund"] = serde_json::Value::Bool(true);
         }
-        // Refused because the buyer would go over the event's limit.
-        if matches!(
-            self,
-            Error::OrderExpiredOverLimit | Error::SeatsUnavailableOverLimit
-        ) {
-            body["reason"] = "buyer-limit".into();
+        if let Some(reason) = self.reason() {
+            body["reason"] = reason.code().into();
         }
         // The most the order could set, so the buyer can take that instead.
         if let Error::SoldOut { available } = self {

@@ -117,7 +117,7 @@ pub fn request_deadline(req: &Request, budget_ms: u32) -> Instant {
 
 /// Runs one request's work until `deadline`, turns its error into the
 /// contract's reply and logs one JSON line: route, method, path, status,
-/// error code, latency. Never logs headers or bodies (tokens and
+/// error code, the refusal's reason where it has one, latency. Never logs headers or bodies (tokens and
 /// signatures live there).
 ///
 /// Work still running at the deadline (a slow store, a chain of calls) is
@@ -177,6 +177,7 @@ where
                     path,
                     status,
                     code = err.code(),
+                    reason = err.reason().map(crate::reason::Reason::code),
                     elapsed_ms,
                     "request"
                 );
@@ -311,6 +312,7 @@ pub fn json_body<T: DeserializeOwned>(req: &Request, empty: Option<T>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reason::Reason;
 
     #[test]
     fn a_request_deadline_is_the_budget_or_the_invocations_less_a_margin() {
@@ -403,11 +405,61 @@ mod tests {
             status(&Error::NotEnoughSeats { quantity: 2 }),
             StatusCode::CONFLICT
         );
-        assert_eq!(status(&Error::Unauthorized), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            status(&Error::Unauthorized(Reason::HoldTokenMac)),
+            StatusCode::UNAUTHORIZED
+        );
         assert_eq!(
             status(&Error::Corrupt(String::new())),
             StatusCode::INTERNAL_SERVER_ERROR
         );
+    }
+
+    /// One error of each variant a 401, 403 or 422 comes from: each names
+    /// its rule in `reason`, and only the credential refusals put it in
+    /// the message.
+    #[test]
+    fn every_401_403_and_422_names_its_rule() {
+        let refusals = [
+            Error::Unauthorized(Reason::SignatureMismatch),
+            Error::BuyerTokenInvalid(Reason::TokenIssuer),
+            Error::BuyerTokenRequired,
+            Error::QueueRequired {
+                queue: "/events/e/queue/visitors".into(),
+            },
+            Error::SeatLimit { max: 10 },
+            Error::IdempotencyKeyReused,
+        ];
+        let kinds: std::collections::BTreeSet<_> = refusals.iter().map(Error::kind).collect();
+        let refusing: std::collections::BTreeSet<_> = crate::error::ErrorKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| {
+                matches!(
+                    status_of(*k),
+                    StatusCode::UNAUTHORIZED
+                        | StatusCode::FORBIDDEN
+                        | StatusCode::UNPROCESSABLE_ENTITY
+                )
+            })
+            .collect();
+        assert_eq!(kinds, refusing, "a sample of every such kind");
+        for err in &refusals {
+            let body = err.body();
+            let reason = err.reason().map(Reason::code);
+            assert!(reason.is_some(), "{} has no reason", err.code());
+            assert_eq!(body["reason"].as_str(), reason, "{}", err.code());
+        }
+        let message = Error::BuyerTokenInvalid(Reason::TokenIssuer).body()["message"].to_string();
+        assert!(
+            message.contains(Reason::TokenIssuer.sentence()),
+            "{message}"
+        );
+        assert!(
+            !message.contains("event"),
+            "a wrong issuer is not the event's fault"
+        );
+        assert!(Error::SeatHeld.body().get("reason").is_none());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod live;
 pub mod memory;
 pub mod metrics;
 pub mod outbox;
+pub mod reason;
 pub mod retry;
 pub mod routes;
 pub mod secrets;

@@ -31,6 +31,7 @@ use super::{bearer_value, random_secret, VisitorToken, TOKEN_SECRET_BYTES};
 use crate::domain::buyer_limit::{BuyerRef, LimitedBuyer};
 use crate::domain::{EventId, Millis, OrderId, VisitorId};
 use crate::error::Error;
+use crate::reason::Reason;
 
 const TOKEN_SEPARATOR: char = '~';
 const BUYER_SEPARATOR: char = '.';
@@ -224,37 +225,43 @@ impl HoldTokenKeys {
     }
 
     /// The token of a presented `raw` for `order`: `None` unless it is
-    /// shaped like ours and its MAC verifies under one of the keys. Every
-    /// key is tried, in constant time, so the time taken tells nothing.
+    /// shaped like ours and its MAC verifies under one of the keys.
     pub fn decode(&self, order: &OrderId, raw: &str) -> Option<HoldToken> {
-        let (unsigned, mac) = raw.rsplit_once(TOKEN_SEPARATOR)?;
-        let mac = hex_bytes::<MAC_BYTES>(mac)?;
+        self.check(order, raw).ok()
+    }
+
+    /// [`Self::decode`], saying which rule `raw` broke: its shape (checked
+    /// first: it holds no secret), then its MAC. Every key is tried, in
+    /// constant time, so the time taken tells nothing.
+    pub fn check(&self, order: &OrderId, raw: &str) -> Result<HoldToken, Reason> {
+        let (unsigned, mac) = raw
+            .rsplit_once(TOKEN_SEPARATOR)
+            .ok_or(Reason::HoldTokenMalformed)?;
+        let mac = hex_bytes::<MAC_BYTES>(mac).ok_or(Reason::HoldTokenMalformed)?;
+        let token = parse_unsigned(unsigned).ok_or(Reason::HoldTokenMalformed)?;
         let mut verified = subtle::Choice::from(0);
         for key in std::iter::once(&self.signing).chain(&self.retired) {
             verified |= Self::token_mac(key, order, unsigned)
                 .as_slice()
                 .ct_eq(mac.as_slice());
         }
-        if !bool::from(verified) {
-            return None;
+        if bool::from(verified) {
+            Ok(token)
+        } else {
+            Err(Reason::HoldTokenMac)
         }
-        let mut parts = unsigned.split(TOKEN_SEPARATOR);
-        let (event, expires, secret) = (parts.next()?, parts.next()?, parts.next()?);
-        let buyer = parts.next().map(parse_buyer_part);
-        if parts.next().is_some() {
-            return None;
-        }
-        Some(HoldToken {
-            event_id: EventId::parse(event).ok()?,
-            expires_at: Millis(expires.parse().ok()?),
-            secret: hex_bytes::<TOKEN_SECRET_BYTES>(secret)?,
-            buyer: buyer.map_or(Some(None), |b| b.map(Some))?,
-        })
     }
 
-    /// The token of an `Authorization: Bearer <token>` header value.
-    pub fn from_authorization(&self, order: &OrderId, header: Option<&str>) -> Option<HoldToken> {
-        self.decode(order, bearer_value(header)?)
+    /// The token of an `Authorization: Bearer <token>` header value: none
+    /// is `hold-token-missing`, another scheme `hold-token-malformed`.
+    pub fn from_authorization(
+        &self,
+        order: &OrderId,
+        header: Option<&str>,
+    ) -> Result<HoldToken, Reason> {
+        let header = header.ok_or(Reason::HoldTokenMissing)?;
+        let raw = bearer_value(Some(header)).ok_or(Reason::HoldTokenMalformed)?;
+        self.check(order, raw)
     }
 
     /// The id (its random part) and token secret of the order an
@@ -315,6 +322,23 @@ impl HoldTokenKeys {
         }
         verified.into()
     }
+}
+
+/// A token's parts before its MAC: event, expiry, secret and, for a
+/// buyer-limited order, its buyer.
+fn parse_unsigned(unsigned: &str) -> Option<HoldToken> {
+    let mut parts = unsigned.split(TOKEN_SEPARATOR);
+    let (event, expires, secret) = (parts.next()?, parts.next()?, parts.next()?);
+    let buyer = parts.next().map(parse_buyer_part);
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(HoldToken {
+        event_id: EventId::parse(event).ok()?,
+        expires_at: Millis(expires.parse().ok()?),
+        secret: hex_bytes::<TOKEN_SECRET_BYTES>(secret)?,
+        buyer: buyer.map_or(Some(None), |b| b.map(Some))?,
+    })
 }
 
 /// A token's `{limit}.{buyerRef}` part.

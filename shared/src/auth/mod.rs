@@ -10,12 +10,14 @@ pub use hold_token::{HoldKeyError, HoldToken, HoldTokenKeys, MIN_HOLD_KEY_BYTES}
 
 use std::fmt;
 
+use base64::Engine;
 use lambda_http::http::HeaderMap;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::domain::Millis;
 use crate::error::Error;
+use crate::reason::Reason;
 
 /// Random bytes in a hold token: 256 bits, twice the contract's minimum.
 pub const TOKEN_SECRET_BYTES: usize = 32;
@@ -134,26 +136,24 @@ impl ConfirmSecrets {
     /// The `webhook-signature` value a payment backend holding the first
     /// key sends (tests and the dev server's pay route use it).
     pub fn sign(&self, id: &str, timestamp: i64, body: &[u8]) -> Result<String, Error> {
-        let key = self.0.first().ok_or(Error::Unauthorized)?;
+        let key = self
+            .0
+            .first()
+            .ok_or(Error::Unauthorized(Reason::KeysNotConfigured))?;
         standardwebhooks::Webhook::from_bytes(key.clone())
             .and_then(|w| w.sign(id, timestamp, body))
-            .map_err(|_| Error::Unauthorized)
+            .map_err(|e| Error::Corrupt(format!("signing a webhook failed: {e}")))
     }
 
     /// Checks a request's Standard Webhooks headers against its raw body:
-    /// the timestamp within [`WEBHOOK_TOLERANCE_SECONDS`] of `now`, and a
-    /// `v1` signature by any of the keys (compared in constant time by the
-    /// `standardwebhooks` crate, which also re-checks the timestamp against
-    /// the system clock). Every key is tried, so the time taken does not
-    /// tell which one matched.
+    /// all three there, the timestamp within [`WEBHOOK_TOLERANCE_SECONDS`]
+    /// of `now`, and a `v1` signature by any of the keys (compared in
+    /// constant time by the `standardwebhooks` crate, which also re-checks
+    /// the timestamp against the system clock). Every key is tried, so the
+    /// time taken does not tell which one matched. A refusal names the
+    /// first rule broken, in that order.
     pub fn verify(&self, headers: &HeaderMap, body: &[u8], now: Millis) -> Result<(), Error> {
-        let timestamp = headers
-            .get(HEADER_WEBHOOK_TIMESTAMP)
-            .and_then(|v| v.to_str().ok())
-            .ok_or(Error::Unauthorized)?;
-        if !timestamp_is_fresh(timestamp, now) {
-            return Err(Error::Unauthorized);
-        }
+        check_signature_headers(headers, now).map_err(Error::Unauthorized)?;
         let mut matched = false;
         for key in &self.0 {
             let ok = standardwebhooks::Webhook::from_bytes(key.clone())
@@ -164,19 +164,56 @@ impl ConfirmSecrets {
         if matched {
             Ok(())
         } else {
-            Err(Error::Unauthorized)
+            Err(Error::Unauthorized(Reason::SignatureMismatch))
         }
     }
 }
 
-/// `webhook-timestamp` is unix seconds, digits only, at most the tolerance
-/// away from `now` either way.
-pub fn timestamp_is_fresh(raw: &str, now: Millis) -> bool {
-    if raw.is_empty() || raw.len() > 12 || !raw.bytes().all(|b| b.is_ascii_digit()) {
-        return false;
+/// The rules of the three headers that need no key: each there as text,
+/// the timestamp fresh, and at least one `v1,<base64 of 32 bytes>` among
+/// the signatures (other versions are skipped, as the standard says).
+fn check_signature_headers(headers: &HeaderMap, now: Millis) -> Result<(), Reason> {
+    let text = |name: &str| -> Result<&str, Reason> {
+        let value = headers.get(name).ok_or(Reason::SignatureHeaderMissing)?;
+        value.to_str().map_err(|_| Reason::SignatureMalformed)
+    };
+    let (_, timestamp, signatures) = (
+        text(HEADER_WEBHOOK_ID)?,
+        text(HEADER_WEBHOOK_TIMESTAMP)?,
+        text(HEADER_WEBHOOK_SIGNATURE)?,
+    );
+    check_timestamp(timestamp, now)?;
+    let is_v1 = |entry: &str| {
+        entry.split_once(',').is_some_and(|(version, signature)| {
+            version == "v1"
+                && base64::engine::general_purpose::STANDARD
+                    .decode(signature)
+                    .is_ok_and(|mac| mac.len() == WEBHOOK_SIGNATURE_BYTES)
+        })
+    };
+    if signatures.split(' ').any(is_v1) {
+        Ok(())
+    } else {
+        Err(Reason::SignatureMalformed)
     }
-    raw.parse::<i64>()
-        .is_ok_and(|ts| (now.0.div_euclid(1000) - ts).abs() <= WEBHOOK_TOLERANCE_SECONDS)
+}
+
+/// Bytes of a `v1` signature (HMAC-SHA256).
+const WEBHOOK_SIGNATURE_BYTES: usize = 32;
+
+/// `webhook-timestamp` is unix seconds, digits only
+/// (`signature-malformed` otherwise), at most the tolerance away from
+/// `now` either way (`signature-timestamp` otherwise).
+pub fn check_timestamp(raw: &str, now: Millis) -> Result<(), Reason> {
+    if raw.is_empty() || raw.len() > 12 || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Reason::SignatureMalformed);
+    }
+    let seconds = raw.parse::<i64>().map_err(|_| Reason::SignatureMalformed)?;
+    if (now.0.div_euclid(1000) - seconds).abs() <= WEBHOOK_TOLERANCE_SECONDS {
+        Ok(())
+    } else {
+        Err(Reason::SignatureTimestamp)
+    }
 }
 
 #[cfg(test)]
@@ -216,41 +253,6 @@ mod tests {
     }
 
     #[test]
-    fn signatures_verify_only_for_the_exact_id_timestamp_body_and_key() -> TestResult {
-        let secrets = ConfirmSecrets::parse(KEY_B)?;
-        let now = crate::world::now();
-        let ts = now.0 / 1000;
-        let body = br#"{"orderId":"o","paymentId":"pi_1","seats":["A-1-1"]}"#;
-        let headers = signed(&secrets, "msg_1", ts, body)?;
-        assert!(secrets.verify(&headers, body, now).is_ok());
-        assert!(secrets
-            .verify(
-                &headers,
-                br#"{"orderId":"p","paymentId":"pi_1","seats":["A-1-1"]}"#,
-                now
-            )
-            .is_err());
-        let mut other_id = headers.clone();
-        other_id.insert(HEADER_WEBHOOK_ID, "msg_2".parse()?);
-        assert!(secrets.verify(&other_id, body, now).is_err());
-        let mut other_ts = headers.clone();
-        other_ts.insert(HEADER_WEBHOOK_TIMESTAMP, (ts - 1).to_string().parse()?);
-        assert!(secrets.verify(&other_ts, body, now).is_err());
-        for missing in [
-            HEADER_WEBHOOK_ID,
-            HEADER_WEBHOOK_TIMESTAMP,
-            HEADER_WEBHOOK_SIGNATURE,
-        ] {
-            let mut h = headers.clone();
-            h.remove(missing);
-            assert!(secrets.verify(&h, body, now).is_err(), "without {missing}");
-        }
-        let wrong_key = ConfirmSecrets::parse(KEY_A)?;
-        assert!(wrong_key.verify(&headers, body, now).is_err());
-        Ok(())
-    }
-
-    #[test]
     fn any_configured_key_may_sign_for_rotation() -> TestResult {
         let now = crate::world::now();
         let body = b"{}";
@@ -271,14 +273,126 @@ mod tests {
     fn the_tolerance_is_300_seconds_either_way_inclusive() {
         let now = Millis(1_800_000_000_500);
         let at = |offset: i64| (1_800_000_000 + offset).to_string();
-        assert!(timestamp_is_fresh(&at(0), now));
-        assert!(timestamp_is_fresh(&at(-300), now));
-        assert!(timestamp_is_fresh(&at(300), now));
-        assert!(!timestamp_is_fresh(&at(-301), now));
-        assert!(!timestamp_is_fresh(&at(301), now));
-        for junk in ["", "-1", "1e9", " 1800000000", "18000000000000000"] {
-            assert!(!timestamp_is_fresh(junk, now), "{junk:?}");
+        for fresh in [0, -300, 300] {
+            assert_eq!(check_timestamp(&at(fresh), now), Ok(()), "{fresh}");
         }
+        for stale in [-301, 301] {
+            assert_eq!(
+                check_timestamp(&at(stale), now),
+                Err(Reason::SignatureTimestamp),
+                "{stale}"
+            );
+        }
+        for junk in ["", "-1", "1e9", " 1800000000", "18000000000000000"] {
+            assert_eq!(
+                check_timestamp(junk, now),
+                Err(Reason::SignatureMalformed),
+                "{junk:?}"
+            );
+        }
+    }
+
+    /// Each broken rule of a signature is `401 unauthorized` naming it:
+    /// a missing header, a timestamp that is not seconds or is stale, a
+    /// signature header with no `v1` MAC, and one that does not match (a
+    /// wrong key, a body changed after signing, another id).
+    #[test]
+    fn every_broken_signature_rule_is_named() -> TestResult {
+        let secrets = ConfirmSecrets::parse(KEY_B)?;
+        let now = crate::world::now();
+        let ts = now.0 / 1000;
+        let body = br#"{"orderId":"o","paymentId":"pi_1","seats":["A-1-1"]}"#;
+        let headers = signed(&secrets, "msg_1", ts, body)?;
+        let reason = |h: &HeaderMap, body: &[u8], keys: &ConfirmSecrets| {
+            keys.verify(h, body, now).err().and_then(|e| e.reason())
+        };
+        assert!(secrets.verify(&headers, body, now).is_ok());
+        let with =
+            |name: &'static str, value: &str| -> Result<HeaderMap, Box<dyn std::error::Error>> {
+                let mut h = headers.clone();
+                h.insert(name, value.parse()?);
+                Ok(h)
+            };
+        let signature = headers[HEADER_WEBHOOK_SIGNATURE].to_str()?.to_owned();
+        let unprefixed = signature.trim_start_matches("v1,").to_owned();
+        let cases: Vec<(&str, HeaderMap, &[u8], Reason)> = vec![
+            (
+                "stale",
+                with(HEADER_WEBHOOK_TIMESTAMP, &(ts - 301).to_string())?,
+                body,
+                Reason::SignatureTimestamp,
+            ),
+            (
+                "ms timestamp",
+                with(HEADER_WEBHOOK_TIMESTAMP, &now.0.to_string())?,
+                body,
+                Reason::SignatureMalformed,
+            ),
+            (
+                "ISO timestamp",
+                with(HEADER_WEBHOOK_TIMESTAMP, "2026-12-05T00:00:00Z")?,
+                body,
+                Reason::SignatureMalformed,
+            ),
+            (
+                "no v1, prefix",
+                with(HEADER_WEBHOOK_SIGNATURE, &unprefixed)?,
+                body,
+                Reason::SignatureMalformed,
+            ),
+            (
+                "hex signature",
+                with(HEADER_WEBHOOK_SIGNATURE, &format!("v1,{}", "ab".repeat(32)))?,
+                body,
+                Reason::SignatureMalformed,
+            ),
+            (
+                "re-serialised body",
+                headers.clone(),
+                br#"{"orderId": "o", "paymentId": "pi_1", "seats": ["A-1-1"]}"#,
+                Reason::SignatureMismatch,
+            ),
+            (
+                "another id",
+                with(HEADER_WEBHOOK_ID, "msg_2")?,
+                body,
+                Reason::SignatureMismatch,
+            ),
+            (
+                "another fresh timestamp",
+                with(HEADER_WEBHOOK_TIMESTAMP, &(ts - 1).to_string())?,
+                body,
+                Reason::SignatureMismatch,
+            ),
+            (
+                "another order's body",
+                headers.clone(),
+                br#"{"orderId":"p","paymentId":"pi_1","seats":["A-1-1"]}"#,
+                Reason::SignatureMismatch,
+            ),
+        ];
+        for (why, h, sent, expected) in cases {
+            assert_eq!(reason(&h, sent, &secrets), Some(expected), "{why}");
+        }
+        for missing in [
+            HEADER_WEBHOOK_ID,
+            HEADER_WEBHOOK_TIMESTAMP,
+            HEADER_WEBHOOK_SIGNATURE,
+        ] {
+            let mut h = headers.clone();
+            h.remove(missing);
+            assert_eq!(
+                reason(&h, body, &secrets),
+                Some(Reason::SignatureHeaderMissing),
+                "without {missing}"
+            );
+        }
+        let wrong_key = ConfirmSecrets::parse(KEY_A)?;
+        assert_eq!(
+            reason(&headers, body, &wrong_key),
+            Some(Reason::SignatureMismatch)
+        );
+        Ok(())
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use super::{EventId, Millis, VisitorId};
+use crate::reason::Reason;
 
 /// Longest buyer id.
 pub const MAX_BUYER_ID_LEN: usize = 128;
@@ -66,13 +67,19 @@ impl BuyerClaims {
     /// `iss` and `aud` already checked): `sub` a buyer id, `exp` at most
     /// [`MAX_BUYER_TOKEN_SECONDS`] after `iat`, `iat` and `nbf` not later
     /// than [`BUYER_TOKEN_SKEW_MS`] from now, and `now < exp`.
-    pub fn buyer_at(&self, now: Millis) -> Option<BuyerId> {
-        let not_future = |at: i64| at.saturating_mul(1_000) <= now.0 + BUYER_TOKEN_SKEW_MS;
-        let live = now.0 < self.exp.saturating_mul(1_000);
-        let short = self.exp.saturating_sub(self.iat) <= MAX_BUYER_TOKEN_SECONDS;
-        (live && short && not_future(self.iat) && self.nbf.is_none_or(not_future))
-            .then(|| BuyerId::parse(&self.sub))
-            .flatten()
+    /// Otherwise the first rule broken, in that order: lifetime, times,
+    /// expiry, `sub`.
+    pub fn buyer_at(&self, now: Millis) -> Result<BuyerId, Reason> {
+        let ahead = |at: i64| at.saturating_mul(1_000) > now.0 + BUYER_TOKEN_SKEW_MS;
+        if self.exp.saturating_sub(self.iat) > MAX_BUYER_TOKEN_SECONDS {
+            Err(Reason::TokenLifetime)
+        } else if ahead(self.iat) || self.nbf.is_some_and(ahead) {
+            Err(Reason::TokenNotYetValid)
+        } else if now.0 >= self.exp.saturating_mul(1_000) {
+            Err(Reason::TokenExpired)
+        } else {
+            BuyerId::parse(&self.sub).ok_or(Reason::TokenSubject)
+        }
     }
 }
 
@@ -161,30 +168,68 @@ mod tests {
     fn claims_hold_inside_their_times_only() {
         let at = |s: i64| Millis(s * 1_000);
         let c = claims();
-        assert!(c.buyer_at(at(1_000)).is_some());
-        assert!(c.buyer_at(Millis(c.exp * 1_000 - 1)).is_some());
-        assert!(c.buyer_at(at(c.exp)).is_none(), "refused from exp on");
-        assert!(
-            c.buyer_at(Millis(995_000)).is_some(),
-            "iat within 5 s ahead"
-        );
-        assert!(c.buyer_at(Millis(994_999)).is_none(), "iat further ahead");
-        let longer = BuyerClaims {
-            exp: c.exp + 1,
-            ..claims()
-        };
-        assert!(longer.buyer_at(at(1_000)).is_none(), "over an hour");
         let later = BuyerClaims {
             nbf: Some(1_010),
             ..claims()
         };
-        assert!(later.buyer_at(at(1_004)).is_none());
-        assert!(later.buyer_at(at(1_005)).is_some());
+        let longer = BuyerClaims {
+            exp: c.exp + 1,
+            ..claims()
+        };
         let email = BuyerClaims {
             sub: "a@b.com".into(),
             ..claims()
         };
-        assert!(email.buyer_at(at(1_000)).is_none());
+        let expired_and_long = BuyerClaims {
+            exp: c.exp + 1,
+            ..claims()
+        };
+        // (claims, now, the reason refused or None for accepted, why)
+        let table: [(&BuyerClaims, Millis, Option<Reason>, &str); 10] = [
+            (&c, at(1_000), None, "at iat"),
+            (&c, Millis(c.exp * 1_000 - 1), None, "just before exp"),
+            (
+                &c,
+                at(c.exp),
+                Some(Reason::TokenExpired),
+                "refused from exp on",
+            ),
+            (&c, Millis(995_000), None, "iat within 5 s ahead"),
+            (
+                &c,
+                Millis(994_999),
+                Some(Reason::TokenNotYetValid),
+                "iat further ahead",
+            ),
+            (
+                &longer,
+                at(1_000),
+                Some(Reason::TokenLifetime),
+                "over an hour",
+            ),
+            (
+                &later,
+                at(1_004),
+                Some(Reason::TokenNotYetValid),
+                "before nbf",
+            ),
+            (&later, at(1_005), None, "nbf within 5 s ahead"),
+            (
+                &email,
+                at(1_000),
+                Some(Reason::TokenSubject),
+                "sub not an id",
+            ),
+            (
+                &expired_and_long,
+                at(c.exp + 2),
+                Some(Reason::TokenLifetime),
+                "lifetime first",
+            ),
+        ];
+        for (claims, now, refused, why) in table {
+            assert_eq!(claims.buyer_at(now).err(), refused, "{why}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::auth::{HoldToken, HoldTokenKeys};
 use crate::domain::{EventRef, Order, OrderId};
 use crate::error::Error;
 use crate::http::header;
+use crate::reason::Reason;
 use crate::store::StoredOrder;
 use crate::App;
 
@@ -17,7 +18,7 @@ fn keys(app: &App) -> Result<&HoldTokenKeys, Error> {
     app.config
         .hold_token_keys
         .as_ref()
-        .ok_or(Error::Unauthorized)
+        .ok_or(Error::Unauthorized(Reason::KeysNotConfigured))
 }
 
 /// The hold token of a request on `order_id`'s routes, or `401` without a
@@ -32,8 +33,12 @@ pub(super) fn holder_token(
 ) -> Result<HoldToken, Error> {
     keys(app)?
         .from_authorization(order_id, header(req, "authorization"))
-        .filter(|token| order_id.event_ref() == Some(EventRef::of(token.event_id())))
-        .ok_or(Error::Unauthorized)
+        .and_then(|token| {
+            (order_id.event_ref() == Some(EventRef::of(token.event_id())))
+                .then_some(token)
+                .ok_or(Reason::HoldTokenMac)
+        })
+        .map_err(Error::Unauthorized)
 }
 
 /// The wire form of `token` for `order_id`: what create-order and
@@ -70,6 +75,6 @@ pub(super) async fn read_own_order(
     if token_opens(&token, &stored.order) {
         Ok((stored, token))
     } else {
-        Err(Error::Unauthorized)
+        Err(Error::Unauthorized(Reason::HoldTokenOtherOrder))
     }
 }

@@ -23,6 +23,7 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, raw_body};
+use crate::reason::Reason;
 use crate::retry::{Rounds, CONFIRM_ROUNDS, PLACE_REPLANS};
 use crate::store::{ConfirmOutcome, Leftovers, StoredOrder};
 use crate::App;
@@ -167,7 +168,7 @@ async fn confirm_payment(app: &App, req: &Request) -> Result<Response<Body>, Err
         .config
         .confirm_secrets
         .as_ref()
-        .ok_or(Error::Unauthorized)?;
+        .ok_or(Error::Unauthorized(Reason::KeysNotConfigured))?;
     // The signature is checked before anything else, the body's size
     // included (API Gateway caps it at 10 MB).
     secrets.verify(req.headers(), req.body().as_ref(), crate::world::now())?;

@@ -20,6 +20,7 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
+use crate::reason::Reason;
 use crate::retry::{Rounds, ORDER_ROUNDS};
 use crate::App;
 
@@ -207,7 +208,7 @@ fn order_buyer(
     let buyer_id = match (admitted, keys.buyer_of(req, &event.event_id, now)) {
         (Some(admitted), Err(Error::BuyerTokenRequired)) => admitted,
         (Some(admitted), Ok(named)) if named == admitted => admitted,
-        (Some(_), Ok(_)) => return Err(Error::BuyerTokenInvalid),
+        (Some(_), Ok(_)) => return Err(Error::BuyerTokenInvalid(Reason::BuyerNotAdmitted)),
         (_, Err(e)) => return Err(e),
         (None, Ok(named)) => named,
     };
@@ -237,9 +238,9 @@ async fn admitted_buyer(
         return Ok(None);
     }
     let stored = app.store.read_visitor(&event.event_id, visitor).await?;
-    Ok(Some(
-        stored.and_then(|v| v.buyer).ok_or(Error::Unauthorized)?,
-    ))
+    Ok(Some(stored.and_then(|v| v.buyer).ok_or(
+        Error::Unauthorized(Reason::AdmissionVisitorUnknown),
+    )?))
 }
 
 /// What lets a request open an order while its event has a queue.
@@ -273,7 +274,8 @@ fn admitted_opening(
         .as_ref()
         .ok_or_else(|| Error::Corrupt("ADMISSION_VERIFY_KEYS is not configured".into()))?;
     let claims = keys.verify(presented, event_id, now)?;
-    let visitor = VisitorId::parse(&claims.sub).map_err(|_| Error::Unauthorized)?;
+    let visitor =
+        VisitorId::parse(&claims.sub).map_err(|_| Error::Unauthorized(Reason::TokenSubject))?;
     let allowed = claims
         .orders
         .unwrap_or(queue.settings.orders_per_admission)

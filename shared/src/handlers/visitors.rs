@@ -19,6 +19,7 @@ use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, V
 use crate::domain::{EventId, Millis, VisitorId};
 use crate::error::Error;
 use crate::http::{header, json, json_body, path_param};
+use crate::reason::Reason;
 use crate::App;
 
 #[derive(Deserialize, Default)]
@@ -318,8 +319,13 @@ async fn spot_for(app: &App, event_id: &EventId, state: &QueueState, now: Millis
 /// `GET /events/{eventId}/queue/visitors/{visitorId}`
 pub async fn visitor_status(app: &App, req: &Request) -> Reply {
     let visitor_id = path_param(req, "visitorId", VisitorId::parse)?;
-    let token = VisitorToken::from_authorization(header(req, "authorization"))
-        .ok_or(Error::Unauthorized)?;
+    let authorization = header(req, "authorization");
+    let token = VisitorToken::from_authorization(authorization).ok_or(Error::Unauthorized(
+        match authorization {
+            None => Reason::VisitorTokenMissing,
+            Some(_) => Reason::VisitorTokenMalformed,
+        },
+    ))?;
     let now = crate::world::now();
     let (event_id, state) = match event_queue(app, req, now).await {
         // The queue is gone, and its visitors with it.
@@ -334,7 +340,7 @@ pub async fn visitor_status(app: &App, req: &Request) -> Reply {
     let keys = visitor_keys(app)?;
     if !token.matches(&visitor.token_hash) && !keys.is_visitor_token(&token, &event_id, &visitor_id)
     {
-        return Err(Error::Unauthorized);
+        return Err(Error::Unauthorized(Reason::VisitorTokenOtherVisitor));
     }
     // A cached state of another generation: the queue was put again
     // a moment ago, or the visitor is of an older one.

@@ -242,7 +242,7 @@ mod tests {
 
     fn claim(version: u64, decision: LimitDecision) -> Result<BuyerClaim, Error> {
         let event = EventId::parse("e")?;
-        let buyer = crate::domain::buyer::BuyerId::parse("b").ok_or(Error::Unauthorized)?;
+        let buyer = crate::domain::buyer::BuyerId::parse("b").ok_or(Error::BuyerTokenRequired)?;
         Ok(BuyerClaim {
             buyer: LimitedBuyer {
                 buyer: BuyerRef::unkeyed(&event, &buyer),

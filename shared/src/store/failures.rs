@@ -23,6 +23,7 @@ use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
 use crate::domain::Millis;
 use crate::error::Error;
+use crate::reason::Reason;
 
 /// Why one item of a cancelled transaction failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +157,7 @@ pub(crate) fn order_error(
         Some(ItemFailure::Condition(Some(item))) => {
             let stored = parse_order(item)?;
             if !token.matches(&stored.order.token_hash) {
-                return Ok(Some(Error::Unauthorized));
+                return Ok(Some(Error::Unauthorized(Reason::HoldTokenOtherOrder)));
             }
             if !stored.order.is_holdable(now) {
                 return Ok(Some(Error::OrderNotHoldable));

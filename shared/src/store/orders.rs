@@ -15,6 +15,7 @@ use super::value::{Fields, Item};
 use super::{Store, Txn};
 use crate::domain::{EventRef, Millis, Order, OrderId, SeatId};
 use crate::error::Error;
+use crate::reason::Reason;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
@@ -82,7 +83,9 @@ impl Store {
             Txn::Committed => Ok(true),
             Txn::Cancelled(reasons) => match admitted_order_failure(&reasons)? {
                 AdmittedOrderFailure::Exists(Some(old)) if is_same_order(&old, order) => Ok(false),
-                AdmittedOrderFailure::Exists(_) => Err(Error::Unauthorized),
+                AdmittedOrderFailure::Exists(_) => {
+                    Err(Error::Unauthorized(Reason::AdmissionOrderExists))
+                }
                 AdmittedOrderFailure::AdmissionUsed => Err(Error::AdmissionUsed),
             },
         }

@@ -251,9 +251,15 @@ async fn logs_at_info_and_at_trace_hold_no_token_signature_or_secret() {
         "expected a line per request, got {}:\n{log}",
         requests.len()
     );
-    assert!(requests
-        .iter()
-        .any(|l| l["fields"]["status"] == 401 && l["fields"]["code"] == "unauthorized"));
+    // A refusal's line names the rule, as its body does.
+    for reason in ["hold-token-mac", "signature-mismatch"] {
+        assert!(
+            requests.iter().any(|l| l["fields"]["status"] == 401
+                && l["fields"]["code"] == "unauthorized"
+                && l["fields"]["reason"] == reason),
+            "a 401 line with reason {reason}:\n{log}"
+        );
+    }
     assert!(requests
         .iter()
         .any(|l| l["fields"]["route"] == "confirm" && l["fields"]["status"] == 200));

@@ -350,6 +350,15 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
             r.1
         );
     };
+    // A hold token refused, with the rule it broke.
+    let refused = |r: (u16, serde_json::Value), reason: &str| {
+        assert_eq!(
+            (r.0, r.1["error"].as_str(), common::reason(&r.1)),
+            (401, Some("unauthorized"), reason),
+            "{}",
+            r.1
+        );
+    };
     expect(claim(&app, &b, "A-1-1").await, 409, "seat-held");
     expect(claim(&app, &b, "A-1-99").await, 404, "seat-not-found");
     expect(claim(&app, &b, "B-1-1").await, 404, "seat-not-found");
@@ -362,12 +371,12 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
         id: "no-such-order".into(),
         ..b.clone()
     };
-    expect(claim(&app, &stranger, "A-1-2").await, 401, "unauthorized");
+    refused(claim(&app, &stranger, "A-1-2").await, "hold-token-mac");
     let forged = TestOrder {
         token: a.token.clone(),
         ..b.clone()
     };
-    expect(claim(&app, &forged, "A-1-2").await, 401, "unauthorized");
+    refused(claim(&app, &forged, "A-1-2").await, "hold-token-mac");
     // A token with an edited part opens nothing: the MAC covers every
     // part. One issued with an expiry the order does not have (as a token
     // from before an extension has) claims until the order's own expiry,
@@ -381,7 +390,7 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
         ),
     ] {
         let edited = TestOrder { token, ..b.clone() };
-        expect(claim(&app, &edited, "A-1-12").await, 401, "unauthorized");
+        refused(claim(&app, &edited, "A-1-12").await, "hold-token-mac");
     }
     let far = b.hold_token().with_expiry(Millis(9_999_999_999_999));
     let issued_far = TestOrder {
@@ -403,10 +412,19 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
         "",
     )
     .await;
-    expect(missing, 401, "unauthorized");
+    refused(missing, "hold-token-missing");
     // No token: 401 whether or not the order exists (nothing is read).
     let missing = call(&app, "POST", "/orders/no-such-order/seats/A-1-2", &[], "").await;
-    expect(missing, 401, "unauthorized");
+    refused(missing, "hold-token-missing");
+    let basic = call(
+        &app,
+        "POST",
+        &format!("/orders/{}/seats/A-1-2", b.id),
+        &[("authorization", &format!("Basic {}", b.token))],
+        "",
+    )
+    .await;
+    refused(basic, "hold-token-malformed");
     let (status, _) = claim(&app, &b, "A-1-2%23x").await;
     assert_eq!(status, 400);
 

@@ -104,31 +104,47 @@ async fn a_join_without_a_valid_buyer_token_writes_nothing() {
     )
     .unwrap();
     let refusals = [
-        (vec![], "buyer-token-required"),
-        (vec![("x-buyer-token", "")], "buyer-token-required"),
-        (vec![("x-buyer-token", "not.a.jwt")], "buyer-token-invalid"),
+        (vec![], "buyer-token-required", "buyer-token-missing"),
+        (
+            vec![("x-buyer-token", "")],
+            "buyer-token-required",
+            "buyer-token-missing",
+        ),
+        (
+            vec![("x-buyer-token", "not.a.jwt")],
+            "buyer-token-invalid",
+            "token-malformed",
+        ),
         (
             vec![("x-buyer-token", forged.as_str())],
             "buyer-token-invalid",
+            "token-signature",
         ),
         (
             vec![("x-buyer-token", expired.as_str())],
             "buyer-token-invalid",
+            "token-expired",
         ),
     ];
-    for (headers, code) in refusals {
+    for (headers, code, reason) in refusals {
         let (status, body) = join_as(&instance, &ev, &headers).await;
         assert_eq!(
-            (status, body["error"].as_str()),
-            (401, Some(code)),
+            (status, body["error"].as_str(), common::reason(&body)),
+            (401, Some(code), reason),
             "{body}"
+        );
+        assert!(
+            headers
+                .iter()
+                .all(|(_, token)| token.is_empty() || !body.to_string().contains(token)),
+            "the token is not echoed: {body}"
         );
     }
     let for_another_event = buyer_token(&other_ev, "user:42");
     let (status, body) = join_as_buyer(&instance, &ev, &for_another_event).await;
     assert_eq!(
-        (status, body["error"].as_str()),
-        (401, Some("buyer-token-invalid"))
+        (status, body["error"].as_str(), common::reason(&body)),
+        (401, Some("buyer-token-invalid"), "token-audience")
     );
     let requests = counter.take();
     let writes: Vec<_> = requests
@@ -223,8 +239,8 @@ async fn an_admission_opens_its_buyers_order_without_naming_the_buyer() {
     )
     .await;
     assert_eq!(
-        (status, body["error"].as_str()),
-        (401, Some("buyer-token-invalid")),
+        (status, body["error"].as_str(), common::reason(&body)),
+        (401, Some("buyer-token-invalid"), "buyer-not-admitted"),
         "another buyer's token under this admission"
     );
     // Its visitor gone, the admission names no one: refused, whatever
@@ -242,8 +258,8 @@ async fn an_admission_opens_its_buyers_order_without_naming_the_buyer() {
     )
     .await;
     assert_eq!(
-        (status, body["error"].as_str()),
-        (401, Some("unauthorized")),
+        (status, body["error"].as_str(), common::reason(&body)),
+        (401, Some("unauthorized"), "admission-visitor-unknown"),
         "{body}"
     );
 }

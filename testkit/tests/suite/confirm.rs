@@ -58,26 +58,42 @@ async fn the_signature_is_checked_first_with_rotation_and_a_300_s_tolerance() {
         h
     };
     let bad_headers = [
-        vec![],
-        without("webhook-id"),
-        without("webhook-timestamp"),
-        without("webhook-signature"),
-        with("webhook-signature", "v1,AAAA"),
-        with("webhook-signature", "garbage"),
-        with("webhook-signature", "v2,AAAA"),
-        with("webhook-timestamp", "not-a-number"),
-        with("webhook-id", "msg_other"),
+        (vec![], "signature-header-missing"),
+        (without("webhook-id"), "signature-header-missing"),
+        (without("webhook-timestamp"), "signature-header-missing"),
+        (without("webhook-signature"), "signature-header-missing"),
+        (with("webhook-signature", "v1,AAAA"), "signature-malformed"),
+        (with("webhook-signature", "garbage"), "signature-malformed"),
+        (with("webhook-signature", "v2,AAAA"), "signature-malformed"),
+        (
+            with("webhook-timestamp", "not-a-number"),
+            "signature-malformed",
+        ),
+        (with("webhook-id", "msg_other"), "signature-mismatch"),
         // Signed, but stale or from the future beyond the tolerance.
-        signed_at(&body, now - 330),
-        signed_at(&body, now + 330),
+        (signed_at(&body, now - 330), "signature-timestamp"),
+        (signed_at(&body, now + 330), "signature-timestamp"),
     ];
-    for headers in &bad_headers {
+    for (headers, reason) in &bad_headers {
+        let reply = send(&app, &o.id, &body, headers).await;
         assert_eq!(
-            code(&send(&app, &o.id, &body, headers).await),
-            (401, Some("unauthorized")),
+            (code(&reply), common::reason(&reply.1)),
+            ((401, Some("unauthorized")), *reason),
             "{headers:?}"
         );
     }
+    // Signed over the body, then sent re-serialised: the bytes differ.
+    let reserialised = serde_json::to_string_pretty(
+        &serde_json::from_str::<Value>(&body).expect("the test's body is JSON"),
+    )
+    .expect("JSON prints");
+    let reply = send(&app, &o.id, &reserialised, &signed(&body)).await;
+    assert_eq!(
+        common::reason(&reply.1),
+        "signature-mismatch",
+        "{}",
+        reply.1
+    );
     // Unsigned, even an unknown order or a bad body is 401.
     assert_eq!(
         call(&app, "POST", "/orders/ghost/confirm", &[], &body)

@@ -434,6 +434,30 @@ fn the_api_doc_lists_the_specs_routes_and_error_codes() {
     );
 }
 
+/// The reasons a refusal can name are one list: the code's, the spec's
+/// `Reason` schema and API.md's table, in the same order.
+#[test]
+fn the_reasons_are_the_same_in_the_code_the_spec_and_the_api_doc() {
+    let code: Vec<String> = shared::reason::Reason::ALL
+        .iter()
+        .map(|r| r.code().to_owned())
+        .collect();
+    let doc = spec();
+    let specified: Vec<String> = doc["components"]["schemas"]["Reason"]["enum"]
+        .as_sequence()
+        .expect("a Reason schema with an enum")
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(specified, code, "docs/openapi.yaml Reason vs the code");
+    let api = std::fs::read_to_string(local::repo_root().join("docs/API.md")).unwrap();
+    let listed: Vec<String> = table_rows(&api, "Why a request was refused")
+        .iter()
+        .map(|row| unquote(&row[0]).to_owned())
+        .collect();
+    assert_eq!(listed, code, "docs/API.md's reasons vs the code");
+}
+
 /// Every kind of hold token create-order hands out matches the spec's
 /// `HoldToken` pattern, so a client generated strictly from the spec
 /// accepts it: a plain order's, and one on an event with a buyer limit

@@ -191,11 +191,12 @@ async fn a_joiner_with_nobody_ahead_is_admitted_at_once_with_a_token_the_jwks_ve
         token: other.token.clone(),
         ..v.clone()
     };
+    let (_, refused) = visitor_status(&app, &ev, &wrong).await;
     assert_eq!(
-        visitor_status(&app, &ev, &wrong).await.1["error"],
-        "unauthorized"
+        (refused["error"].as_str(), common::reason(&refused)),
+        (Some("unauthorized"), "visitor-token-other-visitor")
     );
-    let (code, _) = call(
+    let (code, missing) = call(
         &app,
         "GET",
         &format!("/events/{ev}/queue/visitors/{}", v.id),
@@ -203,7 +204,19 @@ async fn a_joiner_with_nobody_ahead_is_admitted_at_once_with_a_token_the_jwks_ve
         "",
     )
     .await;
-    assert_eq!(code, 401);
+    assert_eq!(
+        (code, common::reason(&missing)),
+        (401, "visitor-token-missing")
+    );
+    let (_, malformed) = call(
+        &app,
+        "GET",
+        &format!("/events/{ev}/queue/visitors/{}", v.id),
+        &[("authorization", "Bearer vt_short")],
+        "",
+    )
+    .await;
+    assert_eq!(common::reason(&malformed), "visitor-token-malformed");
     let ghost = common::queue::TestVisitor {
         id: "ghost".into(),
         ..v.clone()

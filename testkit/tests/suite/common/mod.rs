@@ -33,6 +33,17 @@ pub fn read(resp: Response<Body>) -> (u16, Value) {
             "error shape: {value}"
         );
     }
+    // Every refusal of a credential, an admission or a limit names its
+    // rule with one of the documented reasons.
+    if matches!(status, 401 | 403 | 422) {
+        let reason = value["reason"].as_str().unwrap_or_default();
+        assert!(
+            shared::reason::Reason::ALL
+                .iter()
+                .any(|r| r.code() == reason),
+            "a {status} names a documented reason: {value}"
+        );
+    }
     (status, value)
 }
 
@@ -49,6 +60,11 @@ impl Reply {
     pub fn code(&self) -> &str {
         self.body["error"].as_str().unwrap_or("")
     }
+}
+
+/// The `reason` of a reply's body, or "" where it has none.
+pub fn reason(body: &Value) -> &str {
+    body["reason"].as_str().unwrap_or("")
 }
 
 /// A request through the router, as the dev server and API Gateway route
