@@ -83,19 +83,20 @@ async function ensureOrder() {
   if (saved && state.order && state.order.status === "PENDING" && Date.parse(state.order.expiresAt) > Date.now()) {
     return saved;
   }
-  const opening = { body: {} };
+  // The same key until it answers: a retry after a lost reply finds the
+  // same order (32 hex digits: more than the 22 characters a key needs).
+  state.orderKey ||= crypto.randomUUID().replaceAll("-", "");
+  const opening = { body: {}, headers: {} };
+  opening.headers["idempotency-key"] = state.orderKey;
   if (state.queue) {
     if (!state.admission) throw new Error("This on-sale has a queue: the map opens when it is your turn.");
-    // The same key until it answers: a retry after a lost reply finds the same order.
-    state.orderKey ||= crypto.randomUUID().replaceAll("-", "");
     opening.token = state.admission.token;
-    opening.headers = { "idempotency-key": state.orderKey };
   }
   // An event with a buyer limit: every order names this tab's buyer.
   if (state.event && state.event.buyerLimit) {
     const token = await buyerToken();
     if (!token) throw new Error("This on-sale limits each buyer: sign in first.");
-    opening.headers = { ...(opening.headers || {}), "x-buyer-token": token };
+    opening.headers["x-buyer-token"] = token;
   }
   const r = await api("POST", `/events/${encodeURIComponent(state.eventId)}/orders`, opening);
   if (r.status === 403) { await loadQueue(); throw new Error("This on-sale has a queue: wait for your turn."); }

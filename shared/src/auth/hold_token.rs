@@ -45,6 +45,28 @@ pub const MIN_HOLD_KEY_BYTES: usize = 32;
 const HOLD_TOKEN_LABEL: &str = "seatclaim hold token v1";
 const IDEMPOTENT_ORDER_ID_LABEL: &str = "seatclaim order id under an admission v2";
 const IDEMPOTENT_SECRET_LABEL: &str = "seatclaim hold token under an admission v2";
+const BUYERS_ORDER_ID_LABEL: &str = "seatclaim order id under a buyer's key v1";
+const BUYERS_SECRET_LABEL: &str = "seatclaim hold token under a buyer's key v1";
+const BARE_ORDER_ID_LABEL: &str = "seatclaim order id under a bare key v1";
+const BARE_SECRET_LABEL: &str = "seatclaim hold token under a bare key v1";
+
+/// Whose an `Idempotency-Key` is: the order it names is derived from the
+/// scope and the key, so the same key in two scopes names two orders and
+/// nobody can replay another's.
+#[derive(Debug, Clone, Copy)]
+pub enum IdempotencyScope<'a> {
+    /// An admission's `jti`: its holder's.
+    Admission(&'a str),
+    /// A buyer's record on the event (an order with a buyer, no queue).
+    Buyer(&'a BuyerRef),
+    /// Nobody's: the key's own randomness keeps it apart (no queue, no
+    /// buyer; [`MIN_BARE_IDEMPOTENCY_KEY_LEN`] characters at least).
+    Bare,
+}
+
+/// The shortest `Idempotency-Key` that may stand alone: 22 characters of
+/// its 64 symbols carry 128 random bits.
+pub const MIN_BARE_IDEMPOTENCY_KEY_LEN: usize = 22;
 const VISITOR_TOKEN_LABEL: &str = "seatclaim visitor token v1";
 
 /// One order's hold token, its MAC already checked (or about to be made
@@ -264,25 +286,31 @@ impl HoldTokenKeys {
         self.check(order, raw)
     }
 
-    /// The id (its random part) and token secret of the order an
-    /// admission opens under an `Idempotency-Key`: keyed by the signing
-    /// key, so a retry after a lost reply finds the same order while
-    /// nobody without the key can compute either from the admission (whose
-    /// `jti` anyone holding it can read) and a guessed key.
+    /// The id (its random part) and token secret of the order opened
+    /// under an `Idempotency-Key` in `scope`: keyed by the signing key, so
+    /// a retry after a lost reply finds the same order while nobody
+    /// without the key can compute either from what they can read (an
+    /// admission's `jti`, a buyer's id) and a guessed key.
     pub fn idempotent_order(
         &self,
-        admission_id: &str,
+        scope: IdempotencyScope<'_>,
         key: &str,
         event: &EventId,
     ) -> (u128, [u8; TOKEN_SECRET_BYTES]) {
-        let derive = |label| Self::mac(&self.signing, &[label, admission_id, key, event.as_str()]);
-        let id = derive(IDEMPOTENT_ORDER_ID_LABEL);
+        let (id_label, secret_label, whose) = match scope {
+            IdempotencyScope::Admission(jti) => {
+                (IDEMPOTENT_ORDER_ID_LABEL, IDEMPOTENT_SECRET_LABEL, jti)
+            }
+            IdempotencyScope::Buyer(buyer) => {
+                (BUYERS_ORDER_ID_LABEL, BUYERS_SECRET_LABEL, buyer.as_str())
+            }
+            IdempotencyScope::Bare => (BARE_ORDER_ID_LABEL, BARE_SECRET_LABEL, ""),
+        };
+        let derive = |label| Self::mac(&self.signing, &[label, whose, key, event.as_str()]);
+        let id = derive(id_label);
         let mut id_bytes = [0u8; 16];
         id_bytes.copy_from_slice(&id[..16]);
-        (
-            u128::from_le_bytes(id_bytes),
-            derive(IDEMPOTENT_SECRET_LABEL),
-        )
+        (u128::from_le_bytes(id_bytes), derive(secret_label))
     }
 }
 

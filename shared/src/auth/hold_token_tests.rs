@@ -197,27 +197,55 @@ fn key_sets_are_checked_without_echoing_them() {
 
 #[test]
 fn idempotent_orders_depend_on_the_server_key() -> TestResult {
+    use IdempotencyScope::{Admission, Bare, Buyer};
     let event = EventId::parse("gala")?;
     let a = HoldTokenKeys::parse(KEY_A)?;
     let b = HoldTokenKeys::parse(KEY_B)?;
-    let first = a.idempotent_order("jti-1", "key-1", &event);
+    let first = a.idempotent_order(Admission("jti-1"), "key-1", &event);
     assert_eq!(
         first,
-        a.idempotent_order("jti-1", "key-1", &event),
+        a.idempotent_order(Admission("jti-1"), "key-1", &event),
         "a retry finds it"
     );
-    assert_ne!(first, a.idempotent_order("jti-1", "key-2", &event));
-    assert_ne!(first, a.idempotent_order("jti-2", "key-1", &event));
     assert_ne!(
         first,
-        a.idempotent_order("jti-1", "key-1", &EventId::parse("gala2")?)
+        a.idempotent_order(Admission("jti-1"), "key-2", &event)
     );
-    assert_ne!(first, b.idempotent_order("jti-1", "key-1", &event), "keyed");
+    assert_ne!(
+        first,
+        a.idempotent_order(Admission("jti-2"), "key-1", &event)
+    );
+    assert_ne!(
+        first,
+        a.idempotent_order(Admission("jti-1"), "key-1", &EventId::parse("gala2")?)
+    );
+    assert_ne!(
+        first,
+        b.idempotent_order(Admission("jti-1"), "key-1", &event),
+        "keyed"
+    );
     // The separator keeps ("a", "bk") and ("ab", "k") apart.
     assert_ne!(
-        a.idempotent_order("a", "bk", &event),
-        a.idempotent_order("ab", "k", &event)
+        a.idempotent_order(Admission("a"), "bk", &event),
+        a.idempotent_order(Admission("ab"), "k", &event)
     );
+    // One key in three scopes names three orders: two buyers', and the
+    // bare key's (nobody can replay another buyer's key, nor one whose
+    // admission holder wrote the same characters).
+    let buyer = |n: u8| BuyerRef::from_hex(&hex::encode([n; 16])).ok_or("a ref");
+    let (mine, yours) = (buyer(1)?, buyer(2)?);
+    let scoped = [
+        a.idempotent_order(Buyer(&mine), "key-1", &event),
+        a.idempotent_order(Buyer(&yours), "key-1", &event),
+        a.idempotent_order(Bare, "key-1", &event),
+        a.idempotent_order(Admission(mine.as_str()), "key-1", &event),
+    ];
+    for (i, one) in scoped.iter().enumerate() {
+        for other in &scoped[i + 1..] {
+            assert_ne!(one, other);
+        }
+    }
+    assert_eq!(a.idempotent_order(Bare, "key-1", &event), scoped[2]);
     // The id's bytes are not the secret's.
     assert_ne!(first.0.to_le_bytes(), first.1[..16]);
     // Not the unkeyed derivation of before: plain SHA-256 of public parts.

@@ -6,7 +6,10 @@ mod hold_token;
 mod key_list;
 
 pub use draw_secret::DrawSecrets;
-pub use hold_token::{HoldKeyError, HoldToken, HoldTokenKeys, MIN_HOLD_KEY_BYTES};
+pub use hold_token::{
+    HoldKeyError, HoldToken, HoldTokenKeys, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN,
+    MIN_HOLD_KEY_BYTES,
+};
 
 use std::fmt;
 

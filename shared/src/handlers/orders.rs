@@ -10,7 +10,7 @@ use super::access::{issued, read_own_order};
 use super::generation::draw_secrets;
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
-use crate::auth::HoldToken;
+use crate::auth::{HoldToken, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN};
 use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
@@ -101,15 +101,10 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
         .await?
         .ok_or(Error::EventNotFound)?;
     let now = crate::world::now();
-    let guard = app.config.expiry_guard_ms;
     let (order, token) = match app.queue(&event_id, now).await? {
         None => {
             let buyer = order_buyer(app, req, &event, None, now)?;
-            let (mut order, token) = open_order(&event, now, guard, body.user_id)?;
-            order.buyer = buyer;
-            app.store.create_order(&order).await?;
-            let token = token.for_buyer(order.limited_buyer());
-            (order, token)
+            open_unqueued_order(app, req, &event, body.user_id, buyer, now).await?
         }
         Some(queue) => {
             let opening = admitted_opening(app, req, &event_id, &queue, now)?;
@@ -131,11 +126,51 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
     ))
 }
 
+/// An order opened without a queue: a fresh one, or, under an
+/// `Idempotency-Key` sent before, the order it opened then, as it is now
+/// ([`order_opened_before`]). The key is scoped to the order's buyer where
+/// it has one; with none it must be [`MIN_BARE_IDEMPOTENCY_KEY_LEN`]
+/// characters at least (`400`), so that nobody can guess another's.
+async fn open_unqueued_order(
+    app: &App,
+    req: &Request,
+    event: &EventHead,
+    user_id: Option<String>,
+    buyer: Option<OrderBuyer>,
+    now: crate::domain::Millis,
+) -> Result<(Order, HoldToken), Error> {
+    let key = crate::http::idempotency_key(req)?;
+    let derived = match (&key, &buyer) {
+        (None, _) => None,
+        (Some(key), Some(buyer)) => Some(derived_order(
+            app,
+            IdempotencyScope::Buyer(&buyer.buyer_ref),
+            key.as_str(),
+            event,
+        )?),
+        (Some(key), None) if key.as_str().len() >= MIN_BARE_IDEMPOTENCY_KEY_LEN => Some(
+            derived_order(app, IdempotencyScope::Bare, key.as_str(), event)?,
+        ),
+        (Some(_), None) => {
+            return Err(Error::BadRequest(format!(
+                "an Idempotency-Key without a buyer token must be at least \
+                 {MIN_BARE_IDEMPOTENCY_KEY_LEN} characters (128 random bits)"
+            )))
+        }
+    };
+    let guard = app.config.expiry_guard_ms;
+    let (mut order, token) = open_order_from(event, now, guard, user_id, derived)?;
+    order.buyer = buyer;
+    let token = token.for_buyer(order.limited_buyer());
+    if app.store.create_order(&order).await? || key.is_none() {
+        return Ok((order, token));
+    }
+    order_opened_before(app, &order, token).await
+}
+
 /// An order opened under an admission: a fresh one, or, under an
-/// `Idempotency-Key` sent before, the order it opened then (derived under
-/// the server key: [`crate::auth::HoldTokenKeys::idempotent_order`]) as it is now,
-/// and the token with its expiry. The same key with another body is
-/// `422 idempotency-key-reused` and tells nothing of the first order.
+/// `Idempotency-Key` sent before, the order it opened then, as it is now
+/// ([`order_opened_before`]).
 async fn open_admitted_order(
     app: &App,
     event: &EventHead,
@@ -146,14 +181,12 @@ async fn open_admitted_order(
 ) -> Result<(Order, HoldToken), Error> {
     let derived = match opening.idempotency_key.as_deref() {
         None => None,
-        Some(key) => {
-            let keys = app
-                .config
-                .hold_token_keys
-                .as_ref()
-                .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))?;
-            Some(keys.idempotent_order(&opening.claims.jti, key, &event.event_id))
-        }
+        Some(key) => Some(derived_order(
+            app,
+            IdempotencyScope::Admission(&opening.claims.jti),
+            key,
+            event,
+        )?),
     };
     let guard = app.config.expiry_guard_ms;
     let (mut order, token) = open_order_from(event, now, guard, user_id, derived)?;
@@ -168,6 +201,36 @@ async fn open_admitted_order(
     if created {
         return Ok((order, token));
     }
+    order_opened_before(app, &order, token).await
+}
+
+/// The id and token secret of the order an `Idempotency-Key` in `scope`
+/// names, derived under the server key
+/// ([`crate::auth::HoldTokenKeys::idempotent_order`]).
+fn derived_order(
+    app: &App,
+    scope: IdempotencyScope<'_>,
+    key: &str,
+    event: &EventHead,
+) -> Result<(u128, [u8; 32]), Error> {
+    let keys = app
+        .config
+        .hold_token_keys
+        .as_ref()
+        .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))?;
+    Ok(keys.idempotent_order(scope, key, &event.event_id))
+}
+
+/// The order an `Idempotency-Key` opened before, which `order` (the one
+/// this request would have opened) found there: as it is now, with the
+/// token carrying its expiry, if it was opened with the same body and by
+/// the same visitor and buyer; otherwise `422 idempotency-key-reused`,
+/// which tells nothing of it.
+async fn order_opened_before(
+    app: &App,
+    order: &Order,
+    token: HoldToken,
+) -> Result<(Order, HoldToken), Error> {
     let stored = app
         .store
         .get_order(&order.order_id)

@@ -29,10 +29,12 @@ fn is_same_order(old: &Item, order: &Order) -> bool {
 impl Store {
     // ----- orders -------------------------------------------------------
 
-    /// Writes a new PENDING order (its id is fresh; the condition only
-    /// guards against the impossible collision), by `UpdateItem`: IAM holds
-    /// create-order to the attributes a new order has.
-    pub async fn create_order(&self, order: &Order) -> Result<(), Error> {
+    /// Writes a new PENDING order by `UpdateItem` (IAM holds create-order
+    /// to the attributes a new order has): `true`. An order of the same id
+    /// that is there already with the same token hash (an id derived from
+    /// an `Idempotency-Key`, or the SDK's retry of a write that landed) is
+    /// left as it is: `false`.
+    pub async fn create_order(&self, order: &Order) -> Result<bool, Error> {
         let update = self
             .client
             .update_item()
@@ -44,15 +46,13 @@ impl Store {
             .send()
             .await;
         match update {
-            Ok(_) => Ok(()),
-            // The SDK retried a write whose first attempt had landed: the
-            // item there is ours (same token hash), so the order exists as
-            // asked.
+            Ok(_) => Ok(true),
+            // The item there is ours (same token hash): the order exists.
             Err(SdkError::ServiceError(ctx))
                 if matches!(ctx.err(), UpdateItemError::ConditionalCheckFailedException(c)
                     if c.item().is_some_and(|old| is_same_order(old, order))) =>
             {
-                Ok(())
+                Ok(false)
             }
             Err(e) => Err(sdk_error("UpdateItem", e).into()),
         }

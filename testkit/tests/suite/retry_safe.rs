@@ -170,3 +170,111 @@ async fn hold_ga_sent_again_after_a_lost_answer_holds_the_quantity_once() {
     assert_eq!(places(&calm).await, 3, "sent again, held once");
     testkit::assert_invariants(&calm, &ev).await;
 }
+
+/// create-order sent once to an event without a queue, with `headers`.
+async fn create_once(app: &App, ev: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    call_full(app, "POST", &format!("/events/{ev}/orders"), headers, body).await
+}
+
+/// The id of the order a bare `key` names on `ev`, derived as the app
+/// derives it (the tests' apps hold the development keys).
+fn bare_key_order(ev: &str, key: &str) -> String {
+    let event = shared::domain::EventId::parse(ev).expect("an event id");
+    let (random, _) = local::apps::dev_hold_token_keys().idempotent_order(
+        shared::auth::IdempotencyScope::Bare,
+        key,
+        &event,
+    );
+    shared::domain::OrderId::from_random(&event, random).to_string()
+}
+
+/// Without a queue create-order is safe to send again under an
+/// `Idempotency-Key`: a lost answer's order is the answer to the resend,
+/// with a token that works on it; another body is `422` and tells nothing
+/// of it; a key that stands alone must be long enough to be unguessable;
+/// and a buyer's key is the buyer's, so another buyer's same key opens
+/// another order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn create_order_sent_again_under_its_key_answers_the_order_that_landed() {
+    let slow = SlowStore::default();
+    let (calm, hurried) = calm_and_hurried(&slow).await;
+    let ev = event(&calm, 4, 300).await;
+    let key = "k7Qx2Lm9Pz4Rt8Vw1Ys6Na"; // 22 characters
+    let keyed = [("idempotency-key", key)];
+    let alice = r#"{"userId": "alice"}"#;
+
+    // The order lands, its answer is lost: 503.
+    slow.slow_only("UpdateItem", ORDER_PK_PREFIX, Duration::ZERO, LATE);
+    assert_lost(&create_once(&hurried, &ev, &keyed, alice).await);
+    slow.set_delay(Duration::ZERO);
+    let landed = bare_key_order(&ev, key);
+    let stored = stored_order(&calm, &landed).await;
+    assert_eq!(
+        stored.user_id.as_deref(),
+        Some("alice"),
+        "the lost answer's order landed"
+    );
+
+    // Sent again: that order, 201, and its token works on it.
+    let again = create_once(&calm, &ev, &keyed, alice).await;
+    assert_eq!(again.status, 201, "{again:?}");
+    let o = TestOrder::from_reply(&again.body);
+    assert_eq!(o.id, landed, "the resend answers the order that landed");
+    local::invariants::remember_order(&calm, &o.id);
+    assert_eq!(claim(&calm, &o, "A-1-1").await.0, 200);
+    let third = create_once(&calm, &ev, &keyed, alice).await;
+    assert_eq!(third.body["orderId"], again.body["orderId"]);
+
+    // Another body under the key: 422, nothing of the first order.
+    for other in [r#"{"userId": "mallory"}"#, "{}"] {
+        let refused = create_once(&calm, &ev, &keyed, other).await;
+        assert_eq!(
+            (refused.status, refused.code()),
+            (422, "idempotency-key-reused")
+        );
+        let text = refused.body.to_string();
+        assert!(
+            !text.contains(o.id.as_str()) && !text.contains("holdToken"),
+            "{text}"
+        );
+    }
+    // A bare key one character short: 400, nothing written.
+    let short = [("idempotency-key", &key[1..])];
+    let refused = create_once(&calm, &ev, &short, alice).await;
+    assert_eq!(
+        (refused.status, refused.code()),
+        (400, "bad-request"),
+        "{refused:?}"
+    );
+    testkit::assert_invariants(&calm, &ev).await;
+}
+
+/// On an event with a buyer limit the key is scoped to the buyer token's
+/// buyer: a short key is enough, the buyer's resend finds its order, and
+/// another buyer sending the same key opens an order of its own.
+#[tokio::test]
+async fn a_buyers_idempotency_key_is_the_buyers_own() {
+    let app = fresh_app().await;
+    let plan = json!({"name": "Limited", "holdSeconds": 300, "buyerLimit": 4,
+        "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 4}]}]});
+    let (ev, _) = create_event(&app, "ik", &plan.to_string()).await;
+    let open = |buyer: &str| {
+        let token = buyer_token(&ev, buyer);
+        let (app, ev) = (app.clone(), ev.clone());
+        async move {
+            let headers = [("idempotency-key", "k1"), ("x-buyer-token", token.as_str())];
+            create_once(&app, &ev, &headers, "{}").await
+        }
+    };
+    let first = open("user:1").await;
+    assert_eq!(first.status, 201, "{first:?}");
+    let again = open("user:1").await;
+    assert_eq!(again.body["orderId"], first.body["orderId"]);
+    let other = open("user:2").await;
+    assert_eq!(other.status, 201, "{other:?}");
+    assert_ne!(other.body["orderId"], first.body["orderId"]);
+    for reply in [&first, &other] {
+        local::invariants::remember_order(&app, reply.body["orderId"].as_str().unwrap());
+    }
+    testkit::assert_invariants(&app, &ev).await;
+}
