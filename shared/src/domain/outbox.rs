@@ -13,7 +13,8 @@
 
 use serde::Serialize;
 
-use super::ga::PlaceHold;
+use super::buyer::BuyerId;
+use super::ga::{HeldPlaces, PlaceHold};
 use super::{EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId};
 
 /// The contract's detail-types.
@@ -62,6 +63,12 @@ pub struct OrderImage {
     pub payment_id: Option<PaymentId>,
     /// Further payments recorded for refund.
     pub refund_payment_ids: Vec<PaymentId>,
+    /// The seats it holds, or, once completed, bought.
+    pub seats: Vec<SeatId>,
+    /// Its general-admission places per bucket, held or bought.
+    pub places: Vec<HeldPlaces>,
+    pub user_id: Option<String>,
+    pub buyer_id: Option<BuyerId>,
 }
 
 /// A seat item as the stream shows it.
@@ -109,7 +116,8 @@ pub struct ItemChange {
 }
 
 /// An event's detail: the contract's fields, and `paymentId` and
-/// `expiresAt` where they apply.
+/// `expiresAt` where they apply; `order.completed` also says what was
+/// bought and by whom (the seller's own bus: ids, never a token).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Detail {
@@ -126,7 +134,55 @@ pub struct Detail {
     pub payment_id: Option<PaymentId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seats: Option<Vec<SeatId>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ga: Option<Vec<SectionPlaces>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buyer_id: Option<String>,
     pub at: String,
+}
+
+/// Places of one general-admission section (confirm's `ga` entries).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionPlaces {
+    pub section_id: SectionId,
+    pub quantity: u32,
+}
+
+/// What a completed order bought, and for whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Purchase {
+    seats: Vec<SeatId>,
+    ga: Vec<SectionPlaces>,
+    user_id: Option<String>,
+    buyer_id: Option<String>,
+}
+
+impl Purchase {
+    /// `order`'s seats and its places summed per section, in the order the
+    /// sections first appear.
+    fn of(order: &OrderImage) -> Self {
+        let mut ga: Vec<SectionPlaces> = Vec::new();
+        for held in order.places.iter().filter(|p| p.quantity > 0) {
+            match ga.iter_mut().find(|g| g.section_id == held.section) {
+                Some(line) => line.quantity += held.quantity,
+                None => ga.push(SectionPlaces {
+                    section_id: held.section.clone(),
+                    quantity: held.quantity,
+                }),
+            }
+        }
+        Self {
+            seats: order.seats.clone(),
+            ga,
+            user_id: order.user_id.clone(),
+            buyer_id: order.buyer_id.as_ref().map(|b| b.as_str().to_owned()),
+        }
+    }
 }
 
 /// One event to publish.
@@ -145,6 +201,7 @@ struct Fact {
     quantity: Option<u32>,
     payment: Option<PaymentId>,
     expires_at: Option<Millis>,
+    purchase: Option<Purchase>,
 }
 
 impl Fact {
@@ -157,6 +214,7 @@ impl Fact {
             quantity: None,
             payment: None,
             expires_at: None,
+            purchase: None,
         }
     }
 }
@@ -173,19 +231,26 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
     facts
         .into_iter()
         .enumerate()
-        .map(|(k, fact)| StateEvent {
-            detail_type: fact.kind,
-            detail: Detail {
-                id: format!("{}.{k}", change.record_id),
-                event_id: event_id.clone(),
-                order_id: fact.order,
-                seat_id: fact.seat,
-                section_id: fact.section,
-                quantity: fact.quantity,
-                payment_id: fact.payment,
-                expires_at: fact.expires_at.map(Millis::to_rfc3339),
-                at: change.at.to_rfc3339(),
-            },
+        .map(|(k, fact)| {
+            let purchase = fact.purchase;
+            StateEvent {
+                detail_type: fact.kind,
+                detail: Detail {
+                    id: format!("{}.{k}", change.record_id),
+                    event_id: event_id.clone(),
+                    order_id: fact.order,
+                    seat_id: fact.seat,
+                    section_id: fact.section,
+                    quantity: fact.quantity,
+                    payment_id: fact.payment,
+                    expires_at: fact.expires_at.map(Millis::to_rfc3339),
+                    seats: purchase.as_ref().map(|p| p.seats.clone()),
+                    ga: purchase.as_ref().map(|p| p.ga.clone()),
+                    user_id: purchase.as_ref().and_then(|p| p.user_id.clone()),
+                    buyer_id: purchase.and_then(|p| p.buyer_id),
+                    at: change.at.to_rfc3339(),
+                },
+            }
         })
         .collect()
 }
@@ -227,7 +292,10 @@ fn order_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
     let mut facts = Vec::new();
     if old.status != new.status {
         facts.push(match new.status {
-            OrderStatus::Completed => with_payment(DetailType::OrderCompleted),
+            OrderStatus::Completed => Fact {
+                purchase: Some(Purchase::of(new)),
+                ..with_payment(DetailType::OrderCompleted)
+            },
             OrderStatus::RefundDue => with_payment(DetailType::OrderRefundDue),
             OrderStatus::Expired => Fact::of(DetailType::OrderExpired, &new.order_id),
             OrderStatus::Cancelled => Fact::of(DetailType::OrderCancelled, &new.order_id),

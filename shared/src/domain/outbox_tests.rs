@@ -12,6 +12,10 @@ fn order(status: OrderStatus, expires_at: i64) -> Result<OrderImage, crate::erro
         expires_at: Millis(expires_at),
         payment_id: None,
         refund_payment_ids: vec![],
+        seats: vec![],
+        places: vec![],
+        user_id: None,
+        buyer_id: None,
     })
 }
 
@@ -136,6 +140,89 @@ fn order_writes_become_lifecycle_events() -> TestResult {
         (DetailType::OrderRefundDue, Some("pay-2"))
     );
     assert_eq!(out[0].detail.id, "r9.0");
+    Ok(())
+}
+
+/// `order.completed` says what was bought (seats, and places summed per
+/// section) and for whom; no other order event carries those fields.
+#[test]
+fn a_completed_order_says_what_was_bought_and_by_whom() -> TestResult {
+    let held = |section: &str, bucket, quantity| -> Result<HeldPlaces, crate::error::Error> {
+        Ok(HeldPlaces {
+            section: SectionId::parse(section)?,
+            bucket,
+            quantity,
+        })
+    };
+    let paid = OrderImage {
+        status: OrderStatus::Completed,
+        payment_id: Some(PaymentId::parse("pay-1")?),
+        seats: vec![SeatId::parse("A-1-1")?, SeatId::parse("A-1-2")?],
+        places: vec![
+            held("FLOOR", 3, 2)?,
+            held("PIT", 0, 1)?,
+            held("FLOOR", 7, 1)?,
+        ],
+        user_id: Some("u-7".into()),
+        buyer_id: crate::domain::buyer::BuyerId::parse("user:42"),
+        ..order(OrderStatus::Pending, 5)?
+    };
+    let pending = OrderImage {
+        status: OrderStatus::Pending,
+        payment_id: None,
+        ..paid.clone()
+    };
+    let change = ItemChange {
+        record_id: "r1".into(),
+        at: Millis(1_000),
+        old: Some(ItemImage::Order(pending.clone())),
+        new: Some(ItemImage::Order(paid)),
+    };
+    let out = state_events(&change);
+    assert_eq!(out.len(), 1);
+    let detail = serde_json::to_value(&out[0].detail)?;
+    assert_eq!(detail["seats"], serde_json::json!(["A-1-1", "A-1-2"]));
+    assert_eq!(
+        detail["ga"],
+        serde_json::json!([{"sectionId": "FLOOR", "quantity": 3},
+                           {"sectionId": "PIT", "quantity": 1}])
+    );
+    assert_eq!(
+        (&detail["userId"], &detail["buyerId"]),
+        (&serde_json::json!("u-7"), &serde_json::json!("user:42"))
+    );
+    assert_eq!(detail["paymentId"], "pay-1");
+    // Another order event of the same order says none of it.
+    let expired = ItemChange {
+        old: Some(ItemImage::Order(pending.clone())),
+        new: Some(ItemImage::Order(OrderImage {
+            status: OrderStatus::Expired,
+            ..pending
+        })),
+        ..change
+    };
+    let detail = serde_json::to_value(&state_events(&expired)[0].detail)?;
+    for field in ["seats", "ga", "userId", "buyerId"] {
+        assert!(detail.get(field).is_none(), "{field} in {detail}");
+    }
+    // Without places, user or buyer: the lists are there, empty, and
+    // the ids absent.
+    let bare = OrderImage {
+        status: OrderStatus::Completed,
+        ..order(OrderStatus::Pending, 5)?
+    };
+    let plain = ItemChange {
+        record_id: "r2".into(),
+        at: Millis(1_000),
+        old: Some(ItemImage::Order(order(OrderStatus::Pending, 5)?)),
+        new: Some(ItemImage::Order(bare)),
+    };
+    let detail = serde_json::to_value(&state_events(&plain)[0].detail)?;
+    assert_eq!(
+        (&detail["seats"], &detail["ga"]),
+        (&serde_json::json!([]), &serde_json::json!([]))
+    );
+    assert!(detail.get("userId").is_none() && detail.get("buyerId").is_none());
     Ok(())
 }
 

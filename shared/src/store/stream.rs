@@ -82,6 +82,10 @@ fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
         expires_at: order.expires_at,
         payment_id: order.payment_id,
         refund_payment_ids: order.refund_payment_ids,
+        seats: order.seats,
+        places: order.places,
+        user_id: order.user_id,
+        buyer_id: order.buyer.map(|b| b.buyer_id),
     }))
 }
 

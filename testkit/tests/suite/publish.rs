@@ -90,6 +90,10 @@ struct Flow {
     rival: TestOrder,
 }
 
+/// The flow's buyer's create-order body: its `userId` comes back on
+/// `order.completed`.
+const BUYER_BODY: &str = r#"{"userId": "fan-7"}"#;
+
 async fn run_flow() -> Flow {
     let app = testkit::fresh_app_streaming(None).await;
     let plan = json!({"name": "Out", "holdSeconds": 60, "sections": [
@@ -100,7 +104,10 @@ async fn run_flow() -> Flow {
             .0,
         201
     );
-    let buyer = order(&app, "out").await;
+    let (status, opened) = send(&app, "POST", "/events/out/orders", &[], BUYER_BODY).await;
+    assert_eq!(status, 201, "{opened}");
+    let buyer = TestOrder::from_reply(&opened);
+    local::invariants::remember_order(&app, &buyer.id);
     assert_eq!(claim(&app, &buyer, "A-1-1").await.0, 200);
     assert_eq!(claim(&app, &buyer, "A-1-2").await.0, 200);
     assert_eq!(drop_seat(&app, &buyer, "A-1-2").await.0, 200);
@@ -197,6 +204,31 @@ async fn a_whole_flow_gives_exactly_the_expected_events_and_the_same_ids_when_re
             assert_eq!(d["paymentId"], "pay-out-1", "{d}");
         }
     }
+
+    // order.completed says what was bought and for whom, as confirm did.
+    let completed: Vec<&Value> = events
+        .iter()
+        .filter(|(t, _)| t == "order.completed")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(completed.len(), 1);
+    let mut bought: Vec<&str> = completed[0]["seats"]
+        .as_array()
+        .expect("order.completed carries seats")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    bought.sort();
+    let mut paid: Vec<&str> = vec!["A-1-1"];
+    paid.extend(flow.best_seats.iter().map(String::as_str));
+    paid.sort();
+    assert_eq!(bought, paid);
+    assert_eq!(
+        completed[0]["ga"],
+        json!([{"sectionId": "FLOOR", "quantity": 1}])
+    );
+    assert_eq!(completed[0]["userId"], "fan-7");
+    assert!(completed[0].get("buyerId").is_none(), "no limit, no buyer");
 
     let orders = by_order(&events);
     let (b1, b2) = (&flow.best_seats[0], &flow.best_seats[1]);
