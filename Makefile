@@ -47,7 +47,7 @@ cold-start-tools: python-tools
 	  || $(VENV)/bin/pip install --quiet --disable-pip-version-check "awslambdaric==$(AWSLAMBDARIC_VERSION)"
 
 SCHEMATHESIS_VERSION := 4.32.5
-.PHONY: fuzz fuzz-long fuzz-tools
+.PHONY: fuzz fuzz-long fuzz-tools spec-tools
 ## schemathesis (pinned) in the project venv, for the API fuzzing.
 fuzz-tools: $(VENV)/.fuzz-installed-$(SCHEMATHESIS_VERSION)
 $(VENV)/.fuzz-installed-$(SCHEMATHESIS_VERSION): $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION)
@@ -88,6 +88,18 @@ IAM_RECORD = $(shell python3 scripts/cargo_target.py)/iam-record
 ## (scripts/built_template.py): the IAM test reads every role SAM makes.
 BUILT_TEMPLATE = $(shell python3 scripts/cargo_target.py)/built-template.json
 
+## Every reply the suite reads through the router (testkit's request helper),
+## in cargo's target directory: checked against docs/openapi.yaml after the
+## suite by openapi-core (scripts/validate_replies.py).
+REPLY_RECORD = $(shell python3 scripts/cargo_target.py)/reply-record
+
+OPENAPI_CORE_VERSION := 0.19.5
+## openapi-core (pinned) in the project venv: the OpenAPI validator of replies.
+spec-tools: $(VENV)/.spec-installed-$(OPENAPI_CORE_VERSION)
+$(VENV)/.spec-installed-$(OPENAPI_CORE_VERSION): $(VENV)/.installed-$(SAM_VERSION)-$(CARGO_LAMBDA_VERSION)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check "openapi-core==$(OPENAPI_CORE_VERSION)"
+	touch $@
+
 ## Runs a command and prints how long it took (make test's step times).
 timed = t0=$$(date +%s); $(2); echo "make test: $(strip $(1)) took $$(( $$(date +%s) - t0 ))s"
 
@@ -99,11 +111,12 @@ timed = t0=$$(date +%s); $(2); echo "make test: $(strip $(1)) took $$(( $$(date 
 TEST_THREADS ?= 3
 
 ## The README's second command.
-test: node-deps python-tools
+test: node-deps python-tools spec-tools
 	@test "$(IAM_RECORD)" != /iam-record || { echo "cargo's target directory not found" >&2; exit 1; }
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
-	rm -rf "$(IAM_RECORD)"
-	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" cargo test --workspace --lib --test '*' -- --test-threads=$(TEST_THREADS))
+	rm -rf "$(IAM_RECORD)" "$(REPLY_RECORD)"
+	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_REPLY_RECORD="$(REPLY_RECORD)" cargo test --workspace --lib --test '*' -- --test-threads=$(TEST_THREADS))
+	@$(call timed,replies,$(VENV)/bin/python scripts/validate_replies.py "$(REPLY_RECORD)")
 	@$(call timed,iam,$(VENV)/bin/python scripts/built_template.py "$(BUILT_TEMPLATE)" && SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_BUILT_TEMPLATE="$(BUILT_TEMPLATE)" cargo test -p testkit --test iam -- --ignored)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)
