@@ -121,7 +121,23 @@ def seed(base: str) -> dict:
     orders += [late, empty_late, rival]
     keep = ("orderId", "holdToken", "seats", "paymentId")
     return {"orders": [{k: o[k] for k in keep if k in o} for o in orders],
-            "seats": seats + ["S-1-1", "S-1-2", "A-9-9", "nope"]}
+            "seats": seats + ["S-1-1", "S-1-2", "A-9-9", "nope"],
+            "visitors": seed_visitors(base)}
+
+
+def seed_visitors(base: str) -> list:
+    """Visitors of an open queue, each with the token join gave it, so that
+    visitor-status is fuzzed behind its authentication too."""
+    event = "fuzz-queue"
+    plan = {"name": "Queue", "holdSeconds": 600, "sections": [{"sectionId": "Q", "rows": [{"row": "1", "count": 5}]}]}
+    expect(call(base, "PUT", f"/events/{event}", plan), 201, "create the queued event")
+    opened = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+    expect(call(base, "PUT", f"/events/{event}/queue", {"opensAt": opened, "admitPerMinute": 60}), 200, "put a queue")
+    visitors = []
+    for _ in range(4):
+        joined = expect(call(base, "POST", f"/events/{event}/queue/visitors", {}), 201, "join the queue")
+        visitors.append({"eventId": event, "visitorId": joined["visitorId"], "visitorToken": joined["visitorToken"]})
+    return visitors
 
 
 def start_server(port: int, dynamodb_port: int, log_path: Path) -> subprocess.Popen:
@@ -215,11 +231,15 @@ def main() -> int:
         st_proc = subprocess.Popen(cmd, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, errors="replace")
         st_failures = 0
+        unauthenticated = False
         for line in st_proc.stdout:
             sys.stdout.write(line)
             found = re.search(r"=+ (\d+) failures?\b", line)
             if found:
                 st_failures = int(found.group(1))
+            # An operation that only ever answered 401/403 was never
+            # exercised behind its credentials: the seeds must reach it.
+            unauthenticated |= "returned only 401/403" in line
         st_rc = st_proc.wait()
         sys.stdout.flush()
         fuzz_seconds = time.monotonic() - fuzz_started
@@ -258,6 +278,8 @@ def main() -> int:
         problems.append("the server died or stopped answering")
     if panics:
         problems.append(f"{panics} panics in the server log {log_path}")
+    if unauthenticated:
+        problems.append("an operation answered only 401/403: seed it a credential (scripts/fuzz_hooks.py)")
     if requests < args.min_requests:
         problems.append(f"only {requests} requests, fewer than --min-requests {args.min_requests}")
     if problems:

@@ -87,8 +87,33 @@ def _retarget(case, pick, order_index, seat_index, with_token):
     return case
 
 
+# Seeded queue visitors, each with its visitor token (scripts/fuzz_api.py).
+_visitors = SEEDS.get("visitors", [])
+VISITOR_PATH = "/events/{eventId}/queue/visitors/{visitorId}"
+
+
+def _visit(case, pick, index, with_token):
+    """Points a visitor-status case at a seeded visitor, with its token most
+    of the time: the route's work behind the token runs, not only its 401."""
+    if pick == 0 or not _visitors:
+        return case
+    visitor = _visitors[index % len(_visitors)]
+    case.path_parameters["eventId"] = visitor["eventId"]
+    case.path_parameters["visitorId"] = visitor["visitorId"]
+    if with_token:
+        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {visitor['visitorToken']}"}
+    return case
+
+
 @schemathesis.hook
 def flatmap_case(context, case):
+    if case.path == VISITOR_PATH:
+        return st.builds(
+            lambda pick, i, tok: _visit(case, pick, i, tok),
+            st.integers(0, 3),
+            st.integers(0, 1 << 20),
+            st.integers(0, 5).map(lambda n: n > 0),
+        )
     if not case.path.startswith("/orders/{orderId}"):
         return st.just(case)
     return st.builds(
