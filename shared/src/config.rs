@@ -316,6 +316,62 @@ fn optional<T, E>(
 /// values it may take.
 struct Number(&'static str, u32, std::ops::RangeInclusive<u32>);
 
+/// Every whole-number setting, for the documentation's configuration
+/// tables (testkit's `docs_map` holds API.md's and OPERATIONS.md's rows to
+/// each default and range).
+const NUMBER_SETTINGS: [&Number; 8] = [
+    &SETTING_HOLD_SECONDS,
+    &SETTING_MAX_SEATS_PER_ORDER,
+    &SETTING_EXPIRY_GUARD_MS,
+    &SETTING_CREATE_EVENT_BUDGET_MS,
+    &SETTING_MAX_ORDER_LIFETIME_SECONDS,
+    &SETTING_REQUEST_BUDGET_MS,
+    &SETTING_ADMITTER_RUN_SECONDS,
+    &SETTING_DRAW_SETTLE_MS,
+];
+
+/// Each whole-number setting as (variable, default, least, most).
+pub fn number_settings() -> impl Iterator<Item = (&'static str, u32, u32, u32)> {
+    NUMBER_SETTINGS
+        .iter()
+        .map(|Number(name, default, range)| (*name, *default, *range.start(), *range.end()))
+}
+
+/// The variable naming the bus events go out on (publish-events).
+pub const EVENT_BUS_NAME: &str = "EVENT_BUS_NAME";
+/// The variable that sets the log level (`crate::telemetry`).
+pub const RUST_LOG: &str = "RUST_LOG";
+/// Set to `1`, a function may start with a development secret
+/// (`crate::dev_secrets`).
+pub const ALLOW_DEV_SECRETS: &str = "SEATCLAIM_ALLOW_DEV_SECRETS";
+
+/// Every variable a function reads for its configuration: what
+/// [`Config::from_lookup`] asks for (held to it by a test here), the
+/// publisher's bus and the log level. The documentation's configuration
+/// tables must name each (testkit's `docs_map`).
+pub const VARIABLES: [&str; 20] = [
+    "TABLE_NAME",
+    "HOLD_SECONDS",
+    "MAX_SEATS_PER_ORDER",
+    "EXPIRY_GUARD_MS",
+    "MAX_ORDER_LIFETIME_SECONDS",
+    "CREATE_EVENT_BUDGET_MS",
+    "REQUEST_BUDGET_MS",
+    "ADMITTER_RUN_SECONDS",
+    "DRAW_SETTLE_MS",
+    "QUEUE_SHARDS",
+    CONFIRM_SECRET,
+    ADMISSION_SIGNING_KEYS,
+    "ADMISSION_VERIFY_KEYS",
+    HOLD_TOKEN_KEYS,
+    DRAW_SECRET,
+    BUYER_VERIFY_KEYS,
+    BUYER_ISSUER,
+    EVENT_BUS_NAME,
+    RUST_LOG,
+    ALLOW_DEV_SECRETS,
+];
+
 const SETTING_HOLD_SECONDS: Number =
     Number("HOLD_SECONDS", DEFAULT_HOLD_SECONDS, HOLD_SECONDS_RANGE);
 const SETTING_MAX_SEATS_PER_ORDER: Number = Number(
@@ -396,6 +452,42 @@ fn number(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`VARIABLES`] names every variable the configuration reads, with
+    /// every part of it needed, and nothing it does not read but the
+    /// publisher's bus, the log level and the development-secrets switch.
+    #[test]
+    fn the_list_of_variables_is_what_the_configuration_reads() {
+        let asked = std::sync::Mutex::new(std::collections::BTreeSet::new());
+        let all = Needs {
+            confirm_secret: true,
+            admission_signing: true,
+            admission_verify: true,
+            hold_token_keys: true,
+            buyer_keys: true,
+            draw_secret: true,
+        };
+        for needs in [Needs::STORE, all] {
+            let _ = Config::from_lookup(needs, |k| {
+                asked
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(k.to_owned());
+                (k == "TABLE_NAME").then(|| "t".to_owned())
+            });
+        }
+        let asked = asked.into_inner().unwrap_or_else(|p| p.into_inner());
+        let listed: std::collections::BTreeSet<String> =
+            VARIABLES.iter().map(|v| v.to_string()).collect();
+        let elsewhere = [EVENT_BUS_NAME, RUST_LOG, ALLOW_DEV_SECRETS];
+        let expected: std::collections::BTreeSet<String> = asked
+            .iter()
+            .cloned()
+            .chain(elsewhere.iter().map(|v| v.to_string()))
+            .collect();
+        assert_eq!(listed, expected);
+        assert_eq!(number_settings().count(), NUMBER_SETTINGS.len());
+    }
 
     /// Tests use `?` rather than unwrap: a failure reports the error.
     type TestResult = Result<(), Box<dyn std::error::Error>>;

@@ -24,8 +24,9 @@ const ADMISSION_KEY_X: &str = "_Dfs7eep1t-bd8MvF5YeE-y4Tjv4IrVRQu8mFERBu0U";
 /// its private half is in the repository, so trusting it trusts anyone.
 const BUYER_KEY_X: &str = "CVGXDJol2Q5C93JkbXQmmF8qwSStKpR5blpgmNsTmNc";
 
-/// Set to `1`, a function may start with a development secret.
-pub const ALLOW_DEV_SECRETS: &str = "SEATCLAIM_ALLOW_DEV_SECRETS";
+/// Set to `1`, a function may start with a development secret (one of
+/// the configuration's variables, so it is named with them).
+pub use crate::config::ALLOW_DEV_SECRETS;
 
 /// The variables of `config` that hold a development secret.
 pub fn found_in(config: &Config) -> Vec<&'static str> {

@@ -115,10 +115,10 @@ impl EventBridgeBus {
     /// Reads `EVENT_BUS_NAME` (a clear start-up error without it) and builds
     /// the client with the store's timeouts.
     pub async fn from_env() -> Result<Self, ConfigError> {
-        let bus = std::env::var("EVENT_BUS_NAME")
+        let bus = std::env::var(crate::config::EVENT_BUS_NAME)
             .ok()
             .filter(|b| !b.is_empty())
-            .ok_or(ConfigError::Missing("EVENT_BUS_NAME"))?;
+            .ok_or(ConfigError::Missing(crate::config::EVENT_BUS_NAME))?;
         let sdk = aws_config::defaults(BehaviorVersion::latest())
             .http_client(crate::store::http_client())
             .timeout_config(crate::store::sdk_timeouts())

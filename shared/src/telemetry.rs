@@ -20,7 +20,7 @@ const BODY_LOGGERS: [&str; 2] = [
 /// Installs the JSON subscriber on stdout (level from `RUST_LOG`, default
 /// `info`). Calling it twice is harmless: the second call keeps the first.
 pub fn init() {
-    let rust_log = std::env::var("RUST_LOG").ok();
+    let rust_log = std::env::var(crate::config::RUST_LOG).ok();
     let _ =
         tracing::subscriber::set_global_default(subscriber(rust_log.as_deref(), std::io::stdout));
     // In a Lambda sandbox (the runtime API is set there, and under the

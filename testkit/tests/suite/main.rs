@@ -16,6 +16,7 @@ mod buyers;
 mod confirm;
 mod create_event;
 mod crowd;
+mod docs_config;
 mod docs_map;
 mod draw;
 mod draw_list;
