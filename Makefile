@@ -111,12 +111,13 @@ timed = t0=$$(date +%s); $(2); echo "make test: $(strip $(1)) took $$(( $$(date 
 TEST_THREADS ?= 3
 
 ## The README's second command.
-test: node-deps python-tools spec-tools
+test: node-deps python-tools spec-tools pyjwt
 	@test "$(IAM_RECORD)" != /iam-record || { echo "cargo's target directory not found" >&2; exit 1; }
 	@$(call timed,lint,$(MAKE) --no-print-directory lint)
 	rm -rf "$(IAM_RECORD)" "$(REPLY_RECORD)"
 	@$(call timed,cargo test,SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_REPLY_RECORD="$(REPLY_RECORD)" cargo test --workspace --lib --test '*' -- --test-threads=$(TEST_THREADS))
 	@$(call timed,replies,$(VENV)/bin/python scripts/validate_replies.py "$(REPLY_RECORD)")
+	@$(call timed,snippets,cargo build --quiet -p local --bin seatclaim-dev && $(VENV)/bin/python scripts/run_doc_snippets.py)
 	@$(call timed,iam,$(VENV)/bin/python scripts/built_template.py "$(BUILT_TEMPLATE)" && SEATCLAIM_IAM_RECORD="$(IAM_RECORD)" SEATCLAIM_BUILT_TEMPLATE="$(BUILT_TEMPLATE)" cargo test -p testkit --test iam -- --ignored)
 	@$(call timed,deny,$(MAKE) --no-print-directory deny)
 	@$(call timed,validate,$(MAKE) --no-print-directory validate)

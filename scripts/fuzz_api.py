@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import dev_server
 from cargo_target import binary
 from ports import free_ports
 from webhook_sign import DEV_SECRET, confirm_body, webhook_headers
@@ -141,36 +141,16 @@ def seed_visitors(base: str) -> list:
 
 
 def start_server(port: int, dynamodb_port: int, log_path: Path) -> subprocess.Popen:
-    env = dict(os.environ, PORT=str(port), DYNAMODB_LOCAL_PORT=str(dynamodb_port),
-               SWEEP_INTERVAL_SECONDS=os.environ.get("FUZZ_SWEEP_SECONDS", "5"),
-               # Generated plans reach 100,000 seats: a short write budget
-               # answers 202 quickly (the server finishes in the background).
-               CREATE_EVENT_BUDGET_MS=os.environ.get("FUZZ_CREATE_EVENT_BUDGET_MS", "1000"),
-               CONFIRM_SECRET=SECRET)
-    env.setdefault("RUST_LOG", "info")
-    log = open(log_path, "wb")
-    proc = subprocess.Popen([str(binary("seatclaim-dev"))], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"fuzz: the dev server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-        if b"listening on" in log_path.read_bytes():
-            return proc
-        time.sleep(0.2)
-    stop_server(proc)
-    raise SystemExit(f"fuzz: the dev server did not start in 90 s:\n{log_path.read_text()[-3000:]}")
+    return dev_server.start(port, dynamodb_port, log_path, "fuzz", {
+        "SWEEP_INTERVAL_SECONDS": os.environ.get("FUZZ_SWEEP_SECONDS", "5"),
+        # Generated plans reach 100,000 seats: a short write budget
+        # answers 202 quickly (the server finishes in the background).
+        "CREATE_EVENT_BUDGET_MS": os.environ.get("FUZZ_CREATE_EVENT_BUDGET_MS", "1000"),
+        "CONFIRM_SECRET": SECRET,
+    })
 
 
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+stop_server = dev_server.stop
 
 
 def main() -> int:
