@@ -16,9 +16,13 @@ run starts empty):
 
 The server trusts buyer tokens of a key generated for this run
 (scripts/admission_keys.py) under the issuer the docs use, so the docs'
-buyer-token example signs with a real key of its own.
+buyer-token examples sign with a real key of their own: the pair is in
+`buyer-keys.txt` of the folder every block runs in (as INTEGRATING.md has
+the reader make it), and the project venv's python (PyJWT) is first on
+PATH.
 
-Prints each block's place and how it ended; exits non-zero if any failed.
+Prints each block's place and how it ended (SNIPPETS_VERBOSE=1: and what it
+printed); exits non-zero if any failed.
 
     .tools/venv/bin/python scripts/run_doc_snippets.py
 """
@@ -38,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".tools" / "venv" / "bin" / "python"
 FENCE = re.compile(r"^```(bash|python) runnable(?: ([a-z0-9-]+))?\s*$")
 DOC_PORT = "localhost:3000"
+# SNIPPETS_VERBOSE=1 prints what every block printed, not only a failed one's.
+VERBOSE = os.environ.get("SNIPPETS_VERBOSE") == "1"
 # The issuer the docs' buyer-token example writes.
 BUYER_ISSUER = "https://shop.example"
 
@@ -127,6 +133,7 @@ def main() -> int:
         raise SystemExit("snippets: no runnable block found")
     work = Path(tempfile.mkdtemp(prefix="seatclaim-snippets-"))
     private_line, public_line = buyer_keys()
+    (work / "buyer-keys.txt").write_text(f"{private_line}\n{public_line}\n")
     port, dynamodb_port = free_ports(2)
     base = f"http://127.0.0.1:{port}"
     server_env = {"BUYER_VERIFY_KEYS": public_line, "BUYER_ISSUER": BUYER_ISSUER}
@@ -136,12 +143,15 @@ def main() -> int:
     failed = 0
     started = time.monotonic()
     try:
-        env = dict(os.environ, SEATCLAIM_API=base, BUYER_PRIVATE_LINE=private_line)
+        env = dict(os.environ, SEATCLAIM_API=base, BUYER_PRIVATE_LINE=private_line,
+                   PATH=f"{PYTHON.parent}:{os.environ.get('PATH', '')}")
         for block in found:
             ok, out = run(block, base, env, work)
             path, line, language, name, _ = block
             where = f"{path}:{line} ({language}{' ' + name if name else ''})"
             print(f"snippets: {where}: {'ok' if ok else 'FAILED'}")
+            if VERBOSE and ok:
+                print("  " + out.replace("\n", "\n  "))
             if not ok:
                 failed += 1
                 print("  " + out.replace("\n", "\n  ")[-3000:])
