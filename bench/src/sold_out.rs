@@ -354,7 +354,14 @@ async fn seed_the_rest(
         for bucket in &buckets {
             let sold = app
                 .store
-                .seed_sold_places(event, &section, bucket, &order, &payment)
+                .seed_sold_places(
+                    event,
+                    &section,
+                    bucket,
+                    &order,
+                    &payment,
+                    shared::world::now(),
+                )
                 .await
                 .map_err(|e| e.to_string())?;
             if sold {

@@ -301,13 +301,13 @@ pub async fn release_order(
         let event = EventRef::of(&order.event_id);
         for seat in &order.seats {
             if store
-                .release_expired_hold(&event, seat, &order.order_id)
+                .release_expired_hold(&event, seat, &order.order_id, now)
                 .await?
             {
                 released.seats += 1;
             }
         }
-        released.places = store.release_places(order).await;
+        released.places = store.release_places(order, now).await;
     }
     let retired = store.retire_expired_order(&stored, now).await?;
     released.expired = retired && order.status == OrderStatus::Pending;

@@ -419,7 +419,10 @@ async fn record_refund(
     payment: &PaymentId,
     refused: ConfirmRefusal,
 ) -> Step {
-    let outcome = app.store.record_refund_payment(stored, payment).await?;
+    let outcome = app
+        .store
+        .record_refund_payment(stored, payment, crate::world::now())
+        .await?;
     if let Some(next) = not_committed(outcome) {
         return Ok(next);
     }

@@ -517,8 +517,10 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
             continue;
         }
         if !live {
-            app.store.release_leftover_holds(order, &order.seats).await;
-            app.store.release_places(order).await;
+            app.store
+                .release_leftover_holds(order, &order.seats, now)
+                .await;
+            app.store.release_places(order, now).await;
         }
         return Ok(cancelled());
     }

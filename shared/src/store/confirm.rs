@@ -83,11 +83,13 @@ pub(super) enum BuyerChange<'a> {
 }
 
 /// What a completing confirm sells: the paid seats, and the places of
-/// `sales` (their buckets checked live at `live_at`, if given).
+/// `sales` (their buckets checked live at `live_at`, if given), written
+/// at `now`.
 struct Sold<'a> {
     paid: &'a [SeatId],
     sales: &'a [PlaceSale],
     live_at: Option<Millis>,
+    now: Millis,
 }
 
 impl Store {
@@ -123,6 +125,7 @@ impl Store {
             paid,
             sales: &[],
             live_at: None,
+            now,
         };
         self.push_completion(&mut txn, &event, order, payment, sold, when)?;
         match self.confirm_txn(txn, order).await? {
@@ -154,7 +157,7 @@ impl Store {
                 self.sell_held_seat(&event, &order.order_id, payment, seat, now)?,
             );
         }
-        self.push_releases(&mut txn, &event, &order.order_id, release)?;
+        self.push_releases(&mut txn, &event, &order.order_id, release, now)?;
         let when = Completion::AsReadLive {
             version: stored.version,
             now,
@@ -163,6 +166,7 @@ impl Store {
             paid,
             sales,
             live_at: Some(now),
+            now,
         };
         let units = self.push_completion(&mut txn, &event, &order.order_id, payment, sold, when)?;
         // Exactly what a live order holds, or less: always within the limit.
@@ -213,6 +217,7 @@ impl Store {
             paid,
             sales: &selling,
             live_at: None,
+            now,
         };
         let units = self.push_completion(&mut txn, &event, &order.order_id, payment, sold, when)?;
         // Units it may not hold: the sale stands only on the buyer's record
@@ -236,7 +241,7 @@ impl Store {
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
-        let refund = items::order::refund_due(payment, reason, order.status, stored.version);
+        let refund = items::order::refund_due(payment, reason, order.status, stored.version, now);
         txn.push(
             ConfirmRole::Order,
             self.txn_update(order_key(&order.order_id), refund)?,
@@ -275,18 +280,22 @@ impl Store {
         }
         if in_txn {
             let event = EventRef::of(&order.event_id);
-            self.push_releases(&mut txn, &event, &order.order_id, leftovers.seats)?;
-            for item in self.give_back_items(order, leftovers.places)? {
+            self.push_releases(&mut txn, &event, &order.order_id, leftovers.seats, now)?;
+            for item in self.give_back_items(order, leftovers.places, now)? {
                 txn.push(ConfirmRole::Release, item);
             }
         }
         let outcome = self.confirm_txn(txn, &order.order_id).await?;
         if outcome == ConfirmOutcome::Committed && !in_txn {
-            self.release_leftover_holds(order, leftovers.seats).await;
-            self.release_places(&Order {
-                places: leftovers.places.to_vec(),
-                ..order.clone()
-            })
+            self.release_leftover_holds(order, leftovers.seats, now)
+                .await;
+            self.release_places(
+                &Order {
+                    places: leftovers.places.to_vec(),
+                    ..order.clone()
+                },
+                now,
+            )
             .await;
             self.release_buyer_members(order, &kept).await;
         }
@@ -300,10 +309,11 @@ impl Store {
         &self,
         stored: &StoredOrder,
         payment: &PaymentId,
+        now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
         let order = &stored.order;
         let mut txn = ConfirmTxn::new();
-        let record = items::order::add_refund_payment(payment, order.status);
+        let record = items::order::add_refund_payment(payment, order.status, now);
         txn.push(
             ConfirmRole::Order,
             self.txn_update(order_key(&order.order_id), record)?,
@@ -320,12 +330,17 @@ impl Store {
     /// order still holds it; failures are logged, the holds have expired
     /// or will within the guard margin, and the sweep retries refund-due
     /// orders. Returns how many it released.
-    pub async fn release_leftover_holds(&self, order: &Order, seats: &[SeatId]) -> u64 {
+    pub async fn release_leftover_holds(
+        &self,
+        order: &Order,
+        seats: &[SeatId],
+        now: Millis,
+    ) -> u64 {
         let event = EventRef::of(&order.event_id);
         let mut released = 0;
         for seat in seats {
             match self
-                .release_expired_hold(&event, seat, &order.order_id)
+                .release_expired_hold(&event, seat, &order.order_id, now)
                 .await
             {
                 Ok(true) => released += 1,
@@ -360,10 +375,11 @@ impl Store {
         event: &EventRef,
         order: &OrderId,
         seats: &[SeatId],
+        now: Millis,
     ) -> Result<(), Error> {
         for seat in seats {
             let release =
-                self.txn_update(seat_key(event, seat), items::seat::release_held(order))?;
+                self.txn_update(seat_key(event, seat), items::seat::release_held(order, now))?;
             txn.push(ConfirmRole::Release, release);
         }
         Ok(())
@@ -385,12 +401,12 @@ impl Store {
     ) -> Result<usize, Error> {
         let mut recorded: Vec<String> = sold.paid.iter().map(|s| s.as_str().to_owned()).collect();
         for sale in sold.sales {
-            let bucket = self.sell_places(event, order, payment, sale, sold.live_at)?;
+            let bucket = self.sell_places(event, order, payment, sale, sold.live_at, sold.now)?;
             txn.push(ConfirmRole::Places, bucket);
             recorded.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let members: Vec<&str> = recorded.iter().map(String::as_str).collect();
-        let completed = items::order::complete(payment, &members, when);
+        let completed = items::order::complete(payment, &members, when, sold.now);
         txn.push(
             ConfirmRole::Order,
             self.txn_update(order_key(order), completed)?,
@@ -407,10 +423,11 @@ impl Store {
         payment: &PaymentId,
         sale: &PlaceSale,
         live_at: Option<Millis>,
+        now: Millis,
     ) -> Result<TransactWriteItem, Error> {
         self.txn_update(
             ga_bucket_key(event, &sale.section, sale.bucket),
-            items::bucket::sell(order, payment, sale, live_at),
+            items::bucket::sell(order, payment, sale, live_at, now),
         )
     }
 

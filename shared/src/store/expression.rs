@@ -98,6 +98,20 @@ impl Expression {
         self.values.insert(placeholder.to_owned(), value);
         self
     }
+    /// This update with the item's `changedAt` set to `now` as well (in
+    /// its `SET` clause, or one of its own): every write of an order, seat
+    /// or bucket that the events out tell is stamped so (`store::stream`).
+    pub(super) fn stamped(mut self, now: crate::domain::Millis) -> Self {
+        const STAMP: &str = "#changedAt = :changedAt";
+        let text = self.update.take().unwrap_or_default();
+        self.update = Some(match text.find("SET ") {
+            Some(at) => format!("{}SET {STAMP}, {}", &text[..at], &text[at + 4..]),
+            None => format!("SET {STAMP} {text}"),
+        });
+        self.name("#changedAt", super::schema::CHANGED_AT)
+            .value(":changedAt", AttributeValue::N(now.0.to_string()))
+    }
+
     /// This expression under `other`'s condition too (`AND`), with
     /// `other`'s bindings. A placeholder both bind must mean the same thing.
     pub(super) fn and(mut self, other: Expression) -> Self {

@@ -143,8 +143,8 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         ),
         ("seat::take_paid", seat::take_paid(&order, &payment, now)),
         ("seat::sell_held", seat::sell_held(&order, &payment, now)),
-        ("seat::release_held", seat::release_held(&order)),
-        ("seat::extend_held", seat::extend_held(&order, now)),
+        ("seat::release_held", seat::release_held(&order, now)),
+        ("seat::extend_held", seat::extend_held(&order, now, now)),
         ("order::add_seat", order::add_seat(&token, "A-1-1", 8, now)),
         (
             "order::add_block",
@@ -164,7 +164,7 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
             order::change_places(&token, order::Places::Remove, &["p"], 3, now),
         ),
         ("order::extend", order::extend(3, now, now, 1, now)),
-        ("order::cancel", order::cancel(OrderStatus::Pending, 3)),
+        ("order::cancel", order::cancel(OrderStatus::Pending, 3, now)),
         ("order::expire", order::expire(3, now)),
         (
             "order::leave_index",
@@ -177,11 +177,12 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
                 RefundReason::OrderExpired,
                 OrderStatus::Pending,
                 3,
+                now,
             ),
         ),
         (
             "order::add_refund_payment",
-            order::add_refund_payment(&payment, OrderStatus::Completed),
+            order::add_refund_payment(&payment, OrderStatus::Completed, now),
         ),
         (
             "bucket::take first",
@@ -194,27 +195,31 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
                 },
                 0,
                 now,
+                now,
             ),
         ),
-        ("bucket::take more", bucket::take(&order, &take, 2, now)),
-        ("bucket::give all", bucket::give(&order, 2, 0)),
-        ("bucket::give some", bucket::give(&order, 2, 1)),
-        ("bucket::extend", bucket::extend(&order, 2, now)),
+        (
+            "bucket::take more",
+            bucket::take(&order, &take, 2, now, now),
+        ),
+        ("bucket::give all", bucket::give(&order, 2, 0, now)),
+        ("bucket::give some", bucket::give(&order, 2, 1, now)),
+        ("bucket::extend", bucket::extend(&order, 2, now, now)),
         (
             "bucket::sell held live",
-            bucket::sell(&order, &payment, &sale(2, 1, None), Some(now)),
+            bucket::sell(&order, &payment, &sale(2, 1, None), Some(now), now),
         ),
         (
             "bucket::sell held late",
-            bucket::sell(&order, &payment, &sale(2, 2, None), None),
+            bucket::sell(&order, &payment, &sale(2, 2, None), None, now),
         ),
         (
             "bucket::sell taken",
-            bucket::sell(&order, &payment, &sale(0, 0, Some(take.clone())), None),
+            bucket::sell(&order, &payment, &sale(0, 0, Some(take.clone())), None, now),
         ),
         (
             "bucket::sell nothing",
-            bucket::sell(&order, &payment, &sale(0, 0, None), None),
+            bucket::sell(&order, &payment, &sale(0, 0, None), None, now),
         ),
         ("event::ready", event::ready(10)),
         ("event::seats_written", event::seats_written(10)),
@@ -369,8 +374,34 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
     ] {
         all.push((
             "order::complete",
-            order::complete(&payment, &["A-1-1"], when),
+            order::complete(&payment, &["A-1-1"], when, now),
         ));
+    }
+    // Every write the events out tell carries its own time, once.
+    let told = [
+        "seat::",
+        "bucket::",
+        "order::extend",
+        "order::cancel",
+        "order::expire",
+        "order::refund_due",
+        "order::add_refund_payment",
+        "order::complete",
+    ];
+    for (what, e) in &all {
+        let stamps = e
+            .update
+            .as_deref()
+            .unwrap_or_default()
+            .matches("#changedAt = :changedAt")
+            .count();
+        let stamped_now = e.values.get(":changedAt") == Some(&AttributeValue::N(now.0.to_string()));
+        let expected = told.iter().any(|t| what.starts_with(t));
+        assert_eq!(
+            (stamps == 1 && stamped_now, stamps),
+            (expected, usize::from(expected)),
+            "{what}"
+        );
     }
     for (what, e) in all {
         let text = [&e.update, &e.condition, &e.key_condition]
@@ -423,5 +454,35 @@ fn no_store_condition_compares_with_now_by_hand() {
                 );
             }
         }
+    }
+}
+
+/// The stamp joins an update's one `SET` clause, wherever it is, or
+/// brings its own: DynamoDB refuses a second `SET`.
+#[test]
+fn a_stamp_joins_the_set_clause_or_brings_one() {
+    let now = Millis(1_234);
+    let cases = [
+        (
+            "SET #a = :a REMOVE #b",
+            "SET #changedAt = :changedAt, #a = :a REMOVE #b",
+        ),
+        ("ADD #v :one", "SET #changedAt = :changedAt ADD #v :one"),
+        (
+            "ADD #v :one SET #k = :k",
+            "ADD #v :one SET #changedAt = :changedAt, #k = :k",
+        ),
+        (
+            "DELETE #s :s ADD #v :one",
+            "SET #changedAt = :changedAt DELETE #s :s ADD #v :one",
+        ),
+    ];
+    for (text, stamped) in cases {
+        let e = super::Expression::update(text).stamped(now);
+        assert_eq!(e.update.as_deref(), Some(stamped));
+        assert_eq!(
+            e.names.get("#changedAt").map(String::as_str),
+            Some("changedAt")
+        );
     }
 }

@@ -123,7 +123,7 @@ impl Store {
         now: Millis,
     ) -> Result<PlacesReport, Error> {
         let order = &stored.order;
-        let (mut items, change, members) = self.bucket_items(order, section, changes)?;
+        let (mut items, change, members) = self.bucket_items(order, section, changes, now)?;
         let member_ids: Vec<&str> = members.iter().map(String::as_str).collect();
         let record = items::order::change_places(token, change, &member_ids, stored.version, now);
         items.insert(0, self.txn_update(order_key(&order.order_id), record)?);
@@ -155,6 +155,7 @@ impl Store {
         order: &Order,
         section: &SectionId,
         changes: &[BucketChange],
+        now: Millis,
     ) -> Result<(Vec<TransactWriteItem>, Places, Vec<String>), Error> {
         let event_ref = EventRef::of(&order.event_id);
         let held = |bucket: u32| {
@@ -175,12 +176,15 @@ impl Store {
                             .map(|k| place_member(section, take.bucket, k)),
                     );
                     let take_places =
-                        items::bucket::take(&order.order_id, take, had, order.expires_at);
+                        items::bucket::take(&order.order_id, take, had, order.expires_at, now);
                     (take.bucket, take_places)
                 }
                 BucketChange::Give { bucket, had, keeps } => {
                     removed.extend((keeps + 1..=*had).map(|k| place_member(section, *bucket, k)));
-                    (*bucket, items::bucket::give(&order.order_id, *had, *keeps))
+                    (
+                        *bucket,
+                        items::bucket::give(&order.order_id, *had, *keeps, now),
+                    )
                 }
             };
             items.push(self.txn_update(ga_bucket_key(&event_ref, section, bucket), expression)?);
@@ -232,7 +236,7 @@ impl Store {
     /// been taken over since). For cancel-order and the sweep; failures are
     /// logged (the places are expired or soon will be, and takeable).
     /// Returns how many places it gave back.
-    pub async fn release_places(&self, order: &Order) -> u64 {
+    pub async fn release_places(&self, order: &Order, now: Millis) -> u64 {
         let event_ref = EventRef::of(&order.event_id);
         let mut released = 0;
         for held in &order.places {
@@ -241,7 +245,7 @@ impl Store {
                 .update_item()
                 .table_name(&*self.table)
                 .set_key(Some(ga_bucket_key(&event_ref, &held.section, held.bucket)));
-            let sent = items::bucket::give(&order.order_id, held.quantity, 0)
+            let sent = items::bucket::give(&order.order_id, held.quantity, 0, now)
                 .on_update_item(request)
                 .send()
                 .await;
@@ -258,8 +262,12 @@ impl Store {
 
     /// Transaction items giving back every place of a live order (its
     /// entries are exactly as it records them): for cancel-order.
-    pub(super) fn give_back_all(&self, order: &Order) -> Result<Vec<TransactWriteItem>, Error> {
-        self.give_back_items(order, &order.places)
+    pub(super) fn give_back_all(
+        &self,
+        order: &Order,
+        now: Millis,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
+        self.give_back_items(order, &order.places, now)
     }
 
     /// Transaction items giving back `places` of a live order, each only
@@ -268,6 +276,7 @@ impl Store {
         &self,
         order: &Order,
         places: &[HeldPlaces],
+        now: Millis,
     ) -> Result<Vec<TransactWriteItem>, Error> {
         let event_ref = EventRef::of(&order.event_id);
         places
@@ -275,7 +284,7 @@ impl Store {
             .map(|held| {
                 self.txn_update(
                     ga_bucket_key(&event_ref, &held.section, held.bucket),
-                    items::bucket::give(&order.order_id, held.quantity, 0),
+                    items::bucket::give(&order.order_id, held.quantity, 0, now),
                 )
             })
             .collect()
@@ -287,6 +296,7 @@ impl Store {
         &self,
         order: &Order,
         expires_at: Millis,
+        now: Millis,
     ) -> Result<Vec<TransactWriteItem>, Error> {
         let event_ref = EventRef::of(&order.event_id);
         order
@@ -295,7 +305,7 @@ impl Store {
             .map(|held| {
                 self.txn_update(
                     ga_bucket_key(&event_ref, &held.section, held.bucket),
-                    items::bucket::extend(&order.order_id, held.quantity, expires_at),
+                    items::bucket::extend(&order.order_id, held.quantity, expires_at, now),
                 )
             })
             .collect()

@@ -134,7 +134,7 @@ impl Store {
         let mut items = vec![
             self.txn_update(
                 seat_key(&EventRef::of(token.event_id()), seat),
-                items::seat::release_held(order),
+                items::seat::release_held(order, now),
             )?,
             self.txn_update(
                 order_key(order),

@@ -131,11 +131,11 @@ impl Store {
         .build()
         .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
-        items.extend(self.extend_places(order, expires_at)?);
+        items.extend(self.extend_places(order, expires_at, now)?);
         // Its units count until the new expiry.
         items.extend(self.buyer_order_item(order, now, |id| items::buyer::extend(id, expires_at))?);
         for seat in &order.seats {
-            let extend = items::seat::extend_held(&order.order_id, expires_at)
+            let extend = items::seat::extend_held(&order.order_id, expires_at, now)
                 .on_update(self.update(seat_key(&event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;
@@ -156,19 +156,19 @@ impl Store {
     ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = items::order::cancel(order.status, stored.version)
+        let record = items::order::cancel(order.status, stored.version, now)
             .on_update(self.update(order_key(&order.order_id)))
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         let mut items = vec![TransactWriteItem::builder().update(record).build()];
         let release: &[SeatId] = if live { &order.seats } else { &[] };
         if live {
-            items.extend(self.give_back_all(order)?);
+            items.extend(self.give_back_all(order, now)?);
         }
         // Its units stop counting against its buyer at once.
         items.extend(self.buyer_order_item(order, now, items::buyer::release_order)?);
         for seat in release {
-            let free = items::seat::release_held(&order.order_id)
+            let free = items::seat::release_held(&order.order_id, now)
                 .on_update(self.update(seat_key(&event, seat)))
                 .build()
                 .map_err(build_error("TransactWriteItems"))?;

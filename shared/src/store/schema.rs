@@ -62,3 +62,10 @@ pub const MAX_TRANSACTION_ITEMS: usize = 100;
 pub const PENDING_SHARD: &str = "pendingShard";
 
 pub const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";
+
+/// When an order, seat or general-admission item last changed in a way
+/// the events out tell (ms since the epoch): every such write sets it to
+/// its own `now` ([`super::expression::Expression::stamped`]), so an
+/// event's `at` is the change's time to the millisecond, not the stream
+/// record's approximate one (DynamoDB Streams rounds it to the minute).
+pub const CHANGED_AT: &str = "changedAt";

@@ -76,6 +76,7 @@ impl Store {
         bucket: &Bucket,
         order: &OrderId,
         payment: &PaymentId,
+        now: Millis,
     ) -> Result<bool, Error> {
         if bucket.free == 0 {
             return Ok(true);
@@ -100,7 +101,7 @@ impl Store {
                 section,
                 bucket.index,
             )));
-        let sold = items::bucket::sell(order, payment, &sale, None)
+        let sold = items::bucket::sell(order, payment, &sale, None, now)
             .on_update_item(request)
             .send()
             .await;

@@ -7,7 +7,7 @@ use super::errors::StoreError;
 use super::items::bucket::{parse_bucket, GA_PK_PREFIX, SALE_ORDER_ID, SALE_PAYMENT_ID};
 use super::items::order::{parse_order, ORDER_PK_PREFIX};
 use super::items::seat::{parse_seat, SEAT_PK_PREFIX};
-use super::schema::{EVENT_ID, PAYMENT_ID, PK, SECTION_ID};
+use super::schema::{CHANGED_AT, CREATED_AT, EVENT_ID, PAYMENT_ID, PK, SECTION_ID};
 use super::value::{Fields, Item};
 use crate::domain::{EventId, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -62,15 +62,32 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
             }
         }
     };
-    let at = data["ApproximateCreationDateTime"]
-        .as_f64()
-        .map_or(now, |secs| Millis((secs * 1000.0) as i64));
+    let at = change_time(data).unwrap_or_else(|| {
+        data["ApproximateCreationDateTime"]
+            .as_f64()
+            .map_or(now, |secs| Millis((secs * 1000.0) as i64))
+    });
     Ok(Some(ItemChange {
         old: image("OldImage")?,
         new: image("NewImage")?,
         record_id,
         at,
     }))
+}
+
+/// When the write happened, to the millisecond, from the new image: its
+/// `changedAt` (every write the events out tell stamps it), or for an item
+/// just created (an order) its `createdAt`. `None` for an item written
+/// before the stamp: the stream record's approximate time stands in (to
+/// the minute on DynamoDB Streams).
+fn change_time(data: &Value) -> Option<Millis> {
+    let number = |name: &str| {
+        data["NewImage"][name]["N"]
+            .as_str()
+            .and_then(|n| n.parse::<i64>().ok())
+            .map(Millis)
+    };
+    number(CHANGED_AT).or_else(|| data["OldImage"].is_null().then(|| number(CREATED_AT))?)
 }
 
 fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
@@ -213,6 +230,37 @@ mod tests {
             json!({"id": "e-42.0", "eventId": "ev-1", "orderId": "0123456789abcdef-o1", "seatId": "A-1-1",
                    "expiresAt": "2023-11-14T22:13:20.000Z", "at": "2023-11-14T22:13:20.000Z"})
         );
+        Ok(())
+    }
+
+    /// An event's `at` is the write's own stamp, to the millisecond; a new
+    /// item without one gives its `createdAt`; an item written before the
+    /// stamp, the record's approximate time (DynamoDB rounds it to the
+    /// minute).
+    #[test]
+    fn the_time_is_the_items_own_to_the_millisecond() -> TestResult {
+        let record = |old: Value, new: Value| {
+            json!({"eventID": "e-7", "dynamodb": {
+                "Keys": {"PK": {"S": "SEATS#0123456789abcdef#A-1#0"}, "SK": {"S": "SEAT#A-1-1"}},
+                "ApproximateCreationDateTime": 1700000040.0, "OldImage": old, "NewImage": new}})
+        };
+        let mut stamped = seat("HELD", Some("0123456789abcdef-o1"));
+        stamped["changedAt"] = json!({"N": "1700000061499"});
+        let mut created = seat("HELD", Some("0123456789abcdef-o1"));
+        created["createdAt"] = json!({"N": "1700000012345"});
+        for (old, new, at) in [
+            (seat("AVAILABLE", None), stamped, 1_700_000_061_499),
+            (Value::Null, created.clone(), 1_700_000_012_345),
+            (seat("AVAILABLE", None), created, 1_700_000_040_000),
+            (
+                seat("AVAILABLE", None),
+                seat("HELD", Some("0123456789abcdef-o1")),
+                1_700_000_040_000,
+            ),
+        ] {
+            let change = item_change(&record(old, new), Millis(0))?.ok_or("a change")?;
+            assert_eq!(change.at, Millis(at));
+        }
         Ok(())
     }
 

@@ -63,13 +63,14 @@ impl Store {
         event: &EventRef,
         seat: &SeatId,
         order: &OrderId,
+        now: Millis,
     ) -> Result<bool, Error> {
         let request = self
             .client
             .update_item()
             .table_name(&*self.table)
             .set_key(Some(seat_key(event, seat)));
-        let result = items::seat::release_held(order)
+        let result = items::seat::release_held(order, now)
             .on_update_item(request)
             .send()
             .await;

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use common::*;
 use local::feed::DevFeed;
 use serde_json::{json, Value};
+use shared::domain::Millis;
 use shared::outbox::{publish_records, EventSink, Published};
 
 /// Every record of the app's table's stream so far, oldest first.
@@ -88,6 +89,8 @@ struct Flow {
     cancelled: TestOrder,
     expired: TestOrder,
     rival: TestOrder,
+    /// Just before the payment was sent and just after it was answered.
+    paid_at: (Millis, Millis),
 }
 
 /// The flow's buyer's create-order body: its `userId` comes back on
@@ -124,6 +127,7 @@ async fn run_flow() -> Flow {
     assert_eq!(extend(&app, &buyer, r#"{"seconds": 600}"#).await.0, 200);
     let mut paid: Vec<&str> = vec!["A-1-1"];
     paid.extend(best_seats.iter().map(String::as_str));
+    let paying = shared::world::now();
     let (status, body) = pay(
         &app,
         &buyer,
@@ -133,6 +137,7 @@ async fn run_flow() -> Flow {
     )
     .await;
     assert_eq!(status, 200, "{body}");
+    let paid_at = (paying, shared::world::now());
 
     let cancelled = order(&app, "out").await;
     assert_eq!(claim(&app, &cancelled, "A-1-8").await.0, 200);
@@ -169,6 +174,7 @@ async fn run_flow() -> Flow {
         cancelled,
         expired,
         rival,
+        paid_at,
     }
 }
 
@@ -229,6 +235,18 @@ async fn a_whole_flow_gives_exactly_the_expected_events_and_the_same_ids_when_re
     );
     assert_eq!(completed[0]["userId"], "fan-7");
     assert!(completed[0].get("buyerId").is_none(), "no limit, no buyer");
+    // Its time is the completion's own, to the millisecond: between the
+    // payment's send and its answer (the stream record's time is cut to
+    // the minute, so it would fall before the send).
+    let at = completed[0]["at"].as_str().expect("at");
+    let at = chrono::DateTime::parse_from_rfc3339(at)
+        .expect("RFC 3339")
+        .timestamp_millis();
+    let (sent, answered) = flow.paid_at;
+    assert!(
+        (sent.0..=answered.0).contains(&at),
+        "{at} not in {sent:?}..{answered:?}"
+    );
 
     let orders = by_order(&events);
     let (b1, b2) = (&flow.best_seats[0], &flow.best_seats[1]);

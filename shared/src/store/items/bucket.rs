@@ -148,6 +148,7 @@ pub(in crate::store) fn take(
     take: &Take,
     had: u32,
     expires_at: Millis,
+    now: Millis,
 ) -> Expression {
     let reclaimed: i64 = take.reclaim.iter().map(|h| i64::from(h.quantity)).sum();
     let (reclaim, removes) = reclaims(&take.reclaim);
@@ -172,11 +173,13 @@ pub(in crate::store) fn take(
     .value(":delta", n(reclaimed - i64::from(take.places)))
     .value(":need", n(take.free_needed()))
     .value(":mine", mine)
+    .stamped(now)
 }
 
 /// A give-back: `order`'s entry lowered from `had` to `keeps` (removed at
-/// zero), `free` raised by as much, only while the entry is as recorded.
-pub(in crate::store) fn give(order: &OrderId, had: u32, keeps: u32) -> Expression {
+/// zero), `free` raised by as much, only while the entry is as recorded
+/// (at `now`).
+pub(in crate::store) fn give(order: &OrderId, had: u32, keeps: u32, now: Millis) -> Expression {
     let update = if keeps == 0 {
         Expression::update("SET #free = #free + :give REMOVE #me")
     } else {
@@ -186,15 +189,22 @@ pub(in crate::store) fn give(order: &OrderId, had: u32, keeps: u32) -> Expressio
         .and(entry_is(order, had))
         .name("#free", FREE)
         .value(":give", n(had - keeps))
+        .stamped(now)
 }
 
 /// extend-order: `order`'s entry (of `had` places) now expires at
-/// `expires_at`.
-pub(in crate::store) fn extend(order: &OrderId, had: u32, expires_at: Millis) -> Expression {
+/// `expires_at` (at `now`).
+pub(in crate::store) fn extend(
+    order: &OrderId,
+    had: u32,
+    expires_at: Millis,
+    now: Millis,
+) -> Expression {
     Expression::update("SET #me.#e = :exp")
         .and(entry_is(order, had))
         .name("#e", HOLD_EXPIRY)
         .value(":exp", n(expires_at.0))
+        .stamped(now)
 }
 
 /// A bucket's side of a sale: `sell` of the order's `held` places there
@@ -210,6 +220,7 @@ pub(in crate::store) fn sell(
     payment: &PaymentId,
     sale: &PlaceSale,
     live_at: Option<Millis>,
+    now: Millis,
 ) -> Expression {
     let give = i64::from(sale.held - sale.sell);
     let (taken, reclaim_holds) = sale
@@ -258,4 +269,5 @@ pub(in crate::store) fn sell(
         .name("#free", FREE)
         .value(":sold", n(sale.sold()))
         .value(":delta", n(delta))
+        .stamped(now)
 }

@@ -457,15 +457,18 @@ pub(in crate::store) fn extend(
     .value(":deadline", n(deadline.0))
     .value(":ttl", n(ttl))
     .value(":version", n(version))
+    .stamped(now)
 }
 
-/// cancel-order: CANCELLED and out of the pending index, if as read.
-pub(in crate::store) fn cancel(seen: OrderStatus, version: i64) -> Expression {
+/// cancel-order: CANCELLED and out of the pending index, if as read (at
+/// `now`).
+pub(in crate::store) fn cancel(seen: OrderStatus, version: i64, now: Millis) -> Expression {
     transition("SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp")
         .and(as_read(seen, version))
         .name("#shard", PENDING_SHARD)
         .name("#pendingExp", PENDING_EXPIRES_AT)
         .value(":cancelled", s(OrderStatus::Cancelled.as_str()))
+        .stamped(now)
 }
 
 /// The sweep: a PENDING order as read becomes EXPIRED and leaves the
@@ -479,6 +482,7 @@ pub(in crate::store) fn expire(version: i64, now: Millis) -> Expression {
         .name("#expiresAt", EXPIRES_AT)
         .value(":expired", s(OrderStatus::Expired.as_str()))
         .value(":now", n(now.0))
+        .stamped(now)
 }
 
 /// The sweep: an order no longer PENDING, as read, leaves the pending
@@ -505,14 +509,16 @@ pub(in crate::store) enum Completion {
     AsRead { seen: OrderStatus, version: i64 },
 }
 
-/// confirm: COMPLETED with `payment`, recording `members` (seats and sold
-/// places) as what it bought, out of the pending index, no TTL.
+/// confirm: COMPLETED with `payment` at `now`, recording `members` (seats
+/// and sold places) as what it bought, out of the pending index, no TTL.
 pub(in crate::store) fn complete(
     payment: &PaymentId,
     members: &[&str],
     when: Completion,
+    now: Millis,
 ) -> Expression {
     let update = transition(COMPLETE)
+        .stamped(now)
         .name("#payment", PAYMENT_ID)
         .name("#seats", SEATS)
         .name("#shard", PENDING_SHARD)
@@ -546,6 +552,7 @@ pub(in crate::store) fn refund_due(
     reason: RefundReason,
     seen: OrderStatus,
     version: i64,
+    now: Millis,
 ) -> Expression {
     transition(
         "SET #status = :refund, #payment = :payment, #reason = :reason, #version = #version + :one REMOVE #ttl",
@@ -557,17 +564,23 @@ pub(in crate::store) fn refund_due(
     .value(":refund", s(OrderStatus::RefundDue.as_str()))
     .value(":payment", s(payment.as_str()))
     .value(":reason", s(reason.as_str()))
+    .stamped(now)
 }
 
 /// confirm: a further payment for a COMPLETED or REFUND_DUE order, kept
-/// in `refundPaymentIds`, if its status is still `seen`.
-pub(in crate::store) fn add_refund_payment(payment: &PaymentId, seen: OrderStatus) -> Expression {
+/// in `refundPaymentIds`, if its status is still `seen` (at `now`).
+pub(in crate::store) fn add_refund_payment(
+    payment: &PaymentId,
+    seen: OrderStatus,
+    now: Millis,
+) -> Expression {
     Expression::update("ADD #extra :payment")
         .and(Expression::condition("#status = :seen"))
         .name("#extra", EXTRA_PAYMENT_IDS)
         .name("#status", STATUS)
         .value(":payment", ss(&[payment.as_str()]))
         .value(":seen", s(seen.as_str()))
+        .stamped(now)
 }
 
 #[cfg(test)]

@@ -173,6 +173,7 @@ pub(in crate::store) fn claim(
     .value(":sold", s(SEAT_SOLD))
     .value(":exp", n(expires_at.0))
     .value(":now", n(now.0))
+    .stamped(now)
 }
 
 /// A late payment's seat: sold to `order` if it is free for it (unheld,
@@ -189,6 +190,7 @@ pub(in crate::store) fn take_paid(order: &OrderId, payment: &PaymentId, now: Mil
     .value(":payment", s(payment.as_str()))
     .value(":sold", s(SEAT_SOLD))
     .value(":now", n(now.0))
+    .stamped(now)
 }
 
 /// A seat `order` holds, sold while its hold is live; it records the
@@ -204,11 +206,12 @@ pub(in crate::store) fn sell_held(order: &OrderId, payment: &PaymentId, now: Mil
     .value(":sold", s(SEAT_SOLD))
     .value(":held", s(SEAT_HELD))
     .value(":now", n(now.0))
+    .stamped(now)
 }
 
 /// Releases a seat only if `order` still holds it (drop-seat, confirm's
-/// unpaid holds, cancel-order, the sweep).
-pub(in crate::store) fn release_held(order: &OrderId) -> Expression {
+/// unpaid holds, cancel-order, the sweep) at `now`.
+pub(in crate::store) fn release_held(order: &OrderId, now: Millis) -> Expression {
     seat(
         order,
         Expression::update("SET #status = :available REMOVE #holder, #holdExp")
@@ -216,14 +219,20 @@ pub(in crate::store) fn release_held(order: &OrderId) -> Expression {
     )
     .value(":held", s(SEAT_HELD))
     .value(":available", s(SEAT_AVAILABLE))
+    .stamped(now)
 }
 
-/// Moves the expiry of a hold `order` still has (extend-order).
-pub(in crate::store) fn extend_held(order: &OrderId, expires_at: Millis) -> Expression {
+/// Moves the expiry of a hold `order` still has (extend-order, at `now`).
+pub(in crate::store) fn extend_held(
+    order: &OrderId,
+    expires_at: Millis,
+    now: Millis,
+) -> Expression {
     seat(
         order,
         Expression::update("SET #holdExp = :exp").and(Expression::condition(HELD_BY_ORDER)),
     )
     .value(":held", s(SEAT_HELD))
     .value(":exp", n(expires_at.0))
+    .stamped(now)
 }
