@@ -16,6 +16,7 @@ pub mod invariants;
 pub mod metrics;
 pub mod paths;
 pub mod payment_backend;
+pub mod replies;
 pub mod router;
 pub mod secrets;
 pub mod server;

@@ -12,8 +12,16 @@ use shared::App;
 
 /// Routes a request as API Gateway would (`shared::routes`): path
 /// parameters and query string parameters filled in, then its route's
-/// handler, exactly as its function's Lambda binary calls it.
+/// handler, exactly as its function's Lambda binary calls it. The reply is
+/// recorded for the spec check when the tests ask ([`crate::replies`]).
 pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
+    let (method, uri) = (req.method().as_str().to_owned(), req.uri().to_string());
+    let reply = route(app, req).await;
+    crate::replies::record(&method, &uri, &reply);
+    reply
+}
+
+async fn route(app: &App, req: Request) -> Response<Body> {
     let matched = match resolve(req.method().as_str(), req.uri().path()) {
         Ok(matched) => matched,
         Err(err) => {
@@ -56,9 +64,12 @@ pub async fn dispatch(app: &App, req: Request) -> Response<Body> {
 /// A request as its function's Lambda binary receives it (path parameters
 /// set, as in events/*.json), answered as that binary answers it.
 pub async fn call(function: &'static str, app: &App, req: Request) -> Response<Body> {
+    let (method, uri) = (req.method().as_str().to_owned(), req.uri().to_string());
     let function = shared::routes::function(function);
     let app = &crate::iam::attributed(app, function.name);
-    Box::pin(shared::lambda::answer_as(function, app, req)).await
+    let reply = Box::pin(shared::lambda::answer_as(function, app, req)).await;
+    crate::replies::record(&method, &uri, &reply);
+    reply
 }
 
 /// Builds a request as a client would send it (tests, benchmarks, and the

@@ -87,55 +87,12 @@ pub async fn call_full(
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let reply_headers: serde_json::Map<String, Value> = resp
-        .headers()
-        .iter()
-        .filter_map(|(k, v)| Some((k.as_str().to_owned(), json!(v.to_str().ok()?))))
-        .collect();
     let (status, body) = read(resp);
-    record_reply(method, uri, status, &reply_headers, &body);
     Reply {
         status,
         body,
         retry_after,
     }
-}
-
-/// Where [`record_reply`] writes, if anywhere: a folder (`make test` sets
-/// it inside cargo's target directory).
-pub const REPLY_RECORD_ENV: &str = "SEATCLAIM_REPLY_RECORD";
-
-/// Every reply read through the router, for `make test`'s check of each
-/// against docs/openapi.yaml with a real OpenAPI validator
-/// (`scripts/validate_replies.py`): one JSON line per reply, in a file of
-/// this process in the folder [`REPLY_RECORD_ENV`] names. Nothing is
-/// written when it is unset.
-fn record_reply(
-    method: &str,
-    uri: &str,
-    status: u16,
-    headers: &serde_json::Map<String, Value>,
-    body: &Value,
-) {
-    use std::io::Write;
-    static FILE: std::sync::OnceLock<Option<std::sync::Mutex<std::fs::File>>> =
-        std::sync::OnceLock::new();
-    let file = FILE.get_or_init(|| {
-        let folder = std::path::PathBuf::from(std::env::var_os(REPLY_RECORD_ENV)?);
-        std::fs::create_dir_all(&folder).expect("the reply record's folder");
-        let path = folder.join(format!("replies-{}.jsonl", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .expect("the reply record");
-        Some(std::sync::Mutex::new(file))
-    });
-    let Some(file) = file else { return };
-    let line = json!({"method": method, "uri": uri, "status": status,
-        "headers": headers, "body": body});
-    let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
-    writeln!(file, "{line}").expect("a reply recorded");
 }
 
 /// [`call_full`]'s status and body.
