@@ -421,7 +421,7 @@ async fn admission_order(
                 token,
                 None,
                 (ISSUER, event.as_str()),
-                &["exp", "iss", "aud", "sub"],
+                &shared::admission::ADMISSION_CLAIMS,
             )
             .map_err(|reason| {
                 format!(

@@ -400,14 +400,9 @@ impl VerifyKeys {
         event: &EventId,
         now: Millis,
     ) -> Result<AdmissionClaims, Error> {
-        self.decode::<AdmissionClaims>(
-            token,
-            None,
-            (ISSUER, event.as_str()),
-            &["exp", "iss", "aud", "sub"],
-        )
-        .and_then(|claims| claims.check_at(now).map(|()| claims))
-        .map_err(Error::Unauthorized)
+        self.decode::<AdmissionClaims>(token, None, (ISSUER, event.as_str()), &ADMISSION_CLAIMS)
+            .and_then(|claims| claims.check_at(now).map(|()| claims))
+            .map_err(Error::Unauthorized)
     }
 }
 
@@ -449,6 +444,10 @@ fn refusal_of(kind: &jsonwebtoken::errors::ErrorKind) -> Reason {
         _ => Reason::TokenMalformed,
     }
 }
+
+/// The claims every admission must carry (`orders` and `slot` are
+/// optional): a missing one is `token-claim-missing`.
+pub const ADMISSION_CLAIMS: [&str; 7] = ["iss", "aud", "sub", "jti", "iat", "nbf", "exp"];
 
 /// An admission's claims (DESIGN.md): `sub` the visitor, `aud` the event,
 /// `jti` the admission, times in unix seconds; `nbf` = `iat`.

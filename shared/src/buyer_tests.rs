@@ -183,14 +183,18 @@ fn every_broken_rule_is_buyer_token_invalid_naming_the_rule() {
     ];
     for (why, reason, token) in refused {
         let refusal = verify(&token);
+        let body = refusal.as_ref().err().map(|e| e.body().to_string());
         assert!(
             matches!(refusal, Err(Error::BuyerTokenInvalid(r)) if r == reason),
-            "{why} must be refused as {}: {:?}",
+            "{why} must be refused as {}: {body:?}",
             reason.code(),
-            refusal.err().and_then(|e| e.reason())
         );
-        let body = Error::BuyerTokenInvalid(reason).body().to_string();
-        assert!(!body.contains(&token), "{why}: the token is not echoed");
+        let body = body.unwrap_or_default();
+        let signature = token.rsplit('.').next().unwrap_or_default();
+        assert!(
+            !body.contains(&token) && (signature.is_empty() || !body.contains(signature)),
+            "{why}: the token is not echoed: {body}"
+        );
     }
 }
 

@@ -265,8 +265,8 @@ pub fn header<'r>(req: &'r Request, name: &str) -> Option<&'r str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-/// The request's `Idempotency-Key`, if any (create-order under a queue,
-/// best-available): `400` unless 1-64 characters of `[A-Za-z0-9_.-]`.
+/// The request's `Idempotency-Key`, if any (create-order, best-available):
+/// `400` unless 1-64 characters of `[A-Za-z0-9_.-]`.
 pub fn idempotency_key(req: &Request) -> Result<Option<crate::domain::IdempotencyKey>, Error> {
     header(req, "idempotency-key")
         .map(|key| {

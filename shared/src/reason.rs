@@ -76,7 +76,7 @@ reasons! {
     TokenSignature => "token-signature",
         "the token's signature does not verify under the key its kid names",
     TokenClaimMissing => "token-claim-missing",
-        "the token lacks a required claim (buyer tokens: iss, aud, sub, iat, exp; admissions: iss, aud, sub, exp)",
+        "the token lacks a required claim (buyer tokens: iss, aud, sub, iat, exp; admissions: iss, aud, sub, jti, iat, nbf, exp)",
     TokenClaimInvalid => "token-claim-invalid",
         "a claim of the token has the wrong type (times are numbers of seconds, aud one string)",
     TokenIssuer => "token-issuer",

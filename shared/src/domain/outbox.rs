@@ -109,7 +109,8 @@ pub enum ItemImage {
 pub struct ItemChange {
     /// The record's id (stable across redelivery).
     pub record_id: String,
-    /// When the write happened (the record's approximate creation time).
+    /// When the write happened, to the millisecond: the item's own stamp
+    /// (`store::stream`).
     pub at: Millis,
     pub old: Option<ItemImage>,
     pub new: Option<ItemImage>,
