@@ -392,6 +392,25 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
         let edited = TestOrder { token, ..b.clone() };
         refused(claim(&app, &edited, "A-1-12").await, "hold-token-mac");
     }
+    // A token the server key signed for this order id, with a secret that
+    // is not the order's: refused by the order itself, read or written.
+    let stranger_secret = shared::auth::HoldToken::from_secret(
+        b.hold_token().event_id(),
+        b.hold_token().expires_at(),
+        [7; 32],
+    );
+    let other_secret = TestOrder {
+        token: local::apps::dev_hold_token_keys().encode(&b.order_id(), &stranger_secret),
+        ..b.clone()
+    };
+    refused(
+        claim(&app, &other_secret, "A-1-12").await,
+        "hold-token-other-order",
+    );
+    refused(
+        get_order(&app, &other_secret).await,
+        "hold-token-other-order",
+    );
     let far = b.hold_token().with_expiry(Millis(9_999_999_999_999));
     let issued_far = TestOrder {
         token: local::apps::dev_hold_token_keys().encode(&b.order_id(), &far),
@@ -443,6 +462,32 @@ async fn get_seat_claims_idempotently_and_says_why_not() {
     assert_eq!(confirm(&app, &a.id, "pi_1").await.0, 200);
     expect(claim(&app, &b, "A-1-1").await, 409, "seat-sold");
     expect(claim(&app, &a, "A-1-12").await, 409, "order-not-holdable");
+}
+
+/// A function without the keys a credential is checked with refuses it
+/// as a deployment fault, naming it: hold tokens and payment signatures.
+#[tokio::test]
+async fn a_function_without_its_keys_says_so() {
+    let mut app = fresh_app().await;
+    let ev = event(&app, 2, 60).await;
+    let o = order(&app, &ev).await;
+    app.config.hold_token_keys = None;
+    app.config.confirm_secrets = None;
+    let (status, reply) = get_order(&app, &o).await;
+    assert_eq!(
+        (status, common::reason(&reply)),
+        (401, "keys-not-configured"),
+        "{reply}"
+    );
+    let body = confirm_body(&o.id, "pi_1", &["A-1-1".to_owned()]);
+    let headers = signed(&body);
+    let uri = format!("/orders/{}/confirm", o.id);
+    let (status, reply) = call(&app, "POST", &uri, &as_refs(&headers), &body).await;
+    assert_eq!(
+        (status, common::reason(&reply)),
+        (401, "keys-not-configured"),
+        "{reply}"
+    );
 }
 
 #[tokio::test]
