@@ -395,3 +395,40 @@ async fn a_refused_put_reports_exactly_its_records_through_a_sink_and_through_ev
     );
     server.stop().await;
 }
+
+/// An order with a buyer: its `order.completed`, read from the stream,
+/// names the buyer its token named (the seller's own bus may carry it).
+#[tokio::test]
+async fn a_buyers_completed_order_names_the_buyer() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let plan = json!({"name": "Limited", "holdSeconds": 60, "buyerLimit": 2, "sections": [
+        {"sectionId": "A", "rows": [{"row": "1", "count": 2}]}]});
+    assert_eq!(
+        call(&app, "PUT", "/events/bought", &[], &plan.to_string())
+            .await
+            .0,
+        201
+    );
+    let buyer = buyer_order(&app, "bought", "user:77").await;
+    assert_eq!(claim(&app, &buyer, "A-1-1").await.0, 200);
+    let (status, body) = pay(&app, &buyer, "pay-buyer-1", &["A-1-1"], json!([])).await;
+    assert_eq!(status, 200, "{body}");
+    let feed = DevFeed::quiet();
+    let out = publish(&feed, &stream_records(&app).await).await;
+    assert_eq!(out.failed_records, Vec::<String>::new());
+    let completed: Vec<Value> = feed
+        .events()
+        .into_iter()
+        .filter(|(t, d)| t == "order.completed" && d["orderId"] == buyer.id.as_str())
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(completed.len(), 1);
+    assert_eq!(
+        (&completed[0]["buyerId"], &completed[0]["seats"]),
+        (&json!("user:77"), &json!(["A-1-1"]))
+    );
+    assert!(
+        !completed[0].to_string().contains(&buyer.token),
+        "no token on the bus"
+    );
+}
