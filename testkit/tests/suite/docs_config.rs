@@ -67,6 +67,16 @@ fn the_configuration_tables_follow_the_codes_settings() {
                 "{doc} names {name}, which nothing reads"
             );
         }
+        // QUEUE_SHARDS: a power of two, its default the most.
+        let shards = shared::domain::queue_shards::QueueShards::DEFAULT.count();
+        let most = shared::domain::queue_shards::QueueShards::MOST;
+        let said = format!("{shards} (a power of two, 1–{most}");
+        assert!(
+            rows.iter()
+                .any(|(names, second)| names.iter().any(|n| n == "QUEUE_SHARDS")
+                    && second.starts_with(&said)),
+            "{doc}: QUEUE_SHARDS is not documented as {said}"
+        );
         for (variable, default, least, most) in shared::config::number_settings() {
             let (_, second) = rows
                 .iter()
