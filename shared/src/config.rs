@@ -204,9 +204,9 @@ impl Config {
         needs: Needs,
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let table_name = get("TABLE_NAME")
+        let table_name = get(TABLE_NAME)
             .filter(|v| !v.trim().is_empty())
-            .ok_or(ConfigError::Missing("TABLE_NAME"))?;
+            .ok_or(ConfigError::Missing(TABLE_NAME))?;
         let hold_seconds = number(&get, &SETTING_HOLD_SECONDS)?;
         let max_seats_per_order = number(&get, &SETTING_MAX_SEATS_PER_ORDER)?;
         let expiry_guard_ms = number(&get, &SETTING_EXPIRY_GUARD_MS)?;
@@ -229,7 +229,7 @@ impl Config {
         )?;
         let admission_verify = keys(
             &get,
-            ("ADMISSION_VERIFY_KEYS", needs.admission_verify),
+            (ADMISSION_VERIFY_KEYS, needs.admission_verify),
             VerifyKeys::parse,
         )?;
         let hold_token_keys = optional(
@@ -337,6 +337,12 @@ pub fn number_settings() -> impl Iterator<Item = (&'static str, u32, u32, u32)> 
         .map(|Number(name, default, range)| (*name, *default, *range.start(), *range.end()))
 }
 
+/// The table every function works on.
+pub const TABLE_NAME: &str = "TABLE_NAME";
+/// The public JWK Set admissions are checked against.
+pub const ADMISSION_VERIFY_KEYS: &str = "ADMISSION_VERIFY_KEYS";
+/// The index shards a queue generation put from now on spreads over.
+pub const QUEUE_SHARDS: &str = "QUEUE_SHARDS";
 /// The variable naming the bus events go out on (publish-events).
 pub const EVENT_BUS_NAME: &str = "EVENT_BUS_NAME";
 /// The variable that sets the log level (`crate::telemetry`).
@@ -350,19 +356,19 @@ pub const ALLOW_DEV_SECRETS: &str = "SEATCLAIM_ALLOW_DEV_SECRETS";
 /// publisher's bus and the log level. The documentation's configuration
 /// tables must name each (testkit's `docs_config`).
 pub const VARIABLES: [&str; 20] = [
-    "TABLE_NAME",
-    "HOLD_SECONDS",
-    "MAX_SEATS_PER_ORDER",
-    "EXPIRY_GUARD_MS",
-    "MAX_ORDER_LIFETIME_SECONDS",
-    "CREATE_EVENT_BUDGET_MS",
-    "REQUEST_BUDGET_MS",
-    "ADMITTER_RUN_SECONDS",
-    "DRAW_SETTLE_MS",
-    "QUEUE_SHARDS",
+    TABLE_NAME,
+    SETTING_HOLD_SECONDS.0,
+    SETTING_MAX_SEATS_PER_ORDER.0,
+    SETTING_EXPIRY_GUARD_MS.0,
+    SETTING_MAX_ORDER_LIFETIME_SECONDS.0,
+    SETTING_CREATE_EVENT_BUDGET_MS.0,
+    SETTING_REQUEST_BUDGET_MS.0,
+    SETTING_ADMITTER_RUN_SECONDS.0,
+    SETTING_DRAW_SETTLE_MS.0,
+    QUEUE_SHARDS,
     CONFIRM_SECRET,
     ADMISSION_SIGNING_KEYS,
-    "ADMISSION_VERIFY_KEYS",
+    ADMISSION_VERIFY_KEYS,
     HOLD_TOKEN_KEYS,
     DRAW_SECRET,
     BUYER_VERIFY_KEYS,
@@ -413,7 +419,7 @@ const SETTING_DRAW_SETTLE_MS: Number = Number(
 /// `QUEUE_SHARDS`: a power of two up to 128 (a hash byte spreads evenly
 /// over it), [`QueueShards::DEFAULT`] when unset.
 fn queue_shards(get: &impl Fn(&str) -> Option<String>) -> Result<QueueShards, ConfigError> {
-    const NAME: &str = "QUEUE_SHARDS";
+    const NAME: &str = QUEUE_SHARDS;
     let Some(raw) = get(NAME) else {
         return Ok(QueueShards::DEFAULT);
     };

@@ -10,7 +10,7 @@ use super::access::{issued, read_own_order};
 use super::generation::draw_secrets;
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
-use crate::auth::{HoldToken, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN};
+use crate::auth::{HoldToken, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN, TOKEN_SECRET_BYTES};
 use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
@@ -63,7 +63,7 @@ fn open_order_from(
     now: crate::domain::Millis,
     guard_ms: u32,
     user_id: Option<String>,
-    derived: Option<(u128, [u8; 32])>,
+    derived: Option<(u128, [u8; TOKEN_SECRET_BYTES])>,
 ) -> Result<(Order, HoldToken), Error> {
     let expires_at = Order::expiry_for(event, now);
     let (random, token) = match derived {
@@ -212,7 +212,7 @@ fn derived_order(
     scope: IdempotencyScope<'_>,
     key: &str,
     event: &EventHead,
-) -> Result<(u128, [u8; 32]), Error> {
+) -> Result<(u128, [u8; TOKEN_SECRET_BYTES]), Error> {
     let keys = app
         .config
         .hold_token_keys
