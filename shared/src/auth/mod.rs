@@ -4,11 +4,17 @@
 mod draw_secret;
 mod hold_token;
 mod key_list;
+mod stripe;
 
 pub use draw_secret::DrawSecrets;
 pub use hold_token::{
     HoldKeyError, HoldToken, HoldTokenKeys, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN,
     MIN_HOLD_KEY_BYTES,
+};
+
+pub use stripe::{
+    StripeSecretError, StripeSecrets, MIN_STRIPE_SECRET_CHARS, STRIPE_SECRET_PREFIX,
+    STRIPE_SIGNATURE_HEADER,
 };
 
 use std::fmt;
