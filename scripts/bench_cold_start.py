@@ -48,9 +48,10 @@ import zipfile
 from pathlib import Path
 
 from cargo_target import target_dir
-from dev_keys import (DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_draw_secret,
+from dev_keys import (DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_draw_secret, dev_stripe_secret,
                       dev_hold_token_keys)
 from ports import free_ports
+from stripe_event import resign_stripe_event
 from webhook_sign import DEV_SECRET, confirm_body, resign_confirm_event, webhook_headers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,6 +306,14 @@ def event_payload(fn, order=None, token=None, seat=None, event_id=EVENT):
         # Signed now, naming this order and its seat; a payment id of its own
         # (one payment id used by two orders is 409 payment-reused).
         resign_confirm_event(event, [seat], payment_id=f"pi_cold_{uuid.uuid4().hex[:20]}")
+    elif seat and name == "stripe-payment":
+        # A session of its own paying for this order's seat, signed now.
+        stripe_event = json.loads(event["body"])
+        session = stripe_event["data"]["object"]
+        session["id"] = f"cs_test_cold{uuid.uuid4().hex}"
+        session["metadata"]["seatclaimSeats"] = json.dumps([seat])
+        event["body"] = json.dumps(stripe_event, separators=(",", ":"))
+        resign_stripe_event(event)
     elif seat:
         event["rawPath"] = event["rawPath"].replace(f"/seats/{EXAMPLE_SEAT}", f"/seats/{seat}")
         event["requestContext"]["http"]["path"] = event["rawPath"]
@@ -324,7 +333,7 @@ def prepare(fn, seats, run_id, i, shared_order):
     if fn in ("extend-order", "cancel-order", "best-available", "hold-ga"):
         order, token = seats.server.order()  # a fresh order per run
         return event_payload(fn, order, token)
-    if fn in ("get-seat", PYTHON_FN, "drop-seat", "confirm"):
+    if fn in ("get-seat", PYTHON_FN, "drop-seat", "confirm", "stripe-payment"):
         order, token = seats.server.order()  # a fresh order per run
         seat = seats.seat()
         if fn not in ("get-seat", PYTHON_FN):
@@ -493,6 +502,7 @@ def lambda_env(server):
                 AWS_SECRET_ACCESS_KEY="local", CONFIRM_SECRET=DEV_SECRET, RUST_LOG="info",
                 ADMISSION_SIGNING_KEYS=signing, ADMISSION_VERIFY_KEYS=verify,
                 HOLD_TOKEN_KEYS=dev_hold_token_keys(), DRAW_SECRET=dev_draw_secret(),
+                STRIPE_WEBHOOK_SECRET=dev_stripe_secret(),
                 BUYER_VERIFY_KEYS=dev_buyer_keys()[1], BUYER_ISSUER=DEV_BUYER_ISSUER,
                 # A local run of the development secrets (docs/OPERATIONS.md).
                 SEATCLAIM_ALLOW_DEV_SECRETS="1",

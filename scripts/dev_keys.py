@@ -4,7 +4,9 @@ ADMISSION_SIGNING_KEYS and its public half for ADMISSION_VERIFY_KEYS; and
 the hold token key (local/dev-hold-token-keys.txt) for HOLD_TOKEN_KEYS;
 the buyer key (local/dev-buyer-signing-keys.json) for BUYER_VERIFY_KEYS;
 and the development secrets' ARNs (local/dev-secret-arns.json), which the
-dev server's Secrets Manager stand-in serves. Never deployed."""
+dev server's Secrets Manager stand-in serves; and Stripe's signing secret
+(local/dev-stripe-webhook-secret.txt) for STRIPE_WEBHOOK_SECRET. Never
+deployed."""
 import json
 from pathlib import Path
 
@@ -16,6 +18,7 @@ BUYER_KEYS_FILE = LOCAL / "dev-buyer-signing-keys.json"
 # The issuer of make dev's buyer tokens (local::apps::DEV_BUYER_ISSUER).
 DEV_BUYER_ISSUER = "seatclaim-dev"
 SECRET_ARNS_FILE = LOCAL / "dev-secret-arns.json"
+STRIPE_SECRET_FILE = LOCAL / "dev-stripe-webhook-secret.txt"
 
 
 def dev_admission_keys():
@@ -42,6 +45,11 @@ def dev_draw_secret():
 def dev_hold_token_keys():
     """HOLD_TOKEN_KEYS of make dev: one base64 key."""
     return HOLD_KEYS_FILE.read_text().strip()
+
+
+def dev_stripe_secret():
+    """STRIPE_WEBHOOK_SECRET of make dev: one whsec_ string, used as it is."""
+    return STRIPE_SECRET_FILE.read_text().strip()
 
 
 def dev_secret_arns():

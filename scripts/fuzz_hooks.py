@@ -15,6 +15,11 @@
   payments and refunds. The rest: seats it does not hold, a seat twice, the
   body as generated (orderId mismatch), or a bad signature (stale or future
   timestamp, wrong key, garbled), or one good signature among bad ones.
+- Stripe's route: most requests are Checkout Session events signed by
+  Stripe's own library (scripts/stripe_event.py) with the server's secret,
+  most of them paying for a known order's held seats (a completed or a
+  not-yet-paid session, a delayed payment's success, another event type);
+  the rest as generated, unsigned or with a stale signature.
 - Every request's status is tallied; the totals are written to FUZZ_STATS
   at exit for the summary.
 """
@@ -36,6 +41,8 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # scripts/, for webhook_sign
 from webhook_sign import DEV_SECRET, webhook_headers  # noqa: E402
+from dev_keys import dev_stripe_secret  # noqa: E402
+from stripe_event import stripe_signature  # noqa: E402
 
 SECRET = os.environ.get("FUZZ_CONFIRM_SECRET", DEV_SECRET)
 OTHER_SECRET = "whsec_" + base64.b64encode(b"not-the-server-key-not-the-server-key").decode()
@@ -156,6 +163,55 @@ def before_call(context, case, kwargs):
         case.headers["Authorization"] = f"Bearer {token}"
     if case.path == "/orders/{orderId}/confirm" and _rng.random() < 0.85:
         _sign_confirm(case, kwargs)
+    if case.path == STRIPE_PATH and _rng.random() < 0.85:
+        _sign_stripe(case, kwargs)
+
+
+STRIPE_PATH = "/payments/stripe"
+STRIPE_SECRET = os.environ.get("FUZZ_STRIPE_SECRET") or dev_stripe_secret()
+STRIPE_KINDS = [("checkout.session.completed", "paid")] * 6 + [
+    ("checkout.session.completed", "unpaid"), ("checkout.session.async_payment_succeeded", "paid"),
+    ("checkout.session.expired", "unpaid"), ("invoice.paid", "paid")]
+
+
+def _stripe_event(case):
+    """(kind, event): a Checkout Session event for a known order paying for
+    what it holds (mostly), or the generated body."""
+    with _lock:
+        orders = [o for o, _ in _orders]
+    if not orders or _rng.random() < 0.15:
+        body = case.body
+        return "as-generated", body if type(body).__name__ != "NotSet" else None
+    order_id = _rng.choice(orders)
+    with _lock:
+        held = list(_held.get(order_id, [])) or _rng.sample(_seats, 1)
+    kind, status = _rng.choice(STRIPE_KINDS)
+    session = f"cs_test_fz{uuid.uuid4().hex}{uuid.uuid4().hex[:24]}"
+    metadata = {"seatclaimOrderId": order_id, "seatclaimSeats": json.dumps(held)}
+    event = {"id": f"evt_fz{uuid.uuid4().hex[:20]}", "object": "event", "type": kind, "livemode": False,
+             "data": {"object": {"id": session, "object": "checkout.session", "payment_status": status,
+                                 "metadata": metadata, "mode": "payment"}}}
+    return kind, event
+
+
+def _sign_stripe(case, kwargs):
+    kind, body = _stripe_event(case)
+    if kind != "as-generated":
+        case.body = body
+    try:
+        raw = _raw_body(case)
+    except (TypeError, ValueError):
+        return
+    kwargs["data"] = raw
+    kwargs.pop("json", None)
+    if case.headers is None:
+        case.headers = {}
+    _set_header(case, kwargs, "Content-Type", "application/json")
+    stale = _rng.random() < 0.08
+    at = int(time.time()) - (_rng.randint(301, 86400) if stale else 0)
+    _set_header(case, kwargs, "Stripe-Signature", stripe_signature(raw.decode("utf-8", "replace"), STRIPE_SECRET, at))
+    with _lock:
+        _stats["confirm_kinds"]["stripe " + kind + ("+stale" if stale else "")] += 1
 
 
 def _payment_id(order_id):

@@ -11,7 +11,8 @@ failure.
 
 The confirm event is re-signed at invoke time (scripts/webhook_sign.py):
 its body names the real order and the seat the flow holds, with a fresh
-webhook-id, webhook-timestamp and webhook-signature.
+webhook-id, webhook-timestamp and webhook-signature. The Stripe event is
+re-signed now by Stripe's own library (scripts/stripe_event.py).
 
 The first invocation is `sam local invoke` itself; every later one goes
 through `sam local start-lambda` with warm containers: the same template,
@@ -48,6 +49,7 @@ from samcli.yamlhelper import yaml_dump, yaml_parse
 from cargo_target import binary
 from dev_keys import DEV_BUYER_ISSUER, dev_admission_keys, dev_buyer_keys, dev_secret_arns
 from ports import free_ports
+from stripe_event import resign_stripe_event
 from webhook_sign import DEV_SECRET, resign_confirm_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +60,8 @@ EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 SECRET_PARAMETERS = {"ConfirmSecretArn": "CONFIRM_SECRET",
                      "AdmissionSigningKeysSecretArn": "ADMISSION_SIGNING_KEYS",
                      "HoldTokenKeysSecretArn": "HOLD_TOKEN_KEYS",
-                     "DrawSecretArn": "DRAW_SECRET"}
+                     "DrawSecretArn": "DRAW_SECRET",
+                     "StripeWebhookSecretArn": "STRIPE_WEBHOOK_SECRET"}
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
 # visitor-status's file names an example visitor and its token.
 EXAMPLE_VISITOR = "EXAMPLE-VISITOR"
@@ -504,6 +507,10 @@ def order_stages(port):
     held = json.loads((ROOT / "events" / "get-seat.json").read_text())["pathParameters"]["seatId"]  # A-1-7
     yield [("confirm", 200, lambda b: b["status"] == "COMPLETED" and b["paymentId"] == "pi_3PexampleA1"
             and b["seats"] == [held], lambda event: resign_confirm_event(event, [held]))]
+    # Stripe pays the completed order again (another session): nothing sold,
+    # the payment recorded for refund, and a 200 so Stripe stops retrying.
+    yield [("stripe-payment", 200, lambda b: b["outcome"] == "not-sold" and b["error"] == "already-completed"
+            and b["refund"] is True, resign_stripe_event)]
     # A second order, cancelled (the first is completed: 409 there).
     (second,) = yield [("create-order", 201, lambda b: b["status"] == "PENDING")]
     if not second:

@@ -6,7 +6,7 @@
 use aws_sdk_dynamodb::Client;
 use lambda_http::Body;
 use shared::admission::SigningKeys;
-use shared::auth::{ConfirmSecrets, DrawSecrets, HoldTokenKeys};
+use shared::auth::{ConfirmSecrets, DrawSecrets, HoldTokenKeys, StripeSecrets};
 use shared::buyer::BuyerKeys;
 use shared::domain::buyer::BuyerClaims;
 use shared::{App, Config, Store};
@@ -17,6 +17,20 @@ use shared::{App, Config, Store};
 /// template.yaml takes a parameter.
 pub const DEV_CONFIRM_SECRET: &str =
     "whsec_c2VhdGNsYWltLWxvY2FsLWRldi1rZXktTk9ULUZPUi1QUk9EVUNUSU9O";
+
+/// Stripe's signing secret as `make dev`, the tests and the sample events
+/// have it when `STRIPE_WEBHOOK_SECRET` is unset (shaped as Stripe gives
+/// one; anyone can sign "Stripe" webhooks with it). Never deploy it:
+/// template.yaml reads the secret from Secrets Manager. It lives in
+/// local/dev-stripe-webhook-secret.txt, which the scripts read too.
+pub const DEV_STRIPE_WEBHOOK_SECRET: &str = include_str!("../dev-stripe-webhook-secret.txt");
+
+/// The development Stripe secret, parsed.
+pub fn dev_stripe_secrets() -> StripeSecrets {
+    // A constant known to parse (every Stripe test signs with it).
+    StripeSecrets::parse(DEV_STRIPE_WEBHOOK_SECRET)
+        .unwrap_or_else(|e| panic!("the development Stripe secret: {e}"))
+}
 
 /// The admission signing key of `make dev` when `ADMISSION_SIGNING_KEYS`
 /// is unset, of the tests and of the sample events: a P-256 key whose
@@ -147,6 +161,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         max_seats_per_order: shared::config::DEFAULT_MAX_SEATS_PER_ORDER,
         expiry_guard_ms: shared::config::DEFAULT_EXPIRY_GUARD_MS,
         confirm_secrets: Some(dev_confirm_secrets()),
+        stripe_secrets: Some(dev_stripe_secrets()),
         create_event_budget_ms: shared::config::DEFAULT_CREATE_EVENT_BUDGET_MS,
         max_order_lifetime_seconds: shared::config::DEFAULT_MAX_ORDER_LIFETIME_SECONDS,
         request_budget_ms: shared::config::DEFAULT_REQUEST_BUDGET_MS,

@@ -7,8 +7,11 @@
 
 use crate::apps::{
     DEV_ADMISSION_SIGNING_KEYS, DEV_CONFIRM_SECRET, DEV_DRAW_SECRET, DEV_HOLD_TOKEN_KEYS,
+    DEV_STRIPE_WEBHOOK_SECRET,
 };
-use shared::config::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS};
+use shared::config::{
+    ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS, STRIPE_WEBHOOK_SECRET,
+};
 
 /// Secrets Manager's JSON protocol target for `GetSecretValue`.
 pub const GET_SECRET_VALUE_TARGET: &str = "secretsmanager.GetSecretValue";
@@ -33,6 +36,8 @@ fn dev_secret(arn: &str) -> Option<&'static str> {
         Some(DEV_ADMISSION_SIGNING_KEYS.trim())
     } else if value(DRAW_SECRET).is_some() {
         Some(DEV_DRAW_SECRET.trim())
+    } else if value(STRIPE_WEBHOOK_SECRET).is_some() {
+        Some(DEV_STRIPE_WEBHOOK_SECRET)
     } else {
         value(CONFIRM_SECRET).map(|()| DEV_CONFIRM_SECRET)
     }

@@ -1,7 +1,10 @@
 //! Configuration from the environment, checked once at start-up.
 
 use crate::admission::{KeyError, SigningKeys, VerifyKeys};
-use crate::auth::{ConfirmSecrets, DrawSecrets, HoldKeyError, HoldTokenKeys, SecretError};
+use crate::auth::{
+    ConfirmSecrets, DrawSecrets, HoldKeyError, HoldTokenKeys, SecretError, StripeSecretError,
+    StripeSecrets,
+};
 use crate::buyer::{BuyerConfigError, BuyerKeys, BUYER_ISSUER, BUYER_VERIFY_KEYS};
 use crate::domain::{EXPIRY_GUARD_MS_RANGE, HOLD_SECONDS_RANGE, SEATS_PER_ORDER_RANGE};
 
@@ -18,6 +21,8 @@ pub enum ConfigError {
     },
     #[error("environment variable CONFIRM_SECRET is invalid: {0}")]
     BadSecret(#[source] SecretError),
+    #[error("environment variable STRIPE_WEBHOOK_SECRET is invalid: {0}")]
+    BadStripeSecret(#[source] StripeSecretError),
     #[error(
         "environment variable {0} holds a development secret (anyone can read it in the repository): refused outside make dev and local invokes"
     )]
@@ -49,6 +54,9 @@ pub struct Config {
     pub expiry_guard_ms: u32,
     /// Only the confirm function (and the dev server) needs it.
     pub confirm_secrets: Option<ConfirmSecrets>,
+    /// `STRIPE_WEBHOOK_SECRET`: the Stripe payment route's signing
+    /// secrets (only that function, and the dev server, has them).
+    pub stripe_secrets: Option<StripeSecrets>,
     /// `CREATE_EVENT_BUDGET_MS`: how long create-event writes seats before
     /// it answers `202` and leaves the rest to the sweep. The default keeps
     /// the reply inside API Gateway's 29 s integration timeout.
@@ -99,7 +107,9 @@ impl Config {
 
 /// The variables that hold the secrets (read by `crate::secrets`), named
 /// here with every other setting.
-pub use crate::secrets::{ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS};
+pub use crate::secrets::{
+    ADMISSION_SIGNING_KEYS, CONFIRM_SECRET, DRAW_SECRET, HOLD_TOKEN_KEYS, STRIPE_WEBHOOK_SECRET,
+};
 
 pub const DEFAULT_HOLD_SECONDS: u32 = 420;
 pub const DEFAULT_MAX_SEATS_PER_ORDER: u32 = 10;
@@ -124,6 +134,8 @@ pub const CREATE_EVENT_BUDGET_MS_RANGE: std::ops::RangeInclusive<u32> = 0..=25_0
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Needs {
     pub confirm_secret: bool,
+    /// The Stripe payment route: it checks Stripe's signatures.
+    pub stripe_secret: bool,
     /// The queue's visitor routes: they sign admissions.
     pub admission_signing: bool,
     /// create-order and the JWKS route: they verify admissions.
@@ -143,6 +155,7 @@ impl Needs {
     /// The table only.
     pub const STORE: Self = Self {
         confirm_secret: false,
+        stripe_secret: false,
         admission_signing: false,
         admission_verify: false,
         hold_token_keys: false,
@@ -171,6 +184,11 @@ impl Needs {
     };
     pub const CONFIRM: Self = Self {
         confirm_secret: true,
+        ..Self::STORE
+    };
+    /// The Stripe payment route: Stripe's signatures, then confirm's work.
+    pub const STRIPE_PAYMENT: Self = Self {
+        stripe_secret: true,
         ..Self::STORE
     };
     /// The queue's visitor routes: they sign admissions, derive visitor
@@ -216,6 +234,12 @@ impl Config {
             ConfirmSecrets::parse,
             ConfigError::BadSecret,
         )?;
+        let stripe_secrets = optional(
+            &get,
+            (STRIPE_WEBHOOK_SECRET, needs.stripe_secret),
+            StripeSecrets::parse,
+            ConfigError::BadStripeSecret,
+        )?;
         let create_event_budget_ms = number(&get, &SETTING_CREATE_EVENT_BUDGET_MS)?;
         let max_order_lifetime_seconds = number(&get, &SETTING_MAX_ORDER_LIFETIME_SECONDS)?;
         let request_budget_ms = number(&get, &SETTING_REQUEST_BUDGET_MS)?;
@@ -251,6 +275,7 @@ impl Config {
             max_seats_per_order,
             expiry_guard_ms,
             confirm_secrets,
+            stripe_secrets,
             create_event_budget_ms,
             max_order_lifetime_seconds,
             request_budget_ms,
@@ -355,7 +380,7 @@ pub const ALLOW_DEV_SECRETS: &str = "SEATCLAIM_ALLOW_DEV_SECRETS";
 /// [`Config::from_lookup`] asks for (held to it by a test here), the
 /// publisher's bus and the log level. The documentation's configuration
 /// tables must name each (testkit's `docs_config`).
-pub const VARIABLES: [&str; 20] = [
+pub const VARIABLES: [&str; 21] = [
     TABLE_NAME,
     SETTING_HOLD_SECONDS.0,
     SETTING_MAX_SEATS_PER_ORDER.0,
@@ -367,6 +392,7 @@ pub const VARIABLES: [&str; 20] = [
     SETTING_DRAW_SETTLE_MS.0,
     QUEUE_SHARDS,
     CONFIRM_SECRET,
+    STRIPE_WEBHOOK_SECRET,
     ADMISSION_SIGNING_KEYS,
     ADMISSION_VERIFY_KEYS,
     HOLD_TOKEN_KEYS,

@@ -10,6 +10,7 @@ fn the_list_of_variables_is_what_the_configuration_reads() {
     let asked = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let all = Needs {
         confirm_secret: true,
+        stripe_secret: true,
         admission_signing: true,
         admission_verify: true,
         hold_token_keys: true,
@@ -189,4 +190,35 @@ fn buyer_keys_come_as_a_pair_and_are_required_where_needed() {
         e.to_string().contains(BUYER_VERIFY_KEYS) && !e.to_string().contains("ePTEb"),
         "{e}"
     );
+}
+
+/// Stripe's signing secret: required by its route, refused when it is not
+/// shaped as Stripe gives one, named and never shown.
+#[test]
+fn the_stripe_secret_is_required_by_its_route_and_never_shown() {
+    let e = Config::from_lookup(Needs::STRIPE_PAYMENT, lookup(&[("TABLE_NAME", "t")]));
+    assert!(matches!(
+        e,
+        Err(ConfigError::Missing("STRIPE_WEBHOOK_SECRET"))
+    ));
+    let short = [
+        ("TABLE_NAME", "t"),
+        ("STRIPE_WEBHOOK_SECRET", "whsec_tooShort"),
+    ];
+    match Config::from_lookup(Needs::STRIPE_PAYMENT, lookup(&short)) {
+        Err(e @ ConfigError::BadStripeSecret(_)) => {
+            assert!(e.to_string().contains("STRIPE_WEBHOOK_SECRET"), "{e}");
+            assert!(!e.to_string().contains("tooShort"), "{e}");
+        }
+        other => panic!("a short secret is refused: {:?}", other.err()),
+    }
+    let good = [
+        ("TABLE_NAME", "t"),
+        (
+            "STRIPE_WEBHOOK_SECRET",
+            "whsec_0123456789abcdefghijklmnopqrstuv",
+        ),
+    ];
+    let c = Config::from_lookup(Needs::STRIPE_PAYMENT, lookup(&good));
+    assert!(c.is_ok_and(|c| c.stripe_secrets.is_some() && c.confirm_secrets.is_none()));
 }

@@ -10,6 +10,10 @@ use crate::config::{Config, ConfigError};
 /// SHA-256 of the development `CONFIRM_SECRET`'s key
 /// (`local::apps::DEV_CONFIRM_SECRET`).
 const CONFIRM_KEY_SHA256: &str = "456bac6b594348cc47ce6aedcc6d725495cf78a959f1df0e8d2d21a84f68c585";
+/// SHA-256 of the development `STRIPE_WEBHOOK_SECRET`
+/// (`local::apps::DEV_STRIPE_WEBHOOK_SECRET`).
+const STRIPE_SECRET_SHA256: &str =
+    "9d2e849a87c807c982a6c76992bde01143611290192ccf40a7e8bb62cee261a3";
 /// SHA-256 of the development `HOLD_TOKEN_KEYS` key
 /// (local/dev-hold-token-keys.txt).
 const HOLD_KEY_SHA256: &str = "316ee5c9be87b8a975cf58ac85bea7b38c8ccab752410a4b03c1a59c540e2e7e";
@@ -37,6 +41,13 @@ pub fn found_in(config: &Config) -> Vec<&'static str> {
         .any(|f| f == CONFIRM_KEY_SHA256)
     {
         found.push(crate::config::CONFIRM_SECRET);
+    }
+    let stripe = config.stripe_secrets.iter();
+    if stripe
+        .flat_map(|s| s.key_fingerprints())
+        .any(|f| f == STRIPE_SECRET_SHA256)
+    {
+        found.push(crate::config::STRIPE_WEBHOOK_SECRET);
     }
     let hold = config.hold_token_keys.iter();
     if hold

@@ -237,6 +237,19 @@ impl Error {
         }
     }
 
+    /// A payment's refusal that leaves money to give back: it arrived,
+    /// sold nothing, and is recorded on the order for refund.
+    pub fn is_refund(&self) -> bool {
+        matches!(
+            self,
+            Error::OrderExpired
+                | Error::SeatsUnavailable
+                | Error::AlreadyCompleted
+                | Error::OrderExpiredOverLimit
+                | Error::SeatsUnavailableOverLimit
+        )
+    }
+
     /// The JSON body: the code and a sentence. A 5xx says only "internal
     /// error"; the details go to the log, never to the client.
     pub fn body(&self) -> serde_json::Value {
@@ -246,15 +259,7 @@ impl Error {
             self.to_string()
         };
         let mut body = serde_json::json!({ "error": self.code(), "message": message });
-        // Money arrived and was not used: the payment backend must refund.
-        if matches!(
-            self,
-            Error::OrderExpired
-                | Error::SeatsUnavailable
-                | Error::AlreadyCompleted
-                | Error::OrderExpiredOverLimit
-                | Error::SeatsUnavailableOverLimit
-        ) {
+        if self.is_refund() {
             body["refund"] = serde_json::Value::Bool(true);
         }
         if let Some(reason) = self.reason() {

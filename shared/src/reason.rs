@@ -55,15 +55,16 @@ reasons! {
         "the visitor token is not vt_ followed by 64 hex digits",
     VisitorTokenOtherVisitor => "visitor-token-other-visitor",
         "the visitor token is not this visitor's",
-    // Payment signatures (confirm, Standard Webhooks).
+    // Payment signatures (confirm: Standard Webhooks; the Stripe route:
+    // Stripe-Signature).
     SignatureHeaderMissing => "signature-header-missing",
-        "webhook-id, webhook-timestamp and webhook-signature are all required",
+        "the signature headers are required: webhook-id, webhook-timestamp and webhook-signature (confirm), Stripe-Signature (the Stripe route)",
     SignatureMalformed => "signature-malformed",
-        "webhook-timestamp must be unix seconds and webhook-signature one or more space-separated v1,<base64 of 32 bytes>",
+        "the timestamp must be unix seconds, and the signature one or more v1,<base64 of 32 bytes> (confirm) or t=<seconds>,v1=<64 hex> (Stripe)",
     SignatureTimestamp => "signature-timestamp",
-        "webhook-timestamp is further from the server's clock than the tolerance allows",
+        "the signature's timestamp is further from the server's clock than the tolerance allows",
     SignatureMismatch => "signature-mismatch",
-        "no v1 signature matches: sign id.timestamp.body over the exact bytes sent, with a CONFIRM_SECRET key",
+        "no v1 signature matches: sign the exact bytes sent (confirm: id.timestamp.body with a CONFIRM_SECRET key; Stripe: t.body with the endpoint's signing secret as written)",
     // Signed tokens: buyer tokens and admissions (ES256 JWTs).
     TokenMalformed => "token-malformed",
         "the token is not a compact JWS: three base64url parts, the first two JSON",

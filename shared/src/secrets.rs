@@ -18,14 +18,16 @@ pub const HOLD_TOKEN_KEYS: &str = "HOLD_TOKEN_KEYS";
 pub const CONFIRM_SECRET: &str = "CONFIRM_SECRET";
 pub const ADMISSION_SIGNING_KEYS: &str = "ADMISSION_SIGNING_KEYS";
 pub const DRAW_SECRET: &str = "DRAW_SECRET";
+pub const STRIPE_WEBHOOK_SECRET: &str = "STRIPE_WEBHOOK_SECRET";
 
 /// The variables that hold secrets, each of which a function may instead be
 /// given as `{NAME}_SECRET_ARN`.
-pub const SECRET_VARIABLES: [&str; 4] = [
+pub const SECRET_VARIABLES: [&str; 5] = [
     CONFIRM_SECRET,
     ADMISSION_SIGNING_KEYS,
     HOLD_TOKEN_KEYS,
     DRAW_SECRET,
+    STRIPE_WEBHOOK_SECRET,
 ];
 
 /// How long an instance keeps the secrets it read before reading them

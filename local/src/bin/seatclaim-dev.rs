@@ -103,6 +103,10 @@ fn dev_config() -> Result<Config, String> {
         std::env::set_var("CONFIRM_SECRET", DEV_CONFIRM_SECRET);
     }
     let mut config = Config::from_env(Needs::CONFIRM).map_err(|e| e.to_string())?;
+    if config.stripe_secrets.is_none() {
+        eprintln!("*** STRIPE_WEBHOOK_SECRET is not set: checking Stripe webhooks with the DEVELOPMENT secret (local::apps::DEV_STRIPE_WEBHOOK_SECRET); `stripe listen` prints the secret to set instead. Never deploy it. ***");
+        config.stripe_secrets = Some(local::apps::dev_stripe_secrets());
+    }
     if config.admission_signing.is_none() {
         eprintln!("*** ADMISSION_SIGNING_KEYS is not set: signing admissions with the DEVELOPMENT key \"seatclaim-dev-NOT-SECRET\" (local::apps::DEV_ADMISSION_SIGNING_KEYS). Anyone can forge admissions with it. Never deploy it. ***");
         config.admission_signing = Some(local::apps::dev_admission_keys());

@@ -36,8 +36,12 @@ pub use plan::{
 };
 pub use seat_map::{seat_map, ProjectedSeat, RowMap, RowProjection, SeatMap, SectionMap};
 
-/// Longest id the contract allows (eventId, sectionId, row, orderId, paymentId).
+/// Longest id the contract allows (eventId, sectionId, row, orderId).
 pub const MAX_ID_LEN: usize = 64;
+/// Longest payment id: a payment provider's own id, and Stripe's (a
+/// Checkout Session's is the Stripe route's payment id, commonly 66
+/// characters) may have up to 255.
+pub const MAX_PAYMENT_ID_LEN: usize = 255;
 /// A seat id is `{sectionId}-{row}-{number}`: two ids, a number up to
 /// 100,000 and two dashes.
 pub const MAX_SEAT_ID_LEN: usize = 2 * MAX_ID_LEN + 2 + 6;
@@ -124,7 +128,7 @@ id_type!(/** An event's id, chosen by the organiser. */ EventId, "eventId", MAX_
 id_type!(/** A section of an event's seating plan. */ SectionId, "sectionId", MAX_ID_LEN);
 id_type!(/** A row label inside a section. */ RowId, "row", MAX_ID_LEN);
 id_type!(/** An order's id (server generated, a UUID). */ OrderId, "orderId", MAX_ID_LEN);
-id_type!(/** The payment provider's id of a payment. */ PaymentId, "paymentId", MAX_ID_LEN);
+id_type!(/** The payment provider's id of a payment. */ PaymentId, "paymentId", MAX_PAYMENT_ID_LEN);
 id_type!(/** `{sectionId}-{row}-{number}`. */ SeatId, "seatId", MAX_SEAT_ID_LEN);
 id_type!(/** A visitor of an on-sale queue (server generated). */ VisitorId, "visitorId", MAX_ID_LEN);
 id_type!(/** A client's `Idempotency-Key` for create-order under an admission. */ IdempotencyKey, "Idempotency-Key", MAX_ID_LEN);

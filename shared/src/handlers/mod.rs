@@ -7,7 +7,8 @@
 //! - `orders`: create-order, get-order, extend-order, cancel-order
 //! - `seats`: get-seat, drop-seat, best-available
 //! - `places`: hold-ga (and finding places, for confirm too)
-//! - `confirm`: the payment backend's signed webhook
+//! - `confirm`: the payment backend's signed webhook; `stripe`: Stripe's
+//!   webhook, for sellers paid through Stripe Checkout
 //! - `scheduled`: expire-holds (the sweep) and admit-visitors (the admitter);
 //!   `streams`: project-seat-map, publish-events
 //! - `queue`: put-queue, get-queue, delete-queue, and the JWKS
@@ -15,8 +16,9 @@
 //! - `access`: who may use an order's routes; `reads`: what several
 //!   route files read alike (an order's event, its places, places found in
 //!   a section's buckets); `generation`: what the queue routes share (a
-//!   route's queue, its generation's draw secret). Route files import only
-//!   from these three, never from each other.
+//!   route's queue, its generation's draw secret); `sale`: what a payment
+//!   sells (confirm's and Stripe's). Route files import only from these
+//!   four, never from each other.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -33,9 +35,11 @@ pub(crate) mod orders;
 pub(crate) mod places;
 pub(crate) mod queue;
 mod reads;
+mod sale;
 mod scheduled;
 pub(crate) mod seats;
 mod streams;
+pub(crate) mod stripe;
 pub(crate) mod visitors;
 // The route handlers are reached through `crate::routes`, by their group;
 // these are the entry points and helpers others call by name.
@@ -46,6 +50,7 @@ pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};
 pub use seats::{claim_exactly, get_seat_at, release_exactly};
 pub use streams::{project_records, project_seat_map, publish_events};
+pub use stripe::{ASYNC_PAYMENT_SUCCEEDED, SESSION_COMPLETED};
 
 /// A general-admission entry of a reply: places of one section.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -242,6 +242,22 @@ pub const CONFIRM: Function = http(
     }],
 );
 
+/// Stripe's webhook: the same sale as confirm's, so a seller paid through
+/// Stripe Checkout runs no relay. Its final answers are `200` receipts
+/// (Stripe retries anything else), so confirm's `409`s and an unknown
+/// order's `404` are not among its errors.
+pub const STRIPE_PAYMENT: Function = http(
+    "stripe-payment",
+    Needs::STRIPE_PAYMENT,
+    &[Route {
+        name: "stripe-payment",
+        method: "POST",
+        path: "/payments/stripe",
+        errors: &[E::Unauthorized, TOO_LARGE, NOT_ALLOWED],
+        handler: handler!(handlers::stripe::stripe_payment),
+    }],
+);
+
 pub const QUEUE_ADMIN: Function = http(
     "queue-admin",
     Needs::QUEUE_READS,
@@ -368,6 +384,7 @@ pub const FUNCTIONS: &[&Function] = &[
     &GET_SEAT,
     &DROP_SEAT,
     &CONFIRM,
+    &STRIPE_PAYMENT,
     &EXPIRE_HOLDS,
     &PROJECT_SEAT_MAP,
     &PUBLISH_EVENTS,

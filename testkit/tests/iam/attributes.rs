@@ -45,7 +45,7 @@ fn buyer_record_writes_are_limited_to_the_records_attributes() {
             writers.insert(function.clone());
         }
     }
-    assert_eq!(writers.len(), 7, "{writers:?}");
+    assert_eq!(writers.len(), 8, "{writers:?}");
 }
 
 /// The one grant of `function` for `action` on keys starting `keys`, and

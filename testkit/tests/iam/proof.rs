@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use common::*;
 use local::iam::{recorded, Call, RECORD_ENV};
 use local::router::request;
+use shared::handlers::SESSION_COMPLETED;
 use testkit::iam::{granted, read_record, ungranted, unused};
 
 /// Runs requests through the router, which records each handler's calls
@@ -352,6 +353,23 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
         &pay2,
     )
     .await;
+    // The same order paid again through Stripe: confirm's path, its own role.
+    let metadata = stripe::paid_for(&late, &["A-1-3"], serde_json::Value::Null);
+    let event = stripe::checkout_event(SESSION_COMPLETED, &stripe::session_id(), "paid", metadata);
+    let signature = stripe::stripe_signature(&event);
+    let (status, receipt) = ob
+        .run(
+            "POST",
+            stripe::STRIPE_PATH,
+            &[("stripe-signature", &signature)],
+            &event,
+        )
+        .await;
+    assert_eq!(
+        (status, &receipt["outcome"]),
+        (200, &"not-sold".into()),
+        "{receipt}"
+    );
     // The seat map: a new process (its event cache empty) serves it; the
     // stream's records are folded into the projection.
     let fresh = ob.app.new_process();

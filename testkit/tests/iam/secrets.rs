@@ -82,12 +82,17 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
                 "{function}: {name}'s ARN is a parameter: {arn}"
             );
             let parameter = &doc["Parameters"][arn.trim_start_matches("!Ref ")];
+            let pattern = parameter["AllowedPattern"].as_str().unwrap_or_default();
+            // A required secret has no default; an optional one defaults to
+            // empty, and then its function is not deployed at all.
+            let required = parameter["Default"].is_null() && pattern.starts_with("^arn:aws");
+            let optional = parameter["Default"].as_str() == Some("")
+                && pattern.starts_with("^(arn:aws")
+                && pattern.ends_with(")?$")
+                && optional_when_given(&doc, &res["Condition"], &arn);
             assert!(
-                parameter["Default"].is_null()
-                    && parameter["AllowedPattern"]
-                        .as_str()
-                        .is_some_and(|p| p.starts_with("^arn:aws")),
-                "{function}: {arn} is a secret's ARN, with no default"
+                required || optional,
+                "{function}: {arn} is a secret's ARN, with no default, or optional with its function"
             );
             refs.insert(arn);
         }
@@ -99,6 +104,7 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
         let needed: BTreeSet<&str> = [
             (needs.hold_token_keys, shared::config::HOLD_TOKEN_KEYS),
             (needs.confirm_secret, shared::config::CONFIRM_SECRET),
+            (needs.stripe_secret, shared::config::STRIPE_WEBHOOK_SECRET),
             (
                 needs.admission_signing,
                 shared::config::ADMISSION_SIGNING_KEYS,
@@ -120,7 +126,34 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
             readers.insert(function, needed);
         }
     }
-    assert_eq!(readers.len(), 13, "{readers:?}");
+    assert_eq!(readers.len(), 14, "{readers:?}");
+}
+
+/// Whether `condition` names a condition that holds exactly when the
+/// parameter `arn` refers to is not empty: `!Not [!Equals [!Ref P, ""]]`.
+fn optional_when_given(doc: &Yaml, condition: &Yaml, arn: &str) -> bool {
+    let Some(name) = condition.as_str() else {
+        return false;
+    };
+    // The one argument of a tagged function (`!Not [x]`), or its list.
+    let call = |value: &Yaml, tag: &str| match value {
+        Yaml::Tagged(t) if t.tag == tag => t.value.as_sequence().cloned(),
+        _ => None,
+    };
+    let parameter = arn.trim_start_matches("!Ref ");
+    let Some(not) = call(&doc["Conditions"][name], "!Not") else {
+        return false;
+    };
+    let [equals] = not.as_slice() else {
+        return false;
+    };
+    let Some(equals) = call(equals, "!Equals") else {
+        return false;
+    };
+    let [reference, empty] = equals.as_slice() else {
+        return false;
+    };
+    text(reference) == format!("!Ref {parameter}") && empty.as_str() == Some("")
 }
 
 /// The local invokes (samconfig.toml) name the development secrets' ARNs,
@@ -142,6 +175,10 @@ fn local_invokes_name_the_development_secrets() {
             ),
             ("HoldTokenKeysSecretArn", shared::config::HOLD_TOKEN_KEYS),
             ("DrawSecretArn", shared::config::DRAW_SECRET),
+            (
+                "StripeWebhookSecretArn",
+                shared::config::STRIPE_WEBHOOK_SECRET,
+            ),
         ] {
             let arn = local::secrets::dev_secret_arn(name).unwrap();
             assert!(line.contains(&format!("{parameter}={arn}")), "{line}");

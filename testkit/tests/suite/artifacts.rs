@@ -480,6 +480,7 @@ fn the_development_secrets_are_known_to_the_start_up_check() {
         shared::dev_secrets::found_in(&app.config),
         [
             "CONFIRM_SECRET",
+            "STRIPE_WEBHOOK_SECRET",
             "HOLD_TOKEN_KEYS",
             "DRAW_SECRET",
             "ADMISSION_SIGNING_KEYS",
@@ -497,6 +498,7 @@ fn the_development_secrets_are_known_to_the_start_up_check() {
     let text = std::fs::read_to_string(local::repo_root().join("template.yaml")).unwrap();
     assert!(!text.contains(shared::dev_secrets::ALLOW_DEV_SECRETS));
     assert!(!text.contains(local::apps::DEV_CONFIRM_SECRET));
+    assert!(!text.contains(local::apps::DEV_STRIPE_WEBHOOK_SECRET));
     assert!(!text.contains(local::apps::DEV_HOLD_TOKEN_KEYS.trim()));
 }
 

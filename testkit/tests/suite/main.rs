@@ -37,6 +37,7 @@ mod samples;
 mod seat_map;
 mod secrets;
 mod stadium;
+mod stripe;
 mod throttling;
 mod tokens;
 mod upward;
