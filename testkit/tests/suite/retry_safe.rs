@@ -278,3 +278,61 @@ async fn a_buyers_idempotency_key_is_the_buyers_own() {
     }
     testkit::assert_invariants(&app, &ev).await;
 }
+
+/// An order id under an admission is derived from the admission and the
+/// `Idempotency-Key`: the same order found again is the answer (not
+/// counted twice), but an order of that id with another token (a 128-bit
+/// collision, or an item written by something else) is never handed out:
+/// `401` naming `admission-order-exists`, and nothing is counted.
+#[tokio::test]
+async fn an_admitted_orders_id_held_by_another_order_is_refused_by_name() {
+    let app = fresh_app().await;
+    let ev = event(&app, 1, 300).await;
+    let head = shared::domain::EventHead {
+        event_id: shared::domain::EventId::parse(&ev).unwrap(),
+        hold_seconds: 300,
+        seat_count: 1,
+        buyer_limit: None,
+        buyer_key: None,
+    };
+    let now = shared::world::now();
+    let guard = app.config.expiry_guard_ms;
+    let (order, _) = shared::handlers::open_order(&head, now, guard, None).unwrap();
+    let expires = now.plus_seconds(600);
+    let store = &app.store;
+    assert!(store
+        .create_admitted_order(&order, "adm-1", 2, expires)
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .create_admitted_order(&order, "adm-1", 2, expires)
+            .await
+            .unwrap(),
+        "the same order again: found, not written or counted again"
+    );
+    let mut other = order.clone();
+    other.token_hash = "0".repeat(64);
+    let refused = store
+        .create_admitted_order(&other, "adm-1", 2, expires)
+        .await;
+    match refused {
+        Err(e) => assert_eq!(e.reason().map(|r| r.code()), Some("admission-order-exists")),
+        Ok(landed) => panic!("another order's id was handed out ({landed})"),
+    }
+    // The admission counted one order: a second, new one still opens.
+    let (second, _) = shared::handlers::open_order(&head, now, guard, None).unwrap();
+    assert!(store
+        .create_admitted_order(&second, "adm-1", 2, expires)
+        .await
+        .unwrap());
+    let (third, _) = shared::handlers::open_order(&head, now, guard, None).unwrap();
+    let used = store
+        .create_admitted_order(&third, "adm-1", 2, expires)
+        .await;
+    assert!(
+        matches!(used, Err(shared::Error::AdmissionUsed)),
+        "{:?}",
+        used.err()
+    );
+}
