@@ -85,7 +85,8 @@ def confirm(base: str, order_id: str, payment: str, seats: list):
 def seed(base: str) -> dict:
     """Orders in every state for the order routes to work on: holding seats,
     full (MAX_SEATS_PER_ORDER = 10 seats), empty, completed, expired, and
-    refund-due (expired, its seat sold to another order since)."""
+    refund-due (expired, its seat sold to another order since); and three
+    holding seats for the Stripe route alone."""
     plan = {"name": "Fuzz", "holdSeconds": 7200, "sections": [
         {"sectionId": "A", "rows": [{"row": "1", "count": 10}, {"row": "2", "count": 10}]},
         {"sectionId": "B", "rows": [{"row": "1", "count": 10}]},
@@ -119,8 +120,12 @@ def seed(base: str) -> dict:
     paid(rival, "pi_rival", 200, "confirm the rival")  # ...and buys it
     paid(late, "pi_late", 409, "a late payment for a seat sold since")  # REFUND_DUE
     orders += [late, empty_late, rival]
+    # Orders of their own for the Stripe route, so that its sales do not
+    # leave confirm nothing to sell (A-2-3 .. A-2-8).
+    stripe_orders = [order(SEED_EVENT, seats[12 + i * 2:14 + i * 2]) for i in range(3)]
     keep = ("orderId", "holdToken", "seats", "paymentId")
     return {"orders": [{k: o[k] for k in keep if k in o} for o in orders],
+            "stripe_orders": [{k: o[k] for k in keep if k in o} for o in stripe_orders],
             "seats": seats + ["S-1-1", "S-1-2", "A-9-9", "nope"],
             "visitors": seed_visitors(base)}
 

@@ -15,10 +15,13 @@
   payments and refunds. The rest: seats it does not hold, a seat twice, the
   body as generated (orderId mismatch), or a bad signature (stale or future
   timestamp, wrong key, garbled), or one good signature among bad ones.
+  Some confirms of unknown orders are pointed at a seeded order that can
+  still be sold, so every run sells through confirm.
 - Stripe's route: most requests are Checkout Session events signed by
   Stripe's own library (scripts/stripe_event.py) with the server's secret,
-  most of them paying for a known order's held seats (a completed or a
-  not-yet-paid session, a delayed payment's success, another event type);
+  most of them paying for the held seats of the seeded orders kept for it
+  (so its sales leave confirm's orders alone): a completed or a
+  not-yet-paid session, a delayed payment's success, another event type;
   the rest as generated, unsigned or with a stale signature.
 - Every request's status is tallied; the totals are written to FUZZ_STATS
   at exit for the summary.
@@ -61,7 +64,9 @@ _tokens = {o: t for o, t in _orders}
 _seats = list(SEEDS["seats"])
 # orderId -> the seats a payment for it names: held now (or when it was paid,
 # expired or cancelled); orderId -> the paymentId recorded for it.
-_held = {o["orderId"]: list(o.get("seats", [])) for o in SEEDS["orders"]}
+_held = {o["orderId"]: list(o.get("seats", [])) for o in SEEDS["orders"] + SEEDS.get("stripe_orders", [])}
+# The Stripe route's own seeded orders (confirm's cases never pick them).
+_stripe_orders = [o["orderId"] for o in SEEDS.get("stripe_orders", [])]
 _paid = {o["orderId"]: o["paymentId"] for o in SEEDS["orders"] if o.get("paymentId")}
 _sent_payment = {}  # id(case) -> (orderId, paymentId) of a confirm in flight
 _stats = {
@@ -81,11 +86,19 @@ def _operation(case):
     return f"{case.method.upper()} {case.path}"
 
 
+CONFIRM_PATH = "/orders/{orderId}/confirm"
+
+
 def _retarget(case, pick, order_index, seat_index, with_token):
     """Points an order route's case at a known order (and seat)."""
     if pick == 0 or not _orders:
         return case  # as generated: random ids and tokens
     order_id, token = _orders[order_index % len(_orders)]
+    # A confirm, half the time: an order that can still be sold, so the sale
+    # itself runs every run (schemathesis takes an operation never served
+    # for one it could not authenticate).
+    holder = _unpaid_holder() if case.path == CONFIRM_PATH and _rng.random() < 0.5 else None
+    order_id = holder or order_id
     case.path_parameters["orderId"] = order_id
     if "seatId" in case.path_parameters and pick >= 2:
         case.path_parameters["seatId"] = _seats[seat_index % len(_seats)]
@@ -161,6 +174,8 @@ def before_call(context, case, kwargs):
     token = _tokens.get(order_id) if isinstance(order_id, str) else None
     if token and case.path != "/orders/{orderId}/confirm" and _rng.random() < 0.8:
         case.headers["Authorization"] = f"Bearer {token}"
+    if case.path == CONFIRM_PATH and _rng.random() < 0.3:
+        _pay_a_holder(case)
     if case.path == "/orders/{orderId}/confirm" and _rng.random() < 0.85:
         _sign_confirm(case, kwargs)
     if case.path == STRIPE_PATH and _rng.random() < 0.85:
@@ -178,7 +193,8 @@ def _stripe_event(case):
     """(kind, event): a Checkout Session event for a known order paying for
     what it holds (mostly), or the generated body."""
     with _lock:
-        orders = [o for o, _ in _orders]
+        # Mostly its own orders; now and then one confirm also works on.
+        orders = _stripe_orders if _stripe_orders and _rng.random() < 0.9 else [o for o, _ in _orders]
     if not orders or _rng.random() < 0.15:
         body = case.body
         return "as-generated", body if type(body).__name__ != "NotSet" else None
@@ -255,6 +271,24 @@ def _set_header(case, kwargs, name, value):
             for key in [k for k in headers if k.lower() == name.lower()]:
                 del headers[key]
             headers[name] = value
+
+
+def _unpaid_holder():
+    """A seeded order that holds seats and has no payment yet, if any."""
+    with _lock:
+        ready = [o for o, _ in _orders if _held.get(o) and o not in _paid]
+    return _rng.choice(ready) if ready else None
+
+
+def _pay_a_holder(case):
+    """Points a confirm of an order nobody knows (every phase's cases, not
+    only those `_retarget` drew) at one that can still be sold, so the sale
+    runs every run, not only in runs whose retargets happened to land. The
+    case is serialised after this hook: its path parameter is what is sent."""
+    order_id = (case.path_parameters or {}).get("orderId")
+    holder = _unpaid_holder()
+    if holder is not None and not _held.get(order_id):
+        case.path_parameters["orderId"] = holder
 
 
 def _sign_confirm(case, kwargs):
