@@ -27,6 +27,7 @@ pub mod queue_life;
 pub mod queue_shards;
 pub mod queue_state;
 mod seat_map;
+pub mod waitlist;
 
 pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};
 pub use free_runs::{free_seats, RowRuns, RunsLayout};
