@@ -70,7 +70,9 @@ FUNCTIONS = sorted(p.stem for p in (ROOT / "functions" / "src" / "bin").glob("*.
 QUEUE_FUNCTIONS = ("queue-admin", "get-queue", "queue-visitors", "admission-keys", "admit-visitors")
 # events/ has a file per route: a function of several routes is timed on
 # this route's (a test holds each to its function's routes).
-TIMED_ROUTE = {"queue-admin": "put-queue", "get-queue": "get-queue", "queue-visitors": "join-queue"}
+TIMED_ROUTE = {"queue-admin": "put-queue", "get-queue": "get-queue", "queue-visitors": "join-queue", "waitlist-admin": "put-waitlist"}
+# The waitlist's, on EVENT, its waitlist put (armed) before the runs.
+WAITLIST_FUNCTIONS = ("waitlist-admin", "get-waitlist")
 QUEUE_EVENT = "cold-queue"
 PYTHON_FN = "get-seat (python)"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
@@ -931,6 +933,9 @@ def main():
                         # hold-ga's events/ file holds places of FLOOR: without
                         # the section every cold start would be a 404.
                         {"sectionId": "FLOOR", "capacity": max(1000, needed)}]})
+        if any(fn in WAITLIST_FUNCTIONS for fn in rust_fns):
+            server.must(200, "PUT", f"/events/{EVENT}/waitlist",
+                        json.loads(json.loads(event_payload("waitlist-admin"))["body"]))
         if any(fn in QUEUE_FUNCTIONS for fn in rust_fns):
             server.must(201, "PUT", f"/events/{QUEUE_EVENT}",
                         {"name": "Cold queue", "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 10}]}]})

@@ -511,6 +511,10 @@ def order_stages(port):
     # the payment recorded for refund, and a 200 so Stripe stops retrying.
     yield [("stripe-payment", 200, lambda b: b["outcome"] == "not-sold" and b["error"] == "already-completed"
             and b["refund"] is True, resign_stripe_event)]
+    # The waitlist's routes: put (armed), read, end.
+    yield [("put-waitlist", 200, lambda b: b["status"] == "ARMED" and b["maxQuantity"] == 4)]
+    yield [("get-waitlist", 200, lambda b: b["opens"] == "sold-out")]
+    yield [("delete-waitlist", 200, lambda b: b == {"eventId": "gala-2026", "status": "ENDED"})]
     # A second order, cancelled (the first is completed: 409 there).
     (second,) = yield [("create-order", 201, lambda b: b["status"] == "PENDING")]
     if not second:

@@ -61,6 +61,8 @@ error_kinds! {
     DrawNotDisclosed => "draw-not-disclosed",
     QueueOpen => "queue-open",
     QueueRequired => "queue-required",
+    WaitlistNotFound => "waitlist-not-found",
+    WaitlistOpen => "waitlist-open",
     AdmissionUsed => "admission-used",
     IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
@@ -141,6 +143,10 @@ pub enum Error {
     DrawNotDisclosed,
     #[error("the queue has opened: opensAt can no longer change")]
     QueueOpen,
+    #[error("the event has no waitlist")]
+    WaitlistNotFound,
+    #[error("the waitlist has opened: opens can no longer change")]
+    WaitlistOpen,
     #[error(
         "this event sells through its queue: join it, and open orders with the admission it gives"
     )]
@@ -206,6 +212,8 @@ impl Error {
             Error::VisitorNotFound => ErrorKind::VisitorNotFound,
             Error::DrawNotDisclosed => ErrorKind::DrawNotDisclosed,
             Error::QueueOpen => ErrorKind::QueueOpen,
+            Error::WaitlistNotFound => ErrorKind::WaitlistNotFound,
+            Error::WaitlistOpen => ErrorKind::WaitlistOpen,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
             Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,

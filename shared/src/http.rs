@@ -45,6 +45,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::SeatNotFound
         | K::SectionNotFound
         | K::QueueNotFound
+        | K::WaitlistNotFound
         | K::VisitorNotFound
         | K::DrawNotDisclosed => StatusCode::NOT_FOUND,
         K::QueueRequired => StatusCode::FORBIDDEN,
@@ -63,6 +64,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::NotEnoughSeats
         | K::SoldOut
         | K::QueueOpen
+        | K::WaitlistOpen
         | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,

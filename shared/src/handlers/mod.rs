@@ -13,6 +13,7 @@
 //!   `streams`: project-seat-map, publish-events
 //! - `queue`: put-queue, get-queue, delete-queue, and the JWKS
 //! - `visitors`: join-queue, visitor-status (they sign admissions)
+//! - `waitlist`: put-waitlist, get-waitlist, delete-waitlist
 //! - `access`: who may use an order's routes; `reads`: what several
 //!   route files read alike (an order's event, its places, places found in
 //!   a section's buckets); `generation`: what the queue routes share (a
@@ -41,6 +42,7 @@ pub(crate) mod seats;
 mod streams;
 pub(crate) mod stripe;
 pub(crate) mod visitors;
+pub(crate) mod waitlist;
 // The route handlers are reached through `crate::routes`, by their group;
 // these are the entry points and helpers others call by name.
 pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;

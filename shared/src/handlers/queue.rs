@@ -6,6 +6,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::generation::{draw_secrets, draw_seed, event_queue};
+use super::reads::ready_event;
 use super::Reply;
 use crate::domain::buyer::Buyers;
 use crate::domain::draw::{is_disclosed, DrawSeed};
@@ -14,7 +15,7 @@ use crate::domain::queue_life::{generation_end, latest_opening, MAX_OPENS_AHEAD_
 use crate::domain::queue_state::{settings_after_put, QueueState};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
-use crate::http::{cacheable_json, json, json_body, path_param};
+use crate::http::{cacheable_json, json, json_body};
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
 use crate::App;
 
@@ -139,16 +140,6 @@ fn settings_of(body: &PutQueueBody) -> Result<QueueSettings, Error> {
         body.orders_per_admission,
     )
     .map_err(Error::BadRequest)
-}
-
-/// The event of a queue route: `404 event-not-found` unless it exists and
-/// is ready.
-async fn ready_event(app: &App, req: &Request) -> Result<EventId, Error> {
-    let event_id = path_param(req, "eventId", EventId::parse)?;
-    app.event_head(&event_id)
-        .await?
-        .ok_or(Error::EventNotFound)?;
-    Ok(event_id)
 }
 
 /// `PUT /events/{eventId}/queue`

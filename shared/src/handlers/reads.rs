@@ -18,6 +18,16 @@ pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::A
 }
 
 /// An order naming no event is corrupt data.
+/// The event in a route's path: `404 event-not-found` unless it exists and
+/// is ready (the queue's and the waitlist's operator routes).
+pub(super) async fn ready_event(app: &App, req: &lambda_http::Request) -> Result<EventId, Error> {
+    let event_id = crate::http::path_param(req, "eventId", EventId::parse)?;
+    app.event_head(&event_id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    Ok(event_id)
+}
+
 pub(super) fn no_such_event(order: &Order) -> Error {
     Error::Corrupt(format!(
         "order {} names an event that does not exist",

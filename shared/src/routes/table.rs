@@ -258,6 +258,40 @@ pub const STRIPE_PAYMENT: Function = http(
     }],
 );
 
+/// The waitlist's operator routes (IAM in AWS, as put-queue).
+pub const WAITLIST_ADMIN: Function = http(
+    "waitlist-admin",
+    Needs::STORE,
+    &[
+        Route {
+            name: "put-waitlist",
+            method: "PUT",
+            path: "/events/{eventId}/waitlist",
+            errors: &[E::EventNotFound, E::WaitlistOpen, TOO_LARGE, NOT_ALLOWED],
+            handler: handler!(handlers::waitlist::put_waitlist),
+        },
+        Route {
+            name: "delete-waitlist",
+            method: "DELETE",
+            path: "/events/{eventId}/waitlist",
+            errors: &[E::EventNotFound, NOT_ALLOWED],
+            handler: handler!(handlers::waitlist::delete_waitlist),
+        },
+    ],
+);
+
+pub const GET_WAITLIST: Function = http(
+    "get-waitlist",
+    Needs::STORE,
+    &[Route {
+        name: "get-waitlist",
+        method: "GET",
+        path: "/events/{eventId}/waitlist",
+        errors: &[E::WaitlistNotFound, NOT_ALLOWED],
+        handler: handler!(handlers::waitlist::get_waitlist),
+    }],
+);
+
 pub const QUEUE_ADMIN: Function = http(
     "queue-admin",
     Needs::QUEUE_READS,
@@ -393,6 +427,8 @@ pub const FUNCTIONS: &[&Function] = &[
     &QUEUE_VISITORS,
     &ADMISSION_KEYS,
     &ADMIT_VISITORS,
+    &WAITLIST_ADMIN,
+    &GET_WAITLIST,
 ];
 
 const fn http(name: &'static str, needs: Needs, routes: &'static [Route]) -> Function {

@@ -93,6 +93,7 @@ mod stream;
 mod sweep;
 mod value;
 mod visitors;
+mod waitlist;
 
 pub use best_available::{BlockClaim, BlockReport};
 pub use confirm::Leftovers;
@@ -130,6 +131,7 @@ pub use sold_out::{full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
 pub use visitors::{IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
+pub use waitlist::{StoredWaitlist, WAITLIST_PK_PREFIX};
 
 impl Store {
     /// Writes `item` unless one is there already (`Ok(false)` then): a

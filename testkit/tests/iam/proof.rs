@@ -394,6 +394,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     publish_stream(&ob.app).await;
 
     queue_paths(&mut ob).await;
+    waitlist_paths(&mut ob, ev).await;
 
     // An event create-event leaves to the sweep (202), which the sweep finishes.
     ob.app.config.create_event_budget_ms = 0;
@@ -436,6 +437,28 @@ fn with_grants() -> BTreeSet<&'static str> {
 /// get, joins (admitted on the spot, waiting), a visitor's status, the
 /// JWKS, create-order under an admission (and its retry), an admitter
 /// tick, delete.
+/// The waitlist's routes: a put, a put again, a refused one, a read, a
+/// delete and one of none.
+async fn waitlist_paths(ob: &mut Observer, ev: &str) {
+    let uri = format!("/events/{ev}/waitlist");
+    assert_eq!(ob.run("GET", &uri, &[], "").await.0, 404);
+    assert_eq!(ob.run("PUT", &uri, &[], r#"{"opens":"now"}"#).await.0, 200);
+    assert_eq!(
+        ob.run("PUT", &uri, &[], r#"{"maxQuantity":2}"#).await.0,
+        200
+    );
+    assert_eq!(
+        ob.run("PUT", &uri, &[], r#"{"opens":"sold-out"}"#).await.0,
+        409
+    );
+    assert_eq!(ob.run("GET", &uri, &[], "").await.0, 200);
+    assert_eq!(ob.run("DELETE", &uri, &[], "").await.0, 200);
+    assert_eq!(
+        ob.run("DELETE", "/events/nope/waitlist", &[], "").await.0,
+        404
+    );
+}
+
 async fn queue_paths(ob: &mut Observer) {
     let ev = "iam-queue";
     // Seats and places: the admitter reads both kinds to know what is left.

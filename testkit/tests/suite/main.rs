@@ -41,3 +41,4 @@ mod stripe;
 mod throttling;
 mod tokens;
 mod upward;
+mod waitlist;

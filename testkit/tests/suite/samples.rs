@@ -309,6 +309,22 @@ async fn every_event_file_runs_through_its_handler() {
         "{body}"
     );
 
+    // The waitlist's files: put (armed, to open at a sell-out), read, end.
+    let (status, body) = run_event(&app, "put-waitlist", &[]).await;
+    assert_eq!(
+        (status, &body["status"], &body["maxQuantity"]),
+        (200, &"ARMED".into(), &4.into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "get-waitlist", &[]).await;
+    assert_eq!(
+        (status, &body["opens"]),
+        (200, &"sold-out".into()),
+        "{body}"
+    );
+    let (status, body) = run_event(&app, "delete-waitlist", &[]).await;
+    assert_eq!((status, &body["status"]), (200, &"ENDED".into()), "{body}");
+
     // Unchanged, the order routes' files name an order that does not exist.
     assert_eq!(run_event(&app, "get-order", &[]).await.0, 404);
 

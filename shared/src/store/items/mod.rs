@@ -13,6 +13,20 @@ pub(super) mod queue;
 pub(super) mod seat;
 pub(super) mod seat_map;
 pub(super) mod visitor;
+pub(super) mod waitlist;
+
+/// A whole-item write's condition: the item as it was read, at `version`
+/// (its `version` attribute), or absent (`None`). Names: `#version`;
+/// values: `:read`.
+pub(super) fn as_read(version: Option<i64>) -> crate::store::expression::Expression {
+    use crate::store::expression::Expression;
+    match version {
+        Some(version) => Expression::condition("#version = :read")
+            .name("#version", crate::store::schema::VERSION)
+            .value(":read", crate::store::value::n(version)),
+        None => Expression::condition("attribute_not_exists(PK)"),
+    }
+}
 
 /// What a test compares an item's names with: `declared`, as a set.
 #[cfg(test)]

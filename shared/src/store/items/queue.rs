@@ -102,15 +102,8 @@ pub(in crate::store) const EVENTS: &str = "events";
 // The queue's state item (`QUEUE#…`, its copies) and the list of queued
 // events. Names: `#version`, `#events`; values: `:version`, `:event`.
 
-/// The queue item as it was read: at `version`, or absent (`None`).
-pub(in crate::store) fn as_read(version: Option<i64>) -> Expression {
-    match version {
-        Some(version) => Expression::condition("#version = :read")
-            .name("#version", VERSION)
-            .value(":read", n(version)),
-        None => Expression::condition("attribute_not_exists(PK)"),
-    }
-}
+/// The queue item as it was read (a whole-item write's condition).
+pub(in crate::store) use super::as_read;
 
 /// A visitor admitted as it joins, over the version read: the three
 /// attributes such an admission changes (`after` is the state it makes),

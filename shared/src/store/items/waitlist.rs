@@ -1,0 +1,93 @@
+//! The waitlist's state item (`WAITLIST#{ref}`): its key, its attribute
+//! names, its codec and its expression.
+
+use std::collections::HashMap;
+
+use crate::domain::waitlist::{Opens, Waitlist, WaitlistSettings};
+use crate::domain::{EventId, EventRef, Millis};
+use crate::store::errors::StoreError;
+use crate::store::schema::{EVENT_ID, KIND, PK, SK, VERSION};
+use crate::store::value::{n, s, Fields, Item};
+
+pub const WAITLIST_PK_PREFIX: &str = "WAITLIST#";
+
+const WAITLIST_SK: &str = "WAITLIST";
+
+/// The waitlist's state, as put and deleted: `WAITLIST#{ref}`.
+pub(in crate::store) fn waitlist_key(event: &EventRef) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{WAITLIST_PK_PREFIX}{event}"))),
+        (SK.into(), s(WAITLIST_SK)),
+    ])
+}
+
+const GENERATION: &str = "generation";
+const OPENS: &str = "opens";
+const OFFER_SECONDS: &str = "offerSeconds";
+const MAX_QUANTITY: &str = "maxQuantity";
+/// Absent: no returns.
+const RETURNS_CLOSE_AT: &str = "returnsCloseAt";
+/// Absent: not open yet.
+const OPENED_AT: &str = "openedAt";
+/// Absent: not deleted.
+const ENDED_AT: &str = "endedAt";
+
+/// A waitlist as read: the generation and the version it was read at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredWaitlist {
+    pub waitlist: Waitlist,
+    pub version: i64,
+}
+
+/// The item of `waitlist` at `version`.
+pub(in crate::store) fn waitlist_item(event: &EventId, waitlist: &Waitlist, version: i64) -> Item {
+    let mut item = waitlist_key(&EventRef::of(event));
+    let settings = &waitlist.settings;
+    item.extend([
+        (KIND.into(), s("waitlist")),
+        (EVENT_ID.into(), s(event.as_str())),
+        (VERSION.into(), n(version)),
+        (GENERATION.into(), n(waitlist.generation)),
+        (OPENS.into(), s(settings.opens.as_str())),
+        (OFFER_SECONDS.into(), n(settings.offer_seconds)),
+        (MAX_QUANTITY.into(), n(settings.max_quantity)),
+    ]);
+    let times = [
+        (RETURNS_CLOSE_AT, settings.returns_close_at),
+        (OPENED_AT, waitlist.opened_at),
+        (ENDED_AT, waitlist.ended_at),
+    ];
+    item.extend(
+        times
+            .into_iter()
+            .filter_map(|(attr, at)| at.map(|at| (attr.to_owned(), n(at.0)))),
+    );
+    item
+}
+
+/// The waitlist an item holds.
+pub(in crate::store) fn parse_waitlist(item: &Item) -> Result<StoredWaitlist, StoreError> {
+    let f = Fields::new(item);
+    let generation = u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?;
+    let opens = Opens::parse(f.str(OPENS)?).ok_or_else(|| f.malformed(OPENS))?;
+    let at = |attr| f.opt_i64(attr).map(|at| at.map(Millis));
+    Ok(StoredWaitlist {
+        waitlist: Waitlist {
+            generation,
+            settings: WaitlistSettings {
+                opens,
+                offer_seconds: f.u32(OFFER_SECONDS)?,
+                max_quantity: f.u32(MAX_QUANTITY)?,
+                returns_close_at: at(RETURNS_CLOSE_AT)?,
+            },
+            opened_at: at(OPENED_AT)?,
+            ended_at: at(ENDED_AT)?,
+        },
+        version: f.i64(VERSION)?,
+    })
+}
+
+// ----- expressions ---------------------------------------------------------
+
+/// The waitlist item as it was read (a whole-item write's condition).
+pub(in crate::store) use super::as_read;
