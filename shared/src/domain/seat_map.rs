@@ -55,6 +55,22 @@ pub struct SectionMap {
     pub available: Option<u32>,
 }
 
+impl SeatMap {
+    /// The seats and places available on the map: what a waitlist with
+    /// no entries could not offer to anyone (get-waitlist's `unoffered`).
+    pub fn available_units(&self) -> u64 {
+        let seats = |section: &SectionMap| {
+            let rows = section.rows.iter().flatten();
+            rows.map(|row| row.statuses.chars().filter(|c| *c == 'A').count() as u64)
+                .sum::<u64>()
+        };
+        self.sections
+            .iter()
+            .map(|section| seats(section) + u64::from(section.available.unwrap_or(0)))
+            .sum()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct RowMap {

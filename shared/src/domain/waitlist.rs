@@ -348,7 +348,8 @@ impl EntryStatus {
 }
 
 /// What a reader knows of an offer's order: its status, expiry and
-/// whether it still holds anything.
+/// whether it lists any seat or place (what drops and `hold-ga 0` take
+/// off; an expiry leaves the list as it was).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OfferOrder {
     pub status: OrderStatus,
@@ -359,10 +360,11 @@ pub struct OfferOrder {
 /// An entry's status at `now`, computed where no write is needed: what is
 /// stored (`stored`: WAITING, OFFERED, PURCHASED or an end), its offer's
 /// order as read, and whether its waitlist generation was deleted. An
-/// offer that ran out reads `offer-expired`, one left holding nothing
-/// `declined`, one whose payment could not complete it `refunded`, a
-/// completed one `PURCHASED`; a waiting entry of a deleted waitlist
-/// `closed`. A live offer outlives the delete (it may still be paid).
+/// offer left holding nothing reads `declined` (for good: its running out
+/// later does not change the reason), one that ran out `offer-expired`,
+/// one whose payment could not complete it `refunded`, a completed one
+/// `PURCHASED`; a waiting entry of a deleted waitlist `closed`. A live
+/// offer outlives the delete (it may still be paid).
 pub fn entry_status_at(
     stored: EntryStatus,
     offer: Option<OfferOrder>,
@@ -375,12 +377,12 @@ pub fn entry_status_at(
             OrderStatus::Completed => EntryStatus::Purchased,
             OrderStatus::RefundDue => EntryStatus::Ended(EndReason::Refunded),
             OrderStatus::Cancelled => EntryStatus::Ended(EndReason::Declined),
+            OrderStatus::Pending | OrderStatus::Expired if !order.holds_anything => {
+                EntryStatus::Ended(EndReason::Declined)
+            }
             OrderStatus::Expired => EntryStatus::Ended(EndReason::OfferExpired),
             OrderStatus::Pending if order.expires_at <= now => {
                 EntryStatus::Ended(EndReason::OfferExpired)
-            }
-            OrderStatus::Pending if !order.holds_anything => {
-                EntryStatus::Ended(EndReason::Declined)
             }
             OrderStatus::Pending => EntryStatus::Offered,
         },

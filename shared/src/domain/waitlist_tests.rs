@@ -359,9 +359,22 @@ fn an_entrys_status_is_read_from_its_offers_order() {
             false,
             Ended(Declined),
         ),
+        // Emptied, then run out (or expired by the sweep): still declined.
+        (
+            Offered,
+            order(OrderStatus::Pending, 0, false),
+            false,
+            Ended(Declined),
+        ),
         (
             Offered,
             order(OrderStatus::Expired, -5, false),
+            false,
+            Ended(Declined),
+        ),
+        (
+            Offered,
+            order(OrderStatus::Expired, -5, true),
             false,
             Ended(OfferExpired),
         ),

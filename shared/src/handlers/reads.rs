@@ -17,7 +17,6 @@ pub(super) async fn order_event(app: &App, order: &Order) -> Result<std::sync::A
     (app.event(&order.event_id).await?).ok_or_else(|| no_such_event(order))
 }
 
-/// An order naming no event is corrupt data.
 /// The event in a route's path: `404 event-not-found` unless it exists and
 /// is ready (the queue's and the waitlist's operator routes).
 pub(super) async fn ready_event(app: &App, req: &lambda_http::Request) -> Result<EventId, Error> {
@@ -28,6 +27,7 @@ pub(super) async fn ready_event(app: &App, req: &lambda_http::Request) -> Result
     Ok(event_id)
 }
 
+/// An order naming no event is corrupt data.
 pub(super) fn no_such_event(order: &Order) -> Error {
     Error::Corrupt(format!(
         "order {} names an event that does not exist",

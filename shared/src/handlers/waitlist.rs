@@ -83,9 +83,9 @@ struct WaitlistReply<'a> {
     unoffered: u64,
 }
 
-/// The waitlist as get-waitlist and put-waitlist answer it. The counts
-/// are the entries' (none can join yet: 0).
-fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist) -> Reply {
+/// The waitlist as get-waitlist and put-waitlist answer it, with
+/// `unoffered` free units. The entries' counts are 0: none can join yet.
+fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist, unoffered: u64) -> Reply {
     let settings = &waitlist.settings;
     Ok(json(
         StatusCode::OK,
@@ -101,7 +101,7 @@ fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist) -> Reply {
             waiting: 0,
             offered: 0,
             purchased: 0,
-            unoffered: 0,
+            unoffered,
         },
     ))
 }
@@ -126,8 +126,10 @@ pub async fn put_waitlist(app: &App, req: &Request) -> Reply {
             .put_waitlist(&event_id, &waitlist, previous)
             .await?
         {
-            return waitlist_reply(&event_id, &waitlist);
+            return waitlist_reply(&event_id, &waitlist, unoffered(app, &event_id).await?);
         }
+        // Another write came first: read again, after a jittered pause.
+        rounds.lost();
     }
     Err(rounds.spent())
 }
@@ -138,7 +140,23 @@ pub async fn get_waitlist(app: &App, req: &Request) -> Reply {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     let stored = app.store.read_waitlist(&event_id).await?;
     let stored = stored.ok_or(Error::WaitlistNotFound)?;
-    waitlist_reply(&event_id, &stored.waitlist)
+    waitlist_reply(
+        &event_id,
+        &stored.waitlist,
+        unoffered(app, &event_id).await?,
+    )
+}
+
+/// The free seats and places no waiting entry fits, from the seat map (at
+/// most its cache's age old, within the contract's 5 s): with no entries
+/// yet, every free unit.
+async fn unoffered(app: &App, event_id: &EventId) -> Result<u64, Error> {
+    let Some(event) = app.event(event_id).await? else {
+        return Ok(0);
+    };
+    let (_, read) = app.seat_map(&event).await?;
+    let map = crate::domain::seat_map(&event, &read.rows, &read.buckets, crate::world::now());
+    Ok(map.available_units())
 }
 
 #[derive(Serialize)]
@@ -176,6 +194,7 @@ pub async fn delete_waitlist(app: &App, req: &Request) -> Reply {
         {
             return Ok(ended);
         }
+        rounds.lost();
     }
     Err(rounds.spent())
 }

@@ -433,10 +433,6 @@ fn with_grants() -> BTreeSet<&'static str> {
         .collect()
 }
 
-/// The queue's functions over their paths: put (new, again, refused),
-/// get, joins (admitted on the spot, waiting), a visitor's status, the
-/// JWKS, create-order under an admission (and its retry), an admitter
-/// tick, delete.
 /// The waitlist's routes: a put, a put again, a refused one, a read, a
 /// delete and one of none.
 async fn waitlist_paths(ob: &mut Observer, ev: &str) {
@@ -459,6 +455,10 @@ async fn waitlist_paths(ob: &mut Observer, ev: &str) {
     );
 }
 
+/// The queue's functions over their paths: put (new, again, refused),
+/// get, joins (admitted on the spot, waiting), a visitor's status, the
+/// JWKS, create-order under an admission (and its retry), an admitter
+/// tick, delete.
 async fn queue_paths(ob: &mut Observer) {
     let ev = "iam-queue";
     // Seats and places: the admitter reads both kinds to know what is left.

@@ -27,15 +27,16 @@ async fn delete(app: &shared::App, event: &str) -> (u16, Value) {
 #[tokio::test]
 async fn a_put_again_keeps_what_it_leaves_out_and_opens_moves_only_while_armed() {
     let app = fresh_app().await;
-    let ev = event(&app, 2, 300).await;
+    let ev = ga_event(&app, 2, 5, 300).await;
     assert_eq!(get(&app, &ev).await.1["error"], "waitlist-not-found");
     let (status, armed) = put(&app, &ev, json!({"opens": "sold-out", "offerSeconds": 300})).await;
     assert_eq!(status, 200, "{armed}");
+    // No entry fits anything yet: every free seat and place is unoffered.
     assert_eq!(
         armed,
         json!({"eventId": ev, "status": "ARMED", "opens": "sold-out", "offerSeconds": 300,
                "maxQuantity": 10, "generation": 1, "waiting": 0, "offered": 0,
-               "purchased": 0, "unoffered": 0})
+               "purchased": 0, "unoffered": 7})
     );
     let close = "2030-01-01T00:00:00.000Z";
     let (_, again) = put(
@@ -160,16 +161,21 @@ async fn a_delete_ends_the_generation_and_a_put_after_it_starts_the_next() {
     assert_eq!(delete(&app, "no-such-event").await.0, 404);
 }
 
-/// Puts that race over one waitlist: each answers `200` with a state the
-/// writes could have made, and the stored one is a put's own.
+/// Puts that race over one waitlist, half changing `offerSeconds` and
+/// half `maxQuantity`: each keeps what it leaves out, so none may undo
+/// another's field (a lost update would put a default back).
 #[tokio::test]
 async fn puts_at_once_each_land_whole() {
     let app = fresh_app().await;
     let ev = event(&app, 1, 300).await;
     assert_eq!(put(&app, &ev, json!({"opens": "sold-out"})).await.0, 200);
-    let puts = (60..80u32).map(|s| {
+    let puts = (0..20u32).map(|i| {
         let (app, ev) = (&app, &ev);
-        async move { put(app, ev, json!({"offerSeconds": s * 10})).await }
+        let body = match i % 2 {
+            0 => json!({"offerSeconds": 700 + i}),
+            _ => json!({"maxQuantity": 1 + i % 9}),
+        };
+        async move { put(app, ev, body).await }
     });
     let replies = futures_util::future::join_all(puts).await;
     assert!(
@@ -177,10 +183,12 @@ async fn puts_at_once_each_land_whole() {
         "{replies:?}"
     );
     let (_, stored) = get(&app, &ev).await;
-    let offered = stored["offerSeconds"].as_u64().unwrap();
+    let offer_seconds = stored["offerSeconds"].as_u64().unwrap();
+    let max_quantity = stored["maxQuantity"].as_u64().unwrap();
     assert!(
-        (600..800).contains(&offered) && offered % 10 == 0,
-        "{stored}"
+        (700..720).contains(&offer_seconds),
+        "no default put back: {stored}"
     );
+    assert!(max_quantity < 10, "no default put back: {stored}");
     assert_eq!(stored["generation"], 1);
 }
