@@ -70,7 +70,14 @@ impl CheckoutSession {
     }
 }
 
-/// What an event asks of this route ([`checkout_action`]).
+/// Whether an event of type `kind` can pay for an order. Every other
+/// event (a failed delayed payment, an expired session, any other type) is
+/// acknowledged and ignored: the order's holds run out as they would.
+pub fn pays_for_orders(kind: &str) -> bool {
+    matches!(kind, SESSION_COMPLETED | ASYNC_PAYMENT_SUCCEEDED)
+}
+
+/// What a paying event's session asks of this route ([`checkout_action`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckoutAction {
     /// Paid: sell what the metadata names.
@@ -78,25 +85,20 @@ pub enum CheckoutAction {
     /// Completed, but a delayed method (a bank debit) has not paid yet:
     /// `checkout.session.async_payment_succeeded` will say when it has.
     Wait,
-    /// Nothing to do with an order's payment.
-    Ignore,
+    /// Nothing was paid: nothing is sold.
+    NothingPaid,
 }
 
-/// The rule: a completed session sells once its `payment_status` is
-/// `paid`, and waits while it is `unpaid` (a delayed method); a delayed
-/// payment sells when it succeeds. `no_payment_required` (a 100% discount,
-/// a setup session) paid nothing, so it sells nothing: exactly what was
-/// paid is sold, and a free order is the seller's to confirm. Every other
-/// event (a failed delayed payment, an expired session, any other type) is
-/// acknowledged and ignored: the order's holds run out as they would.
-pub fn checkout_action(kind: &str, payment_status: Option<&str>) -> CheckoutAction {
-    match (kind, payment_status) {
-        (SESSION_COMPLETED | ASYNC_PAYMENT_SUCCEEDED, Some("paid")) => CheckoutAction::Sell,
-        (SESSION_COMPLETED | ASYNC_PAYMENT_SUCCEEDED, Some("no_payment_required")) => {
-            CheckoutAction::Ignore
-        }
-        (SESSION_COMPLETED | ASYNC_PAYMENT_SUCCEEDED, _) => CheckoutAction::Wait,
-        _ => CheckoutAction::Ignore,
+/// The rule for a session's `payment_status`: `paid` sells, `unpaid` (or
+/// anything else) waits for the delayed payment's success, and
+/// `no_payment_required` (a 100% discount, a setup session) paid nothing,
+/// so it sells nothing: exactly what was paid is sold, and a free order is
+/// the seller's to confirm.
+pub fn checkout_action(payment_status: Option<&str>) -> CheckoutAction {
+    match payment_status {
+        Some("paid") => CheckoutAction::Sell,
+        Some("no_payment_required") => CheckoutAction::NothingPaid,
+        _ => CheckoutAction::Wait,
     }
 }
 
@@ -176,23 +178,18 @@ pub async fn stripe_payment(app: &App, req: &Request) -> Reply {
     let event: StripeEvent = serde_json::from_slice(raw_body(req)?).map_err(|e| {
         Error::BadRequest(format!("not a Stripe event (id, type, data.object): {e}"))
     })?;
-    let session = match event.kind.as_str() {
-        SESSION_COMPLETED | ASYNC_PAYMENT_SUCCEEDED => {
-            CheckoutSession::deserialize(&event.data.object).map_err(|e| {
-                Error::BadRequest(format!("data.object is not a Checkout Session: {e}"))
-            })?
-        }
-        other => {
-            let why = format!("{other} does not pay for an order");
-            return Ok(Receipt::new(&event.id, Outcome::Ignored, why).reply());
-        }
-    };
+    if !pays_for_orders(&event.kind) {
+        let why = format!("{} does not pay for an order", event.kind);
+        return Ok(Receipt::new(&event.id, Outcome::Ignored, why).reply());
+    }
+    let session = CheckoutSession::deserialize(&event.data.object)
+        .map_err(|e| Error::BadRequest(format!("data.object is not a Checkout Session: {e}")))?;
     let Some(order) = session.metadata(METADATA_ORDER_ID) else {
         let why = "the session's metadata has no seatclaimOrderId: not a seatclaim order";
         return Ok(Receipt::new(&event.id, Outcome::Ignored, why).reply());
     };
     let order_id = OrderId::parse(order).map_err(|e| metadata_error(METADATA_ORDER_ID, e))?;
-    match checkout_action(&event.kind, session.payment_status.as_deref()) {
+    match checkout_action(session.payment_status.as_deref()) {
         CheckoutAction::Sell => {}
         CheckoutAction::Wait => {
             let why = "the session is not paid yet (a delayed method): the order sells when its payment succeeds";
@@ -200,7 +197,7 @@ pub async fn stripe_payment(app: &App, req: &Request) -> Reply {
             receipt.order_id = Some(&order_id);
             return Ok(receipt.reply());
         }
-        CheckoutAction::Ignore => {
+        CheckoutAction::NothingPaid => {
             let why = "nothing was paid (no_payment_required): nothing is sold";
             return Ok(Receipt::new(&event.id, Outcome::Ignored, why).reply());
         }
@@ -217,7 +214,8 @@ pub async fn stripe_payment(app: &App, req: &Request) -> Reply {
 /// What the session paid for: its metadata as confirm's body, checked as
 /// confirm checks it; the session's id is the payment's.
 fn paid_by(session: &CheckoutSession, order_id: OrderId, max: u32) -> Result<Paid, Error> {
-    let payment_id = PaymentId::parse(&session.id).map_err(|e| metadata_error("id", e))?;
+    let payment_id = PaymentId::parse(&session.id)
+        .map_err(|e| Error::BadRequest(format!("the session's id is not a payment id: {e}")))?;
     let body = PaidBody {
         order_id: order_id.clone(),
         payment_id,
@@ -285,27 +283,28 @@ mod tests {
 
     #[test]
     fn which_events_sell_wait_or_are_ignored() {
-        use CheckoutAction::{Ignore, Sell, Wait};
-        let cases = [
-            (SESSION_COMPLETED, Some("paid"), Sell),
-            (SESSION_COMPLETED, Some("no_payment_required"), Ignore),
-            (ASYNC_PAYMENT_SUCCEEDED, Some("no_payment_required"), Ignore),
-            (SESSION_COMPLETED, Some("unpaid"), Wait),
-            (SESSION_COMPLETED, None, Wait),
-            (SESSION_COMPLETED, Some("PAID"), Wait),
-            (ASYNC_PAYMENT_SUCCEEDED, Some("paid"), Sell),
-            (ASYNC_PAYMENT_SUCCEEDED, Some("unpaid"), Wait),
-            (
-                "checkout.session.async_payment_failed",
-                Some("unpaid"),
-                Ignore,
-            ),
-            ("checkout.session.expired", Some("unpaid"), Ignore),
-            ("payment_intent.succeeded", Some("paid"), Ignore),
-            ("charge.refunded", None, Ignore),
+        use CheckoutAction::{NothingPaid, Sell, Wait};
+        for kind in [SESSION_COMPLETED, ASYNC_PAYMENT_SUCCEEDED] {
+            assert!(pays_for_orders(kind), "{kind}");
+        }
+        let ignored = [
+            "checkout.session.async_payment_failed",
+            "checkout.session.expired",
+            "payment_intent.succeeded",
+            "charge.refunded",
         ];
-        for (kind, status, want) in cases {
-            assert_eq!(checkout_action(kind, status), want, "{kind} {status:?}");
+        for kind in ignored {
+            assert!(!pays_for_orders(kind), "{kind}");
+        }
+        let cases = [
+            (Some("paid"), Sell),
+            (Some("no_payment_required"), NothingPaid),
+            (Some("unpaid"), Wait),
+            (None, Wait),
+            (Some("PAID"), Wait),
+        ];
+        for (status, want) in cases {
+            assert_eq!(checkout_action(status), want, "{status:?}");
         }
     }
 }
