@@ -6,7 +6,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::generation::{draw_secrets, draw_seed, event_queue};
-use super::reads::ready_event;
+use super::reads::{ended_reply, ready_event};
 use super::Reply;
 use crate::domain::buyer::Buyers;
 use crate::domain::draw::{is_disclosed, DrawSeed};
@@ -236,23 +236,10 @@ pub async fn get_queue(app: &App, req: &Request) -> Reply {
     queue_reply(app, &event_id, &state, now)
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RemovedReply<'a> {
-    event_id: &'a EventId,
-    status: &'static str,
-}
-
 /// `DELETE /events/{eventId}/queue`: the same `200` when there is none.
 pub async fn delete_queue(app: &App, req: &Request) -> Reply {
     let event_id = ready_event(app, req).await?;
-    let removed = json(
-        StatusCode::OK,
-        &RemovedReply {
-            event_id: &event_id,
-            status: "REMOVED",
-        },
-    );
+    let removed = ended_reply(&event_id, "REMOVED");
     let mut rounds = Rounds::new("delete-queue", QUEUE_WRITE_ROUNDS);
     while rounds.next().await.is_some() {
         let now = crate::world::now();

@@ -27,6 +27,25 @@ pub(super) async fn ready_event(app: &App, req: &lambda_http::Request) -> Result
     Ok(event_id)
 }
 
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EndedReply<'a> {
+    event_id: &'a EventId,
+    status: &'static str,
+}
+
+/// What a delete of an event's queue or waitlist answers: the event and
+/// the status it leaves (`REMOVED`, `ENDED`).
+pub(super) fn ended_reply(
+    event_id: &EventId,
+    status: &'static str,
+) -> lambda_http::Response<lambda_http::Body> {
+    crate::http::json(
+        lambda_http::http::StatusCode::OK,
+        &EndedReply { event_id, status },
+    )
+}
+
 /// An order naming no event is corrupt data.
 pub(super) fn no_such_event(order: &Order) -> Error {
     Error::Corrupt(format!(

@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::reads::ready_event;
+use super::reads::{ended_reply, ready_event};
 use super::Reply;
 use crate::domain::waitlist::{waitlist_after_put, Opens, PutRefusal, Waitlist, WaitlistPut};
 use crate::domain::{EventId, Millis};
@@ -159,24 +159,11 @@ async fn unoffered(app: &App, event_id: &EventId) -> Result<u64, Error> {
     Ok(map.available_units())
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EndedReply<'a> {
-    event_id: &'a EventId,
-    status: &'static str,
-}
-
 /// `DELETE /events/{eventId}/waitlist`: `ENDED`, also when there was none
 /// (nothing is written then).
 pub async fn delete_waitlist(app: &App, req: &Request) -> Reply {
     let event_id = ready_event(app, req).await?;
-    let ended = json(
-        StatusCode::OK,
-        &EndedReply {
-            event_id: &event_id,
-            status: "ENDED",
-        },
-    );
+    let ended = ended_reply(&event_id, "ENDED");
     let mut rounds = Rounds::new("delete-waitlist", QUEUE_WRITE_ROUNDS);
     while rounds.next().await.is_some() {
         let now = crate::world::now();
