@@ -94,11 +94,6 @@ def _retarget(case, pick, order_index, seat_index, with_token):
     if pick == 0 or not _orders:
         return case  # as generated: random ids and tokens
     order_id, token = _orders[order_index % len(_orders)]
-    # A confirm, half the time: an order that can still be sold, so the sale
-    # itself runs every run (schemathesis takes an operation never served
-    # for one it could not authenticate).
-    holder = _unpaid_holder() if case.path == CONFIRM_PATH and _rng.random() < 0.5 else None
-    order_id = holder or order_id
     case.path_parameters["orderId"] = order_id
     if "seatId" in case.path_parameters and pick >= 2:
         case.path_parameters["seatId"] = _seats[seat_index % len(_seats)]
