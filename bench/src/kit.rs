@@ -218,7 +218,7 @@ pub(crate) async fn app_with_client(
     app.memory = app
         .memory
         .fresh()
-        .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
+        .with_state_cache_ms(shared::store::QUEUE_CACHE_MS);
     Ok(app)
 }
 

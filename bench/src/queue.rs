@@ -88,7 +88,7 @@ pub(super) async fn queue_bench(
     let mut app = App::new(app.store.clone(), app.config.clone());
     app.memory = app
         .memory
-        .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS);
+        .with_state_cache_ms(shared::store::QUEUE_CACHE_MS);
     let mut run = QueueRun {
         model: Some(model),
         ..QueueRun::default()

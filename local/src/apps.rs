@@ -178,7 +178,7 @@ pub fn app_on(client: Client, table: &str) -> App {
     // test's put or delete applies to its next request, whatever function
     // serves it (an instance on AWS reuses its read for up to a second).
     let mut app = App::new(Store::new(client, table), config);
-    app.memory = app.memory.with_queue_cache_ms(0);
+    app.memory = app.memory.with_state_cache_ms(0);
     app
 }
 

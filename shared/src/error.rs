@@ -2,6 +2,7 @@
 //! sentences, not HTTP: the status of each is `crate::http::status_of`.
 
 use crate::reason::Reason;
+use crate::refund::{RefundCause, RefundReason};
 
 /// Declares [`ErrorKind`] with its codes and the list of all of them, so a
 /// kind cannot be added without its code or be left out of the list.
@@ -63,6 +64,7 @@ error_kinds! {
     QueueRequired => "queue-required",
     WaitlistNotFound => "waitlist-not-found",
     WaitlistOpen => "waitlist-open",
+    WaitlistOnly => "waitlist-only",
     AdmissionUsed => "admission-used",
     IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
@@ -113,16 +115,9 @@ pub enum Error {
     BuyerLimit { limit: u32, counted: u32 },
     #[error("the order was completed with a different payment")]
     AlreadyCompleted,
-    #[error("the order expired or was cancelled and a paid seat is no longer free; the payment is recorded for refund")]
-    OrderExpired,
-    #[error(
-        "a paid seat is neither held by this order nor free; the payment is recorded for refund"
-    )]
-    SeatsUnavailable,
-    #[error("the order expired or was cancelled, and what was paid for would take its buyer over the event's limit; the payment is recorded for refund")]
-    OrderExpiredOverLimit,
-    #[error("a paid seat is not held by this order, and taking it would take its buyer over the event's limit; the payment is recorded for refund")]
-    SeatsUnavailableOverLimit,
+    /// A payment that sold nothing and is recorded on the order for refund.
+    #[error("{}", refund_sentence(*.0))]
+    Refund(RefundReason),
     #[error("this payment id was already used for another order")]
     PaymentReused,
     #[error("the event has no section with this id")]
@@ -147,6 +142,8 @@ pub enum Error {
     WaitlistNotFound,
     #[error("the waitlist has opened: opens can no longer change")]
     WaitlistOpen,
+    #[error("this event sells only through its waitlist now: join it, and buy what it offers")]
+    WaitlistOnly { waitlist: String },
     #[error(
         "this event sells through its queue: join it, and open orders with the admission it gives"
     )]
@@ -198,10 +195,8 @@ impl Error {
             Error::SeatLimit { .. } => ErrorKind::SeatLimit,
             Error::BuyerLimit { .. } => ErrorKind::BuyerLimit,
             Error::AlreadyCompleted => ErrorKind::AlreadyCompleted,
-            Error::OrderExpired | Error::OrderExpiredOverLimit => ErrorKind::OrderExpired,
-            Error::SeatsUnavailable | Error::SeatsUnavailableOverLimit => {
-                ErrorKind::SeatsUnavailable
-            }
+            Error::Refund(reason) if reason.order_expired() => ErrorKind::OrderExpired,
+            Error::Refund(_) => ErrorKind::SeatsUnavailable,
             Error::PaymentReused => ErrorKind::PaymentReused,
             Error::SectionNotFound => ErrorKind::SectionNotFound,
             Error::HoldLimit => ErrorKind::HoldLimit,
@@ -214,6 +209,7 @@ impl Error {
             Error::QueueOpen => ErrorKind::QueueOpen,
             Error::WaitlistNotFound => ErrorKind::WaitlistNotFound,
             Error::WaitlistOpen => ErrorKind::WaitlistOpen,
+            Error::WaitlistOnly { .. } => ErrorKind::WaitlistOnly,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
             Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
@@ -238,9 +234,11 @@ impl Error {
             Error::QueueRequired { .. } => Some(Reason::AdmissionRequired),
             Error::SeatLimit { .. } => Some(Reason::SeatLimit),
             Error::IdempotencyKeyReused => Some(Reason::IdempotencyKeyReused),
-            Error::BuyerLimit { .. }
-            | Error::OrderExpiredOverLimit
-            | Error::SeatsUnavailableOverLimit => Some(Reason::BuyerLimit),
+            Error::BuyerLimit { .. } => Some(Reason::BuyerLimit),
+            Error::Refund(reason) => reason.because().map(|cause| match cause {
+                RefundCause::BuyerLimit => Reason::BuyerLimit,
+                RefundCause::Waitlist => Reason::Waitlist,
+            }),
             _ => None,
         }
     }
@@ -248,14 +246,7 @@ impl Error {
     /// A payment's refusal that leaves money to give back: it arrived,
     /// sold nothing, and is recorded on the order for refund.
     pub fn is_refund(&self) -> bool {
-        matches!(
-            self,
-            Error::OrderExpired
-                | Error::SeatsUnavailable
-                | Error::AlreadyCompleted
-                | Error::OrderExpiredOverLimit
-                | Error::SeatsUnavailableOverLimit
-        )
+        matches!(self, Error::Refund(_) | Error::AlreadyCompleted)
     }
 
     /// The JSON body: the code and a sentence. A 5xx says only "internal
@@ -286,7 +277,24 @@ impl Error {
         if let Error::QueueRequired { queue } = self {
             body["queue"] = queue.as_str().into();
         }
+        // Where to join the waitlist that sells the event now.
+        if let Error::WaitlistOnly { waitlist } = self {
+            body["waitlist"] = waitlist.as_str().into();
+        }
         body
+    }
+}
+
+/// What a refund's body says: which paid seat could not be had, and the
+/// rule that kept it, if one did.
+fn refund_sentence(reason: RefundReason) -> &'static str {
+    match reason {
+        RefundReason::OrderExpired => "the order expired or was cancelled and a paid seat is no longer free; the payment is recorded for refund",
+        RefundReason::SeatsUnavailable => "a paid seat is neither held by this order nor free; the payment is recorded for refund",
+        RefundReason::OrderExpiredOverLimit => "the order expired or was cancelled, and what was paid for would take its buyer over the event's limit; the payment is recorded for refund",
+        RefundReason::SeatsUnavailableOverLimit => "a paid seat is not held by this order, and taking it would take its buyer over the event's limit; the payment is recorded for refund",
+        RefundReason::OrderExpiredWaitlist => "the order expired or was cancelled, and the event now sells only through its waitlist; the payment is recorded for refund",
+        RefundReason::SeatsUnavailableWaitlist => "a paid seat or place is not held by this order, and the event now sells only through its waitlist; the payment is recorded for refund",
     }
 }
 
@@ -323,13 +331,16 @@ mod tests {
     #[test]
     fn refusals_of_money_say_refund() {
         for e in [
-            Error::OrderExpired,
-            Error::SeatsUnavailable,
+            Error::Refund(RefundReason::OrderExpired),
+            Error::Refund(RefundReason::SeatsUnavailable),
             Error::AlreadyCompleted,
         ] {
             assert_eq!(e.body()["refund"], true, "{}", e.code());
         }
-        assert_eq!(Error::OrderExpired.body()["error"], "order-expired");
+        assert_eq!(
+            Error::Refund(RefundReason::OrderExpired).body()["error"],
+            "order-expired"
+        );
         assert!(
             Error::PaymentReused.body().get("refund").is_none(),
             "a reused payment id is not this order's money"

@@ -65,6 +65,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::SoldOut
         | K::QueueOpen
         | K::WaitlistOpen
+        | K::WaitlistOnly
         | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod metrics;
 pub mod outbox;
 pub mod reason;
+pub mod refund;
 pub mod retry;
 pub mod routes;
 pub mod secrets;

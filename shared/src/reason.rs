@@ -110,6 +110,8 @@ reasons! {
         "what was asked would take the buyer over the event's buyer limit",
     IdempotencyKeyReused => "idempotency-key-reused",
         "this Idempotency-Key came before with another request",
+    Waitlist => "waitlist",
+        "the event sells only through its waitlist now, so a payment outside a live hold takes nothing",
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ async fn dev_app(dynamodb: &DynamoDbLocal, config: Config) -> Result<App, String
     app.memory = app
         .memory
         .with_seat_map_cache_ms(DEV_SEAT_MAP_CACHE_MS)
-        .with_queue_cache_ms(0);
+        .with_state_cache_ms(0);
     Ok(app)
 }
 

@@ -24,6 +24,7 @@ use serde::Serialize;
 use crate::domain::queue::{Inventory, QueueRank};
 use crate::domain::queue_counts::JoinCounts;
 use crate::domain::queue_state::{inventory_of, plan_tick, Head, QueueState};
+use crate::domain::waitlist::queue_inventory;
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
 use crate::App;
@@ -370,12 +371,16 @@ async fn count_joins(
     Ok(counts)
 }
 
-/// What the event has left, from its seat map (cached about a second).
+/// What the event has left, from its seat map (cached about a second), as
+/// its waitlist (its state, as long) lets the queue see it
+/// ([`queue_inventory`]).
 async fn inventory(app: &App, event: &EventId, now: Millis) -> Result<Inventory, Error> {
+    let waitlist = app.waitlist(event, now).await?;
     let Some(plan) = app.event(event).await? else {
         return Ok(Inventory::Available);
     };
     let (_, read) = app.seat_map(&plan).await?;
     let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
-    Ok(inventory_of(&map, &read.buckets))
+    let seen = inventory_of(&map, &read.buckets);
+    Ok(queue_inventory(waitlist.as_deref(), seen, now))
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::App;
 use crate::domain::queue_state::QueueState;
+use crate::domain::waitlist::Waitlist;
 use crate::domain::{Event, EventHead, EventId, EventStatus, Millis, SectionId};
 use crate::error::Error;
 use crate::memory::Recall;
@@ -69,7 +70,7 @@ impl App {
         if let Some(kept) = self.memory.seat_map(&event.event_id, now) {
             return Ok(kept);
         }
-        let read = Arc::new(self.store.seat_map_rows(event).await?);
+        let read = Arc::new(self.store.seat_map_rows(event, false).await?);
         self.memory
             .keep_seat_map(&event.event_id, now, read.clone());
         Ok((now, read))
@@ -122,4 +123,40 @@ impl App {
         };
         Ok(state.filter(|s| !s.has_ended(now)))
     }
+
+    /// The waitlist's state (`None`: none was ever put) as this instance
+    /// last saw it, if within the cache time; else read from this
+    /// instance's copy, and kept.
+    pub async fn waitlist(
+        &self,
+        event: &EventId,
+        now: Millis,
+    ) -> Result<Option<Arc<Waitlist>>, Error> {
+        match self.memory.waitlist(event, now) {
+            Recall::Kept(kept) => Ok(kept),
+            Recall::ReadCopy(copy) => {
+                let state = self.store.waitlist_copy(event, copy).await?.map(Arc::new);
+                self.memory.remember_waitlist(event, now, state.clone());
+                Ok(state)
+            }
+        }
+    }
+
+    /// `409 waitlist-only` if only offers take seats of `event` at `now`
+    /// (API.md, "Opening, and the waitlist-only sale"): the refusal of
+    /// create-order and of every claim of more.
+    pub async fn refuse_if_waitlist_only(&self, event: &EventId, now: Millis) -> Result<(), Error> {
+        match self.waitlist(event, now).await? {
+            Some(waitlist) if waitlist.is_waitlist_only(now) => Err(Error::WaitlistOnly {
+                waitlist: waitlist_entries_path(event),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where a buyer joins `event`'s waitlist (the `waitlist` link of a
+/// `409 waitlist-only`).
+pub fn waitlist_entries_path(event: &EventId) -> String {
+    format!("/events/{event}/waitlist/entries")
 }

@@ -1,7 +1,7 @@
 //! confirm's rules as a pure function of the order as read, the payment and
 //! the seats paid for (docs/API.md, "Payment confirmation").
 
-use super::{Millis, Order, OrderStatus, PaymentId, RefundReason, SeatId};
+use super::{Millis, Order, OrderStatus, PaymentId, RefundCause, RefundReason, SeatId};
 
 /// What confirm does with a paid order, decided from the order as read
 /// (the common case, a live order holding exactly what was paid, never
@@ -19,6 +19,14 @@ pub enum ConfirmDecision {
     /// release `release` (the other seats it holds; its other places too) in
     /// the same transaction.
     SellHeld { release: Vec<SeatId> },
+    /// Take nothing: the order becomes REFUND_DUE for `reason` and lets go
+    /// of what it holds (`holds_are_live`: whether those holds still
+    /// count). A payment outside a live hold while only the waitlist's
+    /// offers take seats.
+    Refund {
+        reason: RefundReason,
+        holds_are_live: bool,
+    },
     /// Take every paid seat that is free (unheld, this order's, or held by
     /// an expired hold) and complete; if one cannot be had, the order
     /// becomes REFUND_DUE for `on_failure`. `release`: the rest it held;
@@ -50,26 +58,56 @@ pub enum ConfirmRefusal {
     Refund(RefundReason),
 }
 
+/// What else than the order and the payment a decision rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfirmContext {
+    pub now: Millis,
+    pub round: ConfirmRound,
+    /// Whether only the waitlist's offers take seats at `now`: then a
+    /// payment outside a live hold takes nothing.
+    pub waitlist_only: bool,
+}
+
 /// The confirm rules of the contract as a function of the order, the
 /// payment, the seats paid for, whether it holds at least the places paid
 /// for in every paid section (`places_held`; true when none were paid
-/// for), and which read of the order this is.
+/// for), and the context (the instant, which read of the order this is,
+/// and whether the sale is waitlist-only).
 pub fn decide_confirm(
     order: &Order,
     payment: &PaymentId,
     paid: &[SeatId],
     places_held: bool,
-    now: Millis,
-    round: ConfirmRound,
+    context: ConfirmContext,
 ) -> ConfirmDecision {
-    let decision = decide_on_read(order, payment, paid, places_held, now);
+    let ConfirmContext {
+        now,
+        round,
+        waitlist_only,
+    } = context;
+    let decision = match decide_on_read(order, payment, paid, places_held, now) {
+        ConfirmDecision::TakeFree {
+            holds_are_live,
+            on_failure,
+            ..
+        } if waitlist_only => ConfirmDecision::Refund {
+            reason: on_failure.because_of(RefundCause::Waitlist),
+            holds_are_live,
+        },
+        decision => decision,
+    };
     match (round, decision) {
         (ConfirmRound::Ordinary, decision) => decision,
-        (ConfirmRound::Last, ConfirmDecision::SellHeld { release }) => ConfirmDecision::TakeFree {
-            release,
-            holds_are_live: false,
-            on_failure: RefundReason::SeatsUnavailable,
-        },
+        // Taking free seats is what the waitlist-only sale forbids: there a
+        // sale of held seats stays conditioned on the holds, and a last
+        // round that loses is a 503 the payment backend retries.
+        (ConfirmRound::Last, ConfirmDecision::SellHeld { release }) if !waitlist_only => {
+            ConfirmDecision::TakeFree {
+                release,
+                holds_are_live: false,
+                on_failure: RefundReason::SeatsUnavailable,
+            }
+        }
         (
             ConfirmRound::Last,
             ConfirmDecision::TakeFree {
@@ -81,6 +119,10 @@ pub fn decide_confirm(
             release,
             holds_are_live: false,
             on_failure,
+        },
+        (ConfirmRound::Last, ConfirmDecision::Refund { reason, .. }) => ConfirmDecision::Refund {
+            reason,
+            holds_are_live: false,
         },
         (ConfirmRound::Last, decision) => decision,
     }
@@ -153,8 +195,11 @@ mod tests {
             payment,
             paid,
             places_held,
-            now,
-            ConfirmRound::Ordinary,
+            ConfirmContext {
+                now,
+                round: ConfirmRound::Ordinary,
+                waitlist_only: false,
+            },
         )
     }
 
@@ -259,6 +304,84 @@ mod tests {
         Ok(())
     }
 
+    /// While only the waitlist's offers take seats, a payment its live
+    /// holds cover sells as ever, on the last read too (still conditioned
+    /// on the holds); every payment that would take free seats takes
+    /// nothing and is refunded with the waitlist as its cause. What is
+    /// decided without taking anything is unchanged.
+    #[test]
+    fn under_the_waitlist_only_sale_a_payment_outside_a_live_hold_takes_nothing() -> TestResult {
+        let t0 = Millis(1_000_000);
+        let pay = PaymentId::parse("pi_1")?;
+        let order = pending(&["A-1-1", "A-1-2"], t0)?;
+        let live = Millis(t0.0 + 1000);
+        let expired = order.expires_at;
+        let done = Order {
+            status: OrderStatus::Completed,
+            payment_id: Some(pay.clone()),
+            ..order.clone()
+        };
+        let under = |order: &Order, paid: &[&str], held: bool, now: Millis, round| {
+            let context = ConfirmContext {
+                now,
+                round,
+                waitlist_only: true,
+            };
+            decide_confirm(order, &pay, &ids(paid), held, context)
+        };
+        let ordinary = ConfirmRound::Ordinary;
+        let cases = [
+            (
+                under(&order, &["A-1-1"], true, live, ordinary),
+                ConfirmDecision::SellHeld {
+                    release: ids(&["A-1-2"]),
+                },
+            ),
+            (
+                under(&order, &["A-1-1", "A-1-3"], true, live, ordinary),
+                ConfirmDecision::Refund {
+                    reason: RefundReason::SeatsUnavailableWaitlist,
+                    holds_are_live: true,
+                },
+            ),
+            (
+                under(&order, &["A-1-1"], false, live, ordinary),
+                ConfirmDecision::Refund {
+                    reason: RefundReason::SeatsUnavailableWaitlist,
+                    holds_are_live: true,
+                },
+            ),
+            (
+                under(&order, &["A-1-1"], true, expired, ordinary),
+                ConfirmDecision::Refund {
+                    reason: RefundReason::OrderExpiredWaitlist,
+                    holds_are_live: false,
+                },
+            ),
+            (
+                under(&order, &["A-1-1"], true, live, ConfirmRound::Last),
+                ConfirmDecision::SellHeld {
+                    release: ids(&["A-1-2"]),
+                },
+            ),
+            (
+                under(&order, &["A-1-1", "A-1-3"], true, live, ConfirmRound::Last),
+                ConfirmDecision::Refund {
+                    reason: RefundReason::SeatsUnavailableWaitlist,
+                    holds_are_live: false,
+                },
+            ),
+            (
+                under(&done, &["A-1-1"], true, live, ordinary),
+                ConfirmDecision::AlreadyCompleted,
+            ),
+        ];
+        for (i, (decided, expected)) in cases.into_iter().enumerate() {
+            assert_eq!(decided, expected, "case {i}");
+        }
+        Ok(())
+    }
+
     /// The last read of the order: whatever the order holds, the payment
     /// is recorded, and holds are let go of after the transaction. Every
     /// other decision is the ordinary one.
@@ -275,7 +398,12 @@ mod tests {
             ..order.clone()
         };
         let last = |order: &Order, payment: &PaymentId, paid: &[&str], held: bool| {
-            decide_confirm(order, payment, &ids(paid), held, live, ConfirmRound::Last)
+            let context = ConfirmContext {
+                now: live,
+                round: ConfirmRound::Last,
+                waitlist_only: false,
+            };
+            decide_confirm(order, payment, &ids(paid), held, context)
         };
         let cases = [
             // (what the ordinary read decides, what the last read decides)

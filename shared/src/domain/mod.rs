@@ -29,7 +29,8 @@ pub mod queue_state;
 mod seat_map;
 pub mod waitlist;
 
-pub use confirm::{decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound};
+pub use crate::refund::{RefundCause, RefundReason};
+pub use confirm::{decide_confirm, ConfirmContext, ConfirmDecision, ConfirmRefusal, ConfirmRound};
 pub use free_runs::{free_seats, RowRuns, RunsLayout};
 pub use plan::{
     check_hold_seconds, Event, EventHead, EventPlan, EventStatus, RowPlan, Seat, SeatPage,
@@ -327,50 +328,6 @@ impl OrderStatus {
         match self {
             Self::Pending if !hold_is_live(expires_at, now) => Self::Expired,
             other => other,
-        }
-    }
-}
-
-/// Why a paid order could not be completed (it is then REFUND_DUE); a
-/// further payment for it gets the same answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefundReason {
-    /// The order had expired or was cancelled, and a paid seat was taken.
-    OrderExpired,
-    /// The order was live, but a paid seat was neither its own nor free.
-    SeatsUnavailable,
-    /// As `OrderExpired`, but what was paid for would have taken the
-    /// order's buyer over the event's limit.
-    OrderExpiredOverLimit,
-    /// As `SeatsUnavailable`, over the buyer's limit.
-    SeatsUnavailableOverLimit,
-}
-
-impl RefundReason {
-    const ALL: [Self; 4] = [
-        Self::OrderExpired,
-        Self::SeatsUnavailable,
-        Self::OrderExpiredOverLimit,
-        Self::SeatsUnavailableOverLimit,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OrderExpired => "order-expired",
-            Self::SeatsUnavailable => "seats-unavailable",
-            Self::OrderExpiredOverLimit => "order-expired/buyer-limit",
-            Self::SeatsUnavailableOverLimit => "seats-unavailable/buyer-limit",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|reason| reason.as_str() == s)
-    }
-    /// The same refusal, because of the buyer's limit.
-    pub fn over_limit(self) -> Self {
-        match self {
-            Self::OrderExpired | Self::OrderExpiredOverLimit => Self::OrderExpiredOverLimit,
-            Self::SeatsUnavailable | Self::SeatsUnavailableOverLimit => {
-                Self::SeatsUnavailableOverLimit
-            }
         }
     }
 }

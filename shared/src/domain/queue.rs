@@ -121,6 +121,9 @@ pub enum QueueStatus {
     Open,
     Paused,
     SoldOut,
+    /// The event sells only through its waitlist: nobody is admitted,
+    /// and every visitor keeps its place.
+    Waitlist,
 }
 
 impl QueueStatus {
@@ -130,6 +133,7 @@ impl QueueStatus {
             Self::Open => "OPEN",
             Self::Paused => "PAUSED",
             Self::SoldOut => "SOLD_OUT",
+            Self::Waitlist => "WAITLIST",
         }
     }
 }
@@ -144,16 +148,20 @@ pub enum Inventory {
     NoneAvailable,
     /// Everything is sold: nothing can come back.
     AllSold,
+    /// Only the waitlist's offers take seats (its opening plus a second,
+    /// until its delete), whatever is left.
+    WaitlistOnly,
 }
 
 /// The first status that applies: SCHEDULED before `opens_at`, then
-/// SOLD_OUT, PAUSED, OPEN.
+/// SOLD_OUT, WAITLIST, PAUSED, OPEN.
 pub fn queue_status(opens_at: Millis, inventory: Inventory, now: Millis) -> QueueStatus {
     if now < opens_at {
         QueueStatus::Scheduled
     } else {
         match inventory {
             Inventory::AllSold => QueueStatus::SoldOut,
+            Inventory::WaitlistOnly => QueueStatus::Waitlist,
             Inventory::NoneAvailable => QueueStatus::Paused,
             Inventory::Available => QueueStatus::Open,
         }

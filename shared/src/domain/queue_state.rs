@@ -288,8 +288,10 @@ pub fn plan_tick(state: &QueueState, head: &Head, inventory: Inventory, now: Mil
     let now_us = now.0 * 1_000;
     // A sold seat never comes back, so SOLD_OUT is final: an admitter whose
     // seat-map read is older than the one that saw the sell-out must not
-    // reopen the queue and admit visitors already told SOLD_OUT.
-    let inventory = if state.inventory == Inventory::AllSold {
+    // reopen the queue and admit visitors already told SOLD_OUT. Only a
+    // waitlist put afterwards changes that: the queue reads WAITLIST.
+    let inventory = if state.inventory == Inventory::AllSold && inventory != Inventory::WaitlistOnly
+    {
         Inventory::AllSold
     } else {
         inventory
@@ -468,7 +470,7 @@ pub fn visitor_view<'a>(
             opens_at: state.settings.opens_at,
         },
         QueueStatus::SoldOut => VisitorView::SoldOut,
-        QueueStatus::Open | QueueStatus::Paused => {
+        QueueStatus::Open | QueueStatus::Paused | QueueStatus::Waitlist => {
             // Nobody is admitted before the queue's settling time is over.
             let from_us = (now.0 * 1_000).max(state.settings.first_admission_us());
             let at_us = estimated_admission_at(state.last_admission_us, spacing, position, from_us);

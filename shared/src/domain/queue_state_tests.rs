@@ -168,6 +168,28 @@ fn sold_out_is_final_whatever_a_staler_read_of_the_map_says() {
             "{stale:?}"
         );
     }
+    // Only a waitlist put afterwards changes it: nobody is admitted while
+    // it sells, everybody waits, and its delete resumes admission.
+    let held = plan_tick(
+        &sold.state,
+        &waiting(&[S]),
+        Inventory::WaitlistOnly,
+        Millis(3_000),
+    );
+    assert_eq!(
+        (held.status, held.slots.len(), held.state.waiting),
+        (QueueStatus::Waitlist, 0, 1)
+    );
+    let resumed = plan_tick(
+        &held.state,
+        &waiting(&[S]),
+        Inventory::Available,
+        Millis(4_000),
+    );
+    assert_eq!(
+        (resumed.status, resumed.slots.len()),
+        (QueueStatus::Open, 1)
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
+use super::queue::Inventory;
 use super::{Millis, OrderStatus, SectionId};
 
 /// How long an offer holds its seats, in seconds (put-waitlist's
@@ -123,6 +124,11 @@ impl Waitlist {
         }
     }
 
+    /// Whether it waits for a sell-out to open (armed, to open at one).
+    pub fn opens_at_sell_out(&self) -> bool {
+        self.status() == WaitlistStatus::Armed && self.settings.opens == Opens::SoldOut
+    }
+
     /// Whether only offers take seats at `now`: from the opening plus
     /// [`WAITLIST_ONLY_AFTER_MS`] until the delete.
     pub fn is_waitlist_only(&self, now: Millis) -> bool {
@@ -160,6 +166,21 @@ impl Waitlist {
             ended_at: self.ended_at.or(Some(at)),
             ..self
         }
+    }
+}
+
+/// What a queue on the event records as what is left, from what its map
+/// shows (`seen`) and the event's waitlist at `now`: only the waitlist
+/// sells from its opening plus a second (`WaitlistOnly`: the queue reads
+/// `WAITLIST`); and while a waitlist is armed for a sell-out or open, a
+/// sell-out is not final, since freed seats go to the waitlist and the
+/// queue's visitors keep their places for when it is deleted (nothing
+/// available, not all sold).
+pub fn queue_inventory(waitlist: Option<&Waitlist>, seen: Inventory, now: Millis) -> Inventory {
+    match waitlist.filter(|w| w.status() != WaitlistStatus::Ended) {
+        Some(w) if w.is_waitlist_only(now) => Inventory::WaitlistOnly,
+        Some(_) if seen == Inventory::AllSold => Inventory::NoneAvailable,
+        _ => seen,
     }
 }
 

@@ -225,6 +225,35 @@ fn the_sale_is_waitlist_only_from_a_second_after_the_opening_until_the_delete() 
     }
 }
 
+/// A queue on the event reads `WAITLIST` while only the waitlist sells,
+/// and a sell-out is not final while a waitlist can still take what comes
+/// free; without one, or after its delete, the map's inventory stands.
+#[test]
+fn a_queue_sees_the_waitlist_only_sale_and_no_final_sell_out_beside_a_waitlist() {
+    use Inventory::{AllSold, Available, NoneAvailable, WaitlistOnly};
+    let armed = first(Opens::SoldOut);
+    let open = armed.opened(at(10));
+    let ended = open.ended(at(500));
+    let cases = [
+        (None, Available, at(20), Available),
+        (None, AllSold, at(20), AllSold),
+        (Some(armed), Available, at(20), Available),
+        (Some(armed), AllSold, at(20), NoneAvailable),
+        (Some(open), AllSold, at(10), NoneAvailable),
+        (Some(open), Available, at(11), WaitlistOnly),
+        (Some(open), AllSold, at(11), WaitlistOnly),
+        (Some(ended), AllSold, at(600), AllSold),
+        (Some(ended), Available, at(600), Available),
+    ];
+    for (i, (waitlist, seen, now, expected)) in cases.into_iter().enumerate() {
+        assert_eq!(
+            queue_inventory(waitlist.as_ref(), seen, now),
+            expected,
+            "case {i}"
+        );
+    }
+}
+
 #[test]
 fn returns_are_taken_while_open_and_before_the_cutoff() {
     let close = at(100);

@@ -96,11 +96,14 @@ pub async fn create_order(app: &App, req: &Request) -> Reply {
             )));
         }
     }
+    // A malformed Idempotency-Key is a 400, before any 404 or 409.
+    crate::http::idempotency_key(req)?;
     let event = app
         .event_head(&event_id)
         .await?
         .ok_or(Error::EventNotFound)?;
     let now = crate::world::now();
+    app.refuse_if_waitlist_only(&event_id, now).await?;
     let (order, token) = match app.queue(&event_id, now).await? {
         None => {
             let buyer = order_buyer(app, req, &event, None, now)?;

@@ -79,6 +79,8 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
                 .map(|(bucket, had, keeps)| BucketChange::Give { bucket, had, keeps })
                 .collect()
         } else {
+            // Lowering is giving back; raising is a claim of more.
+            app.refuse_if_waitlist_only(&order.event_id, now).await?;
             let wanted = (&section_id, capacity, body.quantity - current);
             let takes = more_places(app, order, wanted, rounds.losses() > 0).await?;
             takes.into_iter().map(BucketChange::Take).collect()

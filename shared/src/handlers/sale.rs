@@ -17,8 +17,8 @@ use super::GaEntry;
 use crate::domain::buyer_limit::{confirm_within, BuyerCount};
 use crate::domain::ga::{plan_held_sales, plan_late_sale, Bucket, HeldPlaces, PlaceSale};
 use crate::domain::{
-    decide_confirm, ConfirmDecision, ConfirmRefusal, ConfirmRound, Millis, Order, OrderId,
-    OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
+    decide_confirm, ConfirmContext, ConfirmDecision, ConfirmRefusal, ConfirmRound, Millis, Order,
+    OrderId, OrderStatus, PaymentId, RefundCause, RefundReason, SeatId, SectionId,
 };
 use crate::error::Error;
 use crate::retry::{Rounds, CONFIRM_ROUNDS, PLACE_REPLANS};
@@ -184,12 +184,7 @@ pub(super) async fn settle(app: &App, order_id: &OrderId, paid: &Paid) -> Result
 fn refusal(refused: ConfirmRefusal) -> Error {
     match refused {
         ConfirmRefusal::AlreadyCompleted => Error::AlreadyCompleted,
-        ConfirmRefusal::Refund(RefundReason::OrderExpired) => Error::OrderExpired,
-        ConfirmRefusal::Refund(RefundReason::SeatsUnavailable) => Error::SeatsUnavailable,
-        ConfirmRefusal::Refund(RefundReason::OrderExpiredOverLimit) => Error::OrderExpiredOverLimit,
-        ConfirmRefusal::Refund(RefundReason::SeatsUnavailableOverLimit) => {
-            Error::SeatsUnavailableOverLimit
-        }
+        ConfirmRefusal::Refund(reason) => Error::Refund(reason),
     }
 }
 
@@ -231,7 +226,19 @@ async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: Conf
     // its places given back); `None` if it holds fewer than paid for.
     let held_sales = plan_held_sales(&order.places, &paid_places);
     let places_held = held_sales.is_some();
-    match decide_confirm(order, payment, &paid.seats, places_held, now, round) {
+    let mut context = ConfirmContext {
+        now,
+        round,
+        waitlist_only: false,
+    };
+    let mut decision = decide_confirm(order, payment, &paid.seats, places_held, context);
+    // The waitlist changes only a decision to take free seats: read only then.
+    if matches!(decision, ConfirmDecision::TakeFree { .. }) {
+        let waitlist = app.waitlist(&order.event_id, now).await?;
+        context.waitlist_only = waitlist.is_some_and(|w| w.is_waitlist_only(now));
+        decision = decide_confirm(order, payment, &paid.seats, places_held, context);
+    }
+    match decision {
         ConfirmDecision::AlreadyCompleted => {
             crate::metrics::confirm("duplicate");
             let ga = places_by_section(app, order).await?;
@@ -256,6 +263,10 @@ async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: Conf
             }
             sold_in_plan_order(app, order, paid).await
         }
+        ConfirmDecision::Refund {
+            reason,
+            holds_are_live,
+        } => refund(app, stored, payment, reason, holds_are_live).await,
         ConfirmDecision::TakeFree {
             release,
             holds_are_live,
@@ -296,7 +307,7 @@ async fn take_free(
         LimitCheck::NoBuyer => None,
         LimitCheck::Within(count) => Some(count),
         LimitCheck::Over => {
-            let reason = on_failure.over_limit();
+            let reason = on_failure.because_of(RefundCause::BuyerLimit);
             return refund(app, stored, payment, reason, holds_are_live).await;
         }
     };

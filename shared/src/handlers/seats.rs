@@ -93,6 +93,9 @@ pub async fn get_seat_at(
     if let Some(seen) = seat_read(app, order, event, seat, now).await? {
         return Err(refusal(seen));
     }
+    // Only a claim that would write asks the waitlist: a seat held or sold
+    // is refused as such either way (API.md allows either answer first).
+    refuse_more_if_waitlist_only(app, event, order, seat, now).await?;
     claim_exactly(app, order, token, seat, app.config.max_seats_per_order, now).await
 }
 
@@ -224,6 +227,25 @@ async fn buyer_refusal_confirmed(
     }
     let limit = token.buyer().map_or(0, |b| b.limit);
     Ok(Some(Error::BuyerLimit { limit, counted }))
+}
+
+/// `409 waitlist-only` for a claim of a seat `order` does not hold while
+/// only offers take seats: an order opened before keeps what it holds and
+/// may claim it again, nothing more. One read of the order, and only then.
+async fn refuse_more_if_waitlist_only(
+    app: &App,
+    event: &EventId,
+    order: &OrderId,
+    seat: &SeatId,
+    now: Millis,
+) -> Result<(), Error> {
+    let Err(refused) = app.refuse_if_waitlist_only(event, now).await else {
+        return Ok(());
+    };
+    match order_lists(app, order, seat).await? {
+        true => Ok(()),
+        false => Err(refused),
+    }
 }
 
 /// Whether `order` lists `seat` now (a strongly consistent read: a claim

@@ -1,6 +1,12 @@
 //! The stream entry points: the table's DynamoDB stream records in,
-//! project-seat-map's seat map and publish-events' events out.
+//! project-seat-map's seat map (and a waitlist armed for a sell-out,
+//! opened when the map shows one) and publish-events' events out.
 
+use std::collections::HashMap;
+
+use crate::domain::EventRef;
+use crate::error::Error;
+use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
 use crate::{metrics, outbox, store, App, Store};
 
 /// The project-seat-map handler: a batch of the table's stream records in
@@ -24,6 +30,7 @@ pub async fn project_records(store: &Store, records: &serde_json::Value) -> serd
     let full: Vec<_> = batch.iter().filter_map(store::full_bucket).collect();
     let mut failed = store.project_seat_changes(&changes).await;
     failed.extend(store.note_full_buckets(&full).await);
+    failed.extend(open_sold_out_waitlists(store, batch, &changes).await);
     tracing::info!(
         records = batch.len(),
         seatChanges = changes.len(),
@@ -36,6 +43,81 @@ pub async fn project_records(store: &Store, records: &serde_json::Value) -> serd
         .map(|id| serde_json::json!({"itemIdentifier": id}))
         .collect();
     serde_json::json!({"batchItemFailures": failures})
+}
+
+/// After a batch is projected: each event whose seats or places the batch
+/// took (a hold or a sale) and whose waitlist is armed for a sell-out is
+/// looked at, and its waitlist opened if nothing is available (API.md,
+/// "Opening, and the waitlist-only sale"). One read of the waitlist per
+/// such event and batch; the map only while it is armed. Returns the
+/// sequence numbers of the records of events whose look a retry can finish
+/// (throttling, an outage: reported as failed, so the stream delivers them
+/// again and the look is taken again).
+async fn open_sold_out_waitlists(
+    store: &Store,
+    batch: &[serde_json::Value],
+    changes: &[store::SeatChange],
+) -> Vec<String> {
+    let mut taking: HashMap<EventRef, Vec<String>> = HashMap::new();
+    let seats = changes
+        .iter()
+        .filter(|change| change.state.is_some())
+        .map(|change| (change.event.clone(), change.sequence.clone()));
+    for (event, sequence) in seats.chain(batch.iter().filter_map(store::bucket_record)) {
+        taking.entry(event).or_default().push(sequence);
+    }
+    let mut failed = Vec::new();
+    for (event, sequences) in taking {
+        match open_if_sold_out(store, &event).await {
+            Ok(()) => {}
+            // A failure of ours (an item it cannot read) would fail every
+            // delivery alike: logged, and the event's next batch looks.
+            Err(e) if e.is_internal() => {
+                tracing::error!(error = %crate::error::chain(&e), "waitlist: the sell-out look failed");
+            }
+            Err(e) => {
+                tracing::warn!(error = %crate::error::chain(&e), "waitlist: the sell-out look will be taken again");
+                failed.extend(sequences);
+            }
+        }
+    }
+    failed
+}
+
+/// Opens `event`'s waitlist if it is armed for a sell-out and the seat
+/// map, read strongly consistently after the batch's own writes, shows
+/// nothing available now.
+async fn open_if_sold_out(store: &Store, event: &EventRef) -> Result<(), Error> {
+    let mut rounds = Rounds::new("waitlist opening", QUEUE_WRITE_ROUNDS);
+    while rounds.next().await.is_some() {
+        let Some(stored) = store.read_waitlist_of(event).await? else {
+            return Ok(());
+        };
+        if !stored.waitlist.opens_at_sell_out() {
+            return Ok(());
+        }
+        let plan_copy = Store::pick_plan_copy();
+        let Some(plan) = store.ready_event(&stored.event_id, plan_copy).await? else {
+            return Ok(());
+        };
+        let read = store.seat_map_rows(&plan, true).await?;
+        let now = crate::world::now();
+        let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
+        if map.available_units() > 0 {
+            return Ok(());
+        }
+        let opened = stored.waitlist.opened(now);
+        if store
+            .put_waitlist(&stored.event_id, &opened, Some(stored.version))
+            .await?
+        {
+            tracing::info!(event_id = %stored.event_id, "waitlist opened at a sell-out");
+            return Ok(());
+        }
+        // A put or a delete came first: look again.
+        rounds.lost();
+    }
+    Err(rounds.spent())
 }
 
 /// The publish-events handler: a batch of the table's stream records in

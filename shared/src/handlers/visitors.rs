@@ -14,6 +14,7 @@ use crate::auth::{HoldTokenKeys, VisitorToken};
 use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::{
     admission_expires_at, drawn_rank, poll_before_opening_ms, poll_spread, queue_rank, QueueRank,
+    QueueStatus,
 };
 use crate::domain::queue_state::{visitor_view, Admission, QueueState, Visitor, VisitorView};
 use crate::domain::{EventId, Millis, VisitorId};
@@ -56,6 +57,10 @@ struct StatusReply<'a> {
     /// join-queue's: what the queue committed its draw to.
     #[serde(skip_serializing_if = "Option::is_none")]
     draw_commitment: Option<String>,
+    /// Where to join the event's waitlist, while only it sells the event
+    /// (the queue reads `WAITLIST` and admits nobody).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waitlist: Option<String>,
 }
 
 /// The signed token of `admission`, given to `visitor` of `event`: the
@@ -107,6 +112,8 @@ fn status_reply<'a>(
         buyer_id: visitor.buyer.as_ref().map(BuyerId::as_str),
         draw_id: visitor.visitor_id.as_str(),
         draw_commitment: None,
+        waitlist: (state.status(now) == QueueStatus::Waitlist)
+            .then(|| crate::app::waitlist_entries_path(event)),
     };
     match visitor_view(visitor.rank, visitor.admission.as_ref(), state, now) {
         VisitorView::BeforeOpening { opens_at } => {

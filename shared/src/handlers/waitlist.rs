@@ -120,13 +120,20 @@ pub async fn put_waitlist(app: &App, req: &Request) -> Reply {
                 PutRefusal::Invalid(said) => Error::BadRequest(said),
                 PutRefusal::Open => Error::WaitlistOpen,
             })?;
+        // Armed on an event sold out already: no write of a seat will come
+        // for the projector to look after, so the put opens it.
+        let free = unoffered(app, &event_id).await?;
+        let waitlist = match waitlist.opens_at_sell_out() && free == 0 {
+            true => waitlist.opened(now),
+            false => waitlist,
+        };
         let previous = stored.as_ref().map(|s| s.version);
         if app
             .store
             .put_waitlist(&event_id, &waitlist, previous)
             .await?
         {
-            return waitlist_reply(&event_id, &waitlist, unoffered(app, &event_id).await?);
+            return waitlist_reply(&event_id, &waitlist, free);
         }
         // Another write came first: read again, after a jittered pause.
         rounds.lost();

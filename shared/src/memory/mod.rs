@@ -8,7 +8,8 @@
 //! changes), the seat maps, free-run summaries and sold-out sections it
 //! read (for their cache times, in [`Recent`]), each queue's state (about a
 //! second) and the version over which an on-the-spot admission last lost
-//! its race here ([`queues`]), and the crowd gate's memory of the seats and
+//! its race here ([`queues`]), each waitlist's state (as long as a queue's,
+//! [`waitlists`]), and the crowd gate's memory of the seats and
 //! buyers it keeps refusing ([`claims`]). A Lambda sandbox keeps one for its
 //! life; the dev server and the tests give each function its own.
 
@@ -17,6 +18,7 @@ mod claims;
 mod crowd;
 mod queues;
 mod recent;
+mod waitlists;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -55,9 +57,14 @@ pub struct Memory {
     /// Each queue's state as this instance last read it, from its copy,
     /// and where an on-the-spot admission lost its race.
     queues: Arc<queues::QueueMemory>,
-    queue_copy: u8,
-    /// How long a queue's state is reused ([`QUEUE_CACHE_MS`]).
-    queue_cache_ms: i64,
+    /// Each waitlist's state as this instance last read it, from its copy.
+    waitlists: Arc<waitlists::WaitlistMemory>,
+    /// The copy number of each queue's and each waitlist's state this
+    /// instance reads.
+    state_copy: u8,
+    /// How long a queue's or a waitlist's state is reused
+    /// ([`QUEUE_CACHE_MS`]).
+    state_cache_ms: i64,
     /// The crowd gate: the seats this instance keeps refusing.
     crowd: crowd::Crowd,
     /// The buyers this instance keeps refusing for their limit.
@@ -75,8 +82,9 @@ impl Default for Memory {
             sold_out: Arc::default(),
             runs: Arc::default(),
             queues: Arc::default(),
-            queue_copy: Store::pick_queue_copy(),
-            queue_cache_ms: QUEUE_CACHE_MS,
+            waitlists: Arc::default(),
+            state_copy: Store::pick_state_copy(),
+            state_cache_ms: QUEUE_CACHE_MS,
             crowd: crowd::Crowd::default(),
             buyers: buyers::BuyerMemory::default(),
         }
@@ -84,11 +92,12 @@ impl Default for Memory {
 }
 
 impl Memory {
-    /// Reuses a queue's state for `ms` instead of [`QUEUE_CACHE_MS`]: the
-    /// dev server, one process for every function, reads it each time, so
-    /// a put or a delete applies to the next request.
-    pub fn with_queue_cache_ms(mut self, ms: i64) -> Self {
-        self.queue_cache_ms = ms;
+    /// Reuses a queue's or a waitlist's state for `ms` instead of
+    /// [`QUEUE_CACHE_MS`]: the dev server, one process for every function,
+    /// reads it each time, so a put or a delete applies to the next
+    /// request.
+    pub fn with_state_cache_ms(mut self, ms: i64) -> Self {
+        self.state_cache_ms = ms;
         self
     }
 
@@ -105,7 +114,7 @@ impl Memory {
     pub fn fresh(&self) -> Self {
         Self {
             seat_map_cache_ms: self.seat_map_cache_ms,
-            queue_cache_ms: self.queue_cache_ms,
+            state_cache_ms: self.state_cache_ms,
             ..Self::default()
         }
     }
@@ -177,6 +186,13 @@ impl Memory {
     pub fn keep_sold_out(&self, event: &EventId, at: Millis, sections: Arc<HashSet<SectionId>>) {
         self.sold_out.put(event, at, sections);
     }
+}
+
+/// Whether a state read at `read_at` may answer at `now`: younger than
+/// `cache_ms`, and not from the future (a clock that stepped back reads
+/// again).
+fn is_fresh(read_at: Millis, now: Millis, cache_ms: i64) -> bool {
+    now.0 - read_at.0 < cache_ms && now.0 >= read_at.0
 }
 
 /// Locks one of the memory's parts. A panic while the lock was held cannot

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{lock, Memory, Recall};
+use super::{is_fresh, lock, Memory, Recall};
 use crate::domain::queue_state::QueueState;
 use crate::domain::{EventId, Millis};
 
@@ -27,12 +27,10 @@ impl Memory {
     pub fn queue(&self, event: &EventId, now: Millis) -> Recall<Option<Arc<QueueState>>> {
         let reads = lock(&self.queues.reads);
         match reads.get(event) {
-            Some((read_at, state))
-                if now.0 - read_at.0 < self.queue_cache_ms && now.0 >= read_at.0 =>
-            {
+            Some((read_at, state)) if is_fresh(*read_at, now, self.state_cache_ms) => {
                 Recall::Kept(state.clone())
             }
-            _ => Recall::ReadCopy(self.queue_copy),
+            _ => Recall::ReadCopy(self.state_copy),
         }
     }
 

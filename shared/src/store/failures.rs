@@ -100,10 +100,11 @@ fn codes(reasons: &[Option<ItemFailure>]) -> Vec<&str> {
         .collect()
 }
 
-/// A cancelled queue write (put-queue, delete-queue, a joiner admitted on
-/// the spot): throttling is a 503; a failed condition or a conflict means
-/// someone wrote the queue first, `Ok(())`: read it again.
-pub(crate) fn queue_write(reasons: &[Option<ItemFailure>]) -> Result<(), Error> {
+/// A cancelled write of a queue's or a waitlist's state (put-queue,
+/// delete-queue, a joiner admitted on the spot, put-waitlist, an opening):
+/// throttling is a 503; a failed condition or a conflict means someone
+/// wrote it first, `Ok(())`: read it again.
+pub(crate) fn state_write(reasons: &[Option<ItemFailure>]) -> Result<(), Error> {
     match unavailable_in("TransactWriteItems", reasons) {
         Some(e) => Err(e),
         None => Ok(()),

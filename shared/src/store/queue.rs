@@ -49,6 +49,7 @@ fn inventory_str(inventory: Inventory) -> &'static str {
         Inventory::Available => "AVAILABLE",
         Inventory::NoneAvailable => "NONE_AVAILABLE",
         Inventory::AllSold => "ALL_SOLD",
+        Inventory::WaitlistOnly => "WAITLIST_ONLY",
     }
 }
 
@@ -242,6 +243,7 @@ fn parse_stored(item: &Item) -> Result<StoredQueue, StoreError> {
         "AVAILABLE" => Inventory::Available,
         "NONE_AVAILABLE" => Inventory::NoneAvailable,
         "ALL_SOLD" => Inventory::AllSold,
+        "WAITLIST_ONLY" => Inventory::WaitlistOnly,
         _ => return Err(f.malformed(INVENTORY)),
     };
     let checkpoints = match item.get(CHECKPOINTS) {
@@ -293,8 +295,9 @@ impl Store {
         Ok(item.as_ref().map(parse_stored).transpose()?)
     }
 
-    /// Picks the copy of each queue's state a new instance reads.
-    pub fn pick_queue_copy() -> u8 {
+    /// Picks the copy number of each queue's and each waitlist's state a
+    /// new instance reads.
+    pub fn pick_state_copy() -> u8 {
         crate::world::random_u128().map_or(0, |r| (r % u128::from(QUEUE_COPIES)) as u8)
     }
 
@@ -332,7 +335,7 @@ impl Store {
             )?);
         }
         items.push(self.txn_update(queues_key(), items::queue::list_event(event, true))?);
-        self.queue_txn(items).await
+        self.state_txn(items).await
     }
 
     /// Removes the queue (delete-queue): a tombstone at the next version
@@ -356,16 +359,17 @@ impl Store {
             )?);
         }
         items.push(self.txn_update(queues_key(), items::queue::list_event(event, false))?);
-        self.queue_txn(items).await
+        self.state_txn(items).await
     }
 
-    async fn queue_txn(&self, items: Vec<TransactWriteItem>) -> Result<bool, Error> {
+    /// A state item's write with its copies (a queue's, a waitlist's):
+    /// `false` if the main item's condition failed, someone wrote first. A
+    /// copy's condition cannot fail while the main one holds (copies are
+    /// never newer than the main item).
+    pub(super) async fn state_txn(&self, items: Vec<TransactWriteItem>) -> Result<bool, Error> {
         match self.transact(items).await? {
             Txn::Committed => Ok(true),
-            // The main item's condition: someone wrote first. A copy's
-            // condition cannot fail while the main one holds (copies are
-            // never newer than the main item).
-            Txn::Cancelled(reasons) => match super::failures::queue_write(&reasons) {
+            Txn::Cancelled(reasons) => match super::failures::state_write(&reasons) {
                 Ok(()) => Ok(false),
                 Err(e) => Err(e),
             },
@@ -447,7 +451,7 @@ impl Store {
             )?,
             self.txn_put(visitor, Expression::new_item())?,
         ];
-        self.queue_txn(items).await
+        self.state_txn(items).await
     }
 
     /// The events with a queue (the admitter visits each).
@@ -533,6 +537,28 @@ mod tests {
             let mut item = main_item(&event, &state);
             item.insert(SHARDS.into(), bad.clone());
             assert!(parse_stored(&item).is_err(), "{bad:?}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn every_inventory_is_read_back_as_written() -> Result<(), Box<dyn std::error::Error>> {
+        let event = EventId::parse("gala")?;
+        let settings = QueueSettings::new(Millis(1_000), 60, None, None)?;
+        for inventory in [
+            Inventory::Available,
+            Inventory::NoneAvailable,
+            Inventory::AllSold,
+            Inventory::WaitlistOnly,
+        ] {
+            let state = QueueState {
+                inventory,
+                ..QueueState::new(1, settings)
+            };
+            let read = parse_stored(&main_item(&event, &state))?
+                .state
+                .ok_or("a queue")?;
+            assert_eq!(read.inventory, inventory);
         }
         Ok(())
     }

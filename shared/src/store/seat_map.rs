@@ -224,25 +224,26 @@ impl Store {
 
     /// The projection of every row of `event` and its general-admission
     /// buckets (an instance reuses it for [`SEAT_MAP_CACHE_MS`]).
-    pub async fn seat_map_rows(&self, event: &Event) -> Result<MapRead, Error> {
+    pub async fn seat_map_rows(&self, event: &Event, consistent: bool) -> Result<MapRead, Error> {
         let mut buckets = HashMap::new();
         for (section, capacity) in event.ga_sections() {
             let indexes: Vec<u32> = (0..crate::domain::ga::bucket_count(capacity)).collect();
             buckets.insert(
                 section.clone(),
-                self.read_buckets(&event.event_id, section, &indexes, false)
+                self.read_buckets(&event.event_id, section, &indexes, consistent)
                     .await?,
             );
         }
         Ok(MapRead {
-            rows: self.read_seat_map(event).await?,
+            rows: self.read_seat_map(event, consistent).await?,
             buckets,
         })
     }
 
-    /// The projection of every row of `event` (eventually consistent: the
-    /// map may lag a little; a seat's hold expiry is exact regardless).
-    pub async fn read_seat_map(&self, event: &Event) -> Result<Rows, Error> {
+    /// The projection of every row of `event` (eventually consistent
+    /// unless `consistent`: the map may lag a little; a seat's hold expiry
+    /// is exact regardless).
+    pub async fn read_seat_map(&self, event: &Event, consistent: bool) -> Result<Rows, Error> {
         let event_ref = EventRef::of(&event.event_id);
         let mut keys = Vec::new();
         for section in &event.sections {
@@ -252,7 +253,7 @@ impl Store {
                 keys.extend(items.map(|key| (id.clone(), key)));
             }
         }
-        self.read_maps(keys).await
+        self.read_maps(keys, consistent).await
     }
 
     /// The projection of `rows` of `section`, in their order (eventually
@@ -270,7 +271,7 @@ impl Store {
             .iter()
             .enumerate()
             .flat_map(|(i, row)| row_map_keys(&event_ref, section, row).map(move |key| (i, key)));
-        let mut read = self.read_maps(keys.collect()).await?;
+        let mut read = self.read_maps(keys.collect(), false).await?;
         Ok((0..rows.len())
             .map(|i| read.remove(&i).unwrap_or_default())
             .collect())
@@ -279,7 +280,11 @@ impl Store {
     /// The projection items `keys` name, each row's folded into one (a
     /// row of 1,000 seats or more has several items), by the row each key
     /// is for: [`MAP_READS_IN_FLIGHT`] BatchGetItems at a time.
-    async fn read_maps<R>(&self, keys: Vec<(R, Item)>) -> Result<HashMap<R, RowProjection>, Error>
+    async fn read_maps<R>(
+        &self,
+        keys: Vec<(R, Item)>,
+        consistent: bool,
+    ) -> Result<HashMap<R, RowProjection>, Error>
     where
         R: Clone + Eq + std::hash::Hash,
     {
@@ -294,7 +299,7 @@ impl Store {
         let mut map: HashMap<R, RowProjection> = HashMap::new();
         let read = |batch| {
             let store = self.clone();
-            async move { store.batch_get(batch, false).await }
+            async move { store.batch_get(batch, consistent).await }
         };
         while let Some(read) = fan.next(|| batches.next().map(read)).await {
             for item in read?? {

@@ -123,12 +123,21 @@ pub struct FullBucket {
     pub sequence: String,
 }
 
-/// The full bucket a stream record describes, if it is one.
-pub fn full_bucket(record: &serde_json::Value) -> Option<FullBucket> {
+/// The event whose general-admission bucket a stream record changed, if
+/// it is a bucket's, with the record's sequence number. Pure.
+pub fn bucket_record(record: &serde_json::Value) -> Option<(EventRef, String)> {
     let data = &record["dynamodb"];
     let pk = data["Keys"][PK]["S"].as_str()?;
-    let rest = pk.strip_prefix(GA_PK_PREFIX)?;
-    let event = EventRef::from_hex(rest.split('#').next()?)?;
+    let event = EventRef::from_hex(pk.strip_prefix(GA_PK_PREFIX)?.split('#').next()?)?;
+    let sequence = data["SequenceNumber"].as_str().unwrap_or_default();
+    Some((event, sequence.to_owned()))
+}
+
+/// The full bucket a stream record describes, if it is one.
+pub fn full_bucket(record: &serde_json::Value) -> Option<FullBucket> {
+    let (event, sequence) = bucket_record(record)?;
+    let data = &record["dynamodb"];
+    let pk = data["Keys"][PK]["S"].as_str()?;
     let image = &data["NewImage"];
     let number = |attr: &str| image[attr]["N"].as_str()?.parse::<u32>().ok();
     let (sold, capacity) = (number(SOLD)?, number(CAPACITY)?);
@@ -140,10 +149,7 @@ pub fn full_bucket(record: &serde_json::Value) -> Option<FullBucket> {
         section: SectionId::parse(image[SECTION_ID]["S"].as_str()?).ok()?,
         bucket: pk.rsplit('#').next()?.to_owned(),
         section_parts: number(SECTION_PARTS)?,
-        sequence: data["SequenceNumber"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
+        sequence,
     })
 }
 

@@ -1,8 +1,12 @@
 //! The waitlist's state: read and written whole, over the version read
-//! (put-waitlist, delete-waitlist).
+//! (put-waitlist, delete-waitlist, the projector's opening at a sell-out),
+//! on the main item and every copy in one transaction; the sale's gate
+//! reads a copy.
 
-use super::errors::conditional;
-use super::items::waitlist::{as_read, parse_waitlist, waitlist_item, waitlist_key};
+use super::items::queue::QUEUE_COPIES;
+use super::items::waitlist::{
+    as_read, older_copy, parse_waitlist, waitlist_copy_key, waitlist_item, waitlist_key,
+};
 use super::Store;
 use crate::domain::waitlist::Waitlist;
 use crate::domain::{EventId, EventRef};
@@ -13,15 +17,40 @@ pub use super::items::waitlist::{StoredWaitlist, WAITLIST_PK_PREFIX};
 impl Store {
     /// The event's waitlist, read strongly consistently (`None`: never put).
     pub async fn read_waitlist(&self, event: &EventId) -> Result<Option<StoredWaitlist>, Error> {
-        let item = self
-            .get_consistent(waitlist_key(&EventRef::of(event)))
-            .await?;
+        self.read_waitlist_of(&EventRef::of(event)).await
+    }
+
+    /// [`Store::read_waitlist`] by the event's reference (the stream's
+    /// records name an event by it; the item names its event).
+    pub async fn read_waitlist_of(
+        &self,
+        event: &EventRef,
+    ) -> Result<Option<StoredWaitlist>, Error> {
+        let item = self.get_consistent(waitlist_key(event)).await?;
         Ok(item.as_ref().map(parse_waitlist).transpose()?)
     }
 
+    /// The waitlist's state from copy `copy` (eventually consistent; an
+    /// instance reuses it for a queue's cache time). No copy means no
+    /// waitlist: every write of the state writes every copy with it.
+    pub async fn waitlist_copy(
+        &self,
+        event: &EventId,
+        copy: u8,
+    ) -> Result<Option<Waitlist>, Error> {
+        let key = waitlist_copy_key(&EventRef::of(event), copy);
+        let item = self.get_item(key, false).await?;
+        Ok(item
+            .as_ref()
+            .map(parse_waitlist)
+            .transpose()?
+            .map(|s| s.waitlist))
+    }
+
     /// Writes `waitlist` over the one read (`previous`: its version, or
-    /// `None` if there was none): `false` if another write came first (the
-    /// caller reads again).
+    /// `None` if there was none), on the main item and every copy in one
+    /// transaction: `false` if another write came first (the caller reads
+    /// again).
     pub async fn put_waitlist(
         &self,
         event: &EventId,
@@ -29,11 +58,22 @@ impl Store {
         previous: Option<i64>,
     ) -> Result<bool, Error> {
         let version = previous.map_or(1, |v| v + 1);
-        let put = self
-            .client
-            .put_item()
-            .table_name(&*self.table)
-            .set_item(Some(waitlist_item(event, waitlist, version)));
-        conditional(as_read(previous).on_put_item(put).send().await, "PutItem")
+        let event_ref = EventRef::of(event);
+        let mut items = vec![self.txn_put(
+            waitlist_item(waitlist_key(&event_ref), event, waitlist, version),
+            as_read(previous),
+        )?];
+        for copy in 0..QUEUE_COPIES {
+            items.push(self.txn_put(
+                waitlist_item(
+                    waitlist_copy_key(&event_ref, copy),
+                    event,
+                    waitlist,
+                    version,
+                ),
+                older_copy(version),
+            )?);
+        }
+        self.state_txn(items).await
     }
 }

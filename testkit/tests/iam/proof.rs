@@ -434,7 +434,7 @@ fn with_grants() -> BTreeSet<&'static str> {
 }
 
 /// The waitlist's routes: a put, a put again, a refused one, a read, a
-/// delete and one of none.
+/// delete and one of none; and the projector's opening at a sell-out.
 async fn waitlist_paths(ob: &mut Observer, ev: &str) {
     let uri = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("GET", &uri, &[], "").await.0, 404);
@@ -453,6 +453,28 @@ async fn waitlist_paths(ob: &mut Observer, ev: &str) {
         ob.run("DELETE", "/events/nope/waitlist", &[], "").await.0,
         404
     );
+    // One armed for a sell-out, which the projector opens once its one
+    // seat and its one place are held (it reads both kinds).
+    let sold = "iam-sellout";
+    let plan = r#"{"name":"W","sections":[{"sectionId":"S","rows":[{"row":"1","count":1}]},{"sectionId":"F","capacity":1}]}"#;
+    let created = ob.run("PUT", &format!("/events/{sold}"), &[], plan).await;
+    assert_eq!(created.0, 201);
+    let uri = format!("/events/{sold}/waitlist");
+    let armed = ob.run("PUT", &uri, &[], r#"{"opens":"sold-out"}"#).await;
+    assert_eq!(armed.1["status"], "ARMED");
+    let (order, auth) = ob.order(sold).await;
+    let auth = [("authorization", auth.as_str())];
+    let claim = format!("/orders/{order}/seats/S-1-1");
+    assert_eq!(ob.run("POST", &claim, &auth, "").await.0, 200);
+    let place = format!("/orders/{order}/ga/F");
+    assert_eq!(
+        ob.run("PUT", &place, &auth, r#"{"quantity":1}"#).await.0,
+        200
+    );
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    assert_eq!(ob.run("GET", &uri, &[], "").await.1["status"], "OPEN");
 }
 
 /// The queue's functions over their paths: put (new, again, refused),

@@ -274,17 +274,24 @@ async fn a_fresh_instance_reads_a_small_head_and_the_plan_only_where_needed() {
             .collect()
     };
     let event_pk = head["PK"].as_s().unwrap().clone();
-    // create-order on a fresh instance: the head and its copy of the
-    // queue's state (none here), both small, eventually consistent.
+    // create-order on a fresh instance: the head and its copies of the
+    // waitlist's and the queue's states (none here), all small, eventually
+    // consistent.
     let fresh = app.new_process();
     recorder.take();
     recorder.set_recording(true);
     let o = order(&fresh, "big-head").await;
     let read = gets(&recorder.take());
-    let queue_copy = format!("QUEUE#{}#", event_pk.trim_start_matches("EVENT#"));
-    assert_eq!(read.len(), 2, "{read:?}");
+    let event_ref = event_pk.trim_start_matches("EVENT#");
+    let waitlist_copy = format!("WAITLIST#{event_ref}#");
+    let queue_copy = format!("QUEUE#{event_ref}#");
+    assert_eq!(read.len(), 3, "{read:?}");
     assert_eq!(read[0], (event_pk.clone(), false));
-    assert!(read[1].0.starts_with(&queue_copy) && !read[1].1, "{read:?}");
+    assert!(
+        read[1].0.starts_with(&waitlist_copy) && !read[1].1,
+        "{read:?}"
+    );
+    assert!(read[2].0.starts_with(&queue_copy) && !read[2].1, "{read:?}");
     // extend-order: the order (strongly), then the head alone.
     assert_eq!(extend(&fresh, &o, "{}").await.0, 200);
     let read = gets(&recorder.take());
@@ -369,13 +376,15 @@ async fn a_claim_reads_the_seat_and_refuses_on_the_read_without_writing() {
         [("GetItem".to_owned(), 2)].into(),
         "one read each, no write"
     );
-    // A free seat: the read, then the write, which wins.
+    // A free seat: the read, the waitlist's state (a claim that would
+    // write asks it; this test's app rereads it each time), then the
+    // write, which wins.
     assert!(claim_at("A-1-7", now).await.is_ok());
     let sent = counter.take();
     assert_eq!(
         sent,
         [
-            ("GetItem".to_owned(), 1),
+            ("GetItem".to_owned(), 2),
             ("TransactWriteItems".to_owned(), 1)
         ]
         .into()

@@ -42,3 +42,4 @@ mod throttling;
 mod tokens;
 mod upward;
 mod waitlist;
+mod waitlist_sale;

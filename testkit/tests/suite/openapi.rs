@@ -8,6 +8,7 @@ use crate::common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_yaml_ng::Value;
+use shared::domain::RefundReason;
 use shared::error::ErrorKind;
 use shared::routes::routes;
 use shared::Error;
@@ -182,7 +183,7 @@ fn special_error_bodies_and_headers_are_documented() {
     );
     assert_eq!(
         refund["properties"]["error"]["enum"][0].as_str(),
-        Some(Error::OrderExpired.code())
+        Some(Error::Refund(RefundReason::OrderExpired).code())
     );
     assert!(refund["required"]
         .as_sequence()
@@ -196,8 +197,8 @@ fn special_error_bodies_and_headers_are_documented() {
         .filter_map(|v| v.as_str())
         .collect();
     for e in [
-        Error::OrderExpired,
-        Error::SeatsUnavailable,
+        Error::Refund(RefundReason::OrderExpired),
+        Error::Refund(RefundReason::SeatsUnavailable),
         Error::AlreadyCompleted,
     ] {
         assert_eq!(e.body()["refund"], true);
@@ -256,14 +257,16 @@ fn special_error_bodies_and_headers_are_documented() {
             "{method} {path}'s 409 allows buyer-limit"
         );
     }
-    for e in [
-        Error::OrderExpiredOverLimit,
-        Error::SeatsUnavailableOverLimit,
+    for (reason, said) in [
+        (RefundReason::OrderExpiredOverLimit, "buyer-limit"),
+        (RefundReason::SeatsUnavailableOverLimit, "buyer-limit"),
+        (RefundReason::OrderExpiredWaitlist, "waitlist"),
+        (RefundReason::SeatsUnavailableWaitlist, "waitlist"),
     ] {
-        let body = e.body();
+        let body = Error::Refund(reason).body();
         assert_eq!(
             (body["refund"].as_bool(), body["reason"].as_str()),
-            (Some(true), Some("buyer-limit"))
+            (Some(true), Some(said))
         );
         for field in body.as_object().unwrap().keys() {
             assert!(

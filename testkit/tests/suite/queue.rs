@@ -364,7 +364,7 @@ fn deployed_with(app: &shared::App, signing: &SigningKeys, verify: &SigningKeys)
     shared::App {
         store: app.store.with_client(app.store.client().clone()),
         config,
-        memory: app.memory.fresh().with_queue_cache_ms(0),
+        memory: app.memory.fresh().with_state_cache_ms(0),
     }
 }
 

@@ -91,7 +91,7 @@ async fn an_instance_loses_at_most_one_on_the_spot_race_per_version_of_the_queue
     let crowd = {
         let crowd = instance(&app, &counter);
         shared::App {
-            memory: crowd.memory.clone().with_queue_cache_ms(60_000),
+            memory: crowd.memory.clone().with_state_cache_ms(60_000),
             ..crowd
         }
     };

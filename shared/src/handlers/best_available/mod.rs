@@ -43,7 +43,8 @@ use rows::choose_seats;
 
 /// Store round trips one request may spend reading rows and claiming, on
 /// top of its order's read and the instance's copies of the event, its
-/// sold-out sections and its run summaries (docs/API.md states the sum).
+/// sold-out sections, its run summaries and its waitlist's state
+/// (docs/API.md states the sum).
 pub const ROUND_TRIPS: usize = 48;
 
 #[derive(Deserialize)]
@@ -97,6 +98,10 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
             quantity: body.quantity,
         });
     }
+    // A request that would go on to claim asks the waitlist (a refusal on
+    // the summaries is true either way and costs no read of it).
+    app.refuse_if_waitlist_only(&event.event_id, crate::world::now())
+        .await?;
     let asked = Asked {
         order_id: &order_id,
         body: &body,

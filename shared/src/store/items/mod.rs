@@ -28,6 +28,17 @@ pub(super) fn as_read(version: Option<i64>) -> crate::store::expression::Express
     }
 }
 
+/// A copy of a state item (a queue's, a waitlist's) is written only over
+/// an older one (or none): a late write never puts an older state back.
+/// Names: `#version`; values: `:version`.
+pub(super) fn older_copy(version: i64) -> crate::store::expression::Expression {
+    crate::store::expression::Expression::condition(
+        "attribute_not_exists(PK) OR #version < :version",
+    )
+    .name("#version", crate::store::schema::VERSION)
+    .value(":version", crate::store::value::n(version))
+}
+
 /// What a test compares an item's names with: `declared`, as a set.
 #[cfg(test)]
 pub(in crate::store) fn declared(names: &[&str]) -> std::collections::BTreeSet<String> {

@@ -121,13 +121,8 @@ pub(in crate::store) fn admitted_on_join(after: &QueueState, read: i64) -> Expre
         .and(as_read(Some(read)))
 }
 
-/// A copy is written only over an older one (or none): a late write never
-/// puts an older state back.
-pub(in crate::store) fn older_copy(version: i64) -> Expression {
-    Expression::condition("attribute_not_exists(PK) OR #version < :version")
-        .name("#version", VERSION)
-        .value(":version", n(version))
-}
+/// A copy written only over an older one.
+pub(in crate::store) use super::older_copy;
 
 /// Lists (or unlists) `event` among the events with a queue.
 pub(in crate::store) fn list_event(event: &EventId, listed: bool) -> Expression {

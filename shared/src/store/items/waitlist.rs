@@ -21,6 +21,18 @@ pub(in crate::store) fn waitlist_key(event: &EventRef) -> Item {
     ])
 }
 
+/// Copy `copy` of the waitlist's state: `WAITLIST#{ref}#{copy}`. The
+/// sale's gate reads these, one per instance about once a second, as it
+/// reads the queue's: the same readers at the same pace, so as many
+/// copies ([`super::queue::QUEUE_COPIES`]), and an instance reads the same copy number
+/// of both.
+pub(in crate::store) fn waitlist_copy_key(event: &EventRef, copy: u8) -> Item {
+    HashMap::from([
+        (PK.into(), s(format!("{WAITLIST_PK_PREFIX}{event}#{copy}"))),
+        (SK.into(), s(WAITLIST_SK)),
+    ])
+}
+
 const GENERATION: &str = "generation";
 const OPENS: &str = "opens";
 const OFFER_SECONDS: &str = "offerSeconds";
@@ -32,16 +44,23 @@ const OPENED_AT: &str = "openedAt";
 /// Absent: not deleted.
 const ENDED_AT: &str = "endedAt";
 
-/// A waitlist as read: the generation and the version it was read at.
+/// A waitlist as read: its event, the generation and the version it was
+/// read at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredWaitlist {
+    pub event_id: EventId,
     pub waitlist: Waitlist,
     pub version: i64,
 }
 
-/// The item of `waitlist` at `version`.
-pub(in crate::store) fn waitlist_item(event: &EventId, waitlist: &Waitlist, version: i64) -> Item {
-    let mut item = waitlist_key(&EventRef::of(event));
+/// The item of `waitlist` at `version`, at `key` (the main item or a copy).
+pub(in crate::store) fn waitlist_item(
+    key: Item,
+    event: &EventId,
+    waitlist: &Waitlist,
+    version: i64,
+) -> Item {
+    let mut item = key;
     let settings = &waitlist.settings;
     item.extend([
         (KIND.into(), s("waitlist")),
@@ -71,7 +90,9 @@ pub(in crate::store) fn parse_waitlist(item: &Item) -> Result<StoredWaitlist, St
     let generation = u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?;
     let opens = Opens::parse(f.str(OPENS)?).ok_or_else(|| f.malformed(OPENS))?;
     let at = |attr| f.opt_i64(attr).map(|at| at.map(Millis));
+    let event_id = EventId::parse(f.str(EVENT_ID)?).map_err(|_| f.malformed(EVENT_ID))?;
     Ok(StoredWaitlist {
+        event_id,
         waitlist: Waitlist {
             generation,
             settings: WaitlistSettings {
@@ -91,3 +112,5 @@ pub(in crate::store) fn parse_waitlist(item: &Item) -> Result<StoredWaitlist, St
 
 /// The waitlist item as it was read (a whole-item write's condition).
 pub(in crate::store) use super::as_read;
+/// A copy written only over an older one.
+pub(in crate::store) use super::older_copy;

@@ -19,7 +19,7 @@ pub fn instance(app: &App, counter: &local::metrics::RequestCounter) -> App {
         memory: app
             .memory
             .fresh()
-            .with_queue_cache_ms(shared::store::QUEUE_CACHE_MS),
+            .with_state_cache_ms(shared::store::QUEUE_CACHE_MS),
     }
 }
 
