@@ -94,8 +94,8 @@ async fn order_round_trips(
     )?;
     rows.push(trip_row(
         "create-order (first of the process)",
-        3,
-        "the event's head and its queue's item, read once and kept by the process, and the order's write",
+        4,
+        "the event's head and its waitlist's and queue's states, read once and kept by the process, and the order's write",
         counter.take(),
     ));
     answered(
@@ -117,9 +117,9 @@ async fn order_round_trips(
     let held = reply(app, "POST", &seat, Some(&token), "").await;
     answered("get-seat", 200, held)?;
     rows.push(trip_row(
-        "get-seat",
-        2,
-        "the seat's read, then one transaction",
+        "get-seat (first of the process)",
+        3,
+        "the seat's read, the waitlist's state (read once and kept by the process), then one transaction",
         counter.take(),
     ));
     let dropped = reply(app, "DELETE", &seat, Some(&token), "").await;

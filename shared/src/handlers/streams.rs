@@ -86,11 +86,21 @@ async fn open_sold_out_waitlists(
 
 /// Opens `event`'s waitlist if it is armed for a sell-out and the seat
 /// map, read strongly consistently after the batch's own writes, shows
-/// nothing available now.
+/// nothing available now. The first look reads a copy of the waitlist's
+/// state (every batch of an on-sale looks: a copy spreads them over eight
+/// keys); a round after a lost write reads the item itself.
 async fn open_if_sold_out(store: &Store, event: &EventRef) -> Result<(), Error> {
     let mut rounds = Rounds::new("waitlist opening", QUEUE_WRITE_ROUNDS);
     while rounds.next().await.is_some() {
-        let Some(stored) = store.read_waitlist_of(event).await? else {
+        let read = match rounds.losses() {
+            0 => {
+                store
+                    .read_waitlist_copy_of(event, Store::pick_state_copy())
+                    .await?
+            }
+            _ => store.read_waitlist_of(event).await?,
+        };
+        let Some(stored) = read else {
             return Ok(());
         };
         if !stored.waitlist.opens_at_sell_out() {

@@ -30,6 +30,19 @@ impl Store {
         Ok(item.as_ref().map(parse_waitlist).transpose()?)
     }
 
+    /// [`Store::read_waitlist_of`] from copy `copy`, eventually consistent:
+    /// what the projector looks at after each batch, spread over the copies
+    /// at half a strongly consistent read's cost (its write is conditioned
+    /// on the version it read, so a copy that lags only costs a round).
+    pub async fn read_waitlist_copy_of(
+        &self,
+        event: &EventRef,
+        copy: u8,
+    ) -> Result<Option<StoredWaitlist>, Error> {
+        let item = self.get_item(waitlist_copy_key(event, copy), false).await?;
+        Ok(item.as_ref().map(parse_waitlist).transpose()?)
+    }
+
     /// The waitlist's state from copy `copy` (eventually consistent; an
     /// instance reuses it for a queue's cache time). No copy means no
     /// waitlist: every write of the state writes every copy with it.
