@@ -1,0 +1,116 @@
+//! Who an offer goes to and what it holds (API.md, "The waitlist",
+//! offers), pure: free inventory goes to the earliest-joined waiting entry
+//! whose request it can fill, from the first of the entry's sections (in
+//! plan order) that can fill it; there the block best-available would
+//! choose, or with `together: false` the section's best free seats one at
+//! a time; in a general-admission section, the places. An entry that
+//! cannot be filled keeps its place and the next is tried. The offerer
+//! reads the heads and the free units; the store makes the offer in one
+//! transaction; this says which.
+
+use super::best_available::choose_block;
+use super::waitlist::EntryRequest;
+use super::SectionId;
+
+/// What one section has free for an offer, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Free {
+    /// A seated section's rows in plan order: true where the seat is free.
+    Rows(Vec<Vec<bool>>),
+    /// A general-admission section's free places.
+    Places(u32),
+}
+
+/// A section and what it has free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionFree {
+    pub section: SectionId,
+    pub free: Free,
+}
+
+/// What an offer holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OfferUnits {
+    /// Seats of one section, as `(row index, seat index)` into its
+    /// [`Free::Rows`], in row then seat order.
+    Seats {
+        section: SectionId,
+        seats: Vec<(usize, usize)>,
+    },
+    /// Places of one general-admission section.
+    Places { section: SectionId, quantity: u32 },
+}
+
+/// What `sections` (the event's, in plan order) can offer `request`: from
+/// the first of its sections (any, when it names none) that can fill it,
+/// or `None`. Until plans mark wheelchair spaces (API.md's accessible
+/// seats) no seat is one, so a request for any is never filled.
+pub fn fill(request: &EntryRequest, sections: &[SectionFree]) -> Option<OfferUnits> {
+    if request.wheelchair > 0 || request.quantity == 0 {
+        return None;
+    }
+    let asked = |section: &SectionId| {
+        request.section_ids.is_empty() || request.section_ids.contains(section)
+    };
+    sections
+        .iter()
+        .filter(|s| asked(&s.section))
+        .find_map(|s| fill_from(request, s))
+}
+
+fn fill_from(request: &EntryRequest, section: &SectionFree) -> Option<OfferUnits> {
+    let quantity = request.quantity;
+    let n = usize::try_from(quantity).ok()?;
+    match &section.free {
+        Free::Places(free) => (*free >= quantity).then(|| OfferUnits::Places {
+            section: section.section.clone(),
+            quantity,
+        }),
+        Free::Rows(rows) => {
+            let seats = if request.together {
+                let (row, start) = choose_block(rows, n)?;
+                (start..start + n).map(|seat| (row, seat)).collect()
+            } else {
+                best_seats(rows, n)?
+            };
+            Some(OfferUnits::Seats {
+                section: section.section.clone(),
+                seats,
+            })
+        }
+    }
+}
+
+/// The section's `n` best free seats one at a time: the best row first
+/// (plan order), and in a row the seat nearest its centre first (ties to
+/// the lower number); `None` if it has fewer than `n` free.
+fn best_seats(rows: &[Vec<bool>], n: usize) -> Option<Vec<(usize, usize)>> {
+    let mut chosen = Vec::with_capacity(n);
+    for (r, row) in rows.iter().enumerate() {
+        let mut free: Vec<usize> = (0..row.len()).filter(|&i| row[i]).collect();
+        // Twice the distance between the seat's centre and the row's.
+        free.sort_by_key(|&i| ((2 * i + 1).abs_diff(row.len()), i));
+        chosen.extend(free.into_iter().take(n - chosen.len()).map(|i| (r, i)));
+        if chosen.len() == n {
+            chosen.sort_unstable();
+            return Some(chosen);
+        }
+    }
+    None
+}
+
+/// The first of `waiting` (earliest-joined first) that `sections` can
+/// fill, with what its offer holds: the entries before it cannot be
+/// filled and keep their places.
+pub fn choose_offer<'a, T>(
+    waiting: impl IntoIterator<Item = (T, &'a EntryRequest)>,
+    sections: &[SectionFree],
+) -> Option<(T, OfferUnits)> {
+    waiting
+        .into_iter()
+        .find_map(|(entry, request)| fill(request, sections).map(|units| (entry, units)))
+}
+
+#[cfg(test)]
+#[path = "offer_tests.rs"]
+mod tests;

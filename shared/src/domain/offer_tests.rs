@@ -1,0 +1,169 @@
+use super::*;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn id(s: &str) -> Result<SectionId, crate::error::Error> {
+    SectionId::parse(s)
+}
+
+fn ask(
+    quantity: u32,
+    sections: &[&str],
+    together: bool,
+) -> Result<EntryRequest, crate::error::Error> {
+    Ok(EntryRequest {
+        quantity,
+        section_ids: sections.iter().map(|s| id(s)).collect::<Result<_, _>>()?,
+        together,
+        wheelchair: 0,
+    })
+}
+
+/// A row from a picture: `.` free, `x` taken.
+fn row(picture: &str) -> Vec<bool> {
+    picture.chars().map(|c| c == '.').collect()
+}
+
+fn seated(section: &str, rows: &[&str]) -> Result<SectionFree, crate::error::Error> {
+    Ok(SectionFree {
+        section: id(section)?,
+        free: Free::Rows(rows.iter().map(|r| row(r)).collect()),
+    })
+}
+
+fn places(section: &str, free: u32) -> Result<SectionFree, crate::error::Error> {
+    Ok(SectionFree {
+        section: id(section)?,
+        free: Free::Places(free),
+    })
+}
+
+fn seats(section: &str, seats: &[(usize, usize)]) -> Result<OfferUnits, crate::error::Error> {
+    Ok(OfferUnits::Seats {
+        section: id(section)?,
+        seats: seats.to_vec(),
+    })
+}
+
+#[test]
+fn an_entry_is_filled_from_the_first_of_its_sections_that_can() -> TestResult {
+    // Plan order: A (seated), B (seated), FLOOR (places).
+    let event = [
+        seated("A", &["x..x", "xxxx"])?,
+        seated("B", &["....", "...."])?,
+        places("FLOOR", 3)?,
+    ];
+    let cases = [
+        // Two together: A's only run of two is in its first row.
+        (ask(2, &[], true)?, Some(seats("A", &[(0, 1), (0, 2)])?)),
+        // Three together: A has none, B does: in a row of four every block
+        // of three leaves an orphan, so the one nearest the centre, ties to
+        // the lower seats.
+        (
+            ask(3, &[], true)?,
+            Some(seats("B", &[(0, 0), (0, 1), (0, 2)])?),
+        ),
+        // The entry names B only: its first row's orphan-free block,
+        // nearest the centre, ties to the lower seats.
+        (ask(2, &["B"], true)?, Some(seats("B", &[(0, 0), (0, 1)])?)),
+        // Named in another order than the plan's: the plan's order wins.
+        (
+            ask(2, &["B", "A"], true)?,
+            Some(seats("A", &[(0, 1), (0, 2)])?),
+        ),
+        // Places: enough of them in FLOOR.
+        (
+            ask(3, &["FLOOR"], true)?,
+            Some(OfferUnits::Places {
+                section: id("FLOOR")?,
+                quantity: 3,
+            }),
+        ),
+        (ask(4, &["FLOOR"], true)?, None),
+        // Five together fit no row anywhere; five apart fit B.
+        (ask(5, &["A", "B"], true)?, None),
+        (
+            ask(5, &["A", "B"], false)?,
+            Some(seats("B", &[(0, 0), (0, 1), (0, 2), (0, 3), (1, 1)])?),
+        ),
+    ];
+    for (i, (request, expected)) in cases.iter().enumerate() {
+        assert_eq!(&fill(request, &event), expected, "case {i}: {request:?}");
+    }
+    Ok(())
+}
+
+#[test]
+fn seats_apart_are_the_best_row_first_then_nearest_its_centre() -> TestResult {
+    let event = [seated("A", &["x.x.x", "....."])?];
+    let cases = [
+        // Row 0's two free seats first (index 1 and 3 are equally near the
+        // centre: the lower first), then row 1's centre seat.
+        (1, vec![(0, 1)]),
+        (2, vec![(0, 1), (0, 3)]),
+        (3, vec![(0, 1), (0, 3), (1, 2)]),
+        (4, vec![(0, 1), (0, 3), (1, 1), (1, 2)]),
+        (
+            7,
+            vec![(0, 1), (0, 3), (1, 0), (1, 1), (1, 2), (1, 3), (1, 4)],
+        ),
+    ];
+    for (quantity, expected) in cases {
+        let request = ask(quantity, &[], false)?;
+        assert_eq!(
+            fill(&request, &event),
+            Some(seats("A", &expected)?),
+            "{quantity}"
+        );
+    }
+    assert_eq!(fill(&ask(8, &[], false)?, &event), None, "only 7 are free");
+    Ok(())
+}
+
+#[test]
+fn the_earliest_entry_that_can_be_filled_gets_the_offer() -> TestResult {
+    let event = [seated("A", &["..x.."])?, places("FLOOR", 1)?];
+    let (big, floor_two, floor_one, any_two) = (
+        ask(3, &[], true)?,
+        ask(2, &["FLOOR"], true)?,
+        ask(1, &["FLOOR"], true)?,
+        ask(2, &[], true)?,
+    );
+    // The first two cannot be filled: they keep their places, the third
+    // is served.
+    let waiting = [
+        ("first", &big),
+        ("second", &floor_two),
+        ("third", &floor_one),
+        ("fourth", &any_two),
+    ];
+    assert_eq!(
+        choose_offer(waiting, &event),
+        Some((
+            "third",
+            OfferUnits::Places {
+                section: id("FLOOR")?,
+                quantity: 1,
+            }
+        ))
+    );
+    // Nobody fits: no offer.
+    assert_eq!(
+        choose_offer([("first", &big), ("second", &floor_two)], &event),
+        None
+    );
+    assert_eq!(
+        choose_offer(Vec::<(&str, &EntryRequest)>::new(), &event),
+        None
+    );
+    Ok(())
+}
+
+#[test]
+fn a_wheelchair_request_waits_for_plans_that_mark_wheelchair_spaces() -> TestResult {
+    let event = [seated("A", &["....."])?, places("FLOOR", 10)?];
+    let mut request = ask(2, &[], true)?;
+    request.wheelchair = 1;
+    assert_eq!(fill(&request, &event), None);
+    Ok(())
+}
