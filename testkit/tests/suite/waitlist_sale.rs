@@ -4,7 +4,8 @@
 //! from its opening plus a second only offers take seats: create-order and
 //! every claim of more are `409 waitlist-only`, an order opened before
 //! keeps and may pay for what it holds, and confirm's late path takes
-//! nothing. After the delete the public sale resumes.
+//! nothing (through the Stripe route too). After the delete the public sale
+//! resumes.
 
 use crate::common;
 
@@ -303,4 +304,44 @@ async fn beside_a_waitlist_a_queues_sell_out_is_a_pause() {
         (&json!("WAITING"), &json!(1)),
         "{waiting}"
     );
+}
+
+/// The Stripe route sells through confirm's path, so the waitlist-only
+/// sale holds there too: a late session takes nothing, and its receipt
+/// says why.
+#[tokio::test]
+async fn a_late_stripe_payment_takes_nothing_while_only_offers_take_seats() {
+    use common::stripe::{checkout_event, paid_for, session_id, stripe_send};
+    let app = fresh_app().await;
+    let ev = event(&app, 1, 1).await;
+    let late = order(&app, &ev).await;
+    assert_eq!(claim(&app, &late, "A-1-1").await.0, 200);
+    let_expire(&late).await;
+    opened_ago(&app, &ev, 2_000).await;
+    let paid = paid_for(&late.id, &["A-1-1"], Value::Null);
+    let body = checkout_event(
+        shared::handlers::SESSION_COMPLETED,
+        &session_id(),
+        "paid",
+        paid,
+    );
+    let (status, receipt) = stripe_send(&app, &body).await;
+    assert_eq!(status, 200, "{receipt}");
+    assert_eq!(
+        (
+            &receipt["outcome"],
+            &receipt["error"],
+            &receipt["reason"],
+            &receipt["refund"]
+        ),
+        (
+            &json!("not-sold"),
+            &json!("order-expired"),
+            &json!("waitlist"),
+            &json!(true)
+        ),
+        "{receipt}"
+    );
+    let seat = seats(&app, &ev).await.into_iter().next().unwrap();
+    assert!(!matches!(seat.state, SeatState::Sold { .. }), "{seat:?}");
 }
