@@ -153,8 +153,10 @@ pub enum Inventory {
     WaitlistOnly,
 }
 
-/// The first status that applies: SCHEDULED before `opens_at`, then
-/// SOLD_OUT, WAITLIST, PAUSED, OPEN.
+/// The first status that applies: SCHEDULED before `opens_at`, then by
+/// what the admitter recorded as left: SOLD_OUT, WAITLIST, PAUSED, OPEN
+/// (the tick lets only WAITLIST replace a recorded SOLD_OUT, so a queue
+/// whose event only the waitlist sells reads WAITLIST).
 pub fn queue_status(opens_at: Millis, inventory: Inventory, now: Millis) -> QueueStatus {
     if now < opens_at {
         QueueStatus::Scheduled

@@ -18,8 +18,9 @@
 //!   route files read alike (an order's event, its places, places found in
 //!   a section's buckets); `generation`: what the queue routes share (a
 //!   route's queue, its generation's draw secret); `sale`: what a payment
-//!   sells (confirm's and Stripe's). Route files import only from these
-//!   four, never from each other.
+//!   sells (confirm's and Stripe's); `opening`: a waitlist's opening at a
+//!   sell-out (the projector's and put-waitlist's). Route files import only
+//!   from these five, never from each other.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,7 @@ pub(crate) mod confirm;
 pub(crate) mod draw;
 pub(crate) mod events;
 mod generation;
+mod opening;
 pub(crate) mod orders;
 pub(crate) mod places;
 pub(crate) mod queue;

@@ -4,9 +4,8 @@
 
 use std::collections::HashMap;
 
+use super::opening::{open_if_sold_out, Look};
 use crate::domain::EventRef;
-use crate::error::Error;
-use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
 use crate::{metrics, outbox, store, App, Store};
 
 /// The project-seat-map handler: a batch of the table's stream records in
@@ -68,8 +67,8 @@ async fn open_sold_out_waitlists(
     }
     let mut failed = Vec::new();
     for (event, sequences) in taking {
-        match open_if_sold_out(store, &event).await {
-            Ok(()) => {}
+        match open_if_sold_out(store, &event, Look::Copy).await {
+            Ok(_) => {}
             // A failure of ours (an item it cannot read) would fail every
             // delivery alike: logged, and the event's next batch looks.
             Err(e) if e.is_internal() => {
@@ -82,52 +81,6 @@ async fn open_sold_out_waitlists(
         }
     }
     failed
-}
-
-/// Opens `event`'s waitlist if it is armed for a sell-out and the seat
-/// map, read strongly consistently after the batch's own writes, shows
-/// nothing available now. The first look reads a copy of the waitlist's
-/// state (every batch of an on-sale looks: a copy spreads them over eight
-/// keys); a round after a lost write reads the item itself.
-async fn open_if_sold_out(store: &Store, event: &EventRef) -> Result<(), Error> {
-    let mut rounds = Rounds::new("waitlist opening", QUEUE_WRITE_ROUNDS);
-    while rounds.next().await.is_some() {
-        let read = match rounds.losses() {
-            0 => {
-                store
-                    .read_waitlist_copy_of(event, Store::pick_state_copy())
-                    .await?
-            }
-            _ => store.read_waitlist_of(event).await?,
-        };
-        let Some(stored) = read else {
-            return Ok(());
-        };
-        if !stored.waitlist.opens_at_sell_out() {
-            return Ok(());
-        }
-        let plan_copy = Store::pick_plan_copy();
-        let Some(plan) = store.ready_event(&stored.event_id, plan_copy).await? else {
-            return Ok(());
-        };
-        let read = store.seat_map_rows(&plan, true).await?;
-        let now = crate::world::now();
-        let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
-        if map.available_units() > 0 {
-            return Ok(());
-        }
-        let opened = stored.waitlist.opened(now);
-        if store
-            .put_waitlist(&stored.event_id, &opened, Some(stored.version))
-            .await?
-        {
-            tracing::info!(event_id = %stored.event_id, "waitlist opened at a sell-out");
-            return Ok(());
-        }
-        // A put or a delete came first: look again.
-        rounds.lost();
-    }
-    Err(rounds.spent())
 }
 
 /// The publish-events handler: a batch of the table's stream records in

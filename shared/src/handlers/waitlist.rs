@@ -6,10 +6,11 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::opening::{open_if_sold_out, Look};
 use super::reads::{ended_reply, ready_event};
 use super::Reply;
 use crate::domain::waitlist::{waitlist_after_put, Opens, PutRefusal, Waitlist, WaitlistPut};
-use crate::domain::{EventId, Millis};
+use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
@@ -120,20 +121,23 @@ pub async fn put_waitlist(app: &App, req: &Request) -> Reply {
                 PutRefusal::Invalid(said) => Error::BadRequest(said),
                 PutRefusal::Open => Error::WaitlistOpen,
             })?;
-        // Armed on an event sold out already: no write of a seat will come
-        // for the projector to look after, so the put opens it.
-        let free = unoffered(app, &event_id).await?;
-        let waitlist = match waitlist.opens_at_sell_out() && free == 0 {
-            true => waitlist.opened(now),
-            false => waitlist,
-        };
         let previous = stored.as_ref().map(|s| s.version);
         if app
             .store
             .put_waitlist(&event_id, &waitlist, previous)
             .await?
         {
-            return waitlist_reply(&event_id, &waitlist, free);
+            // Armed: the event may be sold out already (no write of a seat
+            // will come for the projector), or the projector may have
+            // looked before this put showed: the put looks too, over its
+            // own write.
+            let waitlist = match waitlist.opens_at_sell_out() {
+                true => open_if_sold_out(&app.store, &EventRef::of(&event_id), Look::Item)
+                    .await?
+                    .unwrap_or(waitlist),
+                false => waitlist,
+            };
+            return waitlist_reply(&event_id, &waitlist, unoffered(app, &event_id).await?);
         }
         // Another write came first: read again, after a jittered pause.
         rounds.lost();
