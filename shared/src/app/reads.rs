@@ -142,15 +142,22 @@ impl App {
         }
     }
 
-    /// `409 waitlist-only` if only offers take seats of `event` at `now`
-    /// (API.md, "Opening, and the waitlist-only sale"): the refusal of
+    /// Whether only the waitlist's offers take seats of `event` at `now`
+    /// (API.md, "Opening, and the waitlist-only sale"), as this instance
+    /// last read the waitlist.
+    pub async fn is_waitlist_only(&self, event: &EventId, now: Millis) -> Result<bool, Error> {
+        let waitlist = self.waitlist(event, now).await?;
+        Ok(waitlist.is_some_and(|w| w.is_waitlist_only(now)))
+    }
+
+    /// `409 waitlist-only` if [`App::is_waitlist_only`]: the refusal of
     /// create-order and of every claim of more.
     pub async fn refuse_if_waitlist_only(&self, event: &EventId, now: Millis) -> Result<(), Error> {
-        match self.waitlist(event, now).await? {
-            Some(waitlist) if waitlist.is_waitlist_only(now) => Err(Error::WaitlistOnly {
+        match self.is_waitlist_only(event, now).await? {
+            true => Err(Error::WaitlistOnly {
                 waitlist: waitlist_entries_path(event),
             }),
-            _ => Ok(()),
+            false => Ok(()),
         }
     }
 }

@@ -234,8 +234,7 @@ async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: Conf
     let mut decision = decide_confirm(order, payment, &paid.seats, places_held, context);
     // The waitlist changes only a decision to take free seats: read only then.
     if matches!(decision, ConfirmDecision::TakeFree { .. }) {
-        let waitlist = app.waitlist(&order.event_id, now).await?;
-        context.waitlist_only = waitlist.is_some_and(|w| w.is_waitlist_only(now));
+        context.waitlist_only = app.is_waitlist_only(&order.event_id, now).await?;
         decision = decide_confirm(order, payment, &paid.seats, places_held, context);
     }
     match decision {

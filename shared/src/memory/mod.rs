@@ -18,6 +18,7 @@ mod claims;
 mod crowd;
 mod queues;
 mod recent;
+mod states;
 mod waitlists;
 
 use std::collections::HashSet;
@@ -58,7 +59,7 @@ pub struct Memory {
     /// and where an on-the-spot admission lost its race.
     queues: Arc<queues::QueueMemory>,
     /// Each waitlist's state as this instance last read it, from its copy.
-    waitlists: Arc<waitlists::WaitlistMemory>,
+    waitlists: Arc<states::StateReads<crate::domain::waitlist::Waitlist>>,
     /// The copy number of each queue's and each waitlist's state this
     /// instance reads.
     state_copy: u8,
@@ -186,13 +187,6 @@ impl Memory {
     pub fn keep_sold_out(&self, event: &EventId, at: Millis, sections: Arc<HashSet<SectionId>>) {
         self.sold_out.put(event, at, sections);
     }
-}
-
-/// Whether a state read at `read_at` may answer at `now`: younger than
-/// `cache_ms`, and not from the future (a clock that stepped back reads
-/// again).
-fn is_fresh(read_at: Millis, now: Millis, cache_ms: i64) -> bool {
-    now.0 - read_at.0 < cache_ms && now.0 >= read_at.0
 }
 
 /// Locks one of the memory's parts. A panic while the lock was held cannot

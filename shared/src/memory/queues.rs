@@ -5,18 +5,16 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{is_fresh, lock, Memory, Recall};
+use super::states::StateReads;
+use super::{lock, Memory, Recall};
 use crate::domain::queue_state::QueueState;
 use crate::domain::{EventId, Millis};
-
-/// A queue's state as read (`None`: no queue) and when it was read.
-type QueueRead = (Millis, Option<Arc<QueueState>>);
 
 /// Each queue's last read here, and the version at which an on-the-spot
 /// admission last lost its race here.
 #[derive(Debug, Default)]
 pub(super) struct QueueMemory {
-    reads: Mutex<HashMap<EventId, QueueRead>>,
+    reads: StateReads<QueueState>,
     spot_refused_at: Mutex<HashMap<EventId, i64>>,
 }
 
@@ -25,20 +23,15 @@ impl Memory {
     /// queue), if that was less than the queue's cache time before `now`;
     /// else the copy of the queue's state to read.
     pub fn queue(&self, event: &EventId, now: Millis) -> Recall<Option<Arc<QueueState>>> {
-        let reads = lock(&self.queues.reads);
-        match reads.get(event) {
-            Some((read_at, state)) if is_fresh(*read_at, now, self.state_cache_ms) => {
-                Recall::Kept(state.clone())
-            }
-            _ => Recall::ReadCopy(self.state_copy),
-        }
+        let (cache_ms, copy) = (self.state_cache_ms, self.state_copy);
+        self.queues.reads.recall(event, now, cache_ms, copy)
     }
 
     /// Keeps `state` as this instance's view of the queue from `now`: what
     /// it just read, or what it just wrote (so its own next request sees
     /// its own change at once).
     pub fn remember_queue(&self, event: &EventId, now: Millis, state: Option<Arc<QueueState>>) {
-        lock(&self.queues.reads).insert(event.clone(), (now, state));
+        self.queues.reads.keep(event, now, state);
     }
 
     /// Whether a joiner on this instance may try an on-the-spot admission

@@ -51,13 +51,9 @@ impl Store {
         event: &EventId,
         copy: u8,
     ) -> Result<Option<Waitlist>, Error> {
-        let key = waitlist_copy_key(&EventRef::of(event), copy);
-        let item = self.get_item(key, false).await?;
-        Ok(item
-            .as_ref()
-            .map(parse_waitlist)
-            .transpose()?
-            .map(|s| s.waitlist))
+        let event = EventRef::of(event);
+        let read = self.read_waitlist_copy_of(&event, copy).await?;
+        Ok(read.map(|stored| stored.waitlist))
     }
 
     /// Writes `waitlist` over the one read (`previous`: its version, or
