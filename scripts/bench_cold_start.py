@@ -70,10 +70,15 @@ FUNCTIONS = sorted(p.stem for p in (ROOT / "functions" / "src" / "bin").glob("*.
 QUEUE_FUNCTIONS = ("queue-admin", "get-queue", "queue-visitors", "admission-keys", "admit-visitors")
 # events/ has a file per route: a function of several routes is timed on
 # this route's (a test holds each to its function's routes).
-TIMED_ROUTE = {"queue-admin": "put-queue", "get-queue": "get-queue", "queue-visitors": "join-queue", "waitlist-admin": "put-waitlist"}
+TIMED_ROUTE = {"queue-admin": "put-queue", "get-queue": "get-queue", "queue-visitors": "join-queue", "waitlist-admin": "put-waitlist", "waitlist-entries": "entry-status"}
 # The waitlist's, on EVENT, its waitlist put (armed) before the runs.
 WAITLIST_FUNCTIONS = ("waitlist-admin", "get-waitlist")
 QUEUE_EVENT = "cold-queue"
+# waitlist-entries reads one entry, joined before the runs on an event of its
+# own (an open waitlist would refuse EVENT's orders).
+ENTRY_EVENT = "cold-waitlist"
+EXAMPLE_ENTRY = "EXAMPLE-ENTRY"
+EXAMPLE_ENTRY_TOKEN = "EXAMPLE-ENTRY-TOKEN"
 PYTHON_FN = "get-seat (python)"
 EXAMPLE_ORDER = "3d2d2b34abc1b57393e6-3f1c2a9e7b4d4c8e9a1f0d2b6e5c7a81"
 EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08~5f65066f0b45eff79cacd866fb294ebfd2a990a3787cab5eff0d63f9668a0d28"
@@ -191,6 +196,7 @@ class DevServer:
         self.proc = subprocess.Popen([str(target_dir() / "debug" / "seatclaim-dev")], env=env, cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output = []
+        self.entry = None  # waitlist-entries' (joined_entry)
         ready = threading.Event()
         threading.Thread(target=drain, args=(self.proc.stdout, self.output, ready, "listening on"),
                          daemon=True).start()
@@ -209,9 +215,9 @@ class DevServer:
         server.ddb_endpoint, server.table, server.proc, server.output = ddb_endpoint, table, None, []
         return server
 
-    def request(self, method, path, body=None, token=None):
+    def request(self, method, path, body=None, token=None, headers=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        headers = {"content-type": "application/json"}
+        headers = {"content-type": "application/json", **(headers or {})}
         if token:
             headers["authorization"] = f"Bearer {token}"
         conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
@@ -220,8 +226,8 @@ class DevServer:
         conn.close()
         return resp.status, json.loads(data or b"null")
 
-    def must(self, want, method, path, body=None, token=None):
-        status, reply = self.request(method, path, body, token)
+    def must(self, want, method, path, body=None, token=None, headers=None):
+        status, reply = self.request(method, path, body, token, headers)
         if status != want:
             sys.exit(f"set-up call {method} {path} answered {status}, wanted {want}: {reply}")
         return reply
@@ -229,6 +235,16 @@ class DevServer:
     def order(self):
         reply = self.must(201, "POST", f"/events/{EVENT}/orders", {})
         return reply["orderId"], reply["holdToken"]
+
+    def joined_entry(self):
+        """An entry of ENTRY_EVENT's open waitlist: its id and token."""
+        self.must(201, "PUT", f"/events/{ENTRY_EVENT}",
+                  {"name": "Cold waitlist", "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 2}]}]})
+        self.must(200, "PUT", f"/events/{ENTRY_EVENT}/waitlist", {"opens": "now"})
+        buyer = self.must(200, "POST", "/_dev/buyer-token", {"eventId": ENTRY_EVENT, "buyerId": "user:cold"})
+        entry = self.must(201, "POST", f"/events/{ENTRY_EVENT}/waitlist/entries", {},
+                          headers={"x-buyer-token": buyer["buyerToken"]})
+        return entry["entryId"], entry["entryToken"]
 
     def hold(self, order, token, seat):
         self.must(200, "POST", f"/orders/{order}/seats/{seat}", token=token)
@@ -295,9 +311,12 @@ class Seats:
 # ---------------------------------------------------------------- events
 
 
-def event_payload(fn, order=None, token=None, seat=None, event_id=EVENT):
+def event_payload(fn, order=None, token=None, seat=None, event_id=EVENT, entry=None):
     name = "get-seat" if fn == PYTHON_FN else fn
     text = (ROOT / "events" / f"{TIMED_ROUTE.get(name, name)}.json").read_text()
+    if entry:
+        # The token's name first: it holds the entry's.
+        text = text.replace(EXAMPLE_ENTRY_TOKEN, entry[1]).replace(EXAMPLE_ENTRY, entry[0])
     if token:
         text = text.replace(EXAMPLE_TOKEN, token)
     if order:
@@ -328,6 +347,8 @@ def prepare(fn, seats, run_id, i, shared_order):
     that the function does its real work and answers its success code."""
     if fn in QUEUE_FUNCTIONS:
         return event_payload(fn, event_id=QUEUE_EVENT)
+    if fn == "waitlist-entries":
+        return event_payload(fn, event_id=ENTRY_EVENT, entry=seats.server.entry)
     if fn == "create-event":
         return event_payload(fn, event_id=f"cold-ce-{run_id}-{i}")
     if fn == "get-order":
@@ -936,6 +957,8 @@ def main():
         if any(fn in WAITLIST_FUNCTIONS for fn in rust_fns):
             server.must(200, "PUT", f"/events/{EVENT}/waitlist",
                         json.loads(json.loads(event_payload("waitlist-admin"))["body"]))
+        if "waitlist-entries" in rust_fns:
+            server.entry = server.joined_entry()
         if any(fn in QUEUE_FUNCTIONS for fn in rust_fns):
             server.must(201, "PUT", f"/events/{QUEUE_EVENT}",
                         {"name": "Cold queue", "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 10}]}]})

@@ -127,7 +127,8 @@ def seed(base: str) -> dict:
     return {"orders": [{k: o[k] for k in keep if k in o} for o in orders],
             "stripe_orders": [{k: o[k] for k in keep if k in o} for o in stripe_orders],
             "seats": seats + ["S-1-1", "S-1-2", "A-9-9", "nope"],
-            "visitors": seed_visitors(base)}
+            "visitors": seed_visitors(base),
+            "entries": seed_entries(base)}
 
 
 def seed_visitors(base: str) -> list:
@@ -143,6 +144,23 @@ def seed_visitors(base: str) -> list:
         joined = expect(call(base, "POST", f"/events/{event}/queue/visitors", {}), 201, "join the queue")
         visitors.append({"eventId": event, "visitorId": joined["visitorId"], "visitorToken": joined["visitorToken"]})
     return visitors
+
+
+def seed_entries(base: str) -> list:
+    """Entries of an open waitlist, each with the token join gave it, so that
+    entry-status and leave are fuzzed behind their authentication too."""
+    event = "fuzz-waitlist"
+    plan = {"name": "Waitlist", "holdSeconds": 600, "sections": [{"sectionId": "W", "rows": [{"row": "1", "count": 5}]}]}
+    expect(call(base, "PUT", f"/events/{event}", plan), 201, "create the waitlisted event")
+    expect(call(base, "PUT", f"/events/{event}/waitlist", {"opens": "now"}), 200, "open a waitlist")
+    entries = []
+    for i in range(4):
+        buyer = expect(call(base, "POST", "/_dev/buyer-token", {"eventId": event, "buyerId": f"fuzz:{i}"}), 200,
+                       "mint a buyer token")
+        joined = expect(call(base, "POST", f"/events/{event}/waitlist/entries", {},
+                             headers={"X-Buyer-Token": buyer["buyerToken"]}), 201, "join the waitlist")
+        entries.append({"eventId": event, "entryId": joined["entryId"], "entryToken": joined["entryToken"]})
+    return entries
 
 
 def start_server(port: int, dynamodb_port: int, log_path: Path) -> subprocess.Popen:

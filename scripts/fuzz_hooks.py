@@ -102,29 +102,35 @@ def _retarget(case, pick, order_index, seat_index, with_token):
     return case
 
 
-# Seeded queue visitors, each with its visitor token (scripts/fuzz_api.py).
-_visitors = SEEDS.get("visitors", [])
-VISITOR_PATH = "/events/{eventId}/queue/visitors/{visitorId}"
+# Seeded queue visitors and waitlist entries, each with its token
+# (scripts/fuzz_api.py), by the route that takes it: the path parameter that
+# names it, and the seed's fields for its id and its token.
+HOLDER_ROUTES = {
+    "/events/{eventId}/queue/visitors/{visitorId}": (SEEDS.get("visitors", []), "visitorId", "visitorToken"),
+    "/events/{eventId}/waitlist/entries/{entryId}": (SEEDS.get("entries", []), "entryId", "entryToken"),
+}
 
 
-def _visit(case, pick, index, with_token):
-    """Points a visitor-status case at a seeded visitor, with its token most
-    of the time: the route's work behind the token runs, not only its 401."""
-    if pick == 0 or not _visitors:
+def _hold(case, pick, index, with_token):
+    """Points a visitor's or an entry's case at a seeded one, with its token
+    most of the time: the route's work behind the token runs, not only its
+    401."""
+    seeds, id_field, token_field = HOLDER_ROUTES[case.path]
+    if pick == 0 or not seeds:
         return case
-    visitor = _visitors[index % len(_visitors)]
-    case.path_parameters["eventId"] = visitor["eventId"]
-    case.path_parameters["visitorId"] = visitor["visitorId"]
+    held = seeds[index % len(seeds)]
+    case.path_parameters["eventId"] = held["eventId"]
+    case.path_parameters[id_field] = held[id_field]
     if with_token:
-        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {visitor['visitorToken']}"}
+        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {held[token_field]}"}
     return case
 
 
 @schemathesis.hook
 def flatmap_case(context, case):
-    if case.path == VISITOR_PATH:
+    if case.path in HOLDER_ROUTES:
         return st.builds(
-            lambda pick, i, tok: _visit(case, pick, i, tok),
+            lambda pick, i, tok: _hold(case, pick, i, tok),
             st.integers(0, 3),
             st.integers(0, 1 << 20),
             st.integers(0, 5).map(lambda n: n > 0),

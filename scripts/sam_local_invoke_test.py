@@ -66,12 +66,19 @@ EXAMPLE_TOKEN = "gala-2026~1795300000000~9f86d081884c7d659a2feaa0c55ad015a3bf4f1
 # visitor-status's file names an example visitor and its token.
 EXAMPLE_VISITOR = "EXAMPLE-VISITOR"
 EXAMPLE_VISITOR_TOKEN = "EXAMPLE-VISITOR-TOKEN"
+# entry-status's and leave-waitlist's name an example entry and its token
+# (the token's name first: it holds the entry's).
+EXAMPLE_ENTRY = "EXAMPLE-ENTRY"
+EXAMPLE_ENTRY_TOKEN = "EXAMPLE-ENTRY-TOKEN"
 TABLE = "seatclaim-sam-local"
 EXAMPLE_EVENT = "gala-2026"
 QUEUE_EVENT = "gala-2026-queue"
 # An event with a buyer limit: create-order's sample with a buyer token
 # minted now for it (the file's own is for the sample event, and expired).
 LIMITED_EVENT = "gala-2026-limited"
+# The waitlist's flow, on an event of its own (an open waitlist would refuse
+# the sample event's orders), with a buyer token minted now for it.
+WAITLIST_EVENT = "gala-2026-waitlist"
 SAMPLE_BUYER_TOKEN = json.loads((ROOT / "events" / "create-order.json").read_text())["headers"]["x-buyer-token"]
 # Invocations of one stage run together (a function's first call starts its container).
 INVOCATIONS_AT_ONCE = 4
@@ -480,6 +487,26 @@ def limited_stages():
            ("create-order", 201, lambda b: b["status"] == "PENDING" and b["holdToken"].startswith(LIMITED_EVENT + "~"))]
 
 
+def waitlist_stages():
+    """The waitlist's routes on WAITLIST_EVENT: put (armed), read, opened
+    now; a buyer (a token minted now, the flow's replacement) joins, reads
+    its entry and is listed; the organiser removes it, and the buyer's
+    leave then answers it as it stands; end."""
+    yield [("put-waitlist", 200, lambda b: b["status"] == "ARMED" and b["maxQuantity"] == 4)]
+    yield [("get-waitlist", 200, lambda b: b["opens"] == "sold-out")]
+    yield [("put-waitlist", 200, lambda b: b["status"] == "OPEN", as_method("PUT", body='{"opens":"now"}'))]
+    (entry,) = yield [("join-waitlist", 201, lambda b: b["status"] == "WAITING" and b["quantity"] == 2)]
+    if not entry:
+        return
+    yield ("use-entry", entry)
+    yield [("entry-status", 200, lambda b: b["status"] == "WAITING" and b["entryId"] == entry["entryId"]),
+           ("list-entries", 200, lambda b: [e["entryId"] for e in b["entries"]] == [entry["entryId"]]
+            and "entryToken" not in b["entries"][0])]
+    yield [("remove-entry", 200, lambda b: b["status"] == "ENDED" and b["reason"] == "removed")]
+    yield [("leave-waitlist", 200, lambda b: b["status"] == "ENDED" and b["reason"] == "removed")]
+    yield [("delete-waitlist", 200, lambda b: b == {"eventId": WAITLIST_EVENT, "status": "ENDED"})]
+
+
 def order_stages(port):
     """The seat map and order functions: each stage's invocations run at
     once (they do not depend on each other), a stage after the one before."""
@@ -511,10 +538,6 @@ def order_stages(port):
     # the payment recorded for refund, and a 200 so Stripe stops retrying.
     yield [("stripe-payment", 200, lambda b: b["outcome"] == "not-sold" and b["error"] == "already-completed"
             and b["refund"] is True, resign_stripe_event)]
-    # The waitlist's routes: put (armed), read, end.
-    yield [("put-waitlist", 200, lambda b: b["status"] == "ARMED" and b["maxQuantity"] == 4)]
-    yield [("get-waitlist", 200, lambda b: b["opens"] == "sold-out")]
-    yield [("delete-waitlist", 200, lambda b: b == {"eventId": "gala-2026", "status": "ENDED"})]
     # A second order, cancelled (the first is completed: 409 there).
     (second,) = yield [("create-order", 201, lambda b: b["status"] == "PENDING")]
     if not second:
@@ -527,9 +550,12 @@ def order_stages(port):
 
 def use(what, reply):
     """The replacements that make the rest of a flow name `reply`'s order
-    ("use-order") or visitor ("use-visitor") for the example's."""
+    ("use-order"), entry ("use-entry") or visitor ("use-visitor") for the
+    example's."""
     if what == "use-order":
         return {EXAMPLE_ORDER: reply["orderId"], EXAMPLE_TOKEN: reply["holdToken"]}
+    if what == "use-entry":
+        return {EXAMPLE_ENTRY_TOKEN: reply["entryToken"], EXAMPLE_ENTRY: reply["entryId"]}
     return {EXAMPLE_VISITOR_TOKEN: reply["visitorToken"], EXAMPLE_VISITOR: reply["visitorId"]}
 
 
@@ -625,14 +651,18 @@ def main():
         create_event_over_http(port, QUEUE_EVENT)
         create_event_over_http(port, LIMITED_EVENT, buyerLimit=1)
         minted = buyer_token_over_http(port, LIMITED_EVENT, "user:42")
+        create_event_over_http(port, WAITLIST_EVENT)
+        minted_for_waitlist = buyer_token_over_http(port, WAITLIST_EVENT, "user:7")
         # One invocation alone first: on a fresh machine it builds SAM's
         # emulation image, which two invocations at once would both build.
         check("create-event", 201, lambda b: b["eventId"] == "gala-2026" and b["seatCount"] == 50, None, {})
         warm = WarmLambdas(template, env_file, (WORK / "start-lambda.log").open("w"))
-        with ThreadPoolExecutor(max_workers=INVOCATIONS_AT_ONCE) as pool, ThreadPoolExecutor(max_workers=2) as flows:
+        with ThreadPoolExecutor(max_workers=INVOCATIONS_AT_ONCE) as pool, ThreadPoolExecutor(max_workers=3) as flows:
             side_flows = [flows.submit(run, queue_stages(), pool, {EXAMPLE_EVENT: QUEUE_EVENT}),
                           flows.submit(run, limited_stages(), pool,
-                                       {EXAMPLE_EVENT: LIMITED_EVENT, SAMPLE_BUYER_TOKEN: minted})]
+                                       {EXAMPLE_EVENT: LIMITED_EVENT, SAMPLE_BUYER_TOKEN: minted}),
+                          flows.submit(run, waitlist_stages(), pool,
+                                       {EXAMPLE_EVENT: WAITLIST_EVENT, SAMPLE_BUYER_TOKEN: minted_for_waitlist})]
             run(order_stages(port), pool, {})
             for flow in side_flows:
                 flow.result()  # its exception, if any, is this run's

@@ -200,6 +200,14 @@ impl Needs {
         draw_secret: true,
         ..Self::STORE
     };
+    /// The waitlist's buyer routes: they verify buyers, derive entry
+    /// tokens and, on an event with a buyer limit, key its buyers' refs.
+    pub const WAITLIST_ENTRIES: Self = Self {
+        hold_token_keys: true,
+        buyer_keys: true,
+        draw_secret: true,
+        ..Self::STORE
+    };
     /// put-queue, get-queue: the draw's commitment and its disclosure.
     pub const QUEUE_READS: Self = Self {
         draw_secret: true,
@@ -209,6 +217,23 @@ impl Needs {
         admission_verify: true,
         ..Self::STORE
     };
+}
+
+impl Config {
+    /// The keys hold, visitor and entry tokens are MACs under; unset in a
+    /// function that needs them is a fault of its deployment.
+    pub fn token_keys(&self) -> Result<&HoldTokenKeys, crate::error::Error> {
+        self.hold_token_keys
+            .as_ref()
+            .ok_or_else(|| crate::error::Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))
+    }
+
+    /// The keys buyer tokens are verified with (as [`Config::token_keys`]).
+    pub fn buyer_verify_keys(&self) -> Result<&BuyerKeys, crate::error::Error> {
+        self.buyer_keys.as_ref().ok_or_else(|| {
+            crate::error::Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into())
+        })
+    }
 }
 
 impl Config {

@@ -65,6 +65,9 @@ error_kinds! {
     WaitlistNotFound => "waitlist-not-found",
     WaitlistOpen => "waitlist-open",
     WaitlistOnly => "waitlist-only",
+    WaitlistNotOpen => "waitlist-not-open",
+    WaitlistEnded => "waitlist-ended",
+    EntryNotFound => "entry-not-found",
     AdmissionUsed => "admission-used",
     IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
@@ -144,6 +147,13 @@ pub enum Error {
     WaitlistOpen,
     #[error("this event sells only through its waitlist now: join it, and buy what it offers")]
     WaitlistOnly { waitlist: String },
+    /// A join before an armed waitlist opens; `opens` says on what.
+    #[error("the waitlist is not open yet: it opens {}", opens_sentence(.opens))]
+    WaitlistNotOpen { opens: &'static str },
+    #[error("the waitlist has ended: it takes no new entries")]
+    WaitlistEnded,
+    #[error("this waitlist has no entry with this id")]
+    EntryNotFound,
     #[error(
         "this event sells through its queue: join it, and open orders with the admission it gives"
     )]
@@ -210,6 +220,9 @@ impl Error {
             Error::WaitlistNotFound => ErrorKind::WaitlistNotFound,
             Error::WaitlistOpen => ErrorKind::WaitlistOpen,
             Error::WaitlistOnly { .. } => ErrorKind::WaitlistOnly,
+            Error::WaitlistNotOpen { .. } => ErrorKind::WaitlistNotOpen,
+            Error::WaitlistEnded => ErrorKind::WaitlistEnded,
+            Error::EntryNotFound => ErrorKind::EntryNotFound,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
             Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,
@@ -281,7 +294,19 @@ impl Error {
         if let Error::WaitlistOnly { waitlist } = self {
             body["waitlist"] = waitlist.as_str().into();
         }
+        // What an armed waitlist waits for.
+        if let Error::WaitlistNotOpen { opens } = self {
+            body["opens"] = (*opens).into();
+        }
         body
+    }
+}
+
+/// When an armed waitlist opens, in a sentence.
+fn opens_sentence(opens: &str) -> &'static str {
+    match opens {
+        "now" => "at once",
+        _ => "when the event sells out",
     }
 }
 

@@ -47,6 +47,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::QueueNotFound
         | K::WaitlistNotFound
         | K::VisitorNotFound
+        | K::EntryNotFound
         | K::DrawNotDisclosed => StatusCode::NOT_FOUND,
         K::QueueRequired => StatusCode::FORBIDDEN,
         K::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -66,6 +67,8 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::QueueOpen
         | K::WaitlistOpen
         | K::WaitlistOnly
+        | K::WaitlistNotOpen
+        | K::WaitlistEnded
         | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,

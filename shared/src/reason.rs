@@ -55,6 +55,13 @@ reasons! {
         "the visitor token is not vt_ followed by 64 hex digits",
     VisitorTokenOtherVisitor => "visitor-token-other-visitor",
         "the visitor token is not this visitor's",
+    // Entry tokens (a waitlist's entry).
+    EntryTokenMissing => "entry-token-missing",
+        "send the entry token join gave as Authorization: Bearer <token>",
+    EntryTokenMalformed => "entry-token-malformed",
+        "the entry token is not et_ followed by 64 hex digits",
+    EntryTokenOtherEntry => "entry-token-other-entry",
+        "the entry token is not this entry's",
     // Payment signatures (confirm: Standard Webhooks; the Stripe route:
     // Stripe-Signature).
     SignatureHeaderMissing => "signature-header-missing",

@@ -27,9 +27,9 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::key_list::KeyListError;
-use super::{bearer_value, random_secret, VisitorToken, TOKEN_SECRET_BYTES};
+use super::{bearer_value, random_secret, EntryToken, VisitorToken, TOKEN_SECRET_BYTES};
 use crate::domain::buyer_limit::{BuyerRef, LimitedBuyer};
-use crate::domain::{EventId, Millis, OrderId, VisitorId};
+use crate::domain::{EntryId, EventId, Millis, OrderId, VisitorId};
 use crate::error::Error;
 use crate::reason::Reason;
 
@@ -68,6 +68,7 @@ pub enum IdempotencyScope<'a> {
 /// its 64 symbols carry 128 random bits.
 pub const MIN_BARE_IDEMPOTENCY_KEY_LEN: usize = 22;
 const VISITOR_TOKEN_LABEL: &str = "seatclaim visitor token v1";
+const ENTRY_TOKEN_LABEL: &str = "seatclaim waitlist entry token v1";
 
 /// One order's hold token, its MAC already checked (or about to be made
 /// by [`HoldTokenKeys::encode`]): what the handlers and the store use.
@@ -315,11 +316,28 @@ impl HoldTokenKeys {
 }
 
 impl HoldTokenKeys {
-    fn visitor_mac(key: &[u8], event: &EventId, visitor: &VisitorId) -> [u8; MAC_BYTES] {
-        Self::mac(
-            key,
-            &[VISITOR_TOKEN_LABEL, event.as_str(), visitor.as_str()],
-        )
+    /// The MAC of `subject` of `event` under `key`, labelled by its kind.
+    fn subject_mac(key: &[u8], label: &str, event: &EventId, subject: &str) -> [u8; MAC_BYTES] {
+        Self::mac(key, &[label, event.as_str(), subject])
+    }
+
+    /// Whether `token` (as text) is the MAC token of `subject` under any
+    /// of the keys (every key is tried, in constant time): a later join's
+    /// token while its key is kept.
+    fn is_subject_token(
+        &self,
+        token: &str,
+        label: &str,
+        event: &EventId,
+        subject: &str,
+        as_text: fn(&[u8; MAC_BYTES]) -> String,
+    ) -> bool {
+        let mut verified = subtle::Choice::from(0);
+        for key in std::iter::once(&self.signing).chain(&self.retired) {
+            let expected = as_text(&Self::subject_mac(key, label, event, subject));
+            verified |= expected.as_bytes().ct_eq(token.as_bytes());
+        }
+        verified.into()
     }
 
     /// The token of `visitor` of `event`'s queue: a MAC under the first
@@ -327,28 +345,45 @@ impl HoldTokenKeys {
     /// without writing it anywhere (the visitor's item keeps the hash of
     /// the first, which works whatever the keys become).
     pub fn visitor_token(&self, event: &EventId, visitor: &VisitorId) -> VisitorToken {
-        let mac = Self::visitor_mac(&self.signing, event, visitor);
+        let mac = Self::subject_mac(&self.signing, VISITOR_TOKEN_LABEL, event, visitor.as_str());
         VisitorToken::of_secret(&mac)
     }
 
-    /// Whether `token` is `visitor`'s under any of the keys (every key is
-    /// tried, in constant time): a later join's token while its key is
-    /// kept.
+    /// Whether `token` is `visitor`'s under any of the keys.
     pub fn is_visitor_token(
         &self,
         token: &VisitorToken,
         event: &EventId,
         visitor: &VisitorId,
     ) -> bool {
-        let mut verified = subtle::Choice::from(0);
-        for key in std::iter::once(&self.signing).chain(&self.retired) {
-            let expected = VisitorToken::of_secret(&Self::visitor_mac(key, event, visitor));
-            verified |= expected
-                .as_str()
-                .as_bytes()
-                .ct_eq(token.as_str().as_bytes());
-        }
-        verified.into()
+        let text = |mac: &[u8; MAC_BYTES]| VisitorToken::of_secret(mac).as_str().to_owned();
+        self.is_subject_token(
+            token.as_str(),
+            VISITOR_TOKEN_LABEL,
+            event,
+            visitor.as_str(),
+            text,
+        )
+    }
+
+    /// The token of waitlist entry `entry` of `event`, as
+    /// [`HoldTokenKeys::visitor_token`] is a visitor's: a join that finds
+    /// the buyer's live entry answers with a working one.
+    pub fn entry_token(&self, event: &EventId, entry: &EntryId) -> EntryToken {
+        let mac = Self::subject_mac(&self.signing, ENTRY_TOKEN_LABEL, event, entry.as_str());
+        EntryToken::of_secret(&mac)
+    }
+
+    /// Whether `token` is `entry`'s under any of the keys.
+    pub fn is_entry_token(&self, token: &EntryToken, event: &EventId, entry: &EntryId) -> bool {
+        let text = |mac: &[u8; MAC_BYTES]| EntryToken::of_secret(mac).as_str().to_owned();
+        self.is_subject_token(
+            token.as_str(),
+            ENTRY_TOKEN_LABEL,
+            event,
+            entry.as_str(),
+            text,
+        )
     }
 }
 

@@ -1,5 +1,5 @@
-//! Hold tokens (order routes), visitor tokens (a queue's visitor) and
-//! payment signatures (confirm).
+//! Hold tokens (order routes), visitor tokens (a queue's visitor), entry
+//! tokens (a waitlist's entry) and payment signatures (confirm).
 
 mod draw_secret;
 mod hold_token;
@@ -47,43 +47,74 @@ pub fn bearer_value(header: Option<&str>) -> Option<&str> {
         .then_some(token.trim())
 }
 
-/// A queue visitor's bearer secret: `vt_{64 hex}`, a MAC of the visitor
-/// under `HOLD_TOKEN_KEYS` (opaque to clients). Its visitor's item stores
-/// the hash of the first one it was given.
-pub struct VisitorToken(String);
+/// Declares a bearer secret that is a MAC under `HOLD_TOKEN_KEYS` of one
+/// subject of an event (opaque to clients): `{prefix}{64 hex}`. Its
+/// subject's item stores the hash of the first one it was given, so it
+/// works whatever the keys become.
+macro_rules! mac_token {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        pub struct $name(String);
 
-impl fmt::Debug for VisitorToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("VisitorToken(redacted)")
-    }
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(concat!(stringify!($name), "(redacted)"))
+            }
+        }
+
+        impl $name {
+            /// The token of 32 secret bytes (a MAC: `HoldTokenKeys`).
+            fn of_secret(secret: &[u8; TOKEN_SECRET_BYTES]) -> Self {
+                Self(format!("{}{}", $prefix, hex::encode(secret)))
+            }
+            /// From an `Authorization: Bearer <token>` header value, if
+            /// shaped like ours.
+            pub fn from_authorization(header: Option<&str>) -> Option<Self> {
+                let token = bearer_value(header)?;
+                let secret = token.strip_prefix($prefix)?;
+                (secret.len() == TOKEN_SECRET_BYTES * 2
+                    && secret.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| Self(token.to_owned()))
+            }
+            /// From a request's `Authorization` value: a `401` with
+            /// `missing` without one, `malformed` when not shaped like ours.
+            pub fn required(
+                authorization: Option<&str>,
+                missing: Reason,
+                malformed: Reason,
+            ) -> Result<Self, Error> {
+                Self::from_authorization(authorization).ok_or(Error::Unauthorized(
+                    match authorization {
+                        None => missing,
+                        Some(_) => malformed,
+                    },
+                ))
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+            pub fn hash(&self) -> String {
+                hex::encode(Sha256::digest(self.0.as_bytes()))
+            }
+            /// Constant-time comparison with a stored hash.
+            pub fn matches(&self, stored_hash: &str) -> bool {
+                self.hash().as_bytes().ct_eq(stored_hash.as_bytes()).into()
+            }
+        }
+    };
 }
 
-const VISITOR_TOKEN_PREFIX: &str = "vt_";
+mac_token!(
+    /// A queue visitor's bearer secret: `vt_{64 hex}`.
+    VisitorToken,
+    "vt_"
+);
 
-impl VisitorToken {
-    /// The token of 32 secret bytes (a MAC: `HoldTokenKeys::visitor_token`).
-    fn of_secret(secret: &[u8; TOKEN_SECRET_BYTES]) -> Self {
-        Self(format!("{VISITOR_TOKEN_PREFIX}{}", hex::encode(secret)))
-    }
-    /// From an `Authorization: Bearer <token>` header value, if shaped
-    /// like ours.
-    pub fn from_authorization(header: Option<&str>) -> Option<Self> {
-        let token = bearer_value(header)?;
-        let secret = token.strip_prefix(VISITOR_TOKEN_PREFIX)?;
-        (secret.len() == TOKEN_SECRET_BYTES * 2 && secret.bytes().all(|b| b.is_ascii_hexdigit()))
-            .then(|| Self(token.to_owned()))
-    }
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-    pub fn hash(&self) -> String {
-        hex::encode(Sha256::digest(self.0.as_bytes()))
-    }
-    /// Constant-time comparison with a stored hash.
-    pub fn matches(&self, stored_hash: &str) -> bool {
-        self.hash().as_bytes().ct_eq(stored_hash.as_bytes()).into()
-    }
-}
+mac_token!(
+    /// A waitlist entry's bearer secret: `et_{64 hex}`.
+    EntryToken,
+    "et_"
+);
 
 /// Prefix of a Standard Webhooks secret: `whsec_<base64 key>`.
 pub const WEBHOOK_SECRET_PREFIX: &str = "whsec_";

@@ -29,6 +29,7 @@ pub mod queue_shards;
 pub mod queue_state;
 mod seat_map;
 pub mod waitlist;
+pub mod waitlist_entry;
 
 pub use crate::refund::{RefundCause, RefundReason};
 pub use confirm::{decide_confirm, ConfirmContext, ConfirmDecision, ConfirmRefusal, ConfirmRound};
@@ -134,6 +135,7 @@ id_type!(/** An order's id (server generated, a UUID). */ OrderId, "orderId", MA
 id_type!(/** The payment provider's id of a payment. */ PaymentId, "paymentId", MAX_PAYMENT_ID_LEN);
 id_type!(/** `{sectionId}-{row}-{number}`. */ SeatId, "seatId", MAX_SEAT_ID_LEN);
 id_type!(/** A visitor of an on-sale queue (server generated). */ VisitorId, "visitorId", MAX_ID_LEN);
+id_type!(/** An entry of an event's waitlist (server generated). */ EntryId, "entryId", MAX_ID_LEN);
 id_type!(/** A client's `Idempotency-Key` for create-order under an admission. */ IdempotencyKey, "Idempotency-Key", MAX_ID_LEN);
 
 /// A short, fixed-length handle of an event: the first [`EVENT_REF_LEN`]

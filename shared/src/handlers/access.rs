@@ -44,11 +44,7 @@ pub(super) fn holder_token(
 /// The wire form of `token` for `order_id`: what create-order and
 /// extend-order hand out.
 pub(super) fn issued(app: &App, order_id: &OrderId, token: &HoldToken) -> Result<String, Error> {
-    let keys = app
-        .config
-        .hold_token_keys
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))?;
+    let keys = app.config.token_keys()?;
     Ok(keys.encode(order_id, token))
 }
 

@@ -13,14 +13,19 @@
 //!   `streams`: project-seat-map, publish-events
 //! - `queue`: put-queue, get-queue, delete-queue, and the JWKS
 //! - `visitors`: join-queue, visitor-status (they sign admissions)
-//! - `waitlist`: put-waitlist, get-waitlist, delete-waitlist
+//! - `waitlist`: put-waitlist, get-waitlist, delete-waitlist, the
+//!   organiser's list of entries and removal
+//! - `waitlist_entries`: join, an entry's status, leave (they derive entry
+//!   tokens)
 //! - `access`: who may use an order's routes; `reads`: what several
 //!   route files read alike (an order's event, its places, places found in
 //!   a section's buckets); `generation`: what the queue routes share (a
 //!   route's queue, its generation's draw secret); `sale`: what a payment
 //!   sells (confirm's and Stripe's); `opening`: a waitlist's opening at a
-//!   sell-out (the projector's and put-waitlist's). Route files import only
-//!   from these five, never from each other.
+//!   sell-out (the projector's and put-waitlist's); `entries`: a waitlist
+//!   entry's status, its reply and its end (the buyer's and the
+//!   organiser's). Route files import only from these six, never from each
+//!   other.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -31,6 +36,7 @@ mod access;
 pub(crate) mod best_available;
 pub(crate) mod confirm;
 pub(crate) mod draw;
+mod entries;
 pub(crate) mod events;
 mod generation;
 mod opening;
@@ -45,6 +51,7 @@ mod streams;
 pub(crate) mod stripe;
 pub(crate) mod visitors;
 pub(crate) mod waitlist;
+pub(crate) mod waitlist_entries;
 // The route handlers are reached through `crate::routes`, by their group;
 // these are the entry points and helpers others call by name.
 pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;

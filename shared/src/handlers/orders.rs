@@ -216,11 +216,7 @@ fn derived_order(
     key: &str,
     event: &EventHead,
 ) -> Result<(u128, [u8; TOKEN_SECRET_BYTES]), Error> {
-    let keys = app
-        .config
-        .hold_token_keys
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))?;
+    let keys = app.config.token_keys()?;
     Ok(keys.idempotent_order(scope, key, &event.event_id))
 }
 
@@ -266,11 +262,7 @@ fn order_buyer(
     let Some(limit) = event.buyer_limit else {
         return Ok(None);
     };
-    let keys = app
-        .config
-        .buyer_keys
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?;
+    let keys = app.config.buyer_verify_keys()?;
     let buyer_id = match (admitted, keys.buyer_of(req, &event.event_id, now)) {
         (Some(admitted), Err(Error::BuyerTokenRequired)) => admitted,
         (Some(admitted), Ok(named)) if named == admitted => admitted,

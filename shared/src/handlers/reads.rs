@@ -138,3 +138,10 @@ pub(super) async fn plan_from_buckets<T>(
     let buckets = app.store.read_buckets(event, section, &all, true).await?;
     Ok(plan(&buckets).ok_or(buckets))
 }
+
+/// A fresh, unguessable id (128 random bits).
+pub(super) fn fresh_id<T>(parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
+    let random = crate::world::random_u128()
+        .ok_or_else(|| Error::Corrupt("no randomness for an id".into()))?;
+    parse(&format!("{random:032x}"))
+}

@@ -8,6 +8,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::generation::{draw_seed, event_queue, generation_secret, retired_key};
+use super::reads::fresh_id;
 use super::Reply;
 use crate::admission::{AdmissionClaims, ISSUER};
 use crate::auth::{HoldTokenKeys, VisitorToken};
@@ -141,19 +142,9 @@ fn status_reply<'a>(
     Ok(reply)
 }
 
-/// A fresh, unguessable id (128 random bits).
-fn fresh_id<T>(parse: fn(&str) -> Result<T, Error>) -> Result<T, Error> {
-    let random = crate::world::random_u128()
-        .ok_or_else(|| Error::Corrupt("no randomness for an id".into()))?;
-    parse(&format!("{random:032x}"))
-}
-
 /// The keys visitor tokens are MACs under.
 fn visitor_keys(app: &App) -> Result<&HoldTokenKeys, Error> {
-    app.config
-        .hold_token_keys
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))
+    app.config.token_keys()
 }
 
 /// Who joins `state`'s queue: a fresh visitor, or in a verified queue the
@@ -171,9 +162,7 @@ fn joiner(
     }
     let buyer = app
         .config
-        .buyer_keys
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("BUYER_VERIFY_KEYS is not configured".into()))?
+        .buyer_verify_keys()?
         .buyer_of(req, event_id, now)?;
     let (secrets, version) = generation_secret(app, state)?;
     let visitor = secrets
@@ -326,13 +315,11 @@ async fn spot_for(app: &App, event_id: &EventId, state: &QueueState, now: Millis
 /// `GET /events/{eventId}/queue/visitors/{visitorId}`
 pub async fn visitor_status(app: &App, req: &Request) -> Reply {
     let visitor_id = path_param(req, "visitorId", VisitorId::parse)?;
-    let authorization = header(req, "authorization");
-    let token = VisitorToken::from_authorization(authorization).ok_or(Error::Unauthorized(
-        match authorization {
-            None => Reason::VisitorTokenMissing,
-            Some(_) => Reason::VisitorTokenMalformed,
-        },
-    ))?;
+    let token = VisitorToken::required(
+        header(req, "authorization"),
+        Reason::VisitorTokenMissing,
+        Reason::VisitorTokenMalformed,
+    )?;
     let now = crate::world::now();
     let (event_id, state) = match event_queue(app, req, now).await {
         // The queue is gone, and its visitors with it.

@@ -1,18 +1,22 @@
-//! The waitlist's operator routes: put-waitlist, get-waitlist and
-//! delete-waitlist (API.md, "The waitlist"). Entries and offers come with
-//! their own routes.
+//! The waitlist's operator routes: put-waitlist, get-waitlist,
+//! delete-waitlist, the organiser's list of entries and removal (API.md,
+//! "The waitlist"). The buyer's routes are `waitlist_entries`.
 
 use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::entries::{end, entry_reply, status_now, EntryReply};
 use super::opening::{open_if_sold_out, Look};
 use super::reads::{ended_reply, ready_event};
 use super::Reply;
-use crate::domain::waitlist::{waitlist_after_put, Opens, PutRefusal, Waitlist, WaitlistPut};
-use crate::domain::{EventId, EventRef, Millis};
+use crate::domain::waitlist::{
+    waitlist_after_put, EndReason, EntryStatus, Opens, PutRefusal, Waitlist, WaitlistPut,
+};
+use crate::domain::waitlist_entry::{parse_status_filter, DEFAULT_LIST_LIMIT, LIST_LIMIT_RANGE};
+use crate::domain::{EntryId, EventId, EventRef, Millis};
 use crate::error::Error;
-use crate::http::{json, json_body, path_param};
+use crate::http::{json, json_body, path_param, query_param};
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
 use crate::App;
 
@@ -195,4 +199,135 @@ pub async fn delete_waitlist(app: &App, req: &Request) -> Reply {
         rounds.lost();
     }
     Err(rounds.spent())
+}
+
+/// The most list pages one request reads looking for entries of the
+/// status asked for: a page may then hold fewer than `limit`, with `next`.
+const LIST_READS: usize = 5;
+
+type StatusFilter = fn(EntryStatus) -> bool;
+
+fn status_filter(value: &str) -> Result<StatusFilter, Error> {
+    parse_status_filter(value).ok_or_else(|| {
+        Error::BadRequest("status must be WAITING, OFFERED, PURCHASED or ENDED".into())
+    })
+}
+
+fn list_limit(value: &str) -> Result<u32, Error> {
+    value
+        .parse()
+        .ok()
+        .filter(|limit| LIST_LIMIT_RANGE.contains(limit))
+        .ok_or_else(|| {
+            Error::BadRequest(format!(
+                "limit must be {} to {}",
+                LIST_LIMIT_RANGE.start(),
+                LIST_LIMIT_RANGE.end()
+            ))
+        })
+}
+
+/// A cursor is the generation listed and the join key its page ended at,
+/// `{generation}/{join key}` in base64url: opaque to the organiser,
+/// checked here (another generation's is refused once it is read).
+fn list_cursor(value: &str) -> Result<(u64, String), Error> {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(value)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| {
+            let (generation, key) = text.split_once('/')?;
+            let generation = generation.parse().ok()?;
+            crate::store::is_join_key(key).then(|| (generation, key.to_owned()))
+        })
+        .ok_or_else(refused_cursor)
+}
+
+fn refused_cursor() -> Error {
+    Error::BadRequest("cursor is not one this list gave".into())
+}
+
+fn encode_cursor(generation: u64, key: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{generation}/{key}"))
+}
+
+#[derive(Serialize)]
+struct EntryList<'a> {
+    entries: Vec<EntryReply<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next: Option<String>,
+}
+
+/// `GET /events/{eventId}/waitlist/entries?status=&limit=&cursor=`: the
+/// current generation's entries in join order, without tokens.
+pub async fn list_entries(app: &App, req: &Request) -> Reply {
+    let event_id = ready_event(app, req).await?;
+    let keep = query_param(req, "status", status_filter)?;
+    let limit = query_param(req, "limit", list_limit)?.unwrap_or(DEFAULT_LIST_LIMIT);
+    let cursor = query_param(req, "cursor", list_cursor)?;
+    let stored = app.store.read_waitlist(&event_id).await?;
+    let waitlist = stored.ok_or(Error::WaitlistNotFound)?.waitlist;
+    let mut after = match cursor {
+        Some((generation, _)) if generation != waitlist.generation => return Err(refused_cursor()),
+        cursor => cursor.map(|(_, key)| key),
+    };
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let now = crate::world::now();
+    let mut listed = Vec::new();
+    for _ in 0..LIST_READS {
+        let page = app
+            .store
+            .entry_page(
+                &event_id,
+                waitlist.generation,
+                after.as_deref(),
+                limit - listed.len(),
+            )
+            .await?;
+        for entry in page.entries {
+            let status = status_now(&entry, &waitlist, now);
+            if keep.is_none_or(|keep| keep(status)) {
+                listed.push((entry, status));
+            }
+        }
+        after = page.next;
+        if after.is_none() || listed.len() >= limit {
+            break;
+        }
+    }
+    let reply = EntryList {
+        entries: listed
+            .iter()
+            .map(|(entry, status)| entry_reply(&event_id, entry, *status))
+            .collect(),
+        next: after
+            .as_deref()
+            .map(|key| encode_cursor(waitlist.generation, key)),
+    };
+    Ok(json(StatusCode::OK, &reply))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RemovalBody {
+    entry_id: EntryId,
+}
+
+/// `POST /events/{eventId}/waitlist/removals`: the organiser ends an entry
+/// (`removed`); again, or once it has ended, the same `200`.
+pub async fn remove_entry(app: &App, req: &Request) -> Reply {
+    let body: RemovalBody = json_body(req, None)?;
+    let event_id = ready_event(app, req).await?;
+    let entry = app
+        .store
+        .read_entry(&event_id, &body.entry_id, true)
+        .await?;
+    let entry = entry.ok_or(Error::EntryNotFound)?;
+    let (entry, status) = end(app, &event_id, entry, EndReason::Removed).await?;
+    Ok(json(
+        StatusCode::OK,
+        &entry_reply(&event_id, &entry, status),
+    ))
 }

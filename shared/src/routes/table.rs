@@ -281,6 +281,61 @@ pub const WAITLIST_ADMIN: Function = http(
             errors: &[E::EventNotFound, NOT_ALLOWED],
             handler: handler!(handlers::waitlist::delete_waitlist),
         },
+        Route {
+            name: "list-entries",
+            method: "GET",
+            path: "/events/{eventId}/waitlist/entries",
+            errors: &[E::EventNotFound, E::WaitlistNotFound, NOT_ALLOWED],
+            handler: handler!(handlers::waitlist::list_entries),
+        },
+        Route {
+            name: "remove-entry",
+            method: "POST",
+            path: "/events/{eventId}/waitlist/removals",
+            errors: &[E::EventNotFound, E::EntryNotFound, TOO_LARGE, NOT_ALLOWED],
+            handler: handler!(handlers::waitlist::remove_entry),
+        },
+    ],
+);
+
+/// The waitlist's buyer routes (public): the only function that derives
+/// entry tokens.
+pub const WAITLIST_ENTRIES: Function = http(
+    "waitlist-entries",
+    Needs::WAITLIST_ENTRIES,
+    &[
+        Route {
+            name: "join-waitlist",
+            method: "POST",
+            path: "/events/{eventId}/waitlist/entries",
+            errors: &[
+                E::BuyerTokenRequired,
+                E::BuyerTokenInvalid,
+                E::EventNotFound,
+                E::WaitlistNotFound,
+                E::SectionNotFound,
+                E::WaitlistNotOpen,
+                E::WaitlistEnded,
+                E::BuyerLimit,
+                TOO_LARGE,
+                NOT_ALLOWED,
+            ],
+            handler: handler!(handlers::waitlist_entries::join_waitlist),
+        },
+        Route {
+            name: "entry-status",
+            method: "GET",
+            path: "/events/{eventId}/waitlist/entries/{entryId}",
+            errors: &[E::Unauthorized, E::EntryNotFound, NOT_ALLOWED],
+            handler: handler!(handlers::waitlist_entries::entry_status),
+        },
+        Route {
+            name: "leave-waitlist",
+            method: "DELETE",
+            path: "/events/{eventId}/waitlist/entries/{entryId}",
+            errors: &[E::Unauthorized, E::EntryNotFound, NOT_ALLOWED],
+            handler: handler!(handlers::waitlist_entries::leave_waitlist),
+        },
     ],
 );
 
@@ -433,6 +488,7 @@ pub const FUNCTIONS: &[&Function] = &[
     &ADMIT_VISITORS,
     &WAITLIST_ADMIN,
     &GET_WAITLIST,
+    &WAITLIST_ENTRIES,
 ];
 
 const fn http(name: &'static str, needs: Needs, routes: &'static [Route]) -> Function {

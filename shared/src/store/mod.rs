@@ -62,7 +62,7 @@ use std::time::Duration;
 use value::{Fields, Item};
 
 use aws_sdk_dynamodb::types::{
-    ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 use aws_smithy_http_client::tls::{rustls_provider::CryptoMode, Provider};
 
@@ -72,6 +72,7 @@ mod expression;
 mod best_available;
 mod buyers;
 mod confirm;
+mod entries;
 mod errors;
 mod event_reads;
 mod events;
@@ -97,6 +98,7 @@ mod waitlist;
 
 pub use best_available::{BlockClaim, BlockReport};
 pub use confirm::Leftovers;
+pub use entries::EntryPage;
 pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;
 pub use failures::ConfirmOutcome;
@@ -107,6 +109,10 @@ pub use ga::{BucketChange, PlacesChange, PlacesReport};
 pub use holds::{ClaimReport, SeatClaim, SeatRead};
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
 pub use items::buyer::{BUYER_PK_PREFIX, BUYER_RECORD_ATTRIBUTES, BUYER_SK};
+pub use items::entry::{
+    is_join_key, waiting_index_partitions, ENTRY_BUYER_PK_PREFIX, ENTRY_LIST_PK_PREFIX,
+    ENTRY_PK_PREFIX, ENTRY_SHARDS, WAITING_INDEX_PK_PREFIX,
+};
 pub use items::event::{event_item_key, EVENT_PK_PREFIX, EVENT_SK, PLAN_PK_PREFIX, PLAN_REPLICAS};
 pub use items::order::{
     pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_CREATE_ATTRIBUTES,
@@ -241,6 +247,22 @@ impl Store {
         self.get_item(key, true).await
     }
 
+    /// One read of an item: eventually consistent, then strongly
+    /// consistent when that finds nothing (an item written a moment ago),
+    /// or strongly consistent at once when `consistent` asks for it.
+    pub(super) async fn get_settled(
+        &self,
+        key: Item,
+        consistent: bool,
+    ) -> Result<Option<Item>, StoreError> {
+        if !consistent {
+            if let Some(item) = self.get_item(key.clone(), false).await? {
+                return Ok(Some(item));
+            }
+        }
+        self.get_consistent(key).await
+    }
+
     /// One read of an item, strongly consistent or not.
     pub(super) async fn get_item(
         &self,
@@ -282,7 +304,16 @@ impl Store {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
-    /// A transaction's `Update` of the item at `key`, by `expression`.
+    /// A transaction's `Delete` of the item at `key`, unconditioned.
+    fn txn_delete(&self, key: Item) -> Result<TransactWriteItem, Error> {
+        let delete = Delete::builder()
+            .table_name(&*self.table)
+            .set_key(Some(key))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
     /// A transaction's item that only checks `condition` on `key` (the
     /// item as it was comes back when it fails).
     fn txn_check(&self, key: Item, condition: Expression) -> Result<TransactWriteItem, Error> {
@@ -300,6 +331,7 @@ impl Store {
         Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
+    /// A transaction's `Update` of the item at `key`, by `expression`.
     fn txn_update(&self, key: Item, expression: Expression) -> Result<TransactWriteItem, Error> {
         let update = expression
             .on_update(self.update(key))

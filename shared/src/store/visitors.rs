@@ -236,10 +236,7 @@ impl Store {
         visitor: &VisitorId,
     ) -> Result<Option<Visitor>, Error> {
         let key = visitor_key(&EventRef::of(event), visitor);
-        let item = match self.get_item(key.clone(), false).await? {
-            Some(item) => Some(item),
-            None => self.get_consistent(key).await?,
-        };
+        let item = self.get_settled(key, false).await?;
         Ok(item.as_ref().map(parse_visitor).transpose()?)
     }
 

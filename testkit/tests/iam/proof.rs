@@ -448,6 +448,7 @@ async fn waitlist_paths(ob: &mut Observer, ev: &str) {
         409
     );
     assert_eq!(ob.run("GET", &uri, &[], "").await.0, 200);
+    entry_paths(ob, ev).await;
     assert_eq!(ob.run("DELETE", &uri, &[], "").await.0, 200);
     assert_eq!(
         ob.run("DELETE", "/events/nope/waitlist", &[], "").await.0,
@@ -475,6 +476,57 @@ async fn waitlist_paths(ob: &mut Observer, ev: &str) {
         .await
         .unwrap();
     assert_eq!(ob.run("GET", &uri, &[], "").await.1["status"], "OPEN");
+}
+
+/// A waitlist's entries on `ev`'s open waitlist: a join (new, again), its
+/// status, the organiser's list and removal, a leave; and a join on an
+/// event with a buyer limit (the buyer's record read).
+async fn entry_paths(ob: &mut Observer, ev: &str) {
+    let uri = format!("/events/{ev}/waitlist/entries");
+    let token = common::buyer_token(ev, "user:iam");
+    let buyer = [("x-buyer-token", token.as_str())];
+    let (status, entry) = ob.run("POST", &uri, &buyer, "{}").await;
+    assert_eq!(status, 201, "{entry}");
+    assert_eq!(ob.run("POST", &uri, &buyer, "{}").await.0, 200);
+    let id = entry["entryId"].as_str().unwrap();
+    let auth = format!("Bearer {}", entry["entryToken"].as_str().unwrap());
+    let auth = [("authorization", auth.as_str())];
+    let entry_uri = format!("{uri}/{id}");
+    assert_eq!(ob.run("GET", &entry_uri, &auth, "").await.0, 200);
+    assert_eq!(ob.run("GET", &uri, &[], "").await.0, 200);
+    let removal = format!("{{\"entryId\":\"{id}\"}}");
+    let removals = format!("/events/{ev}/waitlist/removals");
+    assert_eq!(ob.run("POST", &removals, &[], &removal).await.0, 200);
+    assert_eq!(ob.run("DELETE", &entry_uri, &auth, "").await.0, 200);
+    let (_, again) = ob.run("POST", &uri, &buyer, "{}").await;
+    let again_uri = format!("{uri}/{}", again["entryId"].as_str().unwrap());
+    let again_auth = format!("Bearer {}", again["entryToken"].as_str().unwrap());
+    assert_eq!(
+        ob.run("DELETE", &again_uri, &[("authorization", &again_auth)], "")
+            .await
+            .1["reason"],
+        "left"
+    );
+    let limited = "iam-limited-waitlist";
+    let plan = r#"{"name":"L","buyerLimit":2,"sections":[{"sectionId":"S","rows":[{"row":"1","count":2}]}]}"#;
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{limited}"), &[], plan)
+            .await
+            .0,
+        201
+    );
+    let put = format!("/events/{limited}/waitlist");
+    assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
+    let token = common::buyer_token(limited, "user:iam");
+    let joined = ob
+        .run(
+            "POST",
+            &format!("{put}/entries"),
+            &[("x-buyer-token", &token)],
+            "{}",
+        )
+        .await;
+    assert_eq!(joined.0, 201, "{}", joined.1);
 }
 
 /// The queue's functions over their paths: put (new, again, refused),

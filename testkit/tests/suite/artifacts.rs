@@ -599,6 +599,7 @@ fn every_list_of_functions_agrees_with_the_route_table() {
         if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path).unwrap();
             ran.extend(names_quoted(&text, "run_event(&app, ", ","));
+            ran.extend(names_quoted(&text, "run_event(app, ", ","));
             ran.extend(names_quoted(&text, "event_text(", ")"));
             for (at, _) in text.match_indices("\"events/") {
                 let rest = &text[at + "\"events/".len()..];

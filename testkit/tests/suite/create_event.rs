@@ -342,19 +342,8 @@ async fn plan_partition(app: &shared::App, event: &str, replica: u8) -> Vec<Stri
 
 /// The sort keys under one partition key.
 async fn partition(app: &shared::App, pk: String) -> Vec<String> {
-    let out = app
-        .store
-        .client()
-        .query()
-        .table_name(app.store.table_name())
-        .key_condition_expression("PK = :pk")
-        .expression_attribute_values(":pk", aws_sdk_dynamodb::types::AttributeValue::S(pk))
-        .consistent_read(true)
-        .send()
+    partition_items(app, pk)
         .await
-        .unwrap();
-    out.items
-        .unwrap_or_default()
         .iter()
         .map(|item| item[shared::store::SK].as_s().unwrap().clone())
         .collect()

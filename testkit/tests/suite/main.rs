@@ -42,4 +42,5 @@ mod throttling;
 mod tokens;
 mod upward;
 mod waitlist;
+mod waitlist_entries;
 mod waitlist_sale;

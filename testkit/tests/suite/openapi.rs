@@ -119,9 +119,13 @@ fn every_operation_documents_its_success_and_every_error_its_handler_returns() {
             .keys()
             .map(|k| k.as_str().unwrap().parse().unwrap())
             .collect();
-        // Two have two: create-event (201 READY, 202 CREATING) and
-        // join-queue (201 joined, 200 a verified queue's buyer again).
-        let successes = if function.name == "create-event" || route.name == "join-queue" {
+        // Three have two: create-event (201 READY, 202 CREATING),
+        // join-queue (201 joined, 200 a verified queue's buyer again) and
+        // join-waitlist (201 a new entry, 200 the buyer's live one).
+        let successes = if function.name == "create-event"
+            || route.name == "join-queue"
+            || route.name == "join-waitlist"
+        {
             2
         } else {
             1

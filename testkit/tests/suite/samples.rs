@@ -309,7 +309,8 @@ async fn every_event_file_runs_through_its_handler() {
         "{body}"
     );
 
-    // The waitlist's files: put (armed, to open at a sell-out), read, end.
+    // The waitlist's files: put (armed, to open at a sell-out), read, its
+    // entries' files, end.
     let (status, body) = run_event(&app, "put-waitlist", &[]).await;
     assert_eq!(
         (status, &body["status"], &body["maxQuantity"]),
@@ -322,6 +323,7 @@ async fn every_event_file_runs_through_its_handler() {
         (200, &"sold-out".into()),
         "{body}"
     );
+    waitlist_entry_files(&app).await;
     let (status, body) = run_event(&app, "delete-waitlist", &[]).await;
     assert_eq!((status, &body["status"]), (200, &"ENDED".into()), "{body}");
 
@@ -456,4 +458,60 @@ async fn the_create_order_sample_opens_a_buyers_order_on_a_limited_event() {
         "{body}"
     );
     testkit::assert_invariants(&app, &limited).await;
+}
+
+/// The waitlist's entry files on the sample event's armed waitlist, opened
+/// now: a buyer joins (a token minted now for the file's, which is for the
+/// sample event and expired), reads its entry and is listed; the organiser
+/// removes it, and its leave then answers it as it stands.
+async fn waitlist_entry_files(app: &shared::App) {
+    let (status, body) = run_event(app, "put-waitlist", &[("sold-out", "now")]).await;
+    assert_eq!((status, &body["status"]), (200, &"OPEN".into()), "{body}");
+    let file: Value = serde_json::from_str(&event_text("join-waitlist")).unwrap();
+    let sample_token = file["headers"]["x-buyer-token"].as_str().unwrap();
+    let minted = common::buyer_token("gala-2026", "user:7");
+    let (status, joined) = run_event(app, "join-waitlist", &[(sample_token, &minted)]).await;
+    assert_eq!(
+        (status, &joined["status"], &joined["quantity"]),
+        (201, &"WAITING".into(), &2.into()),
+        "{joined}"
+    );
+    let id = joined["entryId"].as_str().unwrap();
+    let entry = [
+        (
+            "EXAMPLE-ENTRY-TOKEN",
+            joined["entryToken"].as_str().unwrap(),
+        ),
+        ("EXAMPLE-ENTRY", id),
+    ];
+    let (status, body) = run_event(app, "entry-status", &entry).await;
+    assert_eq!(
+        (status, &body["status"], body.get("entryToken")),
+        (200, &"WAITING".into(), None),
+        "{body}"
+    );
+    // Unchanged, the file's token is no entry token.
+    assert_eq!(run_event(app, "entry-status", &[]).await.0, 401);
+    let (status, body) = run_event(app, "list-entries", &[]).await;
+    assert_eq!(
+        (
+            status,
+            &body["entries"][0]["entryId"],
+            body["entries"][0].get("entryToken")
+        ),
+        (200, &id.into(), None),
+        "{body}"
+    );
+    let (status, body) = run_event(app, "remove-entry", &entry).await;
+    assert_eq!(
+        (status, &body["status"], &body["reason"]),
+        (200, &"ENDED".into(), &"removed".into()),
+        "{body}"
+    );
+    let (status, body) = run_event(app, "leave-waitlist", &entry).await;
+    assert_eq!(
+        (status, &body["reason"]),
+        (200, &"removed".into()),
+        "{body}"
+    );
 }

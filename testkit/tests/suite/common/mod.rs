@@ -191,6 +191,22 @@ pub async fn raw_item(app: &App, key: RawItem) -> RawItem {
         .unwrap()
 }
 
+/// Every item under one partition key, strongly consistent, as stored.
+pub async fn partition_items(app: &App, pk: String) -> Vec<RawItem> {
+    let out = app
+        .store
+        .client()
+        .query()
+        .table_name(app.store.table_name())
+        .key_condition_expression("PK = :pk")
+        .expression_attribute_values(":pk", aws_sdk_dynamodb::types::AttributeValue::S(pk))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap();
+    out.items.unwrap_or_default()
+}
+
 /// Deletes an item by its key, as TTL (or an operator) would: no code of
 /// ours is asked.
 pub async fn delete_raw_item(app: &App, key: RawItem) {

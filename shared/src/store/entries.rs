@@ -1,0 +1,194 @@
+//! A waitlist's entries: a join (the entry, its buyer's record, its place
+//! in the organiser's list and in each index it waits in, in one
+//! transaction), the reads of an entry and of a buyer's record, an end
+//! (the entry and its index places, in one transaction), and a page of
+//! the organiser's list.
+
+use std::collections::HashMap;
+
+use super::errors::sdk_error;
+use super::failures::{state_write, ItemFailure};
+use super::items::entry::{
+    end_waiting, entry_buyer_item, entry_buyer_key, entry_item, entry_key, entry_list_pk,
+    index_items, index_keys, list_item, listed_after, named_entry, parse_entry, replaces_record,
+    ENTRY_SHARDS,
+};
+use super::schema::SK;
+use super::value::Item;
+use super::{Store, Txn};
+use crate::domain::buyer::BuyerId;
+use crate::domain::waitlist::EndReason;
+use crate::domain::waitlist_entry::Entry;
+use crate::domain::{EntryId, EventId, EventRef, Millis};
+use crate::error::Error;
+use crate::store::expression::Expression;
+
+/// One page of the organiser's list: its entries in join order, and the
+/// join key after which the next page starts (`None`: none is left).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryPage {
+    pub entries: Vec<Entry>,
+    pub next: Option<String>,
+}
+
+impl Store {
+    /// The entry the buyer's record names in `generation`, read strongly
+    /// consistently (`None`: the buyer has not joined it).
+    pub async fn buyer_entry(
+        &self,
+        event: &EventId,
+        generation: u64,
+        buyer: &BuyerId,
+    ) -> Result<Option<EntryId>, Error> {
+        let item = self
+            .get_consistent(entry_buyer_key(event, generation, buyer))
+            .await?;
+        Ok(item.as_ref().map(named_entry).transpose()?)
+    }
+
+    /// An entry: eventually consistent, and strongly consistent when that
+    /// finds nothing (a join a moment ago) or `consistent` asks for it.
+    pub async fn read_entry(
+        &self,
+        event: &EventId,
+        entry: &EntryId,
+        consistent: bool,
+    ) -> Result<Option<Entry>, Error> {
+        let key = entry_key(&EventRef::of(event), entry);
+        let item = self.get_settled(key, consistent).await?;
+        Ok(item.as_ref().map(parse_entry).transpose()?)
+    }
+
+    /// A new entry, its buyer's record (only over the ended entry
+    /// `replacing`, or none), its place in the organiser's list and in
+    /// each index it waits in, in one transaction: `false` if the buyer's
+    /// record changed since it was read (another join came first).
+    pub async fn join_waitlist(
+        &self,
+        event: &EventId,
+        entry: &Entry,
+        replacing: Option<&EntryId>,
+    ) -> Result<bool, Error> {
+        let event_ref = EventRef::of(event);
+        let mut items = vec![
+            self.txn_put(entry_buyer_item(event, entry), replaces_record(replacing))?,
+            self.txn_put(entry_item(event, entry), Expression::new_item())?,
+            self.txn_put(list_item(&event_ref, entry), Expression::new_item())?,
+        ];
+        for place in index_items(&event_ref, entry) {
+            items.push(self.txn_put(place, Expression::new_item())?);
+        }
+        match self.transact(items).await? {
+            Txn::Committed => Ok(true),
+            Txn::Cancelled(reasons) => {
+                state_write(&reasons)?;
+                match reasons.first() {
+                    Some(Some(ItemFailure::Condition(_) | ItemFailure::Conflict)) => Ok(false),
+                    // A fresh id that was taken: ours are 128 random bits.
+                    _ => Err(Error::Corrupt("a fresh entry id was taken".into())),
+                }
+            }
+        }
+    }
+
+    /// Ends a waiting entry for `reason` at `at`, off every index it
+    /// waits in, in one transaction: `false` if it was no longer waiting.
+    pub async fn end_entry(
+        &self,
+        event: &EventId,
+        entry: &Entry,
+        reason: EndReason,
+        at: Millis,
+    ) -> Result<bool, Error> {
+        let event_ref = EventRef::of(event);
+        let mut items = vec![self.txn_update(
+            entry_key(&event_ref, &entry.entry_id),
+            end_waiting(reason, at),
+        )?];
+        for key in index_keys(&event_ref, entry) {
+            items.push(self.txn_delete(key)?);
+        }
+        match self.transact(items).await? {
+            Txn::Committed => Ok(true),
+            Txn::Cancelled(reasons) => state_write(&reasons).map(|()| false),
+        }
+    }
+
+    /// Up to `limit` entries of `generation` in join order, from after
+    /// join key `after`: each shard of the list read from there, merged,
+    /// and the entries read strongly consistently (each is written with
+    /// its list place, so every place listed has its entry).
+    pub async fn entry_page(
+        &self,
+        event: &EventId,
+        generation: u64,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<EntryPage, Error> {
+        let event_ref = EventRef::of(event);
+        // One more than a page from each shard: the first `limit` of the
+        // merge are the page, and one past them says there is more (a
+        // shard's own "more" would say so on a page that ends it exactly).
+        let mut keyed: Vec<(String, EntryId)> = Vec::new();
+        for shard in 0..ENTRY_SHARDS {
+            let pk = entry_list_pk(&event_ref, generation, shard);
+            keyed.extend(self.list_shard(pk, after, limit + 1).await?);
+        }
+        keyed.sort();
+        let more = keyed.len() > limit;
+        keyed.truncate(limit);
+        let keys = keyed
+            .iter()
+            .map(|(_, id)| entry_key(&event_ref, id))
+            .collect();
+        let mut by_id: HashMap<EntryId, Entry> = HashMap::new();
+        for item in self.batch_get(keys, true).await? {
+            let entry = parse_entry(&item)?;
+            by_id.insert(entry.entry_id.clone(), entry);
+        }
+        let next = more
+            .then(|| keyed.last().map(|(key, _)| key.clone()))
+            .flatten();
+        let entries = keyed
+            .into_iter()
+            .map(|(_, id)| {
+                by_id
+                    .remove(&id)
+                    .ok_or_else(|| Error::Corrupt(format!("a listed entry {id} is not there")))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(EntryPage { entries, next })
+    }
+
+    /// Up to `limit` list places of one shard after `after`, strongly
+    /// consistent (a join answered is listed).
+    async fn list_shard(
+        &self,
+        pk: String,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, EntryId)>, Error> {
+        let query = self
+            .client
+            .query()
+            .table_name(&*self.table)
+            .consistent_read(true)
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX));
+        let page = listed_after(pk, after)
+            .on_query(query)
+            .send()
+            .await
+            .map_err(|e| sdk_error("Query", e))?;
+        let found = page
+            .items()
+            .iter()
+            .map(|item| Ok((join_key_of(item)?, named_entry(item)?)))
+            .collect::<Result<Vec<_>, super::StoreError>>()?;
+        Ok(found)
+    }
+}
+
+/// A list place's join key (its sort key).
+fn join_key_of(item: &Item) -> Result<String, super::StoreError> {
+    super::value::Fields::new(item).str(SK).map(str::to_owned)
+}
