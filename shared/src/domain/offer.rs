@@ -5,11 +5,13 @@
 //! choose, or with `together: false` the section's best free seats one at
 //! a time; in a general-admission section, the places. An entry that
 //! cannot be filled keeps its place and the next is tried. The offerer
-//! reads the heads and the free units; the store makes the offer in one
-//! transaction; this says which.
+//! reads the free units and the heads of the indexes they could fill
+//! ([`fillable_indexes`]); the store makes the offer in one transaction;
+//! this says which.
 
 use super::best_available::choose_block;
 use super::waitlist::EntryRequest;
+use super::waitlist_entry::WaitingIndex;
 use super::SectionId;
 
 /// What one section has free for an offer, as read.
@@ -109,6 +111,60 @@ pub fn choose_offer<'a, T>(
     waiting
         .into_iter()
         .find_map(|(entry, request)| fill(request, sections).map(|units| (entry, units)))
+}
+
+/// The indexes of waiting entries that `sections` could fill, each once:
+/// in each section with something free, every quantity up to what it
+/// could hold (adjacent in one row: its longest free run; apart: all its
+/// free seats; general admission: its free places, `together` or not, as
+/// places are never apart), at most `max_quantity`, in that section's
+/// index and in the any-section one. Every entry of such an index can be
+/// filled (the index is what it asks for), so its head is the earliest
+/// that can, and the earliest of the heads is the entry an offer goes to:
+/// the offerer reads one item per index and shard, however long the line.
+/// Until plans mark wheelchair spaces no index asking for one is fillable.
+pub fn fillable_indexes(sections: &[SectionFree], max_quantity: u32) -> Vec<WaitingIndex> {
+    let mut indexes = Vec::new();
+    for section in sections {
+        let (together, apart) = capacity(&section.free);
+        for (together_asked, most) in [(true, together), (false, apart)] {
+            for quantity in 1..=most.min(max_quantity) {
+                for within in [Some(section.section.clone()), None] {
+                    let index = WaitingIndex {
+                        section: within,
+                        quantity,
+                        together: together_asked,
+                        wheelchair: 0,
+                    };
+                    if !indexes.contains(&index) {
+                        indexes.push(index);
+                    }
+                }
+            }
+        }
+    }
+    indexes
+}
+
+/// The most one request can be given from `free`: adjacent in one row,
+/// and apart.
+fn capacity(free: &Free) -> (u32, u32) {
+    match free {
+        Free::Places(places) => (*places, *places),
+        Free::Rows(rows) => {
+            let longest = rows.iter().map(|row| longest_run(row)).max().unwrap_or(0);
+            let all = rows.iter().flatten().filter(|free| **free).count();
+            let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            (to_u32(longest), to_u32(all))
+        }
+    }
+}
+
+fn longest_run(row: &[bool]) -> usize {
+    row.split(|free| !free)
+        .map(<[bool]>::len)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

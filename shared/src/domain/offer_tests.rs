@@ -167,3 +167,38 @@ fn a_wheelchair_request_waits_for_plans_that_mark_wheelchair_spaces() -> TestRes
     assert_eq!(fill(&request, &event), None);
     Ok(())
 }
+
+/// The labels of what `sections` could fill, sorted.
+fn labels(sections: &[SectionFree], max_quantity: u32) -> Vec<String> {
+    let mut labels: Vec<String> = fillable_indexes(sections, max_quantity)
+        .iter()
+        .map(WaitingIndex::label)
+        .collect();
+    labels.sort();
+    labels
+}
+
+#[test]
+fn free_units_fill_the_indexes_of_every_quantity_up_to_what_they_hold() -> TestResult {
+    // A run of two and one seat apart: two together at most, three apart.
+    assert_eq!(
+        labels(&[seated("A", &["..x", "x.x"])?], 10),
+        [
+            "*|1|f|0", "*|1|t|0", "*|2|f|0", "*|2|t|0", "*|3|f|0", "A|1|f|0", "A|1|t|0", "A|2|f|0",
+            "A|2|t|0", "A|3|f|0",
+        ]
+    );
+    // maxQuantity caps them; places fill either way.
+    assert_eq!(
+        labels(&[places("F", 5)?], 2),
+        ["*|1|f|0", "*|1|t|0", "*|2|f|0", "*|2|t|0", "F|1|f|0", "F|1|t|0", "F|2|f|0", "F|2|t|0"]
+    );
+    // Two sections share the any-section indexes, once each.
+    assert_eq!(
+        labels(&[seated("A", &["x.x"])?, places("F", 1)?], 10),
+        ["*|1|f|0", "*|1|t|0", "A|1|f|0", "A|1|t|0", "F|1|f|0", "F|1|t|0"]
+    );
+    // Nothing free, nothing to read.
+    assert!(labels(&[seated("A", &["xx"])?, places("F", 0)?], 10).is_empty());
+    Ok(())
+}

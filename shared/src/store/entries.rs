@@ -1,27 +1,39 @@
 //! A waitlist's entries: a join (the entry, its buyer's record, its place
 //! in the organiser's list and in each index it waits in, in one
 //! transaction), the reads of an entry and of a buyer's record, an end
-//! (the entry and its index places, in one transaction), and a page of
-//! the organiser's list.
+//! (the entry and its index places, in one transaction), a page of the
+//! organiser's list, and the heads of the indexes an offer could fill.
 
 use std::collections::HashMap;
 
 use super::errors::sdk_error;
 use super::failures::{state_write, ItemFailure};
+use super::fan_out::in_order;
 use super::items::entry::{
     end_waiting, entry_buyer_item, entry_buyer_key, entry_item, entry_key, entry_list_pk,
     index_items, index_keys, list_item, listed_after, named_entry, parse_entry, replaces_record,
-    ENTRY_SHARDS,
+    waiting_index_pk, ENTRY_SHARDS,
 };
 use super::schema::SK;
 use super::value::Item;
 use super::{Store, Txn};
 use crate::domain::buyer::BuyerId;
 use crate::domain::waitlist::EndReason;
-use crate::domain::waitlist_entry::Entry;
+use crate::domain::waitlist_entry::{Entry, WaitingIndex};
 use crate::domain::{EntryId, EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::store::expression::Expression;
+
+/// How many index shards an offer's look reads at once.
+const HEADS_IN_FLIGHT: usize = 16;
+
+/// The earliest place of one index's shard: the entry, and the join key
+/// that orders it among the heads.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IndexHead {
+    pub join_key: String,
+    pub entry: EntryId,
+}
 
 /// One page of the organiser's list: its entries in join order, and the
 /// join key after which the next page starts (`None`: none is left).
@@ -160,8 +172,42 @@ impl Store {
         Ok(EntryPage { entries, next })
     }
 
-    /// Up to `limit` list places of one shard after `after`, strongly
-    /// consistent (a join answered is listed).
+    /// The heads of `indexes` of `generation`: each shard's earliest place,
+    /// read strongly consistently (a place is written in its join's
+    /// transaction, so every join answered before shows), earliest first,
+    /// each entry once (an entry waits in an index per section it names).
+    /// One Query of one item per index and shard, whatever the line's
+    /// length; an index with no one waiting has no head.
+    pub async fn waiting_heads(
+        &self,
+        event: &EventId,
+        generation: u64,
+        indexes: &[WaitingIndex],
+    ) -> Result<Vec<IndexHead>, Error> {
+        let event_ref = EventRef::of(event);
+        let reads = indexes
+            .iter()
+            .flat_map(|index| {
+                (0..ENTRY_SHARDS)
+                    .map(|shard| waiting_index_pk(&event_ref, generation, index, shard))
+            })
+            .map(|pk| self.list_shard(pk, None, 1))
+            .collect();
+        let mut heads = Vec::new();
+        for read in in_order(HEADS_IN_FLIGHT, reads).await {
+            heads.extend(
+                read?
+                    .into_iter()
+                    .map(|(join_key, entry)| IndexHead { join_key, entry }),
+            );
+        }
+        heads.sort();
+        heads.dedup_by(|later, first| later.entry == first.entry);
+        Ok(heads)
+    }
+
+    /// Up to `limit` places of one shard of the list or of an index after
+    /// `after`, strongly consistent (a join answered shows).
     async fn list_shard(
         &self,
         pk: String,

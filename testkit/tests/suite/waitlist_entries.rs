@@ -509,3 +509,95 @@ async fn the_organiser_pages_filters_and_removes() {
         (404, &json!("waitlist-not-found"))
     );
 }
+
+#[tokio::test]
+async fn an_offers_look_reads_the_heads_of_what_the_free_units_fill() {
+    use shared::domain::offer::{choose_offer, fillable_indexes, Free, OfferUnits, SectionFree};
+    let app = fresh_app().await;
+    let ev = open_event(&app).await;
+    let asks = [
+        ("user:1", json!({"quantity": 2, "sectionIds": ["B"]})),
+        ("user:2", json!({"quantity": 1})),
+        (
+            "user:3",
+            json!({"quantity": 3, "together": false, "sectionIds": ["B", "A"]}),
+        ),
+        ("user:4", json!({"quantity": 2, "sectionIds": ["A"]})),
+    ];
+    let mut joined = Vec::new();
+    for (buyer, ask) in asks {
+        let (status, entry) = join(&app, &ev, buyer, ask).await;
+        assert_eq!(status, 201, "{entry}");
+        joined.push(entry);
+    }
+    // A has a run of two and three seats free; B nothing.
+    let free = |pictures: [&str; 2]| -> Vec<SectionFree> {
+        ["A", "B"]
+            .iter()
+            .zip(pictures)
+            .map(|(section, row)| SectionFree {
+                section: SectionId::parse(section).unwrap(),
+                free: Free::Rows(vec![row.chars().map(|c| c == '.').collect()]),
+            })
+            .collect()
+    };
+    let sections = free(["..x.", "xxxx"]);
+    let event_id = EventId::parse(&ev).unwrap();
+    let look = |sections: Vec<SectionFree>| {
+        let (app, event_id) = (app.clone(), event_id.clone());
+        async move {
+            let indexes = fillable_indexes(&sections, 4);
+            let heads = app
+                .store
+                .waiting_heads(&event_id, 1, &indexes)
+                .await
+                .unwrap();
+            let mut waiting = Vec::new();
+            for head in &heads {
+                let entry = app
+                    .store
+                    .read_entry(&event_id, &head.entry, true)
+                    .await
+                    .unwrap();
+                waiting.push(entry.unwrap());
+            }
+            let chosen = choose_offer(
+                waiting.iter().map(|e| (e.entry_id.clone(), &e.request)),
+                &sections,
+            );
+            (
+                heads
+                    .iter()
+                    .map(|h| h.entry.to_string())
+                    .collect::<Vec<_>>(),
+                chosen,
+            )
+        }
+    };
+    let id = |i: usize| joined[i]["entryId"].as_str().unwrap().to_owned();
+    // The heads the free seats could fill, in join order: not user:1's
+    // (B only); user:2's, of any section, gets the offer: best-available's
+    // block of one, the lone seat, which leaves the pair whole.
+    let (heads, chosen) = look(sections.clone()).await;
+    assert_eq!(heads, [id(1), id(2), id(3)]);
+    let seat = |s: usize| (0, s);
+    assert_eq!(
+        chosen.map(|(entry, units)| (entry.to_string(), units)),
+        Some((
+            id(1),
+            OfferUnits::Seats {
+                section: SectionId::parse("A").unwrap(),
+                seats: vec![seat(3)]
+            }
+        ))
+    );
+    // Once it leaves, user:3's three seats apart.
+    leave(&app, &ev, &joined[1]).await;
+    let (heads, chosen) = look(sections).await;
+    assert_eq!(heads, [id(2), id(3)]);
+    assert_eq!(chosen.map(|(entry, _)| entry.to_string()), Some(id(2)));
+    // With B free too, user:1 joined first and is filled from B.
+    let (heads, chosen) = look(free(["..x.", "...."])).await;
+    assert_eq!(heads, [id(0), id(2), id(3)]);
+    assert_eq!(chosen.map(|(entry, _)| entry.to_string()), Some(id(0)));
+}
