@@ -199,7 +199,7 @@ async fn project_seat_map(
     let stream = Arc::new(std::sync::Mutex::new(StreamCounts::default()));
     out.stream_records = follower
         .catch_up(|batch| {
-            let (store, stream) = (app.store.clone(), stream.clone());
+            let (app, stream) = (app.clone(), stream.clone());
             async move {
                 for record in batch["Records"].as_array().into_iter().flatten() {
                     stream
@@ -209,7 +209,7 @@ async fn project_seat_map(
                     as_caller(
                         "project-seat-map",
                         shared::handlers::project_records(
-                            &store,
+                            &app,
                             &serde_json::json!({"Records": [record]}),
                         ),
                     )

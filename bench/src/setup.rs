@@ -56,9 +56,9 @@ pub(super) async fn project_stream(
 ) -> Result<usize, String> {
     follower
         .catch_up(|batch| {
-            let store = app.store.clone();
+            let app = app.clone();
             async move {
-                shared::handlers::project_records(&store, &batch).await;
+                shared::handlers::project_records(&app, &batch).await;
             }
         })
         .await

@@ -194,7 +194,7 @@ pub async fn project_new(follower: &StreamFollower, app: &shared::App) -> Result
     let projector = &crate::iam::attributed(app, "project-seat-map");
     follower
         .catch_up(|batch| async move {
-            shared::handlers::project_records(&projector.store, &batch).await;
+            shared::handlers::project_records(projector, &batch).await;
         })
         .await
 }

@@ -200,6 +200,12 @@ impl Needs {
         draw_secret: true,
         ..Self::STORE
     };
+    /// project-seat-map, the waitlist's offerer: an offer's hold token is
+    /// derived from its entry under the hold token keys.
+    pub const OFFERER: Self = Self {
+        hold_token_keys: true,
+        ..Self::STORE
+    };
     /// The waitlist's buyer routes: they verify buyers, derive entry
     /// tokens and, on an event with a buyer limit, key its buyers' refs.
     pub const WAITLIST_ENTRIES: Self = Self {

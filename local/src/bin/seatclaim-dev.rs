@@ -207,10 +207,10 @@ async fn follow_stream(
             let mut tick = tokio::time::interval(Duration::from_millis(STREAM_POLL_MS));
             loop {
                 tick.tick().await;
-                let (store, feed) = (&app.store, &feed);
+                let (app, feed) = (&app, &feed);
                 if let Err(e) = follower
                     .catch_up(|batch| async move {
-                        shared::handlers::project_records(store, &batch).await;
+                        shared::handlers::project_records(app, &batch).await;
                         shared::outbox::publish_records(feed, &batch, shared::world::now()).await;
                         feed.note_events(&batch);
                     })

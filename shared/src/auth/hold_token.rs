@@ -49,6 +49,8 @@ const BUYERS_ORDER_ID_LABEL: &str = "seatclaim order id under a buyer's key v1";
 const BUYERS_SECRET_LABEL: &str = "seatclaim hold token under a buyer's key v1";
 const BARE_ORDER_ID_LABEL: &str = "seatclaim order id under a bare key v1";
 const BARE_SECRET_LABEL: &str = "seatclaim hold token under a bare key v1";
+const OFFER_ORDER_ID_LABEL: &str = "seatclaim order id of a waitlist offer v1";
+const OFFER_SECRET_LABEL: &str = "seatclaim hold token of a waitlist offer v1";
 
 /// Whose an `Idempotency-Key` is: the order it names is derived from the
 /// scope and the key, so the same key in two scopes names two orders and
@@ -62,6 +64,9 @@ pub enum IdempotencyScope<'a> {
     /// Nobody's: the key's own randomness keeps it apart (no queue, no
     /// buyer; [`MIN_BARE_IDEMPOTENCY_KEY_LEN`] characters at least).
     Bare,
+    /// A waitlist's offer: the key is the entry's id (an entry is offered
+    /// at most once).
+    Offer,
 }
 
 /// The shortest `Idempotency-Key` that may stand alone: 22 characters of
@@ -298,6 +303,35 @@ impl HoldTokenKeys {
         key: &str,
         event: &EventId,
     ) -> (u128, [u8; TOKEN_SECRET_BYTES]) {
+        Self::derived_order(&self.signing, scope, key, event)
+    }
+
+    /// The order offered to waitlist entry `entry` of `event`: its id's
+    /// random part and its token secret, under the signing key.
+    pub fn offer_order(
+        &self,
+        entry: &EntryId,
+        event: &EventId,
+    ) -> (u128, [u8; TOKEN_SECRET_BYTES]) {
+        self.idempotent_order(IdempotencyScope::Offer, entry.as_str(), event)
+    }
+
+    /// The token secrets of the order offered to `entry` under every key
+    /// kept, the signing key's first: the entry's status hands the holder
+    /// the one whose hash the order stores, a rotation since included.
+    pub fn offer_secrets(&self, entry: &EntryId, event: &EventId) -> Vec<[u8; TOKEN_SECRET_BYTES]> {
+        std::iter::once(&self.signing)
+            .chain(&self.retired)
+            .map(|key| Self::derived_order(key, IdempotencyScope::Offer, entry.as_str(), event).1)
+            .collect()
+    }
+
+    fn derived_order(
+        signing: &[u8],
+        scope: IdempotencyScope<'_>,
+        key: &str,
+        event: &EventId,
+    ) -> (u128, [u8; TOKEN_SECRET_BYTES]) {
         let (id_label, secret_label, whose) = match scope {
             IdempotencyScope::Admission(jti) => {
                 (IDEMPOTENT_ORDER_ID_LABEL, IDEMPOTENT_SECRET_LABEL, jti)
@@ -306,8 +340,9 @@ impl HoldTokenKeys {
                 (BUYERS_ORDER_ID_LABEL, BUYERS_SECRET_LABEL, buyer.as_str())
             }
             IdempotencyScope::Bare => (BARE_ORDER_ID_LABEL, BARE_SECRET_LABEL, ""),
+            IdempotencyScope::Offer => (OFFER_ORDER_ID_LABEL, OFFER_SECRET_LABEL, ""),
         };
-        let derive = |label| Self::mac(&self.signing, &[label, whose, key, event.as_str()]);
+        let derive = |label| Self::mac(signing, &[label, whose, key, event.as_str()]);
         let id = derive(id_label);
         let mut id_bytes = [0u8; 16];
         id_bytes.copy_from_slice(&id[..16]);

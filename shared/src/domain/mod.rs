@@ -397,6 +397,15 @@ pub struct Order {
     pub visitor_id: Option<VisitorId>,
     /// Its buyer, on an event with a `buyerLimit` (and the limit).
     pub buyer: Option<OrderBuyer>,
+    /// The waitlist entry it was offered to, if it is an offer.
+    pub offer: Option<OfferOf>,
+}
+
+/// Whose offer an order is: the waitlist entry and its buyer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferOf {
+    pub entry_id: EntryId,
+    pub buyer_id: buyer::BuyerId,
 }
 
 /// An order's buyer on an event with a buyer limit.
@@ -448,6 +457,42 @@ impl Order {
             user_id,
             visitor_id: None,
             buyer: None,
+            offer: None,
+        }
+    }
+
+    /// A waitlist's offer of `seats` to `offer`'s entry: a PENDING order
+    /// that holds them from `now` for `offer_seconds`, its guard margin as
+    /// an order of that lifetime has it.
+    #[allow(clippy::too_many_arguments)] // an order's every starting field
+    pub fn new_offer(
+        event: &EventId,
+        now: Millis,
+        offer_seconds: u32,
+        guard_ms: u32,
+        order_id: OrderId,
+        token_hash: String,
+        seats: Vec<SeatId>,
+        offer: OfferOf,
+    ) -> Self {
+        let expires_at = now.plus_seconds(offer_seconds);
+        Order {
+            order_id,
+            event_id: event.clone(),
+            status: OrderStatus::Pending,
+            expires_at,
+            holder_deadline: holder_deadline(expires_at, guard_ms, offer_seconds),
+            created_at: now,
+            token_hash,
+            seats,
+            places: Vec::new(),
+            payment_id: None,
+            refund_payment_ids: Vec::new(),
+            refund_reason: None,
+            user_id: None,
+            visitor_id: None,
+            buyer: None,
+            offer: Some(offer),
         }
     }
 

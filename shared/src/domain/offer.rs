@@ -10,9 +10,12 @@
 //! this says which.
 
 use super::best_available::choose_block;
+use std::collections::HashSet;
+
+use super::seat_map::{RowMap, SeatMap};
 use super::waitlist::EntryRequest;
 use super::waitlist_entry::WaitingIndex;
-use super::SectionId;
+use super::{Event, SeatId, SectionId};
 
 /// What one section has free for an offer, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +114,51 @@ pub fn choose_offer<'a, T>(
     waiting
         .into_iter()
         .find_map(|(entry, request)| fill(request, sections).map(|units| (entry, units)))
+}
+
+/// What `map` shows free in its seated sections, in plan order, less the
+/// seats known `taken` since the map was projected: what an offer of seats
+/// draws from. (Places are offered once an offer's
+/// write holds them; until then a general-admission section offers
+/// nothing.)
+pub fn seated_free(map: &SeatMap, taken: &HashSet<SeatId>) -> Vec<SectionFree> {
+    map.sections
+        .iter()
+        .filter_map(|section| {
+            let rows = section.rows.as_ref()?;
+            let free_row = |row: &RowMap| -> Vec<bool> {
+                let seat = |number: usize| {
+                    let number = u32::try_from(number + 1).unwrap_or(u32::MAX);
+                    SeatId::compose(&section.section_id, &row.row, number)
+                };
+                let statuses = row.statuses.chars().enumerate();
+                statuses
+                    .map(|(i, c)| c == 'A' && (taken.is_empty() || !taken.contains(&seat(i))))
+                    .collect()
+            };
+            Some(SectionFree {
+                section: section.section_id.clone(),
+                free: Free::Rows(rows.iter().map(free_row).collect()),
+            })
+        })
+        .collect()
+}
+
+/// The seat ids of an offer of `units` of `event` (`None`: places, or a
+/// section or row the plan does not have).
+pub fn offered_seats(event: &Event, units: &OfferUnits) -> Option<Vec<SeatId>> {
+    let OfferUnits::Seats { section, seats } = units else {
+        return None;
+    };
+    let rows = &event.section(section)?.rows;
+    seats
+        .iter()
+        .map(|&(row, seat)| {
+            let row = rows.get(row)?;
+            let number = u32::try_from(seat + 1).ok()?;
+            (number <= row.count).then(|| SeatId::compose(section, &row.row, number))
+        })
+        .collect()
 }
 
 /// The indexes of waiting entries that `sections` could fill, each once:

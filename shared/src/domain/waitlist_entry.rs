@@ -6,7 +6,7 @@
 
 use super::buyer::BuyerId;
 use super::waitlist::{EndReason, EntryRequest, EntryStatus};
-use super::{EntryId, Millis, SectionId};
+use super::{EntryId, Millis, OrderId, SectionId};
 
 /// An entry as stored: who joined, what they asked for, when, the hash of
 /// their first entry token, and what is written of its status (WAITING or
@@ -21,6 +21,8 @@ pub struct Entry {
     pub joined_at: Millis,
     pub token_hash: String,
     pub stored: EntryStatus,
+    /// The order offered to it (stored `OFFERED`, and after).
+    pub offer_order: Option<OrderId>,
 }
 
 /// One index of waiting entries: those that ask for `quantity` units in
@@ -98,6 +100,9 @@ pub fn join_as(current: Option<(&EntryId, EntryStatus)>) -> JoinAs {
 pub enum Ending {
     /// A waiting entry ends, for `reason`: written, off its indexes.
     End(EndReason),
+    /// A live offer is declined: its order cancelled (its seats go on at
+    /// once); a removal writes the entry's end too.
+    Decline,
     /// Nothing to write: it has ended, or its offer completed; the
     /// answer is the entry as it reads, again the same.
     AsItStands,
@@ -106,6 +111,7 @@ pub enum Ending {
 pub fn ending(status: EntryStatus, reason: EndReason) -> Ending {
     match status {
         EntryStatus::Waiting => Ending::End(reason),
+        EntryStatus::Offered => Ending::Decline,
         _ => Ending::AsItStands,
     }
 }

@@ -73,7 +73,7 @@ fn a_join_answers_with_a_live_entry_and_replaces_an_ended_one() {
 }
 
 #[test]
-fn only_a_waiting_entry_is_ended_by_a_leave_or_a_removal() {
+fn a_leave_or_a_removal_ends_a_waiting_entry_and_declines_an_offer() {
     let cases = [
         (
             EntryStatus::Waiting,
@@ -96,6 +96,8 @@ fn only_a_waiting_entry_is_ended_by_a_leave_or_a_removal() {
             Ending::AsItStands,
         ),
         (EntryStatus::Purchased, EndReason::Left, Ending::AsItStands),
+        (EntryStatus::Offered, EndReason::Left, Ending::Decline),
+        (EntryStatus::Offered, EndReason::Removed, Ending::Decline),
     ];
     for (status, reason, expected) in cases {
         assert_eq!(ending(status, reason), expected, "{status:?} {reason:?}");

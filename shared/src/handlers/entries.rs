@@ -1,22 +1,63 @@
 //! What the waitlist's entry routes share, the buyer's and the
-//! organiser's: an entry's status as it reads now, its reply, and its end
-//! (a leave's, a removal's).
+//! organiser's: an entry as read with its offer's order, its status as it
+//! reads now, its reply (with the offer), and its end (a leave's, a
+//! removal's; an offer's is a decline).
 
 use serde::Serialize;
 
-use crate::domain::waitlist::{entry_status_at, EndReason, EntryStatus, Waitlist};
+use super::cancel::cancel_as_read;
+use super::reads::places_by_section;
+use super::GaEntry;
+use crate::auth::HoldToken;
+use crate::domain::waitlist::{entry_status_at, EndReason, EntryStatus, OfferOrder, Waitlist};
 use crate::domain::waitlist_entry::{ending, Ending, Entry};
-use crate::domain::{EntryId, EventId, Millis, SectionId};
+use crate::domain::{EntryId, EventId, Millis, Order, OrderId, SeatId, SectionId};
 use crate::error::Error;
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
+use crate::store::StoredOrder;
 use crate::App;
 
 /// How soon a waiting entry's holder should ask again: what it is told
 /// lags by up to this much anyway (API.md, "Entries").
 const WAITING_POLL_SECONDS: u32 = 5;
 
+/// An entry as read, with its offer's order if it was offered (and the
+/// order's places per section).
+pub(super) struct ReadEntry {
+    pub entry: Entry,
+    pub offer: Option<StoredOrder>,
+    pub ga: Vec<GaEntry>,
+}
+
+/// `entry` with its offer's order, read strongly consistently (an offer
+/// whose order is gone, past its retention, reads as run out).
+pub(super) async fn with_offer(app: &App, entry: Entry) -> Result<ReadEntry, Error> {
+    let offer = match &entry.offer_order {
+        Some(order) => app.store.get_order(order).await?,
+        None => None,
+    };
+    let ga = match &offer {
+        Some(stored) => places_by_section(app, &stored.order).await?,
+        None => Vec::new(),
+    };
+    Ok(ReadEntry { entry, offer, ga })
+}
+
+/// An offer as the entry's status shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OfferReply<'a> {
+    order_id: &'a OrderId,
+    /// The buyer's own routes only: the organiser's list shows no token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hold_token: Option<String>,
+    seats: &'a [SeatId],
+    ga: &'a [GaEntry],
+    expires_at: String,
+}
+
 /// An entry as its status route answers it; join adds `entryToken`, and
-/// the organiser's list leaves it out.
+/// the organiser's list leaves it out (and the offer's token).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct EntryReply<'a> {
@@ -33,6 +74,8 @@ pub(super) struct EntryReply<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     poll_after_seconds: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    offer: Option<OfferReply<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) entry_token: Option<String>,
@@ -47,9 +90,18 @@ fn generation_ended(waitlist: &Waitlist, entry: &Entry) -> bool {
         || (waitlist.generation == entry.generation && waitlist.ended_at.is_some())
 }
 
-/// `entry`'s status at `now`, computed where no write is needed.
-pub(super) fn status_now(entry: &Entry, waitlist: &Waitlist, now: Millis) -> EntryStatus {
-    entry_status_at(entry.stored, None, generation_ended(waitlist, entry), now)
+/// The entry's status at `now`, computed where no write is needed.
+pub(super) fn status_now(read: &ReadEntry, waitlist: &Waitlist, now: Millis) -> EntryStatus {
+    let offer = read.offer.as_ref().map(|stored| {
+        let order = &stored.order;
+        OfferOrder {
+            status: order.status,
+            expires_at: order.expires_at,
+            holds_anything: !order.seats.is_empty() || !order.places.is_empty(),
+        }
+    });
+    let ended = generation_ended(waitlist, &read.entry);
+    entry_status_at(read.entry.stored, offer, ended, now)
 }
 
 /// The waitlist `entry` is read against: this instance's copy (a second
@@ -75,13 +127,29 @@ async fn stored_waitlist(app: &App, event: &EventId) -> Result<Waitlist, Error> 
         .ok_or_else(|| Error::Corrupt("an entry of an event with no waitlist".into()))
 }
 
-/// The reply of `entry` of `event` at `status`.
+/// Who a reply is for: the entry's holder sees its offer's hold token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reader {
+    Holder,
+    Organiser,
+}
+
+/// The reply of `read` of `event` at `status`.
 pub(super) fn entry_reply<'a>(
+    app: &App,
     event: &'a EventId,
-    entry: &'a Entry,
+    read: &'a ReadEntry,
     status: EntryStatus,
-) -> EntryReply<'a> {
-    EntryReply {
+    reader: Reader,
+) -> Result<EntryReply<'a>, Error> {
+    let entry = &read.entry;
+    let offer = match (&read.offer, status) {
+        (Some(stored), EntryStatus::Offered) => {
+            Some(offer_reply(app, read, &stored.order, reader)?)
+        }
+        _ => None,
+    };
+    Ok(EntryReply {
         entry_id: &entry.entry_id,
         event_id: event,
         buyer_id: entry.buyer.as_str(),
@@ -92,38 +160,103 @@ pub(super) fn entry_reply<'a>(
         wheelchair: entry.request.wheelchair,
         joined_at: entry.joined_at.to_rfc3339(),
         poll_after_seconds: (status == EntryStatus::Waiting).then_some(WAITING_POLL_SECONDS),
+        offer,
         reason: status.reason().map(|r| r.as_str()),
         entry_token: None,
-    }
+    })
 }
 
-/// Ends `entry` for `reason` if it is waiting, and returns it as it is
-/// after, with its status: ended by this call, or as it stood (a write
-/// that finds it no longer waiting reads it again). The waitlist is read
-/// strongly consistently: a waiting entry of a generation deleted a
-/// moment ago reads `closed`, and nothing is written.
+/// The offer `order` as `entry`'s status shows it: for its holder with
+/// the order's hold token, derived from the entry as the offerer derived
+/// it (under whichever kept key the order's token hash says).
+fn offer_reply<'a>(
+    app: &App,
+    read: &'a ReadEntry,
+    order: &'a Order,
+    reader: Reader,
+) -> Result<OfferReply<'a>, Error> {
+    let entry = &read.entry;
+    let hold_token = match reader {
+        Reader::Organiser => None,
+        Reader::Holder => {
+            let keys = app.config.token_keys()?;
+            let event = &order.event_id;
+            let token = keys
+                .offer_secrets(&entry.entry_id, event)
+                .into_iter()
+                .map(|secret| HoldToken::from_secret(event, order.expires_at, secret))
+                .find(|token| token.matches(&order.token_hash))
+                .ok_or_else(|| Error::Corrupt("an offer's token under no key kept".into()))?;
+            Some(keys.encode(&order.order_id, &token))
+        }
+    };
+    Ok(OfferReply {
+        order_id: &order.order_id,
+        hold_token,
+        seats: &order.seats,
+        ga: &read.ga,
+        expires_at: order.expires_at.to_rfc3339(),
+    })
+}
+
+/// Ends `read`'s entry for `reason` if it is waiting, or declines its live
+/// offer (the order cancelled, its seats going on at once; a removal
+/// writes the entry's end too), and returns it as it is after, with its
+/// status; as it stands if it had ended or its offer completed. The
+/// waitlist is read strongly consistently: a waiting entry of a generation
+/// deleted a moment ago reads `closed`, and nothing is written.
 pub(super) async fn end(
     app: &App,
     event: &EventId,
-    mut entry: Entry,
+    mut read: ReadEntry,
     reason: EndReason,
-) -> Result<(Entry, EntryStatus), Error> {
+) -> Result<(ReadEntry, EntryStatus), Error> {
     let mut rounds = Rounds::new("end-entry", QUEUE_WRITE_ROUNDS);
     while rounds.next().await.is_some() {
         let now = crate::world::now();
         let waitlist = stored_waitlist(app, event).await?;
-        let status = status_now(&entry, &waitlist, now);
-        let Ending::End(reason) = ending(status, reason) else {
-            return Ok((entry, status));
+        let status = status_now(&read, &waitlist, now);
+        let done = match ending(status, reason) {
+            Ending::AsItStands => return Ok((read, status)),
+            Ending::End(reason) => app.store.end_entry(event, &read.entry, reason, now).await?,
+            Ending::Decline => decline(app, event, &read, reason, now).await?,
         };
-        if app.store.end_entry(event, &entry, reason, now).await? {
-            entry.stored = EntryStatus::Ended(reason);
-            return Ok((entry, EntryStatus::Ended(reason)));
+        if !done {
+            rounds.lost();
         }
-        // Ended or moved meanwhile: read it again.
-        let again = app.store.read_entry(event, &entry.entry_id, true).await?;
-        entry = again.ok_or(Error::EntryNotFound)?;
-        rounds.lost();
+        // Read again: what this round wrote, or what moved it meanwhile.
+        let again = app
+            .store
+            .read_entry(event, &read.entry.entry_id, true)
+            .await?;
+        read = with_offer(app, again.ok_or(Error::EntryNotFound)?).await?;
+        if done {
+            let waitlist = stored_waitlist(app, event).await?;
+            let status = status_now(&read, &waitlist, crate::world::now());
+            return Ok((read, status));
+        }
     }
     Err(rounds.spent())
+}
+
+/// Declines `read`'s live offer: its order cancelled as read, and for a
+/// removal the entry's end written (`removed`; a leave's decline reads
+/// `declined` from the cancelled order). `false`: something moved first.
+async fn decline(
+    app: &App,
+    event: &EventId,
+    read: &ReadEntry,
+    reason: EndReason,
+    now: Millis,
+) -> Result<bool, Error> {
+    let Some(stored) = &read.offer else {
+        return Err(Error::Corrupt("an offered entry without its order".into()));
+    };
+    if cancel_as_read(app, stored).await?.is_none() {
+        return Ok(false);
+    }
+    match reason {
+        EndReason::Removed => app.store.end_offered(event, &read.entry, reason, now).await,
+        _ => Ok(true),
+    }
 }

@@ -24,8 +24,9 @@
 //!   sells (confirm's and Stripe's); `opening`: a waitlist's opening at a
 //!   sell-out (the projector's and put-waitlist's); `entries`: a waitlist
 //!   entry's status, its reply and its end (the buyer's and the
-//!   organiser's). Route files import only from these six, never from each
-//!   other.
+//!   organiser's); `cancel`: an order's cancel (cancel-order's, an offer's
+//!   decline); `offers`: the waitlist's offerer (one event's look). Route
+//!   files import only from these eight, never from each other.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -34,11 +35,13 @@ use crate::domain::SectionId;
 
 mod access;
 pub(crate) mod best_available;
+mod cancel;
 pub(crate) mod confirm;
 pub(crate) mod draw;
 mod entries;
 pub(crate) mod events;
 mod generation;
+pub(crate) mod offers;
 mod opening;
 pub(crate) mod orders;
 pub(crate) mod places;
@@ -57,6 +60,7 @@ pub(crate) mod waitlist_entries;
 pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;
 pub use draw::{DRAW_PAGE_MAX_AGE_SECONDS, MAX_DRAW_PAGE};
 pub use events::SEAT_MAP_MAX_AGE_SECONDS;
+pub use offers::offer_free;
 pub use orders::open_order;
 pub use scheduled::{admit_visitors, expire_holds};
 pub use seats::{claim_exactly, get_seat_at, release_exactly};

@@ -7,6 +7,7 @@ use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
 use super::access::{issued, read_own_order};
+use super::cancel::cancel_as_read;
 use super::generation::draw_secrets;
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
@@ -15,7 +16,7 @@ use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{
-    extension, holder_deadline, EventHead, EventId, Extension, Order, OrderBuyer, OrderId,
+    extension, holder_deadline, EntryId, EventHead, EventId, Extension, Order, OrderBuyer, OrderId,
     OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
@@ -366,9 +367,12 @@ struct OrderReply<'a> {
     /// The queue visitor whose admission opened it.
     #[serde(skip_serializing_if = "Option::is_none")]
     visitor_id: Option<&'a VisitorId>,
-    /// Its buyer, on an event with a buyer limit.
+    /// Its buyer: on an event with a buyer limit, and on a waitlist's offer.
     #[serde(skip_serializing_if = "Option::is_none")]
     buyer_id: Option<&'a str>,
+    /// The waitlist entry it was offered to, if it is an offer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waitlist_entry_id: Option<&'a EntryId>,
 }
 
 /// `GET /orders/{orderId}`
@@ -390,7 +394,12 @@ pub async fn get_order(app: &App, req: &Request) -> Reply {
             payment_id: order.payment_id.as_ref(),
             refund_payment_ids: &order.refund_payment_ids,
             visitor_id: order.visitor_id.as_ref(),
-            buyer_id: order.buyer.as_ref().map(|b| b.buyer_id.as_str()),
+            buyer_id: order
+                .buyer
+                .as_ref()
+                .map(|b| b.buyer_id.as_str())
+                .or(order.offer.as_ref().map(|o| o.buyer_id.as_str())),
+            waitlist_entry_id: order.offer.as_ref().map(|o| &o.entry_id),
         },
     ))
 }
@@ -435,6 +444,10 @@ pub async fn extend_order(app: &App, req: &Request) -> Reply {
         let now = crate::world::now();
         if !order.is_holdable(now) {
             return Err(Error::OrderNotHoldable);
+        }
+        // An offer's lifetime cap is its expiry (API.md, "Offers").
+        if order.offer.is_some() {
+            return Err(Error::HoldLimit);
         }
         let event = (app.event_head(&order.event_id).await?).ok_or_else(|| no_such_event(order))?;
         let seconds = body.seconds.unwrap_or(event.hold_seconds);
@@ -497,27 +510,11 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
     let mut rounds = Rounds::new("cancel-order", ORDER_ROUNDS);
     while rounds.next().await.is_some() {
         let (stored, _) = read_own_order(app, req, &order_id).await?;
-        let order = &stored.order;
-        match order.status {
-            OrderStatus::Completed | OrderStatus::RefundDue => {
-                return Err(Error::OrderNotCancellable)
-            }
-            OrderStatus::Cancelled => return Ok(cancelled()),
-            OrderStatus::Pending | OrderStatus::Expired => {}
+        match cancel_as_read(app, &stored).await? {
+            Some(OrderStatus::Cancelled) => return Ok(cancelled()),
+            Some(_) => return Err(Error::OrderNotCancellable),
+            None => rounds.lost(),
         }
-        let now = crate::world::now();
-        let live = order.is_live(now);
-        if !app.store.cancel_order(&stored, live, now).await? {
-            rounds.lost();
-            continue;
-        }
-        if !live {
-            app.store
-                .release_leftover_holds(order, &order.seats, now)
-                .await;
-            app.store.release_places(order, now).await;
-        }
-        return Ok(cancelled());
     }
     Err(rounds.spent())
 }

@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::entries::{end, entry_reply, status_now, EntryReply};
+use super::entries::{end, entry_reply, status_now, with_offer, EntryReply, Reader};
 use super::opening::{open_if_sold_out, Look};
 use super::reads::{ended_reply, ready_event};
 use super::Reply;
@@ -287,9 +287,10 @@ pub async fn list_entries(app: &App, req: &Request) -> Reply {
             )
             .await?;
         for entry in page.entries {
-            let status = status_now(&entry, &waitlist, now);
+            let read = with_offer(app, entry).await?;
+            let status = status_now(&read, &waitlist, now);
             if keep.is_none_or(|keep| keep(status)) {
-                listed.push((entry, status));
+                listed.push((read, status));
             }
         }
         after = page.next;
@@ -300,8 +301,8 @@ pub async fn list_entries(app: &App, req: &Request) -> Reply {
     let reply = EntryList {
         entries: listed
             .iter()
-            .map(|(entry, status)| entry_reply(&event_id, entry, *status))
-            .collect(),
+            .map(|(read, status)| entry_reply(app, &event_id, read, *status, Reader::Organiser))
+            .collect::<Result<_, _>>()?,
         next: after
             .as_deref()
             .map(|key| encode_cursor(waitlist.generation, key)),
@@ -324,10 +325,8 @@ pub async fn remove_entry(app: &App, req: &Request) -> Reply {
         .store
         .read_entry(&event_id, &body.entry_id, true)
         .await?;
-    let entry = entry.ok_or(Error::EntryNotFound)?;
-    let (entry, status) = end(app, &event_id, entry, EndReason::Removed).await?;
-    Ok(json(
-        StatusCode::OK,
-        &entry_reply(&event_id, &entry, status),
-    ))
+    let read = with_offer(app, entry.ok_or(Error::EntryNotFound)?).await?;
+    let (read, status) = end(app, &event_id, read, EndReason::Removed).await?;
+    let reply = entry_reply(app, &event_id, &read, status, Reader::Organiser)?;
+    Ok(json(StatusCode::OK, &reply))
 }

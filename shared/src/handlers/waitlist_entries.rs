@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::Deserialize;
 
-use super::entries::{end, entry_reply, status_now, waitlist_of};
+use super::entries::{end, entry_reply, status_now, waitlist_of, with_offer, ReadEntry, Reader};
 use super::generation::draw_secrets;
 use super::reads::fresh_id;
 use super::Reply;
@@ -86,13 +86,14 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
     while rounds.next().await.is_some() {
         let now = crate::world::now();
         let current = buyers_entry(app, &event_id, &waitlist, &buyer, now).await?;
-        let replacing = match join_as(current.as_ref().map(|(e, s)| (&e.entry_id, *s))) {
+        let named = current.as_ref().map(|(read, s)| (&read.entry.entry_id, *s));
+        let replacing = match join_as(named) {
             JoinAs::Existing => {
-                let Some((entry, status)) = current else {
+                let Some((read, status)) = current else {
                     return Err(Error::Corrupt("a live entry that is not there".into()));
                 };
-                let mut reply = entry_reply(&event_id, &entry, status);
-                let token = keys.entry_token(&event_id, &entry.entry_id);
+                let mut reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+                let token = keys.entry_token(&event_id, &read.entry.entry_id);
                 reply.entry_token = Some(token.as_str().into());
                 return Ok(json(StatusCode::OK, &reply));
             }
@@ -114,13 +115,20 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
             joined_at: crate::world::now(),
             token_hash: token.hash(),
             stored: EntryStatus::Waiting,
+            offer_order: None,
         };
         if app
             .store
             .join_waitlist(&event_id, &entry, replacing.as_ref())
             .await?
         {
-            let mut reply = entry_reply(&event_id, &entry, EntryStatus::Waiting);
+            let read = ReadEntry {
+                entry,
+                offer: None,
+                ga: Vec::new(),
+            };
+            let mut reply =
+                entry_reply(app, &event_id, &read, EntryStatus::Waiting, Reader::Holder)?;
             reply.entry_token = Some(token.as_str().into());
             return Ok(json(StatusCode::CREATED, &reply));
         }
@@ -138,7 +146,7 @@ async fn buyers_entry(
     waitlist: &Waitlist,
     buyer: &BuyerId,
     now: Millis,
-) -> Result<Option<(Entry, EntryStatus)>, Error> {
+) -> Result<Option<(ReadEntry, EntryStatus)>, Error> {
     let named = app
         .store
         .buyer_entry(event, waitlist.generation, buyer)
@@ -150,8 +158,9 @@ async fn buyers_entry(
     let entry = entry
         .filter(|entry| &entry.buyer == buyer)
         .ok_or_else(|| Error::Corrupt("a buyer's record names no entry of the buyer".into()))?;
-    let status = status_now(&entry, waitlist, now);
-    Ok(Some((entry, status)))
+    let read = with_offer(app, entry).await?;
+    let status = status_now(&read, waitlist, now);
+    Ok(Some((read, status)))
 }
 
 /// `409 buyer-limit` if the event limits its buyers and `quantity` is more
@@ -210,20 +219,18 @@ pub async fn entry_status(app: &App, req: &Request) -> Reply {
     let (event_id, entry) = held_entry(app, req, false).await?;
     let now = crate::world::now();
     let waitlist = waitlist_of(app, &event_id, &entry, now).await?;
-    let status = status_now(&entry, &waitlist, now);
-    Ok(json(
-        StatusCode::OK,
-        &entry_reply(&event_id, &entry, status),
-    ))
+    let read = with_offer(app, entry).await?;
+    let status = status_now(&read, &waitlist, now);
+    let reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+    Ok(json(StatusCode::OK, &reply))
 }
 
 /// `DELETE /events/{eventId}/waitlist/entries/{entryId}`: a waiting entry
 /// ends (`left`); again, or once it has ended, the same `200`.
 pub async fn leave_waitlist(app: &App, req: &Request) -> Reply {
     let (event_id, entry) = held_entry(app, req, true).await?;
-    let (entry, status) = end(app, &event_id, entry, EndReason::Left).await?;
-    Ok(json(
-        StatusCode::OK,
-        &entry_reply(&event_id, &entry, status),
-    ))
+    let read = with_offer(app, entry).await?;
+    let (read, status) = end(app, &event_id, read, EndReason::Left).await?;
+    let reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+    Ok(json(StatusCode::OK, &reply))
 }

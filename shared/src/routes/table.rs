@@ -452,7 +452,7 @@ pub const ADMIT_VISITORS: Function = Function {
 
 pub const PROJECT_SEAT_MAP: Function = Function {
     name: "project-seat-map",
-    needs: Some(Needs::STORE),
+    needs: Some(Needs::OFFERER),
     trigger: Trigger::Stream,
 };
 

@@ -285,6 +285,7 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
                 user_id: Some("u".into()),
                 visitor_id: None,
                 buyer: None,
+                offer: None,
             }),
         ),
         ("queue::as_read new", queue::as_read(None)),

@@ -82,6 +82,7 @@ mod free_runs;
 mod ga;
 mod holds;
 mod items;
+mod offers;
 mod orders;
 mod projector;
 mod queue;
@@ -126,6 +127,7 @@ pub use items::visitor::{
     QUEUE_RANK, QUEUE_SHARD, VISITOR_PK_PREFIX, VISITOR_RETENTION_SECONDS,
     WAITING_RETENTION_SECONDS,
 };
+pub use offers::OfferWrite;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{
     EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,

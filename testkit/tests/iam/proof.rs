@@ -527,6 +527,67 @@ async fn entry_paths(ob: &mut Observer, ev: &str) {
         )
         .await;
     assert_eq!(joined.0, 201, "{}", joined.1);
+    offer_paths(ob).await;
+}
+
+/// The offerer through the projector: two seats held before a waitlist
+/// opens, two entries, the seats dropped and projected, so both entries
+/// are offered; an offer's status (its order and token), a decline by a
+/// leave, a removal of the other offer, the organiser's list of offers.
+async fn offer_paths(ob: &mut Observer) {
+    let ev = "iam-offers";
+    let plan = r#"{"name":"O","sections":[{"sectionId":"S","rows":[{"row":"1","count":2}]}]}"#;
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}"), &[], plan).await.0,
+        201
+    );
+    let (order, auth) = ob.order(ev).await;
+    let auth = [("authorization", auth.as_str())];
+    for seat in ["S-1-1", "S-1-2"] {
+        let claim = format!("/orders/{order}/seats/{seat}");
+        assert_eq!(ob.run("POST", &claim, &auth, "").await.0, 200);
+    }
+    let put = format!("/events/{ev}/waitlist");
+    assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
+    let entries = format!("{put}/entries");
+    let mut joined = Vec::new();
+    for buyer in ["user:a", "user:b"] {
+        let token = common::buyer_token(ev, buyer);
+        let (status, entry) = ob
+            .run("POST", &entries, &[("x-buyer-token", &token)], "{}")
+            .await;
+        assert_eq!(status, 201, "{entry}");
+        joined.push(entry);
+    }
+    for seat in ["S-1-1", "S-1-2"] {
+        let drop = format!("/orders/{order}/seats/{seat}");
+        assert_eq!(ob.run("DELETE", &drop, &auth, "").await.0, 200);
+    }
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let holder = |entry: &serde_json::Value| {
+        let uri = format!("{entries}/{}", entry["entryId"].as_str().unwrap());
+        let auth = format!("Bearer {}", entry["entryToken"].as_str().unwrap());
+        (uri, auth)
+    };
+    let (uri, bearer) = holder(&joined[0]);
+    let (status, offered) = ob.run("GET", &uri, &[("authorization", &bearer)], "").await;
+    assert_eq!(
+        (status, &offered["status"]),
+        (200, &"OFFERED".into()),
+        "{offered}"
+    );
+    assert_eq!(ob.run("GET", &entries, &[], "").await.0, 200);
+    let (_, declined) = ob
+        .run("DELETE", &uri, &[("authorization", &bearer)], "")
+        .await;
+    assert_eq!(declined["reason"], "declined", "{declined}");
+    let removal = format!("{{\"entryId\":{}}}", joined[1]["entryId"]);
+    let (_, removed) = ob
+        .run("POST", &format!("{put}/removals"), &[], &removal)
+        .await;
+    assert_eq!(removed["reason"], "removed", "{removed}");
 }
 
 /// The queue's functions over their paths: put (new, again, refused),

@@ -194,10 +194,10 @@ async fn handlers_emit_valid_emf_counting_claims_confirms_the_sweep_and_events()
     .await
     .unwrap();
     let projector = local::iam::attributed(&app, "project-seat-map");
-    let (feed_ref, store) = (&feed, &projector.store);
+    let (feed_ref, projector) = (&feed, &projector);
     follower
         .catch_up(|batch| async move {
-            shared::handlers::project_records(store, &batch).await;
+            shared::handlers::project_records(projector, &batch).await;
             let published =
                 shared::outbox::publish_records(feed_ref, &batch, shared::world::now()).await;
             shared::metrics::published(published.events, published.failed_records.len());

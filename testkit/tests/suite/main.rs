@@ -43,4 +43,5 @@ mod tokens;
 mod upward;
 mod waitlist;
 mod waitlist_entries;
+mod waitlist_offers;
 mod waitlist_sale;

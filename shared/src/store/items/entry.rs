@@ -13,11 +13,12 @@ use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::waitlist::{EndReason, EntryRequest, EntryStatus};
 use crate::domain::waitlist_entry::{Entry, WaitingIndex};
-use crate::domain::{EntryId, EventId, EventRef, Millis, SectionId};
+use crate::domain::{EntryId, EventId, EventRef, Millis, OrderId, SectionId};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{EVENT_ID, KIND, PK, SK};
 use crate::store::value::{n, s, Fields, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 pub const ENTRY_PK_PREFIX: &str = "WENTRY#";
 pub const ENTRY_BUYER_PK_PREFIX: &str = "WBUYER#";
@@ -166,12 +167,16 @@ const TOGETHER: &str = "together";
 const WHEELCHAIR: &str = "wheelchair";
 const JOINED_AT: &str = "joinedAt";
 const TOKEN_HASH: &str = "tokenHash";
-/// `WAITING` or `ENDED` (with `endReason` and `endedAt`).
+/// `WAITING`, `OFFERED` (with `offerOrderId` and `offeredAt`) or `ENDED`
+/// (with `endReason` and `endedAt`).
 const ENTRY_STATUS: &str = "entryStatus";
 const END_REASON: &str = "endReason";
 const ENDED_AT: &str = "endedAt";
+const OFFER_ORDER_ID: &str = "offerOrderId";
+const OFFERED_AT: &str = "offeredAt";
 
 const WAITING: &str = "WAITING";
+const OFFERED: &str = "OFFERED";
 const ENDED: &str = "ENDED";
 
 /// The item of a new entry of `event`.
@@ -185,10 +190,7 @@ pub(in crate::store) fn entry_item(event: &EventId, entry: &Entry) -> Item {
         (BUYER_ID.into(), s(entry.buyer.as_str())),
         (GENERATION.into(), n(entry.generation)),
         (QUANTITY.into(), n(request.quantity)),
-        (
-            TOGETHER.into(),
-            aws_sdk_dynamodb::types::AttributeValue::Bool(request.together),
-        ),
+        (TOGETHER.into(), AttributeValue::Bool(request.together)),
         (WHEELCHAIR.into(), n(request.wheelchair)),
         (JOINED_AT.into(), n(entry.joined_at.0)),
         (TOKEN_HASH.into(), s(&entry.token_hash)),
@@ -219,6 +221,7 @@ pub(in crate::store) fn parse_entry(item: &Item) -> Result<Entry, StoreError> {
         .ok_or_else(|| f.malformed(TOGETHER))?;
     let stored = match f.str(ENTRY_STATUS)? {
         WAITING => EntryStatus::Waiting,
+        OFFERED => EntryStatus::Offered,
         ENDED => EntryStatus::Ended(
             end_reason(f.str(END_REASON)?).ok_or_else(|| f.malformed(END_REASON))?,
         ),
@@ -237,6 +240,11 @@ pub(in crate::store) fn parse_entry(item: &Item) -> Result<Entry, StoreError> {
         joined_at: Millis(f.i64(JOINED_AT)?),
         token_hash: f.str(TOKEN_HASH)?.to_owned(),
         stored,
+        offer_order: f
+            .opt_s(OFFER_ORDER_ID)
+            .map(OrderId::parse)
+            .transpose()
+            .map_err(|_| f.malformed(OFFER_ORDER_ID))?,
     })
 }
 
@@ -275,14 +283,43 @@ pub(in crate::store) fn replaces_record(replacing: Option<&EntryId>) -> Expressi
 
 /// Ends a waiting entry for `reason` at `at`.
 pub(in crate::store) fn end_waiting(reason: EndReason, at: Millis) -> Expression {
-    Expression::update("SET #status = :ended, #reason = :reason, #endedAt = :at")
+    ended_from(WAITING, reason, at)
+}
+
+/// Ends an offered entry for `reason` at `at` (the organiser's removal,
+/// once its offer's order is cancelled).
+pub(in crate::store) fn end_offered(reason: EndReason, at: Millis) -> Expression {
+    ended_from(OFFERED, reason, at)
+}
+
+/// Ends an entry stored as `from` for `reason` at `at`.
+fn ended_from(from: &str, reason: EndReason, at: Millis) -> Expression {
+    moved(
+        from,
+        ENDED,
+        [(END_REASON, s(reason.as_str())), (ENDED_AT, n(at.0))],
+    )
+}
+
+/// A waiting entry offered `order` at `at`.
+pub(in crate::store) fn offer_made(order: &OrderId, at: Millis) -> Expression {
+    let set = [(OFFER_ORDER_ID, s(order.as_str())), (OFFERED_AT, n(at.0))];
+    moved(WAITING, OFFERED, set)
+}
+
+/// An entry's move from status `from` to `to`, with the two attributes
+/// that say why or how. Names: `#status`, `#a0`, `#a1`; values: `:from`,
+/// `:to`, `:a0`, `:a1`.
+fn moved(from: &str, to: &str, set: [(&str, AttributeValue); 2]) -> Expression {
+    let [(first, first_value), (second, second_value)] = set;
+    Expression::update("SET #status = :to, #a0 = :a0, #a1 = :a1")
         .name("#status", ENTRY_STATUS)
-        .name("#reason", END_REASON)
-        .name("#endedAt", ENDED_AT)
-        .value(":ended", s(ENDED))
-        .value(":reason", s(reason.as_str()))
-        .value(":at", n(at.0))
-        .and(Expression::condition("#status = :waiting").value(":waiting", s(WAITING)))
+        .name("#a0", first)
+        .name("#a1", second)
+        .value(":to", s(to))
+        .value(":a0", first_value)
+        .value(":a1", second_value)
+        .and(Expression::condition("#status = :from").value(":from", s(from)))
 }
 
 /// The organiser's list, one shard, from after join key `after` on.

@@ -9,8 +9,8 @@ use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::ga::HeldPlaces;
 use crate::domain::keyed_block::KeyedBlock;
 use crate::domain::{
-    EventId, IdempotencyKey, Millis, Order, OrderBuyer, OrderId, OrderStatus, PaymentId,
-    RefundReason, SeatId, SectionId, VisitorId,
+    EntryId, EventId, IdempotencyKey, Millis, OfferOf, Order, OrderBuyer, OrderId, OrderStatus,
+    PaymentId, RefundReason, SeatId, SectionId, VisitorId,
 };
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
@@ -75,6 +75,11 @@ pub(in crate::store) const BUYER_LIMIT: &str = "buyerLimit";
 /// Whose record counts its units (absent on an order from before: the
 /// event's plain ref then).
 pub(in crate::store) const BUYER_REF: &str = "buyerRef";
+
+/// An offer's waitlist entry and the entry's buyer (apart from `buyerId`,
+/// which comes with a limit).
+pub(in crate::store) const WAITLIST_ENTRY_ID: &str = "waitlistEntryId";
+pub(in crate::store) const OFFER_BUYER_ID: &str = "offerBuyerId";
 
 /// An order's places are members of its `seats` set too,
 /// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
@@ -180,12 +185,25 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
             .transpose()
             .map_err(|_| f.malformed(VISITOR_ID))?,
         buyer,
+        offer: parse_offer(&f)?,
     };
     Ok(StoredOrder {
         order,
         version: f.opt_i64(VERSION)?.unwrap_or(0),
         keyed_blocks: parse_keyed_blocks(item)?,
     })
+}
+
+/// Whose offer an order is, if it is one.
+fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
+    let Some(entry) = f.opt_s(WAITLIST_ENTRY_ID) else {
+        return Ok(None);
+    };
+    Ok(Some(OfferOf {
+        entry_id: EntryId::parse(entry).map_err(|_| f.malformed(WAITLIST_ENTRY_ID))?,
+        buyer_id: BuyerId::parse(f.str(OFFER_BUYER_ID)?)
+            .ok_or_else(|| f.malformed(OFFER_BUYER_ID))?,
+    }))
 }
 
 /// An order's buyer: its id and limit, or neither; its ref as stored, or
@@ -295,6 +313,28 @@ pub const ORDER_CREATE_ATTRIBUTES: [&str; 19] = [
 ];
 
 pub(in crate::store) fn create(order: &Order) -> Expression {
+    Expression::set_all(created(order)).and(Expression::new_item())
+}
+
+/// A waitlist's offer: a new PENDING order as [`create`] writes one,
+/// holding `order.seats` from the start (the offer's transaction claims
+/// them beside it) and naming its entry and buyer. The offerer's grant,
+/// not create-order's, writes these.
+pub(in crate::store) fn create_offer(order: &Order) -> Expression {
+    let mut attributes = created(order);
+    if !order.seats.is_empty() {
+        let seats: Vec<&str> = order.seats.iter().map(SeatId::as_str).collect();
+        attributes.push((SEATS.into(), ss(&seats)));
+    }
+    if let Some(offer) = &order.offer {
+        attributes.push((WAITLIST_ENTRY_ID.into(), s(offer.entry_id.as_str())));
+        attributes.push((OFFER_BUYER_ID.into(), s(offer.buyer_id.as_str())));
+    }
+    Expression::set_all(attributes).and(Expression::new_item())
+}
+
+/// Every attribute a new PENDING order starts with.
+fn created(order: &Order) -> Vec<(String, AttributeValue)> {
     let mut attributes: Vec<(String, AttributeValue)> = vec![
         (KIND.into(), s("order")),
         (ORDER_ID.into(), s(order.order_id.as_str())),
@@ -320,7 +360,7 @@ pub(in crate::store) fn create(order: &Order) -> Expression {
         attributes.push((BUYER_LIMIT.into(), n(buyer.limit)));
         attributes.push((BUYER_REF.into(), s(buyer.buyer_ref.as_str())));
     }
-    Expression::set_all(attributes).and(Expression::new_item())
+    attributes
 }
 
 /// get-seat's order side: `seat` added, if the holder may claim and the

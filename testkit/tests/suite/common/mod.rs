@@ -14,6 +14,7 @@ pub use testkit::fresh_app;
 pub mod draw;
 pub mod queue;
 pub mod stripe;
+pub mod waitlist;
 
 /// Status and JSON body of a reply (also checks the content type).
 pub fn read(resp: Response<Body>) -> (u16, Value) {

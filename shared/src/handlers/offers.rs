@@ -1,0 +1,155 @@
+//! The waitlist's offerer (API.md, "Offers"): one event's look. Free
+//! seats go to the earliest-joined waiting entry they can fill, as an
+//! ordinary order already holding them, made in one transaction with the
+//! entry's move (`Store::make_offer`); the look repeats until nothing
+//! fits. What starts a look (the stream's frees, a tick for expiries)
+//! calls [`offer_free`].
+
+use std::collections::HashSet;
+
+use crate::auth::HoldToken;
+use crate::domain::offer::{choose_offer, fillable_indexes, offered_seats, seated_free};
+use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
+use crate::domain::waitlist_entry::Entry;
+use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderId, SeatId, SeatStatus};
+use crate::error::Error;
+use crate::store::{OfferWrite, SeatRead};
+use crate::App;
+
+/// The most offers one look makes: what is left is the next look's.
+pub const OFFERS_PER_LOOK: u32 = 32;
+
+/// The most offers one look loses to a seat or an entry that moved
+/// meanwhile before it leaves the rest to the next.
+const LOST_OFFERS_PER_LOOK: u32 = 8;
+
+/// Offers `event`'s free seats to its waiting entries until none fits, or
+/// the look's bounds: how many offers it made. An event with no open
+/// waitlist is offered nothing. On an event with a buyer limit nothing is
+/// offered yet: an offer must count toward its buyer's limit in its own
+/// transaction, which comes with the next part (its entries wait).
+pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
+    let Some(stored) = app.store.read_waitlist(event_id).await? else {
+        return Ok(0);
+    };
+    let waitlist = stored.waitlist;
+    let Some(event) = app.event(event_id).await? else {
+        return Ok(0);
+    };
+    if waitlist.status() != WaitlistStatus::Open || event.buyer_limit.is_some() {
+        return Ok(0);
+    }
+    let (mut made, mut lost) = (0, 0);
+    // Seats the map may still show free (it follows the stream) that this
+    // look has seen taken: its own offers, and seats a lost offer found
+    // held or sold when it read them.
+    let mut taken = HashSet::new();
+    while made < OFFERS_PER_LOOK && lost < LOST_OFFERS_PER_LOOK {
+        let now = crate::world::now();
+        let Some((entry, seats)) = next_offer(app, &event, &waitlist, &taken, now).await? else {
+            break;
+        };
+        let order = offer_order(app, &event.event_id, &waitlist, &entry, seats, now)?;
+        match app.store.make_offer(&entry, &order, now).await? {
+            OfferWrite::Made => {
+                made += 1;
+                taken.extend(order.seats.iter().cloned());
+                tracing::info!(event_id = %event_id, order_id = %order.order_id, seats = order.seats.len(), "waitlist offer made");
+            }
+            OfferWrite::Lost => {
+                lost += 1;
+                taken.extend(taken_since(app, event_id, &order.seats, now).await?);
+            }
+        }
+    }
+    Ok(made)
+}
+
+/// Which of `seats`, read strongly consistently, are not free at `now`:
+/// what a lost offer learns (a lost offer whose seats are all free lost to
+/// its entry, which the next look's heads show).
+async fn taken_since(
+    app: &App,
+    event: &EventId,
+    seats: &[SeatId],
+    now: Millis,
+) -> Result<Vec<SeatId>, Error> {
+    let mut taken = Vec::new();
+    for seat in seats {
+        let free = match app.store.seat_state(event, seat).await? {
+            SeatRead::Seen(Some(state)) => state.visible_status(now) == SeatStatus::Available,
+            SeatRead::Seen(None) => false,
+            SeatRead::Throttled => return Err(Error::StoreUnavailable),
+        };
+        if !free {
+            taken.push(seat.clone());
+        }
+    }
+    Ok(taken)
+}
+
+/// The earliest waiting entry the free seats can fill, and the seats:
+/// the map read strongly consistently less the seats this look saw
+/// `taken`, the heads of just the indexes its free seats could fill, and
+/// each head's entry.
+async fn next_offer(
+    app: &App,
+    event: &Event,
+    waitlist: &Waitlist,
+    taken: &HashSet<SeatId>,
+    now: Millis,
+) -> Result<Option<(Entry, Vec<SeatId>)>, Error> {
+    let read = app.store.seat_map_rows(event, true).await?;
+    let map = crate::domain::seat_map(event, &read.rows, &read.buckets, now);
+    let sections = seated_free(&map, taken);
+    let indexes = fillable_indexes(&sections, waitlist.settings.max_quantity);
+    if indexes.is_empty() {
+        return Ok(None);
+    }
+    let heads = app
+        .store
+        .waiting_heads(&event.event_id, waitlist.generation, &indexes)
+        .await?;
+    let mut waiting = Vec::with_capacity(heads.len());
+    for head in &heads {
+        let entry = app
+            .store
+            .read_entry(&event.event_id, &head.entry, true)
+            .await?;
+        // A place is taken off in the transaction that ends its wait.
+        waiting.extend(entry.filter(|e| e.stored == EntryStatus::Waiting));
+    }
+    let chosen = choose_offer(waiting.iter().map(|e| (e, &e.request)), &sections);
+    Ok(chosen.and_then(|(entry, units)| {
+        offered_seats(event, &units).map(|seats| (entry.clone(), seats))
+    }))
+}
+
+/// The order offering `seats` to `entry`: its id and token secret derived
+/// from the entry under the hold token key (the entry's status derives the
+/// same to hand its holder the token), holding them for `offerSeconds`.
+fn offer_order(
+    app: &App,
+    event: &EventId,
+    waitlist: &Waitlist,
+    entry: &Entry,
+    seats: Vec<SeatId>,
+    now: Millis,
+) -> Result<Order, Error> {
+    let (random, secret) = app.config.token_keys()?.offer_order(&entry.entry_id, event);
+    let offer_seconds = waitlist.settings.offer_seconds;
+    let token = HoldToken::from_secret(event, now.plus_seconds(offer_seconds), secret);
+    Ok(Order::new_offer(
+        event,
+        now,
+        offer_seconds,
+        app.config.expiry_guard_ms,
+        OrderId::from_random(event, random),
+        token.hash(),
+        seats,
+        OfferOf {
+            entry_id: entry.entry_id.clone(),
+            buyer_id: entry.buyer.clone(),
+        },
+    ))
+}

@@ -1,0 +1,97 @@
+//! The waitlist's test helpers: an open waitlist, joins, an entry's own
+//! routes with its token, the organiser's list, and raw looks at the
+//! indexes.
+
+use super::*;
+use serde_json::{json, Value};
+use shared::domain::waitlist_entry::WaitingIndex;
+use shared::domain::{EventId, SectionId};
+
+pub fn entries(event: &str) -> String {
+    format!("/events/{event}/waitlist/entries")
+}
+
+pub async fn put_waitlist(app: &shared::App, event: &str, body: Value) -> Value {
+    let uri = format!("/events/{event}/waitlist");
+    let (status, reply) = send(app, "PUT", &uri, &[], &body.to_string()).await;
+    assert_eq!(status, 200, "{reply}");
+    reply
+}
+
+/// An event with seated sections A and B (one row of 4 each) and an open
+/// waitlist taking up to 4 a entry.
+pub async fn open_event(app: &shared::App) -> String {
+    let plan = plan(&[("A", "1", 4), ("B", "1", 4)], Some(300));
+    let (ev, _) = create_event(app, "wl", &plan).await;
+    put_waitlist(app, &ev, json!({"opens": "now", "maxQuantity": 4})).await;
+    ev
+}
+
+pub async fn join(app: &shared::App, event: &str, buyer: &str, body: Value) -> (u16, Value) {
+    let token = buyer_token(event, buyer);
+    let headers = [("x-buyer-token", token.as_str())];
+    send(app, "POST", &entries(event), &headers, &body.to_string()).await
+}
+
+pub fn entry_uri(event: &str, entry: &Value) -> String {
+    format!("{}/{}", entries(event), entry["entryId"].as_str().unwrap())
+}
+
+pub fn bearer(entry: &Value) -> String {
+    format!("Bearer {}", entry["entryToken"].as_str().unwrap())
+}
+
+/// `method` on the entry's own route with its token: the `200` reply.
+pub async fn as_holder(app: &shared::App, method: &str, event: &str, entry: &Value) -> Value {
+    let auth = bearer(entry);
+    let headers = [("authorization", auth.as_str())];
+    let (status, reply) = send(app, method, &entry_uri(event, entry), &headers, "").await;
+    assert_eq!(status, 200, "{reply}");
+    reply
+}
+
+pub async fn status_of(app: &shared::App, event: &str, entry: &Value) -> Value {
+    as_holder(app, "GET", event, entry).await
+}
+
+pub async fn leave(app: &shared::App, event: &str, entry: &Value) -> Value {
+    as_holder(app, "DELETE", event, entry).await
+}
+
+/// Every page of the organiser's list for `query`, following `next`.
+pub async fn every_page(app: &shared::App, event: &str, query: &str) -> Vec<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let (status, page) = list(app, event, &format!("?{query}{cursor}")).await;
+        assert_eq!(status, 200, "{page}");
+        pages.push(page["entries"].as_array().unwrap().clone());
+        match page["next"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => return pages,
+        }
+    }
+}
+
+pub async fn list(app: &shared::App, event: &str, query: &str) -> (u16, Value) {
+    send(app, "GET", &format!("{}{query}", entries(event)), &[], "").await
+}
+
+/// How many places index `index` of generation 1 holds, read raw.
+pub async fn index_places(app: &shared::App, event: &str, index: &WaitingIndex) -> usize {
+    let event = EventId::parse(event).unwrap();
+    let mut places = 0;
+    for pk in shared::store::waiting_index_partitions(&event, 1, index) {
+        places += partition_items(app, pk).await.len();
+    }
+    places
+}
+
+pub fn index(section: Option<&str>, quantity: u32, together: bool) -> WaitingIndex {
+    WaitingIndex {
+        section: section.map(|s| SectionId::parse(s).unwrap()),
+        quantity,
+        together,
+        wheelchair: 0,
+    }
+}

@@ -1,0 +1,206 @@
+//! A waitlist's offers against a real DynamoDB Local: free seats go to the
+//! earliest-joined waiting entries they fill as ordinary orders already
+//! holding them (the entry's status hands over the hold token), an entry
+//! that cannot be filled keeps its place, an offer cannot be extended,
+//! pays as any order, and a decline or a removal cancels it; two offerers
+//! at once never offer a seat twice.
+
+use crate::common;
+
+use common::waitlist::*;
+use common::*;
+use serde_json::{json, Value};
+use shared::domain::EventId;
+
+/// An event with one row of `seats` in section A and an open waitlist
+/// whose offers hold for 120 s.
+async fn offering_event(app: &shared::App, seats: u32) -> String {
+    let (ev, _) = create_event(app, "of", &plan(&[("A", "1", seats)], Some(300))).await;
+    put_waitlist(app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
+    ev
+}
+
+async fn offer_free(app: &shared::App, event: &str) -> u32 {
+    shared::handlers::offer_free(app, &EventId::parse(event).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn joined(app: &shared::App, event: &str, buyer: &str, ask: Value) -> Value {
+    let (status, entry) = join(app, event, buyer, ask).await;
+    assert_eq!(status, 201, "{entry}");
+    entry
+}
+
+/// The offer an offered entry's status shows, as an order its holder can use.
+fn offered_order(status: &Value) -> TestOrder {
+    let offer = &status["offer"];
+    TestOrder {
+        id: offer["orderId"].as_str().unwrap().to_owned(),
+        token: offer["holdToken"].as_str().unwrap().to_owned(),
+        expires_at: offer["expiresAt"].as_str().unwrap().to_owned(),
+        created_at: String::new(),
+    }
+}
+
+#[tokio::test]
+async fn free_seats_are_offered_as_orders_to_the_earliest_entries_they_fill() {
+    let app = fresh_app().await;
+    let ev = offering_event(&app, 4).await;
+    let pair = joined(&app, &ev, "user:1", json!({"quantity": 2})).await;
+    let three = joined(&app, &ev, "user:2", json!({"quantity": 3})).await;
+    let one = joined(&app, &ev, "user:3", json!({"quantity": 1})).await;
+    let before = shared::world::now();
+    // Two together for the first; three together no longer fit, so the
+    // second keeps its place and the third gets one.
+    assert_eq!(offer_free(&app, &ev).await, 2);
+    let offered = status_of(&app, &ev, &pair).await;
+    assert_eq!(offered["status"], "OFFERED", "{offered}");
+    let seats = offered["offer"]["seats"].as_array().unwrap().clone();
+    assert_eq!(
+        (seats.len(), &offered["offer"]["ga"]),
+        (2, &json!([])),
+        "{offered}"
+    );
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(offered["offer"]["expiresAt"].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis();
+    assert!((before.0 + 120_000..=shared::world::now().0 + 120_000).contains(&expires));
+    assert_eq!(status_of(&app, &ev, &three).await["status"], "WAITING");
+    assert_eq!(status_of(&app, &ev, &one).await["status"], "OFFERED");
+
+    // The hold token opens an ordinary order: its buyer and entry named,
+    // no extension, paid as any order.
+    let order = offered_order(&offered);
+    let (status, read) = get_order(&app, &order).await;
+    assert_eq!(
+        (
+            status,
+            &read["status"],
+            &read["seats"],
+            &read["waitlistEntryId"],
+            &read["buyerId"]
+        ),
+        (
+            200,
+            &json!("PENDING"),
+            &json!(seats),
+            &pair["entryId"],
+            &json!("user:1")
+        ),
+        "{read}"
+    );
+    let (status, refused) = extend(&app, &order, "{}").await;
+    assert_eq!(
+        (status, &refused["error"]),
+        (409, &json!("hold-limit")),
+        "{refused}"
+    );
+    let (status, paid) = confirm(&app, &order.id, "pi_offer_1").await;
+    assert_eq!(status, 200, "{paid}");
+    let bought = status_of(&app, &ev, &pair).await;
+    assert_eq!(
+        (&bought["status"], bought.get("offer")),
+        (&json!("PURCHASED"), None),
+        "{bought}"
+    );
+
+    // A decline cancels the offer and its seat goes on; the seats left
+    // are not together, so the three still wait.
+    let declined = leave(&app, &ev, &one).await;
+    assert_eq!(
+        (&declined["status"], &declined["reason"]),
+        (&json!("ENDED"), &json!("declined")),
+        "{declined}"
+    );
+    assert_eq!(leave(&app, &ev, &one).await, declined, "again the same");
+    assert_eq!(offer_free(&app, &ev).await, 0);
+    assert_eq!(status_of(&app, &ev, &three).await["status"], "WAITING");
+    // The organiser's list shows offers without their token.
+    let (_, listed) = list(&app, &ev, "?status=ENDED").await;
+    assert_eq!(listed["entries"][0]["reason"], "declined", "{listed}");
+}
+
+#[tokio::test]
+async fn two_offerers_at_once_never_offer_a_seat_twice() {
+    let app = fresh_app().await;
+    let ev = offering_event(&app, 3).await;
+    let mut entries = Vec::new();
+    for i in 0..6 {
+        entries.push(joined(&app, &ev, &format!("user:{i}"), json!({})).await);
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        let (app, ev) = (app.clone(), ev.clone());
+        tasks.spawn(async move { offer_free(&app, &ev).await });
+    }
+    let made: u32 = tasks.join_all().await.into_iter().sum();
+    assert_eq!(made, 3, "one offer per free seat");
+    let mut offered_seats = Vec::new();
+    let mut waiting = 0;
+    for entry in &entries {
+        let status = status_of(&app, &ev, entry).await;
+        match status["status"].as_str() {
+            Some("OFFERED") => {
+                offered_seats.extend(status["offer"]["seats"].as_array().unwrap().clone())
+            }
+            Some("WAITING") => waiting += 1,
+            other => panic!("{other:?}: {status}"),
+        }
+    }
+    offered_seats.sort_by_key(|s| s.to_string());
+    offered_seats.dedup();
+    assert_eq!((offered_seats.len(), waiting), (3, 3), "{offered_seats:?}");
+    // The first three joined got them: nobody overtook.
+    for (i, entry) in entries.iter().enumerate() {
+        let expected = if i < 3 { "OFFERED" } else { "WAITING" };
+        assert_eq!(
+            status_of(&app, &ev, entry).await["status"],
+            expected,
+            "entry {i}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_removal_cancels_a_live_offer_and_the_seat_goes_to_the_next() {
+    let app = fresh_app().await;
+    let ev = offering_event(&app, 1).await;
+    let first = joined(&app, &ev, "user:1", json!({})).await;
+    let second = joined(&app, &ev, "user:2", json!({})).await;
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    let removals = format!("/events/{ev}/waitlist/removals");
+    let body = json!({"entryId": first["entryId"]}).to_string();
+    let (status, removed) = send(&app, "POST", &removals, &[], &body).await;
+    assert_eq!(
+        (
+            status,
+            &removed["status"],
+            &removed["reason"],
+            removed.get("offer")
+        ),
+        (200, &json!("ENDED"), &json!("removed"), None),
+        "{removed}"
+    );
+    assert_eq!(
+        send(&app, "POST", &removals, &[], &body).await,
+        (200, removed)
+    );
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    assert_eq!(status_of(&app, &ev, &second).await["status"], "OFFERED");
+}
+
+#[tokio::test]
+async fn nothing_is_offered_without_an_open_waitlist_or_on_a_limited_event() {
+    let app = fresh_app().await;
+    let (armed, _) = create_event(&app, "of", &plan(&[("A", "1", 2)], Some(300))).await;
+    put_waitlist(&app, &armed, json!({"opens": "sold-out"})).await;
+    assert_eq!(offer_free(&app, &armed).await, 0);
+    let plan = json!({"name": "L", "buyerLimit": 2, "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 2}]}]});
+    let (limited, _) = create_event(&app, "of", &plan.to_string()).await;
+    put_waitlist(&app, &limited, json!({"opens": "now"})).await;
+    let entry = joined(&app, &limited, "user:1", json!({})).await;
+    assert_eq!(offer_free(&app, &limited).await, 0);
+    assert_eq!(status_of(&app, &limited, &entry).await["status"], "WAITING");
+}
