@@ -186,7 +186,13 @@ fn offer_reply<'a>(
                 .into_iter()
                 .map(|secret| HoldToken::from_secret(event, order.expires_at, secret))
                 .find(|token| token.matches(&order.token_hash))
-                .ok_or_else(|| Error::Corrupt("an offer's token under no key kept".into()))?;
+                .ok_or_else(|| {
+                    // The offerer's instance may hold a key this one has
+                    // yet to read (a rotation): a retry, or the next
+                    // read of the keys, answers.
+                    tracing::warn!(order_id = %order.order_id, "an offer's token under no key this instance keeps");
+                    Error::SecretsUnavailable
+                })?;
             Some(keys.encode(&order.order_id, &token))
         }
     };

@@ -2,8 +2,8 @@
 //! seats go to the earliest-joined waiting entry they can fill, as an
 //! ordinary order already holding them, made in one transaction with the
 //! entry's move (`Store::make_offer`); the look repeats until nothing
-//! fits. What starts a look (the stream's frees, a tick for expiries)
-//! calls [`offer_free`].
+//! fits, or its bounds. What starts a look (the stream's frees) calls
+//! [`offer_free`].
 
 use std::collections::HashSet;
 
@@ -16,12 +16,19 @@ use crate::error::Error;
 use crate::store::{OfferWrite, SeatRead};
 use crate::App;
 
-/// The most offers one look makes: what is left is the next look's.
+/// The most offers one look makes: what is left waits for the next look.
 pub const OFFERS_PER_LOOK: u32 = 32;
 
 /// The most offers one look loses to a seat or an entry that moved
 /// meanwhile before it leaves the rest to the next.
 const LOST_OFFERS_PER_LOOK: u32 = 8;
+
+/// How long one event's look may go on starting offers: the projector's
+/// batch waits for it, within the function's timeout.
+const LOOK_BUDGET_MS: i64 = 2_000;
+
+/// How many heads' entries one read takes (a BatchGetItem's most).
+const ENTRIES_PER_READ: usize = 100;
 
 /// Offers `event`'s free seats to its waiting entries until none fits, or
 /// the look's bounds: how many offers it made. An event with no open
@@ -39,6 +46,7 @@ pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
     if waitlist.status() != WaitlistStatus::Open || event.buyer_limit.is_some() {
         return Ok(0);
     }
+    let started = crate::world::now();
     let (mut made, mut lost) = (0, 0);
     // Seats the map may still show free (it follows the stream) that this
     // look has seen taken: its own offers, and seats a lost offer found
@@ -46,19 +54,29 @@ pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
     let mut taken = HashSet::new();
     while made < OFFERS_PER_LOOK && lost < LOST_OFFERS_PER_LOOK {
         let now = crate::world::now();
+        if now.0 - started.0 > LOOK_BUDGET_MS {
+            break;
+        }
         let Some((entry, seats)) = next_offer(app, &event, &waitlist, &taken, now).await? else {
             break;
         };
         let order = offer_order(app, &event.event_id, &waitlist, &entry, seats, now)?;
-        match app.store.make_offer(&entry, &order, now).await? {
+        let generation = waitlist.generation;
+        match app
+            .store
+            .make_offer(&entry, &order, generation, now)
+            .await?
+        {
             OfferWrite::Made => {
                 made += 1;
                 taken.extend(order.seats.iter().cloned());
                 tracing::info!(event_id = %event_id, order_id = %order.order_id, seats = order.seats.len(), "waitlist offer made");
             }
-            OfferWrite::Lost => {
+            OfferWrite::Lost { seats } => {
                 lost += 1;
-                taken.extend(taken_since(app, event_id, &order.seats, now).await?);
+                if seats {
+                    taken.extend(taken_since(app, event_id, &order.seats, now).await?);
+                }
             }
         }
     }
@@ -66,8 +84,7 @@ pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
 }
 
 /// Which of `seats`, read strongly consistently, are not free at `now`:
-/// what a lost offer learns (a lost offer whose seats are all free lost to
-/// its entry, which the next look's heads show).
+/// what an offer lost to a seat learns.
 async fn taken_since(
     app: &App,
     event: &EventId,
@@ -91,7 +108,7 @@ async fn taken_since(
 /// The earliest waiting entry the free seats can fill, and the seats:
 /// the map read strongly consistently less the seats this look saw
 /// `taken`, the heads of just the indexes its free seats could fill, and
-/// each head's entry.
+/// their entries, a batch at a time, earliest first, until one fills.
 async fn next_offer(
     app: &App,
     event: &Event,
@@ -110,19 +127,17 @@ async fn next_offer(
         .store
         .waiting_heads(&event.event_id, waitlist.generation, &indexes)
         .await?;
-    let mut waiting = Vec::with_capacity(heads.len());
-    for head in &heads {
-        let entry = app
-            .store
-            .read_entry(&event.event_id, &head.entry, true)
-            .await?;
+    let ids: Vec<_> = heads.into_iter().map(|head| head.entry).collect();
+    for batch in ids.chunks(ENTRIES_PER_READ) {
+        let entries = app.store.read_entries(&event.event_id, batch).await?;
         // A place is taken off in the transaction that ends its wait.
-        waiting.extend(entry.filter(|e| e.stored == EntryStatus::Waiting));
+        let waiting = entries.iter().filter(|e| e.stored == EntryStatus::Waiting);
+        let chosen = choose_offer(waiting.map(|e| (e, &e.request)), &sections);
+        if let Some((entry, units)) = chosen {
+            return Ok(offered_seats(event, &units).map(|seats| (entry.clone(), seats)));
+        }
     }
-    let chosen = choose_offer(waiting.iter().map(|e| (e, &e.request)), &sections);
-    Ok(chosen.and_then(|(entry, units)| {
-        offered_seats(event, &units).map(|seats| (entry.clone(), seats))
-    }))
+    Ok(None)
 }
 
 /// The order offering `seats` to `entry`: its id and token secret derived

@@ -71,6 +71,23 @@ impl Store {
         Ok(item.as_ref().map(parse_entry).transpose()?)
     }
 
+    /// The entries `ids` names, strongly consistent, in `ids`' order (one
+    /// not found is left out): an offer's look at its heads.
+    pub async fn read_entries(
+        &self,
+        event: &EventId,
+        ids: &[EntryId],
+    ) -> Result<Vec<Entry>, Error> {
+        let event_ref = EventRef::of(event);
+        let keys = ids.iter().map(|id| entry_key(&event_ref, id)).collect();
+        let mut by_id: HashMap<EntryId, Entry> = HashMap::new();
+        for item in self.batch_get(keys, true).await? {
+            let entry = parse_entry(&item)?;
+            by_id.insert(entry.entry_id.clone(), entry);
+        }
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
     /// A new entry, its buyer's record (only over the ended entry
     /// `replacing`, or none), its place in the organiser's list and in
     /// each index it waits in, in one transaction: `false` if the buyer's

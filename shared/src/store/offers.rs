@@ -1,14 +1,16 @@
 //! A waitlist's offer, written in one transaction (API.md, "Offers"): the
 //! new order already holding its seats, each seat's claim, the entry's
-//! move from WAITING to OFFERED, and its places in the indexes it waited
-//! in. No seat is in two offers and no entry has two: any of them moved
+//! move from WAITING to OFFERED, its places in the indexes it waited in,
+//! and a check that the waitlist is still the open generation the offerer
+//! read. No seat is in two offers and no entry has two: any of them moved
 //! since the offerer's look cancels the whole, and it looks again.
 
-use super::failures::unavailable_in;
+use super::failures::{unavailable_in, ItemFailure};
 use super::items;
 use super::items::entry::{entry_key, index_keys, offer_made};
 use super::items::order::{create_offer, order_key};
 use super::items::seat::{seat_key, FreeFor};
+use super::items::waitlist::{offering, waitlist_key};
 use super::{Store, Txn};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{EventRef, Millis, Order};
@@ -18,18 +20,23 @@ use crate::error::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OfferWrite {
     Made,
-    /// A seat was taken, or the entry moved (left, removed, offered by
-    /// another offerer), since the look: look again.
-    Lost,
+    /// A seat was taken (`seats`), or the entry moved (left, removed,
+    /// offered by another offerer) or the waitlist ended, since the look:
+    /// look again.
+    Lost {
+        seats: bool,
+    },
 }
 
 impl Store {
     /// Offers `order` (a new PENDING order of `entry`'s buyer holding its
-    /// seats) to the waiting `entry` at `now`, in one transaction.
+    /// seats) to the waiting `entry` of the waitlist's `generation` at
+    /// `now`, in one transaction.
     pub async fn make_offer(
         &self,
         entry: &Entry,
         order: &Order,
+        generation: u64,
         now: Millis,
     ) -> Result<OfferWrite, Error> {
         let event = EventRef::of(&order.event_id);
@@ -39,21 +46,29 @@ impl Store {
                 entry_key(&event, &entry.entry_id),
                 offer_made(&order.order_id, now),
             )?,
+            self.txn_check(waitlist_key(&event), offering(generation))?,
         ];
         for place in index_keys(&event, entry) {
             writes.push(self.txn_delete(place)?);
         }
+        let first_seat = writes.len();
         for seat in &order.seats {
             let claim =
                 items::seat::claim(&order.order_id, order.expires_at, FreeFor::Another, now);
             writes.push(self.txn_update(seat_key(&event, seat), claim)?);
         }
-        match self.transact(writes).await? {
-            Txn::Committed => Ok(OfferWrite::Made),
-            Txn::Cancelled(reasons) => match unavailable_in("offer", &reasons) {
-                Some(e) => Err(e),
-                None => Ok(OfferWrite::Lost),
-            },
+        let reasons = match self.transact(writes).await? {
+            Txn::Committed => return Ok(OfferWrite::Made),
+            Txn::Cancelled(reasons) => reasons,
+        };
+        if let Some(e) = unavailable_in("offer", &reasons) {
+            return Err(e);
         }
+        // The order's id is the entry's own: an order there already is
+        // another offerer's offer to the same entry, which came first.
+        let order_exists = matches!(reasons.first(), Some(Some(ItemFailure::Condition(_))));
+        let seats = reasons.iter().skip(first_seat).any(Option::is_some);
+        tracing::info!(entry_id = %entry.entry_id, order_exists, seats, "a waitlist offer lost to a move since its look");
+        Ok(OfferWrite::Lost { seats })
     }
 }

@@ -583,6 +583,11 @@ async fn offer_paths(ob: &mut Observer) {
         .run("DELETE", &uri, &[("authorization", &bearer)], "")
         .await;
     assert_eq!(declined["reason"], "declined", "{declined}");
+    let (other, other_bearer) = holder(&joined[1]);
+    let (_, offered) = ob
+        .run("GET", &other, &[("authorization", &other_bearer)], "")
+        .await;
+    assert_eq!(offered["status"], "OFFERED", "{offered}");
     let removal = format!("{{\"entryId\":{}}}", joined[1]["entryId"]);
     let (_, removed) = ob
         .run("POST", &format!("{put}/removals"), &[], &removal)

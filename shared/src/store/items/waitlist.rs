@@ -110,6 +110,20 @@ pub(in crate::store) fn parse_waitlist(item: &Item) -> Result<StoredWaitlist, St
 
 // ----- expressions ---------------------------------------------------------
 
+/// An offer's check on the waitlist's main item: still generation
+/// `generation`, open and not deleted (a delete or a new generation during
+/// a look makes its offer lose). Names: `#generation`, `#openedAt`,
+/// `#endedAt`; values: `:generation`.
+pub(in crate::store) fn offering(generation: u64) -> crate::store::expression::Expression {
+    crate::store::expression::Expression::condition(
+        "#generation = :generation AND attribute_exists(#openedAt) AND attribute_not_exists(#endedAt)",
+    )
+    .name("#generation", GENERATION)
+    .name("#openedAt", OPENED_AT)
+    .name("#endedAt", ENDED_AT)
+    .value(":generation", n(generation))
+}
+
 /// The waitlist item as it was read (a whole-item write's condition).
 pub(in crate::store) use super::as_read;
 /// A copy written only over an older one.
