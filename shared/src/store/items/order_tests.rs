@@ -1,4 +1,7 @@
 use super::*;
+use crate::domain::buyer::BuyerId;
+use crate::domain::buyer_limit::BuyerRef;
+use crate::domain::{EventId, VisitorId};
 
 /// An order of a limited event as stored, with `buyer_ref` if given.
 fn item(buyer_ref: Option<&str>) -> Item {
