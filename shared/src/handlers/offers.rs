@@ -8,7 +8,9 @@
 use std::collections::HashSet;
 
 use crate::auth::HoldToken;
-use crate::domain::offer::{choose_offer, fillable_indexes, offered_seats, seated_free};
+use crate::domain::offer::{
+    choose_offer, fillable_indexes, offered_seats, seated_free, SectionFree,
+};
 use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderId, SeatId, SeatStatus};
@@ -47,8 +49,12 @@ pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
         return Ok(0);
     }
     let started = crate::world::now();
+    // The map, read once a look, strongly consistent: what frees a seat
+    // meanwhile starts a look of its own.
+    let read = app.store.seat_map_rows(&event, true).await?;
+    let map = crate::domain::seat_map(&event, &read.rows, &read.buckets, started);
     let (mut made, mut lost) = (0, 0);
-    // Seats the map may still show free (it follows the stream) that this
+    // Seats the map still shows free (it follows the stream) that this
     // look has seen taken: its own offers, and seats a lost offer found
     // held or sold when it read them.
     let mut taken = HashSet::new();
@@ -57,7 +63,8 @@ pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
         if now.0 - started.0 > LOOK_BUDGET_MS {
             break;
         }
-        let Some((entry, seats)) = next_offer(app, &event, &waitlist, &taken, now).await? else {
+        let sections = seated_free(&map, &taken);
+        let Some((entry, seats)) = next_offer(app, &event, &waitlist, &sections).await? else {
             break;
         };
         let order = offer_order(app, &event.event_id, &waitlist, &entry, seats, now)?;
@@ -105,21 +112,17 @@ async fn taken_since(
     Ok(taken)
 }
 
-/// The earliest waiting entry the free seats can fill, and the seats:
-/// the map read strongly consistently less the seats this look saw
-/// `taken`, the heads of just the indexes its free seats could fill, and
-/// their entries, a batch at a time, earliest first, until one fills.
+/// The earliest waiting entry the free seats (`sections`: the look's map
+/// less what it saw taken) can fill, and the seats: the heads of just the
+/// indexes they could fill, and their entries, a batch at a time,
+/// earliest first, until one fills.
 async fn next_offer(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
-    taken: &HashSet<SeatId>,
-    now: Millis,
+    sections: &[SectionFree],
 ) -> Result<Option<(Entry, Vec<SeatId>)>, Error> {
-    let read = app.store.seat_map_rows(event, true).await?;
-    let map = crate::domain::seat_map(event, &read.rows, &read.buckets, now);
-    let sections = seated_free(&map, taken);
-    let indexes = fillable_indexes(&sections, waitlist.settings.max_quantity);
+    let indexes = fillable_indexes(sections, waitlist.settings.max_quantity);
     if indexes.is_empty() {
         return Ok(None);
     }
@@ -132,7 +135,7 @@ async fn next_offer(
         let entries = app.store.read_entries(&event.event_id, batch).await?;
         // A place is taken off in the transaction that ends its wait.
         let waiting = entries.iter().filter(|e| e.stored == EntryStatus::Waiting);
-        let chosen = choose_offer(waiting.map(|e| (e, &e.request)), &sections);
+        let chosen = choose_offer(waiting.map(|e| (e, &e.request)), sections);
         if let Some((entry, units)) = chosen {
             return Ok(offered_seats(event, &units).map(|seats| (entry.clone(), seats)));
         }

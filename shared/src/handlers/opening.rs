@@ -9,14 +9,15 @@ use crate::domain::waitlist::Waitlist;
 use crate::domain::EventRef;
 use crate::error::Error;
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
+use crate::store::StoredWaitlist;
 use crate::Store;
 
 /// Where a look starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Look {
-    /// A copy of the state picked at random, eventually consistent: the
+    /// A copy of the state the caller read, eventually consistent: the
     /// projector's, after every batch of an on-sale.
-    Copy,
+    Copy(StoredWaitlist),
     /// The item itself, strongly consistent: put-waitlist's, over its own
     /// write.
     Item,
@@ -32,14 +33,14 @@ pub(super) async fn open_if_sold_out(
     first: Look,
 ) -> Result<Option<Waitlist>, Error> {
     let mut rounds = Rounds::new("waitlist opening", QUEUE_WRITE_ROUNDS);
+    let mut copy = match first {
+        Look::Copy(read) => Some(read),
+        Look::Item => None,
+    };
     while rounds.next().await.is_some() {
-        let read = match (first, rounds.losses()) {
-            (Look::Copy, 0) => {
-                store
-                    .read_waitlist_copy_of(event, Store::pick_state_copy())
-                    .await?
-            }
-            _ => store.read_waitlist_of(event).await?,
+        let read = match copy.take() {
+            Some(read) => Some(read),
+            None => store.read_waitlist_of(event).await?,
         };
         let Some(stored) = read else {
             return Ok(None);

@@ -34,8 +34,7 @@ pub async fn project_records(app: &App, records: &serde_json::Value) -> serde_js
     let full: Vec<_> = batch.iter().filter_map(store::full_bucket).collect();
     let mut failed = store.project_seat_changes(&changes).await;
     failed.extend(store.note_full_buckets(&full).await);
-    failed.extend(open_sold_out_waitlists(store, batch, &changes).await);
-    failed.extend(offer_freed_seats(app, &changes).await);
+    failed.extend(look_at_waitlists(app, batch, &changes).await);
     tracing::info!(
         records = batch.len(),
         seatChanges = changes.len(),
@@ -50,83 +49,89 @@ pub async fn project_records(app: &App, records: &serde_json::Value) -> serde_js
     serde_json::json!({"batchItemFailures": failures})
 }
 
-/// After a batch is projected: each event whose seats or places the batch
-/// took (a hold or a sale) and whose waitlist is armed for a sell-out is
-/// looked at, and its waitlist opened if nothing is available (API.md,
-/// "Opening, and the waitlist-only sale"). One read of the waitlist per
-/// such event and batch; the map only while it is armed. Returns the
-/// sequence numbers of the records of events whose look a retry can finish
-/// (throttling, an outage: reported as failed, so the stream delivers them
-/// again and the look is taken again).
-async fn open_sold_out_waitlists(
-    store: &Store,
+/// What a batch did to one event's seats and places, for its waitlist.
+#[derive(Default)]
+struct BatchOfEvent {
+    /// It held or sold seats, or changed places: a sell-out may show.
+    took: bool,
+    /// It freed seats: an open waitlist may offer them.
+    freed: bool,
+    /// Its records' sequence numbers (reported failed for a retry).
+    sequences: Vec<String>,
+}
+
+/// After a batch is projected, each event whose seats or places it
+/// changed has a copy of its waitlist's state read, once (eventually
+/// consistent, a copy picked at random: every batch of an on-sale looks,
+/// and the main item would be its hottest key). An armed waitlist is
+/// opened at a sell-out (API.md, "Opening, and the waitlist-only sale")
+/// when the batch took something; an open one is offered what the batch
+/// freed (API.md, "Offers": frees reach the offerer through this reader
+/// of the stream). Returns the sequence numbers of the records of events
+/// whose look a retry can finish (throttling, an outage: reported as
+/// failed, so the stream delivers them again and the look is taken again).
+async fn look_at_waitlists(
+    app: &App,
     batch: &[serde_json::Value],
     changes: &[store::SeatChange],
 ) -> Vec<String> {
-    let mut taking: HashMap<EventRef, Vec<String>> = HashMap::new();
-    let seats = changes
-        .iter()
-        .filter(|change| change.state.is_some())
-        .map(|change| (change.event.clone(), change.sequence.clone()));
-    for (event, sequence) in seats.chain(batch.iter().filter_map(store::bucket_record)) {
-        taking.entry(event).or_default().push(sequence);
+    let mut events: HashMap<EventRef, BatchOfEvent> = HashMap::new();
+    for change in changes {
+        let of_event = events.entry(change.event.clone()).or_default();
+        match change.state {
+            Some(_) => of_event.took = true,
+            None => of_event.freed = true,
+        }
+        of_event.sequences.push(change.sequence.clone());
+    }
+    for (event, sequence) in batch.iter().filter_map(store::bucket_record) {
+        let of_event = events.entry(event).or_default();
+        of_event.took = true;
+        of_event.sequences.push(sequence);
     }
     let mut failed = Vec::new();
-    for (event, sequences) in taking {
-        let look = open_if_sold_out(store, &event, Look::Copy).await;
-        failed.extend(retried("the sell-out look", look.map(|_| ()), sequences));
+    for (event, of_event) in events {
+        let look = look_at_waitlist(app, &event, &of_event).await;
+        failed.extend(retried(look, of_event.sequences));
     }
     failed
 }
 
-/// After a batch is projected: each event whose seats the batch freed
-/// (a drop, a cancel, a decline, a released hold) and whose waitlist is
-/// open is offered what is free (API.md, "Offers": frees reach the
-/// offerer through this reader of the stream). One read of a copy of the
-/// waitlist's state per such event and batch; the offerer's look only
-/// while it is open. Returns the sequence numbers of the records whose
-/// look a retry can finish, as [`open_sold_out_waitlists`] does.
-async fn offer_freed_seats(app: &App, changes: &[store::SeatChange]) -> Vec<String> {
-    let mut freeing: HashMap<EventRef, Vec<String>> = HashMap::new();
-    for change in changes.iter().filter(|change| change.state.is_none()) {
-        let sequences = freeing.entry(change.event.clone()).or_default();
-        sequences.push(change.sequence.clone());
-    }
-    let mut failed = Vec::new();
-    for (event, sequences) in freeing {
-        let look = offer_if_open(app, &event).await;
-        failed.extend(retried("the offerer's look", look, sequences));
-    }
-    failed
-}
-
-/// The offerer's look at `event`, if its waitlist is open (a copy of its
-/// state read first, eventually consistent: the look reads the item).
-async fn offer_if_open(app: &App, event: &EventRef) -> Result<(), Error> {
+/// One event's look after a batch: its waitlist's copy read once, then the
+/// sell-out look (armed, and the batch took something; the map only
+/// then) or the offerer's (open, and the batch freed seats; the look
+/// reads the item).
+async fn look_at_waitlist(
+    app: &App,
+    event: &EventRef,
+    of_event: &BatchOfEvent,
+) -> Result<(), Error> {
     let copy = Store::pick_state_copy();
     let Some(stored) = app.store.read_waitlist_copy_of(event, copy).await? else {
         return Ok(());
     };
-    if stored.waitlist.status() == WaitlistStatus::Open {
+    if of_event.took && stored.waitlist.opens_at_sell_out() {
+        open_if_sold_out(&app.store, event, Look::Copy(stored)).await?;
+    } else if of_event.freed && stored.waitlist.status() == WaitlistStatus::Open {
         offer_free(app, &stored.event_id).await?;
     }
     Ok(())
 }
 
-/// The records to report failed after a look of `what` over them: none
+/// The records to report failed after a waitlist's look over them: none
 /// when it succeeded, or when it failed for a reason of ours (an item it
 /// cannot read would fail every delivery alike: logged, and the event's
 /// next batch looks); all of them when a retry can finish it (throttling,
 /// an outage), so the stream delivers them again.
-fn retried(what: &str, look: Result<(), Error>, sequences: Vec<String>) -> Vec<String> {
+fn retried(look: Result<(), Error>, sequences: Vec<String>) -> Vec<String> {
     match look {
         Ok(()) => Vec::new(),
         Err(e) if e.is_internal() => {
-            tracing::error!(error = %crate::error::chain(&e), "waitlist: {what} failed");
+            tracing::error!(error = %crate::error::chain(&e), "waitlist: the look after a batch failed");
             Vec::new()
         }
         Err(e) => {
-            tracing::warn!(error = %crate::error::chain(&e), "waitlist: {what} will be taken again");
+            tracing::warn!(error = %crate::error::chain(&e), "waitlist: the look after a batch will be taken again");
             sequences
         }
     }
