@@ -9,7 +9,7 @@ use crate::domain::waitlist::Waitlist;
 use crate::domain::EventRef;
 use crate::error::Error;
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
-use crate::store::StoredWaitlist;
+use crate::store::{Listing, StoredWaitlist};
 use crate::Store;
 
 /// Where a look starts.
@@ -60,7 +60,12 @@ pub(super) async fn open_if_sold_out(
         }
         let opened = stored.waitlist.opened(now);
         if store
-            .put_waitlist(&stored.event_id, &opened, Some(stored.version))
+            .put_waitlist(
+                &stored.event_id,
+                &opened,
+                Some(stored.version),
+                Listing::Keep,
+            )
             .await?
         {
             tracing::info!(event_id = %stored.event_id, "waitlist opened at a sell-out");

@@ -43,7 +43,8 @@ pub async fn admit_visitors(
         .checked_sub(now + ADMITTER_DEADLINE_MARGIN_MS)
         .filter(|_| event.context.deadline > 0)
         .map_or(wanted, std::time::Duration::from_millis);
-    let run = admitter.lock().await.run_for(app, wanted.min(left)).await;
+    let mut admitter = admitter.lock().await;
+    let run = erased(admitter.run_for(app, wanted.min(left))).await;
     tracing::info!(
         ticks = run.ticks,
         queues = run.queues,
@@ -51,6 +52,15 @@ pub async fn admit_visitors(
         "admitter run"
     );
     Ok(run)
+}
+
+/// `run` boxed as a trait object: a tick's future is deep, and a
+/// binary's `main` nests it further (its layout query would overflow the
+/// compiler's depth limit otherwise).
+fn erased<'a, T>(
+    run: impl std::future::Future<Output = T> + Send + 'a,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>> {
+    Box::pin(run)
 }
 
 /// Time kept back from the admitter's invocation deadline.

@@ -18,6 +18,7 @@ use crate::domain::{EntryId, EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, query_param};
 use crate::retry::{Rounds, QUEUE_WRITE_ROUNDS};
+use crate::store::Listing;
 use crate::App;
 
 #[derive(Deserialize)]
@@ -128,7 +129,7 @@ pub async fn put_waitlist(app: &App, req: &Request) -> Reply {
         let previous = stored.as_ref().map(|s| s.version);
         if app
             .store
-            .put_waitlist(&event_id, &waitlist, previous)
+            .put_waitlist(&event_id, &waitlist, previous, Listing::List)
             .await?
         {
             // Armed: the event may be sold out already (no write of a seat
@@ -191,7 +192,7 @@ pub async fn delete_waitlist(app: &App, req: &Request) -> Reply {
         let waitlist = stored.waitlist.ended(now);
         if app
             .store
-            .put_waitlist(&event_id, &waitlist, Some(stored.version))
+            .put_waitlist(&event_id, &waitlist, Some(stored.version), Listing::Unlist)
             .await?
         {
             return Ok(ended);

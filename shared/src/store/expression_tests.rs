@@ -1,7 +1,9 @@
 //! The store's expressions, every one: bound exactly, conditions on time
 //! through the shared helpers, and written only in the items' modules.
 
-use super::super::items::{bucket, buyer, event, order, payment, queue, seat, seat_map, visitor};
+use super::super::items::{
+    bucket, buyer, event, order, payment, queue, registry, seat, seat_map, visitor,
+};
 use crate::auth::HoldToken;
 use crate::domain::ga::{PlaceHold, PlaceSale, Take};
 use crate::domain::{
@@ -291,12 +293,12 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         ("queue::as_read new", queue::as_read(None)),
         ("queue::older_copy", queue::older_copy(4)),
         (
-            "queue::list_event",
-            queue::list_event(&EventId::parse("gala")?, true),
+            "registry::list_event",
+            registry::list_event(&EventId::parse("gala")?, true),
         ),
         (
-            "queue::unlist_event",
-            queue::list_event(&EventId::parse("gala")?, false),
+            "registry::unlist_event",
+            registry::list_event(&EventId::parse("gala")?, false),
         ),
         (
             "visitor::admit",

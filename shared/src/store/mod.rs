@@ -87,6 +87,7 @@ mod orders;
 mod projector;
 mod queue;
 mod queue_counts;
+mod registry;
 mod schema;
 mod seat_map;
 mod seeding;
@@ -139,7 +140,7 @@ pub use sold_out::{bucket_record, full_bucket, FullBucket, PartShape, SOLD_OUT_C
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
 pub use visitors::{IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
-pub use waitlist::{StoredWaitlist, WAITLIST_PK_PREFIX};
+pub use waitlist::{Listing, StoredWaitlist, WAITLIST_PK_PREFIX};
 
 impl Store {
     /// Writes `item` unless one is there already (`Ok(false)` then): a

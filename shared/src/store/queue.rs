@@ -11,12 +11,13 @@ use super::errors::{sdk_error, StoreError};
 use super::expression::Expression;
 use super::items;
 use super::items::queue::{
-    queue_copy_key, queue_key, queues_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS,
-    CHECKPOINTS, DRAW_SECRET_VERSION, DRAW_SETTLE_MS, ENDS_AT, EVENTS, GENERATION, INVENTORY,
-    JOIN_COUNTS, LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION,
-    PENDING, PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US,
-    SHARDS, WAITING,
+    queue_copy_key, queue_key, ADMISSION_SECONDS, ADMITTED, ADMIT_PER_MINUTE, BUYERS, CHECKPOINTS,
+    DRAW_SECRET_VERSION, DRAW_SETTLE_MS, ENDS_AT, GENERATION, INVENTORY, JOIN_COUNTS,
+    LAST_ADMISSION_US, LAST_DRAWN, LATE_DRAWN, OPENS_AT, ORDERS_PER_ADMISSION, PENDING,
+    PENDING_RANK, PENDING_SLOT, PENDING_VISITOR, QUEUE_COPIES, REMOVED, RESUMED_US, SHARDS,
+    WAITING,
 };
+use super::items::registry::{list_event, Registry};
 use super::schema::{EVENT_ID, KIND, VERSION};
 use super::value::{n, s, Fields, Item};
 use super::{Store, Txn};
@@ -334,7 +335,7 @@ impl Store {
                 items::queue::older_copy(state.version),
             )?);
         }
-        items.push(self.txn_update(queues_key(), items::queue::list_event(event, true))?);
+        items.push(self.txn_update(Registry::Queues.key(), list_event(event, true))?);
         self.state_txn(items).await
     }
 
@@ -358,7 +359,7 @@ impl Store {
                 items::queue::older_copy(version),
             )?);
         }
-        items.push(self.txn_update(queues_key(), items::queue::list_event(event, false))?);
+        items.push(self.txn_update(Registry::Queues.key(), list_event(event, false))?);
         self.state_txn(items).await
     }
 
@@ -452,23 +453,6 @@ impl Store {
             self.txn_put(visitor, Expression::new_item())?,
         ];
         self.state_txn(items).await
-    }
-
-    /// The events with a queue (the admitter visits each).
-    pub async fn queued_events(&self) -> Result<Vec<EventId>, Error> {
-        let item = self.get_consistent(queues_key()).await?;
-        let Some(item) = item else {
-            return Ok(Vec::new());
-        };
-        let f = Fields::new(&item);
-        let ids = match item.get(EVENTS) {
-            Some(_) => f.string_set(EVENTS)?,
-            None => Vec::new(),
-        };
-        Ok(ids
-            .iter()
-            .filter_map(|id| EventId::parse(id).ok())
-            .collect())
     }
 }
 

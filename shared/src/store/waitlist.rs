@@ -4,6 +4,7 @@
 //! reads a copy.
 
 use super::items::queue::QUEUE_COPIES;
+use super::items::registry::{list_event, Registry};
 use super::items::waitlist::{
     as_read, older_copy, parse_waitlist, waitlist_copy_key, waitlist_item, waitlist_key,
 };
@@ -58,13 +59,15 @@ impl Store {
 
     /// Writes `waitlist` over the one read (`previous`: its version, or
     /// `None` if there was none), on the main item and every copy in one
-    /// transaction: `false` if another write came first (the caller reads
-    /// again).
+    /// transaction, with the offerer's registry when `listing` says so
+    /// (`List`: a put; `Unlist`: a delete; an opening leaves it): `false`
+    /// if another write came first (the caller reads again).
     pub async fn put_waitlist(
         &self,
         event: &EventId,
         waitlist: &Waitlist,
         previous: Option<i64>,
+        listing: Listing,
     ) -> Result<bool, Error> {
         let version = previous.map_or(1, |v| v + 1);
         let event_ref = EventRef::of(event);
@@ -83,6 +86,22 @@ impl Store {
                 older_copy(version),
             )?);
         }
+        if listing != Listing::Keep {
+            let listed = list_event(event, listing == Listing::List);
+            items.push(self.txn_update(Registry::Waitlists.key(), listed)?);
+        }
         self.state_txn(items).await
     }
+}
+
+/// What a write of a waitlist's state does to the offerer's registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// Lists the event (a put: every put, so a waitlist put before the
+    /// registry existed is listed at its next put).
+    List,
+    /// Takes the event off (a delete).
+    Unlist,
+    /// Leaves the registry alone (the opening at a sell-out).
+    Keep,
 }

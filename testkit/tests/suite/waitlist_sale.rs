@@ -41,7 +41,10 @@ async fn opened_ago(app: &shared::App, event: &str, ago_ms: i64) {
         opened_at: Some(opened_at),
         ..stored.waitlist
     };
-    let written = app.store.put_waitlist(&id, &waitlist, Some(stored.version));
+    let keep = shared::store::Listing::Keep;
+    let written = app
+        .store
+        .put_waitlist(&id, &waitlist, Some(stored.version), keep);
     assert!(written.await.unwrap());
 }
 

@@ -11,6 +11,7 @@ pub(super) mod keyed_block;
 pub(super) mod order;
 pub(super) mod payment;
 pub(super) mod queue;
+pub(super) mod registry;
 pub(super) mod seat;
 pub(super) mod seat_map;
 pub(super) mod visitor;

@@ -1,12 +1,11 @@
-//! The on-sale queue's state item (`QUEUE#{ref}`, its copies, and the list
-//! of events with a queue): its keys, its attribute names and its
-//! expressions.
+//! The on-sale queue's state item (`QUEUE#{ref}` and its copies): its
+//! keys, its attribute names and its expressions.
 
 use crate::domain::queue_state::QueueState;
-use crate::domain::{EventId, EventRef};
+use crate::domain::EventRef;
 use crate::store::expression::Expression;
 use crate::store::schema::{PK, SK, VERSION};
-use crate::store::value::{n, s, ss, Item};
+use crate::store::value::{n, s, Item};
 use std::collections::HashMap;
 
 pub const QUEUE_PK_PREFIX: &str = "QUEUE#";
@@ -27,11 +26,6 @@ pub(in crate::store) fn queue_copy_key(event: &EventRef, copy: u8) -> Item {
         (PK.into(), s(format!("{QUEUE_PK_PREFIX}{event}#{copy}"))),
         (SK.into(), s(QUEUE_SK)),
     ])
-}
-
-/// The events that have (or had) a queue, for the admitter to visit.
-pub(in crate::store) fn queues_key() -> Item {
-    HashMap::from([(PK.into(), s("QUEUES")), (SK.into(), s("QUEUES"))])
 }
 
 /// Copies of a queue's state, each under a partition key of its own: every
@@ -96,11 +90,9 @@ pub(in crate::store) const CHECKPOINTS: &str = "checkpoints";
 /// reads (visitors read the copies).
 pub(in crate::store) const JOIN_COUNTS: &str = "joinCounts";
 
-pub(in crate::store) const EVENTS: &str = "events";
-
 // ----- expressions ---------------------------------------------------------
-// The queue's state item (`QUEUE#…`, its copies) and the list of queued
-// events. Names: `#version`, `#events`; values: `:version`, `:event`.
+// The queue's state item (`QUEUE#…`, its copies). Names: `#version`;
+// values: `:version`.
 
 /// The queue item as it was read (a whole-item write's condition).
 pub(in crate::store) use super::as_read;
@@ -123,15 +115,3 @@ pub(in crate::store) fn admitted_on_join(after: &QueueState, read: i64) -> Expre
 
 /// A copy written only over an older one.
 pub(in crate::store) use super::older_copy;
-
-/// Lists (or unlists) `event` among the events with a queue.
-pub(in crate::store) fn list_event(event: &EventId, listed: bool) -> Expression {
-    let text = if listed {
-        "ADD #events :event"
-    } else {
-        "DELETE #events :event"
-    };
-    Expression::update(text)
-        .name("#events", EVENTS)
-        .value(":event", ss(&[event.as_str()]))
-}
