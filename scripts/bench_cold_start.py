@@ -509,7 +509,7 @@ def answer_status(fn, http_status, data):
         return 200, json.dumps(reply)
     if fn == "project-seat-map" and reply.get("batchItemFailures") == []:
         return 200, json.dumps(reply)
-    if fn == "admit-visitors" and reply.get("ticks", 0) >= 1:
+    if fn in ("admit-visitors", "offer-waitlists") and reply.get("ticks", 0) >= 1:
         return 200, json.dumps(reply)
     return None, str(reply)[:200]
 
@@ -531,7 +531,7 @@ def lambda_env(server):
                 SEATCLAIM_ALLOW_DEV_SECRETS="1",
                 # One second of ticks, not the scheduled run's minute: its
                 # first answer then says when the run ended.
-                ADMITTER_RUN_SECONDS="1",
+                ADMITTER_RUN_SECONDS="1", OFFERER_RUN_SECONDS="1",
                 PYTHONDONTWRITEBYTECODE="1", LAMBDA_TASK_ROOT=str(PY_HANDLER_DIR))
 
 

@@ -504,6 +504,9 @@ def waitlist_stages():
             and "entryToken" not in b["entries"][0])]
     yield [("remove-entry", 200, lambda b: b["status"] == "ENDED" and b["reason"] == "removed")]
     yield [("leave-waitlist", 200, lambda b: b["status"] == "ENDED" and b["reason"] == "removed")]
+    # The offerer's tick visits the open waitlist (the put listed it in the
+    # registry); nobody waits, so nothing is offered.
+    yield [("offer-waitlists", 200, lambda b: b["ticks"] >= 1 and b["waitlists"] >= 1 and b["offers"] == 0)]
     yield [("delete-waitlist", 200, lambda b: b == {"eventId": WAITLIST_EVENT, "status": "ENDED"})]
 
 
@@ -598,6 +601,7 @@ def main():
         # sets this).
         "SEATCLAIM_ALLOW_DEV_SECRETS": "1",
         "ADMITTER_RUN_SECONDS": "1",
+        "OFFERER_RUN_SECONDS": "1",
     }}))
 
     passed, failed = 0, 0

@@ -91,6 +91,11 @@ pub struct Config {
     /// run overlaps it and no second goes without a tick (two admitters at
     /// once are harmless: only one commits each tick).
     pub admitter_run_seconds: u32,
+    /// `OFFERER_RUN_SECONDS`: how long one run of the offer-waitlists
+    /// function ticks, overlapping the next minute's run as the admitter's
+    /// does (two offerers at once are harmless: each offer is one
+    /// conditional transaction).
+    pub offerer_run_seconds: u32,
     /// `DRAW_SETTLE_MS`: how long after a queue's opening its first
     /// admission waits, fixed in the queue's settings when it is put.
     pub draw_settle_ms: u32,
@@ -117,7 +122,8 @@ pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
 pub const DEFAULT_CREATE_EVENT_BUDGET_MS: u32 = 20_000;
 pub const DEFAULT_MAX_ORDER_LIFETIME_SECONDS: u32 = 7200;
 pub const DEFAULT_ADMITTER_RUN_SECONDS: u32 = 62;
-/// At most 14 minutes: the admitter function's Lambda timeout must exceed it.
+/// At most 14 minutes: the admitter's and the offerer's function's Lambda
+/// timeout must exceed it (the offerer's run takes the same default and range).
 pub const ADMITTER_RUN_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=840;
 /// The HTTP API's integration timeout (30 s) less a second for the reply
 /// and API Gateway's own hop.
@@ -275,6 +281,7 @@ impl Config {
         let max_order_lifetime_seconds = number(&get, &SETTING_MAX_ORDER_LIFETIME_SECONDS)?;
         let request_budget_ms = number(&get, &SETTING_REQUEST_BUDGET_MS)?;
         let admitter_run_seconds = number(&get, &SETTING_ADMITTER_RUN_SECONDS)?;
+        let offerer_run_seconds = number(&get, &SETTING_OFFERER_RUN_SECONDS)?;
         let draw_settle_ms = number(&get, &SETTING_DRAW_SETTLE_MS)?;
         let queue_shards = queue_shards(&get)?;
         let admission_signing = keys(
@@ -316,6 +323,7 @@ impl Config {
             buyer_keys,
             draw_secrets,
             admitter_run_seconds,
+            offerer_run_seconds,
             draw_settle_ms,
             queue_shards,
         })
@@ -375,7 +383,7 @@ struct Number(&'static str, u32, std::ops::RangeInclusive<u32>);
 /// Every whole-number setting, for the documentation's configuration
 /// tables (testkit's `docs_config` holds API.md's and OPERATIONS.md's rows to
 /// each default and range).
-const NUMBER_SETTINGS: [&Number; 8] = [
+const NUMBER_SETTINGS: [&Number; 9] = [
     &SETTING_HOLD_SECONDS,
     &SETTING_MAX_SEATS_PER_ORDER,
     &SETTING_EXPIRY_GUARD_MS,
@@ -383,6 +391,7 @@ const NUMBER_SETTINGS: [&Number; 8] = [
     &SETTING_MAX_ORDER_LIFETIME_SECONDS,
     &SETTING_REQUEST_BUDGET_MS,
     &SETTING_ADMITTER_RUN_SECONDS,
+    &SETTING_OFFERER_RUN_SECONDS,
     &SETTING_DRAW_SETTLE_MS,
 ];
 
@@ -411,7 +420,7 @@ pub const ALLOW_DEV_SECRETS: &str = "SEATCLAIM_ALLOW_DEV_SECRETS";
 /// [`Config::from_lookup`] asks for (held to it by a test here), the
 /// publisher's bus and the log level. The documentation's configuration
 /// tables must name each (testkit's `docs_config`).
-pub const VARIABLES: [&str; 21] = [
+pub const VARIABLES: [&str; 22] = [
     TABLE_NAME,
     SETTING_HOLD_SECONDS.0,
     SETTING_MAX_SEATS_PER_ORDER.0,
@@ -420,6 +429,7 @@ pub const VARIABLES: [&str; 21] = [
     SETTING_CREATE_EVENT_BUDGET_MS.0,
     SETTING_REQUEST_BUDGET_MS.0,
     SETTING_ADMITTER_RUN_SECONDS.0,
+    SETTING_OFFERER_RUN_SECONDS.0,
     SETTING_DRAW_SETTLE_MS.0,
     QUEUE_SHARDS,
     CONFIRM_SECRET,
@@ -464,6 +474,11 @@ const SETTING_REQUEST_BUDGET_MS: Number = Number(
 );
 const SETTING_ADMITTER_RUN_SECONDS: Number = Number(
     "ADMITTER_RUN_SECONDS",
+    DEFAULT_ADMITTER_RUN_SECONDS,
+    ADMITTER_RUN_SECONDS_RANGE,
+);
+const SETTING_OFFERER_RUN_SECONDS: Number = Number(
+    "OFFERER_RUN_SECONDS",
     DEFAULT_ADMITTER_RUN_SECONDS,
     ADMITTER_RUN_SECONDS_RANGE,
 );

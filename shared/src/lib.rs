@@ -16,6 +16,7 @@ pub mod lambda;
 pub mod live;
 pub mod memory;
 pub mod metrics;
+pub mod offerer;
 pub mod outbox;
 pub mod reason;
 pub mod refund;

@@ -63,12 +63,14 @@ async fn run() -> Result<(), String> {
 
     let sweeper = spawn_sweeper(&app, sweep_every);
     let admitter = spawn_admitter(&app);
+    let offerer = spawn_offerer(&app);
     let finisher = spawn_finisher(&app);
     let (feed, projector) = follow_stream(&dynamodb, &app).await?;
     local::server::run_with_feed(listener, app, Some(feed), stop_signal()).await;
     projector.abort();
     sweeper.abort();
     admitter.abort();
+    offerer.abort();
     finisher.abort();
     drop(dynamodb);
     // Whoever read our output may be gone by now.
@@ -165,6 +167,17 @@ fn spawn_admitter(app: &App) -> JoinHandle<()> {
     let app = app.clone();
     tokio::spawn(async move {
         shared::admitter::Admitter::default()
+            .run_for(&app, Duration::from_secs(u64::from(u32::MAX)))
+            .await;
+    })
+}
+
+/// The waitlists' offerer, ticking as the offer-waitlists function does:
+/// lapsed holds and late joins are offered within a second or two.
+fn spawn_offerer(app: &App) -> JoinHandle<()> {
+    let app = app.clone();
+    tokio::spawn(async move {
+        shared::offerer::Offerer::default()
             .run_for(&app, Duration::from_secs(u64::from(u32::MAX)))
             .await;
     })

@@ -20,6 +20,7 @@ mod free_runs;
 pub mod ga;
 pub mod keyed_block;
 pub mod offer;
+pub mod offer_tick;
 pub mod outbox;
 mod plan;
 pub mod queue;

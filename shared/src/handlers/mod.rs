@@ -9,7 +9,8 @@
 //! - `places`: hold-ga (and finding places, for confirm too)
 //! - `confirm`: the payment backend's signed webhook; `stripe`: Stripe's
 //!   webhook, for sellers paid through Stripe Checkout
-//! - `scheduled`: expire-holds (the sweep) and admit-visitors (the admitter);
+//! - `scheduled`: expire-holds (the sweep), admit-visitors (the admitter)
+//!   and offer-waitlists (the offerer's tick);
 //!   `streams`: project-seat-map, publish-events
 //! - `queue`: put-queue, get-queue, delete-queue, and the JWKS
 //! - `visitors`: join-queue, visitor-status (they sign admissions)
@@ -25,8 +26,9 @@
 //!   sell-out (the projector's and put-waitlist's); `entries`: a waitlist
 //!   entry's status, its reply and its end (the buyer's and the
 //!   organiser's); `cancel`: an order's cancel (cancel-order's, an offer's
-//!   decline); `offers`: the waitlist's offerer (one event's look). Route
-//!   files import only from these eight, never from each other.
+//!   decline). Route files import only from these seven, never from each
+//!   other. The waitlist's offerer (a look, and its tick) is
+//!   `crate::offerer`, which the stream's look and the tick's function call.
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};
@@ -41,7 +43,6 @@ pub(crate) mod draw;
 mod entries;
 pub(crate) mod events;
 mod generation;
-pub(crate) mod offers;
 mod opening;
 pub(crate) mod orders;
 pub(crate) mod places;
@@ -60,9 +61,8 @@ pub(crate) mod waitlist_entries;
 pub use best_available::ROUND_TRIPS as BEST_AVAILABLE_ROUND_TRIPS;
 pub use draw::{DRAW_PAGE_MAX_AGE_SECONDS, MAX_DRAW_PAGE};
 pub use events::SEAT_MAP_MAX_AGE_SECONDS;
-pub use offers::offer_free;
 pub use orders::open_order;
-pub use scheduled::{admit_visitors, expire_holds};
+pub use scheduled::{admit_visitors, expire_holds, offer_waitlists};
 pub use seats::{claim_exactly, get_seat_at, release_exactly};
 pub use streams::{project_records, project_seat_map, publish_events};
 pub use stripe::{ASYNC_PAYMENT_SUCCEEDED, SESSION_COMPLETED};

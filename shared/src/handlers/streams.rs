@@ -5,11 +5,11 @@
 
 use std::collections::HashMap;
 
-use super::offers::offer_free;
 use super::opening::{open_if_sold_out, Look};
 use crate::domain::waitlist::WaitlistStatus;
 use crate::domain::EventRef;
 use crate::error::Error;
+use crate::offerer::offer_free;
 use crate::{metrics, outbox, store, App, Store};
 
 /// The project-seat-map handler: a batch of the table's stream records in
@@ -113,7 +113,7 @@ async fn look_at_waitlist(
     if of_event.took && stored.waitlist.opens_at_sell_out() {
         open_if_sold_out(&app.store, event, Look::Copy(stored)).await?;
     } else if of_event.freed && stored.waitlist.status() == WaitlistStatus::Open {
-        offer_free(app, &stored.event_id).await?;
+        offer_free(app, &stored.event_id, crate::world::now()).await?;
     }
     Ok(())
 }

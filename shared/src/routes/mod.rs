@@ -23,8 +23,9 @@ mod table;
 pub use table::{
     ADMISSION_KEYS, ADMIT_VISITORS, AVAILABILITY, BEST_AVAILABLE, CANCEL_ORDER, CONFIRM,
     CREATE_EVENT, CREATE_ORDER, DROP_SEAT, EXPIRE_HOLDS, EXTEND_ORDER, FUNCTIONS, GET_EVENT,
-    GET_ORDER, GET_QUEUE, GET_SEAT, GET_WAITLIST, HOLD_GA, LIST_SEATS, PROJECT_SEAT_MAP,
-    PUBLISH_EVENTS, QUEUE_ADMIN, QUEUE_VISITORS, STRIPE_PAYMENT, WAITLIST_ADMIN, WAITLIST_ENTRIES,
+    GET_ORDER, GET_QUEUE, GET_SEAT, GET_WAITLIST, HOLD_GA, LIST_SEATS, OFFER_WAITLISTS,
+    PROJECT_SEAT_MAP, PUBLISH_EVENTS, QUEUE_ADMIN, QUEUE_VISITORS, STRIPE_PAYMENT, WAITLIST_ADMIN,
+    WAITLIST_ENTRIES,
 };
 
 /// What a handler's work comes to before the one wrapper ([`answer`])
@@ -403,7 +404,7 @@ mod tests {
         let names: Vec<&str> = sample_names().map(|(_, n)| n).collect();
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(names.len(), unique.len());
-        assert_eq!(names.len(), routes().count() + 4, "4 functions not on HTTP");
+        assert_eq!(names.len(), routes().count() + 5, "5 functions not on HTTP");
         assert!(names.contains(&"draw-list") && names.contains(&"expire-holds"));
     }
 

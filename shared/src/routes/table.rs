@@ -450,6 +450,12 @@ pub const ADMIT_VISITORS: Function = Function {
     trigger: Trigger::Schedule,
 };
 
+pub const OFFER_WAITLISTS: Function = Function {
+    name: "offer-waitlists",
+    needs: Some(Needs::OFFERER),
+    trigger: Trigger::Schedule,
+};
+
 pub const PROJECT_SEAT_MAP: Function = Function {
     name: "project-seat-map",
     needs: Some(Needs::OFFERER),
@@ -489,6 +495,7 @@ pub const FUNCTIONS: &[&Function] = &[
     &WAITLIST_ADMIN,
     &GET_WAITLIST,
     &WAITLIST_ENTRIES,
+    &OFFER_WAITLISTS,
 ];
 
 const fn http(name: &'static str, needs: Needs, routes: &'static [Route]) -> Function {

@@ -234,6 +234,36 @@ impl Store {
         Ok(heads)
     }
 
+    /// The newest join key of each shard of the generation's list
+    /// (eventually consistent: a join shows within a second or so): the
+    /// offerer's tick compares them with its last reading to learn that
+    /// someone joined, at a shard's single item's read.
+    pub async fn newest_joins(
+        &self,
+        event: &EventId,
+        generation: u64,
+    ) -> Result<Vec<Option<String>>, Error> {
+        let event_ref = EventRef::of(event);
+        let mut newest = Vec::new();
+        for shard in 0..ENTRY_SHARDS {
+            let query = self
+                .client
+                .query()
+                .table_name(&*self.table)
+                .scan_index_forward(false)
+                .limit(1);
+            let pk = entry_list_pk(&event_ref, generation, shard);
+            let page = listed_after(pk, None)
+                .on_query(query)
+                .send()
+                .await
+                .map_err(|e| sdk_error("Query", e))?;
+            let key = page.items().first().map(join_key_of).transpose()?;
+            newest.push(key);
+        }
+        Ok(newest)
+    }
+
     /// Up to `limit` places of one shard of the list or of an index after
     /// `after`, strongly consistent (a join answered shows).
     async fn list_shard(

@@ -36,6 +36,22 @@ impl Observer {
         )
     }
 
+    /// Creates event `id` of `plan` and an order holding `seats`: the
+    /// order's id and its `Authorization` value.
+    async fn holding(&mut self, id: &str, plan: &str, seats: &[&str]) -> (String, String) {
+        assert_eq!(
+            self.run("PUT", &format!("/events/{id}"), &[], plan).await.0,
+            201
+        );
+        let (order, auth) = self.order(id).await;
+        for seat in seats {
+            let claim = format!("/orders/{order}/seats/{seat}");
+            let headers = [("authorization", auth.as_str())];
+            assert_eq!(self.run("POST", &claim, &headers, "").await.0, 200);
+        }
+        (order, auth)
+    }
+
     async fn order(&mut self, event: &str) -> (String, String) {
         let (_, o) = self
             .run("POST", &format!("/events/{event}/orders"), &[], "{}")
@@ -528,6 +544,7 @@ async fn entry_paths(ob: &mut Observer, ev: &str) {
         .await;
     assert_eq!(joined.0, 201, "{}", joined.1);
     offer_paths(ob).await;
+    tick_paths(ob).await;
 }
 
 /// The offerer through the projector: two seats held before a waitlist
@@ -537,16 +554,8 @@ async fn entry_paths(ob: &mut Observer, ev: &str) {
 async fn offer_paths(ob: &mut Observer) {
     let ev = "iam-offers";
     let plan = r#"{"name":"O","sections":[{"sectionId":"S","rows":[{"row":"1","count":2}]}]}"#;
-    assert_eq!(
-        ob.run("PUT", &format!("/events/{ev}"), &[], plan).await.0,
-        201
-    );
-    let (order, auth) = ob.order(ev).await;
+    let (order, auth) = ob.holding(ev, plan, &["S-1-1", "S-1-2"]).await;
     let auth = [("authorization", auth.as_str())];
-    for seat in ["S-1-1", "S-1-2"] {
-        let claim = format!("/orders/{order}/seats/{seat}");
-        assert_eq!(ob.run("POST", &claim, &auth, "").await.0, 200);
-    }
     let put = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
     let entries = format!("{put}/entries");
@@ -681,6 +690,70 @@ async fn queue_paths(ob: &mut Observer) {
             .0,
         200
     );
+}
+
+/// The offerer's tick (offer-waitlists): two of three seats held and
+/// projected before the waitlist opens, a pair waiting that the free seat
+/// cannot fill; a join check finds a single's join and offers it the
+/// seat; the order extends unseen by the map, so at the old expiry the
+/// tick's offer of the "lapsed" seats loses and reads them. A section of
+/// places makes the look read its buckets.
+async fn tick_paths(ob: &mut Observer) {
+    let ev = "iam-tick";
+    let plan = r#"{"name":"T","sections":[{"sectionId":"S","rows":[{"row":"1","count":3}]},{"sectionId":"G","capacity":5}]}"#;
+    let (order, auth) = ob.holding(ev, plan, &["S-1-1", "S-1-2"]).await;
+    let auth = [("authorization", auth.as_str())];
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let put = format!("/events/{ev}/waitlist");
+    assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
+    let entries = format!("{put}/entries");
+    let join = |buyer: &str| {
+        let token = common::buyer_token(ev, buyer);
+        (
+            token,
+            format!(
+                "{{\"quantity\":{}}}",
+                if buyer == "user:pair" { 2 } else { 1 }
+            ),
+        )
+    };
+    let (token, body) = join("user:pair");
+    let status = ob
+        .run("POST", &entries, &[("x-buyer-token", &token)], &body)
+        .await
+        .0;
+    assert_eq!(status, 201);
+    let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
+    let mut offerer = shared::offerer::Offerer::default();
+    let now = shared::world::now().0;
+    assert_eq!(ticked(&mut offerer, &offerer_app, now).await, 0);
+    let (token, body) = join("user:one");
+    let status = ob
+        .run("POST", &entries, &[("x-buyer-token", &token)], &body)
+        .await
+        .0;
+    assert_eq!(status, 201);
+    let made = ticked(&mut offerer, &offerer_app, now + 2_000).await;
+    assert_eq!(made, 1, "the single gets the free seat");
+    let (_, read) = ob.run("GET", &format!("/orders/{order}"), &auth, "").await;
+    let lapse = chrono::DateTime::parse_from_rfc3339(read["expiresAt"].as_str().unwrap())
+        .unwrap()
+        .timestamp_millis();
+    let extend = format!("/orders/{order}/extend");
+    assert_eq!(ob.run("POST", &extend, &auth, "{}").await.0, 200);
+    let made = ticked(&mut offerer, &offerer_app, lapse).await;
+    assert_eq!(made, 0, "the held seats are not offered");
+}
+
+/// The offers one tick of every waitlist makes at `at`.
+async fn ticked(offerer: &mut shared::offerer::Offerer, app: &shared::App, at: i64) -> u32 {
+    let looks = offerer
+        .tick_all(app, shared::domain::Millis(at))
+        .await
+        .unwrap();
+    looks.iter().map(|(_, look)| look.made).sum()
 }
 
 /// Publishes `app`'s stream (from its start) through the EventBridge

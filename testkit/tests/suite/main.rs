@@ -45,3 +45,4 @@ mod waitlist;
 mod waitlist_entries;
 mod waitlist_offers;
 mod waitlist_sale;
+mod waitlist_tick;

@@ -324,6 +324,22 @@ async fn every_event_file_runs_through_its_handler() {
         "{body}"
     );
     waitlist_entry_files(&app).await;
+    // The offerer's tick visits the open waitlist (the put listed it);
+    // nobody waits any more, so nothing is offered.
+    let scheduled: Value = serde_json::from_str(&event_text("offer-waitlists")).unwrap();
+    let mut offerer_app = local::iam::attributed(&app, "offer-waitlists");
+    offerer_app.config.offerer_run_seconds = 1;
+    let run = shared::handlers::offer_waitlists(
+        &offerer_app,
+        &tokio::sync::Mutex::default(),
+        lambda_runtime::LambdaEvent::new(scheduled, lambda_runtime::Context::default()),
+    )
+    .await
+    .unwrap();
+    assert!(
+        run.ticks >= 1 && run.waitlists == 1 && run.offers == 0,
+        "{run:?}"
+    );
     let (status, body) = run_event(&app, "delete-waitlist", &[]).await;
     assert_eq!((status, &body["status"]), (200, &"ENDED".into()), "{body}");
 

@@ -21,15 +21,11 @@ async fn offering_event(app: &shared::App, seats: u32) -> String {
 }
 
 async fn offer_free(app: &shared::App, event: &str) -> u32 {
-    shared::handlers::offer_free(app, &EventId::parse(event).unwrap())
+    let now = shared::world::now();
+    shared::offerer::offer_free(app, &EventId::parse(event).unwrap(), now)
         .await
         .unwrap()
-}
-
-async fn joined(app: &shared::App, event: &str, buyer: &str, ask: Value) -> Value {
-    let (status, entry) = join(app, event, buyer, ask).await;
-    assert_eq!(status, 201, "{entry}");
-    entry
+        .made
 }
 
 /// The offer an offered entry's status shows, as an order its holder can use.

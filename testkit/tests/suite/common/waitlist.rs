@@ -33,6 +33,13 @@ pub async fn join(app: &shared::App, event: &str, buyer: &str, body: Value) -> (
     send(app, "POST", &entries(event), &headers, &body.to_string()).await
 }
 
+/// A join that makes a new entry (`201`): the entry.
+pub async fn joined(app: &shared::App, event: &str, buyer: &str, ask: Value) -> Value {
+    let (status, entry) = join(app, event, buyer, ask).await;
+    assert_eq!(status, 201, "{entry}");
+    entry
+}
+
 pub fn entry_uri(event: &str, entry: &Value) -> String {
     format!("{}/{}", entries(event), entry["entryId"].as_str().unwrap())
 }

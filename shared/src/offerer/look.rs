@@ -1,8 +1,8 @@
-//! The waitlist's offerer (API.md, "Offers"): one event's look. Free
-//! seats go to the earliest-joined waiting entry they can fill, as an
-//! ordinary order already holding them, made in one transaction with the
-//! entry's move (`Store::make_offer`); the look repeats until nothing
-//! fits, or its bounds. What starts a look (the stream's frees) calls
+//! One event's look (API.md, "Offers"). Free seats go to the
+//! earliest-joined waiting entry they can fill, as an ordinary order
+//! already holding them, made in one transaction with the entry's move
+//! (`Store::make_offer`); the look repeats until nothing fits, or its
+//! bounds. What starts a look (the stream's frees, the tick) calls
 //! [`offer_free`].
 
 use std::collections::HashSet;
@@ -11,6 +11,7 @@ use crate::auth::HoldToken;
 use crate::domain::offer::{
     choose_offer, fillable_indexes, offered_seats, seated_free, SectionFree,
 };
+use crate::domain::offer_tick::next_lapse;
 use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderId, SeatId, SeatStatus};
@@ -32,62 +33,88 @@ const LOOK_BUDGET_MS: i64 = 2_000;
 /// How many heads' entries one read takes (a BatchGetItem's most).
 const ENTRIES_PER_READ: usize = 100;
 
-/// Offers `event`'s free seats to its waiting entries until none fits, or
-/// the look's bounds: how many offers it made. An event with no open
-/// waitlist is offered nothing. On an event with a buyer limit nothing is
-/// offered yet: an offer must count toward its buyer's limit in its own
-/// transaction, which comes with the next part (its entries wait).
-pub async fn offer_free(app: &App, event_id: &EventId) -> Result<u32, Error> {
+/// What one look did and saw: the offerer's tick keeps it to know when
+/// to look again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OfferLook {
+    pub made: u32,
+    /// It stopped at its bounds: there may be more to offer.
+    pub more: bool,
+    /// The earliest expiry of a hold live at the look (its own offers'
+    /// included).
+    pub next_lapse: Option<Millis>,
+    /// It left seats free that no waiting entry could fill.
+    pub free_left: bool,
+}
+
+/// Offers `event`'s free seats at `now` (the look's start; its clock runs
+/// on from there) to its waiting entries until none fits, or the look's
+/// bounds. An event with no open waitlist is offered nothing. On an event
+/// with a buyer limit nothing is offered yet: an offer must count toward
+/// its buyer's limit in its own transaction, which comes with the next
+/// part (its entries wait).
+pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<OfferLook, Error> {
     let Some(stored) = app.store.read_waitlist(event_id).await? else {
-        return Ok(0);
+        return Ok(OfferLook::default());
     };
     let waitlist = stored.waitlist;
     let Some(event) = app.event(event_id).await? else {
-        return Ok(0);
+        return Ok(OfferLook::default());
     };
     if waitlist.status() != WaitlistStatus::Open || event.buyer_limit.is_some() {
-        return Ok(0);
+        return Ok(OfferLook::default());
     }
-    let started = crate::world::now();
+    let clock = std::time::Instant::now();
     // The map, read once a look, strongly consistent: what frees a seat
     // meanwhile starts a look of its own.
     let read = app.store.seat_map_rows(&event, true).await?;
-    let map = crate::domain::seat_map(&event, &read.rows, &read.buckets, started);
-    let (mut made, mut lost) = (0, 0);
+    let map = crate::domain::seat_map(&event, &read.rows, &read.buckets, now);
+    let mut look = OfferLook {
+        next_lapse: next_lapse(&read.rows, now),
+        ..OfferLook::default()
+    };
+    let mut lost = 0;
     // Seats the map still shows free (it follows the stream) that this
     // look has seen taken: its own offers, and seats a lost offer found
     // held or sold when it read them.
     let mut taken = HashSet::new();
-    while made < OFFERS_PER_LOOK && lost < LOST_OFFERS_PER_LOOK {
-        let now = crate::world::now();
-        if now.0 - started.0 > LOOK_BUDGET_MS {
+    loop {
+        let elapsed = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
+        if look.made >= OFFERS_PER_LOOK || lost >= LOST_OFFERS_PER_LOOK || elapsed > LOOK_BUDGET_MS
+        {
+            look.more = true;
             break;
         }
+        let at = Millis(now.0.saturating_add(elapsed));
         let sections = seated_free(&map, &taken);
         let Some((entry, seats)) = next_offer(app, &event, &waitlist, &sections).await? else {
+            look.free_left = sections.iter().any(SectionFree::has_free);
             break;
         };
-        let order = offer_order(app, &event.event_id, &waitlist, &entry, seats, now)?;
-        let generation = waitlist.generation;
+        let order = offer_order(app, &event.event_id, &waitlist, &entry, seats, at)?;
         match app
             .store
-            .make_offer(&entry, &order, generation, now)
+            .make_offer(&entry, &order, waitlist.generation, at)
             .await?
         {
             OfferWrite::Made => {
-                made += 1;
+                look.made += 1;
+                look.next_lapse = Some(
+                    look.next_lapse
+                        .map_or(order.expires_at, |at| at.min(order.expires_at)),
+                );
                 taken.extend(order.seats.iter().cloned());
                 tracing::info!(event_id = %event_id, order_id = %order.order_id, seats = order.seats.len(), "waitlist offer made");
             }
             OfferWrite::Lost { seats } => {
                 lost += 1;
                 if seats {
-                    taken.extend(taken_since(app, event_id, &order.seats, now).await?);
+                    taken.extend(taken_since(app, event_id, &order.seats, at).await?);
                 }
             }
         }
     }
-    Ok(made)
+    Ok(look)
 }
 
 /// Which of `seats`, read strongly consistently, are not free at `now`:

@@ -1,0 +1,179 @@
+//! The offerer's tick against a real DynamoDB Local: the registry lists
+//! the waitlists it visits; it offers a lapsed hold's seats from the
+//! instant the hold expires, with no sweep and no write to announce them,
+//! and looks no more than its memory says is due; a join while seats sit
+//! free is offered at the next join check; two offerers at once never
+//! offer a seat twice.
+
+use crate::common;
+
+use common::waitlist::*;
+use common::*;
+use serde_json::json;
+use shared::domain::{EventId, Millis};
+use shared::offerer::Offerer;
+
+/// The instant an order's hold lapses, as its reply says.
+fn lapse_of(order: &TestOrder) -> Millis {
+    let at = chrono::DateTime::parse_from_rfc3339(&order.expires_at).unwrap();
+    Millis(at.timestamp_millis())
+}
+
+/// One tick of `event` at `now`: the offers made, or `None` when no look
+/// was due.
+async fn tick(offerer: &mut Offerer, app: &shared::App, event: &str, now: Millis) -> Option<u32> {
+    let event = EventId::parse(event).unwrap();
+    let look = offerer.tick(app, &event, now).await.unwrap();
+    look.map(|look| look.made)
+}
+
+/// An event of one row of `seats` whose first `held` seats an order holds
+/// (projected onto the map), then a waitlist opened at once: the order.
+async fn held_then_open(app: &shared::App, seats: u32, held: u32) -> (String, TestOrder) {
+    let (ev, _) = create_event(app, "tk", &plan(&[("A", "1", seats)], Some(300))).await;
+    let order = order(app, &ev).await;
+    for seat in 1..=held {
+        assert_eq!(claim(app, &order, &format!("A-1-{seat}")).await.0, 200);
+    }
+    local::streams::project_now(app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    put_waitlist(app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
+    (ev, order)
+}
+
+#[tokio::test]
+async fn a_put_lists_the_waitlist_for_the_tick_and_a_delete_takes_it_off() {
+    let app = fresh_app().await;
+    let ev = event(&app, 2, 300).await;
+    let listed = |events: Vec<EventId>| events.iter().any(|e| e.as_str() == ev);
+    assert!(!listed(app.store.waitlisted_events().await.unwrap()));
+    put_waitlist(&app, &ev, json!({"opens": "sold-out"})).await;
+    assert!(listed(app.store.waitlisted_events().await.unwrap()));
+    // Armed, it is visited but never looked at.
+    let mut offerer = Offerer::default();
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, shared::world::now()).await,
+        None
+    );
+    let (status, _) = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
+    assert_eq!(status, 200);
+    assert!(!listed(app.store.waitlisted_events().await.unwrap()));
+    // A put after the delete (a new generation) lists it again.
+    put_waitlist(&app, &ev, json!({"opens": "now"})).await;
+    assert!(listed(app.store.waitlisted_events().await.unwrap()));
+}
+
+#[tokio::test]
+async fn a_lapsed_hold_is_offered_from_its_expiry_with_no_sweep_or_write() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, order) = held_then_open(&app, 2, 2).await;
+    let entry = joined(&app, &ev, "user:1", json!({"quantity": 2})).await;
+    let lapse = lapse_of(&order);
+    let mut offerer = Offerer::default();
+    // The first visit looks: everything is held.
+    let now = shared::world::now();
+    assert_eq!(tick(&mut offerer, &app, &ev, now).await, Some(0));
+    // Nothing is due until the hold lapses, but the refresh: no look.
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(now.0 + 1_000)).await,
+        None
+    );
+    let refresh = now.0 + shared::domain::offer_tick::REFRESH_MS;
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(refresh - 1)).await,
+        None
+    );
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(refresh)).await,
+        Some(0)
+    );
+    let late = Millis(lapse.0 - 20_000);
+    assert_eq!(tick(&mut offerer, &app, &ev, late).await, Some(0));
+    let before = Millis(lapse.0 - 1);
+    assert_eq!(tick(&mut offerer, &app, &ev, before).await, None);
+    assert_eq!(status_of(&app, &ev, &entry).await["status"], "WAITING");
+    // At the instant the seats' holds expire (the order's `expiresAt`) the
+    // tick offers them: nothing swept, nothing projected.
+    let expired = lapse;
+    assert_eq!(tick(&mut offerer, &app, &ev, expired).await, Some(1));
+    let offered = status_of(&app, &ev, &entry).await;
+    assert_eq!(
+        (&offered["status"], &offered["offer"]["seats"]),
+        (&json!("OFFERED"), &json!(["A-1-1", "A-1-2"])),
+        "{offered}"
+    );
+    // The offer's own expiry is the next lapse: nothing is due before it.
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(expired.0 + 1_000)).await,
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_join_while_seats_sit_free_is_offered_at_the_next_join_check() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, _) = held_then_open(&app, 3, 2).await;
+    // One seat free, and the only entry wants two together.
+    joined(&app, &ev, "user:pair", json!({"quantity": 2})).await;
+    let mut offerer = Offerer::default();
+    let now = shared::world::now().0;
+    assert_eq!(tick(&mut offerer, &app, &ev, Millis(now)).await, Some(0));
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(now + 1_000)).await,
+        None
+    );
+    // Nobody joined since the look: the check reads the list's ends and
+    // stops.
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(now + 2_000)).await,
+        None
+    );
+    let single = joined(&app, &ev, "user:one", json!({"quantity": 1})).await;
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(now + 3_000)).await,
+        None
+    );
+    assert_eq!(
+        tick(&mut offerer, &app, &ev, Millis(now + 4_000)).await,
+        Some(1)
+    );
+    let offered = status_of(&app, &ev, &single).await;
+    assert_eq!(offered["offer"]["seats"], json!(["A-1-3"]), "{offered}");
+}
+
+#[tokio::test]
+async fn two_tickers_at_a_lapse_never_offer_a_seat_twice() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, order) = held_then_open(&app, 4, 4).await;
+    let mut entries = Vec::new();
+    for i in 0..6 {
+        entries.push(joined(&app, &ev, &format!("user:{i}"), json!({})).await);
+    }
+    let expired = lapse_of(&order);
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..2 {
+        let (app, ev) = (app.clone(), ev.clone());
+        tasks.spawn(async move {
+            let mut offerer = Offerer::default();
+            tick(&mut offerer, &app, &ev, expired).await.unwrap_or(0)
+        });
+    }
+    let made: u32 = tasks.join_all().await.into_iter().sum();
+    assert_eq!(made, 4, "one offer per lapsed seat");
+    let mut seats = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let status = status_of(&app, &ev, entry).await;
+        let expected = if i < 4 { "OFFERED" } else { "WAITING" };
+        assert_eq!(status["status"], expected, "entry {i}: {status}");
+        seats.extend(
+            status["offer"]["seats"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+        );
+    }
+    seats.sort_by_key(|s| s.to_string());
+    seats.dedup();
+    assert_eq!(seats.len(), 4, "{seats:?}");
+}
