@@ -376,6 +376,8 @@ pub struct OfferOrder {
     pub status: OrderStatus,
     pub expires_at: Millis,
     pub holds_anything: bool,
+    /// Cancelled by the entry's removal.
+    pub removed: bool,
 }
 
 /// An entry's status at `now`, computed where no write is needed: what is
@@ -397,6 +399,7 @@ pub fn entry_status_at(
         (EntryStatus::Offered, Some(order)) => match order.status {
             OrderStatus::Completed => EntryStatus::Purchased,
             OrderStatus::RefundDue => EntryStatus::Ended(EndReason::Refunded),
+            OrderStatus::Cancelled if order.removed => EntryStatus::Ended(EndReason::Removed),
             OrderStatus::Cancelled => EntryStatus::Ended(EndReason::Declined),
             OrderStatus::Pending | OrderStatus::Expired if !order.holds_anything => {
                 EntryStatus::Ended(EndReason::Declined)

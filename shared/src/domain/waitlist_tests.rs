@@ -350,15 +350,22 @@ fn a_join_asks_within_the_rules() {
 
 #[test]
 fn an_entrys_status_is_read_from_its_offers_order() {
-    use EndReason::{Closed, Declined, Left, OfferExpired, Refunded};
+    use EndReason::{Closed, Declined, Left, OfferExpired, Refunded, Removed};
     use EntryStatus::{Ended, Offered, Purchased, Waiting};
     let order = |status, expires_in: i64, holds_anything| {
         Some(OfferOrder {
             status,
             expires_at: at(expires_in),
             holds_anything,
+            removed: false,
         })
     };
+    let removed = Some(OfferOrder {
+        status: OrderStatus::Cancelled,
+        expires_at: at(60),
+        holds_anything: false,
+        removed: true,
+    });
     let now = at(0);
     let cases = [
         (Waiting, None, false, Waiting),
@@ -413,6 +420,8 @@ fn an_entrys_status_is_read_from_its_offers_order() {
             false,
             Ended(Declined),
         ),
+        // The organiser's removal cancelled it: one write says so.
+        (Offered, removed, false, Ended(Removed)),
         (
             Offered,
             order(OrderStatus::Completed, -5, true),

@@ -12,10 +12,12 @@ use crate::App;
 /// Cancels the order read as `stored` at `now` if it may be: what it was
 /// (`Cancelled` as well when it was already), or `None` if it changed
 /// since the read (read it again). A COMPLETED or REFUND_DUE order is
-/// left as it is and its status answered.
+/// left as it is and its status answered. `removal`: an offer cancelled by
+/// its entry's removal, which the order records.
 pub(super) async fn cancel_as_read(
     app: &App,
     stored: &StoredOrder,
+    removal: bool,
 ) -> Result<Option<OrderStatus>, Error> {
     let order = &stored.order;
     match order.status {
@@ -26,7 +28,7 @@ pub(super) async fn cancel_as_read(
     }
     let now = crate::world::now();
     let live = order.is_live(now);
-    if !app.store.cancel_order(stored, live, now).await? {
+    if !app.store.cancel_order(stored, live, now, removal).await? {
         return Ok(None);
     }
     if !live {

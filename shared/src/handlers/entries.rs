@@ -98,6 +98,7 @@ pub(super) fn status_now(read: &ReadEntry, waitlist: &Waitlist, now: Millis) -> 
             status: order.status,
             expires_at: order.expires_at,
             holds_anything: !order.seats.is_empty() || !order.places.is_empty(),
+            removed: order.offer.as_ref().is_some_and(|o| o.removed_at.is_some()),
         }
     });
     let ended = generation_ended(waitlist, &read.entry);
@@ -225,7 +226,7 @@ pub(super) async fn end(
         let done = match ending(status, reason) {
             Ending::AsItStands => return Ok((read, status)),
             Ending::End(reason) => app.store.end_entry(event, &read.entry, reason, now).await?,
-            Ending::Decline => decline(app, event, &read, reason, now).await?,
+            Ending::Decline => decline(app, &read, reason).await?,
         };
         if !done {
             rounds.lost();
@@ -245,24 +246,13 @@ pub(super) async fn end(
     Err(rounds.spent())
 }
 
-/// Declines `read`'s live offer: its order cancelled as read, and for a
-/// removal the entry's end written (`removed`; a leave's decline reads
-/// `declined` from the cancelled order). `false`: something moved first.
-async fn decline(
-    app: &App,
-    event: &EventId,
-    read: &ReadEntry,
-    reason: EndReason,
-    now: Millis,
-) -> Result<bool, Error> {
+/// Declines `read`'s live offer: its order cancelled as read, one write
+/// (the entry reads `declined` from the cancelled order, or `removed` from
+/// a removal's, which the order records). `false`: something moved first.
+async fn decline(app: &App, read: &ReadEntry, reason: EndReason) -> Result<bool, Error> {
     let Some(stored) = &read.offer else {
         return Err(Error::Corrupt("an offered entry without its order".into()));
     };
-    if cancel_as_read(app, stored).await?.is_none() {
-        return Ok(false);
-    }
-    match reason {
-        EndReason::Removed => app.store.end_offered(event, &read.entry, reason, now).await,
-        _ => Ok(true),
-    }
+    let removal = reason == EndReason::Removed;
+    Ok(cancel_as_read(app, stored, removal).await?.is_some())
 }

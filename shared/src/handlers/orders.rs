@@ -510,7 +510,7 @@ pub async fn cancel_order(app: &App, req: &Request) -> Reply {
     let mut rounds = Rounds::new("cancel-order", ORDER_ROUNDS);
     while rounds.next().await.is_some() {
         let (stored, _) = read_own_order(app, req, &order_id).await?;
-        match cancel_as_read(app, &stored).await? {
+        match cancel_as_read(app, &stored, false).await? {
             Some(OrderStatus::Cancelled) => return Ok(cancelled()),
             Some(_) => return Err(Error::OrderNotCancellable),
             None => rounds.lost(),

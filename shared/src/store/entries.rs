@@ -10,9 +10,9 @@ use super::errors::sdk_error;
 use super::failures::{state_write, ItemFailure};
 use super::fan_out::in_order;
 use super::items::entry::{
-    end_offered, end_waiting, entry_buyer_item, entry_buyer_key, entry_item, entry_key,
-    entry_list_pk, index_items, index_keys, list_item, listed_after, named_entry, parse_entry,
-    replaces_record, waiting_index_pk, ENTRY_SHARDS,
+    end_waiting, entry_buyer_item, entry_buyer_key, entry_item, entry_key, entry_list_pk,
+    index_items, index_keys, list_item, listed_after, named_entry, parse_entry, replaces_record,
+    waiting_index_pk, ENTRY_SHARDS,
 };
 use super::schema::SK;
 use super::value::Item;
@@ -138,20 +138,6 @@ impl Store {
             items.push(self.txn_delete(key)?);
         }
         self.state_txn(items).await
-    }
-
-    /// Ends an offered entry for `reason` at `at` (its offer's order
-    /// cancelled first): `false` if it was no longer offered.
-    pub async fn end_offered(
-        &self,
-        event: &EventId,
-        entry: &Entry,
-        reason: EndReason,
-        at: Millis,
-    ) -> Result<bool, Error> {
-        let key = entry_key(&EventRef::of(event), &entry.entry_id);
-        let write = self.txn_update(key, end_offered(reason, at))?;
-        self.state_txn(vec![write]).await
     }
 
     /// Up to `limit` entries of `generation` in join order, from after

@@ -166,7 +166,14 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
             order::change_places(&token, order::Places::Remove, &["p"], 3, now),
         ),
         ("order::extend", order::extend(3, now, now, 1, now)),
-        ("order::cancel", order::cancel(OrderStatus::Pending, 3, now)),
+        (
+            "order::cancel",
+            order::cancel(OrderStatus::Pending, 3, now, false),
+        ),
+        (
+            "order::cancel removal",
+            order::cancel(OrderStatus::Pending, 3, now, true),
+        ),
         ("order::expire", order::expire(3, now)),
         (
             "order::leave_index",

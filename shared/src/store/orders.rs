@@ -153,10 +153,11 @@ impl Store {
         stored: &StoredOrder,
         live: bool,
         now: Millis,
+        removal: bool,
     ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = items::order::cancel(order.status, stored.version, now)
+        let record = items::order::cancel(order.status, stored.version, now, removal)
             .on_update(self.update(order_key(&order.order_id)))
             .build()
             .map_err(build_error("TransactWriteItems"))?;

@@ -281,21 +281,11 @@ pub(in crate::store) fn replaces_record(replacing: Option<&EntryId>) -> Expressi
     }
 }
 
-/// Ends a waiting entry for `reason` at `at`.
+/// Ends a waiting entry for `reason` at `at`. (An offered entry's end is
+/// its order's: cancelled, completed or run out.)
 pub(in crate::store) fn end_waiting(reason: EndReason, at: Millis) -> Expression {
-    ended_from(WAITING, reason, at)
-}
-
-/// Ends an offered entry for `reason` at `at` (the organiser's removal,
-/// once its offer's order is cancelled).
-pub(in crate::store) fn end_offered(reason: EndReason, at: Millis) -> Expression {
-    ended_from(OFFERED, reason, at)
-}
-
-/// Ends an entry stored as `from` for `reason` at `at`.
-fn ended_from(from: &str, reason: EndReason, at: Millis) -> Expression {
     moved(
-        from,
+        WAITING,
         ENDED,
         [(END_REASON, s(reason.as_str())), (ENDED_AT, n(at.0))],
     )

@@ -75,6 +75,8 @@ pub(in crate::store) const BUYER_REF: &str = "buyerRef";
 /// which comes with a limit).
 pub(in crate::store) const WAITLIST_ENTRY_ID: &str = "waitlistEntryId";
 pub(in crate::store) const OFFER_BUYER_ID: &str = "offerBuyerId";
+/// On an offer cancelled by its entry's removal: when.
+pub(in crate::store) const OFFER_REMOVED_AT: &str = "offerRemovedAt";
 
 /// An order's places are members of its `seats` set too,
 /// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
@@ -379,9 +381,27 @@ pub(in crate::store) fn extend(
 }
 
 /// cancel-order: CANCELLED and out of the pending index, if as read (at
-/// `now`).
-pub(in crate::store) fn cancel(seen: OrderStatus, version: i64, now: Millis) -> Expression {
-    transition("SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp")
+/// `now`); an offer cancelled by its entry's removal records when
+/// (`removal`), in the same write.
+pub(in crate::store) fn cancel(
+    seen: OrderStatus,
+    version: i64,
+    now: Millis,
+    removal: bool,
+) -> Expression {
+    let cancelled = transition(if removal {
+        "SET #status = :cancelled, #version = #version + :one, #removedAt = :removedAt REMOVE #shard, #pendingExp"
+    } else {
+        "SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp"
+    });
+    let cancelled = if removal {
+        cancelled
+            .name("#removedAt", OFFER_REMOVED_AT)
+            .value(":removedAt", n(now.0))
+    } else {
+        cancelled
+    };
+    cancelled
         .and(as_read(seen, version))
         .name("#shard", PENDING_SHARD)
         .name("#pendingExp", PENDING_EXPIRES_AT)

@@ -9,7 +9,7 @@ use super::super::keyed_block::parse_keyed_blocks;
 use super::super::visitor::VISITOR_ID;
 use super::{
     parse_place_member, BUYER_ID, BUYER_LIMIT, BUYER_REF, EXTRA_PAYMENT_IDS, HOLDER_DEADLINE,
-    OFFER_BUYER_ID, PLACE_SEPARATOR, REFUND_REASON, USER_ID, WAITLIST_ENTRY_ID,
+    OFFER_BUYER_ID, OFFER_REMOVED_AT, PLACE_SEPARATOR, REFUND_REASON, USER_ID, WAITLIST_ENTRY_ID,
 };
 use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
@@ -124,6 +124,7 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
         entry_id: EntryId::parse(entry).map_err(|_| f.malformed(WAITLIST_ENTRY_ID))?,
         buyer_id: BuyerId::parse(f.str(OFFER_BUYER_ID)?)
             .ok_or_else(|| f.malformed(OFFER_BUYER_ID))?,
+        removed_at: f.opt_i64(OFFER_REMOVED_AT)?.map(Millis),
     }))
 }
 
