@@ -171,7 +171,7 @@ pub fn app_on(client: Client, table: &str) -> App {
         buyer_keys: Some(dev_buyer_keys()),
         draw_secrets: Some(dev_draw_secrets()),
         admitter_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
-        offerer_run_seconds: shared::config::DEFAULT_ADMITTER_RUN_SECONDS,
+        offerer_run_seconds: shared::config::DEFAULT_OFFERER_RUN_SECONDS,
         draw_settle_ms: shared::config::DEFAULT_DRAW_SETTLE_MS,
         queue_shards: shared::config::QueueShards::DEFAULT,
     };

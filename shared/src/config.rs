@@ -122,8 +122,10 @@ pub const DEFAULT_EXPIRY_GUARD_MS: u32 = 2000;
 pub const DEFAULT_CREATE_EVENT_BUDGET_MS: u32 = 20_000;
 pub const DEFAULT_MAX_ORDER_LIFETIME_SECONDS: u32 = 7200;
 pub const DEFAULT_ADMITTER_RUN_SECONDS: u32 = 62;
+/// As the admitter's: a little over the schedule's minute.
+pub const DEFAULT_OFFERER_RUN_SECONDS: u32 = 62;
 /// At most 14 minutes: the admitter's and the offerer's function's Lambda
-/// timeout must exceed it (the offerer's run takes the same default and range).
+/// timeout must exceed it (the offerer's run takes the same range).
 pub const ADMITTER_RUN_SECONDS_RANGE: std::ops::RangeInclusive<u32> = 1..=840;
 /// The HTTP API's integration timeout (30 s) less a second for the reply
 /// and API Gateway's own hop.
@@ -479,7 +481,7 @@ const SETTING_ADMITTER_RUN_SECONDS: Number = Number(
 );
 const SETTING_OFFERER_RUN_SECONDS: Number = Number(
     "OFFERER_RUN_SECONDS",
-    DEFAULT_ADMITTER_RUN_SECONDS,
+    DEFAULT_OFFERER_RUN_SECONDS,
     ADMITTER_RUN_SECONDS_RANGE,
 );
 const SETTING_DRAW_SETTLE_MS: Number = Number(

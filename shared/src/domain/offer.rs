@@ -33,16 +33,6 @@ pub struct SectionFree {
     pub free: Free,
 }
 
-impl SectionFree {
-    /// Whether it has anything free.
-    pub fn has_free(&self) -> bool {
-        match &self.free {
-            Free::Rows(rows) => rows.iter().flatten().any(|free| *free),
-            Free::Places(places) => *places > 0,
-        }
-    }
-}
-
 /// What an offer holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OfferUnits {

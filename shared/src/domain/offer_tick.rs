@@ -2,32 +2,44 @@
 //! fast), pure. The stream starts a look for every write that frees a
 //! seat; what no write announces is left to the tick: a hold whose
 //! `expiresAt` passes (its seat is free from that instant, swept or not),
-//! a look that stopped at its bounds, a waitlist just put or opened, and
-//! joins while seats sit free that nobody waiting could fill. The tick
-//! keeps what its last look saw ([`LastLook`]) and looks again only when
-//! one of those is due, so an idle waitlist costs a copy's read a tick.
+//! a waitlist just put or opened, the holds of the opening's last second,
+//! and joins (seats may sit free that nobody waiting before could fill).
+//! The tick keeps what its last look saw ([`LastLook`]) and looks again
+//! only when one of those is due, so an idle waitlist costs a copy's read
+//! a tick and its list's ends every [`JOIN_CHECK_MS`].
 
 use std::collections::HashMap;
 
 use super::seat_map::{ProjectedSeat, RowProjection};
+use super::waitlist::WAITLIST_ONLY_AFTER_MS;
 use super::{hold_is_live, Millis, RowId, SectionId};
 
 /// How often the tick looks at a waitlist whatever it remembers: a safety
-/// net for what its memory cannot know (a hold made by another instance's
-/// offer expires no sooner than a minute after it is made, so a look this
-/// often sees it before it lapses; a stream look that stopped at its
-/// bounds).
+/// net for holds its memory cannot know. After the opening's settling
+/// ([`OPENING_SETTLE_MS`]) the only new holds are offers (an order's own
+/// re-claims keep its expiry, and an extension only delays a lapse), and
+/// an offer holds at least 60 s: a look this often sees another
+/// instance's offer before it lapses.
 pub const REFRESH_MS: i64 = 30_000;
 
-/// How often the tick asks whether anyone joined while seats sit free:
-/// such a join is offered within this and a tick.
+/// How often the tick asks whether anyone joined (a join may fit seats
+/// that sit free): such a join is offered within this and a tick.
 pub const JOIN_CHECK_MS: i64 = 2_000;
+
+/// After the opening, ordinary holds are taken for one more second, and
+/// the map shows them up to 5 s later: a look this long after the opening
+/// sees every hold but offers, whatever the looks before it saw.
+pub const OPENING_SETTLE_MS: i64 = WAITLIST_ONLY_AFTER_MS + 5_000;
+
+/// How long the tick leaves a waitlist alone after a look failed (a
+/// throttled table is not asked again at every tick).
+pub const FAILED_LOOK_BACKOFF_MS: i64 = 2_000;
 
 /// What the tick's last look at a waitlist saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LastLook {
     /// The waitlist's state version it looked at: a put or an opening
-    /// since makes another look due.
+    /// since (a later version) makes another look due.
     pub version: i64,
     pub at: Millis,
     /// The earliest expiry of a hold live at the look (its own offers'
@@ -35,8 +47,18 @@ pub struct LastLook {
     pub next_lapse: Option<Millis>,
     /// It stopped at its bounds: there may be more to offer.
     pub more: bool,
-    /// It left seats free that no waiting entry could fill: a join may.
-    pub free_left: bool,
+}
+
+/// What the tick knows of a waitlist as it visits it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Visit<'a> {
+    pub last: Option<&'a LastLook>,
+    /// The state's version and opening, as the copy read shows them.
+    pub version: i64,
+    pub opened_at: Option<Millis>,
+    /// When the list's ends were last read.
+    pub joins_checked: Millis,
+    pub now: Millis,
 }
 
 /// Why a look is due.
@@ -44,6 +66,8 @@ pub struct LastLook {
 pub enum Why {
     /// No look yet, or the waitlist was put or opened since.
     Changed,
+    /// The opening's last holds now show on the map.
+    Settled,
     More,
     Lapsed,
     Refresh,
@@ -53,28 +77,48 @@ pub enum Why {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Due {
     Look(Why),
-    /// Seats sit free: look if anyone joined since the last check.
+    /// Look if anyone joined since the last check.
     CheckJoins,
     Nothing,
 }
 
-/// What is due at `now` for a waitlist at state `version`, after `last`
-/// and a join check at `joins_checked`.
-pub fn due(last: Option<&LastLook>, version: i64, joins_checked: Millis, now: Millis) -> Due {
-    let Some(last) = last.filter(|last| last.version == version) else {
+/// What is due at a visit.
+pub fn due(visit: Visit) -> Due {
+    let now = visit.now;
+    // A copy read may lag the one read before it: an older version is no
+    // change.
+    let Some(last) = visit.last.filter(|last| last.version >= visit.version) else {
         return Due::Look(Why::Changed);
     };
-    if last.more {
+    let settled = visit.opened_at.map(|at| Millis(at.0 + OPENING_SETTLE_MS));
+    if settled.is_some_and(|settled| last.at < settled && now >= settled) {
+        Due::Look(Why::Settled)
+    } else if last.more {
         Due::Look(Why::More)
     } else if last.next_lapse.is_some_and(|at| !hold_is_live(at, now)) {
         Due::Look(Why::Lapsed)
     } else if now.0 - last.at.0 >= REFRESH_MS {
         Due::Look(Why::Refresh)
-    } else if last.free_left && now.0 - joins_checked.0 >= JOIN_CHECK_MS {
+    } else if now.0 - visit.joins_checked.0 >= JOIN_CHECK_MS {
         Due::CheckJoins
     } else {
         Due::Nothing
     }
+}
+
+/// Whether the list's ends read now (`newest`: each shard's latest join
+/// keys, newest first) show a join the ones read before (`before`) did
+/// not. A key missing from `before` is a join whatever its place: a join's
+/// key is stamped before its write commits, so a late commit can land
+/// below the newest key seen.
+pub fn joined_since(before: Option<&[Vec<String>]>, newest: &[Vec<String>]) -> bool {
+    let Some(before) = before.filter(|b| b.len() == newest.len()) else {
+        return true;
+    };
+    newest
+        .iter()
+        .zip(before)
+        .any(|(now, then)| now.iter().any(|key| !then.contains(key)))
 }
 
 /// The earliest expiry among the holds `rows` (the map's projection)

@@ -6,7 +6,6 @@ fn last(at: i64) -> LastLook {
         at: Millis(at),
         next_lapse: None,
         more: false,
-        free_left: false,
     }
 }
 
@@ -21,38 +20,76 @@ fn a_look_is_due_only_for_what_no_write_announces() {
         more: true,
         ..quiet
     };
-    let free = LastLook {
-        free_left: true,
-        ..quiet
-    };
-    let checked = Millis(10_000);
-    let cases: [(Option<&LastLook>, i64, i64, Due); 12] = [
-        // Never looked, or the waitlist was put or opened since.
-        (None, 3, 10_000, Due::Look(Why::Changed)),
-        (Some(&quiet), 4, 10_001, Due::Look(Why::Changed)),
-        // Nothing lapses, nothing left, nothing free: nothing until the
-        // refresh.
-        (Some(&quiet), 3, 10_500, Due::Nothing),
-        (Some(&quiet), 3, 39_999, Due::Nothing),
-        (Some(&quiet), 3, 40_000, Due::Look(Why::Refresh)),
+    // (last look, version read, opened at, now, due); joins last checked
+    // at 10,000.
+    type Case<'a> = (Option<&'a LastLook>, i64, Option<i64>, i64, Due);
+    let cases: [Case; 15] = [
+        // Never looked, or the waitlist was put or opened since; a copy
+        // that lags the last read is no change.
+        (None, 3, None, 10_000, Due::Look(Why::Changed)),
+        (Some(&quiet), 4, None, 10_001, Due::Look(Why::Changed)),
+        (Some(&quiet), 2, None, 10_500, Due::Nothing),
+        // Nothing lapses, nothing left: joins are checked every 2 s, and
+        // the refresh comes at 30 s.
+        (Some(&quiet), 3, None, 10_500, Due::Nothing),
+        (Some(&quiet), 3, None, 11_999, Due::Nothing),
+        (Some(&quiet), 3, None, 12_000, Due::CheckJoins),
+        (Some(&quiet), 3, None, 40_000, Due::Look(Why::Refresh)),
         // A hold is live until its expiry instant, exclusive.
-        (Some(&lapsing), 3, 14_999, Due::Nothing),
-        (Some(&lapsing), 3, 15_000, Due::Look(Why::Lapsed)),
+        (Some(&lapsing), 3, None, 14_999, Due::CheckJoins),
+        (Some(&lapsing), 3, None, 15_000, Due::Look(Why::Lapsed)),
         // A look that stopped at its bounds goes on at the next tick.
-        (Some(&more), 3, 10_001, Due::Look(Why::More)),
-        // Free seats nobody fits: joins are checked every two seconds.
-        (Some(&free), 3, 11_999, Due::Nothing),
-        (Some(&free), 3, 12_000, Due::CheckJoins),
-        (Some(&quiet), 3, 12_000, Due::Nothing),
-        (Some(&free), 3, 40_000, Due::Look(Why::Refresh)),
+        (Some(&more), 3, None, 10_001, Due::Look(Why::More)),
+        // Opened at 8,000: the look at 10,000 came before the opening's
+        // holds all showed; one at 14,000 (6 s on) sees them.
+        (Some(&quiet), 3, Some(8_000), 11_000, Due::Nothing),
+        (Some(&quiet), 3, Some(8_000), 13_999, Due::CheckJoins),
+        (
+            Some(&quiet),
+            3,
+            Some(8_000),
+            14_000,
+            Due::Look(Why::Settled),
+        ),
+        // A look since the settling: not again (the joins are simply due).
+        (Some(&last(14_000)), 3, Some(8_000), 14_500, Due::CheckJoins),
+        (Some(&quiet), 3, Some(1_000), 10_500, Due::Nothing),
     ];
-    for (last, version, now, want) in cases {
-        assert_eq!(
-            due(last, version, checked, Millis(now)),
-            want,
-            "{last:?} at version {version}, {now}"
-        );
+    for (last, version, opened_at, now, want) in cases {
+        let visit = Visit {
+            last,
+            version,
+            opened_at: opened_at.map(Millis),
+            joins_checked: Millis(10_000),
+            now: Millis(now),
+        };
+        assert_eq!(due(visit), want, "{visit:?}");
     }
+}
+
+#[test]
+fn a_join_is_any_key_not_read_before_wherever_it_lands() {
+    let keys = |shards: &[&[&str]]| -> Vec<Vec<String>> {
+        shards
+            .iter()
+            .map(|s| s.iter().map(|k| k.to_string()).collect())
+            .collect()
+    };
+    let before = keys(&[&["0005#b", "0003#a"], &[]]);
+    let cases = [
+        (keys(&[&["0005#b", "0003#a"], &[]]), false),
+        // A newer key, in either shard.
+        (keys(&[&["0006#c", "0005#b", "0003#a"], &[]]), true),
+        (keys(&[&["0005#b", "0003#a"], &["0001#d"]]), true),
+        // A join whose write committed late, below the newest key seen.
+        (keys(&[&["0005#b", "0004#e", "0003#a"], &[]]), true),
+        // The oldest fell out of the read's window: nothing new.
+        (keys(&[&["0005#b"], &[]]), false),
+    ];
+    for (newest, want) in cases {
+        assert_eq!(joined_since(Some(&before), &newest), want, "{newest:?}");
+    }
+    assert!(joined_since(None, &before), "nothing read before");
 }
 
 #[test]

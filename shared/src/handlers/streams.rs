@@ -10,6 +10,7 @@ use crate::domain::waitlist::WaitlistStatus;
 use crate::domain::EventRef;
 use crate::error::Error;
 use crate::offerer::offer_free;
+use crate::store::Listing;
 use crate::{metrics, outbox, store, App, Store};
 
 /// The project-seat-map handler: a batch of the table's stream records in
@@ -113,8 +114,31 @@ async fn look_at_waitlist(
     if of_event.took && stored.waitlist.opens_at_sell_out() {
         open_if_sold_out(&app.store, event, Look::Copy(stored)).await?;
     } else if of_event.freed && stored.waitlist.status() == WaitlistStatus::Open {
-        offer_free(app, &stored.event_id, crate::world::now()).await?;
+        let look = offer_free(app, &stored.event_id, crate::world::now()).await?;
+        if look.more {
+            hand_on_to_the_tick(app, event).await?;
+        }
     }
+    Ok(())
+}
+
+/// A look that stopped at its bounds leaves the rest to the offerer's
+/// tick: the waitlist's state is written again as it is, at the next
+/// version, which every tick sees on the copy it reads at its next visit
+/// (a change of version makes a look due). Not the batch taken again: its
+/// look would read a map that does not show this look's offers yet (they
+/// come later in the stream), and lose its writes to them.
+async fn hand_on_to_the_tick(app: &App, event: &EventRef) -> Result<(), Error> {
+    let Some(stored) = app.store.read_waitlist_of(event).await? else {
+        return Ok(());
+    };
+    let (waitlist, version) = (&stored.waitlist, Some(stored.version));
+    // Lost to another write: that one moved the version too.
+    let _ = app
+        .store
+        .put_waitlist(&stored.event_id, waitlist, version, Listing::Keep)
+        .await?;
+    tracing::info!(event_id = %stored.event_id, "waitlist: a look stopped at its bounds; the tick goes on");
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use crate::domain::offer::{
 use crate::domain::offer_tick::next_lapse;
 use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
-use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderId, SeatId, SeatStatus};
+use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderId, SeatId, SeatMap, SeatStatus};
 use crate::error::Error;
 use crate::store::{OfferWrite, SeatRead};
 use crate::App;
@@ -43,8 +43,6 @@ pub struct OfferLook {
     /// The earliest expiry of a hold live at the look (its own offers'
     /// included).
     pub next_lapse: Option<Millis>,
-    /// It left seats free that no waiting entry could fill.
-    pub free_left: bool,
 }
 
 /// Offers `event`'s free seats at `now` (the look's start; its clock runs
@@ -64,15 +62,28 @@ pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<Of
     if waitlist.status() != WaitlistStatus::Open || event.buyer_limit.is_some() {
         return Ok(OfferLook::default());
     }
-    let clock = std::time::Instant::now();
     // The map, read once a look, strongly consistent: what frees a seat
     // meanwhile starts a look of its own.
     let read = app.store.seat_map_rows(&event, true).await?;
     let map = crate::domain::seat_map(&event, &read.rows, &read.buckets, now);
-    let mut look = OfferLook {
+    let look = OfferLook {
         next_lapse: next_lapse(&read.rows, now),
         ..OfferLook::default()
     };
+    offer_from(app, &event, &waitlist, &map, look, now).await
+}
+
+/// The look's offers from `map` (read at `now`), one after another until
+/// nothing fits or the bounds, into `look`.
+async fn offer_from(
+    app: &App,
+    event: &Event,
+    waitlist: &Waitlist,
+    map: &SeatMap,
+    mut look: OfferLook,
+    now: Millis,
+) -> Result<OfferLook, Error> {
+    let clock = std::time::Instant::now();
     let mut lost = 0;
     // Seats the map still shows free (it follows the stream) that this
     // look has seen taken: its own offers, and seats a lost offer found
@@ -83,38 +94,35 @@ pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<Of
         if look.made >= OFFERS_PER_LOOK || lost >= LOST_OFFERS_PER_LOOK || elapsed > LOOK_BUDGET_MS
         {
             look.more = true;
-            break;
+            return Ok(look);
         }
         let at = Millis(now.0.saturating_add(elapsed));
-        let sections = seated_free(&map, &taken);
-        let Some((entry, seats)) = next_offer(app, &event, &waitlist, &sections).await? else {
-            look.free_left = sections.iter().any(SectionFree::has_free);
-            break;
+        let sections = seated_free(map, &taken);
+        let Some((entry, seats)) = next_offer(app, event, waitlist, &sections).await? else {
+            return Ok(look);
         };
-        let order = offer_order(app, &event.event_id, &waitlist, &entry, seats, at)?;
-        match app
+        let order = offer_order(app, &event.event_id, waitlist, &entry, seats, at)?;
+        let write = app
             .store
-            .make_offer(&entry, &order, waitlist.generation, at)
-            .await?
-        {
+            .make_offer(&entry, &order, waitlist.generation, at);
+        match write.await? {
             OfferWrite::Made => {
                 look.made += 1;
-                look.next_lapse = Some(
-                    look.next_lapse
-                        .map_or(order.expires_at, |at| at.min(order.expires_at)),
-                );
+                let lapse = look
+                    .next_lapse
+                    .map_or(order.expires_at, |l| l.min(order.expires_at));
+                look.next_lapse = Some(lapse);
                 taken.extend(order.seats.iter().cloned());
-                tracing::info!(event_id = %event_id, order_id = %order.order_id, seats = order.seats.len(), "waitlist offer made");
+                tracing::info!(event_id = %event.event_id, order_id = %order.order_id, seats = order.seats.len(), "waitlist offer made");
             }
             OfferWrite::Lost { seats } => {
                 lost += 1;
                 if seats {
-                    taken.extend(taken_since(app, event_id, &order.seats, at).await?);
+                    taken.extend(taken_since(app, &event.event_id, &order.seats, at).await?);
                 }
             }
         }
     }
-    Ok(look)
 }
 
 /// Which of `seats`, read strongly consistently, are not free at `now`:

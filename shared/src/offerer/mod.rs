@@ -1,10 +1,11 @@
 //! The offerer's tick (API.md, "Offers", how fast): every [`TICK_MS`] it
 //! visits each waitlist the registry lists and, when its memory of the
-//! last look says one is due ([`due`]), looks for seats to offer through
-//! one event's look ([`offer_free`], which the stream's frees start too). The stream starts a look for
-//! each write that frees a seat; the tick covers what no write announces:
-//! a hold whose `expiresAt` passes, a look that stopped at its bounds, a
-//! waitlist just put or opened, and joins while seats sit free.
+//! last look says one is due (`domain::offer_tick::due`), looks for seats
+//! to offer through one event's look ([`offer_free`], which the stream's
+//! frees start too). The tick covers what no write announces: a hold
+//! whose `expiresAt` passes, a waitlist just put or opened, and joins
+//! (they may fit seats that sit free); and a look that stopped at its
+//! bounds goes on at the next tick.
 //!
 //! On AWS it runs in the offer-waitlists function, started every minute
 //! by an EventBridge schedule and ticking for that minute; `make dev`
@@ -12,65 +13,56 @@
 //! offer is one conditional transaction. Tests call [`Offerer::tick`]
 //! with their own clock.
 
-use std::collections::HashMap;
-use std::time::Duration;
+mod look;
+mod seen;
 
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
 use serde::Serialize;
 
-use crate::domain::offer_tick::{due, Due, LastLook};
-use crate::domain::waitlist::WaitlistStatus;
-use crate::domain::{EventId, EventRef, Millis};
+use crate::domain::{EventId, Millis};
 use crate::error::Error;
 use crate::store::Store;
 use crate::App;
+use seen::{visit, Seen};
 
-mod look;
-pub use look::{offer_free, OfferLook};
+pub use look::{offer_free, OfferLook, OFFERS_PER_LOOK};
 
 /// How often the offerer visits each waitlist: twice within the second
 /// the contract allows an expiry to wait for its tick.
 pub const TICK_MS: u64 = 500;
 
-/// What the offerer remembers of one waitlist between ticks.
-#[derive(Debug)]
-struct Seen {
-    generation: u64,
-    last: Option<LastLook>,
-    /// The newest join of each shard of the list at the last check.
-    joins: Option<Vec<Option<String>>>,
-    joins_checked: Millis,
-}
-
-impl Seen {
-    /// Nothing seen of `generation` yet: a look is due.
-    fn new(generation: u64) -> Self {
-        Self {
-            generation,
-            last: None,
-            joins: None,
-            joins_checked: Millis(0),
-        }
-    }
-}
+/// Waitlists visited at once: a look may take a second or two, and one
+/// busy waitlist must not hold up the others' ticks.
+const VISITS_AT_ONCE: usize = 8;
 
 /// What one run of the offerer did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffererRun {
     pub ticks: u64,
-    /// Waitlists visited at the last tick.
+    /// Open waitlists at the last tick.
     pub waitlists: usize,
     pub looks: u64,
     pub offers: u64,
 }
 
-/// The offerer's memory of every waitlist it visits.
+/// The offerer's memory of every open waitlist it visits, and the copy of
+/// their states it reads (one, so a copy that lags never takes back a
+/// version it has seen).
 #[derive(Debug, Default)]
 pub struct Offerer {
     seen: HashMap<EventId, Seen>,
+    copy: Option<u8>,
 }
 
 impl Offerer {
+    fn copy(&mut self) -> u8 {
+        *self.copy.get_or_insert_with(Store::pick_state_copy)
+    }
+
     /// One tick of `event`'s waitlist at `now`: the look it took, if one
     /// was due.
     pub async fn tick(
@@ -79,61 +71,45 @@ impl Offerer {
         event: &EventId,
         now: Millis,
     ) -> Result<Option<OfferLook>, Error> {
-        let copy = Store::pick_state_copy();
-        let read = app
-            .store
-            .read_waitlist_copy_of(&EventRef::of(event), copy)
-            .await?;
-        let Some(stored) = read.filter(|s| s.waitlist.status() == WaitlistStatus::Open) else {
-            self.seen.remove(event);
-            return Ok(None);
-        };
-        let generation = stored.waitlist.generation;
-        let seen = self
-            .seen
-            .entry(event.clone())
-            .or_insert_with(|| Seen::new(generation));
-        if seen.generation != generation {
-            *seen = Seen::new(generation);
+        let copy = self.copy();
+        let (memory, outcome) = visit(app, event, copy, self.seen.remove(event), now).await;
+        if let Some(memory) = memory {
+            self.seen.insert(event.clone(), memory);
         }
-        let due = due(seen.last.as_ref(), stored.version, seen.joins_checked, now);
-        if due == Due::Nothing {
-            return Ok(None);
-        }
-        // The list's ends, read before the look: a join after this read is
-        // a change the next check sees, one before it the look sees (its
-        // reads are strongly consistent and come after).
-        let newest = app.store.newest_joins(event, generation).await?;
-        seen.joins_checked = now;
-        let joined = seen.joins.as_ref() != Some(&newest);
-        seen.joins = Some(newest);
-        if due == Due::CheckJoins && !joined {
-            return Ok(None);
-        }
-        // A look that fails is taken again at the next tick.
-        seen.last = None;
-        let look = offer_free(app, event, now).await?;
-        seen.last = Some(LastLook {
-            version: stored.version,
-            at: now,
-            next_lapse: look.next_lapse,
-            more: look.more,
-            free_left: look.free_left,
-        });
-        Ok(Some(look))
+        outcome
     }
 
-    /// A tick of every listed waitlist, one after another: the looks taken.
+    /// A tick of every listed waitlist from `now`, [`VISITS_AT_ONCE`] at a
+    /// time, each on the clock as it starts: the looks taken.
     pub async fn tick_all(
         &mut self,
         app: &App,
         now: Millis,
     ) -> Result<Vec<(EventId, OfferLook)>, Error> {
         let events = app.store.waitlisted_events().await?;
-        self.seen.retain(|event, _| events.contains(event));
+        let copy = self.copy();
+        // Memories of events no longer listed are dropped with this map.
+        let mut seen = std::mem::take(&mut self.seen);
+        let clock = Instant::now();
+        let visits = events.into_iter().map(|event| {
+            let memory = seen.remove(&event);
+            async move {
+                let elapsed = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
+                let at = Millis(now.0.saturating_add(elapsed));
+                let (memory, outcome) = visit(app, &event, copy, memory, at).await;
+                (event, memory, outcome)
+            }
+        });
+        let visited: Vec<_> = futures_util::stream::iter(visits)
+            .buffer_unordered(VISITS_AT_ONCE)
+            .collect()
+            .await;
         let mut looks = Vec::new();
-        for event in events {
-            match self.tick(app, &event, now).await {
+        for (event, memory, outcome) in visited {
+            if let Some(memory) = memory {
+                self.seen.insert(event.clone(), memory);
+            }
+            match outcome {
                 Ok(Some(look)) => looks.push((event, look)),
                 Ok(None) => {}
                 Err(e) => {

@@ -43,6 +43,11 @@ pub struct EntryPage {
     pub next: Option<String>,
 }
 
+/// How many of each list shard's latest joins the tick's check reads: a
+/// join that commits late lands among them unless this many joined after
+/// it in its shard (and then the check sees those).
+const NEWEST_JOINS: i32 = 32;
+
 impl Store {
     /// The entry the buyer's record names in `generation`, read strongly
     /// consistently (`None`: the buyer has not joined it).
@@ -220,15 +225,17 @@ impl Store {
         Ok(heads)
     }
 
-    /// The newest join key of each shard of the generation's list
-    /// (eventually consistent: a join shows within a second or so): the
-    /// offerer's tick compares them with its last reading to learn that
-    /// someone joined, at a shard's single item's read.
+    /// The latest [`NEWEST_JOINS`] join keys of each shard of the
+    /// generation's list, newest first (eventually consistent: a join
+    /// shows within a second or so): the offerer's tick compares them with
+    /// its last reading to learn that someone joined, a join whose write
+    /// committed after a later-stamped one's included, at about one read
+    /// unit a shard.
     pub async fn newest_joins(
         &self,
         event: &EventId,
         generation: u64,
-    ) -> Result<Vec<Option<String>>, Error> {
+    ) -> Result<Vec<Vec<String>>, Error> {
         let event_ref = EventRef::of(event);
         let mut newest = Vec::new();
         for shard in 0..ENTRY_SHARDS {
@@ -237,15 +244,15 @@ impl Store {
                 .query()
                 .table_name(&*self.table)
                 .scan_index_forward(false)
-                .limit(1);
+                .limit(NEWEST_JOINS);
             let pk = entry_list_pk(&event_ref, generation, shard);
             let page = listed_after(pk, None)
                 .on_query(query)
                 .send()
                 .await
                 .map_err(|e| sdk_error("Query", e))?;
-            let key = page.items().first().map(join_key_of).transpose()?;
-            newest.push(key);
+            let keys = page.items().iter().map(join_key_of);
+            newest.push(keys.collect::<Result<Vec<_>, _>>()?);
         }
         Ok(newest)
     }

@@ -11,7 +11,7 @@ use common::waitlist::*;
 use common::*;
 use serde_json::json;
 use shared::domain::{EventId, Millis};
-use shared::offerer::Offerer;
+use shared::offerer::{OfferLook, Offerer};
 
 /// The instant an order's hold lapses, as its reply says.
 fn lapse_of(order: &TestOrder) -> Millis {
@@ -19,12 +19,28 @@ fn lapse_of(order: &TestOrder) -> Millis {
     Millis(at.timestamp_millis())
 }
 
+/// One tick of `event` at `now`: the look it took, if one was due.
+async fn look(
+    offerer: &mut Offerer,
+    app: &shared::App,
+    event: &str,
+    now: Millis,
+) -> Option<OfferLook> {
+    let event = EventId::parse(event).unwrap();
+    offerer.tick(app, &event, now).await.unwrap()
+}
+
 /// One tick of `event` at `now`: the offers made, or `None` when no look
 /// was due.
 async fn tick(offerer: &mut Offerer, app: &shared::App, event: &str, now: Millis) -> Option<u32> {
-    let event = EventId::parse(event).unwrap();
-    let look = offerer.tick(app, &event, now).await.unwrap();
-    look.map(|look| look.made)
+    look(offerer, app, event, now).await.map(|look| look.made)
+}
+
+/// An instant after the opening's holds have all settled on the map (the
+/// tick looks once more then): a test's first look from here is its last
+/// until something else is due.
+fn settled() -> i64 {
+    shared::world::now().0 + shared::domain::offer_tick::OPENING_SETTLE_MS
 }
 
 /// An event of one row of `seats` whose first `held` seats an order holds
@@ -62,6 +78,15 @@ async fn a_put_lists_the_waitlist_for_the_tick_and_a_delete_takes_it_off() {
     // A put after the delete (a new generation) lists it again.
     put_waitlist(&app, &ev, json!({"opens": "now"})).await;
     assert!(listed(app.store.waitlisted_events().await.unwrap()));
+    // Open with nobody in its list: no look (no map read) until someone
+    // joins, and the next join check offers the first.
+    let now = settled();
+    assert_eq!(tick(&mut offerer, &app, &ev, Millis(now)).await, None);
+    joined(&app, &ev, "user:first", json!({})).await;
+    let soon = Millis(now + 1_000);
+    assert_eq!(tick(&mut offerer, &app, &ev, soon).await, None);
+    let checked = Millis(now + 2_000);
+    assert_eq!(tick(&mut offerer, &app, &ev, checked).await, Some(1));
 }
 
 #[tokio::test]
@@ -72,7 +97,7 @@ async fn a_lapsed_hold_is_offered_from_its_expiry_with_no_sweep_or_write() {
     let lapse = lapse_of(&order);
     let mut offerer = Offerer::default();
     // The first visit looks: everything is held.
-    let now = shared::world::now();
+    let now = Millis(settled());
     assert_eq!(tick(&mut offerer, &app, &ev, now).await, Some(0));
     // Nothing is due until the hold lapses, but the refresh: no look.
     assert_eq!(
@@ -96,14 +121,21 @@ async fn a_lapsed_hold_is_offered_from_its_expiry_with_no_sweep_or_write() {
     // At the instant the seats' holds expire (the order's `expiresAt`) the
     // tick offers them: nothing swept, nothing projected.
     let expired = lapse;
-    assert_eq!(tick(&mut offerer, &app, &ev, expired).await, Some(1));
+    let offering = look(&mut offerer, &app, &ev, expired).await.unwrap();
+    assert_eq!(offering.made, 1);
     let offered = status_of(&app, &ev, &entry).await;
     assert_eq!(
         (&offered["status"], &offered["offer"]["seats"]),
         (&json!("OFFERED"), &json!(["A-1-1", "A-1-2"])),
         "{offered}"
     );
-    // The offer's own expiry is the next lapse: nothing is due before it.
+    // The offer's own expiry is the next lapse.
+    let offer_expiry = offered["offer"]["expiresAt"].as_str().unwrap();
+    let offer_expiry = chrono::DateTime::parse_from_rfc3339(offer_expiry).unwrap();
+    assert_eq!(
+        offering.next_lapse,
+        Some(Millis(offer_expiry.timestamp_millis()))
+    );
     assert_eq!(
         tick(&mut offerer, &app, &ev, Millis(expired.0 + 1_000)).await,
         None
@@ -117,7 +149,7 @@ async fn a_join_while_seats_sit_free_is_offered_at_the_next_join_check() {
     // One seat free, and the only entry wants two together.
     joined(&app, &ev, "user:pair", json!({"quantity": 2})).await;
     let mut offerer = Offerer::default();
-    let now = shared::world::now().0;
+    let now = settled();
     assert_eq!(tick(&mut offerer, &app, &ev, Millis(now)).await, Some(0));
     assert_eq!(
         tick(&mut offerer, &app, &ev, Millis(now + 1_000)).await,
@@ -151,13 +183,15 @@ async fn two_tickers_at_a_lapse_never_offer_a_seat_twice() {
         entries.push(joined(&app, &ev, &format!("user:{i}"), json!({})).await);
     }
     let expired = lapse_of(&order);
+    // Each has looked once already (everything held): what starts their
+    // looks at the lapse is the lapse.
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..2 {
+        let mut offerer = Offerer::default();
+        let before = Millis(expired.0 - 10_000);
+        assert_eq!(tick(&mut offerer, &app, &ev, before).await, Some(0));
         let (app, ev) = (app.clone(), ev.clone());
-        tasks.spawn(async move {
-            let mut offerer = Offerer::default();
-            tick(&mut offerer, &app, &ev, expired).await.unwrap_or(0)
-        });
+        tasks.spawn(async move { tick(&mut offerer, &app, &ev, expired).await.unwrap_or(0) });
     }
     let made: u32 = tasks.join_all().await.into_iter().sum();
     assert_eq!(made, 4, "one offer per lapsed seat");
@@ -176,4 +210,98 @@ async fn two_tickers_at_a_lapse_never_offer_a_seat_twice() {
     seats.sort_by_key(|s| s.to_string());
     seats.dedup();
     assert_eq!(seats.len(), 4, "{seats:?}");
+}
+
+/// The projector's look after a batch that freed more seats than one look
+/// offers stops at its bounds and hands the rest on to the tick: the
+/// waitlist's state is written again, and the version the tick reads next
+/// makes it look (not the batch taken again: its look would read a map
+/// that does not show the first look's offers yet).
+#[tokio::test]
+async fn a_stream_look_stopped_at_its_bounds_hands_on_to_the_tick() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let rows: Vec<(String, u32)> = (1..=4).map(|r| (r.to_string(), 10)).collect();
+    let rows: Vec<(&str, &str, u32)> = rows.iter().map(|(r, n)| ("A", r.as_str(), *n)).collect();
+    let (ev, _) = create_event(&app, "tb", &plan(&rows, Some(300))).await;
+    let mut orders = Vec::new();
+    for row in 1..=4 {
+        let holder = order(&app, &ev).await;
+        for seat in 1..=10 {
+            let seat = format!("A-{row}-{seat}");
+            assert_eq!(claim(&app, &holder, &seat).await.0, 200);
+        }
+        orders.push(holder);
+    }
+    let follower = follow_stream(&app).await;
+    local::streams::project_new(&follower, &app).await.unwrap();
+    put_waitlist(&app, &ev, json!({"opens": "now"})).await;
+    let wanting = shared::offerer::OFFERS_PER_LOOK + 2;
+    let mut entries = Vec::new();
+    for i in 0..wanting {
+        entries.push(joined(&app, &ev, &format!("user:{i}"), json!({})).await);
+    }
+    // The tick has looked (everything held), and nothing is due for it.
+    let mut offerer = Offerer::default();
+    let now = settled();
+    assert_eq!(tick(&mut offerer, &app, &ev, Millis(now)).await, Some(0));
+    for holder in &orders {
+        assert_eq!(cancel(&app, holder).await.0, 200);
+    }
+    let id = EventId::parse(&ev).unwrap();
+    let version = |app: &shared::App| {
+        let id = id.clone();
+        let app = app.clone();
+        async move { app.store.read_waitlist(&id).await.unwrap().unwrap().version }
+    };
+    let before = version(&app).await;
+    // The projector frees the seats and looks, all in one batch: the
+    // bounds stop it.
+    let records = std::sync::Mutex::new(Vec::new());
+    follower
+        .catch_up(|batch| {
+            let mut records = records.lock().unwrap();
+            records.extend(batch["Records"].as_array().cloned().unwrap_or_default());
+            async {}
+        })
+        .await
+        .unwrap();
+    let batch = json!({"Records": records.into_inner().unwrap()});
+    let projector = local::iam::attributed(&app, "project-seat-map");
+    let reply = shared::handlers::project_records(&projector, &batch).await;
+    assert_eq!(reply["batchItemFailures"], json!([]), "{reply}");
+    let offered = |entries: &[serde_json::Value]| {
+        let (app, ev) = (app.clone(), ev.clone());
+        let entries = entries.to_vec();
+        async move {
+            let mut offered = 0;
+            for entry in &entries {
+                if status_of(&app, &ev, entry).await["status"] == "OFFERED" {
+                    offered += 1;
+                }
+            }
+            offered
+        }
+    };
+    let first = offered(&entries).await;
+    assert!(
+        (1..wanting).contains(&first),
+        "one look offers some, not all: {first}"
+    );
+    assert_eq!(version(&app).await, before + 1, "the state written again");
+    // The tick's next visit looks for the version alone, and its looks go
+    // on (each at its bounds again, on a slow table) until every entry has
+    // a seat; the offers' own holds are projected between visits.
+    let mut at = now;
+    let mut visits = 0;
+    let mut so_far = first;
+    while so_far < wanting {
+        local::streams::project_new(&follower, &app).await.unwrap();
+        at += 500;
+        visits += 1;
+        let made = tick(&mut offerer, &app, &ev, Millis(at)).await;
+        assert!(made.is_some(), "visit {visits}: a look while there is more");
+        so_far = offered(&entries).await;
+        assert!(visits < 20, "the tick must get through: {so_far}");
+    }
+    assert_eq!(so_far, wanting, "every entry got a seat");
 }

@@ -1,0 +1,124 @@
+//! One waitlist's visit by the tick: what the offerer remembers of it
+//! ([`Seen`]), and the visit that reads its state, asks the domain what is
+//! due and looks.
+
+use std::time::Instant;
+
+use super::look::{offer_free, OfferLook};
+use crate::domain::offer_tick::{due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS};
+use crate::domain::waitlist::WaitlistStatus;
+use crate::domain::{EventId, EventRef, Millis};
+use crate::error::Error;
+use crate::store::StoredWaitlist;
+use crate::App;
+
+/// What the offerer remembers of one open waitlist between ticks.
+#[derive(Debug)]
+pub(super) struct Seen {
+    generation: u64,
+    last: Option<LastLook>,
+    /// The latest join keys of each shard of the list at the last check.
+    joins: Option<Vec<Vec<String>>>,
+    joins_checked: Millis,
+    /// A look failed: nothing until then.
+    backoff_until: Option<Millis>,
+}
+
+impl Seen {
+    /// Nothing seen of `generation` yet: a look is due.
+    fn new(generation: u64) -> Self {
+        Self {
+            generation,
+            last: None,
+            joins: None,
+            joins_checked: Millis(0),
+            backoff_until: None,
+        }
+    }
+}
+
+/// Visits `event`'s waitlist at `now` from `memory`: what to remember
+/// (`None`: it is not open), and the look taken, if one was due.
+pub(super) async fn visit(
+    app: &App,
+    event: &EventId,
+    copy: u8,
+    memory: Option<Seen>,
+    now: Millis,
+) -> (Option<Seen>, Result<Option<OfferLook>, Error>) {
+    let read = match app
+        .store
+        .read_waitlist_copy_of(&EventRef::of(event), copy)
+        .await
+    {
+        Ok(read) => read,
+        Err(e) => return (memory, Err(e)),
+    };
+    let Some(stored) = read.filter(|s| s.waitlist.status() == WaitlistStatus::Open) else {
+        return (None, Ok(None));
+    };
+    let generation = stored.waitlist.generation;
+    let mut seen = memory
+        .filter(|seen| seen.generation == generation)
+        .unwrap_or_else(|| Seen::new(generation));
+    if seen.backoff_until.is_some_and(|until| now < until) {
+        return (Some(seen), Ok(None));
+    }
+    let due = due(Visit {
+        last: seen.last.as_ref(),
+        version: stored.version,
+        opened_at: stored.waitlist.opened_at,
+        joins_checked: seen.joins_checked,
+        now,
+    });
+    if due == Due::Nothing {
+        return (Some(seen), Ok(None));
+    }
+    let outcome = look_if(app, event, &mut seen, &stored, due, now).await;
+    seen.backoff_until = outcome
+        .is_err()
+        .then_some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
+    (Some(seen), outcome)
+}
+
+/// Reads the list's ends (before the look: a join after this read is a
+/// key the next check has not seen; one before it, the look's strongly
+/// consistent reads see), then looks if `due` says to, or if the check
+/// found a join. A list with nobody in it needs no look: the next join
+/// check finds the first.
+async fn look_if(
+    app: &App,
+    event: &EventId,
+    seen: &mut Seen,
+    stored: &StoredWaitlist,
+    due: Due,
+    now: Millis,
+) -> Result<Option<OfferLook>, Error> {
+    let clock = Instant::now();
+    let version = seen
+        .last
+        .map_or(stored.version, |l| l.version.max(stored.version));
+    let newest = app.store.newest_joins(event, seen.generation).await?;
+    seen.joins_checked = now;
+    let joined = joined_since(seen.joins.as_deref(), &newest);
+    let nobody = newest.iter().all(Vec::is_empty);
+    seen.joins = Some(newest);
+    if due == Due::CheckJoins && !joined {
+        return Ok(None);
+    }
+    let look = if nobody {
+        None
+    } else {
+        seen.last = None;
+        let elapsed = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let at = Millis(now.0.saturating_add(elapsed));
+        Some(offer_free(app, event, at).await?)
+    };
+    seen.last = Some(LastLook {
+        version,
+        at: now,
+        next_lapse: look.and_then(|l| l.next_lapse),
+        more: look.is_some_and(|l| l.more),
+    });
+    Ok(look)
+}
