@@ -14,8 +14,20 @@
 use serde::Serialize;
 
 use super::buyer::BuyerId;
-use super::ga::{HeldPlaces, PlaceHold};
-use super::{EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId};
+use super::waitlist::{EndReason, EntryStatus};
+use super::{
+    EntryId, EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId,
+};
+
+#[path = "outbox_images.rs"]
+mod images;
+#[path = "outbox_waitlist.rs"]
+mod waitlist;
+pub use images::{
+    BucketImage, EntryImage, ItemChange, ItemImage, OfferImage, OrderImage, SeatImage,
+    WaitlistImage,
+};
+use waitlist::{entry_facts, offer_facts, waitlist_facts};
 
 /// The contract's detail-types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,6 +44,12 @@ pub enum DetailType {
     OrderExpired,
     OrderCancelled,
     OrderRefundDue,
+    WaitlistOpened,
+    WaitlistJoined,
+    WaitlistOffered,
+    WaitlistPurchased,
+    WaitlistEnded,
+    WaitlistClosed,
 }
 
 impl DetailType {
@@ -49,71 +67,14 @@ impl DetailType {
             Self::OrderExpired => "order.expired",
             Self::OrderCancelled => "order.cancelled",
             Self::OrderRefundDue => "order.refund_due",
+            Self::WaitlistOpened => "waitlist.opened",
+            Self::WaitlistJoined => "waitlist.joined",
+            Self::WaitlistOffered => "waitlist.offered",
+            Self::WaitlistPurchased => "waitlist.purchased",
+            Self::WaitlistEnded => "waitlist.ended",
+            Self::WaitlistClosed => "waitlist.closed",
         }
     }
-}
-
-/// An order item as the stream shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OrderImage {
-    pub order_id: OrderId,
-    pub event_id: EventId,
-    pub status: OrderStatus,
-    pub expires_at: Millis,
-    pub payment_id: Option<PaymentId>,
-    /// Further payments recorded for refund.
-    pub refund_payment_ids: Vec<PaymentId>,
-    /// The seats it holds, or, once completed, bought.
-    pub seats: Vec<SeatId>,
-    /// Its general-admission places per bucket, held or bought.
-    pub places: Vec<HeldPlaces>,
-    pub user_id: Option<String>,
-    pub buyer_id: Option<BuyerId>,
-}
-
-/// A seat item as the stream shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeatImage {
-    pub event_id: EventId,
-    pub seat_id: SeatId,
-    pub status: SeatStatus,
-    /// The holder, or the buyer of a sold seat.
-    pub holder: Option<OrderId>,
-    pub hold_expires_at: Option<Millis>,
-    /// The payment that bought a sold seat.
-    pub payment_id: Option<PaymentId>,
-}
-
-/// A general-admission bucket as the stream shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BucketImage {
-    pub event_id: EventId,
-    pub section_id: SectionId,
-    pub sold: u32,
-    pub holds: Vec<PlaceHold>,
-    /// The order (and its payment) whose sale wrote this image, if the
-    /// write was a sale: a bucket's sale may take free places the order
-    /// never held there, so its hold alone cannot say who bought.
-    pub sale: Option<(OrderId, Option<PaymentId>)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ItemImage {
-    Order(OrderImage),
-    Seat(SeatImage),
-    Bucket(BucketImage),
-}
-
-/// One stream record: an item's images before and after one write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ItemChange {
-    /// The record's id (stable across redelivery).
-    pub record_id: String,
-    /// When the write happened, to the millisecond: the item's own stamp
-    /// (`store::stream`).
-    pub at: Millis,
-    pub old: Option<ItemImage>,
-    pub new: Option<ItemImage>,
 }
 
 /// An event's detail: the contract's fields, and `paymentId` and
@@ -124,7 +85,8 @@ pub struct ItemChange {
 pub struct Detail {
     pub id: String,
     pub event_id: EventId,
-    pub order_id: OrderId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<OrderId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seat_id: Option<SeatId>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,6 +105,12 @@ pub struct Detail {
     pub user_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buyer_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<EntryId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
     pub at: String,
 }
 
@@ -196,26 +164,43 @@ pub struct StateEvent {
 /// What an event is about, before ids and times are filled in.
 struct Fact {
     kind: DetailType,
-    order: OrderId,
+    order: Option<OrderId>,
     seat: Option<SeatId>,
     section: Option<SectionId>,
     quantity: Option<u32>,
     payment: Option<PaymentId>,
     expires_at: Option<Millis>,
     purchase: Option<Purchase>,
+    entry: Option<EntryId>,
+    reason: Option<EndReason>,
+    generation: Option<u64>,
+    buyer: Option<BuyerId>,
 }
 
 impl Fact {
+    /// A fact about `order`.
     fn of(kind: DetailType, order: &OrderId) -> Self {
         Self {
+            order: Some(order.clone()),
+            ..Self::about(kind)
+        }
+    }
+
+    /// A fact about no order (a waitlist's, an entry's).
+    fn about(kind: DetailType) -> Self {
+        Self {
             kind,
-            order: order.clone(),
+            order: None,
             seat: None,
             section: None,
             quantity: None,
             payment: None,
             expires_at: None,
             purchase: None,
+            entry: None,
+            reason: None,
+            generation: None,
+            buyer: None,
         }
     }
 }
@@ -223,9 +208,17 @@ impl Fact {
 /// The events one write means, in the order they happened within it.
 pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
     let (event_id, facts) = match (&change.old, &change.new) {
-        (old, Some(ItemImage::Order(new))) => (&new.event_id, order_facts(as_order(old), new)),
+        (old, Some(ItemImage::Order(new))) => {
+            let mut facts = order_facts(as_order(old), new);
+            facts.extend(offer_facts(as_order(old), new));
+            (&new.event_id, facts)
+        }
         (old, Some(ItemImage::Seat(new))) => (&new.event_id, seat_facts(as_seat(old), new)),
         (old, Some(ItemImage::Bucket(new))) => (&new.event_id, bucket_facts(as_bucket(old), new)),
+        (old, Some(ItemImage::Waitlist(new))) => {
+            (&new.event_id, waitlist_facts(as_waitlist(old), new))
+        }
+        (old, Some(ItemImage::Entry(new))) => (&new.event_id, entry_facts(as_entry(old), new)),
         // A removed item (an order's TTL, a test's cleanup) changes no state.
         (_, None) => return Vec::new(),
     };
@@ -234,6 +227,7 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
         .enumerate()
         .map(|(k, fact)| {
             let purchase = fact.purchase;
+            let buyer = fact.buyer.map(|b| b.as_str().to_owned());
             StateEvent {
                 detail_type: fact.kind,
                 detail: Detail {
@@ -248,7 +242,10 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
                     seats: purchase.as_ref().map(|p| p.seats.clone()),
                     ga: purchase.as_ref().map(|p| p.ga.clone()),
                     user_id: purchase.as_ref().and_then(|p| p.user_id.clone()),
-                    buyer_id: purchase.and_then(|p| p.buyer_id),
+                    buyer_id: buyer.or(purchase.and_then(|p| p.buyer_id)),
+                    entry_id: fact.entry,
+                    reason: fact.reason.map(EndReason::as_str),
+                    generation: fact.generation,
                     at: change.at.to_rfc3339(),
                 },
             }
@@ -271,6 +268,18 @@ fn as_seat(image: &Option<ItemImage>) -> Option<&SeatImage> {
 fn as_bucket(image: &Option<ItemImage>) -> Option<&BucketImage> {
     match image {
         Some(ItemImage::Bucket(b)) => Some(b),
+        _ => None,
+    }
+}
+fn as_waitlist(image: &Option<ItemImage>) -> Option<&WaitlistImage> {
+    match image {
+        Some(ItemImage::Waitlist(w)) => Some(w),
+        _ => None,
+    }
+}
+fn as_entry(image: &Option<ItemImage>) -> Option<&EntryImage> {
+    match image {
+        Some(ItemImage::Entry(e)) => Some(e),
         _ => None,
     }
 }

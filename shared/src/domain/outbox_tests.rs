@@ -1,6 +1,7 @@
 //! Unit tests of `domain::outbox`.
 
 use super::*;
+use crate::domain::ga::{HeldPlaces, PlaceHold};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -16,6 +17,7 @@ fn order(status: OrderStatus, expires_at: i64) -> Result<OrderImage, crate::erro
         places: vec![],
         user_id: None,
         buyer_id: None,
+        offer: None,
     })
 }
 
@@ -74,7 +76,7 @@ fn events(
         .map(|e| {
             (
                 e.detail_type.as_str(),
-                e.detail.order_id.to_string(),
+                e.detail.order_id.map(|o| o.to_string()).unwrap_or_default(),
                 e.detail.quantity,
             )
         })
@@ -344,6 +346,235 @@ fn bucket_writes_become_place_events_per_order() -> TestResult {
         ),
         vec![],
         "an extension"
+    );
+    Ok(())
+}
+
+/// The waitlist's events: `(detail-type, entryId, orderId, reason)`.
+fn waitlist_events(
+    old: Option<ItemImage>,
+    new: ItemImage,
+) -> Vec<(&'static str, String, String, String)> {
+    let change = ItemChange {
+        record_id: "r1".into(),
+        at: Millis(1_000),
+        old,
+        new: Some(new),
+    };
+    let text = |v: Option<String>| v.unwrap_or_default();
+    state_events(&change)
+        .into_iter()
+        .filter(|e| e.detail_type.as_str().starts_with("waitlist."))
+        .map(|e| {
+            let d = e.detail;
+            (
+                e.detail_type.as_str(),
+                text(d.entry_id.map(|id| id.to_string())),
+                text(d.order_id.map(|id| id.to_string())),
+                text(d.reason.map(str::to_owned)),
+            )
+        })
+        .collect()
+}
+
+fn waitlist(generation: u64, opened: bool, ended: bool) -> Result<ItemImage, crate::error::Error> {
+    Ok(ItemImage::Waitlist(WaitlistImage {
+        event_id: EventId::parse("ev")?,
+        generation,
+        opened,
+        ended,
+    }))
+}
+
+#[test]
+fn a_waitlist_says_when_it_opens_and_closes_and_nothing_else() -> TestResult {
+    let cases = [
+        (None, waitlist(1, false, false)?, vec![]),
+        (None, waitlist(1, true, false)?, vec!["waitlist.opened"]),
+        (
+            Some(waitlist(1, false, false)?),
+            waitlist(1, true, false)?,
+            vec!["waitlist.opened"],
+        ),
+        // A settings put, or the offerer's hand-on: the same state again.
+        (
+            Some(waitlist(1, true, false)?),
+            waitlist(1, true, false)?,
+            vec![],
+        ),
+        (
+            Some(waitlist(1, true, false)?),
+            waitlist(1, true, true)?,
+            vec!["waitlist.closed"],
+        ),
+        // Closed while armed; a new generation put open.
+        (
+            Some(waitlist(1, false, false)?),
+            waitlist(1, false, true)?,
+            vec!["waitlist.closed"],
+        ),
+        (
+            Some(waitlist(1, true, true)?),
+            waitlist(2, true, false)?,
+            vec!["waitlist.opened"],
+        ),
+    ];
+    for (old, new, want) in cases {
+        let kinds: Vec<&str> = waitlist_events(old.clone(), new.clone())
+            .into_iter()
+            .map(|(kind, ..)| kind)
+            .collect();
+        assert_eq!(kinds, want, "{old:?} -> {new:?}");
+    }
+    let change = ItemChange {
+        record_id: "r9".into(),
+        at: Millis(1_000),
+        old: Some(waitlist(3, true, false)?),
+        new: Some(waitlist(3, true, true)?),
+    };
+    let closed = &state_events(&change)[0].detail;
+    assert_eq!((closed.generation, &closed.order_id), (Some(3), &None));
+    Ok(())
+}
+
+#[test]
+fn an_entry_says_its_join_and_a_waiting_end_its_offer_the_rest() -> TestResult {
+    use EntryStatus::*;
+    let entry = |status| -> Result<ItemImage, crate::error::Error> {
+        Ok(ItemImage::Entry(EntryImage {
+            event_id: EventId::parse("ev")?,
+            entry_id: EntryId::parse("e1")?,
+            buyer_id: BuyerId::parse("user:1")
+                .ok_or(crate::error::Error::BadRequest("buyer".into()))?,
+            status,
+        }))
+    };
+    let one = |kind: &'static str, reason: &str| {
+        vec![(kind, "e1".to_owned(), String::new(), reason.to_owned())]
+    };
+    assert_eq!(
+        waitlist_events(None, entry(Waiting)?),
+        one("waitlist.joined", "")
+    );
+    assert_eq!(
+        waitlist_events(Some(entry(Waiting)?), entry(Ended(EndReason::Left))?),
+        one("waitlist.ended", "left")
+    );
+    assert_eq!(
+        waitlist_events(Some(entry(Waiting)?), entry(Ended(EndReason::Removed))?),
+        one("waitlist.ended", "removed")
+    );
+    // Its offer's move says nothing here: the order's creation does.
+    assert_eq!(
+        waitlist_events(Some(entry(Waiting)?), entry(Offered)?),
+        vec![]
+    );
+    Ok(())
+}
+
+#[test]
+fn an_offers_order_says_the_offer_and_how_its_entry_ended() -> TestResult {
+    use OrderStatus::*;
+    let offer = |status, holding: bool, removed| -> Result<ItemImage, crate::error::Error> {
+        Ok(ItemImage::Order(OrderImage {
+            seats: if holding {
+                vec![SeatId::parse("A-1-1")?]
+            } else {
+                vec![]
+            },
+            offer: Some(OfferImage {
+                entry_id: EntryId::parse("e1")?,
+                buyer_id: BuyerId::parse("user:1")
+                    .ok_or(crate::error::Error::BadRequest("buyer".into()))?,
+                removed,
+            }),
+            ..order(status, 5_000)?
+        }))
+    };
+    let one = |kind: &'static str, reason: &str| {
+        vec![(kind, "e1".to_owned(), "o1".to_owned(), reason.to_owned())]
+    };
+    let cases = [
+        (
+            None,
+            offer(Pending, true, false)?,
+            one("waitlist.offered", ""),
+        ),
+        (
+            Some(offer(Pending, true, false)?),
+            offer(Completed, true, false)?,
+            one("waitlist.purchased", ""),
+        ),
+        (
+            Some(offer(Pending, true, false)?),
+            offer(Cancelled, true, false)?,
+            one("waitlist.ended", "declined"),
+        ),
+        (
+            Some(offer(Pending, true, true)?),
+            offer(Cancelled, true, true)?,
+            one("waitlist.ended", "removed"),
+        ),
+        (
+            Some(offer(Pending, true, false)?),
+            offer(Expired, true, false)?,
+            one("waitlist.ended", "offer-expired"),
+        ),
+        (
+            Some(offer(Pending, true, false)?),
+            offer(RefundDue, true, false)?,
+            one("waitlist.ended", "refunded"),
+        ),
+        // Dropped to nothing: declined then, and nothing more after.
+        (
+            Some(offer(Pending, true, false)?),
+            offer(Pending, false, false)?,
+            one("waitlist.ended", "declined"),
+        ),
+        (
+            Some(offer(Pending, false, false)?),
+            offer(Expired, false, false)?,
+            vec![],
+        ),
+        (
+            Some(offer(Pending, false, false)?),
+            offer(Cancelled, false, false)?,
+            vec![],
+        ),
+        // A claim or an extension of a live offer says nothing of its entry.
+        (
+            Some(offer(Pending, true, false)?),
+            offer(Pending, true, false)?,
+            vec![],
+        ),
+    ];
+    for (old, new, want) in cases {
+        assert_eq!(
+            waitlist_events(old.clone(), new.clone()),
+            want,
+            "{old:?} -> {new:?}"
+        );
+    }
+    // Beside the order's own events, after them.
+    let change = ItemChange {
+        record_id: "r2".into(),
+        at: Millis(1_000),
+        old: None,
+        new: Some(offer(Pending, true, false)?),
+    };
+    let kinds: Vec<_> = state_events(&change)
+        .iter()
+        .map(|e| e.detail_type.as_str())
+        .collect();
+    assert_eq!(kinds, ["order.created", "waitlist.offered"]);
+    let offered = &state_events(&change)[1].detail;
+    assert_eq!(
+        (
+            offered.buyer_id.as_deref(),
+            offered.expires_at.is_some(),
+            offered.id.as_str()
+        ),
+        (Some("user:1"), true, "r2.1")
     );
     Ok(())
 }

@@ -5,15 +5,22 @@
 
 use super::errors::StoreError;
 use super::items::bucket::{parse_bucket, GA_PK_PREFIX, SALE_ORDER_ID, SALE_PAYMENT_ID};
+use super::items::entry::{parse_entry, ENTRY_PK_PREFIX, ENTRY_TIMES};
 use super::items::order::{parse_order, ORDER_PK_PREFIX};
 use super::items::seat::{parse_seat, SEAT_PK_PREFIX};
+use super::items::waitlist::{parse_waitlist, waitlist_pk, WAITLIST_PK_PREFIX, WAITLIST_TIMES};
 use super::schema::{CHANGED_AT, CREATED_AT, EVENT_ID, PAYMENT_ID, PK, SECTION_ID};
 use super::value::{Fields, Item};
-use crate::domain::{EventId, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId};
+use crate::domain::{
+    EventId, EventRef, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId,
+};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
 
-use crate::domain::outbox::{BucketImage, ItemChange, ItemImage, OrderImage, SeatImage};
+use crate::domain::outbox::{
+    BucketImage, EntryImage, ItemChange, ItemImage, OfferImage, OrderImage, SeatImage,
+    WaitlistImage,
+};
 
 /// Why a stream record could not be decoded (it is then reported as a
 /// batch item failure, and after retries lands in the dead-letter queue).
@@ -41,12 +48,19 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
     let Some(pk) = data["Keys"][PK]["S"].as_str() else {
         return Err(fail("no PK in its keys".into()));
     };
-    let decode: fn(&Item) -> Result<ItemImage, StoreError> = if pk.starts_with(ORDER_PK_PREFIX) {
-        order_image
+    type Decode = fn(&Item) -> Result<ItemImage, StoreError>;
+    // Each kind's decoder, and the instants its writes carry (for a write
+    // with no `changedAt`).
+    let (decode, times): (Decode, &[&str]) = if pk.starts_with(ORDER_PK_PREFIX) {
+        (order_image, &[])
     } else if pk.starts_with(SEAT_PK_PREFIX) {
-        seat_image
+        (seat_image, &[])
     } else if pk.starts_with(GA_PK_PREFIX) {
-        bucket_image
+        (bucket_image, &[])
+    } else if pk.starts_with(WAITLIST_PK_PREFIX) {
+        (waitlist_image, &WAITLIST_TIMES)
+    } else if pk.starts_with(ENTRY_PK_PREFIX) {
+        (entry_image, &ENTRY_TIMES)
     } else {
         return Ok(None);
     };
@@ -62,32 +76,44 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
             }
         }
     };
-    let at = change_time(data).unwrap_or_else(|| {
+    let at = change_time(data, times).unwrap_or_else(|| {
         data["ApproximateCreationDateTime"]
             .as_f64()
             .map_or(now, |secs| Millis((secs * 1000.0) as i64))
     });
-    Ok(Some(ItemChange {
+    let change = ItemChange {
         old: image("OldImage")?,
         new: image("NewImage")?,
         record_id,
         at,
-    }))
+    };
+    // The waitlist's copies repeat its main item's writes: only the main
+    // item's tell.
+    if let Some(ItemImage::Waitlist(w)) = change.new.as_ref().or(change.old.as_ref()) {
+        if pk != waitlist_pk(&EventRef::of(&w.event_id)) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(change))
 }
 
 /// When the write happened, to the millisecond, from the new image: its
-/// `changedAt` (every write the events out tell stamps it), or for an item
-/// just created (an order) its `createdAt`. `None` for an item written
-/// before the stamp: the stream record's approximate time stands in (to
-/// the minute on DynamoDB Streams).
-fn change_time(data: &Value) -> Option<Millis> {
+/// `changedAt` (every write of an order, seat or bucket stamps it), or
+/// for an item just created (an order) its `createdAt`, or the first of
+/// its kind's own instants it carries (`times`: a waitlist's or an
+/// entry's). `None` for an item written before the stamp: the stream
+/// record's approximate time stands in (to the minute on DynamoDB
+/// Streams).
+fn change_time(data: &Value, times: &[&str]) -> Option<Millis> {
     let number = |name: &str| {
         data["NewImage"][name]["N"]
             .as_str()
             .and_then(|n| n.parse::<i64>().ok())
             .map(Millis)
     };
-    number(CHANGED_AT).or_else(|| data["OldImage"].is_null().then(|| number(CREATED_AT))?)
+    number(CHANGED_AT)
+        .or_else(|| data["OldImage"].is_null().then(|| number(CREATED_AT))?)
+        .or_else(|| times.iter().find_map(|name| number(name)))
 }
 
 fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
@@ -103,6 +129,31 @@ fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
         places: order.places,
         user_id: order.user_id,
         buyer_id: order.buyer.map(|b| b.buyer_id),
+        offer: order.offer.map(|offer| OfferImage {
+            entry_id: offer.entry_id,
+            buyer_id: offer.buyer_id,
+            removed: offer.removed_at.is_some(),
+        }),
+    }))
+}
+
+fn waitlist_image(item: &Item) -> Result<ItemImage, StoreError> {
+    let stored = parse_waitlist(item)?;
+    Ok(ItemImage::Waitlist(WaitlistImage {
+        event_id: stored.event_id,
+        generation: stored.waitlist.generation,
+        opened: stored.waitlist.opened_at.is_some(),
+        ended: stored.waitlist.ended_at.is_some(),
+    }))
+}
+
+fn entry_image(item: &Item) -> Result<ItemImage, StoreError> {
+    let entry = parse_entry(item)?;
+    Ok(ItemImage::Entry(EntryImage {
+        event_id: Fields::new(item).id(EVENT_ID, EventId::parse)?,
+        entry_id: entry.entry_id,
+        buyer_id: entry.buyer,
+        status: entry.stored,
     }))
 }
 
@@ -261,6 +312,42 @@ mod tests {
             let change = item_change(&record(old, new), Millis(0))?.ok_or("a change")?;
             assert_eq!(change.at, Millis(at));
         }
+        Ok(())
+    }
+
+    /// A waitlist's main item tells its opening, at its own `openedAt`;
+    /// a copy's record of the same write tells nothing.
+    #[test]
+    fn a_waitlists_main_item_tells_its_opening_and_its_copies_nothing() -> TestResult {
+        let main = waitlist_pk(&EventRef::of(&EventId::parse("ev-1")?));
+        let image = |pk: &str, opened: bool| {
+            let mut image = json!({
+                "PK": {"S": pk}, "SK": {"S": "WAITLIST"}, "kind": {"S": "waitlist"},
+                "eventId": {"S": "ev-1"}, "version": {"N": "2"}, "generation": {"N": "1"},
+                "opens": {"S": "now"}, "offerSeconds": {"N": "600"}, "maxQuantity": {"N": "4"},
+            });
+            if opened {
+                image["openedAt"] = json!({"N": "1700000005000"});
+            }
+            image
+        };
+        let record = |pk: &str| {
+            json!({"eventID": "w-1", "dynamodb": {
+                "Keys": {"PK": {"S": pk}, "SK": {"S": "WAITLIST"}},
+                "ApproximateCreationDateTime": 1700000040.0,
+                "OldImage": image(pk, false), "NewImage": image(pk, true)}})
+        };
+        let change = item_change(&record(&main), Millis(0))?.ok_or("the main item's")?;
+        assert_eq!(change.at, Millis(1_700_000_005_000));
+        let events = state_events(&change);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].detail_type.as_str(), "waitlist.opened");
+        assert_eq!(
+            serde_json::to_value(&events[0].detail)?,
+            json!({"id": "w-1.0", "eventId": "ev-1", "generation": 1, "at": "2023-11-14T22:13:25.000Z"})
+        );
+        let copy = format!("{main}#3");
+        assert!(item_change(&record(&copy), Millis(0))?.is_none(), "a copy");
         Ok(())
     }
 

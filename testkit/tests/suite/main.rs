@@ -28,6 +28,7 @@ mod modules;
 mod openapi;
 mod orders;
 mod publish;
+mod publish_waitlist;
 mod queue;
 mod queue_flood;
 mod queue_races;

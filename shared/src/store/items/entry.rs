@@ -172,6 +172,10 @@ const TOKEN_HASH: &str = "tokenHash";
 const ENTRY_STATUS: &str = "entryStatus";
 const END_REASON: &str = "endReason";
 const ENDED_AT: &str = "endedAt";
+
+/// The instants an entry's write may carry, latest kind first: the time
+/// its events out (joined, ended) happened.
+pub(in crate::store) const ENTRY_TIMES: [&str; 2] = [ENDED_AT, JOINED_AT];
 const OFFER_ORDER_ID: &str = "offerOrderId";
 const OFFERED_AT: &str = "offeredAt";
 

@@ -16,10 +16,19 @@ const WAITLIST_SK: &str = "WAITLIST";
 /// The waitlist's state, as put and deleted: `WAITLIST#{ref}`.
 pub(in crate::store) fn waitlist_key(event: &EventRef) -> Item {
     HashMap::from([
-        (PK.into(), s(format!("{WAITLIST_PK_PREFIX}{event}"))),
+        (PK.into(), s(waitlist_pk(event))),
         (SK.into(), s(WAITLIST_SK)),
     ])
 }
+
+/// The main item's partition key (a copy's adds `#{copy}`).
+pub(in crate::store) fn waitlist_pk(event: &EventRef) -> String {
+    format!("{WAITLIST_PK_PREFIX}{event}")
+}
+
+/// The instants a write of the state may carry, latest kind first: the
+/// time its events out (opened, closed) happened.
+pub(in crate::store) const WAITLIST_TIMES: [&str; 2] = [ENDED_AT, OPENED_AT];
 
 /// Copy `copy` of the waitlist's state: `WAITLIST#{ref}#{copy}`. The
 /// sale's gate reads these, one per instance about once a second, as it
@@ -28,7 +37,7 @@ pub(in crate::store) fn waitlist_key(event: &EventRef) -> Item {
 /// of both.
 pub(in crate::store) fn waitlist_copy_key(event: &EventRef, copy: u8) -> Item {
     HashMap::from([
-        (PK.into(), s(format!("{WAITLIST_PK_PREFIX}{event}#{copy}"))),
+        (PK.into(), s(format!("{}#{copy}", waitlist_pk(event)))),
         (SK.into(), s(WAITLIST_SK)),
     ])
 }

@@ -12,6 +12,7 @@ use shared::App;
 pub use testkit::fresh_app;
 
 pub mod draw;
+pub mod events;
 pub mod queue;
 pub mod stripe;
 pub mod waitlist;
