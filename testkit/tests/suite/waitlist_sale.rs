@@ -9,10 +9,10 @@
 
 use crate::common;
 
+use common::waitlist::opened_ago;
 use common::*;
 use serde_json::{json, Value};
-use shared::domain::waitlist::Waitlist;
-use shared::domain::{EventId, Millis, SeatState};
+use shared::domain::{Millis, SeatState};
 
 async fn put(app: &shared::App, event: &str, body: Value) -> (u16, Value) {
     let uri = format!("/events/{event}/waitlist");
@@ -27,25 +27,6 @@ async fn project(app: &shared::App) {
     local::streams::project_now(app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
-}
-
-/// Opens `event`'s waitlist (put with `opens: "now"`) and moves its
-/// opening `ago_ms` into the past, as if it had opened then: the gate
-/// starts a second after the opening, and a test does not sleep for it.
-async fn opened_ago(app: &shared::App, event: &str, ago_ms: i64) {
-    assert_eq!(put(app, event, json!({"opens": "now"})).await.0, 200);
-    let id = EventId::parse(event).unwrap();
-    let stored = app.store.read_waitlist(&id).await.unwrap().unwrap();
-    let opened_at = Millis(shared::world::now().0 - ago_ms);
-    let waitlist = Waitlist {
-        opened_at: Some(opened_at),
-        ..stored.waitlist
-    };
-    let keep = shared::store::Listing::Keep;
-    let written = app
-        .store
-        .put_waitlist(&id, &waitlist, Some(stored.version), keep);
-    assert!(written.await.unwrap());
 }
 
 #[tokio::test]

@@ -102,3 +102,22 @@ pub fn index(section: Option<&str>, quantity: u32, together: bool) -> WaitingInd
         wheelchair: 0,
     }
 }
+
+/// Opens `event`'s waitlist (put with `opens: "now"`) and moves its
+/// opening `ago_ms` into the past, as if it had opened then: the gate
+/// starts a second after the opening, and a test does not sleep for it.
+pub async fn opened_ago(app: &shared::App, event: &str, ago_ms: i64) {
+    put_waitlist(app, event, json!({"opens": "now"})).await;
+    let id = shared::domain::EventId::parse(event).unwrap();
+    let stored = app.store.read_waitlist(&id).await.unwrap().unwrap();
+    let opened_at = shared::domain::Millis(shared::world::now().0 - ago_ms);
+    let waitlist = shared::domain::waitlist::Waitlist {
+        opened_at: Some(opened_at),
+        ..stored.waitlist
+    };
+    let keep = shared::store::Listing::Keep;
+    let written = app
+        .store
+        .put_waitlist(&id, &waitlist, Some(stored.version), keep);
+    assert!(written.await.unwrap());
+}
