@@ -61,7 +61,8 @@ pub struct StreamCounts {
     pub records: u64,
     /// project-seat-map's: seat items and general-admission buckets.
     pub seat_map_records: u64,
-    /// publish-events': every order change, seat and bucket changes.
+    /// publish-events': every order change, seat and bucket changes, and
+    /// the waitlists' states and entries.
     pub publish_records: u64,
     pub events: u64,
 }
@@ -77,8 +78,11 @@ impl StreamCounts {
         if inventory {
             self.seat_map_records += 1;
         }
+        let waitlist = pk.starts_with(shared::store::WAITLIST_PK_PREFIX)
+            || pk.starts_with(shared::store::ENTRY_PK_PREFIX);
         if pk.starts_with(shared::store::ORDER_PK_PREFIX)
             || (inventory && record["eventName"] == "MODIFY")
+            || waitlist
         {
             self.publish_records += 1;
         }

@@ -407,9 +407,9 @@ pub struct Order {
 pub struct OfferOf {
     pub entry_id: EntryId,
     pub buyer_id: buyer::BuyerId,
-    /// When the organiser's removal of the entry cancelled it: the entry
-    /// then reads `removed`, not `declined`, from this one write.
-    pub removed_at: Option<Millis>,
+    /// Why a cancel ended its entry (`removed`, `declined`,
+    /// `offer-expired`), recorded by the cancel's one write.
+    pub cancelled_as: Option<waitlist::EndReason>,
 }
 
 /// An order's buyer on an event with a buyer limit.

@@ -3,7 +3,7 @@
 
 use crate::domain::buyer::BuyerId;
 use crate::domain::ga::{HeldPlaces, PlaceHold};
-use crate::domain::waitlist::EntryStatus;
+use crate::domain::waitlist::{EndReason, EntryStatus};
 use crate::domain::{
     EntryId, EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId,
 };
@@ -33,8 +33,8 @@ pub struct OrderImage {
 pub struct OfferImage {
     pub entry_id: EntryId,
     pub buyer_id: BuyerId,
-    /// Its entry's removal cancelled it.
-    pub removed: bool,
+    /// Why its cancel ended its entry, as the cancel recorded.
+    pub cancelled_as: Option<EndReason>,
 }
 
 /// A waitlist's state item as the stream shows it (its main item: the

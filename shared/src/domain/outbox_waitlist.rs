@@ -3,12 +3,10 @@
 //! (`waitlist.opened`, `waitlist.closed`), an entry's (`waitlist.joined`,
 //! and the end of a waiting entry), and an offer's order (`waitlist.offered`
 //! when it is created, then its entry's purchase or end: an offered
-//! entry's end is its order's, written once on the order and never on the
-//! entry).
+//! entry's end is its order's, and only the first is said).
 
 use super::{
-    DetailType, EndReason, EntryImage, EntryStatus, Fact, OfferImage, OrderImage, OrderStatus,
-    WaitlistImage,
+    DetailType, EndReason, EntryImage, EntryStatus, Fact, OrderImage, OrderStatus, WaitlistImage,
 };
 
 /// A waitlist's main item: opened (at a put `now` or at the sell-out; a
@@ -48,12 +46,14 @@ pub(super) fn entry_facts(old: Option<&EntryImage>, new: &EntryImage) -> Vec<Fac
     }
 }
 
-/// An offer's order: made (created), purchased (completed), or its entry
-/// ended by what became of it: cancelled (`declined`, or `removed` by the
-/// organiser), run out (`offer-expired`, when the sweep marks it),
-/// refunded, or left holding nothing (`declined`, the moment it is; an
-/// order emptied first says nothing more when it is cancelled or runs
-/// out).
+/// An offer's order: made (created), then the first write that takes it
+/// from a live offer holding something (the entry's one end): completed
+/// (`waitlist.purchased`), refunded, cancelled (why, as the cancel
+/// recorded: `declined`, `removed`, or `offer-expired` for one past its
+/// expiry), marked expired (`offer-expired`, when the sweep marks it), or
+/// left holding nothing (`declined`). Whatever happens to the order after
+/// that (a cancel of an emptied or expired offer, a late payment's refund)
+/// says nothing more of the entry: `order.*` says it.
 pub(super) fn offer_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
     let Some(offer) = &new.offer else {
         return Vec::new();
@@ -63,45 +63,34 @@ pub(super) fn offer_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fac
         buyer: Some(offer.buyer_id.clone()),
         ..Fact::of(kind, &new.order_id)
     };
-    let ended = |reason| {
-        vec![Fact {
-            reason: Some(reason),
-            ..fact(DetailType::WaitlistEnded)
-        }]
-    };
     let Some(old) = old else {
         return vec![Fact {
             expires_at: Some(new.expires_at),
             ..fact(DetailType::WaitlistOffered)
         }];
     };
-    let held = holds_anything(old);
-    match (old.status, new.status) {
-        (before, after) if before == after => {
-            if after == OrderStatus::Pending && held && !holds_anything(new) {
-                ended(EndReason::Declined)
-            } else {
-                Vec::new()
-            }
-        }
-        (_, OrderStatus::Completed) => vec![fact(DetailType::WaitlistPurchased)],
-        (_, OrderStatus::RefundDue) => ended(EndReason::Refunded),
-        (_, OrderStatus::Cancelled) if held => ended(cancelled_reason(offer)),
-        (_, OrderStatus::Expired) if held => ended(EndReason::OfferExpired),
-        _ => Vec::new(),
+    if old.status != OrderStatus::Pending || !holds_anything(old) {
+        return Vec::new();
     }
-}
-
-/// Why a cancelled offer's entry ended.
-fn cancelled_reason(offer: &OfferImage) -> EndReason {
-    if offer.removed {
-        EndReason::Removed
-    } else {
-        EndReason::Declined
-    }
+    let reason = match new.status {
+        OrderStatus::Completed => return vec![fact(DetailType::WaitlistPurchased)],
+        OrderStatus::RefundDue => EndReason::Refunded,
+        OrderStatus::Cancelled => offer.cancelled_as.unwrap_or(EndReason::Declined),
+        OrderStatus::Expired => EndReason::OfferExpired,
+        OrderStatus::Pending if !holds_anything(new) => EndReason::Declined,
+        OrderStatus::Pending => return Vec::new(),
+    };
+    vec![Fact {
+        reason: Some(reason),
+        ..fact(DetailType::WaitlistEnded)
+    }]
 }
 
 /// As the entry's status reads it (`handlers/entries.rs`).
 fn holds_anything(order: &OrderImage) -> bool {
     !order.seats.is_empty() || !order.places.is_empty()
 }
+
+#[cfg(test)]
+#[path = "outbox_waitlist_tests.rs"]
+mod tests;

@@ -329,6 +329,21 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    const ALL: [EndReason; 7] = [
+        EndReason::Left,
+        EndReason::Declined,
+        EndReason::OfferExpired,
+        EndReason::Refunded,
+        EndReason::Closed,
+        EndReason::Removed,
+        EndReason::BuyerLimit,
+    ];
+
+    /// The reason `text` names (its `as_str`).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Left => "left",
@@ -376,8 +391,22 @@ pub struct OfferOrder {
     pub status: OrderStatus,
     pub expires_at: Millis,
     pub holds_anything: bool,
-    /// Cancelled by the entry's removal.
-    pub removed: bool,
+    /// Why a cancel ended it, as the cancel recorded.
+    pub cancelled_as: Option<EndReason>,
+}
+
+/// Why a cancel of an offer's order ends its entry, as the cancel records
+/// it (the first end stands: a later write never changes it): the
+/// organiser's removal; an offer holding nothing or still live, declined;
+/// one past its expiry had run out already.
+pub fn offer_cancel_reason(removal: bool, holds_anything: bool, live: bool) -> EndReason {
+    if removal {
+        EndReason::Removed
+    } else if !holds_anything || live {
+        EndReason::Declined
+    } else {
+        EndReason::OfferExpired
+    }
 }
 
 /// An entry's status at `now`, computed where no write is needed: what is
@@ -399,8 +428,9 @@ pub fn entry_status_at(
         (EntryStatus::Offered, Some(order)) => match order.status {
             OrderStatus::Completed => EntryStatus::Purchased,
             OrderStatus::RefundDue => EntryStatus::Ended(EndReason::Refunded),
-            OrderStatus::Cancelled if order.removed => EntryStatus::Ended(EndReason::Removed),
-            OrderStatus::Cancelled => EntryStatus::Ended(EndReason::Declined),
+            OrderStatus::Cancelled => {
+                EntryStatus::Ended(order.cancelled_as.unwrap_or(EndReason::Declined))
+            }
             OrderStatus::Pending | OrderStatus::Expired if !order.holds_anything => {
                 EntryStatus::Ended(EndReason::Declined)
             }

@@ -101,7 +101,7 @@ pub enum Ending {
     /// A waiting entry ends, for `reason`: written, off its indexes.
     End(EndReason),
     /// A live offer is declined: its order cancelled (its seats go on at
-    /// once); a removal writes the entry's end too.
+    /// once), recording why (a removal's, or a decline).
     Decline,
     /// Nothing to write: it has ended, or its offer completed; the
     /// answer is the entry as it reads, again the same.

@@ -357,15 +357,17 @@ fn an_entrys_status_is_read_from_its_offers_order() {
             status,
             expires_at: at(expires_in),
             holds_anything,
-            removed: false,
+            cancelled_as: None,
         })
     };
-    let removed = Some(OfferOrder {
-        status: OrderStatus::Cancelled,
-        expires_at: at(60),
-        holds_anything: false,
-        removed: true,
-    });
+    let cancelled = |reason| {
+        Some(OfferOrder {
+            status: OrderStatus::Cancelled,
+            expires_at: at(60),
+            holds_anything: true,
+            cancelled_as: Some(reason),
+        })
+    };
     let now = at(0);
     let cases = [
         (Waiting, None, false, Waiting),
@@ -420,8 +422,11 @@ fn an_entrys_status_is_read_from_its_offers_order() {
             false,
             Ended(Declined),
         ),
-        // The organiser's removal cancelled it: one write says so.
-        (Offered, removed, false, Ended(Removed)),
+        // The cancel recorded why: the organiser's removal, or an offer
+        // past its expiry, which had run out already.
+        (Offered, cancelled(Removed), false, Ended(Removed)),
+        (Offered, cancelled(OfferExpired), false, Ended(OfferExpired)),
+        (Offered, cancelled(Declined), false, Ended(Declined)),
         (
             Offered,
             order(OrderStatus::Completed, -5, true),
@@ -452,4 +457,26 @@ fn an_entrys_status_is_read_from_its_offers_order() {
         ),
         ("ENDED", Some("offer-expired"))
     );
+}
+
+#[test]
+fn an_offers_cancel_records_the_first_end_of_its_entry() {
+    // (removal, holds anything, live) -> why the entry ended.
+    let cases = [
+        (true, true, true, EndReason::Removed),
+        (true, false, false, EndReason::Removed),
+        (false, true, true, EndReason::Declined),
+        // Emptied first: declined already, whenever the cancel comes.
+        (false, false, true, EndReason::Declined),
+        (false, false, false, EndReason::Declined),
+        // Past its expiry: it had run out.
+        (false, true, false, EndReason::OfferExpired),
+    ];
+    for (removal, holds, live, want) in cases {
+        assert_eq!(
+            offer_cancel_reason(removal, holds, live),
+            want,
+            "{removal} {holds} {live}"
+        );
+    }
 }

@@ -4,6 +4,7 @@
 //! transaction, and after its expiry what it still names is released
 //! after it (a hold past its expiry is free already).
 
+use crate::domain::waitlist::offer_cancel_reason;
 use crate::domain::OrderStatus;
 use crate::error::Error;
 use crate::store::StoredOrder;
@@ -12,8 +13,8 @@ use crate::App;
 /// Cancels the order read as `stored` at `now` if it may be: what it was
 /// (`Cancelled` as well when it was already), or `None` if it changed
 /// since the read (read it again). A COMPLETED or REFUND_DUE order is
-/// left as it is and its status answered. `removal`: an offer cancelled by
-/// its entry's removal, which the order records.
+/// left as it is and its status answered. An offer's cancel records why
+/// its entry ended (`removal`: the organiser's).
 pub(super) async fn cancel_as_read(
     app: &App,
     stored: &StoredOrder,
@@ -28,7 +29,12 @@ pub(super) async fn cancel_as_read(
     }
     let now = crate::world::now();
     let live = order.is_live(now);
-    if !app.store.cancel_order(stored, live, now, removal).await? {
+    let holds_anything = !order.seats.is_empty() || !order.places.is_empty();
+    let offer_end = order
+        .offer
+        .as_ref()
+        .map(|_| offer_cancel_reason(removal, holds_anything, live));
+    if !app.store.cancel_order(stored, live, now, offer_end).await? {
         return Ok(None);
     }
     if !live {

@@ -98,7 +98,7 @@ pub(super) fn status_now(read: &ReadEntry, waitlist: &Waitlist, now: Millis) -> 
             status: order.status,
             expires_at: order.expires_at,
             holds_anything: !order.seats.is_empty() || !order.places.is_empty(),
-            removed: order.offer.as_ref().is_some_and(|o| o.removed_at.is_some()),
+            cancelled_as: order.offer.as_ref().and_then(|o| o.cancelled_as),
         }
     });
     let ended = generation_ended(waitlist, &read.entry);
@@ -207,8 +207,8 @@ fn offer_reply<'a>(
 }
 
 /// Ends `read`'s entry for `reason` if it is waiting, or declines its live
-/// offer (the order cancelled, its seats going on at once; a removal
-/// writes the entry's end too), and returns it as it is after, with its
+/// offer (the order cancelled, its seats going on at once, recording why),
+/// and returns it as it is after, with its
 /// status; as it stands if it had ended or its offer completed. The
 /// waitlist is read strongly consistently: a waiting entry of a generation
 /// deleted a moment ago reads `closed`, and nothing is written.

@@ -203,7 +203,7 @@ fn offer_order(
         OfferOf {
             entry_id: entry.entry_id.clone(),
             buyer_id: entry.buyer.clone(),
-            removed_at: None,
+            cancelled_as: None,
         },
     ))
 }

@@ -6,6 +6,7 @@ use super::super::items::{
 };
 use crate::auth::HoldToken;
 use crate::domain::ga::{PlaceHold, PlaceSale, Take};
+use crate::domain::waitlist::EndReason;
 use crate::domain::{
     hold_is_live, EventId, Millis, OrderId, OrderStatus, PaymentId, RefundReason, SectionId,
 };
@@ -168,11 +169,11 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         ("order::extend", order::extend(3, now, now, 1, now)),
         (
             "order::cancel",
-            order::cancel(OrderStatus::Pending, 3, now, false),
+            order::cancel(OrderStatus::Pending, 3, now, None),
         ),
         (
-            "order::cancel removal",
-            order::cancel(OrderStatus::Pending, 3, now, true),
+            "order::cancel offer",
+            order::cancel(OrderStatus::Pending, 3, now, Some(EndReason::Removed)),
         ),
         ("order::expire", order::expire(3, now)),
         (

@@ -13,6 +13,7 @@ use super::items::visitor::{admission_key, VISITOR_RETENTION_SECONDS};
 use super::schema::TOKEN_HASH;
 use super::value::{Fields, Item};
 use super::{Store, Txn};
+use crate::domain::waitlist::EndReason;
 use crate::domain::{EventRef, Millis, Order, OrderId, SeatId};
 use crate::error::Error;
 use crate::reason::Reason;
@@ -153,11 +154,11 @@ impl Store {
         stored: &StoredOrder,
         live: bool,
         now: Millis,
-        removal: bool,
+        offer_end: Option<EndReason>,
     ) -> Result<bool, Error> {
         let order = &stored.order;
         let event = EventRef::of(&order.event_id);
-        let record = items::order::cancel(order.status, stored.version, now, removal)
+        let record = items::order::cancel(order.status, stored.version, now, offer_end)
             .on_update(self.update(order_key(&order.order_id)))
             .build()
             .map_err(build_error("TransactWriteItems"))?;

@@ -8,12 +8,10 @@ use super::items::bucket::{parse_bucket, GA_PK_PREFIX, SALE_ORDER_ID, SALE_PAYME
 use super::items::entry::{parse_entry, ENTRY_PK_PREFIX, ENTRY_TIMES};
 use super::items::order::{parse_order, ORDER_PK_PREFIX};
 use super::items::seat::{parse_seat, SEAT_PK_PREFIX};
-use super::items::waitlist::{parse_waitlist, waitlist_pk, WAITLIST_PK_PREFIX, WAITLIST_TIMES};
+use super::items::waitlist::{is_copy_pk, parse_waitlist, WAITLIST_PK_PREFIX, WAITLIST_TIMES};
 use super::schema::{CHANGED_AT, CREATED_AT, EVENT_ID, PAYMENT_ID, PK, SECTION_ID};
 use super::value::{Fields, Item};
-use crate::domain::{
-    EventId, EventRef, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId,
-};
+use crate::domain::{EventId, Millis, OrderId, PaymentId, SeatState, SeatStatus, SectionId};
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
 
@@ -32,8 +30,9 @@ pub struct RecordError {
 }
 
 /// The change a stream record describes, or `None` for an item no event is
-/// about (events, plan chunks, the seat map, payment records). `now` stands
-/// in for a record without its creation time.
+/// about (events, plan chunks, the seat map, payment records, a waitlist's
+/// copies, buyer records, list and indexes). `now` stands in for a record
+/// without its creation time.
 pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, RecordError> {
     let data = &record["dynamodb"];
     let record_id = record["eventID"]
@@ -57,6 +56,10 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
         (seat_image, &[])
     } else if pk.starts_with(GA_PK_PREFIX) {
         (bucket_image, &[])
+    } else if is_copy_pk(pk) {
+        // The waitlist's copies repeat its main item's writes: only the
+        // main item's tell.
+        return Ok(None);
     } else if pk.starts_with(WAITLIST_PK_PREFIX) {
         (waitlist_image, &WAITLIST_TIMES)
     } else if pk.starts_with(ENTRY_PK_PREFIX) {
@@ -81,20 +84,12 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
             .as_f64()
             .map_or(now, |secs| Millis((secs * 1000.0) as i64))
     });
-    let change = ItemChange {
+    Ok(Some(ItemChange {
         old: image("OldImage")?,
         new: image("NewImage")?,
         record_id,
         at,
-    };
-    // The waitlist's copies repeat its main item's writes: only the main
-    // item's tell.
-    if let Some(ItemImage::Waitlist(w)) = change.new.as_ref().or(change.old.as_ref()) {
-        if pk != waitlist_pk(&EventRef::of(&w.event_id)) {
-            return Ok(None);
-        }
-    }
-    Ok(Some(change))
+    }))
 }
 
 /// When the write happened, to the millisecond, from the new image: its
@@ -132,7 +127,7 @@ fn order_image(item: &Item) -> Result<ItemImage, StoreError> {
         offer: order.offer.map(|offer| OfferImage {
             entry_id: offer.entry_id,
             buyer_id: offer.buyer_id,
-            removed: offer.removed_at.is_some(),
+            cancelled_as: offer.cancelled_as,
         }),
     }))
 }
@@ -242,6 +237,8 @@ fn wire_value(wire: &Value) -> Option<AttributeValue> {
 mod tests {
     use super::*;
     use crate::domain::outbox::state_events;
+    use crate::domain::EventRef;
+    use crate::store::items::waitlist::waitlist_pk;
     use serde_json::json;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -348,6 +345,62 @@ mod tests {
         );
         let copy = format!("{main}#3");
         assert!(item_change(&record(&copy), Millis(0))?.is_none(), "a copy");
+        Ok(())
+    }
+
+    /// An entry's join is said at its own `joinedAt`, its end at its
+    /// `endedAt`; the waitlist's other items (the buyer's record, the
+    /// list, the indexes) and the registry say nothing.
+    #[test]
+    fn an_entrys_record_tells_its_join_and_its_end_at_their_instants() -> TestResult {
+        let pk = "WENTRY#0123456789abcdef#e-1";
+        let entry = |status: &str| {
+            let mut image = json!({
+                "PK": {"S": pk}, "SK": {"S": "ENTRY"}, "kind": {"S": "waitlist-entry"},
+                "eventId": {"S": "ev-1"}, "entryId": {"S": "e-1"}, "generation": {"N": "1"},
+                "buyerId": {"S": "user:1"}, "quantity": {"N": "2"}, "together": {"BOOL": true},
+                "wheelchair": {"N": "0"}, "joinedAt": {"N": "1700000001000"},
+                "tokenHash": {"S": "h"}, "entryStatus": {"S": status},
+            });
+            if status == "ENDED" {
+                image["endReason"] = json!({"S": "left"});
+                image["endedAt"] = json!({"N": "1700000009000"});
+            }
+            image
+        };
+        let record = |old: Value, new: Value| {
+            json!({"eventID": "x", "dynamodb": {"Keys": {"PK": {"S": pk}, "SK": {"S": "ENTRY"}},
+                "ApproximateCreationDateTime": 1700000040.0, "OldImage": old, "NewImage": new}})
+        };
+        for (old, new, kind, at) in [
+            (
+                Value::Null,
+                entry("WAITING"),
+                "waitlist.joined",
+                1_700_000_001_000,
+            ),
+            (
+                entry("WAITING"),
+                entry("ENDED"),
+                "waitlist.ended",
+                1_700_000_009_000,
+            ),
+        ] {
+            let change = item_change(&record(old, new), Millis(0))?.ok_or("an entry's")?;
+            assert_eq!(change.at, Millis(at));
+            let events = state_events(&change);
+            assert_eq!(events.len(), 1);
+            assert_eq!(events[0].detail_type.as_str(), kind);
+        }
+        let of = |pk: &str| json!({"eventID": "e", "dynamodb": {"Keys": {"PK": {"S": pk}}, "NewImage": {}}});
+        for other in [
+            "WBUYER#x#1#h",
+            "WLIST#x#1#0",
+            "WINDEX#x#1#*|1|t|0#0",
+            "WAITLISTS",
+        ] {
+            assert!(item_change(&of(other), Millis(0))?.is_none(), "{other}");
+        }
         Ok(())
     }
 

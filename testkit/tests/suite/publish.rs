@@ -19,7 +19,9 @@ use shared::domain::Millis;
 /// (`detailType subject quantity`) in publishing order.
 fn by_order(events: &[(String, Value)]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (detail_type, d) in events {
+    // A waitlist's events may name no order (publish_waitlist.rs).
+    let of_orders = events.iter().filter(|(_, d)| d["orderId"].is_string());
+    for (detail_type, d) in of_orders {
         let subject = d["seatId"]
             .as_str()
             .or(d["sectionId"].as_str())

@@ -258,16 +258,7 @@ pub(in crate::store) fn named_entry(item: &Item) -> Result<EntryId, StoreError> 
 }
 
 fn end_reason(text: &str) -> Option<EndReason> {
-    const ALL: [EndReason; 7] = [
-        EndReason::Left,
-        EndReason::Declined,
-        EndReason::OfferExpired,
-        EndReason::Refunded,
-        EndReason::Closed,
-        EndReason::Removed,
-        EndReason::BuyerLimit,
-    ];
-    ALL.into_iter().find(|r| r.as_str() == text)
+    EndReason::parse(text)
 }
 
 // ----- expressions ---------------------------------------------------------

@@ -5,6 +5,7 @@ use super::keyed_block::{keyed_block_attribute, keyed_block_value};
 use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
 use crate::domain::keyed_block::KeyedBlock;
+use crate::domain::waitlist::EndReason;
 use crate::domain::{
     IdempotencyKey, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
 };
@@ -75,8 +76,9 @@ pub(in crate::store) const BUYER_REF: &str = "buyerRef";
 /// which comes with a limit).
 pub(in crate::store) const WAITLIST_ENTRY_ID: &str = "waitlistEntryId";
 pub(in crate::store) const OFFER_BUYER_ID: &str = "offerBuyerId";
-/// On an offer cancelled by its entry's removal: when.
-pub(in crate::store) const OFFER_REMOVED_AT: &str = "offerRemovedAt";
+/// On a cancelled offer: why its entry ended (`removed`, `declined`,
+/// `offer-expired`).
+pub(in crate::store) const OFFER_CANCELLED_AS: &str = "offerCancelledAs";
 
 /// An order's places are members of its `seats` set too,
 /// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
@@ -381,25 +383,27 @@ pub(in crate::store) fn extend(
 }
 
 /// cancel-order: CANCELLED and out of the pending index, if as read (at
-/// `now`); an offer cancelled by its entry's removal records when
-/// (`removal`), in the same write.
+/// `now`); an offer's cancel records why its entry ended (`offer_end`),
+/// in the same write.
 pub(in crate::store) fn cancel(
     seen: OrderStatus,
     version: i64,
     now: Millis,
-    removal: bool,
+    offer_end: Option<EndReason>,
 ) -> Expression {
-    let cancelled = transition(if removal {
-        "SET #status = :cancelled, #version = #version + :one, #removedAt = :removedAt REMOVE #shard, #pendingExp"
+    let end = if offer_end.is_some() {
+        ", #offerEnd = :offerEnd"
     } else {
-        "SET #status = :cancelled, #version = #version + :one REMOVE #shard, #pendingExp"
-    });
-    let cancelled = if removal {
-        cancelled
-            .name("#removedAt", OFFER_REMOVED_AT)
-            .value(":removedAt", n(now.0))
-    } else {
-        cancelled
+        ""
+    };
+    let text = format!(
+        "SET #status = :cancelled, #version = #version + :one{end} REMOVE #shard, #pendingExp"
+    );
+    let cancelled = match offer_end {
+        Some(reason) => transition(&text)
+            .name("#offerEnd", OFFER_CANCELLED_AS)
+            .value(":offerEnd", s(reason.as_str())),
+        None => transition(&text),
     };
     cancelled
         .and(as_read(seen, version))

@@ -3,13 +3,14 @@
 //! each key). The key, the attribute names and the expressions are
 //! `items/order.rs`.
 
+use crate::domain::waitlist::EndReason;
 use std::collections::HashMap;
 
 use super::super::keyed_block::parse_keyed_blocks;
 use super::super::visitor::VISITOR_ID;
 use super::{
     parse_place_member, BUYER_ID, BUYER_LIMIT, BUYER_REF, EXTRA_PAYMENT_IDS, HOLDER_DEADLINE,
-    OFFER_BUYER_ID, OFFER_REMOVED_AT, PLACE_SEPARATOR, REFUND_REASON, USER_ID, WAITLIST_ENTRY_ID,
+    OFFER_BUYER_ID, OFFER_CANCELLED_AS, PLACE_SEPARATOR, REFUND_REASON, USER_ID, WAITLIST_ENTRY_ID,
 };
 use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
@@ -124,7 +125,10 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
         entry_id: EntryId::parse(entry).map_err(|_| f.malformed(WAITLIST_ENTRY_ID))?,
         buyer_id: BuyerId::parse(f.str(OFFER_BUYER_ID)?)
             .ok_or_else(|| f.malformed(OFFER_BUYER_ID))?,
-        removed_at: f.opt_i64(OFFER_REMOVED_AT)?.map(Millis),
+        cancelled_as: f
+            .opt_s(OFFER_CANCELLED_AS)
+            .map(|reason| EndReason::parse(reason).ok_or_else(|| f.malformed(OFFER_CANCELLED_AS)))
+            .transpose()?,
     }))
 }
 

@@ -26,6 +26,13 @@ pub(in crate::store) fn waitlist_pk(event: &EventRef) -> String {
     format!("{WAITLIST_PK_PREFIX}{event}")
 }
 
+/// Whether `pk`, a waitlist state's key, is one of its copies' (an event's
+/// reference has no `#`; a copy's key adds one).
+pub(in crate::store) fn is_copy_pk(pk: &str) -> bool {
+    pk.strip_prefix(WAITLIST_PK_PREFIX)
+        .is_some_and(|rest| rest.contains('#'))
+}
+
 /// The instants a write of the state may carry, latest kind first: the
 /// time its events out (opened, closed) happened.
 pub(in crate::store) const WAITLIST_TIMES: [&str; 2] = [ENDED_AT, OPENED_AT];
