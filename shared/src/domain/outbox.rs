@@ -210,7 +210,7 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
     let (event_id, facts) = match (&change.old, &change.new) {
         (old, Some(ItemImage::Order(new))) => {
             let mut facts = order_facts(as_order(old), new);
-            facts.extend(offer_facts(as_order(old), new));
+            facts.extend(offer_facts(as_order(old), new, change.at));
             (&new.event_id, facts)
         }
         (old, Some(ItemImage::Seat(new))) => (&new.event_id, seat_facts(as_seat(old), new)),

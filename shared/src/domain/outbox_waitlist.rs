@@ -8,6 +8,7 @@
 use super::{
     DetailType, EndReason, EntryImage, EntryStatus, Fact, OrderImage, OrderStatus, WaitlistImage,
 };
+use crate::domain::{hold_is_live, Millis};
 
 /// A waitlist's main item: opened (at a put `now` or at the sell-out; a
 /// new generation put open), closed (the delete). A write that changes
@@ -46,15 +47,17 @@ pub(super) fn entry_facts(old: Option<&EntryImage>, new: &EntryImage) -> Vec<Fac
     }
 }
 
-/// An offer's order: made (created), then the first write that takes it
-/// from a live offer holding something (the entry's one end): completed
-/// (`waitlist.purchased`), refunded, cancelled (why, as the cancel
-/// recorded: `declined`, `removed`, or `offer-expired` for one past its
-/// expiry), marked expired (`offer-expired`, when the sweep marks it), or
-/// left holding nothing (`declined`). Whatever happens to the order after
-/// that (a cancel of an emptied or expired offer, a late payment's refund)
-/// says nothing more of the entry: `order.*` says it.
-pub(super) fn offer_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fact> {
+/// An offer's order: made (created), then the first write at `at` that
+/// takes it from a pending offer holding something (the entry's one end):
+/// completed (`waitlist.purchased`), refunded, cancelled (why, as the
+/// cancel recorded: `declined`, `removed`, or `offer-expired` for one past
+/// its expiry), marked expired (`offer-expired`, when the sweep marks it),
+/// or left holding nothing (`declined`). An offer whose expiry had passed
+/// before that write had run out then, with no write to say so: the first
+/// write after says `offer-expired`, whatever it did (a late payment's
+/// refund, say). Whatever happens to the order after the end says nothing
+/// more of the entry: `order.*` says it.
+pub(super) fn offer_facts(old: Option<&OrderImage>, new: &OrderImage, at: Millis) -> Vec<Fact> {
     let Some(offer) = &new.offer else {
         return Vec::new();
     };
@@ -72,13 +75,16 @@ pub(super) fn offer_facts(old: Option<&OrderImage>, new: &OrderImage) -> Vec<Fac
     if old.status != OrderStatus::Pending || !holds_anything(old) {
         return Vec::new();
     }
+    let ran_out = !hold_is_live(old.expires_at, at);
     let reason = match new.status {
+        // A claim of its own seats, or a drop that leaves some.
+        OrderStatus::Pending if holds_anything(new) => return Vec::new(),
+        _ if ran_out => EndReason::OfferExpired,
+        OrderStatus::Pending => EndReason::Declined,
         OrderStatus::Completed => return vec![fact(DetailType::WaitlistPurchased)],
         OrderStatus::RefundDue => EndReason::Refunded,
         OrderStatus::Cancelled => offer.cancelled_as.unwrap_or(EndReason::Declined),
         OrderStatus::Expired => EndReason::OfferExpired,
-        OrderStatus::Pending if !holds_anything(new) => EndReason::Declined,
-        OrderStatus::Pending => return Vec::new(),
     };
     vec![Fact {
         reason: Some(reason),

@@ -16,9 +16,18 @@ fn waitlist_events(
     old: Option<ItemImage>,
     new: ItemImage,
 ) -> Vec<(&'static str, String, String, String)> {
+    waitlist_events_at(old, new, Millis(1_000))
+}
+
+/// [`waitlist_events`] of a write at `at`.
+fn waitlist_events_at(
+    old: Option<ItemImage>,
+    new: ItemImage,
+    at: Millis,
+) -> Vec<(&'static str, String, String, String)> {
     let change = ItemChange {
         record_id: "r1".into(),
-        at: Millis(1_000),
+        at,
         old,
         new: Some(new),
     };
@@ -238,6 +247,22 @@ fn an_offers_order_says_the_offer_and_how_its_entry_ended() -> TestResult {
             "{old:?} -> {new:?}"
         );
     }
+    // The offers above expire at 5,000. Past it, with no write to say so,
+    // the offer had run out: the first write after says so, whatever it
+    // did (a late payment's refund, a sale after the delete, a cancel).
+    let later = [
+        (offer(RefundDue, true, None)?, "offer-expired"),
+        (offer(Completed, true, None)?, "offer-expired"),
+        (offer(Cancelled, true, Some(OfferExpired))?, "offer-expired"),
+        (offer(Expired, true, None)?, "offer-expired"),
+    ];
+    for (new, reason) in later {
+        let said = waitlist_events_at(Some(live()?), new.clone(), Millis(5_000));
+        assert_eq!(said, one("waitlist.ended", reason), "{new:?}");
+    }
+    // Before it (at its last live instant), a payment still buys.
+    let bought = waitlist_events_at(Some(live()?), offer(Completed, true, None)?, Millis(4_999));
+    assert_eq!(bought, one("waitlist.purchased", ""));
     // Beside the order's own events, after them.
     let change = ItemChange {
         record_id: "r2".into(),

@@ -396,16 +396,19 @@ pub struct OfferOrder {
 }
 
 /// Why a cancel of an offer's order ends its entry, as the cancel records
-/// it (the first end stands: a later write never changes it): the
-/// organiser's removal; an offer holding nothing or still live, declined;
-/// one past its expiry had run out already.
+/// it (the first end stands: a later write never changes it): an offer
+/// left holding nothing was declined already, and one past its expiry had
+/// run out (a removal that comes later too); a live one is the organiser's
+/// removal, or a decline.
 pub fn offer_cancel_reason(removal: bool, holds_anything: bool, live: bool) -> EndReason {
-    if removal {
-        EndReason::Removed
-    } else if !holds_anything || live {
+    if !holds_anything {
         EndReason::Declined
-    } else {
+    } else if !live {
         EndReason::OfferExpired
+    } else if removal {
+        EndReason::Removed
+    } else {
+        EndReason::Declined
     }
 }
 

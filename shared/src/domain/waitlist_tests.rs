@@ -464,7 +464,9 @@ fn an_offers_cancel_records_the_first_end_of_its_entry() {
     // (removal, holds anything, live) -> why the entry ended.
     let cases = [
         (true, true, true, EndReason::Removed),
-        (true, false, false, EndReason::Removed),
+        // A removal after the entry had ended keeps the first end.
+        (true, false, true, EndReason::Declined),
+        (true, true, false, EndReason::OfferExpired),
         (false, true, true, EndReason::Declined),
         // Emptied first: declined already, whenever the cancel comes.
         (false, false, true, EndReason::Declined),

@@ -247,8 +247,9 @@ pub(super) async fn end(
 }
 
 /// Declines `read`'s live offer: its order cancelled as read, one write
-/// (the entry reads `declined` from the cancelled order, or `removed` from
-/// a removal's, which the order records). `false`: something moved first.
+/// recording why the entry ended (`declined`, `removed`, or
+/// `offer-expired` if the expiry came first), which the entry reads.
+/// `false`: something moved first.
 async fn decline(app: &App, read: &ReadEntry, reason: EndReason) -> Result<bool, Error> {
     let Some(stored) = &read.offer else {
         return Err(Error::Corrupt("an offered entry without its order".into()));
