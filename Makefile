@@ -176,10 +176,18 @@ LAMBDA_PROFILE = $(if $(RELEASE_LTO),CARGO_PROFILE_RELEASE_LTO=$(RELEASE_LTO) CA
 
 ## Every function's arm64 release binary in one cargo run: it links two at
 ## a time on two cores, where `sam build` links them one after another.
+## One binary first, alone (any function's; the suite checks it is one): zig builds its runtime pieces (compiler_rt,
+## glibc's stubs) into its cache at the first link, and two cold links at
+## once can race there (ziglang/zig#18989, #9439; CI lost a run to two
+## links failing together). If a link fails anyway, once more: cargo
+## relinks only what failed, and a second failure stops the build.
+LAMBDA_BUILD = $(LAMBDA_PROFILE) CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" cargo lambda build --release --arm64
 lambda-binaries: python-tools
 	@test "$(LAMBDA_TARGET_DIR)" != /lambda-build || { echo "cargo's target directory not found" >&2; exit 1; }
 	rustup target add aarch64-unknown-linux-gnu
-	cd functions && $(LAMBDA_PROFILE) CARGO_TARGET_DIR="$(LAMBDA_TARGET_DIR)" PATH="$(TOOLS_PATH)" cargo lambda build --release --arm64
+	@df -h . | tail -1 | awk '{print "lambda-binaries: " $$4 " free on the disk"}'
+	cd functions && $(LAMBDA_BUILD) --bin get-event
+	cd functions && { $(LAMBDA_BUILD) || { echo "lambda-binaries: a link failed; building once more" >&2; $(LAMBDA_BUILD); }; }
 
 ## The deployable build: arm64 release binaries through cargo-lambda + zig.
 ## sam build runs the command above once per function, for its binary
