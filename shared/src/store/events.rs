@@ -390,29 +390,15 @@ impl Store {
         block: String,
         consistent: bool,
     ) -> Result<Vec<(String, SeatState)>, Error> {
-        let mut found = Vec::new();
-        let mut start = None;
-        loop {
-            let query = self
-                .client
-                .query()
-                .table_name(&*self.table)
-                .consistent_read(consistent)
-                .set_exclusive_start_key(start.take());
-            let out = items::event::partition(&block)
-                .on_query(query)
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            for item in out.items.unwrap_or_default() {
-                let seat = parse_seat(&item)?;
-                found.push((seat.spec.seat_id.to_string(), seat.state));
-            }
-            match out.last_evaluated_key {
-                Some(k) => start = Some(k),
-                None => return Ok(found),
-            }
+        let items = self
+            .query_every_page(items::event::partition(&block), consistent)
+            .await?;
+        let mut found = Vec::with_capacity(items.len());
+        for item in items {
+            let seat = parse_seat(&item)?;
+            found.push((seat.spec.seat_id.to_string(), seat.state));
         }
+        Ok(found)
     }
 
     /// One page of `event`'s seats (one section's, if given) in plan

@@ -35,7 +35,7 @@ macro_rules! expired {
 /// An expression with its bindings, set on a request in one call: an
 /// update and its condition, a condition alone (a put), or a query's key
 /// condition.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Expression {
     update: Option<String>,
     condition: Option<String>,

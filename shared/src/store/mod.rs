@@ -143,6 +143,35 @@ pub use visitors::{IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
 pub use waitlist::{Listing, StoredWaitlist, WAITLIST_PK_PREFIX};
 
 impl Store {
+    /// Every item `condition` (a key condition) selects, page after page.
+    async fn query_every_page(
+        &self,
+        condition: Expression,
+        consistent: bool,
+    ) -> Result<Vec<Item>, Error> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            let query = self
+                .client
+                .query()
+                .table_name(&*self.table)
+                .consistent_read(consistent)
+                .set_exclusive_start_key(start.take());
+            let page = condition
+                .clone()
+                .on_query(query)
+                .send()
+                .await
+                .map_err(|e| errors::sdk_error("Query", e))?;
+            items.extend(page.items.unwrap_or_default());
+            match page.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(items),
+            }
+        }
+    }
+
     /// Writes `item` unless one is there already (`Ok(false)` then): a
     /// retried creation leaves what it wrote alone. The request is built
     /// now and sent when the future is awaited (it owns what it needs).
