@@ -31,6 +31,7 @@ pub mod queue_state;
 mod seat_map;
 pub mod waitlist;
 pub mod waitlist_entry;
+pub mod waitlist_positions;
 
 pub use crate::refund::{RefundCause, RefundReason};
 pub use confirm::{decide_confirm, ConfirmContext, ConfirmDecision, ConfirmRefusal, ConfirmRound};
@@ -214,7 +215,7 @@ impl SeatId {
 
 /// Milliseconds since the Unix epoch: how instants are stored and compared
 /// in conditions (numbers compare exactly; strings would need one format).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Millis(pub i64);
 
 impl Millis {

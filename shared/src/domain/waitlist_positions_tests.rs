@@ -1,0 +1,202 @@
+use super::*;
+
+const T: i64 = 1_800_000_000_000;
+
+fn at(ms: i64) -> Millis {
+    Millis(T + ms)
+}
+
+fn joins(ms: &[i64]) -> Vec<Millis> {
+    ms.iter().map(|&m| at(m)).collect()
+}
+
+fn left(at_ms: i64, joined_ms: i64) -> Departure {
+    Departure {
+        at: at(at_ms),
+        joined_at: at(joined_ms),
+    }
+}
+
+/// Positions as of `now`, having read everything stamped in `since`.
+fn read(since: Since, now: i64) -> Positions {
+    Positions::default().update(&since, at(now))
+}
+
+#[test]
+fn each_entry_counts_the_waiting_entries_that_joined_in_earlier_seconds() {
+    let p = read(
+        Since {
+            joins: joins(&[0, 1_000, 1_500, 2_000, 5_000]),
+            departures: vec![],
+        },
+        60_000,
+    );
+    assert_eq!(p.waiting(), 5);
+    let cases = [
+        (0, 1),
+        (1_000, 2),
+        // One second's joins are not told apart: the contract allows them.
+        (1_500, 2),
+        (2_000, 4),
+        (5_000, 5),
+        // A join after everything read stands behind all of it.
+        (9_000, 6),
+    ];
+    for (joined, want) in cases {
+        assert_eq!(p.position(at(joined)), want, "joined at +{joined} ms");
+    }
+}
+
+#[test]
+fn departures_leave_the_count_and_the_positions_behind_them() {
+    let p = read(
+        Since {
+            joins: joins(&[0, 1_000, 2_000, 3_000]),
+            departures: vec![left(4_000, 1_000), left(4_500, 0)],
+        },
+        60_000,
+    );
+    assert_eq!(p.waiting(), 2);
+    assert_eq!(p.position(at(2_000)), 1);
+    assert_eq!(p.position(at(3_000)), 2);
+}
+
+#[test]
+fn what_was_stamped_within_the_settling_time_is_read_again_and_counted_once() {
+    let now = 100_000;
+    let first = Positions::default().update(
+        &Since {
+            joins: joins(&[0, now - 1_000]),
+            departures: vec![],
+        },
+        at(now),
+    );
+    assert_eq!(first.settled_until, at(now - SETTLE_MS));
+    assert_eq!(first.settled.len(), 1, "{first:?}");
+    assert_eq!(first.recent.len(), 1, "{first:?}");
+    assert_eq!(first.waiting(), 2);
+    // The next read starts at `settled_until`: the recent join again, and
+    // one stamped before it that committed late.
+    let later = now + 2 * SETTLE_MS;
+    let second = first.update(
+        &Since {
+            joins: joins(&[now - 1_000, now - 5_000]),
+            departures: vec![left(now + 1_000, 0)],
+        },
+        at(later),
+    );
+    assert_eq!(second.recent, vec![]);
+    assert_eq!(second.waiting(), 2, "{second:?}");
+    // The two late joins wait ahead of an entry joined at `now`.
+    assert_eq!(second.position(at(now)), 3);
+}
+
+#[test]
+fn a_departure_settled_before_its_join_cancels_it_out_when_both_are() {
+    let now = 100_000;
+    let join_at = now - SETTLE_MS + 500; // recent at the first update
+    let first = Positions {
+        settled_until: at(now - SETTLE_MS - 1_000),
+        ..Positions::default()
+    }
+    .update(
+        &Since {
+            joins: joins(&[join_at]),
+            departures: vec![left(now - SETTLE_MS - 500, join_at)],
+        },
+        at(now),
+    );
+    assert_eq!(first.waiting(), 0, "{first:?}");
+    assert_eq!(first.settled[0].waiting, -1);
+    let second = first.update(
+        &Since {
+            joins: joins(&[join_at]),
+            departures: vec![],
+        },
+        at(now + SETTLE_MS),
+    );
+    assert_eq!(second.waiting(), 0);
+    assert_eq!(second.settled, vec![], "emptied buckets go");
+    assert_eq!(second.position(at(now + 50_000)), 1);
+}
+
+#[test]
+fn counts_that_go_negative_read_as_none_ahead() {
+    let p = read(
+        Since {
+            joins: vec![],
+            departures: vec![left(1_000, 0), left(2_000, 0)],
+        },
+        60_000,
+    );
+    assert_eq!(p.waiting(), 0);
+    assert_eq!(p.position(at(10_000)), 1);
+}
+
+#[test]
+fn past_the_cap_neighbours_merge_where_they_are_the_smallest_share() {
+    // One entry a second for 3,000 seconds.
+    let all: Vec<i64> = (0..3_000).map(|s| s * 1_000).collect();
+    let p = read(
+        Since {
+            joins: joins(&all),
+            departures: vec![],
+        },
+        10_000_000,
+    );
+    assert_eq!(p.settled.len(), MAX_BUCKETS);
+    assert_eq!(p.waiting(), 3_000);
+    // The head stays exact; further back, a position is off by at most its
+    // bucket's count, and that is a small share of it.
+    for s in 0..100 {
+        assert_eq!(p.position(at(s * 1_000)), u64::try_from(s + 1).unwrap());
+    }
+    for s in (0..3_000).step_by(7) {
+        let got = p.position(at(s * 1_000));
+        let want = u64::try_from(s + 1).unwrap();
+        let off = got.abs_diff(want);
+        assert!(off * 100 <= want, "second {s}: {got} for {want}");
+    }
+}
+
+#[test]
+fn a_merged_bucket_shares_its_count_by_time() {
+    let p = Positions {
+        settled_until: at(0),
+        settled: vec![
+            Bucket {
+                first: 10,
+                last: 19,
+                waiting: 100,
+            },
+            Bucket {
+                first: 20,
+                last: 20,
+                waiting: 3,
+            },
+        ],
+        recent: vec![],
+    };
+    let cases = [(9, 1), (10, 1), (15, 51), (19, 91), (20, 101), (21, 104)];
+    for (s, want) in cases {
+        assert_eq!(p.position(Millis(s * 1_000)), want, "second {s}");
+    }
+}
+
+#[test]
+fn an_update_is_due_every_two_seconds_and_after_a_clock_step_back() {
+    let cases = [
+        (None, 0, true),
+        (Some(10_000), 10_000, false),
+        (Some(10_000), 11_999, false),
+        (Some(10_000), 12_000, true),
+        (Some(10_000), 9_000, true),
+    ];
+    for (last, now, want) in cases {
+        assert_eq!(
+            update_due(last.map(Millis), Millis(now)),
+            want,
+            "{last:?} {now}"
+        );
+    }
+}
