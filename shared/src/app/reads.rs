@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::App;
 use crate::domain::queue_state::QueueState;
 use crate::domain::waitlist::Waitlist;
+use crate::domain::waitlist_positions::Positions;
 use crate::domain::{Event, EventHead, EventId, EventStatus, Millis, SectionId};
 use crate::error::Error;
 use crate::memory::Recall;
@@ -138,6 +139,30 @@ impl App {
                 let state = self.store.waitlist_copy(event, copy).await?.map(Arc::new);
                 self.memory.remember_waitlist(event, now, state.clone());
                 Ok(state)
+            }
+        }
+    }
+
+    /// Generation `generation`'s positions of `event`'s waitlist, from
+    /// this instance's copy (a second old at most, as the state's): `None`
+    /// until the offerer's tick first keeps them.
+    pub async fn positions(
+        &self,
+        event: &EventId,
+        generation: u64,
+        now: Millis,
+    ) -> Result<Option<Arc<Positions>>, Error> {
+        match self.memory.positions(event, generation, now) {
+            Recall::Kept(kept) => Ok(kept),
+            Recall::ReadCopy(copy) => {
+                let read = self
+                    .store
+                    .read_positions(event, generation, Some(copy))
+                    .await?;
+                let positions = read.map(|stored| Arc::new(stored.positions));
+                self.memory
+                    .remember_positions(event, generation, now, positions.clone());
+                Ok(positions)
             }
         }
     }

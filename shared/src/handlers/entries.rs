@@ -71,6 +71,9 @@ pub(super) struct EntryReply<'a> {
     together: bool,
     wheelchair: u32,
     joined_at: String,
+    /// A WAITING entry's, once the offerer keeps its generation's positions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) position: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     poll_after_seconds: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,6 +131,23 @@ async fn stored_waitlist(app: &App, event: &EventId) -> Result<Waitlist, Error> 
         .ok_or_else(|| Error::Corrupt("an entry of an event with no waitlist".into()))
 }
 
+/// A WAITING entry's position, from its generation's positions as this
+/// instance keeps them (a second old at most); `None` at any other status,
+/// or before the offerer's tick first keeps them.
+pub(super) async fn position_of(
+    app: &App,
+    event: &EventId,
+    entry: &Entry,
+    status: EntryStatus,
+    now: Millis,
+) -> Result<Option<u64>, Error> {
+    if status != EntryStatus::Waiting {
+        return Ok(None);
+    }
+    let positions = app.positions(event, entry.generation, now).await?;
+    Ok(positions.map(|p| p.position(entry.joined_at)))
+}
+
 /// Who a reply is for: the entry's holder sees its offer's hold token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Reader {
@@ -160,6 +180,7 @@ pub(super) fn entry_reply<'a>(
         together: entry.request.together,
         wheelchair: entry.request.wheelchair,
         joined_at: entry.joined_at.to_rfc3339(),
+        position: None,
         poll_after_seconds: (status == EntryStatus::Waiting).then_some(WAITING_POLL_SECONDS),
         offer,
         reason: status.reason().map(|r| r.as_str()),

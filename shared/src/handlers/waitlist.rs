@@ -6,12 +6,13 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::entries::{end, entry_reply, status_now, with_offer, EntryReply, Reader};
+use super::entries::{end, entry_reply, position_of, status_now, with_offer, EntryReply, Reader};
 use super::opening::{open_if_sold_out, Look};
 use super::reads::{ended_reply, ready_event};
 use super::Reply;
 use crate::domain::waitlist::{
     waitlist_after_put, EndReason, EntryStatus, Opens, PutRefusal, Waitlist, WaitlistPut,
+    WaitlistStatus,
 };
 use crate::domain::waitlist_entry::{parse_status_filter, DEFAULT_LIST_LIMIT, LIST_LIMIT_RANGE};
 use crate::domain::{EntryId, EventId, EventRef, Millis};
@@ -89,9 +90,15 @@ struct WaitlistReply<'a> {
     unoffered: u64,
 }
 
-/// The waitlist as get-waitlist and put-waitlist answer it, with
-/// `unoffered` free units. The entries' counts are 0: none can join yet.
-fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist, unoffered: u64) -> Reply {
+/// The counts get-waitlist and put-waitlist answer with.
+struct Counts {
+    waiting: u64,
+    unoffered: u64,
+}
+
+/// The waitlist as get-waitlist and put-waitlist answer it, with `counts`.
+/// Offered and purchased are not counted yet (API.md says so).
+fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist, counts: Counts) -> Reply {
     let settings = &waitlist.settings;
     Ok(json(
         StatusCode::OK,
@@ -104,10 +111,10 @@ fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist, unoffered: u64) -> Re
             returns_close_at: settings.returns_close_at.map(Millis::to_rfc3339),
             opened_at: waitlist.opened_at.map(Millis::to_rfc3339),
             generation: waitlist.generation,
-            waiting: 0,
+            waiting: counts.waiting,
             offered: 0,
             purchased: 0,
-            unoffered,
+            unoffered: counts.unoffered,
         },
     ))
 }
@@ -142,7 +149,11 @@ pub async fn put_waitlist(app: &App, req: &Request) -> Reply {
                     .unwrap_or(waitlist),
                 false => waitlist,
             };
-            return waitlist_reply(&event_id, &waitlist, unoffered(app, &event_id).await?);
+            return waitlist_reply(
+                &event_id,
+                &waitlist,
+                counts(app, &event_id, &waitlist).await?,
+            );
         }
         // Another write came first: read again, after a jittered pause.
         rounds.lost();
@@ -156,11 +167,24 @@ pub async fn get_waitlist(app: &App, req: &Request) -> Reply {
     let event_id = path_param(req, "eventId", EventId::parse)?;
     let stored = app.store.read_waitlist(&event_id).await?;
     let stored = stored.ok_or(Error::WaitlistNotFound)?;
-    waitlist_reply(
-        &event_id,
-        &stored.waitlist,
-        unoffered(app, &event_id).await?,
-    )
+    let counts = counts(app, &event_id, &stored.waitlist).await?;
+    waitlist_reply(&event_id, &stored.waitlist, counts)
+}
+
+/// The waitlist's counts: its WAITING entries (while open: from the
+/// positions the offerer keeps, as an entry's position is; once deleted
+/// they all read ENDED) and [`unoffered`].
+async fn counts(app: &App, event_id: &EventId, waitlist: &Waitlist) -> Result<Counts, Error> {
+    let now = crate::world::now();
+    let waiting = match waitlist.status() {
+        WaitlistStatus::Open => app
+            .positions(event_id, waitlist.generation, now)
+            .await?
+            .map_or(0, |p| p.waiting()),
+        WaitlistStatus::Armed | WaitlistStatus::Ended => 0,
+    };
+    let unoffered = unoffered(app, event_id).await?;
+    Ok(Counts { waiting, unoffered })
 }
 
 /// The free seats and places no waiting entry fits, from the seat map (at
@@ -299,11 +323,14 @@ pub async fn list_entries(app: &App, req: &Request) -> Reply {
             break;
         }
     }
+    let mut entries = Vec::with_capacity(listed.len());
+    for (read, status) in &listed {
+        let mut reply = entry_reply(app, &event_id, read, *status, Reader::Organiser)?;
+        reply.position = position_of(app, &event_id, &read.entry, *status, now).await?;
+        entries.push(reply);
+    }
     let reply = EntryList {
-        entries: listed
-            .iter()
-            .map(|(read, status)| entry_reply(app, &event_id, read, *status, Reader::Organiser))
-            .collect::<Result<_, _>>()?,
+        entries,
         next: after
             .as_deref()
             .map(|key| encode_cursor(waitlist.generation, key)),

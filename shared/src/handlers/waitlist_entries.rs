@@ -6,7 +6,9 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::Deserialize;
 
-use super::entries::{end, entry_reply, status_now, waitlist_of, with_offer, ReadEntry, Reader};
+use super::entries::{
+    end, entry_reply, position_of, status_now, waitlist_of, with_offer, ReadEntry, Reader,
+};
 use super::generation::draw_secrets;
 use super::reads::fresh_id;
 use super::Reply;
@@ -93,6 +95,7 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
                     return Err(Error::Corrupt("a live entry that is not there".into()));
                 };
                 let mut reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+                reply.position = position_of(app, &event_id, &read.entry, status, now).await?;
                 let token = keys.entry_token(&event_id, &read.entry.entry_id);
                 reply.entry_token = Some(token.as_str().into());
                 return Ok(json(StatusCode::OK, &reply));
@@ -127,8 +130,9 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
                 offer: None,
                 ga: Vec::new(),
             };
-            let mut reply =
-                entry_reply(app, &event_id, &read, EntryStatus::Waiting, Reader::Holder)?;
+            let waiting = EntryStatus::Waiting;
+            let mut reply = entry_reply(app, &event_id, &read, waiting, Reader::Holder)?;
+            reply.position = position_of(app, &event_id, &read.entry, waiting, now).await?;
             reply.entry_token = Some(token.as_str().into());
             return Ok(json(StatusCode::CREATED, &reply));
         }
@@ -221,7 +225,8 @@ pub async fn entry_status(app: &App, req: &Request) -> Reply {
     let waitlist = waitlist_of(app, &event_id, &entry, now).await?;
     let read = with_offer(app, entry).await?;
     let status = status_now(&read, &waitlist, now);
-    let reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+    let mut reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+    reply.position = position_of(app, &event_id, &read.entry, status, now).await?;
     Ok(json(StatusCode::OK, &reply))
 }
 

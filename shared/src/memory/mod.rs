@@ -60,6 +60,8 @@ pub struct Memory {
     queues: Arc<queues::QueueMemory>,
     /// Each waitlist's state as this instance last read it, from its copy.
     waitlists: Arc<states::StateReads<crate::domain::waitlist::Waitlist>>,
+    /// Each waitlist's positions as this instance last read them.
+    positions: Arc<states::StateReads<waitlists::KeptPositions>>,
     /// The copy number of each queue's and each waitlist's state this
     /// instance reads.
     state_copy: u8,
@@ -84,6 +86,7 @@ impl Default for Memory {
             runs: Arc::default(),
             queues: Arc::default(),
             waitlists: Arc::default(),
+            positions: Arc::default(),
             state_copy: Store::pick_state_copy(),
             state_cache_ms: QUEUE_CACHE_MS,
             crowd: crowd::Crowd::default(),

@@ -14,6 +14,7 @@
 //! with their own clock.
 
 mod look;
+mod positions;
 mod seen;
 
 use std::collections::HashMap;

@@ -14,6 +14,7 @@ use super::items::entry::{
     index_items, index_keys, list_item, listed_after, named_entry, parse_entry, replaces_record,
     waiting_index_pk, ENTRY_SHARDS,
 };
+use super::items::positions::departure_item;
 use super::schema::SK;
 use super::value::Item;
 use super::{Store, Txn};
@@ -126,7 +127,8 @@ impl Store {
     }
 
     /// Ends a waiting entry for `reason` at `at`, off every index it
-    /// waits in, in one transaction: `false` if it was no longer waiting.
+    /// waits in and into the departures (for the positions), in one
+    /// transaction: `false` if it was no longer waiting.
     pub async fn end_entry(
         &self,
         event: &EventId,
@@ -135,10 +137,16 @@ impl Store {
         at: Millis,
     ) -> Result<bool, Error> {
         let event_ref = EventRef::of(event);
-        let mut items = vec![self.txn_update(
-            entry_key(&event_ref, &entry.entry_id),
-            end_waiting(reason, at),
-        )?];
+        let mut items = vec![
+            self.txn_update(
+                entry_key(&event_ref, &entry.entry_id),
+                end_waiting(reason, at),
+            )?,
+            self.txn_put(
+                departure_item(&event_ref, entry, at),
+                Expression::new_item(),
+            )?,
+        ];
         for key in index_keys(&event_ref, entry) {
             items.push(self.txn_delete(key)?);
         }

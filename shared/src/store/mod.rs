@@ -84,6 +84,7 @@ mod holds;
 mod items;
 mod offers;
 mod orders;
+mod positions;
 mod projector;
 mod queue;
 mod queue_counts;
@@ -129,6 +130,7 @@ pub use items::visitor::{
     WAITING_RETENTION_SECONDS,
 };
 pub use offers::OfferWrite;
+pub use positions::StoredPositions;
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{
     EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,

@@ -45,5 +45,6 @@ mod upward;
 mod waitlist;
 mod waitlist_entries;
 mod waitlist_offers;
+mod waitlist_positions;
 mod waitlist_sale;
 mod waitlist_tick;

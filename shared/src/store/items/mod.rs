@@ -10,6 +10,7 @@ pub(super) mod event;
 pub(super) mod keyed_block;
 pub(super) mod order;
 pub(super) mod payment;
+pub(super) mod positions;
 pub(super) mod queue;
 pub(super) mod registry;
 pub(super) mod seat;

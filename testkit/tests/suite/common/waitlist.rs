@@ -121,3 +121,44 @@ pub async fn opened_ago(app: &shared::App, event: &str, ago_ms: i64) {
         .put_waitlist(&id, &waitlist, Some(stored.version), keep);
     assert!(written.await.unwrap());
 }
+
+/// An entry of `buyer` (one seat, any section) in `event`'s open waitlist
+/// as if it had joined at `joined_at`, written by the join's own store
+/// transaction (the route stamps the clock; a test of join order needs
+/// joins seconds apart without sleeping): `{entryId, entryToken}`, as the
+/// join's reply names it.
+pub async fn seeded_entry(
+    app: &shared::App,
+    event: &str,
+    buyer: &str,
+    joined_at: shared::domain::Millis,
+) -> Value {
+    use shared::domain::waitlist::{EntryRequest, EntryStatus};
+    use shared::domain::waitlist_entry::Entry;
+    let event_id = EventId::parse(event).unwrap();
+    let stored = app.store.read_waitlist(&event_id).await.unwrap().unwrap();
+    let entry_id = shared::domain::EntryId::parse(&uuid::Uuid::new_v4().to_string()).unwrap();
+    let token = app
+        .config
+        .token_keys()
+        .unwrap()
+        .entry_token(&event_id, &entry_id);
+    let entry = Entry {
+        entry_id: entry_id.clone(),
+        generation: stored.waitlist.generation,
+        buyer: shared::domain::buyer::BuyerId::parse(buyer).unwrap(),
+        request: EntryRequest {
+            quantity: 1,
+            section_ids: Vec::new(),
+            together: false,
+            wheelchair: 0,
+        },
+        joined_at,
+        token_hash: token.hash(),
+        stored: EntryStatus::Waiting,
+        offer_order: None,
+    };
+    let joined = app.store.join_waitlist(&event_id, &entry, None).await;
+    assert!(joined.unwrap(), "a fresh buyer's join is written");
+    json!({"entryId": entry_id.as_str(), "entryToken": token.as_str()})
+}

@@ -1,0 +1,191 @@
+//! A waitlist's positions (`WPOS#{ref}#{generation}`, with copies for
+//! readers) and the log of entries leaving WAITING (`WDEPART#…`) that the
+//! offerer's tick keeps them from (`domain::waitlist_positions`): keys,
+//! attribute names, codec and expressions.
+
+use std::collections::HashMap;
+
+use super::entry::{entry_shard, join_key};
+use crate::domain::waitlist_entry::Entry;
+use crate::domain::waitlist_positions::{Bucket, Departure, Positions};
+use crate::domain::{EntryId, EventRef, Millis};
+use crate::store::errors::StoreError;
+use crate::store::expression::Expression;
+use crate::store::schema::{KIND, PK, SK, VERSION};
+use crate::store::value::{n, s, Fields, Item};
+
+pub const POSITIONS_PK_PREFIX: &str = "WPOS#";
+pub const DEPARTURE_PK_PREFIX: &str = "WDEPART#";
+
+const POSITIONS_SK: &str = "POSITIONS";
+
+/// The positions of generation `generation`: `WPOS#{ref}#{generation}`,
+/// and copy `copy` of them at `…#{copy}` (entry statuses read a copy, one
+/// per instance about once a second, as the sale reads a waitlist's state).
+pub(in crate::store) fn positions_key(event: &EventRef, generation: u64, copy: Option<u8>) -> Item {
+    let pk = format!("{POSITIONS_PK_PREFIX}{event}#{generation}");
+    let pk = match copy {
+        Some(copy) => format!("{pk}#{copy}"),
+        None => pk,
+    };
+    HashMap::from([(PK.into(), s(pk)), (SK.into(), s(POSITIONS_SK))])
+}
+
+/// The partition of the departures of one shard of the entries:
+/// `WDEPART#{ref}#{generation}#{shard}` (an entry's shard, as its list
+/// place's: a crowd's offers and leaves spread as its joins do).
+pub(in crate::store) fn departure_pk(event: &EventRef, generation: u64, shard: u8) -> String {
+    format!("{DEPARTURE_PK_PREFIX}{event}#{generation}#{shard}")
+}
+
+const JOINED_AT: &str = "joinedAt";
+const SETTLED_UNTIL: &str = "settledUntil";
+const SETTLED: &str = "settled";
+const RECENT: &str = "recent";
+
+/// `entry` leaving WAITING at `at`: sorted by that instant (as a join key
+/// is by its own), naming when it joined.
+pub(in crate::store) fn departure_item(event: &EventRef, entry: &Entry, at: Millis) -> Item {
+    let shard = entry_shard(&entry.entry_id);
+    HashMap::from([
+        (PK.into(), s(departure_pk(event, entry.generation, shard))),
+        (SK.into(), s(join_key(at, &entry.entry_id))),
+        (JOINED_AT.into(), n(entry.joined_at.0)),
+    ])
+}
+
+/// A departure as read.
+pub(in crate::store) fn parse_departure(item: &Item) -> Result<Departure, StoreError> {
+    let f = Fields::new(item);
+    let sk = f.str(SK)?;
+    let at = sk
+        .split_once('#')
+        .filter(|(_, id)| EntryId::parse(id).is_ok())
+        .and_then(|(at, _)| at.parse().ok())
+        .ok_or_else(|| f.malformed(SK))?;
+    Ok(Departure {
+        at: Millis(at),
+        joined_at: Millis(f.i64(JOINED_AT)?),
+    })
+}
+
+/// A list place's or a departure's instant, read from its sort key.
+pub(in crate::store) fn stamp_of(item: &Item) -> Result<Millis, StoreError> {
+    let f = Fields::new(item);
+    let at = f
+        .str(SK)?
+        .split_once('#')
+        .and_then(|(at, _)| at.parse().ok());
+    at.map(Millis).ok_or_else(|| f.malformed(SK))
+}
+
+/// The places of a log's partition `pk` stamped at or after `from` (a
+/// join key and a departure's key both start with their instant).
+pub(in crate::store) fn stamped_from(pk: String, from: Millis) -> Expression {
+    Expression::key_condition("#pk = :pk AND #sk >= :from")
+        .name("#pk", PK)
+        .name("#sk", SK)
+        .value(":pk", s(pk))
+        .value(":from", s(format!("{:013}", from.0.max(0))))
+}
+
+/// The item of `positions` at `version`, at `key` (the main item or a copy).
+pub(in crate::store) fn positions_item(key: Item, positions: &Positions, version: i64) -> Item {
+    let mut item = key;
+    item.extend([
+        (KIND.into(), s("waitlist-positions")),
+        (VERSION.into(), n(version)),
+        (SETTLED_UNTIL.into(), n(positions.settled_until.0)),
+        (SETTLED.into(), s(encode(&positions.settled))),
+        (RECENT.into(), s(encode(&positions.recent))),
+    ]);
+    item
+}
+
+/// The positions an item holds, and its version.
+pub(in crate::store) fn parse_positions(item: &Item) -> Result<(Positions, i64), StoreError> {
+    let f = Fields::new(item);
+    let buckets = |attr| decode(f.str(attr)?).ok_or_else(|| f.malformed(attr));
+    let positions = Positions {
+        settled_until: Millis(f.i64(SETTLED_UNTIL)?),
+        settled: buckets(SETTLED)?,
+        recent: buckets(RECENT)?,
+    };
+    Ok((positions, f.i64(VERSION)?))
+}
+
+/// Buckets as text, `first:span:waiting` each, comma-separated, each
+/// `first` after the first counted from the previous bucket's `last`
+/// (a second's bucket at one a second costs ~6 bytes).
+fn encode(buckets: &[Bucket]) -> String {
+    let mut text = String::new();
+    let mut last = 0;
+    for (i, b) in buckets.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(
+            "{}:{}:{}",
+            b.first - last,
+            b.last - b.first,
+            b.waiting
+        ));
+        last = b.last;
+    }
+    text
+}
+
+/// [`encode`]'s buckets back (`None`: not such text).
+fn decode(text: &str) -> Option<Vec<Bucket>> {
+    let mut buckets = Vec::new();
+    let mut last = 0i64;
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let mut fields = part.split(':').map(str::parse::<i64>);
+        let (Some(Ok(gap)), Some(Ok(span)), Some(Ok(waiting)), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return None;
+        };
+        let first = last.checked_add(gap)?;
+        last = first.checked_add(span)?;
+        buckets.push(Bucket {
+            first,
+            last,
+            waiting,
+        });
+    }
+    Some(buckets)
+}
+
+/// The positions' main item as it was read (`None`: absent).
+pub(in crate::store) use super::as_read;
+/// A copy written only over an older one.
+pub(in crate::store) use super::older_copy;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_read_back_as_written() {
+        let buckets = vec![
+            Bucket {
+                first: 1_800_000_000,
+                last: 1_800_000_000,
+                waiting: 3,
+            },
+            Bucket {
+                first: 1_800_000_004,
+                last: 1_800_000_090,
+                waiting: -1,
+            },
+        ];
+        let text = encode(&buckets);
+        assert_eq!(text, "1800000000:0:3,4:86:-1");
+        assert_eq!(decode(&text), Some(buckets));
+        assert_eq!(decode(""), Some(vec![]));
+        for bad in ["1:2", "1:2:3:4", "x:0:1", "1:0:1,2"] {
+            assert_eq!(decode(bad), None, "{bad}");
+        }
+    }
+}
