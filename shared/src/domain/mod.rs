@@ -215,7 +215,7 @@ impl SeatId {
 
 /// Milliseconds since the Unix epoch: how instants are stored and compared
 /// in conditions (numbers compare exactly; strings would need one format).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Millis(pub i64);
 
 impl Millis {

@@ -18,9 +18,10 @@ use std::collections::BTreeMap;
 use super::Millis;
 
 /// How long after its stamp a join or a departure is taken to have
-/// committed: a transaction's write lands within a request's time (29 s
-/// at most behind API Gateway; a few milliseconds in practice), and until
-/// then it is read again at every update.
+/// committed: every writer stamps it just before its transaction, which
+/// the SDK gives up on after 8 s (`store::sdk_timeouts`, retries within
+/// it); until then it is read again at every update. Well past that, for
+/// a clock a little behind the tick's.
 pub const SETTLE_MS: i64 = 30_000;
 
 /// How often the offerer's tick updates an open waitlist's positions:
@@ -34,9 +35,14 @@ pub fn update_due(last: Option<Millis>, now: Millis) -> bool {
     last.is_none_or(|last| now.0 - last.0 >= UPDATE_MS || now < last)
 }
 
-/// Settled buckets kept at most (each ~10 bytes stored): past this the
-/// closest neighbours merge (see [`Positions::update`]).
+/// Settled buckets kept at most (each ~6 bytes stored at one a second):
+/// past this the neighbours that are the smallest share of the line ahead
+/// merge ([`compact`]).
 pub const MAX_BUCKETS: usize = 2_000;
+
+/// Merged buckets counted again second by second at most per update (each
+/// a read of the list over its span: see [`Positions::to_recount`]).
+pub const RECOUNTS_PER_UPDATE: usize = 2;
 
 /// The WAITING entries that joined within `first..=last` (Unix seconds):
 /// signed, since a departure can be counted before its join.
@@ -64,7 +70,7 @@ pub struct Since {
 }
 
 /// The histogram, settled and recent, by join second.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Positions {
     /// Joins and departures stamped before this are in `settled`.
     pub settled_until: Millis,
@@ -72,6 +78,17 @@ pub struct Positions {
     pub settled: Vec<Bucket>,
     /// Those stamped since, as the last update read them: one second each.
     pub recent: Vec<Bucket>,
+}
+
+impl Default for Positions {
+    /// None counted yet: everything ever stamped is still to be read.
+    fn default() -> Self {
+        Self {
+            settled_until: Millis(0),
+            settled: Vec::new(),
+            recent: Vec::new(),
+        }
+    }
 }
 
 fn second(at: Millis) -> i64 {
@@ -170,6 +187,51 @@ impl Positions {
     }
 }
 
+impl Positions {
+    /// The spans of merged buckets whose count has come to be more than 1%
+    /// of the waiting entries ahead of them (merged further back in a line
+    /// whose head has since been offered away), earliest first, at most
+    /// [`RECOUNTS_PER_UPDATE`]: each is to be counted again second by
+    /// second ([`Positions::recounted`]) so positions stay within 1%.
+    pub fn to_recount(&self) -> Vec<(i64, i64)> {
+        self.settled
+            .iter()
+            .filter(|b| b.first < b.last && b.waiting > 0)
+            .filter(|b| {
+                let ahead = self.position(Millis(b.first.saturating_mul(1_000))) - 1;
+                i128::from(b.waiting) * 100 > i128::from(ahead)
+            })
+            .take(RECOUNTS_PER_UPDATE)
+            .map(|b| (b.first, b.last))
+            .collect()
+    }
+
+    /// The positions with the settled bucket spanning exactly `first..=last`
+    /// replaced by `seconds`, its waiting entries by join second as counted
+    /// again (unchanged if no bucket spans exactly that).
+    pub fn recounted(&self, first: i64, last: i64, seconds: &BTreeMap<i64, i64>) -> Positions {
+        let mut next = self.clone();
+        let Some(i) = next
+            .settled
+            .iter()
+            .position(|b| b.first == first && b.last == last)
+        else {
+            return next;
+        };
+        let split = seconds
+            .range(first..=last)
+            .filter(|(_, n)| **n != 0)
+            .map(|(&at, &waiting)| Bucket {
+                first: at,
+                last: at,
+                waiting,
+            });
+        next.settled.splice(i..=i, split);
+        compact(&mut next.settled, MAX_BUCKETS);
+        next
+    }
+}
+
 /// Adds `delta` at second `at`: into the bucket spanning it, or a new one.
 fn add(buckets: &mut Vec<Bucket>, at: i64, delta: i64) {
     let i = buckets.partition_point(|b| b.last < at);
@@ -186,29 +248,59 @@ fn add(buckets: &mut Vec<Bucket>, at: i64, delta: i64) {
     }
 }
 
-/// Merges neighbours until at most `max` buckets are left, each time the
-/// pair whose merged count is the smallest share of the entries before
-/// them (a position inside a merged bucket is off by at most its count:
+/// Merges neighbours until at most `max` buckets are left, the pairs
+/// whose merged count is the smallest share of the entries before them
+/// first (a position inside a merged bucket is off by at most its count:
 /// the smallest share keeps that error the smallest fraction of the
-/// position, under 1% wherever the line is long enough for that).
+/// position). Each pass merges as many disjoint pairs as it needs, so a
+/// long history compacts in a few sorts, not a pass per merge.
 fn compact(buckets: &mut Vec<Bucket>, max: usize) {
-    while buckets.len() > max.max(1) {
+    let max = max.max(1);
+    while buckets.len() > max {
+        let excess = buckets.len() - max;
         let mut before = 0i64;
-        let mut best: Option<(usize, i64, i64)> = None;
+        let mut pairs = Vec::with_capacity(buckets.len());
         for i in 0..buckets.len() - 1 {
             let merged = buckets[i].waiting + buckets[i + 1].waiting;
-            // merged / before, compared without division.
-            let ahead = before.max(1);
-            let better = best.is_none_or(|(_, m, a)| merged * a < m * ahead);
-            if better {
-                best = Some((i, merged, ahead));
-            }
+            pairs.push((i, merged, before.max(1)));
             before += buckets[i].waiting;
         }
-        let Some((i, merged, _)) = best else { return };
-        buckets[i].last = buckets[i + 1].last;
-        buckets[i].waiting = merged;
-        buckets.remove(i + 1);
+        // merged / before, compared without division.
+        pairs.sort_by(|a, b| {
+            (i128::from(a.1) * i128::from(b.2)).cmp(&(i128::from(b.1) * i128::from(a.2)))
+        });
+        let mut joined = vec![false; buckets.len()];
+        let mut merges = 0;
+        for (i, _, _) in pairs {
+            if merges == excess {
+                break;
+            }
+            if !joined[i] && !joined[i + 1] {
+                joined[i] = true;
+                joined[i + 1] = true;
+                merges += 1;
+            }
+        }
+        let mut merged = Vec::with_capacity(buckets.len() - merges);
+        let mut i = 0;
+        while i < buckets.len() {
+            let b = buckets[i];
+            match (joined[i], buckets.get(i + 1)) {
+                (true, Some(next)) if joined[i + 1] => {
+                    merged.push(Bucket {
+                        first: b.first,
+                        last: next.last,
+                        waiting: b.waiting + next.waiting,
+                    });
+                    i += 2;
+                }
+                _ => {
+                    merged.push(b);
+                    i += 1;
+                }
+            }
+        }
+        *buckets = merged;
     }
 }
 

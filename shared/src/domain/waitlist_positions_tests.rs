@@ -200,3 +200,67 @@ fn an_update_is_due_every_two_seconds_and_after_a_clock_step_back() {
         );
     }
 }
+
+#[test]
+fn a_long_history_compacts_in_a_few_passes_and_keeps_its_count() {
+    // 50,000 seconds of one join each: one merge at a time would be some
+    // 10^9 comparisons; the batched passes are a few sorts.
+    let all: Vec<i64> = (0..50_000).map(|s| s * 1_000).collect();
+    let p = read(
+        Since {
+            joins: joins(&all),
+            departures: vec![],
+        },
+        100_000_000,
+    );
+    assert_eq!(p.settled.len(), MAX_BUCKETS);
+    assert_eq!(p.waiting(), 50_000);
+    let spans: i64 = p.settled.iter().map(|b| b.last - b.first + 1).sum();
+    assert_eq!(spans, 50_000, "the buckets cover every second once");
+}
+
+#[test]
+fn a_merged_bucket_the_head_drained_up_to_is_counted_again_second_by_second() {
+    // 3,000 seconds of one join each, merged past the cap; then the first
+    // 2,900 are offered away: the buckets left near the head were merged
+    // when thousands waited ahead of them.
+    let all: Vec<i64> = (0..3_000).map(|s| s * 1_000).collect();
+    let merged = read(
+        Since {
+            joins: joins(&all),
+            departures: vec![],
+        },
+        10_000_000,
+    );
+    assert!(merged.to_recount().is_empty(), "within 1% as merged");
+    let offered: Vec<Departure> = (0..2_900).map(|s| left(5_000_000, s * 1_000)).collect();
+    let drained = merged.update(
+        &Since {
+            joins: vec![],
+            departures: offered,
+        },
+        at(10_000_000),
+    );
+    assert_eq!(drained.waiting(), 100);
+    let spans = drained.to_recount();
+    assert!(!spans.is_empty(), "{:?}", &drained.settled[..4]);
+    assert!(spans.len() <= RECOUNTS_PER_UPDATE);
+    // Counted again from the list: each second from the 2,900th on still
+    // has its one entry waiting.
+    let base = T / 1_000;
+    let mut recounted = drained.clone();
+    for (first, last) in &spans {
+        let seconds: BTreeMap<i64, i64> = (*first..=*last)
+            .map(|s| (s, i64::from(s - base >= 2_900)))
+            .collect();
+        recounted = recounted.recounted(*first, *last, &seconds);
+    }
+    assert_eq!(recounted.waiting(), 100);
+    let (first, last) = spans[0];
+    for s in first.max(base + 2_900)..=last {
+        let want = u64::try_from(s - base - 2_900 + 1).unwrap();
+        assert_eq!(recounted.position(Millis(s * 1_000)), want, "second {s}");
+    }
+    // A span no bucket has any more changes nothing.
+    assert_eq!(recounted.recounted(1, 2, &BTreeMap::new()), recounted);
+}

@@ -73,7 +73,7 @@ pub(super) struct EntryReply<'a> {
     joined_at: String,
     /// A WAITING entry's, once the offerer keeps its generation's positions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) position: Option<u64>,
+    position: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     poll_after_seconds: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -134,7 +134,7 @@ async fn stored_waitlist(app: &App, event: &EventId) -> Result<Waitlist, Error> 
 /// A WAITING entry's position, from its generation's positions as this
 /// instance keeps them (a second old at most); `None` at any other status,
 /// or before the offerer's tick first keeps them.
-pub(super) async fn position_of(
+async fn position_of(
     app: &App,
     event: &EventId,
     entry: &Entry,
@@ -155,15 +155,17 @@ pub(super) enum Reader {
     Organiser,
 }
 
-/// The reply of `read` of `event` at `status`.
-pub(super) fn entry_reply<'a>(
+/// The reply of `read` of `event` at `status` at `now`: a waiting entry's
+/// with its position.
+pub(super) async fn entry_reply<'a>(
     app: &App,
     event: &'a EventId,
     read: &'a ReadEntry,
-    status: EntryStatus,
+    (status, now): (EntryStatus, Millis),
     reader: Reader,
 ) -> Result<EntryReply<'a>, Error> {
     let entry = &read.entry;
+    let position = position_of(app, event, entry, status, now).await?;
     let offer = match (&read.offer, status) {
         (Some(stored), EntryStatus::Offered) => {
             Some(offer_reply(app, read, &stored.order, reader)?)
@@ -180,7 +182,7 @@ pub(super) fn entry_reply<'a>(
         together: entry.request.together,
         wheelchair: entry.request.wheelchair,
         joined_at: entry.joined_at.to_rfc3339(),
-        position: None,
+        position,
         poll_after_seconds: (status == EntryStatus::Waiting).then_some(WAITING_POLL_SECONDS),
         offer,
         reason: status.reason().map(|r| r.as_str()),

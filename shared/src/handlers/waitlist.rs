@@ -6,7 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::entries::{end, entry_reply, position_of, status_now, with_offer, EntryReply, Reader};
+use super::entries::{end, entry_reply, status_now, with_offer, EntryReply, Reader};
 use super::opening::{open_if_sold_out, Look};
 use super::reads::{ended_reply, ready_event};
 use super::Reply;
@@ -325,9 +325,8 @@ pub async fn list_entries(app: &App, req: &Request) -> Reply {
     }
     let mut entries = Vec::with_capacity(listed.len());
     for (read, status) in &listed {
-        let mut reply = entry_reply(app, &event_id, read, *status, Reader::Organiser)?;
-        reply.position = position_of(app, &event_id, &read.entry, *status, now).await?;
-        entries.push(reply);
+        let at = (*status, now);
+        entries.push(entry_reply(app, &event_id, read, at, Reader::Organiser).await?);
     }
     let reply = EntryList {
         entries,
@@ -355,6 +354,7 @@ pub async fn remove_entry(app: &App, req: &Request) -> Reply {
         .await?;
     let read = with_offer(app, entry.ok_or(Error::EntryNotFound)?).await?;
     let (read, status) = end(app, &event_id, read, EndReason::Removed).await?;
-    let reply = entry_reply(app, &event_id, &read, status, Reader::Organiser)?;
+    let at = (status, crate::world::now());
+    let reply = entry_reply(app, &event_id, &read, at, Reader::Organiser).await?;
     Ok(json(StatusCode::OK, &reply))
 }

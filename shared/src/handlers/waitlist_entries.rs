@@ -6,9 +6,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::Deserialize;
 
-use super::entries::{
-    end, entry_reply, position_of, status_now, waitlist_of, with_offer, ReadEntry, Reader,
-};
+use super::entries::{end, entry_reply, status_now, waitlist_of, with_offer, ReadEntry, Reader};
 use super::generation::draw_secrets;
 use super::reads::fresh_id;
 use super::Reply;
@@ -94,8 +92,8 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
                 let Some((read, status)) = current else {
                     return Err(Error::Corrupt("a live entry that is not there".into()));
                 };
-                let mut reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
-                reply.position = position_of(app, &event_id, &read.entry, status, now).await?;
+                let at = (status, now);
+                let mut reply = entry_reply(app, &event_id, &read, at, Reader::Holder).await?;
                 let token = keys.entry_token(&event_id, &read.entry.entry_id);
                 reply.entry_token = Some(token.as_str().into());
                 return Ok(json(StatusCode::OK, &reply));
@@ -131,8 +129,8 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
                 ga: Vec::new(),
             };
             let waiting = EntryStatus::Waiting;
-            let mut reply = entry_reply(app, &event_id, &read, waiting, Reader::Holder)?;
-            reply.position = position_of(app, &event_id, &read.entry, waiting, now).await?;
+            let at = (waiting, now);
+            let mut reply = entry_reply(app, &event_id, &read, at, Reader::Holder).await?;
             reply.entry_token = Some(token.as_str().into());
             return Ok(json(StatusCode::CREATED, &reply));
         }
@@ -225,8 +223,7 @@ pub async fn entry_status(app: &App, req: &Request) -> Reply {
     let waitlist = waitlist_of(app, &event_id, &entry, now).await?;
     let read = with_offer(app, entry).await?;
     let status = status_now(&read, &waitlist, now);
-    let mut reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
-    reply.position = position_of(app, &event_id, &read.entry, status, now).await?;
+    let reply = entry_reply(app, &event_id, &read, (status, now), Reader::Holder).await?;
     Ok(json(StatusCode::OK, &reply))
 }
 
@@ -236,6 +233,7 @@ pub async fn leave_waitlist(app: &App, req: &Request) -> Reply {
     let (event_id, entry) = held_entry(app, req, true).await?;
     let read = with_offer(app, entry).await?;
     let (read, status) = end(app, &event_id, read, EndReason::Left).await?;
-    let reply = entry_reply(app, &event_id, &read, status, Reader::Holder)?;
+    let at = (status, crate::world::now());
+    let reply = entry_reply(app, &event_id, &read, at, Reader::Holder).await?;
     Ok(json(StatusCode::OK, &reply))
 }

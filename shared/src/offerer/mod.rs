@@ -5,7 +5,8 @@
 //! frees start too). The tick covers what no write announces: a hold
 //! whose `expiresAt` passes, a waitlist just put or opened, and joins
 //! (they may fit seats that sit free); and a look that stopped at its
-//! bounds goes on at the next tick.
+//! bounds goes on at the next tick. Beside the visits it keeps each open
+//! waitlist's positions ([`positions`]).
 //!
 //! On AWS it runs in the offer-waitlists function, started every minute
 //! by an EventBridge schedule and ticking for that minute; `make dev`
@@ -27,6 +28,7 @@ use crate::domain::{EventId, Millis};
 use crate::error::Error;
 use crate::store::Store;
 use crate::App;
+use positions::Keeper;
 use seen::{visit, Seen};
 
 pub use look::{offer_free, OfferLook, OFFERS_PER_LOOK};
@@ -57,6 +59,8 @@ pub struct OffererRun {
 pub struct Offerer {
     seen: HashMap<EventId, Seen>,
     copy: Option<u8>,
+    /// The positions' updates, apart from the visits.
+    positions: Keeper,
 }
 
 impl Offerer {
@@ -75,8 +79,12 @@ impl Offerer {
         let copy = self.copy();
         let (memory, outcome) = visit(app, event, copy, self.seen.remove(event), now).await;
         if let Some(memory) = memory {
+            self.positions
+                .start_if_due(app, event, memory.generation(), now);
             self.seen.insert(event.clone(), memory);
         }
+        // One waitlist's tick answers with its positions updated too.
+        self.positions.finish().await;
         outcome
     }
 
@@ -108,6 +116,8 @@ impl Offerer {
         let mut looks = Vec::new();
         for (event, memory, outcome) in visited {
             if let Some(memory) = memory {
+                self.positions
+                    .start_if_due(app, &event, memory.generation(), now);
                 self.seen.insert(event.clone(), memory);
             }
             match outcome {
@@ -118,6 +128,8 @@ impl Offerer {
                 }
             }
         }
+        self.positions
+            .keep_only(|event| self.seen.contains_key(event));
         Ok(looks)
     }
 
@@ -142,6 +154,7 @@ impl Offerer {
                 }
             }
         }
+        self.positions.finish().await;
         run
     }
 }

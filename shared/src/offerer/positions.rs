@@ -1,21 +1,147 @@
-//! The tick's update of an open waitlist's positions
+//! The offerer's updates of open waitlists' positions
 //! (`domain::waitlist_positions`): read them, read what was stamped since
-//! they settled, write them back over the version read if they changed.
-//! Two offerers at once: the second's write loses and is dropped; its
-//! next update reads the first's.
+//! they settled, count again any merged span the head has drained up to,
+//! and write them back over the version read if they changed (then the
+//! copies). Each runs as its own task ([`Keeper`]), every
+//! [`UPDATE_MS`] per waitlist at most, so a crowd's long read never holds
+//! up the tick's visits (an expiry's offer is due within a second). Two
+//! offerers at once: the second's write loses and is dropped; its next
+//! update reads the first's.
 
-use crate::domain::waitlist_positions::Positions;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tokio::task::{Id, JoinError, JoinSet};
+
+use crate::domain::waitlist_positions::{update_due, Positions};
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
+use crate::store::PositionsWrite;
 use crate::App;
 
-/// Updates generation `generation`'s positions of `event` at `now`:
-/// whether it wrote them.
-pub(super) async fn update_positions(
+/// How long one update may run: the offer-waitlists function waits for
+/// those running at the end of its minute, within its timeout.
+const UPDATE_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// The updates running, and what each waitlist's last one left.
+#[derive(Debug, Default)]
+pub(super) struct Keeper {
+    running: JoinSet<(EventId, Option<bool>)>,
+    events: HashMap<Id, EventId>,
+    kept: HashMap<EventId, Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    generation: u64,
+    last: Option<Millis>,
+    running: bool,
+    /// A copy may be older than the main item: the next update copies
+    /// again even if nothing changed (an instance starts so: the last
+    /// writer may have stopped between the main item and its copies).
+    copies_behind: bool,
+}
+
+impl Kept {
+    fn new(generation: u64) -> Self {
+        Self {
+            generation,
+            last: None,
+            running: false,
+            copies_behind: true,
+        }
+    }
+}
+
+impl Keeper {
+    /// Starts an update of `event`'s generation `generation` if one is due
+    /// at `now` and none is running.
+    pub(super) fn start_if_due(
+        &mut self,
+        app: &App,
+        event: &EventId,
+        generation: u64,
+        now: Millis,
+    ) {
+        self.reap();
+        let kept = self
+            .kept
+            .entry(event.clone())
+            .or_insert_with(|| Kept::new(generation));
+        if kept.generation != generation {
+            *kept = Kept::new(generation);
+        }
+        if kept.running || !update_due(kept.last, now) {
+            return;
+        }
+        kept.running = true;
+        kept.last = Some(now);
+        let (app, task_event, behind) = (app.clone(), event.clone(), kept.copies_behind);
+        let task = self.running.spawn(async move {
+            let update = update_positions(&app, &task_event, generation, now, behind);
+            let outcome = match tokio::time::timeout(UPDATE_TIMEOUT, update).await {
+                Ok(Ok(copies)) => Some(copies),
+                Ok(Err(e)) => {
+                    tracing::warn!(event = %task_event, error = %crate::error::chain(&e), "a waitlist's positions were not updated");
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(event = %task_event, "a waitlist's positions update ran out of time");
+                    None
+                }
+            };
+            (task_event, outcome)
+        });
+        self.events.insert(task.id(), event.clone());
+    }
+
+    /// Forgets the waitlists `open` no longer names (a delete, or closed).
+    pub(super) fn keep_only(&mut self, open: impl Fn(&EventId) -> bool) {
+        self.kept.retain(|event, kept| kept.running || open(event));
+    }
+
+    /// Takes in the updates that have finished.
+    fn reap(&mut self) {
+        while let Some(done) = self.running.try_join_next_with_id() {
+            self.record(done);
+        }
+    }
+
+    /// Waits for every update running: a test's tick, and the end of a run.
+    pub(super) async fn finish(&mut self) {
+        while let Some(done) = self.running.join_next_with_id().await {
+            self.record(done);
+        }
+    }
+
+    fn record(&mut self, done: Result<(Id, (EventId, Option<bool>)), JoinError>) {
+        let (id, outcome) = match done {
+            Ok((id, (_, outcome))) => (id, outcome),
+            Err(e) => {
+                tracing::warn!(error = %e, "a waitlist's positions update failed");
+                (e.id(), None)
+            }
+        };
+        let Some(event) = self.events.remove(&id) else {
+            return;
+        };
+        if let Some(kept) = self.kept.get_mut(&event) {
+            kept.running = false;
+            // A failed update leaves the copies as uncertain as before.
+            kept.copies_behind = outcome.map_or(kept.copies_behind, |copies| !copies);
+        }
+    }
+}
+
+/// Updates generation `generation`'s positions of `event` at `now`
+/// (`copies_behind`: copy them even if nothing changed): whether every
+/// copy has them now.
+async fn update_positions(
     app: &App,
     event: &EventId,
     generation: u64,
     now: Millis,
+    copies_behind: bool,
 ) -> Result<bool, Error> {
     let stored = app.store.read_positions(event, generation, None).await?;
     let (kept, version) = match stored {
@@ -26,13 +152,32 @@ pub(super) async fn update_positions(
         .store
         .stamped_since(event, generation, kept.settled_until)
         .await?;
-    let next = kept.update(&since, now);
-    // Nothing new (only `settled_until` would move): no write. The next
-    // update reads from the older instant, which is as right.
-    if version.is_some() && next.settled == kept.settled && next.recent == kept.recent {
-        return Ok(false);
+    let mut next = kept.update(&since, now);
+    for span in next.to_recount() {
+        let seconds = app
+            .store
+            .waiting_by_second(event, generation, span, next.settled_until)
+            .await?;
+        next = next.recounted(span.0, span.1, &seconds);
     }
-    app.store
-        .write_positions(event, generation, &next, version)
-        .await
+    match version {
+        // Nothing new (only `settled_until` would move): no write; the
+        // next update reads from the older instant, which is as right.
+        Some(version) if next.settled == kept.settled && next.recent == kept.recent => {
+            Ok(!copies_behind
+                || app
+                    .store
+                    .copy_positions(event, generation, &kept, version)
+                    .await)
+        }
+        _ => {
+            let write = app.store.write_positions(event, generation, &next, version);
+            Ok(match write.await? {
+                PositionsWrite::Written { copies } => copies,
+                // The other writer's copies are its own: copy at the next
+                // update all the same, in case it stopped before them.
+                PositionsWrite::Lost => false,
+            })
+        }
+    }
 }

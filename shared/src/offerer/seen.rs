@@ -1,14 +1,12 @@
 //! One waitlist's visit by the tick: what the offerer remembers of it
 //! ([`Seen`]), and the visit that reads its state, asks the domain what is
-//! due and looks, and every two seconds updates its positions beside.
+//! due and looks.
 
 use std::time::Instant;
 
 use super::look::{offer_free, OfferLook};
-use super::positions::update_positions;
 use crate::domain::offer_tick::{due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS};
 use crate::domain::waitlist::WaitlistStatus;
-use crate::domain::waitlist_positions::update_due;
 use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::store::StoredWaitlist;
@@ -24,11 +22,14 @@ pub(super) struct Seen {
     joins_checked: Millis,
     /// A look failed: nothing until then.
     backoff_until: Option<Millis>,
-    /// When this offerer last updated the positions.
-    positions_at: Option<Millis>,
 }
 
 impl Seen {
+    /// The generation of the waitlist it remembers.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Nothing seen of `generation` yet: a look is due.
     fn new(generation: u64) -> Self {
         Self {
@@ -37,7 +38,6 @@ impl Seen {
             joins: None,
             joins_checked: Millis(0),
             backoff_until: None,
-            positions_at: None,
         }
     }
 }
@@ -66,34 +66,8 @@ pub(super) async fn visit(
     let mut seen = memory
         .filter(|seen| seen.generation == generation)
         .unwrap_or_else(|| Seen::new(generation));
-    let update = update_due(seen.positions_at, now);
-    if update {
-        seen.positions_at = Some(now);
-    }
-    let positions = async {
-        if !update {
-            return;
-        }
-        if let Err(e) = update_positions(app, event, generation, now).await {
-            tracing::warn!(event = %event, error = %crate::error::chain(&e), "a waitlist's positions were not updated");
-        }
-    };
-    let ((), (seen, outcome)) =
-        futures_util::future::join(positions, look_at(app, event, seen, &stored, now)).await;
-    (Some(seen), outcome)
-}
-
-/// The look part of a visit: what [`due`] says of `seen` at `now`, and
-/// the look if one is due.
-async fn look_at(
-    app: &App,
-    event: &EventId,
-    mut seen: Seen,
-    stored: &StoredWaitlist,
-    now: Millis,
-) -> (Seen, Result<Option<OfferLook>, Error>) {
     if seen.backoff_until.is_some_and(|until| now < until) {
-        return (seen, Ok(None));
+        return (Some(seen), Ok(None));
     }
     let due = due(Visit {
         last: seen.last.as_ref(),
@@ -103,13 +77,13 @@ async fn look_at(
         now,
     });
     if due == Due::Nothing {
-        return (seen, Ok(None));
+        return (Some(seen), Ok(None));
     }
-    let outcome = look_if(app, event, &mut seen, stored, due, now).await;
+    let outcome = look_if(app, event, &mut seen, &stored, due, now).await;
     seen.backoff_until = outcome
         .is_err()
         .then_some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
-    (seen, outcome)
+    (Some(seen), outcome)
 }
 
 /// Reads the list's ends (before the look: a join after this read is a

@@ -11,8 +11,8 @@ use super::failures::{state_write, ItemFailure};
 use super::fan_out::in_order;
 use super::items::entry::{
     end_waiting, entry_buyer_item, entry_buyer_key, entry_item, entry_key, entry_list_pk,
-    index_items, index_keys, list_item, listed_after, named_entry, parse_entry, replaces_record,
-    waiting_index_pk, ENTRY_SHARDS,
+    index_items, index_keys, left_list, list_item, list_key, listed_after, named_entry,
+    parse_entry, replaces_record, waiting_index_pk, ENTRY_SHARDS,
 };
 use super::items::positions::departure_item;
 use super::schema::SK;
@@ -24,6 +24,7 @@ use crate::domain::waitlist_entry::{Entry, WaitingIndex};
 use crate::domain::{EntryId, EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::store::expression::Expression;
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// How many index shards an offer's look reads at once.
 const HEADS_IN_FLIGHT: usize = 16;
@@ -126,9 +127,9 @@ impl Store {
         }
     }
 
-    /// Ends a waiting entry for `reason` at `at`, off every index it
-    /// waits in and into the departures (for the positions), in one
-    /// transaction: `false` if it was no longer waiting.
+    /// Ends a waiting entry for `reason` at `at` and all that leaving
+    /// WAITING writes ([`Store::leaving_waiting`]), in one transaction:
+    /// `false` if it was no longer waiting.
     pub async fn end_entry(
         &self,
         event: &EventId,
@@ -137,20 +138,32 @@ impl Store {
         at: Millis,
     ) -> Result<bool, Error> {
         let event_ref = EventRef::of(event);
+        let mut items = vec![self.txn_update(
+            entry_key(&event_ref, &entry.entry_id),
+            end_waiting(reason, at),
+        )?];
+        items.extend(self.leaving_waiting(&event_ref, entry, at)?);
+        self.state_txn(items).await
+    }
+
+    /// What every move of `entry` out of WAITING at `at` writes besides
+    /// the entry, in its transaction: its places in the indexes it waited
+    /// in deleted, and the positions' inputs (its departure put, its list
+    /// place marked). One place, so no way out forgets one.
+    pub(super) fn leaving_waiting(
+        &self,
+        event: &EventRef,
+        entry: &Entry,
+        at: Millis,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
         let mut items = vec![
-            self.txn_update(
-                entry_key(&event_ref, &entry.entry_id),
-                end_waiting(reason, at),
-            )?,
-            self.txn_put(
-                departure_item(&event_ref, entry, at),
-                Expression::new_item(),
-            )?,
+            self.txn_put(departure_item(event, entry, at), Expression::new_item())?,
+            self.txn_update(list_key(event, entry), left_list(at))?,
         ];
-        for key in index_keys(&event_ref, entry) {
+        for key in index_keys(event, entry) {
             items.push(self.txn_delete(key)?);
         }
-        self.state_txn(items).await
+        Ok(items)
     }
 
     /// Up to `limit` entries of `generation` in join order, from after

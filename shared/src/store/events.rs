@@ -390,15 +390,12 @@ impl Store {
         block: String,
         consistent: bool,
     ) -> Result<Vec<(String, SeatState)>, Error> {
-        let items = self
-            .query_every_page(items::event::partition(&block), consistent)
-            .await?;
-        let mut found = Vec::with_capacity(items.len());
-        for item in items {
-            let seat = parse_seat(&item)?;
-            found.push((seat.spec.seat_id.to_string(), seat.state));
-        }
-        Ok(found)
+        let seat = |item: &Item| {
+            let seat = parse_seat(item)?;
+            Ok((seat.spec.seat_id.to_string(), seat.state))
+        };
+        self.query_every_page(items::event::partition(&block), consistent, seat)
+            .await
     }
 
     /// One page of `event`'s seats (one section's, if given) in plan

@@ -121,6 +121,7 @@ pub use items::order::{
     pending_shard, StoredOrder, EXPIRED_ORDER_RETENTION_SECONDS, ORDER_CREATE_ATTRIBUTES,
     ORDER_PK_PREFIX, PENDING_SHARDS, PENDING_SHARD_PREFIX,
 };
+pub use items::positions::positions_copy_keys;
 pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
 pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};
@@ -130,7 +131,7 @@ pub use items::visitor::{
     WAITING_RETENTION_SECONDS,
 };
 pub use offers::OfferWrite;
-pub use positions::StoredPositions;
+pub use positions::{PositionsWrite, StoredPositions};
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{
     EVENT_ID, MAX_TRANSACTION_ITEMS, PENDING_EXPIRES_AT, PENDING_INDEX, PENDING_INDEX_PROJECTION,
@@ -145,13 +146,16 @@ pub use visitors::{IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};
 pub use waitlist::{Listing, StoredWaitlist, WAITLIST_PK_PREFIX};
 
 impl Store {
-    /// Every item `condition` (a key condition) selects, page after page.
-    async fn query_every_page(
+    /// Every item `condition` (a key condition) selects, page after page,
+    /// each read by `parse` as its page comes (a long read keeps what it
+    /// parsed, not the items).
+    async fn query_every_page<T>(
         &self,
         condition: Expression,
         consistent: bool,
-    ) -> Result<Vec<Item>, Error> {
-        let mut items = Vec::new();
+        parse: impl Fn(&Item) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, Error> {
+        let mut found = Vec::new();
         let mut start: Option<Item> = None;
         loop {
             let query = self
@@ -166,12 +170,38 @@ impl Store {
                 .send()
                 .await
                 .map_err(|e| errors::sdk_error("Query", e))?;
-            items.extend(page.items.unwrap_or_default());
+            for item in page.items() {
+                found.push(parse(item)?);
+            }
             match page.last_evaluated_key {
                 Some(key) if !key.is_empty() => start = Some(key),
-                _ => return Ok(items),
+                _ => return Ok(found),
             }
         }
+    }
+
+    /// Puts each of `copies` (a state's copies, at `version`) unless the
+    /// copy there is as new: whether every copy now has it or a newer one
+    /// (one left behind is the writer's to copy again).
+    async fn put_copies(&self, copies: Vec<Item>, version: i64, what: &'static str) -> bool {
+        let writes = copies.into_iter().map(|item| {
+            let put = self
+                .client
+                .put_item()
+                .table_name(&*self.table)
+                .set_item(Some(item));
+            items::older_copy(version).on_put_item(put).send()
+        });
+        let mut all = true;
+        for result in futures_util::future::join_all(writes).await {
+            if let Err(e) = result {
+                if !errors::is_condition_failure(&e) {
+                    tracing::warn!(error = %crate::error::chain(&e), what, "a copy was not updated");
+                    all = false;
+                }
+            }
+        }
+        all
     }
 
     /// Writes `item` unless one is there already (`Ok(false)` then): a

@@ -1,22 +1,21 @@
 //! A waitlist's offer, written in one transaction (API.md, "Offers"): the
 //! new order already holding its seats, each seat's claim, the entry's
-//! move from WAITING to OFFERED (and its departure, for the positions),
-//! its places in the indexes it waited in, and a check that the waitlist is still the open generation the offerer
-//! read. No seat is in two offers and no entry has two: any of them moved
-//! since the offerer's look cancels the whole, and it looks again.
+//! move from WAITING to OFFERED with all that leaving WAITING writes
+//! (`Store::leaving_waiting`), and a check that the waitlist is still the
+//! open generation the offerer read. No seat is in two offers and no
+//! entry has two: any of them moved since the offerer's look cancels the
+//! whole, and it looks again.
 
 use super::failures::{unavailable_in, ItemFailure};
 use super::items;
-use super::items::entry::{entry_key, index_keys, offer_made};
+use super::items::entry::{entry_key, offer_made};
 use super::items::order::{create_offer, order_key};
-use super::items::positions::departure_item;
 use super::items::seat::{seat_key, FreeFor};
 use super::items::waitlist::{offering, waitlist_key};
 use super::{Store, Txn};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{EventRef, Millis, Order};
 use crate::error::Error;
-use crate::store::expression::Expression;
 
 /// How an offer's transaction ended, short of a fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,11 +48,8 @@ impl Store {
                 offer_made(&order.order_id, now),
             )?,
             self.txn_check(waitlist_key(&event), offering(generation))?,
-            self.txn_put(departure_item(&event, entry, now), Expression::new_item())?,
         ];
-        for place in index_keys(&event, entry) {
-            writes.push(self.txn_delete(place)?);
-        }
+        writes.extend(self.leaving_waiting(&event, entry, now)?);
         let first_seat = writes.len();
         for seat in &order.seats {
             let claim =

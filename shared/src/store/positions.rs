@@ -1,30 +1,40 @@
 //! A waitlist's positions: what the offerer's tick reads to keep them (the
 //! joins and departures stamped since they were settled, from each shard
-//! of the list and of the departures), its write of them over the version
-//! it read, then the copies, and a reader's read of a copy.
+//! of the list and of the departures; a span of the list counted again),
+//! its write of them over the version it read, then the copies, and a
+//! reader's read of a copy.
+
+use std::collections::BTreeMap;
 
 use super::errors::{is_condition_failure, sdk_error};
 use super::fan_out::in_order;
-use super::items::entry::{entry_list_pk, ENTRY_SHARDS};
+use super::items::entry::{entry_list_pk, ENTRY_SHARDS, LEFT_AT};
 use super::items::positions::{
-    as_read, departure_pk, older_copy, parse_departure, parse_positions, positions_item,
-    positions_key, stamp_of, stamped_from,
+    as_read, departure_pk, parse_departure, parse_positions, positions_item, positions_key,
+    stamp_of, stamped_from, stamped_within,
 };
 use super::items::queue::QUEUE_COPIES;
+use super::value::{Fields, Item};
 use super::Store;
 use crate::domain::waitlist_positions::{Positions, Since};
 use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
-
-/// A log's partitions read at once: each shard of the list and of the
-/// departures.
-const LOG_READS_IN_FLIGHT: usize = 8;
 
 /// The positions as read, and the version they were written at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredPositions {
     pub positions: Positions,
     pub version: i64,
+}
+
+/// How the tick's write of the positions went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionsWrite {
+    /// Another tick wrote them first: nothing written.
+    Lost,
+    /// Written; `copies`: every copy has them now (else the writer copies
+    /// again at its next update).
+    Written { copies: bool },
 }
 
 impl Store {
@@ -55,41 +65,70 @@ impl Store {
         from: Millis,
     ) -> Result<Since, Error> {
         let event_ref = EventRef::of(event);
-        let lists = (0..ENTRY_SHARDS).map(|shard| entry_list_pk(&event_ref, generation, shard));
-        let departures = (0..ENTRY_SHARDS).map(|shard| departure_pk(&event_ref, generation, shard));
-        let reads = lists
-            .chain(departures)
-            .map(|pk| self.query_every_page(stamped_from(pk, from), false))
+        let shards = || 0..ENTRY_SHARDS;
+        let joins = shards()
+            .map(|shard| entry_list_pk(&event_ref, generation, shard))
+            .map(|pk| self.query_every_page(stamped_from(pk, from), false, stamp_of))
             .collect();
+        let departures = shards()
+            .map(|shard| departure_pk(&event_ref, generation, shard))
+            .map(|pk| self.query_every_page(stamped_from(pk, from), false, parse_departure))
+            .collect();
+        let shards_at_once = usize::from(ENTRY_SHARDS);
+        let (joins, departures) = futures_util::future::join(
+            in_order(shards_at_once, joins),
+            in_order(shards_at_once, departures),
+        )
+        .await;
         let mut since = Since::default();
-        for (i, read) in in_order(LOG_READS_IN_FLIGHT, reads)
-            .await
-            .into_iter()
-            .enumerate()
-        {
-            let items = read?;
-            if i < usize::from(ENTRY_SHARDS) {
-                let joins: Result<Vec<_>, _> = items.iter().map(stamp_of).collect();
-                since.joins.extend(joins?);
-            } else {
-                let departures: Result<Vec<_>, _> = items.iter().map(parse_departure).collect();
-                since.departures.extend(departures?);
-            }
+        for read in joins {
+            since.joins.extend(read?);
+        }
+        for read in departures {
+            since.departures.extend(read?);
         }
         Ok(since)
     }
 
+    /// The generation's entries that joined within the seconds
+    /// `first..=last` and had not left WAITING before `as_of` (their list
+    /// places are marked when they leave), by join second, strongly
+    /// consistent: a merged bucket of the positions counted again.
+    pub async fn waiting_by_second(
+        &self,
+        event: &EventId,
+        generation: u64,
+        (first, last): (i64, i64),
+        as_of: Millis,
+    ) -> Result<BTreeMap<i64, i64>, Error> {
+        let event_ref = EventRef::of(event);
+        let waiting_then = |item: &Item| {
+            let left = Fields::new(item).opt_i64(LEFT_AT)?;
+            let joined = stamp_of(item)?;
+            Ok(left.is_none_or(|at| at >= as_of.0).then_some(joined))
+        };
+        let reads = (0..ENTRY_SHARDS)
+            .map(|shard| entry_list_pk(&event_ref, generation, shard))
+            .map(|pk| self.query_every_page(stamped_within(pk, first, last), true, waiting_then))
+            .collect();
+        let mut seconds = BTreeMap::new();
+        for read in in_order(usize::from(ENTRY_SHARDS), reads).await {
+            for joined in read?.into_iter().flatten() {
+                *seconds.entry(joined.0.div_euclid(1_000)).or_insert(0) += 1;
+            }
+        }
+        Ok(seconds)
+    }
+
     /// The tick's write of `positions` over the version it read
-    /// (`previous`; `None`: none yet): `false` if another tick wrote them
-    /// first. Then every copy still older (one left behind is written again
-    /// at the next update).
+    /// (`previous`; `None`: none yet), then every copy still older.
     pub async fn write_positions(
         &self,
         event: &EventId,
         generation: u64,
         positions: &Positions,
         previous: Option<i64>,
-    ) -> Result<bool, Error> {
+    ) -> Result<PositionsWrite, Error> {
         let event_ref = EventRef::of(event);
         let version = previous.map_or(1, |v| v + 1);
         let main = positions_item(
@@ -104,25 +143,31 @@ impl Store {
             .set_item(Some(main));
         match as_read(previous).on_put_item(put).send().await {
             Ok(_) => {}
-            Err(e) if is_condition_failure(&e) => return Ok(false),
+            Err(e) if is_condition_failure(&e) => return Ok(PositionsWrite::Lost),
             Err(e) => return Err(sdk_error("PutItem", e).into()),
         }
-        let copies = (0..QUEUE_COPIES).map(|copy| {
-            let key = positions_key(&event_ref, generation, Some(copy));
-            let put = self
-                .client
-                .put_item()
-                .table_name(&*self.table)
-                .set_item(Some(positions_item(key, positions, version)));
-            older_copy(version).on_put_item(put).send()
-        });
-        for result in futures_util::future::join_all(copies).await {
-            if let Err(e) = result {
-                if !is_condition_failure(&e) {
-                    tracing::warn!(error = %crate::error::chain(&e), "a copy of a waitlist's positions was not updated");
-                }
-            }
-        }
-        Ok(true)
+        let copies = self
+            .copy_positions(event, generation, positions, version)
+            .await;
+        Ok(PositionsWrite::Written { copies })
+    }
+
+    /// Writes `positions` (at `version`) on every copy still older: whether
+    /// every copy has them now.
+    pub async fn copy_positions(
+        &self,
+        event: &EventId,
+        generation: u64,
+        positions: &Positions,
+        version: i64,
+    ) -> bool {
+        let event_ref = EventRef::of(event);
+        let copies = (0..QUEUE_COPIES)
+            .map(|copy| {
+                let key = positions_key(&event_ref, generation, Some(copy));
+                positions_item(key, positions, version)
+            })
+            .collect();
+        self.put_copies(copies, version, "waitlist positions").await
     }
 }

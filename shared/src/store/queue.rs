@@ -408,30 +408,10 @@ impl Store {
     /// copy now has it (or a newer one).
     pub async fn copy_queue_state(&self, event: &EventId, state: &QueueState) -> bool {
         let event_ref = EventRef::of(event);
-        let writes = (0..QUEUE_COPIES).map(|copy| {
-            let put = self
-                .client
-                .put_item()
-                .table_name(&*self.table)
-                .set_item(Some(state_item(
-                    queue_copy_key(&event_ref, copy),
-                    event,
-                    state,
-                )));
-            items::queue::older_copy(state.version)
-                .on_put_item(put)
-                .send()
-        });
-        let mut all = true;
-        for result in futures_util::future::join_all(writes).await {
-            if let Err(e) = result {
-                if !super::errors::is_condition_failure(&e) {
-                    tracing::warn!(error = %crate::error::chain(&e), "a queue copy was not updated");
-                    all = false;
-                }
-            }
-        }
-        all
+        let copies = (0..QUEUE_COPIES)
+            .map(|copy| state_item(queue_copy_key(&event_ref, copy), event, state))
+            .collect();
+        self.put_copies(copies, state.version, "queue state").await
     }
 
     /// A joiner admitted on the spot: the queue's `after` state over the

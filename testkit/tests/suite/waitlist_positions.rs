@@ -2,16 +2,19 @@
 //! kept by the offerer's tick against a real DynamoDB Local: the entries
 //! that joined in earlier seconds and still wait, counted again as
 //! entries leave, are offered, or join late; none before the tick first
-//! keeps them; two offerers at once keep one count.
+//! keeps them; a write over another's version is dropped; a new offerer
+//! copies what a stopped one left uncopied; a recount of a span counts
+//! who waited as of an instant.
 
 use crate::common;
 
 use common::waitlist::*;
 use common::*;
 use serde_json::{json, Value};
-use shared::domain::waitlist_positions::UPDATE_MS;
+use shared::domain::waitlist_positions::{Positions, UPDATE_MS};
 use shared::domain::{EventId, Millis};
 use shared::offerer::Offerer;
+use shared::store::PositionsWrite;
 
 /// An event of one row of 4 seats, all held by an order (so no offer can
 /// be made until the test frees them), with an open waitlist and `n`
@@ -138,25 +141,90 @@ async fn offers_move_the_line_up() {
 }
 
 #[tokio::test]
-async fn two_offerers_at_once_keep_one_count() {
+async fn a_write_over_a_version_another_wrote_first_is_dropped() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, _, _) = line_of(&app, 1).await;
+    let event = EventId::parse(&ev).unwrap();
+    let store = &app.store;
+    let first = Positions::default();
+    let copied = PositionsWrite::Written { copies: true };
+    let written = store.write_positions(&event, 1, &first, None).await;
+    assert_eq!(written.unwrap(), copied);
+    // A second offerer that read nothing, and one that read version 1
+    // after a third wrote version 2: both lose, and write nothing.
+    let written = store.write_positions(&event, 1, &first, None).await;
+    assert_eq!(written.unwrap(), PositionsWrite::Lost);
+    let written = store.write_positions(&event, 1, &first, Some(1)).await;
+    assert_eq!(written.unwrap(), copied);
+    let late = Positions {
+        settled_until: Millis(1),
+        ..Positions::default()
+    };
+    let written = store.write_positions(&event, 1, &late, Some(1)).await;
+    assert_eq!(written.unwrap(), PositionsWrite::Lost);
+    let kept = app.store.read_positions(&event, 1, None).await.unwrap();
+    assert_eq!(kept.map(|k| (k.version, k.positions)), Some((2, first)));
+}
+
+#[tokio::test]
+async fn a_new_offerer_copies_what_a_stopped_one_left_uncopied() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, _, line) = line_of(&app, 3).await;
+    let now = shared::world::now();
+    tick(&mut Offerer::default(), &app, &ev, now).await;
+    // The first offerer stopped between the main item and its copies.
+    let event = EventId::parse(&ev).unwrap();
+    for key in shared::store::positions_copy_keys(&event, 1) {
+        delete_raw_item(&app, key).await;
+    }
+    assert_eq!(
+        status_of(&app, &ev, &line[2]).await["position"],
+        Value::Null
+    );
+    // The next offerer finds nothing new, and copies all the same.
+    tick(
+        &mut Offerer::default(),
+        &app,
+        &ev,
+        Millis(now.0 + UPDATE_MS),
+    )
+    .await;
+    assert_eq!(status_of(&app, &ev, &line[2]).await["position"], 3);
+}
+
+#[tokio::test]
+async fn a_recount_counts_who_waited_as_of_the_settled_instant() {
     let app = testkit::fresh_app_streaming(None).await;
     let (ev, _, line) = line_of(&app, 5).await;
-    let now = shared::world::now();
-    let (mut first, mut second) = (Offerer::default(), Offerer::default());
     let event = EventId::parse(&ev).unwrap();
-    let (a, b) = tokio::join!(
-        first.tick(&app, &event, now),
-        second.tick(&app, &event, now)
-    );
-    a.unwrap();
-    b.unwrap();
-    leave(&app, &ev, &line[0]).await;
-    for offerer in [&mut first, &mut second] {
-        tick(offerer, &app, &ev, Millis(now.0 + UPDATE_MS)).await;
+    let joined_at = |entry: &Value| {
+        let at = chrono::DateTime::parse_from_rfc3339(entry["joinedAt"].as_str().unwrap());
+        at.unwrap().timestamp_millis().div_euclid(1_000)
+    };
+    let statuses = positions(&app, &ev, &line).await;
+    assert!(statuses.iter().all(|(s, _)| s == "WAITING"));
+    let mut seconds = Vec::new();
+    for entry in &line {
+        seconds.push(joined_at(&status_of(&app, &ev, entry).await));
     }
-    assert_eq!(waiting(&app, &ev).await, 4);
-    let want: Vec<_> = std::iter::once(("ENDED".to_owned(), None))
-        .chain((1..=4).map(waiting_at))
-        .collect();
-    assert_eq!(positions(&app, &ev, &line).await, want);
+    let before = shared::world::now();
+    leave(&app, &ev, &line[1]).await;
+    let between = Millis(shared::world::now().0 + 1);
+    leave(&app, &ev, &line[3]).await;
+    let after = Millis(shared::world::now().0 + 1);
+    let span = (seconds[0], seconds[4]);
+    let waiting = |of: &[usize]| -> std::collections::BTreeMap<i64, i64> {
+        of.iter().map(|i| (seconds[*i], 1)).collect()
+    };
+    let count = |as_of: Millis| app.store.waiting_by_second(&event, 1, span, as_of);
+    assert_eq!(count(before).await.unwrap(), waiting(&[0, 1, 2, 3, 4]));
+    assert_eq!(count(between).await.unwrap(), waiting(&[0, 2, 3, 4]));
+    assert_eq!(count(after).await.unwrap(), waiting(&[0, 2, 4]));
+    // A span's ends are whole seconds: the last entry's second is in.
+    let inner = app
+        .store
+        .waiting_by_second(&event, 1, (seconds[4], seconds[4]), after)
+        .await
+        .unwrap();
+    assert_eq!(inner.into_iter().collect::<Vec<_>>(), vec![(seconds[4], 1)]);
 }

@@ -68,12 +68,20 @@ pub(in crate::store) fn join_key(joined_at: Millis, entry: &EntryId) -> String {
     format!("{:013}#{entry}", joined_at.0.max(0))
 }
 
+/// A join key's instant and entry (`None`: not one). A departure's key
+/// has the same form: its instant, then the entry.
+pub fn parse_join_key(text: &str) -> Option<(Millis, EntryId)> {
+    let (at, entry) = text.split_once('#')?;
+    if at.len() != 13 || !at.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((Millis(at.parse().ok()?), EntryId::parse(entry).ok()?))
+}
+
 /// Whether `text` is a join key (what a page of the organiser's list
 /// continues after).
 pub fn is_join_key(text: &str) -> bool {
-    text.split_once('#').is_some_and(|(at, entry)| {
-        at.len() == 13 && at.bytes().all(|b| b.is_ascii_digit()) && EntryId::parse(entry).is_ok()
-    })
+    parse_join_key(text).is_some()
 }
 
 /// The partition of the organiser's list: `WLIST#{ref}#{generation}#{shard}`.
@@ -120,6 +128,27 @@ fn pointer(pk: String, entry: &Entry) -> Item {
 pub(in crate::store) fn list_item(event: &EventRef, entry: &Entry) -> Item {
     let shard = entry_shard(&entry.entry_id);
     pointer(entry_list_pk(event, entry.generation, shard), entry)
+}
+
+/// The key of the entry's place in the organiser's list.
+pub(in crate::store) fn list_key(event: &EventRef, entry: &Entry) -> Item {
+    let mut key = list_item(event, entry);
+    key.remove(ENTRY_ID);
+    key
+}
+
+/// On a list place: when its entry left WAITING (absent: it has not). A
+/// recount of a span of the list counts the entries waiting as of an
+/// instant from it (`store::positions`).
+pub(in crate::store) const LEFT_AT: &str = "leftAt";
+
+/// A list place marked as its entry leaving WAITING at `at` (the place is
+/// there: the join wrote it). Names: `#leftAt`, `#pk`; values: `:leftAt`.
+pub(in crate::store) fn left_list(at: Millis) -> Expression {
+    Expression::update("SET #leftAt = :leftAt")
+        .name("#leftAt", LEFT_AT)
+        .value(":leftAt", n(at.0))
+        .and(Expression::condition("attribute_exists(#pk)").name("#pk", PK))
 }
 
 /// The keys of the entry's places in the indexes it waits in.

@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
-use super::entry::{entry_shard, join_key};
+use super::entry::{entry_shard, join_key, parse_join_key};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::waitlist_positions::{Bucket, Departure, Positions};
-use crate::domain::{EntryId, EventRef, Millis};
+use crate::domain::{EventRef, Millis};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{KIND, PK, SK, VERSION};
@@ -29,6 +29,15 @@ pub(in crate::store) fn positions_key(event: &EventRef, generation: u64, copy: O
         None => pk,
     };
     HashMap::from([(PK.into(), s(pk)), (SK.into(), s(POSITIONS_SK))])
+}
+
+/// The keys of every copy of generation `generation`'s positions: what the
+/// test harness deletes to play an offerer that stopped before copying.
+pub fn positions_copy_keys(event: &crate::domain::EventId, generation: u64) -> Vec<Item> {
+    let event = EventRef::of(event);
+    (0..crate::store::QUEUE_COPIES)
+        .map(|copy| positions_key(&event, generation, Some(copy)))
+        .collect()
 }
 
 /// The partition of the departures of one shard of the entries:
@@ -57,14 +66,8 @@ pub(in crate::store) fn departure_item(event: &EventRef, entry: &Entry, at: Mill
 /// A departure as read.
 pub(in crate::store) fn parse_departure(item: &Item) -> Result<Departure, StoreError> {
     let f = Fields::new(item);
-    let sk = f.str(SK)?;
-    let at = sk
-        .split_once('#')
-        .filter(|(_, id)| EntryId::parse(id).is_ok())
-        .and_then(|(at, _)| at.parse().ok())
-        .ok_or_else(|| f.malformed(SK))?;
     Ok(Departure {
-        at: Millis(at),
+        at: stamp_of(item)?,
         joined_at: Millis(f.i64(JOINED_AT)?),
     })
 }
@@ -72,11 +75,8 @@ pub(in crate::store) fn parse_departure(item: &Item) -> Result<Departure, StoreE
 /// A list place's or a departure's instant, read from its sort key.
 pub(in crate::store) fn stamp_of(item: &Item) -> Result<Millis, StoreError> {
     let f = Fields::new(item);
-    let at = f
-        .str(SK)?
-        .split_once('#')
-        .and_then(|(at, _)| at.parse().ok());
-    at.map(Millis).ok_or_else(|| f.malformed(SK))
+    let key = parse_join_key(f.str(SK)?);
+    key.map(|(at, _)| at).ok_or_else(|| f.malformed(SK))
 }
 
 /// The places of a log's partition `pk` stamped at or after `from` (a
@@ -87,6 +87,19 @@ pub(in crate::store) fn stamped_from(pk: String, from: Millis) -> Expression {
         .name("#sk", SK)
         .value(":pk", s(pk))
         .value(":from", s(format!("{:013}", from.0.max(0))))
+}
+
+/// The places of a log's partition `pk` stamped within the seconds
+/// `first..=last` ('~' sorts after the `#` that follows every instant).
+pub(in crate::store) fn stamped_within(pk: String, first: i64, last: i64) -> Expression {
+    let from = first.saturating_mul(1_000).max(0);
+    let to = last.saturating_mul(1_000).saturating_add(999).max(0);
+    Expression::key_condition("#pk = :pk AND #sk BETWEEN :from AND :to")
+        .name("#pk", PK)
+        .name("#sk", SK)
+        .value(":pk", s(pk))
+        .value(":from", s(format!("{from:013}")))
+        .value(":to", s(format!("{to:013}~")))
 }
 
 /// The item of `positions` at `version`, at `key` (the main item or a copy).
@@ -135,7 +148,8 @@ fn encode(buckets: &[Bucket]) -> String {
     text
 }
 
-/// [`encode`]'s buckets back (`None`: not such text).
+/// [`encode`]'s buckets back (`None`: not such text, or buckets out of
+/// order, overlapping or of a negative span).
 fn decode(text: &str) -> Option<Vec<Bucket>> {
     let mut buckets = Vec::new();
     let mut last = 0i64;
@@ -146,6 +160,9 @@ fn decode(text: &str) -> Option<Vec<Bucket>> {
         else {
             return None;
         };
+        if span < 0 || (!buckets.is_empty() && gap < 1) {
+            return None;
+        }
         let first = last.checked_add(gap)?;
         last = first.checked_add(span)?;
         buckets.push(Bucket {
@@ -159,8 +176,6 @@ fn decode(text: &str) -> Option<Vec<Bucket>> {
 
 /// The positions' main item as it was read (`None`: absent).
 pub(in crate::store) use super::as_read;
-/// A copy written only over an older one.
-pub(in crate::store) use super::older_copy;
 
 #[cfg(test)]
 mod tests {
@@ -184,7 +199,7 @@ mod tests {
         assert_eq!(text, "1800000000:0:3,4:86:-1");
         assert_eq!(decode(&text), Some(buckets));
         assert_eq!(decode(""), Some(vec![]));
-        for bad in ["1:2", "1:2:3:4", "x:0:1", "1:0:1,2"] {
+        for bad in ["1:2", "1:2:3:4", "x:0:1", "1:0:1,2", "5:-1:1", "5:2:1,0:0:1"] {
             assert_eq!(decode(bad), None, "{bad}");
         }
     }
