@@ -232,6 +232,18 @@ impl Positions {
     }
 }
 
+/// What one list place counts in a recount as of `as_of` (the positions'
+/// `settled_until`), as [`Positions::update`] counted it in `settled`: its
+/// join if stamped before `as_of`, less its departure if stamped before
+/// it. A join still recent is not settled yet (`recent` counts it); a
+/// departure stamped before `as_of` of a join stamped at or after it (a
+/// writer's clock behind) is settled already, as -1.
+pub fn settled_count(joined_at: Millis, left_at: Option<Millis>, as_of: Millis) -> i64 {
+    let joined = i64::from(joined_at < as_of);
+    let left = i64::from(left_at.is_some_and(|at| at < as_of));
+    joined - left
+}
+
 /// Adds `delta` at second `at`: into the bucket spanning it, or a new one.
 fn add(buckets: &mut Vec<Bucket>, at: i64, delta: i64) {
     let i = buckets.partition_point(|b| b.last < at);
@@ -257,51 +269,63 @@ fn add(buckets: &mut Vec<Bucket>, at: i64, delta: i64) {
 fn compact(buckets: &mut Vec<Bucket>, max: usize) {
     let max = max.max(1);
     while buckets.len() > max {
-        let excess = buckets.len() - max;
-        let mut before = 0i64;
-        let mut pairs = Vec::with_capacity(buckets.len());
-        for i in 0..buckets.len() - 1 {
-            let merged = buckets[i].waiting + buckets[i + 1].waiting;
-            pairs.push((i, merged, before.max(1)));
-            before += buckets[i].waiting;
-        }
-        // merged / before, compared without division.
-        pairs.sort_by(|a, b| {
-            (i128::from(a.1) * i128::from(b.2)).cmp(&(i128::from(b.1) * i128::from(a.2)))
-        });
-        let mut joined = vec![false; buckets.len()];
-        let mut merges = 0;
-        for (i, _, _) in pairs {
-            if merges == excess {
-                break;
-            }
-            if !joined[i] && !joined[i + 1] {
-                joined[i] = true;
-                joined[i + 1] = true;
-                merges += 1;
-            }
-        }
-        let mut merged = Vec::with_capacity(buckets.len() - merges);
-        let mut i = 0;
-        while i < buckets.len() {
-            let b = buckets[i];
-            match (joined[i], buckets.get(i + 1)) {
-                (true, Some(next)) if joined[i + 1] => {
-                    merged.push(Bucket {
-                        first: b.first,
-                        last: next.last,
-                        waiting: b.waiting + next.waiting,
-                    });
-                    i += 2;
-                }
-                _ => {
-                    merged.push(b);
-                    i += 1;
-                }
-            }
-        }
-        *buckets = merged;
+        let pairs = pairs_to_merge(buckets, buckets.len() - max);
+        *buckets = merged(buckets, &pairs);
     }
+}
+
+/// Up to `wanted` disjoint neighbour pairs, smallest share first: each
+/// bucket marked that merges with its pair.
+fn pairs_to_merge(buckets: &[Bucket], wanted: usize) -> Vec<bool> {
+    let mut before = 0i64;
+    let mut pairs = Vec::with_capacity(buckets.len());
+    for i in 0..buckets.len().saturating_sub(1) {
+        let merged = buckets[i].waiting + buckets[i + 1].waiting;
+        pairs.push((i, merged, before.max(1)));
+        before += buckets[i].waiting;
+    }
+    // merged / before, compared without division.
+    pairs.sort_by(|a, b| {
+        (i128::from(a.1) * i128::from(b.2)).cmp(&(i128::from(b.1) * i128::from(a.2)))
+    });
+    let mut marked = vec![false; buckets.len()];
+    let mut merges = 0;
+    for (i, _, _) in pairs {
+        if merges == wanted {
+            break;
+        }
+        if !marked[i] && !marked[i + 1] {
+            marked[i] = true;
+            marked[i + 1] = true;
+            merges += 1;
+        }
+    }
+    marked
+}
+
+/// `buckets` with each marked pair merged: marked buckets come in
+/// disjoint pairs, so scanning from the left meets each pair's first.
+fn merged(buckets: &[Bucket], marked: &[bool]) -> Vec<Bucket> {
+    let mut out = Vec::with_capacity(buckets.len());
+    let mut i = 0;
+    while i < buckets.len() {
+        let b = buckets[i];
+        match buckets.get(i + 1) {
+            Some(next) if marked[i] && marked[i + 1] => {
+                out.push(Bucket {
+                    first: b.first,
+                    last: next.last,
+                    waiting: b.waiting + next.waiting,
+                });
+                i += 2;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

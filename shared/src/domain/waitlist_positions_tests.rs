@@ -244,7 +244,6 @@ fn a_merged_bucket_the_head_drained_up_to_is_counted_again_second_by_second() {
     assert_eq!(drained.waiting(), 100);
     let spans = drained.to_recount();
     assert!(!spans.is_empty(), "{:?}", &drained.settled[..4]);
-    assert!(spans.len() <= RECOUNTS_PER_UPDATE);
     // Counted again from the list: each second from the 2,900th on still
     // has its one entry waiting.
     let base = T / 1_000;
@@ -263,4 +262,41 @@ fn a_merged_bucket_the_head_drained_up_to_is_counted_again_second_by_second() {
     }
     // A span no bucket has any more changes nothing.
     assert_eq!(recounted.recounted(1, 2, &BTreeMap::new()), recounted);
+}
+
+#[test]
+fn a_recounted_place_counts_as_the_update_counted_it_in_settled() {
+    let as_of = Millis(10_000);
+    let cases = [
+        // joined, left, counts
+        (9_000, None, 1),
+        (9_000, Some(12_000), 1),
+        (9_000, Some(10_000), 1),
+        (9_000, Some(9_500), 0),
+        // A join not settled yet is `recent`'s to count.
+        (10_000, None, 0),
+        (11_000, Some(12_000), 0),
+        // A departure settled before its join (a writer's clock behind).
+        (11_000, Some(9_999), -1),
+    ];
+    for (joined, left, want) in cases {
+        let got = settled_count(Millis(joined), left.map(Millis), as_of);
+        assert_eq!(got, want, "joined {joined}, left {left:?}");
+    }
+    // And the update agrees: the same moves, settled, give the same sum.
+    let p = Positions::default().update(
+        &Since {
+            joins: vec![Millis(9_000), Millis(9_000), Millis(11_000)],
+            departures: vec![Departure {
+                at: Millis(9_500),
+                joined_at: Millis(9_000),
+            }],
+        },
+        Millis(10_000 + SETTLE_MS),
+    );
+    let settled: i64 = p.settled.iter().map(|b| b.waiting).sum();
+    let recounted = settled_count(Millis(9_000), None, as_of)
+        + settled_count(Millis(9_000), Some(Millis(9_500)), as_of)
+        + settled_count(Millis(11_000), None, as_of);
+    assert_eq!((p.settled_until, settled), (as_of, recounted));
 }

@@ -161,8 +161,9 @@ pub(super) async fn entry_reply<'a>(
     app: &App,
     event: &'a EventId,
     read: &'a ReadEntry,
-    (status, now): (EntryStatus, Millis),
+    status: EntryStatus,
     reader: Reader,
+    now: Millis,
 ) -> Result<EntryReply<'a>, Error> {
     let entry = &read.entry;
     let position = position_of(app, event, entry, status, now).await?;

@@ -325,8 +325,7 @@ pub async fn list_entries(app: &App, req: &Request) -> Reply {
     }
     let mut entries = Vec::with_capacity(listed.len());
     for (read, status) in &listed {
-        let at = (*status, now);
-        entries.push(entry_reply(app, &event_id, read, at, Reader::Organiser).await?);
+        entries.push(entry_reply(app, &event_id, read, *status, Reader::Organiser, now).await?);
     }
     let reply = EntryList {
         entries,
@@ -354,7 +353,14 @@ pub async fn remove_entry(app: &App, req: &Request) -> Reply {
         .await?;
     let read = with_offer(app, entry.ok_or(Error::EntryNotFound)?).await?;
     let (read, status) = end(app, &event_id, read, EndReason::Removed).await?;
-    let at = (status, crate::world::now());
-    let reply = entry_reply(app, &event_id, &read, at, Reader::Organiser).await?;
+    let reply = entry_reply(
+        app,
+        &event_id,
+        &read,
+        status,
+        Reader::Organiser,
+        crate::world::now(),
+    )
+    .await?;
     Ok(json(StatusCode::OK, &reply))
 }

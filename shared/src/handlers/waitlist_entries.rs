@@ -92,8 +92,8 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
                 let Some((read, status)) = current else {
                     return Err(Error::Corrupt("a live entry that is not there".into()));
                 };
-                let at = (status, now);
-                let mut reply = entry_reply(app, &event_id, &read, at, Reader::Holder).await?;
+                let mut reply =
+                    entry_reply(app, &event_id, &read, status, Reader::Holder, now).await?;
                 let token = keys.entry_token(&event_id, &read.entry.entry_id);
                 reply.entry_token = Some(token.as_str().into());
                 return Ok(json(StatusCode::OK, &reply));
@@ -129,8 +129,8 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
                 ga: Vec::new(),
             };
             let waiting = EntryStatus::Waiting;
-            let at = (waiting, now);
-            let mut reply = entry_reply(app, &event_id, &read, at, Reader::Holder).await?;
+            let mut reply =
+                entry_reply(app, &event_id, &read, waiting, Reader::Holder, now).await?;
             reply.entry_token = Some(token.as_str().into());
             return Ok(json(StatusCode::CREATED, &reply));
         }
@@ -223,7 +223,7 @@ pub async fn entry_status(app: &App, req: &Request) -> Reply {
     let waitlist = waitlist_of(app, &event_id, &entry, now).await?;
     let read = with_offer(app, entry).await?;
     let status = status_now(&read, &waitlist, now);
-    let reply = entry_reply(app, &event_id, &read, (status, now), Reader::Holder).await?;
+    let reply = entry_reply(app, &event_id, &read, status, Reader::Holder, now).await?;
     Ok(json(StatusCode::OK, &reply))
 }
 
@@ -233,7 +233,14 @@ pub async fn leave_waitlist(app: &App, req: &Request) -> Reply {
     let (event_id, entry) = held_entry(app, req, true).await?;
     let read = with_offer(app, entry).await?;
     let (read, status) = end(app, &event_id, read, EndReason::Left).await?;
-    let at = (status, crate::world::now());
-    let reply = entry_reply(app, &event_id, &read, at, Reader::Holder).await?;
+    let reply = entry_reply(
+        app,
+        &event_id,
+        &read,
+        status,
+        Reader::Holder,
+        crate::world::now(),
+    )
+    .await?;
     Ok(json(StatusCode::OK, &reply))
 }

@@ -133,10 +133,17 @@ impl Offerer {
         Ok(looks)
     }
 
+    /// Waits for the positions' updates still running (a run's end, and a
+    /// test that ticks every waitlist and then reads what they wrote).
+    pub async fn finish(&mut self) {
+        self.positions.finish().await;
+    }
+
     /// Ticks every listed waitlist every [`TICK_MS`] for `how_long` (the
     /// offer-waitlists function's minute).
     pub async fn run_for(&mut self, app: &App, how_long: Duration) -> OffererRun {
         let until = tokio::time::Instant::now() + how_long;
+        self.positions.start_none_after(until);
         let mut tick = tokio::time::interval(Duration::from_millis(TICK_MS));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut run = OffererRun::default();

@@ -26,9 +26,12 @@ const UPDATE_TIMEOUT: Duration = Duration::from_secs(8);
 /// The updates running, and what each waitlist's last one left.
 #[derive(Debug, Default)]
 pub(super) struct Keeper {
-    running: JoinSet<(EventId, Option<bool>)>,
-    events: HashMap<Id, EventId>,
+    running: JoinSet<Option<bool>>,
+    /// The waitlist and generation each running task updates.
+    tasks: HashMap<Id, (EventId, u64)>,
     kept: HashMap<EventId, Kept>,
+    /// No update starts from then on: a run's last ones end within it.
+    starts_until: Option<tokio::time::Instant>,
 }
 
 #[derive(Debug)]
@@ -64,6 +67,9 @@ impl Keeper {
         now: Millis,
     ) {
         self.reap();
+        let late = self
+            .starts_until
+            .is_some_and(|until| tokio::time::Instant::now() >= until);
         let kept = self
             .kept
             .entry(event.clone())
@@ -71,7 +77,7 @@ impl Keeper {
         if kept.generation != generation {
             *kept = Kept::new(generation);
         }
-        if kept.running || !update_due(kept.last, now) {
+        if late || kept.running || !update_due(kept.last, now) {
             return;
         }
         kept.running = true;
@@ -79,7 +85,7 @@ impl Keeper {
         let (app, task_event, behind) = (app.clone(), event.clone(), kept.copies_behind);
         let task = self.running.spawn(async move {
             let update = update_positions(&app, &task_event, generation, now, behind);
-            let outcome = match tokio::time::timeout(UPDATE_TIMEOUT, update).await {
+            match tokio::time::timeout(UPDATE_TIMEOUT, update).await {
                 Ok(Ok(copies)) => Some(copies),
                 Ok(Err(e)) => {
                     tracing::warn!(event = %task_event, error = %crate::error::chain(&e), "a waitlist's positions were not updated");
@@ -89,10 +95,15 @@ impl Keeper {
                     tracing::warn!(event = %task_event, "a waitlist's positions update ran out of time");
                     None
                 }
-            };
-            (task_event, outcome)
+            }
         });
-        self.events.insert(task.id(), event.clone());
+        self.tasks.insert(task.id(), (event.clone(), generation));
+    }
+
+    /// Starts no update from [`UPDATE_TIMEOUT`] before `end` on: each runs
+    /// that long at most, so a run's last ones finish within it.
+    pub(super) fn start_none_after(&mut self, end: tokio::time::Instant) {
+        self.starts_until = Some(end.checked_sub(UPDATE_TIMEOUT).unwrap_or(end));
     }
 
     /// Forgets the waitlists `open` no longer names (a delete, or closed).
@@ -114,22 +125,26 @@ impl Keeper {
         }
     }
 
-    fn record(&mut self, done: Result<(Id, (EventId, Option<bool>)), JoinError>) {
+    fn record(&mut self, done: Result<(Id, Option<bool>), JoinError>) {
         let (id, outcome) = match done {
-            Ok((id, (_, outcome))) => (id, outcome),
+            Ok((id, outcome)) => (id, outcome),
             Err(e) => {
                 tracing::warn!(error = %e, "a waitlist's positions update failed");
                 (e.id(), None)
             }
         };
-        let Some(event) = self.events.remove(&id) else {
+        let Some((event, generation)) = self.tasks.remove(&id) else {
             return;
         };
-        if let Some(kept) = self.kept.get_mut(&event) {
-            kept.running = false;
-            // A failed update leaves the copies as uncertain as before.
-            kept.copies_behind = outcome.map_or(kept.copies_behind, |copies| !copies);
-        }
+        // An update of a generation since replaced says nothing of this one.
+        let kept = self.kept.get_mut(&event);
+        let Some(kept) = kept.filter(|k| k.generation == generation) else {
+            return;
+        };
+        kept.running = false;
+        // A failed update may have stopped anywhere, between the main item
+        // and its copies too: copy again next time.
+        kept.copies_behind = outcome.is_none_or(|copies| !copies);
     }
 }
 
@@ -153,12 +168,21 @@ async fn update_positions(
         .stamped_since(event, generation, kept.settled_until)
         .await?;
     let mut next = kept.update(&since, now);
+    // Best effort: a recount that fails leaves its span merged until the
+    // next update, and the count goes on.
     for span in next.to_recount() {
-        let seconds = app
+        let as_of = next.settled_until;
+        match app
             .store
-            .waiting_by_second(event, generation, span, next.settled_until)
-            .await?;
-        next = next.recounted(span.0, span.1, &seconds);
+            .waiting_by_second(event, generation, span, as_of)
+            .await
+        {
+            Ok(seconds) => next = next.recounted(span.0, span.1, &seconds),
+            Err(e) => {
+                tracing::warn!(event = %event, error = %crate::error::chain(&e), "a merged span of a waitlist's positions was not counted again");
+                break;
+            }
+        }
     }
     match version {
         // Nothing new (only `settled_until` would move): no write; the

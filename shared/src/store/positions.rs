@@ -16,7 +16,7 @@ use super::items::positions::{
 use super::items::queue::QUEUE_COPIES;
 use super::value::{Fields, Item};
 use super::Store;
-use crate::domain::waitlist_positions::{Positions, Since};
+use crate::domain::waitlist_positions::{settled_count, Positions, Since};
 use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
 
@@ -91,9 +91,10 @@ impl Store {
     }
 
     /// The generation's entries that joined within the seconds
-    /// `first..=last` and had not left WAITING before `as_of` (their list
-    /// places are marked when they leave), by join second, strongly
-    /// consistent: a merged bucket of the positions counted again.
+    /// `first..=last`, by join second, counted as the positions' `settled`
+    /// counts them as of `as_of` (`domain::waitlist_positions::
+    /// settled_count`: a list place is marked when its entry leaves),
+    /// strongly consistent: a merged bucket of the positions counted again.
     pub async fn waiting_by_second(
         &self,
         event: &EventId,
@@ -102,21 +103,22 @@ impl Store {
         as_of: Millis,
     ) -> Result<BTreeMap<i64, i64>, Error> {
         let event_ref = EventRef::of(event);
-        let waiting_then = |item: &Item| {
-            let left = Fields::new(item).opt_i64(LEFT_AT)?;
+        let settled = |item: &Item| {
+            let left = Fields::new(item).opt_i64(LEFT_AT)?.map(Millis);
             let joined = stamp_of(item)?;
-            Ok(left.is_none_or(|at| at >= as_of.0).then_some(joined))
+            Ok((joined, settled_count(joined, left, as_of)))
         };
         let reads = (0..ENTRY_SHARDS)
             .map(|shard| entry_list_pk(&event_ref, generation, shard))
-            .map(|pk| self.query_every_page(stamped_within(pk, first, last), true, waiting_then))
+            .map(|pk| self.query_every_page(stamped_within(pk, first, last), true, settled))
             .collect();
         let mut seconds = BTreeMap::new();
         for read in in_order(usize::from(ENTRY_SHARDS), reads).await {
-            for joined in read?.into_iter().flatten() {
-                *seconds.entry(joined.0.div_euclid(1_000)).or_insert(0) += 1;
+            for (joined, count) in read? {
+                *seconds.entry(joined.0.div_euclid(1_000)).or_insert(0) += count;
             }
         }
+        seconds.retain(|_, count| *count != 0);
         Ok(seconds)
     }
 

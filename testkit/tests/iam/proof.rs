@@ -762,6 +762,8 @@ async fn ticked(
         .tick_all(app, shared::domain::Millis(at))
         .await
         .unwrap();
+    // The positions' updates run beside the visits: their calls too.
+    offerer.finish().await;
     let mut of_event = looks.iter().filter(|(e, _)| e.as_str() == event);
     of_event.next().map(|(_, look)| look.made)
 }

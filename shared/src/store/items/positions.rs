@@ -199,7 +199,14 @@ mod tests {
         assert_eq!(text, "1800000000:0:3,4:86:-1");
         assert_eq!(decode(&text), Some(buckets));
         assert_eq!(decode(""), Some(vec![]));
-        for bad in ["1:2", "1:2:3:4", "x:0:1", "1:0:1,2", "5:-1:1", "5:2:1,0:0:1"] {
+        for bad in [
+            "1:2",
+            "1:2:3:4",
+            "x:0:1",
+            "1:0:1,2",
+            "5:-1:1",
+            "5:2:1,0:0:1",
+        ] {
             assert_eq!(decode(bad), None, "{bad}");
         }
     }
