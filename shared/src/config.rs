@@ -154,8 +154,8 @@ pub struct Needs {
     /// The routes that take buyer tokens.
     pub buyer_keys: bool,
     /// The queue's routes: they commit to, derive from and disclose the
-    /// draw's seed; create-event and create-order: buyers' refs are keyed
-    /// under it.
+    /// draw's seed; create-event, create-order and the waitlist's offers:
+    /// buyers' refs are keyed under it.
     pub draw_secret: bool,
 }
 
@@ -209,9 +209,11 @@ impl Needs {
         ..Self::STORE
     };
     /// project-seat-map, the waitlist's offerer: an offer's hold token is
-    /// derived from its entry under the hold token keys.
+    /// derived from its entry under the hold token keys, and on an event
+    /// with a buyer limit it counts under its buyer's keyed ref.
     pub const OFFERER: Self = Self {
         hold_token_keys: true,
+        draw_secret: true,
         ..Self::STORE
     };
     /// The waitlist's buyer routes: they verify buyers, derive entry
@@ -240,6 +242,14 @@ impl Config {
         self.hold_token_keys
             .as_ref()
             .ok_or_else(|| crate::error::Error::Corrupt("HOLD_TOKEN_KEYS is not configured".into()))
+    }
+
+    /// The `DRAW_SECRET` keys (draws, and the buyer refs a limited event
+    /// counts under), as [`Config::token_keys`].
+    pub fn draw_secrets(&self) -> Result<&DrawSecrets, crate::error::Error> {
+        self.draw_secrets
+            .as_ref()
+            .ok_or_else(|| crate::error::Error::Corrupt("DRAW_SECRET is not configured".into()))
     }
 
     /// The keys buyer tokens are verified with (as [`Config::token_keys`]).

@@ -209,7 +209,10 @@ fn offer_reply<'a>(
             let token = keys
                 .offer_secrets(&entry.entry_id, event)
                 .into_iter()
-                .map(|secret| HoldToken::from_secret(event, order.expires_at, secret))
+                .map(|secret| {
+                    HoldToken::from_secret(event, order.expires_at, secret)
+                        .for_buyer(order.limited_buyer())
+                })
                 .find(|token| token.matches(&order.token_hash))
                 .ok_or_else(|| {
                     // The offerer's instance may hold a key this one has

@@ -35,10 +35,7 @@ pub(super) async fn event_queue(
 
 /// The `DRAW_SECRET` keys, as configured.
 pub(super) fn draw_secrets(app: &App) -> Result<&DrawSecrets, Error> {
-    app.config
-        .draw_secrets
-        .as_ref()
-        .ok_or_else(|| Error::Corrupt("DRAW_SECRET is not configured".into()))
+    app.config.draw_secrets()
 }
 
 /// The `DRAW_SECRET` keys and the version `state`'s generation was put

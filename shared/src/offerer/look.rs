@@ -12,9 +12,11 @@ use crate::domain::offer::{
     choose_offer, fillable_indexes, offered_seats, seated_free, SectionFree,
 };
 use crate::domain::offer_tick::next_lapse;
-use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
+use crate::domain::waitlist::{EndReason, EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
-use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderId, SeatId, SeatMap, SeatStatus};
+use crate::domain::{
+    Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId, SeatId, SeatMap, SeatStatus,
+};
 use crate::error::Error;
 use crate::store::{OfferWrite, SeatRead};
 use crate::App;
@@ -48,9 +50,9 @@ pub struct OfferLook {
 /// Offers `event`'s free seats at `now` (the look's start; its clock runs
 /// on from there) to its waiting entries until none fits, or the look's
 /// bounds. An event with no open waitlist is offered nothing. On an event
-/// with a buyer limit nothing is offered yet: an offer must count toward
-/// its buyer's limit in its own transaction, which comes with the next
-/// part (its entries wait).
+/// with a buyer limit each offer counts toward its buyer's limit in its
+/// own transaction, and an entry whose offer would take its buyer over
+/// the limit ends (`buyer-limit`): the next is served.
 pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<OfferLook, Error> {
     let Some(stored) = app.store.read_waitlist(event_id).await? else {
         return Ok(OfferLook::default());
@@ -59,7 +61,7 @@ pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<Of
     let Some(event) = app.event(event_id).await? else {
         return Ok(OfferLook::default());
     };
-    if waitlist.status() != WaitlistStatus::Open || event.buyer_limit.is_some() {
+    if waitlist.status() != WaitlistStatus::Open {
         return Ok(OfferLook::default());
     }
     // The map, read once a look, strongly consistent: what frees a seat
@@ -101,10 +103,10 @@ async fn offer_from(
         let Some((entry, seats)) = next_offer(app, event, waitlist, &sections).await? else {
             return Ok(look);
         };
-        let order = offer_order(app, &event.event_id, waitlist, &entry, seats, at)?;
+        let (order, token) = offer_order(app, event, waitlist, &entry, seats, at)?;
         let write = app
             .store
-            .make_offer(&entry, &order, waitlist.generation, at);
+            .make_offer(&entry, (&order, &token), waitlist.generation, at);
         match write.await? {
             OfferWrite::Made => {
                 look.made += 1;
@@ -120,6 +122,17 @@ async fn offer_from(
                 if seats {
                     taken.extend(taken_since(app, &event.event_id, &order.seats, at).await?);
                 }
+            }
+            OfferWrite::OverLimit => {
+                // Its end takes it off the indexes: the next round's heads
+                // go past it. Bounded with the lost writes: a buyer whose
+                // record keeps moving must not hold the look.
+                lost += 1;
+                let ended = app
+                    .store
+                    .end_entry(&event.event_id, &entry, EndReason::BuyerLimit, at);
+                let ended = ended.await?;
+                tracing::info!(entry_id = %entry.entry_id, ended, "a waitlist entry ended at its buyer's limit");
             }
         }
     }
@@ -178,32 +191,53 @@ async fn next_offer(
     Ok(None)
 }
 
-/// The order offering `seats` to `entry`: its id and token secret derived
-/// from the entry under the hold token key (the entry's status derives the
-/// same to hand its holder the token), holding them for `offerSeconds`.
+/// The order offering `seats` to `entry`, and its hold token: its id and
+/// token secret derived from the entry under the hold token key (the
+/// entry's status derives the same to hand its holder the token), holding
+/// them for `offerSeconds`, counted under the event's buyer limit as
+/// create-order's order would be (the token names the buyer then).
 fn offer_order(
     app: &App,
-    event: &EventId,
+    event: &Event,
     waitlist: &Waitlist,
     entry: &Entry,
     seats: Vec<SeatId>,
     now: Millis,
-) -> Result<Order, Error> {
-    let (random, secret) = app.config.token_keys()?.offer_order(&entry.entry_id, event);
+) -> Result<(Order, HoldToken), Error> {
+    let event_id = &event.event_id;
+    let (random, secret) = app
+        .config
+        .token_keys()?
+        .offer_order(&entry.entry_id, event_id);
     let offer_seconds = waitlist.settings.offer_seconds;
-    let token = HoldToken::from_secret(event, now.plus_seconds(offer_seconds), secret);
-    Ok(Order::new_offer(
-        event,
+    let mut order = Order::new_offer(
+        event_id,
         now,
         offer_seconds,
         app.config.expiry_guard_ms,
-        OrderId::from_random(event, random),
-        token.hash(),
+        OrderId::from_random(event_id, random),
+        String::new(),
         seats,
         OfferOf {
             entry_id: entry.entry_id.clone(),
             buyer_id: entry.buyer.clone(),
             cancelled_as: None,
         },
-    ))
+    );
+    order.buyer = match event.buyer_limit {
+        Some(limit) => Some(OrderBuyer {
+            buyer_id: entry.buyer.clone(),
+            limit,
+            buyer_ref: crate::buyer::buyer_ref(
+                app.config.draw_secrets()?,
+                &event.head(),
+                &entry.buyer,
+            )?,
+        }),
+        None => None,
+    };
+    let token =
+        HoldToken::from_secret(event_id, order.expires_at, secret).for_buyer(order.limited_buyer());
+    order.token_hash = token.hash();
+    Ok((order, token))
 }

@@ -39,6 +39,11 @@ pub(crate) enum BuyerVerdict {
 }
 
 impl BuyerClaim {
+    /// Whether the record as read refuses the claim for the limit.
+    pub(crate) fn is_over(&self) -> bool {
+        matches!(self.decision, LimitDecision::Over { .. })
+    }
+
     /// The buyer's side of a cancelled claim: the record's condition
     /// failed with the version read, so the refusal stands; failed with
     /// another version (or a conflict with another writer), it moved.

@@ -13,9 +13,11 @@ use super::items::order::{create_offer, order_key};
 use super::items::seat::{seat_key, FreeFor};
 use super::items::waitlist::{offering, waitlist_key};
 use super::{Store, Txn};
+use crate::auth::HoldToken;
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{EventRef, Millis, Order};
 use crate::error::Error;
+use crate::store::buyers::BuyerClaim;
 
 /// How an offer's transaction ended, short of a fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,20 +29,33 @@ pub enum OfferWrite {
     Lost {
         seats: bool,
     },
+    /// The offer would take its buyer over the event's limit (the record
+    /// as read): nothing written; the entry is to end (`buyer-limit`).
+    OverLimit,
 }
 
 impl Store {
     /// Offers `order` (a new PENDING order of `entry`'s buyer holding its
-    /// seats) to the waiting `entry` of the waitlist's `generation` at
-    /// `now`, in one transaction.
+    /// seats; `token`, its hold token) to the waiting `entry` of the
+    /// waitlist's `generation` at `now`, in one transaction. On an event
+    /// with a buyer limit (the token names the buyer) the buyer's record is
+    /// read first and the offer counted in it in the same transaction, as
+    /// a claim is, over the version read.
     pub async fn make_offer(
         &self,
         entry: &Entry,
-        order: &Order,
+        (order, token): (&Order, &HoldToken),
         generation: u64,
         now: Millis,
     ) -> Result<OfferWrite, Error> {
         let event = EventRef::of(&order.event_id);
+        let claimed: Vec<String> = order.seats.iter().map(ToString::to_string).collect();
+        let buyer = self
+            .buyer_claim(token, &order.order_id, &claimed, now)
+            .await?;
+        if buyer.as_ref().is_some_and(BuyerClaim::is_over) {
+            return Ok(OfferWrite::OverLimit);
+        }
         let mut writes = vec![
             self.txn_update(order_key(&order.order_id), create_offer(order))?,
             self.txn_update(
@@ -50,6 +65,10 @@ impl Store {
             self.txn_check(waitlist_key(&event), offering(generation))?,
         ];
         writes.extend(self.leaving_waiting(&event, entry, now)?);
+        if let Some(buyer) = &buyer {
+            let expires_at = order.expires_at;
+            writes.push(self.buyer_item(buyer, token, &order.order_id, expires_at, now)?);
+        }
         let first_seat = writes.len();
         for seat in &order.seats {
             let claim =

@@ -545,6 +545,7 @@ async fn entry_paths(ob: &mut Observer, ev: &str) {
     assert_eq!(joined.0, 201, "{}", joined.1);
     offer_paths(ob).await;
     tick_paths(ob).await;
+    limited_offer_paths(ob).await;
 }
 
 /// The offerer through the projector: two seats held before a waitlist
@@ -748,6 +749,51 @@ async fn tick_paths(ob: &mut Observer) {
     assert_eq!(ob.run("POST", &extend, &auth, "{}").await.0, 200);
     let made = ticked(&mut offerer, &offerer_app, ev, lapse).await;
     assert_eq!(made, Some(0), "the held seats are not offered");
+}
+
+/// Offers on an event with a buyer limit, each counted in its buyer's
+/// record: the tick offers the free seat to the first of two waiting; a
+/// holder's drop frees another, which the projector offers to the second.
+async fn limited_offer_paths(ob: &mut Observer) {
+    let ev = "iam-limited";
+    let plan = r#"{"name":"L","buyerLimit":1,"sections":[{"sectionId":"S","rows":[{"row":"1","count":2}]}]}"#;
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}"), &[], plan).await.0,
+        201
+    );
+    let token = common::buyer_token(ev, "user:holder");
+    let orders = format!("/events/{ev}/orders");
+    let (status, opened) = ob
+        .run("POST", &orders, &[("x-buyer-token", &token)], "{}")
+        .await;
+    assert_eq!(status, 201, "{opened}");
+    let order = opened["orderId"].as_str().unwrap();
+    let auth = format!("Bearer {}", opened["holdToken"].as_str().unwrap());
+    let seat = format!("/orders/{order}/seats/S-1-1");
+    let auth = [("authorization", auth.as_str())];
+    assert_eq!(ob.run("POST", &seat, &auth, "").await.0, 200);
+    let put = format!("/events/{ev}/waitlist");
+    assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
+    for buyer in ["user:first", "user:second"] {
+        let token = common::buyer_token(ev, buyer);
+        let entries = format!("{put}/entries");
+        let headers = [("x-buyer-token", token.as_str())];
+        assert_eq!(ob.run("POST", &entries, &headers, "{}").await.0, 201);
+    }
+    let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
+    let mut offerer = shared::offerer::Offerer::default();
+    let now = shared::world::now().0;
+    assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(1));
+    assert_eq!(ob.run("DELETE", &seat, &auth, "").await.0, 200);
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let (_, map) = ob.run("GET", &format!("/events/{ev}/seats"), &[], "").await;
+    let held = map["seats"].as_array().unwrap();
+    assert!(
+        held.iter().all(|s| s["status"] == "HELD"),
+        "both seats offered: {map}"
+    );
 }
 
 /// One tick of every waitlist at `at`: the offers `event`'s look made, if

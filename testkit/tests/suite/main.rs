@@ -44,6 +44,7 @@ mod tokens;
 mod upward;
 mod waitlist;
 mod waitlist_entries;
+mod waitlist_limits;
 mod waitlist_offers;
 mod waitlist_positions;
 mod waitlist_sale;

@@ -10,7 +10,6 @@ use crate::common;
 use common::waitlist::*;
 use common::*;
 use serde_json::{json, Value};
-use shared::domain::EventId;
 
 /// An event with one row of `seats` in section A and an open waitlist
 /// whose offers hold for 120 s.
@@ -18,25 +17,6 @@ async fn offering_event(app: &shared::App, seats: u32) -> String {
     let (ev, _) = create_event(app, "of", &plan(&[("A", "1", seats)], Some(300))).await;
     put_waitlist(app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
     ev
-}
-
-async fn offer_free(app: &shared::App, event: &str) -> u32 {
-    let now = shared::world::now();
-    shared::offerer::offer_free(app, &EventId::parse(event).unwrap(), now)
-        .await
-        .unwrap()
-        .made
-}
-
-/// The offer an offered entry's status shows, as an order its holder can use.
-fn offered_order(status: &Value) -> TestOrder {
-    let offer = &status["offer"];
-    TestOrder {
-        id: offer["orderId"].as_str().unwrap().to_owned(),
-        token: offer["holdToken"].as_str().unwrap().to_owned(),
-        expires_at: offer["expiresAt"].as_str().unwrap().to_owned(),
-        created_at: String::new(),
-    }
 }
 
 #[tokio::test]
@@ -200,7 +180,7 @@ async fn a_removal_cancels_a_live_offer_and_the_seat_goes_to_the_next() {
 }
 
 #[tokio::test]
-async fn nothing_is_offered_without_an_open_waitlist_or_on_a_limited_event() {
+async fn nothing_is_offered_without_an_open_waitlist() {
     let app = fresh_app().await;
     let ev = offering_event(&app, 2).await;
     let waiting = joined(&app, &ev, "user:1", json!({})).await;
@@ -212,12 +192,6 @@ async fn nothing_is_offered_without_an_open_waitlist_or_on_a_limited_event() {
         "an ended waitlist offers nothing"
     );
     assert_eq!(status_of(&app, &ev, &waiting).await["reason"], "closed");
-    let plan = json!({"name": "L", "buyerLimit": 2, "sections": [{"sectionId": "A", "rows": [{"row": "1", "count": 2}]}]});
-    let (limited, _) = create_event(&app, "of", &plan.to_string()).await;
-    put_waitlist(&app, &limited, json!({"opens": "now"})).await;
-    let entry = joined(&app, &limited, "user:1", json!({})).await;
-    assert_eq!(offer_free(&app, &limited).await, 0);
-    assert_eq!(status_of(&app, &limited, &entry).await["status"], "WAITING");
 }
 
 #[tokio::test]

@@ -162,3 +162,23 @@ pub async fn seeded_entry(
     assert!(joined.unwrap(), "a fresh buyer's join is written");
     json!({"entryId": entry_id.as_str(), "entryToken": token.as_str()})
 }
+
+/// One look at `event`'s free seats now: the offers it made.
+pub async fn offer_free(app: &shared::App, event: &str) -> u32 {
+    let now = shared::world::now();
+    shared::offerer::offer_free(app, &EventId::parse(event).unwrap(), now)
+        .await
+        .unwrap()
+        .made
+}
+
+/// The offer an offered entry's status shows, as an order its holder can use.
+pub fn offered_order(status: &Value) -> TestOrder {
+    let offer = &status["offer"];
+    TestOrder {
+        id: offer["orderId"].as_str().unwrap().to_owned(),
+        token: offer["holdToken"].as_str().unwrap().to_owned(),
+        expires_at: offer["expiresAt"].as_str().unwrap().to_owned(),
+        created_at: String::new(),
+    }
+}
