@@ -154,8 +154,8 @@ pub struct Needs {
     /// The routes that take buyer tokens.
     pub buyer_keys: bool,
     /// The queue's routes: they commit to, derive from and disclose the
-    /// draw's seed; create-event, create-order and the waitlist's offers:
-    /// buyers' refs are keyed under it.
+    /// draw's seed; create-event, create-order and join-waitlist: buyers'
+    /// refs are keyed under it.
     pub draw_secret: bool,
 }
 
@@ -209,11 +209,10 @@ impl Needs {
         ..Self::STORE
     };
     /// project-seat-map, the waitlist's offerer: an offer's hold token is
-    /// derived from its entry under the hold token keys, and on an event
-    /// with a buyer limit it counts under its buyer's keyed ref.
+    /// derived from its entry under the hold token keys (on an event with a
+    /// buyer limit the entry keeps its buyer's keyed ref: no draw secret).
     pub const OFFERER: Self = Self {
         hold_token_keys: true,
-        draw_secret: true,
         ..Self::STORE
     };
     /// The waitlist's buyer routes: they verify buyers, derive entry

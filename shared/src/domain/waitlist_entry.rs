@@ -5,6 +5,7 @@
 //! is tested here.
 
 use super::buyer::BuyerId;
+use super::buyer_limit::LimitedBuyer;
 use super::waitlist::{EndReason, EntryRequest, EntryStatus};
 use super::{EntryId, Millis, OrderId, SectionId};
 
@@ -23,6 +24,10 @@ pub struct Entry {
     pub stored: EntryStatus,
     /// The order offered to it (stored `OFFERED`, and after).
     pub offer_order: Option<OrderId>,
+    /// On an event with a buyer limit: whose record counts its offer (the
+    /// buyer's keyed ref, as the join counted it) and the limit. Kept from
+    /// the join, so the offerer needs no key to derive it.
+    pub limited: Option<LimitedBuyer>,
 }
 
 /// One index of waiting entries: those that ask for `quantity` units in

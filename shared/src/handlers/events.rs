@@ -5,7 +5,6 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::Serialize;
 
-use super::generation::draw_secrets;
 use super::Reply;
 use crate::auth::DrawSecrets;
 use crate::domain::{
@@ -82,7 +81,7 @@ impl<'a> EventReply<'a> {
 /// life (a retry of the same plan keeps the one stored first).
 fn buyer_key(app: &App, limit: Option<u32>) -> Result<Option<String>, Error> {
     limit
-        .map(|_| draw_secrets(app).map(DrawSecrets::current_version))
+        .map(|_| app.config.draw_secrets().map(DrawSecrets::current_version))
         .transpose()
 }
 

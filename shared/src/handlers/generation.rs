@@ -33,11 +33,6 @@ pub(super) async fn event_queue(
     Ok((event_id, state))
 }
 
-/// The `DRAW_SECRET` keys, as configured.
-pub(super) fn draw_secrets(app: &App) -> Result<&DrawSecrets, Error> {
-    app.config.draw_secrets()
-}
-
 /// The `DRAW_SECRET` keys and the version `state`'s generation was put
 /// with. A generation put before draws names none and has no key: every
 /// one of those was anonymous (a change of who may join starts a new
@@ -52,7 +47,7 @@ pub(super) fn generation_secret<'a>(
             "this queue generation names no DRAW_SECRET key".into(),
         ));
     }
-    Ok((draw_secrets(app)?, state.draw_secret.clone()))
+    Ok((app.config.draw_secrets()?, state.draw_secret.clone()))
 }
 
 /// A generation whose `DRAW_SECRET` key left the set (see OPERATIONS.md,

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{issued, read_own_order};
 use super::cancel::cancel_as_read;
-use super::generation::draw_secrets;
 use super::reads::{no_such_event, places_by_section};
 use super::{GaEntry, Reply};
 use crate::auth::{HoldToken, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN, TOKEN_SECRET_BYTES};
@@ -271,7 +270,7 @@ fn order_buyer(
         (_, Err(e)) => return Err(e),
         (None, Ok(named)) => named,
     };
-    let buyer_ref = crate::buyer::buyer_ref(draw_secrets(app)?, event, &buyer_id)?;
+    let buyer_ref = crate::buyer::buyer_ref(app.config.draw_secrets()?, event, &buyer_id)?;
     Ok(Some(OrderBuyer {
         buyer_id,
         limit,

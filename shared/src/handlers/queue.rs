@@ -5,7 +5,7 @@ use lambda_http::http::StatusCode;
 use lambda_http::Request;
 use serde::{Deserialize, Serialize};
 
-use super::generation::{draw_secrets, draw_seed, event_queue};
+use super::generation::{draw_seed, event_queue};
 use super::reads::{ended_reply, ready_event};
 use super::Reply;
 use crate::domain::buyer::Buyers;
@@ -96,7 +96,7 @@ fn new_generation(
     now: Millis,
 ) -> Result<QueueState, Error> {
     Ok(QueueState {
-        draw_secret: draw_secrets(app)?.current_version(),
+        draw_secret: app.config.draw_secrets()?.current_version(),
         shards: app.config.queue_shards,
         ends_at: Some(generation_end(now)),
         ..QueueState::new(generation, settings)

@@ -7,7 +7,6 @@ use lambda_http::Request;
 use serde::Deserialize;
 
 use super::entries::{end, entry_reply, status_now, waitlist_of, with_offer, ReadEntry, Reader};
-use super::generation::draw_secrets;
 use super::reads::fresh_id;
 use super::Reply;
 use crate::auth::EntryToken;
@@ -103,7 +102,7 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
         let request = EntryRequest::checked(ask.clone(), waitlist.settings.max_quantity)
             .map_err(Error::BadRequest)?;
         in_plan(&event, &request)?;
-        refuse_over_limit(app, &event_id, &buyer, request.quantity, now).await?;
+        let limited = refuse_over_limit(app, &event_id, &buyer, request.quantity, now).await?;
         let entry_id = fresh_id(EntryId::parse)?;
         let token = keys.entry_token(&event_id, &entry_id);
         // Its place in join order is the instant of the write's round, so
@@ -117,6 +116,7 @@ pub async fn join_waitlist(app: &App, req: &Request) -> Reply {
             token_hash: token.hash(),
             stored: EntryStatus::Waiting,
             offer_order: None,
+            limited,
         };
         if app
             .store
@@ -166,19 +166,21 @@ async fn buyers_entry(
 }
 
 /// `409 buyer-limit` if the event limits its buyers and `quantity` is more
-/// than `buyer` may still buy (what its record counts now, held and sold).
+/// than `buyer` may still buy (what its record counts now, held and sold);
+/// else, on a limited event, whose record counts it (the entry keeps it:
+/// its offer counts there).
 async fn refuse_over_limit(
     app: &App,
     event: &EventId,
     buyer: &BuyerId,
     quantity: u32,
     now: Millis,
-) -> Result<(), Error> {
+) -> Result<Option<LimitedBuyer>, Error> {
     let head = app.event_head(event).await?.ok_or(Error::EventNotFound)?;
     let Some(limit) = head.buyer_limit else {
-        return Ok(());
+        return Ok(None);
     };
-    let buyer_ref = crate::buyer::buyer_ref(draw_secrets(app)?, &head, buyer)?;
+    let buyer_ref = crate::buyer::buyer_ref(app.config.draw_secrets()?, &head, buyer)?;
     let limited = LimitedBuyer {
         buyer: buyer_ref,
         limit,
@@ -189,7 +191,7 @@ async fn refuse_over_limit(
         .await?
         .counted(now);
     match quantity <= limit.saturating_sub(counted) {
-        true => Ok(()),
+        true => Ok(Some(limited)),
         false => Err(Error::BuyerLimit { limit, counted }),
     }
 }

@@ -12,7 +12,7 @@ use crate::domain::offer::{
     choose_offer, fillable_indexes, offered_seats, seated_free, SectionFree,
 };
 use crate::domain::offer_tick::next_lapse;
-use crate::domain::waitlist::{EndReason, EntryStatus, Waitlist, WaitlistStatus};
+use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{
     Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId, SeatId, SeatMap, SeatStatus,
@@ -106,7 +106,7 @@ async fn offer_from(
         let (order, token) = offer_order(app, event, waitlist, &entry, seats, at)?;
         let write = app
             .store
-            .make_offer(&entry, (&order, &token), waitlist.generation, at);
+            .make_offer(&entry, &order, &token, waitlist.generation, at);
         match write.await? {
             OfferWrite::Made => {
                 look.made += 1;
@@ -124,15 +124,11 @@ async fn offer_from(
                 }
             }
             OfferWrite::OverLimit => {
-                // Its end takes it off the indexes: the next round's heads
-                // go past it. Bounded with the lost writes: a buyer whose
-                // record keeps moving must not hold the look.
+                // The entry has ended (its index places with it): the next
+                // round's heads go past it. Each costs a read and a write,
+                // so the look counts it against its bound on lost writes.
                 lost += 1;
-                let ended = app
-                    .store
-                    .end_entry(&event.event_id, &entry, EndReason::BuyerLimit, at);
-                let ended = ended.await?;
-                tracing::info!(entry_id = %entry.entry_id, ended, "a waitlist entry ended at its buyer's limit");
+                tracing::info!(entry_id = %entry.entry_id, "a waitlist entry ended at its buyer's limit");
             }
         }
     }
@@ -224,17 +220,20 @@ fn offer_order(
             cancelled_as: None,
         },
     );
-    order.buyer = match event.buyer_limit {
-        Some(limit) => Some(OrderBuyer {
+    // On a limited event the entry keeps whose record counts it (the join
+    // counted it there), so the offerer derives no ref and needs no key.
+    order.buyer = match (event.buyer_limit, &entry.limited) {
+        (None, _) => None,
+        (Some(_), Some(limited)) => Some(OrderBuyer {
             buyer_id: entry.buyer.clone(),
-            limit,
-            buyer_ref: crate::buyer::buyer_ref(
-                app.config.draw_secrets()?,
-                &event.head(),
-                &entry.buyer,
-            )?,
+            limit: limited.limit,
+            buyer_ref: limited.buyer.clone(),
         }),
-        None => None,
+        (Some(_), None) => {
+            return Err(Error::Corrupt(
+                "an entry of a limited event without its buyer's record".into(),
+            ))
+        }
     };
     let token =
         HoldToken::from_secret(event_id, order.expires_at, secret).for_buyer(order.limited_buyer());

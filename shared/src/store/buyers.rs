@@ -119,6 +119,17 @@ impl Store {
         }))
     }
 
+    /// A check in a transaction that `claim`'s record of `event` is still
+    /// as it read it (what refused the claim still stands).
+    pub(crate) fn buyer_unmoved(
+        &self,
+        event: &EventRef,
+        claim: &BuyerClaim,
+    ) -> Result<TransactWriteItem, Error> {
+        let key = buyer_key(event, &claim.buyer);
+        self.txn_check(key, items::buyer::as_read(&claim.read))
+    }
+
     /// The record's item in the claim's transaction: the order's entry
     /// until `expires_at` within the limit, or a refusal the transaction
     /// itself makes (so the claim's other refusals come first).

@@ -8,12 +8,13 @@
 
 use super::failures::{unavailable_in, ItemFailure};
 use super::items;
-use super::items::entry::{entry_key, offer_made};
+use super::items::entry::{end_waiting, entry_key, offer_made};
 use super::items::order::{create_offer, order_key};
 use super::items::seat::{seat_key, FreeFor};
 use super::items::waitlist::{offering, waitlist_key};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
+use crate::domain::waitlist::EndReason;
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{EventRef, Millis, Order};
 use crate::error::Error;
@@ -29,8 +30,10 @@ pub enum OfferWrite {
     Lost {
         seats: bool,
     },
-    /// The offer would take its buyer over the event's limit (the record
-    /// as read): nothing written; the entry is to end (`buyer-limit`).
+    /// The offer would take its buyer over the event's limit: nothing
+    /// offered, and the entry ended (`buyer-limit`), in one transaction
+    /// with checks that the record is still as read and the waitlist the
+    /// open generation (either moved: `Lost`, and the look reads again).
     OverLimit,
 }
 
@@ -40,11 +43,12 @@ impl Store {
     /// waitlist's `generation` at `now`, in one transaction. On an event
     /// with a buyer limit (the token names the buyer) the buyer's record is
     /// read first and the offer counted in it in the same transaction, as
-    /// a claim is, over the version read.
+    /// a claim is, over the version read; over the limit, the entry ends.
     pub async fn make_offer(
         &self,
         entry: &Entry,
-        (order, token): (&Order, &HoldToken),
+        order: &Order,
+        token: &HoldToken,
         generation: u64,
         now: Millis,
     ) -> Result<OfferWrite, Error> {
@@ -53,8 +57,10 @@ impl Store {
         let buyer = self
             .buyer_claim(token, &order.order_id, &claimed, now)
             .await?;
-        if buyer.as_ref().is_some_and(BuyerClaim::is_over) {
-            return Ok(OfferWrite::OverLimit);
+        if let Some(over) = buyer.as_ref().filter(|b| b.is_over()) {
+            return self
+                .end_at_limit(&event, entry, over, generation, now)
+                .await;
         }
         let mut writes = vec![
             self.txn_update(order_key(&order.order_id), create_offer(order))?,
@@ -86,7 +92,38 @@ impl Store {
         // another offerer's offer to the same entry, which came first.
         let order_exists = matches!(reasons.first(), Some(Some(ItemFailure::Condition(_))));
         let seats = reasons.iter().skip(first_seat).any(Option::is_some);
-        tracing::info!(entry_id = %entry.entry_id, order_exists, seats, "a waitlist offer lost to a move since its look");
+        // The buyer's record, where there is one, sits just before the seats.
+        let buyer_moved =
+            buyer.is_some() && matches!(reasons.get(first_seat.wrapping_sub(1)), Some(Some(_)));
+        tracing::info!(entry_id = %entry.entry_id, order_exists, seats, buyer_moved, "a waitlist offer lost to a move since its look");
         Ok(OfferWrite::Lost { seats })
+    }
+
+    /// Ends `entry` (`buyer-limit`) at `now`, its buyer's record as `over`
+    /// read it refusing the offer, in one transaction with what leaving
+    /// WAITING writes and checks that the record has not moved (a drop or
+    /// an expiry since may leave room) and that the waitlist is still the
+    /// open generation (a delete ends it `closed`, not here).
+    async fn end_at_limit(
+        &self,
+        event: &EventRef,
+        entry: &Entry,
+        over: &BuyerClaim,
+        generation: u64,
+        now: Millis,
+    ) -> Result<OfferWrite, Error> {
+        let mut writes = vec![
+            self.txn_update(
+                entry_key(event, &entry.entry_id),
+                end_waiting(EndReason::BuyerLimit, now),
+            )?,
+            self.txn_check(waitlist_key(event), offering(generation))?,
+            self.buyer_unmoved(event, over)?,
+        ];
+        writes.extend(self.leaving_waiting(event, entry, now)?);
+        Ok(match self.state_txn(writes).await? {
+            true => OfferWrite::OverLimit,
+            false => OfferWrite::Lost { seats: false },
+        })
     }
 }

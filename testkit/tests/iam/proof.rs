@@ -546,6 +546,7 @@ async fn entry_paths(ob: &mut Observer, ev: &str) {
     offer_paths(ob).await;
     tick_paths(ob).await;
     limited_offer_paths(ob).await;
+    over_limit_paths(ob).await;
 }
 
 /// The offerer through the projector: two seats held before a waitlist
@@ -753,7 +754,9 @@ async fn tick_paths(ob: &mut Observer) {
 
 /// Offers on an event with a buyer limit, each counted in its buyer's
 /// record: the tick offers the free seat to the first of two waiting; a
-/// holder's drop frees another, which the projector offers to the second.
+/// holder's drop frees another, which the projector offers to the second;
+/// the first declines and the organiser removes the second (each gives
+/// its count back).
 async fn limited_offer_paths(ob: &mut Observer) {
     let ev = "iam-limited";
     let plan = r#"{"name":"L","buyerLimit":1,"sections":[{"sectionId":"S","rows":[{"row":"1","count":2}]}]}"#;
@@ -774,11 +777,14 @@ async fn limited_offer_paths(ob: &mut Observer) {
     assert_eq!(ob.run("POST", &seat, &auth, "").await.0, 200);
     let put = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
+    let entries = format!("{put}/entries");
+    let mut joined = Vec::new();
     for buyer in ["user:first", "user:second"] {
         let token = common::buyer_token(ev, buyer);
-        let entries = format!("{put}/entries");
         let headers = [("x-buyer-token", token.as_str())];
-        assert_eq!(ob.run("POST", &entries, &headers, "{}").await.0, 201);
+        let (status, entry) = ob.run("POST", &entries, &headers, "{}").await;
+        assert_eq!(status, 201, "{entry}");
+        joined.push(entry);
     }
     let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
     let mut offerer = shared::offerer::Offerer::default();
@@ -794,6 +800,119 @@ async fn limited_offer_paths(ob: &mut Observer) {
         held.iter().all(|s| s["status"] == "HELD"),
         "both seats offered: {map}"
     );
+    let first = &joined[0];
+    let uri = format!("{entries}/{}", first["entryId"].as_str().unwrap());
+    let bearer = format!("Bearer {}", first["entryToken"].as_str().unwrap());
+    let (_, declined) = ob
+        .run("DELETE", &uri, &[("authorization", &bearer)], "")
+        .await;
+    assert_eq!(declined["reason"], "declined", "{declined}");
+    let removal = format!("{{\"entryId\":{}}}", joined[1]["entryId"]);
+    let (_, removed) = ob
+        .run("POST", &format!("{put}/removals"), &[], &removal)
+        .await;
+    assert_eq!(removed["reason"], "removed", "{removed}");
+}
+
+/// An entry whose offer would take its buyer over the limit, under each
+/// offerer's role: its buyer joined, then claimed its one seat itself
+/// (the waitlist opening a minute ahead, the sale is not waitlist-only
+/// yet). The tick ends that entry, with a check that the record has not
+/// moved, and offers the seat left to the next; on a second event another
+/// holder's drop makes the projector look, and end the entry likewise.
+async fn over_limit_paths(ob: &mut Observer) {
+    let ev = "iam-over-limit";
+    let (over, _) = joined_then_at_limit(ob, ev, &["user:over", "user:next"]).await;
+    let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
+    let mut offerer = shared::offerer::Offerer::default();
+    let now = shared::world::now().0;
+    assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(1));
+    let (status, ended) = ob
+        .run("GET", &over.0, &[("authorization", &over.1)], "")
+        .await;
+    assert_eq!(
+        (status, &ended["reason"]),
+        (200, &"buyer-limit".into()),
+        "{ended}"
+    );
+
+    let ev = "iam-over-limit-projected";
+    let (over, other) = joined_then_at_limit(ob, ev, &["user:over"]).await;
+    let drop = format!("/orders/{}/seats/S-1-2", other.0);
+    let auth = [("authorization", other.1.as_str())];
+    assert_eq!(ob.run("DELETE", &drop, &auth, "").await.0, 200);
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let (status, ended) = ob
+        .run("GET", &over.0, &[("authorization", &over.1)], "")
+        .await;
+    assert_eq!(
+        (status, &ended["reason"]),
+        (200, &"buyer-limit".into()),
+        "{ended}"
+    );
+}
+
+/// A limited event (`buyerLimit` 1, seats S-1-1 to S-1-3) whose
+/// waitlist opens a minute ahead: `user:other` holds S-1-2, `buyers` join
+/// in turn, then the first claims S-1-1 and is at its limit. The first's
+/// entry (its route, `Authorization`), and the other's order (its id,
+/// `Authorization`).
+async fn joined_then_at_limit(
+    ob: &mut Observer,
+    ev: &str,
+    buyers: &[&str],
+) -> ((String, String), (String, String)) {
+    let plan = r#"{"name":"L","buyerLimit":1,"sections":[{"sectionId":"S","rows":[{"row":"1","count":3}]}]}"#;
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}"), &[], plan).await.0,
+        201
+    );
+    let mut orders = Vec::new();
+    for buyer in [buyers[0], "user:other"] {
+        let token = common::buyer_token(ev, buyer);
+        let headers = [("x-buyer-token", token.as_str())];
+        let uri = format!("/events/{ev}/orders");
+        let (status, opened) = ob.run("POST", &uri, &headers, "{}").await;
+        assert_eq!(status, 201, "{opened}");
+        let order = opened["orderId"].as_str().unwrap().to_owned();
+        orders.push((
+            order,
+            format!("Bearer {}", opened["holdToken"].as_str().unwrap()),
+        ));
+    }
+    let claim = |(order, auth): &(String, String), seat: &str| {
+        (format!("/orders/{order}/seats/{seat}"), auth.clone())
+    };
+    let (uri, auth) = claim(&orders[1], "S-1-2");
+    assert_eq!(
+        ob.run("POST", &uri, &[("authorization", &auth)], "")
+            .await
+            .0,
+        200
+    );
+    common::waitlist::opened_ago(&ob.app, ev, -60_000).await;
+    let entries = format!("/events/{ev}/waitlist/entries");
+    let mut first = None;
+    for buyer in buyers {
+        let token = common::buyer_token(ev, buyer);
+        let headers = [("x-buyer-token", token.as_str())];
+        let (status, entry) = ob.run("POST", &entries, &headers, "{}").await;
+        assert_eq!(status, 201, "{entry}");
+        let route = format!("{entries}/{}", entry["entryId"].as_str().unwrap());
+        let bearer = format!("Bearer {}", entry["entryToken"].as_str().unwrap());
+        first.get_or_insert((route, bearer));
+    }
+    let (uri, auth) = claim(&orders[0], "S-1-1");
+    assert_eq!(
+        ob.run("POST", &uri, &[("authorization", &auth)], "")
+            .await
+            .0,
+        200
+    );
+    let first = first.expect("one buyer at least");
+    (first, orders.swap_remove(1))
 }
 
 /// One tick of every waitlist at `at`: the offers `event`'s look made, if

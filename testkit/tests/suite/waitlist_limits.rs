@@ -11,7 +11,7 @@ use common::*;
 use serde_json::json;
 use shared::domain::buyer::BuyerId;
 use shared::domain::buyer_limit::LimitedBuyer;
-use shared::domain::{EventId, EventRef};
+use shared::domain::{EventId, EventRef, Millis};
 
 const LIMIT: u32 = 2;
 
@@ -36,8 +36,8 @@ async fn opening_soon(app: &shared::App, event: &str) {
     opened_ago(app, event, -60_000).await;
 }
 
-/// What `buyer`'s record of `event` counts now.
-async fn counted(app: &shared::App, event: &str, buyer: &str) -> u32 {
+/// What `buyer`'s record of `event` counts at `at` (held and sold).
+async fn counted_at(app: &shared::App, event: &str, buyer: &str, at: Millis) -> u32 {
     let id = EventId::parse(event).unwrap();
     let head = app.event_head(&id).await.unwrap().unwrap();
     let buyer = BuyerId::parse(buyer).unwrap();
@@ -47,7 +47,12 @@ async fn counted(app: &shared::App, event: &str, buyer: &str) -> u32 {
         limit: LIMIT,
     };
     let record = app.store.buyer_count(&EventRef::of(&id), &limited).await;
-    record.unwrap().counted(shared::world::now())
+    record.unwrap().counted(at)
+}
+
+/// What `buyer`'s record of `event` counts now.
+async fn counted(app: &shared::App, event: &str, buyer: &str) -> u32 {
+    counted_at(app, event, buyer, shared::world::now()).await
 }
 
 #[tokio::test]
@@ -74,7 +79,7 @@ async fn an_entry_over_its_buyers_limit_ends_and_the_next_is_offered() {
 }
 
 #[tokio::test]
-async fn an_offer_within_the_limit_is_counted_paid_and_released_as_any_order() {
+async fn an_offer_within_the_limit_is_counted_and_a_drop_gives_it_back() {
     let app = fresh_app().await;
     let (ev, _) = limited_event(&app, "user:1", 1).await;
     let entry = joined(&app, &ev, "user:1", json!({})).await;
@@ -94,6 +99,18 @@ async fn an_offer_within_the_limit_is_counted_paid_and_released_as_any_order() {
 }
 
 #[tokio::test]
+async fn a_declined_offer_gives_its_count_back() {
+    let app = fresh_app().await;
+    let (ev, _) = limited_event(&app, "user:1", 0).await;
+    let entry = joined(&app, &ev, "user:1", json!({"quantity": 2})).await;
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    assert_eq!(counted(&app, &ev, "user:1").await, 2);
+    let declined = leave(&app, &ev, &entry).await;
+    assert_eq!(declined["reason"], "declined", "{declined}");
+    assert_eq!(counted(&app, &ev, "user:1").await, 0);
+}
+
+#[tokio::test]
 async fn a_paid_offer_sells_under_the_limit() {
     let app = fresh_app().await;
     let (ev, _) = limited_event(&app, "user:1", 0).await;
@@ -108,9 +125,12 @@ async fn a_paid_offer_sells_under_the_limit() {
         "{paid}"
     );
     assert_eq!(status_of(&app, &ev, &entry).await["status"], "PURCHASED");
+    // Past the offer's expiry only what was sold counts.
+    let expired = chrono::DateTime::parse_from_rfc3339(&order.expires_at).unwrap();
+    let after = Millis(expired.timestamp_millis() + 1);
     assert_eq!(
-        counted(&app, &ev, "user:3").await,
+        counted_at(&app, &ev, "user:3", after).await,
         2,
-        "sold counts for good"
+        "sold for good"
     );
 }

@@ -93,7 +93,7 @@ pub(in crate::store) fn parse_buyer(item: Option<&Item>) -> Result<BuyerCount, S
 }
 
 /// The record still as read: its version, or still absent.
-fn as_read(read: &BuyerCount) -> Expression {
+pub(in crate::store) fn as_read(read: &BuyerCount) -> Expression {
     if read.version == 0 {
         return Expression::condition("attribute_not_exists(#pk)").name("#pk", PK);
     }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use sha2::{Digest, Sha256};
 
 use crate::domain::buyer::BuyerId;
-use crate::domain::buyer_limit::BuyerRef;
+use crate::domain::buyer_limit::{BuyerRef, LimitedBuyer};
 use crate::domain::waitlist::{EndReason, EntryRequest, EntryStatus};
 use crate::domain::waitlist_entry::{Entry, WaitingIndex};
 use crate::domain::{EntryId, EventId, EventRef, Millis, OrderId, SectionId};
@@ -207,6 +207,10 @@ const ENDED_AT: &str = "endedAt";
 pub(in crate::store) const ENTRY_TIMES: [&str; 2] = [ENDED_AT, JOINED_AT];
 const OFFER_ORDER_ID: &str = "offerOrderId";
 const OFFERED_AT: &str = "offeredAt";
+/// On a limited event: the buyer's keyed ref its offer counts under, and
+/// the limit (both set at the join).
+const BUYER_REF: &str = "buyerRef";
+const BUYER_LIMIT: &str = "buyerLimit";
 
 const WAITING: &str = "WAITING";
 const OFFERED: &str = "OFFERED";
@@ -232,6 +236,10 @@ pub(in crate::store) fn entry_item(event: &EventId, entry: &Entry) -> Item {
     if !request.section_ids.is_empty() {
         let ids: Vec<&str> = request.section_ids.iter().map(SectionId::as_str).collect();
         item.insert(SECTION_IDS.into(), s(ids.join(",")));
+    }
+    if let Some(limited) = &entry.limited {
+        item.insert(BUYER_REF.into(), s(limited.buyer.as_str()));
+        item.insert(BUYER_LIMIT.into(), n(limited.limit));
     }
     item
 }
@@ -278,6 +286,13 @@ pub(in crate::store) fn parse_entry(item: &Item) -> Result<Entry, StoreError> {
             .map(OrderId::parse)
             .transpose()
             .map_err(|_| f.malformed(OFFER_ORDER_ID))?,
+        limited: match f.opt_s(BUYER_REF) {
+            None => None,
+            Some(text) => Some(LimitedBuyer {
+                buyer: BuyerRef::from_hex(text).ok_or_else(|| f.malformed(BUYER_REF))?,
+                limit: f.u32(BUYER_LIMIT)?,
+            }),
+        },
     })
 }
 

@@ -157,6 +157,8 @@ pub async fn seeded_entry(
         token_hash: token.hash(),
         stored: EntryStatus::Waiting,
         offer_order: None,
+        // Seeded on events without a buyer limit.
+        limited: None,
     };
     let joined = app.store.join_waitlist(&event_id, &entry, None).await;
     assert!(joined.unwrap(), "a fresh buyer's join is written");
