@@ -201,28 +201,9 @@ fn offer_order(
     now: Millis,
 ) -> Result<(Order, HoldToken), Error> {
     let event_id = &event.event_id;
-    let (random, secret) = app
-        .config
-        .token_keys()?
-        .offer_order(&entry.entry_id, event_id);
-    let offer_seconds = waitlist.settings.offer_seconds;
-    let mut order = Order::new_offer(
-        event_id,
-        now,
-        offer_seconds,
-        app.config.expiry_guard_ms,
-        OrderId::from_random(event_id, random),
-        String::new(),
-        seats,
-        OfferOf {
-            entry_id: entry.entry_id.clone(),
-            buyer_id: entry.buyer.clone(),
-            cancelled_as: None,
-        },
-    );
     // On a limited event the entry keeps whose record counts it (the join
     // counted it there), so the offerer derives no ref and needs no key.
-    order.buyer = match (event.buyer_limit, &entry.limited) {
+    let buyer = match (event.buyer_limit, &entry.limited) {
         (None, _) => None,
         (Some(_), Some(limited)) => Some(OrderBuyer {
             buyer_id: entry.buyer.clone(),
@@ -235,8 +216,27 @@ fn offer_order(
             ))
         }
     };
-    let token =
-        HoldToken::from_secret(event_id, order.expires_at, secret).for_buyer(order.limited_buyer());
-    order.token_hash = token.hash();
+    let (random, secret) = app
+        .config
+        .token_keys()?
+        .offer_order(&entry.entry_id, event_id);
+    let offer_seconds = waitlist.settings.offer_seconds;
+    let token = HoldToken::from_secret(event_id, now.plus_seconds(offer_seconds), secret)
+        .for_buyer(buyer.as_ref().map(OrderBuyer::limited));
+    let mut order = Order::new_offer(
+        event_id,
+        now,
+        offer_seconds,
+        app.config.expiry_guard_ms,
+        OrderId::from_random(event_id, random),
+        token.hash(),
+        seats,
+        OfferOf {
+            entry_id: entry.entry_id.clone(),
+            buyer_id: entry.buyer.clone(),
+            cancelled_as: None,
+        },
+    );
+    order.buyer = buyer;
     Ok((order, token))
 }
