@@ -52,6 +52,30 @@ impl Observer {
         (order, auth)
     }
 
+    /// Joins `event`'s waitlist as `buyer` with `body`: the entry (`201`).
+    async fn join(&mut self, event: &str, buyer: &str, body: &str) -> serde_json::Value {
+        let token = common::buyer_token(event, buyer);
+        let entries = format!("/events/{event}/waitlist/entries");
+        let headers = [("x-buyer-token", token.as_str())];
+        let (status, entry) = self.run("POST", &entries, &headers, body).await;
+        assert_eq!(status, 201, "{entry}");
+        entry
+    }
+
+    /// An order of `event` opened by `buyer` (its buyer token): the
+    /// order's id and its `Authorization` value.
+    async fn buyer_order(&mut self, event: &str, buyer: &str) -> (String, String) {
+        let token = common::buyer_token(event, buyer);
+        let orders = format!("/events/{event}/orders");
+        let headers = [("x-buyer-token", token.as_str())];
+        let (status, opened) = self.run("POST", &orders, &headers, "{}").await;
+        assert_eq!(status, 201, "{opened}");
+        (
+            opened["orderId"].as_str().unwrap().to_owned(),
+            format!("Bearer {}", opened["holdToken"].as_str().unwrap()),
+        )
+    }
+
     async fn order(&mut self, event: &str) -> (String, String) {
         let (_, o) = self
             .run("POST", &format!("/events/{event}/orders"), &[], "{}")
@@ -563,12 +587,7 @@ async fn offer_paths(ob: &mut Observer) {
     let entries = format!("{put}/entries");
     let mut joined = Vec::new();
     for buyer in ["user:a", "user:b"] {
-        let token = common::buyer_token(ev, buyer);
-        let (status, entry) = ob
-            .run("POST", &entries, &[("x-buyer-token", &token)], "{}")
-            .await;
-        assert_eq!(status, 201, "{entry}");
-        joined.push(entry);
+        joined.push(ob.join(ev, buyer, "{}").await);
     }
     for seat in ["S-1-1", "S-1-2"] {
         let drop = format!("/orders/{order}/seats/{seat}");
@@ -590,15 +609,25 @@ async fn offer_paths(ob: &mut Observer) {
         "{offered}"
     );
     assert_eq!(ob.run("GET", &entries, &[], "").await.0, 200);
-    let (_, declined) = ob
-        .run("DELETE", &uri, &[("authorization", &bearer)], "")
-        .await;
-    assert_eq!(declined["reason"], "declined", "{declined}");
     let (other, other_bearer) = holder(&joined[1]);
     let (_, offered) = ob
         .run("GET", &other, &[("authorization", &other_bearer)], "")
         .await;
     assert_eq!(offered["status"], "OFFERED", "{offered}");
+    decline_then_remove(ob, ev, &joined).await;
+}
+
+/// The first of `joined` (two offered entries of `ev`) declines its offer
+/// (waitlist-entries) and the organiser removes the second (waitlist-admin).
+async fn decline_then_remove(ob: &mut Observer, ev: &str, joined: &[serde_json::Value]) {
+    let put = format!("/events/{ev}/waitlist");
+    let first = &joined[0];
+    let uri = format!("{put}/entries/{}", first["entryId"].as_str().unwrap());
+    let bearer = format!("Bearer {}", first["entryToken"].as_str().unwrap());
+    let (_, declined) = ob
+        .run("DELETE", &uri, &[("authorization", &bearer)], "")
+        .await;
+    assert_eq!(declined["reason"], "declined", "{declined}");
     let removal = format!("{{\"entryId\":{}}}", joined[1]["entryId"]);
     let (_, removed) = ob
         .run("POST", &format!("{put}/removals"), &[], &removal)
@@ -710,33 +739,12 @@ async fn tick_paths(ob: &mut Observer) {
         .unwrap();
     let put = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
-    let entries = format!("{put}/entries");
-    let join = |buyer: &str| {
-        let token = common::buyer_token(ev, buyer);
-        (
-            token,
-            format!(
-                "{{\"quantity\":{}}}",
-                if buyer == "user:pair" { 2 } else { 1 }
-            ),
-        )
-    };
-    let (token, body) = join("user:pair");
-    let status = ob
-        .run("POST", &entries, &[("x-buyer-token", &token)], &body)
-        .await
-        .0;
-    assert_eq!(status, 201);
+    ob.join(ev, "user:pair", r#"{"quantity":2}"#).await;
     let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
     let mut offerer = shared::offerer::Offerer::default();
     let now = shared::world::now().0;
     assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(0));
-    let (token, body) = join("user:one");
-    let status = ob
-        .run("POST", &entries, &[("x-buyer-token", &token)], &body)
-        .await
-        .0;
-    assert_eq!(status, 201);
+    ob.join(ev, "user:one", r#"{"quantity":1}"#).await;
     // A join check is due 2 s after the last; a second more, since each
     // visit of tick_all runs on the clock as it starts (the first visit
     // may have started later in its tick than this one does).
@@ -764,27 +772,15 @@ async fn limited_offer_paths(ob: &mut Observer) {
         ob.run("PUT", &format!("/events/{ev}"), &[], plan).await.0,
         201
     );
-    let token = common::buyer_token(ev, "user:holder");
-    let orders = format!("/events/{ev}/orders");
-    let (status, opened) = ob
-        .run("POST", &orders, &[("x-buyer-token", &token)], "{}")
-        .await;
-    assert_eq!(status, 201, "{opened}");
-    let order = opened["orderId"].as_str().unwrap();
-    let auth = format!("Bearer {}", opened["holdToken"].as_str().unwrap());
+    let (order, auth) = ob.buyer_order(ev, "user:holder").await;
     let seat = format!("/orders/{order}/seats/S-1-1");
     let auth = [("authorization", auth.as_str())];
     assert_eq!(ob.run("POST", &seat, &auth, "").await.0, 200);
     let put = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
-    let entries = format!("{put}/entries");
     let mut joined = Vec::new();
     for buyer in ["user:first", "user:second"] {
-        let token = common::buyer_token(ev, buyer);
-        let headers = [("x-buyer-token", token.as_str())];
-        let (status, entry) = ob.run("POST", &entries, &headers, "{}").await;
-        assert_eq!(status, 201, "{entry}");
-        joined.push(entry);
+        joined.push(ob.join(ev, buyer, "{}").await);
     }
     let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
     let mut offerer = shared::offerer::Offerer::default();
@@ -800,18 +796,7 @@ async fn limited_offer_paths(ob: &mut Observer) {
         held.iter().all(|s| s["status"] == "HELD"),
         "both seats offered: {map}"
     );
-    let first = &joined[0];
-    let uri = format!("{entries}/{}", first["entryId"].as_str().unwrap());
-    let bearer = format!("Bearer {}", first["entryToken"].as_str().unwrap());
-    let (_, declined) = ob
-        .run("DELETE", &uri, &[("authorization", &bearer)], "")
-        .await;
-    assert_eq!(declined["reason"], "declined", "{declined}");
-    let removal = format!("{{\"entryId\":{}}}", joined[1]["entryId"]);
-    let (_, removed) = ob
-        .run("POST", &format!("{put}/removals"), &[], &removal)
-        .await;
-    assert_eq!(removed["reason"], "removed", "{removed}");
+    decline_then_remove(ob, ev, &joined).await;
 }
 
 /// An entry whose offer would take its buyer over the limit, under each
@@ -827,14 +812,7 @@ async fn over_limit_paths(ob: &mut Observer) {
     let mut offerer = shared::offerer::Offerer::default();
     let now = shared::world::now().0;
     assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(1));
-    let (status, ended) = ob
-        .run("GET", &over.0, &[("authorization", &over.1)], "")
-        .await;
-    assert_eq!(
-        (status, &ended["reason"]),
-        (200, &"buyer-limit".into()),
-        "{ended}"
-    );
+    ended_at_limit(ob, &over).await;
 
     let ev = "iam-over-limit-projected";
     let (over, other) = joined_then_at_limit(ob, ev, &["user:over"]).await;
@@ -844,9 +822,12 @@ async fn over_limit_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
-    let (status, ended) = ob
-        .run("GET", &over.0, &[("authorization", &over.1)], "")
-        .await;
+    ended_at_limit(ob, &over).await;
+}
+
+/// Reads the entry at `route` with its `Authorization`: ended, `buyer-limit`.
+async fn ended_at_limit(ob: &mut Observer, (route, auth): &(String, String)) {
+    let (status, ended) = ob.run("GET", route, &[("authorization", auth)], "").await;
     assert_eq!(
         (status, &ended["reason"]),
         (200, &"buyer-limit".into()),
@@ -871,16 +852,7 @@ async fn joined_then_at_limit(
     );
     let mut orders = Vec::new();
     for buyer in [buyers[0], "user:other"] {
-        let token = common::buyer_token(ev, buyer);
-        let headers = [("x-buyer-token", token.as_str())];
-        let uri = format!("/events/{ev}/orders");
-        let (status, opened) = ob.run("POST", &uri, &headers, "{}").await;
-        assert_eq!(status, 201, "{opened}");
-        let order = opened["orderId"].as_str().unwrap().to_owned();
-        orders.push((
-            order,
-            format!("Bearer {}", opened["holdToken"].as_str().unwrap()),
-        ));
+        orders.push(ob.buyer_order(ev, buyer).await);
     }
     let claim = |(order, auth): &(String, String), seat: &str| {
         (format!("/orders/{order}/seats/{seat}"), auth.clone())
@@ -896,10 +868,7 @@ async fn joined_then_at_limit(
     let entries = format!("/events/{ev}/waitlist/entries");
     let mut first = None;
     for buyer in buyers {
-        let token = common::buyer_token(ev, buyer);
-        let headers = [("x-buyer-token", token.as_str())];
-        let (status, entry) = ob.run("POST", &entries, &headers, "{}").await;
-        assert_eq!(status, 201, "{entry}");
+        let entry = ob.join(ev, buyer, "{}").await;
         let route = format!("{entries}/{}", entry["entryId"].as_str().unwrap());
         let bearer = format!("Bearer {}", entry["entryToken"].as_str().unwrap());
         first.get_or_insert((route, bearer));
