@@ -10,7 +10,7 @@ use super::App;
 use crate::domain::queue_state::QueueState;
 use crate::domain::waitlist::Waitlist;
 use crate::domain::waitlist_positions::Positions;
-use crate::domain::{Event, EventHead, EventId, EventStatus, Millis, SectionId};
+use crate::domain::{Event, EventHead, EventId, EventStatus, Millis, Order, SectionId};
 use crate::error::Error;
 use crate::memory::Recall;
 use crate::store::{MapRead, SectionRuns};
@@ -184,6 +184,18 @@ impl App {
             }),
             false => Ok(()),
         }
+    }
+
+    /// `409 waitlist-only` for a claim of more by `order`: always for an
+    /// offer (it holds what it was offered, from the first second of the
+    /// waitlist it was made in), else while only offers take seats.
+    pub async fn refuse_more_for(&self, order: &Order, now: Millis) -> Result<(), Error> {
+        if order.offer.is_some() {
+            return Err(Error::WaitlistOnly {
+                waitlist: waitlist_entries_path(&order.event_id),
+            });
+        }
+        self.refuse_if_waitlist_only(&order.event_id, now).await
     }
 }
 

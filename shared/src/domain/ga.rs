@@ -129,6 +129,28 @@ pub fn plan_take(buckets: &[Bucket], me: &OrderId, wanted: u32, now: Millis) -> 
     (remaining == 0).then_some(takes)
 }
 
+/// What `me`'s `takes` (all committed, holding until `expires_at`) leave
+/// in `buckets`, as the bucket items now record it: each take's reclaimed
+/// holds gone, its places held by `me`, `free` lowered by what it took
+/// beyond what it reclaimed. A look that makes several offers of places
+/// goes on from its own reading without reading every bucket again.
+pub fn after_takes(buckets: &mut [Bucket], me: &OrderId, takes: &[Take], expires_at: Millis) {
+    for take in takes {
+        let Some(bucket) = buckets.iter_mut().find(|b| b.index == take.bucket) else {
+            continue;
+        };
+        let reclaimed = |h: &PlaceHold| take.reclaim.contains(h);
+        bucket.holds.retain(|h| !reclaimed(h));
+        let free = i64::from(bucket.free) - take.free_needed();
+        bucket.free = u32::try_from(free.max(0)).unwrap_or(0);
+        bucket.holds.push(PlaceHold {
+            order: me.clone(),
+            quantity: take.places,
+            expires_at,
+        });
+    }
+}
+
 /// Places anyone other than `me` does not hold live, over `buckets`: the
 /// most `me` could hold there in all (its own places included).
 pub fn most_holdable(buckets: &[Bucket], me: &OrderId, now: Millis) -> u32 {

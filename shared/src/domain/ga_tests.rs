@@ -301,3 +301,41 @@ fn releasing_starts_with_the_biggest_holding() -> TestResult {
     assert_eq!(plan_release(&held, 0), vec![]);
     Ok(())
 }
+
+#[test]
+fn a_look_goes_on_from_what_its_takes_left() -> TestResult {
+    let me = OrderId::parse("me")?;
+    let mut buckets = vec![
+        Bucket {
+            index: 0,
+            capacity: 20,
+            sold: 16,
+            free: 1,
+            holds: vec![hold("gone", 3, 1_000)?],
+        },
+        Bucket {
+            index: 1,
+            capacity: 20,
+            sold: 18,
+            free: 2,
+            holds: vec![],
+        },
+    ];
+    let now = Millis(5_000);
+    assert_eq!(buckets.iter().map(|b| b.available(now)).sum::<u32>(), 6);
+    let takes = plan_take(&buckets, &me, 5, now).ok_or("five fit")?;
+    after_takes(&mut buckets, &me, &takes, Millis(65_000));
+    // Bucket 0: its free place and the expired hold's three; bucket 1:
+    // one of its two.
+    assert_eq!(
+        buckets
+            .iter()
+            .map(|b| (b.free, b.available(now)))
+            .collect::<Vec<_>>(),
+        [(0, 0), (1, 1)]
+    );
+    assert_eq!(buckets[0].holds, [hold("me", 4, 65_000)?]);
+    assert_eq!(buckets[1].holds, [hold("me", 1, 65_000)?]);
+    assert_eq!(plan_take(&buckets, &me, 2, now), None, "one place is left");
+    Ok(())
+}

@@ -466,7 +466,7 @@ impl Order {
         }
     }
 
-    /// A waitlist's offer of `seats` to `offer`'s entry: a PENDING order
+    /// A waitlist's offer of `holds` to `offer`'s entry: a PENDING order
     /// that holds them from `now` for `offer_seconds`, its guard margin as
     /// an order of that lifetime has it.
     #[allow(clippy::too_many_arguments)] // an order's every starting field
@@ -477,7 +477,7 @@ impl Order {
         guard_ms: u32,
         order_id: OrderId,
         token_hash: String,
-        seats: Vec<SeatId>,
+        holds: &offer::Offered,
         offer: OfferOf,
     ) -> Self {
         let expires_at = now.plus_seconds(offer_seconds);
@@ -489,8 +489,8 @@ impl Order {
             holder_deadline: holder_deadline(expires_at, guard_ms, offer_seconds),
             created_at: now,
             token_hash,
-            seats,
-            places: Vec::new(),
+            seats: holds.seats().to_vec(),
+            places: holds.places(),
             payment_id: None,
             refund_payment_ids: Vec::new(),
             refund_reason: None,

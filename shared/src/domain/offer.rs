@@ -10,12 +10,13 @@
 //! this says which.
 
 use super::best_available::choose_block;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use super::seat_map::{RowMap, SeatMap};
+use super::ga::{plan_take, Bucket, HeldPlaces, Take};
+use super::seat_map::{RowMap, SeatMap, SectionMap};
 use super::waitlist::EntryRequest;
 use super::waitlist_entry::WaitingIndex;
-use super::{Event, SeatId, SectionId};
+use super::{Event, Millis, OrderId, SeatId, SectionId};
 
 /// What one section has free for an offer, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,49 +117,124 @@ pub fn choose_offer<'a, T>(
         .find_map(|(entry, request)| fill(request, sections).map(|units| (entry, units)))
 }
 
-/// What `map` shows free in its seated sections, in plan order, less the
-/// seats known `taken` since the map was projected: what an offer of seats
-/// draws from. (Places are offered once an offer's
-/// write holds them; until then a general-admission section offers
-/// nothing.)
-pub fn seated_free(map: &SeatMap, taken: &HashSet<SeatId>) -> Vec<SectionFree> {
+/// What `map` shows free in its seated sections, less the seats known
+/// `taken` since the map was projected, and what `buckets` (the
+/// general-admission sections' buckets, as the look last knows them) let
+/// anyone take at `now`, in plan order: what an offer draws from. A
+/// general-admission section whose buckets were not read offers nothing.
+pub fn free_units(
+    map: &SeatMap,
+    taken: &HashSet<SeatId>,
+    buckets: &HashMap<SectionId, Vec<Bucket>>,
+    now: Millis,
+) -> Vec<SectionFree> {
     map.sections
         .iter()
-        .filter_map(|section| {
-            let rows = section.rows.as_ref()?;
-            let free_row = |row: &RowMap| -> Vec<bool> {
-                let seat = |number: usize| {
-                    let number = u32::try_from(number + 1).unwrap_or(u32::MAX);
-                    SeatId::compose(&section.section_id, &row.row, number)
-                };
-                let statuses = row.statuses.chars().enumerate();
-                statuses
-                    .map(|(i, c)| c == 'A' && (taken.is_empty() || !taken.contains(&seat(i))))
-                    .collect()
+        .map(|section| {
+            let free = match &section.rows {
+                Some(rows) => Free::Rows(
+                    rows.iter()
+                        .map(|row| free_row(section, row, taken))
+                        .collect(),
+                ),
+                None => Free::Places(
+                    buckets
+                        .get(&section.section_id)
+                        .map_or(0, |read| read.iter().map(|b| b.available(now)).sum()),
+                ),
             };
-            Some(SectionFree {
+            SectionFree {
                 section: section.section_id.clone(),
-                free: Free::Rows(rows.iter().map(free_row).collect()),
-            })
+                free,
+            }
         })
         .collect()
 }
 
-/// The seat ids of an offer of `units` of `event` (`None`: places, or a
-/// section or row the plan does not have).
-pub fn offered_seats(event: &Event, units: &OfferUnits) -> Option<Vec<SeatId>> {
-    let OfferUnits::Seats { section, seats } = units else {
-        return None;
+/// One row of `section`'s map: true where its seat is available and not
+/// known `taken`.
+fn free_row(section: &SectionMap, row: &RowMap, taken: &HashSet<SeatId>) -> Vec<bool> {
+    let seat = |number: usize| {
+        let number = u32::try_from(number + 1).unwrap_or(u32::MAX);
+        SeatId::compose(&section.section_id, &row.row, number)
+    };
+    let statuses = row.statuses.chars().enumerate();
+    statuses
+        .map(|(i, c)| c == 'A' && (taken.is_empty() || !taken.contains(&seat(i))))
+        .collect()
+}
+
+/// What an offer holds, as its write takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offered {
+    Seats(Vec<SeatId>),
+    /// Places of one section, taken from its buckets as planned.
+    Places(SectionTakes),
+}
+
+/// A section's places taken from its buckets (`domain::ga::plan_take`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionTakes {
+    pub section: SectionId,
+    pub takes: Vec<Take>,
+}
+
+impl Offered {
+    /// The seats it holds.
+    pub fn seats(&self) -> &[SeatId] {
+        match self {
+            Offered::Seats(seats) => seats,
+            Offered::Places(_) => &[],
+        }
+    }
+    /// The places it holds, per bucket, as an order records them.
+    pub fn places(&self) -> Vec<HeldPlaces> {
+        match self {
+            Offered::Seats(_) => Vec::new(),
+            Offered::Places(taken) => taken
+                .takes
+                .iter()
+                .map(|take| HeldPlaces {
+                    section: taken.section.clone(),
+                    bucket: take.bucket,
+                    quantity: take.places,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What an offer of `units` of `event` holds: its seats, or its places
+/// taken from `buckets` (the section's, as the look knows them) for the
+/// order `me` at `now`. `None`: a section or row the plan does not have,
+/// or buckets that no longer hold the places.
+pub fn offered(
+    event: &Event,
+    units: &OfferUnits,
+    buckets: &HashMap<SectionId, Vec<Bucket>>,
+    me: &OrderId,
+    now: Millis,
+) -> Option<Offered> {
+    let (section, seats) = match units {
+        OfferUnits::Places { section, quantity } => {
+            let takes = plan_take(buckets.get(section)?, me, *quantity, now)?;
+            return Some(Offered::Places(SectionTakes {
+                section: section.clone(),
+                takes,
+            }));
+        }
+        OfferUnits::Seats { section, seats } => (section, seats),
     };
     let rows = &event.section(section)?.rows;
-    seats
+    let seats = seats
         .iter()
         .map(|&(row, seat)| {
             let row = rows.get(row)?;
             let number = u32::try_from(seat + 1).ok()?;
             (number <= row.count).then(|| SeatId::compose(section, &row.row, number))
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    Some(Offered::Seats(seats))
 }
 
 /// The indexes of waiting entries that `sections` could fill, each once:

@@ -202,3 +202,87 @@ fn free_units_fill_the_indexes_of_every_quantity_up_to_what_they_hold() -> TestR
     assert!(labels(&[seated("A", &["xx"])?, places("F", 0)?], 10).is_empty());
     Ok(())
 }
+
+#[test]
+fn places_free_are_what_anyone_may_take_and_an_offer_takes_them() -> TestResult {
+    use crate::domain::ga::{Bucket, PlaceHold};
+    use crate::domain::seat_map::SectionMap;
+    let section =
+        |name: &str, rows: Option<Vec<RowMap>>| -> Result<SectionMap, crate::error::Error> {
+            Ok(SectionMap {
+                section_id: id(name)?,
+                kind: if rows.is_some() { "seated" } else { "ga" },
+                capacity: rows.is_none().then_some(20),
+                available: None,
+                rows,
+            })
+        };
+    let row_a = RowMap {
+        row: crate::domain::RowId::parse("1")?,
+        statuses: "AHA".into(),
+    };
+    let map = SeatMap {
+        event_id: "ev".into(),
+        as_of: String::new(),
+        sections: vec![
+            section("A", Some(vec![row_a]))?,
+            section("F", None)?,
+            section("G", None)?,
+        ],
+    };
+    let hold =
+        |order: &str, quantity: u32, expires_at: i64| -> Result<PlaceHold, crate::error::Error> {
+            Ok(PlaceHold {
+                order: OrderId::parse(order)?,
+                quantity,
+                expires_at: Millis(expires_at),
+            })
+        };
+    let bucket = Bucket {
+        index: 0,
+        capacity: 20,
+        sold: 10,
+        free: 5,
+        holds: vec![hold("gone", 2, 1_000)?, hold("live", 3, 9_000)?],
+    };
+    let buckets = HashMap::from([(id("F")?, vec![bucket])]);
+    let taken = HashSet::from([SeatId::parse("A-1-3")?]);
+    let now = Millis(5_000);
+    // The expired hold's places are free; G's buckets were not read, so
+    // it offers nothing; a seat known taken is not free.
+    assert_eq!(
+        free_units(&map, &taken, &buckets, now),
+        [seated("A", &[".xx"])?, places("F", 7)?, places("G", 0)?]
+    );
+    let plan = r#"{"name":"P","sections":[{"sectionId":"F","capacity":20}]}"#;
+    let event = Event {
+        event_id: crate::domain::EventId::parse("ev")?,
+        name: "P".into(),
+        hold_seconds: 60,
+        seat_count: 0,
+        buyer_limit: None,
+        buyer_key: None,
+        sections: serde_json::from_str::<crate::domain::EventPlan>(plan)?.sections,
+    };
+    let me = OrderId::parse("me")?;
+    let ask = |quantity| -> Result<OfferUnits, crate::error::Error> {
+        Ok(OfferUnits::Places {
+            section: id("F")?,
+            quantity,
+        })
+    };
+    let Some(Offered::Places(took)) = offered(&event, &ask(7)?, &buckets, &me, now) else {
+        return Err("seven places fit".into());
+    };
+    assert_eq!(
+        (
+            took.takes.len(),
+            took.takes[0].places,
+            took.takes[0].reclaim.len()
+        ),
+        (1, 7, 1),
+        "the five free and the expired hold's two"
+    );
+    assert_eq!(offered(&event, &ask(8)?, &buckets, &me, now), None);
+    Ok(())
+}

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use super::ga::Bucket;
 use super::seat_map::{ProjectedSeat, RowProjection};
 use super::waitlist::WAITLIST_ONLY_AFTER_MS;
 use super::{hold_is_live, Millis, RowId, SectionId};
@@ -121,18 +122,27 @@ pub fn joined_since(before: Option<&[Vec<String>]>, newest: &[Vec<String>]) -> b
         .any(|(now, then)| now.iter().any(|key| !then.contains(key)))
 }
 
-/// The earliest expiry among the holds `rows` (the map's projection)
-/// shows live at `now`.
+/// The earliest expiry among the holds `rows` (the map's projection) and
+/// `buckets` (general admission's, as read) show live at `now`.
 pub fn next_lapse(
     rows: &HashMap<(SectionId, RowId), RowProjection>,
+    buckets: &HashMap<SectionId, Vec<Bucket>>,
     now: Millis,
 ) -> Option<Millis> {
-    rows.values()
+    let seats = rows
+        .values()
         .flat_map(|row| row.values())
         .filter_map(|seat| match *seat {
-            ProjectedSeat::Held { expires_at } if hold_is_live(expires_at, now) => Some(expires_at),
+            ProjectedSeat::Held { expires_at } => Some(expires_at),
             _ => None,
-        })
+        });
+    let places = buckets
+        .values()
+        .flatten()
+        .flat_map(|bucket| bucket.holds.iter().map(|hold| hold.expires_at));
+    seats
+        .chain(places)
+        .filter(|&expires_at| hold_is_live(expires_at, now))
         .min()
 }
 

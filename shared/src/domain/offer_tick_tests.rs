@@ -1,4 +1,5 @@
 use super::*;
+use crate::domain::ga::PlaceHold;
 
 fn last(at: i64) -> LastLook {
     LastLook {
@@ -125,10 +126,41 @@ fn the_next_lapse_is_the_earliest_live_hold() -> Result<(), crate::error::Error>
             )]),
         ),
     ]);
-    assert_eq!(next_lapse(&rows, Millis(8_000)), Some(Millis(9_000)));
+    let none = HashMap::new();
+    assert_eq!(next_lapse(&rows, &none, Millis(8_000)), Some(Millis(9_000)));
     // A hold lapsed already is free now, not next.
-    assert_eq!(next_lapse(&rows, Millis(9_000)), Some(Millis(12_000)));
-    assert_eq!(next_lapse(&rows, Millis(20_000)), None);
-    assert_eq!(next_lapse(&HashMap::new(), Millis(0)), None);
+    assert_eq!(
+        next_lapse(&rows, &none, Millis(9_000)),
+        Some(Millis(12_000))
+    );
+    assert_eq!(next_lapse(&rows, &none, Millis(20_000)), None);
+    assert_eq!(next_lapse(&HashMap::new(), &none, Millis(0)), None);
+    // Places' holds lapse as seats' do.
+    let place_hold = |order: &str, expires_at: i64| -> Result<PlaceHold, crate::error::Error> {
+        Ok(PlaceHold {
+            order: crate::domain::OrderId::parse(order)?,
+            quantity: 2,
+            expires_at: Millis(expires_at),
+        })
+    };
+    let buckets = HashMap::from([(
+        SectionId::parse("GA")?,
+        vec![Bucket {
+            index: 0,
+            capacity: 20,
+            sold: 0,
+            free: 16,
+            holds: vec![place_hold("o1", 10_000)?, place_hold("o2", 30_000)?],
+        }],
+    )]);
+    assert_eq!(
+        next_lapse(&rows, &buckets, Millis(9_500)),
+        Some(Millis(10_000))
+    );
+    assert_eq!(
+        next_lapse(&rows, &buckets, Millis(20_000)),
+        Some(Millis(30_000))
+    );
+    assert_eq!(next_lapse(&HashMap::new(), &buckets, Millis(30_000)), None);
     Ok(())
 }

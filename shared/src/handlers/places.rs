@@ -80,7 +80,7 @@ pub async fn hold_ga(app: &App, req: &Request) -> Reply {
                 .collect()
         } else {
             // Lowering is giving back; raising is a claim of more.
-            app.refuse_if_waitlist_only(&order.event_id, now).await?;
+            app.refuse_more_for(order, now).await?;
             let wanted = (&section_id, capacity, body.quantity - current);
             let takes = more_places(app, order, wanted, rounds.losses() > 0).await?;
             takes.into_iter().map(BucketChange::Take).collect()

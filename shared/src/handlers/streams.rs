@@ -85,9 +85,13 @@ async fn look_at_waitlists(
         }
         of_event.sequences.push(change.sequence.clone());
     }
-    for (event, sequence) in batch.iter().filter_map(store::bucket_record) {
+    for record in batch {
+        let Some((event, sequence)) = store::bucket_record(record) else {
+            continue;
+        };
         let of_event = events.entry(event).or_default();
         of_event.took = true;
+        of_event.freed |= store::bucket_freed(record);
         of_event.sequences.push(sequence);
     }
     let mut failed = Vec::new();

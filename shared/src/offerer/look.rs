@@ -5,17 +5,19 @@
 //! bounds. What starts a look (the stream's frees, the tick) calls
 //! [`offer_free`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::auth::HoldToken;
+use crate::domain::ga::{after_takes, bucket_count, Bucket};
 use crate::domain::offer::{
-    choose_offer, fillable_indexes, offered_seats, seated_free, SectionFree,
+    choose_offer, fillable_indexes, free_units, offered, OfferUnits, Offered, SectionFree,
 };
 use crate::domain::offer_tick::next_lapse;
 use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{
     Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId, SeatId, SeatMap, SeatStatus,
+    SectionId,
 };
 use crate::error::Error;
 use crate::store::{OfferWrite, SeatRead};
@@ -67,30 +69,85 @@ pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<Of
     // The map, read once a look, strongly consistent: what frees a seat
     // meanwhile starts a look of its own.
     let read = app.store.seat_map_rows(&event, true).await?;
-    let map = crate::domain::seat_map(&event, &read.rows, &read.buckets, now);
     let look = OfferLook {
-        next_lapse: next_lapse(&read.rows, now),
+        next_lapse: next_lapse(&read.rows, &read.buckets, now),
         ..OfferLook::default()
     };
-    offer_from(app, &event, &waitlist, &map, look, now).await
+    let known = Known {
+        map: crate::domain::seat_map(&event, &read.rows, &read.buckets, now),
+        buckets: read.buckets,
+        taken: HashSet::new(),
+    };
+    offer_from(app, &event, &waitlist, known, look, now).await
 }
 
-/// The look's offers from `map` (read at `now`), one after another until
-/// nothing fits or the bounds, into `look`.
+/// What a look knows of the free inventory: the map as read at its start
+/// (it follows the stream), less the seats it has seen taken since (its
+/// own offers', and those a lost offer found held or sold when it read
+/// them); and the general-admission buckets, kept as the look's own
+/// offers leave them and read again where an offer lost to one.
+struct Known {
+    map: SeatMap,
+    buckets: HashMap<SectionId, Vec<Bucket>>,
+    taken: HashSet<SeatId>,
+}
+
+impl Known {
+    fn free(&self, now: Millis) -> Vec<SectionFree> {
+        free_units(&self.map, &self.taken, &self.buckets, now)
+    }
+
+    /// `order`'s offer of `offered` committed.
+    fn took(&mut self, order: &Order, offered: &Offered) {
+        match offered {
+            Offered::Seats(seats) => self.taken.extend(seats.iter().cloned()),
+            Offered::Places(taken) => {
+                if let Some(buckets) = self.buckets.get_mut(&taken.section) {
+                    after_takes(buckets, &order.order_id, &taken.takes, order.expires_at);
+                }
+            }
+        }
+    }
+
+    /// An offer of `offered` lost to one of its units: learn what moved.
+    async fn lost(
+        &mut self,
+        app: &App,
+        event: &Event,
+        offered: &Offered,
+        now: Millis,
+    ) -> Result<(), Error> {
+        match offered {
+            Offered::Seats(seats) => {
+                let taken = taken_since(app, &event.event_id, seats, now).await?;
+                self.taken.extend(taken);
+            }
+            Offered::Places(taken) => {
+                let section = &taken.section;
+                let capacity = event.section(section).and_then(|s| s.capacity).unwrap_or(0);
+                let indexes: Vec<u32> = (0..bucket_count(capacity)).collect();
+                let read = app
+                    .store
+                    .read_buckets(&event.event_id, section, &indexes, true);
+                self.buckets.insert(section.clone(), read.await?);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The look's offers from what it `known`s at `now`, one after another
+/// until nothing fits or the bounds, into `look`.
 async fn offer_from(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
-    map: &SeatMap,
+    mut known: Known,
     mut look: OfferLook,
     now: Millis,
 ) -> Result<OfferLook, Error> {
     let clock = std::time::Instant::now();
     let mut lost = 0;
-    // Seats the map still shows free (it follows the stream) that this
-    // look has seen taken: its own offers, and seats a lost offer found
-    // held or sold when it read them.
-    let mut taken = HashSet::new();
     loop {
         let elapsed = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
         if look.made >= OFFERS_PER_LOOK || lost >= LOST_OFFERS_PER_LOOK || elapsed > LOOK_BUDGET_MS
@@ -99,14 +156,25 @@ async fn offer_from(
             return Ok(look);
         }
         let at = Millis(now.0.saturating_add(elapsed));
-        let sections = seated_free(map, &taken);
-        let Some((entry, seats)) = next_offer(app, event, waitlist, &sections).await? else {
+        let sections = known.free(at);
+        let (entry, units) = match next_offer(app, &event.event_id, waitlist, &sections).await? {
+            Next::Offer(entry, units) => (entry, units),
+            Next::Nothing => return Ok(look),
+            Next::Stale => {
+                // It cost reads: the look counts it against its bound on
+                // lost writes.
+                lost += 1;
+                continue;
+            }
+        };
+        let Some((order, token, offered)) =
+            offer_order(app, event, waitlist, &entry, &units, &known, at)?
+        else {
             return Ok(look);
         };
-        let (order, token) = offer_order(app, event, waitlist, &entry, seats, at)?;
         let write = app
             .store
-            .make_offer(&entry, &order, &token, waitlist.generation, at);
+            .make_offer(&entry, &order, &offered, &token, waitlist.generation, at);
         match write.await? {
             OfferWrite::Made => {
                 look.made += 1;
@@ -114,13 +182,13 @@ async fn offer_from(
                     .next_lapse
                     .map_or(order.expires_at, |l| l.min(order.expires_at));
                 look.next_lapse = Some(lapse);
-                taken.extend(order.seats.iter().cloned());
-                tracing::info!(event_id = %event.event_id, order_id = %order.order_id, seats = order.seats.len(), "waitlist offer made");
+                known.took(&order, &offered);
+                tracing::info!(event_id = %event.event_id, order_id = %order.order_id, seats = order.seats.len(), places = order.places.iter().map(|p| p.quantity).sum::<u32>(), "waitlist offer made");
             }
-            OfferWrite::Lost { seats } => {
+            OfferWrite::Lost { units } => {
                 lost += 1;
-                if seats {
-                    taken.extend(taken_since(app, &event.event_id, &order.seats, at).await?);
+                if units {
+                    known.lost(app, event, &offered, at).await?;
                 }
             }
             OfferWrite::OverLimit => {
@@ -156,70 +224,81 @@ async fn taken_since(
     Ok(taken)
 }
 
-/// The earliest waiting entry the free seats (`sections`: the look's map
-/// less what it saw taken) can fill, and the seats: the heads of just the
+/// What the heads say the next offer is.
+enum Next {
+    Offer(Box<Entry>, OfferUnits),
+    /// Nobody waiting can be filled.
+    Nothing,
+    /// A head read had stopped waiting by the time its entry was read
+    /// (another offerer's offer, a leave, in between): the entries behind
+    /// it in its shard were not read, so the heads are read again rather
+    /// than an entry that joined later served first.
+    Stale,
+}
+
+/// The earliest waiting entry the free units (`sections`: what the look
+/// knows free) can fill, and what it would hold: the heads of just the
 /// indexes they could fill, and their entries, a batch at a time,
 /// earliest first, until one fills.
 async fn next_offer(
     app: &App,
-    event: &Event,
+    event_id: &EventId,
     waitlist: &Waitlist,
     sections: &[SectionFree],
-) -> Result<Option<(Entry, Vec<SeatId>)>, Error> {
+) -> Result<Next, Error> {
     let indexes = fillable_indexes(sections, waitlist.settings.max_quantity);
     if indexes.is_empty() {
-        return Ok(None);
+        return Ok(Next::Nothing);
     }
     let heads = app
         .store
-        .waiting_heads(&event.event_id, waitlist.generation, &indexes)
+        .waiting_heads(event_id, waitlist.generation, &indexes)
         .await?;
     let ids: Vec<_> = heads.into_iter().map(|head| head.entry).collect();
     for batch in ids.chunks(ENTRIES_PER_READ) {
-        let entries = app.store.read_entries(&event.event_id, batch).await?;
-        // A place is taken off in the transaction that ends its wait.
-        let waiting = entries.iter().filter(|e| e.stored == EntryStatus::Waiting);
+        let entries = app.store.read_entries(event_id, batch).await?;
+        // A place is taken off in the transaction that ends its wait, so
+        // a head no longer waiting was read just before that.
+        let waiting = entries
+            .iter()
+            .take_while(|e| e.stored == EntryStatus::Waiting);
         let chosen = choose_offer(waiting.map(|e| (e, &e.request)), sections);
         if let Some((entry, units)) = chosen {
-            return Ok(offered_seats(event, &units).map(|seats| (entry.clone(), seats)));
+            return Ok(Next::Offer(Box::new(entry.clone()), units));
+        }
+        if entries.iter().any(|e| e.stored != EntryStatus::Waiting) {
+            return Ok(Next::Stale);
         }
     }
-    Ok(None)
+    Ok(Next::Nothing)
 }
 
-/// The order offering `seats` to `entry`, and its hold token: its id and
-/// token secret derived from the entry under the hold token key (the
-/// entry's status derives the same to hand its holder the token), holding
-/// them for `offerSeconds`, counted under the event's buyer limit as
-/// create-order's order would be (the token names the buyer then).
+/// The order offering `units` to `entry`, its hold token, and what it
+/// holds (places taken from the buckets as the look `known`s them): its
+/// id and token secret derived from the entry under the hold token key
+/// (the entry's status derives the same to hand its holder the token),
+/// holding them for `offerSeconds`, counted under the event's buyer limit
+/// as create-order's order would be (the token names the buyer then).
+/// `None`: what the look knows cannot hold `units` after all.
 fn offer_order(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
     entry: &Entry,
-    seats: Vec<SeatId>,
+    units: &OfferUnits,
+    known: &Known,
     now: Millis,
-) -> Result<(Order, HoldToken), Error> {
+) -> Result<Option<(Order, HoldToken, Offered)>, Error> {
     let event_id = &event.event_id;
-    // On a limited event the entry keeps whose record counts it (the join
-    // counted it there), so the offerer derives no ref and needs no key.
-    let buyer = match (event.buyer_limit, &entry.limited) {
-        (None, _) => None,
-        (Some(_), Some(limited)) => Some(OrderBuyer {
-            buyer_id: entry.buyer.clone(),
-            limit: limited.limit,
-            buyer_ref: limited.buyer.clone(),
-        }),
-        (Some(_), None) => {
-            return Err(Error::Corrupt(
-                "an entry of a limited event without its buyer's record".into(),
-            ))
-        }
-    };
     let (random, secret) = app
         .config
         .token_keys()?
         .offer_order(&entry.entry_id, event_id);
+    let order_id = OrderId::from_random(event_id, random);
+    let Some(holds) = offered(event, units, &known.buckets, &order_id, now) else {
+        return Ok(None);
+    };
+    let buyer = offer_buyer(event, entry)?;
     let offer_seconds = waitlist.settings.offer_seconds;
     let token = HoldToken::from_secret(event_id, now.plus_seconds(offer_seconds), secret)
         .for_buyer(buyer.as_ref().map(OrderBuyer::limited));
@@ -228,9 +307,9 @@ fn offer_order(
         now,
         offer_seconds,
         app.config.expiry_guard_ms,
-        OrderId::from_random(event_id, random),
+        order_id,
         token.hash(),
-        seats,
+        &holds,
         OfferOf {
             entry_id: entry.entry_id.clone(),
             buyer_id: entry.buyer.clone(),
@@ -238,5 +317,22 @@ fn offer_order(
         },
     );
     order.buyer = buyer;
-    Ok((order, token))
+    Ok(Some((order, token, holds)))
+}
+
+/// Whose record counts `entry`'s offer on a limited event: the entry
+/// keeps it (the join counted it there), so the offerer derives no ref
+/// and needs no key.
+fn offer_buyer(event: &Event, entry: &Entry) -> Result<Option<OrderBuyer>, Error> {
+    match (event.buyer_limit, &entry.limited) {
+        (None, _) => Ok(None),
+        (Some(_), Some(limited)) => Ok(Some(OrderBuyer {
+            buyer_id: entry.buyer.clone(),
+            limit: limited.limit,
+            buyer_ref: limited.buyer.clone(),
+        })),
+        (Some(_), None) => Err(Error::Corrupt(
+            "an entry of a limited event without its buyer's record".into(),
+        )),
+    }
 }

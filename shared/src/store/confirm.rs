@@ -12,7 +12,7 @@ use super::failures::{confirm_outcome, ConfirmOutcome, ConfirmRole};
 use super::items;
 use super::items::bucket::ga_bucket_key;
 use super::items::order::Completion;
-use super::items::order::{order_key, place_member, StoredOrder};
+use super::items::order::{held_members, order_key, place_member, StoredOrder};
 use super::items::payment::payment_key;
 use super::items::seat::seat_key;
 use super::schema::{KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID};
@@ -59,14 +59,7 @@ impl Leftovers<'_> {
     }
     /// What they are in the order's `seats` set (and its buyer's record).
     fn members(&self) -> Vec<String> {
-        let places = self.places.iter().flat_map(|held| {
-            (1..=held.quantity).map(|k| place_member(&held.section, held.bucket, k))
-        });
-        self.seats
-            .iter()
-            .map(|seat| seat.as_str().to_owned())
-            .chain(places)
-            .collect()
+        held_members(self.seats, self.places)
     }
 }
 

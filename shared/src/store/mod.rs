@@ -139,7 +139,9 @@ pub use schema::{
 };
 pub use seat_map::{seat_change, MapRead, SeatChange, SEAT_MAP_CACHE_MS};
 pub use seeding::seeded_visitor;
-pub use sold_out::{bucket_record, full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS};
+pub use sold_out::{
+    bucket_freed, bucket_record, full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS,
+};
 pub use stream::{item_change, RecordError};
 pub use sweep::PageCursor;
 pub use visitors::{IndexedVisitor, VISITOR_ITEM_ATTRIBUTES};

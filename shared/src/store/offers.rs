@@ -1,5 +1,6 @@
 //! A waitlist's offer, written in one transaction (API.md, "Offers"): the
-//! new order already holding its seats, each seat's claim, the entry's
+//! new order already holding its seats or places, each seat's claim or
+//! each bucket's take, the entry's
 //! move from WAITING to OFFERED with all that leaving WAITING writes
 //! (`Store::leaving_waiting`), and a check that the waitlist is still the
 //! open generation the offerer read. No seat is in two offers and no
@@ -8,27 +9,30 @@
 
 use super::failures::{unavailable_in, ItemFailure};
 use super::items;
+use super::items::bucket::ga_bucket_key;
 use super::items::entry::{end_waiting, entry_key, offer_made};
-use super::items::order::{create_offer, order_key};
+use super::items::order::{create_offer, held_members, order_key};
 use super::items::seat::{seat_key, FreeFor};
 use super::items::waitlist::{offering, waitlist_key};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
+use crate::domain::offer::Offered;
 use crate::domain::waitlist::EndReason;
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{EventRef, Millis, Order};
 use crate::error::Error;
 use crate::store::buyers::BuyerClaim;
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 /// How an offer's transaction ended, short of a fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OfferWrite {
     Made,
-    /// A seat was taken (`seats`), or the entry moved (left, removed,
-    /// offered by another offerer) or the waitlist ended, since the look:
-    /// look again.
+    /// A seat or a bucket's places were taken (`units`), or the entry
+    /// moved (left, removed, offered by another offerer) or the waitlist
+    /// ended, since the look: look again.
     Lost {
-        seats: bool,
+        units: bool,
     },
     /// The offer would take its buyer over the event's limit: nothing
     /// offered, and the entry ended (`buyer-limit`), in one transaction
@@ -38,8 +42,8 @@ pub enum OfferWrite {
 }
 
 impl Store {
-    /// Offers `order` (a new PENDING order of `entry`'s buyer holding its
-    /// seats; `token`, its hold token) to the waiting `entry` of the
+    /// Offers `order` (a new PENDING order of `entry`'s buyer holding
+    /// `offered`, its seats or places; `token`, its hold token) to the waiting `entry` of the
     /// waitlist's `generation` at `now`, in one transaction. On an event
     /// with a buyer limit (the token names the buyer) the buyer's record is
     /// read first and the offer counted in it in the same transaction, as
@@ -48,12 +52,13 @@ impl Store {
         &self,
         entry: &Entry,
         order: &Order,
+        offered: &Offered,
         token: &HoldToken,
         generation: u64,
         now: Millis,
     ) -> Result<OfferWrite, Error> {
         let event = EventRef::of(&order.event_id);
-        let claimed: Vec<String> = order.seats.iter().map(ToString::to_string).collect();
+        let claimed = held_members(&order.seats, &order.places);
         let buyer = self
             .buyer_claim(token, &order.order_id, &claimed, now)
             .await?;
@@ -75,12 +80,8 @@ impl Store {
             let expires_at = order.expires_at;
             writes.push(self.buyer_item(buyer, token, &order.order_id, expires_at, now)?);
         }
-        let first_seat = writes.len();
-        for seat in &order.seats {
-            let claim =
-                items::seat::claim(&order.order_id, order.expires_at, FreeFor::Another, now);
-            writes.push(self.txn_update(seat_key(&event, seat), claim)?);
-        }
+        let first_unit = writes.len();
+        writes.extend(self.offered_units(&event, order, offered, now)?);
         let reasons = match self.transact(writes).await? {
             Txn::Committed => return Ok(OfferWrite::Made),
             Txn::Cancelled(reasons) => reasons,
@@ -91,12 +92,43 @@ impl Store {
         // The order's id is the entry's own: an order there already is
         // another offerer's offer to the same entry, which came first.
         let order_exists = matches!(reasons.first(), Some(Some(ItemFailure::Condition(_))));
-        let seats = reasons.iter().skip(first_seat).any(Option::is_some);
-        // The buyer's record, where there is one, sits just before the seats.
+        let units = reasons.iter().skip(first_unit).any(Option::is_some);
+        // The buyer's record, where there is one, sits just before the units.
         let buyer_moved =
-            buyer.is_some() && matches!(reasons.get(first_seat.wrapping_sub(1)), Some(Some(_)));
-        tracing::info!(entry_id = %entry.entry_id, order_exists, seats, buyer_moved, "a waitlist offer lost to a move since its look");
-        Ok(OfferWrite::Lost { seats })
+            buyer.is_some() && matches!(reasons.get(first_unit.wrapping_sub(1)), Some(Some(_)));
+        tracing::info!(entry_id = %entry.entry_id, order_exists, units, buyer_moved, "a waitlist offer lost to a move since its look");
+        Ok(OfferWrite::Lost { units })
+    }
+
+    /// The offer's holds: each seat's claim under get-seat's own condition
+    /// (free, or its hold expired), or each bucket's take under hold-ga's
+    /// (room for the places once the expired holds it reclaims are gone,
+    /// each still as read).
+    fn offered_units(
+        &self,
+        event: &EventRef,
+        order: &Order,
+        offered: &Offered,
+        now: Millis,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
+        let (id, expires_at) = (&order.order_id, order.expires_at);
+        match offered {
+            Offered::Seats(seats) => seats
+                .iter()
+                .map(|seat| {
+                    let claim = items::seat::claim(id, expires_at, FreeFor::Another, now);
+                    self.txn_update(seat_key(event, seat), claim)
+                })
+                .collect(),
+            Offered::Places(taken) => taken
+                .takes
+                .iter()
+                .map(|take| {
+                    let key = ga_bucket_key(event, &taken.section, take.bucket);
+                    self.txn_update(key, items::bucket::take(id, take, 0, expires_at, now))
+                })
+                .collect(),
+        }
     }
 
     /// Ends `entry` (`buyer-limit`) at `now`, its buyer's record as `over`
@@ -123,7 +155,7 @@ impl Store {
         writes.extend(self.leaving_waiting(event, entry, now)?);
         Ok(match self.state_txn(writes).await? {
             true => OfferWrite::OverLimit,
-            false => OfferWrite::Lost { seats: false },
+            false => OfferWrite::Lost { units: false },
         })
     }
 }

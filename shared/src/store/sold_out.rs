@@ -16,7 +16,7 @@
 
 use super::errors::{sdk_error, StoreError};
 use super::items;
-use super::items::bucket::{CAPACITY, GA_PK_PREFIX, SOLD};
+use super::items::bucket::{CAPACITY, FREE, GA_PK_PREFIX, SOLD};
 use super::items::seat::{PART_SEATS, RUNS_ITEM};
 use super::items::seat_map::{
     section_progress_key, sold_out_key, FULL_PARTS, SEAT_MAP_ITEM_SEATS, SOLD_OUT,
@@ -131,6 +131,16 @@ pub fn bucket_record(record: &serde_json::Value) -> Option<(EventRef, String)> {
     let event = EventRef::from_hex(pk.strip_prefix(GA_PK_PREFIX)?.split('#').next()?)?;
     let sequence = data["SequenceNumber"].as_str().unwrap_or_default();
     Some((event, sequence.to_owned()))
+}
+
+/// Whether a bucket's stream record gave places back: its `free` rose
+/// (a drop, a cancel, a decline, a release; a take that reclaimed more
+/// expired places than it took too, whose places the map already showed
+/// free). Pure.
+pub fn bucket_freed(record: &serde_json::Value) -> bool {
+    let data = &record["dynamodb"];
+    let free = |image: &str| -> Option<i64> { data[image][FREE]["N"].as_str()?.parse().ok() };
+    matches!((free("OldImage"), free("NewImage")), (Some(old), Some(new)) if new > old)
 }
 
 /// The full bucket a stream record describes, if it is one.
@@ -392,5 +402,20 @@ mod tests {
             "a bucket from before the attribute"
         );
         Ok(())
+    }
+
+    #[test]
+    fn a_bucket_record_frees_places_only_when_its_free_rose() {
+        let record = |old: Option<u32>, new: u32| {
+            let mut data = serde_json::json!({"NewImage": {"free": {"N": new.to_string()}}});
+            if let Some(old) = old {
+                data["OldImage"] = serde_json::json!({"free": {"N": old.to_string()}});
+            }
+            serde_json::json!({ "dynamodb": data })
+        };
+        assert!(bucket_freed(&record(Some(3), 5)), "given back");
+        assert!(!bucket_freed(&record(Some(5), 3)), "taken");
+        assert!(!bucket_freed(&record(Some(5), 5)), "sold from a hold");
+        assert!(!bucket_freed(&record(None, 20)), "written with the event");
     }
 }

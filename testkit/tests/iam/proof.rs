@@ -62,6 +62,29 @@ impl Observer {
         entry
     }
 
+    /// `method` on `entry`'s own route of `event`, with its entry token.
+    async fn as_entry(
+        &mut self,
+        method: &str,
+        event: &str,
+        entry: &serde_json::Value,
+    ) -> serde_json::Value {
+        let id = entry["entryId"].as_str().unwrap();
+        let uri = format!("/events/{event}/waitlist/entries/{id}");
+        let bearer = format!("Bearer {}", entry["entryToken"].as_str().unwrap());
+        self.run(method, &uri, &[("authorization", &bearer)], "")
+            .await
+            .1
+    }
+
+    /// The organiser's removal of `entry` of `event`: the entry, `removed`.
+    async fn remove(&mut self, event: &str, entry: &serde_json::Value) {
+        let removal = format!("{{\"entryId\":{}}}", entry["entryId"]);
+        let removals = format!("/events/{event}/waitlist/removals");
+        let (_, removed) = self.run("POST", &removals, &[], &removal).await;
+        assert_eq!(removed["reason"], "removed", "{removed}");
+    }
+
     /// An order of `event` opened by `buyer` (its buyer token): the
     /// order's id and its `Authorization` value.
     async fn buyer_order(&mut self, event: &str, buyer: &str) -> (String, String) {
@@ -620,19 +643,9 @@ async fn offer_paths(ob: &mut Observer) {
 /// The first of `joined` (two offered entries of `ev`) declines its offer
 /// (waitlist-entries) and the organiser removes the second (waitlist-admin).
 async fn decline_then_remove(ob: &mut Observer, ev: &str, joined: &[serde_json::Value]) {
-    let put = format!("/events/{ev}/waitlist");
-    let first = &joined[0];
-    let uri = format!("{put}/entries/{}", first["entryId"].as_str().unwrap());
-    let bearer = format!("Bearer {}", first["entryToken"].as_str().unwrap());
-    let (_, declined) = ob
-        .run("DELETE", &uri, &[("authorization", &bearer)], "")
-        .await;
+    let declined = ob.as_entry("DELETE", ev, &joined[0]).await;
     assert_eq!(declined["reason"], "declined", "{declined}");
-    let removal = format!("{{\"entryId\":{}}}", joined[1]["entryId"]);
-    let (_, removed) = ob
-        .run("POST", &format!("{put}/removals"), &[], &removal)
-        .await;
-    assert_eq!(removed["reason"], "removed", "{removed}");
+    ob.remove(ev, &joined[1]).await;
 }
 
 /// The queue's functions over their paths: put (new, again, refused),
@@ -725,10 +738,13 @@ async fn queue_paths(ob: &mut Observer) {
 
 /// The offerer's tick (offer-waitlists): two of three seats held and
 /// projected before the waitlist opens, a pair waiting that the free seat
-/// cannot fill; a join check finds a single's join and offers it the
-/// seat; the order extends unseen by the map, so at the old expiry the
-/// tick's offer of the "lapsed" seats loses and reads them. A section of
-/// places makes the look read its buckets.
+/// cannot fill, and the tick offers it two of section G's five places. An
+/// entry for four places waits; the pair's decline (waitlist-entries)
+/// gives its places back, the projector offers them to the four, and the
+/// organiser's removal (waitlist-admin) gives them back again. A
+/// join check finds a single's join and offers it the seat; the order
+/// extends unseen by the map, so at the old expiry the tick's offer of
+/// the "lapsed" seats loses and reads them.
 async fn tick_paths(ob: &mut Observer) {
     let ev = "iam-tick";
     let plan = r#"{"name":"T","sections":[{"sectionId":"S","rows":[{"row":"1","count":3}]},{"sectionId":"G","capacity":5}]}"#;
@@ -739,11 +755,22 @@ async fn tick_paths(ob: &mut Observer) {
         .unwrap();
     let put = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
-    ob.join(ev, "user:pair", r#"{"quantity":2}"#).await;
+    let pair = ob.join(ev, "user:pair", r#"{"quantity":2}"#).await;
     let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
     let mut offerer = shared::offerer::Offerer::default();
     let now = shared::world::now().0;
-    assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(0));
+    assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(1));
+    let four = ob
+        .join(ev, "user:four", r#"{"quantity":4,"sectionIds":["G"]}"#)
+        .await;
+    let declined = ob.as_entry("DELETE", ev, &pair).await;
+    assert_eq!(declined["reason"], "declined", "{declined}");
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let offered = ob.as_entry("GET", ev, &four).await;
+    assert_eq!(offered["offer"]["ga"][0]["quantity"], 4, "{offered}");
+    ob.remove(ev, &four).await;
     ob.join(ev, "user:one", r#"{"quantity":1}"#).await;
     // A join check is due 2 s after the last; a second more, since each
     // visit of tick_all runs on the clock as it starts (the first visit

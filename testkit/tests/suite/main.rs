@@ -46,6 +46,7 @@ mod waitlist;
 mod waitlist_entries;
 mod waitlist_limits;
 mod waitlist_offers;
+mod waitlist_places;
 mod waitlist_positions;
 mod waitlist_sale;
 mod waitlist_tick;

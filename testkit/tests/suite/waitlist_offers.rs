@@ -118,12 +118,7 @@ async fn two_offerers_at_once_never_offer_a_seat_twice() {
     for i in 0..6 {
         entries.push(joined(&app, &ev, &format!("user:{i}"), json!({})).await);
     }
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..4 {
-        let (app, ev) = (app.clone(), ev.clone());
-        tasks.spawn(async move { offer_free(&app, &ev).await });
-    }
-    let made: u32 = tasks.join_all().await.into_iter().sum();
+    let made = offer_free_at_once(&app, &ev, 4).await;
     assert_eq!(made, 3, "one offer per free seat");
     let mut offered_seats = Vec::new();
     let mut waiting = 0;
@@ -141,14 +136,7 @@ async fn two_offerers_at_once_never_offer_a_seat_twice() {
     offered_seats.dedup();
     assert_eq!((offered_seats.len(), waiting), (3, 3), "{offered_seats:?}");
     // The first three joined got them: nobody overtook.
-    for (i, entry) in entries.iter().enumerate() {
-        let expected = if i < 3 { "OFFERED" } else { "WAITING" };
-        assert_eq!(
-            status_of(&app, &ev, entry).await["status"],
-            expected,
-            "entry {i}"
-        );
-    }
+    the_first_offered(&app, &ev, &entries, 3).await;
 }
 
 #[tokio::test]

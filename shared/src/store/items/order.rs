@@ -4,6 +4,7 @@
 use super::keyed_block::{keyed_block_attribute, keyed_block_value};
 use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
+use crate::domain::ga::HeldPlaces;
 use crate::domain::keyed_block::KeyedBlock;
 use crate::domain::waitlist::EndReason;
 use crate::domain::{
@@ -89,6 +90,19 @@ pub(in crate::store) const PLACE_SEPARATOR: char = '#';
 
 pub(in crate::store) fn place_member(section: &SectionId, bucket: u32, n: u32) -> String {
     format!("{section}{PLACE_SEPARATOR}{bucket}{PLACE_SEPARATOR}{n}")
+}
+
+/// What an order holding `seats` and `places` records in its `seats` set
+/// (and its buyer's record): the seat ids, and a member per place.
+pub(in crate::store) fn held_members(seats: &[SeatId], places: &[HeldPlaces]) -> Vec<String> {
+    let places = places
+        .iter()
+        .flat_map(|held| (1..=held.quantity).map(|k| place_member(&held.section, held.bucket, k)));
+    seats
+        .iter()
+        .map(|seat| seat.as_str().to_owned())
+        .chain(places)
+        .collect()
 }
 
 /// `(section, bucket)` of a place member; `None` for a seat id.
@@ -204,9 +218,10 @@ pub(in crate::store) fn create(order: &Order) -> Expression {
 /// not create-order's, writes these.
 pub(in crate::store) fn create_offer(order: &Order) -> Expression {
     let mut attributes = created(order);
-    if !order.seats.is_empty() {
-        let seats: Vec<&str> = order.seats.iter().map(SeatId::as_str).collect();
-        attributes.push((SEATS.into(), ss(&seats)));
+    let members = held_members(&order.seats, &order.places);
+    if !members.is_empty() {
+        let members: Vec<&str> = members.iter().map(String::as_str).collect();
+        attributes.push((SEATS.into(), ss(&members)));
     }
     if let Some(offer) = &order.offer {
         attributes.push((WAITLIST_ENTRY_ID.into(), s(offer.entry_id.as_str())));

@@ -174,6 +174,27 @@ pub async fn offer_free(app: &shared::App, event: &str) -> u32 {
         .made
 }
 
+/// `offerers` looks at `event` at once, each its own task: the offers
+/// they made in all.
+pub async fn offer_free_at_once(app: &shared::App, event: &str, offerers: usize) -> u32 {
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..offerers {
+        let (app, event) = (app.clone(), event.to_owned());
+        tasks.spawn(async move { offer_free(&app, &event).await });
+    }
+    tasks.join_all().await.into_iter().sum()
+}
+
+/// The first `offered` of `entries` (in join order) read `OFFERED`, the
+/// rest `WAITING`: nobody overtook.
+pub async fn the_first_offered(app: &shared::App, event: &str, entries: &[Value], offered: usize) {
+    for (i, entry) in entries.iter().enumerate() {
+        let expected = if i < offered { "OFFERED" } else { "WAITING" };
+        let status = status_of(app, event, entry).await;
+        assert_eq!(status["status"], expected, "entry {i}: {status}");
+    }
+}
+
 /// The offer an offered entry's status shows, as an order its holder can use.
 pub fn offered_order(status: &Value) -> TestOrder {
     let offer = &status["offer"];
