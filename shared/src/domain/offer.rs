@@ -217,7 +217,7 @@ pub fn offered(
 ) -> Option<Offered> {
     let (section, seats) = match units {
         OfferUnits::Places { section, quantity } => {
-            let takes = plan_take(buckets.get(section)?, me, *quantity, now)?;
+            let takes = plan_take(&spread_for(buckets.get(section)?, me), me, *quantity, now)?;
             return Some(Offered::Places(SectionTakes {
                 section: section.clone(),
                 takes,
@@ -235,6 +235,18 @@ pub fn offered(
         })
         .collect::<Option<_>>()?;
     Some(Offered::Seats(seats))
+}
+
+/// `buckets` in the order `me` takes from them: turned to start at a
+/// bucket its id picks, so offers (and hold-ga's buyers, who shuffle)
+/// spread over a section's buckets rather than all take from its first.
+fn spread_for(buckets: &[Bucket], me: &OrderId) -> Vec<Bucket> {
+    let pick = me.as_str().bytes().fold(0usize, |h, b| {
+        h.wrapping_mul(31).wrapping_add(usize::from(b))
+    });
+    let start = pick.checked_rem(buckets.len()).unwrap_or(0);
+    let (before, after) = buckets.split_at(start);
+    after.iter().chain(before).cloned().collect()
 }
 
 /// The indexes of waiting entries that `sections` could fill, each once:

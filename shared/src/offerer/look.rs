@@ -121,17 +121,25 @@ impl Known {
             Offered::Seats(seats) => {
                 let taken = taken_since(app, &event.event_id, seats, now).await?;
                 self.taken.extend(taken);
+                Ok(())
             }
-            Offered::Places(taken) => {
-                let section = &taken.section;
-                let capacity = event.section(section).and_then(|s| s.capacity).unwrap_or(0);
-                let indexes: Vec<u32> = (0..bucket_count(capacity)).collect();
-                let read = app
-                    .store
-                    .read_buckets(&event.event_id, section, &indexes, true);
-                self.buckets.insert(section.clone(), read.await?);
-            }
+            Offered::Places(taken) => self.read_buckets(app, event, &taken.section).await,
         }
+    }
+
+    /// `section`'s buckets read again, strongly consistent.
+    async fn read_buckets(
+        &mut self,
+        app: &App,
+        event: &Event,
+        section: &SectionId,
+    ) -> Result<(), Error> {
+        let capacity = event.section(section).and_then(|s| s.capacity).unwrap_or(0);
+        let indexes: Vec<u32> = (0..bucket_count(capacity)).collect();
+        let read = app
+            .store
+            .read_buckets(&event.event_id, section, &indexes, true);
+        self.buckets.insert(section.clone(), read.await?);
         Ok(())
     }
 }
@@ -170,7 +178,15 @@ async fn offer_from(
         let Some((order, token, offered)) =
             offer_order(app, event, waitlist, &entry, &units, &known, at)?
         else {
-            return Ok(look);
+            // The buckets as the look knows them no longer hold the
+            // places its count of them promised: read them again, as a
+            // lost write would. (Seats always fit their own count.)
+            let OfferUnits::Places { section, .. } = &units else {
+                return Ok(look);
+            };
+            lost += 1;
+            known.read_buckets(app, event, section).await?;
+            continue;
         };
         let write = app
             .store

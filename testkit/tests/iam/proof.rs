@@ -744,7 +744,7 @@ async fn queue_paths(ob: &mut Observer) {
 /// organiser's removal (waitlist-admin) gives them back again. A
 /// join check finds a single's join and offers it the seat; the order
 /// extends unseen by the map, so at the old expiry the tick's offer of
-/// the "lapsed" seats loses and reads them.
+/// the "lapsed" seats to a pair asking for them loses and reads them.
 async fn tick_paths(ob: &mut Observer) {
     let ev = "iam-tick";
     let plan = r#"{"name":"T","sections":[{"sectionId":"S","rows":[{"row":"1","count":3}]},{"sectionId":"G","capacity":5}]}"#;
@@ -783,8 +783,13 @@ async fn tick_paths(ob: &mut Observer) {
         .timestamp_millis();
     let extend = format!("/orders/{order}/extend");
     assert_eq!(ob.run("POST", &extend, &auth, "{}").await.0, 200);
+    // Only the two held seats could fill this entry: the tick tries them.
+    let held = ob
+        .join(ev, "user:held", r#"{"quantity":2,"sectionIds":["S"]}"#)
+        .await;
     let made = ticked(&mut offerer, &offerer_app, ev, lapse).await;
     assert_eq!(made, Some(0), "the held seats are not offered");
+    assert_eq!(ob.as_entry("GET", ev, &held).await["status"], "WAITING");
 }
 
 /// Offers on an event with a buyer limit, each counted in its buyer's
