@@ -70,7 +70,7 @@ FUNCTIONS = sorted(p.stem for p in (ROOT / "functions" / "src" / "bin").glob("*.
 QUEUE_FUNCTIONS = ("queue-admin", "get-queue", "queue-visitors", "admission-keys", "admit-visitors")
 # events/ has a file per route: a function of several routes is timed on
 # this route's (a test holds each to its function's routes).
-TIMED_ROUTE = {"queue-admin": "put-queue", "get-queue": "get-queue", "queue-visitors": "join-queue", "waitlist-admin": "put-waitlist", "waitlist-entries": "entry-status"}
+TIMED_ROUTE = {"queue-admin": "put-queue", "get-queue": "get-queue", "queue-visitors": "join-queue", "waitlist-admin": "put-waitlist", "waitlist-entries": "entry-status", "order-returns": "withdraw-return"}
 # The waitlist's, on EVENT, its waitlist put (armed) before the runs.
 WAITLIST_FUNCTIONS = ("waitlist-admin", "get-waitlist")
 QUEUE_EVENT = "cold-queue"
@@ -353,8 +353,10 @@ def prepare(fn, seats, run_id, i, shared_order):
         return event_payload(fn, event_id=f"cold-ce-{run_id}-{i}")
     if fn == "get-order":
         return event_payload(fn, *shared_order)
-    if fn in ("extend-order", "cancel-order", "best-available", "hold-ga"):
-        order, token = seats.server.order()  # a fresh order per run
+    if fn in ("extend-order", "cancel-order", "best-available", "hold-ga", "order-returns"):
+        # A fresh order per run (order-returns withdraws a seat it never
+        # listed: it reads the order, its listings and the waitlist).
+        order, token = seats.server.order()
         return event_payload(fn, order, token)
     if fn in ("get-seat", PYTHON_FN, "drop-seat", "confirm", "stripe-payment"):
         order, token = seats.server.order()  # a fresh order per run

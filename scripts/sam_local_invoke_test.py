@@ -544,6 +544,12 @@ def order_stages(port):
     # the payment recorded for refund, and a 200 so Stripe stops retrying.
     yield [("stripe-payment", 200, lambda b: b["outcome"] == "not-sold" and b["error"] == "already-completed"
             and b["refund"] is True, resign_stripe_event)]
+    # Returns: the completed order asks to list a seat it did not buy (or no
+    # waitlist takes returns): 409; a withdrawal of what it never listed
+    # answers the order as it stands.
+    yield [("list-returns", 409, lambda b: b["error"] in ("returns-closed", "return-not-owned"))]
+    yield [("withdraw-return", 200, lambda b: b["orderId"] == order["orderId"] and "returns" not in b),
+           ("withdraw-return-ga", 200, lambda b: b["status"] == "COMPLETED")]
     # A second order, cancelled (the first is completed: 409 there).
     (second,) = yield [("create-order", 201, lambda b: b["status"] == "PENDING")]
     if not second:

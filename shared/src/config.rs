@@ -223,6 +223,13 @@ impl Needs {
         draw_secret: true,
         ..Self::STORE
     };
+    /// The returns' routes: the seller's hold token, and its buyer's
+    /// token when the order has a buyer.
+    pub const RETURNS: Self = Self {
+        hold_token_keys: true,
+        buyer_keys: true,
+        ..Self::STORE
+    };
     /// put-queue, get-queue: the draw's commitment and its disclosure.
     pub const QUEUE_READS: Self = Self {
         draw_secret: true,

@@ -68,6 +68,8 @@ error_kinds! {
     WaitlistNotOpen => "waitlist-not-open",
     WaitlistEnded => "waitlist-ended",
     EntryNotFound => "entry-not-found",
+    ReturnsClosed => "returns-closed",
+    ReturnNotOwned => "return-not-owned",
     AdmissionUsed => "admission-used",
     IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
@@ -154,6 +156,10 @@ pub enum Error {
     WaitlistEnded,
     #[error("this waitlist has no entry with this id")]
     EntryNotFound,
+    #[error("returns are closed: the event has no open waitlist taking them now")]
+    ReturnsClosed,
+    #[error("this order does not own what was named, or has listed or resold it already")]
+    ReturnNotOwned,
     #[error(
         "this event sells through its queue: join it, and open orders with the admission it gives"
     )]
@@ -223,6 +229,8 @@ impl Error {
             Error::WaitlistNotOpen { .. } => ErrorKind::WaitlistNotOpen,
             Error::WaitlistEnded => ErrorKind::WaitlistEnded,
             Error::EntryNotFound => ErrorKind::EntryNotFound,
+            Error::ReturnsClosed => ErrorKind::ReturnsClosed,
+            Error::ReturnNotOwned => ErrorKind::ReturnNotOwned,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
             Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,

@@ -69,6 +69,8 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::WaitlistOnly
         | K::WaitlistNotOpen
         | K::WaitlistEnded
+        | K::ReturnsClosed
+        | K::ReturnNotOwned
         | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,

@@ -104,6 +104,8 @@ reasons! {
         "this needs a buyer: send the seller's buyer token in X-Buyer-Token",
     BuyerNotAdmitted => "buyer-not-admitted",
         "the buyer token names another buyer than the one the queue admitted",
+    BuyerNotOrders => "buyer-not-orders",
+        "the buyer token names another buyer than the order's own",
     AdmissionRequired => "admission-required",
         "this event sells through its queue: join it, and open orders with the admission it gives",
     AdmissionVisitorUnknown => "admission-visitor-unknown",

@@ -28,6 +28,7 @@ pub mod queue_counts;
 pub mod queue_life;
 pub mod queue_shards;
 pub mod queue_state;
+pub mod returns;
 mod seat_map;
 pub mod waitlist;
 pub mod waitlist_entry;

@@ -14,6 +14,7 @@
 use serde::Serialize;
 
 use super::buyer::BuyerId;
+use super::returns::{ReturnStatus, ReturnUnit};
 use super::waitlist::{EndReason, EntryStatus};
 use super::{
     EntryId, EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId,
@@ -24,7 +25,7 @@ mod images;
 #[path = "outbox_waitlist.rs"]
 mod waitlist;
 pub use images::{
-    BucketImage, EntryImage, ItemChange, ItemImage, OfferImage, OrderImage, SeatImage,
+    BucketImage, EntryImage, ItemChange, ItemImage, OfferImage, OrderImage, ReturnImage, SeatImage,
     WaitlistImage,
 };
 use waitlist::{entry_facts, offer_facts, waitlist_facts};
@@ -50,6 +51,9 @@ pub enum DetailType {
     WaitlistPurchased,
     WaitlistEnded,
     WaitlistClosed,
+    ReturnListed,
+    ReturnWithdrawn,
+    ReturnReverted,
 }
 
 impl DetailType {
@@ -73,6 +77,9 @@ impl DetailType {
             Self::WaitlistPurchased => "waitlist.purchased",
             Self::WaitlistEnded => "waitlist.ended",
             Self::WaitlistClosed => "waitlist.closed",
+            Self::ReturnListed => "return.listed",
+            Self::ReturnWithdrawn => "return.withdrawn",
+            Self::ReturnReverted => "return.reverted",
         }
     }
 }
@@ -219,6 +226,7 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
             (&new.event_id, waitlist_facts(as_waitlist(old), new))
         }
         (old, Some(ItemImage::Entry(new))) => (&new.event_id, entry_facts(as_entry(old), new)),
+        (old, Some(ItemImage::Return(new))) => (&new.event_id, return_facts(as_return(old), new)),
         // A removed item (an order's TTL, a test's cleanup) changes no state.
         (_, None) => return Vec::new(),
     };
@@ -282,6 +290,38 @@ fn as_entry(image: &Option<ItemImage>) -> Option<&EntryImage> {
         Some(ItemImage::Entry(e)) => Some(e),
         _ => None,
     }
+}
+fn as_return(image: &Option<ItemImage>) -> Option<&ReturnImage> {
+    match image {
+        Some(ItemImage::Return(r)) => Some(r),
+        _ => None,
+    }
+}
+
+/// A listing: listed (a new listing, one listed again, or more places
+/// added: `quantity` is the listing's after the write), withdrawn, or a
+/// revert written. A revert computed as it is read writes nothing, so it
+/// says nothing.
+fn return_facts(old: Option<&ReturnImage>, new: &ReturnImage) -> Vec<Fact> {
+    let kind = match (old.map(|o| (o.status, o.quantity)), new.status) {
+        (Some((ReturnStatus::Listed, q)), ReturnStatus::Listed) if q == new.quantity => {
+            return Vec::new()
+        }
+        (_, ReturnStatus::Listed) => DetailType::ReturnListed,
+        (Some((ReturnStatus::Listed, _)), ReturnStatus::Withdrawn) => DetailType::ReturnWithdrawn,
+        (Some((ReturnStatus::Listed, _)), ReturnStatus::Reverted) => DetailType::ReturnReverted,
+        _ => return Vec::new(),
+    };
+    let (seat, section, quantity) = match &new.unit {
+        ReturnUnit::Seat(seat) => (Some(seat.clone()), None, None),
+        ReturnUnit::Places(section) => (None, Some(section.clone()), Some(new.quantity)),
+    };
+    vec![Fact {
+        seat,
+        section,
+        quantity,
+        ..Fact::of(kind, &new.order_id)
+    }]
 }
 
 /// An order: created, moved to another status, extended, or a further

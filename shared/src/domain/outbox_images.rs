@@ -3,6 +3,7 @@
 
 use crate::domain::buyer::BuyerId;
 use crate::domain::ga::{HeldPlaces, PlaceHold};
+use crate::domain::returns::{ReturnStatus, ReturnUnit};
 use crate::domain::waitlist::{EndReason, EntryStatus};
 use crate::domain::{
     EntryId, EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SeatStatus, SectionId,
@@ -83,6 +84,16 @@ pub struct BucketImage {
     pub sale: Option<(OrderId, Option<PaymentId>)>,
 }
 
+/// A seller's listing (a return) as the stream shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReturnImage {
+    pub event_id: EventId,
+    pub order_id: OrderId,
+    pub unit: ReturnUnit,
+    pub quantity: u32,
+    pub status: ReturnStatus,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ItemImage {
     Order(OrderImage),
@@ -90,6 +101,7 @@ pub enum ItemImage {
     Bucket(BucketImage),
     Waitlist(WaitlistImage),
     Entry(EntryImage),
+    Return(ReturnImage),
 }
 
 /// One stream record: an item's images before and after one write.

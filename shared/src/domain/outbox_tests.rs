@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::domain::ga::{HeldPlaces, PlaceHold};
+use crate::domain::returns::{ReturnStatus, ReturnUnit};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -352,5 +353,62 @@ fn bucket_writes_become_place_events_per_order() -> TestResult {
         vec![],
         "an extension"
     );
+    Ok(())
+}
+
+#[test]
+fn a_listing_says_listed_withdrawn_or_reverted_once() -> TestResult {
+    let listing = |status, quantity| -> Result<ItemImage, crate::error::Error> {
+        Ok(ItemImage::Return(ReturnImage {
+            event_id: EventId::parse("ev")?,
+            order_id: OrderId::parse("o1")?,
+            unit: ReturnUnit::Places(SectionId::parse("F")?),
+            quantity,
+            status,
+        }))
+    };
+    let said = |old: Option<ItemImage>, new: ItemImage| {
+        let change = ItemChange {
+            record_id: "r".into(),
+            at: Millis(5),
+            old,
+            new: Some(new),
+        };
+        state_events(&change)
+            .into_iter()
+            .map(|e| (e.detail_type.as_str(), e.detail.quantity))
+            .collect::<Vec<_>>()
+    };
+    use ReturnStatus::*;
+    let cases = [
+        (None, listing(Listed, 2)?, vec![("return.listed", Some(2))]),
+        // More places added: the listing's quantity now.
+        (
+            Some(listing(Listed, 2)?),
+            listing(Listed, 3)?,
+            vec![("return.listed", Some(3))],
+        ),
+        (
+            Some(listing(Withdrawn, 2)?),
+            listing(Listed, 1)?,
+            vec![("return.listed", Some(1))],
+        ),
+        (
+            Some(listing(Listed, 2)?),
+            listing(Withdrawn, 2)?,
+            vec![("return.withdrawn", Some(2))],
+        ),
+        (
+            Some(listing(Listed, 2)?),
+            listing(Reverted, 2)?,
+            vec![("return.reverted", Some(2))],
+        ),
+        // Nothing changed that an event says.
+        (Some(listing(Listed, 2)?), listing(Listed, 2)?, vec![]),
+        (Some(listing(Withdrawn, 2)?), listing(Withdrawn, 2)?, vec![]),
+    ];
+    for (old, new, want) in cases {
+        assert_eq!(said(old.clone(), new.clone()), want, "{old:?} -> {new:?}");
+    }
     Ok(())
 }

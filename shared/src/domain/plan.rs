@@ -120,6 +120,19 @@ impl Event {
             .find(|section| &section.section_id == id)
     }
 
+    /// Whether the plan has `seat`.
+    pub fn has_seat(&self, seat: &SeatId) -> bool {
+        let Some((row_key, number)) = seat.row_and_number() else {
+            return false;
+        };
+        self.sections.iter().any(|section| {
+            section.rows.iter().any(|row| {
+                SeatId::row_key(&section.section_id, &row.row) == row_key
+                    && (1..=row.count).contains(&number)
+            })
+        })
+    }
+
     /// The places of every general-admission section together.
     pub fn ga_capacity(&self) -> u32 {
         self.sections

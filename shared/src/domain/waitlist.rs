@@ -99,6 +99,10 @@ pub struct Waitlist {
     pub settings: WaitlistSettings,
     pub opened_at: Option<Millis>,
     pub ended_at: Option<Millis>,
+    /// When a put last closed returns early (ended them, or put their
+    /// cutoff in the past) or changed a cutoff that had passed: listings
+    /// made before it have reverted for good (`domain::returns`).
+    pub returns_reverted_at: Option<Millis>,
 }
 
 /// Why a put was refused: a `400` saying what is wrong, or
@@ -214,6 +218,7 @@ pub fn waitlist_after_put(
             settings,
             opened_at: (opens == Opens::Now).then_some(now),
             ended_at: None,
+            returns_reverted_at: None,
         });
     };
     let opens = match put.opens {
@@ -240,8 +245,27 @@ pub fn waitlist_after_put(
     Ok(Waitlist {
         settings,
         opened_at,
+        returns_reverted_at: reverted_by_put(old, settings.returns_close_at, now),
         ..*old
     })
+}
+
+/// When `old`'s listings have reverted once a put sets `returnsCloseAt`
+/// to `close` at `now`: a cutoff that had passed reverted them then (a
+/// later cutoff put since does not bring them back); one ended or put in
+/// the past reverts them now; a cutoff still ahead moved elsewhere ahead
+/// changes nothing.
+fn reverted_by_put(old: &Waitlist, close: Option<Millis>, now: Millis) -> Option<Millis> {
+    let was = old.settings.returns_close_at;
+    let reverted = match was {
+        Some(was) if was <= now => Some(was),
+        Some(_) if close.is_none_or(|close| close <= now) => Some(now),
+        _ => None,
+    };
+    match (old.returns_reverted_at, reverted) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// `value`, if given, within `range`; else a `400` naming `name`.

@@ -482,3 +482,42 @@ fn an_offers_cancel_records_the_first_end_of_its_entry() {
         );
     }
 }
+
+#[test]
+fn a_put_that_closes_returns_reverts_the_listings_made_before_it() {
+    let taking = |close: Option<Millis>| Waitlist {
+        settings: WaitlistSettings {
+            returns_close_at: close,
+            ..first(Opens::Now).settings
+        },
+        ..first(Opens::Now)
+    };
+    let put_close = |close: Option<Millis>| WaitlistPut {
+        returns_close_at: Some(close),
+        ..WaitlistPut::default()
+    };
+    let now = at(50);
+    let reverted =
+        |old: Waitlist, close| match waitlist_after_put(Some(&old), put_close(close), 10, now) {
+            Ok(w) => w.returns_reverted_at,
+            Err(refused) => panic!("{refused:?}"),
+        };
+    // Ended, or put in the past, while ahead: reverted now.
+    assert_eq!(reverted(taking(Some(at(100))), None), Some(now));
+    assert_eq!(reverted(taking(Some(at(100))), Some(at(10))), Some(now));
+    // Moved, still ahead: nothing reverts.
+    assert_eq!(reverted(taking(Some(at(100))), Some(at(200))), None);
+    assert_eq!(reverted(taking(Some(at(100))), Some(at(60))), None);
+    // A cutoff that had passed reverted its listings then, for good.
+    assert_eq!(reverted(taking(Some(at(40))), Some(at(200))), Some(at(40)));
+    // No returns before: nothing to revert.
+    assert_eq!(reverted(taking(None), Some(at(200))), None);
+    // The latest revert stands.
+    let earlier = Waitlist {
+        returns_reverted_at: Some(at(30)),
+        ..taking(Some(at(100)))
+    };
+    assert_eq!(reverted(earlier, None), Some(now));
+    let left_out = waitlist_after_put(Some(&earlier), WaitlistPut::default(), 10, now);
+    assert_eq!(left_out.map(|w| w.returns_reverted_at), Ok(Some(at(30))));
+}

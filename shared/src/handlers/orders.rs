@@ -8,15 +8,15 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{issued, read_own_order};
 use super::cancel::cancel_as_read;
-use super::reads::{no_such_event, places_by_section};
-use super::{GaEntry, Reply};
+use super::reads::no_such_event;
+use super::Reply;
 use crate::auth::{HoldToken, IdempotencyScope, MIN_BARE_IDEMPOTENCY_KEY_LEN, TOKEN_SECRET_BYTES};
 use crate::domain::buyer::{BuyerId, Buyers};
 use crate::domain::queue::ORDERS_PER_ADMISSION;
 use crate::domain::queue_state::QueueState;
 use crate::domain::{
-    extension, holder_deadline, EntryId, EventHead, EventId, Extension, Order, OrderBuyer, OrderId,
-    OrderStatus, PaymentId, SeatId, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
+    extension, holder_deadline, EventHead, EventId, Extension, Order, OrderBuyer, OrderId,
+    OrderStatus, VisitorId, HOLD_SECONDS_RANGE, MAX_USER_ID_LEN,
 };
 use crate::error::Error;
 use crate::http::{json, json_body, path_param};
@@ -349,58 +349,11 @@ fn admitted_opening(
 
 // ----- get-order ------------------------------------------------------------
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OrderReply<'a> {
-    order_id: &'a OrderId,
-    event_id: &'a EventId,
-    status: OrderStatus,
-    expires_at: String,
-    created_at: String,
-    seats: &'a [SeatId],
-    ga: &'a [GaEntry],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    payment_id: Option<&'a PaymentId>,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    refund_payment_ids: &'a [PaymentId],
-    /// The queue visitor whose admission opened it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    visitor_id: Option<&'a VisitorId>,
-    /// Its buyer: on an event with a buyer limit, and on a waitlist's offer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    buyer_id: Option<&'a str>,
-    /// The waitlist entry it was offered to, if it is an offer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    waitlist_entry_id: Option<&'a EntryId>,
-}
-
 /// `GET /orders/{orderId}`
 pub async fn get_order(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let (stored, _) = read_own_order(app, req, &order_id).await?;
-    let order = &stored.order;
-    let ga = places_by_section(app, order).await?;
-    Ok(json(
-        StatusCode::OK,
-        &OrderReply {
-            order_id: &order.order_id,
-            event_id: &order.event_id,
-            status: order.effective_status(crate::world::now()),
-            expires_at: order.expires_at.to_rfc3339(),
-            created_at: order.created_at.to_rfc3339(),
-            seats: &order.seats,
-            ga: &ga,
-            payment_id: order.payment_id.as_ref(),
-            refund_payment_ids: &order.refund_payment_ids,
-            visitor_id: order.visitor_id.as_ref(),
-            buyer_id: order
-                .buyer
-                .as_ref()
-                .map(|b| b.buyer_id.as_str())
-                .or(order.offer.as_ref().map(|o| o.buyer_id.as_str())),
-            waitlist_entry_id: order.offer.as_ref().map(|o| &o.entry_id),
-        },
-    ))
+    super::order_view::order_reply(app, &stored, crate::world::now()).await
 }
 
 // ----- extend-order ---------------------------------------------------------

@@ -339,6 +339,63 @@ pub const WAITLIST_ENTRIES: Function = http(
     ],
 );
 
+/// A buyer's returns to the waitlist: list, and withdraw a seat's or a
+/// section's listing.
+pub const ORDER_RETURNS: Function = http(
+    "order-returns",
+    Needs::RETURNS,
+    &[
+        Route {
+            name: "list-returns",
+            method: "POST",
+            path: "/orders/{orderId}/returns",
+            errors: &[
+                E::Unauthorized,
+                E::BuyerTokenRequired,
+                E::BuyerTokenInvalid,
+                E::OrderNotFound,
+                E::SeatNotFound,
+                E::SectionNotFound,
+                E::ReturnsClosed,
+                E::ReturnNotOwned,
+                TOO_LARGE,
+                NOT_ALLOWED,
+            ],
+            handler: handler!(handlers::returns::list_returns),
+        },
+        Route {
+            name: "withdraw-return",
+            method: "DELETE",
+            path: "/orders/{orderId}/returns/{seatId}",
+            errors: &[
+                E::Unauthorized,
+                E::BuyerTokenRequired,
+                E::BuyerTokenInvalid,
+                E::OrderNotFound,
+                E::SeatNotFound,
+                E::ReturnNotOwned,
+                NOT_ALLOWED,
+            ],
+            handler: handler!(handlers::returns::withdraw_seat),
+        },
+        Route {
+            name: "withdraw-return-ga",
+            method: "DELETE",
+            path: "/orders/{orderId}/returns/ga/{sectionId}",
+            errors: &[
+                E::Unauthorized,
+                E::BuyerTokenRequired,
+                E::BuyerTokenInvalid,
+                E::OrderNotFound,
+                E::SectionNotFound,
+                E::ReturnNotOwned,
+                NOT_ALLOWED,
+            ],
+            handler: handler!(handlers::returns::withdraw_places),
+        },
+    ],
+);
+
 pub const GET_WAITLIST: Function = http(
     "get-waitlist",
     Needs::STORE,
@@ -496,6 +553,7 @@ pub const FUNCTIONS: &[&Function] = &[
     &GET_WAITLIST,
     &WAITLIST_ENTRIES,
     &OFFER_WAITLISTS,
+    &ORDER_RETURNS,
 ];
 
 const fn http(name: &'static str, needs: Needs, routes: &'static [Route]) -> Function {

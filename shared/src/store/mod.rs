@@ -89,6 +89,7 @@ mod projector;
 mod queue;
 mod queue_counts;
 mod registry;
+mod returns;
 mod schema;
 mod seat_map;
 mod seeding;
@@ -123,6 +124,7 @@ pub use items::order::{
 };
 pub use items::positions::positions_copy_keys;
 pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
+pub use items::returns::RETURN_ATTRIBUTES;
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
 pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};
 pub use items::visitor::{
@@ -345,6 +347,18 @@ impl Store {
             .await
             .map_err(|e| sdk_error("GetItem", e))?;
         Ok(out.item)
+    }
+
+    /// One UpdateItem of `key` under `expression`: whether its condition
+    /// held (`false`: the item moved; throttling and outages are errors).
+    async fn update_if(&self, key: Item, expression: Expression) -> Result<bool, Error> {
+        let request = self
+            .client
+            .update_item()
+            .table_name(&*self.table)
+            .set_key(Some(key));
+        let sent = expression.on_update_item(request).send().await;
+        errors::conditional(sent, "UpdateItem")
     }
 
     pub(super) fn update(&self, key: Item) -> aws_sdk_dynamodb::types::builders::UpdateBuilder {

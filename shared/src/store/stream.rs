@@ -7,6 +7,7 @@ use super::errors::StoreError;
 use super::items::bucket::{parse_bucket, GA_PK_PREFIX, SALE_ORDER_ID, SALE_PAYMENT_ID};
 use super::items::entry::{parse_entry, ENTRY_PK_PREFIX, ENTRY_TIMES};
 use super::items::order::{parse_order, ORDER_PK_PREFIX};
+use super::items::returns::{parse_listing, RETURN_ORDER_ID, RETURN_PK_PREFIX};
 use super::items::seat::{parse_seat, SEAT_PK_PREFIX};
 use super::items::waitlist::{is_copy_pk, parse_waitlist, WAITLIST_PK_PREFIX, WAITLIST_TIMES};
 use super::schema::{CHANGED_AT, CREATED_AT, EVENT_ID, PAYMENT_ID, PK, SECTION_ID};
@@ -16,7 +17,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::Value;
 
 use crate::domain::outbox::{
-    BucketImage, EntryImage, ItemChange, ItemImage, OfferImage, OrderImage, SeatImage,
+    BucketImage, EntryImage, ItemChange, ItemImage, OfferImage, OrderImage, ReturnImage, SeatImage,
     WaitlistImage,
 };
 
@@ -64,6 +65,8 @@ pub fn item_change(record: &Value, now: Millis) -> Result<Option<ItemChange>, Re
         (waitlist_image, &WAITLIST_TIMES)
     } else if pk.starts_with(ENTRY_PK_PREFIX) {
         (entry_image, &ENTRY_TIMES)
+    } else if pk.starts_with(RETURN_PK_PREFIX) {
+        (return_image, &[])
     } else {
         return Ok(None);
     };
@@ -139,6 +142,18 @@ fn waitlist_image(item: &Item) -> Result<ItemImage, StoreError> {
         generation: stored.waitlist.generation,
         opened: stored.waitlist.opened_at.is_some(),
         ended: stored.waitlist.ended_at.is_some(),
+    }))
+}
+
+fn return_image(item: &Item) -> Result<ItemImage, StoreError> {
+    let listing = parse_listing(item)?;
+    let f = Fields::new(item);
+    Ok(ItemImage::Return(ReturnImage {
+        event_id: f.id(EVENT_ID, EventId::parse)?,
+        order_id: f.id(RETURN_ORDER_ID, OrderId::parse)?,
+        unit: listing.unit,
+        quantity: listing.quantity,
+        status: listing.status,
     }))
 }
 

@@ -105,3 +105,24 @@ fn create_orders_order_write_names_a_new_orders_attributes() {
     );
     assert_eq!(named, want);
 }
+
+/// order-returns may write a listing with only the attributes a listing
+/// has (`store::RETURN_ATTRIBUTES`, itself held to the writes), and the
+/// seller's order only to mark it as having listings.
+#[test]
+fn listing_writes_are_limited_to_a_listings_attributes() {
+    let (named, want) = attribute_grant(
+        "order-returns",
+        "dynamodb:UpdateItem",
+        "RETURN#*",
+        &shared::store::RETURN_ATTRIBUTES,
+    );
+    assert_eq!(named, want);
+    let (named, want) = attribute_grant(
+        "order-returns",
+        "dynamodb:UpdateItem",
+        "ORDER#*",
+        &["PK", "SK", "hasReturns", "status"],
+    );
+    assert_eq!(named, want);
+}

@@ -458,6 +458,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
 
     queue_paths(&mut ob).await;
     waitlist_paths(&mut ob, ev).await;
+    returns_paths(&mut ob).await;
 
     // An event create-event leaves to the sweep (202), which the sweep finishes.
     ob.app.config.create_event_budget_ms = 0;
@@ -646,6 +647,53 @@ async fn decline_then_remove(ob: &mut Observer, ev: &str, joined: &[serde_json::
     let declined = ob.as_entry("DELETE", ev, &joined[0]).await;
     assert_eq!(declined["reason"], "declined", "{declined}");
     ob.remove(ev, &joined[1]).await;
+}
+
+/// Returns (order-returns): a buyer's completed order of a seat and
+/// places; refused while no waitlist takes returns; listed (the seat and
+/// the places), read back (get-order reads its listings), withdrawn.
+async fn returns_paths(ob: &mut Observer) {
+    let ev = "iam-returns";
+    let plan = r#"{"name":"R","sections":[{"sectionId":"S","rows":[{"row":"1","count":2}]},{"sectionId":"G","capacity":5}]}"#;
+    let (order, auth) = ob.holding(ev, plan, &["S-1-1"]).await;
+    let auth = [("authorization", auth.as_str())];
+    let places = format!("/orders/{order}/ga/G");
+    assert_eq!(
+        ob.run("PUT", &places, &auth, r#"{"quantity":2}"#).await.0,
+        200
+    );
+    let pay = serde_json::json!({"orderId": order, "paymentId": "pi_returns", "seats": ["S-1-1"], "ga": [{"sectionId": "G", "quantity": 2}]}).to_string();
+    let confirm = format!("/orders/{order}/confirm");
+    assert_eq!(
+        ob.run("POST", &confirm, &as_refs(&signed(&pay)), &pay)
+            .await
+            .0,
+        200
+    );
+    let returns = format!("/orders/{order}/returns");
+    let ask = r#"{"seats":["S-1-1"],"ga":[{"sectionId":"G","quantity":2}]}"#;
+    assert_eq!(
+        ob.run("POST", &returns, &auth, ask).await.0,
+        409,
+        "no waitlist"
+    );
+    let close = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+    let put = serde_json::json!({"opens": "now", "returnsCloseAt": close}).to_string();
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}/waitlist"), &[], &put)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(ob.run("POST", &returns, &auth, ask).await.0, 200);
+    let (_, read) = ob.run("GET", &format!("/orders/{order}"), &auth, "").await;
+    assert_eq!(read["returns"][0]["status"], "LISTED", "{read}");
+    for unit in ["S-1-1", "ga/G"] {
+        let (status, left) = ob
+            .run("DELETE", &format!("{returns}/{unit}"), &auth, "")
+            .await;
+        assert_eq!(status, 200, "{left}");
+    }
 }
 
 /// The queue's functions over their paths: put (new, again, refused),

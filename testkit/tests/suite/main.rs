@@ -33,6 +33,7 @@ mod queue;
 mod queue_flood;
 mod queue_races;
 mod retry_safe;
+mod returns;
 mod round_trips;
 mod samples;
 mod seat_map;

@@ -242,6 +242,24 @@ async fn every_event_file_runs_through_its_handler() {
         (409, Some("order-not-cancellable")),
         "a completed order: {body}"
     );
+    // Returns: a seat it did not buy (A-1-1), with no waitlist taking
+    // returns: 409; a withdrawal of what it never listed answers the order
+    // as it stands.
+    let (status, body) = run_event(&app, "list-returns", &real).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("returns-closed")),
+        "{body}"
+    );
+    let seat_withdrawn = run_event(&app, "withdraw-return", &real).await;
+    let places_withdrawn = run_event(&app, "withdraw-return-ga", &real).await;
+    for (status, body) in [seat_withdrawn, places_withdrawn] {
+        assert_eq!(
+            (status, &body["status"], body.get("returns")),
+            (200, &"COMPLETED".into(), None),
+            "{body}"
+        );
+    }
 
     // The queue's files: put (open since the sample's past opening),
     // read, its draw list (get-queue's other GET), a join (admitted on the

@@ -33,6 +33,8 @@ pub struct StoredOrder {
     pub order: Order,
     pub version: i64,
     pub keyed_blocks: HashMap<IdempotencyKey, KeyedBlock>,
+    /// It has listings (returns) to read.
+    pub has_returns: bool,
 }
 
 /// A string set's members, sorted.
@@ -113,6 +115,10 @@ pub(crate) fn parse_order(item: &Item) -> Result<StoredOrder, StoreError> {
         order,
         version: f.opt_i64(VERSION)?.unwrap_or(0),
         keyed_blocks: parse_keyed_blocks(item)?,
+        has_returns: item
+            .get(crate::store::items::returns::HAS_RETURNS)
+            .and_then(|v| v.as_bool().ok())
+            .is_some_and(|marked| *marked),
     })
 }
 

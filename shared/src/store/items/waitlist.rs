@@ -55,6 +55,8 @@ const OFFER_SECONDS: &str = "offerSeconds";
 const MAX_QUANTITY: &str = "maxQuantity";
 /// Absent: no returns.
 const RETURNS_CLOSE_AT: &str = "returnsCloseAt";
+/// When returns last closed early: listings before it have reverted.
+const RETURNS_REVERTED_AT: &str = "returnsRevertedAt";
 /// Absent: not open yet.
 const OPENED_AT: &str = "openedAt";
 /// Absent: not deleted.
@@ -91,6 +93,7 @@ pub(in crate::store) fn waitlist_item(
         (RETURNS_CLOSE_AT, settings.returns_close_at),
         (OPENED_AT, waitlist.opened_at),
         (ENDED_AT, waitlist.ended_at),
+        (RETURNS_REVERTED_AT, waitlist.returns_reverted_at),
     ];
     item.extend(
         times
@@ -119,6 +122,7 @@ pub(in crate::store) fn parse_waitlist(item: &Item) -> Result<StoredWaitlist, St
             },
             opened_at: at(OPENED_AT)?,
             ended_at: at(ENDED_AT)?,
+            returns_reverted_at: at(RETURNS_REVERTED_AT)?,
         },
         version: f.i64(VERSION)?,
     })
@@ -138,6 +142,20 @@ pub(in crate::store) fn offering(generation: u64) -> crate::store::expression::E
     .name("#openedAt", OPENED_AT)
     .name("#endedAt", ENDED_AT)
     .value(":generation", n(generation))
+}
+
+/// A listing's check on the waitlist's main item: still generation
+/// `generation`, open, not deleted, and taking returns after `now`.
+pub(in crate::store) fn taking_returns(
+    generation: u64,
+    now: Millis,
+) -> crate::store::expression::Expression {
+    offering(generation)
+        .and(crate::store::expression::Expression::condition(
+            "#returnsCloseAt > :now",
+        ))
+        .name("#returnsCloseAt", RETURNS_CLOSE_AT)
+        .value(":now", n(now.0))
 }
 
 /// The waitlist item as it was read (a whole-item write's condition).

@@ -1,0 +1,254 @@
+//! Returns to the waitlist (API.md, "Returns"), pure: what a buyer may
+//! list, what a listing reads as, and what a withdrawal does. A listing is
+//! one item per seat, or per general-admission section (its quantity), of
+//! the seller's order; it stays sold to its owner until resold. Its status
+//! is computed where no write is needed: a listing whose generation is no
+//! longer the open one, or whose cutoff has passed, reads `REVERTED`.
+
+use super::waitlist::{Waitlist, WaitlistStatus};
+use super::{Millis, Order, OrderStatus, SeatId, SectionId};
+
+/// What one listing returns.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReturnUnit {
+    Seat(SeatId),
+    /// Places of a general-admission section (the listing's quantity).
+    Places(SectionId),
+}
+
+/// Marks a section's listing among an order's listings: a seat id never
+/// holds a `:` (API.md, "Conventions").
+const PLACES_PREFIX: &str = "ga:";
+
+impl ReturnUnit {
+    /// The unit as its listing's key names it.
+    pub fn key(&self) -> String {
+        match self {
+            ReturnUnit::Seat(seat) => seat.as_str().to_owned(),
+            ReturnUnit::Places(section) => format!("{PLACES_PREFIX}{section}"),
+        }
+    }
+
+    /// The unit a listing's key names.
+    pub fn from_key(key: &str) -> Option<Self> {
+        match key.strip_prefix(PLACES_PREFIX) {
+            Some(section) => SectionId::parse(section).ok().map(ReturnUnit::Places),
+            None => SeatId::parse(key).ok().map(ReturnUnit::Seat),
+        }
+    }
+}
+
+/// A listing's stored status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReturnStatus {
+    Listed,
+    Resold,
+    Withdrawn,
+    Reverted,
+}
+
+impl ReturnStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Listed => "LISTED",
+            Self::Resold => "RESOLD",
+            Self::Withdrawn => "WITHDRAWN",
+            Self::Reverted => "REVERTED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Listed, Self::Resold, Self::Withdrawn, Self::Reverted]
+            .into_iter()
+            .find(|status| status.as_str() == s)
+    }
+}
+
+/// One listing of a seller's order, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub unit: ReturnUnit,
+    /// 1 for a seat; the places listed for a section.
+    pub quantity: u32,
+    pub status: ReturnStatus,
+    /// The waitlist generation it was listed under.
+    pub generation: u64,
+    pub listed_at: Millis,
+    /// The waitlist's `returnsCloseAt` when it was listed: its cutoff.
+    pub closes_at: Millis,
+    /// Its item's version, which every write of it is conditioned on.
+    pub version: u64,
+}
+
+impl Listing {
+    /// Its status at `now` with `waitlist` as it stands (`None`: none, or
+    /// deleted for good): a `LISTED` one reads `REVERTED` once its
+    /// generation has ended or been replaced, its cutoff (the earlier of
+    /// its own and the waitlist's current `returnsCloseAt`) has passed, or
+    /// a put closed returns after it was listed (a later cutoff put since
+    /// does not bring it back).
+    pub fn status_at(&self, waitlist: Option<&Waitlist>, now: Millis) -> ReturnStatus {
+        if self.status != ReturnStatus::Listed {
+            return self.status;
+        }
+        let Some(waitlist) = waitlist else {
+            return ReturnStatus::Reverted;
+        };
+        let reverted_since = waitlist
+            .returns_reverted_at
+            .is_some_and(|at| self.listed_at < at);
+        match returns_close_at(waitlist, self.generation) {
+            Some(close) if now < close.min(self.closes_at) && !reverted_since => {
+                ReturnStatus::Listed
+            }
+            _ => ReturnStatus::Reverted,
+        }
+    }
+}
+
+/// When `waitlist` stops taking and keeping returns of `generation`: its
+/// `returnsCloseAt` while it is that generation and open.
+fn returns_close_at(waitlist: &Waitlist, generation: u64) -> Option<Millis> {
+    (waitlist.generation == generation && waitlist.status() == WaitlistStatus::Open)
+        .then_some(waitlist.settings.returns_close_at)
+        .flatten()
+}
+
+/// What a buyer asks to list: seats, and places per section.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReturnRequest {
+    pub seats: Vec<SeatId>,
+    pub places: Vec<(SectionId, u32)>,
+}
+
+/// Why a listing is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListRefusal {
+    /// No open waitlist, or at or after its `returnsCloseAt`.
+    Closed,
+    /// A unit the order does not own, or one listed or resold now.
+    NotOwned,
+}
+
+/// One listing to write: its unit, its quantity after the write, and the
+/// version of the item it replaces (`None`: a new item).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingWrite {
+    pub unit: ReturnUnit,
+    pub quantity: u32,
+    pub replaces: Option<u64>,
+}
+
+/// The listings `request` makes of `order` (its `listings` as read), with
+/// `waitlist` as it stands at `now`, or why not. A seat must be one the
+/// order bought and not listed or resold now; a section's places at most
+/// what the order bought there less what it has resold or listed now (a
+/// listing asking for more places of a section adds to its listing).
+pub fn plan_listings(
+    order: &Order,
+    listings: &[Listing],
+    request: &ReturnRequest,
+    waitlist: Option<&Waitlist>,
+    now: Millis,
+) -> Result<(u64, Vec<ListingWrite>), ListRefusal> {
+    let generation = match waitlist {
+        Some(w) if returns_close_at(w, w.generation).is_some_and(|close| now < close) => {
+            w.generation
+        }
+        _ => return Err(ListRefusal::Closed),
+    };
+    if order.status != OrderStatus::Completed {
+        return Err(ListRefusal::NotOwned);
+    }
+    let current = |unit: &ReturnUnit| listings.iter().find(|l| &l.unit == unit);
+    let mut writes = Vec::new();
+    for seat in &request.seats {
+        let unit = ReturnUnit::Seat(seat.clone());
+        let listing = current(&unit);
+        let taken = listing.map_or(0, |l| held_back(l, waitlist, now));
+        if !order.seats.contains(seat) || taken > 0 {
+            return Err(ListRefusal::NotOwned);
+        }
+        let replaces = listing.map(|l| l.version);
+        writes.push(ListingWrite {
+            unit,
+            quantity: 1,
+            replaces,
+        });
+    }
+    for (section, quantity) in &request.places {
+        let unit = ReturnUnit::Places(section.clone());
+        // A section's resales are listings of their own beside it.
+        let listing = listings
+            .iter()
+            .find(|l| l.unit == unit && l.status != ReturnStatus::Resold);
+        let bought: u32 = order
+            .places
+            .iter()
+            .filter(|p| &p.section == section)
+            .map(|p| p.quantity)
+            .sum();
+        let resold = resold_places(listings, section);
+        let listed = listing.map_or(0, |l| held_back(l, waitlist, now));
+        let total = listed.saturating_add(*quantity);
+        if total.saturating_add(resold) > bought {
+            return Err(ListRefusal::NotOwned);
+        }
+        let replaces = listing.map(|l| l.version);
+        writes.push(ListingWrite {
+            unit,
+            quantity: total,
+            replaces,
+        });
+    }
+    Ok((generation, writes))
+}
+
+/// What `listing` keeps from being listed again at `now`: its quantity
+/// while it reads `LISTED` or `RESOLD`, else nothing.
+fn held_back(listing: &Listing, waitlist: Option<&Waitlist>, now: Millis) -> u32 {
+    match listing.status_at(waitlist, now) {
+        ReturnStatus::Listed | ReturnStatus::Resold => listing.quantity,
+        ReturnStatus::Withdrawn | ReturnStatus::Reverted => 0,
+    }
+}
+
+/// The places of `section` the order has resold (each resale is its own
+/// `RESOLD` listing item, beside the section's listing).
+fn resold_places(listings: &[Listing], section: &SectionId) -> u32 {
+    listings
+        .iter()
+        .filter(|l| l.status == ReturnStatus::Resold)
+        .filter(|l| matches!(&l.unit, ReturnUnit::Places(s) if s == section))
+        .map(|l| l.quantity)
+        .sum()
+}
+
+/// What a withdrawal of `unit` does, given its listing as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Withdrawal {
+    /// It reads `LISTED`: written `WITHDRAWN` over the version read.
+    Withdraw { version: u64 },
+    /// Nothing to withdraw (never listed, withdrawn or reverted already):
+    /// the order as it stands.
+    Unchanged,
+    /// Resold: the order no longer owns it (`409 return-not-owned`).
+    Resold,
+}
+
+/// The withdrawal of `listing` (`None`: never listed) at `now`.
+pub fn plan_withdrawal(
+    listing: Option<&Listing>,
+    waitlist: Option<&Waitlist>,
+    now: Millis,
+) -> Withdrawal {
+    match listing.map(|l| (l, l.status_at(waitlist, now))) {
+        Some((l, ReturnStatus::Listed)) => Withdrawal::Withdraw { version: l.version },
+        Some((_, ReturnStatus::Resold)) => Withdrawal::Resold,
+        _ => Withdrawal::Unchanged,
+    }
+}
+
+#[cfg(test)]
+#[path = "returns_tests.rs"]
+mod tests;

@@ -1,0 +1,279 @@
+//! Unit tests of `domain::returns`.
+
+use super::*;
+use crate::domain::ga::HeldPlaces;
+use crate::domain::waitlist::{Opens, WaitlistSettings};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const CLOSE: i64 = 100_000;
+
+fn waitlist(generation: u64, returns_close_at: Option<i64>, ended: bool) -> Waitlist {
+    Waitlist {
+        generation,
+        settings: WaitlistSettings {
+            opens: Opens::Now,
+            offer_seconds: 600,
+            max_quantity: 4,
+            returns_close_at: returns_close_at.map(Millis),
+        },
+        opened_at: Some(Millis(0)),
+        ended_at: ended.then_some(Millis(50_000)),
+        returns_reverted_at: None,
+    }
+}
+
+/// A completed order of seats A-1-1 and A-1-2 and 3 places of F.
+fn bought() -> Result<Order, Box<dyn std::error::Error>> {
+    let mut order = crate::domain::tests::pending(&["A-1-1", "A-1-2"], Millis(0))?;
+    order.status = OrderStatus::Completed;
+    order.places = vec![
+        HeldPlaces {
+            section: SectionId::parse("F")?,
+            bucket: 0,
+            quantity: 2,
+        },
+        HeldPlaces {
+            section: SectionId::parse("F")?,
+            bucket: 3,
+            quantity: 1,
+        },
+    ];
+    Ok(order)
+}
+
+fn listing(unit: ReturnUnit, quantity: u32, status: ReturnStatus) -> Listing {
+    Listing {
+        unit,
+        quantity,
+        status,
+        generation: 2,
+        listed_at: Millis(1_000),
+        closes_at: Millis(CLOSE),
+        version: 4,
+    }
+}
+
+fn seat(id: &str) -> Result<ReturnUnit, Box<dyn std::error::Error>> {
+    Ok(ReturnUnit::Seat(SeatId::parse(id)?))
+}
+
+fn places(section: &str) -> Result<ReturnUnit, Box<dyn std::error::Error>> {
+    Ok(ReturnUnit::Places(SectionId::parse(section)?))
+}
+
+#[test]
+fn a_unit_is_named_by_its_key() -> TestResult {
+    for unit in [seat("A-1-1")?, places("F")?] {
+        assert_eq!(ReturnUnit::from_key(&unit.key()), Some(unit));
+    }
+    assert_eq!(places("F")?.key(), "ga:F");
+    assert_eq!(ReturnUnit::from_key("ga:"), None);
+    Ok(())
+}
+
+#[test]
+fn a_listing_reverts_at_its_cutoff_or_when_its_generation_ends() -> TestResult {
+    let listed = listing(seat("A-1-1")?, 1, ReturnStatus::Listed);
+    let open = waitlist(2, Some(CLOSE), false);
+    let cases = [
+        (Some(&open), CLOSE - 1, ReturnStatus::Listed),
+        (Some(&open), CLOSE, ReturnStatus::Reverted),
+        (None, 10, ReturnStatus::Reverted),
+    ];
+    for (w, now, want) in cases {
+        assert_eq!(listed.status_at(w, Millis(now)), want, "{now}");
+    }
+    let deleted = waitlist(2, Some(CLOSE), true);
+    let next = waitlist(3, Some(CLOSE), false);
+    let ended = waitlist(2, None, false);
+    let earlier = waitlist(2, Some(5_000), false);
+    let later = waitlist(2, Some(CLOSE * 2), false);
+    for (w, want) in [
+        (&deleted, ReturnStatus::Reverted),
+        (&next, ReturnStatus::Reverted),
+        (&ended, ReturnStatus::Reverted),
+        (&earlier, ReturnStatus::Reverted),
+        // A later cutoff put since keeps the listing's own.
+        (&later, ReturnStatus::Listed),
+    ] {
+        assert_eq!(listed.status_at(Some(w), Millis(10_000)), want, "{w:?}");
+    }
+    assert_eq!(
+        listed.status_at(Some(&later), Millis(CLOSE)),
+        ReturnStatus::Reverted
+    );
+    // A put that closed returns after it was listed reverted it for good;
+    // one listed after such a put is not.
+    let closed_since = Waitlist {
+        returns_reverted_at: Some(Millis(2_000)),
+        ..later
+    };
+    assert_eq!(
+        listed.status_at(Some(&closed_since), Millis(10_000)),
+        ReturnStatus::Reverted
+    );
+    let relisted = Listing {
+        listed_at: Millis(3_000),
+        ..listed.clone()
+    };
+    assert_eq!(
+        relisted.status_at(Some(&closed_since), Millis(10_000)),
+        ReturnStatus::Listed
+    );
+    // Other statuses are as stored.
+    let resold = listing(seat("A-1-1")?, 1, ReturnStatus::Resold);
+    assert_eq!(resold.status_at(None, Millis(0)), ReturnStatus::Resold);
+    Ok(())
+}
+
+#[test]
+fn only_what_the_order_owns_and_has_not_listed_is_listed() -> TestResult {
+    let order = bought()?;
+    let open = waitlist(2, Some(CLOSE), false);
+    let now = Millis(10_000);
+    let ask = |seats: &[&str],
+               places: &[(&str, u32)]|
+     -> Result<ReturnRequest, Box<dyn std::error::Error>> {
+        Ok(ReturnRequest {
+            seats: seats
+                .iter()
+                .map(|s| SeatId::parse(s))
+                .collect::<Result<_, _>>()?,
+            places: places
+                .iter()
+                .map(|(s, q)| SectionId::parse(s).map(|s| (s, *q)))
+                .collect::<Result<_, _>>()?,
+        })
+    };
+    // A new seat listing, and places added to a section's listing.
+    let listings = [listing(places("F")?, 1, ReturnStatus::Listed)];
+    let (generation, writes) = plan_listings(
+        &order,
+        &listings,
+        &ask(&["A-1-2"], &[("F", 2)])?,
+        Some(&open),
+        now,
+    )
+    .map_err(|r| format!("{r:?}"))?;
+    assert_eq!(generation, 2);
+    assert_eq!(
+        writes,
+        [
+            ListingWrite {
+                unit: seat("A-1-2")?,
+                quantity: 1,
+                replaces: None
+            },
+            ListingWrite {
+                unit: places("F")?,
+                quantity: 3,
+                replaces: Some(4)
+            },
+        ]
+    );
+    let refused =
+        |order: &Order, listings: &[Listing], request: ReturnRequest, w: Option<&Waitlist>| {
+            plan_listings(order, listings, &request, w, now).err()
+        };
+    let not_owned = Some(ListRefusal::NotOwned);
+    // A seat it did not buy; one listed now; one resold; too many places
+    // (three bought, one resold).
+    assert_eq!(
+        refused(&order, &[], ask(&["A-1-3"], &[])?, Some(&open)),
+        not_owned
+    );
+    let listed = [listing(seat("A-1-1")?, 1, ReturnStatus::Listed)];
+    assert_eq!(
+        refused(&order, &listed, ask(&["A-1-1"], &[])?, Some(&open)),
+        not_owned
+    );
+    let resold = [listing(seat("A-1-1")?, 1, ReturnStatus::Resold)];
+    assert_eq!(
+        refused(&order, &resold, ask(&["A-1-1"], &[])?, Some(&open)),
+        not_owned
+    );
+    let one_resold = [listing(places("F")?, 1, ReturnStatus::Resold)];
+    assert_eq!(
+        refused(&order, &one_resold, ask(&[], &[("F", 3)])?, Some(&open)),
+        not_owned
+    );
+    assert!(refused(&order, &one_resold, ask(&[], &[("F", 2)])?, Some(&open)).is_none());
+    // Withdrawn, or reverted (another generation), may be listed again.
+    for status in [ReturnStatus::Withdrawn, ReturnStatus::Reverted] {
+        let again = [listing(seat("A-1-1")?, 1, status)];
+        assert!(refused(&order, &again, ask(&["A-1-1"], &[])?, Some(&open)).is_none());
+    }
+    let next = waitlist(3, Some(CLOSE), false);
+    assert!(refused(&order, &listed, ask(&["A-1-1"], &[])?, Some(&next)).is_none());
+    // A pending order owns nothing yet.
+    let mut pending = order.clone();
+    pending.status = OrderStatus::Pending;
+    assert_eq!(
+        refused(&pending, &[], ask(&["A-1-1"], &[])?, Some(&open)),
+        not_owned
+    );
+    // Returns closed: no waitlist, none open, none taking returns, past
+    // the cutoff.
+    let closed = Some(ListRefusal::Closed);
+    let armed = Waitlist {
+        opened_at: None,
+        ..open
+    };
+    for w in [
+        None,
+        Some(&armed),
+        Some(&waitlist(2, None, false)),
+        Some(&waitlist(2, Some(CLOSE), true)),
+    ] {
+        assert_eq!(
+            refused(&order, &[], ask(&["A-1-1"], &[])?, w),
+            closed,
+            "{w:?}"
+        );
+    }
+    assert_eq!(
+        plan_listings(
+            &order,
+            &[],
+            &ask(&["A-1-1"], &[])?,
+            Some(&open),
+            Millis(CLOSE)
+        )
+        .err(),
+        closed
+    );
+    Ok(())
+}
+
+#[test]
+fn a_withdrawal_withdraws_only_what_reads_listed() -> TestResult {
+    let open = waitlist(2, Some(CLOSE), false);
+    let now = Millis(10_000);
+    let section = places("F")?;
+    let of = |status| listing(section.clone(), 2, status);
+    assert_eq!(
+        plan_withdrawal(Some(&of(ReturnStatus::Listed)), Some(&open), now),
+        Withdrawal::Withdraw { version: 4 }
+    );
+    assert_eq!(
+        plan_withdrawal(Some(&of(ReturnStatus::Resold)), Some(&open), now),
+        Withdrawal::Resold
+    );
+    for listing in [
+        Some(of(ReturnStatus::Withdrawn)),
+        Some(of(ReturnStatus::Reverted)),
+        None,
+    ] {
+        assert_eq!(
+            plan_withdrawal(listing.as_ref(), Some(&open), now),
+            Withdrawal::Unchanged
+        );
+    }
+    // Past its cutoff it has reverted: nothing to withdraw.
+    assert_eq!(
+        plan_withdrawal(Some(&of(ReturnStatus::Listed)), Some(&open), Millis(CLOSE)),
+        Withdrawal::Unchanged
+    );
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! An order as get-order answers it, and the routes that answer with it
+//! (the returns' routes): its holds or purchase, its buyer and offer, and
+//! a seller's listings with their status at read time.
+
+use lambda_http::http::StatusCode;
+use serde::Serialize;
+
+use super::reads::places_by_section;
+use super::{GaEntry, Reply};
+use crate::domain::returns::{Listing, ReturnUnit};
+use crate::domain::waitlist::Waitlist;
+use crate::domain::{
+    EntryId, EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SectionId, VisitorId,
+};
+use crate::http::json;
+use crate::store::StoredOrder;
+use crate::App;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OrderReply<'a> {
+    order_id: &'a OrderId,
+    event_id: &'a EventId,
+    status: OrderStatus,
+    expires_at: String,
+    created_at: String,
+    seats: &'a [SeatId],
+    ga: &'a [GaEntry],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payment_id: Option<&'a PaymentId>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    refund_payment_ids: &'a [PaymentId],
+    /// The queue visitor whose admission opened it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    visitor_id: Option<&'a VisitorId>,
+    /// Its buyer: on an event with a buyer limit, and on a waitlist's offer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buyer_id: Option<&'a str>,
+    /// The waitlist entry it was offered to, if it is an offer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waitlist_entry_id: Option<&'a EntryId>,
+    /// A seller's listings, once it has any.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    returns: &'a [ReturnReply<'a>],
+}
+
+/// One listing as get-order shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReturnReply<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seat_id: Option<&'a SeatId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    section_id: Option<&'a SectionId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quantity: Option<u32>,
+    status: &'static str,
+}
+
+impl<'a> ReturnReply<'a> {
+    fn of(listing: &'a Listing, waitlist: Option<&Waitlist>, now: Millis) -> Self {
+        let (seat_id, section_id, quantity) = match &listing.unit {
+            ReturnUnit::Seat(seat) => (Some(seat), None, None),
+            ReturnUnit::Places(section) => (None, Some(section), Some(listing.quantity)),
+        };
+        ReturnReply {
+            seat_id,
+            section_id,
+            quantity,
+            status: listing.status_at(waitlist, now).as_str(),
+        }
+    }
+}
+
+/// `stored` as get-order answers it at `now`, with its listings (read, if
+/// it has any, strongly consistently) as they read against the waitlist
+/// this instance last saw.
+pub(super) async fn order_reply(app: &App, stored: &StoredOrder, now: Millis) -> Reply {
+    let listings = match stored.has_returns {
+        true => app.store.read_listings(&stored.order.order_id).await?,
+        false => Vec::new(),
+    };
+    reply_with(app, stored, &listings, now).await
+}
+
+/// `stored` as get-order answers it at `now`, with `listings` as read.
+pub(super) async fn reply_with(
+    app: &App,
+    stored: &StoredOrder,
+    listings: &[Listing],
+    now: Millis,
+) -> Reply {
+    let order = &stored.order;
+    let ga = places_by_section(app, order).await?;
+    let waitlist = match listings.is_empty() {
+        true => None,
+        false => app.waitlist(&order.event_id, now).await?,
+    };
+    let returns: Vec<ReturnReply> = listings
+        .iter()
+        .map(|listing| ReturnReply::of(listing, waitlist.as_deref(), now))
+        .collect();
+    Ok(json(
+        StatusCode::OK,
+        &OrderReply {
+            order_id: &order.order_id,
+            event_id: &order.event_id,
+            status: order.effective_status(now),
+            expires_at: order.expires_at.to_rfc3339(),
+            created_at: order.created_at.to_rfc3339(),
+            seats: &order.seats,
+            ga: &ga,
+            payment_id: order.payment_id.as_ref(),
+            refund_payment_ids: &order.refund_payment_ids,
+            visitor_id: order.visitor_id.as_ref(),
+            buyer_id: order
+                .buyer
+                .as_ref()
+                .map(|b| b.buyer_id.as_str())
+                .or(order.offer.as_ref().map(|o| o.buyer_id.as_str())),
+            waitlist_entry_id: order.offer.as_ref().map(|o| &o.entry_id),
+            returns: &returns,
+        },
+    ))
+}

@@ -1,0 +1,214 @@
+//! Returns to the waitlist (API.md, "Returns"): a buyer lists seats and
+//! places its completed order bought, to be sold to the waitlist, and
+//! withdraws a listing. One function serves the three routes
+//! (order-returns); each answers with the order as get-order shows it.
+
+use lambda_http::Request;
+use serde::Deserialize;
+
+use super::access::read_own_order;
+use super::order_view::reply_with;
+use super::reads::order_event;
+use super::{GaEntry, Reply};
+use crate::domain::returns::{
+    plan_listings, plan_withdrawal, ListRefusal, Listing, ReturnRequest, ReturnStatus, ReturnUnit,
+    Withdrawal,
+};
+use crate::domain::waitlist::Waitlist;
+use crate::domain::{Event, Order, OrderId, SeatId, SectionId};
+use crate::error::Error;
+use crate::http::{json_body, path_param};
+use crate::reason::Reason;
+use crate::retry::{Rounds, CONTESTED_ROUNDS};
+use crate::store::StoredOrder;
+use crate::App;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReturnsBody {
+    #[serde(default)]
+    seats: Vec<SeatId>,
+    #[serde(default)]
+    ga: Vec<GaEntry>,
+}
+
+/// `body` as a request: something named, each seat and section once,
+/// each section's quantity at least 1, no more units than an order holds.
+fn return_request(body: ReturnsBody, max: u32) -> Result<ReturnRequest, Error> {
+    if body.seats.is_empty() && body.ga.is_empty() {
+        return Err(Error::BadRequest(
+            "name the seats or ga places to return".into(),
+        ));
+    }
+    let mut seats = body.seats.clone();
+    seats.sort();
+    seats.dedup();
+    let mut sections: Vec<&SectionId> = body.ga.iter().map(|g| &g.section_id).collect();
+    sections.sort();
+    sections.dedup();
+    if seats.len() != body.seats.len() || sections.len() != body.ga.len() {
+        return Err(Error::BadRequest(
+            "each seat and section at most once".into(),
+        ));
+    }
+    let units: u64 =
+        body.ga.iter().map(|g| u64::from(g.quantity)).sum::<u64>() + body.seats.len() as u64;
+    if body.ga.iter().any(|g| g.quantity == 0) || units > u64::from(max) {
+        return Err(Error::BadRequest(format!(
+            "each ga quantity at least 1, and {max} seats and places at most"
+        )));
+    }
+    Ok(ReturnRequest {
+        seats: body.seats,
+        places: body
+            .ga
+            .into_iter()
+            .map(|g| (g.section_id, g.quantity))
+            .collect(),
+    })
+}
+
+/// Every unit of `request` is in `event`'s plan: `404 seat-not-found`, or
+/// `404 section-not-found` for a section that is not general admission.
+fn in_plan(event: &Event, request: &ReturnRequest) -> Result<(), Error> {
+    if !request.seats.iter().all(|seat| event.has_seat(seat)) {
+        return Err(Error::SeatNotFound);
+    }
+    let ga = |section: &SectionId| event.section(section).is_some_and(|s| s.capacity.is_some());
+    match request.places.iter().all(|(section, _)| ga(section)) {
+        true => Ok(()),
+        false => Err(Error::SectionNotFound),
+    }
+}
+
+/// The seller's order for a returns route: its hold token (`401`, `404`),
+/// and, when the order has a buyer, an `X-Buyer-Token` naming that buyer.
+async fn seller_order(app: &App, req: &Request, id: &OrderId) -> Result<StoredOrder, Error> {
+    let (stored, _) = read_own_order(app, req, id).await?;
+    let order = &stored.order;
+    let buyer = order
+        .buyer
+        .as_ref()
+        .map(|b| &b.buyer_id)
+        .or(order.offer.as_ref().map(|o| &o.buyer_id));
+    if let Some(buyer) = buyer {
+        let keys = app.config.buyer_verify_keys()?;
+        if &keys.buyer_of(req, &order.event_id, crate::world::now())? != buyer {
+            return Err(Error::BuyerTokenInvalid(Reason::BuyerNotOrders));
+        }
+    }
+    Ok(stored)
+}
+
+/// The event's waitlist, read strongly consistently (a listing's write is
+/// conditioned on it anyway).
+async fn waitlist_now(app: &App, order: &Order) -> Result<Option<Waitlist>, Error> {
+    Ok(app
+        .store
+        .read_waitlist(&order.event_id)
+        .await?
+        .map(|stored| stored.waitlist))
+}
+
+/// `POST /orders/{orderId}/returns`: lists seats and places the completed
+/// order bought and has not listed or resold, while the event's waitlist
+/// is open and takes returns; in one transaction with the order and a
+/// check of the waitlist.
+pub async fn list_returns(app: &App, req: &Request) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let body: ReturnsBody = json_body(req, None)?;
+    let request = return_request(body, app.config.max_seats_per_order)?;
+    let mut rounds = Rounds::new("list-returns", CONTESTED_ROUNDS);
+    while rounds.next().await.is_some() {
+        let mut stored = seller_order(app, req, &order_id).await?;
+        let order = &stored.order;
+        in_plan(&*order_event(app, order).await?, &request)?;
+        let waitlist = waitlist_now(app, order).await?;
+        let listings = app.store.read_listings(&order_id).await?;
+        let now = crate::world::now();
+        let (generation, writes) =
+            plan_listings(order, &listings, &request, waitlist.as_ref(), now).map_err(
+                |refusal| match refusal {
+                    ListRefusal::Closed => Error::ReturnsClosed,
+                    ListRefusal::NotOwned => Error::ReturnNotOwned,
+                },
+            )?;
+        let closes_at = waitlist
+            .and_then(|w| w.settings.returns_close_at)
+            .ok_or(Error::ReturnsClosed)?;
+        let store = &app.store;
+        if store
+            .list_returns(order, &writes, generation, closes_at, now)
+            .await?
+        {
+            stored.has_returns = true;
+            return reply_with(app, &stored, &store.read_listings(&order_id).await?, now).await;
+        }
+        rounds.lost();
+    }
+    Err(rounds.spent())
+}
+
+/// `DELETE /orders/{orderId}/returns/{seatId}`: withdraws a seat's listing.
+pub async fn withdraw_seat(app: &App, req: &Request) -> Reply {
+    let seat = path_param(req, "seatId", SeatId::parse)?;
+    withdraw(app, req, ReturnUnit::Seat(seat)).await
+}
+
+/// `DELETE /orders/{orderId}/returns/ga/{sectionId}`: withdraws a
+/// section's listed places.
+pub async fn withdraw_places(app: &App, req: &Request) -> Reply {
+    let section = path_param(req, "sectionId", SectionId::parse)?;
+    withdraw(app, req, ReturnUnit::Places(section)).await
+}
+
+/// Withdraws `unit`'s listing if it reads `LISTED` (`WITHDRAWN`, owned as
+/// before); a listing resold is `409 return-not-owned`; anything else
+/// answers the order as it stands (again the same).
+async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
+    let order_id = path_param(req, "orderId", OrderId::parse)?;
+    let mut rounds = Rounds::new("withdraw-return", CONTESTED_ROUNDS);
+    while rounds.next().await.is_some() {
+        let stored = seller_order(app, req, &order_id).await?;
+        let event = order_event(app, &stored.order).await?;
+        let known = match &unit {
+            ReturnUnit::Seat(seat) => event.has_seat(seat),
+            ReturnUnit::Places(section) => event.section(section).is_some(),
+        };
+        if !known {
+            return Err(match unit {
+                ReturnUnit::Seat(_) => Error::SeatNotFound,
+                ReturnUnit::Places(_) => Error::SectionNotFound,
+            });
+        }
+        let waitlist = waitlist_now(app, &stored.order).await?;
+        let listings = app.store.read_listings(&order_id).await?;
+        let now = crate::world::now();
+        let listing = listing_of(&listings, &unit);
+        match plan_withdrawal(listing, waitlist.as_ref(), now) {
+            Withdrawal::Withdraw { version } => {
+                if !app
+                    .store
+                    .withdraw_listing(&order_id, &unit, version, now)
+                    .await?
+                {
+                    rounds.lost();
+                    continue;
+                }
+                let listings = app.store.read_listings(&order_id).await?;
+                return reply_with(app, &stored, &listings, now).await;
+            }
+            Withdrawal::Unchanged => return reply_with(app, &stored, &listings, now).await,
+            Withdrawal::Resold => return Err(Error::ReturnNotOwned),
+        }
+    }
+    Err(rounds.spent())
+}
+
+/// `unit`'s listing among `listings` (a section's own, not its resales).
+fn listing_of<'a>(listings: &'a [Listing], unit: &ReturnUnit) -> Option<&'a Listing> {
+    let own = |l: &&Listing| {
+        &l.unit == unit && (matches!(unit, ReturnUnit::Seat(_)) || l.status != ReturnStatus::Resold)
+    };
+    listings.iter().find(own)
+}

@@ -1,0 +1,159 @@
+//! A seller's listings (API.md, "Returns"): one item per seat, or per
+//! general-admission section, of the order that bought it,
+//! `RETURN#{orderId}` / `{unit}` (a seat id, or `ga:{section}`), so one
+//! strongly consistent Query reads an order's listings and IAM can grant
+//! them by their own prefix. Their keys, attribute names, codec and
+//! expressions.
+
+use std::collections::HashMap;
+
+use crate::domain::returns::{Listing, ListingWrite, ReturnStatus, ReturnUnit};
+use crate::domain::{EventId, Millis, OrderId};
+use crate::store::errors::StoreError;
+use crate::store::expression::Expression;
+use crate::store::schema::{EVENT_ID, KIND, PK, SK, VERSION};
+use crate::store::value::{n, s, Fields, Item};
+
+pub const RETURN_PK_PREFIX: &str = "RETURN#";
+pub(in crate::store) const RETURN_ORDER_ID: &str = "orderId";
+pub(in crate::store) const UNIT: &str = "unit";
+pub(in crate::store) const QUANTITY: &str = "quantity";
+pub(in crate::store) const RETURN_STATUS: &str = "returnStatus";
+pub(in crate::store) const GENERATION: &str = "generation";
+pub(in crate::store) const LISTED_AT: &str = "listedAt";
+pub(in crate::store) const CLOSES_AT: &str = "closesAt";
+/// On the order: it has listings, so get-order reads them.
+pub(in crate::store) const HAS_RETURNS: &str = "hasReturns";
+
+/// Every attribute a listing's writes name (IAM's `dynamodb:Attributes`
+/// for the function that lists and withdraws).
+pub const RETURN_ATTRIBUTES: [&str; 13] = [
+    PK,
+    SK,
+    KIND,
+    EVENT_ID,
+    RETURN_ORDER_ID,
+    UNIT,
+    QUANTITY,
+    RETURN_STATUS,
+    GENERATION,
+    LISTED_AT,
+    CLOSES_AT,
+    VERSION,
+    crate::store::schema::CHANGED_AT,
+];
+
+/// The partition of `order`'s listings.
+pub(in crate::store) fn returns_pk(order: &OrderId) -> String {
+    format!("{RETURN_PK_PREFIX}{order}")
+}
+
+/// `unit`'s listing of `order`.
+pub(in crate::store) fn return_key(order: &OrderId, unit: &ReturnUnit) -> Item {
+    HashMap::from([
+        (PK.into(), s(returns_pk(order))),
+        (SK.into(), s(unit.key())),
+    ])
+}
+
+/// Every listing of `order` (a key condition).
+pub(in crate::store) fn listings_of(order: &OrderId) -> Expression {
+    Expression::key_condition("#pk = :pk")
+        .name("#pk", PK)
+        .value(":pk", s(returns_pk(order)))
+}
+
+/// A listing as written by `write` at `now` under `generation`, its cutoff
+/// `closes_at`: the whole item over the version read (or a new one), its
+/// version one more.
+pub(in crate::store) fn list(
+    event: &EventId,
+    order: &OrderId,
+    write: &ListingWrite,
+    generation: u64,
+    closes_at: Millis,
+    now: Millis,
+) -> Expression {
+    let version = write.replaces.map_or(0, |v| v + 1);
+    let attributes = vec![
+        (KIND.into(), s("return")),
+        (EVENT_ID.into(), s(event.as_str())),
+        (RETURN_ORDER_ID.into(), s(order.as_str())),
+        (UNIT.into(), s(write.unit.key())),
+        (QUANTITY.into(), n(write.quantity)),
+        (RETURN_STATUS.into(), s(ReturnStatus::Listed.as_str())),
+        (GENERATION.into(), n(generation)),
+        (LISTED_AT.into(), n(now.0)),
+        (CLOSES_AT.into(), n(closes_at.0)),
+        (VERSION.into(), n(version)),
+    ];
+    Expression::set_all(attributes)
+        .stamped(now)
+        .and(super::as_read(write.replaces.map(version_number)))
+}
+
+/// A listing withdrawn at `now`, over the version read (which read
+/// `LISTED`).
+pub(in crate::store) fn withdraw(read: u64, now: Millis) -> Expression {
+    Expression::update("SET #status = :withdrawn, #version = :next")
+        .and(super::as_read(Some(version_number(read))))
+        .name("#status", RETURN_STATUS)
+        .value(":withdrawn", s(ReturnStatus::Withdrawn.as_str()))
+        .value(":next", n(read + 1))
+        .stamped(now)
+}
+
+/// A version as the item stores it (versions count writes: far below
+/// `i64::MAX`).
+fn version_number(version: u64) -> i64 {
+    i64::try_from(version).unwrap_or(i64::MAX)
+}
+
+/// The seller's order: completed, and marked as having listings.
+pub(in crate::store) fn mark_order() -> Expression {
+    Expression::update("SET #hasReturns = :true")
+        .and(Expression::condition("#status = :completed"))
+        .name("#hasReturns", HAS_RETURNS)
+        .name("#status", crate::store::schema::STATUS)
+        .value(":true", aws_sdk_dynamodb::types::AttributeValue::Bool(true))
+        .value(
+            ":completed",
+            s(crate::domain::OrderStatus::Completed.as_str()),
+        )
+}
+
+pub(in crate::store) fn parse_listing(item: &Item) -> Result<Listing, StoreError> {
+    let f = Fields::new(item);
+    let number = |attr: &str| u64::try_from(f.i64(attr)?).map_err(|_| f.malformed(attr));
+    Ok(Listing {
+        unit: ReturnUnit::from_key(f.str(UNIT)?).ok_or_else(|| f.malformed(UNIT))?,
+        quantity: f.u32(QUANTITY)?,
+        status: ReturnStatus::parse(f.str(RETURN_STATUS)?)
+            .ok_or_else(|| f.malformed(RETURN_STATUS))?,
+        generation: number(GENERATION)?,
+        listed_at: Millis(f.i64(LISTED_AT)?),
+        closes_at: Millis(f.i64(CLOSES_AT)?),
+        version: number(VERSION)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the writes name is exactly what IAM's grant lists.
+    #[test]
+    fn a_listings_writes_name_exactly_its_declared_attributes() -> Result<(), crate::error::Error> {
+        let (event, order) = (EventId::parse("e")?, OrderId::parse("o")?);
+        let write = ListingWrite {
+            unit: ReturnUnit::Seat(crate::domain::SeatId::parse("A-1-1")?),
+            quantity: 1,
+            replaces: Some(2),
+        };
+        let mut named = list(&event, &order, &write, 1, Millis(9), Millis(1)).attribute_names();
+        named.extend(withdraw(3, Millis(2)).attribute_names());
+        named.extend([PK.to_owned(), SK.to_owned()]);
+        assert_eq!(named, crate::store::items::declared(&RETURN_ATTRIBUTES));
+        Ok(())
+    }
+}
