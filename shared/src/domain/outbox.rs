@@ -298,13 +298,14 @@ fn as_return(image: &Option<ItemImage>) -> Option<&ReturnImage> {
     }
 }
 
-/// A listing: listed (a new listing, one listed again, or more places
-/// added: `quantity` is the listing's after the write), withdrawn, or a
-/// revert written. A revert computed as it is read writes nothing, so it
+/// A listing: listed (a new listing, one listed again, after a withdrawal
+/// or a revert computed at read time, or more places added: each writes
+/// `listedAt`; `quantity` is the listing's after the write), withdrawn, or
+/// a revert written. A revert computed as it is read writes nothing, so it
 /// says nothing.
 fn return_facts(old: Option<&ReturnImage>, new: &ReturnImage) -> Vec<Fact> {
-    let kind = match (old.map(|o| (o.status, o.quantity)), new.status) {
-        (Some((ReturnStatus::Listed, q)), ReturnStatus::Listed) if q == new.quantity => {
+    let kind = match (old.map(|o| (o.status, o.listed_at)), new.status) {
+        (Some((ReturnStatus::Listed, at)), ReturnStatus::Listed) if at == new.listed_at => {
             return Vec::new()
         }
         (_, ReturnStatus::Listed) => DetailType::ReturnListed,

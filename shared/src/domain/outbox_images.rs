@@ -92,6 +92,10 @@ pub struct ReturnImage {
     pub unit: ReturnUnit,
     pub quantity: u32,
     pub status: ReturnStatus,
+    /// When it was last listed: every listing write sets it, so a listing
+    /// again (after a revert computed at read time, which writes nothing)
+    /// shows as a change.
+    pub listed_at: Millis,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -358,15 +358,17 @@ fn bucket_writes_become_place_events_per_order() -> TestResult {
 
 #[test]
 fn a_listing_says_listed_withdrawn_or_reverted_once() -> TestResult {
-    let listing = |status, quantity| -> Result<ItemImage, crate::error::Error> {
+    let listed_at = |status, quantity, at| -> Result<ItemImage, crate::error::Error> {
         Ok(ItemImage::Return(ReturnImage {
             event_id: EventId::parse("ev")?,
             order_id: OrderId::parse("o1")?,
             unit: ReturnUnit::Places(SectionId::parse("F")?),
             quantity,
             status,
+            listed_at: Millis(at),
         }))
     };
+    let listing = |status, quantity| listed_at(status, quantity, 1);
     let said = |old: Option<ItemImage>, new: ItemImage| {
         let change = ItemChange {
             record_id: "r".into(),
@@ -385,8 +387,14 @@ fn a_listing_says_listed_withdrawn_or_reverted_once() -> TestResult {
         // More places added: the listing's quantity now.
         (
             Some(listing(Listed, 2)?),
-            listing(Listed, 3)?,
+            listed_at(Listed, 3, 2)?,
             vec![("return.listed", Some(3))],
+        ),
+        // Listed again after a revert computed as read (stored LISTED).
+        (
+            Some(listing(Listed, 2)?),
+            listed_at(Listed, 2, 2)?,
+            vec![("return.listed", Some(2))],
         ),
         (
             Some(listing(Withdrawn, 2)?),

@@ -74,7 +74,8 @@ pub struct Listing {
     /// The waitlist generation it was listed under.
     pub generation: u64,
     pub listed_at: Millis,
-    /// The waitlist's `returnsCloseAt` when it was listed: its cutoff.
+    /// The waitlist's `returnsCloseAt` when it was listed (a record: the
+    /// waitlist's current one decides).
     pub closes_at: Millis,
     /// Its item's version, which every write of it is conditioned on.
     pub version: u64,
@@ -83,10 +84,10 @@ pub struct Listing {
 impl Listing {
     /// Its status at `now` with `waitlist` as it stands (`None`: none, or
     /// deleted for good): a `LISTED` one reads `REVERTED` once its
-    /// generation has ended or been replaced, its cutoff (the earlier of
-    /// its own and the waitlist's current `returnsCloseAt`) has passed, or
-    /// a put closed returns after it was listed (a later cutoff put since
-    /// does not bring it back).
+    /// generation has ended or been replaced, the waitlist's
+    /// `returnsCloseAt` has passed, or a put closed returns after it was
+    /// listed (`returnsRevertedAt`: a put that moves a cutoff that had
+    /// passed stamps that cutoff, so a later one never brings it back).
     pub fn status_at(&self, waitlist: Option<&Waitlist>, now: Millis) -> ReturnStatus {
         if self.status != ReturnStatus::Listed {
             return self.status;
@@ -98,9 +99,7 @@ impl Listing {
             .returns_reverted_at
             .is_some_and(|at| self.listed_at < at);
         match returns_close_at(waitlist, self.generation) {
-            Some(close) if now < close.min(self.closes_at) && !reverted_since => {
-                ReturnStatus::Listed
-            }
+            Some(close) if now < close && !reverted_since => ReturnStatus::Listed,
             _ => ReturnStatus::Reverted,
         }
     }

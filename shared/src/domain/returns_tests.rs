@@ -94,13 +94,18 @@ fn a_listing_reverts_at_its_cutoff_or_when_its_generation_ends() -> TestResult {
         (&next, ReturnStatus::Reverted),
         (&ended, ReturnStatus::Reverted),
         (&earlier, ReturnStatus::Reverted),
-        // A later cutoff put since keeps the listing's own.
+        // A cutoff moved later while still ahead: the waitlist's decides.
         (&later, ReturnStatus::Listed),
     ] {
         assert_eq!(listed.status_at(Some(w), Millis(10_000)), want, "{w:?}");
     }
     assert_eq!(
         listed.status_at(Some(&later), Millis(CLOSE)),
+        ReturnStatus::Listed,
+        "listed until the later cutoff"
+    );
+    assert_eq!(
+        listed.status_at(Some(&later), Millis(CLOSE * 2)),
         ReturnStatus::Reverted
     );
     // A put that closed returns after it was listed reverted it for good;

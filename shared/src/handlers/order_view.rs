@@ -12,6 +12,7 @@ use crate::domain::waitlist::Waitlist;
 use crate::domain::{
     EntryId, EventId, Millis, OrderId, OrderStatus, PaymentId, SeatId, SectionId, VisitorId,
 };
+use crate::error::Error;
 use crate::http::json;
 use crate::store::StoredOrder;
 use crate::App;
@@ -73,32 +74,50 @@ impl<'a> ReturnReply<'a> {
 }
 
 /// `stored` as get-order answers it at `now`, with its listings (read, if
-/// it has any, strongly consistently) as they read against the waitlist
-/// this instance last saw.
+/// it has any, strongly consistently) as they read against the waitlist's
+/// item (read strongly too: a listing that has read reverted never reads
+/// listed again on another instance).
 pub(super) async fn order_reply(app: &App, stored: &StoredOrder, now: Millis) -> Reply {
-    let listings = match stored.has_returns {
-        true => app.store.read_listings(&stored.order.order_id).await?,
-        false => Vec::new(),
+    if !stored.has_returns {
+        return reply_with(app, stored, &Listings::default(), now).await;
+    }
+    let read = Listings {
+        listings: app.store.read_listings(&stored.order.order_id).await?,
+        waitlist: waitlist_now(app, &stored.order.event_id).await?,
     };
-    reply_with(app, stored, &listings, now).await
+    reply_with(app, stored, &read, now).await
 }
 
-/// `stored` as get-order answers it at `now`, with `listings` as read.
+/// A seller's listings, and the waitlist they are read against.
+#[derive(Default)]
+pub(super) struct Listings {
+    pub listings: Vec<Listing>,
+    pub waitlist: Option<Waitlist>,
+}
+
+/// The event's waitlist, read strongly consistently (`None`: none).
+pub(super) async fn waitlist_now(app: &App, event: &EventId) -> Result<Option<Waitlist>, Error> {
+    Ok(app
+        .store
+        .read_waitlist(event)
+        .await?
+        .map(|stored| stored.waitlist))
+}
+
+/// `stored` as get-order answers it at `now`, with its listings as `read`.
 pub(super) async fn reply_with(
     app: &App,
     stored: &StoredOrder,
-    listings: &[Listing],
+    read: &Listings,
     now: Millis,
 ) -> Reply {
     let order = &stored.order;
     let ga = places_by_section(app, order).await?;
-    let waitlist = match listings.is_empty() {
-        true => None,
-        false => app.waitlist(&order.event_id, now).await?,
-    };
-    let returns: Vec<ReturnReply> = listings
+    let waitlist = read.waitlist.as_ref();
+    let returns: Vec<ReturnReply> = read
+        .listings
         .iter()
-        .map(|listing| ReturnReply::of(listing, waitlist.as_deref(), now))
+        .map(|listing| ReturnReply::of(listing, waitlist, now))
         .collect();
     Ok(json(
         StatusCode::OK,

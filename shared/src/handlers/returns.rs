@@ -7,15 +7,14 @@ use lambda_http::Request;
 use serde::Deserialize;
 
 use super::access::read_own_order;
-use super::order_view::reply_with;
+use super::order_view::{reply_with, waitlist_now, Listings};
 use super::reads::order_event;
 use super::{GaEntry, Reply};
 use crate::domain::returns::{
     plan_listings, plan_withdrawal, ListRefusal, Listing, ReturnRequest, ReturnStatus, ReturnUnit,
     Withdrawal,
 };
-use crate::domain::waitlist::Waitlist;
-use crate::domain::{Event, Order, OrderId, SeatId, SectionId};
+use crate::domain::{Event, OrderId, SeatId, SectionId};
 use crate::error::Error;
 use crate::http::{json_body, path_param};
 use crate::reason::Reason;
@@ -74,11 +73,19 @@ fn in_plan(event: &Event, request: &ReturnRequest) -> Result<(), Error> {
     if !request.seats.iter().all(|seat| event.has_seat(seat)) {
         return Err(Error::SeatNotFound);
     }
-    let ga = |section: &SectionId| event.section(section).is_some_and(|s| s.capacity.is_some());
-    match request.places.iter().all(|(section, _)| ga(section)) {
+    match request
+        .places
+        .iter()
+        .all(|(section, _)| is_ga(event, section))
+    {
         true => Ok(()),
         false => Err(Error::SectionNotFound),
     }
+}
+
+/// Whether `section` is one of `event`'s general-admission sections.
+fn is_ga(event: &Event, section: &SectionId) -> bool {
+    event.section(section).is_some_and(|s| s.capacity.is_some())
 }
 
 /// The seller's order for a returns route: its hold token (`401`, `404`),
@@ -100,16 +107,6 @@ async fn seller_order(app: &App, req: &Request, id: &OrderId) -> Result<StoredOr
     Ok(stored)
 }
 
-/// The event's waitlist, read strongly consistently (a listing's write is
-/// conditioned on it anyway).
-async fn waitlist_now(app: &App, order: &Order) -> Result<Option<Waitlist>, Error> {
-    Ok(app
-        .store
-        .read_waitlist(&order.event_id)
-        .await?
-        .map(|stored| stored.waitlist))
-}
-
 /// `POST /orders/{orderId}/returns`: lists seats and places the completed
 /// order bought and has not listed or resold, while the event's waitlist
 /// is open and takes returns; in one transaction with the order and a
@@ -123,7 +120,7 @@ pub async fn list_returns(app: &App, req: &Request) -> Reply {
         let mut stored = seller_order(app, req, &order_id).await?;
         let order = &stored.order;
         in_plan(&*order_event(app, order).await?, &request)?;
-        let waitlist = waitlist_now(app, order).await?;
+        let waitlist = waitlist_now(app, &order.event_id).await?;
         let listings = app.store.read_listings(&order_id).await?;
         let now = crate::world::now();
         let (generation, writes) =
@@ -134,6 +131,7 @@ pub async fn list_returns(app: &App, req: &Request) -> Reply {
                 },
             )?;
         let closes_at = waitlist
+            .as_ref()
             .and_then(|w| w.settings.returns_close_at)
             .ok_or(Error::ReturnsClosed)?;
         let store = &app.store;
@@ -142,7 +140,8 @@ pub async fn list_returns(app: &App, req: &Request) -> Reply {
             .await?
         {
             stored.has_returns = true;
-            return reply_with(app, &stored, &store.read_listings(&order_id).await?, now).await;
+            let listings = store.read_listings(&order_id).await?;
+            return reply_with(app, &stored, &Listings { listings, waitlist }, now).await;
         }
         rounds.lost();
     }
@@ -173,7 +172,7 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
         let event = order_event(app, &stored.order).await?;
         let known = match &unit {
             ReturnUnit::Seat(seat) => event.has_seat(seat),
-            ReturnUnit::Places(section) => event.section(section).is_some(),
+            ReturnUnit::Places(section) => is_ga(&event, section),
         };
         if !known {
             return Err(match unit {
@@ -181,7 +180,7 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
                 ReturnUnit::Places(_) => Error::SectionNotFound,
             });
         }
-        let waitlist = waitlist_now(app, &stored.order).await?;
+        let waitlist = waitlist_now(app, &stored.order.event_id).await?;
         let listings = app.store.read_listings(&order_id).await?;
         let now = crate::world::now();
         let listing = listing_of(&listings, &unit);
@@ -196,9 +195,11 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
                     continue;
                 }
                 let listings = app.store.read_listings(&order_id).await?;
-                return reply_with(app, &stored, &listings, now).await;
+                return reply_with(app, &stored, &Listings { listings, waitlist }, now).await;
             }
-            Withdrawal::Unchanged => return reply_with(app, &stored, &listings, now).await,
+            Withdrawal::Unchanged => {
+                return reply_with(app, &stored, &Listings { listings, waitlist }, now).await
+            }
             Withdrawal::Resold => return Err(Error::ReturnNotOwned),
         }
     }

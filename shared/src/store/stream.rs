@@ -154,6 +154,7 @@ fn return_image(item: &Item) -> Result<ItemImage, StoreError> {
         unit: listing.unit,
         quantity: listing.quantity,
         status: listing.status,
+        listed_at: listing.listed_at,
     }))
 }
 

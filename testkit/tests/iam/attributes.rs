@@ -122,7 +122,7 @@ fn listing_writes_are_limited_to_a_listings_attributes() {
         "order-returns",
         "dynamodb:UpdateItem",
         "ORDER#*",
-        &["PK", "SK", "hasReturns", "status"],
+        &["PK", "SK", "hasReturns"],
     );
     assert_eq!(named, want);
 }

@@ -148,8 +148,9 @@ async fn a_buyer_lists_what_it_bought_and_withdraws_it() {
 
 /// A listing and a withdrawal, read from DynamoDB Local's real stream and
 /// published by publish-events' own code: `return.listed` (a section's
-/// with its quantity as listed), `return.withdrawn`, each once, with the
-/// seller's order; a redelivery gives the same ids.
+/// with its quantity as listed), `return.withdrawn`, and `return.listed`
+/// for the seat listed again, each once, with the seller's order; a
+/// redelivery gives the same ids.
 #[tokio::test]
 async fn a_listing_and_a_withdrawal_are_published_once_each() {
     use common::events::{publish, stream_records};
@@ -164,6 +165,8 @@ async fn a_listing_and_a_withdrawal_are_published_once_each() {
         200,
         "again: nothing written"
     );
+    let again = json!({"seats": ["A-1-1"]});
+    assert_eq!(list(&app, &seller, again).await.0, 200, "listed again");
     let records = stream_records(&app).await;
     let returns_out = |feed: local::feed::DevFeed| -> Vec<(String, Value)> {
         feed.events()
@@ -215,6 +218,12 @@ async fn a_listing_and_a_withdrawal_are_published_once_each() {
             Value::Null,
             Value::Null,
         ),
+        (
+            "return.listed".to_owned(),
+            json!("A-1-1"),
+            Value::Null,
+            Value::Null,
+        ),
     ];
     let mut got = said.clone();
     got.sort_by_key(|e| format!("{e:?}"));
@@ -251,7 +260,13 @@ async fn listings_revert_at_the_cutoff_and_at_a_delete() {
     taking_returns(&app, &ev, 3_600).await;
     let (_, read) = get_order(&app.new_process(), &seller).await;
     assert_eq!(read["returns"][0]["status"], "REVERTED", "{read}");
-    assert_eq!(list(&app, &seller, one).await.0, 200);
+    // The reply reads the listing against the waitlist its write checked.
+    let (status, relisted) = list(&app, &seller, one).await;
+    assert_eq!(
+        (status, &relisted["returns"][0]["status"]),
+        (200, &json!("LISTED")),
+        "{relisted}"
+    );
     let (status, _) = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
     assert_eq!(status, 200);
     let (_, read) = get_order(&app.new_process(), &seller).await;

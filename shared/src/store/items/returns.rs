@@ -109,17 +109,13 @@ fn version_number(version: u64) -> i64 {
     i64::try_from(version).unwrap_or(i64::MAX)
 }
 
-/// The seller's order: completed, and marked as having listings.
+/// The seller's order marked as having listings (it exists: the
+/// listing's plan read it `COMPLETED`, which is final).
 pub(in crate::store) fn mark_order() -> Expression {
     Expression::update("SET #hasReturns = :true")
-        .and(Expression::condition("#status = :completed"))
+        .and(Expression::condition("attribute_exists(PK)"))
         .name("#hasReturns", HAS_RETURNS)
-        .name("#status", crate::store::schema::STATUS)
         .value(":true", aws_sdk_dynamodb::types::AttributeValue::Bool(true))
-        .value(
-            ":completed",
-            s(crate::domain::OrderStatus::Completed.as_str()),
-        )
 }
 
 pub(in crate::store) fn parse_listing(item: &Item) -> Result<Listing, StoreError> {
