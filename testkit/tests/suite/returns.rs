@@ -362,3 +362,31 @@ async fn an_order_with_a_buyer_needs_that_buyers_token() {
         }
     }
 }
+
+/// Eight listings of one seat at once, each on its own instance: exactly
+/// one lists it, the rest are told it is listed (`409 return-not-owned`)
+/// or, past the retries, `503`; never two listings.
+#[tokio::test]
+async fn concurrent_listings_of_one_seat_list_it_once() {
+    let app = fresh_app().await;
+    let (ev, seller) = bought(&app).await;
+    taking_returns(&app, &ev, 3_600).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (app, seller) = (app.new_process(), seller.clone());
+        tasks.spawn(async move { list(&app, &seller, json!({"seats": ["A-1-1"]})).await });
+    }
+    let answers = tasks.join_all().await;
+    let listed = answers.iter().filter(|(status, _)| *status == 200).count();
+    let refused = answers
+        .iter()
+        .filter(|reply| refused(reply) == (409, "return-not-owned") || reply.0 == 503)
+        .count();
+    assert_eq!((listed, refused), (1, 7), "{answers:?}");
+    let (_, read) = get_order(&app, &seller).await;
+    assert_eq!(
+        read["returns"],
+        json!([{"seatId": "A-1-1", "status": "LISTED"}]),
+        "{read}"
+    );
+}
