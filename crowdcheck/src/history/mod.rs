@@ -20,12 +20,14 @@ mod holds;
 mod record;
 mod seat_op;
 mod seats;
+mod waitlist;
 
 pub use blocks::{check_block_refusals, BlockRefusal};
 pub use counters::{check_counter, CounterOp, Take};
 pub use record::{micros_of, places_hold, seat_claim, seconds_after, wall_us};
 pub use seat_op::{SeatOp, Taken};
 pub use seats::{check_order_refusals, check_seat};
+pub use waitlist::{check_waitlist, fits, MadeOffer, OfferedUnits, WaitEntry, JOIN_TIE_US};
 
 /// Microseconds since the Unix epoch.
 pub type Micros = i64;

@@ -133,7 +133,24 @@ pub async fn seeded_entry(
     buyer: &str,
     joined_at: shared::domain::Millis,
 ) -> Value {
-    use shared::domain::waitlist::{EntryRequest, EntryStatus};
+    let one = shared::domain::waitlist::EntryRequest {
+        quantity: 1,
+        section_ids: Vec::new(),
+        together: false,
+        wheelchair: 0,
+    };
+    seeded_asking(app, event, buyer, joined_at, one).await
+}
+
+/// [`seeded_entry`] asking for `request`.
+pub async fn seeded_asking(
+    app: &shared::App,
+    event: &str,
+    buyer: &str,
+    joined_at: shared::domain::Millis,
+    request: shared::domain::waitlist::EntryRequest,
+) -> Value {
+    use shared::domain::waitlist::EntryStatus;
     use shared::domain::waitlist_entry::Entry;
     let event_id = EventId::parse(event).unwrap();
     let stored = app.store.read_waitlist(&event_id).await.unwrap().unwrap();
@@ -147,12 +164,7 @@ pub async fn seeded_entry(
         entry_id: entry_id.clone(),
         generation: stored.waitlist.generation,
         buyer: shared::domain::buyer::BuyerId::parse(buyer).unwrap(),
-        request: EntryRequest {
-            quantity: 1,
-            section_ids: Vec::new(),
-            together: false,
-            wheelchair: 0,
-        },
+        request,
         joined_at,
         token_hash: token.hash(),
         stored: EntryStatus::Waiting,
