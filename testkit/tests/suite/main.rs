@@ -45,6 +45,7 @@ mod tokens;
 mod upward;
 mod waitlist;
 mod waitlist_entries;
+mod waitlist_faults;
 mod waitlist_history;
 mod waitlist_limits;
 mod waitlist_offers;
