@@ -141,12 +141,14 @@ browser-test: node-deps chromium
 	cargo build --quiet -p local --bin seatclaim-dev
 	node scripts/browser_test.mjs
 	node scripts/browser_queue_test.mjs
+	node scripts/browser_waitlist_test.mjs
 
 ## The same run, saving the README's picture: docs/seat-map.png.
 screenshot: node-deps chromium
 	cargo build --quiet -p local --bin seatclaim-dev
 	SEAT_MAP_PNG="$(CURDIR)/docs/seat-map.png" node scripts/browser_test.mjs
 	QUEUE_PNG="$(CURDIR)/docs/queue.png" STADIUM_PNG="$(CURDIR)/docs/stadium.png" node scripts/browser_queue_test.mjs
+	WAITLIST_PNG="$(CURDIR)/docs/waitlist.png" node scripts/browser_waitlist_test.mjs
 
 ## Debian's Chromium (as root, like podman for sam local); nothing is
 ## downloaded at test time.

@@ -42,6 +42,9 @@ const state = {
   orderKey: null,     // the Idempotency-Key of the order being opened
   buyerCounted: null, // what the last buyer-limit refusal counted of this buyer
   canvas: null,       // {layout, zoom}: the canvas map
+  waitlist: null,     // get-waitlist's reply, or null: no waitlist
+  entryStatus: null,  // this tab's waitlist entry as it last read (waitlist.js)
+  waitlistTimer: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -155,6 +158,7 @@ function renderOrder() {
   $("extend").disabled = !live;
   $("cancel").disabled = !live;
   $("pay").disabled = !live || (o.seats.length === 0 && (o.ga || []).length === 0);
+  renderReturns(o);
   if (!o) {
     $("order-summary").textContent = "No order yet: click a free seat.";
     $("countdown").textContent = "";
@@ -478,7 +482,10 @@ async function pollFeed() {
     li.innerHTML = `<span class="type"></span> <span class="what"></span> <span class="who"></span>`;
     li.querySelector(".type").textContent = e.detailType;
     li.querySelector(".what").textContent = what;
-    li.querySelector(".who").textContent = `order …${e.detail.orderId.slice(-6)}`;
+    // A waitlist's own events name no order (its state's, an entry's).
+    const who = e.detail.orderId ? `order …${e.detail.orderId.slice(-6)}`
+      : e.detail.entryId ? `entry …${e.detail.entryId.slice(-6)}` : "";
+    li.querySelector(".who").textContent = who;
     li.dataset.type = e.detailType;
     feed.prepend(li);
   }
@@ -517,6 +524,7 @@ async function openEvent(id) {
   $("feed").innerHTML = "";
   drawMap();
   await loadQueue();
+  await loadWaitlist();
   await loadOrder();
   await refresh();
   say("");
@@ -568,6 +576,7 @@ async function detectDev() {
 }
 
 function wire() {
+  wireWaitlist();
   $("picker").addEventListener("submit", (e) => { e.preventDefault(); openEvent($("event-id").value.trim()); });
   $("create-demo").addEventListener("click", createDemo);
   $("create-onsale").addEventListener("click", createOnSale);
