@@ -16,7 +16,11 @@ const PAGE_FILES: [(&str, &str, &str); 6] = [
     ("/app.js", "app.js", "text/javascript; charset=utf-8"),
     ("/canvas.js", "canvas.js", "text/javascript; charset=utf-8"),
     ("/queue.js", "queue.js", "text/javascript; charset=utf-8"),
-    ("/waitlist.js", "waitlist.js", "text/javascript; charset=utf-8"),
+    (
+        "/waitlist.js",
+        "waitlist.js",
+        "text/javascript; charset=utf-8",
+    ),
     ("/style.css", "style.css", "text/css; charset=utf-8"),
 ];
 

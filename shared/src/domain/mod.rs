@@ -31,7 +31,9 @@ pub mod queue_state;
 pub mod returns;
 mod seat_map;
 pub mod waitlist;
+mod waitlist_buckets;
 pub mod waitlist_entry;
+pub mod waitlist_offer_counts;
 pub mod waitlist_positions;
 
 pub use crate::refund::{RefundCause, RefundReason};
@@ -412,6 +414,18 @@ pub struct OfferOf {
     /// Why a cancel ended its entry (`removed`, `declined`,
     /// `offer-expired`), recorded by the cancel's one write.
     pub cancelled_as: Option<waitlist::EndReason>,
+    /// The waitlist generation it was made in (`None`: an offer made
+    /// before it was recorded): where its end is logged for the counts.
+    pub generation: Option<u64>,
+}
+
+impl Order {
+    /// Its offer's entry and generation, if it is an offer whose generation
+    /// is known: what logs its end.
+    pub fn offer_entry(&self) -> Option<(&EntryId, u64)> {
+        let offer = self.offer.as_ref()?;
+        Some((&offer.entry_id, offer.generation?))
+    }
 }
 
 /// An order's buyer on an event with a buyer limit.

@@ -15,6 +15,9 @@
 
 use std::collections::BTreeMap;
 
+pub use super::waitlist_buckets::Bucket;
+use super::waitlist_buckets::{add, by_second, second, tally};
+use super::waitlist_offer_counts::{OfferCounts, OfferEnd};
 use super::Millis;
 
 /// How long after its stamp a join or a departure is taken to have
@@ -44,29 +47,23 @@ pub const MAX_BUCKETS: usize = 2_000;
 /// a read of the list over its span: see [`Positions::to_recount`]).
 pub const RECOUNTS_PER_UPDATE: usize = 2;
 
-/// The WAITING entries that joined within `first..=last` (Unix seconds):
-/// signed, since a departure can be counted before its join.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bucket {
-    pub first: i64,
-    pub last: i64,
-    pub waiting: i64,
-}
-
-/// An entry leaving WAITING at `at`, having joined at `joined_at`.
+/// An entry leaving WAITING at `at`, having joined at `joined_at`; an
+/// offer's, with the offer's expiry (what the offered count follows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Departure {
     pub at: Millis,
     pub joined_at: Millis,
+    pub offer_expires_at: Option<Millis>,
 }
 
-/// What an update read: the joins and departures stamped at or after the
-/// positions' `settled_until`.
+/// What an update read: the joins, departures and offers' ends stamped at
+/// or after the positions' `settled_until`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Since {
     /// Each join's `joinedAt`.
     pub joins: Vec<Millis>,
     pub departures: Vec<Departure>,
+    pub ends: Vec<OfferEnd>,
 }
 
 /// The histogram, settled and recent, by join second.
@@ -78,6 +75,8 @@ pub struct Positions {
     pub settled: Vec<Bucket>,
     /// Those stamped since, as the last update read them: one second each.
     pub recent: Vec<Bucket>,
+    /// The offers live and the entries purchased, kept from the same logs.
+    pub offers: OfferCounts,
 }
 
 impl Default for Positions {
@@ -87,23 +86,19 @@ impl Default for Positions {
             settled_until: Millis(0),
             settled: Vec::new(),
             recent: Vec::new(),
+            offers: OfferCounts::default(),
         }
     }
 }
 
-fn second(at: Millis) -> i64 {
-    at.0.div_euclid(1_000)
-}
-
-/// Per-second sums of `moves` (a join +1 at its second, a departure -1 at
-/// its join's second).
-fn tally<'a>(moves: impl Iterator<Item = (i64, i64)> + 'a) -> BTreeMap<i64, i64> {
-    let mut seconds = BTreeMap::new();
-    for (at, delta) in moves {
-        *seconds.entry(at).or_insert(0) += delta;
-    }
-    seconds.retain(|_, n| *n != 0);
-    seconds
+/// The offers among `since`'s departures: when each was made, and its
+/// expiry.
+fn offers_made(since: &Since) -> Vec<(Millis, Millis)> {
+    since
+        .departures
+        .iter()
+        .filter_map(|d| d.offer_expires_at.map(|expires| (d.at, expires)))
+        .collect()
 }
 
 impl Positions {
@@ -137,16 +132,12 @@ impl Positions {
         settled.retain(|b| b.waiting != 0);
         compact(&mut settled, MAX_BUCKETS);
         Positions {
+            offers: self
+                .offers
+                .update(&offers_made(since), &since.ends, until, now),
             settled_until: until,
             settled,
-            recent: recent
-                .into_iter()
-                .map(|(at, waiting)| Bucket {
-                    first: at,
-                    last: at,
-                    waiting,
-                })
-                .collect(),
+            recent: by_second(recent),
         }
     }
 
@@ -242,22 +233,6 @@ pub fn settled_count(joined_at: Millis, left_at: Option<Millis>, as_of: Millis) 
     let joined = i64::from(joined_at < as_of);
     let left = i64::from(left_at.is_some_and(|at| at < as_of));
     joined - left
-}
-
-/// Adds `delta` at second `at`: into the bucket spanning it, or a new one.
-fn add(buckets: &mut Vec<Bucket>, at: i64, delta: i64) {
-    let i = buckets.partition_point(|b| b.last < at);
-    match buckets.get_mut(i) {
-        Some(b) if b.first <= at => b.waiting += delta,
-        _ => buckets.insert(
-            i,
-            Bucket {
-                first: at,
-                last: at,
-                waiting: delta,
-            },
-        ),
-    }
 }
 
 /// Merges neighbours until at most `max` buckets are left, the pairs

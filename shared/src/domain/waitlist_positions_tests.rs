@@ -12,6 +12,7 @@ fn joins(ms: &[i64]) -> Vec<Millis> {
 
 fn left(at_ms: i64, joined_ms: i64) -> Departure {
     Departure {
+        offer_expires_at: None,
         at: at(at_ms),
         joined_at: at(joined_ms),
     }
@@ -26,6 +27,7 @@ fn read(since: Since, now: i64) -> Positions {
 fn each_entry_counts_the_waiting_entries_that_joined_in_earlier_seconds() {
     let p = read(
         Since {
+            ends: vec![],
             joins: joins(&[0, 1_000, 1_500, 2_000, 5_000]),
             departures: vec![],
         },
@@ -51,6 +53,7 @@ fn each_entry_counts_the_waiting_entries_that_joined_in_earlier_seconds() {
 fn departures_leave_the_count_and_the_positions_behind_them() {
     let p = read(
         Since {
+            ends: vec![],
             joins: joins(&[0, 1_000, 2_000, 3_000]),
             departures: vec![left(4_000, 1_000), left(4_500, 0)],
         },
@@ -66,6 +69,7 @@ fn what_was_stamped_within_the_settling_time_is_read_again_and_counted_once() {
     let now = 100_000;
     let first = Positions::default().update(
         &Since {
+            ends: vec![],
             joins: joins(&[0, now - 1_000]),
             departures: vec![],
         },
@@ -80,6 +84,7 @@ fn what_was_stamped_within_the_settling_time_is_read_again_and_counted_once() {
     let later = now + 2 * SETTLE_MS;
     let second = first.update(
         &Since {
+            ends: vec![],
             joins: joins(&[now - 1_000, now - 5_000]),
             departures: vec![left(now + 1_000, 0)],
         },
@@ -101,6 +106,7 @@ fn a_departure_settled_before_its_join_cancels_it_out_when_both_are() {
     }
     .update(
         &Since {
+            ends: vec![],
             joins: joins(&[join_at]),
             departures: vec![left(now - SETTLE_MS - 500, join_at)],
         },
@@ -110,6 +116,7 @@ fn a_departure_settled_before_its_join_cancels_it_out_when_both_are() {
     assert_eq!(first.settled[0].waiting, -1);
     let second = first.update(
         &Since {
+            ends: vec![],
             joins: joins(&[join_at]),
             departures: vec![],
         },
@@ -124,6 +131,7 @@ fn a_departure_settled_before_its_join_cancels_it_out_when_both_are() {
 fn counts_that_go_negative_read_as_none_ahead() {
     let p = read(
         Since {
+            ends: vec![],
             joins: vec![],
             departures: vec![left(1_000, 0), left(2_000, 0)],
         },
@@ -139,6 +147,7 @@ fn past_the_cap_neighbours_merge_where_they_are_the_smallest_share() {
     let all: Vec<i64> = (0..3_000).map(|s| s * 1_000).collect();
     let p = read(
         Since {
+            ends: vec![],
             joins: joins(&all),
             departures: vec![],
         },
@@ -176,6 +185,7 @@ fn a_merged_bucket_shares_its_count_by_time() {
             },
         ],
         recent: vec![],
+        offers: OfferCounts::default(),
     };
     let cases = [(9, 1), (10, 1), (15, 51), (19, 91), (20, 101), (21, 104)];
     for (s, want) in cases {
@@ -208,6 +218,7 @@ fn a_long_history_compacts_in_a_few_passes_and_keeps_its_count() {
     let all: Vec<i64> = (0..50_000).map(|s| s * 1_000).collect();
     let p = read(
         Since {
+            ends: vec![],
             joins: joins(&all),
             departures: vec![],
         },
@@ -227,6 +238,7 @@ fn a_merged_bucket_the_head_drained_up_to_is_counted_again_second_by_second() {
     let all: Vec<i64> = (0..3_000).map(|s| s * 1_000).collect();
     let merged = read(
         Since {
+            ends: vec![],
             joins: joins(&all),
             departures: vec![],
         },
@@ -236,6 +248,7 @@ fn a_merged_bucket_the_head_drained_up_to_is_counted_again_second_by_second() {
     let offered: Vec<Departure> = (0..2_900).map(|s| left(5_000_000, s * 1_000)).collect();
     let drained = merged.update(
         &Since {
+            ends: vec![],
             joins: vec![],
             departures: offered,
         },
@@ -286,8 +299,10 @@ fn a_recounted_place_counts_as_the_update_counted_it_in_settled() {
     // And the update agrees: the same moves, settled, give the same sum.
     let p = Positions::default().update(
         &Since {
+            ends: vec![],
             joins: vec![Millis(9_000), Millis(9_000), Millis(11_000)],
             departures: vec![Departure {
+                offer_expires_at: None,
                 at: Millis(9_500),
                 joined_at: Millis(9_000),
             }],

@@ -15,6 +15,7 @@ use crate::domain::waitlist::{
     WaitlistStatus,
 };
 use crate::domain::waitlist_entry::{parse_status_filter, DEFAULT_LIST_LIMIT, LIST_LIMIT_RANGE};
+use crate::domain::waitlist_positions::Positions;
 use crate::domain::{EntryId, EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::http::{json, json_body, path_param, query_param};
@@ -93,11 +94,12 @@ struct WaitlistReply<'a> {
 /// The counts get-waitlist and put-waitlist answer with.
 struct Counts {
     waiting: u64,
+    offered: u64,
+    purchased: u64,
     unoffered: u64,
 }
 
 /// The waitlist as get-waitlist and put-waitlist answer it, with `counts`.
-/// Offered and purchased are not counted yet (API.md says so).
 fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist, counts: Counts) -> Reply {
     let settings = &waitlist.settings;
     Ok(json(
@@ -112,8 +114,8 @@ fn waitlist_reply(event_id: &EventId, waitlist: &Waitlist, counts: Counts) -> Re
             opened_at: waitlist.opened_at.map(Millis::to_rfc3339),
             generation: waitlist.generation,
             waiting: counts.waiting,
-            offered: 0,
-            purchased: 0,
+            offered: counts.offered,
+            purchased: counts.purchased,
             unoffered: counts.unoffered,
         },
     ))
@@ -171,20 +173,27 @@ pub async fn get_waitlist(app: &App, req: &Request) -> Reply {
     waitlist_reply(&event_id, &stored.waitlist, counts)
 }
 
-/// The waitlist's counts: its WAITING entries (while open: from the
-/// positions the offerer keeps, as an entry's position is; once deleted
-/// they all read ENDED) and [`unoffered`].
+/// The waitlist's counts, from the positions the offerer keeps (as an
+/// entry's position is): its WAITING entries (none once deleted: they all
+/// read ENDED), its live offers and its purchases (an offer past its
+/// expiry drops out as it is read; after a delete the offerer keeps them
+/// no more, so an offer's end after it is not counted), and [`unoffered`].
 async fn counts(app: &App, event_id: &EventId, waitlist: &Waitlist) -> Result<Counts, Error> {
     let now = crate::world::now();
-    let waiting = match waitlist.status() {
-        WaitlistStatus::Open => app
-            .positions(event_id, waitlist.generation, now)
-            .await?
-            .map_or(0, |p| p.waiting()),
-        WaitlistStatus::Armed | WaitlistStatus::Ended => 0,
+    let kept = match waitlist.status() {
+        WaitlistStatus::Open | WaitlistStatus::Ended => {
+            app.positions(event_id, waitlist.generation, now).await?
+        }
+        WaitlistStatus::Armed => None,
     };
-    let unoffered = unoffered(app, event_id).await?;
-    Ok(Counts { waiting, unoffered })
+    let open = waitlist.status() == WaitlistStatus::Open;
+    let of = |count: fn(&Positions, Millis) -> u64| kept.as_deref().map_or(0, |p| count(p, now));
+    Ok(Counts {
+        waiting: if open { of(|p, _| p.waiting()) } else { 0 },
+        offered: of(|p, now| p.offers.offered(now)),
+        purchased: of(|p, _| p.offers.purchased()),
+        unoffered: unoffered(app, event_id).await?,
+    })
 }
 
 /// The free seats and places no waiting entry fits, from the seat map (at

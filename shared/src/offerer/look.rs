@@ -330,6 +330,7 @@ fn offer_order(
             entry_id: entry.entry_id.clone(),
             buyer_id: entry.buyer.clone(),
             cancelled_as: None,
+            generation: Some(waitlist.generation),
         },
     );
     order.buyer = buyer;

@@ -187,7 +187,11 @@ async fn update_positions(
     match version {
         // Nothing new (only `settled_until` would move): no write; the
         // next update reads from the older instant, which is as right.
-        Some(version) if next.settled == kept.settled && next.recent == kept.recent => {
+        Some(version)
+            if next.settled == kept.settled
+                && next.recent == kept.recent
+                && next.offers == kept.offers =>
+        {
             Ok(!copies_behind
                 || app
                     .store

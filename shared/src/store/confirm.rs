@@ -20,7 +20,9 @@ use super::value::s;
 use super::{Store, Txn};
 use crate::domain::buyer_limit::BuyerCount;
 use crate::domain::ga::{HeldPlaces, PlaceSale};
-use crate::domain::{EventRef, Millis, Order, OrderId, PaymentId, RefundReason, SeatId};
+use crate::domain::{
+    EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
+};
 use crate::error::Error;
 use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 
@@ -167,6 +169,9 @@ impl Store {
         if let Some(item) = self.buyer_confirm_item(order, sale, &[], now)? {
             txn.push(ConfirmRole::Buyer, item);
         }
+        if let Some(item) = self.offer_end(order, true, now)? {
+            txn.push(ConfirmRole::OfferEnd, item);
+        }
         self.confirm_txn(txn, &order.order_id).await
     }
 
@@ -213,6 +218,10 @@ impl Store {
             now,
         };
         let units = self.push_completion(&mut txn, &event, &order.order_id, payment, sold, when)?;
+        // An offer completed by a late payment is its entry's purchase.
+        if let Some(item) = self.offer_end(order, true, now)? {
+            txn.push(ConfirmRole::OfferEnd, item);
+        }
         // Units it may not hold: the sale stands only on the buyer's record
         // as the handler read and checked it.
         let sale = BuyerChange::Sell { units, read: buyer };
@@ -243,6 +252,12 @@ impl Store {
             ConfirmRole::Payment,
             self.record_payment(payment, &order.order_id)?,
         );
+        // A live offer refunded ends its entry (`refunded`).
+        if order.status == OrderStatus::Pending && order.expires_at > now {
+            if let Some(item) = self.offer_end(order, false, now)? {
+                txn.push(ConfirmRole::OfferEnd, item);
+            }
+        }
         self.commit_letting_go(txn, order, leftovers, BuyerChange::Release, now)
             .await
     }
@@ -261,7 +276,7 @@ impl Store {
         buyer: BuyerChange<'_>,
         now: Millis,
     ) -> Result<ConfirmOutcome, Error> {
-        // One more item for the buyer's record.
+        // One more item for the buyer's record (an offer's end is in `txn`).
         let room = MAX_TRANSACTION_ITEMS - 1;
         let in_txn = leftovers.live && txn.items.len() + leftovers.items() <= room;
         let kept = match (in_txn, order.expires_at > now) {

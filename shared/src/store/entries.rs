@@ -142,22 +142,25 @@ impl Store {
             entry_key(&event_ref, &entry.entry_id),
             end_waiting(reason, at),
         )?];
-        items.extend(self.leaving_waiting(&event_ref, entry, at)?);
+        items.extend(self.leaving_waiting(&event_ref, entry, at, None)?);
         self.state_txn(items).await
     }
 
     /// What every move of `entry` out of WAITING at `at` writes besides
     /// the entry, in its transaction: its places in the indexes it waited
-    /// in deleted, and the positions' inputs (its departure put, its list
-    /// place marked). One place, so no way out forgets one.
+    /// in deleted, and the positions' inputs (its departure put, naming the
+    /// expiry of an offer that `offer_expires`, and its list place marked).
+    /// One place, so no way out forgets one.
     pub(super) fn leaving_waiting(
         &self,
         event: &EventRef,
         entry: &Entry,
         at: Millis,
+        offer_expires: Option<Millis>,
     ) -> Result<Vec<TransactWriteItem>, Error> {
+        let departure = departure_item(event, entry, at, offer_expires);
         let mut items = vec![
-            self.txn_put(departure_item(event, entry, at), Expression::new_item())?,
+            self.txn_put(departure, Expression::new_item())?,
             self.txn_update(list_key(event, entry), left_list(at))?,
         ];
         for key in index_keys(event, entry) {

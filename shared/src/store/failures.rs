@@ -339,6 +339,9 @@ pub(crate) enum ConfirmRole {
     /// it (a failed condition: another of the buyer's writes landed; read
     /// and decide again, as when a bucket moved: the order did not change).
     Buyer,
+    /// A waitlist offer's end, logged for the counts: a new item whose key
+    /// is the write's instant and the entry, which no condition refuses.
+    OfferEnd,
 }
 
 /// How a confirm transaction ended.

@@ -7,11 +7,13 @@
 //! entry has two: any of them moved since the offerer's look cancels the
 //! whole, and it looks again.
 
+use super::expression::Expression;
 use super::failures::{unavailable_in, ItemFailure};
 use super::items;
 use super::items::bucket::ga_bucket_key;
 use super::items::entry::{end_waiting, entry_key, offer_made};
 use super::items::order::{create_offer, held_members, order_key};
+use super::items::positions::offer_end_item;
 use super::items::seat::{seat_key, FreeFor};
 use super::items::waitlist::{offering, waitlist_key};
 use super::{Store, Txn};
@@ -75,7 +77,7 @@ impl Store {
             )?,
             self.txn_check(waitlist_key(&event), offering(generation))?,
         ];
-        writes.extend(self.leaving_waiting(&event, entry, now)?);
+        writes.extend(self.leaving_waiting(&event, entry, now, Some(order.expires_at))?);
         if let Some(buyer) = &buyer {
             let expires_at = order.expires_at;
             writes.push(self.buyer_item(buyer, token, &order.order_id, expires_at, now)?);
@@ -131,6 +133,24 @@ impl Store {
         }
     }
 
+    /// The end of `order`'s offer by a write at `now` (`purchased`, or
+    /// not), logged in that write's transaction for get-waitlist's counts
+    /// (`domain::waitlist_offer_counts`); `None` for an order that is no
+    /// offer, or an offer made before its generation was recorded.
+    pub(super) fn offer_end(
+        &self,
+        order: &Order,
+        purchased: bool,
+        now: Millis,
+    ) -> Result<Option<TransactWriteItem>, Error> {
+        let Some(entry) = order.offer_entry() else {
+            return Ok(None);
+        };
+        let event = EventRef::of(&order.event_id);
+        let item = offer_end_item(&event, entry, order.expires_at, now, purchased);
+        Ok(Some(self.txn_put(item, Expression::new_item())?))
+    }
+
     /// Ends `entry` (`buyer-limit`) at `now`, its buyer's record as `over`
     /// read it refusing the offer, in one transaction with what leaving
     /// WAITING writes and checks that the record has not moved (a drop or
@@ -152,7 +172,7 @@ impl Store {
             self.txn_check(waitlist_key(event), offering(generation))?,
             self.buyer_unmoved(event, over)?,
         ];
-        writes.extend(self.leaving_waiting(event, entry, now)?);
+        writes.extend(self.leaving_waiting(event, entry, now, None)?);
         Ok(match self.state_txn(writes).await? {
             true => OfferWrite::OverLimit,
             false => OfferWrite::Lost { units: false },

@@ -169,6 +169,11 @@ impl Store {
         }
         // Its units stop counting against its buyer at once.
         items.extend(self.buyer_order_item(order, now, items::buyer::release_order)?);
+        // A live offer's end, for the waitlist's counts (one past its
+        // expiry had ended by then).
+        if offer_end.is_some_and(|reason| reason != EndReason::OfferExpired) {
+            items.extend(self.offer_end(order, false, now)?);
+        }
         for seat in release {
             let free = items::seat::release_held(&order.order_id, now)
                 .on_update(self.update(seat_key(&event, seat)))

@@ -10,8 +10,8 @@ use super::errors::{is_condition_failure, sdk_error};
 use super::fan_out::in_order;
 use super::items::entry::{entry_list_pk, ENTRY_SHARDS, LEFT_AT};
 use super::items::positions::{
-    as_read, departure_pk, parse_departure, parse_positions, positions_item, positions_key,
-    stamp_of, stamped_from, stamped_within,
+    as_read, departure_pk, offer_end_pk, parse_departure, parse_offer_end, parse_positions,
+    positions_item, positions_key, stamp_of, stamped_from, stamped_within,
 };
 use super::items::queue::QUEUE_COPIES;
 use super::value::{Fields, Item};
@@ -54,9 +54,9 @@ impl Store {
         Ok(read.map(|(positions, version)| StoredPositions { positions, version }))
     }
 
-    /// Every join and departure of the generation stamped at or after
-    /// `from`, from each shard of the list and of the departures, every
-    /// page (eventually consistent: what is read here is read again at the
+    /// Every join, departure and offer's end of the generation stamped at
+    /// or after `from`, from each shard of the list, the departures and the
+    /// ends, every page (eventually consistent: what is read here is read again at the
     /// next update until it has settled, long after it is replicated).
     pub async fn stamped_since(
         &self,
@@ -74,10 +74,15 @@ impl Store {
             .map(|shard| departure_pk(&event_ref, generation, shard))
             .map(|pk| self.query_every_page(stamped_from(pk, from), false, parse_departure))
             .collect();
+        let ends = shards()
+            .map(|shard| offer_end_pk(&event_ref, generation, shard))
+            .map(|pk| self.query_every_page(stamped_from(pk, from), false, parse_offer_end))
+            .collect();
         let shards_at_once = usize::from(ENTRY_SHARDS);
-        let (joins, departures) = futures_util::future::join(
+        let (joins, departures, ends) = futures_util::future::join3(
             in_order(shards_at_once, joins),
             in_order(shards_at_once, departures),
+            in_order(shards_at_once, ends),
         )
         .await;
         let mut since = Since::default();
@@ -86,6 +91,9 @@ impl Store {
         }
         for read in departures {
             since.departures.extend(read?);
+        }
+        for read in ends {
+            since.ends.extend(read?);
         }
         Ok(since)
     }

@@ -62,6 +62,24 @@ impl Observer {
         entry
     }
 
+    /// A Stripe checkout paying for `seat` of `order`, answered 200 with
+    /// `outcome`.
+    async fn pay_through_stripe(&mut self, order: &str, seat: &str, outcome: &str) {
+        let metadata = stripe::paid_for(order, &[seat], serde_json::Value::Null);
+        let event =
+            stripe::checkout_event(SESSION_COMPLETED, &stripe::session_id(), "paid", metadata);
+        let signature = stripe::stripe_signature(&event);
+        let headers = [("stripe-signature", signature.as_str())];
+        let (status, receipt) = self
+            .run("POST", stripe::STRIPE_PATH, &headers, &event)
+            .await;
+        assert_eq!(
+            (status, &receipt["outcome"]),
+            (200, &outcome.into()),
+            "{receipt}"
+        );
+    }
+
     /// `method` on `entry`'s own route of `event`, with its entry token.
     async fn as_entry(
         &mut self,
@@ -417,22 +435,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     )
     .await;
     // The same order paid again through Stripe: confirm's path, its own role.
-    let metadata = stripe::paid_for(&late, &["A-1-3"], serde_json::Value::Null);
-    let event = stripe::checkout_event(SESSION_COMPLETED, &stripe::session_id(), "paid", metadata);
-    let signature = stripe::stripe_signature(&event);
-    let (status, receipt) = ob
-        .run(
-            "POST",
-            stripe::STRIPE_PATH,
-            &[("stripe-signature", &signature)],
-            &event,
-        )
-        .await;
-    assert_eq!(
-        (status, &receipt["outcome"]),
-        (200, &"not-sold".into()),
-        "{receipt}"
-    );
+    ob.pay_through_stripe(&late, "A-1-3", "not-sold").await;
     // The seat map: a new process (its event cache empty) serves it; the
     // stream's records are folded into the projection.
     let fresh = ob.app.new_process();
@@ -459,6 +462,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     queue_paths(&mut ob).await;
     waitlist_paths(&mut ob, ev).await;
     returns_paths(&mut ob).await;
+    offer_end_paths(&mut ob).await;
 
     // An event create-event leaves to the sweep (202), which the sweep finishes.
     ob.app.config.create_event_budget_ms = 0;
@@ -647,6 +651,66 @@ async fn decline_then_remove(ob: &mut Observer, ev: &str, joined: &[serde_json::
     let declined = ob.as_entry("DELETE", ev, &joined[0]).await;
     assert_eq!(declined["reason"], "declined", "{declined}");
     ob.remove(ev, &joined[1]).await;
+}
+
+/// Offers' ends logged for the waitlist's counts, under each writer's
+/// role: three seats freed and offered by the projector; one offer
+/// cancelled with cancel-order, one paid through Stripe, one through
+/// confirm.
+async fn offer_end_paths(ob: &mut Observer) {
+    let ev = "iam-offer-ends";
+    let plan = r#"{"name":"E","sections":[{"sectionId":"S","rows":[{"row":"1","count":3}]}]}"#;
+    let (holder, auth) = ob.holding(ev, plan, &["S-1-1", "S-1-2", "S-1-3"]).await;
+    let put = format!("/events/{ev}/waitlist");
+    assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
+    let mut entries = Vec::new();
+    for buyer in ["user:cancels", "user:stripe", "user:confirms"] {
+        entries.push(ob.join(ev, buyer, "{}").await);
+    }
+    for seat in ["S-1-1", "S-1-2", "S-1-3"] {
+        let drop = format!("/orders/{holder}/seats/{seat}");
+        assert_eq!(
+            ob.run("DELETE", &drop, &[("authorization", &auth)], "")
+                .await
+                .0,
+            200
+        );
+    }
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let mut offers = Vec::new();
+    for entry in &entries {
+        let status = ob.as_entry("GET", ev, entry).await;
+        assert_eq!(status["status"], "OFFERED", "{status}");
+        offers.push(status["offer"].clone());
+    }
+    let bearer =
+        |offer: &serde_json::Value| format!("Bearer {}", offer["holdToken"].as_str().unwrap());
+    let id = |offer: &serde_json::Value| offer["orderId"].as_str().unwrap().to_owned();
+    let cancel = format!("/orders/{}", id(&offers[0]));
+    assert_eq!(
+        ob.run(
+            "DELETE",
+            &cancel,
+            &[("authorization", &bearer(&offers[0]))],
+            ""
+        )
+        .await
+        .0,
+        200
+    );
+    let seat = |offer: &serde_json::Value| offer["seats"][0].as_str().unwrap().to_owned();
+    ob.pay_through_stripe(&id(&offers[1]), &seat(&offers[1]), "sold")
+        .await;
+    let pay = confirm_body(&id(&offers[2]), "pi_offer_end", &[seat(&offers[2])]);
+    let confirm = format!("/orders/{}/confirm", id(&offers[2]));
+    assert_eq!(
+        ob.run("POST", &confirm, &as_refs(&signed(&pay)), &pay)
+            .await
+            .0,
+        200
+    );
 }
 
 /// Returns (order-returns): a buyer's completed order of a seat and

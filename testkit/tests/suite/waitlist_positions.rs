@@ -228,3 +228,65 @@ async fn a_recount_counts_who_waited_as_of_the_settled_instant() {
         .unwrap();
     assert_eq!(inner.into_iter().collect::<Vec<_>>(), vec![(seconds[4], 1)]);
 }
+
+/// get-waitlist's counts against the entries' own statuses.
+async fn counts_and_statuses(
+    app: &shared::App,
+    event: &str,
+    line: &[Value],
+) -> ((u64, u64, u64), (u64, u64, u64)) {
+    let (status, body) = send(app, "GET", &format!("/events/{event}/waitlist"), &[], "").await;
+    assert_eq!(status, 200, "{body}");
+    let count = |field: &str| body[field].as_u64().unwrap();
+    let counted = (count("waiting"), count("offered"), count("purchased"));
+    let mut seen = (0, 0, 0);
+    for (status, _) in positions(app, event, line).await {
+        match status.as_str() {
+            "WAITING" => seen.0 += 1,
+            "OFFERED" => seen.1 += 1,
+            "PURCHASED" => seen.2 += 1,
+            _ => {}
+        }
+    }
+    (counted, seen)
+}
+
+#[tokio::test]
+async fn offers_and_purchases_are_counted_as_the_entries_read() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, holder, line) = line_of(&app, 6).await;
+    let mut offerer = Offerer::default();
+    let now = shared::world::now();
+    tick(&mut offerer, &app, &ev, now).await;
+    assert_eq!(counts_and_statuses(&app, &ev, &line).await.0, (6, 0, 0));
+    // The holder cancels: its 4 seats are offered to the first 4.
+    assert_eq!(cancel(&app, &holder).await.0, 200);
+    local::streams::project_now(&app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    tick(&mut offerer, &app, &ev, Millis(now.0 + UPDATE_MS)).await;
+    let (counted, seen) = counts_and_statuses(&app, &ev, &line).await;
+    assert_eq!((counted, seen), ((2, 4, 0), (2, 4, 0)));
+    // One pays, one declines, one is cancelled with cancel-order: the
+    // freed seats go to the two still waiting.
+    let offer = |i: usize| {
+        let (app, ev, entry) = (app.clone(), ev.clone(), line[i].clone());
+        async move { offered_order(&status_of(&app, &ev, &entry).await) }
+    };
+    let paid = offer(0).await;
+    assert_eq!(confirm(&app, &paid.id, "pi_counted").await.0, 200);
+    assert_eq!(leave(&app, &ev, &line[1]).await["reason"], "declined");
+    assert_eq!(cancel(&app, &offer(2).await).await.0, 200);
+    local::streams::project_now(&app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    tick(&mut offerer, &app, &ev, Millis(now.0 + 2 * UPDATE_MS)).await;
+    tick(&mut offerer, &app, &ev, Millis(now.0 + 3 * UPDATE_MS)).await;
+    let (counted, seen) = counts_and_statuses(&app, &ev, &line).await;
+    assert_eq!(counted, seen, "counted as the entries read");
+    assert_eq!(
+        seen,
+        (0, 3, 1),
+        "one bought; the fourth's and two new offers live"
+    );
+}

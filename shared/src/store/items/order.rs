@@ -77,6 +77,8 @@ pub(in crate::store) const BUYER_REF: &str = "buyerRef";
 /// which comes with a limit).
 pub(in crate::store) const WAITLIST_ENTRY_ID: &str = "waitlistEntryId";
 pub(in crate::store) const OFFER_BUYER_ID: &str = "offerBuyerId";
+/// An offer's waitlist generation (its end's log is the generation's).
+pub(in crate::store) const OFFER_GENERATION: &str = "offerGeneration";
 /// On a cancelled offer: why its entry ended (`removed`, `declined`,
 /// `offer-expired`).
 pub(in crate::store) const OFFER_CANCELLED_AS: &str = "offerCancelledAs";
@@ -226,6 +228,9 @@ pub(in crate::store) fn create_offer(order: &Order) -> Expression {
     if let Some(offer) = &order.offer {
         attributes.push((WAITLIST_ENTRY_ID.into(), s(offer.entry_id.as_str())));
         attributes.push((OFFER_BUYER_ID.into(), s(offer.buyer_id.as_str())));
+        if let Some(generation) = offer.generation {
+            attributes.push((OFFER_GENERATION.into(), n(generation)));
+        }
     }
     Expression::set_all(attributes).and(Expression::new_item())
 }
@@ -488,10 +493,13 @@ pub(in crate::store) fn complete(
         Completion::Exact { count, now } => update
             .and(Expression::condition("attribute_exists(PK)"))
             .and(pending_live(now))
+            // A limited order counts in its buyer's record, and an offer
+            // logs its end: both are read and completed on the other path.
             .and(Expression::condition(
-                "size(#seats) = :count AND attribute_not_exists(#buyer)",
+                "size(#seats) = :count AND attribute_not_exists(#buyer) AND attribute_not_exists(#offer)",
             ))
             .name("#buyer", BUYER_ID)
+            .name("#offer", WAITLIST_ENTRY_ID)
             .value(":count", n(count)),
         Completion::AsReadLive { version, now } => update
             .and(pending_live(now))

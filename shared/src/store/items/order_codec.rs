@@ -10,7 +10,8 @@ use super::super::keyed_block::parse_keyed_blocks;
 use super::super::visitor::VISITOR_ID;
 use super::{
     parse_place_member, BUYER_ID, BUYER_LIMIT, BUYER_REF, EXTRA_PAYMENT_IDS, HOLDER_DEADLINE,
-    OFFER_BUYER_ID, OFFER_CANCELLED_AS, PLACE_SEPARATOR, REFUND_REASON, USER_ID, WAITLIST_ENTRY_ID,
+    OFFER_BUYER_ID, OFFER_CANCELLED_AS, OFFER_GENERATION, PLACE_SEPARATOR, REFUND_REASON, USER_ID,
+    WAITLIST_ENTRY_ID,
 };
 use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
@@ -134,6 +135,10 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
         cancelled_as: f
             .opt_s(OFFER_CANCELLED_AS)
             .map(|reason| EndReason::parse(reason).ok_or_else(|| f.malformed(OFFER_CANCELLED_AS)))
+            .transpose()?,
+        generation: f
+            .opt_i64(OFFER_GENERATION)?
+            .map(|g| u64::try_from(g).map_err(|_| f.malformed(OFFER_GENERATION)))
             .transpose()?,
     }))
 }

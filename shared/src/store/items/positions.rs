@@ -7,15 +7,18 @@ use std::collections::HashMap;
 
 use super::entry::{entry_shard, join_key, parse_join_key};
 use crate::domain::waitlist_entry::Entry;
+use crate::domain::waitlist_offer_counts::{OfferCounts, OfferEnd};
 use crate::domain::waitlist_positions::{Bucket, Departure, Positions};
-use crate::domain::{EventRef, Millis};
+use crate::domain::{EntryId, EventRef, Millis};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{KIND, PK, SK, VERSION};
 use crate::store::value::{n, s, Fields, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 pub const POSITIONS_PK_PREFIX: &str = "WPOS#";
 pub const DEPARTURE_PK_PREFIX: &str = "WDEPART#";
+pub const OFFER_END_PK_PREFIX: &str = "WOFFEREND#";
 
 const POSITIONS_SK: &str = "POSITIONS";
 
@@ -47,20 +50,42 @@ pub(in crate::store) fn departure_pk(event: &EventRef, generation: u64, shard: u
     format!("{DEPARTURE_PK_PREFIX}{event}#{generation}#{shard}")
 }
 
+/// The partition of the offers' ends of one shard of the entries:
+/// `WOFFEREND#{ref}#{generation}#{shard}`, as the departures'.
+pub(in crate::store) fn offer_end_pk(event: &EventRef, generation: u64, shard: u8) -> String {
+    format!("{OFFER_END_PK_PREFIX}{event}#{generation}#{shard}")
+}
+
 const JOINED_AT: &str = "joinedAt";
+const OFFER_EXPIRES_AT: &str = "offerExpiresAt";
+const PURCHASED: &str = "purchased";
 const SETTLED_UNTIL: &str = "settledUntil";
 const SETTLED: &str = "settled";
 const RECENT: &str = "recent";
+const OFFERS_SETTLED: &str = "offersSettled";
+const OFFERS_RECENT: &str = "offersRecent";
+const PURCHASED_SETTLED: &str = "purchasedSettled";
+const PURCHASED_RECENT: &str = "purchasedRecent";
 
 /// `entry` leaving WAITING at `at`: sorted by that instant (as a join key
-/// is by its own), naming when it joined.
-pub(in crate::store) fn departure_item(event: &EventRef, entry: &Entry, at: Millis) -> Item {
+/// is by its own), naming when it joined, and an offer's expiry
+/// (`offer_expires`) when it leaves by an offer.
+pub(in crate::store) fn departure_item(
+    event: &EventRef,
+    entry: &Entry,
+    at: Millis,
+    offer_expires: Option<Millis>,
+) -> Item {
     let shard = entry_shard(&entry.entry_id);
-    HashMap::from([
+    let mut item = HashMap::from([
         (PK.into(), s(departure_pk(event, entry.generation, shard))),
         (SK.into(), s(join_key(at, &entry.entry_id))),
         (JOINED_AT.into(), n(entry.joined_at.0)),
-    ])
+    ]);
+    if let Some(expires) = offer_expires {
+        item.insert(OFFER_EXPIRES_AT.into(), n(expires.0));
+    }
+    item
 }
 
 /// A departure as read.
@@ -69,6 +94,36 @@ pub(in crate::store) fn parse_departure(item: &Item) -> Result<Departure, StoreE
     Ok(Departure {
         at: stamp_of(item)?,
         joined_at: Millis(f.i64(JOINED_AT)?),
+        offer_expires_at: f.opt_i64(OFFER_EXPIRES_AT)?.map(Millis),
+    })
+}
+
+/// The end of `entry`'s offer (of generation `generation`, expiring at
+/// `expires_at`) by a write stamped `at`: bought (`purchased`) or not.
+pub(in crate::store) fn offer_end_item(
+    event: &EventRef,
+    (entry, generation): (&EntryId, u64),
+    expires_at: Millis,
+    at: Millis,
+    purchased: bool,
+) -> Item {
+    let shard = entry_shard(entry);
+    HashMap::from([
+        (PK.into(), s(offer_end_pk(event, generation, shard))),
+        (SK.into(), s(join_key(at, entry))),
+        (OFFER_EXPIRES_AT.into(), n(expires_at.0)),
+        (PURCHASED.into(), AttributeValue::Bool(purchased)),
+    ])
+}
+
+/// An offer's end as read.
+pub(in crate::store) fn parse_offer_end(item: &Item) -> Result<OfferEnd, StoreError> {
+    let f = Fields::new(item);
+    let purchased = item.get(PURCHASED).and_then(|v| v.as_bool().ok()).copied();
+    Ok(OfferEnd {
+        at: stamp_of(item)?,
+        expires_at: Millis(f.i64(OFFER_EXPIRES_AT)?),
+        purchased: purchased.ok_or_else(|| f.malformed(PURCHASED))?,
     })
 }
 
@@ -111,6 +166,16 @@ pub(in crate::store) fn positions_item(key: Item, positions: &Positions, version
         (SETTLED_UNTIL.into(), n(positions.settled_until.0)),
         (SETTLED.into(), s(encode(&positions.settled))),
         (RECENT.into(), s(encode(&positions.recent))),
+        (OFFERS_SETTLED.into(), s(encode(&positions.offers.settled))),
+        (OFFERS_RECENT.into(), s(encode(&positions.offers.recent))),
+        (
+            PURCHASED_SETTLED.into(),
+            n(positions.offers.purchased_settled),
+        ),
+        (
+            PURCHASED_RECENT.into(),
+            n(positions.offers.purchased_recent),
+        ),
     ]);
     item
 }
@@ -119,10 +184,22 @@ pub(in crate::store) fn positions_item(key: Item, positions: &Positions, version
 pub(in crate::store) fn parse_positions(item: &Item) -> Result<(Positions, i64), StoreError> {
     let f = Fields::new(item);
     let buckets = |attr| decode(f.str(attr)?).ok_or_else(|| f.malformed(attr));
+    // Items written before the offers were counted have none.
+    let offer_buckets = |attr| match f.opt_s(attr) {
+        Some(text) => decode(text).ok_or_else(|| f.malformed(attr)),
+        None => Ok(Vec::new()),
+    };
+    let offers = OfferCounts {
+        settled: offer_buckets(OFFERS_SETTLED)?,
+        recent: offer_buckets(OFFERS_RECENT)?,
+        purchased_settled: f.opt_i64(PURCHASED_SETTLED)?.unwrap_or(0),
+        purchased_recent: f.opt_i64(PURCHASED_RECENT)?.unwrap_or(0),
+    };
     let positions = Positions {
         settled_until: Millis(f.i64(SETTLED_UNTIL)?),
         settled: buckets(SETTLED)?,
         recent: buckets(RECENT)?,
+        offers,
     };
     Ok((positions, f.i64(VERSION)?))
 }
