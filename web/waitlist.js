@@ -53,7 +53,7 @@ async function joinWaitlist() {
   sessionStorage.setItem(entryKey(), JSON.stringify({ entryId: r.data.entryId, token: r.data.entryToken }));
   state.entryStatus = r.data;
   renderWaitlist();
-  schedulePoll();
+  scheduleEntryPoll();
 }
 
 async function pollEntry() {
@@ -63,10 +63,10 @@ async function pollEntry() {
   if (r.ok) state.entryStatus = r.data;
   else if (r.status === 404 || r.status === 401) { sessionStorage.removeItem(entryKey()); state.entryStatus = null; }
   renderWaitlist();
-  schedulePoll();
+  scheduleEntryPoll();
 }
 
-function schedulePoll() {
+function scheduleEntryPoll() {
   clearTimeout(state.waitlistTimer);
   const s = state.entryStatus;
   if (!s || (s.status !== "WAITING" && s.status !== "OFFERED")) return;

@@ -16,12 +16,14 @@ use super::waitlist_buckets::{add, by_second, second, tally, Bucket};
 use super::Millis;
 
 /// An offer ended by a write stamped `at`: bought (`purchased`), or not;
-/// the offer expiring at `expires_at`.
+/// the offer expiring at `expires_at`, and `live` at the write (a late
+/// sale of an offer already ended or run out counts its purchase only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OfferEnd {
     pub at: Millis,
     pub expires_at: Millis,
     pub purchased: bool,
+    pub live: bool,
 }
 
 /// The offers live by the second they expire, and the entries purchased,
@@ -50,7 +52,10 @@ impl OfferCounts {
         now: Millis,
     ) -> OfferCounts {
         let made = made.iter().map(|&(at, expires)| (at, second(expires), 1));
-        let ended = ends.iter().map(|e| (e.at, second(e.expires_at), -1));
+        let ended = ends
+            .iter()
+            .filter(|e| e.live)
+            .map(|e| (e.at, second(e.expires_at), -1));
         let moves: Vec<(Millis, i64, i64)> = made.chain(ended).collect();
         let of = |settling: bool| {
             tally(

@@ -18,6 +18,7 @@ fn end(at: i64, expires: i64, purchased: bool) -> OfferEnd {
         at: Millis(T + at),
         expires_at: Millis(T + expires),
         purchased,
+        live: true,
     }
 }
 
@@ -79,4 +80,23 @@ fn an_end_settled_before_its_offer_cancels_it_out() {
     };
     let q = p.update(&second, Millis(T + 33_000));
     assert_eq!(counts(&q, 33_000), (0, 1), "made and ended: none live");
+}
+
+#[test]
+fn a_late_sale_of_an_ended_offer_counts_its_purchase_only() {
+    let since = Since {
+        departures: vec![offer(1_000, 121_000), offer(2_000, 121_000)],
+        // The first declined, then bought by a late payment (no longer
+        // live): one live offer stays, one purchase.
+        ends: vec![
+            end(3_000, 121_000, false),
+            OfferEnd {
+                live: false,
+                ..end(4_000, 121_000, true)
+            },
+        ],
+        ..Since::default()
+    };
+    let p = Positions::default().update(&since, Millis(T + 10_000));
+    assert_eq!(counts(&p, 10_000), (1, 1));
 }

@@ -169,7 +169,7 @@ impl Store {
         if let Some(item) = self.buyer_confirm_item(order, sale, &[], now)? {
             txn.push(ConfirmRole::Buyer, item);
         }
-        if let Some(item) = self.offer_end(order, true, now)? {
+        if let Some(item) = self.offer_end(order, true, true)? {
             txn.push(ConfirmRole::OfferEnd, item);
         }
         self.confirm_txn(txn, &order.order_id).await
@@ -218,8 +218,10 @@ impl Store {
             now,
         };
         let units = self.push_completion(&mut txn, &event, &order.order_id, payment, sold, when)?;
-        // An offer completed by a late payment is its entry's purchase.
-        if let Some(item) = self.offer_end(order, true, now)? {
+        // An offer completed by a late payment is its entry's purchase;
+        // its offer counted as live only if it still was.
+        let live = order.status == OrderStatus::Pending && order.expires_at > now;
+        if let Some(item) = self.offer_end(order, true, live)? {
             txn.push(ConfirmRole::OfferEnd, item);
         }
         // Units it may not hold: the sale stands only on the buyer's record
@@ -254,7 +256,7 @@ impl Store {
         );
         // A live offer refunded ends its entry (`refunded`).
         if order.status == OrderStatus::Pending && order.expires_at > now {
-            if let Some(item) = self.offer_end(order, false, now)? {
+            if let Some(item) = self.offer_end(order, false, true)? {
                 txn.push(ConfirmRole::OfferEnd, item);
             }
         }

@@ -21,6 +21,7 @@ use crate::auth::HoldToken;
 use crate::domain::offer::Offered;
 use crate::domain::waitlist::EndReason;
 use crate::domain::waitlist_entry::Entry;
+use crate::domain::waitlist_offer_counts::OfferEnd;
 use crate::domain::{EventRef, Millis, Order};
 use crate::error::Error;
 use crate::store::buyers::BuyerClaim;
@@ -133,22 +134,34 @@ impl Store {
         }
     }
 
-    /// The end of `order`'s offer by a write at `now` (`purchased`, or
-    /// not), logged in that write's transaction for get-waitlist's counts
-    /// (`domain::waitlist_offer_counts`); `None` for an order that is no
-    /// offer, or an offer made before its generation was recorded.
+    /// The end of `order`'s offer by the write being built, logged in its
+    /// transaction for get-waitlist's counts (`domain::
+    /// waitlist_offer_counts`): `purchased` or not, and whether the offer
+    /// was `live` then (a late sale of one already ended counts its
+    /// purchase only). `None` for an order that is no offer, or an offer
+    /// made before its generation was recorded.
     pub(super) fn offer_end(
         &self,
         order: &Order,
         purchased: bool,
-        now: Millis,
+        live: bool,
     ) -> Result<Option<TransactWriteItem>, Error> {
         let Some(entry) = order.offer_entry() else {
             return Ok(None);
         };
-        let event = EventRef::of(&order.event_id);
-        let item = offer_end_item(&event, entry, order.expires_at, now, purchased);
-        Ok(Some(self.txn_put(item, Expression::new_item())?))
+        // Stamped now, just before the transaction is sent: the counts
+        // read an end again until `SETTLE_MS` after its stamp, and a
+        // confirm may have read for seconds since its round began.
+        let stamp = crate::world::now();
+        let end = OfferEnd {
+            at: stamp,
+            expires_at: order.expires_at,
+            purchased,
+            live,
+        };
+        let item = offer_end_item(&EventRef::of(&order.event_id), entry, &end);
+        // Its key is the stamp and the entry: nothing to condition on.
+        Ok(Some(self.txn_put(item, Expression::default())?))
     }
 
     /// Ends `entry` (`buyer-limit`) at `now`, its buyer's record as `over`

@@ -172,7 +172,7 @@ impl Store {
         // A live offer's end, for the waitlist's counts (one past its
         // expiry had ended by then).
         if offer_end.is_some_and(|reason| reason != EndReason::OfferExpired) {
-            items.extend(self.offer_end(order, false, now)?);
+            items.extend(self.offer_end(order, false, true)?);
         }
         for seat in release {
             let free = items::seat::release_held(&order.order_id, now)

@@ -59,6 +59,7 @@ pub(in crate::store) fn offer_end_pk(event: &EventRef, generation: u64, shard: u
 const JOINED_AT: &str = "joinedAt";
 const OFFER_EXPIRES_AT: &str = "offerExpiresAt";
 const PURCHASED: &str = "purchased";
+const LIVE: &str = "live";
 const SETTLED_UNTIL: &str = "settledUntil";
 const SETTLED: &str = "settled";
 const RECENT: &str = "recent";
@@ -98,32 +99,31 @@ pub(in crate::store) fn parse_departure(item: &Item) -> Result<Departure, StoreE
     })
 }
 
-/// The end of `entry`'s offer (of generation `generation`, expiring at
-/// `expires_at`) by a write stamped `at`: bought (`purchased`) or not.
+/// `end`, of `entry`'s offer of generation `generation`.
 pub(in crate::store) fn offer_end_item(
     event: &EventRef,
     (entry, generation): (&EntryId, u64),
-    expires_at: Millis,
-    at: Millis,
-    purchased: bool,
+    end: &OfferEnd,
 ) -> Item {
     let shard = entry_shard(entry);
     HashMap::from([
         (PK.into(), s(offer_end_pk(event, generation, shard))),
-        (SK.into(), s(join_key(at, entry))),
-        (OFFER_EXPIRES_AT.into(), n(expires_at.0)),
-        (PURCHASED.into(), AttributeValue::Bool(purchased)),
+        (SK.into(), s(join_key(end.at, entry))),
+        (OFFER_EXPIRES_AT.into(), n(end.expires_at.0)),
+        (PURCHASED.into(), AttributeValue::Bool(end.purchased)),
+        (LIVE.into(), AttributeValue::Bool(end.live)),
     ])
 }
 
 /// An offer's end as read.
 pub(in crate::store) fn parse_offer_end(item: &Item) -> Result<OfferEnd, StoreError> {
     let f = Fields::new(item);
-    let purchased = item.get(PURCHASED).and_then(|v| v.as_bool().ok()).copied();
+    let flag = |attr: &str| item.get(attr).and_then(|v| v.as_bool().ok()).copied();
     Ok(OfferEnd {
         at: stamp_of(item)?,
         expires_at: Millis(f.i64(OFFER_EXPIRES_AT)?),
-        purchased: purchased.ok_or_else(|| f.malformed(PURCHASED))?,
+        purchased: flag(PURCHASED).ok_or_else(|| f.malformed(PURCHASED))?,
+        live: flag(LIVE).ok_or_else(|| f.malformed(LIVE))?,
     })
 }
 
