@@ -136,12 +136,17 @@ function takesReturns() {
   return !!(w && w.status === "OPEN" && w.returnsCloseAt && Date.parse(w.returnsCloseAt) > Date.now());
 }
 
+// The order's seats not listed or resold now: what it may still hand back.
+function returnableSeats(o) {
+  const held = new Set((o.returns || []).filter((r) => r.status === "LISTED" || r.status === "RESOLD")
+    .map((r) => r.seatId));
+  return o.seats.filter((seat) => !held.has(seat));
+}
+
 // Called by renderOrder: the order's listings, and the button to list.
 function renderReturns(o) {
   const button = $("return-seats");
-  const listed = new Set(((o && o.returns) || []).filter((r) => r.status === "LISTED" || r.status === "RESOLD")
-    .map((r) => r.seatId || `ga:${r.sectionId}`));
-  const left = o ? o.seats.filter((seat) => !listed.has(seat)) : [];
+  const left = o ? returnableSeats(o) : [];
   button.hidden = !(o && o.status === "COMPLETED" && takesReturns() && left.length > 0);
   const out = $("order-returns");
   out.textContent = "";
@@ -157,8 +162,7 @@ async function returnSeats() {
   const saved = savedOrder();
   const o = state.order;
   if (!saved || !o) return;
-  const listed = new Set((o.returns || []).filter((r) => r.status === "LISTED" || r.status === "RESOLD").map((r) => r.seatId));
-  const seats = o.seats.filter((seat) => !listed.has(seat));
+  const seats = returnableSeats(o);
   // An order with a buyer (a limited event's, an offer's) is returned by
   // that buyer: this tab's sign-in.
   const headers = {};
