@@ -155,6 +155,9 @@ fn check_orders(
             for seat in &order.seats {
                 match by_id.get(seat) {
                     Some(SeatState::Sold { order: buyer }) if buyer == id => {}
+                    // Resold through the waitlist: it moved on, in one write.
+                    Some(SeatState::Sold { order: buyer })
+                        if resold_from(orders, seat, buyer, id) => {}
                     other => check.violations.push(format!(
                         "COMPLETED order {id} lists {seat}, which is {other:?}"
                     )),
@@ -166,6 +169,9 @@ fn check_orders(
                 live_claims.entry(seat).or_default().push(id);
                 match by_id.get(seat) {
                     Some(SeatState::Held { order: holder, .. }) if holder == id => {}
+                    // An offer's listed seat: still sold to its seller.
+                    Some(SeatState::Sold { order: seller })
+                        if order.resale_of(seat).is_some_and(|r| &r.seller == seller) => {}
                     other => check
                         .violations
                         .push(format!("live order {id} lists {seat}, which is {other:?}")),
@@ -180,6 +186,34 @@ fn check_orders(
             ));
         }
     }
+}
+
+/// Whether `seat`, sold to `owner`, reached it from `seller` by resales:
+/// each order on the way completed with a resale of it from the one
+/// before (as far as the orders read go).
+fn resold_from(
+    orders: &HashMap<OrderId, Order>,
+    seat: &SeatId,
+    owner: &OrderId,
+    seller: &OrderId,
+) -> bool {
+    let mut current = owner;
+    for _ in 0..orders.len() {
+        let Some(order) = orders.get(current) else {
+            return false;
+        };
+        let Some(resale) = order.resale_of(seat) else {
+            return false;
+        };
+        if order.status != OrderStatus::Completed {
+            return false;
+        }
+        if &resale.seller == seller {
+            return true;
+        }
+        current = &resale.seller;
+    }
+    false
 }
 
 /// The places' side of the invariants, per general-admission bucket:

@@ -70,6 +70,7 @@ error_kinds! {
     EntryNotFound => "entry-not-found",
     ReturnsClosed => "returns-closed",
     ReturnNotOwned => "return-not-owned",
+    ReturnOffered => "return-offered",
     AdmissionUsed => "admission-used",
     IdempotencyKeyReused => "idempotency-key-reused",
     StoreUnavailable => "store-unavailable",
@@ -160,6 +161,8 @@ pub enum Error {
     ReturnsClosed,
     #[error("this order does not own what was named, or has listed or resold it already")]
     ReturnNotOwned,
+    #[error("a live waitlist offer holds this listing: it can be withdrawn once the offer ends")]
+    ReturnOffered,
     #[error(
         "this event sells through its queue: join it, and open orders with the admission it gives"
     )]
@@ -231,6 +234,7 @@ impl Error {
             Error::EntryNotFound => ErrorKind::EntryNotFound,
             Error::ReturnsClosed => ErrorKind::ReturnsClosed,
             Error::ReturnNotOwned => ErrorKind::ReturnNotOwned,
+            Error::ReturnOffered => ErrorKind::ReturnOffered,
             Error::QueueRequired { .. } => ErrorKind::QueueRequired,
             Error::AdmissionUsed => ErrorKind::AdmissionUsed,
             Error::IdempotencyKeyReused => ErrorKind::IdempotencyKeyReused,

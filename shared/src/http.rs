@@ -71,6 +71,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         | K::WaitlistEnded
         | K::ReturnsClosed
         | K::ReturnNotOwned
+        | K::ReturnOffered
         | K::BuyerLimit
         | K::AdmissionUsed => StatusCode::CONFLICT,
         K::SeatLimit | K::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,

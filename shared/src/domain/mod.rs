@@ -417,6 +417,9 @@ pub struct OfferOf {
     /// The waitlist generation it was made in (`None`: an offer made
     /// before it was recorded): where its end is logged for the counts.
     pub generation: Option<u64>,
+    /// The listed seats it holds for resale, each still sold to its
+    /// seller until the offer's payment moves it (API.md, "Returns").
+    pub resales: Vec<returns::ResaleHold>,
 }
 
 impl Order {
@@ -425,6 +428,12 @@ impl Order {
     pub fn offer_entry(&self) -> Option<(&EntryId, u64)> {
         let offer = self.offer.as_ref()?;
         Some((&offer.entry_id, offer.generation?))
+    }
+
+    /// The resale of `seat` it holds, if it holds it for resale.
+    pub fn resale_of(&self, seat: &SeatId) -> Option<&returns::ResaleHold> {
+        let offer = self.offer.as_ref()?;
+        offer.resales.iter().find(|r| &r.seat == seat)
     }
 }
 

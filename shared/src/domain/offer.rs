@@ -117,14 +117,22 @@ pub fn choose_offer<'a, T>(
         .find_map(|(entry, request)| fill(request, sections).map(|units| (entry, units)))
 }
 
-/// What `map` shows free in its seated sections, less the seats known
-/// `taken` since the map was projected, and what `buckets` (the
+/// The seats an offer may take beyond what the map shows free: those
+/// listed for resale and free to offer, and those `taken` since the map
+/// was projected.
+pub struct SeatsKnown<'a> {
+    pub listed: &'a HashSet<SeatId>,
+    pub taken: &'a HashSet<SeatId>,
+}
+
+/// What `map` shows free in its seated sections, and the seats `known`
+/// listed, less those known taken, and what `buckets` (the
 /// general-admission sections' buckets, as the look last knows them) let
 /// anyone take at `now`, in plan order: what an offer draws from. A
 /// general-admission section whose buckets were not read offers nothing.
 pub fn free_units(
     map: &SeatMap,
-    taken: &HashSet<SeatId>,
+    known: &SeatsKnown,
     buckets: &HashMap<SectionId, Vec<Bucket>>,
     now: Millis,
 ) -> Vec<SectionFree> {
@@ -134,7 +142,7 @@ pub fn free_units(
             let free = match &section.rows {
                 Some(rows) => Free::Rows(
                     rows.iter()
-                        .map(|row| free_row(section, row, taken))
+                        .map(|row| free_row(section, row, known))
                         .collect(),
                 ),
                 None => Free::Places(
@@ -151,16 +159,23 @@ pub fn free_units(
         .collect()
 }
 
-/// One row of `section`'s map: true where its seat is available and not
-/// known `taken`.
-fn free_row(section: &SectionMap, row: &RowMap, taken: &HashSet<SeatId>) -> Vec<bool> {
+/// One row of `section`'s map: true where its seat is available or
+/// listed, and not known taken.
+fn free_row(section: &SectionMap, row: &RowMap, known: &SeatsKnown) -> Vec<bool> {
     let seat = |number: usize| {
         let number = u32::try_from(number + 1).unwrap_or(u32::MAX);
         SeatId::compose(&section.section_id, &row.row, number)
     };
     let statuses = row.statuses.chars().enumerate();
+    let (listed, taken) = (known.listed, known.taken);
     statuses
-        .map(|(i, c)| c == 'A' && (taken.is_empty() || !taken.contains(&seat(i))))
+        .map(|(i, c)| {
+            if listed.is_empty() && taken.is_empty() {
+                return c == 'A';
+            }
+            let id = seat(i);
+            (c == 'A' || listed.contains(&id)) && !taken.contains(&id)
+        })
         .collect()
 }
 

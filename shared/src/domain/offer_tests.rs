@@ -250,9 +250,24 @@ fn places_free_are_what_anyone_may_take_and_an_offer_takes_them() -> TestResult 
     let now = Millis(5_000);
     // The expired hold's places are free; G's buckets were not read, so
     // it offers nothing; a seat known taken is not free.
+    let listed = HashSet::new();
+    let known = SeatsKnown {
+        listed: &listed,
+        taken: &taken,
+    };
     assert_eq!(
-        free_units(&map, &taken, &buckets, now),
+        free_units(&map, &known, &buckets, now),
         [seated("A", &[".xx"])?, places("F", 7)?, places("G", 0)?]
+    );
+    // A listed seat is free to offer, whatever the map shows of it.
+    let listed = HashSet::from([SeatId::parse("A-1-2")?]);
+    let known = SeatsKnown {
+        listed: &listed,
+        taken: &taken,
+    };
+    assert_eq!(
+        free_units(&map, &known, &buckets, now)[0],
+        seated("A", &["..x"])?
     );
     let plan = r#"{"name":"P","sections":[{"sectionId":"F","capacity":20}]}"#;
     let event = Event {

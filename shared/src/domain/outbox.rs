@@ -54,6 +54,7 @@ pub enum DetailType {
     ReturnListed,
     ReturnWithdrawn,
     ReturnReverted,
+    SeatResold,
 }
 
 impl DetailType {
@@ -80,6 +81,7 @@ impl DetailType {
             Self::ReturnListed => "return.listed",
             Self::ReturnWithdrawn => "return.withdrawn",
             Self::ReturnReverted => "return.reverted",
+            Self::SeatResold => "seat.resold",
         }
     }
 }
@@ -118,6 +120,11 @@ pub struct Detail {
     pub reason: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<u64>,
+    /// A resale's seller's order and buyer's order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_order_id: Option<OrderId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_order_id: Option<OrderId>,
     pub at: String,
 }
 
@@ -182,6 +189,8 @@ struct Fact {
     reason: Option<EndReason>,
     generation: Option<u64>,
     buyer: Option<BuyerId>,
+    /// A resale's seller's order and buyer's order.
+    resale: Option<(OrderId, OrderId)>,
 }
 
 impl Fact {
@@ -208,6 +217,7 @@ impl Fact {
             reason: None,
             generation: None,
             buyer: None,
+            resale: None,
         }
     }
 }
@@ -236,6 +246,7 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
         .map(|(k, fact)| {
             let purchase = fact.purchase;
             let buyer = fact.buyer.map(|b| b.as_str().to_owned());
+            let (from_order_id, to_order_id) = fact.resale.unzip();
             StateEvent {
                 detail_type: fact.kind,
                 detail: Detail {
@@ -254,6 +265,8 @@ pub fn state_events(change: &ItemChange) -> Vec<StateEvent> {
                     entry_id: fact.entry,
                     reason: fact.reason.map(EndReason::as_str),
                     generation: fact.generation,
+                    from_order_id,
+                    to_order_id,
                     at: change.at.to_rfc3339(),
                 },
             }
@@ -300,10 +313,20 @@ fn as_return(image: &Option<ItemImage>) -> Option<&ReturnImage> {
 
 /// A listing: listed (a new listing, one listed again, after a withdrawal
 /// or a revert computed at read time, or more places added: each writes
-/// `listedAt`; `quantity` is the listing's after the write), withdrawn, or
-/// a revert written. A revert computed as it is read writes nothing, so it
-/// says nothing.
+/// `listedAt`; `quantity` is the listing's after the write), withdrawn, a
+/// revert written, or resold (the seller's payout record: `seat.resold`
+/// from its order to the buyer's, with the buyer's payment). A revert
+/// computed as it is read writes nothing, so it says nothing.
 fn return_facts(old: Option<&ReturnImage>, new: &ReturnImage) -> Vec<Fact> {
+    let was_listed = old.is_some_and(|o| o.status == ReturnStatus::Listed);
+    if let (true, ReturnUnit::Seat(seat), Some(resale)) = (was_listed, &new.unit, &new.resale) {
+        return vec![Fact {
+            seat: Some(seat.clone()),
+            payment: Some(resale.payment_id.clone()),
+            resale: Some((new.order_id.clone(), resale.order_id.clone())),
+            ..Fact::about(DetailType::SeatResold)
+        }];
+    }
     let kind = match (old.map(|o| (o.status, o.listed_at)), new.status) {
         (Some((ReturnStatus::Listed, at)), ReturnStatus::Listed) if at == new.listed_at => {
             return Vec::new()
@@ -384,8 +407,18 @@ fn seat_facts(old: Option<&SeatImage>, new: &SeatImage) -> Vec<Fact> {
         .filter(|o| o.status == SeatStatus::Held)
         .and_then(|o| o.holder.as_ref());
     let was_sold = old.is_some_and(|o| o.status == SeatStatus::Sold);
+    let sold_to = old
+        .filter(|o| o.status == SeatStatus::Sold)
+        .and_then(|o| o.holder.as_ref());
     let mut facts = Vec::new();
     match (new.status, new.holder.as_ref()) {
+        // A resale: sold on from its seller's order to the buyer's.
+        (SeatStatus::Sold, Some(buyer)) if sold_to.is_some_and(|seller| seller != buyer) => {
+            facts.push(Fact {
+                payment: new.payment_id.clone(),
+                ..seat_fact(DetailType::SeatSold, buyer)
+            });
+        }
         (SeatStatus::Available, _) => {
             facts.extend(old_holder.map(|h| seat_fact(DetailType::SeatReleased, h)))
         }

@@ -96,6 +96,8 @@ pub struct ReturnImage {
     /// again (after a revert computed at read time, which writes nothing)
     /// shows as a change.
     pub listed_at: Millis,
+    /// Its resale, once resold.
+    pub resale: Option<crate::domain::returns::Resale>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

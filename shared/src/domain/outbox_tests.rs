@@ -366,6 +366,7 @@ fn a_listing_says_listed_withdrawn_or_reverted_once() -> TestResult {
             quantity,
             status,
             listed_at: Millis(at),
+            resale: None,
         }))
     };
     let listing = |status, quantity| listed_at(status, quantity, 1);
@@ -418,5 +419,66 @@ fn a_listing_says_listed_withdrawn_or_reverted_once() -> TestResult {
     for (old, new, want) in cases {
         assert_eq!(said(old.clone(), new.clone()), want, "{old:?} -> {new:?}");
     }
+    Ok(())
+}
+
+#[test]
+fn a_resale_says_seat_resold_and_the_buyers_seat_sold() -> TestResult {
+    let image = |status, resale| -> Result<ItemImage, crate::error::Error> {
+        Ok(ItemImage::Return(ReturnImage {
+            event_id: EventId::parse("ev")?,
+            order_id: OrderId::parse("seller")?,
+            unit: ReturnUnit::Seat(SeatId::parse("A-1-1")?),
+            quantity: 1,
+            status,
+            listed_at: Millis(1),
+            resale,
+        }))
+    };
+    let resale = crate::domain::returns::Resale {
+        order_id: OrderId::parse("buyer")?,
+        payment_id: PaymentId::parse("pay")?,
+        at: Millis(4),
+    };
+    let change = |old, new| ItemChange {
+        record_id: "r".into(),
+        at: Millis(5),
+        old: Some(old),
+        new: Some(new),
+    };
+    let listed = image(ReturnStatus::Listed, None)?;
+    let events = state_events(&change(listed, image(ReturnStatus::Resold, Some(resale))?));
+    let [event] = events.as_slice() else {
+        return Err(format!("one event, not {events:?}").into());
+    };
+    assert_eq!(event.detail_type.as_str(), "seat.resold");
+    assert_eq!(
+        event.detail.from_order_id.as_ref().map(OrderId::as_str),
+        Some("seller")
+    );
+    assert_eq!(
+        event.detail.to_order_id.as_ref().map(OrderId::as_str),
+        Some("buyer")
+    );
+    assert_eq!(
+        event.detail.payment_id.as_ref().map(PaymentId::as_str),
+        Some("pay")
+    );
+    // The seat sold on: the buyer's seat.sold, and no release between.
+    let sold_on = change(
+        ItemImage::Seat(seat(SeatStatus::Sold, Some("seller"))?),
+        ItemImage::Seat(seat(SeatStatus::Sold, Some("buyer"))?),
+    );
+    let said: Vec<_> = state_events(&sold_on)
+        .into_iter()
+        .map(|e| (e.detail_type.as_str(), e.detail.order_id))
+        .collect();
+    assert_eq!(said, [("seat.sold", Some(OrderId::parse("buyer")?))]);
+    // Sold to the same order again: nothing.
+    let same = change(
+        ItemImage::Seat(seat(SeatStatus::Sold, Some("buyer"))?),
+        ItemImage::Seat(seat(SeatStatus::Sold, Some("buyer"))?),
+    );
+    assert!(state_events(&same).is_empty());
     Ok(())
 }

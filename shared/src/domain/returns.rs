@@ -5,8 +5,14 @@
 //! is computed where no write is needed: a listing whose generation is no
 //! longer the open one, or whose cutoff has passed, reads `REVERTED`.
 
+use super::buyer::BuyerId;
+use super::buyer_limit::BuyerRef;
 use super::waitlist::{Waitlist, WaitlistStatus};
-use super::{Millis, Order, OrderStatus, SeatId, SectionId};
+use super::{Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId};
+
+/// How long before `returnsCloseAt` the waitlist stops offering listed
+/// units: an offer needs time to be paid before its listing reverts.
+pub const LAST_RESALE_OFFER_BEFORE_CLOSE_MS: i64 = 60_000;
 
 /// What one listing returns.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -79,6 +85,118 @@ pub struct Listing {
     pub closes_at: Millis,
     /// Its item's version, which every write of it is conditioned on.
     pub version: u64,
+    /// Its resale, once `RESOLD`.
+    pub resale: Option<Resale>,
+}
+
+/// A listing's resale: the order it was sold to, its payment and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resale {
+    pub order_id: OrderId,
+    pub payment_id: PaymentId,
+    pub at: Millis,
+}
+
+/// A listed seat as the waitlist's offers see it: whose it is, and the
+/// offer holding it, if any (its resale item, beside the seller's
+/// listing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedSeat {
+    pub seat: SeatId,
+    pub seller: Seller,
+    pub generation: u64,
+    pub listed_at: Millis,
+    /// The offer that last held it, and until when.
+    pub held: Option<(OrderId, Millis)>,
+}
+
+/// Who sells a listed seat: the order that bought it, its buyer when it
+/// has one (never offered what it listed), and the record its buyer limit
+/// counts it in, on a limited event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seller {
+    pub order_id: OrderId,
+    pub buyer_id: Option<BuyerId>,
+    pub buyer_ref: Option<BuyerRef>,
+}
+
+impl Seller {
+    /// The seller of `order`'s listings.
+    pub fn of(order: &Order) -> Self {
+        let buyer_id = order
+            .buyer
+            .as_ref()
+            .map(|b| b.buyer_id.clone())
+            .or(order.offer.as_ref().map(|o| o.buyer_id.clone()));
+        Self {
+            order_id: order.order_id.clone(),
+            buyer_id,
+            buyer_ref: order.buyer.as_ref().map(|b| b.buyer_ref.clone()),
+        }
+    }
+}
+
+/// A listed seat an offer holds: the seat, and whose it is until paid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResaleHold {
+    pub seat: SeatId,
+    pub seller: OrderId,
+    /// The seller's record on a limited event: the resale moves the seat
+    /// out of its count.
+    pub seller_ref: Option<BuyerRef>,
+}
+
+impl ListedSeat {
+    /// The offer holding it at `now`, if its hold is live.
+    pub fn held_at(&self, now: Millis) -> Option<&OrderId> {
+        self.held
+            .as_ref()
+            .filter(|(_, until)| *until > now)
+            .map(|(order, _)| order)
+    }
+
+    /// Whether an offer made at `now` may take it, `waitlist` as it
+    /// stands: it still reads listed, nobody's offer holds it, and the
+    /// cutoff is at least [`LAST_RESALE_OFFER_BEFORE_CLOSE_MS`] away.
+    pub fn offerable(&self, waitlist: &Waitlist, now: Millis) -> bool {
+        let reverted = waitlist
+            .returns_reverted_at
+            .is_some_and(|at| self.listed_at < at);
+        let open = returns_close_at(waitlist, self.generation)
+            .is_some_and(|close| now.0 < close.0 - LAST_RESALE_OFFER_BEFORE_CLOSE_MS);
+        open && !reverted && self.held_at(now).is_none()
+    }
+
+    /// The hold an offer of it records.
+    pub fn hold(&self) -> ResaleHold {
+        ResaleHold {
+            seat: self.seat.clone(),
+            seller: self.seller.order_id.clone(),
+            seller_ref: self.seller.buyer_ref.clone(),
+        }
+    }
+}
+
+/// When an offer made at `now` for `offer_seconds` expires: at its
+/// seconds, or at `returnsCloseAt` when it holds a listed seat and that
+/// comes first (listings revert then, and offers holding them expire).
+pub fn offer_expiry(
+    now: Millis,
+    offer_seconds: u32,
+    waitlist: &Waitlist,
+    holds_listings: bool,
+) -> u32 {
+    let close = waitlist
+        .settings
+        .returns_close_at
+        .filter(|_| holds_listings);
+    match close {
+        Some(close) => {
+            let left = (close.0 - now.0).max(0) / 1_000;
+            u32::try_from(left).unwrap_or(u32::MAX).min(offer_seconds)
+        }
+        None => offer_seconds,
+    }
 }
 
 impl Listing {
@@ -233,15 +351,20 @@ pub enum Withdrawal {
     Unchanged,
     /// Resold: the order no longer owns it (`409 return-not-owned`).
     Resold,
+    /// A live offer holds it (`409 return-offered`).
+    Offered,
 }
 
-/// The withdrawal of `listing` (`None`: never listed) at `now`.
+/// The withdrawal of `listing` (`None`: never listed) at `now`;
+/// `offered`: a live offer holds it, as its resale item was read.
 pub fn plan_withdrawal(
     listing: Option<&Listing>,
+    offered: bool,
     waitlist: Option<&Waitlist>,
     now: Millis,
 ) -> Withdrawal {
     match listing.map(|l| (l, l.status_at(waitlist, now))) {
+        Some((_, ReturnStatus::Listed)) if offered => Withdrawal::Offered,
         Some((l, ReturnStatus::Listed)) => Withdrawal::Withdraw { version: l.version },
         Some((_, ReturnStatus::Resold)) => Withdrawal::Resold,
         _ => Withdrawal::Unchanged,

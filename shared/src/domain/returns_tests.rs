@@ -51,6 +51,7 @@ fn listing(unit: ReturnUnit, quantity: u32, status: ReturnStatus) -> Listing {
         listed_at: Millis(1_000),
         closes_at: Millis(CLOSE),
         version: 4,
+        resale: None,
     }
 }
 
@@ -258,11 +259,11 @@ fn a_withdrawal_withdraws_only_what_reads_listed() -> TestResult {
     let section = places("F")?;
     let of = |status| listing(section.clone(), 2, status);
     assert_eq!(
-        plan_withdrawal(Some(&of(ReturnStatus::Listed)), Some(&open), now),
+        plan_withdrawal(Some(&of(ReturnStatus::Listed)), false, Some(&open), now),
         Withdrawal::Withdraw { version: 4 }
     );
     assert_eq!(
-        plan_withdrawal(Some(&of(ReturnStatus::Resold)), Some(&open), now),
+        plan_withdrawal(Some(&of(ReturnStatus::Resold)), false, Some(&open), now),
         Withdrawal::Resold
     );
     for listing in [
@@ -271,14 +272,93 @@ fn a_withdrawal_withdraws_only_what_reads_listed() -> TestResult {
         None,
     ] {
         assert_eq!(
-            plan_withdrawal(listing.as_ref(), Some(&open), now),
+            plan_withdrawal(listing.as_ref(), false, Some(&open), now),
             Withdrawal::Unchanged
         );
     }
     // Past its cutoff it has reverted: nothing to withdraw.
     assert_eq!(
-        plan_withdrawal(Some(&of(ReturnStatus::Listed)), Some(&open), Millis(CLOSE)),
+        plan_withdrawal(
+            Some(&of(ReturnStatus::Listed)),
+            false,
+            Some(&open),
+            Millis(CLOSE)
+        ),
         Withdrawal::Unchanged
     );
+    // A live offer holds it: refused, whatever its version.
+    assert_eq!(
+        plan_withdrawal(Some(&of(ReturnStatus::Listed)), true, Some(&open), now),
+        Withdrawal::Offered
+    );
     Ok(())
+}
+
+fn listed_seat(
+    listed_at: i64,
+    held: Option<i64>,
+) -> Result<ListedSeat, Box<dyn std::error::Error>> {
+    Ok(ListedSeat {
+        seat: SeatId::parse("A-1-1")?,
+        seller: Seller {
+            order_id: OrderId::parse("o-seller")?,
+            buyer_id: None,
+            buyer_ref: None,
+        },
+        generation: 2,
+        listed_at: Millis(listed_at),
+        held: held
+            .map(|until| {
+                Ok::<_, Box<dyn std::error::Error>>((OrderId::parse("o-offer")?, Millis(until)))
+            })
+            .transpose()?,
+    })
+}
+
+#[test]
+fn a_listed_seat_is_offered_while_listed_unheld_and_a_minute_before_its_cutoff() -> TestResult {
+    let open = waitlist(2, Some(CLOSE), false);
+    let last = CLOSE - LAST_RESALE_OFFER_BEFORE_CLOSE_MS;
+    let mut reverted = open;
+    reverted.returns_reverted_at = Some(Millis(2_000));
+    let cases = [
+        (listed_seat(1_000, None)?, &open, last - 1, true),
+        (listed_seat(1_000, None)?, &open, last, false),
+        (listed_seat(1_000, Some(20_000))?, &open, 19_999, false),
+        (listed_seat(1_000, Some(20_000))?, &open, 20_000, true),
+        (listed_seat(1_000, None)?, &reverted, 10_000, false),
+        (listed_seat(3_000, None)?, &reverted, 10_000, true),
+        (
+            listed_seat(1_000, None)?,
+            &waitlist(3, Some(CLOSE), false),
+            10_000,
+            false,
+        ),
+        (
+            listed_seat(1_000, None)?,
+            &waitlist(2, Some(CLOSE), true),
+            10_000,
+            false,
+        ),
+    ];
+    for (i, (seat, waitlist, now, offerable)) in cases.iter().enumerate() {
+        assert_eq!(
+            seat.offerable(waitlist, Millis(*now)),
+            *offerable,
+            "case {i}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn an_offer_holding_a_listing_expires_by_the_cutoff() {
+    let open = waitlist(2, Some(CLOSE), false);
+    assert_eq!(offer_expiry(Millis(10_000), 600, &open, false), 600);
+    assert_eq!(offer_expiry(Millis(10_000), 600, &open, true), 90);
+    assert_eq!(offer_expiry(Millis(10_000), 60, &open, true), 60);
+    assert_eq!(
+        offer_expiry(Millis(10_000), 600, &waitlist(2, None, false), true),
+        600
+    );
 }

@@ -56,6 +56,18 @@ struct ReturnReply<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     quantity: Option<u32>,
     status: &'static str,
+    /// Its resale, once resold: the seller's record of the sale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resale: Option<ResaleReply<'a>>,
+}
+
+/// A resale as a seller's get-order shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResaleReply<'a> {
+    order_id: &'a OrderId,
+    payment_id: &'a PaymentId,
+    at: String,
 }
 
 impl<'a> ReturnReply<'a> {
@@ -69,6 +81,11 @@ impl<'a> ReturnReply<'a> {
             section_id,
             quantity,
             status: listing.status_at(waitlist, now).as_str(),
+            resale: listing.resale.as_ref().map(|r| ResaleReply {
+                order_id: &r.order_id,
+                payment_id: &r.payment_id,
+                at: r.at.to_rfc3339(),
+            }),
         }
     }
 }

@@ -184,11 +184,12 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
         let listings = app.store.read_listings(&order_id).await?;
         let now = crate::world::now();
         let listing = listing_of(&listings, &unit);
-        match plan_withdrawal(listing, waitlist.as_ref(), now) {
+        let offered = offered_now(app, &stored.order, &unit, now).await?;
+        match plan_withdrawal(listing, offered, waitlist.as_ref(), now) {
             Withdrawal::Withdraw { version } => {
                 if !app
                     .store
-                    .withdraw_listing(&order_id, &unit, version, now)
+                    .withdraw_listing(&stored.order, &unit, version, now)
                     .await?
                 {
                     rounds.lost();
@@ -201,9 +202,25 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
                 return reply_with(app, &stored, &Listings { listings, waitlist }, now).await
             }
             Withdrawal::Resold => return Err(Error::ReturnNotOwned),
+            Withdrawal::Offered => return Err(Error::ReturnOffered),
         }
     }
     Err(rounds.spent())
+}
+
+/// Whether a live offer holds `order`'s listing of `unit` at `now`, as
+/// its resale item reads (places are not offered from listings yet).
+async fn offered_now(
+    app: &App,
+    order: &crate::domain::Order,
+    unit: &ReturnUnit,
+    now: crate::domain::Millis,
+) -> Result<bool, Error> {
+    let ReturnUnit::Seat(seat) = unit else {
+        return Ok(false);
+    };
+    let listed = app.store.listed_seat(&order.event_id, seat).await?;
+    Ok(listed.is_some_and(|l| l.seller.order_id == order.order_id && l.held_at(now).is_some()))
 }
 
 /// `unit`'s listing among `listings` (a section's own, not its resales).

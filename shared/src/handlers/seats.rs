@@ -268,16 +268,50 @@ pub async fn drop_seat(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let seat_id = path_param(req, "seatId", SeatId::parse)?;
     let token = holder_token(app, req, &order_id)?;
-    release_exactly(app, &order_id, &token, &seat_id, crate::world::now()).await?;
+    let now = crate::world::now();
+    let status = match release_exactly(app, &order_id, &token, &seat_id, now).await {
+        Err(Error::SeatNotHeld) => release_resale(app, &order_id, &token, &seat_id, now).await?,
+        released => released.map(|()| crate::domain::SeatStatus::Available)?,
+    };
     Ok(json(
         StatusCode::OK,
         &SeatReply {
             order_id: &order_id,
             seat_id: &seat_id,
-            status: crate::domain::SeatStatus::Available,
+            status,
             expires_at: None,
         },
     ))
+}
+
+/// drop-seat of a seat the order does not hold as a seat's own hold: if
+/// it holds it as a listed seat (an offer's resale), that hold is let go
+/// of and the seat, still sold to its seller, is offered on (`SOLD`);
+/// else `409 seat-not-held` as before. Only such a drop reads the order.
+async fn release_resale(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seat: &SeatId,
+    now: Millis,
+) -> Result<crate::domain::SeatStatus, Error> {
+    let stored = app.store.get_order(order).await?;
+    if stored.is_none_or(|s| s.order.resale_of(seat).is_none()) {
+        return Err(Error::SeatNotHeld);
+    }
+    let mut moved = Rounds::buyer_moved();
+    loop {
+        if app
+            .store
+            .release_seat(order, token, seat, crate::store::Released::Resale, now)
+            .await?
+            .is_some()
+        {
+            return Ok(crate::domain::SeatStatus::Sold);
+        }
+        moved.lost();
+        moved.next().await.ok_or_else(|| moved.spent())?;
+    }
 }
 
 /// drop-seat's transaction at `now`, reported to the instance's memory
@@ -293,7 +327,10 @@ pub async fn release_exactly(
 ) -> Result<(), Error> {
     let mut moved = Rounds::buyer_moved();
     loop {
-        if let Some(buyer) = app.store.release_seat(order, token, seat, now).await? {
+        let released =
+            app.store
+                .release_seat(order, token, seat, crate::store::Released::Seat, now);
+        if let Some(buyer) = released.await? {
             app.memory
                 .after_release(token.event_id(), seat, &buyer, now);
             return Ok(());

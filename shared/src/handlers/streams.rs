@@ -94,6 +94,15 @@ async fn look_at_waitlists(
         of_event.freed |= store::bucket_freed(record);
         of_event.sequences.push(sequence);
     }
+    // A seat listed for resale, or let go of by its offer, is offered on.
+    for record in batch {
+        let Some((event, sequence)) = store::resale_offerable(record) else {
+            continue;
+        };
+        let of_event = events.entry(event).or_default();
+        of_event.freed = true;
+        of_event.sequences.push(sequence);
+    }
     let mut failed = Vec::new();
     for (event, of_event) in events {
         let look = look_at_waitlist(app, &event, &of_event).await;

@@ -10,9 +10,10 @@ use std::collections::{HashMap, HashSet};
 use crate::auth::HoldToken;
 use crate::domain::ga::{after_takes, bucket_count, Bucket};
 use crate::domain::offer::{
-    choose_offer, fillable_indexes, free_units, offered, OfferUnits, Offered, SectionFree,
+    fill, fillable_indexes, free_units, offered, OfferUnits, Offered, SeatsKnown, SectionFree,
 };
 use crate::domain::offer_tick::next_lapse;
+use crate::domain::returns::{offer_expiry, ListedSeat, LAST_RESALE_OFFER_BEFORE_CLOSE_MS};
 use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{
@@ -20,7 +21,7 @@ use crate::domain::{
     SectionId,
 };
 use crate::error::Error;
-use crate::store::{OfferWrite, SeatRead};
+use crate::store::{OfferWrite, SeatRead, MAX_TRANSACTION_ITEMS};
 use crate::App;
 
 /// The most offers one look makes: what is left waits for the next look.
@@ -69,32 +70,102 @@ pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<Of
     // The map, read once a look, strongly consistent: what frees a seat
     // meanwhile starts a look of its own.
     let read = app.store.seat_map_rows(&event, true).await?;
+    let listed = listed_seats(app, &waitlist, event_id, now).await?;
+    // A listing's offer ends with no write: offered again then.
+    let lapse = listed.iter().filter_map(|l| l.held.as_ref());
+    let lapse = lapse.map(|(_, until)| *until).filter(|until| *until > now);
     let look = OfferLook {
-        next_lapse: next_lapse(&read.rows, &read.buckets, now),
+        next_lapse: next_lapse(&read.rows, &read.buckets, now)
+            .into_iter()
+            .chain(lapse)
+            .min(),
         ..OfferLook::default()
     };
     let known = Known {
         map: crate::domain::seat_map(&event, &read.rows, &read.buckets, now),
         buckets: read.buckets,
         taken: HashSet::new(),
+        listed: listed
+            .into_iter()
+            .filter(|l| l.offerable(&waitlist, now))
+            .map(|l| (l.seat.clone(), l))
+            .collect(),
     };
     offer_from(app, &event, &waitlist, known, look, now).await
 }
 
+/// The seats of `event` listed for resale, with the offers holding them,
+/// while its waitlist still offers listings (until a minute before
+/// `returnsCloseAt`); none otherwise, without a read.
+async fn listed_seats(
+    app: &App,
+    waitlist: &Waitlist,
+    event: &EventId,
+    now: Millis,
+) -> Result<Vec<ListedSeat>, Error> {
+    let offers_listings = waitlist
+        .settings
+        .returns_close_at
+        .is_some_and(|close| now.0 < close.0 - LAST_RESALE_OFFER_BEFORE_CLOSE_MS);
+    if !offers_listings {
+        return Ok(Vec::new());
+    }
+    app.store.listed_seats(event).await
+}
+
 /// What a look knows of the free inventory: the map as read at its start
-/// (it follows the stream), less the seats it has seen taken since (its
-/// own offers', and those a lost offer found held or sold when it read
-/// them); and the general-admission buckets, kept as the look's own
-/// offers leave them and read again where an offer lost to one.
+/// (it follows the stream), with the seats listed for resale and free to
+/// offer as read then, less the seats it has seen taken since (its own
+/// offers', and those a lost offer found held or sold when it read them);
+/// and the general-admission buckets, kept as the look's own offers leave
+/// them and read again where an offer lost to one.
 struct Known {
     map: SeatMap,
     buckets: HashMap<SectionId, Vec<Bucket>>,
     taken: HashSet<SeatId>,
+    listed: HashMap<SeatId, ListedSeat>,
 }
 
 impl Known {
     fn free(&self, now: Millis) -> Vec<SectionFree> {
-        free_units(&self.map, &self.taken, &self.buckets, now)
+        let listed: HashSet<SeatId> = self.listed.keys().cloned().collect();
+        let known = SeatsKnown {
+            listed: &listed,
+            taken: &self.taken,
+        };
+        free_units(&self.map, &known, &self.buckets, now)
+    }
+
+    /// What `buyer` may be offered at `now`: the free inventory less the
+    /// seats it listed itself (`None`: it listed none, so all of it).
+    fn free_for(
+        &self,
+        buyer: &crate::domain::buyer::BuyerId,
+        now: Millis,
+    ) -> Option<Vec<SectionFree>> {
+        let own = |l: &&ListedSeat| l.seller.buyer_id.as_ref() == Some(buyer);
+        if !self.listed.values().any(|l| own(&l)) {
+            return None;
+        }
+        // Its own listings are as good as taken for it, whatever a map
+        // that has not caught up yet shows of them.
+        let (own, others): (Vec<&ListedSeat>, Vec<&ListedSeat>) =
+            self.listed.values().partition(|l| own(l));
+        let listed: HashSet<SeatId> = others.iter().map(|l| l.seat.clone()).collect();
+        let mut taken = self.taken.clone();
+        taken.extend(own.iter().map(|l| l.seat.clone()));
+        let known = SeatsKnown {
+            listed: &listed,
+            taken: &taken,
+        };
+        Some(free_units(&self.map, &known, &self.buckets, now))
+    }
+
+    /// The listed seats among `seats`, as the holds an offer of them
+    /// records.
+    fn resales(&self, seats: &[SeatId]) -> Vec<crate::domain::returns::ResaleHold> {
+        let listed = seats.iter().filter_map(|s| self.listed.get(s));
+        listed.map(ListedSeat::hold).collect()
     }
 
     /// `order`'s offer of `offered` committed.
@@ -164,8 +235,7 @@ async fn offer_from(
             return Ok(look);
         }
         let at = Millis(now.0.saturating_add(elapsed));
-        let sections = known.free(at);
-        let (entry, units) = match next_offer(app, &event.event_id, waitlist, &sections).await? {
+        let (entry, units) = match next_offer(app, &event.event_id, waitlist, &known, at).await? {
             Next::Offer(entry, units) => (entry, units),
             Next::Nothing => return Ok(look),
             Next::Stale => {
@@ -260,9 +330,11 @@ async fn next_offer(
     app: &App,
     event_id: &EventId,
     waitlist: &Waitlist,
-    sections: &[SectionFree],
+    known: &Known,
+    at: Millis,
 ) -> Result<Next, Error> {
-    let indexes = fillable_indexes(sections, waitlist.settings.max_quantity);
+    let sections = known.free(at);
+    let indexes = fillable_indexes(&sections, waitlist.settings.max_quantity);
     if indexes.is_empty() {
         return Ok(Next::Nothing);
     }
@@ -278,7 +350,11 @@ async fn next_offer(
         let waiting = entries
             .iter()
             .take_while(|e| e.stored == EntryStatus::Waiting);
-        let chosen = choose_offer(waiting.map(|e| (e, &e.request)), sections);
+        // A seller is never offered what it listed itself.
+        let chosen = waiting.into_iter().find_map(|e| {
+            let own = known.free_for(&e.buyer, at);
+            fill(&e.request, own.as_deref().unwrap_or(&sections)).map(|units| (e, units))
+        });
         if let Some((entry, units)) = chosen {
             return Ok(Next::Offer(Box::new(entry.clone()), units));
         }
@@ -314,8 +390,17 @@ fn offer_order(
     let Some(holds) = offered(event, units, &known.buckets, &order_id, now) else {
         return Ok(None);
     };
+    let resales = known.resales(holds.seats());
+    if !fits_confirm(holds.seats().len(), &resales) {
+        return Ok(None);
+    }
     let buyer = offer_buyer(event, entry)?;
-    let offer_seconds = waitlist.settings.offer_seconds;
+    let offer_seconds = offer_expiry(
+        now,
+        waitlist.settings.offer_seconds,
+        waitlist,
+        !resales.is_empty(),
+    );
     let token = HoldToken::from_secret(event_id, now.plus_seconds(offer_seconds), secret)
         .for_buyer(buyer.as_ref().map(OrderBuyer::limited));
     let mut order = Order::new_offer(
@@ -331,6 +416,7 @@ fn offer_order(
             buyer_id: entry.buyer.clone(),
             cancelled_as: None,
             generation: Some(waitlist.generation),
+            resales,
         },
     );
     order.buyer = buyer;
@@ -352,4 +438,20 @@ fn offer_buyer(event: &Event, entry: &Entry) -> Result<Option<OrderBuyer>, Error
             "an entry of a limited event without its buyer's record".into(),
         )),
     }
+}
+
+/// Whether the confirm of an offer of `seats`, `resales` among them, fits
+/// one transaction: three items per listed seat (the seat, the seller's
+/// listing, its resale item), one per other seat, one per seller's record
+/// on a limited event, and at most eight more (the order, its payment, its
+/// buyer's record, its offer's end, and room to spare). Only an offer of
+/// many listed seats from as many limited sellers comes near.
+fn fits_confirm(seats: usize, resales: &[crate::domain::returns::ResaleHold]) -> bool {
+    let mut sellers: Vec<_> = resales
+        .iter()
+        .filter_map(|r| r.seller_ref.as_ref())
+        .collect();
+    sellers.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    sellers.dedup();
+    3 * resales.len() + (seats - resales.len()) + sellers.len() + 8 <= MAX_TRANSACTION_ITEMS
 }

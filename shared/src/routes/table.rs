@@ -374,6 +374,7 @@ pub const ORDER_RETURNS: Function = http(
                 E::OrderNotFound,
                 E::SeatNotFound,
                 E::ReturnNotOwned,
+                E::ReturnOffered,
                 NOT_ALLOWED,
             ],
             handler: handler!(handlers::returns::withdraw_seat),

@@ -18,8 +18,9 @@ use super::items::seat::seat_key;
 use super::schema::{KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID};
 use super::value::s;
 use super::{Store, Txn};
-use crate::domain::buyer_limit::BuyerCount;
+use crate::domain::buyer_limit::{BuyerCount, BuyerRef};
 use crate::domain::ga::{HeldPlaces, PlaceSale};
+use crate::domain::returns::{ResaleHold, ReturnUnit};
 use crate::domain::{
     EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
 };
@@ -147,12 +148,16 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let mut txn = ConfirmTxn::new();
         for seat in paid {
-            txn.push(
-                ConfirmRole::Paid,
-                self.sell_held_seat(&event, &order.order_id, payment, seat, now)?,
-            );
+            match order.resale_of(seat) {
+                Some(resale) => self.push_resale(&mut txn, &event, order, resale, payment, now)?,
+                None => txn.push(
+                    ConfirmRole::Paid,
+                    self.sell_held_seat(&event, &order.order_id, payment, seat, now)?,
+                ),
+            }
         }
-        self.push_releases(&mut txn, &event, &order.order_id, release, now)?;
+        self.push_sellers(&mut txn, &event, order, paid)?;
+        self.push_releases(&mut txn, &event, order, release, now)?;
         let when = Completion::AsReadLive {
             version: stored.version,
             now,
@@ -290,7 +295,7 @@ impl Store {
         }
         if in_txn {
             let event = EventRef::of(&order.event_id);
-            self.push_releases(&mut txn, &event, &order.order_id, leftovers.seats, now)?;
+            self.push_releases(&mut txn, &event, order, leftovers.seats, now)?;
             for item in self.give_back_items(order, leftovers.places, now)? {
                 txn.push(ConfirmRole::Release, item);
             }
@@ -349,10 +354,18 @@ impl Store {
         let event = EventRef::of(&order.event_id);
         let mut released = 0;
         for seat in seats {
-            match self
-                .release_expired_hold(&event, seat, &order.order_id, now)
-                .await
-            {
+            let outcome = match order.resale_of(seat) {
+                Some(_) => {
+                    let key = items::resale::resale_key(&event, seat);
+                    let let_go = items::resale::let_go(&order.order_id, now);
+                    self.update_if(key, let_go).await
+                }
+                None => {
+                    self.release_expired_hold(&event, seat, &order.order_id, now)
+                        .await
+                }
+            };
+            match outcome {
                 Ok(true) => released += 1,
                 Ok(false) => {}
                 Err(e) => {
@@ -379,18 +392,95 @@ impl Store {
         )
     }
 
+    /// `order`'s holds of `seats` let go of (a listed seat's on its
+    /// resale item: the seat stays its seller's).
     fn push_releases(
         &self,
         txn: &mut ConfirmTxn,
         event: &EventRef,
-        order: &OrderId,
+        order: &Order,
         seats: &[SeatId],
         now: Millis,
     ) -> Result<(), Error> {
         for seat in seats {
-            let release =
-                self.txn_update(seat_key(event, seat), items::seat::release_held(order, now))?;
-            txn.push(ConfirmRole::Release, release);
+            txn.push(
+                ConfirmRole::Release,
+                self.release_item(event, order, seat, now)?,
+            );
+        }
+        Ok(())
+    }
+
+    /// `order`'s hold of `seat` let go of, if it still holds it: a seat's
+    /// own hold, or a listed seat's on its resale item (the seat stays its
+    /// seller's). Every release of an order's seats goes through here.
+    pub(super) fn release_item(
+        &self,
+        event: &EventRef,
+        order: &Order,
+        seat: &SeatId,
+        now: Millis,
+    ) -> Result<TransactWriteItem, Error> {
+        let id = &order.order_id;
+        match order.resale_of(seat) {
+            Some(_) => self.txn_update(
+                items::resale::resale_key(event, seat),
+                items::resale::let_go(id, now),
+            ),
+            None => self.txn_update(seat_key(event, seat), items::seat::release_held(id, now)),
+        }
+    }
+
+    /// A listed seat `order` holds, resold to it in the sale's transaction:
+    /// the seat moves from its seller's order to this one, the seller's
+    /// listing reads `RESOLD` with the resale, and the resale item (which
+    /// must still say this offer holds it) goes.
+    fn push_resale(
+        &self,
+        txn: &mut ConfirmTxn,
+        event: &EventRef,
+        order: &Order,
+        resale: &ResaleHold,
+        payment: &PaymentId,
+        now: Millis,
+    ) -> Result<(), Error> {
+        let (id, seat) = (&order.order_id, &resale.seat);
+        let moved = items::seat::resell(&resale.seller, id, payment, now);
+        txn.push(
+            ConfirmRole::Paid,
+            self.txn_update(seat_key(event, seat), moved)?,
+        );
+        let held = items::resale::held_by(id);
+        let resale_item = items::resale::resale_key(event, seat);
+        txn.push(ConfirmRole::Paid, self.txn_delete_if(resale_item, held)?);
+        let unit = ReturnUnit::Seat(seat.clone());
+        let listing = items::returns::return_key(&resale.seller, &unit);
+        let resold = items::returns::resell(id, payment, now);
+        txn.push(ConfirmRole::Paid, self.txn_update(listing, resold)?);
+        Ok(())
+    }
+
+    /// Each limited seller's record, the `paid` seats it sold on resale
+    /// taken out of its count (the buyer's record counts them now).
+    fn push_sellers(
+        &self,
+        txn: &mut ConfirmTxn,
+        event: &EventRef,
+        order: &Order,
+        paid: &[SeatId],
+    ) -> Result<(), Error> {
+        let mut sellers: Vec<(&BuyerRef, u32)> = Vec::new();
+        let resold = paid.iter().filter_map(|seat| order.resale_of(seat));
+        for seller in resold.filter_map(|r| r.seller_ref.as_ref()) {
+            match sellers.iter_mut().find(|(s, _)| *s == seller) {
+                Some((_, units)) => *units += 1,
+                None => sellers.push((seller, 1)),
+            }
+        }
+        for (seller, units) in sellers {
+            let record = items::buyer::record_key(event, seller);
+            let update = items::buyer::resold_away(units);
+            txn.push(ConfirmRole::Buyer, self.txn_update(record, update)?);
         }
         Ok(())
     }

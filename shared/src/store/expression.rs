@@ -9,7 +9,9 @@
 use aws_sdk_dynamodb::operation::put_item::builders::PutItemFluentBuilder;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
-use aws_sdk_dynamodb::types::builders::{ConditionCheckBuilder, PutBuilder, UpdateBuilder};
+use aws_sdk_dynamodb::types::builders::{
+    ConditionCheckBuilder, DeleteBuilder, PutBuilder, UpdateBuilder,
+};
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
@@ -178,6 +180,14 @@ impl Expression {
     }
     /// On a transaction's `Put` item.
     pub(super) fn on_put(mut self, b: PutBuilder) -> PutBuilder {
+        debug_assert!(self.update.is_none());
+        let (names, values) = (self.names(), self.values());
+        b.set_condition_expression(self.condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+    }
+    /// On a transaction's `Delete` item (a condition alone).
+    pub(super) fn on_delete(mut self, b: DeleteBuilder) -> DeleteBuilder {
         debug_assert!(self.update.is_none());
         let (names, values) = (self.names(), self.values());
         b.set_condition_expression(self.condition)

@@ -129,13 +129,22 @@ impl Store {
         order: &OrderId,
         token: &HoldToken,
         seat: &SeatId,
+        released: Released,
         now: Millis,
     ) -> Result<Option<BuyerSeen>, Error> {
-        let mut items = vec![
-            self.txn_update(
-                seat_key(&EventRef::of(token.event_id()), seat),
+        let event = EventRef::of(token.event_id());
+        let hold = match released {
+            Released::Seat => self.txn_update(
+                seat_key(&event, seat),
                 items::seat::release_held(order, now),
             )?,
+            Released::Resale => self.txn_update(
+                items::resale::resale_key(&event, seat),
+                items::resale::let_go(order, now),
+            )?,
+        };
+        let mut items = vec![
+            hold,
             self.txn_update(
                 order_key(order),
                 items::order::drop_seat(token, seat.as_str(), now),
@@ -159,6 +168,15 @@ impl Store {
         }
         Err(release_error(seat_failure, order_failure, token, now)?)
     }
+}
+
+/// Which hold of a seat drop-seat lets go of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Released {
+    /// The seat's own hold.
+    Seat,
+    /// An offer's hold of a listed seat, on its resale item.
+    Resale,
 }
 
 /// How one claim transaction ended.

@@ -110,7 +110,7 @@ use failures::{cancellation, ItemFailure};
 pub use fan_out::{in_order, FanOut};
 pub use free_runs::SectionRuns;
 pub use ga::{BucketChange, PlacesChange, PlacesReport};
-pub use holds::{ClaimReport, SeatClaim, SeatRead};
+pub use holds::{ClaimReport, Released, SeatClaim, SeatRead};
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
 pub use items::buyer::{BUYER_PK_PREFIX, BUYER_RECORD_ATTRIBUTES, BUYER_SK};
 pub use items::entry::{
@@ -124,7 +124,8 @@ pub use items::order::{
 };
 pub use items::positions::positions_copy_keys;
 pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
-pub use items::returns::RETURN_ATTRIBUTES;
+pub use items::resale::{resale_offerable, RESALE_ATTRIBUTES};
+pub use items::returns::{RESOLD_ATTRIBUTES, RETURN_ATTRIBUTES};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
 pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};
 pub use items::visitor::{
@@ -389,6 +390,22 @@ impl Store {
         let delete = Delete::builder()
             .table_name(&*self.table)
             .set_key(Some(key))
+            .build()
+            .map_err(build_error("TransactWriteItems"))?;
+        Ok(TransactWriteItem::builder().delete(delete).build())
+    }
+
+    /// A transaction's `Delete` of the item at `key` under `condition`.
+    fn txn_delete_if(&self, key: Item, condition: Expression) -> Result<TransactWriteItem, Error> {
+        let delete = condition
+            .on_delete(
+                Delete::builder()
+                    .table_name(&*self.table)
+                    .set_key(Some(key))
+                    .return_values_on_condition_check_failure(
+                        ReturnValuesOnConditionCheckFailure::AllOld,
+                    ),
+            )
             .build()
             .map_err(build_error("TransactWriteItems"))?;
         Ok(TransactWriteItem::builder().delete(delete).build())

@@ -84,7 +84,7 @@ impl Store {
             writes.push(self.buyer_item(buyer, token, &order.order_id, expires_at, now)?);
         }
         let first_unit = writes.len();
-        writes.extend(self.offered_units(&event, order, offered, now)?);
+        writes.extend(self.offered_units(&event, order, offered, generation, now)?);
         let reasons = match self.transact(writes).await? {
             Txn::Committed => return Ok(OfferWrite::Made),
             Txn::Cancelled(reasons) => reasons,
@@ -104,23 +104,32 @@ impl Store {
     }
 
     /// The offer's holds: each seat's claim under get-seat's own condition
-    /// (free, or its hold expired), or each bucket's take under hold-ga's
-    /// (room for the places once the expired holds it reclaims are gone,
-    /// each still as read).
+    /// (free, or its hold expired), a listed seat's on its resale item
+    /// (still its seller's listing of this generation, unheld), or each
+    /// bucket's take under hold-ga's (room for the places once the expired
+    /// holds it reclaims are gone, each still as read).
     fn offered_units(
         &self,
         event: &EventRef,
         order: &Order,
         offered: &Offered,
+        generation: u64,
         now: Millis,
     ) -> Result<Vec<TransactWriteItem>, Error> {
         let (id, expires_at) = (&order.order_id, order.expires_at);
         match offered {
             Offered::Seats(seats) => seats
                 .iter()
-                .map(|seat| {
-                    let claim = items::seat::claim(id, expires_at, FreeFor::Another, now);
-                    self.txn_update(seat_key(event, seat), claim)
+                .map(|seat| match order.resale_of(seat) {
+                    Some(resale) => {
+                        let hold =
+                            items::resale::hold(id, expires_at, &resale.seller, generation, now);
+                        self.txn_update(items::resale::resale_key(event, seat), hold)
+                    }
+                    None => {
+                        let claim = items::seat::claim(id, expires_at, FreeFor::Another, now);
+                        self.txn_update(seat_key(event, seat), claim)
+                    }
                 })
                 .collect(),
             Offered::Places(taken) => taken

@@ -175,11 +175,7 @@ impl Store {
             items.extend(self.offer_end(order, false, true)?);
         }
         for seat in release {
-            let free = items::seat::release_held(&order.order_id, now)
-                .on_update(self.update(seat_key(&event, seat)))
-                .build()
-                .map_err(build_error("TransactWriteItems"))?;
-            items.push(TransactWriteItem::builder().update(free).build());
+            items.push(self.release_item(&event, order, seat, now)?);
         }
         self.decided("cancel-order", items).await
     }

@@ -1,15 +1,17 @@
 //! Returns' store calls (API.md, "Returns"): an order's listings read in
 //! one strongly consistent Query; a listing in one transaction with the
-//! seller's order (completed, marked as having listings) and a check that
-//! the waitlist is the open generation still taking returns; a withdrawal
-//! over the version read.
+//! seller's order (completed, marked as having listings), each seat's
+//! resale item (what the offerer reads) and a check that the waitlist is
+//! the open generation still taking returns; a withdrawal over the
+//! version read, with its resale item while no live offer holds it.
 
 use super::items::order::order_key;
+use super::items::resale::{listed_seats_of, parse_listed_seat, resale_key, unheld};
 use super::items::returns::{listings_of, mark_order, parse_listing, return_key};
 use super::items::waitlist::{taking_returns, waitlist_key};
 use super::Store;
-use crate::domain::returns::{Listing, ListingWrite, ReturnUnit};
-use crate::domain::{EventRef, Millis, Order, OrderId};
+use crate::domain::returns::{ListedSeat, Listing, ListingWrite, ReturnUnit, Seller};
+use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId};
 use crate::error::Error;
 
 impl Store {
@@ -39,23 +41,57 @@ impl Store {
                 taking_returns(generation, now),
             )?,
         ];
+        let seller = Seller::of(order);
         for write in writes {
             let listed = super::items::returns::list(event, id, write, generation, closes_at, now);
             items.push(self.txn_update(return_key(id, &write.unit), listed)?);
+            // A seat is offered from its resale item (places are not yet).
+            if let ReturnUnit::Seat(seat) = &write.unit {
+                let resale = super::items::resale::list(&seller, generation, now);
+                items.push(self.txn_update(resale_key(&EventRef::of(event), seat), resale)?);
+            }
         }
         self.state_txn(items).await
+    }
+
+    /// Every seat of `event` listed for resale, with the offer holding
+    /// each, strongly consistent: what the offerer may offer.
+    pub async fn listed_seats(&self, event: &EventId) -> Result<Vec<ListedSeat>, Error> {
+        let key = listed_seats_of(&EventRef::of(event));
+        self.query_every_page(key, true, parse_listed_seat).await
+    }
+
+    /// `seat`'s resale item, strongly consistent (`None`: not listed).
+    pub async fn listed_seat(
+        &self,
+        event: &EventId,
+        seat: &SeatId,
+    ) -> Result<Option<ListedSeat>, Error> {
+        let key = resale_key(&EventRef::of(event), seat);
+        let item = self.get_item(key, true).await?;
+        Ok(item.as_ref().map(parse_listed_seat).transpose()?)
     }
 
     /// Withdraws `unit`'s listing of `order` at `now`, over `version` (the
     /// one read, which read `LISTED`): `false` if it moved since.
     pub async fn withdraw_listing(
         &self,
-        order: &OrderId,
+        order: &Order,
         unit: &ReturnUnit,
         version: u64,
         now: Millis,
     ) -> Result<bool, Error> {
         let withdrawn = super::items::returns::withdraw(version, now);
-        self.update_if(return_key(order, unit), withdrawn).await
+        let key = return_key(&order.order_id, unit);
+        let ReturnUnit::Seat(seat) = unit else {
+            return self.update_if(key, withdrawn).await;
+        };
+        // With its resale item, while no live offer holds it.
+        let resale = resale_key(&EventRef::of(&order.event_id), seat);
+        let items = vec![
+            self.txn_update(key, withdrawn)?,
+            self.txn_delete_if(resale, unheld(now))?,
+        ];
+        self.state_txn(items).await
     }
 }

@@ -155,6 +155,7 @@ fn return_image(item: &Item) -> Result<ItemImage, StoreError> {
         quantity: listing.quantity,
         status: listing.status,
         listed_at: listing.listed_at,
+        resale: listing.resale,
     }))
 }
 

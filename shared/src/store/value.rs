@@ -54,6 +54,13 @@ impl<'a> Fields<'a> {
             .and_then(|v| v.as_s().ok())
             .map(String::as_str)
     }
+    /// A map attribute, if present (`Err`: present but not a map).
+    pub(in crate::store) fn opt_map(&self, attr: &str) -> Result<Option<&'a Item>, StoreError> {
+        self.item
+            .get(attr)
+            .map(|v| v.as_m().map_err(|_| self.malformed(attr)))
+            .transpose()
+    }
     pub(in crate::store) fn str(&self, attr: &str) -> Result<&'a str, StoreError> {
         self.opt_s(attr).ok_or_else(|| self.malformed(attr))
     }

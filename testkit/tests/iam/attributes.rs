@@ -126,3 +126,27 @@ fn listing_writes_are_limited_to_a_listings_attributes() {
     );
     assert_eq!(named, want);
 }
+
+/// order-returns may write a resale item with only its attributes
+/// (`store::RESALE_ATTRIBUTES`), and a payment's functions may mark a
+/// listing resold with only a resale's (`store::RESOLD_ATTRIBUTES`),
+/// each list itself held to the writes.
+#[test]
+fn resale_writes_are_limited_to_their_items_attributes() {
+    let (named, want) = attribute_grant(
+        "order-returns",
+        "dynamodb:UpdateItem",
+        "RESALE#*",
+        &shared::store::RESALE_ATTRIBUTES,
+    );
+    assert_eq!(named, want);
+    for function in ["confirm", "stripe-payment"] {
+        let (named, want) = attribute_grant(
+            function,
+            "dynamodb:UpdateItem",
+            "RETURN#*",
+            &shared::store::RESOLD_ATTRIBUTES,
+        );
+        assert_eq!(named, want, "{function}");
+    }
+}

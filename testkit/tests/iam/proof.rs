@@ -8,6 +8,9 @@
 
 use crate::common;
 
+#[path = "proof_resale.rs"]
+mod resale;
+
 use std::collections::BTreeSet;
 
 use common::*;
@@ -50,6 +53,23 @@ impl Observer {
             assert_eq!(self.run("POST", &claim, &headers, "").await.0, 200);
         }
         (order, auth)
+    }
+
+    /// confirm's signed payment `body` (a `confirm_body`) for `order`:
+    /// its status.
+    async fn confirm(&mut self, order: &str, body: &str) -> u16 {
+        let confirm = format!("/orders/{order}/confirm");
+        self.run("POST", &confirm, &as_refs(&signed(body)), body)
+            .await
+            .0
+    }
+
+    /// `event`'s waitlist put open now, taking returns for an hour.
+    async fn taking_returns(&mut self, event: &str) {
+        let close = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+        let put = serde_json::json!({"opens": "now", "returnsCloseAt": close}).to_string();
+        let uri = format!("/events/{event}/waitlist");
+        assert_eq!(self.run("PUT", &uri, &[], &put).await.0, 200);
     }
 
     /// Joins `event`'s waitlist as `buyer` with `body`: the entry (`201`).
@@ -462,6 +482,7 @@ async fn each_function_is_granted_what_its_code_uses_on_every_path() {
     queue_paths(&mut ob).await;
     waitlist_paths(&mut ob, ev).await;
     returns_paths(&mut ob).await;
+    resale::resale_paths(&mut ob).await;
     offer_end_paths(&mut ob).await;
 
     // An event create-event leaves to the sweep (202), which the sweep finishes.
@@ -704,13 +725,7 @@ async fn offer_end_paths(ob: &mut Observer) {
     ob.pay_through_stripe(&id(&offers[1]), &seat(&offers[1]), "sold")
         .await;
     let pay = confirm_body(&id(&offers[2]), "pi_offer_end", &[seat(&offers[2])]);
-    let confirm = format!("/orders/{}/confirm", id(&offers[2]));
-    assert_eq!(
-        ob.run("POST", &confirm, &as_refs(&signed(&pay)), &pay)
-            .await
-            .0,
-        200
-    );
+    assert_eq!(ob.confirm(&id(&offers[2]), &pay).await, 200);
 }
 
 /// Returns (order-returns): a buyer's completed order of a seat and
@@ -727,13 +742,7 @@ async fn returns_paths(ob: &mut Observer) {
         200
     );
     let pay = serde_json::json!({"orderId": order, "paymentId": "pi_returns", "seats": ["S-1-1"], "ga": [{"sectionId": "G", "quantity": 2}]}).to_string();
-    let confirm = format!("/orders/{order}/confirm");
-    assert_eq!(
-        ob.run("POST", &confirm, &as_refs(&signed(&pay)), &pay)
-            .await
-            .0,
-        200
-    );
+    assert_eq!(ob.confirm(&order, &pay).await, 200);
     let returns = format!("/orders/{order}/returns");
     let ask = r#"{"seats":["S-1-1"],"ga":[{"sectionId":"G","quantity":2}]}"#;
     assert_eq!(
@@ -741,14 +750,7 @@ async fn returns_paths(ob: &mut Observer) {
         409,
         "no waitlist"
     );
-    let close = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
-    let put = serde_json::json!({"opens": "now", "returnsCloseAt": close}).to_string();
-    assert_eq!(
-        ob.run("PUT", &format!("/events/{ev}/waitlist"), &[], &put)
-            .await
-            .0,
-        200
-    );
+    ob.taking_returns(ev).await;
     assert_eq!(ob.run("POST", &returns, &auth, ask).await.0, 200);
     let (_, read) = ob.run("GET", &format!("/orders/{order}"), &auth, "").await;
     assert_eq!(read["returns"][0]["status"], "LISTED", "{read}");

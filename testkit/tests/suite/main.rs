@@ -32,6 +32,7 @@ mod publish_waitlist;
 mod queue;
 mod queue_flood;
 mod queue_races;
+mod resale;
 mod retry_safe;
 mod returns;
 mod round_trips;

@@ -14,7 +14,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::super::expression::Expression;
-use crate::domain::buyer_limit::{BuyerCount, LimitedBuyer, OrderUnits};
+use crate::domain::buyer_limit::{BuyerCount, BuyerRef, LimitedBuyer, OrderUnits};
 use crate::domain::{EventRef, Millis, OrderId};
 use crate::store::errors::StoreError;
 use crate::store::schema::{KIND, PK, SK, TTL, VERSION};
@@ -46,10 +46,15 @@ const UNSOLD_RECORD_SECONDS: i64 =
 const PRUNED_PER_WRITE: usize = 32;
 
 pub(in crate::store) fn buyer_key(event: &EventRef, buyer: &LimitedBuyer) -> Item {
+    record_key(event, &buyer.buyer)
+}
+
+/// The record `buyer` names.
+pub(in crate::store) fn record_key(event: &EventRef, buyer: &BuyerRef) -> Item {
     HashMap::from([
         (
             PK.into(),
-            s(format!("{BUYER_PK_PREFIX}{event}#{}", buyer.buyer.as_str())),
+            s(format!("{BUYER_PK_PREFIX}{event}#{}", buyer.as_str())),
         ),
         (SK.into(), s(BUYER_SK)),
     ])
@@ -230,6 +235,17 @@ pub(in crate::store) fn sell(
         Some(read) => update.and(as_read(read)),
         None => update,
     }
+}
+
+/// A seller's `units` resold: they no longer count toward its limit (the
+/// buyer's record counts them now, in the same transaction). No condition:
+/// the seller's sales only ever included them.
+pub(in crate::store) fn resold_away(units: u32) -> Expression {
+    Expression::update("ADD #sold :gone, #version :one")
+        .name("#sold", SOLD)
+        .name("#version", VERSION)
+        .value(":gone", n(-i64::from(units)))
+        .value(":one", n(1))
 }
 
 /// The version a failed condition saw (`None`: no record).

@@ -13,6 +13,7 @@ pub(super) mod payment;
 pub(super) mod positions;
 pub(super) mod queue;
 pub(super) mod registry;
+pub(super) mod resale;
 pub(super) mod returns;
 pub(super) mod seat;
 pub(super) mod seat_map;

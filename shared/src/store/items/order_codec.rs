@@ -140,6 +140,7 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
             .opt_i64(OFFER_GENERATION)?
             .map(|g| u64::try_from(g).map_err(|_| f.malformed(OFFER_GENERATION)))
             .transpose()?,
+        resales: super::parse_resales(f)?,
     }))
 }
 

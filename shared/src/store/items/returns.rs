@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::domain::returns::{Listing, ListingWrite, ReturnStatus, ReturnUnit};
-use crate::domain::{EventId, Millis, OrderId};
+use crate::domain::returns::{Listing, ListingWrite, Resale, ReturnStatus, ReturnUnit};
+use crate::domain::{EventId, Millis, OrderId, PaymentId};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{EVENT_ID, KIND, PK, SK, VERSION};
@@ -22,6 +22,9 @@ pub(in crate::store) const RETURN_STATUS: &str = "returnStatus";
 pub(in crate::store) const GENERATION: &str = "generation";
 pub(in crate::store) const LISTED_AT: &str = "listedAt";
 pub(in crate::store) const CLOSES_AT: &str = "closesAt";
+pub(in crate::store) const RESALE_ORDER_ID: &str = "resaleOrderId";
+pub(in crate::store) const RESALE_PAYMENT_ID: &str = "resalePaymentId";
+pub(in crate::store) const RESOLD_AT: &str = "resoldAt";
 /// On the order: it has listings, so get-order reads them.
 pub(in crate::store) const HAS_RETURNS: &str = "hasReturns";
 
@@ -39,6 +42,19 @@ pub const RETURN_ATTRIBUTES: [&str; 13] = [
     GENERATION,
     LISTED_AT,
     CLOSES_AT,
+    VERSION,
+    crate::store::schema::CHANGED_AT,
+];
+
+/// Every attribute a resale's write of a listing names (IAM's
+/// `dynamodb:Attributes` for the functions that confirm payments).
+pub const RESOLD_ATTRIBUTES: [&str; 8] = [
+    PK,
+    SK,
+    RETURN_STATUS,
+    RESALE_ORDER_ID,
+    RESALE_PAYMENT_ID,
+    RESOLD_AT,
     VERSION,
     crate::store::schema::CHANGED_AT,
 ];
@@ -103,6 +119,29 @@ pub(in crate::store) fn withdraw(read: u64, now: Millis) -> Expression {
         .stamped(now)
 }
 
+/// A listed seat resold at `now` to `order`, paid by `payment` (its
+/// resale item, checked in the same transaction, says `order`'s offer
+/// holds it).
+pub(in crate::store) fn resell(order: &OrderId, payment: &PaymentId, now: Millis) -> Expression {
+    Expression::update(
+        "SET #status = :resold, #resaleOrder = :order, #resalePayment = :payment, \
+         #resoldAt = :now ADD #version :one",
+    )
+    .and(Expression::condition("#status = :listed"))
+    .name("#status", RETURN_STATUS)
+    .name("#resaleOrder", RESALE_ORDER_ID)
+    .name("#resalePayment", RESALE_PAYMENT_ID)
+    .name("#resoldAt", RESOLD_AT)
+    .name("#version", VERSION)
+    .value(":resold", s(ReturnStatus::Resold.as_str()))
+    .value(":listed", s(ReturnStatus::Listed.as_str()))
+    .value(":order", s(order.as_str()))
+    .value(":payment", s(payment.as_str()))
+    .value(":now", n(now.0))
+    .value(":one", n(1))
+    .stamped(now)
+}
+
 /// A version as the item stores it (versions count writes: far below
 /// `i64::MAX`).
 fn version_number(version: u64) -> i64 {
@@ -130,7 +169,21 @@ pub(in crate::store) fn parse_listing(item: &Item) -> Result<Listing, StoreError
         listed_at: Millis(f.i64(LISTED_AT)?),
         closes_at: Millis(f.i64(CLOSES_AT)?),
         version: number(VERSION)?,
+        resale: parse_resale(&f)?,
     })
+}
+
+/// A listing's resale, once resold.
+fn parse_resale(f: &Fields) -> Result<Option<Resale>, StoreError> {
+    let Some(order) = f.opt_s(RESALE_ORDER_ID) else {
+        return Ok(None);
+    };
+    Ok(Some(Resale {
+        order_id: OrderId::parse(order).map_err(|_| f.malformed(RESALE_ORDER_ID))?,
+        payment_id: PaymentId::parse(f.str(RESALE_PAYMENT_ID)?)
+            .map_err(|_| f.malformed(RESALE_PAYMENT_ID))?,
+        at: Millis(f.i64(RESOLD_AT)?),
+    }))
 }
 
 #[cfg(test)]
@@ -150,6 +203,10 @@ mod tests {
         named.extend(withdraw(3, Millis(2)).attribute_names());
         named.extend([PK.to_owned(), SK.to_owned()]);
         assert_eq!(named, crate::store::items::declared(&RETURN_ATTRIBUTES));
+        let payment = PaymentId::parse("pay")?;
+        let mut resold = resell(&order, &payment, Millis(3)).attribute_names();
+        resold.extend([PK.to_owned(), SK.to_owned()]);
+        assert_eq!(resold, crate::store::items::declared(&RESOLD_ATTRIBUTES));
         Ok(())
     }
 }

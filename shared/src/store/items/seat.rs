@@ -209,6 +209,30 @@ pub(in crate::store) fn sell_held(order: &OrderId, payment: &PaymentId, now: Mil
     .stamped(now)
 }
 
+/// A listed seat resold to `order`: still sold to `seller`, now sold to
+/// the offer's order, recording its payment (the resale item checked in
+/// the same transaction says the offer holds it). Never free between.
+pub(in crate::store) fn resell(
+    seller: &OrderId,
+    order: &OrderId,
+    payment: &PaymentId,
+    now: Millis,
+) -> Expression {
+    // Not `seat()`'s names: a sold seat has no hold expiry to name.
+    Expression::update("SET #holder = :order, #payment = :payment")
+        .and(Expression::condition(
+            "#status = :sold AND #holder = :seller",
+        ))
+        .name("#status", STATUS)
+        .name("#holder", HOLDER)
+        .name("#payment", PAYMENT_ID)
+        .value(":order", s(order.as_str()))
+        .value(":payment", s(payment.as_str()))
+        .value(":sold", s(SEAT_SOLD))
+        .value(":seller", s(seller.as_str()))
+        .stamped(now)
+}
+
 /// Releases a seat only if `order` still holds it (drop-seat, confirm's
 /// unpaid holds, cancel-order, the sweep) at `now`.
 pub(in crate::store) fn release_held(order: &OrderId, now: Millis) -> Expression {

@@ -1,0 +1,239 @@
+//! A listed seat's resale item (API.md, "Returns"): one per seat an
+//! event's buyers have listed, `RESALE#{eventRef}` / `{seatId}`, so the
+//! offerer finds every seat it may offer in one strongly consistent Query
+//! of the event's partition, and the offer holding one is on the item
+//! itself (who and until when), where a withdrawal's condition sees it.
+//! The seller's own record stays its listing (`items/returns.rs`); the
+//! seat item stays `SOLD` to the seller until the resale moves it. Its
+//! key, attribute names, codec and expressions.
+
+use std::collections::HashMap;
+
+use crate::domain::buyer::BuyerId;
+use crate::domain::buyer_limit::BuyerRef;
+use crate::domain::returns::{ListedSeat, Seller};
+use crate::domain::{EventRef, Millis, OrderId, SeatId};
+use crate::store::errors::StoreError;
+use crate::store::expression::Expression;
+use crate::store::schema::{CHANGED_AT, KIND, PK, SK};
+use crate::store::value::{n, s, Fields, Item};
+
+pub const RESALE_PK_PREFIX: &str = "RESALE#";
+const SELLER_ORDER_ID: &str = "orderId";
+const SELLER_BUYER_ID: &str = "buyerId";
+const SELLER_BUYER_REF: &str = "buyerRef";
+const GENERATION: &str = "generation";
+const LISTED_AT: &str = "listedAt";
+const HELD_BY: &str = "heldBy";
+const HELD_UNTIL: &str = "heldUntil";
+
+/// Every attribute a resale item's writes name (IAM's
+/// `dynamodb:Attributes` for the functions that write them).
+pub const RESALE_ATTRIBUTES: [&str; 11] = [
+    PK,
+    SK,
+    KIND,
+    SELLER_ORDER_ID,
+    SELLER_BUYER_ID,
+    SELLER_BUYER_REF,
+    GENERATION,
+    LISTED_AT,
+    HELD_BY,
+    HELD_UNTIL,
+    CHANGED_AT,
+];
+
+/// The partition of `event`'s listed seats.
+fn resale_pk(event: &EventRef) -> String {
+    format!("{RESALE_PK_PREFIX}{event}")
+}
+
+/// `seat`'s resale item.
+pub(in crate::store) fn resale_key(event: &EventRef, seat: &SeatId) -> Item {
+    HashMap::from([
+        (PK.into(), s(resale_pk(event))),
+        (SK.into(), s(seat.as_str())),
+    ])
+}
+
+/// Every listed seat of `event` (a key condition).
+pub(in crate::store) fn listed_seats_of(event: &EventRef) -> Expression {
+    Expression::key_condition("#pk = :pk")
+        .name("#pk", PK)
+        .value(":pk", s(resale_pk(event)))
+}
+
+/// The seat listed by `seller` under `generation` at `now`: the whole
+/// item, unheld (a listing made again after a withdrawal or a revert
+/// replaces what an older one left).
+pub(in crate::store) fn list(seller: &Seller, generation: u64, now: Millis) -> Expression {
+    let mut set = vec![
+        (KIND.to_owned(), s("resale")),
+        (SELLER_ORDER_ID.to_owned(), s(seller.order_id.as_str())),
+        (GENERATION.to_owned(), n(generation)),
+        (LISTED_AT.to_owned(), n(now.0)),
+    ];
+    if let Some(buyer) = &seller.buyer_id {
+        set.push((SELLER_BUYER_ID.to_owned(), s(buyer.as_str())));
+    }
+    if let Some(buyer) = &seller.buyer_ref {
+        set.push((SELLER_BUYER_REF.to_owned(), s(buyer.as_str())));
+    }
+    let mut clauses = Vec::new();
+    let mut expression = Expression::default();
+    for (i, (name, value)) in set.into_iter().enumerate() {
+        clauses.push(format!("#r{i} = :r{i}"));
+        expression = expression
+            .name(&format!("#r{i}"), name)
+            .value(&format!(":r{i}"), value);
+    }
+    let text = format!("SET {} REMOVE #heldBy, #heldUntil", clauses.join(", "));
+    let mut update = Expression::update(text)
+        .name("#heldBy", HELD_BY)
+        .name("#heldUntil", HELD_UNTIL);
+    update = update.and(expression);
+    update.stamped(now)
+}
+
+/// No live offer holds it at `now` (or there is no item: a listing of
+/// places, or one from before resale items).
+pub(in crate::store) fn unheld(now: Millis) -> Expression {
+    Expression::condition("attribute_not_exists(#heldUntil) OR #heldUntil <= :now")
+        .name("#heldUntil", HELD_UNTIL)
+        .value(":now", n(now.0))
+}
+
+/// Held by `order`'s offer until `until` from `now`: the item is still
+/// `seller`'s listing under the waitlist's `generation`, and no live offer
+/// holds it.
+pub(in crate::store) fn hold(
+    order: &OrderId,
+    until: Millis,
+    seller: &OrderId,
+    generation: u64,
+    now: Millis,
+) -> Expression {
+    Expression::update("SET #heldBy = :order, #heldUntil = :until")
+        .and(Expression::condition(
+            "#seller = :seller AND #generation = :generation",
+        ))
+        .and(unheld(now))
+        .name("#heldBy", HELD_BY)
+        .name("#seller", SELLER_ORDER_ID)
+        .name("#generation", GENERATION)
+        .value(":order", s(order.as_str()))
+        .value(":until", n(until.0))
+        .value(":seller", s(seller.as_str()))
+        .value(":generation", n(generation))
+        .stamped(now)
+}
+
+/// `order`'s offer holds it (a resale's delete, a let-go's update).
+pub(in crate::store) fn held_by(order: &OrderId) -> Expression {
+    Expression::condition("#heldBy = :order")
+        .name("#heldBy", HELD_BY)
+        .value(":order", s(order.as_str()))
+}
+
+/// `order`'s offer lets go of it at `now` (a drop, a cancel, a confirm
+/// that does not sell it): offered again at once.
+pub(in crate::store) fn let_go(order: &OrderId, now: Millis) -> Expression {
+    Expression::update("REMOVE #heldBy, #heldUntil")
+        .and(held_by(order))
+        .name("#heldUntil", HELD_UNTIL)
+        .stamped(now)
+}
+
+/// The event of a resale item's stream record that leaves its seat free
+/// to offer (a listing, an offer's let-go: no holder in its new image),
+/// with the record's sequence number: the offerer looks then. Pure.
+pub fn resale_offerable(record: &serde_json::Value) -> Option<(EventRef, String)> {
+    let data = &record["dynamodb"];
+    let pk = data["Keys"][PK]["S"].as_str()?;
+    let event = EventRef::from_hex(pk.strip_prefix(RESALE_PK_PREFIX)?)?;
+    let image = data.get("NewImage")?;
+    if image.get(HELD_BY).is_some() {
+        return None;
+    }
+    let sequence = data["SequenceNumber"].as_str().unwrap_or_default();
+    Some((event, sequence.to_owned()))
+}
+
+pub(in crate::store) fn parse_listed_seat(item: &Item) -> Result<ListedSeat, StoreError> {
+    let f = Fields::new(item);
+    let held = match f.opt_s(HELD_BY) {
+        Some(order) => Some((
+            OrderId::parse(order).map_err(|_| f.malformed(HELD_BY))?,
+            Millis(f.i64(HELD_UNTIL)?),
+        )),
+        None => None,
+    };
+    let buyer_id = f
+        .opt_s(SELLER_BUYER_ID)
+        .map(|b| BuyerId::parse(b).ok_or_else(|| f.malformed(SELLER_BUYER_ID)))
+        .transpose()?;
+    Ok(ListedSeat {
+        seat: SeatId::parse(f.str(SK)?).map_err(|_| f.malformed(SK))?,
+        seller: Seller {
+            order_id: OrderId::parse(f.str(SELLER_ORDER_ID)?)
+                .map_err(|_| f.malformed(SELLER_ORDER_ID))?,
+            buyer_id,
+            buyer_ref: f
+                .opt_s(SELLER_BUYER_REF)
+                .map(|r| BuyerRef::from_hex(r).ok_or_else(|| f.malformed(SELLER_BUYER_REF)))
+                .transpose()?,
+        },
+        generation: u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?,
+        listed_at: Millis(f.i64(LISTED_AT)?),
+        held,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_or_a_let_go_starts_a_look_and_a_hold_does_not() -> Result<(), crate::error::Error>
+    {
+        let event = EventRef::of(&crate::domain::EventId::parse("ev")?);
+        let record = |new: serde_json::Value| {
+            serde_json::json!({"dynamodb": {
+                "Keys": {"PK": {"S": format!("{RESALE_PK_PREFIX}{event}")}, "SK": {"S": "A-1-1"}},
+                "SequenceNumber": "7",
+                "NewImage": new,
+            }})
+        };
+        let unheld = record(serde_json::json!({"orderId": {"S": "o"}}));
+        assert_eq!(
+            resale_offerable(&unheld),
+            Some((event.clone(), "7".to_owned()))
+        );
+        let held = record(serde_json::json!({"heldBy": {"S": "p"}}));
+        assert_eq!(resale_offerable(&held), None);
+        // A resale's delete has no new image: the seat is sold on.
+        let deleted = serde_json::json!({"dynamodb": {
+            "Keys": {"PK": {"S": format!("{RESALE_PK_PREFIX}{event}")}},
+        }});
+        assert_eq!(resale_offerable(&deleted), None);
+        Ok(())
+    }
+
+    /// What the writes name is exactly what IAM's grant lists.
+    #[test]
+    fn a_resale_items_writes_name_exactly_its_declared_attributes(
+    ) -> Result<(), crate::error::Error> {
+        let seller = Seller {
+            order_id: OrderId::parse("o")?,
+            buyer_id: BuyerId::parse("b"),
+            buyer_ref: BuyerRef::from_hex(&"ab".repeat(16)),
+        };
+        let order = OrderId::parse("p")?;
+        let mut named = list(&seller, 1, Millis(1)).attribute_names();
+        named.extend(hold(&order, Millis(9), &seller.order_id, 1, Millis(2)).attribute_names());
+        named.extend(let_go(&order, Millis(3)).attribute_names());
+        named.extend([PK.to_owned(), SK.to_owned()]);
+        assert_eq!(named, crate::store::items::declared(&RESALE_ATTRIBUTES));
+        Ok(())
+    }
+}
