@@ -148,7 +148,7 @@ screenshot: node-deps chromium
 	cargo build --quiet -p local --bin seatclaim-dev
 	SEAT_MAP_PNG="$(CURDIR)/docs/seat-map.png" node scripts/browser_test.mjs
 	QUEUE_PNG="$(CURDIR)/docs/queue.png" STADIUM_PNG="$(CURDIR)/docs/stadium.png" node scripts/browser_queue_test.mjs
-	WAITLIST_PNG="$(CURDIR)/docs/waitlist.png" node scripts/browser_waitlist_test.mjs
+	WAITLIST_PNG="$(CURDIR)/docs/waitlist.png" WAITLIST_RESOLD_PNG="$(CURDIR)/docs/waitlist-resold.png" node scripts/browser_waitlist_test.mjs
 
 ## Debian's Chromium (as root, like podman for sam local); nothing is
 ## downloaded at test time.

@@ -4,9 +4,11 @@
 // opens; the page joins the waitlist as its buyer and shows its position;
 // a holder's drop reaches the dev server's offerer, and the page shows the
 // offer with its countdown; "Buy" pays it (the entry then reads
-// PURCHASED) and the bought seat is handed back to the waitlist, listed.
-// A screenshot of the offer ($WAITLIST_PNG; `make screenshot` puts it in
-// docs/, a test run in the temp dir). Prints one line per check; exits
+// PURCHASED) and the bought seat is handed back to the waitlist, listed;
+// another buyer's tab joins, is offered the listed seat and buys it, and
+// the seller's order shows it resold. Screenshots of the offer
+// ($WAITLIST_PNG) and of the resale ($WAITLIST_RESOLD_PNG; `make
+// screenshot` puts them in docs/, a test run in the temp dir). Prints one line per check; exits
 // non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
@@ -73,6 +75,27 @@ async function waitlist(base, browser, errors) {
   await p.click("#return-seats");
   const listed = await waitFor(p, () => document.querySelector("#order-returns [data-return-status]")?.dataset.returnStatus === "LISTED", null, 5000);
   check("the returned seat is listed on the order", listed, await p.textContent("#order-returns"));
+
+  // Another buyer, in a tab of its own, joins: the listed seat is offered
+  // to it (never to the buyer who listed it), and its Buy resells it.
+  const other = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const q = await other.newPage();
+  q.on("pageerror", (e) => errors.push(String(e)));
+  await q.goto(`${base}/?event=${eventId}`);
+  await waitFor(q, () => !document.querySelector("#waitlist-card").hidden, null, 5000);
+  await q.fill("#waitlist-quantity", "1");
+  await q.click("#waitlist-join");
+  const resale = await waitFor(q, () => document.querySelector("#waitlist-card")?.dataset.status === "OFFERED"
+    && /A-1-1/.test(document.querySelector("#waitlist-status")?.textContent || ""), null, 15000);
+  check("the listed seat is offered to the next buyer waiting", resale, await cardStatus(q));
+  await q.click("#waitlist-buy");
+  const rebought = await waitFor(q, () => document.querySelector("#waitlist-card")?.dataset.status === "PURCHASED", null, 10000);
+  check("its Buy pays the resale", rebought, await cardStatus(q));
+  await other.close();
+  await p.reload();
+  const resold = await waitFor(p, () => document.querySelector("#order-returns [data-return-status]")?.dataset.returnStatus === "RESOLD", null, 10000);
+  check("the seller's order shows the seat resold", resold, await p.textContent("#order-returns"));
+  await p.screenshot({ path: shot("waitlist-resold.png", "WAITLIST_RESOLD_PNG"), fullPage: true });
   await context.close();
 }
 

@@ -143,6 +143,16 @@ function returnableSeats(o) {
   return o.seats.filter((seat) => !held.has(seat));
 }
 
+// A listing's status in words: a resale says when, for the seller's records.
+function returnText(r) {
+  switch (r.status) {
+    case "LISTED": return "listed, yours until it is resold";
+    case "RESOLD": return r.resale ? `resold ${new Date(r.resale.at).toLocaleString()}` : "resold";
+    case "WITHDRAWN": return "withdrawn, yours again";
+    default: return "back with you (returns have closed)";
+  }
+}
+
 // Called by renderOrder: the order's listings, and the button to list.
 function renderReturns(o) {
   const button = $("return-seats");
@@ -153,7 +163,7 @@ function renderReturns(o) {
   for (const r of (o && o.returns) || []) {
     const line = document.createElement("div");
     line.dataset.returnStatus = r.status;
-    line.textContent = `Returned ${r.seatId || `${r.quantity} × ${r.sectionId}`}: ${r.status}`;
+    line.textContent = `Returned ${r.seatId || `${r.quantity} × ${r.sectionId}`}: ${returnText(r)}`;
     out.append(line);
   }
 }
