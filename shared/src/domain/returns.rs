@@ -110,6 +110,59 @@ pub struct ListedSeat {
     pub held: Option<(OrderId, Millis)>,
 }
 
+/// Any listing as its resale item has it: what the tick reverts at the
+/// cutoff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedUnit {
+    pub unit: ReturnUnit,
+    pub seller: OrderId,
+    pub generation: u64,
+    pub listed_at: Millis,
+    /// Until when an offer holds it (a seat's), if one ever did.
+    pub held_until: Option<Millis>,
+}
+
+impl ListedUnit {
+    /// Whether it is due to be written `REVERTED` at `now`, `waitlist` as
+    /// it stands (open: the tick's): it reads reverted (its cutoff has
+    /// passed, a put closed returns after it was listed, or its generation
+    /// ended) and no live offer holds it (one made before a put that closed
+    /// returns early: its payment is refunded, and its let-go or expiry
+    /// comes first, so the resale item it holds stays for it until then).
+    pub fn reverts(&self, waitlist: &Waitlist, now: Millis) -> bool {
+        let listing = Listing {
+            unit: self.unit.clone(),
+            quantity: 0,
+            status: ReturnStatus::Listed,
+            generation: self.generation,
+            listed_at: self.listed_at,
+            closes_at: Millis(0),
+            version: 0,
+            resale: None,
+        };
+        let held = self.held_until.is_some_and(|until| until > now);
+        listing.status_at(Some(waitlist), now) == ReturnStatus::Reverted && !held
+    }
+}
+
+/// What a round of written reverts was for: the waitlist's cutoff and its
+/// `returnsRevertedAt` then (a put that moves either may revert more).
+pub type RevertsFor = (Option<Millis>, Option<Millis>);
+
+/// Whether the tick writes `waitlist`'s reverts at `now` (`Some`: what
+/// for), `done` being what it last wrote them for: once its cutoff has
+/// passed, or a put closed returns early, and not for that already.
+pub fn reverts_due(
+    waitlist: &Waitlist,
+    done: Option<RevertsFor>,
+    now: Millis,
+) -> Option<RevertsFor> {
+    let close = waitlist.settings.returns_close_at;
+    let key = (close, waitlist.returns_reverted_at);
+    let passed = close.is_some_and(|close| now >= close) || key.1.is_some();
+    (passed && done != Some(key)).then_some(key)
+}
+
 /// Who sells a listed seat: the order that bought it, its buyer when it
 /// has one (never offered what it listed), and the record its buyer limit
 /// counts it in, on a limited event.
@@ -144,6 +197,29 @@ pub struct ResaleHold {
     /// The seller's record on a limited event: the resale moves the seat
     /// out of its count.
     pub seller_ref: Option<BuyerRef>,
+    /// The listing it holds: its waitlist generation and when it was
+    /// listed (a payment sells it only while it still reads listed).
+    pub generation: u64,
+    pub listed_at: Millis,
+}
+
+impl ResaleHold {
+    /// Whether the listing it holds still reads `LISTED` at `now`,
+    /// `waitlist` as it stands: else its seat is its seller's again and a
+    /// payment for the offer is refunded.
+    pub fn still_listed(&self, waitlist: Option<&Waitlist>, now: Millis) -> bool {
+        let listing = Listing {
+            unit: ReturnUnit::Seat(self.seat.clone()),
+            quantity: 1,
+            status: ReturnStatus::Listed,
+            generation: self.generation,
+            listed_at: self.listed_at,
+            closes_at: Millis(0),
+            version: 0,
+            resale: None,
+        };
+        listing.status_at(waitlist, now) == ReturnStatus::Listed
+    }
 }
 
 impl ListedSeat {
@@ -173,6 +249,8 @@ impl ListedSeat {
             seat: self.seat.clone(),
             seller: self.seller.order_id.clone(),
             seller_ref: self.seller.buyer_ref.clone(),
+            generation: self.generation,
+            listed_at: self.listed_at,
         }
     }
 }

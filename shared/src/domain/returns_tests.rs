@@ -362,3 +362,36 @@ fn an_offer_holding_a_listing_expires_by_the_cutoff() {
         600
     );
 }
+
+#[test]
+fn the_tick_writes_reverts_once_per_closing_and_never_under_a_live_offer() -> TestResult {
+    let open = waitlist(2, Some(CLOSE), false);
+    let key = (Some(Millis(CLOSE)), None);
+    assert_eq!(reverts_due(&open, None, Millis(CLOSE - 1)), None);
+    assert_eq!(reverts_due(&open, None, Millis(CLOSE)), Some(key));
+    assert_eq!(reverts_due(&open, Some(key), Millis(CLOSE + 5)), None);
+    // A put that closed returns early: due at once, and again for a new
+    // cutoff put after it.
+    let mut closed = open;
+    closed.returns_reverted_at = Some(Millis(5_000));
+    assert_eq!(
+        reverts_due(&closed, Some(key), Millis(6_000)),
+        Some((Some(Millis(CLOSE)), Some(Millis(5_000))))
+    );
+    let (section, seller) = (places("F")?, OrderId::parse("o")?);
+    let unit = |listed_at, held_until: Option<i64>| ListedUnit {
+        unit: section.clone(),
+        seller: seller.clone(),
+        generation: 2,
+        listed_at: Millis(listed_at),
+        held_until: held_until.map(Millis),
+    };
+    assert!(!unit(1_000, None).reverts(&open, Millis(CLOSE - 1)));
+    assert!(unit(1_000, None).reverts(&open, Millis(CLOSE)));
+    assert!(!unit(1_000, Some(CLOSE + 10)).reverts(&open, Millis(CLOSE)));
+    assert!(unit(1_000, Some(CLOSE)).reverts(&open, Millis(CLOSE)));
+    // Closed early: what was listed before reverts, what came after not.
+    assert!(unit(1_000, None).reverts(&closed, Millis(6_000)));
+    assert!(!unit(5_500, None).reverts(&closed, Millis(6_000)));
+    Ok(())
+}

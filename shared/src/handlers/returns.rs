@@ -22,6 +22,11 @@ use crate::retry::{Rounds, CONTESTED_ROUNDS};
 use crate::store::StoredOrder;
 use crate::App;
 
+/// The most seats and places one listing names: its transaction writes
+/// two items a unit (the listing and its resale item) beside the order and
+/// the waitlist's check, within DynamoDB's 100.
+const MOST_UNITS_PER_LISTING: u32 = (crate::store::MAX_TRANSACTION_ITEMS as u32 - 2) / 2;
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ReturnsBody {
@@ -114,7 +119,8 @@ async fn seller_order(app: &App, req: &Request, id: &OrderId) -> Result<StoredOr
 pub async fn list_returns(app: &App, req: &Request) -> Reply {
     let order_id = path_param(req, "orderId", OrderId::parse)?;
     let body: ReturnsBody = json_body(req, None)?;
-    let request = return_request(body, app.config.max_seats_per_order)?;
+    let most = app.config.max_seats_per_order.min(MOST_UNITS_PER_LISTING);
+    let request = return_request(body, most)?;
     let mut rounds = Rounds::new("list-returns", CONTESTED_ROUNDS);
     while rounds.next().await.is_some() {
         let mut stored = seller_order(app, req, &order_id).await?;
@@ -143,9 +149,31 @@ pub async fn list_returns(app: &App, req: &Request) -> Reply {
             let listings = store.read_listings(&order_id).await?;
             return reply_with(app, &stored, &Listings { listings, waitlist }, now).await;
         }
+        // A seat listed again while an offer made before its revert still
+        // holds it: refused until that offer ends.
+        if any_offered(app, order, &request.seats, now).await? {
+            return Err(Error::ReturnOffered);
+        }
         rounds.lost();
     }
     Err(rounds.spent())
+}
+
+/// Whether a live offer holds any of `seats` of `order`'s event at `now`,
+/// as their resale items read.
+async fn any_offered(
+    app: &App,
+    order: &crate::domain::Order,
+    seats: &[SeatId],
+    now: crate::domain::Millis,
+) -> Result<bool, Error> {
+    for seat in seats {
+        let listed = app.store.listed_seat(&order.event_id, seat).await?;
+        if listed.is_some_and(|l| l.held_at(now).is_some()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `DELETE /orders/{orderId}/returns/{seatId}`: withdraws a seat's listing.

@@ -237,6 +237,15 @@ async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: Conf
         context.waitlist_only = app.is_waitlist_only(&order.event_id, now).await?;
         decision = decide_confirm(order, payment, &paid.seats, places_held, context);
     }
+    if matches!(decision, ConfirmDecision::SellHeld { .. })
+        && !resales_stand(app, order, &paid.seats, now).await?
+    {
+        // A listing it holds has reverted to its seller: nothing to sell.
+        decision = ConfirmDecision::Refund {
+            reason: RefundReason::SeatsUnavailableWaitlist,
+            holds_are_live: true,
+        };
+    }
     match decision {
         ConfirmDecision::AlreadyCompleted => {
             crate::metrics::confirm("duplicate");
@@ -275,6 +284,31 @@ async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: Conf
             take_free(app, stored, paid, held_sales, leftovers, on_failure, now).await
         }
     }
+}
+
+/// Whether every listed seat among `paid` that `order` (an offer) holds
+/// still reads listed at `now`, the waitlist read strongly (a put that
+/// closed returns, a delete or the cutoff reverts them; the sale's own
+/// transaction checks the same). True, with no read, for an order holding
+/// none.
+async fn resales_stand(
+    app: &App,
+    order: &Order,
+    paid: &[SeatId],
+    now: Millis,
+) -> Result<bool, Error> {
+    let resales: Vec<_> = paid
+        .iter()
+        .filter_map(|seat| order.resale_of(seat))
+        .collect();
+    if resales.is_empty() {
+        return Ok(true);
+    }
+    let waitlist = app.store.read_waitlist(&order.event_id).await?;
+    let waitlist = waitlist.map(|stored| stored.waitlist);
+    Ok(resales
+        .iter()
+        .all(|r| r.still_listed(waitlist.as_ref(), now)))
 }
 
 /// A payment its holds do not cover (late, or for seats or places it does

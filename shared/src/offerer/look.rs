@@ -35,6 +35,11 @@ const LOST_OFFERS_PER_LOOK: u32 = 8;
 /// batch waits for it, within the function's timeout.
 const LOOK_BUDGET_MS: i64 = 2_000;
 
+/// The most sellers' entries a look reads past at the head of an index
+/// shard: beyond them, an entry behind more sellers waiting for their own
+/// listings' seats waits for the next free seat that is not theirs.
+const MOST_SELLERS_PASSED: u32 = 16;
+
 /// How many heads' entries one read takes (a BatchGetItem's most).
 const ENTRIES_PER_READ: usize = 100;
 
@@ -161,6 +166,24 @@ impl Known {
         Some(free_units(&self.map, &known, &self.buckets, now))
     }
 
+    /// How many entries of each index shard to read as its head: one,
+    /// and one more for each buyer among the listings' sellers (at most
+    /// [`MOST_SELLERS_PASSED`]): such a buyer's entry may head a shard the
+    /// free inventory fills only with its own listings, and the entry
+    /// behind it is then the earliest it fills.
+    fn head_depth(&self) -> u32 {
+        let mut sellers: Vec<_> = self
+            .listed
+            .values()
+            .filter_map(|l| l.seller.buyer_id.as_ref())
+            .collect();
+        sellers.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        sellers.dedup();
+        1 + u32::try_from(sellers.len())
+            .unwrap_or(u32::MAX)
+            .min(MOST_SELLERS_PASSED)
+    }
+
     /// The listed seats among `seats`, as the holds an offer of them
     /// records.
     fn resales(&self, seats: &[SeatId]) -> Vec<crate::domain::returns::ResaleHold> {
@@ -190,8 +213,20 @@ impl Known {
     ) -> Result<(), Error> {
         match offered {
             Offered::Seats(seats) => {
-                let taken = taken_since(app, &event.event_id, seats, now).await?;
+                // A listed seat reads sold: its resale item says whether
+                // another offer took it.
+                let (listed, unlisted): (Vec<SeatId>, Vec<SeatId>) = seats
+                    .iter()
+                    .cloned()
+                    .partition(|s| self.listed.contains_key(s));
+                let taken = taken_since(app, &event.event_id, &unlisted, now).await?;
                 self.taken.extend(taken);
+                for seat in listed {
+                    let read = app.store.listed_seat(&event.event_id, &seat).await?;
+                    if read.is_none_or(|l| l.held_at(now).is_some()) {
+                        self.taken.insert(seat);
+                    }
+                }
                 Ok(())
             }
             Offered::Places(taken) => self.read_buckets(app, event, &taken.section).await,
@@ -258,6 +293,17 @@ async fn offer_from(
             known.read_buckets(app, event, section).await?;
             continue;
         };
+        let resales = order.offer.as_ref().map_or(&[][..], |o| &o.resales[..]);
+        if !fits_confirm(offered.seats().len(), resales) {
+            // Its payment could not be one transaction: this look offers
+            // those listed seats to nobody, so the entry and those behind
+            // it are served from the rest.
+            known
+                .listed
+                .retain(|seat, _| !offered.seats().contains(seat));
+            lost += 1;
+            continue;
+        }
         let write = app
             .store
             .make_offer(&entry, &order, &offered, &token, waitlist.generation, at);
@@ -340,7 +386,7 @@ async fn next_offer(
     }
     let heads = app
         .store
-        .waiting_heads(event_id, waitlist.generation, &indexes)
+        .waiting_heads(event_id, waitlist.generation, &indexes, known.head_depth())
         .await?;
     let ids: Vec<_> = heads.into_iter().map(|head| head.entry).collect();
     for batch in ids.chunks(ENTRIES_PER_READ) {
@@ -391,9 +437,6 @@ fn offer_order(
         return Ok(None);
     };
     let resales = known.resales(holds.seats());
-    if !fits_confirm(holds.seats().len(), &resales) {
-        return Ok(None);
-    }
     let buyer = offer_buyer(event, entry)?;
     let offer_seconds = offer_expiry(
         now,

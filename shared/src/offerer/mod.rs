@@ -16,6 +16,7 @@
 
 mod look;
 mod positions;
+mod reverts;
 mod seen;
 
 use std::collections::HashMap;

@@ -5,7 +5,9 @@
 use std::time::Instant;
 
 use super::look::{offer_free, OfferLook};
+use super::reverts::write_reverts;
 use crate::domain::offer_tick::{due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS};
+use crate::domain::returns::{reverts_due, RevertsFor};
 use crate::domain::waitlist::WaitlistStatus;
 use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
@@ -22,6 +24,10 @@ pub(super) struct Seen {
     joins_checked: Millis,
     /// A look failed: nothing until then.
     backoff_until: Option<Millis>,
+    /// What the listings' reverts were last written for, and when to try
+    /// again those a live offer held or that moved.
+    reverts_done: Option<RevertsFor>,
+    reverts_again: Option<Millis>,
 }
 
 impl Seen {
@@ -38,6 +44,8 @@ impl Seen {
             joins: None,
             joins_checked: Millis(0),
             backoff_until: None,
+            reverts_done: None,
+            reverts_again: None,
         }
     }
 }
@@ -69,6 +77,7 @@ pub(super) async fn visit(
     if seen.backoff_until.is_some_and(|until| now < until) {
         return (Some(seen), Ok(None));
     }
+    revert_if_due(app, event, &mut seen, &stored, now).await;
     let due = due(Visit {
         last: seen.last.as_ref(),
         version: stored.version,
@@ -84,6 +93,34 @@ pub(super) async fn visit(
         .is_err()
         .then_some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
     (Some(seen), outcome)
+}
+
+/// Writes the listings' reverts once returns have closed (the cutoff, or
+/// a put that closed them early), at most once per closing, and again
+/// from `reverts_again` for those a live offer held or that moved. A
+/// failure is logged; the next tick tries again.
+async fn revert_if_due(
+    app: &App,
+    event: &EventId,
+    seen: &mut Seen,
+    stored: &StoredWaitlist,
+    now: Millis,
+) {
+    let Some(closing) = reverts_due(&stored.waitlist, seen.reverts_done, now) else {
+        return;
+    };
+    if seen.reverts_again.is_some_and(|at| now < at) {
+        return;
+    }
+    match write_reverts(app, event, &stored.waitlist, now).await {
+        Ok(again) => {
+            seen.reverts_done = again.is_none().then_some(closing);
+            seen.reverts_again = again;
+        }
+        Err(e) => {
+            tracing::warn!(event = %event, error = %crate::error::chain(&e), "listings' reverts not written");
+        }
+    }
 }
 
 /// Reads the list's ends (before the look: a join after this read is a

@@ -358,6 +358,7 @@ pub const ORDER_RETURNS: Function = http(
                 E::SectionNotFound,
                 E::ReturnsClosed,
                 E::ReturnNotOwned,
+                E::ReturnOffered,
                 TOO_LARGE,
                 NOT_ALLOWED,
             ],

@@ -215,18 +215,21 @@ impl Store {
         Ok(EntryPage { entries, next })
     }
 
-    /// The heads of `indexes` of `generation`: each shard's earliest place,
-    /// read strongly consistently (a place is written in its join's
-    /// transaction, so every join answered before shows), earliest first,
-    /// each entry once (an entry waits in an index per section it names).
-    /// One Query of one item per index and shard, whatever the line's
-    /// length; an index with no one waiting has no head.
+    /// The heads of `indexes` of `generation`: each shard's `depth`
+    /// earliest places, read strongly consistently (a place is written in
+    /// its join's transaction, so every join answered before shows),
+    /// earliest first, each entry once (an entry waits in an index per
+    /// section it names). One Query of `depth` items per index and shard,
+    /// whatever the line's length; an index with no one waiting has no
+    /// head.
     pub async fn waiting_heads(
         &self,
         event: &EventId,
         generation: u64,
         indexes: &[WaitingIndex],
+        depth: u32,
     ) -> Result<Vec<IndexHead>, Error> {
+        let depth = usize::try_from(depth.max(1)).unwrap_or(1);
         let event_ref = EventRef::of(event);
         let reads = indexes
             .iter()
@@ -234,7 +237,7 @@ impl Store {
                 (0..ENTRY_SHARDS)
                     .map(|shard| waiting_index_pk(&event_ref, generation, index, shard))
             })
-            .map(|pk| self.list_shard(pk, None, 1))
+            .map(|pk| self.list_shard(pk, None, depth))
             .collect();
         let mut heads = Vec::new();
         for read in in_order(HEADS_IN_FLIGHT, reads).await {

@@ -6,11 +6,14 @@
 //! version read, with its resale item while no live offer holds it.
 
 use super::items::order::order_key;
-use super::items::resale::{listed_seats_of, parse_listed_seat, resale_key, unheld};
+use super::items::resale::{
+    listed_at, listed_seats_of, parse_listed_seat, parse_listed_unit, parse_seat_item, resale_key,
+    unheld, unit_resale_key,
+};
 use super::items::returns::{listings_of, mark_order, parse_listing, return_key};
 use super::items::waitlist::{taking_returns, waitlist_key};
 use super::Store;
-use crate::domain::returns::{ListedSeat, Listing, ListingWrite, ReturnUnit, Seller};
+use crate::domain::returns::{ListedSeat, ListedUnit, Listing, ListingWrite, ReturnUnit, Seller};
 use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId};
 use crate::error::Error;
 
@@ -45,11 +48,10 @@ impl Store {
         for write in writes {
             let listed = super::items::returns::list(event, id, write, generation, closes_at, now);
             items.push(self.txn_update(return_key(id, &write.unit), listed)?);
-            // A seat is offered from its resale item (places are not yet).
-            if let ReturnUnit::Seat(seat) = &write.unit {
-                let resale = super::items::resale::list(&seller, generation, now);
-                items.push(self.txn_update(resale_key(&EventRef::of(event), seat), resale)?);
-            }
+            // What the offerer offers a seat from, and the tick reverts.
+            let resale = super::items::resale::list(&seller, &write.unit, generation, now);
+            let key = unit_resale_key(&EventRef::of(event), id, &write.unit);
+            items.push(self.txn_update(key, resale)?);
         }
         self.state_txn(items).await
     }
@@ -58,7 +60,34 @@ impl Store {
     /// each, strongly consistent: what the offerer may offer.
     pub async fn listed_seats(&self, event: &EventId) -> Result<Vec<ListedSeat>, Error> {
         let key = listed_seats_of(&EventRef::of(event));
-        self.query_every_page(key, true, parse_listed_seat).await
+        let items = self.query_every_page(key, true, parse_seat_item).await?;
+        Ok(items.into_iter().flatten().collect())
+    }
+
+    /// Every listing of `event` as its resale item has it, strongly
+    /// consistent: what the tick reverts at the cutoff.
+    pub async fn listed_units(&self, event: &EventId) -> Result<Vec<ListedUnit>, Error> {
+        let key = listed_seats_of(&EventRef::of(event));
+        self.query_every_page(key, true, parse_listed_unit).await
+    }
+
+    /// Writes `listed`'s revert at `now`: its listing `REVERTED` and its
+    /// resale item gone, in one transaction, while it is the listing made
+    /// then, still `LISTED` and unheld (`false`: it moved; the next
+    /// round's read says what it is now).
+    pub async fn revert_listing(
+        &self,
+        event: &EventId,
+        listed: &ListedUnit,
+        now: Millis,
+    ) -> Result<bool, Error> {
+        let revert = super::items::returns::revert(listed.listed_at, now);
+        let resale = unit_resale_key(&EventRef::of(event), &listed.seller, &listed.unit);
+        let items = vec![
+            self.txn_update(return_key(&listed.seller, &listed.unit), revert)?,
+            self.txn_delete_if(resale, listed_at(listed.listed_at).and(unheld(now)))?,
+        ];
+        self.state_txn(items).await
     }
 
     /// `seat`'s resale item, strongly consistent (`None`: not listed).
@@ -83,11 +112,8 @@ impl Store {
     ) -> Result<bool, Error> {
         let withdrawn = super::items::returns::withdraw(version, now);
         let key = return_key(&order.order_id, unit);
-        let ReturnUnit::Seat(seat) = unit else {
-            return self.update_if(key, withdrawn).await;
-        };
         // With its resale item, while no live offer holds it.
-        let resale = resale_key(&EventRef::of(&order.event_id), seat);
+        let resale = unit_resale_key(&EventRef::of(&order.event_id), &order.order_id, unit);
         let items = vec![
             self.txn_update(key, withdrawn)?,
             self.txn_delete_if(resale, unheld(now))?,

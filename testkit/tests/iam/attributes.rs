@@ -150,3 +150,16 @@ fn resale_writes_are_limited_to_their_items_attributes() {
         assert_eq!(named, want, "{function}");
     }
 }
+
+/// offer-waitlists may write a listing's revert with only a revert's
+/// attributes (`store::REVERT_ATTRIBUTES`, itself held to the write).
+#[test]
+fn the_ticks_reverts_are_limited_to_a_reverts_attributes() {
+    let (named, want) = attribute_grant(
+        "offer-waitlists",
+        "dynamodb:UpdateItem",
+        "RETURN#*",
+        &shared::store::REVERT_ATTRIBUTES,
+    );
+    assert_eq!(named, want);
+}

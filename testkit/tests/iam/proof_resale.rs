@@ -3,8 +3,9 @@
 //! withdrawal refused while offered (order-returns), a confirm and a
 //! Stripe payment each buying one of two offered seats and letting the
 //! other go, a drop, a cancel-order, a decline and a removal of offers
-//! holding listed seats, the projector's offer of what they let go, and
-//! a withdrawal of a listing nobody holds.
+//! holding listed seats, the projector's offer of what they let go, a
+//! withdrawal of a listing nobody holds, and the tick's written reverts
+//! once returns close.
 
 use super::{ticked, Observer};
 use crate::common::*;
@@ -109,4 +110,23 @@ pub(super) async fn resale_paths(ob: &mut Observer) {
     let withdraw = format!("{returns}/{unheld}");
     let (status, withdrawn) = ob.run("DELETE", &withdraw, &seller_auth, "").await;
     assert_eq!(status, 200, "{withdrawn}");
+
+    // Returns closed early: the tick writes the listings' reverts.
+    let close = r#"{"returnsCloseAt":null}"#;
+    assert_eq!(
+        ob.run("PUT", &format!("/events/{ev}/waitlist"), &[], close)
+            .await
+            .0,
+        200
+    );
+    let later = shared::world::now().0 + 1_000;
+    ticked(&mut offerer, &offerer_app, ev, later).await;
+    let (_, read) = ob
+        .run("GET", &format!("/orders/{seller}"), &seller_auth, "")
+        .await;
+    let written = read["returns"].as_array().unwrap().iter();
+    assert!(
+        written.filter(|r| r["status"] == "REVERTED").count() >= 4,
+        "{read}"
+    );
 }

@@ -208,3 +208,40 @@ async fn concurrent_confirms_of_a_resale_move_the_seat_once() {
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
 }
+
+/// Returns closed early while an offer holds a listed seat: its payment
+/// is refunded (the listing has reverted, the seat is its seller's), the
+/// hold is let go of, and the tick writes the listing's revert.
+#[tokio::test]
+async fn a_payment_after_the_listing_reverted_is_refunded() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, seller) = sold_out_with_a_seller(&app).await;
+    let first = joined(&app, &ev, "user:1", json!({"quantity": 1})).await;
+    assert_eq!(
+        list_seats(&app, &ev, &seller, None, &["A-1-1"]).await.0,
+        200
+    );
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    let (_, offer) = offer_of(&app, &ev, &first).await;
+    put_waitlist(&app, &ev, json!({"returnsCloseAt": null})).await;
+
+    let (status, refused) = pay(&app, &offer, "pi_late", &["A-1-1"], json!([])).await;
+    assert_eq!(
+        (status, &refused["error"], &refused["refund"]),
+        (409, &json!("seats-unavailable"), &json!(true)),
+        "{refused}"
+    );
+    assert_eq!(sold_to(&app, &ev, "A-1-1").await, Some(seller.id.clone()));
+    let event_id = shared::domain::EventId::parse(&ev).unwrap();
+    let mut offerer = shared::offerer::Offerer::default();
+    offerer
+        .tick(&app, &event_id, shared::world::now())
+        .await
+        .unwrap();
+    assert!(app.store.listed_units(&event_id).await.unwrap().is_empty());
+    let (_, read) = get_order(&app, &seller).await;
+    assert_eq!(read["returns"][0]["status"], "REVERTED", "{read}");
+    assert!(read["returns"][0].get("resale").is_none(), "{read}");
+    let check = local::invariants::check_invariants(&app, &ev).await;
+    assert_eq!(check.violations, Vec::<String>::new());
+}

@@ -390,3 +390,69 @@ async fn concurrent_listings_of_one_seat_list_it_once() {
         "{read}"
     );
 }
+
+/// A put that closes returns early: the offerer's tick writes each listing
+/// made before it `REVERTED` and takes its resale item away, once (a tick
+/// again writes nothing), and publish-events says `return.reverted` once
+/// for each.
+#[tokio::test]
+async fn the_tick_writes_each_reverted_listing_once() {
+    use common::events::{publish, stream_records};
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, seller) = bought(&app).await;
+    taking_returns(&app, &ev, 3_600).await;
+    let ask = json!({"seats": ["A-1-1"], "ga": [{"sectionId": "FLOOR", "quantity": 2}]});
+    assert_eq!(list(&app, &seller, ask).await.0, 200);
+    let event_id = shared::domain::EventId::parse(&ev).unwrap();
+    assert_eq!(app.store.listed_units(&event_id).await.unwrap().len(), 2);
+    put_waitlist(&app, &ev, json!({"returnsCloseAt": null})).await;
+
+    let mut offerer = shared::offerer::Offerer::default();
+    let order = shared::domain::OrderId::parse(&seller.id).unwrap();
+    let stored = |app: shared::App| {
+        let order = order.clone();
+        async move { app.store.read_listings(&order).await.unwrap() }
+    };
+    offerer
+        .tick(&app, &event_id, shared::world::now())
+        .await
+        .unwrap();
+    let written = stored(app.clone()).await;
+    assert!(
+        written
+            .iter()
+            .all(|l| l.status == shared::domain::returns::ReturnStatus::Reverted),
+        "{written:?}"
+    );
+    assert!(app.store.listed_units(&event_id).await.unwrap().is_empty());
+    offerer
+        .tick(&app, &event_id, shared::world::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        stored(app.clone()).await,
+        written,
+        "a tick again writes nothing"
+    );
+    let (_, read) = get_order(&app, &seller).await;
+    assert_eq!(read["returns"][0]["status"], "REVERTED", "{read}");
+
+    let records = stream_records(&app).await;
+    let feed = local::feed::DevFeed::quiet();
+    publish(&feed, &records).await;
+    let reverted: Vec<Value> = feed
+        .events()
+        .into_iter()
+        .filter(|(t, _)| t == "return.reverted")
+        .map(|(_, d)| json!([d["orderId"], d["seatId"], d["sectionId"], d["quantity"]]))
+        .collect();
+    assert_eq!(reverted.len(), 2, "{reverted:?}");
+    assert!(
+        reverted.contains(&json!([seller.id, "A-1-1", null, null])),
+        "{reverted:?}"
+    );
+    assert!(
+        reverted.contains(&json!([seller.id, null, "FLOOR", 2])),
+        "{reverted:?}"
+    );
+}

@@ -460,7 +460,7 @@ async fn an_offers_look_reads_the_heads_of_what_the_free_units_fill() {
             let indexes = fillable_indexes(&sections, 4);
             let heads = app
                 .store
-                .waiting_heads(&event_id, 1, &indexes)
+                .waiting_heads(&event_id, 1, &indexes, 1)
                 .await
                 .unwrap();
             let mut waiting = Vec::new();

@@ -90,11 +90,17 @@ pub(in crate::store) const OFFER_CANCELLED_AS: &str = "offerCancelledAs";
 pub(in crate::store) const OFFER_RESALES: &str = "offerResales";
 const RESALE_SELLER: &str = "o";
 const RESALE_SELLER_REF: &str = "r";
+const RESALE_GENERATION: &str = "g";
+const RESALE_LISTED_AT: &str = "l";
 
 /// An offer's resales as its item stores them.
 fn resales_value(resales: &[ResaleHold]) -> AttributeValue {
     let map = resales.iter().map(|r| {
-        let mut seller = HashMap::from([(RESALE_SELLER.to_owned(), s(r.seller.as_str()))]);
+        let mut seller = HashMap::from([
+            (RESALE_SELLER.to_owned(), s(r.seller.as_str())),
+            (RESALE_GENERATION.to_owned(), n(r.generation)),
+            (RESALE_LISTED_AT.to_owned(), n(r.listed_at.0)),
+        ]);
         if let Some(buyer) = &r.seller_ref {
             seller.insert(RESALE_SELLER_REF.to_owned(), s(buyer.as_str()));
         }
@@ -120,6 +126,9 @@ pub(in crate::store) fn parse_resales(f: &Fields) -> Result<Vec<ResaleHold>, Sto
                 .opt_s(RESALE_SELLER_REF)
                 .map(|r| BuyerRef::from_hex(r).ok_or_else(|| f.malformed(OFFER_RESALES)))
                 .transpose()?,
+            generation: u64::try_from(g.i64(RESALE_GENERATION)?)
+                .map_err(|_| f.malformed(OFFER_RESALES))?,
+            listed_at: Millis(g.i64(RESALE_LISTED_AT)?),
         });
     }
     resales.sort_by(|a, b| a.seat.cmp(&b.seat));

@@ -1,8 +1,10 @@
-//! A listed seat's resale item (API.md, "Returns"): one per seat an
-//! event's buyers have listed, `RESALE#{eventRef}` / `{seatId}`, so the
+//! A listing's resale item (API.md, "Returns"): one per seat an event's
+//! buyers have listed, `RESALE#{eventRef}` / `{seatId}`, and one per
+//! section a seller listed places of, `/ ga:{section}#{orderId}`, so the
 //! offerer finds every seat it may offer in one strongly consistent Query
-//! of the event's partition, and the offer holding one is on the item
-//! itself (who and until when), where a withdrawal's condition sees it.
+//! of the event's partition (and the tick every listing to revert at the
+//! cutoff), and the offer holding a seat is on the item itself (who and
+//! until when), where a withdrawal's condition sees it.
 //! The seller's own record stays its listing (`items/returns.rs`); the
 //! seat item stays `SOLD` to the seller until the resale moves it. Its
 //! key, attribute names, codec and expressions.
@@ -11,7 +13,7 @@ use std::collections::HashMap;
 
 use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
-use crate::domain::returns::{ListedSeat, Seller};
+use crate::domain::returns::{ListedSeat, ListedUnit, ReturnUnit, Seller};
 use crate::domain::{EventRef, Millis, OrderId, SeatId};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
@@ -20,6 +22,7 @@ use crate::store::value::{n, s, Fields, Item};
 
 pub const RESALE_PK_PREFIX: &str = "RESALE#";
 const SELLER_ORDER_ID: &str = "orderId";
+const UNIT: &str = "unit";
 const SELLER_BUYER_ID: &str = "buyerId";
 const SELLER_BUYER_REF: &str = "buyerRef";
 const GENERATION: &str = "generation";
@@ -29,10 +32,11 @@ const HELD_UNTIL: &str = "heldUntil";
 
 /// Every attribute a resale item's writes name (IAM's
 /// `dynamodb:Attributes` for the functions that write them).
-pub const RESALE_ATTRIBUTES: [&str; 11] = [
+pub const RESALE_ATTRIBUTES: [&str; 12] = [
     PK,
     SK,
     KIND,
+    UNIT,
     SELLER_ORDER_ID,
     SELLER_BUYER_ID,
     SELLER_BUYER_REF,
@@ -56,6 +60,20 @@ pub(in crate::store) fn resale_key(event: &EventRef, seat: &SeatId) -> Item {
     ])
 }
 
+/// The resale item of `seller`'s listing of `unit`: a seat's own, or the
+/// seller's of a section's places (several sellers list one section).
+pub(in crate::store) fn unit_resale_key(
+    event: &EventRef,
+    seller: &OrderId,
+    unit: &ReturnUnit,
+) -> Item {
+    let sk = match unit {
+        ReturnUnit::Seat(seat) => seat.as_str().to_owned(),
+        ReturnUnit::Places(_) => format!("{}#{seller}", unit.key()),
+    };
+    HashMap::from([(PK.into(), s(resale_pk(event))), (SK.into(), s(sk))])
+}
+
 /// Every listed seat of `event` (a key condition).
 pub(in crate::store) fn listed_seats_of(event: &EventRef) -> Expression {
     Expression::key_condition("#pk = :pk")
@@ -63,12 +81,19 @@ pub(in crate::store) fn listed_seats_of(event: &EventRef) -> Expression {
         .value(":pk", s(resale_pk(event)))
 }
 
-/// The seat listed by `seller` under `generation` at `now`: the whole
-/// item, unheld (a listing made again after a withdrawal or a revert
-/// replaces what an older one left).
-pub(in crate::store) fn list(seller: &Seller, generation: u64, now: Millis) -> Expression {
+/// `unit` listed by `seller` under `generation` at `now`: the whole item,
+/// unheld (a listing made again after a withdrawal or a revert replaces
+/// what an older one left), if no live offer holds it (one made before a
+/// revert may hold it until it expires).
+pub(in crate::store) fn list(
+    seller: &Seller,
+    unit: &ReturnUnit,
+    generation: u64,
+    now: Millis,
+) -> Expression {
     let mut set = vec![
         (KIND.to_owned(), s("resale")),
+        (UNIT.to_owned(), s(unit.key())),
         (SELLER_ORDER_ID.to_owned(), s(seller.order_id.as_str())),
         (GENERATION.to_owned(), n(generation)),
         (LISTED_AT.to_owned(), n(now.0)),
@@ -88,17 +113,15 @@ pub(in crate::store) fn list(seller: &Seller, generation: u64, now: Millis) -> E
             .value(&format!(":r{i}"), value);
     }
     let text = format!("SET {} REMOVE #heldBy, #heldUntil", clauses.join(", "));
-    let mut update = Expression::update(text)
-        .name("#heldBy", HELD_BY)
-        .name("#heldUntil", HELD_UNTIL);
-    update = update.and(expression);
+    let mut update = Expression::update(text).name("#heldBy", HELD_BY);
+    update = update.and(expression).and(unheld(now));
     update.stamped(now)
 }
 
 /// No live offer holds it at `now` (or there is no item: a listing of
 /// places, or one from before resale items).
 pub(in crate::store) fn unheld(now: Millis) -> Expression {
-    Expression::condition("attribute_not_exists(#heldUntil) OR #heldUntil <= :now")
+    Expression::condition("(attribute_not_exists(#heldUntil) OR #heldUntil <= :now)")
         .name("#heldUntil", HELD_UNTIL)
         .value(":now", n(now.0))
 }
@@ -157,6 +180,34 @@ pub fn resale_offerable(record: &serde_json::Value) -> Option<(EventRef, String)
     }
     let sequence = data["SequenceNumber"].as_str().unwrap_or_default();
     Some((event, sequence.to_owned()))
+}
+
+/// Still the listing made at `listed_at` (not one made again since).
+pub(in crate::store) fn listed_at(listed_at: Millis) -> Expression {
+    Expression::condition("#listedAt = :listedAt")
+        .name("#listedAt", LISTED_AT)
+        .value(":listedAt", n(listed_at.0))
+}
+
+/// Any listing's resale item, as the tick's revert reads it.
+pub(in crate::store) fn parse_listed_unit(item: &Item) -> Result<ListedUnit, StoreError> {
+    let f = Fields::new(item);
+    Ok(ListedUnit {
+        unit: ReturnUnit::from_key(f.str(UNIT)?).ok_or_else(|| f.malformed(UNIT))?,
+        seller: OrderId::parse(f.str(SELLER_ORDER_ID)?)
+            .map_err(|_| f.malformed(SELLER_ORDER_ID))?,
+        generation: u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?,
+        listed_at: Millis(f.i64(LISTED_AT)?),
+        held_until: f.opt_i64(HELD_UNTIL)?.map(Millis),
+    })
+}
+
+/// A seat's resale item as the offerer reads it (`None`: a section's).
+pub(in crate::store) fn parse_seat_item(item: &Item) -> Result<Option<ListedSeat>, StoreError> {
+    let is_seat = Fields::new(item)
+        .opt_s(UNIT)
+        .is_some_and(|unit| matches!(ReturnUnit::from_key(unit), Some(ReturnUnit::Seat(_))));
+    is_seat.then(|| parse_listed_seat(item)).transpose()
 }
 
 pub(in crate::store) fn parse_listed_seat(item: &Item) -> Result<ListedSeat, StoreError> {
@@ -229,7 +280,8 @@ mod tests {
             buyer_ref: BuyerRef::from_hex(&"ab".repeat(16)),
         };
         let order = OrderId::parse("p")?;
-        let mut named = list(&seller, 1, Millis(1)).attribute_names();
+        let unit = ReturnUnit::Seat(SeatId::parse("A-1-1")?);
+        let mut named = list(&seller, &unit, 1, Millis(1)).attribute_names();
         named.extend(hold(&order, Millis(9), &seller.order_id, 1, Millis(2)).attribute_names());
         named.extend(let_go(&order, Millis(3)).attribute_names());
         named.extend([PK.to_owned(), SK.to_owned()]);

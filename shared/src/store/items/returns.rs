@@ -59,6 +59,17 @@ pub const RESOLD_ATTRIBUTES: [&str; 8] = [
     crate::store::schema::CHANGED_AT,
 ];
 
+/// Every attribute the tick's written revert of a listing names (IAM's
+/// `dynamodb:Attributes` for offer-waitlists).
+pub const REVERT_ATTRIBUTES: [&str; 6] = [
+    PK,
+    SK,
+    RETURN_STATUS,
+    LISTED_AT,
+    VERSION,
+    crate::store::schema::CHANGED_AT,
+];
+
 /// The partition of `order`'s listings.
 pub(in crate::store) fn returns_pk(order: &OrderId) -> String {
     format!("{RETURN_PK_PREFIX}{order}")
@@ -142,6 +153,24 @@ pub(in crate::store) fn resell(order: &OrderId, payment: &PaymentId, now: Millis
     .stamped(now)
 }
 
+/// A listing reverted to its owner, written by the tick at `now`: still
+/// `LISTED`, and the listing made at `listed_at` (one made again since is
+/// not this one's to revert).
+pub(in crate::store) fn revert(listed_at: Millis, now: Millis) -> Expression {
+    Expression::update("SET #status = :reverted ADD #version :one")
+        .and(Expression::condition(
+            "#status = :listed AND #listedAt = :listedAt",
+        ))
+        .name("#status", RETURN_STATUS)
+        .name("#listedAt", LISTED_AT)
+        .name("#version", VERSION)
+        .value(":reverted", s(ReturnStatus::Reverted.as_str()))
+        .value(":listed", s(ReturnStatus::Listed.as_str()))
+        .value(":listedAt", n(listed_at.0))
+        .value(":one", n(1))
+        .stamped(now)
+}
+
 /// A version as the item stores it (versions count writes: far below
 /// `i64::MAX`).
 fn version_number(version: u64) -> i64 {
@@ -207,6 +236,9 @@ mod tests {
         let mut resold = resell(&order, &payment, Millis(3)).attribute_names();
         resold.extend([PK.to_owned(), SK.to_owned()]);
         assert_eq!(resold, crate::store::items::declared(&RESOLD_ATTRIBUTES));
+        let mut reverted = revert(Millis(1), Millis(3)).attribute_names();
+        reverted.extend([PK.to_owned(), SK.to_owned()]);
+        assert_eq!(reverted, crate::store::items::declared(&REVERT_ATTRIBUTES));
         Ok(())
     }
 }

@@ -158,6 +158,23 @@ pub(in crate::store) fn taking_returns(
         .value(":now", n(now.0))
 }
 
+/// A resale's check on the waitlist's main item: listings of
+/// `generation` made at `listed_at` (the earliest of the sale's) still
+/// read listed at `now`: the generation open, before its cutoff, and no
+/// put closed returns after they were listed.
+pub(in crate::store) fn keeping_listings(
+    generation: u64,
+    listed_at: Millis,
+    now: Millis,
+) -> crate::store::expression::Expression {
+    taking_returns(generation, now)
+        .and(crate::store::expression::Expression::condition(
+            "(attribute_not_exists(#revertedAt) OR #revertedAt <= :listedAt)",
+        ))
+        .name("#revertedAt", RETURNS_REVERTED_AT)
+        .value(":listedAt", n(listed_at.0))
+}
+
 /// The waitlist item as it was read (a whole-item write's condition).
 pub(in crate::store) use super::as_read;
 /// A copy written only over an older one.
