@@ -45,6 +45,7 @@ mod throttling;
 mod tokens;
 mod upward;
 mod waitlist;
+mod waitlist_crowd;
 mod waitlist_entries;
 mod waitlist_faults;
 mod waitlist_history;

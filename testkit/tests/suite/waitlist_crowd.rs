@@ -1,0 +1,131 @@
+//! Nothing races an offer (API.md, "Opening, and the waitlist-only
+//! sale"), against a real DynamoDB Local and its stream: a crowd of
+//! public orders opened before the waitlist opened clicks the seats a
+//! holder frees while three offerers (the projector's looks and their
+//! own) offer them, each party on its own instance. Past the opening's
+//! first second no public claim takes a freed seat, every freed seat goes
+//! to one waiting entry, and nothing is sold or held twice.
+
+use crate::common;
+
+use common::waitlist::*;
+use common::*;
+use serde_json::{json, Value};
+
+/// Seats of the event, all held by one holder before the waitlist opens.
+const SEATS: u32 = 10;
+/// Public orders clicking, each on its own instance.
+const CROWD: usize = 12;
+/// Rounds of clicks each public order makes over every seat.
+const ROUNDS: usize = 3;
+
+/// The stream projected so far, with the projector's looks.
+async fn project(app: &shared::App) {
+    local::streams::project_now(app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_crowd_clicking_freed_seats_takes_none_while_offers_take_them_all() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let ev = event(&app, SEATS, 300).await;
+    let holder = order(&app, &ev).await;
+    let seats: Vec<String> = (1..=SEATS).map(|n| format!("A-1-{n}")).collect();
+    for seat in &seats {
+        assert_eq!(claim(&app, &holder, seat).await.0, 200);
+    }
+    let mut crowd = Vec::new();
+    for _ in 0..CROWD {
+        crowd.push(order(&app, &ev).await);
+    }
+    project(&app).await;
+    opened_ago(&app, &ev, 2_000).await;
+    let mut entries = Vec::new();
+    for n in 0..SEATS {
+        entries.push(joined(&app, &ev, &format!("user:{n}"), json!({})).await);
+    }
+
+    let mut tasks = tokio::task::JoinSet::new();
+    {
+        let (app, holder, seats) = (app.new_process(), holder.clone(), seats.clone());
+        tasks.spawn(async move {
+            let mut answers = Vec::new();
+            for seat in &seats {
+                answers.push(drop_seat(&app, &holder, seat).await);
+            }
+            ("drop", answers)
+        });
+    }
+    for public in &crowd {
+        let (app, public, seats) = (app.new_process(), public.clone(), seats.clone());
+        tasks.spawn(async move {
+            let mut answers = Vec::new();
+            for _ in 0..ROUNDS {
+                for seat in &seats {
+                    answers.push(claim(&app, &public, seat).await);
+                }
+                answers.push(best(&app, &public, json!({"quantity": 1})).await);
+            }
+            ("public", answers)
+        });
+    }
+    for _ in 0..3 {
+        let (app, ev) = (app.new_process(), ev.clone());
+        tasks.spawn(async move {
+            let mut made = Vec::new();
+            for _ in 0..ROUNDS {
+                // The frees reach the offerer through the projector, as in
+                // AWS: its looks, then one of this offerer's own.
+                project(&app).await;
+                made.push((0, json!(offer_free(&app, &ev).await)));
+            }
+            ("offers", made)
+        });
+    }
+    let finished = tasks.join_all().await;
+
+    let answers = |kind: &str| -> Vec<(u16, Value)> {
+        let of_kind = finished.iter().filter(|(k, _)| *k == kind);
+        of_kind.flat_map(|(_, a)| a.iter().cloned()).collect()
+    };
+    assert!(
+        answers("drop").iter().all(|(s, _)| *s == 200),
+        "{:?}",
+        answers("drop")
+    );
+    let public = answers("public");
+    let taken: Vec<_> = public.iter().filter(|(s, _)| *s == 200).collect();
+    assert_eq!(
+        taken,
+        Vec::<&(u16, Value)>::new(),
+        "no public claim takes a freed seat"
+    );
+    // Each click gets a clear no: the seat is someone's (the holder's, an
+    // offer's), or only the waitlist sells it; best-available always the
+    // latter.
+    let clear = ["waitlist-only", "seat-held", "seat-sold"];
+    assert!(
+        public
+            .iter()
+            .all(|(s, b)| *s == 409 && clear.iter().any(|e| b["error"] == *e)),
+        "{public:?}"
+    );
+    let told = public.iter().filter(|(_, b)| b["error"] == "waitlist-only");
+    assert!(told.count() >= CROWD * ROUNDS, "{public:?}");
+    // What the racing looks left (a seat freed after the last of them)
+    // the next look offers; then each entry holds one seat, each seat once.
+    project(&app).await;
+    offer_free(&app, &ev).await;
+    let mut offered = Vec::new();
+    for entry in &entries {
+        let status = status_of(&app, &ev, entry).await;
+        assert_eq!(status["status"], "OFFERED", "{status}");
+        offered.extend(status["offer"]["seats"].as_array().unwrap().iter().cloned());
+    }
+    offered.sort_by_key(|s| s.as_str().map(str::to_owned));
+    offered.dedup();
+    assert_eq!(offered.len(), seats.len(), "{offered:?}");
+    let check = local::invariants::check_invariants(&app, &ev).await;
+    assert_eq!(check.violations, Vec::<String>::new());
+}
