@@ -9,8 +9,9 @@
 //! - an offer goes to the earliest-joined waiting entry its units could
 //!   fill: an entry that joined more than a second before the one offered,
 //!   still waiting at the offer's instant, whose request the offer's own
-//!   units fill, was passed over. (The units were free when the offer read
-//!   them, so they could have been its.)
+//!   units fill, was passed over (unless they hold a seat its own buyer
+//!   listed for return: never offered to it). (The units were free when
+//!   the offer read them, so they could have been its.)
 //!
 //! Pure: the suite builds the history from what its requests answered.
 
@@ -27,6 +28,8 @@ pub const JOIN_TIE_US: Micros = 1_000_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitEntry {
     pub entry: String,
+    /// Its buyer's id.
+    pub buyer: String,
     pub joined_at: Micros,
     pub quantity: u32,
     /// Empty: any section.
@@ -57,6 +60,9 @@ pub struct MadeOffer {
     /// once paid for (the seats are then the buyer's for good).
     pub until: Micros,
     pub units: OfferedUnits,
+    /// The buyers whose listings its units include (resales): none of
+    /// them could have been offered these units.
+    pub sellers: Vec<String>,
 }
 
 /// `entries` and `offers` judged by the three rules.
@@ -88,6 +94,7 @@ pub fn check_waitlist(entries: &[WaitEntry], offers: &[MadeOffer]) -> Verdict {
             .iter()
             .filter(|e| e.joined_at + JOIN_TIE_US < chosen.joined_at)
             .filter(|e| waiting(e) && fits(e, &offer.units))
+            .filter(|e| !offer.sellers.contains(&e.buyer))
         {
             violations.push(format!(
                 "offer {} to {} passed over {}, waiting since earlier, which its units fill",

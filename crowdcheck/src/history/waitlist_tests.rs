@@ -8,6 +8,7 @@ const S: Micros = 1_000_000;
 fn entry(id: &str, joined_s: i64, quantity: u32, sections: &[&str], together: bool) -> WaitEntry {
     WaitEntry {
         entry: id.into(),
+        buyer: format!("user:{id}"),
         joined_at: joined_s * S,
         quantity,
         sections: sections.iter().map(|s| (*s).to_owned()).collect(),
@@ -31,6 +32,7 @@ fn offer(entry: &str, at_s: i64, until_s: i64, units: OfferedUnits) -> MadeOffer
         at: at_s * S,
         until: until_s * S,
         units,
+        sellers: Vec::new(),
     }
 }
 
@@ -132,4 +134,22 @@ fn what_fills_a_request() {
     assert!(!fits(&pair, &places("F", 1)));
     assert!(fits(&b_only, &places("B", 1)));
     assert!(!fits(&b_only, &places("F", 1)));
+}
+
+#[test]
+fn a_buyer_passed_over_for_its_own_listing_is_not_a_violation() {
+    let entries = [
+        entry("seller", 10, 1, &[], true),
+        entry("next", 20, 1, &[], true),
+    ];
+    let mut resale = offer("next", 30, 90, seats(&[("1", 1)]));
+    assert_eq!(
+        check_waitlist(&entries, &[resale.clone()]).violations.len(),
+        1
+    );
+    resale.sellers = vec!["user:seller".into()];
+    assert_eq!(
+        check_waitlist(&entries, &[resale]).violations,
+        Vec::<String>::new()
+    );
 }

@@ -8,6 +8,7 @@ use crate::common;
 
 use common::waitlist::*;
 use common::*;
+use crowdcheck::history::{check_resales, wall_us, ResaleRecord, SeatSale};
 use serde_json::{json, Value};
 
 /// Who a seat is sold to, read back from its item.
@@ -158,6 +159,10 @@ async fn a_dropped_resale_goes_on_and_a_buyer_is_never_offered_its_own_listing()
         pay(&app, &bought, "pi_2", &["A-1-2"], json!([])).await.0,
         200
     );
+    let mut sales = vec![
+        sale("A-1-2", &seller, None, 0),
+        sale("A-1-2", &bought, Some(&seller), wall_us()),
+    ];
 
     // user:2 lists what it bought and joins again; user:3 joins after:
     // user:2 is passed over for its own listing, user:3 is offered it.
@@ -170,9 +175,41 @@ async fn a_dropped_resale_goes_on_and_a_buyer_is_never_offered_its_own_listing()
     assert_eq!(passed_over["status"], "WAITING", "{passed_over}");
     let (_, last) = offer_of(&app, &ev, &third).await;
     assert_eq!(pay(&app, &last, "pi_3", &["A-1-2"], json!([])).await.0, 200);
+    sales.push(sale("A-1-2", &last, Some(&bought), wall_us()));
     assert_eq!(sold_to(&app, &ev, "A-1-2").await, Some(last.id.clone()));
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
+    // The history checker: one owner at every instant, each resale
+    // recorded once by its seller.
+    let mut records = resales_recorded(&app, &seller).await;
+    records.extend(resales_recorded(&app, &bought).await);
+    let verdict = check_resales(&sales, &records);
+    assert_eq!(verdict.violations, Vec::<String>::new());
+}
+
+/// `order`'s sale of `seat` (from `from`'s order) answered at `at`.
+fn sale(seat: &str, order: &TestOrder, from: Option<&TestOrder>, at: i64) -> SeatSale {
+    SeatSale {
+        seat: seat.into(),
+        order: order.id.clone(),
+        from: from.map(|f| f.id.clone()),
+        at,
+    }
+}
+
+/// The resales `seller`'s get-order records.
+async fn resales_recorded(app: &shared::App, seller: &TestOrder) -> Vec<ResaleRecord> {
+    let (_, read) = get_order(app, seller).await;
+    let returns = read["returns"].as_array().cloned().unwrap_or_default();
+    returns
+        .iter()
+        .filter(|r| r["status"] == "RESOLD")
+        .map(|r| ResaleRecord {
+            seat: r["seatId"].as_str().unwrap().to_owned(),
+            from: seller.id.clone(),
+            to: r["resale"]["orderId"].as_str().unwrap().to_owned(),
+        })
+        .collect()
 }
 
 /// Eight confirms of one resale at once, each on its own instance: the

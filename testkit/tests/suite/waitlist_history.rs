@@ -70,6 +70,8 @@ impl Seen {
                 at: micros_of(read["createdAt"].as_str().unwrap()).unwrap(),
                 until: micros_of(&order.expires_at).unwrap(),
                 units,
+                // Nothing is listed for return in this history.
+                sellers: Vec::new(),
             };
             self.offers.insert(waiting.entry.clone(), (made, order));
         }
@@ -138,6 +140,7 @@ async fn a_waitlists_history_is_fair_and_never_offers_a_seat_twice() {
         let entry = seeded_asking(&app, &ev, &format!("user:{i}"), joined_at, request).await;
         let waiting = WaitEntry {
             entry: entry["entryId"].as_str().unwrap().to_owned(),
+            buyer: format!("user:{i}"),
             joined_at: joined_at.0 * 1_000,
             quantity: *quantity,
             sections: sections.iter().map(|s| (*s).to_owned()).collect(),
