@@ -285,3 +285,28 @@ async fn a_crowd_clicking_freed_seats_takes_none_of_them() {
     offered.dedup();
     assert_eq!(offered.len(), 4, "{offered:?}");
 }
+
+/// An offer claims nothing more from its first second, before the sale
+/// is waitlist-only for the public (the waitlist opening a minute ahead
+/// here): its best-available is `409 waitlist-only` while a public
+/// order's is served.
+#[tokio::test]
+async fn an_offer_claims_nothing_more_before_the_sale_is_waitlist_only() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let ev = event(&app, 3, 300).await;
+    let holder = order(&app, &ev).await;
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    opened_ago(&app, &ev, -60_000).await;
+    let entry = joined(&app, &ev, "user:first", json!({})).await;
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    let offer = offered_order(&status_of(&app, &ev, &entry).await);
+    let (status, refused) = best(&app, &offer, json!({"quantity": 1})).await;
+    assert_eq!(
+        (status, &refused["error"]),
+        (409, &json!("waitlist-only")),
+        "{refused}"
+    );
+    let public = order(&app, &ev).await;
+    let (status, served) = best(&app, &public, json!({"quantity": 1})).await;
+    assert_eq!(status, 200, "{served}");
+}

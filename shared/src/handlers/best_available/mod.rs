@@ -99,8 +99,9 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         });
     }
     // A request that would go on to claim asks the waitlist (a refusal on
-    // the summaries is true either way and costs no read of it).
-    app.refuse_if_waitlist_only(&event.event_id, crate::world::now())
+    // the summaries is true either way and costs no read of it); an offer
+    // claims nothing more, from its first second.
+    app.refuse_more_for(&stored.order, crate::world::now())
         .await?;
     let asked = Asked {
         order_id: &order_id,
