@@ -60,9 +60,9 @@ pub struct MadeOffer {
     /// once paid for (the seats are then the buyer's for good).
     pub until: Micros,
     pub units: OfferedUnits,
-    /// The buyers whose listings its units include (resales): none of
-    /// them could have been offered these units.
-    pub sellers: Vec<String>,
+    /// Its listed seats and whose listing each is (resales): a seller is
+    /// never offered its own.
+    pub listed: Vec<(String, (String, String, u32))>,
 }
 
 /// `entries` and `offers` judged by the three rules.
@@ -93,8 +93,7 @@ pub fn check_waitlist(entries: &[WaitEntry], offers: &[MadeOffer]) -> Verdict {
         for passed in entries
             .iter()
             .filter(|e| e.joined_at + JOIN_TIE_US < chosen.joined_at)
-            .filter(|e| waiting(e) && fits(e, &offer.units))
-            .filter(|e| !offer.sellers.contains(&e.buyer))
+            .filter(|e| waiting(e) && fits(e, &units_for(offer, &e.buyer)))
         {
             violations.push(format!(
                 "offer {} to {} passed over {}, waiting since earlier, which its units fill",
@@ -105,6 +104,23 @@ pub fn check_waitlist(entries: &[WaitEntry], offers: &[MadeOffer]) -> Verdict {
     Verdict {
         operations: entries.len() + offers.len(),
         violations,
+    }
+}
+
+/// What of `offer`'s units `buyer` could have been offered: all but the
+/// seats it listed itself.
+fn units_for(offer: &MadeOffer, buyer: &str) -> OfferedUnits {
+    let own = |seat: &(String, String, u32)| {
+        offer
+            .listed
+            .iter()
+            .any(|(seller, listed)| seller == buyer && listed == seat)
+    };
+    match &offer.units {
+        OfferedUnits::Seats(seats) => {
+            OfferedUnits::Seats(seats.iter().filter(|s| !own(s)).cloned().collect())
+        }
+        places => places.clone(),
     }
 }
 

@@ -32,7 +32,7 @@ fn offer(entry: &str, at_s: i64, until_s: i64, units: OfferedUnits) -> MadeOffer
         at: at_s * S,
         until: until_s * S,
         units,
-        sellers: Vec::new(),
+        listed: Vec::new(),
     }
 }
 
@@ -147,9 +147,17 @@ fn a_buyer_passed_over_for_its_own_listing_is_not_a_violation() {
         check_waitlist(&entries, &[resale.clone()]).violations.len(),
         1
     );
-    resale.sellers = vec!["user:seller".into()];
+    let own = (
+        "user:seller".to_owned(),
+        ("A".to_owned(), "1".to_owned(), 1),
+    );
+    resale.listed = vec![own.clone()];
     assert_eq!(
         check_waitlist(&entries, &[resale]).violations,
         Vec::<String>::new()
     );
+    // Its own listing beside a seat it could have had: passed over.
+    let mut both = offer("next", 30, 90, seats(&[("1", 1), ("1", 2)]));
+    both.listed = vec![own];
+    assert_eq!(check_waitlist(&entries, &[both]).violations.len(), 1);
 }

@@ -145,9 +145,10 @@ impl ListedUnit {
     }
 }
 
-/// What a round of written reverts was for: the waitlist's cutoff and its
-/// `returnsRevertedAt` then (a put that moves either may revert more).
-pub type RevertsFor = (Option<Millis>, Option<Millis>);
+/// What a round of written reverts was for: the waitlist's cutoff, its
+/// `returnsRevertedAt` then, and whether the cutoff had passed (a put that
+/// moves either, or the cutoff passing, may revert more).
+pub type RevertsFor = (Option<Millis>, Option<Millis>, bool);
 
 /// Whether the tick writes `waitlist`'s reverts at `now` (`Some`: what
 /// for), `done` being what it last wrote them for: once its cutoff has
@@ -158,9 +159,9 @@ pub fn reverts_due(
     now: Millis,
 ) -> Option<RevertsFor> {
     let close = waitlist.settings.returns_close_at;
-    let key = (close, waitlist.returns_reverted_at);
-    let passed = close.is_some_and(|close| now >= close) || key.1.is_some();
-    (passed && done != Some(key)).then_some(key)
+    let passed = close.is_some_and(|close| now >= close);
+    let key = (close, waitlist.returns_reverted_at, passed);
+    ((passed || key.1.is_some()) && done != Some(key)).then_some(key)
 }
 
 /// Who sells a listed seat: the order that bought it, its buyer when it
@@ -204,21 +205,27 @@ pub struct ResaleHold {
 }
 
 impl ResaleHold {
-    /// Whether the listing it holds still reads `LISTED` at `now`,
-    /// `waitlist` as it stands: else its seat is its seller's again and a
-    /// payment for the offer is refunded.
+    /// Whether a live offer holding it may still be paid at `now`,
+    /// `waitlist` as it stands: its generation's returns have not closed
+    /// (the cutoff, or a put that closed them after it was listed), so the
+    /// listing has not reverted to its seller. A delete does not close
+    /// them for it: a live offer outlives the delete and may be paid (its
+    /// listing reverts only if it ends unpaid).
     pub fn still_listed(&self, waitlist: Option<&Waitlist>, now: Millis) -> bool {
-        let listing = Listing {
-            unit: ReturnUnit::Seat(self.seat.clone()),
-            quantity: 1,
-            status: ReturnStatus::Listed,
-            generation: self.generation,
-            listed_at: self.listed_at,
-            closes_at: Millis(0),
-            version: 0,
-            resale: None,
+        let Some(waitlist) = waitlist else {
+            return true;
         };
-        listing.status_at(waitlist, now) == ReturnStatus::Listed
+        if waitlist.generation != self.generation || waitlist.status() == WaitlistStatus::Ended {
+            return true;
+        }
+        let closed = waitlist
+            .settings
+            .returns_close_at
+            .is_none_or(|close| now >= close);
+        let reverted = waitlist
+            .returns_reverted_at
+            .is_some_and(|at| self.listed_at < at);
+        !closed && !reverted
     }
 }
 

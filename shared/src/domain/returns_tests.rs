@@ -366,17 +366,20 @@ fn an_offer_holding_a_listing_expires_by_the_cutoff() {
 #[test]
 fn the_tick_writes_reverts_once_per_closing_and_never_under_a_live_offer() -> TestResult {
     let open = waitlist(2, Some(CLOSE), false);
-    let key = (Some(Millis(CLOSE)), None);
+    let key = (Some(Millis(CLOSE)), None, true);
     assert_eq!(reverts_due(&open, None, Millis(CLOSE - 1)), None);
     assert_eq!(reverts_due(&open, None, Millis(CLOSE)), Some(key));
     assert_eq!(reverts_due(&open, Some(key), Millis(CLOSE + 5)), None);
     // A put that closed returns early: due at once, and again for a new
-    // cutoff put after it.
+    // cutoff put after it, when that one passes too.
     let mut closed = open;
     closed.returns_reverted_at = Some(Millis(5_000));
+    let early = (Some(Millis(CLOSE)), Some(Millis(5_000)), false);
+    assert_eq!(reverts_due(&closed, Some(key), Millis(6_000)), Some(early));
+    assert_eq!(reverts_due(&closed, Some(early), Millis(7_000)), None);
     assert_eq!(
-        reverts_due(&closed, Some(key), Millis(6_000)),
-        Some((Some(Millis(CLOSE)), Some(Millis(5_000))))
+        reverts_due(&closed, Some(early), Millis(CLOSE)),
+        Some((Some(Millis(CLOSE)), Some(Millis(5_000)), true))
     );
     let (section, seller) = (places("F")?, OrderId::parse("o")?);
     let unit = |listed_at, held_until: Option<i64>| ListedUnit {
@@ -393,5 +396,31 @@ fn the_tick_writes_reverts_once_per_closing_and_never_under_a_live_offer() -> Te
     // Closed early: what was listed before reverts, what came after not.
     assert!(unit(1_000, None).reverts(&closed, Millis(6_000)));
     assert!(!unit(5_500, None).reverts(&closed, Millis(6_000)));
+    Ok(())
+}
+
+#[test]
+fn a_live_offer_of_a_listing_is_paid_unless_returns_closed_after_it_was_listed() -> TestResult {
+    let hold = |listed_at| -> Result<ResaleHold, Box<dyn std::error::Error>> {
+        Ok(ResaleHold {
+            seat: SeatId::parse("A-1-1")?,
+            seller: OrderId::parse("o")?,
+            seller_ref: None,
+            generation: 2,
+            listed_at: Millis(listed_at),
+        })
+    };
+    let open = waitlist(2, Some(CLOSE), false);
+    assert!(hold(1_000)?.still_listed(Some(&open), Millis(CLOSE - 1)));
+    assert!(!hold(1_000)?.still_listed(Some(&open), Millis(CLOSE)));
+    assert!(!hold(1_000)?.still_listed(Some(&waitlist(2, None, false)), Millis(10)));
+    let mut closed_early = open;
+    closed_early.returns_reverted_at = Some(Millis(5_000));
+    assert!(!hold(1_000)?.still_listed(Some(&closed_early), Millis(6_000)));
+    assert!(hold(5_500)?.still_listed(Some(&closed_early), Millis(6_000)));
+    // A delete (or a generation since, or no item) keeps a live offer.
+    assert!(hold(1_000)?.still_listed(Some(&waitlist(2, Some(CLOSE), true)), Millis(6_000)));
+    assert!(hold(1_000)?.still_listed(Some(&waitlist(3, Some(CLOSE), false)), Millis(6_000)));
+    assert!(hold(1_000)?.still_listed(None, Millis(6_000)));
     Ok(())
 }

@@ -221,9 +221,17 @@ impl Known {
                     .partition(|s| self.listed.contains_key(s));
                 let taken = taken_since(app, &event.event_id, &unlisted, now).await?;
                 self.taken.extend(taken);
+                if listed.is_empty() {
+                    return Ok(());
+                }
+                // The event's listed seats read again (the offerer's one
+                // Query of them): one gone or held now is taken.
+                let fresh = app.store.listed_seats(&event.event_id).await?;
                 for seat in listed {
-                    let read = app.store.listed_seat(&event.event_id, &seat).await?;
-                    if read.is_none_or(|l| l.held_at(now).is_some()) {
+                    let free = fresh
+                        .iter()
+                        .any(|l| l.seat == seat && l.held_at(now).is_none());
+                    if !free {
                         self.taken.insert(seat);
                     }
                 }

@@ -3,13 +3,19 @@
 //! writes each listing that reads reverted `REVERTED`, exactly once (a
 //! conditional write from `LISTED`, which publish-events tells as
 //! `return.reverted`), and takes its resale item away. A listing a live
-//! offer still holds waits for the offer's expiry.
+//! offer still holds waits for the offer's expiry. Only the open
+//! generation's listings: a deleted generation's read reverted, and the
+//! delete writes nothing. At most [`REVERTS_PER_VISIT`] a visit, so a
+//! cutoff with many listings never holds up the visit's offers.
 
 use crate::domain::returns::ListedUnit;
 use crate::domain::waitlist::Waitlist;
 use crate::domain::{EventId, Millis};
 use crate::error::Error;
 use crate::App;
+
+/// The most reverts one visit writes: the rest go on at the next tick.
+const REVERTS_PER_VISIT: u32 = 25;
 
 /// Writes the reverts of `event`'s listings due at `now`, `waitlist` as
 /// read: when to try again (`None`: every one is written).
@@ -22,6 +28,13 @@ pub(super) async fn write_reverts(
     let mut again: Option<Millis> = None;
     let mut written = 0_u32;
     for listed in app.store.listed_units(event).await? {
+        if listed.generation != waitlist.generation {
+            continue;
+        }
+        if written >= REVERTS_PER_VISIT {
+            again = Some(now);
+            break;
+        }
         if let Some(until) = held_until(&listed, waitlist, now) {
             again = Some(again.map_or(until, |a| a.min(until)));
             continue;

@@ -118,6 +118,7 @@ async fn revert_if_due(
             seen.reverts_again = again;
         }
         Err(e) => {
+            seen.reverts_again = Some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
             tracing::warn!(event = %event, error = %crate::error::chain(&e), "listings' reverts not written");
         }
     }

@@ -157,7 +157,6 @@ impl Store {
             }
         }
         self.push_sellers(&mut txn, &event, order, paid)?;
-        self.push_listings_check(&mut txn, &event, order, paid, now)?;
         self.push_releases(&mut txn, &event, order, release, now)?;
         let when = Completion::AsReadLive {
             version: stored.version,
@@ -458,29 +457,6 @@ impl Store {
         let listing = items::returns::return_key(&resale.seller, &unit);
         let resold = items::returns::resell(id, payment, now);
         txn.push(ConfirmRole::Paid, self.txn_update(listing, resold)?);
-        Ok(())
-    }
-
-    /// A resale stands only while its listings still read listed: the
-    /// waitlist's item checked in the sale's transaction (a put that closed
-    /// returns, a delete, the cutoff since the handler's read make the
-    /// order read again, and its payment is refunded). Listings of one
-    /// offer share its generation.
-    fn push_listings_check(
-        &self,
-        txn: &mut ConfirmTxn,
-        event: &EventRef,
-        order: &Order,
-        paid: &[SeatId],
-        now: Millis,
-    ) -> Result<(), Error> {
-        let resold = paid.iter().filter_map(|seat| order.resale_of(seat));
-        let Some(first) = resold.min_by_key(|r| r.listed_at) else {
-            return Ok(());
-        };
-        let check = items::waitlist::keeping_listings(first.generation, first.listed_at, now);
-        let key = items::waitlist::waitlist_key(event);
-        txn.push(ConfirmRole::Order, self.txn_check(key, check)?);
         Ok(())
     }
 

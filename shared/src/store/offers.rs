@@ -15,7 +15,7 @@ use super::items::entry::{end_waiting, entry_key, offer_made};
 use super::items::order::{create_offer, held_members, order_key};
 use super::items::positions::offer_end_item;
 use super::items::seat::{seat_key, FreeFor};
-use super::items::waitlist::{offering, waitlist_key};
+use super::items::waitlist::{keeping_listings, offering, waitlist_key};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::offer::Offered;
@@ -26,6 +26,18 @@ use crate::domain::{EventRef, Millis, Order};
 use crate::error::Error;
 use crate::store::buyers::BuyerClaim;
 use aws_sdk_dynamodb::types::TransactWriteItem;
+
+/// What an offer's transaction checks on the waitlist's item: still the
+/// open generation the look read, and for an offer of listed seats, that
+/// their listings still read listed (a put that closed returns during the
+/// look makes it lose, rather than offer what its buyer could not pay).
+fn offered_under(order: &Order, generation: u64, now: Millis) -> Expression {
+    let resales = order.offer.as_ref().map_or(&[][..], |o| &o.resales[..]);
+    match resales.iter().map(|r| r.listed_at).min() {
+        Some(listed_at) => keeping_listings(generation, listed_at, now),
+        None => offering(generation),
+    }
+}
 
 /// How an offer's transaction ended, short of a fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +88,7 @@ impl Store {
                 entry_key(&event, &entry.entry_id),
                 offer_made(&order.order_id, now),
             )?,
-            self.txn_check(waitlist_key(&event), offering(generation))?,
+            self.txn_check(waitlist_key(&event), offered_under(order, generation, now))?,
         ];
         writes.extend(self.leaving_waiting(&event, entry, now, Some(order.expires_at))?);
         if let Some(buyer) = &buyer {

@@ -282,3 +282,27 @@ async fn a_payment_after_the_listing_reverted_is_refunded() {
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
 }
+
+/// A delete of the waitlist while an offer holds a listed seat: the offer
+/// keeps its expiry and may be paid, and the payment resells the seat.
+#[tokio::test]
+async fn a_live_offer_of_a_listing_may_be_paid_after_a_delete() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, seller) = sold_out_with_a_seller(&app).await;
+    let first = joined(&app, &ev, "user:1", json!({"quantity": 1})).await;
+    assert_eq!(
+        list_seats(&app, &ev, &seller, None, &["A-1-1"]).await.0,
+        200
+    );
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    let (_, offer) = offer_of(&app, &ev, &first).await;
+    let deleted = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
+    assert_eq!(deleted.0, 200, "{}", deleted.1);
+    let (status, paid) = pay(&app, &offer, "pi_after_delete", &["A-1-1"], json!([])).await;
+    assert_eq!(status, 200, "{paid}");
+    assert_eq!(sold_to(&app, &ev, "A-1-1").await, Some(offer.id.clone()));
+    let (_, read) = get_order(&app, &seller).await;
+    assert_eq!(read["returns"][0]["status"], "RESOLD", "{read}");
+    let check = local::invariants::check_invariants(&app, &ev).await;
+    assert_eq!(check.violations, Vec::<String>::new());
+}

@@ -71,7 +71,7 @@ impl Seen {
                 until: micros_of(&order.expires_at).unwrap(),
                 units,
                 // Nothing is listed for return in this history.
-                sellers: Vec::new(),
+                listed: Vec::new(),
             };
             self.offers.insert(waiting.entry.clone(), (made, order));
         }

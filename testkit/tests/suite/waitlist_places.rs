@@ -113,6 +113,9 @@ async fn two_offerers_at_once_never_offer_a_place_twice() {
     }
     assert_eq!(hold_ga(&app, &holder, "FLOOR", json!(3)).await.0, 200);
     let made = offer_free_at_once(&app, &ev, 4).await;
+    // A look slowed past its budget (a loaded machine) leaves the rest to
+    // the next, as the tick would take it.
+    let made = made + offer_free(&app, &ev).await;
     assert_eq!(made, 3, "seven places make three offers of two");
     the_first_offered(&app, &ev, &entries, 3).await;
     assert_eq!(floor_available(&app, &ev).await, 1);

@@ -158,8 +158,8 @@ pub(in crate::store) fn taking_returns(
         .value(":now", n(now.0))
 }
 
-/// A resale's check on the waitlist's main item: listings of
-/// `generation` made at `listed_at` (the earliest of the sale's) still
+/// An offer of listed seats' check on the waitlist's main item: listings
+/// of `generation` made at `listed_at` (the earliest of the offer's) still
 /// read listed at `now`: the generation open, before its cutoff, and no
 /// put closed returns after they were listed.
 pub(in crate::store) fn keeping_listings(
