@@ -4,21 +4,18 @@
 use super::keyed_block::{keyed_block_attribute, keyed_block_value};
 use super::visitor::VISITOR_ID;
 use crate::auth::HoldToken;
-use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::ga::HeldPlaces;
 use crate::domain::keyed_block::KeyedBlock;
-use crate::domain::returns::ResaleHold;
 use crate::domain::waitlist::EndReason;
 use crate::domain::{
     IdempotencyKey, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId, SectionId,
 };
-use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{
     CREATED_AT, EVENT_ID, EXPIRES_AT, KIND, ORDER_ID, PAYMENT_ID, PENDING_EXPIRES_AT,
     PENDING_SHARD, PK, SEATS, SK, STATUS, TOKEN_HASH, TTL, VERSION,
 };
-use crate::store::value::{n, s, ss, Fields, Item};
+use crate::store::value::{n, s, ss, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -85,55 +82,10 @@ pub(in crate::store) const OFFER_GENERATION: &str = "offerGeneration";
 /// On a cancelled offer: why its entry ended (`removed`, `declined`,
 /// `offer-expired`).
 pub(in crate::store) const OFFER_CANCELLED_AS: &str = "offerCancelledAs";
-/// On an offer holding listed seats: per seat, its seller's order
-/// (`o`) and, on a limited event, the seller's record (`r`).
-pub(in crate::store) const OFFER_RESALES: &str = "offerResales";
-const RESALE_SELLER: &str = "o";
-const RESALE_SELLER_REF: &str = "r";
-const RESALE_GENERATION: &str = "g";
-const RESALE_LISTED_AT: &str = "l";
-
-/// An offer's resales as its item stores them.
-fn resales_value(resales: &[ResaleHold]) -> AttributeValue {
-    let map = resales.iter().map(|r| {
-        let mut seller = HashMap::from([
-            (RESALE_SELLER.to_owned(), s(r.seller.as_str())),
-            (RESALE_GENERATION.to_owned(), n(r.generation)),
-            (RESALE_LISTED_AT.to_owned(), n(r.listed_at.0)),
-        ]);
-        if let Some(buyer) = &r.seller_ref {
-            seller.insert(RESALE_SELLER_REF.to_owned(), s(buyer.as_str()));
-        }
-        (r.seat.as_str().to_owned(), AttributeValue::M(seller))
-    });
-    AttributeValue::M(map.collect())
-}
-
-/// An offer's resales as read from its item.
-pub(in crate::store) fn parse_resales(f: &Fields) -> Result<Vec<ResaleHold>, StoreError> {
-    let Some(map) = f.opt_map(OFFER_RESALES)? else {
-        return Ok(Vec::new());
-    };
-    let mut resales = Vec::with_capacity(map.len());
-    for (seat, seller) in map {
-        let seller = seller.as_m().map_err(|_| f.malformed(OFFER_RESALES))?;
-        let g = Fields::new(seller);
-        resales.push(ResaleHold {
-            seat: SeatId::parse(seat).map_err(|_| f.malformed(OFFER_RESALES))?,
-            seller: OrderId::parse(g.str(RESALE_SELLER)?)
-                .map_err(|_| f.malformed(OFFER_RESALES))?,
-            seller_ref: g
-                .opt_s(RESALE_SELLER_REF)
-                .map(|r| BuyerRef::from_hex(r).ok_or_else(|| f.malformed(OFFER_RESALES)))
-                .transpose()?,
-            generation: u64::try_from(g.i64(RESALE_GENERATION)?)
-                .map_err(|_| f.malformed(OFFER_RESALES))?,
-            listed_at: Millis(g.i64(RESALE_LISTED_AT)?),
-        });
-    }
-    resales.sort_by(|a, b| a.seat.cmp(&b.seat));
-    Ok(resales)
-}
+/// On an offer holding listed seats: its resales (`order_resales.rs`).
+pub(in crate::store) use resales::{parse_resales, resales_value, OFFER_RESALES};
+#[path = "order_resales.rs"]
+mod resales;
 
 /// An order's places are members of its `seats` set too,
 /// `{section}#{bucket}#{n}` for n = 1..=its places there: `size(seats)`
