@@ -69,6 +69,17 @@ async fn sold_out_with_a_seller(app: &shared::App) -> (String, TestOrder) {
     (ev, seller)
 }
 
+/// A seller's A-1-1 listed and offered to the first buyer waiting: the
+/// event, the seller's order and the offer's.
+async fn offered_a_listing(app: &shared::App) -> (String, TestOrder, TestOrder) {
+    let (ev, seller) = sold_out_with_a_seller(app).await;
+    let first = joined(app, &ev, "user:1", json!({"quantity": 1})).await;
+    assert_eq!(list_seats(app, &ev, &seller, None, &["A-1-1"]).await.0, 200);
+    assert_eq!(offer_free(app, &ev).await, 1);
+    let (_, offer) = offer_of(app, &ev, &first).await;
+    (ev, seller, offer)
+}
+
 #[tokio::test]
 async fn a_listed_seat_is_offered_and_resold_in_the_offers_payment() {
     let app = testkit::fresh_app_streaming(None).await;
@@ -217,14 +228,7 @@ async fn resales_recorded(app: &shared::App, seller: &TestOrder) -> Vec<ResaleRe
 #[tokio::test]
 async fn concurrent_confirms_of_a_resale_move_the_seat_once() {
     let app = testkit::fresh_app_streaming(None).await;
-    let (ev, seller) = sold_out_with_a_seller(&app).await;
-    let first = joined(&app, &ev, "user:1", json!({"quantity": 1})).await;
-    assert_eq!(
-        list_seats(&app, &ev, &seller, None, &["A-1-1"]).await.0,
-        200
-    );
-    assert_eq!(offer_free(&app, &ev).await, 1);
-    let (_, offer) = offer_of(&app, &ev, &first).await;
+    let (ev, seller, offer) = offered_a_listing(&app).await;
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..8 {
         let (app, offer) = (app.new_process(), offer.clone());
@@ -252,14 +256,7 @@ async fn concurrent_confirms_of_a_resale_move_the_seat_once() {
 #[tokio::test]
 async fn a_payment_after_the_listing_reverted_is_refunded() {
     let app = testkit::fresh_app_streaming(None).await;
-    let (ev, seller) = sold_out_with_a_seller(&app).await;
-    let first = joined(&app, &ev, "user:1", json!({"quantity": 1})).await;
-    assert_eq!(
-        list_seats(&app, &ev, &seller, None, &["A-1-1"]).await.0,
-        200
-    );
-    assert_eq!(offer_free(&app, &ev).await, 1);
-    let (_, offer) = offer_of(&app, &ev, &first).await;
+    let (ev, seller, offer) = offered_a_listing(&app).await;
     put_waitlist(&app, &ev, json!({"returnsCloseAt": null})).await;
 
     let (status, refused) = pay(&app, &offer, "pi_late", &["A-1-1"], json!([])).await;
@@ -288,14 +285,7 @@ async fn a_payment_after_the_listing_reverted_is_refunded() {
 #[tokio::test]
 async fn a_live_offer_of_a_listing_may_be_paid_after_a_delete() {
     let app = testkit::fresh_app_streaming(None).await;
-    let (ev, seller) = sold_out_with_a_seller(&app).await;
-    let first = joined(&app, &ev, "user:1", json!({"quantity": 1})).await;
-    assert_eq!(
-        list_seats(&app, &ev, &seller, None, &["A-1-1"]).await.0,
-        200
-    );
-    assert_eq!(offer_free(&app, &ev).await, 1);
-    let (_, offer) = offer_of(&app, &ev, &first).await;
+    let (ev, seller, offer) = offered_a_listing(&app).await;
     let deleted = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
     assert_eq!(deleted.0, 200, "{}", deleted.1);
     let (status, paid) = pay(&app, &offer, "pi_after_delete", &["A-1-1"], json!([])).await;
