@@ -206,7 +206,7 @@ async fn seed(app: &App, event: &EventId, opens: Millis, waiting: u64) -> Result
         let range = task * per_task..((task + 1) * per_task).min(waiting);
         let batches: Vec<Vec<u64>> = range
             .collect::<Vec<_>>()
-            .chunks(25)
+            .chunks(shared::store::BATCH_WRITE_ITEMS)
             .map(<[u64]>::to_vec)
             .collect();
         tasks.spawn(async move {

@@ -138,16 +138,8 @@ impl TableSpec {
         for gsi in &self.global_secondary_indexes {
             req = req.global_secondary_indexes(gsi.index().map_err(|e| err(e.into()))?);
         }
-        if let Some(stream) = &self.stream_specification {
-            req = req.stream_specification(
-                aws_sdk_dynamodb::types::StreamSpecification::builder()
-                    .stream_enabled(true)
-                    .stream_view_type(aws_sdk_dynamodb::types::StreamViewType::from(
-                        stream.stream_view_type.as_str(),
-                    ))
-                    .build()
-                    .map_err(|e| err(e.into()))?,
-            );
+        if let Some(stream) = self.stream().map_err(err)? {
+            req = req.stream_specification(stream);
         }
         req.send().await.map_err(|e| err(e.into()))?;
         if let Some(ttl) = &self.time_to_live_specification {
@@ -165,6 +157,42 @@ impl TableSpec {
                 .await
                 .map_err(|e| err(e.into()))?;
         }
+        Ok(())
+    }
+
+    /// The template's stream, as the SDK names it (`None`: no stream).
+    fn stream(
+        &self,
+    ) -> Result<
+        Option<aws_sdk_dynamodb::types::StreamSpecification>,
+        Box<dyn std::error::Error + Send + Sync>,
+    > {
+        let Some(stream) = &self.stream_specification else {
+            return Ok(None);
+        };
+        let view = aws_sdk_dynamodb::types::StreamViewType::from(stream.stream_view_type.as_str());
+        let spec = aws_sdk_dynamodb::types::StreamSpecification::builder()
+            .stream_enabled(true)
+            .stream_view_type(view)
+            .build()?;
+        Ok(Some(spec))
+    }
+
+    /// Turns the template's stream on for table `name`, made without it
+    /// ([`Self::without_stream`]): a scenario seeds a large table first
+    /// (records it would never read slow DynamoDB Local down), then
+    /// follows what comes after.
+    pub async fn enable_stream(&self, client: &Client, name: &str) -> Result<(), TableError> {
+        let err = |e: Box<dyn std::error::Error + Send + Sync>| TableError::Create(e);
+        let stream = self
+            .stream()
+            .map_err(err)?
+            .ok_or_else(|| TableError::Shape("template.yaml's table has no stream".into()))?;
+        let update = client
+            .update_table()
+            .table_name(name)
+            .stream_specification(stream);
+        update.send().await.map_err(|e| err(e.into()))?;
         Ok(())
     }
 

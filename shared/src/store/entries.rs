@@ -10,9 +10,9 @@ use super::errors::sdk_error;
 use super::failures::{state_write, ItemFailure};
 use super::fan_out::in_order;
 use super::items::entry::{
-    end_waiting, entry_buyer_item, entry_buyer_key, entry_item, entry_key, entry_list_pk,
-    index_items, index_keys, left_list, list_item, list_key, listed_after, named_entry,
-    parse_entry, replaces_record, waiting_index_pk, ENTRY_SHARDS,
+    end_waiting, entry_buyer_key, entry_key, entry_list_pk, index_keys, join_items, left_list,
+    list_key, listed_after, named_entry, parse_entry, replaces_record, waiting_index_pk,
+    ENTRY_SHARDS,
 };
 use super::items::positions::departure_item;
 use super::schema::SK;
@@ -105,14 +105,10 @@ impl Store {
         entry: &Entry,
         replacing: Option<&EntryId>,
     ) -> Result<bool, Error> {
-        let event_ref = EventRef::of(event);
-        let mut items = vec![
-            self.txn_put(entry_buyer_item(event, entry), replaces_record(replacing))?,
-            self.txn_put(entry_item(event, entry), Expression::new_item())?,
-            self.txn_put(list_item(&event_ref, entry), Expression::new_item())?,
-        ];
-        for place in index_items(&event_ref, entry) {
-            items.push(self.txn_put(place, Expression::new_item())?);
+        let joined = join_items(event, entry);
+        let mut items = vec![self.txn_put(joined.buyer, replaces_record(replacing))?];
+        for item in joined.new {
+            items.push(self.txn_put(item, Expression::new_item())?);
         }
         match self.transact(items).await? {
             Txn::Committed => Ok(true),

@@ -59,6 +59,9 @@ pub const QUEUE_DRAW_INDEX: &str = "QueueByDraw";
 /// Most items one `TransactWriteItems` may hold.
 pub const MAX_TRANSACTION_ITEMS: usize = 100;
 
+/// Most items one `BatchWriteItem` may put.
+pub const BATCH_WRITE_ITEMS: usize = 25;
+
 pub const PENDING_SHARD: &str = "pendingShard";
 
 pub const PENDING_EXPIRES_AT: &str = "pendingExpiresAt";

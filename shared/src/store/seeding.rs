@@ -9,12 +9,16 @@ use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
 use super::errors::{conditional, sdk_error};
 use super::items;
 use super::items::bucket::ga_bucket_key;
+use super::items::entry::join_items;
 use super::items::seat::seat_key;
+use super::schema::BATCH_WRITE_ITEMS;
+use super::value::Item;
 use super::Store;
 use crate::domain::ga::{Bucket, PlaceSale, Take};
 use crate::domain::queue::queue_rank;
 use crate::domain::queue_shards::QueueShards;
 use crate::domain::queue_state::Visitor;
+use crate::domain::waitlist_entry::Entry;
 use crate::domain::{EventId, EventRef, Millis, OrderId, PaymentId, SeatId, SectionId, VisitorId};
 use crate::error::Error;
 use crate::retry::{Rounds, UNPROCESSED_KEYS_ROUNDS};
@@ -108,7 +112,7 @@ impl Store {
         conditional(sold, "UpdateItem")
     }
 
-    /// Writes `visitors` (at most 25, each waiting, of a generation with
+    /// Writes `visitors` (at most [`BATCH_WRITE_ITEMS`], each waiting, of a generation with
     /// `shards`) as their joins would, in one `BatchWriteItem`, sending
     /// again what DynamoDB left out (as a read sends again the keys it
     /// left out).
@@ -118,21 +122,48 @@ impl Store {
         visitors: &[Visitor],
         shards: QueueShards,
     ) -> Result<(), Error> {
-        let mut writes = visitors
+        let items = visitors
             .iter()
-            .map(|v| {
+            .map(|v| super::visitors::visitor_item(event, v, VisitorItems::without_end(shards)));
+        self.seed_items("seed-visitors", items.collect()).await
+    }
+
+    /// Writes `entries` (each waiting, of a fresh buyer) as their joins
+    /// would, [`BATCH_WRITE_ITEMS`] to a `BatchWriteItem`, one after
+    /// another (a join writes four items or more).
+    pub async fn seed_waiting_entries(
+        &self,
+        event: &EventId,
+        entries: &[Entry],
+    ) -> Result<(), Error> {
+        let mut items = Vec::new();
+        for entry in entries {
+            let joined = join_items(event, entry);
+            items.push(joined.buyer);
+            items.extend(joined.new);
+        }
+        while !items.is_empty() {
+            let rest = items.split_off(items.len().min(BATCH_WRITE_ITEMS));
+            self.seed_items("seed-entries", std::mem::replace(&mut items, rest))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Puts `items` (at most [`BATCH_WRITE_ITEMS`]) in one `BatchWriteItem`, sending again
+    /// what DynamoDB left out (as a read sends again the keys it left out).
+    async fn seed_items(&self, what: &'static str, items: Vec<Item>) -> Result<(), Error> {
+        let mut writes = items
+            .into_iter()
+            .map(|item| {
                 let put = PutRequest::builder()
-                    .set_item(Some(super::visitors::visitor_item(
-                        event,
-                        v,
-                        VisitorItems::without_end(shards),
-                    )))
+                    .set_item(Some(item))
                     .build()
                     .map_err(|e| Error::Corrupt(e.to_string()))?;
                 Ok(WriteRequest::builder().put_request(put).build())
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        let mut rounds = Rounds::new("seed-visitors", UNPROCESSED_KEYS_ROUNDS + 1);
+        let mut rounds = Rounds::new(what, UNPROCESSED_KEYS_ROUNDS + 1);
         while rounds.next().await.is_some() {
             let sent = self
                 .client

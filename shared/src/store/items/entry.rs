@@ -167,6 +167,24 @@ pub(in crate::store) fn index_keys(event: &EventRef, entry: &Entry) -> Vec<Item>
         .collect()
 }
 
+/// What a join writes: the buyer's record naming the entry, and the
+/// entry's own items (the entry, its list place, its index places), each
+/// new.
+pub(in crate::store) struct JoinItems {
+    pub buyer: Item,
+    pub new: Vec<Item>,
+}
+
+pub(in crate::store) fn join_items(event: &EventId, entry: &Entry) -> JoinItems {
+    let event_ref = EventRef::of(event);
+    let mut new = vec![entry_item(event, entry), list_item(&event_ref, entry)];
+    new.extend(index_items(&event_ref, entry));
+    JoinItems {
+        buyer: entry_buyer_item(event, entry),
+        new,
+    }
+}
+
 /// The entry's places in the indexes it waits in.
 pub(in crate::store) fn index_items(event: &EventRef, entry: &Entry) -> Vec<Item> {
     index_keys(event, entry)
