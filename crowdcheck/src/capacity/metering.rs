@@ -240,6 +240,7 @@ impl CapacityMeter {
             status: Some(200),
             response: Value::Null,
             caller: None,
+            ended_ms: None,
         };
         charges_after(&record, &self.schema, &state.known).0
     }
@@ -475,6 +476,7 @@ impl Intercept for CapacityMeter {
                 status: None,
                 response: Value::Null,
                 caller: None,
+                ended_ms: None,
             },
             at,
             throttled,

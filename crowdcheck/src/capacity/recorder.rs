@@ -42,6 +42,11 @@ pub struct Recorded {
     /// ([`as_caller`]): how many round trips each function makes.
     #[serde(default)]
     pub caller: Option<String>,
+    /// When the attempt ended, in wall-clock milliseconds since the epoch
+    /// (`None` where it was not recorded from a client): when a write had
+    /// landed at the latest.
+    #[serde(default)]
+    pub ended_ms: Option<i64>,
 }
 
 tokio::task_local! {
@@ -146,9 +151,17 @@ impl Intercept for CapacityRecorder {
             status: response.map(|r| r.status().as_u16()),
             response: body_json(response.and_then(|r| r.body().bytes())),
             caller,
+            ended_ms: Some(wall_ms()),
         });
         Ok(())
     }
+}
+
+/// The wall clock now, in milliseconds since the epoch (never a test's
+/// clock: a record says when its attempt really ended).
+fn wall_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub(super) fn rec(op: &str, status: u16, request: Value, response: Value) -> Rec
         status: Some(status),
         response,
         caller: None,
+        ended_ms: None,
     }
 }
 
@@ -381,6 +382,7 @@ fn unpriced_attempts() {
             status: None,
             response: Value::Null,
             caller: None,
+            ended_ms: None,
         },
         ok("Scan", json!({})),
         ok("CreateTable", json!({})),
