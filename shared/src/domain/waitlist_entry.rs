@@ -42,6 +42,15 @@ pub struct WaitingIndex {
     pub wheelchair: u32,
 }
 
+/// One partition of a waiting index: an index's places are spread over
+/// the store's shards by their entries' ids, and whoever reads the index's
+/// head reads each shard's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IndexShard {
+    pub index: WaitingIndex,
+    pub shard: u8,
+}
+
 impl WaitingIndex {
     /// The index's name in a key: `{section|*}|{quantity}|{t|f}|{wheelchair}`
     /// (a section id never holds `|` or `*`).

@@ -16,6 +16,7 @@
 mod buyers;
 mod claims;
 mod crowd;
+mod lines;
 mod queues;
 mod recent;
 mod states;
@@ -29,6 +30,7 @@ use crate::store::{
     MapRead, SectionRuns, Store, QUEUE_CACHE_MS, SEAT_MAP_CACHE_MS, SOLD_OUT_CACHE_MS,
 };
 pub use claims::ClaimQuestion;
+pub use lines::{LineRead, ShardRead};
 use recent::{EventCache, Recent};
 
 /// Memory's answer before a read: what it kept, young enough to answer
@@ -72,6 +74,8 @@ pub struct Memory {
     crowd: crowd::Crowd,
     /// The buyers this instance keeps refusing for their limit.
     buyers: buyers::BuyerMemory,
+    /// Each waitlist's line as this instance's looks last read its heads.
+    lines: Arc<lines::LineMemory>,
 }
 
 impl Default for Memory {
@@ -91,6 +95,7 @@ impl Default for Memory {
             state_cache_ms: QUEUE_CACHE_MS,
             crowd: crowd::Crowd::default(),
             buyers: buyers::BuyerMemory::default(),
+            lines: Arc::default(),
         }
     }
 }

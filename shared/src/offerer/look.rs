@@ -14,7 +14,7 @@ use crate::domain::offer::{
 };
 use crate::domain::offer_tick::next_lapse;
 use crate::domain::returns::{offer_expiry, ListedSeat, LAST_RESALE_OFFER_BEFORE_CLOSE_MS};
-use crate::domain::waitlist::{EntryStatus, Waitlist, WaitlistStatus};
+use crate::domain::waitlist::{Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{
     Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId, SeatId, SeatMap, SeatStatus,
@@ -23,6 +23,8 @@ use crate::domain::{
 use crate::error::Error;
 use crate::store::{OfferWrite, SeatRead, MAX_TRANSACTION_ITEMS};
 use crate::App;
+
+use super::heads::{waiting, Heads};
 
 /// The most offers one look makes: what is left waits for the next look.
 pub const OFFERS_PER_LOOK: u32 = 32;
@@ -34,14 +36,6 @@ const LOST_OFFERS_PER_LOOK: u32 = 8;
 /// How long one event's look may go on starting offers: the projector's
 /// batch waits for it, within the function's timeout.
 const LOOK_BUDGET_MS: i64 = 2_000;
-
-/// The most sellers' entries a look reads past at the head of an index
-/// shard: beyond them, an entry behind more sellers waiting for their own
-/// listings' seats waits for the next free seat that is not theirs.
-const MOST_SELLERS_PASSED: u32 = 16;
-
-/// How many heads' entries one read takes (a BatchGetItem's most).
-const ENTRIES_PER_READ: usize = 100;
 
 /// What one look did and saw: the offerer's tick keeps it to know when
 /// to look again.
@@ -166,24 +160,6 @@ impl Known {
         Some(free_units(&self.map, &known, &self.buckets, now))
     }
 
-    /// How many entries of each index shard to read as its head: one,
-    /// and one more for each buyer among the listings' sellers (at most
-    /// [`MOST_SELLERS_PASSED`]): such a buyer's entry may head a shard the
-    /// free inventory fills only with its own listings, and the entry
-    /// behind it is then the earliest it fills.
-    fn head_depth(&self) -> u32 {
-        let mut sellers: Vec<_> = self
-            .listed
-            .values()
-            .filter_map(|l| l.seller.buyer_id.as_ref())
-            .collect();
-        sellers.sort_by(|a, b| a.as_str().cmp(b.as_str()));
-        sellers.dedup();
-        1 + u32::try_from(sellers.len())
-            .unwrap_or(u32::MAX)
-            .min(MOST_SELLERS_PASSED)
-    }
-
     /// The listed seats among `seats`, as the holds an offer of them
     /// records.
     fn resales(&self, seats: &[SeatId]) -> Vec<crate::domain::returns::ResaleHold> {
@@ -258,14 +234,32 @@ impl Known {
     }
 }
 
-/// The look's offers from what it `known`s at `now`, one after another
-/// until nothing fits or the bounds, into `look`.
+/// The look's offers from what it `known`s at `now`, from the line as
+/// this instance remembers it; what it read of the line is remembered
+/// for the next look.
 async fn offer_from(
+    app: &App,
+    event: &Event,
+    waitlist: &Waitlist,
+    known: Known,
+    look: OfferLook,
+    now: Millis,
+) -> Result<OfferLook, Error> {
+    let mut heads = Heads::recalled(app, &event.event_id, waitlist.generation);
+    let offered = offer_each(app, event, waitlist, known, look, &mut heads, now).await;
+    heads.remember(app, &event.event_id, crate::world::now());
+    offered
+}
+
+/// The look's offers, one after another until nothing fits or the
+/// bounds, into `look`.
+async fn offer_each(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
     mut known: Known,
     mut look: OfferLook,
+    heads: &mut Heads,
     now: Millis,
 ) -> Result<OfferLook, Error> {
     let clock = std::time::Instant::now();
@@ -278,7 +272,8 @@ async fn offer_from(
             return Ok(look);
         }
         let at = Millis(now.0.saturating_add(elapsed));
-        let (entry, units) = match next_offer(app, &event.event_id, waitlist, &known, at).await? {
+        let next = next_offer(app, &event.event_id, waitlist, &known, heads, at);
+        let (entry, units) = match next.await? {
             Next::Offer(entry, units) => (entry, units),
             Next::Nothing => return Ok(look),
             Next::Stale => {
@@ -315,7 +310,11 @@ async fn offer_from(
         let write = app
             .store
             .make_offer(&entry, &order, &offered, &token, waitlist.generation, at);
-        match write.await? {
+        let written = write.await?;
+        // The entry moved, or the offer learnt it may have: its shards are
+        // read again when next wanted.
+        heads.forget(&entry);
+        match written {
             OfferWrite::Made => {
                 look.made += 1;
                 let lapse = look
@@ -369,22 +368,23 @@ enum Next {
     Offer(Box<Entry>, OfferUnits),
     /// Nobody waiting can be filled.
     Nothing,
-    /// A head read had stopped waiting by the time its entry was read
-    /// (another offerer's offer, a leave, in between): the entries behind
-    /// it in its shard were not read, so the heads are read again rather
-    /// than an entry that joined later served first.
+    /// A head had stopped waiting by the time its entry was read (another
+    /// offerer's offer, a leave, in between): the entries behind it in its
+    /// shards were not read, so they are read again rather than an entry
+    /// that joined later served first.
     Stale,
 }
 
 /// The earliest waiting entry the free units (`sections`: what the look
-/// knows free) can fill, and what it would hold: the heads of just the
-/// indexes they could fill, and their entries, a batch at a time,
-/// earliest first, until one fills.
+/// knows free) can fill, and what it would hold, from the heads of just
+/// the indexes they could fill (as the look has read them), earliest
+/// first, until one fills.
 async fn next_offer(
     app: &App,
     event_id: &EventId,
     waitlist: &Waitlist,
     known: &Known,
+    heads: &mut Heads,
     at: Millis,
 ) -> Result<Next, Error> {
     let sections = known.free(at);
@@ -392,31 +392,33 @@ async fn next_offer(
     if indexes.is_empty() {
         return Ok(Next::Nothing);
     }
-    let heads = app
-        .store
-        .waiting_heads(event_id, waitlist.generation, &indexes, known.head_depth())
-        .await?;
-    let ids: Vec<_> = heads.into_iter().map(|head| head.entry).collect();
-    for batch in ids.chunks(ENTRIES_PER_READ) {
-        let entries = app.store.read_entries(event_id, batch).await?;
-        // A place is taken off in the transaction that ends its wait, so
-        // a head no longer waiting was read just before that.
-        let waiting = entries
-            .iter()
-            .take_while(|e| e.stored == EntryStatus::Waiting);
-        // A seller is never offered what it listed itself.
-        let chosen = waiting.into_iter().find_map(|e| {
-            let own = known.free_for(&e.buyer, at);
-            fill(&e.request, own.as_deref().unwrap_or(&sections)).map(|units| (e, units))
-        });
-        if let Some((entry, units)) = chosen {
-            return Ok(Next::Offer(Box::new(entry.clone()), units));
+    'read: loop {
+        for head in heads.earliest(app, event_id, &indexes).await? {
+            let Some(entry) = heads.entry(&head) else {
+                continue;
+            };
+            if !waiting(entry) {
+                // A place is taken off in the transaction that ends its
+                // wait, so a head no longer waiting was read just before.
+                let entry = entry.clone();
+                heads.forget(&entry);
+                return Ok(Next::Stale);
+            }
+            // A seller is never offered what it listed itself.
+            let own = known.free_for(&entry.buyer, at);
+            if let Some(units) = fill(&entry.request, own.as_deref().unwrap_or(&sections)) {
+                return Ok(Next::Offer(Box::new(entry.clone()), units));
+            }
+            // Passed over: who waits behind it may come before every
+            // other head.
+            if let Some(shard) = head.ends.first() {
+                if heads.read_past(app, event_id, shard).await? {
+                    continue 'read;
+                }
+            }
         }
-        if entries.iter().any(|e| e.stored != EntryStatus::Waiting) {
-            return Ok(Next::Stale);
-        }
+        return Ok(Next::Nothing);
     }
-    Ok(Next::Nothing)
 }
 
 /// The order offering `units` to `entry`, its hold token, and what it

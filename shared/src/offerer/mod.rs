@@ -14,6 +14,7 @@
 //! offer is one conditional transaction. Tests call [`Offerer::tick`]
 //! with their own clock.
 
+mod heads;
 mod look;
 mod positions;
 mod reverts;

@@ -10,8 +10,8 @@ use super::errors::sdk_error;
 use super::failures::{state_write, ItemFailure};
 use super::fan_out::in_order;
 use super::items::entry::{
-    end_waiting, entry_buyer_key, entry_key, entry_list_pk, index_keys, join_items, left_list,
-    list_key, listed_after, named_entry, parse_entry, replaces_record, waiting_index_pk,
+    end_waiting, entry_buyer_key, entry_key, entry_list_pk, entry_shard, index_keys, join_items,
+    left_list, list_key, listed_after, named_entry, parse_entry, replaces_record, waiting_index_pk,
     ENTRY_SHARDS,
 };
 use super::items::positions::departure_item;
@@ -20,7 +20,7 @@ use super::value::Item;
 use super::{Store, Txn};
 use crate::domain::buyer::BuyerId;
 use crate::domain::waitlist::EndReason;
-use crate::domain::waitlist_entry::{Entry, WaitingIndex};
+use crate::domain::waitlist_entry::{Entry, IndexShard, WaitingIndex};
 use crate::domain::{EntryId, EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::store::expression::Expression;
@@ -225,26 +225,43 @@ impl Store {
         indexes: &[WaitingIndex],
         depth: u32,
     ) -> Result<Vec<IndexHead>, Error> {
-        let depth = usize::try_from(depth.max(1)).unwrap_or(1);
-        let event_ref = EventRef::of(event);
-        let reads = indexes
-            .iter()
-            .flat_map(|index| {
-                (0..ENTRY_SHARDS)
-                    .map(|shard| waiting_index_pk(&event_ref, generation, index, shard))
-            })
-            .map(|pk| self.list_shard(pk, None, depth))
+        let reads = index_shards(indexes)
+            .into_iter()
+            .map(|s| (s, None))
             .collect();
-        let mut heads = Vec::new();
-        for read in in_order(HEADS_IN_FLIGHT, reads).await {
-            heads.extend(
-                read?
-                    .into_iter()
-                    .map(|(join_key, entry)| IndexHead { join_key, entry }),
-            );
-        }
+        let read = self.shard_heads(event, generation, reads, depth).await?;
+        let mut heads: Vec<IndexHead> = read.into_iter().flat_map(|(_, heads)| heads).collect();
         heads.sort();
         heads.dedup_by(|later, first| later.entry == first.entry);
+        Ok(heads)
+    }
+
+    /// Each of `reads`' index shard's `depth` earliest places after a join
+    /// key (`None`: from its start), read strongly consistently (a place
+    /// is written in its join's transaction): one Query of `depth` items
+    /// a shard, whatever the line's length.
+    pub async fn shard_heads(
+        &self,
+        event: &EventId,
+        generation: u64,
+        reads: Vec<(IndexShard, Option<String>)>,
+        depth: u32,
+    ) -> Result<Vec<(IndexShard, Vec<IndexHead>)>, Error> {
+        let depth = usize::try_from(depth.max(1)).unwrap_or(1);
+        let event_ref = EventRef::of(event);
+        let queries = reads
+            .iter()
+            .map(|(s, after)| {
+                let pk = waiting_index_pk(&event_ref, generation, &s.index, s.shard);
+                self.list_shard(pk, after.as_deref(), depth)
+            })
+            .collect();
+        let mut heads = Vec::with_capacity(reads.len());
+        for ((shard, _), read) in reads.iter().zip(in_order(HEADS_IN_FLIGHT, queries).await) {
+            let places = read?.into_iter();
+            let places = places.map(|(join_key, entry)| IndexHead { join_key, entry });
+            heads.push((shard.clone(), places.collect()));
+        }
         Ok(heads)
     }
 
@@ -306,6 +323,26 @@ impl Store {
             .collect::<Result<Vec<_>, super::StoreError>>()?;
         Ok(found)
     }
+}
+
+/// Every shard of `indexes`.
+pub fn index_shards(indexes: &[WaitingIndex]) -> Vec<IndexShard> {
+    let mut shards = Vec::with_capacity(indexes.len() * usize::from(ENTRY_SHARDS));
+    for index in indexes {
+        shards.extend((0..ENTRY_SHARDS).map(|shard| IndexShard {
+            index: index.clone(),
+            shard,
+        }));
+    }
+    shards
+}
+
+/// The index shards `entry` has its places in, while it waits.
+pub fn entry_index_shards(entry: &Entry) -> Vec<IndexShard> {
+    let shard = entry_shard(&entry.entry_id);
+    let indexes = crate::domain::waitlist_entry::entry_indexes(&entry.request);
+    let at = |index| IndexShard { index, shard };
+    indexes.into_iter().map(at).collect()
 }
 
 /// A list place's join key (its sort key).

@@ -102,7 +102,7 @@ mod waitlist;
 
 pub use best_available::{BlockClaim, BlockReport};
 pub use confirm::Leftovers;
-pub use entries::{EntryPage, IndexHead};
+pub use entries::{entry_index_shards, index_shards, EntryPage, IndexHead};
 pub use errors::StoreError;
 pub use events::SEAT_WRITES_IN_FLIGHT;
 pub use failures::ConfirmOutcome;

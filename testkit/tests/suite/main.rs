@@ -48,6 +48,7 @@ mod waitlist;
 mod waitlist_crowd;
 mod waitlist_entries;
 mod waitlist_faults;
+mod waitlist_heads;
 mod waitlist_history;
 mod waitlist_limits;
 mod waitlist_offers;

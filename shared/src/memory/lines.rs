@@ -1,0 +1,127 @@
+//! An instance's memory of each waitlist's line as its offerer's looks
+//! last read it (API.md, "Offers"): each index shard's earliest places,
+//! and their entries. A look starts from it and gives back what it read,
+//! so a stream of frees costs a read of the heads that moved, not of every
+//! index at every look.
+//!
+//! Why a kept head can be trusted: a shard's earliest place changes only
+//! when its entry leaves WAITING (an offer, a leave, a removal: the offer
+//! to it then loses in its transaction, which conditions on the entry
+//! waiting, and the look reads the shard again) or when a join lands ahead
+//! of it, which a join stamped before the head can do only within the
+//! contract's one second of ties. A shard read empty is not kept: a join
+//! may fill it, and the look that a join starts must see it.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::Memory;
+use crate::domain::waitlist_entry::{Entry, IndexShard};
+use crate::domain::{EntryId, EventId, Millis};
+use crate::store::IndexHead;
+
+/// Lines kept at most (an instance's memory of a waitlist it no longer
+/// visits goes first, when one more is kept).
+const LINES_KEPT: usize = 64;
+
+/// One shard's places as read: the earliest first, and whether more may
+/// wait behind them (the read came back full).
+#[derive(Debug, Clone)]
+pub struct ShardRead {
+    pub places: Vec<IndexHead>,
+    pub more: bool,
+}
+
+/// A line's heads as a look read them.
+#[derive(Debug, Clone, Default)]
+pub struct LineRead {
+    pub shards: HashMap<IndexShard, ShardRead>,
+    pub entries: HashMap<EntryId, Entry>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct LineMemory {
+    lines: Mutex<HashMap<(EventId, u64), (Millis, LineRead)>>,
+}
+
+impl Memory {
+    /// What this instance remembers of `event`'s line of `generation`:
+    /// every shard it read with a place in it.
+    pub fn recall_line(&self, event: &EventId, generation: u64) -> LineRead {
+        let lines = self.lines.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines
+            .get(&(event.clone(), generation))
+            .map(|(_, line)| line.clone())
+            .unwrap_or_default()
+    }
+
+    /// Keeps `line` as this instance's view of `event`'s line of
+    /// `generation` from `now`: its shards with a place in them, and the
+    /// entries they name.
+    pub fn remember_line(&self, event: &EventId, generation: u64, now: Millis, mut line: LineRead) {
+        line.shards.retain(|_, s| !s.places.is_empty());
+        let named: std::collections::HashSet<&EntryId> = line
+            .shards
+            .values()
+            .flat_map(|s| s.places.iter().map(|p| &p.entry))
+            .collect();
+        let named: std::collections::HashSet<EntryId> = named.into_iter().cloned().collect();
+        line.entries.retain(|id, _| named.contains(id));
+        let mut lines = self.lines.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() >= LINES_KEPT && !lines.contains_key(&(event.clone(), generation)) {
+            let oldest = lines
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                lines.remove(&oldest);
+            }
+        }
+        lines.insert((event.clone(), generation), (now, line));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::waitlist_entry::WaitingIndex;
+
+    fn shard(n: u8) -> IndexShard {
+        IndexShard {
+            index: WaitingIndex {
+                section: None,
+                quantity: 1,
+                together: false,
+                wheelchair: 0,
+            },
+            shard: n,
+        }
+    }
+
+    fn read(places: usize) -> ShardRead {
+        let head = |i: usize| IndexHead {
+            join_key: format!("{i:013}#e{i}"),
+            entry: EntryId::parse(&format!("00000000-0000-4000-8000-00000000000{i}")).unwrap(),
+        };
+        ShardRead {
+            places: (0..places).map(head).collect(),
+            more: places > 0,
+        }
+    }
+
+    #[test]
+    fn a_shard_with_a_head_is_kept_and_an_empty_one_is_not() {
+        let memory = Memory::default();
+        let event = EventId::parse("ev-lines").unwrap();
+        let mut line = LineRead::default();
+        line.shards.insert(shard(0), read(1));
+        line.shards.insert(shard(1), read(0));
+        memory.remember_line(&event, 1, Millis(1_000), line);
+        let kept = memory.recall_line(&event, 1);
+        let shards: Vec<u8> = kept.shards.keys().map(|s| s.shard).collect();
+        assert_eq!(shards, vec![0]);
+        assert_eq!(kept.shards[&shard(0)].places.len(), 1);
+        // Another generation's line is another line.
+        assert!(memory.recall_line(&event, 2).shards.is_empty());
+    }
+}
