@@ -9,7 +9,7 @@ use crate::{
 };
 
 /// A DynamoDB Local of a scenario's own, in memory, on a free port.
-fn own_dynamodb(sizes: Sizes) -> Result<local::dynamodb_local::DynamoDbLocal, String> {
+pub(crate) fn own_dynamodb(sizes: Sizes) -> Result<local::dynamodb_local::DynamoDbLocal, String> {
     let port = local::dynamodb_local::free_port().map_err(|e| e.to_string())?;
     local::dynamodb_local::DynamoDbLocal::start_with(
         port,

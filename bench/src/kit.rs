@@ -212,14 +212,20 @@ pub(crate) async fn app_with_client(
     spec.create(&client, &table)
         .await
         .map_err(|e| e.to_string())?;
+    Ok(app_on_table(client, &table))
+}
+
+/// An app through `client` on `table`, made already (another instance on
+/// the same table), answering within [`EMULATOR_REQUEST_BUDGET_MS`].
+pub(crate) fn app_on_table(client: aws_sdk_dynamodb::Client, table: &str) -> App {
     // An instance keeps a queue's state a second, as on AWS.
-    let mut app = local::apps::app_on(client, &table);
+    let mut app = local::apps::app_on(client, table);
     app.config.request_budget_ms = EMULATOR_REQUEST_BUDGET_MS;
     app.memory = app
         .memory
         .fresh()
         .with_state_cache_ms(shared::store::QUEUE_CACHE_MS);
-    Ok(app)
+    app
 }
 
 /// `x` rounded up to two significant figures (14,004 → 15,000).

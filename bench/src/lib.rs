@@ -53,6 +53,9 @@ mod sold_out_doc;
 mod spread;
 mod stadium_page;
 mod stampede;
+pub mod waitlist;
+mod waitlist_seen;
+mod waitlist_setup;
 
 use alone::metered_one_seat;
 pub use alone::{
@@ -250,5 +253,7 @@ async fn crowds(
     report.rows.push(fragmented_stadium(sizes).await?);
     progress("the admitter with a crowd waiting (seeded, each tick priced, the heap counted)");
     report.rows.push(admitter_flood(sizes).await?);
+    progress("waitlist offers after a sell-out: seats freed four ways, offered by the stream's looks and the tick (metered)");
+    report.rows.push(waitlist::waitlist_rows(sizes).await?);
     Ok(())
 }

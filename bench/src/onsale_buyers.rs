@@ -142,7 +142,7 @@ impl Buyer<'_> {
 }
 
 /// A confirm signed as the payment backend signs it; its status.
-async fn send_confirm(app: &App, order: &str, body: serde_json::Value) -> u16 {
+pub(super) async fn send_confirm(app: &App, order: &str, body: serde_json::Value) -> u16 {
     let body = body.to_string();
     let Some(secrets) = app.config.confirm_secrets.as_ref() else {
         return 0;

@@ -10,6 +10,7 @@ use crate::fragmented::FragmentedStadium;
 use crate::ga::GaStampede;
 use crate::queue_model::QueueModel;
 use crate::stadium_page::StadiumPageSize;
+use crate::waitlist::WaitlistOffers;
 use local::dynamodb_local::Jvm;
 
 /// Sizes of one run; `smoke()` is the CI pass that only proves it works.
@@ -44,6 +45,10 @@ pub struct Sizes {
     pub queue: QueueModel,
     /// The live map in Chromium over a stadium.
     pub stadium_page: StadiumPageSize,
+    /// The waitlist's offers after a sell-out.
+    pub waitlist: WaitlistOffers,
+    /// The same with a line this long: its cost per offer, beside.
+    pub waitlist_long_line: usize,
     /// The JVM each DynamoDB Local of the run starts in: the full run's
     /// figures on the default one, the smoke pass (minutes, mostly warm-up)
     /// on the short-lived one the tests use.
@@ -151,6 +156,18 @@ impl Sizes {
                 seats_per_row: 50,
                 refreshes: 20,
             },
+            // The row: 10,000 seats, 100,000 waiting, 2,000 freed
+            // over a minute.
+            waitlist: WaitlistOffers {
+                sections: 10,
+                rows: 20,
+                seats_per_row: 50,
+                entries: 100_000,
+                pairs_per_way: 250,
+                spread_ms: 60_000,
+                crowd_orders: 64,
+            },
+            waitlist_long_line: 1_000_000,
             queue: QueueModel {
                 visitors: 20_000,
                 in_flight: 64,
@@ -239,6 +256,16 @@ impl Sizes {
                 seats_per_row: 50,
                 refreshes: 3,
             },
+            waitlist: WaitlistOffers {
+                sections: 2,
+                rows: 4,
+                seats_per_row: 10,
+                entries: 300,
+                pairs_per_way: 2,
+                spread_ms: 5_000,
+                crowd_orders: 8,
+            },
+            waitlist_long_line: 3_000,
             queue: QueueModel {
                 visitors: 400,
                 in_flight: 16,

@@ -23,7 +23,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let smoke = args.iter().any(|a| a == "--smoke");
     // `--only fragmented`, `flood`, `buyer-limit`, `one-seat`, `best-available`,
-    // `on-sale`, `queue` or `stadium-page`: that
+    // `on-sale`, `queue`, `stadium-page` or `waitlist`: that
     // scenario alone, printed, nothing written (to try a change at full size without the
     // whole run).
     let only = args
@@ -34,11 +34,11 @@ async fn main() {
         None => run(smoke).await,
         Some(
             scenario @ ("fragmented" | "flood" | "buyer-limit" | "one-seat" | "best-available"
-            | "on-sale" | "queue" | "stadium-page"),
+            | "on-sale" | "queue" | "stadium-page" | "waitlist"),
         ) => alone(scenario, smoke).await,
         Some(other) => Err(format!(
-            "--only knows eight scenarios, fragmented, flood, buyer-limit, one-seat, \
-             best-available, on-sale, queue and stadium-page, not {other}"
+            "--only knows nine scenarios, fragmented, flood, buyer-limit, one-seat, \
+             best-available, on-sale, queue, stadium-page and waitlist, not {other}"
         )),
     };
     if let Err(e) = done {
@@ -57,13 +57,16 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
         "on-sale" => bench::on_sale_alone(sizes).await?,
         "queue" => bench::queue_alone(sizes).await?,
         "stadium-page" => bench::stadium_page_alone(sizes).await?,
+        "waitlist" => bench::waitlist::waitlist_rows(sizes).await?,
         _ => bench::fragmented_stadium(sizes).await?,
     };
     println!("{}\n{}", row.scenario, row.correctness);
+    // Every figure printed, a wrong count among them or not.
+    let judged = judge_goals(&row.goals, smoke);
     if !row.ok {
         return Err("a correctness count is wrong".into());
     }
-    judge_goals(&row.goals, smoke)
+    judged
 }
 
 /// Every goal printed; a missed one fails the run unless it is the smoke
