@@ -2,8 +2,9 @@
 //! new order already holding its seats or places, each seat's claim or
 //! each bucket's take, the entry's
 //! move from WAITING to OFFERED with all that leaving WAITING writes
-//! (`Store::leaving_waiting`), and for an offer of listed seats a check
-//! that the waitlist still takes them. No seat is in two offers and no
+//! (`Store::leaving_waiting`), and a check that the waitlist is still the
+//! open generation the offerer read, on a copy of its state. No seat is
+//! in two offers and no
 //! entry has two: any of them moved since the offerer's look cancels the
 //! whole, and it looks again.
 
@@ -11,11 +12,11 @@ use super::expression::Expression;
 use super::failures::{unavailable_in, ItemFailure};
 use super::items;
 use super::items::bucket::ga_bucket_key;
-use super::items::entry::{end_waiting, entry_key, offer_made};
+use super::items::entry::{end_waiting, entry_copy, entry_key, offer_made};
 use super::items::order::{create_offer, held_members, order_key};
 use super::items::positions::offer_end_item;
 use super::items::seat::{seat_key, FreeFor};
-use super::items::waitlist::{keeping_listings, offering, waitlist_key};
+use super::items::waitlist::{keeping_listings, offering, waitlist_copy_key};
 use super::{Store, Txn};
 use crate::auth::HoldToken;
 use crate::domain::offer::Offered;
@@ -27,21 +28,18 @@ use crate::error::Error;
 use crate::store::buyers::BuyerClaim;
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
-/// What an offer of listed seats checks on the waitlist's item: still the
-/// open generation the look read, with the listings still reading listed
-/// (a put that closed returns during the look makes it lose, rather than
-/// offer what its buyer could not pay). An offer of free seats and places
-/// checks nothing there: every offer's transaction would take part in one
-/// item, and DynamoDB refuses a transaction while another is in flight on
-/// any of its items, so two offerers' offers to different entries would
-/// refuse each other (the waitlist bench measured 300 such refusals a
-/// minute). A delete or close during the look then lets its last offers
-/// land just after it, as if made just before: the delete keeps live
-/// offers payable, and the look read the waitlist open at its start.
-fn offered_under(order: &Order, generation: u64, now: Millis) -> Option<Expression> {
+/// What an offer's transaction checks on a copy of the waitlist's state
+/// (`entry_copy`): still the open generation the look read (a delete or
+/// a new generation during the look stops it), and for an offer of listed
+/// seats, that their listings still read listed (a put that closed returns
+/// during the look makes it lose, rather than offer what its buyer could
+/// not pay).
+fn offered_under(order: &Order, generation: u64, now: Millis) -> Expression {
     let resales = order.offer.as_ref().map_or(&[][..], |o| &o.resales[..]);
-    let listed_at = resales.iter().map(|r| r.listed_at).min()?;
-    Some(keeping_listings(generation, listed_at, now))
+    match resales.iter().map(|r| r.listed_at).min() {
+        Some(listed_at) => keeping_listings(generation, listed_at, now),
+        None => offering(generation),
+    }
 }
 
 /// How an offer's transaction ended, short of a fault.
@@ -93,10 +91,11 @@ impl Store {
                 entry_key(&event, &entry.entry_id),
                 offer_made(&order.order_id, now),
             )?,
+            self.txn_check(
+                waitlist_copy_key(&event, entry_copy(&entry.entry_id)),
+                offered_under(order, generation, now),
+            )?,
         ];
-        if let Some(listings) = offered_under(order, generation, now) {
-            writes.push(self.txn_check(waitlist_key(&event), listings)?);
-        }
         writes.extend(self.leaving_waiting(&event, entry, now, Some(order.expires_at))?);
         if let Some(buyer) = &buyer {
             let expires_at = order.expires_at;
@@ -210,7 +209,10 @@ impl Store {
                 entry_key(event, &entry.entry_id),
                 end_waiting(EndReason::BuyerLimit, now),
             )?,
-            self.txn_check(waitlist_key(event), offering(generation))?,
+            self.txn_check(
+                waitlist_copy_key(event, entry_copy(&entry.entry_id)),
+                offering(generation),
+            )?,
             self.buyer_unmoved(event, over)?,
         ];
         writes.extend(self.leaving_waiting(event, entry, now, None)?);
