@@ -57,9 +57,14 @@ impl Memory {
 
     /// Keeps `line` as this instance's view of `event`'s line of
     /// `generation` from `now`: its shards with a place in them, and the
-    /// entries they name.
+    /// entries they name. Each may hold more behind its places by the next
+    /// look (a join since): a look that passes over its last place reads
+    /// past it again.
     pub fn remember_line(&self, event: &EventId, generation: u64, now: Millis, mut line: LineRead) {
         line.shards.retain(|_, s| !s.places.is_empty());
+        for shard in line.shards.values_mut() {
+            shard.more = true;
+        }
         let named: std::collections::HashSet<&EntryId> = line
             .shards
             .values()
@@ -121,6 +126,11 @@ mod tests {
         let shards: Vec<u8> = kept.shards.keys().map(|s| s.shard).collect();
         assert_eq!(shards, vec![0]);
         assert_eq!(kept.shards[&shard(0)].places.len(), 1);
+        // A shard read to its end may have gained a join by then.
+        let mut line = kept.clone();
+        line.shards.get_mut(&shard(0)).unwrap().more = false;
+        memory.remember_line(&event, 1, Millis(2_000), line);
+        assert!(memory.recall_line(&event, 1).shards[&shard(0)].more);
         // Another generation's line is another line.
         assert!(memory.recall_line(&event, 2).shards.is_empty());
     }

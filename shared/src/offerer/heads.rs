@@ -115,6 +115,12 @@ impl Heads {
         self.line.entries.get(&head.entry)
     }
 
+    /// Whether this look has read past as many passed-over entries as it
+    /// may: an entry behind one more waits for the next look.
+    pub fn out_of_passes(&self) -> bool {
+        self.passed >= MOST_PASSED
+    }
+
     /// `shard` read one place past what this look read of it, if the look
     /// may still read past a passed-over entry: whether it did.
     pub async fn read_past(
@@ -123,7 +129,7 @@ impl Heads {
         event: &EventId,
         shard: &IndexShard,
     ) -> Result<bool, Error> {
-        if self.passed >= MOST_PASSED {
+        if self.out_of_passes() {
             return Ok(false);
         }
         self.passed += 1;

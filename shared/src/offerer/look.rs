@@ -275,7 +275,12 @@ async fn offer_each(
         let next = next_offer(app, &event.event_id, waitlist, &known, heads, at);
         let (entry, units) = match next.await? {
             Next::Offer(entry, units) => (entry, units),
-            Next::Nothing => return Ok(look),
+            Next::Nothing => {
+                // Out of reads past sellers: the entries behind them may fit,
+                // so the tick looks again soon.
+                look.more |= heads.out_of_passes();
+                return Ok(look);
+            }
             Next::Stale => {
                 // It cost reads: the look counts it against its bound on
                 // lost writes.
