@@ -17,7 +17,6 @@
 //! landed): never shorter than it was. Then the history checker judges
 //! every offer against the line.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,7 +25,7 @@ use crate::capacity::meter::Limits;
 use crate::capacity::{metered_client, CapacityMeter, CapacityRecorder};
 use crate::goals::{Bound, Goal};
 use crate::kit::{app_on_table, new_app, reply, Rng, Row};
-use crate::waitlist_seen::PerOffer;
+use crate::waitlist_seen::{Freed, PerOffer};
 use crate::waitlist_setup::{hold_to_expire, seat_id, sold_out, Holder, SoldOut, Unit, Way};
 use crate::Sizes;
 use shared::domain::{EventId, Millis};
@@ -34,14 +33,9 @@ use shared::App;
 
 pub use crate::waitlist_setup::WaitlistOffers;
 
-/// The contract's bounds on an offer's latency (docs/API.md, "Offers",
-/// how fast): 2 s at p99, 5 s at most.
-pub const OFFER_P99_GOAL_MS: f64 = 2_000.0;
-pub const OFFER_MAX_GOAL_MS: f64 = 5_000.0;
-
 /// How long the run goes on after the last free: the longest an offer
 /// may take, and a second.
-const TAIL_MS: i64 = OFFER_MAX_GOAL_MS as i64 + 1_000;
+const TAIL_MS: i64 = crate::waitlist_seen::OFFER_MAX_GOAL_MS as i64 + 1_000;
 
 /// From the holds meant to expire being made to the first free: their
 /// writes, a catch-up of the stream, and more than the expiry guard (a
@@ -58,19 +52,6 @@ struct Free {
     offset_ms: i64,
     holder: usize,
     seat: Option<usize>,
-}
-
-/// What a free did: the seats it freed, when (wall-clock ms), the
-/// route's status (`0`: an expiry, no route), and the crowd's clicks on
-/// those seats (each answer's status and error code).
-pub(crate) struct Freed {
-    pub way: Way,
-    pub seats: Vec<Unit>,
-    pub at_ms: i64,
-    pub status: u16,
-    /// The route's error code, if it answered one.
-    pub error: String,
-    pub clicks: Vec<(u16, String)>,
 }
 
 /// When the crowd clicks a freed seat, from the free's answer (an
@@ -342,21 +323,4 @@ async fn click(app: &App, crowd: &[(String, String)], seats: &[Unit]) -> Vec<(u1
         }
     }
     answers
-}
-
-/// The latency of each freed seat's offer: from its free to the end of
-/// the transaction that made the offer holding it. Seats never offered
-/// are left out (the caller counts them).
-pub(crate) fn latencies_ms<'a>(
-    freed: impl Iterator<Item = &'a Freed>,
-    offer_of_seat: &HashMap<String, String>,
-    landed_ms: &HashMap<String, i64>,
-) -> Vec<f64> {
-    freed
-        .flat_map(|f| f.seats.iter().map(move |s| (f.at_ms, seat_id(s))))
-        .filter_map(|(at, seat)| {
-            let landed = landed_ms.get(offer_of_seat.get(&seat)?)?;
-            Some((landed - at) as f64)
-        })
-        .collect()
 }

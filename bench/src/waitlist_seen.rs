@@ -9,13 +9,47 @@ use std::time::Duration;
 use crate::capacity::{Metered, Recorded};
 use crate::goals::{Bound, Goal};
 use crate::kit::{Row, Timing};
-use crate::waitlist::{latencies_ms, Freed, OFFER_MAX_GOAL_MS, OFFER_P99_GOAL_MS};
 use crate::waitlist_setup::{seat_id, Holder, Unit, WaitlistOffers, Way, WAYS};
 use crowdcheck::history::{check_waitlist, MadeOffer, OfferedUnits, WaitEntry};
 use shared::domain::{EventId, OrderId, SeatId, SeatState};
 use shared::offerer::OffererRun;
 use shared::store::SeatRead;
 use shared::App;
+
+/// The contract's bounds on an offer's latency (docs/API.md, "Offers",
+/// how fast): 2 s at p99, 5 s at most.
+pub const OFFER_P99_GOAL_MS: f64 = 2_000.0;
+pub const OFFER_MAX_GOAL_MS: f64 = 5_000.0;
+
+/// What a free did: the seats it freed, when (wall-clock ms), the
+/// route's status (`0`: an expiry, no route), and the crowd's clicks on
+/// those seats (each answer's status and error code).
+pub(crate) struct Freed {
+    pub way: Way,
+    pub seats: Vec<Unit>,
+    pub at_ms: i64,
+    pub status: u16,
+    /// The route's error code, if it answered one.
+    pub error: String,
+    pub clicks: Vec<(u16, String)>,
+}
+
+/// The latency of each freed seat's offer: from its free to the end of
+/// the transaction that made the offer holding it. Seats never offered
+/// are left out (the caller counts them).
+pub(crate) fn latencies_ms<'a>(
+    freed: impl Iterator<Item = &'a Freed>,
+    offer_of_seat: &HashMap<String, String>,
+    landed_ms: &HashMap<String, i64>,
+) -> Vec<f64> {
+    freed
+        .flat_map(|f| f.seats.iter().map(move |s| (f.at_ms, seat_id(s))))
+        .filter_map(|(at, seat)| {
+            let landed = landed_ms.get(offer_of_seat.get(&seat)?)?;
+            Some((landed - at) as f64)
+        })
+        .collect()
+}
 
 /// Where to read what the run left.
 pub(crate) struct Seen<'a> {
