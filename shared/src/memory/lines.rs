@@ -87,51 +87,5 @@ impl Memory {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::waitlist_entry::WaitingIndex;
-
-    fn shard(n: u8) -> IndexShard {
-        IndexShard {
-            index: WaitingIndex {
-                section: None,
-                quantity: 1,
-                together: false,
-                wheelchair: 0,
-            },
-            shard: n,
-        }
-    }
-
-    fn read(places: usize) -> ShardRead {
-        let head = |i: usize| IndexHead {
-            join_key: format!("{i:013}#e{i}"),
-            entry: EntryId::parse(&format!("00000000-0000-4000-8000-00000000000{i}")).unwrap(),
-        };
-        ShardRead {
-            places: (0..places).map(head).collect(),
-            more: places > 0,
-        }
-    }
-
-    #[test]
-    fn a_shard_with_a_head_is_kept_and_an_empty_one_is_not() {
-        let memory = Memory::default();
-        let event = EventId::parse("ev-lines").unwrap();
-        let mut line = LineRead::default();
-        line.shards.insert(shard(0), read(1));
-        line.shards.insert(shard(1), read(0));
-        memory.remember_line(&event, 1, Millis(1_000), line);
-        let kept = memory.recall_line(&event, 1);
-        let shards: Vec<u8> = kept.shards.keys().map(|s| s.shard).collect();
-        assert_eq!(shards, vec![0]);
-        assert_eq!(kept.shards[&shard(0)].places.len(), 1);
-        // A shard read to its end may have gained a join by then.
-        let mut line = kept.clone();
-        line.shards.get_mut(&shard(0)).unwrap().more = false;
-        memory.remember_line(&event, 1, Millis(2_000), line);
-        assert!(memory.recall_line(&event, 1).shards[&shard(0)].more);
-        // Another generation's line is another line.
-        assert!(memory.recall_line(&event, 2).shards.is_empty());
-    }
-}
+#[path = "lines_tests.rs"]
+mod tests;
