@@ -12,7 +12,7 @@ use crate::best::{read_back_unknown, BlockVerdict};
 use crate::capacity::{as_caller, CapacityRecorder};
 use crate::kit::{reply, unique, BenchOrder, Row, Timing};
 use crate::pricing::price;
-use crate::setup::{create_event_from, create_orders};
+use crate::setup::{create_event_from, create_orders, grid_plan, section_id};
 use crate::{Bound, Goal, HOLD_SECONDS};
 use crowdcheck::history::{seat_claim, seconds_after, wall_us, BlockRefusal, SeatOp, Window};
 use shared::domain::{RowId, SeatId, SectionId};
@@ -130,22 +130,10 @@ fn fragmented_goals(round_trips: f64, read_units: f64) -> Vec<Goal> {
     ]
 }
 
-/// Section `s`'s id: `S1`, `S2`, ….
-fn section_id(s: u32) -> String {
-    format!("S{s}")
-}
-
 /// `size`'s stadium: sections `S1…` of numbered rows.
 fn plan(size: FragmentedStadium) -> serde_json::Value {
-    let sections: Vec<_> = (1..=size.sections)
-        .map(|s| {
-            let rows: Vec<_> = (1..=size.rows)
-                .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
-                .collect();
-            serde_json::json!({"sectionId": section_id(s), "rows": rows})
-        })
-        .collect();
-    serde_json::json!({"name": "Fragmented stadium", "holdSeconds": HOLD_SECONDS, "sections": sections})
+    let (name, hold) = ("Fragmented stadium", HOLD_SECONDS);
+    grid_plan(name, hold, size.sections, size.rows, size.seats_per_row)
 }
 
 /// The seat ids of `size`'s stadium, row by row in seat order.

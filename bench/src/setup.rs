@@ -64,6 +64,31 @@ pub(super) async fn project_stream(
         .await
 }
 
+/// A stadium's section id: `S1`, `S2`, ….
+pub(super) fn section_id(s: u32) -> String {
+    format!("S{s}")
+}
+
+/// A plan named `name` of `sections` sections `S1…`, each of `rows`
+/// numbered rows of `seats_per_row`, holding for `hold_seconds`.
+pub(super) fn grid_plan(
+    name: &str,
+    hold_seconds: u32,
+    sections: u32,
+    rows: u32,
+    seats_per_row: u32,
+) -> serde_json::Value {
+    let sections: Vec<_> = (1..=sections)
+        .map(|s| {
+            let rows: Vec<_> = (1..=rows)
+                .map(|r| serde_json::json!({"row": r.to_string(), "count": seats_per_row}))
+                .collect();
+            serde_json::json!({"sectionId": section_id(s), "rows": rows})
+        })
+        .collect();
+    serde_json::json!({"name": name, "holdSeconds": hold_seconds, "sections": sections})
+}
+
 /// Requests the bench keeps in flight at DynamoDB Local where a scenario
 /// does not measure concurrency itself: as many as it serves at once on
 /// these cores without dropping connections.

@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use crate::kit::{reply, BenchOrder, Rng};
 use crate::setup::{
-    create_buyer_orders, create_event_from, create_orders, seed_sold_seats, LOCAL_IN_FLIGHT,
+    create_buyer_orders, create_event_from, create_orders, grid_plan, section_id, seed_sold_seats,
+    LOCAL_IN_FLIGHT,
 };
 use crowdcheck::history::WaitEntry;
 use shared::domain::waitlist::{EntryRequest, EntryStatus};
@@ -165,27 +166,16 @@ pub async fn sold_out(
     Ok((sold_out, later))
 }
 
-/// The plan: sections `W1…` of numbered rows, holds far longer than the
+/// The plan: sections `S1…` of numbered rows, holds far longer than the
 /// setup and the run.
 fn plan(size: WaitlistOffers) -> serde_json::Value {
-    let sections: Vec<_> = (1..=size.sections)
-        .map(|s| {
-            let rows: Vec<_> = (1..=size.rows)
-                .map(|r| serde_json::json!({"row": r.to_string(), "count": size.seats_per_row}))
-                .collect();
-            serde_json::json!({"sectionId": section_id(s), "rows": rows})
-        })
-        .collect();
-    serde_json::json!({"name": "Waitlist bench", "holdSeconds": HOLD_SECONDS, "sections": sections})
+    let (name, hold) = ("Waitlist bench", HOLD_SECONDS);
+    grid_plan(name, hold, size.sections, size.rows, size.seats_per_row)
 }
 
 /// The holds the routes make last two hours (create-event's most):
 /// longer than any setup and run.
 const HOLD_SECONDS: u32 = 7_200;
-
-fn section_id(s: u32) -> String {
-    format!("W{s}")
-}
 
 fn every_seat(size: WaitlistOffers) -> impl Iterator<Item = Unit> {
     (1..=size.sections).flat_map(move |s| {
