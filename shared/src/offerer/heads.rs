@@ -13,6 +13,8 @@
 //! [`MOST_PASSED`] times a look: the entry behind it may be the earliest
 //! the free units fill.
 
+use std::collections::HashMap;
+
 use crate::domain::waitlist::EntryStatus;
 use crate::domain::waitlist_entry::{Entry, IndexShard, WaitingIndex};
 use crate::domain::{EntryId, EventId, Millis};
@@ -86,14 +88,21 @@ impl Heads {
             }
         }
         heads.sort_by(|a, b| a.0.cmp(b.0));
+        // Each entry once, at its earliest place (an entry waits in an
+        // index per section it names): hundreds of heads, every round.
         let mut earliest: Vec<Head> = Vec::new();
+        let mut at: HashMap<&EntryId, usize> = HashMap::new();
         for (place, shard, ends) in heads {
-            match earliest.iter_mut().find(|h| h.entry == place.entry) {
-                Some(head) => head.ends.extend(ends.then(|| shard.clone())),
-                None => earliest.push(Head {
-                    entry: place.entry.clone(),
-                    ends: ends.then(|| shard.clone()).into_iter().collect(),
-                }),
+            let ends = ends.then(|| shard.clone());
+            match at.get(&place.entry) {
+                Some(&i) => earliest[i].ends.extend(ends),
+                None => {
+                    at.insert(&place.entry, earliest.len());
+                    earliest.push(Head {
+                        entry: place.entry.clone(),
+                        ends: ends.into_iter().collect(),
+                    });
+                }
             }
         }
         let unknown: Vec<EntryId> = earliest
