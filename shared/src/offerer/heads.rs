@@ -7,11 +7,16 @@
 //! number of indexes and the line's length; the look gives back what it
 //! read for the next.
 //!
-//! A shard is read one place deep. Where the earliest entry is passed
-//! over (it cannot take what is free: its own listings are as good as
-//! taken for it), the shard it heads is read one place further, at most
-//! [`MOST_PASSED`] times a look: the entry behind it may be the earliest
-//! the free units fill.
+//! A shard is read [`DEPTH`] places at a time: a Query of a few small
+//! places costs a read unit like a Query of one, and a look's next offer
+//! from that shard then needs no read. An entry's place is read when the
+//! look comes to it, with the next unread ones, a BatchGetItem's worth.
+//! An offer made takes its entry's places off what the look read; a lost
+//! one, or an entry found no longer waiting, has its shards read again.
+//! Where the last place read of a shard is passed over (its entry cannot
+//! take what is free: its own listings are as good as taken for it), the
+//! shard is read further, at most [`MOST_PASSED`] times a look: the entry
+//! behind it may be the earliest the free units fill.
 
 use std::collections::HashMap;
 
@@ -30,6 +35,10 @@ const MOST_PASSED: u32 = 16;
 
 /// How many heads' entries one read takes (a BatchGetItem's most).
 const ENTRIES_PER_READ: usize = 100;
+
+/// Places read of a shard at a time: eight places of about a hundred
+/// bytes are one read unit, as one is.
+const DEPTH: u32 = 8;
 
 /// A head, earliest first: its entry and the shards it is the last read
 /// place of, where more may wait behind it.
@@ -62,8 +71,8 @@ impl Heads {
     }
 
     /// The heads of `indexes`, earliest first, each entry once: the
-    /// shards not read yet this look read now, and the entries not read
-    /// yet with them.
+    /// shards not read yet this look read now (their entries are read as
+    /// the look comes to them, [`Heads::entry`]).
     pub async fn earliest(
         &mut self,
         app: &App,
@@ -105,23 +114,34 @@ impl Heads {
                 }
             }
         }
-        let unknown: Vec<EntryId> = earliest
-            .iter()
-            .map(|h| h.entry.clone())
-            .filter(|id| !self.line.entries.contains_key(id))
-            .collect();
-        for batch in unknown.chunks(ENTRIES_PER_READ) {
-            for entry in app.store.read_entries(event, batch).await? {
-                self.line.entries.insert(entry.entry_id.clone(), entry);
-            }
-        }
         Ok(earliest)
     }
 
-    /// The entry of `head`, as read (`None`: it is gone, as after a
-    /// waitlist's delete).
-    pub fn entry(&self, head: &Head) -> Option<&Entry> {
-        self.line.entries.get(&head.entry)
+    /// The entry of `heads[at]`, read with the next unread ones if this
+    /// look has not read it (`None`: it is gone, as after a waitlist's
+    /// delete, or `at` is past the heads).
+    pub async fn entry(
+        &mut self,
+        app: &App,
+        event: &EventId,
+        heads: &[Head],
+        at: usize,
+    ) -> Result<Option<&Entry>, Error> {
+        let Some(head) = heads.get(at) else {
+            return Ok(None);
+        };
+        if !self.line.entries.contains_key(&head.entry) {
+            let unread = heads[at..].iter().map(|h| &h.entry);
+            let unread: Vec<EntryId> = unread
+                .filter(|id| !self.line.entries.contains_key(*id))
+                .take(ENTRIES_PER_READ)
+                .cloned()
+                .collect();
+            for entry in app.store.read_entries(event, &unread).await? {
+                self.line.entries.insert(entry.entry_id.clone(), entry);
+            }
+        }
+        Ok(self.line.entries.get(&head.entry))
     }
 
     /// Whether this look has read past as many passed-over entries as it
@@ -130,8 +150,8 @@ impl Heads {
         self.passed >= MOST_PASSED
     }
 
-    /// `shard` read one place past what this look read of it, if the look
-    /// may still read past a passed-over entry: whether it did.
+    /// `shard` read past what this look read of it, if the look may still
+    /// read past a passed-over entry: whether it did.
     pub async fn read_past(
         &mut self,
         app: &App,
@@ -152,8 +172,25 @@ impl Heads {
         Ok(true)
     }
 
-    /// `entry` moved (offered, or found no longer waiting): the shards it
-    /// waited in are read again when next wanted, and it with them.
+    /// `entry` left the line by this look's write (offered, or ended at
+    /// its buyer's limit): its places are taken off what was read, and a
+    /// shard left with none read is read again when next wanted.
+    pub fn left(&mut self, entry: &Entry) {
+        for shard in entry_index_shards(entry) {
+            let Some(read) = self.line.shards.get_mut(&shard) else {
+                continue;
+            };
+            read.places.retain(|place| place.entry != entry.entry_id);
+            if read.places.is_empty() && read.more {
+                self.line.shards.remove(&shard);
+            }
+        }
+        self.line.entries.remove(&entry.entry_id);
+    }
+
+    /// `entry` may have moved another way (an offer to it lost, or it was
+    /// found no longer waiting): the shards it waited in are read again
+    /// when next wanted, and it with them.
     pub fn forget(&mut self, entry: &Entry) {
         for shard in entry_index_shards(entry) {
             self.line.shards.remove(&shard);
@@ -161,8 +198,8 @@ impl Heads {
         self.line.entries.remove(&entry.entry_id);
     }
 
-    /// `reads` made, one place of each, appended to what was read of
-    /// each shard.
+    /// `reads` made, [`DEPTH`] places of each, appended to what was read
+    /// of each shard.
     async fn read(
         &mut self,
         app: &App,
@@ -173,12 +210,16 @@ impl Heads {
             return Ok(());
         }
         let store = &app.store;
-        for (shard, places) in store.shard_heads(event, self.generation, reads, 1).await? {
+        let depth = usize::try_from(DEPTH).unwrap_or(usize::MAX);
+        for (shard, places) in store
+            .shard_heads(event, self.generation, reads, DEPTH)
+            .await?
+        {
             let read = self.line.shards.entry(shard).or_insert(ShardRead {
                 places: Vec::new(),
                 more: true,
             });
-            read.more = !places.is_empty();
+            read.more = places.len() >= depth;
             read.places.extend(places);
         }
         Ok(())

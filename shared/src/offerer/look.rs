@@ -21,7 +21,7 @@ use crate::domain::{
     SectionId,
 };
 use crate::error::Error;
-use crate::store::{OfferWrite, SeatRead, MAX_TRANSACTION_ITEMS};
+use crate::store::{OfferLoss, OfferWrite, SeatRead, MAX_TRANSACTION_ITEMS};
 use crate::App;
 
 use super::heads::{waiting, Heads};
@@ -179,23 +179,31 @@ impl Known {
         }
     }
 
-    /// An offer of `offered` lost to one of its units: learn what moved.
+    /// An offer of `offered` lost to one of its units (`loss`): learn what
+    /// moved. A seat whose claim's condition failed is taken; one refused
+    /// otherwise is read.
     async fn lost(
         &mut self,
         app: &App,
         event: &Event,
         offered: &Offered,
+        loss: &OfferLoss,
         now: Millis,
     ) -> Result<(), Error> {
         match offered {
             Offered::Seats(seats) => {
+                let refused = loss.taken.iter().chain(&loss.unsure);
+                let refused: Vec<SeatId> = refused.filter_map(|&i| seats.get(i)).cloned().collect();
                 // A listed seat reads sold: its resale item says whether
                 // another offer took it.
-                let (listed, unlisted): (Vec<SeatId>, Vec<SeatId>) = seats
-                    .iter()
-                    .cloned()
+                let (listed, unlisted): (Vec<SeatId>, Vec<SeatId>) = refused
+                    .into_iter()
                     .partition(|s| self.listed.contains_key(s));
-                let taken = taken_since(app, &event.event_id, &unlisted, now).await?;
+                let (taken, unsure): (Vec<SeatId>, Vec<SeatId>) = unlisted
+                    .into_iter()
+                    .partition(|s| loss.taken.iter().any(|&i| seats.get(i) == Some(s)));
+                self.taken.extend(taken);
+                let taken = taken_since(app, &event.event_id, &unsure, now).await?;
                 self.taken.extend(taken);
                 if listed.is_empty() {
                     return Ok(());
@@ -315,12 +323,9 @@ async fn offer_each(
         let write = app
             .store
             .make_offer(&entry, &order, &offered, &token, waitlist.generation, at);
-        let written = write.await?;
-        // The entry moved, or the offer learnt it may have: its shards are
-        // read again when next wanted.
-        heads.forget(&entry);
-        match written {
+        match write.await? {
             OfferWrite::Made => {
+                heads.left(&entry);
                 look.made += 1;
                 let lapse = look
                     .next_lapse
@@ -329,16 +334,22 @@ async fn offer_each(
                 known.took(&order, &offered);
                 tracing::info!(event_id = %event.event_id, order_id = %order.order_id, seats = order.seats.len(), places = order.places.iter().map(|p| p.quantity).sum::<u32>(), "waitlist offer made");
             }
-            OfferWrite::Lost { units } => {
+            OfferWrite::Lost(loss) => {
                 lost += 1;
-                if units {
-                    known.lost(app, event, &offered, at).await?;
+                if loss.entry_left {
+                    heads.left(&entry);
+                } else if loss.entry_unsure {
+                    heads.forget(&entry);
+                }
+                if loss.units() {
+                    known.lost(app, event, &offered, &loss, at).await?;
                 }
             }
             OfferWrite::OverLimit => {
                 // The entry has ended (its index places with it): the next
                 // round's heads go past it. Each costs a read and a write,
                 // so the look counts it against its bound on lost writes.
+                heads.left(&entry);
                 lost += 1;
                 tracing::info!(entry_id = %entry.entry_id, "a waitlist entry ended at its buyer's limit");
             }
@@ -398,8 +409,9 @@ async fn next_offer(
         return Ok(Next::Nothing);
     }
     'read: loop {
-        for head in heads.earliest(app, event_id, &indexes).await? {
-            let Some(entry) = heads.entry(&head) else {
+        let earliest = heads.earliest(app, event_id, &indexes).await?;
+        for (i, head) in earliest.iter().enumerate() {
+            let Some(entry) = heads.entry(app, event_id, &earliest, i).await? else {
                 continue;
             };
             if !waiting(entry) {

@@ -133,7 +133,7 @@ pub use items::visitor::{
     QUEUE_RANK, QUEUE_SHARD, VISITOR_PK_PREFIX, VISITOR_RETENTION_SECONDS,
     WAITING_RETENTION_SECONDS,
 };
-pub use offers::OfferWrite;
+pub use offers::{OfferLoss, OfferWrite};
 pub use positions::{PositionsWrite, StoredPositions};
 pub use queue::{StoredQueue, QUEUE_CACHE_MS};
 pub use schema::{

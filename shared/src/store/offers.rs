@@ -43,20 +43,65 @@ fn offered_under(order: &Order, generation: u64, now: Millis) -> Expression {
 }
 
 /// How an offer's transaction ended, short of a fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OfferWrite {
     Made,
-    /// A seat or a bucket's places were taken (`units`), or the entry
-    /// moved (left, removed, offered by another offerer) or the waitlist
-    /// ended, since the look: look again.
-    Lost {
-        units: bool,
-    },
+    /// A seat or a bucket's places were taken, or the entry moved (left,
+    /// removed, offered by another offerer) or the waitlist ended, since
+    /// the look: what the refusal showed of which.
+    Lost(OfferLoss),
     /// The offer would take its buyer over the event's limit: nothing
     /// offered, and the entry ended (`buyer-limit`), in one transaction
     /// with checks that the record is still as read and the waitlist the
     /// open generation (either moved: `Lost`, and the look reads again).
     OverLimit,
+}
+
+/// What a lost offer's transaction showed of what moved since the look.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OfferLoss {
+    /// The entry no longer waits: its condition failed, or its offer's
+    /// order exists (the order's id is the entry's own, so another
+    /// offerer's offer to it came first). Its places are off the index.
+    pub entry_left: bool,
+    /// The entry, or its order, was in another transaction at the time:
+    /// whether it still waits is unknown.
+    pub entry_unsure: bool,
+    /// The offered units (by their place in the offer: its seats, or its
+    /// bucket takes) whose condition failed: taken since the look read
+    /// them.
+    pub taken: Vec<usize>,
+    /// The offered units refused for another reason (a transaction in
+    /// flight on them): free or not, unknown.
+    pub unsure: Vec<usize>,
+}
+
+impl OfferLoss {
+    /// Whether any offered unit was refused.
+    pub fn units(&self) -> bool {
+        !self.taken.is_empty() || !self.unsure.is_empty()
+    }
+}
+
+/// The loss an offer's refusal shows, from its per-item `reasons`: the
+/// order first, then the entry, and the units from `first_unit` on.
+fn offer_loss(reasons: &[Option<ItemFailure>], first_unit: usize) -> OfferLoss {
+    let failed = |i: usize| reasons.get(i).and_then(Option::as_ref);
+    let condition = |i: usize| matches!(failed(i), Some(ItemFailure::Condition(_)));
+    let entry_left = condition(0) || condition(1);
+    let mut loss = OfferLoss {
+        entry_left,
+        entry_unsure: !entry_left && (failed(0).is_some() || failed(1).is_some()),
+        ..OfferLoss::default()
+    };
+    for (unit, reason) in reasons.iter().skip(first_unit).enumerate() {
+        match reason {
+            Some(ItemFailure::Condition(_)) => loss.taken.push(unit),
+            Some(_) => loss.unsure.push(unit),
+            None => {}
+        }
+    }
+    loss
 }
 
 impl Store {
@@ -110,15 +155,12 @@ impl Store {
         if let Some(e) = unavailable_in("offer", &reasons) {
             return Err(e);
         }
-        // The order's id is the entry's own: an order there already is
-        // another offerer's offer to the same entry, which came first.
-        let order_exists = matches!(reasons.first(), Some(Some(ItemFailure::Condition(_))));
-        let units = reasons.iter().skip(first_unit).any(Option::is_some);
+        let loss = offer_loss(&reasons, first_unit);
         // The buyer's record, where there is one, sits just before the units.
         let buyer_moved =
             buyer.is_some() && matches!(reasons.get(first_unit.wrapping_sub(1)), Some(Some(_)));
-        tracing::info!(entry_id = %entry.entry_id, order_exists, units, buyer_moved, "a waitlist offer lost to a move since its look");
-        Ok(OfferWrite::Lost { units })
+        tracing::info!(entry_id = %entry.entry_id, entry_left = loss.entry_left, units = loss.units(), buyer_moved, "a waitlist offer lost to a move since its look");
+        Ok(OfferWrite::Lost(loss))
     }
 
     /// The offer's holds: each seat's claim under get-seat's own condition
@@ -218,7 +260,70 @@ impl Store {
         writes.extend(self.leaving_waiting(event, entry, now, None)?);
         Ok(match self.state_txn(writes).await? {
             true => OfferWrite::OverLimit,
-            false => OfferWrite::Lost { units: false },
+            // The entry, its buyer's record or the waitlist moved.
+            false => OfferWrite::Lost(OfferLoss {
+                entry_unsure: true,
+                ..OfferLoss::default()
+            }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn condition() -> Option<ItemFailure> {
+        Some(ItemFailure::Condition(None))
+    }
+
+    #[test]
+    fn a_refusal_says_what_moved() {
+        let conflict = || Some(ItemFailure::Conflict);
+        // (reasons: order, entry, check, two more, then two units)
+        let table: [(Vec<Option<ItemFailure>>, OfferLoss); 5] = [
+            (
+                vec![condition(), condition(), None, None, None, None, None],
+                OfferLoss {
+                    entry_left: true,
+                    ..OfferLoss::default()
+                },
+            ),
+            (
+                vec![None, condition(), None, None, None, None, condition()],
+                OfferLoss {
+                    entry_left: true,
+                    taken: vec![1],
+                    ..OfferLoss::default()
+                },
+            ),
+            (
+                vec![None, None, None, None, None, condition(), conflict()],
+                OfferLoss {
+                    taken: vec![0],
+                    unsure: vec![1],
+                    ..OfferLoss::default()
+                },
+            ),
+            (
+                vec![None, conflict(), None, None, None, None, None],
+                OfferLoss {
+                    entry_unsure: true,
+                    ..OfferLoss::default()
+                },
+            ),
+            // The waitlist's check alone: nothing of the entry or the units.
+            (
+                vec![None, None, condition(), None, None, None, None],
+                OfferLoss::default(),
+            ),
+        ];
+        for (reasons, loss) in table {
+            assert_eq!(offer_loss(&reasons, 5), loss);
+            assert_eq!(
+                loss.units(),
+                !loss.taken.is_empty() || !loss.unsure.is_empty()
+            );
+        }
     }
 }
