@@ -9,8 +9,10 @@
 //! to it then loses in its transaction, which conditions on the entry
 //! waiting, and the look reads the shard again) or when a join lands ahead
 //! of it, which a join stamped before the head can do only within the
-//! contract's one second of ties. A shard read empty is not kept: a join
-//! may fill it, and the look that a join starts must see it.
+//! contract's one second of ties. A shard read empty is kept with the
+//! list's newest joins as read before it ([`LineRead::ends`]): a look
+//! reads them again first, and takes its empties to be empty only if
+//! nobody joined since.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -37,6 +39,9 @@ pub struct ShardRead {
 pub struct LineRead {
     pub shards: HashMap<IndexShard, ShardRead>,
     pub entries: HashMap<EntryId, Entry>,
+    /// The newest join keys of each shard of the list, read before every
+    /// shard here was (`None`: not read; no empty shard is kept then).
+    pub ends: Option<Vec<Vec<String>>>,
 }
 
 #[derive(Debug, Default)]
@@ -56,14 +61,16 @@ impl Memory {
     }
 
     /// Keeps `line` as this instance's view of `event`'s line of
-    /// `generation` from `now`: its shards with a place in them, and the
-    /// entries they name. Each may hold more behind its places by the next
-    /// look (a join since): a look that passes over its last place reads
-    /// past it again.
+    /// `generation` from `now`: its shards (those read empty only with the
+    /// list's ends they were read after), and the entries they name. Each
+    /// with a place may hold more behind its places by the next look (a
+    /// join since): a look that passes over its last place reads past it
+    /// again.
     pub fn remember_line(&self, event: &EventId, generation: u64, now: Millis, mut line: LineRead) {
-        line.shards.retain(|_, s| !s.places.is_empty());
+        let ends = line.ends.is_some();
+        line.shards.retain(|_, s| ends || !s.places.is_empty());
         for shard in line.shards.values_mut() {
-            shard.more = true;
+            shard.more = !shard.places.is_empty();
         }
         let named: std::collections::HashSet<&EntryId> = line
             .shards

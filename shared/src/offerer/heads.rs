@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 
+use crate::domain::offer_tick::joined_since;
 use crate::domain::waitlist::EntryStatus;
 use crate::domain::waitlist_entry::{Entry, IndexShard, WaitingIndex};
 use crate::domain::{EntryId, EventId, Millis};
@@ -55,13 +56,23 @@ pub(super) struct Heads {
 }
 
 impl Heads {
-    /// The line of `event`'s `generation` as this instance remembers it.
-    pub fn recalled(app: &App, event: &EventId, generation: u64) -> Self {
-        Heads {
-            generation,
-            line: app.memory.recall_line(event, generation),
-            passed: 0,
+    /// The line of `event`'s `generation` as this instance remembers it,
+    /// its shards read empty kept only if nobody joined since: the list's
+    /// newest joins are read first (strongly consistent), and the shards
+    /// this look reads empty are kept with them.
+    pub async fn recalled(app: &App, event: &EventId, generation: u64) -> Result<Self, Error> {
+        let mut line = app.memory.recall_line(event, generation);
+        let ends = app.store.newest_joins(event, generation, true).await?;
+        let joined = (line.ends.as_deref()).is_none_or(|seen| joined_since(Some(seen), &ends));
+        if joined {
+            line.shards.retain(|_, s| !s.places.is_empty());
         }
+        line.ends = Some(ends);
+        Ok(Heads {
+            generation,
+            line,
+            passed: 0,
+        })
     }
 
     /// What this look read, kept for the instance's next look from `now`.

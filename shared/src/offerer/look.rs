@@ -253,7 +253,7 @@ async fn offer_from(
     look: OfferLook,
     now: Millis,
 ) -> Result<OfferLook, Error> {
-    let mut heads = Heads::recalled(app, &event.event_id, waitlist.generation);
+    let mut heads = Heads::recalled(app, &event.event_id, waitlist.generation).await?;
     let offered = offer_each(app, event, waitlist, known, look, &mut heads, now).await;
     heads.remember(app, &event.event_id, crate::world::now());
     offered

@@ -141,7 +141,10 @@ async fn look_if(
     let version = seen
         .last
         .map_or(stored.version, |l| l.version.max(stored.version));
-    let newest = app.store.newest_joins(event, seen.generation).await?;
+    let newest = app
+        .store
+        .newest_joins(event, seen.generation, false)
+        .await?;
     seen.joins_checked = now;
     let joined = joined_since(seen.joins.as_deref(), &newest);
     let nobody = newest.iter().all(Vec::is_empty);

@@ -266,35 +266,40 @@ impl Store {
     }
 
     /// The latest [`NEWEST_JOINS`] join keys of each shard of the
-    /// generation's list, newest first (eventually consistent: a join
-    /// shows within a second or so): the offerer's tick compares them with
-    /// its last reading to learn that someone joined, a join whose write
-    /// committed after a later-stamped one's included, at about one read
-    /// unit a shard.
+    /// generation's list, newest first, the shards read at once: the
+    /// offerer compares them with an earlier reading to learn that someone
+    /// joined, a join whose write committed after a later-stamped one's
+    /// included, at about one read unit a shard. The tick's check reads
+    /// them eventually consistent (a join shows within a second or so); a
+    /// look, `consistent` (a join answered shows).
     pub async fn newest_joins(
         &self,
         event: &EventId,
         generation: u64,
+        consistent: bool,
     ) -> Result<Vec<Vec<String>>, Error> {
         let event_ref = EventRef::of(event);
-        let mut newest = Vec::new();
-        for shard in 0..ENTRY_SHARDS {
+        let reads = (0..ENTRY_SHARDS).map(|shard| {
             let query = self
                 .client
                 .query()
                 .table_name(&*self.table)
+                .consistent_read(consistent)
                 .scan_index_forward(false)
                 .limit(NEWEST_JOINS);
             let pk = entry_list_pk(&event_ref, generation, shard);
-            let page = listed_after(pk, None)
-                .on_query(query)
-                .send()
-                .await
-                .map_err(|e| sdk_error("Query", e))?;
-            let keys = page.items().iter().map(join_key_of);
-            newest.push(keys.collect::<Result<Vec<_>, _>>()?);
-        }
-        Ok(newest)
+            async move {
+                let page = listed_after(pk, None)
+                    .on_query(query)
+                    .send()
+                    .await
+                    .map_err(|e| sdk_error("Query", e))?;
+                let keys = page.items().iter().map(join_key_of);
+                Ok::<_, Error>(keys.collect::<Result<Vec<_>, _>>()?)
+            }
+        });
+        let reads = in_order(usize::from(ENTRY_SHARDS), reads.collect()).await;
+        reads.into_iter().collect()
     }
 
     /// Up to `limit` places of one shard of the list or of an index after
