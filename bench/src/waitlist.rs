@@ -4,7 +4,8 @@
 //! cancels, expiries and returns, each offered by the offerer as it runs
 //! in AWS: the seat-map projector's looks fed by the table's stream
 //! (polled every quarter second, as Lambda polls a shard) and the
-//! offer-waitlists tick. The buyers and the offerer each have their own
+//! offer-waitlists tick, each with an instance's memory of its own (two
+//! functions on AWS). The buyers and the offerer each have their own
 //! client, metered by one capacity meter (DynamoDB's limits on a warmed
 //! table, throttling as DynamoDB would); the offerer's requests are
 //! recorded, so its store requests and units per offer are priced from
@@ -149,7 +150,12 @@ async fn waitlist_offers(sizes: Sizes, size: WaitlistOffers) -> Result<(Row, Per
     let projector = project_until(&offerer, follower, done.clone());
     let until = start + size.spread_ms + TAIL_MS;
     let offering = {
-        let (app, run_ms) = (offerer.clone(), until - shared::world::now().0);
+        // The tick is a function of its own: another instance's memory.
+        let app = App {
+            memory: offerer.memory.fresh(),
+            ..offerer.clone()
+        };
+        let run_ms = until - shared::world::now().0;
         let run = Duration::from_millis(u64::try_from(run_ms).unwrap_or(0));
         tokio::spawn(async move { shared::offerer::Offerer::default().run_for(&app, run).await })
     };
