@@ -17,11 +17,10 @@ use crate::domain::returns::{offer_expiry, ListedSeat, LAST_RESALE_OFFER_BEFORE_
 use crate::domain::waitlist::{Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{
-    Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId, SeatId, SeatMap, SeatStatus,
-    SectionId,
+    Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId, SeatId, SeatMap, SectionId,
 };
 use crate::error::Error;
-use crate::store::{OfferLoss, OfferWrite, SeatRead, MAX_TRANSACTION_ITEMS};
+use crate::store::{OfferLoss, OfferWrite, MAX_TRANSACTION_ITEMS};
 use crate::App;
 
 use super::heads::{waiting, Heads};
@@ -180,8 +179,9 @@ impl Known {
     }
 
     /// An offer of `offered` lost to one of its units (`loss`): learn what
-    /// moved. A seat whose claim's condition failed is taken; one refused
-    /// otherwise is read.
+    /// moved. A seat refused is taken for this look, whether its condition
+    /// failed (taken) or another transaction was on it (most likely a
+    /// claim of it: the next look's map says).
     async fn lost(
         &mut self,
         app: &App,
@@ -199,12 +199,7 @@ impl Known {
                 let (listed, unlisted): (Vec<SeatId>, Vec<SeatId>) = refused
                     .into_iter()
                     .partition(|s| self.listed.contains_key(s));
-                let (taken, unsure): (Vec<SeatId>, Vec<SeatId>) = unlisted
-                    .into_iter()
-                    .partition(|s| loss.taken.iter().any(|&i| seats.get(i) == Some(s)));
-                self.taken.extend(taken);
-                let taken = taken_since(app, &event.event_id, &unsure, now).await?;
-                self.taken.extend(taken);
+                self.taken.extend(unlisted);
                 if listed.is_empty() {
                     return Ok(());
                 }
@@ -355,28 +350,6 @@ async fn offer_each(
             }
         }
     }
-}
-
-/// Which of `seats`, read strongly consistently, are not free at `now`:
-/// what an offer lost to a seat learns.
-async fn taken_since(
-    app: &App,
-    event: &EventId,
-    seats: &[SeatId],
-    now: Millis,
-) -> Result<Vec<SeatId>, Error> {
-    let mut taken = Vec::new();
-    for seat in seats {
-        let free = match app.store.seat_state(event, seat).await? {
-            SeatRead::Seen(Some(state)) => state.visible_status(now) == SeatStatus::Available,
-            SeatRead::Seen(None) => false,
-            SeatRead::Throttled => return Err(Error::StoreUnavailable),
-        };
-        if !free {
-            taken.push(seat.clone());
-        }
-    }
-    Ok(taken)
 }
 
 /// What the heads say the next offer is.
