@@ -208,7 +208,7 @@ impl Needs {
         draw_secret: true,
         ..Self::STORE
     };
-    /// project-seat-map, the waitlist's offerer: an offer's hold token is
+    /// offer-waitlists, the waitlist's offerer: an offer's hold token is
     /// derived from its entry under the hold token keys (on an event with a
     /// buyer limit the entry keeps its buyer's keyed ref: no draw secret).
     pub const OFFERER: Self = Self {

@@ -1,12 +1,13 @@
 //! When the offerer's tick looks at a waitlist (API.md, "Offers", how
-//! fast), pure. The stream starts a look for every write that frees a
-//! seat; what no write announces is left to the tick: a hold whose
+//! fast), pure. The tick is the one offerer: the stream counts every batch
+//! that frees seats or places, and a count the last look did not see makes
+//! a look due; so does what no write announces: a hold whose
 //! `expiresAt` passes (its seat is free from that instant, swept or not),
 //! a waitlist just put or opened, the holds of the opening's last second,
 //! and joins (seats may sit free that nobody waiting before could fill).
 //! The tick keeps what its last look saw ([`LastLook`]) and looks again
 //! only when one of those is due, so an idle waitlist costs a copy's read
-//! a tick and its list's ends every [`JOIN_CHECK_MS`].
+//! and the count's a tick, and its list's ends every [`JOIN_CHECK_MS`].
 
 use std::collections::HashMap;
 
@@ -48,6 +49,9 @@ pub struct LastLook {
     pub next_lapse: Option<Millis>,
     /// It stopped at its bounds: there may be more to offer.
     pub more: bool,
+    /// The stream's count of batches that freed something, as read
+    /// before it (the look's map shows what they freed).
+    pub frees: u64,
 }
 
 /// What the tick knows of a waitlist as it visits it.
@@ -59,6 +63,8 @@ pub struct Visit<'a> {
     pub opened_at: Option<Millis>,
     /// When the list's ends were last read.
     pub joins_checked: Millis,
+    /// The stream's count of batches that freed something, read now.
+    pub frees: u64,
     pub now: Millis,
 }
 
@@ -70,6 +76,8 @@ pub enum Why {
     /// The opening's last holds now show on the map.
     Settled,
     More,
+    /// The stream counted a batch that freed seats or places.
+    Freed,
     Lapsed,
     Refresh,
 }
@@ -96,6 +104,8 @@ pub fn due(visit: Visit) -> Due {
         Due::Look(Why::Settled)
     } else if last.more {
         Due::Look(Why::More)
+    } else if visit.frees > last.frees {
+        Due::Look(Why::Freed)
     } else if last.next_lapse.is_some_and(|at| !hold_is_live(at, now)) {
         Due::Look(Why::Lapsed)
     } else if now.0 - last.at.0 >= REFRESH_MS {

@@ -7,6 +7,7 @@ fn last(at: i64) -> LastLook {
         at: Millis(at),
         next_lapse: None,
         more: false,
+        frees: 5,
     }
 }
 
@@ -62,7 +63,36 @@ fn a_look_is_due_only_for_what_no_write_announces() {
             version,
             opened_at: opened_at.map(Millis),
             joins_checked: Millis(10_000),
+            frees: 5,
             now: Millis(now),
+        };
+        assert_eq!(due(visit), want, "{visit:?}");
+    }
+}
+
+#[test]
+fn a_batch_that_freed_something_makes_a_look_due() {
+    let quiet = last(10_000);
+    let more = LastLook {
+        more: true,
+        ..quiet
+    };
+    // (last look, frees counted now, due)
+    let cases = [
+        (&quiet, 5, Due::Nothing),
+        (&quiet, 6, Due::Look(Why::Freed)),
+        // A count behind the look's (another copy of the world): nothing.
+        (&quiet, 4, Due::Nothing),
+        (&more, 6, Due::Look(Why::More)),
+    ];
+    for (last, frees, want) in cases {
+        let visit = Visit {
+            last: Some(last),
+            version: 3,
+            opened_at: None,
+            joins_checked: Millis(10_000),
+            frees,
+            now: Millis(10_500),
         };
         assert_eq!(due(visit), want, "{visit:?}");
     }

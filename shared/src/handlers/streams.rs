@@ -1,7 +1,7 @@
 //! The stream entry points: the table's DynamoDB stream records in,
 //! project-seat-map's seat map (a waitlist armed for a sell-out, opened
-//! when the map shows one; an open waitlist offered the seats a batch
-//! freed) and publish-events' events out.
+//! when the map shows one; an open waitlist's offerer told of the seats
+//! a batch freed) and publish-events' events out.
 
 use std::collections::HashMap;
 
@@ -9,8 +9,6 @@ use super::opening::{open_if_sold_out, Look};
 use crate::domain::waitlist::WaitlistStatus;
 use crate::domain::EventRef;
 use crate::error::Error;
-use crate::offerer::offer_free;
-use crate::store::Listing;
 use crate::{metrics, outbox, store, App, Store};
 
 /// The project-seat-map handler: a batch of the table's stream records in
@@ -66,8 +64,8 @@ struct BatchOfEvent {
 /// consistent, a copy picked at random: every batch of an on-sale looks,
 /// and the main item would be its hottest key). An armed waitlist is
 /// opened at a sell-out (API.md, "Opening, and the waitlist-only sale")
-/// when the batch took something; an open one is offered what the batch
-/// freed (API.md, "Offers": frees reach the offerer through this reader
+/// when the batch took something; for an open one the batch is counted
+/// for the offerer's tick (API.md, "Offers": frees reach the offerer through this reader
 /// of the stream). Returns the sequence numbers of the records of events
 /// whose look a retry can finish (throttling, an outage: reported as
 /// failed, so the stream delivers them again and the look is taken again).
@@ -113,8 +111,8 @@ async fn look_at_waitlists(
 
 /// One event's look after a batch: its waitlist's copy read once, then the
 /// sell-out look (armed, and the batch took something; the map only
-/// then) or the offerer's (open, and the batch freed seats; the look
-/// reads the item).
+/// then), or (open, and the batch freed seats) one more batch counted for
+/// the offerer's tick.
 async fn look_at_waitlist(
     app: &App,
     event: &EventRef,
@@ -127,31 +125,9 @@ async fn look_at_waitlist(
     if of_event.took && stored.waitlist.opens_at_sell_out() {
         open_if_sold_out(&app.store, event, Look::Copy(stored)).await?;
     } else if of_event.freed && stored.waitlist.status() == WaitlistStatus::Open {
-        let look = offer_free(app, &stored.event_id, crate::world::now()).await?;
-        if look.more {
-            hand_on_to_the_tick(app, event).await?;
-        }
+        // The tick offers them: one offerer per waitlist (`store::frees`).
+        app.store.note_frees(event).await?;
     }
-    Ok(())
-}
-
-/// A look that stopped at its bounds leaves the rest to the offerer's
-/// tick: the waitlist's state is written again as it is, at the next
-/// version, which every tick sees on the copy it reads at its next visit
-/// (a change of version makes a look due). Not the batch taken again: its
-/// look would read a map that does not show this look's offers yet (they
-/// come later in the stream), and lose its writes to them.
-async fn hand_on_to_the_tick(app: &App, event: &EventRef) -> Result<(), Error> {
-    let Some(stored) = app.store.read_waitlist_of(event).await? else {
-        return Ok(());
-    };
-    let (waitlist, version) = (&stored.waitlist, Some(stored.version));
-    // Lost to another write: that one moved the version too.
-    let _ = app
-        .store
-        .put_waitlist(&stored.event_id, waitlist, version, Listing::Keep)
-        .await?;
-    tracing::info!(event_id = %stored.event_id, "waitlist: a look stopped at its bounds; the tick goes on");
     Ok(())
 }
 

@@ -2,8 +2,7 @@
 //! earliest-joined waiting entry they can fill, as an ordinary order
 //! already holding them, made in one transaction with the entry's move
 //! (`Store::make_offer`); the look repeats until nothing fits, or its
-//! bounds. What starts a look (the stream's frees, the tick) calls
-//! [`offer_free`].
+//! bounds. The tick calls [`offer_free`] (tests too).
 
 use std::collections::{HashMap, HashSet};
 
@@ -32,8 +31,8 @@ pub const OFFERS_PER_LOOK: u32 = 32;
 /// meanwhile before it leaves the rest to the next.
 const LOST_OFFERS_PER_LOOK: u32 = 8;
 
-/// How long one event's look may go on starting offers: the projector's
-/// batch waits for it, within the function's timeout.
+/// How long one event's look may go on starting offers: the tick's other
+/// visits wait for a free slot meanwhile.
 const LOOK_BUDGET_MS: i64 = 2_000;
 
 /// What one look did and saw: the offerer's tick keeps it to know when

@@ -1,17 +1,19 @@
 //! The offerer's tick (API.md, "Offers", how fast): every [`TICK_MS`] it
 //! visits each waitlist the registry lists and, when its memory of the
 //! last look says one is due (`domain::offer_tick::due`), looks for seats
-//! to offer through one event's look ([`offer_free`], which the stream's
-//! frees start too). The tick covers what no write announces: a hold
-//! whose `expiresAt` passes, a waitlist just put or opened, and joins
-//! (they may fit seats that sit free); and a look that stopped at its
-//! bounds goes on at the next tick. Beside the visits it keeps each open
-//! waitlist's positions ([`positions`]).
+//! to offer through one event's look ([`offer_free`]): it is the one
+//! offerer. A batch of the stream that freed seats is counted by the
+//! projector (`store::frees`), and a count the last look did not see makes
+//! a look due; so does what no write announces: a hold whose `expiresAt`
+//! passes, a waitlist just put or opened, and joins (they may fit seats
+//! that sit free); and a look that stopped at its bounds goes on at the
+//! next tick. Beside the visits it keeps each open waitlist's positions
+//! ([`positions`]).
 //!
 //! On AWS it runs in the offer-waitlists function, started every minute
 //! by an EventBridge schedule and ticking for that minute; `make dev`
-//! runs it in the dev server. Two offerers at once are harmless: each
-//! offer is one conditional transaction. Tests call [`Offerer::tick`]
+//! runs it in the dev server. Two offerers at once (runs overlapping at
+//! a minute's turn) are safe: each offer is one conditional transaction. Tests call [`Offerer::tick`]
 //! with their own clock.
 
 mod heads;

@@ -78,17 +78,23 @@ pub(super) async fn visit(
         return (Some(seen), Ok(None));
     }
     revert_if_due(app, event, &mut seen, &stored, now).await;
+    // Read before the look: the map it reads shows what was counted.
+    let frees = match app.store.frees_noted(&EventRef::of(event)).await {
+        Ok(frees) => frees,
+        Err(e) => return (Some(seen), Err(e)),
+    };
     let due = due(Visit {
         last: seen.last.as_ref(),
         version: stored.version,
         opened_at: stored.waitlist.opened_at,
         joins_checked: seen.joins_checked,
+        frees,
         now,
     });
     if due == Due::Nothing {
         return (Some(seen), Ok(None));
     }
-    let outcome = look_if(app, event, &mut seen, &stored, due, now).await;
+    let outcome = look_if(app, event, &mut seen, &stored, due, frees, now).await;
     seen.backoff_until = outcome
         .is_err()
         .then_some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
@@ -128,13 +134,14 @@ async fn revert_if_due(
 /// key the next check has not seen; one before it, the look's strongly
 /// consistent reads see), then looks if `due` says to, or if the check
 /// found a join. A list with nobody in it needs no look: the next join
-/// check finds the first.
+/// check finds the first. `frees`: the stream's count, read before.
 async fn look_if(
     app: &App,
     event: &EventId,
     seen: &mut Seen,
     stored: &StoredWaitlist,
     due: Due,
+    frees: u64,
     now: Millis,
 ) -> Result<Option<OfferLook>, Error> {
     let clock = Instant::now();
@@ -165,6 +172,7 @@ async fn look_if(
         at: now,
         next_lapse: look.and_then(|l| l.next_lapse),
         more: look.is_some_and(|l| l.more),
+        frees,
     });
     Ok(look)
 }

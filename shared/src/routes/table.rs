@@ -517,7 +517,7 @@ pub const OFFER_WAITLISTS: Function = Function {
 
 pub const PROJECT_SEAT_MAP: Function = Function {
     name: "project-seat-map",
-    needs: Some(Needs::OFFERER),
+    needs: Some(Needs::STORE),
     trigger: Trigger::Stream,
 };
 

@@ -79,6 +79,7 @@ mod events;
 mod failures;
 mod fan_out;
 mod free_runs;
+mod frees;
 mod ga;
 mod holds;
 mod items;

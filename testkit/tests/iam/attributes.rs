@@ -45,10 +45,10 @@ fn buyer_record_writes_are_limited_to_the_records_attributes() {
             writers.insert(function.clone());
         }
     }
-    // The claims' and releases' eight, the waitlist's two offerers (an
-    // offer on a limited event counts in its buyer's record) and its two
-    // routes that decline an offer (the count goes back).
-    assert_eq!(writers.len(), 12, "{writers:?}");
+    // The claims' and releases' eight, the waitlist's offerer (an offer on
+    // a limited event counts in its buyer's record) and its two routes
+    // that decline an offer (the count goes back).
+    assert_eq!(writers.len(), 11, "{writers:?}");
 }
 
 /// The one grant of `function` for `action` on keys starting `keys`, and

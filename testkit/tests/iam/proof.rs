@@ -622,9 +622,9 @@ async fn entry_paths(ob: &mut Observer, ev: &str) {
     over_limit_paths(ob).await;
 }
 
-/// The offerer through the projector: two seats held before a waitlist
-/// opens, two entries, the seats dropped and projected, so both entries
-/// are offered; an offer's status (its order and token), a decline by a
+/// The offerer told by the projector: two seats held before a waitlist
+/// opens, two entries, the seats dropped and projected (the batch counted
+/// for the tick), so the tick offers both entries; an offer's status (its order and token), a decline by a
 /// leave, a removal of the other offer, the organiser's list of offers.
 async fn offer_paths(ob: &mut Observer) {
     let ev = "iam-offers";
@@ -645,6 +645,7 @@ async fn offer_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    assert_eq!(tick_now(ob, ev).await, Some(2));
     let holder = |entry: &serde_json::Value| {
         let uri = format!("{entries}/{}", entry["entryId"].as_str().unwrap());
         let auth = format!("Bearer {}", entry["entryToken"].as_str().unwrap());
@@ -675,7 +676,7 @@ async fn decline_then_remove(ob: &mut Observer, ev: &str, joined: &[serde_json::
 }
 
 /// Offers' ends logged for the waitlist's counts, under each writer's
-/// role: three seats freed and offered by the projector; one offer
+/// role: three seats freed, projected, and offered by the tick; one offer
 /// cancelled with cancel-order, one paid through Stripe, one through
 /// confirm.
 async fn offer_end_paths(ob: &mut Observer) {
@@ -700,6 +701,7 @@ async fn offer_end_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    assert_eq!(tick_now(ob, ev).await, Some(3));
     let mut offers = Vec::new();
     for entry in &entries {
         let status = ob.as_entry("GET", ev, entry).await;
@@ -882,6 +884,9 @@ async fn tick_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    // The decline's frees, counted by the projector, make a look due.
+    let made = ticked(&mut offerer, &offerer_app, ev, now + 1_000).await;
+    assert_eq!(made, Some(1), "the four get their places");
     let offered = ob.as_entry("GET", ev, &four).await;
     assert_eq!(offered["offer"]["ga"][0]["quantity"], 4, "{offered}");
     ob.remove(ev, &four).await;
@@ -889,7 +894,7 @@ async fn tick_paths(ob: &mut Observer) {
     // A join check is due 2 s after the last; a second more, since each
     // visit of tick_all runs on the clock as it starts (the first visit
     // may have started later in its tick than this one does).
-    let made = ticked(&mut offerer, &offerer_app, ev, now + 3_000).await;
+    let made = ticked(&mut offerer, &offerer_app, ev, now + 4_000).await;
     assert_eq!(made, Some(1), "the single gets the free seat");
     let (_, read) = ob.run("GET", &format!("/orders/{order}"), &auth, "").await;
     let lapse = chrono::DateTime::parse_from_rfc3339(read["expiresAt"].as_str().unwrap())
@@ -908,7 +913,8 @@ async fn tick_paths(ob: &mut Observer) {
 
 /// Offers on an event with a buyer limit, each counted in its buyer's
 /// record: the tick offers the free seat to the first of two waiting; a
-/// holder's drop frees another, which the projector offers to the second;
+/// holder's drop frees another, which the tick offers to the second once
+/// the projector counted it;
 /// the first declines and the organiser removes the second (each gives
 /// its count back).
 async fn limited_offer_paths(ob: &mut Observer) {
@@ -936,6 +942,11 @@ async fn limited_offer_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    let made = ticked(&mut offerer, &offerer_app, ev, now + 1_000).await;
+    assert_eq!(made, Some(1), "the freed seat goes to the second");
+    local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
     let (_, map) = ob.run("GET", &format!("/events/{ev}/seats"), &[], "").await;
     let held = map["seats"].as_array().unwrap();
     assert!(
@@ -950,7 +961,8 @@ async fn limited_offer_paths(ob: &mut Observer) {
 /// (the waitlist opening a minute ahead, the sale is not waitlist-only
 /// yet). The tick ends that entry, with a check that the record has not
 /// moved, and offers the seat left to the next; on a second event another
-/// holder's drop makes the projector look, and end the entry likewise.
+/// holder's drop, counted by the projector, makes the tick look, and end
+/// the entry likewise.
 async fn over_limit_paths(ob: &mut Observer) {
     let ev = "iam-over-limit";
     let (over, _) = joined_then_at_limit(ob, ev, &["user:over", "user:next"]).await;
@@ -968,6 +980,8 @@ async fn over_limit_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    let made = ticked(&mut offerer, &offerer_app, ev, now + 1_000).await;
+    assert_eq!(made, Some(0), "the entry ends rather than be offered");
     ended_at_limit(ob, &over).await;
 }
 
@@ -1032,6 +1046,13 @@ async fn joined_then_at_limit(
 
 /// One tick of every waitlist at `at`: the offers `event`'s look made, if
 /// it looked (a look that failed is logged and leaves none).
+/// A fresh offerer's tick (offer-waitlists) now: what it offered `ev`.
+async fn tick_now(ob: &Observer, ev: &str) -> Option<u32> {
+    let app = local::iam::attributed(&ob.app, "offer-waitlists");
+    let mut offerer = shared::offerer::Offerer::default();
+    ticked(&mut offerer, &app, ev, shared::world::now().0).await
+}
+
 async fn ticked(
     offerer: &mut shared::offerer::Offerer,
     app: &shared::App,

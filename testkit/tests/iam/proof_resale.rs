@@ -91,11 +91,14 @@ pub(super) async fn resale_paths(ob: &mut Observer) {
     assert_eq!(declined["reason"], "declined", "{declined}");
     ob.remove(ev, &entries[5]).await;
 
-    // What they let go of goes on: the projector offers one to the next.
+    // What they let go of goes on: the projector counts it, and the tick
+    // offers one to the next.
     let next = ob.join(ev, "user:next", "{}").await;
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    let made = ticked(&mut offerer, &offerer_app, ev, now + 1_000).await;
+    assert!(made.is_some_and(|made| made > 0), "{made:?}");
     let (taken, _, _) = offer(ob, ev, &next).await;
     let (_, read) = ob
         .run("GET", &format!("/orders/{seller}"), &seller_auth, "")

@@ -126,7 +126,7 @@ fn each_function_reads_exactly_the_secrets_its_start_up_needs() {
             readers.insert(function, needed);
         }
     }
-    assert_eq!(readers.len(), 18, "{readers:?}");
+    assert_eq!(readers.len(), 17, "{readers:?}");
 }
 
 /// Whether `condition` names a condition that holds exactly when the

@@ -193,17 +193,18 @@ async fn a_seat_the_map_still_shows_free_is_tried_once_and_not_offered() {
     put_waitlist(&app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
     let waiting = joined(&app, &ev, "user:1", json!({})).await;
     // The offer loses to the hold, reads the seat, and leaves it be.
-    let offerer = local::iam::attributed(&app, "project-seat-map");
+    let offerer = local::iam::attributed(&app, "offer-waitlists");
     assert_eq!(offer_free(&offerer, &ev).await, 0);
     assert_eq!(status_of(&app, &ev, &waiting).await["status"], "WAITING");
     // Once the rival drops it and the projector reads the stream, the
-    // projector offers it: a free reaches the offerer through the stream.
+    // tick offers it: a free reaches the offerer through the stream.
     assert_eq!(drop_seat(&app, &rival, "A-1-1").await.0, 200);
     // (project_now reads the stream as the event source does, and runs
     // the projector under its own function's name.)
     local::streams::project_now(&app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    assert_eq!(tick_now(&app, &ev).await, 1);
     let offered = status_of(&app, &ev, &waiting).await;
     assert_eq!(
         (&offered["status"], &offered["offer"]["seats"]),

@@ -72,12 +72,13 @@ async fn free_places_are_offered_as_orders_holding_them() {
     assert_eq!(status_of(&app, &ev, &three).await["status"], "PURCHASED");
 
     // One more place back reaches the offerer through the stream (the
-    // projector reads it as its event source would): two places, for the
-    // entry asking for two anywhere.
+    // projector reads it as its event source would, and counts it for the
+    // tick): two places, for the entry asking for two anywhere.
     assert_eq!(hold_ga(&app, &holder, "FLOOR", json!(5)).await.0, 200);
     local::streams::project_now(&app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
+    assert_eq!(tick_now(&app, &ev).await, 1);
     let offered = status_of(&app, &ev, &two).await;
     assert_eq!(
         offered_places(&offered),

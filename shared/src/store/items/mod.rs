@@ -7,6 +7,7 @@ pub(super) mod bucket;
 pub(super) mod buyer;
 pub(super) mod entry;
 pub(super) mod event;
+pub(super) mod frees;
 pub(super) mod keyed_block;
 pub(super) mod order;
 pub(super) mod payment;

@@ -186,6 +186,17 @@ pub async fn offer_free(app: &shared::App, event: &str) -> u32 {
         .made
 }
 
+/// The offerer's tick (offer-waitlists) now, as a fresh instance: what it
+/// offered `event` (the stream's frees reach offers this way: the
+/// projector counts them, the tick offers).
+pub async fn tick_now(app: &shared::App, event: &str) -> u32 {
+    let app = local::iam::attributed(app, "offer-waitlists");
+    let id = EventId::parse(event).unwrap();
+    let mut offerer = shared::offerer::Offerer::default();
+    let look = offerer.tick(&app, &id, shared::world::now()).await.unwrap();
+    look.map_or(0, |l| l.made)
+}
+
 /// `offerers` looks at `event` at once, each its own task: the offers
 /// they made in all.
 pub async fn offer_free_at_once(app: &shared::App, event: &str, offerers: usize) -> u32 {
