@@ -330,6 +330,10 @@ async fn offer_each(
             }
             OfferWrite::Lost(loss) => {
                 lost += 1;
+                // A seat refused for another transaction on it is taken
+                // for this look; if that transaction fails, nothing
+                // announces the seat: the next visit looks again.
+                look.more |= !loss.unsure.is_empty();
                 if loss.entry_left {
                     heads.left(&entry);
                 } else if loss.entry_unsure {

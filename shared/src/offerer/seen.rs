@@ -81,7 +81,11 @@ pub(super) async fn visit(
     // Read before the look: the map it reads shows what was counted.
     let frees = match app.store.frees_noted(&EventRef::of(event)).await {
         Ok(frees) => frees,
-        Err(e) => return (Some(seen), Err(e)),
+        Err(e) => {
+            // As a failed look: a throttled table is not asked every tick.
+            seen.backoff_until = Some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
+            return (Some(seen), Err(e));
+        }
     };
     let due = due(Visit {
         last: seen.last.as_ref(),
