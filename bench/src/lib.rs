@@ -253,7 +253,7 @@ async fn crowds(
     report.rows.push(fragmented_stadium(sizes).await?);
     progress("the admitter with a crowd waiting (seeded, each tick priced, the heap counted)");
     report.rows.push(admitter_flood(sizes).await?);
-    progress("waitlist offers after a sell-out: seats freed four ways, offered by the stream's looks and the tick (metered)");
+    progress("waitlist offers after a sell-out: seats freed four ways, counted by the stream, offered by the tick (metered)");
     report.rows.push(waitlist::waitlist_rows(sizes).await?);
     Ok(())
 }

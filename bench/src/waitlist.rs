@@ -2,10 +2,10 @@
 //! DynamoDB Local of its own with the stream: a sold-out event, a long
 //! line of WAITING entries, and seats freed over a minute by drops,
 //! cancels, expiries and returns, each offered by the offerer as it runs
-//! in AWS: the seat-map projector's looks fed by the table's stream
-//! (polled every quarter second, as Lambda polls a shard) and the
-//! offer-waitlists tick, each with an instance's memory of its own (two
-//! functions on AWS). The buyers and the offerer each have their own
+//! in AWS: the seat-map projector reading the table's stream (polled
+//! every quarter second, as Lambda polls a shard), which counts the
+//! frees, and the offer-waitlists tick, which offers them, each with an
+//! instance's memory of its own (two functions on AWS). The buyers and the offerer each have their own
 //! client, metered by one capacity meter (DynamoDB's limits on a warmed
 //! table, throttling as DynamoDB would); the offerer's requests are
 //! recorded, so its store requests and units per offer are priced from
@@ -220,7 +220,7 @@ fn schedule(holders: &[Holder], to_expire: usize, size: WaitlistOffers) -> Vec<F
 }
 
 /// The projector reading the stream until `done`, as project-seat-map
-/// does (each batch's frees start a look).
+/// does (each batch's frees counted for the tick).
 fn project_until(
     app: &App,
     follower: local::streams::StreamFollower,

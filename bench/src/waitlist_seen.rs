@@ -124,7 +124,7 @@ impl Seen<'_> {
         };
         let scenario = format!(
             "waitlist offers: {} seats sold out, {} WAITING, {} seats freed over {} s by {} \
-             (offerer: stream looks + ticks, metered; latency from the free to the offer's write)",
+             (offerer: the tick, told of frees by the stream's count, metered; latency from the free to the offer's write)",
             size.seats(),
             size.entries,
             size.freed(),
@@ -133,13 +133,13 @@ impl Seen<'_> {
         );
         let correctness = format!(
             "{} of {} freed seats offered ({unoffered} not, {early} before their free) in {} offers \
-             ({} of them by the tick's {} looks, the rest by the stream's; not offered by way: {}); \
+             ({} of them by the tick's {} looks; not offered by way: {}); \
              latency p50/p99/max ms by way: {}; history checker: {} violations in {} operations; {} frees answered other than 2xx \
              ({}); {throttled} attempts throttled, {conflicts} refused for a transaction in flight; \
              the crowd's {} clicks on freed seats by {} public orders: {} won, answered {}; \
              per offer: {:.1} store requests, {:.1} read units, {:.1} write units (measured, \
-             the offerer's every request: the stream's looks with the seat map's projection, \
-             and the ticks); setup {:.0} s",
+             the offerer's every request: the projector's, with the seat map's projection and \
+             the frees' count, and the tick's); setup {:.0} s",
             size.freed() - unoffered,
             size.freed(),
             offers.len(),
