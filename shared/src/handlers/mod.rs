@@ -28,7 +28,8 @@
 //!   organiser's); `cancel`: an order's cancel (cancel-order's, an offer's
 //!   decline). Route files import only from these seven, never from each
 //!   other. The waitlist's offerer (a look, and its tick) is
-//!   `crate::offerer`, which the stream's look and the tick's function call.
+//!   `crate::offerer`, which the tick's function calls (the stream's
+//!   reader only counts the frees it sees, `store::frees`).
 
 use lambda_http::{Body, Response};
 use serde::{Deserialize, Serialize};

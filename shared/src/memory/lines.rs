@@ -51,7 +51,8 @@ pub(super) struct LineMemory {
 
 impl Memory {
     /// What this instance remembers of `event`'s line of `generation`:
-    /// every shard it read with a place in it.
+    /// every shard it read, those it read empty with the list's ends read
+    /// before them (a look checks those first).
     pub fn recall_line(&self, event: &EventId, generation: u64) -> LineRead {
         let lines = self.lines.lines.lock().unwrap_or_else(|p| p.into_inner());
         lines

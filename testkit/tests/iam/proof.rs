@@ -856,7 +856,7 @@ async fn queue_paths(ob: &mut Observer) {
 /// projected before the waitlist opens, a pair waiting that the free seat
 /// cannot fill, and the tick offers it two of section G's five places. An
 /// entry for four places waits; the pair's decline (waitlist-entries)
-/// gives its places back, the projector offers them to the four, and the
+/// gives its places back, the tick offers them to the four, and the
 /// organiser's removal (waitlist-admin) gives them back again. A
 /// join check finds a single's join and offers it the seat; the order
 /// extends unseen by the map, so at the old expiry the tick's offer of

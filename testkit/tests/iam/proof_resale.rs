@@ -3,7 +3,8 @@
 //! withdrawal refused while offered (order-returns), a confirm and a
 //! Stripe payment each buying one of two offered seats and letting the
 //! other go, a drop, a cancel-order, a decline and a removal of offers
-//! holding listed seats, the projector's offer of what they let go, a
+//! holding listed seats, the tick's offer of what they let go (counted
+//! by the projector), a
 //! withdrawal of a listing nobody holds, and the tick's written reverts
 //! once returns close.
 

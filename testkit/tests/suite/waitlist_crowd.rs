@@ -1,8 +1,9 @@
 //! Nothing races an offer (API.md, "Opening, and the waitlist-only
 //! sale"), against a real DynamoDB Local and its stream: a crowd of
 //! public orders opened before the waitlist opened clicks the seats a
-//! holder frees while three offerers (the projector's looks and their
-//! own) offer them, each party on its own instance. Past the opening's
+//! holder frees while three offerers offer them (each projects the
+//! stream, which counts the frees, then looks), each party on its own
+//! instance. Past the opening's
 //! first second no public claim takes a freed seat, every freed seat goes
 //! to one waiting entry, and nothing is sold or held twice.
 
@@ -19,7 +20,8 @@ const CROWD: usize = 12;
 /// Rounds of clicks each public order makes over every seat.
 const ROUNDS: usize = 3;
 
-/// The stream projected so far, with the projector's looks.
+/// The stream projected so far (the projector counts the frees for the
+/// tick; it makes no offers).
 async fn project(app: &shared::App) {
     local::streams::project_now(app, &testkit::dynamodb_endpoint())
         .await
@@ -75,8 +77,8 @@ async fn a_crowd_clicking_freed_seats_takes_none_while_offers_take_them_all() {
         tasks.spawn(async move {
             let mut made = Vec::new();
             for _ in 0..ROUNDS {
-                // The frees reach the offerer through the projector, as in
-                // AWS: its looks, then one of this offerer's own.
+                // The frees reach the map through the projector, as in
+                // AWS; then this offerer looks, as the tick would.
                 project(&app).await;
                 made.push((0, json!(offer_free(&app, &ev).await)));
             }

@@ -192,7 +192,7 @@ async fn a_seat_the_map_still_shows_free_is_tried_once_and_not_offered() {
     assert_eq!(claim(&app, &rival, "A-1-1").await.0, 200);
     put_waitlist(&app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
     let waiting = joined(&app, &ev, "user:1", json!({})).await;
-    // The offer loses to the hold, reads the seat, and leaves it be.
+    // The offer loses to the hold (its refusal says so) and leaves it be.
     let offerer = local::iam::attributed(&app, "offer-waitlists");
     assert_eq!(offer_free(&offerer, &ev).await, 0);
     assert_eq!(status_of(&app, &ev, &waiting).await["status"], "WAITING");
