@@ -2,7 +2,9 @@
 //! one strongly consistent Query; a listing in one transaction with the
 //! seller's order (completed, marked as having listings), each seat's
 //! resale item (what the offerer reads) and a check that the waitlist is
-//! the open generation still taking returns; a withdrawal over the
+//! the open generation still taking returns (on the copy of its state the
+//! order's id picks: every write of the state writes every copy, and the
+//! listings of a return rush spread over them); a withdrawal over the
 //! version read, with its resale item while no live offer holds it.
 
 use super::items::order::order_key;
@@ -11,7 +13,7 @@ use super::items::resale::{
     unheld, unit_resale_key,
 };
 use super::items::returns::{listings_of, mark_order, parse_listing, return_key};
-use super::items::waitlist::{taking_returns, waitlist_key};
+use super::items::waitlist::{copy_for, taking_returns, waitlist_copy_key};
 use super::Store;
 use crate::domain::returns::{ListedSeat, ListedUnit, Listing, ListingWrite, ReturnUnit, Seller};
 use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId};
@@ -40,7 +42,7 @@ impl Store {
         let mut items = vec![
             self.txn_update(order_key(id), mark_order())?,
             self.txn_check(
-                waitlist_key(&EventRef::of(event)),
+                waitlist_copy_key(&EventRef::of(event), copy_for(id.as_str())),
                 taking_returns(generation, now),
             )?,
         ];

@@ -391,6 +391,39 @@ async fn concurrent_listings_of_one_seat_list_it_once() {
     );
 }
 
+/// Twenty-four sellers list a seat each at once, each on its own
+/// instance, under the capacity meter (which refuses a write to an item a
+/// transaction in flight is changing, as DynamoDB does and DynamoDB Local
+/// never does): every listing is made, none answered 503. Each checks the
+/// copy of the waitlist's state its order's id picks, so the listings of
+/// a return rush spread over the copies rather than queue on one item.
+#[tokio::test]
+async fn listings_of_different_orders_at_once_are_all_made() {
+    const SELLERS: u32 = 24;
+    let meter = crowdcheck::capacity::CapacityMeter::enforcing();
+    let client = local::faults::production_client(&testkit::dynamodb_endpoint(), [meter.shared()]);
+    let app = testkit::fresh_app_with(client).await;
+    let ev = ga_event(&app, SELLERS, 1, 300).await;
+    let mut sellers = Vec::new();
+    for n in 1..=SELLERS {
+        let (seller, seat) = (order(&app, &ev).await, format!("A-1-{n}"));
+        assert_eq!(claim(&app, &seller, &seat).await.0, 200);
+        let payment = format!("pi_seller_{n}");
+        let (status, paid) = pay(&app, &seller, &payment, &[&seat], json!([])).await;
+        assert_eq!(status, 200, "{paid}");
+        sellers.push((seller, seat));
+    }
+    taking_returns(&app, &ev, 3_600).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for (seller, seat) in sellers {
+        let app = app.new_process();
+        tasks.spawn(async move { list(&app, &seller, json!({"seats": [seat]})).await });
+    }
+    let answers = tasks.join_all().await;
+    let listed = answers.iter().filter(|(status, _)| *status == 200).count();
+    assert_eq!(listed, SELLERS as usize, "{answers:?}");
+}
+
 /// A put that closes returns early: the offerer's tick writes each listing
 /// made before it `REVERTED` and takes its resale item away, once (a tick
 /// again writes nothing), and publish-events says `return.reverted` once

@@ -63,14 +63,11 @@ pub(in crate::store) fn entry_shard(entry: &EntryId) -> u8 {
     Sha256::digest(entry.as_str().as_bytes())[0] % ENTRY_SHARDS
 }
 
-/// The copy of the waitlist's state an offer to `entry` checks, from its
-/// id's hash: every write of the state writes every copy in its
-/// transaction, so a copy's check is the main item's, and offers to
-/// different entries spread over the copies rather than all take part in
-/// one item (DynamoDB refuses a transaction while another is in flight on
-/// any of its items).
+/// The copy of the waitlist's state an offer to `entry` checks: every
+/// write of the state writes every copy in its transaction, so a copy's
+/// check is the main item's.
 pub(in crate::store) fn entry_copy(entry: &EntryId) -> u8 {
-    Sha256::digest(entry.as_str().as_bytes())[1] % crate::store::items::queue::QUEUE_COPIES
+    crate::store::items::waitlist::copy_for(entry.as_str())
 }
 
 /// The order of joins, as text: the join instant (13 digits) then the id.

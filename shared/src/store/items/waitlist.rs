@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use sha2::{Digest, Sha256};
+
 use crate::domain::waitlist::{Opens, Waitlist, WaitlistSettings};
 use crate::domain::{EventId, EventRef, Millis};
 use crate::store::errors::StoreError;
@@ -47,6 +49,15 @@ pub(in crate::store) fn waitlist_copy_key(event: &EventRef, copy: u8) -> Item {
         (PK.into(), s(format!("{}#{copy}", waitlist_pk(event)))),
         (SK.into(), s(WAITLIST_SK)),
     ])
+}
+
+/// The copy a write for `id` (an entry's offer, an order's listing)
+/// checks, from its hash (its second byte: an entry's first picks its
+/// shard): writes for different ids spread over the copies rather than
+/// all take part in one item (DynamoDB refuses a transaction while
+/// another is in flight on any of its items).
+pub(in crate::store) fn copy_for(id: &str) -> u8 {
+    Sha256::digest(id.as_bytes())[1] % super::queue::QUEUE_COPIES
 }
 
 const GENERATION: &str = "generation";
@@ -130,7 +141,7 @@ pub(in crate::store) fn parse_waitlist(item: &Item) -> Result<StoredWaitlist, St
 
 // ----- expressions ---------------------------------------------------------
 
-/// An offer's check on the waitlist's main item: still generation
+/// An offer's check on a copy of the waitlist's state: still generation
 /// `generation`, open and not deleted (a delete or a new generation during
 /// a look makes its offer lose). Names: `#generation`, `#openedAt`,
 /// `#endedAt`; values: `:generation`.
@@ -144,7 +155,7 @@ pub(in crate::store) fn offering(generation: u64) -> crate::store::expression::E
     .value(":generation", n(generation))
 }
 
-/// A listing's check on the waitlist's main item: still generation
+/// A listing's check on a copy of the waitlist's state: still generation
 /// `generation`, open, not deleted, and taking returns after `now`.
 pub(in crate::store) fn taking_returns(
     generation: u64,
@@ -158,7 +169,7 @@ pub(in crate::store) fn taking_returns(
         .value(":now", n(now.0))
 }
 
-/// An offer of listed seats' check on the waitlist's main item: listings
+/// An offer of listed seats' check on a copy of the waitlist's state: listings
 /// of `generation` made at `listed_at` (the earliest of the offer's) still
 /// read listed at `now`: the generation open, before its cutoff, and no
 /// put closed returns after they were listed.
