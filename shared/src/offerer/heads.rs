@@ -48,6 +48,14 @@ pub(super) struct Head {
     pub ends: Vec<IndexShard>,
 }
 
+/// The list's newest joins of waitlist `generation`, read strongly
+/// consistent before a look's reads (the tick's, when it knew a look was
+/// due): the look need not read them again.
+pub(super) struct NewestJoins {
+    pub generation: u64,
+    pub ends: Vec<Vec<String>>,
+}
+
 /// What one look has read of the line of waitlist `generation`.
 pub(super) struct Heads {
     generation: u64,
@@ -58,11 +66,20 @@ pub(super) struct Heads {
 impl Heads {
     /// The line of `event`'s `generation` as this instance remembers it,
     /// its shards read empty kept only if nobody joined since: the list's
-    /// newest joins are read first (strongly consistent), and the shards
-    /// this look reads empty are kept with them.
-    pub async fn recalled(app: &App, event: &EventId, generation: u64) -> Result<Self, Error> {
+    /// newest joins are read first (strongly consistent; `read`, if the
+    /// caller read them for this generation), and the shards this look
+    /// reads empty are kept with them.
+    pub async fn recalled(
+        app: &App,
+        event: &EventId,
+        generation: u64,
+        read: Option<NewestJoins>,
+    ) -> Result<Self, Error> {
         let mut line = app.memory.recall_line(event, generation);
-        let ends = app.store.newest_joins(event, generation, true).await?;
+        let ends = match read.filter(|r| r.generation == generation) {
+            Some(read) => read.ends,
+            None => app.store.newest_joins(event, generation, true).await?,
+        };
         let joined = (line.ends.as_deref()).is_none_or(|seen| joined_since(Some(seen), &ends));
         if joined {
             line.shards.retain(|_, s| !s.places.is_empty());

@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::store::{OfferLoss, OfferWrite, MAX_TRANSACTION_ITEMS};
 use crate::App;
 
-use super::heads::{waiting, Heads};
+use super::heads::{waiting, Heads, NewestJoins};
 
 /// The most offers one look makes: what is left waits for the next look.
 pub const OFFERS_PER_LOOK: u32 = 32;
@@ -54,6 +54,17 @@ pub struct OfferLook {
 /// own transaction, and an entry whose offer would take its buyer over
 /// the limit ends (`buyer-limit`): the next is served.
 pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<OfferLook, Error> {
+    offer_free_after(app, event_id, None, now).await
+}
+
+/// [`offer_free`], after the list's newest `joins` were read (strongly
+/// consistent) by the caller.
+pub(super) async fn offer_free_after(
+    app: &App,
+    event_id: &EventId,
+    joins: Option<NewestJoins>,
+    now: Millis,
+) -> Result<OfferLook, Error> {
     let Some(stored) = app.store.read_waitlist(event_id).await? else {
         return Ok(OfferLook::default());
     };
@@ -88,7 +99,7 @@ pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<Of
             .map(|l| (l.seat.clone(), l))
             .collect(),
     };
-    offer_from(app, &event, &waitlist, known, look, now).await
+    offer_from(app, &event, &waitlist, known, joins, look, now).await
 }
 
 /// The seats of `event` listed for resale, with the offers holding them,
@@ -237,17 +248,18 @@ impl Known {
 }
 
 /// The look's offers from what it `known`s at `now`, from the line as
-/// this instance remembers it; what it read of the line is remembered
-/// for the next look.
+/// this instance remembers it (and the newest `joins` read before, if
+/// any); what it read of the line is remembered for the next look.
 async fn offer_from(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
     known: Known,
+    joins: Option<NewestJoins>,
     look: OfferLook,
     now: Millis,
 ) -> Result<OfferLook, Error> {
-    let mut heads = Heads::recalled(app, &event.event_id, waitlist.generation).await?;
+    let mut heads = Heads::recalled(app, &event.event_id, waitlist.generation, joins).await?;
     let offered = offer_each(app, event, waitlist, known, look, &mut heads, now).await;
     heads.remember(app, &event.event_id, crate::world::now());
     offered

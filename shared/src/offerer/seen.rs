@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use super::look::{offer_free, OfferLook};
+use super::heads::NewestJoins;
+use super::look::{offer_free_after, OfferLook};
 use super::reverts::write_reverts;
 use crate::domain::offer_tick::{due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS};
 use crate::domain::returns::{reverts_due, RevertsFor};
@@ -139,6 +140,9 @@ async fn revert_if_due(
 /// consistent reads see), then looks if `due` says to, or if the check
 /// found a join. A list with nobody in it needs no look: the next join
 /// check finds the first. `frees`: the stream's count, read before.
+/// When a look is due whatever the check finds, the ends are read
+/// strongly consistent and handed to it (it reads them so before its
+/// first look at the line); a check alone reads them at half the units.
 async fn look_if(
     app: &App,
     event: &EventId,
@@ -152,14 +156,19 @@ async fn look_if(
     let version = seen
         .last
         .map_or(stored.version, |l| l.version.max(stored.version));
+    let consistent = due != Due::CheckJoins;
     let newest = app
         .store
-        .newest_joins(event, seen.generation, false)
+        .newest_joins(event, seen.generation, consistent)
         .await?;
     seen.joins_checked = now;
     let joined = joined_since(seen.joins.as_deref(), &newest);
     let nobody = newest.iter().all(Vec::is_empty);
-    seen.joins = Some(newest);
+    seen.joins = Some(newest.clone());
+    let joins = consistent.then_some(NewestJoins {
+        generation: seen.generation,
+        ends: newest,
+    });
     if due == Due::CheckJoins && !joined {
         return Ok(None);
     }
@@ -169,7 +178,7 @@ async fn look_if(
         seen.last = None;
         let elapsed = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
         let at = Millis(now.0.saturating_add(elapsed));
-        Some(offer_free(app, event, at).await?)
+        Some(offer_free_after(app, event, joins, at).await?)
     };
     seen.last = Some(LastLook {
         version,
