@@ -46,6 +46,11 @@ fn suite_client(counter: Option<local::metrics::RequestCounter>) -> Client {
     Client::from_conf(config.build())
 }
 
+/// [`fresh_app_with`] on a table with template.yaml's stream.
+pub async fn fresh_app_streaming_with(client: Client) -> App {
+    fresh_table(client, true).await
+}
+
 /// An app on a new, empty table created through `client` (which may point
 /// at another DynamoDB Local, or carry interceptors).
 pub async fn fresh_app_with(client: Client) -> App {

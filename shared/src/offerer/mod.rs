@@ -22,7 +22,7 @@ mod positions;
 mod reverts;
 mod seen;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -42,7 +42,8 @@ pub use look::{offer_free, OfferLook, OFFERS_PER_LOOK};
 pub const TICK_MS: u64 = 500;
 
 /// Waitlists visited at once: a look may take a second or two, and one
-/// busy waitlist must not hold up the others' ticks.
+/// busy waitlist must not hold up the others' ticks (a run keeps a long
+/// visit going across ticks while it visits the others).
 const VISITS_AT_ONCE: usize = 8;
 
 /// What one run of the offerer did.
@@ -119,22 +120,37 @@ impl Offerer {
             .await;
         let mut looks = Vec::new();
         for (event, memory, outcome) in visited {
-            if let Some(memory) = memory {
-                self.positions
-                    .start_if_due(app, &event, memory.generation(), now);
-                self.seen.insert(event.clone(), memory);
-            }
-            match outcome {
-                Ok(Some(look)) => looks.push((event, look)),
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(event = %event, error = %crate::error::chain(&e), "waitlist tick failed");
-                }
+            if let Some(look) = self.visited(app, &event, memory, outcome, now) {
+                looks.push((event, look));
             }
         }
         self.positions
             .keep_only(|event| self.seen.contains_key(event));
         Ok(looks)
+    }
+
+    /// Takes in `event`'s visit that ended at `now`: its memory kept (and
+    /// its positions' update started if due) while it is open, a failure
+    /// logged; the look it took, if any.
+    fn visited(
+        &mut self,
+        app: &App,
+        event: &EventId,
+        memory: Option<Seen>,
+        outcome: Result<Option<OfferLook>, Error>,
+        now: Millis,
+    ) -> Option<OfferLook> {
+        if let Some(memory) = memory {
+            self.positions
+                .start_if_due(app, event, memory.generation(), now);
+            self.seen.insert(event.clone(), memory);
+        }
+        outcome
+            .inspect_err(|e| {
+                tracing::warn!(event = %event, error = %crate::error::chain(e), "waitlist tick failed");
+            })
+            .ok()
+            .flatten()
     }
 
     /// Waits for the positions' updates still running (a run's end, and a
@@ -143,29 +159,66 @@ impl Offerer {
         self.positions.finish().await;
     }
 
-    /// Ticks every listed waitlist every [`TICK_MS`] for `how_long` (the
-    /// offer-waitlists function's minute).
+    /// Visits every listed waitlist every [`TICK_MS`] for `how_long` (the
+    /// offer-waitlists function's minute), [`VISITS_AT_ONCE`] at a time. A
+    /// visit still running at a tick (a long look) goes on while the others
+    /// are visited, and its waitlist is visited again at the first tick
+    /// after it ends: one slow look delays no other waitlist's offers. The
+    /// visits running at the end are waited for.
     pub async fn run_for(&mut self, app: &App, how_long: Duration) -> OffererRun {
         let until = tokio::time::Instant::now() + how_long;
         self.positions.start_none_after(until);
         let mut tick = tokio::time::interval(Duration::from_millis(TICK_MS));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let copy = self.copy();
         let mut run = OffererRun::default();
-        while tokio::time::Instant::now() < until {
-            tick.tick().await;
-            match self.tick_all(app, crate::world::now()).await {
-                Ok(looks) => {
-                    run.ticks += 1;
-                    run.waitlists = self.seen.len();
-                    run.looks += looks.len() as u64;
-                    run.offers += looks.iter().map(|(_, l)| u64::from(l.made)).sum::<u64>();
+        // Listed waitlists not visited yet this tick, and those visiting.
+        let (mut due, mut visiting) = (Vec::<EventId>::new(), HashSet::<EventId>::new());
+        let mut visits = futures_util::stream::FuturesUnordered::new();
+        loop {
+            while visiting.len() < VISITS_AT_ONCE && tokio::time::Instant::now() < until {
+                let Some(event) = due.pop() else { break };
+                let memory = self.seen.remove(&event);
+                visiting.insert(event.clone());
+                visits.push(async move {
+                    let (memory, outcome) =
+                        visit(app, &event, copy, memory, crate::world::now()).await;
+                    (event, memory, outcome)
+                });
+            }
+            tokio::select! {
+                _ = tick.tick(), if tokio::time::Instant::now() < until => {
+                    match app.store.waitlisted_events().await {
+                        Ok(events) => {
+                            run.ticks += 1;
+                            self.listed(&events, &visiting);
+                            due = events.into_iter().rev().filter(|e| !visiting.contains(e)).collect();
+                        }
+                        Err(e) => tracing::warn!(error = %crate::error::chain(&e), "offerer tick failed"),
+                    }
                 }
-                Err(e) => {
-                    tracing::warn!(error = %crate::error::chain(&e), "offerer tick failed");
+                Some((event, memory, outcome)) = visits.next() => {
+                    visiting.remove(&event);
+                    if let Some(look) = self.visited(app, &event, memory, outcome, crate::world::now()) {
+                        run.looks += 1;
+                        run.offers += u64::from(look.made);
+                    }
+                    run.waitlists = self.seen.len() + visiting.len();
                 }
+                else => break,
             }
         }
         self.positions.finish().await;
         run
+    }
+
+    /// Forgets what it remembers of waitlists the registry no longer lists
+    /// (`events`), and the positions of those no longer open, except those
+    /// `visiting`.
+    fn listed(&mut self, events: &[EventId], visiting: &HashSet<EventId>) {
+        let listed: HashSet<&EventId> = events.iter().collect();
+        self.seen.retain(|event, _| listed.contains(event));
+        let open = |event: &EventId| self.seen.contains_key(event) || visiting.contains(event);
+        self.positions.keep_only(open);
     }
 }

@@ -3,7 +3,7 @@
 //! instant the hold expires, with no sweep and no write to announce them,
 //! and looks no more than its memory says is due; a join while seats sit
 //! free is offered at the next join check; two offerers at once never
-//! offer a seat twice.
+//! offer a seat twice; a slow look at one waitlist delays no other's.
 
 use crate::common;
 
@@ -313,4 +313,47 @@ async fn a_batch_that_frees_seats_is_offered_by_the_tick() {
         assert!(visits < 20, "the tick must get through: {so_far}");
     }
     assert_eq!(so_far, wanting, "every entry got a seat");
+}
+
+/// A run of the tick over two waitlists, one of whose looks is slow (its
+/// offer's transaction answered 2.5 s late): the other is visited at the
+/// run's next ticks meanwhile, and a seat freed there while the slow look
+/// runs is offered before it ends (a tick used to wait for every visit
+/// it started, so the free waited for the slow look).
+#[tokio::test]
+async fn a_slow_look_at_one_waitlist_delays_no_other() {
+    use local::faults::{production_client_over, FaultInjector, SlowStore};
+    use std::time::Duration;
+    let (slow, sent) = (SlowStore::default(), FaultInjector::default());
+    let endpoint = testkit::dynamodb_endpoint();
+    let client = production_client_over(&endpoint, slow.http_client(), [sent.shared()]);
+    let app = testkit::fresh_app_streaming_with(client).await;
+    // Slow: a free seat and an entry for it. Other: its one seat held.
+    let (slow_event, _) = held_then_open(&app, 1, 0).await;
+    let (other, holder) = held_then_open(&app, 1, 1).await;
+    joined(&app, &slow_event, "user:slow", json!({})).await;
+    let waiting = joined(&app, &other, "user:other", json!({})).await;
+    let slow_ref = shared::domain::EventRef::of(&EventId::parse(&slow_event).unwrap());
+    let slow_ref: &'static str = Box::leak(slow_ref.as_str().to_owned().into_boxed_str());
+    let late = Duration::from_millis(2_500);
+    slow.slow_only("TransactWriteItems", slow_ref, late, Duration::ZERO);
+    let writes_before = sent.attempts("TransactWriteItems");
+    let run = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            Offerer::default()
+                .run_for(&app, Duration::from_secs(2))
+                .await
+        })
+    };
+    // Once the slow offer is on its way, the other's seat is freed and
+    // the projector counts it.
+    while sent.attempts("TransactWriteItems") == writes_before {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(drop_seat(&app, &holder, "A-1-1").await.0, 200);
+    local::streams::project_now(&app, &endpoint).await.unwrap();
+    let run = run.await.unwrap();
+    assert_eq!(run.offers, 2, "{run:?}");
+    assert_eq!(status_of(&app, &other, &waiting).await["status"], "OFFERED");
 }
