@@ -340,6 +340,12 @@ async fn offer_each(
                 known.took(&order, &offered);
                 tracing::info!(event_id = %event.event_id, order_id = %order.order_id, seats = order.seats.len(), places = order.places.iter().map(|p| p.quantity).sum::<u32>(), "waitlist offer made");
             }
+            OfferWrite::Lost(loss) if loss.waitlist_moved => {
+                // Every other offer would fail on it too: the next visit
+                // reads the waitlist again and looks if it is still open.
+                look.more = true;
+                return Ok(look);
+            }
             OfferWrite::Lost(loss) => {
                 lost += 1;
                 // A seat refused for another transaction on it is taken

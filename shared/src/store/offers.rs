@@ -67,6 +67,10 @@ pub struct OfferLoss {
     /// The entry, or its order, was in another transaction at the time:
     /// whether it still waits is unknown.
     pub entry_unsure: bool,
+    /// The waitlist's check failed: a put, a delete or a new generation
+    /// since the look read it (or, for listed seats, returns closing), so
+    /// every other offer of the look would fail on it too.
+    pub waitlist_moved: bool,
     /// The offered units (by their place in the offer: its seats, or its
     /// bucket takes) whose condition failed: taken since the look read
     /// them.
@@ -84,7 +88,8 @@ impl OfferLoss {
 }
 
 /// The loss an offer's refusal shows, from its per-item `reasons`: the
-/// order first, then the entry, and the units from `first_unit` on.
+/// order first, then the entry, the waitlist's check, and the units from
+/// `first_unit` on.
 fn offer_loss(reasons: &[Option<ItemFailure>], first_unit: usize) -> OfferLoss {
     let failed = |i: usize| reasons.get(i).and_then(Option::as_ref);
     let condition = |i: usize| matches!(failed(i), Some(ItemFailure::Condition(_)));
@@ -92,6 +97,7 @@ fn offer_loss(reasons: &[Option<ItemFailure>], first_unit: usize) -> OfferLoss {
     let mut loss = OfferLoss {
         entry_left,
         entry_unsure: !entry_left && (failed(0).is_some() || failed(1).is_some()),
+        waitlist_moved: condition(2),
         ..OfferLoss::default()
     };
     for (unit, reason) in reasons.iter().skip(first_unit).enumerate() {
@@ -281,7 +287,7 @@ mod tests {
     fn a_refusal_says_what_moved() {
         let conflict = || Some(ItemFailure::Conflict);
         // (reasons: order, entry, check, two more, then two units)
-        let table: [(Vec<Option<ItemFailure>>, OfferLoss); 5] = [
+        let table: [(Vec<Option<ItemFailure>>, OfferLoss); 6] = [
             (
                 vec![condition(), condition(), None, None, None, None, None],
                 OfferLoss {
@@ -312,9 +318,18 @@ mod tests {
                     ..OfferLoss::default()
                 },
             ),
-            // The waitlist's check alone: nothing of the entry or the units.
+            // The waitlist's check alone: nothing of the entry or the
+            // units, and the look ends.
             (
                 vec![None, None, condition(), None, None, None, None],
+                OfferLoss {
+                    waitlist_moved: true,
+                    ..OfferLoss::default()
+                },
+            ),
+            // Another transaction on the waitlist's copy: nothing decided.
+            (
+                vec![None, None, conflict(), None, None, None, None],
                 OfferLoss::default(),
             ),
         ];

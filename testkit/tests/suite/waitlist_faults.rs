@@ -3,7 +3,8 @@
 //! transaction (retried by the SDK, or given up on with nothing written,
 //! and offered by the next look), and an offerer stopped mid-offer, before
 //! its transaction is sent or after it landed (whole or not at all; the
-//! next look finishes the work, offering each seat once).
+//! next look finishes the work, offering each seat once); a look ends at
+//! an offer the waitlist's check refused.
 
 use crate::common;
 
@@ -130,6 +131,38 @@ async fn throttled_offers_are_retried_or_leave_nothing_and_the_next_look_offers(
     );
     faults.reset();
     assert_eq!(offer_free(&app, &ev).await, 2, "the next look offers them");
+    assert_eq!(whole_or_nothing(&app, &ev, &entries).await, 2);
+}
+
+/// An offer refused on the waitlist's check alone (a put, a delete or a
+/// new generation since the look read it, as DynamoDB's cancellation
+/// reasons say): the look ends there, with nothing more sent (every other
+/// offer would fail on it too), and says there may be more; the next look
+/// reads the waitlist again and offers.
+#[tokio::test]
+async fn a_look_ends_at_an_offer_refused_on_the_waitlists_check() {
+    let faults = FaultInjector::default();
+    let app = fresh_app_with(production_client(&dynamodb_endpoint(), [faults.shared()])).await;
+    let (ev, entries) = freed_for(&app, 2).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    faults.reset();
+    // The offer's items: its order, its entry, then the waitlist's check.
+    let reasons = vec!["None", "None", "ConditionalCheckFailed"];
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(reasons),
+        Some(1),
+    );
+    let look = shared::offerer::offer_free(&app, &event_id, shared::world::now()).await;
+    let look = look.unwrap();
+    assert_eq!((look.made, look.more), (0, true), "{look:?}");
+    assert_eq!(
+        faults.attempts("TransactWriteItems"),
+        1,
+        "nothing more sent"
+    );
+    assert_eq!(whole_or_nothing(&app, &ev, &entries).await, 0);
+    assert_eq!(offer_free(&app, &ev).await, 2, "the next look offers");
     assert_eq!(whole_or_nothing(&app, &ev, &entries).await, 2);
 }
 
