@@ -4,7 +4,7 @@
 //! and offered by the next look), and an offerer stopped mid-offer, before
 //! its transaction is sent or after it landed (whole or not at all; the
 //! next look finishes the work, offering each seat once); a look ends at
-//! an offer the waitlist's check refused.
+//! an offer the waitlist's check refused, as at a delete during the look.
 
 use crate::common;
 
@@ -164,6 +164,51 @@ async fn a_look_ends_at_an_offer_refused_on_the_waitlists_check() {
     assert_eq!(whole_or_nothing(&app, &ev, &entries).await, 0);
     assert_eq!(offer_free(&app, &ev).await, 2, "the next look offers");
     assert_eq!(whole_or_nothing(&app, &ev, &entries).await, 2);
+}
+
+/// A delete of the waitlist while a look's first offer is on its way (the
+/// offer sent a second late): the offer loses on the waitlist's check,
+/// the look ends with nothing more sent, and nothing is held or offered.
+#[tokio::test]
+async fn a_delete_during_a_look_stops_its_offers() {
+    let (slow, sent) = (SlowStore::default(), FaultInjector::default());
+    let client = production_client_over(&dynamodb_endpoint(), slow.http_client(), [sent.shared()]);
+    let app = fresh_app_with(client).await;
+    let (ev, entries) = freed_for(&app, 2).await;
+    let event_id = EventId::parse(&ev).unwrap();
+    let entry_keys = format!("WENTRY#{}", shared::domain::EventRef::of(&event_id));
+    let entry_keys: &'static str = Box::leak(entry_keys.into_boxed_str());
+    slow.slow_only(
+        "TransactWriteItems",
+        entry_keys,
+        Duration::from_secs(1),
+        Duration::ZERO,
+    );
+    let offers_before = sent.attempts("TransactWriteItems");
+    let look = {
+        let (app, event_id) = (app.clone(), event_id.clone());
+        tokio::spawn(async move {
+            shared::offerer::offer_free(&app, &event_id, shared::world::now()).await
+        })
+    };
+    while sent.attempts("TransactWriteItems") == offers_before {
+        tokio::task::yield_now().await;
+    }
+    let (status, _) = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
+    assert_eq!(status, 200);
+    let look = look.await.unwrap().unwrap();
+    assert_eq!(look.made, 0, "{look:?}");
+    // The offer and the delete: the look sent nothing after its loss.
+    assert_eq!(sent.attempts("TransactWriteItems"), offers_before + 2);
+    let held = seats(&app, &ev).await;
+    let held = held
+        .iter()
+        .filter(|s| matches!(s.state, shared::domain::SeatState::Held { .. }));
+    assert_eq!(held.count(), 0, "no seat held by an offer");
+    for entry in &entries {
+        let status = status_of(&app, &ev, entry).await;
+        assert_ne!(status["status"], "OFFERED", "{status}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
