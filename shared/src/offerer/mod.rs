@@ -21,11 +21,12 @@ mod look;
 mod positions;
 mod reverts;
 mod seen;
+mod turns;
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use serde::Serialize;
 
 use crate::domain::{EventId, Millis};
@@ -34,6 +35,7 @@ use crate::store::Store;
 use crate::App;
 use positions::Keeper;
 use seen::{visit, Seen};
+use turns::{Turns, VISITS_AT_ONCE};
 
 pub use look::{offer_free, OfferLook, OFFERS_PER_LOOK};
 
@@ -41,17 +43,13 @@ pub use look::{offer_free, OfferLook, OFFERS_PER_LOOK};
 /// the contract allows an expiry to wait for its tick.
 pub const TICK_MS: u64 = 500;
 
-/// Waitlists visited at once: a look may take a second or two, and one
-/// busy waitlist must not hold up the others' ticks (a run keeps a long
-/// visit going across ticks while it visits the others).
-const VISITS_AT_ONCE: usize = 8;
-
 /// What one run of the offerer did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffererRun {
+    /// The registry's reads that answered (at most one a tick).
     pub ticks: u64,
-    /// Open waitlists at the last tick.
+    /// Waitlists remembered open or being visited as the last visit ended.
     pub waitlists: usize,
     pub looks: u64,
     pub offers: u64,
@@ -83,11 +81,7 @@ impl Offerer {
     ) -> Result<Option<OfferLook>, Error> {
         let copy = self.copy();
         let (memory, outcome) = visit(app, event, copy, self.seen.remove(event), now).await;
-        if let Some(memory) = memory {
-            self.positions
-                .start_if_due(app, event, memory.generation(), now);
-            self.seen.insert(event.clone(), memory);
-        }
+        self.remember(app, event, memory, now);
         // One waitlist's tick answers with its positions updated too.
         self.positions.finish().await;
         outcome
@@ -129,9 +123,18 @@ impl Offerer {
         Ok(looks)
     }
 
-    /// Takes in `event`'s visit that ended at `now`: its memory kept (and
-    /// its positions' update started if due) while it is open, a failure
-    /// logged; the look it took, if any.
+    /// Keeps `event`'s memory after a visit that ended at `now` (and
+    /// starts its positions' update if due) while it is open.
+    fn remember(&mut self, app: &App, event: &EventId, memory: Option<Seen>, now: Millis) {
+        if let Some(memory) = memory {
+            self.positions
+                .start_if_due(app, event, memory.generation(), now);
+            self.seen.insert(event.clone(), memory);
+        }
+    }
+
+    /// Takes in `event`'s visit that ended at `now`: its memory kept while
+    /// it is open, a failure logged; the look it took, if any.
     fn visited(
         &mut self,
         app: &App,
@@ -140,11 +143,7 @@ impl Offerer {
         outcome: Result<Option<OfferLook>, Error>,
         now: Millis,
     ) -> Option<OfferLook> {
-        if let Some(memory) = memory {
-            self.positions
-                .start_if_due(app, event, memory.generation(), now);
-            self.seen.insert(event.clone(), memory);
-        }
+        self.remember(app, event, memory, now);
         outcome
             .inspect_err(|e| {
                 tracing::warn!(event = %event, error = %crate::error::chain(e), "waitlist tick failed");
@@ -160,50 +159,43 @@ impl Offerer {
     }
 
     /// Visits every listed waitlist every [`TICK_MS`] for `how_long` (the
-    /// offer-waitlists function's minute), [`VISITS_AT_ONCE`] at a time. A
-    /// visit still running at a tick (a long look) goes on while the others
-    /// are visited, and its waitlist is visited again at the first tick
-    /// after it ends: one slow look delays no other waitlist's offers. The
-    /// visits running at the end are waited for.
+    /// offer-waitlists function's minute), in turns ([`Turns`]). A visit
+    /// still running at a tick (a long look) goes on while the others are
+    /// visited, and its waitlist rejoins the line at the first tick after
+    /// it ends: one slow look delays no other waitlist's offers. The
+    /// registry's read at a tick runs beside the visits, never holding
+    /// them up. The visits running at the end are waited for.
     pub async fn run_for(&mut self, app: &App, how_long: Duration) -> OffererRun {
         let until = tokio::time::Instant::now() + how_long;
         self.positions.start_none_after(until);
         let mut tick = tokio::time::interval(Duration::from_millis(TICK_MS));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let copy = self.copy();
-        let mut run = OffererRun::default();
-        // Listed waitlists not visited yet this tick, and those visiting.
-        let (mut due, mut visiting) = (Vec::<EventId>::new(), HashSet::<EventId>::new());
-        let mut visits = futures_util::stream::FuturesUnordered::new();
+        let (mut run, mut turns, mut listing) = (OffererRun::default(), Turns::default(), false);
+        let mut work = futures_util::stream::FuturesUnordered::new();
         loop {
-            while visiting.len() < VISITS_AT_ONCE && tokio::time::Instant::now() < until {
-                let Some(event) = due.pop() else { break };
+            let running = tokio::time::Instant::now() < until;
+            while let Some(event) = running.then(|| turns.start()).flatten() {
                 let memory = self.seen.remove(&event);
-                visiting.insert(event.clone());
-                visits.push(async move {
-                    let (memory, outcome) =
-                        visit(app, &event, copy, memory, crate::world::now()).await;
-                    (event, memory, outcome)
-                });
+                work.push(
+                    async move {
+                        let (memory, outcome) =
+                            visit(app, &event, copy, memory, crate::world::now()).await;
+                        Done::Visited(event, memory, outcome)
+                    }
+                    .boxed(),
+                );
             }
             tokio::select! {
-                _ = tick.tick(), if tokio::time::Instant::now() < until => {
-                    match app.store.waitlisted_events().await {
-                        Ok(events) => {
-                            run.ticks += 1;
-                            self.listed(&events, &visiting);
-                            due = events.into_iter().rev().filter(|e| !visiting.contains(e)).collect();
-                        }
-                        Err(e) => tracing::warn!(error = %crate::error::chain(&e), "offerer tick failed"),
+                _ = tick.tick(), if running && !listing => {
+                    if tokio::time::Instant::now() < until {
+                        listing = true;
+                        work.push(async move { Done::Listed(app.store.waitlisted_events().await) }.boxed());
                     }
                 }
-                Some((event, memory, outcome)) = visits.next() => {
-                    visiting.remove(&event);
-                    if let Some(look) = self.visited(app, &event, memory, outcome, crate::world::now()) {
-                        run.looks += 1;
-                        run.offers += u64::from(look.made);
-                    }
-                    run.waitlists = self.seen.len() + visiting.len();
+                Some(done) = work.next() => {
+                    listing &= !matches!(done, Done::Listed(_));
+                    self.took_in(app, done, &mut turns, &mut run);
                 }
                 else => break,
             }
@@ -212,13 +204,37 @@ impl Offerer {
         run
     }
 
-    /// Forgets what it remembers of waitlists the registry no longer lists
-    /// (`events`), and the positions of those no longer open, except those
-    /// `visiting`.
-    fn listed(&mut self, events: &[EventId], visiting: &HashSet<EventId>) {
-        let listed: HashSet<&EventId> = events.iter().collect();
-        self.seen.retain(|event, _| listed.contains(event));
-        let open = |event: &EventId| self.seen.contains_key(event) || visiting.contains(event);
-        self.positions.keep_only(open);
+    /// Takes in what a run waited on: the registry's list (the line of
+    /// turns follows it, and what is remembered of waitlists no longer
+    /// listed, or no longer open, is forgotten), or a visit's end.
+    fn took_in(&mut self, app: &App, done: Done, turns: &mut Turns, run: &mut OffererRun) {
+        match done {
+            Done::Listed(Ok(events)) => {
+                run.ticks += 1;
+                turns.listed(&events);
+                let listed: HashSet<&EventId> = events.iter().collect();
+                self.seen.retain(|event, _| listed.contains(event));
+                let open = |event: &EventId| self.seen.contains_key(event) || turns.visiting(event);
+                self.positions.keep_only(open);
+            }
+            Done::Listed(Err(e)) => {
+                tracing::warn!(error = %crate::error::chain(&e), "offerer tick failed");
+            }
+            Done::Visited(event, memory, outcome) => {
+                turns.ended(&event);
+                let now = crate::world::now();
+                if let Some(look) = self.visited(app, &event, memory, outcome, now) {
+                    run.looks += 1;
+                    run.offers += u64::from(look.made);
+                }
+                run.waitlists = self.seen.len() + turns.visits();
+            }
+        }
     }
+}
+
+/// What a run waits on: the registry's read at a tick, or a visit.
+enum Done {
+    Listed(Result<Vec<EventId>, Error>),
+    Visited(EventId, Option<Seen>, Result<Option<OfferLook>, Error>),
 }

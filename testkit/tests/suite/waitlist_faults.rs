@@ -191,9 +191,7 @@ async fn a_delete_during_a_look_stops_its_offers() {
             shared::offerer::offer_free(&app, &event_id, shared::world::now()).await
         })
     };
-    while sent.attempts("TransactWriteItems") == offers_before {
-        tokio::task::yield_now().await;
-    }
+    until_sent(&sent, "TransactWriteItems", offers_before).await;
     let (status, _) = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
     assert_eq!(status, 200);
     let look = look.await.unwrap().unwrap();

@@ -228,3 +228,15 @@ pub fn offered_order(status: &Value) -> TestOrder {
         created_at: String::new(),
     }
 }
+
+/// Waits until `sent` has counted more than `before` attempts of
+/// `operation` (a request the test slowed is on its way), polling every
+/// few milliseconds; fails after 10 s.
+pub async fn until_sent(sent: &local::faults::FaultInjector, operation: &str, before: u64) {
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while sent.attempts(operation) <= before {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    assert!(waited.await.is_ok(), "no {operation} sent within 10 s");
+}

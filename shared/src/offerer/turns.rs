@@ -1,0 +1,116 @@
+//! Whose turn it is to be visited in a run of the offerer: the listed
+//! waitlists wait in a line, each joining its back at the first tick it is
+//! neither waiting nor being visited, and [`VISITS_AT_ONCE`] are visited at
+//! a time from its front. A waitlist being visited (a long look) is not
+//! queued again until its visit ends, and none is passed over for ever:
+//! whatever is not started at one tick keeps its place at the next.
+
+use std::collections::{HashSet, VecDeque};
+
+use crate::domain::EventId;
+
+/// Waitlists visited at once: a look may take a second or two, and one
+/// busy waitlist must not hold up the others' ticks.
+pub(super) const VISITS_AT_ONCE: usize = 8;
+
+/// The line of waitlists to visit, and those being visited.
+#[derive(Debug, Default)]
+pub(super) struct Turns {
+    waiting: VecDeque<EventId>,
+    visiting: HashSet<EventId>,
+}
+
+impl Turns {
+    /// The registry listed `events` at a tick: those neither waiting nor
+    /// being visited join the back of the line, in the registry's order;
+    /// those no longer listed leave it.
+    pub(super) fn listed(&mut self, events: &[EventId]) {
+        let listed: HashSet<&EventId> = events.iter().collect();
+        self.waiting.retain(|event| listed.contains(event));
+        let queued: HashSet<EventId> = self.waiting.iter().cloned().collect();
+        let joining = events
+            .iter()
+            .filter(|e| !queued.contains(*e) && !self.visiting.contains(*e));
+        self.waiting.extend(joining.cloned());
+    }
+
+    /// The next waitlist to visit, if a visit may start: it is being
+    /// visited from now.
+    pub(super) fn start(&mut self) -> Option<EventId> {
+        if self.visiting.len() >= VISITS_AT_ONCE {
+            return None;
+        }
+        let event = self.waiting.pop_front()?;
+        self.visiting.insert(event.clone());
+        Some(event)
+    }
+
+    /// `event`'s visit ended.
+    pub(super) fn ended(&mut self, event: &EventId) {
+        self.visiting.remove(event);
+    }
+
+    /// Whether `event` is being visited.
+    pub(super) fn visiting(&self, event: &EventId) -> bool {
+        self.visiting.contains(event)
+    }
+
+    /// How many are being visited.
+    pub(super) fn visits(&self) -> usize {
+        self.visiting.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(names: &[&str]) -> Vec<EventId> {
+        names.iter().map(|n| EventId::parse(n).unwrap()).collect()
+    }
+
+    fn started(turns: &mut Turns) -> Vec<String> {
+        std::iter::from_fn(|| turns.start())
+            .map(|e| e.as_str().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn every_listed_waitlist_gets_its_turn_and_none_twice_at_once() {
+        let all = events(&["e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9"]);
+        let mut turns = Turns::default();
+        turns.listed(&all);
+        // Eight at once, from the front.
+        assert_eq!(
+            started(&mut turns),
+            ["e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7"]
+        );
+        // Next tick, all eight still visiting: the two left keep their
+        // place, nobody is queued twice, nothing starts.
+        turns.listed(&all);
+        assert_eq!(started(&mut turns), Vec::<String>::new());
+        // One visit ends: the first of those left goes, not e0 again.
+        turns.ended(&all[0]);
+        assert_eq!(started(&mut turns), ["e8"]);
+        // e0, visited, joins the back at the next tick, behind e9.
+        turns.listed(&all);
+        for event in &all[1..4] {
+            turns.ended(event);
+        }
+        assert_eq!(started(&mut turns), ["e9", "e0"]);
+        assert!(turns.visiting(&all[0]) && !turns.visiting(&all[1]));
+        assert_eq!(turns.visits(), 7);
+    }
+
+    #[test]
+    fn a_waitlist_no_longer_listed_leaves_the_line() {
+        let all = events(&["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"]);
+        let mut turns = Turns::default();
+        turns.listed(&all);
+        assert_eq!(started(&mut turns).len(), VISITS_AT_ONCE);
+        // a9 waits; its waitlist is deleted before its turn.
+        turns.listed(&all[..8]);
+        turns.ended(&all[0]);
+        assert_eq!(started(&mut turns), Vec::<String>::new());
+    }
+}
