@@ -17,6 +17,7 @@
 //! with their own clock.
 
 mod heads;
+mod known;
 mod look;
 mod positions;
 mod reverts;

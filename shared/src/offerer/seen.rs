@@ -164,11 +164,11 @@ async fn look_if(
     seen.joins_checked = now;
     let joined = joined_since(seen.joins.as_deref(), &newest);
     let nobody = newest.iter().all(Vec::is_empty);
-    seen.joins = Some(newest.clone());
-    let joins = consistent.then_some(NewestJoins {
+    let joins = consistent.then(|| NewestJoins {
         generation: seen.generation,
-        ends: newest,
+        ends: newest.clone(),
     });
+    seen.joins = Some(newest);
     if due == Due::CheckJoins && !joined {
         return Ok(None);
     }

@@ -67,9 +67,9 @@ pub struct OfferLoss {
     /// The entry, or its order, was in another transaction at the time:
     /// whether it still waits is unknown.
     pub entry_unsure: bool,
-    /// The waitlist's check failed: a put, a delete or a new generation
-    /// since the look read it (or, for listed seats, returns closing), so
-    /// every other offer of the look would fail on it too.
+    /// The waitlist's check failed: a delete or a new generation since
+    /// the look read it (every other offer of the look would fail on it
+    /// too), or, for an offer of listed seats, a put that closed returns.
     pub waitlist_moved: bool,
     /// The offered units (by their place in the offer: its seats, or its
     /// bucket takes) whose condition failed: taken since the look read
@@ -87,9 +87,13 @@ impl OfferLoss {
     }
 }
 
+/// Where an offer's transaction checks the waitlist: after its order (0)
+/// and its entry (1).
+const WAITLIST_CHECK_AT: usize = 2;
+
 /// The loss an offer's refusal shows, from its per-item `reasons`: the
-/// order first, then the entry, the waitlist's check, and the units from
-/// `first_unit` on.
+/// order first, then the entry, the waitlist's check
+/// ([`WAITLIST_CHECK_AT`]), and the units from `first_unit` on.
 fn offer_loss(reasons: &[Option<ItemFailure>], first_unit: usize) -> OfferLoss {
     let failed = |i: usize| reasons.get(i).and_then(Option::as_ref);
     let condition = |i: usize| matches!(failed(i), Some(ItemFailure::Condition(_)));
@@ -97,7 +101,7 @@ fn offer_loss(reasons: &[Option<ItemFailure>], first_unit: usize) -> OfferLoss {
     let mut loss = OfferLoss {
         entry_left,
         entry_unsure: !entry_left && (failed(0).is_some() || failed(1).is_some()),
-        waitlist_moved: condition(2),
+        waitlist_moved: condition(WAITLIST_CHECK_AT),
         ..OfferLoss::default()
     };
     for (unit, reason) in reasons.iter().skip(first_unit).enumerate() {
@@ -136,6 +140,7 @@ impl Store {
                 .end_at_limit(&event, entry, over, generation, now)
                 .await;
         }
+        // In this order: `offer_loss` reads the reasons by place.
         let mut writes = vec![
             self.txn_update(order_key(&order.order_id), create_offer(order))?,
             self.txn_update(

@@ -296,3 +296,60 @@ async fn a_live_offer_of_a_listing_may_be_paid_after_a_delete() {
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
 }
+
+/// An offer of a listed seat refused on the waitlist's check (a put closed
+/// returns since the look read the waitlist, as DynamoDB's cancellation
+/// reasons say, injected): the look offers no more listings and goes on
+/// with the free seats, so the first entry is offered the free one, the
+/// listed seat stays its seller's and unheld, and the second entry waits.
+#[tokio::test]
+async fn a_listings_offer_refused_on_the_waitlist_goes_on_with_free_seats() {
+    use local::faults::{production_client, Fault, FaultInjector};
+    let faults = FaultInjector::default();
+    let endpoint = testkit::dynamodb_endpoint();
+    let app =
+        testkit::fresh_app_streaming_with(production_client(&endpoint, [faults.shared()])).await;
+    let ev = event(&app, 4, 300).await;
+    let (seller, holder) = (order(&app, &ev).await, order(&app, &ev).await);
+    for (o, seat) in [
+        (&seller, "A-1-1"),
+        (&seller, "A-1-2"),
+        (&holder, "A-1-3"),
+        (&holder, "A-1-4"),
+    ] {
+        assert_eq!(claim(&app, o, seat).await.0, 200);
+    }
+    let (status, paid) = pay(&app, &seller, "pi_seller", &["A-1-1", "A-1-2"], json!([])).await;
+    assert_eq!(status, 200, "{paid}");
+    let close = chrono::Utc::now() + chrono::Duration::seconds(3_600);
+    let settings = json!({"opens": "now", "returnsCloseAt": close.to_rfc3339()});
+    put_waitlist(&app, &ev, settings).await;
+    let first = joined(&app, &ev, "user:1", json!({"quantity": 1})).await;
+    let second = joined(&app, &ev, "user:2", json!({"quantity": 1})).await;
+    // A-1-2 listed (the seat nearest the row's centre, offered first),
+    // A-1-4 free, both on the map.
+    assert_eq!(
+        list_seats(&app, &ev, &seller, None, &["A-1-2"]).await.0,
+        200
+    );
+    assert_eq!(drop_seat(&app, &holder, "A-1-4").await.0, 200);
+    local::streams::project_now(&app, &endpoint).await.unwrap();
+    faults.reset();
+    // The offer's items: its order, its entry, then the waitlist's check.
+    let reasons = vec!["None", "None", "ConditionalCheckFailed"];
+    faults.fail(
+        "TransactWriteItems",
+        Fault::TransactionCanceled(reasons),
+        Some(1),
+    );
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    assert_eq!(
+        faults.attempts("TransactWriteItems"),
+        2,
+        "the listing's, then the free seat's"
+    );
+    let (status, _) = offer_of(&app, &ev, &first).await;
+    assert_eq!(status["offer"]["seats"], json!(["A-1-4"]), "{status}");
+    assert_eq!(status_of(&app, &ev, &second).await["status"], "WAITING");
+    assert_eq!(sold_to(&app, &ev, "A-1-2").await, Some(seller.id.clone()));
+}
