@@ -394,14 +394,20 @@ async fn concurrent_listings_of_one_seat_list_it_once() {
 /// Twenty-four sellers list a seat each at once, each on its own
 /// instance, under the capacity meter (which refuses a write to an item a
 /// transaction in flight is changing, as DynamoDB does and DynamoDB Local
-/// never does): every listing is made, none answered 503. Each checks the
-/// copy of the waitlist's state its order's id picks, so the listings of
-/// a return rush spread over the copies rather than queue on one item.
+/// never does): every listing is made, none answered 503, and none
+/// checked the waitlist's main item: each checks the copy of its state
+/// the order's id picks, so the listings of a return rush spread over the
+/// copies rather than queue on one item.
 #[tokio::test]
 async fn listings_of_different_orders_at_once_are_all_made() {
+    use aws_sdk_dynamodb::config::SharedInterceptor;
+    use crowdcheck::capacity::{CapacityMeter, CapacityRecorder};
     const SELLERS: u32 = 24;
-    let meter = crowdcheck::capacity::CapacityMeter::enforcing();
-    let client = local::faults::production_client(&testkit::dynamodb_endpoint(), [meter.shared()]);
+    let recorder = CapacityRecorder::new();
+    let meter = CapacityMeter::enforcing();
+    // Production's client settings, every request recorded and metered.
+    let interceptors = [SharedInterceptor::new(recorder.clone()), meter.shared()];
+    let client = local::faults::production_client(&testkit::dynamodb_endpoint(), interceptors);
     let app = testkit::fresh_app_with(client).await;
     let ev = ga_event(&app, SELLERS, 1, 300).await;
     let mut sellers = Vec::new();
@@ -414,6 +420,7 @@ async fn listings_of_different_orders_at_once_are_all_made() {
         sellers.push((seller, seat));
     }
     taking_returns(&app, &ev, 3_600).await;
+    recorder.set_recording(true);
     let mut tasks = tokio::task::JoinSet::new();
     for (seller, seat) in sellers {
         let app = app.new_process();
@@ -422,6 +429,33 @@ async fn listings_of_different_orders_at_once_are_all_made() {
     let answers = tasks.join_all().await;
     let listed = answers.iter().filter(|(status, _)| *status == 200).count();
     assert_eq!(listed, SELLERS as usize, "{answers:?}");
+    // The waitlist items the listings' transactions checked.
+    let main = format!(
+        "WAITLIST#{}",
+        shared::domain::EventRef::of(&shared::domain::EventId::parse(&ev).unwrap())
+    );
+    let checked: std::collections::HashSet<String> = recorder
+        .take()
+        .iter()
+        .filter(|r| r.op == "TransactWriteItems")
+        .flat_map(|r| {
+            r.request["TransactItems"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|item| {
+            item["ConditionCheck"]["Key"]["PK"]["S"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .filter(|pk| pk.starts_with(&main))
+        .collect();
+    let copies = checked
+        .iter()
+        .filter(|pk| pk.starts_with(&format!("{main}#")));
+    assert_eq!(copies.count(), checked.len(), "only copies: {checked:?}");
+    assert!(checked.len() > 1, "spread over copies: {checked:?}");
 }
 
 /// A put that closes returns early: the offerer's tick writes each listing
