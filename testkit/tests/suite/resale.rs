@@ -304,7 +304,7 @@ async fn a_live_offer_of_a_listing_may_be_paid_after_a_delete() {
 /// listed seat stays its seller's and unheld, and the second entry waits.
 #[tokio::test]
 async fn a_listings_offer_refused_on_the_waitlist_goes_on_with_free_seats() {
-    use local::faults::{production_client, Fault, FaultInjector};
+    use local::faults::{production_client, FaultInjector};
     let faults = FaultInjector::default();
     let endpoint = testkit::dynamodb_endpoint();
     let app =
@@ -334,14 +334,7 @@ async fn a_listings_offer_refused_on_the_waitlist_goes_on_with_free_seats() {
     );
     assert_eq!(drop_seat(&app, &holder, "A-1-4").await.0, 200);
     local::streams::project_now(&app, &endpoint).await.unwrap();
-    faults.reset();
-    // The offer's items: its order, its entry, then the waitlist's check.
-    let reasons = vec!["None", "None", "ConditionalCheckFailed"];
-    faults.fail(
-        "TransactWriteItems",
-        Fault::TransactionCanceled(reasons),
-        Some(1),
-    );
+    refuse_next_offer_on_the_waitlists_check(&faults);
     assert_eq!(offer_free(&app, &ev).await, 1);
     assert_eq!(
         faults.attempts("TransactWriteItems"),

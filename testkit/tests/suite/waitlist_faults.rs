@@ -145,14 +145,7 @@ async fn a_look_ends_at_an_offer_refused_on_the_waitlists_check() {
     let app = fresh_app_with(production_client(&dynamodb_endpoint(), [faults.shared()])).await;
     let (ev, entries) = freed_for(&app, 2).await;
     let event_id = EventId::parse(&ev).unwrap();
-    faults.reset();
-    // The offer's items: its order, its entry, then the waitlist's check.
-    let reasons = vec!["None", "None", "ConditionalCheckFailed"];
-    faults.fail(
-        "TransactWriteItems",
-        Fault::TransactionCanceled(reasons),
-        Some(1),
-    );
+    refuse_next_offer_on_the_waitlists_check(&faults);
     let look = shared::offerer::offer_free(&app, &event_id, shared::world::now()).await;
     let look = look.unwrap();
     assert_eq!((look.made, look.more), (0, true), "{look:?}");

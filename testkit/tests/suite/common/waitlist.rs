@@ -240,3 +240,15 @@ pub async fn until_sent(sent: &local::faults::FaultInjector, operation: &str, be
     });
     assert!(waited.await.is_ok(), "no {operation} sent within 10 s");
 }
+
+/// From now, the next offer's transaction is refused on the waitlist's
+/// check alone (a delete, a new generation, or returns closed since the
+/// look read it), with DynamoDB's cancellation reasons; the counts start
+/// again.
+pub fn refuse_next_offer_on_the_waitlists_check(faults: &local::faults::FaultInjector) {
+    faults.reset();
+    // The offer's items: its order, its entry, then the waitlist's check.
+    let reasons = vec!["None", "None", "ConditionalCheckFailed"];
+    let refusal = local::faults::Fault::TransactionCanceled(reasons);
+    faults.fail("TransactWriteItems", refusal, Some(1));
+}
