@@ -71,7 +71,7 @@ pub struct Row {
 impl Row {
     /// Several rows printed as one: their lines joined, the first's timing,
     /// every goal, ok when each is.
-    pub(crate) fn joined(rows: Vec<Row>) -> Row {
+    pub fn joined(rows: Vec<Row>) -> Row {
         let text = |f: fn(&Row) -> &str| rows.iter().map(f).collect::<Vec<_>>().join("\n");
         Row {
             scenario: text(|r| r.scenario.as_str()),

@@ -254,6 +254,6 @@ async fn crowds(
     progress("the admitter with a crowd waiting (seeded, each tick priced, the heap counted)");
     report.rows.push(admitter_flood(sizes).await?);
     progress("waitlist offers after a sell-out: seats freed four ways, counted by the stream, offered by the tick (metered)");
-    report.rows.push(waitlist::waitlist_rows(sizes).await?);
+    report.rows.extend(waitlist::waitlist_rows(sizes).await?);
     Ok(())
 }

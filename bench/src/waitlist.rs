@@ -67,7 +67,7 @@ pub const LONG_OVER_SHORT: f64 = 2.0;
 /// The waitlist's rows: the line of `sizes.waitlist`, then one of
 /// `sizes.waitlist_long_line` entries, its cost per offer held to
 /// [`LONG_OVER_SHORT`] times the first's.
-pub async fn waitlist_rows(sizes: Sizes) -> Result<Row, String> {
+pub async fn waitlist_rows(sizes: Sizes) -> Result<Vec<Row>, String> {
     let (short, short_cost) = waitlist_offers(sizes, sizes.waitlist).await?;
     // A long run's first half, printed as it ends.
     let t = &short.timing;
@@ -100,7 +100,7 @@ pub async fn waitlist_rows(sizes: Sizes) -> Result<Row, String> {
             "`waitlist::LONG_OVER_SHORT` (issue 48, item 2)",
         ));
     }
-    Ok(Row::joined(vec![short, long]))
+    Ok(vec![short, long])
 }
 
 /// One figure of what an offer cost.

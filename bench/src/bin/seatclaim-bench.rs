@@ -57,7 +57,7 @@ async fn alone(scenario: &str, smoke: bool) -> Result<(), String> {
         "on-sale" => bench::on_sale_alone(sizes).await?,
         "queue" => bench::queue_alone(sizes).await?,
         "stadium-page" => bench::stadium_page_alone(sizes).await?,
-        "waitlist" => bench::waitlist::waitlist_rows(sizes).await?,
+        "waitlist" => bench::Row::joined(bench::waitlist::waitlist_rows(sizes).await?),
         _ => bench::fragmented_stadium(sizes).await?,
     };
     println!("{}\n{}", row.scenario, row.correctness);
