@@ -7,8 +7,9 @@
 
 use super::buyer::BuyerId;
 use super::buyer_limit::BuyerRef;
+use super::ga::Bucket;
 use super::waitlist::{Waitlist, WaitlistStatus};
-use super::{Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId};
+use super::{hold_is_live, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId};
 
 /// How long before `returnsCloseAt` the waitlist stops offering listed
 /// units: an offer needs time to be paid before its listing reverts.
@@ -118,8 +119,87 @@ pub struct ListedUnit {
     pub seller: OrderId,
     pub generation: u64,
     pub listed_at: Millis,
-    /// Until when an offer holds it (a seat's), if one ever did.
+    /// Until when an offer holds it (a seat's), or the latest of the
+    /// offers holding some of it (places'), if one ever did.
     pub held_until: Option<Millis>,
+    /// A places item's version, which its revert is conditioned on
+    /// (`None`: a seat's, conditioned on its hold instead).
+    pub version: Option<u64>,
+}
+
+/// A seller's listed places of a section as their resale item counts
+/// them: a general-admission bucket of their own (its capacity the places
+/// listed, its sold those resold from it, its holds the offers'), so
+/// several offers can each hold some of one listing. Every write of the
+/// item is conditioned on its version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedPlaces {
+    pub section: SectionId,
+    pub seller: Seller,
+    pub generation: u64,
+    pub listed_at: Millis,
+    pub places: Bucket,
+    pub version: u64,
+}
+
+impl ListedPlaces {
+    /// Until when the latest live offer holding some of them holds them
+    /// at `now` (`None`: no live offer holds any).
+    pub fn held_until(&self, now: Millis) -> Option<Millis> {
+        self.places
+            .holds
+            .iter()
+            .map(|h| h.expires_at)
+            .filter(|until| hold_is_live(*until, now))
+            .max()
+    }
+}
+
+/// How a listing of places writes its resale item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlacesResale {
+    /// No item: a new one of `quantity` places.
+    New { quantity: u32 },
+    /// The listing reads `LISTED`: `added` more places on the item read
+    /// at `version`, whose holds stay.
+    More { added: u32, version: u64 },
+    /// The item of an earlier listing (withdrawn, reverted) that no live
+    /// offer holds: replaced whole at `quantity`, over `version`, the
+    /// expired holds it kept (`stale`) removed with it.
+    Remade {
+        quantity: u32,
+        version: u64,
+        stale: Vec<OrderId>,
+    },
+}
+
+/// How `write` (a listing of places; `listing` the one it replaces, as
+/// read) writes the resale item read as `item` at `now`, `waitlist` as it
+/// stands; `None` when a live offer still holds places of an earlier
+/// listing (`409 return-offered`, as for a seat).
+pub fn places_resale(
+    write: &ListingWrite,
+    listing: Option<&Listing>,
+    item: Option<&ListedPlaces>,
+    waitlist: Option<&Waitlist>,
+    now: Millis,
+) -> Option<PlacesResale> {
+    let listed_now = listing.filter(|l| l.status_at(waitlist, now) == ReturnStatus::Listed);
+    match (item, listed_now) {
+        (None, _) => Some(PlacesResale::New {
+            quantity: write.quantity,
+        }),
+        (Some(item), Some(listing)) => Some(PlacesResale::More {
+            added: write.quantity.saturating_sub(listing.quantity),
+            version: item.version,
+        }),
+        (Some(item), None) if item.held_until(now).is_some() => None,
+        (Some(item), None) => Some(PlacesResale::Remade {
+            quantity: write.quantity,
+            version: item.version,
+            stale: item.places.holds.iter().map(|h| h.order.clone()).collect(),
+        }),
+    }
 }
 
 impl ListedUnit {
@@ -339,6 +419,9 @@ pub struct ListingWrite {
     pub unit: ReturnUnit,
     pub quantity: u32,
     pub replaces: Option<u64>,
+    /// A listing of places: how it writes their resale item
+    /// ([`places_resale`], from the item as read; `None` until then).
+    pub places: Option<PlacesResale>,
 }
 
 /// The listings `request` makes of `order` (its `listings` as read), with
@@ -376,6 +459,7 @@ pub fn plan_listings(
             unit,
             quantity: 1,
             replaces,
+            places: None,
         });
     }
     for (section, quantity) in &request.places {
@@ -401,6 +485,7 @@ pub fn plan_listings(
             unit,
             quantity: total,
             replaces,
+            places: None,
         });
     }
     Ok((generation, writes))

@@ -4,7 +4,7 @@ use super::*;
 use crate::domain::ga::HeldPlaces;
 use crate::domain::waitlist::{Opens, WaitlistSettings};
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
 const CLOSE: i64 = 100_000;
 
@@ -169,12 +169,14 @@ fn only_what_the_order_owns_and_has_not_listed_is_listed() -> TestResult {
             ListingWrite {
                 unit: seat("A-1-2")?,
                 quantity: 1,
-                replaces: None
+                replaces: None,
+                places: None,
             },
             ListingWrite {
                 unit: places("F")?,
                 quantity: 3,
-                replaces: Some(4)
+                replaces: Some(4),
+                places: None,
             },
         ]
     );
@@ -388,6 +390,7 @@ fn the_tick_writes_reverts_once_per_closing_and_never_under_a_live_offer() -> Te
         generation: 2,
         listed_at: Millis(listed_at),
         held_until: held_until.map(Millis),
+        version: Some(3),
     };
     assert!(!unit(1_000, None).reverts(&open, Millis(CLOSE - 1)));
     assert!(unit(1_000, None).reverts(&open, Millis(CLOSE)));
@@ -422,5 +425,98 @@ fn a_live_offer_of_a_listing_is_paid_unless_returns_closed_after_it_was_listed()
     assert!(hold(1_000)?.still_listed(Some(&waitlist(2, Some(CLOSE), true)), Millis(6_000)));
     assert!(hold(1_000)?.still_listed(Some(&waitlist(3, Some(CLOSE), false)), Millis(6_000)));
     assert!(hold(1_000)?.still_listed(None, Millis(6_000)));
+    Ok(())
+}
+
+/// A seller's listed places of F as their resale item counts them:
+/// `listed` places, `sold` resold, one hold per `(order, places, until)`.
+fn places_item(listed: u32, sold: u32, holds: &[(&str, u32, i64)]) -> TestResult<ListedPlaces> {
+    let holds = holds
+        .iter()
+        .map(|(order, quantity, until)| {
+            Ok(crate::domain::ga::PlaceHold {
+                order: OrderId::parse(order)?,
+                quantity: *quantity,
+                expires_at: Millis(*until),
+            })
+        })
+        .collect::<TestResult<Vec<_>>>()?;
+    let held: u32 = holds.iter().map(|h| h.quantity).sum();
+    Ok(ListedPlaces {
+        section: SectionId::parse("F")?,
+        seller: Seller::of(&bought()?),
+        generation: 2,
+        listed_at: Millis(1_000),
+        places: Bucket {
+            index: 0,
+            capacity: listed,
+            sold,
+            free: listed - sold - held,
+            holds,
+        },
+        version: 7,
+    })
+}
+
+/// How a listing of places writes their resale item: a new one, more on
+/// the live listing's (its holds kept, even live ones), an earlier
+/// listing's replaced with its expired holds removed, or refused while a
+/// live offer holds some of an earlier listing's.
+#[test]
+fn a_listing_of_places_writes_their_item_as_read() -> TestResult {
+    let open = waitlist(2, Some(CLOSE), false);
+    let now = Millis(2_000);
+    let f = places("F")?;
+    let write = |quantity| ListingWrite {
+        unit: f.clone(),
+        quantity,
+        replaces: Some(4),
+        places: None,
+    };
+    let listing = |status| Listing {
+        unit: f.clone(),
+        quantity: 1,
+        status,
+        generation: 2,
+        listed_at: Millis(1_000),
+        closes_at: Millis(CLOSE),
+        version: 4,
+        resale: None,
+    };
+    let (listed, withdrawn) = (
+        listing(ReturnStatus::Listed),
+        listing(ReturnStatus::Withdrawn),
+    );
+    let live = places_item(3, 1, &[("p", 1, 9_000)])?;
+    let expired = places_item(3, 0, &[("p", 1, 1_500), ("q", 2, 1_900)])?;
+    let cases = [
+        (None, None, Some(PlacesResale::New { quantity: 3 })),
+        (Some(&listed), None, Some(PlacesResale::New { quantity: 3 })),
+        (
+            Some(&listed),
+            Some(&live),
+            Some(PlacesResale::More {
+                added: 2,
+                version: 7,
+            }),
+        ),
+        (Some(&withdrawn), Some(&live), None),
+        (None, Some(&live), None),
+        (
+            Some(&withdrawn),
+            Some(&expired),
+            Some(PlacesResale::Remade {
+                quantity: 3,
+                version: 7,
+                stale: vec![OrderId::parse("p")?, OrderId::parse("q")?],
+            }),
+        ),
+    ];
+    for (i, (listing, item, expected)) in cases.into_iter().enumerate() {
+        let planned = places_resale(&write(3), listing, item, Some(&open), now);
+        assert_eq!(planned, expected, "case {i}");
+    }
+    assert_eq!(live.held_until(now), Some(Millis(9_000)));
+    assert_eq!(expired.held_until(now), None);
     Ok(())
 }

@@ -11,9 +11,10 @@ use super::order_view::{reply_with, waitlist_now, Listings};
 use super::reads::order_event;
 use super::{GaEntry, Reply};
 use crate::domain::returns::{
-    plan_listings, plan_withdrawal, ListRefusal, Listing, ReturnRequest, ReturnStatus, ReturnUnit,
-    Withdrawal,
+    places_resale, plan_listings, plan_withdrawal, ListRefusal, Listing, ListingWrite,
+    ReturnRequest, ReturnStatus, ReturnUnit, Withdrawal,
 };
+use crate::domain::waitlist::Waitlist;
 use crate::domain::{Event, OrderId, SeatId, SectionId};
 use crate::error::Error;
 use crate::http::{json_body, path_param};
@@ -129,13 +130,16 @@ pub async fn list_returns(app: &App, req: &Request) -> Reply {
         let waitlist = waitlist_now(app, &order.event_id).await?;
         let listings = app.store.read_listings(&order_id).await?;
         let now = crate::world::now();
-        let (generation, writes) =
+        let (generation, mut writes) =
             plan_listings(order, &listings, &request, waitlist.as_ref(), now).map_err(
                 |refusal| match refusal {
                     ListRefusal::Closed => Error::ReturnsClosed,
                     ListRefusal::NotOwned => Error::ReturnNotOwned,
                 },
             )?;
+        for write in &mut writes {
+            plan_places_item(app, order, &listings, write, waitlist.as_ref(), now).await?;
+        }
         let closes_at = waitlist
             .as_ref()
             .and_then(|w| w.settings.returns_close_at)
@@ -157,6 +161,30 @@ pub async fn list_returns(app: &App, req: &Request) -> Reply {
         rounds.lost();
     }
     Err(rounds.spent())
+}
+
+/// How `write`, if it lists places, writes their resale item, from the
+/// item as read: `409 return-offered` while a live offer still holds
+/// places of an earlier listing of them.
+async fn plan_places_item(
+    app: &App,
+    order: &crate::domain::Order,
+    listings: &[Listing],
+    write: &mut ListingWrite,
+    waitlist: Option<&Waitlist>,
+    now: crate::domain::Millis,
+) -> Result<(), Error> {
+    let ReturnUnit::Places(section) = &write.unit else {
+        return Ok(());
+    };
+    let item = app
+        .store
+        .listed_places(&order.event_id, &order.order_id, section)
+        .await?;
+    let listing = listing_of(listings, &write.unit);
+    let resale = places_resale(write, listing, item.as_ref(), waitlist, now);
+    write.places = Some(resale.ok_or(Error::ReturnOffered)?);
+    Ok(())
 }
 
 /// Whether a live offer holds any of `seats` of `order`'s event at `now`,
@@ -212,12 +240,12 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
         let listings = app.store.read_listings(&order_id).await?;
         let now = crate::world::now();
         let listing = listing_of(&listings, &unit);
-        let offered = offered_now(app, &stored.order, &unit, now).await?;
+        let (offered, places_item) = offered_now(app, &stored.order, &unit, now).await?;
         match plan_withdrawal(listing, offered, waitlist.as_ref(), now) {
             Withdrawal::Withdraw { version } => {
                 if !app
                     .store
-                    .withdraw_listing(&stored.order, &unit, version, now)
+                    .withdraw_listing(&stored.order, &unit, version, places_item, now)
                     .await?
                 {
                     rounds.lost();
@@ -236,19 +264,29 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
     Err(rounds.spent())
 }
 
-/// Whether a live offer holds `order`'s listing of `unit` at `now`, as
-/// its resale item reads (places are not offered from listings yet).
+/// Whether a live offer holds `order`'s listing of `unit` (or some of
+/// its places) at `now`, as its resale item reads; and for places, the
+/// item's version (`None`: no item), which the withdrawal is
+/// conditioned on.
 async fn offered_now(
     app: &App,
     order: &crate::domain::Order,
     unit: &ReturnUnit,
     now: crate::domain::Millis,
-) -> Result<bool, Error> {
-    let ReturnUnit::Seat(seat) = unit else {
-        return Ok(false);
-    };
-    let listed = app.store.listed_seat(&order.event_id, seat).await?;
-    Ok(listed.is_some_and(|l| l.seller.order_id == order.order_id && l.held_at(now).is_some()))
+) -> Result<(bool, Option<u64>), Error> {
+    let (event, id) = (&order.event_id, &order.order_id);
+    match unit {
+        ReturnUnit::Seat(seat) => {
+            let listed = app.store.listed_seat(event, seat).await?;
+            let held = listed.is_some_and(|l| &l.seller.order_id == id && l.held_at(now).is_some());
+            Ok((held, None))
+        }
+        ReturnUnit::Places(section) => {
+            let item = app.store.listed_places(event, id, section).await?;
+            let held = item.as_ref().is_some_and(|i| i.held_until(now).is_some());
+            Ok((held, item.map(|i| i.version)))
+        }
+    }
 }
 
 /// `unit`'s listing among `listings` (a section's own, not its resales).

@@ -125,7 +125,7 @@ pub use items::order::{
 };
 pub use items::positions::positions_copy_keys;
 pub use items::queue::{QUEUE_COPIES, QUEUE_PK_PREFIX};
-pub use items::resale::{resale_offerable, RESALE_ATTRIBUTES};
+pub use items::resale::{listed_places_item_key, resale_offerable, RESALE_ATTRIBUTES};
 pub use items::returns::{RESOLD_ATTRIBUTES, RETURN_ATTRIBUTES, REVERT_ATTRIBUTES};
 pub use items::seat::{seat_item_key, SEAT_BLOCK_SIZE, SEAT_PK_PREFIX};
 pub use items::seat_map::{RUNS_PK_PREFIX, SOLD_OUT_PK_PREFIX};

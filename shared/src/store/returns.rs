@@ -9,14 +9,16 @@
 
 use super::items::order::order_key;
 use super::items::resale::{
-    listed_at, listed_seats_of, parse_listed_seat, parse_listed_unit, parse_seat_item, resale_key,
-    unheld, unit_resale_key,
+    list, list_places, listed_at, listed_seats_of, parse_listed_places, parse_listed_seat,
+    parse_listed_unit, parse_seat_item, places_as_read, resale_key, unheld, unit_resale_key,
 };
 use super::items::returns::{listings_of, mark_order, parse_listing, return_key};
 use super::items::waitlist::{copy_for, taking_returns, waitlist_copy_key};
 use super::Store;
-use crate::domain::returns::{ListedSeat, ListedUnit, Listing, ListingWrite, ReturnUnit, Seller};
-use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId};
+use crate::domain::returns::{
+    ListedPlaces, ListedSeat, ListedUnit, Listing, ListingWrite, PlacesResale, ReturnUnit, Seller,
+};
+use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId, SectionId};
 use crate::error::Error;
 
 impl Store {
@@ -50,8 +52,19 @@ impl Store {
         for write in writes {
             let listed = super::items::returns::list(event, id, write, generation, closes_at, now);
             items.push(self.txn_update(return_key(id, &write.unit), listed)?);
-            // What the offerer offers a seat from, and the tick reverts.
-            let resale = super::items::resale::list(&seller, &write.unit, generation, now);
+            // What the offerer offers a unit from, and the tick reverts.
+            let resale = match &write.unit {
+                ReturnUnit::Seat(seat) => list(&seller, seat, generation, now),
+                ReturnUnit::Places(section) => {
+                    // Unplanned, as a new item: a listing over one that
+                    // exists is refused by its condition, never written.
+                    let new = PlacesResale::New {
+                        quantity: write.quantity,
+                    };
+                    let resale = write.places.as_ref().unwrap_or(&new);
+                    list_places(&seller, section, resale, generation, now)
+                }
+            };
             let key = unit_resale_key(&EventRef::of(event), id, &write.unit);
             items.push(self.txn_update(key, resale)?);
         }
@@ -85,9 +98,13 @@ impl Store {
     ) -> Result<bool, Error> {
         let revert = super::items::returns::revert(listed.listed_at, now);
         let resale = unit_resale_key(&EventRef::of(event), &listed.seller, &listed.unit);
+        let as_read = match (&listed.unit, listed.version) {
+            (ReturnUnit::Places(_), Some(version)) => places_as_read(Some(version)),
+            _ => unheld(now),
+        };
         let items = vec![
             self.txn_update(return_key(&listed.seller, &listed.unit), revert)?,
-            self.txn_delete_if(resale, listed_at(listed.listed_at).and(unheld(now)))?,
+            self.txn_delete_if(resale, listed_at(listed.listed_at).and(as_read))?,
         ];
         self.state_txn(items).await
     }
@@ -103,23 +120,42 @@ impl Store {
         Ok(item.as_ref().map(parse_listed_seat).transpose()?)
     }
 
+    /// `seller`'s listed places of `section` as their resale item counts
+    /// them, strongly consistent (`None`: no item).
+    pub async fn listed_places(
+        &self,
+        event: &EventId,
+        seller: &OrderId,
+        section: &SectionId,
+    ) -> Result<Option<ListedPlaces>, Error> {
+        let unit = ReturnUnit::Places(section.clone());
+        let key = unit_resale_key(&EventRef::of(event), seller, &unit);
+        let item = self.get_item(key, true).await?;
+        Ok(item.as_ref().map(parse_listed_places).transpose()?)
+    }
+
     /// Withdraws `unit`'s listing of `order` at `now`, over `version` (the
-    /// one read, which read `LISTED`): `false` if it moved since.
+    /// one read, which read `LISTED`), and for places over their resale
+    /// item's version as read (`places_item`; `None`: no item): `false` if
+    /// anything moved since.
     pub async fn withdraw_listing(
         &self,
         order: &Order,
         unit: &ReturnUnit,
         version: u64,
+        places_item: Option<u64>,
         now: Millis,
     ) -> Result<bool, Error> {
         let withdrawn = super::items::returns::withdraw(version, now);
         let key = return_key(&order.order_id, unit);
         // With its resale item, while no live offer holds it.
         let resale = unit_resale_key(&EventRef::of(&order.event_id), &order.order_id, unit);
-        let items = vec![
-            self.txn_update(key, withdrawn)?,
-            self.txn_delete_if(resale, unheld(now))?,
-        ];
+        let mut items = vec![self.txn_update(key, withdrawn)?];
+        items.push(match unit {
+            ReturnUnit::Seat(_) => self.txn_delete_if(resale, unheld(now))?,
+            ReturnUnit::Places(_) if places_item.is_none() => return self.state_txn(items).await,
+            ReturnUnit::Places(_) => self.txn_delete_if(resale, places_as_read(places_item))?,
+        });
         self.state_txn(items).await
     }
 }

@@ -35,6 +35,7 @@ mod queue_races;
 mod resale;
 mod retry_safe;
 mod returns;
+mod returns_places;
 mod round_trips;
 mod samples;
 mod seat_map;

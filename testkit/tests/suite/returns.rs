@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 /// An event of seats A-1-1..4 and 10 places of FLOOR, and an order that
 /// bought A-1-1, A-1-2 and 3 places of FLOOR.
-async fn bought(app: &shared::App) -> (String, TestOrder) {
+pub async fn bought(app: &shared::App) -> (String, TestOrder) {
     let ev = ga_event(app, 4, 10, 300).await;
     let seller = order(app, &ev).await;
     for seat in ["A-1-1", "A-1-2"] {
@@ -26,7 +26,7 @@ async fn bought(app: &shared::App) -> (String, TestOrder) {
 }
 
 /// The waitlist open now, taking returns for `seconds` more.
-async fn taking_returns(app: &shared::App, event: &str, seconds: i64) {
+pub async fn taking_returns(app: &shared::App, event: &str, seconds: i64) {
     let close = chrono::Utc::now() + chrono::Duration::seconds(seconds);
     put_waitlist(
         app,

@@ -70,6 +70,19 @@ pub(in crate::store) fn parse_bucket(item: &Item) -> Result<Bucket, StoreError> 
         .next()
         .and_then(|i| i.parse().ok())
         .ok_or_else(|| f.malformed(PK))?;
+    Ok(Bucket {
+        index,
+        capacity: f.u32(CAPACITY)?,
+        sold: f.u32(SOLD)?,
+        free: f.u32(FREE)?,
+        holds: parse_holds(item)?,
+    })
+}
+
+/// Every order's hold on a bucket (or on a listing of places, counted as
+/// one), by order.
+pub(in crate::store) fn parse_holds(item: &Item) -> Result<Vec<PlaceHold>, StoreError> {
+    let f = Fields::new(item);
     let mut holds = Vec::new();
     for (name, entry) in item {
         let Some(order) = name.strip_prefix(HOLD_PREFIX) else {
@@ -86,13 +99,7 @@ pub(in crate::store) fn parse_bucket(item: &Item) -> Result<Bucket, StoreError> 
         });
     }
     holds.sort_by(|a, b| a.order.cmp(&b.order));
-    Ok(Bucket {
-        index,
-        capacity: f.u32(CAPACITY)?,
-        sold: f.u32(SOLD)?,
-        free: f.u32(FREE)?,
-        holds,
-    })
+    Ok(holds)
 }
 
 // ----- expressions ---------------------------------------------------------

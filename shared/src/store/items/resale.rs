@@ -13,12 +13,18 @@ use std::collections::HashMap;
 
 use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
-use crate::domain::returns::{ListedSeat, ListedUnit, ReturnUnit, Seller};
-use crate::domain::{EventRef, Millis, OrderId, SeatId};
+use crate::domain::ga::Bucket;
+use crate::domain::returns::{
+    ListedPlaces, ListedSeat, ListedUnit, PlacesResale, ReturnUnit, Seller,
+};
+use crate::domain::{EventRef, Millis, OrderId, SeatId, SectionId};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{CHANGED_AT, KIND, PK, SK};
 use crate::store::value::{n, s, Fields, Item};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::bucket::{hold_attribute, parse_holds, CAPACITY, FREE, SOLD};
 
 pub const RESALE_PK_PREFIX: &str = "RESALE#";
 const SELLER_ORDER_ID: &str = "orderId";
@@ -29,10 +35,13 @@ const GENERATION: &str = "generation";
 const LISTED_AT: &str = "listedAt";
 const HELD_BY: &str = "heldBy";
 const HELD_UNTIL: &str = "heldUntil";
+/// A places item's version: every write of it adds one, and a listing's,
+/// a withdrawal's and a revert's are conditioned on the one read.
+const PLACES_VERSION: &str = "v";
 
 /// Every attribute a resale item's writes name (IAM's
 /// `dynamodb:Attributes` for the functions that write them).
-pub const RESALE_ATTRIBUTES: [&str; 12] = [
+pub const RESALE_ATTRIBUTES: [&str; 16] = [
     PK,
     SK,
     KIND,
@@ -44,6 +53,10 @@ pub const RESALE_ATTRIBUTES: [&str; 12] = [
     LISTED_AT,
     HELD_BY,
     HELD_UNTIL,
+    CAPACITY,
+    SOLD,
+    FREE,
+    PLACES_VERSION,
     CHANGED_AT,
 ];
 
@@ -74,6 +87,19 @@ pub(in crate::store) fn unit_resale_key(
     HashMap::from([(PK.into(), s(resale_pk(event))), (SK.into(), s(sk))])
 }
 
+/// The resale item of `seller`'s listed places of `section`, for the test
+/// harness's raw looks and writes (the store's go through [`Store`]).
+///
+/// [`Store`]: crate::store::Store
+pub fn listed_places_item_key(
+    event: &crate::domain::EventId,
+    seller: &OrderId,
+    section: &SectionId,
+) -> Item {
+    let unit = ReturnUnit::Places(section.clone());
+    unit_resale_key(&EventRef::of(event), seller, &unit)
+}
+
 /// Every listed seat of `event` (a key condition).
 pub(in crate::store) fn listed_seats_of(event: &EventRef) -> Expression {
     Expression::key_condition("#pk = :pk")
@@ -81,16 +107,14 @@ pub(in crate::store) fn listed_seats_of(event: &EventRef) -> Expression {
         .value(":pk", s(resale_pk(event)))
 }
 
-/// `unit` listed by `seller` under `generation` at `now`: the whole item,
-/// unheld (a listing made again after a withdrawal or a revert replaces
-/// what an older one left), if no live offer holds it (one made before a
-/// revert may hold it until it expires).
-pub(in crate::store) fn list(
+/// What every listing's write sets on its resale item: whose listing of
+/// what, under which generation, since `now`.
+fn listing_attributes(
     seller: &Seller,
     unit: &ReturnUnit,
     generation: u64,
     now: Millis,
-) -> Expression {
+) -> Vec<(String, AttributeValue)> {
     let mut set = vec![
         (KIND.to_owned(), s("resale")),
         (UNIT.to_owned(), s(unit.key())),
@@ -104,6 +128,11 @@ pub(in crate::store) fn list(
     if let Some(buyer) = &seller.buyer_ref {
         set.push((SELLER_BUYER_REF.to_owned(), s(buyer.as_str())));
     }
+    set
+}
+
+/// `SET` clauses for `set` (placeholders `#r{i}`/`:r{i}`), bound.
+fn set_clauses(set: Vec<(String, AttributeValue)>) -> (Vec<String>, Expression) {
     let mut clauses = Vec::new();
     let mut expression = Expression::default();
     for (i, (name, value)) in set.into_iter().enumerate() {
@@ -112,10 +141,88 @@ pub(in crate::store) fn list(
             .name(&format!("#r{i}"), name)
             .value(&format!(":r{i}"), value);
     }
+    (clauses, expression)
+}
+
+/// `seat` listed by `seller` under `generation` at `now`: the whole item,
+/// unheld (a listing made again after a withdrawal or a revert replaces
+/// what an older one left), if no live offer holds it (one made before a
+/// revert may hold it until it expires).
+pub(in crate::store) fn list(
+    seller: &Seller,
+    seat: &SeatId,
+    generation: u64,
+    now: Millis,
+) -> Expression {
+    let unit = ReturnUnit::Seat(seat.clone());
+    let (clauses, expression) = set_clauses(listing_attributes(seller, &unit, generation, now));
     let text = format!("SET {} REMOVE #heldBy, #heldUntil", clauses.join(", "));
     let mut update = Expression::update(text).name("#heldBy", HELD_BY);
     update = update.and(expression).and(unheld(now));
     update.stamped(now)
+}
+
+/// `section`'s places listed by `seller` under `generation` at `now`, as
+/// `resale` says (`domain::returns::places_resale`): a new item, more
+/// places on the live one (its holds kept), or an earlier listing's item
+/// replaced (its expired holds removed); each over the item as read.
+pub(in crate::store) fn list_places(
+    seller: &Seller,
+    section: &SectionId,
+    resale: &PlacesResale,
+    generation: u64,
+    now: Millis,
+) -> Expression {
+    let unit = ReturnUnit::Places(section.clone());
+    let mut set = listing_attributes(seller, &unit, generation, now);
+    let (count, version, stale) = match resale {
+        PlacesResale::New { quantity } => (Some(*quantity), None, &[][..]),
+        PlacesResale::More { version, .. } => (None, Some(*version), &[][..]),
+        PlacesResale::Remade {
+            quantity,
+            version,
+            stale,
+        } => (Some(*quantity), Some(*version), &stale[..]),
+    };
+    if let Some(quantity) = count {
+        set.extend([
+            (CAPACITY.to_owned(), n(quantity)),
+            (SOLD.to_owned(), n(0)),
+            (FREE.to_owned(), n(quantity)),
+            (PLACES_VERSION.to_owned(), n(version.map_or(1, |v| v + 1))),
+        ]);
+    }
+    let (clauses, mut expression) = set_clauses(set);
+    let mut text = format!("SET {}", clauses.join(", "));
+    if let PlacesResale::More { added, .. } = resale {
+        text.push_str(" ADD #capacity :added, #free :added, #v :one");
+        expression = expression
+            .name("#capacity", CAPACITY)
+            .name("#free", FREE)
+            .value(":added", n(*added))
+            .value(":one", n(1));
+    }
+    if !stale.is_empty() {
+        let removes: Vec<String> = (0..stale.len()).map(|i| format!("#x{i}")).collect();
+        text.push_str(&format!(" REMOVE {}", removes.join(", ")));
+        for (i, order) in stale.iter().enumerate() {
+            expression = expression.name(&format!("#x{i}"), hold_attribute(order));
+        }
+    }
+    Expression::update(text)
+        .and(expression)
+        .and(places_as_read(version))
+        .stamped(now)
+}
+
+/// A places item as read: at `version` (`None`: no item).
+pub(in crate::store) fn places_as_read(version: Option<u64>) -> Expression {
+    match version {
+        None => Expression::new_item(),
+        Some(version) => Expression::condition("#v = :read")
+            .name("#v", PLACES_VERSION)
+            .value(":read", n(version)),
+    }
 }
 
 /// No live offer holds it at `now` (or there is no item: a listing of
@@ -192,13 +299,56 @@ pub(in crate::store) fn listed_at(listed_at: Millis) -> Expression {
 /// Any listing's resale item, as the tick's revert reads it.
 pub(in crate::store) fn parse_listed_unit(item: &Item) -> Result<ListedUnit, StoreError> {
     let f = Fields::new(item);
+    let unit = ReturnUnit::from_key(f.str(UNIT)?).ok_or_else(|| f.malformed(UNIT))?;
+    let (held_until, version) = match &unit {
+        ReturnUnit::Seat(_) => (f.opt_i64(HELD_UNTIL)?.map(Millis), None),
+        ReturnUnit::Places(_) => {
+            let holds = parse_holds(item)?;
+            let latest = holds.iter().map(|h| h.expires_at).max();
+            (latest, places_version(&f)?)
+        }
+    };
     Ok(ListedUnit {
-        unit: ReturnUnit::from_key(f.str(UNIT)?).ok_or_else(|| f.malformed(UNIT))?,
+        unit,
         seller: OrderId::parse(f.str(SELLER_ORDER_ID)?)
             .map_err(|_| f.malformed(SELLER_ORDER_ID))?,
         generation: u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?,
         listed_at: Millis(f.i64(LISTED_AT)?),
-        held_until: f.opt_i64(HELD_UNTIL)?.map(Millis),
+        held_until,
+        version,
+    })
+}
+
+/// A places item's version (`None`: an item from before places were
+/// counted, which no offer holds).
+fn places_version(f: &Fields) -> Result<Option<u64>, StoreError> {
+    f.opt_i64(PLACES_VERSION)?
+        .map(|v| u64::try_from(v).map_err(|_| f.malformed(PLACES_VERSION)))
+        .transpose()
+}
+
+/// A section's listed places as their resale item counts them.
+pub(in crate::store) fn parse_listed_places(item: &Item) -> Result<ListedPlaces, StoreError> {
+    let f = Fields::new(item);
+    let unit = ReturnUnit::from_key(f.str(UNIT)?).ok_or_else(|| f.malformed(UNIT))?;
+    let ReturnUnit::Places(section) = unit else {
+        return Err(f.malformed(UNIT));
+    };
+    let count = |attr: &str| Ok::<_, StoreError>(f.opt_i64(attr)?.unwrap_or(0));
+    let count = |attr: &str| u32::try_from(count(attr)?).map_err(|_| f.malformed(attr));
+    Ok(ListedPlaces {
+        section,
+        seller: parse_seller(&f)?,
+        generation: u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?,
+        listed_at: Millis(f.i64(LISTED_AT)?),
+        places: Bucket {
+            index: 0,
+            capacity: count(CAPACITY)?,
+            sold: count(SOLD)?,
+            free: count(FREE)?,
+            holds: parse_holds(item)?,
+        },
+        version: places_version(&f)?.unwrap_or(0),
     })
 }
 
@@ -219,24 +369,28 @@ pub(in crate::store) fn parse_listed_seat(item: &Item) -> Result<ListedSeat, Sto
         )),
         None => None,
     };
-    let buyer_id = f
-        .opt_s(SELLER_BUYER_ID)
-        .map(|b| BuyerId::parse(b).ok_or_else(|| f.malformed(SELLER_BUYER_ID)))
-        .transpose()?;
     Ok(ListedSeat {
         seat: SeatId::parse(f.str(SK)?).map_err(|_| f.malformed(SK))?,
-        seller: Seller {
-            order_id: OrderId::parse(f.str(SELLER_ORDER_ID)?)
-                .map_err(|_| f.malformed(SELLER_ORDER_ID))?,
-            buyer_id,
-            buyer_ref: f
-                .opt_s(SELLER_BUYER_REF)
-                .map(|r| BuyerRef::from_hex(r).ok_or_else(|| f.malformed(SELLER_BUYER_REF)))
-                .transpose()?,
-        },
+        seller: parse_seller(&f)?,
         generation: u64::try_from(f.i64(GENERATION)?).map_err(|_| f.malformed(GENERATION))?,
         listed_at: Millis(f.i64(LISTED_AT)?),
         held,
+    })
+}
+
+/// Whose listing a resale item is.
+fn parse_seller(f: &Fields) -> Result<Seller, StoreError> {
+    Ok(Seller {
+        order_id: OrderId::parse(f.str(SELLER_ORDER_ID)?)
+            .map_err(|_| f.malformed(SELLER_ORDER_ID))?,
+        buyer_id: f
+            .opt_s(SELLER_BUYER_ID)
+            .map(|b| BuyerId::parse(b).ok_or_else(|| f.malformed(SELLER_BUYER_ID)))
+            .transpose()?,
+        buyer_ref: f
+            .opt_s(SELLER_BUYER_REF)
+            .map(|r| BuyerRef::from_hex(r).ok_or_else(|| f.malformed(SELLER_BUYER_REF)))
+            .transpose()?,
     })
 }
 
@@ -280,8 +434,18 @@ mod tests {
             buyer_ref: BuyerRef::from_hex(&"ab".repeat(16)),
         };
         let order = OrderId::parse("p")?;
-        let unit = ReturnUnit::Seat(SeatId::parse("A-1-1")?);
-        let mut named = list(&seller, &unit, 1, Millis(1)).attribute_names();
+        let seat = SeatId::parse("A-1-1")?;
+        let mut named = list(&seller, &seat, 1, Millis(1)).attribute_names();
+        let section = SectionId::parse("F")?;
+        for resale in [
+            PlacesResale::New { quantity: 2 },
+            PlacesResale::More {
+                added: 1,
+                version: 3,
+            },
+        ] {
+            named.extend(list_places(&seller, &section, &resale, 1, Millis(1)).attribute_names());
+        }
         named.extend(hold(&order, Millis(9), &seller.order_id, 1, Millis(2)).attribute_names());
         named.extend(let_go(&order, Millis(3)).attribute_names());
         named.extend([PK.to_owned(), SK.to_owned()]);

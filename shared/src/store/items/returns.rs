@@ -227,6 +227,7 @@ mod tests {
             unit: ReturnUnit::Seat(crate::domain::SeatId::parse("A-1-1")?),
             quantity: 1,
             replaces: Some(2),
+            places: None,
         };
         let mut named = list(&event, &order, &write, 1, Millis(9), Millis(1)).attribute_names();
         named.extend(withdraw(3, Millis(2)).attribute_names());
