@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::domain::{hold_is_live, EventRef, EventStatus, Millis, OrderId, OrderStatus};
+use crate::domain::{hold_is_live, EventRef, EventStatus, Millis, Order, OrderId, OrderStatus};
 use crate::error::chain;
 use crate::store::{FanOut, Store, PENDING_SHARDS};
 
@@ -307,7 +307,19 @@ pub async fn release_order(
                 released.seats += 1;
             }
         }
-        released.places = store.release_places(order, now).await;
+        // An offer's listed places are its listing's: their hold lapses
+        // on its own, and the next offer's take reclaims it (the tick
+        // looks then), as a listed seat's does.
+        let bucket_places = Order {
+            places: order
+                .places
+                .iter()
+                .filter(|p| !p.from_listing())
+                .cloned()
+                .collect(),
+            ..order.clone()
+        };
+        released.places = store.release_places(&bucket_places, now).await;
     }
     let retired = store.retire_expired_order(&stored, now).await?;
     released.expired = retired && order.status == OrderStatus::Pending;

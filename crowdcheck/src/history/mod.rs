@@ -17,6 +17,7 @@
 mod blocks;
 mod counters;
 mod holds;
+mod place_resales;
 mod record;
 mod resales;
 mod seat_op;
@@ -25,6 +26,7 @@ mod waitlist;
 
 pub use blocks::{check_block_refusals, BlockRefusal};
 pub use counters::{check_counter, CounterOp, Take};
+pub use place_resales::{check_place_resales, PlacesResaleRecord, PlacesSale};
 pub use record::{micros_of, places_hold, seat_claim, seconds_after, wall_us};
 pub use resales::{check_resales, ResaleRecord, SeatSale};
 pub use seat_op::{SeatOp, Taken};

@@ -63,6 +63,21 @@ pub fn check_resales(sales: &[SeatSale], records: &[ResaleRecord]) -> Verdict {
             owner = Some(&sale.order);
         }
     }
+    violations.extend(records_match(records, happened));
+    Verdict {
+        operations: sales.len() + records.len(),
+        violations,
+    }
+}
+
+/// What is wrong with the sellers' `records` of resales, given the
+/// resales that `happened`: one recorded twice, or records that are not
+/// exactly those.
+pub(super) fn records_match<T: Ord + Clone + std::fmt::Debug>(
+    records: &[T],
+    mut happened: Vec<T>,
+) -> Vec<String> {
+    let mut violations = Vec::new();
     let mut recorded = records.to_vec();
     recorded.sort();
     for pair in recorded.windows(2) {
@@ -77,10 +92,7 @@ pub fn check_resales(sales: &[SeatSale], records: &[ResaleRecord]) -> Verdict {
             "the sellers' records {recorded:?} are not the resales that happened {happened:?}"
         ));
     }
-    Verdict {
-        operations: sales.len() + records.len(),
-        violations,
-    }
+    violations
 }
 
 #[cfg(test)]

@@ -16,6 +16,13 @@ pub const MIN_BUCKET_PLACES: u32 = 20;
 /// Most buckets per section: availability and a sold-out answer read them all.
 pub const MAX_BUCKETS: u32 = 1000;
 
+/// Where an order records the places an offer holds of a listing (API.md,
+/// "Returns"): held places under a bucket number from here on are some of
+/// a seller's listed places, on that listing's resale item (the offer's
+/// `placeResales` say whose), not a section bucket's: no section has that
+/// many buckets.
+pub const LISTING_BUCKETS_FROM: u32 = MAX_BUCKETS;
+
 /// Places per bucket of a section of `capacity` places.
 pub fn bucket_places(capacity: u32) -> u32 {
     MIN_BUCKET_PLACES.max(capacity.div_ceil(MAX_BUCKETS))
@@ -175,6 +182,14 @@ pub struct HeldPlaces {
     pub section: SectionId,
     pub bucket: u32,
     pub quantity: u32,
+}
+
+impl HeldPlaces {
+    /// They are some of a seller's listed places (an offer's), not a
+    /// bucket's.
+    pub fn from_listing(&self) -> bool {
+        self.bucket >= LISTING_BUCKETS_FROM
+    }
 }
 
 /// How `me` gives back `release` of its places in a section: from the

@@ -420,6 +420,8 @@ pub struct OfferOf {
     /// The listed seats it holds for resale, each still sold to its
     /// seller until the offer's payment moves it (API.md, "Returns").
     pub resales: Vec<returns::ResaleHold>,
+    /// The listed places it holds for resale, likewise.
+    pub place_resales: Vec<returns::PlacesResaleHold>,
 }
 
 impl Order {
@@ -434,6 +436,25 @@ impl Order {
     pub fn resale_of(&self, seat: &SeatId) -> Option<&returns::ResaleHold> {
         let offer = self.offer.as_ref()?;
         offer.resales.iter().find(|r| &r.seat == seat)
+    }
+
+    /// Whose listing its places of `section` recorded under `bucket` are,
+    /// if they are listed places it holds for resale.
+    pub fn place_resale_of(
+        &self,
+        section: &SectionId,
+        bucket: u32,
+    ) -> Option<&returns::PlacesResaleHold> {
+        let offer = self.offer.as_ref()?;
+        let of = |r: &&returns::PlacesResaleHold| &r.section == section && r.bucket == bucket;
+        offer.place_resales.iter().find(of)
+    }
+
+    /// Whether it holds listed units for resale.
+    pub fn holds_listings(&self) -> bool {
+        self.offer
+            .as_ref()
+            .is_some_and(|o| !o.resales.is_empty() || !o.place_resales.is_empty())
     }
 }
 

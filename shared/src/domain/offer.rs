@@ -12,7 +12,7 @@
 use super::best_available::choose_block;
 use std::collections::{HashMap, HashSet};
 
-use super::ga::{plan_take, Bucket, HeldPlaces, Take};
+use super::ga::{plan_take, Bucket, HeldPlaces, Take, LISTING_BUCKETS_FROM};
 use super::seat_map::{RowMap, SeatMap, SectionMap};
 use super::waitlist::EntryRequest;
 use super::waitlist_entry::WaitingIndex;
@@ -220,7 +220,8 @@ impl Offered {
 }
 
 /// What an offer of `units` of `event` holds: its seats, or its places
-/// taken from `buckets` (the section's, as the look knows them) for the
+/// taken from `buckets` (the section's, as the look knows them, its
+/// listings' among them from `ga::LISTING_BUCKETS_FROM`) for the
 /// order `me` at `now`. `None`: a section or row the plan does not have,
 /// or buckets that no longer hold the places.
 pub fn offered(
@@ -232,7 +233,17 @@ pub fn offered(
 ) -> Option<Offered> {
     let (section, seats) = match units {
         OfferUnits::Places { section, quantity } => {
-            let takes = plan_take(&spread_for(buckets.get(section)?, me), me, *quantity, now)?;
+            // Listed places first, in the order the look numbered them
+            // (the oldest listing first): a seller's return is resold
+            // before the section's own free places are offered.
+            let (mut listed, own): (Vec<Bucket>, Vec<Bucket>) = buckets
+                .get(section)?
+                .iter()
+                .cloned()
+                .partition(|b| b.index >= LISTING_BUCKETS_FROM);
+            listed.sort_by_key(|b| b.index);
+            listed.extend(spread_for(&own, me));
+            let takes = plan_take(&listed, me, *quantity, now)?;
             return Some(Offered::Places(SectionTakes {
                 section: section.clone(),
                 takes,

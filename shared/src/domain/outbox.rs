@@ -55,6 +55,7 @@ pub enum DetailType {
     ReturnWithdrawn,
     ReturnReverted,
     SeatResold,
+    GaResold,
 }
 
 impl DetailType {
@@ -82,6 +83,7 @@ impl DetailType {
             Self::ReturnWithdrawn => "return.withdrawn",
             Self::ReturnReverted => "return.reverted",
             Self::SeatResold => "seat.resold",
+            Self::GaResold => "ga.resold",
         }
     }
 }
@@ -326,6 +328,30 @@ fn return_facts(old: Option<&ReturnImage>, new: &ReturnImage) -> Vec<Fact> {
             resale: Some((new.order_id.clone(), resale.order_id.clone())),
             ..Fact::about(DetailType::SeatResold)
         }];
+    }
+    if let (None, ReturnUnit::Places(section), Some(resale)) = (old, &new.unit, &new.resale) {
+        // A resale of listed places is a record of its own, written once:
+        // the seller's payout, and the buyer's places sold.
+        let places = |kind| Fact {
+            section: Some(section.clone()),
+            quantity: Some(new.quantity),
+            payment: Some(resale.payment_id.clone()),
+            ..Fact::about(kind)
+        };
+        return vec![
+            Fact {
+                resale: Some((new.order_id.clone(), resale.order_id.clone())),
+                ..places(DetailType::GaResold)
+            },
+            Fact {
+                order: Some(resale.order_id.clone()),
+                ..places(DetailType::GaSold)
+            },
+        ];
+    }
+    if matches!(new.unit, ReturnUnit::Places(_)) && new.quantity == 0 {
+        // A listing of places all resold: its resales said it.
+        return Vec::new();
     }
     let kind = match (old.map(|o| (o.status, o.listed_at)), new.status) {
         (Some((ReturnStatus::Listed, at)), ReturnStatus::Listed) if at == new.listed_at => {

@@ -7,9 +7,8 @@
 
 use super::buyer::BuyerId;
 use super::buyer_limit::BuyerRef;
-use super::ga::Bucket;
 use super::waitlist::{Waitlist, WaitlistStatus};
-use super::{hold_is_live, Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId};
+use super::{Millis, Order, OrderId, OrderStatus, PaymentId, SeatId, SectionId};
 
 /// How long before `returnsCloseAt` the waitlist stops offering listed
 /// units: an offer needs time to be paid before its listing reverts.
@@ -127,81 +126,6 @@ pub struct ListedUnit {
     pub version: Option<u64>,
 }
 
-/// A seller's listed places of a section as their resale item counts
-/// them: a general-admission bucket of their own (its capacity the places
-/// listed, its sold those resold from it, its holds the offers'), so
-/// several offers can each hold some of one listing. Every write of the
-/// item is conditioned on its version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedPlaces {
-    pub section: SectionId,
-    pub seller: Seller,
-    pub generation: u64,
-    pub listed_at: Millis,
-    pub places: Bucket,
-    pub version: u64,
-}
-
-impl ListedPlaces {
-    /// Until when the latest live offer holding some of them holds them
-    /// at `now` (`None`: no live offer holds any).
-    pub fn held_until(&self, now: Millis) -> Option<Millis> {
-        self.places
-            .holds
-            .iter()
-            .map(|h| h.expires_at)
-            .filter(|until| hold_is_live(*until, now))
-            .max()
-    }
-}
-
-/// How a listing of places writes its resale item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlacesResale {
-    /// No item: a new one of `quantity` places.
-    New { quantity: u32 },
-    /// The listing reads `LISTED`: `added` more places on the item read
-    /// at `version`, whose holds stay.
-    More { added: u32, version: u64 },
-    /// The item of an earlier listing (withdrawn, reverted) that no live
-    /// offer holds: replaced whole at `quantity`, over `version`, the
-    /// expired holds it kept (`stale`) removed with it.
-    Remade {
-        quantity: u32,
-        version: u64,
-        stale: Vec<OrderId>,
-    },
-}
-
-/// How `write` (a listing of places; `listing` the one it replaces, as
-/// read) writes the resale item read as `item` at `now`, `waitlist` as it
-/// stands; `None` when a live offer still holds places of an earlier
-/// listing (`409 return-offered`, as for a seat).
-pub fn places_resale(
-    write: &ListingWrite,
-    listing: Option<&Listing>,
-    item: Option<&ListedPlaces>,
-    waitlist: Option<&Waitlist>,
-    now: Millis,
-) -> Option<PlacesResale> {
-    let listed_now = listing.filter(|l| l.status_at(waitlist, now) == ReturnStatus::Listed);
-    match (item, listed_now) {
-        (None, _) => Some(PlacesResale::New {
-            quantity: write.quantity,
-        }),
-        (Some(item), Some(listing)) => Some(PlacesResale::More {
-            added: write.quantity.saturating_sub(listing.quantity),
-            version: item.version,
-        }),
-        (Some(item), None) if item.held_until(now).is_some() => None,
-        (Some(item), None) => Some(PlacesResale::Remade {
-            quantity: write.quantity,
-            version: item.version,
-            stale: item.places.holds.iter().map(|h| h.order.clone()).collect(),
-        }),
-    }
-}
-
 impl ListedUnit {
     /// Whether it is due to be written `REVERTED` at `now`, `waitlist` as
     /// it stands (open: the tick's): it reads reverted (its cutoff has
@@ -286,27 +210,55 @@ pub struct ResaleHold {
 
 impl ResaleHold {
     /// Whether a live offer holding it may still be paid at `now`,
-    /// `waitlist` as it stands: its generation's returns have not closed
-    /// (the cutoff, or a put that closed them after it was listed), so the
-    /// listing has not reverted to its seller. A delete does not close
-    /// them for it: a live offer outlives the delete and may be paid (its
-    /// listing reverts only if it ends unpaid).
+    /// `waitlist` as it stands ([`still_listed`]).
     pub fn still_listed(&self, waitlist: Option<&Waitlist>, now: Millis) -> bool {
-        let Some(waitlist) = waitlist else {
-            return true;
-        };
-        if waitlist.generation != self.generation || waitlist.status() == WaitlistStatus::Ended {
-            return true;
-        }
-        let closed = waitlist
-            .settings
-            .returns_close_at
-            .is_none_or(|close| now >= close);
-        let reverted = waitlist
-            .returns_reverted_at
-            .is_some_and(|at| self.listed_at < at);
-        !closed && !reverted
+        still_listed(self.generation, self.listed_at, waitlist, now)
     }
+}
+
+/// Whether a live offer holding some of a listing of `generation` made at
+/// `listed_at` may still be paid at `now`, `waitlist` as it stands: its
+/// generation's returns have not closed (the cutoff, or a put that closed
+/// them after it was listed), so the listing has not reverted to its
+/// seller. A delete does not close them for it: a live offer outlives the
+/// delete and may be paid (its listing reverts only if it ends unpaid).
+pub(super) fn still_listed(
+    generation: u64,
+    listed_at: Millis,
+    waitlist: Option<&Waitlist>,
+    now: Millis,
+) -> bool {
+    let Some(waitlist) = waitlist else {
+        return true;
+    };
+    if waitlist.generation != generation || waitlist.status() == WaitlistStatus::Ended {
+        return true;
+    }
+    let closed = waitlist
+        .settings
+        .returns_close_at
+        .is_none_or(|close| now >= close);
+    let reverted = waitlist
+        .returns_reverted_at
+        .is_some_and(|at| listed_at < at);
+    !closed && !reverted
+}
+
+/// Whether an offer made at `now` may take listed units of `generation`
+/// listed at `listed_at`, `waitlist` as it stands: they still read listed
+/// and the cutoff is at least [`LAST_RESALE_OFFER_BEFORE_CLOSE_MS`] away.
+pub(super) fn offers_listing(
+    generation: u64,
+    listed_at: Millis,
+    waitlist: &Waitlist,
+    now: Millis,
+) -> bool {
+    let reverted = waitlist
+        .returns_reverted_at
+        .is_some_and(|at| listed_at < at);
+    let open = returns_close_at(waitlist, generation)
+        .is_some_and(|close| now.0 < close.0 - LAST_RESALE_OFFER_BEFORE_CLOSE_MS);
+    open && !reverted
 }
 
 impl ListedSeat {
@@ -322,12 +274,8 @@ impl ListedSeat {
     /// stands: it still reads listed, nobody's offer holds it, and the
     /// cutoff is at least [`LAST_RESALE_OFFER_BEFORE_CLOSE_MS`] away.
     pub fn offerable(&self, waitlist: &Waitlist, now: Millis) -> bool {
-        let reverted = waitlist
-            .returns_reverted_at
-            .is_some_and(|at| self.listed_at < at);
-        let open = returns_close_at(waitlist, self.generation)
-            .is_some_and(|close| now.0 < close.0 - LAST_RESALE_OFFER_BEFORE_CLOSE_MS);
-        open && !reverted && self.held_at(now).is_none()
+        offers_listing(self.generation, self.listed_at, waitlist, now)
+            && self.held_at(now).is_none()
     }
 
     /// The hold an offer of it records.
@@ -533,6 +481,8 @@ pub fn plan_withdrawal(
     waitlist: Option<&Waitlist>,
     now: Millis,
 ) -> Withdrawal {
+    // A listing of places all resold has nothing left to withdraw.
+    let listing = listing.filter(|l| l.quantity > 0);
     match listing.map(|l| (l, l.status_at(waitlist, now))) {
         Some((_, ReturnStatus::Listed)) if offered => Withdrawal::Offered,
         Some((l, ReturnStatus::Listed)) => Withdrawal::Withdraw { version: l.version },
@@ -540,6 +490,10 @@ pub fn plan_withdrawal(
         _ => Withdrawal::Unchanged,
     }
 }
+
+#[path = "returns_places.rs"]
+mod places;
+pub use places::{places_resale, ListedPlaces, PlacesResale, PlacesResaleHold};
 
 #[cfg(test)]
 #[path = "returns_tests.rs"]

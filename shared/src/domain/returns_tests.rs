@@ -1,7 +1,7 @@
 //! Unit tests of `domain::returns`.
 
 use super::*;
-use crate::domain::ga::HeldPlaces;
+use crate::domain::ga::{Bucket, HeldPlaces};
 use crate::domain::waitlist::{Opens, WaitlistSettings};
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;

@@ -131,9 +131,11 @@ pub(super) async fn reply_with(
     let order = &stored.order;
     let ga = places_by_section(app, order).await?;
     let waitlist = read.waitlist.as_ref();
+    // A listing of places all resold lists nothing: its resales say it.
     let returns: Vec<ReturnReply> = read
         .listings
         .iter()
+        .filter(|listing| listing.quantity > 0)
         .map(|listing| ReturnReply::of(listing, waitlist, now))
         .collect();
     Ok(json(

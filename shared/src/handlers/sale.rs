@@ -286,8 +286,8 @@ async fn confirm_round(app: &App, stored: &StoredOrder, paid: &Paid, round: Conf
     }
 }
 
-/// Whether every listed seat among `paid` that `order` (an offer) holds
-/// still reads listed at `now`, the waitlist read strongly (a put that
+/// Whether every listed seat among `paid` and every listing of places
+/// that `order` (an offer) holds still reads listed at `now`, the waitlist read strongly (a put that
 /// closed returns, a delete or the cutoff reverts them; the sale's own
 /// transaction checks the same). True, with no read, for an order holding
 /// none.
@@ -301,14 +301,22 @@ async fn resales_stand(
         .iter()
         .filter_map(|seat| order.resale_of(seat))
         .collect();
-    if resales.is_empty() {
+    let place_resales = order
+        .offer
+        .as_ref()
+        .map_or(&[][..], |o| &o.place_resales[..]);
+    if resales.is_empty() && place_resales.is_empty() {
         return Ok(true);
     }
     let waitlist = app.store.read_waitlist(&order.event_id).await?;
     let waitlist = waitlist.map(|stored| stored.waitlist);
-    Ok(resales
+    let seats = resales
         .iter()
-        .all(|r| r.still_listed(waitlist.as_ref(), now)))
+        .all(|r| r.still_listed(waitlist.as_ref(), now));
+    let places = place_resales
+        .iter()
+        .all(|r| r.still_listed(waitlist.as_ref(), now));
+    Ok(seats && places)
 }
 
 /// A payment its holds do not cover (late, or for seats or places it does

@@ -3,9 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::domain::ga::{after_takes, bucket_count, Bucket};
+use crate::domain::ga::{after_takes, bucket_count, Bucket, LISTING_BUCKETS_FROM};
 use crate::domain::offer::{free_units, Offered, SeatsKnown, SectionFree};
-use crate::domain::returns::ListedSeat;
+use crate::domain::returns::{ListedPlaces, ListedSeat, PlacesResaleHold};
 use crate::domain::{Event, Millis, Order, SeatId, SeatMap, SectionId};
 use crate::error::Error;
 use crate::store::OfferLoss;
@@ -19,12 +19,67 @@ use crate::App;
 /// them and read again where an offer lost to one.
 pub(super) struct Known {
     pub map: SeatMap,
+    /// Each general-admission section's buckets, and its listings of
+    /// places as buckets of their own numbered from
+    /// `ga::LISTING_BUCKETS_FROM` (in `listed_places`' order).
     pub buckets: HashMap<SectionId, Vec<Bucket>>,
     pub taken: HashSet<SeatId>,
     pub listed: HashMap<SeatId, ListedSeat>,
+    /// The listings of places offers may take some of, the oldest first:
+    /// the `j`th is bucket `LISTING_BUCKETS_FROM + j` of its section.
+    pub listed_places: Vec<ListedPlaces>,
 }
 
 impl Known {
+    /// `listed` (listings of places offers may take some of) numbered
+    /// among their sections' buckets, the oldest first, in place of those
+    /// it knew.
+    pub(super) fn know_listed_places(&mut self, mut listed: Vec<ListedPlaces>) {
+        for buckets in self.buckets.values_mut() {
+            buckets.retain(|b| b.index < LISTING_BUCKETS_FROM);
+        }
+        listed.sort_by(|a, b| {
+            (a.listed_at, &a.seller.order_id).cmp(&(b.listed_at, &b.seller.order_id))
+        });
+        for (j, places) in (LISTING_BUCKETS_FROM..).zip(&listed) {
+            let bucket = Bucket {
+                index: j,
+                ..places.places.clone()
+            };
+            self.buckets
+                .entry(places.section.clone())
+                .or_default()
+                .push(bucket);
+        }
+        self.listed_places = listed;
+    }
+
+    /// The listing of places numbered `bucket`, if it is one.
+    fn listing(&self, bucket: u32) -> Option<&ListedPlaces> {
+        let j = bucket.checked_sub(LISTING_BUCKETS_FROM)?;
+        self.listed_places.get(usize::try_from(j).ok()?)
+    }
+
+    /// What may be offered to `buyer`: the buckets less its own listings
+    /// of places (`None`: it listed none, so all of them).
+    pub(super) fn buckets_for(
+        &self,
+        buyer: &crate::domain::buyer::BuyerId,
+    ) -> Option<HashMap<SectionId, Vec<Bucket>>> {
+        let own = |b: &Bucket| {
+            self.listing(b.index)
+                .is_some_and(|l| l.seller.buyer_id.as_ref() == Some(buyer))
+        };
+        if !self.buckets.values().flatten().any(own) {
+            return None;
+        }
+        let mut buckets = self.buckets.clone();
+        for read in buckets.values_mut() {
+            read.retain(|b| !own(b));
+        }
+        Some(buckets)
+    }
+
     pub(super) fn free(&self, now: Millis) -> Vec<SectionFree> {
         let listed: HashSet<SeatId> = self.listed.keys().cloned().collect();
         let known = SeatsKnown {
@@ -42,8 +97,15 @@ impl Known {
         now: Millis,
     ) -> Option<Vec<SectionFree>> {
         let own = |l: &&ListedSeat| l.seller.buyer_id.as_ref() == Some(buyer);
+        let buckets = self.buckets_for(buyer);
         if !self.listed.values().any(|l| own(&l)) {
-            return None;
+            let buckets = buckets?;
+            let listed: HashSet<SeatId> = self.listed.keys().cloned().collect();
+            let known = SeatsKnown {
+                listed: &listed,
+                taken: &self.taken,
+            };
+            return Some(free_units(&self.map, &known, &buckets, now));
         }
         // Its own listings are as good as taken for it, whatever a map
         // that has not caught up yet shows of them.
@@ -56,7 +118,8 @@ impl Known {
             listed: &listed,
             taken: &taken,
         };
-        Some(free_units(&self.map, &known, &self.buckets, now))
+        let buckets = buckets.as_ref().unwrap_or(&self.buckets);
+        Some(free_units(&self.map, &known, buckets, now))
     }
 
     /// The listed seats among `seats`, as the holds an offer of them
@@ -64,6 +127,26 @@ impl Known {
     pub(super) fn resales(&self, seats: &[SeatId]) -> Vec<crate::domain::returns::ResaleHold> {
         let listed = seats.iter().filter_map(|s| self.listed.get(s));
         listed.map(ListedSeat::hold).collect()
+    }
+
+    /// The listed places `offered` takes, as the holds an offer of them
+    /// records.
+    pub(super) fn place_resales(&self, offered: &Offered) -> Vec<PlacesResaleHold> {
+        let Offered::Places(taken) = offered else {
+            return Vec::new();
+        };
+        let listings = taken.takes.iter().filter_map(|take| {
+            let listing = self.listing(take.bucket)?;
+            Some(listing.hold(take.bucket))
+        });
+        listings.collect()
+    }
+
+    /// No listing offered for the rest of the look (a put closed returns
+    /// during it).
+    pub(super) fn forget_listings(&mut self) {
+        self.listed.clear();
+        self.know_listed_places(Vec::new());
     }
 
     /// `order`'s offer of `offered` committed.
@@ -116,7 +199,22 @@ impl Known {
                 }
                 Ok(())
             }
-            Offered::Places(taken) => self.read_buckets(app, event, &taken.section).await,
+            Offered::Places(taken) => {
+                self.read_buckets(app, event, &taken.section).await?;
+                if taken.takes.iter().any(|t| t.bucket >= LISTING_BUCKETS_FROM) {
+                    // The listings read again (the offerer's one Query of
+                    // them), as offerable as before.
+                    let (_, places) = app.store.listings_on_offer(&event.event_id).await?;
+                    let kept = |p: &ListedPlaces| {
+                        self.listed_places.iter().any(|k| {
+                            (&k.section, &k.seller.order_id) == (&p.section, &p.seller.order_id)
+                        })
+                    };
+                    let places = places.into_iter().filter(|p| kept(p)).collect();
+                    self.know_listed_places(places);
+                }
+                Ok(())
+            }
         }
     }
 
@@ -132,7 +230,15 @@ impl Known {
         let read = app
             .store
             .read_buckets(&event.event_id, section, &indexes, true);
-        self.buckets.insert(section.clone(), read.await?);
+        let mut read = read.await?;
+        // Its listings as the look knows them stay.
+        let listings = self.buckets.remove(section).unwrap_or_default();
+        read.extend(
+            listings
+                .into_iter()
+                .filter(|b| b.index >= LISTING_BUCKETS_FROM),
+        );
+        self.buckets.insert(section.clone(), read);
         Ok(())
     }
 }

@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use crate::auth::HoldToken;
 use crate::domain::offer::{fill, fillable_indexes, offered, OfferUnits, Offered};
 use crate::domain::offer_tick::next_lapse;
-use crate::domain::returns::{offer_expiry, ListedSeat, LAST_RESALE_OFFER_BEFORE_CLOSE_MS};
+use crate::domain::returns::{
+    offer_expiry, ListedPlaces, ListedSeat, LAST_RESALE_OFFER_BEFORE_CLOSE_MS,
+};
 use crate::domain::waitlist::{Waitlist, WaitlistStatus};
 use crate::domain::waitlist_entry::Entry;
 use crate::domain::{Event, EventId, Millis, OfferOf, Order, OrderBuyer, OrderId};
@@ -74,10 +76,14 @@ pub(super) async fn offer_free_after(
     // The map, read once a look, strongly consistent: what frees a seat
     // meanwhile starts a look of its own.
     let read = app.store.seat_map_rows(&event, true).await?;
-    let listed = listed_seats(app, &waitlist, event_id, now).await?;
+    let (listed, listed_places) = listings_on_offer(app, &waitlist, event_id, now).await?;
     // A listing's offer ends with no write: offered again then.
     let lapse = listed.iter().filter_map(|l| l.held.as_ref());
-    let lapse = lapse.map(|(_, until)| *until).filter(|until| *until > now);
+    let lapse = lapse.map(|(_, until)| *until);
+    let places_lapse = listed_places.iter().flat_map(|l| &l.places.holds);
+    let lapse = lapse
+        .chain(places_lapse.map(|h| h.expires_at))
+        .filter(|until| *until > now);
     let look = OfferLook {
         next_lapse: next_lapse(&read.rows, &read.buckets, now)
             .into_iter()
@@ -85,7 +91,7 @@ pub(super) async fn offer_free_after(
             .min(),
         ..OfferLook::default()
     };
-    let known = Known {
+    let mut known = Known {
         map: crate::domain::seat_map(&event, &read.rows, &read.buckets, now),
         buckets: read.buckets,
         taken: HashSet::new(),
@@ -94,27 +100,32 @@ pub(super) async fn offer_free_after(
             .filter(|l| l.offerable(&waitlist, now))
             .map(|l| (l.seat.clone(), l))
             .collect(),
+        listed_places: Vec::new(),
     };
+    let offerable = listed_places
+        .into_iter()
+        .filter(|l| l.offerable(&waitlist, now));
+    known.know_listed_places(offerable.collect());
     offer_from(app, &event, &waitlist, known, joins, look, now).await
 }
 
-/// The seats of `event` listed for resale, with the offers holding them,
-/// while its waitlist still offers listings (until a minute before
-/// `returnsCloseAt`); none otherwise, without a read.
-async fn listed_seats(
+/// The seats and places of `event` listed for resale, with the offers
+/// holding them, while its waitlist still offers listings (until a minute
+/// before `returnsCloseAt`); none otherwise, without a read.
+async fn listings_on_offer(
     app: &App,
     waitlist: &Waitlist,
     event: &EventId,
     now: Millis,
-) -> Result<Vec<ListedSeat>, Error> {
+) -> Result<(Vec<ListedSeat>, Vec<ListedPlaces>), Error> {
     let offers_listings = waitlist
         .settings
         .returns_close_at
         .is_some_and(|close| now.0 < close.0 - LAST_RESALE_OFFER_BEFORE_CLOSE_MS);
     if !offers_listings {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
-    app.store.listed_seats(event).await
+    app.store.listings_on_offer(event).await
 }
 
 /// The look's offers from what it `known`s at `now`, from the line as
@@ -185,14 +196,20 @@ async fn offer_each(
             known.read_buckets(app, event, section).await?;
             continue;
         };
-        let resales = order.offer.as_ref().map_or(&[][..], |o| &o.resales[..]);
-        if !fits_confirm(offered.seats().len(), resales) {
+        if !fits_confirm(&order, &offered) {
             // Its payment could not be one transaction: this look offers
-            // those listed seats to nobody, so the entry and those behind
-            // it are served from the rest.
+            // those listings to nobody, so the entry and those behind it
+            // are served from the rest.
             known
                 .listed
                 .retain(|seat, _| !offered.seats().contains(seat));
+            let offered_places = known.place_resales(&offered);
+            let kept = known.listed_places.iter().filter(|l| {
+                !offered_places
+                    .iter()
+                    .any(|r| (&r.section, &r.seller) == (&l.section, &l.seller.order_id))
+            });
+            known.know_listed_places(kept.cloned().collect());
             lost += 1;
             continue;
         }
@@ -210,7 +227,7 @@ async fn offer_each(
                 known.took(&order, &offered);
                 tracing::info!(event_id = %event.event_id, order_id = %order.order_id, seats = order.seats.len(), places = order.places.iter().map(|p| p.quantity).sum::<u32>(), "waitlist offer made");
             }
-            OfferWrite::Lost(loss) if loss.waitlist_moved && resales.is_empty() => {
+            OfferWrite::Lost(loss) if loss.waitlist_moved && !order.holds_listings() => {
                 // A delete or a new generation: every other offer would
                 // fail on it too. The next visit reads the waitlist again
                 // and looks if it is still open.
@@ -224,7 +241,7 @@ async fn offer_each(
                     // look offers no more listings, and the rest go on (a
                     // delete or a new generation fails the next offer too,
                     // and ends the look).
-                    known.listed.clear();
+                    known.forget_listings();
                 }
                 lost += 1;
                 // A seat refused for another transaction on it is taken
@@ -333,16 +350,20 @@ fn offer_order(
         .token_keys()?
         .offer_order(&entry.entry_id, event_id);
     let order_id = OrderId::from_random(event_id, random);
-    let Some(holds) = offered(event, units, &known.buckets, &order_id, now) else {
+    // A seller is never offered what it listed itself.
+    let buckets = known.buckets_for(&entry.buyer);
+    let buckets = buckets.as_ref().unwrap_or(&known.buckets);
+    let Some(holds) = offered(event, units, buckets, &order_id, now) else {
         return Ok(None);
     };
     let resales = known.resales(holds.seats());
+    let place_resales = known.place_resales(&holds);
     let buyer = offer_buyer(event, entry)?;
     let offer_seconds = offer_expiry(
         now,
         waitlist.settings.offer_seconds,
         waitlist,
-        !resales.is_empty(),
+        !resales.is_empty() || !place_resales.is_empty(),
     );
     let token = HoldToken::from_secret(event_id, now.plus_seconds(offer_seconds), secret)
         .for_buyer(buyer.as_ref().map(OrderBuyer::limited));
@@ -360,6 +381,7 @@ fn offer_order(
             cancelled_as: None,
             generation: Some(waitlist.generation),
             resales,
+            place_resales,
         },
     );
     order.buyer = buyer;
@@ -383,18 +405,33 @@ fn offer_buyer(event: &Event, entry: &Entry) -> Result<Option<OrderBuyer>, Error
     }
 }
 
-/// Whether the confirm of an offer of `seats`, `resales` among them, fits
-/// one transaction: three items per listed seat (the seat, the seller's
-/// listing, its resale item), one per other seat, one per seller's record
-/// on a limited event, and at most eight more (the order, its payment, its
-/// buyer's record, its offer's end, and room to spare). Only an offer of
-/// many listed seats from as many limited sellers comes near.
-fn fits_confirm(seats: usize, resales: &[crate::domain::returns::ResaleHold]) -> bool {
+/// Whether the confirm of `order`'s offer of `offered` fits one
+/// transaction: three items per listed seat (the seat, the seller's
+/// listing, its resale item) and per listing of places (its resale item,
+/// the seller's listing, the resale's own record), one per other seat and
+/// per bucket, one per seller's record on a limited event, and at most
+/// eight more (the order, its payment, its buyer's record, its offer's
+/// end, and room to spare). Only an offer of many listings from as many
+/// limited sellers comes near.
+fn fits_confirm(order: &Order, offered: &Offered) -> bool {
+    let Some(offer) = &order.offer else {
+        return true;
+    };
+    let (resales, place_resales) = (&offer.resales, &offer.place_resales);
     let mut sellers: Vec<_> = resales
         .iter()
         .filter_map(|r| r.seller_ref.as_ref())
+        .chain(place_resales.iter().filter_map(|r| r.seller_ref.as_ref()))
         .collect();
     sellers.sort_by(|a, b| a.as_str().cmp(b.as_str()));
     sellers.dedup();
-    3 * resales.len() + (seats - resales.len()) + sellers.len() + 8 <= MAX_TRANSACTION_ITEMS
+    let seats = offered.seats().len();
+    let buckets = offered.places().len();
+    let items = 3 * resales.len()
+        + (seats - resales.len())
+        + 3 * place_resales.len()
+        + (buckets - place_resales.len())
+        + sellers.len()
+        + 8;
+    items <= MAX_TRANSACTION_ITEMS
 }

@@ -391,6 +391,7 @@ pub const ORDER_RETURNS: Function = http(
                 E::OrderNotFound,
                 E::SectionNotFound,
                 E::ReturnNotOwned,
+                E::ReturnOffered,
                 NOT_ALLOWED,
             ],
             handler: handler!(handlers::returns::withdraw_places),

@@ -14,13 +14,13 @@ use super::items::bucket::ga_bucket_key;
 use super::items::order::Completion;
 use super::items::order::{held_members, order_key, place_member, StoredOrder};
 use super::items::payment::payment_key;
+use super::items::resale::places_write;
 use super::items::seat::seat_key;
 use super::schema::{KIND, MAX_TRANSACTION_ITEMS, ORDER_ID, PAYMENT_ID};
 use super::value::s;
 use super::{Store, Txn};
-use crate::domain::buyer_limit::{BuyerCount, BuyerRef};
+use crate::domain::buyer_limit::BuyerCount;
 use crate::domain::ga::{HeldPlaces, PlaceSale};
-use crate::domain::returns::{ResaleHold, ReturnUnit};
 use crate::domain::{
     EventRef, Millis, Order, OrderId, OrderStatus, PaymentId, RefundReason, SeatId,
 };
@@ -84,6 +84,9 @@ pub(super) enum BuyerChange<'a> {
 struct Sold<'a> {
     paid: &'a [SeatId],
     sales: &'a [PlaceSale],
+    /// The order whose held places `sales` sell, when they are held (an
+    /// offer's listed places are sold on their listing's resale item).
+    holder: Option<&'a Order>,
     live_at: Option<Millis>,
     now: Millis,
 }
@@ -120,6 +123,7 @@ impl Store {
         let sold = Sold {
             paid,
             sales: &[],
+            holder: None,
             live_at: None,
             now,
         };
@@ -156,7 +160,8 @@ impl Store {
                 ),
             }
         }
-        self.push_sellers(&mut txn, &event, order, paid)?;
+        self.push_place_resales(&mut txn, order, sales, payment, now)?;
+        self.push_sellers(&mut txn, &event, order, paid, sales)?;
         self.push_releases(&mut txn, &event, order, release, now)?;
         let when = Completion::AsReadLive {
             version: stored.version,
@@ -165,6 +170,7 @@ impl Store {
         let sold = Sold {
             paid,
             sales,
+            holder: Some(order),
             live_at: Some(now),
             now,
         };
@@ -219,6 +225,7 @@ impl Store {
         let sold = Sold {
             paid,
             sales: &selling,
+            holder: None,
             live_at: None,
             now,
         };
@@ -431,60 +438,6 @@ impl Store {
         }
     }
 
-    /// A listed seat `order` holds, resold to it in the sale's transaction:
-    /// the seat moves from its seller's order to this one, the seller's
-    /// listing reads `RESOLD` with the resale, and the resale item (which
-    /// must still say this offer holds it) goes.
-    fn push_resale(
-        &self,
-        txn: &mut ConfirmTxn,
-        event: &EventRef,
-        order: &Order,
-        resale: &ResaleHold,
-        payment: &PaymentId,
-        now: Millis,
-    ) -> Result<(), Error> {
-        let (id, seat) = (&order.order_id, &resale.seat);
-        let moved = items::seat::resell(&resale.seller, id, payment, now);
-        txn.push(
-            ConfirmRole::Paid,
-            self.txn_update(seat_key(event, seat), moved)?,
-        );
-        let held = items::resale::held_by(id);
-        let resale_item = items::resale::resale_key(event, seat);
-        txn.push(ConfirmRole::Paid, self.txn_delete_if(resale_item, held)?);
-        let unit = ReturnUnit::Seat(seat.clone());
-        let listing = items::returns::return_key(&resale.seller, &unit);
-        let resold = items::returns::resell(id, payment, now);
-        txn.push(ConfirmRole::Paid, self.txn_update(listing, resold)?);
-        Ok(())
-    }
-
-    /// Each limited seller's record, the `paid` seats it sold on resale
-    /// taken out of its count (the buyer's record counts them now).
-    fn push_sellers(
-        &self,
-        txn: &mut ConfirmTxn,
-        event: &EventRef,
-        order: &Order,
-        paid: &[SeatId],
-    ) -> Result<(), Error> {
-        let mut sellers: Vec<(&BuyerRef, u32)> = Vec::new();
-        let resold = paid.iter().filter_map(|seat| order.resale_of(seat));
-        for seller in resold.filter_map(|r| r.seller_ref.as_ref()) {
-            match sellers.iter_mut().find(|(s, _)| *s == seller) {
-                Some((_, units)) => *units += 1,
-                None => sellers.push((seller, 1)),
-            }
-        }
-        for (seller, units) in sellers {
-            let record = items::buyer::record_key(event, seller);
-            let update = items::buyer::resold_away(units);
-            txn.push(ConfirmRole::Buyer, self.txn_update(record, update)?);
-        }
-        Ok(())
-    }
-
     /// What every confirm that completes its order ends with: each sale's
     /// bucket, the order completed with every unit it sold recorded on it
     /// (`when`: as the order must be), and the payment's record. The paid
@@ -501,8 +454,12 @@ impl Store {
     ) -> Result<usize, Error> {
         let mut recorded: Vec<String> = sold.paid.iter().map(|s| s.as_str().to_owned()).collect();
         for sale in sold.sales {
-            let bucket = self.sell_places(event, order, payment, sale, sold.live_at, sold.now)?;
-            txn.push(ConfirmRole::Places, bucket);
+            let write = items::bucket::sell(order, payment, sale, sold.live_at, sold.now);
+            let (key, write) = match sold.holder {
+                Some(holder) => places_write(event, holder, &sale.section, sale.bucket, write),
+                None => (ga_bucket_key(event, &sale.section, sale.bucket), write),
+            };
+            txn.push(ConfirmRole::Places, self.txn_update(key, write)?);
             recorded.extend((1..=sale.sold()).map(|k| place_member(&sale.section, sale.bucket, k)));
         }
         let members: Vec<&str> = recorded.iter().map(String::as_str).collect();
@@ -513,22 +470,6 @@ impl Store {
         );
         txn.push(ConfirmRole::Payment, self.record_payment(payment, order)?);
         Ok(recorded.len())
-    }
-
-    /// A bucket's side of a sale ([`items::bucket::sell`]).
-    fn sell_places(
-        &self,
-        event: &EventRef,
-        order: &OrderId,
-        payment: &PaymentId,
-        sale: &PlaceSale,
-        live_at: Option<Millis>,
-        now: Millis,
-    ) -> Result<TransactWriteItem, Error> {
-        self.txn_update(
-            ga_bucket_key(event, &sale.section, sale.bucket),
-            items::bucket::sell(order, payment, sale, live_at, now),
-        )
     }
 
     /// `PAYMENT#{id}` names the order it paid for; it may be written again
@@ -565,3 +506,6 @@ impl Store {
         }
     }
 }
+
+#[path = "confirm_resales.rs"]
+mod resales;

@@ -103,15 +103,21 @@ impl Expression {
     /// This update with the item's `changedAt` set to `now` as well (in
     /// its `SET` clause, or one of its own): every write of an order, seat
     /// or bucket that the events out tell is stamped so (`store::stream`).
-    pub(super) fn stamped(mut self, now: crate::domain::Millis) -> Self {
-        const STAMP: &str = "#changedAt = :changedAt";
+    pub(super) fn stamped(self, now: crate::domain::Millis) -> Self {
+        self.also_set("#changedAt = :changedAt")
+            .name("#changedAt", super::schema::CHANGED_AT)
+            .value(":changedAt", AttributeValue::N(now.0.to_string()))
+    }
+
+    /// This update setting `action` as well (in its `SET` clause, or one
+    /// of its own); the caller binds its names and values.
+    pub(super) fn also_set(mut self, action: &str) -> Self {
         let text = self.update.take().unwrap_or_default();
         self.update = Some(match text.find("SET ") {
-            Some(at) => format!("{}SET {STAMP}, {}", &text[..at], &text[at + 4..]),
-            None => format!("SET {STAMP} {text}"),
+            Some(at) => format!("{}SET {action}, {}", &text[..at], &text[at + 4..]),
+            None => format!("SET {action} {text}"),
         });
-        self.name("#changedAt", super::schema::CHANGED_AT)
-            .value(":changedAt", AttributeValue::N(now.0.to_string()))
+        self
     }
 
     /// This expression under `other`'s condition too (`AND`), with

@@ -187,7 +187,9 @@ impl Store {
                     )
                 }
             };
-            items.push(self.txn_update(ga_bucket_key(&event_ref, section, bucket), expression)?);
+            let (key, expression) =
+                items::resale::places_write(&event_ref, order, section, bucket, expression);
+            items.push(self.txn_update(key, expression)?);
         }
         Ok(match removed.is_empty() {
             true => (items, Places::Add, added),
@@ -240,15 +242,15 @@ impl Store {
         let event_ref = EventRef::of(&order.event_id);
         let mut released = 0;
         for held in &order.places {
+            let give = items::bucket::give(&order.order_id, held.quantity, 0, now);
+            let (key, give) =
+                items::resale::places_write(&event_ref, order, &held.section, held.bucket, give);
             let request = self
                 .client
                 .update_item()
                 .table_name(&*self.table)
-                .set_key(Some(ga_bucket_key(&event_ref, &held.section, held.bucket)));
-            let sent = items::bucket::give(&order.order_id, held.quantity, 0, now)
-                .on_update_item(request)
-                .send()
-                .await;
+                .set_key(Some(key));
+            let sent = give.on_update_item(request).send().await;
             match conditional(sent, "UpdateItem") {
                 Ok(true) => released += u64::from(held.quantity),
                 Ok(false) => {}
@@ -282,10 +284,15 @@ impl Store {
         places
             .iter()
             .map(|held| {
-                self.txn_update(
-                    ga_bucket_key(&event_ref, &held.section, held.bucket),
-                    items::bucket::give(&order.order_id, held.quantity, 0, now),
-                )
+                let give = items::bucket::give(&order.order_id, held.quantity, 0, now);
+                let (key, give) = items::resale::places_write(
+                    &event_ref,
+                    order,
+                    &held.section,
+                    held.bucket,
+                    give,
+                );
+                self.txn_update(key, give)
             })
             .collect()
     }
@@ -303,10 +310,15 @@ impl Store {
             .places
             .iter()
             .map(|held| {
-                self.txn_update(
-                    ga_bucket_key(&event_ref, &held.section, held.bucket),
-                    items::bucket::extend(&order.order_id, held.quantity, expires_at, now),
-                )
+                let extend = items::bucket::extend(&order.order_id, held.quantity, expires_at, now);
+                let (key, extend) = items::resale::places_write(
+                    &event_ref,
+                    order,
+                    &held.section,
+                    held.bucket,
+                    extend,
+                );
+                self.txn_update(key, extend)
             })
             .collect()
     }

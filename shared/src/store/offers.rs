@@ -11,10 +11,10 @@
 use super::expression::Expression;
 use super::failures::{unavailable_in, ItemFailure};
 use super::items;
-use super::items::bucket::ga_bucket_key;
 use super::items::entry::{end_waiting, entry_copy, entry_key, offer_made};
 use super::items::order::{create_offer, held_members, order_key};
 use super::items::positions::offer_end_item;
+use super::items::resale::places_write;
 use super::items::seat::{seat_key, FreeFor};
 use super::items::waitlist::{keeping_listings, offering, waitlist_copy_key};
 use super::{Store, Txn};
@@ -35,8 +35,12 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 /// during the look makes it lose, rather than offer what its buyer could
 /// not pay).
 fn offered_under(order: &Order, generation: u64, now: Millis) -> Expression {
-    let resales = order.offer.as_ref().map_or(&[][..], |o| &o.resales[..]);
-    match resales.iter().map(|r| r.listed_at).min() {
+    let Some(offer) = &order.offer else {
+        return offering(generation);
+    };
+    let seats = offer.resales.iter().map(|r| r.listed_at);
+    let places = offer.place_resales.iter().map(|r| r.listed_at);
+    match seats.chain(places).min() {
         Some(listed_at) => keeping_listings(generation, listed_at, now),
         None => offering(generation),
     }
@@ -207,8 +211,10 @@ impl Store {
                 .takes
                 .iter()
                 .map(|take| {
-                    let key = ga_bucket_key(event, &taken.section, take.bucket);
-                    self.txn_update(key, items::bucket::take(id, take, 0, expires_at, now))
+                    let write = items::bucket::take(id, take, 0, expires_at, now);
+                    let (key, write) =
+                        places_write(event, order, &taken.section, take.bucket, write);
+                    self.txn_update(key, write)
                 })
                 .collect(),
         }

@@ -10,7 +10,8 @@
 use super::items::order::order_key;
 use super::items::resale::{
     list, list_places, listed_at, listed_seats_of, parse_listed_places, parse_listed_seat,
-    parse_listed_unit, parse_seat_item, places_as_read, resale_key, unheld, unit_resale_key,
+    parse_listed_unit, parse_on_offer, parse_seat_item, places_as_read, resale_key, unheld,
+    unit_resale_key, OnOffer,
 };
 use super::items::returns::{listings_of, mark_order, parse_listing, return_key};
 use super::items::waitlist::{copy_for, taking_returns, waitlist_copy_key};
@@ -69,6 +70,25 @@ impl Store {
             items.push(self.txn_update(key, resale)?);
         }
         self.state_txn(items).await
+    }
+
+    /// Every listing of `event`, seats and places, with the offers holding
+    /// them, strongly consistent, in one Query: what the offerer may
+    /// offer.
+    pub async fn listings_on_offer(
+        &self,
+        event: &EventId,
+    ) -> Result<(Vec<ListedSeat>, Vec<ListedPlaces>), Error> {
+        let key = listed_seats_of(&EventRef::of(event));
+        let items = self.query_every_page(key, true, parse_on_offer).await?;
+        let (mut seats, mut places) = (Vec::new(), Vec::new());
+        for item in items {
+            match item {
+                OnOffer::Seat(seat) => seats.push(seat),
+                OnOffer::Places(listed) => places.push(listed),
+            }
+        }
+        Ok((seats, places))
     }
 
     /// Every seat of `event` listed for resale, with the offer holding

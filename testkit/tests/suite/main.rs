@@ -33,6 +33,7 @@ mod queue;
 mod queue_flood;
 mod queue_races;
 mod resale;
+mod resale_places;
 mod retry_safe;
 mod returns;
 mod returns_places;

@@ -235,8 +235,9 @@ pub(in crate::store) fn create_offer(order: &Order) -> Expression {
         if let Some(generation) = offer.generation {
             attributes.push((OFFER_GENERATION.into(), n(generation)));
         }
-        if !offer.resales.is_empty() {
-            attributes.push((OFFER_RESALES.into(), resales_value(&offer.resales)));
+        if order.holds_listings() {
+            let resales = resales_value(&offer.resales, &offer.place_resales);
+            attributes.push((OFFER_RESALES.into(), resales));
         }
     }
     Expression::set_all(attributes).and(Expression::new_item())

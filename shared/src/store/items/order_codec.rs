@@ -128,6 +128,7 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
     let Some(entry) = f.opt_s(WAITLIST_ENTRY_ID) else {
         return Ok(None);
     };
+    let (resales, place_resales) = super::parse_resales(f)?;
     Ok(Some(OfferOf {
         entry_id: EntryId::parse(entry).map_err(|_| f.malformed(WAITLIST_ENTRY_ID))?,
         buyer_id: BuyerId::parse(f.str(OFFER_BUYER_ID)?)
@@ -140,7 +141,8 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
             .opt_i64(OFFER_GENERATION)?
             .map(|g| u64::try_from(g).map_err(|_| f.malformed(OFFER_GENERATION)))
             .transpose()?,
-        resales: super::parse_resales(f)?,
+        resales,
+        place_resales,
     }))
 }
 

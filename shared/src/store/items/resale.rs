@@ -17,14 +17,14 @@ use crate::domain::ga::Bucket;
 use crate::domain::returns::{
     ListedPlaces, ListedSeat, ListedUnit, PlacesResale, ReturnUnit, Seller,
 };
-use crate::domain::{EventRef, Millis, OrderId, SeatId, SectionId};
+use crate::domain::{EventRef, Millis, Order, OrderId, SeatId, SectionId};
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
 use crate::store::schema::{CHANGED_AT, KIND, PK, SK};
 use crate::store::value::{n, s, Fields, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::bucket::{hold_attribute, parse_holds, CAPACITY, FREE, SOLD};
+use super::bucket::{ga_bucket_key, hold_attribute, parse_holds, CAPACITY, FREE, SOLD};
 
 pub const RESALE_PK_PREFIX: &str = "RESALE#";
 const SELLER_ORDER_ID: &str = "orderId";
@@ -41,7 +41,12 @@ const PLACES_VERSION: &str = "v";
 
 /// Every attribute a resale item's writes name (IAM's
 /// `dynamodb:Attributes` for the functions that write them).
-pub const RESALE_ATTRIBUTES: [&str; 16] = [
+/// An offer's hold on a listing of places, `hold#{orderId}` (the
+/// bucket's own attribute): named under IAM's `StringLike`, a listing
+/// made again removes those an earlier one left.
+const ANY_HOLD: &str = "hold#*";
+
+pub const RESALE_ATTRIBUTES: [&str; 17] = [
     PK,
     SK,
     KIND,
@@ -57,6 +62,7 @@ pub const RESALE_ATTRIBUTES: [&str; 16] = [
     SOLD,
     FREE,
     PLACES_VERSION,
+    ANY_HOLD,
     CHANGED_AT,
 ];
 
@@ -215,6 +221,43 @@ pub(in crate::store) fn list_places(
         .stamped(now)
 }
 
+/// `write` (a bucket's: a take, a give-back, an extension, a sale) on a
+/// listing of places' resale item: still `seller`'s listing, its version
+/// one more, so a listing, a withdrawal or a revert over the version read
+/// before refuses.
+pub(in crate::store) fn on_listing(write: Expression, seller: &OrderId) -> Expression {
+    write
+        .also_set("#listingV = if_not_exists(#listingV, :listingZero) + :listingOne")
+        .and(Expression::condition("#listingSeller = :listingSeller"))
+        .name("#listingV", PLACES_VERSION)
+        .name("#listingSeller", SELLER_ORDER_ID)
+        .value(":listingZero", n(0))
+        .value(":listingOne", n(1))
+        .value(":listingSeller", s(seller.as_str()))
+}
+
+/// Where `order`'s places of `section` recorded under `bucket` are, and
+/// `write` (a bucket's) as it applies there: the section's bucket, or for
+/// an offer's listed places their listing's resale item
+/// ([`on_listing`]). Every write of an order's places goes
+/// through here.
+pub(in crate::store) fn places_write(
+    event: &EventRef,
+    order: &Order,
+    section: &SectionId,
+    bucket: u32,
+    write: Expression,
+) -> (Item, Expression) {
+    match order.place_resale_of(section, bucket) {
+        Some(resale) => {
+            let unit = ReturnUnit::Places(section.clone());
+            let key = unit_resale_key(event, &resale.seller, &unit);
+            (key, on_listing(write, &resale.seller))
+        }
+        None => (ga_bucket_key(event, section, bucket), write),
+    }
+}
+
 /// A places item as read: at `version` (`None`: no item).
 pub(in crate::store) fn places_as_read(version: Option<u64>) -> Expression {
     match version {
@@ -285,6 +328,17 @@ pub fn resale_offerable(record: &serde_json::Value) -> Option<(EventRef, String)
     if image.get(HELD_BY).is_some() {
         return None;
     }
+    // A listing of places: more of them free (a listing, more places, an
+    // offer's give-back), not an offer's take or a sale.
+    let free = |image: Option<&serde_json::Value>| {
+        let free = image?.get(FREE)?.get("N")?.as_str()?;
+        free.parse::<i64>().ok()
+    };
+    if let Some(now_free) = free(Some(image)) {
+        if free(data.get("OldImage")).is_some_and(|was| was >= now_free) {
+            return None;
+        }
+    }
     let sequence = data["SequenceNumber"].as_str().unwrap_or_default();
     Some((event, sequence.to_owned()))
 }
@@ -352,6 +406,22 @@ pub(in crate::store) fn parse_listed_places(item: &Item) -> Result<ListedPlaces,
     })
 }
 
+/// A resale item as the offerer reads it: a listed seat, or a seller's
+/// listed places of a section.
+pub(in crate::store) enum OnOffer {
+    Seat(ListedSeat),
+    Places(ListedPlaces),
+}
+
+pub(in crate::store) fn parse_on_offer(item: &Item) -> Result<OnOffer, StoreError> {
+    let f = Fields::new(item);
+    match ReturnUnit::from_key(f.str(UNIT)?) {
+        Some(ReturnUnit::Seat(_)) => Ok(OnOffer::Seat(parse_listed_seat(item)?)),
+        Some(ReturnUnit::Places(_)) => Ok(OnOffer::Places(parse_listed_places(item)?)),
+        None => Err(f.malformed(UNIT)),
+    }
+}
+
 /// A seat's resale item as the offerer reads it (`None`: a section's).
 pub(in crate::store) fn parse_seat_item(item: &Item) -> Result<Option<ListedSeat>, StoreError> {
     let is_seat = Fields::new(item)
@@ -395,61 +465,5 @@ fn parse_seller(f: &Fields) -> Result<Seller, StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_listing_or_a_let_go_starts_a_look_and_a_hold_does_not() -> Result<(), crate::error::Error>
-    {
-        let event = EventRef::of(&crate::domain::EventId::parse("ev")?);
-        let record = |new: serde_json::Value| {
-            serde_json::json!({"dynamodb": {
-                "Keys": {"PK": {"S": format!("{RESALE_PK_PREFIX}{event}")}, "SK": {"S": "A-1-1"}},
-                "SequenceNumber": "7",
-                "NewImage": new,
-            }})
-        };
-        let unheld = record(serde_json::json!({"orderId": {"S": "o"}}));
-        assert_eq!(
-            resale_offerable(&unheld),
-            Some((event.clone(), "7".to_owned()))
-        );
-        let held = record(serde_json::json!({"heldBy": {"S": "p"}}));
-        assert_eq!(resale_offerable(&held), None);
-        // A resale's delete has no new image: the seat is sold on.
-        let deleted = serde_json::json!({"dynamodb": {
-            "Keys": {"PK": {"S": format!("{RESALE_PK_PREFIX}{event}")}},
-        }});
-        assert_eq!(resale_offerable(&deleted), None);
-        Ok(())
-    }
-
-    /// What the writes name is exactly what IAM's grant lists.
-    #[test]
-    fn a_resale_items_writes_name_exactly_its_declared_attributes(
-    ) -> Result<(), crate::error::Error> {
-        let seller = Seller {
-            order_id: OrderId::parse("o")?,
-            buyer_id: BuyerId::parse("b"),
-            buyer_ref: BuyerRef::from_hex(&"ab".repeat(16)),
-        };
-        let order = OrderId::parse("p")?;
-        let seat = SeatId::parse("A-1-1")?;
-        let mut named = list(&seller, &seat, 1, Millis(1)).attribute_names();
-        let section = SectionId::parse("F")?;
-        for resale in [
-            PlacesResale::New { quantity: 2 },
-            PlacesResale::More {
-                added: 1,
-                version: 3,
-            },
-        ] {
-            named.extend(list_places(&seller, &section, &resale, 1, Millis(1)).attribute_names());
-        }
-        named.extend(hold(&order, Millis(9), &seller.order_id, 1, Millis(2)).attribute_names());
-        named.extend(let_go(&order, Millis(3)).attribute_names());
-        named.extend([PK.to_owned(), SK.to_owned()]);
-        assert_eq!(named, crate::store::items::declared(&RESALE_ATTRIBUTES));
-        Ok(())
-    }
-}
+#[path = "resale_tests.rs"]
+mod tests;

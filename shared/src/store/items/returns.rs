@@ -46,12 +46,22 @@ pub const RETURN_ATTRIBUTES: [&str; 13] = [
     crate::store::schema::CHANGED_AT,
 ];
 
-/// Every attribute a resale's write of a listing names (IAM's
-/// `dynamodb:Attributes` for the functions that confirm payments).
-pub const RESOLD_ATTRIBUTES: [&str; 8] = [
+/// Every attribute a resale's writes of a listing name (IAM's
+/// `dynamodb:Attributes` for the functions that confirm payments): a
+/// seat's listing marked resold, a listing of places made fewer, and the
+/// record of a resale of places written whole.
+pub const RESOLD_ATTRIBUTES: [&str; 16] = [
     PK,
     SK,
+    KIND,
+    EVENT_ID,
+    RETURN_ORDER_ID,
+    UNIT,
+    QUANTITY,
     RETURN_STATUS,
+    GENERATION,
+    LISTED_AT,
+    CLOSES_AT,
     RESALE_ORDER_ID,
     RESALE_PAYMENT_ID,
     RESOLD_AT,
@@ -153,6 +163,76 @@ pub(in crate::store) fn resell(order: &OrderId, payment: &PaymentId, now: Millis
     .stamped(now)
 }
 
+/// A listing of places `sold` fewer at `now`: that many of them were
+/// resold (each resale is a record of its own, [`resold_places`]), the
+/// rest stays `LISTED`.
+pub(in crate::store) fn resell_places(sold: u32, now: Millis) -> Expression {
+    Expression::update("ADD #quantity :fewer, #version :one")
+        .and(Expression::condition(
+            "#status = :listed AND #quantity >= :sold",
+        ))
+        .name("#quantity", QUANTITY)
+        .name("#status", RETURN_STATUS)
+        .name("#version", VERSION)
+        .value(":fewer", n(-i64::from(sold)))
+        .value(":sold", n(sold))
+        .value(":listed", s(ReturnStatus::Listed.as_str()))
+        .value(":one", n(1))
+        .stamped(now)
+}
+
+/// The key of the record of `seller`'s places of `unit` resold to `buyer`
+/// (`ga:{section}#{buyer}`, beside the listing): one per resale.
+pub(in crate::store) fn resale_record_key(
+    seller: &OrderId,
+    unit: &ReturnUnit,
+    buyer: &OrderId,
+) -> Item {
+    HashMap::from([
+        (PK.into(), s(returns_pk(seller))),
+        (SK.into(), s(format!("{}#{buyer}", unit.key()))),
+    ])
+}
+
+/// What a resale of listed places records: `quantity` of `listing`'s
+/// places (its seller's of `unit`, listed under `generation` at
+/// `listed_at`) resold to `buyer`, paid by `payment`, at `now`; written
+/// whole, once.
+pub(in crate::store) struct PlacesResold<'a> {
+    pub event: &'a EventId,
+    pub seller: &'a OrderId,
+    pub unit: &'a ReturnUnit,
+    pub quantity: u32,
+    pub generation: u64,
+    pub listed_at: Millis,
+    pub buyer: &'a OrderId,
+    pub payment: &'a PaymentId,
+}
+
+/// The record of a resale of listed places, a `RESOLD` listing of its
+/// own (the listing splits: API.md), written at `now` if it is new. Its
+/// `closesAt` is when it was resold (no cutoff applies to it).
+pub(in crate::store) fn resold_places(resold: &PlacesResold<'_>, now: Millis) -> Expression {
+    let attributes = vec![
+        (KIND.into(), s("return")),
+        (EVENT_ID.into(), s(resold.event.as_str())),
+        (RETURN_ORDER_ID.into(), s(resold.seller.as_str())),
+        (UNIT.into(), s(resold.unit.key())),
+        (QUANTITY.into(), n(resold.quantity)),
+        (RETURN_STATUS.into(), s(ReturnStatus::Resold.as_str())),
+        (GENERATION.into(), n(resold.generation)),
+        (LISTED_AT.into(), n(resold.listed_at.0)),
+        (CLOSES_AT.into(), n(now.0)),
+        (RESALE_ORDER_ID.into(), s(resold.buyer.as_str())),
+        (RESALE_PAYMENT_ID.into(), s(resold.payment.as_str())),
+        (RESOLD_AT.into(), n(now.0)),
+        (VERSION.into(), n(0)),
+    ];
+    Expression::set_all(attributes)
+        .stamped(now)
+        .and(Expression::new_item())
+}
+
 /// A listing reverted to its owner, written by the tick at `now`: still
 /// `LISTED`, and the listing made at `listed_at` (one made again since is
 /// not this one's to revert).
@@ -235,6 +315,19 @@ mod tests {
         assert_eq!(named, crate::store::items::declared(&RETURN_ATTRIBUTES));
         let payment = PaymentId::parse("pay")?;
         let mut resold = resell(&order, &payment, Millis(3)).attribute_names();
+        resold.extend(resell_places(2, Millis(3)).attribute_names());
+        let unit = ReturnUnit::Places(crate::domain::SectionId::parse("F")?);
+        let record = PlacesResold {
+            event: &event,
+            seller: &order,
+            unit: &unit,
+            quantity: 2,
+            generation: 1,
+            listed_at: Millis(1),
+            buyer: &order,
+            payment: &payment,
+        };
+        resold.extend(resold_places(&record, Millis(3)).attribute_names());
         resold.extend([PK.to_owned(), SK.to_owned()]);
         assert_eq!(resold, crate::store::items::declared(&RESOLD_ATTRIBUTES));
         let mut reverted = revert(Millis(1), Millis(3)).attribute_names();
