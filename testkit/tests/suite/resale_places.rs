@@ -337,3 +337,49 @@ async fn concurrent_confirms_of_a_resale_of_places_resell_them_once() {
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
 }
+
+/// Returns closed early while an offer holds listed places: its payment
+/// is refunded (the listing has reverted, the places are their seller's),
+/// the hold is given back, and the tick writes the listing's revert once
+/// nothing holds it.
+#[tokio::test]
+async fn a_payment_after_the_places_listing_reverted_is_refunded() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, seller) = sold_out_with_a_seller_of_places(&app).await;
+    let two = joined(&app, &ev, "user:1", floor(2)).await;
+    assert_eq!(list_places(&app, &seller, 3).await.0, 200);
+    assert_eq!(offer_free(&app, &ev).await, 1);
+    let (_, offer) = offered_floor(&app, &ev, &two).await;
+    put_waitlist(&app, &ev, json!({"returnsCloseAt": null})).await;
+
+    let ga = json!([{"sectionId": "FLOOR", "quantity": 2}]);
+    let (status, refused) = pay(&app, &offer, "pi_late", &[], ga).await;
+    assert_eq!(
+        (status, &refused["error"], &refused["refund"]),
+        (409, &json!("seats-unavailable"), &json!(true)),
+        "{refused}"
+    );
+    assert_eq!(
+        listing_counts(&app, &ev, &seller).await,
+        (3, 0, 3),
+        "nothing sold, the hold given back"
+    );
+    let event_id = shared::domain::EventId::parse(&ev).unwrap();
+    let mut offerer = shared::offerer::Offerer::default();
+    offerer
+        .tick(&app, &event_id, shared::world::now())
+        .await
+        .unwrap();
+    assert!(app.store.listed_units(&event_id).await.unwrap().is_empty());
+    let (_, read) = get_order(&app, &seller).await;
+    assert_eq!(
+        (
+            &read["returns"][0]["status"],
+            &read["returns"][0]["quantity"]
+        ),
+        (&json!("REVERTED"), &json!(3)),
+        "{read}"
+    );
+    let check = local::invariants::check_invariants(&app, &ev).await;
+    assert_eq!(check.violations, Vec::<String>::new());
+}
