@@ -263,6 +263,7 @@ impl Store {
         generation: u64,
         now: Millis,
     ) -> Result<OfferWrite, Error> {
+        // In this order: the waitlist's check is read by its place.
         let mut writes = vec![
             self.txn_update(
                 entry_key(event, &entry.entry_id),
@@ -275,14 +276,35 @@ impl Store {
             self.buyer_unmoved(event, over)?,
         ];
         writes.extend(self.leaving_waiting(event, entry, now, None)?);
-        Ok(match self.state_txn(writes).await? {
-            true => OfferWrite::OverLimit,
-            // The entry, its buyer's record or the waitlist moved.
-            false => OfferWrite::Lost(OfferLoss {
-                entry_unsure: true,
-                ..OfferLoss::default()
-            }),
-        })
+        let reasons = match self.transact(writes).await? {
+            Txn::Committed => return Ok(OfferWrite::OverLimit),
+            Txn::Cancelled(reasons) => reasons,
+        };
+        if let Some(e) = unavailable_in("offer", &reasons) {
+            return Err(e);
+        }
+        Ok(OfferWrite::Lost(limit_loss(&reasons)))
+    }
+}
+
+/// Where an entry's end at its buyer's limit checks the waitlist: after
+/// the entry (0).
+const LIMIT_WAITLIST_CHECK_AT: usize = 1;
+
+/// The loss an entry's end at its buyer's limit shows, from its per-item
+/// `reasons`: the waitlist moved (a delete, a new generation: the look
+/// ends, as an offer's loss on it ends it), or the entry or its buyer's
+/// record did (whether it still waits is unknown).
+fn limit_loss(reasons: &[Option<ItemFailure>]) -> OfferLoss {
+    let failed = |i: usize| reasons.get(i).and_then(Option::as_ref);
+    let waitlist_moved = matches!(
+        failed(LIMIT_WAITLIST_CHECK_AT),
+        Some(ItemFailure::Condition(_))
+    );
+    OfferLoss {
+        entry_unsure: !waitlist_moved,
+        waitlist_moved,
+        ..OfferLoss::default()
     }
 }
 
@@ -292,6 +314,16 @@ mod tests {
 
     fn condition() -> Option<ItemFailure> {
         Some(ItemFailure::Condition(None))
+    }
+
+    #[test]
+    fn an_end_at_the_limit_refused_on_the_waitlist_ends_the_look() {
+        let moved = limit_loss(&[None, condition(), None]);
+        assert!(moved.waitlist_moved && !moved.entry_unsure);
+        let entry = limit_loss(&[condition(), None, None]);
+        assert!(!entry.waitlist_moved && entry.entry_unsure);
+        let buyer = limit_loss(&[None, None, condition()]);
+        assert!(!buyer.waitlist_moved && buyer.entry_unsure);
     }
 
     #[test]
