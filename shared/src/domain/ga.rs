@@ -233,10 +233,12 @@ impl PlaceSale {
 
 /// How a confirm sells `paid` places of `section` out of what the order
 /// holds there (every bucket of the section it holds places in, the
-/// surplus given back). `None` if it holds fewer than `paid`.
+/// surplus given back): listed places first (a seller's return is resold
+/// before the section's own places), then by bucket. `None` if it holds
+/// fewer than `paid`.
 pub fn plan_sale(held: &[HeldPlaces], section: &SectionId, paid: u32) -> Option<Vec<PlaceSale>> {
     let mut here: Vec<&HeldPlaces> = held.iter().filter(|h| &h.section == section).collect();
-    here.sort_by_key(|h| h.bucket);
+    here.sort_by_key(|h| (!h.from_listing(), h.bucket));
     let mut remaining = paid;
     let sales: Vec<PlaceSale> = here
         .into_iter()

@@ -151,6 +151,18 @@ fn a_sale_takes_the_paid_places_and_gives_back_the_rest() -> TestResult {
         }]
     );
     assert_eq!(plan_sale(&held, &SectionId::parse("H")?, 0), Some(vec![]));
+    // An offer's listed places are sold before the section's own.
+    let mut offered = held.clone();
+    offered.push(HeldPlaces {
+        section: f.clone(),
+        bucket: LISTING_BUCKETS_FROM,
+        quantity: 1,
+    });
+    let sale = plan_sale(&offered, &f, 2).ok_or("2 of 5 held")?;
+    assert_eq!(
+        sale.iter().map(|s| (s.bucket, s.sell)).collect::<Vec<_>>(),
+        vec![(LISTING_BUCKETS_FROM, 1), (1, 1), (4, 0)]
+    );
     Ok(())
 }
 

@@ -481,9 +481,9 @@ pub fn plan_withdrawal(
     waitlist: Option<&Waitlist>,
     now: Millis,
 ) -> Withdrawal {
-    // A listing of places all resold has nothing left to withdraw.
-    let listing = listing.filter(|l| l.quantity > 0);
     match listing.map(|l| (l, l.status_at(waitlist, now))) {
+        // A listing of places all resold: the order no longer owns them.
+        Some((l, ReturnStatus::Listed)) if l.quantity == 0 => Withdrawal::Resold,
         Some((_, ReturnStatus::Listed)) if offered => Withdrawal::Offered,
         Some((l, ReturnStatus::Listed)) => Withdrawal::Withdraw { version: l.version },
         Some((_, ReturnStatus::Resold)) => Withdrawal::Resold,
@@ -493,7 +493,7 @@ pub fn plan_withdrawal(
 
 #[path = "returns_places.rs"]
 mod places;
-pub use places::{places_resale, ListedPlaces, PlacesResale, PlacesResaleHold};
+pub use places::{places_resale, ListedPlaces, PlacesItemRead, PlacesResale, PlacesResaleHold};
 
 #[cfg(test)]
 #[path = "returns_tests.rs"]

@@ -21,10 +21,30 @@ pub struct ListedPlaces {
     pub generation: u64,
     pub listed_at: Millis,
     pub places: Bucket,
-    pub version: u64,
+    /// `None`: an item from before places were counted (no counts, no
+    /// holds), rewritten whole by the next listing of them.
+    pub version: Option<u64>,
+}
+
+/// A listing of places' resale item as a write of it read it: what the
+/// write is conditioned on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlacesItemRead {
+    /// No item.
+    Absent,
+    /// An item from before places were counted: no version.
+    Uncounted,
+    /// An item at this version.
+    At(u64),
 }
 
 impl ListedPlaces {
+    /// Its item as read.
+    pub fn as_read(&self) -> PlacesItemRead {
+        self.version
+            .map_or(PlacesItemRead::Uncounted, PlacesItemRead::At)
+    }
+
     /// Whether an offer made at `now` may take some of them, `waitlist` as
     /// it stands (what it may take: their bucket's available places).
     pub fn offerable(&self, waitlist: &Waitlist, now: Millis) -> bool {
@@ -65,11 +85,12 @@ pub enum PlacesResale {
     /// at `version`, whose holds stay.
     More { added: u32, version: u64 },
     /// The item of an earlier listing (withdrawn, reverted) that no live
-    /// offer holds: replaced whole at `quantity`, over `version`, the
-    /// expired holds it kept (`stale`) removed with it.
+    /// offer holds, or one from before places were counted: replaced
+    /// whole at `quantity`, over the item as `read`, the expired holds it
+    /// kept (`stale`) removed with it.
     Remade {
         quantity: u32,
-        version: u64,
+        read: PlacesItemRead,
         stale: Vec<OrderId>,
     },
 }
@@ -90,14 +111,20 @@ pub fn places_resale(
         (None, _) => Some(PlacesResale::New {
             quantity: write.quantity,
         }),
-        (Some(item), Some(listing)) => Some(PlacesResale::More {
+        (
+            Some(ListedPlaces {
+                version: Some(version),
+                ..
+            }),
+            Some(listing),
+        ) => Some(PlacesResale::More {
             added: write.quantity.saturating_sub(listing.quantity),
-            version: item.version,
+            version: *version,
         }),
         (Some(item), None) if item.held_until(now).is_some() => None,
-        (Some(item), None) => Some(PlacesResale::Remade {
+        (Some(item), _) => Some(PlacesResale::Remade {
             quantity: write.quantity,
-            version: item.version,
+            read: item.as_read(),
             stale: item.places.holds.iter().map(|h| h.order.clone()).collect(),
         }),
     }

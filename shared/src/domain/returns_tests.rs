@@ -454,7 +454,7 @@ fn places_item(listed: u32, sold: u32, holds: &[(&str, u32, i64)]) -> TestResult
             free: listed - sold - held,
             holds,
         },
-        version: 7,
+        version: Some(7),
     })
 }
 
@@ -489,6 +489,11 @@ fn a_listing_of_places_writes_their_item_as_read() -> TestResult {
     );
     let live = places_item(3, 1, &[("p", 1, 9_000)])?;
     let expired = places_item(3, 0, &[("p", 1, 1_500), ("q", 2, 1_900)])?;
+    // An item from before places were counted: rewritten whole.
+    let uncounted = ListedPlaces {
+        version: None,
+        ..places_item(0, 0, &[])?
+    };
     let cases = [
         (None, None, Some(PlacesResale::New { quantity: 3 })),
         (Some(&listed), None, Some(PlacesResale::New { quantity: 3 })),
@@ -507,8 +512,17 @@ fn a_listing_of_places_writes_their_item_as_read() -> TestResult {
             Some(&expired),
             Some(PlacesResale::Remade {
                 quantity: 3,
-                version: 7,
+                read: PlacesItemRead::At(7),
                 stale: vec![OrderId::parse("p")?, OrderId::parse("q")?],
+            }),
+        ),
+        (
+            Some(&listed),
+            Some(&uncounted),
+            Some(PlacesResale::Remade {
+                quantity: 3,
+                read: PlacesItemRead::Uncounted,
+                stale: vec![],
             }),
         ),
     ];

@@ -12,7 +12,7 @@ use super::reads::order_event;
 use super::{GaEntry, Reply};
 use crate::domain::returns::{
     places_resale, plan_listings, plan_withdrawal, ListRefusal, Listing, ListingWrite,
-    ReturnRequest, ReturnStatus, ReturnUnit, Withdrawal,
+    PlacesItemRead, ReturnRequest, ReturnStatus, ReturnUnit, Withdrawal,
 };
 use crate::domain::waitlist::Waitlist;
 use crate::domain::{Event, OrderId, SeatId, SectionId};
@@ -266,25 +266,25 @@ async fn withdraw(app: &App, req: &Request, unit: ReturnUnit) -> Reply {
 
 /// Whether a live offer holds `order`'s listing of `unit` (or some of
 /// its places) at `now`, as its resale item reads; and for places, the
-/// item's version (`None`: no item), which the withdrawal is
-/// conditioned on.
+/// item as read, which the withdrawal is conditioned on.
 async fn offered_now(
     app: &App,
     order: &crate::domain::Order,
     unit: &ReturnUnit,
     now: crate::domain::Millis,
-) -> Result<(bool, Option<u64>), Error> {
+) -> Result<(bool, PlacesItemRead), Error> {
     let (event, id) = (&order.event_id, &order.order_id);
     match unit {
         ReturnUnit::Seat(seat) => {
             let listed = app.store.listed_seat(event, seat).await?;
             let held = listed.is_some_and(|l| &l.seller.order_id == id && l.held_at(now).is_some());
-            Ok((held, None))
+            Ok((held, PlacesItemRead::Absent))
         }
         ReturnUnit::Places(section) => {
             let item = app.store.listed_places(event, id, section).await?;
             let held = item.as_ref().is_some_and(|i| i.held_until(now).is_some());
-            Ok((held, item.map(|i| i.version)))
+            let read = item.map_or(PlacesItemRead::Absent, |i| i.as_read());
+            Ok((held, read))
         }
     }
 }

@@ -301,10 +301,13 @@ async fn resales_stand(
         .iter()
         .filter_map(|seat| order.resale_of(seat))
         .collect();
-    let place_resales = order
-        .offer
-        .as_ref()
-        .map_or(&[][..], |o| &o.place_resales[..]);
+    // The listings of places it still holds some of (a lowered hold-ga
+    // gave the others back).
+    let place_resales: Vec<_> = order
+        .places
+        .iter()
+        .filter_map(|held| order.place_resale_of(&held.section, held.bucket))
+        .collect();
     if resales.is_empty() && place_resales.is_empty() {
         return Ok(true);
     }

@@ -156,6 +156,15 @@ impl Known {
             Offered::Places(taken) => {
                 if let Some(buckets) = self.buckets.get_mut(&taken.section) {
                     after_takes(buckets, &order.order_id, &taken.takes, order.expires_at);
+                    // The listings' own counts follow, so numbering them
+                    // again keeps what this look took.
+                    for bucket in buckets.iter() {
+                        let j = bucket.index.checked_sub(LISTING_BUCKETS_FROM);
+                        let j = j.and_then(|j| usize::try_from(j).ok());
+                        if let Some(listing) = j.and_then(|j| self.listed_places.get_mut(j)) {
+                            listing.places = bucket.clone();
+                        }
+                    }
                 }
             }
         }

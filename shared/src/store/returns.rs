@@ -17,7 +17,8 @@ use super::items::returns::{listings_of, mark_order, parse_listing, return_key};
 use super::items::waitlist::{copy_for, taking_returns, waitlist_copy_key};
 use super::Store;
 use crate::domain::returns::{
-    ListedPlaces, ListedSeat, ListedUnit, Listing, ListingWrite, PlacesResale, ReturnUnit, Seller,
+    ListedPlaces, ListedSeat, ListedUnit, Listing, ListingWrite, PlacesItemRead, PlacesResale,
+    ReturnUnit, Seller,
 };
 use crate::domain::{EventId, EventRef, Millis, Order, OrderId, SeatId, SectionId};
 use crate::error::Error;
@@ -119,7 +120,7 @@ impl Store {
         let revert = super::items::returns::revert(listed.listed_at, now);
         let resale = unit_resale_key(&EventRef::of(event), &listed.seller, &listed.unit);
         let as_read = match (&listed.unit, listed.version) {
-            (ReturnUnit::Places(_), Some(version)) => places_as_read(Some(version)),
+            (ReturnUnit::Places(_), Some(version)) => places_as_read(PlacesItemRead::At(version)),
             _ => unheld(now),
         };
         let items = vec![
@@ -156,14 +157,13 @@ impl Store {
 
     /// Withdraws `unit`'s listing of `order` at `now`, over `version` (the
     /// one read, which read `LISTED`), and for places over their resale
-    /// item's version as read (`places_item`; `None`: no item): `false` if
-    /// anything moved since.
+    /// item as read (`places_item`): `false` if anything moved since.
     pub async fn withdraw_listing(
         &self,
         order: &Order,
         unit: &ReturnUnit,
         version: u64,
-        places_item: Option<u64>,
+        places_item: PlacesItemRead,
         now: Millis,
     ) -> Result<bool, Error> {
         let withdrawn = super::items::returns::withdraw(version, now);
@@ -173,7 +173,9 @@ impl Store {
         let mut items = vec![self.txn_update(key, withdrawn)?];
         items.push(match unit {
             ReturnUnit::Seat(_) => self.txn_delete_if(resale, unheld(now))?,
-            ReturnUnit::Places(_) if places_item.is_none() => return self.state_txn(items).await,
+            ReturnUnit::Places(_) if places_item == PlacesItemRead::Absent => {
+                return self.state_txn(items).await
+            }
             ReturnUnit::Places(_) => self.txn_delete_if(resale, places_as_read(places_item))?,
         });
         self.state_txn(items).await

@@ -165,6 +165,13 @@ async fn listed_places_are_offered_in_parts_and_resold_in_the_offers_payment() {
         ["\"RESOLD\" 1", "\"RESOLD\" 2"],
         "all resold, nothing listed: {sold}"
     );
+    // All resold: no longer the seller's to withdraw.
+    let (status, refused) = send(&app, "DELETE", &uri, &auth, "").await;
+    assert_eq!(
+        (status, &refused["error"]),
+        (409, &json!("return-not-owned")),
+        "{refused}"
+    );
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
     // The history checker: every place one owner at every instant, each

@@ -10,7 +10,7 @@ use crate::returns::{bought, list, taking_returns, withdraw};
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::*;
 use serde_json::json;
-use shared::domain::returns::ListedPlaces;
+use shared::domain::returns::{ListedPlaces, PlacesItemRead};
 use shared::domain::{EventId, OrderId, SectionId};
 
 /// The seller's listed places of FLOOR as their item counts them.
@@ -27,7 +27,7 @@ async fn floor_item(app: &shared::App, ev: &str, seller: &TestOrder) -> Option<L
 }
 
 /// (capacity, sold, free, version, holds) of the item.
-fn counts(item: &ListedPlaces) -> (u32, u32, u32, u64, usize) {
+fn counts(item: &ListedPlaces) -> (u32, u32, u32, Option<u64>, usize) {
     let p = &item.places;
     (p.capacity, p.sold, p.free, item.version, p.holds.len())
 }
@@ -75,7 +75,7 @@ async fn a_listing_of_places_counts_them_and_an_offers_hold_keeps_it() {
     let two = json!({"ga": [{"sectionId": "FLOOR", "quantity": 2}]});
     assert_eq!(list(&app, &seller, two).await.0, 200);
     let item = floor_item(&app, &ev, &seller).await.unwrap();
-    assert_eq!(counts(&item), (2, 0, 2, 1, 0));
+    assert_eq!(counts(&item), (2, 0, 2, Some(1), 0));
 
     let until = chrono::Utc::now().timestamp_millis() + 1_500;
     hold_one(&app, &ev, &seller, until).await;
@@ -87,7 +87,11 @@ async fn a_listing_of_places_counts_them_and_an_offers_hold_keeps_it() {
         "{more}"
     );
     let item = floor_item(&app, &ev, &seller).await.unwrap();
-    assert_eq!(counts(&item), (3, 0, 2, 3, 1), "the offer's hold stays");
+    assert_eq!(
+        counts(&item),
+        (3, 0, 2, Some(3), 1),
+        "the offer's hold stays"
+    );
 
     let (status, body) = withdraw(&app, &seller, "ga/FLOOR").await;
     assert_eq!(
@@ -130,7 +134,7 @@ async fn a_listing_made_again_replaces_what_an_earlier_one_left() {
     let now = shared::world::now();
     let written = app
         .store
-        .withdraw_listing(&stored.order, unit, version, None, now)
+        .withdraw_listing(&stored.order, unit, version, PlacesItemRead::Absent, now)
         .await
         .unwrap();
     assert!(written, "the record withdrawn, no item named");
@@ -149,7 +153,55 @@ async fn a_listing_made_again_replaces_what_an_earlier_one_left() {
     let item = floor_item(&app, &ev, &seller).await.unwrap();
     assert_eq!(
         counts(&item),
-        (2, 0, 2, 3, 0),
+        (2, 0, 2, Some(3), 0),
         "whole again, the stale hold gone"
     );
+}
+
+/// A listing of places whose item was written before places were counted
+/// (no counts, no version): withdrawn as it is, and listed again whole.
+#[tokio::test]
+async fn an_item_from_before_places_were_counted_is_withdrawn_and_made_again() {
+    let app = fresh_app().await;
+    let (ev, seller) = bought(&app).await;
+    taking_returns(&app, &ev, 3_600).await;
+    let two = json!({"ga": [{"sectionId": "FLOOR", "quantity": 2}]});
+    assert_eq!(list(&app, &seller, two.clone()).await.0, 200);
+    uncount(&app, &ev, &seller).await;
+    let item = floor_item(&app, &ev, &seller).await.unwrap();
+    assert_eq!(counts(&item), (0, 0, 0, None, 0), "as such an item reads");
+
+    let one = json!({"ga": [{"sectionId": "FLOOR", "quantity": 1}]});
+    assert_eq!(list(&app, &seller, one).await.0, 200, "more, over it");
+    let item = floor_item(&app, &ev, &seller).await.unwrap();
+    assert_eq!(counts(&item), (3, 0, 3, Some(1), 0), "counted whole");
+
+    // Withdrawn while uncounted: deleted as it is.
+    uncount(&app, &ev, &seller).await;
+    let (status, body) = withdraw(&app, &seller, "ga/FLOOR").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(floor_item(&app, &ev, &seller).await.is_none());
+}
+
+/// The seller's FLOOR item as one written before places were counted:
+/// no counts, no version.
+async fn uncount(app: &shared::App, ev: &str, seller: &TestOrder) {
+    let key = shared::store::listed_places_item_key(
+        &EventId::parse(ev).unwrap(),
+        &OrderId::parse(&seller.id).unwrap(),
+        &SectionId::parse("FLOOR").unwrap(),
+    );
+    app.store
+        .client()
+        .update_item()
+        .table_name(app.store.table_name())
+        .set_key(Some(key))
+        .update_expression("REMOVE #c, #s, #f, #v")
+        .expression_attribute_names("#c", "capacity")
+        .expression_attribute_names("#s", "sold")
+        .expression_attribute_names("#f", "free")
+        .expression_attribute_names("#v", "v")
+        .send()
+        .await
+        .unwrap();
 }

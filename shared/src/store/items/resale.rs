@@ -15,7 +15,7 @@ use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
 use crate::domain::ga::Bucket;
 use crate::domain::returns::{
-    ListedPlaces, ListedSeat, ListedUnit, PlacesResale, ReturnUnit, Seller,
+    ListedPlaces, ListedSeat, ListedUnit, PlacesItemRead, PlacesResale, ReturnUnit, Seller,
 };
 use crate::domain::{EventRef, Millis, Order, OrderId, SeatId, SectionId};
 use crate::store::errors::StoreError;
@@ -181,21 +181,25 @@ pub(in crate::store) fn list_places(
 ) -> Expression {
     let unit = ReturnUnit::Places(section.clone());
     let mut set = listing_attributes(seller, &unit, generation, now);
-    let (count, version, stale) = match resale {
-        PlacesResale::New { quantity } => (Some(*quantity), None, &[][..]),
-        PlacesResale::More { version, .. } => (None, Some(*version), &[][..]),
+    let (count, read, stale) = match resale {
+        PlacesResale::New { quantity } => (Some(*quantity), PlacesItemRead::Absent, &[][..]),
+        PlacesResale::More { version, .. } => (None, PlacesItemRead::At(*version), &[][..]),
         PlacesResale::Remade {
             quantity,
-            version,
+            read,
             stale,
-        } => (Some(*quantity), Some(*version), &stale[..]),
+        } => (Some(*quantity), *read, &stale[..]),
     };
     if let Some(quantity) = count {
+        let version = match read {
+            PlacesItemRead::At(version) => version + 1,
+            PlacesItemRead::Absent | PlacesItemRead::Uncounted => 1,
+        };
         set.extend([
             (CAPACITY.to_owned(), n(quantity)),
             (SOLD.to_owned(), n(0)),
             (FREE.to_owned(), n(quantity)),
-            (PLACES_VERSION.to_owned(), n(version.map_or(1, |v| v + 1))),
+            (PLACES_VERSION.to_owned(), n(version)),
         ]);
     }
     let (clauses, mut expression) = set_clauses(set);
@@ -217,7 +221,7 @@ pub(in crate::store) fn list_places(
     }
     Expression::update(text)
         .and(expression)
-        .and(places_as_read(version))
+        .and(places_as_read(read))
         .stamped(now)
 }
 
@@ -258,11 +262,16 @@ pub(in crate::store) fn places_write(
     }
 }
 
-/// A places item as read: at `version` (`None`: no item).
-pub(in crate::store) fn places_as_read(version: Option<u64>) -> Expression {
-    match version {
-        None => Expression::new_item(),
-        Some(version) => Expression::condition("#v = :read")
+/// A places item as `read`: none, one from before places were counted,
+/// or one at its version.
+pub(in crate::store) fn places_as_read(read: PlacesItemRead) -> Expression {
+    match read {
+        PlacesItemRead::Absent => Expression::new_item(),
+        PlacesItemRead::Uncounted => {
+            Expression::condition("attribute_exists(PK) AND attribute_not_exists(#v)")
+                .name("#v", PLACES_VERSION)
+        }
+        PlacesItemRead::At(version) => Expression::condition("#v = :read")
             .name("#v", PLACES_VERSION)
             .value(":read", n(version)),
     }
@@ -328,14 +337,16 @@ pub fn resale_offerable(record: &serde_json::Value) -> Option<(EventRef, String)
     if image.get(HELD_BY).is_some() {
         return None;
     }
-    // A listing of places: more of them free (a listing, more places, an
-    // offer's give-back), not an offer's take or a sale.
-    let free = |image: Option<&serde_json::Value>| {
-        let free = image?.get(FREE)?.get("N")?.as_str()?;
-        free.parse::<i64>().ok()
+    // A listing of places: made (again), or more of them free (more
+    // places, an offer's give-back); not an offer's take or a sale.
+    let number = |image: Option<&serde_json::Value>, attr: &str| {
+        let value = image?.get(attr)?.get("N")?.as_str()?;
+        value.parse::<i64>().ok()
     };
-    if let Some(now_free) = free(Some(image)) {
-        if free(data.get("OldImage")).is_some_and(|was| was >= now_free) {
+    let old = data.get("OldImage");
+    if let Some(now_free) = number(Some(image), FREE) {
+        let relisted = number(old, LISTED_AT) != number(Some(image), LISTED_AT);
+        if !relisted && number(old, FREE).is_some_and(|was| was >= now_free) {
             return None;
         }
     }
@@ -402,7 +413,7 @@ pub(in crate::store) fn parse_listed_places(item: &Item) -> Result<ListedPlaces,
             free: count(FREE)?,
             holds: parse_holds(item)?,
         },
-        version: places_version(&f)?.unwrap_or(0),
+        version: places_version(&f)?,
     })
 }
 

@@ -20,14 +20,20 @@ fn a_listing_or_a_let_go_starts_a_look_and_a_hold_or_a_take_does_not(
     );
     let held = record(serde_json::json!({"heldBy": {"S": "p"}}));
     assert_eq!(resale_offerable(&held), None);
-    let listed = |old: i64, new: i64| {
+    let listed_at = |old: i64, new: i64, at: i64| {
         serde_json::json!({"dynamodb": {
             "Keys": {"PK": {"S": format!("{RESALE_PK_PREFIX}{event}")}, "SK": {"S": "ga:F#o"}},
             "SequenceNumber": "8",
-            "OldImage": {"free": {"N": old.to_string()}},
-            "NewImage": {"free": {"N": new.to_string()}},
+            "OldImage": {"free": {"N": old.to_string()}, "listedAt": {"N": "5"}},
+            "NewImage": {"free": {"N": new.to_string()}, "listedAt": {"N": at.to_string()}},
         }})
     };
+    let listed = |old: i64, new: i64| listed_at(old, new, 5);
+    assert_eq!(
+        resale_offerable(&listed_at(4, 4, 9)),
+        Some((event.clone(), "8".to_owned())),
+        "listed again over an earlier listing's item, as many free"
+    );
     assert_eq!(
         resale_offerable(&listed(1, 2)),
         Some((event.clone(), "8".to_owned())),
@@ -63,7 +69,7 @@ fn a_resale_items_writes_name_exactly_its_declared_attributes() -> Result<(), cr
         },
         PlacesResale::Remade {
             quantity: 2,
-            version: 4,
+            read: PlacesItemRead::At(4),
             stale: vec![order.clone()],
         },
     ] {
