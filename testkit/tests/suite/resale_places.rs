@@ -80,6 +80,17 @@ async fn offered_floor(app: &shared::App, event: &str, entry: &Value) -> (Value,
     (status["offer"]["ga"].clone(), offer)
 }
 
+/// A seller's 3 listed places of FLOOR, 2 of them offered to the first
+/// buyer waiting: the event, the seller's order and the offer's.
+async fn two_of_three_listed_places_offered(app: &shared::App) -> (String, TestOrder, TestOrder) {
+    let (ev, seller) = sold_out_with_a_seller_of_places(app).await;
+    let two = joined(app, &ev, "user:1", floor(2)).await;
+    assert_eq!(list_places(app, &seller, 3).await.0, 200);
+    assert_eq!(offer_free(app, &ev).await, 1);
+    let (_, offer) = offered_floor(app, &ev, &two).await;
+    (ev, seller, offer)
+}
+
 #[tokio::test]
 async fn listed_places_are_offered_in_parts_and_resold_in_the_offers_payment() {
     let app = testkit::fresh_app_streaming(None).await;
@@ -314,11 +325,7 @@ async fn listed_places_go_back_to_their_listing_and_never_to_their_seller() {
 #[tokio::test]
 async fn concurrent_confirms_of_a_resale_of_places_resell_them_once() {
     let app = testkit::fresh_app_streaming(None).await;
-    let (ev, seller) = sold_out_with_a_seller_of_places(&app).await;
-    let two = joined(&app, &ev, "user:1", floor(2)).await;
-    assert_eq!(list_places(&app, &seller, 3).await.0, 200);
-    assert_eq!(offer_free(&app, &ev).await, 1);
-    let (_, offer) = offered_floor(&app, &ev, &two).await;
+    let (ev, seller, offer) = two_of_three_listed_places_offered(&app).await;
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..8 {
         let (app, offer) = (app.new_process(), offer.clone());
@@ -352,11 +359,7 @@ async fn concurrent_confirms_of_a_resale_of_places_resell_them_once() {
 #[tokio::test]
 async fn a_payment_after_the_places_listing_reverted_is_refunded() {
     let app = testkit::fresh_app_streaming(None).await;
-    let (ev, seller) = sold_out_with_a_seller_of_places(&app).await;
-    let two = joined(&app, &ev, "user:1", floor(2)).await;
-    assert_eq!(list_places(&app, &seller, 3).await.0, 200);
-    assert_eq!(offer_free(&app, &ev).await, 1);
-    let (_, offer) = offered_floor(&app, &ev, &two).await;
+    let (ev, seller, offer) = two_of_three_listed_places_offered(&app).await;
     put_waitlist(&app, &ev, json!({"returnsCloseAt": null})).await;
 
     let ga = json!([{"sectionId": "FLOOR", "quantity": 2}]);

@@ -35,11 +35,7 @@ fn counts(item: &ListedPlaces) -> (u32, u32, u32, Option<u64>, usize) {
 /// An offer's hold of one place on the item until `until_ms`, written as
 /// an offer's take writes it (free one less, the version one more).
 async fn hold_one(app: &shared::App, ev: &str, seller: &TestOrder, until_ms: i64) {
-    let key = shared::store::listed_places_item_key(
-        &EventId::parse(ev).unwrap(),
-        &OrderId::parse(&seller.id).unwrap(),
-        &SectionId::parse("FLOOR").unwrap(),
-    );
+    let key = floor_key(ev, seller);
     let hold = AttributeValue::M(
         [
             ("q".to_owned(), AttributeValue::N("1".into())),
@@ -186,11 +182,7 @@ async fn an_item_from_before_places_were_counted_is_withdrawn_and_made_again() {
 /// The seller's FLOOR item as one written before places were counted:
 /// no counts, no version.
 async fn uncount(app: &shared::App, ev: &str, seller: &TestOrder) {
-    let key = shared::store::listed_places_item_key(
-        &EventId::parse(ev).unwrap(),
-        &OrderId::parse(&seller.id).unwrap(),
-        &SectionId::parse("FLOOR").unwrap(),
-    );
+    let key = floor_key(ev, seller);
     app.store
         .client()
         .update_item()
@@ -204,4 +196,13 @@ async fn uncount(app: &shared::App, ev: &str, seller: &TestOrder) {
         .send()
         .await
         .unwrap();
+}
+
+/// The key of the seller's FLOOR item, for raw writes.
+fn floor_key(ev: &str, seller: &TestOrder) -> RawItem {
+    shared::store::listed_places_item_key(
+        &EventId::parse(ev).unwrap(),
+        &OrderId::parse(&seller.id).unwrap(),
+        &SectionId::parse("FLOOR").unwrap(),
+    )
 }
