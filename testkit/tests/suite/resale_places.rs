@@ -393,3 +393,19 @@ async fn a_payment_after_the_places_listing_reverted_is_refunded() {
     let check = local::invariants::check_invariants(&app, &ev).await;
     assert_eq!(check.violations, Vec::<String>::new());
 }
+
+/// Four offerers at once over one listing of 3 places and three entries
+/// asking 2 each: one offer is made, holding 2; the place left fills
+/// nobody, and no place is held twice.
+#[tokio::test]
+async fn offerers_at_once_never_take_more_of_a_listing_than_it_has() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, seller) = sold_out_with_a_seller_of_places(&app).await;
+    for buyer in ["user:1", "user:2", "user:3"] {
+        joined(&app, &ev, buyer, floor(2)).await;
+    }
+    assert_eq!(list_places(&app, &seller, 3).await.0, 200);
+    assert_eq!(offer_free_at_once(&app, &ev, 4).await, 1);
+    assert_eq!(listing_counts(&app, &ev, &seller).await, (3, 0, 1));
+    assert_eq!(offer_free(&app, &ev).await, 0, "one place fills nobody");
+}
