@@ -473,16 +473,7 @@ fn a_listing_of_places_writes_their_item_as_read() -> TestResult {
         replaces: Some(4),
         places: None,
     };
-    let listing = |status| Listing {
-        unit: f.clone(),
-        quantity: 1,
-        status,
-        generation: 2,
-        listed_at: Millis(1_000),
-        closes_at: Millis(CLOSE),
-        version: 4,
-        resale: None,
-    };
+    let listing = |status| listing(f.clone(), 1, status);
     let (listed, withdrawn) = (
         listing(ReturnStatus::Listed),
         listing(ReturnStatus::Withdrawn),

@@ -682,13 +682,7 @@ async fn the_invariant_check_sees_a_place_sold_twice_or_a_stray_hold() {
         0,
     );
     let n = |v: i64| AttributeValue::N(v.to_string());
-    let stray = AttributeValue::M(
-        [
-            ("q".to_owned(), n(1)),
-            ("e".to_owned(), n(shared::world::now().0 + 60_000)),
-        ]
-        .into(),
-    );
+    let stray = raw_place_hold(1, shared::world::now().0 + 60_000);
     app.store
         .client()
         .update_item()

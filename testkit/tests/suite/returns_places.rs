@@ -36,13 +36,7 @@ fn counts(item: &ListedPlaces) -> (u32, u32, u32, Option<u64>, usize) {
 /// an offer's take writes it (free one less, the version one more).
 async fn hold_one(app: &shared::App, ev: &str, seller: &TestOrder, until_ms: i64) {
     let key = floor_key(ev, seller);
-    let hold = AttributeValue::M(
-        [
-            ("q".to_owned(), AttributeValue::N("1".into())),
-            ("e".to_owned(), AttributeValue::N(until_ms.to_string())),
-        ]
-        .into(),
-    );
+    let hold = raw_place_hold(1, until_ms);
     app.store
         .client()
         .update_item()

@@ -177,6 +177,19 @@ pub fn plan(rows: &[(&str, &str, u32)], hold_seconds: Option<u32>) -> String {
 /// A raw item's key or whole item, as the SDK has it.
 pub type RawItem = std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>;
 
+/// An order's hold of `quantity` places until `until_ms`, as a bucket
+/// (or a listing of places) stores it (`hold#{orderId}`), for raw writes.
+pub fn raw_place_hold(quantity: u32, until_ms: i64) -> aws_sdk_dynamodb::types::AttributeValue {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    AttributeValue::M(
+        [
+            ("q".to_owned(), AttributeValue::N(quantity.to_string())),
+            ("e".to_owned(), AttributeValue::N(until_ms.to_string())),
+        ]
+        .into(),
+    )
+}
+
 /// An item as stored, by its key, strongly consistent (a test's raw look
 /// at what the store wrote).
 pub async fn raw_item(app: &App, key: RawItem) -> RawItem {
