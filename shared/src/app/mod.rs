@@ -5,8 +5,6 @@
 
 mod reads;
 
-pub(crate) use reads::waitlist_entries_path;
-
 use crate::config::{Config, ConfigError, Needs};
 use crate::memory::Memory;
 use crate::secrets;

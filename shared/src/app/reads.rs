@@ -180,7 +180,7 @@ impl App {
     pub async fn refuse_if_waitlist_only(&self, event: &EventId, now: Millis) -> Result<(), Error> {
         match self.is_waitlist_only(event, now).await? {
             true => Err(Error::WaitlistOnly {
-                waitlist: waitlist_entries_path(event),
+                waitlist: crate::domain::waitlist::entries_path(event),
             }),
             false => Ok(()),
         }
@@ -192,15 +192,9 @@ impl App {
     pub async fn refuse_more_for(&self, order: &Order, now: Millis) -> Result<(), Error> {
         if order.offer.is_some() {
             return Err(Error::WaitlistOnly {
-                waitlist: waitlist_entries_path(&order.event_id),
+                waitlist: crate::domain::waitlist::entries_path(&order.event_id),
             });
         }
         self.refuse_if_waitlist_only(&order.event_id, now).await
     }
-}
-
-/// Where a buyer joins `event`'s waitlist (the `waitlist` link of a
-/// `409 waitlist-only`).
-pub fn waitlist_entries_path(event: &EventId) -> String {
-    format!("/events/{event}/waitlist/entries")
 }

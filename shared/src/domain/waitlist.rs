@@ -113,6 +113,12 @@ pub enum PutRefusal {
     Open,
 }
 
+/// Where a buyer joins `event`'s waitlist: the join's path, which a
+/// `409 waitlist-only` names (its `waitlist` link).
+pub fn entries_path(event: &super::EventId) -> String {
+    format!("/events/{event}/waitlist/entries")
+}
+
 /// The most an entry may ask for under `MAX_SEATS_PER_ORDER`
 /// = `max_seats_per_order`, and `maxQuantity`'s default.
 pub fn quantity_cap(max_seats_per_order: u32) -> u32 {

@@ -114,7 +114,7 @@ fn status_reply<'a>(
         draw_id: visitor.visitor_id.as_str(),
         draw_commitment: None,
         waitlist: (state.status(now) == QueueStatus::Waitlist)
-            .then(|| crate::app::waitlist_entries_path(event)),
+            .then(|| crate::domain::waitlist::entries_path(event)),
     };
     match visitor_view(visitor.rank, visitor.admission.as_ref(), state, now) {
         VisitorView::BeforeOpening { opens_at } => {

@@ -232,6 +232,15 @@ pub(crate) fn claim_error(
     if let Some(e) = order_error(order.as_ref(), token, now)? {
         return Ok(Some(e));
     }
+    // The holder's offer, holdable: its one refusal left is a claim of a
+    // seat it was not offered.
+    if let Some(ItemFailure::Condition(Some(item))) = &order {
+        let read = parse_order(item)?.order;
+        if read.offer.is_some() {
+            let waitlist = crate::domain::waitlist::entries_path(&read.event_id);
+            return Ok(Some(Error::WaitlistOnly { waitlist }));
+        }
+    }
     Ok(Some(match (&seat, &order) {
         (Some(ItemFailure::Condition(None)), _) => Error::SeatNotFound,
         (Some(ItemFailure::Condition(Some(old))), _) if is_sold(old) => Error::SeatSold,

@@ -353,3 +353,53 @@ fn a_lost_block_names_the_seats_a_rival_has_or_is_taking() {
         assert_eq!(lost_seats(&reasons, reasons.len() - 1), lost, "{reasons:?}");
     }
 }
+
+/// `order_item` as an offer to an entry, holding `seats`.
+fn offer_item(token: &HoldToken, expires_at: i64, seats: &[&str]) -> Item {
+    use super::super::items::order::{OFFER_BUYER_ID, WAITLIST_ENTRY_ID};
+    use super::super::schema::SEATS;
+    let mut item = order_item(token, expires_at);
+    let v = |x: &str| AttributeValue::S(x.to_owned());
+    item.insert(
+        WAITLIST_ENTRY_ID.to_owned(),
+        v("6f9619ff-8b86-d011-b42d-00cf4fc964ff"),
+    );
+    item.insert(OFFER_BUYER_ID.to_owned(), v("user:1"));
+    if !seats.is_empty() {
+        let seats = seats.iter().map(|s| (*s).to_owned()).collect();
+        item.insert(SEATS.to_owned(), AttributeValue::Ss(seats));
+    }
+    item
+}
+
+#[test]
+fn an_offers_claim_of_a_seat_it_was_not_offered_is_waitlist_only() -> TestResult {
+    let t = token()?;
+    let failed = |item| Some(ItemFailure::Condition(Some(item)));
+    let claim = |seat, order| {
+        claim_error(seat, order, &t, 10, Millis(1)).map(|e| e.map_or("undecided", |e| e.code()))
+    };
+    let offer = || failed(offer_item(&t, 60_000, &["A-1-1"]));
+    assert_eq!(claim(None, offer())?, "waitlist-only");
+    // Another's hold on the seat too: a claim of more all the same.
+    assert_eq!(
+        claim(
+            Some(ItemFailure::Condition(Some(seat_item("HELD")))),
+            offer()
+        )?,
+        "waitlist-only"
+    );
+    // An order that is no offer, refused the same way, is full.
+    assert_eq!(claim(None, failed(order_item(&t, 60_000)))?, "seat-limit");
+    // The token and the expiry come first, offer or not.
+    let other = token()?;
+    assert_eq!(
+        claim(None, failed(offer_item(&other, 60_000, &["A-1-1"])))?,
+        "unauthorized"
+    );
+    assert_eq!(
+        claim(None, failed(offer_item(&t, 500, &["A-1-1"])))?,
+        "order-not-holdable"
+    );
+    Ok(())
+}

@@ -289,8 +289,9 @@ async fn a_crowd_clicking_freed_seats_takes_none_of_them() {
 
 /// An offer claims nothing more from its first second, before the sale
 /// is waitlist-only for the public (the waitlist opening a minute ahead
-/// here): its best-available is `409 waitlist-only` while a public
-/// order's is served.
+/// here): its best-available and its get-seat of a seat it was not
+/// offered are `409 waitlist-only` while a public order's is served; its
+/// own seat it may claim again.
 #[tokio::test]
 async fn an_offer_claims_nothing_more_before_the_sale_is_waitlist_only() {
     let app = testkit::fresh_app_streaming(None).await;
@@ -300,13 +301,23 @@ async fn an_offer_claims_nothing_more_before_the_sale_is_waitlist_only() {
     opened_ago(&app, &ev, -60_000).await;
     let entry = joined(&app, &ev, "user:first", json!({})).await;
     assert_eq!(offer_free(&app, &ev).await, 1);
-    let offer = offered_order(&status_of(&app, &ev, &entry).await);
+    let offered = status_of(&app, &ev, &entry).await;
+    let offer = offered_order(&offered);
     let (status, refused) = best(&app, &offer, json!({"quantity": 1})).await;
     assert_eq!(
         (status, &refused["error"]),
         (409, &json!("waitlist-only")),
         "{refused}"
     );
+    let own = offered["offer"]["seats"][0].as_str().unwrap();
+    let other = ["A-1-2", "A-1-3"].into_iter().find(|s| *s != own).unwrap();
+    let (status, refused) = claim(&app, &offer, other).await;
+    assert_eq!(
+        (status, &refused["error"]),
+        (409, &json!("waitlist-only")),
+        "{refused}"
+    );
+    assert_eq!(claim(&app, &offer, own).await.0, 200);
     let public = order(&app, &ev).await;
     let (status, served) = best(&app, &public, json!({"quantity": 1})).await;
     assert_eq!(status, 200, "{served}");

@@ -275,6 +275,8 @@ fn created(order: &Order) -> Vec<(String, AttributeValue)> {
 
 /// get-seat's order side: `seat` added, if the holder may claim and the
 /// order has room for it (or holds it already: re-claiming is idempotent).
+/// An offer claims nothing it was not offered (`409 waitlist-only`, as its
+/// best-available and hold-ga raise are refused before they write).
 pub(in crate::store) fn add_seat(
     token: &HoldToken,
     seat: &str,
@@ -286,6 +288,10 @@ pub(in crate::store) fn add_seat(
         .and(Expression::condition(
             "(attribute_not_exists(#seats) OR size(#seats) < :max OR contains(#seats, :seatId))",
         ))
+        .and(Expression::condition(
+            "(attribute_not_exists(#offer) OR contains(#seats, :seatId))",
+        ))
+        .name("#offer", WAITLIST_ENTRY_ID)
         .name("#seats", SEATS)
         .name("#version", VERSION)
         .value(":one", n(1))
