@@ -422,6 +422,10 @@ pub struct OfferOf {
     pub resales: Vec<returns::ResaleHold>,
     /// The listed places it holds for resale, likewise.
     pub place_resales: Vec<returns::PlacesResaleHold>,
+    /// When its holder let go of the last unit it held (a drop, hold-ga
+    /// 0): the write that emptied it logged its end for the counts, and
+    /// its entry reads `declined` from then, for good.
+    pub emptied_at: Option<Millis>,
 }
 
 impl Order {
@@ -448,6 +452,23 @@ impl Order {
         let offer = self.offer.as_ref()?;
         let of = |r: &&returns::PlacesResaleHold| &r.section == section && r.bucket == bucket;
         offer.place_resales.iter().find(of)
+    }
+
+    /// Whether it is an offer its holder emptied: it holds nothing, or a
+    /// drop or hold-ga 0 recorded letting go of its last unit (an offer
+    /// claims nothing it was not offered, so it stays so).
+    pub fn offer_emptied(&self) -> bool {
+        self.offer.as_ref().is_some_and(|o| {
+            o.emptied_at.is_some() || (self.seats.is_empty() && self.places.is_empty())
+        })
+    }
+
+    /// How many seats and places it holds.
+    pub fn units(&self) -> u32 {
+        let seats = u32::try_from(self.seats.len()).unwrap_or(u32::MAX);
+        self.places
+            .iter()
+            .fold(seats, |units, p| units.saturating_add(p.quantity))
     }
 
     /// Whether it holds listed units for resale.

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use super::ga::Bucket;
 use super::seat_map::{ProjectedSeat, RowProjection};
-use super::waitlist::WAITLIST_ONLY_AFTER_MS;
+use super::waitlist::{OFFER_SECONDS_RANGE, WAITLIST_ONLY_AFTER_MS};
+use super::waitlist_positions::SETTLE_MS;
 use super::{hold_is_live, Millis, RowId, SectionId};
 
 /// How often the tick looks at a waitlist whatever it remembers: a safety
@@ -36,6 +37,20 @@ pub const OPENING_SETTLE_MS: i64 = WAITLIST_ONLY_AFTER_MS + 5_000;
 /// How long the tick leaves a waitlist alone after a look failed (a
 /// throttled table is not asked again at every tick).
 pub const FAILED_LOOK_BACKOFF_MS: i64 = 2_000;
+
+/// How long after its delete the tick keeps visiting a waitlist that had
+/// opened, for its counts alone (API.md, get-waitlist: they lag by at most
+/// 5 s): an offer lives at most the longest `offerSeconds`, so every offer
+/// made before the delete has ended or run out by then, and each end
+/// logged meanwhile has settled.
+pub const COUNTED_AFTER_DELETE_MS: i64 = *OFFER_SECONDS_RANGE.end() as i64 * 1_000 + SETTLE_MS;
+
+/// Whether the tick still keeps the counts of a waitlist deleted at
+/// `ended_at` (opened at `opened_at`, if it opened) at `now`; else it
+/// takes it off its registry.
+pub fn counted_after_delete(opened_at: Option<Millis>, ended_at: Millis, now: Millis) -> bool {
+    opened_at.is_some() && now.0 < ended_at.0.saturating_add(COUNTED_AFTER_DELETE_MS)
+}
 
 /// What the tick's last look at a waitlist saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -194,3 +194,28 @@ fn the_next_lapse_is_the_earliest_live_hold() -> Result<(), crate::error::Error>
     assert_eq!(next_lapse(&HashMap::new(), &buckets, Millis(30_000)), None);
     Ok(())
 }
+
+#[test]
+fn a_deleted_waitlist_is_counted_until_its_last_offer_has_ended() {
+    let ended = Millis(1_000_000);
+    let until = ended.0 + COUNTED_AFTER_DELETE_MS;
+    // The longest offer made at the delete runs out within the window,
+    // and its end settles in it.
+    assert!(COUNTED_AFTER_DELETE_MS >= i64::from(*OFFER_SECONDS_RANGE.end()) * 1_000 + SETTLE_MS);
+    let opened = Some(Millis(500_000));
+    let cases = [
+        (opened, ended.0, true),
+        (opened, until - 1, true),
+        (opened, until, false),
+        (opened, until + 60_000, false),
+        // Never opened: no offer, nothing to count.
+        (None, ended.0, false),
+    ];
+    for (opened_at, now, counted) in cases {
+        assert_eq!(
+            counted_after_delete(opened_at, ended, Millis(now)),
+            counted,
+            "opened {opened_at:?}, at {now}"
+        );
+    }
+}

@@ -9,8 +9,8 @@
 //! they expire. As the positions do, what was stamped before
 //! `settled_until` is counted once for good, and what since is read again
 //! at every update (a write may commit up to `SETTLE_MS` after its stamp).
-//! An offer left holding nothing by drops writes no end: it counts until
-//! its expiry (DESIGN.md).
+//! An offer its holder empties (drop-seat or hold-ga 0 of its last unit)
+//! logs its end in that write.
 
 use super::waitlist_buckets::{add, by_second, second, tally, Bucket};
 use super::Millis;

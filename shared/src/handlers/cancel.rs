@@ -29,11 +29,10 @@ pub(super) async fn cancel_as_read(
     }
     let now = crate::world::now();
     let live = order.is_live(now);
-    let holds_anything = !order.seats.is_empty() || !order.places.is_empty();
     let offer_end = order
         .offer
         .as_ref()
-        .map(|_| offer_cancel_reason(removal, holds_anything, live));
+        .map(|_| offer_cancel_reason(removal, !order.offer_emptied(), live));
     if !app.store.cancel_order(stored, live, now, offer_end).await? {
         return Ok(None);
     }

@@ -100,7 +100,7 @@ pub(super) fn status_now(read: &ReadEntry, waitlist: &Waitlist, now: Millis) -> 
         OfferOrder {
             status: order.status,
             expires_at: order.expires_at,
-            holds_anything: !order.seats.is_empty() || !order.places.is_empty(),
+            holds_anything: !order.offer_emptied(),
             cancelled_as: order.offer.as_ref().and_then(|o| o.cancelled_as),
         }
     });

@@ -1,5 +1,6 @@
 //! The seat routes: get-seat (a read of the seat, then one transaction)
-//! and drop-seat (one transaction, no read); best-available is in
+//! and drop-seat (one transaction, no read; an offer's last seat takes a
+//! second, its end logged); best-available is in
 //! `best_available.rs`.
 
 use lambda_http::http::StatusCode;
@@ -9,13 +10,14 @@ use serde::Serialize;
 use super::access::holder_token;
 use super::Reply;
 use crate::auth::HoldToken;
+use crate::domain::buyer_limit::BuyerSeen;
 use crate::domain::crowd::{refusal_on_read, Recalled, SeatSeen};
 use crate::domain::{EventId, Millis, OrderId, SeatId};
 use crate::error::Error;
 use crate::http::{json, path_param};
 use crate::memory::ClaimQuestion;
 use crate::retry::Rounds;
-use crate::store::{SeatClaim, SeatRead};
+use crate::store::{Release, Released, SeatClaim, SeatRead};
 use crate::App;
 
 // ----- get-seat / drop-seat -------------------------------------------------
@@ -299,19 +301,8 @@ async fn release_resale(
     if stored.is_none_or(|s| s.order.resale_of(seat).is_none()) {
         return Err(Error::SeatNotHeld);
     }
-    let mut moved = Rounds::buyer_moved();
-    loop {
-        if app
-            .store
-            .release_seat(order, token, seat, crate::store::Released::Resale, now)
-            .await?
-            .is_some()
-        {
-            return Ok(crate::domain::SeatStatus::Sold);
-        }
-        moved.lost();
-        moved.next().await.ok_or_else(|| moved.spent())?;
-    }
+    release(app, order, token, seat, Released::Resale, now).await?;
+    Ok(crate::domain::SeatStatus::Sold)
 }
 
 /// drop-seat's transaction at `now`, reported to the instance's memory
@@ -325,17 +316,39 @@ pub async fn release_exactly(
     seat: &SeatId,
     now: Millis,
 ) -> Result<(), Error> {
-    let mut moved = Rounds::buyer_moved();
+    let buyer = release(app, order, token, seat, Released::Seat, now).await?;
+    app.memory
+        .after_release(token.event_id(), seat, &buyer, now);
+    Ok(())
+}
+
+/// drop-seat's transaction at `now`, sent again (bounded) while the
+/// buyer's record was busy with another of its writes, and at once as
+/// the offer's end when the seat is an offer's last unit: the buyer's
+/// record as the write saw it.
+async fn release(
+    app: &App,
+    order: &OrderId,
+    token: &HoldToken,
+    seat: &SeatId,
+    released: Released,
+    now: Millis,
+) -> Result<BuyerSeen, Error> {
+    let mut rounds = Rounds::buyer_moved();
+    let mut last = None;
     loop {
-        let released =
-            app.store
-                .release_seat(order, token, seat, crate::store::Released::Seat, now);
-        if let Some(buyer) = released.await? {
-            app.memory
-                .after_release(token.event_id(), seat, &buyer, now);
-            return Ok(());
+        let release = app
+            .store
+            .release_seat(order, token, seat, released, last.as_ref(), now);
+        match release.await? {
+            Release::Released(buyer) => return Ok(buyer),
+            // It knows more now: no back-off.
+            Release::OffersLast(stored) => last = Some(*stored),
+            Release::Again => {
+                last = None;
+                rounds.lost();
+            }
         }
-        moved.lost();
-        moved.next().await.ok_or_else(|| moved.spent())?;
+        rounds.next().await.ok_or_else(|| rounds.spent())?;
     }
 }

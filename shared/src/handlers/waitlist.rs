@@ -177,7 +177,8 @@ pub async fn get_waitlist(app: &App, req: &Request) -> Reply {
 /// entry's position is): its WAITING entries (none once deleted: they all
 /// read ENDED), its live offers and its purchases (an offer past its
 /// expiry drops out as it is read; after a delete the offerer keeps them
-/// no more, so an offer's end after it is not counted), and [`unoffered`].
+/// until the offers made before it have ended: `COUNTED_AFTER_DELETE_MS`),
+/// and [`unoffered`].
 async fn counts(app: &App, event_id: &EventId, waitlist: &Waitlist) -> Result<Counts, Error> {
     let now = crate::world::now();
     let kept = match waitlist.status() {
@@ -225,7 +226,7 @@ pub async fn delete_waitlist(app: &App, req: &Request) -> Reply {
         let waitlist = stored.waitlist.ended(now);
         if app
             .store
-            .put_waitlist(&event_id, &waitlist, Some(stored.version), Listing::Unlist)
+            .put_waitlist(&event_id, &waitlist, Some(stored.version), Listing::Keep)
             .await?
         {
             return Ok(ended);

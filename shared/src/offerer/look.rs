@@ -382,6 +382,7 @@ fn offer_order(
             generation: Some(waitlist.generation),
             resales,
             place_resales,
+            emptied_at: None,
         },
     );
     order.buyer = buyer;

@@ -8,7 +8,8 @@
 //! passes, a waitlist just put or opened, and joins (they may fit seats
 //! that sit free); and a look that stopped at its bounds goes on at the
 //! next tick. Beside the visits it keeps each open waitlist's positions
-//! ([`positions`]).
+//! ([`positions`]), and a deleted one's counts until its offers have all
+//! ended (then it takes it off the registry).
 //!
 //! On AWS it runs in the offer-waitlists function, started every minute
 //! by an EventBridge schedule and ticking for that minute; `make dev`
@@ -50,7 +51,8 @@ pub const TICK_MS: u64 = 500;
 pub struct OffererRun {
     /// The registry's reads that answered (at most one a tick).
     pub ticks: u64,
-    /// Waitlists remembered open or being visited as the last visit ended.
+    /// Waitlists remembered (open, or deleted and still counted) or being
+    /// visited as the last visit ended.
     pub waitlists: usize,
     pub looks: u64,
     pub offers: u64,
@@ -125,7 +127,7 @@ impl Offerer {
     }
 
     /// Keeps `event`'s memory after a visit that ended at `now` (and
-    /// starts its positions' update if due) while it is open.
+    /// starts its positions' update if due) while it is open or counted.
     fn remember(&mut self, app: &App, event: &EventId, memory: Option<Seen>, now: Millis) {
         if let Some(memory) = memory {
             self.positions

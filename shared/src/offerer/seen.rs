@@ -7,9 +7,11 @@ use std::time::Instant;
 use super::heads::NewestJoins;
 use super::look::{offer_free_after, OfferLook};
 use super::reverts::write_reverts;
-use crate::domain::offer_tick::{due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS};
+use crate::domain::offer_tick::{
+    counted_after_delete, due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS,
+};
 use crate::domain::returns::{reverts_due, RevertsFor};
-use crate::domain::waitlist::WaitlistStatus;
+use crate::domain::waitlist::{Waitlist, WaitlistStatus};
 use crate::domain::{EventId, EventRef, Millis};
 use crate::error::Error;
 use crate::store::StoredWaitlist;
@@ -52,7 +54,8 @@ impl Seen {
 }
 
 /// Visits `event`'s waitlist at `now` from `memory`: what to remember
-/// (`None`: it is not open), and the look taken, if one was due.
+/// (`None`: it is neither open nor deleted and still counted), and the
+/// look taken, if one was due.
 pub(super) async fn visit(
     app: &App,
     event: &EventId,
@@ -68,13 +71,19 @@ pub(super) async fn visit(
         Ok(read) => read,
         Err(e) => return (memory, Err(e)),
     };
-    let Some(stored) = read.filter(|s| s.waitlist.status() == WaitlistStatus::Open) else {
+    let Some(stored) = read else {
         return (None, Ok(None));
     };
     let generation = stored.waitlist.generation;
-    let mut seen = memory
-        .filter(|seen| seen.generation == generation)
-        .unwrap_or_else(|| Seen::new(generation));
+    let memory = memory.filter(|seen| seen.generation == generation);
+    match (stored.waitlist.status(), stored.waitlist.ended_at) {
+        (WaitlistStatus::Open, _) => {}
+        (WaitlistStatus::Ended, Some(ended_at)) => {
+            return deleted(app, event, memory, &stored.waitlist, ended_at, now).await;
+        }
+        _ => return (None, Ok(None)),
+    }
+    let mut seen = memory.unwrap_or_else(|| Seen::new(generation));
     if seen.backoff_until.is_some_and(|until| now < until) {
         return (Some(seen), Ok(None));
     }
@@ -104,6 +113,28 @@ pub(super) async fn visit(
         .is_err()
         .then_some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
     (Some(seen), outcome)
+}
+
+/// Visits a deleted waitlist: remembered, with no look, while its offers'
+/// ends may still move its counts (the positions' updates keep them
+/// while it is remembered), then taken off the registry.
+async fn deleted(
+    app: &App,
+    event: &EventId,
+    memory: Option<Seen>,
+    waitlist: &Waitlist,
+    ended_at: Millis,
+    now: Millis,
+) -> (Option<Seen>, Result<Option<OfferLook>, Error>) {
+    if counted_after_delete(waitlist.opened_at, ended_at, now) {
+        let seen = memory.unwrap_or_else(|| Seen::new(waitlist.generation));
+        return (Some(seen), Ok(None));
+    }
+    let unlisted = app
+        .store
+        .unlist_ended_waitlist(event, waitlist.generation)
+        .await;
+    (None, unlisted.map(|_| None))
 }
 
 /// Writes the listings' reverts once returns have closed (the cutoff, or

@@ -159,12 +159,20 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
         ),
         ("order::drop_seat", order::drop_seat(&token, "A-1-1", now)),
         (
+            "order::drop_offers_last",
+            order::drop_offers_last(&token, "A-1-1", 3, now),
+        ),
+        (
             "order::change_places add",
             order::change_places(&token, order::Places::Add, &["p"], 3, now),
         ),
         (
             "order::change_places remove",
             order::change_places(&token, order::Places::Remove, &["p"], 3, now),
+        ),
+        (
+            "order::change_places empty",
+            order::change_places(&token, order::Places::Empty, &["p"], 3, now),
         ),
         ("order::extend", order::extend(3, now, now, 1, now)),
         (

@@ -18,7 +18,7 @@
 use aws_sdk_dynamodb::types::{AttributeValue, CancellationReason};
 
 use super::items::seat::{HOLDER, HOLD_EXPIRES_AT, SEAT_HELD, SEAT_SOLD};
-use super::{parse_order, Fields, Item, StoreError, STATUS};
+use super::{parse_order, Fields, Item, StoreError, StoredOrder, STATUS};
 use crate::auth::HoldToken;
 use crate::domain::crowd::SeatSeen;
 use crate::domain::Millis;
@@ -186,6 +186,52 @@ pub(crate) fn extended_since(
         && order.is_holdable(now)
         && order.expires_at != token.expires_at();
     Ok(stale.then_some(order.expires_at))
+}
+
+/// drop-seat's order, when its one problem was that `seat` is the last
+/// unit of a live offer the holder's token opens: the order as it read,
+/// for the drop that ends the offer (`items::order::drop_offers_last`).
+pub(crate) fn offers_last(
+    failure: Option<&ItemFailure>,
+    seat: &str,
+    token: &HoldToken,
+    now: Millis,
+) -> Result<Option<StoredOrder>, StoreError> {
+    let Some(stored) = holding(failure, seat, token, now)? else {
+        return Ok(None);
+    };
+    let last = stored.order.offer.is_some() && stored.order.units() == 1;
+    Ok(last.then_some(stored))
+}
+
+/// Whether drop-seat's order, as its failure read it, is the holder's,
+/// live and still holding `seat` (a drop may go again).
+pub(crate) fn still_holds(
+    failure: Option<&ItemFailure>,
+    seat: &str,
+    token: &HoldToken,
+    now: Millis,
+) -> Result<bool, StoreError> {
+    Ok(holding(failure, seat, token, now)?.is_some())
+}
+
+/// The order a failure read, if it is the holder's, live and holding
+/// `seat`.
+fn holding(
+    failure: Option<&ItemFailure>,
+    seat: &str,
+    token: &HoldToken,
+    now: Millis,
+) -> Result<Option<StoredOrder>, StoreError> {
+    let Some(ItemFailure::Condition(Some(item))) = failure else {
+        return Ok(None);
+    };
+    let stored = parse_order(item)?;
+    let order = &stored.order;
+    let holds = token.matches(&order.token_hash)
+        && order.is_live(now)
+        && order.seats.iter().any(|held| held.as_str() == seat);
+    Ok(holds.then_some(stored))
 }
 
 fn is_sold(item: &Item) -> bool {

@@ -403,3 +403,34 @@ fn an_offers_claim_of_a_seat_it_was_not_offered_is_waitlist_only() -> TestResult
     );
     Ok(())
 }
+
+#[test]
+fn a_drop_of_an_offers_last_seat_goes_again_as_its_end() -> TestResult {
+    let t = token()?;
+    let now = Millis(1);
+    let failed = |item| Some(ItemFailure::Condition(Some(item)));
+    let last = |order: Option<ItemFailure>, seat| {
+        offers_last(order.as_ref(), seat, &t, now).map(|o| o.map(|o| o.order.order_id))
+    };
+    let one = failed(offer_item(&t, 60_000, &["A-1-1"]));
+    assert_eq!(last(one.clone(), "A-1-1")?, Some(OrderId::parse("o1")?));
+    // Not the seat it holds, more than one, no offer, another's token,
+    // run out, or no order: decided as any drop.
+    assert_eq!(last(one, "A-1-2")?, None);
+    let two = failed(offer_item(&t, 60_000, &["A-1-1", "A-1-2"]));
+    assert_eq!(last(two.clone(), "A-1-1")?, None);
+    assert!(still_holds(two.as_ref(), "A-1-1", &t, now)?);
+    let mut plain = order_item(&t, 60_000);
+    plain.insert(
+        super::super::schema::SEATS.to_owned(),
+        AttributeValue::Ss(vec!["A-1-1".to_owned()]),
+    );
+    assert_eq!(last(failed(plain), "A-1-1")?, None);
+    let other = token()?;
+    let theirs = failed(offer_item(&other, 60_000, &["A-1-1"]));
+    assert_eq!(last(theirs.clone(), "A-1-1")?, None);
+    assert!(!still_holds(theirs.as_ref(), "A-1-1", &t, now)?);
+    assert_eq!(last(failed(offer_item(&t, 0, &["A-1-1"])), "A-1-1")?, None);
+    assert_eq!(last(Some(ItemFailure::Condition(None)), "A-1-1")?, None);
+    Ok(())
+}

@@ -113,7 +113,9 @@ impl Store {
     /// hold-ga's transaction: the order (as read: its version, still PENDING
     /// and outside its guard margin) gets or loses its place members for
     /// `section`, and each bucket takes or gives back places under
-    /// conditions that keep sold + live holds within its capacity.
+    /// conditions that keep sold + live holds within its capacity. An
+    /// offer's last places given back end it: the order records it emptied
+    /// and its end is logged for the waitlist's counts, in the same write.
     pub async fn change_places(
         &self,
         stored: &StoredOrder,
@@ -124,6 +126,11 @@ impl Store {
     ) -> Result<PlacesReport, Error> {
         let order = &stored.order;
         let (mut items, change, members) = self.bucket_items(order, section, changes, now)?;
+        let gives_all = u32::try_from(members.len()).is_ok_and(|n| n == order.units());
+        let change = match change {
+            Places::Remove if order.offer.is_some() && gives_all => Places::Empty,
+            change => change,
+        };
         let member_ids: Vec<&str> = members.iter().map(String::as_str).collect();
         let record = items::order::change_places(token, change, &member_ids, stored.version, now);
         items.insert(0, self.txn_update(order_key(&order.order_id), record)?);
@@ -134,16 +141,20 @@ impl Store {
                 self.buyer_claim(token, &order.order_id, &members, now)
                     .await?
             }
-            Places::Remove => None,
+            Places::Remove | Places::Empty => None,
         };
         match &buyer {
             Some(claim) => {
                 items.push(self.buyer_item(claim, token, &order.order_id, order.expires_at, now)?)
             }
-            None if change == Places::Remove => {
+            None if change != Places::Add => {
                 items.extend(self.buyer_release_item(token, &order.order_id, &member_ids)?)
             }
             None => {}
+        }
+        // After the buyer's item, whose reason is read from the end.
+        if change == Places::Empty {
+            items.extend(self.offer_end(order, false, true)?);
         }
         self.commit_places(items, buyer, token).await
     }

@@ -4,13 +4,14 @@
 
 use super::buyers::{changed_through, BuyerClaim, BuyerVerdict};
 use super::failures::{
-    claim_error, extended_since, release_error, seat_seen, unavailable_in, ItemFailure,
+    claim_error, extended_since, offers_last, release_error, seat_seen, still_holds,
+    unavailable_in, ItemFailure,
 };
 use super::items;
 use super::items::order::order_key;
 use super::items::seat::FreeFor;
 use super::items::seat::{parse_seat, seat_key};
-use super::{Store, Txn};
+use super::{Store, StoredOrder, Txn};
 use crate::auth::HoldToken;
 use crate::domain::buyer_limit::BuyerSeen;
 use crate::domain::crowd::SeatSeen;
@@ -122,16 +123,19 @@ impl Store {
 
     /// drop-seat's transaction, once: releases a seat this order holds and
     /// removes it from the order (and from its buyer's record), in one
-    /// round trip. `Ok(None)`: the buyer's record alone was busy with
-    /// another of its writes (it has no condition here): go again.
+    /// round trip. An offer's last unit is refused there, and reported
+    /// with the order as read ([`Release::OffersLast`]): sent again with
+    /// that order as `last`, the drop records the offer emptied and logs
+    /// its end for the waitlist's counts in the same transaction.
     pub async fn release_seat(
         &self,
         order: &OrderId,
         token: &HoldToken,
         seat: &SeatId,
         released: Released,
+        last: Option<&StoredOrder>,
         now: Millis,
-    ) -> Result<Option<BuyerSeen>, Error> {
+    ) -> Result<Release, Error> {
         let event = EventRef::of(token.event_id());
         let hold = match released {
             Released::Seat => self.txn_update(
@@ -143,31 +147,61 @@ impl Store {
                 items::resale::let_go(order, now),
             )?,
         };
-        let mut items = vec![
-            hold,
-            self.txn_update(
-                order_key(order),
-                items::order::drop_seat(token, seat.as_str(), now),
-            )?,
-        ];
+        let order_side = match last {
+            None => items::order::drop_seat(token, seat.as_str(), now),
+            Some(stored) => {
+                items::order::drop_offers_last(token, seat.as_str(), stored.version, now)
+            }
+        };
+        let mut items = vec![hold, self.txn_update(order_key(order), order_side)?];
         // The seat stops counting against the buyer in the same write.
         let buyer = self.buyer_release_item(token, order, &[seat.as_str()])?;
         let with_buyer = buyer.is_some();
         items.extend(buyer);
+        // Its key is new (the stamp and the entry): no condition to fail.
+        let end = last.map(|stored| self.offer_end(&stored.order, false, true));
+        let end = end.transpose()?.flatten();
+        let with_end = end.is_some();
+        items.extend(end);
         let Txn::Cancelled(mut reasons) = self.transact(items).await? else {
-            return Ok(Some(changed_through(token)));
+            return Ok(Release::Released(changed_through(token)));
         };
+        let end_failure = with_end.then(|| reasons.pop().flatten()).flatten();
         let buyer_failure = with_buyer.then(|| reasons.pop().flatten()).flatten();
         let order_failure = reasons.pop().flatten();
         let seat_failure = reasons.pop().flatten();
-        if let Some(e) = unavailable_in("drop-seat", std::slice::from_ref(&buyer_failure)) {
+        if let Some(e) = unavailable_in("drop-seat", &[buyer_failure.clone(), end_failure]) {
             return Err(e);
         }
         if seat_failure.is_none() && order_failure.is_none() && buyer_failure.is_some() {
-            return Ok(None);
+            return Ok(Release::Again);
+        }
+        if seat_failure.is_none() {
+            let failure = order_failure.as_ref();
+            if let Some(stored) = offers_last(failure, seat.as_str(), token, now)? {
+                return Ok(Release::OffersLast(Box::new(stored)));
+            }
+            // The order moved since the last drop read it: go again.
+            if last.is_some() && still_holds(failure, seat.as_str(), token, now)? {
+                return Ok(Release::Again);
+            }
         }
         Err(release_error(seat_failure, order_failure, token, now)?)
     }
+}
+
+/// How drop-seat's transaction ended.
+#[derive(Debug)]
+pub enum Release {
+    /// Let go of: the buyer's record as the write saw it.
+    Released(BuyerSeen),
+    /// The buyer's record was busy with another of its writes, or the
+    /// order moved since the drop of an offer's last unit read it: go
+    /// again.
+    Again,
+    /// The seat is the last unit of the live offer read here: go again
+    /// with it as `last`.
+    OffersLast(Box<StoredOrder>),
 }
 
 /// Which hold of a seat drop-seat lets go of.

@@ -111,7 +111,7 @@ use failures::{cancellation, ItemFailure};
 pub use fan_out::{in_order, FanOut};
 pub use free_runs::SectionRuns;
 pub use ga::{BucketChange, PlacesChange, PlacesReport};
-pub use holds::{ClaimReport, Released, SeatClaim, SeatRead};
+pub use holds::{ClaimReport, Release, Released, SeatClaim, SeatRead};
 pub use items::bucket::{ga_bucket_item_key, GA_PK_PREFIX};
 pub use items::buyer::{BUYER_PK_PREFIX, BUYER_RECORD_ATTRIBUTES, BUYER_SK};
 pub use items::entry::{

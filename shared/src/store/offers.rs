@@ -224,8 +224,9 @@ impl Store {
     /// transaction for get-waitlist's counts (`domain::
     /// waitlist_offer_counts`): `purchased` or not, and whether the offer
     /// was `live` then (a late sale of one already ended counts its
-    /// purchase only). `None` for an order that is no offer, or an offer
-    /// made before its generation was recorded.
+    /// purchase only; one its holder emptied logged its end then). `None`
+    /// for an order that is no offer, an offer made before its generation
+    /// was recorded, or an end that changes no count.
     pub(super) fn offer_end(
         &self,
         order: &Order,
@@ -235,6 +236,10 @@ impl Store {
         let Some(entry) = order.offer_entry() else {
             return Ok(None);
         };
+        let live = live && order.offer.as_ref().is_some_and(|o| o.emptied_at.is_none());
+        if !purchased && !live {
+            return Ok(None);
+        }
         // Stamped now, just before the transaction is sent: the counts
         // read an end again until `SETTLE_MS` after its stamp, and a
         // confirm may have read for seconds since its round began.

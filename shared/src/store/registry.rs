@@ -12,7 +12,8 @@ impl Store {
         self.listed_events(Registry::Queues).await
     }
 
-    /// The events with a waitlist not deleted (the offerer visits each).
+    /// The events with a waitlist not deleted, or deleted and still
+    /// counted (the offerer visits each).
     pub async fn waitlisted_events(&self) -> Result<Vec<EventId>, Error> {
         self.listed_events(Registry::Waitlists).await
     }

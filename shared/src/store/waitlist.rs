@@ -6,7 +6,7 @@
 use super::items::queue::QUEUE_COPIES;
 use super::items::registry::{list_event, Registry};
 use super::items::waitlist::{
-    as_read, older_copy, parse_waitlist, waitlist_copy_key, waitlist_item, waitlist_key,
+    as_read, ended, older_copy, parse_waitlist, waitlist_copy_key, waitlist_item, waitlist_key,
 };
 use super::Store;
 use crate::domain::waitlist::Waitlist;
@@ -60,8 +60,8 @@ impl Store {
     /// Writes `waitlist` over the one read (`previous`: its version, or
     /// `None` if there was none), on the main item and every copy in one
     /// transaction, with the offerer's registry when `listing` says so
-    /// (`List`: a put; `Unlist`: a delete; an opening leaves it): `false`
-    /// if another write came first (the caller reads again).
+    /// (`List`: a put; a delete and an opening leave it): `false` if
+    /// another write came first (the caller reads again).
     pub async fn put_waitlist(
         &self,
         event: &EventId,
@@ -86,10 +86,26 @@ impl Store {
                 older_copy(version),
             )?);
         }
-        if listing != Listing::Keep {
-            let listed = list_event(event, listing == Listing::List);
+        if listing == Listing::List {
+            let listed = list_event(event, true);
             items.push(self.txn_update(Registry::Waitlists.key(), listed)?);
         }
+        self.state_txn(items).await
+    }
+
+    /// Takes `event` off the offerer's registry once its waitlist's
+    /// generation `generation` is deleted and counted no more, checked on
+    /// the main item in the same transaction (a put since lists it again):
+    /// `false` if it was not so.
+    pub async fn unlist_ended_waitlist(
+        &self,
+        event: &EventId,
+        generation: u64,
+    ) -> Result<bool, Error> {
+        let items = vec![
+            self.txn_update(Registry::Waitlists.key(), list_event(event, false))?,
+            self.txn_check(waitlist_key(&EventRef::of(event)), ended(generation))?,
+        ];
         self.state_txn(items).await
     }
 }
@@ -100,8 +116,8 @@ pub enum Listing {
     /// Lists the event (a put: every put, so a waitlist put before the
     /// registry existed is listed at its next put).
     List,
-    /// Takes the event off (a delete).
-    Unlist,
-    /// Leaves the registry alone (the opening at a sell-out).
+    /// Leaves the registry alone: the opening at a sell-out, and a delete
+    /// (the offerer keeps the counts of a deleted waitlist for a while,
+    /// then takes it off: [`Store::unlist_ended_waitlist`]).
     Keep,
 }

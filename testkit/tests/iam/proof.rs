@@ -676,20 +676,35 @@ async fn decline_then_remove(ob: &mut Observer, ev: &str, joined: &[serde_json::
 }
 
 /// Offers' ends logged for the waitlist's counts, under each writer's
-/// role: three seats freed, projected, and offered by the tick; one offer
-/// cancelled with cancel-order, one paid through Stripe, one through
-/// confirm.
+/// role: four seats and two places freed, projected, and offered by the
+/// tick; one offer cancelled with cancel-order, one paid through Stripe,
+/// one through confirm, one emptied by drop-seat and one by hold-ga 0;
+/// then the waitlist deleted, counted on, and taken off the registry.
 async fn offer_end_paths(ob: &mut Observer) {
     let ev = "iam-offer-ends";
-    let plan = r#"{"name":"E","sections":[{"sectionId":"S","rows":[{"row":"1","count":3}]}]}"#;
-    let (holder, auth) = ob.holding(ev, plan, &["S-1-1", "S-1-2", "S-1-3"]).await;
+    let plan = r#"{"name":"E","sections":[{"sectionId":"S","rows":[{"row":"1","count":4}]},{"sectionId":"G","capacity":2}]}"#;
+    let seats = ["S-1-1", "S-1-2", "S-1-3", "S-1-4"];
+    let (holder, auth) = ob.holding(ev, plan, &seats).await;
+    let places = format!("/orders/{holder}/ga/G");
+    let holder_auth = [("authorization", auth.as_str())];
+    let two = r#"{"quantity":2}"#;
+    assert_eq!(ob.run("PUT", &places, &holder_auth, two).await.0, 200);
     let put = format!("/events/{ev}/waitlist");
     assert_eq!(ob.run("PUT", &put, &[], r#"{"opens":"now"}"#).await.0, 200);
     let mut entries = Vec::new();
-    for buyer in ["user:cancels", "user:stripe", "user:confirms"] {
+    for buyer in ["user:cancels", "user:stripe", "user:confirms", "user:drops"] {
         entries.push(ob.join(ev, buyer, "{}").await);
     }
-    for seat in ["S-1-1", "S-1-2", "S-1-3"] {
+    let gives_back = ob
+        .join(
+            ev,
+            "user:gives-back",
+            r#"{"quantity":2,"sectionIds":["G"]}"#,
+        )
+        .await;
+    let none = r#"{"quantity":0}"#;
+    assert_eq!(ob.run("PUT", &places, &holder_auth, none).await.0, 200);
+    for seat in seats {
         let drop = format!("/orders/{holder}/seats/{seat}");
         assert_eq!(
             ob.run("DELETE", &drop, &[("authorization", &auth)], "")
@@ -701,7 +716,10 @@ async fn offer_end_paths(ob: &mut Observer) {
     local::streams::project_now(&ob.app, &testkit::dynamodb_endpoint())
         .await
         .unwrap();
-    assert_eq!(tick_now(ob, ev).await, Some(3));
+    let offerer_app = local::iam::attributed(&ob.app, "offer-waitlists");
+    let mut offerer = shared::offerer::Offerer::default();
+    let now = shared::world::now().0;
+    assert_eq!(ticked(&mut offerer, &offerer_app, ev, now).await, Some(5));
     let mut offers = Vec::new();
     for entry in &entries {
         let status = ob.as_entry("GET", ev, entry).await;
@@ -728,6 +746,28 @@ async fn offer_end_paths(ob: &mut Observer) {
         .await;
     let pay = confirm_body(&id(&offers[2]), "pi_offer_end", &[seat(&offers[2])]);
     assert_eq!(ob.confirm(&id(&offers[2]), &pay).await, 200);
+    let drop = format!("/orders/{}/seats/{}", id(&offers[3]), seat(&offers[3]));
+    let dropper = [("authorization", bearer(&offers[3]))];
+    assert_eq!(ob.run("DELETE", &drop, &as_refs(&dropper), "").await.0, 200);
+    let offer = ob.as_entry("GET", ev, &gives_back).await["offer"].clone();
+    let places = format!("/orders/{}/ga/G", id(&offer));
+    let giver = [("authorization", bearer(&offer))];
+    assert_eq!(ob.run("PUT", &places, &as_refs(&giver), none).await.0, 200);
+    // Deleted: counted on, then off the registry once its offers are done
+    // (this event's visits alone: an hour on, others' holds would lapse).
+    assert_eq!(ob.run("DELETE", &put, &[], "").await.0, 200);
+    let event = shared::domain::EventId::parse(ev).unwrap();
+    let deleted = shared::world::now();
+    let visit = offerer.tick(&offerer_app, &event, deleted).await.unwrap();
+    assert_eq!(visit.map(|look| look.made), None);
+    let listed = ob.app.store.waitlisted_events().await.unwrap();
+    assert!(listed.contains(&event), "counted on: {listed:?}");
+    let done = deleted.0 + shared::domain::offer_tick::COUNTED_AFTER_DELETE_MS;
+    let done = shared::domain::Millis(done);
+    let visit = offerer.tick(&offerer_app, &event, done).await.unwrap();
+    assert_eq!(visit.map(|look| look.made), None);
+    let listed = ob.app.store.waitlisted_events().await.unwrap();
+    assert!(!listed.contains(&event), "{listed:?}");
 }
 
 /// Returns (order-returns): a buyer's completed order of a seat and

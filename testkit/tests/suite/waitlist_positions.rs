@@ -290,3 +290,78 @@ async fn offers_and_purchases_are_counted_as_the_entries_read() {
         "one bought; the fourth's and two new offers live"
     );
 }
+
+/// Ticks twice, an update apart from `now` on: the counts then include
+/// every end written before.
+async fn counted_from(offerer: &mut Offerer, app: &shared::App, event: &str, now: Millis) {
+    local::streams::project_now(app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    tick(offerer, app, event, Millis(now.0 + UPDATE_MS)).await;
+    tick(offerer, app, event, Millis(now.0 + 2 * UPDATE_MS)).await;
+}
+
+#[tokio::test]
+async fn an_offer_emptied_by_a_drop_and_a_payment_after_the_delete_are_counted() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let (ev, holder, line) = line_of(&app, 3).await;
+    let mut offerer = Offerer::default();
+    let now = shared::world::now();
+    tick(&mut offerer, &app, &ev, now).await;
+    assert_eq!(cancel(&app, &holder).await.0, 200);
+    counted_from(&mut offerer, &app, &ev, now).await;
+    assert_eq!(counts_and_statuses(&app, &ev, &line).await.0, (0, 3, 0));
+    let offer = |i: usize| {
+        let (app, ev, entry) = (app.clone(), ev.clone(), line[i].clone());
+        async move { status_of(&app, &ev, &entry).await }
+    };
+    // The first lets go of its one seat: the drop ends its offer.
+    let first = offer(0).await;
+    let seat = first["offer"]["seats"][0].as_str().unwrap().to_owned();
+    let emptied = offered_order(&first);
+    assert_eq!(drop_seat(&app, &emptied, &seat).await.0, 200);
+    assert_eq!(offer(0).await["reason"], "declined");
+    // Its cancel afterwards ends nothing more.
+    assert_eq!(cancel(&app, &emptied).await.0, 200);
+    // Deleted: the third's offer is still paid.
+    let (status, _) = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
+    assert_eq!(status, 200);
+    let paid = offered_order(&offer(2).await);
+    assert_eq!(confirm(&app, &paid.id, "pi_after_delete").await.0, 200);
+    let later = Millis(now.0 + 2 * UPDATE_MS);
+    counted_from(&mut offerer, &app, &ev, later).await;
+    let (counted, seen) = counts_and_statuses(&app, &ev, &line).await;
+    assert_eq!(counted, seen, "counted as the entries read");
+    assert_eq!(
+        seen,
+        (0, 1, 1),
+        "the second's offer live, the third's bought"
+    );
+}
+
+#[tokio::test]
+async fn an_offer_emptied_by_hold_ga_0_is_counted_as_ended() {
+    let app = testkit::fresh_app_streaming(None).await;
+    let ev = ga_event(&app, 1, 4, 300).await;
+    let holder = order(&app, &ev).await;
+    assert_eq!(claim(&app, &holder, "A-1-1").await.0, 200);
+    assert_eq!(hold_ga(&app, &holder, "FLOOR", json!(4)).await.0, 200);
+    put_waitlist(&app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
+    let ask = json!({"quantity": 2, "sectionIds": ["FLOOR"]});
+    let mut line = Vec::new();
+    for buyer in ["user:1", "user:2"] {
+        line.push(joined(&app, &ev, buyer, ask.clone()).await);
+    }
+    let mut offerer = Offerer::default();
+    let now = shared::world::now();
+    tick(&mut offerer, &app, &ev, now).await;
+    assert_eq!(hold_ga(&app, &holder, "FLOOR", json!(0)).await.0, 200);
+    counted_from(&mut offerer, &app, &ev, now).await;
+    assert_eq!(counts_and_statuses(&app, &ev, &line).await.0, (0, 2, 0));
+    let first = offered_order(&status_of(&app, &ev, &line[0]).await);
+    assert_eq!(hold_ga(&app, &first, "FLOOR", json!(0)).await.0, 200);
+    assert_eq!(status_of(&app, &ev, &line[0]).await["reason"], "declined");
+    counted_from(&mut offerer, &app, &ev, Millis(now.0 + 2 * UPDATE_MS)).await;
+    let (counted, seen) = counts_and_statuses(&app, &ev, &line).await;
+    assert_eq!((counted, seen), ((0, 1, 0), (0, 1, 0)));
+}

@@ -59,7 +59,7 @@ async fn held_then_open(app: &shared::App, seats: u32, held: u32) -> (String, Te
 }
 
 #[tokio::test]
-async fn a_put_lists_the_waitlist_for_the_tick_and_a_delete_takes_it_off() {
+async fn a_put_lists_the_waitlist_for_the_tick_and_the_tick_unlists_a_deleted_one() {
     let app = fresh_app().await;
     let ev = event(&app, 2, 300).await;
     let listed = |events: Vec<EventId>| events.iter().any(|e| e.as_str() == ev);
@@ -74,6 +74,11 @@ async fn a_put_lists_the_waitlist_for_the_tick_and_a_delete_takes_it_off() {
     );
     let (status, _) = send(&app, "DELETE", &format!("/events/{ev}/waitlist"), &[], "").await;
     assert_eq!(status, 200);
+    // Deleted before it opened: no offer to count, so the tick's next
+    // visit takes it off.
+    assert!(listed(app.store.waitlisted_events().await.unwrap()));
+    let now = shared::world::now();
+    assert_eq!(tick(&mut offerer, &app, &ev, now).await, None);
     assert!(!listed(app.store.waitlisted_events().await.unwrap()));
     // A put after the delete (a new generation) lists it again.
     put_waitlist(&app, &ev, json!({"opens": "now"})).await;

@@ -82,6 +82,9 @@ pub(in crate::store) const OFFER_GENERATION: &str = "offerGeneration";
 /// On a cancelled offer: why its entry ended (`removed`, `declined`,
 /// `offer-expired`).
 pub(in crate::store) const OFFER_CANCELLED_AS: &str = "offerCancelledAs";
+/// On an offer its holder emptied (a drop or hold-ga 0 of its last unit):
+/// when, written with its end's log.
+pub(in crate::store) const OFFER_EMPTIED_AT: &str = "offerEmptiedAt";
 /// On an offer holding listed seats: its resales (`order_resales.rs`).
 pub(in crate::store) use resales::{parse_resales, resales_value, OFFER_RESALES};
 #[path = "order_resales.rs"]
@@ -335,37 +338,67 @@ pub(in crate::store) fn add_block(
 }
 
 /// drop-seat's order side: `seat` removed, if the holder's order is
-/// PENDING, unexpired, and has it. (Not the guard margin: letting go is
-/// always allowed while the order lives.)
+/// PENDING, unexpired, and has it, and is no offer it is the last unit of
+/// (that drop ends the offer: [`drop_offers_last`]). (Not the guard
+/// margin: letting go is always allowed while the order lives.)
 pub(in crate::store) fn drop_seat(token: &HoldToken, seat: &str, now: Millis) -> Expression {
     Expression::update("DELETE #seats :seat ADD #version :one")
-        .and(Expression::condition(concat!(
-            "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND ",
-            live!("#expiresAt"),
-            " AND contains(#seats, :seatId)"
-        )))
-        .name("#seats", SEATS)
-        .name("#version", VERSION)
-        .name("#tokenHash", TOKEN_HASH)
-        .name("#status", STATUS)
-        .name("#expiresAt", EXPIRES_AT)
-        .value(":seat", ss(&[seat]))
-        .value(":seatId", s(seat))
-        .value(":one", n(1))
-        .value(":tokenHash", s(token.hash()))
-        .value(":pending", s(OrderStatus::Pending.as_str()))
-        .value(":now", n(now.0))
+        .and(dropping(token, seat, now))
+        .and(Expression::condition(
+            "(attribute_not_exists(#offer) OR size(#seats) > :one)",
+        ))
+        .name("#offer", WAITLIST_ENTRY_ID)
 }
 
-/// Whether hold-ga adds place members to the order or removes them.
+/// drop-seat of an offer's last unit, `seat`, on the order as read
+/// (`version`): recorded emptied at `now`, its end logged beside it.
+pub(in crate::store) fn drop_offers_last(
+    token: &HoldToken,
+    seat: &str,
+    version: i64,
+    now: Millis,
+) -> Expression {
+    Expression::update("DELETE #seats :seat SET #emptied = :emptiedAt ADD #version :one")
+        .and(dropping(token, seat, now))
+        .and(Expression::condition("#version = :version"))
+        .name("#emptied", OFFER_EMPTIED_AT)
+        .value(":emptiedAt", n(now.0))
+        .value(":version", n(version))
+}
+
+/// What any drop of `seat` asks of the order (the holder's, PENDING,
+/// unexpired and holding it), with the names and values its update uses.
+fn dropping(token: &HoldToken, seat: &str, now: Millis) -> Expression {
+    Expression::condition(concat!(
+        "attribute_exists(PK) AND #tokenHash = :tokenHash AND #status = :pending AND ",
+        live!("#expiresAt"),
+        " AND contains(#seats, :seatId)"
+    ))
+    .name("#seats", SEATS)
+    .name("#version", VERSION)
+    .name("#tokenHash", TOKEN_HASH)
+    .name("#status", STATUS)
+    .name("#expiresAt", EXPIRES_AT)
+    .value(":seat", ss(&[seat]))
+    .value(":seatId", s(seat))
+    .value(":one", n(1))
+    .value(":tokenHash", s(token.hash()))
+    .value(":pending", s(OrderStatus::Pending.as_str()))
+    .value(":now", n(now.0))
+}
+
+/// Whether hold-ga adds place members to the order or removes them, or
+/// removes an offer's last ones (which ends the offer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::store) enum Places {
     Add,
     Remove,
+    Empty,
 }
 
 /// hold-ga's order side: `members` added or removed, if the order is as
-/// read (`version`) and its holder may still change it.
+/// read (`version`) and its holder may still change it. An offer's last
+/// places given back (`Places::Empty`) record it emptied at `now`.
 pub(in crate::store) fn change_places(
     token: &HoldToken,
     change: Places,
@@ -376,8 +409,15 @@ pub(in crate::store) fn change_places(
     let update = match change {
         Places::Add => "ADD #seats :places, #version :one",
         Places::Remove => "DELETE #seats :places ADD #version :one",
+        Places::Empty => "DELETE #seats :places SET #emptied = :emptiedAt ADD #version :one",
     };
-    Expression::update(update)
+    let update = match change {
+        Places::Empty => Expression::update(update)
+            .name("#emptied", OFFER_EMPTIED_AT)
+            .value(":emptiedAt", n(now.0)),
+        Places::Add | Places::Remove => Expression::update(update),
+    };
+    update
         .and(Expression::condition(
             "#tokenHash = :tokenHash AND #version = :version",
         ))

@@ -10,8 +10,8 @@ use super::super::keyed_block::parse_keyed_blocks;
 use super::super::visitor::VISITOR_ID;
 use super::{
     parse_place_member, BUYER_ID, BUYER_LIMIT, BUYER_REF, EXTRA_PAYMENT_IDS, HOLDER_DEADLINE,
-    OFFER_BUYER_ID, OFFER_CANCELLED_AS, OFFER_GENERATION, PLACE_SEPARATOR, REFUND_REASON, USER_ID,
-    WAITLIST_ENTRY_ID,
+    OFFER_BUYER_ID, OFFER_CANCELLED_AS, OFFER_EMPTIED_AT, OFFER_GENERATION, PLACE_SEPARATOR,
+    REFUND_REASON, USER_ID, WAITLIST_ENTRY_ID,
 };
 use crate::domain::buyer::BuyerId;
 use crate::domain::buyer_limit::BuyerRef;
@@ -143,6 +143,7 @@ fn parse_offer(f: &Fields) -> Result<Option<OfferOf>, StoreError> {
             .transpose()?,
         resales,
         place_resales,
+        emptied_at: f.opt_i64(OFFER_EMPTIED_AT)?.map(Millis),
     }))
 }
 

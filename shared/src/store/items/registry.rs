@@ -16,7 +16,8 @@ use crate::store::value::{s, ss, Item};
 pub(in crate::store) enum Registry {
     /// The events that have (or had) a queue, for the admitter to visit.
     Queues,
-    /// The events with a waitlist not deleted, for the offerer to visit.
+    /// The events with a waitlist not deleted, or deleted and still
+    /// counted, for the offerer to visit.
     Waitlists,
 }
 

@@ -155,6 +155,17 @@ pub(in crate::store) fn offering(generation: u64) -> crate::store::expression::E
     .value(":generation", n(generation))
 }
 
+/// The offerer's check before it takes a deleted waitlist off its
+/// registry: still generation `generation`, deleted.
+pub(in crate::store) fn ended(generation: u64) -> crate::store::expression::Expression {
+    crate::store::expression::Expression::condition(
+        "#generation = :generation AND attribute_exists(#endedAt)",
+    )
+    .name("#generation", GENERATION)
+    .name("#endedAt", ENDED_AT)
+    .value(":generation", n(generation))
+}
+
 /// A listing's check on a copy of the waitlist's state: still generation
 /// `generation`, open, not deleted, and taking returns after `now`.
 pub(in crate::store) fn taking_returns(
