@@ -64,6 +64,18 @@ pub(crate) struct PerOffer {
     pub requests: f64,
     pub read_units: f64,
     pub write_units: f64,
+    /// The read units by the key prefix they were charged to, most first:
+    /// where an offer's reads go.
+    pub reads_by_prefix: Vec<(String, f64)>,
+}
+
+impl PerOffer {
+    /// Its read units by key prefix, as text (`MAP# 18.7, WENTRY# 2.9`).
+    fn reads_by_prefix_text(&self) -> String {
+        let parts = self.reads_by_prefix.iter();
+        let parts = parts.map(|(prefix, units)| format!("{prefix} {units:.1}"));
+        parts.collect::<Vec<_>>().join(", ")
+    }
 }
 
 impl Seen<'_> {
@@ -137,7 +149,7 @@ impl Seen<'_> {
              latency p50/p99/max ms by way: {}; history checker: {} violations in {} operations; {} frees answered other than 2xx \
              ({}); {throttled} attempts throttled, {conflicts} refused for a transaction in flight; \
              the crowd's {} clicks on freed seats by {} public orders: {} won, answered {}; \
-             per offer: {:.1} store requests, {:.1} read units, {:.1} write units (measured, \
+             per offer: {:.1} store requests, {:.1} read units ({}), {:.1} write units (measured, \
              the offerer's every request: the projector's, with the seat map's projection and \
              the frees' count, and the tick's); setup {:.0} s",
             size.freed() - unoffered,
@@ -157,6 +169,7 @@ impl Seen<'_> {
             crowd.answers(),
             cost.requests,
             cost.read_units,
+            cost.reads_by_prefix_text(),
             cost.write_units,
             setup_took.as_secs_f64(),
         );
@@ -282,10 +295,18 @@ impl Seen<'_> {
     async fn per_offer(&self, records: &[Recorded], offers: usize) -> Result<PerOffer, String> {
         let charges = crate::pricing::price(self.app, records).await?;
         let per = offers.max(1) as f64;
+        let mut by_prefix: BTreeMap<String, f64> = BTreeMap::new();
+        for charge in charges.iter().filter(|c| c.read_units > 0.0) {
+            let prefix = local::iam::key_prefix(&charge.target.pk);
+            *by_prefix.entry(prefix).or_default() += charge.read_units / per;
+        }
+        let mut reads_by_prefix: Vec<(String, f64)> = by_prefix.into_iter().collect();
+        reads_by_prefix.sort_by(|a, b| b.1.total_cmp(&a.1));
         Ok(PerOffer {
             requests: records.len() as f64 / per,
             read_units: charges.iter().map(|c| c.read_units).sum::<f64>() / per,
             write_units: charges.iter().map(|c| c.write_units).sum::<f64>() / per,
+            reads_by_prefix,
         })
     }
 }

@@ -368,8 +368,9 @@ fn written_attributes(request: &Value) -> BTreeSet<String> {
     names
 }
 
-/// `ORDER#` of `ORDER#abc`: what IAM's `LeadingKeys` patterns match on.
-fn key_prefix(pk: &str) -> String {
+/// `ORDER#` of `ORDER#abc`: what IAM's `LeadingKeys` patterns match on
+/// (and how the bench tells where units go).
+pub fn key_prefix(pk: &str) -> String {
     pk.find('#').map_or(pk, |i| &pk[..=i]).to_owned()
 }
 
