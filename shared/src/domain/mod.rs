@@ -19,6 +19,7 @@ pub mod draw_pages;
 mod free_runs;
 pub mod ga;
 pub mod keyed_block;
+pub mod map_parts;
 pub mod offer;
 pub mod offer_tick;
 pub mod outbox;

@@ -3,9 +3,10 @@
 //! when the map shows one; an open waitlist's offerer told of the seats
 //! a batch freed) and publish-events' events out.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use super::opening::{open_if_sold_out, Look};
+use crate::domain::map_parts::part_of_seat;
 use crate::domain::waitlist::WaitlistStatus;
 use crate::domain::EventRef;
 use crate::error::Error;
@@ -55,6 +56,8 @@ struct BatchOfEvent {
     took: bool,
     /// It freed seats: an open waitlist may offer them.
     freed: bool,
+    /// The parts (`domain::map_parts`) of the rows it changed.
+    parts: BTreeSet<u8>,
     /// Its records' sequence numbers (reported failed for a retry).
     sequences: Vec<String>,
 }
@@ -81,6 +84,7 @@ async fn look_at_waitlists(
             Some(_) => of_event.took = true,
             None => of_event.freed = true,
         }
+        of_event.parts.extend(part_of_seat(&change.seat));
         of_event.sequences.push(change.sequence.clone());
     }
     for record in batch {
@@ -111,8 +115,8 @@ async fn look_at_waitlists(
 
 /// One event's look after a batch: its waitlist's copy read once, then the
 /// sell-out look (armed, and the batch took something; the map only
-/// then), or (open, and the batch freed seats) one more batch counted for
-/// the offerer's tick.
+/// then), or (open) one more batch counted for the offerer's tick: as
+/// freeing seats if it did, and in the parts of the rows it changed.
 async fn look_at_waitlist(
     app: &App,
     event: &EventRef,
@@ -124,9 +128,11 @@ async fn look_at_waitlist(
     };
     if of_event.took && stored.waitlist.opens_at_sell_out() {
         open_if_sold_out(&app.store, event, Look::Copy(stored)).await?;
-    } else if of_event.freed && stored.waitlist.status() == WaitlistStatus::Open {
-        // The tick offers them: one offerer per waitlist (`store::frees`).
-        app.store.note_frees(event).await?;
+    } else if stored.waitlist.status() == WaitlistStatus::Open {
+        // The tick offers them: one offerer per waitlist (`store::frees`);
+        // it keeps the map, and reads again the parts changed.
+        let (freed, parts) = (of_event.freed, &of_event.parts);
+        app.store.note_changes(event, freed, parts).await?;
     }
     Ok(())
 }

@@ -24,6 +24,8 @@ pub(super) struct Known {
     /// `ga::LISTING_BUCKETS_FROM` (in `listed_places`' order).
     pub buckets: HashMap<SectionId, Vec<Bucket>>,
     pub taken: HashSet<SeatId>,
+    /// The seats among `taken` its own offers hold, until when.
+    pub held: HashMap<SeatId, Millis>,
     pub listed: HashMap<SeatId, ListedSeat>,
     /// The listings of places offers may take some of, the oldest first:
     /// the `j`th is bucket `LISTING_BUCKETS_FROM + j` of its section.
@@ -152,7 +154,11 @@ impl Known {
     /// `order`'s offer of `offered` committed.
     pub(super) fn took(&mut self, order: &Order, offered: &Offered) {
         match offered {
-            Offered::Seats(seats) => self.taken.extend(seats.iter().cloned()),
+            Offered::Seats(seats) => {
+                self.taken.extend(seats.iter().cloned());
+                let held = seats.iter().map(|seat| (seat.clone(), order.expires_at));
+                self.held.extend(held);
+            }
             Offered::Places(taken) => {
                 if let Some(buckets) = self.buckets.get_mut(&taken.section) {
                     after_takes(buckets, &order.order_id, &taken.takes, order.expires_at);

@@ -4,9 +4,10 @@
 //! (`Store::make_offer`); the look repeats until nothing fits, or its
 //! bounds. The tick calls [`offer_free`] (tests too).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::auth::HoldToken;
+use crate::domain::map_parts::Noted;
 use crate::domain::offer::{fill, fillable_indexes, offered, OfferUnits, Offered};
 use crate::domain::offer_tick::next_lapse;
 use crate::domain::returns::{
@@ -21,6 +22,7 @@ use crate::App;
 
 use super::heads::{waiting, Heads, NewestJoins};
 use super::known::Known;
+use super::map_memory::{map_for_look, MapMemory};
 
 /// The most offers one look makes: what is left waits for the next look.
 pub const OFFERS_PER_LOOK: u32 = 32;
@@ -52,15 +54,23 @@ pub struct OfferLook {
 /// own transaction, and an entry whose offer would take its buyer over
 /// the limit ends (`buyer-limit`): the next is served.
 pub async fn offer_free(app: &App, event_id: &EventId, now: Millis) -> Result<OfferLook, Error> {
-    offer_free_after(app, event_id, None, now).await
+    offer_free_after(app, event_id, None, None, now).await
+}
+
+/// The offerer's memory of an event's map for a look, and the stream's
+/// counts read before it.
+pub(super) struct MapKept<'a> {
+    pub memory: &'a mut Option<Box<MapMemory>>,
+    pub noted: &'a Noted,
 }
 
 /// [`offer_free`], after the list's newest `joins` were read (strongly
-/// consistent) by the caller.
+/// consistent) by the caller, from the map `kept` if any.
 pub(super) async fn offer_free_after(
     app: &App,
     event_id: &EventId,
     joins: Option<NewestJoins>,
+    kept: Option<MapKept<'_>>,
     now: Millis,
 ) -> Result<OfferLook, Error> {
     let Some(stored) = app.store.read_waitlist(event_id).await? else {
@@ -73,9 +83,11 @@ pub(super) async fn offer_free_after(
     if waitlist.status() != WaitlistStatus::Open {
         return Ok(OfferLook::default());
     }
-    // The map, read once a look, strongly consistent: what frees a seat
-    // meanwhile starts a look of its own.
-    let read = app.store.seat_map_rows(&event, true).await?;
+    // The map, brought up to date once a look, strongly consistent: what
+    // frees a seat meanwhile starts a look of its own.
+    let (mut none, noted) = (None, kept.as_ref().map(|k| k.noted));
+    let memory = kept.map_or(&mut none, |k| k.memory);
+    let read = map_for_look(app, &event, waitlist.opened_at, memory, noted, now).await?;
     let (listed, listed_places) = listings_on_offer(app, &waitlist, event_id, now).await?;
     // A listing's offer ends with no write: offered again then.
     let lapse = listed.iter().filter_map(|l| l.held.as_ref());
@@ -95,6 +107,7 @@ pub(super) async fn offer_free_after(
         map: crate::domain::seat_map(&event, &read.rows, &read.buckets, now),
         buckets: read.buckets,
         taken: HashSet::new(),
+        held: HashMap::new(),
         listed: listed
             .into_iter()
             .filter(|l| l.offerable(&waitlist, now))
@@ -106,7 +119,13 @@ pub(super) async fn offer_free_after(
         .into_iter()
         .filter(|l| l.offerable(&waitlist, now));
     known.know_listed_places(offerable.collect());
-    offer_from(app, &event, &waitlist, known, joins, look, now).await
+    let look = offer_from(app, &event, &waitlist, &mut known, joins, look, now).await;
+    match memory {
+        Some(kept) if look.is_ok() => kept.after_look(&event, &known.taken, &known.held),
+        // What a failed look took is unknown: the next reads the map whole.
+        _ => *memory = None,
+    }
+    look
 }
 
 /// The seats and places of `event` listed for resale, with the offers
@@ -135,7 +154,7 @@ async fn offer_from(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
-    known: Known,
+    known: &mut Known,
     joins: Option<NewestJoins>,
     look: OfferLook,
     now: Millis,
@@ -152,7 +171,7 @@ async fn offer_each(
     app: &App,
     event: &Event,
     waitlist: &Waitlist,
-    mut known: Known,
+    known: &mut Known,
     mut look: OfferLook,
     heads: &mut Heads,
     now: Millis,
@@ -167,7 +186,7 @@ async fn offer_each(
             return Ok(look);
         }
         let at = Millis(now.0.saturating_add(elapsed));
-        let next = next_offer(app, &event.event_id, waitlist, &known, heads, at);
+        let next = next_offer(app, &event.event_id, waitlist, known, heads, at);
         let (entry, units) = match next.await? {
             Next::Offer(entry, units) => (entry, units),
             Next::Nothing => {
@@ -184,7 +203,7 @@ async fn offer_each(
             }
         };
         let Some((order, token, offered)) =
-            offer_order(app, event, waitlist, &entry, &units, &known, at)?
+            offer_order(app, event, waitlist, &entry, &units, known, at)?
         else {
             // The buckets as the look knows them no longer hold the
             // places its count of them promised: read them again, as a

@@ -20,6 +20,7 @@
 mod heads;
 mod known;
 mod look;
+mod map_memory;
 mod positions;
 mod reverts;
 mod seen;

@@ -5,8 +5,10 @@
 use std::time::Instant;
 
 use super::heads::NewestJoins;
-use super::look::{offer_free_after, OfferLook};
+use super::look::{offer_free_after, MapKept, OfferLook};
+use super::map_memory::MapMemory;
 use super::reverts::write_reverts;
+use crate::domain::map_parts::Noted;
 use crate::domain::offer_tick::{
     counted_after_delete, due, joined_since, Due, LastLook, Visit, FAILED_LOOK_BACKOFF_MS,
 };
@@ -31,6 +33,8 @@ pub(super) struct Seen {
     /// again those a live offer held or that moved.
     reverts_done: Option<RevertsFor>,
     reverts_again: Option<Millis>,
+    /// The event's map between looks.
+    map: Option<Box<MapMemory>>,
 }
 
 impl Seen {
@@ -49,6 +53,7 @@ impl Seen {
             backoff_until: None,
             reverts_done: None,
             reverts_again: None,
+            map: None,
         }
     }
 }
@@ -89,8 +94,8 @@ pub(super) async fn visit(
     }
     revert_if_due(app, event, &mut seen, &stored, now).await;
     // Read before the look: the map it reads shows what was counted.
-    let frees = match app.store.frees_noted(&EventRef::of(event)).await {
-        Ok(frees) => frees,
+    let noted = match app.store.frees_noted(&EventRef::of(event)).await {
+        Ok(noted) => noted,
         Err(e) => {
             // As a failed look: a throttled table is not asked every tick.
             seen.backoff_until = Some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
@@ -102,13 +107,13 @@ pub(super) async fn visit(
         version: stored.version,
         opened_at: stored.waitlist.opened_at,
         joins_checked: seen.joins_checked,
-        frees,
+        frees: noted.frees,
         now,
     });
     if due == Due::Nothing {
         return (Some(seen), Ok(None));
     }
-    let outcome = look_if(app, event, &mut seen, &stored, due, frees, now).await;
+    let outcome = look_if(app, event, &mut seen, &stored, due, &noted, now).await;
     seen.backoff_until = outcome
         .is_err()
         .then_some(Millis(now.0 + FAILED_LOOK_BACKOFF_MS));
@@ -170,7 +175,7 @@ async fn revert_if_due(
 /// key the next check has not seen; one before it, the look's strongly
 /// consistent reads see), then looks if `due` says to, or if the check
 /// found a join. A list with nobody in it needs no look: the next join
-/// check finds the first. `frees`: the stream's count, read before.
+/// check finds the first. `noted`: the stream's counts, read before.
 /// When a look is due whatever the check finds, the ends are read
 /// strongly consistent and handed to it (it reads them so before its
 /// first look at the line); a check alone reads them at half the units.
@@ -180,7 +185,7 @@ async fn look_if(
     seen: &mut Seen,
     stored: &StoredWaitlist,
     due: Due,
-    frees: u64,
+    noted: &Noted,
     now: Millis,
 ) -> Result<Option<OfferLook>, Error> {
     let clock = Instant::now();
@@ -209,14 +214,18 @@ async fn look_if(
         seen.last = None;
         let elapsed = i64::try_from(clock.elapsed().as_millis()).unwrap_or(i64::MAX);
         let at = Millis(now.0.saturating_add(elapsed));
-        Some(offer_free_after(app, event, joins, at).await?)
+        let kept = MapKept {
+            memory: &mut seen.map,
+            noted,
+        };
+        Some(offer_free_after(app, event, joins, Some(kept), at).await?)
     };
     seen.last = Some(LastLook {
         version,
         at: now,
         next_lapse: look.and_then(|l| l.next_lapse),
         more: look.is_some_and(|l| l.more),
-        frees,
+        frees: noted.frees,
     });
     Ok(look)
 }

@@ -225,6 +225,19 @@ impl Store {
     /// The projection of every row of `event` and its general-admission
     /// buckets (an instance reuses it for [`SEAT_MAP_CACHE_MS`]).
     pub async fn seat_map_rows(&self, event: &Event, consistent: bool) -> Result<MapRead, Error> {
+        Ok(MapRead {
+            buckets: self.event_buckets(event, consistent).await?,
+            rows: self.read_seat_map(event, consistent).await?,
+        })
+    }
+
+    /// The general-admission buckets of every section of `event` that has
+    /// them.
+    pub async fn event_buckets(
+        &self,
+        event: &Event,
+        consistent: bool,
+    ) -> Result<HashMap<SectionId, Vec<Bucket>>, Error> {
         let mut buckets = HashMap::new();
         for (section, capacity) in event.ga_sections() {
             let indexes: Vec<u32> = (0..crate::domain::ga::bucket_count(capacity)).collect();
@@ -234,20 +247,29 @@ impl Store {
                     .await?,
             );
         }
-        Ok(MapRead {
-            rows: self.read_seat_map(event, consistent).await?,
-            buckets,
-        })
+        Ok(buckets)
     }
 
     /// The projection of every row of `event` (eventually consistent
     /// unless `consistent`: the map may lag a little; a seat's hold expiry
     /// is exact regardless).
     pub async fn read_seat_map(&self, event: &Event, consistent: bool) -> Result<Rows, Error> {
+        self.read_seat_map_of(event, |_, _| true, consistent).await
+    }
+
+    /// The projection of the rows of `event` that `wanted` picks (an
+    /// absent row has every seat available).
+    pub async fn read_seat_map_of(
+        &self,
+        event: &Event,
+        wanted: impl Fn(&SectionId, &RowId) -> bool,
+        consistent: bool,
+    ) -> Result<Rows, Error> {
         let event_ref = EventRef::of(&event.event_id);
         let mut keys = Vec::new();
         for section in &event.sections {
-            for row in &section.rows {
+            let rows = section.rows.iter();
+            for row in rows.filter(|row| wanted(&section.section_id, &row.row)) {
                 let id = (section.section_id.clone(), row.row.clone());
                 let items = row_map_keys(&event_ref, &section.section_id, row);
                 keys.extend(items.map(|key| (id.clone(), key)));

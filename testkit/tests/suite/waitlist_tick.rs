@@ -295,7 +295,19 @@ async fn a_batch_that_frees_seats_is_offered_by_the_tick() {
         }
     };
     assert_eq!(offered(&entries).await, 0, "the projector offers nothing");
-    assert_eq!(frees().await, counted + 1, "the batch is counted once");
+    let noted = frees().await;
+    assert_eq!(noted.frees, counted.frees + 1, "the batch is counted once");
+    // Counted in the parts of the rows it freed: the tick's memory of the
+    // map reads those again (and needs no other).
+    let freed_parts: std::collections::BTreeSet<u8> = (1..=4)
+        .map(|r| {
+            let section = shared::domain::SectionId::parse("A").unwrap();
+            let row = shared::domain::RowId::parse(&r.to_string()).unwrap();
+            shared::domain::map_parts::part_of_row(&section, &row)
+        })
+        .collect();
+    let moved = shared::domain::map_parts::moved_parts(&counted.parts, &noted.parts);
+    assert_eq!(moved, freed_parts, "the freed rows' parts, once each");
     assert_eq!(version(&app).await, before, "the state is not written");
     // The tick's next visit looks for the count alone, and its looks go
     // on (each at its bounds, on a slow table) until every entry has a

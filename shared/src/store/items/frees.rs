@@ -1,10 +1,12 @@
-//! The count of the stream's batches that freed an event's seats or
-//! places while its waitlist was open (`WFREED#{ref}`): its key, its
-//! expression and its reading. The projector adds one per batch; the
-//! offerer's tick reads it at every visit.
+//! The stream's counts for an event while its waitlist is open
+//! (`WFREED#{ref}`): the batches that freed its seats or places, and per
+//! part of its rows (`domain::map_parts`) the batches that changed them;
+//! its key, its expression and its reading. The projector adds to them
+//! per batch; the offerer's tick reads them at every visit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
+use crate::domain::map_parts::{Noted, MAP_PARTS};
 use crate::domain::EventRef;
 use crate::store::errors::StoreError;
 use crate::store::expression::Expression;
@@ -26,19 +28,58 @@ pub(in crate::store) fn frees_key(event: &EventRef) -> Item {
     ])
 }
 
-/// One more batch that freed something. Names: `#noted`; values: `:one`.
-pub(in crate::store) fn one_more() -> Expression {
-    Expression::update("ADD #noted :one")
-        .name("#noted", NOTED)
-        .value(":one", n(1))
+/// Each part's count is `p{part}`.
+const PART_PREFIX: &str = "p";
+
+/// One more batch that changed `parts`' rows, and freed something if
+/// `freed` (`None`: nothing to count). Names: `#noted`, `#p{part}`;
+/// values: `:one`. At most [`MAP_PARTS`] names, far inside the 4 KB
+/// expression limit.
+pub(in crate::store) fn one_more(freed: bool, parts: &BTreeSet<u8>) -> Option<Expression> {
+    let mut names: Vec<(String, String)> = parts
+        .iter()
+        .map(|part| (format!("#p{part}"), format!("{PART_PREFIX}{part}")))
+        .collect();
+    if freed {
+        names.push(("#noted".into(), NOTED.into()));
+    }
+    if names.is_empty() {
+        return None;
+    }
+    let adds: Vec<String> = names
+        .iter()
+        .map(|(name, _)| format!("{name} :one"))
+        .collect();
+    let expression = Expression::update(format!("ADD {}", adds.join(", ")));
+    let expression = names
+        .into_iter()
+        .fold(expression, |e, (name, attribute)| e.name(&name, &attribute));
+    Some(expression.value(":one", n(1)))
 }
 
-/// The count an item read holds (none: nothing freed yet).
-pub(in crate::store) fn noted(item: Option<&Item>) -> Result<u64, StoreError> {
+/// The counts an item read holds (none: nothing counted yet).
+pub(in crate::store) fn noted(item: Option<&Item>) -> Result<Noted, StoreError> {
     let Some(item) = item else {
-        return Ok(0);
+        return Ok(Noted::default());
     };
     let fields = Fields::new(item);
-    let count = fields.i64(NOTED)?;
-    u64::try_from(count).map_err(|_| fields.malformed(NOTED))
+    let count = |name: &str| {
+        let count = fields.i64(name)?;
+        u64::try_from(count).map_err(|_| fields.malformed(name))
+    };
+    let frees = if item.contains_key(NOTED) {
+        count(NOTED)?
+    } else {
+        0
+    };
+    let mut parts = HashMap::new();
+    for name in item.keys() {
+        let part = name
+            .strip_prefix(PART_PREFIX)
+            .and_then(|p| p.parse::<u8>().ok());
+        if let Some(part) = part.filter(|p| *p < MAP_PARTS) {
+            parts.insert(part, count(name)?);
+        }
+    }
+    Ok(Noted { frees, parts })
 }
