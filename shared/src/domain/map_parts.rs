@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use sha2::{Digest, Sha256};
 
-use super::offer_tick::OPENING_SETTLE_MS;
+use super::offer_tick::settled_at;
 use super::{Millis, RowId, SeatId, SectionId};
 
 /// How many parts an event's rows fall into: few enough that the
@@ -53,17 +53,20 @@ pub const MAP_KEPT_MS: i64 = 60_000;
 /// read a copy of the waitlist that does not show it open yet, and count
 /// nothing), and for [`MAP_KEPT_MS`].
 pub fn map_kept(read_at: Millis, opened_at: Option<Millis>, now: Millis) -> bool {
-    let settled = opened_at.is_some_and(|at| read_at.0 >= at.0 + OPENING_SETTLE_MS);
+    let settled = settled_at(opened_at).is_some_and(|at| read_at >= at);
     settled && now.0 - read_at.0 < MAP_KEPT_MS
 }
 
-/// The parts whose count in `now` is not what `before` remembered: their
-/// rows may have changed since.
-pub fn moved_parts(before: &HashMap<u8, u64>, now: &HashMap<u8, u64>) -> BTreeSet<u8> {
+/// The parts whose count in `now` is not what `before` remembered (or
+/// that `forgotten` names): their rows may have changed since.
+pub fn moved_parts(
+    before: &HashMap<u8, u64>,
+    forgotten: &BTreeSet<u8>,
+    now: &HashMap<u8, u64>,
+) -> BTreeSet<u8> {
     let keys = before.keys().chain(now.keys());
-    keys.filter(|part| before.get(part) != now.get(part))
-        .copied()
-        .collect()
+    let moved = keys.filter(|part| before.get(part) != now.get(part));
+    moved.chain(forgotten).copied().collect()
 }
 
 #[cfg(test)]
@@ -92,7 +95,7 @@ mod tests {
     #[test]
     fn a_map_is_kept_from_the_settled_opening_for_a_while() {
         let opened = Millis(100_000);
-        let settled = opened.0 + OPENING_SETTLE_MS;
+        let settled = opened.0 + crate::domain::offer_tick::OPENING_SETTLE_MS;
         // (read at, opened at, now, kept)
         let cases = [
             (settled, Some(opened), settled + 1, true),
@@ -111,18 +114,21 @@ mod tests {
     fn moved_parts_are_those_counted_otherwise() {
         type Counts<'a> = &'a [(u8, u64)];
         let map = |pairs: Counts| pairs.iter().copied().collect::<HashMap<u8, u64>>();
-        // (remembered, read now, moved)
-        let cases: &[(Counts, Counts, &[u8])] = &[
-            (&[], &[], &[]),
-            (&[(1, 2)], &[(1, 2)], &[]),
-            (&[(1, 2)], &[(1, 3)], &[1]),
-            (&[], &[(4, 1)], &[4]),
-            // A part forgotten (a lost offer's row) reads as moved.
-            (&[(1, 2), (5, 1)], &[(1, 2)], &[5]),
-            (&[(1, 2), (3, 3)], &[(1, 9), (3, 3), (7, 1)], &[1, 7]),
+        // (remembered, forgotten, read now, moved)
+        let cases: &[(Counts, &[u8], Counts, &[u8])] = &[
+            (&[], &[], &[], &[]),
+            (&[(1, 2)], &[], &[(1, 2)], &[]),
+            (&[(1, 2)], &[], &[(1, 3)], &[1]),
+            (&[], &[], &[(4, 1)], &[4]),
+            (&[(1, 2), (5, 1)], &[], &[(1, 2)], &[5]),
+            (&[(1, 2), (3, 3)], &[], &[(1, 9), (3, 3), (7, 1)], &[1, 7]),
+            // A part forgotten (a lost offer's row) is read again, counted
+            // since or not.
+            (&[(1, 2)], &[1, 9], &[(1, 2)], &[1, 9]),
         ];
-        for (before, now, want) in cases {
-            let moved = moved_parts(&map(before), &map(now));
+        for (before, forgotten, now, want) in cases {
+            let forgotten = forgotten.iter().copied().collect();
+            let moved = moved_parts(&map(before), &forgotten, &map(now));
             assert_eq!(moved.into_iter().collect::<Vec<_>>(), want.to_vec());
         }
     }

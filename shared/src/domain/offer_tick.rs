@@ -106,6 +106,11 @@ pub enum Due {
     Nothing,
 }
 
+/// When the opening at `opened_at` has settled ([`OPENING_SETTLE_MS`]).
+pub fn settled_at(opened_at: Option<Millis>) -> Option<Millis> {
+    opened_at.map(|at| Millis(at.0 + OPENING_SETTLE_MS))
+}
+
 /// What is due at a visit.
 pub fn due(visit: Visit) -> Due {
     let now = visit.now;
@@ -114,7 +119,7 @@ pub fn due(visit: Visit) -> Due {
     let Some(last) = visit.last.filter(|last| last.version >= visit.version) else {
         return Due::Look(Why::Changed);
     };
-    let settled = visit.opened_at.map(|at| Millis(at.0 + OPENING_SETTLE_MS));
+    let settled = settled_at(visit.opened_at);
     if settled.is_some_and(|settled| last.at < settled && now >= settled) {
         Due::Look(Why::Settled)
     } else if last.more {

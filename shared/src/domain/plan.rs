@@ -122,14 +122,19 @@ impl Event {
 
     /// Whether the plan has `seat`.
     pub fn has_seat(&self, seat: &SeatId) -> bool {
-        let Some((row_key, number)) = seat.row_and_number() else {
-            return false;
-        };
-        self.sections.iter().any(|section| {
-            section.rows.iter().any(|row| {
+        self.seat_place(seat).is_some()
+    }
+
+    /// The section and row of `seat`, and its number, if the plan has it.
+    pub fn seat_place(&self, seat: &SeatId) -> Option<(&SectionId, &RowId, u32)> {
+        let (row_key, number) = seat.row_and_number()?;
+        self.sections.iter().find_map(|section| {
+            let mut rows = section.rows.iter();
+            let row = rows.find(|row| {
                 SeatId::row_key(&section.section_id, &row.row) == row_key
                     && (1..=row.count).contains(&number)
-            })
+            })?;
+            Some((&section.section_id, &row.row, number))
         })
     }
 

@@ -6,9 +6,10 @@ use std::collections::{HashMap, HashSet};
 use crate::domain::ga::{after_takes, bucket_count, Bucket, LISTING_BUCKETS_FROM};
 use crate::domain::offer::{free_units, Offered, SeatsKnown, SectionFree};
 use crate::domain::returns::{ListedPlaces, ListedSeat, PlacesResaleHold};
+use crate::domain::waitlist::Waitlist;
 use crate::domain::{Event, Millis, Order, SeatId, SeatMap, SectionId};
 use crate::error::Error;
-use crate::store::OfferLoss;
+use crate::store::{MapRead, OfferLoss};
 use crate::App;
 
 /// What a look knows of the free inventory: the map as read at its start
@@ -24,7 +25,9 @@ pub(super) struct Known {
     /// `ga::LISTING_BUCKETS_FROM` (in `listed_places`' order).
     pub buckets: HashMap<SectionId, Vec<Bucket>>,
     pub taken: HashSet<SeatId>,
-    /// The seats among `taken` its own offers hold, until when.
+    /// The seats among `taken` its own offers hold on the map, until
+    /// when (a listed seat's offer holds its resale item: the map keeps
+    /// it sold).
     pub held: HashMap<SeatId, Millis>,
     pub listed: HashMap<SeatId, ListedSeat>,
     /// The listings of places offers may take some of, the oldest first:
@@ -33,6 +36,34 @@ pub(super) struct Known {
 }
 
 impl Known {
+    /// What a look of `event` knows at its start (`now`): the map `read`,
+    /// and the `listings` of seats and places its waitlist may offer.
+    pub(super) fn at_start(
+        event: &Event,
+        waitlist: &Waitlist,
+        read: MapRead,
+        listings: (Vec<ListedSeat>, Vec<ListedPlaces>),
+        now: Millis,
+    ) -> Self {
+        let (listed, listed_places) = listings;
+        let mut known = Self {
+            map: crate::domain::seat_map(event, &read.rows, &read.buckets, now),
+            buckets: read.buckets,
+            taken: HashSet::new(),
+            held: HashMap::new(),
+            listed: listed
+                .into_iter()
+                .filter(|l| l.offerable(waitlist, now))
+                .map(|l| (l.seat.clone(), l))
+                .collect(),
+            listed_places: Vec::new(),
+        };
+        let offerable = listed_places.into_iter();
+        let offerable = offerable.filter(|l| l.offerable(waitlist, now));
+        known.know_listed_places(offerable.collect());
+        known
+    }
+
     /// `listed` (listings of places offers may take some of) numbered
     /// among their sections' buckets, the oldest first, in place of those
     /// it knew.
@@ -156,7 +187,8 @@ impl Known {
         match offered {
             Offered::Seats(seats) => {
                 self.taken.extend(seats.iter().cloned());
-                let held = seats.iter().map(|seat| (seat.clone(), order.expires_at));
+                let unlisted = seats.iter().filter(|s| !self.listed.contains_key(*s));
+                let held = unlisted.map(|seat| (seat.clone(), order.expires_at));
                 self.held.extend(held);
             }
             Offered::Places(taken) => {

@@ -4,8 +4,6 @@
 //! (`Store::make_offer`); the look repeats until nothing fits, or its
 //! bounds. The tick calls [`offer_free`] (tests too).
 
-use std::collections::{HashMap, HashSet};
-
 use crate::auth::HoldToken;
 use crate::domain::map_parts::Noted;
 use crate::domain::offer::{fill, fillable_indexes, offered, OfferUnits, Offered};
@@ -22,7 +20,7 @@ use crate::App;
 
 use super::heads::{waiting, Heads, NewestJoins};
 use super::known::Known;
-use super::map_memory::{map_for_look, MapMemory};
+use super::map_memory::{after_look, map_for_look, MapMemory};
 
 /// The most offers one look makes: what is left waits for the next look.
 pub const OFFERS_PER_LOOK: u32 = 32;
@@ -103,28 +101,10 @@ pub(super) async fn offer_free_after(
             .min(),
         ..OfferLook::default()
     };
-    let mut known = Known {
-        map: crate::domain::seat_map(&event, &read.rows, &read.buckets, now),
-        buckets: read.buckets,
-        taken: HashSet::new(),
-        held: HashMap::new(),
-        listed: listed
-            .into_iter()
-            .filter(|l| l.offerable(&waitlist, now))
-            .map(|l| (l.seat.clone(), l))
-            .collect(),
-        listed_places: Vec::new(),
-    };
-    let offerable = listed_places
-        .into_iter()
-        .filter(|l| l.offerable(&waitlist, now));
-    known.know_listed_places(offerable.collect());
+    let listings = (listed, listed_places);
+    let mut known = Known::at_start(&event, &waitlist, read, listings, now);
     let look = offer_from(app, &event, &waitlist, &mut known, joins, look, now).await;
-    match memory {
-        Some(kept) if look.is_ok() => kept.after_look(&event, &known.taken, &known.held),
-        // What a failed look took is unknown: the next reads the map whole.
-        _ => *memory = None,
-    }
+    after_look(memory, look.is_ok(), &event, &known.taken, &known.held);
     look
 }
 

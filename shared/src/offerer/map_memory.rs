@@ -2,18 +2,16 @@
 //! rows as it last read them, with its own offers' holds written in. A
 //! look reads again, strongly consistent, only the rows of the parts the
 //! stream counted changes in since (`domain::map_parts`), and the whole
-//! map when it has none it may keep. (Read whole at every look, the map
-//! was about four fifths of an offer's read units on the waitlist bench.)
+//! map when it has none it may keep: the map read whole was most of an
+//! offer's read units (DESIGN.md, "The map between looks").
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::domain::map_parts::{map_kept, moved_parts, part_of_row, part_of_seat, Noted};
-use crate::domain::{Event, Millis, ProjectedSeat, RowId, RowProjection, SeatId, SectionId};
+use crate::domain::{Event, Millis, ProjectedSeat, RowId, SeatId, SectionId};
 use crate::error::Error;
-use crate::store::MapRead;
+use crate::store::{MapRead, Rows};
 use crate::App;
-
-type Rows = HashMap<(SectionId, RowId), RowProjection>;
 
 /// One event's map as the offerer keeps it.
 #[derive(Debug)]
@@ -21,6 +19,9 @@ pub(super) struct MapMemory {
     rows: Rows,
     /// Each part's count as read before its rows were.
     parts: HashMap<u8, u64>,
+    /// Parts to read again whatever their counts say: a lost offer found
+    /// a seat of theirs taken that the memory shows free.
+    forgotten: BTreeSet<u8>,
     /// When it was last read whole.
     read_at: Millis,
 }
@@ -37,17 +38,18 @@ pub(super) async fn map_for_look(
     noted: Option<&Noted>,
     now: Millis,
 ) -> Result<MapRead, Error> {
-    let buckets = app.store.event_buckets(event, true).await?;
+    // Taken first: a read that fails leaves nothing kept.
     let kept = memory
         .take()
         .filter(|m| map_kept(m.read_at, opened_at, now));
+    let buckets = app.store.event_buckets(event, true).await?;
     let Some(noted) = noted else {
         let rows = app.store.read_seat_map(event, true).await?;
         return Ok(MapRead { rows, buckets });
     };
     let kept = match kept {
         Some(mut kept) => {
-            let moved = moved_parts(&kept.parts, &noted.parts);
+            let moved = moved_parts(&kept.parts, &kept.forgotten, &noted.parts);
             if !moved.is_empty() {
                 let in_moved = |s: &SectionId, r: &RowId| moved.contains(&part_of_row(s, r));
                 let fresh = app.store.read_seat_map_of(event, in_moved, true).await?;
@@ -55,11 +57,13 @@ pub(super) async fn map_for_look(
                 kept.rows.extend(fresh);
             }
             kept.parts.clone_from(&noted.parts);
+            kept.forgotten.clear();
             kept
         }
         None => Box::new(MapMemory {
             rows: app.store.read_seat_map(event, true).await?,
             parts: noted.parts.clone(),
+            forgotten: BTreeSet::new(),
             read_at: now,
         }),
     };
@@ -68,42 +72,31 @@ pub(super) async fn map_for_look(
     Ok(MapRead { rows, buckets })
 }
 
-impl MapMemory {
-    /// After a look of `event` that saw `taken` taken: those its own
-    /// offers hold (`held`, until when) are written in as the projection
-    /// will show them; for any other (a lost offer's) its part's count is
-    /// forgotten (one no read shows), so the next look reads its rows
-    /// again.
-    pub(super) fn after_look(
-        &mut self,
-        event: &Event,
-        taken: &HashSet<SeatId>,
-        held: &HashMap<SeatId, Millis>,
-    ) {
-        let rows_by_key: HashMap<String, (SectionId, RowId)> = event
-            .sections
-            .iter()
-            .flat_map(|section| {
-                section.rows.iter().map(|row| {
-                    let id = (section.section_id.clone(), row.row.clone());
-                    (SeatId::row_key(&id.0, &id.1), id)
-                })
-            })
-            .collect();
-        for seat in taken {
-            let row = seat.row_and_number();
-            let known = row.and_then(|(key, number)| Some((rows_by_key.get(key)?, number)));
-            match (held.get(seat), known) {
-                (Some(&expires_at), Some((row, number))) => {
-                    let projection = self.rows.entry(row.clone()).or_default();
-                    projection.insert(number, ProjectedSeat::Held { expires_at });
-                }
-                _ => {
-                    if let Some(part) = part_of_seat(seat) {
-                        self.parts.insert(part, u64::MAX);
-                    }
-                }
+/// What the look of `event` that ended `ok` (or not) leaves in `memory`:
+/// after a failed one nothing (what its offers took is unknown, so the
+/// next reads the map whole); after one that saw `taken` taken, those
+/// its own offers hold (`held`, until when) written in as the projection
+/// will show them, and for any other (a lost offer's) its part
+/// forgotten, so the next look reads its rows again.
+pub(super) fn after_look(
+    memory: &mut Option<Box<MapMemory>>,
+    ok: bool,
+    event: &Event,
+    taken: &HashSet<SeatId>,
+    held: &HashMap<SeatId, Millis>,
+) {
+    let Some(kept) = memory.as_mut().filter(|_| ok) else {
+        *memory = None;
+        return;
+    };
+    for seat in taken {
+        match (held.get(seat), event.seat_place(seat)) {
+            (Some(&expires_at), Some((section, row, number))) => {
+                let projection = kept.rows.entry((section.clone(), row.clone()));
+                let held = ProjectedSeat::Held { expires_at };
+                projection.or_default().insert(number, held);
             }
+            _ => kept.forgotten.extend(part_of_seat(seat)),
         }
     }
 }
@@ -111,7 +104,6 @@ impl MapMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::map_parts::moved_parts;
 
     #[test]
     fn a_look_writes_in_its_own_offers_and_forgets_lost_parts(
@@ -133,28 +125,30 @@ mod tests {
             RowId::parse("2")?,
         );
         let counts = HashMap::from([(part_of_row(&a, &one), 3), (part_of_row(&a, &two), 5)]);
-        let mut memory = MapMemory {
+        let mut memory = Some(Box::new(MapMemory {
             rows: Rows::new(),
             parts: counts.clone(),
+            forgotten: BTreeSet::new(),
             read_at: Millis(0),
-        };
+        }));
         let (mine, lost) = (SeatId::parse("A-1-2")?, SeatId::parse("A-2-4")?);
         let taken = HashSet::from([mine.clone(), lost.clone()]);
         let held = HashMap::from([(mine, Millis(90_000))]);
-        memory.after_look(&event, &taken, &held);
-        let row = memory.rows.get(&(a.clone(), one.clone()));
+        after_look(&mut memory, true, &event, &taken, &held);
+        let kept = memory.as_ref().ok_or("kept after a look that ended well")?;
+        let row = kept.rows.get(&(a.clone(), one.clone()));
         let want = ProjectedSeat::Held {
             expires_at: Millis(90_000),
         };
         assert_eq!(row.and_then(|r| r.get(&2)), Some(&want), "its offer, held");
-        assert!(!memory.rows.contains_key(&(a.clone(), two.clone())));
-        // The lost seat's part reads as moved at the next look, whatever
-        // the stream counts; the offer's own does not.
-        let moved = moved_parts(&memory.parts, &counts);
-        assert!(moved.contains(&part_of_row(&a, &two)), "{moved:?}");
-        if part_of_row(&a, &one) != part_of_row(&a, &two) {
-            assert!(!moved.contains(&part_of_row(&a, &one)), "{moved:?}");
-        }
+        assert!(!kept.rows.contains_key(&(a.clone(), two.clone())));
+        // The lost seat's part is read again at the next look, whatever
+        // the stream counts; the offer's own is not.
+        let moved = moved_parts(&kept.parts, &kept.forgotten, &counts);
+        assert_eq!(moved, BTreeSet::from([part_of_row(&a, &two)]));
+        // A look that failed leaves nothing to keep.
+        after_look(&mut memory, false, &event, &taken, &held);
+        assert!(memory.is_none());
         Ok(())
     }
 }

@@ -142,7 +142,7 @@ pub use schema::{
     PENDING_INDEX_PROJECTION, PENDING_SHARD, PK, QUEUE_DRAW_INDEX, QUEUE_INDEX, QUEUE_RANK_INDEX,
     SEATS, SK, STATUS, TTL,
 };
-pub use seat_map::{seat_change, MapRead, SeatChange, SEAT_MAP_CACHE_MS};
+pub use seat_map::{seat_change, MapRead, Rows, SeatChange, SEAT_MAP_CACHE_MS};
 pub use seeding::seeded_visitor;
 pub use sold_out::{
     bucket_freed, bucket_record, full_bucket, FullBucket, PartShape, SOLD_OUT_CACHE_MS,

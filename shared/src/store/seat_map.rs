@@ -42,7 +42,8 @@ pub(super) const BATCH_GET_KEYS: usize = 100;
 /// contract's 5 s.
 pub const SEAT_MAP_CACHE_MS: i64 = 1000;
 
-type Rows = HashMap<(SectionId, RowId), RowProjection>;
+/// An event's row projections by section and row.
+pub type Rows = HashMap<(SectionId, RowId), RowProjection>;
 
 /// What availability reads: the seat-map projection's rows and the
 /// general-admission buckets, per section.

@@ -306,7 +306,8 @@ async fn a_batch_that_frees_seats_is_offered_by_the_tick() {
             shared::domain::map_parts::part_of_row(&section, &row)
         })
         .collect();
-    let moved = shared::domain::map_parts::moved_parts(&counted.parts, &noted.parts);
+    let moved =
+        shared::domain::map_parts::moved_parts(&counted.parts, &Default::default(), &noted.parts);
     assert_eq!(moved, freed_parts, "the freed rows' parts, once each");
     assert_eq!(version(&app).await, before, "the state is not written");
     // The tick's next visit looks for the count alone, and its looks go

@@ -28,7 +28,8 @@ pub(in crate::store) fn frees_key(event: &EventRef) -> Item {
     ])
 }
 
-/// Each part's count is `p{part}`.
+/// Each part's count is `p{part}`: top-level numbers, so one `ADD` counts
+/// a part whether or not it has been counted before.
 const PART_PREFIX: &str = "p";
 
 /// One more batch that changed `parts`' rows, and freed something if
@@ -82,4 +83,43 @@ pub(in crate::store) fn noted(item: Option<&Item>) -> Result<Noted, StoreError> 
         }
     }
     Ok(Noted { frees, parts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_counts_what_it_did_and_a_read_gives_it_back() {
+        assert!(
+            one_more(false, &BTreeSet::new()).is_none(),
+            "nothing to count"
+        );
+        let names = |freed, parts: &[u8]| {
+            let parts = parts.iter().copied().collect();
+            one_more(freed, &parts).map(|e| e.attribute_names())
+        };
+        let want = |names: &[&str]| Some(names.iter().map(|n| n.to_string()).collect());
+        assert_eq!(names(true, &[]), want(&["noted"]));
+        assert_eq!(names(false, &[3, 63]), want(&["p3", "p63"]));
+        assert_eq!(names(true, &[0]), want(&["noted", "p0"]));
+        let mut item = frees_key(&EventRef::of(&crate::domain::EventId::parse("ev").unwrap()));
+        assert_eq!(
+            noted(Some(&item)).unwrap(),
+            Noted::default(),
+            "nothing counted"
+        );
+        item.insert("noted".into(), n(4));
+        item.insert("p3".into(), n(2));
+        item.insert("p63".into(), n(1));
+        let read = noted(Some(&item)).unwrap();
+        let parts = HashMap::from([(3, 2), (63, 1)]);
+        assert_eq!(
+            read,
+            Noted { frees: 4, parts },
+            "the key's own attributes ignored"
+        );
+        item.insert("p5".into(), s("x"));
+        assert!(noted(Some(&item)).is_err(), "a count that is no number");
+    }
 }
