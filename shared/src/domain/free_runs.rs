@@ -202,10 +202,10 @@ mod tests {
         SectionPlan {
             section_id: SectionId::parse(id).unwrap_or_else(|_| unreachable!()),
             rows: (0..rows)
-                .map(|i| RowPlan {
-                    row: RowId::parse(&format!("{i:0>row_len$}"))
-                        .unwrap_or_else(|_| unreachable!()),
-                    count: 50,
+                .map(|i| {
+                    let row =
+                        RowId::parse(&format!("{i:0>row_len$}")).unwrap_or_else(|_| unreachable!());
+                    RowPlan::plain(row, 50)
                 })
                 .collect(),
             capacity: None,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
+pub mod access;
 pub mod best_available;
 pub mod buyer;
 pub mod buyer_limit;

@@ -12,6 +12,7 @@
 use super::best_available::choose_block;
 use std::collections::{HashMap, HashSet};
 
+use super::access::WHEELCHAIR_SYMBOL;
 use super::ga::{plan_take, Bucket, HeldPlaces, Take, LISTING_BUCKETS_FROM};
 use super::seat_map::{RowMap, SeatMap, SectionMap};
 use super::waitlist::EntryRequest;
@@ -160,16 +161,23 @@ pub fn free_units(
 }
 
 /// One row of `section`'s map: true where its seat is available or
-/// listed, and not known taken.
+/// listed, and not known taken. A wheelchair space is never free to
+/// offer: only an entry asking for one may have it, as best-available
+/// gives it only to a buyer asking (API.md, "Accessible seats"), and
+/// such entries wait for now.
 fn free_row(section: &SectionMap, row: &RowMap, known: &SeatsKnown) -> Vec<bool> {
     let seat = |number: usize| {
         let number = u32::try_from(number + 1).unwrap_or(u32::MAX);
         SeatId::compose(&section.section_id, &row.row, number)
     };
+    let mut access = row.access.as_deref().map(str::chars).into_iter().flatten();
     let statuses = row.statuses.chars().enumerate();
     let (listed, taken) = (known.listed, known.taken);
     statuses
         .map(|(i, c)| {
+            if access.next() == Some(WHEELCHAIR_SYMBOL) {
+                return false;
+            }
             if listed.is_empty() && taken.is_empty() {
                 return c == 'A';
             }

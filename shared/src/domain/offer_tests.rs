@@ -220,6 +220,7 @@ fn places_free_are_what_anyone_may_take_and_an_offer_takes_them() -> TestResult 
     let row_a = RowMap {
         row: crate::domain::RowId::parse("1")?,
         statuses: "AHA".into(),
+        access: None,
     };
     let map = SeatMap {
         event_id: "ev".into(),
@@ -299,5 +300,34 @@ fn places_free_are_what_anyone_may_take_and_an_offer_takes_them() -> TestResult 
         "the five free and the expired hold's two"
     );
     assert_eq!(offered(&event, &ask(8)?, &buckets, &me, now), None);
+    Ok(())
+}
+
+#[test]
+fn a_wheelchair_space_is_never_free_to_offer() -> TestResult {
+    let row = RowMap {
+        row: crate::domain::RowId::parse("1")?,
+        statuses: "AAAH".into(),
+        access: Some("W.C.".into()),
+    };
+    let map = SeatMap {
+        event_id: "ev".into(),
+        as_of: String::new(),
+        sections: vec![SectionMap {
+            section_id: id("A")?,
+            kind: "seated",
+            rows: Some(vec![row]),
+            capacity: None,
+            available: None,
+        }],
+    };
+    let (listed, taken) = (HashSet::new(), HashSet::new());
+    let known = SeatsKnown {
+        listed: &listed,
+        taken: &taken,
+    };
+    // The companion seat is free to anyone; the wheelchair space to no one.
+    let free = free_units(&map, &known, &HashMap::new(), Millis(0));
+    assert_eq!(free, [seated("A", &["x..x"])?]);
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::access;
 use super::{
     EventId, RowId, SeatId, SeatState, SectionId, GA_CAPACITY_RANGE, HOLD_SECONDS_RANGE,
     MAX_EVENT_GA_BUCKETS, MAX_EVENT_NAME_LEN, MAX_EVENT_SEATS, MAX_SECTIONS,
@@ -298,6 +299,35 @@ impl SectionPlan {
 pub struct RowPlan {
     pub row: RowId,
     pub count: u32,
+    /// The numbers of its wheelchair spaces and companion seats, as sent
+    /// (`super::access`). Absent when empty, so a plan without them keeps
+    /// the fingerprint it had before they existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wheelchair: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub companion: Vec<u32>,
+}
+
+impl RowPlan {
+    /// A row of `count` seats with no accessible seats.
+    pub fn plain(row: RowId, count: u32) -> Self {
+        Self {
+            row,
+            count,
+            wheelchair: Vec::new(),
+            companion: Vec::new(),
+        }
+    }
+
+    /// Its access as the seat map writes it ([`access::access_symbols`]).
+    pub fn access_symbols(&self) -> Option<String> {
+        access::access_symbols(self.count, &self.wheelchair, &self.companion)
+    }
+
+    /// `free` (one flag per seat) with its wheelchair spaces taken out.
+    pub fn without_wheelchair_spaces(&self, free: Vec<bool>) -> Vec<bool> {
+        access::without_wheelchair_spaces(&self.wheelchair, free)
+    }
 }
 
 impl EventPlan {
@@ -418,6 +448,8 @@ fn section_seats(section: &SectionPlan) -> Result<u64, Error> {
                 row.row, section.section_id
             )));
         }
+        let at = (&section.section_id, &row.row, row.count);
+        access::check_row_access(at, &row.wheelchair, &row.companion)?;
         seats += u64::from(row.count);
     }
     Ok(seats)

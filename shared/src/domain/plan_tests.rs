@@ -271,6 +271,14 @@ fn plans_that_differ_in_any_one_field_have_different_fingerprints() -> TestResul
             r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5},{"row":"3","count":1}]},{"sectionId":"FLOOR","capacity":100}]}"#,
         ),
         (
+            "wheelchair",
+            r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20,"wheelchair":[1]},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+        ),
+        (
+            "companion",
+            r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20,"companion":[1]},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#,
+        ),
+        (
             "seated, not GA",
             r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","rows":[{"row":"1","count":100}]}]}"#,
         ),
@@ -292,6 +300,62 @@ fn plans_that_differ_in_any_one_field_have_different_fingerprints() -> TestResul
     // A default holdSeconds is the effective one: the same plan as the explicit 420.
     let implicit = r#"{"name":"Gala","sections":[{"sectionId":"A","rows":[{"row":"1","count":20},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#;
     assert_eq!(effective_event(implicit)?.plan_fingerprint(), fingerprint);
+    // Empty access lists are none: every plan made before them keeps its
+    // identity, so a create-event retried with them is the same plan.
+    let empty = r#"{"name":"Gala","holdSeconds":420,"sections":[{"sectionId":"A","rows":[{"row":"1","count":20,"wheelchair":[],"companion":[]},{"row":"2","count":5}]},{"sectionId":"FLOOR","capacity":100}]}"#;
+    assert_eq!(effective_event(empty)?.plan_fingerprint(), fingerprint);
+    let row = serde_json::to_value(RowPlan::plain(RowId::parse("1")?, 20))?;
+    assert_eq!(row, serde_json::json!({"row": "1", "count": 20}));
+    // The lists as sent: another order is another plan.
+    let access = |lists: &str| {
+        format!(
+            r#"{{"name":"G","sections":[{{"sectionId":"A","rows":[{{"row":"1","count":9,{lists}}}]}}]}}"#
+        )
+    };
+    let one = effective_event(&access(r#""wheelchair":[3,4]"#))?;
+    let other = effective_event(&access(r#""wheelchair":[4,3]"#))?;
+    assert_ne!(one.plan_fingerprint(), other.plan_fingerprint());
+    Ok(())
+}
+
+#[test]
+fn access_lists_name_seats_of_their_row_once() -> TestResult {
+    let with = |lists: &str| {
+        let json = format!(
+            r#"{{"name":"G","sections":[{{"sectionId":"A","rows":[{{"row":"1","count":4,{lists}}}]}}]}}"#
+        );
+        plan(&json).map(|p| p.seats().map(|_| ()))
+    };
+    assert!(with(r#""wheelchair":[1,4],"companion":[2,3]"#)?.is_ok());
+    for bad in [
+        r#""wheelchair":[0]"#,
+        r#""wheelchair":[5]"#,
+        r#""companion":[1,1]"#,
+        r#""wheelchair":[2],"companion":[2]"#,
+    ] {
+        let refused = with(bad)?;
+        assert!(
+            matches!(refused, Err(crate::error::Error::BadRequest(_))),
+            "{bad}: {refused:?}"
+        );
+    }
+    // Not numbers: serde refuses them before the rules.
+    assert!(with(r#""wheelchair":[-1]"#).is_err());
+    assert!(with(r#""wheelchair":null"#).is_err());
+    Ok(())
+}
+
+#[test]
+fn a_row_shows_its_access_seat_by_seat() -> TestResult {
+    let row = RowPlan {
+        wheelchair: vec![5, 1],
+        companion: vec![2],
+        ..RowPlan::plain(RowId::parse("1")?, 6)
+    };
+    assert_eq!(row.access_symbols().as_deref(), Some("WC..W."));
+    assert_eq!(RowPlan::plain(RowId::parse("1")?, 6).access_symbols(), None);
+    let free = row.without_wheelchair_spaces(vec![true, false, true, true, true, true]);
+    assert_eq!(free, [false, false, true, true, false, true]);
     Ok(())
 }
 

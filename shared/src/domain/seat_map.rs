@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::access::WHEELCHAIR_SYMBOL;
 use super::ga::Bucket;
 use super::{hold_is_live, Event, Millis, RowId, SectionId};
 
@@ -59,11 +60,26 @@ impl SeatMap {
     /// The seats and places available on the map: what a waitlist with
     /// no entries could not offer to anyone (get-waitlist's `unoffered`).
     pub fn available_units(&self) -> u64 {
-        let seats = |section: &SectionMap| {
-            let rows = section.rows.iter().flatten();
-            rows.map(|row| row.statuses.chars().filter(|c| *c == 'A').count() as u64)
-                .sum::<u64>()
+        self.available(true)
+    }
+
+    /// The seats and places available but its unsold wheelchair spaces,
+    /// which a sell-out counts as unavailable (API.md, "Opening").
+    pub fn available_but_wheelchair_spaces(&self) -> u64 {
+        self.available(false)
+    }
+
+    fn available(&self, wheelchair_spaces: bool) -> u64 {
+        let counted = |row: &RowMap| {
+            let access = row.access.as_deref().map(str::chars);
+            let mut access = access.into_iter().flatten();
+            let available = row.statuses.chars().filter(|c| {
+                let space = access.next() == Some(WHEELCHAIR_SYMBOL);
+                *c == 'A' && (wheelchair_spaces || !space)
+            });
+            available.count() as u64
         };
+        let seats = |section: &SectionMap| section.rows.iter().flatten().map(counted).sum::<u64>();
         self.sections
             .iter()
             .map(|section| seats(section) + u64::from(section.available.unwrap_or(0)))
@@ -76,6 +92,10 @@ impl SeatMap {
 pub struct RowMap {
     pub row: RowId,
     pub statuses: String,
+    /// `W`, `C` or `.` per seat (`RowPlan::access_symbols`); absent on
+    /// a row with no accessible seats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
 }
 
 /// The map of `event` at `now` from the projection of its rows, keyed by
@@ -121,6 +141,7 @@ pub fn seat_map(
                             RowMap {
                                 row: row.row.clone(),
                                 statuses,
+                                access: row.access_symbols(),
                             }
                         })
                         .collect(),
@@ -161,13 +182,11 @@ mod tests {
                 section_id: a.clone(),
                 rows: vec![
                     RowPlan {
-                        row: r1.clone(),
-                        count: 5,
+                        wheelchair: vec![4],
+                        companion: vec![5],
+                        ..RowPlan::plain(r1.clone(), 5)
                     },
-                    RowPlan {
-                        row: r2.clone(),
-                        count: 2,
-                    },
+                    RowPlan::plain(r2.clone(), 2),
                 ],
                 capacity: None,
             }],
@@ -210,8 +229,13 @@ mod tests {
         assert_eq!(json["sections"][0]["kind"], "seated");
         assert_eq!(
             json["sections"][0]["rows"][1],
-            serde_json::json!({"row": "2", "statuses": "AA"})
+            serde_json::json!({"row": "2", "statuses": "AA"}),
+            "a row with no accessible seats has no access"
         );
+        assert_eq!(json["sections"][0]["rows"][0]["access"], "...WC");
+        // Seats 1, 4 (a wheelchair space) and 5 available, and row 2's two.
+        assert_eq!(map.available_units(), 5);
+        assert_eq!(map.available_but_wheelchair_spaces(), 4);
         Ok(())
     }
 }

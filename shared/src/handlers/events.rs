@@ -1,5 +1,7 @@
 //! The event routes: create-event, get-event, list-seats, availability.
 
+use std::collections::HashMap;
+
 use base64::Engine;
 use lambda_http::http::StatusCode;
 use lambda_http::Request;
@@ -7,8 +9,9 @@ use serde::Serialize;
 
 use super::Reply;
 use crate::auth::DrawSecrets;
+use crate::domain::access::{access_of_symbol, Access};
 use crate::domain::{
-    Event, EventId, EventPlan, EventStatus, RowId, RowPlan, SeatId, SeatStatus, SectionId,
+    Event, EventId, EventPlan, EventStatus, RowId, RowPlan, SeatId, SeatSpec, SeatStatus, SectionId,
 };
 use crate::error::Error;
 use crate::http::{accepts_gzip, cacheable_json, header, json, json_body, path_param, query_param};
@@ -136,6 +139,8 @@ struct SeatView {
     row: RowId,
     number: u32,
     status: SeatStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<Access>,
 }
 
 #[derive(Serialize)]
@@ -189,10 +194,12 @@ pub async fn list_seats(app: &App, req: &Request) -> Reply {
         .list_seats(&event, section.as_ref(), from, limit)
         .await?;
     let now = crate::world::now();
+    let mut access = RowsAccess::new(&event);
     let seats = seats
         .into_iter()
         .map(|seat| SeatView {
             status: seat.state.visible_status(now),
+            access: access.of(&seat.spec),
             seat_id: seat.spec.seat_id,
             section_id: seat.spec.section_id,
             row: seat.spec.row,
@@ -207,6 +214,33 @@ pub async fn list_seats(app: &App, req: &Request) -> Reply {
             next_cursor: next.map(encode_cursor),
         },
     ))
+}
+
+/// The access of a page's seats, each row's worked out once.
+struct RowsAccess<'a> {
+    event: &'a Event,
+    rows: HashMap<(SectionId, RowId), Option<Vec<char>>>,
+}
+
+impl<'a> RowsAccess<'a> {
+    fn new(event: &'a Event) -> Self {
+        Self {
+            event,
+            rows: HashMap::new(),
+        }
+    }
+
+    fn of(&mut self, seat: &SeatSpec) -> Option<Access> {
+        let event = self.event;
+        let key = (seat.section_id.clone(), seat.row.clone());
+        let symbols = self.rows.entry(key).or_insert_with(|| {
+            let section = event.section(&seat.section_id)?;
+            let row = section.rows.iter().find(|row| row.row == seat.row)?;
+            Some(row.access_symbols()?.chars().collect())
+        });
+        let at = usize::try_from(seat.number.checked_sub(1)?).ok()?;
+        access_of_symbol(*symbols.as_ref()?.get(at)?)
+    }
 }
 
 /// How long a client or CDN may reuse a seat map (the contract's 1 s).

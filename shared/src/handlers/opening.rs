@@ -55,7 +55,7 @@ pub(super) async fn open_if_sold_out(
         let read = store.seat_map_rows(&plan, true).await?;
         let now = crate::world::now();
         let map = crate::domain::seat_map(&plan, &read.rows, &read.buckets, now);
-        if map.available_units() > 0 {
+        if map.available_but_wheelchair_spaces() > 0 {
             return Ok(None);
         }
         let opened = stored.waitlist.opened(now);

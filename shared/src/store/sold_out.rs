@@ -286,10 +286,7 @@ mod tests {
     #[test]
     fn each_seat_knows_its_part_and_its_sections_parts() -> Result<(), Box<dyn std::error::Error>> {
         let row = |id: &str, count| -> Result<RowPlan, Box<dyn std::error::Error>> {
-            Ok(RowPlan {
-                row: RowId::parse(id)?,
-                count,
-            })
+            Ok(RowPlan::plain(RowId::parse(id)?, count))
         };
         let event = Event {
             event_id: EventId::parse("e")?,

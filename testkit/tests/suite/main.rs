@@ -7,6 +7,7 @@
 
 mod common;
 
+mod access;
 mod api;
 mod artifacts;
 mod best_available;

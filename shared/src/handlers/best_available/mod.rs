@@ -53,6 +53,10 @@ struct BestAvailableBody {
     quantity: u32,
     #[serde(default)]
     section_id: Option<SectionId>,
+    /// Wheelchair spaces asked for among the seats: 0 for now (API.md,
+    /// "Accessible seats").
+    #[serde(default)]
+    wheelchair: u32,
 }
 
 #[derive(Serialize)]
@@ -75,6 +79,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
     if !(1..=max).contains(&body.quantity) {
         return Err(Error::BadRequest(format!("quantity must be 1 to {max}")));
     }
+    check_wheelchair(body.wheelchair, body.quantity)?;
     let key = idempotency_key(req)?;
     let (stored, token) = read_own_order(app, req, &order_id).await?;
     if !stored.order.is_holdable(crate::world::now()) {
@@ -363,6 +368,21 @@ fn rows_that_may_fit(
     (rows.collect(), until)
 }
 
+/// best-available's `wheelchair`: 0 to `quantity` by the contract, and 0
+/// for now: a request for wheelchair spaces is a clear `400` rather than
+/// a block without them.
+fn check_wheelchair(wheelchair: u32, quantity: u32) -> Result<(), Error> {
+    match wheelchair {
+        0 => Ok(()),
+        k if k > quantity => Err(Error::BadRequest(format!(
+            "wheelchair must be 0 to quantity ({quantity})"
+        ))),
+        _ => Err(Error::BadRequest(
+            "best-available does not choose wheelchair spaces yet: choose them on the map (get-seat)".into(),
+        )),
+    }
+}
+
 /// The store round trips a request has left.
 struct Budget {
     left: usize,
@@ -491,12 +511,8 @@ mod tests {
     fn rows_the_summaries_rule_out_hold_only_until_their_first_hold_expires(
     ) -> Result<(), Box<dyn std::error::Error>> {
         use crate::domain::{RowId, RowPlan};
-        let row = |id: &str| -> Result<RowPlan, Error> {
-            Ok(RowPlan {
-                row: RowId::parse(id)?,
-                count: 10,
-            })
-        };
+        let row =
+            |id: &str| -> Result<RowPlan, Error> { Ok(RowPlan::plain(RowId::parse(id)?, 10)) };
         let section = SectionPlan {
             section_id: SectionId::parse("A")?,
             rows: vec![row("1")?, row("2")?, row("3")?],

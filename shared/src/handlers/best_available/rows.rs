@@ -261,10 +261,12 @@ impl RowsRead {
                 })
                 .collect(),
         };
+        // A wheelchair space is never chosen for a buyer who did not ask
+        // for one (API.md, "Accessible seats").
         let rows = rows
             .iter()
             .zip(reads)
-            .map(|(row, &r)| (free(row, r), !from_map(row)))
+            .map(|(row, &r)| (row.without_wheelchair_spaces(free(row, r)), !from_map(row)))
             .collect();
         (rows, until)
     }

@@ -239,9 +239,9 @@ mod tests {
     #[test]
     fn plans_round_trip_through_chunks() -> Result<(), Box<dyn std::error::Error>> {
         // 100,000 one-seat rows with long ids: megabytes of plan, many chunks.
-        let rows = (0..100_000).map(|i| RowPlan {
-            row: RowId::parse(&format!("{i:0>60}")).unwrap_or_else(|_| unreachable!()),
-            count: 1,
+        let rows = (0..100_000).map(|i| {
+            let row = RowId::parse(&format!("{i:0>60}")).unwrap_or_else(|_| unreachable!());
+            RowPlan::plain(row, 1)
         });
         let sections = vec![SectionPlan {
             section_id: SectionId::parse("A")?,

@@ -1,0 +1,93 @@
+//! Accessible seats (API.md, "Accessible seats"): a row's wheelchair
+//! spaces and companion seats, as its plan lists them. Pure.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::{RowId, SectionId};
+use crate::error::Error;
+
+/// What a seat is for, where the plan says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    Wheelchair,
+    Companion,
+}
+
+/// The seat map's character for a wheelchair space (`access`).
+pub const WHEELCHAIR_SYMBOL: char = 'W';
+const COMPANION_SYMBOL: char = 'C';
+const NEITHER_SYMBOL: char = '.';
+
+/// A row's access as the seat map writes it, one character per seat of
+/// its `count`: `W` a wheelchair space, `C` a companion seat, `.`
+/// neither; `None` for a row with neither (most rows: nothing to build).
+pub fn access_symbols(count: u32, wheelchair: &[u32], companion: &[u32]) -> Option<String> {
+    if wheelchair.is_empty() && companion.is_empty() {
+        return None;
+    }
+    let mut symbols = vec![NEITHER_SYMBOL; count as usize];
+    for (numbers, symbol) in [
+        (wheelchair, WHEELCHAIR_SYMBOL),
+        (companion, COMPANION_SYMBOL),
+    ] {
+        for &number in numbers {
+            // Checked at creation: every number is a seat of the row.
+            if let Some(at) = number
+                .checked_sub(1)
+                .and_then(|i| symbols.get_mut(i as usize))
+            {
+                *at = symbol;
+            }
+        }
+    }
+    Some(symbols.into_iter().collect())
+}
+
+/// `free` (one flag per seat of a row) with the row's `wheelchair`
+/// spaces taken out.
+pub fn without_wheelchair_spaces(wheelchair: &[u32], mut free: Vec<bool>) -> Vec<bool> {
+    for &number in wheelchair {
+        let at = number.checked_sub(1).and_then(|i| free.get_mut(i as usize));
+        if let Some(at) = at {
+            *at = false;
+        }
+    }
+    free
+}
+
+/// What the seat a character of [`RowPlan::access_symbols`] stands for.
+pub fn access_of_symbol(symbol: char) -> Option<Access> {
+    match symbol {
+        WHEELCHAIR_SYMBOL => Some(Access::Wheelchair),
+        COMPANION_SYMBOL => Some(Access::Companion),
+        _ => None,
+    }
+}
+
+/// Checks the access lists of row `row` (of `count` seats) of `section`:
+/// seat numbers of the row, each once, none in both lists.
+pub fn check_row_access(
+    (section, row, count): (&SectionId, &RowId, u32),
+    wheelchair: &[u32],
+    companion: &[u32],
+) -> Result<(), Error> {
+    let mut seen = HashSet::new();
+    for (field, numbers) in [("wheelchair", wheelchair), ("companion", companion)] {
+        for &number in numbers {
+            if !(1..=count).contains(&number) {
+                return Err(Error::BadRequest(format!(
+                    "row {row} of section {section}: {field} seat {number} is not a seat of the row (1-{count})"
+                )));
+            }
+            if !seen.insert(number) {
+                return Err(Error::BadRequest(format!(
+                    "row {row} of section {section}: seat {number} is listed twice (a seat is a wheelchair space, a companion seat or neither)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
