@@ -74,13 +74,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_row_and_its_seats_fall_into_one_part_within_range() {
-        let (section, row) = (SectionId::parse("A").unwrap(), RowId::parse("12").unwrap());
+    fn a_row_and_its_seats_fall_into_one_part_within_range() -> Result<(), crate::error::Error> {
+        let (section, row) = (SectionId::parse("A")?, RowId::parse("12")?);
         let part = part_of_row(&section, &row);
         assert!(part < MAP_PARTS);
         let seat = SeatId::compose(&section, &row, 7);
         assert_eq!(part_of_seat(&seat), Some(part));
-        assert_eq!(part_of_seat(&SeatId::parse("nodash").unwrap()), None);
+        assert_eq!(part_of_seat(&SeatId::parse("nodash")?), None);
+        Ok(())
     }
 
     #[test]

@@ -90,7 +90,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_batch_counts_what_it_did_and_a_read_gives_it_back() {
+    fn a_batch_counts_what_it_did_and_a_read_gives_it_back(
+    ) -> Result<(), Box<dyn std::error::Error>> {
         assert!(
             one_more(false, &BTreeSet::new()).is_none(),
             "nothing to count"
@@ -103,16 +104,12 @@ mod tests {
         assert_eq!(names(true, &[]), want(&["noted"]));
         assert_eq!(names(false, &[3, 63]), want(&["p3", "p63"]));
         assert_eq!(names(true, &[0]), want(&["noted", "p0"]));
-        let mut item = frees_key(&EventRef::of(&crate::domain::EventId::parse("ev").unwrap()));
-        assert_eq!(
-            noted(Some(&item)).unwrap(),
-            Noted::default(),
-            "nothing counted"
-        );
+        let mut item = frees_key(&EventRef::of(&crate::domain::EventId::parse("ev")?));
+        assert_eq!(noted(Some(&item))?, Noted::default(), "nothing counted");
         item.insert("noted".into(), n(4));
         item.insert("p3".into(), n(2));
         item.insert("p63".into(), n(1));
-        let read = noted(Some(&item)).unwrap();
+        let read = noted(Some(&item))?;
         let parts = HashMap::from([(3, 2), (63, 1)]);
         assert_eq!(
             read,
@@ -121,5 +118,6 @@ mod tests {
         );
         item.insert("p5".into(), s("x"));
         assert!(noted(Some(&item)).is_err(), "a count that is no number");
+        Ok(())
     }
 }
