@@ -10,7 +10,9 @@ use crowdcheck::history::{
     check_block_refusals, check_seat, micros_of, wall_us, BlockRefusal, SeatOp, Verdict, Window,
     MEMORY_SLACK_US,
 };
-use shared::domain::best_available::{has_run, orphans, rows_behind_a_free_run, MAX_SPREAD_ROWS};
+use shared::domain::best_available::{
+    has_run, orphans, rows_behind_a_free_run, Rows, MAX_SPREAD_ROWS,
+};
 use shared::domain::{RowId, SeatId, SectionId};
 use shared::App;
 use std::collections::{HashMap, HashSet};
@@ -400,7 +402,7 @@ pub(super) async fn spill_stampedes(app: &App, rounds: usize) -> Result<Row, Str
             outcome
                 .held
                 .iter()
-                .map(|&(row, n)| rows_behind_a_free_run(&free, row, n)),
+                .map(|&(row, n)| rows_behind_a_free_run(Rows::plain(&free, n), row)),
         );
         served += outcome.held.len();
         retry += outcome.retry;

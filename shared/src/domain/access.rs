@@ -21,50 +21,50 @@ pub const WHEELCHAIR_SYMBOL: char = 'W';
 const COMPANION_SYMBOL: char = 'C';
 const NEITHER_SYMBOL: char = '.';
 
-/// A row's access as the seat map writes it, one character per seat of
-/// its `count`: `W` a wheelchair space, `C` a companion seat, `.`
-/// neither; `None` for a row with neither (most rows: nothing to build).
-pub fn access_symbols(count: u32, wheelchair: &[u32], companion: &[u32]) -> Option<String> {
+/// What each seat of a row of `count` is for, by the plan's lists (seat
+/// numbers from 1); `None` for a row with neither (most rows: nothing to
+/// build).
+pub fn seats_access(
+    count: u32,
+    wheelchair: &[u32],
+    companion: &[u32],
+) -> Option<Vec<Option<Access>>> {
     if wheelchair.is_empty() && companion.is_empty() {
         return None;
     }
-    let mut symbols = vec![NEITHER_SYMBOL; count as usize];
-    for (numbers, symbol) in [
-        (wheelchair, WHEELCHAIR_SYMBOL),
-        (companion, COMPANION_SYMBOL),
+    let mut seats = vec![None; count as usize];
+    for (numbers, access) in [
+        (wheelchair, Access::Wheelchair),
+        (companion, Access::Companion),
     ] {
         for &number in numbers {
             // Checked at creation: every number is a seat of the row.
             if let Some(at) = number
                 .checked_sub(1)
-                .and_then(|i| symbols.get_mut(i as usize))
+                .and_then(|i| seats.get_mut(i as usize))
             {
-                *at = symbol;
+                *at = Some(access);
             }
         }
     }
-    Some(symbols.into_iter().collect())
+    Some(seats)
 }
 
-/// `free` (one flag per seat of a row) with the row's `wheelchair`
-/// spaces taken out.
-pub fn without_wheelchair_spaces(wheelchair: &[u32], mut free: Vec<bool>) -> Vec<bool> {
-    for &number in wheelchair {
-        let at = number.checked_sub(1).and_then(|i| free.get_mut(i as usize));
-        if let Some(at) = at {
-            *at = false;
-        }
-    }
-    free
-}
-
-/// What the seat a character of [`RowPlan::access_symbols`] stands for.
-pub fn access_of_symbol(symbol: char) -> Option<Access> {
-    match symbol {
-        WHEELCHAIR_SYMBOL => Some(Access::Wheelchair),
-        COMPANION_SYMBOL => Some(Access::Companion),
-        _ => None,
-    }
+/// A row's access as the seat map writes it, one character per seat of
+/// its `count`: `W` a wheelchair space, `C` a companion seat, `.`
+/// neither; `None` for a row with neither.
+pub fn access_symbols(count: u32, wheelchair: &[u32], companion: &[u32]) -> Option<String> {
+    let symbol = |access| match access {
+        Some(Access::Wheelchair) => WHEELCHAIR_SYMBOL,
+        Some(Access::Companion) => COMPANION_SYMBOL,
+        None => NEITHER_SYMBOL,
+    };
+    Some(
+        seats_access(count, wheelchair, companion)?
+            .into_iter()
+            .map(symbol)
+            .collect(),
+    )
 }
 
 /// Checks the access lists of row `row` (of `count` seats) of `section`:

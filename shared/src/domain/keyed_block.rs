@@ -10,8 +10,14 @@ use super::{SeatId, SectionId};
 pub struct KeyedBlock {
     pub quantity: u32,
     pub section: Option<SectionId>,
+    /// Wheelchair spaces asked for (0: none).
+    pub wheelchair: u32,
     pub seats: Vec<SeatId>,
 }
+
+/// What a request asks best-available for, as a key stands for it:
+/// quantity, section (if named) and wheelchair spaces.
+pub type BlockAsked<'a> = (u32, Option<&'a SectionId>, u32);
 
 /// How a best-available request under a key is answered, given what the
 /// order recorded under it.
@@ -27,19 +33,13 @@ pub enum KeyedAnswer {
     Reused,
 }
 
-/// The answer to a request for `quantity` seats (in `section`, if named)
-/// under a key the order recorded as `kept` (`None`: a new key), the order
-/// holding `held` now.
-pub fn keyed_answer(
-    kept: Option<&KeyedBlock>,
-    quantity: u32,
-    section: Option<&SectionId>,
-    held: &[SeatId],
-) -> KeyedAnswer {
+/// The answer to a request for `asked` under a key the order recorded as
+/// `kept` (`None`: a new key), the order holding `held` now.
+pub fn keyed_answer(kept: Option<&KeyedBlock>, asked: BlockAsked, held: &[SeatId]) -> KeyedAnswer {
     let Some(kept) = kept else {
         return KeyedAnswer::Claim;
     };
-    let same_request = kept.quantity == quantity && kept.section.as_ref() == section;
+    let same_request = (kept.quantity, kept.section.as_ref(), kept.wheelchair) == asked;
     let whole = kept.seats.iter().all(|seat| held.contains(seat));
     match (same_request, whole) {
         (true, true) => KeyedAnswer::Again(kept.seats.clone()),
@@ -54,8 +54,7 @@ mod tests {
     /// What the order kept, the request, what the order holds, the answer.
     type Case<'a> = (
         Option<&'a KeyedBlock>,
-        u32,
-        Option<&'a SectionId>,
+        BlockAsked<'a>,
         &'a [SeatId],
         KeyedAnswer,
     );
@@ -71,30 +70,29 @@ mod tests {
         let kept = KeyedBlock {
             quantity: 2,
             section: Some(a.clone()),
+            wheelchair: 1,
             seats: seats(&["A-1-4", "A-1-5"])?,
         };
         let both = seats(&["A-1-4", "A-1-5", "A-2-1"])?;
-        let cases: [Case; 6] = [
-            (None, 2, Some(&a), &both, KeyedAnswer::Claim),
+        let again = KeyedAnswer::Again(kept.seats.clone());
+        let cases: [Case; 8] = [
+            (None, (2, Some(&a), 1), &both, KeyedAnswer::Claim),
+            (Some(&kept), (2, Some(&a), 1), &both, again),
+            (Some(&kept), (3, Some(&a), 1), &both, KeyedAnswer::Reused),
+            (Some(&kept), (2, Some(&b), 1), &both, KeyedAnswer::Reused),
+            (Some(&kept), (2, None, 1), &both, KeyedAnswer::Reused),
+            (Some(&kept), (2, Some(&a), 0), &both, KeyedAnswer::Reused),
+            (Some(&kept), (2, Some(&a), 2), &both, KeyedAnswer::Reused),
+            // A seat of the block was dropped since: not held whole.
             (
                 Some(&kept),
-                2,
-                Some(&a),
-                &both,
-                KeyedAnswer::Again(kept.seats.clone()),
+                (2, Some(&a), 1),
+                &both[1..],
+                KeyedAnswer::Reused,
             ),
-            (Some(&kept), 3, Some(&a), &both, KeyedAnswer::Reused),
-            (Some(&kept), 2, Some(&b), &both, KeyedAnswer::Reused),
-            (Some(&kept), 2, None, &both, KeyedAnswer::Reused),
-            // A seat of the block was dropped since: not held whole.
-            (Some(&kept), 2, Some(&a), &both[1..], KeyedAnswer::Reused),
         ];
-        for (i, (kept, quantity, section, held, want)) in cases.into_iter().enumerate() {
-            assert_eq!(
-                keyed_answer(kept, quantity, section, held),
-                want,
-                "case {i}"
-            );
+        for (i, (kept, asked, held, want)) in cases.into_iter().enumerate() {
+            assert_eq!(keyed_answer(kept, asked, held), want, "case {i}");
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 //! ([`fillable_indexes`]); the store makes the offer in one transaction;
 //! this says which.
 
-use super::best_available::choose_block;
+use super::best_available::{choose_block, Rows};
 use std::collections::{HashMap, HashSet};
 
 use super::access::WHEELCHAIR_SYMBOL;
@@ -75,7 +75,7 @@ fn fill_from(request: &EntryRequest, section: &SectionFree) -> Option<OfferUnits
         }),
         Free::Rows(rows) => {
             let seats = if request.together {
-                let (row, start) = choose_block(rows, n)?;
+                let (row, start) = choose_block(Rows::plain(rows, n))?;
                 (start..start + n).map(|seat| (row, seat)).collect()
             } else {
                 best_seats(rows, n)?

@@ -324,9 +324,9 @@ impl RowPlan {
         access::access_symbols(self.count, &self.wheelchair, &self.companion)
     }
 
-    /// `free` (one flag per seat) with its wheelchair spaces taken out.
-    pub fn without_wheelchair_spaces(&self, free: Vec<bool>) -> Vec<bool> {
-        access::without_wheelchair_spaces(&self.wheelchair, free)
+    /// What each of its seats is for ([`access::seats_access`]).
+    pub fn seats_access(&self) -> Option<Vec<Option<access::Access>>> {
+        access::seats_access(self.count, &self.wheelchair, &self.companion)
     }
 }
 

@@ -354,8 +354,17 @@ fn a_row_shows_its_access_seat_by_seat() -> TestResult {
     };
     assert_eq!(row.access_symbols().as_deref(), Some("WC..W."));
     assert_eq!(RowPlan::plain(RowId::parse("1")?, 6).access_symbols(), None);
-    let free = row.without_wheelchair_spaces(vec![true, false, true, true, true, true]);
-    assert_eq!(free, [false, false, true, true, false, true]);
+    use crate::domain::access::Access::{Companion, Wheelchair};
+    let seats = row.seats_access().ok_or("a row with access")?;
+    let expected = [
+        Some(Wheelchair),
+        Some(Companion),
+        None,
+        None,
+        Some(Wheelchair),
+        None,
+    ];
+    assert_eq!(seats, expected);
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::Reply;
 use crate::auth::DrawSecrets;
-use crate::domain::access::{access_of_symbol, Access};
+use crate::domain::access::Access;
 use crate::domain::{
     Event, EventId, EventPlan, EventStatus, RowId, RowPlan, SeatId, SeatSpec, SeatStatus, SectionId,
 };
@@ -219,7 +219,7 @@ pub async fn list_seats(app: &App, req: &Request) -> Reply {
 /// The access of a page's seats, each row's worked out once.
 struct RowsAccess<'a> {
     event: &'a Event,
-    rows: HashMap<(SectionId, RowId), Option<Vec<char>>>,
+    rows: HashMap<(SectionId, RowId), Option<Vec<Option<Access>>>>,
 }
 
 impl<'a> RowsAccess<'a> {
@@ -233,13 +233,13 @@ impl<'a> RowsAccess<'a> {
     fn of(&mut self, seat: &SeatSpec) -> Option<Access> {
         let event = self.event;
         let key = (seat.section_id.clone(), seat.row.clone());
-        let symbols = self.rows.entry(key).or_insert_with(|| {
+        let seats = self.rows.entry(key).or_insert_with(|| {
             let section = event.section(&seat.section_id)?;
             let row = section.rows.iter().find(|row| row.row == seat.row)?;
-            Some(row.access_symbols()?.chars().collect())
+            row.seats_access()
         });
         let at = usize::try_from(seat.number.checked_sub(1)?).ok()?;
-        access_of_symbol(*symbols.as_ref()?.get(at)?)
+        *seats.as_ref()?.get(at)?
     }
 }
 

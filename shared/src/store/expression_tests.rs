@@ -133,6 +133,7 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
     let keyed = crate::domain::keyed_block::KeyedBlock {
         quantity: 2,
         section: Some(crate::domain::SectionId::parse("A").unwrap()),
+        wheelchair: 0,
         seats: vec![],
     };
     let mut all = vec![
@@ -260,6 +261,7 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
                     version: 3,
                     runs: crate::domain::RowRuns {
                         longest: 4,
+                        clear: Some(2),
                         until: Some(now),
                     },
                 },
@@ -268,6 +270,7 @@ fn every_expression_binds_exactly_what_it_uses() -> Result<(), Box<dyn std::erro
                     version: 7,
                     runs: crate::domain::RowRuns {
                         longest: 0,
+                        clear: None,
                         until: None,
                     },
                 },

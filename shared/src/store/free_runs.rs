@@ -13,7 +13,7 @@ use super::errors::{is_condition_failure, sdk_error, StoreError};
 use super::items;
 use super::items::seat::RUNS_ITEM;
 use super::items::seat_map::{
-    runs_key, NotedRuns, MAP_VERSION, RUNS_LONGEST, RUNS_UNTIL, SEAT_MAP_ITEM_SEATS,
+    runs_key, NotedRuns, MAP_VERSION, RUNS_CLEAR, RUNS_LONGEST, RUNS_UNTIL, SEAT_MAP_ITEM_SEATS,
 };
 use super::schema::PK;
 use super::seat_map::{row_projection, SeatChange, Written, BATCH_GET_KEYS};
@@ -75,7 +75,14 @@ impl RunsNotes {
             return;
         };
         let now = crate::world::now();
-        let runs = |item: &Item| RowRuns::of(shape.part_seats, &row_projection(item), now);
+        let runs = |item: &Item| {
+            RowRuns::of(
+                shape.part_seats,
+                &row_projection(item),
+                now,
+                &shape.wheelchair,
+            )
+        };
         let (before, after) = (runs(&written.before), runs(&written.after));
         if !RowRuns::worth_writing(before, after, written.changed_every_seat(seats), version) {
             return;
@@ -200,6 +207,12 @@ fn row_runs(value: &AttributeValue) -> Option<RowRuns> {
     let fields = Fields::new(value.as_m().ok()?);
     Some(RowRuns {
         longest: fields.u32(RUNS_LONGEST).ok()?,
+        clear: fields
+            .opt_i64(RUNS_CLEAR)
+            .ok()?
+            .map(u32::try_from)
+            .transpose()
+            .ok()?,
         until: fields.opt_i64(RUNS_UNTIL).ok()?.map(crate::domain::Millis),
     })
 }
@@ -232,6 +245,7 @@ pub(super) mod tests {
                 part_seats: 10,
                 section_parts: 1,
                 runs_item: named,
+                wheelchair: Vec::new(),
             }),
         }
     }

@@ -17,7 +17,7 @@
 use super::errors::{sdk_error, StoreError};
 use super::items;
 use super::items::bucket::{CAPACITY, FREE, GA_PK_PREFIX, SOLD};
-use super::items::seat::{PART_SEATS, RUNS_ITEM};
+use super::items::seat::{PART_SEATS, ROW_WHEELCHAIR, RUNS_ITEM};
 use super::items::seat_map::{
     section_progress_key, sold_out_key, FULL_PARTS, SEAT_MAP_ITEM_SEATS, SOLD_OUT,
 };
@@ -37,8 +37,8 @@ pub const SOLD_OUT_CACHE_MS: i64 = 1_000;
 /// items, for the attributes each seat is created with.
 #[derive(Debug, Default)]
 pub(super) struct MapShape {
-    /// Per row: its seats and its run-summary item.
-    rows: HashMap<(SectionId, RowId), (u32, u32)>,
+    /// Per row: its seats, its run-summary item and its wheelchair spaces.
+    rows: HashMap<(SectionId, RowId), (u32, u32, Vec<u32>)>,
     section_parts: HashMap<SectionId, u32>,
 }
 
@@ -48,7 +48,7 @@ impl MapShape {
         for (section, row, item) in RunsLayout::of(&event.sections).place(&event.sections) {
             shape.rows.insert(
                 (section.section_id.clone(), row.row.clone()),
-                (row.count, item),
+                (row.count, item, row.wheelchair.clone()),
             );
             let parts = shape
                 .section_parts
@@ -61,13 +61,14 @@ impl MapShape {
 
     /// The attributes a seat is created with: its part's seats, its
     /// section's parts and, in a row the run summaries cover, its row's
-    /// summary item.
+    /// summary item and wheelchair spaces (if any).
     pub(super) fn seat_attributes(&self, seat: &SeatSpec) -> Vec<(String, AttributeValue)> {
-        let (count, runs_item) = self
+        let none = (0, 0, Vec::new());
+        let (count, runs_item, wheelchair) = self
             .rows
             .get(&(seat.section_id.clone(), seat.row.clone()))
-            .copied()
-            .unwrap_or((0, 0));
+            .unwrap_or(&none);
+        let (count, runs_item) = (*count, *runs_item);
         let first = (seat.number.saturating_sub(1) / SEAT_MAP_ITEM_SEATS) * SEAT_MAP_ITEM_SEATS;
         let part_seats = count.saturating_sub(first).min(SEAT_MAP_ITEM_SEATS);
         let parts = self
@@ -81,6 +82,10 @@ impl MapShape {
         ];
         if count < SEAT_MAP_ITEM_SEATS {
             attributes.push((RUNS_ITEM.into(), AttributeValue::N(runs_item.to_string())));
+            if !wheelchair.is_empty() {
+                let numbers = wheelchair.iter().map(u32::to_string).collect();
+                attributes.push((ROW_WHEELCHAIR.into(), AttributeValue::Ns(numbers)));
+            }
         }
         attributes
     }
@@ -96,6 +101,9 @@ pub struct PartShape {
     /// The row's run-summary item, when the summaries cover its row (a
     /// row of under 1,000 seats, created since the summaries were split).
     pub runs_item: Option<u32>,
+    /// The row's wheelchair spaces (seat numbers), as its seats carry
+    /// them ([`ROW_WHEELCHAIR`]).
+    pub wheelchair: Vec<u32>,
 }
 
 impl PartShape {
@@ -107,6 +115,13 @@ impl PartShape {
             part_seats: number(PART_SEATS)?,
             section_parts: number(SECTION_PARTS)?,
             runs_item: number(RUNS_ITEM),
+            wheelchair: image[ROW_WHEELCHAIR]["NS"]
+                .as_array()
+                .map(|numbers| {
+                    let number = |n: &serde_json::Value| n.as_str()?.parse().ok();
+                    numbers.iter().filter_map(number).collect()
+                })
+                .unwrap_or_default(),
         })
     }
 }
@@ -288,16 +303,20 @@ mod tests {
         let row = |id: &str, count| -> Result<RowPlan, Box<dyn std::error::Error>> {
             Ok(RowPlan::plain(RowId::parse(id)?, count))
         };
+        let spaces = RowPlan {
+            wheelchair: vec![2, 7],
+            ..row("3", 10)?
+        };
         let event = Event {
             event_id: EventId::parse("e")?,
             name: "E".into(),
             hold_seconds: 60,
-            seat_count: 2_550,
+            seat_count: 2_560,
             buyer_limit: None,
             buyer_key: None,
             sections: vec![SectionPlan {
                 section_id: SectionId::parse("A")?,
-                rows: vec![row("1", 2_500)?, row("2", 50)?],
+                rows: vec![row("1", 2_500)?, row("2", 50)?, spaces],
                 capacity: None,
             }],
         };
@@ -312,14 +331,14 @@ mod tests {
             })
         };
         let n = |v: &AttributeValue| v.as_n().map(String::as_str).unwrap_or("").to_owned();
-        // (row, number, seats in its part, parts in the section: 3 + 1,
+        // (row, number, seats in its part, parts in the section: 3 + 1 + 1,
         // its run-summary item: none for a row of 1,000 seats or more)
         for (row, number, part, parts, runs) in [
-            ("1", 1, "1000", "4", None),
-            ("1", 1_000, "1000", "4", None),
-            ("1", 2_001, "500", "4", None),
-            ("1", 2_500, "500", "4", None),
-            ("2", 7, "50", "4", Some("1")),
+            ("1", 1, "1000", "5", None),
+            ("1", 1_000, "1000", "5", None),
+            ("1", 2_001, "500", "5", None),
+            ("1", 2_500, "500", "5", None),
+            ("2", 7, "50", "5", Some("1")),
         ] {
             let attrs: HashMap<_, _> = shape
                 .seat_attributes(&seat(row, number)?)
@@ -334,7 +353,18 @@ mod tests {
                 (part.into(), parts.into(), runs.map(str::to_owned)),
                 "{row}-{number}"
             );
+            assert!(!attrs.contains_key(ROW_WHEELCHAIR), "{row}: no spaces");
         }
+        // A row with wheelchair spaces: each seat names them, and the
+        // projector reads them back from its image.
+        let attrs: HashMap<_, _> = shape.seat_attributes(&seat("3", 4)?).into_iter().collect();
+        let spaces = attrs.get(ROW_WHEELCHAIR).and_then(|v| v.as_ns().ok());
+        assert_eq!(spaces, Some(&vec!["2".to_owned(), "7".to_owned()]));
+        let image = serde_json::json!({
+            SECTION_ID: {"S": "A"}, PART_SEATS: {"N": "10"}, SECTION_PARTS: {"N": "4"},
+            RUNS_ITEM: {"N": "2"}, ROW_WHEELCHAIR: {"NS": ["7", "2"]}});
+        let part = PartShape::of_image(&image).ok_or("a shape")?;
+        assert_eq!(part.wheelchair, [7, 2]);
         Ok(())
     }
 

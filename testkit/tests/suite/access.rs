@@ -1,7 +1,8 @@
 //! Accessible seats in the plan and its read routes (API.md, "Accessible
 //! seats"): wheelchair spaces and companion seats travel with the plan to
-//! get-event, list-seats and availability, are part of its identity, and
-//! an unsold wheelchair space leaves an event sold out.
+//! get-event, list-seats and availability, are part of its identity, an
+//! unsold wheelchair space leaves an event sold out, and best-available
+//! chooses by them.
 
 use serde_json::{json, Value};
 
@@ -119,41 +120,132 @@ async fn an_unsold_wheelchair_space_leaves_an_event_sold_out() {
     );
 }
 
-/// best-available never chooses a wheelchair space for a buyer who did
-/// not ask for one, and refuses `wheelchair` ≥ 1 for now (0 to quantity
-/// by the contract: above quantity is a 400 as well).
+/// best-available by the access rules, through the route: asked for
+/// wheelchair spaces, exactly that many, the companion seats beside them
+/// first; asked for none, never a space (a `409` when only spaces are
+/// left, which get-seat still takes); above quantity a `400`; under a key,
+/// another count is another request (`422`).
 #[tokio::test]
-async fn best_available_leaves_wheelchair_spaces_to_the_map() {
+async fn best_available_chooses_by_the_access_rules() {
     let app = fresh_app().await;
+    // Row 1: W W . .   Row 2: . . . C W C . .   Row 3: . C C .   Row 4: . . . .
     let plan = json!({"name": "Access", "holdSeconds": 300, "sections": [{"sectionId": "A",
-        "rows": [{"row": "1", "count": 4, "wheelchair": [1, 2]}]}]});
+        "rows": [{"row": "1", "count": 4, "wheelchair": [1, 2]},
+                 {"row": "2", "count": 8, "wheelchair": [5], "companion": [4, 6]},
+                 {"row": "3", "count": 4, "companion": [2, 3]},
+                 {"row": "4", "count": 4}]}]});
     let (id, _) = create_event(&app, "acc", &plan.to_string()).await;
     let first = order(&app, &id).await;
-    for body in [
-        json!({"quantity": 2, "wheelchair": 1}),
-        json!({"quantity": 1, "wheelchair": 2}),
-    ] {
-        let (status, refused) = best(&app, &first, body.clone()).await;
-        assert_eq!(
-            (status, refused["error"].as_str()),
-            (400, Some("bad-request")),
-            "{body}: {refused}"
-        );
-    }
-    let (status, block) = best(&app, &first, json!({"quantity": 2, "wheelchair": 0})).await;
+    let (status, refused) = best(&app, &first, json!({"quantity": 2, "wheelchair": 3})).await;
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (400, Some("bad-request")),
+        "{refused}"
+    );
+
+    let uri = format!("/orders/{}/best-available", first.id);
+    let auth = first.auth();
+    let keyed = [
+        ("authorization", auth.as_str()),
+        ("idempotency-key", "space"),
+    ];
+    let one = json!({"quantity": 2, "wheelchair": 1}).to_string();
+    let (status, block) = send(&app, "POST", &uri, &keyed, &one).await;
     assert_eq!(status, 200, "{block}");
     assert_eq!(
         block["seats"],
-        json!(["A-1-3", "A-1-4"]),
-        "the block past the wheelchair spaces"
+        json!(["A-2-4", "A-2-5"]),
+        "one space and a companion seat, a row behind a space without one"
     );
-    // Only wheelchair spaces are left: none for best-available, both on the map.
-    let second = order(&app, &id).await;
-    let (status, none) = best(&app, &second, json!({"quantity": 1})).await;
+    let none = json!({"quantity": 2, "wheelchair": 0}).to_string();
+    let (status, reused) = send(&app, "POST", &uri, &keyed, &none).await;
+    assert_eq!(
+        (status, reused["error"].as_str()),
+        (422, Some("idempotency-key-reused"))
+    );
+    assert_eq!(
+        send(&app, "POST", &uri, &keyed, &one).await.1["seats"],
+        block["seats"]
+    );
+
+    // Pairs asked for no space, one after another, each by the rules:
+    let expected = [
+        (
+            ["A-1-3", "A-1-4"],
+            "past the spaces, and beside them is no orphan",
+        ),
+        (
+            ["A-4-1", "A-4-2"],
+            "no companion seat, before the rows between",
+        ),
+        (["A-4-3", "A-4-4"], "the same"),
+        (
+            ["A-3-1", "A-3-2"],
+            "companion seats that strand none, before pairs that do",
+        ),
+        (["A-3-3", "A-3-4"], "the same"),
+        (["A-2-2", "A-2-3"], "a pair that strands a seat"),
+        (
+            ["A-2-7", "A-2-8"],
+            "without a companion seat, before a more central one with",
+        ),
+    ];
+    for (seats, rule) in expected {
+        let buyer = order(&app, &id).await;
+        let (status, block) = best(&app, &buyer, json!({"quantity": 2})).await;
+        assert_eq!(
+            (status, &block["seats"]),
+            (200, &json!(seats)),
+            "{rule}: {block}"
+        );
+    }
+    // Only wheelchair spaces and single seats are left: no pair.
+    let third = order(&app, &id).await;
+    let (status, none) = best(&app, &third, json!({"quantity": 2})).await;
     assert_eq!(status, 409, "{none}");
     assert_eq!(
-        claim(&app, &second, "A-1-1").await.0,
+        claim(&app, &third, "A-1-1").await.0,
         200,
         "get-seat takes any seat"
     );
+    testkit::assert_invariants(&app, &id).await;
+}
+
+/// The run summaries know each row's clear run: where only wheelchair
+/// spaces break the runs, a request for none is refused from them without
+/// reading a seat, while a request for one still reads the rows and is
+/// served.
+#[tokio::test]
+async fn the_summaries_refuse_a_request_for_no_space_where_only_spaces_break_the_runs() {
+    let counter = local::metrics::RequestCounter::default();
+    let app = testkit::fresh_app_streaming(Some(counter.clone())).await;
+    // Four rows of 6, a space at seat 3 and seat 6 held: clear runs of 2.
+    let rows: Vec<Value> = (1..=4)
+        .map(|r| json!({"row": r.to_string(), "count": 6, "wheelchair": [3]}))
+        .collect();
+    let plan = json!({"name": "Runs", "holdSeconds": 300,
+        "sections": [{"sectionId": "A", "rows": rows}]});
+    let (id, _) = create_event(&app, "runs", &plan.to_string()).await;
+    let holder = order(&app, &id).await;
+    for row in 1..=4 {
+        assert_eq!(claim(&app, &holder, &format!("A-{row}-6")).await.0, 200);
+    }
+    local::streams::project_now(&app, &testkit::dynamodb_endpoint())
+        .await
+        .unwrap();
+    let buyer = order(&app, &id).await;
+    let app = app.new_process();
+    counter.take();
+    let (status, refused) = best(&app, &buyer, json!({"quantity": 3})).await;
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (409, Some("not-enough-seats"))
+    );
+    let sent = counter.take();
+    assert_eq!(sent.get("Query"), None, "no seat read: {sent:?}");
+    let (status, block) = best(&app, &buyer, json!({"quantity": 3, "wheelchair": 1})).await;
+    assert_eq!(status, 200, "{block}");
+    assert_eq!(block["seats"], json!(["A-1-3", "A-1-4", "A-1-5"]));
+    assert!(counter.take().contains_key("Query"), "the rows were read");
+    testkit::assert_invariants(&app, &id).await;
 }

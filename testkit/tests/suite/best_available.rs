@@ -296,7 +296,12 @@ async fn a_stampede_of_pairs_is_served_whole_front_rows_first() {
         // lies MAX_SPREAD_ROWS or more rows behind a pair still free.
         let behind: Vec<usize> = held_rows
             .iter()
-            .map(|&r| shared::domain::best_available::rows_behind_a_free_run(&rows, r, 2))
+            .map(|&r| {
+                shared::domain::best_available::rows_behind_a_free_run(
+                    shared::domain::best_available::Rows::plain(&rows, 2),
+                    r,
+                )
+            })
             .collect();
         eprintln!(
             "round {round}: {} of 40 behind a free better pair, by at most {} rows",

@@ -23,21 +23,22 @@ use lambda_http::http::StatusCode;
 use lambda_http::{Body, Request, Response};
 use serde::{Deserialize, Serialize};
 
+mod candidates;
 mod in_hand;
 mod rows;
 
 use super::access::read_own_order;
 use super::Reply;
 use crate::auth::HoldToken;
+use crate::domain::best_available::Ask;
 use crate::domain::keyed_block::{keyed_answer, KeyedAnswer, KeyedBlock};
-use crate::domain::{
-    Event, IdempotencyKey, Millis, OrderId, RowRuns, SeatId, SeatStatus, SectionId, SectionPlan,
-};
+use crate::domain::{Event, IdempotencyKey, Millis, OrderId, SeatId, SeatStatus, SectionId};
 use crate::error::Error;
 use crate::http::{idempotency_key, json, json_body, path_param};
 use crate::retry::Rounds;
-use crate::store::{BlockClaim, SectionRuns, StoredOrder};
+use crate::store::{BlockClaim, StoredOrder};
 use crate::App;
+use candidates::{candidate_rows, Candidate};
 use in_hand::RowsInHand;
 use rows::choose_seats;
 
@@ -53,10 +54,19 @@ struct BestAvailableBody {
     quantity: u32,
     #[serde(default)]
     section_id: Option<SectionId>,
-    /// Wheelchair spaces asked for among the seats: 0 for now (API.md,
-    /// "Accessible seats").
+    /// Wheelchair spaces asked for among the seats, 0 to `quantity`
+    /// (API.md, "Accessible seats").
     #[serde(default)]
     wheelchair: u32,
+}
+
+impl BestAvailableBody {
+    fn ask(&self) -> Ask {
+        Ask {
+            n: self.quantity as usize,
+            wheelchair: self.wheelchair as usize,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -97,7 +107,7 @@ pub async fn best_available(app: &App, req: &Request) -> Reply {
         .event(token.event_id())
         .await?
         .ok_or(Error::OrderNotFound)?;
-    let candidates = candidate_rows(app, &event, body.section_id.as_ref(), body.quantity).await?;
+    let candidates = candidate_rows(app, &event, body.section_id.as_ref(), body.ask()).await?;
     if candidates.is_empty() {
         return Err(Error::NotEnoughSeats {
             quantity: body.quantity,
@@ -136,6 +146,7 @@ impl Asked<'_> {
         KeyedBlock {
             quantity: self.body.quantity,
             section: self.body.section_id.clone(),
+            wheelchair: self.body.wheelchair,
             seats: seats.to_vec(),
         }
     }
@@ -174,11 +185,19 @@ async fn choose_and_claim(
     let ruled_out: Vec<Option<Millis>> = candidates.iter().map(|c| c.until).collect();
     let mut in_hand = RowsInHand::new(&ruled_out);
     let mut token = token.clone();
+    let ask = asked.body.ask();
     while rounds.next().await.is_some() {
-        let n = quantity as usize;
         let losses = rounds.losses();
-        let choice =
-            choose_seats(app, event, candidates, n, losses, &mut in_hand, &mut budget).await?;
+        let choice = choose_seats(
+            app,
+            event,
+            candidates,
+            ask,
+            losses,
+            &mut in_hand,
+            &mut budget,
+        )
+        .await?;
         let Some(choice) = choice else {
             if in_hand.is_exact(crate::world::now()) {
                 return Err(Error::NotEnoughSeats { quantity });
@@ -212,7 +231,7 @@ async fn choose_and_claim(
             }
             // Spent in claim_block, which only ends on another outcome.
             BlockClaim::Taken(_) | BlockClaim::StaleToken(_) => {
-                in_hand.read_again_where_runs_were(n);
+                in_hand.read_again_where_runs_were(ask.n);
                 rounds.lost();
             }
         }
@@ -243,7 +262,8 @@ fn answered_before(
 ) -> Result<Option<Response<Body>>, Error> {
     let order = &stored.order;
     let kept = stored.keyed_blocks.get(key);
-    match keyed_answer(kept, body.quantity, body.section_id.as_ref(), &order.seats) {
+    let asked = (body.quantity, body.section_id.as_ref(), body.wheelchair);
+    match keyed_answer(kept, asked, &order.seats) {
         KeyedAnswer::Claim => Ok(None),
         KeyedAnswer::Again(seats) => Ok(Some(held(&order.order_id, &seats, order.expires_at))),
         KeyedAnswer::Reused => Err(Error::IdempotencyKeyReused),
@@ -294,92 +314,14 @@ async fn claim_block(
     }
 }
 
-/// A section to read, and which of its rows (by index) may hold a run.
-struct Candidate<'a> {
-    section: &'a SectionPlan,
-    rows: Vec<bool>,
-    /// Until when the summaries that ruled rows out hold: the earliest
-    /// expiry of a hold they counted.
-    until: Option<Millis>,
-}
-
-/// The seated sections asked for (one, or all in plan order), less those
-/// the stream saw sold out and those whose every row the run summaries
-/// rule out; each with the rows they leave.
-async fn candidate_rows<'a>(
-    app: &App,
-    event: &'a Event,
-    section_id: Option<&SectionId>,
-    quantity: u32,
-) -> Result<Vec<Candidate<'a>>, Error> {
-    let sections: Vec<&SectionPlan> = match section_id {
-        Some(id) => match event.section(id).ok_or(Error::SectionNotFound)? {
-            ga if ga.is_ga() => {
-                return Err(Error::BadRequest(format!(
-                    "section {id} is general admission: hold places with hold-ga"
-                )))
-            }
-            seated => vec![seated],
-        },
-        None => event.sections.iter().filter(|s| !s.is_ga()).collect(),
-    };
-    // Sections the stream saw sold out for good need no reading.
-    let sold_out = app.sold_out_sections(&event.event_id).await?;
-    let sections: Vec<&SectionPlan> = sections
-        .into_iter()
-        .filter(|s| !sold_out.contains(&s.section_id))
-        .collect();
-    if sections.is_empty() {
-        return Ok(Vec::new());
-    }
-    let runs = app.section_runs(event).await?;
-    let now = crate::world::now();
-    Ok(sections
-        .into_iter()
-        .map(|section| {
-            let (rows, until) = rows_that_may_fit(section, &runs, quantity, now);
-            Candidate {
-                section,
-                rows,
-                until,
-            }
-        })
-        .filter(|c| c.rows.iter().any(|&fits| fits))
-        .collect())
-}
-
-/// Per row of `section`, whether its summary leaves room for a run of n;
-/// and the earliest expiry among the holds of the rows it rules out.
-fn rows_that_may_fit(
-    section: &SectionPlan,
-    runs: &SectionRuns,
-    n: u32,
-    now: Millis,
-) -> (Vec<bool>, Option<Millis>) {
-    let mut until: Option<Millis> = None;
-    let rows = section.rows.iter().map(|row| {
-        let summary = runs.get(&(section.section_id.clone(), row.row.clone()));
-        let fits = RowRuns::may_fit(summary, n, now);
-        if let (false, Some(at)) = (fits, summary.and_then(|runs| runs.until)) {
-            until = Some(until.map_or(at, |u| u.min(at)));
-        }
-        fits
-    });
-    (rows.collect(), until)
-}
-
-/// best-available's `wheelchair`: 0 to `quantity` by the contract, and 0
-/// for now: a request for wheelchair spaces is a clear `400` rather than
-/// a block without them.
+/// best-available's `wheelchair`: 0 to `quantity` (API.md, "Accessible
+/// seats").
 fn check_wheelchair(wheelchair: u32, quantity: u32) -> Result<(), Error> {
-    match wheelchair {
-        0 => Ok(()),
-        k if k > quantity => Err(Error::BadRequest(format!(
+    match wheelchair <= quantity {
+        true => Ok(()),
+        false => Err(Error::BadRequest(format!(
             "wheelchair must be 0 to quantity ({quantity})"
         ))),
-        _ => Err(Error::BadRequest(
-            "best-available does not choose wheelchair spaces yet: choose them on the map (get-seat)".into(),
-        )),
     }
 }
 
@@ -505,36 +447,6 @@ mod tests {
                 "{what}: the bound holds"
             );
         }
-    }
-
-    #[test]
-    fn rows_the_summaries_rule_out_hold_only_until_their_first_hold_expires(
-    ) -> Result<(), Box<dyn std::error::Error>> {
-        use crate::domain::{RowId, RowPlan};
-        let row =
-            |id: &str| -> Result<RowPlan, Error> { Ok(RowPlan::plain(RowId::parse(id)?, 10)) };
-        let section = SectionPlan {
-            section_id: SectionId::parse("A")?,
-            rows: vec![row("1")?, row("2")?, row("3")?],
-            capacity: None,
-        };
-        let summary = |longest, until| RowRuns { longest, until };
-        let key =
-            |id: &str| -> Result<_, Error> { Ok((section.section_id.clone(), RowId::parse(id)?)) };
-        let runs = SectionRuns::from([
-            (key("1")?, summary(1, Some(Millis(50)))),
-            (key("2")?, summary(1, Some(Millis(30)))),
-            (key("3")?, summary(9, Some(Millis(10)))),
-        ]);
-        // Rows 1 and 2 rule out a pair until their first holds expire;
-        // row 3 fits, and its hold bounds nothing.
-        let (fits, until) = rows_that_may_fit(&section, &runs, 2, Millis(0));
-        assert_eq!(fits, [false, false, true]);
-        assert_eq!(until, Some(Millis(30)));
-        // Without a summary a row is read, and bounds nothing either.
-        let (fits, until) = rows_that_may_fit(&section, &SectionRuns::new(), 2, Millis(0));
-        assert_eq!((fits, until), (vec![true; 3], None));
-        Ok(())
     }
 
     #[test]

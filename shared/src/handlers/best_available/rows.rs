@@ -6,7 +6,7 @@
 
 use super::in_hand::{earliest, Choice, Learnt, Reading, RowsInHand, SectionInHand};
 use super::{Budget, Candidate, Spend};
-use crate::domain::best_available::{spread_choice, spread_is_decided};
+use crate::domain::best_available::{spread_choice, spread_is_decided, Ask};
 use crate::domain::{
     free_seats, hold_is_live, Event, Millis, ProjectedSeat, RowPlan, RowProjection, SeatId,
     SeatState, SeatStatus, SectionPlan,
@@ -68,8 +68,8 @@ async fn check_window(
     check(app, event, section, read, seats, budget).await
 }
 
-/// The seats the rules pick: in the first candidate section with a run of
-/// n, by [`spread_choice`]: the contract's choice when uncontended
+/// The seats the rules pick: in the first candidate section with a block
+/// for `ask`, by [`spread_choice`]: the contract's choice when uncontended
 /// (`losses == 0`), after lost races one of the best blocks in rank order.
 /// Rows are read a few at a time, until the rows in hand decide the choice
 /// (later rows cannot enter its window); rows the summaries ruled out are
@@ -80,40 +80,30 @@ pub(super) async fn choose_seats(
     app: &App,
     event: &Event,
     candidates: &[Candidate<'_>],
-    n: usize,
+    ask: Ask,
     losses: u32,
     in_hand: &mut RowsInHand,
     budget: &mut Budget,
 ) -> Result<Option<Choice>, Error> {
-    let reading = in_hand.reading;
-    for (
-        candidate,
-        (
-            Candidate {
-                section, rows: may, ..
-            },
-            read,
-        ),
-    ) in candidates.iter().zip(&mut in_hand.sections).enumerate()
-    {
-        // Rows to read: those the summaries leave and the last read did not
-        // see full (the rest ride along as full, unread).
-        let to_read = read.to_read(may);
+    let (reading, n) = (in_hand.reading, ask.n);
+    let sections = candidates.iter().zip(&mut in_hand.sections);
+    for (candidate, (c, read)) in sections.enumerate() {
+        let section = c.section;
+        // Rows to read: those the plan and the summaries leave and the
+        // last read did not see full (the rest ride along as full, unread).
+        let to_read = read.to_read(&c.rows, &c.in_plan);
         loop {
-            read_until_decided(
-                app, event, section, &to_read, read, n, losses, reading, budget,
-            )
-            .await?;
+            read_until_decided(app, event, c, &to_read, read, ask, losses, reading, budget).await?;
             let blocks = match (losses, budget.for_reads()) {
                 (0, _) | (_, 0) => None,
-                _ => read.blocks_to_check(n, losses),
+                _ => read.blocks_to_check((&c.access, ask), losses),
             };
             let Some(window) = blocks else {
                 break;
             };
             check_window(app, event, section, read, (&window, n), budget).await?;
         }
-        if let Some((row, start)) = spread_choice(&read.rows, n, losses, random_u64()) {
+        if let Some((row, start)) = spread_choice(c.seen(&read.rows, ask), losses, random_u64()) {
             return Ok(Some(Choice {
                 candidate,
                 row,
@@ -134,15 +124,17 @@ pub(super) async fn choose_seats(
 async fn read_until_decided(
     app: &App,
     event: &Event,
-    section: &SectionPlan,
+    candidate: &Candidate<'_>,
     to_read: &[bool],
     read: &mut SectionInHand,
-    n: usize,
+    ask: Ask,
     losses: u32,
     reading: Reading,
     budget: &mut Budget,
 ) -> Result<(), Error> {
-    while read.rows.len() < section.rows.len() && !spread_is_decided(&read.rows, n, losses) {
+    let section = candidate.section;
+    let decided = |read: &SectionInHand| spread_is_decided(candidate.seen(&read.rows, ask), losses);
+    while read.rows.len() < section.rows.len() && !decided(read) {
         // A batch the budget cannot pay for and still claim is cut to
         // what it can (a row at least: if not even that, the spend
         // below ends the request).
@@ -261,12 +253,10 @@ impl RowsRead {
                 })
                 .collect(),
         };
-        // A wheelchair space is never chosen for a buyer who did not ask
-        // for one (API.md, "Accessible seats").
         let rows = rows
             .iter()
             .zip(reads)
-            .map(|(row, &r)| (row.without_wheelchair_spaces(free(row, r)), !from_map(row)))
+            .map(|(row, &r)| (free(row, r), !from_map(row)))
             .collect();
         (rows, until)
     }

@@ -12,11 +12,14 @@ use crate::store::value::{n, s, Fields, Item};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 /// The order's attribute recording best-available's block under a key:
-/// `keyedBlock#{key}` = `{q: quantity, sec?: section, s: seats}`. One per
-/// key, written by the claim's own transaction (so it gains no item).
+/// `keyedBlock#{key}` = `{q: quantity, sec?: section, w?: wheelchair
+/// spaces, s: seats}`. One per key, written by the claim's own
+/// transaction (so it gains no item); `w` only when some were asked for,
+/// so records from before accessible seats read as none.
 const KEYED_BLOCK_PREFIX: &str = "keyedBlock#";
 const KEYED_QUANTITY: &str = "q";
 const KEYED_SECTION: &str = "sec";
+const KEYED_WHEELCHAIR: &str = "w";
 const KEYED_SEATS: &str = "s";
 
 pub(super) fn keyed_block_attribute(key: &IdempotencyKey) -> String {
@@ -54,6 +57,10 @@ pub(super) fn parse_keyed_blocks(
                         Some(id) => Some(SectionId::parse(id).ok()?),
                         None => None,
                     },
+                    wheelchair: match m.contains_key(KEYED_WHEELCHAIR) {
+                        true => fields.u32(KEYED_WHEELCHAIR).ok()?,
+                        false => 0,
+                    },
                     seats: seats
                         .iter()
                         .map(|id| SeatId::parse(id).ok())
@@ -85,5 +92,33 @@ pub(super) fn keyed_block_value(block: &KeyedBlock, seats: &[&str]) -> Attribute
     if let Some(section) = &block.section {
         record.insert(KEYED_SECTION.to_owned(), s(section.as_str()));
     }
+    if block.wheelchair > 0 {
+        record.insert(KEYED_WHEELCHAIR.to_owned(), n(block.wheelchair));
+    }
     AttributeValue::M(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_reads_back_as_written_and_an_old_one_asked_no_space(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let key = IdempotencyKey::parse("retry-1")?;
+        for wheelchair in [0, 2] {
+            let block = KeyedBlock {
+                quantity: 3,
+                section: Some(SectionId::parse("A")?),
+                wheelchair,
+                seats: vec![SeatId::parse("A-1-2")?, SeatId::parse("A-1-3")?],
+            };
+            let value = keyed_block_value(&block, &["A-1-2", "A-1-3"]);
+            let stored = value.as_m().map_err(|_| "a map")?;
+            assert_eq!(stored.contains_key(KEYED_WHEELCHAIR), wheelchair > 0);
+            let item = Item::from([(keyed_block_attribute(&key), value)]);
+            assert_eq!(parse_keyed_blocks(&item)?.get(&key), Some(&block));
+        }
+        Ok(())
+    }
 }

@@ -77,6 +77,14 @@ pub(in crate::store) const PART_SEATS: &str = "partSeats";
 /// every one of them.
 pub(in crate::store) const RUNS_ITEM: &str = "eventRunsItem";
 
+/// On a seat of a row the run summaries cover that has wheelchair spaces:
+/// their seat numbers (a number set), so the projector, which knows a row
+/// only from its seats' images, can summarise the row's clear run
+/// (`domain::RowRuns::clear`). Seats of such rows created before it carry
+/// none, and their summaries count wheelchair spaces like any seat (a
+/// request for none may then read a row for nothing, never miss one).
+pub(in crate::store) const ROW_WHEELCHAIR: &str = "rowWheelchair";
+
 // ----- codec ---------------------------------------------------------------
 
 pub(in crate::store) fn parse_seat(item: &Item) -> Result<Seat, StoreError> {

@@ -49,6 +49,9 @@ pub(in crate::store) fn runs_key(event: &EventRef, item: u32) -> Item {
 pub(in crate::store) const RUNS_VERSION: &str = "v";
 pub(in crate::store) const RUNS_LONGEST: &str = "l";
 pub(in crate::store) const RUNS_UNTIL: &str = "u";
+/// The clear run (`domain::RowRuns::clear`), only in rows with wheelchair
+/// spaces.
+pub(in crate::store) const RUNS_CLEAR: &str = "c";
 
 /// What the stream has seen sold out, for good (nothing sold is ever
 /// released): `SOLDOUT#{ref}`, SK `EVENT` with `soldOut` (the set of its
@@ -121,6 +124,9 @@ pub(in crate::store) fn rows_runs(rows: &[NotedRuns]) -> Expression {
         ]);
         if let Some(until) = noted.runs.until {
             summary.insert(RUNS_UNTIL.to_owned(), number(until.0));
+        }
+        if let Some(clear) = noted.runs.clear {
+            summary.insert(RUNS_CLEAR.to_owned(), number(i64::from(clear)));
         }
         bindings = bindings
             .name(&format!("#r{i}"), &noted.row)
