@@ -67,6 +67,16 @@ pub fn access_symbols(count: u32, wheelchair: &[u32], companion: &[u32]) -> Opti
     )
 }
 
+/// What each seat of a row is for, from its [`access_symbols`].
+pub fn seats_of_symbols(symbols: &str) -> Vec<Option<Access>> {
+    let access = |symbol| match symbol {
+        WHEELCHAIR_SYMBOL => Some(Access::Wheelchair),
+        COMPANION_SYMBOL => Some(Access::Companion),
+        _ => None,
+    };
+    symbols.chars().map(access).collect()
+}
+
 /// Checks the access lists of row `row` (of `count` seats) of `section`:
 /// seat numbers of the row, each once, none in both lists.
 pub fn check_row_access(

@@ -2,17 +2,18 @@
 //! offers), pure: free inventory goes to the earliest-joined waiting entry
 //! whose request it can fill, from the first of the entry's sections (in
 //! plan order) that can fill it; there the block best-available would
-//! choose, or with `together: false` the section's best free seats one at
-//! a time; in a general-admission section, the places. An entry that
+//! choose (with the wheelchair spaces asked for, exactly), or with
+//! `together: false` the section's best free seats one at a time (the
+//! spaces asked for first); in a general-admission section, the places. An entry that
 //! cannot be filled keeps its place and the next is tried. The offerer
 //! reads the free units and the heads of the indexes they could fill
 //! ([`fillable_indexes`]); the store makes the offer in one transaction;
 //! this says which.
 
-use super::best_available::{choose_block, Rows};
+use super::best_available::{choose_block, Ask, RowAccess, Rows};
 use std::collections::{HashMap, HashSet};
 
-use super::access::WHEELCHAIR_SYMBOL;
+use super::access::{seats_of_symbols, Access};
 use super::ga::{plan_take, Bucket, HeldPlaces, Take, LISTING_BUCKETS_FROM};
 use super::seat_map::{RowMap, SeatMap, SectionMap};
 use super::waitlist::EntryRequest;
@@ -22,10 +23,24 @@ use super::{Event, Millis, OrderId, SeatId, SectionId};
 /// What one section has free for an offer, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Free {
-    /// A seated section's rows in plan order: true where the seat is free.
-    Rows(Vec<Vec<bool>>),
+    /// A seated section's rows in plan order: true where the seat is
+    /// free; and what each seat is for.
+    Rows {
+        free: Vec<Vec<bool>>,
+        access: Vec<RowAccess>,
+    },
     /// A general-admission section's free places.
     Places(u32),
+}
+
+impl Free {
+    /// Rows whose seats are for no one in particular.
+    pub fn rows(free: Vec<Vec<bool>>) -> Self {
+        Self::Rows {
+            free,
+            access: Vec::new(),
+        }
+    }
 }
 
 /// A section and what it has free.
@@ -50,10 +65,9 @@ pub enum OfferUnits {
 
 /// What `sections` (the event's, in plan order) can offer `request`: from
 /// the first of its sections (any, when it names none) that can fill it,
-/// or `None`. Until plans mark wheelchair spaces (API.md's accessible
-/// seats) no seat is one, so a request for any is never filled.
+/// or `None`.
 pub fn fill(request: &EntryRequest, sections: &[SectionFree]) -> Option<OfferUnits> {
-    if request.wheelchair > 0 || request.quantity == 0 {
+    if request.quantity == 0 {
         return None;
     }
     let asked = |section: &SectionId| {
@@ -67,18 +81,25 @@ pub fn fill(request: &EntryRequest, sections: &[SectionFree]) -> Option<OfferUni
 
 fn fill_from(request: &EntryRequest, section: &SectionFree) -> Option<OfferUnits> {
     let quantity = request.quantity;
-    let n = usize::try_from(quantity).ok()?;
+    let ask = Ask {
+        n: usize::try_from(quantity).ok()?,
+        wheelchair: usize::try_from(request.wheelchair).ok()?,
+    };
     match &section.free {
-        Free::Places(free) => (*free >= quantity).then(|| OfferUnits::Places {
-            section: section.section.clone(),
-            quantity,
-        }),
-        Free::Rows(rows) => {
+        // Places have no wheelchair spaces.
+        Free::Places(free) => {
+            (*free >= quantity && ask.wheelchair == 0).then(|| OfferUnits::Places {
+                section: section.section.clone(),
+                quantity,
+            })
+        }
+        Free::Rows { free, access } => {
+            let rows = Rows { free, access, ask };
             let seats = if request.together {
-                let (row, start) = choose_block(Rows::plain(rows, n))?;
-                (start..start + n).map(|seat| (row, seat)).collect()
+                let (row, start) = choose_block(rows)?;
+                (start..start + ask.n).map(|seat| (row, seat)).collect()
             } else {
-                best_seats(rows, n)?
+                best_seats(rows)?
             };
             Some(OfferUnits::Seats {
                 section: section.section.clone(),
@@ -88,22 +109,50 @@ fn fill_from(request: &EntryRequest, section: &SectionFree) -> Option<OfferUnits
     }
 }
 
-/// The section's `n` best free seats one at a time: the best row first
-/// (plan order), and in a row the seat nearest its centre first (ties to
-/// the lower number); `None` if it has fewer than `n` free.
-fn best_seats(rows: &[Vec<bool>], n: usize) -> Option<Vec<(usize, usize)>> {
-    let mut chosen = Vec::with_capacity(n);
+/// The section's best free seats one at a time for `rows.ask`, in row then
+/// seat order: the wheelchair spaces asked for, then the other seats (none
+/// a wheelchair space), asked for no space companion seats last; each the
+/// best row first (plan order), and in a row the seat nearest its centre
+/// (ties to the lower number). `None` if there are not enough.
+fn best_seats(rows: Rows) -> Option<Vec<(usize, usize)>> {
+    let Ask { n, wheelchair } = rows.ask;
+    let is = |r: usize, i: usize, access| RowAccess::of_row(rows.access, r).at(i) == Some(access);
+    let space = |r, i| is(r, i, Access::Wheelchair);
+    let mut chosen = best_of(rows.free, wheelchair, space, |_, _| false)?;
+    let other = |r, i| !space(r, i);
+    let companion_last = |r, i| wheelchair == 0 && is(r, i, Access::Companion);
+    chosen.extend(best_of(rows.free, n - wheelchair, other, companion_last)?);
+    chosen.sort_unstable();
+    Some(chosen)
+}
+
+/// The `n` best of `rows`' free seats that `wanted` takes: those `later`
+/// marks after the rest, then the best row first, and in a row the seat
+/// nearest its centre (ties to the lower number); `None` if fewer.
+fn best_of(
+    rows: &[Vec<bool>],
+    n: usize,
+    wanted: impl Fn(usize, usize) -> bool,
+    later: impl Fn(usize, usize) -> bool,
+) -> Option<Vec<(usize, usize)>> {
+    let mut seats: Vec<(bool, usize, usize, usize)> = Vec::new();
     for (r, row) in rows.iter().enumerate() {
-        let mut free: Vec<usize> = (0..row.len()).filter(|&i| row[i]).collect();
-        // Twice the distance between the seat's centre and the row's.
-        free.sort_by_key(|&i| ((2 * i + 1).abs_diff(row.len()), i));
-        chosen.extend(free.into_iter().take(n - chosen.len()).map(|i| (r, i)));
-        if chosen.len() == n {
-            chosen.sort_unstable();
-            return Some(chosen);
+        for i in (0..row.len()).filter(|&i| row[i] && wanted(r, i)) {
+            // Twice the distance between the seat's centre and the row's.
+            seats.push((later(r, i), r, (2 * i + 1).abs_diff(row.len()), i));
         }
     }
-    None
+    if seats.len() < n {
+        return None;
+    }
+    seats.sort_unstable();
+    Some(
+        seats
+            .into_iter()
+            .take(n)
+            .map(|(_, r, _, i)| (r, i))
+            .collect(),
+    )
 }
 
 /// The first of `waiting` (earliest-joined first) that `sections` can
@@ -141,11 +190,13 @@ pub fn free_units(
         .iter()
         .map(|section| {
             let free = match &section.rows {
-                Some(rows) => Free::Rows(
-                    rows.iter()
+                Some(rows) => Free::Rows {
+                    free: rows
+                        .iter()
                         .map(|row| free_row(section, row, known))
                         .collect(),
-                ),
+                    access: rows_access(rows),
+                },
                 None => Free::Places(
                     buckets
                         .get(&section.section_id)
@@ -160,24 +211,29 @@ pub fn free_units(
         .collect()
 }
 
+/// What the seats of `rows` are for, by their `access`; empty when no
+/// row has any (most sections).
+fn rows_access(rows: &[RowMap]) -> Vec<RowAccess> {
+    if rows.iter().all(|row| row.access.is_none()) {
+        return Vec::new();
+    }
+    let access = |row: &RowMap| RowAccess::new(row.access.as_deref().map(seats_of_symbols));
+    rows.iter().map(access).collect()
+}
+
 /// One row of `section`'s map: true where its seat is available or
-/// listed, and not known taken. A wheelchair space is never free to
-/// offer: only an entry asking for one may have it, as best-available
-/// gives it only to a buyer asking (API.md, "Accessible seats"), and
-/// such entries wait for now.
+/// listed, and not known taken. A free wheelchair space is free here; the
+/// choice gives it only to an entry asking for one, as best-available
+/// does (API.md, "Accessible seats").
 fn free_row(section: &SectionMap, row: &RowMap, known: &SeatsKnown) -> Vec<bool> {
     let seat = |number: usize| {
         let number = u32::try_from(number + 1).unwrap_or(u32::MAX);
         SeatId::compose(&section.section_id, &row.row, number)
     };
-    let mut access = row.access.as_deref().map(str::chars).into_iter().flatten();
     let statuses = row.statuses.chars().enumerate();
     let (listed, taken) = (known.listed, known.taken);
     statuses
         .map(|(i, c)| {
-            if access.next() == Some(WHEELCHAIR_SYMBOL) {
-                return false;
-            }
             if listed.is_empty() && taken.is_empty() {
                 return c == 'A';
             }
@@ -284,31 +340,25 @@ fn spread_for(buckets: &[Bucket], me: &OrderId) -> Vec<Bucket> {
 }
 
 /// The indexes of waiting entries that `sections` could fill, each once:
-/// in each section with something free, every quantity up to what it
-/// could hold (adjacent in one row: its longest free run; apart: all its
-/// free seats; general admission: its free places, `together` or not, as
-/// places are never apart), at most `max_quantity`, in that section's
-/// index and in the any-section one. Every entry of such an index can be
-/// filled (the index is what it asks for), so its head is the earliest
-/// that can, and the earliest of the heads is the entry an offer goes to:
-/// the offerer reads one item per index and shard, however long the line.
-/// Until plans mark wheelchair spaces no index asking for one is fillable.
+/// in each section, every request it could fill ([`fillable`]), in that
+/// section's index and in the any-section one. Every entry of such an
+/// index can be filled (the index is what it asks for), so its head is
+/// the earliest that can, and the earliest of the heads is the entry an
+/// offer goes to: the offerer reads one item per index and shard, however
+/// long the line.
 pub fn fillable_indexes(sections: &[SectionFree], max_quantity: u32) -> Vec<WaitingIndex> {
     let mut indexes = Vec::new();
     for section in sections {
-        let (together, apart) = capacity(&section.free);
-        for (together_asked, most) in [(true, together), (false, apart)] {
-            for quantity in 1..=most.min(max_quantity) {
-                for within in [Some(section.section.clone()), None] {
-                    let index = WaitingIndex {
-                        section: within,
-                        quantity,
-                        together: together_asked,
-                        wheelchair: 0,
-                    };
-                    if !indexes.contains(&index) {
-                        indexes.push(index);
-                    }
+        for (quantity, together, wheelchair) in fillable(&section.free, max_quantity) {
+            for within in [Some(section.section.clone()), None] {
+                let index = WaitingIndex {
+                    section: within,
+                    quantity,
+                    together,
+                    wheelchair,
+                };
+                if !indexes.contains(&index) {
+                    indexes.push(index);
                 }
             }
         }
@@ -316,25 +366,70 @@ pub fn fillable_indexes(sections: &[SectionFree], max_quantity: u32) -> Vec<Wait
     indexes
 }
 
-/// The most one request can be given from `free`: adjacent in one row,
-/// and apart.
-fn capacity(free: &Free) -> (u32, u32) {
-    match free {
-        Free::Places(places) => (*places, *places),
-        Free::Rows(rows) => {
-            let longest = rows.iter().map(|row| longest_run(row)).max().unwrap_or(0);
-            let all = rows.iter().flatten().filter(|free| **free).count();
-            let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-            (to_u32(longest), to_u32(all))
+/// The requests `free` could fill, as (quantity, together, wheelchair
+/// spaces), quantities up to `max_quantity`. Asked for none: up to its
+/// longest run without a space together, up to its free seats but spaces
+/// apart (places fill either way). Asked for k spaces (only where k are
+/// free): together where some block of that quantity holds exactly k,
+/// apart where enough other seats are free besides.
+fn fillable(free: &Free, max_quantity: u32) -> Vec<(u32, bool, u32)> {
+    let (free, access) = match free {
+        Free::Places(places) => {
+            let most = (*places).min(max_quantity);
+            return (1..=most)
+                .flat_map(|q| [(q, true, 0), (q, false, 0)])
+                .collect();
+        }
+        Free::Rows { free, access } => (free, access),
+    };
+    let space = |r: usize, i: usize| RowAccess::of_row(access, r).at(i) == Some(Access::Wheelchair);
+    let free_seats = free
+        .iter()
+        .enumerate()
+        .flat_map(|(r, row)| (0..row.len()).filter(move |&i| row[i]).map(move |i| (r, i)));
+    let (spaces, others): (Vec<_>, Vec<_>) = free_seats.partition(|&(r, i)| space(r, i));
+    let rows_with_spaces: HashSet<usize> = spaces.iter().map(|&(r, _)| r).collect();
+    let clear = (0..free.len())
+        .map(|r| longest_run(&free[r], |i| !space(r, i)))
+        .max()
+        .unwrap_or(0);
+    let mut fillable = Vec::new();
+    for q in 1..=max_quantity as usize {
+        let as_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        fillable.extend(
+            [(q <= clear, true), (q <= others.len(), false)]
+                .into_iter()
+                .filter(|&(fits, _)| fits)
+                .map(|(_, together)| (as_u32(q), together, 0)),
+        );
+        for k in 1..=q.min(spaces.len()) {
+            let rows = Rows {
+                free,
+                access,
+                ask: Ask {
+                    n: q,
+                    wheelchair: k,
+                },
+            };
+            if rows_with_spaces.iter().any(|&r| rows.has_block(r)) {
+                fillable.push((as_u32(q), true, as_u32(k)));
+            }
+            if others.len() >= q - k {
+                fillable.push((as_u32(q), false, as_u32(k)));
+            }
         }
     }
+    fillable
 }
 
-fn longest_run(row: &[bool]) -> usize {
-    row.split(|free| !free)
-        .map(<[bool]>::len)
-        .max()
-        .unwrap_or(0)
+/// The longest run of free seats of `row` that `counts` takes.
+fn longest_run(row: &[bool], counts: impl Fn(usize) -> bool) -> usize {
+    let (mut longest, mut run) = (0, 0);
+    for (i, &free) in row.iter().enumerate() {
+        run = if free && counts(i) { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ fn row(picture: &str) -> Vec<bool> {
 fn seated(section: &str, rows: &[&str]) -> Result<SectionFree, crate::error::Error> {
     Ok(SectionFree {
         section: id(section)?,
-        free: Free::Rows(rows.iter().map(|r| row(r)).collect()),
+        free: Free::rows(rows.iter().map(|r| row(r)).collect()),
     })
 }
 
@@ -159,12 +159,83 @@ fn the_earliest_entry_that_can_be_filled_gets_the_offer() -> TestResult {
     Ok(())
 }
 
+/// A section's rows from pictures: `.` free, `x` taken, `W` and `C` a
+/// free wheelchair space and companion seat, `w` and `c` taken ones.
+fn accessible(section: &str, rows: &[&str]) -> Result<SectionFree, crate::error::Error> {
+    let free = rows
+        .iter()
+        .map(|r| r.chars().map(|c| ".WC".contains(c)).collect())
+        .collect();
+    let access = rows
+        .iter()
+        .map(|r| RowAccess::new(Some(seats_of_symbols(&r.to_uppercase()))));
+    Ok(SectionFree {
+        section: id(section)?,
+        free: Free::Rows {
+            free,
+            access: access.collect(),
+        },
+    })
+}
+
 #[test]
-fn a_wheelchair_request_waits_for_plans_that_mark_wheelchair_spaces() -> TestResult {
-    let event = [seated("A", &["....."])?, places("FLOOR", 10)?];
-    let mut request = ask(2, &[], true)?;
-    request.wheelchair = 1;
-    assert_eq!(fill(&request, &event), None);
+fn a_wheelchair_request_is_filled_with_exactly_its_spaces() -> TestResult {
+    let event = [accessible("A", &["W....", ".CWC."])?];
+    let with = |quantity, together, wheelchair| -> Result<EntryRequest, crate::error::Error> {
+        Ok(EntryRequest {
+            wheelchair,
+            ..ask(quantity, &[], together)?
+        })
+    };
+    let cases = [
+        (
+            with(2, true, 1)?,
+            Some(&[(1, 1), (1, 2)][..]),
+            "a space and a companion seat first",
+        ),
+        (
+            with(2, true, 0)?,
+            Some(&[(0, 3), (0, 4)]),
+            "no space, and no orphan",
+        ),
+        (with(2, true, 2)?, None, "no two spaces side by side"),
+        (
+            with(3, false, 1)?,
+            Some(&[(0, 0), (0, 1), (0, 2)]),
+            "the best space, then the best seats",
+        ),
+        (
+            with(2, false, 0)?,
+            Some(&[(0, 1), (0, 2)]),
+            "no space apart either",
+        ),
+        (
+            with(4, false, 0)?,
+            Some(&[(0, 1), (0, 2), (0, 3), (0, 4)]),
+            "the best row's",
+        ),
+        (
+            with(6, false, 0)?,
+            Some(&[(0, 1), (0, 2), (0, 3), (0, 4), (1, 0), (1, 4)]),
+            "companion seats last, though nearer the centre",
+        ),
+        (
+            with(3, false, 2)?,
+            Some(&[(0, 0), (0, 2), (1, 2)]),
+            "both spaces, the best other seat",
+        ),
+        (with(3, false, 3)?, None, "only two spaces"),
+    ];
+    for (request, expected, rule) in cases {
+        let offered = fill(&request, &event);
+        let expected = expected.map(|seats| OfferUnits::Seats {
+            section: SectionId::parse("A").unwrap_or_else(|_| unreachable!()),
+            seats: seats.to_vec(),
+        });
+        assert_eq!(offered, expected, "{rule}");
+    }
+    // Places have no wheelchair spaces.
+    assert_eq!(fill(&with(1, true, 1)?, &[places("FLOOR", 10)?]), None);
     Ok(())
 }
 
@@ -192,6 +263,15 @@ fn free_units_fill_the_indexes_of_every_quantity_up_to_what_they_hold() -> TestR
     assert_eq!(
         labels(&[places("F", 5)?], 2),
         ["*|1|f|0", "*|1|t|0", "*|2|f|0", "*|2|t|0", "F|1|f|0", "F|1|t|0", "F|2|f|0", "F|2|t|0"]
+    );
+    // A free wheelchair space: requests for one too, where a block or
+    // seats apart can hold it; a request for none never counts it.
+    assert_eq!(
+        labels(&[accessible("A", &["W.x"])?], 2),
+        [
+            "*|1|f|0", "*|1|f|1", "*|1|t|0", "*|1|t|1", "*|2|f|1", "*|2|t|1", "A|1|f|0", "A|1|f|1",
+            "A|1|t|0", "A|1|t|1", "A|2|f|1", "A|2|t|1",
+        ]
     );
     // Two sections share the any-section indexes, once each.
     assert_eq!(
@@ -304,7 +384,7 @@ fn places_free_are_what_anyone_may_take_and_an_offer_takes_them() -> TestResult 
 }
 
 #[test]
-fn a_wheelchair_space_is_never_free_to_offer() -> TestResult {
+fn a_wheelchair_space_is_offered_only_to_an_entry_asking_for_one() -> TestResult {
     let row = RowMap {
         row: crate::domain::RowId::parse("1")?,
         statuses: "AAAH".into(),
@@ -326,8 +406,28 @@ fn a_wheelchair_space_is_never_free_to_offer() -> TestResult {
         listed: &listed,
         taken: &taken,
     };
-    // The companion seat is free to anyone; the wheelchair space to no one.
+    // The map's spaces and companion seats travel with what is free.
     let free = free_units(&map, &known, &HashMap::new(), Millis(0));
-    assert_eq!(free, [seated("A", &["x..x"])?]);
+    assert_eq!(free, [accessible("A", &["W.Cx"])?]);
+    let one = ask(1, &[], false)?;
+    let seat = |i| OfferUnits::Seats {
+        section: SectionId::parse("A").unwrap_or_else(|_| unreachable!()),
+        seats: vec![(0, i)],
+    };
+    assert_eq!(
+        fill(&one, &free),
+        Some(seat(1)),
+        "neither a space nor a companion seat"
+    );
+    let space = EntryRequest {
+        wheelchair: 1,
+        ..one
+    };
+    assert_eq!(fill(&space, &free), Some(seat(0)));
+    assert_eq!(
+        fill(&ask(3, &[], true)?, &free),
+        None,
+        "every three hold the space"
+    );
     Ok(())
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::waitlist::put_waitlist;
+use crate::common::waitlist::{joined, offer_free, put_waitlist, status_of};
 use crate::common::*;
 
 fn plan(wheelchair: &[u32]) -> String {
@@ -248,4 +248,24 @@ async fn the_summaries_refuse_a_request_for_no_space_where_only_spaces_break_the
     assert_eq!(block["seats"], json!(["A-1-3", "A-1-4", "A-1-5"]));
     assert!(counter.take().contains_key("Query"), "the rows were read");
     testkit::assert_invariants(&app, &id).await;
+}
+
+/// Waitlist offers hold exactly the wheelchair spaces asked for: an entry
+/// asking for none gets the seats beside the space, and the entry behind
+/// it, asking for one, the space and its companion seat.
+#[tokio::test]
+async fn a_waitlist_offer_holds_exactly_the_wheelchair_spaces_asked_for() {
+    let app = fresh_app().await;
+    // Row 1: . . W C
+    let plan = json!({"name": "Access", "holdSeconds": 300, "sections": [{"sectionId": "A",
+        "rows": [{"row": "1", "count": 4, "wheelchair": [3], "companion": [4]}]}]});
+    let (ev, _) = create_event(&app, "acc", &plan.to_string()).await;
+    put_waitlist(&app, &ev, json!({"opens": "now", "offerSeconds": 120})).await;
+    let none = joined(&app, &ev, "user:1", json!({"quantity": 2})).await;
+    let space = joined(&app, &ev, "user:2", json!({"quantity": 2, "wheelchair": 1})).await;
+    assert_eq!(offer_free(&app, &ev).await, 2);
+    for (entry, seats) in [(none, ["A-1-1", "A-1-2"]), (space, ["A-1-3", "A-1-4"])] {
+        let offered = status_of(&app, &ev, &entry).await;
+        assert_eq!(offered["offer"]["seats"], json!(seats), "{offered}");
+    }
 }

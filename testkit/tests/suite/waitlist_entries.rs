@@ -448,7 +448,7 @@ async fn an_offers_look_reads_the_heads_of_what_the_free_units_fill() {
             .zip(pictures)
             .map(|(section, row)| SectionFree {
                 section: SectionId::parse(section).unwrap(),
-                free: Free::Rows(vec![row.chars().map(|c| c == '.').collect()]),
+                free: Free::rows(vec![row.chars().map(|c| c == '.').collect()]),
             })
             .collect()
     };

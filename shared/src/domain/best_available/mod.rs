@@ -77,6 +77,11 @@ impl RowAccess {
         access.get(r).unwrap_or(&NO_ACCESS)
     }
 
+    /// What seat `seat` (0-based) is for, if anything.
+    pub fn at(&self, seat: usize) -> Option<Access> {
+        self.0.get(seat).copied().flatten()
+    }
+
     fn is(&self, seat: usize, access: Access) -> bool {
         self.0.get(seat) == Some(&Some(access))
     }
