@@ -116,12 +116,13 @@ fn fill_from(request: &EntryRequest, section: &SectionFree) -> Option<OfferUnits
 /// (ties to the lower number). `None` if there are not enough.
 fn best_seats(rows: Rows) -> Option<Vec<(usize, usize)>> {
     let Ask { n, wheelchair } = rows.ask;
+    let others = n.checked_sub(wheelchair)?;
     let is = |r: usize, i: usize, access| RowAccess::of_row(rows.access, r).at(i) == Some(access);
     let space = |r, i| is(r, i, Access::Wheelchair);
     let mut chosen = best_of(rows.free, wheelchair, space, |_, _| false)?;
     let other = |r, i| !space(r, i);
     let companion_last = |r, i| wheelchair == 0 && is(r, i, Access::Companion);
-    chosen.extend(best_of(rows.free, n - wheelchair, other, companion_last)?);
+    chosen.extend(best_of(rows.free, others, other, companion_last)?);
     chosen.sort_unstable();
     Some(chosen)
 }
@@ -340,24 +341,29 @@ fn spread_for(buckets: &[Bucket], me: &OrderId) -> Vec<Bucket> {
 }
 
 /// The indexes of waiting entries that `sections` could fill, each once:
-/// in each section, every request it could fill ([`fillable`]), in that
-/// section's index and in the any-section one. Every entry of such an
-/// index can be filled (the index is what it asks for), so its head is
-/// the earliest that can, and the earliest of the heads is the entry an
-/// offer goes to: the offerer reads one item per index and shard, however
-/// long the line.
+/// in each section, every request for no wheelchair space it could fill
+/// ([`fillable`]), and where it has a free space the index of entries
+/// asking for spaces ([`WaitingIndex::spaces`]: the look passes over those
+/// it cannot fill), each in that section's index and in the any-section
+/// one. Every entry of the others can be filled (the index is what it
+/// asks for), so its head is the earliest that can, and the earliest of
+/// the heads is the entry an offer goes to: the offerer reads one item per
+/// index and shard, however long the line.
 pub fn fillable_indexes(sections: &[SectionFree], max_quantity: u32) -> Vec<WaitingIndex> {
     let mut indexes = Vec::new();
+    let mut seen = HashSet::new();
     for section in sections {
-        for (quantity, together, wheelchair) in fillable(&section.free, max_quantity) {
-            for within in [Some(section.section.clone()), None] {
-                let index = WaitingIndex {
-                    section: within,
-                    quantity,
-                    together,
-                    wheelchair,
-                };
-                if !indexes.contains(&index) {
+        let (plain, spaces) = fillable(&section.free, max_quantity);
+        for within in [Some(section.section.clone()), None] {
+            let each = plain.iter().map(|&(quantity, together)| WaitingIndex {
+                section: within.clone(),
+                quantity,
+                together,
+                wheelchair: 0,
+            });
+            let spaces = spaces.then(|| WaitingIndex::spaces(within.clone()));
+            for index in each.chain(spaces) {
+                if seen.insert(index.label()) {
                     indexes.push(index);
                 }
             }
@@ -366,60 +372,42 @@ pub fn fillable_indexes(sections: &[SectionFree], max_quantity: u32) -> Vec<Wait
     indexes
 }
 
-/// The requests `free` could fill, as (quantity, together, wheelchair
-/// spaces), quantities up to `max_quantity`. Asked for none: up to its
-/// longest run without a space together, up to its free seats but spaces
-/// apart (places fill either way). Asked for k spaces (only where k are
-/// free): together where some block of that quantity holds exactly k,
-/// apart where enough other seats are free besides.
-fn fillable(free: &Free, max_quantity: u32) -> Vec<(u32, bool, u32)> {
+/// The requests for no wheelchair space `free` could fill, as (quantity,
+/// together), quantities up to `max_quantity`: up to its longest run
+/// without a space together, up to its free seats but spaces apart
+/// (places fill either way); and whether it has a free wheelchair space.
+fn fillable(free: &Free, max_quantity: u32) -> (Vec<(u32, bool)>, bool) {
     let (free, access) = match free {
         Free::Places(places) => {
             let most = (*places).min(max_quantity);
-            return (1..=most)
-                .flat_map(|q| [(q, true, 0), (q, false, 0)])
-                .collect();
+            let both = (1..=most).flat_map(|q| [(q, true), (q, false)]);
+            return (both.collect(), false);
         }
         Free::Rows { free, access } => (free, access),
     };
     let space = |r: usize, i: usize| RowAccess::of_row(access, r).at(i) == Some(Access::Wheelchair);
-    let free_seats = free
-        .iter()
-        .enumerate()
-        .flat_map(|(r, row)| (0..row.len()).filter(move |&i| row[i]).map(move |i| (r, i)));
-    let (spaces, others): (Vec<_>, Vec<_>) = free_seats.partition(|&(r, i)| space(r, i));
-    let rows_with_spaces: HashSet<usize> = spaces.iter().map(|&(r, _)| r).collect();
+    let (mut spaces, mut others) = (0, 0);
+    for (r, row) in free.iter().enumerate() {
+        for i in (0..row.len()).filter(|&i| row[i]) {
+            match space(r, i) {
+                true => spaces += 1,
+                false => others += 1,
+            }
+        }
+    }
     let clear = (0..free.len())
         .map(|r| longest_run(&free[r], |i| !space(r, i)))
         .max()
         .unwrap_or(0);
-    let mut fillable = Vec::new();
-    for q in 1..=max_quantity as usize {
-        let as_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        fillable.extend(
-            [(q <= clear, true), (q <= others.len(), false)]
-                .into_iter()
-                .filter(|&(fits, _)| fits)
-                .map(|(_, together)| (as_u32(q), together, 0)),
-        );
-        for k in 1..=q.min(spaces.len()) {
-            let rows = Rows {
-                free,
-                access,
-                ask: Ask {
-                    n: q,
-                    wheelchair: k,
-                },
-            };
-            if rows_with_spaces.iter().any(|&r| rows.has_block(r)) {
-                fillable.push((as_u32(q), true, as_u32(k)));
-            }
-            if others.len() >= q - k {
-                fillable.push((as_u32(q), false, as_u32(k)));
-            }
-        }
-    }
-    fillable
+    let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let (clear, others) = (to_u32(clear), to_u32(others));
+    let plain = (1..=max_quantity).flat_map(|q| {
+        let fits = [(q <= clear, true), (q <= others, false)];
+        fits.into_iter()
+            .filter(|&(fits, _)| fits)
+            .map(move |(_, together)| (q, together))
+    });
+    (plain.collect(), spaces > 0)
 }
 
 /// The longest run of free seats of `row` that `counts` takes.

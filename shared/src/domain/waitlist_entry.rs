@@ -52,8 +52,23 @@ pub struct IndexShard {
 }
 
 impl WaitingIndex {
+    /// The one index of `section` (`None`: any) where every entry asking
+    /// for wheelchair spaces waits, whatever its quantity and `together`:
+    /// few ask, so a look reads this index's heads and passes over those
+    /// the free units cannot fill, rather than an index per quantity and
+    /// count of spaces (dozens a section). Its quantity, 0, no request has.
+    pub fn spaces(section: Option<SectionId>) -> Self {
+        Self {
+            section,
+            quantity: 0,
+            together: false,
+            wheelchair: 1,
+        }
+    }
+
     /// The index's name in a key: `{section|*}|{quantity}|{t|f}|{wheelchair}`
-    /// (a section id never holds `|` or `*`).
+    /// (a section id never holds `|` or `*`); `{section|*}|0|f|1` for
+    /// [`WaitingIndex::spaces`].
     pub fn label(&self) -> String {
         let section = self.section.as_ref().map_or("*", SectionId::as_str);
         let together = if self.together { "t" } else { "f" };
@@ -65,11 +80,14 @@ impl WaitingIndex {
 /// the any-section one when it names none. One join writes them all, in
 /// its own transaction.
 pub fn entry_indexes(request: &EntryRequest) -> Vec<WaitingIndex> {
-    let index = |section: Option<SectionId>| WaitingIndex {
-        section,
-        quantity: request.quantity,
-        together: request.together,
-        wheelchair: request.wheelchair,
+    let index = |section: Option<SectionId>| match request.wheelchair {
+        0 => WaitingIndex {
+            section,
+            quantity: request.quantity,
+            together: request.together,
+            wheelchair: 0,
+        },
+        _ => WaitingIndex::spaces(section),
     };
     match request.section_ids.is_empty() {
         true => vec![index(None)],
