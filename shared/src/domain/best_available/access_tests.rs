@@ -151,23 +151,46 @@ fn the_ranking_by_access_a_case_per_rule() {
     }
 }
 
+/// The choice before access existed (at 8c789f1^), kept as an oracle:
+/// the first tier (no orphan, then any) with a block, its first row, there
+/// the block nearest the centre, ties to the lower start.
+fn choice_before_access(rows: &[Vec<bool>], n: usize) -> Option<(usize, usize)> {
+    let best = |free: &[bool], orphan_free: bool| {
+        (0..=free.len().checked_sub(n)?)
+            .filter(|&s| free[s..s + n].iter().all(|&f| f))
+            .filter(|&s| !(orphan_free && leaves_orphan(free, s, n)))
+            .min_by_key(|&s| ((2 * s + n).abs_diff(free.len()), s))
+    };
+    [true, false].into_iter().find_map(|orphan_free| {
+        let mut rows = rows.iter().enumerate();
+        rows.find_map(|(r, free)| best(free, orphan_free).map(|s| (r, s)))
+    })
+}
+
 #[test]
 fn with_neither_the_ranking_is_the_one_before_access() {
-    // The same rows with and without an access list of `.`s: the tiers
-    // only ever differ where a seat is for someone.
-    let rows = ["AAHAAAAHAA", "HAAAHAAAAH", "AAAAAAAAAA"];
-    let (free, _) = section(&rows);
-    let none: Vec<RowAccess> = rows
-        .iter()
-        .map(|r| RowAccess::new(Some(vec![None; r.len()])))
-        .collect();
-    for n in 1..=4 {
-        let listed = asked(&free, &none, n, 0);
-        assert_eq!(choose_block(listed), choose_block(Rows::plain(&free, n)));
-        for losses in 1..4 {
+    // Random sections of 5 rows of 8, with no access list and with one
+    // of `.`s alike: the choice the contract made before access.
+    let mut state = 11u64;
+    for _ in 0..300 {
+        let free: Vec<Vec<bool>> = (0..5)
+            .map(|_| {
+                (0..8)
+                    .map(|_| {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        !(state >> 33).is_multiple_of(3)
+                    })
+                    .collect()
+            })
+            .collect();
+        let none = vec![RowAccess::new(Some(vec![None; 8])); 5];
+        for n in 1..=4 {
+            let before = choice_before_access(&free, n);
+            assert_eq!(choose_block(Rows::plain(&free, n)), before, "{free:?} {n}");
             assert_eq!(
-                spread_candidates(listed, losses),
-                spread_candidates(Rows::plain(&free, n), losses)
+                choose_block(asked(&free, &none, n, 0)),
+                before,
+                "{free:?} {n}"
             );
         }
     }
@@ -199,21 +222,22 @@ fn the_spread_after_lost_races_keeps_to_blocks_the_request_may_take() {
 }
 
 #[test]
-fn a_read_is_decided_by_a_block_of_the_best_tier_only() {
-    let decided = |rows: &[&str], wheelchair| {
+fn a_read_is_decided_by_a_block_of_the_best_tier_any_row_could_give() {
+    // (the section's rows, how many are read, wheelchair spaces asked,
+    // decided)
+    let cases: [(&[&str], usize, usize, bool); 6] = [
+        (&["ACCA", "AAAA"], 1, 0, false), // a later row may have no companion seat
+        (&["ACCA", "AAAA"], 2, 0, true),
+        (&["AWAA", "AAWC"], 1, 1, false), // row 2's plan has a space beside a companion seat
+        (&["AWAA", "AAWC"], 2, 1, true),
+        (&["AWAA", "AAWA"], 1, 1, true), // no space has one beside it: no orphan decides
+        (&["HWAA", "AAWA"], 1, 1, false), // only a block that strands a seat so far
+    ];
+    for (rows, read, wheelchair, decided) in cases {
         let (free, access) = section(rows);
-        spread_is_decided(asked(&free, &access, 2, wheelchair), 0)
-    };
-    assert!(
-        !decided(&["ACCA"], 0),
-        "a later row may have a block without a companion seat"
-    );
-    assert!(decided(&["ACCA", "AAAA"], 0));
-    assert!(
-        !decided(&["AWAA"], 1),
-        "a later row may have a companion seat beside a space"
-    );
-    assert!(decided(&["AAWCAA"], 1));
+        let seen = asked(&free[..read], &access, 2, wheelchair);
+        assert_eq!(spread_is_decided(seen, 0), decided, "{rows:?}, {read} read");
+    }
     // Measured against blocks the request may take.
     let (free, access) = section(&["AAAA", "AWAA"]);
     let one = asked(&free, &access, 2, 1);

@@ -146,6 +146,28 @@ impl<'a> Rows<'a> {
         best_block(free, access, self.ask, within)
     }
 
+    /// The tier whose block decides an uncontended read
+    /// ([`spread_is_decided`]): [`Tier::BEST`], but asked for wheelchair
+    /// spaces, as many companion seats as any row's plan could put in such
+    /// a block (seats only ever fill, so no read finds more): where no
+    /// space has a companion seat beside it, the first block that leaves
+    /// no orphan decides.
+    fn decisive(&self) -> Tier {
+        if self.ask.wheelchair == 0 {
+            return Tier::BEST;
+        }
+        let short = |access: &RowAccess| {
+            let all = vec![true; access.0.len()];
+            let best = blocks(&all, access, self.ask).map(|(_, t)| t.companions_short);
+            best.min()
+        };
+        let planned = self.access.iter().filter_map(short).min();
+        Tier {
+            companions_short: planned.unwrap_or(0),
+            ..Tier::BEST
+        }
+    }
+
     /// Whether row `r` has a block the request may take at all.
     pub fn has_block(&self, r: usize) -> bool {
         let (free, access) = self.row(r);

@@ -87,14 +87,16 @@ fn spread_span(rows: Rows) -> std::ops::Range<usize> {
     }
 }
 
-/// Whether the rows read so far (a prefix of the section, in plan order)
-/// already decide [`spread_choice`], so no later row can enter it.
-/// Uncontended, once a row has a block of [`Tier::BEST`] (the first such
-/// is the choice). After lost races, once the window is full of such
-/// blocks of the span, or the span is whole.
+/// Whether the rows read so far (a prefix of the section, in plan order;
+/// `rows.access` the whole section's) already decide [`spread_choice`],
+/// so no later row can enter it. Uncontended, once a row has a block of
+/// the best tier any row could give (`Rows::decisive`: the first such is
+/// the choice). After lost races, once the window is full of such blocks
+/// of the span, or the span is whole.
 pub fn spread_is_decided(rows: Rows, losses: u32) -> bool {
+    let decisive = rows.decisive();
     if losses == 0 {
-        return (0..rows.len()).any(|r| rows.best_tier(r) == Some(Tier::BEST));
+        return (0..rows.len()).any(|r| rows.best_tier(r).is_some_and(|t| t <= decisive));
     }
     let span = spread_span(rows);
     if span.is_empty() {
@@ -102,7 +104,7 @@ pub fn spread_is_decided(rows: Rows, losses: u32) -> bool {
     }
     let best: usize = span
         .clone()
-        .map(|r| row_tiles(rows, r, Tier::BEST).len())
+        .map(|r| row_tiles(rows, r, decisive).len())
         .sum();
     best >= spread_window(losses) || span.len() == MAX_SPREAD_ROWS
 }
