@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { AxeBuilder } from "@axe-core/playwright";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -56,6 +57,27 @@ let failures = 0;
 export function check(name, ok, detail = "") {
   console.log(`browser: ${name}: ${ok ? "ok" : "FAILED"}${detail ? ` (${detail})` : ""}`);
   if (!ok) failures += 1;
+}
+
+/// axe-core's WCAG 2.1 A and AA rules on `page` as it stands: a check
+/// that fails on any violation, naming each rule and its first elements.
+export async function axeCheck(page, view) {
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+    .analyze();
+  const found = results.violations.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+  check(`axe: no WCAG 2.1 A/AA violations in the ${view} view`, found.length === 0, found.join("; "));
+}
+
+/// Pointer events a page has seen since `countPointers` (keyboard-only
+/// checks expect none: a key's click fires no pointer event).
+export async function countPointers(page) {
+  await page.evaluate(() => {
+    window.pointerEvents = 0;
+    for (const type of ["pointerdown", "mousedown"]) {
+      document.addEventListener(type, () => { window.pointerEvents += 1; }, true);
+    }
+  });
 }
 
 export async function waitFor(page, fn, arg, timeout = 5000) {

@@ -23,7 +23,7 @@
 // run in the temp dir. Prints one line per check; exits non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
+import { axeCheck, check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
 
 const SEEN_WITHIN_MS = 2000;
 // Sections of 2,500 seats on the stadium's map.
@@ -89,6 +89,7 @@ async function queue(base, browser, errors) {
     `${await queueStatus(second)} #${await second.getAttribute("#queue-position", "data-position")}${waited ? "" : `; ${await queueTrace(second)}`}`);
   await waitFor(third, () => document.querySelector("#queue-card")?.dataset.status === "WAITING", null, 5000);
   await third.screenshot({ path: shot("queue.png", "QUEUE_PNG") });
+  await axeCheck(third, "queue");
   // Its turn comes four seconds after the first's; near its turn the page
   // polls every two (pollAfterSeconds).
   const secondIn = await waitFor(second, () => document.querySelector("#queue-card")?.dataset.status === "ADMITTED", null, 12000);

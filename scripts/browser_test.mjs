@@ -4,13 +4,18 @@
 // - two independent browser contexts click the same seat at once: exactly
 //   one holds it, and the other sees it held within 2 s;
 // - the stampede button reports exactly one winner (N-1 seat-held);
-// - pay turns the seat sold in both contexts.
+// - pay turns the seat sold in both contexts;
+// - a third context, by keyboard alone (no pointer event), moves through
+//   the map with the arrow keys and "Go to seat", holds a seat with Enter
+//   and a wheelchair space and its companion seat through best-available;
+// - axe-core finds no WCAG 2.1 A/AA violation on the map, nor with a
+//   refused claim's message shown.
 // Saves a screenshot to $SEAT_MAP_PNG (`make screenshot`: docs/seat-map.png,
 // the README's), else to the temp dir, so a test run leaves the tree clean.
 // Prints one line per check and exits non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
+import { axeCheck, check, countPointers, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
 
 const SEEN_WITHIN_MS = 2000;
 const STAMPEDE = 20;
@@ -22,7 +27,8 @@ runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
     const plan = {
       name: "Browser Gala", holdSeconds: 300,
       sections: [
-        { sectionId: "A", rows: [{ row: "1", count: 12 }, { row: "2", count: 12 }, { row: "3", count: 12 }] },
+        { sectionId: "A", rows: [{ row: "1", count: 12 }, { row: "2", count: 12 },
+          { row: "3", count: 12, wheelchair: [12], companion: [11] }] },
         { sectionId: "FLOOR", capacity: 120 },
       ],
     };
@@ -35,6 +41,8 @@ runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
     await Promise.all([pa.waitForSelector(seat("A-1-6")), pb.waitForSelector(seat("A-1-6"))]);
     check("the page draws the seat map", (await pa.locator("#map .seat").count()) === 36);
     check("dev mode is on", await pa.evaluate(() => document.body.classList.contains("dev")));
+    await axeCheck(pa, "map");
+    await keyboardOnly(browser, base, eventId, errors);
 
     // Both click A-1-6 at once.
     const target = "A-1-6";
@@ -57,6 +65,7 @@ runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
     const loserMessage = await loser.waitForFunction(() => document.querySelector("#message")?.textContent || false, null, { timeout: 5000, polling: 50 })
       .then((h) => h.jsonValue(), () => "(no message within 5 s)");
     check("the other context is told it is held", /held by someone else/.test(loserMessage), loserMessage);
+    await axeCheck(loser, "refused claim's message");
 
     // The winner also takes two best-available seats and 3 floor places.
     await winner.fill("#best-quantity", "2");
@@ -94,3 +103,51 @@ runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
     await loser.waitForTimeout(1200); // one refresh, so the map shows everyone's seats
     await loser.screenshot({ path: process.env.SEAT_MAP_PNG || path.join(os.tmpdir(), "seat-map.png"), fullPage: true });
 }).catch((e) => { console.error(e); process.exit(1); });
+
+// The map by keyboard alone, in a context of its own: the arrow keys and
+// "Go to seat" move the focus, each seat says what it is, Enter holds one,
+// and best-available holds a wheelchair space with its companion seat;
+// no pointer event on the way.
+async function keyboardOnly(browser, base, eventId, errors) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const p = await context.newPage();
+  p.on("pageerror", (e) => errors.push(String(e)));
+  await p.goto(`${base}/?event=${eventId}`);
+  await p.waitForSelector(seat("A-1-1"));
+  await countPointers(p);
+  const focused = () => p.evaluate(() => document.activeElement?.dataset?.seat || document.activeElement?.id || "");
+  for (let i = 0; i < 40 && (await focused()) !== "A-1-1"; i++) await p.keyboard.press("Tab");
+  const reached = await focused();
+  await p.keyboard.press("Tab");
+  const after = await focused();
+  await p.keyboard.press("Shift+Tab");
+  check("Tab reaches the map's first seat, and the next Tab leaves the map", reached === "A-1-1"
+    && !/^A-\d/.test(after) && (await focused()) === "A-1-1", `${reached}, then ${after}`);
+  const keys = [["ArrowRight", "A-1-2"], ["ArrowDown", "A-2-2"], ["End", "A-2-12"], ["ArrowDown", "A-3-12"], ["Home", "A-3-1"], ["ArrowUp", "A-2-1"]];
+  const went = [];
+  for (const [key] of keys) { await p.keyboard.press(key); went.push(await focused()); }
+  check("arrow keys, Home and End move through rows and between them", went.join(" ") === keys.map(([, s]) => s).join(" "), went.join(" "));
+  const name = await p.getAttribute(seat("A-3-12"), "aria-label");
+  check("a seat is named for screen readers", name === "Section A, row 3, seat 12, available, wheelchair space", name);
+  await p.keyboard.press("Shift+Tab");
+  for (let i = 0; i < 10 && (await focused()) !== "goto-seat"; i++) await p.keyboard.press("Shift+Tab");
+  await p.keyboard.type("A-3-2");
+  await p.keyboard.press("Enter");
+  check("Go to seat focuses the seat named", (await focused()) === "A-3-2", await focused());
+  await p.keyboard.press("Enter");
+  const held = await waitFor(p, () => document.querySelector('#map .seat[data-seat="A-3-2"]')?.dataset.mine === "1", null, 4000);
+  check("Enter holds the focused seat", held);
+  await p.focus("#best-quantity");
+  await p.keyboard.press("Control+A");
+  await p.keyboard.type("2");
+  await p.keyboard.press("Tab"); // the section
+  await p.keyboard.press("Tab"); // wheelchair spaces
+  await p.keyboard.press("Control+A");
+  await p.keyboard.type("1");
+  await p.keyboard.press("Enter");
+  const spaces = await waitFor(p, () => ["A-3-11", "A-3-12"].every((s) => document.querySelector(`#map .seat[data-seat="${s}"]`)?.dataset.mine === "1"), null, 4000);
+  check("best-available by keyboard holds a wheelchair space and its companion seat", spaces, await p.textContent("#message"));
+  const pointers = await p.evaluate(() => window.pointerEvents);
+  check("no pointer event on the way", pointers === 0, `${pointers}`);
+  await context.close();
+}

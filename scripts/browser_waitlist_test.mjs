@@ -12,7 +12,7 @@
 // non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
+import { axeCheck, check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
 
 const shot = (name, env) => process.env[env] || path.join(os.tmpdir(), name);
 
@@ -53,6 +53,7 @@ async function waitlist(base, browser, errors) {
   check("joined: the entry waits", waiting, await cardStatus(p));
   const placed = await waitFor(p, () => /Position 1\b/.test(document.querySelector("#waitlist-position")?.textContent || ""), null, 15000);
   check("the page shows the entry's position", placed, await p.textContent("#waitlist-position"));
+  await axeCheck(p, "waitlist");
 
   const dropped = await call(base, "DELETE", `/orders/${holder.orderId}/seats/A-1-1`, { token: holder.holdToken });
   check("the holder drops a seat", dropped.status === 200, `status ${dropped.status}`);
@@ -61,6 +62,7 @@ async function waitlist(base, browser, errors) {
   const counting = await waitFor(p, () => /\d+:\d\d left to buy/.test(document.querySelector("#waitlist-countdown")?.textContent || "")
     && /A-1-1/.test(document.querySelector("#waitlist-status")?.textContent || ""), null, 3000);
   check("the offer shows its seat and a countdown", counting, await p.textContent("#waitlist-card"));
+  await axeCheck(p, "offer");
   const formGone = await p.evaluate(() => getComputedStyle(document.querySelector("#waitlist-form")).display === "none");
   check("while offered, the join form is not shown", formGone);
   await p.screenshot({ path: shot("waitlist.png", "WAITLIST_PNG"), fullPage: true });

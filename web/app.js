@@ -11,7 +11,8 @@
 // visitor's place and opens the map on admission; orders are opened with
 // the admission (queue.js). An event of more than CANVAS_FROM_SEATS seats is
 // drawn on one canvas: every section at once, and a section zoomed in to
-// pick seats (canvas.js). Both load before this file and use its state.
+// pick seats (canvas.js). Both load before this file and use its state, as
+// does access.js (seat names, keys and announcements).
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -178,12 +179,15 @@ function renderOrder() {
   seats.textContent = what;
   line.append(strong, " · ", seats);
   const id = document.createElement("div");
-  id.style.fontSize = "0.75rem";
-  id.style.opacity = "0.6";
+  id.className = "order-id";
   id.textContent = o.orderId;
   $("order-summary").append(line, id);
   tickCountdown();
 }
+
+// The seconds left at which a hold running out is announced (the clock
+// itself is not a live region: it would be read every second).
+const ANNOUNCE_LEFT_S = [60, 10];
 
 function tickCountdown() {
   const o = state.order;
@@ -193,6 +197,11 @@ function tickCountdown() {
   const s = Math.ceil(left / 1000);
   c.textContent = left > 0 ? `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")} left` : "expired";
   c.className = s <= 30 ? "low" : "";
+  const due = ANNOUNCE_LEFT_S.find((at) => s <= at && !(state.announcedLeft || []).includes(`${o.orderId}:${at}`));
+  if (due !== undefined && o.seats.length + (o.ga || []).length > 0) {
+    state.announcedLeft = [...(state.announcedLeft || []), `${o.orderId}:${due}`];
+    announce(s > 0 ? `${s} seconds left to pay for your order.` : "Your order's hold has expired.");
+  }
 }
 
 // ----- Drawing the map ----------------------------------------------------------
@@ -261,22 +270,30 @@ function drawMap() {
       for (const row of section.rows) {
         const line = document.createElement("div");
         line.className = "row-line";
+        line.setAttribute("role", "group");
+        line.setAttribute("aria-label", `Section ${section.sectionId}, row ${row.row}`);
         const label = document.createElement("span");
         label.className = "row-label";
+        label.setAttribute("aria-hidden", "true");
         label.textContent = row.row;
         const seats = document.createElement("div");
         seats.className = "seats";
+        const access = rowAccess(row);
         for (let n = 1; n <= row.count && drawn < MAX_SEATS_DRAWN; n++, drawn++) {
           const b = document.createElement("button");
           const id = seatId(section.sectionId, row.row, n);
-          b.className = "seat A";
+          b.className = `seat A${access[n] ? ` acc-${access[n]}` : ""}`;
           b.dataset.seat = id;
           b.dataset.section = section.sectionId;
           b.dataset.row = row.row;
           b.dataset.number = String(n);
           b.dataset.status = "A";
+          if (access[n]) b.dataset.access = access[n];
+          b.tabIndex = -1;
+          // Named by aria-label alone: visible text that is not part of
+          // the name fails WCAG 2.5.3 (axe's label-content-name-mismatch).
           b.title = id;
-          b.textContent = id;
+          b.setAttribute("aria-label", seatName(b, "A", false));
           seats.append(b);
         }
         line.append(label, seats);
@@ -286,6 +303,7 @@ function drawMap() {
     map.append(box);
   }
   if (drawn >= MAX_SEATS_DRAWN) say(`Only the first ${MAX_SEATS_DRAWN} seats are drawn.`);
+  startRoving();
   state.drawnFor = event.eventId;
 }
 
@@ -310,8 +328,12 @@ function paint() {
     const id = b.dataset.seat;
     const status = statusOf(b.dataset.section, b.dataset.row, Number(b.dataset.number));
     const isMine = status === "H" && mine.has(id);
-    const cls = `seat ${status}${isMine ? " mine" : ""}${state.target === id ? " target" : ""}`;
-    if (b.className !== cls) b.className = cls;
+    const access = b.dataset.access ? ` acc-${b.dataset.access}` : "";
+    const cls = `seat ${status}${access}${isMine ? " mine" : ""}${state.target === id ? " target" : ""}`;
+    if (b.className !== cls) {
+      b.className = cls;
+      b.setAttribute("aria-label", seatName(b, status, isMine));
+    }
     b.dataset.status = status;
     b.dataset.mine = isMine ? "1" : "0";
   }
@@ -408,10 +430,12 @@ async function holdPlaces(sectionId, quantity) {
   refresh();
 }
 
-async function bestAvailable(quantity, sectionId) {
+async function bestAvailable(quantity, sectionId, wheelchair) {
   try {
     const saved = await ensureOrder();
-    const body = sectionId ? { quantity, sectionId } : { quantity };
+    const body = { quantity };
+    if (sectionId) body.sectionId = sectionId;
+    if (wheelchair) body.wheelchair = wheelchair;
     const r = await api("POST", `/orders/${saved.orderId}/best-available`, { token: saved.token, body });
     say(r.ok ? `Holding ${r.data.seats.join(", ")}.` : refusal("Best available", r), !r.ok);
   } catch (e) { say(String(e.message || e), true); }
@@ -577,6 +601,7 @@ async function detectDev() {
 
 function wire() {
   wireWaitlist();
+  wireAccess();
   $("picker").addEventListener("submit", (e) => { e.preventDefault(); openEvent($("event-id").value.trim()); });
   $("create-demo").addEventListener("click", createDemo);
   $("create-onsale").addEventListener("click", createOnSale);
@@ -592,7 +617,7 @@ function wire() {
   $("new-order").addEventListener("click", () => { forgetOrder(); say("A new order starts with your next seat."); paint(); });
   $("best-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    bestAvailable(Number($("best-quantity").value), $("best-section").value);
+    bestAvailable(Number($("best-quantity").value), $("best-section").value, Number($("best-wheelchair").value));
   });
   $("stampede-form").addEventListener("submit", (e) => {
     e.preventDefault();

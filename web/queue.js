@@ -157,7 +157,7 @@ function renderQueue() {
     SOLD_OUT: "Sold out: everything was sold while you waited",
     JOINING: "Joining the queue…",
   }[status];
-  $("queue-status").textContent = text;
+  setText($("queue-status"), text);
   $("queue-position").textContent = v && v.position ? `#${v.position}` : "";
   $("queue-position").dataset.position = v && v.position ? String(v.position) : "";
   $("queue-eta").textContent = v && v.estimatedAdmissionAt ? `your turn at about ${new Date(v.estimatedAdmissionAt).toLocaleTimeString()}` : "";

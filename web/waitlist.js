@@ -47,6 +47,8 @@ async function joinWaitlist() {
   const token = await buyerToken();
   if (!token) { say("Joining the waitlist needs a buyer: sign in first.", true); return; }
   const body = { quantity: Number($("waitlist-quantity").value), together: $("waitlist-together").checked };
+  const wheelchair = Number($("waitlist-wheelchair").value);
+  if (wheelchair) body.wheelchair = wheelchair;
   if ($("waitlist-section").value) body.sectionIds = [$("waitlist-section").value];
   const r = await api("POST", entryPath(), { body, headers: { "x-buyer-token": token } });
   if (!r.ok) { say(`Waitlist: ${r.data.message || r.status}`, true); return; }
@@ -114,9 +116,11 @@ function renderWaitlist() {
   if (card.hidden) return;
   const s = state.entryStatus;
   const live = s && (s.status === "WAITING" || s.status === "OFFERED");
+  const offered = s && s.status === "OFFERED" && card.dataset.status !== "OFFERED";
   card.dataset.status = s ? s.status : "NONE";
-  $("waitlist-status").textContent = waitlistText(w, s);
-  $("waitlist-position").textContent = s && s.status === "WAITING" && s.position ? `Position ${s.position} in the line.` : "";
+  setText($("waitlist-status"), waitlistText(w, s));
+  setText($("waitlist-position"), s && s.status === "WAITING" && s.position ? `Position ${s.position} in the line.` : "");
+  if (offered) announce(`${waitlistText(w, s)} Buy within ${Math.round((Date.parse(s.offer.expiresAt) - Date.now()) / 60000)} minutes.`);
   $("waitlist-form").hidden = live || w.status !== "OPEN";
   $("waitlist-offer").hidden = !(s && s.status === "OFFERED");
   tickWaitlist();
