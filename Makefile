@@ -143,12 +143,15 @@ browser-test: node-deps chromium
 	node scripts/browser_queue_test.mjs
 	node scripts/browser_waitlist_test.mjs
 
-## The same run, saving the README's picture: docs/seat-map.png.
+## The same run, saving the README's pictures and one of each view in
+## docs/ (the map, the list of seats, a refusal, the queue, the waitlist, an offer).
 screenshot: node-deps chromium
 	cargo build --quiet -p local --bin seatclaim-dev
-	SEAT_MAP_PNG="$(CURDIR)/docs/seat-map.png" node scripts/browser_test.mjs
-	QUEUE_PNG="$(CURDIR)/docs/queue.png" STADIUM_PNG="$(CURDIR)/docs/stadium.png" node scripts/browser_queue_test.mjs
-	WAITLIST_PNG="$(CURDIR)/docs/waitlist.png" WAITLIST_RESOLD_PNG="$(CURDIR)/docs/waitlist-resold.png" node scripts/browser_waitlist_test.mjs
+	SEAT_MAP_PNG="$(CURDIR)/docs/seat-map.png" REFUSED_PNG="$(CURDIR)/docs/seat-refused.png" node scripts/browser_test.mjs
+	QUEUE_PNG="$(CURDIR)/docs/queue.png" STADIUM_PNG="$(CURDIR)/docs/stadium.png" \
+	  SEAT_LIST_PNG="$(CURDIR)/docs/seat-list.png" node scripts/browser_queue_test.mjs
+	WAITLIST_PNG="$(CURDIR)/docs/waitlist.png" WAITLIST_RESOLD_PNG="$(CURDIR)/docs/waitlist-resold.png" \
+	  WAITLIST_WAITING_PNG="$(CURDIR)/docs/waitlist-waiting.png" node scripts/browser_waitlist_test.mjs
 
 ## Debian's Chromium (as root, like podman for sam local); nothing is
 ## downloaded at test time.

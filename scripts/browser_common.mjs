@@ -80,6 +80,16 @@ export async function countPointers(page) {
   });
 }
 
+/// What has the focus: a seat's id, else the element's id.
+export function focusedId(page) {
+  return page.evaluate(() => document.activeElement?.dataset?.seat || document.activeElement?.id || "");
+}
+
+/// Tab (or Shift+Tab) until the element `id` has the focus, at most 40 times.
+export async function tabTo(page, id, key = "Tab") {
+  for (let i = 0; i < 40 && (await focusedId(page)) !== id; i++) await page.keyboard.press(key);
+}
+
 export async function waitFor(page, fn, arg, timeout = 5000) {
   try { await page.waitForFunction(fn, arg, { timeout, polling: 50 }); return true; } catch (_) { return false; }
 }

@@ -15,15 +15,17 @@
 //   the page shows the limit and the count, and a buyer's second tab is
 //   refused past the limit with what its orders hold together;
 // - a stadium-sized event draws in full on one canvas; a seat picked in a
-//   zoomed section shows held in the other context. 7,500 seats in a test
+//   zoomed section shows held in the other context; by keyboard alone,
+//   "Go to seat" opens the list of seats there and Enter holds one (axe-core
+//   on the canvas and the list). 7,500 seats in a test
 //   run (any event past the page's 3,000 is drawn on the canvas; creating
 //   20,000 took 60 of the run's 96 s), 20,000 for the README's picture.
-// Screenshots of the queue view ($QUEUE_PNG) and the stadium map
-// ($STADIUM_PNG): `make screenshot` puts them in docs/ for the README, a test
+// Screenshots of the queue view ($QUEUE_PNG), the stadium map
+// ($STADIUM_PNG) and its list of seats ($SEAT_LIST_PNG): `make screenshot` puts them in docs/ for the README, a test
 // run in the temp dir. Prints one line per check; exits non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { axeCheck, check, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
+import { axeCheck, check, countPointers, createEvent, focusedId, runBrowserChecks, tabTo, waitFor } from "./browser_common.mjs";
 
 const SEEN_WITHIN_MS = 2000;
 // Sections of 2,500 seats on the stadium's map.
@@ -210,6 +212,30 @@ async function stadium(base, browser, errors) {
   check("a seat picked in a zoomed section is held", held);
   const seen = await waitFor(b, () => window.seatclaim.statusOf("S3", "7", 25) === "H", null, 5000);
   check("the other context shows it held within 2 s", seen && Date.now() - clicked <= SEEN_WITHIN_MS + 1000, `${Date.now() - clicked} ms after the click`);
+  await stadiumByKeyboard(await page(browser, errors, `${base}/?event=${eventId}`));
+}
+
+// The canvas by keyboard alone: "Go to seat" opens the list of seats at
+// the seat typed, the arrows move on from it, Enter holds one; axe-core
+// on the canvas and on the list; no pointer event.
+async function stadiumByKeyboard(p) {
+  await waitFor(p, () => document.querySelector("#map")?.dataset.mode === "canvas" && window.seatclaim.refreshes > 0, null, 15000);
+  await countPointers(p);
+  await axeCheck(p, "canvas map");
+  await tabTo(p, "goto-seat");
+  await p.keyboard.type("S2-10-5");
+  await p.keyboard.press("Enter");
+  const at = await focusedId(p);
+  const text = await p.evaluate(() => document.activeElement?.textContent);
+  check("on a canvas, Go to seat opens the list at the seat typed", at === "S2-10-5" && text === "Seat 5, available", `${at}: "${text}"`);
+  await p.keyboard.press("ArrowDown");
+  await p.keyboard.press("Enter");
+  const held = await waitFor(p, () => /S2-10-6/.test(document.querySelector("#order-seats")?.textContent || ""), null, 5000);
+  check("the next seat, by the arrow key, is held with Enter", held && (await focusedId(p)) === "S2-10-6");
+  await axeCheck(p, "stadium's list");
+  await p.screenshot({ path: shot("seat-list.png", "SEAT_LIST_PNG") });
+  const pointers = await p.evaluate(() => window.pointerEvents);
+  check("no pointer event on the canvas's keyboard walk", pointers === 0, `${pointers}`);
 }
 
 runBrowserChecks("seatclaim-browser-queue", async (base, browser, errors) => {

@@ -7,15 +7,17 @@
 // - pay turns the seat sold in both contexts;
 // - a third context, by keyboard alone (no pointer event), moves through
 //   the map with the arrow keys and "Go to seat", holds a seat with Enter
-//   and a wheelchair space and its companion seat through best-available;
-// - axe-core finds no WCAG 2.1 A/AA violation on the map, nor with a
-//   refused claim's message shown.
-// Saves a screenshot to $SEAT_MAP_PNG (`make screenshot`: docs/seat-map.png,
-// the README's), else to the temp dir, so a test run leaves the tree clean.
+//   and a wheelchair space and its companion seat through best-available,
+//   opens the list of seats, moves through it and holds one, and pays;
+// - axe-core finds no WCAG 2.1 A/AA violation on the map, the list, nor
+//   with a refused claim's message shown.
+// Saves screenshots to $SEAT_MAP_PNG and $REFUSED_PNG (`make screenshot`:
+// docs/seat-map.png, the README's, and docs/seat-refused.png, a refused
+// claim's message), else to the temp dir, so a test run leaves the tree clean.
 // Prints one line per check and exits non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
-import { axeCheck, check, countPointers, createEvent, runBrowserChecks, waitFor } from "./browser_common.mjs";
+import { axeCheck, check, countPointers, createEvent, focusedId, runBrowserChecks, tabTo, waitFor } from "./browser_common.mjs";
 
 const SEEN_WITHIN_MS = 2000;
 const STAMPEDE = 20;
@@ -66,6 +68,7 @@ runBrowserChecks("seatclaim-browser", async (base, browser, errors) => {
       .then((h) => h.jsonValue(), () => "(no message within 5 s)");
     check("the other context is told it is held", /held by someone else/.test(loserMessage), loserMessage);
     await axeCheck(loser, "refused claim's message");
+  await loser.screenshot({ path: process.env.REFUSED_PNG || path.join(os.tmpdir(), "seat-refused.png") });
 
     // The winner also takes two best-available seats and 3 floor places.
     await winner.fill("#best-quantity", "2");
@@ -115,7 +118,7 @@ async function keyboardOnly(browser, base, eventId, errors) {
   await p.goto(`${base}/?event=${eventId}`);
   await p.waitForSelector(seat("A-1-1"));
   await countPointers(p);
-  const focused = () => p.evaluate(() => document.activeElement?.dataset?.seat || document.activeElement?.id || "");
+  const focused = () => focusedId(p);
   for (let i = 0; i < 40 && (await focused()) !== "A-1-1"; i++) await p.keyboard.press("Tab");
   const reached = await focused();
   await p.keyboard.press("Tab");
@@ -147,7 +150,40 @@ async function keyboardOnly(browser, base, eventId, errors) {
   await p.keyboard.press("Enter");
   const spaces = await waitFor(p, () => ["A-3-11", "A-3-12"].every((s) => document.querySelector(`#map .seat[data-seat="${s}"]`)?.dataset.mine === "1"), null, 4000);
   check("best-available by keyboard holds a wheelchair space and its companion seat", spaces, await p.textContent("#message"));
+  await listByKeyboard(p, focused);
+  await axeCheck(p, "list");
+  await tabTo(p, "pay", "Shift+Tab");
+  await p.keyboard.press("Enter");
+  const paid = await waitFor(p, () => document.querySelector("[data-order-status]")?.textContent === "COMPLETED"
+    && document.querySelector('#list-seats .list-seat[data-seat="A-2-12"]')?.dataset.status === "S", null, 5000);
+  check("Pay by keyboard completes the order, and the list shows its seat sold", paid, await p.textContent("#order-seats"));
   const pointers = await p.evaluate(() => window.pointerEvents);
   check("no pointer event on the way", pointers === 0, `${pointers}`);
   await context.close();
+}
+
+// The list of seats by keyboard: opened with its toggle, a row picked by
+// typing in its select, the keys through the row and across rows, and
+// Enter holding a seat.
+async function listByKeyboard(p, focused) {
+  await tabTo(p, "list-toggle", "Shift+Tab");
+  await p.keyboard.press("Enter");
+  const shown = await p.evaluate(() => !document.querySelector("#seat-list").hidden && document.querySelector("#map").hidden);
+  await p.keyboard.press("Tab"); // the section
+  await p.keyboard.press("Tab"); // the row
+  await p.keyboard.type("2");
+  await p.keyboard.press("Tab");
+  const first = await focused();
+  const text = await p.evaluate(() => document.activeElement?.textContent);
+  check("the list opens by keyboard, a row picked by typing, its first seat next", shown && first === "A-2-1" && text === "Seat 1, available",
+    `shown ${shown}, ${first}: "${text}"`);
+  const keys = [["ArrowDown", "A-2-2"], ["End", "A-2-12"], ["ArrowDown", "A-3-1"], ["PageUp", "A-2-1"], ["ArrowUp", "A-1-12"], ["PageDown", "A-2-12"]];
+  const went = [];
+  for (const [key] of keys) { await p.keyboard.press(key); went.push(await focused()); }
+  check("in the list, arrows, Page Up and Down, Home and End move through rows and across them",
+    went.join(" ") === keys.map(([, s]) => s).join(" "), went.join(" "));
+  await p.keyboard.press("Enter");
+  const held = await waitFor(p, () => document.querySelector('#list-seats .list-seat[data-seat="A-2-12"]')?.dataset.mine === "1", null, 4000);
+  const said = await p.evaluate(() => document.querySelector("#list-summary").textContent);
+  check("Enter in the list holds the seat, and the row's summary counts it", held && /11 of 12 seats available/.test(said), said);
 }

@@ -6,9 +6,10 @@
 // offer with its countdown; "Buy" pays it (the entry then reads
 // PURCHASED) and the bought seat is handed back to the waitlist, listed;
 // another buyer's tab joins, is offered the listed seat and buys it, and
-// the seller's order shows it resold. Screenshots of the offer
-// ($WAITLIST_PNG) and of the resale ($WAITLIST_RESOLD_PNG; `make
-// screenshot` puts them in docs/, a test run in the temp dir). Prints one line per check; exits
+// the seller's order shows it resold. Screenshots of the entry waiting
+// ($WAITLIST_WAITING_PNG), the offer ($WAITLIST_PNG) and the resale
+// ($WAITLIST_RESOLD_PNG; `make screenshot` puts them in docs/, a test run
+// in the temp dir). Prints one line per check; exits
 // non-zero on any failure.
 import os from "node:os";
 import path from "node:path";
@@ -54,6 +55,7 @@ async function waitlist(base, browser, errors) {
   const placed = await waitFor(p, () => /Position 1\b/.test(document.querySelector("#waitlist-position")?.textContent || ""), null, 15000);
   check("the page shows the entry's position", placed, await p.textContent("#waitlist-position"));
   await axeCheck(p, "waitlist");
+  await p.screenshot({ path: shot("waitlist-waiting.png", "WAITLIST_WAITING_PNG"), fullPage: true });
 
   const dropped = await call(base, "DELETE", `/orders/${holder.orderId}/seats/A-1-1`, { token: holder.holdToken });
   check("the holder drops a seat", dropped.status === 200, `status ${dropped.status}`);

@@ -11,13 +11,18 @@
 const STATUS_WORDS = { A: "available", H: "held", S: "sold" };
 const ACCESS_WORDS = { W: "wheelchair space", C: "companion seat" };
 
+// A seat's status and access in words: ["available", "wheelchair space"].
+function seatWords(status, mine, access) {
+  const words = [mine ? "held by you" : STATUS_WORDS[status] || "available"];
+  if (access) words.push(ACCESS_WORDS[access]);
+  return words;
+}
+
 // What a screen reader says of a seat: "Section A, row 3, seat 12,
 // available, wheelchair space".
 function seatName(seat, status, mine) {
-  const words = [`Section ${seat.dataset.section}`, `row ${seat.dataset.row}`, `seat ${seat.dataset.number}`];
-  words.push(mine ? "held by you" : STATUS_WORDS[status] || "available");
-  if (seat.dataset.access) words.push(ACCESS_WORDS[seat.dataset.access]);
-  return words.join(", ");
+  const where = [`Section ${seat.dataset.section}`, `row ${seat.dataset.row}`, `seat ${seat.dataset.number}`];
+  return [...where, ...seatWords(status, mine, seat.dataset.access)].join(", ");
 }
 
 // Per seat number of a row (from 1), "W", "C" or "", from get-event's row.
@@ -87,12 +92,13 @@ function seatAfterKey(seat, key) {
   }
 }
 
-// "Go to seat": focuses the seat named, or says there is none.
+// "Go to seat": focuses the seat named on the drawn map, or in the list
+// (a canvas's seats are only there), or says there is none.
 function goToSeat(text) {
   const id = text.trim().toUpperCase();
-  const seat = seatsOfMap().find((s) => s.dataset.seat.toUpperCase() === id);
+  const seat = state.list.on ? null : seatsOfMap().find((s) => s.dataset.seat.toUpperCase() === id);
   if (seat) { moveTo(seat); return; }
-  say(state.canvas ? "This map is drawn as a picture: open a section to pick its seats." : `There is no seat ${text.trim()} on this map.`, true);
+  if (!goToListSeat(text)) say(`There is no seat ${text.trim()} in this event.`, true);
 }
 
 function wireAccess() {

@@ -12,7 +12,8 @@
 // the admission (queue.js). An event of more than CANVAS_FROM_SEATS seats is
 // drawn on one canvas: every section at once, and a section zoomed in to
 // pick seats (canvas.js). Both load before this file and use its state, as
-// does access.js (seat names, keys and announcements).
+// do access.js (seat names, keys and announcements) and list.js (the seats
+// as a list by section and row, the way through a canvas by keyboard).
 "use strict";
 
 const params = new URLSearchParams(location.search);
@@ -46,6 +47,7 @@ const state = {
   waitlist: null,     // get-waitlist's reply, or null: no waitlist
   entryStatus: null,  // this tab's waitlist entry as it last read (waitlist.js)
   waitlistTimer: null,
+  list: { on: false, sectionId: null, row: null }, // the list of seats (list.js)
 };
 
 const $ = (id) => document.getElementById(id);
@@ -304,6 +306,7 @@ function drawMap() {
   }
   if (drawn >= MAX_SEATS_DRAWN) say(`Only the first ${MAX_SEATS_DRAWN} seats are drawn.`);
   startRoving();
+  resetList();
   state.drawnFor = event.eventId;
 }
 
@@ -323,7 +326,10 @@ function gaBlock(section) {
 
 function paint() {
   const mine = mySeats();
-  if (state.canvas) paintCanvas(mine);
+  // A hidden canvas is not painted: with the list open, a stadium's
+  // refresh repaints one row.
+  if (state.canvas && !state.list.on) paintCanvas(mine);
+  paintList(mine);
   for (const b of document.querySelectorAll("#map .seat")) {
     const id = b.dataset.seat;
     const status = statusOf(b.dataset.section, b.dataset.row, Number(b.dataset.number));
@@ -602,6 +608,7 @@ async function detectDev() {
 function wire() {
   wireWaitlist();
   wireAccess();
+  wireList();
   $("picker").addEventListener("submit", (e) => { e.preventDefault(); openEvent($("event-id").value.trim()); });
   $("create-demo").addEventListener("click", createDemo);
   $("create-onsale").addEventListener("click", createOnSale);
@@ -633,7 +640,7 @@ function wire() {
 // What tests and the bench read of the page.
 window.seatclaim = {
   statusOf, zoom: (id) => zoom(id), seatPoint, overviewStatuses, refreshMs: REFRESH_MS,
-  lastApplyMs: null, lastRefreshMs: null, lastReplyText: null, refreshes: 0,
+  lastApplyMs: null, lastRefreshMs: null, lastReplyText: null, refreshes: 0, keystrokeMs: [],
 };
 
 async function main() {

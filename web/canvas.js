@@ -26,6 +26,7 @@ function drawCanvas() {
   bar.append(back, title);
   const c = document.createElement("canvas");
   c.id = "stadium";
+  c.setAttribute("role", "img");
   c.addEventListener("click", canvasClick);
   map.append(bar, c);
   // Sections left to right, wrapping, each its rows of seats.
@@ -59,6 +60,9 @@ function zoom(sectionId) {
   }
   c.dataset.zoom = sectionId || "";
   $("zoom-title").textContent = sectionId ? `Section ${sectionId}: pick seats` : "Every section: pick one to zoom in";
+  // A picture to assistive technology, which the list stands in for.
+  c.setAttribute("aria-label", `${sectionId ? `Section ${sectionId}` : "Every section"} drawn as a picture. `
+    + "To pick seats by keyboard or with a screen reader, use Seats as a list or Go to seat.");
   paint();
 }
 
