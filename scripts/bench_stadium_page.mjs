@@ -10,9 +10,70 @@
 // from. Prints one JSON line: {"refreshMs": [...], "applyMs": [...],
 // "periodMs": <the page's refresh period>, "seats": <seats in the reply>,
 // "matched": <seats drawn as the reply says>, "statuses": {"A": n, ...},
-// "rows": {"<section>|<row>": <the reply's status letters>, ...}};
-// exits non-zero if the map never drew.
+// "rows": {"<section>|<row>": <the reply's status letters>, ...},
+// "keyMs": [...], "keyEnd": <the seat focused last>, "keyExpected": <the
+// seat the keys lead to>}; exits non-zero if the map never drew.
+//
+// Then, with --keystrokes N, the list of seats by keyboard while the page
+// goes on refreshing: "Go to seat" typed (the list opens at the stadium's
+// first seat), then N keys through the list (mostly Down, with Page Down,
+// End, Home and Up) at a held key's pace, each key's response timed by the
+// page from the key's event to the frame after its handlers
+// (window.seatclaim.keystrokeMs).
+// Where the keys lead is worked out here, on the plan, as the list's
+// rules say (web/list.js), and checked against the seat focused last.
 import { launch, waitFor } from "./browser_common.mjs";
+
+// Keys come at a keyboard's auto-repeat pace, 30 a second (a Down key held
+// down): the fastest a person sends them. Sent back to back instead, the
+// dozen keys that land within one slow frame each count that frame.
+const KEY_PACE_MS = 33;
+
+// One round of keys: the list's every move, mostly Down as a reader goes.
+const KEY_ROUND = [...Array(20).fill("ArrowDown"), "PageDown", "End", "ArrowDown", "PageDown", "Home", "ArrowUp"];
+
+// Where `keys` lead from seat 1 of the first row of `rows` (each a seat
+// count), as web/list.js moves: [row index, seat number].
+function keysLead(rows, keys) {
+  let [r, n] = [0, 1];
+  const clamp = (row, at) => Math.min(Math.max(at, 1), rows[row]);
+  for (const key of keys) {
+    const step = (d, at) => { if (rows[r + d] !== undefined) { r += d; n = clamp(r, at); } };
+    if (key === "ArrowDown") { if (n < rows[r]) n += 1; else step(1, 1); }
+    else if (key === "ArrowUp") { if (n > 1) n -= 1; else step(-1, Infinity); }
+    else if (key === "PageDown") step(1, n);
+    else if (key === "PageUp") step(-1, n);
+    else if (key === "Home") n = 1;
+    else if (key === "End") n = rows[r];
+  }
+  return [r, n];
+}
+
+// The list by keyboard: the keys' response times, and where they led.
+async function keystrokes(page, count) {
+  const section = await page.evaluate(() => { const s = state.event.sections.find((x) => x.kind !== "ga"); return { id: s.sectionId, rows: s.rows.map((r) => [r.row, r.count]) }; });
+  const first = `${section.id}-${section.rows[0][0]}-1`;
+  await page.evaluate(() => { window.seatclaim.keystrokeMs.length = 0; });
+  await page.focus("#goto-seat");
+  await page.keyboard.type(first);
+  await page.keyboard.press("Enter");
+  const keys = Array.from({ length: count }, (_, i) => KEY_ROUND[i % KEY_ROUND.length]);
+  for (const key of keys) {
+    const due = Date.now() + KEY_PACE_MS;
+    await page.keyboard.press(key);
+    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+  }
+  const pressed = first.length + 1 + count;
+  if (!await waitFor(page, (n) => window.seatclaim.keystrokeMs.length >= n, pressed, 15000)) {
+    throw new Error(`only ${await page.evaluate(() => window.seatclaim.keystrokeMs.length)} of ${pressed} keys answered`);
+  }
+  const [r, n] = keysLead(section.rows.map(([, c]) => c), keys);
+  return {
+    keyMs: await page.evaluate(() => [...window.seatclaim.keystrokeMs]),
+    keyEnd: await page.evaluate(() => document.activeElement?.dataset?.seat || ""),
+    keyExpected: `${section.id}-${section.rows[r][0]}-${n}`,
+  };
+}
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(`--${name}`);
@@ -23,6 +84,7 @@ async function main() {
   const base = arg("server");
   const eventId = arg("event");
   const refreshes = Number(arg("refreshes", "10"));
+  const keys = Number(arg("keystrokes", "0"));
   const browser = await launch();
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -70,8 +132,9 @@ async function main() {
       }
       return { seats, matched, statuses, rows, periodMs: window.seatclaim.refreshMs };
     });
+    const keyed = keys > 0 ? await keystrokes(page, keys) : { keyMs: [], keyEnd: "", keyExpected: "" };
     if (errors.length) throw new Error(`script errors: ${errors.join("; ")}`);
-    console.log(JSON.stringify({ refreshMs, applyMs, ...check }));
+    console.log(JSON.stringify({ refreshMs, applyMs, ...check, ...keyed }));
   } finally {
     await browser.close();
   }

@@ -155,6 +155,8 @@ impl Sizes {
                 rows: 50,
                 seats_per_row: 50,
                 refreshes: 20,
+                // 13 rounds of the bench's 26 keys (scripts/bench_stadium_page.mjs).
+                keystrokes: 338,
             },
             // The row: 10,000 seats, 100,000 waiting, 2,000 freed
             // over a minute.
@@ -255,6 +257,7 @@ impl Sizes {
                 rows: 20,
                 seats_per_row: 50,
                 refreshes: 3,
+                keystrokes: 52,
             },
             waitlist: WaitlistOffers {
                 sections: 2,

@@ -1,8 +1,10 @@
 //! The stadium page: the live seat map in a real headless Chromium
 //! over a large event with seats held, sold and free
 //! (scripts/bench_stadium_page.mjs): the time one refresh of the
-//! availability reply takes (fetched and decoded, then applied) and
-//! whether every seat is drawn as the reply says.
+//! availability reply takes (fetched and decoded, then applied),
+//! whether every seat is drawn as the reply says, and how fast the list
+//! of seats answers a key (issue 49: the way through the canvas by
+//! keyboard).
 
 use crate::kit::{unique, Rng, Row, Timing};
 use crate::setup::{project_stream, seed_sold_seats};
@@ -16,6 +18,8 @@ use tokio::sync::Semaphore;
 
 /// The issue's goal for applying one refresh, ms.
 pub const APPLY_GOAL_MS: f64 = 100.0;
+/// Issue 49's goal for a key's response in the list of seats, p95 ms.
+pub const KEY_GOAL_MS: f64 = 100.0;
 /// The mix the page draws, in percent of the seats: sold (seeded as a late
 /// payment sells), held (claimed by orders, live for the whole run), and
 /// the rest free, picked seat by seat from a seeded draw.
@@ -30,6 +34,8 @@ pub struct StadiumPageSize {
     pub rows: u32,
     pub seats_per_row: u32,
     pub refreshes: u32,
+    /// Keys pressed through the list of seats after the refreshes.
+    pub keystrokes: u32,
 }
 
 impl StadiumPageSize {
@@ -182,6 +188,7 @@ pub(super) async fn stadium_page(
         .args(["--server", &format!("http://127.0.0.1:{port}")])
         .args(["--event", &event])
         .args(["--refreshes", &size.refreshes.to_string()])
+        .args(["--keystrokes", &size.keystrokes.to_string()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .spawn()
@@ -227,6 +234,12 @@ struct PageFigures {
     statuses: HashMap<String, u64>,
     /// The reply's rows: "section|row" to one status letter a seat.
     rows: HashMap<String, String>,
+    /// Each key's response in the list of seats (the typed "Go to seat"
+    /// included), the seat focused after the last, and the one the keys
+    /// lead to by the list's rules.
+    key_ms: Vec<f64>,
+    key_end: String,
+    key_expected: String,
 }
 
 impl PageFigures {
@@ -240,6 +253,12 @@ impl PageFigures {
         Self {
             refresh_ms: list("refreshMs"),
             apply_ms: list("applyMs"),
+            key_ms: list("keyMs"),
+            key_end: measured["keyEnd"].as_str().unwrap_or_default().to_owned(),
+            key_expected: measured["keyExpected"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             period_ms: measured["periodMs"].as_f64().unwrap_or(0.0),
             seats: measured["seats"].as_u64().unwrap_or(0),
             matched: measured["matched"].as_u64().unwrap_or(0),
@@ -262,42 +281,64 @@ impl PageFigures {
         }
     }
 
+    /// Every key answered (the typed "Go to seat" besides the `keystrokes`)
+    /// and the last focusing the seat the keys lead to.
+    fn keys_led(&self, keystrokes: u32) -> bool {
+        keystrokes == 0
+            || (self.key_ms.len() > keystrokes as usize
+                && !self.key_end.is_empty()
+                && self.key_end == self.key_expected)
+    }
+
+    fn keys_said(&self) -> String {
+        format!(
+            "{} keys answered in the list of seats, the last focusing {:?} where the keys lead to {:?}",
+            self.key_ms.len(),
+            self.key_end,
+            self.key_expected
+        )
+    }
+
     fn count(&self, status: &str) -> u64 {
         self.statuses.get(status).copied().unwrap_or(0)
     }
 }
 
 /// The row: the whole refreshes as its latencies; the goals on the apply
-/// (p50) and on every refresh ending within the page's refresh period.
+/// (p50), on every refresh ending within the page's refresh period, and on
+/// the list's keys (p95).
 fn row(
     size: StadiumPageSize,
     mix: Mix,
     page: PageFigures,
     wall: std::time::Duration,
 ) -> Result<Row, String> {
-    let apply = Timing {
-        latencies_ms: page.apply_ms.clone(),
+    let timed = |latencies_ms: &[f64]| Timing {
+        latencies_ms: latencies_ms.to_vec(),
         wall,
     };
-    let timing = Timing {
-        latencies_ms: page.refresh_ms.clone(),
-        wall,
-    };
-    let goals = goals(size, &apply, &timing, page.period_ms);
+    let (timing, apply, keys) = (
+        timed(&page.refresh_ms),
+        timed(&page.apply_ms),
+        timed(&page.key_ms),
+    );
+    let goals = goals(size, &apply, &timing, &keys, page.period_ms);
     // The reply against the table, seat by seat: what was laid.
     let (not_as_laid, covered) = mix.mismatched(&page.rows);
     Ok(Row {
         scenario: format!(
-            "stadium page: one refresh of a {}-seat map, fetched, decoded and applied (headless Chromium, measured; whole p50 {:.1} ms, max {:.1} ms, {}; apply alone p50 {:.1} ms, {})",
+            "stadium page: one refresh of a {}-seat map, fetched, decoded and applied (headless Chromium, measured; whole p50 {:.1} ms, max {:.1} ms, {}; apply alone p50 {:.1} ms, {}; a key in the list of seats p95 {:.1} ms, {})",
             size.seats(),
             timing.p50(),
             timing.max(),
             goals[1].judged(),
             apply.p50(),
             goals[0].judged(),
+            keys.p95(),
+            goals[2].judged(),
         ),
         correctness: format!(
-            "{} of {} seats drawn as the reply says; the reply: {} sold, {} held, {} free, {} of {covered} seats not as laid ({} sold, {} held)",
+            "{} of {} seats drawn as the reply says; the reply: {} sold, {} held, {} free, {} of {covered} seats not as laid ({} sold, {} held); {}",
             page.matched,
             page.seats,
             page.count("S"),
@@ -305,7 +346,8 @@ fn row(
             page.count("A"),
             not_as_laid,
             mix.sold.len(),
-            mix.held.len()
+            mix.held.len(),
+            page.keys_said(),
         ),
         ok: page.seats == size.seats()
             && page.matched == page.seats
@@ -313,15 +355,23 @@ fn row(
             && not_as_laid == 0
             && !mix.sold.is_empty()
             && !mix.held.is_empty()
+            && page.keys_led(size.keystrokes)
             && timing.latencies_ms.len() == size.refreshes as usize,
         timing,
         goals,
     })
 }
 
-/// The goals: the apply's p50, and every whole refresh ending within the
-/// page's refresh period (`period_ms`, as the page has it).
-fn goals(size: StadiumPageSize, apply: &Timing, whole: &Timing, period_ms: f64) -> Vec<Goal> {
+/// The goals: the apply's p50, every whole refresh ending within the
+/// page's refresh period (`period_ms`, as the page has it), and a key's
+/// response in the list of seats (p95; the typed "Go to seat" among them).
+fn goals(
+    size: StadiumPageSize,
+    apply: &Timing,
+    whole: &Timing,
+    keys: &Timing,
+    period_ms: f64,
+) -> Vec<Goal> {
     vec![
         Goal::new(
             format!("stadium page: one refresh of a {}-seat map applied, p50 ms", size.seats()),
@@ -337,6 +387,15 @@ fn goals(size: StadiumPageSize, apply: &Timing, whole: &Timing, period_ms: f64) 
             whole.max(),
             Bound::AtMost(period_ms),
             "the page's refresh period (web/app.js `REFRESH_MS`, read from the page): a refresh ends before the next begins",
+        ),
+        Goal::new(
+            format!(
+                "stadium page: a key's response in the list of seats of a {}-seat event, p95 ms",
+                size.seats()
+            ),
+            keys.p95(),
+            Bound::AtMost(KEY_GOAL_MS),
+            "`stadium_page::KEY_GOAL_MS` (issue 49)",
         ),
     ]
 }
