@@ -11,12 +11,13 @@ use shared::http::error_response;
 use shared::{App, Error};
 
 /// The page's files: (path, file in `web/`, content type).
-const PAGE_FILES: [(&str, &str, &str); 8] = [
+const PAGE_FILES: [(&str, &str, &str); 9] = [
     ("/", "index.html", "text/html; charset=utf-8"),
     ("/access.js", "access.js", "text/javascript; charset=utf-8"),
     ("/app.js", "app.js", "text/javascript; charset=utf-8"),
     ("/canvas.js", "canvas.js", "text/javascript; charset=utf-8"),
     ("/list.js", "list.js", "text/javascript; charset=utf-8"),
+    ("/order.js", "order.js", "text/javascript; charset=utf-8"),
     ("/queue.js", "queue.js", "text/javascript; charset=utf-8"),
     (
         "/waitlist.js",

@@ -502,10 +502,17 @@ fn the_development_secrets_are_known_to_the_start_up_check() {
     assert!(!text.contains(local::apps::DEV_HOLD_TOKEN_KEYS.trim()));
 }
 
-/// The request headers web/app.js sets: `headers["name"]`,
-/// `headers.name = ...` and `headers = { "name": ... }`.
+/// The request headers the page's scripts (web/*.js) set:
+/// `headers["name"]`, `headers.name = ...` and `headers = { "name": ... }`.
 fn headers_the_page_sends() -> BTreeSet<String> {
-    let js = std::fs::read_to_string(local::repo_root().join("web/app.js")).unwrap();
+    let web = local::repo_root().join("web");
+    let mut js = String::new();
+    for entry in std::fs::read_dir(&web).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "js") {
+            js.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+    }
     let mut names = BTreeSet::new();
     for (i, _) in js.match_indices("headers") {
         let rest = &js[i + "headers".len()..];
