@@ -230,7 +230,7 @@ async function stadiumByKeyboard(p) {
   check("on a canvas, Go to seat opens the list at the seat typed", at === "S2-10-5" && text === "Seat 5, available", `${at}: "${text}"`);
   await p.keyboard.press("ArrowDown");
   await p.keyboard.press("Enter");
-  const held = await waitFor(p, () => /S2-10-6/.test(document.querySelector("#order-seats")?.textContent || ""), null, 5000);
+  const held = await waitFor(p, () => /S2-10-6\b/.test(document.querySelector("#order-seats")?.textContent || ""), null, 5000);
   check("the next seat, by the arrow key, is held with Enter", held && (await focusedId(p)) === "S2-10-6");
   await axeCheck(p, "stadium's list");
   await p.screenshot({ path: shot("seat-list.png", "SEAT_LIST_PNG") });

@@ -180,7 +180,7 @@ async function listByKeyboard(p, focused) {
   const keys = [["ArrowDown", "A-2-2"], ["End", "A-2-12"], ["ArrowDown", "A-3-1"], ["PageUp", "A-2-1"], ["ArrowUp", "A-1-12"], ["PageDown", "A-2-12"]];
   const went = [];
   for (const [key] of keys) { await p.keyboard.press(key); went.push(await focused()); }
-  check("in the list, arrows, Page Up and Down, Home and End move through rows and across them",
+  check("in the list, Up, Down, End, Page Up and Page Down move through rows and across them",
     went.join(" ") === keys.map(([, s]) => s).join(" "), went.join(" "));
   await p.keyboard.press("Enter");
   const held = await waitFor(p, () => document.querySelector('#list-seats .list-seat[data-seat="A-2-12"]')?.dataset.mine === "1", null, 4000);

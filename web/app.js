@@ -235,7 +235,8 @@ function paint() {
 // painted). `make bench` reads on the stadium the whole refresh's time
 // (window.seatclaim.lastRefreshMs), the apply's (lastApplyMs), and the reply
 // the canvas was painted from (lastReplyText, kept in the same task as the
-// paint, so the two always agree).
+// paint, so the two agree while the map is shown: with the list open the
+// canvas is not painted).
 async function refresh() {
   if (!state.eventId) return;
   const fetched = performance.now();
@@ -312,6 +313,9 @@ async function openEvent(id) {
   if (!r.ok) { say(`${id}: ${r.data.message || r.status}`, true); return; }
   state.eventId = id;
   state.event = r.data;
+  // Nothing of the last event's statuses is painted on this one.
+  state.rows = new Map();
+  state.ga = {};
   state.buyerCounted = null;
   state.target = null;
   $("event-id").value = id;

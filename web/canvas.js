@@ -30,7 +30,8 @@ function drawCanvas() {
   c.addEventListener("click", canvasClick);
   map.append(bar, c);
   // Sections left to right, wrapping, each its rows of seats.
-  const width = Math.max(map.clientWidth, 640);
+  // The panel's width: the map itself is hidden (0 wide) while the list is open.
+  const width = Math.max(map.clientWidth || $("map-panel").clientWidth, 640);
   const layout = [];
   let x = 0, y = 0, lineHeight = 0;
   for (const section of state.event.sections) {

@@ -19,7 +19,8 @@ function sectionOf(sectionId) { return seatedSections().find((s) => s.sectionId 
 // The list shown or the map shown; the list opens at the zoomed section, if any.
 function showList(on) {
   state.list.on = on;
-  $("list-toggle").setAttribute("aria-pressed", String(on));
+  // The label says what a press does (no aria-pressed: "Seats as a map,
+  // pressed" would contradict itself).
   $("list-toggle").textContent = on ? "Seats as a map" : "Seats as a list";
   $("map").hidden = on;
   $("seat-list").hidden = !on;
@@ -44,6 +45,16 @@ function fillListSections(wanted) {
   }
   const section = sectionOf(wanted) || seatedSections()[0];
   if (section) showListRow(section.sectionId, section === sectionOf(state.list.sectionId) ? state.list.row : null, null);
+  else emptyList();
+}
+
+// An event without numbered seats (or none open): nothing left of another's.
+function emptyList() {
+  state.list.sectionId = null;
+  state.list.row = null;
+  $("list-row").innerHTML = "";
+  $("list-seats").innerHTML = "";
+  setText($("list-summary"), "This event has no numbered seats.");
 }
 
 // `row` of `sectionId` in the list (its first row for null), the seat
@@ -98,7 +109,7 @@ function listSeats() { return [...document.querySelectorAll("#list-seats .list-s
 // Each seat of the row as it stands, and the row's summary; a seat's
 // words are rewritten only when they change.
 function paintList(mine) {
-  if (!state.list.on) return;
+  if (!state.list.on || !state.list.sectionId) return;
   let free = 0, spaces = 0;
   for (const b of listSeats()) {
     const status = statusOf(b.dataset.section, b.dataset.row, Number(b.dataset.number));
@@ -123,7 +134,9 @@ function moveListFocus(seat) {
 
 // The row `step` rows from the open one (null past the section's ends).
 function rowStep(step) {
-  const rows = sectionOf(state.list.sectionId).rows;
+  const section = sectionOf(state.list.sectionId);
+  if (!section) return null;
+  const rows = section.rows;
   const at = rows.findIndex((r) => r.row === state.list.row);
   return rows[at + step] || null;
 }
@@ -155,8 +168,10 @@ function goToListSeat(text) {
     for (const r of section.rows) {
       const rest = id.slice(prefix.length);
       const rowPrefix = `${r.row}-`.toUpperCase();
-      const n = Number(rest.slice(rowPrefix.length));
-      if (!rest.startsWith(rowPrefix) || !Number.isInteger(n) || n < 1 || n > r.count) continue;
+      const number = rest.slice(rowPrefix.length);
+      // A seat's number as its id writes it: "A-1-01" names no seat.
+      if (!rest.startsWith(rowPrefix) || !/^[1-9][0-9]*$/.test(number) || Number(number) > r.count) continue;
+      const n = Number(number);
       if (!state.list.on) showList(true);
       showListRow(section.sectionId, r.row, n);
       return true;
@@ -187,6 +202,11 @@ function wireList() {
   ul.addEventListener("keydown", (e) => {
     const seat = e.target.closest && e.target.closest(".list-seat");
     if (seat && listKey(seat, e.key)) e.preventDefault();
+  });
+  // A click or a focus by any means makes that seat the one Tab returns to.
+  ul.addEventListener("focusin", (e) => {
+    const seat = e.target.closest && e.target.closest(".list-seat");
+    if (seat && seat.tabIndex !== 0) moveListFocus(seat);
   });
   ul.addEventListener("click", (e) => {
     const b = e.target.closest(".list-seat");
