@@ -17,7 +17,8 @@
 // Then, with --keystrokes N, the list of seats by keyboard while the page
 // goes on refreshing: "Go to seat" typed (the list opens at the stadium's
 // first seat), then N keys through the list (mostly Down, with Page Down,
-// End, Home and Up) at a held key's pace, each key's response timed by the
+// End, Home and Up; with keys at both ends of the list besides) at a held
+// key's pace, each key's response timed by the
 // page from the key's event to the frame after its handlers
 // (window.seatclaim.keystrokeMs).
 // Where the keys lead is worked out here, on the plan, as the list's
@@ -49,6 +50,16 @@ function keysLead(rows, keys) {
   return [r, n];
 }
 
+// The keys sent: Up and Page Up at the first seat (both lead nowhere),
+// `count` keys in rounds, then Page Down past the last row and End, Down
+// and Page Down there (nowhere again), so both ends of the list are tried.
+function keysFor(rows, count) {
+  const rounds = Array.from({ length: count }, (_, i) => KEY_ROUND[i % KEY_ROUND.length]);
+  const [r] = keysLead(rows, rounds);
+  const toLast = Array(rows.length - r).fill("PageDown");
+  return ["ArrowUp", "PageUp", ...rounds, ...toLast, "End", "ArrowDown", "PageDown"];
+}
+
 // The list by keyboard: the keys' response times, and where they led.
 async function keystrokes(page, count) {
   const section = await page.evaluate(() => { const s = state.event.sections.find((x) => x.kind !== "ga"); return { id: s.sectionId, rows: s.rows.map((r) => [r.row, r.count]) }; });
@@ -57,13 +68,13 @@ async function keystrokes(page, count) {
   await page.focus("#goto-seat");
   await page.keyboard.type(first);
   await page.keyboard.press("Enter");
-  const keys = Array.from({ length: count }, (_, i) => KEY_ROUND[i % KEY_ROUND.length]);
+  const keys = keysFor(section.rows.map(([, c]) => c), count);
   for (const key of keys) {
     const due = Date.now() + KEY_PACE_MS;
     await page.keyboard.press(key);
     await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
   }
-  const pressed = first.length + 1 + count;
+  const pressed = first.length + 1 + keys.length;
   if (!await waitFor(page, (n) => window.seatclaim.keystrokeMs.length >= n, pressed, 15000)) {
     throw new Error(`only ${await page.evaluate(() => window.seatclaim.keystrokeMs.length)} of ${pressed} keys answered`);
   }
