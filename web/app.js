@@ -83,6 +83,13 @@ function statusOf(sectionId, row, number) {
   const s = state.rows.get(rowKey(sectionId, row));
   return (s && s[number - 1]) || "A";
 }
+// A seat as this buyer sees it: held by you when your order holds it (the
+// order is read from the table, and the map's projection may lag it by
+// seconds), else its letter on the map.
+function seatView(seat, mine) {
+  const isMine = mine.has(seat.dataset.seat);
+  return { isMine, status: isMine ? "H" : statusOf(seat.dataset.section, seat.dataset.row, Number(seat.dataset.number)) };
+}
 function setStatus(sectionId, row, number, status) {
   const key = rowKey(sectionId, row);
   const s = state.rows.get(key) || "";
@@ -203,8 +210,7 @@ function paint() {
   paintList(mine);
   for (const b of document.querySelectorAll("#map .seat")) {
     const id = b.dataset.seat;
-    const status = statusOf(b.dataset.section, b.dataset.row, Number(b.dataset.number));
-    const isMine = status === "H" && mine.has(id);
+    const { status, isMine } = seatView(b, mine);
     const access = b.dataset.access ? ` acc-${b.dataset.access}` : "";
     const cls = `seat ${status}${access}${isMine ? " mine" : ""}${state.target === id ? " target" : ""}`;
     if (b.className !== cls) {

@@ -71,7 +71,8 @@ function paintCanvas(mine) {
   const c = $("stadium");
   if (!c) return;
   const ctx = c.getContext("2d");
-  const colour = (status, id) => (status === "H" && mine.size && mine.has(id()) ? COLORS.mine : COLORS[status] || COLORS.A);
+  // Your order's seats are yours before the map's projection shows them held (seatView).
+  const colour = (status, id) => (mine.size && mine.has(id()) ? COLORS.mine : COLORS[status] || COLORS.A);
   const zoomed = state.canvas.layout.find((l) => l.section.sectionId === state.canvas.zoom);
   if (zoomed) {
     const section = zoomed.section;

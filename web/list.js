@@ -112,8 +112,7 @@ function paintList(mine) {
   if (!state.list.on || !state.list.sectionId) return;
   let free = 0, spaces = 0;
   for (const b of listSeats()) {
-    const status = statusOf(b.dataset.section, b.dataset.row, Number(b.dataset.number));
-    const isMine = status === "H" && mine.has(b.dataset.seat);
+    const { status, isMine } = seatView(b, mine);
     setText(b, `Seat ${b.dataset.number}, ${seatWords(status, isMine, b.dataset.access).join(", ")}`);
     b.className = `list-seat ${status}${isMine ? " mine" : ""}${b.dataset.access ? ` acc-${b.dataset.access}` : ""}`;
     b.dataset.status = status;
