@@ -46,9 +46,12 @@ function announce(text) {
   requestAnimationFrame(() => { region.textContent = text; });
 }
 
-// ----- The roving tabindex over the drawn seats -----------------------------------
+// ----- The roving tabindex, over the drawn seats and the list's -------------------
 
-function seatsOfMap() { return [...document.querySelectorAll("#map .seat[data-seat]")]; }
+const MAP_SEATS = "#map .seat[data-seat]";
+const LIST_SEATS = "#list-seats .list-seat";
+
+function seatsOfMap() { return [...document.querySelectorAll(MAP_SEATS)]; }
 
 // After drawing: the map's first seat is the one Tab reaches.
 function startRoving() {
@@ -56,12 +59,23 @@ function startRoving() {
   seats.forEach((s, i) => { s.tabIndex = i === 0 ? 0 : -1; });
 }
 
-// `seat` becomes the one Tab reaches, and takes the focus.
-function moveTo(seat) {
+// `seat` becomes the one of `seats` (a selector, not a list of them: the
+// tabindex test applies to its last part) that Tab reaches, and takes
+// the focus.
+function roveTo(seats, seat) {
   if (!seat) return;
-  for (const s of document.querySelectorAll('#map .seat[tabindex="0"]')) if (s !== seat) s.tabIndex = -1;
+  for (const s of document.querySelectorAll(`${seats}[tabindex="0"]`)) if (s !== seat) s.tabIndex = -1;
   seat.tabIndex = 0;
   seat.focus();
+}
+
+// A click or a focus by any means makes that seat of `container` the one
+// Tab returns to.
+function keepRoving(container, seats) {
+  container.addEventListener("focusin", (e) => {
+    const seat = e.target.closest && e.target.closest(seats);
+    if (seat && seat.tabIndex !== 0) roveTo(seats, seat);
+  });
 }
 
 // The seat of `line` (a row's element) nearest seat number `number`.
@@ -97,23 +111,19 @@ function seatAfterKey(seat, key) {
 function goToSeat(text) {
   const id = text.trim().toUpperCase();
   const seat = state.list.on ? null : seatsOfMap().find((s) => s.dataset.seat.toUpperCase() === id);
-  if (seat) { moveTo(seat); return; }
+  if (seat) { roveTo(MAP_SEATS, seat); return; }
   if (!goToListSeat(text)) say(`There is no seat ${text.trim()} in this event.`, true);
 }
 
 function wireAccess() {
   const map = document.getElementById("map");
   map.addEventListener("keydown", (e) => {
-    const seat = e.target.closest && e.target.closest(".seat[data-seat]");
+    const seat = e.target.closest && e.target.closest(MAP_SEATS);
     if (!seat) return;
     const next = seatAfterKey(seat, e.key);
-    if (next) { e.preventDefault(); moveTo(next); }
+    if (next) { e.preventDefault(); roveTo(MAP_SEATS, next); }
   });
-  // A click or a focus by any means makes that seat the one Tab returns to.
-  map.addEventListener("focusin", (e) => {
-    const seat = e.target.closest && e.target.closest(".seat[data-seat]");
-    if (seat && seat.tabIndex !== 0) moveTo(seat);
-  });
+  keepRoving(map, MAP_SEATS);
   document.getElementById("goto-form").addEventListener("submit", (e) => {
     e.preventDefault();
     goToSeat(document.getElementById("goto-seat").value);

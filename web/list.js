@@ -80,7 +80,7 @@ function showListRow(sectionId, row, focus) {
   paintList(mySeats());
   const seats = listSeats();
   const target = focus == null ? null : seats[Math.min(Math.max(focus, 1), seats.length) - 1];
-  if (target) moveListFocus(target);
+  if (target) roveTo(LIST_SEATS, target);
 }
 
 function drawListRow(section, line) {
@@ -104,31 +104,30 @@ function drawListRow(section, line) {
   }
 }
 
-function listSeats() { return [...document.querySelectorAll("#list-seats .list-seat")]; }
+function listSeats() { return [...document.querySelectorAll(LIST_SEATS)]; }
 
-// Each seat of the row as it stands, and the row's summary; a seat's
-// words are rewritten only when they change.
+// Each seat of the row as it stands, and the row's summary. A seat's
+// class says its status, whether it is yours and its access, so a seat
+// whose class is unchanged needs no other write (each write is a DOM
+// mutation, and a screen reader may re-read a changed name).
 function paintList(mine) {
   if (!state.list.on || !state.list.sectionId) return;
+  const seats = listSeats();
   let free = 0, spaces = 0;
-  for (const b of listSeats()) {
+  for (const b of seats) {
     const { status, isMine } = seatView(b, mine);
-    setText(b, `Seat ${b.dataset.number}, ${seatWords(status, isMine, b.dataset.access).join(", ")}`);
-    b.className = `list-seat ${status}${isMine ? " mine" : ""}${b.dataset.access ? ` acc-${b.dataset.access}` : ""}`;
-    b.dataset.status = status;
-    b.dataset.mine = isMine ? "1" : "0";
+    const cls = `list-seat ${status}${isMine ? " mine" : ""}${b.dataset.access ? ` acc-${b.dataset.access}` : ""}`;
+    if (b.className !== cls) {
+      b.className = cls;
+      b.textContent = `Seat ${b.dataset.number}, ${seatWords(status, isMine, b.dataset.access).join(", ")}`;
+      b.dataset.status = status;
+      b.dataset.mine = isMine ? "1" : "0";
+    }
     free += status === "A";
     spaces += status === "A" && b.dataset.access === "W";
   }
-  const all = listSeats().length;
-  setText($("list-summary"), `Section ${state.list.sectionId}, row ${state.list.row}: ${free} of ${all} seats available`
+  setText($("list-summary"), `Section ${state.list.sectionId}, row ${state.list.row}: ${free} of ${seats.length} seats available`
     + `${spaces ? `, ${spaces} of them wheelchair ${spaces === 1 ? "space" : "spaces"}` : ""}.`);
-}
-
-function moveListFocus(seat) {
-  for (const s of document.querySelectorAll('#list-seats .list-seat[tabindex="0"]')) if (s !== seat) s.tabIndex = -1;
-  seat.tabIndex = 0;
-  seat.focus();
 }
 
 // The row `step` rows from the open one (null past the section's ends).
@@ -146,12 +145,12 @@ function listKey(seat, key) {
   const at = seats.indexOf(seat);
   const go = (row, number) => { if (row) showListRow(state.list.sectionId, row.row, number); return Boolean(row); };
   switch (key) {
-    case "ArrowDown": return seats[at + 1] ? (moveListFocus(seats[at + 1]), true) : go(rowStep(1), 1);
-    case "ArrowUp": return seats[at - 1] ? (moveListFocus(seats[at - 1]), true) : go(rowStep(-1), Infinity);
+    case "ArrowDown": return seats[at + 1] ? (roveTo(LIST_SEATS, seats[at + 1]), true) : go(rowStep(1), 1);
+    case "ArrowUp": return seats[at - 1] ? (roveTo(LIST_SEATS, seats[at - 1]), true) : go(rowStep(-1), Infinity);
     case "PageDown": return go(rowStep(1), at + 1);
     case "PageUp": return go(rowStep(-1), at + 1);
-    case "Home": moveListFocus(seats[0]); return true;
-    case "End": moveListFocus(seats[seats.length - 1]); return true;
+    case "Home": roveTo(LIST_SEATS, seats[0]); return true;
+    case "End": roveTo(LIST_SEATS, seats[seats.length - 1]); return true;
     default: return false;
   }
 }
@@ -199,16 +198,12 @@ function wireList() {
   $("list-row").addEventListener("change", (e) => showListRow(state.list.sectionId, e.target.value, null));
   const ul = $("list-seats");
   ul.addEventListener("keydown", (e) => {
-    const seat = e.target.closest && e.target.closest(".list-seat");
+    const seat = e.target.closest && e.target.closest(LIST_SEATS);
     if (seat && listKey(seat, e.key)) e.preventDefault();
   });
-  // A click or a focus by any means makes that seat the one Tab returns to.
-  ul.addEventListener("focusin", (e) => {
-    const seat = e.target.closest && e.target.closest(".list-seat");
-    if (seat && seat.tabIndex !== 0) moveListFocus(seat);
-  });
+  keepRoving(ul, LIST_SEATS);
   ul.addEventListener("click", (e) => {
-    const b = e.target.closest(".list-seat");
+    const b = e.target.closest(LIST_SEATS);
     if (b) clickSeat(b.dataset.section, b.dataset.row, Number(b.dataset.number));
   });
 }
