@@ -9,6 +9,7 @@
 //   the map with the arrow keys and "Go to seat", holds a seat with Enter
 //   and a wheelchair space and its companion seat through best-available,
 //   opens the list of seats, moves through it and holds one, and pays;
+//   then, the list still open, an event of standing places only empties it;
 // - axe-core finds no WCAG 2.1 A/AA violation on the map, the list, nor
 //   with a refused claim's message shown.
 // Saves screenshots to $SEAT_MAP_PNG and $REFUSED_PNG (`make screenshot`:
@@ -159,7 +160,22 @@ async function keyboardOnly(browser, base, eventId, errors) {
   check("Pay by keyboard completes the order, and the list shows its seat sold", paid, await p.textContent("#order-seats"));
   const pointers = await p.evaluate(() => window.pointerEvents);
   check("no pointer event on the way", pointers === 0, `${pointers}`);
+  await listWithoutSeats(p, base);
   await context.close();
+}
+
+// An event of standing places only, opened while the list is on: the
+// list says so, and nothing of the last event's rows is left in it.
+async function listWithoutSeats(p, base) {
+  const plan = { name: "Browser Standing", holdSeconds: 300, sections: [{ sectionId: "FLOOR", capacity: 50 }] };
+  check("create a standing-only event", (await createEvent(base, "browser-standing", plan)) === 201);
+  await p.fill("#event-id", "browser-standing");
+  await p.press("#event-id", "Enter");
+  const emptied = await waitFor(p, () => document.querySelector("#list-summary")?.textContent === "This event has no numbered seats."
+    && document.querySelectorAll("#list-seats li, #list-row option, #list-section option").length === 0
+    && !document.querySelector("#list-seats").hasAttribute("aria-label"), null, 4000);
+  const said = await p.evaluate(() => document.querySelector("#list-summary").textContent);
+  check("the list of an event without numbered seats is empty and says so", emptied, said);
 }
 
 // The list of seats by keyboard: opened with its toggle, a row picked by

@@ -54,6 +54,7 @@ function emptyList() {
   state.list.row = null;
   $("list-row").innerHTML = "";
   $("list-seats").innerHTML = "";
+  $("list-seats").removeAttribute("aria-label");
   setText($("list-summary"), "This event has no numbered seats.");
 }
 
