@@ -144,14 +144,15 @@ function rowStep(step) {
 function listKey(seat, key) {
   const seats = listSeats();
   const at = seats.indexOf(seat);
+  const to = (next) => { roveTo(LIST_SEATS, next); return true; };
   const go = (row, number) => { if (row) showListRow(state.list.sectionId, row.row, number); return Boolean(row); };
   switch (key) {
-    case "ArrowDown": return seats[at + 1] ? (roveTo(LIST_SEATS, seats[at + 1]), true) : go(rowStep(1), 1);
-    case "ArrowUp": return seats[at - 1] ? (roveTo(LIST_SEATS, seats[at - 1]), true) : go(rowStep(-1), Infinity);
+    case "ArrowDown": return seats[at + 1] ? to(seats[at + 1]) : go(rowStep(1), 1);
+    case "ArrowUp": return seats[at - 1] ? to(seats[at - 1]) : go(rowStep(-1), Infinity);
     case "PageDown": return go(rowStep(1), at + 1);
     case "PageUp": return go(rowStep(-1), at + 1);
-    case "Home": roveTo(LIST_SEATS, seats[0]); return true;
-    case "End": roveTo(LIST_SEATS, seats[seats.length - 1]); return true;
+    case "Home": return to(seats[0]);
+    case "End": return to(seats[seats.length - 1]);
     default: return false;
   }
 }
